@@ -1,0 +1,511 @@
+//! The typed machine description, validated once on load.
+//!
+//! A scenario file (TOML) and the command line both end up here. Every field
+//! has a documented default and an allowed range; [`MachineConfig::validate`]
+//! names the offending field and its range, so an impossible scenario is a
+//! clear error before anything runs. Sizes are written as bytes with a K/M/G/T
+//! suffix (binary units) or as pages with a `p` suffix (`512M`, `131072p`).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+use crate::cost::CostModel;
+use crate::PAGE_SIZE;
+
+/// Error in a scenario or a command-line setting: names the field and what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct ConfigError {
+    /// Dotted path of the field, e.g. `machine.memory` or `swap.size`.
+    pub field: String,
+    /// What is wrong and what range is allowed.
+    pub message: String,
+}
+
+impl ConfigError {
+    /// Builds an error for `field`.
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ConfigError {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// A memory size in bytes, parsed from `4096`, `64K`, `512M`, `4G`, `1T` or `1000p` (pages).
+///
+/// Sizes that are not a whole number of 4 KiB pages are rounded down to pages
+/// by [`Size::pages`]; zero and negative sizes are rejected by the parser.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Size(pub u64);
+
+impl Size {
+    /// Size from a number of 4 KiB pages.
+    pub const fn from_pages(pages: u64) -> Size {
+        Size(pages * PAGE_SIZE)
+    }
+    /// Whole 4 KiB pages in this size.
+    pub const fn pages(self) -> u64 {
+        self.0 / PAGE_SIZE
+    }
+    /// Bytes.
+    pub const fn bytes(self) -> u64 {
+        self.0
+    }
+}
+
+/// Largest size accepted anywhere (1 PiB): keeps page counts within u32 arenas' reach
+/// checks and rules out overflow in byte arithmetic.
+pub const MAX_SIZE_BYTES: u64 = 1 << 50;
+
+impl FromStr for Size {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Size, String> {
+        let t = s.trim();
+        if t.is_empty() {
+            return Err("empty size; write e.g. 512M, 4G or 1000p".into());
+        }
+        if t.starts_with('-') {
+            return Err(format!("negative size `{t}`; sizes must be positive"));
+        }
+        let (num, mult) = match t.char_indices().last() {
+            Some((i, c)) if c.is_ascii_alphabetic() => {
+                let m = match c.to_ascii_lowercase() {
+                    'p' => PAGE_SIZE,
+                    'k' => 1 << 10,
+                    'm' => 1 << 20,
+                    'g' => 1 << 30,
+                    't' => 1 << 40,
+                    'b' => 1,
+                    _ => {
+                        return Err(format!(
+                            "unknown size suffix `{c}` in `{t}`; use K, M, G, T or p (pages)"
+                        ))
+                    }
+                };
+                (&t[..i], m)
+            }
+            _ => (t, 1),
+        };
+        let n: u64 = num
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{t}` is not a size; write e.g. 512M, 4G or 1000p"))?;
+        if n == 0 {
+            return Err(format!("zero size `{t}`; sizes must be positive"));
+        }
+        let bytes = n
+            .checked_mul(mult)
+            .filter(|b| *b <= MAX_SIZE_BYTES)
+            .ok_or_else(|| format!("size `{t}` is larger than the 1P maximum"))?;
+        Ok(Size(bytes))
+    }
+}
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        for (unit, shift) in [("T", 40), ("G", 30), ("M", 20), ("K", 10)] {
+            if b >= 1 << shift && b % (1 << shift) == 0 {
+                return write!(f, "{}{}", b >> shift, unit);
+            }
+        }
+        if b % PAGE_SIZE == 0 {
+            write!(f, "{}p", b / PAGE_SIZE)
+        } else {
+            write!(f, "{b}")
+        }
+    }
+}
+
+impl Serialize for Size {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Size, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(i64),
+            Str(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Int(n) if n > 0 => Ok(Size(n as u64)),
+            Raw::Int(n) => Err(serde::de::Error::custom(format!(
+                "size {n} must be positive"
+            ))),
+            Raw::Str(s) => s.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// The reclaim policy: which LRU design runs and which kernel era it follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum PolicyName {
+    /// Textbook LRU (not a kernel policy): every reference moves the page to the
+    /// head, eviction takes exactly the tail page needed to fit. A reference for
+    /// golden tests against published LRU numbers and other simulators.
+    Lru,
+    /// Classic active/inactive LRU balanced by recent_scanned/recent_rotated, as
+    /// in v4.9 (the model of ≈3.11–5.7).
+    ScannedRotated,
+    /// Classic active/inactive LRU balanced by refault/IO cost (`lru_note_cost`),
+    /// as in v5.8+ with the v6.2 rotation weighting by default.
+    #[default]
+    Cost,
+}
+
+impl FromStr for PolicyName {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "lru" => Ok(PolicyName::Lru),
+            "scanned-rotated" => Ok(PolicyName::ScannedRotated),
+            "cost" | "classic" => Ok(PolicyName::Cost),
+            "mglru" => Err("policy `mglru` is not implemented yet; allowed: lru, scanned-rotated, cost (alias classic)".into()),
+            _ => Err(format!("unknown policy `{s}`; allowed: lru, scanned-rotated, cost (alias classic)")),
+        }
+    }
+}
+
+impl PolicyName {
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            PolicyName::Lru => "lru",
+            PolicyName::ScannedRotated => "scanned-rotated",
+            PolicyName::Cost => "cost",
+        }
+    }
+}
+
+/// Which `lru_note_cost()` weighting the `cost` policy uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum CostVariant {
+    /// v5.8–v6.1: every cost event weighs its page count; only refault restores
+    /// and reclaim writeback are events.
+    #[serde(rename = "v5.8")]
+    V5_8,
+    /// v6.2+: IO weighs SWAP_CLUSTER_MAX (32) per page, rotations 1 per page
+    /// ("mm: vmscan: make rotations a secondary factor in balancing anon vs file").
+    #[default]
+    #[serde(rename = "v6.2")]
+    V6_2,
+}
+
+impl FromStr for CostVariant {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "v5.8" | "5.8" => Ok(CostVariant::V5_8),
+            "v6.2" | "6.2" => Ok(CostVariant::V6_2),
+            _ => Err(format!("unknown cost variant `{s}`; allowed: v5.8, v6.2")),
+        }
+    }
+}
+
+/// Policy section of a scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// Policy name: `lru`, `scanned-rotated`, `cost` (alias `classic`).
+    #[serde(default)]
+    pub name: PolicyName,
+    /// For `cost`: `v6.2` (default, current kernels) or `v5.8`.
+    #[serde(default)]
+    pub cost_variant: CostVariant,
+}
+
+/// Kind of a block device, which sets latency and bandwidth defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    /// No device (only valid for swap).
+    None,
+    /// Compressed RAM (zram): synchronous, CPU-bound, microseconds.
+    Zram,
+    /// NVMe-class flash.
+    Ssd,
+    /// Rotational disk: random IO dominated by seek and rotation.
+    Hdd,
+    /// Latency and bandwidth given explicitly.
+    Custom,
+}
+
+impl FromStr for DeviceKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "none" => Ok(DeviceKind::None),
+            "zram" => Ok(DeviceKind::Zram),
+            "ssd" => Ok(DeviceKind::Ssd),
+            "hdd" => Ok(DeviceKind::Hdd),
+            "custom" => Ok(DeviceKind::Custom),
+            _ => Err(format!(
+                "unknown device `{s}`; allowed: none, zram, ssd, hdd, custom"
+            )),
+        }
+    }
+}
+
+/// A block device: swap or filesystem.
+///
+/// Defaults per kind (typical datasheet figures for 4 KiB random IO at queue
+/// depth 1; override with `read_latency_us`, `write_latency_us`, `bandwidth_mbps`):
+///
+/// | kind | read µs | write µs | MB/s | source |
+/// |---|---|---|---|---|
+/// | zram | 3 | 6 | 2000 | lz4 ≈ 1–3 µs per page decompress, ≈ 2× to compress (zram docs/benchmarks) |
+/// | ssd | 90 | 30 | 2000 | NVMe TLC random 4K read ≈ 80–100 µs QD1, writes land in cache |
+/// | hdd | 8000 | 8000 | 150 | 7200 rpm: ≈ 4 ms average rotation + ≈ 4 ms seek |
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceConfig {
+    /// Device kind.
+    pub device: DeviceKind,
+    /// Capacity (swap only; ignored for the filesystem device).
+    #[serde(default)]
+    pub size: Option<Size>,
+    /// Latency of one read, microseconds.
+    #[serde(default)]
+    pub read_latency_us: Option<f64>,
+    /// Latency of one write, microseconds.
+    #[serde(default)]
+    pub write_latency_us: Option<f64>,
+    /// Sustained bandwidth, MB/s (10^6 bytes per second).
+    #[serde(default)]
+    pub bandwidth_mbps: Option<f64>,
+}
+
+impl DeviceConfig {
+    /// A device of `kind` with its defaults.
+    pub fn of(kind: DeviceKind) -> Self {
+        DeviceConfig {
+            device: kind,
+            size: None,
+            read_latency_us: None,
+            write_latency_us: None,
+            bandwidth_mbps: None,
+        }
+    }
+
+    /// (read latency ns, write latency ns, ns per 4 KiB page of transfer).
+    pub fn timing(&self) -> (u64, u64, u64) {
+        let (r, w, bw) = match self.device {
+            DeviceKind::Zram => (3.0, 6.0, 2000.0),
+            DeviceKind::Ssd => (90.0, 30.0, 2000.0),
+            DeviceKind::Hdd => (8000.0, 8000.0, 150.0),
+            DeviceKind::Custom | DeviceKind::None => (100.0, 100.0, 1000.0),
+        };
+        let r = self.read_latency_us.unwrap_or(r);
+        let w = self.write_latency_us.unwrap_or(w);
+        let bw = self.bandwidth_mbps.unwrap_or(bw);
+        let per_page = (PAGE_SIZE as f64) / (bw * 1e6) * 1e9;
+        ((r * 1e3) as u64, (w * 1e3) as u64, per_page.max(1.0) as u64)
+    }
+
+    fn validate(&self, field: &str, needs_size: bool) -> Result<(), ConfigError> {
+        if self.device == DeviceKind::Custom
+            && (self.read_latency_us.is_none() || self.bandwidth_mbps.is_none())
+        {
+            return Err(ConfigError::new(
+                format!("{field}.device"),
+                "a custom device needs read_latency_us and bandwidth_mbps",
+            ));
+        }
+        for (name, v, max) in [
+            ("read_latency_us", self.read_latency_us, 1e7),
+            ("write_latency_us", self.write_latency_us, 1e7),
+            ("bandwidth_mbps", self.bandwidth_mbps, 1e6),
+        ] {
+            if let Some(v) = v {
+                if !(v.is_finite() && v > 0.0 && v <= max) {
+                    return Err(ConfigError::new(
+                        format!("{field}.{name}"),
+                        format!("{v} is out of range (0, {max}]"),
+                    ));
+                }
+            }
+        }
+        if needs_size && self.device != DeviceKind::None && self.size.is_none() {
+            return Err(ConfigError::new(
+                format!("{field}.size"),
+                "a swap device needs a size, e.g. size = \"4G\"",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The simulated machine: one NUMA node with one zone, a root memory cgroup,
+/// an optional swap device and a filesystem device.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineConfig {
+    /// Total memory of the node (managed pages).
+    pub memory: Size,
+    /// `vm.min_free_kbytes`; default from the kernel's formula
+    /// (`init_per_zone_wmark_min`: clamp(int_sqrt(lowmem_kB × 16), 128, 262144)).
+    #[serde(default)]
+    pub min_free_kbytes: Option<u64>,
+    /// `vm.watermark_scale_factor` in 1/10000 of memory (kernel default 10, range 1..=3000).
+    #[serde(default = "default_wsf")]
+    pub watermark_scale_factor: u32,
+    /// `vm.swappiness` 0..=200 (default 60).
+    #[serde(default = "default_swappiness")]
+    pub swappiness: u32,
+    /// `memory.max` of the root's workload group (here: the root memcg, which
+    /// holds every task): reclaim keeps the charged pages at or below it.
+    #[serde(default)]
+    pub memcg_max: Option<Size>,
+    /// LRU policy.
+    #[serde(default)]
+    pub policy: PolicyConfig,
+    /// Swap device (default: none).
+    #[serde(default = "default_swap")]
+    pub swap: DeviceConfig,
+    /// Filesystem device backing file pages (default: ssd).
+    #[serde(default = "default_fs")]
+    pub fs: DeviceConfig,
+    /// CPU cost model overrides.
+    #[serde(default)]
+    pub cost: CostModel,
+}
+
+fn default_wsf() -> u32 {
+    10
+}
+fn default_swappiness() -> u32 {
+    60
+}
+fn default_swap() -> DeviceConfig {
+    DeviceConfig::of(DeviceKind::None)
+}
+fn default_fs() -> DeviceConfig {
+    DeviceConfig::of(DeviceKind::Ssd)
+}
+
+impl Default for MachineConfig {
+    fn default() -> Self {
+        MachineConfig {
+            memory: Size(4 << 30),
+            min_free_kbytes: None,
+            watermark_scale_factor: default_wsf(),
+            swappiness: default_swappiness(),
+            memcg_max: None,
+            policy: PolicyConfig::default(),
+            swap: default_swap(),
+            fs: default_fs(),
+            cost: CostModel::default(),
+        }
+    }
+}
+
+/// Smallest simulated machine: 16 MiB. Below that the kernel's watermark
+/// formulas leave almost nothing for workloads.
+pub const MIN_MEMORY_PAGES: u64 = 4096;
+/// Largest simulated machine: 2^29 pages (2 TiB), the reach of a PTE's folio field.
+pub const MAX_MEMORY_PAGES: u64 = 1 << 29;
+/// Largest swap device: 2^30 slots (4 TiB).
+pub const MAX_SWAP_PAGES: u64 = 1 << 30;
+
+impl MachineConfig {
+    /// Checks every field against its allowed range; the error names the field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let pages = self.memory.pages();
+        if !(MIN_MEMORY_PAGES..=MAX_MEMORY_PAGES).contains(&pages) {
+            return Err(ConfigError::new(
+                "machine.memory",
+                format!("{} is out of range [16M, 2T]", self.memory),
+            ));
+        }
+        if !(1..=3000).contains(&self.watermark_scale_factor) {
+            return Err(ConfigError::new(
+                "machine.watermark_scale_factor",
+                format!("{} is out of range [1, 3000]", self.watermark_scale_factor),
+            ));
+        }
+        if self.swappiness > 200 {
+            return Err(ConfigError::new(
+                "machine.swappiness",
+                format!("{} is out of range [0, 200]", self.swappiness),
+            ));
+        }
+        if let Some(k) = self.min_free_kbytes {
+            let max = pages * 4 / 4;
+            if k < 128 || k > max {
+                return Err(ConfigError::new(
+                    "machine.min_free_kbytes",
+                    format!("{k} is out of range [128, {max}] (a quarter of memory)"),
+                ));
+            }
+        }
+        if let Some(m) = self.memcg_max {
+            if m.pages() == 0 {
+                return Err(ConfigError::new("memcg.max", "must be at least one page"));
+            }
+        }
+        self.swap.validate("swap", true)?;
+        if let Some(s) = self.swap.size {
+            if s.pages() > MAX_SWAP_PAGES {
+                return Err(ConfigError::new(
+                    "swap.size",
+                    format!("{s} is larger than the 4T maximum"),
+                ));
+            }
+        }
+        if self.fs.device == DeviceKind::None {
+            return Err(ConfigError::new(
+                "fs.device",
+                "the filesystem needs a device: zram, ssd, hdd or custom",
+            ));
+        }
+        self.fs.validate("fs", false)?;
+        self.cost.validate()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_suffixes_and_pages() {
+        assert_eq!("512M".parse::<Size>().unwrap().pages(), 131072);
+        assert_eq!("4g".parse::<Size>().unwrap().bytes(), 4 << 30);
+        assert_eq!("100p".parse::<Size>().unwrap().pages(), 100);
+        assert_eq!("4096".parse::<Size>().unwrap().pages(), 1);
+        assert_eq!(Size(512 << 20).to_string(), "512M");
+        assert_eq!(Size::from_pages(3).to_string(), "3p");
+    }
+
+    #[test]
+    fn bad_sizes_are_rejected_with_reason() {
+        assert!("0".parse::<Size>().unwrap_err().contains("zero"));
+        assert!("-5M".parse::<Size>().unwrap_err().contains("negative"));
+        assert!("12Q".parse::<Size>().unwrap_err().contains("suffix"));
+        assert!("abc".parse::<Size>().unwrap_err().contains("not a size"));
+        assert!("99999999T".parse::<Size>().unwrap_err().contains("maximum"));
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let mut c = MachineConfig {
+            swappiness: 201,
+            ..Default::default()
+        };
+        assert_eq!(c.validate().unwrap_err().field, "machine.swappiness");
+        c.swappiness = 60;
+        c.memory = Size(1 << 20);
+        assert_eq!(c.validate().unwrap_err().field, "machine.memory");
+        c.memory = Size(1 << 30);
+        c.swap = DeviceConfig::of(DeviceKind::Zram);
+        assert_eq!(c.validate().unwrap_err().field, "swap.size");
+    }
+}

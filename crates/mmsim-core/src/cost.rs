@@ -1,0 +1,87 @@
+//! The CPU cost model: simulated nanoseconds charged per event.
+//!
+//! mmsim does not measure time, it assigns it. Every access, fault, scanned
+//! folio and reverse-map step costs CPU time on the simulated CPU of whoever
+//! does it (the workload task, or kswapd); device IO costs latency plus
+//! transfer time on the device (see [`crate::config::DeviceConfig`]). Runtime,
+//! throughput, kswapd CPU and PSI stall times all come from these numbers.
+//!
+//! Defaults are order-of-magnitude figures for a current x86-64 server, from
+//! where each is documented on its field. They are knobs: a user who has
+//! measured their machine (e.g. with `perf trace` or the groundtruth scripts)
+//! overrides them in the scenario's `[machine.cost]` table.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::ConfigError;
+
+/// Simulated CPU costs in nanoseconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CostModel {
+    /// User CPU per memory access that hits (the workload's own work between
+    /// references). 50 ns: a cache-missing load plus a little computation.
+    pub access_ns: u64,
+    /// Buffered read/write of one resident 4 KiB page through a file
+    /// descriptor: syscall entry plus a 4 KiB copy (≈ 0.5 µs, `perf bench` of
+    /// pread on a cached file).
+    pub fd_access_ns: u64,
+    /// Minor page fault: exception, page allocation, zeroing, PTE install,
+    /// memcg charge (≈ 1 µs for a 4 KiB anon fault, will-it-scale page_fault1).
+    pub minor_fault_ns: u64,
+    /// CPU of a major fault or page-cache miss beyond the device wait:
+    /// allocation, page-cache insertion, bio submission and completion (≈ 2 µs).
+    pub major_fault_ns: u64,
+    /// Reclaim CPU per folio isolated and examined on an LRU list
+    /// (isolate_lru_folios + shrink_folio_list bookkeeping, ≈ 100 ns).
+    pub scan_ns: u64,
+    /// Reclaim CPU per reverse-map step: one page_vma_mapped_walk of one VMA
+    /// mapping a folio (folio_referenced / try_to_unmap, ≈ 150 ns, dominated
+    /// by cache misses on the page table).
+    pub rmap_ns: u64,
+    /// Reclaim CPU to free one folio: page-cache or swap-cache removal, shadow
+    /// store, uncharge, return to the buddy allocator (≈ 150 ns).
+    pub free_ns: u64,
+    /// CPU to start writeback of one page (swap slot allocation, bio
+    /// submission; zram compression is in the device's write latency), ≈ 1 µs.
+    pub pageout_ns: u64,
+}
+
+impl Default for CostModel {
+    fn default() -> Self {
+        CostModel {
+            access_ns: 50,
+            fd_access_ns: 500,
+            minor_fault_ns: 1000,
+            major_fault_ns: 2000,
+            scan_ns: 100,
+            rmap_ns: 150,
+            free_ns: 150,
+            pageout_ns: 1000,
+        }
+    }
+}
+
+impl CostModel {
+    /// Every cost must be at most one second; zero is allowed (to switch a cost off).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for (name, v) in [
+            ("access_ns", self.access_ns),
+            ("fd_access_ns", self.fd_access_ns),
+            ("minor_fault_ns", self.minor_fault_ns),
+            ("major_fault_ns", self.major_fault_ns),
+            ("scan_ns", self.scan_ns),
+            ("rmap_ns", self.rmap_ns),
+            ("free_ns", self.free_ns),
+            ("pageout_ns", self.pageout_ns),
+        ] {
+            if v > 1_000_000_000 {
+                return Err(ConfigError::new(
+                    format!("machine.cost.{name}"),
+                    format!("{v} is out of range [0, 1000000000] ns"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

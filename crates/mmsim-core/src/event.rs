@@ -1,0 +1,58 @@
+//! The event model: what workloads ask of the simulated machine.
+//!
+//! Workloads (synthetic generators, trace replays) produce [`Event`]s; the
+//! [`crate::Sim`] executes them in order on the workload's simulated CPU.
+//! An event names its target by dense ids handed out by the `Sim` at setup
+//! (`mmap_anon`, `mmap_file`, `add_file`), so the per-access path never looks
+//! anything up by name or address.
+
+use crate::mem::pagetable::VmaId;
+
+/// Dense file id.
+pub type FileId = u32;
+
+/// One thing a workload does. 12 bytes; `Copy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A CPU load or store to page `index` of a mapped VMA (anonymous or a
+    /// file mapping). The hardware sets the PTE's accessed bit, and the dirty
+    /// bit on a store; a non-present page faults.
+    Access {
+        /// The VMA.
+        vma: VmaId,
+        /// Page index within the VMA.
+        index: u32,
+        /// A store (true) or a load.
+        write: bool,
+    },
+    /// A buffered `pread()` of 4 KiB at page `index` of a file, with no
+    /// readahead (as after `FADV_RANDOM`): a page-cache miss reads exactly
+    /// that page; a hit marks it accessed (`folio_mark_accessed`).
+    FileRead {
+        /// The file.
+        file: FileId,
+        /// Page index in the file.
+        index: u32,
+    },
+    /// A buffered `pwrite()` of a whole 4 KiB page: the page is dirtied in
+    /// the page cache and written back later by the flusher.
+    FileWrite {
+        /// The file.
+        file: FileId,
+        /// Page index in the file.
+        index: u32,
+    },
+    /// The task computes for `ns` nanoseconds without touching memory.
+    Think {
+        /// Nanoseconds.
+        ns: u64,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn event_is_small() {
+        assert!(std::mem::size_of::<super::Event>() <= 16);
+    }
+}

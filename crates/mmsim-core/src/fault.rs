@@ -1,0 +1,453 @@
+//! Fault and access paths (mm/memory.c, mm/filemap.c, mm/swap_state.c, mm/page_alloc.c).
+//!
+//! * A CPU access to a present PTE only sets its young (and dirty) bit — the
+//!   kernel learns of it later through the rmap walk. This is the hot path.
+//! * A first touch of anonymous memory is `do_anonymous_page()`. The shared
+//!   zero page is not modelled: the first touch allocates, as a write would.
+//! * A swap PTE is `do_swap_page()`: a minor fault if the folio is still in
+//!   the swap cache, else a major fault that reads the slot (pswpin) and runs
+//!   `workingset_refault()` on the slot's shadow. A write fault, or a swap
+//!   more than half full (`should_try_to_free_swap`), frees the slot.
+//! * The first write to a clean present PTE is a write-protect fault
+//!   (`do_wp_page()`): an anonymous folio in the swap cache loses its slot
+//!   (`wp_can_reuse_anon_folio` → `folio_free_swap`), a file folio is dirtied.
+//! * A file-descriptor read is `filemap_read()` without readahead (as after
+//!   FADV_RANDOM): a miss allocates, runs `workingset_refault()` on the
+//!   shadow and reads the page; then the folio is marked accessed unless the
+//!   previous read on the file was the same folio (`pos_same_folio`, v5.16+).
+//! * A buffered write is `generic_perform_write()`: the folio is found or
+//!   created (no refault detection for `__GFP_WRITE` allocations,
+//!   `filemap_add_folio`) and dirtied; `FGP_WRITEBEGIN` has no FGP_ACCESSED in
+//!   6.x, so writes do not mark the folio accessed.
+//!
+//! Page allocation follows `get_page_from_freelist()` / `__alloc_pages_slowpath()`
+//! for order 0: take a page while free > low; else wake kswapd and take one
+//! while free > min; else direct reclaim (`__alloc_pages_direct_reclaim`) up
+//! to MAX_RECLAIM_RETRIES times, then the OOM killer. The memcg charge
+//! (`try_charge_memcg()`) reclaims from the group while it is at
+//! `memory.max`, up to MAX_RECLAIM_RETRIES times, then OOM-kills in the group.
+
+use crate::event::FileId;
+use crate::mem::filemap::{slot_folio, SLOT_FOLIO};
+use crate::mem::folio::{flags, FolioId, LruList};
+use crate::mem::pagetable::{
+    pte_present, VmaId, VmaKind, PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG,
+};
+use crate::sim::{Policy, Sim};
+
+/// `MAX_RECLAIM_RETRIES` (mm/internal.h).
+pub const MAX_RECLAIM_RETRIES: u32 = 16;
+
+impl Sim {
+    /// A load or store to page `index` of VMA `vma`.
+    #[inline]
+    pub(crate) fn access(&mut self, vma: VmaId, index: u32, write: bool) {
+        let Some(v) = self.vmas.get_mut(vma as usize) else {
+            self.acc.out_of_range += 1;
+            return;
+        };
+        if index >= v.len {
+            self.acc.out_of_range += 1;
+            return;
+        }
+        let pte = v.pte_mut(index);
+        let old = *pte;
+        if old & PTE_PRESENT != 0 && (!write || old & PTE_DIRTY != 0) {
+            // Hot path: the hardware sets the accessed bit.
+            *pte = old | PTE_YOUNG;
+            self.acc.accesses += 1;
+            self.acc.hits += 1;
+            self.clock += self.cost.access_ns;
+            if self.policy == Policy::Lru {
+                self.lru_touch(old & PTE_FOLIO_MASK);
+            }
+            return;
+        }
+        if self.tasks[v.task as usize].dead {
+            self.acc.dropped_killed += 1;
+            return;
+        }
+        self.acc.accesses += 1;
+        if old & PTE_PRESENT != 0 {
+            self.acc.hits += 1;
+            self.do_wp_page(vma, index, old);
+            return;
+        }
+        self.acc.misses += 1;
+        self.vm.pgfault += 1;
+        match self.vmas[vma as usize].kind {
+            VmaKind::Anon if old == 0 => self.do_anonymous_page(vma, index, write),
+            VmaKind::Anon => self.do_swap_page(vma, index, old - 1, write),
+            VmaKind::File { file, pgoff } => {
+                self.do_file_fault(vma, index, file, pgoff + index, write)
+            }
+        }
+    }
+
+    /// First store through a clean present PTE (`do_wp_page`).
+    fn do_wp_page(&mut self, vma: VmaId, index: u32, old: u32) {
+        self.vm.pgfault += 1;
+        self.clock += self.cost.access_ns;
+        let f = old & PTE_FOLIO_MASK;
+        *self.vmas[vma as usize].pte_mut(index) = old | PTE_YOUNG | PTE_DIRTY;
+        if self.folios[f].test(flags::SWAPBACKED) {
+            if self.folios[f].test(flags::SWAPCACHE) {
+                self.folio_free_swap(f);
+            }
+        } else {
+            self.folio_mark_dirty(f);
+        }
+        if self.policy == Policy::Lru {
+            self.lru_touch(f);
+        }
+    }
+
+    /// `do_anonymous_page()`: allocate, map young and dirty, add to the LRU.
+    fn do_anonymous_page(&mut self, vma: VmaId, index: u32, _write: bool) {
+        self.clock += self.cost.minor_fault_ns;
+        let mut fl = flags::SWAPBACKED | flags::DIRTY;
+        if let Policy::Classic(r) = self.policy {
+            if r.new_anon_active {
+                fl |= flags::ACTIVE;
+            }
+        }
+        let Some(f) = self.alloc_folio(vma, index, fl) else {
+            return;
+        };
+        self.folios[f].mapcount = 1;
+        *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, true);
+        self.lru_add(f);
+    }
+
+    /// `do_swap_page()`: bring an anonymous page back from its swap slot.
+    fn do_swap_page(&mut self, vma: VmaId, index: u32, slot: u32, write: bool) {
+        let swap = self.swap.as_mut().expect("swap PTE without a swap device");
+        let sv = swap.slots[slot as usize];
+        if let Some(f) = slot_folio(sv) {
+            // Still in the swap cache (e.g. under writeback): a minor fault.
+            self.clock += self.cost.minor_fault_ns;
+            self.map_anon(vma, index, f, write);
+            return;
+        }
+        self.vm.pgmajfault += 1;
+        self.clock += self.cost.major_fault_ns;
+        let Some(f) = self.alloc_folio(vma, index, flags::SWAPBACKED | flags::SWAPCACHE) else {
+            return;
+        };
+        self.folios[f].swap = slot + 1;
+        self.swap.as_mut().unwrap().slots[slot as usize] = SLOT_FOLIO | f;
+        self.workingset_refault(f, sv);
+        self.lru_add(f);
+        // swap_read_folio(): the read, a memstall if the folio is workingset.
+        let done = self.swap.as_mut().unwrap().dev.read(self.clock, 1);
+        self.vm.pswpin += 1;
+        self.vm.pgpgin += 4;
+        self.io_wait(done, self.folios[f].test(flags::WORKINGSET));
+        self.map_anon(vma, index, f, write);
+    }
+
+    /// Maps a swap-cache folio at `index`; frees its slot on a write fault or
+    /// when swap is more than half full (`should_try_to_free_swap`).
+    fn map_anon(&mut self, vma: VmaId, index: u32, f: FolioId, write: bool) {
+        self.folios[f].mapcount = self.folios[f].mapcount.saturating_add(1);
+        *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, write);
+        let half_full = self.swap.as_ref().is_some_and(|s| s.half_full());
+        if write || half_full {
+            self.folio_free_swap(f);
+        }
+    }
+
+    /// `folio_free_swap()`: drops the swap slot; the folio becomes dirty (it must be written again).
+    pub(crate) fn folio_free_swap(&mut self, f: FolioId) {
+        let fo = &mut self.folios[f];
+        if !fo.test(flags::SWAPCACHE) || fo.test(flags::WRITEBACK) {
+            return;
+        }
+        let slot = fo.swap - 1;
+        fo.swap = 0;
+        fo.clear(flags::SWAPCACHE);
+        fo.set(flags::DIRTY);
+        self.swap.as_mut().unwrap().free_slot(slot);
+    }
+
+    /// A fault on a shared file mapping (`filemap_fault()`; no fault-around).
+    fn do_file_fault(&mut self, vma: VmaId, index: u32, file: FileId, findex: u32, write: bool) {
+        let slot = self.files[file as usize].slot(findex);
+        let f = match slot_folio(slot) {
+            Some(f) => {
+                self.clock += self.cost.minor_fault_ns;
+                f
+            }
+            None => {
+                self.vm.pgmajfault += 1;
+                match self.page_cache_miss(file, findex, slot, false) {
+                    Some(f) => f,
+                    None => return,
+                }
+            }
+        };
+        let exec = self.vmas[vma as usize].exec;
+        let fo = &mut self.folios[f];
+        fo.mapcount = fo.mapcount.saturating_add(1);
+        if exec {
+            fo.set(flags::EXEC_MAPPED);
+        }
+        *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, write);
+        if write {
+            self.folio_mark_dirty(f);
+        }
+    }
+
+    /// A buffered read of one page (`filemap_read()`, no readahead).
+    pub(crate) fn file_read(&mut self, file: FileId, index: u32) {
+        let Some(fo) = self.files.get_mut(file as usize) else {
+            self.acc.out_of_range += 1;
+            return;
+        };
+        if index >= fo.pages {
+            self.acc.out_of_range += 1;
+            return;
+        }
+        self.acc.accesses += 1;
+        let same = fo.prev_read == index;
+        fo.prev_read = index;
+        let slot = *fo.slot_mut(index);
+        self.clock += self.cost.fd_access_ns;
+        let f = match slot_folio(slot) {
+            Some(f) => {
+                self.acc.hits += 1;
+                f
+            }
+            None => {
+                self.acc.misses += 1;
+                match self.page_cache_miss(file, index, slot, false) {
+                    Some(f) => f,
+                    None => return,
+                }
+            }
+        };
+        if !same || self.policy == Policy::Lru {
+            self.mark_accessed(f);
+        }
+    }
+
+    /// A buffered write of one whole page (`generic_perform_write()`).
+    pub(crate) fn file_write(&mut self, file: FileId, index: u32) {
+        let Some(fo) = self.files.get_mut(file as usize) else {
+            self.acc.out_of_range += 1;
+            return;
+        };
+        if index >= fo.pages {
+            self.acc.out_of_range += 1;
+            return;
+        }
+        self.acc.accesses += 1;
+        let slot = *fo.slot_mut(index);
+        self.clock += self.cost.fd_access_ns;
+        let f = match slot_folio(slot) {
+            Some(f) => {
+                self.acc.hits += 1;
+                f
+            }
+            None => {
+                self.acc.misses += 1;
+                match self.page_cache_miss(file, index, slot, true) {
+                    Some(f) => f,
+                    None => return,
+                }
+            }
+        };
+        self.folio_mark_dirty(f);
+        if self.policy == Policy::Lru {
+            self.lru_touch(f);
+        }
+    }
+
+    /// Allocates a page-cache folio for `file`/`index` and, unless it is for a
+    /// full-page write, runs refault detection on the old slot's shadow and
+    /// reads the page (`filemap_add_folio()` + `filemap_read_folio()`).
+    pub(crate) fn page_cache_miss(
+        &mut self,
+        file: FileId,
+        index: u32,
+        old_slot: u32,
+        write: bool,
+    ) -> Option<FolioId> {
+        self.clock += self.cost.major_fault_ns;
+        let f = self.alloc_folio(file, index, 0)?;
+        *self.files[file as usize].slot_mut(index) = SLOT_FOLIO | f;
+        if !write {
+            self.workingset_refault(f, old_slot);
+        }
+        self.lru_add(f);
+        if !write {
+            let done = self.fs.read(self.clock, 1);
+            self.vm.pgpgin += 4;
+            self.io_wait(done, self.folios[f].test(flags::WORKINGSET));
+        }
+        Some(f)
+    }
+
+    /// The workload waits for an IO that completes at `done`; a memstall if
+    /// the page is workingset (the thrashing wait).
+    fn io_wait(&mut self, done: u64, memstall: bool) {
+        let wait = done.saturating_sub(self.clock);
+        if memstall {
+            self.workload_stall(wait, false);
+        } else {
+            self.clock += wait;
+        }
+        self.io_wait_ns += wait;
+    }
+
+    /// `folio_mark_dirty()` for a file folio: accounted, queued for the flusher.
+    pub(crate) fn folio_mark_dirty(&mut self, f: FolioId) {
+        let fo = &mut self.folios[f];
+        if fo.test(flags::DIRTY) {
+            return;
+        }
+        fo.set(flags::DIRTY);
+        if fo.is_file() {
+            self.nr_dirty += 1;
+            self.dirty_fifo.push_back((self.clock, f));
+            self.balance_dirty_pages();
+        }
+    }
+
+    /// `folio_add_lru()`: a new folio goes to the head of the list its flags select.
+    pub(crate) fn lru_add(&mut self, f: FolioId) {
+        let fo = &mut self.folios[f];
+        fo.set(flags::LRU);
+        let fl = fo.flags;
+        let lru = match self.policy {
+            Policy::Lru => LruList::InactiveFile,
+            Policy::Classic(r) => {
+                if r.balance == crate::sim::Balance::ScannedRotated {
+                    // v4.9 __pagevec_lru_add_fn → update_page_reclaim_stat(file, active)
+                    let file = (fl & flags::SWAPBACKED == 0) as usize;
+                    let lv = &mut self.memcg.lruvec;
+                    lv.recent_scanned[file] += 1;
+                    if fl & flags::ACTIVE != 0 {
+                        lv.recent_rotated[file] += 1;
+                    }
+                }
+                LruList::of_flags(fl)
+            }
+        };
+        self.memcg.lruvec.lists[lru as usize].push_head(&mut self.folios, f, lru as u8);
+    }
+
+    /// `folio_mark_accessed()`: two-step promotion (inactive,unreferenced →
+    /// inactive,referenced → active), mm/swap.c v6.x; the activation ages the
+    /// workingset clock (`workingset_activation`). Under `lru`: move to head.
+    pub(crate) fn mark_accessed(&mut self, f: FolioId) {
+        let rules = match self.policy {
+            Policy::Lru => return self.lru_touch(f),
+            Policy::Classic(r) => r,
+        };
+        let fo = &mut self.folios[f];
+        if !fo.test(flags::REFERENCED) {
+            fo.set(flags::REFERENCED);
+        } else if fo.test(flags::UNEVICTABLE) {
+        } else if !fo.test(flags::ACTIVE) {
+            if fo.test(flags::LRU) {
+                let from = LruList::of_flags(fo.flags);
+                self.memcg.lruvec.lists[from as usize].unlink(&mut self.folios, f);
+                let fo = &mut self.folios[f];
+                fo.set(flags::ACTIVE);
+                let to = LruList::of_flags(fo.flags);
+                self.memcg.lruvec.lists[to as usize].push_head(&mut self.folios, f, to as u8);
+                self.vm.pgactivate += 1;
+                if rules.balance == crate::sim::Balance::ScannedRotated {
+                    // v4.9 __activate_page → update_page_reclaim_stat(file, rotated = 1)
+                    let file = from.is_file() as usize;
+                    self.memcg.lruvec.recent_scanned[file] += 1;
+                    self.memcg.lruvec.recent_rotated[file] += 1;
+                }
+            }
+            self.folios[f].clear(flags::REFERENCED);
+            self.workingset_age_nonresident(1);
+        }
+    }
+
+    /// Allocates and charges one order-0 folio; None if even the OOM killer
+    /// could not make room (the access is then dropped and counted).
+    pub(crate) fn alloc_folio(&mut self, space: u32, index: u32, fl: u16) -> Option<FolioId> {
+        if !self.alloc_page() {
+            return None;
+        }
+        if !self.charge() {
+            self.node.free += 1;
+            return None;
+        }
+        self.vm.pgalloc_normal += 1;
+        Some(self.folios.alloc(space, index, fl, 0))
+    }
+
+    /// Takes a free page from the node, reclaiming as the allocator does.
+    fn alloc_page(&mut self) -> bool {
+        if self.policy == Policy::Lru {
+            if self.node.free == 0 && !self.lru_evict_one() {
+                return self.oom_then_take();
+            }
+            self.node.free -= 1;
+            return true;
+        }
+        if self.node.free > self.node.wmark_low {
+            self.node.free -= 1;
+            return true;
+        }
+        self.wakeup_kswapd();
+        if self.node.free > self.node.wmark_min {
+            self.node.free -= 1;
+            return true;
+        }
+        for _ in 0..MAX_RECLAIM_RETRIES {
+            let reclaimed = self.try_to_free_pages();
+            if self.node.free > self.node.wmark_min {
+                self.node.free -= 1;
+                return true;
+            }
+            if reclaimed == 0 {
+                break;
+            }
+        }
+        self.oom_then_take()
+    }
+
+    fn oom_then_take(&mut self) -> bool {
+        if self.out_of_memory() && self.node.free > 0 {
+            self.node.free -= 1;
+            return true;
+        }
+        false
+    }
+
+    /// `try_charge_memcg()`: charge one page to the group, reclaiming from it at its limit.
+    fn charge(&mut self) -> bool {
+        if self.memcg.usage < self.memcg.max {
+            self.memcg.usage += 1;
+            return true;
+        }
+        self.memcg.max_events += 1;
+        if self.policy == Policy::Lru {
+            if self.lru_evict_one() {
+                self.memcg.usage += 1;
+                return true;
+            }
+        } else {
+            for _ in 0..MAX_RECLAIM_RETRIES {
+                self.try_to_free_mem_cgroup_pages(1);
+                if self.memcg.usage < self.memcg.max {
+                    self.memcg.usage += 1;
+                    return true;
+                }
+            }
+        }
+        if self.out_of_memory() && self.memcg.usage < self.memcg.max {
+            self.memcg.usage += 1;
+            return true;
+        }
+        false
+    }
+}

@@ -1,0 +1,77 @@
+//! Files and their page cache (`struct address_space`, mm/filemap.c).
+//!
+//! Each file has a dense array of 32-bit slots, one per page, grown on first
+//! touch. A slot is empty (0), holds a resident folio (`SLOT_FOLIO | id`), or
+//! holds a shadow entry left by eviction (any other value; see
+//! [`crate::reclaim::workingset`]), exactly as the kernel's xarray holds either
+//! a folio pointer or an xa_value shadow.
+
+use super::folio::FolioId;
+use super::pagetable::VmaId;
+
+/// Slot bit: the slot holds a resident folio.
+pub const SLOT_FOLIO: u32 = 1 << 31;
+
+/// Decodes a slot: Some(folio) if resident.
+#[inline]
+pub fn slot_folio(slot: u32) -> Option<FolioId> {
+    if slot & SLOT_FOLIO != 0 {
+        Some(slot & !SLOT_FOLIO)
+    } else {
+        None
+    }
+}
+
+/// A file with its page cache.
+#[derive(Clone, Debug)]
+pub struct File {
+    /// Name for reports.
+    pub name: String,
+    /// Size in pages (accesses beyond it are an error).
+    pub pages: u32,
+    /// Page cache slots, grown on first touch.
+    pub slots: Vec<u32>,
+    /// VMAs mapping this file (`i_mmap`), for the reverse map.
+    pub mappings: Vec<VmaId>,
+    /// Page index of the previous fd read (`file->f_ra.prev_pos`): a read of
+    /// the same folio again does not mark it accessed twice (filemap_read()).
+    pub prev_read: u32,
+}
+
+impl File {
+    /// A file of `pages` pages with an empty page cache.
+    pub fn new(name: String, pages: u32) -> Self {
+        File {
+            name,
+            pages,
+            slots: Vec::new(),
+            mappings: Vec::new(),
+            prev_read: u32::MAX,
+        }
+    }
+
+    /// The slot of page `index`, growing the array if needed.
+    #[inline]
+    pub fn slot_mut(&mut self, index: u32) -> &mut u32 {
+        let i = index as usize;
+        if i >= self.slots.len() {
+            self.grow(i);
+        }
+        &mut self.slots[i]
+    }
+
+    #[cold]
+    fn grow(&mut self, i: usize) {
+        let want = (i + 1)
+            .max(self.slots.len() * 2)
+            .min(self.pages as usize)
+            .max(i + 1);
+        self.slots.resize(want, 0);
+    }
+
+    /// The slot of page `index`, 0 if never touched.
+    #[inline]
+    pub fn slot(&self, index: u32) -> u32 {
+        self.slots.get(index as usize).copied().unwrap_or(0)
+    }
+}

@@ -1,0 +1,310 @@
+//! Folios: the arena of resident memory and its page flags.
+//!
+//! A folio is the kernel's unit of memory management (`struct folio`,
+//! include/linux/mm_types.h). Here every resident folio is a 28-byte slot in
+//! one arena, addressed by a dense [`FolioId`]; list links are intrusive
+//! (`prev`/`next` ids), so moving a folio between LRU lists never allocates.
+//! The data model carries an `order` (0 for a 4 KiB page), ready for large
+//! folios; only order 0 is produced for now.
+
+/// Dense index of a folio in the arena.
+pub type FolioId = u32;
+/// "No folio": end of a list, or an empty link.
+pub const NIL: FolioId = u32::MAX;
+
+/// Page flags that reclaim looks at (include/linux/page-flags.h names).
+pub mod flags {
+    /// PG_lru: on an LRU list (cleared while isolated).
+    pub const LRU: u16 = 1 << 0;
+    /// PG_active.
+    pub const ACTIVE: u16 = 1 << 1;
+    /// PG_referenced: seen once recently through a file descriptor or a young PTE.
+    pub const REFERENCED: u16 = 1 << 2;
+    /// PG_workingset: was deactivated from an active list, or restored on refault.
+    pub const WORKINGSET: u16 = 1 << 3;
+    /// PG_dirty: contents differ from the backing store.
+    pub const DIRTY: u16 = 1 << 4;
+    /// PG_writeback: IO to the backing store in flight.
+    pub const WRITEBACK: u16 = 1 << 5;
+    /// PG_swapbacked: anonymous (or shmem) memory; lives on the anon LRU.
+    pub const SWAPBACKED: u16 = 1 << 6;
+    /// PG_swapcache: has a swap slot (`Folio::swap`).
+    pub const SWAPCACHE: u16 = 1 << 7;
+    /// PG_unevictable.
+    pub const UNEVICTABLE: u16 = 1 << 8;
+    /// PG_reclaim: reclaim wants it freed as soon as writeback completes.
+    pub const RECLAIM: u16 = 1 << 9;
+    /// Mapped executable (VM_EXEC) by at least one VMA: cached union of vm_flags.
+    pub const EXEC_MAPPED: u16 = 1 << 10;
+}
+
+/// Which LRU list a folio is on (`enum lru_list`, include/linux/mmzone.h).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum LruList {
+    /// LRU_INACTIVE_ANON
+    InactiveAnon = 0,
+    /// LRU_ACTIVE_ANON
+    ActiveAnon = 1,
+    /// LRU_INACTIVE_FILE
+    InactiveFile = 2,
+    /// LRU_ACTIVE_FILE
+    ActiveFile = 3,
+    /// LRU_UNEVICTABLE
+    Unevictable = 4,
+}
+
+/// Marker in [`Folio::lru`] for "on no list" (isolated or free).
+pub const NO_LIST: u8 = 0xff;
+
+impl LruList {
+    /// The four evictable lists in the kernel's `for_each_evictable_lru` order.
+    pub const EVICTABLE: [LruList; 4] = [
+        LruList::InactiveAnon,
+        LruList::ActiveAnon,
+        LruList::InactiveFile,
+        LruList::ActiveFile,
+    ];
+
+    /// `folio_lru_list()`: the list a folio belongs on, from its flags.
+    #[inline]
+    pub fn of_flags(f: u16) -> LruList {
+        if f & flags::UNEVICTABLE != 0 {
+            return LruList::Unevictable;
+        }
+        let base = if f & flags::SWAPBACKED != 0 { 0 } else { 2 };
+        let active = (f & flags::ACTIVE != 0) as u8;
+        LruList::from_index(base + active)
+    }
+    /// Inverse of `as usize`.
+    #[inline]
+    pub fn from_index(i: u8) -> LruList {
+        match i {
+            0 => LruList::InactiveAnon,
+            1 => LruList::ActiveAnon,
+            2 => LruList::InactiveFile,
+            3 => LruList::ActiveFile,
+            _ => LruList::Unevictable,
+        }
+    }
+    /// True for the file lists (`is_file_lru`).
+    #[inline]
+    pub fn is_file(self) -> bool {
+        matches!(self, LruList::InactiveFile | LruList::ActiveFile)
+    }
+    /// True for the active lists (`is_active_lru`).
+    #[inline]
+    pub fn is_active(self) -> bool {
+        matches!(self, LruList::ActiveAnon | LruList::ActiveFile)
+    }
+    /// The inactive list of a type: 0 anon, 1 file.
+    #[inline]
+    pub fn inactive(file: bool) -> LruList {
+        if file {
+            LruList::InactiveFile
+        } else {
+            LruList::InactiveAnon
+        }
+    }
+    /// The active list of a type: 0 anon, 1 file.
+    #[inline]
+    pub fn active(file: bool) -> LruList {
+        if file {
+            LruList::ActiveFile
+        } else {
+            LruList::ActiveAnon
+        }
+    }
+}
+
+/// One resident folio. 28 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct Folio {
+    /// Previous folio on its list (towards the head), or NIL.
+    pub prev: FolioId,
+    /// Next folio on its list (towards the tail), or NIL.
+    pub next: FolioId,
+    /// Owner space: the VMA id for anonymous folios, the file id for file folios.
+    pub space: u32,
+    /// Page index within the owner space.
+    pub index: u32,
+    /// Swap slot + 1 while in the swap cache, else 0.
+    pub swap: u32,
+    /// Page flags ([`flags`]).
+    pub flags: u16,
+    /// Number of PTEs mapping the folio (saturating at 255).
+    pub mapcount: u8,
+    /// The list the folio is on ([`LruList`] as u8) or [`NO_LIST`].
+    pub lru: u8,
+    /// Owning memory cgroup (index; 0 is the root).
+    pub memcg: u8,
+    /// log2 of the number of base pages (0 = 4 KiB).
+    pub order: u8,
+    /// Spare, keeps the struct at 28 bytes with explicit layout.
+    pub _pad: u16,
+}
+
+impl Folio {
+    const FREE: Folio = Folio {
+        prev: NIL,
+        next: NIL,
+        space: u32::MAX,
+        index: 0,
+        swap: 0,
+        flags: 0,
+        mapcount: 0,
+        lru: NO_LIST,
+        memcg: 0,
+        order: 0,
+        _pad: 0,
+    };
+
+    /// Tests a flag.
+    #[inline]
+    pub fn test(&self, flag: u16) -> bool {
+        self.flags & flag != 0
+    }
+    /// Sets a flag.
+    #[inline]
+    pub fn set(&mut self, flag: u16) {
+        self.flags |= flag;
+    }
+    /// Clears a flag.
+    #[inline]
+    pub fn clear(&mut self, flag: u16) {
+        self.flags &= !flag;
+    }
+    /// Clears a flag and returns whether it was set (`folio_test_clear_*`).
+    #[inline]
+    pub fn test_and_clear(&mut self, flag: u16) -> bool {
+        let was = self.flags & flag != 0;
+        self.flags &= !flag;
+        was
+    }
+    /// File-backed (not swap-backed): belongs on the file LRU (`folio_is_file_lru`).
+    #[inline]
+    pub fn is_file(&self) -> bool {
+        self.flags & flags::SWAPBACKED == 0
+    }
+    /// Base pages in the folio.
+    #[inline]
+    pub fn nr_pages(&self) -> u64 {
+        1 << self.order
+    }
+}
+
+/// The arena of folios with a free list; ids are reused LIFO.
+#[derive(Clone, Debug, Default)]
+pub struct FolioArena {
+    slots: Vec<Folio>,
+    free: Vec<FolioId>,
+}
+
+impl FolioArena {
+    /// An empty arena that can hold `capacity` folios without reallocating.
+    pub fn with_capacity(capacity: usize) -> Self {
+        FolioArena {
+            slots: Vec::with_capacity(capacity),
+            free: Vec::new(),
+        }
+    }
+
+    /// Allocates a folio slot, initialised for `space`/`index` with `flags`.
+    #[inline]
+    pub fn alloc(&mut self, space: u32, index: u32, flags: u16, memcg: u8) -> FolioId {
+        let f = Folio {
+            space,
+            index,
+            flags,
+            memcg,
+            ..Folio::FREE
+        };
+        match self.free.pop() {
+            Some(id) => {
+                self.slots[id as usize] = f;
+                id
+            }
+            None => {
+                self.slots.push(f);
+                (self.slots.len() - 1) as FolioId
+            }
+        }
+    }
+
+    /// Returns a folio slot to the free list.
+    #[inline]
+    pub fn free(&mut self, id: FolioId) {
+        debug_assert_eq!(
+            self.slots[id as usize].lru, NO_LIST,
+            "freeing a folio still on a list"
+        );
+        self.slots[id as usize] = Folio::FREE;
+        self.free.push(id);
+    }
+
+    /// Number of live folios.
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Bytes of simulator memory used by the arena.
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Folio>() + self.free.capacity() * 4
+    }
+
+    /// Whether `id` is a live folio (for invariant checks).
+    pub fn is_live(&self, id: FolioId) -> bool {
+        (id as usize) < self.slots.len() && self.slots[id as usize].space != u32::MAX
+    }
+}
+
+impl std::ops::Index<FolioId> for FolioArena {
+    type Output = Folio;
+    #[inline]
+    fn index(&self, id: FolioId) -> &Folio {
+        &self.slots[id as usize]
+    }
+}
+
+impl std::ops::IndexMut<FolioId> for FolioArena {
+    #[inline]
+    fn index_mut(&mut self, id: FolioId) -> &mut Folio {
+        &mut self.slots[id as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folio_is_28_bytes() {
+        assert_eq!(std::mem::size_of::<Folio>(), 28);
+    }
+
+    #[test]
+    fn lru_list_follows_flags() {
+        use flags::*;
+        assert_eq!(LruList::of_flags(SWAPBACKED), LruList::InactiveAnon);
+        assert_eq!(LruList::of_flags(SWAPBACKED | ACTIVE), LruList::ActiveAnon);
+        assert_eq!(LruList::of_flags(0), LruList::InactiveFile);
+        assert_eq!(LruList::of_flags(ACTIVE), LruList::ActiveFile);
+        assert_eq!(
+            LruList::of_flags(ACTIVE | UNEVICTABLE),
+            LruList::Unevictable
+        );
+    }
+
+    #[test]
+    fn arena_reuses_freed_ids() {
+        let mut a = FolioArena::default();
+        let x = a.alloc(1, 2, 0, 0);
+        let y = a.alloc(1, 3, 0, 0);
+        a.free(x);
+        assert_eq!(a.alloc(5, 6, 0, 0), x);
+        assert_eq!(a[x].index, 6);
+        assert_eq!(a.live(), 2);
+        assert!(a.is_live(y));
+    }
+}

@@ -1,0 +1,158 @@
+//! Intrusive doubly-linked lists of folios (`struct list_head` on `folio->lru`).
+//!
+//! The kernel adds to the head (`list_add`) and reclaim takes from the tail
+//! (`lru_to_folio`); "rotation" moves a folio back to the head, and
+//! `folio_rotate_reclaimable` moves it to the tail. All operations are O(1)
+//! and allocation-free; the links live in the folios themselves.
+
+use super::folio::{FolioArena, FolioId, NIL, NO_LIST};
+
+/// A list header: head (most recently added), tail (next to reclaim), length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct List {
+    /// Most recently added folio, or NIL.
+    pub head: FolioId,
+    /// Least recently added folio, or NIL.
+    pub tail: FolioId,
+    /// Number of folios (not pages) on the list.
+    pub len: u32,
+}
+
+impl Default for List {
+    fn default() -> Self {
+        List {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+        }
+    }
+}
+
+impl List {
+    /// `list_add()`: inserts at the head. `tag` is stored in `Folio::lru`.
+    #[inline]
+    pub fn push_head(&mut self, a: &mut FolioArena, id: FolioId, tag: u8) {
+        let old = self.head;
+        {
+            let f = &mut a[id];
+            debug_assert_eq!(f.lru, NO_LIST);
+            f.prev = NIL;
+            f.next = old;
+            f.lru = tag;
+        }
+        if old != NIL {
+            a[old].prev = id;
+        } else {
+            self.tail = id;
+        }
+        self.head = id;
+        self.len += 1;
+    }
+
+    /// `list_add_tail()`: inserts at the tail.
+    #[inline]
+    pub fn push_tail(&mut self, a: &mut FolioArena, id: FolioId, tag: u8) {
+        let old = self.tail;
+        {
+            let f = &mut a[id];
+            debug_assert_eq!(f.lru, NO_LIST);
+            f.prev = old;
+            f.next = NIL;
+            f.lru = tag;
+        }
+        if old != NIL {
+            a[old].next = id;
+        } else {
+            self.head = id;
+        }
+        self.tail = id;
+        self.len += 1;
+    }
+
+    /// `list_del()`: unlinks a folio known to be on this list.
+    #[inline]
+    pub fn unlink(&mut self, a: &mut FolioArena, id: FolioId) {
+        let (p, n) = {
+            let f = &mut a[id];
+            let pn = (f.prev, f.next);
+            f.prev = NIL;
+            f.next = NIL;
+            f.lru = NO_LIST;
+            pn
+        };
+        if p != NIL {
+            a[p].next = n;
+        } else {
+            self.head = n;
+        }
+        if n != NIL {
+            a[n].prev = p;
+        } else {
+            self.tail = p;
+        }
+        self.len -= 1;
+    }
+
+    /// Moves a folio on this list to the head (`list_move()`), keeping its tag.
+    #[inline]
+    pub fn move_to_head(&mut self, a: &mut FolioArena, id: FolioId) {
+        if self.head == id {
+            return;
+        }
+        let tag = a[id].lru;
+        self.unlink(a, id);
+        self.push_head(a, id, tag);
+    }
+
+    /// Removes and returns the tail, or None when empty.
+    #[inline]
+    pub fn pop_tail(&mut self, a: &mut FolioArena) -> Option<FolioId> {
+        let t = self.tail;
+        if t == NIL {
+            return None;
+        }
+        self.unlink(a, t);
+        Some(t)
+    }
+
+    /// True when empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order(l: &List, a: &FolioArena) -> Vec<FolioId> {
+        let mut v = Vec::new();
+        let mut c = l.head;
+        while c != NIL {
+            v.push(c);
+            c = a[c].next;
+        }
+        v
+    }
+
+    #[test]
+    fn head_tail_move_unlink() {
+        let mut a = FolioArena::default();
+        let ids: Vec<_> = (0..4).map(|i| a.alloc(0, i, 0, 0)).collect();
+        let mut l = List::default();
+        for &i in &ids {
+            l.push_head(&mut a, i, 2);
+        }
+        assert_eq!(order(&l, &a), vec![3, 2, 1, 0]);
+        l.move_to_head(&mut a, 0);
+        assert_eq!(order(&l, &a), vec![0, 3, 2, 1]);
+        assert_eq!(l.pop_tail(&mut a), Some(1));
+        l.unlink(&mut a, 3);
+        l.push_tail(&mut a, 3, 2);
+        assert_eq!(order(&l, &a), vec![0, 2, 3]);
+        assert_eq!(l.len, 3);
+        assert_eq!(a[2].lru, 2);
+        assert_eq!(a[1].lru, NO_LIST);
+    }
+}

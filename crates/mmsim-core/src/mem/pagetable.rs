@@ -1,0 +1,99 @@
+//! Virtual memory areas and their page tables.
+//!
+//! A VMA (`struct vm_area_struct`) is a range of a task's address space,
+//! anonymous or mapping a file. Its page table is a dense array of 32-bit
+//! PTEs, one per page, grown on first touch. A PTE is one of:
+//!
+//! * none (0),
+//! * present: `PTE_PRESENT | young | dirty | folio id` — the hardware sets
+//!   *young* on every access and *dirty* on every write; reclaim's rmap walk
+//!   (`folio_referenced`) tests and clears young,
+//! * a swap entry (anonymous only): `slot + 1` with the present bit clear.
+//!
+//! Four bytes per virtual page keeps a terabyte-class address space cheap.
+
+use super::folio::FolioId;
+
+/// Dense VMA id.
+pub type VmaId = u32;
+/// Dense task id.
+pub type TaskId = u32;
+
+/// PTE bit: maps a resident folio.
+pub const PTE_PRESENT: u32 = 1 << 31;
+/// PTE bit: accessed since the bit was last cleared (hardware "accessed").
+pub const PTE_YOUNG: u32 = 1 << 30;
+/// PTE bit: written since mapped clean (hardware "dirty").
+pub const PTE_DIRTY: u32 = 1 << 29;
+/// Mask of the folio id in a present PTE.
+pub const PTE_FOLIO_MASK: u32 = PTE_DIRTY - 1;
+
+/// Builds a present PTE.
+#[inline]
+pub fn pte_present(folio: FolioId, young: bool, dirty: bool) -> u32 {
+    debug_assert!(folio <= PTE_FOLIO_MASK);
+    PTE_PRESENT | folio | if young { PTE_YOUNG } else { 0 } | if dirty { PTE_DIRTY } else { 0 }
+}
+
+/// Builds a swap PTE for `slot`.
+#[inline]
+pub fn pte_swap(slot: u32) -> u32 {
+    debug_assert!(slot < PTE_PRESENT - 1);
+    slot + 1
+}
+
+/// What a VMA maps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VmaKind {
+    /// Private anonymous memory (heap, stack, MAP_ANONYMOUS).
+    Anon,
+    /// A shared file mapping: page `i` of the VMA is page `pgoff + i` of `file`.
+    File {
+        /// The mapped file.
+        file: u32,
+        /// First file page mapped.
+        pgoff: u32,
+    },
+}
+
+/// One VMA with its page table.
+#[derive(Clone, Debug)]
+pub struct Vma {
+    /// Owning task.
+    pub task: TaskId,
+    /// What it maps.
+    pub kind: VmaKind,
+    /// VM_EXEC: executable mapping (text of a program or library).
+    pub exec: bool,
+    /// Length in pages.
+    pub len: u32,
+    /// PTEs, grown on first touch up to `len`.
+    pub ptes: Vec<u32>,
+}
+
+impl Vma {
+    /// The PTE for page `index`, growing the table if needed. `index < len` is the caller's contract.
+    #[inline]
+    pub fn pte_mut(&mut self, index: u32) -> &mut u32 {
+        let i = index as usize;
+        if i >= self.ptes.len() {
+            self.grow(i);
+        }
+        &mut self.ptes[i]
+    }
+
+    #[cold]
+    fn grow(&mut self, i: usize) {
+        let want = (i + 1)
+            .max(self.ptes.len() * 2)
+            .min(self.len as usize)
+            .max(i + 1);
+        self.ptes.resize(want, 0);
+    }
+
+    /// The PTE for page `index`, or 0 if never touched.
+    #[inline]
+    pub fn pte(&self, index: u32) -> u32 {
+        self.ptes.get(index as usize).copied().unwrap_or(0)
+    }
+}

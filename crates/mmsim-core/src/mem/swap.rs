@@ -1,0 +1,84 @@
+//! Swap devices and their slots (mm/swapfile.c, mm/swap_state.c).
+//!
+//! Each slot is 32 bits: free (0), held by a folio in the swap cache
+//! (`SLOT_FOLIO | id`), or holding the shadow entry of an evicted anonymous
+//! page (any other value). Since 5.9 the kernel keeps anonymous shadows in the
+//! swap cache's xarray exactly like page-cache shadows; a slot that was written
+//! but whose shadow was not recorded holds [`SWAP_NO_SHADOW`].
+
+use super::blockdev::BlockDev;
+use crate::config::DeviceConfig;
+
+pub use super::filemap::SLOT_FOLIO;
+
+/// Slot value of a swapped-out page with no shadow (shadows disabled).
+pub const SWAP_NO_SHADOW: u32 = 1;
+
+/// One swap device.
+#[derive(Clone, Debug)]
+pub struct SwapDevice {
+    /// Slots, grown as they are first used.
+    pub slots: Vec<u32>,
+    /// Freed slots, reused LIFO.
+    free: Vec<u32>,
+    /// Capacity in slots (pages).
+    pub capacity: u64,
+    /// Slots in use.
+    pub used: u64,
+    /// Device timing.
+    pub dev: BlockDev,
+}
+
+impl SwapDevice {
+    /// A swap device of `capacity` pages with the timing of `cfg`.
+    pub fn new(cfg: &DeviceConfig, capacity: u64) -> Self {
+        SwapDevice {
+            slots: Vec::new(),
+            free: Vec::new(),
+            capacity,
+            used: 0,
+            dev: BlockDev::new(cfg),
+        }
+    }
+
+    /// `folio_alloc_swap()`: a free slot, or None when the device is full.
+    #[inline]
+    pub fn alloc(&mut self) -> Option<u32> {
+        if self.used >= self.capacity {
+            return None;
+        }
+        self.used += 1;
+        Some(match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push(0);
+                (self.slots.len() - 1) as u32
+            }
+        })
+    }
+
+    /// `swap_free()`: releases a slot.
+    #[inline]
+    pub fn free_slot(&mut self, slot: u32) {
+        self.slots[slot as usize] = 0;
+        self.used -= 1;
+        self.free.push(slot);
+    }
+
+    /// `mem_cgroup_swap_full()` / `vm_swap_full()`: more than half the slots in use.
+    #[inline]
+    pub fn half_full(&self) -> bool {
+        self.used * 2 > self.capacity
+    }
+
+    /// Free slots (`get_nr_swap_pages()`).
+    #[inline]
+    pub fn nr_free(&self) -> u64 {
+        self.capacity - self.used
+    }
+
+    /// Bytes of simulator memory for the slot arrays.
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * 4 + self.free.capacity() * 4
+    }
+}

@@ -1,0 +1,71 @@
+//! The OOM killer (mm/oom_kill.c), simplified: the victim is the live task
+//! with the most resident anonymous pages plus swap entries (`oom_badness`
+//! without the oom_score_adj term); killing it frees its anonymous memory
+//! and swap slots and unmaps its file mappings. Later events of a killed
+//! task are dropped and counted.
+
+use crate::mem::filemap::slot_folio;
+use crate::mem::folio::{flags, LruList};
+use crate::mem::pagetable::{VmaKind, PTE_FOLIO_MASK, PTE_PRESENT};
+use crate::sim::Sim;
+
+impl Sim {
+    /// `out_of_memory()`: kills a task if one holds memory; returns whether it freed anything.
+    pub(crate) fn out_of_memory(&mut self) -> bool {
+        let mut best: Option<(u64, usize)> = None;
+        for (t, task) in self.tasks.iter().enumerate() {
+            if task.dead {
+                continue;
+            }
+            let badness: u64 = task
+                .vmas
+                .iter()
+                .filter(|&&v| self.vmas[v as usize].kind == VmaKind::Anon)
+                .map(|&v| {
+                    self.vmas[v as usize]
+                        .ptes
+                        .iter()
+                        .filter(|&&p| p != 0)
+                        .count() as u64
+                })
+                .sum();
+            if badness > 0 && best.is_none_or(|(b, _)| badness > b) {
+                best = Some((badness, t));
+            }
+        }
+        let Some((_, victim)) = best else {
+            return false;
+        };
+        self.vm.oom_kill += 1;
+        self.tasks[victim].dead = true;
+        let before = self.node.free;
+        for vi in 0..self.tasks[victim].vmas.len() {
+            let vid = self.tasks[victim].vmas[vi] as usize;
+            let ptes = std::mem::take(&mut self.vmas[vid].ptes);
+            let anon = self.vmas[vid].kind == VmaKind::Anon;
+            for &pte in &ptes {
+                if pte & PTE_PRESENT != 0 {
+                    let f = pte & PTE_FOLIO_MASK;
+                    let fo = &mut self.folios[f];
+                    fo.mapcount = fo.mapcount.saturating_sub(1);
+                    if anon && !fo.test(flags::WRITEBACK) && fo.test(flags::LRU) {
+                        let lru = LruList::from_index(fo.lru);
+                        if fo.test(flags::SWAPCACHE) {
+                            let slot = fo.swap - 1;
+                            self.swap.as_mut().unwrap().free_slot(slot);
+                        }
+                        self.memcg.lruvec.lists[lru as usize].unlink(&mut self.folios, f);
+                        self.free_folio(f);
+                    }
+                } else if anon && pte != 0 {
+                    let slot = pte - 1;
+                    let swap = self.swap.as_mut().unwrap();
+                    if slot_folio(swap.slots[slot as usize]).is_none() {
+                        swap.free_slot(slot);
+                    }
+                }
+            }
+        }
+        self.node.free > before
+    }
+}

@@ -1,0 +1,103 @@
+//! The `lru` reference policy: textbook LRU, not a kernel design.
+//!
+//! Every reference moves the page to the head of one list; when a page must
+//! be found (the group is at `memory.max` or the node has no free page),
+//! exactly one page is evicted from the tail, synchronously, with no
+//! watermarks, no batching and no cost. With `--memcg-max Np` the machine
+//! therefore holds exactly N pages of the trace's data and its hits and
+//! misses equal an N-entry LRU cache's — the number every cache-simulation
+//! paper and simulator (libCacheSim, the ARC and LIRS papers) reports, so
+//! mmsim can be checked against them exactly.
+
+use crate::mem::folio::{flags, FolioId, LruList};
+use crate::mem::pagetable::pte_swap;
+use crate::reclaim::ScanControl;
+use crate::sim::Sim;
+
+impl Sim {
+    /// Moves a referenced folio to the head (the LRU "hit" update).
+    #[inline]
+    pub(crate) fn lru_touch(&mut self, f: FolioId) {
+        self.memcg.lruvec.lists[LruList::InactiveFile as usize].move_to_head(&mut self.folios, f);
+    }
+
+    /// Evicts the least recently used evictable page. Anonymous pages need a
+    /// free swap slot (written synchronously); pages that cannot be evicted
+    /// are skipped. Returns false if nothing could be evicted.
+    pub(crate) fn lru_evict_one(&mut self) -> bool {
+        let list = LruList::InactiveFile as usize;
+        let mut c = self.memcg.lruvec.lists[list].tail;
+        while c != crate::mem::folio::NIL {
+            let prev = self.folios[c].prev;
+            if self.lru_evict(c) {
+                return true;
+            }
+            c = prev;
+        }
+        false
+    }
+
+    fn lru_evict(&mut self, f: FolioId) -> bool {
+        let fo = self.folios[f];
+        if !fo.is_file() && !fo.test(flags::SWAPCACHE) {
+            let Some(slot) = self.swap.as_mut().and_then(|s| s.alloc()) else {
+                return false;
+            };
+            let fo = &mut self.folios[f];
+            fo.swap = slot + 1;
+            fo.set(flags::SWAPCACHE | flags::DIRTY);
+        }
+        self.memcg.lruvec.lists[LruList::InactiveFile as usize].unlink(&mut self.folios, f);
+        let fo = self.folios[f];
+        if fo.mapcount > 0 {
+            if fo.is_file() {
+                let mut sc = ScanControl::new(crate::reclaim::Reclaimer::Direct, 0, self.clock);
+                // Reuse the reclaim unmap for file mappings.
+                self.lru_unmap_file(f, &mut sc);
+            } else {
+                *self.vmas[fo.space as usize].pte_mut(fo.index) = pte_swap(fo.swap - 1);
+                self.folios[f].mapcount = 0;
+            }
+        }
+        let fo = self.folios[f];
+        if fo.test(flags::DIRTY) {
+            self.folios[f].clear(flags::DIRTY);
+            if fo.is_file() {
+                self.nr_dirty -= 1;
+                self.fs.write(self.clock, 1);
+            } else {
+                self.vm.pswpout += 1;
+                self.swap.as_mut().unwrap().dev.write(self.clock, 1);
+            }
+            self.vm.pgpgout += 4;
+        }
+        if !fo.is_file() {
+            self.swap.as_mut().unwrap().slots[(fo.swap - 1) as usize] =
+                crate::mem::swap::SWAP_NO_SHADOW;
+        } else {
+            *self.files[fo.space as usize].slot_mut(fo.index) = 0;
+        }
+        self.free_folio(f);
+        true
+    }
+
+    fn lru_unmap_file(&mut self, f: FolioId, _sc: &mut ScanControl) {
+        use crate::mem::pagetable::{VmaKind, PTE_FOLIO_MASK, PTE_PRESENT};
+        let fo = self.folios[f];
+        for m in 0..self.files[fo.space as usize].mappings.len() {
+            let vid = self.files[fo.space as usize].mappings[m];
+            let v = &mut self.vmas[vid as usize];
+            let VmaKind::File { pgoff, .. } = v.kind else {
+                continue;
+            };
+            let Some(i) = fo.index.checked_sub(pgoff).filter(|i| *i < v.len) else {
+                continue;
+            };
+            let pte = v.pte_mut(i);
+            if *pte & PTE_PRESENT != 0 && *pte & PTE_FOLIO_MASK == f {
+                *pte = 0;
+            }
+        }
+        self.folios[f].mapcount = 0;
+    }
+}

@@ -1,0 +1,119 @@
+//! Page reclaim (mm/vmscan.c, mm/workingset.c, mm/swap.c).
+//!
+//! Entry points, all in [`vmscan`]:
+//!
+//! * kswapd (`balance_pgdat`): woken when an allocation finds free pages at
+//!   or below the low watermark, reclaims until free pages exceed the high
+//!   watermark, priority 12 → 1, on its own simulated CPU;
+//! * direct reclaim (`try_to_free_pages`): an allocation at or below the min
+//!   watermark reclaims SWAP_CLUSTER_MAX pages itself, priority 12 → 0;
+//! * memcg-limit reclaim (`try_to_free_mem_cgroup_pages`): a charge at
+//!   `memory.max` reclaims from the group, with cgroup-reclaim rules.
+//!
+//! The policy seam: the `cost` and `scanned-rotated` policies share the
+//! classic machinery and differ by [`crate::sim::ClassicRules`]; the `lru`
+//! reference policy ([`lru`]) bypasses it. The hot path dispatches on an
+//! enum, never through a trait object.
+
+pub mod balance;
+pub mod lru;
+pub mod vmscan;
+pub mod workingset;
+
+/// `SWAP_CLUSTER_MAX`: reclaim batch size.
+pub const SWAP_CLUSTER_MAX: u64 = 32;
+/// `DEF_PRIORITY`: initial scan priority (scan size >> priority).
+pub const DEF_PRIORITY: u32 = 12;
+
+/// Who is reclaiming (`current_is_kswapd()`, `cgroup_reclaim()`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reclaimer {
+    /// kswapd (global).
+    Kswapd,
+    /// An allocating task (global direct reclaim).
+    Direct,
+    /// A task charging a memcg at its limit (cgroup reclaim).
+    Memcg,
+}
+
+/// `enum scan_balance`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanBalance {
+    /// SCAN_EQUAL: scan both types by size.
+    Equal,
+    /// SCAN_FRACT: split by the balancing fractions.
+    Fract,
+    /// SCAN_ANON: anon only.
+    Anon,
+    /// SCAN_FILE: file only.
+    File,
+}
+
+/// `struct scan_control`: one reclaim invocation's parameters and results.
+#[derive(Clone, Debug)]
+pub struct ScanControl {
+    /// Reclaimer kind.
+    pub who: Reclaimer,
+    /// Goal in pages.
+    pub nr_to_reclaim: u64,
+    /// Pages reclaimed so far.
+    pub nr_reclaimed: u64,
+    /// Pages scanned in the current priority pass.
+    pub nr_scanned: u64,
+    /// Scan priority: lists are scanned size >> priority.
+    pub priority: u32,
+    /// Anonymous pages may be swapped.
+    pub may_swap: bool,
+    /// `may_deactivate` for [anon, file].
+    pub may_deactivate: [bool; 2],
+    /// An active list was not deactivated because may_deactivate forbade it.
+    pub skipped_deactivate: bool,
+    /// Retry with deactivation forced.
+    pub force_deactivate: bool,
+    /// Reclaim file only while inactive file is plentiful and not thrashing.
+    pub cache_trim_mode: bool,
+    /// File cache is about to run out: reclaim anon.
+    pub file_is_tiny: bool,
+    /// anon_cost snapshot at the reclaim root.
+    pub anon_cost: u64,
+    /// file_cost snapshot at the reclaim root.
+    pub file_cost: u64,
+    /// File folios isolated in this shrink_node pass.
+    pub nr_file_taken: u64,
+    /// Dirty file folios not yet queued for IO, this pass.
+    pub nr_unqueued_dirty: u64,
+    /// When the reclaimer started, ns.
+    pub start: u64,
+    /// CPU time used so far, ns.
+    pub cpu_ns: u64,
+}
+
+impl ScanControl {
+    /// A scan control at DEF_PRIORITY starting at `now`.
+    pub fn new(who: Reclaimer, nr_to_reclaim: u64, now: u64) -> Self {
+        ScanControl {
+            who,
+            nr_to_reclaim,
+            nr_reclaimed: 0,
+            nr_scanned: 0,
+            priority: DEF_PRIORITY,
+            may_swap: true,
+            may_deactivate: [false, false],
+            skipped_deactivate: false,
+            force_deactivate: false,
+            cache_trim_mode: false,
+            file_is_tiny: false,
+            anon_cost: 0,
+            file_cost: 0,
+            nr_file_taken: 0,
+            nr_unqueued_dirty: 0,
+            start: now,
+            cpu_ns: 0,
+        }
+    }
+
+    /// The reclaimer's current time: start plus CPU used.
+    pub fn now(&self) -> u64 {
+        self.start + self.cpu_ns
+    }
+}

@@ -1,0 +1,848 @@
+//! The classic reclaim algorithm (mm/vmscan.c): entry points, `shrink_node`,
+//! `get_scan_count`, `shrink_lruvec`, `shrink_active_list`,
+//! `shrink_inactive_list`, `shrink_folio_list`.
+//!
+//! Each function names the kernel function it models; the rules follow v6.x
+//! (`cost`) or v4.9 (`scanned-rotated`) as selected by
+//! [`crate::sim::ClassicRules`]. Integer arithmetic is kept exactly as the
+//! kernel writes it (truncating divisions, `+ 1` guards), because floating
+//! point changes the balance at small counts.
+
+use crate::config::CostVariant;
+use crate::mem::filemap::SLOT_FOLIO;
+use crate::mem::folio::{flags, FolioId, LruList};
+use crate::mem::pagetable::{pte_swap, VmaKind, PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG};
+use crate::mem::swap::SWAP_NO_SHADOW;
+use crate::psi::PsiCpu;
+use crate::reclaim::{Reclaimer, ScanBalance, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::sim::{Balance, ClassicRules, Policy, Sim};
+
+/// Outcome of `folio_check_references()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FolioReferences {
+    /// PAGEREF_ACTIVATE
+    Activate,
+    /// PAGEREF_KEEP
+    Keep,
+    /// PAGEREF_RECLAIM
+    Reclaim,
+    /// PAGEREF_RECLAIM_CLEAN
+    ReclaimClean,
+}
+
+/// Per-call statistics of `shrink_folio_list()` (`struct reclaim_stat`).
+#[derive(Clone, Copy, Debug, Default)]
+struct ReclaimStat {
+    nr_unqueued_dirty: u64,
+    nr_pageout: u64,
+    nr_activate: u64,
+}
+
+impl Sim {
+    fn rules(&self) -> ClassicRules {
+        match self.policy {
+            Policy::Classic(r) => r,
+            Policy::Lru => unreachable!("classic reclaim under the lru policy"),
+        }
+    }
+
+    /// `try_to_free_pages()`: direct reclaim of SWAP_CLUSTER_MAX pages by the
+    /// allocating task; a memstall. Returns pages reclaimed.
+    pub(crate) fn try_to_free_pages(&mut self) -> u64 {
+        self.vm.allocstall_normal += 1;
+        let mut sc = ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, self.clock);
+        self.do_try_to_free_pages(&mut sc);
+        self.workload_stall(sc.cpu_ns, true);
+        sc.nr_reclaimed
+    }
+
+    /// `try_to_free_mem_cgroup_pages()`: reclaim from the workload group at its
+    /// `memory.max`, target max(nr, SWAP_CLUSTER_MAX); a memstall.
+    pub(crate) fn try_to_free_mem_cgroup_pages(&mut self, nr: u64) -> u64 {
+        let mut sc = ScanControl::new(Reclaimer::Memcg, nr.max(SWAP_CLUSTER_MAX), self.clock);
+        self.do_try_to_free_pages(&mut sc);
+        self.workload_stall(sc.cpu_ns, true);
+        sc.nr_reclaimed
+    }
+
+    /// `do_try_to_free_pages()`: priority 12 → 0 until the target is met,
+    /// then `snapshot_refaults()`; one retry with `force_deactivate` if
+    /// nothing was reclaimed and active lists were skipped.
+    fn do_try_to_free_pages(&mut self, sc: &mut ScanControl) {
+        loop {
+            loop {
+                sc.nr_scanned = 0;
+                self.shrink_node(sc);
+                if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.priority == 0 {
+                    break;
+                }
+                sc.priority -= 1;
+            }
+            self.snapshot_refaults();
+            if sc.nr_reclaimed > 0 || !sc.skipped_deactivate || sc.force_deactivate {
+                return;
+            }
+            sc.priority = DEF_PRIORITY;
+            sc.force_deactivate = true;
+            sc.skipped_deactivate = false;
+        }
+    }
+
+    /// `snapshot_refaults()`: remember WORKINGSET_ACTIVATE_* at the end of a reclaim cycle.
+    pub(crate) fn snapshot_refaults(&mut self) {
+        let lv = &mut self.memcg.lruvec;
+        lv.refaults = lv.workingset_activate;
+    }
+
+    /// `shrink_node()` with `prepare_scan_control()`: one pass over the node's
+    /// (here: the one memcg's) lruvec at `sc.priority`.
+    pub(crate) fn shrink_node(&mut self, sc: &mut ScanControl) {
+        let rules = self.rules();
+        self.prepare_scan_control(sc, rules);
+        let before = sc.nr_reclaimed;
+        sc.nr_file_taken = 0;
+        sc.nr_unqueued_dirty = 0;
+        self.shrink_lruvec(sc, rules);
+        if sc.nr_reclaimed > before {
+            self.kswapd.failures = 0;
+        }
+        if sc.who == Reclaimer::Kswapd && sc.nr_unqueued_dirty == sc.nr_file_taken {
+            // PGDAT_DIRTY: the kernel sets it on this literal equality (also 0 == 0).
+            self.node.dirty = true;
+        }
+    }
+
+    /// `prepare_scan_control()` (5.5+): snapshot costs, decide `may_deactivate`,
+    /// `cache_trim_mode` and `file_is_tiny` at the reclaim root.
+    fn prepare_scan_control(&self, sc: &mut ScanControl, rules: ClassicRules) {
+        let lv = &self.memcg.lruvec;
+        sc.anon_cost = lv.anon_cost;
+        sc.file_cost = lv.file_cost;
+        if !rules.deactivate_on_refaults {
+            return;
+        }
+        if sc.force_deactivate {
+            sc.may_deactivate = [true, true];
+        } else {
+            for file in [false, true] {
+                let t = file as usize;
+                sc.may_deactivate[t] =
+                    lv.workingset_activate[t] != lv.refaults[t] || self.inactive_is_low(file);
+            }
+        }
+        sc.cache_trim_mode =
+            (lv.size(LruList::InactiveFile) >> sc.priority) > 0 && !sc.may_deactivate[1];
+        sc.file_is_tiny = false;
+        if sc.who != Reclaimer::Memcg {
+            let file = lv.size(LruList::ActiveFile) + lv.size(LruList::InactiveFile);
+            sc.file_is_tiny = file + self.node.free <= self.node.wmark_high
+                && !sc.may_deactivate[0]
+                && (lv.size(LruList::InactiveAnon) >> sc.priority) > 0;
+        }
+    }
+
+    /// `inactive_is_low()`: inactive × int_sqrt(10 × GiB of the pair) < active.
+    pub(crate) fn inactive_is_low(&self, file: bool) -> bool {
+        let (inactive, active) = self.memcg.lruvec.type_sizes(file);
+        inactive_is_low(inactive, active)
+    }
+
+    /// `can_reclaim_anon_pages()`: swap slots left.
+    fn can_reclaim_anon(&self) -> bool {
+        self.swap.as_ref().is_some_and(|s| s.nr_free() > 0)
+    }
+
+    /// `can_age_anon_pages()`: a swap device exists.
+    fn can_age_anon(&self) -> bool {
+        self.swap.is_some()
+    }
+
+    /// `get_scan_count()`: how many pages to scan on each evictable list.
+    pub(crate) fn get_scan_count(&mut self, sc: &ScanControl, rules: ClassicRules) -> [u64; 4] {
+        let swappiness = self.cfg.swappiness as u64;
+        let lv = &self.memcg.lruvec;
+        let cgroup = sc.who == Reclaimer::Memcg;
+        let sizes = LruList::EVICTABLE.map(|l| lv.size(l));
+        let (balance, fraction, denominator) = match rules.balance {
+            Balance::Cost(_) => {
+                let b = if !sc.may_swap || !self.can_reclaim_anon() {
+                    ScanBalance::File
+                } else if cgroup && swappiness == 0 {
+                    ScanBalance::File
+                } else if sc.priority == 0 && swappiness != 0 {
+                    ScanBalance::Equal
+                } else if sc.file_is_tiny {
+                    ScanBalance::Anon
+                } else if sc.cache_trim_mode {
+                    ScanBalance::File
+                } else {
+                    ScanBalance::Fract
+                };
+                let (ap, fp) = cost_fractions(swappiness, sc.anon_cost, sc.file_cost);
+                (b, [ap, fp], ap + fp)
+            }
+            Balance::ScannedRotated => {
+                let file_pages = sizes[2] + sizes[3];
+                let b = if !sc.may_swap || !self.can_reclaim_anon() {
+                    ScanBalance::File
+                } else if cgroup && swappiness == 0 {
+                    ScanBalance::File
+                } else if sc.priority == 0 && swappiness != 0 {
+                    ScanBalance::Equal
+                } else if !cgroup && file_pages + self.node.free <= self.node.wmark_high {
+                    ScanBalance::Anon
+                } else if !self.inactive_is_low(true) && (sizes[2] >> sc.priority) > 0 {
+                    ScanBalance::File
+                } else {
+                    ScanBalance::Fract
+                };
+                let lv = &mut self.memcg.lruvec;
+                let (ap, fp) = scanned_rotated_fractions(
+                    swappiness,
+                    sizes,
+                    &mut lv.recent_scanned,
+                    &mut lv.recent_rotated,
+                    b == ScanBalance::Fract,
+                );
+                (b, [ap, fp], ap + fp + 1)
+            }
+        };
+        // v4.9 force_scan: memcg reclaim scans at least SWAP_CLUSTER_MAX when the shift rounds to 0.
+        let force_scan = rules.balance == Balance::ScannedRotated && cgroup;
+        let mut nr = [0u64; 4];
+        for pass in 0..2 {
+            let mut some = false;
+            for (i, &size) in sizes.iter().enumerate() {
+                let file = i >= 2;
+                let mut scan = size >> sc.priority;
+                if scan == 0 && pass == 1 && force_scan {
+                    scan = size.min(SWAP_CLUSTER_MAX);
+                }
+                scan = match balance {
+                    ScanBalance::Equal => scan,
+                    ScanBalance::Fract => scan * fraction[file as usize] / denominator.max(1),
+                    ScanBalance::File if !file => 0,
+                    ScanBalance::Anon if file => 0,
+                    _ => scan,
+                };
+                some |= scan > 0;
+                nr[i] = scan;
+            }
+            if some || !force_scan {
+                break;
+            }
+        }
+        nr
+    }
+
+    /// `shrink_lruvec()`: scan the lists in SWAP_CLUSTER_MAX chunks towards
+    /// the targets, with the proportional adjustment once the goal is met.
+    fn shrink_lruvec(&mut self, sc: &mut ScanControl, rules: ClassicRules) {
+        let mut nr = self.get_scan_count(sc, rules);
+        let targets = nr;
+        let proportional = sc.who == Reclaimer::Direct && sc.priority == DEF_PRIORITY;
+        let nr_to_reclaim = sc.nr_to_reclaim;
+        let mut reclaimed = 0u64;
+        while nr[0] > 0 || nr[3] > 0 || nr[2] > 0 {
+            for (i, lru) in LruList::EVICTABLE.into_iter().enumerate() {
+                if nr[i] > 0 {
+                    let chunk = nr[i].min(SWAP_CLUSTER_MAX);
+                    nr[i] -= chunk;
+                    reclaimed += self.shrink_list(lru, chunk, sc, rules);
+                }
+            }
+            if reclaimed < nr_to_reclaim || proportional {
+                continue;
+            }
+            let nr_file = nr[2] + nr[3];
+            let nr_anon = nr[0] + nr[1];
+            if nr_file == 0 || nr_anon == 0 {
+                break;
+            }
+            let (smaller, other) = if nr_file > nr_anon { (0, 2) } else { (2, 0) };
+            let remaining = nr[smaller] + nr[smaller + 1];
+            let pct = remaining * 100 / (targets[smaller] + targets[smaller + 1] + 1);
+            nr[smaller] = 0;
+            nr[smaller + 1] = 0;
+            for l in [other, other + 1] {
+                let done = targets[l] - nr[l];
+                let x = targets[l] * (100 - pct) / 100;
+                nr[l] = x - x.min(done);
+            }
+        }
+        sc.nr_reclaimed += reclaimed;
+        if self.can_age_anon() && self.inactive_is_low(false) {
+            self.shrink_active_list(SWAP_CLUSTER_MAX, false, sc, rules);
+        }
+    }
+
+    /// `shrink_list()`: active lists are deactivated (if allowed), inactive lists reclaimed.
+    fn shrink_list(
+        &mut self,
+        lru: LruList,
+        n: u64,
+        sc: &mut ScanControl,
+        rules: ClassicRules,
+    ) -> u64 {
+        let file = lru.is_file();
+        if lru.is_active() {
+            let allowed = if rules.deactivate_on_refaults {
+                sc.may_deactivate[file as usize]
+            } else {
+                // v4.9 inactive_list_is_low(): anon needs swap
+                (file || self.swap.is_some()) && self.inactive_is_low(file)
+            };
+            if allowed {
+                self.shrink_active_list(n, file, sc, rules);
+            } else {
+                sc.skipped_deactivate = true;
+            }
+            return 0;
+        }
+        self.shrink_inactive_list(n, file, sc, rules)
+    }
+
+    /// `isolate_lru_folios()`: takes up to `n` folios from the tail of `lru`
+    /// into `self.scratch`. One zone, so nothing is skipped: scanned = taken.
+    fn isolate_lru_folios(&mut self, n: u64, lru: LruList) -> u64 {
+        self.scratch.clear();
+        let list = &mut self.memcg.lruvec.lists[lru as usize];
+        for _ in 0..n {
+            let Some(f) = list.pop_tail(&mut self.folios) else {
+                break;
+            };
+            self.folios[f].clear(flags::LRU);
+            self.scratch.push(f);
+        }
+        self.scratch.len() as u64
+    }
+
+    /// `move_folios_to_lru()`: puts folios back at the head of the list their
+    /// flags select; active ones age the workingset clock (5.9+) or count as
+    /// rotated (v4.9). Returns how many went to an active list.
+    fn move_folios_to_lru(&mut self, folios: &[FolioId], rules: ClassicRules) -> u64 {
+        let mut nr_active = 0;
+        for &f in folios {
+            let fo = &mut self.folios[f];
+            fo.set(flags::LRU);
+            let lru = LruList::of_flags(fo.flags);
+            self.memcg.lruvec.lists[lru as usize].push_head(&mut self.folios, f, lru as u8);
+            if lru.is_active() {
+                nr_active += 1;
+                if rules.putback_active_ages {
+                    self.workingset_age_nonresident(1);
+                }
+                self.note_rotated(lru.is_file(), 1);
+            }
+        }
+        nr_active
+    }
+
+    /// `shrink_active_list()`: deactivate from the tail of an active list.
+    /// Referenced VM_EXEC file folios stay active; everything else moves to
+    /// the inactive list (with PG_workingset, 4.20+). PG_referenced is not consulted.
+    pub(crate) fn shrink_active_list(
+        &mut self,
+        n: u64,
+        file: bool,
+        sc: &mut ScanControl,
+        rules: ClassicRules,
+    ) {
+        let taken = self.isolate_lru_folios(n, LruList::active(file));
+        sc.nr_scanned += taken;
+        sc.cpu_ns += taken * self.cost.scan_ns;
+        if sc.who != Reclaimer::Memcg {
+            self.vm.pgrefill += taken;
+        }
+        self.note_scanned(file, taken);
+        let batch = std::mem::take(&mut self.scratch);
+        let (mut nr_rotated, mut nr_deactivate, mut nr_exec_kept) = (0, 0, 0);
+        for &f in &batch {
+            let (refs, exec) = self.folio_referenced(f, sc);
+            if refs > 0 {
+                nr_rotated += 1;
+                if exec && file {
+                    nr_exec_kept += 1;
+                    continue;
+                }
+            }
+            let fo = &mut self.folios[f];
+            fo.clear(flags::ACTIVE);
+            if rules.pg_workingset {
+                fo.set(flags::WORKINGSET);
+            }
+            nr_deactivate += 1;
+        }
+        self.move_folios_to_lru(&batch, rules);
+        self.scratch = batch;
+        self.vm.pgdeactivate += nr_deactivate;
+        match rules.balance {
+            // v4.9 counts every referenced folio as rotated, even if deactivated.
+            Balance::ScannedRotated => {
+                // move_folios_to_lru() already counted the ones kept active.
+                self.note_rotated(file, nr_rotated - nr_exec_kept);
+            }
+            Balance::Cost(CostVariant::V6_2) => self.lru_note_cost(file, 0, nr_exec_kept),
+            Balance::Cost(CostVariant::V5_8) => {}
+        }
+    }
+
+    /// `shrink_inactive_list()`: isolate, `shrink_folio_list()`, put back,
+    /// count, and note the cost. Returns pages reclaimed.
+    fn shrink_inactive_list(
+        &mut self,
+        n: u64,
+        file: bool,
+        sc: &mut ScanControl,
+        rules: ClassicRules,
+    ) -> u64 {
+        let taken = self.isolate_lru_folios(n, LruList::inactive(file));
+        if taken == 0 {
+            return 0;
+        }
+        sc.cpu_ns += taken * self.cost.scan_ns;
+        match sc.who {
+            Reclaimer::Kswapd => self.vm.pgscan_kswapd += taken,
+            Reclaimer::Direct => self.vm.pgscan_direct += taken,
+            Reclaimer::Memcg => {}
+        }
+        if file {
+            self.vm.pgscan_file += taken;
+            sc.nr_file_taken += taken;
+        } else {
+            self.vm.pgscan_anon += taken;
+        }
+        self.note_scanned(file, taken);
+        let mut batch = std::mem::take(&mut self.scratch);
+        let (reclaimed, stat) = self.shrink_folio_list(&mut batch, sc, rules);
+        self.move_folios_to_lru(&batch, rules);
+        self.scratch = batch;
+        match sc.who {
+            Reclaimer::Kswapd => self.vm.pgsteal_kswapd += reclaimed,
+            Reclaimer::Direct => self.vm.pgsteal_direct += reclaimed,
+            Reclaimer::Memcg => {}
+        }
+        if file {
+            self.vm.pgsteal_file += reclaimed;
+        } else {
+            self.vm.pgsteal_anon += reclaimed;
+        }
+        self.lru_note_cost(file, stat.nr_pageout, taken - reclaimed);
+        sc.nr_unqueued_dirty += stat.nr_unqueued_dirty;
+        if stat.nr_unqueued_dirty == taken {
+            self.wakeup_flusher(sc.now());
+        }
+        let _ = stat.nr_activate;
+        reclaimed
+    }
+
+    /// `folio_referenced()`: walks the reverse map, clearing young PTEs.
+    /// Returns (number of VMAs in which the folio was young, whether one of
+    /// those is VM_EXEC); charges one rmap step per mapping examined.
+    pub(crate) fn folio_referenced(&mut self, f: FolioId, sc: &mut ScanControl) -> (u32, bool) {
+        let fo = self.folios[f];
+        if fo.mapcount == 0 {
+            return (0, false);
+        }
+        if !fo.is_file() {
+            sc.cpu_ns += self.cost.rmap_ns;
+            let pte = self.vmas[fo.space as usize].pte_mut(fo.index);
+            if *pte & (PTE_PRESENT | PTE_YOUNG) == PTE_PRESENT | PTE_YOUNG {
+                *pte &= !PTE_YOUNG;
+                return (1, self.vmas[fo.space as usize].exec);
+            }
+            return (0, false);
+        }
+        let (mut refs, mut exec) = (0, false);
+        let nmaps = self.files[fo.space as usize].mappings.len();
+        for m in 0..nmaps {
+            let vid = self.files[fo.space as usize].mappings[m];
+            let v = &mut self.vmas[vid as usize];
+            let VmaKind::File { pgoff, .. } = v.kind else {
+                continue;
+            };
+            let Some(i) = fo.index.checked_sub(pgoff).filter(|i| *i < v.len) else {
+                continue;
+            };
+            sc.cpu_ns += self.cost.rmap_ns;
+            let pte = v.pte_mut(i);
+            if *pte & PTE_PRESENT != 0 && *pte & PTE_FOLIO_MASK == f && *pte & PTE_YOUNG != 0 {
+                *pte &= !PTE_YOUNG;
+                refs += 1;
+                exec |= v.exec;
+            }
+        }
+        (refs, exec)
+    }
+
+    /// `try_to_unmap()`: clears every PTE mapping the folio (anon: installs the
+    /// swap entry), moving PTE dirty bits into the folio.
+    fn try_to_unmap(&mut self, f: FolioId, sc: &mut ScanControl) {
+        let fo = self.folios[f];
+        if fo.mapcount == 0 {
+            return;
+        }
+        let mut dirty = false;
+        if !fo.is_file() {
+            sc.cpu_ns += self.cost.rmap_ns;
+            let pte = self.vmas[fo.space as usize].pte_mut(fo.index);
+            dirty = *pte & PTE_DIRTY != 0;
+            *pte = pte_swap(fo.swap - 1);
+        } else {
+            let nmaps = self.files[fo.space as usize].mappings.len();
+            for m in 0..nmaps {
+                let vid = self.files[fo.space as usize].mappings[m];
+                let v = &mut self.vmas[vid as usize];
+                let VmaKind::File { pgoff, .. } = v.kind else {
+                    continue;
+                };
+                let Some(i) = fo.index.checked_sub(pgoff).filter(|i| *i < v.len) else {
+                    continue;
+                };
+                sc.cpu_ns += self.cost.rmap_ns;
+                let pte = v.pte_mut(i);
+                if *pte & PTE_PRESENT != 0 && *pte & PTE_FOLIO_MASK == f {
+                    dirty |= *pte & PTE_DIRTY != 0;
+                    *pte = 0;
+                }
+            }
+        }
+        self.folios[f].mapcount = 0;
+        if dirty {
+            if fo.is_file() {
+                self.folio_mark_dirty(f);
+            } else {
+                self.folios[f].set(flags::DIRTY);
+            }
+        }
+    }
+
+    /// `folio_check_references()` (v6.x, or v4.9 where young swap-backed folios activate at once).
+    fn folio_check_references(
+        &mut self,
+        f: FolioId,
+        sc: &mut ScanControl,
+        rules: ClassicRules,
+    ) -> FolioReferences {
+        let (refs, exec) = self.folio_referenced(f, sc);
+        let fo = &mut self.folios[f];
+        let file = fo.is_file();
+        if refs > 0 && rules.young_anon_activates && !file {
+            return FolioReferences::Activate;
+        }
+        let was_ref = fo.test_and_clear(flags::REFERENCED);
+        if refs > 0 {
+            fo.set(flags::REFERENCED);
+            if was_ref || refs > 1 {
+                return FolioReferences::Activate;
+            }
+            if exec && (file || rules.young_anon_activates) {
+                return FolioReferences::Activate;
+            }
+            return FolioReferences::Keep;
+        }
+        if was_ref && file {
+            return FolioReferences::ReclaimClean;
+        }
+        FolioReferences::Reclaim
+    }
+
+    /// `shrink_folio_list()`: decides each isolated folio's fate (spec §3.11).
+    /// Freed folios are removed from `batch`; survivors stay in it, with
+    /// PG_active set on those to activate. Returns (reclaimed, stats).
+    fn shrink_folio_list(
+        &mut self,
+        batch: &mut Vec<FolioId>,
+        sc: &mut ScanControl,
+        rules: ClassicRules,
+    ) -> (u64, ReclaimStat) {
+        let mut stat = ReclaimStat::default();
+        let mut reclaimed = 0;
+        let mut keep = 0;
+        for i in 0..batch.len() {
+            let f = batch[i];
+            sc.nr_scanned += 1;
+            let fate = self.reclaim_one(f, sc, rules, &mut stat);
+            match fate {
+                Fate::Freed => reclaimed += 1,
+                Fate::Activate => {
+                    let fo = &mut self.folios[f];
+                    if fo.test(flags::SWAPCACHE)
+                        && self.swap.as_ref().is_some_and(|s| s.half_full())
+                    {
+                        self.folio_free_swap(f);
+                    }
+                    self.folios[f].set(flags::ACTIVE);
+                    self.vm.pgactivate += 1;
+                    stat.nr_activate += 1;
+                    batch[keep] = f;
+                    keep += 1;
+                }
+                Fate::Keep => {
+                    batch[keep] = f;
+                    keep += 1;
+                }
+            }
+        }
+        batch.truncate(keep);
+        (reclaimed, stat)
+    }
+
+    fn reclaim_one(
+        &mut self,
+        f: FolioId,
+        sc: &mut ScanControl,
+        rules: ClassicRules,
+        stat: &mut ReclaimStat,
+    ) -> Fate {
+        let fo = self.folios[f];
+        let file = fo.is_file();
+        if file && fo.test(flags::DIRTY) && !fo.test(flags::WRITEBACK) {
+            stat.nr_unqueued_dirty += 1;
+        }
+        if fo.test(flags::WRITEBACK) {
+            // Cases 1 and 2 of the writeback handling; the v1 memcg wait (case 3) is not modelled.
+            self.folios[f].set(flags::RECLAIM);
+            return if rules.dirty_activates {
+                Fate::Activate
+            } else {
+                Fate::Keep
+            };
+        }
+        let refs = self.folio_check_references(f, sc, rules);
+        match refs {
+            FolioReferences::Activate => return Fate::Activate,
+            FolioReferences::Keep => return Fate::Keep,
+            _ => {}
+        }
+        if !file && !self.folios[f].test(flags::SWAPCACHE) {
+            // add_to_swap()
+            let Some(slot) = self.swap.as_mut().and_then(|s| s.alloc()) else {
+                return Fate::Activate;
+            };
+            self.swap.as_mut().unwrap().slots[slot as usize] = SLOT_FOLIO | f;
+            let fo = &mut self.folios[f];
+            fo.swap = slot + 1;
+            fo.set(flags::SWAPCACHE | flags::DIRTY);
+        }
+        self.try_to_unmap(f, sc);
+        let fo = self.folios[f];
+        if fo.test(flags::DIRTY) {
+            if file && !(sc.who == Reclaimer::Kswapd && fo.test(flags::RECLAIM) && self.node.dirty)
+            {
+                // The flusher writes it; rotate it out of the way meanwhile.
+                self.vm.nr_vmscan_immediate_reclaim += 1;
+                self.folios[f].set(flags::RECLAIM);
+                return if rules.dirty_activates {
+                    Fate::Activate
+                } else {
+                    Fate::Keep
+                };
+            }
+            if refs == FolioReferences::ReclaimClean {
+                return Fate::Keep;
+            }
+            // pageout()
+            stat.nr_pageout += 1;
+            if !self.pageout(f, sc) {
+                return Fate::Keep;
+            }
+        }
+        self.remove_mapping(f);
+        sc.cpu_ns += self.cost.free_ns;
+        Fate::Freed
+    }
+
+    /// `pageout()`: starts writeback of a dirty folio to swap or the
+    /// filesystem. Returns true if the write completed synchronously (zram),
+    /// so the folio can be freed now; else it stays under writeback with
+    /// PG_reclaim and is rotated to the inactive tail on completion.
+    fn pageout(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
+        sc.cpu_ns += self.cost.pageout_ns;
+        let now = sc.now();
+        let fo = &mut self.folios[f];
+        fo.clear(flags::DIRTY);
+        let file = fo.is_file();
+        self.vm.nr_vmscan_write += 1;
+        self.vm.pgpgout += 4;
+        let (done, sync, q) = if file {
+            self.nr_dirty -= 1;
+            (self.fs.write(now, 1), false, 1)
+        } else {
+            self.vm.pswpout += 1;
+            let swap = self.swap.as_mut().unwrap();
+            (
+                swap.dev.write(now, 1),
+                self.cfg.swap.device == crate::config::DeviceKind::Zram,
+                0,
+            )
+        };
+        if sync {
+            return true;
+        }
+        let fo = &mut self.folios[f];
+        fo.set(flags::WRITEBACK | flags::RECLAIM);
+        self.nr_writeback += 1;
+        self.writeback[q].push_back((done, f));
+        self.next_bg = self.next_bg.min(done);
+        false
+    }
+
+    /// `__remove_mapping()` + free: leaves the shadow in the slot, uncharges, frees.
+    pub(crate) fn remove_mapping(&mut self, f: FolioId) {
+        let shadow = self.workingset_eviction(f);
+        let fo = self.folios[f];
+        if fo.is_file() {
+            *self.files[fo.space as usize].slot_mut(fo.index) = shadow.unwrap_or(0);
+        } else if fo.test(flags::SWAPCACHE) {
+            let swap = self.swap.as_mut().unwrap();
+            swap.slots[(fo.swap - 1) as usize] = shadow.unwrap_or(SWAP_NO_SHADOW);
+        }
+        self.free_folio(f);
+    }
+
+    /// Returns a folio's page to the node and uncharges it.
+    pub(crate) fn free_folio(&mut self, f: FolioId) {
+        self.folios.free(f);
+        self.memcg.usage -= 1;
+        self.node.free += 1;
+        self.vm.pgfree += 1;
+    }
+
+    /// Wakes kswapd (`wakeup_kswapd()`), unless it runs already or has given up.
+    pub(crate) fn wakeup_kswapd(&mut self) {
+        if self.kswapd.running || self.kswapd.failures >= crate::fault::MAX_RECLAIM_RETRIES {
+            return;
+        }
+        if self.node.free > self.node.wmark_high {
+            return;
+        }
+        let k = &mut self.kswapd;
+        if k.slept_at > 0 && self.clock.saturating_sub(k.slept_at) < 100_000_000 {
+            self.vm.kswapd_low_wmark_hit_quickly += 1;
+        }
+        k.running = true;
+        k.clock = k.clock.max(self.clock);
+        k.run_start = k.clock;
+        k.priority = DEF_PRIORITY;
+        k.reclaimed = 0;
+        self.vm.pageoutrun += 1;
+        self.next_bg = self.next_bg.min(k.clock);
+    }
+
+    /// One iteration of `balance_pgdat()`'s priority loop on kswapd's clock:
+    /// background anon aging, then `shrink_node()` towards the high watermark.
+    pub(crate) fn kswapd_step(&mut self) {
+        if self.node.free > self.node.wmark_high {
+            self.kswapd_end_run();
+            return;
+        }
+        let rules = self.rules();
+        let mut sc = ScanControl::new(
+            Reclaimer::Kswapd,
+            self.node.wmark_high.max(SWAP_CLUSTER_MAX),
+            self.kswapd.clock,
+        );
+        sc.priority = self.kswapd.priority;
+        // kswapd_age_node(): keep enough inactive anon.
+        if self.can_age_anon() && self.inactive_is_low(false) {
+            self.shrink_active_list(SWAP_CLUSTER_MAX, false, &mut sc, rules);
+        }
+        sc.nr_scanned = 0;
+        self.shrink_node(&mut sc);
+        let raise = sc.nr_scanned < sc.nr_to_reclaim;
+        let k = &mut self.kswapd;
+        k.clock += sc.cpu_ns.max(1);
+        k.cpu_ns += sc.cpu_ns;
+        k.reclaimed += sc.nr_reclaimed;
+        if raise || sc.nr_reclaimed == 0 {
+            k.priority -= 1;
+        }
+        if k.priority < 1 {
+            self.kswapd_end_run();
+        }
+    }
+
+    /// End of a `balance_pgdat()` run: PSI, refault snapshot, failure count;
+    /// sleep if balanced, else start another run unless kswapd has failed 16 times.
+    fn kswapd_end_run(&mut self) {
+        let (start, end) = (self.kswapd.run_start, self.kswapd.clock);
+        self.psi.stall(PsiCpu::Kswapd, start, end);
+        self.snapshot_refaults();
+        if self.kswapd.reclaimed == 0 {
+            self.kswapd.failures += 1;
+        }
+        let k = &mut self.kswapd;
+        if self.node.free > self.node.wmark_high || k.failures >= crate::fault::MAX_RECLAIM_RETRIES
+        {
+            k.running = false;
+            k.slept_at = k.clock;
+            self.node.dirty = false;
+            return;
+        }
+        k.run_start = k.clock;
+        k.priority = DEF_PRIORITY;
+        k.reclaimed = 0;
+        self.vm.pageoutrun += 1;
+    }
+}
+
+/// What `shrink_folio_list()` did with one folio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    Freed,
+    Activate,
+    Keep,
+}
+
+/// `inactive_is_low()` on raw sizes: the target inactive:active ratio is
+/// int_sqrt(10 × size in GiB), 1 below 1 GiB.
+pub fn inactive_is_low(inactive: u64, active: u64) -> bool {
+    let gb = (inactive + active) >> (30 - 12);
+    let ratio = if gb > 0 {
+        crate::sim::int_sqrt(10 * gb)
+    } else {
+        1
+    };
+    inactive * ratio < active
+}
+
+/// SCAN_FRACT of v5.8+ `get_scan_count()`: (ap, fp) with the one-third floor
+/// ("mm: vmscan: limit the range of LRU type balancing").
+pub fn cost_fractions(swappiness: u64, anon_cost: u64, file_cost: u64) -> (u64, u64) {
+    let total_cost = anon_cost + file_cost;
+    let anon = total_cost + anon_cost;
+    let file = total_cost + file_cost;
+    let total = anon + file;
+    let ap = swappiness * (total + 1) / (anon + 1);
+    let fp = (200 - swappiness) * (total + 1) / (file + 1);
+    (ap, fp)
+}
+
+/// SCAN_FRACT of v4.9 `get_scan_count()`: (ap, fp) from recent_scanned /
+/// recent_rotated, halving each type's history when it exceeds a quarter
+/// of that type's pages (only when SCAN_FRACT is reached, as in the kernel).
+pub fn scanned_rotated_fractions(
+    swappiness: u64,
+    sizes: [u64; 4],
+    scanned: &mut [u64; 2],
+    rotated: &mut [u64; 2],
+    fract: bool,
+) -> (u64, u64) {
+    if !fract {
+        return (0, 0);
+    }
+    let anon = sizes[0] + sizes[1];
+    let file = sizes[2] + sizes[3];
+    if scanned[0] > anon / 4 {
+        scanned[0] /= 2;
+        rotated[0] /= 2;
+    }
+    if scanned[1] > file / 4 {
+        scanned[1] /= 2;
+        rotated[1] /= 2;
+    }
+    let ap = swappiness * (scanned[0] + 1) / (rotated[0] + 1);
+    let fp = (200 - swappiness) * (scanned[1] + 1) / (rotated[1] + 1);
+    (ap, fp)
+}

@@ -1,0 +1,667 @@
+//! The simulated machine and its event loop.
+//!
+//! [`Sim`] owns everything: the folio arena, tasks and their VMAs, files and
+//! their page cache, the swap device, the memory cgroup with its lruvec, the
+//! node's free-page count and watermarks, kswapd, the counters and PSI.
+//! Workloads drive it one [`Event`] at a time through [`Sim::step`].
+//!
+//! Time. The workload runs on simulated CPU 0 and its clock advances by the
+//! cost model's charges ([`crate::cost`]) and by the device waits of major
+//! faults. kswapd runs on CPU 1 with its own clock: when woken it performs one
+//! `balance_pgdat()` priority iteration at a time, each starting no earlier
+//! than the workload time that woke it and taking the CPU time its scanning
+//! costs, so a fast allocator can outrun it and fall into direct reclaim just
+//! as on a real machine. Writeback completions and the flusher are timed
+//! events on the same clock. Everything is integer arithmetic on one clock:
+//! the same events give the same bits on any machine.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ConfigError, CostVariant, DeviceKind, MachineConfig, PolicyName};
+use crate::cost::CostModel;
+use crate::event::{Event, FileId};
+use crate::mem::blockdev::BlockDev;
+use crate::mem::filemap::File;
+use crate::mem::folio::{flags, FolioArena, FolioId, LruList};
+use crate::mem::pagetable::{TaskId, Vma, VmaId, VmaKind};
+use crate::mem::swap::SwapDevice;
+use crate::memcg::Memcg;
+use crate::psi::{Psi, PsiCpu, PsiReport};
+use crate::stats::Vmstat;
+
+/// Errors from setting up a simulation (not from running it: running never fails).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    /// A configuration field is out of range.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A setup call referred to something that does not exist or is too large.
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// How the classic LRU balances anon against file (see [`crate::reclaim::balance`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Balance {
+    /// recent_scanned / recent_rotated ratios (≈3.11–5.7).
+    ScannedRotated,
+    /// anon_cost / file_cost from `lru_note_cost` (5.8+), in the given weighting.
+    Cost(CostVariant),
+}
+
+/// The rules of a classic (active/inactive) LRU kernel era. Each field names
+/// the kernel change that flipped it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClassicRules {
+    /// Balancing model.
+    pub balance: Balance,
+    /// New anonymous pages start on the active list (before 5.9, "mm: vmscan:
+    /// protect the workingset on anonymous LRU").
+    pub new_anon_active: bool,
+    /// A young swap-backed folio at the inactive tail is activated at once
+    /// (`page_check_references` before 5.9).
+    pub young_anon_activates: bool,
+    /// Anonymous shadows in swap slots and the two-formula refault test (5.9+);
+    /// otherwise file shadows only, tested against active_file (3.15–5.7).
+    pub anon_workingset: bool,
+    /// Active lists are deactivated only when `inactive_is_low` (≤5.4); else
+    /// the 5.5+ `may_deactivate` rule driven by refaults at the reclaim root.
+    pub deactivate_on_refaults: bool,
+    /// PG_workingset exists (4.20+): set on deactivation, carried in shadows,
+    /// counted as WORKINGSET_RESTORE.
+    pub pg_workingset: bool,
+    /// `move_folios_to_lru` ages the workingset clock for reclaim activations (5.9+).
+    pub putback_active_ages: bool,
+    /// `workingset_eviction` reads the clock before incrementing (5.9+:
+    /// `atomic_long_read` then age) rather than `atomic_long_inc_return` (3.15–5.8).
+    pub eviction_reads_before_inc: bool,
+    /// Dirty file folios and folios under writeback met at the inactive tail
+    /// are activated with PG_reclaim ("mm: vmscan: move dirty pages out of
+    /// the way until they're flushed", 4.13) instead of kept on the inactive list.
+    pub dirty_activates: bool,
+}
+
+impl ClassicRules {
+    /// v4.9: the scanned/rotated era.
+    pub fn v4_9() -> Self {
+        ClassicRules {
+            balance: Balance::ScannedRotated,
+            new_anon_active: true,
+            young_anon_activates: true,
+            anon_workingset: false,
+            deactivate_on_refaults: false,
+            pg_workingset: false,
+            putback_active_ages: false,
+            eviction_reads_before_inc: false,
+            dirty_activates: false,
+        }
+    }
+    /// v6.x (current): cost-based balancing.
+    pub fn current(variant: CostVariant) -> Self {
+        ClassicRules {
+            balance: Balance::Cost(variant),
+            new_anon_active: false,
+            young_anon_activates: false,
+            anon_workingset: true,
+            deactivate_on_refaults: true,
+            pg_workingset: true,
+            putback_active_ages: true,
+            eviction_reads_before_inc: true,
+            dirty_activates: true,
+        }
+    }
+}
+
+/// The policy a run uses, resolved from [`PolicyName`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// Textbook LRU (see [`crate::reclaim::lru`]).
+    Lru,
+    /// Classic active/inactive LRU with era rules.
+    Classic(ClassicRules),
+}
+
+/// A task (process) with an address space.
+#[derive(Clone, Debug)]
+pub struct Task {
+    /// Name for reports.
+    pub name: String,
+    /// Its VMAs.
+    pub vmas: Vec<VmaId>,
+    /// Killed by the OOM killer.
+    pub dead: bool,
+}
+
+/// The node (`pg_data_t`) with one zone: free pages and watermarks.
+#[derive(Clone, Debug, Default)]
+pub struct Node {
+    /// Managed pages.
+    pub managed: u64,
+    /// Free pages.
+    pub free: u64,
+    /// WMARK_MIN.
+    pub wmark_min: u64,
+    /// WMARK_LOW.
+    pub wmark_low: u64,
+    /// WMARK_HIGH.
+    pub wmark_high: u64,
+    /// PGDAT_DIRTY: kswapd met only dirty file pages at the inactive tail.
+    pub dirty: bool,
+}
+
+/// kswapd's state between steps.
+#[derive(Clone, Debug, Default)]
+pub struct Kswapd {
+    /// Inside `balance_pgdat()`.
+    pub running: bool,
+    /// Current scan priority.
+    pub priority: u32,
+    /// kswapd's own clock, ns.
+    pub clock: u64,
+    /// When the current run started (PSI).
+    pub run_start: u64,
+    /// Pages reclaimed in the current run.
+    pub reclaimed: u64,
+    /// `kswapd_failures`: fruitless runs in a row (gives up at 16).
+    pub failures: u32,
+    /// CPU time used, ns.
+    pub cpu_ns: u64,
+    /// When kswapd last went to sleep (for the hit-quickly counters).
+    pub slept_at: u64,
+}
+
+/// Access outcome counters of the workload.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccessStats {
+    /// Events that touched memory (Access, FileRead, FileWrite).
+    pub accesses: u64,
+    /// Accesses that found the page resident.
+    pub hits: u64,
+    /// Accesses that found the page not resident (first touch, swapped out, evicted).
+    pub misses: u64,
+    /// Events rejected because they named a page beyond the end of a VMA or file.
+    pub out_of_range: u64,
+    /// Events dropped because their task had been OOM-killed.
+    pub dropped_killed: u64,
+}
+
+/// Everything a run reports.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Policy name.
+    pub policy: String,
+    /// Accesses, hits, misses.
+    #[serde(flatten)]
+    pub access: AccessStats,
+    /// misses / accesses.
+    pub miss_ratio: f64,
+    /// /proc/vmstat counters.
+    pub vmstat: Vmstat,
+    /// /proc/pressure/memory.
+    pub psi: PsiReport,
+    /// Simulated wall time of the workload, seconds.
+    pub runtime_s: f64,
+    /// Accesses per simulated second.
+    pub throughput: f64,
+    /// kswapd CPU time, seconds.
+    pub kswapd_cpu_s: f64,
+    /// Time the workload spent in direct or memcg reclaim, seconds.
+    pub reclaim_stall_s: f64,
+    /// Time the workload waited for IO, seconds.
+    pub io_wait_s: f64,
+    /// Charged pages of the workload memcg at the end, and its limit.
+    pub memcg_usage_pages: u64,
+    /// `memory.max` in pages, if set.
+    pub memcg_max_pages: Option<u64>,
+    /// Times a charge found the group at `memory.max`.
+    pub memcg_max_events: u64,
+    /// Watermarks in pages: min, low, high.
+    pub watermarks: [u64; 3],
+    /// Swap slots in use at the end.
+    pub swap_used_pages: u64,
+    /// Bytes of simulator heap per resident page at the end (arena, page tables, page cache, swap).
+    pub sim_bytes_per_page: f64,
+}
+
+/// The simulated machine.
+pub struct Sim {
+    pub(crate) cfg: MachineConfig,
+    pub(crate) cost: CostModel,
+    pub(crate) policy: Policy,
+    pub(crate) folios: FolioArena,
+    pub(crate) vmas: Vec<Vma>,
+    pub(crate) tasks: Vec<Task>,
+    pub(crate) files: Vec<File>,
+    pub(crate) swap: Option<SwapDevice>,
+    pub(crate) fs: BlockDev,
+    pub(crate) memcg: Memcg,
+    pub(crate) node: Node,
+    pub(crate) kswapd: Kswapd,
+    pub(crate) vm: Vmstat,
+    pub(crate) psi: Psi,
+    pub(crate) acc: AccessStats,
+    /// Workload clock, ns.
+    pub(crate) clock: u64,
+    /// Earliest time some background work (kswapd, writeback, flusher) is due.
+    pub(crate) next_bg: u64,
+    /// Writeback completions in submission order, per device (0 swap, 1 fs).
+    pub(crate) writeback: [VecDeque<(u64, FolioId)>; 2],
+    /// Dirty file folios in dirtying order, with the time they were dirtied.
+    pub(crate) dirty_fifo: VecDeque<(u64, FolioId)>,
+    /// Next periodic flusher wakeup (dirty_writeback_centisecs).
+    pub(crate) flusher_next: u64,
+    /// Scratch buffer for isolated folios (reused, never shrunk).
+    pub(crate) scratch: Vec<FolioId>,
+    /// Workingset shadow timestamp granularity (`bucket_order`).
+    pub(crate) bucket_order: u32,
+    /// Time the workload spent in reclaim, ns.
+    pub(crate) reclaim_stall_ns: u64,
+    /// Time the workload waited for IO, ns.
+    pub(crate) io_wait_ns: u64,
+    /// Dirty file pages (`NR_FILE_DIRTY`).
+    pub(crate) nr_dirty: u64,
+    /// Pages under writeback.
+    pub(crate) nr_writeback: u64,
+}
+
+/// `dirty_writeback_centisecs` = 500: the flusher's period.
+pub const DIRTY_WRITEBACK_NS: u64 = 5_000_000_000;
+/// `dirty_expire_centisecs` = 3000: age at which dirty data is written back.
+pub const DIRTY_EXPIRE_NS: u64 = 30_000_000_000;
+
+impl Sim {
+    /// Builds a machine from a validated configuration.
+    pub fn new(cfg: MachineConfig) -> Result<Sim, SimError> {
+        cfg.validate()?;
+        let managed = cfg.memory.pages();
+        let (min, low, high) = watermarks(managed, cfg.min_free_kbytes, cfg.watermark_scale_factor);
+        let policy = match cfg.policy.name {
+            PolicyName::Lru => Policy::Lru,
+            PolicyName::ScannedRotated => Policy::Classic(ClassicRules::v4_9()),
+            PolicyName::Cost => Policy::Classic(ClassicRules::current(cfg.policy.cost_variant)),
+        };
+        let swap = match (cfg.swap.device, cfg.swap.size) {
+            (DeviceKind::None, _) | (_, None) => None,
+            (_, Some(size)) => Some(SwapDevice::new(&cfg.swap, size.pages())),
+        };
+        let mut memcg = Memcg::new(1, "/");
+        if let Some(m) = cfg.memcg_max {
+            memcg.max = m.pages();
+        }
+        Ok(Sim {
+            cost: cfg.cost.clone(),
+            policy,
+            folios: FolioArena::with_capacity(managed.min(1 << 20) as usize),
+            vmas: Vec::new(),
+            tasks: Vec::new(),
+            files: Vec::new(),
+            swap,
+            fs: BlockDev::new(&cfg.fs),
+            memcg,
+            node: Node {
+                managed,
+                free: managed,
+                wmark_min: min,
+                wmark_low: low,
+                wmark_high: high,
+                dirty: false,
+            },
+            kswapd: Kswapd::default(),
+            vm: Vmstat::default(),
+            psi: Psi::default(),
+            acc: AccessStats::default(),
+            clock: 0,
+            next_bg: DIRTY_WRITEBACK_NS,
+            writeback: [VecDeque::new(), VecDeque::new()],
+            dirty_fifo: VecDeque::new(),
+            flusher_next: DIRTY_WRITEBACK_NS,
+            scratch: Vec::with_capacity(64),
+            bucket_order: crate::reclaim::workingset::bucket_order(managed),
+            reclaim_stall_ns: 0,
+            io_wait_ns: 0,
+            nr_dirty: 0,
+            nr_writeback: 0,
+            cfg,
+        })
+    }
+
+    /// The configuration this machine was built from.
+    pub fn config(&self) -> &MachineConfig {
+        &self.cfg
+    }
+
+    /// The resolved policy.
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    /// Adds a task; returns its id.
+    pub fn add_task(&mut self, name: &str) -> TaskId {
+        self.tasks.push(Task {
+            name: name.into(),
+            vmas: Vec::new(),
+            dead: false,
+        });
+        (self.tasks.len() - 1) as TaskId
+    }
+
+    /// Adds a file of `pages` pages (at most 2^31) with an empty page cache.
+    pub fn add_file(&mut self, name: &str, pages: u64) -> Result<FileId, SimError> {
+        if pages == 0 || pages > 1 << 31 {
+            return Err(SimError::Setup(format!(
+                "file `{name}`: size {pages} pages is out of range [1, 2^31]"
+            )));
+        }
+        self.files.push(File::new(name.into(), pages as u32));
+        Ok((self.files.len() - 1) as FileId)
+    }
+
+    /// Maps `pages` pages of private anonymous memory into `task`.
+    pub fn mmap_anon(&mut self, task: TaskId, pages: u64) -> Result<VmaId, SimError> {
+        self.mmap(task, VmaKind::Anon, pages, false)
+    }
+
+    /// Maps pages `[pgoff, pgoff + pages)` of `file` into `task` (shared);
+    /// `exec` marks it VM_EXEC (program text).
+    pub fn mmap_file(
+        &mut self,
+        task: TaskId,
+        file: FileId,
+        pgoff: u32,
+        pages: u64,
+        exec: bool,
+    ) -> Result<VmaId, SimError> {
+        let f = self
+            .files
+            .get(file as usize)
+            .ok_or_else(|| SimError::Setup(format!("no file {file}")))?;
+        if pgoff as u64 + pages > f.pages as u64 {
+            return Err(SimError::Setup(format!(
+                "mapping of `{}` beyond its end ({} pages)",
+                f.name, f.pages
+            )));
+        }
+        let id = self.mmap(task, VmaKind::File { file, pgoff }, pages, exec)?;
+        self.files[file as usize].mappings.push(id);
+        Ok(id)
+    }
+
+    fn mmap(
+        &mut self,
+        task: TaskId,
+        kind: VmaKind,
+        pages: u64,
+        exec: bool,
+    ) -> Result<VmaId, SimError> {
+        if task as usize >= self.tasks.len() {
+            return Err(SimError::Setup(format!("no task {task}")));
+        }
+        if pages == 0 || pages > 1 << 31 {
+            return Err(SimError::Setup(format!(
+                "mapping size {pages} pages is out of range [1, 2^31]"
+            )));
+        }
+        self.vmas.push(Vma {
+            task,
+            kind,
+            exec,
+            len: pages as u32,
+            ptes: Vec::new(),
+        });
+        let id = (self.vmas.len() - 1) as VmaId;
+        self.tasks[task as usize].vmas.push(id);
+        Ok(id)
+    }
+
+    /// Executes one event. This is the per-access hot path.
+    #[inline]
+    pub fn step(&mut self, ev: &Event) {
+        if self.clock >= self.next_bg {
+            self.background();
+        }
+        match *ev {
+            Event::Access { vma, index, write } => self.access(vma, index, write),
+            Event::FileRead { file, index } => self.file_read(file, index),
+            Event::FileWrite { file, index } => self.file_write(file, index),
+            Event::Think { ns } => self.clock += ns,
+        }
+    }
+
+    /// Executes a batch of events.
+    pub fn run(&mut self, events: &[Event]) {
+        for ev in events {
+            self.step(ev);
+        }
+    }
+
+    /// Current workload time, ns.
+    pub fn now(&self) -> u64 {
+        self.clock
+    }
+
+    /// Counters so far.
+    pub fn vmstat(&self) -> &Vmstat {
+        &self.vm
+    }
+
+    /// Access counters so far.
+    pub fn access_stats(&self) -> &AccessStats {
+        &self.acc
+    }
+
+    /// Runs background work that is due: kswapd steps, writeback completions, the flusher.
+    #[cold]
+    pub(crate) fn background(&mut self) {
+        let now = self.clock;
+        self.complete_writeback(now);
+        if now >= self.flusher_next {
+            self.flusher_periodic(now);
+            self.flusher_next = now - now % DIRTY_WRITEBACK_NS + DIRTY_WRITEBACK_NS;
+        }
+        while self.kswapd.running && self.kswapd.clock <= now {
+            self.kswapd_step();
+        }
+        self.update_next_bg();
+    }
+
+    pub(crate) fn update_next_bg(&mut self) {
+        let mut t = self.flusher_next;
+        if self.kswapd.running {
+            t = t.min(self.kswapd.clock);
+        }
+        for q in &self.writeback {
+            if let Some(&(c, _)) = q.front() {
+                t = t.min(c);
+            }
+        }
+        self.next_bg = t;
+    }
+
+    /// Ends the run: settles background work and reports.
+    pub fn finish(&mut self) -> RunResult {
+        // kswapd may still be mid-run; let it finish its current run so its CPU is accounted.
+        while self.kswapd.running {
+            self.kswapd_step();
+        }
+        self.fill_gauges();
+        let end = self.clock.max(1);
+        let psi = self.psi.report(self.clock.max(self.kswapd.clock));
+        let heap = self.heap_bytes();
+        let resident = (self.node.managed - self.node.free).max(1);
+        RunResult {
+            policy: self.cfg.policy.name.name().to_string(),
+            miss_ratio: if self.acc.accesses == 0 {
+                0.0
+            } else {
+                self.acc.misses as f64 / self.acc.accesses as f64
+            },
+            access: self.acc.clone(),
+            vmstat: self.vm.clone(),
+            psi,
+            runtime_s: self.clock as f64 / 1e9,
+            throughput: self.acc.accesses as f64 / (end as f64 / 1e9),
+            kswapd_cpu_s: self.kswapd.cpu_ns as f64 / 1e9,
+            reclaim_stall_s: self.reclaim_stall_ns as f64 / 1e9,
+            io_wait_s: self.io_wait_ns as f64 / 1e9,
+            memcg_usage_pages: self.memcg.usage,
+            memcg_max_pages: (self.memcg.max != u64::MAX).then_some(self.memcg.max),
+            memcg_max_events: self.memcg.max_events,
+            watermarks: [
+                self.node.wmark_min,
+                self.node.wmark_low,
+                self.node.wmark_high,
+            ],
+            swap_used_pages: self.swap.as_ref().map_or(0, |s| s.used),
+            sim_bytes_per_page: heap as f64 / resident as f64,
+        }
+    }
+
+    fn fill_gauges(&mut self) {
+        let lv = &self.memcg.lruvec;
+        self.vm.nr_free_pages = self.node.free;
+        self.vm.nr_inactive_anon = lv.size(LruList::InactiveAnon);
+        self.vm.nr_active_anon = lv.size(LruList::ActiveAnon);
+        self.vm.nr_inactive_file = lv.size(LruList::InactiveFile);
+        self.vm.nr_active_file = lv.size(LruList::ActiveFile);
+        self.vm.nr_unevictable = lv.size(LruList::Unevictable);
+        self.vm.nr_dirty = self.nr_dirty;
+        self.vm.nr_writeback = self.nr_writeback;
+        let mut swapcached = 0;
+        for l in [LruList::InactiveAnon, LruList::ActiveAnon] {
+            let mut c = lv.lists[l as usize].head;
+            while c != crate::mem::folio::NIL {
+                swapcached += self.folios[c].test(flags::SWAPCACHE) as u64;
+                c = self.folios[c].next;
+            }
+        }
+        self.vm.nr_swapcached = swapcached;
+    }
+
+    /// Simulator heap bytes: folio arena, page tables, page cache, swap slots.
+    pub fn heap_bytes(&self) -> usize {
+        self.folios.heap_bytes()
+            + self
+                .vmas
+                .iter()
+                .map(|v| v.ptes.capacity() * 4)
+                .sum::<usize>()
+            + self
+                .files
+                .iter()
+                .map(|f| f.slots.capacity() * 4)
+                .sum::<usize>()
+            + self.swap.as_ref().map_or(0, |s| s.heap_bytes())
+    }
+
+    /// Charges CPU time to the workload (and PSI if it is a memstall).
+    #[inline]
+    pub(crate) fn workload_stall(&mut self, ns: u64, reclaim: bool) {
+        if ns == 0 {
+            return;
+        }
+        self.psi
+            .stall(PsiCpu::Workload, self.clock, self.clock + ns);
+        self.clock += ns;
+        if reclaim {
+            self.reclaim_stall_ns += ns;
+        }
+    }
+
+    /// Checks the data-structure invariants; returns a description of the first violation.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let lv = &self.memcg.lruvec;
+        let mut on_lists = 0u64;
+        for (i, l) in lv.lists.iter().enumerate() {
+            let mut n = 0u32;
+            let mut c = l.head;
+            let mut prev = crate::mem::folio::NIL;
+            while c != crate::mem::folio::NIL {
+                let f = &self.folios[c];
+                if f.lru as usize != i {
+                    return Err(format!("folio {c} on list {i} tagged {}", f.lru));
+                }
+                if f.prev != prev {
+                    return Err(format!("folio {c} has a broken prev link"));
+                }
+                if LruList::of_flags(f.flags) as usize != i && self.policy != Policy::Lru {
+                    return Err(format!(
+                        "folio {c} on list {i} but flags say {:?}",
+                        LruList::of_flags(f.flags)
+                    ));
+                }
+                n += 1;
+                prev = c;
+                c = f.next;
+            }
+            if n != l.len || prev != l.tail {
+                return Err(format!("list {i}: counted {n}, header says {}", l.len));
+            }
+            on_lists += n as u64;
+        }
+        let live = self.folios.live() as u64;
+        if on_lists != live {
+            return Err(format!("{live} live folios but {on_lists} on lists"));
+        }
+        if self.node.free + live != self.node.managed {
+            return Err(format!(
+                "free {} + used {live} != managed {}",
+                self.node.free, self.node.managed
+            ));
+        }
+        if self.memcg.usage != live {
+            return Err(format!(
+                "memcg usage {} != live folios {live}",
+                self.memcg.usage
+            ));
+        }
+        if self.memcg.usage > self.memcg.max {
+            return Err(format!(
+                "memcg usage {} over max {}",
+                self.memcg.usage, self.memcg.max
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Watermarks of a single-zone node (`__setup_per_zone_wmarks`, v4.6+ formula,
+/// with `min_free_kbytes` from `init_per_zone_wmark_min` when not given).
+pub fn watermarks(managed: u64, min_free_kbytes: Option<u64>, wsf: u32) -> (u64, u64, u64) {
+    let kb = min_free_kbytes.unwrap_or_else(|| {
+        let lowmem_kb = managed * 4;
+        int_sqrt(lowmem_kb * 16).clamp(128, 262_144)
+    });
+    let min = kb / 4;
+    let gap = (min / 4).max(managed * wsf as u64 / 10_000);
+    (min, min + gap, min + 2 * gap)
+}
+
+/// Integer square root (`int_sqrt`).
+pub fn int_sqrt(x: u64) -> u64 {
+    let mut r = (x as f64).sqrt() as u64;
+    while r * r > x {
+        r -= 1;
+    }
+    while (r + 1) * (r + 1) <= x {
+        r += 1;
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn watermarks_follow_the_kernel_formula() {
+        // 4 GiB: lowmem 4194304 kB → int_sqrt(67108864) = 8192 kB = 2048 pages;
+        // gap = max(512, 1048576·10/10000 = 1048) → low 3096, high 4144.
+        assert_eq!(watermarks(1 << 20, None, 10), (2048, 3096, 4144));
+        // 16 MiB: int_sqrt(16384·16) = 512 kB = 128 pages, gap = max(32, 4) = 32
+        assert_eq!(watermarks(4096, None, 10), (128, 160, 192));
+        // 1 TiB hits the 256 MiB cap
+        assert_eq!(watermarks(1 << 28, None, 10).0, 65536);
+    }
+}

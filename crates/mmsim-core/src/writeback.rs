@@ -1,0 +1,113 @@
+//! Dirty page writeback (mm/page-writeback.c, fs/fs-writeback.c) and
+//! writeback completion (`folio_end_writeback()`).
+//!
+//! The flusher writes dirty file folios in the order they were dirtied:
+//! periodically (every `dirty_writeback_centisecs` = 5 s) those dirty for
+//! longer than `dirty_expire_centisecs` = 30 s; all of them when reclaim
+//! finds only unqueued dirty folios (`wakeup_flusher_threads(WB_REASON_VMSCAN)`);
+//! and, as background writeback, enough to bring dirty pages under
+//! `dirty_background_ratio` = 10 % of dirtyable memory (free + file pages).
+//! Writer throttling above `dirty_ratio` (`balance_dirty_pages` sleeping) is
+//! not modelled yet.
+//!
+//! On completion a folio with PG_reclaim is rotated to the tail of the
+//! inactive list (`folio_rotate_reclaimable` → `lru_move_tail`, which also
+//! clears PG_active, v6.x), so reclaim frees it next.
+
+use crate::mem::folio::{flags, FolioId, LruList};
+use crate::sim::Sim;
+
+/// `dirty_background_ratio` (percent).
+pub const DIRTY_BACKGROUND_RATIO: u64 = 10;
+
+impl Sim {
+    /// Completes writeback IOs that finished by `now`.
+    pub(crate) fn complete_writeback(&mut self, now: u64) {
+        for q in 0..2 {
+            while let Some(&(done, f)) = self.writeback[q].front() {
+                if done > now {
+                    break;
+                }
+                self.writeback[q].pop_front();
+                self.folio_end_writeback(f);
+            }
+        }
+    }
+
+    /// `folio_end_writeback()`.
+    fn folio_end_writeback(&mut self, f: FolioId) {
+        let fo = &mut self.folios[f];
+        debug_assert!(fo.test(flags::WRITEBACK));
+        fo.clear(flags::WRITEBACK);
+        self.nr_writeback -= 1;
+        if !fo.test_and_clear(flags::RECLAIM) {
+            return;
+        }
+        if fo.test(flags::DIRTY) || fo.test(flags::UNEVICTABLE) || !fo.test(flags::LRU) {
+            return;
+        }
+        let from = LruList::from_index(fo.lru);
+        self.memcg.lruvec.lists[from as usize].unlink(&mut self.folios, f);
+        let fo = &mut self.folios[f];
+        fo.clear(flags::ACTIVE);
+        let to = LruList::of_flags(fo.flags);
+        self.memcg.lruvec.lists[to as usize].push_tail(&mut self.folios, f, to as u8);
+        self.vm.pgrotated += 1;
+    }
+
+    /// Starts writeback of one dirty file folio at `now`.
+    fn write_folio(&mut self, f: FolioId, now: u64) {
+        if !self.folios.is_live(f) {
+            return;
+        }
+        let fo = &mut self.folios[f];
+        if !fo.is_file() || !fo.test(flags::DIRTY) || fo.test(flags::WRITEBACK) {
+            return;
+        }
+        fo.clear(flags::DIRTY);
+        fo.set(flags::WRITEBACK);
+        self.nr_dirty -= 1;
+        self.nr_writeback += 1;
+        self.vm.pgpgout += 4;
+        let done = self.fs.write(now, 1);
+        self.writeback[1].push_back((done, f));
+        self.next_bg = self.next_bg.min(done);
+    }
+
+    /// Periodic flusher: writes folios dirty for longer than dirty_expire.
+    pub(crate) fn flusher_periodic(&mut self, now: u64) {
+        while let Some(&(t, f)) = self.dirty_fifo.front() {
+            if t + crate::sim::DIRTY_EXPIRE_NS > now {
+                break;
+            }
+            self.dirty_fifo.pop_front();
+            self.write_folio(f, now);
+        }
+    }
+
+    /// `wakeup_flusher_threads(WB_REASON_VMSCAN)`: writes all dirty file folios.
+    pub(crate) fn wakeup_flusher(&mut self, now: u64) {
+        while let Some((_, f)) = self.dirty_fifo.pop_front() {
+            self.write_folio(f, now);
+        }
+    }
+
+    /// Background writeback when dirty pages exceed dirty_background_ratio
+    /// of dirtyable memory (`balance_dirty_pages` → `wb_start_background_writeback`).
+    pub(crate) fn balance_dirty_pages(&mut self) {
+        let lv = &self.memcg.lruvec;
+        let dirtyable =
+            self.node.free + lv.size(LruList::ActiveFile) + lv.size(LruList::InactiveFile);
+        let thresh = dirtyable * DIRTY_BACKGROUND_RATIO / 100;
+        if self.nr_dirty <= thresh {
+            return;
+        }
+        let now = self.clock;
+        while self.nr_dirty > thresh {
+            let Some((_, f)) = self.dirty_fifo.pop_front() else {
+                break;
+            };
+            self.write_folio(f, now);
+        }
+    }
+}
