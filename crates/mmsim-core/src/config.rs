@@ -482,7 +482,8 @@ mod tests {
         assert_eq!("100p".parse::<Size>().unwrap().pages(), 100);
         assert_eq!("4096".parse::<Size>().unwrap().pages(), 1);
         assert_eq!(Size(512 << 20).to_string(), "512M");
-        assert_eq!(Size::from_pages(3).to_string(), "3p");
+        assert_eq!(Size::from_pages(3).to_string(), "12K");
+        assert_eq!(Size(6000).to_string(), "6000");
     }
 
     #[test]
@@ -490,7 +491,8 @@ mod tests {
         assert!("0".parse::<Size>().unwrap_err().contains("zero"));
         assert!("-5M".parse::<Size>().unwrap_err().contains("negative"));
         assert!("12Q".parse::<Size>().unwrap_err().contains("suffix"));
-        assert!("abc".parse::<Size>().unwrap_err().contains("not a size"));
+        assert!("x12".parse::<Size>().unwrap_err().contains("not a size"));
+        assert!("1.5G".parse::<Size>().unwrap_err().contains("not a size"));
         assert!("99999999T".parse::<Size>().unwrap_err().contains("maximum"));
     }
 

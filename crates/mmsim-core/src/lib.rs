@@ -56,6 +56,9 @@ pub mod sim;
 pub mod stats;
 pub mod writeback;
 
+#[cfg(test)]
+mod rule_tests;
+
 pub use config::{
     ConfigError, CostVariant, DeviceConfig, DeviceKind, MachineConfig, PolicyConfig, PolicyName,
     Size,

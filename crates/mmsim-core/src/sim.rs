@@ -661,7 +661,7 @@ mod tests {
         assert_eq!(watermarks(1 << 20, None, 10), (2048, 3096, 4144));
         // 16 MiB: int_sqrt(16384·16) = 512 kB = 128 pages, gap = max(32, 4) = 32
         assert_eq!(watermarks(4096, None, 10), (128, 160, 192));
-        // 1 TiB hits the 256 MiB cap
-        assert_eq!(watermarks(1 << 28, None, 10).0, 65536);
+        // 1 TiB: int_sqrt(2^34) = 131072 kB = 32768 pages (the 256 MiB cap is hit at 4 TiB)
+        assert_eq!(watermarks(1 << 28, None, 10).0, 32768);
     }
 }

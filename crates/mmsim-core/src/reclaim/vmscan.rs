@@ -387,6 +387,12 @@ impl Sim {
         }
     }
 
+    /// Test hook for [`Self::shrink_inactive_list`].
+    #[cfg(test)]
+    pub(crate) fn shrink_inactive_list_for_test(&mut self, n: u64, file: bool, sc: &mut ScanControl, rules: ClassicRules) -> u64 {
+        self.shrink_inactive_list(n, file, sc, rules)
+    }
+
     /// `shrink_inactive_list()`: isolate, `shrink_folio_list()`, put back,
     /// count, and note the cost. Returns pages reclaimed.
     fn shrink_inactive_list(

@@ -1,0 +1,70 @@
+//! Property tests: invariants hold after any event sequence, and the same
+//! sequence gives the same result bit for bit.
+
+use mmsim_core::{DeviceConfig, DeviceKind, Event, MachineConfig, PolicyConfig, PolicyName, Sim, Size};
+use proptest::prelude::*;
+
+fn build(policy: PolicyName, swap: bool, memcg_max: Option<u64>) -> (Sim, [u32; 3], u32) {
+    let cfg = MachineConfig {
+        memory: Size::from_pages(4096),
+        memcg_max: memcg_max.map(Size::from_pages),
+        policy: PolicyConfig { name: policy, ..Default::default() },
+        swap: if swap {
+            DeviceConfig { size: Some(Size::from_pages(2048)), ..DeviceConfig::of(DeviceKind::Ssd) }
+        } else {
+            DeviceConfig::of(DeviceKind::None)
+        },
+        ..Default::default()
+    };
+    let mut sim = Sim::new(cfg).unwrap();
+    let t = sim.add_task("t");
+    let anon = sim.mmap_anon(t, 3000).unwrap();
+    let file = sim.add_file("f", 6000).unwrap();
+    let map = sim.mmap_file(t, file, 0, 2000, false).unwrap();
+    let exec = sim.mmap_file(t, file, 2000, 500, true).unwrap();
+    (sim, [anon, map, exec], file)
+}
+
+fn event(code: (u8, u32, bool), vmas: [u32; 3], file: u32, swap: bool) -> Event {
+    let (kind, idx, w) = code;
+    match kind % 6 {
+        0 if swap => Event::Access { vma: vmas[0], index: idx % 3000, write: w },
+        1 => Event::Access { vma: vmas[1], index: idx % 2000, write: w },
+        2 => Event::Access { vma: vmas[2], index: idx % 500, write: false },
+        3 => Event::FileWrite { file, index: idx % 6000 },
+        4 => Event::Think { ns: idx as u64 },
+        _ => Event::FileRead { file, index: idx % 6000 },
+    }
+}
+
+fn policies() -> impl Strategy<Value = PolicyName> {
+    prop_oneof![Just(PolicyName::Cost), Just(PolicyName::ScannedRotated), Just(PolicyName::Lru)]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn invariants_hold_and_runs_repeat(
+        policy in policies(),
+        swap in any::<bool>(),
+        limit in prop_oneof![Just(None), (200u64..3000).prop_map(Some)],
+        codes in prop::collection::vec((any::<u8>(), 0u32..8000, any::<bool>()), 1..6000),
+    ) {
+        let run = || {
+            let (mut sim, vmas, file) = build(policy, swap, limit);
+            for chunk in codes.chunks(500) {
+                let ev: Vec<Event> = chunk.iter().map(|&c| event(c, vmas, file, swap)).collect();
+                sim.run(&ev);
+                sim.check_invariants().map_err(|e| TestCaseError::fail(e))?;
+            }
+            let r = sim.finish();
+            prop_assert_eq!(r.access.hits + r.access.misses, r.access.accesses);
+            prop_assert!(r.memcg_usage_pages <= limit.unwrap_or(u64::MAX));
+            Ok(serde_json::to_string(&r).unwrap())
+        };
+        let a = run()?;
+        let b = run()?;
+        prop_assert_eq!(a, b);
+    }
+}
