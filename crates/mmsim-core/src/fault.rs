@@ -320,7 +320,10 @@ impl Sim {
         fo.set(flags::LRU);
         let fl = fo.flags;
         let lru = match self.policy {
-            Policy::Lru => LruList::InactiveFile,
+            Policy::Lru => {
+                self.lru_touch(f);
+                LruList::InactiveFile
+            }
             Policy::Classic(r) => {
                 if r.balance == crate::sim::Balance::ScannedRotated {
                     // v4.9 __pagevec_lru_add_fn → update_page_reclaim_stat(file, active)

@@ -1,7 +1,7 @@
 //! Folios: the arena of resident memory and its page flags.
 //!
 //! A folio is the kernel's unit of memory management (`struct folio`,
-//! include/linux/mm_types.h). Here every resident folio is a 28-byte slot in
+//! include/linux/mm_types.h). Here every resident folio is a 32-byte slot in
 //! one arena, addressed by a dense [`FolioId`]; list links are intrusive
 //! (`prev`/`next` ids), so moving a folio between LRU lists never allocates.
 //! The data model carries an `order` (0 for a 4 KiB page), ready for large
@@ -117,7 +117,7 @@ impl LruList {
     }
 }
 
-/// One resident folio. 28 bytes.
+/// One resident folio. 32 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct Folio {
@@ -141,8 +141,10 @@ pub struct Folio {
     pub memcg: u8,
     /// log2 of the number of base pages (0 = 4 KiB).
     pub order: u8,
-    /// Spare, keeps the struct at 28 bytes with explicit layout.
+    /// Spare, keeps the layout explicit.
     pub _pad: u16,
+    /// Reference stamp of the `lru` reference policy (its last access).
+    pub stamp: u32,
 }
 
 impl Folio {
@@ -158,6 +160,7 @@ impl Folio {
         memcg: 0,
         order: 0,
         _pad: 0,
+        stamp: 0,
     };
 
     /// Tests a flag.
@@ -253,6 +256,12 @@ impl FolioArena {
         self.slots.capacity() * std::mem::size_of::<Folio>() + self.free.capacity() * 4
     }
 
+    /// The folio slot `id`, if within the arena (for prefetching).
+    #[inline]
+    pub fn get(&self, id: FolioId) -> Option<&Folio> {
+        self.slots.get(id as usize)
+    }
+
     /// Whether `id` is a live folio (for invariant checks).
     pub fn is_live(&self, id: FolioId) -> bool {
         (id as usize) < self.slots.len() && self.slots[id as usize].space != u32::MAX
@@ -279,8 +288,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn folio_is_28_bytes() {
-        assert_eq!(std::mem::size_of::<Folio>(), 28);
+    fn folio_is_32_bytes() {
+        assert_eq!(std::mem::size_of::<Folio>(), 32);
     }
 
     #[test]

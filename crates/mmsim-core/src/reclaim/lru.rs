@@ -8,6 +8,16 @@
 //! misses equal an N-entry LRU cache's — the number every cache-simulation
 //! paper and simulator (libCacheSim, the ARC and LIRS papers) reports, so
 //! mmsim can be checked against them exactly.
+//!
+//! Recency is kept exactly but lazily: each reference stamps the folio with
+//! a reference counter and appends (stamp, folio) to a FIFO; the least
+//! recently used folio is the first FIFO entry whose stamp is still its
+//! folio's stamp (older entries of re-referenced folios are stale and
+//! skipped). A hit thus writes one folio and appends 8 bytes, instead of
+//! relinking three list neighbours. Stale entries are compacted away when
+//! the FIFO grows beyond twice the resident folios, which keeps it bounded
+//! and keeps stamps from wrapping within an entry's life. Folios stay on
+//! one LRU list (unordered) so the machine's invariants hold.
 
 use crate::mem::folio::{flags, FolioId, LruList};
 use crate::mem::pagetable::pte_swap;
@@ -15,24 +25,47 @@ use crate::reclaim::ScanControl;
 use crate::sim::Sim;
 
 impl Sim {
-    /// Moves a referenced folio to the head (the LRU "hit" update).
+    /// Records a reference (the LRU "move to head").
     #[inline]
     pub(crate) fn lru_touch(&mut self, f: FolioId) {
-        self.memcg.lruvec.lists[LruList::InactiveFile as usize].move_to_head(&mut self.folios, f);
+        self.lru_stamp = self.lru_stamp.wrapping_add(1);
+        self.folios[f].stamp = self.lru_stamp;
+        self.lru_fifo.push_back((self.lru_stamp, f));
+        if self.lru_fifo.len() > 2 * self.folios.live() + 64 {
+            self.lru_compact();
+        }
+    }
+
+    /// Drops stale FIFO entries.
+    #[cold]
+    fn lru_compact(&mut self) {
+        let folios = &self.folios;
+        self.lru_fifo.retain(|&(s, f)| folios.is_live(f) && folios[f].stamp == s);
     }
 
     /// Evicts the least recently used evictable page. Anonymous pages need a
     /// free swap slot (written synchronously); pages that cannot be evicted
-    /// are skipped. Returns false if nothing could be evicted.
+    /// are skipped (and keep their place). Returns false if nothing could be evicted.
     pub(crate) fn lru_evict_one(&mut self) -> bool {
-        let list = LruList::InactiveFile as usize;
-        let mut c = self.memcg.lruvec.lists[list].tail;
-        while c != crate::mem::folio::NIL {
-            let prev = self.folios[c].prev;
-            if self.lru_evict(c) {
+        let mut skipped = 0usize;
+        while skipped < self.lru_fifo.len() {
+            let (s, f) = self.lru_fifo[skipped];
+            if !self.folios.is_live(f) || self.folios[f].stamp != s {
+                if skipped == 0 {
+                    self.lru_fifo.pop_front();
+                } else {
+                    skipped += 1;
+                }
+                continue;
+            }
+            if self.lru_evict(f) {
+                if skipped == 0 {
+                    self.lru_fifo.pop_front();
+                }
+                // An entry behind skipped ones is now stale (its folio is gone).
                 return true;
             }
-            c = prev;
+            skipped += 1;
         }
         false
     }
