@@ -1,1 +1,118 @@
-fn main() {}
+//! `mmsim`: run memory-management scenarios and traces on the simulated machine.
+//!
+//! ```text
+//! mmsim                                   # the default scenario, explained
+//! mmsim run [SCENARIO.toml | NAME] [flags] # a scenario file or an embedded scenario
+//! mmsim run --trace T --policy lru --memcg-max 1000p [--as file|anon] [--format F]
+//! mmsim bench [--accesses N] [--pages N] [--memory-fraction F] [--policy lru,cost]
+//! ```
+//!
+//! Exit status: 0 on success, 2 for bad input or usage (a scenario, trace or flag that
+//! is wrong; the message names the file and line or the field), 1 for other failures.
+
+mod bench;
+mod report;
+mod run;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// A deterministic simulator of Linux memory management.
+#[derive(Parser, Debug)]
+#[command(
+    name = "mmsim",
+    version,
+    about = "A deterministic simulator of Linux memory management",
+    long_about = "A deterministic simulator of Linux memory management: page reclaim, \
+                  workingset refault detection, swap, memory cgroups and PSI.\n\n\
+                  Without a command, runs the default scenario (`mmsim run`) and explains it."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a scenario (default: the embedded default scenario) or a trace.
+    Run(run::RunArgs),
+    /// Measure simulated accesses per second and memory per page.
+    Bench(bench::BenchArgs),
+    /// List the embedded scenarios.
+    Scenarios,
+}
+
+/// An error in the user's input that is not already a typed library error (a flag
+/// combination, a value); exits with status 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Exit status for bad input or usage.
+const EXIT_BAD_INPUT: u8 = 2;
+/// Exit status for other failures.
+const EXIT_FAILURE: u8 = 1;
+
+fn is_bad_input(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.is::<UsageError>()
+            || e.downcast_ref::<mmsim_workloads::WorkloadError>()
+                .is_some_and(|w| w.is_bad_input())
+            || e.is::<mmsim_core::ConfigError>()
+            || e.is::<mmsim_trace::TraceError>()
+    })
+}
+
+/// The whole chain on one line, skipping causes whose text an outer message already
+/// contains (library errors include their source's text).
+fn chain_message(err: &anyhow::Error) -> String {
+    let mut msg = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || msg.contains(&text) {
+            continue;
+        }
+        if !msg.is_empty() {
+            msg.push_str(": ");
+        }
+        msg.push_str(&text);
+    }
+    msg
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => run::run(run::RunArgs::default(), true),
+        Some(Command::Run(args)) => run::run(args, false),
+        Some(Command::Bench(args)) => bench::bench(args),
+        Some(Command::Scenarios) => run::list_scenarios(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            // A closed stdout (e.g. `mmsim | head`) is not worth a message.
+            if err
+                .chain()
+                .filter_map(|e| e.downcast_ref::<std::io::Error>())
+                .any(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            {
+                return ExitCode::from(EXIT_FAILURE);
+            }
+            eprintln!("error: {}", chain_message(&err));
+            ExitCode::from(if is_bad_input(&err) {
+                EXIT_BAD_INPUT
+            } else {
+                EXIT_FAILURE
+            })
+        }
+    }
+}

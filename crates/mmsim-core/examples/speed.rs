@@ -17,7 +17,9 @@ fn main() {
     let mut x = 0x9e3779b97f4a7c15u64;
     let mut keys = Vec::with_capacity(n);
     for _ in 0..n {
-        x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
         let u = (x.wrapping_mul(0x2545f4914f6cdd1d) >> 11) as f64 / (1u64 << 53) as f64 * acc;
         let r = cdf.partition_point(|&c| c < u) as u64;
         keys.push((r.wrapping_mul(0x9e3779b97f4a7c15) % pages) as u32);
@@ -32,8 +34,14 @@ fn main() {
             let cfg = MachineConfig {
                 memory: Size(16 << 30),
                 memcg_max: Some(Size::from_pages(pages / 10)),
-                policy: PolicyConfig { name: policy.parse().unwrap(), ..Default::default() },
-                swap: DeviceConfig { size: Some(Size(8 << 30)), ..DeviceConfig::of(DeviceKind::Zram) },
+                policy: PolicyConfig {
+                    name: policy.parse().unwrap(),
+                    ..Default::default()
+                },
+                swap: DeviceConfig {
+                    size: Some(Size(8 << 30)),
+                    ..DeviceConfig::of(DeviceKind::Zram)
+                },
                 ..Default::default()
             };
             let mut sim = Sim::new(cfg).unwrap();
@@ -42,13 +50,36 @@ fn main() {
             let file = sim.add_file("f", pages).unwrap();
             let ev: Vec<Event> = keys
                 .iter()
-                .map(|&k| if target == "file" { Event::FileRead { file, index: k } } else { Event::Access { vma, index: k, write: false } })
+                .map(|&k| {
+                    if target == "file" {
+                        Event::FileRead { file, index: k }
+                    } else {
+                        Event::Access {
+                            vma,
+                            index: k,
+                            write: false,
+                        }
+                    }
+                })
                 .collect();
             let t0 = Instant::now();
             sim.run(&ev);
             let dt = t0.elapsed().as_secs_f64();
             let r = sim.finish();
-            println!("{policy:>16} {target:>5}: {:6.2} M acc/s  miss {:.4}  {:.1} B/page", n as f64 / dt / 1e6, r.miss_ratio, r.sim_bytes_per_page);
+            if std::env::var("VMSTAT").is_ok() {
+                for (k, v) in r.vmstat.pairs() {
+                    if v > 0 {
+                        println!("    {k} {v}");
+                    }
+                }
+            }
+            println!(
+                "{policy:>16} {target:>5}: {:6.2} M acc/s  miss {:.4}  {:.1} B/folio {:.1} B/page",
+                n as f64 / dt / 1e6,
+                r.miss_ratio,
+                r.sim_bytes_per_resident_folio,
+                r.sim_bytes_per_tracked_page
+            );
         }
     }
 }

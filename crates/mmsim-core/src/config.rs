@@ -107,11 +107,11 @@ impl fmt::Display for Size {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
         for (unit, shift) in [("T", 40), ("G", 30), ("M", 20), ("K", 10)] {
-            if b >= 1 << shift && b % (1 << shift) == 0 {
+            if b >= 1 << shift && b.is_multiple_of(1 << shift) {
                 return write!(f, "{}{}", b >> shift, unit);
             }
         }
-        if b % PAGE_SIZE == 0 {
+        if b.is_multiple_of(PAGE_SIZE) {
             write!(f, "{}p", b / PAGE_SIZE)
         } else {
             write!(f, "{b}")
@@ -447,10 +447,13 @@ impl MachineConfig {
         }
         if let Some(m) = self.memcg_max {
             if m.pages() == 0 {
-                return Err(ConfigError::new("memcg.max", "must be at least one page"));
+                return Err(ConfigError::new(
+                    "machine.memcg_max",
+                    "must be at least one page",
+                ));
             }
         }
-        self.swap.validate("swap", true)?;
+        self.swap.validate("machine.swap", true)?;
         if let Some(s) = self.swap.size {
             if s.pages() > MAX_SWAP_PAGES {
                 return Err(ConfigError::new(
@@ -465,7 +468,7 @@ impl MachineConfig {
                 "the filesystem needs a device: zram, ssd, hdd or custom",
             ));
         }
-        self.fs.validate("fs", false)?;
+        self.fs.validate("machine.fs", false)?;
         self.cost.validate()?;
         Ok(())
     }
@@ -508,6 +511,6 @@ mod tests {
         assert_eq!(c.validate().unwrap_err().field, "machine.memory");
         c.memory = Size(1 << 30);
         c.swap = DeviceConfig::of(DeviceKind::Zram);
-        assert_eq!(c.validate().unwrap_err().field, "swap.size");
+        assert_eq!(c.validate().unwrap_err().field, "machine.swap.size");
     }
 }

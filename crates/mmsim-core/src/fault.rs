@@ -320,10 +320,7 @@ impl Sim {
         fo.set(flags::LRU);
         let fl = fo.flags;
         let lru = match self.policy {
-            Policy::Lru => {
-                self.lru_touch(f);
-                LruList::InactiveFile
-            }
+            Policy::Lru => return self.lru_policy_add(f),
             Policy::Classic(r) => {
                 if r.balance == crate::sim::Balance::ScannedRotated {
                     // v4.9 __pagevec_lru_add_fn → update_page_reclaim_stat(file, active)

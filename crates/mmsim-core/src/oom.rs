@@ -54,7 +54,11 @@ impl Sim {
                             let slot = fo.swap - 1;
                             self.swap.as_mut().unwrap().free_slot(slot);
                         }
-                        self.memcg.lruvec.lists[lru as usize].unlink(&mut self.folios, f);
+                        if self.policy == crate::sim::Policy::Lru {
+                            self.lru_policy_del(f);
+                        } else {
+                            self.memcg.lruvec.lists[lru as usize].unlink(&mut self.folios, f);
+                        }
                         self.free_folio(f);
                     }
                 } else if anon && pte != 0 {

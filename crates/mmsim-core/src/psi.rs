@@ -96,11 +96,7 @@ impl Psi {
             };
             total += stall;
             // calc_avgs(): sample as a fixed-point percentage of the period.
-            let pct = if len == 0 {
-                0
-            } else {
-                (stall.min(len) * 100 / len) * FIXED_1
-            };
+            let pct = (stall.min(len) * 100).checked_div(len).unwrap_or(0) * FIXED_1;
             for (a, e) in avgs.iter_mut().zip([EXP_10S, EXP_60S, EXP_300S]) {
                 *a = calc_load(*a, e, pct);
             }

@@ -1,7 +1,9 @@
 //! Unit tests of kernel rules: scripted event sequences with the exact
 //! outcome the kernel's code dictates (one test per rule).
 
-use crate::config::{CostVariant, DeviceConfig, DeviceKind, MachineConfig, PolicyConfig, PolicyName, Size};
+use crate::config::{
+    CostVariant, DeviceConfig, DeviceKind, MachineConfig, PolicyConfig, PolicyName, Size,
+};
 use crate::event::Event;
 use crate::mem::filemap::slot_folio;
 use crate::mem::folio::{flags, FolioId, LruList};
@@ -13,11 +15,17 @@ use crate::sim::{ClassicRules, Sim};
 fn machine(policy: PolicyName, memory_pages: u64, swap_pages: Option<u64>) -> Sim {
     let mut cfg = MachineConfig {
         memory: Size::from_pages(memory_pages),
-        policy: PolicyConfig { name: policy, cost_variant: CostVariant::V6_2 },
+        policy: PolicyConfig {
+            name: policy,
+            cost_variant: CostVariant::V6_2,
+        },
         ..Default::default()
     };
     if let Some(s) = swap_pages {
-        cfg.swap = DeviceConfig { size: Some(Size::from_pages(s)), ..DeviceConfig::of(DeviceKind::Zram) };
+        cfg.swap = DeviceConfig {
+            size: Some(Size::from_pages(s)),
+            ..DeviceConfig::of(DeviceKind::Zram)
+        };
     }
     Sim::new(cfg).unwrap()
 }
@@ -64,7 +72,10 @@ fn evict_setup(active: u32) -> (Sim, u32) {
     // `active` pages made active by two reads each.
     for i in 0..active {
         s.step(&Event::FileRead { file, index: i });
-        s.step(&Event::FileRead { file, index: 5000 + i });
+        s.step(&Event::FileRead {
+            file,
+            index: 5000 + i,
+        });
         s.step(&Event::FileRead { file, index: i });
     }
     (s, file)
@@ -77,14 +88,28 @@ fn refault_distance_decides_activation() {
         let (mut s, file) = evict_setup(100);
         assert_eq!(s.memcg.lruvec.size(LruList::ActiveFile), 100);
         let now = s.memcg.lruvec.nonresident_age;
-        let eviction = (now as u32).wrapping_sub(distance as u32) & crate::reclaim::workingset::EVICTION_MASK;
-        let shadow = Shadow { eviction, memcg_id: 1, workingset: true }.pack();
+        let eviction =
+            (now as u32).wrapping_sub(distance as u32) & crate::reclaim::workingset::EVICTION_MASK;
+        let shadow = Shadow {
+            eviction,
+            memcg_id: 1,
+            workingset: true,
+        }
+        .pack();
         *s.files[file as usize].slot_mut(7000) = shadow;
         let refaults = s.vm.workingset_refault_file;
         s.step(&Event::FileRead { file, index: 7000 });
         let f = file_folio(&s, file, 7000);
-        assert_eq!(s.vm.workingset_refault_file, refaults + 1, "every shadow hit counts");
-        assert_eq!(list_of(&s, f) == LruList::ActiveFile, activated, "distance {distance}");
+        assert_eq!(
+            s.vm.workingset_refault_file,
+            refaults + 1,
+            "every shadow hit counts"
+        );
+        assert_eq!(
+            list_of(&s, f) == LruList::ActiveFile,
+            activated,
+            "distance {distance}"
+        );
         assert_eq!(s.vm.workingset_activate_file, activated as u64);
         assert_eq!(s.vm.workingset_restore_file, activated as u64);
         assert_eq!(s.folios[f].test(flags::WORKINGSET), activated);
@@ -103,8 +128,16 @@ fn anon_refault_distance_includes_inactive_file() {
     let now = lv.nonresident_age;
     let d = inactive + active;
     let mask = crate::reclaim::workingset::EVICTION_MASK;
-    let near = Shadow { eviction: (now as u32).wrapping_sub(d as u32) & mask, memcg_id: 1, workingset: false };
-    let far = Shadow { eviction: (now as u32).wrapping_sub(d as u32 + 1) & mask, memcg_id: 1, workingset: false };
+    let near = Shadow {
+        eviction: (now as u32).wrapping_sub(d as u32) & mask,
+        memcg_id: 1,
+        workingset: false,
+    };
+    let far = Shadow {
+        eviction: (now as u32).wrapping_sub(d as u32 + 1) & mask,
+        memcg_id: 1,
+        workingset: false,
+    };
     assert!(s.workingset_test_recent(near, false));
     assert!(!s.workingset_test_recent(far, false));
     // The same distance is too far for a file refault (active_file only, no swap).
@@ -117,7 +150,11 @@ fn scanned_rotated_refault_tests_active_file_only_and_keeps_no_anon_shadow() {
     let mut s = machine(PolicyName::ScannedRotated, 1 << 16, Some(1024));
     let task = s.add_task("t");
     let vma = s.mmap_anon(task, 10).unwrap();
-    s.step(&Event::Access { vma, index: 0, write: true });
+    s.step(&Event::Access {
+        vma,
+        index: 0,
+        write: true,
+    });
     let f = s.vmas[vma as usize].pte(0) & crate::mem::pagetable::PTE_FOLIO_MASK;
     // v4.9: new anon pages start active.
     assert_eq!(list_of(&s, f), LruList::ActiveAnon);
@@ -154,7 +191,7 @@ fn swappiness_182_scans_9_percent_file_90_percent_anon() {
     let denominator = ap + fp + 1;
     assert_eq!(ap * 1000 / denominator, 905); // 90.5 % of anon's scan target
     assert_eq!(fp * 1000 / denominator, 89); // 8.9 % of file's
-    // Under the cost model with equal costs, the same 182:18 split (up to rounding).
+                                             // Under the cost model with equal costs, the same 182:18 split (up to rounding).
     let (ap, fp) = cost_fractions(182, 500, 500);
     assert_eq!((ap, fp), (363, 35));
     assert_eq!(ap * 1000 / (ap + fp), 912);
@@ -200,29 +237,57 @@ fn vm_exec_file_folios_stay_active() {
     let text = s.mmap_file(task, file, 0, 4, true).unwrap();
     let data = s.mmap_file(task, file, 4, 4, false).unwrap();
     for i in 0..4 {
-        s.step(&Event::Access { vma: text, index: i, write: false });
-        s.step(&Event::Access { vma: data, index: i, write: false });
+        s.step(&Event::Access {
+            vma: text,
+            index: i,
+            write: false,
+        });
+        s.step(&Event::Access {
+            vma: data,
+            index: i,
+            write: false,
+        });
     }
     // At the inactive tail: a young VM_EXEC file folio is activated on its first reference.
     let rules = ClassicRules::current(CostVariant::V6_2);
     let mut sc = ScanControl::new(Reclaimer::Kswapd, 32, 0);
     s.shrink_node_list_for_test(LruList::InactiveFile, 8, &mut sc, rules);
     for i in 0..4 {
-        assert_eq!(list_of(&s, file_folio(&s, file, i)), LruList::ActiveFile, "exec page {i}");
-        assert_eq!(list_of(&s, file_folio(&s, file, 4 + i)), LruList::InactiveFile, "data page {i} kept");
+        assert_eq!(
+            list_of(&s, file_folio(&s, file, i)),
+            LruList::ActiveFile,
+            "exec page {i}"
+        );
+        assert_eq!(
+            list_of(&s, file_folio(&s, file, 4 + i)),
+            LruList::InactiveFile,
+            "data page {i} kept"
+        );
     }
     // On the active list, referenced VM_EXEC folios rotate (stay active); others deactivate.
     for i in 0..4 {
-        s.step(&Event::Access { vma: text, index: i, write: false });
+        s.step(&Event::Access {
+            vma: text,
+            index: i,
+            write: false,
+        });
     }
-    s.step(&Event::Access { vma: text, index: 0, write: false });
+    s.step(&Event::Access {
+        vma: text,
+        index: 0,
+        write: false,
+    });
     let before = s.vm.pgdeactivate;
     // Make page 3 unreferenced: clear its young bit.
     let pte = s.vmas[text as usize].pte_mut(3);
     *pte &= !crate::mem::pagetable::PTE_YOUNG;
     s.shrink_active_list(4, true, &mut sc, rules);
     for i in 0..3 {
-        assert_eq!(list_of(&s, file_folio(&s, file, i)), LruList::ActiveFile, "referenced exec page {i}");
+        assert_eq!(
+            list_of(&s, file_folio(&s, file, i)),
+            LruList::ActiveFile,
+            "referenced exec page {i}"
+        );
     }
     let f3 = file_folio(&s, file, 3);
     assert_eq!(list_of(&s, f3), LruList::InactiveFile);
@@ -254,7 +319,11 @@ fn young_anon_needs_two_inactive_scans_in_current_kernels_but_one_in_4_9() {
         let mut s = machine(policy, 1 << 16, Some(1 << 10));
         let task = s.add_task("t");
         let vma = s.mmap_anon(task, 4).unwrap();
-        s.step(&Event::Access { vma, index: 0, write: true });
+        s.step(&Event::Access {
+            vma,
+            index: 0,
+            write: true,
+        });
         let f = s.vmas[vma as usize].pte(0) & crate::mem::pagetable::PTE_FOLIO_MASK;
         // Put it on the inactive list (4.9 starts it active).
         if list_of(&s, f) == LruList::ActiveAnon {
@@ -263,10 +332,17 @@ fn young_anon_needs_two_inactive_scans_in_current_kernels_but_one_in_4_9() {
             s.folios[f].clear(flags::ACTIVE);
             lv.lists[LruList::InactiveAnon as usize].push_head(&mut s.folios, f, 0);
         }
-        let Policy(rules) = Policy(match s.policy { crate::sim::Policy::Classic(r) => r, _ => unreachable!() });
+        let Policy(rules) = Policy(match s.policy {
+            crate::sim::Policy::Classic(r) => r,
+            _ => unreachable!(),
+        });
         let mut n = 0;
         while list_of(&s, f) == LruList::InactiveAnon {
-            s.step(&Event::Access { vma, index: 0, write: false });
+            s.step(&Event::Access {
+                vma,
+                index: 0,
+                write: false,
+            });
             let mut sc = ScanControl::new(Reclaimer::Kswapd, 32, 0);
             s.shrink_node_list_for_test(LruList::InactiveAnon, 1, &mut sc, rules);
             n += 1;
@@ -298,7 +374,13 @@ fn fill_lists(s: &mut Sim, sizes: [u64; 4]) {
 
 impl Sim {
     /// Test hook: shrink one inactive list by `n` at the current rules.
-    fn shrink_node_list_for_test(&mut self, lru: LruList, n: u64, sc: &mut ScanControl, rules: ClassicRules) {
+    fn shrink_node_list_for_test(
+        &mut self,
+        lru: LruList,
+        n: u64,
+        sc: &mut ScanControl,
+        rules: ClassicRules,
+    ) {
         let _ = self.shrink_inactive_list_for_test(n, lru.is_file(), sc, rules);
     }
 }

@@ -221,10 +221,12 @@ pub struct RunResult {
     pub watermarks: [u64; 3],
     /// Swap slots in use at the end.
     pub swap_used_pages: u64,
-    /// Bytes of simulator heap per resident page at the end (arena, page
-    /// tables, page cache, swap slots, over resident pages).
-    pub sim_bytes_per_page: f64,
-    /// Simulator heap in bytes (the structures above).
+    /// Simulator memory per resident folio: the folio arena's bytes over live folios.
+    pub sim_bytes_per_resident_folio: f64,
+    /// Simulator memory per tracked page: page-table, page-cache and swap
+    /// slot bytes over the pages they cover (resident or not).
+    pub sim_bytes_per_tracked_page: f64,
+    /// Simulator heap in bytes (arena, page tables, page cache, swap, lru recency).
     pub sim_heap_bytes: u64,
 }
 
@@ -266,6 +268,7 @@ pub struct Sim {
     /// `lru` policy: reference counter and recency FIFO (see reclaim/lru.rs).
     pub(crate) lru_stamp: u32,
     pub(crate) lru_fifo: VecDeque<(u32, FolioId)>,
+    pub(crate) lru_stamps: Vec<u32>,
     /// Dirty file pages (`NR_FILE_DIRTY`).
     pub(crate) nr_dirty: u64,
     /// Pages under writeback.
@@ -331,6 +334,7 @@ impl Sim {
             nr_writeback: 0,
             lru_stamp: 0,
             lru_fifo: VecDeque::new(),
+            lru_stamps: Vec::new(),
             cfg,
         })
     }
@@ -462,10 +466,18 @@ impl Sim {
     #[inline]
     fn slot_ptr(&self, ev: &Event) -> Option<*const u32> {
         match *ev {
-            Event::Access { vma, index, .. } => self.vmas.get(vma as usize)?.ptes.get(index as usize).map(|p| p as *const u32),
-            Event::FileRead { file, index } | Event::FileWrite { file, index } => {
-                self.files.get(file as usize)?.slots.get(index as usize).map(|p| p as *const u32)
-            }
+            Event::Access { vma, index, .. } => self
+                .vmas
+                .get(vma as usize)?
+                .ptes
+                .get(index as usize)
+                .map(|p| p as *const u32),
+            Event::FileRead { file, index } | Event::FileWrite { file, index } => self
+                .files
+                .get(file as usize)?
+                .slots
+                .get(index as usize)
+                .map(|p| p as *const u32),
             Event::Think { .. } => None,
         }
     }
@@ -544,7 +556,8 @@ impl Sim {
         let end = self.clock.max(1);
         let psi = self.psi.report(self.clock.max(self.kswapd.clock));
         let heap = self.heap_bytes();
-        let resident = (self.node.managed - self.node.free).max(1);
+        let live = self.folios.live().max(1) as f64;
+        let (slot_bytes, tracked) = self.slot_bytes();
         RunResult {
             policy: self.cfg.policy.name.name().to_string(),
             miss_ratio: if self.acc.accesses == 0 {
@@ -569,7 +582,8 @@ impl Sim {
                 self.node.wmark_high,
             ],
             swap_used_pages: self.swap.as_ref().map_or(0, |s| s.used),
-            sim_bytes_per_page: heap as f64 / resident as f64,
+            sim_bytes_per_resident_folio: self.folios.heap_bytes() as f64 / live,
+            sim_bytes_per_tracked_page: slot_bytes as f64 / tracked.max(1) as f64,
             sim_heap_bytes: heap as u64,
         }
     }
@@ -595,6 +609,58 @@ impl Sim {
         self.vm.nr_swapcached = swapcached;
     }
 
+    /// Invariants of the `lru` policy: folios counted on the inactive file
+    /// list (unlinked), each with a valid recency entry.
+    fn check_lru_policy_invariants(&self) -> Result<(), String> {
+        let live = self.folios.live() as u64;
+        let lv = &self.memcg.lruvec;
+        if lv.size(LruList::InactiveFile) != live || lv.evictable() != live {
+            return Err(format!(
+                "lru: {live} live folios, list counts {:?}",
+                lv.lists.map(|l| l.len)
+            ));
+        }
+        let valid = self
+            .lru_fifo
+            .iter()
+            .filter(|&&(s, f)| self.lru_stamps[f as usize] == s)
+            .count() as u64;
+        if valid != live {
+            return Err(format!(
+                "lru: {valid} valid recency entries for {live} folios"
+            ));
+        }
+        if self.node.free + live != self.node.managed
+            || self.memcg.usage != live
+            || self.memcg.usage > self.memcg.max
+        {
+            return Err(format!(
+                "lru: free {} used {live} managed {} usage {}",
+                self.node.free, self.node.managed, self.memcg.usage
+            ));
+        }
+        Ok(())
+    }
+
+    /// (bytes, entries) of the per-page slot arrays: PTEs, page-cache slots, swap slots.
+    fn slot_bytes(&self) -> (usize, usize) {
+        let mut bytes = 0;
+        let mut n = 0;
+        for v in &self.vmas {
+            bytes += v.ptes.capacity() * 4;
+            n += v.ptes.len();
+        }
+        for f in &self.files {
+            bytes += f.slots.capacity() * 4;
+            n += f.slots.len();
+        }
+        if let Some(s) = &self.swap {
+            bytes += s.heap_bytes();
+            n += s.slots.len();
+        }
+        (bytes, n)
+    }
+
     /// Simulator heap bytes: folio arena, page tables, page cache, swap slots.
     pub fn heap_bytes(&self) -> usize {
         self.folios.heap_bytes()
@@ -610,6 +676,7 @@ impl Sim {
                 .sum::<usize>()
             + self.swap.as_ref().map_or(0, |s| s.heap_bytes())
             + self.lru_fifo.capacity() * 8
+            + self.lru_stamps.capacity() * 4
     }
 
     /// Charges CPU time to the workload (and PSI if it is a memstall).
@@ -629,6 +696,9 @@ impl Sim {
     /// Checks the data-structure invariants; returns a description of the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
         let lv = &self.memcg.lruvec;
+        if self.policy == Policy::Lru {
+            return self.check_lru_policy_invariants();
+        }
         let mut on_lists = 0u64;
         for (i, l) in lv.lists.iter().enumerate() {
             let mut n = 0u32;
@@ -685,7 +755,7 @@ impl Sim {
 
 /// A cache prefetch hint (no-op where the architecture has none).
 #[inline(always)]
-fn prefetch(p: *const u8) {
+pub(crate) fn prefetch(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetch never faults, whatever the address.
     unsafe {

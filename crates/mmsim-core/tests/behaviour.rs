@@ -5,7 +5,10 @@
 //! 222,799 → 101,544 (−54 %) going from the scanned/rotated balancing to
 //! the cost model; the cost model must cut refaults here too.
 
-use mmsim_core::{CostVariant, DeviceConfig, DeviceKind, Event, MachineConfig, PolicyConfig, PolicyName, RunResult, Sim, Size};
+use mmsim_core::{
+    CostVariant, DeviceConfig, DeviceKind, Event, MachineConfig, PolicyConfig, PolicyName,
+    RunResult, Sim, Size,
+};
 
 /// xorshift64*: a fixed, seedable generator for the test's access pattern.
 struct Rng(u64);
@@ -33,8 +36,14 @@ fn postgres_like(policy: PolicyName) -> RunResult {
     let cfg = MachineConfig {
         memory: Size::from_pages(7 * unit),
         swappiness: 115,
-        policy: PolicyConfig { name: policy, cost_variant: CostVariant::V6_2 },
-        swap: DeviceConfig { size: Some(Size::from_pages(4 * unit)), ..DeviceConfig::of(DeviceKind::Ssd) },
+        policy: PolicyConfig {
+            name: policy,
+            cost_variant: CostVariant::V6_2,
+        },
+        swap: DeviceConfig {
+            size: Some(Size::from_pages(4 * unit)),
+            ..DeviceConfig::of(DeviceKind::Ssd)
+        },
         fs: DeviceConfig::of(DeviceKind::Hdd),
         ..Default::default()
     };
@@ -49,10 +58,18 @@ fn postgres_like(policy: PolicyName) -> RunResult {
     let wal = sim.add_file("pg_wal", wal_pages).unwrap();
     let mut ev = Vec::with_capacity(1 << 16);
     for i in 0..(11 * unit / 10) as u32 {
-        ev.push(Event::Access { vma: idle_anon, index: i, write: true });
+        ev.push(Event::Access {
+            vma: idle_anon,
+            index: i,
+            write: true,
+        });
     }
     for i in 0..unit as u32 {
-        ev.push(Event::Access { vma: shared_buffers, index: i, write: true });
+        ev.push(Event::Access {
+            vma: shared_buffers,
+            index: i,
+            write: true,
+        });
     }
     sim.run(&ev);
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
@@ -67,12 +84,22 @@ fn postgres_like(policy: PolicyName) -> RunResult {
         for _ in 0..1_000_000 {
             let r = rng.below(100);
             let e = if r < 40 {
-                Event::Access { vma: shared_buffers, index: rng.below(unit), write: r < 10 }
+                Event::Access {
+                    vma: shared_buffers,
+                    index: rng.below(unit),
+                    write: r < 10,
+                }
             } else if r < 90 {
-                Event::FileRead { file: db, index: rng.below(db_pages) }
+                Event::FileRead {
+                    file: db,
+                    index: rng.below(db_pages),
+                }
             } else {
                 wal_next += 1;
-                Event::FileWrite { file: wal, index: wal_next }
+                Event::FileWrite {
+                    file: wal,
+                    index: wal_next,
+                }
             };
             ev.push(e);
         }
@@ -90,9 +117,25 @@ const ROUNDS: usize = 12;
 fn delta(end: &mmsim_core::Vmstat, base: &mmsim_core::Vmstat) -> mmsim_core::Vmstat {
     let mut d = end.clone();
     macro_rules! sub { ($($f:ident),*) => { $( d.$f = end.$f - base.$f; )* } }
-    sub!(pswpin, pswpout, pgscan_anon, pgscan_file, pgsteal_anon, pgsteal_file, workingset_refault_anon,
-         workingset_refault_file, workingset_activate_anon, workingset_activate_file, workingset_restore_anon,
-         workingset_restore_file, pgactivate, pgdeactivate, pgrefill, pgmajfault, pgfault);
+    sub!(
+        pswpin,
+        pswpout,
+        pgscan_anon,
+        pgscan_file,
+        pgsteal_anon,
+        pgsteal_file,
+        workingset_refault_anon,
+        workingset_refault_file,
+        workingset_activate_anon,
+        workingset_activate_file,
+        workingset_restore_anon,
+        workingset_restore_file,
+        pgactivate,
+        pgdeactivate,
+        pgrefill,
+        pgmajfault,
+        pgfault
+    );
     d
 }
 
@@ -108,18 +151,39 @@ fn cost_model_cuts_refaults_against_scanned_rotated() {
     println!("                      scanned-rotated        cost");
     for (name, a, b) in [
         ("Total refaults", refaults(&old), refaults(&new)),
-        ("File refault", old.vmstat.workingset_refault_file, new.vmstat.workingset_refault_file),
+        (
+            "File refault",
+            old.vmstat.workingset_refault_file,
+            new.vmstat.workingset_refault_file,
+        ),
         ("Swap out", old.vmstat.pswpout, new.vmstat.pswpout),
         ("Swap in", old.vmstat.pswpin, new.vmstat.pswpin),
-        ("Anon scanned", old.vmstat.pgscan_anon, new.vmstat.pgscan_anon),
-        ("File scanned", old.vmstat.pgscan_file, new.vmstat.pgscan_file),
+        (
+            "Anon scanned",
+            old.vmstat.pgscan_anon,
+            new.vmstat.pgscan_anon,
+        ),
+        (
+            "File scanned",
+            old.vmstat.pgscan_file,
+            new.vmstat.pgscan_file,
+        ),
     ] {
         println!("{name:<20} {a:>16} {b:>12}");
     }
     println!("total refaults change: {change:+.1} % (seed 001: -54.4 %)");
     // Seed 001: vanilla scanned 6,579 anon pages against 364,444 file pages
     // and swapped out 3,149; lrucost swapped out 86,932.
-    assert!(old.vmstat.pgscan_anon * 20 < old.vmstat.pgscan_file, "the old model goes for page cache");
-    assert!(new.vmstat.pswpout > old.vmstat.pswpout, "the cost model swaps idle anon out");
-    assert!(change < -5.0, "cost must cut total refaults: {change:+.1} %");
+    assert!(
+        old.vmstat.pgscan_anon * 20 < old.vmstat.pgscan_file,
+        "the old model goes for page cache"
+    );
+    assert!(
+        new.vmstat.pswpout > old.vmstat.pswpout,
+        "the cost model swaps idle anon out"
+    );
+    assert!(
+        change < -5.0,
+        "cost must cut total refaults: {change:+.1} %"
+    );
 }

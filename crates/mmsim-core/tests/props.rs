@@ -1,16 +1,24 @@
 //! Property tests: invariants hold after any event sequence, and the same
 //! sequence gives the same result bit for bit.
 
-use mmsim_core::{DeviceConfig, DeviceKind, Event, MachineConfig, PolicyConfig, PolicyName, Sim, Size};
+use mmsim_core::{
+    DeviceConfig, DeviceKind, Event, MachineConfig, PolicyConfig, PolicyName, Sim, Size,
+};
 use proptest::prelude::*;
 
 fn build(policy: PolicyName, swap: bool, memcg_max: Option<u64>) -> (Sim, [u32; 3], u32) {
     let cfg = MachineConfig {
         memory: Size::from_pages(4096),
         memcg_max: memcg_max.map(Size::from_pages),
-        policy: PolicyConfig { name: policy, ..Default::default() },
+        policy: PolicyConfig {
+            name: policy,
+            ..Default::default()
+        },
         swap: if swap {
-            DeviceConfig { size: Some(Size::from_pages(2048)), ..DeviceConfig::of(DeviceKind::Ssd) }
+            DeviceConfig {
+                size: Some(Size::from_pages(2048)),
+                ..DeviceConfig::of(DeviceKind::Ssd)
+            }
         } else {
             DeviceConfig::of(DeviceKind::None)
         },
@@ -28,17 +36,39 @@ fn build(policy: PolicyName, swap: bool, memcg_max: Option<u64>) -> (Sim, [u32; 
 fn event(code: (u8, u32, bool), vmas: [u32; 3], file: u32, swap: bool) -> Event {
     let (kind, idx, w) = code;
     match kind % 6 {
-        0 if swap => Event::Access { vma: vmas[0], index: idx % 3000, write: w },
-        1 => Event::Access { vma: vmas[1], index: idx % 2000, write: w },
-        2 => Event::Access { vma: vmas[2], index: idx % 500, write: false },
-        3 => Event::FileWrite { file, index: idx % 6000 },
+        0 if swap => Event::Access {
+            vma: vmas[0],
+            index: idx % 3000,
+            write: w,
+        },
+        1 => Event::Access {
+            vma: vmas[1],
+            index: idx % 2000,
+            write: w,
+        },
+        2 => Event::Access {
+            vma: vmas[2],
+            index: idx % 500,
+            write: false,
+        },
+        3 => Event::FileWrite {
+            file,
+            index: idx % 6000,
+        },
         4 => Event::Think { ns: idx as u64 },
-        _ => Event::FileRead { file, index: idx % 6000 },
+        _ => Event::FileRead {
+            file,
+            index: idx % 6000,
+        },
     }
 }
 
 fn policies() -> impl Strategy<Value = PolicyName> {
-    prop_oneof![Just(PolicyName::Cost), Just(PolicyName::ScannedRotated), Just(PolicyName::Lru)]
+    prop_oneof![
+        Just(PolicyName::Cost),
+        Just(PolicyName::ScannedRotated),
+        Just(PolicyName::Lru)
+    ]
 }
 
 proptest! {
@@ -56,7 +86,7 @@ proptest! {
             for chunk in codes.chunks(500) {
                 let ev: Vec<Event> = chunk.iter().map(|&c| event(c, vmas, file, swap)).collect();
                 sim.run(&ev);
-                sim.check_invariants().map_err(|e| TestCaseError::fail(e))?;
+                sim.check_invariants().map_err(TestCaseError::fail)?;
             }
             let r = sim.finish();
             prop_assert_eq!(r.access.hits + r.access.misses, r.access.accesses);

@@ -21,6 +21,86 @@ pub(crate) struct Pos {
     pub field: Option<String>,
 }
 
+/// One meaningful line of a TOML text: its table and key.
+struct Line {
+    /// 1-based line number.
+    line: usize,
+    /// Dotted path of the table the line is in (or the header's table).
+    table: String,
+    /// The key of a `key = value` line; `None` for a header.
+    key: Option<String>,
+    /// 1-based column of the key (or the header).
+    column: usize,
+}
+
+/// The headers and `key = value` lines of `text`, with their tables (skipping comments,
+/// blank lines and the inside of multi-line strings).
+fn scan(text: &str) -> Vec<Line> {
+    let mut out = Vec::new();
+    let mut table = String::new();
+    let mut arrays: BTreeMap<String, usize> = BTreeMap::new();
+    let mut in_multiline = false;
+    for (i, raw) in text.lines().enumerate() {
+        let quotes = raw.matches("\"\"\"").count() + raw.matches("'''").count();
+        if in_multiline {
+            if quotes % 2 == 1 {
+                in_multiline = false;
+            }
+            continue;
+        }
+        let t = raw.trim();
+        let column = raw.chars().take_while(|c| c.is_whitespace()).count() + 1;
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix("[[") {
+            let name = rest.split("]]").next().unwrap_or("").trim().to_string();
+            let n = arrays.entry(name.clone()).or_insert(0);
+            *n += 1;
+            table = format!("{name}[{}]", *n - 1);
+            out.push(Line {
+                line: i + 1,
+                table: table.clone(),
+                key: None,
+                column,
+            });
+        } else if let Some(rest) = t.strip_prefix('[') {
+            let name = rest.split(']').next().unwrap_or("").trim();
+            table = index_arrays(name, &arrays);
+            out.push(Line {
+                line: i + 1,
+                table: table.clone(),
+                key: None,
+                column,
+            });
+        } else {
+            let key = t
+                .split_once('=')
+                .map(|(k, _)| k.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
+                .filter(|k| !k.is_empty());
+            out.push(Line {
+                line: i + 1,
+                table: table.clone(),
+                key,
+                column,
+            });
+        }
+        if quotes % 2 == 1 {
+            in_multiline = true;
+        }
+    }
+    out
+}
+
+fn join(table: &str, key: Option<&str>) -> Option<String> {
+    match (table.is_empty(), key) {
+        (true, None) => None,
+        (true, Some(k)) => Some(k.to_string()),
+        (false, None) => Some(table.to_string()),
+        (false, Some(k)) => Some(format!("{table}.{k}")),
+    }
+}
+
 /// Locates byte `offset` of `text`.
 pub(crate) fn locate(text: &str, offset: usize) -> Pos {
     let mut offset = offset.min(text.len());
@@ -31,58 +111,29 @@ pub(crate) fn locate(text: &str, offset: usize) -> Pos {
     let line = before.matches('\n').count() + 1;
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     let column = text[line_start..offset].chars().count() + 1;
-
-    let mut table = String::new();
-    let mut arrays: BTreeMap<String, usize> = BTreeMap::new();
-    let mut in_multiline = false;
-    let mut key = None;
-    for (i, raw) in text.lines().enumerate() {
-        if i + 1 > line {
-            break;
-        }
-        let is_error_line = i + 1 == line;
-        let quotes = raw.matches("\"\"\"").count() + raw.matches("'''").count();
-        if in_multiline {
-            if quotes % 2 == 1 {
-                in_multiline = false;
-            }
-            continue;
-        }
-        if quotes % 2 == 1 {
-            in_multiline = true;
-        }
-        let t = raw.trim();
-        if t.is_empty() || t.starts_with('#') {
-            continue;
-        }
-        if let Some(rest) = t.strip_prefix("[[") {
-            let name = rest.split("]]").next().unwrap_or("").trim().to_string();
-            let n = arrays.entry(name.clone()).or_insert(0);
-            *n += 1;
-            table = format!("{name}[{}]", *n - 1);
-            key = None;
-        } else if let Some(rest) = t.strip_prefix('[') {
-            let name = rest.split(']').next().unwrap_or("").trim();
-            table = index_arrays(name, &arrays);
-            key = None;
-        } else if is_error_line {
-            key = t
-                .split_once('=')
-                .map(|(k, _)| k.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
-                .filter(|k| !k.is_empty());
-        }
-    }
-    let field = match (table.is_empty(), key) {
-        (true, None) => None,
-        (true, Some(k)) => Some(k),
-        (false, None) => Some(table),
-        (false, Some(k)) => Some(format!("{table}.{k}")),
+    let lines = scan(text);
+    let field = match lines.iter().rev().find(|l| l.line <= line) {
+        Some(l) if l.line == line => join(&l.table, l.key.as_deref()),
+        Some(l) => join(&l.table, None),
+        None => None,
     };
     Pos {
         line,
         column,
         field,
     }
+}
+
+/// Where `key` of table `table` is (`key` None: the table's header), if it is there.
+pub(crate) fn find(text: &str, table: &str, key: Option<&str>) -> Option<Pos> {
+    scan(text)
+        .into_iter()
+        .find(|l| l.table == table && l.key.as_deref() == key)
+        .map(|l| Pos {
+            line: l.line,
+            column: l.column,
+            field: join(&l.table, l.key.as_deref()),
+        })
 }
 
 /// `workload.cost` after two `[[workload]]` headers is `workload[1].cost`.
@@ -128,6 +179,10 @@ mod tests {
         assert_eq!(locate(text, off).field.as_deref(), Some("seed"));
         let off = text.rfind("[[workload]]").unwrap();
         assert_eq!(locate(text, off).field.as_deref(), Some("workload[1]"));
+        let p = find(text, "workload[1]", Some("theta")).unwrap();
+        assert_eq!((p.line, p.column), (9, 1));
+        assert_eq!(find(text, "workload[1]", None).unwrap().line, 7);
+        assert!(find(text, "workload[2]", None).is_none());
     }
 
     #[test]

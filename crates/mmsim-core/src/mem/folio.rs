@@ -1,7 +1,7 @@
 //! Folios: the arena of resident memory and its page flags.
 //!
 //! A folio is the kernel's unit of memory management (`struct folio`,
-//! include/linux/mm_types.h). Here every resident folio is a 32-byte slot in
+//! include/linux/mm_types.h). Here every resident folio is a 28-byte slot in
 //! one arena, addressed by a dense [`FolioId`]; list links are intrusive
 //! (`prev`/`next` ids), so moving a folio between LRU lists never allocates.
 //! The data model carries an `order` (0 for a 4 KiB page), ready for large
@@ -117,7 +117,7 @@ impl LruList {
     }
 }
 
-/// One resident folio. 32 bytes.
+/// One resident folio. 28 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct Folio {
@@ -143,8 +143,6 @@ pub struct Folio {
     pub order: u8,
     /// Spare, keeps the layout explicit.
     pub _pad: u16,
-    /// Reference stamp of the `lru` reference policy (its last access).
-    pub stamp: u32,
 }
 
 impl Folio {
@@ -160,7 +158,6 @@ impl Folio {
         memcg: 0,
         order: 0,
         _pad: 0,
-        stamp: 0,
     };
 
     /// Tests a flag.
@@ -288,8 +285,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn folio_is_32_bytes() {
-        assert_eq!(std::mem::size_of::<Folio>(), 32);
+    fn folio_is_28_bytes() {
+        assert_eq!(std::mem::size_of::<Folio>(), 28);
     }
 
     #[test]

@@ -10,14 +10,16 @@
 //! mmsim can be checked against them exactly.
 //!
 //! Recency is kept exactly but lazily: each reference stamps the folio with
-//! a reference counter and appends (stamp, folio) to a FIFO; the least
-//! recently used folio is the first FIFO entry whose stamp is still its
+//! a reference counter (in a dense side array, 4 bytes per folio, so that
+//! checking stamps stays in cache) and appends (stamp, folio) to a FIFO; the
+//! least recently used folio is the first FIFO entry whose stamp is still its
 //! folio's stamp (older entries of re-referenced folios are stale and
-//! skipped). A hit thus writes one folio and appends 8 bytes, instead of
-//! relinking three list neighbours. Stale entries are compacted away when
+//! skipped). Stamp 0 means "not resident". A hit thus writes 4 bytes and
+//! appends 8, instead of relinking three list neighbours. Stale entries are compacted away when
 //! the FIFO grows beyond twice the resident folios, which keeps it bounded
-//! and keeps stamps from wrapping within an entry's life. Folios stay on
-//! one LRU list (unordered) so the machine's invariants hold.
+//! and keeps stamps from wrapping within an entry's life. Folios are counted
+//! on the inactive file list (for the gauges and invariants) but not linked:
+//! the FIFO is their only order, so an eviction touches no list neighbours.
 
 use crate::mem::folio::{flags, FolioId, LruList};
 use crate::mem::pagetable::pte_swap;
@@ -25,22 +27,48 @@ use crate::reclaim::ScanControl;
 use crate::sim::Sim;
 
 impl Sim {
+    /// Adds a new folio under the `lru` policy: counted, stamped, not linked.
+    #[inline]
+    pub(crate) fn lru_policy_add(&mut self, f: FolioId) {
+        self.folios[f].lru = LruList::InactiveFile as u8;
+        self.memcg.lruvec.lists[LruList::InactiveFile as usize].len += 1;
+        self.lru_touch(f);
+    }
+
+    /// Removes a folio from the `lru` policy's count.
+    #[inline]
+    pub(crate) fn lru_policy_del(&mut self, f: FolioId) {
+        self.folios[f].lru = crate::mem::folio::NO_LIST;
+        self.lru_stamps[f as usize] = 0;
+        self.memcg.lruvec.lists[LruList::InactiveFile as usize].len -= 1;
+    }
+
     /// Records a reference (the LRU "move to head").
     #[inline]
     pub(crate) fn lru_touch(&mut self, f: FolioId) {
-        self.lru_stamp = self.lru_stamp.wrapping_add(1);
-        self.folios[f].stamp = self.lru_stamp;
+        self.lru_stamp = self.lru_stamp.wrapping_add(1).max(1);
+        let i = f as usize;
+        if i >= self.lru_stamps.len() {
+            self.lru_stamps.resize(i + 1, 0);
+        }
+        self.lru_stamps[i] = self.lru_stamp;
         self.lru_fifo.push_back((self.lru_stamp, f));
-        if self.lru_fifo.len() > 2 * self.folios.live() + 64 {
+        if self.lru_fifo.len() > 4 * self.folios.live() + 64 {
             self.lru_compact();
         }
+    }
+
+    /// Whether a FIFO entry is the current one of a resident folio.
+    #[inline]
+    fn lru_entry_valid(&self, s: u32, f: FolioId) -> bool {
+        self.lru_stamps.get(f as usize) == Some(&s)
     }
 
     /// Drops stale FIFO entries.
     #[cold]
     fn lru_compact(&mut self) {
-        let folios = &self.folios;
-        self.lru_fifo.retain(|&(s, f)| folios.is_live(f) && folios[f].stamp == s);
+        let stamps = &self.lru_stamps;
+        self.lru_fifo.retain(|&(s, f)| stamps[f as usize] == s);
     }
 
     /// Evicts the least recently used evictable page. Anonymous pages need a
@@ -50,7 +78,7 @@ impl Sim {
         let mut skipped = 0usize;
         while skipped < self.lru_fifo.len() {
             let (s, f) = self.lru_fifo[skipped];
-            if !self.folios.is_live(f) || self.folios[f].stamp != s {
+            if !self.lru_entry_valid(s, f) {
                 if skipped == 0 {
                     self.lru_fifo.pop_front();
                 } else {
@@ -80,7 +108,7 @@ impl Sim {
             fo.swap = slot + 1;
             fo.set(flags::SWAPCACHE | flags::DIRTY);
         }
-        self.memcg.lruvec.lists[LruList::InactiveFile as usize].unlink(&mut self.folios, f);
+        self.lru_policy_del(f);
         let fo = self.folios[f];
         if fo.mapcount > 0 {
             if fo.is_file() {

@@ -158,6 +158,8 @@ impl Sim {
     }
 
     /// `get_scan_count()`: how many pages to scan on each evictable list.
+    // The decision cascades repeat SCAN_FILE on purpose: each branch is one of the kernel's.
+    #[allow(clippy::if_same_then_else)]
     pub(crate) fn get_scan_count(&mut self, sc: &ScanControl, rules: ClassicRules) -> [u64; 4] {
         let swappiness = self.cfg.swappiness as u64;
         let lv = &self.memcg.lruvec;
@@ -389,7 +391,13 @@ impl Sim {
 
     /// Test hook for [`Self::shrink_inactive_list`].
     #[cfg(test)]
-    pub(crate) fn shrink_inactive_list_for_test(&mut self, n: u64, file: bool, sc: &mut ScanControl, rules: ClassicRules) -> u64 {
+    pub(crate) fn shrink_inactive_list_for_test(
+        &mut self,
+        n: u64,
+        file: bool,
+        sc: &mut ScanControl,
+        rules: ClassicRules,
+    ) -> u64 {
         self.shrink_inactive_list(n, file, sc, rules)
     }
 

@@ -1,0 +1,173 @@
+//! The human-readable result table of `mmsim run`.
+
+use std::fmt::Write;
+
+use mmsim_core::{DeviceConfig, DeviceKind, PolicyName};
+use mmsim_workloads::{Scenario, ScenarioResult};
+
+fn device(d: &DeviceConfig, with_size: bool) -> String {
+    if d.device == DeviceKind::None {
+        return "none".into();
+    }
+    let (r, w, per_page) = d.timing();
+    let name = format!("{:?}", d.device).to_lowercase();
+    let size = match (with_size, d.size) {
+        (true, Some(s)) => format!(" {s}"),
+        _ => String::new(),
+    };
+    let mbps = 4096.0 / per_page.max(1) as f64 * 1e3;
+    format!(
+        "{name}{size} (read {} µs, write {} µs, {:.0} MB/s)",
+        r as f64 / 1e3,
+        w as f64 / 1e3,
+        mbps
+    )
+}
+
+/// The report: machine header, results, PSI, vmstat, trace statistics.
+pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: bool) -> String {
+    let m = &s.machine;
+    let rr = &r.result;
+    let mut t = String::new();
+    // `write!` to a String cannot fail.
+    let mut line = |label: &str, value: String| {
+        let _ = writeln!(t, "{label:<16}{value}");
+    };
+
+    line("scenario", r.scenario.clone());
+    if let Some(d) = &r.description {
+        line("", d.clone());
+    }
+    line("seed", r.seed.to_string());
+    let policy = match m.policy.name {
+        PolicyName::Cost => format!("cost ({:?} weighting)", m.policy.cost_variant)
+            .replace("V5_8", "v5.8")
+            .replace("V6_2", "v6.2"),
+        p => p.name().to_string(),
+    };
+    line("policy", policy);
+    let [min, low, high] = rr.watermarks;
+    line(
+        "memory",
+        format!(
+            "{} ({} pages); watermarks min {min}, low {low}, high {high} pages",
+            m.memory,
+            m.memory.pages()
+        ),
+    );
+    line("swap", device(&m.swap, true));
+    line("fs", device(&m.fs, false));
+    line("swappiness", m.swappiness.to_string());
+    line(
+        "memcg max",
+        match m.memcg_max {
+            Some(max) => format!("{max} ({} pages)", max.pages()),
+            None => "none".into(),
+        },
+    );
+    for note in notes {
+        line("note", note.clone());
+    }
+    let _ = writeln!(t, "\nworkloads");
+    let wname = r.workloads.iter().map(|w| w.name.len()).max().unwrap_or(0);
+    for w in &r.workloads {
+        let _ = writeln!(
+            t,
+            "  {:<wname$}  phase {:<3} {:<10} {:<9} {:>10} pages {:>12} events",
+            w.name, w.phase, w.kind, w.target, w.pages, w.events
+        );
+    }
+
+    let a = &rr.access;
+    let _ = writeln!(t, "\nresults");
+    let mut line = |label: &str, value: String| {
+        let _ = writeln!(t, "  {label:<18}{value}");
+    };
+    line("accesses", a.accesses.to_string());
+    line("hits", a.hits.to_string());
+    line("misses", a.misses.to_string());
+    line("miss ratio", format!("{:.6}", rr.miss_ratio));
+    if a.out_of_range > 0 {
+        line("out of range", a.out_of_range.to_string());
+    }
+    if a.dropped_killed > 0 {
+        line("dropped (killed)", a.dropped_killed.to_string());
+    }
+    line("runtime_s", format!("{:.6}", rr.runtime_s));
+    line("throughput", format!("{:.1} accesses/s", rr.throughput));
+    line("kswapd cpu_s", format!("{:.6}", rr.kswapd_cpu_s));
+    line("reclaim stall_s", format!("{:.6}", rr.reclaim_stall_s));
+    line("io wait_s", format!("{:.6}", rr.io_wait_s));
+    line(
+        "memcg usage",
+        match rr.memcg_max_pages {
+            Some(max) => format!(
+                "{} pages of {max} (max events {})",
+                rr.memcg_usage_pages, rr.memcg_max_events
+            ),
+            None => format!("{} pages", rr.memcg_usage_pages),
+        },
+    );
+    line("swap used", format!("{} pages", rr.swap_used_pages));
+    line(
+        "sim memory",
+        format!(
+            "{:.1} bytes/resident folio, {:.2} bytes/tracked page, {:.1} MiB heap",
+            rr.sim_bytes_per_resident_folio,
+            rr.sim_bytes_per_tracked_page,
+            rr.sim_heap_bytes as f64 / (1 << 20) as f64
+        ),
+    );
+
+    let _ = writeln!(t, "\n/proc/pressure/memory");
+    for (name, l) in [("some", &rr.psi.some), ("full", &rr.psi.full)] {
+        let _ = writeln!(
+            t,
+            "  {name} avg10={:.2} avg60={:.2} avg300={:.2} total={}",
+            l.avg10, l.avg60, l.avg300, l.total
+        );
+    }
+
+    let pairs = rr.vmstat.pairs();
+    let shown: Vec<_> = pairs
+        .iter()
+        .filter(|(_, v)| all_counters || *v != 0)
+        .collect();
+    let width = shown.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    let _ = writeln!(
+        t,
+        "\n/proc/vmstat{}",
+        if all_counters { "" } else { " (non-zero)" }
+    );
+    for (name, v) in shown {
+        let _ = writeln!(t, "  {name:<width$} {v}");
+    }
+
+    for tr in &r.trace {
+        let _ = writeln!(t, "\ntrace {}", tr.workload);
+        let _ = writeln!(t, "  path              {}", tr.path);
+        let _ = writeln!(
+            t,
+            "  format            {}{}, compression {}",
+            tr.format,
+            if tr.format_detected {
+                " (detected)"
+            } else {
+                ""
+            },
+            tr.compression
+        );
+        let _ = writeln!(t, "  records           {}", tr.records);
+        let _ = writeln!(t, "  references        {}", tr.references);
+        let _ = writeln!(t, "  distinct keys     {}", tr.distinct);
+        let _ = writeln!(
+            t,
+            "  skipped           markers {}, blank {}, comments {}",
+            tr.skipped_markers, tr.skipped_blank, tr.skipped_comments
+        );
+        if tr.limited {
+            let _ = writeln!(t, "  stopped at --limit before the end of the trace");
+        }
+    }
+    t
+}

@@ -1,0 +1,391 @@
+//! Command-line tests: the default run, JSON output, determinism, a golden trace run,
+//! and every bad-input path (non-zero exit, a message naming the file and position or the
+//! field, never a panic).
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn mmsim() -> Command {
+    Command::cargo_bin("mmsim").unwrap()
+}
+
+fn trace(rel: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = mmsim().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Runs, expects exit status 2 and a one-line error containing every `needles`, no panic.
+fn bad_input(args: &[&str], needles: &[&str]) {
+    let out = mmsim().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+    for n in needles {
+        assert!(stderr.contains(n), "{args:?}: expected {n:?} in: {stderr}");
+    }
+}
+
+#[test]
+fn no_arguments_runs_and_explains_the_default_scenario() {
+    mmsim()
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "Default scenario: a postgres-like machine",
+        ))
+        .stdout(predicate::str::contains("scenario        default"))
+        .stdout(predicate::str::contains("/proc/vmstat"))
+        .stdout(predicate::str::contains("pswpout"))
+        .stdout(predicate::str::contains("workingset_refault_file"))
+        .stdout(predicate::str::contains("/proc/pressure/memory"))
+        .stdout(predicate::str::contains("accesses          3076800"));
+}
+
+#[test]
+fn json_has_the_result_fields_at_top_level() {
+    let v = json(&["run", "--json"]);
+    for key in [
+        "accesses",
+        "hits",
+        "misses",
+        "runtime_s",
+        "miss_ratio",
+        "policy",
+    ] {
+        assert!(v[key].is_number() || v[key].is_string(), "{key}: {v}");
+    }
+    assert!(v["vmstat"].is_object());
+    assert!(v["vmstat"]["pswpout"].is_number());
+    assert!(v["psi"]["some"]["total"].is_number());
+    assert!(v["trace"].is_array());
+    assert_eq!(
+        v["accesses"].as_u64().unwrap(),
+        v["hits"].as_u64().unwrap() + v["misses"].as_u64().unwrap()
+    );
+    assert_eq!(v["scenario"], "default");
+}
+
+#[test]
+fn default_scenario_is_deterministic() {
+    let a = mmsim().args(["run", "--json"]).output().unwrap();
+    let b = mmsim().args(["run", "--json"]).output().unwrap();
+    assert!(a.status.success() && b.status.success());
+    assert_eq!(a.stdout, b.stdout);
+    let c = mmsim()
+        .args(["run", "--json", "--seed", "2"])
+        .output()
+        .unwrap();
+    assert_ne!(a.stdout, c.stdout);
+}
+
+#[test]
+fn lru_trace_run_matches_the_published_hit_ratio() {
+    let cs = trace("lirs/cs.trace.gz");
+    let v = json(&[
+        "run",
+        "--trace",
+        &cs,
+        "--policy",
+        "lru",
+        "--memcg-max",
+        "100p",
+        "--as",
+        "file",
+        "--json",
+    ]);
+    let (hits, accesses) = (v["hits"].as_u64().unwrap(), v["accesses"].as_u64().unwrap());
+    assert_eq!(accesses, 6781);
+    // README: LRU hit ratio 1.83 % at 100..500 entries.
+    assert_eq!(
+        format!("{:.2}", hits as f64 * 100.0 / accesses as f64),
+        "1.83"
+    );
+    assert_eq!(hits, 124);
+    assert_eq!(v["trace"][0]["references"], 6781);
+    assert_eq!(v["trace"][0]["distinct"], 1409);
+    assert_eq!(v["trace"][0]["format"], "lirs");
+    assert_eq!(v["memcg_max_pages"], 100);
+
+    // The same as anonymous memory (swap is added automatically).
+    let v = json(&[
+        "run",
+        "--trace",
+        &cs,
+        "--policy",
+        "lru",
+        "--memcg-max",
+        "100p",
+        "--as",
+        "anon",
+        "--json",
+    ]);
+    assert_eq!(v["hits"], 124);
+
+    // The table shows the trace statistics.
+    mmsim()
+        .args([
+            "run",
+            "--trace",
+            &cs,
+            "--policy",
+            "lru",
+            "--memcg-max",
+            "100p",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("hits              124"))
+        .stdout(predicate::str::contains("references        6781"))
+        .stdout(predicate::str::contains("markers 2"));
+}
+
+#[test]
+fn trace_limit_and_explicit_format() {
+    let oltp = trace("arc/OLTP.lis.zst");
+    let v = json(&[
+        "run",
+        "--trace",
+        &oltp,
+        "--format",
+        "arc",
+        "--limit",
+        "5000",
+        "--policy",
+        "lru",
+        "--memcg-max",
+        "1000p",
+        "--json",
+    ]);
+    assert_eq!(v["accesses"], 5000);
+    assert_eq!(v["trace"][0]["limited"], true);
+}
+
+#[test]
+fn scenario_file_and_overrides() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("small.toml");
+    std::fs::write(
+        &path,
+        "seed = 4\n[machine]\nmemory = \"64M\"\n[[workload]]\nkind = \"zipf\"\ntarget = \"file\"\n\
+         pages = \"128M\"\ntheta = 0.9\naccesses = 20000\n",
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let v = json(&["run", p, "--json"]);
+    assert_eq!(v["scenario"], "small");
+    assert_eq!(v["seed"], 4);
+    assert_eq!(v["accesses"], 20000);
+    let v = json(&[
+        "run",
+        p,
+        "--json",
+        "--policy",
+        "scanned-rotated",
+        "--memory",
+        "32M",
+        "--swap",
+        "zram",
+        "--swappiness",
+        "100",
+        "--memcg-max",
+        "1000p",
+        "--seed",
+        "9",
+    ]);
+    assert_eq!(v["policy"], "scanned-rotated");
+    assert_eq!(v["machine"]["memory"], "32M");
+    assert_eq!(v["machine"]["swap"]["device"], "zram");
+    assert_eq!(v["machine"]["swap"]["size"], "4G");
+    assert_eq!(v["machine"]["swappiness"], 100);
+    assert_eq!(v["memcg_max_pages"], 1000);
+    assert_eq!(v["seed"], 9);
+    // Embedded scenarios by name; --print-scenario shows the effective TOML.
+    mmsim()
+        .args(["run", "zipf-file", "--print-scenario", "--memory", "256M"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("memory = \"256M\""))
+        .stdout(predicate::str::contains("[[workload]]"));
+    mmsim()
+        .arg("scenarios")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("postgres-like"));
+}
+
+#[test]
+fn bench_runs() {
+    mmsim()
+        .args(["bench", "--accesses", "20000", "--pages", "5000"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("lru"))
+        .stdout(predicate::str::contains("cost"))
+        .stdout(predicate::str::contains("accesses/s"));
+    mmsim()
+        .args([
+            "bench",
+            "--accesses",
+            "20000",
+            "--pages",
+            "5000",
+            "--target",
+            "anon",
+            "--policy",
+            "lru",
+        ])
+        .assert()
+        .success();
+}
+
+// ---- bad input -------------------------------------------------------------------------
+
+#[test]
+fn truncated_oracle_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("short.bin");
+    std::fs::write(&path, [7u8; 30]).unwrap();
+    let p = path.to_str().unwrap();
+    bad_input(
+        &["run", "--trace", p, "--format", "oracle-general"],
+        &["short.bin", "record 2", "truncated"],
+    );
+}
+
+#[test]
+fn malformed_text_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("keys.txt");
+    std::fs::write(&path, "1\n2\n3x\n4\n").unwrap();
+    let p = path.to_str().unwrap();
+    bad_input(
+        &["run", "--trace", p, "--format", "text"],
+        &["keys.txt", "line 3"],
+    );
+    bad_input(
+        &["run", "--trace", p, "--format", "text", "--json"],
+        &["keys.txt", "line 3"],
+    );
+}
+
+#[test]
+fn unknown_format() {
+    bad_input(
+        &["run", "--trace", "x", "--format", "xyz"],
+        &["--format", "unknown trace format \"xyz\""],
+    );
+}
+
+#[test]
+fn bad_sizes() {
+    bad_input(&["run", "--memcg-max", "0"], &["--memcg-max", "zero size"]);
+    bad_input(
+        &["run", "--memcg-max", "-5M"],
+        &["--memcg-max", "negative size"],
+    );
+    bad_input(&["run", "--memory", "12Q"], &["--memory", "suffix"]);
+    bad_input(&["run", "--memory", "1M"], &["--memory", "machine.memory"]);
+    bad_input(&["run", "--memcg-max", "100"], &["machine.memcg_max"]);
+}
+
+#[test]
+fn bad_swappiness() {
+    bad_input(
+        &["run", "--swappiness", "300"],
+        &["machine.swappiness", "300"],
+    );
+    bad_input(&["run", "--swappiness", "-1"], &["swappiness"]);
+}
+
+#[test]
+fn bad_scenario_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let tiny = write(
+        "tiny.toml",
+        "[machine]\nmemory = \"1M\"\n[[workload]]\nkind = \"touch\"\ntarget = \"anon\"\npages = 1\n",
+    );
+    bad_input(
+        &["run", &tiny],
+        &["tiny.toml", "machine.memory", "[16M, 2T]"],
+    );
+    let unknown = write(
+        "unknown.toml",
+        "[machine]\nmemory = \"1G\"\n[[workload]]\nkind = \"touch\"\ntarget = \"anon\"\npages = 1\nsize = 3\n",
+    );
+    bad_input(
+        &["run", &unknown],
+        &[
+            "unknown.toml",
+            "line 7",
+            "workload[0].size",
+            "unknown field `size`",
+        ],
+    );
+    let kind = write(
+        "kind.toml",
+        "[[workload]]\nkind = \"zipfian\"\ntarget = \"anon\"\npages = 1\n",
+    );
+    bad_input(
+        &["run", &kind],
+        &["kind.toml", "line 2", "workload[0].kind", "zipfian"],
+    );
+    let theta = write(
+        "theta.toml",
+        "[[workload]]\nkind = \"zipf\"\ntarget = \"anon\"\npages = 10\ntheta = 9\naccesses = 1\n",
+    );
+    bad_input(&["run", &theta], &["theta.toml", "workload[0].theta"]);
+    let syntax = write("syntax.toml", "[machine\n");
+    bad_input(&["run", &syntax], &["syntax.toml", "line 1"]);
+    bad_input(
+        &["run", "/nonexistent/dir/s.toml"],
+        &["/nonexistent/dir/s.toml"],
+    );
+    bad_input(
+        &["run", "no-such-scenario"],
+        &["no-such-scenario", "embedded"],
+    );
+}
+
+#[test]
+fn missing_trace_file() {
+    bad_input(
+        &["run", "--trace", "/nonexistent/trace.gz"],
+        &["/nonexistent/trace.gz", "No such file"],
+    );
+}
+
+#[test]
+fn usage_errors() {
+    bad_input(&["run", "--format", "text"], &["--trace"]);
+    bad_input(
+        &["run", "--swap", "none", "--swap-size", "1G"],
+        &["--swap-size"],
+    );
+    bad_input(&["run", "--policy", "fifo"], &["unknown policy `fifo`"]);
+    bad_input(
+        &["bench", "--memory-fraction", "1.5"],
+        &["--memory-fraction"],
+    );
+    bad_input(&["frobnicate"], &["frobnicate"]);
+}

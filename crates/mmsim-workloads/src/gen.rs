@@ -1,0 +1,587 @@
+//! Event generators: one per workload, filling batches of [`Event`]s.
+//!
+//! A [`Generator`] is an enum over the access patterns, so the per-event path is a
+//! `match` outside a tight loop: no boxing, no dynamic dispatch, no allocation per
+//! event. [`Generator::fill`] appends up to `max` events to a caller's reused buffer.
+//!
+//! Randomness: every generator owns one [`Pcg64Mcg`] stream seeded by
+//! [`workload_seed`] from the scenario seed and the workload's index, so workloads do
+//! not perturb each other and the same scenario and seed give the same events on every
+//! machine. (The zipf sampler, `rand_distr::Zipf`, computes with `f64` `powf`/`ln`/`exp`;
+//! these are correctly rounded or nearly so on every mainstream libm, but a platform whose
+//! libm differs in the last bit could in principle draw a different rank.)
+
+use std::path::{Path, PathBuf};
+
+use mmsim_core::{Event, FileId, Sim, SimError, VmaId};
+use mmsim_trace::{Densifier, Format, Record, TraceReader};
+use rand::{Rng, RngCore, SeedableRng};
+use rand_distr::{Distribution, Zipf};
+use rand_pcg::Pcg64Mcg;
+use serde::Serialize;
+
+use crate::error::WorkloadError;
+use crate::scenario::{Target, TraceFormat, WorkloadKind, WorkloadSpec, MAX_PAGES};
+
+/// Records read from a trace per `read_batch` call.
+const TRACE_BATCH: usize = 4096;
+
+/// Where a workload's events go: the VMA it loads from and stores to, or the file it
+/// reads and writes through a descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sink {
+    /// `Event::Access` to this VMA (anonymous or a file mapping).
+    Vma(VmaId),
+    /// `Event::FileRead` / `Event::FileWrite` of this file.
+    File(FileId),
+}
+
+impl Sink {
+    /// Creates the task `name` and its region of `pages` pages on `target` in `sim`:
+    /// an anonymous VMA, a file (named `name`), or a file and a shared (optionally
+    /// executable) mapping of all of it.
+    pub fn setup(sim: &mut Sim, name: &str, target: Target, pages: u64) -> Result<Sink, SimError> {
+        let task = sim.add_task(name);
+        Ok(match target {
+            Target::Anon => Sink::Vma(sim.mmap_anon(task, pages)?),
+            Target::File => Sink::File(sim.add_file(name, pages)?),
+            Target::Mmap | Target::MmapExec => {
+                let file = sim.add_file(name, pages)?;
+                Sink::Vma(sim.mmap_file(task, file, 0, pages, target == Target::MmapExec)?)
+            }
+        })
+    }
+
+    /// The event touching page `index` (a write or not).
+    #[inline(always)]
+    pub fn event(self, index: u32, write: bool) -> Event {
+        match self {
+            Sink::Vma(vma) => Event::Access { vma, index, write },
+            Sink::File(file) if write => Event::FileWrite { file, index },
+            Sink::File(file) => Event::FileRead { file, index },
+        }
+    }
+}
+
+/// The seed of workload number `index`'s random stream: SplitMix64 of the scenario seed
+/// combined with the index, so neighbouring seeds and indices give unrelated streams.
+pub fn workload_seed(scenario_seed: u64, index: usize) -> u64 {
+    splitmix64(scenario_seed ^ splitmix64(index as u64 ^ 0x6d6d_7369_6d00_0000))
+}
+
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A fixed pseudo-random permutation of `0..n` in O(1) memory: a 4-round balanced
+/// Feistel network on the smallest even number of bits covering `n`, with cycle-walking
+/// (re-apply until the value falls below `n`, fewer than 4 rounds on average).
+#[derive(Clone, Debug)]
+pub struct Permutation {
+    n: u64,
+    half_bits: u32,
+    mask: u64,
+    keys: [u64; 4],
+}
+
+impl Permutation {
+    /// The permutation of `0..n` (n ≥ 1) selected by `rng`.
+    pub fn new(n: u64, rng: &mut impl RngCore) -> Permutation {
+        let bits = (64 - (n.max(2) - 1).leading_zeros()).max(2);
+        let half_bits = bits.div_ceil(2);
+        Permutation {
+            n,
+            half_bits,
+            mask: (1u64 << half_bits) - 1,
+            keys: [
+                rng.next_u64(),
+                rng.next_u64(),
+                rng.next_u64(),
+                rng.next_u64(),
+            ],
+        }
+    }
+
+    #[inline]
+    fn round(&self, x: u64) -> u64 {
+        let (mut l, mut r) = (x >> self.half_bits, x & self.mask);
+        for k in self.keys {
+            let f = splitmix64(r ^ k) & self.mask;
+            (l, r) = (r, l ^ f);
+        }
+        (l << self.half_bits) | r
+    }
+
+    /// The image of `x` (< n).
+    #[inline]
+    pub fn apply(&self, x: u64) -> u64 {
+        let mut y = self.round(x);
+        while y >= self.n {
+            y = self.round(y);
+        }
+        y
+    }
+}
+
+/// Decides per event whether it is a write, from a fraction.
+#[derive(Clone, Copy, Debug)]
+enum Writes {
+    Never,
+    Always,
+    /// A write if the next 64-bit draw is below this threshold (fraction × 2^64).
+    Below(u64),
+}
+
+impl Writes {
+    fn new(ratio: f64) -> Writes {
+        if ratio <= 0.0 {
+            Writes::Never
+        } else if ratio >= 1.0 {
+            Writes::Always
+        } else {
+            Writes::Below((ratio * 18_446_744_073_709_551_616.0) as u64)
+        }
+    }
+
+    #[inline(always)]
+    fn draw(self, rng: &mut Pcg64Mcg) -> bool {
+        match self {
+            Writes::Never => false,
+            Writes::Always => true,
+            Writes::Below(t) => rng.next_u64() < t,
+        }
+    }
+}
+
+/// What a trace replay read, for reports.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TraceReport {
+    /// The workload's name.
+    pub workload: String,
+    /// The trace file as opened.
+    pub path: String,
+    /// The format it was read as (`text`, `lirs`, `arc`, `oracle-general`).
+    pub format: String,
+    /// Whether the format was detected (`format = "auto"`) rather than given.
+    pub format_detected: bool,
+    /// Compression detected from the content (`none`, `gzip`, `xz`, `zstd`).
+    pub compression: String,
+    /// Lines (text formats, including skipped ones) or binary records read.
+    pub records: u64,
+    /// References yielded by the reader (ARC lines expand to several).
+    pub references: u64,
+    /// LIRS `*` marker lines skipped.
+    pub skipped_markers: u64,
+    /// Blank lines skipped.
+    pub skipped_blank: u64,
+    /// `#` comment lines skipped.
+    pub skipped_comments: u64,
+    /// Distinct keys, i.e. pages of the region touched.
+    pub distinct: u32,
+    /// Whether the replay stopped at `limit` before the end of the trace.
+    pub limited: bool,
+}
+
+/// A trace replay: the reader, the key → page numbering, the current batch.
+pub struct TraceGen {
+    what: String,
+    reader: TraceReader,
+    dense: Densifier,
+    records: Vec<Record>,
+    pos: usize,
+    left: Option<u64>,
+    detected: bool,
+}
+
+impl std::fmt::Debug for TraceGen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceGen")
+            .field("reader", &self.reader)
+            .field("distinct", &self.dense.distinct())
+            .field("left", &self.left)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TraceGen {
+    fn open(
+        what: &str,
+        path: &Path,
+        format: TraceFormat,
+        limit: Option<u64>,
+        pages: u64,
+    ) -> Result<TraceGen, WorkloadError> {
+        let err = |source| WorkloadError::Trace {
+            what: what.to_string(),
+            source,
+        };
+        let reader = match format {
+            TraceFormat::Auto => TraceReader::open_auto(path),
+            TraceFormat::Fixed(f) => TraceReader::open(path, f),
+        }
+        .map_err(err)?;
+        let max_distinct = pages.min(MAX_PAGES - 1) as u32;
+        Ok(TraceGen {
+            what: what.to_string(),
+            dense: Densifier::with_name(reader.name(), max_distinct),
+            reader,
+            records: Vec::with_capacity(TRACE_BATCH),
+            pos: 0,
+            left: limit,
+            detected: format == TraceFormat::Auto,
+        })
+    }
+
+    fn fill(
+        &mut self,
+        sink: Sink,
+        writes: Writes,
+        rng: &mut Pcg64Mcg,
+        out: &mut Vec<Event>,
+        max: usize,
+    ) -> Result<usize, WorkloadError> {
+        let mut n = 0;
+        while n < max {
+            if self.pos == self.records.len() {
+                let want = match self.left {
+                    Some(0) => break,
+                    Some(l) => l.min(TRACE_BATCH as u64) as usize,
+                    None => TRACE_BATCH,
+                };
+                self.pos = 0;
+                let got = self
+                    .reader
+                    .read_batch(&mut self.records, want)
+                    .map_err(|source| WorkloadError::Trace {
+                        what: self.what.clone(),
+                        source,
+                    })?;
+                if got == 0 {
+                    break;
+                }
+                if let Some(l) = &mut self.left {
+                    *l -= got as u64;
+                }
+            }
+            let take = (self.records.len() - self.pos).min(max - n);
+            for r in &self.records[self.pos..self.pos + take] {
+                let page = self
+                    .dense
+                    .id(r.key)
+                    .map_err(|source| WorkloadError::Trace {
+                        what: self.what.clone(),
+                        source,
+                    })?;
+                out.push(sink.event(page, r.write || writes.draw(rng)));
+            }
+            self.pos += take;
+            n += take;
+        }
+        Ok(n)
+    }
+
+    fn report(&self, workload: &str) -> TraceReport {
+        let s = self.reader.stats();
+        TraceReport {
+            workload: workload.to_string(),
+            path: self.reader.name().to_string(),
+            format: self.reader.format().name().to_string(),
+            format_detected: self.detected,
+            compression: self.reader.compression().name().to_string(),
+            records: s.records,
+            references: s.references,
+            skipped_markers: s.skipped_markers,
+            skipped_blank: s.skipped_blank,
+            skipped_comments: s.skipped_comments,
+            distinct: self.dense.distinct(),
+            limited: self.left == Some(0),
+        }
+    }
+
+    /// The format the trace is read as.
+    pub fn format(&self) -> Format {
+        self.reader.format()
+    }
+}
+
+#[derive(Debug)]
+enum Pattern {
+    Uniform {
+        pages: u32,
+    },
+    Zipf {
+        zipf: Zipf<f64>,
+        n: u64,
+        perm: Option<Permutation>,
+    },
+    /// Sequential, loop and touch: `next` cycles through `0..pages`.
+    Sequential {
+        pages: u32,
+        next: u32,
+    },
+    HotCold {
+        hot: u32,
+        cold: u32,
+        /// Hot if the next draw is below this (hot_probability × 2^64); `None`: always hot.
+        hot_below: Option<u64>,
+    },
+    Trace(Box<TraceGen>),
+}
+
+/// The event source of one workload.
+#[derive(Debug)]
+pub struct Generator {
+    sink: Sink,
+    writes: Writes,
+    rng: Pcg64Mcg,
+    /// Events still to generate (synthetic patterns).
+    left: u64,
+    pattern: Pattern,
+}
+
+impl Generator {
+    /// The generator of `spec`, drawing from the stream `seed` (see [`workload_seed`]),
+    /// sending its events to `sink`. A trace is opened now (relative paths against
+    /// `base_dir`); `what` names the workload in errors (e.g. `workload[0] "db"`).
+    ///
+    /// `spec` must be valid ([`Scenario::validate`](crate::Scenario::validate)); values
+    /// out of range are clamped, never a panic.
+    pub fn new(
+        spec: &WorkloadSpec,
+        seed: u64,
+        sink: Sink,
+        what: &str,
+        base_dir: Option<&Path>,
+    ) -> Result<Generator, WorkloadError> {
+        let mut rng = Pcg64Mcg::seed_from_u64(seed);
+        let clamp_pages = |p: u64| p.clamp(1, MAX_PAGES);
+        let (left, pattern) = match &spec.kind {
+            WorkloadKind::Uniform { pages, accesses } => (
+                *accesses,
+                Pattern::Uniform {
+                    pages: clamp_pages(*pages).min(u32::MAX as u64) as u32,
+                },
+            ),
+            WorkloadKind::Zipf {
+                pages,
+                theta,
+                accesses,
+                scatter,
+            } => {
+                let n = clamp_pages(*pages);
+                let theta = if theta.is_finite() {
+                    theta.clamp(0.0, crate::scenario::MAX_THETA)
+                } else {
+                    0.0
+                };
+                let zipf = Zipf::new(n as f64, theta).map_err(|e| WorkloadError::Invalid {
+                    file: what.to_string(),
+                    field: "theta".into(),
+                    message: e.to_string(),
+                })?;
+                let perm = scatter.then(|| Permutation::new(n, &mut rng));
+                (*accesses, Pattern::Zipf { zipf, n, perm })
+            }
+            WorkloadKind::Sequential { pages, passes: k }
+            | WorkloadKind::Loop {
+                pages,
+                iterations: k,
+            } => {
+                let pages = clamp_pages(*pages);
+                (
+                    pages.saturating_mul(*k),
+                    Pattern::Sequential {
+                        pages: pages as u32,
+                        next: 0,
+                    },
+                )
+            }
+            WorkloadKind::Touch { pages } => {
+                let pages = clamp_pages(*pages);
+                (
+                    pages,
+                    Pattern::Sequential {
+                        pages: pages as u32,
+                        next: 0,
+                    },
+                )
+            }
+            WorkloadKind::HotCold {
+                pages,
+                hot_fraction,
+                hot_probability,
+                accesses,
+            } => {
+                let pages = clamp_pages(*pages);
+                let hot = ((pages as f64 * hot_fraction).round() as u64).clamp(1, pages);
+                let cold = pages - hot;
+                let hot_below = if cold == 0 || *hot_probability >= 1.0 {
+                    None
+                } else {
+                    Some((hot_probability.max(0.0) * 18_446_744_073_709_551_616.0) as u64)
+                };
+                (
+                    *accesses,
+                    Pattern::HotCold {
+                        hot: hot as u32,
+                        cold: cold as u32,
+                        hot_below,
+                    },
+                )
+            }
+            WorkloadKind::Trace {
+                path,
+                format,
+                limit,
+                pages,
+            } => {
+                let resolved: PathBuf = match base_dir {
+                    Some(dir) if path.is_relative() && !dir.as_os_str().is_empty() => {
+                        dir.join(path)
+                    }
+                    _ => path.clone(),
+                };
+                let gen =
+                    TraceGen::open(what, &resolved, *format, *limit, pages.unwrap_or(MAX_PAGES))?;
+                (u64::MAX, Pattern::Trace(Box::new(gen)))
+            }
+        };
+        Ok(Generator {
+            sink,
+            writes: Writes::new(spec.effective_write_ratio()),
+            rng,
+            left,
+            pattern,
+        })
+    }
+
+    /// Appends up to `max` events to `out`; returns how many. `Ok(0)` (with `max > 0`)
+    /// means the workload is finished. A trace error is returned once, after the events
+    /// before it.
+    pub fn fill(&mut self, out: &mut Vec<Event>, max: usize) -> Result<usize, WorkloadError> {
+        let Generator {
+            sink,
+            writes,
+            rng,
+            left,
+            pattern,
+        } = self;
+        let (sink, writes) = (*sink, *writes);
+        if let Pattern::Trace(t) = pattern {
+            return t.fill(sink, writes, rng, out, max);
+        }
+        let n = (*left).min(max as u64) as usize;
+        out.reserve(n);
+        match pattern {
+            Pattern::Uniform { pages } => {
+                let pages = *pages;
+                for _ in 0..n {
+                    let index = rng.random_range(0..pages);
+                    out.push(sink.event(index, writes.draw(rng)));
+                }
+            }
+            Pattern::Zipf {
+                zipf,
+                n: pages,
+                perm,
+            } => {
+                for _ in 0..n {
+                    let rank = (zipf.sample(rng) as u64).clamp(1, *pages) - 1;
+                    let page = match perm {
+                        Some(p) => p.apply(rank),
+                        None => rank,
+                    };
+                    out.push(sink.event(page as u32, writes.draw(rng)));
+                }
+            }
+            Pattern::Sequential { pages, next } => {
+                for _ in 0..n {
+                    let index = *next;
+                    *next = if index + 1 == *pages { 0 } else { index + 1 };
+                    out.push(sink.event(index, writes.draw(rng)));
+                }
+            }
+            Pattern::HotCold {
+                hot,
+                cold,
+                hot_below,
+            } => {
+                let (hot, cold, hot_below) = (*hot, *cold, *hot_below);
+                for _ in 0..n {
+                    let is_hot = hot_below.is_none_or(|t| rng.next_u64() < t);
+                    let index = if is_hot {
+                        rng.random_range(0..hot)
+                    } else {
+                        hot + rng.random_range(0..cold)
+                    };
+                    out.push(sink.event(index, writes.draw(rng)));
+                }
+            }
+            Pattern::Trace(_) => unreachable!("handled above"),
+        }
+        *left -= n as u64;
+        Ok(n)
+    }
+
+    /// What the trace replay read so far (`None` for synthetic workloads); `workload`
+    /// names it in the report.
+    pub fn trace_report(&self, workload: &str) -> Option<TraceReport> {
+        match &self.pattern {
+            Pattern::Trace(t) => Some(t.report(workload)),
+            _ => None,
+        }
+    }
+
+    /// Where the events go.
+    pub fn sink(&self) -> Sink {
+        self.sink
+    }
+}
+
+/// Generates all events of a synthetic workload into one vector (for benchmarks, which
+/// time the simulator alone). Traces work too but are read whole: mind their size.
+pub fn generate_all(gen: &mut Generator) -> Result<Vec<Event>, WorkloadError> {
+    let mut out = Vec::new();
+    while gen.fill(&mut out, 1 << 16)? > 0 {}
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permutation_is_a_bijection() {
+        for n in [1u64, 2, 3, 7, 8, 1000, 4097] {
+            let mut rng = Pcg64Mcg::seed_from_u64(n);
+            let p = Permutation::new(n, &mut rng);
+            let mut seen = vec![false; n as usize];
+            for x in 0..n {
+                let y = p.apply(x);
+                assert!(y < n);
+                assert!(!seen[y as usize], "n={n}: {y} twice");
+                seen[y as usize] = true;
+            }
+        }
+    }
+
+    #[test]
+    fn permutation_scatters() {
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        let p = Permutation::new(1 << 20, &mut rng);
+        // The first 100 ranks are not clustered at the start of the region.
+        let low = (0..100).filter(|&x| p.apply(x) < 1 << 16).count();
+        assert!(low < 30, "{low}");
+    }
+
+    #[test]
+    fn write_threshold() {
+        let mut rng = Pcg64Mcg::seed_from_u64(5);
+        let w = Writes::new(0.25);
+        let n = (0..100_000).filter(|_| w.draw(&mut rng)).count();
+        assert!((23_000..27_000).contains(&n), "{n}");
+    }
+}

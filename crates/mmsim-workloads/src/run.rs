@@ -1,0 +1,209 @@
+//! Running a scenario: machine setup, phases, round-robin interleaving, results.
+
+use mmsim_core::{Event, MachineConfig, RunResult, Sim};
+use serde::Serialize;
+
+use crate::error::WorkloadError;
+use crate::gen::{workload_seed, Generator, Sink, TraceReport};
+use crate::scenario::Scenario;
+
+/// Events handed to [`Sim::run`] at a time.
+pub const BATCH: usize = 4096;
+/// Events generated ahead per workload when several are interleaved.
+const LANE: usize = 512;
+
+/// A callback that sees every batch of events before it runs.
+pub type BatchObserver<'a> = &'a mut dyn FnMut(&[Event]);
+
+/// Options of [`run_scenario`].
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// Called after every batch with the number of events executed so far (a progress
+    /// bar can divide by [`Scenario::expected_events`]).
+    pub progress: Option<&'a mut dyn FnMut(u64)>,
+    /// Called with every batch of events just before it is executed (to record or check
+    /// the event stream).
+    pub on_batch: Option<BatchObserver<'a>>,
+}
+
+impl std::fmt::Debug for RunOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("progress", &self.progress.is_some())
+            .field("on_batch", &self.on_batch.is_some())
+            .finish()
+    }
+}
+
+/// One workload's line in the result.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WorkloadReport {
+    /// Its name (also its task's).
+    pub name: String,
+    /// Its kind (`zipf`, `trace`, …).
+    pub kind: String,
+    /// Its target (`anon`, `file`, `mmap`, `mmap-exec`).
+    pub target: String,
+    /// Its phase.
+    pub phase: u32,
+    /// Size of its region in pages.
+    pub pages: u64,
+    /// Events it generated.
+    pub events: u64,
+}
+
+/// What a scenario run produces: the simulator's [`RunResult`] plus what ran.
+///
+/// Serialized (JSON) with the `RunResult` fields at the top level (`accesses`, `hits`,
+/// `misses`, `miss_ratio`, `vmstat`, `psi`, `runtime_s`, …) next to `scenario`, `seed`,
+/// `machine`, `workloads` and `trace`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScenarioResult {
+    /// The scenario's name.
+    pub scenario: String,
+    /// Its description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The seed used.
+    pub seed: u64,
+    /// The machine it ran on.
+    pub machine: MachineConfig,
+    /// The simulator's counters.
+    #[serde(flatten)]
+    pub result: RunResult,
+    /// Per workload: name, kind, target, phase, events.
+    pub workloads: Vec<WorkloadReport>,
+    /// What each trace replay read (empty without trace workloads).
+    pub trace: Vec<TraceReport>,
+}
+
+struct Lane {
+    gen: Generator,
+    buf: Vec<Event>,
+    pos: usize,
+    events: u64,
+}
+
+/// Runs `s`: validates it, builds the machine, creates every workload's task and region
+/// in workload order (opening traces up front, so a missing file fails before anything
+/// runs), then runs the phases in increasing order. Within a phase the workloads are
+/// interleaved round-robin, one event from each live workload in turn, until all are
+/// finished. Events go to [`Sim::run`] in batches of [`BATCH`].
+pub fn run_scenario(
+    s: &Scenario,
+    opts: &mut RunOptions<'_>,
+) -> Result<ScenarioResult, WorkloadError> {
+    s.validate()?;
+    let mut sim = Sim::new(s.machine.clone()).map_err(|source| WorkloadError::Setup {
+        what: "machine".into(),
+        source,
+    })?;
+    let mut lanes = Vec::with_capacity(s.workloads.len());
+    let mut names = Vec::with_capacity(s.workloads.len());
+    for (i, w) in s.workloads.iter().enumerate() {
+        let name = w.display_name(i);
+        let what = format!("workload[{i}] \"{name}\"");
+        let sink = Sink::setup(&mut sim, &name, w.target, w.kind.pages()).map_err(|source| {
+            WorkloadError::Setup {
+                what: what.clone(),
+                source,
+            }
+        })?;
+        let gen = Generator::new(
+            w,
+            workload_seed(s.seed, i),
+            sink,
+            &what,
+            s.base_dir.as_deref(),
+        )?;
+        lanes.push(Lane {
+            gen,
+            buf: Vec::with_capacity(LANE),
+            pos: 0,
+            events: 0,
+        });
+        names.push(name);
+    }
+
+    let mut phases: Vec<u32> = s.workloads.iter().map(|w| w.phase).collect();
+    phases.sort_unstable();
+    phases.dedup();
+    let mut out: Vec<Event> = Vec::with_capacity(BATCH + s.workloads.len());
+    let mut done = 0u64;
+    for phase in phases {
+        let mut live: Vec<usize> = (0..lanes.len())
+            .filter(|&i| s.workloads[i].phase == phase)
+            .collect();
+        while !live.is_empty() {
+            out.clear();
+            if live.len() == 1 {
+                let lane = &mut lanes[live[0]];
+                out.extend_from_slice(&lane.buf[lane.pos..]);
+                lane.pos = lane.buf.len();
+                let room = BATCH - out.len();
+                lane.gen.fill(&mut out, room)?;
+                if out.is_empty() {
+                    live.clear();
+                }
+                lane.events += out.len() as u64;
+            } else {
+                while out.len() < BATCH && !live.is_empty() {
+                    let mut k = 0;
+                    while k < live.len() {
+                        let lane = &mut lanes[live[k]];
+                        if lane.pos == lane.buf.len() {
+                            lane.buf.clear();
+                            lane.pos = 0;
+                            if lane.gen.fill(&mut lane.buf, LANE)? == 0 {
+                                live.remove(k);
+                                continue;
+                            }
+                        }
+                        out.push(lane.buf[lane.pos]);
+                        lane.pos += 1;
+                        lane.events += 1;
+                        k += 1;
+                    }
+                }
+            }
+            if let Some(f) = opts.on_batch.as_mut() {
+                f(&out);
+            }
+            sim.run(&out);
+            done += out.len() as u64;
+            if let Some(p) = opts.progress.as_mut() {
+                p(done);
+            }
+        }
+    }
+
+    let result = sim.finish();
+    let workloads = s
+        .workloads
+        .iter()
+        .zip(&lanes)
+        .zip(&names)
+        .map(|((w, lane), name)| WorkloadReport {
+            name: name.clone(),
+            kind: w.kind.name().to_string(),
+            target: w.target.name().to_string(),
+            phase: w.phase,
+            pages: w.kind.pages(),
+            events: lane.events,
+        })
+        .collect();
+    let trace = lanes
+        .iter()
+        .zip(&names)
+        .filter_map(|(lane, name)| lane.gen.trace_report(name))
+        .collect();
+    Ok(ScenarioResult {
+        scenario: s.name.clone(),
+        description: s.description.clone(),
+        seed: s.seed,
+        machine: s.machine.clone(),
+        result,
+        workloads,
+        trace,
+    })
+}

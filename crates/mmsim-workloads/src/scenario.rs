@@ -1,0 +1,994 @@
+//! Scenarios: a machine and the workloads that run on it, read from TOML.
+//!
+//! ```toml
+//! seed = 1
+//! description = "a zipf file workload in 1G"
+//!
+//! [machine]             # mmsim_core::MachineConfig
+//! memory = "1G"
+//! swappiness = 115
+//! policy = { name = "cost" }
+//! swap = { device = "ssd", size = "1G" }
+//!
+//! [[workload]]
+//! name = "db"           # optional; names the task, the file and the report line
+//! kind = "zipf"         # uniform | zipf | sequential | loop | hot-cold | touch | trace
+//! target = "file"       # anon | file | mmap | mmap-exec
+//! pages = "1200M"       # a page count, or a size ("1200M", "4G", "100p")
+//! theta = 0.9
+//! accesses = 2_000_000
+//! write_ratio = 0.1     # optional, default 0 (touch: 1)
+//! phase = 1             # optional, default 0
+//! ```
+//!
+//! Every field and its range is documented on [`WorkloadSpec`] and [`WorkloadKind`].
+//! Unknown fields, fields that do not apply to a workload's `kind`, and out-of-range
+//! values are errors that name the file, the line (for parse errors) and the field path,
+//! e.g. `s.toml: workload[2].theta: 7 is out of range [0, 5]`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use mmsim_core::{ConfigError, MachineConfig, Size};
+use mmsim_trace::Format;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::WorkloadError;
+use crate::tomlpos;
+
+/// Largest region (file or VMA) a workload may use: 2^31 pages (8 TiB), the simulator's
+/// limit for one file or mapping.
+pub const MAX_PAGES: u64 = 1 << 31;
+/// Largest number of events one workload may generate: 2^40.
+pub const MAX_EVENTS: u64 = 1 << 40;
+/// Largest zipf exponent accepted.
+pub const MAX_THETA: f64 = 5.0;
+
+/// A machine and its workloads: what `mmsim run` runs.
+///
+/// Read it with [`Scenario::from_toml_str`] or [`Scenario::from_file`], which give the
+/// precise error positions; its `Deserialize` impl (for embedding in other formats) checks
+/// the same rules with less precise positions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "ScenarioToml")]
+pub struct Scenario {
+    /// Name for reports: the file stem of the scenario file, or the name given to
+    /// [`Scenario::from_toml_str`]. Not a TOML field.
+    #[serde(skip)]
+    pub name: String,
+    /// What errors call the scenario: the path of its file, or the given name. Not a TOML
+    /// field.
+    #[serde(skip)]
+    pub source: String,
+    /// Directory against which relative trace paths are resolved (the scenario file's
+    /// directory); `None` means the current directory. Not a TOML field.
+    #[serde(skip)]
+    pub base_dir: Option<PathBuf>,
+    /// Seed of every random stream of the workloads (default 1). The same scenario and
+    /// seed give bit-identical results.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Free text shown in reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The simulated machine (default: `MachineConfig::default()`, 4G, no swap, `cost`).
+    #[serde(default)]
+    pub machine: MachineConfig,
+    /// The workloads, `[[workload]]` tables.
+    #[serde(rename = "workload", default)]
+    pub workloads: Vec<WorkloadSpec>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// Where a workload's accesses go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Target {
+    /// A private anonymous mapping (`MAP_ANONYMOUS`): loads and stores.
+    Anon,
+    /// A file read and written through a file descriptor: buffered `pread`/`pwrite` of
+    /// one page, no readahead.
+    File,
+    /// A shared mapping of a file (`MAP_SHARED`): loads and stores.
+    Mmap,
+    /// A file mapped executable (`PROT_EXEC`, program text): loads only.
+    MmapExec,
+}
+
+impl Target {
+    /// The name used in scenarios and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Anon => "anon",
+            Target::File => "file",
+            Target::Mmap => "mmap",
+            Target::MmapExec => "mmap-exec",
+        }
+    }
+
+    /// Whether the target is backed by a file (everything but `anon`).
+    pub fn is_file(self) -> bool {
+        self != Target::Anon
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Target {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Target, String> {
+        match s {
+            "anon" => Ok(Target::Anon),
+            "file" => Ok(Target::File),
+            "mmap" => Ok(Target::Mmap),
+            "mmap-exec" => Ok(Target::MmapExec),
+            _ => Err(format!(
+                "unknown target `{s}`; allowed: anon, file, mmap, mmap-exec"
+            )),
+        }
+    }
+}
+
+/// The format of a trace workload: detected from the content, or given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TraceFormat {
+    /// Detect from the first 64 KiB of content ([`mmsim_trace::sniff_format`]).
+    #[default]
+    Auto,
+    /// This format.
+    Fixed(Format),
+}
+
+impl TraceFormat {
+    /// `auto` or the format's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::Auto => "auto",
+            TraceFormat::Fixed(f) => f.name(),
+        }
+    }
+}
+
+impl fmt::Display for TraceFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for TraceFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<TraceFormat, String> {
+        if s.eq_ignore_ascii_case("auto") {
+            return Ok(TraceFormat::Auto);
+        }
+        s.parse::<Format>().map(TraceFormat::Fixed).map_err(|_| {
+            format!(
+                "unknown trace format {s:?}; expected one of: auto, {}",
+                Format::NAMES.join(", ")
+            )
+        })
+    }
+}
+
+impl Serialize for TraceFormat {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for TraceFormat {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<TraceFormat, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// One workload: a task with one region (file or VMA) and the accesses it makes.
+///
+/// In TOML, a `[[workload]]` table with `kind` and the fields of that kind (see
+/// [`WorkloadKind`]) plus the common fields below. A field that does not apply to the
+/// kind is an error.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawWorkload", into = "RawWorkload")]
+pub struct WorkloadSpec {
+    /// Name of the task, file and report line (default `<kind>-<index>`, e.g. `zipf-1`).
+    /// Names must be unique within a scenario.
+    pub name: Option<String>,
+    /// Where the accesses go.
+    pub target: Target,
+    /// Fraction of accesses that are writes, [0, 1] (default 0; `touch`: 1 except on
+    /// `mmap-exec`). Must be 0 for `mmap-exec`. For `file`, a write is a buffered
+    /// `pwrite` of the whole page (no read); for mappings, a store.
+    pub write_ratio: Option<f64>,
+    /// Phases run one after the other in increasing order; workloads of the same phase
+    /// are interleaved one event each in turn (default 0).
+    pub phase: u32,
+    /// What the accesses are.
+    pub kind: WorkloadKind,
+}
+
+/// The access pattern of a workload. Page counts accept a number or a size string
+/// (`"512M"`, `"100p"`); every region is 1..=2^31 pages.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WorkloadKind {
+    /// `uniform`: `accesses` pages drawn uniformly from `0..pages`.
+    Uniform {
+        /// Region size in pages.
+        pages: u64,
+        /// Number of accesses, 1..=2^40.
+        accesses: u64,
+    },
+    /// `zipf`: page ranks drawn from a zipf distribution with exponent `theta` (0 is
+    /// uniform, 0.9 typical, up to 5); rank r is page r unless `scatter` (default true)
+    /// maps ranks through a fixed seeded permutation so hot pages are spread over the
+    /// region.
+    Zipf {
+        /// Region size in pages.
+        pages: u64,
+        /// Exponent, [0, 5].
+        theta: f64,
+        /// Number of accesses, 1..=2^40.
+        accesses: u64,
+        /// Scatter ranks over the region (default true).
+        scatter: bool,
+    },
+    /// `sequential`: pages 0, 1, …, pages−1, `passes` times (default 1).
+    Sequential {
+        /// Region size in pages.
+        pages: u64,
+        /// Number of passes (≥ 1; pages × passes ≤ 2^40).
+        passes: u64,
+    },
+    /// `loop`: like `sequential`, `iterations` times (default 1): the access pattern that
+    /// defeats LRU when the loop is larger than memory.
+    Loop {
+        /// Region size in pages.
+        pages: u64,
+        /// Number of iterations (≥ 1; pages × iterations ≤ 2^40).
+        iterations: u64,
+    },
+    /// `hot-cold`: with probability `hot_probability` a uniform page of the first
+    /// `hot_fraction` of the region, else a uniform page of the rest.
+    HotCold {
+        /// Region size in pages.
+        pages: u64,
+        /// Fraction of the region that is hot, (0, 1].
+        hot_fraction: f64,
+        /// Probability that an access goes to the hot part, [0, 1].
+        hot_probability: f64,
+        /// Number of accesses, 1..=2^40.
+        accesses: u64,
+    },
+    /// `touch`: every page once, in order (by default as writes): populates a region,
+    /// e.g. memory of idle processes.
+    Touch {
+        /// Region size in pages.
+        pages: u64,
+    },
+    /// `trace`: replays a trace file (streamed, never loaded whole); its keys are
+    /// numbered in order of first appearance ([`mmsim_trace::Densifier`]) and become page
+    /// indices of the region.
+    Trace {
+        /// The trace file (relative paths are relative to the scenario file).
+        path: PathBuf,
+        /// Its format (default `auto`: detected from the content).
+        format: TraceFormat,
+        /// Replay at most this many references (default: all).
+        limit: Option<u64>,
+        /// Region size in pages (default 2^31, the maximum); more distinct keys than this
+        /// is an error. Only touched pages cost memory.
+        pages: Option<u64>,
+    },
+}
+
+impl WorkloadKind {
+    /// The `kind` name: `uniform`, `zipf`, `sequential`, `loop`, `hot-cold`, `touch`,
+    /// `trace`.
+    pub fn name(&self) -> &'static str {
+        self.kind_name().name()
+    }
+
+    fn kind_name(&self) -> KindName {
+        match self {
+            WorkloadKind::Uniform { .. } => KindName::Uniform,
+            WorkloadKind::Zipf { .. } => KindName::Zipf,
+            WorkloadKind::Sequential { .. } => KindName::Sequential,
+            WorkloadKind::Loop { .. } => KindName::Loop,
+            WorkloadKind::HotCold { .. } => KindName::HotCold,
+            WorkloadKind::Touch { .. } => KindName::Touch,
+            WorkloadKind::Trace { .. } => KindName::Trace,
+        }
+    }
+
+    /// Size of the region in pages (a trace without `pages`: 2^31).
+    pub fn pages(&self) -> u64 {
+        match *self {
+            WorkloadKind::Uniform { pages, .. }
+            | WorkloadKind::Zipf { pages, .. }
+            | WorkloadKind::Sequential { pages, .. }
+            | WorkloadKind::Loop { pages, .. }
+            | WorkloadKind::HotCold { pages, .. }
+            | WorkloadKind::Touch { pages } => pages,
+            WorkloadKind::Trace { pages, .. } => pages.unwrap_or(MAX_PAGES),
+        }
+    }
+
+    /// Number of events the workload generates, if known before running (a trace
+    /// without `limit` is not).
+    pub fn events(&self) -> Option<u64> {
+        match *self {
+            WorkloadKind::Uniform { accesses, .. }
+            | WorkloadKind::Zipf { accesses, .. }
+            | WorkloadKind::HotCold { accesses, .. } => Some(accesses),
+            WorkloadKind::Sequential { pages, passes: n }
+            | WorkloadKind::Loop {
+                pages,
+                iterations: n,
+            } => Some(pages.saturating_mul(n)),
+            WorkloadKind::Touch { pages } => Some(pages),
+            WorkloadKind::Trace { limit, .. } => limit,
+        }
+    }
+}
+
+impl WorkloadSpec {
+    /// A workload of `kind` on `target` with the defaults: no name, default write
+    /// ratio, phase 0.
+    pub fn new(target: Target, kind: WorkloadKind) -> WorkloadSpec {
+        WorkloadSpec {
+            name: None,
+            target,
+            write_ratio: None,
+            phase: 0,
+            kind,
+        }
+    }
+
+    /// A trace replay of the file at `path` on `target`.
+    pub fn trace(path: impl Into<PathBuf>, format: TraceFormat, target: Target) -> WorkloadSpec {
+        WorkloadSpec::new(
+            target,
+            WorkloadKind::Trace {
+                path: path.into(),
+                format,
+                limit: None,
+                pages: None,
+            },
+        )
+    }
+
+    /// The write ratio in effect: the given one, or 0 (for `touch`: 1, except on
+    /// `mmap-exec`).
+    pub fn effective_write_ratio(&self) -> f64 {
+        match self.write_ratio {
+            Some(r) => r,
+            None if matches!(self.kind, WorkloadKind::Touch { .. })
+                && self.target != Target::MmapExec =>
+            {
+                1.0
+            }
+            None => 0.0,
+        }
+    }
+
+    /// The name in effect for workload number `index`: the given name or
+    /// `<kind>-<index>`.
+    pub fn display_name(&self, index: usize) -> String {
+        match &self.name {
+            Some(n) => n.clone(),
+            None => format!("{}-{index}", self.kind.name()),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The TOML shape of a workload: one flat table, checked against its kind.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum KindName {
+    Uniform,
+    Zipf,
+    Sequential,
+    Loop,
+    HotCold,
+    Touch,
+    Trace,
+}
+
+impl KindName {
+    fn name(self) -> &'static str {
+        match self {
+            KindName::Uniform => "uniform",
+            KindName::Zipf => "zipf",
+            KindName::Sequential => "sequential",
+            KindName::Loop => "loop",
+            KindName::HotCold => "hot-cold",
+            KindName::Touch => "touch",
+            KindName::Trace => "trace",
+        }
+    }
+
+    /// (required, optional) fields of the kind besides the common ones.
+    fn fields(self) -> (&'static [&'static str], &'static [&'static str]) {
+        match self {
+            KindName::Uniform => (&["pages", "accesses"], &[]),
+            KindName::Zipf => (&["pages", "theta", "accesses"], &["scatter"]),
+            KindName::Sequential => (&["pages"], &["passes"]),
+            KindName::Loop => (&["pages"], &["iterations"]),
+            KindName::HotCold => (
+                &["pages", "hot_fraction", "hot_probability", "accesses"],
+                &[],
+            ),
+            KindName::Touch => (&["pages"], &[]),
+            KindName::Trace => (&["path"], &["format", "limit", "pages"]),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    kind: KindName,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    target: Target,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    write_ratio: Option<f64>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    phase: u32,
+    #[serde(
+        default,
+        deserialize_with = "de_opt_pages",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pages: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    accesses: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    theta: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    scatter: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    passes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    iterations: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    hot_fraction: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    hot_probability: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    path: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    format: Option<TraceFormat>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    limit: Option<u64>,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
+/// A page count: a non-negative integer (pages) or a size string (`"512M"`, `"100p"`).
+fn de_opt_pages<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    struct V;
+    impl serde::de::Visitor<'_> for V {
+        type Value = u64;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a number of pages or a size such as \"512M\" or \"100p\"")
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<u64, E> {
+            Ok(v)
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<u64, E> {
+            u64::try_from(v).map_err(|_| E::custom(format!("{v} pages is negative")))
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<u64, E> {
+            let size: Size = v.parse().map_err(E::custom)?;
+            if size.pages() == 0 {
+                return Err(E::custom(format!("size `{v}` is less than one 4 KiB page")));
+            }
+            Ok(size.pages())
+        }
+    }
+    d.deserialize_any(V).map(Some)
+}
+
+/// A workload table that does not fit its kind: the field concerned (None: the table) and
+/// what is wrong.
+struct KindError {
+    field: Option<&'static str>,
+    message: String,
+}
+
+impl TryFrom<RawWorkload> for WorkloadSpec {
+    type Error = String;
+
+    fn try_from(r: RawWorkload) -> Result<WorkloadSpec, String> {
+        convert(r).map_err(|e| e.message)
+    }
+}
+
+fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
+    let kind = r.kind;
+    let present: [(&'static str, bool); 11] = [
+        ("pages", r.pages.is_some()),
+        ("accesses", r.accesses.is_some()),
+        ("theta", r.theta.is_some()),
+        ("scatter", r.scatter.is_some()),
+        ("passes", r.passes.is_some()),
+        ("iterations", r.iterations.is_some()),
+        ("hot_fraction", r.hot_fraction.is_some()),
+        ("hot_probability", r.hot_probability.is_some()),
+        ("path", r.path.is_some()),
+        ("format", r.format.is_some()),
+        ("limit", r.limit.is_some()),
+    ];
+    let (required, optional) = kind.fields();
+    for (field, is) in present {
+        if is && !required.contains(&field) && !optional.contains(&field) {
+            let all: Vec<&str> = required.iter().chain(optional).copied().collect();
+            return Err(KindError {
+                field: Some(field),
+                message: format!(
+                    "field `{field}` does not apply to kind `{}` (its fields: {}; common: \
+                     name, target, write_ratio, phase)",
+                    kind.name(),
+                    all.join(", ")
+                ),
+            });
+        }
+    }
+    for field in required {
+        if !present.iter().any(|(f, is)| f == field && *is) {
+            return Err(KindError {
+                field: None,
+                message: format!(
+                    "kind `{}` needs the field `{field}` (its fields: {})",
+                    kind.name(),
+                    required.join(", ")
+                ),
+            });
+        }
+    }
+    // The checks above make every default below unused.
+    let pages = r.pages.unwrap_or(0);
+    let accesses = r.accesses.unwrap_or(0);
+    let kind = match kind {
+        KindName::Uniform => WorkloadKind::Uniform { pages, accesses },
+        KindName::Zipf => WorkloadKind::Zipf {
+            pages,
+            theta: r.theta.unwrap_or(0.0),
+            accesses,
+            scatter: r.scatter.unwrap_or(true),
+        },
+        KindName::Sequential => WorkloadKind::Sequential {
+            pages,
+            passes: r.passes.unwrap_or(1),
+        },
+        KindName::Loop => WorkloadKind::Loop {
+            pages,
+            iterations: r.iterations.unwrap_or(1),
+        },
+        KindName::HotCold => WorkloadKind::HotCold {
+            pages,
+            hot_fraction: r.hot_fraction.unwrap_or(0.0),
+            hot_probability: r.hot_probability.unwrap_or(0.0),
+            accesses,
+        },
+        KindName::Touch => WorkloadKind::Touch { pages },
+        KindName::Trace => WorkloadKind::Trace {
+            path: r.path.unwrap_or_default(),
+            format: r.format.unwrap_or_default(),
+            limit: r.limit,
+            pages: r.pages,
+        },
+    };
+    Ok(WorkloadSpec {
+        name: r.name,
+        target: r.target,
+        write_ratio: r.write_ratio,
+        phase: r.phase,
+        kind,
+    })
+}
+
+/// The TOML shape of a scenario; workloads are checked against their kind afterwards,
+/// when their index is known.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScenarioToml {
+    #[serde(default = "default_seed")]
+    seed: u64,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    machine: MachineConfig,
+    #[serde(rename = "workload", default)]
+    workloads: Vec<RawWorkload>,
+}
+
+impl TryFrom<ScenarioToml> for Scenario {
+    type Error = String;
+
+    fn try_from(t: ScenarioToml) -> Result<Scenario, String> {
+        Scenario::from_parts(t).map_err(|(i, e)| format!("workload[{i}]: {}", e.message))
+    }
+}
+
+impl From<WorkloadSpec> for RawWorkload {
+    fn from(w: WorkloadSpec) -> RawWorkload {
+        let mut r = RawWorkload {
+            kind: w.kind.kind_name(),
+            name: w.name,
+            target: w.target,
+            write_ratio: w.write_ratio,
+            phase: w.phase,
+            pages: None,
+            accesses: None,
+            theta: None,
+            scatter: None,
+            passes: None,
+            iterations: None,
+            hot_fraction: None,
+            hot_probability: None,
+            path: None,
+            format: None,
+            limit: None,
+        };
+        match w.kind {
+            WorkloadKind::Uniform { pages, accesses } => {
+                r.pages = Some(pages);
+                r.accesses = Some(accesses);
+            }
+            WorkloadKind::Zipf {
+                pages,
+                theta,
+                accesses,
+                scatter,
+            } => {
+                r.pages = Some(pages);
+                r.theta = Some(theta);
+                r.accesses = Some(accesses);
+                r.scatter = Some(scatter);
+            }
+            WorkloadKind::Sequential { pages, passes } => {
+                r.pages = Some(pages);
+                r.passes = Some(passes);
+            }
+            WorkloadKind::Loop { pages, iterations } => {
+                r.pages = Some(pages);
+                r.iterations = Some(iterations);
+            }
+            WorkloadKind::HotCold {
+                pages,
+                hot_fraction,
+                hot_probability,
+                accesses,
+            } => {
+                r.pages = Some(pages);
+                r.hot_fraction = Some(hot_fraction);
+                r.hot_probability = Some(hot_probability);
+                r.accesses = Some(accesses);
+            }
+            WorkloadKind::Touch { pages } => r.pages = Some(pages),
+            WorkloadKind::Trace {
+                path,
+                format,
+                limit,
+                pages,
+            } => {
+                r.path = Some(path);
+                r.format = Some(format);
+                r.limit = limit;
+                r.pages = pages;
+            }
+        }
+        r
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Loading and validation.
+
+/// The scenario name for a file name: its stem (`postgres-like.toml` → `postgres-like`).
+fn stem(name: &str) -> String {
+    Path::new(name)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| name.to_string())
+}
+
+impl Scenario {
+    /// A scenario with `machine` and `workloads`, seed 1, named `name`.
+    pub fn new(name: &str, machine: MachineConfig, workloads: Vec<WorkloadSpec>) -> Scenario {
+        Scenario {
+            name: name.to_string(),
+            source: name.to_string(),
+            base_dir: None,
+            seed: default_seed(),
+            description: None,
+            machine,
+            workloads,
+        }
+    }
+
+    fn from_parts(t: ScenarioToml) -> Result<Scenario, (usize, KindError)> {
+        let workloads = t
+            .workloads
+            .into_iter()
+            .enumerate()
+            .map(|(i, w)| convert(w).map_err(|e| (i, e)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Scenario {
+            name: String::new(),
+            source: String::new(),
+            base_dir: None,
+            seed: t.seed,
+            description: t.description,
+            machine: t.machine,
+            workloads,
+        })
+    }
+
+    /// Parses a scenario from TOML text without validating the values (see
+    /// [`validate`](Scenario::validate)); `name` (e.g. the file name) is used in errors
+    /// and, without its extension, as the scenario name.
+    ///
+    /// Errors give the line, column and field path, e.g.
+    /// `s.toml: line 3, column 10: machine.memory: zero size `0M`; sizes must be positive`.
+    pub fn parse_toml_str(text: &str, name: &str) -> Result<Scenario, WorkloadError> {
+        let t: ScenarioToml = toml::from_str(text).map_err(|e| {
+            let pos = e.span().map(|span| tomlpos::locate(text, span.start));
+            WorkloadError::Parse {
+                file: name.to_string(),
+                line: pos.as_ref().map(|p| p.line),
+                column: pos.as_ref().map(|p| p.column),
+                field: pos.and_then(|p| p.field),
+                message: e.message().trim_end().to_string(),
+            }
+        })?;
+        let mut s = Scenario::from_parts(t).map_err(|(i, e)| {
+            let table = format!("workload[{i}]");
+            let pos = e
+                .field
+                .and_then(|f| tomlpos::find(text, &table, Some(f)))
+                .or_else(|| tomlpos::find(text, &table, None));
+            WorkloadError::Parse {
+                file: name.to_string(),
+                line: pos.as_ref().map(|p| p.line),
+                column: pos.as_ref().map(|p| p.column),
+                field: Some(match e.field {
+                    Some(f) => format!("{table}.{f}"),
+                    None => table,
+                }),
+                message: e.message,
+            }
+        })?;
+        s.name = stem(name);
+        s.source = name.to_string();
+        Ok(s)
+    }
+
+    /// Parses and [validates](Scenario::validate) a scenario from TOML text.
+    pub fn from_toml_str(text: &str, name: &str) -> Result<Scenario, WorkloadError> {
+        let s = Scenario::parse_toml_str(text, name)?;
+        s.validate()?;
+        Ok(s)
+    }
+
+    /// Reads, parses and validates the scenario file at `path`; relative trace paths in
+    /// it are relative to its directory.
+    pub fn from_file(path: &Path) -> Result<Scenario, WorkloadError> {
+        let mut s = Scenario::parse_file(path)?;
+        s.validate()?;
+        s.base_dir = path.parent().map(Path::to_path_buf);
+        Ok(s)
+    }
+
+    /// Like [`from_file`](Scenario::from_file) without validating.
+    pub fn parse_file(path: &Path) -> Result<Scenario, WorkloadError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| WorkloadError::Io {
+            file: name.clone(),
+            source,
+        })?;
+        let mut s = Scenario::parse_toml_str(&text, &name)?;
+        s.base_dir = path.parent().map(Path::to_path_buf);
+        Ok(s)
+    }
+
+    /// The scenario as TOML text (what [`from_toml_str`](Scenario::from_toml_str) reads).
+    pub fn to_toml_string(&self) -> String {
+        toml::to_string(self).unwrap_or_else(|e| format!("# cannot render scenario: {e}\n"))
+    }
+
+    /// Where a trace path of this scenario points: as given if absolute, else relative to
+    /// [`base_dir`](Scenario::base_dir).
+    pub fn resolve_path(&self, path: &Path) -> PathBuf {
+        match &self.base_dir {
+            Some(dir) if path.is_relative() && !dir.as_os_str().is_empty() => dir.join(path),
+            _ => path.to_path_buf(),
+        }
+    }
+
+    /// Total events of all workloads, if known before running (not when a trace has no
+    /// `limit`).
+    pub fn expected_events(&self) -> Option<u64> {
+        self.workloads
+            .iter()
+            .try_fold(0u64, |acc, w| Some(acc.saturating_add(w.kind.events()?)))
+    }
+
+    /// Checks the machine (as [`MachineConfig::validate`], fields prefixed `machine.`)
+    /// and every workload's values against their ranges; the error names the field, e.g.
+    /// `workload[2].theta: 7 is out of range [0, 5]`.
+    pub fn validate(&self) -> Result<(), WorkloadError> {
+        let invalid = |field: String, message: String| WorkloadError::Invalid {
+            file: self.source.clone(),
+            field,
+            message,
+        };
+        self.machine
+            .validate()
+            .map_err(|e| invalid(machine_field(&e), e.message))?;
+        if self.workloads.is_empty() {
+            return Err(invalid(
+                "workload".into(),
+                "the scenario has no workloads; add at least one [[workload]] table".into(),
+            ));
+        }
+        let mut names: Vec<String> = Vec::with_capacity(self.workloads.len());
+        for (i, w) in self.workloads.iter().enumerate() {
+            let field = |f: &str| format!("workload[{i}].{f}");
+            let name = w.display_name(i);
+            if let Some(n) = &w.name {
+                if n.trim().is_empty() || n.len() > 128 || n.chars().any(char::is_control) {
+                    return Err(invalid(
+                        field("name"),
+                        format!("{n:?} is not a usable name (1 to 128 printable characters)"),
+                    ));
+                }
+            }
+            if let Some(j) = names.iter().position(|m| *m == name) {
+                return Err(invalid(
+                    field("name"),
+                    format!("`{name}` is already the name of workload[{j}]; names must be unique"),
+                ));
+            }
+            names.push(name);
+            if let Some(r) = w.write_ratio {
+                if !(0.0..=1.0).contains(&r) {
+                    return Err(invalid(
+                        field("write_ratio"),
+                        format!("{r} is out of range [0, 1]"),
+                    ));
+                }
+                if w.target == Target::MmapExec && r > 0.0 {
+                    return Err(invalid(
+                        field("write_ratio"),
+                        format!("{r}: an mmap-exec mapping (program text) is read-only; use 0"),
+                    ));
+                }
+            }
+            let check_pages = |pages: u64| {
+                if (1..=MAX_PAGES).contains(&pages) {
+                    Ok(())
+                } else {
+                    Err(invalid(
+                        field("pages"),
+                        format!("{pages} is out of range [1, {MAX_PAGES}] pages"),
+                    ))
+                }
+            };
+            let check_count = |name: &str, n: u64| {
+                if (1..=MAX_EVENTS).contains(&n) {
+                    Ok(())
+                } else {
+                    Err(invalid(
+                        field(name),
+                        format!("{n} is out of range [1, 2^40]"),
+                    ))
+                }
+            };
+            let check_fraction = |name: &str, v: f64, zero_ok: bool| {
+                let ok = v.is_finite() && v <= 1.0 && (v > 0.0 || (zero_ok && v == 0.0));
+                if ok {
+                    Ok(())
+                } else if zero_ok {
+                    Err(invalid(field(name), format!("{v} is out of range [0, 1]")))
+                } else {
+                    Err(invalid(field(name), format!("{v} is out of range (0, 1]")))
+                }
+            };
+            match &w.kind {
+                WorkloadKind::Uniform { pages, accesses } => {
+                    check_pages(*pages)?;
+                    check_count("accesses", *accesses)?;
+                }
+                WorkloadKind::Zipf {
+                    pages,
+                    theta,
+                    accesses,
+                    ..
+                } => {
+                    check_pages(*pages)?;
+                    if !(theta.is_finite() && (0.0..=MAX_THETA).contains(theta)) {
+                        return Err(invalid(
+                            field("theta"),
+                            format!("{theta} is out of range [0, {MAX_THETA}]"),
+                        ));
+                    }
+                    check_count("accesses", *accesses)?;
+                }
+                WorkloadKind::Sequential { pages, passes: n }
+                | WorkloadKind::Loop {
+                    pages,
+                    iterations: n,
+                } => {
+                    check_pages(*pages)?;
+                    let what = if matches!(w.kind, WorkloadKind::Loop { .. }) {
+                        "iterations"
+                    } else {
+                        "passes"
+                    };
+                    check_count(what, *n)?;
+                    if pages.saturating_mul(*n) > MAX_EVENTS {
+                        return Err(invalid(
+                            field(what),
+                            format!(
+                                "pages × {what} = {} events is more than the 2^40 limit",
+                                pages.saturating_mul(*n)
+                            ),
+                        ));
+                    }
+                }
+                WorkloadKind::HotCold {
+                    pages,
+                    hot_fraction,
+                    hot_probability,
+                    accesses,
+                } => {
+                    check_pages(*pages)?;
+                    check_fraction("hot_fraction", *hot_fraction, false)?;
+                    check_fraction("hot_probability", *hot_probability, true)?;
+                    check_count("accesses", *accesses)?;
+                }
+                WorkloadKind::Touch { pages } => check_pages(*pages)?,
+                WorkloadKind::Trace {
+                    path, limit, pages, ..
+                } => {
+                    if path.as_os_str().is_empty() {
+                        return Err(invalid(field("path"), "is empty".into()));
+                    }
+                    if let Some(l) = limit {
+                        check_count("limit", *l)?;
+                    }
+                    if let Some(p) = pages {
+                        check_pages(*p)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The scenario path of a machine configuration field (the core already
+/// names fields by their `machine.` path; anything else is prefixed).
+fn machine_field(e: &ConfigError) -> String {
+    if e.field.starts_with("machine.") {
+        e.field.clone()
+    } else {
+        format!("machine.{}", e.field)
+    }
+}

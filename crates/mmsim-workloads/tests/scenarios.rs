@@ -1,0 +1,610 @@
+//! Scenario loading, validation errors, execution order, determinism and generators.
+
+use std::path::PathBuf;
+
+use mmsim_core::{Event, MachineConfig, PolicyName, Size};
+use mmsim_trace::Format;
+use mmsim_workloads::gen::{workload_seed, Generator, Sink};
+use mmsim_workloads::{
+    default_scenario, embedded_scenario, run_scenario, RunOptions, Scenario, Target, TraceFormat,
+    WorkloadError, WorkloadKind, WorkloadSpec, DEFAULT_EXPLANATION, EMBEDDED_SCENARIOS,
+};
+
+fn trace(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces")
+        .join(rel)
+}
+
+fn run(s: &Scenario) -> mmsim_workloads::ScenarioResult {
+    run_scenario(s, &mut RunOptions::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn small_machine() -> MachineConfig {
+    MachineConfig {
+        memory: Size(64 << 20),
+        ..MachineConfig::default()
+    }
+}
+
+// ---- embedded scenarios ---------------------------------------------------------------
+
+#[test]
+fn embedded_scenarios_are_valid() {
+    for (name, _) in EMBEDDED_SCENARIOS {
+        let s = embedded_scenario(name).unwrap().unwrap();
+        assert_eq!(s.name, *name);
+        assert!(s.description.is_some(), "{name} has a description");
+    }
+    assert!(embedded_scenario("nope").is_none());
+    let d = default_scenario();
+    assert_eq!(d.name, "default");
+    assert_eq!(d.machine.memory, Size(1 << 30));
+    assert_eq!(d.machine.swappiness, 115);
+    assert_eq!(d.machine.policy.name, PolicyName::Cost);
+    assert!(DEFAULT_EXPLANATION.contains("pswpout"));
+}
+
+#[test]
+fn scenario_round_trips_through_toml() {
+    let d = default_scenario();
+    let text = d.to_toml_string();
+    let back =
+        Scenario::from_toml_str(&text, "default.toml").unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(back, d);
+}
+
+// ---- determinism ----------------------------------------------------------------------
+
+#[test]
+fn same_scenario_and_seed_give_identical_results() {
+    let s = default_scenario();
+    let a = serde_json::to_string(&run(&s)).unwrap();
+    let b = serde_json::to_string(&run(&s)).unwrap();
+    assert_eq!(a, b);
+    let mut other = s.clone();
+    other.seed = 2;
+    let c = serde_json::to_string(&run(&other)).unwrap();
+    assert_ne!(a, c, "another seed gives other accesses");
+}
+
+#[test]
+fn result_json_has_the_run_result_at_top_level() {
+    let mut s = default_scenario();
+    s.workloads.truncate(1);
+    let v: serde_json::Value = serde_json::to_value(run(&s)).unwrap();
+    for key in [
+        "scenario",
+        "seed",
+        "machine",
+        "policy",
+        "accesses",
+        "hits",
+        "misses",
+        "miss_ratio",
+        "vmstat",
+        "psi",
+        "runtime_s",
+        "workloads",
+        "trace",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}: {v}");
+    }
+    assert!(v["vmstat"].is_object());
+    assert_eq!(v["accesses"], 76800);
+}
+
+// ---- execution order ------------------------------------------------------------------
+
+fn seq(name: &str, target: Target, pages: u64, passes: u64, phase: u32) -> WorkloadSpec {
+    WorkloadSpec {
+        name: Some(name.into()),
+        phase,
+        ..WorkloadSpec::new(target, WorkloadKind::Sequential { pages, passes })
+    }
+}
+
+#[test]
+fn phases_run_in_order_and_workloads_interleave_round_robin() {
+    // Declared out of phase order on purpose.
+    let s = Scenario::new(
+        "order",
+        small_machine(),
+        vec![
+            seq("b", Target::File, 5, 1, 1),
+            seq("first", Target::Anon, 2, 1, 0),
+            seq("a", Target::File, 3, 1, 1),
+            seq("c", Target::File, 1, 2, 1),
+            seq("last", Target::Anon, 1, 1, 7),
+        ],
+    );
+    let mut events: Vec<Event> = Vec::new();
+    let mut record = |b: &[Event]| events.extend_from_slice(b);
+    let mut progress = Vec::new();
+    let mut on_progress = |n: u64| progress.push(n);
+    let r = run_scenario(
+        &s,
+        &mut RunOptions {
+            progress: Some(&mut on_progress),
+            on_batch: Some(&mut record),
+        },
+    )
+    .unwrap();
+    // Setup order = declaration order: files 0 (b), 1 (a), 2 (c); VMAs 0 (first), 1 (last).
+    let f = |file, index| Event::FileRead { file, index };
+    let v = |vma, index| Event::Access {
+        vma,
+        index,
+        write: false,
+    };
+    let expected = vec![
+        v(0, 0),
+        v(0, 1),
+        // phase 1: b, a, c in declaration order, one each per round
+        f(0, 0),
+        f(1, 0),
+        f(2, 0),
+        f(0, 1),
+        f(1, 1),
+        f(2, 0),
+        f(0, 2),
+        f(1, 2),
+        f(0, 3),
+        f(0, 4),
+        v(1, 0),
+    ];
+    assert_eq!(events, expected);
+    assert_eq!(r.result.access.accesses, 13);
+    let per: Vec<(String, u64)> = r
+        .workloads
+        .iter()
+        .map(|w| (w.name.clone(), w.events))
+        .collect();
+    assert_eq!(
+        per,
+        [("b", 5), ("first", 2), ("a", 3), ("c", 2), ("last", 1)].map(|(n, e)| (n.to_string(), e))
+    );
+    assert_eq!(progress.last(), Some(&13));
+}
+
+#[test]
+fn accesses_equal_the_sum_of_the_workloads() {
+    let z = |pages, accesses, phase, target| WorkloadSpec {
+        phase,
+        write_ratio: Some(0.25),
+        ..WorkloadSpec::new(
+            target,
+            WorkloadKind::Zipf {
+                pages,
+                theta: 0.9,
+                accesses,
+                scatter: true,
+            },
+        )
+    };
+    let s = Scenario::new(
+        "sum",
+        small_machine(),
+        vec![
+            WorkloadSpec::new(Target::Anon, WorkloadKind::Touch { pages: 3000 }),
+            z(5000, 40_000, 1, Target::File),
+            z(2000, 25_000, 1, Target::Mmap),
+            WorkloadSpec {
+                phase: 1,
+                ..WorkloadSpec::new(
+                    Target::Anon,
+                    WorkloadKind::HotCold {
+                        pages: 4000,
+                        hot_fraction: 0.1,
+                        hot_probability: 0.9,
+                        accesses: 30_001,
+                    },
+                )
+            },
+            WorkloadSpec::new(
+                Target::MmapExec,
+                WorkloadKind::Loop {
+                    pages: 700,
+                    iterations: 3,
+                },
+            ),
+            WorkloadSpec::new(
+                Target::Anon,
+                WorkloadKind::Uniform {
+                    pages: 999,
+                    accesses: 4321,
+                },
+            ),
+        ],
+    );
+    let want = 3000 + 40_000 + 25_000 + 30_001 + 2100 + 4321;
+    assert_eq!(s.expected_events(), Some(want));
+    let r = run(&s);
+    assert_eq!(r.result.access.accesses, want);
+    assert_eq!(r.workloads.iter().map(|w| w.events).sum::<u64>(), want);
+    assert_eq!(r.result.access.hits + r.result.access.misses, want);
+    assert_eq!(r.result.access.out_of_range, 0);
+    assert!(r.result.vmstat.pgfault > 0);
+}
+
+// ---- generators -------------------------------------------------------------------------
+
+fn counts(spec: &WorkloadSpec, pages: usize, seed: u64) -> Vec<u64> {
+    let mut g = Generator::new(spec, seed, Sink::File(0), "test", None).unwrap();
+    let mut counts = vec![0u64; pages];
+    let mut buf = Vec::new();
+    while g.fill(&mut buf, 4096).unwrap() > 0 {
+        for e in buf.drain(..) {
+            match e {
+                Event::FileRead { index, .. } => counts[index as usize] += 1,
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+    }
+    counts
+}
+
+#[test]
+fn zipf_is_skewed_and_scattered() {
+    let pages = 10_000;
+    let spec = |scatter| {
+        WorkloadSpec::new(
+            Target::File,
+            WorkloadKind::Zipf {
+                pages: pages as u64,
+                theta: 0.9,
+                accesses: 200_000,
+                scatter,
+            },
+        )
+    };
+    let c = counts(&spec(true), pages, workload_seed(1, 0));
+    assert_eq!(c.iter().sum::<u64>(), 200_000);
+    let mut sorted = c.clone();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    let top10: u64 = sorted[..pages / 10].iter().sum();
+    assert!(
+        top10 * 2 > 200_000,
+        "top 10% of pages got {top10} of 200000"
+    );
+    // Scattered: the hottest pages are not the first pages of the region.
+    let hottest = (0..pages).max_by_key(|&i| c[i]).unwrap();
+    assert!(c[..pages / 10].iter().sum::<u64>() < top10 / 2);
+    // Unscattered: rank r is page r, so page 0 is the hottest.
+    let u = counts(&spec(false), pages, workload_seed(1, 0));
+    assert_eq!((0..pages).max_by_key(|&i| u[i]).unwrap(), 0);
+    assert!(u[..pages / 10].iter().sum::<u64>() * 2 > 200_000);
+    let _ = hottest;
+}
+
+#[test]
+fn hot_cold_and_write_ratio() {
+    let spec = WorkloadSpec {
+        write_ratio: Some(0.5),
+        ..WorkloadSpec::new(
+            Target::Anon,
+            WorkloadKind::HotCold {
+                pages: 1000,
+                hot_fraction: 0.2,
+                hot_probability: 0.8,
+                accesses: 100_000,
+            },
+        )
+    };
+    let mut g = Generator::new(&spec, 7, Sink::Vma(3), "test", None).unwrap();
+    let mut buf = Vec::new();
+    while g.fill(&mut buf, 100_000).unwrap() > 0 {}
+    let (mut hot, mut writes) = (0, 0);
+    for e in &buf {
+        let Event::Access { vma, index, write } = *e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(vma, 3);
+        assert!(index < 1000);
+        hot += (index < 200) as u32;
+        writes += write as u32;
+    }
+    assert_eq!(buf.len(), 100_000);
+    assert!((78_000..82_000).contains(&hot), "{hot}");
+    assert!((48_000..52_000).contains(&writes), "{writes}");
+}
+
+// ---- traces -----------------------------------------------------------------------------
+
+fn trace_scenario(rel: &str, limit: Option<u64>) -> Scenario {
+    let mut w = WorkloadSpec::trace(trace(rel), TraceFormat::Auto, Target::File);
+    if let WorkloadKind::Trace { limit: l, .. } = &mut w.kind {
+        *l = limit;
+    }
+    Scenario::new("trace", MachineConfig::default(), vec![w])
+}
+
+#[test]
+fn trace_workload_reads_cs() {
+    let r = run(&trace_scenario("lirs/cs.trace.gz", None));
+    assert_eq!(r.result.access.accesses, 6781);
+    let t = &r.trace[0];
+    assert_eq!(t.format, "lirs");
+    assert_eq!(t.compression, "gzip");
+    assert_eq!(t.references, 6781);
+    assert_eq!(t.distinct, 1409);
+    assert_eq!(
+        t.records,
+        t.references + t.skipped_markers + t.skipped_blank + t.skipped_comments
+    );
+    assert!(!t.limited);
+}
+
+#[test]
+fn trace_limit_stops_early() {
+    let r = run(&trace_scenario("arc/OLTP.lis.zst", Some(1000)));
+    assert_eq!(r.result.access.accesses, 1000);
+    assert_eq!(r.trace[0].references, 1000);
+    assert!(r.trace[0].limited);
+}
+
+#[test]
+fn trace_paths_are_relative_to_the_scenario_file() {
+    let dir = tempdir();
+    std::fs::write(dir.join("t.txt"), "1\n2\n1\n").unwrap();
+    let file = dir.join("s.toml");
+    std::fs::write(
+        &file,
+        "[[workload]]\nkind = \"trace\"\ntarget = \"anon\"\npath = \"t.txt\"\nformat = \"text\"\n",
+    )
+    .unwrap();
+    let mut s = Scenario::from_file(&file).unwrap();
+    s.machine.swap = mmsim_core::DeviceConfig {
+        size: Some(Size(1 << 30)),
+        ..mmsim_core::DeviceConfig::of(mmsim_core::DeviceKind::Zram)
+    };
+    let r = run(&s);
+    assert_eq!(r.result.access.accesses, 3);
+    assert_eq!(r.result.access.hits, 1);
+    assert_eq!(s.name, "s");
+}
+
+fn tempdir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "mmsim-workloads-test-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn trace_errors_name_the_workload_file_and_line() {
+    let dir = tempdir();
+    let bad = dir.join("bad.txt");
+    std::fs::write(&bad, "1\n2\nthree\n4\n").unwrap();
+    let s = Scenario::new(
+        "bad",
+        MachineConfig::default(),
+        vec![WorkloadSpec::trace(
+            &bad,
+            TraceFormat::Fixed(Format::Text),
+            Target::File,
+        )],
+    );
+    let e = run_scenario(&s, &mut RunOptions::default()).unwrap_err();
+    let msg = e.to_string();
+    assert!(matches!(e, WorkloadError::Trace { .. }), "{msg}");
+    assert!(msg.contains("workload[0]"), "{msg}");
+    assert!(msg.contains("bad.txt: line 3"), "{msg}");
+
+    let missing = dir.join("missing.trace");
+    let s = Scenario::new(
+        "missing",
+        MachineConfig::default(),
+        vec![WorkloadSpec::trace(
+            &missing,
+            TraceFormat::Auto,
+            Target::File,
+        )],
+    );
+    let msg = run_scenario(&s, &mut RunOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("missing.trace"), "{msg}");
+
+    // More distinct keys than the region holds.
+    let mut w = WorkloadSpec::trace(trace("lirs/cs.trace.gz"), TraceFormat::Auto, Target::File);
+    if let WorkloadKind::Trace { pages, .. } = &mut w.kind {
+        *pages = Some(100);
+    }
+    let s = Scenario::new("small", MachineConfig::default(), vec![w]);
+    let msg = run_scenario(&s, &mut RunOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("more than 100 distinct keys"), "{msg}");
+}
+
+// ---- scenario errors ------------------------------------------------------------------
+
+const BASE: &str = r#"
+seed = 3
+[machine]
+memory = "1G"
+
+[[workload]]
+kind = "touch"
+target = "anon"
+pages = 10
+
+[[workload]]
+kind = "zipf"
+target = "file"
+pages = 100
+theta = 0.9
+accesses = 10
+"#;
+
+fn err(text: &str) -> (String, Option<String>) {
+    match Scenario::from_toml_str(text, "s.toml") {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => (e.to_string(), e.field().map(str::to_string)),
+    }
+}
+
+#[test]
+fn base_scenario_is_valid() {
+    let s = Scenario::from_toml_str(BASE, "s.toml").unwrap();
+    assert_eq!(s.seed, 3);
+    assert_eq!(s.workloads.len(), 2);
+    assert_eq!(s.workloads[1].display_name(1), "zipf-1");
+}
+
+#[test]
+fn bad_theta_names_the_field() {
+    let (msg, field) = err(&BASE.replace("theta = 0.9", "theta = 7.5"));
+    assert_eq!(field.as_deref(), Some("workload[1].theta"));
+    assert_eq!(msg, "s.toml: workload[1].theta: 7.5 is out of range [0, 5]");
+    let (_, field) = err(&BASE.replace("theta = 0.9", "theta = -0.1"));
+    assert_eq!(field.as_deref(), Some("workload[1].theta"));
+}
+
+#[test]
+fn zero_pages_names_the_field() {
+    let (msg, field) = err(&BASE.replace("pages = 10\n", "pages = 0\n"));
+    assert_eq!(field.as_deref(), Some("workload[0].pages"), "{msg}");
+    assert!(
+        msg.starts_with("s.toml: workload[0].pages: 0 is out of range"),
+        "{msg}"
+    );
+    let (msg, field) = err(&BASE.replace("pages = 100", "pages = \"0M\""));
+    assert_eq!(field.as_deref(), Some("workload[1].pages"), "{msg}");
+    assert!(msg.contains("line 14"), "{msg}");
+}
+
+#[test]
+fn unknown_kind_names_the_field_and_the_choices() {
+    let (msg, field) = err(&BASE.replace("\"zipf\"", "\"zipfian\""));
+    assert_eq!(field.as_deref(), Some("workload[1].kind"), "{msg}");
+    assert!(msg.contains("line 12"), "{msg}");
+    assert!(msg.contains("unknown variant `zipfian`"), "{msg}");
+    assert!(msg.contains("`hot-cold`"), "{msg}");
+}
+
+#[test]
+fn unknown_field_names_the_field() {
+    let (msg, field) = err(&BASE.replace("theta = 0.9", "theta = 0.9\nthetaa = 1"));
+    assert_eq!(field.as_deref(), Some("workload[1].thetaa"), "{msg}");
+    assert!(msg.contains("unknown field `thetaa`"), "{msg}");
+    let (msg, field) = err(&BASE.replace("memory = \"1G\"", "memory = \"1G\"\nmemroy = 3"));
+    assert_eq!(field.as_deref(), Some("machine.memroy"), "{msg}");
+    let (msg, field) = err(&format!("colour = 1\n{BASE}"));
+    assert_eq!(field.as_deref(), Some("colour"), "{msg}");
+    assert!(msg.contains("line 1"), "{msg}");
+}
+
+#[test]
+fn field_of_another_kind_is_an_error() {
+    let (msg, field) = err(&BASE.replace("theta = 0.9", "theta = 0.9\npasses = 2"));
+    assert_eq!(field.as_deref(), Some("workload[1].passes"), "{msg}");
+    assert!(msg.contains("line 16"), "{msg}");
+    assert!(
+        msg.contains("`passes` does not apply to kind `zipf`"),
+        "{msg}"
+    );
+    let (msg, field) = err(&BASE.replace("theta = 0.9\n", ""));
+    assert_eq!(field.as_deref(), Some("workload[1]"), "{msg}");
+    assert!(msg.contains("line 11"), "{msg}");
+    assert!(msg.contains("kind `zipf` needs the field `theta`"), "{msg}");
+}
+
+#[test]
+fn bad_sizes_name_the_field() {
+    let (msg, field) = err(&BASE.replace("\"1G\"", "\"0M\""));
+    assert_eq!(field.as_deref(), Some("machine.memory"), "{msg}");
+    assert!(msg.contains("line 4, column 10"), "{msg}");
+    assert!(msg.contains("zero size"), "{msg}");
+    let (msg, field) = err(&BASE.replace("\"1G\"", "\"1M\""));
+    assert_eq!(field.as_deref(), Some("machine.memory"), "{msg}");
+    assert!(msg.contains("out of range [16M, 2T]"), "{msg}");
+    let (msg, field) = err(&BASE.replace("\"1G\"", "\"-1G\""));
+    assert_eq!(field.as_deref(), Some("machine.memory"), "{msg}");
+    assert!(msg.contains("negative"), "{msg}");
+}
+
+#[test]
+fn machine_range_errors_name_the_field() {
+    let (msg, field) = err(&BASE.replace("memory = \"1G\"", "memory = \"1G\"\nswappiness = 300"));
+    assert_eq!(field.as_deref(), Some("machine.swappiness"), "{msg}");
+    let (msg, field) = err(&BASE.replace("memory = \"1G\"", "memory = \"1G\"\nmemcg_max = 100"));
+    assert_eq!(field.as_deref(), Some("machine.memcg_max"), "{msg}");
+    let (msg, field) = err(&BASE.replace(
+        "memory = \"1G\"",
+        "memory = \"1G\"\nswap = { device = \"ssd\" }",
+    ));
+    assert_eq!(field.as_deref(), Some("machine.swap.size"), "{msg}");
+}
+
+#[test]
+fn other_workload_range_errors() {
+    let cases = [
+        ("accesses = 10", "accesses = 0", "workload[1].accesses"),
+        (
+            "accesses = 10",
+            "accesses = 2000000000000",
+            "workload[1].accesses",
+        ),
+        ("pages = 100", "pages = 4294967296", "workload[1].pages"),
+        (
+            "theta = 0.9",
+            "theta = 0.9\nwrite_ratio = 1.5",
+            "workload[1].write_ratio",
+        ),
+        (
+            "target = \"anon\"",
+            "target = \"mmap-exec\"\nwrite_ratio = 0.5",
+            "workload[0].write_ratio",
+        ),
+        (
+            "pages = 10\n",
+            "pages = 10\nname = \"zipf-1\"\n",
+            "workload[1].name",
+        ),
+        (
+            "target = \"file\"",
+            "target = \"tape\"",
+            "workload[1].target",
+        ),
+        ("accesses = 10", "accesses = -10", "workload[1].accesses"),
+    ];
+    for (from, to, want) in cases {
+        let (msg, field) = err(&BASE.replace(from, to));
+        assert_eq!(field.as_deref(), Some(want), "{to}: {msg}");
+    }
+    let hc = "[[workload]]\nkind = \"hot-cold\"\ntarget = \"anon\"\npages = 10\nhot_fraction = 0\nhot_probability = 0.5\naccesses = 1\n";
+    let (msg, field) = err(hc);
+    assert_eq!(field.as_deref(), Some("workload[0].hot_fraction"), "{msg}");
+    let (msg, field) = err(&hc.replace("0.5", "2"));
+    assert_eq!(field.as_deref(), Some("workload[0].hot_fraction"), "{msg}");
+    let (msg, field) = err(&hc
+        .replace("hot_fraction = 0", "hot_fraction = 0.5")
+        .replace("0.5\naccesses", "2\naccesses"));
+    assert_eq!(
+        field.as_deref(),
+        Some("workload[0].hot_probability"),
+        "{msg}"
+    );
+    let (msg, field) = err("seed = 1\n");
+    assert_eq!(field.as_deref(), Some("workload"), "{msg}");
+    let (msg, _) = err("[[workload]\n");
+    assert!(msg.starts_with("s.toml: line 1"), "{msg}");
+}
+
+#[test]
+fn missing_scenario_file_names_it() {
+    let e = Scenario::from_file(std::path::Path::new("/nonexistent/x.toml")).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("/nonexistent/x.toml: cannot read"),
+        "{e}"
+    );
+}
