@@ -39,6 +39,15 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
         line("", d.clone());
     }
     line("seed", r.seed.to_string());
+    if r.warmup_events > 0 {
+        line(
+            "measured",
+            format!(
+                "after {} warmup events (counters zeroed then)",
+                r.warmup_events
+            ),
+        );
+    }
     let policy = match m.policy.name {
         PolicyName::Cost => format!("cost ({:?} weighting)", m.policy.cost_variant)
             .replace("V5_8", "v5.8")

@@ -39,6 +39,8 @@ pub enum PsiCpu {
 pub struct Psi {
     /// Per period: [workload stall ns, kswapd busy ns].
     periods: Vec<[u64; 2]>,
+    /// Time accounting starts; stalls before it are ignored.
+    start: u64,
 }
 
 /// One line of /proc/pressure/memory.
@@ -64,8 +66,18 @@ pub struct PsiReport {
 }
 
 impl Psi {
+    /// Accounting that starts at time `start` (periods are counted from there).
+    pub fn starting_at(start: u64) -> Psi {
+        Psi {
+            periods: Vec::new(),
+            start,
+        }
+    }
+
     /// Records that `cpu` was in a memstall during [start, end).
-    pub fn stall(&mut self, cpu: PsiCpu, mut start: u64, end: u64) {
+    pub fn stall(&mut self, cpu: PsiCpu, start: u64, end: u64) {
+        let mut start = start.max(self.start) - self.start;
+        let end = end.max(self.start) - self.start;
         let c = cpu as usize;
         while start < end {
             let p = (start / PSI_PERIOD_NS) as usize;
@@ -81,6 +93,7 @@ impl Psi {
 
     /// Computes the report for a run that ended at `end` ns.
     pub fn report(&self, end: u64) -> PsiReport {
+        let end = end.saturating_sub(self.start);
         let nper = end.div_ceil(PSI_PERIOD_NS).max(self.periods.len() as u64) as usize;
         let mut total = 0u64;
         let mut avgs = [0u64; 3];

@@ -271,6 +271,8 @@ pub struct Sim {
     pub(crate) lru_stamps: Vec<u32>,
     /// Dirty file pages (`NR_FILE_DIRTY`).
     pub(crate) nr_dirty: u64,
+    /// Workload time when the measured part of the run began.
+    pub(crate) measure_start: u64,
     /// Pages under writeback.
     pub(crate) nr_writeback: u64,
 }
@@ -331,6 +333,7 @@ impl Sim {
             reclaim_stall_ns: 0,
             io_wait_ns: 0,
             nr_dirty: 0,
+            measure_start: 0,
             nr_writeback: 0,
             lru_stamp: 0,
             lru_fifo: VecDeque::new(),
@@ -503,6 +506,23 @@ impl Sim {
         }
     }
 
+    /// Starts the measured part of a run: zeroes every event counter (the
+    /// vmstat counters, access counts, PSI, stall and IO-wait times, kswapd
+    /// CPU) so that [`Sim::finish`] reports only what happens from here on,
+    /// like counters read before and after a benchmark's measured run after
+    /// a warmup. The machine's state (memory contents, LRU order, costs,
+    /// the workingset clock) is untouched.
+    pub fn begin_measurement(&mut self) {
+        self.vm = Vmstat::default();
+        self.acc = AccessStats::default();
+        self.psi = Psi::starting_at(self.clock);
+        self.reclaim_stall_ns = 0;
+        self.io_wait_ns = 0;
+        self.kswapd.cpu_ns = 0;
+        self.memcg.max_events = 0;
+        self.measure_start = self.clock;
+    }
+
     /// Current workload time, ns.
     pub fn now(&self) -> u64 {
         self.clock
@@ -553,7 +573,7 @@ impl Sim {
             self.kswapd_step();
         }
         self.fill_gauges();
-        let end = self.clock.max(1);
+        let end = (self.clock - self.measure_start).max(1);
         let psi = self.psi.report(self.clock.max(self.kswapd.clock));
         let heap = self.heap_bytes();
         let live = self.folios.live().max(1) as f64;
@@ -568,7 +588,7 @@ impl Sim {
             access: self.acc.clone(),
             vmstat: self.vm.clone(),
             psi,
-            runtime_s: self.clock as f64 / 1e9,
+            runtime_s: (self.clock - self.measure_start) as f64 / 1e9,
             throughput: self.acc.accesses as f64 / (end as f64 / 1e9),
             kswapd_cpu_s: self.kswapd.cpu_ns as f64 / 1e9,
             reclaim_stall_s: self.reclaim_stall_ns as f64 / 1e9,

@@ -68,6 +68,8 @@ pub struct ScenarioResult {
     pub seed: u64,
     /// The machine it ran on.
     pub machine: MachineConfig,
+    /// Events run before the counters were zeroed (0: everything is measured).
+    pub warmup_events: u64,
     /// The simulator's counters.
     #[serde(flatten)]
     pub result: RunResult,
@@ -87,7 +89,7 @@ struct Lane {
 /// Runs `s`: validates it, builds the machine, creates every workload's task and region
 /// in workload order (opening traces up front, so a missing file fails before anything
 /// runs), then runs the phases in increasing order. Within a phase the workloads are
-/// interleaved round-robin, one event from each live workload in turn, until all are
+/// interleaved round-robin, `weight` events from each live workload in turn, until all are
 /// finished. Events go to [`Sim::run`] in batches of [`BATCH`].
 pub fn run_scenario(
     s: &Scenario,
@@ -128,7 +130,8 @@ pub fn run_scenario(
     let mut phases: Vec<u32> = s.workloads.iter().map(|w| w.phase).collect();
     phases.sort_unstable();
     phases.dedup();
-    let mut out: Vec<Event> = Vec::with_capacity(BATCH + s.workloads.len());
+    let mut out: Vec<Event> =
+        Vec::with_capacity(BATCH + s.workloads.iter().map(|w| w.weight as usize).sum::<usize>());
     let mut done = 0u64;
     for phase in phases {
         let mut live: Vec<usize> = (0..lanes.len())
@@ -149,19 +152,21 @@ pub fn run_scenario(
             } else {
                 while out.len() < BATCH && !live.is_empty() {
                     let mut k = 0;
-                    while k < live.len() {
+                    'lanes: while k < live.len() {
                         let lane = &mut lanes[live[k]];
-                        if lane.pos == lane.buf.len() {
-                            lane.buf.clear();
-                            lane.pos = 0;
-                            if lane.gen.fill(&mut lane.buf, LANE)? == 0 {
-                                live.remove(k);
-                                continue;
+                        for _ in 0..s.workloads[live[k]].weight {
+                            if lane.pos == lane.buf.len() {
+                                lane.buf.clear();
+                                lane.pos = 0;
+                                if lane.gen.fill(&mut lane.buf, LANE)? == 0 {
+                                    live.remove(k);
+                                    continue 'lanes;
+                                }
                             }
+                            out.push(lane.buf[lane.pos]);
+                            lane.pos += 1;
+                            lane.events += 1;
                         }
-                        out.push(lane.buf[lane.pos]);
-                        lane.pos += 1;
-                        lane.events += 1;
                         k += 1;
                     }
                 }
@@ -169,7 +174,15 @@ pub fn run_scenario(
             if let Some(f) = opts.on_batch.as_mut() {
                 f(&out);
             }
-            sim.run(&out);
+            match s.warmup_events {
+                Some(w) if done < w && done + out.len() as u64 >= w => {
+                    let k = (w - done) as usize;
+                    sim.run(&out[..k]);
+                    sim.begin_measurement();
+                    sim.run(&out[k..]);
+                }
+                _ => sim.run(&out),
+            }
             done += out.len() as u64;
             if let Some(p) = opts.progress.as_mut() {
                 p(done);
@@ -202,6 +215,7 @@ pub fn run_scenario(
         description: s.description.clone(),
         seed: s.seed,
         machine: s.machine.clone(),
+        warmup_events: s.warmup_events.unwrap_or(0),
         result,
         workloads,
         trace,

@@ -75,6 +75,11 @@ pub struct Scenario {
     /// The simulated machine (default: `MachineConfig::default()`, 4G, no swap, `cost`).
     #[serde(default)]
     pub machine: MachineConfig,
+    /// Events to run before measuring (default 0): the counters reported are
+    /// those of the events after the first `warmup_events`, as a benchmark
+    /// reads /proc/vmstat before and after its measured run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_events: Option<u64>,
     /// The workloads, `[[workload]]` tables.
     #[serde(rename = "workload", default)]
     pub workloads: Vec<WorkloadSpec>,
@@ -209,8 +214,11 @@ pub struct WorkloadSpec {
     /// `pwrite` of the whole page (no read); for mappings, a store.
     pub write_ratio: Option<f64>,
     /// Phases run one after the other in increasing order; workloads of the same phase
-    /// are interleaved one event each in turn (default 0).
+    /// are interleaved in turns (default 0).
     pub phase: u32,
+    /// Events this workload issues per turn when interleaved with others, 1..=1000
+    /// (default 1): weights 4, 5 and 1 mix three workloads 40 %, 50 % and 10 %.
+    pub weight: u32,
     /// What the accesses are.
     pub kind: WorkloadKind,
 }
@@ -348,6 +356,7 @@ impl WorkloadSpec {
             target,
             write_ratio: None,
             phase: 0,
+            weight: 1,
             kind,
         }
     }
@@ -445,6 +454,8 @@ struct RawWorkload {
     write_ratio: Option<f64>,
     #[serde(default, skip_serializing_if = "is_zero")]
     phase: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    weight: Option<u32>,
     #[serde(
         default,
         deserialize_with = "de_opt_pages",
@@ -540,7 +551,7 @@ fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
                 field: Some(field),
                 message: format!(
                     "field `{field}` does not apply to kind `{}` (its fields: {}; common: \
-                     name, target, write_ratio, phase)",
+                     name, target, write_ratio, phase, weight)",
                     kind.name(),
                     all.join(", ")
                 ),
@@ -597,6 +608,7 @@ fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         target: r.target,
         write_ratio: r.write_ratio,
         phase: r.phase,
+        weight: r.weight.unwrap_or(1),
         kind,
     })
 }
@@ -612,6 +624,8 @@ struct ScenarioToml {
     description: Option<String>,
     #[serde(default)]
     machine: MachineConfig,
+    #[serde(default)]
+    warmup_events: Option<u64>,
     #[serde(rename = "workload", default)]
     workloads: Vec<RawWorkload>,
 }
@@ -632,6 +646,7 @@ impl From<WorkloadSpec> for RawWorkload {
             target: w.target,
             write_ratio: w.write_ratio,
             phase: w.phase,
+            weight: (w.weight != 1).then_some(w.weight),
             pages: None,
             accesses: None,
             theta: None,
@@ -717,6 +732,7 @@ impl Scenario {
             base_dir: None,
             seed: default_seed(),
             description: None,
+            warmup_events: None,
             machine,
             workloads,
         }
@@ -736,6 +752,7 @@ impl Scenario {
             seed: t.seed,
             description: t.description,
             machine: t.machine,
+            warmup_events: t.warmup_events,
             workloads,
         })
     }
@@ -841,6 +858,14 @@ impl Scenario {
         self.machine
             .validate()
             .map_err(|e| invalid(machine_field(&e), e.message))?;
+        if let (Some(w), Some(total)) = (self.warmup_events, self.expected_events()) {
+            if w >= total {
+                return Err(invalid(
+                    "warmup_events".into(),
+                    format!("{w} leaves nothing to measure: the workloads issue {total} events"),
+                ));
+            }
+        }
         if self.workloads.is_empty() {
             return Err(invalid(
                 "workload".into(),
@@ -866,6 +891,12 @@ impl Scenario {
                 ));
             }
             names.push(name);
+            if !(1..=1000).contains(&w.weight) {
+                return Err(invalid(
+                    field("weight"),
+                    format!("{} is out of range [1, 1000]", w.weight),
+                ));
+            }
             if let Some(r) = w.write_ratio {
                 if !(0.0..=1.0).contains(&r) {
                     return Err(invalid(

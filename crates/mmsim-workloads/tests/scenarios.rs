@@ -39,7 +39,8 @@ fn embedded_scenarios_are_valid() {
     assert!(embedded_scenario("nope").is_none());
     let d = default_scenario();
     assert_eq!(d.name, "default");
-    assert_eq!(d.machine.memory, Size(1 << 30));
+    assert_eq!(d.machine.memory, Size(7 << 30));
+    assert_eq!(d.warmup_events, Some(12_000_000));
     assert_eq!(d.machine.swappiness, 115);
     assert_eq!(d.machine.policy.name, PolicyName::Cost);
     assert!(DEFAULT_EXPLANATION.contains("pswpout"));
@@ -100,6 +101,7 @@ fn seq(name: &str, target: Target, pages: u64, passes: u64, phase: u32) -> Workl
     WorkloadSpec {
         name: Some(name.into()),
         phase,
+        weight: 1,
         ..WorkloadSpec::new(target, WorkloadKind::Sequential { pages, passes })
     }
 }
@@ -171,6 +173,7 @@ fn phases_run_in_order_and_workloads_interleave_round_robin() {
 fn accesses_equal_the_sum_of_the_workloads() {
     let z = |pages, accesses, phase, target| WorkloadSpec {
         phase,
+        weight: 1,
         write_ratio: Some(0.25),
         ..WorkloadSpec::new(
             target,
