@@ -54,7 +54,9 @@ fn no_arguments_runs_and_explains_the_default_scenario() {
         .stdout(predicate::str::contains("pswpout"))
         .stdout(predicate::str::contains("workingset_refault_file"))
         .stdout(predicate::str::contains("/proc/pressure/memory"))
-        .stdout(predicate::str::contains("measured        after 12000000 warmup events"))
+        .stdout(predicate::str::contains(
+            "measured        after 12000000 warmup events",
+        ))
         // 288,256 idle pages touched + 24 M accesses, minus the 12 M warmup
         .stdout(predicate::str::contains("accesses          12288256"));
 }

@@ -33,7 +33,14 @@ fn main() {
             }
             let cfg = MachineConfig {
                 memory: Size(16 << 30),
-                memcg_max: Some(Size::from_pages(pages / 10)),
+                memcg_max: Some(Size::from_pages(
+                    pages
+                        * std::env::var("PCT")
+                            .ok()
+                            .and_then(|v| v.parse::<u64>().ok())
+                            .unwrap_or(10)
+                        / 100,
+                )),
                 policy: PolicyConfig {
                     name: policy.parse().unwrap(),
                     ..Default::default()

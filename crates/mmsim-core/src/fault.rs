@@ -226,7 +226,8 @@ impl Sim {
                 }
             }
         };
-        if !same || self.policy == Policy::Lru {
+        if !same || (self.policy == Policy::Lru && slot_folio(slot).is_some()) {
+            // (A new folio under `lru` was stamped by lru_add already.)
             self.mark_accessed(f);
         }
     }

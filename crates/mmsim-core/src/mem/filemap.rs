@@ -60,12 +60,17 @@ impl File {
         &mut self.slots[i]
     }
 
+    /// Grows the array to cover `i`: by a quarter at a time (never past the
+    /// end of the region), so a partly touched region costs at most ~5 bytes
+    /// per touched page while the copies stay amortised O(1).
     #[cold]
     fn grow(&mut self, i: usize) {
+        let cur = self.slots.len();
         let want = (i + 1)
-            .max(self.slots.len() * 2)
+            .max(cur + cur / 4 + 1024)
             .min(self.pages as usize)
             .max(i + 1);
+        self.slots.reserve_exact(want - cur);
         self.slots.resize(want, 0);
     }
 

@@ -1,7 +1,7 @@
 //! Folios: the arena of resident memory and its page flags.
 //!
 //! A folio is the kernel's unit of memory management (`struct folio`,
-//! include/linux/mm_types.h). Here every resident folio is a 28-byte slot in
+//! include/linux/mm_types.h). Here every resident folio is a 32-byte slot in
 //! one arena, addressed by a dense [`FolioId`]; list links are intrusive
 //! (`prev`/`next` ids), so moving a folio between LRU lists never allocates.
 //! The data model carries an `order` (0 for a 4 KiB page), ready for large
@@ -117,9 +117,11 @@ impl LruList {
     }
 }
 
-/// One resident folio. 28 bytes.
+/// One resident folio: 28 bytes of fields aligned to 32, so that no folio
+/// straddles two cache lines (a 28-byte stride splits 7 folios in 16, and a
+/// split folio costs two cache misses on the reclaim paths).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(C)]
+#[repr(C, align(32))]
 pub struct Folio {
     /// Previous folio on its list (towards the head), or NIL.
     pub prev: FolioId,
@@ -226,6 +228,10 @@ impl FolioArena {
                 id
             }
             None => {
+                if self.slots.len() == self.slots.capacity() {
+                    // Grow by a sixteenth: at most 6 % spare capacity.
+                    self.slots.reserve_exact((self.slots.len() / 16).max(1024));
+                }
                 self.slots.push(f);
                 (self.slots.len() - 1) as FolioId
             }
@@ -285,8 +291,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn folio_is_28_bytes() {
-        assert_eq!(std::mem::size_of::<Folio>(), 28);
+    fn folio_is_32_bytes() {
+        assert_eq!(std::mem::size_of::<Folio>(), 32);
     }
 
     #[test]

@@ -82,12 +82,17 @@ impl Vma {
         &mut self.ptes[i]
     }
 
+    /// Grows the array to cover `i`: by a quarter at a time (never past the
+    /// end of the region), so a partly touched region costs at most ~5 bytes
+    /// per touched page while the copies stay amortised O(1).
     #[cold]
     fn grow(&mut self, i: usize) {
+        let cur = self.ptes.len();
         let want = (i + 1)
-            .max(self.ptes.len() * 2)
+            .max(cur + cur / 4 + 1024)
             .min(self.len as usize)
             .max(i + 1);
+        self.ptes.reserve_exact(want - cur);
         self.ptes.resize(want, 0);
     }
 

@@ -77,6 +77,14 @@ impl Sim {
     pub(crate) fn lru_evict_one(&mut self) -> bool {
         let mut skipped = 0usize;
         while skipped < self.lru_fifo.len() {
+            // Victims come from the front: start loading the next candidates' folios.
+            for k in [4, 8] {
+                if let Some(&(_, ahead)) = self.lru_fifo.get(skipped + k) {
+                    if let Some(fo) = self.folios.get(ahead) {
+                        crate::sim::prefetch(fo as *const _ as *const u8);
+                    }
+                }
+            }
             let (s, f) = self.lru_fifo[skipped];
             if !self.lru_entry_valid(s, f) {
                 if skipped == 0 {
