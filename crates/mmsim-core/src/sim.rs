@@ -226,7 +226,7 @@ pub struct RunResult {
     /// Simulator memory per tracked page: page-table, page-cache and swap
     /// slot bytes over the pages they cover (resident or not).
     pub sim_bytes_per_tracked_page: f64,
-    /// Simulator heap in bytes (arena, page tables, page cache, swap, lru recency).
+    /// Simulator heap in bytes (arena, page tables, page cache, swap).
     pub sim_heap_bytes: u64,
 }
 
@@ -265,10 +265,6 @@ pub struct Sim {
     pub(crate) reclaim_stall_ns: u64,
     /// Time the workload waited for IO, ns.
     pub(crate) io_wait_ns: u64,
-    /// `lru` policy: reference counter and recency FIFO (see reclaim/lru.rs).
-    pub(crate) lru_stamp: u32,
-    pub(crate) lru_fifo: VecDeque<(u32, FolioId)>,
-    pub(crate) lru_stamps: Vec<u32>,
     /// Dirty file pages (`NR_FILE_DIRTY`).
     pub(crate) nr_dirty: u64,
     /// Workload time when the measured part of the run began.
@@ -335,9 +331,6 @@ impl Sim {
             nr_dirty: 0,
             measure_start: 0,
             nr_writeback: 0,
-            lru_stamp: 0,
-            lru_fifo: VecDeque::new(),
-            lru_stamps: Vec::new(),
             cfg,
         })
     }
@@ -623,43 +616,10 @@ impl Sim {
             let mut c = lv.lists[l as usize].head;
             while c != crate::mem::folio::NIL {
                 swapcached += self.folios[c].test(flags::SWAPCACHE) as u64;
-                c = self.folios[c].next;
+                c = self.folios.links(c)[1];
             }
         }
         self.vm.nr_swapcached = swapcached;
-    }
-
-    /// Invariants of the `lru` policy: folios counted on the inactive file
-    /// list (unlinked), each with a valid recency entry.
-    fn check_lru_policy_invariants(&self) -> Result<(), String> {
-        let live = self.folios.live() as u64;
-        let lv = &self.memcg.lruvec;
-        if lv.size(LruList::InactiveFile) != live || lv.evictable() != live {
-            return Err(format!(
-                "lru: {live} live folios, list counts {:?}",
-                lv.lists.map(|l| l.len)
-            ));
-        }
-        let valid = self
-            .lru_fifo
-            .iter()
-            .filter(|&&(s, f)| self.lru_stamps[f as usize] == s)
-            .count() as u64;
-        if valid != live {
-            return Err(format!(
-                "lru: {valid} valid recency entries for {live} folios"
-            ));
-        }
-        if self.node.free + live != self.node.managed
-            || self.memcg.usage != live
-            || self.memcg.usage > self.memcg.max
-        {
-            return Err(format!(
-                "lru: free {} used {live} managed {} usage {}",
-                self.node.free, self.node.managed, self.memcg.usage
-            ));
-        }
-        Ok(())
     }
 
     /// (bytes, entries) of the per-page slot arrays: PTEs, page-cache slots, swap slots.
@@ -695,8 +655,6 @@ impl Sim {
                 .map(|f| f.slots.capacity() * 4)
                 .sum::<usize>()
             + self.swap.as_ref().map_or(0, |s| s.heap_bytes())
-            + self.lru_fifo.capacity() * 8
-            + self.lru_stamps.capacity() * 4
     }
 
     /// Charges CPU time to the workload (and PSI if it is a memstall).
@@ -716,9 +674,7 @@ impl Sim {
     /// Checks the data-structure invariants; returns a description of the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
         let lv = &self.memcg.lruvec;
-        if self.policy == Policy::Lru {
-            return self.check_lru_policy_invariants();
-        }
+
         let mut on_lists = 0u64;
         for (i, l) in lv.lists.iter().enumerate() {
             let mut n = 0u32;
@@ -729,7 +685,7 @@ impl Sim {
                 if f.lru as usize != i {
                     return Err(format!("folio {c} on list {i} tagged {}", f.lru));
                 }
-                if f.prev != prev {
+                if self.folios.links(c)[0] != prev {
                     return Err(format!("folio {c} has a broken prev link"));
                 }
                 if LruList::of_flags(f.flags) as usize != i && self.policy != Policy::Lru {
@@ -740,7 +696,7 @@ impl Sim {
                 }
                 n += 1;
                 prev = c;
-                c = f.next;
+                c = self.folios.links(c)[1];
             }
             if n != l.len || prev != l.tail {
                 return Err(format!("list {i}: counted {n}, header says {}", l.len));

@@ -3,7 +3,9 @@
 //! The kernel adds to the head (`list_add`) and reclaim takes from the tail
 //! (`lru_to_folio`); "rotation" moves a folio back to the head, and
 //! `folio_rotate_reclaimable` moves it to the tail. All operations are O(1)
-//! and allocation-free; the links live in the folios themselves.
+//! and allocation-free; the links live in the arena's dense link array
+//! (8 bytes per folio), not in the folios, so that a walk from the tail —
+//! reclaim's isolation — chases through a compact array.
 
 use super::folio::{FolioArena, FolioId, NIL, NO_LIST};
 
@@ -33,15 +35,11 @@ impl List {
     #[inline]
     pub fn push_head(&mut self, a: &mut FolioArena, id: FolioId, tag: u8) {
         let old = self.head;
-        {
-            let f = &mut a[id];
-            debug_assert_eq!(f.lru, NO_LIST);
-            f.prev = NIL;
-            f.next = old;
-            f.lru = tag;
-        }
+        debug_assert_eq!(a[id].lru, NO_LIST);
+        a[id].lru = tag;
+        *a.links_mut(id) = [NIL, old];
         if old != NIL {
-            a[old].prev = id;
+            a.links_mut(old)[0] = id;
         } else {
             self.tail = id;
         }
@@ -53,15 +51,11 @@ impl List {
     #[inline]
     pub fn push_tail(&mut self, a: &mut FolioArena, id: FolioId, tag: u8) {
         let old = self.tail;
-        {
-            let f = &mut a[id];
-            debug_assert_eq!(f.lru, NO_LIST);
-            f.prev = old;
-            f.next = NIL;
-            f.lru = tag;
-        }
+        debug_assert_eq!(a[id].lru, NO_LIST);
+        a[id].lru = tag;
+        *a.links_mut(id) = [old, NIL];
         if old != NIL {
-            a[old].next = id;
+            a.links_mut(old)[1] = id;
         } else {
             self.head = id;
         }
@@ -72,21 +66,16 @@ impl List {
     /// `list_del()`: unlinks a folio known to be on this list.
     #[inline]
     pub fn unlink(&mut self, a: &mut FolioArena, id: FolioId) {
-        let (p, n) = {
-            let f = &mut a[id];
-            let pn = (f.prev, f.next);
-            f.prev = NIL;
-            f.next = NIL;
-            f.lru = NO_LIST;
-            pn
-        };
+        let [p, n] = a.links(id);
+        *a.links_mut(id) = [NIL, NIL];
+        a[id].lru = NO_LIST;
         if p != NIL {
-            a[p].next = n;
+            a.links_mut(p)[1] = n;
         } else {
             self.head = n;
         }
         if n != NIL {
-            a[n].prev = p;
+            a.links_mut(n)[0] = p;
         } else {
             self.tail = p;
         }
@@ -131,7 +120,7 @@ mod tests {
         let mut c = l.head;
         while c != NIL {
             v.push(c);
-            c = a[c].next;
+            c = a.links(c)[1];
         }
         v
     }

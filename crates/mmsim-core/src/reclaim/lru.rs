@@ -9,17 +9,11 @@
 //! paper and simulator (libCacheSim, the ARC and LIRS papers) reports, so
 //! mmsim can be checked against them exactly.
 //!
-//! Recency is kept exactly but lazily: each reference stamps the folio with
-//! a reference counter (in a dense side array, 4 bytes per folio, so that
-//! checking stamps stays in cache) and appends (stamp, folio) to a FIFO; the
-//! least recently used folio is the first FIFO entry whose stamp is still its
-//! folio's stamp (older entries of re-referenced folios are stale and
-//! skipped). Stamp 0 means "not resident". A hit thus writes 4 bytes and
-//! appends 8, instead of relinking three list neighbours. Stale entries are compacted away when
-//! the FIFO grows beyond twice the resident folios, which keeps it bounded
-//! and keeps stamps from wrapping within an entry's life. Folios are counted
-//! on the inactive file list (for the gauges and invariants) but not linked:
-//! the FIFO is their only order, so an eviction touches no list neighbours.
+//! Recency is one list (the inactive file list's header, whatever the
+//! folio's type): a reference moves the folio to the head, eviction takes
+//! the tail. The links are the arena's dense link array, so a hit relinks
+//! four 8-byte entries that stay in cache, and the victim's folio is
+//! prefetched while its predecessors are walked.
 
 use crate::mem::folio::{flags, FolioId, LruList};
 use crate::mem::pagetable::pte_swap;
@@ -27,81 +21,39 @@ use crate::reclaim::ScanControl;
 use crate::sim::Sim;
 
 impl Sim {
-    /// Adds a new folio under the `lru` policy: counted, stamped, not linked.
+    /// Adds a new folio under the `lru` policy: at the head of the one list.
     #[inline]
     pub(crate) fn lru_policy_add(&mut self, f: FolioId) {
-        self.folios[f].lru = LruList::InactiveFile as u8;
-        self.memcg.lruvec.lists[LruList::InactiveFile as usize].len += 1;
-        self.lru_touch(f);
+        let l = LruList::InactiveFile as usize;
+        self.memcg.lruvec.lists[l].push_head(&mut self.folios, f, l as u8);
     }
 
-    /// Removes a folio from the `lru` policy's count.
+    /// Removes a folio from the `lru` policy's list.
     #[inline]
     pub(crate) fn lru_policy_del(&mut self, f: FolioId) {
-        self.folios[f].lru = crate::mem::folio::NO_LIST;
-        self.lru_stamps[f as usize] = 0;
-        self.memcg.lruvec.lists[LruList::InactiveFile as usize].len -= 1;
+        self.memcg.lruvec.lists[LruList::InactiveFile as usize].unlink(&mut self.folios, f);
     }
 
     /// Records a reference (the LRU "move to head").
     #[inline]
     pub(crate) fn lru_touch(&mut self, f: FolioId) {
-        self.lru_stamp = self.lru_stamp.wrapping_add(1).max(1);
-        let i = f as usize;
-        if i >= self.lru_stamps.len() {
-            self.lru_stamps.resize(i + 1, 0);
-        }
-        self.lru_stamps[i] = self.lru_stamp;
-        self.lru_fifo.push_back((self.lru_stamp, f));
-        if self.lru_fifo.len() > 4 * self.folios.live() + 64 {
-            self.lru_compact();
-        }
-    }
-
-    /// Whether a FIFO entry is the current one of a resident folio.
-    #[inline]
-    fn lru_entry_valid(&self, s: u32, f: FolioId) -> bool {
-        self.lru_stamps.get(f as usize) == Some(&s)
-    }
-
-    /// Drops stale FIFO entries.
-    #[cold]
-    fn lru_compact(&mut self) {
-        let stamps = &self.lru_stamps;
-        self.lru_fifo.retain(|&(s, f)| stamps[f as usize] == s);
+        self.memcg.lruvec.lists[LruList::InactiveFile as usize].move_to_head(&mut self.folios, f);
     }
 
     /// Evicts the least recently used evictable page. Anonymous pages need a
     /// free swap slot (written synchronously); pages that cannot be evicted
     /// are skipped (and keep their place). Returns false if nothing could be evicted.
     pub(crate) fn lru_evict_one(&mut self) -> bool {
-        let mut skipped = 0usize;
-        while skipped < self.lru_fifo.len() {
-            // Victims come from the front: start loading the next candidates' folios.
-            for k in [4, 8] {
-                if let Some(&(_, ahead)) = self.lru_fifo.get(skipped + k) {
-                    if let Some(fo) = self.folios.get(ahead) {
-                        crate::sim::prefetch(fo as *const _ as *const u8);
-                    }
-                }
+        let mut c = self.memcg.lruvec.lists[LruList::InactiveFile as usize].tail;
+        while c != crate::mem::folio::NIL {
+            let prev = self.folios.links(c)[0];
+            if prev != crate::mem::folio::NIL {
+                self.folios.prefetch(prev);
             }
-            let (s, f) = self.lru_fifo[skipped];
-            if !self.lru_entry_valid(s, f) {
-                if skipped == 0 {
-                    self.lru_fifo.pop_front();
-                } else {
-                    skipped += 1;
-                }
-                continue;
-            }
-            if self.lru_evict(f) {
-                if skipped == 0 {
-                    self.lru_fifo.pop_front();
-                }
-                // An entry behind skipped ones is now stale (its folio is gone).
+            if self.lru_evict(c) {
                 return true;
             }
-            skipped += 1;
+            c = prev;
         }
         false
     }

@@ -306,17 +306,49 @@ impl Sim {
 
     /// `isolate_lru_folios()`: takes up to `n` folios from the tail of `lru`
     /// into `self.scratch`. One zone, so nothing is skipped: scanned = taken.
+    ///
+    /// A lookahead walks the (dense) links a few folios ahead of the tail and
+    /// prefetches those folios, so their cache misses overlap.
     fn isolate_lru_folios(&mut self, n: u64, lru: LruList) -> u64 {
+        const AHEAD: usize = 8;
+        const NIL: FolioId = crate::mem::folio::NIL;
         self.scratch.clear();
         let list = &mut self.memcg.lruvec.lists[lru as usize];
+        let mut ahead = list.tail;
+        for _ in 0..AHEAD.min(n as usize) {
+            if ahead == NIL {
+                break;
+            }
+            self.folios.prefetch(ahead);
+            ahead = self.folios.links(ahead)[0];
+        }
         for _ in 0..n {
             let Some(f) = list.pop_tail(&mut self.folios) else {
                 break;
             };
+            if ahead != NIL {
+                self.folios.prefetch(ahead);
+                ahead = self.folios.links(ahead)[0];
+            }
             self.folios[f].clear(flags::LRU);
             self.scratch.push(f);
         }
         self.scratch.len() as u64
+    }
+
+    /// Prefetches the PTE that `folio_referenced` will read for an anonymous folio.
+    #[inline]
+    fn prefetch_rmap(&self, f: FolioId) {
+        let fo = &self.folios[f];
+        if !fo.is_file() && fo.mapcount > 0 {
+            if let Some(pte) = self
+                .vmas
+                .get(fo.space as usize)
+                .and_then(|v| v.ptes.get(fo.index as usize))
+            {
+                crate::sim::prefetch(pte as *const u32 as *const u8);
+            }
+        }
     }
 
     /// `move_folios_to_lru()`: puts folios back at the head of the list their
@@ -359,7 +391,10 @@ impl Sim {
         self.note_scanned(file, taken);
         let batch = std::mem::take(&mut self.scratch);
         let (mut nr_rotated, mut nr_deactivate, mut nr_exec_kept) = (0, 0, 0);
-        for &f in &batch {
+        for (i, &f) in batch.iter().enumerate() {
+            if let Some(&g) = batch.get(i + 4) {
+                self.prefetch_rmap(g);
+            }
             let (refs, exec) = self.folio_referenced(f, sc);
             if refs > 0 {
                 nr_rotated += 1;
@@ -575,6 +610,9 @@ impl Sim {
         let mut keep = 0;
         for i in 0..batch.len() {
             let f = batch[i];
+            if let Some(&g) = batch.get(i + 4) {
+                self.prefetch_rmap(g);
+            }
             sc.nr_scanned += 1;
             let fate = self.reclaim_one(f, sc, rules, &mut stat);
             match fate {
