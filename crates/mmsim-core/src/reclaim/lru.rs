@@ -46,9 +46,18 @@ impl Sim {
     pub(crate) fn lru_evict_one(&mut self) -> bool {
         let mut c = self.memcg.lruvec.lists[LruList::InactiveFile as usize].tail;
         while c != crate::mem::folio::NIL {
+            // The next victims: start loading the folio three ahead, and the
+            // slot of the one two ahead (its folio was prefetched an eviction ago).
             let prev = self.folios.links(c)[0];
             if prev != crate::mem::folio::NIL {
-                self.folios.prefetch(prev);
+                let prev2 = self.folios.links(prev)[0];
+                if prev2 != crate::mem::folio::NIL {
+                    let prev3 = self.folios.links(prev2)[0];
+                    if prev3 != crate::mem::folio::NIL {
+                        self.folios.prefetch(prev3);
+                    }
+                    self.prefetch_reclaim(prev2);
+                }
             }
             if self.lru_evict(c) {
                 return true;

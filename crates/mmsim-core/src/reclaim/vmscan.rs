@@ -336,18 +336,25 @@ impl Sim {
         self.scratch.len() as u64
     }
 
-    /// Prefetches the PTE that `folio_referenced` will read for an anonymous folio.
+    /// Prefetches what reclaiming folio `f` will touch: the PTE that
+    /// `folio_referenced` reads for an anonymous folio, the page-cache slot
+    /// that receives a file folio's shadow.
     #[inline]
-    fn prefetch_rmap(&self, f: FolioId) {
+    pub(crate) fn prefetch_reclaim(&self, f: FolioId) {
         let fo = &self.folios[f];
-        if !fo.is_file() && fo.mapcount > 0 {
-            if let Some(pte) = self
-                .vmas
+        let p = if fo.is_file() {
+            self.files
+                .get(fo.space as usize)
+                .and_then(|file| file.slots.get(fo.index as usize))
+        } else if fo.mapcount > 0 {
+            self.vmas
                 .get(fo.space as usize)
                 .and_then(|v| v.ptes.get(fo.index as usize))
-            {
-                crate::sim::prefetch(pte as *const u32 as *const u8);
-            }
+        } else {
+            None
+        };
+        if let Some(p) = p {
+            crate::sim::prefetch(p as *const u32 as *const u8);
         }
     }
 
@@ -393,7 +400,7 @@ impl Sim {
         let (mut nr_rotated, mut nr_deactivate, mut nr_exec_kept) = (0, 0, 0);
         for (i, &f) in batch.iter().enumerate() {
             if let Some(&g) = batch.get(i + 4) {
-                self.prefetch_rmap(g);
+                self.prefetch_reclaim(g);
             }
             let (refs, exec) = self.folio_referenced(f, sc);
             if refs > 0 {
@@ -611,7 +618,7 @@ impl Sim {
         for i in 0..batch.len() {
             let f = batch[i];
             if let Some(&g) = batch.get(i + 4) {
-                self.prefetch_rmap(g);
+                self.prefetch_reclaim(g);
             }
             sc.nr_scanned += 1;
             let fate = self.reclaim_one(f, sc, rules, &mut stat);
