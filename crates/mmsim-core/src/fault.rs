@@ -6,8 +6,12 @@
 //!   zero page is not modelled: the first touch allocates, as a write would.
 //! * A swap PTE is `do_swap_page()`: a minor fault if the folio is still in
 //!   the swap cache, else a major fault that reads the slot (pswpin) and runs
-//!   `workingset_refault()` on the slot's shadow. A write fault, or a swap
-//!   more than half full (`should_try_to_free_swap`), frees the slot.
+//!   `workingset_refault()` on the slot's shadow. `should_try_to_free_swap()`
+//!   then frees the slot on a write fault, when swap is more than half full,
+//!   or always on a SWP_SYNCHRONOUS_IO device such as zram (verified in the
+//!   2025 mm/memory.c: "swap cache pinning the slot ... is a more critical
+//!   issue"; older kernels skipped the swap cache for such devices, with the
+//!   same effect).
 //! * The first write to a clean present PTE is a write-protect fault
 //!   (`do_wp_page()`): an anonymous folio in the swap cache loses its slot
 //!   (`wp_can_reuse_anon_folio` → `folio_free_swap`), a file folio is dirtied.
@@ -146,13 +150,14 @@ impl Sim {
         self.map_anon(vma, index, f, write);
     }
 
-    /// Maps a swap-cache folio at `index`; frees its slot on a write fault or
-    /// when swap is more than half full (`should_try_to_free_swap`).
+    /// Maps a swap-cache folio at `index`; frees its slot on a write fault,
+    /// when swap is more than half full, or on zram (`should_try_to_free_swap`).
     fn map_anon(&mut self, vma: VmaId, index: u32, f: FolioId, write: bool) {
         self.folios[f].mapcount = self.folios[f].mapcount.saturating_add(1);
         *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, write);
         let half_full = self.swap.as_ref().is_some_and(|s| s.half_full());
-        if write || half_full {
+        let synchronous = self.cfg.swap.device == crate::config::DeviceKind::Zram;
+        if write || half_full || synchronous {
             self.folio_free_swap(f);
         }
     }
@@ -409,11 +414,27 @@ impl Sim {
                 self.node.free -= 1;
                 return true;
             }
-            if reclaimed == 0 {
+            if reclaimed == 0 && !self.reclaim_throttle_writeback() {
                 break;
             }
         }
         self.oom_then_take()
+    }
+
+    /// `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)`: a reclaimer that made no
+    /// progress while pages are under writeback waits for the next writeback
+    /// completion (a memstall: it runs inside the reclaim's memstall section)
+    /// instead of declaring OOM. Returns false if nothing is under writeback.
+    fn reclaim_throttle_writeback(&mut self) -> bool {
+        let next = self
+            .writeback
+            .iter()
+            .filter_map(|q| q.front().map(|&(t, _)| t))
+            .min();
+        let Some(t) = next else { return false };
+        self.workload_stall(t.saturating_sub(self.clock), true);
+        self.complete_writeback(self.clock);
+        true
     }
 
     fn oom_then_take(&mut self) -> bool {
@@ -438,10 +459,13 @@ impl Sim {
             }
         } else {
             for _ in 0..MAX_RECLAIM_RETRIES {
-                self.try_to_free_mem_cgroup_pages(1);
+                let reclaimed = self.try_to_free_mem_cgroup_pages(1);
                 if self.memcg.usage < self.memcg.max {
                     self.memcg.usage += 1;
                     return true;
+                }
+                if reclaimed == 0 && !self.reclaim_throttle_writeback() {
+                    break;
                 }
             }
         }

@@ -384,3 +384,61 @@ impl Sim {
         let _ = self.shrink_inactive_list_for_test(n, lru.is_file(), sc, rules);
     }
 }
+
+#[test]
+fn swap_in_keeps_the_slot_on_ssd_but_frees_it_on_zram_and_on_write() {
+    for (kind, write, keeps) in [
+        (DeviceKind::Ssd, false, true),
+        (DeviceKind::Zram, false, false),
+        (DeviceKind::Ssd, true, false),
+    ] {
+        let cfg = MachineConfig {
+            memory: Size::from_pages(1 << 16),
+            memcg_max: Some(Size::from_pages(64)),
+            swap: DeviceConfig {
+                size: Some(Size::from_pages(1024)),
+                ..DeviceConfig::of(kind)
+            },
+            ..Default::default()
+        };
+        let mut s = Sim::new(cfg).unwrap();
+        let t = s.add_task("t");
+        let vma = s.mmap_anon(t, 256).unwrap();
+        for i in 0..256 {
+            s.step(&Event::Access {
+                vma,
+                index: i,
+                write: true,
+            });
+        }
+        // Let pending writeback complete, then fault page 0 back in.
+        s.step(&Event::Think { ns: 1_000_000_000 });
+        let pte = s.vmas[vma as usize].pte(0);
+        assert!(
+            pte != 0 && pte & crate::mem::pagetable::PTE_PRESENT == 0,
+            "page 0 is swapped out"
+        );
+        assert_eq!(
+            s.vm.oom_kill, 0,
+            "writeback is waited for, not a reason to OOM"
+        );
+        let used = s.swap.as_ref().unwrap().used;
+        s.step(&Event::Access {
+            vma,
+            index: 0,
+            write,
+        });
+        assert_eq!(s.vm.pswpin, 1);
+        let f = s.vmas[vma as usize].pte(0) & crate::mem::pagetable::PTE_FOLIO_MASK;
+        assert_eq!(
+            s.folios[f].test(flags::SWAPCACHE),
+            keeps,
+            "{kind:?} write={write}"
+        );
+        assert_eq!(
+            s.swap.as_ref().unwrap().used,
+            if keeps { used } else { used - 1 },
+            "{kind:?} write={write}"
+        );
+    }
+}

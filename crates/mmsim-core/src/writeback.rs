@@ -12,7 +12,8 @@
 //!
 //! On completion a folio with PG_reclaim is rotated to the tail of the
 //! inactive list (`folio_rotate_reclaimable` → `lru_move_tail`, which also
-//! clears PG_active, v6.x), so reclaim frees it next.
+//! clears PG_active and counts PGROTATED; verified in v6.x mm/swap.c), so
+//! reclaim frees it next.
 
 use crate::mem::folio::{flags, FolioId, LruList};
 use crate::sim::Sim;
