@@ -205,68 +205,58 @@ impl Sim {
 
     /// A buffered read of one page (`filemap_read()`, no readahead).
     pub(crate) fn file_read(&mut self, file: FileId, index: u32) {
-        let Some(fo) = self.files.get_mut(file as usize) else {
-            self.acc.out_of_range += 1;
+        let Some((f, hit, same)) = self.fd_folio(file, index, false) else {
             return;
         };
-        if index >= fo.pages {
-            self.acc.out_of_range += 1;
-            return;
-        }
-        self.acc.accesses += 1;
-        let same = fo.prev_read == index;
-        fo.prev_read = index;
-        let slot = *fo.slot_mut(index);
-        self.clock += self.cost.fd_access_ns;
-        let f = match slot_folio(slot) {
-            Some(f) => {
-                self.acc.hits += 1;
-                f
-            }
-            None => {
-                self.acc.misses += 1;
-                match self.page_cache_miss(file, index, slot, false) {
-                    Some(f) => f,
-                    None => return,
-                }
-            }
+        let touch = match self.policy {
+            // Under `lru` every reference counts; a new folio is at the head already.
+            Policy::Lru => hit,
+            Policy::Classic(_) => !same,
         };
-        if !same || (self.policy == Policy::Lru && slot_folio(slot).is_some()) {
-            // (A new folio under `lru` was stamped by lru_add already.)
+        if touch {
             self.mark_accessed(f);
         }
     }
 
     /// A buffered write of one whole page (`generic_perform_write()`).
     pub(crate) fn file_write(&mut self, file: FileId, index: u32) {
-        let Some(fo) = self.files.get_mut(file as usize) else {
-            self.acc.out_of_range += 1;
+        let Some((f, hit, _)) = self.fd_folio(file, index, true) else {
             return;
-        };
-        if index >= fo.pages {
-            self.acc.out_of_range += 1;
-            return;
-        }
-        self.acc.accesses += 1;
-        let slot = *fo.slot_mut(index);
-        self.clock += self.cost.fd_access_ns;
-        let f = match slot_folio(slot) {
-            Some(f) => {
-                self.acc.hits += 1;
-                f
-            }
-            None => {
-                self.acc.misses += 1;
-                match self.page_cache_miss(file, index, slot, true) {
-                    Some(f) => f,
-                    None => return,
-                }
-            }
         };
         self.folio_mark_dirty(f);
-        if self.policy == Policy::Lru {
+        if self.policy == Policy::Lru && hit {
             self.lru_touch(f);
         }
+    }
+
+    /// The common part of a file-descriptor access: bounds, the page-cache
+    /// lookup (`filemap_get_pages`), and on a miss the new folio. Returns
+    /// (folio, whether it was resident, whether a read is of the same page
+    /// as the file's previous read), or None when the access was rejected or
+    /// could not be satisfied.
+    fn fd_folio(&mut self, file: FileId, index: u32, write: bool) -> Option<(FolioId, bool, bool)> {
+        let Some(fo) = self
+            .files
+            .get_mut(file as usize)
+            .filter(|fo| index < fo.pages)
+        else {
+            self.acc.out_of_range += 1;
+            return None;
+        };
+        self.acc.accesses += 1;
+        let same = fo.prev_read == index;
+        if !write {
+            fo.prev_read = index;
+        }
+        let slot = *fo.slot_mut(index);
+        self.clock += self.cost.fd_access_ns;
+        if let Some(f) = slot_folio(slot) {
+            self.acc.hits += 1;
+            return Some((f, true, same));
+        }
+        self.acc.misses += 1;
+        let f = self.page_cache_miss(file, index, slot, write)?;
+        Some((f, false, same))
     }
 
     /// Allocates a page-cache folio for `file`/`index` and, unless it is for a

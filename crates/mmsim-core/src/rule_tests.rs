@@ -332,10 +332,9 @@ fn young_anon_needs_two_inactive_scans_in_current_kernels_but_one_in_4_9() {
             s.folios[f].clear(flags::ACTIVE);
             lv.lists[LruList::InactiveAnon as usize].push_head(&mut s.folios, f, 0);
         }
-        let Policy(rules) = Policy(match s.policy {
-            crate::sim::Policy::Classic(r) => r,
-            _ => unreachable!(),
-        });
+        let crate::sim::Policy::Classic(rules) = s.policy else {
+            unreachable!()
+        };
         let mut n = 0;
         while list_of(&s, f) == LruList::InactiveAnon {
             s.step(&Event::Access {
@@ -351,8 +350,6 @@ fn young_anon_needs_two_inactive_scans_in_current_kernels_but_one_in_4_9() {
         assert_eq!(n, scans_to_activate, "{policy:?}");
     }
 }
-
-struct Policy(ClassicRules);
 
 /// Puts `sizes[i]` dummy folios on list i (flags matching the list).
 fn fill_lists(s: &mut Sim, sizes: [u64; 4]) {

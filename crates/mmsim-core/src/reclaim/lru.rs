@@ -16,7 +16,6 @@
 //! prefetched while its predecessors are walked.
 
 use crate::mem::folio::{flags, FolioId, LruList};
-use crate::mem::pagetable::pte_swap;
 use crate::reclaim::ScanControl;
 use crate::sim::Sim;
 
@@ -78,17 +77,9 @@ impl Sim {
             fo.set(flags::SWAPCACHE | flags::DIRTY);
         }
         self.lru_policy_del(f);
-        let fo = self.folios[f];
-        if fo.mapcount > 0 {
-            if fo.is_file() {
-                let mut sc = ScanControl::new(crate::reclaim::Reclaimer::Direct, 0, self.clock);
-                // Reuse the reclaim unmap for file mappings.
-                self.lru_unmap_file(f, &mut sc);
-            } else {
-                *self.vmas[fo.space as usize].pte_mut(fo.index) = pte_swap(fo.swap - 1);
-                self.folios[f].mapcount = 0;
-            }
-        }
+        // The reference policy charges no CPU: the ScanControl only collects it.
+        let mut sc = ScanControl::new(crate::reclaim::Reclaimer::Direct, 0, self.clock);
+        self.try_to_unmap(f, &mut sc);
         let fo = self.folios[f];
         if fo.test(flags::DIRTY) {
             self.folios[f].clear(flags::DIRTY);
@@ -109,25 +100,5 @@ impl Sim {
         }
         self.free_folio(f);
         true
-    }
-
-    fn lru_unmap_file(&mut self, f: FolioId, _sc: &mut ScanControl) {
-        use crate::mem::pagetable::{VmaKind, PTE_FOLIO_MASK, PTE_PRESENT};
-        let fo = self.folios[f];
-        for m in 0..self.files[fo.space as usize].mappings.len() {
-            let vid = self.files[fo.space as usize].mappings[m];
-            let v = &mut self.vmas[vid as usize];
-            let VmaKind::File { pgoff, .. } = v.kind else {
-                continue;
-            };
-            let Some(i) = fo.index.checked_sub(pgoff).filter(|i| *i < v.len) else {
-                continue;
-            };
-            let pte = v.pte_mut(i);
-            if *pte & PTE_PRESENT != 0 && *pte & PTE_FOLIO_MASK == f {
-                *pte = 0;
-            }
-        }
-        self.folios[f].mapcount = 0;
     }
 }

@@ -35,7 +35,6 @@ pub enum FolioReferences {
 struct ReclaimStat {
     nr_unqueued_dirty: u64,
     nr_pageout: u64,
-    nr_activate: u64,
 }
 
 impl Sim {
@@ -488,8 +487,25 @@ impl Sim {
         if stat.nr_unqueued_dirty == taken {
             self.wakeup_flusher(sc.now());
         }
-        let _ = stat.nr_activate;
         reclaimed
+    }
+
+    /// Mapping `m` of a file folio's reverse map (`vma_interval_tree` walk):
+    /// the VMA and the page index in it, if that VMA covers the folio.
+    #[inline]
+    fn file_rmap(
+        &self,
+        file: u32,
+        index: u32,
+        m: usize,
+    ) -> Option<(crate::mem::pagetable::VmaId, u32)> {
+        let vid = self.files[file as usize].mappings[m];
+        let v = &self.vmas[vid as usize];
+        let VmaKind::File { pgoff, .. } = v.kind else {
+            return None;
+        };
+        let i = index.checked_sub(pgoff).filter(|i| *i < v.len)?;
+        Some((vid, i))
     }
 
     /// `folio_referenced()`: walks the reverse map, clearing young PTEs.
@@ -510,17 +526,12 @@ impl Sim {
             return (0, false);
         }
         let (mut refs, mut exec) = (0, false);
-        let nmaps = self.files[fo.space as usize].mappings.len();
-        for m in 0..nmaps {
-            let vid = self.files[fo.space as usize].mappings[m];
-            let v = &mut self.vmas[vid as usize];
-            let VmaKind::File { pgoff, .. } = v.kind else {
-                continue;
-            };
-            let Some(i) = fo.index.checked_sub(pgoff).filter(|i| *i < v.len) else {
+        for m in 0..self.files[fo.space as usize].mappings.len() {
+            let Some((vid, i)) = self.file_rmap(fo.space, fo.index, m) else {
                 continue;
             };
             sc.cpu_ns += self.cost.rmap_ns;
+            let v = &mut self.vmas[vid as usize];
             let pte = v.pte_mut(i);
             if *pte & PTE_PRESENT != 0 && *pte & PTE_FOLIO_MASK == f && *pte & PTE_YOUNG != 0 {
                 *pte &= !PTE_YOUNG;
@@ -533,7 +544,7 @@ impl Sim {
 
     /// `try_to_unmap()`: clears every PTE mapping the folio (anon: installs the
     /// swap entry), moving PTE dirty bits into the folio.
-    fn try_to_unmap(&mut self, f: FolioId, sc: &mut ScanControl) {
+    pub(crate) fn try_to_unmap(&mut self, f: FolioId, sc: &mut ScanControl) {
         let fo = self.folios[f];
         if fo.mapcount == 0 {
             return;
@@ -545,18 +556,12 @@ impl Sim {
             dirty = *pte & PTE_DIRTY != 0;
             *pte = pte_swap(fo.swap - 1);
         } else {
-            let nmaps = self.files[fo.space as usize].mappings.len();
-            for m in 0..nmaps {
-                let vid = self.files[fo.space as usize].mappings[m];
-                let v = &mut self.vmas[vid as usize];
-                let VmaKind::File { pgoff, .. } = v.kind else {
-                    continue;
-                };
-                let Some(i) = fo.index.checked_sub(pgoff).filter(|i| *i < v.len) else {
+            for m in 0..self.files[fo.space as usize].mappings.len() {
+                let Some((vid, i)) = self.file_rmap(fo.space, fo.index, m) else {
                     continue;
                 };
                 sc.cpu_ns += self.cost.rmap_ns;
-                let pte = v.pte_mut(i);
+                let pte = self.vmas[vid as usize].pte_mut(i);
                 if *pte & PTE_PRESENT != 0 && *pte & PTE_FOLIO_MASK == f {
                     dirty |= *pte & PTE_DIRTY != 0;
                     *pte = 0;
@@ -633,7 +638,6 @@ impl Sim {
                     }
                     self.folios[f].set(flags::ACTIVE);
                     self.vm.pgactivate += 1;
-                    stat.nr_activate += 1;
                     batch[keep] = f;
                     keep += 1;
                 }
