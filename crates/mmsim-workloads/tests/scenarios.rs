@@ -612,3 +612,15 @@ fn missing_scenario_file_names_it() {
         "{e}"
     );
 }
+
+#[test]
+fn readme_scenario_example_is_valid() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let start = readme.find("```toml\n").expect("README has a TOML example") + "```toml\n".len();
+    let end = start + readme[start..].find("```").unwrap();
+    let s =
+        Scenario::from_toml_str(&readme[start..end], "README.md").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.warmup_events, Some(1_000_000));
+    assert_eq!(s.workloads[0].weight, 3);
+}
