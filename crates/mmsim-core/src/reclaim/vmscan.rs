@@ -105,8 +105,15 @@ impl Sim {
         if sc.nr_reclaimed > before {
             self.kswapd.failures = 0;
         }
-        if sc.who == Reclaimer::Kswapd && sc.nr_unqueued_dirty == sc.nr_file_taken {
-            // PGDAT_DIRTY: the kernel sets it on this literal equality (also 0 == 0).
+        // PGDAT_DIRTY ("Allow kswapd to start writing pages during reclaim"):
+        // every isolated file folio was dirty and not queued. Older kernels
+        // tested the bare equality (true also for 0 == 0); later ones added
+        // the non-zero guard modelled here, and the newest remove the flag
+        // together with kswapd's file writeback.
+        if sc.who == Reclaimer::Kswapd
+            && sc.nr_unqueued_dirty > 0
+            && sc.nr_unqueued_dirty == sc.nr_file_taken
+        {
             self.node.dirty = true;
         }
     }
@@ -772,7 +779,10 @@ impl Sim {
         self.vm.pgfree += 1;
     }
 
-    /// Wakes kswapd (`wakeup_kswapd()`), unless it runs already or has given up.
+    /// Wakes kswapd (`wakeup_kswapd()`), unless it runs already, the node is
+    /// balanced, or kswapd has given up (16 fruitless runs). A wakeup within
+    /// HZ/10 of going to sleep counts `kswapd_low_wmark_hit_quickly`, as
+    /// kswapd's interrupted short nap does in `kswapd_try_to_sleep()`.
     pub(crate) fn wakeup_kswapd(&mut self) {
         if self.kswapd.running || self.kswapd.failures >= crate::fault::MAX_RECLAIM_RETRIES {
             return;
