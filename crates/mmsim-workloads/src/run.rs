@@ -190,6 +190,13 @@ pub fn run_scenario(
         }
     }
 
+    if let Some(w) = s.warmup_events.filter(|&w| w >= done) {
+        return Err(WorkloadError::Invalid {
+            file: s.source.clone(),
+            field: "warmup_events".into(),
+            message: format!("{w} leaves nothing to measure: the workloads issued {done} events"),
+        });
+    }
     let result = sim.finish();
     let workloads = s
         .workloads

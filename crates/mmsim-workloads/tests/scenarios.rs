@@ -624,3 +624,20 @@ fn readme_scenario_example_is_valid() {
     assert_eq!(s.warmup_events, Some(1_000_000));
     assert_eq!(s.workloads[0].weight, 3);
 }
+
+#[test]
+fn warmup_longer_than_a_trace_is_an_error_not_a_silent_unmeasured_run() {
+    let mut s = trace_scenario("lirs/cs.trace.gz", None);
+    s.warmup_events = Some(10_000);
+    let e = run_scenario(&s, &mut RunOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("warmup_events") && e.contains("6781"), "{e}");
+    s.warmup_events = Some(781);
+    let r = run(&s);
+    assert_eq!(
+        r.result.access.accesses, 6000,
+        "only events after the warmup are counted"
+    );
+    assert_eq!(r.warmup_events, 781);
+}
