@@ -43,6 +43,8 @@
 //! An access to a resident page is a bounds check, one 32-bit PTE update and
 //! a counter increment: no allocation, hashing or dynamic dispatch.
 
+#![warn(missing_docs)]
+
 pub mod config;
 pub mod cost;
 pub mod event;
