@@ -280,7 +280,14 @@ pub struct DeviceConfig {
     /// Sustained bandwidth, MB/s (10^6 bytes per second).
     #[serde(default)]
     pub bandwidth_mbps: Option<f64>,
+    /// Requests the block layer keeps in flight before a writer sleeps
+    /// (`nr_requests`), 1..=65536; default 128 (`BLKDEV_DEFAULT_RQ`).
+    #[serde(default)]
+    pub queue_depth: Option<u32>,
 }
+
+/// Default block-layer request queue depth (`BLKDEV_DEFAULT_RQ`).
+pub const DEFAULT_QUEUE_DEPTH: u32 = 128;
 
 impl DeviceConfig {
     /// A device of `kind` with its defaults.
@@ -291,6 +298,7 @@ impl DeviceConfig {
             read_latency_us: None,
             write_latency_us: None,
             bandwidth_mbps: None,
+            queue_depth: None,
         }
     }
 
@@ -330,6 +338,14 @@ impl DeviceConfig {
                         format!("{v} is out of range (0, {max}]"),
                     ));
                 }
+            }
+        }
+        if let Some(q) = self.queue_depth {
+            if !(1..=65536).contains(&q) {
+                return Err(ConfigError::new(
+                    format!("{field}.queue_depth"),
+                    format!("{q} is out of range [1, 65536]"),
+                ));
             }
         }
         if needs_size && self.device != DeviceKind::None && self.size.is_none() {

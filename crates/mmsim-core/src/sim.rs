@@ -671,6 +671,28 @@ impl Sim {
         }
     }
 
+    /// A one-line summary of resident folios by state, for debugging and probes.
+    pub fn debug_summary(&self) -> String {
+        let mut n = [0u64; 6]; // resident, swapcache, writeback, mapped, referenced, active
+        for l in &self.memcg.lruvec.lists {
+            let mut c = l.head;
+            while c != crate::mem::folio::NIL {
+                let f = &self.folios[c];
+                n[0] += 1;
+                n[1] += f.test(flags::SWAPCACHE) as u64;
+                n[2] += f.test(flags::WRITEBACK) as u64;
+                n[3] += (f.mapcount > 0) as u64;
+                n[4] += f.test(flags::REFERENCED) as u64;
+                n[5] += f.test(flags::ACTIVE) as u64;
+                c = self.folios.links(c)[1];
+            }
+        }
+        format!(
+            "resident {} swapcache {} writeback {} mapped {} referenced {} active {} (writeback queue {})",
+            n[0], n[1], n[2], n[3], n[4], n[5], self.writeback[0].len()
+        )
+    }
+
     /// Checks the data-structure invariants; returns a description of the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
         let lv = &self.memcg.lruvec;

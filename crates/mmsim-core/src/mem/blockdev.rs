@@ -6,6 +6,12 @@
 //! device has queue depth), bandwidth does not. This is enough to make swap
 //! storms and readahead-less random reads cost what they cost on the device
 //! kinds of [`crate::config::DeviceConfig`].
+//!
+//! The block layer holds a bounded number of requests (`nr_requests`,
+//! default `BLKDEV_DEFAULT_RQ` = 128): a writer that finds them all in
+//! flight sleeps until one completes. Here a write waits until the backlog
+//! is below `queue_depth` pages, so reclaim and the flusher cannot run
+//! ahead of the device by more than that.
 
 use crate::config::DeviceConfig;
 
@@ -26,16 +32,32 @@ pub struct BlockDev {
     pub pages_written: u64,
     /// Total time the pipe was busy (for utilisation).
     pub busy_ns: u64,
+    /// Most transfer time that may be queued ahead of a new write (queue depth × page time).
+    pub max_backlog_ns: u64,
+}
+
+/// A submitted write: when it completes, and how long the submitter waited
+/// for a free request first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteIo {
+    /// Completion time.
+    pub done: u64,
+    /// Time the submitter slept for a request slot.
+    pub wait: u64,
 }
 
 impl BlockDev {
     /// A device with the timing of `cfg`.
     pub fn new(cfg: &DeviceConfig) -> Self {
         let (read_ns, write_ns, page_ns) = cfg.timing();
+        let depth = cfg
+            .queue_depth
+            .unwrap_or(crate::config::DEFAULT_QUEUE_DEPTH) as u64;
         BlockDev {
             read_ns,
             write_ns,
             page_ns,
+            max_backlog_ns: depth * page_ns,
             ..Default::default()
         }
     }
@@ -47,11 +69,14 @@ impl BlockDev {
         self.transfer(now, pages) + self.read_ns
     }
 
-    /// Submits a write of `pages` at `now`; returns its completion time.
+    /// Submits a write of `pages` at `now`, first waiting for a free request
+    /// if the device already has `queue_depth` pages of backlog.
     #[inline]
-    pub fn write(&mut self, now: u64, pages: u64) -> u64 {
+    pub fn write(&mut self, now: u64, pages: u64) -> WriteIo {
+        let wait = self.busy_until.saturating_sub(now + self.max_backlog_ns);
         self.pages_written += pages;
-        self.transfer(now, pages) + self.write_ns
+        let done = self.transfer(now + wait, pages) + self.write_ns;
+        WriteIo { done, wait }
     }
 
     #[inline]
@@ -80,6 +105,29 @@ mod tests {
         assert_eq!(d.read(0, 1), 1_000_000 + 100_000);
         // second read queued behind the first transfer
         assert_eq!(d.read(0, 1), 2_000_000 + 100_000);
-        assert_eq!(d.write(5_000_000, 2), 7_000_000 + 10_000);
+        assert_eq!(
+            d.write(5_000_000, 2),
+            WriteIo {
+                done: 7_000_000 + 10_000,
+                wait: 0
+            }
+        );
+    }
+
+    #[test]
+    fn a_full_request_queue_makes_the_writer_wait() {
+        let mut cfg = DeviceConfig::of(DeviceKind::Custom);
+        cfg.read_latency_us = Some(100.0);
+        cfg.bandwidth_mbps = Some(4096.0 / 1000.0); // 1 ms per page
+        cfg.queue_depth = Some(2);
+        let mut d = BlockDev::new(&cfg);
+        assert_eq!(d.write(0, 1).wait, 0);
+        assert_eq!(d.write(0, 1).wait, 0);
+        // 2 ms of backlog = the queue depth: the third waits for the first to finish.
+        let io = d.write(0, 1);
+        assert_eq!(io.wait, 0);
+        let io = d.write(0, 1);
+        assert_eq!(io.wait, 1_000_000);
+        assert_eq!(io.done, 4_000_000 + 100_000);
     }
 }

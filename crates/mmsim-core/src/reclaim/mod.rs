@@ -86,6 +86,8 @@ pub struct ScanControl {
     pub start: u64,
     /// CPU time used so far, ns.
     pub cpu_ns: u64,
+    /// Time spent waiting for the block layer (a full request queue), ns.
+    pub io_wait_ns: u64,
 }
 
 impl ScanControl {
@@ -109,11 +111,17 @@ impl ScanControl {
             nr_unqueued_dirty: 0,
             start: now,
             cpu_ns: 0,
+            io_wait_ns: 0,
         }
     }
 
-    /// The reclaimer's current time: start plus CPU used.
+    /// The reclaimer's current time: start plus CPU used plus IO waits.
     pub fn now(&self) -> u64 {
-        self.start + self.cpu_ns
+        self.start + self.cpu_ns + self.io_wait_ns
+    }
+
+    /// Elapsed time of the reclaim so far (CPU and waits).
+    pub fn elapsed(&self) -> u64 {
+        self.cpu_ns + self.io_wait_ns
     }
 }

@@ -51,7 +51,7 @@ impl Sim {
         self.vm.allocstall_normal += 1;
         let mut sc = ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, self.clock);
         self.do_try_to_free_pages(&mut sc);
-        self.workload_stall(sc.cpu_ns, true);
+        self.workload_stall(sc.elapsed(), true);
         sc.nr_reclaimed
     }
 
@@ -60,7 +60,7 @@ impl Sim {
     pub(crate) fn try_to_free_mem_cgroup_pages(&mut self, nr: u64) -> u64 {
         let mut sc = ScanControl::new(Reclaimer::Memcg, nr.max(SWAP_CLUSTER_MAX), self.clock);
         self.do_try_to_free_pages(&mut sc);
-        self.workload_stall(sc.cpu_ns, true);
+        self.workload_stall(sc.elapsed(), true);
         sc.nr_reclaimed
     }
 
@@ -724,9 +724,11 @@ impl Sim {
     }
 
     /// `pageout()`: starts writeback of a dirty folio to swap or the
-    /// filesystem. Returns true if the write completed synchronously (zram),
-    /// so the folio can be freed now; else it stays under writeback with
-    /// PG_reclaim and is rotated to the inactive tail on completion.
+    /// filesystem, sleeping first if the device's request queue is full.
+    /// Returns true if the write completed synchronously (zram, whose
+    /// compression is the reclaimer's own CPU time), so the folio can be
+    /// freed now; else it stays under writeback with PG_reclaim and is
+    /// rotated to the inactive tail on completion.
     fn pageout(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
         sc.cpu_ns += self.cost.pageout_ns;
         let now = sc.now();
@@ -735,7 +737,7 @@ impl Sim {
         let file = fo.is_file();
         self.vm.nr_vmscan_write += 1;
         self.vm.pgpgout += 4;
-        let (done, sync, q) = if file {
+        let (io, sync, q) = if file {
             self.nr_dirty -= 1;
             (self.fs.write(now, 1), false, 1)
         } else {
@@ -748,8 +750,11 @@ impl Sim {
             )
         };
         if sync {
+            sc.cpu_ns += io.done - now;
             return true;
         }
+        sc.io_wait_ns += io.wait;
+        let done = io.done;
         let fo = &mut self.folios[f];
         fo.set(flags::WRITEBACK | flags::RECLAIM);
         self.nr_writeback += 1;
@@ -825,7 +830,7 @@ impl Sim {
         self.shrink_node(&mut sc);
         let raise = sc.nr_scanned < sc.nr_to_reclaim;
         let k = &mut self.kswapd;
-        k.clock += sc.cpu_ns.max(1);
+        k.clock += sc.elapsed().max(1);
         k.cpu_ns += sc.cpu_ns;
         k.reclaimed += sc.nr_reclaimed;
         if raise || sc.nr_reclaimed == 0 {
