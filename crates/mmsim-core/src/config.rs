@@ -375,6 +375,10 @@ pub struct MachineConfig {
     /// `vm.swappiness` 0..=200 (default 60).
     #[serde(default = "default_swappiness")]
     pub swappiness: u32,
+    /// `vm.page-cluster`: swap readahead reads up to 2^n pages (default 3;
+    /// 0 disables; at most 5, `SWAP_RA_ORDER_CEILING`).
+    #[serde(default = "default_page_cluster")]
+    pub page_cluster: u32,
     /// `memory.max` of the root's workload group (here: the root memcg, which
     /// holds every task): reclaim keeps the charged pages at or below it.
     #[serde(default)]
@@ -399,6 +403,9 @@ fn default_wsf() -> u32 {
 fn default_swappiness() -> u32 {
     60
 }
+fn default_page_cluster() -> u32 {
+    3
+}
 fn default_swap() -> DeviceConfig {
     DeviceConfig::of(DeviceKind::None)
 }
@@ -413,6 +420,7 @@ impl Default for MachineConfig {
             min_free_kbytes: None,
             watermark_scale_factor: default_wsf(),
             swappiness: default_swappiness(),
+            page_cluster: default_page_cluster(),
             memcg_max: None,
             policy: PolicyConfig::default(),
             swap: default_swap(),
@@ -450,6 +458,12 @@ impl MachineConfig {
             return Err(ConfigError::new(
                 "machine.swappiness",
                 format!("{} is out of range [0, 200]", self.swappiness),
+            ));
+        }
+        if self.page_cluster > 5 {
+            return Err(ConfigError::new(
+                "machine.page_cluster",
+                format!("{} is out of range [0, 5]", self.page_cluster),
             ));
         }
         if let Some(k) = self.min_free_kbytes {

@@ -41,6 +41,30 @@ use crate::sim::{Policy, Sim};
 
 /// `MAX_RECLAIM_RETRIES` (mm/internal.h).
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
+/// `SWAP_RA_HITS_MAX` (mm/swap_state.c): hits saturate at the field's mask.
+pub const SWAP_RA_HITS_MAX: u32 = 0xff;
+
+/// `__swapin_nr_pages()` (mm/swap_state.c): the readahead window from the
+/// previous fault's page, the hits since, the maximum and the previous
+/// window. "Please don't ask what the + 2 means, it just happens to work well."
+pub fn swapin_nr_pages(prev: u32, index: u32, hits: u32, max_pages: u32, prev_win: u32) -> u32 {
+    let mut pages = hits + 2;
+    if pages == 2 {
+        // No hits to judge by: read ahead only for an adjacent fault.
+        if index != prev.wrapping_add(1) && index != prev.wrapping_sub(1) {
+            pages = 1;
+        }
+    } else {
+        let mut roundup = 4;
+        while roundup < pages {
+            roundup <<= 1;
+        }
+        pages = roundup;
+    }
+    pages = pages.min(max_pages);
+    // Don't shrink readahead too fast.
+    pages.max(prev_win / 2)
+}
 
 impl Sim {
     /// A load or store to page `index` of VMA `vma`.
@@ -118,36 +142,142 @@ impl Sim {
         let Some(f) = self.alloc_folio(vma, index, fl) else {
             return;
         };
+        if self.tasks[self.vmas[vma as usize].task as usize].dead {
+            // The allocation's own OOM kill took this task.
+            self.free_folio(f);
+            return;
+        }
         self.folios[f].mapcount = 1;
         *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, true);
         self.lru_add(f);
     }
 
     /// `do_swap_page()`: bring an anonymous page back from its swap slot.
+    ///
+    /// A swap-cache hit is a minor fault (`swap_cache_get_folio` →
+    /// `swap_update_readahead`, which counts a readahead hit). A miss is a
+    /// major fault: `swap_vma_readahead()` reads the window around the fault
+    /// (except on SWP_SYNCHRONOUS_IO devices such as zram, which bypass
+    /// readahead) in one batch with the faulting page, and the fault waits
+    /// for that batch.
     fn do_swap_page(&mut self, vma: VmaId, index: u32, slot: u32, write: bool) {
         let swap = self.swap.as_mut().expect("swap PTE without a swap device");
         let sv = swap.slots[slot as usize];
         if let Some(f) = slot_folio(sv) {
-            // Still in the swap cache (e.g. under writeback): a minor fault.
             self.clock += self.cost.minor_fault_ns;
+            self.swap_update_readahead(vma, index, f);
             self.map_anon(vma, index, f, write);
             return;
         }
         self.vm.pgmajfault += 1;
         self.clock += self.cost.major_fault_ns;
+        let task = self.vmas[vma as usize].task as usize;
         let Some(f) = self.alloc_folio(vma, index, flags::SWAPBACKED | flags::SWAPCACHE) else {
             return;
         };
+        if self.tasks[task].dead {
+            // The allocation's own OOM kill took this task (and freed its slots).
+            self.free_folio(f);
+            return;
+        }
         self.folios[f].swap = slot + 1;
         self.swap.as_mut().unwrap().slots[slot as usize] = SLOT_FOLIO | f;
         self.workingset_refault(f, sv);
         self.lru_add(f);
+        let batch = 1 + self.swap_vma_readahead(vma, index);
+        if self.tasks[task].dead {
+            return;
+        }
         // swap_read_folio(): the read, a memstall if the folio is workingset.
-        let done = self.swap.as_mut().unwrap().dev.read(self.clock, 1);
+        let done = self.swap.as_mut().unwrap().dev.read(self.clock, batch);
         self.vm.pswpin += 1;
         self.vm.pgpgin += 4;
         self.io_wait(done, self.folios[f].test(flags::WORKINGSET));
         self.map_anon(vma, index, f, write);
+    }
+
+    /// `swap_update_readahead()`: a swap-cache hit records the fault address
+    /// and, for a page brought in by readahead, a hit.
+    fn swap_update_readahead(&mut self, vma: VmaId, index: u32, f: FolioId) {
+        let readahead = self.folios[f].test_and_clear(flags::READAHEAD);
+        let ra = &mut self.vmas[vma as usize].swap_ra;
+        if readahead {
+            self.vm.swap_ra_hit += 1;
+            ra.hits = (ra.hits + 1).min(SWAP_RA_HITS_MAX);
+        }
+        ra.prev = index;
+    }
+
+    /// `swap_ra_info()` + `swap_vma_readahead()`: choose the readahead window
+    /// around the faulting page (`__swapin_nr_pages`, clamped to the VMA and
+    /// to the fault's PMD), and read into the swap cache every swapped-out
+    /// page in it that is not there yet, as unmapped inactive folios marked
+    /// PG_readahead. Returns how many pages it read.
+    fn swap_vma_readahead(&mut self, vma: VmaId, index: u32) -> u64 {
+        let max_win = 1u32 << self.cfg.page_cluster;
+        let synchronous = self.cfg.swap.device == crate::config::DeviceKind::Zram;
+        let v = &mut self.vmas[vma as usize];
+        let prev = v.swap_ra;
+        let win = if max_win == 1 || synchronous {
+            1
+        } else {
+            swapin_nr_pages(prev.prev, index, prev.hits, max_win, prev.win)
+        };
+        v.swap_ra = crate::mem::pagetable::SwapRaInfo {
+            prev: index,
+            win,
+            hits: 0,
+        };
+        if win == 1 {
+            return 0;
+        }
+        let (lo, hi) = if index == prev.prev.wrapping_add(1) {
+            (index as u64, index as u64 + win as u64)
+        } else if prev.prev == index.wrapping_add(1) {
+            (
+                (index as u64 + 1).saturating_sub(win as u64),
+                index as u64 + 1,
+            )
+        } else {
+            let left = (win as u64 - 1) / 2;
+            (
+                index as u64 - left.min(index as u64),
+                index as u64 + win as u64 - left,
+            )
+        };
+        let pmd = (index as u64) & !511;
+        let (start, end) = (lo.max(pmd), hi.min(v.len as u64).min(pmd + 512));
+        let task = v.task as usize;
+        let mut read = 0;
+        for i in start..end {
+            let i = i as u32;
+            let pte = self.vmas[vma as usize].pte(i);
+            if i == index || pte == 0 || pte & PTE_PRESENT != 0 {
+                continue;
+            }
+            let s = pte - 1;
+            let sv = self.swap.as_ref().unwrap().slots[s as usize];
+            if slot_folio(sv).is_some() {
+                continue;
+            }
+            let fl = flags::SWAPBACKED | flags::SWAPCACHE | flags::READAHEAD;
+            let Some(f) = self.alloc_folio(vma, i, fl) else {
+                break;
+            };
+            if self.tasks[task].dead {
+                self.free_folio(f);
+                break;
+            }
+            self.folios[f].swap = s + 1;
+            self.swap.as_mut().unwrap().slots[s as usize] = SLOT_FOLIO | f;
+            self.workingset_refault(f, sv);
+            self.lru_add(f);
+            self.vm.swap_ra += 1;
+            self.vm.pswpin += 1;
+            self.vm.pgpgin += 4;
+            read += 1;
+        }
+        read
     }
 
     /// Maps a swap-cache folio at `index`; frees its slot on a write fault,

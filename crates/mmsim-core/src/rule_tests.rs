@@ -439,3 +439,74 @@ fn swap_in_keeps_the_slot_on_ssd_but_frees_it_on_zram_and_on_write() {
         );
     }
 }
+
+#[test]
+fn swapin_nr_pages_follows_the_kernel_heuristic() {
+    use crate::fault::swapin_nr_pages;
+    // No hits: read ahead only if the fault is next to the previous one.
+    assert_eq!(swapin_nr_pages(10, 50, 0, 8, 0), 1);
+    assert_eq!(swapin_nr_pages(49, 50, 0, 8, 0), 2);
+    assert_eq!(swapin_nr_pages(51, 50, 0, 8, 0), 2);
+    // hits + 2 rounded up to a power of two (at least 4), capped at 2^page-cluster.
+    assert_eq!(swapin_nr_pages(10, 50, 1, 8, 0), 4);
+    assert_eq!(swapin_nr_pages(10, 50, 3, 8, 0), 8);
+    assert_eq!(swapin_nr_pages(10, 50, 30, 8, 0), 8);
+    assert_eq!(swapin_nr_pages(10, 50, 30, 32, 0), 32);
+    // Don't shrink readahead too fast: at least half the previous window.
+    assert_eq!(swapin_nr_pages(10, 50, 0, 8, 8), 4);
+}
+
+#[test]
+fn sequential_swap_in_reads_ahead_on_ssd_but_not_on_zram() {
+    for (kind, expect_ra) in [(DeviceKind::Ssd, true), (DeviceKind::Zram, false)] {
+        let cfg = MachineConfig {
+            memory: Size::from_pages(1 << 16),
+            memcg_max: Some(Size::from_pages(256)),
+            swap: DeviceConfig {
+                size: Some(Size::from_pages(4096)),
+                ..DeviceConfig::of(kind)
+            },
+            ..Default::default()
+        };
+        let mut s = Sim::new(cfg).unwrap();
+        let t = s.add_task("t");
+        let vma = s.mmap_anon(t, 2048).unwrap();
+        for i in 0..2048 {
+            s.step(&Event::Access {
+                vma,
+                index: i,
+                write: true,
+            });
+        }
+        s.step(&Event::Think { ns: 1_000_000_000 });
+        let before = s.vm.clone();
+        // Read back the first 512 pages (swapped out long ago) in order.
+        for i in 0..512 {
+            s.step(&Event::Access {
+                vma,
+                index: i,
+                write: false,
+            });
+        }
+        let majfault = s.vm.pgmajfault - before.pgmajfault;
+        let pswpin = s.vm.pswpin - before.pswpin;
+        let ra = s.vm.swap_ra - before.swap_ra;
+        let hits = s.vm.swap_ra_hit - before.swap_ra_hit;
+        assert!(pswpin >= 500, "{kind:?}: {pswpin}");
+        if expect_ra {
+            // Windows grow to 2^page-cluster = 8: about one major fault per 8 pages.
+            assert!(
+                majfault * 6 < pswpin,
+                "{kind:?}: {majfault} major faults for {pswpin} swap-ins"
+            );
+            assert_eq!(ra + majfault, pswpin);
+            assert!(
+                hits * 10 >= ra * 9,
+                "{kind:?}: {hits} hits of {ra} readahead pages"
+            );
+        } else {
+            assert_eq!((ra, hits), (0, 0));
+            assert_eq!(majfault, pswpin);
+        }
+    }
+}

@@ -417,6 +417,7 @@ impl Sim {
             exec,
             len: pages as u32,
             ptes: Vec::new(),
+            swap_ra: Default::default(),
         });
         let id = (self.vmas.len() - 1) as VmaId;
         self.tasks[task as usize].vmas.push(id);

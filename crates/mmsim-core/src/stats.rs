@@ -57,6 +57,10 @@ vmstat_struct! {
     pswpin,
     #[doc = "Counter: pages swapped out."]
     pswpout,
+    #[doc = "Counter: pages read by swap readahead (besides the faulting page)."]
+    swap_ra,
+    #[doc = "Counter: swap-cache hits on pages brought in by swap readahead."]
+    swap_ra_hit,
     #[doc = "Counter: page allocations."]
     pgalloc_normal,
     #[doc = "Counter: pages freed."]

@@ -36,6 +36,8 @@ pub mod flags {
     pub const RECLAIM: u16 = 1 << 9;
     /// Mapped executable (VM_EXEC) by at least one VMA: cached union of vm_flags.
     pub const EXEC_MAPPED: u16 = 1 << 10;
+    /// PG_readahead: brought in by readahead and not yet used.
+    pub const READAHEAD: u16 = 1 << 11;
 }
 
 /// Which LRU list a folio is on (`enum lru_list`, include/linux/mmzone.h).

@@ -69,6 +69,19 @@ pub struct Vma {
     pub len: u32,
     /// PTEs, grown on first touch up to `len`.
     pub ptes: Vec<u32>,
+    /// `vma->swap_readahead_info`: the last swap fault's page, window and hits.
+    pub swap_ra: SwapRaInfo,
+}
+
+/// Per-VMA swap readahead state (`SWAP_RA_VAL(addr, win, hits)`, mm/swap_state.c).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SwapRaInfo {
+    /// Page index of the last swap fault or swap-cache hit.
+    pub prev: u32,
+    /// Window of the last readahead, pages.
+    pub win: u32,
+    /// Readahead pages hit since the last readahead.
+    pub hits: u32,
 }
 
 impl Vma {
