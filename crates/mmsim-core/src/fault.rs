@@ -549,7 +549,7 @@ impl Sim {
         let next = self
             .writeback
             .iter()
-            .filter_map(|q| q.front().map(|&(t, _)| t))
+            .filter_map(|q| q.front().map(|&(t, _, _)| t))
             .min();
         let Some(t) = next else { return false };
         self.workload_stall(t.saturating_sub(self.clock), true);

@@ -251,8 +251,11 @@ pub struct Sim {
     pub(crate) clock: u64,
     /// Earliest time some background work (kswapd, writeback, flusher) is due.
     pub(crate) next_bg: u64,
-    /// Writeback completions in submission order, per device (0 swap, 1 fs).
-    pub(crate) writeback: [VecDeque<(u64, FolioId)>; 2],
+    /// Writeback completions in submission order, per device (0 swap, 1 fs):
+    /// (completion time, folio, the folio's `wb_seq` at submission).
+    pub(crate) writeback: [VecDeque<(u64, FolioId, u32)>; 2],
+    /// Last writeback sequence number handed out.
+    pub(crate) wb_seq: u32,
     /// Dirty file folios in dirtying order, with the time they were dirtied.
     pub(crate) dirty_fifo: VecDeque<(u64, FolioId)>,
     /// Next periodic flusher wakeup (dirty_writeback_centisecs).
@@ -322,6 +325,7 @@ impl Sim {
             clock: 0,
             next_bg: DIRTY_WRITEBACK_NS,
             writeback: [VecDeque::new(), VecDeque::new()],
+            wb_seq: 0,
             dirty_fifo: VecDeque::new(),
             flusher_next: DIRTY_WRITEBACK_NS,
             scratch: Vec::with_capacity(64),
@@ -553,7 +557,7 @@ impl Sim {
             t = t.min(self.kswapd.clock);
         }
         for q in &self.writeback {
-            if let Some(&(c, _)) = q.front() {
+            if let Some(&(c, _, _)) = q.front() {
                 t = t.min(c);
             }
         }

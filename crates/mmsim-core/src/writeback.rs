@@ -25,12 +25,19 @@ impl Sim {
     /// Completes writeback IOs that finished by `now`.
     pub(crate) fn complete_writeback(&mut self, now: u64) {
         for q in 0..2 {
-            while let Some(&(done, f)) = self.writeback[q].front() {
+            while let Some(&(done, f, seq)) = self.writeback[q].front() {
                 if done > now {
                     break;
                 }
                 self.writeback[q].pop_front();
-                self.folio_end_writeback(f);
+                // A folio freed while under writeback (the `lru` reference
+                // policy evicts without waiting) leaves a stale event behind.
+                if self.folios.is_live(f)
+                    && self.folios[f].wb_seq == seq
+                    && self.folios[f].test(flags::WRITEBACK)
+                {
+                    self.folio_end_writeback(f);
+                }
             }
         }
     }
@@ -56,6 +63,13 @@ impl Sim {
         self.vm.pgrotated += 1;
     }
 
+    /// Tags folio `f`'s new writeback with a fresh sequence number.
+    pub(crate) fn start_writeback_seq(&mut self, f: FolioId) -> u32 {
+        self.wb_seq = self.wb_seq.wrapping_add(1);
+        self.folios[f].wb_seq = self.wb_seq;
+        self.wb_seq
+    }
+
     /// Starts writeback of one dirty file folio at `now`.
     fn write_folio(&mut self, f: FolioId, now: u64) {
         if !self.folios.is_live(f) {
@@ -73,7 +87,8 @@ impl Sim {
         // The flusher is its own thread: a full request queue delays its
         // submissions (reflected in `done`), not the workload.
         let done = self.fs.write(now, 1).done;
-        self.writeback[1].push_back((done, f));
+        let seq = self.start_writeback_seq(f);
+        self.writeback[1].push_back((done, f, seq));
         self.next_bg = self.next_bg.min(done);
     }
 

@@ -143,8 +143,9 @@ pub struct Folio {
     pub order: u8,
     /// Spare, keeps the layout explicit.
     pub _pad: u16,
-    /// Spare.
-    pub _pad2: u32,
+    /// Sequence number of the folio's current writeback (matches its
+    /// completion event; a stale event of a freed and reused id never does).
+    pub wb_seq: u32,
 }
 
 impl Folio {
@@ -158,7 +159,7 @@ impl Folio {
         memcg: 0,
         order: 0,
         _pad: 0,
-        _pad2: 0,
+        wb_seq: 0,
     };
 
     /// Tests a flag.

@@ -81,6 +81,11 @@ impl Sim {
         let mut sc = ScanControl::new(crate::reclaim::Reclaimer::Direct, 0, self.clock);
         self.try_to_unmap(f, &mut sc);
         let fo = self.folios[f];
+        if fo.test(flags::WRITEBACK) {
+            // The reference policy does not wait: the write is cut short.
+            self.folios[f].clear(flags::WRITEBACK);
+            self.nr_writeback -= 1;
+        }
         if fo.test(flags::DIRTY) {
             self.folios[f].clear(flags::DIRTY);
             if fo.is_file() {

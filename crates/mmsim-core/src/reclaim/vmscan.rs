@@ -758,7 +758,8 @@ impl Sim {
         let fo = &mut self.folios[f];
         fo.set(flags::WRITEBACK | flags::RECLAIM);
         self.nr_writeback += 1;
-        self.writeback[q].push_back((done, f));
+        let seq = self.start_writeback_seq(f);
+        self.writeback[q].push_back((done, f, seq));
         self.next_bg = self.next_bg.min(done);
         false
     }
