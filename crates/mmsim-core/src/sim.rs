@@ -465,40 +465,41 @@ impl Sim {
 
     /// The PTE or page-cache slot an event will read, if it exists yet.
     #[inline]
-    fn slot_ptr(&self, ev: &Event) -> Option<*const u32> {
+    fn slot_ref(&self, ev: &Event) -> Option<&u32> {
         match *ev {
-            Event::Access { vma, index, .. } => self
-                .vmas
-                .get(vma as usize)?
-                .ptes
-                .get(index as usize)
-                .map(|p| p as *const u32),
-            Event::FileRead { file, index } | Event::FileWrite { file, index } => self
-                .files
-                .get(file as usize)?
-                .slots
-                .get(index as usize)
-                .map(|p| p as *const u32),
+            Event::Access { vma, index, .. } => {
+                self.vmas.get(vma as usize)?.ptes.get(index as usize)
+            }
+            Event::FileRead { file, index } | Event::FileWrite { file, index } => {
+                self.files.get(file as usize)?.slots.get(index as usize)
+            }
             Event::Think { .. } => None,
         }
     }
 
     #[inline]
     fn prefetch_slot(&self, ev: &Event) {
-        if let Some(p) = self.slot_ptr(ev) {
-            prefetch(p as *const u8);
+        if let Some(p) = self.slot_ref(ev) {
+            prefetch(p as *const u32 as *const u8);
         }
     }
 
+    /// Second stage: the slot has been prefetched; prefetch what it points
+    /// to — the resident folio, or for a swapped-out anonymous page its swap
+    /// slot (which `do_swap_page` reads first).
     #[inline]
     fn prefetch_folio(&self, ev: &Event) {
-        if let Some(p) = self.slot_ptr(ev) {
-            // SAFETY: `p` points into a live Vec owned by self.
-            let v = unsafe { *p };
-            if v & crate::mem::pagetable::PTE_PRESENT != 0 {
-                let f = v & crate::mem::pagetable::PTE_FOLIO_MASK;
-                if let Some(fo) = self.folios.get(f) {
-                    prefetch(fo as *const _ as *const u8);
+        let Some(&v) = self.slot_ref(ev) else { return };
+        if v & crate::mem::pagetable::PTE_PRESENT != 0 {
+            let f = match ev {
+                Event::Access { .. } => v & crate::mem::pagetable::PTE_FOLIO_MASK,
+                _ => v & !crate::mem::filemap::SLOT_FOLIO,
+            };
+            self.folios.prefetch(f);
+        } else if v != 0 {
+            if let (Event::Access { .. }, Some(swap)) = (ev, self.swap.as_ref()) {
+                if let Some(slot) = swap.slots.get((v - 1) as usize) {
+                    prefetch(slot as *const u32 as *const u8);
                 }
             }
         }
