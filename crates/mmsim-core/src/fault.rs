@@ -172,18 +172,9 @@ impl Sim {
         self.vm.pgmajfault += 1;
         self.clock += self.cost.major_fault_ns;
         let task = self.vmas[vma as usize].task as usize;
-        let Some(f) = self.alloc_folio(vma, index, flags::SWAPBACKED | flags::SWAPCACHE) else {
+        let Some(f) = self.swapin_folio(vma, index, slot, sv, 0) else {
             return;
         };
-        if self.tasks[task].dead {
-            // The allocation's own OOM kill took this task (and freed its slots).
-            self.free_folio(f);
-            return;
-        }
-        self.folios[f].swap = slot + 1;
-        self.swap.as_mut().unwrap().slots[slot as usize] = SLOT_FOLIO | f;
-        self.workingset_refault(f, sv);
-        self.lru_add(f);
         let batch = 1 + self.swap_vma_readahead(vma, index);
         if self.tasks[task].dead {
             return;
@@ -247,7 +238,6 @@ impl Sim {
         };
         let pmd = (index as u64) & !511;
         let (start, end) = (lo.max(pmd), hi.min(v.len as u64).min(pmd + 512));
-        let task = v.task as usize;
         let mut read = 0;
         for i in start..end {
             let i = i as u32;
@@ -260,24 +250,41 @@ impl Sim {
             if slot_folio(sv).is_some() {
                 continue;
             }
-            let fl = flags::SWAPBACKED | flags::SWAPCACHE | flags::READAHEAD;
-            let Some(f) = self.alloc_folio(vma, i, fl) else {
-                break;
-            };
-            if self.tasks[task].dead {
-                self.free_folio(f);
+            if self.swapin_folio(vma, i, s, sv, flags::READAHEAD).is_none() {
                 break;
             }
-            self.folios[f].swap = s + 1;
-            self.swap.as_mut().unwrap().slots[s as usize] = SLOT_FOLIO | f;
-            self.workingset_refault(f, sv);
-            self.lru_add(f);
             self.vm.swap_ra += 1;
             self.vm.pswpin += 1;
             self.vm.pgpgin += 4;
             read += 1;
         }
         read
+    }
+
+    /// `__read_swap_cache_async()` for page `index` of `vma` whose swap
+    /// `slot` holds `shadow`: allocates and charges a folio, puts it in the
+    /// swap cache, runs `workingset_refault()` and adds it to the LRU. None
+    /// if no folio could be had, or if the allocation's own OOM kill took
+    /// the task (which freed its slots).
+    fn swapin_folio(
+        &mut self,
+        vma: VmaId,
+        index: u32,
+        slot: u32,
+        shadow: u32,
+        extra: u16,
+    ) -> Option<FolioId> {
+        let task = self.vmas[vma as usize].task as usize;
+        let f = self.alloc_folio(vma, index, flags::SWAPBACKED | flags::SWAPCACHE | extra)?;
+        if self.tasks[task].dead {
+            self.free_folio(f);
+            return None;
+        }
+        self.folios[f].swap = slot + 1;
+        self.swap.as_mut().unwrap().slots[slot as usize] = SLOT_FOLIO | f;
+        self.workingset_refault(f, shadow);
+        self.lru_add(f);
+        Some(f)
     }
 
     /// Maps a swap-cache folio at `index`; frees its slot on a write fault,

@@ -389,27 +389,7 @@ fn swap_in_keeps_the_slot_on_ssd_but_frees_it_on_zram_and_on_write() {
         (DeviceKind::Zram, false, false),
         (DeviceKind::Ssd, true, false),
     ] {
-        let cfg = MachineConfig {
-            memory: Size::from_pages(1 << 16),
-            memcg_max: Some(Size::from_pages(64)),
-            swap: DeviceConfig {
-                size: Some(Size::from_pages(1024)),
-                ..DeviceConfig::of(kind)
-            },
-            ..Default::default()
-        };
-        let mut s = Sim::new(cfg).unwrap();
-        let t = s.add_task("t");
-        let vma = s.mmap_anon(t, 256).unwrap();
-        for i in 0..256 {
-            s.step(&Event::Access {
-                vma,
-                index: i,
-                write: true,
-            });
-        }
-        // Let pending writeback complete, then fault page 0 back in.
-        s.step(&Event::Think { ns: 1_000_000_000 });
+        let (mut s, vma) = swapped_out_region(kind, 64, 256);
         let pte = s.vmas[vma as usize].pte(0);
         assert!(
             pte != 0 && pte & crate::mem::pagetable::PTE_PRESENT == 0,
@@ -459,26 +439,7 @@ fn swapin_nr_pages_follows_the_kernel_heuristic() {
 #[test]
 fn sequential_swap_in_reads_ahead_on_ssd_but_not_on_zram() {
     for (kind, expect_ra) in [(DeviceKind::Ssd, true), (DeviceKind::Zram, false)] {
-        let cfg = MachineConfig {
-            memory: Size::from_pages(1 << 16),
-            memcg_max: Some(Size::from_pages(256)),
-            swap: DeviceConfig {
-                size: Some(Size::from_pages(4096)),
-                ..DeviceConfig::of(kind)
-            },
-            ..Default::default()
-        };
-        let mut s = Sim::new(cfg).unwrap();
-        let t = s.add_task("t");
-        let vma = s.mmap_anon(t, 2048).unwrap();
-        for i in 0..2048 {
-            s.step(&Event::Access {
-                vma,
-                index: i,
-                write: true,
-            });
-        }
-        s.step(&Event::Think { ns: 1_000_000_000 });
+        let (mut s, vma) = swapped_out_region(kind, 256, 2048);
         let before = s.vm.clone();
         // Read back the first 512 pages (swapped out long ago) in order.
         for i in 0..512 {
@@ -509,4 +470,31 @@ fn sequential_swap_in_reads_ahead_on_ssd_but_not_on_zram() {
             assert_eq!(majfault, pswpin);
         }
     }
+}
+
+/// A machine whose `memcg_max`-page group has written `pages` anonymous
+/// pages in order (so the oldest are swapped out to `kind`), with pending
+/// writeback given time to complete.
+fn swapped_out_region(kind: DeviceKind, memcg_max: u64, pages: u32) -> (Sim, u32) {
+    let cfg = MachineConfig {
+        memory: Size::from_pages(1 << 16),
+        memcg_max: Some(Size::from_pages(memcg_max)),
+        swap: DeviceConfig {
+            size: Some(Size::from_pages(4096)),
+            ..DeviceConfig::of(kind)
+        },
+        ..Default::default()
+    };
+    let mut s = Sim::new(cfg).unwrap();
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, pages as u64).unwrap();
+    for i in 0..pages {
+        s.step(&Event::Access {
+            vma,
+            index: i,
+            write: true,
+        });
+    }
+    s.step(&Event::Think { ns: 1_000_000_000 });
+    (s, vma)
 }

@@ -282,6 +282,17 @@ impl FolioArena {
         &mut self.links[id as usize]
     }
 
+    /// Lookahead step of a walk from a list's tail: prefetches folio `id`
+    /// and returns its predecessor (towards the head); NIL stays NIL.
+    #[inline]
+    pub fn prefetch_and_step_towards_head(&self, id: FolioId) -> FolioId {
+        if id == NIL {
+            return NIL;
+        }
+        self.prefetch(id);
+        self.links(id)[0]
+    }
+
     /// Prefetches folio `id` (a hint; no effect on state).
     #[inline]
     pub fn prefetch(&self, id: FolioId) {

@@ -317,25 +317,17 @@ impl Sim {
     /// prefetches those folios, so their cache misses overlap.
     fn isolate_lru_folios(&mut self, n: u64, lru: LruList) -> u64 {
         const AHEAD: usize = 8;
-        const NIL: FolioId = crate::mem::folio::NIL;
         self.scratch.clear();
         let list = &mut self.memcg.lruvec.lists[lru as usize];
         let mut ahead = list.tail;
         for _ in 0..AHEAD.min(n as usize) {
-            if ahead == NIL {
-                break;
-            }
-            self.folios.prefetch(ahead);
-            ahead = self.folios.links(ahead)[0];
+            ahead = self.folios.prefetch_and_step_towards_head(ahead);
         }
         for _ in 0..n {
             let Some(f) = list.pop_tail(&mut self.folios) else {
                 break;
             };
-            if ahead != NIL {
-                self.folios.prefetch(ahead);
-                ahead = self.folios.links(ahead)[0];
-            }
+            ahead = self.folios.prefetch_and_step_towards_head(ahead);
             self.folios[f].clear(flags::LRU);
             self.scratch.push(f);
         }
