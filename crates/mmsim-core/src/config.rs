@@ -542,5 +542,13 @@ mod tests {
         c.memory = Size(1 << 30);
         c.swap = DeviceConfig::of(DeviceKind::Zram);
         assert_eq!(c.validate().unwrap_err().field, "machine.swap.size");
+        c.swap.size = Some(Size(1 << 30));
+        c.swap.queue_depth = Some(0);
+        assert_eq!(c.validate().unwrap_err().field, "machine.swap.queue_depth");
+        c.swap.queue_depth = None;
+        c.page_cluster = 6;
+        assert_eq!(c.validate().unwrap_err().field, "machine.page_cluster");
+        c.page_cluster = 3;
+        assert!(c.validate().is_ok());
     }
 }

@@ -517,7 +517,10 @@ impl Sim {
         Some(self.folios.alloc(space, index, fl, 0))
     }
 
-    /// Takes a free page from the node, reclaiming as the allocator does.
+    /// Takes a free page from the node, reclaiming as the allocator does:
+    /// `get_page_from_freelist()` against WMARK_LOW, then
+    /// `__alloc_pages_slowpath()` (wake kswapd, WMARK_MIN, direct reclaim with
+    /// retries, `out_of_memory()`); the `lru` policy evicts one page instead.
     fn alloc_page(&mut self) -> bool {
         if self.policy == Policy::Lru {
             if self.node.free == 0 && !self.lru_evict_one() {

@@ -122,7 +122,7 @@ fn refault_distance_decides_activation() {
 
 #[test]
 fn anon_refault_distance_includes_inactive_file() {
-    let (mut s, _file) = evict_setup(10);
+    let (s, _file) = evict_setup(10);
     let lv = &s.memcg.lruvec;
     let (inactive, active) = lv.type_sizes(true);
     let now = lv.nonresident_age;
@@ -142,7 +142,6 @@ fn anon_refault_distance_includes_inactive_file() {
     assert!(!s.workingset_test_recent(far, false));
     // The same distance is too far for a file refault (active_file only, no swap).
     assert!(!s.workingset_test_recent(near, true));
-    s.swap = None;
 }
 
 #[test]
@@ -150,12 +149,7 @@ fn scanned_rotated_refault_tests_active_file_only_and_keeps_no_anon_shadow() {
     let mut s = machine(PolicyName::ScannedRotated, 1 << 16, Some(1024));
     let task = s.add_task("t");
     let vma = s.mmap_anon(task, 10).unwrap();
-    s.step(&Event::Access {
-        vma,
-        index: 0,
-        write: true,
-    });
-    let f = s.vmas[vma as usize].pte(0) & crate::mem::pagetable::PTE_FOLIO_MASK;
+    let f = fault_anon(&mut s, vma, 0);
     // v4.9: new anon pages start active.
     assert_eq!(list_of(&s, f), LruList::ActiveAnon);
     s.folios[f].set(flags::SWAPCACHE);
@@ -251,7 +245,7 @@ fn vm_exec_file_folios_stay_active() {
     // At the inactive tail: a young VM_EXEC file folio is activated on its first reference.
     let rules = ClassicRules::current(CostVariant::V6_2);
     let mut sc = ScanControl::new(Reclaimer::Kswapd, 32, 0);
-    s.shrink_node_list_for_test(LruList::InactiveFile, 8, &mut sc, rules);
+    s.shrink_inactive_list(8, true, &mut sc, rules);
     for i in 0..4 {
         assert_eq!(
             list_of(&s, file_folio(&s, file, i)),
@@ -319,12 +313,7 @@ fn young_anon_needs_two_inactive_scans_in_current_kernels_but_one_in_4_9() {
         let mut s = machine(policy, 1 << 16, Some(1 << 10));
         let task = s.add_task("t");
         let vma = s.mmap_anon(task, 4).unwrap();
-        s.step(&Event::Access {
-            vma,
-            index: 0,
-            write: true,
-        });
-        let f = s.vmas[vma as usize].pte(0) & crate::mem::pagetable::PTE_FOLIO_MASK;
+        let f = fault_anon(&mut s, vma, 0);
         // Put it on the inactive list (4.9 starts it active).
         if list_of(&s, f) == LruList::ActiveAnon {
             let lv = &mut s.memcg.lruvec;
@@ -343,7 +332,7 @@ fn young_anon_needs_two_inactive_scans_in_current_kernels_but_one_in_4_9() {
                 write: false,
             });
             let mut sc = ScanControl::new(Reclaimer::Kswapd, 32, 0);
-            s.shrink_node_list_for_test(LruList::InactiveAnon, 1, &mut sc, rules);
+            s.shrink_inactive_list(1, false, &mut sc, rules);
             n += 1;
             assert!(n < 5);
         }
@@ -366,19 +355,6 @@ fn fill_lists(s: &mut Sim, sizes: [u64; 4]) {
             let f = s.folios.alloc(u32::MAX - 1, 0, fl, 0);
             s.memcg.lruvec.lists[i].push_head(&mut s.folios, f, i as u8);
         }
-    }
-}
-
-impl Sim {
-    /// Test hook: shrink one inactive list by `n` at the current rules.
-    fn shrink_node_list_for_test(
-        &mut self,
-        lru: LruList,
-        n: u64,
-        sc: &mut ScanControl,
-        rules: ClassicRules,
-    ) {
-        let _ = self.shrink_inactive_list_for_test(n, lru.is_file(), sc, rules);
     }
 }
 
@@ -497,4 +473,14 @@ fn swapped_out_region(kind: DeviceKind, memcg_max: u64, pages: u32) -> (Sim, u32
     }
     s.step(&Event::Think { ns: 1_000_000_000 });
     (s, vma)
+}
+
+/// Writes page `index` of anonymous `vma` (faulting it in) and returns its folio.
+fn fault_anon(s: &mut Sim, vma: u32, index: u32) -> FolioId {
+    s.step(&Event::Access {
+        vma,
+        index,
+        write: true,
+    });
+    s.vmas[vma as usize].pte(index) & crate::mem::pagetable::PTE_FOLIO_MASK
 }

@@ -579,6 +579,16 @@ fn other_workload_range_errors() {
             "workload[1].target",
         ),
         ("accesses = 10", "accesses = -10", "workload[1].accesses"),
+        (
+            "accesses = 10",
+            "accesses = 10\nweight = 0",
+            "workload[1].weight",
+        ),
+        (
+            "accesses = 10",
+            "accesses = 10\nweight = 1001",
+            "workload[1].weight",
+        ),
     ];
     for (from, to, want) in cases {
         let (msg, field) = err(&BASE.replace(from, to));
@@ -597,6 +607,9 @@ fn other_workload_range_errors() {
         Some("workload[0].hot_probability"),
         "{msg}"
     );
+    // A warmup as long as the workloads' known events leaves nothing to measure.
+    let (msg, field) = err(&format!("warmup_events = 1_000_000_000\n{BASE}"));
+    assert_eq!(field.as_deref(), Some("warmup_events"), "{msg}");
     let (msg, field) = err("seed = 1\n");
     assert_eq!(field.as_deref(), Some("workload"), "{msg}");
     let (msg, _) = err("[[workload]\n");

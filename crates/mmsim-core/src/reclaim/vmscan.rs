@@ -429,21 +429,9 @@ impl Sim {
         }
     }
 
-    /// Test hook for [`Self::shrink_inactive_list`].
-    #[cfg(test)]
-    pub(crate) fn shrink_inactive_list_for_test(
-        &mut self,
-        n: u64,
-        file: bool,
-        sc: &mut ScanControl,
-        rules: ClassicRules,
-    ) -> u64 {
-        self.shrink_inactive_list(n, file, sc, rules)
-    }
-
     /// `shrink_inactive_list()`: isolate, `shrink_folio_list()`, put back,
     /// count, and note the cost. Returns pages reclaimed.
-    fn shrink_inactive_list(
+    pub(crate) fn shrink_inactive_list(
         &mut self,
         n: u64,
         file: bool,
@@ -769,7 +757,8 @@ impl Sim {
         self.free_folio(f);
     }
 
-    /// Returns a folio's page to the node and uncharges it.
+    /// Returns a folio's page to the node and uncharges it (`mem_cgroup_uncharge`
+    /// + `free_unref_folios`, as at the end of `shrink_folio_list`).
     pub(crate) fn free_folio(&mut self, f: FolioId) {
         self.folios.free(f);
         self.memcg.usage -= 1;
