@@ -392,9 +392,34 @@ pub struct MachineConfig {
     /// Filesystem device backing file pages (default: ssd).
     #[serde(default = "default_fs")]
     pub fs: DeviceConfig,
+    /// `/sys/block/<dev>/queue/read_ahead_kb` of the filesystem device: the
+    /// readahead window limit `bdi->ra_pages` in KiB (default 128, range
+    /// 0..=65536; 0 disables readahead).
+    #[serde(default = "default_read_ahead_kb")]
+    pub read_ahead_kb: u32,
+    /// `/sys/block/<dev>/queue/max_sectors_kb`: the largest IO, which bounds
+    /// `bdi->io_pages` (default 1280, range 4..=65536).
+    #[serde(default = "default_max_sectors_kb")]
+    pub max_sectors_kb: u32,
+    /// `/sys/kernel/debug/fault_around_bytes`: how much of a file mapping a
+    /// read fault maps from the page cache at once (default 65536, range
+    /// 0..=2097152, rounded down to a power of two of pages as the kernel
+    /// does; 4096 or less turns fault-around off).
+    #[serde(default = "default_fault_around_bytes")]
+    pub fault_around_bytes: u32,
     /// CPU cost model overrides.
     #[serde(default)]
     pub cost: CostModel,
+}
+
+fn default_read_ahead_kb() -> u32 {
+    128
+}
+fn default_max_sectors_kb() -> u32 {
+    1280
+}
+fn default_fault_around_bytes() -> u32 {
+    65536
 }
 
 fn default_wsf() -> u32 {
@@ -425,6 +450,9 @@ impl Default for MachineConfig {
             policy: PolicyConfig::default(),
             swap: default_swap(),
             fs: default_fs(),
+            read_ahead_kb: default_read_ahead_kb(),
+            max_sectors_kb: default_max_sectors_kb(),
+            fault_around_bytes: default_fault_around_bytes(),
             cost: CostModel::default(),
         }
     }
@@ -439,6 +467,27 @@ pub const MAX_MEMORY_PAGES: u64 = 1 << 29;
 pub const MAX_SWAP_PAGES: u64 = 1 << 30;
 
 impl MachineConfig {
+    /// `bdi->ra_pages`: the readahead limit in pages.
+    pub fn ra_pages(&self) -> u32 {
+        self.read_ahead_kb / 4
+    }
+
+    /// `bdi->io_pages`: the largest IO in pages (`max_sectors_kb` / 4).
+    pub fn io_pages(&self) -> u32 {
+        self.max_sectors_kb / 4
+    }
+
+    /// `fault_around_pages` as `fault_around_bytes_set()` computes it:
+    /// the byte count rounded down to a power of two of pages, at least 1.
+    pub fn fault_around_pages(&self) -> u32 {
+        let pages = self.fault_around_bytes / 4096;
+        if pages == 0 {
+            1
+        } else {
+            1 << (31 - pages.leading_zeros())
+        }
+    }
+
     /// Checks every field against its allowed range; the error names the field.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let pages = self.memory.pages();
@@ -465,6 +514,18 @@ impl MachineConfig {
                 "machine.page_cluster",
                 format!("{} is out of range [0, 5]", self.page_cluster),
             ));
+        }
+        for (name, v, lo, hi) in [
+            ("read_ahead_kb", self.read_ahead_kb, 0, 65536),
+            ("max_sectors_kb", self.max_sectors_kb, 4, 65536),
+            ("fault_around_bytes", self.fault_around_bytes, 0, 2 << 20),
+        ] {
+            if !(lo..=hi).contains(&v) {
+                return Err(ConfigError::new(
+                    format!("machine.{name}"),
+                    format!("{v} is out of range [{lo}, {hi}]"),
+                ));
+            }
         }
         if let Some(k) = self.min_free_kbytes {
             let max = pages * 4 / 4;

@@ -25,22 +25,29 @@ pub enum Event {
         /// A store (true) or a load.
         write: bool,
     },
-    /// A buffered `pread()` of 4 KiB at page `index` of a file, with no
-    /// readahead (as after `FADV_RANDOM`): a page-cache miss reads exactly
-    /// that page; a hit marks it accessed (`folio_mark_accessed`).
+    /// A buffered `pread()` of `pages` pages from page `index` of a file
+    /// (`filemap_read()`): cached pages are marked accessed, a miss starts
+    /// readahead as the file's advice and history decide (see
+    /// [`crate::readahead`]). The part beyond the end of the file is not read
+    /// and counted out of range.
     FileRead {
         /// The file.
         file: FileId,
-        /// Page index in the file.
+        /// First page index in the file.
         index: u32,
+        /// Pages read (4 KiB each); at least 1.
+        pages: u16,
     },
-    /// A buffered `pwrite()` of a whole 4 KiB page: the page is dirtied in
-    /// the page cache and written back later by the flusher.
+    /// A buffered `pwrite()` of `pages` whole pages from page `index`: the
+    /// pages are dirtied in the page cache (no read, no readahead) and
+    /// written back later by the flusher.
     FileWrite {
         /// The file.
         file: FileId,
-        /// Page index in the file.
+        /// First page index in the file.
         index: u32,
+        /// Pages written; at least 1.
+        pages: u16,
     },
     /// The task computes for `ns` nanoseconds without touching memory.
     Think {

@@ -33,14 +33,19 @@
 
 use crate::event::FileId;
 use crate::mem::filemap::{slot_folio, SLOT_FOLIO};
-use crate::mem::folio::{flags, FolioId, LruList};
+use crate::mem::folio::{flags, FolioId, LruList, NIL};
 use crate::mem::pagetable::{
     pte_present, VmaId, VmaKind, PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG,
 };
+use crate::readahead::{FileRaState, RaOwner};
 use crate::sim::{Policy, Sim};
 
 /// `MAX_RECLAIM_RETRIES` (mm/internal.h).
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
+
+/// `PAGEVEC_SIZE`: folios a `struct folio_batch` holds (31 since v6.5 [R];
+/// 15 before), which bounds `filemap_get_read_batch`.
+pub const FOLIO_BATCH: u32 = 31;
 /// `SWAP_RA_HITS_MAX` (mm/swap_state.c): hits saturate at the field's mask.
 pub const SWAP_RA_HITS_MAX: u32 = 0xff;
 
@@ -312,22 +317,57 @@ impl Sim {
         self.swap.as_mut().unwrap().free_slot(slot);
     }
 
-    /// A fault on a shared file mapping (`filemap_fault()`; no fault-around).
+    /// A fault on a file mapping. A read fault first maps what the page
+    /// cache already holds around it (`do_read_fault` → `do_fault_around`);
+    /// if that mapped the page, the fault is done (`VM_FAULT_NOPAGE`).
+    /// Otherwise `filemap_fault()`: a cached page is a minor fault that may
+    /// trigger async readahead; a missing one is a major fault with mmap
+    /// readahead, then a read of the page if readahead did not bring it.
+    /// Write faults on a shared mapping (`do_shared_fault`) skip fault-around.
     fn do_file_fault(&mut self, vma: VmaId, index: u32, file: FileId, findex: u32, write: bool) {
+        if !write && self.cfg.fault_around_pages() > 1 {
+            self.do_fault_around(vma, index, findex - index);
+            if self.vmas[vma as usize].pte(index) & PTE_PRESENT != 0 {
+                self.clock += self.cost.minor_fault_ns;
+                return;
+            }
+        }
         let slot = self.files[file as usize].slot(findex);
         let f = match slot_folio(slot) {
             Some(f) => {
                 self.clock += self.cost.minor_fault_ns;
+                let pending = self.inflight_until(RaOwner::Vma(vma), findex);
+                self.do_async_mmap_readahead(vma, file, f, findex);
+                if self.clock < pending {
+                    self.io_wait(pending, false);
+                }
                 f
             }
             None => {
                 self.vm.pgmajfault += 1;
-                match self.page_cache_miss(file, findex, slot, false) {
-                    Some(f) => f,
-                    None => return,
+                let done = self.do_sync_mmap_readahead(vma, file, findex);
+                match slot_folio(self.files[file as usize].slot(findex)) {
+                    Some(f) => {
+                        self.wait_readahead(done);
+                        f
+                    }
+                    None => match self.page_cache_miss(file, findex, slot, false) {
+                        Some(f) => f,
+                        None => return,
+                    },
                 }
             }
         };
+        self.map_file_folio(vma, index, f, write);
+        if write {
+            self.folio_mark_dirty(f);
+        }
+    }
+
+    /// Installs a PTE for file folio `f` at `index` of `vma`: young (x86
+    /// maps fault-around pages young too: `arch_wants_old_prefaulted_pte()`
+    /// is false there), dirty on a store.
+    fn map_file_folio(&mut self, vma: VmaId, index: u32, f: FolioId, write: bool) {
         let exec = self.vmas[vma as usize].exec;
         let fo = &mut self.folios[f];
         fo.mapcount = fo.mapcount.saturating_add(1);
@@ -335,70 +375,217 @@ impl Sim {
             fo.set(flags::EXEC_MAPPED);
         }
         *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, write);
-        if write {
+    }
+
+    /// `do_fault_around()` + `filemap_map_pages()` (v6.6): maps the cached,
+    /// uptodate pages of the `fault_around_pages`-aligned window around
+    /// `index` (clamped to the VMA; mappings are taken as PMD-aligned) whose
+    /// PTEs are empty. Pages marked `PG_readahead` are left for a real fault,
+    /// so that it can trigger the next readahead. Every mapped page that is
+    /// not workingset counts as a hit against `mmap_miss`.
+    fn do_fault_around(&mut self, vma: VmaId, index: u32, pgoff: u32) {
+        let nr = self.cfg.fault_around_pages();
+        let len = self.vmas[vma as usize].len;
+        let from = index & !(nr - 1);
+        let to = (from + nr).min(len);
+        let VmaKind::File { file, .. } = self.vmas[vma as usize].kind else {
+            return;
+        };
+        let ra = self.vmas[vma as usize].file_ra;
+        let mut mapped_hits = 0u32;
+        for i in from..to {
+            if self.vmas[vma as usize].pte(i) != 0 {
+                continue;
+            }
+            let page = pgoff + i;
+            let Some(f) = slot_folio(self.files[file as usize].slot(page)) else {
+                continue;
+            };
+            let in_flight = (ra.inflight_start..ra.inflight_end).contains(&page)
+                && self.clock < ra.inflight_done;
+            if self.folios[f].test(flags::READAHEAD) || in_flight {
+                continue;
+            }
+            if !self.folios[f].test(flags::WORKINGSET) {
+                mapped_hits += 1;
+            }
+            self.map_file_folio(vma, i, f, false);
+        }
+        let ra = &mut self.vmas[vma as usize].file_ra;
+        ra.mmap_miss = ra.mmap_miss.saturating_sub(mapped_hits);
+    }
+
+    /// A buffered read of `pages` pages from page `index` (`filemap_read()`
+    /// of v6.6).
+    ///
+    /// Batches of consecutive cached pages are looked up
+    /// (`filemap_get_read_batch`: at most [`FOLIO_BATCH`] folios, ending
+    /// after a `PG_readahead` one); an empty batch starts synchronous
+    /// readahead and waits for it, and if that brought nothing the page is
+    /// read alone (`filemap_create_folio`). A batch ending in a marked folio
+    /// starts asynchronous readahead. Every page read is marked accessed,
+    /// except that a read starting in the page where the previous read ended
+    /// does not mark that page again (`pos_same_folio`).
+    pub(crate) fn filemap_read(&mut self, file: FileId, index: u32, pages: u16) {
+        let Some(fo) = self.files.get(file as usize) else {
+            self.acc.out_of_range += pages.max(1) as u64;
+            return;
+        };
+        let want = pages.max(1) as u32;
+        let end = index.saturating_add(want).min(fo.pages.max(index));
+        self.acc.out_of_range += (want - (end - index)) as u64;
+        let mut last_pos = fo.ra.prev_index;
+        let mut pos = index;
+        while pos < end {
+            let mut n = self.read_batch(file, pos, end);
+            let mut missed = 0;
+            if n == 0 {
+                missed = 1;
+                self.acc.misses += 1;
+                let mut done = self.page_cache_sync_ra(RaOwner::Fd(file), file, pos, end - pos);
+                n = self.read_batch(file, pos, end);
+                if n == 0 {
+                    let slot = self.files[file as usize].slot(pos);
+                    if self.page_cache_miss(file, pos, slot, false).is_none() {
+                        break;
+                    }
+                    done = 0;
+                    n = 1;
+                }
+                self.wait_readahead(done);
+            }
+            let lastp = pos + n - 1;
+            let pending = self.inflight_until(RaOwner::Fd(file), lastp);
+            let lastf = slot_folio(self.files[file as usize].slot(lastp)).unwrap_or(NIL);
+            if lastf != NIL && self.folios[lastf].test(flags::READAHEAD) {
+                self.page_cache_async_ra(RaOwner::Fd(file), file, lastf, lastp, end - lastp);
+            }
+            if self.clock < pending {
+                self.io_wait(pending, false);
+            }
+            for i in 0..n {
+                let page = pos + i;
+                let same = i == 0 && last_pos != FileRaState::NO_PREV && page + 1 == last_pos;
+                let Some(f) = slot_folio(self.files[file as usize].slot(page)) else {
+                    continue;
+                };
+                self.clock += self.cost.fd_access_ns;
+                if self.policy == Policy::Lru || !same {
+                    self.mark_accessed(f);
+                }
+            }
+            self.acc.accesses += n as u64;
+            self.acc.hits += (n - missed) as u64;
+            pos += n;
+            last_pos = pos;
+        }
+        self.files[file as usize].ra.prev_index = last_pos;
+    }
+
+    /// `filemap_get_read_batch()`: how many consecutive pages from `pos`
+    /// (before `end`) are cached, at most [`FOLIO_BATCH`], stopping after a
+    /// folio marked `PG_readahead` or still being read.
+    fn read_batch(&self, file: FileId, pos: u32, end: u32) -> u32 {
+        let fo = &self.files[file as usize];
+        let ra = fo.ra;
+        let limit = (end - pos).min(FOLIO_BATCH);
+        let mut n = 0;
+        while n < limit {
+            let Some(&slot) = fo.slots.get((pos + n) as usize) else {
+                break;
+            };
+            let Some(f) = slot_folio(slot) else { break };
+            n += 1;
+            let in_flight = (ra.inflight_start..ra.inflight_end).contains(&(pos + n - 1))
+                && self.clock < ra.inflight_done;
+            if self.folios[f].test(flags::READAHEAD) || in_flight {
+                break;
+            }
+        }
+        n
+    }
+
+    /// Waits for a synchronous readahead read that completes at `done`; a
+    /// memstall if it brought back workingset pages.
+    fn wait_readahead(&mut self, done: u64) {
+        let memstall = std::mem::take(&mut self.ra_workingset);
+        if done > 0 {
+            self.io_wait(done, memstall);
+        }
+    }
+
+    /// When the asynchronous readahead covering `page` completes, if it is
+    /// still in flight (0 otherwise). A reader that reached such a page
+    /// waits for it (`folio_wait_locked` on a folio not uptodate yet).
+    fn inflight_until(&self, owner: RaOwner, page: u32) -> u64 {
+        let ra = match owner {
+            RaOwner::Fd(file) => self.files[file as usize].ra,
+            RaOwner::Vma(vma) => self.vmas[vma as usize].file_ra,
+        };
+        if (ra.inflight_start..ra.inflight_end).contains(&page) && self.clock < ra.inflight_done {
+            ra.inflight_done
+        } else {
+            0
+        }
+    }
+
+    /// A buffered write of `pages` whole pages (`generic_perform_write()`):
+    /// each page is found or created without a read and dirtied.
+    pub(crate) fn file_write(&mut self, file: FileId, index: u32, pages: u16) {
+        let Some(fo) = self.files.get(file as usize) else {
+            self.acc.out_of_range += pages.max(1) as u64;
+            return;
+        };
+        let want = pages.max(1) as u32;
+        let end = index.saturating_add(want).min(fo.pages.max(index));
+        self.acc.out_of_range += (want - (end - index)) as u64;
+        for page in index..end {
+            self.acc.accesses += 1;
+            self.clock += self.cost.fd_access_ns;
+            let slot = self.files[file as usize].slot(page);
+            let f = match slot_folio(slot) {
+                Some(f) => {
+                    self.acc.hits += 1;
+                    if self.policy == Policy::Lru {
+                        self.lru_touch(f);
+                    }
+                    f
+                }
+                None => {
+                    self.acc.misses += 1;
+                    match self.page_cache_miss(file, page, slot, true) {
+                        Some(f) => f,
+                        None => return,
+                    }
+                }
+            };
             self.folio_mark_dirty(f);
         }
     }
 
-    /// A buffered read of one page (`filemap_read()`, no readahead).
-    pub(crate) fn file_read(&mut self, file: FileId, index: u32) {
-        let Some((f, hit, same)) = self.fd_folio(file, index, false) else {
-            return;
-        };
-        let touch = match self.policy {
-            // Under `lru` every reference counts; a new folio is at the head already.
-            Policy::Lru => hit,
-            Policy::Classic(_) => !same,
-        };
-        if touch {
-            self.mark_accessed(f);
-        }
-    }
-
-    /// A buffered write of one whole page (`generic_perform_write()`).
-    pub(crate) fn file_write(&mut self, file: FileId, index: u32) {
-        let Some((f, hit, _)) = self.fd_folio(file, index, true) else {
-            return;
-        };
-        self.folio_mark_dirty(f);
-        if self.policy == Policy::Lru && hit {
-            self.lru_touch(f);
-        }
-    }
-
-    /// The common part of a file-descriptor access: bounds, the page-cache
-    /// lookup (`filemap_get_pages`), and on a miss the new folio. Returns
-    /// (folio, whether it was resident, whether a read is of the same page
-    /// as the file's previous read), or None when the access was rejected or
-    /// could not be satisfied.
-    fn fd_folio(&mut self, file: FileId, index: u32, write: bool) -> Option<(FolioId, bool, bool)> {
-        let Some(fo) = self
-            .files
-            .get_mut(file as usize)
-            .filter(|fo| index < fo.pages)
-        else {
-            self.acc.out_of_range += 1;
-            return None;
-        };
-        self.acc.accesses += 1;
-        let same = fo.prev_read == index;
+    /// `filemap_add_folio()`: allocates a folio for `file`/`index`, puts it
+    /// in the page cache and on the LRU, and unless it is for a full-page
+    /// write runs refault detection on the old slot's shadow (which may set
+    /// PG_active and PG_workingset first). The caller reads it.
+    pub(crate) fn add_to_page_cache(
+        &mut self,
+        file: FileId,
+        index: u32,
+        old_slot: u32,
+        write: bool,
+    ) -> Option<FolioId> {
+        let f = self.alloc_folio(file, index, 0)?;
+        *self.files[file as usize].slot_mut(index) = SLOT_FOLIO | f;
         if !write {
-            fo.prev_read = index;
+            self.workingset_refault(f, old_slot);
         }
-        let slot = *fo.slot_mut(index);
-        self.clock += self.cost.fd_access_ns;
-        if let Some(f) = slot_folio(slot) {
-            self.acc.hits += 1;
-            return Some((f, true, same));
-        }
-        self.acc.misses += 1;
-        let f = self.page_cache_miss(file, index, slot, write)?;
-        Some((f, false, same))
+        self.lru_add(f);
+        Some(f)
     }
 
-    /// Allocates a page-cache folio for `file`/`index` and, unless it is for a
-    /// full-page write, runs refault detection on the old slot's shadow and
-    /// reads the page (`filemap_add_folio()` + `filemap_read_folio()`).
+    /// A page-cache miss handled alone: [`Sim::add_to_page_cache`] and,
+    /// unless it is for a full-page write, a synchronous read of that page
+    /// (`filemap_read_folio()`).
     pub(crate) fn page_cache_miss(
         &mut self,
         file: FileId,
@@ -407,15 +594,11 @@ impl Sim {
         write: bool,
     ) -> Option<FolioId> {
         self.clock += self.cost.major_fault_ns;
-        let f = self.alloc_folio(file, index, 0)?;
-        *self.files[file as usize].slot_mut(index) = SLOT_FOLIO | f;
-        if !write {
-            self.workingset_refault(f, old_slot);
-        }
-        self.lru_add(f);
+        let f = self.add_to_page_cache(file, index, old_slot, write)?;
         if !write {
             let done = self.fs.read(self.clock, 1);
             self.vm.pgpgin += 4;
+            self.acc.file_pages_read += 1;
             self.io_wait(done, self.folios[f].test(flags::WORKINGSET));
         }
         Some(f)

@@ -53,6 +53,7 @@ pub mod mem;
 pub mod memcg;
 pub mod oom;
 pub mod psi;
+pub mod readahead;
 pub mod reclaim;
 pub mod sim;
 pub mod stats;
@@ -68,6 +69,7 @@ pub use config::{
 pub use cost::CostModel;
 pub use event::{Event, FileId};
 pub use mem::pagetable::{TaskId, VmaId};
+pub use readahead::Advice;
 pub use sim::{AccessStats, RunResult, Sim, SimError};
 pub use stats::Vmstat;
 

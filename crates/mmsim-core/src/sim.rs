@@ -179,8 +179,15 @@ pub struct AccessStats {
     pub accesses: u64,
     /// Accesses that found the page resident.
     pub hits: u64,
-    /// Accesses that found the page not resident (first touch, swapped out, evicted).
+    /// Accesses that found the page not resident (first touch, swapped out,
+    /// evicted). For a buffered read, a page-cache lookup that found nothing
+    /// and had to wait for a synchronous read; pages readahead brought in
+    /// with it count as hits when the read reaches them.
     pub misses: u64,
+    /// File pages read from the filesystem device into the page cache
+    /// (requested pages and readahead alike).
+    #[serde(default)]
+    pub file_pages_read: u64,
     /// Events rejected because they named a page beyond the end of a VMA or file.
     pub out_of_range: u64,
     /// Events dropped because their task had been OOM-killed.
@@ -268,6 +275,9 @@ pub struct Sim {
     pub(crate) reclaim_stall_ns: u64,
     /// Time the workload waited for IO, ns.
     pub(crate) io_wait_ns: u64,
+    /// Whether a readahead read since the caller last looked brought back a
+    /// workingset page (its wait is a memstall).
+    pub(crate) ra_workingset: bool,
     /// Dirty file pages (`NR_FILE_DIRTY`).
     pub(crate) nr_dirty: u64,
     /// Workload time when the measured part of the run began.
@@ -332,6 +342,7 @@ impl Sim {
             bucket_order: crate::reclaim::workingset::bucket_order(managed),
             reclaim_stall_ns: 0,
             io_wait_ns: 0,
+            ra_workingset: false,
             nr_dirty: 0,
             measure_start: 0,
             nr_writeback: 0,
@@ -366,8 +377,41 @@ impl Sim {
                 "file `{name}`: size {pages} pages is out of range [1, 2^31]"
             )));
         }
-        self.files.push(File::new(name.into(), pages as u32));
+        self.files
+            .push(File::new(name.into(), pages as u32, self.cfg.ra_pages()));
         Ok((self.files.len() - 1) as FileId)
+    }
+
+    /// `posix_fadvise(fd, 0, 0, advice)` on the file's `read()` descriptor.
+    pub fn fadvise(
+        &mut self,
+        file: FileId,
+        advice: crate::readahead::Advice,
+    ) -> Result<(), SimError> {
+        let ra_pages = self.cfg.ra_pages();
+        let f = self
+            .files
+            .get_mut(file as usize)
+            .ok_or_else(|| SimError::Setup(format!("no file {file}")))?;
+        f.ra.advise(advice, ra_pages);
+        Ok(())
+    }
+
+    /// `madvise(addr, len, advice)` over a whole file mapping.
+    pub fn madvise(
+        &mut self,
+        vma: VmaId,
+        advice: crate::readahead::Advice,
+    ) -> Result<(), SimError> {
+        let ra_pages = self.cfg.ra_pages();
+        let v = self
+            .vmas
+            .get_mut(vma as usize)
+            .ok_or_else(|| SimError::Setup(format!("no mapping {vma}")))?;
+        // MADV_SEQUENTIAL sets VM_SEQ_READ; it does not double the window.
+        v.file_ra.advise(advice, ra_pages);
+        v.file_ra.ra_pages = ra_pages;
+        Ok(())
     }
 
     /// Maps `pages` pages of private anonymous memory into `task`.
@@ -422,6 +466,7 @@ impl Sim {
             len: pages as u32,
             ptes: Vec::new(),
             swap_ra: Default::default(),
+            file_ra: crate::readahead::FileRaState::new(self.cfg.ra_pages()),
         });
         let id = (self.vmas.len() - 1) as VmaId;
         self.tasks[task as usize].vmas.push(id);
@@ -436,8 +481,8 @@ impl Sim {
         }
         match *ev {
             Event::Access { vma, index, write } => self.access(vma, index, write),
-            Event::FileRead { file, index } => self.file_read(file, index),
-            Event::FileWrite { file, index } => self.file_write(file, index),
+            Event::FileRead { file, index, pages } => self.filemap_read(file, index, pages),
+            Event::FileWrite { file, index, pages } => self.file_write(file, index, pages),
             Event::Think { ns } => self.clock += ns,
         }
     }
@@ -470,7 +515,7 @@ impl Sim {
             Event::Access { vma, index, .. } => {
                 self.vmas.get(vma as usize)?.ptes.get(index as usize)
             }
-            Event::FileRead { file, index } | Event::FileWrite { file, index } => {
+            Event::FileRead { file, index, .. } | Event::FileWrite { file, index, .. } => {
                 self.files.get(file as usize)?.slots.get(index as usize)
             }
             Event::Think { .. } => None,

@@ -54,6 +54,7 @@ fn postgres_like(policy: PolicyName) -> RunResult {
     let shared_buffers = sim.mmap_anon(pg, unit).unwrap();
     let db_pages = 56 * unit / 10;
     let db = sim.add_file("base/16384", db_pages).unwrap();
+    sim.fadvise(db, mmsim_core::Advice::Random).unwrap();
     let wal_pages = 1 << 24;
     let wal = sim.add_file("pg_wal", wal_pages).unwrap();
     let mut ev = Vec::with_capacity(1 << 16);
@@ -93,12 +94,14 @@ fn postgres_like(policy: PolicyName) -> RunResult {
                 Event::FileRead {
                     file: db,
                     index: rng.below(db_pages),
+                    pages: 1,
                 }
             } else {
                 wal_next += 1;
                 Event::FileWrite {
                     file: wal,
                     index: wal_next,
+                    pages: 1,
                 }
             };
             ev.push(e);

@@ -54,11 +54,13 @@ fn event(code: (u8, u32, bool), vmas: [u32; 3], file: u32, swap: bool) -> Event 
         3 => Event::FileWrite {
             file,
             index: idx % 6000,
+            pages: 1,
         },
         4 => Event::Think { ns: idx as u64 },
         _ => Event::FileRead {
             file,
             index: idx % 6000,
+            pages: 1,
         },
     }
 }

@@ -2,7 +2,9 @@
 //! a pre-generated, scattered zipf event list over one region, replayed on a machine
 //! whose memory is large and whose memcg limit holds a fraction of the region.
 
-use mmsim_core::{DeviceConfig, DeviceKind, Event, MachineConfig, PolicyName, Sim, SimError, Size};
+use mmsim_core::{
+    Advice, DeviceConfig, DeviceKind, Event, MachineConfig, PolicyName, Sim, SimError, Size,
+};
 
 use crate::error::WorkloadError;
 use crate::gen::{generate_all, workload_seed, Generator, Sink};
@@ -43,12 +45,11 @@ impl AccessBench {
                 what: "bench".into(),
                 source,
             })?;
-        let sink = Sink::setup(&mut sim, "bench", self.target, self.pages).map_err(|source| {
-            WorkloadError::Setup {
+        let sink = Sink::setup(&mut sim, "bench", self.target, self.pages, Advice::Random)
+            .map_err(|source| WorkloadError::Setup {
                 what: "bench".into(),
                 source,
-            }
-        })?;
+            })?;
         let mut gen = Generator::new(&spec, workload_seed(self.seed, 0), sink, "bench", None)?;
         generate_all(&mut gen)
     }
@@ -82,7 +83,7 @@ impl AccessBench {
     pub fn sim(&self, policy: PolicyName) -> Result<Sim, SimError> {
         let mut sim = Sim::new(self.machine(policy))?;
         // The same setup as in `events()`, so the ids match (the first task and region).
-        Sink::setup(&mut sim, "bench", self.target, self.pages)?;
+        Sink::setup(&mut sim, "bench", self.target, self.pages, Advice::Random)?;
         Ok(sim)
     }
 }

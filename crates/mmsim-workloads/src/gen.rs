@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use mmsim_core::{Event, FileId, Sim, SimError, VmaId};
+use mmsim_core::{Advice, Event, FileId, Sim, SimError, VmaId};
 use mmsim_trace::{Densifier, Format, Record, TraceReader};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_distr::{Distribution, Zipf};
@@ -40,14 +40,26 @@ impl Sink {
     /// Creates the task `name` and its region of `pages` pages on `target` in `sim`:
     /// an anonymous VMA, a file (named `name`), or a file and a shared (optionally
     /// executable) mapping of all of it.
-    pub fn setup(sim: &mut Sim, name: &str, target: Target, pages: u64) -> Result<Sink, SimError> {
+    pub fn setup(
+        sim: &mut Sim,
+        name: &str,
+        target: Target,
+        pages: u64,
+        advice: Advice,
+    ) -> Result<Sink, SimError> {
         let task = sim.add_task(name);
         Ok(match target {
             Target::Anon => Sink::Vma(sim.mmap_anon(task, pages)?),
-            Target::File => Sink::File(sim.add_file(name, pages)?),
+            Target::File => {
+                let file = sim.add_file(name, pages)?;
+                sim.fadvise(file, advice)?;
+                Sink::File(file)
+            }
             Target::Mmap | Target::MmapExec => {
                 let file = sim.add_file(name, pages)?;
-                Sink::Vma(sim.mmap_file(task, file, 0, pages, target == Target::MmapExec)?)
+                let vma = sim.mmap_file(task, file, 0, pages, target == Target::MmapExec)?;
+                sim.madvise(vma, advice)?;
+                Sink::Vma(vma)
             }
         })
     }
@@ -57,8 +69,16 @@ impl Sink {
     pub fn event(self, index: u32, write: bool) -> Event {
         match self {
             Sink::Vma(vma) => Event::Access { vma, index, write },
-            Sink::File(file) if write => Event::FileWrite { file, index },
-            Sink::File(file) => Event::FileRead { file, index },
+            Sink::File(file) if write => Event::FileWrite {
+                file,
+                index,
+                pages: 1,
+            },
+            Sink::File(file) => Event::FileRead {
+                file,
+                index,
+                pages: 1,
+            },
         }
     }
 }

@@ -105,11 +105,16 @@ pub fn run_scenario(
     for (i, w) in s.workloads.iter().enumerate() {
         let name = w.display_name(i);
         let what = format!("workload[{i}] \"{name}\"");
-        let sink = Sink::setup(&mut sim, &name, w.target, w.kind.pages()).map_err(|source| {
-            WorkloadError::Setup {
-                what: what.clone(),
-                source,
-            }
+        let sink = Sink::setup(
+            &mut sim,
+            &name,
+            w.target,
+            w.kind.pages(),
+            w.effective_advice(),
+        )
+        .map_err(|source| WorkloadError::Setup {
+            what: what.clone(),
+            source,
         })?;
         let gen = Generator::new(
             w,

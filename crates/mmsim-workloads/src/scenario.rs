@@ -18,6 +18,7 @@
 //! theta = 0.9
 //! accesses = 2_000_000
 //! write_ratio = 0.1     # optional, default 0 (touch: 1)
+//! advice = "random"     # optional: normal | random | sequential (fadvise/madvise)
 //! phase = 1             # optional, default 0
 //! ```
 //!
@@ -30,7 +31,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use mmsim_core::{ConfigError, MachineConfig, Size};
+use mmsim_core::{Advice, ConfigError, MachineConfig, Size};
 use mmsim_trace::Format;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -219,6 +220,12 @@ pub struct WorkloadSpec {
     /// Events this workload issues per turn when interleaved with others, 1..=1000
     /// (default 1): weights 4, 5 and 1 mix three workloads 40 %, 50 % and 10 %.
     pub weight: u32,
+    /// How the workload declares its access pattern to the kernel, which
+    /// steers readahead (`posix_fadvise` for `file`, `madvise` for mappings):
+    /// `normal`, `random` or `sequential`. Default `normal`, except `random`
+    /// for trace replays (a trace already records what was read, readahead
+    /// included). No effect on `anon`.
+    pub advice: Option<Advice>,
     /// What the accesses are.
     pub kind: WorkloadKind,
 }
@@ -357,7 +364,18 @@ impl WorkloadSpec {
             write_ratio: None,
             phase: 0,
             weight: 1,
+            advice: None,
             kind,
+        }
+    }
+
+    /// The advice in effect: the given one, or `random` for trace replays
+    /// and `normal` otherwise.
+    pub fn effective_advice(&self) -> Advice {
+        match (self.advice, &self.kind) {
+            (Some(a), _) => a,
+            (None, WorkloadKind::Trace { .. }) => Advice::Random,
+            (None, _) => Advice::Normal,
         }
     }
 
@@ -456,6 +474,8 @@ struct RawWorkload {
     phase: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     weight: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    advice: Option<Advice>,
     #[serde(
         default,
         deserialize_with = "de_opt_pages",
@@ -551,7 +571,7 @@ fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
                 field: Some(field),
                 message: format!(
                     "field `{field}` does not apply to kind `{}` (its fields: {}; common: \
-                     name, target, write_ratio, phase, weight)",
+                     name, target, write_ratio, phase, weight, advice)",
                     kind.name(),
                     all.join(", ")
                 ),
@@ -609,6 +629,7 @@ fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         write_ratio: r.write_ratio,
         phase: r.phase,
         weight: r.weight.unwrap_or(1),
+        advice: r.advice,
         kind,
     })
 }
@@ -647,6 +668,7 @@ impl From<WorkloadSpec> for RawWorkload {
             write_ratio: w.write_ratio,
             phase: w.phase,
             weight: (w.weight != 1).then_some(w.weight),
+            advice: w.advice,
             pages: None,
             accesses: None,
             theta: None,

@@ -134,7 +134,11 @@ fn phases_run_in_order_and_workloads_interleave_round_robin() {
     )
     .unwrap();
     // Setup order = declaration order: files 0 (b), 1 (a), 2 (c); VMAs 0 (first), 1 (last).
-    let f = |file, index| Event::FileRead { file, index };
+    let f = |file, index| Event::FileRead {
+        file,
+        index,
+        pages: 1,
+    };
     let v = |vma, index| Event::Access {
         vma,
         index,

@@ -8,6 +8,7 @@
 
 use super::folio::FolioId;
 use super::pagetable::VmaId;
+use crate::readahead::FileRaState;
 
 /// Slot bit: the slot holds a resident folio.
 pub const SLOT_FOLIO: u32 = 1 << 31;
@@ -33,20 +34,19 @@ pub struct File {
     pub slots: Vec<u32>,
     /// VMAs mapping this file (`i_mmap`), for the reverse map.
     pub mappings: Vec<VmaId>,
-    /// Page index of the previous fd read (`file->f_ra.prev_pos`): a read of
-    /// the same folio again does not mark it accessed twice (filemap_read()).
-    pub prev_read: u32,
+    /// Readahead state of the file opened for `read()` (`file->f_ra`).
+    pub ra: FileRaState,
 }
 
 impl File {
-    /// A file of `pages` pages with an empty page cache.
-    pub fn new(name: String, pages: u32) -> Self {
+    /// A file of `pages` pages with an empty page cache and readahead limit `ra_pages`.
+    pub fn new(name: String, pages: u32, ra_pages: u32) -> Self {
         File {
             name,
             pages,
             slots: Vec::new(),
             mappings: Vec::new(),
-            prev_read: u32::MAX,
+            ra: FileRaState::new(ra_pages),
         }
     }
 

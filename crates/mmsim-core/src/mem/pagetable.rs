@@ -71,6 +71,9 @@ pub struct Vma {
     pub ptes: Vec<u32>,
     /// `vma->swap_readahead_info`: the last swap fault's page, window and hits.
     pub swap_ra: SwapRaInfo,
+    /// Readahead state for faults on a file mapping (`vma->vm_file->f_ra`),
+    /// with the `madvise` advice (`VM_RAND_READ`/`VM_SEQ_READ`).
+    pub file_ra: crate::readahead::FileRaState,
 }
 
 /// Per-VMA swap readahead state (`SWAP_RA_VAL(addr, win, hits)`, mm/swap_state.c).

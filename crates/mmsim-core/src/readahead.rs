@@ -1,0 +1,472 @@
+//! File readahead (mm/readahead.c), as of v6.6.
+//!
+//! A buffered read or a fault on a file mapping that misses the page cache
+//! does not read just the missing page: the kernel guesses what comes next.
+//! This module models that guess, which decides how many pages a sequential
+//! scan brings in, how much a random reader pollutes the cache, and how much
+//! IO a streaming reader overlaps with its own work.
+//!
+//! ## State
+//!
+//! [`FileRaState`] is `struct file_ra_state`: the window of the most recent
+//! readahead (`start`, `size`, and `async_size`, the tail of the window
+//! whose first page carries `PG_readahead`), the limit `ra_pages`
+//! (`read_ahead_kb` / 4, doubled by `FADV_SEQUENTIAL`), `prev_pos` (where
+//! the previous read ended) and `mmap_miss`. mmsim keeps one per file for
+//! `read()` (every file is opened once, as by threads sharing a descriptor)
+//! and one per file mapping for faults (`vma->vm_file->f_ra`).
+//!
+//! ## The rules
+//!
+//! * [`Sim::page_cache_sync_ra`] (`page_cache_sync_ra`): on a miss. Under
+//!   `FADV_RANDOM` (`FMODE_RANDOM`), or with readahead off, read exactly the
+//!   request (`force_page_cache_ra`, at most `max(io_pages, ra_pages)`);
+//!   otherwise the on-demand algorithm.
+//! * [`Sim::page_cache_async_ra`] (`page_cache_async_ra`): on reaching a
+//!   page marked `PG_readahead`: clear the mark and push the window on,
+//!   unless the page is under writeback.
+//! * `ondemand_readahead`: at offset 0 or right after the previous read
+//!   (`index - prev_index <= 1`) or for an oversize request, an initial
+//!   window of `get_init_ra_size` (4× a small request, 2× a medium one, the
+//!   maximum beyond); at the expected marker, the next window of
+//!   `get_next_ra_size` (4× while small, then 2×, capped) with
+//!   `async_size = size`; at a marker without matching state (interleaved
+//!   streams), a window sized from the cached run after it; a random read
+//!   with at least `req_size + 1` cached pages right before it starts a
+//!   context readahead (`try_context_readahead`, removed as a separate
+//!   function in 6.10 but kept in substance); any other small random read
+//!   reads just the request and leaves the state alone.
+//! * `page_cache_ra_unbounded`: skip pages already cached, allocate and
+//!   insert the others (refault detection runs on their shadows, as
+//!   `filemap_add_folio` does), mark the page at `nr - lookahead` with
+//!   `PG_readahead`, and submit one read per contiguous run. Readahead
+//!   never reads past the end of the file. mmsim allocates order-0 folios
+//!   only, which is `page_cache_ra_order`'s fallback path.
+//! * Faults: [`Sim::do_sync_mmap_readahead`] (`VM_RAND_READ` reads nothing
+//!   extra; `VM_SEQ_READ` does sync readahead of `ra_pages`; otherwise, while
+//!   `mmap_miss` ≤ `MMAP_LOTSAMISS` (100), a read-around window of `ra_pages`
+//!   centred on the fault with a quarter of it asynchronous) and
+//!   [`Sim::do_async_mmap_readahead`] (a hit decrements `mmap_miss` and a
+//!   marked page triggers async readahead) from mm/filemap.c.
+//!
+//! ## Time
+//!
+//! Synchronous readahead makes the reader wait for the whole IO. An
+//! asynchronous readahead is submitted and not waited for; its window and
+//! completion time are remembered in the state, and a later read of one of
+//! its pages before completion waits for the rest (the kernel waits on the
+//! locked, not yet uptodate folio). A file has only its latest asynchronous
+//! window in flight, which is exact for one stream per file.
+
+use crate::mem::filemap::{slot_folio, SLOT_FOLIO};
+use crate::mem::folio::{flags, FolioId};
+use crate::sim::Sim;
+use crate::FileId;
+
+/// `MMAP_LOTSAMISS`: beyond this many more misses than hits on a file
+/// mapping, fault read-around stops.
+pub const MMAP_LOTSAMISS: u32 = 100;
+
+/// How a reader told the kernel it will access a file (`posix_fadvise`) or a
+/// mapping (`madvise`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Advice {
+    /// `FADV_NORMAL` / `MADV_NORMAL`: on-demand readahead.
+    #[default]
+    Normal,
+    /// `FADV_RANDOM` (`FMODE_RANDOM`) / `MADV_RANDOM` (`VM_RAND_READ`): read
+    /// exactly what is asked for.
+    Random,
+    /// `FADV_SEQUENTIAL` (window limit doubled) / `MADV_SEQUENTIAL`
+    /// (`VM_SEQ_READ`: sync readahead on every fault miss).
+    Sequential,
+}
+
+impl Advice {
+    /// The name used in scenarios: `normal`, `random`, `sequential`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Advice::Normal => "normal",
+            Advice::Random => "random",
+            Advice::Sequential => "sequential",
+        }
+    }
+}
+
+/// `struct file_ra_state`, plus the asynchronous window still in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileRaState {
+    /// First page of the most recent readahead window.
+    pub start: u32,
+    /// Its size in pages.
+    pub size: u32,
+    /// Pages at its end that are read asynchronously; the first of them is
+    /// marked `PG_readahead`.
+    pub async_size: u32,
+    /// The window limit (`ra_pages`), 0 when readahead is off.
+    pub ra_pages: u32,
+    /// `prev_pos >> PAGE_SHIFT`: the page right after the previous read, or
+    /// [`FileRaState::NO_PREV`] before the first (`prev_pos = -1`).
+    pub prev_index: u32,
+    /// Fault misses minus hits on a mapping (`mmap_miss`).
+    pub mmap_miss: u32,
+    /// The advice in force.
+    pub advice: Advice,
+    /// The last asynchronous readahead: its pages `[inflight_start,
+    /// inflight_end)` are readable at `inflight_done` (ns).
+    pub inflight_start: u32,
+    /// End (exclusive) of the in-flight window.
+    pub inflight_end: u32,
+    /// Completion time of the in-flight window.
+    pub inflight_done: u64,
+}
+
+impl FileRaState {
+    /// `prev_pos == -1`: nothing read yet.
+    pub const NO_PREV: u32 = u32::MAX;
+
+    /// `file_ra_state_init()`: limit `ra_pages`, no history.
+    pub fn new(ra_pages: u32) -> Self {
+        FileRaState {
+            start: 0,
+            size: 0,
+            async_size: 0,
+            ra_pages,
+            prev_index: Self::NO_PREV,
+            mmap_miss: 0,
+            advice: Advice::Normal,
+            inflight_start: 0,
+            inflight_end: 0,
+            inflight_done: 0,
+        }
+    }
+
+    /// `generic_fadvise()` / `madvise_behavior()`: set `advice`, with
+    /// `FADV_SEQUENTIAL` doubling the limit and the others restoring it.
+    pub fn advise(&mut self, advice: Advice, bdi_ra_pages: u32) {
+        self.advice = advice;
+        self.ra_pages = match advice {
+            Advice::Sequential => bdi_ra_pages * 2,
+            _ => bdi_ra_pages,
+        };
+    }
+
+    /// Whether `index - prev_index <= 1` in the kernel's unsigned arithmetic
+    /// (the read starts where the previous one ended, or in its last page).
+    fn follows_previous(&self, index: u32) -> bool {
+        self.prev_index != Self::NO_PREV && (index as u64).wrapping_sub(self.prev_index as u64) <= 1
+    }
+}
+
+/// `get_init_ra_size()`: the first window for a request of `size` pages.
+pub fn get_init_ra_size(size: u32, max: u32) -> u32 {
+    let newsize = size.max(1).next_power_of_two();
+    if newsize <= max / 32 {
+        newsize * 4
+    } else if newsize <= max / 4 {
+        newsize * 2
+    } else {
+        max
+    }
+}
+
+/// `get_next_ra_size()`: ramp the previous window `cur` up.
+pub fn get_next_ra_size(cur: u32, max: u32) -> u32 {
+    if cur < max / 16 {
+        4 * cur
+    } else if cur <= max / 2 {
+        2 * cur
+    } else {
+        max
+    }
+}
+
+/// Which state a readahead works on: the file's `read()` state or a mapping's.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum RaOwner {
+    /// `file->f_ra` of the file opened for `read()`.
+    Fd(FileId),
+    /// `vma->vm_file->f_ra` of a file mapping.
+    Vma(crate::VmaId),
+}
+
+impl Sim {
+    fn ra_state(&self, owner: RaOwner) -> FileRaState {
+        match owner {
+            RaOwner::Fd(file) => self.files[file as usize].ra,
+            RaOwner::Vma(vma) => self.vmas[vma as usize].file_ra,
+        }
+    }
+
+    fn set_ra_state(&mut self, owner: RaOwner, ra: FileRaState) {
+        match owner {
+            RaOwner::Fd(file) => self.files[file as usize].ra = ra,
+            RaOwner::Vma(vma) => self.vmas[vma as usize].file_ra = ra,
+        }
+    }
+
+    /// `page_cache_sync_ra()`: a miss at `index` for a request of `req`
+    /// pages. Returns when the pages it read are uptodate (0 if it read
+    /// nothing).
+    pub(crate) fn page_cache_sync_ra(
+        &mut self,
+        owner: RaOwner,
+        file: FileId,
+        index: u32,
+        req: u32,
+    ) -> u64 {
+        let ra = self.ra_state(owner);
+        let forced = matches!(owner, RaOwner::Fd(_)) && ra.advice == Advice::Random;
+        if ra.ra_pages == 0 || forced {
+            let req = if ra.ra_pages == 0 { 1 } else { req };
+            return self.force_page_cache_ra(file, index, req, ra.ra_pages);
+        }
+        self.ondemand_readahead(owner, file, index, req, false)
+    }
+
+    /// `page_cache_async_ra()`: the reader reached folio `f` at `index`,
+    /// marked `PG_readahead`.
+    pub(crate) fn page_cache_async_ra(
+        &mut self,
+        owner: RaOwner,
+        file: FileId,
+        f: FolioId,
+        index: u32,
+        req: u32,
+    ) {
+        if self.ra_state(owner).ra_pages == 0 || self.folios[f].test(flags::WRITEBACK) {
+            return;
+        }
+        self.folios[f].clear(flags::READAHEAD);
+        let done = self.ondemand_readahead(owner, file, index, req, true);
+        if done > 0 {
+            let mut ra = self.ra_state(owner);
+            ra.inflight_start = ra.start;
+            ra.inflight_end = ra.start.saturating_add(ra.size);
+            ra.inflight_done = done;
+            self.set_ra_state(owner, ra);
+        }
+    }
+
+    /// `force_page_cache_ra()`: read exactly `req` pages (at most
+    /// `max(io_pages, ra_pages)`), with no readahead mark.
+    fn force_page_cache_ra(&mut self, file: FileId, index: u32, req: u32, ra_pages: u32) -> u64 {
+        let max = self.cfg.io_pages().max(ra_pages);
+        self.do_page_cache_ra(file, index, req.min(max), 0)
+    }
+
+    /// `ondemand_readahead()` of v6.6 for order-0 folios; `marker` is true
+    /// when called for a folio marked `PG_readahead` (the `folio` argument).
+    fn ondemand_readahead(
+        &mut self,
+        owner: RaOwner,
+        file: FileId,
+        index: u32,
+        req: u32,
+        marker: bool,
+    ) -> u64 {
+        let mut ra = self.ra_state(owner);
+        let io_pages = self.cfg.io_pages();
+        let mut max = ra.ra_pages;
+        if req > max && io_pages > max {
+            max = req.min(io_pages);
+        }
+        let initial = |ra: &mut FileRaState| {
+            ra.start = index;
+            ra.size = get_init_ra_size(req, max);
+            ra.async_size = if ra.size > req {
+                ra.size - req
+            } else {
+                ra.size
+            };
+        };
+        let expected = ra.start.wrapping_add(ra.size).wrapping_sub(ra.async_size);
+        if index == 0 {
+            initial(&mut ra);
+        } else if index == expected || index == ra.start.wrapping_add(ra.size) {
+            ra.start = ra.start.wrapping_add(ra.size);
+            ra.size = get_next_ra_size(ra.size, max);
+            ra.async_size = ra.size;
+        } else if marker {
+            // Interleaved streams: size the window from the cached run.
+            let start = self.page_cache_next_miss(file, index + 1, max);
+            if start == 0 || start - index > max {
+                return 0;
+            }
+            ra.start = start;
+            ra.size = get_next_ra_size(start - index + req, max);
+            ra.async_size = ra.size;
+        } else if req > max || ra.follows_previous(index) {
+            initial(&mut ra);
+        } else if let Some(size) = self.context_readahead_size(file, index, req, max) {
+            ra.start = index;
+            ra.size = size;
+            ra.async_size = 1;
+        } else {
+            // A standalone small random read: read as is, state untouched.
+            return self.do_page_cache_ra(file, index, req, 0);
+        }
+        // Will this read hit the marker it is about to set? Then merge the
+        // next window into this one now.
+        if index == ra.start && ra.size == ra.async_size {
+            let add = get_next_ra_size(ra.size, max);
+            if ra.size + add <= max {
+                ra.async_size = add;
+                ra.size += add;
+            } else {
+                ra.size = max;
+                ra.async_size = max >> 1;
+            }
+        }
+        self.set_ra_state(owner, ra);
+        self.do_page_cache_ra(file, ra.start, ra.size, ra.async_size)
+    }
+
+    /// `try_context_readahead()`: count the contiguous cached pages before
+    /// `index` (`count_history_pages`, at most `max`); more than `req` of
+    /// them make a window of `min(history + req, max)`, with the history
+    /// doubled if it reaches back to the start of the file.
+    fn context_readahead_size(&self, file: FileId, index: u32, req: u32, max: u32) -> Option<u32> {
+        let slots = &self.files[file as usize].slots;
+        let mut history = 0u32;
+        while history < max && history < index {
+            let i = (index - 1 - history) as usize;
+            if slots.get(i).is_none_or(|&s| slot_folio(s).is_none()) {
+                break;
+            }
+            history += 1;
+        }
+        if history <= req {
+            return None;
+        }
+        if history >= index {
+            history *= 2;
+        }
+        Some((history + req).min(max))
+    }
+
+    /// `page_cache_next_miss()`: the first page in `[index, index + max)`
+    /// not in the page cache, or 0 if all are (the kernel's "none found").
+    fn page_cache_next_miss(&self, file: FileId, index: u32, max: u32) -> u32 {
+        let slots = &self.files[file as usize].slots;
+        for i in index..index.saturating_add(max) {
+            if slots
+                .get(i as usize)
+                .is_none_or(|&s| slot_folio(s).is_none())
+            {
+                return i;
+            }
+        }
+        0
+    }
+
+    /// `do_page_cache_ra()` + `page_cache_ra_unbounded()`: reads pages
+    /// `[index, index + nr)` that are not cached, clamped to the file, and
+    /// marks the one at `nr - lookahead` `PG_readahead`. One read per
+    /// contiguous run of new pages; returns the last completion time (0 if
+    /// nothing was read).
+    pub(crate) fn do_page_cache_ra(
+        &mut self,
+        file: FileId,
+        index: u32,
+        nr: u32,
+        lookahead: u32,
+    ) -> u64 {
+        let size = self.files[file as usize].pages;
+        if index >= size {
+            return 0;
+        }
+        let nr = nr.min(size - index);
+        let mut done = 0;
+        let mut run = 0u64;
+        let mut workingset = false;
+        for i in 0..nr {
+            let page = index + i;
+            let slot = self.files[file as usize].slot(page);
+            if slot & SLOT_FOLIO != 0 {
+                done = done.max(self.submit_ra_run(&mut run, &mut workingset));
+                continue;
+            }
+            let Some(f) = self.add_to_page_cache(file, page, slot, false) else {
+                break;
+            };
+            if lookahead > 0 && i == nr - lookahead {
+                self.folios[f].set(flags::READAHEAD);
+            }
+            workingset |= self.folios[f].test(flags::WORKINGSET);
+            run += 1;
+        }
+        done.max(self.submit_ra_run(&mut run, &mut workingset))
+    }
+
+    /// `read_pages()`: submits one read of `run` pages. A run containing a
+    /// workingset page is a memstall while it is submitted, and the reader's
+    /// wait for it is one too (`folio_wait_bit_common`); the caller decides
+    /// whether it waits, so the flag is only reset here.
+    fn submit_ra_run(&mut self, run: &mut u64, workingset: &mut bool) -> u64 {
+        if *run == 0 {
+            return 0;
+        }
+        self.acc.file_pages_read += *run;
+        self.vm.pgpgin += 4 * *run;
+        self.clock += self.cost.major_fault_ns;
+        let done = self.fs.read(self.clock, *run);
+        self.ra_workingset |= *workingset;
+        *run = 0;
+        *workingset = false;
+        done
+    }
+
+    /// `do_sync_mmap_readahead()`: a fault on `vma` missed the page cache at
+    /// file page `index`. Returns the completion time of what it read.
+    pub(crate) fn do_sync_mmap_readahead(
+        &mut self,
+        vma: crate::VmaId,
+        file: FileId,
+        index: u32,
+    ) -> u64 {
+        let owner = RaOwner::Vma(vma);
+        let mut ra = self.ra_state(owner);
+        if ra.advice == Advice::Random || ra.ra_pages == 0 {
+            return 0;
+        }
+        if ra.advice == Advice::Sequential {
+            return self.page_cache_sync_ra(owner, file, index, ra.ra_pages);
+        }
+        if ra.mmap_miss < MMAP_LOTSAMISS * 10 {
+            ra.mmap_miss += 1;
+        }
+        if ra.mmap_miss > MMAP_LOTSAMISS {
+            self.set_ra_state(owner, ra);
+            return 0;
+        }
+        // Read-around: a window centred on the fault, a quarter of it async.
+        ra.start = index.saturating_sub(ra.ra_pages / 2);
+        ra.size = ra.ra_pages;
+        ra.async_size = ra.ra_pages / 4;
+        self.set_ra_state(owner, ra);
+        self.do_page_cache_ra(file, ra.start, ra.size, ra.async_size)
+    }
+
+    /// `do_async_mmap_readahead()`: a fault found folio `f` (file page
+    /// `index`) cached: one miss less, and async readahead if it is marked.
+    pub(crate) fn do_async_mmap_readahead(
+        &mut self,
+        vma: crate::VmaId,
+        file: FileId,
+        f: FolioId,
+        index: u32,
+    ) {
+        let owner = RaOwner::Vma(vma);
+        let mut ra = self.ra_state(owner);
+        if ra.advice == Advice::Random || ra.ra_pages == 0 {
+            return;
+        }
+        ra.mmap_miss = ra.mmap_miss.saturating_sub(1);
+        self.set_ra_state(owner, ra);
+        if self.folios[f].test(flags::READAHEAD) {
+            self.page_cache_async_ra(owner, file, f, index, ra.ra_pages);
+        }
+    }
+}
