@@ -86,6 +86,7 @@ mod input;
 pub mod oracle;
 mod reader;
 pub mod sniff;
+pub mod stackdist;
 pub mod text;
 
 use std::fmt;
@@ -98,6 +99,7 @@ pub use error::{TraceError, UnknownFormat};
 pub use oracle::OracleRecord;
 pub use reader::TraceReader;
 pub use sniff::sniff_bytes;
+pub use stackdist::StackDistance;
 
 /// One reference of a trace: a key (block number, object id, page number) and whether it
 /// writes.

@@ -213,3 +213,30 @@ fn anon_target_matches_file_target() {
     let r = run_scenario(&s, &mut RunOptions::default()).unwrap();
     assert_eq!(hit_pct(&r), "39.88");
 }
+
+/// The one-pass miss-ratio curve (Mattson stack distances) gives at every size exactly
+/// the hits of a full `lru` simulation at that size.
+#[test]
+fn one_pass_miss_ratio_curve_equals_lru_runs() {
+    use mmsim_trace::{Densifier, StackDistance, TraceReader};
+    for rel in ["lirs/sprite.trace.gz", "lirs/multi2.trace.gz"] {
+        let mut reader = TraceReader::open(&trace(rel), Format::Lirs).unwrap();
+        let mut dense = Densifier::new(1 << 24);
+        let mut sd = StackDistance::default();
+        let mut batch = Vec::new();
+        while reader.read_batch(&mut batch, 4096).unwrap() > 0 {
+            for r in &batch {
+                sd.reference(dense.id(r.key).unwrap());
+            }
+        }
+        for entries in [100u64, 200, 500, 1000, 1500, 3000] {
+            let r = run_lru(rel, TraceFormat::Fixed(Format::Lirs), entries);
+            assert_eq!(sd.references(), r.result.access.accesses, "{rel}");
+            assert_eq!(
+                sd.lru_hits(entries),
+                r.result.access.hits,
+                "{rel} at {entries} entries"
+            );
+        }
+    }
+}
