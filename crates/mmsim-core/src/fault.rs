@@ -426,7 +426,43 @@ impl Sim {
     /// starts asynchronous readahead. Every page read is marked accessed,
     /// except that a read starting in the page where the previous read ended
     /// does not mark that page again (`pos_same_folio`).
+    #[inline]
     pub(crate) fn filemap_read(&mut self, file: FileId, index: u32, pages: u16) {
+        if pages <= 1 && self.filemap_read_hit(file, index) {
+            return;
+        }
+        self.filemap_read_slow(file, index, pages);
+    }
+
+    /// The common case of [`Sim::filemap_read`] on its own: one page, cached,
+    /// uptodate and not a readahead marker. Returns false (having changed
+    /// nothing) for anything else.
+    #[inline]
+    fn filemap_read_hit(&mut self, file: FileId, index: u32) -> bool {
+        let Some(fo) = self.files.get_mut(file as usize) else {
+            return false;
+        };
+        let Some(f) = fo.slots.get(index as usize).and_then(|&s| slot_folio(s)) else {
+            return false;
+        };
+        let ra = &mut fo.ra;
+        let in_flight =
+            index >= ra.inflight_start && index < ra.inflight_end && self.clock < ra.inflight_done;
+        if in_flight || self.folios[f].test(flags::READAHEAD) {
+            return false;
+        }
+        let same = ra.prev_index != FileRaState::NO_PREV && index + 1 == ra.prev_index;
+        ra.prev_index = index + 1;
+        self.acc.accesses += 1;
+        self.acc.hits += 1;
+        self.clock += self.cost.fd_access_ns;
+        if self.policy == Policy::Lru || !same {
+            self.mark_accessed(f);
+        }
+        true
+    }
+
+    fn filemap_read_slow(&mut self, file: FileId, index: u32, pages: u16) {
         let Some(fo) = self.files.get(file as usize) else {
             self.acc.out_of_range += pages.max(1) as u64;
             return;
