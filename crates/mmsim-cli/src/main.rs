@@ -8,9 +8,11 @@
 //! ```
 //!
 //! Exit status: 0 on success, 2 for bad input or usage (a scenario, trace or flag that
-//! is wrong; the message names the file and line or the field), 1 for other failures.
+//! is wrong; the message names the file and line or the field), 130 when Ctrl-C stopped
+//! a run (its partial result is printed), 1 for other failures.
 
 mod bench;
+mod progress;
 mod report;
 mod run;
 
@@ -41,6 +43,15 @@ enum Command {
     Bench(bench::BenchArgs),
     /// List the embedded scenarios.
     Scenarios,
+}
+
+/// How a command ended, when it did not fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// It did everything it was asked.
+    Complete,
+    /// Ctrl-C stopped a run; what was simulated so far was printed, marked PARTIAL.
+    Interrupted,
 }
 
 /// An error in the user's input that is not already a typed library error (a flag
@@ -90,14 +101,18 @@ fn chain_message(err: &anyhow::Error) -> String {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(cli.command, None | Some(Command::Run(_))) {
+        progress::install_sigint_handler();
+    }
     let result = match cli.command {
         None => run::run(run::RunArgs::default(), true),
         Some(Command::Run(args)) => run::run(args, false),
-        Some(Command::Bench(args)) => bench::bench(args),
+        Some(Command::Bench(args)) => bench::bench(args).map(|()| Outcome::Complete),
         Some(Command::Scenarios) => run::list_scenarios(),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(Outcome::Complete) => ExitCode::SUCCESS,
+        Ok(Outcome::Interrupted) => ExitCode::from(progress::EXIT_INTERRUPTED),
         Err(err) => {
             // A closed stdout (e.g. `mmsim | head`) is not worth a message.
             if err
