@@ -4,6 +4,8 @@
 //! mmsim                                   # the default scenario, explained
 //! mmsim run [SCENARIO.toml | NAME] [flags] # a scenario file or an embedded scenario
 //! mmsim run --trace T --policy lru --memcg-max 1000p [--as file|anon] [--format F]
+//! mmsim compare [SCENARIO | --trace T] --policy a,b [--cost-variant v5.8,v6.2]
+//!               [--set KEY=V1,V2]... [--repeat N] [--json | --csv]
 //! mmsim bench [--accesses N] [--pages N] [--memory-fraction F] [--policy lru,cost]
 //! ```
 //!
@@ -12,13 +14,16 @@
 //! a run (its partial result is printed), 1 for other failures.
 
 mod bench;
+mod compare;
+mod compare_table;
+mod metrics;
 mod progress;
 mod report;
 mod run;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// A deterministic simulator of Linux memory management.
 #[derive(Parser, Debug)]
@@ -39,6 +44,8 @@ struct Cli {
 enum Command {
     /// Run a scenario (default: the embedded default scenario) or a trace.
     Run(run::RunArgs),
+    /// Run one scenario under several configurations and compare the counters.
+    Compare(compare::CompareArgs),
     /// Measure simulated accesses per second and memory per page.
     Bench(bench::BenchArgs),
     /// List the embedded scenarios.
@@ -100,13 +107,20 @@ fn chain_message(err: &anyhow::Error) -> String {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    if matches!(cli.command, None | Some(Command::Run(_))) {
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if matches!(
+        cli.command,
+        None | Some(Command::Run(_) | Command::Compare(_))
+    ) {
         progress::install_sigint_handler();
     }
     let result = match cli.command {
         None => run::run(run::RunArgs::default(), true),
         Some(Command::Run(args)) => run::run(args, false),
+        Some(Command::Compare(args)) => {
+            compare::compare(args, matches.subcommand_matches("compare"))
+        }
         Some(Command::Bench(args)) => bench::bench(args).map(|()| Outcome::Complete),
         Some(Command::Scenarios) => run::list_scenarios(),
     };

@@ -34,6 +34,11 @@ pub fn install_sigint_handler() {
     });
 }
 
+/// Whether Ctrl-C was pressed.
+pub fn cancelled() -> bool {
+    CANCEL.load(Ordering::Relaxed)
+}
+
 /// Events per second, for the bar: `12.3M/s`.
 fn rate(state: &ProgressState, w: &mut dyn std::fmt::Write) {
     let r = state.per_sec();
@@ -70,6 +75,14 @@ impl Progress {
             label: String::new(),
             bar: None,
         }
+    }
+
+    /// Sets the text shown after the counts (e.g. the configuration running).
+    pub fn set_label(&mut self, label: String) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(label.clone());
+        }
+        self.label = label;
     }
 
     /// The current run has simulated `done` events.
