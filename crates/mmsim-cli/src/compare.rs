@@ -50,8 +50,13 @@ pub struct CompareArgs {
     pub set: Vec<String>,
     /// Run each configuration N times, with seeds seed, seed+1, …: the table shows
     /// Min, Amean, Stddev (sample) and Max, and the changes of the means.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub repeat: u32,
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        allow_hyphen_values = true
+    )]
+    pub repeat: i64,
 
     /// Print every run as JSON: each configuration's name, settings, metrics,
     /// statistics and full result.
@@ -403,21 +408,23 @@ fn compare_report(
     args: &CompareArgs,
     matches: Option<&ArgMatches>,
 ) -> Result<(CompareReport, Vec<String>)> {
-    if args.repeat == 0 || args.repeat > MAX_REPEAT {
-        return Err(bad(format!(
-            "--repeat {}: out of range [1, {MAX_REPEAT}]",
-            args.repeat
-        )));
-    }
+    let repeat = u32::try_from(args.repeat)
+        .ok()
+        .filter(|r| (1..=MAX_REPEAT).contains(r))
+        .ok_or_else(|| {
+            bad(format!(
+                "--repeat {}: out of range [1, {MAX_REPEAT}]",
+                args.repeat
+            ))
+        })?;
     let axes = axes(args, matches)?;
     let plan = run::plan(&args.scenario)?;
     let base = &plan.scenario;
     let configs = configs(base, &axes, &args.scenario)?;
     let seed = base.seed;
-    if seed.checked_add(u64::from(args.repeat) - 1).is_none() {
+    if seed.checked_add(u64::from(repeat) - 1).is_none() {
         return Err(bad(format!(
-            "--seed {seed} with --repeat {}: the seeds seed, seed+1, … overflow",
-            args.repeat
+            "--seed {seed} with --repeat {repeat}: the seeds seed, seed+1, … overflow"
         )));
     }
     let mut notes = plan.notes.clone();
@@ -438,20 +445,20 @@ fn compare_report(
         }
     }
 
-    let runs = configs.len() as u64 * u64::from(args.repeat);
+    let runs = configs.len() as u64 * u64::from(repeat);
     let total = base.expected_events().and_then(|e| e.checked_mul(runs));
     let mut progress = Progress::new(run::show_progress(args.quiet), total);
     let mut reports = Vec::with_capacity(configs.len());
     let mut partial = false;
     'configs: for (i, c) in configs.iter().enumerate() {
-        let mut results: Vec<ScenarioResult> = Vec::with_capacity(args.repeat as usize);
-        for r in 0..args.repeat {
+        let mut results: Vec<ScenarioResult> = Vec::with_capacity(repeat as usize);
+        for r in 0..repeat {
             if progress::cancelled() {
                 partial = true;
             } else {
                 let mut s = c.scenario.clone();
                 s.seed = seed + u64::from(r);
-                let seed_note = if args.repeat > 1 {
+                let seed_note = if repeat > 1 {
                     format!(" seed {}", s.seed)
                 } else {
                     String::new()
@@ -495,7 +502,7 @@ fn compare_report(
     let report = CompareReport {
         scenario: base.name.clone(),
         seed,
-        repeat: args.repeat,
+        repeat,
         warmup_events: base.warmup_events.unwrap_or(0),
         partial,
         axes: axes
