@@ -45,6 +45,15 @@ enum Command {
     /// Run a scenario (default: the embedded default scenario) or a trace.
     Run(run::RunArgs),
     /// Run one scenario under several configurations and compare the counters.
+    #[command(after_help = "\
+The configurations are every combination of the compared values, the first axis on the \
+command line varying slowest; the first configuration is the baseline, and every other \
+cell shows its change against it.
+
+Examples:
+  mmsim compare --policy scanned-rotated,cost
+  mmsim compare zipf-file --set memory=384M,512M --repeat 3
+  mmsim compare --policy cost --cost-variant v5.8,v6.2 --set swappiness=60,115 --csv")]
     Compare(compare::CompareArgs),
     /// Measure simulated accesses per second and memory per page.
     Bench(bench::BenchArgs),
