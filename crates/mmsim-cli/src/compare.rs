@@ -435,11 +435,12 @@ fn compare_report(
             .filter(|&p| p != PolicyName::Cost)
             .map(PolicyName::name)
             .collect();
+        others.sort_unstable();
         others.dedup();
         if !others.is_empty() {
             notes.push(format!(
                 "the cost variant applies to the cost policy only: under {} the variants \
-                 run the same machine",
+                 behave identically",
                 others.join(", ")
             ));
         }

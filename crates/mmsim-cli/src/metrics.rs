@@ -181,11 +181,12 @@ pub const METRICS: &[Metric] = &[
     },
 ];
 
-/// Every metric's value in `r`, by name.
+/// Every metric's value in `r`, by name; a value that is not finite counts as undefined
+/// (JSON has no NaN, and the report must read back as written).
 pub fn values(r: &ScenarioResult) -> BTreeMap<String, Option<f64>> {
     METRICS
         .iter()
-        .map(|m| (m.name.to_string(), (m.value)(r)))
+        .map(|m| (m.name.to_string(), (m.value)(r).filter(|v| v.is_finite())))
         .collect()
 }
 
