@@ -651,13 +651,11 @@ fn interrupted(args: &[&str], after: std::time::Duration) -> Output {
         .spawn()
         .unwrap();
     std::thread::sleep(after);
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) on our own child's pid; it has not been waited for, so the pid is
+    // still that child's.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
     let start = Instant::now();
-    let pid = child.id();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
@@ -665,9 +663,8 @@ fn interrupted(args: &[&str], after: std::time::Duration) -> Output {
     match rx.recv_timeout(Duration::from_secs(60)) {
         Ok(out) => out.unwrap(),
         Err(_) => {
-            let _ = std::process::Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
+            // SAFETY: as above; the waiting thread has not reaped it (no exit yet).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
             panic!(
                 "{args:?} did not stop within {:?} of SIGINT",
                 start.elapsed()
