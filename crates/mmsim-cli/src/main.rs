@@ -4,19 +4,26 @@
 //! mmsim                                   # the default scenario, explained
 //! mmsim run [SCENARIO.toml | NAME] [flags] # a scenario file or an embedded scenario
 //! mmsim run --trace T --policy lru --memcg-max 1000p [--as file|anon] [--format F]
+//! mmsim compare [SCENARIO | --trace T] --policy a,b [--cost-variant v5.8,v6.2]
+//!               [--set KEY=V1,V2]... [--repeat N] [--json | --csv]
 //! mmsim bench [--accesses N] [--pages N] [--memory-fraction F] [--policy lru,cost]
 //! ```
 //!
 //! Exit status: 0 on success, 2 for bad input or usage (a scenario, trace or flag that
-//! is wrong; the message names the file and line or the field), 1 for other failures.
+//! is wrong; the message names the file and line or the field), 130 when Ctrl-C stopped
+//! a run (its partial result is printed), 1 for other failures.
 
 mod bench;
+mod compare;
+mod compare_table;
+mod metrics;
+mod progress;
 mod report;
 mod run;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// A deterministic simulator of Linux memory management.
 #[derive(Parser, Debug)]
@@ -37,10 +44,30 @@ struct Cli {
 enum Command {
     /// Run a scenario (default: the embedded default scenario) or a trace.
     Run(run::RunArgs),
+    /// Run one scenario under several configurations and compare the counters.
+    #[command(after_help = "\
+The configurations are every combination of the compared values, the first axis on the \
+command line varying slowest; the first configuration is the baseline, and every other \
+cell shows its change against it.
+
+Examples:
+  mmsim compare --policy scanned-rotated,cost
+  mmsim compare zipf-file --set memory=384M,512M --repeat 3
+  mmsim compare --policy cost --cost-variant v5.8,v6.2 --set swappiness=60,115 --csv")]
+    Compare(compare::CompareArgs),
     /// Measure simulated accesses per second and memory per page.
     Bench(bench::BenchArgs),
     /// List the embedded scenarios.
     Scenarios,
+}
+
+/// How a command ended, when it did not fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// It did everything it was asked.
+    Complete,
+    /// Ctrl-C stopped a run; what was simulated so far was printed, marked PARTIAL.
+    Interrupted,
 }
 
 /// An error in the user's input that is not already a typed library error (a flag
@@ -89,15 +116,26 @@ fn chain_message(err: &anyhow::Error) -> String {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if matches!(
+        cli.command,
+        None | Some(Command::Run(_) | Command::Compare(_))
+    ) {
+        progress::install_sigint_handler();
+    }
     let result = match cli.command {
         None => run::run(run::RunArgs::default(), true),
         Some(Command::Run(args)) => run::run(args, false),
-        Some(Command::Bench(args)) => bench::bench(args),
+        Some(Command::Compare(args)) => {
+            compare::compare(args, matches.subcommand_matches("compare"))
+        }
+        Some(Command::Bench(args)) => bench::bench(args).map(|()| Outcome::Complete),
         Some(Command::Scenarios) => run::list_scenarios(),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(Outcome::Complete) => ExitCode::SUCCESS,
+        Ok(Outcome::Interrupted) => ExitCode::from(progress::EXIT_INTERRUPTED),
         Err(err) => {
             // A closed stdout (e.g. `mmsim | head`) is not worth a message.
             if err

@@ -38,6 +38,24 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
     if let Some(d) = &r.description {
         line("", d.clone());
     }
+    if r.partial {
+        let of = s
+            .expected_events()
+            .map_or(String::new(), |t| format!(" of {t}"));
+        line(
+            "PARTIAL",
+            format!(
+                "interrupted by Ctrl-C after {}{of} events: the counters cover only these",
+                r.events
+            ),
+        );
+        if r.warmup_events == 0 && s.warmup_events.is_some_and(|w| w > 0) {
+            line(
+                "",
+                "still in the warmup: the counters were never zeroed and include it".into(),
+            );
+        }
+    }
     line("seed", r.seed.to_string());
     if r.warmup_events > 0 {
         line(

@@ -3,18 +3,18 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Args;
 use mmsim_core::{CostVariant, DeviceConfig, DeviceKind, MachineConfig, PolicyName, Size};
 use mmsim_workloads::{
-    default_scenario, embedded_scenario, run_scenario, RunOptions, Scenario, Target, TraceFormat,
-    WorkloadError, WorkloadKind, WorkloadSpec, DEFAULT_EXPLANATION, EMBEDDED_SCENARIOS,
+    default_scenario, embedded_scenario, run_scenario_cancellable, RunOptions, Scenario,
+    ScenarioResult, Target, TraceFormat, WorkloadError, WorkloadKind, WorkloadSpec,
+    DEFAULT_EXPLANATION, EMBEDDED_SCENARIOS,
 };
 
-use crate::report;
-use crate::UsageError;
+use crate::progress::{self, Progress};
+use crate::{report, Outcome, UsageError};
 
 /// Memory of the machine of a trace run without a scenario: large, so that only
 /// `--memcg-max` limits.
@@ -22,9 +22,10 @@ const TRACE_MEMORY: Size = Size(16 << 30);
 /// Swap size when `--swap` is given without `--swap-size` (and the scenario has none).
 const DEFAULT_SWAP: Size = Size(4 << 30);
 
-/// Flags of `mmsim run`. Every machine flag overrides the scenario's value.
-#[derive(Args, Debug, Default)]
-pub struct RunArgs {
+/// The flags that choose and adjust the scenario, shared by `mmsim run` and `mmsim
+/// compare`. Every machine flag overrides the scenario's value.
+#[derive(Args, Debug, Default, Clone)]
+pub struct ScenarioArgs {
     /// Scenario file (TOML), or the name of an embedded scenario (see `mmsim scenarios`).
     /// Default: the embedded default scenario (or, with --trace, just the trace).
     #[arg(value_name = "SCENARIO")]
@@ -44,13 +45,6 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", requires = "trace")]
     pub limit: Option<u64>,
 
-    /// Reclaim policy: lru (textbook LRU), scanned-rotated (≈3.11–5.7), cost (5.8+;
-    /// alias classic).
-    #[arg(long, value_name = "POLICY")]
-    pub policy: Option<PolicyName>,
-    /// Cost weighting of the cost policy: v5.8 or v6.2.
-    #[arg(long, value_name = "VARIANT")]
-    pub cost_variant: Option<CostVariant>,
     /// Machine memory (K/M/G/T suffix or pages with `p`: 4G, 262144p).
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub memory: Option<Size>,
@@ -69,6 +63,22 @@ pub struct RunArgs {
     /// Seed of the workloads' random streams.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+}
+
+/// Flags of `mmsim run`.
+#[derive(Args, Debug, Default)]
+pub struct RunArgs {
+    /// The scenario and the machine overrides.
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+
+    /// Reclaim policy: lru (textbook LRU), scanned-rotated (≈3.11–5.7), cost (5.8+;
+    /// alias classic).
+    #[arg(long, value_name = "POLICY")]
+    pub policy: Option<PolicyName>,
+    /// Cost weighting of the cost policy: v5.8 or v6.2.
+    #[arg(long, value_name = "VARIANT")]
+    pub cost_variant: Option<CostVariant>,
 
     /// Print the result as JSON (RunResult fields at the top level, trace stats under
     /// "trace").
@@ -111,13 +121,18 @@ fn load(arg: &Path) -> Result<Scenario> {
 
 /// The scenario to run and notes about what the flags changed.
 pub struct Plan {
+    /// The scenario with the flags applied.
     pub scenario: Scenario,
+    /// Whether it is the embedded default scenario (no scenario or trace was named).
     pub is_default: bool,
+    /// What the flags did besides the obvious (shown with the result).
     pub notes: Vec<String>,
 }
 
-/// Builds the scenario from the arguments: load, apply overrides, validate.
-pub fn plan(args: &RunArgs) -> Result<Plan> {
+/// Builds the scenario from the arguments: load it, apply the machine flags. Not yet
+/// validated: the caller may change more (a policy, a compared setting) and then calls
+/// [`validate`].
+pub fn plan(args: &ScenarioArgs) -> Result<Plan> {
     let mut notes = Vec::new();
     let (mut scenario, is_default) = match (&args.scenario, &args.trace) {
         (Some(path), _) => (load(path)?, false),
@@ -156,12 +171,6 @@ pub fn plan(args: &RunArgs) -> Result<Plan> {
     }
 
     let m = &mut scenario.machine;
-    if let Some(p) = args.policy {
-        m.policy.name = p;
-    }
-    if let Some(v) = args.cost_variant {
-        m.policy.cost_variant = v;
-    }
     if let Some(mem) = args.memory {
         m.memory = mem;
     }
@@ -215,7 +224,6 @@ pub fn plan(args: &RunArgs) -> Result<Plan> {
     if scenario.source.is_empty() {
         scenario.source = "command line".into();
     }
-    scenario.validate().map_err(|e| flag_context(e, args))?;
     Ok(Plan {
         scenario,
         is_default,
@@ -223,8 +231,14 @@ pub fn plan(args: &RunArgs) -> Result<Plan> {
     })
 }
 
+/// Validates a scenario built by [`plan`]; an error about a field a flag set names the
+/// flag.
+pub fn validate(s: &Scenario, args: &ScenarioArgs) -> Result<()> {
+    s.validate().map_err(|e| flag_context(e, args))
+}
+
 /// Names the flag that set a field, for validation errors of overridden values.
-fn flag_context(e: WorkloadError, args: &RunArgs) -> anyhow::Error {
+fn flag_context(e: WorkloadError, args: &ScenarioArgs) -> anyhow::Error {
     let flag = match e.field() {
         Some("machine.memory") => args.memory.map(|v| format!("--memory {v}")),
         Some("machine.memcg_max") => args.memcg_max.map(|v| format!("--memcg-max {v}")),
@@ -244,76 +258,60 @@ fn flag_context(e: WorkloadError, args: &RunArgs) -> anyhow::Error {
     }
 }
 
-/// Progress on stderr, at most every half second, when stderr is a terminal.
-struct Progress {
-    start: Instant,
-    last: Instant,
-    total: Option<u64>,
-    shown: bool,
+/// Runs `s` with the progress display and the Ctrl-C flag; the result may be partial.
+pub fn run_with_progress(s: &Scenario, progress: &mut Progress) -> Result<ScenarioResult> {
+    let mut tick = |done: u64| progress.tick(done);
+    let mut opts = RunOptions {
+        progress: Some(&mut tick),
+        on_batch: None,
+    };
+    let result = run_scenario_cancellable(s, &mut opts, Some(&progress::CANCEL));
+    let result = result.with_context(|| format!("running scenario `{}`", s.name))?;
+    progress.run_done(result.events);
+    Ok(result)
 }
 
-impl Progress {
-    fn tick(&mut self, done: u64) {
-        let now = Instant::now();
-        if now.duration_since(self.last) < Duration::from_millis(500)
-            || now.duration_since(self.start) < Duration::from_secs(1)
-        {
-            return;
-        }
-        self.last = now;
-        self.shown = true;
-        let mut err = std::io::stderr().lock();
-        let _ = match self.total {
-            Some(t) if t > 0 => write!(
-                err,
-                "\r{done} / {t} events ({:.0}%)  ",
-                done as f64 * 100.0 / t as f64
-            ),
-            _ => write!(err, "\r{done} events  "),
-        };
-        let _ = err.flush();
-    }
-
-    fn clear(&self) {
-        if self.shown {
-            let _ = write!(std::io::stderr(), "\r{:60}\r", "");
-        }
-    }
+/// Whether to show progress: not with `--quiet`, only on a terminal.
+pub fn show_progress(quiet: bool) -> bool {
+    !quiet && std::io::stderr().is_terminal()
 }
 
 /// `mmsim run` (and `mmsim` without arguments, `bare`).
-pub fn run(args: RunArgs, bare: bool) -> Result<()> {
-    let plan = plan(&args)?;
+pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
+    let mut plan = plan(&args.scenario)?;
+    let m = &mut plan.scenario.machine;
+    if let Some(p) = args.policy {
+        m.policy.name = p;
+    }
+    if let Some(v) = args.cost_variant {
+        m.policy.cost_variant = v;
+    }
+    validate(&plan.scenario, &args.scenario)?;
     let s = &plan.scenario;
     let mut out = std::io::stdout().lock();
     if args.print_scenario {
         out.write_all(s.to_toml_string().as_bytes())?;
-        return Ok(());
+        return Ok(Outcome::Complete);
     }
-    let show_progress = !args.quiet && std::io::stderr().is_terminal();
-    let mut progress = Progress {
-        start: Instant::now(),
-        last: Instant::now(),
-        total: s.expected_events(),
-        shown: false,
-    };
-    let mut tick = |done: u64| progress.tick(done);
-    let mut opts = RunOptions::default();
-    if show_progress {
-        opts.progress = Some(&mut tick);
-    }
-    let result = run_scenario(s, &mut opts);
+    let mut progress = Progress::new(show_progress(args.quiet), s.expected_events());
+    let result = run_with_progress(s, &mut progress);
     progress.clear();
-    let result = result.with_context(|| format!("running scenario `{}`", s.name))?;
+    let result = result?;
+    let outcome = if result.partial {
+        eprintln!("{}", interrupted_message(s, &result));
+        Outcome::Interrupted
+    } else {
+        Outcome::Complete
+    };
 
     if args.json {
         let text = serde_json::to_string_pretty(&result)?;
         out.write_all(text.as_bytes())?;
         out.write_all(b"\n")?;
-        return Ok(());
+        return Ok(outcome);
     }
     let mut text = String::new();
-    if plan.is_default && !args.quiet {
+    if plan.is_default && !args.quiet && !result.partial {
         text.push_str(DEFAULT_EXPLANATION);
         text.push_str("\n\n");
         if bare {
@@ -326,11 +324,23 @@ pub fn run(args: RunArgs, bare: bool) -> Result<()> {
     text.push_str(&report::table(s, &result, notes, args.all_counters));
     out.write_all(text.as_bytes())?;
     out.flush()?;
-    Ok(())
+    Ok(outcome)
+}
+
+/// What stderr says when Ctrl-C stopped a run.
+pub fn interrupted_message(s: &Scenario, r: &ScenarioResult) -> String {
+    let of = match s.expected_events() {
+        Some(total) => format!(" of {total}"),
+        None => String::new(),
+    };
+    format!(
+        "interrupted: stopped after {}{of} events; printing the PARTIAL result",
+        r.events
+    )
 }
 
 /// `mmsim scenarios`.
-pub fn list_scenarios() -> Result<()> {
+pub fn list_scenarios() -> Result<Outcome> {
     let mut text = String::new();
     for (name, _) in EMBEDDED_SCENARIOS {
         let s = embedded_scenario(name).expect("embedded")?;
@@ -343,5 +353,5 @@ pub fn list_scenarios() -> Result<()> {
         "\nrun one with `mmsim run NAME`; print its TOML with `mmsim run NAME --print-scenario`\n",
     );
     std::io::stdout().lock().write_all(text.as_bytes())?;
-    Ok(())
+    Ok(Outcome::Complete)
 }

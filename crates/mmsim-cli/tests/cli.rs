@@ -83,6 +83,9 @@ fn json_has_the_result_fields_at_top_level() {
         v["hits"].as_u64().unwrap() + v["misses"].as_u64().unwrap()
     );
     assert_eq!(v["scenario"], "default");
+    // A complete run: every event simulated (288,256 idle pages touched + 24 M accesses).
+    assert_eq!(v["partial"], false);
+    assert_eq!(v["events"], 24_288_256);
 }
 
 #[test]

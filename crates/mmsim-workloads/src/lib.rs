@@ -38,7 +38,7 @@ mod tomlpos;
 
 pub use error::WorkloadError;
 pub use gen::{Generator, Permutation, Sink, TraceReport};
-pub use run::{run_scenario, RunOptions, ScenarioResult, WorkloadReport};
+pub use run::{run_scenario, run_scenario_cancellable, RunOptions, ScenarioResult, WorkloadReport};
 pub use scenario::{Scenario, Target, TraceFormat, WorkloadKind, WorkloadSpec};
 
 /// The scenarios shipped with the crate: (name, TOML text).

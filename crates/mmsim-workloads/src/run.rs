@@ -1,5 +1,7 @@
 //! Running a scenario: machine setup, phases, round-robin interleaving, results.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use mmsim_core::{Event, MachineConfig, RunResult, Sim};
 use serde::Serialize;
 
@@ -68,8 +70,14 @@ pub struct ScenarioResult {
     pub seed: u64,
     /// The machine it ran on.
     pub machine: MachineConfig,
-    /// Events run before the counters were zeroed (0: everything is measured).
+    /// Events run before the counters were zeroed (0: everything is measured; also 0 when
+    /// the run was cancelled before the warmup ended, so the counters include it).
     pub warmup_events: u64,
+    /// Events simulated, warmup included.
+    pub events: u64,
+    /// Whether the run was cancelled (see [`run_scenario_cancellable`]) before the
+    /// workloads finished: the counters cover the first `events` events only.
+    pub partial: bool,
     /// The simulator's counters.
     #[serde(flatten)]
     pub result: RunResult,
@@ -94,6 +102,23 @@ struct Lane {
 pub fn run_scenario(
     s: &Scenario,
     opts: &mut RunOptions<'_>,
+) -> Result<ScenarioResult, WorkloadError> {
+    run_scenario_cancellable(s, opts, None)
+}
+
+/// [`run_scenario`] that stops early when `cancel` becomes true (e.g. set by a SIGINT
+/// handler or by the progress callback).
+///
+/// The flag is read once per batch of [`BATCH`] events, after the batch ran and the
+/// progress callback saw it, so cancelling costs nothing per event. A cancelled run
+/// finishes the machine as a complete run does and returns its counters with
+/// [`partial`](ScenarioResult::partial) set and [`events`](ScenarioResult::events) the
+/// number of events simulated; cancelled before the warmup ended, the counters were
+/// never zeroed and [`warmup_events`](ScenarioResult::warmup_events) is 0.
+pub fn run_scenario_cancellable(
+    s: &Scenario,
+    opts: &mut RunOptions<'_>,
+    cancel: Option<&AtomicBool>,
 ) -> Result<ScenarioResult, WorkloadError> {
     s.validate()?;
     let mut sim = Sim::new(s.machine.clone()).map_err(|source| WorkloadError::Setup {
@@ -138,7 +163,8 @@ pub fn run_scenario(
     let mut out: Vec<Event> =
         Vec::with_capacity(BATCH + s.workloads.iter().map(|w| w.weight as usize).sum::<usize>());
     let mut done = 0u64;
-    for phase in phases {
+    let mut partial = false;
+    'phases: for phase in phases {
         let mut live: Vec<usize> = (0..lanes.len())
             .filter(|&i| s.workloads[i].phase == phase)
             .collect();
@@ -192,10 +218,16 @@ pub fn run_scenario(
             if let Some(p) = opts.progress.as_mut() {
                 p(done);
             }
+            if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                partial = true;
+                break 'phases;
+            }
         }
     }
 
-    if let Some(w) = s.warmup_events.filter(|&w| w >= done) {
+    // The counters were zeroed when the events reached the warmup (see above).
+    let measured_after = s.warmup_events.filter(|&w| w <= done).unwrap_or(0);
+    if let Some(w) = s.warmup_events.filter(|&w| w >= done && !partial) {
         return Err(WorkloadError::Invalid {
             file: s.source.clone(),
             field: "warmup_events".into(),
@@ -227,9 +259,113 @@ pub fn run_scenario(
         description: s.description.clone(),
         seed: s.seed,
         machine: s.machine.clone(),
-        warmup_events: s.warmup_events.unwrap_or(0),
+        warmup_events: measured_after,
+        events: done,
+        partial,
         result,
         workloads,
         trace,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::WorkloadKind;
+
+    fn scenario(warmup: Option<u64>) -> Scenario {
+        let mut s = Scenario::from_toml_str(
+            "seed = 3\n[machine]\nmemory = \"64M\"\n\
+             [[workload]]\nkind = \"zipf\"\ntarget = \"file\"\npages = \"128M\"\ntheta = 0.9\naccesses = 100000\n\
+             [[workload]]\nkind = \"uniform\"\ntarget = \"anon\"\npages = \"16M\"\naccesses = 50000\nphase = 1\n",
+            "small.toml",
+        )
+        .unwrap();
+        s.warmup_events = warmup;
+        s
+    }
+
+    /// Runs `s`, setting the cancel flag from the progress callback once `after` events
+    /// ran.
+    fn cancelled_after(s: &Scenario, after: u64) -> ScenarioResult {
+        let cancel = AtomicBool::new(false);
+        let mut seen = Vec::new();
+        let mut tick = |done: u64| {
+            seen.push(done);
+            if done >= after {
+                cancel.store(true, Ordering::Relaxed);
+            }
+        };
+        let r = run_scenario_cancellable(
+            s,
+            &mut RunOptions {
+                progress: Some(&mut tick),
+                on_batch: None,
+            },
+            Some(&cancel),
+        )
+        .unwrap();
+        // The run stopped at the first batch boundary after the flag was set.
+        assert_eq!(seen.last(), Some(&r.events));
+        assert!(seen.iter().rev().skip(1).all(|&d| d < after));
+        r
+    }
+
+    #[test]
+    fn a_complete_run_is_not_partial() {
+        let s = scenario(None);
+        let r = run_scenario(&s, &mut RunOptions::default()).unwrap();
+        assert!(!r.partial);
+        assert_eq!(r.events, 150_000);
+        assert_eq!(r.result.access.accesses, 150_000);
+        // An unset flag changes nothing.
+        let cancel = AtomicBool::new(false);
+        let c = run_scenario_cancellable(&s, &mut RunOptions::default(), Some(&cancel)).unwrap();
+        assert_eq!(r, c);
+    }
+
+    #[test]
+    fn cancelling_stops_at_a_batch_boundary_and_returns_the_counters_so_far() {
+        let s = scenario(None);
+        let r = cancelled_after(&s, 10_000);
+        assert!(r.partial);
+        assert_eq!(r.events, 3 * BATCH as u64);
+        assert_eq!(r.result.access.accesses, r.events);
+        assert_eq!(r.workloads[0].events, r.events);
+        assert_eq!(r.workloads[1].events, 0);
+        assert_eq!(r.result.access.hits + r.result.access.misses, r.events);
+        assert!(r.result.runtime_s > 0.0);
+        // The partial run is the prefix of the full one: the same counters as a scenario
+        // whose events stop there.
+        let mut short = s.clone();
+        if let WorkloadKind::Zipf { accesses, .. } = &mut short.workloads[0].kind {
+            *accesses = r.events;
+        }
+        short.workloads.truncate(1);
+        let full = run_scenario(&short, &mut RunOptions::default()).unwrap();
+        assert_eq!(full.result.vmstat, r.result.vmstat);
+        assert_eq!(full.result.access, r.result.access);
+        assert_eq!(full.result.psi, r.result.psi);
+        assert_eq!(full.result.runtime_s, r.result.runtime_s);
+        // Cancelled in the second phase.
+        let r = cancelled_after(&s, 120_000);
+        assert!(r.partial);
+        assert_eq!(r.workloads[0].events, 100_000);
+        assert!(r.workloads[1].events > 0 && r.workloads[1].events < 50_000);
+        assert_eq!(r.events, r.result.access.accesses);
+    }
+
+    #[test]
+    fn cancelling_during_the_warmup_reports_unzeroed_counters() {
+        let s = scenario(Some(50_000));
+        let r = cancelled_after(&s, 1);
+        assert!(r.partial);
+        assert_eq!(r.events, BATCH as u64);
+        assert_eq!(r.warmup_events, 0, "the counters were never zeroed");
+        assert_eq!(r.result.access.accesses, r.events);
+        // After the warmup: the counters are those after it.
+        let r = cancelled_after(&s, 60_000);
+        assert_eq!(r.warmup_events, 50_000);
+        assert_eq!(r.result.access.accesses, r.events - 50_000);
+    }
 }

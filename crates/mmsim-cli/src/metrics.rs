@@ -1,0 +1,397 @@
+//! What `mmsim compare` compares: the metrics taken from each run, their statistics
+//! over repeated runs, and the JSON report.
+//!
+//! Metric names are the kernel's `/proc/vmstat` names where one exists (`pswpout`,
+//! `pgscan_kswapd`, `workingset_refault_file`, …); derived metrics follow mmtests'
+//! compare-kernels vmstat section (minor faults, kswapd and direct reclaim efficiency).
+
+use std::collections::BTreeMap;
+
+use mmsim_workloads::ScenarioResult;
+use serde::{Deserialize, Serialize};
+
+/// How a metric's values are printed in the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// A count: no decimals (means and deviations: 2).
+    Count,
+    /// A value printed with this many decimals.
+    Decimals(usize),
+}
+
+/// One row of the comparison.
+#[derive(Clone, Copy, Debug)]
+pub struct Metric {
+    /// Its name: the vmstat counter's, or a descriptive one for derived values.
+    pub name: &'static str,
+    /// What it is, with its unit.
+    pub about: &'static str,
+    /// How the table prints it.
+    pub format: Format,
+    /// Its value in a run; `None` when undefined (an efficiency with nothing scanned).
+    pub value: fn(&ScenarioResult) -> Option<f64>,
+}
+
+/// `num / den` in percent, `None` if `den` is 0.
+fn percent(num: u64, den: u64) -> Option<f64> {
+    (den > 0).then(|| num as f64 * 100.0 / den as f64)
+}
+
+macro_rules! vmstat {
+    ($name:ident, $about:literal) => {
+        Metric {
+            name: stringify!($name),
+            about: $about,
+            format: Format::Count,
+            value: |r| Some(r.result.vmstat.$name as f64),
+        }
+    };
+}
+
+/// The metrics, in table order.
+pub const METRICS: &[Metric] = &[
+    Metric {
+        name: "accesses",
+        about: "accesses measured",
+        format: Format::Count,
+        value: |r| Some(r.result.access.accesses as f64),
+    },
+    Metric {
+        name: "misses",
+        about: "accesses that found the page not resident",
+        format: Format::Count,
+        value: |r| Some(r.result.access.misses as f64),
+    },
+    Metric {
+        name: "miss_ratio",
+        about: "misses / accesses",
+        format: Format::Decimals(6),
+        value: |r| Some(r.result.miss_ratio),
+    },
+    Metric {
+        name: "minor_faults",
+        about: "pgfault - pgmajfault (mmtests: Minor Faults)",
+        format: Format::Count,
+        value: |r| {
+            let v = &r.result.vmstat;
+            Some(v.pgfault.saturating_sub(v.pgmajfault) as f64)
+        },
+    },
+    vmstat!(pgmajfault, "major faults (IO needed)"),
+    vmstat!(pswpin, "pages swapped in"),
+    vmstat!(pswpout, "pages swapped out"),
+    vmstat!(pgscan_anon, "anon pages scanned (all reclaim)"),
+    vmstat!(pgscan_file, "file pages scanned (all reclaim)"),
+    vmstat!(pgsteal_anon, "anon pages reclaimed (all reclaim)"),
+    vmstat!(pgsteal_file, "file pages reclaimed (all reclaim)"),
+    vmstat!(pgscan_kswapd, "pages scanned by kswapd"),
+    vmstat!(pgscan_direct, "pages scanned by direct reclaim"),
+    vmstat!(pgsteal_kswapd, "pages reclaimed by kswapd"),
+    vmstat!(pgsteal_direct, "pages reclaimed by direct reclaim"),
+    Metric {
+        name: "kswapd_efficiency_pct",
+        about: "pgsteal_kswapd / pgscan_kswapd, % (mmtests: Kswapd efficiency)",
+        format: Format::Decimals(2),
+        value: |r| {
+            percent(
+                r.result.vmstat.pgsteal_kswapd,
+                r.result.vmstat.pgscan_kswapd,
+            )
+        },
+    },
+    Metric {
+        name: "direct_efficiency_pct",
+        about: "pgsteal_direct / pgscan_direct, % (mmtests: Direct efficiency)",
+        format: Format::Decimals(2),
+        value: |r| {
+            percent(
+                r.result.vmstat.pgsteal_direct,
+                r.result.vmstat.pgscan_direct,
+            )
+        },
+    },
+    vmstat!(nr_vmscan_write, "pages written by reclaim"),
+    vmstat!(allocstall_normal, "direct reclaim entries"),
+    vmstat!(workingset_refault_anon, "anon refaults that found a shadow"),
+    vmstat!(workingset_refault_file, "file refaults that found a shadow"),
+    vmstat!(workingset_activate_anon, "anon refaults activated"),
+    vmstat!(workingset_activate_file, "file refaults activated"),
+    vmstat!(
+        workingset_restore_anon,
+        "activated anon refaults of workingset pages"
+    ),
+    vmstat!(
+        workingset_restore_file,
+        "activated file refaults of workingset pages"
+    ),
+    vmstat!(oom_kill, "OOM kills"),
+    Metric {
+        name: "psi_some_total_us",
+        about: "/proc/pressure/memory some total=, µs",
+        format: Format::Count,
+        value: |r| Some(r.result.psi.some.total as f64),
+    },
+    Metric {
+        name: "psi_full_total_us",
+        about: "/proc/pressure/memory full total=, µs",
+        format: Format::Count,
+        value: |r| Some(r.result.psi.full.total as f64),
+    },
+    Metric {
+        name: "psi_some_avg10",
+        about: "/proc/pressure/memory some avg10= at the end, %",
+        format: Format::Decimals(2),
+        value: |r| Some(r.result.psi.some.avg10),
+    },
+    Metric {
+        name: "psi_full_avg10",
+        about: "/proc/pressure/memory full avg10= at the end, %",
+        format: Format::Decimals(2),
+        value: |r| Some(r.result.psi.full.avg10),
+    },
+    Metric {
+        name: "kswapd_cpu_s",
+        about: "kswapd CPU time, simulated seconds",
+        format: Format::Decimals(4),
+        value: |r| Some(r.result.kswapd_cpu_s),
+    },
+    Metric {
+        name: "reclaim_stall_s",
+        about: "time the workload spent in direct or memcg reclaim, seconds",
+        format: Format::Decimals(4),
+        value: |r| Some(r.result.reclaim_stall_s),
+    },
+    Metric {
+        name: "io_wait_s",
+        about: "time the workload waited for IO, seconds",
+        format: Format::Decimals(4),
+        value: |r| Some(r.result.io_wait_s),
+    },
+    Metric {
+        name: "runtime_s",
+        about: "simulated wall time of the measured part, seconds",
+        format: Format::Decimals(4),
+        value: |r| Some(r.result.runtime_s),
+    },
+    Metric {
+        name: "throughput",
+        about: "accesses per simulated second",
+        format: Format::Decimals(1),
+        value: |r| Some(r.result.throughput),
+    },
+];
+
+/// Every metric's value in `r`, by name; a value that is not finite counts as undefined
+/// (JSON has no NaN, and the report must read back as written).
+pub fn values(r: &ScenarioResult) -> BTreeMap<String, Option<f64>> {
+    METRICS
+        .iter()
+        .map(|m| (m.name.to_string(), (m.value)(r).filter(|v| v.is_finite())))
+        .collect()
+}
+
+/// A metric over the runs of one configuration (mmtests' Min, Amean, Stddev, Max).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Runs in which the metric is defined.
+    pub n: usize,
+    /// Smallest value.
+    pub min: f64,
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Sample standard deviation (n − 1 in the denominator); `None` for one run.
+    pub stddev: Option<f64>,
+    /// Largest value.
+    pub max: f64,
+}
+
+impl Stats {
+    /// The statistics of the defined values among `values`; `None` if there are none.
+    pub fn of(values: &[Option<f64>]) -> Option<Stats> {
+        let v: Vec<f64> = values.iter().flatten().copied().collect();
+        if v.is_empty() {
+            return None;
+        }
+        let n = v.len();
+        let mean = v.iter().sum::<f64>() / n as f64;
+        let stddev = (n > 1).then(|| {
+            let ss: f64 = v.iter().map(|x| (x - mean) * (x - mean)).sum();
+            (ss / (n - 1) as f64).sqrt()
+        });
+        Some(Stats {
+            n,
+            min: v.iter().copied().fold(f64::INFINITY, f64::min),
+            mean,
+            stddev,
+            max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        })
+    }
+}
+
+/// The change of `value` against `base`, in percent of `base`: `Some(0)` when both are
+/// 0, `None` when undefined (`base` is 0 and `value` is not: a new effect, printed
+/// `new`).
+pub fn change_pct(base: f64, value: f64) -> Option<f64> {
+    if base == 0.0 {
+        (value == 0.0).then_some(0.0)
+    } else {
+        Some((value - base) / base.abs() * 100.0)
+    }
+}
+
+/// One setting of a configuration: a `[machine]` key and its value.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Setting {
+    /// The key as `--set` takes it (`swappiness`, `swap.device`, `policy.name`).
+    pub key: String,
+    /// The value as given.
+    pub value: String,
+}
+
+/// One run of a configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    /// The seed it ran with.
+    pub seed: u64,
+    /// Whether Ctrl-C stopped it: its counters cover only `events` events.
+    pub partial: bool,
+    /// Events simulated (warmup included).
+    pub events: u64,
+    /// Every metric's value, by name (`null`: undefined).
+    pub metrics: BTreeMap<String, Option<f64>>,
+    /// The whole result, as `mmsim run --json` prints it.
+    pub result: serde_json::Value,
+}
+
+/// One configuration: its settings and its runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConfigReport {
+    /// Its name, `key=value` pairs joined by commas (`policy=cost,swappiness=60`).
+    pub name: String,
+    /// Its settings, one per compared axis, in axis order.
+    pub settings: Vec<Setting>,
+    /// Whether one of its runs was stopped by Ctrl-C.
+    pub partial: bool,
+    /// Its runs, seeds in increasing order.
+    pub runs: Vec<RunReport>,
+    /// Each metric's statistics over the runs, by name (`null`: undefined in every run).
+    pub stats: BTreeMap<String, Option<Stats>>,
+}
+
+/// A compared axis: a setting and the values it takes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AxisReport {
+    /// The key (`policy`, `cost_variant`, or a `--set` key).
+    pub key: String,
+    /// The flag that gave it (`--policy`, `--set swappiness`).
+    pub flag: String,
+    /// Its values, in order.
+    pub values: Vec<String>,
+}
+
+/// A metric's name and meaning, for readers of the JSON.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetricInfo {
+    /// The name used in `metrics` and `stats`.
+    pub name: String,
+    /// What it is, with its unit.
+    pub about: String,
+}
+
+/// What `mmsim compare --json` prints; it deserializes back to the same value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompareReport {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The seed of the first run of every configuration; repeat `i` uses `seed + i`.
+    pub seed: u64,
+    /// Runs per configuration.
+    pub repeat: u32,
+    /// Events run before the counters were zeroed, as the scenario says.
+    pub warmup_events: u64,
+    /// Whether Ctrl-C stopped the comparison: the last configuration's last run is
+    /// partial and later ones are missing.
+    pub partial: bool,
+    /// The compared axes; the configurations are their cartesian product, the first
+    /// axis varying slowest.
+    pub axes: Vec<AxisReport>,
+    /// The metrics, in table order.
+    pub metrics: Vec<MetricInfo>,
+    /// The configurations run, the baseline first.
+    pub configs: Vec<ConfigReport>,
+}
+
+impl ConfigReport {
+    /// Builds the report of a configuration from its results.
+    pub fn new(name: String, settings: Vec<Setting>, results: &[ScenarioResult]) -> Self {
+        let runs: Vec<RunReport> = results
+            .iter()
+            .map(|r| RunReport {
+                seed: r.seed,
+                partial: r.partial,
+                events: r.events,
+                metrics: values(r),
+                // A ScenarioResult always serializes (string keys, finite numbers or
+                // null).
+                result: serde_json::to_value(r).unwrap_or(serde_json::Value::Null),
+            })
+            .collect();
+        let stats = METRICS
+            .iter()
+            .map(|m| {
+                let v: Vec<Option<f64>> = runs
+                    .iter()
+                    .map(|r| r.metrics.get(m.name).copied().flatten())
+                    .collect();
+                (m.name.to_string(), Stats::of(&v))
+            })
+            .collect();
+        ConfigReport {
+            name,
+            settings,
+            partial: runs.iter().any(|r| r.partial),
+            runs,
+            stats,
+        }
+    }
+
+    /// The statistics of metric `name`.
+    pub fn stat(&self, name: &str) -> Option<&Stats> {
+        self.stats.get(name).and_then(Option::as_ref)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_are_mmtests_min_amean_sample_stddev_max() {
+        let s = Stats::of(&[Some(2.0), Some(4.0), Some(4.0), Some(4.0), Some(5.0)]).unwrap();
+        assert_eq!((s.n, s.min, s.mean, s.max), (5, 2.0, 3.8, 5.0));
+        // Sample variance: (3.24 + 3 × 0.04 + 1.44) / 4 = 1.2
+        assert!((s.stddev.unwrap() - 1.2f64.sqrt()).abs() < 1e-12);
+        let one = Stats::of(&[Some(7.0)]).unwrap();
+        assert_eq!((one.mean, one.stddev), (7.0, None));
+        assert_eq!(Stats::of(&[None, None]), None);
+        let some = Stats::of(&[None, Some(1.0), Some(3.0)]).unwrap();
+        assert_eq!((some.n, some.mean), (2, 2.0));
+    }
+
+    #[test]
+    fn change_is_relative_to_the_baseline() {
+        assert_eq!(change_pct(200.0, 150.0), Some(-25.0));
+        assert_eq!(change_pct(200.0, 250.0), Some(25.0));
+        assert_eq!(change_pct(0.0, 0.0), Some(0.0));
+        assert_eq!(change_pct(0.0, 5.0), None);
+        assert_eq!(change_pct(-2.0, -1.0), Some(50.0));
+    }
+
+    #[test]
+    fn metric_names_are_unique() {
+        let mut names: Vec<_> = METRICS.iter().map(|m| m.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), METRICS.len());
+    }
+}
