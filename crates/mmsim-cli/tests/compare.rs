@@ -59,7 +59,7 @@ fn small_scenario(dir: &Path, extra: &str) -> String {
         format!(
             "seed = 4\nwarmup_events = 5000\n[machine]\nmemory = \"64M\"\nswappiness = 100\n{extra}\n\
              [machine.swap]\ndevice = \"ssd\"\nsize = \"64M\"\n\
-             [[workload]]\nkind = \"zipf\"\ntarget = \"file\"\npages = \"64M\"\ntheta = 0.9\naccesses = 40000\n\
+             [[workload]]\nkind = \"zipf\"\ntarget = \"file\"\nadvice = \"random\"\npages = \"64M\"\ntheta = 0.9\naccesses = 40000\n\
              [[workload]]\nkind = \"loop\"\ntarget = \"anon\"\npages = \"48M\"\niterations = 3\n\
              write_ratio = 0.3\n"
         ),
