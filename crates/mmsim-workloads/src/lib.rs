@@ -1,12 +1,21 @@
 //! # mmsim-workloads: what runs on the simulated machine
 //!
 //! A [`Scenario`] (TOML, see [`scenario`]) is a machine
-//! ([`mmsim_core::MachineConfig`]) and a list of [`WorkloadSpec`]s: synthetic access
-//! patterns (uniform, zipf, sequential, loop, hot/cold, touch) and trace replays, each
-//! with its own task and region (an anonymous VMA, a file read through a descriptor, or
-//! a shared or executable file mapping). [`run_scenario`] builds the machine, runs the
-//! workloads phase by phase, interleaving the workloads of a phase round-robin one event
-//! at a time, and returns a [`ScenarioResult`].
+//! ([`mmsim_core::MachineConfig`]) and a list of [`WorkloadSpec`]s of three sorts:
+//!
+//! * synthetic access patterns (uniform, zipf, sequential, loop, hot/cold, touch), each
+//!   with its own task and region (an anonymous VMA, a file read through a descriptor,
+//!   or a shared or executable file mapping);
+//! * trace replays onto such a region;
+//! * models of real programs ([`models`]): `fio` (buffered file IO by many jobs), `kv`
+//!   (memcached filled and read by memtier_benchmark), `pgbench` (PostgreSQL's shared
+//!   buffers and TPC-B-like transactions), `dd` (a streaming writer or reader) and
+//!   `eater` (a memory eater), each creating the tasks, files and mappings of the
+//!   program and issuing its system calls and memory accesses by the program's rules.
+//!
+//! [`run_scenario`] builds the machine, runs the workloads phase by phase, interleaving
+//! the workloads of a phase round-robin (`weight` events each per round), each from its
+//! `start` time on, and returns a [`ScenarioResult`].
 //!
 //! ```no_run
 //! use mmsim_workloads::{default_scenario, run_scenario, RunOptions};
@@ -20,8 +29,9 @@
 //! arguments, and [`DEFAULT_EXPLANATION`] says what it shows.
 //!
 //! Determinism: the same scenario and seed give bit-identical results. Each workload
-//! draws from its own seeded PCG stream ([`gen::workload_seed`]); traces are read in
-//! order; the interleaving is a fixed round-robin.
+//! draws from its own seeded PCG stream ([`gen::workload_seed`]; fio's jobs from streams
+//! seeded from it); traces are read in order; the interleaving is a fixed round-robin,
+//! and start times are compared with the simulated clock only.
 //!
 //! Performance: events are generated into reused buffers and handed to
 //! [`mmsim_core::Sim::run`] in batches of [`run::BATCH`]; no allocation or dynamic
@@ -32,6 +42,7 @@
 pub mod bench;
 pub mod error;
 pub mod gen;
+pub mod models;
 pub mod run;
 pub mod scenario;
 mod tomlpos;
