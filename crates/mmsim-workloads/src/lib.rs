@@ -26,7 +26,10 @@
 //!
 //! Scenarios shipped with the crate are embedded ([`embedded_scenario`],
 //! [`EMBEDDED_SCENARIOS`]); [`default_scenario`] is the one `mmsim` runs without
-//! arguments, and [`DEFAULT_EXPLANATION`] says what it shows.
+//! arguments, and [`DEFAULT_EXPLANATION`] says what it shows. Besides it: the default's
+//! longer run (`postgres-like`), a zipf reader (`zipf-file`), and the seeds' benchmarks
+//! with the program models: `fio-randread` and `memcached` (seed 000, scaled down),
+//! `pgbench` (seed 001 at its size) and `dd-vs-eater` (seed 004, scaled down).
 //!
 //! Determinism: the same scenario and seed give bit-identical results. Each workload
 //! draws from its own seeded PCG stream ([`gen::workload_seed`]; fio's jobs from streams
@@ -60,6 +63,13 @@ pub const EMBEDDED_SCENARIOS: &[(&str, &str)] = &[
         include_str!("../scenarios/postgres-like.toml"),
     ),
     ("zipf-file", include_str!("../scenarios/zipf-file.toml")),
+    (
+        "fio-randread",
+        include_str!("../scenarios/fio-randread.toml"),
+    ),
+    ("memcached", include_str!("../scenarios/memcached.toml")),
+    ("pgbench", include_str!("../scenarios/pgbench.toml")),
+    ("dd-vs-eater", include_str!("../scenarios/dd-vs-eater.toml")),
 ];
 
 /// The embedded scenario `name` (see [`EMBEDDED_SCENARIOS`]), parsed and validated.

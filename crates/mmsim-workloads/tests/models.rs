@@ -12,7 +12,8 @@ use mmsim_workloads::models::fio::{FioDistribution, FioRw, FioSpec};
 use mmsim_workloads::models::kv::{KeyPattern, KvRatio, KvSpec};
 use mmsim_workloads::models::pgbench::{PgbenchSpec, KEYS_PER_LEAF, TUPLES_PER_BLOCK};
 use mmsim_workloads::{
-    run_scenario, RunOptions, Scenario, ScenarioResult, Target, WorkloadKind, WorkloadSpec,
+    embedded_scenario, run_scenario, RunOptions, Scenario, ScenarioResult, Target, WorkloadKind,
+    WorkloadSpec,
 };
 
 fn machine() -> MachineConfig {
@@ -847,6 +848,37 @@ fn model_scenarios_round_trip_through_toml() {
     assert!(text.contains("start = \"2ms\""), "{text}");
     assert!(text.contains("size = \"16m\""), "{text}");
     assert!(!text.contains("target"), "models take no target:\n{text}");
+}
+
+#[test]
+fn embedded_model_scenarios_run() {
+    for name in ["fio-randread", "memcached", "pgbench", "dd-vs-eater"] {
+        let s = embedded_scenario(name).unwrap().unwrap();
+        let t = std::time::Instant::now();
+        let r = run(&s);
+        eprintln!("{name}: {:.2} s", t.elapsed().as_secs_f64());
+        assert!(r.result.access.accesses > 0, "{name}");
+        if let Some(n) = s.expected_events() {
+            assert_eq!(
+                r.workloads.iter().map(|w| w.events).sum::<u64>(),
+                n,
+                "{name}"
+            );
+        }
+        match name {
+            "fio-randread" => {
+                assert_eq!(r.workloads[0].pages, 72 * 5120);
+                assert!(r.result.vmstat.workingset_refault_file > 0);
+            }
+            "memcached" => assert!(r.result.vmstat.pswpin > 0, "swaps in"),
+            "pgbench" => assert!(r.result.vmstat.pswpout > 0, "the cost model swaps"),
+            "dd-vs-eater" => {
+                assert!(r.result.runtime_s > 1.0);
+                assert_eq!(r.workloads[1].events, s.workloads[1].kind.events().unwrap());
+            }
+            _ => unreachable!(),
+        }
+    }
 }
 
 // ---- errors -----------------------------------------------------------------------------
