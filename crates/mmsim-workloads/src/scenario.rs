@@ -1314,7 +1314,8 @@ impl Scenario {
     }
 
     /// Total events of all workloads, if known before running (not when a trace has no
-    /// `limit`).
+    /// `limit`, nor with a `pgbench` workload, whose reads and write-backs depend on its
+    /// buffer hits). Idle waits for a `start` are not events.
     pub fn expected_events(&self) -> Option<u64> {
         self.workloads
             .iter()

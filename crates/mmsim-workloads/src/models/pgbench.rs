@@ -60,6 +60,11 @@
 //! The number of events depends on the hits and misses, so a pgbench workload has no
 //! [`expected_events`](crate::Scenario::expected_events).
 //!
+//! The generator's own memory: 4 bytes per 8 KiB block of the accounts, index, tellers
+//! and branches (the block → buffer map; ≈ 7.5 KiB per scale unit, 146 MiB at the
+//! largest scale) and 5 bytes per buffer; the history table, which is only ever
+//! appended to, needs one entry.
+//!
 //! ## Sizing (per scale unit, 8 KiB blocks)
 //!
 //! From pgbench's table definitions (pgbench.c `initCreateTables`: `pgbench_accounts(aid
@@ -278,8 +283,12 @@ pub struct PgbenchGen {
     wal_file_pages: u32,
     wal_pages: u16,
     wal_pos: u32,
-    /// Global block → buffer, `NONE` if not buffered.
+    /// Global block → buffer, `NONE` if not buffered, for every relation but the
+    /// history (4 bytes per 8 KiB block: ≈ 7.5 KiB per scale unit).
     buf_of: Vec<u32>,
+    /// The history block being appended to and its buffer (`NONE`: not buffered). Only
+    /// the last history block is ever accessed, so one entry maps the history table.
+    history_cur: (u32, u32),
     /// Buffer → global block, `NONE` if free.
     tag: Vec<u32>,
     /// Buffer → usage count (low 7 bits) and dirty (bit 7).
@@ -369,7 +378,8 @@ impl PgbenchGen {
             wal_file_pages: l.wal_pages as u32,
             wal_pages: spec.wal_pages as u16,
             wal_pos: 0,
-            buf_of: vec![NONE; starts[5] as usize],
+            buf_of: vec![NONE; starts[HISTORY] as usize],
+            history_cur: (NONE, NONE),
             tag: vec![NONE; buffers as usize],
             state: vec![0; buffers as usize],
             next_free: 0,
@@ -393,10 +403,38 @@ impl PgbenchGen {
 
     /// The buffer of global block `block`, if it is in the shared buffers.
     pub fn buffer_of(&self, block: u32) -> Option<u32> {
-        self.buf_of
-            .get(block as usize)
-            .copied()
-            .filter(|&b| b != NONE)
+        if block >= self.starts[5] {
+            return None;
+        }
+        Some(self.lookup(block)).filter(|&b| b != NONE)
+    }
+
+    /// `BufTableLookup`: the buffer of `block` or `NONE`.
+    #[inline]
+    fn lookup(&self, block: u32) -> u32 {
+        if block >= self.starts[HISTORY] {
+            if block == self.history_cur.0 {
+                self.history_cur.1
+            } else {
+                NONE
+            }
+        } else {
+            self.buf_of[block as usize]
+        }
+    }
+
+    /// Maps `block` to `buf` (`NONE`: unmaps it).
+    #[inline]
+    fn map(&mut self, block: u32, buf: u32) {
+        if block >= self.starts[HISTORY] {
+            if buf != NONE {
+                self.history_cur = (block, buf);
+            } else if block == self.history_cur.0 {
+                self.history_cur.1 = NONE;
+            }
+        } else {
+            self.buf_of[block as usize] = buf;
+        }
     }
 
     /// The relation (0 accounts, 1 index, 2 tellers, 3 branches, 4 history) of a
@@ -433,7 +471,7 @@ impl PgbenchGen {
     /// `PinBuffer` or `BufferAlloc`), pushed to `pending`.
     fn access(&mut self, block: u32, write: bool) {
         let vma = self.buffers_vma;
-        let b = self.buf_of[block as usize];
+        let b = self.lookup(block);
         if b != NONE {
             let s = &mut self.state[b as usize];
             if *s & !DIRTY < BM_MAX_USAGE_COUNT {
@@ -462,7 +500,7 @@ impl PgbenchGen {
                     pages: PAGES_PER_BLOCK as u16,
                 });
             }
-            self.buf_of[old as usize] = NONE;
+            self.map(old, NONE);
         }
         let (r, off) = self.relation(block);
         let extend = r == HISTORY && off >= self.history_extended;
@@ -476,7 +514,7 @@ impl PgbenchGen {
             });
         }
         self.tag[buf as usize] = block;
-        self.buf_of[block as usize] = buf;
+        self.map(block, buf);
         self.state[buf as usize] = 1 | if write || extend { DIRTY } else { 0 };
         for p in 0..PAGES_PER_BLOCK {
             self.pending.push(Event::Access {
