@@ -70,11 +70,13 @@
 //! From pgbench's table definitions (pgbench.c `initCreateTables`: `pgbench_accounts(aid
 //! int, bid int, abalance int, filler char(84))` and alike, fillfactor 100) and
 //! PostgreSQL's page layout: a heap tuple is a 24-byte header plus 4 + 4 + 4 + 85 bytes
-//! of data (the filler is blank-padded to 84 characters plus a 1-byte length), 121 bytes
-//! aligned to 128, plus a 4-byte line pointer; (8192 − 24) / 132 = **61 accounts per
-//! block**, 1,640 blocks per 100,000 accounts. Tellers and branches have the same tuple
-//! size (61 per block). A history row (4 ints, a timestamp, a NULL filler) is 52 bytes
-//! with its line pointer: **157 rows per block**. The primary-key B-tree holds 16-byte
+//! of data (pgbench loads the filler as `''`, blank-padded to 84 characters, plus a
+//! 1-byte length), 121 bytes aligned to 128, plus a 4-byte line pointer; (8192 − 24) /
+//! 132 = **61 accounts per block**, 1,640 blocks per 100,000 accounts. Tellers and
+//! branches are inserted with a NULL filler ("filler column defaults to NULL" in
+//! pgbench.c): 3 and 2 ints after a 24-byte header, 44 and 36 bytes with their line
+//! pointers, **185 tellers** and **226 branches per block**. A history row (4 ints, a
+//! timestamp, a NULL filler) is 52 bytes: **157 rows per block**. The primary-key B-tree holds 16-byte
 //! index tuples plus line pointers in leaves filled to 90 % (`BTREE_DEFAULT_FILLFACTOR`):
 //! **365 keys per leaf**, 274 leaves per scale unit, and internal pages filled to 70 %
 //! (285 downlinks) above them. Scale 1 is then 1,640 + 276 blocks ≈ 15 MiB, which is
@@ -101,8 +103,12 @@ use crate::scenario::MAX_PAGES;
 pub const BLCKSZ: u64 = 8192;
 /// 4 KiB pages per block.
 pub const PAGES_PER_BLOCK: u32 = 2;
-/// Accounts, tellers and branches per heap block.
+/// Accounts per heap block.
 pub const TUPLES_PER_BLOCK: u64 = 61;
+/// Tellers per heap block.
+pub const TELLERS_PER_BLOCK: u64 = 185;
+/// Branches per heap block.
+pub const BRANCHES_PER_BLOCK: u64 = 226;
 /// History rows per heap block.
 pub const HISTORY_PER_BLOCK: u64 = 157;
 /// Keys per primary-key leaf.
@@ -193,8 +199,8 @@ impl PgbenchSpec {
         Layout {
             accounts: self.accounts().div_ceil(TUPLES_PER_BLOCK),
             index: 1 + levels[..depth].iter().sum::<u64>(),
-            tellers: (10 * scale).div_ceil(TUPLES_PER_BLOCK),
-            branches: scale.div_ceil(TUPLES_PER_BLOCK),
+            tellers: (10 * scale).div_ceil(TELLERS_PER_BLOCK),
+            branches: scale.div_ceil(BRANCHES_PER_BLOCK),
             history: self.transactions.div_ceil(HISTORY_PER_BLOCK).max(1),
             wal_pages,
             levels,
@@ -547,9 +553,12 @@ impl PgbenchGen {
         self.access(account, true);
         self.index_lookup(aid);
         self.access(account, false);
-        self.access(self.starts[TELLERS] + (tid / TUPLES_PER_BLOCK) as u32, true);
         self.access(
-            self.starts[BRANCHES] + (bid / TUPLES_PER_BLOCK) as u32,
+            self.starts[TELLERS] + (tid / TELLERS_PER_BLOCK) as u32,
+            true,
+        );
+        self.access(
+            self.starts[BRANCHES] + (bid / BRANCHES_PER_BLOCK) as u32,
             true,
         );
         let h = (self.tx_done / HISTORY_PER_BLOCK) as u32;
