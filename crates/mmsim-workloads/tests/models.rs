@@ -881,6 +881,46 @@ fn embedded_model_scenarios_run() {
     }
 }
 
+#[test]
+fn documented_examples_parse() {
+    // The TOML examples of the scenario format and of each model's README section.
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    let mut found = 0;
+    for file in [
+        "scenario.rs",
+        "models/fio.rs",
+        "models/kv.rs",
+        "models/pgbench.rs",
+        "models/dd.rs",
+        "models/eater.rs",
+    ] {
+        let text = std::fs::read_to_string(format!("{src}/{file}")).unwrap();
+        let mut block: Option<String> = None;
+        for line in text.lines() {
+            let Some(doc) = line.strip_prefix("//!") else {
+                continue;
+            };
+            let doc = doc.strip_prefix(' ').unwrap_or(doc);
+            match (&mut block, doc) {
+                (None, "```toml") => block = Some(String::new()),
+                (Some(b), "```") => {
+                    let s = Scenario::from_toml_str(b, file)
+                        .unwrap_or_else(|e| panic!("{file}: {e}\n{b}"));
+                    assert!(!s.workloads.is_empty());
+                    found += 1;
+                    block = None;
+                }
+                (Some(b), l) => {
+                    b.push_str(l);
+                    b.push('\n');
+                }
+                _ => {}
+            }
+        }
+    }
+    assert_eq!(found, 6);
+}
+
 // ---- errors -----------------------------------------------------------------------------
 
 /// (field, message) of the error `text` gives.

@@ -28,7 +28,8 @@
 //!    drawn by `key_pattern`, and as memtier does with `ratio = "S:G"`, S SETs then G
 //!    GETs, repeated (the SETs draw their keys from the same pattern).
 //!
-//! Fields (besides the common `name`, `phase`, `weight`, `advice`, `start`):
+//! Fields (besides the common `name`, `phase`, `weight`, `start`, and `advice`, which
+//! has no effect on anonymous memory):
 //!
 //! | field | meaning | range | default |
 //! |---|---|---|---|
