@@ -1,8 +1,10 @@
 //! Event generators: one per workload, filling batches of [`Event`]s.
 //!
-//! A [`Generator`] is an enum over the access patterns, so the per-event path is a
-//! `match` outside a tight loop: no boxing, no dynamic dispatch, no allocation per
-//! event. [`Generator::fill`] appends up to `max` events to a caller's reused buffer.
+//! A [`Generator`] is an enum over the access patterns and the program models (whose
+//! generators live in [`crate::models`]), so the per-event path is a `match` outside a
+//! tight loop: no dynamic dispatch, no allocation per event. [`Generator::fill`] appends
+//! up to `max` events to a caller's reused buffer. [`Generator::build`] creates a
+//! workload's tasks, files and mappings in the simulator and its generator.
 //!
 //! Randomness: every generator owns one [`Pcg64Mcg`] stream seeded by
 //! [`workload_seed`] from the scenario seed and the workload's index, so workloads do
@@ -21,6 +23,11 @@ use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
 use crate::error::WorkloadError;
+use crate::models::dd::DdGen;
+use crate::models::eater::EaterGen;
+use crate::models::fio::FioGen;
+use crate::models::kv::KvGen;
+use crate::models::pgbench::PgbenchGen;
 use crate::scenario::{Target, TraceFormat, WorkloadKind, WorkloadSpec, MAX_PAGES};
 
 /// Records read from a trace per `read_batch` call.
@@ -349,6 +356,11 @@ enum Pattern {
         hot_below: Option<u64>,
     },
     Trace(Box<TraceGen>),
+    Fio(Box<FioGen>),
+    Kv(Box<KvGen>),
+    Pgbench(Box<PgbenchGen>),
+    Dd(DdGen),
+    Eater(Box<EaterGen>),
 }
 
 /// The event source of one workload.
@@ -368,7 +380,8 @@ impl Generator {
     /// `base_dir`); `what` names the workload in errors (e.g. `workload[0] "db"`).
     ///
     /// `spec` must be valid ([`Scenario::validate`](crate::Scenario::validate)); values
-    /// out of range are clamped, never a panic.
+    /// out of range are clamped, never a panic. A model kind (`fio`, `kv`, …) creates its
+    /// own tasks and files: use [`Generator::build`]; here it is an error.
     pub fn new(
         spec: &WorkloadSpec,
         seed: u64,
@@ -376,6 +389,16 @@ impl Generator {
         what: &str,
         base_dir: Option<&Path>,
     ) -> Result<Generator, WorkloadError> {
+        if spec.kind.is_model() {
+            return Err(WorkloadError::Invalid {
+                file: what.to_string(),
+                field: "kind".into(),
+                message: format!(
+                    "kind `{}` creates its own tasks and files: build it with Generator::build",
+                    spec.kind.name()
+                ),
+            });
+        }
         let mut rng = Pcg64Mcg::seed_from_u64(seed);
         let clamp_pages = |p: u64| p.clamp(1, MAX_PAGES);
         let (left, pattern) = match &spec.kind {
@@ -468,12 +491,75 @@ impl Generator {
                     TraceGen::open(what, &resolved, *format, *limit, pages.unwrap_or(MAX_PAGES))?;
                 (u64::MAX, Pattern::Trace(Box::new(gen)))
             }
+            WorkloadKind::Fio(_)
+            | WorkloadKind::Kv(_)
+            | WorkloadKind::Pgbench(_)
+            | WorkloadKind::Dd(_)
+            | WorkloadKind::Eater(_) => unreachable!("models are rejected above"),
         };
         Ok(Generator {
             sink,
             writes: Writes::new(spec.effective_write_ratio()),
             rng,
             left,
+            pattern,
+        })
+    }
+
+    /// Creates workload `spec`'s task and region (or, for a model, its tasks, files and
+    /// mappings) in `sim`, named after `name`, and its generator drawing from the
+    /// stream `seed` (see [`workload_seed`]); `what` names the workload in errors (e.g.
+    /// `workload[0] "db"`), `base_dir` resolves relative trace paths.
+    ///
+    /// `spec` must be valid ([`Scenario::validate`](crate::Scenario::validate)); values
+    /// out of range are clamped, never a panic.
+    pub fn build(
+        sim: &mut Sim,
+        spec: &WorkloadSpec,
+        name: &str,
+        seed: u64,
+        what: &str,
+        base_dir: Option<&Path>,
+    ) -> Result<Generator, WorkloadError> {
+        let setup = |source| WorkloadError::Setup {
+            what: what.to_string(),
+            source,
+        };
+        let advice = spec.effective_advice();
+        let mut rng = Pcg64Mcg::seed_from_u64(seed);
+        let (sink, pattern) = match &spec.kind {
+            WorkloadKind::Fio(f) => {
+                let g = FioGen::setup(sim, f, name, advice, &mut rng).map_err(setup)?;
+                (Sink::File(g.first_file()), Pattern::Fio(Box::new(g)))
+            }
+            WorkloadKind::Kv(k) => {
+                let g = KvGen::setup(sim, k, name).map_err(setup)?;
+                (Sink::Vma(g.vma()), Pattern::Kv(Box::new(g)))
+            }
+            WorkloadKind::Pgbench(p) => {
+                let g = PgbenchGen::setup(sim, p, name, advice).map_err(setup)?;
+                (Sink::Vma(g.buffers_vma()), Pattern::Pgbench(Box::new(g)))
+            }
+            WorkloadKind::Dd(d) => {
+                let g = DdGen::setup(sim, d, name, advice).map_err(setup)?;
+                (Sink::File(g.file()), Pattern::Dd(g))
+            }
+            WorkloadKind::Eater(e) => {
+                let g =
+                    EaterGen::setup(sim, e, name, spec.effective_write_ratio()).map_err(setup)?;
+                (Sink::Vma(g.vma()), Pattern::Eater(Box::new(g)))
+            }
+            _ => {
+                let sink = Sink::setup(sim, name, spec.target, spec.kind.pages(), advice)
+                    .map_err(setup)?;
+                return Generator::new(spec, seed, sink, what, base_dir);
+            }
+        };
+        Ok(Generator {
+            sink,
+            writes: Writes::Never,
+            rng,
+            left: u64::MAX,
             pattern,
         })
     }
@@ -490,8 +576,14 @@ impl Generator {
             pattern,
         } = self;
         let (sink, writes) = (*sink, *writes);
-        if let Pattern::Trace(t) = pattern {
-            return t.fill(sink, writes, rng, out, max);
+        match pattern {
+            Pattern::Trace(t) => return t.fill(sink, writes, rng, out, max),
+            Pattern::Fio(g) => return Ok(g.fill(out, max)),
+            Pattern::Kv(g) => return Ok(g.fill(rng, out, max)),
+            Pattern::Pgbench(g) => return Ok(g.fill(rng, out, max)),
+            Pattern::Dd(g) => return Ok(g.fill(out, max)),
+            Pattern::Eater(g) => return Ok(g.fill(rng, out, max)),
+            _ => {}
         }
         let n = (*left).min(max as u64) as usize;
         out.reserve(n);
@@ -540,7 +632,12 @@ impl Generator {
                     out.push(sink.event(index, writes.draw(rng)));
                 }
             }
-            Pattern::Trace(_) => unreachable!("handled above"),
+            Pattern::Trace(_)
+            | Pattern::Fio(_)
+            | Pattern::Kv(_)
+            | Pattern::Pgbench(_)
+            | Pattern::Dd(_)
+            | Pattern::Eater(_) => unreachable!("handled above"),
         }
         *left -= n as u64;
         Ok(n)

@@ -1,12 +1,21 @@
 //! # mmsim-workloads: what runs on the simulated machine
 //!
 //! A [`Scenario`] (TOML, see [`scenario`]) is a machine
-//! ([`mmsim_core::MachineConfig`]) and a list of [`WorkloadSpec`]s: synthetic access
-//! patterns (uniform, zipf, sequential, loop, hot/cold, touch) and trace replays, each
-//! with its own task and region (an anonymous VMA, a file read through a descriptor, or
-//! a shared or executable file mapping). [`run_scenario`] builds the machine, runs the
-//! workloads phase by phase, interleaving the workloads of a phase round-robin one event
-//! at a time, and returns a [`ScenarioResult`].
+//! ([`mmsim_core::MachineConfig`]) and a list of [`WorkloadSpec`]s of three sorts:
+//!
+//! * synthetic access patterns (uniform, zipf, sequential, loop, hot/cold, touch), each
+//!   with its own task and region (an anonymous VMA, a file read through a descriptor,
+//!   or a shared or executable file mapping);
+//! * trace replays onto such a region;
+//! * models of real programs ([`models`]): `fio` (buffered file IO by many jobs), `kv`
+//!   (memcached filled and read by memtier_benchmark), `pgbench` (PostgreSQL's shared
+//!   buffers and TPC-B-like transactions), `dd` (a streaming writer or reader) and
+//!   `eater` (a memory eater), each creating the tasks, files and mappings of the
+//!   program and issuing its system calls and memory accesses by the program's rules.
+//!
+//! [`run_scenario`] builds the machine, runs the workloads phase by phase, interleaving
+//! the workloads of a phase round-robin (`weight` events each per round), each from its
+//! `start` time on, and returns a [`ScenarioResult`].
 //!
 //! ```no_run
 //! use mmsim_workloads::{default_scenario, run_scenario, RunOptions};
@@ -17,11 +26,15 @@
 //!
 //! Scenarios shipped with the crate are embedded ([`embedded_scenario`],
 //! [`EMBEDDED_SCENARIOS`]); [`default_scenario`] is the one `mmsim` runs without
-//! arguments, and [`DEFAULT_EXPLANATION`] says what it shows.
+//! arguments, and [`DEFAULT_EXPLANATION`] says what it shows. Besides it: the default's
+//! longer run (`postgres-like`), a zipf reader (`zipf-file`), and the seeds' benchmarks
+//! with the program models: `fio-randread` and `memcached` (seed 000, scaled down),
+//! `pgbench` (seed 001 at its size) and `dd-vs-eater` (seed 004, scaled down).
 //!
 //! Determinism: the same scenario and seed give bit-identical results. Each workload
-//! draws from its own seeded PCG stream ([`gen::workload_seed`]); traces are read in
-//! order; the interleaving is a fixed round-robin.
+//! draws from its own seeded PCG stream ([`gen::workload_seed`]; fio's jobs from streams
+//! seeded from it); traces are read in order; the interleaving is a fixed round-robin,
+//! and start times are compared with the simulated clock only.
 //!
 //! Performance: events are generated into reused buffers and handed to
 //! [`mmsim_core::Sim::run`] in batches of [`run::BATCH`]; no allocation or dynamic
@@ -32,6 +45,7 @@
 pub mod bench;
 pub mod error;
 pub mod gen;
+pub mod models;
 pub mod run;
 pub mod scenario;
 mod tomlpos;
@@ -49,6 +63,13 @@ pub const EMBEDDED_SCENARIOS: &[(&str, &str)] = &[
         include_str!("../scenarios/postgres-like.toml"),
     ),
     ("zipf-file", include_str!("../scenarios/zipf-file.toml")),
+    (
+        "fio-randread",
+        include_str!("../scenarios/fio-randread.toml"),
+    ),
+    ("memcached", include_str!("../scenarios/memcached.toml")),
+    ("pgbench", include_str!("../scenarios/pgbench.toml")),
+    ("dd-vs-eater", include_str!("../scenarios/dd-vs-eater.toml")),
 ];
 
 /// The embedded scenario `name` (see [`EMBEDDED_SCENARIOS`]), parsed and validated.

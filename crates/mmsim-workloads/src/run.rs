@@ -6,7 +6,7 @@ use mmsim_core::{Event, MachineConfig, RunResult, Sim};
 use serde::Serialize;
 
 use crate::error::WorkloadError;
-use crate::gen::{workload_seed, Generator, Sink, TraceReport};
+use crate::gen::{workload_seed, Generator, TraceReport};
 use crate::scenario::Scenario;
 
 /// Events handed to [`Sim::run`] at a time.
@@ -92,6 +92,8 @@ struct Lane {
     buf: Vec<Event>,
     pos: usize,
     events: u64,
+    /// Simulated time before which the lane issues nothing (`start`), ns.
+    start: u64,
 }
 
 /// Runs `s`: validates it, builds the machine, creates every workload's task and region
@@ -99,6 +101,13 @@ struct Lane {
 /// runs), then runs the phases in increasing order. Within a phase the workloads are
 /// interleaved round-robin, `weight` events from each live workload in turn, until all are
 /// finished. Events go to [`Sim::run`] in batches of [`BATCH`].
+///
+/// Start times ([`WorkloadSpec::start`](crate::WorkloadSpec::start)): while a workload of
+/// the phase waits for its start, the phase runs one round per batch and checks the
+/// clock ([`Sim::now`]) before each round; a waiting workload joins the first round that
+/// begins at or after its start. If every unfinished workload of the phase is waiting,
+/// an `Event::Think` advances the clock to the earliest start (it goes to `on_batch` but
+/// not into the event counts, the progress count or `warmup_events`).
 pub fn run_scenario(
     s: &Scenario,
     opts: &mut RunOptions<'_>,
@@ -130,21 +139,11 @@ pub fn run_scenario_cancellable(
     for (i, w) in s.workloads.iter().enumerate() {
         let name = w.display_name(i);
         let what = format!("workload[{i}] \"{name}\"");
-        let sink = Sink::setup(
+        let gen = Generator::build(
             &mut sim,
-            &name,
-            w.target,
-            w.kind.pages(),
-            w.effective_advice(),
-        )
-        .map_err(|source| WorkloadError::Setup {
-            what: what.clone(),
-            source,
-        })?;
-        let gen = Generator::new(
             w,
+            &name,
             workload_seed(s.seed, i),
-            sink,
             &what,
             s.base_dir.as_deref(),
         )?;
@@ -153,6 +152,7 @@ pub fn run_scenario_cancellable(
             buf: Vec::with_capacity(LANE),
             pos: 0,
             events: 0,
+            start: w.start,
         });
         names.push(name);
     }
@@ -170,7 +170,51 @@ pub fn run_scenario_cancellable(
             .collect();
         while !live.is_empty() {
             out.clear();
-            if live.len() == 1 {
+            let now = sim.now();
+            let waiting = live
+                .iter()
+                .map(|&i| lanes[i].start)
+                .filter(|&t| t > now)
+                .min();
+            if let Some(next) = waiting {
+                // Some lane waits for its start: one round of the started lanes, or an
+                // idle wait for the earliest start if none has started.
+                let mut any = false;
+                let mut k = 0;
+                'round: while k < live.len() {
+                    let lane = &mut lanes[live[k]];
+                    if lane.start > now {
+                        k += 1;
+                        continue;
+                    }
+                    any = true;
+                    for _ in 0..s.workloads[live[k]].weight {
+                        if lane.pos == lane.buf.len() {
+                            lane.buf.clear();
+                            lane.pos = 0;
+                            if lane.gen.fill(&mut lane.buf, LANE)? == 0 {
+                                live.remove(k);
+                                continue 'round;
+                            }
+                        }
+                        out.push(lane.buf[lane.pos]);
+                        lane.pos += 1;
+                        lane.events += 1;
+                    }
+                    k += 1;
+                }
+                if !any {
+                    let idle = [Event::Think { ns: next - now }];
+                    if let Some(f) = opts.on_batch.as_mut() {
+                        f(&idle);
+                    }
+                    sim.run(&idle);
+                    continue;
+                }
+                if out.is_empty() {
+                    continue;
+                }
+            } else if live.len() == 1 {
                 let lane = &mut lanes[live[0]];
                 out.extend_from_slice(&lane.buf[lane.pos..]);
                 lane.pos = lane.buf.len();
@@ -243,7 +287,7 @@ pub fn run_scenario_cancellable(
         .map(|((w, lane), name)| WorkloadReport {
             name: name.clone(),
             kind: w.kind.name().to_string(),
-            target: w.target.name().to_string(),
+            target: w.target_name().to_string(),
             phase: w.phase,
             pages: w.kind.pages(),
             events: lane.events,

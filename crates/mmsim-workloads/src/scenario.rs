@@ -20,9 +20,20 @@
 //! write_ratio = 0.1     # optional, default 0 (touch: 1)
 //! advice = "random"     # optional: normal | random | sequential (fadvise/madvise)
 //! phase = 1             # optional, default 0
+//! start = "500ms"       # optional: not before this simulated time, default 0
+//!
+//! [[workload]]          # a model of a program: fio | kv | pgbench | dd | eater
+//! kind = "fio"
+//! rw = "randread"
+//! bs = "4k"
+//! numjobs = 8
+//! size = "64m"
+//! ios = 10_000
 //! ```
 //!
-//! Every field and its range is documented on [`WorkloadSpec`] and [`WorkloadKind`].
+//! Every field and its range is documented on [`WorkloadSpec`] and [`WorkloadKind`]; the
+//! model kinds (`fio`, `kv`, `pgbench`, `dd`, `eater`) in their modules under
+//! [`crate::models`].
 //! Unknown fields, fields that do not apply to a workload's `kind`, and out-of-range
 //! values are errors that name the file, the line (for parse errors) and the field path,
 //! e.g. `s.toml: workload[2].theta: 7 is out of range [0, 5]`.
@@ -36,6 +47,12 @@ use mmsim_trace::Format;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::WorkloadError;
+use crate::models::dd::DdSpec;
+use crate::models::eater::{EaterPattern, EaterSpec};
+use crate::models::fio::{FioDistribution, FioRw, FioSpec};
+use crate::models::kv::{KeyPattern, KvRatio, KvSpec};
+use crate::models::pgbench::PgbenchSpec;
+use crate::models::{self, Bad};
 use crate::tomlpos;
 
 /// Largest region (file or VMA) a workload may use: 2^31 pages (8 TiB), the simulator's
@@ -197,7 +214,8 @@ impl<'de> Deserialize<'de> for TraceFormat {
     }
 }
 
-/// One workload: a task with one region (file or VMA) and the accesses it makes.
+/// One workload: a task with one region (file or VMA) and the accesses it makes, or a
+/// model of a program with its tasks, files and mappings (see [`crate::models`]).
 ///
 /// In TOML, a `[[workload]]` table with `kind` and the fields of that kind (see
 /// [`WorkloadKind`]) plus the common fields below. A field that does not apply to the
@@ -208,11 +226,14 @@ pub struct WorkloadSpec {
     /// Name of the task, file and report line (default `<kind>-<index>`, e.g. `zipf-1`).
     /// Names must be unique within a scenario.
     pub name: Option<String>,
-    /// Where the accesses go.
+    /// Where the accesses go. Required in TOML for the access-pattern kinds; the model
+    /// kinds take no `target` (their value here is what they mostly use: `file` for
+    /// `fio`, `dd` and `pgbench`, `anon` for `kv` and `eater`).
     pub target: Target,
-    /// Fraction of accesses that are writes, [0, 1] (default 0; `touch`: 1 except on
-    /// `mmap-exec`). Must be 0 for `mmap-exec`. For `file`, a write is a buffered
-    /// `pwrite` of the whole page (no read); for mappings, a store.
+    /// Fraction of accesses that are writes, [0, 1] (default 0; `touch` and `eater`: 1
+    /// except on `mmap-exec`). Must be 0 for `mmap-exec`. For `file`, a write is a
+    /// buffered `pwrite` of the whole page (no read); for mappings, a store. Of the model
+    /// kinds only `eater` takes it (for its re-touch passes).
     pub write_ratio: Option<f64>,
     /// Phases run one after the other in increasing order; workloads of the same phase
     /// are interleaved in turns (default 0).
@@ -224,14 +245,29 @@ pub struct WorkloadSpec {
     /// steers readahead (`posix_fadvise` for `file`, `madvise` for mappings):
     /// `normal`, `random` or `sequential`. Default `normal`, except `random`
     /// for trace replays (a trace already records what was read, readahead
-    /// included). No effect on `anon`.
+    /// included) and `fio`'s `fadvise_hint` for `fio` (`random` for random `rw`,
+    /// `sequential` otherwise). No effect on `anon`.
     pub advice: Option<Advice>,
+    /// Simulated time before which the workload issues nothing, ns (TOML: `start =
+    /// "2s"`, a time string, 0..=10^6 s; default 0).
+    ///
+    /// Within its phase, the workloads take turns in rounds: in each round every
+    /// running workload issues `weight` events. A workload whose `start` lies after the
+    /// simulated clock ([`mmsim_core::Sim::now`]) when a round begins sits that round
+    /// out; it joins the first round that begins at or after its `start`, so its first
+    /// event runs no earlier than `start` and at most one round (the others' events of
+    /// that round) after it. When every unfinished workload of the phase is waiting, the
+    /// clock is advanced to the earliest `start` by an idle `Event::Think` (seen by
+    /// [`RunOptions::on_batch`](crate::RunOptions) but counted as no workload's event).
+    /// `start` is absolute simulated time, not relative to the phase: a workload whose
+    /// phase begins after its `start` begins with its phase.
+    pub start: u64,
     /// What the accesses are.
     pub kind: WorkloadKind,
 }
 
-/// The access pattern of a workload. Page counts accept a number or a size string
-/// (`"512M"`, `"100p"`); every region is 1..=2^31 pages.
+/// The access pattern of a workload, or the program it models. Page counts accept a
+/// number or a size string (`"512M"`, `"100p"`); every region is 1..=2^31 pages.
 #[derive(Clone, Debug, PartialEq)]
 pub enum WorkloadKind {
     /// `uniform`: `accesses` pages drawn uniformly from `0..pages`.
@@ -302,11 +338,22 @@ pub enum WorkloadKind {
         /// is an error. Only touched pages cost memory.
         pages: Option<u64>,
     },
+    /// `fio`: fio's buffered file IO by `numjobs` jobs ([`crate::models::fio`]).
+    Fio(FioSpec),
+    /// `kv`: memcached filled and read by memtier_benchmark ([`crate::models::kv`]).
+    Kv(KvSpec),
+    /// `pgbench`: PostgreSQL running pgbench's TPC-B-like transactions
+    /// ([`crate::models::pgbench`]).
+    Pgbench(PgbenchSpec),
+    /// `dd`: a streaming buffered writer or reader ([`crate::models::dd`]).
+    Dd(DdSpec),
+    /// `eater`: a memory eater ([`crate::models::eater`]).
+    Eater(EaterSpec),
 }
 
 impl WorkloadKind {
     /// The `kind` name: `uniform`, `zipf`, `sequential`, `loop`, `hot-cold`, `touch`,
-    /// `trace`.
+    /// `trace`, `fio`, `kv`, `pgbench`, `dd`, `eater`.
     pub fn name(&self) -> &'static str {
         self.kind_name().name()
     }
@@ -320,25 +367,63 @@ impl WorkloadKind {
             WorkloadKind::HotCold { .. } => KindName::HotCold,
             WorkloadKind::Touch { .. } => KindName::Touch,
             WorkloadKind::Trace { .. } => KindName::Trace,
+            WorkloadKind::Fio(_) => KindName::Fio,
+            WorkloadKind::Kv(_) => KindName::Kv,
+            WorkloadKind::Pgbench(_) => KindName::Pgbench,
+            WorkloadKind::Dd(_) => KindName::Dd,
+            WorkloadKind::Eater(_) => KindName::Eater,
         }
     }
 
-    /// Size of the region in pages (a trace without `pages`: 2^31).
+    /// Whether this is a model of a program (`fio`, `kv`, `pgbench`, `dd`, `eater`)
+    /// rather than an access pattern on one region.
+    pub fn is_model(&self) -> bool {
+        self.kind_name().is_model()
+    }
+
+    /// The target a model kind stands for in [`WorkloadSpec::target`] (`None` for the
+    /// access-pattern kinds, whose target is given).
+    pub fn model_target(&self) -> Option<Target> {
+        match self {
+            WorkloadKind::Fio(_) | WorkloadKind::Pgbench(_) | WorkloadKind::Dd(_) => {
+                Some(Target::File)
+            }
+            WorkloadKind::Kv(_) | WorkloadKind::Eater(_) => Some(Target::Anon),
+            _ => None,
+        }
+    }
+
+    /// Size of the region in pages (a trace without `pages`: 2^31); for a model, of all
+    /// its files and mappings together.
     pub fn pages(&self) -> u64 {
-        match *self {
+        match self {
             WorkloadKind::Uniform { pages, .. }
             | WorkloadKind::Zipf { pages, .. }
             | WorkloadKind::Sequential { pages, .. }
             | WorkloadKind::Loop { pages, .. }
             | WorkloadKind::HotCold { pages, .. }
-            | WorkloadKind::Touch { pages } => pages,
+            | WorkloadKind::Touch { pages } => *pages,
             WorkloadKind::Trace { pages, .. } => pages.unwrap_or(MAX_PAGES),
+            WorkloadKind::Fio(f) => f.pages(),
+            WorkloadKind::Kv(k) => k.pages(),
+            WorkloadKind::Pgbench(p) => p.pages(),
+            WorkloadKind::Dd(d) => d.pages(),
+            WorkloadKind::Eater(e) => e.pages(),
         }
     }
 
     /// Number of events the workload generates, if known before running (a trace
-    /// without `limit` is not).
+    /// without `limit` is not, nor `pgbench`, whose reads and write-backs depend on its
+    /// buffer hits).
     pub fn events(&self) -> Option<u64> {
+        match self {
+            WorkloadKind::Fio(f) => return Some(f.events()),
+            WorkloadKind::Kv(k) => return Some(k.events()),
+            WorkloadKind::Pgbench(_) => return None,
+            WorkloadKind::Dd(d) => return Some(d.events()),
+            WorkloadKind::Eater(e) => return Some(e.events()),
+            _ => {}
+        }
         match *self {
             WorkloadKind::Uniform { accesses, .. }
             | WorkloadKind::Zipf { accesses, .. }
@@ -350,13 +435,18 @@ impl WorkloadKind {
             } => Some(pages.saturating_mul(n)),
             WorkloadKind::Touch { pages } => Some(pages),
             WorkloadKind::Trace { limit, .. } => limit,
+            WorkloadKind::Fio(_)
+            | WorkloadKind::Kv(_)
+            | WorkloadKind::Pgbench(_)
+            | WorkloadKind::Dd(_)
+            | WorkloadKind::Eater(_) => None,
         }
     }
 }
 
 impl WorkloadSpec {
     /// A workload of `kind` on `target` with the defaults: no name, default write
-    /// ratio, phase 0.
+    /// ratio, phase 0, start 0.
     pub fn new(target: Target, kind: WorkloadKind) -> WorkloadSpec {
         WorkloadSpec {
             name: None,
@@ -365,16 +455,34 @@ impl WorkloadSpec {
             phase: 0,
             weight: 1,
             advice: None,
+            start: 0,
             kind,
         }
     }
 
-    /// The advice in effect: the given one, or `random` for trace replays
-    /// and `normal` otherwise.
+    /// A workload of a model kind (`fio`, `kv`, …) with the defaults; its target is the
+    /// kind's ([`WorkloadKind::model_target`]; `anon` for access-pattern kinds, which
+    /// should use [`WorkloadSpec::new`]).
+    pub fn model(kind: WorkloadKind) -> WorkloadSpec {
+        WorkloadSpec::new(kind.model_target().unwrap_or(Target::Anon), kind)
+    }
+
+    /// What reports call the target: the target's name, `anon+file` for `pgbench`
+    /// (shared buffers and relation files).
+    pub fn target_name(&self) -> &'static str {
+        match self.kind {
+            WorkloadKind::Pgbench(_) => "anon+file",
+            _ => self.target.name(),
+        }
+    }
+
+    /// The advice in effect: the given one, or `random` for trace replays, fio's
+    /// `fadvise_hint` default for `fio`, and `normal` otherwise.
     pub fn effective_advice(&self) -> Advice {
         match (self.advice, &self.kind) {
             (Some(a), _) => a,
             (None, WorkloadKind::Trace { .. }) => Advice::Random,
+            (None, WorkloadKind::Fio(f)) => f.default_advice(),
             (None, _) => Advice::Normal,
         }
     }
@@ -392,13 +500,15 @@ impl WorkloadSpec {
         )
     }
 
-    /// The write ratio in effect: the given one, or 0 (for `touch`: 1, except on
-    /// `mmap-exec`).
+    /// The write ratio in effect: the given one, or 0 (for `touch` and `eater`: 1,
+    /// except on `mmap-exec`).
     pub fn effective_write_ratio(&self) -> f64 {
         match self.write_ratio {
             Some(r) => r,
-            None if matches!(self.kind, WorkloadKind::Touch { .. })
-                && self.target != Target::MmapExec =>
+            None if matches!(
+                self.kind,
+                WorkloadKind::Touch { .. } | WorkloadKind::Eater(_)
+            ) && self.target != Target::MmapExec =>
             {
                 1.0
             }
@@ -429,9 +539,21 @@ enum KindName {
     HotCold,
     Touch,
     Trace,
+    Fio,
+    Kv,
+    Pgbench,
+    Dd,
+    Eater,
 }
 
 impl KindName {
+    fn is_model(self) -> bool {
+        matches!(
+            self,
+            KindName::Fio | KindName::Kv | KindName::Pgbench | KindName::Dd | KindName::Eater
+        )
+    }
+
     fn name(self) -> &'static str {
         match self {
             KindName::Uniform => "uniform",
@@ -441,6 +563,11 @@ impl KindName {
             KindName::HotCold => "hot-cold",
             KindName::Touch => "touch",
             KindName::Trace => "trace",
+            KindName::Fio => "fio",
+            KindName::Kv => "kv",
+            KindName::Pgbench => "pgbench",
+            KindName::Dd => "dd",
+            KindName::Eater => "eater",
         }
     }
 
@@ -457,6 +584,46 @@ impl KindName {
             ),
             KindName::Touch => (&["pages"], &[]),
             KindName::Trace => (&["path"], &["format", "limit", "pages"]),
+            KindName::Fio => (
+                &["rw", "size"],
+                &[
+                    "bs",
+                    "numjobs",
+                    "nrfiles",
+                    "shared_file",
+                    "ios",
+                    "io_size",
+                    "rwmixread",
+                    "random_distribution",
+                    "norandommap",
+                ],
+            ),
+            KindName::Kv => (
+                &["keys", "gets"],
+                &[
+                    "value_size",
+                    "key_pattern",
+                    "key_stddev",
+                    "key_median",
+                    "theta",
+                    "ratio",
+                ],
+            ),
+            KindName::Pgbench => (
+                &["scale", "transactions"],
+                &["shared_buffers", "wal_pages", "max_wal_size"],
+            ),
+            KindName::Dd => (&["count"], &["bs", "read"]),
+            KindName::Eater => (&["size"], &["passes", "pattern", "rate"]),
+        }
+    }
+
+    /// The common fields the kind takes.
+    fn common(self) -> &'static str {
+        match self {
+            KindName::Eater => "name, phase, weight, advice, start, write_ratio",
+            k if k.is_model() => "name, phase, weight, advice, start",
+            _ => "name, target, write_ratio, phase, weight, advice, start",
         }
     }
 }
@@ -467,7 +634,8 @@ struct RawWorkload {
     kind: KindName,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     name: Option<String>,
-    target: Target,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    target: Option<Target>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     write_ratio: Option<f64>,
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -476,6 +644,13 @@ struct RawWorkload {
     weight: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     advice: Option<Advice>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_time",
+        serialize_with = "ser_opt_time",
+        skip_serializing_if = "Option::is_none"
+    )]
+    start: Option<u64>,
     #[serde(
         default,
         deserialize_with = "de_opt_pages",
@@ -502,10 +677,116 @@ struct RawWorkload {
     format: Option<TraceFormat>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     limit: Option<u64>,
+    // fio
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    rw: Option<FioRw>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    bs: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    numjobs: Option<u32>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    size: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    nrfiles: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    shared_file: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ios: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    io_size: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    rwmixread: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    random_distribution: Option<FioDistribution>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    norandommap: Option<bool>,
+    // kv
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    keys: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    value_size: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    gets: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    key_pattern: Option<KeyPattern>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    key_stddev: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    key_median: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ratio: Option<KvRatio>,
+    // pgbench
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    scale: Option<u32>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    shared_buffers: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    transactions: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    wal_pages: Option<u32>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    max_wal_size: Option<u64>,
+    // dd
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    count: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    read: Option<bool>,
+    // eater
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pattern: Option<EaterPattern>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    rate: Option<f64>,
 }
 
 fn is_zero(v: &u32) -> bool {
     *v == 0
+}
+
+/// A byte count as fio writes it (`4k`, `1408m`) or plain bytes.
+fn ser_opt_bytes<S: Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(b) if *b >= 1024 && b % 1024 == 0 => s.serialize_str(&models::format_bytes(*b)),
+        Some(b) => s.serialize_u64(*b),
+        None => s.serialize_none(),
+    }
+}
+
+/// A time as a string with a unit (`500ms`).
+fn ser_opt_time<S: Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(ns) => s.serialize_str(&models::format_time(*ns)),
+        None => s.serialize_none(),
+    }
 }
 
 /// A page count: a non-negative integer (pages) or a size string (`"512M"`, `"100p"`).
@@ -550,7 +831,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 11] = [
+    let present: [(&'static str, bool); 40] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -562,21 +843,77 @@ fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("path", r.path.is_some()),
         ("format", r.format.is_some()),
         ("limit", r.limit.is_some()),
+        ("rw", r.rw.is_some()),
+        ("bs", r.bs.is_some()),
+        ("numjobs", r.numjobs.is_some()),
+        ("size", r.size.is_some()),
+        ("nrfiles", r.nrfiles.is_some()),
+        ("shared_file", r.shared_file.is_some()),
+        ("ios", r.ios.is_some()),
+        ("io_size", r.io_size.is_some()),
+        ("rwmixread", r.rwmixread.is_some()),
+        ("random_distribution", r.random_distribution.is_some()),
+        ("norandommap", r.norandommap.is_some()),
+        ("keys", r.keys.is_some()),
+        ("value_size", r.value_size.is_some()),
+        ("gets", r.gets.is_some()),
+        ("key_pattern", r.key_pattern.is_some()),
+        ("key_stddev", r.key_stddev.is_some()),
+        ("key_median", r.key_median.is_some()),
+        ("ratio", r.ratio.is_some()),
+        ("scale", r.scale.is_some()),
+        ("shared_buffers", r.shared_buffers.is_some()),
+        ("transactions", r.transactions.is_some()),
+        ("wal_pages", r.wal_pages.is_some()),
+        ("max_wal_size", r.max_wal_size.is_some()),
+        ("count", r.count.is_some()),
+        ("read", r.read.is_some()),
+        ("pattern", r.pattern.is_some()),
+        ("rate", r.rate.is_some()),
+        // Common fields that only some kinds take.
+        ("target", r.target.is_some()),
+        ("write_ratio", r.write_ratio.is_some()),
     ];
     let (required, optional) = kind.fields();
+    let model = kind.is_model();
     for (field, is) in present {
-        if is && !required.contains(&field) && !optional.contains(&field) {
+        let common_ok = match field {
+            "target" => !model,
+            "write_ratio" => !model || kind == KindName::Eater,
+            _ => false,
+        };
+        if is && !common_ok && !required.contains(&field) && !optional.contains(&field) {
             let all: Vec<&str> = required.iter().chain(optional).copied().collect();
+            let hint = match field {
+                "target" => " (a model knows which files and mappings it uses)",
+                "write_ratio" => match kind {
+                    KindName::Fio => " (use rw)",
+                    KindName::Kv => " (use ratio)",
+                    KindName::Dd => " (use read)",
+                    _ => "",
+                },
+                _ => "",
+            };
             return Err(KindError {
                 field: Some(field),
                 message: format!(
-                    "field `{field}` does not apply to kind `{}` (its fields: {}; common: \
-                     name, target, write_ratio, phase, weight, advice)",
+                    "field `{field}` does not apply to kind `{}`{hint} (its fields: {}; \
+                     common: {})",
                     kind.name(),
-                    all.join(", ")
+                    all.join(", "),
+                    kind.common()
                 ),
             });
         }
+    }
+    if !model && r.target.is_none() {
+        return Err(KindError {
+            field: None,
+            message: format!(
+                "kind `{}` needs the field `target` (anon, file, mmap or mmap-exec)",
+                kind.name()
+            ),
+        });
     }
     for field in required {
         if !present.iter().any(|(f, is)| f == field && *is) {
@@ -622,14 +959,60 @@ fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             limit: r.limit,
             pages: r.pages,
         },
+        KindName::Fio => WorkloadKind::Fio(FioSpec {
+            rw: r.rw.unwrap_or(FioRw::Read),
+            bs: r.bs.unwrap_or(models::PAGE),
+            numjobs: r.numjobs.unwrap_or(1),
+            size: r.size.unwrap_or(0),
+            nrfiles: r.nrfiles.unwrap_or(1),
+            shared_file: r.shared_file.unwrap_or(false),
+            ios: r.ios,
+            io_size: r.io_size,
+            rwmixread: r.rwmixread,
+            random_distribution: r.random_distribution.unwrap_or_default(),
+            norandommap: r.norandommap.unwrap_or(false),
+        }),
+        KindName::Kv => WorkloadKind::Kv(KvSpec {
+            keys: r.keys.unwrap_or(0),
+            value_size: r.value_size.unwrap_or(32),
+            gets: r.gets.unwrap_or(0),
+            key_pattern: r.key_pattern.unwrap_or_default(),
+            key_stddev: r.key_stddev,
+            key_median: r.key_median,
+            theta: r.theta,
+            ratio: r.ratio.unwrap_or_default(),
+        }),
+        KindName::Pgbench => {
+            let defaults = PgbenchSpec::new(1, 1);
+            WorkloadKind::Pgbench(PgbenchSpec {
+                scale: r.scale.unwrap_or(0),
+                shared_buffers: r.shared_buffers.unwrap_or(defaults.shared_buffers),
+                transactions: r.transactions.unwrap_or(0),
+                wal_pages: r.wal_pages.unwrap_or(defaults.wal_pages),
+                max_wal_size: r.max_wal_size.unwrap_or(defaults.max_wal_size),
+            })
+        }
+        KindName::Dd => WorkloadKind::Dd(DdSpec {
+            bs: r.bs.unwrap_or(models::dd::DD_DEFAULT_BS),
+            count: r.count.unwrap_or(0),
+            read: r.read.unwrap_or(false),
+        }),
+        KindName::Eater => WorkloadKind::Eater(EaterSpec {
+            size: r.size.unwrap_or(0),
+            passes: r.passes.unwrap_or(1),
+            pattern: r.pattern.unwrap_or_default(),
+            rate: r.rate,
+        }),
     };
+    let target = r.target.or(kind.model_target()).unwrap_or(Target::Anon);
     Ok(WorkloadSpec {
         name: r.name,
-        target: r.target,
+        target,
         write_ratio: r.write_ratio,
         phase: r.phase,
         weight: r.weight.unwrap_or(1),
         advice: r.advice,
+        start: r.start.unwrap_or(0),
         kind,
     })
 }
@@ -661,14 +1044,16 @@ impl TryFrom<ScenarioToml> for Scenario {
 
 impl From<WorkloadSpec> for RawWorkload {
     fn from(w: WorkloadSpec) -> RawWorkload {
+        let model = w.kind.is_model();
         let mut r = RawWorkload {
             kind: w.kind.kind_name(),
             name: w.name,
-            target: w.target,
+            target: (!model).then_some(w.target),
             write_ratio: w.write_ratio,
             phase: w.phase,
             weight: (w.weight != 1).then_some(w.weight),
             advice: w.advice,
+            start: (w.start != 0).then_some(w.start),
             pages: None,
             accesses: None,
             theta: None,
@@ -680,6 +1065,33 @@ impl From<WorkloadSpec> for RawWorkload {
             path: None,
             format: None,
             limit: None,
+            rw: None,
+            bs: None,
+            numjobs: None,
+            size: None,
+            nrfiles: None,
+            shared_file: None,
+            ios: None,
+            io_size: None,
+            rwmixread: None,
+            random_distribution: None,
+            norandommap: None,
+            keys: None,
+            value_size: None,
+            gets: None,
+            key_pattern: None,
+            key_stddev: None,
+            key_median: None,
+            ratio: None,
+            scale: None,
+            shared_buffers: None,
+            transactions: None,
+            wal_pages: None,
+            max_wal_size: None,
+            count: None,
+            read: None,
+            pattern: None,
+            rate: None,
         };
         match w.kind {
             WorkloadKind::Uniform { pages, accesses } => {
@@ -727,6 +1139,47 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.format = Some(format);
                 r.limit = limit;
                 r.pages = pages;
+            }
+            WorkloadKind::Fio(f) => {
+                r.rw = Some(f.rw);
+                r.bs = Some(f.bs);
+                r.numjobs = Some(f.numjobs);
+                r.size = Some(f.size);
+                r.nrfiles = Some(f.nrfiles);
+                r.shared_file = Some(f.shared_file);
+                r.ios = f.ios;
+                r.io_size = f.io_size;
+                r.rwmixread = f.rwmixread;
+                r.random_distribution = Some(f.random_distribution);
+                r.norandommap = Some(f.norandommap);
+            }
+            WorkloadKind::Kv(k) => {
+                r.keys = Some(k.keys);
+                r.value_size = Some(k.value_size);
+                r.gets = Some(k.gets);
+                r.key_pattern = Some(k.key_pattern);
+                r.key_stddev = k.key_stddev;
+                r.key_median = k.key_median;
+                r.theta = k.theta;
+                r.ratio = Some(k.ratio);
+            }
+            WorkloadKind::Pgbench(p) => {
+                r.scale = Some(p.scale);
+                r.shared_buffers = Some(p.shared_buffers);
+                r.transactions = Some(p.transactions);
+                r.wal_pages = Some(p.wal_pages);
+                r.max_wal_size = Some(p.max_wal_size);
+            }
+            WorkloadKind::Dd(d) => {
+                r.bs = Some(d.bs);
+                r.count = Some(d.count);
+                r.read = Some(d.read);
+            }
+            WorkloadKind::Eater(e) => {
+                r.size = Some(e.size);
+                r.passes = Some(e.passes);
+                r.pattern = Some(e.pattern);
+                r.rate = e.rate;
             }
         }
         r
@@ -861,7 +1314,8 @@ impl Scenario {
     }
 
     /// Total events of all workloads, if known before running (not when a trace has no
-    /// `limit`).
+    /// `limit`, nor with a `pgbench` workload, whose reads and write-backs depend on its
+    /// buffer hits). Idle waits for a `start` are not events.
     pub fn expected_events(&self) -> Option<u64> {
         self.workloads
             .iter()
@@ -919,6 +1373,34 @@ impl Scenario {
                     format!("{} is out of range [1, 1000]", w.weight),
                 ));
             }
+            if w.start > models::MAX_START_NS {
+                return Err(invalid(
+                    field("start"),
+                    format!(
+                        "{} is out of range [0s, 1000000s]",
+                        models::format_time(w.start)
+                    ),
+                ));
+            }
+            if let Some(t) = w.kind.model_target() {
+                if w.target != t {
+                    return Err(invalid(
+                        field("target"),
+                        format!(
+                            "kind `{}` takes no target (it is `{t}` by construction), not `{}`",
+                            w.kind.name(),
+                            w.target
+                        ),
+                    ));
+                }
+                if w.write_ratio.is_some() && !matches!(w.kind, WorkloadKind::Eater(_)) {
+                    return Err(invalid(
+                        field("write_ratio"),
+                        format!("does not apply to kind `{}`", w.kind.name()),
+                    ));
+                }
+            }
+            let bad = |b: Bad| invalid(field(b.field), b.message);
             if let Some(r) = w.write_ratio {
                 if !(0.0..=1.0).contains(&r) {
                     return Err(invalid(
@@ -1030,6 +1512,11 @@ impl Scenario {
                         check_pages(*p)?;
                     }
                 }
+                WorkloadKind::Fio(f) => f.validate().map_err(bad)?,
+                WorkloadKind::Kv(k) => k.validate().map_err(bad)?,
+                WorkloadKind::Pgbench(p) => p.validate().map_err(bad)?,
+                WorkloadKind::Dd(d) => d.validate().map_err(bad)?,
+                WorkloadKind::Eater(e) => e.validate().map_err(bad)?,
             }
         }
         Ok(())

@@ -1,0 +1,694 @@
+//! `pgbench`: PostgreSQL running pgbench's built-in TPC-B-like transaction, with its
+//! shared buffers in anonymous memory and its tables read through the page cache.
+//!
+//! ## README
+//!
+//! ```toml
+//! [[workload]]
+//! kind = "pgbench"
+//! name = "postgres"
+//! scale = 420                # pgbench -i -s 420: 42M accounts, ≈ 6.1 GiB
+//! shared_buffers = "1G"      # default 128M
+//! transactions = 1_000_000
+//! wal_pages = 2              # WAL written per transaction, 4 KiB pages; default 2
+//! max_wal_size = "1G"        # the WAL is reused after this much; default 1G
+//! ```
+//!
+//! One task (`name`) with the shared buffers (an anonymous mapping of `shared_buffers`,
+//! 8 KiB per buffer = 2 pages), and the database as files, one per relation as
+//! PostgreSQL stores them: `<name>.accounts`, `<name>.accounts_pkey`, `<name>.tellers`,
+//! `<name>.branches`, `<name>.history` and the WAL, `<name>.wal`.
+//!
+//! Each transaction is pgbench's TPC-B-like script with `aid`, `tid`, `bid` uniform over
+//! the accounts (100,000 × scale), tellers (10 × scale) and branches (scale):
+//!
+//! 1. `UPDATE pgbench_accounts … WHERE aid = :aid`: the primary-key index descended from
+//!    its root to the leaf holding `aid` (read), then the account's heap block (write);
+//! 2. `SELECT abalance … WHERE aid = :aid`: the same index path and heap block (read);
+//! 3. `UPDATE pgbench_tellers … WHERE tid = :tid`: the teller's heap block (write);
+//! 4. `UPDATE pgbench_branches … WHERE bid = :bid`: the branch's heap block (write);
+//! 5. `INSERT INTO pgbench_history …`: the history table's last block (write; a new
+//!    block every 157 rows is added without a read, as a relation extension);
+//! 6. `END`: the commit's WAL, `wal_pages` pages written at the WAL's end
+//!    (`Event::FileWrite`); the WAL file is reused from its start after `max_wal_size`
+//!    (PostgreSQL recycles WAL segments after checkpoints).
+//!
+//! Every block access goes through the shared buffers, kept by the generator as
+//! PostgreSQL keeps them (`BufferAlloc`, `StrategyGetBuffer`, src/backend/storage/buffer/):
+//! a block in a buffer is a **hit** — two `Event::Access` to the buffer's pages, stores
+//! for a write — and its buffer's `usage_count` goes up by one, up to
+//! `BM_MAX_USAGE_COUNT` = 5. A **miss** takes a buffer from the free list while there is
+//! one, else runs the clock sweep: the hand passes over buffers decrementing
+//! `usage_count` and takes the first at 0. A dirty victim is written out first
+//! (`Event::FileWrite` of its 8 KiB to its relation), then the block is read
+//! (`Event::FileRead` of 8 KiB through the page cache, as PostgreSQL's buffered `pread`)
+//! and copied into the buffer (two stores); its `usage_count` starts at 1.
+//!
+//! Fields (besides the common `name`, `phase`, `weight`, `advice`, `start`):
+//!
+//! | field | meaning | range | default |
+//! |---|---|---|---|
+//! | `scale` | pgbench's scale factor (`-s`) | 1..=19999 (32-bit account ids) | required |
+//! | `shared_buffers` | PostgreSQL's `shared_buffers`, bytes or size string | 128 KiB (16 buffers)..=8 TiB; rounded down to 8 KiB | `128M` |
+//! | `transactions` | transactions to run | 1..=10^10 | required |
+//! | `wal_pages` | WAL pages written per commit | 1..=64 | 2 |
+//! | `max_wal_size` | size of the reused WAL file | 1 MiB..=1 TiB, at least `wal_pages` | `1G` |
+//!
+//! `advice` applies to the relation files (PostgreSQL gives none: default `normal`, so
+//! the kernel's readahead decides, and a random 8 KiB read reads just that).
+//!
+//! The number of events depends on the hits and misses, so a pgbench workload has no
+//! [`expected_events`](crate::Scenario::expected_events).
+//!
+//! The generator's own memory: 4 bytes per 8 KiB block of the accounts, index, tellers
+//! and branches (the block → buffer map; ≈ 7.5 KiB per scale unit, 146 MiB at the
+//! largest scale) and 5 bytes per buffer; the history table, which is only ever
+//! appended to, needs one entry.
+//!
+//! ## Sizing (per scale unit, 8 KiB blocks)
+//!
+//! From pgbench's table definitions (pgbench.c `initCreateTables`: `pgbench_accounts(aid
+//! int, bid int, abalance int, filler char(84))` and alike, fillfactor 100) and
+//! PostgreSQL's page layout: a heap tuple is a 24-byte header plus 4 + 4 + 4 + 85 bytes
+//! of data (pgbench loads the filler as `''`, blank-padded to 84 characters, plus a
+//! 1-byte length), 121 bytes aligned to 128, plus a 4-byte line pointer; (8192 − 24) /
+//! 132 = **61 accounts per block**, 1,640 blocks per 100,000 accounts. Tellers and
+//! branches are inserted with a NULL filler ("filler column defaults to NULL" in
+//! pgbench.c): 3 and 2 ints after a 24-byte header, 44 and 36 bytes with their line
+//! pointers, **185 tellers** and **226 branches per block**. A history row (4 ints, a
+//! timestamp, a NULL filler) is 52 bytes: **157 rows per block**. The primary-key B-tree holds 16-byte
+//! index tuples plus line pointers in leaves filled to 90 % (`BTREE_DEFAULT_FILLFACTOR`):
+//! **365 keys per leaf**, 274 leaves per scale unit, and internal pages filled to 70 %
+//! (285 downlinks) above them. Scale 1 is then 1,640 + 276 blocks ≈ 15 MiB, which is
+//! what `pgbench -i -s 1` creates (`pgbench_accounts` 13 MB, its index 2.2 MB; a
+//! pgbench patch on pgsql-hackers sizing `-s` by bytes used "about 15 MiB" per unit).
+//! The seed's database (001: scale 420, "5.6G") is a little smaller than the 6.1 GiB
+//! this gives for scale 420; set `scale = 383` for 5.6 GiB.
+//!
+//! Not modelled: MVCC (an UPDATE rewrites the tuple in place: no new tuple versions, no
+//! table or index bloat, no HOT, no VACUUM), the teller and branch indexes (always in
+//! the buffers), the checkpointer and background writer (dirty buffers are written only
+//! when evicted), full-page images beyond `wal_pages`, the buffer ring strategies of
+//! bulk operations, several clients (one stream of transactions), and CPU time per
+//! transaction.
+
+use mmsim_core::{Advice, Event, FileId, Sim, SimError, VmaId};
+use rand::Rng;
+use rand_pcg::Pcg64Mcg;
+
+use super::{Bad, PAGE};
+use crate::scenario::MAX_PAGES;
+
+/// PostgreSQL's block size, `BLCKSZ`: 8 KiB.
+pub const BLCKSZ: u64 = 8192;
+/// 4 KiB pages per block.
+pub const PAGES_PER_BLOCK: u32 = 2;
+/// Accounts per heap block.
+pub const TUPLES_PER_BLOCK: u64 = 61;
+/// Tellers per heap block.
+pub const TELLERS_PER_BLOCK: u64 = 185;
+/// Branches per heap block.
+pub const BRANCHES_PER_BLOCK: u64 = 226;
+/// History rows per heap block.
+pub const HISTORY_PER_BLOCK: u64 = 157;
+/// Keys per primary-key leaf.
+pub const KEYS_PER_LEAF: u64 = 365;
+/// Downlinks per internal B-tree page.
+pub const DOWNLINKS: u64 = 285;
+/// Largest usage count of a buffer (`BM_MAX_USAGE_COUNT`).
+pub const BM_MAX_USAGE_COUNT: u8 = 5;
+/// Largest scale: pgbench switches to 64-bit account ids from 20000 on.
+pub const MAX_SCALE: u32 = 19_999;
+/// Largest number of transactions.
+pub const MAX_TRANSACTIONS: u64 = 10_000_000_000;
+/// Largest `wal_pages`.
+pub const MAX_WAL_PAGES: u32 = 64;
+
+/// A `kind = "pgbench"` workload (see the [module docs](self) for the fields).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PgbenchSpec {
+    /// pgbench's scale factor, 1..=19999.
+    pub scale: u32,
+    /// Bytes of shared buffers (default 128 MiB).
+    pub shared_buffers: u64,
+    /// Transactions to run.
+    pub transactions: u64,
+    /// WAL pages written per commit, 1..=64 (default 2).
+    pub wal_pages: u32,
+    /// Bytes of WAL before it is reused (default 1 GiB).
+    pub max_wal_size: u64,
+}
+
+/// Block counts of the relations for a scale factor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Heap blocks of `pgbench_accounts`.
+    pub accounts: u64,
+    /// Blocks of `pgbench_accounts_pkey`: the metapage, the leaves, the upper levels.
+    pub index: u64,
+    /// Heap blocks of `pgbench_tellers`.
+    pub tellers: u64,
+    /// Heap blocks of `pgbench_branches`.
+    pub branches: u64,
+    /// Heap blocks `pgbench_history` grows to.
+    pub history: u64,
+    /// Pages of the WAL file.
+    pub wal_pages: u64,
+    /// Blocks per index level, leaves first, root last (at most 8 levels).
+    pub levels: [u64; 8],
+    /// Number of index levels.
+    pub depth: usize,
+}
+
+impl PgbenchSpec {
+    /// pgbench at `scale` with 128 MiB of shared buffers and `transactions`.
+    pub fn new(scale: u32, transactions: u64) -> PgbenchSpec {
+        PgbenchSpec {
+            scale,
+            shared_buffers: 128 << 20,
+            transactions,
+            wal_pages: 2,
+            max_wal_size: 1 << 30,
+        }
+    }
+
+    /// Accounts: 100,000 per scale unit.
+    pub fn accounts(&self) -> u64 {
+        100_000 * u64::from(self.scale.max(1))
+    }
+
+    /// Buffers: `shared_buffers` / 8 KiB.
+    pub fn buffers(&self) -> u64 {
+        self.shared_buffers / BLCKSZ
+    }
+
+    /// The relations' sizes.
+    pub fn layout(&self) -> Layout {
+        let scale = u64::from(self.scale.max(1));
+        let leaves = self.accounts().div_ceil(KEYS_PER_LEAF);
+        let mut levels = [0u64; 8];
+        levels[0] = leaves;
+        let mut depth = 1;
+        while levels[depth - 1] > 1 && depth < levels.len() {
+            levels[depth] = levels[depth - 1].div_ceil(DOWNLINKS);
+            depth += 1;
+        }
+        let wal_pages = (self.max_wal_size / PAGE)
+            .min(self.transactions.saturating_mul(u64::from(self.wal_pages)))
+            .max(u64::from(self.wal_pages).max(1));
+        Layout {
+            accounts: self.accounts().div_ceil(TUPLES_PER_BLOCK),
+            index: 1 + levels[..depth].iter().sum::<u64>(),
+            tellers: (10 * scale).div_ceil(TELLERS_PER_BLOCK),
+            branches: scale.div_ceil(BRANCHES_PER_BLOCK),
+            history: self.transactions.div_ceil(HISTORY_PER_BLOCK).max(1),
+            wal_pages,
+            levels,
+            depth,
+        }
+    }
+
+    /// Pages of the shared buffers, the relations and the WAL.
+    pub fn pages(&self) -> u64 {
+        let l = self.layout();
+        let blocks = l.accounts + l.index + l.tellers + l.branches + l.history;
+        (self.buffers() + blocks) * u64::from(PAGES_PER_BLOCK) + l.wal_pages
+    }
+
+    /// Checks every field against its range.
+    pub fn validate(&self) -> Result<(), Bad> {
+        if !(1..=MAX_SCALE).contains(&self.scale) {
+            return Err(Bad::new(
+                "scale",
+                format!(
+                    "{} is out of range [1, {MAX_SCALE}] (32-bit account ids)",
+                    self.scale
+                ),
+            ));
+        }
+        let max_buffers = MAX_PAGES / u64::from(PAGES_PER_BLOCK);
+        if !(16..=max_buffers).contains(&self.buffers()) {
+            return Err(Bad::new(
+                "shared_buffers",
+                format!(
+                    "{} bytes is {} buffers of 8 KiB; allowed 16 (128k) to {max_buffers} (8t)",
+                    self.shared_buffers,
+                    self.buffers()
+                ),
+            ));
+        }
+        if !(1..=MAX_TRANSACTIONS).contains(&self.transactions) {
+            return Err(Bad::new(
+                "transactions",
+                format!(
+                    "{} is out of range [1, {MAX_TRANSACTIONS}]",
+                    self.transactions
+                ),
+            ));
+        }
+        if !(1..=MAX_WAL_PAGES).contains(&self.wal_pages) {
+            return Err(Bad::new(
+                "wal_pages",
+                format!("{} is out of range [1, {MAX_WAL_PAGES}]", self.wal_pages),
+            ));
+        }
+        if !((1 << 20)..=(1 << 40)).contains(&self.max_wal_size)
+            || self.max_wal_size / PAGE < u64::from(self.wal_pages)
+        {
+            return Err(Bad::new(
+                "max_wal_size",
+                format!(
+                    "{} bytes is out of range [1m, 1t] or smaller than one commit's WAL",
+                    self.max_wal_size
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// No buffer / no block.
+const NONE: u32 = u32::MAX;
+/// Relations, in the order of the global block numbering.
+const ACCOUNTS: usize = 0;
+const INDEX: usize = 1;
+const TELLERS: usize = 2;
+const BRANCHES: usize = 3;
+const HISTORY: usize = 4;
+
+/// The generator of a pgbench workload: the transaction script and PostgreSQL's shared
+/// buffer pool.
+#[derive(Debug)]
+pub struct PgbenchGen {
+    buffers_vma: VmaId,
+    /// File of each relation.
+    files: [FileId; 5],
+    /// First global block of each relation (and the end, at index 5).
+    starts: [u32; 6],
+    wal: FileId,
+    wal_file_pages: u32,
+    wal_pages: u16,
+    wal_pos: u32,
+    /// Global block → buffer, `NONE` if not buffered, for every relation but the
+    /// history (4 bytes per 8 KiB block: ≈ 7.5 KiB per scale unit).
+    buf_of: Vec<u32>,
+    /// The history block being appended to and its buffer (`NONE`: not buffered). Only
+    /// the last history block is ever accessed, so one entry maps the history table.
+    history_cur: (u32, u32),
+    /// Buffer → global block, `NONE` if free.
+    tag: Vec<u32>,
+    /// Buffer → usage count (low 7 bits) and dirty (bit 7).
+    state: Vec<u8>,
+    /// Buffers never used yet: `next_free..buffers`.
+    next_free: u32,
+    /// The clock-sweep hand.
+    hand: u32,
+    accounts: u64,
+    tellers: u64,
+    branches: u64,
+    /// Index levels: first block (relative to the index file) and keys per block.
+    levels: Vec<(u32, u64)>,
+    /// History blocks added so far.
+    history_extended: u32,
+    tx_left: u64,
+    tx_done: u64,
+    /// Events of the transaction being emitted (reused; at most [`MAX_TX_EVENTS`]).
+    pending: Vec<Event>,
+    pos: usize,
+}
+
+/// Most events one transaction can emit: 2 lookups of up to 8 index levels and 5 heap
+/// blocks, each at most a write-out, a read and 2 stores, plus the WAL write.
+pub const MAX_TX_EVENTS: usize = (2 * 8 + 5) * 4 + 1;
+
+const DIRTY: u8 = 0x80;
+
+impl PgbenchGen {
+    /// Creates the task, the shared buffers and the relation files in `sim`; `advice`
+    /// applies to the relation files.
+    ///
+    /// `spec` must be valid ([`PgbenchSpec::validate`]); out-of-range values are clamped.
+    pub fn setup(
+        sim: &mut Sim,
+        spec: &PgbenchSpec,
+        name: &str,
+        advice: Advice,
+    ) -> Result<PgbenchGen, SimError> {
+        let spec = PgbenchSpec {
+            scale: spec.scale.clamp(1, MAX_SCALE),
+            transactions: spec.transactions.clamp(1, MAX_TRANSACTIONS),
+            wal_pages: spec.wal_pages.clamp(1, MAX_WAL_PAGES),
+            ..spec.clone()
+        };
+        let l = spec.layout();
+        let buffers = spec
+            .buffers()
+            .clamp(16, MAX_PAGES / u64::from(PAGES_PER_BLOCK));
+        let task = sim.add_task(name);
+        let buffers_vma = sim.mmap_anon(task, buffers * u64::from(PAGES_PER_BLOCK))?;
+        let blocks = [l.accounts, l.index, l.tellers, l.branches, l.history];
+        let names = [
+            "accounts",
+            "accounts_pkey",
+            "tellers",
+            "branches",
+            "history",
+        ];
+        let mut files = [0; 5];
+        let mut starts = [0u32; 6];
+        for r in 0..5 {
+            let file = sim.add_file(
+                &format!("{name}.{}", names[r]),
+                blocks[r] * u64::from(PAGES_PER_BLOCK),
+            )?;
+            sim.fadvise(file, advice)?;
+            files[r] = file;
+            starts[r + 1] = starts[r] + blocks[r] as u32;
+        }
+        let wal = sim.add_file(&format!("{name}.wal"), l.wal_pages)?;
+        // The index file: the metapage, then the levels from the leaves up.
+        let mut levels = Vec::with_capacity(l.depth);
+        let mut first = 1u32;
+        let mut keys_per_block = KEYS_PER_LEAF;
+        for &n in &l.levels[..l.depth] {
+            levels.push((first, keys_per_block));
+            first += n as u32;
+            keys_per_block = keys_per_block.saturating_mul(DOWNLINKS);
+        }
+        levels.reverse(); // root first, as a descent visits them
+        Ok(PgbenchGen {
+            buffers_vma,
+            files,
+            starts,
+            wal,
+            wal_file_pages: l.wal_pages as u32,
+            wal_pages: spec.wal_pages as u16,
+            wal_pos: 0,
+            buf_of: vec![NONE; starts[HISTORY] as usize],
+            history_cur: (NONE, NONE),
+            tag: vec![NONE; buffers as usize],
+            state: vec![0; buffers as usize],
+            next_free: 0,
+            hand: 0,
+            accounts: spec.accounts(),
+            tellers: 10 * u64::from(spec.scale),
+            branches: u64::from(spec.scale),
+            levels,
+            history_extended: 0,
+            tx_left: spec.transactions,
+            tx_done: 0,
+            pending: Vec::with_capacity(MAX_TX_EVENTS),
+            pos: 0,
+        })
+    }
+
+    /// The shared buffers' mapping.
+    pub fn buffers_vma(&self) -> VmaId {
+        self.buffers_vma
+    }
+
+    /// The buffer of global block `block`, if it is in the shared buffers.
+    pub fn buffer_of(&self, block: u32) -> Option<u32> {
+        if block >= self.starts[5] {
+            return None;
+        }
+        Some(self.lookup(block)).filter(|&b| b != NONE)
+    }
+
+    /// `BufTableLookup`: the buffer of `block` or `NONE`.
+    #[inline]
+    fn lookup(&self, block: u32) -> u32 {
+        if block >= self.starts[HISTORY] {
+            if block == self.history_cur.0 {
+                self.history_cur.1
+            } else {
+                NONE
+            }
+        } else {
+            self.buf_of[block as usize]
+        }
+    }
+
+    /// Maps `block` to `buf` (`NONE`: unmaps it).
+    #[inline]
+    fn map(&mut self, block: u32, buf: u32) {
+        if block >= self.starts[HISTORY] {
+            if buf != NONE {
+                self.history_cur = (block, buf);
+            } else if block == self.history_cur.0 {
+                self.history_cur.1 = NONE;
+            }
+        } else {
+            self.buf_of[block as usize] = buf;
+        }
+    }
+
+    /// The relation (0 accounts, 1 index, 2 tellers, 3 branches, 4 history) of a
+    /// global block, and the block within it.
+    #[inline]
+    fn relation(&self, block: u32) -> (usize, u32) {
+        let mut r = 0;
+        while r < 4 && block >= self.starts[r + 1] {
+            r += 1;
+        }
+        (r, block - self.starts[r])
+    }
+
+    /// `StrategyGetBuffer`: a free buffer, else the clock sweep's victim.
+    #[inline]
+    fn victim(&mut self) -> u32 {
+        let n = self.tag.len() as u32;
+        if self.next_free < n {
+            self.next_free += 1;
+            return self.next_free - 1;
+        }
+        loop {
+            let b = self.hand;
+            self.hand = if b + 1 == n { 0 } else { b + 1 };
+            let s = &mut self.state[b as usize];
+            if *s & !DIRTY == 0 {
+                return b;
+            }
+            *s -= 1;
+        }
+    }
+
+    /// One access to global block `block` through the shared buffers (`ReadBuffer` and
+    /// `PinBuffer` or `BufferAlloc`), pushed to `pending`.
+    fn access(&mut self, block: u32, write: bool) {
+        let vma = self.buffers_vma;
+        let b = self.lookup(block);
+        if b != NONE {
+            let s = &mut self.state[b as usize];
+            if *s & !DIRTY < BM_MAX_USAGE_COUNT {
+                *s += 1;
+            }
+            if write {
+                *s |= DIRTY;
+            }
+            for p in 0..PAGES_PER_BLOCK {
+                self.pending.push(Event::Access {
+                    vma,
+                    index: b * PAGES_PER_BLOCK + p,
+                    write,
+                });
+            }
+            return;
+        }
+        let buf = self.victim();
+        let old = self.tag[buf as usize];
+        if old != NONE {
+            if self.state[buf as usize] & DIRTY != 0 {
+                let (r, off) = self.relation(old);
+                self.pending.push(Event::FileWrite {
+                    file: self.files[r],
+                    index: off * PAGES_PER_BLOCK,
+                    pages: PAGES_PER_BLOCK as u16,
+                });
+            }
+            self.map(old, NONE);
+        }
+        let (r, off) = self.relation(block);
+        let extend = r == HISTORY && off >= self.history_extended;
+        if extend {
+            self.history_extended = off + 1;
+        } else {
+            self.pending.push(Event::FileRead {
+                file: self.files[r],
+                index: off * PAGES_PER_BLOCK,
+                pages: PAGES_PER_BLOCK as u16,
+            });
+        }
+        self.tag[buf as usize] = block;
+        self.map(block, buf);
+        self.state[buf as usize] = 1 | if write || extend { DIRTY } else { 0 };
+        for p in 0..PAGES_PER_BLOCK {
+            self.pending.push(Event::Access {
+                vma,
+                index: buf * PAGES_PER_BLOCK + p,
+                write: true,
+            });
+        }
+    }
+
+    /// The index descent to the leaf of 0-based account `aid`, root first.
+    fn index_lookup(&mut self, aid: u64) {
+        let base = self.starts[INDEX];
+        for i in 0..self.levels.len() {
+            let (first, keys) = self.levels[i];
+            self.access(base + first + (aid / keys) as u32, false);
+        }
+    }
+
+    /// Queues the events of the next transaction.
+    fn transaction(&mut self, rng: &mut Pcg64Mcg) {
+        self.pending.clear();
+        self.pos = 0;
+        let aid = rng.random_range(0..self.accounts);
+        let tid = rng.random_range(0..self.tellers);
+        let bid = rng.random_range(0..self.branches);
+        let account = self.starts[ACCOUNTS] + (aid / TUPLES_PER_BLOCK) as u32;
+        // UPDATE pgbench_accounts, then SELECT abalance: the index path and the heap block.
+        self.index_lookup(aid);
+        self.access(account, true);
+        self.index_lookup(aid);
+        self.access(account, false);
+        self.access(
+            self.starts[TELLERS] + (tid / TELLERS_PER_BLOCK) as u32,
+            true,
+        );
+        self.access(
+            self.starts[BRANCHES] + (bid / BRANCHES_PER_BLOCK) as u32,
+            true,
+        );
+        let h = (self.tx_done / HISTORY_PER_BLOCK) as u32;
+        self.access(
+            self.starts[HISTORY] + h.min(self.starts[5] - self.starts[4] - 1),
+            true,
+        );
+        // Commit: the WAL.
+        if self.wal_pos + u32::from(self.wal_pages) > self.wal_file_pages {
+            self.wal_pos = 0;
+        }
+        self.pending.push(Event::FileWrite {
+            file: self.wal,
+            index: self.wal_pos,
+            pages: self.wal_pages,
+        });
+        self.wal_pos += u32::from(self.wal_pages);
+        self.tx_done += 1;
+        self.tx_left -= 1;
+    }
+
+    /// Appends up to `max` events to `out`; returns how many.
+    pub fn fill(&mut self, rng: &mut Pcg64Mcg, out: &mut Vec<Event>, max: usize) -> usize {
+        let mut n = 0;
+        while n < max {
+            if self.pos == self.pending.len() {
+                if self.tx_left == 0 {
+                    break;
+                }
+                self.transaction(rng);
+            }
+            let take = (self.pending.len() - self.pos).min(max - n);
+            out.extend_from_slice(&self.pending[self.pos..self.pos + take]);
+            self.pos += take;
+            n += take;
+        }
+        n
+    }
+
+    /// Transactions completed (all their events generated or queued).
+    pub fn transactions_done(&self) -> u64 {
+        self.tx_done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mmsim_core::MachineConfig;
+
+    /// 16 buffers over scale 1, the accounts' first 16 blocks buffered in order.
+    fn warm() -> PgbenchGen {
+        let mut sim = Sim::new(MachineConfig::default()).unwrap();
+        let spec = PgbenchSpec {
+            shared_buffers: 16 * BLCKSZ,
+            ..PgbenchSpec::new(1, 10)
+        };
+        let mut g = PgbenchGen::setup(&mut sim, &spec, "pg", Advice::Normal).unwrap();
+        for b in 0..16 {
+            g.access(b, false);
+        }
+        assert_eq!(g.next_free, 16, "the free list is used first");
+        g
+    }
+
+    /// The buffer a miss on `block` took, and whether it wrote a victim back first.
+    fn miss(g: &mut PgbenchGen, block: u32) -> (u32, Option<Event>) {
+        g.pending.clear();
+        g.access(block, false);
+        let buf = g.buffer_of(block).unwrap();
+        let wb = matches!(g.pending[0], Event::FileWrite { .. }).then(|| g.pending[0]);
+        (buf, wb)
+    }
+
+    #[test]
+    fn usage_counts_and_clock_sweep() {
+        let mut g = warm();
+        for b in 0..16 {
+            assert_eq!(g.state[b], 1, "a loaded buffer starts at usage 1");
+        }
+        for _ in 0..10 {
+            g.access(3, false);
+        }
+        assert_eq!(g.state[3], BM_MAX_USAGE_COUNT, "usage stops at 5");
+        g.access(5, true);
+        assert_eq!(g.state[5], 2 | DIRTY);
+        // Every buffer is in use: the hand sweeps from 0, decrementing; buffer 0 is the
+        // first found at 0 on the second lap.
+        assert_eq!(miss(&mut g, 100), (0, None));
+        assert_eq!(g.buffer_of(0), None, "block 0 was evicted");
+        assert_eq!(miss(&mut g, 101), (1, None));
+        assert_eq!(miss(&mut g, 102), (2, None));
+        assert_eq!(
+            miss(&mut g, 103),
+            (4, None),
+            "buffer 3 (usage 4 now) is passed"
+        );
+        assert_eq!(g.state[3], 3);
+        for (i, want) in (6..16).enumerate() {
+            assert_eq!(miss(&mut g, 104 + i as u32).0, want);
+        }
+        // Second lap: 0, 1, 2 (usage 1 from their loads) and 4 go to 0; 3 to 2; buffer 5
+        // (usage 0 since the first lap, dirty) is the victim: written back, then reused.
+        let (buf, wb) = miss(&mut g, 200);
+        assert_eq!(buf, 5);
+        assert_eq!(
+            wb,
+            Some(Event::FileWrite {
+                file: g.files[ACCOUNTS],
+                index: 10,
+                pages: 2
+            })
+        );
+        assert_eq!(g.state[3], 2);
+        assert_eq!(g.buffer_of(3), Some(3), "the hot block survives");
+    }
+
+    #[test]
+    fn relations_map_global_blocks() {
+        let g = warm();
+        let l = PgbenchSpec::new(1, 10).layout();
+        assert_eq!(g.relation(0), (ACCOUNTS, 0));
+        assert_eq!(g.relation(l.accounts as u32), (INDEX, 0));
+        let tellers = (l.accounts + l.index) as u32;
+        assert_eq!(g.relation(tellers), (TELLERS, 0));
+        assert_eq!(g.relation(tellers + 1), (BRANCHES, 0));
+        assert_eq!(g.relation(tellers + 2), (HISTORY, 0));
+        assert_eq!(
+            g.levels,
+            vec![(275, KEYS_PER_LEAF * DOWNLINKS), (1, KEYS_PER_LEAF)]
+        );
+    }
+}
