@@ -346,7 +346,7 @@ fn bad_scenario_files() {
             "unknown.toml",
             "line 7",
             "workload[0].size",
-            "unknown field `size`",
+            "field `size` does not apply to kind `touch`",
         ],
     );
     let kind = write(
