@@ -94,6 +94,7 @@ fn text_excerpt() {
             skipped_markers: 0,
             skipped_blank: 1,
             skipped_comments: 1,
+            ..ReadStats::default()
         }
     );
 }
@@ -111,6 +112,7 @@ fn lirs_excerpt() {
             skipped_markers: 1,
             skipped_blank: 0,
             skipped_comments: 0,
+            ..ReadStats::default()
         }
     );
 }
