@@ -14,7 +14,7 @@
 //! Lackey prints one line per access (`lackey/lk_main.c`: `"I  %08lx,%lu"`,
 //! `" L %08lx,%lu"`, `" S %08lx,%lu"`, `" M %08lx,%lu"`): the kind, the address in
 //! hexadecimal (at least 8 digits, no `0x`) and the size in bytes. Leading and trailing
-//! spaces are ignored. An access yields one [`Record`](crate::Record) per 4 KiB page
+//! spaces are ignored. An access yields one [`Record`] per 4 KiB page
 //! it touches, `addr >> 12 ..= (addr + size − 1) >> 12` — an access spanning a page
 //! boundary touches both pages:
 //!

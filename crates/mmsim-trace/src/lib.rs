@@ -2,25 +2,49 @@
 //!
 //! `mmsim-trace` turns a trace file into a sequence of [`Record`]s (a `u64` key — block
 //! number, object id or page number — and a write flag) for the simulator and the golden
-//! tests. It reads streaming, decompresses transparently, reports every problem with the
-//! file name and position, and counts whatever it skips.
+//! tests. It reads 15 formats (key lists, cache traces, block I/O traces split into 4 KiB
+//! pages, memory address traces, valgrind and kernel tracepoint output, and mmsim's own
+//! compact native format), streaming, decompresses transparently, detects the format from
+//! content and says why, reports every problem with the file name and position, and counts
+//! whatever it skips.
 //!
 //! # Formats
 //!
-//! | [`Format`] | name | content | one record is | module |
-//! |---|---|---|---|---|
-//! | [`Text`](Format::Text) | `text` | one decimal key per line | a line → one reference | [`text`] |
-//! | [`Lirs`](Format::Lirs) | `lirs` | like `text`; a `*` line is a marker, skipped | a line → one reference | [`text`] |
-//! | [`Arc`](Format::Arc) | `arc` | `start_block n_blocks ignored request_no` per line (ARC `.lis`) | a line → `n_blocks` references | [`arc`] |
-//! | [`OracleGeneral`](Format::OracleGeneral) | `oracle-general` | libCacheSim packed 24-byte LE records | a record → one reference (`obj_id`) | [`oracle`] |
+//! | [`Format`] | name (aliases) | content | one record is | writes | module |
+//! |---|---|---|---|---|---|
+//! | [`Text`](Format::Text) | `text` | one decimal key per line | a line → one reference | no | [`text`] |
+//! | [`Lirs`](Format::Lirs) | `lirs` | like `text`; a `*` line is a marker, skipped | a line → one reference | no | [`text`] |
+//! | [`Arc`](Format::Arc) | `arc` | `start_block n_blocks ignored request_no` per line (ARC `.lis`) | a line → `n_blocks` references | no | [`arc`] |
+//! | [`OracleGeneral`](Format::OracleGeneral) | `oracle-general` (`oraclegeneral`) | libCacheSim packed 24-byte LE records | a record → one reference (`obj_id`) | no | [`oracle`] |
+//! | [`Native`](Format::Native) | `native` (`mmsim`) | mmsim's binary format: header, zstd blocks of delta-coded keys with write bits, CRC-32s, footer | a record → one reference | yes | [`native`] |
+//! | [`LibCacheSimCsv`](Format::LibCacheSimCsv) | `libcachesim-csv` (`lcs-csv`) | `version,time,op,size,lbn` (libCacheSim block csv, optional header) | a read/write request → one reference per 4 KiB page | yes | [`lcs_csv`] |
+//! | [`Vscsi`](Format::Vscsi) | `vscsi` | VMware vscsi v1 (32 B) / v2 (40 B) LE records | a read/write command → one reference per 4 KiB page | yes | [`vscsi`] |
+//! | [`Msr`](Format::Msr) | `msr` (`msr-cambridge`) | `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime` | a request → one reference per 4 KiB page | yes | [`msr`] |
+//! | [`Memsim`](Format::Memsim) | `memsim` | `<hex vaddr> R\|W` per line | a line → its page `addr >> 12` | yes | [`memsim`] |
+//! | [`Ucsd`](Format::Ucsd) | `ucsd` (`address`) | `l\|s 0x<hex addr> <n>` per line (optionally 2 penalty fields) | a line → its page `addr >> 12` | yes | [`ucsd`] |
+//! | [`I32Be`](Format::I32Be) | `i32-be` (`cache2k`) | array of big-endian 32-bit keys | 4 bytes → one reference | no | [`keyarray`] |
+//! | [`I64Be`](Format::I64Be) | `i64-be` (`corda`, `scarab`) | array of big-endian 64-bit keys | 8 bytes → one reference | no | [`keyarray`] |
+//! | [`U32Le`](Format::U32Le) | `u32-le` (`cloudphysics`, `w106`) | array of little-endian 32-bit keys | 4 bytes → one reference | no | [`keyarray`] |
+//! | [`Lackey`](Format::Lackey) | `lackey` | valgrind `--tool=lackey --trace-mem=yes` output | an access → one reference per 4 KiB page it touches (`M` = read + write; `I` optional) | yes | [`lackey`] |
+//! | [`Filemap`](Format::Filemap) | `filemap` (`ftrace`, `perf-script`) | `perf script` / ftrace text of `filemap:mm_filemap_*` events | an event → one reference per file page, key = file number << 40 \| page | no | [`filemap`] |
+//!
+//! [`Format::help`] prints this list (names, aliases, one-line descriptions) for a command
+//! line; names parse case-insensitively with [`str::parse`]. Where the writes column says
+//! yes, [`Record::write`] is set from the access type; the other formats do not record it
+//! and always yield `false`. Block requests are split into 4 KiB pages as described in
+//! [`block`] (a request of more than 1 GiB is an error; zero-length requests are skipped
+//! and counted). [`NativeWriter`] and [`convert`] write the native format.
 //!
 //! In the text formats, blank lines and lines starting with `#` are skipped, surrounding
 //! spaces/tabs and a trailing `\r` are accepted, and anything else that is not the expected
-//! shape is an error (no field is silently ignored). All formats yield `write: false`:
-//! none of them records the access type.
+//! shape is an error (no field is silently ignored; lines that a format defines as
+//! skippable — csv headers, lackey messages, other trace events — are skipped and
+//! counted).
 //!
 //! [`sniff_format`] (and [`TraceReader::open_auto`]) detect the format from the first
-//! 64 KiB of decompressed content, never from the file name; see [`sniff`] for the rules.
+//! 64 KiB of decompressed content, never from the file name, and
+//! [`sniff_format_explained`] / [`TraceReader::sniffed`] say which rule chose it and
+//! whether the choice was ambiguous; see [`sniff`] for the rules, in order.
 //!
 //! # Compression
 //!
@@ -35,26 +59,37 @@
 //! Nothing proportional to the trace is ever held: the reader owns one 256 KiB buffer
 //! (plus the decoder's window), parses lines and records in place without allocating per
 //! line, and never allocates according to a length field read from the file (an ARC
-//! request of `n_blocks` blocks is expanded lazily across batches). The longest accepted
-//! text line is 256 KiB ([`TraceError::LineTooLong`] beyond).
+//! request of `n_blocks` blocks, a block request of many pages, a filemap range are
+//! expanded lazily across batches). The longest accepted text line is 256 KiB
+//! ([`TraceError::LineTooLong`] beyond). Two bounded exceptions: the native reader keeps
+//! one decompressed block (at most 16 MiB, by default about 16 KiB), and the filemap reader
+//! a `(dev, ino)` → file number map limited by [`ReadOptions::max_files`].
 //!
 //! # Errors
 //!
 //! Every [`TraceError`] about a trace starts with the trace name and gives the 1-based
-//! line (text formats) or record (binary formats) and what was expected, e.g.
-//! `x.lis: line 3: expected `start_block n_blocks ignored request_no`, found 2 fields: "1 2"`
-//! or `y.bin: record 4: truncated: 10 of 24 bytes`. A reader delivers every record before
-//! the fault, then the error once, then ends. An empty file is a valid, empty trace.
+//! line (text formats) or record (binary formats) — or, for the native format, the
+//! header, block or footer ([`Position`]) — and what was expected, e.g.
+//! `x.lis: line 3: expected `start_block n_blocks ignored request_no`, found 2 fields: "1 2"`,
+//! `y.bin: record 4: truncated: 10 of 24 bytes`,
+//! `t.vscsi: record 2: request length in bytes 4294967295 exceeds the limit of 1073741824`
+//! or `t.mmsim: block 2 (from record 11): expected block CRC-32 0x5f0e2b1c, found 0x5f0e2b1d`.
+//! A reader delivers every record before the fault, then the error once, then ends. An
+//! empty file is a valid, empty trace in every format.
 //!
 //! # Counting
 //!
 //! [`ReadStats`] (from [`TraceReader::stats`]) counts what was read so that nothing is lost
 //! silently: `records` is the number of lines (text formats, *all* lines including skipped
 //! ones) or binary records read; `references` the number of [`Record`]s yielded (larger
-//! than `records` for ARC, whose lines expand to several blocks); `skipped_markers`,
-//! `skipped_blank` and `skipped_comments` the lines skipped. For the text formats,
-//! `records == references + skipped_markers + skipped_blank + skipped_comments` once the
-//! trace has been read to the end.
+//! than `records` where a line or record expands: ARC, block requests, lackey accesses
+//! over page boundaries, filemap ranges), `writes` how many of them are writes; and one
+//! `skipped_*` counter per reason a line or record yielded nothing (markers, blank lines,
+//! comments, csv headers, other SCSI commands, zero-length requests, tool messages,
+//! excluded instruction fetches, other trace events). Every line or record read either
+//! yields references or is counted in exactly one `skipped_*` counter; for the formats
+//! with one reference per line (`text`, `lirs`, `memsim`, `ucsd`),
+//! `records == references + skipped_*` once the trace has been read to the end.
 //!
 //! # Example
 //!

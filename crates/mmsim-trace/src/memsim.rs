@@ -9,7 +9,7 @@
 //! Each line is one memory access: a virtual address in hexadecimal (1 to 16 digits, no
 //! `0x` prefix; the published traces have 8) and `R` (read) or `W` (write), separated by
 //! spaces or tabs (either case is accepted for `R`/`W`). It yields one
-//! [`Record`](crate::Record) whose key is the 4 KiB page, `addr >> 12`, with
+//! [`Record`] whose key is the 4 KiB page, `addr >> 12`, with
 //! `write: true` for `W`. An access is not split at page boundaries: the traces give no
 //! size.
 //!

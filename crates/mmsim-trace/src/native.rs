@@ -1,7 +1,7 @@
 //! The `native` format: mmsim's own compact binary trace, the fastest to read.
 //!
 //! Write it with [`NativeWriter`], or copy any readable trace into it with [`convert`] /
-//! [`convert_file`]; read it like any other format ([`Format::Native`](crate::Format::Native)).
+//! [`convert_file`]; read it like any other format ([`Format::Native`]).
 //! A native trace holds exactly the [`Record`] sequence it was written with: keys
 //! (any `u64`) and write flags, in order.
 //!
@@ -89,22 +89,22 @@
 //!
 //! # Speed and size
 //!
-//! Decoding costs a few ns per record; zstd's share grows with the compression level.
-//! Measured on this project's 2-core machine, warm page cache, reading libCacheSim's
-//! `cloudPhysicsIO` sample to the end (medians of 3 runs of 2,000 reads; the machine is
-//! shared, so ±15 %):
+//! Decoding costs a couple of ns per record; zstd's share grows with the compression
+//! level. Measured on this project's 2-core machine (shared, so ±15 %), warm page cache,
+//! reading libCacheSim's `cloudPhysicsIO` sample to the end; criterion medians of
+//! `benches/read_speed.rs` where given, else medians of 3 runs of 300–2,000 reads:
 //!
-//! | trace | native level −1000 | −20 | −5 (default) | 3 | for comparison |
+//! | trace | native level −1000 | −20 | **−5 (default)** | 3 | other formats |
 //! |---|---|---|---|---|---|
-//! | 113,872 keys (`.oracleGeneral.bin`, `.txt`) | 396 KB, ~740 M rec/s | 282 KB, ~590 | 233 KB, ~400–500 | 177 KB, ~260–290 | oracleGeneral 2.7 MB, ~650–800; text 1.0 MB, ~100 |
-//! | 1,141,869 pages (`.vscsi`) | 2.8 MB, ~650–800 | 1.2 MB, ~450 | 538 KB, ~360–400 | 327 KB, ~240–350 | vscsi 3.6 MB, ~720; csv 3.1 MB, ~210 |
+//! | 113,872 keys | 396 KB, ~740 M rec/s | 282 KB, ~590 | 233 KB, **439** | 178 KB, 253 | oracleGeneral 2.7 MB, 534; its `.zst` 504 KB, 39; text 1.0 MB, 91 |
+//! | 1,141,869 pages | 2.8 MB, ~650–800 | 1.2 MB, ~450 | 538 KB, **361** | 327 KB, 293 | vscsi 3.6 MB, 576; csv 3.1 MB, 204 |
 //!
-//! So native reads several times faster than any text format and is 5–15 times smaller
-//! than the binary ones; against a raw binary trace already in the page cache (where
-//! reading is a memory copy) it is faster only at the fastest levels. Once a trace has
-//! to come from disk, or from a compressed `.oracleGeneral.zst`, the smaller file wins.
-//! Blocks of 4,096 records keep the decoder's data in cache; the decompression context is
-//! reused across readers of a thread.
+//! So native reads several times faster than any text format or compressed trace and is
+//! 5–15 times smaller than the raw binary ones; against a raw binary trace already in the
+//! page cache (where reading is a memory copy) it keeps up only at the fastest levels.
+//! Once a trace has to come from disk the smaller file wins. Blocks of 4,096 records keep
+//! the decoder's data in cache; the decompression context is reused across the readers of
+//! a thread.
 //!
 //! # Writing
 //!

@@ -12,7 +12,7 @@
 //! 3. If every byte is printable ASCII, space, tab, `\r` or `\n`, the stream is text. Its
 //!    lines (the last one dropped if the 64 KiB cut it) are examined, ignoring blank lines
 //!    and `#` comments, each with the parser of every text format:
-//!    - if some line is a `mm_filemap_*` event (see [`filemap`](crate::filemap)) →
+//!    - if some line is a `mm_filemap_*` event (see [`filemap`]) →
 //!      [`Format::Filemap`] (lines of other events are allowed, as the reader skips them);
 //!    - otherwise every line must parse in one and the same format: one integer →
 //!      [`Format::Text`], or [`Format::Lirs`] if a `*` line occurs; 4 integers →
@@ -25,7 +25,7 @@
 //!      naming the line.
 //! 4. Otherwise the stream is binary, and the first rule that fits decides:
 //!    1. [`Format::Vscsi`]: the first record has a vscsi version byte (1 at offset 15, or
-//!       2 at offset 3; see [`vscsi`](crate::vscsi)) and so does every whole 32- or 40-byte
+//!       2 at offset 3; see [`vscsi`]) and so does every whole 32- or 40-byte
 //!       record in the head;
 //!    2. [`Format::OracleGeneral`]: at least one whole 24-byte record, and for every record
 //!       in the head (0-based index `i`): `obj_size > 0` and `next_access_vtime` either −1

@@ -13,7 +13,7 @@
 //! `address-penalties` traces) is accepted too: two more numeric fields (digits with at
 //! most one `.`), checked and ignored. Fields are separated by spaces or tabs.
 //!
-//! A line yields one [`Record`](crate::Record): key = the 4 KiB page `addr >> 12`,
+//! A line yields one [`Record`]: key = the 4 KiB page `addr >> 12`,
 //! `write: true` for `s`. Accesses are not split at page boundaries (the traces give no
 //! size). Blank lines and `#` comments are skipped and counted; anything else is an
 //! error naming the line.
