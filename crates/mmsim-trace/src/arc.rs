@@ -48,7 +48,7 @@ pub(crate) struct Pending {
 }
 
 /// Parses one trimmed, non-empty, non-comment line into `(start_block, n_blocks)`.
-fn parse_line(name: &str, line_no: u64, line: &[u8]) -> Result<(u64, u64), TraceError> {
+pub(crate) fn parse_line(name: &str, line_no: u64, line: &[u8]) -> Result<(u64, u64), TraceError> {
     let mut fields: [&[u8]; 4] = [&[]; 4];
     let mut count = 0;
     for field in line

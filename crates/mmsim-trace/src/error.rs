@@ -159,6 +159,38 @@ pub enum TraceError {
         key: u64,
     },
 
+    /// A binary record, block, header or footer (or a field of a text line, where a
+    /// [`Parse`](TraceError::Parse) does not fit) does not have the expected content: wrong
+    /// magic number, unknown version, checksum mismatch, a value that is out of range.
+    #[error("{file}: {at}: expected {expected}, found {found}")]
+    Invalid {
+        /// Trace name.
+        file: String,
+        /// Where: header, line, record, block or footer.
+        at: Position,
+        /// What it should have been.
+        expected: String,
+        /// What was found.
+        found: String,
+    },
+
+    /// A length or count read from the trace exceeds a fixed limit of the reader (a request
+    /// of more than 1 GiB, a native block of more than 16 MiB, more distinct files than
+    /// allowed): a corrupt field, not a real request, and never something to allocate for.
+    #[error("{file}: {at}: {what} {value} exceeds the limit of {limit}")]
+    TooLarge {
+        /// Trace name.
+        file: String,
+        /// Where.
+        at: Position,
+        /// What the number is, with its unit, e.g. `request length in bytes`.
+        what: &'static str,
+        /// The value read (or reached).
+        value: u64,
+        /// The largest value accepted.
+        limit: u64,
+    },
+
     /// A method was used with a reader of the wrong format (e.g.
     /// [`read_oracle_batch`](crate::TraceReader::read_oracle_batch) on a text trace).
     #[error("{file}: {operation} needs the {needed} format, but the trace is read as {actual}")]
@@ -196,6 +228,8 @@ impl TraceError {
             | TraceError::KeyOverflow { file, .. }
             | TraceError::Truncated { file, .. }
             | TraceError::Undetected { file, .. }
+            | TraceError::Invalid { file, .. }
+            | TraceError::TooLarge { file, .. }
             | TraceError::TooManyDistinct { file, .. }
             | TraceError::WrongFormat { file, .. } => file,
         }
@@ -209,6 +243,7 @@ impl TraceError {
             | TraceError::ZeroBlocks { line, .. }
             | TraceError::TooManyBlocks { line, .. }
             | TraceError::KeyOverflow { line, .. } => Some(*line),
+            TraceError::Invalid { at, .. } | TraceError::TooLarge { at, .. } => at.line(),
             _ => None,
         }
     }
@@ -217,7 +252,62 @@ impl TraceError {
     pub fn record(&self) -> Option<u64> {
         match self {
             TraceError::Truncated { record, .. } => Some(*record),
+            TraceError::Invalid { at, .. } | TraceError::TooLarge { at, .. } => at.record(),
             _ => None,
+        }
+    }
+}
+
+/// Where in a trace an [`Invalid`](TraceError::Invalid) or
+/// [`TooLarge`](TraceError::TooLarge) error applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Position {
+    /// The file header (native format).
+    Header,
+    /// A 1-based line of a text format.
+    Line(u64),
+    /// A 1-based record of a binary format.
+    Record(u64),
+    /// A 1-based block of the native format, and the 1-based number of its first record.
+    Block {
+        /// 1-based block number.
+        block: u64,
+        /// 1-based number of the block's first record.
+        record: u64,
+    },
+    /// The footer (native format).
+    Footer,
+}
+
+impl Position {
+    /// The line number, for [`Position::Line`].
+    pub fn line(self) -> Option<u64> {
+        match self {
+            Position::Line(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// The record number, for [`Position::Record`] and [`Position::Block`] (its first
+    /// record).
+    pub fn record(self) -> Option<u64> {
+        match self {
+            Position::Record(r) | Position::Block { record: r, .. } => Some(r),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Position::Header => f.write_str("header"),
+            Position::Line(l) => write!(f, "line {l}"),
+            Position::Record(r) => write!(f, "record {r}"),
+            Position::Block { block, record } => {
+                write!(f, "block {block} (from record {record})")
+            }
+            Position::Footer => f.write_str("footer"),
         }
     }
 }

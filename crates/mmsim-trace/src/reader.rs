@@ -4,12 +4,13 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use crate::arc;
+use crate::expand::Run;
 use crate::input::Input;
 use crate::oracle::{self, OracleRecord};
-use crate::sniff;
-use crate::text;
-use crate::{Compression, Format, ReadStats, Record, TraceError};
+use crate::{
+    arc, filemap, keyarray, lackey, lcs_csv, memsim, msr, native, sniff, text, ucsd, vscsi,
+};
+use crate::{Compression, Format, ReadOptions, ReadStats, Record, Sniffed, TraceError};
 
 /// Streaming reader of one trace: decompression, parsing, counting.
 ///
@@ -28,7 +29,20 @@ pub struct TraceReader {
     format: Format,
     input: Input,
     stats: ReadStats,
+    options: ReadOptions,
+    /// How the format was detected, for readers opened with `open_auto`.
+    sniffed: Option<Sniffed>,
     arc: arc::Pending,
+    /// The rest of a request that expands to several references.
+    run: Run,
+    /// csv formats: a content line has been read (a header is only accepted before).
+    seen_content: bool,
+    /// vscsi: the version (0 until detected).
+    vscsi_version: u8,
+    /// filemap: the (dev, ino) → file number map.
+    files: filemap::Files,
+    /// native: block decoder.
+    native: Box<native::State>,
     /// An error found while filling a batch that already held records; reported next.
     pending_error: Option<TraceError>,
     finished: bool,
@@ -41,6 +55,7 @@ impl std::fmt::Debug for TraceReader {
         f.debug_struct("TraceReader")
             .field("name", &self.name)
             .field("format", &self.format)
+            .field("sniffed", &self.sniffed)
             .field("compression", &self.input.compression())
             .field("stats", &self.stats)
             .field("finished", &self.finished)
@@ -60,15 +75,30 @@ impl TraceReader {
     /// Opens the file at `path` (raw, gzip, xz or zstd, detected from its content) as a
     /// trace in `format`. The path as given is the name used in errors.
     pub fn open(path: &Path, format: Format) -> Result<TraceReader, TraceError> {
+        TraceReader::open_with(path, format, ReadOptions::default())
+    }
+
+    /// Like [`open`](TraceReader::open), with reader options.
+    pub fn open_with(
+        path: &Path,
+        format: Format,
+        options: ReadOptions,
+    ) -> Result<TraceReader, TraceError> {
         let (name, file) = open_file(path)?;
-        TraceReader::from_reader(&name, file, format)
+        TraceReader::from_reader_with(&name, file, format, options)
     }
 
     /// Opens the file at `path` and detects its format with the rules of
-    /// [`sniff_format`](crate::sniff_format), reading the file only once.
+    /// [`sniff_format`](crate::sniff_format), reading the file only once;
+    /// [`sniffed`](TraceReader::sniffed) then says what was chosen and why.
     pub fn open_auto(path: &Path) -> Result<TraceReader, TraceError> {
+        TraceReader::open_auto_with(path, ReadOptions::default())
+    }
+
+    /// Like [`open_auto`](TraceReader::open_auto), with reader options.
+    pub fn open_auto_with(path: &Path, options: ReadOptions) -> Result<TraceReader, TraceError> {
         let (name, file) = open_file(path)?;
-        TraceReader::from_reader_auto(&name, file)
+        TraceReader::from_reader_auto_with(&name, file, options)
     }
 
     /// Reads a trace in `format` from any reader (decompressing it if its first bytes are
@@ -79,8 +109,18 @@ impl TraceReader {
         reader: Box<dyn Read + Send>,
         format: Format,
     ) -> Result<TraceReader, TraceError> {
+        TraceReader::from_reader_with(name, reader, format, ReadOptions::default())
+    }
+
+    /// Like [`from_reader`](TraceReader::from_reader), with reader options.
+    pub fn from_reader_with(
+        name: &str,
+        reader: Box<dyn Read + Send>,
+        format: Format,
+        options: ReadOptions,
+    ) -> Result<TraceReader, TraceError> {
         let input = Input::new(name, reader)?;
-        Ok(TraceReader::with_input(name, input, format))
+        Ok(TraceReader::with_input(name, input, format, options, None))
     }
 
     /// Like [`from_reader`](TraceReader::from_reader), detecting the format from the first
@@ -89,18 +129,46 @@ impl TraceReader {
         name: &str,
         reader: Box<dyn Read + Send>,
     ) -> Result<TraceReader, TraceError> {
-        let mut input = Input::new(name, reader)?;
-        let format = sniff::sniff_input(name, &mut input)?;
-        Ok(TraceReader::with_input(name, input, format))
+        TraceReader::from_reader_auto_with(name, reader, ReadOptions::default())
     }
 
-    fn with_input(name: &str, input: Input, format: Format) -> TraceReader {
+    /// Like [`from_reader_auto`](TraceReader::from_reader_auto), with reader options.
+    pub fn from_reader_auto_with(
+        name: &str,
+        reader: Box<dyn Read + Send>,
+        options: ReadOptions,
+    ) -> Result<TraceReader, TraceError> {
+        let mut input = Input::new(name, reader)?;
+        let sniffed = sniff::sniff_input(name, &mut input)?;
+        Ok(TraceReader::with_input(
+            name,
+            input,
+            sniffed.format,
+            options,
+            Some(sniffed),
+        ))
+    }
+
+    fn with_input(
+        name: &str,
+        input: Input,
+        format: Format,
+        options: ReadOptions,
+        sniffed: Option<Sniffed>,
+    ) -> TraceReader {
         TraceReader {
             name: name.to_string(),
             format,
             input,
             stats: ReadStats::default(),
+            options,
+            sniffed,
             arc: arc::Pending::default(),
+            run: Run::default(),
+            seen_content: false,
+            vscsi_version: 0,
+            files: filemap::Files::default(),
+            native: Box::default(),
             pending_error: None,
             finished: false,
             one: Vec::with_capacity(1),
@@ -115,6 +183,17 @@ impl TraceReader {
     /// The format the trace is read as.
     pub fn format(&self) -> Format {
         self.format
+    }
+
+    /// For a reader opened with format detection (`open_auto`, `from_reader_auto`): the
+    /// format chosen and why. `None` when the format was given.
+    pub fn sniffed(&self) -> Option<&Sniffed> {
+        self.sniffed.as_ref()
+    }
+
+    /// The options the reader was opened with.
+    pub fn options(&self) -> &ReadOptions {
+        &self.options
     }
 
     /// The compression detected from the first bytes.
@@ -140,7 +219,13 @@ impl TraceReader {
                 format,
                 input,
                 stats,
+                options,
                 arc,
+                run,
+                seen_content,
+                vscsi_version,
+                files,
+                native,
                 ..
             } = r;
             match format {
@@ -151,6 +236,23 @@ impl TraceReader {
                     key: oracle::obj_id(b),
                     write: false,
                 }),
+                Format::Native => native::fill(input, name, stats, native, out, max),
+                Format::LibCacheSimCsv => {
+                    lcs_csv::fill(input, name, stats, run, seen_content, out, max)
+                }
+                Format::Vscsi => vscsi::fill(input, name, stats, run, vscsi_version, out, max),
+                Format::Msr => msr::fill(input, name, stats, run, seen_content, out, max),
+                Format::Memsim => memsim::fill(input, name, stats, run, out, max),
+                Format::Ucsd => ucsd::fill(input, name, stats, run, out, max),
+                Format::I32Be => keyarray::fill(input, name, stats, out, max, keyarray::i32_be),
+                Format::I64Be => keyarray::fill(input, name, stats, out, max, keyarray::i64_be),
+                Format::U32Le => keyarray::fill(input, name, stats, out, max, keyarray::u32_le),
+                Format::Lackey => {
+                    lackey::fill(input, name, stats, run, options.instructions, out, max)
+                }
+                Format::Filemap => {
+                    filemap::fill(input, name, stats, run, files, options.max_files, out, max)
+                }
             }
         })
     }

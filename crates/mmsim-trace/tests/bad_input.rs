@@ -426,8 +426,14 @@ fn unknown_format_string() {
     let e = "lru".parse::<Format>().unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unknown trace format \"lru\"; expected one of: text, lirs, arc, oracle-general"
+        format!(
+            "unknown trace format \"lru\"; expected one of: {}",
+            Format::NAMES.join(", ")
+        )
     );
+    assert!(e
+        .to_string()
+        .contains("text, lirs, arc, oracle-general, native, "));
     assert!("".parse::<Format>().is_err());
     assert!("auto".parse::<Format>().is_err()); // `auto` is the CLI's, not a format
 }
@@ -463,7 +469,7 @@ fn undetectable_content_names_the_file() {
         ("words.txt", b"hello\nworld\n".to_vec()),
         ("short.bin", vec![0u8, 1, 2, 255]),
         ("zeros.bin", vec![0u8; 48]),
-        ("odd.bin", oracle_bytes(2)[..40].to_vec()),
+        ("odd.bin", [0u8, 0, 0, 1, 0, 0, 0, 2, 0, 9].to_vec()),
     ] {
         let path = write(dir.path(), name, &data);
         let e = sniff_format(&path).unwrap_err();
@@ -477,6 +483,22 @@ fn undetectable_content_names_the_file() {
         );
         assert!(TraceReader::open_auto(&path).is_err());
     }
+    // A truncated oracleGeneral trace is still recognised; reading it reports the cut.
+    let path = write(dir.path(), "cut.bin", &oracle_bytes(2)[..40]);
+    assert_eq!(sniff_format(&path).unwrap(), Format::OracleGeneral);
+    let (ok, e, _) = read_to_error(TraceReader::open_auto(&path).unwrap());
+    assert_eq!(ok.len(), 1);
+    assert!(
+        matches!(
+            e,
+            Some(TraceError::Truncated {
+                record: 2,
+                got: 16,
+                ..
+            })
+        ),
+        "{e:?}"
+    );
     // And compressed content is sniffed after decompression.
     let path = write(dir.path(), "o.bin.xz", &xz(&oracle_bytes(5)));
     assert_eq!(sniff_format(&path).unwrap(), Format::OracleGeneral);

@@ -94,6 +94,7 @@ fn text_excerpt() {
             skipped_markers: 0,
             skipped_blank: 1,
             skipped_comments: 1,
+            ..ReadStats::default()
         }
     );
 }
@@ -111,6 +112,7 @@ fn lirs_excerpt() {
             skipped_markers: 1,
             skipped_blank: 0,
             skipped_comments: 0,
+            ..ReadStats::default()
         }
     );
 }
@@ -264,6 +266,30 @@ fn format_names() {
         Format::OracleGeneral
     );
     assert_eq!("LIRS".parse::<Format>().unwrap(), Format::Lirs);
+    // Aliases, `_` for `-`, and the list a command line prints.
+    for (alias, f) in [
+        ("cache2k", Format::I32Be),
+        ("scarab", Format::I64Be),
+        ("corda", Format::I64Be),
+        ("w106", Format::U32Le),
+        ("lcs_csv", Format::LibCacheSimCsv),
+        ("perf-script", Format::Filemap),
+        ("ftrace", Format::Filemap),
+        ("MSR-Cambridge", Format::Msr),
+        ("mmsim", Format::Native),
+    ] {
+        assert_eq!(alias.parse::<Format>().unwrap(), f, "{alias}");
+    }
+    let help = Format::help();
+    assert_eq!(help.lines().count(), Format::ALL.len());
+    for f in Format::ALL {
+        assert!(!f.description().is_empty());
+        let line = help.lines().find(|l| l.starts_with(f.name())).unwrap();
+        assert!(line.ends_with(f.description()), "{line}");
+        for a in f.aliases() {
+            assert!(line.contains(a), "{line}");
+        }
+    }
     assert_eq!(Compression::Zstd.name(), "zstd");
     assert_eq!(Compression::None.to_string(), "none");
 }

@@ -269,19 +269,82 @@ fn sniffing_real_traces() {
 }
 
 #[test]
+fn sniffing_new_formats_says_why() {
+    use mmsim_trace::sniff_format_explained;
+    // (trace, format, ambiguous, a word of the reason)
+    let cases = [
+        (
+            "libcachesim/cloudPhysicsIO.csv",
+            Format::LibCacheSimCsv,
+            false,
+            "csv",
+        ),
+        (
+            "libcachesim/cloudPhysicsIO.vscsi",
+            Format::Vscsi,
+            false,
+            "v1",
+        ),
+        (
+            "cloudphysics/w106.trace.xz",
+            Format::U32Le,
+            false,
+            "little-endian",
+        ),
+        ("memsim-spec/gcc.trace.gz", Format::Memsim, false, "R|W"),
+        ("ucsd-address/gcc.trace.gz", Format::Ucsd, false, "l|s"),
+        (
+            "ucsd-address/penalties/gcc.trace.xz",
+            Format::Ucsd,
+            false,
+            "l|s",
+        ),
+        (
+            "msr-sample/msr-cambridge1-sample.csv",
+            Format::Msr,
+            false,
+            "Timestamp",
+        ),
+        ("cache2k/web07.trace.xz", Format::I32Be, false, "big-endian"),
+        ("cache2k/web12.trace.xz", Format::I32Be, false, "big-endian"),
+        // Big-endian tagged keys that are smaller read little-endian: same trace up to
+        // renaming.
+        ("cache2k/orm-busy.trace.xz", Format::U32Le, false, "renames"),
+        (
+            "misc-kv/scarab-recs.trace.xz",
+            Format::I64Be,
+            true,
+            "64-bit",
+        ),
+        (
+            "misc-kv/trace_vaultservice.gz",
+            Format::I64Be,
+            true,
+            "64-bit",
+        ),
+    ];
+    for (rel, want, ambiguous, word) in cases {
+        let s = sniff_format_explained(&trace(rel)).unwrap();
+        assert_eq!(s.format, want, "{rel}: {s}");
+        assert_eq!(s.ambiguous, ambiguous, "{rel}: {s}");
+        assert!(s.reason.contains(word), "{rel}: {s}");
+        let r = TraceReader::open_auto(&trace(rel)).unwrap();
+        assert_eq!(r.sniffed(), Some(&s), "{rel}");
+    }
+}
+
+#[test]
 fn sniffing_rejects_unsupported_traces() {
-    // Formats this crate does not read must be refused, naming the file.
-    for rel in [
-        "libcachesim/cloudPhysicsIO.csv",
-        "libcachesim/cloudPhysicsIO.vscsi",
-        "cloudphysics/w106.trace.xz",
-        "memsim-spec/gcc.trace.gz",
-        "ucsd-address/gcc.trace.gz",
-        "msr-sample/msr-cambridge1-sample.csv",
-        "cache2k/web07.trace.xz",
+    // Formats this crate does not read must be refused, naming the file and why.
+    for (rel, why) in [
+        ("misc-kv/adaptsize-request.trace.xz", "fits no text format"),
+        ("msr-sample/upenn-aligned.trace", "fits no text format"),
+        ("damon/damon.data", "zlib"),
+        ("damon/report-raw.txt", "fits no text format"),
     ] {
         let e = sniff_format(&trace(rel)).unwrap_err().to_string();
         assert!(e.contains(rel), "{rel}: {e}");
         assert!(e.contains("cannot detect the trace format"), "{rel}: {e}");
+        assert!(e.contains(why), "{rel}: {e}");
     }
 }

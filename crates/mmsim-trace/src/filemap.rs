@@ -1,0 +1,427 @@
+//! The `filemap` format: text of the kernel's `filemap` tracepoints, as `perf script` or
+//! ftrace print them.
+//!
+//! Capture with `perf record -e filemap:mm_filemap_get_pages -e filemap:mm_filemap_fault
+//! -e filemap:mm_filemap_map_pages -- CMD` then `perf script > trace.txt`, or with ftrace
+//! (`echo 1 > /sys/kernel/tracing/events/filemap/enable`, then read
+//! `/sys/kernel/tracing/trace`). Lines look like
+//!
+//! ```text
+//! # tracer: nop                                                   <- ftrace header (comment)
+//!              cat    1234 [002]  5678.901234: filemap:mm_filemap_get_pages: dev=8:1 ino=c0ffee ofs=0-16383
+//!              cat-1234    [002] .....  5678.901300: mm_filemap_fault: dev=8:1 ino=c0ffee ofs=40960
+//! ```
+//!
+//! # Events and their `TP_printk` formats
+//!
+//! From `include/trace/events/filemap.h` (since Linux 6.11; `ino` is printed with `%lx`,
+//! the byte offsets with `%lld`/`%lu`):
+//!
+//! | event | format | pages |
+//! |---|---|---|
+//! | `mm_filemap_get_pages` (read path: `filemap_get_pages`) | `dev=%d:%d ino=%lx ofs=%lld-%lld` | `ofs` is `index << PAGE_SHIFT`, the second number `((last_index + 1) << PAGE_SHIFT) - 1`, the last byte: pages `ofs >> 12 ..= end >> 12` |
+//! | `mm_filemap_map_pages` (fault-around: `filemap_map_pages`) | same class (`mm_filemap_op_page_cache_range`) | same |
+//! | `mm_filemap_fault` (`filemap_fault`) | `dev=%d:%d ino=%lx ofs=%lld` | the page `ofs >> 12` |
+//! | `mm_filemap_add_to_page_cache` | `dev %d:%d ino %lx pfn=0x%lx ofs=%lu order=%u` | `2^order` pages from `ofs >> 12` (`order` absent in kernels before folios: one page) |
+//! | `mm_filemap_delete_from_page_cache` | as above | none: an eviction, not an access; skipped and counted in [`ReadStats::skipped_events`] |
+//!
+//! The form `ofs=%lld max_ofs=%lld` of the range events' v2 patch (the second number the
+//! offset of the last page) is accepted too. The page size is taken to be 4 KiB
+//! (`PAGE_SHIFT` 12). Before the fix "filemap: fix the last_index of
+//! mm_filemap_get_pages" (Linux 6.12), `get_pages` passed an exclusive `last_index`, so
+//! its ranges include one page past the read; the reader takes the numbers as printed.
+//! `add_to_page_cache` reports insertions (misses and readahead), the other three the
+//! pages a task actually reads or maps; trace either kind, mixing them counts pages twice.
+//!
+//! # Keys
+//!
+//! Every event names one file by `(dev, ino)`. Files are numbered 0, 1, 2, … in order of
+//! first appearance, and a page's key is
+//!
+//! ```text
+//! key = file_number << 40 | page_index          (page_index < 2^40, file_number < 2^24)
+//! ```
+//!
+//! so a file may have up to 2^40 pages (4 PiB) and the keys of different files never
+//! collide. A page index of 2^40 or more is a [`TraceError::TooLarge`]; so is a range of
+//! more than 1 GiB in one event, and a file beyond [`ReadOptions::max_files`]
+//! (default [`DEFAULT_MAX_FILES`], at most [`MAX_FILES`]): the `(dev, ino)` → number map
+//! is the one thing this reader keeps per distinct value, and the limit bounds it. All
+//! references are reads (`write: false`).
+//!
+//! # Other lines
+//!
+//! The event is found by its name (`mm_filemap_…` followed by `:`) anywhere in the line,
+//! so `perf script`'s `filemap:` prefix and ftrace's columns are both fine. Lines of any
+//! other event, and any other text (`perf script` call chains, …), are skipped and counted
+//! in [`ReadStats::skipped_events`]; blank lines and `#` comments (ftrace's header) are
+//! skipped and counted as usual. A line of a recognised event whose fields do not parse is
+//! an error naming the line.
+//!
+//! [`ReadOptions::max_files`]: crate::ReadOptions::max_files
+
+use std::collections::HashMap;
+
+use crate::block::{MAX_REQUEST_BYTES, PAGE_SHIFT};
+use crate::densify::BuildKeyHasher;
+use crate::error::quote;
+use crate::expand::Run;
+use crate::input::Input;
+use crate::lines::{fill_lines, parse_hex};
+use crate::text::parse_u64;
+use crate::{Position, ReadStats, Record, TraceError};
+
+/// Bits of a key that hold the page index; the file number is above them.
+pub const PAGE_BITS: u32 = 40;
+
+/// The largest number of distinct files any reader accepts (2^24, all the key bits above
+/// [`PAGE_BITS`]).
+pub const MAX_FILES: u32 = 1 << 24;
+
+/// The default [`ReadOptions::max_files`](crate::ReadOptions::max_files): 2^20 files.
+pub const DEFAULT_MAX_FILES: u32 = 1 << 20;
+
+/// The key of page `page` of file number `file`.
+#[inline]
+pub fn key(file: u32, page: u64) -> u64 {
+    (u64::from(file) << PAGE_BITS) | page
+}
+
+/// The `(dev, ino)` → file number map.
+#[derive(Debug, Default)]
+pub(crate) struct Files {
+    map: HashMap<(u64, u64), u32, BuildKeyHasher>,
+}
+
+/// The events read.
+#[derive(Debug, PartialEq, Eq)]
+enum Event {
+    /// Pages `first ..= last` of file `(dev, ino)`, given as byte offsets.
+    Range {
+        dev: u64,
+        ino: u64,
+        first: u64,
+        last: u64,
+    },
+    /// `2^order` pages from byte offset `ofs`.
+    Added {
+        dev: u64,
+        ino: u64,
+        ofs: u64,
+        order: u64,
+    },
+    /// An event that is skipped.
+    Other,
+}
+
+const EXPECTED_RANGE: &str = "`dev=MAJOR:MINOR ino=HEX ofs=START-END` (or `ofs=START max_ofs=END`)";
+const EXPECTED_FAULT: &str = "`dev=MAJOR:MINOR ino=HEX ofs=OFFSET`";
+const EXPECTED_ADD: &str = "`dev MAJOR:MINOR ino HEX pfn=0xPFN ofs=OFFSET order=ORDER`";
+
+/// The event name and the text after its `:`, if the line holds a `mm_filemap_` event.
+pub(crate) fn find_event(line: &[u8]) -> Option<(&[u8], &[u8])> {
+    const PREFIX: &[u8] = b"mm_filemap_";
+    let mut from = 0;
+    while let Some(i) = line[from..]
+        .windows(PREFIX.len())
+        .position(|w| w == PREFIX)
+        .map(|i| i + from)
+    {
+        let boundary = i == 0 || matches!(line[i - 1], b' ' | b'\t' | b':');
+        let end = line[i..]
+            .iter()
+            .position(|&b| !(b.is_ascii_lowercase() || b == b'_'))
+            .map_or(line.len(), |e| i + e);
+        if boundary && line.get(end) == Some(&b':') {
+            return Some((&line[i..end], line[end + 1..].trim_ascii()));
+        }
+        from = i + 1;
+    }
+    None
+}
+
+fn parse_dev(s: &[u8]) -> Option<u64> {
+    let colon = s.iter().position(|&b| b == b':')?;
+    let major = parse_u64(&s[..colon])?;
+    let minor = parse_u64(&s[colon + 1..])?;
+    (major <= u64::from(u32::MAX) && minor <= u64::from(u32::MAX)).then_some(major << 32 | minor)
+}
+
+fn parse_ino(s: &[u8]) -> Option<u64> {
+    parse_hex(s.strip_prefix(b"0x").unwrap_or(s))
+}
+
+/// Parses the payload of event `name`.
+fn parse_event(name: &[u8], payload: &[u8]) -> Result<Event, &'static str> {
+    let expected = match name {
+        b"mm_filemap_get_pages" | b"mm_filemap_map_pages" => EXPECTED_RANGE,
+        b"mm_filemap_fault" => EXPECTED_FAULT,
+        b"mm_filemap_add_to_page_cache" => EXPECTED_ADD,
+        _ => return Ok(Event::Other),
+    };
+    let (mut dev, mut ino, mut ofs, mut end, mut max_ofs, mut order) =
+        (None, None, None, None, None, None);
+    let mut tokens = payload
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|t| !t.is_empty());
+    while let Some(t) = tokens.next() {
+        let (k, v) = match t.iter().position(|&b| b == b'=') {
+            Some(eq) => (&t[..eq], &t[eq + 1..]),
+            // `dev 8:1 ino 1a2b` (add_to_page_cache): the value is the next token.
+            None if t == b"dev" || t == b"ino" => (t, tokens.next().ok_or(expected)?),
+            None => return Err(expected),
+        };
+        match k {
+            b"dev" => dev = Some(parse_dev(v).ok_or(expected)?),
+            b"ino" => ino = Some(parse_ino(v).ok_or(expected)?),
+            b"ofs" => match v.iter().position(|&b| b == b'-') {
+                Some(dash) if dash > 0 => {
+                    ofs = Some(parse_u64(&v[..dash]).ok_or(expected)?);
+                    end = Some(parse_u64(&v[dash + 1..]).ok_or(expected)?);
+                }
+                _ => ofs = Some(parse_u64(v).ok_or(expected)?),
+            },
+            b"max_ofs" => max_ofs = Some(parse_u64(v).ok_or(expected)?),
+            b"order" => order = Some(parse_u64(v).ok_or(expected)?),
+            b"pfn" | b"page" => {}
+            _ => return Err(expected),
+        }
+    }
+    let (Some(dev), Some(ino), Some(ofs)) = (dev, ino, ofs) else {
+        return Err(expected);
+    };
+    match expected {
+        EXPECTED_RANGE => {
+            let last = match (end, max_ofs) {
+                (Some(e), None) | (None, Some(e)) => e,
+                _ => return Err(expected),
+            };
+            if order.is_some() {
+                return Err(expected);
+            }
+            Ok(Event::Range {
+                dev,
+                ino,
+                first: ofs,
+                last,
+            })
+        }
+        EXPECTED_FAULT => {
+            if end.is_some() || max_ofs.is_some() || order.is_some() {
+                return Err(expected);
+            }
+            Ok(Event::Range {
+                dev,
+                ino,
+                first: ofs,
+                last: ofs,
+            })
+        }
+        _ => {
+            if end.is_some() || max_ofs.is_some() {
+                return Err(expected);
+            }
+            Ok(Event::Added {
+                dev,
+                ino,
+                ofs,
+                order: order.unwrap_or(0),
+            })
+        }
+    }
+}
+
+/// Appends references to `out` until it holds `max` records or the stream ends.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fill(
+    input: &mut Input,
+    name: &str,
+    stats: &mut ReadStats,
+    run: &mut Run,
+    files: &mut Files,
+    max_files: u32,
+    out: &mut Vec<Record>,
+    max: usize,
+) -> Result<(), TraceError> {
+    let max_files = max_files.min(MAX_FILES);
+    fill_lines(
+        input,
+        stats,
+        run,
+        out,
+        max,
+        |line, line_no, stats, run, _| {
+            let Some((event, payload)) = find_event(line) else {
+                stats.skipped_events += 1;
+                return Ok(());
+            };
+            let at = Position::Line(line_no);
+            let too_large = |what, value, limit| TraceError::TooLarge {
+                file: name.to_string(),
+                at,
+                what,
+                value,
+                limit,
+            };
+            let parsed = parse_event(event, payload).map_err(|expected| TraceError::Parse {
+                file: name.to_string(),
+                line: line_no,
+                expected,
+                found: quote(line),
+            })?;
+            let (dev, ino, first_page, pages) = match parsed {
+                Event::Other => {
+                    stats.skipped_events += 1;
+                    return Ok(());
+                }
+                Event::Range {
+                    dev,
+                    ino,
+                    first,
+                    last,
+                } => {
+                    if last < first {
+                        return Err(TraceError::Invalid {
+                            file: name.to_string(),
+                            at,
+                            expected: "a range whose end is not before its start".to_string(),
+                            found: format!("{first}-{last}"),
+                        });
+                    }
+                    if last - first >= MAX_REQUEST_BYTES {
+                        return Err(too_large(
+                            "range length in bytes",
+                            last - first + 1,
+                            MAX_REQUEST_BYTES,
+                        ));
+                    }
+                    let p = first >> PAGE_SHIFT;
+                    (dev, ino, p, (last >> PAGE_SHIFT) - p + 1)
+                }
+                Event::Added {
+                    dev,
+                    ino,
+                    ofs,
+                    order,
+                } => {
+                    const MAX_ORDER: u64 =
+                        (MAX_REQUEST_BYTES >> PAGE_SHIFT).trailing_zeros() as u64;
+                    if order > MAX_ORDER {
+                        return Err(too_large("folio order", order, MAX_ORDER));
+                    }
+                    (dev, ino, ofs >> PAGE_SHIFT, 1u64 << order)
+                }
+            };
+            let last_page = first_page + (pages - 1);
+            if last_page >> PAGE_BITS != 0 {
+                return Err(too_large("page index", last_page, (1u64 << PAGE_BITS) - 1));
+            }
+            let next = files.map.len() as u32;
+            let file = match files.map.get(&(dev, ino)) {
+                Some(&f) => f,
+                None => {
+                    if next >= max_files {
+                        return Err(too_large(
+                            "number of distinct (dev, ino) files",
+                            u64::from(next) + 1,
+                            u64::from(max_files),
+                        ));
+                    }
+                    files.map.insert((dev, ino), next);
+                    next
+                }
+            };
+            run.start(key(file, first_page), pages, false);
+            Ok(())
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_events() {
+        let perf = b"cat    1234 [002]  5678.901234: filemap:mm_filemap_get_pages: dev=8:1 ino=c0ffee ofs=0-16383";
+        let (name, payload) = find_event(perf).unwrap();
+        assert_eq!(name, b"mm_filemap_get_pages");
+        assert_eq!(payload, b"dev=8:1 ino=c0ffee ofs=0-16383");
+        let ftrace =
+            b"cat-1234    [002] .....  5678.901300: mm_filemap_fault: dev=8:1 ino=c0ffee ofs=40960";
+        assert_eq!(find_event(ftrace).unwrap().0, b"mm_filemap_fault");
+        assert!(find_event(b"cat 1 [0] 1.0: sched:sched_switch: prev=mm_filemap_x").is_none());
+        assert!(find_event(b"xmm_filemap_fault: dev=1:2").is_none());
+    }
+
+    #[test]
+    fn parses_payloads() {
+        assert_eq!(
+            parse_event(b"mm_filemap_get_pages", b"dev=8:1 ino=c0ffee ofs=0-16383"),
+            Ok(Event::Range {
+                dev: 8 << 32 | 1,
+                ino: 0xc0ffee,
+                first: 0,
+                last: 16383
+            })
+        );
+        assert_eq!(
+            parse_event(
+                b"mm_filemap_map_pages",
+                b"dev=259:3 ino=1a ofs=4096 max_ofs=8192"
+            ),
+            Ok(Event::Range {
+                dev: 259 << 32 | 3,
+                ino: 0x1a,
+                first: 4096,
+                last: 8192
+            })
+        );
+        assert_eq!(
+            parse_event(b"mm_filemap_fault", b"dev=8:1 ino=c0ffee ofs=40960"),
+            Ok(Event::Range {
+                dev: 8 << 32 | 1,
+                ino: 0xc0ffee,
+                first: 40960,
+                last: 40960
+            })
+        );
+        assert_eq!(
+            parse_event(
+                b"mm_filemap_add_to_page_cache",
+                b"dev 8:1 ino 12 pfn=0x1234 ofs=8192 order=2"
+            ),
+            Ok(Event::Added {
+                dev: 8 << 32 | 1,
+                ino: 0x12,
+                ofs: 8192,
+                order: 2
+            })
+        );
+        assert_eq!(
+            parse_event(b"mm_filemap_delete_from_page_cache", b"anything"),
+            Ok(Event::Other)
+        );
+        for (name, bad) in [
+            (&b"mm_filemap_get_pages"[..], &b"dev=8:1 ino=c0ffee"[..]),
+            (b"mm_filemap_get_pages", b"dev=8:1 ino=c0ffee ofs=0"),
+            (b"mm_filemap_get_pages", b"dev=8 ino=c0ffee ofs=0-1"),
+            (b"mm_filemap_get_pages", b"dev=8:1 ino=xyz ofs=0-1"),
+            (b"mm_filemap_get_pages", b"dev=8:1 ino=1 ofs=0-1 bogus=2"),
+            (b"mm_filemap_fault", b"dev=8:1 ino=1 ofs=0-1"),
+            (b"mm_filemap_add_to_page_cache", b"dev 8:1 ino"),
+        ] {
+            assert!(
+                parse_event(name, bad).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn keys() {
+        assert_eq!(key(0, 5), 5);
+        assert_eq!(key(3, 5), (3 << 40) + 5);
+    }
+}
