@@ -20,6 +20,7 @@ mod metrics;
 mod progress;
 mod report;
 mod run;
+mod trace;
 
 use std::process::ExitCode;
 
@@ -59,6 +60,9 @@ Examples:
     Bench(bench::BenchArgs),
     /// List the embedded scenarios.
     Scenarios,
+    /// Inspect a trace (footprint, reuse, LRU miss-ratio curve), print its first
+    /// records, or convert it to the native format.
+    Trace(trace::TraceArgs),
 }
 
 /// How a command ended, when it did not fail.
@@ -132,6 +136,7 @@ fn main() -> ExitCode {
         }
         Some(Command::Bench(args)) => bench::bench(args).map(|()| Outcome::Complete),
         Some(Command::Scenarios) => run::list_scenarios(),
+        Some(Command::Trace(args)) => trace::trace(args),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,

@@ -177,20 +177,34 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
             t,
             "  format            {}{}, compression {}",
             tr.format,
-            if tr.format_detected {
-                " (detected)"
-            } else {
-                ""
+            match &tr.detected_because {
+                Some(why) => format!(" (detected: {why})"),
+                None if tr.format_detected => " (detected)".to_string(),
+                None => String::new(),
             },
             tr.compression
         );
-        let _ = writeln!(t, "  records           {}", tr.records);
-        let _ = writeln!(t, "  references        {}", tr.references);
-        let _ = writeln!(t, "  distinct keys     {}", tr.distinct);
+        let rd = &tr.read;
+        let _ = writeln!(t, "  records           {}", rd.records);
         let _ = writeln!(
             t,
-            "  skipped           markers {}, blank {}, comments {}",
-            tr.skipped_markers, tr.skipped_blank, tr.skipped_comments
+            "  references        {} ({} writes)",
+            rd.references, rd.writes
+        );
+        let _ = writeln!(t, "  distinct keys     {}", tr.distinct);
+        let skipped: Vec<String> = rd
+            .skipped()
+            .into_iter()
+            .map(|(what, n)| format!("{n} {what}"))
+            .collect();
+        let _ = writeln!(
+            t,
+            "  skipped           {}",
+            if skipped.is_empty() {
+                "nothing".to_string()
+            } else {
+                skipped.join(", ")
+            }
         );
         if tr.limited {
             let _ = writeln!(t, "  stopped at --limit before the end of the trace");

@@ -392,7 +392,7 @@ impl Default for ReadOptions {
 /// Every line or record read is counted in `records`; what it became is counted in
 /// `references` (one or more [`Record`]s) or in exactly one of the `skipped_*` counters
 /// (the reason it yielded nothing).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReadStats {
     /// Lines (text formats, all of them, skipped ones included) or binary records read
     /// (for the native format: records decoded).
@@ -424,6 +424,27 @@ pub struct ReadStats {
     /// filemap: lines of other events (or other text) skipped, including
     /// `mm_filemap_delete_from_page_cache`.
     pub skipped_events: u64,
+}
+
+impl ReadStats {
+    /// The non-zero skip counters with what they count, for reports: e.g.
+    /// `[("markers", 12), ("blank lines", 1)]`.
+    pub fn skipped(&self) -> Vec<(&'static str, u64)> {
+        [
+            ("markers", self.skipped_markers),
+            ("blank lines", self.skipped_blank),
+            ("comments", self.skipped_comments),
+            ("headers", self.skipped_headers),
+            ("other commands", self.skipped_commands),
+            ("zero-length requests", self.skipped_zero_length),
+            ("tool messages", self.skipped_messages),
+            ("instruction fetches", self.skipped_instructions),
+            ("other events", self.skipped_events),
+        ]
+        .into_iter()
+        .filter(|&(_, n)| n > 0)
+        .collect()
+    }
 }
 
 /// Detects the format of the trace at `path` from its first 64 KiB of (decompressed)

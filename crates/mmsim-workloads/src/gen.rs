@@ -194,18 +194,15 @@ pub struct TraceReport {
     pub format: String,
     /// Whether the format was detected (`format = "auto"`) rather than given.
     pub format_detected: bool,
+    /// Why detection chose the format (absent when it was given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detected_because: Option<String>,
     /// Compression detected from the content (`none`, `gzip`, `xz`, `zstd`).
     pub compression: String,
-    /// Lines (text formats, including skipped ones) or binary records read.
-    pub records: u64,
-    /// References yielded by the reader (ARC lines expand to several).
-    pub references: u64,
-    /// LIRS `*` marker lines skipped.
-    pub skipped_markers: u64,
-    /// Blank lines skipped.
-    pub skipped_blank: u64,
-    /// `#` comment lines skipped.
-    pub skipped_comments: u64,
+    /// What the reader read: records, references (ARC lines and block requests expand
+    /// to several), writes, and every kind of skipped line or request, counted.
+    #[serde(flatten)]
+    pub read: mmsim_trace::ReadStats,
     /// Distinct keys, i.e. pages of the region touched.
     pub distinct: u32,
     /// Whether the replay stopped at `limit` before the end of the trace.
@@ -318,11 +315,8 @@ impl TraceGen {
             format: self.reader.format().name().to_string(),
             format_detected: self.detected,
             compression: self.reader.compression().name().to_string(),
-            records: s.records,
-            references: s.references,
-            skipped_markers: s.skipped_markers,
-            skipped_blank: s.skipped_blank,
-            skipped_comments: s.skipped_comments,
+            detected_because: self.reader.sniffed().map(|x| x.reason.to_string()),
+            read: s.clone(),
             distinct: self.dense.distinct(),
             limited: self.left == Some(0),
         }

@@ -334,11 +334,11 @@ fn trace_workload_reads_cs() {
     let t = &r.trace[0];
     assert_eq!(t.format, "lirs");
     assert_eq!(t.compression, "gzip");
-    assert_eq!(t.references, 6781);
+    assert_eq!(t.read.references, 6781);
     assert_eq!(t.distinct, 1409);
     assert_eq!(
-        t.records,
-        t.references + t.skipped_markers + t.skipped_blank + t.skipped_comments
+        t.read.records,
+        t.read.references + t.read.skipped_markers + t.read.skipped_blank + t.read.skipped_comments
     );
     assert!(!t.limited);
 }
@@ -347,7 +347,7 @@ fn trace_workload_reads_cs() {
 fn trace_limit_stops_early() {
     let r = run(&trace_scenario("arc/OLTP.lis.zst", Some(1000)));
     assert_eq!(r.result.access.accesses, 1000);
-    assert_eq!(r.trace[0].references, 1000);
+    assert_eq!(r.trace[0].read.references, 1000);
     assert!(r.trace[0].limited);
 }
 

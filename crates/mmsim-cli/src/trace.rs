@@ -1,0 +1,433 @@
+//! `mmsim trace info | head | convert`: look at a trace before simulating it, and turn
+//! any readable trace into mmsim's native format.
+//!
+//! `info` reads the trace once and reports what a user sizing a cache or a memory limit
+//! wants first: how many records and references it has and what was skipped (and why),
+//! the footprint in distinct 4 KiB pages, reads and writes, the reuse (LRU stack)
+//! distance distribution, and the miss-ratio curve of plain LRU at a set of sizes — all
+//! from one pass with Mattson's stack-distance algorithm
+//! ([`mmsim_trace::StackDistance`]). The curve is exact: at every size it equals the
+//! misses of `mmsim run --trace T --policy lru --memcg-max <size>p` (the golden tests
+//! check this).
+//!
+//! `head` prints the first records as the simulator sees them (key and access type,
+//! after block requests are split into pages). `convert` writes the native format
+//! (see `mmsim_trace::native`), the fastest to read.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use mmsim_trace::{Densifier, Format, Record, StackDistance, TraceReader};
+use mmsim_workloads::TraceFormat;
+use serde::Serialize;
+
+use crate::{Outcome, UsageError};
+
+/// Most distinct keys `trace info` tracks (2^28: ≈ 6 GiB of key map at the limit; a
+/// larger trace is an error that names it, not an unbounded allocation).
+pub const MAX_DISTINCT: u32 = 1 << 28;
+/// Most records `trace head` prints.
+const MAX_HEAD: u64 = 1 << 20;
+
+/// `mmsim trace`.
+#[derive(Args, Debug)]
+pub struct TraceArgs {
+    #[command(subcommand)]
+    command: TraceCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum TraceCommand {
+    /// Footprint, reads/writes, reuse distances and the LRU miss-ratio curve, in one pass.
+    Info(InfoArgs),
+    /// Print the first records: page (key) and R/W.
+    Head(HeadArgs),
+    /// Convert a trace in any readable format to mmsim's native format.
+    Convert(ConvertArgs),
+    /// List the trace formats mmsim reads.
+    Formats,
+}
+
+/// What `info`, `head` and `convert` read.
+#[derive(Args, Debug)]
+struct Input {
+    /// The trace (gzip/xz/zstd transparent).
+    #[arg(value_name = "TRACE")]
+    path: PathBuf,
+    /// Its format: auto (detected from the content; the choice and its reason are
+    /// printed), or a name from `mmsim trace formats`.
+    #[arg(long, value_name = "FORMAT", default_value = "auto")]
+    format: TraceFormat,
+    /// Read at most N references.
+    #[arg(long, value_name = "N")]
+    limit: Option<u64>,
+}
+
+#[derive(Args, Debug)]
+struct InfoArgs {
+    #[command(flatten)]
+    input: Input,
+    /// Cache sizes for the miss-ratio curve, in entries (pages), comma-separated
+    /// (default: 1, 2, 5, 10, 20, 50 and 100 % of the footprint).
+    #[arg(long, value_name = "N,N,…", value_delimiter = ',')]
+    sizes: Option<Vec<u64>>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct HeadArgs {
+    #[command(flatten)]
+    input: Input,
+    /// Records to print.
+    #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 10)]
+    lines: u64,
+}
+
+#[derive(Args, Debug)]
+struct ConvertArgs {
+    #[command(flatten)]
+    input: Input,
+    /// The native trace to write.
+    #[arg(value_name = "OUTPUT")]
+    output: PathBuf,
+    /// Overwrite OUTPUT if it exists.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Runs `mmsim trace …`.
+pub fn trace(args: TraceArgs) -> Result<Outcome> {
+    match args.command {
+        TraceCommand::Info(a) => info(a),
+        TraceCommand::Head(a) => head(a),
+        TraceCommand::Convert(a) => convert(a),
+        TraceCommand::Formats => formats(),
+    }
+    .map(|()| Outcome::Complete)
+}
+
+fn open(input: &Input) -> Result<TraceReader> {
+    let reader = match input.format {
+        TraceFormat::Auto => TraceReader::open_auto(&input.path)?,
+        TraceFormat::Fixed(f) => TraceReader::open(&input.path, f)?,
+    };
+    Ok(reader)
+}
+
+/// Reads up to `limit` references in batches, calling `f` on each batch.
+fn for_each_batch(
+    reader: &mut TraceReader,
+    limit: Option<u64>,
+    mut f: impl FnMut(&[Record]) -> Result<()>,
+) -> Result<()> {
+    let mut left = limit.unwrap_or(u64::MAX);
+    let mut batch = Vec::with_capacity(4096);
+    while left > 0 {
+        let want = left.min(4096) as usize;
+        if reader.read_batch(&mut batch, want)? == 0 {
+            break;
+        }
+        left -= batch.len() as u64;
+        f(&batch)?;
+    }
+    Ok(())
+}
+
+/// What `trace info` reports (also its JSON).
+#[derive(Debug, Serialize)]
+struct TraceInfo {
+    trace: String,
+    format: &'static str,
+    /// Why auto-detection chose the format (absent when given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sniffed: Option<String>,
+    compression: String,
+    /// The reader's counts: records, references, writes, and each kind of skipped line.
+    read: mmsim_trace::ReadStats,
+    /// References analysed (all, or `--limit`).
+    references: u64,
+    reads: u64,
+    writes: u64,
+    /// Distinct keys (pages).
+    footprint_pages: u64,
+    footprint_mib: f64,
+    /// First references (compulsory misses).
+    cold: u64,
+    /// LRU stack distance quantiles of re-references.
+    reuse_distance: ReuseSummary,
+    /// Plain-LRU miss-ratio curve.
+    lru_mrc: Vec<MrcPoint>,
+}
+
+#[derive(Debug, Serialize)]
+struct ReuseSummary {
+    p50: Option<u32>,
+    p90: Option<u32>,
+    p99: Option<u32>,
+    max: Option<u32>,
+}
+
+#[derive(Debug, Serialize)]
+struct MrcPoint {
+    entries: u64,
+    hits: u64,
+    misses: u64,
+    miss_ratio: f64,
+}
+
+fn info(a: InfoArgs) -> Result<()> {
+    if let Some(0) = a.input.limit {
+        return Err(UsageError("--limit must be at least 1".into()).into());
+    }
+    if a.sizes.as_ref().is_some_and(|s| s.contains(&0)) {
+        return Err(UsageError("--sizes: a cache size must be at least 1 entry".into()).into());
+    }
+    let mut reader = open(&a.input)?;
+    let mut dense = Densifier::with_name(reader.name(), MAX_DISTINCT);
+    let mut sd = StackDistance::default();
+    let mut writes = 0u64;
+    for_each_batch(&mut reader, a.input.limit, |batch| {
+        for r in batch {
+            writes += r.write as u64;
+            sd.reference(dense.id(r.key)?);
+        }
+        Ok(())
+    })?;
+    let footprint = sd.distinct() as u64;
+    let sizes = a.sizes.unwrap_or_else(|| default_sizes(footprint));
+    let references = sd.references();
+    let lru_mrc = sd
+        .miss_ratio_curve(&sizes)
+        .into_iter()
+        .map(|(entries, misses, miss_ratio)| MrcPoint {
+            entries,
+            hits: references - misses,
+            misses,
+            miss_ratio,
+        })
+        .collect();
+    let info = TraceInfo {
+        trace: a.input.path.display().to_string(),
+        format: reader.format().name(),
+        sniffed: reader.sniffed().map(|s| s.reason.to_string()),
+        compression: format!("{:?}", reader.compression()).to_lowercase(),
+        read: reader.stats().clone(),
+        references,
+        reads: references - writes,
+        writes,
+        footprint_pages: footprint,
+        footprint_mib: footprint as f64 * 4096.0 / (1 << 20) as f64,
+        cold: sd.cold(),
+        reuse_distance: ReuseSummary {
+            p50: sd.quantile(0.5),
+            p90: sd.quantile(0.9),
+            p99: sd.quantile(0.99),
+            max: sd.quantile(1.0),
+        },
+        lru_mrc,
+    };
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        serde_json::to_writer_pretty(&mut out, &info)?;
+        writeln!(out)?;
+    } else {
+        out.write_all(render_info(&info).as_bytes())?;
+    }
+    Ok(())
+}
+
+/// 1, 2, 5, 10, 20, 50 and 100 % of the footprint, at least one entry, without repeats.
+fn default_sizes(footprint: u64) -> Vec<u64> {
+    let mut v: Vec<u64> = [1u64, 2, 5, 10, 20, 50, 100]
+        .iter()
+        .map(|p| (footprint * p / 100).max(1))
+        .collect();
+    v.dedup();
+    v
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn render_info(i: &TraceInfo) -> String {
+    let mut s = String::new();
+    let r = &i.read;
+    s += &format!("trace        {}\n", i.trace);
+    match &i.sniffed {
+        Some(why) => s += &format!("format       {} (detected: {why})\n", i.format),
+        None => s += &format!("format       {}\n", i.format),
+    }
+    s += &format!("compression  {}\n", i.compression);
+    s += &format!(
+        "records      {} read → {} references ({} reads, {} writes){}\n",
+        thousands(r.records),
+        thousands(r.references),
+        thousands(r.references - r.writes),
+        thousands(r.writes),
+        if i.references < r.references {
+            format!("; {} analysed (--limit)", thousands(i.references))
+        } else {
+            String::new()
+        }
+    );
+    let skipped: Vec<String> = r
+        .skipped()
+        .into_iter()
+        .map(|(what, n)| format!("{} {what}", thousands(n)))
+        .collect();
+    s += &format!(
+        "skipped      {}\n",
+        if skipped.is_empty() {
+            "nothing".to_string()
+        } else {
+            skipped.join(", ")
+        }
+    );
+    s += &format!(
+        "footprint    {} distinct pages ({:.1} MiB at 4 KiB)\n",
+        thousands(i.footprint_pages),
+        i.footprint_mib
+    );
+    let q = |d: Option<u32>| d.map_or("-".to_string(), |d| thousands(d as u64));
+    s += &format!(
+        "reuse        {} first references ({:.2} %); LRU stack distance p50 {}, p90 {}, p99 {}, max {}\n",
+        thousands(i.cold),
+        i.cold as f64 * 100.0 / i.references.max(1) as f64,
+        q(i.reuse_distance.p50),
+        q(i.reuse_distance.p90),
+        q(i.reuse_distance.p99),
+        q(i.reuse_distance.max),
+    );
+    s += "\nLRU miss-ratio curve (one pass; each row equals `mmsim run --policy lru --memcg-max <entries>p`):\n";
+    s += &format!(
+        "{:>12} {:>13} {:>12} {:>12} {:>11}\n",
+        "entries", "of footprint", "hits", "misses", "miss ratio"
+    );
+    for p in &i.lru_mrc {
+        s += &format!(
+            "{:>12} {:>12.1}% {:>12} {:>12} {:>11.6}\n",
+            thousands(p.entries),
+            p.entries as f64 * 100.0 / i.footprint_pages.max(1) as f64,
+            thousands(p.hits),
+            thousands(p.misses),
+            p.miss_ratio
+        );
+    }
+    s
+}
+
+fn head(a: HeadArgs) -> Result<()> {
+    if a.lines == 0 || a.lines > MAX_HEAD {
+        return Err(UsageError(format!("-n {} is out of range [1, {MAX_HEAD}]", a.lines)).into());
+    }
+    let mut reader = open(&a.input)?;
+    let limit = a.input.limit.map_or(a.lines, |l| l.min(a.lines));
+    let mut out = std::io::stdout().lock();
+    if let Some(s) = reader.sniffed() {
+        writeln!(
+            out,
+            "# {}: format {} ({})",
+            reader.name(),
+            reader.format().name(),
+            s.reason
+        )?;
+    }
+    for_each_batch(&mut reader, Some(limit), |batch| {
+        for r in batch {
+            writeln!(out, "{} {}", r.key, if r.write { 'W' } else { 'R' })?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+fn convert(a: ConvertArgs) -> Result<()> {
+    if a.output.exists() && !a.force {
+        return Err(UsageError(format!(
+            "{}: exists; use --force to overwrite it",
+            a.output.display()
+        ))
+        .into());
+    }
+    if same_file(&a.input.path, &a.output) {
+        return Err(UsageError("the output would overwrite the input".into()).into());
+    }
+    let mut reader = open(&a.input)?;
+    let name = a.output.display().to_string();
+    let file = std::fs::File::create(&a.output).with_context(|| format!("cannot create {name}"))?;
+    let mut writer =
+        mmsim_trace::NativeWriter::new(&name, std::io::BufWriter::with_capacity(1 << 20, file))?;
+    let result = for_each_batch(&mut reader, a.input.limit, |batch| {
+        writer.write_all(batch)?;
+        Ok(())
+    })
+    .and_then(|()| {
+        let (buf, stats) = writer.finish()?;
+        buf.into_inner().map_err(|e| e.into_error())?;
+        Ok(stats)
+    });
+    let stats = match result {
+        Ok(s) => s,
+        Err(e) => {
+            // Leave no truncated output behind.
+            let _ = std::fs::remove_file(&a.output);
+            return Err(e);
+        }
+    };
+    let in_bytes = std::fs::metadata(&a.input.path)
+        .map(|m| m.len())
+        .unwrap_or(0);
+    let r = reader.stats();
+    eprintln!(
+        "{} ({}): {} records → {} references ({} writes) → {}: {} bytes in {} blocks ({:.2} bytes/reference; input {} bytes)",
+        a.input.path.display(),
+        reader.format().name(),
+        r.records,
+        stats.records,
+        stats.writes,
+        name,
+        stats.bytes,
+        stats.blocks,
+        stats.bytes as f64 / stats.records.max(1) as f64,
+        in_bytes
+    );
+    Ok(())
+}
+
+fn formats() -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    for f in Format::ALL {
+        let aliases = f.aliases();
+        let aka = if aliases.is_empty() {
+            String::new()
+        } else {
+            format!(" (also {})", aliases.join(", "))
+        };
+        writeln!(out, "{:<16} {}{aka}", f.name(), f.description())?;
+    }
+    writeln!(
+        out,
+        "\nauto-detection reads the first 64 KiB (after gzip/xz/zstd) and says what it chose and why"
+    )?;
+    Ok(())
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}

@@ -1,0 +1,263 @@
+//! `mmsim trace info | head | convert | formats`: exact numbers on real traces, the
+//! one-pass curve against `mmsim run`, the native round trip, and every error path.
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn mmsim() -> Command {
+    Command::cargo_bin("mmsim").unwrap()
+}
+
+fn trace(rel: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = mmsim().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn bad_input(args: &[&str], needles: &[&str]) {
+    let out = mmsim().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    for n in needles {
+        assert!(stderr.contains(n), "{args:?}: expected {n:?} in: {stderr}");
+    }
+}
+
+#[test]
+fn info_on_sprite_matches_the_readme_and_lru_runs() {
+    let sprite = trace("lirs/sprite.trace.gz");
+    let info = json(&[
+        "trace",
+        "info",
+        &sprite,
+        "--format",
+        "lirs",
+        "--sizes",
+        "100,400,1000",
+        "--json",
+    ]);
+    assert_eq!(info["format"], "lirs");
+    assert!(info.get("sniffed").is_none(), "format was given");
+    assert_eq!(info["compression"], "gzip");
+    assert_eq!(info["references"], 133_996);
+    assert_eq!(info["writes"], 0);
+    assert_eq!(info["footprint_pages"], 7_075);
+    assert_eq!(info["cold"], 7_075);
+    // The traces README: LRU hit % at 100, 400 and 1000 entries.
+    let hits: Vec<u64> = info["lru_mrc"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["hits"].as_u64().unwrap())
+        .collect();
+    let pct: Vec<String> = hits
+        .iter()
+        .map(|h| format!("{:.2}", *h as f64 * 100.0 / 133_996.0))
+        .collect();
+    assert_eq!(pct, ["21.58", "70.77", "90.64"]);
+    // And each row equals a full simulation at that size.
+    for (size, h) in [100u64, 400, 1000].iter().zip(&hits) {
+        let run = json(&[
+            "run",
+            "--trace",
+            &sprite,
+            "--policy",
+            "lru",
+            "--memcg-max",
+            &format!("{size}p"),
+            "--json",
+        ]);
+        assert_eq!(run["hits"].as_u64().unwrap(), *h, "size {size}");
+    }
+}
+
+#[test]
+fn info_text_says_what_was_detected_and_skipped() {
+    mmsim()
+        .args(["trace", "info", &trace("lirs/cs.trace.gz")])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("format       lirs (detected: "))
+        .stdout(predicate::str::contains("skipped      2 markers"))
+        .stdout(predicate::str::contains(
+            "footprint    1,409 distinct pages",
+        ))
+        .stdout(predicate::str::contains("LRU miss-ratio curve"));
+}
+
+#[test]
+fn info_splits_block_requests_and_counts_writes() {
+    let info = json(&[
+        "trace",
+        "info",
+        &trace("msr-sample/msr-cambridge1-sample.csv"),
+        "--json",
+    ]);
+    assert_eq!(info["format"], "msr");
+    // Independently (Python over the csv): 1,000 requests touch 2,473 pages, 936 of
+    // them by writes, 1,917 distinct.
+    assert_eq!(info["read"]["records"], 1_000);
+    assert_eq!(info["references"], 2_473);
+    assert_eq!(info["writes"], 936);
+    assert_eq!(info["reads"], 2_473 - 936);
+    assert_eq!(info["footprint_pages"], 1_917);
+}
+
+#[test]
+fn head_prints_records_with_access_type() {
+    let out = mmsim()
+        .args([
+            "trace",
+            "head",
+            &trace("memsim-spec/gcc.trace.gz"),
+            "-n",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    for l in &lines {
+        let (key, rw) = l.split_once(' ').unwrap();
+        key.parse::<u64>().unwrap();
+        assert!(rw == "R" || rw == "W", "{l}");
+    }
+    assert!(
+        text.starts_with("# "),
+        "the detected format is said: {text}"
+    );
+}
+
+#[test]
+fn convert_to_native_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("oltp.mmsim");
+    let oltp = trace("arc/OLTP.lis.zst");
+    mmsim()
+        .args(["trace", "convert", &oltp, out.to_str().unwrap()])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("914145 references"));
+    let a = json(&["trace", "info", &oltp, "--sizes", "1000,5000", "--json"]);
+    let b = json(&[
+        "trace",
+        "info",
+        out.to_str().unwrap(),
+        "--sizes",
+        "1000,5000",
+        "--json",
+    ]);
+    assert_eq!(b["format"], "native");
+    for k in [
+        "references",
+        "writes",
+        "footprint_pages",
+        "cold",
+        "lru_mrc",
+        "reuse_distance",
+    ] {
+        assert_eq!(a[k], b[k], "{k}");
+    }
+    // The native trace replays to the ARC paper's number too.
+    let run = json(&[
+        "run",
+        "--trace",
+        out.to_str().unwrap(),
+        "--policy",
+        "lru",
+        "--memcg-max",
+        "1000p",
+        "--json",
+    ]);
+    assert_eq!(run["hits"], 300_122);
+    // It does not overwrite without --force, nor its own input.
+    bad_input(
+        &["trace", "convert", &oltp, out.to_str().unwrap()],
+        &["exists", "--force"],
+    );
+    bad_input(
+        &[
+            "trace",
+            "convert",
+            out.to_str().unwrap(),
+            out.to_str().unwrap(),
+            "--force",
+        ],
+        &["overwrite the input"],
+    );
+    // --limit converts a prefix.
+    mmsim()
+        .args([
+            "trace",
+            "convert",
+            &oltp,
+            out.to_str().unwrap(),
+            "--force",
+            "--limit",
+            "10",
+        ])
+        .assert()
+        .success();
+    let c = json(&["trace", "info", out.to_str().unwrap(), "--json"]);
+    assert_eq!(c["references"], 10);
+}
+
+#[test]
+fn formats_lists_every_format() {
+    let out = mmsim().args(["trace", "formats"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for name in mmsim_trace::Format::NAMES {
+        assert!(text.contains(name), "{name} missing from {text}");
+    }
+}
+
+#[test]
+fn trace_errors_name_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("bad.lis");
+    std::fs::write(&garbage, "1 2 3 4\n5 6 7 8\nnot a line\n").unwrap();
+    let g = garbage.to_str().unwrap();
+    bad_input(
+        &["trace", "info", g, "--format", "arc"],
+        &["bad.lis", "line 3"],
+    );
+    bad_input(
+        &["trace", "info", "/nonexistent/t.trace"],
+        &["/nonexistent/t.trace"],
+    );
+    bad_input(&["trace", "info", g, "--format", "nope"], &["nope"]);
+    bad_input(&["trace", "info", g, "--sizes", "0,10"], &["--sizes"]);
+    bad_input(&["trace", "info", g, "--limit", "0"], &["--limit"]);
+    bad_input(&["trace", "head", g, "-n", "0"], &["-n 0"]);
+    let truncated = dir.path().join("t.bin");
+    std::fs::write(&truncated, [0u8; 30]).unwrap();
+    bad_input(
+        &[
+            "trace",
+            "info",
+            truncated.to_str().unwrap(),
+            "--format",
+            "oracle-general",
+        ],
+        &["t.bin", "record 2"],
+    );
+}
