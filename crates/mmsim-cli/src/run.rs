@@ -34,7 +34,9 @@ pub struct ScenarioArgs {
     /// Replay this trace instead of the scenario's workloads (gzip/xz/zstd transparent).
     #[arg(long, value_name = "PATH")]
     pub trace: Option<PathBuf>,
-    /// Trace format: auto (detected from the content), text, lirs, arc, oracle-general.
+    /// Trace format: auto (detected from the content; the choice and why are reported)
+    /// or a name from `mmsim trace formats` (text, lirs, arc, oracle-general, native,
+    /// vscsi, msr, memsim, ucsd, lackey, filemap, …).
     #[arg(long, value_name = "FORMAT", requires = "trace")]
     pub format: Option<TraceFormat>,
     /// Where the trace's pages live: `file` (page cache, fd reads), `anon` (anonymous
