@@ -391,7 +391,8 @@ impl Sim {
             let Some(f) = self.add_to_page_cache(file, page, slot, false) else {
                 break;
             };
-            if lookahead > 0 && i == nr - lookahead {
+            // Unsigned in the kernel: a window clamped at EOF below its lookahead wraps and marks nothing.
+            if lookahead > 0 && i == nr.wrapping_sub(lookahead) {
                 self.folios[f].set(flags::READAHEAD);
             }
             workingset |= self.folios[f].test(flags::WORKINGSET);

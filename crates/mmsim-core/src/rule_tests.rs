@@ -651,6 +651,9 @@ fn readahead_stops_at_end_of_file() {
     read(&mut s, file, 1, 1);
     assert_eq!(resident(&s, file, 10), (0..10).collect::<Vec<_>>());
     assert_eq!(s.acc.file_pages_read, 10);
+    // The second window (4..12, async 8) is cut to 4..10; its mark index
+    // nr - lookahead wraps below zero, so nothing is marked.
+    assert!(marked(&s, file, 10).is_empty());
     // A read past the end is cut at the end, the rest counted out of range.
     read(&mut s, file, 8, 5);
     assert_eq!(s.acc.out_of_range, 3);
