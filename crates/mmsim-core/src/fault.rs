@@ -96,10 +96,12 @@ impl Sim {
             }
             return;
         }
-        if self.tasks[v.task as usize].dead {
+        let task = v.task;
+        if self.tasks[task as usize].dead {
             self.acc.dropped_killed += 1;
             return;
         }
+        self.cur_memcg = self.task_memcg(task);
         self.acc.accesses += 1;
         if old & PTE_PRESENT != 0 {
             self.acc.hits += 1;
@@ -463,6 +465,7 @@ impl Sim {
     }
 
     fn filemap_read_slow(&mut self, file: FileId, index: u32, pages: u16) {
+        self.set_fd_memcg(file);
         let Some(fo) = self.files.get(file as usize) else {
             self.acc.out_of_range += pages.max(1) as u64;
             return;
@@ -568,6 +571,7 @@ impl Sim {
     /// A buffered write of `pages` whole pages (`generic_perform_write()`):
     /// each page is found or created without a read and dirtied.
     pub(crate) fn file_write(&mut self, file: FileId, index: u32, pages: u16) {
+        self.set_fd_memcg(file);
         let Some(fo) = self.files.get(file as usize) else {
             self.acc.out_of_range += pages.max(1) as u64;
             return;
@@ -597,6 +601,14 @@ impl Sim {
             };
             self.folio_mark_dirty(f);
         }
+    }
+
+    /// Charges of an fd access go to the group of the file's reader task.
+    fn set_fd_memcg(&mut self, file: FileId) {
+        self.cur_memcg = match self.files.get(file as usize).and_then(|f| f.task) {
+            Some(t) => self.task_memcg(t),
+            None => crate::memcg::ROOT,
+        };
     }
 
     /// `filemap_add_folio()`: allocates a folio for `file`/`index`, puts it
@@ -677,7 +689,7 @@ impl Sim {
                 if r.balance == crate::sim::Balance::ScannedRotated {
                     // v4.9 __pagevec_lru_add_fn → update_page_reclaim_stat(file, active)
                     let file = (fl & flags::SWAPBACKED == 0) as usize;
-                    let lv = &mut self.memcg.lruvec;
+                    let lv = self.folio_lruvec(f);
                     lv.recent_scanned[file] += 1;
                     if fl & flags::ACTIVE != 0 {
                         lv.recent_rotated[file] += 1;
@@ -686,7 +698,8 @@ impl Sim {
                 LruList::of_flags(fl)
             }
         };
-        self.memcg.lruvec.lists[lru as usize].push_head(&mut self.folios, f, lru as u8);
+        let m = self.folios[f].memcg as usize;
+        self.memcgs[m].lruvec.lists[lru as usize].push_head(&mut self.folios, f, lru as u8);
     }
 
     /// `folio_mark_accessed()`: two-step promotion (inactive,unreferenced →
@@ -704,21 +717,23 @@ impl Sim {
         } else if !fo.test(flags::ACTIVE) {
             if fo.test(flags::LRU) {
                 let from = LruList::of_flags(fo.flags);
-                self.memcg.lruvec.lists[from as usize].unlink(&mut self.folios, f);
+                let m = fo.memcg as usize;
+                self.memcgs[m].lruvec.lists[from as usize].unlink(&mut self.folios, f);
                 let fo = &mut self.folios[f];
                 fo.set(flags::ACTIVE);
                 let to = LruList::of_flags(fo.flags);
-                self.memcg.lruvec.lists[to as usize].push_head(&mut self.folios, f, to as u8);
+                self.memcgs[m].lruvec.lists[to as usize].push_head(&mut self.folios, f, to as u8);
                 self.vm.pgactivate += 1;
                 if rules.balance == crate::sim::Balance::ScannedRotated {
                     // v4.9 __activate_page → update_page_reclaim_stat(file, rotated = 1)
                     let file = from.is_file() as usize;
-                    self.memcg.lruvec.recent_scanned[file] += 1;
-                    self.memcg.lruvec.recent_rotated[file] += 1;
+                    self.memcgs[m].lruvec.recent_scanned[file] += 1;
+                    self.memcgs[m].lruvec.recent_rotated[file] += 1;
                 }
             }
             self.folios[f].clear(flags::REFERENCED);
-            self.workingset_age_nonresident(1);
+            let m = self.folios[f].memcg;
+            self.workingset_age_nonresident(m, 1);
         }
     }
 
@@ -733,7 +748,7 @@ impl Sim {
             return None;
         }
         self.vm.pgalloc_normal += 1;
-        Some(self.folios.alloc(space, index, fl, 0))
+        Some(self.folios.alloc(space, index, fl, self.cur_memcg))
     }
 
     /// Takes a free page from the node, reclaiming as the allocator does:
@@ -787,30 +802,32 @@ impl Sim {
     }
 
     fn oom_then_take(&mut self) -> bool {
-        if self.out_of_memory() && self.node.free > 0 {
+        if self.out_of_memory(None) && self.node.free > 0 {
             self.node.free -= 1;
             return true;
         }
         false
     }
 
-    /// `try_charge_memcg()`: charge one page to the group, reclaiming from it at its limit.
+    /// `try_charge_memcg()`: charges one page to the current group and its
+    /// ancestors. At a limit, reclaims from the group that hit it
+    /// (`mem_over_limit`) up to MAX_RECLAIM_RETRIES times, then invokes the
+    /// OOM killer on that group's subtree.
     fn charge(&mut self) -> bool {
-        if self.memcg.usage < self.memcg.max {
-            self.memcg.usage += 1;
-            return true;
-        }
-        self.memcg.max_events += 1;
+        let m = self.cur_memcg;
+        let over = match self.page_counter_try_charge(m) {
+            Ok(()) => return true,
+            Err(over) => over,
+        };
+        self.memcgs[over as usize].max_events += 1;
         if self.policy == Policy::Lru {
-            if self.lru_evict_one() {
-                self.memcg.usage += 1;
+            if self.lru_evict_one() && self.page_counter_try_charge(m).is_ok() {
                 return true;
             }
         } else {
             for _ in 0..MAX_RECLAIM_RETRIES {
-                let reclaimed = self.try_to_free_mem_cgroup_pages(1);
-                if self.memcg.usage < self.memcg.max {
-                    self.memcg.usage += 1;
+                let reclaimed = self.try_to_free_mem_cgroup_pages(over, 1);
+                if self.page_counter_try_charge(m).is_ok() {
                     return true;
                 }
                 if reclaimed == 0 && !self.reclaim_throttle_writeback() {
@@ -818,10 +835,39 @@ impl Sim {
                 }
             }
         }
-        if self.out_of_memory() && self.memcg.usage < self.memcg.max {
-            self.memcg.usage += 1;
-            return true;
+        self.out_of_memory(Some(over)) && self.page_counter_try_charge(m).is_ok()
+    }
+
+    /// `page_counter_try_charge()`: one page for `m` and every ancestor, or
+    /// nothing and the first group (from `m` up) that is at its `memory.max`.
+    pub(crate) fn page_counter_try_charge(
+        &mut self,
+        m: crate::memcg::MemcgId,
+    ) -> Result<(), crate::memcg::MemcgId> {
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let g = &self.memcgs[c as usize];
+            if g.usage >= g.max {
+                return Err(c);
+            }
+            cur = g.parent;
         }
-        false
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let g = &mut self.memcgs[c as usize];
+            g.usage += 1;
+            cur = g.parent;
+        }
+        Ok(())
+    }
+
+    /// `page_counter_uncharge()`: one page less for `m` and every ancestor.
+    pub(crate) fn page_counter_uncharge(&mut self, m: crate::memcg::MemcgId) {
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let g = &mut self.memcgs[c as usize];
+            g.usage -= 1;
+            cur = g.parent;
+        }
     }
 }

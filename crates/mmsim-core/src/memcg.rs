@@ -1,15 +1,38 @@
-//! Memory cgroups and their lruvecs (mm/memcontrol.c, include/linux/mmzone.h).
+//! Memory cgroups and their lruvecs (mm/memcontrol.c, mm/page_counter.c,
+//! include/linux/mmzone.h), as of v6.x.
 //!
-//! For now there is one memory cgroup, which holds every task: the group a
-//! workload runs in. Its `memory.max` (if set) bounds the pages charged to it
-//! and triggers cgroup-limit reclaim (`try_to_free_mem_cgroup_pages`), with the
-//! kernel's cgroup-reclaim rules (swappiness 0 means file only; no
-//! `file_is_tiny`; global pgscan/pgsteal_kswapd/direct untouched). Node-wide
-//! pressure triggers global reclaim (kswapd, direct) of the same lruvec. The
-//! lruvec-per-memcg shape is the kernel's, so a hierarchy slots in later.
+//! The groups form a tree under the top group `/` (index [`ROOT`]), the group
+//! the workloads run in unless attached elsewhere. Every folio belongs to one
+//! group (`folio.memcg`) and sits on that group's own lruvec; a group's
+//! `usage` counts its own and its descendants' pages (hierarchical page
+//! counters: a charge goes up to the top, and fails at the first ancestor at
+//! its `memory.max`). Reclaim walks a subtree in pre-order
+//! ([`Sim::memcg_iter_next`], `mem_cgroup_iter`), shrinking each group's own
+//! lruvec; what the kernel reads as hierarchical lruvec state at the reclaim
+//! root (list sizes, `WORKINGSET_ACTIVATE`) is summed over the subtree, and
+//! the cost counters (`lru_note_cost`) and the workingset clock
+//! (`workingset_age_nonresident`) are propagated to every ancestor as the
+//! kernel does.
+//!
+//! `memory.max` at a group's limit triggers cgroup-limit reclaim of that
+//! group's subtree (`try_to_free_mem_cgroup_pages`) with the kernel's
+//! cgroup-reclaim rules (swappiness 0 means file only; no `file_is_tiny`;
+//! global pgscan/pgsteal_kswapd/direct untouched). Node-wide pressure
+//! triggers global reclaim (kswapd, direct) of the whole tree.
 
 use crate::mem::folio::LruList;
 use crate::mem::list::List;
+use crate::mem::pagetable::TaskId;
+use crate::sim::{Sim, SimError};
+
+/// Index of a memory cgroup in the simulator (its kernel id is index + 1).
+pub type MemcgId = u8;
+
+/// The top group, `/`.
+pub const ROOT: MemcgId = 0;
+
+/// Most groups: shadow entries keep an 8-bit memcg id (ids 1..=255).
+pub const MAX_MEMCGS: usize = 255;
 
 /// Per-(memcg, node) LRU state (`struct lruvec`).
 ///
@@ -60,9 +83,14 @@ impl Lruvec {
 pub struct Memcg {
     /// Kernel cgroup id (`mem_cgroup_id`), ≥ 1; stored in shadow entries.
     pub id: u16,
-    /// Path for reports.
+    /// Path for reports (`/`, `/a`, `/a/b`).
     pub path: String,
-    /// Charged pages (`memory.current` in pages).
+    /// The parent group (None for the top group).
+    pub parent: Option<MemcgId>,
+    /// Child groups in creation order (the iteration order).
+    pub children: Vec<MemcgId>,
+    /// Charged pages of this group and its descendants (`memory.current`
+    /// in pages).
     pub usage: u64,
     /// `memory.max` in pages (u64::MAX: unlimited).
     pub max: u64,
@@ -74,14 +102,177 @@ pub struct Memcg {
 
 impl Memcg {
     /// A memcg with no limit.
-    pub fn new(id: u16, path: &str) -> Self {
+    pub fn new(id: u16, path: &str, parent: Option<MemcgId>) -> Self {
         Memcg {
             id,
             path: path.into(),
+            parent,
+            children: Vec::new(),
             usage: 0,
             max: u64::MAX,
             max_events: 0,
             lruvec: Lruvec::default(),
         }
+    }
+}
+
+/// Lruvec state the kernel reads hierarchically at a reclaim root or an
+/// eviction lruvec (`lruvec_page_state` of a memcg lruvec): summed over the
+/// group's subtree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SubtreeLruvec {
+    /// Pages on each list, by [`LruList`] index.
+    pub sizes: [u64; 5],
+    /// WORKINGSET_ACTIVATE_{ANON,FILE}.
+    pub workingset_activate: [u64; 2],
+}
+
+impl SubtreeLruvec {
+    /// Pages on one list.
+    #[inline]
+    pub fn size(&self, lru: LruList) -> u64 {
+        self.sizes[lru as usize]
+    }
+    /// Inactive and active size of a type (file = true).
+    #[inline]
+    pub fn type_sizes(&self, file: bool) -> (u64, u64) {
+        (
+            self.size(LruList::inactive(file)),
+            self.size(LruList::active(file)),
+        )
+    }
+}
+
+impl Sim {
+    /// Creates group `name` under `parent` (`mkdir` in the cgroup tree);
+    /// no limit, no tasks.
+    pub fn add_memcg(&mut self, parent: MemcgId, name: &str) -> Result<MemcgId, SimError> {
+        if self.memcgs.len() >= MAX_MEMCGS {
+            return Err(SimError::Setup(format!(
+                "cgroup `{name}`: at most {MAX_MEMCGS} memory cgroups (shadow entries keep 8 bits of memcg id)"
+            )));
+        }
+        let Some(p) = self.memcgs.get(parent as usize) else {
+            return Err(SimError::Setup(format!(
+                "cgroup `{name}`: no parent group {parent}"
+            )));
+        };
+        if name.is_empty() || name.contains('/') {
+            return Err(SimError::Setup(format!(
+                "cgroup name `{name}` must be non-empty and without `/`"
+            )));
+        }
+        let path = if p.parent.is_none() {
+            format!("/{name}")
+        } else {
+            format!("{}/{name}", p.path)
+        };
+        if self.memcgs.iter().any(|m| m.path == path) {
+            return Err(SimError::Setup(format!("cgroup `{path}` exists already")));
+        }
+        let id = self.memcgs.len() as MemcgId;
+        self.memcgs
+            .push(Memcg::new(id as u16 + 1, &path, Some(parent)));
+        self.memcgs[parent as usize].children.push(id);
+        Ok(id)
+    }
+
+    /// The group at `path` (`/` is [`ROOT`]).
+    pub fn memcg_by_path(&self, path: &str) -> Option<MemcgId> {
+        self.memcgs
+            .iter()
+            .position(|m| m.path == path)
+            .map(|i| i as MemcgId)
+    }
+
+    /// The groups, indexed by [`MemcgId`].
+    pub fn memcgs(&self) -> &[Memcg] {
+        &self.memcgs
+    }
+
+    /// Sets `memory.max` of `memcg` in pages (`u64::MAX`: unlimited).
+    pub fn set_memcg_max(&mut self, memcg: MemcgId, pages: u64) -> Result<(), SimError> {
+        let m = self
+            .memcgs
+            .get_mut(memcg as usize)
+            .ok_or_else(|| SimError::Setup(format!("no cgroup {memcg}")))?;
+        m.max = pages;
+        Ok(())
+    }
+
+    /// Moves `task` into `memcg` (writing its pid to `cgroup.procs`): its
+    /// future charges go there; pages already charged stay where they are
+    /// (cgroup v2 does not move charges).
+    pub fn attach_task(&mut self, task: TaskId, memcg: MemcgId) -> Result<(), SimError> {
+        if memcg as usize >= self.memcgs.len() {
+            return Err(SimError::Setup(format!("no cgroup {memcg}")));
+        }
+        let t = self
+            .tasks
+            .get_mut(task as usize)
+            .ok_or_else(|| SimError::Setup(format!("no task {task}")))?;
+        t.memcg = memcg;
+        Ok(())
+    }
+
+    /// `mem_cgroup_iter()` without a reclaim cookie: the group after `cur`
+    /// in a pre-order walk of `root`'s subtree, or None at the end.
+    pub fn memcg_iter_next(&self, root: MemcgId, cur: MemcgId) -> Option<MemcgId> {
+        if let Some(&c) = self.memcgs[cur as usize].children.first() {
+            return Some(c);
+        }
+        let mut cur = cur;
+        while cur != root {
+            let parent = self.memcgs[cur as usize].parent?;
+            let siblings = &self.memcgs[parent as usize].children;
+            let i = siblings.iter().position(|&c| c == cur)?;
+            if let Some(&next) = siblings.get(i + 1) {
+                return Some(next);
+            }
+            cur = parent;
+        }
+        None
+    }
+
+    /// Whether `memcg` is `root` or one of its descendants
+    /// (`mem_cgroup_is_descendant`).
+    pub fn memcg_is_descendant(&self, memcg: MemcgId, root: MemcgId) -> bool {
+        let mut m = Some(memcg);
+        while let Some(x) = m {
+            if x == root {
+                return true;
+            }
+            m = self.memcgs[x as usize].parent;
+        }
+        false
+    }
+
+    /// Hierarchical lruvec state of `memcg` (its subtree's sum).
+    pub(crate) fn subtree_lruvec(&self, memcg: MemcgId) -> SubtreeLruvec {
+        let mut out = SubtreeLruvec::default();
+        let mut cur = Some(memcg);
+        while let Some(m) = cur {
+            let lv = &self.memcgs[m as usize].lruvec;
+            for (i, l) in lv.lists.iter().enumerate() {
+                out.sizes[i] += l.len as u64;
+            }
+            out.workingset_activate[0] += lv.workingset_activate[0];
+            out.workingset_activate[1] += lv.workingset_activate[1];
+            cur = self.memcg_iter_next(memcg, m);
+        }
+        out
+    }
+
+    /// The lruvec of folio `f`'s group.
+    #[inline]
+    pub(crate) fn folio_lruvec(&mut self, f: crate::mem::folio::FolioId) -> &mut Lruvec {
+        let m = self.folios[f].memcg as usize;
+        &mut self.memcgs[m].lruvec
+    }
+
+    /// The group the event being executed charges (the running task's).
+    #[inline]
+    pub(crate) fn task_memcg(&self, task: TaskId) -> MemcgId {
+        self.tasks[task as usize].memcg
     }
 }

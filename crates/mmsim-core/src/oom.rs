@@ -10,11 +10,16 @@ use crate::mem::pagetable::{VmaKind, PTE_FOLIO_MASK, PTE_PRESENT};
 use crate::sim::Sim;
 
 impl Sim {
-    /// `out_of_memory()`: kills a task if one holds memory; returns whether it freed anything.
-    pub(crate) fn out_of_memory(&mut self) -> bool {
+    /// `out_of_memory()`: kills a task if one holds memory; returns whether
+    /// it freed anything. A memcg OOM (`mem_cgroup_out_of_memory`) chooses
+    /// only among the tasks of group `scope`'s subtree; a global one among all.
+    pub(crate) fn out_of_memory(&mut self, scope: Option<crate::memcg::MemcgId>) -> bool {
         let mut best: Option<(u64, usize)> = None;
         for (t, task) in self.tasks.iter().enumerate() {
             if task.dead {
+                continue;
+            }
+            if scope.is_some_and(|root| !self.memcg_is_descendant(task.memcg, root)) {
                 continue;
             }
             let badness: u64 = task
@@ -57,7 +62,8 @@ impl Sim {
                         if self.policy == crate::sim::Policy::Lru {
                             self.lru_policy_del(f);
                         } else {
-                            self.memcg.lruvec.lists[lru as usize].unlink(&mut self.folios, f);
+                            let m = self.folios[f].memcg as usize;
+                            self.memcgs[m].lruvec.lists[lru as usize].unlink(&mut self.folios, f);
                         }
                         self.free_folio(f);
                     }

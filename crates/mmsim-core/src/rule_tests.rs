@@ -66,7 +66,7 @@ fn mark_accessed_promotes_in_two_steps() {
         pages: 1,
     });
     // Second access: inactive,referenced -> active,unreferenced; the clock ages.
-    let age = s.memcg.lruvec.nonresident_age;
+    let age = s.memcgs[0].lruvec.nonresident_age;
     s.step(&Event::FileRead {
         file,
         index: 3,
@@ -75,7 +75,7 @@ fn mark_accessed_promotes_in_two_steps() {
     assert_eq!(list_of(&s, f), LruList::ActiveFile);
     assert!(!s.folios[f].test(flags::REFERENCED));
     assert_eq!(s.vm.pgactivate, 1);
-    assert_eq!(s.memcg.lruvec.nonresident_age, age + 1);
+    assert_eq!(s.memcgs[0].lruvec.nonresident_age, age + 1);
     // Third access: active,unreferenced -> active,referenced, no new activation.
     s.step(&Event::FileRead {
         file,
@@ -122,8 +122,8 @@ fn refault_distance_decides_activation() {
     // active_file = 100 pages. A shadow evicted `d` clock ticks ago refaults.
     for (distance, activated) in [(100u64, true), (101, false), (0, true)] {
         let (mut s, file) = evict_setup(100);
-        assert_eq!(s.memcg.lruvec.size(LruList::ActiveFile), 100);
-        let now = s.memcg.lruvec.nonresident_age;
+        assert_eq!(s.memcgs[0].lruvec.size(LruList::ActiveFile), 100);
+        let now = s.memcgs[0].lruvec.nonresident_age;
         let eviction =
             (now as u32).wrapping_sub(distance as u32) & crate::reclaim::workingset::EVICTION_MASK;
         let shadow = Shadow {
@@ -155,7 +155,7 @@ fn refault_distance_decides_activation() {
         assert_eq!(s.folios[f].test(flags::WORKINGSET), activated);
         if activated {
             // restore is an IO cost event: SWAP_CLUSTER_MAX for one page (6.2+)
-            assert_eq!(s.memcg.lruvec.file_cost, 32);
+            assert_eq!(s.memcgs[0].lruvec.file_cost, 32);
         }
     }
 }
@@ -163,7 +163,7 @@ fn refault_distance_decides_activation() {
 #[test]
 fn anon_refault_distance_includes_inactive_file() {
     let (s, _file) = evict_setup(10);
-    let lv = &s.memcg.lruvec;
+    let lv = &s.memcgs[0].lruvec;
     let (inactive, active) = lv.type_sizes(true);
     let now = lv.nonresident_age;
     let d = inactive + active;
@@ -328,7 +328,7 @@ fn vm_exec_file_folios_stay_active() {
     assert!(s.folios[f3].test(flags::WORKINGSET));
     assert_eq!(s.vm.pgdeactivate, before + 1);
     // 6.2+: the three rotations are a cost event of weight 1 each.
-    assert_eq!(s.memcg.lruvec.file_cost, 3);
+    assert_eq!(s.memcgs[0].lruvec.file_cost, 3);
 }
 
 #[test]
@@ -356,7 +356,7 @@ fn young_anon_needs_two_inactive_scans_in_current_kernels_but_one_in_4_9() {
         let f = fault_anon(&mut s, vma, 0);
         // Put it on the inactive list (4.9 starts it active).
         if list_of(&s, f) == LruList::ActiveAnon {
-            let lv = &mut s.memcg.lruvec;
+            let lv = &mut s.memcgs[0].lruvec;
             lv.lists[LruList::ActiveAnon as usize].unlink(&mut s.folios, f);
             s.folios[f].clear(flags::ACTIVE);
             lv.lists[LruList::InactiveAnon as usize].push_head(&mut s.folios, f, 0);
@@ -393,7 +393,7 @@ fn fill_lists(s: &mut Sim, sizes: [u64; 4]) {
         }
         for _ in 0..n {
             let f = s.folios.alloc(u32::MAX - 1, 0, fl, 0);
-            s.memcg.lruvec.lists[i].push_head(&mut s.folios, f, i as u8);
+            s.memcgs[0].lruvec.lists[i].push_head(&mut s.folios, f, i as u8);
         }
     }
 }
@@ -753,4 +753,155 @@ fn async_readahead_in_flight_is_waited_for() {
     assert!(s.clock < ra.inflight_done);
     read(&mut s, file, 4, 1); // must wait for the in-flight window
     assert!(s.clock >= ra.inflight_done);
+}
+
+// ---------------------------------------------------------------------------
+// Memory cgroup hierarchy (mm/memcontrol.c, mm/page_counter.c)
+
+fn touch(s: &mut Sim, vma: u32, pages: u32) {
+    for i in 0..pages {
+        s.step(&Event::Access {
+            vma,
+            index: i,
+            write: true,
+        });
+    }
+}
+
+#[test]
+fn mem_cgroup_iter_walks_the_subtree_in_pre_order() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let a = s.add_memcg(0, "a").unwrap();
+    let b = s.add_memcg(a, "b").unwrap();
+    let c = s.add_memcg(0, "c").unwrap();
+    let d = s.add_memcg(b, "d").unwrap();
+    let walk = |root| {
+        let mut v = vec![root];
+        while let Some(n) = s.memcg_iter_next(root, *v.last().unwrap()) {
+            v.push(n);
+        }
+        v
+    };
+    assert_eq!(walk(0), vec![0, a, b, d, c]);
+    assert_eq!(walk(a), vec![a, b, d]);
+    assert_eq!(walk(c), vec![c]);
+    assert_eq!(s.memcgs[d as usize].path, "/a/b/d");
+    assert_eq!(s.memcg_by_path("/a/b"), Some(b));
+    assert!(s.add_memcg(a, "b").is_err(), "duplicate path");
+    assert!(s.add_memcg(0, "x/y").is_err(), "slash in a name");
+}
+
+#[test]
+fn charges_sum_up_the_tree_and_uncharge_on_free() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, Some(1 << 14));
+    let a = s.add_memcg(0, "a").unwrap();
+    let b = s.add_memcg(a, "b").unwrap();
+    let c = s.add_memcg(0, "c").unwrap();
+    let (tb, tc) = (s.add_task("tb"), s.add_task("tc"));
+    s.attach_task(tb, b).unwrap();
+    s.attach_task(tc, c).unwrap();
+    let vb = s.mmap_anon(tb, 300).unwrap();
+    let vc = s.mmap_anon(tc, 200).unwrap();
+    touch(&mut s, vb, 300);
+    touch(&mut s, vc, 200);
+    let usage = |s: &Sim, m: u8| s.memcgs[m as usize].usage;
+    assert_eq!(
+        (usage(&s, b), usage(&s, a), usage(&s, c), usage(&s, 0)),
+        (300, 300, 200, 500)
+    );
+    // Each folio sits on its own group's lruvec.
+    assert_eq!(s.memcgs[b as usize].lruvec.evictable(), 300);
+    assert_eq!(s.memcgs[a as usize].lruvec.evictable(), 0);
+    // A file read by tc's descriptor is charged to c.
+    let file = s.add_file("f", 50).unwrap();
+    s.open(file, tc).unwrap();
+    s.fadvise(file, Advice::Random).unwrap();
+    for i in 0..50 {
+        s.step(&Event::FileRead {
+            file,
+            index: i,
+            pages: 1,
+        });
+    }
+    assert_eq!((usage(&s, c), usage(&s, 0)), (250, 550));
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn a_group_at_its_max_reclaims_only_its_subtree() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, Some(1 << 14));
+    let a = s.add_memcg(0, "a").unwrap();
+    let c = s.add_memcg(0, "c").unwrap();
+    s.set_memcg_max(a, 100).unwrap();
+    let (ta, tc) = (s.add_task("ta"), s.add_task("tc"));
+    s.attach_task(ta, a).unwrap();
+    s.attach_task(tc, c).unwrap();
+    let vc = s.mmap_anon(tc, 200).unwrap();
+    touch(&mut s, vc, 200);
+    let va = s.mmap_anon(ta, 300).unwrap();
+    touch(&mut s, va, 300);
+    assert!(s.memcgs[a as usize].usage <= 100);
+    assert!(s.memcgs[a as usize].max_events > 0);
+    assert!(s.vm.pswpout >= 200, "a's overflow went to swap");
+    // c was never scanned: all its pages are resident, none swapped.
+    assert_eq!(s.memcgs[c as usize].usage, 200);
+    assert_eq!(s.memcgs[c as usize].lruvec.evictable(), 200);
+    // Limit reclaim is not global reclaim.
+    assert_eq!(s.vm.pgscan_kswapd + s.vm.pgscan_direct, 0);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn memcg_oom_kills_inside_the_group_when_reclaim_cannot_make_room() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let a = s.add_memcg(0, "a").unwrap();
+    let c = s.add_memcg(0, "c").unwrap();
+    s.set_memcg_max(a, 50).unwrap();
+    let (ta, tc) = (s.add_task("ta"), s.add_task("tc"));
+    s.attach_task(ta, a).unwrap();
+    s.attach_task(tc, c).unwrap();
+    // tc holds more anon memory than ta, but is outside the limited group.
+    let vc = s.mmap_anon(tc, 500).unwrap();
+    touch(&mut s, vc, 500);
+    let va = s.mmap_anon(ta, 100).unwrap();
+    touch(&mut s, va, 100);
+    assert_eq!(s.vm.oom_kill, 1);
+    assert!(
+        s.tasks[ta as usize].dead,
+        "the victim is in the group at its limit"
+    );
+    assert!(!s.tasks[tc as usize].dead);
+    assert_eq!(
+        s.memcgs[a as usize].usage, 0,
+        "the victim's memory is freed"
+    );
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn shadows_name_the_evicting_group_and_age_its_ancestors() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let a = s.add_memcg(0, "a").unwrap();
+    let b = s.add_memcg(a, "b").unwrap();
+    let t = s.add_task("t");
+    s.attach_task(t, b).unwrap();
+    s.set_memcg_max(b, 64).unwrap();
+    let file = s.add_file("f", 1000).unwrap();
+    s.open(file, t).unwrap();
+    s.fadvise(file, Advice::Random).unwrap();
+    for i in 0..200 {
+        s.step(&Event::FileRead {
+            file,
+            index: i,
+            pages: 1,
+        });
+    }
+    // Evictions aged b's clock and its ancestors', not c-like siblings'.
+    let age = |m: u8| s.memcgs[m as usize].lruvec.nonresident_age;
+    assert!(age(b) >= 136, "b evicted at least 200 - 64 pages");
+    assert_eq!(age(a), age(b));
+    assert_eq!(age(0), age(b));
+    let slot = s.files[file as usize].slot(0);
+    let shadow = Shadow::unpack(slot).expect("page 0 was evicted and left a shadow");
+    assert_eq!(shadow.memcg_id, b as u16 + 1);
 }

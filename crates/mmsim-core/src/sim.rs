@@ -132,6 +132,8 @@ pub struct Task {
     pub vmas: Vec<VmaId>,
     /// Killed by the OOM killer.
     pub dead: bool,
+    /// The memory cgroup it runs in (charges go there).
+    pub memcg: crate::memcg::MemcgId,
 }
 
 /// The node (`pg_data_t`) with one zone: free pages and watermarks.
@@ -248,7 +250,11 @@ pub struct Sim {
     pub(crate) files: Vec<File>,
     pub(crate) swap: Option<SwapDevice>,
     pub(crate) fs: BlockDev,
-    pub(crate) memcg: Memcg,
+    /// The memory cgroups; index 0 is the top group `/`.
+    pub(crate) memcgs: Vec<Memcg>,
+    /// The group new folios are charged to: set by the fault and read paths
+    /// from the task doing the access.
+    pub(crate) cur_memcg: crate::memcg::MemcgId,
     pub(crate) node: Node,
     pub(crate) kswapd: Kswapd,
     pub(crate) vm: Vmstat,
@@ -306,7 +312,7 @@ impl Sim {
             (DeviceKind::None, _) | (_, None) => None,
             (_, Some(size)) => Some(SwapDevice::new(&cfg.swap, size.pages())),
         };
-        let mut memcg = Memcg::new(1, "/");
+        let mut memcg = Memcg::new(1, "/", None);
         if let Some(m) = cfg.memcg_max {
             memcg.max = m.pages();
         }
@@ -319,7 +325,8 @@ impl Sim {
             files: Vec::new(),
             swap,
             fs: BlockDev::new(&cfg.fs),
-            memcg,
+            memcgs: vec![memcg],
+            cur_memcg: crate::memcg::ROOT,
             node: Node {
                 managed,
                 free: managed,
@@ -366,6 +373,7 @@ impl Sim {
             name: name.into(),
             vmas: Vec::new(),
             dead: false,
+            memcg: crate::memcg::ROOT,
         });
         (self.tasks.len() - 1) as TaskId
     }
@@ -380,6 +388,20 @@ impl Sim {
         self.files
             .push(File::new(name.into(), pages as u32, self.cfg.ra_pages()));
         Ok((self.files.len() - 1) as FileId)
+    }
+
+    /// `open()`: `task` reads and writes `file` through a descriptor from now
+    /// on; the page cache it brings in is charged to the task's group.
+    pub fn open(&mut self, file: FileId, task: TaskId) -> Result<(), SimError> {
+        if task as usize >= self.tasks.len() {
+            return Err(SimError::Setup(format!("no task {task}")));
+        }
+        let f = self
+            .files
+            .get_mut(file as usize)
+            .ok_or_else(|| SimError::Setup(format!("no file {file}")))?;
+        f.task = Some(task);
+        Ok(())
     }
 
     /// `posix_fadvise(fd, 0, 0, advice)` on the file's `read()` descriptor.
@@ -563,7 +585,9 @@ impl Sim {
         self.reclaim_stall_ns = 0;
         self.io_wait_ns = 0;
         self.kswapd.cpu_ns = 0;
-        self.memcg.max_events = 0;
+        for m in &mut self.memcgs {
+            m.max_events = 0;
+        }
         self.measure_start = self.clock;
     }
 
@@ -637,9 +661,9 @@ impl Sim {
             kswapd_cpu_s: self.kswapd.cpu_ns as f64 / 1e9,
             reclaim_stall_s: self.reclaim_stall_ns as f64 / 1e9,
             io_wait_s: self.io_wait_ns as f64 / 1e9,
-            memcg_usage_pages: self.memcg.usage,
-            memcg_max_pages: (self.memcg.max != u64::MAX).then_some(self.memcg.max),
-            memcg_max_events: self.memcg.max_events,
+            memcg_usage_pages: self.memcgs[0].usage,
+            memcg_max_pages: (self.memcgs[0].max != u64::MAX).then_some(self.memcgs[0].max),
+            memcg_max_events: self.memcgs.iter().map(|m| m.max_events).sum(),
             watermarks: [
                 self.node.wmark_min,
                 self.node.wmark_low,
@@ -653,7 +677,7 @@ impl Sim {
     }
 
     fn fill_gauges(&mut self) {
-        let lv = &self.memcg.lruvec;
+        let lv = self.subtree_lruvec(crate::memcg::ROOT);
         self.vm.nr_free_pages = self.node.free;
         self.vm.nr_inactive_anon = lv.size(LruList::InactiveAnon);
         self.vm.nr_active_anon = lv.size(LruList::ActiveAnon);
@@ -663,8 +687,12 @@ impl Sim {
         self.vm.nr_dirty = self.nr_dirty;
         self.vm.nr_writeback = self.nr_writeback;
         let mut swapcached = 0;
-        for l in [LruList::InactiveAnon, LruList::ActiveAnon] {
-            let mut c = lv.lists[l as usize].head;
+        for l in self
+            .memcgs
+            .iter()
+            .flat_map(|m| [&m.lruvec.lists[0], &m.lruvec.lists[1]])
+        {
+            let mut c = l.head;
             while c != crate::mem::folio::NIL {
                 swapcached += self.folios[c].test(flags::SWAPCACHE) as u64;
                 c = self.folios.links(c)[1];
@@ -750,7 +778,7 @@ impl Sim {
     /// A one-line summary of resident folios by state, for debugging and probes.
     pub fn debug_summary(&self) -> String {
         let mut n = [0u64; 6]; // resident, swapcache, writeback, mapped, referenced, active
-        for l in &self.memcg.lruvec.lists {
+        for l in self.memcgs.iter().flat_map(|m| m.lruvec.lists.iter()) {
             let mut c = l.head;
             while c != crate::mem::folio::NIL {
                 let f = &self.folios[c];
@@ -771,35 +799,45 @@ impl Sim {
 
     /// Checks the data-structure invariants; returns a description of the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
-        let lv = &self.memcg.lruvec;
-
         let mut on_lists = 0u64;
-        for (i, l) in lv.lists.iter().enumerate() {
-            let mut n = 0u32;
-            let mut c = l.head;
-            let mut prev = crate::mem::folio::NIL;
-            while c != crate::mem::folio::NIL {
-                let f = &self.folios[c];
-                if f.lru as usize != i {
-                    return Err(format!("folio {c} on list {i} tagged {}", f.lru));
+        let mut own = vec![0u64; self.memcgs.len()];
+        for (m, memcg) in self.memcgs.iter().enumerate() {
+            for (i, l) in memcg.lruvec.lists.iter().enumerate() {
+                let mut n = 0u32;
+                let mut c = l.head;
+                let mut prev = crate::mem::folio::NIL;
+                while c != crate::mem::folio::NIL {
+                    let f = &self.folios[c];
+                    if f.lru as usize != i {
+                        return Err(format!("folio {c} on list {i} tagged {}", f.lru));
+                    }
+                    if self.folios.links(c)[0] != prev {
+                        return Err(format!("folio {c} has a broken prev link"));
+                    }
+                    if self.policy != Policy::Lru {
+                        if LruList::of_flags(f.flags) as usize != i {
+                            return Err(format!(
+                                "folio {c} on list {i} but flags say {:?}",
+                                LruList::of_flags(f.flags)
+                            ));
+                        }
+                        if f.memcg as usize != m {
+                            return Err(format!(
+                                "folio {c} of group {} on the lruvec of group {m}",
+                                f.memcg
+                            ));
+                        }
+                    }
+                    own[f.memcg as usize] += 1;
+                    n += 1;
+                    prev = c;
+                    c = self.folios.links(c)[1];
                 }
-                if self.folios.links(c)[0] != prev {
-                    return Err(format!("folio {c} has a broken prev link"));
+                if n != l.len || prev != l.tail {
+                    return Err(format!("list {i}: counted {n}, header says {}", l.len));
                 }
-                if LruList::of_flags(f.flags) as usize != i && self.policy != Policy::Lru {
-                    return Err(format!(
-                        "folio {c} on list {i} but flags say {:?}",
-                        LruList::of_flags(f.flags)
-                    ));
-                }
-                n += 1;
-                prev = c;
-                c = self.folios.links(c)[1];
+                on_lists += n as u64;
             }
-            if n != l.len || prev != l.tail {
-                return Err(format!("list {i}: counted {n}, header says {}", l.len));
-            }
-            on_lists += n as u64;
         }
         let live = self.folios.live() as u64;
         if on_lists != live {
@@ -811,17 +849,26 @@ impl Sim {
                 self.node.free, self.node.managed
             ));
         }
-        if self.memcg.usage != live {
-            return Err(format!(
-                "memcg usage {} != live folios {live}",
-                self.memcg.usage
-            ));
-        }
-        if self.memcg.usage > self.memcg.max {
-            return Err(format!(
-                "memcg usage {} over max {}",
-                self.memcg.usage, self.memcg.max
-            ));
+        // Hierarchical usage: own pages plus the children's usage.
+        for (m, memcg) in self.memcgs.iter().enumerate() {
+            let want = own[m]
+                + memcg
+                    .children
+                    .iter()
+                    .map(|&c| self.memcgs[c as usize].usage)
+                    .sum::<u64>();
+            if memcg.usage != want {
+                return Err(format!(
+                    "memcg {} usage {} != own {} + children's",
+                    memcg.path, memcg.usage, own[m]
+                ));
+            }
+            if memcg.usage > memcg.max {
+                return Err(format!(
+                    "memcg {} usage {} over max {}",
+                    memcg.path, memcg.usage, memcg.max
+                ));
+            }
         }
         Ok(())
     }

@@ -55,11 +55,12 @@ impl Sim {
             return;
         }
         let from = LruList::from_index(fo.lru);
-        self.memcg.lruvec.lists[from as usize].unlink(&mut self.folios, f);
+        let m = fo.memcg as usize;
+        self.memcgs[m].lruvec.lists[from as usize].unlink(&mut self.folios, f);
         let fo = &mut self.folios[f];
         fo.clear(flags::ACTIVE);
         let to = LruList::of_flags(fo.flags);
-        self.memcg.lruvec.lists[to as usize].push_tail(&mut self.folios, f, to as u8);
+        self.memcgs[m].lruvec.lists[to as usize].push_tail(&mut self.folios, f, to as u8);
         self.vm.pgrotated += 1;
     }
 
@@ -113,7 +114,7 @@ impl Sim {
     /// Background writeback when dirty pages exceed dirty_background_ratio
     /// of dirtyable memory (`balance_dirty_pages` → `wb_start_background_writeback`).
     pub(crate) fn balance_dirty_pages(&mut self) {
-        let lv = &self.memcg.lruvec;
+        let lv = self.subtree_lruvec(crate::memcg::ROOT);
         let dirtyable =
             self.node.free + lv.size(LruList::ActiveFile) + lv.size(LruList::InactiveFile);
         let thresh = dirtyable * DIRTY_BACKGROUND_RATIO / 100;

@@ -36,6 +36,10 @@ pub struct File {
     pub mappings: Vec<VmaId>,
     /// Readahead state of the file opened for `read()` (`file->f_ra`).
     pub ra: FileRaState,
+    /// The task reading and writing it through its descriptor
+    /// ([`crate::Sim::open`]): its page-cache misses are charged to that
+    /// task's memory cgroup (the top group if none).
+    pub task: Option<crate::mem::pagetable::TaskId>,
 }
 
 impl File {
@@ -47,6 +51,7 @@ impl File {
             slots: Vec::new(),
             mappings: Vec::new(),
             ra: FileRaState::new(ra_pages),
+            task: None,
         }
     }
 

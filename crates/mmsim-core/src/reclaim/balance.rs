@@ -11,12 +11,23 @@
 //! reclaimed (rotations, 6.2+) and VM_EXEC file pages kept active (6.2+).
 
 use crate::config::CostVariant;
+use crate::mem::folio::LruList;
 use crate::reclaim::SWAP_CLUSTER_MAX;
 use crate::sim::{Balance, Policy, Sim};
 
 impl Sim {
     /// `lru_note_cost(lruvec, file, nr_io, nr_rotated)`.
-    pub(crate) fn lru_note_cost(&mut self, file: bool, nr_io: u64, nr_rotated: u64) {
+    ///
+    /// The cost is recorded on the group's lruvec and on every ancestor's,
+    /// each decaying against its own (hierarchical) list sizes, so that the
+    /// reclaim root sees the cost of its whole subtree.
+    pub(crate) fn lru_note_cost(
+        &mut self,
+        m: crate::memcg::MemcgId,
+        file: bool,
+        nr_io: u64,
+        nr_rotated: u64,
+    ) {
         let Policy::Classic(rules) = self.policy else {
             return;
         };
@@ -28,35 +39,44 @@ impl Sim {
         if cost == 0 {
             return;
         }
-        let lv = &mut self.memcg.lruvec;
-        if file {
-            lv.file_cost += cost;
-        } else {
-            lv.anon_cost += cost;
-        }
-        let lrusize = lv.evictable();
-        if lv.file_cost + lv.anon_cost > lrusize / 4 {
-            lv.file_cost /= 2;
-            lv.anon_cost /= 2;
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let lrusize: u64 = if self.memcgs[c as usize].children.is_empty() {
+                self.memcgs[c as usize].lruvec.evictable()
+            } else {
+                let t = self.subtree_lruvec(c);
+                LruList::EVICTABLE.iter().map(|&l| t.size(l)).sum()
+            };
+            let lv = &mut self.memcgs[c as usize].lruvec;
+            if file {
+                lv.file_cost += cost;
+            } else {
+                lv.anon_cost += cost;
+            }
+            if lv.file_cost + lv.anon_cost > lrusize / 4 {
+                lv.file_cost /= 2;
+                lv.anon_cost /= 2;
+            }
+            cur = self.memcgs[c as usize].parent;
         }
     }
 
     /// `recent_scanned[file] += nr` (v4.9 balancing only).
     #[inline]
-    pub(crate) fn note_scanned(&mut self, file: bool, nr: u64) {
+    pub(crate) fn note_scanned(&mut self, m: crate::memcg::MemcgId, file: bool, nr: u64) {
         if let Policy::Classic(r) = self.policy {
             if r.balance == Balance::ScannedRotated {
-                self.memcg.lruvec.recent_scanned[file as usize] += nr;
+                self.memcgs[m as usize].lruvec.recent_scanned[file as usize] += nr;
             }
         }
     }
 
     /// `recent_rotated[file] += nr` (v4.9 balancing only).
     #[inline]
-    pub(crate) fn note_rotated(&mut self, file: bool, nr: u64) {
+    pub(crate) fn note_rotated(&mut self, m: crate::memcg::MemcgId, file: bool, nr: u64) {
         if let Policy::Classic(r) = self.policy {
             if r.balance == Balance::ScannedRotated {
-                self.memcg.lruvec.recent_rotated[file as usize] += nr;
+                self.memcgs[m as usize].lruvec.recent_rotated[file as usize] += nr;
             }
         }
     }

@@ -24,26 +24,27 @@ impl Sim {
     #[inline]
     pub(crate) fn lru_policy_add(&mut self, f: FolioId) {
         let l = LruList::InactiveFile as usize;
-        self.memcg.lruvec.lists[l].push_head(&mut self.folios, f, l as u8);
+        self.memcgs[0].lruvec.lists[l].push_head(&mut self.folios, f, l as u8);
     }
 
     /// Removes a folio from the `lru` policy's list.
     #[inline]
     pub(crate) fn lru_policy_del(&mut self, f: FolioId) {
-        self.memcg.lruvec.lists[LruList::InactiveFile as usize].unlink(&mut self.folios, f);
+        self.memcgs[0].lruvec.lists[LruList::InactiveFile as usize].unlink(&mut self.folios, f);
     }
 
     /// Records a reference (the LRU "move to head").
     #[inline]
     pub(crate) fn lru_touch(&mut self, f: FolioId) {
-        self.memcg.lruvec.lists[LruList::InactiveFile as usize].move_to_head(&mut self.folios, f);
+        self.memcgs[0].lruvec.lists[LruList::InactiveFile as usize]
+            .move_to_head(&mut self.folios, f);
     }
 
     /// Evicts the least recently used evictable page. Anonymous pages need a
     /// free swap slot (written synchronously); pages that cannot be evicted
     /// are skipped (and keep their place). Returns false if nothing could be evicted.
     pub(crate) fn lru_evict_one(&mut self) -> bool {
-        let mut c = self.memcg.lruvec.lists[LruList::InactiveFile as usize].tail;
+        let mut c = self.memcgs[0].lruvec.lists[LruList::InactiveFile as usize].tail;
         while c != crate::mem::folio::NIL {
             // The next victims: start loading the folio three ahead, and the
             // slot of the one two ahead (its folio was prefetched an eviction ago).

@@ -88,6 +88,10 @@ pub struct ScanControl {
     pub cpu_ns: u64,
     /// Time spent waiting for the block layer (a full request queue), ns.
     pub io_wait_ns: u64,
+    /// The reclaim root (`sc->target_mem_cgroup`; the top group for global reclaim).
+    pub target: crate::memcg::MemcgId,
+    /// The group whose lruvec is being shrunk.
+    pub memcg: crate::memcg::MemcgId,
 }
 
 impl ScanControl {
@@ -112,6 +116,8 @@ impl ScanControl {
             start: now,
             cpu_ns: 0,
             io_wait_ns: 0,
+            target: crate::memcg::ROOT,
+            memcg: crate::memcg::ROOT,
         }
     }
 

@@ -55,10 +55,15 @@ impl Sim {
         sc.nr_reclaimed
     }
 
-    /// `try_to_free_mem_cgroup_pages()`: reclaim from the workload group at its
-    /// `memory.max`, target max(nr, SWAP_CLUSTER_MAX); a memstall.
-    pub(crate) fn try_to_free_mem_cgroup_pages(&mut self, nr: u64) -> u64 {
+    /// `try_to_free_mem_cgroup_pages()`: reclaim from the subtree of group
+    /// `target` at its `memory.max`, target max(nr, SWAP_CLUSTER_MAX); a memstall.
+    pub(crate) fn try_to_free_mem_cgroup_pages(
+        &mut self,
+        target: crate::memcg::MemcgId,
+        nr: u64,
+    ) -> u64 {
         let mut sc = ScanControl::new(Reclaimer::Memcg, nr.max(SWAP_CLUSTER_MAX), self.clock);
+        sc.target = target;
         self.do_try_to_free_pages(&mut sc);
         self.workload_stall(sc.elapsed(), true);
         sc.nr_reclaimed
@@ -77,7 +82,7 @@ impl Sim {
                 }
                 sc.priority -= 1;
             }
-            self.snapshot_refaults();
+            self.snapshot_refaults(sc.target);
             if sc.nr_reclaimed > 0 || !sc.skipped_deactivate || sc.force_deactivate {
                 return;
             }
@@ -87,21 +92,30 @@ impl Sim {
         }
     }
 
-    /// `snapshot_refaults()`: remember WORKINGSET_ACTIVATE_* at the end of a reclaim cycle.
-    pub(crate) fn snapshot_refaults(&mut self) {
-        let lv = &mut self.memcg.lruvec;
-        lv.refaults = lv.workingset_activate;
+    /// `snapshot_refaults()`: remember the reclaim root's (hierarchical)
+    /// WORKINGSET_ACTIVATE_* at the end of a reclaim cycle.
+    pub(crate) fn snapshot_refaults(&mut self, target: crate::memcg::MemcgId) {
+        let activate = self.subtree_lruvec(target).workingset_activate;
+        self.memcgs[target as usize].lruvec.refaults = activate;
     }
 
-    /// `shrink_node()` with `prepare_scan_control()`: one pass over the node's
-    /// (here: the one memcg's) lruvec at `sc.priority`.
+    /// `shrink_node()` with `prepare_scan_control()` and
+    /// `shrink_node_memcgs()`: one pass at `sc.priority` over the lruvec of
+    /// every group in the reclaim root's subtree, in `mem_cgroup_iter`
+    /// pre-order. Every walk is a full one (the kernel's direct reclaim
+    /// resumes a shared partial walk through a reclaim cookie; not modelled).
     pub(crate) fn shrink_node(&mut self, sc: &mut ScanControl) {
         let rules = self.rules();
         self.prepare_scan_control(sc, rules);
         let before = sc.nr_reclaimed;
         sc.nr_file_taken = 0;
         sc.nr_unqueued_dirty = 0;
-        self.shrink_lruvec(sc, rules);
+        let mut memcg = Some(sc.target);
+        while let Some(m) = memcg {
+            sc.memcg = m;
+            self.shrink_lruvec(sc, rules);
+            memcg = self.memcg_iter_next(sc.target, m);
+        }
         if sc.nr_reclaimed > before {
             self.kswapd.failures = 0;
         }
@@ -121,9 +135,11 @@ impl Sim {
     /// `prepare_scan_control()` (5.5+): snapshot costs, decide `may_deactivate`,
     /// `cache_trim_mode` and `file_is_tiny` at the reclaim root.
     fn prepare_scan_control(&self, sc: &mut ScanControl, rules: ClassicRules) {
-        let lv = &self.memcg.lruvec;
-        sc.anon_cost = lv.anon_cost;
-        sc.file_cost = lv.file_cost;
+        let own = &self.memcgs[sc.target as usize].lruvec;
+        sc.anon_cost = own.anon_cost;
+        sc.file_cost = own.file_cost;
+        let refaults = own.refaults;
+        let lv = self.subtree_lruvec(sc.target);
         if !rules.deactivate_on_refaults {
             return;
         }
@@ -132,8 +148,9 @@ impl Sim {
         } else {
             for file in [false, true] {
                 let t = file as usize;
+                let (inactive, active) = lv.type_sizes(file);
                 sc.may_deactivate[t] =
-                    lv.workingset_activate[t] != lv.refaults[t] || self.inactive_is_low(file);
+                    lv.workingset_activate[t] != refaults[t] || inactive_is_low(inactive, active);
             }
         }
         sc.cache_trim_mode =
@@ -147,9 +164,10 @@ impl Sim {
         }
     }
 
-    /// `inactive_is_low()`: inactive × int_sqrt(10 × GiB of the pair) < active.
-    pub(crate) fn inactive_is_low(&self, file: bool) -> bool {
-        let (inactive, active) = self.memcg.lruvec.type_sizes(file);
+    /// `inactive_is_low()` of group `m`'s own lruvec: inactive ×
+    /// int_sqrt(10 × GiB of the pair) < active.
+    pub(crate) fn inactive_is_low(&self, m: crate::memcg::MemcgId, file: bool) -> bool {
+        let (inactive, active) = self.memcgs[m as usize].lruvec.type_sizes(file);
         inactive_is_low(inactive, active)
     }
 
@@ -168,7 +186,7 @@ impl Sim {
     #[allow(clippy::if_same_then_else)]
     pub(crate) fn get_scan_count(&mut self, sc: &ScanControl, rules: ClassicRules) -> [u64; 4] {
         let swappiness = self.cfg.swappiness as u64;
-        let lv = &self.memcg.lruvec;
+        let lv = &self.memcgs[sc.memcg as usize].lruvec;
         let cgroup = sc.who == Reclaimer::Memcg;
         let sizes = LruList::EVICTABLE.map(|l| lv.size(l));
         let (balance, fraction, denominator) = match rules.balance {
@@ -199,12 +217,12 @@ impl Sim {
                     ScanBalance::Equal
                 } else if !cgroup && file_pages + self.node.free <= self.node.wmark_high {
                     ScanBalance::Anon
-                } else if !self.inactive_is_low(true) && (sizes[2] >> sc.priority) > 0 {
+                } else if !self.inactive_is_low(sc.memcg, true) && (sizes[2] >> sc.priority) > 0 {
                     ScanBalance::File
                 } else {
                     ScanBalance::Fract
                 };
-                let lv = &mut self.memcg.lruvec;
+                let lv = &mut self.memcgs[sc.memcg as usize].lruvec;
                 let (ap, fp) = scanned_rotated_fractions(
                     swappiness,
                     sizes,
@@ -279,7 +297,7 @@ impl Sim {
             }
         }
         sc.nr_reclaimed += reclaimed;
-        if self.can_age_anon() && self.inactive_is_low(false) {
+        if self.can_age_anon() && self.inactive_is_low(sc.memcg, false) {
             self.shrink_active_list(SWAP_CLUSTER_MAX, false, sc, rules);
         }
     }
@@ -298,7 +316,7 @@ impl Sim {
                 sc.may_deactivate[file as usize]
             } else {
                 // v4.9 inactive_list_is_low(): anon needs swap
-                (file || self.swap.is_some()) && self.inactive_is_low(file)
+                (file || self.swap.is_some()) && self.inactive_is_low(sc.memcg, file)
             };
             if allowed {
                 self.shrink_active_list(n, file, sc, rules);
@@ -315,10 +333,10 @@ impl Sim {
     ///
     /// A lookahead walks the (dense) links a few folios ahead of the tail and
     /// prefetches those folios, so their cache misses overlap.
-    fn isolate_lru_folios(&mut self, n: u64, lru: LruList) -> u64 {
+    fn isolate_lru_folios(&mut self, m: crate::memcg::MemcgId, n: u64, lru: LruList) -> u64 {
         const AHEAD: usize = 8;
         self.scratch.clear();
-        let list = &mut self.memcg.lruvec.lists[lru as usize];
+        let list = &mut self.memcgs[m as usize].lruvec.lists[lru as usize];
         let mut ahead = list.tail;
         for _ in 0..AHEAD.min(n as usize) {
             ahead = self.folios.prefetch_and_step_towards_head(ahead);
@@ -365,13 +383,18 @@ impl Sim {
             let fo = &mut self.folios[f];
             fo.set(flags::LRU);
             let lru = LruList::of_flags(fo.flags);
-            self.memcg.lruvec.lists[lru as usize].push_head(&mut self.folios, f, lru as u8);
+            let m = fo.memcg;
+            self.memcgs[m as usize].lruvec.lists[lru as usize].push_head(
+                &mut self.folios,
+                f,
+                lru as u8,
+            );
             if lru.is_active() {
                 nr_active += 1;
                 if rules.putback_active_ages {
-                    self.workingset_age_nonresident(1);
+                    self.workingset_age_nonresident(m, 1);
                 }
-                self.note_rotated(lru.is_file(), 1);
+                self.note_rotated(m, lru.is_file(), 1);
             }
         }
         nr_active
@@ -387,13 +410,13 @@ impl Sim {
         sc: &mut ScanControl,
         rules: ClassicRules,
     ) {
-        let taken = self.isolate_lru_folios(n, LruList::active(file));
+        let taken = self.isolate_lru_folios(sc.memcg, n, LruList::active(file));
         sc.nr_scanned += taken;
         sc.cpu_ns += taken * self.cost.scan_ns;
         if sc.who != Reclaimer::Memcg {
             self.vm.pgrefill += taken;
         }
-        self.note_scanned(file, taken);
+        self.note_scanned(sc.memcg, file, taken);
         let batch = std::mem::take(&mut self.scratch);
         let (mut nr_rotated, mut nr_deactivate, mut nr_exec_kept) = (0, 0, 0);
         for (i, &f) in batch.iter().enumerate() {
@@ -422,9 +445,9 @@ impl Sim {
             // v4.9 counts every referenced folio as rotated, even if deactivated.
             Balance::ScannedRotated => {
                 // move_folios_to_lru() already counted the ones kept active.
-                self.note_rotated(file, nr_rotated - nr_exec_kept);
+                self.note_rotated(sc.memcg, file, nr_rotated - nr_exec_kept);
             }
-            Balance::Cost(CostVariant::V6_2) => self.lru_note_cost(file, 0, nr_exec_kept),
+            Balance::Cost(CostVariant::V6_2) => self.lru_note_cost(sc.memcg, file, 0, nr_exec_kept),
             Balance::Cost(CostVariant::V5_8) => {}
         }
     }
@@ -438,7 +461,7 @@ impl Sim {
         sc: &mut ScanControl,
         rules: ClassicRules,
     ) -> u64 {
-        let taken = self.isolate_lru_folios(n, LruList::inactive(file));
+        let taken = self.isolate_lru_folios(sc.memcg, n, LruList::inactive(file));
         if taken == 0 {
             return 0;
         }
@@ -454,7 +477,7 @@ impl Sim {
         } else {
             self.vm.pgscan_anon += taken;
         }
-        self.note_scanned(file, taken);
+        self.note_scanned(sc.memcg, file, taken);
         let mut batch = std::mem::take(&mut self.scratch);
         let (reclaimed, stat) = self.shrink_folio_list(&mut batch, sc, rules);
         self.move_folios_to_lru(&batch, rules);
@@ -469,7 +492,7 @@ impl Sim {
         } else {
             self.vm.pgsteal_anon += reclaimed;
         }
-        self.lru_note_cost(file, stat.nr_pageout, taken - reclaimed);
+        self.lru_note_cost(sc.memcg, file, stat.nr_pageout, taken - reclaimed);
         sc.nr_unqueued_dirty += stat.nr_unqueued_dirty;
         if stat.nr_unqueued_dirty == taken {
             self.wakeup_flusher(sc.now());
@@ -760,8 +783,9 @@ impl Sim {
     /// Returns a folio's page to the node and uncharges it (`mem_cgroup_uncharge`
     /// + `free_unref_folios`, as at the end of `shrink_folio_list`).
     pub(crate) fn free_folio(&mut self, f: FolioId) {
+        let m = self.folios[f].memcg;
         self.folios.free(f);
-        self.memcg.usage -= 1;
+        self.page_counter_uncharge(m);
         self.node.free += 1;
         self.vm.pgfree += 1;
     }
@@ -804,9 +828,16 @@ impl Sim {
             self.kswapd.clock,
         );
         sc.priority = self.kswapd.priority;
-        // kswapd_age_node(): keep enough inactive anon.
-        if self.can_age_anon() && self.inactive_is_low(false) {
-            self.shrink_active_list(SWAP_CLUSTER_MAX, false, &mut sc, rules);
+        // kswapd_age_node(): keep enough inactive anon, judged on the whole
+        // node, by deactivating in every group.
+        let (inactive, active) = self.subtree_lruvec(crate::memcg::ROOT).type_sizes(false);
+        if self.can_age_anon() && inactive_is_low(inactive, active) {
+            let mut memcg = Some(crate::memcg::ROOT);
+            while let Some(m) = memcg {
+                sc.memcg = m;
+                self.shrink_active_list(SWAP_CLUSTER_MAX, false, &mut sc, rules);
+                memcg = self.memcg_iter_next(crate::memcg::ROOT, m);
+            }
         }
         sc.nr_scanned = 0;
         self.shrink_node(&mut sc);
@@ -828,7 +859,7 @@ impl Sim {
     fn kswapd_end_run(&mut self) {
         let (start, end) = (self.kswapd.run_start, self.kswapd.clock);
         self.psi.stall(PsiCpu::Kswapd, start, end);
-        self.snapshot_refaults();
+        self.snapshot_refaults(crate::memcg::ROOT);
         if self.kswapd.reclaimed == 0 {
             self.kswapd.failures += 1;
         }

@@ -78,11 +78,16 @@ impl Shadow {
 }
 
 impl Sim {
-    /// `workingset_age_nonresident()`: advances the clock of the lruvec (and,
-    /// with a hierarchy, of every ancestor).
+    /// `workingset_age_nonresident()`: advances the clock of group `m`'s
+    /// lruvec and of every ancestor's.
     #[inline]
-    pub(crate) fn workingset_age_nonresident(&mut self, nr: u64) {
-        self.memcg.lruvec.nonresident_age += nr;
+    pub(crate) fn workingset_age_nonresident(&mut self, m: crate::memcg::MemcgId, nr: u64) {
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let g = &mut self.memcgs[c as usize];
+            g.lruvec.nonresident_age += nr;
+            cur = g.parent;
+        }
     }
 
     /// `workingset_eviction()`: the shadow to leave in the slot of an evicted
@@ -96,17 +101,18 @@ impl Sim {
             return None;
         }
         let ws = rules.pg_workingset && fo.test(flags::WORKINGSET);
+        let m = fo.memcg;
         let eviction = if rules.eviction_reads_before_inc {
-            let e = self.memcg.lruvec.nonresident_age;
-            self.workingset_age_nonresident(1);
+            let e = self.memcgs[m as usize].lruvec.nonresident_age;
+            self.workingset_age_nonresident(m, 1);
             e
         } else {
-            self.workingset_age_nonresident(1);
-            self.memcg.lruvec.nonresident_age
+            self.workingset_age_nonresident(m, 1);
+            self.memcgs[m as usize].lruvec.nonresident_age
         };
         let shadow = Shadow {
             eviction: ((eviction >> self.bucket_order) as u32) & EVICTION_MASK,
-            memcg_id: self.memcg.id,
+            memcg_id: self.memcgs[m as usize].id,
             workingset: ws,
         };
         Some(shadow.pack())
@@ -118,8 +124,18 @@ impl Sim {
         let Policy::Classic(rules) = self.policy else {
             return false;
         };
-        let lv = &self.memcg.lruvec;
-        let now = ((lv.nonresident_age >> self.bucket_order) as u32) & EVICTION_MASK;
+        // The eviction lruvec: the group named in the shadow, if it still
+        // exists (the kernel then compares against its own clock and its
+        // hierarchical list sizes); otherwise the refault is not recent.
+        let Some(m) = (shadow.memcg_id as usize)
+            .checked_sub(1)
+            .filter(|&m| m < self.memcgs.len())
+        else {
+            return false;
+        };
+        let age = self.memcgs[m].lruvec.nonresident_age;
+        let lv = self.subtree_lruvec(m as crate::memcg::MemcgId);
+        let now = ((age >> self.bucket_order) as u32) & EVICTION_MASK;
         let distance =
             ((now.wrapping_sub(shadow.eviction) & EVICTION_MASK) as u64) << self.bucket_order;
         let mut size = lv.size(LruList::ActiveFile);
@@ -159,8 +175,9 @@ impl Sim {
             return;
         }
         self.folios[f].set(flags::ACTIVE);
-        self.workingset_age_nonresident(1);
-        self.memcg.lruvec.workingset_activate[file as usize] += 1;
+        let m = self.folios[f].memcg;
+        self.workingset_age_nonresident(m, 1);
+        self.memcgs[m as usize].lruvec.workingset_activate[file as usize] += 1;
         if file {
             self.vm.workingset_activate_file += 1;
         } else {
@@ -169,7 +186,7 @@ impl Sim {
         if shadow.workingset {
             self.folios[f].set(flags::WORKINGSET);
             if let Balance::Cost(_) = rules.balance {
-                self.lru_note_cost(file, 1, 0);
+                self.lru_note_cost(m, file, 1, 0);
             }
             if file {
                 self.vm.workingset_restore_file += 1;
