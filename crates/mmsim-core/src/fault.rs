@@ -110,6 +110,7 @@ impl Sim {
         }
         self.acc.misses += 1;
         self.vm.pgfault += 1;
+        self.memcgs[self.cur_memcg as usize].stat.pgfault += 1;
         match self.vmas[vma as usize].kind {
             VmaKind::Anon if old == 0 => self.do_anonymous_page(vma, index, write),
             VmaKind::Anon => self.do_swap_page(vma, index, old - 1, write),
@@ -122,6 +123,7 @@ impl Sim {
     /// First store through a clean present PTE (`do_wp_page`).
     fn do_wp_page(&mut self, vma: VmaId, index: u32, old: u32) {
         self.vm.pgfault += 1;
+        self.memcgs[self.cur_memcg as usize].stat.pgfault += 1;
         self.clock += self.cost.access_ns;
         let f = old & PTE_FOLIO_MASK;
         *self.vmas[vma as usize].pte_mut(index) = old | PTE_YOUNG | PTE_DIRTY;
@@ -177,6 +179,7 @@ impl Sim {
             return;
         }
         self.vm.pgmajfault += 1;
+        self.memcgs[self.cur_memcg as usize].stat.pgmajfault += 1;
         self.clock += self.cost.major_fault_ns;
         let task = self.vmas[vma as usize].task as usize;
         let Some(f) = self.swapin_folio(vma, index, slot, sv, 0) else {
@@ -347,6 +350,7 @@ impl Sim {
             }
             None => {
                 self.vm.pgmajfault += 1;
+                self.memcgs[self.cur_memcg as usize].stat.pgmajfault += 1;
                 let done = self.do_sync_mmap_readahead(vma, file, findex);
                 match slot_folio(self.files[file as usize].slot(findex)) {
                     Some(f) => {
@@ -724,6 +728,7 @@ impl Sim {
                 let to = LruList::of_flags(fo.flags);
                 self.memcgs[m].lruvec.lists[to as usize].push_head(&mut self.folios, f, to as u8);
                 self.vm.pgactivate += 1;
+                self.memcgs[m].stat.pgactivate += 1;
                 if rules.balance == crate::sim::Balance::ScannedRotated {
                     // v4.9 __activate_page → update_page_reclaim_stat(file, rotated = 1)
                     let file = from.is_file() as usize;

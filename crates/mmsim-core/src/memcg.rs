@@ -96,6 +96,9 @@ pub struct Memcg {
     pub max: u64,
     /// Times a charge hit `memory.max` (`memory.events` max / v1 failcnt).
     pub max_events: u64,
+    /// Event counters of this group's own pages and tasks (`memory.stat`
+    /// and `memory.events` report them summed over the subtree).
+    pub stat: MemcgStat,
     /// The lruvec of this memcg on the one node.
     pub lruvec: Lruvec,
 }
@@ -111,9 +114,107 @@ impl Memcg {
             usage: 0,
             max: u64::MAX,
             max_events: 0,
+            stat: MemcgStat::default(),
             lruvec: Lruvec::default(),
         }
     }
+}
+
+/// Event counters of one group (`memcg->vmstats` events and
+/// `memory.events`), local to the group; reports sum them over the subtree
+/// as cgroup v2's `memory.stat` and `memory.events` do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MemcgStat {
+    /// Page faults of the group's tasks.
+    pub pgfault: u64,
+    /// Major faults of the group's tasks.
+    pub pgmajfault: u64,
+    /// Active-list pages scanned (deactivation), all reclaim.
+    pub pgrefill: u64,
+    /// Inactive pages scanned by kswapd.
+    pub pgscan_kswapd: u64,
+    /// Inactive pages scanned by direct and cgroup-limit reclaim.
+    pub pgscan_direct: u64,
+    /// Pages reclaimed by kswapd.
+    pub pgsteal_kswapd: u64,
+    /// Pages reclaimed by direct and cgroup-limit reclaim.
+    pub pgsteal_direct: u64,
+    /// Activations.
+    pub pgactivate: u64,
+    /// Deactivations.
+    pub pgdeactivate: u64,
+    /// Refaults of anon pages whose shadow named this group.
+    pub workingset_refault_anon: u64,
+    /// Refaults of file pages.
+    pub workingset_refault_file: u64,
+    /// Anon refaults activated.
+    pub workingset_activate_anon: u64,
+    /// File refaults activated.
+    pub workingset_activate_file: u64,
+    /// Anon refaults of workingset pages.
+    pub workingset_restore_anon: u64,
+    /// File refaults of workingset pages.
+    pub workingset_restore_file: u64,
+    /// `memory.events` oom: times the group hit its limit and invoked the OOM killer.
+    pub oom: u64,
+    /// `memory.events` oom_kill: tasks of the group killed by an OOM kill.
+    pub oom_kill: u64,
+}
+
+impl MemcgStat {
+    /// Adds `o`'s counters to these.
+    pub fn add(&mut self, o: &MemcgStat) {
+        self.pgfault += o.pgfault;
+        self.pgmajfault += o.pgmajfault;
+        self.pgrefill += o.pgrefill;
+        self.pgscan_kswapd += o.pgscan_kswapd;
+        self.pgscan_direct += o.pgscan_direct;
+        self.pgsteal_kswapd += o.pgsteal_kswapd;
+        self.pgsteal_direct += o.pgsteal_direct;
+        self.pgactivate += o.pgactivate;
+        self.pgdeactivate += o.pgdeactivate;
+        self.workingset_refault_anon += o.workingset_refault_anon;
+        self.workingset_refault_file += o.workingset_refault_file;
+        self.workingset_activate_anon += o.workingset_activate_anon;
+        self.workingset_activate_file += o.workingset_activate_file;
+        self.workingset_restore_anon += o.workingset_restore_anon;
+        self.workingset_restore_file += o.workingset_restore_file;
+        self.oom += o.oom;
+        self.oom_kill += o.oom_kill;
+    }
+}
+
+/// One group as `memory.current`, `memory.max`, `memory.events` and
+/// `memory.stat` of cgroup v2 show it (hierarchical), in pages.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MemcgReport {
+    /// `memory.current`, pages.
+    pub current: u64,
+    /// `memory.max`, pages (None: max).
+    pub max: Option<u64>,
+    /// `memory.events` max: charges that hit the limit.
+    pub events_max: u64,
+    /// `memory.stat` anon (pages).
+    pub anon: u64,
+    /// `memory.stat` file (pages).
+    pub file: u64,
+    /// `memory.stat` inactive_anon.
+    pub inactive_anon: u64,
+    /// `memory.stat` active_anon.
+    pub active_anon: u64,
+    /// `memory.stat` inactive_file.
+    pub inactive_file: u64,
+    /// `memory.stat` active_file.
+    pub active_file: u64,
+    /// `memory.stat` unevictable.
+    pub unevictable: u64,
+    /// `memory.stat` pgscan (kswapd + direct).
+    pub pgscan: u64,
+    /// `memory.stat` pgsteal (kswapd + direct).
+    pub pgsteal: u64,
+    /// The event counters, summed over the subtree.
+    #[serde(flatten)]
+    pub events: MemcgStat,
 }
 
 /// Lruvec state the kernel reads hierarchically at a reclaim root or an
@@ -261,6 +362,44 @@ impl Sim {
             cur = self.memcg_iter_next(memcg, m);
         }
         out
+    }
+
+    /// Zeroes every group's event counters (measurement start).
+    pub(crate) fn reset_memcg_stats(&mut self) {
+        for m in &mut self.memcgs {
+            m.max_events = 0;
+            m.stat = MemcgStat::default();
+        }
+    }
+
+    /// The report of group `m` (hierarchical, like cgroup v2's files).
+    pub fn memcg_report(&self, m: MemcgId) -> MemcgReport {
+        let lv = self.subtree_lruvec(m);
+        let mut events = MemcgStat::default();
+        let mut events_max = 0;
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            events.add(&self.memcgs[c as usize].stat);
+            events_max += self.memcgs[c as usize].max_events;
+            cur = self.memcg_iter_next(m, c);
+        }
+        let g = &self.memcgs[m as usize];
+        let size = |l: LruList| lv.size(l);
+        MemcgReport {
+            current: g.usage,
+            max: (g.max != u64::MAX).then_some(g.max),
+            events_max,
+            anon: size(LruList::InactiveAnon) + size(LruList::ActiveAnon),
+            file: size(LruList::InactiveFile) + size(LruList::ActiveFile),
+            inactive_anon: size(LruList::InactiveAnon),
+            active_anon: size(LruList::ActiveAnon),
+            inactive_file: size(LruList::InactiveFile),
+            active_file: size(LruList::ActiveFile),
+            unevictable: size(LruList::Unevictable),
+            pgscan: events.pgscan_kswapd + events.pgscan_direct,
+            pgsteal: events.pgsteal_kswapd + events.pgsteal_direct,
+            events,
+        }
     }
 
     /// The lruvec of folio `f`'s group.

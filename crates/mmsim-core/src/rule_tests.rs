@@ -824,6 +824,17 @@ fn charges_sum_up_the_tree_and_uncharge_on_free() {
         });
     }
     assert_eq!((usage(&s, c), usage(&s, 0)), (250, 550));
+    // memory.stat is hierarchical: a shows b's pages and faults.
+    let (ra, rc, rr) = (s.memcg_report(a), s.memcg_report(c), s.memcg_report(0));
+    assert_eq!(
+        (ra.current, ra.anon, ra.file, ra.events.pgfault),
+        (300, 300, 0, 300)
+    );
+    assert_eq!(
+        (rc.current, rc.anon, rc.file, rc.events.pgfault),
+        (250, 200, 50, 200)
+    );
+    assert_eq!((rr.current, rr.events.pgfault), (550, 500));
     s.check_invariants().unwrap();
 }
 
@@ -846,8 +857,12 @@ fn a_group_at_its_max_reclaims_only_its_subtree() {
     // c was never scanned: all its pages are resident, none swapped.
     assert_eq!(s.memcgs[c as usize].usage, 200);
     assert_eq!(s.memcgs[c as usize].lruvec.evictable(), 200);
-    // Limit reclaim is not global reclaim.
+    // Limit reclaim is not global reclaim; memory.stat counts it as direct.
     assert_eq!(s.vm.pgscan_kswapd + s.vm.pgscan_direct, 0);
+    let ra = s.memcg_report(a);
+    assert!(ra.pgscan >= 200 && ra.pgsteal >= 200 && ra.events.pgscan_direct == ra.pgscan);
+    assert_eq!(ra.events_max, s.memcgs[a as usize].max_events);
+    assert_eq!(s.memcg_report(c).pgscan, 0);
     s.check_invariants().unwrap();
 }
 

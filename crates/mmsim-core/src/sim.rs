@@ -226,6 +226,10 @@ pub struct RunResult {
     pub memcg_max_pages: Option<u64>,
     /// Times a charge found the group at `memory.max`.
     pub memcg_max_events: u64,
+    /// Every memory cgroup by path (`/`, `/a`, …): `memory.current`,
+    /// `memory.max`, `memory.events` and `memory.stat`, hierarchical.
+    #[serde(default)]
+    pub memcg: std::collections::BTreeMap<String, crate::memcg::MemcgReport>,
     /// Watermarks in pages: min, low, high.
     pub watermarks: [u64; 3],
     /// Swap slots in use at the end.
@@ -585,9 +589,7 @@ impl Sim {
         self.reclaim_stall_ns = 0;
         self.io_wait_ns = 0;
         self.kswapd.cpu_ns = 0;
-        for m in &mut self.memcgs {
-            m.max_events = 0;
-        }
+        self.reset_memcg_stats();
         self.measure_start = self.clock;
     }
 
@@ -664,6 +666,12 @@ impl Sim {
             memcg_usage_pages: self.memcgs[0].usage,
             memcg_max_pages: (self.memcgs[0].max != u64::MAX).then_some(self.memcgs[0].max),
             memcg_max_events: self.memcgs.iter().map(|m| m.max_events).sum(),
+            memcg: (0..self.memcgs.len())
+                .map(|m| {
+                    let m = m as crate::memcg::MemcgId;
+                    (self.memcgs[m as usize].path.clone(), self.memcg_report(m))
+                })
+                .collect(),
             watermarks: [
                 self.node.wmark_min,
                 self.node.wmark_low,

@@ -416,6 +416,7 @@ impl Sim {
         if sc.who != Reclaimer::Memcg {
             self.vm.pgrefill += taken;
         }
+        self.memcgs[sc.memcg as usize].stat.pgrefill += taken;
         self.note_scanned(sc.memcg, file, taken);
         let batch = std::mem::take(&mut self.scratch);
         let (mut nr_rotated, mut nr_deactivate, mut nr_exec_kept) = (0, 0, 0);
@@ -441,6 +442,7 @@ impl Sim {
         self.move_folios_to_lru(&batch, rules);
         self.scratch = batch;
         self.vm.pgdeactivate += nr_deactivate;
+        self.memcgs[sc.memcg as usize].stat.pgdeactivate += nr_deactivate;
         match rules.balance {
             // v4.9 counts every referenced folio as rotated, even if deactivated.
             Balance::ScannedRotated => {
@@ -471,6 +473,12 @@ impl Sim {
             Reclaimer::Direct => self.vm.pgscan_direct += taken,
             Reclaimer::Memcg => {}
         }
+        let st = &mut self.memcgs[sc.memcg as usize].stat;
+        if sc.who == Reclaimer::Kswapd {
+            st.pgscan_kswapd += taken;
+        } else {
+            st.pgscan_direct += taken;
+        }
         if file {
             self.vm.pgscan_file += taken;
             sc.nr_file_taken += taken;
@@ -486,6 +494,12 @@ impl Sim {
             Reclaimer::Kswapd => self.vm.pgsteal_kswapd += reclaimed,
             Reclaimer::Direct => self.vm.pgsteal_direct += reclaimed,
             Reclaimer::Memcg => {}
+        }
+        let st = &mut self.memcgs[sc.memcg as usize].stat;
+        if sc.who == Reclaimer::Kswapd {
+            st.pgsteal_kswapd += reclaimed;
+        } else {
+            st.pgsteal_direct += reclaimed;
         }
         if file {
             self.vm.pgsteal_file += reclaimed;
@@ -648,6 +662,7 @@ impl Sim {
                     }
                     self.folios[f].set(flags::ACTIVE);
                     self.vm.pgactivate += 1;
+                    self.memcgs[sc.memcg as usize].stat.pgactivate += 1;
                     batch[keep] = f;
                     keep += 1;
                 }

@@ -166,32 +166,41 @@ impl Sim {
             return;
         };
         let file = self.folios[f].is_file();
+        let m = self.folios[f].memcg;
+        let st = &mut self.memcgs[m as usize].stat;
         if file {
             self.vm.workingset_refault_file += 1;
+            st.workingset_refault_file += 1;
         } else {
             self.vm.workingset_refault_anon += 1;
+            st.workingset_refault_anon += 1;
         }
         if !self.workingset_test_recent(shadow, file) {
             return;
         }
         self.folios[f].set(flags::ACTIVE);
-        let m = self.folios[f].memcg;
         self.workingset_age_nonresident(m, 1);
-        self.memcgs[m as usize].lruvec.workingset_activate[file as usize] += 1;
+        let g = &mut self.memcgs[m as usize];
+        g.lruvec.workingset_activate[file as usize] += 1;
         if file {
             self.vm.workingset_activate_file += 1;
+            g.stat.workingset_activate_file += 1;
         } else {
             self.vm.workingset_activate_anon += 1;
+            g.stat.workingset_activate_anon += 1;
         }
         if shadow.workingset {
             self.folios[f].set(flags::WORKINGSET);
             if let Balance::Cost(_) = rules.balance {
                 self.lru_note_cost(m, file, 1, 0);
             }
+            let st = &mut self.memcgs[m as usize].stat;
             if file {
                 self.vm.workingset_restore_file += 1;
+                st.workingset_restore_file += 1;
             } else {
                 self.vm.workingset_restore_anon += 1;
+                st.workingset_restore_anon += 1;
             }
         }
     }
