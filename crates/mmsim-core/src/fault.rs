@@ -748,7 +748,7 @@ impl Sim {
         if !self.alloc_page() {
             return None;
         }
-        if !self.charge() {
+        if !self.try_charge_memcg() {
             self.node.free += 1;
             return None;
         }
@@ -794,7 +794,7 @@ impl Sim {
     /// progress while pages are under writeback waits for the next writeback
     /// completion (a memstall: it runs inside the reclaim's memstall section)
     /// instead of declaring OOM. Returns false if nothing is under writeback.
-    fn reclaim_throttle_writeback(&mut self) -> bool {
+    pub(crate) fn reclaim_throttle_writeback(&mut self) -> bool {
         let next = self
             .writeback
             .iter()
@@ -812,67 +812,5 @@ impl Sim {
             return true;
         }
         false
-    }
-
-    /// `try_charge_memcg()`: charges one page to the current group and its
-    /// ancestors. At a limit, reclaims from the group that hit it
-    /// (`mem_over_limit`) up to MAX_RECLAIM_RETRIES times, then invokes the
-    /// OOM killer on that group's subtree.
-    fn charge(&mut self) -> bool {
-        let m = self.cur_memcg;
-        let over = match self.page_counter_try_charge(m) {
-            Ok(()) => return true,
-            Err(over) => over,
-        };
-        self.memcgs[over as usize].max_events += 1;
-        if self.policy == Policy::Lru {
-            if self.lru_evict_one() && self.page_counter_try_charge(m).is_ok() {
-                return true;
-            }
-        } else {
-            for _ in 0..MAX_RECLAIM_RETRIES {
-                let reclaimed = self.try_to_free_mem_cgroup_pages(over, 1);
-                if self.page_counter_try_charge(m).is_ok() {
-                    return true;
-                }
-                if reclaimed == 0 && !self.reclaim_throttle_writeback() {
-                    break;
-                }
-            }
-        }
-        self.out_of_memory(Some(over)) && self.page_counter_try_charge(m).is_ok()
-    }
-
-    /// `page_counter_try_charge()`: one page for `m` and every ancestor, or
-    /// nothing and the first group (from `m` up) that is at its `memory.max`.
-    pub(crate) fn page_counter_try_charge(
-        &mut self,
-        m: crate::memcg::MemcgId,
-    ) -> Result<(), crate::memcg::MemcgId> {
-        let mut cur = Some(m);
-        while let Some(c) = cur {
-            let g = &self.memcgs[c as usize];
-            if g.usage >= g.max {
-                return Err(c);
-            }
-            cur = g.parent;
-        }
-        let mut cur = Some(m);
-        while let Some(c) = cur {
-            let g = &mut self.memcgs[c as usize];
-            g.usage += 1;
-            cur = g.parent;
-        }
-        Ok(())
-    }
-
-    /// `page_counter_uncharge()`: one page less for `m` and every ancestor.
-    pub(crate) fn page_counter_uncharge(&mut self, m: crate::memcg::MemcgId) {
-        let mut cur = Some(m);
-        while let Some(c) = cur {
-            let g = &mut self.memcgs[c as usize];
-            g.usage -= 1;
-            cur = g.parent;
-        }
     }
 }

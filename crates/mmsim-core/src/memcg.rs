@@ -34,6 +34,62 @@ pub const ROOT: MemcgId = 0;
 /// Most groups: shadow entries keep an 8-bit memcg id (ids 1..=255).
 pub const MAX_MEMCGS: usize = 255;
 
+/// `MEMCG_CHARGE_BATCH`: pages a charge takes from the page counters at
+/// once, the surplus kept in the per-CPU stock.
+pub const MEMCG_CHARGE_BATCH: u64 = 64;
+/// `MEMCG_DELAY_PRECISION_SHIFT`.
+const MEMCG_DELAY_PRECISION_SHIFT: u32 = 20;
+/// `MEMCG_DELAY_SCALING_SHIFT`.
+const MEMCG_DELAY_SCALING_SHIFT: u32 = 14;
+/// `HZ` assumed by the throttling formula (the source comment's worked
+/// numbers are for HZ = 1000, one jiffy = 1 ms).
+pub const HZ: u64 = 1000;
+/// `MEMCG_MAX_HIGH_DELAY_JIFFIES`: at most 2 s of throttling per return to user.
+pub const MEMCG_MAX_HIGH_DELAY_JIFFIES: u64 = 2 * HZ;
+
+/// A group's settable knob (what `set_memcg_knob` writes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemcgKnob {
+    /// `memory.max` (v1 `memory.limit_in_bytes`), pages.
+    Max,
+    /// `memory.high`, pages.
+    High,
+}
+
+impl MemcgKnob {
+    /// The cgroup file name.
+    pub fn file(self) -> &'static str {
+        match self {
+            MemcgKnob::Max => "memory.max",
+            MemcgKnob::High => "memory.high",
+        }
+    }
+}
+
+/// `calculate_overage()`: how far `usage` is over `high`, as a fixed-point
+/// fraction of `high` (2^20 = 100 %).
+pub fn calculate_overage(usage: u64, high: u64) -> u64 {
+    if usage <= high {
+        return 0;
+    }
+    let high = high.max(1);
+    ((usage - high) << MEMCG_DELAY_PRECISION_SHIFT) / high
+}
+
+/// `calculate_high_delay()`: jiffies to throttle a task that charged
+/// `nr_pages` over `memory.high` with the given overage: quadratic in the
+/// overage, proportional to the task's own share of a charge batch.
+pub fn calculate_high_delay(nr_pages: u64, max_overage: u64) -> u64 {
+    if max_overage == 0 {
+        return 0;
+    }
+    let penalty = (max_overage * max_overage).saturating_mul(HZ)
+        >> MEMCG_DELAY_PRECISION_SHIFT
+        >> MEMCG_DELAY_SCALING_SHIFT;
+    penalty.saturating_mul(nr_pages) / MEMCG_CHARGE_BATCH
+}
+
 /// Per-(memcg, node) LRU state (`struct lruvec`).
 ///
 /// Sizes are in folios; every folio is order 0 for now, so folios = pages.
@@ -94,6 +150,8 @@ pub struct Memcg {
     pub usage: u64,
     /// `memory.max` in pages (u64::MAX: unlimited).
     pub max: u64,
+    /// `memory.high` in pages (u64::MAX: unlimited).
+    pub high: u64,
     /// Times a charge hit `memory.max` (`memory.events` max / v1 failcnt).
     pub max_events: u64,
     /// Event counters of this group's own pages and tasks (`memory.stat`
@@ -113,6 +171,7 @@ impl Memcg {
             children: Vec::new(),
             usage: 0,
             max: u64::MAX,
+            high: u64::MAX,
             max_events: 0,
             stat: MemcgStat::default(),
             lruvec: Lruvec::default(),
@@ -155,6 +214,10 @@ pub struct MemcgStat {
     pub workingset_restore_anon: u64,
     /// File refaults of workingset pages.
     pub workingset_restore_file: u64,
+    /// `memory.events` high: times reclaim ran because the group was over `memory.high`.
+    pub high: u64,
+    /// Nanoseconds tasks were throttled for being over `memory.high`.
+    pub high_throttle_ns: u64,
     /// `memory.events` oom: times the group hit its limit and invoked the OOM killer.
     pub oom: u64,
     /// `memory.events` oom_kill: tasks of the group killed by an OOM kill.
@@ -179,6 +242,8 @@ impl MemcgStat {
         self.workingset_activate_file += o.workingset_activate_file;
         self.workingset_restore_anon += o.workingset_restore_anon;
         self.workingset_restore_file += o.workingset_restore_file;
+        self.high += o.high;
+        self.high_throttle_ns += o.high_throttle_ns;
         self.oom += o.oom;
         self.oom_kill += o.oom_kill;
     }
@@ -192,6 +257,8 @@ pub struct MemcgReport {
     pub current: u64,
     /// `memory.max`, pages (None: max).
     pub max: Option<u64>,
+    /// `memory.high`, pages (None: max).
+    pub high: Option<u64>,
     /// `memory.events` max: charges that hit the limit.
     pub events_max: u64,
     /// `memory.stat` anon (pages).
@@ -291,14 +358,275 @@ impl Sim {
         &self.memcgs
     }
 
-    /// Sets `memory.max` of `memcg` in pages (`u64::MAX`: unlimited).
+    /// Sets `memory.max` of `memcg` in pages (`u64::MAX`: unlimited), as
+    /// [`Sim::set_memcg_knob`] with [`MemcgKnob::Max`].
     pub fn set_memcg_max(&mut self, memcg: MemcgId, pages: u64) -> Result<(), SimError> {
-        let m = self
-            .memcgs
-            .get_mut(memcg as usize)
-            .ok_or_else(|| SimError::Setup(format!("no cgroup {memcg}")))?;
-        m.max = pages;
+        self.set_memcg_knob(memcg, MemcgKnob::Max, pages)
+    }
+
+    /// Writes a knob of group `memcg` (`u64::MAX`: "max"). Writing
+    /// `memory.max` below the usage reclaims down to it right away
+    /// (`memory_max_write`: up to MAX_RECLAIM_RETRIES fruitless reclaims,
+    /// then OOM kills in the group); `memory.high` likewise reclaims once
+    /// (`memory_high_write`), and never kills. This reclaim runs in the
+    /// writer's context: it does not stall the workload.
+    pub fn set_memcg_knob(
+        &mut self,
+        memcg: MemcgId,
+        knob: MemcgKnob,
+        pages: u64,
+    ) -> Result<(), SimError> {
+        if memcg as usize >= self.memcgs.len() {
+            return Err(SimError::Setup(format!("no cgroup {memcg}")));
+        }
+        self.drain_stock();
+        let m = memcg as usize;
+        match knob {
+            MemcgKnob::Max => {
+                self.memcgs[m].max = pages;
+                let mut retries = crate::fault::MAX_RECLAIM_RETRIES;
+                while self.memcgs[m].usage > pages {
+                    if retries > 0 {
+                        let over = self.memcgs[m].usage - pages;
+                        if self.memcg_reclaim(memcg, over).nr_reclaimed == 0 {
+                            retries -= 1;
+                        }
+                        continue;
+                    }
+                    self.memcgs[m].stat.oom += 1;
+                    if !self.out_of_memory(Some(memcg)) {
+                        break;
+                    }
+                }
+            }
+            MemcgKnob::High => {
+                self.memcgs[m].high = pages;
+                let mut retries = crate::fault::MAX_RECLAIM_RETRIES;
+                while self.memcgs[m].usage > pages && retries > 0 {
+                    let over = self.memcgs[m].usage - pages;
+                    if self.memcg_reclaim(memcg, over).nr_reclaimed == 0 {
+                        retries -= 1;
+                    }
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// `try_charge_memcg()`: charges one page to the current group
+    /// (`cur_memcg`) and its ancestors.
+    ///
+    /// The per-CPU stock is consumed first; otherwise a batch of
+    /// MEMCG_CHARGE_BATCH pages is charged and the surplus stocked, or, if
+    /// that hits a limit, a single page. At a limit: reclaim from the group
+    /// that hit it (`mem_over_limit`), drain the stock once, retry up to
+    /// MAX_RECLAIM_RETRIES times, then the OOM killer in that group. After a
+    /// successful charge over some ancestor's `memory.high`, the task owes
+    /// reclaim (and maybe a throttling sleep) on its return to user space.
+    pub(crate) fn try_charge_memcg(&mut self) -> bool {
+        let m = self.cur_memcg;
+        if self.stock.0 == m && self.stock.1 > 0 {
+            self.stock.1 -= 1;
+            return true;
+        }
+        let mut batch = MEMCG_CHARGE_BATCH;
+        let mut drained = false;
+        let mut retries = crate::fault::MAX_RECLAIM_RETRIES;
+        loop {
+            match self.page_counter_try_charge(m, batch) {
+                Ok(()) => {
+                    if batch > 1 {
+                        self.refill_stock(m, batch - 1);
+                    }
+                    self.note_over_high(m, batch);
+                    if self.pages_over_high > MEMCG_CHARGE_BATCH {
+                        self.mem_cgroup_handle_over_high();
+                    }
+                    return true;
+                }
+                Err(_) if batch > 1 => {
+                    batch = 1;
+                    continue;
+                }
+                Err(over) => {
+                    // memcg_memory_event(MEMCG_MAX) on every pass.
+                    self.memcgs[over as usize].max_events += 1;
+                    if self.policy == crate::sim::Policy::Lru {
+                        if self.lru_evict_one() {
+                            continue;
+                        }
+                    } else {
+                        let reclaimed = self.try_to_free_mem_cgroup_pages(over, 1);
+                        let g = &self.memcgs[over as usize];
+                        if g.usage < g.max {
+                            continue;
+                        }
+                        if !drained {
+                            drained = true;
+                            self.drain_stock();
+                            continue;
+                        }
+                        // Progress: retry without counting (nr_pages <= 8).
+                        if reclaimed > 0 {
+                            continue;
+                        }
+                        if retries > 0 {
+                            retries -= 1;
+                            // Stands in for reclaim_throttle() in the reclaim
+                            // that found everything under writeback.
+                            self.reclaim_throttle_writeback();
+                            continue;
+                        }
+                    }
+                    self.memcgs[over as usize].stat.oom += 1;
+                    if !self.out_of_memory(Some(over)) {
+                        return false;
+                    }
+                    retries = crate::fault::MAX_RECLAIM_RETRIES;
+                }
+            }
+        }
+    }
+
+    /// `refill_stock()`: the per-CPU stock now holds `nr` pages of `m`
+    /// (a stock of another group is given back first).
+    fn refill_stock(&mut self, m: MemcgId, nr: u64) {
+        if self.stock.0 != m {
+            self.drain_stock();
+            self.stock.0 = m;
+        }
+        self.stock.1 += nr;
+    }
+
+    /// `drain_stock()`: uncharges the stocked pages.
+    pub(crate) fn drain_stock(&mut self) {
+        let (m, nr) = self.stock;
+        if nr > 0 {
+            self.page_counter_uncharge(m, nr);
+            self.stock.1 = 0;
+        }
+    }
+
+    /// The high check at the end of `try_charge_memcg()`: the first group
+    /// from `m` up over its `memory.high` makes the task owe `batch` pages
+    /// (`memcg_nr_pages_over_high`), handled on return to user space, or
+    /// right away once more than a batch is owed.
+    fn note_over_high(&mut self, m: MemcgId, batch: u64) {
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let g = &self.memcgs[c as usize];
+            if g.usage > g.high {
+                self.pages_over_high += batch;
+                break;
+            }
+            cur = g.parent;
+        }
+    }
+
+    /// `mem_cgroup_handle_over_high()` on return to user space: reclaim
+    /// from every level over its `memory.high` (`reclaim_high`), then, if
+    /// the overage still calls for more than 10 ms, retry while reclaim
+    /// makes progress (up to MAX_RECLAIM_RETRIES fruitless times) and
+    /// finally sleep the penalty (at most 2 s; a memstall).
+    pub(crate) fn mem_cgroup_handle_over_high(&mut self) {
+        let nr = std::mem::take(&mut self.pages_over_high);
+        if nr == 0 {
+            return;
+        }
+        let m = self.cur_memcg;
+        let mut retries = crate::fault::MAX_RECLAIM_RETRIES;
+        let mut in_retry = false;
+        loop {
+            let target = if in_retry {
+                crate::reclaim::SWAP_CLUSTER_MAX
+            } else {
+                nr
+            };
+            let reclaimed = self.reclaim_high(m, target);
+            let penalty = calculate_high_delay(nr, self.mem_find_max_overage(m))
+                .min(MEMCG_MAX_HIGH_DELAY_JIFFIES);
+            if penalty <= HZ / 100 {
+                return;
+            }
+            if reclaimed > 0 || retries > 0 {
+                if reclaimed == 0 {
+                    retries -= 1;
+                }
+                in_retry = true;
+                continue;
+            }
+            let ns = penalty * (1_000_000_000 / HZ);
+            self.memcgs[m as usize].stat.high_throttle_ns += ns;
+            self.workload_stall(ns, false);
+            return;
+        }
+    }
+
+    /// `reclaim_high()`: reclaims `nr` pages from each level (from `m` up,
+    /// the top group excluded) that is over its `memory.high`.
+    fn reclaim_high(&mut self, m: MemcgId, nr: u64) -> u64 {
+        let mut reclaimed = 0;
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let g = &self.memcgs[c as usize];
+            let parent = g.parent;
+            if parent.is_none() {
+                break;
+            }
+            if g.usage > g.high {
+                self.memcgs[c as usize].stat.high += 1;
+                reclaimed += self.try_to_free_mem_cgroup_pages(c, nr);
+            }
+            cur = parent;
+        }
+        reclaimed
+    }
+
+    /// `mem_find_max_overage()`: the largest overage from `m` up (the top
+    /// group excluded).
+    fn mem_find_max_overage(&self, m: MemcgId) -> u64 {
+        let mut max = 0;
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let g = &self.memcgs[c as usize];
+            if g.parent.is_none() {
+                break;
+            }
+            max = max.max(calculate_overage(g.usage, g.high));
+            cur = g.parent;
+        }
+        max
+    }
+
+    /// `page_counter_try_charge()`: `nr` pages for `m` and every ancestor,
+    /// or nothing and the first group (from `m` up) that would exceed its
+    /// `memory.max`.
+    pub(crate) fn page_counter_try_charge(&mut self, m: MemcgId, nr: u64) -> Result<(), MemcgId> {
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let g = &self.memcgs[c as usize];
+            if g.usage + nr > g.max {
+                return Err(c);
+            }
+            cur = g.parent;
+        }
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let g = &mut self.memcgs[c as usize];
+            g.usage += nr;
+            cur = g.parent;
+        }
+        Ok(())
+    }
+
+    /// `page_counter_uncharge()`: `nr` pages less for `m` and every ancestor.
+    pub(crate) fn page_counter_uncharge(&mut self, m: MemcgId, nr: u64) {
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let g = &mut self.memcgs[c as usize];
+            g.usage -= nr;
+            cur = g.parent;
+        }
     }
 
     /// Moves `task` into `memcg` (writing its pid to `cgroup.procs`): its
@@ -388,6 +716,7 @@ impl Sim {
         MemcgReport {
             current: g.usage,
             max: (g.max != u64::MAX).then_some(g.max),
+            high: (g.high != u64::MAX).then_some(g.high),
             events_max,
             anon: size(LruList::InactiveAnon) + size(LruList::ActiveAnon),
             file: size(LruList::InactiveFile) + size(LruList::ActiveFile),

@@ -44,9 +44,6 @@ impl Sim {
         self.vm.oom_kill += 1;
         let m = self.tasks[victim].memcg;
         self.memcgs[m as usize].stat.oom_kill += 1;
-        if let Some(root) = scope {
-            self.memcgs[root as usize].stat.oom += 1;
-        }
         self.tasks[victim].dead = true;
         let before = self.node.free;
         for vi in 0..self.tasks[victim].vmas.len() {

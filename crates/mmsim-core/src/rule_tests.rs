@@ -805,10 +805,15 @@ fn charges_sum_up_the_tree_and_uncharge_on_free() {
     touch(&mut s, vb, 300);
     touch(&mut s, vc, 200);
     let usage = |s: &Sim, m: u8| s.memcgs[m as usize].usage;
+    // Charges come in batches of 64 with the surplus in the per-CPU stock,
+    // which memory.current includes: b charged 5 batches (320, 20 stocked);
+    // c's first batch gave b's stock back; c charged 4 batches (256, 56
+    // stocked).
     assert_eq!(
         (usage(&s, b), usage(&s, a), usage(&s, c), usage(&s, 0)),
-        (300, 300, 200, 500)
+        (300, 300, 256, 556)
     );
+    assert_eq!(s.stock, (c, 56));
     // Each folio sits on its own group's lruvec.
     assert_eq!(s.memcgs[b as usize].lruvec.evictable(), 300);
     assert_eq!(s.memcgs[a as usize].lruvec.evictable(), 0);
@@ -823,7 +828,9 @@ fn charges_sum_up_the_tree_and_uncharge_on_free() {
             pages: 1,
         });
     }
-    assert_eq!((usage(&s, c), usage(&s, 0)), (250, 550));
+    // 50 page-cache pages come out of c's stock.
+    assert_eq!((usage(&s, c), usage(&s, 0)), (256, 556));
+    assert_eq!(s.stock, (c, 6));
     // memory.stat is hierarchical: a shows b's pages and faults.
     let (ra, rc, rr) = (s.memcg_report(a), s.memcg_report(c), s.memcg_report(0));
     assert_eq!(
@@ -832,9 +839,9 @@ fn charges_sum_up_the_tree_and_uncharge_on_free() {
     );
     assert_eq!(
         (rc.current, rc.anon, rc.file, rc.events.pgfault),
-        (250, 200, 50, 200)
+        (256, 200, 50, 200)
     );
-    assert_eq!((rr.current, rr.events.pgfault), (550, 500));
+    assert_eq!((rr.current, rr.events.pgfault), (556, 500));
     s.check_invariants().unwrap();
 }
 
@@ -919,4 +926,72 @@ fn shadows_name_the_evicting_group_and_age_its_ancestors() {
     let slot = s.files[file as usize].slot(0);
     let shadow = Shadow::unpack(slot).expect("page 0 was evicted and left a shadow");
     assert_eq!(shadow.memcg_id, b as u16 + 1);
+}
+
+#[test]
+fn memory_high_delay_follows_the_kernel_formula() {
+    use crate::memcg::{calculate_high_delay, calculate_overage, MEMCG_CHARGE_BATCH};
+    // The worked numbers of mem_cgroup_handle_over_high()'s comment: high =
+    // 100 MiB, a task charging a batch of 64 pages, HZ = 1000 (ms).
+    let high = 25_600u64; // pages
+    let mib = 256u64;
+    let delay =
+        |usage: u64| calculate_high_delay(MEMCG_CHARGE_BATCH, calculate_overage(usage, high));
+    assert_eq!(delay(high), 0);
+    assert_eq!(delay(high + mib), 6); // 101M, 1 % over
+    assert_eq!(delay(high + 2 * mib), 25);
+    assert_eq!(delay(high + 5 * mib), 159);
+    assert_eq!(delay(high + 10 * mib), 639); // 110M, 10 % over
+    assert_eq!(delay(high + 15 * mib), 1439);
+    assert!(delay(high + 18 * mib) > crate::memcg::MEMCG_MAX_HIGH_DELAY_JIFFIES);
+    // The task's own share: a single page owes 1/64 of a batch.
+    assert_eq!(
+        calculate_high_delay(1, calculate_overage(high + 10 * mib, high)),
+        9
+    );
+}
+
+#[test]
+fn memory_high_reclaims_file_and_throttles_what_it_cannot_reclaim() {
+    // File pages over high are reclaimed on return to user space.
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let g = s.add_memcg(0, "g").unwrap();
+    s.set_memcg_knob(g, crate::memcg::MemcgKnob::High, 256)
+        .unwrap();
+    let t = s.add_task("t");
+    s.attach_task(t, g).unwrap();
+    let file = s.add_file("f", 4000).unwrap();
+    s.open(file, t).unwrap();
+    s.fadvise(file, Advice::Random).unwrap();
+    for i in 0..2000 {
+        s.step(&Event::FileRead {
+            file,
+            index: i,
+            pages: 1,
+        });
+    }
+    let r = s.memcg_report(g);
+    assert!(r.current <= 256 + 64, "kept near high: {}", r.current);
+    assert!(r.events.high > 0 && r.pgsteal > 1500);
+    assert_eq!(r.events.oom_kill, 0);
+    // Anonymous memory without swap cannot be reclaimed: the task is
+    // throttled instead, never killed, and the group grows past high.
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let g = s.add_memcg(0, "g").unwrap();
+    s.set_memcg_knob(g, crate::memcg::MemcgKnob::High, 256)
+        .unwrap();
+    let t = s.add_task("t");
+    s.attach_task(t, g).unwrap();
+    let v = s.mmap_anon(t, 1024).unwrap();
+    touch(&mut s, v, 1024);
+    let r = s.memcg_report(g);
+    assert!(r.current >= 1024);
+    assert!(r.events.high_throttle_ns > 0, "throttled");
+    assert_eq!(s.vm.oom_kill, 0);
+    let psi_ns = s.psi.report(s.clock).some.total * 1000;
+    assert!(
+        psi_ns >= r.events.high_throttle_ns,
+        "the sleep is a memstall"
+    );
+    s.check_invariants().unwrap();
 }

@@ -259,6 +259,12 @@ pub struct Sim {
     /// The group new folios are charged to: set by the fault and read paths
     /// from the task doing the access.
     pub(crate) cur_memcg: crate::memcg::MemcgId,
+    /// The per-CPU charge stock (`memcg_stock_pcp`): group and pages
+    /// charged to it but not used yet.
+    pub(crate) stock: (crate::memcg::MemcgId, u64),
+    /// `current->memcg_nr_pages_over_high`: pages charged over some
+    /// `memory.high`, settled on return to user space.
+    pub(crate) pages_over_high: u64,
     pub(crate) node: Node,
     pub(crate) kswapd: Kswapd,
     pub(crate) vm: Vmstat,
@@ -331,6 +337,8 @@ impl Sim {
             fs: BlockDev::new(&cfg.fs),
             memcgs: vec![memcg],
             cur_memcg: crate::memcg::ROOT,
+            stock: (crate::memcg::ROOT, 0),
+            pages_over_high: 0,
             node: Node {
                 managed,
                 free: managed,
@@ -510,6 +518,9 @@ impl Sim {
             Event::FileRead { file, index, pages } => self.filemap_read(file, index, pages),
             Event::FileWrite { file, index, pages } => self.file_write(file, index, pages),
             Event::Think { ns } => self.clock += ns,
+        }
+        if self.pages_over_high > 0 {
+            self.mem_cgroup_handle_over_high();
         }
     }
 
@@ -857,6 +868,8 @@ impl Sim {
                 self.node.free, self.node.managed
             ));
         }
+        // The per-CPU stock is charged to its group but holds no folio yet.
+        own[self.stock.0 as usize] += self.stock.1;
         // Hierarchical usage: own pages plus the children's usage.
         for (m, memcg) in self.memcgs.iter().enumerate() {
             let want = own[m]

@@ -56,17 +56,25 @@ impl Sim {
     }
 
     /// `try_to_free_mem_cgroup_pages()`: reclaim from the subtree of group
-    /// `target` at its `memory.max`, target max(nr, SWAP_CLUSTER_MAX); a memstall.
+    /// `target` at its `memory.max`, target max(nr, SWAP_CLUSTER_MAX); a
+    /// memstall of the allocating task.
     pub(crate) fn try_to_free_mem_cgroup_pages(
         &mut self,
         target: crate::memcg::MemcgId,
         nr: u64,
     ) -> u64 {
+        let sc = self.memcg_reclaim(target, nr);
+        self.workload_stall(sc.elapsed(), true);
+        sc.nr_reclaimed
+    }
+
+    /// The reclaim of `try_to_free_mem_cgroup_pages()` without charging
+    /// its time to the workload (for knob writes, run by another task).
+    pub(crate) fn memcg_reclaim(&mut self, target: crate::memcg::MemcgId, nr: u64) -> ScanControl {
         let mut sc = ScanControl::new(Reclaimer::Memcg, nr.max(SWAP_CLUSTER_MAX), self.clock);
         sc.target = target;
         self.do_try_to_free_pages(&mut sc);
-        self.workload_stall(sc.elapsed(), true);
-        sc.nr_reclaimed
+        sc
     }
 
     /// `do_try_to_free_pages()`: priority 12 → 0 until the target is met,
@@ -800,7 +808,7 @@ impl Sim {
     pub(crate) fn free_folio(&mut self, f: FolioId) {
         let m = self.folios[f].memcg;
         self.folios.free(f);
-        self.page_counter_uncharge(m);
+        self.page_counter_uncharge(m, 1);
         self.node.free += 1;
         self.vm.pgfree += 1;
     }
