@@ -55,6 +55,10 @@ pub enum MemcgKnob {
     Max,
     /// `memory.high`, pages.
     High,
+    /// `memory.low`, pages: best-effort protection.
+    Low,
+    /// `memory.min`, pages: hard protection.
+    Min,
 }
 
 impl MemcgKnob {
@@ -63,8 +67,26 @@ impl MemcgKnob {
         match self {
             MemcgKnob::Max => "memory.max",
             MemcgKnob::High => "memory.high",
+            MemcgKnob::Low => "memory.low",
+            MemcgKnob::Min => "memory.min",
         }
     }
+}
+
+/// `effective_protection()` without recursive protection: the protected
+/// usage, scaled down when the siblings' protected usage overcommits the
+/// parent's effective protection.
+pub fn effective_protection(
+    usage: u64,
+    setting: u64,
+    parent_effective: u64,
+    siblings_protected: u64,
+) -> u64 {
+    let protected = usage.min(setting);
+    if siblings_protected > parent_effective {
+        return (protected as u128 * parent_effective as u128 / siblings_protected as u128) as u64;
+    }
+    protected
 }
 
 /// `calculate_overage()`: how far `usage` is over `high`, as a fixed-point
@@ -152,6 +174,14 @@ pub struct Memcg {
     pub max: u64,
     /// `memory.high` in pages (u64::MAX: unlimited).
     pub high: u64,
+    /// `memory.low` in pages (0: none).
+    pub low: u64,
+    /// `memory.min` in pages (0: none).
+    pub min: u64,
+    /// Effective `memory.min` in the current reclaim (`memory.emin`).
+    pub emin: u64,
+    /// Effective `memory.low` in the current reclaim (`memory.elow`).
+    pub elow: u64,
     /// Times a charge hit `memory.max` (`memory.events` max / v1 failcnt).
     pub max_events: u64,
     /// Event counters of this group's own pages and tasks (`memory.stat`
@@ -172,6 +202,10 @@ impl Memcg {
             usage: 0,
             max: u64::MAX,
             high: u64::MAX,
+            low: 0,
+            min: 0,
+            emin: 0,
+            elow: 0,
             max_events: 0,
             stat: MemcgStat::default(),
             lruvec: Lruvec::default(),
@@ -214,6 +248,9 @@ pub struct MemcgStat {
     pub workingset_restore_anon: u64,
     /// File refaults of workingset pages.
     pub workingset_restore_file: u64,
+    /// `memory.events` low: times the group was reclaimed below its
+    /// effective `memory.low` (in the retry pass that ignores it).
+    pub low: u64,
     /// `memory.events` high: times reclaim ran because the group was over `memory.high`.
     pub high: u64,
     /// Nanoseconds tasks were throttled for being over `memory.high`.
@@ -242,6 +279,7 @@ impl MemcgStat {
         self.workingset_activate_file += o.workingset_activate_file;
         self.workingset_restore_anon += o.workingset_restore_anon;
         self.workingset_restore_file += o.workingset_restore_file;
+        self.low += o.low;
         self.high += o.high;
         self.high_throttle_ns += o.high_throttle_ns;
         self.oom += o.oom;
@@ -259,6 +297,10 @@ pub struct MemcgReport {
     pub max: Option<u64>,
     /// `memory.high`, pages (None: max).
     pub high: Option<u64>,
+    /// `memory.low`, pages.
+    pub low: u64,
+    /// `memory.min`, pages.
+    pub min: u64,
     /// `memory.events` max: charges that hit the limit.
     pub events_max: u64,
     /// `memory.stat` anon (pages).
@@ -399,6 +441,8 @@ impl Sim {
                     }
                 }
             }
+            MemcgKnob::Low => self.memcgs[m].low = pages,
+            MemcgKnob::Min => self.memcgs[m].min = pages,
             MemcgKnob::High => {
                 self.memcgs[m].high = pages;
                 let mut retries = crate::fault::MAX_RECLAIM_RETRIES;
@@ -411,6 +455,65 @@ impl Sim {
             }
         }
         Ok(())
+    }
+
+    /// `page_counter_calculate_protection()` (mm/page_counter.c, 6.8+; in
+    /// memcontrol.c before): the effective `memory.min`/`memory.low` of
+    /// `m` in a reclaim rooted at `root`, from its parent's effective values
+    /// (computed earlier in the same pre-order walk). A child of the root
+    /// gets its own settings; deeper, protection overcommitted among
+    /// siblings is shared out in proportion to each one's protected usage.
+    /// Unclaimed parental protection is not distributed
+    /// (`memory_recursiveprot` is off, the kernel default).
+    pub(crate) fn memcg_calculate_protection(&mut self, root: MemcgId, m: MemcgId) {
+        if m == root {
+            return;
+        }
+        let g = &self.memcgs[m as usize];
+        let usage = g.usage;
+        if usage == 0 {
+            return;
+        }
+        let Some(parent) = g.parent else { return };
+        if parent == root {
+            let (min, low) = (g.min, g.low);
+            let g = &mut self.memcgs[m as usize];
+            g.emin = min;
+            g.elow = low;
+            return;
+        }
+        let p = &self.memcgs[parent as usize];
+        let (children_min, children_low) = p.children.iter().fold((0, 0), |(mn, lo), &c| {
+            let c = &self.memcgs[c as usize];
+            (mn + c.usage.min(c.min), lo + c.usage.min(c.low))
+        });
+        let emin = effective_protection(usage, g.min, p.emin, children_min);
+        let elow = effective_protection(usage, g.low, p.elow, children_low);
+        let g = &mut self.memcgs[m as usize];
+        g.emin = emin;
+        g.elow = elow;
+    }
+
+    /// `mem_cgroup_below_min()`: fully protected from this reclaim.
+    pub(crate) fn memcg_below_min(&self, root: MemcgId, m: MemcgId) -> bool {
+        let g = &self.memcgs[m as usize];
+        m != root && g.parent.is_some() && g.emin >= g.usage
+    }
+
+    /// `mem_cgroup_below_low()`: protected unless nothing else is reclaimable.
+    pub(crate) fn memcg_below_low(&self, root: MemcgId, m: MemcgId) -> bool {
+        let g = &self.memcgs[m as usize];
+        m != root && g.parent.is_some() && g.elow >= g.usage
+    }
+
+    /// `mem_cgroup_protection()`: (emin, elow) to scale scanning by, none
+    /// for the reclaim root itself.
+    pub(crate) fn memcg_protection(&self, root: MemcgId, m: MemcgId) -> (u64, u64) {
+        if m == root {
+            return (0, 0);
+        }
+        let g = &self.memcgs[m as usize];
+        (g.emin, g.elow)
     }
 
     /// `try_charge_memcg()`: charges one page to the current group
@@ -717,6 +820,8 @@ impl Sim {
             current: g.usage,
             max: (g.max != u64::MAX).then_some(g.max),
             high: (g.high != u64::MAX).then_some(g.high),
+            low: g.low,
+            min: g.min,
             events_max,
             anon: size(LruList::InactiveAnon) + size(LruList::ActiveAnon),
             file: size(LruList::InactiveFile) + size(LruList::ActiveFile),

@@ -206,12 +206,12 @@ fn get_scan_count_cost_example_of_the_spec() {
     let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
     sc.anon_cost = 100;
     sc.file_cost = 300;
-    let nr = s.get_scan_count(&sc, ClassicRules::current(CostVariant::V6_2));
+    let nr = s.get_scan_count(&mut sc, ClassicRules::current(CostVariant::V6_2));
     // size >> 12 = 4 per list, × fraction / (143 + 239)
     assert_eq!(nr, [4 * 143 / 382, 0, 4 * 239 / 382, 0]);
     let mut sc = sc.clone();
     sc.priority = 2;
-    let nr = s.get_scan_count(&sc, ClassicRules::current(CostVariant::V6_2));
+    let nr = s.get_scan_count(&mut sc, ClassicRules::current(CostVariant::V6_2));
     assert_eq!(nr, [4096 * 143 / 382, 0, 4096 * 239 / 382, 0]);
 }
 
@@ -237,14 +237,14 @@ fn swappiness_0_in_memcg_reclaim_scans_file_only() {
     let mut s = machine(PolicyName::Cost, 1 << 20, Some(1 << 16));
     s.cfg.swappiness = 0;
     fill_lists(&mut s, [1 << 16, 1 << 16, 1 << 16, 1 << 16]);
-    let sc = ScanControl::new(Reclaimer::Memcg, 32, 0);
-    let nr = s.get_scan_count(&sc, ClassicRules::current(CostVariant::V6_2));
+    let mut sc = ScanControl::new(Reclaimer::Memcg, 32, 0);
+    let nr = s.get_scan_count(&mut sc, ClassicRules::current(CostVariant::V6_2));
     assert_eq!(nr, [0, 0, 16, 16]);
     // Global reclaim with swappiness 0 still may scan anon (SCAN_FRACT with ap = 0 → 0 here,
     // but at priority 0 it is SCAN_EQUAL only if swappiness != 0).
     let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
     sc.priority = 0;
-    let nr = s.get_scan_count(&sc, ClassicRules::current(CostVariant::V6_2));
+    let nr = s.get_scan_count(&mut sc, ClassicRules::current(CostVariant::V6_2));
     assert_eq!(nr[0], 0);
 }
 
@@ -338,12 +338,12 @@ fn anon_is_not_scanned_when_swap_is_exhausted() {
     let sw = s.swap.as_mut().unwrap();
     while sw.alloc().is_some() {}
     assert_eq!(sw.nr_free(), 0);
-    let sc = ScanControl::new(Reclaimer::Direct, 32, 0);
-    let nr = s.get_scan_count(&sc, ClassicRules::current(CostVariant::V6_2));
+    let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
+    let nr = s.get_scan_count(&mut sc, ClassicRules::current(CostVariant::V6_2));
     assert_eq!(nr, [0, 0, 16, 16]);
     // With one slot free again, anon is scanned.
     s.swap.as_mut().unwrap().free_slot(3);
-    let nr = s.get_scan_count(&sc, ClassicRules::current(CostVariant::V6_2));
+    let nr = s.get_scan_count(&mut sc, ClassicRules::current(CostVariant::V6_2));
     assert!(nr[0] > 0);
 }
 
@@ -994,4 +994,100 @@ fn memory_high_reclaims_file_and_throttles_what_it_cannot_reclaim() {
         "the sleep is a memstall"
     );
     s.check_invariants().unwrap();
+}
+
+#[test]
+fn effective_low_shares_overcommitted_protection_among_siblings() {
+    // The example tree of Documentation/admin-guide/cgroup-v2.rst: A with
+    // low 2G and usage 6G; children B (low 3G, 2G used), C (low 1G, 2G
+    // used), D (low 0, 2G used), E (low 10G, nothing used). Siblings
+    // protect min(2,3) + min(2,1) = 3G > A's 2G, so B gets 2G·2/3 ≈ 1.33G,
+    // C 2G·1/3 ≈ 0.67G, D nothing; E has no usage and is left alone.
+    let gib = 1u64 << 18; // pages
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let a = s.add_memcg(0, "A").unwrap();
+    let kids: Vec<u8> = ["B", "C", "D", "E"]
+        .iter()
+        .map(|n| s.add_memcg(a, n).unwrap())
+        .collect();
+    let (b, c, d, e) = (kids[0], kids[1], kids[2], kids[3]);
+    for (m, low, usage) in [(b, 3, 2), (c, 1, 2), (d, 0, 2), (e, 10, 0)] {
+        s.memcgs[m as usize].low = low * gib;
+        s.memcgs[m as usize].usage = usage * gib;
+    }
+    s.memcgs[a as usize].low = 2 * gib;
+    s.memcgs[a as usize].usage = 6 * gib;
+    for m in [a, b, c, d, e] {
+        s.memcg_calculate_protection(0, m);
+    }
+    let elow = |s: &Sim, m: u8| s.memcgs[m as usize].elow;
+    assert_eq!(
+        elow(&s, a),
+        2 * gib,
+        "a child of the reclaim root keeps its setting"
+    );
+    assert_eq!(elow(&s, b), 2 * gib * 2 / 3);
+    assert_eq!(elow(&s, c), 2 * gib / 3);
+    assert_eq!(elow(&s, d), 0);
+    assert_eq!(elow(&s, e), 0);
+    assert!(!s.memcg_below_low(0, b) && !s.memcg_below_low(0, a));
+    // Reclaim rooted at A protects nothing of A itself; its children get
+    // their own settings.
+    s.memcg_calculate_protection(a, b);
+    assert_eq!(elow(&s, b), 3 * gib);
+    assert!(s.memcg_below_low(a, b), "B's usage is within its low");
+    // memory.min follows the same rule.
+    assert_eq!(crate::memcg::effective_protection(5, 10, 3, 6), 2);
+    assert_eq!(crate::memcg::effective_protection(5, 10, 8, 6), 5);
+}
+
+#[test]
+fn memory_low_spares_a_group_until_nothing_else_is_reclaimable() {
+    // Two groups of file pages under a 1000-page limit on their parent;
+    // `p` protects 400 pages, `u` nothing.
+    let run = |low: u64| {
+        let mut s = machine(PolicyName::Cost, 1 << 16, None);
+        let parent = s.add_memcg(0, "parent").unwrap();
+        s.set_memcg_max(parent, 1000).unwrap();
+        let p = s.add_memcg(parent, "p").unwrap();
+        let u = s.add_memcg(parent, "u").unwrap();
+        s.set_memcg_knob(p, crate::memcg::MemcgKnob::Low, low)
+            .unwrap();
+        let (tp, tu) = (s.add_task("tp"), s.add_task("tu"));
+        s.attach_task(tp, p).unwrap();
+        s.attach_task(tu, u).unwrap();
+        let (fp, fu) = (
+            s.add_file("fp", 400).unwrap(),
+            s.add_file("fu", 5000).unwrap(),
+        );
+        s.open(fp, tp).unwrap();
+        s.open(fu, tu).unwrap();
+        s.fadvise(fp, Advice::Random).unwrap();
+        s.fadvise(fu, Advice::Random).unwrap();
+        for i in 0..400 {
+            s.step(&Event::FileRead {
+                file: fp,
+                index: i,
+                pages: 1,
+            });
+        }
+        for i in 0..5000 {
+            s.step(&Event::FileRead {
+                file: fu,
+                index: i,
+                pages: 1,
+            });
+        }
+        s.check_invariants().unwrap();
+        (s.memcg_report(p), s.memcg_report(u))
+    };
+    let (p, u) = run(400);
+    assert_eq!(
+        p.pgsteal, 0,
+        "p is below its low and u has reclaimable pages"
+    );
+    assert!(p.current >= 400 && u.pgsteal > 4000);
+    assert_eq!(p.events.low, 0);
+    let (p, _) = run(0);
+    assert!(p.pgsteal > 0, "without protection p is reclaimed too");
 }

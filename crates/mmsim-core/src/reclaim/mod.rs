@@ -92,6 +92,10 @@ pub struct ScanControl {
     pub target: crate::memcg::MemcgId,
     /// The group whose lruvec is being shrunk.
     pub memcg: crate::memcg::MemcgId,
+    /// Second pass: reclaim below `memory.low` too (`memcg_low_reclaim`).
+    pub memcg_low_reclaim: bool,
+    /// A group was skipped or spared for its `memory.low` (`memcg_low_skipped`).
+    pub memcg_low_skipped: bool,
 }
 
 impl ScanControl {
@@ -118,6 +122,8 @@ impl ScanControl {
             io_wait_ns: 0,
             target: crate::memcg::ROOT,
             memcg: crate::memcg::ROOT,
+            memcg_low_reclaim: false,
+            memcg_low_skipped: false,
         }
     }
 

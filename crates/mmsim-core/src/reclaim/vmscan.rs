@@ -78,8 +78,9 @@ impl Sim {
     }
 
     /// `do_try_to_free_pages()`: priority 12 → 0 until the target is met,
-    /// then `snapshot_refaults()`; one retry with `force_deactivate` if
-    /// nothing was reclaimed and active lists were skipped.
+    /// then `snapshot_refaults()`. If nothing was reclaimed: one retry with
+    /// `force_deactivate` if active lists were skipped, then one retry that
+    /// reclaims below `memory.low` if a protected group was spared.
     fn do_try_to_free_pages(&mut self, sc: &mut ScanControl) {
         loop {
             loop {
@@ -91,12 +92,24 @@ impl Sim {
                 sc.priority -= 1;
             }
             self.snapshot_refaults(sc.target);
-            if sc.nr_reclaimed > 0 || !sc.skipped_deactivate || sc.force_deactivate {
+            if sc.nr_reclaimed > 0 {
                 return;
             }
-            sc.priority = DEF_PRIORITY;
-            sc.force_deactivate = true;
-            sc.skipped_deactivate = false;
+            if sc.skipped_deactivate && !sc.force_deactivate {
+                sc.priority = DEF_PRIORITY;
+                sc.force_deactivate = true;
+                sc.skipped_deactivate = false;
+                continue;
+            }
+            // Untapped cgroup reserves? Don't OOM, retry below memory.low.
+            if sc.memcg_low_skipped {
+                sc.priority = DEF_PRIORITY;
+                sc.force_deactivate = false;
+                sc.memcg_low_reclaim = true;
+                sc.memcg_low_skipped = false;
+                continue;
+            }
+            return;
         }
     }
 
@@ -120,9 +133,20 @@ impl Sim {
         sc.nr_unqueued_dirty = 0;
         let mut memcg = Some(sc.target);
         while let Some(m) = memcg {
+            memcg = self.memcg_iter_next(sc.target, m);
+            self.memcg_calculate_protection(sc.target, m);
+            if self.memcg_below_min(sc.target, m) {
+                continue;
+            }
+            if self.memcg_below_low(sc.target, m) {
+                if !sc.memcg_low_reclaim {
+                    sc.memcg_low_skipped = true;
+                    continue;
+                }
+                self.memcgs[m as usize].stat.low += 1;
+            }
             sc.memcg = m;
             self.shrink_lruvec(sc, rules);
-            memcg = self.memcg_iter_next(sc.target, m);
         }
         if sc.nr_reclaimed > before {
             self.kswapd.failures = 0;
@@ -192,7 +216,21 @@ impl Sim {
     /// `get_scan_count()`: how many pages to scan on each evictable list.
     // The decision cascades repeat SCAN_FILE on purpose: each branch is one of the kernel's.
     #[allow(clippy::if_same_then_else)]
-    pub(crate) fn get_scan_count(&mut self, sc: &ScanControl, rules: ClassicRules) -> [u64; 4] {
+    pub(crate) fn get_scan_count(&mut self, sc: &mut ScanControl, rules: ClassicRules) -> [u64; 4] {
+        // memory.min/low: scan a protected group in proportion to its
+        // unprotected share (apply_proportional_protection).
+        let (emin, elow) = self.memcg_protection(sc.target, sc.memcg);
+        let protection = if emin > 0 || elow > 0 {
+            let p = if !sc.memcg_low_reclaim && elow > emin {
+                sc.memcg_low_skipped = true;
+                elow
+            } else {
+                emin
+            };
+            Some((p, self.memcgs[sc.memcg as usize].usage.max(p)))
+        } else {
+            None
+        };
         let swappiness = self.cfg.swappiness as u64;
         let lv = &self.memcgs[sc.memcg as usize].lruvec;
         let cgroup = sc.who == Reclaimer::Memcg;
@@ -248,7 +286,15 @@ impl Sim {
             let mut some = false;
             for (i, &size) in sizes.iter().enumerate() {
                 let file = i >= 2;
-                let mut scan = size >> sc.priority;
+                let mut scan = match protection {
+                    Some((p, cgroup_size)) => {
+                        let s =
+                            size - (size as u128 * p as u128 / (cgroup_size as u128 + 1)) as u64;
+                        s.max(SWAP_CLUSTER_MAX)
+                    }
+                    None => size,
+                };
+                scan >>= sc.priority;
                 if scan == 0 && pass == 1 && force_scan {
                     scan = size.min(SWAP_CLUSTER_MAX);
                 }
