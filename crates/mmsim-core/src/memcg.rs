@@ -73,6 +73,19 @@ impl MemcgKnob {
     }
 }
 
+/// A knob write scheduled at a simulated time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KnobEvent {
+    /// When, in simulated ns of the workload clock.
+    pub at: u64,
+    /// Which group.
+    pub memcg: MemcgId,
+    /// Which knob.
+    pub knob: MemcgKnob,
+    /// The value written, pages (`u64::MAX`: "max").
+    pub pages: u64,
+}
+
 /// `effective_protection()` without recursive protection: the protected
 /// usage, scaled down when the siblings' protected usage overcommits the
 /// parent's effective protection.
@@ -514,6 +527,32 @@ impl Sim {
         }
         let g = &self.memcgs[m as usize];
         (g.emin, g.elow)
+    }
+
+    /// Schedules `set_memcg_knob(memcg, knob, pages)` for when the workload
+    /// clock reaches `at` ns (before the first event at or after it). Writes
+    /// at the same time happen in the order they were scheduled.
+    pub fn schedule_memcg_knob(
+        &mut self,
+        at: u64,
+        memcg: MemcgId,
+        knob: MemcgKnob,
+        pages: u64,
+    ) -> Result<(), SimError> {
+        if memcg as usize >= self.memcgs.len() {
+            return Err(SimError::Setup(format!("no cgroup {memcg}")));
+        }
+        let e = KnobEvent {
+            at,
+            memcg,
+            knob,
+            pages,
+        };
+        // Sorted latest first; among equal times, the earliest scheduled last.
+        let i = self.knob_events.partition_point(|x| x.at > at);
+        self.knob_events.insert(i, e);
+        self.update_next_bg();
+        Ok(())
     }
 
     /// `try_charge_memcg()`: charges one page to the current group

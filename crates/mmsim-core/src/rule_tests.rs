@@ -1091,3 +1091,40 @@ fn memory_low_spares_a_group_until_nothing_else_is_reclaimable() {
     let (p, _) = run(0);
     assert!(p.pgsteal > 0, "without protection p is reclaimed too");
 }
+
+#[test]
+fn scheduled_knob_writes_apply_when_the_clock_reaches_them() {
+    use crate::memcg::MemcgKnob;
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let g = s.add_memcg(0, "g").unwrap();
+    let t = s.add_task("t");
+    s.attach_task(t, g).unwrap();
+    let file = s.add_file("f", 100_000).unwrap();
+    s.open(file, t).unwrap();
+    s.fadvise(file, Advice::Random).unwrap();
+    // A cycle: 300 pages at 1 ms, unlimited at 2 ms, 200 pages at 3 ms.
+    s.schedule_memcg_knob(3_000_000, g, MemcgKnob::Max, 200)
+        .unwrap();
+    s.schedule_memcg_knob(1_000_000, g, MemcgKnob::Max, 300)
+        .unwrap();
+    s.schedule_memcg_knob(2_000_000, g, MemcgKnob::Max, u64::MAX)
+        .unwrap();
+    assert!(s.schedule_memcg_knob(0, 9, MemcgKnob::Max, 1).is_err());
+    let mut i = 0;
+    let mut seen = Vec::new();
+    while s.clock < 4_000_000 {
+        s.step(&Event::FileRead {
+            file,
+            index: i,
+            pages: 1,
+        });
+        i += 1;
+        let max = s.memcgs[g as usize].max;
+        if seen.last() != Some(&max) {
+            seen.push(max);
+        }
+        assert!(s.memcgs[g as usize].usage <= max);
+    }
+    assert_eq!(seen, vec![u64::MAX, 300, u64::MAX, 200]);
+    s.check_invariants().unwrap();
+}

@@ -265,6 +265,8 @@ pub struct Sim {
     /// `current->memcg_nr_pages_over_high`: pages charged over some
     /// `memory.high`, settled on return to user space.
     pub(crate) pages_over_high: u64,
+    /// Scheduled knob writes, latest first (popped from the end).
+    pub(crate) knob_events: Vec<crate::memcg::KnobEvent>,
     pub(crate) node: Node,
     pub(crate) kswapd: Kswapd,
     pub(crate) vm: Vmstat,
@@ -339,6 +341,7 @@ impl Sim {
             cur_memcg: crate::memcg::ROOT,
             stock: (crate::memcg::ROOT, 0),
             pages_over_high: 0,
+            knob_events: Vec::new(),
             node: Node {
                 managed,
                 free: managed,
@@ -631,11 +634,19 @@ impl Sim {
         while self.kswapd.running && self.kswapd.clock <= now {
             self.kswapd_step();
         }
+        while self.knob_events.last().is_some_and(|e| e.at <= now) {
+            let e = self.knob_events.pop().expect("checked");
+            // Validated when scheduled: the group exists.
+            let _ = self.set_memcg_knob(e.memcg, e.knob, e.pages);
+        }
         self.update_next_bg();
     }
 
     pub(crate) fn update_next_bg(&mut self) {
         let mut t = self.flusher_next;
+        if let Some(e) = self.knob_events.last() {
+            t = t.min(e.at);
+        }
         if self.kswapd.running {
             t = t.min(self.kswapd.clock);
         }
