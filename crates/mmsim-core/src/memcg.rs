@@ -59,6 +59,11 @@ pub enum MemcgKnob {
     Low,
     /// `memory.min`, pages: hard protection.
     Min,
+    /// v1 `memory.soft_limit_in_bytes`, pages.
+    SoftLimit,
+    /// v1 `memory.swappiness` (0..=200; `u64::MAX` restores the global
+    /// `vm.swappiness`).
+    Swappiness,
 }
 
 impl MemcgKnob {
@@ -69,6 +74,8 @@ impl MemcgKnob {
             MemcgKnob::High => "memory.high",
             MemcgKnob::Low => "memory.low",
             MemcgKnob::Min => "memory.min",
+            MemcgKnob::SoftLimit => "memory.soft_limit_in_bytes",
+            MemcgKnob::Swappiness => "memory.swappiness",
         }
     }
 }
@@ -191,6 +198,10 @@ pub struct Memcg {
     pub low: u64,
     /// `memory.min` in pages (0: none).
     pub min: u64,
+    /// v1 `memory.soft_limit_in_bytes` in pages (u64::MAX: unlimited).
+    pub soft_limit: u64,
+    /// v1 `memory.swappiness` (None: the global `vm.swappiness`).
+    pub swappiness: Option<u32>,
     /// Effective `memory.min` in the current reclaim (`memory.emin`).
     pub emin: u64,
     /// Effective `memory.low` in the current reclaim (`memory.elow`).
@@ -217,6 +228,8 @@ impl Memcg {
             high: u64::MAX,
             low: 0,
             min: 0,
+            soft_limit: u64::MAX,
+            swappiness: None,
             emin: 0,
             elow: 0,
             max_events: 0,
@@ -314,6 +327,8 @@ pub struct MemcgReport {
     pub low: u64,
     /// `memory.min`, pages.
     pub min: u64,
+    /// v1 `memory.soft_limit_in_bytes`, pages (None: unlimited).
+    pub soft_limit: Option<u64>,
     /// `memory.events` max: charges that hit the limit.
     pub events_max: u64,
     /// `memory.stat` anon (pages).
@@ -455,6 +470,15 @@ impl Sim {
                 }
             }
             MemcgKnob::Low => self.memcgs[m].low = pages,
+            MemcgKnob::SoftLimit => self.memcgs[m].soft_limit = pages,
+            MemcgKnob::Swappiness => {
+                if pages != u64::MAX && pages > 200 {
+                    return Err(SimError::Setup(format!(
+                        "memory.swappiness {pages} is out of range [0, 200]"
+                    )));
+                }
+                self.memcgs[m].swappiness = (pages != u64::MAX).then_some(pages as u32);
+            }
             MemcgKnob::Min => self.memcgs[m].min = pages,
             MemcgKnob::High => {
                 self.memcgs[m].high = pages;
@@ -861,6 +885,7 @@ impl Sim {
             high: (g.high != u64::MAX).then_some(g.high),
             low: g.low,
             min: g.min,
+            soft_limit: (g.soft_limit != u64::MAX).then_some(g.soft_limit),
             events_max,
             anon: size(LruList::InactiveAnon) + size(LruList::ActiveAnon),
             file: size(LruList::InactiveFile) + size(LruList::ActiveFile),

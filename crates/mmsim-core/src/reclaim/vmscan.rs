@@ -231,7 +231,10 @@ impl Sim {
         } else {
             None
         };
-        let swappiness = self.cfg.swappiness as u64;
+        // mem_cgroup_swappiness(): a v1 group's own, else vm.swappiness.
+        let swappiness = self.memcgs[sc.memcg as usize]
+            .swappiness
+            .unwrap_or(self.cfg.swappiness) as u64;
         let lv = &self.memcgs[sc.memcg as usize].lruvec;
         let cgroup = sc.who == Reclaimer::Memcg;
         let sizes = LruList::EVICTABLE.map(|l| lv.size(l));
