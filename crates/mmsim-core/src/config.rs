@@ -221,6 +221,39 @@ pub struct PolicyConfig {
     pub cost_variant: CostVariant,
 }
 
+/// How global reclaim honours cgroup v1 soft limits
+/// (`memory.soft_limit_in_bytes`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SoftLimitReclaim {
+    /// The per-node tree of groups over their soft limit, the biggest
+    /// offender reclaimed at priority 0 before each global reclaim pass
+    /// (`memcg1_soft_limit_reclaim`: 2.6.32–3.11 and again in current kernels).
+    #[default]
+    Tree,
+    /// Seed 004's rework (3.12-rc1, reverted before 3.12): each global
+    /// reclaim pass first shrinks only groups that are, or have an ancestor,
+    /// over their soft limit, and all groups if that scanned nothing.
+    #[serde(rename = "seed-004")]
+    Seed004,
+    /// Soft limits are ignored (as under MGLRU).
+    Off,
+}
+
+impl std::str::FromStr for SoftLimitReclaim {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "tree" => Ok(SoftLimitReclaim::Tree),
+            "seed-004" => Ok(SoftLimitReclaim::Seed004),
+            "off" => Ok(SoftLimitReclaim::Off),
+            _ => Err(format!(
+                "unknown soft-limit reclaim `{s}` (tree, seed-004, off)"
+            )),
+        }
+    }
+}
+
 /// Kind of a block device, which sets latency and bandwidth defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -407,6 +440,10 @@ pub struct MachineConfig {
     /// does; 4096 or less turns fault-around off).
     #[serde(default = "default_fault_around_bytes")]
     pub fault_around_bytes: u32,
+    /// How global reclaim honours v1 soft limits: `tree` (default),
+    /// `seed-004` or `off`.
+    #[serde(default)]
+    pub soft_limit_reclaim: SoftLimitReclaim,
     /// CPU cost model overrides.
     #[serde(default)]
     pub cost: CostModel,
@@ -453,6 +490,7 @@ impl Default for MachineConfig {
             read_ahead_kb: default_read_ahead_kb(),
             max_sectors_kb: default_max_sectors_kb(),
             fault_around_bytes: default_fault_around_bytes(),
+            soft_limit_reclaim: SoftLimitReclaim::default(),
             cost: CostModel::default(),
         }
     }

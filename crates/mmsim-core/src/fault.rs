@@ -753,6 +753,7 @@ impl Sim {
             return None;
         }
         self.vm.pgalloc_normal += 1;
+        self.memcg1_check_events(self.cur_memcg, 1);
         Some(self.folios.alloc(space, index, fl, self.cur_memcg))
     }
 

@@ -51,6 +51,7 @@ pub mod event;
 pub mod fault;
 pub mod mem;
 pub mod memcg;
+pub mod memcontrol_v1;
 pub mod oom;
 pub mod psi;
 pub mod readahead;
@@ -64,11 +65,12 @@ mod rule_tests;
 
 pub use config::{
     ConfigError, CostVariant, DeviceConfig, DeviceKind, MachineConfig, PolicyConfig, PolicyName,
-    Size,
+    Size, SoftLimitReclaim,
 };
 pub use cost::CostModel;
 pub use event::{Event, FileId};
 pub use mem::pagetable::{TaskId, VmaId};
+pub use memcg::{MemcgId, MemcgKnob, MemcgReport};
 pub use readahead::Advice;
 pub use sim::{AccessStats, RunResult, Sim, SimError};
 pub use stats::Vmstat;

@@ -202,6 +202,14 @@ pub struct Memcg {
     pub soft_limit: u64,
     /// v1 `memory.swappiness` (None: the global `vm.swappiness`).
     pub swappiness: Option<u32>,
+    /// Key in the soft-limit tree (its excess when last updated), None when
+    /// not in the tree (`mem_cgroup_per_node.on_tree`, `usage_in_excess`).
+    pub soft_tree_key: Option<u64>,
+    /// Insertion order in the soft-limit tree (ties go to the latest).
+    pub soft_tree_seq: u64,
+    /// Charge and uncharge page events since the last tree update
+    /// (`memcg1_check_events` with SOFTLIMIT_EVENTS_TARGET).
+    pub soft_events: u64,
     /// Effective `memory.min` in the current reclaim (`memory.emin`).
     pub emin: u64,
     /// Effective `memory.low` in the current reclaim (`memory.elow`).
@@ -230,6 +238,9 @@ impl Memcg {
             min: 0,
             soft_limit: u64::MAX,
             swappiness: None,
+            soft_tree_key: None,
+            soft_tree_seq: 0,
+            soft_events: 0,
             emin: 0,
             elow: 0,
             max_events: 0,

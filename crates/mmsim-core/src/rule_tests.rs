@@ -1128,3 +1128,116 @@ fn scheduled_knob_writes_apply_when_the_clock_reaches_them() {
     assert_eq!(seen, vec![u64::MAX, 300, u64::MAX, 200]);
     s.check_invariants().unwrap();
 }
+
+fn soft_limit_machine(design: crate::config::SoftLimitReclaim) -> (Sim, u8, u8, u32, u32) {
+    let cfg = MachineConfig {
+        memory: Size::from_pages(8192),
+        soft_limit_reclaim: design,
+        policy: PolicyConfig {
+            name: PolicyName::Cost,
+            cost_variant: CostVariant::V6_2,
+        },
+        ..Default::default()
+    };
+    let mut s = Sim::new(cfg).unwrap();
+    let a = s.add_memcg(0, "a").unwrap();
+    let b = s.add_memcg(0, "b").unwrap();
+    let (ta, tb) = (s.add_task("ta"), s.add_task("tb"));
+    s.attach_task(ta, a).unwrap();
+    s.attach_task(tb, b).unwrap();
+    let (fa, fb) = (
+        s.add_file("fa", 100_000).unwrap(),
+        s.add_file("fb", 100_000).unwrap(),
+    );
+    s.open(fa, ta).unwrap();
+    s.open(fb, tb).unwrap();
+    s.fadvise(fa, Advice::Random).unwrap();
+    s.fadvise(fb, Advice::Random).unwrap();
+    s.set_memcg_knob(a, crate::memcg::MemcgKnob::SoftLimit, 0)
+        .unwrap();
+    (s, a, b, fa, fb)
+}
+
+/// Both groups read 6,000 pages each, interleaved, on an 8,192-page
+/// machine: global reclaim must take 4,000+ pages from somewhere.
+fn soft_limit_run(design: crate::config::SoftLimitReclaim) -> (u64, u64) {
+    let (mut s, a, b, fa, fb) = soft_limit_machine(design);
+    for i in 0..6000 {
+        for f in [fa, fb] {
+            s.step(&Event::FileRead {
+                file: f,
+                index: i,
+                pages: 1,
+            });
+        }
+    }
+    s.check_invariants().unwrap();
+    (s.memcg_report(a).pgsteal, s.memcg_report(b).pgsteal)
+}
+
+#[test]
+fn soft_limit_tree_is_keyed_every_1024_events() {
+    let (mut s, a, _, fa, _) = soft_limit_machine(crate::config::SoftLimitReclaim::Tree);
+    for i in 0..1023 {
+        s.step(&Event::FileRead {
+            file: fa,
+            index: i,
+            pages: 1,
+        });
+    }
+    assert_eq!(
+        s.memcgs[a as usize].soft_tree_key, None,
+        "1,023 events: not yet"
+    );
+    s.step(&Event::FileRead {
+        file: fa,
+        index: 1023,
+        pages: 1,
+    });
+    // The excess when the 1,024th page was charged (usage includes the stock).
+    assert_eq!(
+        s.memcgs[a as usize].soft_tree_key,
+        Some(s.memcgs[a as usize].usage)
+    );
+    assert_eq!(
+        s.memcgs[0].soft_tree_key, None,
+        "the top group has no soft limit"
+    );
+}
+
+#[test]
+fn soft_limit_designs_reclaim_the_group_over_its_soft_limit_first() {
+    use crate::config::SoftLimitReclaim;
+    let (a_off, b_off) = soft_limit_run(SoftLimitReclaim::Off);
+    let (a_tree, b_tree) = soft_limit_run(SoftLimitReclaim::Tree);
+    let (a_seed, b_seed) = soft_limit_run(SoftLimitReclaim::Seed004);
+    // Ignoring soft limits, the two equal readers are reclaimed alike.
+    assert!(
+        a_off.abs_diff(b_off) * 10 < a_off + b_off,
+        "{a_off} vs {b_off}"
+    );
+    // The tree reclaims the offender at priority 0 first; normal reclaim
+    // still takes some from b.
+    assert!(a_tree > 2 * b_tree, "tree: {a_tree} vs {b_tree}");
+    // Seed 004 shrinks only eligible groups while they have pages.
+    assert!(
+        a_seed > 10 * b_seed.max(1),
+        "seed-004: {a_seed} vs {b_seed}"
+    );
+}
+
+#[test]
+fn seed_004_eligibility_follows_ancestors() {
+    let (mut s, a, b, _, _) = soft_limit_machine(crate::config::SoftLimitReclaim::Seed004);
+    let a1 = s.add_memcg(a, "a1").unwrap();
+    s.set_memcg_knob(a, crate::memcg::MemcgKnob::SoftLimit, u64::MAX)
+        .unwrap();
+    s.memcgs[a as usize].usage = 10;
+    s.memcgs[0].usage = 10;
+    assert!(!s.soft_reclaim_eligible(a1), "nothing over its soft limit");
+    s.set_memcg_knob(a, crate::memcg::MemcgKnob::SoftLimit, 5)
+        .unwrap();
+    assert!(s.soft_reclaim_eligible(a), "a is over");
+    assert!(s.soft_reclaim_eligible(a1), "a1's parent is over");
+    assert!(!s.soft_reclaim_eligible(b));
+}

@@ -267,6 +267,8 @@ pub struct Sim {
     pub(crate) pages_over_high: u64,
     /// Scheduled knob writes, latest first (popped from the end).
     pub(crate) knob_events: Vec<crate::memcg::KnobEvent>,
+    /// Insertion counter of the soft-limit tree.
+    pub(crate) soft_tree_seq: u64,
     pub(crate) node: Node,
     pub(crate) kswapd: Kswapd,
     pub(crate) vm: Vmstat,
@@ -342,6 +344,7 @@ impl Sim {
             stock: (crate::memcg::ROOT, 0),
             pages_over_high: 0,
             knob_events: Vec::new(),
+            soft_tree_seq: 0,
             node: Node {
                 managed,
                 free: managed,

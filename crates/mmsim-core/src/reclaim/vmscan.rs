@@ -8,7 +8,7 @@
 //! kernel writes it (truncating divisions, `+ 1` guards), because floating
 //! point changes the balance at small counts.
 
-use crate::config::CostVariant;
+use crate::config::{CostVariant, SoftLimitReclaim};
 use crate::mem::filemap::SLOT_FOLIO;
 use crate::mem::folio::{flags, FolioId, LruList};
 use crate::mem::pagetable::{pte_swap, VmaKind, PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG};
@@ -38,7 +38,7 @@ struct ReclaimStat {
 }
 
 impl Sim {
-    fn rules(&self) -> ClassicRules {
+    pub(crate) fn rules(&self) -> ClassicRules {
         match self.policy {
             Policy::Classic(r) => r,
             Policy::Lru => unreachable!("classic reclaim under the lru policy"),
@@ -131,22 +131,24 @@ impl Sim {
         let before = sc.nr_reclaimed;
         sc.nr_file_taken = 0;
         sc.nr_unqueued_dirty = 0;
-        let mut memcg = Some(sc.target);
-        while let Some(m) = memcg {
-            memcg = self.memcg_iter_next(sc.target, m);
-            self.memcg_calculate_protection(sc.target, m);
-            if self.memcg_below_min(sc.target, m) {
-                continue;
-            }
-            if self.memcg_below_low(sc.target, m) {
-                if !sc.memcg_low_reclaim {
-                    sc.memcg_low_skipped = true;
-                    continue;
+        let global = sc.who != Reclaimer::Memcg;
+        match self.cfg.soft_limit_reclaim {
+            SoftLimitReclaim::Tree if global => {
+                let (reclaimed, scanned) = self.memcg1_soft_limit_reclaim(sc);
+                sc.nr_reclaimed += reclaimed;
+                if sc.who == Reclaimer::Direct {
+                    sc.nr_scanned += scanned;
                 }
-                self.memcgs[m as usize].stat.low += 1;
+                self.shrink_node_memcgs(sc, rules, false);
             }
-            sc.memcg = m;
-            self.shrink_lruvec(sc, rules);
+            SoftLimitReclaim::Seed004 if global => {
+                let scanned = sc.nr_scanned;
+                self.shrink_node_memcgs(sc, rules, true);
+                if sc.nr_scanned == scanned {
+                    self.shrink_node_memcgs(sc, rules, false);
+                }
+            }
+            _ => self.shrink_node_memcgs(sc, rules, false),
         }
         if sc.nr_reclaimed > before {
             self.kswapd.failures = 0;
@@ -161,6 +163,33 @@ impl Sim {
             && sc.nr_unqueued_dirty == sc.nr_file_taken
         {
             self.node.dirty = true;
+        }
+    }
+
+    /// `shrink_node_memcgs()`: the lruvec of every group of the reclaim
+    /// root's subtree in `mem_cgroup_iter` pre-order, skipping groups below
+    /// their effective `memory.min` and (until the retry pass) `memory.low`;
+    /// with `soft_only`, also groups not eligible for seed-004 soft reclaim.
+    fn shrink_node_memcgs(&mut self, sc: &mut ScanControl, rules: ClassicRules, soft_only: bool) {
+        let mut memcg = Some(sc.target);
+        while let Some(m) = memcg {
+            memcg = self.memcg_iter_next(sc.target, m);
+            if soft_only && !self.soft_reclaim_eligible(m) {
+                continue;
+            }
+            self.memcg_calculate_protection(sc.target, m);
+            if self.memcg_below_min(sc.target, m) {
+                continue;
+            }
+            if self.memcg_below_low(sc.target, m) {
+                if !sc.memcg_low_reclaim {
+                    sc.memcg_low_skipped = true;
+                    continue;
+                }
+                self.memcgs[m as usize].stat.low += 1;
+            }
+            sc.memcg = m;
+            self.shrink_lruvec(sc, rules);
         }
     }
 
@@ -320,7 +349,7 @@ impl Sim {
 
     /// `shrink_lruvec()`: scan the lists in SWAP_CLUSTER_MAX chunks towards
     /// the targets, with the proportional adjustment once the goal is met.
-    fn shrink_lruvec(&mut self, sc: &mut ScanControl, rules: ClassicRules) {
+    pub(crate) fn shrink_lruvec(&mut self, sc: &mut ScanControl, rules: ClassicRules) {
         let mut nr = self.get_scan_count(sc, rules);
         let targets = nr;
         let proportional = sc.who == Reclaimer::Direct && sc.priority == DEF_PRIORITY;
@@ -858,6 +887,7 @@ impl Sim {
         let m = self.folios[f].memcg;
         self.folios.free(f);
         self.page_counter_uncharge(m, 1);
+        self.memcg1_check_events(m, 1);
         self.node.free += 1;
         self.vm.pgfree += 1;
     }

@@ -1,0 +1,201 @@
+//! cgroup v1 soft limits (mm/memcontrol-v1.c of v6.x, which keeps the
+//! algorithm of 2.6.32–3.11 in mm/memcontrol.c), and seed 004's rework.
+//!
+//! A group's soft-limit *excess* is its usage above `memory.soft_limit_in_bytes`.
+//! Only global reclaim (kswapd, direct) honours soft limits, in one of two
+//! designs selected by `machine.soft_limit_reclaim`:
+//!
+//! * `tree` — groups in excess sit in a per-node tree keyed by their excess
+//!   as last updated; the keys are refreshed for a group and all its
+//!   ancestors every SOFTLIMIT_EVENTS_TARGET (1024) page charge/uncharge
+//!   events of the group (`memcg1_check_events` → `memcg1_update_tree`).
+//!   Before each global reclaim pass `memcg1_soft_limit_reclaim` pops the
+//!   biggest offender and reclaims its subtree group by group at priority 0
+//!   (`mem_cgroup_soft_reclaim` → `mem_cgroup_shrink_node`: the whole LRU of
+//!   one group eligible, stopping after SWAP_CLUSTER_MAX pages), for rounds
+//!   until the excess is gone or a quarter of it was reclaimed, moves on to
+//!   the next offender if nothing came back, and gives up after
+//!   MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS fruitless tries. Normal reclaim
+//!   then runs anyway. The walks start at the offender each time (the
+//!   kernel resumes a shared cursor).
+//! * `seed-004` — 3.12-rc1's "memcg: integrate soft reclaim tighter with
+//!   zone shrinking code" (reverted before 3.12): each `shrink_node` pass
+//!   first visits only the groups that are, or have an ancestor, over their
+//!   soft limit (`mem_cgroup_soft_reclaim_eligible`), at the normal
+//!   priority; if that scanned nothing, it visits all groups.
+//! * `off` — soft limits are ignored (MGLRU kernels).
+
+use crate::config::SoftLimitReclaim;
+use crate::memcg::MemcgId;
+use crate::reclaim::{Reclaimer, ScanControl, SWAP_CLUSTER_MAX};
+use crate::sim::Sim;
+
+/// `SOFTLIMIT_EVENTS_TARGET`: page events between soft-limit tree updates.
+pub const SOFTLIMIT_EVENTS_TARGET: u64 = 1024;
+/// `MEM_CGROUP_MAX_RECLAIM_LOOPS`: rounds over one offender's subtree.
+pub const MEM_CGROUP_MAX_RECLAIM_LOOPS: u32 = 100;
+/// `MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS`: fruitless offenders tried.
+pub const MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS: u32 = 2;
+
+impl Sim {
+    /// `soft_limit_excess()`: pages over the soft limit.
+    pub(crate) fn soft_limit_excess(&self, m: MemcgId) -> u64 {
+        let g = &self.memcgs[m as usize];
+        g.usage.saturating_sub(g.soft_limit)
+    }
+
+    /// `memcg1_check_events()`: `nr` page events of group `m`; every
+    /// SOFTLIMIT_EVENTS_TARGET of them refresh the tree.
+    #[inline]
+    pub(crate) fn memcg1_check_events(&mut self, m: MemcgId, nr: u64) {
+        if self.cfg.soft_limit_reclaim != SoftLimitReclaim::Tree {
+            return;
+        }
+        let g = &mut self.memcgs[m as usize];
+        g.soft_events += nr;
+        if g.soft_events >= SOFTLIMIT_EVENTS_TARGET {
+            g.soft_events = 0;
+            self.memcg1_update_tree(m);
+        }
+    }
+
+    /// `memcg1_update_tree()`: re-keys `m` and every ancestor by its current
+    /// excess (out of the tree at 0).
+    pub(crate) fn memcg1_update_tree(&mut self, m: MemcgId) {
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let excess = self.soft_limit_excess(c);
+            if excess > 0 || self.memcgs[c as usize].soft_tree_key.is_some() {
+                self.soft_tree_insert(c, excess);
+            }
+            cur = self.memcgs[c as usize].parent;
+        }
+    }
+
+    /// `__mem_cgroup_insert_exceeded()`: (re)inserts with key `excess`
+    /// (removes at 0). Among equal keys the latest inserted is the largest.
+    fn soft_tree_insert(&mut self, m: MemcgId, excess: u64) {
+        self.soft_tree_seq += 1;
+        let seq = self.soft_tree_seq;
+        let g = &mut self.memcgs[m as usize];
+        g.soft_tree_key = (excess > 0).then_some(excess);
+        g.soft_tree_seq = seq;
+    }
+
+    /// `__mem_cgroup_largest_soft_limit_node()` + remove: the rightmost
+    /// group of the tree, taken out; groups whose excess has dropped to 0
+    /// are dropped on the way.
+    fn soft_tree_pop_largest(&mut self) -> Option<MemcgId> {
+        loop {
+            let best = self
+                .memcgs
+                .iter()
+                .enumerate()
+                .filter_map(|(i, g)| g.soft_tree_key.map(|k| ((k, g.soft_tree_seq), i)))
+                .max()?
+                .1 as MemcgId;
+            self.memcgs[best as usize].soft_tree_key = None;
+            if self.soft_limit_excess(best) > 0 {
+                return Some(best);
+            }
+        }
+    }
+
+    /// `memcg1_soft_limit_reclaim()`: reclaims from the biggest offenders
+    /// before a global reclaim pass; returns (reclaimed, scanned) and adds
+    /// its time to `outer`.
+    pub(crate) fn memcg1_soft_limit_reclaim(&mut self, outer: &mut ScanControl) -> (u64, u64) {
+        let (mut reclaimed, mut scanned) = (0, 0);
+        let mut next: Option<MemcgId> = None;
+        let mut loops = 0;
+        loop {
+            let m = match next.take() {
+                Some(m) => m,
+                None => match self.soft_tree_pop_largest() {
+                    Some(m) => m,
+                    None => break,
+                },
+            };
+            let (r, s) = self.mem_cgroup_soft_reclaim(m, outer);
+            reclaimed += r;
+            scanned += s;
+            if r == 0 {
+                next = self.soft_tree_pop_largest();
+            }
+            let excess = self.soft_limit_excess(m);
+            self.soft_tree_insert(m, excess);
+            loops += 1;
+            if reclaimed == 0 && (next.is_none() || loops > MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS)
+            {
+                break;
+            }
+            if reclaimed > 0 {
+                break;
+            }
+        }
+        // A group taken for a next try that did not happen stays out of the
+        // tree until its next update, as in the kernel.
+        (reclaimed, scanned)
+    }
+
+    /// `mem_cgroup_soft_reclaim()`: rounds over `root`'s subtree, each
+    /// group shrunk at priority 0, until its excess is gone, or after two
+    /// rounds if nothing came back or a quarter of the excess did.
+    fn mem_cgroup_soft_reclaim(&mut self, root: MemcgId, outer: &mut ScanControl) -> (u64, u64) {
+        let excess = self.soft_limit_excess(root);
+        let (mut total, mut scanned) = (0u64, 0u64);
+        let mut rounds = 0;
+        let mut victim: Option<MemcgId> = None;
+        loop {
+            victim = match victim {
+                None => Some(root),
+                Some(v) => self.memcg_iter_next(root, v),
+            };
+            let Some(v) = victim else {
+                rounds += 1;
+                if rounds >= 2
+                    && (total == 0 || total >= excess >> 2 || rounds > MEM_CGROUP_MAX_RECLAIM_LOOPS)
+                {
+                    break;
+                }
+                continue;
+            };
+            let (r, s) = self.mem_cgroup_shrink_node(v, outer);
+            total += r;
+            scanned += s;
+            if self.soft_limit_excess(root) == 0 {
+                break;
+            }
+        }
+        (total, scanned)
+    }
+
+    /// `mem_cgroup_shrink_node()`: `shrink_lruvec` of group `m` alone at
+    /// priority 0 towards SWAP_CLUSTER_MAX pages, without
+    /// `prepare_scan_control` (no cost snapshot, no deactivation: active
+    /// lists are not aged). Counted as cgroup reclaim.
+    fn mem_cgroup_shrink_node(&mut self, m: MemcgId, outer: &mut ScanControl) -> (u64, u64) {
+        let rules = self.rules();
+        let mut sc = ScanControl::new(Reclaimer::Memcg, SWAP_CLUSTER_MAX, outer.now());
+        sc.priority = 0;
+        sc.target = m;
+        sc.memcg = m;
+        self.shrink_lruvec(&mut sc, rules);
+        outer.cpu_ns += sc.cpu_ns;
+        outer.io_wait_ns += sc.io_wait_ns;
+        (sc.nr_reclaimed, sc.nr_scanned)
+    }
+
+    /// `mem_cgroup_soft_reclaim_eligible()` of seed 004: `m` or an ancestor
+    /// is over its soft limit.
+    pub(crate) fn soft_reclaim_eligible(&self, m: MemcgId) -> bool {
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            if self.soft_limit_excess(c) > 0 {
+                return true;
+            }
+            cur = self.memcgs[c as usize].parent;
+        }
+        false
+    }
+}
