@@ -216,6 +216,9 @@ pub struct Memcg {
     pub elow: u64,
     /// Times a charge hit `memory.max` (`memory.events` max / v1 failcnt).
     pub max_events: u64,
+    /// `memory.pressure`: stalls of the tasks of this group and its
+    /// descendants (the top group's is the system's).
+    pub psi: crate::psi::Psi,
     /// Event counters of this group's own pages and tasks (`memory.stat`
     /// and `memory.events` report them summed over the subtree).
     pub stat: MemcgStat,
@@ -245,6 +248,7 @@ impl Memcg {
             elow: 0,
             max_events: 0,
             stat: MemcgStat::default(),
+            psi: crate::psi::Psi::default(),
             lruvec: Lruvec::default(),
         }
     }
@@ -363,6 +367,8 @@ pub struct MemcgReport {
     /// The event counters, summed over the subtree.
     #[serde(flatten)]
     pub events: MemcgStat,
+    /// `memory.pressure` at the end (the top group: /proc/pressure/memory).
+    pub psi: crate::psi::PsiReport,
 }
 
 /// Lruvec state the kernel reads hierarchically at a reclaim root or an
@@ -869,11 +875,23 @@ impl Sim {
         out
     }
 
-    /// Zeroes every group's event counters (measurement start).
+    /// Zeroes every group's event counters and pressure (measurement start).
     pub(crate) fn reset_memcg_stats(&mut self) {
+        let now = self.clock;
         for m in &mut self.memcgs {
             m.max_events = 0;
             m.stat = MemcgStat::default();
+            m.psi = crate::psi::Psi::starting_at(now);
+        }
+    }
+
+    /// `memory.pressure` of group `m` after every 2 s period (the top group:
+    /// the system's): (seconds, report).
+    pub fn memcg_psi_series(&self, m: MemcgId) -> Vec<(f64, crate::psi::PsiReport)> {
+        if m == ROOT {
+            self.psi.series(self.clock)
+        } else {
+            self.memcgs[m as usize].psi.series(self.clock)
         }
     }
 
@@ -908,6 +926,11 @@ impl Sim {
             pgscan: events.pgscan_kswapd + events.pgscan_direct,
             pgsteal: events.pgsteal_kswapd + events.pgsteal_direct,
             events,
+            psi: if m == ROOT {
+                self.psi.report(self.clock)
+            } else {
+                g.psi.report(self.clock)
+            },
         }
     }
 

@@ -93,10 +93,37 @@ impl Psi {
 
     /// Computes the report for a run that ended at `end` ns.
     pub fn report(&self, end: u64) -> PsiReport {
+        let mut last = PsiReport::default();
+        self.walk(end, |r| last = r);
+        last
+    }
+
+    /// The `/proc/pressure/memory` (or `memory.pressure`) lines after every
+    /// aggregation period, as `psi_avgs_work` updates them every 2 s: a time
+    /// series of (end of period in s, report).
+    pub fn series(&self, end: u64) -> Vec<(f64, PsiReport)> {
+        let mut out = Vec::new();
+        let mut p = 0u64;
+        self.walk(end, |r| {
+            p += 1;
+            out.push(((p * PSI_PERIOD_NS) as f64 / 1e9, r));
+        });
+        if let Some(last) = out.last_mut() {
+            last.0 = end.saturating_sub(self.start) as f64 / 1e9;
+        }
+        out
+    }
+
+    /// Runs the aggregation period by period, handing the report after each.
+    fn walk(&self, end: u64, mut f: impl FnMut(PsiReport)) {
         let end = end.saturating_sub(self.start);
         let nper = end.div_ceil(PSI_PERIOD_NS).max(self.periods.len() as u64) as usize;
         let mut total = 0u64;
         let mut avgs = [0u64; 3];
+        let to_pct = |v: u64| ((v * 100 / FIXED_1) as f64) / 100.0;
+        if nper == 0 {
+            f(PsiReport::default());
+        }
         for p in 0..nper {
             let [w, k] = self.periods.get(p).copied().unwrap_or([0, 0]);
             let pstart = p as u64 * PSI_PERIOD_NS;
@@ -113,18 +140,18 @@ impl Psi {
             for (a, e) in avgs.iter_mut().zip([EXP_10S, EXP_60S, EXP_300S]) {
                 *a = calc_load(*a, e, pct);
             }
-        }
-        let to_pct = |v: u64| ((v * 100 / FIXED_1) as f64) / 100.0;
-        let line = PsiLine {
-            avg10: to_pct(avgs[0]),
-            avg60: to_pct(avgs[1]),
-            avg300: to_pct(avgs[2]),
-            total: total / 1000,
-        };
-        // Every stalled CPU is FULL as well as SOME in this two-CPU model (see module doc).
-        PsiReport {
-            some: line.clone(),
-            full: line,
+            let line = PsiLine {
+                avg10: to_pct(avgs[0]),
+                avg60: to_pct(avgs[1]),
+                avg300: to_pct(avgs[2]),
+                total: total / 1000,
+            };
+            // Every stalled CPU is FULL as well as SOME in this two-CPU model
+            // (see the module doc).
+            f(PsiReport {
+                some: line.clone(),
+                full: line,
+            });
         }
     }
 }
@@ -160,6 +187,24 @@ mod tests {
         p.stall(PsiCpu::Kswapd, 0, 1_000_000_000);
         let r = p.report(2_000_000_000);
         assert_eq!(r.some.total, 333_333);
+    }
+
+    #[test]
+    fn series_has_one_report_per_period_ending_with_the_final_one() {
+        let mut p = Psi::default();
+        p.stall(PsiCpu::Workload, 0, 1_000_000_000);
+        p.stall(PsiCpu::Workload, 4_000_000_000, 5_000_000_000);
+        let s = p.series(5_000_000_000);
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[0].0, 2.0);
+        assert_eq!(s[2].0, 5.0);
+        assert_eq!(s[0].1.some.total, 1_000_000);
+        assert_eq!(s[1].1.some.total, 1_000_000);
+        assert!(
+            s[1].1.some.avg10 < s[0].1.some.avg10,
+            "decays in a quiet period"
+        );
+        assert_eq!(s[2].1, p.report(5_000_000_000));
     }
 
     #[test]

@@ -1241,3 +1241,37 @@ fn seed_004_eligibility_follows_ancestors() {
     assert!(s.soft_reclaim_eligible(a1), "a1's parent is over");
     assert!(!s.soft_reclaim_eligible(b));
 }
+
+#[test]
+fn memory_pressure_is_per_group_and_rolls_up() {
+    // a/a1 is throttled over memory.high (anon, no swap); b just runs.
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let a = s.add_memcg(0, "a").unwrap();
+    let a1 = s.add_memcg(a, "a1").unwrap();
+    let b = s.add_memcg(0, "b").unwrap();
+    s.set_memcg_knob(a1, crate::memcg::MemcgKnob::High, 128)
+        .unwrap();
+    let (t1, tb) = (s.add_task("t1"), s.add_task("tb"));
+    s.attach_task(t1, a1).unwrap();
+    s.attach_task(tb, b).unwrap();
+    let (v1, vb) = (
+        s.mmap_anon(t1, 1024).unwrap(),
+        s.mmap_anon(tb, 1024).unwrap(),
+    );
+    for i in 0..1024 {
+        for v in [v1, vb] {
+            s.step(&Event::Access {
+                vma: v,
+                index: i,
+                write: true,
+            });
+        }
+    }
+    let total = |m: u8| s.memcg_report(m).psi.some.total;
+    assert!(total(a1) > 0);
+    assert_eq!(total(a), total(a1), "a's only stalled task is in a1");
+    assert_eq!(total(b), 0);
+    assert!(total(0) >= total(a1), "the system sees every stall");
+    let series = s.memcg_psi_series(a1);
+    assert_eq!(series.last().unwrap().1, s.memcg_report(a1).psi);
+}

@@ -777,6 +777,14 @@ impl Sim {
         }
         self.psi
             .stall(PsiCpu::Workload, self.clock, self.clock + ns);
+        // The stalled task's group and its ancestors (psi_group hierarchy);
+        // the top group's pressure is the system's, recorded above.
+        let mut cur = Some(self.cur_memcg);
+        while let Some(c) = cur.filter(|&c| c != crate::memcg::ROOT) {
+            let g = &mut self.memcgs[c as usize];
+            g.psi.stall(PsiCpu::Workload, self.clock, self.clock + ns);
+            cur = g.parent;
+        }
         self.clock += ns;
         if reclaim {
             self.reclaim_stall_ns += ns;
