@@ -5,10 +5,19 @@
 //! (../shared/groundtruth/results/host-anon-swap-accounting.txt:
 //! pswpin 102,442, pswpout 146,921, pgmajfault 12,811, swap_ra 89,632).
 //!
-//! `cargo run --release -p mmsim-core --example groundtruth_zp`
+//! The host's memory cgroup was v1, whose limit reclaim waits for writeback;
+//! pass `v2` to see the cgroup v2 behaviour instead.
+//!
+//! `cargo run --release -p mmsim-core --example groundtruth_zp [v1|v2]`
 use mmsim_core::*;
 fn main() {
+    let v2 = std::env::args().nth(1).as_deref() == Some("v2");
     let cfg = MachineConfig {
+        cgroup_version: if v2 {
+            CgroupVersion::V2
+        } else {
+            CgroupVersion::V1
+        },
         memory: Size(24 << 30),
         memcg_max: Some(Size(256 << 20)),
         swap: DeviceConfig {

@@ -254,6 +254,19 @@ impl std::str::FromStr for SoftLimitReclaim {
     }
 }
 
+/// Which cgroup hierarchy the memory controller is on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CgroupVersion {
+    /// cgroup v1 (legacy): `memory.limit_in_bytes`, soft limits, per-group
+    /// swappiness; its limit reclaim waits for writeback of folios it finds
+    /// under writeback twice (`writeback_throttling_sane()` is false).
+    V1,
+    /// cgroup v2 (the default): `memory.max/high/low/min`.
+    #[default]
+    V2,
+}
+
 /// Kind of a block device, which sets latency and bandwidth defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -440,6 +453,9 @@ pub struct MachineConfig {
     /// does; 4096 or less turns fault-around off).
     #[serde(default = "default_fault_around_bytes")]
     pub fault_around_bytes: u32,
+    /// The cgroup hierarchy of the memory controller: `v2` (default) or `v1`.
+    #[serde(default)]
+    pub cgroup_version: CgroupVersion,
     /// How global reclaim honours v1 soft limits: `tree` (default),
     /// `seed-004` or `off`.
     #[serde(default)]
@@ -490,6 +506,7 @@ impl Default for MachineConfig {
             read_ahead_kb: default_read_ahead_kb(),
             max_sectors_kb: default_max_sectors_kb(),
             fault_around_bytes: default_fault_around_bytes(),
+            cgroup_version: CgroupVersion::default(),
             soft_limit_reclaim: SoftLimitReclaim::default(),
             cost: CostModel::default(),
         }

@@ -64,8 +64,8 @@ pub mod writeback;
 mod rule_tests;
 
 pub use config::{
-    ConfigError, CostVariant, DeviceConfig, DeviceKind, MachineConfig, PolicyConfig, PolicyName,
-    Size, SoftLimitReclaim,
+    CgroupVersion, ConfigError, CostVariant, DeviceConfig, DeviceKind, MachineConfig, PolicyConfig,
+    PolicyName, Size, SoftLimitReclaim,
 };
 pub use cost::CostModel;
 pub use event::{Event, FileId};

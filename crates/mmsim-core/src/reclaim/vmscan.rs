@@ -775,7 +775,22 @@ impl Sim {
             stat.nr_unqueued_dirty += 1;
         }
         if fo.test(flags::WRITEBACK) {
-            // Cases 1 and 2 of the writeback handling; the v1 memcg wait (case 3) is not modelled.
+            // Case 3: cgroup v1 limit reclaim (writeback_throttling_sane() is
+            // false) waits for a folio it already marked, then retries it.
+            if sc.who == Reclaimer::Memcg
+                && self.cfg.cgroup_version == crate::config::CgroupVersion::V1
+                && fo.test(flags::RECLAIM)
+            {
+                if let Some(done) = self.writeback_done_time(f) {
+                    let now = sc.now();
+                    sc.io_wait_ns += done.saturating_sub(now);
+                    self.complete_writeback(done.max(now));
+                    if !self.folios[f].test(flags::WRITEBACK) {
+                        return self.reclaim_one(f, sc, rules, stat);
+                    }
+                }
+            }
+            // Cases 1 and 2: mark it for rotation when its writeback ends.
             self.folios[f].set(flags::RECLAIM);
             return if rules.dirty_activates {
                 Fate::Activate
@@ -866,6 +881,16 @@ impl Sim {
         self.writeback[q].push_back((done, f, seq));
         self.next_bg = self.next_bg.min(done);
         false
+    }
+
+    /// When folio `f`'s writeback completes, if it is under writeback.
+    fn writeback_done_time(&self, f: FolioId) -> Option<u64> {
+        let seq = self.folios[f].wb_seq;
+        self.writeback
+            .iter()
+            .flat_map(|q| q.iter())
+            .find(|&&(_, g, s)| g == f && s == seq)
+            .map(|&(t, _, _)| t)
     }
 
     /// `__remove_mapping()` + free: leaves the shadow in the slot, uncharges, frees.
