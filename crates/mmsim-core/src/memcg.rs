@@ -64,6 +64,9 @@ pub enum MemcgKnob {
     /// v1 `memory.swappiness` (0..=200; `u64::MAX` restores the global
     /// `vm.swappiness`).
     Swappiness,
+    /// A write of `N` pages to `memory.reclaim` (proactive reclaim; see
+    /// [`Sim::memory_reclaim`]).
+    Reclaim,
 }
 
 impl MemcgKnob {
@@ -76,6 +79,7 @@ impl MemcgKnob {
             MemcgKnob::Min => "memory.min",
             MemcgKnob::SoftLimit => "memory.soft_limit_in_bytes",
             MemcgKnob::Swappiness => "memory.swappiness",
+            MemcgKnob::Reclaim => "memory.reclaim",
         }
     }
 }
@@ -487,6 +491,9 @@ impl Sim {
                 }
             }
             MemcgKnob::Low => self.memcgs[m].low = pages,
+            MemcgKnob::Reclaim => {
+                self.memory_reclaim(memcg, pages, None)?;
+            }
             MemcgKnob::SoftLimit => self.memcgs[m].soft_limit = pages,
             MemcgKnob::Swappiness => {
                 if pages != u64::MAX && pages > 200 {
@@ -568,6 +575,52 @@ impl Sim {
         }
         let g = &self.memcgs[m as usize];
         (g.emin, g.elow)
+    }
+
+    /// `memory_reclaim()` (a write of "N [swappiness=S]" to
+    /// `memory.reclaim`, 6.8+ for the swappiness key): reclaims `pages` from
+    /// the group's subtree in batches of a quarter of what is left (at least
+    /// SWAP_CLUSTER_MAX), allowing MAX_RECLAIM_RETRIES fruitless batches;
+    /// returns what it reclaimed, or an error (the kernel's -EAGAIN) if it
+    /// fell short. Runs in the writer's context, not the workload's.
+    pub fn memory_reclaim(
+        &mut self,
+        memcg: MemcgId,
+        pages: u64,
+        swappiness: Option<u32>,
+    ) -> Result<u64, SimError> {
+        if memcg as usize >= self.memcgs.len() {
+            return Err(SimError::Setup(format!("no cgroup {memcg}")));
+        }
+        if swappiness.is_some_and(|s| s > 200) {
+            return Err(SimError::Setup(
+                "memory.reclaim swappiness is out of range [0, 200]".into(),
+            ));
+        }
+        let mut retries = crate::fault::MAX_RECLAIM_RETRIES;
+        let mut reclaimed = 0;
+        while reclaimed < pages {
+            let batch = (pages - reclaimed) / 4;
+            let mut sc = crate::reclaim::ScanControl::new(
+                crate::reclaim::Reclaimer::Memcg,
+                batch.max(crate::reclaim::SWAP_CLUSTER_MAX),
+                self.clock,
+            );
+            sc.target = memcg;
+            sc.proactive_swappiness = swappiness;
+            self.do_try_to_free_pages(&mut sc);
+            if sc.nr_reclaimed == 0 {
+                if retries == 0 {
+                    return Err(SimError::Setup(format!(
+                        "memory.reclaim of {}: reclaimed {reclaimed} of {pages} pages (EAGAIN)",
+                        self.memcgs[memcg as usize].path
+                    )));
+                }
+                retries -= 1;
+            }
+            reclaimed += sc.nr_reclaimed;
+        }
+        Ok(reclaimed)
     }
 
     /// Schedules `set_memcg_knob(memcg, knob, pages)` for when the workload

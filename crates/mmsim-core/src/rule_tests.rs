@@ -1275,3 +1275,30 @@ fn memory_pressure_is_per_group_and_rolls_up() {
     let series = s.memcg_psi_series(a1);
     assert_eq!(series.last().unwrap().1, s.memcg_report(a1).psi);
 }
+
+#[test]
+fn memory_reclaim_reclaims_on_demand_and_honours_swappiness() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, Some(1 << 14));
+    let g = s.add_memcg(0, "g").unwrap();
+    let t = s.add_task("t");
+    s.attach_task(t, g).unwrap();
+    let v = s.mmap_anon(t, 1000).unwrap();
+    touch(&mut s, v, 1000);
+    // swappiness=0 reclaims file only: there is none, so EAGAIN.
+    assert!(s.memory_reclaim(g, 100, Some(0)).is_err());
+    assert_eq!(s.vm.pswpout, 0);
+    let before = s.memcgs[g as usize].usage;
+    let got = s.memory_reclaim(g, 300, Some(200)).unwrap();
+    assert!(got >= 300);
+    assert_eq!(s.memcgs[g as usize].usage, before - got);
+    assert!(s.vm.pswpout >= 300);
+    // As a scheduled knob write.
+    s.schedule_memcg_knob(s.clock + 1, g, crate::memcg::MemcgKnob::Reclaim, 200)
+        .unwrap();
+    let usage = s.memcgs[g as usize].usage;
+    s.step(&Event::Think { ns: 10 }); // the clock passes the write's time
+    assert_eq!(s.memcgs[g as usize].usage, usage);
+    s.step(&Event::Think { ns: 10 }); // applied before the next event
+    assert!(s.memcgs[g as usize].usage <= usage - 200);
+    s.check_invariants().unwrap();
+}

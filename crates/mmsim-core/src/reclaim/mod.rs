@@ -96,6 +96,8 @@ pub struct ScanControl {
     pub memcg_low_reclaim: bool,
     /// A group was skipped or spared for its `memory.low` (`memcg_low_skipped`).
     pub memcg_low_skipped: bool,
+    /// `memory.reclaim`'s `swappiness=` (`sc->proactive_swappiness`).
+    pub proactive_swappiness: Option<u32>,
 }
 
 impl ScanControl {
@@ -124,6 +126,7 @@ impl ScanControl {
             memcg: crate::memcg::ROOT,
             memcg_low_reclaim: false,
             memcg_low_skipped: false,
+            proactive_swappiness: None,
         }
     }
 

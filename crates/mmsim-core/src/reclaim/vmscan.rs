@@ -81,7 +81,7 @@ impl Sim {
     /// then `snapshot_refaults()`. If nothing was reclaimed: one retry with
     /// `force_deactivate` if active lists were skipped, then one retry that
     /// reclaims below `memory.low` if a protected group was spared.
-    fn do_try_to_free_pages(&mut self, sc: &mut ScanControl) {
+    pub(crate) fn do_try_to_free_pages(&mut self, sc: &mut ScanControl) {
         loop {
             loop {
                 sc.nr_scanned = 0;
@@ -261,9 +261,11 @@ impl Sim {
             None
         };
         // mem_cgroup_swappiness(): a v1 group's own, else vm.swappiness.
-        let swappiness = self.memcgs[sc.memcg as usize]
-            .swappiness
-            .unwrap_or(self.cfg.swappiness) as u64;
+        let swappiness = sc.proactive_swappiness.unwrap_or(
+            self.memcgs[sc.memcg as usize]
+                .swappiness
+                .unwrap_or(self.cfg.swappiness),
+        ) as u64;
         let lv = &self.memcgs[sc.memcg as usize].lruvec;
         let cgroup = sc.who == Reclaimer::Memcg;
         let sizes = LruList::EVICTABLE.map(|l| lv.size(l));
