@@ -71,7 +71,7 @@ pub struct DumpInfo {
     pub scenario: String,
     /// Where it came from (file path or embedded name).
     pub source: String,
-    /// Directory against which its relative trace paths resolve.
+    /// Directory against which its relative trace paths resolve (made absolute).
     pub base_dir: Option<PathBuf>,
     /// The seed.
     pub seed: u64,
@@ -166,7 +166,15 @@ pub fn dump(plan: &Plan, dir: &Path) -> Result<DumpInfo, ProbeError> {
         event_log_version: crate::evlog::VERSION,
         scenario: s.name.clone(),
         source: s.source.clone(),
-        base_dir: s.base_dir.clone(),
+        // Absolute, so that the dump can be checked from any directory.
+        base_dir: s.base_dir.as_ref().map(|d| {
+            let d = if d.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                d.as_path()
+            };
+            std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf())
+        }),
         seed: s.seed,
         warmup_events: s.warmup_events,
         events,

@@ -667,8 +667,13 @@ pub fn run(
                     None,
                     &path,
                 )?;
-                // The simulator has 4 KiB pages only: no transparent huge pages.
-                m.madvise(libc::MADV_NOHUGEPAGE, "madvise(MADV_NOHUGEPAGE)", &path)?;
+                // The simulator has 4 KiB pages only: no transparent huge pages (EINVAL:
+                // a kernel without THP, nothing to turn off).
+                match m.madvise(libc::MADV_NOHUGEPAGE, "madvise(MADV_NOHUGEPAGE)", &path) {
+                    Err(ProbeError::Syscall { source, .. })
+                        if source.raw_os_error() == Some(libc::EINVAL) => {}
+                    r => r?,
+                }
                 Some(m)
             }
             Target::File => {

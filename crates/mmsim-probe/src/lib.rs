@@ -10,7 +10,7 @@
 //! the phase and round-robin interleaving that `run_scenario` also uses. The sequence is
 //! a pure function of the scenario and its seed; nothing depends on timing.
 //!
-//! It can also write that sequence without touching any memory (`--dump`, [`dump`]), so
+//! It can also write that sequence without touching any memory (`--dump`, [`mod@dump`]), so
 //! the trace is produced outside the memory-limited cgroup, and check a dump against the
 //! simulator's stream (`--check-dump`, [`dump::verify_dump`]).
 //!
