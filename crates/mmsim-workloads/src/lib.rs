@@ -15,7 +15,9 @@
 //!
 //! [`run_scenario`] builds the machine, runs the workloads phase by phase, interleaving
 //! the workloads of a phase round-robin (`weight` events each per round), each from its
-//! `start` time on, and returns a [`ScenarioResult`].
+//! `start` time on, and returns a [`ScenarioResult`]. The interleaving itself is an
+//! [`EventStream`], which other consumers use to get exactly the events `run_scenario`
+//! feeds the simulator (`mmsim-probe` executes them on the real kernel or dumps them).
 //!
 //! ```no_run
 //! use mmsim_workloads::{default_scenario, run_scenario, RunOptions};
@@ -52,7 +54,10 @@ mod tomlpos;
 
 pub use error::WorkloadError;
 pub use gen::{Generator, Permutation, Sink, TraceReport};
-pub use run::{run_scenario, run_scenario_cancellable, RunOptions, ScenarioResult, WorkloadReport};
+pub use run::{
+    run_scenario, run_scenario_cancellable, Batch, EventStream, RunOptions, ScenarioResult,
+    WorkloadReport,
+};
 pub use scenario::{Scenario, Target, TraceFormat, WorkloadKind, WorkloadSpec};
 
 /// The scenarios shipped with the crate: (name, TOML text).

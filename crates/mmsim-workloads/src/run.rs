@@ -94,13 +94,299 @@ struct Lane {
     events: u64,
     /// Simulated time before which the lane issues nothing (`start`), ns.
     start: u64,
+    /// Events per turn (`weight`).
+    weight: u32,
+    /// Its phase.
+    phase: u32,
+}
+
+/// One batch of [`EventStream::next_batch`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Batch<'a> {
+    /// Workload events (never empty), in the order the machine executes them. Counted:
+    /// in the workloads' event counts, the progress count and `warmup_events`.
+    Events(&'a [Event]),
+    /// An idle wait: one `Event::Think` that advances the clock to the earliest
+    /// [`start`](crate::WorkloadSpec::start) of the phase's waiting workloads, issued when
+    /// every unfinished workload of the phase is waiting. Counted as no workload's event.
+    Idle(&'a [Event]),
+}
+
+impl<'a> Batch<'a> {
+    /// The events of the batch, whichever kind it is.
+    pub fn events(self) -> &'a [Event] {
+        match self {
+            Batch::Events(e) | Batch::Idle(e) => e,
+        }
+    }
+}
+
+/// The event stream of a scenario: its workloads' generators, interleaved phase by phase
+/// and round-robin within a phase, handed out in batches. The one implementation of the
+/// interleaving: [`run_scenario`] feeds it to the simulator, and other consumers (e.g.
+/// `mmsim-probe`, which executes the same events on the real kernel, or dumps them) get
+/// exactly the same sequence.
+///
+/// Rules (as documented on [`run_scenario`]): phases run in increasing order; within a
+/// phase the live workloads take turns, `weight` events each, in workload order, until
+/// all are finished; a batch holds up to [`BATCH`] events (a round is never split, so a
+/// batch may exceed `BATCH` by less than the sum of the weights). A workload with a
+/// [`start`](crate::WorkloadSpec::start) after the clock (the `now` passed to
+/// [`next_batch`](EventStream::next_batch)) sits the rounds out until a round begins at
+/// or after its start; while one waits, every batch is a single round. When all
+/// unfinished workloads of the phase wait, the batch is a [`Batch::Idle`] think to the
+/// earliest start. Without start times the stream does not depend on `now` at all.
+///
+/// The sequence is a pure function of the scenario (seed included) and of the ids the
+/// setup assigned (see [`EventStream::build`]); the batch boundaries are too.
+pub struct EventStream {
+    lanes: Vec<Lane>,
+    names: Vec<String>,
+    /// The phases in increasing order; `phases[next_phase..]` are still to run.
+    phases: Vec<u32>,
+    next_phase: usize,
+    /// Lanes of the current phase not finished yet, in workload order.
+    live: Vec<usize>,
+    out: Vec<Event>,
+    idle: [Event; 1],
+}
+
+impl std::fmt::Debug for EventStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventStream")
+            .field("workloads", &self.names)
+            .field("phase", &self.phase())
+            .field("live", &self.live)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EventStream {
+    /// Creates, in `sim`, every workload's task and region (or a model's tasks, files and
+    /// mappings) in workload order, opening traces up front (relative paths against
+    /// [`Scenario::base_dir`]), and returns the stream of their events. Workload `i` is
+    /// named [`display_name(i)`](crate::WorkloadSpec::display_name) and draws from the
+    /// random stream [`workload_seed`]`(s.seed, i)`.
+    ///
+    /// `s` must be valid ([`Scenario::validate`]; `run_scenario` checks it first).
+    /// Building on a fresh [`Sim`] assigns the same ids as `run_scenario` does: file and
+    /// VMA ids are handed out in setup order, starting at 0.
+    pub fn build(s: &Scenario, sim: &mut Sim) -> Result<EventStream, WorkloadError> {
+        let mut gens = Vec::with_capacity(s.workloads.len());
+        for (i, w) in s.workloads.iter().enumerate() {
+            let name = w.display_name(i);
+            let what = format!("workload[{i}] \"{name}\"");
+            gens.push(Generator::build(
+                sim,
+                w,
+                &name,
+                workload_seed(s.seed, i),
+                &what,
+                s.base_dir.as_deref(),
+            )?);
+        }
+        Ok(EventStream::new(s, gens))
+    }
+
+    /// The stream of `s`'s workloads from generators already built (one per workload, in
+    /// order; e.g. with [`Generator::new`] on sinks of one's own). The weights, phases
+    /// and start times are the scenario's.
+    ///
+    /// # Panics
+    ///
+    /// If the number of generators differs from the number of workloads.
+    pub fn new(s: &Scenario, generators: Vec<Generator>) -> EventStream {
+        assert_eq!(
+            generators.len(),
+            s.workloads.len(),
+            "one generator per workload"
+        );
+        let lanes: Vec<Lane> = generators
+            .into_iter()
+            .zip(&s.workloads)
+            .map(|(gen, w)| Lane {
+                gen,
+                buf: Vec::with_capacity(LANE),
+                pos: 0,
+                events: 0,
+                start: w.start,
+                weight: w.weight,
+                phase: w.phase,
+            })
+            .collect();
+        let mut phases: Vec<u32> = s.workloads.iter().map(|w| w.phase).collect();
+        phases.sort_unstable();
+        phases.dedup();
+        let names = s
+            .workloads
+            .iter()
+            .enumerate()
+            .map(|(i, w)| w.display_name(i))
+            .collect();
+        EventStream {
+            out: Vec::with_capacity(BATCH + lanes.iter().map(|l| l.weight as usize).sum::<usize>()),
+            lanes,
+            names,
+            phases,
+            next_phase: 0,
+            live: Vec::new(),
+            idle: [Event::Think { ns: 0 }],
+        }
+    }
+
+    /// The next batch, given the current time `now` (ns; the simulator's clock, which
+    /// only matters for workloads with a `start`), or `None` once every workload is
+    /// finished. Never an empty batch.
+    ///
+    /// A generator's error (a trace that fails to read) is returned as it happens; the
+    /// events generated before it in the same batch are dropped, and the stream should
+    /// not be used further.
+    pub fn next_batch(&mut self, now: u64) -> Result<Option<Batch<'_>>, WorkloadError> {
+        loop {
+            if self.live.is_empty() {
+                let Some(&phase) = self.phases.get(self.next_phase) else {
+                    return Ok(None);
+                };
+                self.next_phase += 1;
+                self.live = (0..self.lanes.len())
+                    .filter(|&i| self.lanes[i].phase == phase)
+                    .collect();
+                continue;
+            }
+            let EventStream {
+                lanes, live, out, ..
+            } = self;
+            out.clear();
+            let waiting = live
+                .iter()
+                .map(|&i| lanes[i].start)
+                .filter(|&t| t > now)
+                .min();
+            if let Some(next) = waiting {
+                // Some lane waits for its start: one round of the started lanes, or an
+                // idle wait for the earliest start if none has started.
+                let mut any = false;
+                let mut k = 0;
+                'round: while k < live.len() {
+                    let lane = &mut lanes[live[k]];
+                    if lane.start > now {
+                        k += 1;
+                        continue;
+                    }
+                    any = true;
+                    for _ in 0..lane.weight {
+                        if lane.pos == lane.buf.len() {
+                            lane.buf.clear();
+                            lane.pos = 0;
+                            if lane.gen.fill(&mut lane.buf, LANE)? == 0 {
+                                live.remove(k);
+                                continue 'round;
+                            }
+                        }
+                        out.push(lane.buf[lane.pos]);
+                        lane.pos += 1;
+                        lane.events += 1;
+                    }
+                    k += 1;
+                }
+                if !any {
+                    self.idle = [Event::Think { ns: next - now }];
+                    return Ok(Some(Batch::Idle(&self.idle)));
+                }
+                if out.is_empty() {
+                    continue;
+                }
+            } else if live.len() == 1 {
+                let lane = &mut lanes[live[0]];
+                out.extend_from_slice(&lane.buf[lane.pos..]);
+                lane.pos = lane.buf.len();
+                let room = BATCH - out.len();
+                lane.gen.fill(out, room)?;
+                lane.events += out.len() as u64;
+                if out.is_empty() {
+                    live.clear();
+                    continue;
+                }
+            } else {
+                while out.len() < BATCH && !live.is_empty() {
+                    let mut k = 0;
+                    'lanes: while k < live.len() {
+                        let lane = &mut lanes[live[k]];
+                        for _ in 0..lane.weight {
+                            if lane.pos == lane.buf.len() {
+                                lane.buf.clear();
+                                lane.pos = 0;
+                                if lane.gen.fill(&mut lane.buf, LANE)? == 0 {
+                                    live.remove(k);
+                                    continue 'lanes;
+                                }
+                            }
+                            out.push(lane.buf[lane.pos]);
+                            lane.pos += 1;
+                            lane.events += 1;
+                        }
+                        k += 1;
+                    }
+                }
+                if out.is_empty() {
+                    continue;
+                }
+            }
+            return Ok(Some(Batch::Events(&self.out)));
+        }
+    }
+
+    /// The phase being run (`None` before the first batch and after the last).
+    pub fn phase(&self) -> Option<u32> {
+        if self.live.is_empty() {
+            None
+        } else {
+            Some(self.phases[self.next_phase - 1])
+        }
+    }
+
+    /// Number of workloads.
+    pub fn len(&self) -> usize {
+        self.lanes.len()
+    }
+
+    /// Whether the scenario has no workloads.
+    pub fn is_empty(&self) -> bool {
+        self.lanes.is_empty()
+    }
+
+    /// Workload `i`'s name (as in reports).
+    pub fn name(&self, i: usize) -> &str {
+        &self.names[i]
+    }
+
+    /// Events workload `i` has issued so far (into [`Batch::Events`] handed out).
+    pub fn events(&self, i: usize) -> u64 {
+        self.lanes[i].events
+    }
+
+    /// Workload `i`'s generator (e.g. for its [`sink`](Generator::sink)).
+    pub fn generator(&self, i: usize) -> &Generator {
+        &self.lanes[i].gen
+    }
+
+    /// What each trace replay read so far, in workload order (empty without trace
+    /// workloads).
+    pub fn trace_reports(&self) -> Vec<TraceReport> {
+        self.lanes
+            .iter()
+            .zip(&self.names)
+            .filter_map(|(lane, name)| lane.gen.trace_report(name))
+            .collect()
+    }
 }
 
 /// Runs `s`: validates it, builds the machine, creates every workload's task and region
 /// in workload order (opening traces up front, so a missing file fails before anything
 /// runs), then runs the phases in increasing order. Within a phase the workloads are
 /// interleaved round-robin, `weight` events from each live workload in turn, until all are
-/// finished. Events go to [`Sim::run`] in batches of [`BATCH`].
+/// finished. Events go to [`Sim::run`] in batches of [`BATCH`]. The events and their
+/// order come from an [`EventStream`].
 ///
 /// Start times ([`WorkloadSpec::start`](crate::WorkloadSpec::start)): while a workload of
 /// the phase waits for its start, the phase runs one round per batch and checks the
@@ -134,138 +420,39 @@ pub fn run_scenario_cancellable(
         what: "machine".into(),
         source,
     })?;
-    let mut lanes = Vec::with_capacity(s.workloads.len());
-    let mut names = Vec::with_capacity(s.workloads.len());
-    for (i, w) in s.workloads.iter().enumerate() {
-        let name = w.display_name(i);
-        let what = format!("workload[{i}] \"{name}\"");
-        let gen = Generator::build(
-            &mut sim,
-            w,
-            &name,
-            workload_seed(s.seed, i),
-            &what,
-            s.base_dir.as_deref(),
-        )?;
-        lanes.push(Lane {
-            gen,
-            buf: Vec::with_capacity(LANE),
-            pos: 0,
-            events: 0,
-            start: w.start,
-        });
-        names.push(name);
-    }
-
-    let mut phases: Vec<u32> = s.workloads.iter().map(|w| w.phase).collect();
-    phases.sort_unstable();
-    phases.dedup();
-    let mut out: Vec<Event> =
-        Vec::with_capacity(BATCH + s.workloads.iter().map(|w| w.weight as usize).sum::<usize>());
+    let mut stream = EventStream::build(s, &mut sim)?;
     let mut done = 0u64;
     let mut partial = false;
-    'phases: for phase in phases {
-        let mut live: Vec<usize> = (0..lanes.len())
-            .filter(|&i| s.workloads[i].phase == phase)
-            .collect();
-        while !live.is_empty() {
-            out.clear();
-            let now = sim.now();
-            let waiting = live
-                .iter()
-                .map(|&i| lanes[i].start)
-                .filter(|&t| t > now)
-                .min();
-            if let Some(next) = waiting {
-                // Some lane waits for its start: one round of the started lanes, or an
-                // idle wait for the earliest start if none has started.
-                let mut any = false;
-                let mut k = 0;
-                'round: while k < live.len() {
-                    let lane = &mut lanes[live[k]];
-                    if lane.start > now {
-                        k += 1;
-                        continue;
-                    }
-                    any = true;
-                    for _ in 0..s.workloads[live[k]].weight {
-                        if lane.pos == lane.buf.len() {
-                            lane.buf.clear();
-                            lane.pos = 0;
-                            if lane.gen.fill(&mut lane.buf, LANE)? == 0 {
-                                live.remove(k);
-                                continue 'round;
-                            }
-                        }
-                        out.push(lane.buf[lane.pos]);
-                        lane.pos += 1;
-                        lane.events += 1;
-                    }
-                    k += 1;
+    while let Some(batch) = stream.next_batch(sim.now())? {
+        let out = match batch {
+            Batch::Idle(idle) => {
+                if let Some(f) = opts.on_batch.as_mut() {
+                    f(idle);
                 }
-                if !any {
-                    let idle = [Event::Think { ns: next - now }];
-                    if let Some(f) = opts.on_batch.as_mut() {
-                        f(&idle);
-                    }
-                    sim.run(&idle);
-                    continue;
-                }
-                if out.is_empty() {
-                    continue;
-                }
-            } else if live.len() == 1 {
-                let lane = &mut lanes[live[0]];
-                out.extend_from_slice(&lane.buf[lane.pos..]);
-                lane.pos = lane.buf.len();
-                let room = BATCH - out.len();
-                lane.gen.fill(&mut out, room)?;
-                if out.is_empty() {
-                    live.clear();
-                }
-                lane.events += out.len() as u64;
-            } else {
-                while out.len() < BATCH && !live.is_empty() {
-                    let mut k = 0;
-                    'lanes: while k < live.len() {
-                        let lane = &mut lanes[live[k]];
-                        for _ in 0..s.workloads[live[k]].weight {
-                            if lane.pos == lane.buf.len() {
-                                lane.buf.clear();
-                                lane.pos = 0;
-                                if lane.gen.fill(&mut lane.buf, LANE)? == 0 {
-                                    live.remove(k);
-                                    continue 'lanes;
-                                }
-                            }
-                            out.push(lane.buf[lane.pos]);
-                            lane.pos += 1;
-                            lane.events += 1;
-                        }
-                        k += 1;
-                    }
-                }
+                sim.run(idle);
+                continue;
             }
-            if let Some(f) = opts.on_batch.as_mut() {
-                f(&out);
+            Batch::Events(out) => out,
+        };
+        if let Some(f) = opts.on_batch.as_mut() {
+            f(out);
+        }
+        match s.warmup_events {
+            Some(w) if done < w && done + out.len() as u64 >= w => {
+                let k = (w - done) as usize;
+                sim.run(&out[..k]);
+                sim.begin_measurement();
+                sim.run(&out[k..]);
             }
-            match s.warmup_events {
-                Some(w) if done < w && done + out.len() as u64 >= w => {
-                    let k = (w - done) as usize;
-                    sim.run(&out[..k]);
-                    sim.begin_measurement();
-                    sim.run(&out[k..]);
-                }
-                _ => sim.run(&out),
-            }
-            done += out.len() as u64;
-            if let Some(p) = opts.progress.as_mut() {
-                p(done);
-            }
-            if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-                partial = true;
-                break 'phases;
-            }
+            _ => sim.run(out),
+        }
+        done += out.len() as u64;
+        if let Some(p) = opts.progress.as_mut() {
+            p(done);
+        }
+        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            partial = true;
+            break;
         }
     }
 
@@ -282,22 +469,17 @@ pub fn run_scenario_cancellable(
     let workloads = s
         .workloads
         .iter()
-        .zip(&lanes)
-        .zip(&names)
-        .map(|((w, lane), name)| WorkloadReport {
-            name: name.clone(),
+        .enumerate()
+        .map(|(i, w)| WorkloadReport {
+            name: stream.name(i).to_string(),
             kind: w.kind.name().to_string(),
             target: w.target_name().to_string(),
             phase: w.phase,
             pages: w.kind.pages(),
-            events: lane.events,
+            events: stream.events(i),
         })
         .collect();
-    let trace = lanes
-        .iter()
-        .zip(&names)
-        .filter_map(|(lane, name)| lane.gen.trace_report(name))
-        .collect();
+    let trace = stream.trace_reports();
     Ok(ScenarioResult {
         scenario: s.name.clone(),
         description: s.description.clone(),
@@ -353,6 +535,39 @@ mod tests {
         assert_eq!(seen.last(), Some(&r.events));
         assert!(seen.iter().rev().skip(1).all(|&d| d < after));
         r
+    }
+
+    #[test]
+    fn the_stream_is_what_run_scenario_feeds_the_simulator() {
+        let mut s = scenario(None);
+        s.workloads[1].phase = 0;
+        s.workloads[1].weight = 3;
+        let mut fed = Vec::new();
+        let mut record = |b: &[Event]| fed.extend_from_slice(b);
+        let r = run_scenario(
+            &s,
+            &mut RunOptions {
+                progress: None,
+                on_batch: Some(&mut record),
+            },
+        )
+        .unwrap();
+        let mut sim = Sim::new(s.machine.clone()).unwrap();
+        let mut stream = EventStream::build(&s, &mut sim).unwrap();
+        assert_eq!(stream.phase(), None);
+        let mut got = Vec::new();
+        while let Some(b) = stream.next_batch(0).unwrap() {
+            let Batch::Events(e) = b else {
+                panic!("no start times: no idle batch")
+            };
+            assert!(!e.is_empty() && e.len() < BATCH + 4);
+            got.extend_from_slice(e);
+        }
+        assert_eq!(stream.phase(), None);
+        assert_eq!(got, fed);
+        assert_eq!(stream.events(0) + stream.events(1), r.events);
+        assert_eq!(stream.events(1), r.workloads[1].events);
+        assert!(stream.next_batch(0).unwrap().is_none());
     }
 
     #[test]

@@ -1,0 +1,834 @@
+//! Executing a scenario's event stream on the real machine: setup of files and mappings,
+//! the event loop, `getrusage` deltas, cleanup.
+
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use mmsim_core::{Advice, Event, PAGE_SIZE};
+use mmsim_workloads::{Batch, Target};
+use serde::Serialize;
+
+use crate::error::ProbeError;
+use crate::plan::Plan;
+use crate::EventCounts;
+
+/// Default of `--max-memory`: 1 GiB of mapped regions.
+pub const DEFAULT_MAX_MEMORY: u64 = 1 << 30;
+/// Default of `--max-disk`: 4 GiB of region files.
+pub const DEFAULT_MAX_DISK: u64 = 4 << 30;
+/// Bytes written per call when a file is created.
+const FILL_CHUNK: usize = 1 << 20;
+
+/// How a `Think { ns }` event is executed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkMode {
+    /// Spin on the monotonic clock for `ns` (the CPU stays busy, as the simulated task
+    /// computes).
+    #[default]
+    Busy,
+    /// `nanosleep` for `ns` (the process sleeps; its CPU time does not grow).
+    Sleep,
+}
+
+/// How to run: where the files go, what to keep, the guards.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    /// Directory of the region files (required when the scenario has file-backed
+    /// workloads). Nothing outside it is created, opened for writing or removed.
+    pub dir: Option<PathBuf>,
+    /// Use a region file that already exists (it must be a regular file of exactly the
+    /// region's size) instead of failing; missing ones are created.
+    pub reuse: bool,
+    /// Keep the files this run created (default: removed at the end, also after an
+    /// error).
+    pub keep: bool,
+    /// Create the files and stop (implies `keep`): to prepare them outside the
+    /// memory-limited cgroup, whose page cache would otherwise be charged the writes.
+    pub prepare_only: bool,
+    /// Before running: `fsync` and `posix_fadvise(DONTNEED)` every region file, so the
+    /// page cache starts cold as in the simulator (default true).
+    pub evict: bool,
+    /// Largest total size of the mapped regions (anon, mmap, mmap-exec), bytes.
+    pub max_memory: u64,
+    /// Largest total size of the region files, bytes.
+    pub max_disk: u64,
+    /// How think events are executed.
+    pub think: ThinkMode,
+}
+
+impl Default for RunConfig {
+    fn default() -> RunConfig {
+        RunConfig {
+            dir: None,
+            reuse: false,
+            keep: false,
+            prepare_only: false,
+            evict: true,
+            max_memory: DEFAULT_MAX_MEMORY,
+            max_disk: DEFAULT_MAX_DISK,
+            think: ThinkMode::Busy,
+        }
+    }
+}
+
+/// Resource use over part of a run (`getrusage(RUSAGE_SELF)` and wall-clock deltas).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Usage {
+    /// Events executed in this part.
+    pub events: u64,
+    /// Wall time, seconds.
+    pub wall_s: f64,
+    /// Minor page faults (`ru_minflt`).
+    pub minflt: i64,
+    /// Major page faults (`ru_majflt`): faults that waited for I/O.
+    pub majflt: i64,
+    /// Blocks read from the filesystem (`ru_inblock`, 512-byte units).
+    pub inblock: i64,
+    /// Blocks written (`ru_oublock`).
+    pub oublock: i64,
+    /// Voluntary context switches (`ru_nvcsw`).
+    pub nvcsw: i64,
+    /// Involuntary context switches (`ru_nivcsw`).
+    pub nivcsw: i64,
+    /// User CPU time, seconds.
+    pub utime_s: f64,
+    /// System CPU time, seconds.
+    pub stime_s: f64,
+}
+
+/// A point in time and the process's counters there.
+#[derive(Clone, Copy)]
+struct Snapshot {
+    at: Instant,
+    ru: libc::rusage,
+}
+
+impl Snapshot {
+    fn now() -> Snapshot {
+        // SAFETY: getrusage fills the struct it is given; RUSAGE_SELF cannot fail.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+        Snapshot {
+            at: Instant::now(),
+            ru,
+        }
+    }
+
+    /// What happened from `self` to `later`.
+    fn until(&self, later: &Snapshot, events: u64) -> Usage {
+        let (a, b) = (&self.ru, &later.ru);
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+        Usage {
+            events,
+            wall_s: later.at.duration_since(self.at).as_secs_f64(),
+            minflt: b.ru_minflt - a.ru_minflt,
+            majflt: b.ru_majflt - a.ru_majflt,
+            inblock: b.ru_inblock - a.ru_inblock,
+            oublock: b.ru_oublock - a.ru_oublock,
+            nvcsw: b.ru_nvcsw - a.ru_nvcsw,
+            nivcsw: b.ru_nivcsw - a.ru_nivcsw,
+            utime_s: tv(b.ru_utime) - tv(a.ru_utime),
+            stime_s: tv(b.ru_stime) - tv(a.ru_stime),
+        }
+    }
+}
+
+/// One workload's line in a [`RunReport`].
+#[derive(Clone, Debug, Serialize)]
+pub struct RunWorkload {
+    /// Its name.
+    pub name: String,
+    /// Its kind.
+    pub kind: &'static str,
+    /// Its target.
+    pub target: Target,
+    /// Its phase.
+    pub phase: u32,
+    /// Region size in pages.
+    pub pages: u64,
+    /// The advice applied.
+    pub advice: Advice,
+    /// Events it issued.
+    pub events: u64,
+    /// Its real file (not for `anon`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
+    /// What happened to the file: `created` (and removed at the end), `created, kept`,
+    /// `reused`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_state: Option<String>,
+}
+
+/// What a run did: the JSON `mmsim-probe` prints.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunReport {
+    /// `mmsim-probe`.
+    pub probe: &'static str,
+    /// The probe's version.
+    pub version: &'static str,
+    /// The probe's process id (the process whose memory the kernel accounted).
+    pub pid: u32,
+    /// The scenario's name.
+    pub scenario: String,
+    /// The seed.
+    pub seed: u64,
+    /// Whether only the files were prepared (no event ran).
+    pub prepare_only: bool,
+    /// Events executed.
+    pub events: u64,
+    /// Events executed per kind.
+    pub per_kind: EventCounts,
+    /// Per workload.
+    pub workloads: Vec<RunWorkload>,
+    /// Creating or opening the files and mapping the regions (file writes included).
+    pub setup: Usage,
+    /// The whole event loop.
+    pub run: Usage,
+    /// The first `warmup_events` events (with `warmup_events` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<Usage>,
+    /// The events after the warmup (with `warmup_events` only): compare these with
+    /// mmsim's counters, which are zeroed at the same event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured: Option<Usage>,
+    /// Peak resident set size of the process at the end, KiB (`ru_maxrss`).
+    pub maxrss_kb: i64,
+    /// A checksum of the bytes read (keeps the loads from being optimised away).
+    pub checksum: u64,
+    /// How think events were executed.
+    pub think: ThinkMode,
+    /// Whether the page cache of the files was dropped before the run.
+    pub evicted: bool,
+}
+
+/// Checks the scenario against `--max-memory` and `--max-disk`.
+pub fn check_limits(plan: &Plan, cfg: &RunConfig) -> Result<(), ProbeError> {
+    let (mapped, detail) = plan.mapped_bytes();
+    if mapped > cfg.max_memory {
+        return Err(ProbeError::Limit {
+            what: "mapped memory",
+            option: "--max-memory",
+            needed: mapped,
+            limit: cfg.max_memory,
+            detail,
+        });
+    }
+    let (disk, detail) = plan.file_bytes();
+    if disk > cfg.max_disk {
+        return Err(ProbeError::Limit {
+            what: "file space",
+            option: "--max-disk",
+            needed: disk,
+            limit: cfg.max_disk,
+            detail,
+        });
+    }
+    Ok(())
+}
+
+/// A region mapped into the address space; unmapped on drop.
+struct Mapping {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl Mapping {
+    /// `mmap` of `len` bytes; `fd` `None` for anonymous memory.
+    fn new(
+        len: usize,
+        prot: i32,
+        flags: i32,
+        fd: Option<&File>,
+        what: &Path,
+    ) -> Result<Mapping, ProbeError> {
+        let fd = fd.map_or(-1, |f| f.as_raw_fd());
+        // SAFETY: a new mapping at an address the kernel chooses; nothing else refers to it.
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags, fd, 0) };
+        if p == libc::MAP_FAILED {
+            let e = std::io::Error::last_os_error();
+            let mut call = "mmap";
+            if prot & libc::PROT_EXEC != 0 && e.raw_os_error() == Some(libc::EPERM) {
+                call = "mmap (PROT_EXEC; is --dir on a noexec mount?)";
+            }
+            return Err(ProbeError::Syscall {
+                call,
+                path: what.to_path_buf(),
+                source: e,
+            });
+        }
+        Ok(Mapping { ptr: p.cast(), len })
+    }
+
+    fn madvise(&self, advice: i32, call: &'static str, what: &Path) -> Result<(), ProbeError> {
+        // SAFETY: the range is exactly this mapping.
+        if unsafe { libc::madvise(self.ptr.cast(), self.len, advice) } != 0 {
+            return Err(ProbeError::last_os(call, what));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly what `new` mapped; no reference into it outlives `self`.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
+
+/// Removes the files a run created, unless they are to be kept; also after an error.
+struct Cleanup {
+    created: Vec<PathBuf>,
+    keep: bool,
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if !self.keep {
+            for p in &self.created {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+}
+
+fn fadvise_code(a: Advice) -> (i32, &'static str) {
+    match a {
+        Advice::Normal => (libc::POSIX_FADV_NORMAL, "posix_fadvise(NORMAL)"),
+        Advice::Random => (libc::POSIX_FADV_RANDOM, "posix_fadvise(RANDOM)"),
+        Advice::Sequential => (libc::POSIX_FADV_SEQUENTIAL, "posix_fadvise(SEQUENTIAL)"),
+    }
+}
+
+fn madvise_code(a: Advice) -> (i32, &'static str) {
+    match a {
+        Advice::Normal => (libc::MADV_NORMAL, "madvise(MADV_NORMAL)"),
+        Advice::Random => (libc::MADV_RANDOM, "madvise(MADV_RANDOM)"),
+        Advice::Sequential => (libc::MADV_SEQUENTIAL, "madvise(MADV_SEQUENTIAL)"),
+    }
+}
+
+fn fadvise(f: &File, advice: i32, call: &'static str, path: &Path) -> Result<(), ProbeError> {
+    // SAFETY: a plain syscall on an open descriptor.
+    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, advice) };
+    if rc != 0 {
+        return Err(ProbeError::errno(call, path, rc));
+    }
+    Ok(())
+}
+
+/// Writes the content of a new region file: every page non-zero (its first 8 bytes are
+/// the page number + 1, the rest 0x5a), so the file has no holes.
+fn fill(f: &File, pages: u64, path: &Path) -> Result<(), ProbeError> {
+    let mut buf = vec![0x5au8; FILL_CHUNK];
+    let per = FILL_CHUNK as u64 / PAGE_SIZE;
+    let mut page = 0u64;
+    while page < pages {
+        let n = per.min(pages - page);
+        for k in 0..n {
+            let o = (k * PAGE_SIZE) as usize;
+            buf[o..o + 8].copy_from_slice(&(page + k + 1).to_le_bytes());
+        }
+        let len = (n * PAGE_SIZE) as usize;
+        f.write_all_at(&buf[..len], page * PAGE_SIZE)
+            .map_err(|source| ProbeError::Syscall {
+                call: "pwrite",
+                path: path.to_path_buf(),
+                source,
+            })?;
+        page += n;
+    }
+    Ok(())
+}
+
+/// Opens (with `reuse`, if it exists) or creates region file `path` of `pages` pages;
+/// returns the file and whether it was created. Never follows a symbolic link.
+fn open_region_file(
+    path: &Path,
+    pages: u64,
+    reuse: bool,
+    cleanup: &mut Cleanup,
+) -> Result<(File, bool), ProbeError> {
+    let bytes = pages * PAGE_SIZE;
+    if reuse {
+        match std::fs::symlink_metadata(path) {
+            Ok(m) => {
+                if !m.file_type().is_file() {
+                    return Err(ProbeError::Usage(format!(
+                        "--reuse {}: not a regular file",
+                        path.display()
+                    )));
+                }
+                if m.len() != bytes {
+                    return Err(ProbeError::Usage(format!(
+                        "--reuse {}: its size is {} bytes, the workload needs exactly {bytes}: \
+                         remove it, or run without --reuse on a fresh --dir",
+                        path.display(),
+                        m.len()
+                    )));
+                }
+                let f = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .custom_flags(libc::O_NOFOLLOW)
+                    .open(path)
+                    .map_err(|source| ProbeError::Syscall {
+                        call: "open",
+                        path: path.to_path_buf(),
+                        source,
+                    })?;
+                return Ok((f, false));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => {
+                return Err(ProbeError::Syscall {
+                    call: "stat",
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        }
+    }
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|source| {
+            let call = if source.kind() == std::io::ErrorKind::AlreadyExists {
+                "create (it exists: pass --reuse to run on it, or remove it)"
+            } else {
+                "create"
+            };
+            ProbeError::Syscall {
+                call,
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
+    cleanup.created.push(path.to_path_buf());
+    fill(&f, pages, path)?;
+    f.sync_all().map_err(|source| ProbeError::Syscall {
+        call: "fsync",
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok((f, true))
+}
+
+/// Where Access events of one VMA id go.
+#[derive(Clone, Copy)]
+struct VmaSlot {
+    base: *mut u8,
+    pages: u64,
+    writable: bool,
+    region: usize,
+}
+
+/// Where FileRead/FileWrite events of one file id go.
+#[derive(Clone, Copy)]
+struct FileSlot {
+    fd: i32,
+    pages: u64,
+    region: usize,
+}
+
+/// The event loop's state.
+struct Executor<'a> {
+    vmas: Vec<Option<VmaSlot>>,
+    files: Vec<Option<FileSlot>>,
+    /// Path or name of each region, for errors.
+    names: &'a [PathBuf],
+    rbuf: Vec<u8>,
+    wbuf: Vec<u8>,
+    counts: EventCounts,
+    checksum: u64,
+    think: ThinkMode,
+    index: u64,
+}
+
+impl Executor<'_> {
+    fn bad(&self, message: String) -> ProbeError {
+        ProbeError::BadEvent {
+            index: self.index,
+            message,
+        }
+    }
+
+    #[inline]
+    fn run(&mut self, events: &[Event]) -> Result<(), ProbeError> {
+        for e in events {
+            self.step(e)?;
+            self.counts.add(e);
+            self.index += 1;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn step(&mut self, e: &Event) -> Result<(), ProbeError> {
+        match *e {
+            Event::Access { vma, index, write } => {
+                let Some(Some(v)) = self.vmas.get(vma as usize).copied() else {
+                    return Err(self.bad(format!("no mapped region has VMA id {vma}")));
+                };
+                if index as u64 >= v.pages {
+                    return Err(self.bad(format!(
+                        "page {index} of {} is beyond its {} pages",
+                        self.names[v.region].display(),
+                        v.pages
+                    )));
+                }
+                // SAFETY: `index < pages`, so the byte lies inside the live mapping.
+                let p = unsafe { v.base.add(index as usize * PAGE_SIZE as usize) };
+                if write {
+                    if !v.writable {
+                        return Err(self.bad(format!(
+                            "a store to the executable mapping of {}",
+                            self.names[v.region].display()
+                        )));
+                    }
+                    // A store of a non-zero byte: one write fault on a new page, and the
+                    // page is never all zeros (the kernel swaps those out as swpout_zero).
+                    let tag = (self.index as u8) | 1;
+                    // SAFETY: as above; the mapping is writable.
+                    unsafe { std::ptr::write_volatile(p, tag) };
+                } else {
+                    // SAFETY: as above.
+                    let b = unsafe { std::ptr::read_volatile(p) };
+                    self.checksum = self.checksum.wrapping_add(b as u64);
+                }
+            }
+            Event::FileRead { file, index, pages } | Event::FileWrite { file, index, pages } => {
+                let Some(Some(f)) = self.files.get(file as usize).copied() else {
+                    return Err(self.bad(format!("no file region has file id {file}")));
+                };
+                if index as u64 + pages as u64 > f.pages || pages == 0 {
+                    return Err(self.bad(format!(
+                        "pages {index}..{} of {} are beyond its {} pages",
+                        index as u64 + pages as u64,
+                        self.names[f.region].display(),
+                        f.pages
+                    )));
+                }
+                let len = pages as usize * PAGE_SIZE as usize;
+                let off = index as i64 * PAGE_SIZE as i64;
+                let write = matches!(e, Event::FileWrite { .. });
+                let (call, n) = if write {
+                    if self.wbuf.len() < len {
+                        self.wbuf.resize(len, 0xa5);
+                    }
+                    // SAFETY: the buffer holds at least `len` bytes.
+                    let n = unsafe { libc::pwrite(f.fd, self.wbuf.as_ptr().cast(), len, off) };
+                    ("pwrite", n)
+                } else {
+                    if self.rbuf.len() < len {
+                        self.rbuf.resize(len, 0);
+                    }
+                    // SAFETY: the buffer holds at least `len` bytes.
+                    let n = unsafe { libc::pread(f.fd, self.rbuf.as_mut_ptr().cast(), len, off) };
+                    self.checksum = self.checksum.wrapping_add(self.rbuf[0] as u64);
+                    ("pread", n)
+                };
+                if n < 0 {
+                    return Err(ProbeError::last_os(call, &self.names[f.region]));
+                }
+                if n as usize != len {
+                    return Err(ProbeError::Short {
+                        call,
+                        path: self.names[f.region].clone(),
+                        message: format!("{len} bytes at offset {off} asked, {n} done"),
+                    });
+                }
+            }
+            Event::Think { ns } => match self.think {
+                ThinkMode::Busy => {
+                    let end = Instant::now() + Duration::from_nanos(ns);
+                    while Instant::now() < end {
+                        std::hint::spin_loop();
+                    }
+                }
+                ThinkMode::Sleep => std::thread::sleep(Duration::from_nanos(ns)),
+            },
+        }
+        Ok(())
+    }
+}
+
+/// Sets up every region of `plan` and executes the scenario's event stream on it, single
+/// threaded, in this process; `log` gets one line per step of the setup (for `--quiet`
+/// to drop).
+pub fn run(
+    plan: &Plan,
+    cfg: &RunConfig,
+    log: &mut dyn FnMut(&str),
+) -> Result<RunReport, ProbeError> {
+    check_limits(plan, cfg)?;
+    let s = &plan.scenario;
+    let dir = match (&cfg.dir, plan.regions.iter().find(|r| r.target.is_file())) {
+        (None, Some(r)) => {
+            return Err(ProbeError::Usage(format!(
+                "workload[{}] \"{}\" (target {}) needs a real file: give --dir DIR",
+                r.workload, r.name, r.target
+            )))
+        }
+        (Some(d), _) => {
+            match std::fs::metadata(d) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => {
+                    return Err(ProbeError::Usage(format!(
+                        "--dir {}: not a directory",
+                        d.display()
+                    )))
+                }
+                Err(source) => {
+                    return Err(ProbeError::Syscall {
+                        call: "stat (--dir)",
+                        path: d.clone(),
+                        source,
+                    })
+                }
+            }
+            Some(d.as_path())
+        }
+        (None, None) => None,
+    };
+
+    let t_setup = Snapshot::now();
+    let mut cleanup = Cleanup {
+        created: Vec::new(),
+        keep: cfg.keep || cfg.prepare_only,
+    };
+    // Declared after `cleanup`, so dropped (closed and unmapped) before the files go.
+    let mut files: Vec<Option<File>> = Vec::with_capacity(plan.regions.len());
+    let mut mappings: Vec<Option<Mapping>> = Vec::with_capacity(plan.regions.len());
+    let mut names: Vec<PathBuf> = Vec::with_capacity(plan.regions.len());
+    let mut states: Vec<Option<String>> = Vec::with_capacity(plan.regions.len());
+    for r in &plan.regions {
+        let bytes = r.bytes() as usize;
+        let (file, path) = match (&r.file_name, dir) {
+            (Some(name), Some(dir)) => {
+                let path = dir.join(name);
+                let (f, created) = open_region_file(&path, r.pages, cfg.reuse, &mut cleanup)?;
+                log(&format!(
+                    "{} {} ({} pages) for workload[{}] \"{}\"",
+                    if created { "created" } else { "reusing" },
+                    path.display(),
+                    r.pages,
+                    r.workload,
+                    r.name
+                ));
+                states.push(Some(
+                    match (created, cleanup.keep) {
+                        (false, _) => "reused",
+                        (true, true) => "created, kept",
+                        (true, false) => "created, removed",
+                    }
+                    .to_string(),
+                ));
+                (Some(f), path)
+            }
+            _ => {
+                states.push(None);
+                (None, PathBuf::from(format!("anon \"{}\"", r.name)))
+            }
+        };
+        if cfg.prepare_only {
+            names.push(path);
+            files.push(file);
+            mappings.push(None);
+            continue;
+        }
+        if let Some(f) = &file {
+            if cfg.evict {
+                f.sync_all().map_err(|source| ProbeError::Syscall {
+                    call: "fsync",
+                    path: path.clone(),
+                    source,
+                })?;
+                fadvise(
+                    f,
+                    libc::POSIX_FADV_DONTNEED,
+                    "posix_fadvise(DONTNEED)",
+                    &path,
+                )?;
+            }
+        }
+        let mapping = match r.target {
+            Target::Anon => {
+                let m = Mapping::new(
+                    bytes,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    None,
+                    &path,
+                )?;
+                // The simulator has 4 KiB pages only: no transparent huge pages (EINVAL:
+                // a kernel without THP, nothing to turn off).
+                match m.madvise(libc::MADV_NOHUGEPAGE, "madvise(MADV_NOHUGEPAGE)", &path) {
+                    Err(ProbeError::Syscall { source, .. })
+                        if source.raw_os_error() == Some(libc::EINVAL) => {}
+                    r => r?,
+                }
+                Some(m)
+            }
+            Target::File => {
+                let (code, call) = fadvise_code(r.advice);
+                fadvise(
+                    file.as_ref().expect("file target has a file"),
+                    code,
+                    call,
+                    &path,
+                )?;
+                None
+            }
+            Target::Mmap | Target::MmapExec => {
+                let prot = if r.target == Target::MmapExec {
+                    libc::PROT_READ | libc::PROT_EXEC
+                } else {
+                    libc::PROT_READ | libc::PROT_WRITE
+                };
+                let m = Mapping::new(bytes, prot, libc::MAP_SHARED, file.as_ref(), &path)?;
+                let (code, call) = madvise_code(r.advice);
+                m.madvise(code, call, &path)?;
+                Some(m)
+            }
+        };
+        log(&format!(
+            "workload[{}] \"{}\": {} of {} pages, advice {}",
+            r.workload,
+            r.name,
+            r.target,
+            r.pages,
+            r.advice.name()
+        ));
+        names.push(path);
+        files.push(file);
+        mappings.push(mapping);
+    }
+    let t_ready = Snapshot::now();
+    let setup = t_setup.until(&t_ready, 0);
+
+    let mut workloads: Vec<RunWorkload> = plan
+        .regions
+        .iter()
+        .zip(&names)
+        .zip(&states)
+        .map(|((r, path), state)| RunWorkload {
+            name: r.name.clone(),
+            kind: r.kind,
+            target: r.target,
+            phase: r.phase,
+            pages: r.pages,
+            advice: r.advice,
+            events: 0,
+            file: r.file_name.as_ref().map(|_| path.clone()),
+            file_state: state.clone(),
+        })
+        .collect();
+    let mut report = RunReport {
+        probe: "mmsim-probe",
+        version: env!("CARGO_PKG_VERSION"),
+        pid: std::process::id(),
+        scenario: s.name.clone(),
+        seed: s.seed,
+        prepare_only: cfg.prepare_only,
+        events: 0,
+        per_kind: EventCounts::default(),
+        workloads: Vec::new(),
+        setup,
+        run: Usage::default(),
+        warmup: None,
+        measured: None,
+        maxrss_kb: 0,
+        checksum: 0,
+        think: cfg.think,
+        evicted: cfg.evict && !cfg.prepare_only,
+    };
+    if cfg.prepare_only {
+        report.maxrss_kb = t_ready.ru.ru_maxrss;
+        report.workloads = workloads;
+        return Ok(report);
+    }
+
+    let mut ex = Executor {
+        vmas: vec![None; plan.vmas()],
+        files: vec![None; plan.files()],
+        names: &names,
+        rbuf: Vec::new(),
+        wbuf: Vec::new(),
+        counts: EventCounts::default(),
+        checksum: 0,
+        think: cfg.think,
+        index: 0,
+    };
+    for (i, r) in plan.regions.iter().enumerate() {
+        match (r.id_kind, &mappings[i], &files[i]) {
+            ("vma", Some(m), _) => {
+                ex.vmas[r.id as usize] = Some(VmaSlot {
+                    base: m.ptr,
+                    pages: r.pages,
+                    writable: r.target != Target::MmapExec,
+                    region: i,
+                })
+            }
+            ("file", None, Some(f)) => {
+                ex.files[r.id as usize] = Some(FileSlot {
+                    fd: f.as_raw_fd(),
+                    pages: r.pages,
+                    region: i,
+                })
+            }
+            _ => unreachable!("the plan pairs VMA ids with mappings and file ids with files"),
+        }
+    }
+
+    let mut stream = plan.stream()?;
+    let warmup = s.warmup_events;
+    let mut done = 0u64;
+    let mut at_warmup = None;
+    let start = Snapshot::now();
+    // No start times (the plan rejects them): the stream does not depend on the clock.
+    while let Some(batch) = stream.next_batch(0)? {
+        let events = match batch {
+            Batch::Idle(e) => {
+                ex.run(e)?;
+                continue;
+            }
+            Batch::Events(e) => e,
+        };
+        match warmup {
+            Some(w) if done < w && done + events.len() as u64 >= w => {
+                let k = (w - done) as usize;
+                ex.run(&events[..k])?;
+                at_warmup = Some(Snapshot::now());
+                ex.run(&events[k..])?;
+            }
+            _ => ex.run(events)?,
+        }
+        done += events.len() as u64;
+    }
+    let end = Snapshot::now();
+    report.run = start.until(&end, ex.index);
+    if let (Some(w), Some(mid)) = (warmup, at_warmup) {
+        report.warmup = Some(start.until(&mid, w));
+        report.measured = Some(mid.until(&end, done - w));
+    }
+    for (i, w) in workloads.iter_mut().enumerate() {
+        w.events = stream.events(i);
+    }
+    report.events = ex.index;
+    report.per_kind = ex.counts;
+    report.checksum = ex.checksum;
+    report.maxrss_kb = end.ru.ru_maxrss;
+    report.workloads = workloads;
+    drop(ex);
+    drop(mappings);
+    drop(files);
+    drop(cleanup);
+    Ok(report)
+}

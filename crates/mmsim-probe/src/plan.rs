@@ -1,0 +1,273 @@
+//! What a scenario needs on the real machine: one region per workload, with the id its
+//! events carry, and the check that the probe can execute the scenario faithfully.
+
+use mmsim_core::{Advice, FileId, Sim, VmaId, PAGE_SIZE};
+use mmsim_workloads::{EventStream, Scenario, Sink, Target, WorkloadKind};
+use serde::Serialize;
+
+use crate::error::ProbeError;
+
+/// The real object behind one workload.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Region {
+    /// The workload's index in the scenario.
+    pub workload: usize,
+    /// Its name (as in mmsim's reports).
+    pub name: String,
+    /// Its kind (`zipf`, `touch`, …).
+    pub kind: &'static str,
+    /// Its target.
+    pub target: Target,
+    /// Size in pages (4 KiB).
+    pub pages: u64,
+    /// The advice in effect (`posix_fadvise` for `file`, `madvise` for mappings).
+    pub advice: Advice,
+    /// The write ratio in effect.
+    pub write_ratio: f64,
+    /// Its phase.
+    pub phase: u32,
+    /// Its weight.
+    pub weight: u32,
+    /// What its events name: `vma` (Access events) or `file` (FileRead/FileWrite).
+    pub id_kind: &'static str,
+    /// The VMA or file id in its events.
+    pub id: u32,
+    /// The simulator's id of its file (`file`, `mmap`, `mmap-exec`), `None` for `anon`.
+    pub sim_file: Option<FileId>,
+    /// The name of its real file in `--dir` (`None` for `anon`).
+    pub file_name: Option<String>,
+}
+
+impl Region {
+    /// Size in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.pages * PAGE_SIZE
+    }
+
+    /// Whether the region is mapped into the probe's address space (anon, mmap,
+    /// mmap-exec) rather than read through a descriptor.
+    pub fn is_mapped(&self) -> bool {
+        self.target != Target::File
+    }
+}
+
+/// A scenario checked for what the probe can execute, with its regions.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The scenario (validated).
+    pub scenario: Scenario,
+    /// One region per workload, in workload order.
+    pub regions: Vec<Region>,
+    /// Region index per VMA id (Access events).
+    vma_region: Vec<usize>,
+    /// Region index per file id (FileRead/FileWrite events); `usize::MAX` for the files
+    /// behind mappings, which no event names.
+    file_region: Vec<usize>,
+}
+
+/// The real file name of workload `index` named `name`: `mmsim-probe-<index>-<name>.dat`
+/// with every character outside `[A-Za-z0-9._-]` replaced by `_` and the name cut to 64
+/// bytes, so it is one path component inside `--dir` whatever the scenario says.
+pub fn file_name(index: usize, name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    format!("mmsim-probe-{index}-{clean}.dat")
+}
+
+impl Plan {
+    /// Validates `s` and checks every workload against what the probe executes:
+    ///
+    /// * kinds `uniform`, `zipf`, `sequential`, `loop`, `hot-cold`, `touch`, and `trace`
+    ///   with `pages` given (the region's size: without it the region would be 2^31
+    ///   pages);
+    /// * any target (`anon`, `file`, `mmap`, `mmap-exec`), advice and write ratio;
+    /// * phases, weights, `warmup_events`;
+    /// * no `start` (it is compared with the simulated clock, which a real run does not
+    ///   have): an error naming `workload[i].start`;
+    /// * no program model (`fio`, `kv`, `pgbench`, `dd`, `eater`): their tasks, files and
+    ///   mappings are created inside the simulator, which has no way to list them yet.
+    ///
+    /// Then builds the event stream once on a scratch simulator to learn the ids the
+    /// setup assigns.
+    pub fn new(s: &Scenario) -> Result<Plan, ProbeError> {
+        s.validate()?;
+        let unsupported = |i: usize, field: &str, message: String| ProbeError::Unsupported {
+            source_name: s.source.clone(),
+            field: format!("workload[{i}].{field}"),
+            message,
+        };
+        for (i, w) in s.workloads.iter().enumerate() {
+            match &w.kind {
+                WorkloadKind::Uniform { .. }
+                | WorkloadKind::Zipf { .. }
+                | WorkloadKind::Sequential { .. }
+                | WorkloadKind::Loop { .. }
+                | WorkloadKind::HotCold { .. }
+                | WorkloadKind::Touch { .. } => {}
+                WorkloadKind::Trace { pages: None, .. } => {
+                    return Err(unsupported(
+                        i,
+                        "pages",
+                        "a trace replay needs `pages` (its region's size) to run for real: \
+                         without it the region is 2^31 pages (8 TiB)"
+                            .into(),
+                    ))
+                }
+                WorkloadKind::Trace { .. } => {}
+                k => {
+                    return Err(unsupported(
+                        i,
+                        "kind",
+                        format!(
+                            "kind `{}` is a program model, which mmsim-probe does not execute: \
+                             the tasks, files and mappings it creates exist only inside the \
+                             simulator; supported kinds: uniform, zipf, sequential, loop, \
+                             hot-cold, touch, trace (with pages)",
+                            k.name()
+                        ),
+                    ))
+                }
+            }
+            if w.start != 0 {
+                return Err(unsupported(
+                    i,
+                    "start",
+                    "start times are compared with the simulated clock, which a real run \
+                     does not have, so the interleaving could not be reproduced: remove \
+                     `start` (or put the workload in a later phase)"
+                        .into(),
+                ));
+            }
+        }
+        let mut sim = scratch_sim(s)?;
+        let stream = EventStream::build(s, &mut sim)?;
+        let mut regions = Vec::with_capacity(s.workloads.len());
+        let mut vma_region = Vec::new();
+        let mut file_region = Vec::new();
+        for (i, w) in s.workloads.iter().enumerate() {
+            let name = stream.name(i).to_string();
+            let (id_kind, id) = match stream.generator(i).sink() {
+                Sink::Vma(v) => ("vma", v),
+                Sink::File(f) => ("file", f),
+            };
+            // Each access-pattern workload creates at most one file, in workload order.
+            let sim_file = w.target.is_file().then_some(file_region.len() as FileId);
+            match (w.target, id_kind) {
+                (Target::File, "file") if sim_file == Some(id) => {
+                    file_region.push(i);
+                }
+                (Target::Anon, "vma") if id as usize == vma_region.len() => {
+                    vma_region.push(i);
+                }
+                (Target::Mmap | Target::MmapExec, "vma") if id as usize == vma_region.len() => {
+                    vma_region.push(i);
+                    file_region.push(usize::MAX);
+                }
+                _ => {
+                    return Err(ProbeError::Usage(format!(
+                        "internal: workload[{i}] \"{name}\" got {id_kind} id {id}, not what \
+                         its setup order implies"
+                    )))
+                }
+            }
+            regions.push(Region {
+                workload: i,
+                kind: w.kind.name(),
+                target: w.target,
+                pages: w.kind.pages(),
+                advice: w.effective_advice(),
+                write_ratio: w.effective_write_ratio(),
+                phase: w.phase,
+                weight: w.weight,
+                id_kind,
+                id,
+                sim_file,
+                file_name: w.target.is_file().then(|| file_name(i, &name)),
+                name,
+            });
+        }
+        Ok(Plan {
+            scenario: s.clone(),
+            regions,
+            vma_region,
+            file_region,
+        })
+    }
+
+    /// A fresh event stream of the scenario: the one `run_scenario` feeds the simulator
+    /// (built the same way, on a scratch simulator, so the ids are the same).
+    pub fn stream(&self) -> Result<EventStream, ProbeError> {
+        let mut sim = scratch_sim(&self.scenario)?;
+        Ok(EventStream::build(&self.scenario, &mut sim)?)
+    }
+
+    /// The region an Access event's VMA id belongs to.
+    pub fn vma_region(&self, vma: VmaId) -> Option<usize> {
+        self.vma_region.get(vma as usize).copied()
+    }
+
+    /// The region a FileRead/FileWrite event's file id belongs to.
+    pub fn file_region(&self, file: FileId) -> Option<usize> {
+        self.file_region
+            .get(file as usize)
+            .copied()
+            .filter(|&r| r != usize::MAX)
+    }
+
+    /// Number of VMA ids.
+    pub fn vmas(&self) -> usize {
+        self.vma_region.len()
+    }
+
+    /// Number of file ids.
+    pub fn files(&self) -> usize {
+        self.file_region.len()
+    }
+
+    /// Bytes mapped into the address space (anon and file mappings), and the regions
+    /// that add up to it.
+    pub fn mapped_bytes(&self) -> (u64, String) {
+        sum(self.regions.iter().filter(|r| r.is_mapped()))
+    }
+
+    /// Bytes of real files (every target but `anon`), and the regions that add up to it.
+    pub fn file_bytes(&self) -> (u64, String) {
+        sum(self.regions.iter().filter(|r| r.target.is_file()))
+    }
+
+    /// Events the scenario issues, if known up front (see
+    /// [`Scenario::expected_events`]).
+    pub fn expected_events(&self) -> Option<u64> {
+        self.scenario.expected_events()
+    }
+}
+
+fn sum<'a>(regions: impl Iterator<Item = &'a Region>) -> (u64, String) {
+    let mut total = 0u64;
+    let mut parts = Vec::new();
+    for r in regions {
+        total = total.saturating_add(r.bytes());
+        parts.push(format!("{} \"{}\" {} bytes", r.target, r.name, r.bytes()));
+    }
+    (total, parts.join(" + "))
+}
+
+/// A simulator only to hand out ids: the scenario's machine (whose size costs nothing
+/// until pages are touched).
+fn scratch_sim(s: &Scenario) -> Result<Sim, ProbeError> {
+    Sim::new(s.machine.clone()).map_err(|e| {
+        ProbeError::Scenario(mmsim_workloads::WorkloadError::Setup {
+            what: "machine".into(),
+            source: e,
+        })
+    })
+}

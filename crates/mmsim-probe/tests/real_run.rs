@@ -1,0 +1,280 @@
+//! Real runs on small scenarios in a temporary directory: the events executed per kind,
+//! page faults, files created, kept, reused and removed.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use mmsim_probe::{run, Plan, RunConfig};
+use serde_json::Value;
+
+/// Every target and both file calls, three phases, a warmup: a few MiB.
+fn mixed() -> String {
+    format!(
+        "seed = 21\nwarmup_events = 2000\n{MACHINE}\
+         [[workload]]\nname = \"db\"\nkind = \"zipf\"\ntarget = \"file\"\npages = \"4M\"\n\
+         theta = 0.9\naccesses = 6000\nadvice = \"random\"\nweight = 2\n\
+         [[workload]]\nname = \"heap\"\nkind = \"uniform\"\ntarget = \"anon\"\npages = \"2M\"\n\
+         accesses = 3000\nwrite_ratio = 0.5\n\
+         [[workload]]\nname = \"log\"\nkind = \"hot-cold\"\ntarget = \"file\"\npages = \"1M\"\n\
+         hot_fraction = 0.2\nhot_probability = 0.8\naccesses = 2000\nwrite_ratio = 0.5\nphase = 1\n\
+         [[workload]]\nname = \"map\"\nkind = \"sequential\"\ntarget = \"mmap\"\npages = \"2M\"\n\
+         passes = 2\nwrite_ratio = 0.25\nphase = 1\n\
+         [[workload]]\nname = \"text\"\nkind = \"loop\"\ntarget = \"mmap-exec\"\npages = \"512K\"\n\
+         iterations = 3\nphase = 2\n\
+         [[workload]]\nname = \"idle\"\nkind = \"touch\"\ntarget = \"anon\"\npages = \"1M\"\nphase = 2\n"
+    )
+}
+
+fn dir_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_real_run_executes_every_event_of_the_stream() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = write_scenario(tmp.path(), "mixed", &mixed());
+    let files = tmp.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    // What the stream holds, from the dump (no memory touched).
+    let d = run_probe(&[
+        path.to_str().unwrap(),
+        "--dump",
+        tmp.path().join("dump").to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(d.status.success(), "{}", stderr(&d));
+    let dumped = json(&d);
+
+    let o = run_probe(&[
+        path.to_str().unwrap(),
+        "--dir",
+        files.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    let r = json(&o);
+    let total = 6000 + 3000 + 2000 + 1024 + 3 * 128 + 256;
+    assert_eq!(r["events"], total);
+    assert_eq!(r["run"]["events"], total);
+    assert_eq!(r["per_kind"], dumped["per_kind"]);
+    let k = &r["per_kind"];
+    assert_eq!(
+        k["file_read"].as_u64().unwrap() + k["file_write"].as_u64().unwrap(),
+        8000
+    );
+    assert_eq!(
+        k["access_read"].as_u64().unwrap() + k["access_write"].as_u64().unwrap(),
+        3000 + 1024 + 384 + 256
+    );
+    // Half of the log's 2000 events are writes, give or take.
+    assert!(
+        (800..1200).contains(&k["file_write"].as_u64().unwrap()),
+        "{k}"
+    );
+    assert_eq!(k["think"], 0);
+    let per: Vec<(String, u64)> = r["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["name"].as_str().unwrap().to_string(),
+                w["events"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let expect = [
+        ("db", 6000),
+        ("heap", 3000),
+        ("log", 2000),
+        ("map", 1024),
+        ("text", 384),
+        ("idle", 256),
+    ];
+    assert_eq!(per, expect.map(|(n, e)| (n.to_string(), e)));
+    // Warmup and measured part split at event 2000.
+    assert_eq!(r["warmup"]["events"], 2000);
+    assert_eq!(r["measured"]["events"], total - 2000);
+    // The pid is the probe's, a child of this test.
+    let pid = r["pid"].as_u64().unwrap() as u32;
+    assert!(pid > 1 && pid != std::process::id());
+    // Every anon page written at least once faults at least once: `idle` touches 256
+    // pages, `heap` writes ~1500 times into 512 pages, the mapping is 512 pages.
+    assert!(r["run"]["minflt"].as_i64().unwrap() >= 256 + 512, "{r}");
+    assert!(r["maxrss_kb"].as_i64().unwrap() > 0);
+    assert_eq!(r["evicted"], true);
+    // The files were created in --dir and removed.
+    assert_eq!(
+        r["workloads"][0]["file"],
+        files.join("mmsim-probe-0-db.dat").to_str().unwrap()
+    );
+    assert_eq!(r["workloads"][0]["file_state"], "created, removed");
+    assert!(dir_names(&files).is_empty(), "{:?}", dir_names(&files));
+}
+
+#[test]
+fn an_anon_touch_of_n_pages_takes_at_least_n_minor_faults() {
+    let n = 4096u64; // 16 MiB
+    let s = scenario(
+        "touch",
+        &format!("{MACHINE}[[workload]]\nkind = \"touch\"\ntarget = \"anon\"\npages = {n}\n"),
+    );
+    let plan = Plan::new(&s).unwrap();
+    let r = run(&plan, &RunConfig::default(), &mut |_| {}).unwrap();
+    assert_eq!(r.events, n);
+    assert_eq!(r.per_kind.access_write, n);
+    assert!(r.run.minflt >= n as i64, "minflt {} < {n}", r.run.minflt);
+    // Not wildly more: no huge pages, no double faults (read then write).
+    assert!(r.run.minflt < 2 * n as i64, "minflt {}", r.run.minflt);
+    assert_eq!(r.run.majflt, 0);
+    assert_eq!(r.pid, std::process::id());
+    assert!(r.workloads[0].file.is_none());
+}
+
+#[test]
+fn keep_prepare_and_reuse() {
+    let tmp = tempfile::tempdir().unwrap();
+    let toml = format!(
+        "{MACHINE}[[workload]]\nname = \"f\"\nkind = \"uniform\"\ntarget = \"file\"\n\
+         pages = 300\naccesses = 1000\nadvice = \"random\"\n\
+         [[workload]]\nname = \"m\"\nkind = \"sequential\"\ntarget = \"mmap\"\npages = 100\n"
+    );
+    let path = write_scenario(tmp.path(), "small", &toml);
+    let files = tmp.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    let dir = files.to_str().unwrap();
+    let p = path.to_str().unwrap();
+    let want = ["mmsim-probe-0-f.dat", "mmsim-probe-1-m.dat"];
+
+    // --prepare: files created and kept, nothing run.
+    let o = run_probe(&[p, "--dir", dir, "--prepare", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json(&o);
+    assert_eq!(r["prepare_only"], true);
+    assert_eq!(r["events"], 0);
+    assert_eq!(r["workloads"][0]["file_state"], "created, kept");
+    assert_eq!(dir_names(&files), want);
+    assert_eq!(
+        std::fs::metadata(files.join(want[0])).unwrap().len(),
+        300 * 4096
+    );
+    let content = std::fs::read(files.join(want[1])).unwrap();
+    assert_eq!(content.len(), 100 * 4096);
+    assert_eq!(
+        &content[4096..4104],
+        &2u64.to_le_bytes(),
+        "page 1 is numbered"
+    );
+    assert!(
+        content.chunks(4096).all(|pg| pg.iter().any(|&b| b != 0)),
+        "no page is all zeros"
+    );
+
+    // Without --reuse, existing files are not overwritten.
+    let o = run_probe(&[p, "--dir", dir, "-q"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("create") && e.contains("mmsim-probe-0-f.dat") && e.contains("--reuse"),
+        "{e}"
+    );
+
+    // --reuse runs on them and leaves them.
+    let o = run_probe(&[p, "--dir", dir, "--reuse", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json(&o);
+    assert_eq!(r["events"], 1100);
+    assert_eq!(r["per_kind"]["file_read"], 1000);
+    assert_eq!(r["workloads"][1]["file_state"], "reused");
+    assert_eq!(dir_names(&files), want);
+
+    // A reused file of the wrong size is refused.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(files.join(want[0]))
+        .unwrap()
+        .set_len(4096)
+        .unwrap();
+    let o = run_probe(&[p, "--dir", dir, "--reuse", "-q"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("exactly 1228800"), "{}", stderr(&o));
+
+    // --keep after a normal run.
+    for w in want {
+        std::fs::remove_file(files.join(w)).unwrap();
+    }
+    let o = run_probe(&[p, "--dir", dir, "--keep", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(json(&o)["workloads"][0]["file_state"], "created, kept");
+    assert_eq!(dir_names(&files), want);
+}
+
+#[test]
+fn the_output_can_go_to_a_file_and_progress_to_stderr() {
+    let tmp = tempfile::tempdir().unwrap();
+    let toml = format!(
+        "{MACHINE}[[workload]]\nkind = \"uniform\"\ntarget = \"anon\"\npages = 64\n\
+         accesses = 100\nwrite_ratio = 1\n"
+    );
+    let path = write_scenario(tmp.path(), "tiny", &toml);
+    let out = tmp.path().join("r.json");
+    let o = run_probe(&[
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--think",
+        "sleep",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    assert!(stderr(&o).contains("100 events"), "{}", stderr(&o));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    assert_eq!(r["per_kind"]["access_write"], 100);
+    assert_eq!(r["think"], "sleep");
+}
+
+#[test]
+fn a_trace_replay_with_pages_runs_and_dumps_the_same_stream() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = tmp.path().join("t.txt");
+    let keys: String = (0..3000u64)
+        .map(|i| format!("{}\n", (i * 7919) % 500 + 10_000))
+        .collect();
+    std::fs::write(&trace, keys).unwrap();
+    let toml = format!(
+        "{MACHINE}[[workload]]\nkind = \"trace\"\ntarget = \"file\"\npath = \"t.txt\"\n\
+         format = \"text\"\npages = 600\nwrite_ratio = 0.1\n\
+         [[workload]]\nkind = \"trace\"\ntarget = \"anon\"\npath = \"t.txt\"\nformat = \"text\"\n\
+         pages = 500\nlimit = 1000\n"
+    );
+    let path = write_scenario(tmp.path(), "trace", &toml);
+    let s = mmsim_workloads::Scenario::from_file(&path).unwrap();
+    let plan = Plan::new(&s).unwrap();
+    let d = tmp.path().join("dump");
+    let info = mmsim_probe::dump(&plan, &d).unwrap();
+    assert_eq!(info.events, 4000);
+    assert_eq!(simulator_stream(&s).len(), 4000);
+    assert!(mmsim_probe::verify_dump(&d, None).unwrap().equal);
+    let files = tmp.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    let r = run(
+        &plan,
+        &RunConfig {
+            dir: Some(files.clone()),
+            ..RunConfig::default()
+        },
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(r.per_kind, info.per_kind);
+    assert_eq!(r.events, 4000);
+    assert!(dir_names(&files).is_empty());
+}
