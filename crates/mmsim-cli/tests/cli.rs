@@ -2,44 +2,11 @@
 //! and every bad-input path (non-zero exit, a message naming the file and position or the
 //! field, never a panic).
 
-use std::path::PathBuf;
+mod common;
 
-use assert_cmd::Command;
+use common::{bad_input, json, mmsim, trace};
+
 use predicates::prelude::*;
-
-fn mmsim() -> Command {
-    Command::cargo_bin("mmsim").unwrap()
-}
-
-fn trace(rel: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces")
-        .join(rel)
-        .display()
-        .to_string()
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = mmsim().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-/// Runs, expects exit status 2 and a one-line error containing every `needles`, no panic.
-fn bad_input(args: &[&str], needles: &[&str]) {
-    let out = mmsim().args(args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-    assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
-    for n in needles {
-        assert!(stderr.contains(n), "{args:?}: expected {n:?} in: {stderr}");
-    }
-}
 
 #[test]
 fn no_arguments_runs_and_explains_the_default_scenario() {

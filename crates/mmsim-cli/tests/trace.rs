@@ -1,43 +1,11 @@
 //! `mmsim trace info | head | convert | formats`: exact numbers on real traces, the
 //! one-pass curve against `mmsim run`, the native round trip, and every error path.
 
-use std::path::PathBuf;
+mod common;
 
-use assert_cmd::Command;
+use common::{bad_input, json, mmsim, trace};
+
 use predicates::prelude::*;
-use serde_json::Value;
-
-fn mmsim() -> Command {
-    Command::cargo_bin("mmsim").unwrap()
-}
-
-fn trace(rel: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces")
-        .join(rel)
-        .display()
-        .to_string()
-}
-
-fn json(args: &[&str]) -> Value {
-    let out = mmsim().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn bad_input(args: &[&str], needles: &[&str]) {
-    let out = mmsim().args(args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-    for n in needles {
-        assert!(stderr.contains(n), "{args:?}: expected {n:?} in: {stderr}");
-    }
-}
 
 #[test]
 fn info_on_sprite_matches_the_readme_and_lru_runs() {

@@ -1,0 +1,46 @@
+//! Helpers shared by the CLI test files: the binary, the shared traces,
+//! successful JSON runs and the bad-input contract (exit status 2, a message
+//! containing every needle, never a panic).
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+
+/// The `mmsim` binary under test.
+pub fn mmsim() -> Command {
+    Command::cargo_bin("mmsim").unwrap()
+}
+
+/// A trace of ../shared/traces by its relative path.
+pub fn trace(rel: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+/// Runs, expects success, parses stdout as JSON.
+pub fn json(args: &[&str]) -> serde_json::Value {
+    let out = mmsim().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Runs, expects exit status 2 and a one-line error containing every
+/// `needles`, no panic.
+pub fn bad_input(args: &[&str], needles: &[&str]) {
+    let out = mmsim().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+    for n in needles {
+        assert!(stderr.contains(n), "{args:?}: expected {n:?} in: {stderr}");
+    }
+}
