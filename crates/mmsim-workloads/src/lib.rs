@@ -43,6 +43,7 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod cgroups;
 pub mod error;
 pub mod gen;
 pub mod models;

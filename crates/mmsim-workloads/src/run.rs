@@ -134,6 +134,7 @@ pub fn run_scenario_cancellable(
         what: "machine".into(),
         source,
     })?;
+    crate::cgroups::setup(&mut sim, s)?;
     let mut lanes = Vec::with_capacity(s.workloads.len());
     let mut names = Vec::with_capacity(s.workloads.len());
     for (i, w) in s.workloads.iter().enumerate() {

@@ -21,6 +21,11 @@
 //! advice = "random"     # optional: normal | random | sequential (fadvise/madvise)
 //! phase = 1             # optional, default 0
 //! start = "500ms"       # optional: not before this simulated time, default 0
+//! cgroup = "/db"        # optional: the memory cgroup it runs in, default "/"
+//!
+//! [[cgroup]]            # memory cgroups, changes and cycles: see crate::cgroups
+//! path = "/db"
+//! max = "1G"
 //!
 //! [[workload]]          # a model of a program: fio | kv | pgbench | dd | eater
 //! kind = "fio"
@@ -32,8 +37,9 @@
 //! ```
 //!
 //! Every field and its range is documented on [`WorkloadSpec`] and [`WorkloadKind`]; the
-//! model kinds (`fio`, `kv`, `pgbench`, `dd`, `eater`) in their modules under
-//! [`crate::models`].
+//! model kinds (`fio`, `kv`, `pgbench`, `dd`, `eater`, `kbuild`) in their modules under
+//! [`crate::models`]; the memory cgroups (`[[cgroup]]`, `[[cgroup_change]]`,
+//! `[[cgroup_cycle]]`) in [`crate::cgroups`].
 //! Unknown fields, fields that do not apply to a workload's `kind`, and out-of-range
 //! values are errors that name the file, the line (for parse errors) and the field path,
 //! e.g. `s.toml: workload[2].theta: 7 is out of range [0, 5]`.
@@ -46,6 +52,7 @@ use mmsim_core::{Advice, ConfigError, MachineConfig, Size};
 use mmsim_trace::Format;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::cgroups::{CgroupChange, CgroupCycle, CgroupSpec};
 use crate::error::WorkloadError;
 use crate::models::dd::DdSpec;
 use crate::models::eater::{EaterPattern, EaterSpec};
@@ -101,6 +108,24 @@ pub struct Scenario {
     /// The workloads, `[[workload]]` tables.
     #[serde(rename = "workload", default)]
     pub workloads: Vec<WorkloadSpec>,
+    /// The memory cgroups besides the top group `/` (which a `[[cgroup]]` table may
+    /// configure too), `[[cgroup]]` tables, parents first (see [`crate::cgroups`]).
+    #[serde(rename = "cgroup", default, skip_serializing_if = "Vec::is_empty")]
+    pub cgroups: Vec<CgroupSpec>,
+    /// Knob writes at given simulated times, `[[cgroup_change]]` tables.
+    #[serde(
+        rename = "cgroup_change",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub cgroup_changes: Vec<CgroupChange>,
+    /// Knobs cycling between values, `[[cgroup_cycle]]` tables.
+    #[serde(
+        rename = "cgroup_cycle",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub cgroup_cycles: Vec<CgroupCycle>,
 }
 
 fn default_seed() -> u64 {
@@ -262,6 +287,12 @@ pub struct WorkloadSpec {
     /// `start` is absolute simulated time, not relative to the phase: a workload whose
     /// phase begins after its `start` begins with its phase.
     pub start: u64,
+    /// The memory cgroup the workload runs in (TOML: `cgroup = "/a"`; default `None`,
+    /// the top group `/`): a group declared by a `[[cgroup]]` table. Its tasks are
+    /// attached there, and the files it reads and writes through a descriptor are opened
+    /// by its tasks, so its anonymous memory, page faults and page cache are charged to
+    /// that group (see [`crate::cgroups`]).
+    pub cgroup: Option<String>,
     /// What the accesses are.
     pub kind: WorkloadKind,
 }
@@ -456,8 +487,14 @@ impl WorkloadSpec {
             weight: 1,
             advice: None,
             start: 0,
+            cgroup: None,
             kind,
         }
+    }
+
+    /// The path of the cgroup the workload runs in: its `cgroup`, or `/`.
+    pub fn cgroup_path(&self) -> &str {
+        self.cgroup.as_deref().unwrap_or("/")
     }
 
     /// A workload of a model kind (`fio`, `kv`, …) with the defaults; its target is the
@@ -621,9 +658,9 @@ impl KindName {
     /// The common fields the kind takes.
     fn common(self) -> &'static str {
         match self {
-            KindName::Eater => "name, phase, weight, advice, start, write_ratio",
-            k if k.is_model() => "name, phase, weight, advice, start",
-            _ => "name, target, write_ratio, phase, weight, advice, start",
+            KindName::Eater => "name, phase, weight, advice, start, cgroup, write_ratio",
+            k if k.is_model() => "name, phase, weight, advice, start, cgroup",
+            _ => "name, target, write_ratio, phase, weight, advice, start, cgroup",
         }
     }
 }
@@ -651,6 +688,8 @@ struct RawWorkload {
         skip_serializing_if = "Option::is_none"
     )]
     start: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cgroup: Option<String>,
     #[serde(
         default,
         deserialize_with = "de_opt_pages",
@@ -1013,6 +1052,7 @@ fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         weight: r.weight.unwrap_or(1),
         advice: r.advice,
         start: r.start.unwrap_or(0),
+        cgroup: r.cgroup,
         kind,
     })
 }
@@ -1032,6 +1072,12 @@ struct ScenarioToml {
     warmup_events: Option<u64>,
     #[serde(rename = "workload", default)]
     workloads: Vec<RawWorkload>,
+    #[serde(rename = "cgroup", default)]
+    cgroups: Vec<CgroupSpec>,
+    #[serde(rename = "cgroup_change", default)]
+    cgroup_changes: Vec<CgroupChange>,
+    #[serde(rename = "cgroup_cycle", default)]
+    cgroup_cycles: Vec<CgroupCycle>,
 }
 
 impl TryFrom<ScenarioToml> for Scenario {
@@ -1054,6 +1100,7 @@ impl From<WorkloadSpec> for RawWorkload {
             weight: (w.weight != 1).then_some(w.weight),
             advice: w.advice,
             start: (w.start != 0).then_some(w.start),
+            cgroup: w.cgroup,
             pages: None,
             accesses: None,
             theta: None,
@@ -1210,6 +1257,9 @@ impl Scenario {
             warmup_events: None,
             machine,
             workloads,
+            cgroups: Vec::new(),
+            cgroup_changes: Vec::new(),
+            cgroup_cycles: Vec::new(),
         }
     }
 
@@ -1229,6 +1279,9 @@ impl Scenario {
             machine: t.machine,
             warmup_events: t.warmup_events,
             workloads,
+            cgroups: t.cgroups,
+            cgroup_changes: t.cgroup_changes,
+            cgroup_cycles: t.cgroup_cycles,
         })
     }
 
@@ -1322,9 +1375,10 @@ impl Scenario {
             .try_fold(0u64, |acc, w| Some(acc.saturating_add(w.kind.events()?)))
     }
 
-    /// Checks the machine (as [`MachineConfig::validate`], fields prefixed `machine.`)
-    /// and every workload's values against their ranges; the error names the field, e.g.
-    /// `workload[2].theta: 7 is out of range [0, 5]`.
+    /// Checks the machine (as [`MachineConfig::validate`], fields prefixed `machine.`),
+    /// every workload's values against their ranges, and the cgroups, their changes and
+    /// cycles ([`crate::cgroups::validate`]); the error names the field, e.g.
+    /// `workload[2].theta: 7 is out of range [0, 5]` or `cgroup[1].max: …`.
     pub fn validate(&self) -> Result<(), WorkloadError> {
         let invalid = |field: String, message: String| WorkloadError::Invalid {
             file: self.source.clone(),
@@ -1519,7 +1573,7 @@ impl Scenario {
                 WorkloadKind::Eater(e) => e.validate().map_err(bad)?,
             }
         }
-        Ok(())
+        crate::cgroups::validate(self)
     }
 }
 
