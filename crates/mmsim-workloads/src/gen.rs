@@ -27,6 +27,7 @@ use crate::error::WorkloadError;
 use crate::models::dd::DdGen;
 use crate::models::eater::EaterGen;
 use crate::models::fio::FioGen;
+use crate::models::kbuild::KbuildGen;
 use crate::models::kv::KvGen;
 use crate::models::pgbench::PgbenchGen;
 use crate::scenario::{Target, TraceFormat, WorkloadKind, WorkloadSpec, MAX_PAGES};
@@ -371,6 +372,7 @@ enum Pattern {
     Pgbench(Box<PgbenchGen>),
     Dd(DdGen),
     Eater(Box<EaterGen>),
+    Kbuild(Box<KbuildGen>),
 }
 
 /// The event source of one workload.
@@ -505,7 +507,8 @@ impl Generator {
             | WorkloadKind::Kv(_)
             | WorkloadKind::Pgbench(_)
             | WorkloadKind::Dd(_)
-            | WorkloadKind::Eater(_) => unreachable!("models are rejected above"),
+            | WorkloadKind::Eater(_)
+            | WorkloadKind::Kbuild(_) => unreachable!("models are rejected above"),
         };
         Ok(Generator {
             sink,
@@ -569,6 +572,10 @@ impl Generator {
                     .map_err(setup)?;
                 (Sink::Vma(g.vma()), Pattern::Eater(Box::new(g)))
             }
+            WorkloadKind::Kbuild(k) => {
+                let g = KbuildGen::setup(sim, k, name, advice, &mut rng, memcg).map_err(setup)?;
+                (Sink::Vma(g.vma()), Pattern::Kbuild(Box::new(g)))
+            }
             _ => {
                 let sink = Sink::setup_in(sim, name, spec.target, spec.kind.pages(), advice, memcg)
                     .map_err(setup)?;
@@ -603,6 +610,7 @@ impl Generator {
             Pattern::Pgbench(g) => return Ok(g.fill(rng, out, max)),
             Pattern::Dd(g) => return Ok(g.fill(out, max)),
             Pattern::Eater(g) => return Ok(g.fill(rng, out, max)),
+            Pattern::Kbuild(g) => return Ok(g.fill(out, max)),
             _ => {}
         }
         let n = (*left).min(max as u64) as usize;
@@ -657,7 +665,8 @@ impl Generator {
             | Pattern::Kv(_)
             | Pattern::Pgbench(_)
             | Pattern::Dd(_)
-            | Pattern::Eater(_) => unreachable!("handled above"),
+            | Pattern::Eater(_)
+            | Pattern::Kbuild(_) => unreachable!("handled above"),
         }
         *left -= n as u64;
         Ok(n)

@@ -57,6 +57,7 @@ use crate::error::WorkloadError;
 use crate::models::dd::DdSpec;
 use crate::models::eater::{EaterPattern, EaterSpec};
 use crate::models::fio::{FioDistribution, FioRw, FioSpec};
+use crate::models::kbuild::KbuildSpec;
 use crate::models::kv::{KeyPattern, KvRatio, KvSpec};
 use crate::models::pgbench::PgbenchSpec;
 use crate::models::{self, Bad};
@@ -380,6 +381,8 @@ pub enum WorkloadKind {
     Dd(DdSpec),
     /// `eater`: a memory eater ([`crate::models::eater`]).
     Eater(EaterSpec),
+    /// `kbuild`: a parallel kernel build, `make -jN` ([`crate::models::kbuild`]).
+    Kbuild(KbuildSpec),
 }
 
 impl WorkloadKind {
@@ -403,11 +406,12 @@ impl WorkloadKind {
             WorkloadKind::Pgbench(_) => KindName::Pgbench,
             WorkloadKind::Dd(_) => KindName::Dd,
             WorkloadKind::Eater(_) => KindName::Eater,
+            WorkloadKind::Kbuild(_) => KindName::Kbuild,
         }
     }
 
-    /// Whether this is a model of a program (`fio`, `kv`, `pgbench`, `dd`, `eater`)
-    /// rather than an access pattern on one region.
+    /// Whether this is a model of a program (`fio`, `kv`, `pgbench`, `dd`, `eater`,
+    /// `kbuild`) rather than an access pattern on one region.
     pub fn is_model(&self) -> bool {
         self.kind_name().is_model()
     }
@@ -419,7 +423,9 @@ impl WorkloadKind {
             WorkloadKind::Fio(_) | WorkloadKind::Pgbench(_) | WorkloadKind::Dd(_) => {
                 Some(Target::File)
             }
-            WorkloadKind::Kv(_) | WorkloadKind::Eater(_) => Some(Target::Anon),
+            WorkloadKind::Kv(_) | WorkloadKind::Eater(_) | WorkloadKind::Kbuild(_) => {
+                Some(Target::Anon)
+            }
             _ => None,
         }
     }
@@ -440,6 +446,7 @@ impl WorkloadKind {
             WorkloadKind::Pgbench(p) => p.pages(),
             WorkloadKind::Dd(d) => d.pages(),
             WorkloadKind::Eater(e) => e.pages(),
+            WorkloadKind::Kbuild(k) => k.pages(),
         }
     }
 
@@ -453,6 +460,7 @@ impl WorkloadKind {
             WorkloadKind::Pgbench(_) => return None,
             WorkloadKind::Dd(d) => return Some(d.events()),
             WorkloadKind::Eater(e) => return Some(e.events()),
+            WorkloadKind::Kbuild(k) => return Some(k.events()),
             _ => {}
         }
         match *self {
@@ -470,7 +478,8 @@ impl WorkloadKind {
             | WorkloadKind::Kv(_)
             | WorkloadKind::Pgbench(_)
             | WorkloadKind::Dd(_)
-            | WorkloadKind::Eater(_) => None,
+            | WorkloadKind::Eater(_)
+            | WorkloadKind::Kbuild(_) => None,
         }
     }
 }
@@ -505,10 +514,11 @@ impl WorkloadSpec {
     }
 
     /// What reports call the target: the target's name, `anon+file` for `pgbench`
-    /// (shared buffers and relation files).
+    /// (shared buffers and relation files) and `kbuild` (compilers' heaps, sources,
+    /// headers and objects).
     pub fn target_name(&self) -> &'static str {
         match self.kind {
-            WorkloadKind::Pgbench(_) => "anon+file",
+            WorkloadKind::Pgbench(_) | WorkloadKind::Kbuild(_) => "anon+file",
             _ => self.target.name(),
         }
     }
@@ -581,13 +591,19 @@ enum KindName {
     Pgbench,
     Dd,
     Eater,
+    Kbuild,
 }
 
 impl KindName {
     fn is_model(self) -> bool {
         matches!(
             self,
-            KindName::Fio | KindName::Kv | KindName::Pgbench | KindName::Dd | KindName::Eater
+            KindName::Fio
+                | KindName::Kv
+                | KindName::Pgbench
+                | KindName::Dd
+                | KindName::Eater
+                | KindName::Kbuild
         )
     }
 
@@ -605,6 +621,7 @@ impl KindName {
             KindName::Pgbench => "pgbench",
             KindName::Dd => "dd",
             KindName::Eater => "eater",
+            KindName::Kbuild => "kbuild",
         }
     }
 
@@ -652,6 +669,21 @@ impl KindName {
             ),
             KindName::Dd => (&["count"], &["bs", "read"]),
             KindName::Eater => (&["size"], &["passes", "pattern", "rate"]),
+            KindName::Kbuild => (
+                &["units"],
+                &[
+                    "jobs",
+                    "source_size",
+                    "headers",
+                    "header_size",
+                    "includes",
+                    "header_theta",
+                    "cc_mem",
+                    "cc_passes",
+                    "object_size",
+                    "cpu",
+                ],
+            ),
         }
     }
 
@@ -805,6 +837,59 @@ struct RawWorkload {
     pattern: Option<EaterPattern>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     rate: Option<f64>,
+    // kbuild
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jobs: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    units: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    source_size: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    headers: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    header_size: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    includes: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    header_theta: Option<f64>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    cc_mem: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cc_passes: Option<u32>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    object_size: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_time",
+        serialize_with = "ser_opt_time",
+        skip_serializing_if = "Option::is_none"
+    )]
+    cpu: Option<u64>,
 }
 
 fn is_zero(v: &u32) -> bool {
@@ -870,7 +955,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 40] = [
+    let present: [(&'static str, bool); 51] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -909,6 +994,17 @@ fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("read", r.read.is_some()),
         ("pattern", r.pattern.is_some()),
         ("rate", r.rate.is_some()),
+        ("jobs", r.jobs.is_some()),
+        ("units", r.units.is_some()),
+        ("source_size", r.source_size.is_some()),
+        ("headers", r.headers.is_some()),
+        ("header_size", r.header_size.is_some()),
+        ("includes", r.includes.is_some()),
+        ("header_theta", r.header_theta.is_some()),
+        ("cc_mem", r.cc_mem.is_some()),
+        ("cc_passes", r.cc_passes.is_some()),
+        ("object_size", r.object_size.is_some()),
+        ("cpu", r.cpu.is_some()),
         // Common fields that only some kinds take.
         ("target", r.target.is_some()),
         ("write_ratio", r.write_ratio.is_some()),
@@ -1042,6 +1138,22 @@ fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             pattern: r.pattern.unwrap_or_default(),
             rate: r.rate,
         }),
+        KindName::Kbuild => {
+            let d = KbuildSpec::new(0);
+            WorkloadKind::Kbuild(KbuildSpec {
+                jobs: r.jobs.unwrap_or(d.jobs),
+                units: r.units.unwrap_or(0),
+                source_size: r.source_size.unwrap_or(d.source_size),
+                headers: r.headers.unwrap_or(d.headers),
+                header_size: r.header_size.unwrap_or(d.header_size),
+                includes: r.includes.unwrap_or(d.includes),
+                header_theta: r.header_theta.unwrap_or(d.header_theta),
+                cc_mem: r.cc_mem.unwrap_or(d.cc_mem),
+                cc_passes: r.cc_passes.unwrap_or(d.cc_passes),
+                object_size: r.object_size.unwrap_or(d.object_size),
+                cpu: r.cpu.unwrap_or(d.cpu),
+            })
+        }
     };
     let target = r.target.or(kind.model_target()).unwrap_or(Target::Anon);
     Ok(WorkloadSpec {
@@ -1139,6 +1251,17 @@ impl From<WorkloadSpec> for RawWorkload {
             read: None,
             pattern: None,
             rate: None,
+            jobs: None,
+            units: None,
+            source_size: None,
+            headers: None,
+            header_size: None,
+            includes: None,
+            header_theta: None,
+            cc_mem: None,
+            cc_passes: None,
+            object_size: None,
+            cpu: None,
         };
         match w.kind {
             WorkloadKind::Uniform { pages, accesses } => {
@@ -1227,6 +1350,19 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.passes = Some(e.passes);
                 r.pattern = Some(e.pattern);
                 r.rate = e.rate;
+            }
+            WorkloadKind::Kbuild(k) => {
+                r.jobs = Some(k.jobs);
+                r.units = Some(k.units);
+                r.source_size = Some(k.source_size);
+                r.headers = Some(k.headers);
+                r.header_size = Some(k.header_size);
+                r.includes = Some(k.includes);
+                r.header_theta = Some(k.header_theta);
+                r.cc_mem = Some(k.cc_mem);
+                r.cc_passes = Some(k.cc_passes);
+                r.object_size = Some(k.object_size);
+                r.cpu = Some(k.cpu);
             }
         }
         r
@@ -1571,6 +1707,7 @@ impl Scenario {
                 WorkloadKind::Pgbench(p) => p.validate().map_err(bad)?,
                 WorkloadKind::Dd(d) => d.validate().map_err(bad)?,
                 WorkloadKind::Eater(e) => e.validate().map_err(bad)?,
+                WorkloadKind::Kbuild(k) => k.validate().map_err(bad)?,
             }
         }
         crate::cgroups::validate(self)
