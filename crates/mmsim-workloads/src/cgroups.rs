@@ -158,7 +158,7 @@ use mmsim_core::{Sim, Size, PAGE_SIZE};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::WorkloadError;
-use crate::models::{format_time, parse_time, MAX_START_NS};
+use crate::models::{parse_time, MAX_START_NS};
 use crate::scenario::Scenario;
 
 /// Most knob writes all changes and cycles of a scenario may make.
@@ -374,6 +374,15 @@ impl CgroupVersion {
                 MemcgKnob::Max | MemcgKnob::High | MemcgKnob::Low | MemcgKnob::Min
             ),
         }
+    }
+}
+
+/// A time as scenarios write it (`0s`, `1500ms`, `1min`).
+fn format_time(ns: u64) -> String {
+    if ns == 0 {
+        "0s".into()
+    } else {
+        crate::models::format_time(ns)
     }
 }
 
@@ -1206,7 +1215,8 @@ fn protection(cx: &Ctx<'_>, writes: &[Write]) -> Result<(), WorkloadError> {
             }
             end += 1;
         }
-        for w in &writes[i..end] {
+        // Latest first: a conflict is reported at the later of its two writes.
+        for w in writes[i..end].iter().rev() {
             let Some(k) = slot(w.knob) else { continue };
             let knob = w.knob;
             let g = w.group;

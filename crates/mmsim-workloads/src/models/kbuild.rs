@@ -5,6 +5,9 @@
 //! ## README
 //!
 //! ```toml
+//! [[cgroup]]              # optional: a memory cgroup for the build
+//! path = "/build"
+//!
 //! [[workload]]
 //! kind = "kbuild"
 //! name = "kbuild"
