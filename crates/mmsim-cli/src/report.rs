@@ -219,22 +219,49 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
     line("swap", device(&m.swap, true));
     line("fs", device(&m.fs, false));
     line("swappiness", m.swappiness.to_string());
+    let top = s
+        .cgroups
+        .iter()
+        .position(|c| c.path == "/" && c.max.is_some());
     line(
         "memcg max",
-        match m.memcg_max {
-            Some(max) => format!("{max} ({} pages)", max.pages()),
-            None => "none".into(),
+        match (m.memcg_max, top) {
+            (Some(max), _) => format!("{max} ({} pages)", max.pages()),
+            (None, Some(i)) => format!(
+                "{} (cgroup[{i}], the top group)",
+                s.cgroups[i].max.map(|v| v.to_string()).unwrap_or_default()
+            ),
+            (None, None) => "none".into(),
         },
     );
+    if s.cgroups.iter().any(|c| c.path != "/") {
+        let paths: Vec<&str> = s.cgroups.iter().map(|c| c.path.as_str()).collect();
+        line("cgroups", paths.join(", "));
+    }
+    if !s.cgroup_changes.is_empty() || !s.cgroup_cycles.is_empty() {
+        line(
+            "cgroup writes",
+            format!(
+                "{} change(s), {} cycle(s) of knobs over time",
+                s.cgroup_changes.len(),
+                s.cgroup_cycles.len()
+            ),
+        );
+    }
     for note in notes {
         line("note", note.clone());
     }
     let _ = writeln!(t, "\nworkloads");
     let wname = r.workloads.iter().map(|w| w.name.len()).max().unwrap_or(0);
-    for w in &r.workloads {
+    let in_groups = s.workloads.iter().any(|w| w.cgroup_path() != "/");
+    for (i, w) in r.workloads.iter().enumerate() {
+        let group = match s.workloads.get(i) {
+            Some(spec) if in_groups => format!("  in {}", spec.cgroup_path()),
+            _ => String::new(),
+        };
         let _ = writeln!(
             t,
-            "  {:<wname$}  phase {:<3} {:<10} {:<9} {:>10} pages {:>12} events",
+            "  {:<wname$}  phase {:<3} {:<10} {:<9} {:>10} pages {:>12} events{group}",
             w.name, w.phase, w.kind, w.target, w.pages, w.events
         );
     }

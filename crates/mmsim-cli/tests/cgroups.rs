@@ -93,6 +93,12 @@ fn run_prints_a_table_per_group_equal_to_the_json() {
         text.contains("memory cgroups (pages; a group counts its descendants too)"),
         "{text}"
     );
+    assert!(
+        text.contains("\ncgroups         /limited, /free\n"),
+        "{text}"
+    );
+    let anon = text.lines().find(|l| l.starts_with("  anon ")).unwrap();
+    assert!(anon.ends_with(" events  in /limited"), "{anon}");
     let n = |g: &str, key: &str| m[g][key].as_u64().unwrap().to_string();
     let state = table(&text, "cgroup ");
     assert_eq!(
