@@ -180,15 +180,12 @@ const KNOBS: [MemcgKnob; 6] = [
     MemcgKnob::Swappiness,
 ];
 
-/// The scenario field name of a knob (`max`, `soft_limit`, …).
+/// The scenario field name of a knob (`max`, `soft_limit`, …): its cgroup file without
+/// `memory.` (and `_in_bytes`), as `MemcgKnob`'s serde name.
 pub fn knob_name(k: MemcgKnob) -> &'static str {
-    match k {
-        MemcgKnob::Max => "max",
-        MemcgKnob::High => "high",
-        MemcgKnob::Low => "low",
-        MemcgKnob::Min => "min",
-        MemcgKnob::SoftLimit => "soft_limit",
-        MemcgKnob::Swappiness => "swappiness",
+    match k.file() {
+        "memory.soft_limit_in_bytes" => "soft_limit",
+        f => f.strip_prefix("memory.").unwrap_or(f),
     }
 }
 
@@ -1502,6 +1499,14 @@ mod tests {
             KnobValue::Percent(12.25),
         ] {
             assert_eq!(parse_value(&v.to_string()), Ok(v), "{v}");
+        }
+    }
+
+    #[test]
+    fn knob_names_are_the_serde_names() {
+        for k in KNOBS {
+            let serde = toml::Value::try_from(k).unwrap();
+            assert_eq!(serde.as_str(), Some(knob_name(k)));
         }
     }
 
