@@ -18,7 +18,7 @@ use mmsim_core::{CostVariant, MachineConfig, PolicyName};
 use mmsim_workloads::{Scenario, ScenarioResult};
 
 use crate::compare_table;
-use crate::metrics::{AxisReport, CompareReport, ConfigReport, MetricInfo, Setting, METRICS};
+use crate::metrics::{metric_infos, AxisReport, CompareReport, ConfigReport, Setting};
 use crate::progress::{self, Progress};
 use crate::run::{self, ScenarioArgs};
 use crate::{Outcome, UsageError};
@@ -500,6 +500,12 @@ fn compare_report(
     }
     progress.clear();
 
+    // Per-group metrics only for the groups every run has.
+    let metrics = metric_infos(&reports);
+    let keep: std::collections::BTreeSet<&str> = metrics.iter().map(|m| m.name.as_str()).collect();
+    for r in &mut reports {
+        r.retain_metrics(&keep);
+    }
     let report = CompareReport {
         scenario: base.name.clone(),
         seed,
@@ -514,13 +520,7 @@ fn compare_report(
                 values: a.values.iter().map(|v| v.text.clone()).collect(),
             })
             .collect(),
-        metrics: METRICS
-            .iter()
-            .map(|m| MetricInfo {
-                name: m.name.into(),
-                about: m.about.into(),
-            })
-            .collect(),
+        metrics,
         configs: reports,
     };
     Ok((report, notes))

@@ -9,7 +9,7 @@
 use std::fmt::Write;
 
 use crate::compare::MAX_HEADER;
-use crate::metrics::{change_pct, CompareReport, Format, Stats, METRICS};
+use crate::metrics::{change_pct, format_of, CompareReport, Format, Stats};
 
 /// The rows of one metric: which statistic each shows.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -180,13 +180,15 @@ pub fn text(r: &CompareReport, notes: &[String]) -> String {
     // cells[row][column] = (value, change)
     let mut labels = Vec::new();
     let mut cells: Vec<Vec<(String, String)>> = Vec::new();
-    for m in METRICS {
-        let base = r.configs[0].stat(m.name);
+    for m in &r.metrics {
+        let name = m.name.as_str();
+        let format = format_of(name);
+        let base = r.configs[0].stat(name);
         for &row in rows {
             labels.push(if row == Row::Single {
-                m.name.to_string()
+                name.to_string()
             } else {
-                format!("{:<7}{}", row.label(), m.name)
+                format!("{:<7}{}", row.label(), name)
             });
             let base_v = base.and_then(|s| row.value(s));
             cells.push(
@@ -194,7 +196,7 @@ pub fn text(r: &CompareReport, notes: &[String]) -> String {
                     .iter()
                     .enumerate()
                     .map(|(i, c)| {
-                        let v = c.stat(m.name).and_then(|s| row.value(s));
+                        let v = c.stat(name).and_then(|s| row.value(s));
                         let change = if i == 0 {
                             String::new()
                         } else if row.changes() {
@@ -202,7 +204,7 @@ pub fn text(r: &CompareReport, notes: &[String]) -> String {
                         } else {
                             " ".repeat(11)
                         };
-                        (number(m.format, row, v), change)
+                        (number(format, row, v), change)
                     })
                     .collect(),
             );
@@ -260,10 +262,10 @@ fn opt(v: Option<f64>) -> String {
 /// The table's data as CSV, full precision: one line per metric and configuration.
 pub fn csv(r: &CompareReport) -> String {
     let mut t = String::from("metric,config,value,runs,min,max,stddev,change_pct\n");
-    for m in METRICS {
-        let base = r.configs.first().and_then(|c| c.stat(m.name));
+    for m in &r.metrics {
+        let base = r.configs.first().and_then(|c| c.stat(&m.name));
         for c in &r.configs {
-            let s = c.stat(m.name);
+            let s = c.stat(&m.name);
             let change = match (base, s) {
                 (Some(b), Some(s)) => change_pct(b.mean, s.mean),
                 _ => None,

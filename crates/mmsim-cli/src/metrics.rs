@@ -4,9 +4,14 @@
 //! Metric names are the kernel's `/proc/vmstat` names where one exists (`pswpout`,
 //! `pgscan_kswapd`, `workingset_refault_file`, …); derived metrics follow mmtests'
 //! compare-kernels vmstat section (minor faults, kswapd and direct reclaim efficiency).
+//!
+//! Scenarios with memory cgroups besides the top group `/` add per-group metrics,
+//! `memcg:<path>:<name>` (`memcg:/a:pgmajfault`, [`MEMCG_METRICS`]), for the groups that
+//! every configuration has; the top group's counters are the machine's (above).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
+use mmsim_core::memcg::MemcgReport;
 use mmsim_workloads::ScenarioResult;
 use serde::{Deserialize, Serialize};
 
@@ -181,13 +186,179 @@ pub const METRICS: &[Metric] = &[
     },
 ];
 
-/// Every metric's value in `r`, by name; a value that is not finite counts as undefined
-/// (JSON has no NaN, and the report must read back as written).
-pub fn values(r: &ScenarioResult) -> BTreeMap<String, Option<f64>> {
+/// A metric of one memory cgroup: `memcg:<path>:<name>` in the comparison.
+#[derive(Clone, Copy, Debug)]
+pub struct MemcgMetric {
+    /// Its name after the group's path: the `memory.stat` or `memory.events` name
+    /// (`events_` before those of `memory.events`).
+    pub name: &'static str,
+    /// What it is, with its unit.
+    pub about: &'static str,
+    /// How the table prints it.
+    pub format: Format,
+    /// Its value in a group's report (hierarchical: the group and its descendants).
+    pub value: fn(&MemcgReport) -> f64,
+}
+
+/// The per-group metrics, in table order.
+pub const MEMCG_METRICS: &[MemcgMetric] = &[
+    MemcgMetric {
+        name: "current",
+        about: "memory.current at the end, pages",
+        format: Format::Count,
+        value: |m| m.current as f64,
+    },
+    MemcgMetric {
+        name: "pgfault",
+        about: "memory.stat pgfault",
+        format: Format::Count,
+        value: |m| m.events.pgfault as f64,
+    },
+    MemcgMetric {
+        name: "pgmajfault",
+        about: "memory.stat pgmajfault",
+        format: Format::Count,
+        value: |m| m.events.pgmajfault as f64,
+    },
+    MemcgMetric {
+        name: "pgscan",
+        about: "memory.stat pgscan (kswapd + direct and limit reclaim)",
+        format: Format::Count,
+        value: |m| m.pgscan as f64,
+    },
+    MemcgMetric {
+        name: "pgsteal",
+        about: "memory.stat pgsteal (kswapd + direct and limit reclaim)",
+        format: Format::Count,
+        value: |m| m.pgsteal as f64,
+    },
+    MemcgMetric {
+        name: "workingset_refault_anon",
+        about: "memory.stat workingset_refault_anon",
+        format: Format::Count,
+        value: |m| m.events.workingset_refault_anon as f64,
+    },
+    MemcgMetric {
+        name: "workingset_refault_file",
+        about: "memory.stat workingset_refault_file",
+        format: Format::Count,
+        value: |m| m.events.workingset_refault_file as f64,
+    },
+    MemcgMetric {
+        name: "events_max",
+        about: "memory.events max: charges that hit memory.max",
+        format: Format::Count,
+        value: |m| m.events_max as f64,
+    },
+    MemcgMetric {
+        name: "events_high",
+        about: "memory.events high: reclaims for being over memory.high",
+        format: Format::Count,
+        value: |m| m.events.high as f64,
+    },
+    MemcgMetric {
+        name: "events_low",
+        about: "memory.events low: reclaims below memory.low",
+        format: Format::Count,
+        value: |m| m.events.low as f64,
+    },
+    MemcgMetric {
+        name: "events_oom",
+        about: "memory.events oom",
+        format: Format::Count,
+        value: |m| m.events.oom as f64,
+    },
+    MemcgMetric {
+        name: "events_oom_kill",
+        about: "memory.events oom_kill",
+        format: Format::Count,
+        value: |m| m.events.oom_kill as f64,
+    },
+    MemcgMetric {
+        name: "high_throttle_s",
+        about: "time the group's tasks were throttled over memory.high, seconds",
+        format: Format::Decimals(4),
+        value: |m| m.events.high_throttle_ns as f64 / 1e9,
+    },
+];
+
+/// The prefix of the per-group metrics.
+pub const MEMCG_PREFIX: &str = "memcg:";
+
+/// The name of per-group metric `m` of the group at `path`: `memcg:/a:pgmajfault`.
+pub fn memcg_metric_name(path: &str, m: &MemcgMetric) -> String {
+    format!("{MEMCG_PREFIX}{path}:{}", m.name)
+}
+
+/// The group path and the per-group metric of a metric name, if it is one.
+fn split_memcg_name(name: &str) -> Option<(&str, &'static MemcgMetric)> {
+    let rest = name.strip_prefix(MEMCG_PREFIX)?;
+    let (path, metric) = rest.rsplit_once(':')?;
+    MEMCG_METRICS
+        .iter()
+        .find(|m| m.name == metric)
+        .map(|m| (path, m))
+}
+
+/// How the table prints metric `name` (a metric of [`METRICS`] or a per-group one).
+pub fn format_of(name: &str) -> Format {
     METRICS
         .iter()
+        .find(|m| m.name == name)
+        .map(|m| m.format)
+        .or_else(|| split_memcg_name(name).map(|(_, m)| m.format))
+        .unwrap_or(Format::Count)
+}
+
+/// Every metric's value in `r`, by name: the [`METRICS`], and the [`MEMCG_METRICS`] of
+/// every group besides `/`; a value that is not finite counts as undefined (JSON has no
+/// NaN, and the report must read back as written).
+pub fn values(r: &ScenarioResult) -> BTreeMap<String, Option<f64>> {
+    let mut out: BTreeMap<String, Option<f64>> = METRICS
+        .iter()
         .map(|m| (m.name.to_string(), (m.value)(r).filter(|v| v.is_finite())))
-        .collect()
+        .collect();
+    for (path, g) in r.result.memcg.iter().filter(|(p, _)| p.as_str() != "/") {
+        for m in MEMCG_METRICS {
+            let v = Some((m.value)(g)).filter(|v| v.is_finite());
+            out.insert(memcg_metric_name(path, m), v);
+        }
+    }
+    out
+}
+
+/// The metrics of a comparison, in table order: the [`METRICS`], then the
+/// [`MEMCG_METRICS`] of each group (besides `/`) that every run of every configuration
+/// has, groups in path order.
+pub fn metric_infos(configs: &[ConfigReport]) -> Vec<MetricInfo> {
+    let mut out: Vec<MetricInfo> = METRICS
+        .iter()
+        .map(|m| MetricInfo {
+            name: m.name.into(),
+            about: m.about.into(),
+        })
+        .collect();
+    let mut common: Option<BTreeSet<String>> = None;
+    for run in configs.iter().flat_map(|c| &c.runs) {
+        let groups: BTreeSet<String> = run
+            .metrics
+            .keys()
+            .filter_map(|n| split_memcg_name(n).map(|(p, _)| p.to_string()))
+            .collect();
+        common = Some(match common {
+            None => groups,
+            Some(c) => c.intersection(&groups).cloned().collect(),
+        });
+    }
+    for path in common.unwrap_or_default() {
+        for m in MEMCG_METRICS {
+            out.push(MetricInfo {
+                name: memcg_metric_name(&path, m),
+                about: format!("{path}: {}", m.about),
+            });
+        }
+    }
+    out
 }
 
 /// A metric over the runs of one configuration (mmtests' Min, Amean, Stddev, Max).
@@ -336,14 +507,15 @@ impl ConfigReport {
                 result: serde_json::to_value(r).unwrap_or(serde_json::Value::Null),
             })
             .collect();
-        let stats = METRICS
-            .iter()
-            .map(|m| {
+        let names: BTreeSet<&String> = runs.iter().flat_map(|r| r.metrics.keys()).collect();
+        let stats = names
+            .into_iter()
+            .map(|name| {
                 let v: Vec<Option<f64>> = runs
                     .iter()
-                    .map(|r| r.metrics.get(m.name).copied().flatten())
+                    .map(|r| r.metrics.get(name).copied().flatten())
                     .collect();
-                (m.name.to_string(), Stats::of(&v))
+                (name.clone(), Stats::of(&v))
             })
             .collect();
         ConfigReport {
@@ -358,6 +530,14 @@ impl ConfigReport {
     /// The statistics of metric `name`.
     pub fn stat(&self, name: &str) -> Option<&Stats> {
         self.stats.get(name).and_then(Option::as_ref)
+    }
+
+    /// Keeps only the metrics named in `keep` (in the runs and the statistics).
+    pub fn retain_metrics(&mut self, keep: &BTreeSet<&str>) {
+        for r in &mut self.runs {
+            r.metrics.retain(|n, _| keep.contains(n.as_str()));
+        }
+        self.stats.retain(|n, _| keep.contains(n.as_str()));
     }
 }
 
@@ -393,5 +573,23 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), METRICS.len());
+        let mut names: Vec<_> = MEMCG_METRICS.iter().map(|m| m.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), MEMCG_METRICS.len());
+    }
+
+    #[test]
+    fn per_group_metric_names_split_back() {
+        let m = &MEMCG_METRICS[2];
+        let name = memcg_metric_name("/a/b", m);
+        assert_eq!(name, "memcg:/a/b:pgmajfault");
+        let (path, back) = split_memcg_name(&name).unwrap();
+        assert_eq!((path, back.name), ("/a/b", "pgmajfault"));
+        assert!(split_memcg_name("memcg:/a:nope").is_none());
+        assert!(split_memcg_name("pgmajfault").is_none());
+        assert_eq!(format_of("memcg:/x:high_throttle_s"), Format::Decimals(4));
+        assert_eq!(format_of("miss_ratio"), Format::Decimals(6));
+        assert_eq!(format_of("memcg:/x:current"), Format::Count);
     }
 }

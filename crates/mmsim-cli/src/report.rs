@@ -1,7 +1,9 @@
 //! The human-readable result table of `mmsim run`.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use mmsim_core::memcg::MemcgReport;
 use mmsim_core::{DeviceConfig, DeviceKind, PolicyName};
 use mmsim_workloads::{Scenario, ScenarioResult};
 
@@ -24,7 +26,139 @@ fn device(d: &DeviceConfig, with_size: bool) -> String {
     )
 }
 
-/// The report: machine header, results, PSI, vmstat, trace statistics.
+/// Rows under a header: the first column left-aligned, the others right-aligned, two
+/// spaces apart, indented by two.
+fn grid(t: &mut String, header: &[&str], rows: &[Vec<String>]) {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([header[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut line = |cells: &[&str]| {
+        let mut l = String::from(" ");
+        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
+            if i == 0 {
+                let _ = write!(l, " {c:<w$}");
+            } else {
+                let _ = write!(l, "  {c:>w$}");
+            }
+        }
+        let _ = writeln!(t, "{}", l.trim_end());
+    };
+    line(header);
+    for r in rows {
+        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
+        line(&cells);
+    }
+}
+
+/// The per-group tables (`memory.current` and the limits, `memory.events`, `memory.stat`
+/// counters), one row per group, hierarchical as cgroup v2 reports them.
+pub fn cgroups(groups: &BTreeMap<String, MemcgReport>) -> String {
+    let mut t = String::new();
+    let limit = |v: Option<u64>| v.map_or("max".to_string(), |v| v.to_string());
+    let _ = writeln!(
+        t,
+        "memory cgroups (pages; a group counts its descendants too)"
+    );
+    let rows: Vec<Vec<String>> = groups
+        .iter()
+        .map(|(path, m)| {
+            vec![
+                path.clone(),
+                m.current.to_string(),
+                m.anon.to_string(),
+                m.file.to_string(),
+                limit(m.max),
+                limit(m.high),
+                m.low.to_string(),
+                m.min.to_string(),
+                limit(m.soft_limit),
+            ]
+        })
+        .collect();
+    grid(
+        &mut t,
+        &[
+            "cgroup",
+            "current",
+            "anon",
+            "file",
+            "max",
+            "high",
+            "low",
+            "min",
+            "soft_limit",
+        ],
+        &rows,
+    );
+    t.push('\n');
+    let rows: Vec<Vec<String>> = groups
+        .iter()
+        .map(|(path, m)| {
+            let e = &m.events;
+            vec![
+                path.clone(),
+                m.events_max.to_string(),
+                e.high.to_string(),
+                e.low.to_string(),
+                e.oom.to_string(),
+                e.oom_kill.to_string(),
+                format!("{:.3}", e.high_throttle_ns as f64 / 1e9),
+            ]
+        })
+        .collect();
+    grid(
+        &mut t,
+        &[
+            "memory.events",
+            "max",
+            "high",
+            "low",
+            "oom",
+            "oom_kill",
+            "throttled_s",
+        ],
+        &rows,
+    );
+    t.push('\n');
+    let rows: Vec<Vec<String>> = groups
+        .iter()
+        .map(|(path, m)| {
+            let e = &m.events;
+            vec![
+                path.clone(),
+                m.pgscan.to_string(),
+                m.pgsteal.to_string(),
+                e.workingset_refault_anon.to_string(),
+                e.workingset_refault_file.to_string(),
+                e.pgfault.to_string(),
+                e.pgmajfault.to_string(),
+            ]
+        })
+        .collect();
+    grid(
+        &mut t,
+        &[
+            "memory.stat",
+            "pgscan",
+            "pgsteal",
+            "refault_anon",
+            "refault_file",
+            "pgfault",
+            "pgmajfault",
+        ],
+        &rows,
+    );
+    t
+}
+
+/// The report: machine header, results, PSI, memory cgroups (when there are groups
+/// besides `/`), vmstat, trace statistics.
 pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: bool) -> String {
     let m = &s.machine;
     let rr = &r.result;
@@ -85,22 +219,49 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
     line("swap", device(&m.swap, true));
     line("fs", device(&m.fs, false));
     line("swappiness", m.swappiness.to_string());
+    let top = s
+        .cgroups
+        .iter()
+        .position(|c| c.path == "/" && c.max.is_some());
     line(
         "memcg max",
-        match m.memcg_max {
-            Some(max) => format!("{max} ({} pages)", max.pages()),
-            None => "none".into(),
+        match (m.memcg_max, top) {
+            (Some(max), _) => format!("{max} ({} pages)", max.pages()),
+            (None, Some(i)) => format!(
+                "{} (cgroup[{i}], the top group)",
+                s.cgroups[i].max.map(|v| v.to_string()).unwrap_or_default()
+            ),
+            (None, None) => "none".into(),
         },
     );
+    if s.cgroups.iter().any(|c| c.path != "/") {
+        let paths: Vec<&str> = s.cgroups.iter().map(|c| c.path.as_str()).collect();
+        line("cgroups", paths.join(", "));
+    }
+    if !s.cgroup_changes.is_empty() || !s.cgroup_cycles.is_empty() {
+        line(
+            "cgroup writes",
+            format!(
+                "{} change(s), {} cycle(s) of knobs over time",
+                s.cgroup_changes.len(),
+                s.cgroup_cycles.len()
+            ),
+        );
+    }
     for note in notes {
         line("note", note.clone());
     }
     let _ = writeln!(t, "\nworkloads");
     let wname = r.workloads.iter().map(|w| w.name.len()).max().unwrap_or(0);
-    for w in &r.workloads {
+    let in_groups = s.workloads.iter().any(|w| w.cgroup_path() != "/");
+    for (i, w) in r.workloads.iter().enumerate() {
+        let group = match s.workloads.get(i) {
+            Some(spec) if in_groups => format!("  in {}", spec.cgroup_path()),
+            _ => String::new(),
+        };
         let _ = writeln!(
             t,
-            "  {:<wname$}  phase {:<3} {:<10} {:<9} {:>10} pages {:>12} events",
+            "  {:<wname$}  phase {:<3} {:<10} {:<9} {:>10} pages {:>12} events{group}",
             w.name, w.phase, w.kind, w.target, w.pages, w.events
         );
     }
@@ -153,6 +314,11 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
             "  {name} avg10={:.2} avg60={:.2} avg300={:.2} total={}",
             l.avg10, l.avg60, l.avg300, l.total
         );
+    }
+
+    if rr.memcg.len() > 1 {
+        t.push('\n');
+        t.push_str(&cgroups(&rr.memcg));
     }
 
     let pairs = rr.vmstat.pairs();

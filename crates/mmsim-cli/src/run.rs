@@ -344,10 +344,15 @@ pub fn interrupted_message(s: &Scenario, r: &ScenarioResult) -> String {
 /// `mmsim scenarios`.
 pub fn list_scenarios() -> Result<Outcome> {
     let mut text = String::new();
+    let width = EMBEDDED_SCENARIOS
+        .iter()
+        .map(|(n, _)| n.len())
+        .max()
+        .unwrap_or(0);
     for (name, _) in EMBEDDED_SCENARIOS {
         let s = embedded_scenario(name).expect("embedded")?;
         text.push_str(&format!(
-            "{name:<15} {}\n",
+            "{name:<width$}  {}\n",
             s.description.as_deref().unwrap_or("")
         ));
     }

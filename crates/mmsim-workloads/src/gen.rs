@@ -15,6 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
+use mmsim_core::memcg::{MemcgId, ROOT};
 use mmsim_core::{Advice, Event, FileId, Sim, SimError, VmaId};
 use mmsim_trace::{Densifier, Format, Record, TraceReader};
 use rand::{Rng, RngCore, SeedableRng};
@@ -26,6 +27,7 @@ use crate::error::WorkloadError;
 use crate::models::dd::DdGen;
 use crate::models::eater::EaterGen;
 use crate::models::fio::FioGen;
+use crate::models::kbuild::KbuildGen;
 use crate::models::kv::KvGen;
 use crate::models::pgbench::PgbenchGen;
 use crate::scenario::{Target, TraceFormat, WorkloadKind, WorkloadSpec, MAX_PAGES};
@@ -46,7 +48,7 @@ pub enum Sink {
 impl Sink {
     /// Creates the task `name` and its region of `pages` pages on `target` in `sim`:
     /// an anonymous VMA, a file (named `name`), or a file and a shared (optionally
-    /// executable) mapping of all of it.
+    /// executable) mapping of all of it. The task runs in the top group `/`.
     pub fn setup(
         sim: &mut Sim,
         name: &str,
@@ -54,11 +56,26 @@ impl Sink {
         pages: u64,
         advice: Advice,
     ) -> Result<Sink, SimError> {
+        Sink::setup_in(sim, name, target, pages, advice, ROOT)
+    }
+
+    /// [`Sink::setup`] with the task attached to memory cgroup `memcg`; a `file` target
+    /// is opened by the task, so its page cache is charged to `memcg`.
+    pub fn setup_in(
+        sim: &mut Sim,
+        name: &str,
+        target: Target,
+        pages: u64,
+        advice: Advice,
+        memcg: MemcgId,
+    ) -> Result<Sink, SimError> {
         let task = sim.add_task(name);
+        sim.attach_task(task, memcg)?;
         Ok(match target {
             Target::Anon => Sink::Vma(sim.mmap_anon(task, pages)?),
             Target::File => {
                 let file = sim.add_file(name, pages)?;
+                sim.open(file, task)?;
                 sim.fadvise(file, advice)?;
                 Sink::File(file)
             }
@@ -355,6 +372,7 @@ enum Pattern {
     Pgbench(Box<PgbenchGen>),
     Dd(DdGen),
     Eater(Box<EaterGen>),
+    Kbuild(Box<KbuildGen>),
 }
 
 /// The event source of one workload.
@@ -489,7 +507,8 @@ impl Generator {
             | WorkloadKind::Kv(_)
             | WorkloadKind::Pgbench(_)
             | WorkloadKind::Dd(_)
-            | WorkloadKind::Eater(_) => unreachable!("models are rejected above"),
+            | WorkloadKind::Eater(_)
+            | WorkloadKind::Kbuild(_) => unreachable!("models are rejected above"),
         };
         Ok(Generator {
             sink,
@@ -504,6 +523,10 @@ impl Generator {
     /// mappings) in `sim`, named after `name`, and its generator drawing from the
     /// stream `seed` (see [`workload_seed`]); `what` names the workload in errors (e.g.
     /// `workload[0] "db"`), `base_dir` resolves relative trace paths.
+    ///
+    /// The workload's tasks are attached to the memory cgroup at its
+    /// [`cgroup_path`](WorkloadSpec::cgroup_path), which must exist in `sim` (see
+    /// [`crate::cgroups::setup`]), and its files are opened by its tasks.
     ///
     /// `spec` must be valid ([`Scenario::validate`](crate::Scenario::validate)); values
     /// out of range are clamped, never a panic.
@@ -521,30 +544,40 @@ impl Generator {
         };
         let advice = spec.effective_advice();
         let mut rng = Pcg64Mcg::seed_from_u64(seed);
+        let path = spec.cgroup_path();
+        let memcg = sim.memcg_by_path(path).ok_or_else(|| {
+            setup(SimError::Setup(format!(
+                "no memory cgroup `{path}` on the machine (declare it with [[cgroup]])"
+            )))
+        })?;
         let (sink, pattern) = match &spec.kind {
             WorkloadKind::Fio(f) => {
-                let g = FioGen::setup(sim, f, name, advice, &mut rng).map_err(setup)?;
+                let g = FioGen::setup(sim, f, name, advice, &mut rng, memcg).map_err(setup)?;
                 (Sink::File(g.first_file()), Pattern::Fio(Box::new(g)))
             }
             WorkloadKind::Kv(k) => {
-                let g = KvGen::setup(sim, k, name).map_err(setup)?;
+                let g = KvGen::setup(sim, k, name, memcg).map_err(setup)?;
                 (Sink::Vma(g.vma()), Pattern::Kv(Box::new(g)))
             }
             WorkloadKind::Pgbench(p) => {
-                let g = PgbenchGen::setup(sim, p, name, advice).map_err(setup)?;
+                let g = PgbenchGen::setup(sim, p, name, advice, memcg).map_err(setup)?;
                 (Sink::Vma(g.buffers_vma()), Pattern::Pgbench(Box::new(g)))
             }
             WorkloadKind::Dd(d) => {
-                let g = DdGen::setup(sim, d, name, advice).map_err(setup)?;
+                let g = DdGen::setup(sim, d, name, advice, memcg).map_err(setup)?;
                 (Sink::File(g.file()), Pattern::Dd(g))
             }
             WorkloadKind::Eater(e) => {
-                let g =
-                    EaterGen::setup(sim, e, name, spec.effective_write_ratio()).map_err(setup)?;
+                let g = EaterGen::setup(sim, e, name, spec.effective_write_ratio(), memcg)
+                    .map_err(setup)?;
                 (Sink::Vma(g.vma()), Pattern::Eater(Box::new(g)))
             }
+            WorkloadKind::Kbuild(k) => {
+                let g = KbuildGen::setup(sim, k, name, advice, &mut rng, memcg).map_err(setup)?;
+                (Sink::Vma(g.vma()), Pattern::Kbuild(Box::new(g)))
+            }
             _ => {
-                let sink = Sink::setup(sim, name, spec.target, spec.kind.pages(), advice)
+                let sink = Sink::setup_in(sim, name, spec.target, spec.kind.pages(), advice, memcg)
                     .map_err(setup)?;
                 return Generator::new(spec, seed, sink, what, base_dir);
             }
@@ -577,6 +610,7 @@ impl Generator {
             Pattern::Pgbench(g) => return Ok(g.fill(rng, out, max)),
             Pattern::Dd(g) => return Ok(g.fill(out, max)),
             Pattern::Eater(g) => return Ok(g.fill(rng, out, max)),
+            Pattern::Kbuild(g) => return Ok(g.fill(out, max)),
             _ => {}
         }
         let n = (*left).min(max as u64) as usize;
@@ -631,7 +665,8 @@ impl Generator {
             | Pattern::Kv(_)
             | Pattern::Pgbench(_)
             | Pattern::Dd(_)
-            | Pattern::Eater(_) => unreachable!("handled above"),
+            | Pattern::Eater(_)
+            | Pattern::Kbuild(_) => unreachable!("handled above"),
         }
         *left -= n as u64;
         Ok(n)

@@ -45,6 +45,7 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod cgroups;
 pub mod error;
 pub mod gen;
 pub mod models;
@@ -75,6 +76,18 @@ pub const EMBEDDED_SCENARIOS: &[(&str, &str)] = &[
     ("memcached", include_str!("../scenarios/memcached.toml")),
     ("pgbench", include_str!("../scenarios/pgbench.toml")),
     ("dd-vs-eater", include_str!("../scenarios/dd-vs-eater.toml")),
+    (
+        "softlimit-kbuild",
+        include_str!("../scenarios/softlimit-kbuild.toml"),
+    ),
+    (
+        "softlimit-stream-vs-eater",
+        include_str!("../scenarios/softlimit-stream-vs-eater.toml"),
+    ),
+    (
+        "softlimit-kbuild-vs-eater",
+        include_str!("../scenarios/softlimit-kbuild-vs-eater.toml"),
+    ),
 ];
 
 /// The embedded scenario `name` (see [`EMBEDDED_SCENARIOS`]), parsed and validated.

@@ -420,6 +420,7 @@ pub fn run_scenario_cancellable(
         what: "machine".into(),
         source,
     })?;
+    crate::cgroups::setup(&mut sim, s)?;
     let mut stream = EventStream::build(s, &mut sim)?;
     let mut done = 0u64;
     let mut partial = false;

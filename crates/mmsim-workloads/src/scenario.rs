@@ -21,6 +21,11 @@
 //! advice = "random"     # optional: normal | random | sequential (fadvise/madvise)
 //! phase = 1             # optional, default 0
 //! start = "500ms"       # optional: not before this simulated time, default 0
+//! cgroup = "/db"        # optional: the memory cgroup it runs in, default "/"
+//!
+//! [[cgroup]]            # memory cgroups, changes and cycles: see crate::cgroups
+//! path = "/db"
+//! max = "1G"
 //!
 //! [[workload]]          # a model of a program: fio | kv | pgbench | dd | eater
 //! kind = "fio"
@@ -32,8 +37,9 @@
 //! ```
 //!
 //! Every field and its range is documented on [`WorkloadSpec`] and [`WorkloadKind`]; the
-//! model kinds (`fio`, `kv`, `pgbench`, `dd`, `eater`) in their modules under
-//! [`crate::models`].
+//! model kinds (`fio`, `kv`, `pgbench`, `dd`, `eater`, `kbuild`) in their modules under
+//! [`crate::models`]; the memory cgroups (`[[cgroup]]`, `[[cgroup_change]]`,
+//! `[[cgroup_cycle]]`) in [`crate::cgroups`].
 //! Unknown fields, fields that do not apply to a workload's `kind`, and out-of-range
 //! values are errors that name the file, the line (for parse errors) and the field path,
 //! e.g. `s.toml: workload[2].theta: 7 is out of range [0, 5]`.
@@ -46,10 +52,12 @@ use mmsim_core::{Advice, ConfigError, MachineConfig, Size};
 use mmsim_trace::Format;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::cgroups::{CgroupChange, CgroupCycle, CgroupSpec};
 use crate::error::WorkloadError;
 use crate::models::dd::DdSpec;
 use crate::models::eater::{EaterPattern, EaterSpec};
 use crate::models::fio::{FioDistribution, FioRw, FioSpec};
+use crate::models::kbuild::KbuildSpec;
 use crate::models::kv::{KeyPattern, KvRatio, KvSpec};
 use crate::models::pgbench::PgbenchSpec;
 use crate::models::{self, Bad};
@@ -101,6 +109,24 @@ pub struct Scenario {
     /// The workloads, `[[workload]]` tables.
     #[serde(rename = "workload", default)]
     pub workloads: Vec<WorkloadSpec>,
+    /// The memory cgroups besides the top group `/` (which a `[[cgroup]]` table may
+    /// configure too), `[[cgroup]]` tables, parents first (see [`crate::cgroups`]).
+    #[serde(rename = "cgroup", default, skip_serializing_if = "Vec::is_empty")]
+    pub cgroups: Vec<CgroupSpec>,
+    /// Knob writes at given simulated times, `[[cgroup_change]]` tables.
+    #[serde(
+        rename = "cgroup_change",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub cgroup_changes: Vec<CgroupChange>,
+    /// Knobs cycling between values, `[[cgroup_cycle]]` tables.
+    #[serde(
+        rename = "cgroup_cycle",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub cgroup_cycles: Vec<CgroupCycle>,
 }
 
 fn default_seed() -> u64 {
@@ -262,6 +288,12 @@ pub struct WorkloadSpec {
     /// `start` is absolute simulated time, not relative to the phase: a workload whose
     /// phase begins after its `start` begins with its phase.
     pub start: u64,
+    /// The memory cgroup the workload runs in (TOML: `cgroup = "/a"`; default `None`,
+    /// the top group `/`): a group declared by a `[[cgroup]]` table. Its tasks are
+    /// attached there, and the files it reads and writes through a descriptor are opened
+    /// by its tasks, so its anonymous memory, page faults and page cache are charged to
+    /// that group (see [`crate::cgroups`]).
+    pub cgroup: Option<String>,
     /// What the accesses are.
     pub kind: WorkloadKind,
 }
@@ -349,6 +381,8 @@ pub enum WorkloadKind {
     Dd(DdSpec),
     /// `eater`: a memory eater ([`crate::models::eater`]).
     Eater(EaterSpec),
+    /// `kbuild`: a parallel kernel build, `make -jN` ([`crate::models::kbuild`]).
+    Kbuild(KbuildSpec),
 }
 
 impl WorkloadKind {
@@ -372,11 +406,12 @@ impl WorkloadKind {
             WorkloadKind::Pgbench(_) => KindName::Pgbench,
             WorkloadKind::Dd(_) => KindName::Dd,
             WorkloadKind::Eater(_) => KindName::Eater,
+            WorkloadKind::Kbuild(_) => KindName::Kbuild,
         }
     }
 
-    /// Whether this is a model of a program (`fio`, `kv`, `pgbench`, `dd`, `eater`)
-    /// rather than an access pattern on one region.
+    /// Whether this is a model of a program (`fio`, `kv`, `pgbench`, `dd`, `eater`,
+    /// `kbuild`) rather than an access pattern on one region.
     pub fn is_model(&self) -> bool {
         self.kind_name().is_model()
     }
@@ -388,7 +423,9 @@ impl WorkloadKind {
             WorkloadKind::Fio(_) | WorkloadKind::Pgbench(_) | WorkloadKind::Dd(_) => {
                 Some(Target::File)
             }
-            WorkloadKind::Kv(_) | WorkloadKind::Eater(_) => Some(Target::Anon),
+            WorkloadKind::Kv(_) | WorkloadKind::Eater(_) | WorkloadKind::Kbuild(_) => {
+                Some(Target::Anon)
+            }
             _ => None,
         }
     }
@@ -409,6 +446,7 @@ impl WorkloadKind {
             WorkloadKind::Pgbench(p) => p.pages(),
             WorkloadKind::Dd(d) => d.pages(),
             WorkloadKind::Eater(e) => e.pages(),
+            WorkloadKind::Kbuild(k) => k.pages(),
         }
     }
 
@@ -422,6 +460,7 @@ impl WorkloadKind {
             WorkloadKind::Pgbench(_) => return None,
             WorkloadKind::Dd(d) => return Some(d.events()),
             WorkloadKind::Eater(e) => return Some(e.events()),
+            WorkloadKind::Kbuild(k) => return Some(k.events()),
             _ => {}
         }
         match *self {
@@ -439,7 +478,8 @@ impl WorkloadKind {
             | WorkloadKind::Kv(_)
             | WorkloadKind::Pgbench(_)
             | WorkloadKind::Dd(_)
-            | WorkloadKind::Eater(_) => None,
+            | WorkloadKind::Eater(_)
+            | WorkloadKind::Kbuild(_) => None,
         }
     }
 }
@@ -456,8 +496,14 @@ impl WorkloadSpec {
             weight: 1,
             advice: None,
             start: 0,
+            cgroup: None,
             kind,
         }
+    }
+
+    /// The path of the cgroup the workload runs in: its `cgroup`, or `/`.
+    pub fn cgroup_path(&self) -> &str {
+        self.cgroup.as_deref().unwrap_or("/")
     }
 
     /// A workload of a model kind (`fio`, `kv`, …) with the defaults; its target is the
@@ -468,10 +514,11 @@ impl WorkloadSpec {
     }
 
     /// What reports call the target: the target's name, `anon+file` for `pgbench`
-    /// (shared buffers and relation files).
+    /// (shared buffers and relation files) and `kbuild` (compilers' heaps, sources,
+    /// headers and objects).
     pub fn target_name(&self) -> &'static str {
         match self.kind {
-            WorkloadKind::Pgbench(_) => "anon+file",
+            WorkloadKind::Pgbench(_) | WorkloadKind::Kbuild(_) => "anon+file",
             _ => self.target.name(),
         }
     }
@@ -544,13 +591,19 @@ enum KindName {
     Pgbench,
     Dd,
     Eater,
+    Kbuild,
 }
 
 impl KindName {
     fn is_model(self) -> bool {
         matches!(
             self,
-            KindName::Fio | KindName::Kv | KindName::Pgbench | KindName::Dd | KindName::Eater
+            KindName::Fio
+                | KindName::Kv
+                | KindName::Pgbench
+                | KindName::Dd
+                | KindName::Eater
+                | KindName::Kbuild
         )
     }
 
@@ -568,6 +621,7 @@ impl KindName {
             KindName::Pgbench => "pgbench",
             KindName::Dd => "dd",
             KindName::Eater => "eater",
+            KindName::Kbuild => "kbuild",
         }
     }
 
@@ -615,15 +669,30 @@ impl KindName {
             ),
             KindName::Dd => (&["count"], &["bs", "read"]),
             KindName::Eater => (&["size"], &["passes", "pattern", "rate"]),
+            KindName::Kbuild => (
+                &["units"],
+                &[
+                    "jobs",
+                    "source_size",
+                    "headers",
+                    "header_size",
+                    "includes",
+                    "header_theta",
+                    "cc_mem",
+                    "cc_passes",
+                    "object_size",
+                    "cpu",
+                ],
+            ),
         }
     }
 
     /// The common fields the kind takes.
     fn common(self) -> &'static str {
         match self {
-            KindName::Eater => "name, phase, weight, advice, start, write_ratio",
-            k if k.is_model() => "name, phase, weight, advice, start",
-            _ => "name, target, write_ratio, phase, weight, advice, start",
+            KindName::Eater => "name, phase, weight, advice, start, cgroup, write_ratio",
+            k if k.is_model() => "name, phase, weight, advice, start, cgroup",
+            _ => "name, target, write_ratio, phase, weight, advice, start, cgroup",
         }
     }
 }
@@ -651,6 +720,8 @@ struct RawWorkload {
         skip_serializing_if = "Option::is_none"
     )]
     start: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cgroup: Option<String>,
     #[serde(
         default,
         deserialize_with = "de_opt_pages",
@@ -766,6 +837,59 @@ struct RawWorkload {
     pattern: Option<EaterPattern>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     rate: Option<f64>,
+    // kbuild
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jobs: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    units: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    source_size: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    headers: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    header_size: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    includes: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    header_theta: Option<f64>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    cc_mem: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cc_passes: Option<u32>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    object_size: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_time",
+        serialize_with = "ser_opt_time",
+        skip_serializing_if = "Option::is_none"
+    )]
+    cpu: Option<u64>,
 }
 
 fn is_zero(v: &u32) -> bool {
@@ -831,7 +955,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 40] = [
+    let present: [(&'static str, bool); 51] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -870,6 +994,17 @@ fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("read", r.read.is_some()),
         ("pattern", r.pattern.is_some()),
         ("rate", r.rate.is_some()),
+        ("jobs", r.jobs.is_some()),
+        ("units", r.units.is_some()),
+        ("source_size", r.source_size.is_some()),
+        ("headers", r.headers.is_some()),
+        ("header_size", r.header_size.is_some()),
+        ("includes", r.includes.is_some()),
+        ("header_theta", r.header_theta.is_some()),
+        ("cc_mem", r.cc_mem.is_some()),
+        ("cc_passes", r.cc_passes.is_some()),
+        ("object_size", r.object_size.is_some()),
+        ("cpu", r.cpu.is_some()),
         // Common fields that only some kinds take.
         ("target", r.target.is_some()),
         ("write_ratio", r.write_ratio.is_some()),
@@ -1003,6 +1138,22 @@ fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             pattern: r.pattern.unwrap_or_default(),
             rate: r.rate,
         }),
+        KindName::Kbuild => {
+            let d = KbuildSpec::new(0);
+            WorkloadKind::Kbuild(KbuildSpec {
+                jobs: r.jobs.unwrap_or(d.jobs),
+                units: r.units.unwrap_or(0),
+                source_size: r.source_size.unwrap_or(d.source_size),
+                headers: r.headers.unwrap_or(d.headers),
+                header_size: r.header_size.unwrap_or(d.header_size),
+                includes: r.includes.unwrap_or(d.includes),
+                header_theta: r.header_theta.unwrap_or(d.header_theta),
+                cc_mem: r.cc_mem.unwrap_or(d.cc_mem),
+                cc_passes: r.cc_passes.unwrap_or(d.cc_passes),
+                object_size: r.object_size.unwrap_or(d.object_size),
+                cpu: r.cpu.unwrap_or(d.cpu),
+            })
+        }
     };
     let target = r.target.or(kind.model_target()).unwrap_or(Target::Anon);
     Ok(WorkloadSpec {
@@ -1013,6 +1164,7 @@ fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         weight: r.weight.unwrap_or(1),
         advice: r.advice,
         start: r.start.unwrap_or(0),
+        cgroup: r.cgroup,
         kind,
     })
 }
@@ -1032,6 +1184,12 @@ struct ScenarioToml {
     warmup_events: Option<u64>,
     #[serde(rename = "workload", default)]
     workloads: Vec<RawWorkload>,
+    #[serde(rename = "cgroup", default)]
+    cgroups: Vec<CgroupSpec>,
+    #[serde(rename = "cgroup_change", default)]
+    cgroup_changes: Vec<CgroupChange>,
+    #[serde(rename = "cgroup_cycle", default)]
+    cgroup_cycles: Vec<CgroupCycle>,
 }
 
 impl TryFrom<ScenarioToml> for Scenario {
@@ -1054,6 +1212,7 @@ impl From<WorkloadSpec> for RawWorkload {
             weight: (w.weight != 1).then_some(w.weight),
             advice: w.advice,
             start: (w.start != 0).then_some(w.start),
+            cgroup: w.cgroup,
             pages: None,
             accesses: None,
             theta: None,
@@ -1092,6 +1251,17 @@ impl From<WorkloadSpec> for RawWorkload {
             read: None,
             pattern: None,
             rate: None,
+            jobs: None,
+            units: None,
+            source_size: None,
+            headers: None,
+            header_size: None,
+            includes: None,
+            header_theta: None,
+            cc_mem: None,
+            cc_passes: None,
+            object_size: None,
+            cpu: None,
         };
         match w.kind {
             WorkloadKind::Uniform { pages, accesses } => {
@@ -1181,6 +1351,19 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.pattern = Some(e.pattern);
                 r.rate = e.rate;
             }
+            WorkloadKind::Kbuild(k) => {
+                r.jobs = Some(k.jobs);
+                r.units = Some(k.units);
+                r.source_size = Some(k.source_size);
+                r.headers = Some(k.headers);
+                r.header_size = Some(k.header_size);
+                r.includes = Some(k.includes);
+                r.header_theta = Some(k.header_theta);
+                r.cc_mem = Some(k.cc_mem);
+                r.cc_passes = Some(k.cc_passes);
+                r.object_size = Some(k.object_size);
+                r.cpu = Some(k.cpu);
+            }
         }
         r
     }
@@ -1210,6 +1393,9 @@ impl Scenario {
             warmup_events: None,
             machine,
             workloads,
+            cgroups: Vec::new(),
+            cgroup_changes: Vec::new(),
+            cgroup_cycles: Vec::new(),
         }
     }
 
@@ -1229,6 +1415,9 @@ impl Scenario {
             machine: t.machine,
             warmup_events: t.warmup_events,
             workloads,
+            cgroups: t.cgroups,
+            cgroup_changes: t.cgroup_changes,
+            cgroup_cycles: t.cgroup_cycles,
         })
     }
 
@@ -1322,9 +1511,10 @@ impl Scenario {
             .try_fold(0u64, |acc, w| Some(acc.saturating_add(w.kind.events()?)))
     }
 
-    /// Checks the machine (as [`MachineConfig::validate`], fields prefixed `machine.`)
-    /// and every workload's values against their ranges; the error names the field, e.g.
-    /// `workload[2].theta: 7 is out of range [0, 5]`.
+    /// Checks the machine (as [`MachineConfig::validate`], fields prefixed `machine.`),
+    /// every workload's values against their ranges, and the cgroups, their changes and
+    /// cycles ([`crate::cgroups::validate`]); the error names the field, e.g.
+    /// `workload[2].theta: 7 is out of range [0, 5]` or `cgroup[1].max: …`.
     pub fn validate(&self) -> Result<(), WorkloadError> {
         let invalid = |field: String, message: String| WorkloadError::Invalid {
             file: self.source.clone(),
@@ -1517,9 +1707,10 @@ impl Scenario {
                 WorkloadKind::Pgbench(p) => p.validate().map_err(bad)?,
                 WorkloadKind::Dd(d) => d.validate().map_err(bad)?,
                 WorkloadKind::Eater(e) => e.validate().map_err(bad)?,
+                WorkloadKind::Kbuild(k) => k.validate().map_err(bad)?,
             }
         }
-        Ok(())
+        crate::cgroups::validate(self)
     }
 }
 

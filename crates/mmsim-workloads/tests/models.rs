@@ -893,6 +893,8 @@ fn documented_examples_parse() {
         "models/pgbench.rs",
         "models/dd.rs",
         "models/eater.rs",
+        "models/kbuild.rs",
+        "cgroups.rs",
     ] {
         let text = std::fs::read_to_string(format!("{src}/{file}")).unwrap();
         let mut block: Option<String> = None;
@@ -918,7 +920,7 @@ fn documented_examples_parse() {
             }
         }
     }
-    assert_eq!(found, 6);
+    assert_eq!(found, 8);
 }
 
 // ---- errors -----------------------------------------------------------------------------

@@ -34,6 +34,7 @@
 //!
 //! Events: `count`.
 
+use mmsim_core::memcg::MemcgId;
 use mmsim_core::{Event, FileId, Sim, SimError};
 
 use super::{Bad, MAX_BS, PAGE};
@@ -120,7 +121,8 @@ pub struct DdGen {
 }
 
 impl DdGen {
-    /// Creates the task and its file in `sim`; `advice` applies to the file.
+    /// Creates the task (in memory cgroup `memcg`) and its file, opened by the task, in
+    /// `sim`; `advice` applies to the file.
     ///
     /// `spec` must be valid ([`DdSpec::validate`]); out-of-range values are clamped.
     pub fn setup(
@@ -128,9 +130,12 @@ impl DdGen {
         spec: &DdSpec,
         name: &str,
         advice: mmsim_core::Advice,
+        memcg: MemcgId,
     ) -> Result<DdGen, SimError> {
-        sim.add_task(name);
+        let task = sim.add_task(name);
+        sim.attach_task(task, memcg)?;
         let file = sim.add_file(name, spec.pages().clamp(1, MAX_PAGES))?;
+        sim.open(file, task)?;
         sim.fadvise(file, advice)?;
         let bs = spec.bs.clamp(1, MAX_BS);
         Ok(DdGen {

@@ -44,6 +44,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use mmsim_core::memcg::MemcgId;
 use mmsim_core::{Event, Sim, SimError, VmaId};
 use rand::RngCore;
 use rand_pcg::Pcg64Mcg;
@@ -224,8 +225,8 @@ pub struct EaterGen {
 }
 
 impl EaterGen {
-    /// Creates the task and its mapping in `sim`; re-touches are stores with
-    /// probability `write_ratio`.
+    /// Creates the task (in memory cgroup `memcg`) and its mapping in `sim`;
+    /// re-touches are stores with probability `write_ratio`.
     ///
     /// `spec` must be valid ([`EaterSpec::validate`]); out-of-range values are clamped.
     pub fn setup(
@@ -233,8 +234,10 @@ impl EaterGen {
         spec: &EaterSpec,
         name: &str,
         write_ratio: f64,
+        memcg: MemcgId,
     ) -> Result<EaterGen, SimError> {
         let task = sim.add_task(name);
+        sim.attach_task(task, memcg)?;
         let pages = spec.pages().clamp(1, MAX_PAGES);
         let vma = sim.mmap_anon(task, pages)?;
         let stores = if write_ratio >= 1.0 {

@@ -82,6 +82,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use mmsim_core::memcg::MemcgId;
 use mmsim_core::{Advice, Event, FileId, Sim, SimError};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_distr::{Distribution, Zipf};
@@ -516,8 +517,10 @@ pub struct FioGen {
 }
 
 impl FioGen {
-    /// Creates the tasks and files of `spec` in `sim` (named after `name`), applies
-    /// `advice` to every file and seeds one stream per job from `rng`.
+    /// Creates the tasks (in memory cgroup `memcg`) and files of `spec` in `sim` (named
+    /// after `name`), applies `advice` to every file and seeds one stream per job from
+    /// `rng`. A job's own files are opened by its task, shared files by the first job's
+    /// (the charges go to `memcg` either way).
     ///
     /// `spec` must be valid ([`FioSpec::validate`]); out-of-range values are clamped.
     pub fn setup(
@@ -526,6 +529,7 @@ impl FioGen {
         name: &str,
         advice: Advice,
         rng: &mut Pcg64Mcg,
+        memcg: MemcgId,
     ) -> Result<FioGen, SimError> {
         let numjobs = spec.numjobs.clamp(1, MAX_JOBS) as usize;
         let nrfiles = spec.nrfiles.clamp(1, MAX_NRFILES);
@@ -559,7 +563,13 @@ impl FioGen {
         let mut jobs = Vec::with_capacity(numjobs);
         let mut files = Vec::with_capacity(numjobs * nrfiles as usize);
         for j in 0..numjobs {
-            sim.add_task(&format!("{name}.{j}"));
+            let task = sim.add_task(&format!("{name}.{j}"));
+            sim.attach_task(task, memcg)?;
+            if j == 0 {
+                for &file in &shared {
+                    sim.open(file, task)?;
+                }
+            }
             let mut job_rng = Pcg64Mcg::seed_from_u64(rng.next_u64());
             let first = files.len();
             for f in 0..nrfiles {
@@ -567,6 +577,7 @@ impl FioGen {
                     shared[f as usize]
                 } else {
                     let file = sim.add_file(&format!("{name}.{j}.{f}"), file_pages)?;
+                    sim.open(file, task)?;
                     sim.fadvise(file, advice)?;
                     file
                 };

@@ -73,6 +73,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use mmsim_core::memcg::MemcgId;
 use mmsim_core::{Event, Sim, SimError, VmaId};
 use rand::Rng;
 use rand_distr::{Distribution, Zipf};
@@ -408,11 +409,17 @@ pub struct KvGen {
 }
 
 impl KvGen {
-    /// Creates the server task and its mapping in `sim`.
+    /// Creates the server task (in memory cgroup `memcg`) and its mapping in `sim`.
     ///
     /// `spec` must be valid ([`KvSpec::validate`]); out-of-range values are clamped.
-    pub fn setup(sim: &mut Sim, spec: &KvSpec, name: &str) -> Result<KvGen, SimError> {
+    pub fn setup(
+        sim: &mut Sim,
+        spec: &KvSpec,
+        name: &str,
+        memcg: MemcgId,
+    ) -> Result<KvGen, SimError> {
         let task = sim.add_task(name);
+        sim.attach_task(task, memcg)?;
         let pages = spec.pages().clamp(1, MAX_PAGES);
         let vma = sim.mmap_anon(task, pages)?;
         let keys = spec.keys.clamp(1, MAX_PAGES);

@@ -1,5 +1,5 @@
 //! Models of real programs: `fio`, `kv` (memcached + memtier_benchmark), `pgbench`
-//! (PostgreSQL), `dd` and `eater` (a memory eater).
+//! (PostgreSQL), `dd`, `eater` (a memory eater) and `kbuild` (a parallel kernel build).
 //!
 //! The access-pattern kinds (`uniform`, `zipf`, …) describe *one* region and *one*
 //! stream of page touches. The model kinds describe a *program*: the tasks, files and
@@ -16,11 +16,12 @@
 //! | `pgbench` | PostgreSQL running pgbench's TPC-B-like transaction | [`pgbench`] |
 //! | `dd` | `dd if=/dev/zero of=f bs=1M count=N` (or `if=f of=/dev/null`) | [`dd`] |
 //! | `eater` | `stress-ng --vm`, a "memeater": malloc, touch, re-touch | [`eater`] |
+//! | `kbuild` | `make -j8` of a kernel: sources and shared headers read, compilers' heaps, objects written | [`kbuild`] |
 //!
 //! ## Common fields
 //!
-//! Model workloads take the common fields `name`, `phase`, `weight`, `advice` and
-//! `start` (see [`WorkloadSpec`](crate::WorkloadSpec)); they do not take `target` (each
+//! Model workloads take the common fields `name`, `phase`, `weight`, `advice`, `start`
+//! and `cgroup` (see [`WorkloadSpec`](crate::WorkloadSpec)); they do not take `target` (each
 //! model knows what it maps and opens) and, except `eater`, not `write_ratio` (the
 //! program decides what it writes: fio's `rw`, memtier's `ratio`, pgbench's
 //! transaction, dd's direction).
@@ -40,6 +41,7 @@
 pub mod dd;
 pub mod eater;
 pub mod fio;
+pub mod kbuild;
 pub mod kv;
 pub mod pgbench;
 

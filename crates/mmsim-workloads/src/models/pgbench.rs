@@ -92,6 +92,7 @@
 //! bulk operations, several clients (one stream of transactions), and CPU time per
 //! transaction.
 
+use mmsim_core::memcg::MemcgId;
 use mmsim_core::{Advice, Event, FileId, Sim, SimError, VmaId};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
@@ -324,8 +325,9 @@ pub const MAX_TX_EVENTS: usize = (2 * 8 + 5) * 4 + 1;
 const DIRTY: u8 = 0x80;
 
 impl PgbenchGen {
-    /// Creates the task, the shared buffers and the relation files in `sim`; `advice`
-    /// applies to the relation files.
+    /// Creates the task (in memory cgroup `memcg`), the shared buffers and the relation
+    /// and WAL files (opened by the task) in `sim`; `advice` applies to the relation
+    /// files.
     ///
     /// `spec` must be valid ([`PgbenchSpec::validate`]); out-of-range values are clamped.
     pub fn setup(
@@ -333,6 +335,7 @@ impl PgbenchGen {
         spec: &PgbenchSpec,
         name: &str,
         advice: Advice,
+        memcg: MemcgId,
     ) -> Result<PgbenchGen, SimError> {
         let spec = PgbenchSpec {
             scale: spec.scale.clamp(1, MAX_SCALE),
@@ -345,6 +348,7 @@ impl PgbenchGen {
             .buffers()
             .clamp(16, MAX_PAGES / u64::from(PAGES_PER_BLOCK));
         let task = sim.add_task(name);
+        sim.attach_task(task, memcg)?;
         let buffers_vma = sim.mmap_anon(task, buffers * u64::from(PAGES_PER_BLOCK))?;
         let blocks = [l.accounts, l.index, l.tellers, l.branches, l.history];
         let names = [
@@ -361,11 +365,13 @@ impl PgbenchGen {
                 &format!("{name}.{}", names[r]),
                 blocks[r] * u64::from(PAGES_PER_BLOCK),
             )?;
+            sim.open(file, task)?;
             sim.fadvise(file, advice)?;
             files[r] = file;
             starts[r + 1] = starts[r] + blocks[r] as u32;
         }
         let wal = sim.add_file(&format!("{name}.wal"), l.wal_pages)?;
+        sim.open(wal, task)?;
         // The index file: the metapage, then the levels from the leaves up.
         let mut levels = Vec::with_capacity(l.depth);
         let mut first = 1u32;
@@ -616,7 +622,7 @@ mod tests {
             shared_buffers: 16 * BLCKSZ,
             ..PgbenchSpec::new(1, 10)
         };
-        let mut g = PgbenchGen::setup(&mut sim, &spec, "pg", Advice::Normal).unwrap();
+        let mut g = PgbenchGen::setup(&mut sim, &spec, "pg", Advice::Normal, 0).unwrap();
         for b in 0..16 {
             g.access(b, false);
         }

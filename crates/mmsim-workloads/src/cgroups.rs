@@ -1,0 +1,1533 @@
+//! Memory cgroups of a scenario: the groups (`[[cgroup]]`), knob writes at given
+//! times (`[[cgroup_change]]`), knobs that cycle between values (`[[cgroup_cycle]]`),
+//! and the workloads' `cgroup` field.
+//!
+//! ```toml
+//! [machine]
+//! memory = "256M"
+//!
+//! [[cgroup]]
+//! path = "/build"       # "/a" or "/a/b"; a parent is declared before its children
+//! version = "v1"        # optional: "v1" or "v2"; inherited by the children
+//! soft_limit = 0        # v1 memory.soft_limit_in_bytes
+//! swappiness = 100      # v1 memory.swappiness
+//!
+//! [[cgroup]]
+//! path = "/db"
+//! max = "200M"          # memory.max (v1: memory.limit_in_bytes); "max" = no limit
+//!
+//! [[cgroup]]
+//! path = "/db/main"
+//! version = "v2"
+//! low = "64M"           # memory.low (v2)
+//!
+//! [[cgroup_change]]     # at 2 s of simulated time, /db's memory.max becomes 150M
+//! at = "2s"
+//! path = "/db"
+//! max = "150M"
+//!
+//! [[cgroup_cycle]]      # seed 002's pressure: 75 % of the peak for 1 s, 200 % for 10 s
+//! path = "/build"
+//! knob = "max"
+//! values = ["75%", "200%"]
+//! durations = ["1s", "10s"]
+//! of = "40M"            # the reference of the percentages: a size, or "peak"
+//! until = "60s"
+//! final = "max"         # optional: written at `until`
+//!
+//! [[workload]]
+//! kind = "eater"
+//! size = "32M"
+//! cgroup = "/db/main"   # the workload's tasks run there (default "/")
+//! ```
+//!
+//! ## Groups: `[[cgroup]]`
+//!
+//! | field | meaning | range | default |
+//! |---|---|---|---|
+//! | `path` | `/name` or `/parent/name`; names of letters, digits, `.`, `_`, `-`, not `.` or `..` | ≤ 64 characters a name, ≤ 254 groups besides `/` | required |
+//! | `version` | `"v1"` or `"v2"`: which knobs the group has | | its parent's; none: every knob |
+//! | `max` | `memory.max` (v1 `memory.limit_in_bytes`): hard limit | size, `0`, `"max"`, or a percentage | `"max"` |
+//! | `high` | `memory.high` (v2): throttle limit | as `max` | `"max"` |
+//! | `low` | `memory.low` (v2): best-effort protection | as `max` | `0` |
+//! | `min` | `memory.min` (v2): hard protection | as `max` | `0` |
+//! | `soft_limit` | v1 `memory.soft_limit_in_bytes` | as `max` | `"max"` |
+//! | `swappiness` | v1 `memory.swappiness` | integer 0..=200 | `vm.swappiness` |
+//! | `of` | what a percentage value is a percentage of (see below) | a size or `"peak"` | none |
+//!
+//! Parents are declared before their children (as `mkdir` without `-p`): a group whose
+//! parent is not declared earlier is an error, so a misspelt path never creates a group
+//! silently. The top group `/` always exists; a `[[cgroup]]` with `path = "/"` may give
+//! it `max` (the same limit as `machine.memcg_max`, of which only one may be set) and
+//! `soft_limit`; the kernel's root cgroup has no `memory.high`, `memory.low` or
+//! `memory.min`, and its `memory.swappiness` is `vm.swappiness` (`machine.swappiness`),
+//! so those are errors there. Groups are created in the order declared, which is the
+//! order reclaim walks siblings in.
+//!
+//! Sizes are as elsewhere in scenarios (`"512M"`, `"1000p"` for pages), rounded down to
+//! whole pages as the kernel does; `0` (or `"0"`, `"0M"`) is zero; `"max"` is no limit.
+//! A bare number other than 0 is an error (the cgroup files take bytes, the scenario's
+//! `pages` fields take pages: write the unit), and so is a size of less than one page.
+//!
+//! Versions: cgroup v1 and v2 are separate hierarchies in the kernel, so a child cannot
+//! have another version than its parent. A v2 group has no `soft_limit` and no
+//! `swappiness`; a v1 group has no `high`, `low` or `min`. A group without a version
+//! (nor an ancestor with one) takes every knob — the simulator implements both on one
+//! tree. Changes and cycles obey the version of their group.
+//!
+//! Protection: a group's `low` (or `min`) may not be larger than its parent's while the
+//! parent sets one (non-zero, and not the top group): the kernel would cap it at the
+//! parent's anyway. The rule is checked at every simulated time a change or cycle writes
+//! `low` or `min`, after all writes of that time.
+//!
+//! ## Writes at a time: `[[cgroup_change]]`
+//!
+//! | field | meaning | range | default |
+//! |---|---|---|---|
+//! | `at` | simulated time of the write | `"0s"`..=`"1000000s"` | required |
+//! | `path` | a declared group (or `/`) | | required |
+//! | `max`, `high`, `low`, `min`, `soft_limit`, `swappiness` | the values written, one or more | as in `[[cgroup]]` | |
+//! | `of` | the reference of percentages | a size or `"peak"` | none |
+//!
+//! The knobs of one change are written in the order max, high, low, min, soft_limit,
+//! swappiness. Two changes may not write the same knob of the same group at the same
+//! time.
+//!
+//! ## Cycles: `[[cgroup_cycle]]`
+//!
+//! | field | meaning | range | default |
+//! |---|---|---|---|
+//! | `path` | a declared group (or `/`) | | required |
+//! | `knob` | `max`, `high`, `low`, `min`, `soft_limit` or `swappiness` | | required |
+//! | `values` | the values written in turn | 1..=64 values, as in `[[cgroup]]` | required |
+//! | `durations` | how long each value holds | as many as `values`, each `(0s, 1000000s]` | required |
+//! | `start` | time of the first write | `"0s"`..=`"1000000s"` | `"0s"` |
+//! | `until` | no write of `values` at or after it | `(start, 1000000s]` | required |
+//! | `final` | a value written at `until` | as in `[[cgroup]]` | none: the last value stays |
+//! | `of` | the reference of percentages | a size or `"peak"` | none |
+//!
+//! The cycle writes `values[0]` at `start`, `values[1]` at `start + durations[0]`, and so
+//! on, wrapping around, while the time is before `until` (at most 10^6 writes in all the
+//! scenario's changes and cycles). Two cycles of the same knob of the same group may not
+//! overlap in time (`[start, until)`, or `[start, until]` with a `final`), and a change of
+//! that knob may not fall inside a cycle's time.
+//!
+//! Writes are made when the simulated clock reaches their time, before the first event
+//! at or after it ([`mmsim_core::Sim::schedule_memcg_knob`]); writes due at the same time
+//! are made in the order: changes in file order, then cycles in file order. Lowering
+//! `max` below the group's usage reclaims (and OOM-kills, if reclaim fails) right away,
+//! as writing `memory.max` does.
+//!
+//! ## Percentages: `of`
+//!
+//! A size knob's value may be a percentage, `"75%"` (0 %..=10000 %), of the table's
+//! `of`:
+//!
+//! * a size (`of = "1100M"`): a reference measured beforehand. This is what seed 002's
+//!   benchmark did: its script (damon-tests `0009_memcg_pressure.sh`) keeps a table of
+//!   each workload's RSS measured in earlier runs and writes 75 % and 200 % of it.
+//!   To measure it here, run the scenario without the cycle (`mmsim run --json`) and read
+//!   `memcg["/path"].current` at the end: with no reclaim in that group (`pgsteal` 0)
+//!   and no workload that frees memory (none of mmsim's do), the end value is the peak.
+//! * `"peak"`: that measurement, made for you. Before the run, the scenario is run once
+//!   as a calibration: the same workloads, seed and groups, but no knob set, changed or
+//!   cycled, no `machine.memcg_max`, and the machine's memory raised to the 2T maximum, so
+//!   nothing is ever reclaimed; the group's `memory.current` at its end is its peak
+//!   (give or take the charge batch of 64 pages a CPU keeps in stock). It costs one more
+//!   run of the scenario, with all of its footprint resident in the simulator's memory.
+//!   A calibration run that reclaims or kills in the group, or charges nothing to it, is
+//!   an error.
+//!
+//! A percentage resolves to ⌊reference × percentage / 100⌋ pages. `of` without a
+//! percentage among the table's values is an error.
+//!
+//! ## Workloads: `cgroup`
+//!
+//! Every `[[workload]]` takes `cgroup = "/path"` (default `/`), a declared group. The
+//! workload's tasks are attached to it (their anonymous memory and page faults are
+//! charged there), and the files it reads and writes through a descriptor are opened by
+//! its tasks (their page cache is charged there); see [`crate::models`] for which tasks
+//! and files each model has.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use mmsim_core::config::MAX_MEMORY_PAGES;
+use mmsim_core::memcg::{MemcgId, MemcgKnob, MAX_MEMCGS, ROOT};
+use mmsim_core::{Sim, Size, PAGE_SIZE};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::WorkloadError;
+use crate::models::{parse_time, MAX_START_NS};
+use crate::scenario::Scenario;
+
+/// Most knob writes all changes and cycles of a scenario may make.
+pub const MAX_KNOB_WRITES: u64 = 1_000_000;
+/// Largest percentage a value may be.
+pub const MAX_PERCENT: f64 = 10_000.0;
+/// Most values (and durations) of one cycle.
+pub const MAX_CYCLE_VALUES: usize = 64;
+/// Longest name of one group (one path component).
+pub const MAX_NAME_LEN: usize = 64;
+
+/// The knobs in the order a change writes them.
+const KNOBS: [MemcgKnob; 6] = [
+    MemcgKnob::Max,
+    MemcgKnob::High,
+    MemcgKnob::Low,
+    MemcgKnob::Min,
+    MemcgKnob::SoftLimit,
+    MemcgKnob::Swappiness,
+];
+
+/// The scenario field name of a knob (`max`, `soft_limit`, …): its cgroup file without
+/// `memory.` (and `_in_bytes`), as `MemcgKnob`'s serde name.
+pub fn knob_name(k: MemcgKnob) -> &'static str {
+    match k.file() {
+        "memory.soft_limit_in_bytes" => "soft_limit",
+        f => f.strip_prefix("memory.").unwrap_or(f),
+    }
+}
+
+/// A knob's value as a scenario writes it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KnobValue {
+    /// `"max"`: no limit.
+    Max,
+    /// A size (`"512M"`, `"1000p"`, `"0"`), in whole pages.
+    Pages(u64),
+    /// A percentage of the table's `of` (`"75%"`).
+    Percent(f64),
+    /// A bare integer: `swappiness`, or 0 for a size knob.
+    Number(u64),
+}
+
+impl fmt::Display for KnobValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            KnobValue::Max => f.write_str("max"),
+            KnobValue::Pages(0) => f.write_str("0p"),
+            KnobValue::Pages(p) => write!(f, "{}", Size(p.saturating_mul(PAGE_SIZE))),
+            KnobValue::Percent(x) => write!(f, "{x}%"),
+            KnobValue::Number(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+/// Parses a size knob's string: `max`, a percentage, or a size (zero allowed).
+fn parse_value(s: &str) -> Result<KnobValue, String> {
+    let t = s.trim();
+    if t == "max" {
+        return Ok(KnobValue::Max);
+    }
+    if let Some(num) = t.strip_suffix('%') {
+        let x: f64 = num
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{t}` is not a percentage; write e.g. \"75%\""))?;
+        if !x.is_finite() || x < 0.0 {
+            return Err(format!("`{t}`: a percentage is at least 0 %"));
+        }
+        return Ok(KnobValue::Percent(x));
+    }
+    if t.starts_with('-') {
+        return Err(format!("`{t}` is below 0; a limit is at least 0"));
+    }
+    // Zero in any unit the size parser knows ("0", "0M", "0p").
+    let digits = t.trim_end_matches(|c: char| c.is_ascii_alphabetic()).trim();
+    let suffix = &t[digits.len()..].trim();
+    if !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && digits.bytes().all(|b| b == b'0')
+        && matches!(
+            suffix.to_ascii_lowercase().as_str(),
+            "" | "p" | "k" | "m" | "g" | "t" | "b"
+        )
+    {
+        return Ok(KnobValue::Pages(0));
+    }
+    let size: Size = t
+        .parse()
+        .map_err(|e: String| format!("{e}, or \"max\", or a percentage such as \"75%\""))?;
+    if size.pages() == 0 {
+        return Err(format!(
+            "`{t}` is less than one 4 KiB page (a number without a unit is bytes); write \
+             \"{t}p\" for pages, or 0"
+        ));
+    }
+    Ok(KnobValue::Pages(size.pages()))
+}
+
+impl Serialize for KnobValue {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            KnobValue::Number(n) => s.serialize_u64(*n),
+            v => s.serialize_str(&v.to_string()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for KnobValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<KnobValue, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = KnobValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a size such as \"512M\" or \"1000p\", 0, \"max\", or \"75%\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<KnobValue, E> {
+                Ok(KnobValue::Number(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<KnobValue, E> {
+                u64::try_from(v)
+                    .map(KnobValue::Number)
+                    .map_err(|_| E::custom(format!("{v} is below 0; a limit is at least 0")))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<KnobValue, E> {
+                Err(E::custom(format!(
+                    "{v}: write a size with a unit (\"512M\", \"1000p\"), \"max\", or a \
+                     percentage (\"75%\")"
+                )))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<KnobValue, E> {
+                parse_value(v).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// What percentages are percentages of (`of`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reference {
+    /// `"peak"`: the group's peak `memory.current` in a calibration run (see the
+    /// module documentation).
+    Peak,
+    /// A size measured beforehand, in pages (at least one).
+    Pages(u64),
+}
+
+impl fmt::Display for Reference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Reference::Peak => f.write_str("peak"),
+            Reference::Pages(p) => write!(f, "{}", Size(p.saturating_mul(PAGE_SIZE))),
+        }
+    }
+}
+
+impl Serialize for Reference {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for Reference {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Reference, D::Error> {
+        let s = String::deserialize(d)?;
+        if s.trim() == "peak" {
+            return Ok(Reference::Peak);
+        }
+        let size: Size = s.parse().map_err(|e: String| {
+            serde::de::Error::custom(format!("{e}; `of` is a size or \"peak\""))
+        })?;
+        if size.pages() == 0 {
+            return Err(serde::de::Error::custom(format!(
+                "`{s}` is less than one 4 KiB page"
+            )));
+        }
+        Ok(Reference::Pages(size.pages()))
+    }
+}
+
+/// A cgroup hierarchy's version: which knobs its groups have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CgroupVersion {
+    /// cgroup v1: `max` (`memory.limit_in_bytes`), `soft_limit`, `swappiness`.
+    V1,
+    /// cgroup v2: `max`, `high`, `low`, `min`.
+    V2,
+}
+
+impl CgroupVersion {
+    /// `v1` or `v2`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CgroupVersion::V1 => "v1",
+            CgroupVersion::V2 => "v2",
+        }
+    }
+
+    /// Whether groups of this version have `knob`.
+    pub fn has(self, knob: MemcgKnob) -> bool {
+        match self {
+            CgroupVersion::V1 => matches!(
+                knob,
+                MemcgKnob::Max | MemcgKnob::SoftLimit | MemcgKnob::Swappiness
+            ),
+            CgroupVersion::V2 => matches!(
+                knob,
+                MemcgKnob::Max | MemcgKnob::High | MemcgKnob::Low | MemcgKnob::Min
+            ),
+        }
+    }
+}
+
+/// A time as scenarios write it (`0s`, `1500ms`, `1min`).
+fn format_time(ns: u64) -> String {
+    if ns == 0 {
+        "0s".into()
+    } else {
+        crate::models::format_time(ns)
+    }
+}
+
+fn ser_time<S: Serializer>(ns: &u64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&format_time(*ns))
+}
+
+fn de_time<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    crate::models::de_opt_time(d).map(|t| t.unwrap_or(0))
+}
+
+fn ser_times<S: Serializer>(v: &[u64], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(v.iter().map(|ns| format_time(*ns)))
+}
+
+fn de_times<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
+    let v: Vec<String> = Vec::deserialize(d)?;
+    v.iter()
+        .map(|t| parse_time(t).map_err(serde::de::Error::custom))
+        .collect()
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+/// A group: `[[cgroup]]`. See the [module documentation](self) for the fields.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CgroupSpec {
+    /// `/name` or `/parent/name` (or `/`, the top group).
+    pub path: String,
+    /// Which knobs the group (and its children) have; default: its parent's, or all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<CgroupVersion>,
+    /// The reference of percentage values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub of: Option<Reference>,
+    /// `memory.max` (v1 `memory.limit_in_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<KnobValue>,
+    /// `memory.high` (v2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub high: Option<KnobValue>,
+    /// `memory.low` (v2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low: Option<KnobValue>,
+    /// `memory.min` (v2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<KnobValue>,
+    /// v1 `memory.soft_limit_in_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soft_limit: Option<KnobValue>,
+    /// v1 `memory.swappiness`, 0..=200.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swappiness: Option<KnobValue>,
+}
+
+impl CgroupSpec {
+    /// A group at `path` with no knob set.
+    pub fn new(path: &str) -> CgroupSpec {
+        CgroupSpec {
+            path: path.to_string(),
+            version: None,
+            of: None,
+            max: None,
+            high: None,
+            low: None,
+            min: None,
+            soft_limit: None,
+            swappiness: None,
+        }
+    }
+
+    /// The knobs set, in writing order.
+    pub fn knobs(&self) -> Vec<(MemcgKnob, KnobValue)> {
+        knob_list([
+            self.max,
+            self.high,
+            self.low,
+            self.min,
+            self.soft_limit,
+            self.swappiness,
+        ])
+    }
+}
+
+fn knob_list(v: [Option<KnobValue>; 6]) -> Vec<(MemcgKnob, KnobValue)> {
+    KNOBS
+        .iter()
+        .zip(v)
+        .filter_map(|(&k, v)| v.map(|v| (k, v)))
+        .collect()
+}
+
+/// Knob writes at a simulated time: `[[cgroup_change]]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CgroupChange {
+    /// When, simulated ns (TOML: a time string, `"2s"`).
+    #[serde(deserialize_with = "de_time", serialize_with = "ser_time")]
+    pub at: u64,
+    /// The group.
+    pub path: String,
+    /// The reference of percentage values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub of: Option<Reference>,
+    /// `memory.max`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<KnobValue>,
+    /// `memory.high`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub high: Option<KnobValue>,
+    /// `memory.low`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low: Option<KnobValue>,
+    /// `memory.min`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<KnobValue>,
+    /// v1 `memory.soft_limit_in_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soft_limit: Option<KnobValue>,
+    /// v1 `memory.swappiness`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swappiness: Option<KnobValue>,
+}
+
+impl CgroupChange {
+    /// A change of nothing at `at` ns on `path` (set a knob before using it).
+    pub fn new(at: u64, path: &str) -> CgroupChange {
+        CgroupChange {
+            at,
+            path: path.to_string(),
+            of: None,
+            max: None,
+            high: None,
+            low: None,
+            min: None,
+            soft_limit: None,
+            swappiness: None,
+        }
+    }
+
+    /// The knobs written, in writing order.
+    pub fn knobs(&self) -> Vec<(MemcgKnob, KnobValue)> {
+        knob_list([
+            self.max,
+            self.high,
+            self.low,
+            self.min,
+            self.soft_limit,
+            self.swappiness,
+        ])
+    }
+}
+
+/// A knob cycling between values: `[[cgroup_cycle]]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CgroupCycle {
+    /// The group.
+    pub path: String,
+    /// The knob.
+    pub knob: MemcgKnob,
+    /// The values written in turn.
+    pub values: Vec<KnobValue>,
+    /// How long each value holds, ns (TOML: time strings).
+    #[serde(deserialize_with = "de_times", serialize_with = "ser_times")]
+    pub durations: Vec<u64>,
+    /// Time of the first write, ns (default 0).
+    #[serde(
+        default,
+        deserialize_with = "de_time",
+        serialize_with = "ser_time",
+        skip_serializing_if = "is_zero"
+    )]
+    pub start: u64,
+    /// No value of `values` is written at or after this time, ns.
+    #[serde(deserialize_with = "de_time", serialize_with = "ser_time")]
+    pub until: u64,
+    /// A value written at `until`.
+    #[serde(default, rename = "final", skip_serializing_if = "Option::is_none")]
+    pub final_value: Option<KnobValue>,
+    /// The reference of percentage values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub of: Option<Reference>,
+}
+
+// ---------------------------------------------------------------------------------------
+// Validation and expansion.
+
+/// Where a write comes from, for error messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Src {
+    /// `cgroup[i].<knob>` (or `machine.memcg_max` for the top group, i = usize::MAX).
+    Group(usize),
+    /// `cgroup_change[i].<knob>`.
+    Change(usize),
+    /// `cgroup_cycle[i].values[j]`.
+    Cycle(usize, usize),
+    /// `cgroup_cycle[i].final`.
+    Final(usize),
+}
+
+impl Src {
+    fn field(self, knob: MemcgKnob) -> String {
+        match self {
+            Src::Group(usize::MAX) => "machine.memcg_max".into(),
+            Src::Group(i) => format!("cgroup[{i}].{}", knob_name(knob)),
+            Src::Change(i) => format!("cgroup_change[{i}].{}", knob_name(knob)),
+            Src::Cycle(i, j) => format!("cgroup_cycle[{i}].values[{j}]"),
+            Src::Final(i) => format!("cgroup_cycle[{i}].final"),
+        }
+    }
+}
+
+/// One group of the plan; index 0 is `/`.
+#[derive(Clone, Debug)]
+struct Group {
+    path: String,
+    /// Last path component (empty for `/`).
+    name: String,
+    parent: usize,
+    /// Its effective version and the `cgroup[i]` that declared it.
+    version: Option<(CgroupVersion, usize)>,
+}
+
+/// One knob write; `pages` is None while a percentage of a peak is not resolved.
+#[derive(Clone, Copy, Debug)]
+struct Write {
+    /// None: at setup, before anything runs.
+    at: Option<u64>,
+    group: usize,
+    knob: MemcgKnob,
+    pages: Option<u64>,
+    src: Src,
+}
+
+/// The groups and every write, validated.
+#[derive(Debug)]
+struct Plan {
+    groups: Vec<Group>,
+    /// Setup writes first, then the timed ones sorted by time (stable: changes in file
+    /// order, then cycles in file order).
+    writes: Vec<Write>,
+}
+
+fn time_range(ns: u64) -> String {
+    format!(
+        "{} is out of range [0s, {}]",
+        format_time(ns),
+        format_time(MAX_START_NS)
+    )
+}
+
+/// The path's components, or what is wrong with it.
+fn components(path: &str) -> Result<Vec<&str>, String> {
+    if path == "/" {
+        return Ok(Vec::new());
+    }
+    let Some(rest) = path.strip_prefix('/') else {
+        return Err(format!(
+            "`{path}` does not start with `/`; write a path such as \"/a\" or \"/a/b\""
+        ));
+    };
+    let parts: Vec<&str> = rest.split('/').collect();
+    for p in &parts {
+        if p.is_empty() {
+            return Err(format!(
+                "`{path}` has an empty name (a doubled or trailing `/`)"
+            ));
+        }
+        if *p == "." || *p == ".." {
+            return Err(format!("`{path}`: `{p}` is not a group name"));
+        }
+        if p.len() > MAX_NAME_LEN
+            || !p
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        {
+            return Err(format!(
+                "`{path}`: `{p}` is not a usable name (1 to {MAX_NAME_LEN} letters, digits, \
+                 `.`, `_` or `-`)"
+            ));
+        }
+    }
+    Ok(parts)
+}
+
+/// Validation context: the scenario and the error constructor.
+struct Ctx<'a> {
+    s: &'a Scenario,
+    groups: Vec<Group>,
+    /// The peaks (pages) by path, once the calibration ran; None while validating.
+    peaks: Option<&'a BTreeMap<String, u64>>,
+}
+
+impl Ctx<'_> {
+    fn invalid(&self, field: String, message: String) -> WorkloadError {
+        WorkloadError::Invalid {
+            file: self.s.source.clone(),
+            field,
+            message,
+        }
+    }
+
+    fn group(&self, path: &str, field: String) -> Result<usize, WorkloadError> {
+        if let Some(g) = self.groups.iter().position(|g| g.path == path) {
+            return Ok(g);
+        }
+        let declared: Vec<&str> = self.groups.iter().map(|g| g.path.as_str()).collect();
+        let why = match components(path) {
+            Err(e) => e,
+            Ok(_) => format!("no group `{path}`"),
+        };
+        Err(self.invalid(
+            field,
+            format!(
+                "{why}; the groups are {} (declare others with [[cgroup]])",
+                declared.join(", ")
+            ),
+        ))
+    }
+
+    /// Checks that group `g` has `knob`, `field` naming the write.
+    fn check_knob(&self, g: usize, knob: MemcgKnob, field: &str) -> Result<(), WorkloadError> {
+        if g == 0 {
+            let why = match knob {
+                MemcgKnob::High | MemcgKnob::Low | MemcgKnob::Min => Some(format!(
+                    "the top group `/` has no {} (nor does the kernel's root cgroup); set it \
+                     on a group below `/`",
+                    knob.file()
+                )),
+                MemcgKnob::Swappiness => Some(
+                    "the top group's memory.swappiness is vm.swappiness: set \
+                     machine.swappiness"
+                        .to_string(),
+                ),
+                _ => None,
+            };
+            if let Some(why) = why {
+                return Err(self.invalid(field.to_string(), why));
+            }
+        }
+        if let Some((v, decl)) = self.groups[g].version {
+            if !v.has(knob) {
+                let has: Vec<&str> = KNOBS
+                    .iter()
+                    .filter(|&&k| v.has(k))
+                    .map(|&k| knob_name(k))
+                    .collect();
+                return Err(self.invalid(
+                    field.to_string(),
+                    format!(
+                        "{} is not a cgroup {} knob, and `{}` is {} (cgroup[{decl}].version); \
+                         {} groups have {}",
+                        knob.file(),
+                        v.name(),
+                        self.groups[g].path,
+                        v.name(),
+                        v.name(),
+                        has.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The value in pages (or 0..=200 for swappiness); None for a percentage of a peak
+    /// not measured yet.
+    fn resolve(
+        &self,
+        g: usize,
+        knob: MemcgKnob,
+        v: KnobValue,
+        of: Option<Reference>,
+        field: &str,
+    ) -> Result<Option<u64>, WorkloadError> {
+        let bad = |m: String| Err(self.invalid(field.to_string(), m));
+        if knob == MemcgKnob::Swappiness {
+            return match v {
+                KnobValue::Number(n) if n <= 200 => Ok(Some(n)),
+                KnobValue::Number(n) => bad(format!("{n} is out of range [0, 200]")),
+                v => bad(format!(
+                    "`{v}`: swappiness is a number in [0, 200], not a size"
+                )),
+            };
+        }
+        match v {
+            KnobValue::Max => Ok(Some(u64::MAX)),
+            KnobValue::Pages(p) => Ok(Some(p)),
+            KnobValue::Number(0) => Ok(Some(0)),
+            KnobValue::Number(n) => bad(format!(
+                "{n} has no unit: write \"{n}p\" for pages or a size such as \"512M\" \
+                 (or 0, or \"max\")"
+            )),
+            KnobValue::Percent(x) => {
+                if !(0.0..=MAX_PERCENT).contains(&x) {
+                    return bad(format!("{x}% is out of range [0%, {MAX_PERCENT}%]"));
+                }
+                let Some(of) = of else {
+                    return bad(format!(
+                        "{x}% of what? Give the table an `of`: a size measured before \
+                         (of = \"1G\") or \"peak\" (the group's peak, from a calibration run)"
+                    ));
+                };
+                let reference = match of {
+                    Reference::Pages(p) => p,
+                    Reference::Peak => match self.peaks {
+                        None => return Ok(None),
+                        Some(peaks) => match peaks.get(&self.groups[g].path) {
+                            Some(&p) => p,
+                            None => return Ok(None),
+                        },
+                    },
+                };
+                Ok(Some((reference as f64 * x / 100.0).floor() as u64))
+            }
+        }
+    }
+
+    /// `of` of a table: an error if no value is a percentage.
+    fn check_of(
+        &self,
+        of: Option<Reference>,
+        values: &[KnobValue],
+        field: String,
+    ) -> Result<Option<Reference>, WorkloadError> {
+        match of {
+            Some(r) if !values.iter().any(|v| matches!(v, KnobValue::Percent(_))) => Err(self
+                .invalid(
+                    field,
+                    format!("`of = \"{r}\"` but no value of the table is a percentage"),
+                )),
+            Some(r) => Ok(Some(r)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Builds and checks the plan of `s`'s groups and writes; `peaks` resolves percentages
+/// of peaks (None while validating: such values are left unresolved and not compared).
+fn plan(s: &Scenario, peaks: Option<&BTreeMap<String, u64>>) -> Result<Plan, WorkloadError> {
+    let mut cx = Ctx {
+        s,
+        groups: vec![Group {
+            path: "/".into(),
+            name: String::new(),
+            parent: 0,
+            version: None,
+        }],
+        peaks,
+    };
+    // The groups.
+    for (i, c) in s.cgroups.iter().enumerate() {
+        let field = format!("cgroup[{i}].path");
+        let parts = components(&c.path).map_err(|m| cx.invalid(field.clone(), m))?;
+        if let Some(j) = s.cgroups[..i].iter().position(|d| d.path == c.path) {
+            return Err(cx.invalid(
+                field,
+                format!("`{}` is already declared by cgroup[{j}]", c.path),
+            ));
+        }
+        let version = |parent_v: Option<(CgroupVersion, usize)>| match (c.version, parent_v) {
+            (Some(v), Some((pv, d))) if v != pv => Err(cx.invalid(
+                format!("cgroup[{i}].version"),
+                format!(
+                    "`{}` is {} but its ancestor is {} (cgroup[{d}].version); v1 and v2 are \
+                     separate hierarchies, a child has its parent's version",
+                    c.path,
+                    v.name(),
+                    pv.name()
+                ),
+            )),
+            (Some(v), _) => Ok(Some((v, i))),
+            (None, p) => Ok(p),
+        };
+        if parts.is_empty() {
+            let v = version(None)?;
+            cx.groups[0].version = v;
+            if cx.groups.len() > 1 && v.is_some() {
+                return Err(cx.invalid(
+                    format!("cgroup[{i}].version"),
+                    "declare `/` before the other groups to give it a version (its \
+                     children inherit it)"
+                        .into(),
+                ));
+            }
+            continue;
+        }
+        let parent_path = match c.path.rfind('/') {
+            Some(0) | None => "/".to_string(),
+            Some(k) => c.path[..k].to_string(),
+        };
+        let Some(parent) = cx.groups.iter().position(|g| g.path == parent_path) else {
+            return Err(cx.invalid(
+                field,
+                format!(
+                    "the parent `{parent_path}` of `{}` is not declared; declare [[cgroup]] \
+                     path = \"{parent_path}\" before it",
+                    c.path
+                ),
+            ));
+        };
+        if cx.groups.len() >= MAX_MEMCGS {
+            return Err(cx.invalid(
+                field,
+                format!("too many groups: at most {} besides `/`", MAX_MEMCGS - 1),
+            ));
+        }
+        let v = version(cx.groups[parent].version)?;
+        cx.groups.push(Group {
+            path: c.path.clone(),
+            name: parts.last().copied().unwrap_or_default().to_string(),
+            parent,
+            version: v,
+        });
+    }
+    // The workloads' groups.
+    for (k, w) in s.workloads.iter().enumerate() {
+        if let Some(p) = &w.cgroup {
+            cx.group(p, format!("workload[{k}].cgroup"))?;
+        }
+    }
+
+    let mut writes: Vec<Write> = Vec::new();
+    // Setup writes.
+    if let Some(m) = s.machine.memcg_max {
+        writes.push(Write {
+            at: None,
+            group: 0,
+            knob: MemcgKnob::Max,
+            pages: Some(m.pages()),
+            src: Src::Group(usize::MAX),
+        });
+    }
+    for (i, c) in s.cgroups.iter().enumerate() {
+        let g = cx.group(&c.path, format!("cgroup[{i}].path"))?;
+        let knobs = c.knobs();
+        let values: Vec<KnobValue> = knobs.iter().map(|k| k.1).collect();
+        let of = cx.check_of(c.of, &values, format!("cgroup[{i}].of"))?;
+        for (knob, v) in knobs {
+            let src = Src::Group(i);
+            let field = src.field(knob);
+            cx.check_knob(g, knob, &field)?;
+            if g == 0 && knob == MemcgKnob::Max && s.machine.memcg_max.is_some() {
+                return Err(cx.invalid(
+                    field,
+                    "machine.memcg_max already sets the top group's memory.max; set one of \
+                     them"
+                        .into(),
+                ));
+            }
+            let pages = cx.resolve(g, knob, v, of, &field)?;
+            writes.push(Write {
+                at: None,
+                group: g,
+                knob,
+                pages,
+                src,
+            });
+        }
+    }
+    let setup = writes.len();
+    // Changes.
+    let mut budget = MAX_KNOB_WRITES;
+    for (i, c) in s.cgroup_changes.iter().enumerate() {
+        if c.at > MAX_START_NS {
+            return Err(cx.invalid(format!("cgroup_change[{i}].at"), time_range(c.at)));
+        }
+        let g = cx.group(&c.path, format!("cgroup_change[{i}].path"))?;
+        let knobs = c.knobs();
+        if knobs.is_empty() {
+            return Err(cx.invalid(
+                format!("cgroup_change[{i}]"),
+                "writes no knob; give one or more of max, high, low, min, soft_limit, \
+                 swappiness"
+                    .into(),
+            ));
+        }
+        let values: Vec<KnobValue> = knobs.iter().map(|k| k.1).collect();
+        let of = cx.check_of(c.of, &values, format!("cgroup_change[{i}].of"))?;
+        for (knob, v) in knobs {
+            let src = Src::Change(i);
+            let field = src.field(knob);
+            cx.check_knob(g, knob, &field)?;
+            let pages = cx.resolve(g, knob, v, of, &field)?;
+            if budget == 0 {
+                return Err(cx.invalid(
+                    field,
+                    format!("more than {MAX_KNOB_WRITES} knob writes in all"),
+                ));
+            }
+            budget -= 1;
+            writes.push(Write {
+                at: Some(c.at),
+                group: g,
+                knob,
+                pages,
+                src,
+            });
+        }
+    }
+    // Cycles.
+    for (i, c) in s.cgroup_cycles.iter().enumerate() {
+        let f = |name: &str| format!("cgroup_cycle[{i}].{name}");
+        let g = cx.group(&c.path, f("path"))?;
+        cx.check_knob(g, c.knob, &f("knob"))?;
+        let n = c.values.len();
+        if !(1..=MAX_CYCLE_VALUES).contains(&n) {
+            return Err(cx.invalid(
+                f("values"),
+                format!("{n} values; a cycle has 1 to {MAX_CYCLE_VALUES}"),
+            ));
+        }
+        if c.durations.len() != n {
+            return Err(cx.invalid(
+                f("durations"),
+                format!(
+                    "{} durations for {n} values; give one duration per value",
+                    c.durations.len()
+                ),
+            ));
+        }
+        for (j, &d) in c.durations.iter().enumerate() {
+            if d == 0 || d > MAX_START_NS {
+                return Err(cx.invalid(
+                    format!("cgroup_cycle[{i}].durations[{j}]"),
+                    format!(
+                        "{} is out of range (0s, {}]",
+                        format_time(d),
+                        format_time(MAX_START_NS)
+                    ),
+                ));
+            }
+        }
+        if c.start > MAX_START_NS {
+            return Err(cx.invalid(f("start"), time_range(c.start)));
+        }
+        if c.until > MAX_START_NS || c.until <= c.start {
+            return Err(cx.invalid(
+                f("until"),
+                format!(
+                    "{} is out of range ({}, {}]: after `start`",
+                    format_time(c.until),
+                    format_time(c.start),
+                    format_time(MAX_START_NS)
+                ),
+            ));
+        }
+        let mut all: Vec<KnobValue> = c.values.clone();
+        all.extend(c.final_value);
+        let of = cx.check_of(c.of, &all, f("of"))?;
+        let mut resolved = Vec::with_capacity(n);
+        for (j, &v) in c.values.iter().enumerate() {
+            let field = Src::Cycle(i, j).field(c.knob);
+            resolved.push(cx.resolve(g, c.knob, v, of, &field)?);
+        }
+        let fin = match c.final_value {
+            Some(v) => Some(cx.resolve(g, c.knob, v, of, &f("final"))?),
+            None => None,
+        };
+        // Count before expanding.
+        let period: u64 = c.durations.iter().sum();
+        let span = c.until - c.start;
+        let count = (span / period)
+            .saturating_mul(n as u64)
+            .saturating_add(n as u64)
+            .saturating_add(1);
+        if count > budget {
+            let mut exact = 0u64;
+            let mut t = c.start;
+            let mut j = 0;
+            while t < c.until && exact <= budget {
+                exact += 1;
+                t += c.durations[j];
+                j = (j + 1) % n;
+            }
+            exact += u64::from(fin.is_some());
+            if exact > budget {
+                return Err(cx.invalid(
+                    f("until"),
+                    format!(
+                        "the cycle writes more than {budget} times before {} (at most \
+                         {MAX_KNOB_WRITES} writes in all changes and cycles); use longer \
+                         durations or an earlier `until`",
+                        format_time(c.until)
+                    ),
+                ));
+            }
+        }
+        let mut t = c.start;
+        let mut j = 0;
+        while t < c.until {
+            writes.push(Write {
+                at: Some(t),
+                group: g,
+                knob: c.knob,
+                pages: resolved[j],
+                src: Src::Cycle(i, j),
+            });
+            budget -= 1;
+            t += c.durations[j];
+            j = (j + 1) % n;
+        }
+        if let Some(p) = fin {
+            writes.push(Write {
+                at: Some(c.until),
+                group: g,
+                knob: c.knob,
+                pages: p,
+                src: Src::Final(i),
+            });
+            budget -= 1;
+        }
+    }
+    overlaps(&cx)?;
+    writes[setup..].sort_by_key(|w| w.at);
+    protection(&cx, &writes)?;
+    Ok(Plan {
+        groups: cx.groups,
+        writes,
+    })
+}
+
+/// Cycles of the same knob that overlap, changes inside them, changes at the same time.
+fn overlaps(cx: &Ctx<'_>) -> Result<(), WorkloadError> {
+    let s = cx.s;
+    let path_of = |p: &str| cx.groups.iter().position(|g| g.path == p);
+    // (group, knob, start, end (inclusive?), index)
+    let spans: Vec<(Option<usize>, MemcgKnob, u64, u64, bool)> = s
+        .cgroup_cycles
+        .iter()
+        .map(|c| {
+            (
+                path_of(&c.path),
+                c.knob,
+                c.start,
+                c.until,
+                c.final_value.is_some(),
+            )
+        })
+        .collect();
+    let inside = |t: u64, (_, _, a, b, closed): (Option<usize>, MemcgKnob, u64, u64, bool)| {
+        t >= a && (t < b || (closed && t == b))
+    };
+    for (i, &(g, k, a, b, closed)) in spans.iter().enumerate() {
+        for (j, &(h, l, c, d, closed2)) in spans[..i].iter().enumerate() {
+            if g != h || k != l {
+                continue;
+            }
+            // Half-open unless closed by a final write.
+            let end1 = if closed { b.saturating_add(1) } else { b };
+            let end2 = if closed2 { d.saturating_add(1) } else { d };
+            if a < end2 && c < end1 {
+                return Err(cx.invalid(
+                    format!("cgroup_cycle[{i}]"),
+                    format!(
+                        "cycles {} of `{}` from {} to {}, overlapping cgroup_cycle[{j}] \
+                         ({} to {}); one cycle per knob at a time",
+                        knob_name(k),
+                        s.cgroup_cycles[i].path,
+                        format_time(a),
+                        format_time(b),
+                        format_time(c),
+                        format_time(d)
+                    ),
+                ));
+            }
+        }
+    }
+    for (i, ch) in s.cgroup_changes.iter().enumerate() {
+        let g = path_of(&ch.path);
+        for (knob, _) in ch.knobs() {
+            if let Some(j) = spans
+                .iter()
+                .position(|&sp| sp.0 == g && sp.1 == knob && inside(ch.at, sp))
+            {
+                return Err(cx.invalid(
+                    Src::Change(i).field(knob),
+                    format!(
+                        "at {}, inside cgroup_cycle[{j}] ({} to {}), which cycles {} of `{}`; \
+                         the cycle would overwrite it",
+                        format_time(ch.at),
+                        format_time(spans[j].2),
+                        format_time(spans[j].3),
+                        knob_name(knob),
+                        ch.path
+                    ),
+                ));
+            }
+            if let Some(j) = s.cgroup_changes[..i].iter().position(|o| {
+                o.at == ch.at && path_of(&o.path) == g && o.knobs().iter().any(|x| x.0 == knob)
+            }) {
+                return Err(cx.invalid(
+                    Src::Change(i).field(knob),
+                    format!(
+                        "cgroup_change[{j}] writes {} of `{}` at the same time ({})",
+                        knob_name(knob),
+                        ch.path,
+                        format_time(ch.at)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A child's `low`/`min` may not exceed its parent's while the parent sets one: checked
+/// after the setup writes and after all writes of each time.
+fn protection(cx: &Ctx<'_>, writes: &[Write]) -> Result<(), WorkloadError> {
+    let n = cx.groups.len();
+    // Per group: (low, min) values (None: unknown) and the source of the last write.
+    let mut val: Vec<[(Option<u64>, Option<Src>); 2]> = vec![[(Some(0), None); 2]; n];
+    let slot = |k: MemcgKnob| match k {
+        MemcgKnob::Low => Some(0),
+        MemcgKnob::Min => Some(1),
+        _ => None,
+    };
+    let mut i = 0;
+    while i < writes.len() {
+        let at = writes[i].at;
+        let mut end = i;
+        while end < writes.len() && writes[end].at == at {
+            let w = &writes[end];
+            if let Some(k) = slot(w.knob) {
+                val[w.group][k] = (w.pages, Some(w.src));
+            }
+            end += 1;
+        }
+        // Latest first: a conflict is reported at the later of its two writes.
+        for w in writes[i..end].iter().rev() {
+            let Some(k) = slot(w.knob) else { continue };
+            let knob = w.knob;
+            let g = w.group;
+            // Against the parent.
+            let check = |child: usize| -> Result<(), WorkloadError> {
+                let p = cx.groups[child].parent;
+                if child == 0 || p == 0 {
+                    return Ok(());
+                }
+                let (Some(cv), csrc) = val[child][k] else {
+                    return Ok(());
+                };
+                let (Some(pv), psrc) = val[p][k] else {
+                    return Ok(());
+                };
+                if pv == 0 || pv == u64::MAX || cv <= pv {
+                    return Ok(());
+                }
+                let show = |v: u64| {
+                    if v == u64::MAX {
+                        "max".to_string()
+                    } else {
+                        KnobValue::Pages(v).to_string()
+                    }
+                };
+                let by =
+                    |s: Option<Src>| s.map_or(String::new(), |s| format!(", {}", s.field(knob)));
+                let when = match at {
+                    None => String::new(),
+                    Some(t) => format!(" at {}", format_time(t)),
+                };
+                Err(cx.invalid(
+                    w.src.field(knob),
+                    format!(
+                        "{}{when}: {} of `{}` ({}{}) would be larger than its parent `{}`'s \
+                         ({}{}); a child's protection cannot exceed its parent's",
+                        show(w.pages.unwrap_or(0)),
+                        knob.file(),
+                        cx.groups[child].path,
+                        show(cv),
+                        by(csrc),
+                        cx.groups[p].path,
+                        show(pv),
+                        by(psrc)
+                    ),
+                ))
+            };
+            check(g)?;
+            for c in 1..n {
+                if cx.groups[c].parent == g && c != g {
+                    check(c)?;
+                }
+            }
+        }
+        i = end;
+    }
+    Ok(())
+}
+
+/// Checks the scenario's groups, changes and cycles and the workloads' `cgroup` fields
+/// (percentages of `"peak"` are checked for range only: their values are known once the
+/// calibration ran). Called by [`Scenario::validate`].
+pub fn validate(s: &Scenario) -> Result<(), WorkloadError> {
+    plan(s, None).map(|_| ())
+}
+
+/// Whether some value of `s` is a percentage of a peak (so that running it takes a
+/// calibration run first).
+pub fn needs_calibration(s: &Scenario) -> bool {
+    let peak = |of: Option<Reference>, vals: &[Option<KnobValue>]| {
+        of == Some(Reference::Peak)
+            && vals
+                .iter()
+                .any(|v| matches!(v, Some(KnobValue::Percent(_))))
+    };
+    s.cgroups.iter().any(|c| {
+        peak(
+            c.of,
+            &[c.max, c.high, c.low, c.min, c.soft_limit, c.swappiness],
+        )
+    }) || s.cgroup_changes.iter().any(|c| {
+        peak(
+            c.of,
+            &[c.max, c.high, c.low, c.min, c.soft_limit, c.swappiness],
+        )
+    }) || s.cgroup_cycles.iter().any(|c| {
+        let mut v: Vec<Option<KnobValue>> = c.values.iter().copied().map(Some).collect();
+        v.push(c.final_value);
+        peak(c.of, &v)
+    })
+}
+
+/// The calibration scenario of `s`: the same workloads and groups with no knob set,
+/// changed or cycled, no `machine.memcg_max`, on a machine with the most memory.
+pub fn calibration_scenario(s: &Scenario) -> Scenario {
+    let mut c = s.clone();
+    c.machine.memcg_max = None;
+    c.machine.memory = Size(MAX_MEMORY_PAGES * PAGE_SIZE);
+    c.cgroups = s
+        .cgroups
+        .iter()
+        .map(|g| CgroupSpec {
+            version: g.version,
+            ..CgroupSpec::new(&g.path)
+        })
+        .collect();
+    c.cgroup_changes.clear();
+    c.cgroup_cycles.clear();
+    c
+}
+
+/// The peak `memory.current` (pages) of every group of `s`, from its calibration run
+/// ([`calibration_scenario`]); an error if the run reclaimed or killed in a group that a
+/// percentage refers to, or charged nothing to it.
+pub fn peaks(s: &Scenario) -> Result<BTreeMap<String, u64>, WorkloadError> {
+    let cal = calibration_scenario(s);
+    let r = crate::run::run_scenario(&cal, &mut crate::RunOptions::default())?;
+    let mut out = BTreeMap::new();
+    let invalid = |field: String, message: String| WorkloadError::Invalid {
+        file: s.source.clone(),
+        field,
+        message,
+    };
+    // The tables whose percentages refer to peaks, for the errors.
+    let mut users: Vec<(String, String)> = Vec::new();
+    for (i, c) in s.cgroups.iter().enumerate() {
+        if c.of == Some(Reference::Peak) {
+            users.push((c.path.clone(), format!("cgroup[{i}].of")));
+        }
+    }
+    for (i, c) in s.cgroup_changes.iter().enumerate() {
+        if c.of == Some(Reference::Peak) {
+            users.push((c.path.clone(), format!("cgroup_change[{i}].of")));
+        }
+    }
+    for (i, c) in s.cgroup_cycles.iter().enumerate() {
+        if c.of == Some(Reference::Peak) {
+            users.push((c.path.clone(), format!("cgroup_cycle[{i}].of")));
+        }
+    }
+    for (path, field) in users {
+        if out.contains_key(&path) {
+            continue;
+        }
+        let Some(m) = r.result.memcg.get(&path) else {
+            return Err(invalid(
+                field,
+                format!("the calibration run has no group `{path}`"),
+            ));
+        };
+        if m.pgsteal > 0 || m.events.oom_kill > 0 {
+            return Err(invalid(
+                field,
+                format!(
+                    "the calibration run reclaimed {} pages from `{path}` and killed {} tasks \
+                     in it, so its memory.current at the end is not its peak; give the \
+                     reference as a size (of = \"…\")",
+                    m.pgsteal, m.events.oom_kill
+                ),
+            ));
+        }
+        if m.current == 0 {
+            return Err(invalid(
+                field,
+                format!(
+                    "`{path}` has no memory at the end of the calibration run (no workload \
+                     charges it), so it has no peak to take a percentage of"
+                ),
+            ));
+        }
+        out.insert(path, m.current);
+    }
+    Ok(out)
+}
+
+/// Creates the groups of `s` in `sim` (in declared order), writes their knobs, and
+/// schedules the changes and cycles ([`Sim::schedule_memcg_knob`]); first, if some value
+/// is a percentage of a peak, runs the calibration ([`peaks`]). `machine.memcg_max` is
+/// set by [`Sim::new`] already and not written again.
+///
+/// `s` must be valid; errors name the field.
+pub fn setup(sim: &mut Sim, s: &Scenario) -> Result<(), WorkloadError> {
+    let measured;
+    let peaks = if needs_calibration(s) {
+        measured = peaks(s)?;
+        Some(&measured)
+    } else {
+        None
+    };
+    let p = plan(s, peaks)?;
+    let mut ids: Vec<MemcgId> = Vec::with_capacity(p.groups.len());
+    for (i, g) in p.groups.iter().enumerate() {
+        if i == 0 {
+            ids.push(ROOT);
+            continue;
+        }
+        let id = sim
+            .add_memcg(ids[g.parent], &g.name)
+            .map_err(|source| WorkloadError::Setup {
+                what: format!("cgroup `{}`", g.path),
+                source,
+            })?;
+        ids.push(id);
+    }
+    for w in &p.writes {
+        if w.src == Src::Group(usize::MAX) {
+            continue;
+        }
+        // Every value is resolved: the peaks are known.
+        let pages = w.pages.unwrap_or(u64::MAX);
+        let r = match w.at {
+            None => sim.set_memcg_knob(ids[w.group], w.knob, pages),
+            Some(t) => sim.schedule_memcg_knob(t, ids[w.group], w.knob, pages),
+        };
+        r.map_err(|source| WorkloadError::Setup {
+            what: w.src.field(w.knob),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// One knob write of a scenario, resolved (see [`schedule`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KnobWrite {
+    /// Simulated time in ns; `None` for the writes made at setup, before anything runs.
+    pub at: Option<u64>,
+    /// The group.
+    pub path: String,
+    /// The knob.
+    pub knob: MemcgKnob,
+    /// Pages (0..=200 for swappiness; `u64::MAX`: "max").
+    pub value: u64,
+}
+
+/// The knob writes `s` makes, resolved, in the order they are made: the setup writes
+/// (`machine.memcg_max` and the `[[cgroup]]` knobs), then the changes and cycles by time.
+/// Percentages of peaks run the calibration first ([`peaks`]).
+pub fn schedule(s: &Scenario) -> Result<Vec<KnobWrite>, WorkloadError> {
+    let measured;
+    let peaks = if needs_calibration(s) {
+        measured = peaks(s)?;
+        Some(&measured)
+    } else {
+        None
+    };
+    let p = plan(s, peaks)?;
+    Ok(p.writes
+        .iter()
+        .map(|w| KnobWrite {
+            at: w.at,
+            path: p.groups[w.group].path.clone(),
+            knob: w.knob,
+            value: w.pages.unwrap_or(u64::MAX),
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_parse() {
+        assert_eq!(parse_value("max"), Ok(KnobValue::Max));
+        assert_eq!(parse_value("512M"), Ok(KnobValue::Pages(131072)));
+        assert_eq!(parse_value("100p"), Ok(KnobValue::Pages(100)));
+        assert_eq!(parse_value("0"), Ok(KnobValue::Pages(0)));
+        assert_eq!(parse_value("0M"), Ok(KnobValue::Pages(0)));
+        assert_eq!(parse_value("75%"), Ok(KnobValue::Percent(75.0)));
+        assert_eq!(parse_value("12.5 %"), Ok(KnobValue::Percent(12.5)));
+        assert_eq!(parse_value("6000"), Ok(KnobValue::Pages(1)));
+        for bad in ["-1M", "x", "12Q", "100", "%", "-5%", "nan%", "0x"] {
+            assert!(parse_value(bad).is_err(), "{bad}");
+        }
+        assert!(parse_value("100").unwrap_err().contains("100p"));
+        for v in [
+            KnobValue::Max,
+            KnobValue::Pages(0),
+            KnobValue::Pages(3),
+            KnobValue::Pages(131072),
+            KnobValue::Percent(75.0),
+            KnobValue::Percent(12.25),
+        ] {
+            assert_eq!(parse_value(&v.to_string()), Ok(v), "{v}");
+        }
+    }
+
+    #[test]
+    fn knob_names_are_the_serde_names() {
+        for k in KNOBS {
+            let serde = toml::Value::try_from(k).unwrap();
+            assert_eq!(serde.as_str(), Some(knob_name(k)));
+        }
+    }
+
+    #[test]
+    fn versions_have_their_knobs() {
+        assert!(CgroupVersion::V1.has(MemcgKnob::SoftLimit));
+        assert!(!CgroupVersion::V1.has(MemcgKnob::Low));
+        assert!(CgroupVersion::V2.has(MemcgKnob::Min));
+        assert!(!CgroupVersion::V2.has(MemcgKnob::Swappiness));
+        for k in KNOBS {
+            assert!(CgroupVersion::V1.has(k) || CgroupVersion::V2.has(k));
+        }
+    }
+
+    #[test]
+    fn paths() {
+        assert_eq!(components("/"), Ok(vec![]));
+        assert_eq!(components("/a/b-1.x_y"), Ok(vec!["a", "b-1.x_y"]));
+        for bad in ["", "a", "/a/", "//a", "/a//b", "/.", "/a/..", "/a b", "/ä"] {
+            assert!(components(bad).is_err(), "{bad}");
+        }
+        assert!(components(&format!("/{}", "x".repeat(65))).is_err());
+    }
+}
