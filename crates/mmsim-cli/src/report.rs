@@ -73,10 +73,12 @@ pub fn cgroups(groups: &BTreeMap<String, MemcgReport>) -> String {
                 m.current.to_string(),
                 m.anon.to_string(),
                 m.file.to_string(),
+                m.swap_current.to_string(),
                 limit(m.max),
                 limit(m.high),
                 m.low.to_string(),
                 m.min.to_string(),
+                limit(m.swap_max_limit),
                 limit(m.soft_limit),
             ]
         })
@@ -88,10 +90,12 @@ pub fn cgroups(groups: &BTreeMap<String, MemcgReport>) -> String {
             "current",
             "anon",
             "file",
+            "swap",
             "max",
             "high",
             "low",
             "min",
+            "swap.max",
             "soft_limit",
         ],
         &rows,
@@ -108,6 +112,8 @@ pub fn cgroups(groups: &BTreeMap<String, MemcgReport>) -> String {
                 e.low.to_string(),
                 e.oom.to_string(),
                 e.oom_kill.to_string(),
+                e.swap_max.to_string(),
+                e.swap_fail.to_string(),
                 format!("{:.3}", e.high_throttle_ns as f64 / 1e9),
             ]
         })
@@ -121,6 +127,8 @@ pub fn cgroups(groups: &BTreeMap<String, MemcgReport>) -> String {
             "low",
             "oom",
             "oom_kill",
+            "swap_max",
+            "swap_fail",
             "throttled_s",
         ],
         &rows,

@@ -67,6 +67,9 @@ pub enum MemcgKnob {
     /// A write of `N` pages to `memory.reclaim` (proactive reclaim; see
     /// [`Sim::memory_reclaim`]).
     Reclaim,
+    /// v2 `memory.swap.max`, pages: the most swap slots the group's pages
+    /// may hold (see [`Sim::mem_cgroup_try_charge_swap`]).
+    SwapMax,
 }
 
 impl MemcgKnob {
@@ -80,6 +83,7 @@ impl MemcgKnob {
             MemcgKnob::SoftLimit => "memory.soft_limit_in_bytes",
             MemcgKnob::Swappiness => "memory.swappiness",
             MemcgKnob::Reclaim => "memory.reclaim",
+            MemcgKnob::SwapMax => "memory.swap.max",
         }
     }
 }
@@ -220,6 +224,15 @@ pub struct Memcg {
     pub elow: u64,
     /// Times a charge hit `memory.max` (`memory.events` max / v1 failcnt).
     pub max_events: u64,
+    /// Swap slots held by the group's pages and its descendants' (the `swap`
+    /// page counter; `memory.swap.current`).
+    pub swap_usage: u64,
+    /// `memory.swap.max`, pages (`u64::MAX`: max).
+    pub swap_max: u64,
+    /// A `memory.max` write left the usage above the new limit (reclaim and
+    /// the OOM killer could not bring it down; `memory_max_write` then gives
+    /// up, as the kernel does). Cleared once the usage is back under it.
+    pub over_max_after_write: bool,
     /// `memory.pressure`: stalls of the tasks of this group and its
     /// descendants (the top group's is the system's).
     pub psi: crate::psi::Psi,
@@ -251,6 +264,9 @@ impl Memcg {
             emin: 0,
             elow: 0,
             max_events: 0,
+            swap_usage: 0,
+            swap_max: u64::MAX,
+            over_max_after_write: false,
             stat: MemcgStat::default(),
             psi: crate::psi::Psi::default(),
             lruvec: Lruvec::default(),
@@ -304,6 +320,12 @@ pub struct MemcgStat {
     pub oom: u64,
     /// `memory.events` oom_kill: tasks of the group killed by an OOM kill.
     pub oom_kill: u64,
+    /// `memory.swap.events` max: swap-outs refused because the group or an
+    /// ancestor was at its `memory.swap.max`.
+    pub swap_max: u64,
+    /// `memory.swap.events` fail: swap-outs that failed for want of a slot
+    /// (the device full, or `memory.swap.max`).
+    pub swap_fail: u64,
 }
 
 impl MemcgStat {
@@ -328,6 +350,8 @@ impl MemcgStat {
         self.high += o.high;
         self.high_throttle_ns += o.high_throttle_ns;
         self.oom += o.oom;
+        self.swap_max += o.swap_max;
+        self.swap_fail += o.swap_fail;
         self.oom_kill += o.oom_kill;
     }
 }
@@ -350,6 +374,10 @@ pub struct MemcgReport {
     pub soft_limit: Option<u64>,
     /// `memory.events` max: charges that hit the limit.
     pub events_max: u64,
+    /// `memory.swap.current`, pages: swap slots held by the subtree's pages.
+    pub swap_current: u64,
+    /// `memory.swap.max`, pages (None: max).
+    pub swap_max_limit: Option<u64>,
     /// `memory.stat` anon (pages).
     pub anon: u64,
     /// `memory.stat` file (pages).
@@ -489,6 +517,7 @@ impl Sim {
                         break;
                     }
                 }
+                self.memcgs[m].over_max_after_write = self.memcgs[m].usage > pages;
             }
             MemcgKnob::Low => self.memcgs[m].low = pages,
             MemcgKnob::Reclaim => {
@@ -504,6 +533,8 @@ impl Sim {
                 self.memcgs[m].swappiness = (pages != u64::MAX).then_some(pages as u32);
             }
             MemcgKnob::Min => self.memcgs[m].min = pages,
+            // swap_max_write(): only the limit changes; nothing is swapped in.
+            MemcgKnob::SwapMax => self.memcgs[m].swap_max = pages,
             MemcgKnob::High => {
                 self.memcgs[m].high = pages;
                 let mut retries = crate::fault::MAX_RECLAIM_RETRIES;
@@ -861,8 +892,115 @@ impl Sim {
         while let Some(c) = cur {
             let g = &mut self.memcgs[c as usize];
             g.usage -= nr;
+            if g.usage <= g.max {
+                g.over_max_after_write = false;
+            }
             cur = g.parent;
         }
+    }
+
+    /// `__mem_cgroup_try_charge_swap()` (mm/memcontrol.c, v5.8–v6.14): at
+    /// swap-out (`folio_alloc_swap`), charges one slot to the swap counter of
+    /// `m` and its ancestors. Under cgroup v2 a group below the top one is
+    /// refused when it or an ancestor is at `memory.swap.max`, counting
+    /// `memory.swap.events` max and fail; the folio is then not swapped out
+    /// (`add_to_swap` fails and `shrink_folio_list` activates it). Under v1
+    /// the swap counter only accounts (`memory.memsw.*` is not modelled).
+    /// The charge lives as long as the slot (v2: "memory and swap charge
+    /// lifetimes correspond 1:1 to page and swap slot lifetimes").
+    pub(crate) fn mem_cgroup_try_charge_swap(&mut self, m: MemcgId) -> bool {
+        if self.cfg.cgroup_version == crate::config::CgroupVersion::V2 && m != ROOT {
+            let mut cur = Some(m);
+            while let Some(c) = cur {
+                let g = &self.memcgs[c as usize];
+                if g.swap_usage >= g.swap_max {
+                    let st = &mut self.memcgs[m as usize].stat;
+                    st.swap_max += 1;
+                    st.swap_fail += 1;
+                    return false;
+                }
+                cur = g.parent;
+            }
+        }
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let g = &mut self.memcgs[c as usize];
+            g.swap_usage += 1;
+            cur = g.parent;
+        }
+        true
+    }
+
+    /// `mem_cgroup_uncharge_swap()`: the slot charged to `m` was freed.
+    pub(crate) fn mem_cgroup_uncharge_swap(&mut self, m: MemcgId) {
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let g = &mut self.memcgs[c as usize];
+            g.swap_usage -= 1;
+            cur = g.parent;
+        }
+    }
+
+    /// `mem_cgroup_get_nr_swap_pages()`: the slots group `m` may still use —
+    /// the device's free slots, bounded under v2 by the room under every
+    /// `memory.swap.max` from `m` up (the top group is not limited).
+    pub(crate) fn mem_cgroup_get_nr_swap_pages(&self, m: MemcgId) -> u64 {
+        let mut n = self.swap.as_ref().map_or(0, |s| s.nr_free());
+        if self.cfg.cgroup_version == crate::config::CgroupVersion::V2 {
+            let mut cur = Some(m);
+            while let Some(c) = cur.filter(|&c| c != ROOT) {
+                let g = &self.memcgs[c as usize];
+                n = n.min(g.swap_max.saturating_sub(g.swap_usage));
+                cur = g.parent;
+            }
+        }
+        n
+    }
+
+    /// `mem_cgroup_swap_full()`: the device is more than half full
+    /// (`vm_swap_full`), or, under v2, `m` or an ancestor uses at least half
+    /// its `memory.swap.max`; then swap-in and activation free the slot.
+    pub(crate) fn mem_cgroup_swap_full(&self, m: MemcgId) -> bool {
+        if self.swap.as_ref().is_some_and(|s| s.half_full()) {
+            return true;
+        }
+        if self.cfg.cgroup_version == crate::config::CgroupVersion::V2 {
+            let mut cur = Some(m);
+            while let Some(c) = cur.filter(|&c| c != ROOT) {
+                let g = &self.memcgs[c as usize];
+                if g.swap_max != u64::MAX && g.swap_usage * 2 >= g.swap_max {
+                    return true;
+                }
+                cur = g.parent;
+            }
+        }
+        false
+    }
+
+    /// `folio_alloc_swap()`: a slot for anonymous folio `f`, charged to its
+    /// group and recorded in the slot's owner (`swap_cgroup_record`); None
+    /// when the device is full (counted as `memory.swap.events` fail) or the
+    /// group is at its `memory.swap.max`.
+    pub(crate) fn folio_alloc_swap(&mut self, f: crate::mem::folio::FolioId) -> Option<u32> {
+        let m = self.folios[f].memcg;
+        let Some(slot) = self.swap.as_mut().and_then(|s| s.alloc(m)) else {
+            if self.swap.is_some() {
+                self.memcgs[m as usize].stat.swap_fail += 1;
+            }
+            return None;
+        };
+        if !self.mem_cgroup_try_charge_swap(m) {
+            self.swap.as_mut().unwrap().release(slot);
+            return None;
+        }
+        Some(slot)
+    }
+
+    /// `swap_free()` with `mem_cgroup_uncharge_swap()`: releases `slot` and
+    /// the swap charge of the group that swapped it out.
+    pub(crate) fn swap_free(&mut self, slot: u32) {
+        let owner = self.swap.as_mut().unwrap().release(slot);
+        self.mem_cgroup_uncharge_swap(owner);
     }
 
     /// Moves `task` into `memcg` (writing its pid to `cgroup.procs`): its
@@ -969,6 +1107,8 @@ impl Sim {
             min: g.min,
             soft_limit: (g.soft_limit != u64::MAX).then_some(g.soft_limit),
             events_max,
+            swap_current: g.swap_usage,
+            swap_max_limit: (g.swap_max != u64::MAX).then_some(g.swap_max),
             anon: size(LruList::InactiveAnon) + size(LruList::ActiveAnon),
             file: size(LruList::InactiveFile) + size(LruList::ActiveFile),
             inactive_anon: size(LruList::InactiveAnon),

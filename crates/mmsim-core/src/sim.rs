@@ -906,10 +906,33 @@ impl Sim {
                     memcg.path, memcg.usage, own[m]
                 ));
             }
-            if memcg.usage > memcg.max {
+            if memcg.usage > memcg.max && !memcg.over_max_after_write {
                 return Err(format!(
                     "memcg {} usage {} over max {}",
                     memcg.path, memcg.usage, memcg.max
+                ));
+            }
+        }
+        // Swap charges: each used slot charges its owner and the owner's ancestors.
+        let mut own_swap = vec![0u64; self.memcgs.len()];
+        if let Some(swap) = &self.swap {
+            for (i, &v) in swap.slots.iter().enumerate() {
+                if v != 0 {
+                    own_swap[swap.owner(i as u32) as usize] += 1;
+                }
+            }
+        }
+        for (m, memcg) in self.memcgs.iter().enumerate() {
+            let want = own_swap[m]
+                + memcg
+                    .children
+                    .iter()
+                    .map(|&c| self.memcgs[c as usize].swap_usage)
+                    .sum::<u64>();
+            if memcg.swap_usage != want {
+                return Err(format!(
+                    "memcg {} swap usage {} != own slots {} + children's",
+                    memcg.path, memcg.swap_usage, own_swap[m]
                 ));
             }
         }

@@ -51,6 +51,7 @@
 //! | `high` | `memory.high` (v2): throttle limit | as `max` | `"max"` |
 //! | `low` | `memory.low` (v2): best-effort protection | as `max` | `0` |
 //! | `min` | `memory.min` (v2): hard protection | as `max` | `0` |
+//! | `swap_max` | `memory.swap.max` (v2): most swap the group's pages may hold; at it, anon pages are not swapped out and reclaim scans only file | as `max` | `"max"` |
 //! | `soft_limit` | v1 `memory.soft_limit_in_bytes` | as `max` | `"max"` |
 //! | `swappiness` | v1 `memory.swappiness` | integer 0..=200 | `vm.swappiness` |
 //! | `of` | what a percentage value is a percentage of (see below) | a size or `"peak"` | none |
@@ -59,8 +60,8 @@
 //! parent is not declared earlier is an error, so a misspelt path never creates a group
 //! silently. The top group `/` always exists; a `[[cgroup]]` with `path = "/"` may give
 //! it `max` (the same limit as `machine.memcg_max`, of which only one may be set) and
-//! `soft_limit`; the kernel's root cgroup has no `memory.high`, `memory.low` or
-//! `memory.min`, and its `memory.swappiness` is `vm.swappiness` (`machine.swappiness`),
+//! `soft_limit`; the kernel's root cgroup has no `memory.high`, `memory.low`,
+//! `memory.min` or `memory.swap.max`, and its `memory.swappiness` is `vm.swappiness` (`machine.swappiness`),
 //! so those are errors there. Groups are created in the order declared, which is the
 //! order reclaim walks siblings in.
 //!
@@ -71,7 +72,8 @@
 //!
 //! Versions: cgroup v1 and v2 are separate hierarchies in the kernel, so a child cannot
 //! have another version than its parent. A v2 group has no `soft_limit` and no
-//! `swappiness`; a v1 group has no `high`, `low` or `min`. A group without a version
+//! `swappiness`; a v1 group has no `high`, `low`, `min` or `swap_max` (v1's
+//! `memory.memsw.limit_in_bytes` is not modelled). A group without a version
 //! (nor an ancestor with one) takes every knob — the simulator implements both on one
 //! tree. Changes and cycles obey the version of their group.
 //!
@@ -86,11 +88,11 @@
 //! |---|---|---|---|
 //! | `at` | simulated time of the write | `"0s"`..=`"1000000s"` | required |
 //! | `path` | a declared group (or `/`) | | required |
-//! | `max`, `high`, `low`, `min`, `soft_limit`, `swappiness` | the values written, one or more | as in `[[cgroup]]` | |
+//! | `max`, `high`, `low`, `min`, `swap_max`, `soft_limit`, `swappiness` | the values written, one or more | as in `[[cgroup]]` | |
 //! | `of` | the reference of percentages | a size or `"peak"` | none |
 //!
-//! The knobs of one change are written in the order max, high, low, min, soft_limit,
-//! swappiness. Two changes may not write the same knob of the same group at the same
+//! The knobs of one change are written in the order max, high, low, min, swap_max,
+//! soft_limit, swappiness. Two changes may not write the same knob of the same group at the same
 //! time.
 //!
 //! ## Cycles: `[[cgroup_cycle]]`
@@ -98,7 +100,7 @@
 //! | field | meaning | range | default |
 //! |---|---|---|---|
 //! | `path` | a declared group (or `/`) | | required |
-//! | `knob` | `max`, `high`, `low`, `min`, `soft_limit` or `swappiness` | | required |
+//! | `knob` | `max`, `high`, `low`, `min`, `swap_max`, `soft_limit` or `swappiness` | | required |
 //! | `values` | the values written in turn | 1..=64 values, as in `[[cgroup]]` | required |
 //! | `durations` | how long each value holds | as many as `values`, each `(0s, 1000000s]` | required |
 //! | `start` | time of the first write | `"0s"`..=`"1000000s"` | `"0s"` |
@@ -171,11 +173,12 @@ pub const MAX_CYCLE_VALUES: usize = 64;
 pub const MAX_NAME_LEN: usize = 64;
 
 /// The knobs in the order a change writes them.
-const KNOBS: [MemcgKnob; 6] = [
+const KNOBS: [MemcgKnob; 7] = [
     MemcgKnob::Max,
     MemcgKnob::High,
     MemcgKnob::Low,
     MemcgKnob::Min,
+    MemcgKnob::SwapMax,
     MemcgKnob::SoftLimit,
     MemcgKnob::Swappiness,
 ];
@@ -185,6 +188,7 @@ const KNOBS: [MemcgKnob; 6] = [
 pub fn knob_name(k: MemcgKnob) -> &'static str {
     match k.file() {
         "memory.soft_limit_in_bytes" => "soft_limit",
+        "memory.swap.max" => "swap_max",
         f => f.strip_prefix("memory.").unwrap_or(f),
     }
 }
@@ -346,7 +350,7 @@ impl<'de> Deserialize<'de> for Reference {
 pub enum CgroupVersion {
     /// cgroup v1: `max` (`memory.limit_in_bytes`), `soft_limit`, `swappiness`.
     V1,
-    /// cgroup v2: `max`, `high`, `low`, `min`.
+    /// cgroup v2: `max`, `high`, `low`, `min`, `swap_max`.
     V2,
 }
 
@@ -368,7 +372,11 @@ impl CgroupVersion {
             ),
             CgroupVersion::V2 => matches!(
                 knob,
-                MemcgKnob::Max | MemcgKnob::High | MemcgKnob::Low | MemcgKnob::Min
+                MemcgKnob::Max
+                    | MemcgKnob::High
+                    | MemcgKnob::Low
+                    | MemcgKnob::Min
+                    | MemcgKnob::SwapMax
             ),
         }
     }
@@ -430,6 +438,9 @@ pub struct CgroupSpec {
     /// `memory.min` (v2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min: Option<KnobValue>,
+    /// `memory.swap.max` (v2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_max: Option<KnobValue>,
     /// v1 `memory.soft_limit_in_bytes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soft_limit: Option<KnobValue>,
@@ -449,6 +460,7 @@ impl CgroupSpec {
             high: None,
             low: None,
             min: None,
+            swap_max: None,
             soft_limit: None,
             swappiness: None,
         }
@@ -461,13 +473,14 @@ impl CgroupSpec {
             self.high,
             self.low,
             self.min,
+            self.swap_max,
             self.soft_limit,
             self.swappiness,
         ])
     }
 }
 
-fn knob_list(v: [Option<KnobValue>; 6]) -> Vec<(MemcgKnob, KnobValue)> {
+fn knob_list(v: [Option<KnobValue>; 7]) -> Vec<(MemcgKnob, KnobValue)> {
     KNOBS
         .iter()
         .zip(v)
@@ -499,6 +512,9 @@ pub struct CgroupChange {
     /// `memory.min`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min: Option<KnobValue>,
+    /// `memory.swap.max`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_max: Option<KnobValue>,
     /// v1 `memory.soft_limit_in_bytes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soft_limit: Option<KnobValue>,
@@ -518,6 +534,7 @@ impl CgroupChange {
             high: None,
             low: None,
             min: None,
+            swap_max: None,
             soft_limit: None,
             swappiness: None,
         }
@@ -530,6 +547,7 @@ impl CgroupChange {
             self.high,
             self.low,
             self.min,
+            self.swap_max,
             self.soft_limit,
             self.swappiness,
         ])
@@ -708,11 +726,13 @@ impl Ctx<'_> {
     fn check_knob(&self, g: usize, knob: MemcgKnob, field: &str) -> Result<(), WorkloadError> {
         if g == 0 {
             let why = match knob {
-                MemcgKnob::High | MemcgKnob::Low | MemcgKnob::Min => Some(format!(
-                    "the top group `/` has no {} (nor does the kernel's root cgroup); set it \
+                MemcgKnob::High | MemcgKnob::Low | MemcgKnob::Min | MemcgKnob::SwapMax => {
+                    Some(format!(
+                        "the top group `/` has no {} (nor does the kernel's root cgroup); set it \
                      on a group below `/`",
-                    knob.file()
-                )),
+                        knob.file()
+                    ))
+                }
                 MemcgKnob::Swappiness => Some(
                     "the top group's memory.swappiness is vm.swappiness: set \
                      machine.swappiness"
@@ -1292,12 +1312,28 @@ pub fn needs_calibration(s: &Scenario) -> bool {
     s.cgroups.iter().any(|c| {
         peak(
             c.of,
-            &[c.max, c.high, c.low, c.min, c.soft_limit, c.swappiness],
+            &[
+                c.max,
+                c.high,
+                c.low,
+                c.min,
+                c.swap_max,
+                c.soft_limit,
+                c.swappiness,
+            ],
         )
     }) || s.cgroup_changes.iter().any(|c| {
         peak(
             c.of,
-            &[c.max, c.high, c.low, c.min, c.soft_limit, c.swappiness],
+            &[
+                c.max,
+                c.high,
+                c.low,
+                c.min,
+                c.swap_max,
+                c.soft_limit,
+                c.swappiness,
+            ],
         )
     }) || s.cgroup_cycles.iter().any(|c| {
         let mut v: Vec<Option<KnobValue>> = c.values.iter().copied().map(Some).collect();

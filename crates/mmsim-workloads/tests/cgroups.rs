@@ -1005,3 +1005,42 @@ fn seed_004_scenarios_run_in_their_groups() {
         );
     }
 }
+
+#[test]
+fn swap_max_caps_a_groups_swap() {
+    let capped = TWO.replacen("max = \"4M\"", "max = \"4M\"\nswap_max = \"2M\"", 1);
+    let r = run(&parse(&capped));
+    let lim = &r.result.memcg["/limited"];
+    assert_eq!(lim.swap_max_limit, Some(512));
+    // 16M of anon in 4M of memory needs 12M of swap: at 2M the group can
+    // neither swap nor stay under memory.max, and its task is OOM-killed.
+    assert!(lim.events.swap_max > 0, "{lim:?}");
+    assert_eq!(lim.events.oom_kill, 1, "{lim:?}");
+    // Without the cap the same run swaps far more and kills nobody.
+    let free = run(&parse(TWO));
+    let l = &free.result.memcg["/limited"];
+    let (capped, uncapped) = (r.result.vmstat.pswpout, free.result.vmstat.pswpout);
+    assert!(capped * 4 < uncapped, "{capped} {uncapped}");
+    assert_eq!((l.events.swap_max, l.events.oom_kill), (0, 0));
+    assert_eq!(l.swap_max_limit, None);
+    assert!(l.swap_current > 512, "{l:?}");
+    // swap_max is a v2 knob, and the top group has none.
+    check(
+        err_with(
+            "path = \"/c\"",
+            "path = \"/c\"\nversion = \"v1\"\nswap_max = \"1M\"",
+        ),
+        "cgroup[2].swap_max",
+        &["memory.swap.max is not a cgroup v1 knob"],
+    );
+    check(
+        err_extra("[[cgroup_change]]\nat = \"1s\"\npath = \"/\"\nswap_max = \"1M\"\n"),
+        "cgroup_change[0].swap_max",
+        &["the top group `/` has no memory.swap.max"],
+    );
+    let s = parse(&format!(
+        "{BASE}[[cgroup_cycle]]\npath = \"/a\"\nknob = \"swap_max\"\nvalues = [\"1M\", \"max\"]\n\
+         durations = [\"1s\", \"1s\"]\nuntil = \"4s\"\n"
+    ));
+    assert_eq!(s.cgroup_cycles[0].knob, mmsim_core::MemcgKnob::SwapMax);
+}

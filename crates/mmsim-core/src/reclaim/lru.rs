@@ -70,7 +70,7 @@ impl Sim {
     fn lru_evict(&mut self, f: FolioId) -> bool {
         let fo = self.folios[f];
         if !fo.is_file() && !fo.test(flags::SWAPCACHE) {
-            let Some(slot) = self.swap.as_mut().and_then(|s| s.alloc()) else {
+            let Some(slot) = self.folio_alloc_swap(f) else {
                 return false;
             };
             let fo = &mut self.folios[f];
