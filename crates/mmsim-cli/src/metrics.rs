@@ -502,6 +502,9 @@ pub struct CompareReport {
     pub metrics: Vec<MetricInfo>,
     /// The configurations run, the baseline first.
     pub configs: Vec<ConfigReport>,
+    /// The scenario's published results beside the simulated changes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub published: Vec<crate::published::PublishedRow>,
 }
 
 impl ConfigReport {

@@ -11,6 +11,13 @@ fn device(d: &DeviceConfig, with_size: bool) -> String {
     if d.device == DeviceKind::None {
         return "none".into();
     }
+    if d.device == DeviceKind::Fs {
+        let size = d
+            .size
+            .filter(|_| with_size)
+            .map_or(String::new(), |s| format!(" {s}"));
+        return format!("fs{size} (a partition on the filesystem's disk, sharing its queue)");
+    }
     let (r, w, per_page) = d.timing();
     let name = format!("{:?}", d.device).to_lowercase();
     let size = match (with_size, d.size) {

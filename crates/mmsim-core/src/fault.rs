@@ -190,7 +190,8 @@ impl Sim {
             return;
         }
         // swap_read_folio(): the read, a memstall if the folio is workingset.
-        let done = self.swap.as_mut().unwrap().dev.read(self.clock, batch);
+        let now = self.clock;
+        let done = self.swap_dev(|d| d.read(now, batch));
         self.vm.pswpin += 1;
         self.vm.pgpgin += 4;
         self.io_wait(done, self.folios[f].test(flags::WORKINGSET));

@@ -940,6 +940,19 @@ impl Sim {
     }
 }
 
+impl Sim {
+    /// Runs `io` on the swap device's timing: the swap device's own, or the
+    /// filesystem's when swap is on the filesystem's disk (`swap.device = "fs"`).
+    #[inline]
+    pub(crate) fn swap_dev<T>(&mut self, io: impl FnOnce(&mut BlockDev) -> T) -> T {
+        if self.cfg.swap.device == DeviceKind::Fs {
+            io(&mut self.fs)
+        } else {
+            io(&mut self.swap.as_mut().expect("a swap device").dev)
+        }
+    }
+}
+
 /// A cache prefetch hint (no-op where the architecture has none).
 #[inline(always)]
 pub(crate) fn prefetch(p: *const u8) {

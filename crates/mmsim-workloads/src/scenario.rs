@@ -127,6 +127,10 @@ pub struct Scenario {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub cgroup_cycles: Vec<CgroupCycle>,
+    /// Results a source published for this benchmark, `[[published]]` tables (see
+    /// [`crate::published`]): `mmsim compare` prints them beside the simulated ones.
+    #[serde(rename = "published", default, skip_serializing_if = "Vec::is_empty")]
+    pub published: Vec<crate::published::Published>,
 }
 
 fn default_seed() -> u64 {
@@ -1190,6 +1194,8 @@ struct ScenarioToml {
     cgroup_changes: Vec<CgroupChange>,
     #[serde(rename = "cgroup_cycle", default)]
     cgroup_cycles: Vec<CgroupCycle>,
+    #[serde(rename = "published", default)]
+    published: Vec<crate::published::Published>,
 }
 
 impl TryFrom<ScenarioToml> for Scenario {
@@ -1396,6 +1402,7 @@ impl Scenario {
             cgroups: Vec::new(),
             cgroup_changes: Vec::new(),
             cgroup_cycles: Vec::new(),
+            published: Vec::new(),
         }
     }
 
@@ -1418,6 +1425,7 @@ impl Scenario {
             cgroups: t.cgroups,
             cgroup_changes: t.cgroup_changes,
             cgroup_cycles: t.cgroup_cycles,
+            published: t.published,
         })
     }
 
@@ -1709,6 +1717,10 @@ impl Scenario {
                 WorkloadKind::Eater(e) => e.validate().map_err(bad)?,
                 WorkloadKind::Kbuild(k) => k.validate().map_err(bad)?,
             }
+        }
+        for (i, p) in self.published.iter().enumerate() {
+            p.validate()
+                .map_err(|(f, m)| invalid(format!("published[{i}].{f}"), m))?;
         }
         crate::cgroups::validate(self)
     }

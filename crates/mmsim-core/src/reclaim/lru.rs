@@ -94,7 +94,8 @@ impl Sim {
                 self.fs.write(self.clock, 1);
             } else {
                 self.vm.pswpout += 1;
-                self.swap.as_mut().unwrap().dev.write(self.clock, 1);
+                let now = self.clock;
+                self.swap_dev(|d| d.write(now, 1));
             }
             self.vm.pgpgout += 4;
         }

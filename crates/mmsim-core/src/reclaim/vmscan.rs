@@ -862,9 +862,8 @@ impl Sim {
             (self.fs.write(now, 1), false, 1)
         } else {
             self.vm.pswpout += 1;
-            let swap = self.swap.as_mut().unwrap();
             (
-                swap.dev.write(now, 1),
+                self.swap_dev(|d| d.write(now, 1)),
                 self.cfg.swap.device == crate::config::DeviceKind::Zram,
                 0,
             )
