@@ -621,13 +621,10 @@ impl MachineConfig {
             ));
         }
         self.fs.validate("machine.fs", false)?;
-        if matches!(self.fs.device, DeviceKind::Fs | DeviceKind::None) {
+        if self.fs.device == DeviceKind::Fs {
             return Err(ConfigError::new(
                 "machine.fs.device",
-                format!(
-                    "`{}` is only for swap; the filesystem device is one of zram, ssd, hdd, custom",
-                    format!("{:?}", self.fs.device).to_lowercase()
-                ),
+                "`fs` is only for swap; the filesystem device is one of zram, ssd, hdd, custom",
             ));
         }
         if self.swap.device == DeviceKind::Fs

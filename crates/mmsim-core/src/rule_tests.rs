@@ -1360,3 +1360,32 @@ fn swap_max_is_a_v2_limit_only() {
     assert_eq!(s.memcgs[a as usize].swap_usage, s.vm.pswpout);
     assert_eq!(s.memcgs[b as usize].stat.swap_max, 0);
 }
+
+#[test]
+fn swap_on_the_filesystems_disk_shares_its_device() {
+    let mut cfg = MachineConfig {
+        memory: Size::from_pages(1 << 16),
+        fs: DeviceConfig::of(DeviceKind::Hdd),
+        swap: DeviceConfig {
+            size: Some(Size::from_pages(1 << 12)),
+            ..DeviceConfig::of(DeviceKind::Fs)
+        },
+        ..Default::default()
+    };
+    cfg.validate().unwrap();
+    let mut s = Sim::new(cfg).unwrap();
+    let a = s.add_memcg(0, "a").unwrap();
+    s.set_memcg_max(a, 100).unwrap();
+    let t = s.add_task("t");
+    s.attach_task(t, a).unwrap();
+    let v = s.mmap_anon(t, 200).unwrap();
+    touch(&mut s, v, 200);
+    assert!(s.vm.pswpout >= 100);
+    // Swap writes went to the filesystem's disk, with its (hdd) timing.
+    assert_eq!(s.fs.pages_written, s.vm.pswpout);
+    assert_eq!(s.swap.as_ref().unwrap().dev.pages_written, 0);
+    assert!(s.fs.busy_until > 0);
+    let before = s.fs.pages_read;
+    touch(&mut s, v, 1);
+    assert_eq!(s.fs.pages_read, before + s.vm.pswpin);
+}
