@@ -253,13 +253,14 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
         let paths: Vec<&str> = s.cgroups.iter().map(|c| c.path.as_str()).collect();
         line("cgroups", paths.join(", "));
     }
-    if !s.cgroup_changes.is_empty() || !s.cgroup_cycles.is_empty() {
+    if !s.cgroup_changes.is_empty() || !s.cgroup_cycles.is_empty() || !s.cgroup_moves.is_empty() {
         line(
             "cgroup writes",
             format!(
-                "{} change(s), {} cycle(s) of knobs over time",
+                "{} change(s), {} cycle(s) of knobs over time, {} move(s) of workloads",
                 s.cgroup_changes.len(),
-                s.cgroup_cycles.len()
+                s.cgroup_cycles.len(),
+                s.cgroup_moves.len()
             ),
         );
     }

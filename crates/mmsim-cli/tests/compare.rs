@@ -580,7 +580,12 @@ fn bad_input_names_the_flag_and_the_field() {
         &["machine.fs.device", "the filesystem needs a device"],
     );
     bad_input(
-        &c(&["--set", "swap.device=fs", "--set", "swap.bandwidth_mbps=100"]),
+        &c(&[
+            "--set",
+            "swap.device=fs",
+            "--set",
+            "swap.bandwidth_mbps=100",
+        ]),
         &["machine.swap.device", "filesystem device's timing"],
     );
     bad_input(

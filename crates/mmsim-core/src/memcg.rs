@@ -70,6 +70,11 @@ pub enum MemcgKnob {
     /// v2 `memory.swap.max`, pages: the most swap slots the group's pages
     /// may hold (see [`Sim::mem_cgroup_try_charge_swap`]).
     SwapMax,
+    /// A write of a task id to `cgroup.procs`: moves the task into the group
+    /// ([`Sim::attach_task`]). Not a scenario knob name (scenarios move
+    /// workloads with `[[cgroup_move]]`).
+    #[serde(skip)]
+    Procs,
 }
 
 impl MemcgKnob {
@@ -84,6 +89,7 @@ impl MemcgKnob {
             MemcgKnob::Swappiness => "memory.swappiness",
             MemcgKnob::Reclaim => "memory.reclaim",
             MemcgKnob::SwapMax => "memory.swap.max",
+            MemcgKnob::Procs => "cgroup.procs",
         }
     }
 }
@@ -535,6 +541,11 @@ impl Sim {
             MemcgKnob::Min => self.memcgs[m].min = pages,
             // swap_max_write(): only the limit changes; nothing is swapped in.
             MemcgKnob::SwapMax => self.memcgs[m].swap_max = pages,
+            MemcgKnob::Procs => {
+                let task = TaskId::try_from(pages)
+                    .map_err(|_| SimError::Setup(format!("no task {pages}")))?;
+                self.attach_task(task, memcg)?;
+            }
             MemcgKnob::High => {
                 self.memcgs[m].high = pages;
                 let mut retries = crate::fault::MAX_RECLAIM_RETRIES;
@@ -1003,9 +1014,12 @@ impl Sim {
         self.mem_cgroup_uncharge_swap(owner);
     }
 
-    /// Moves `task` into `memcg` (writing its pid to `cgroup.procs`): its
-    /// future charges go there; pages already charged stay where they are
-    /// (cgroup v2 does not move charges).
+    /// Moves `task` into `memcg` (writing its pid to `cgroup.procs`,
+    /// `cgroup_migrate` → `mem_cgroup_attach`): its future charges, and those
+    /// of reads through the files it opened, go there; pages already charged
+    /// stay where they are (cgroup v2 never moves charges, and v1 only with
+    /// `memory.move_charge_at_immigrate`, 0 by default and deprecated since
+    /// 6.7).
     pub fn attach_task(&mut self, task: TaskId, memcg: MemcgId) -> Result<(), SimError> {
         if memcg as usize >= self.memcgs.len() {
             return Err(SimError::Setup(format!("no cgroup {memcg}")));

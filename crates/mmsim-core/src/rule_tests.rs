@@ -1363,7 +1363,7 @@ fn swap_max_is_a_v2_limit_only() {
 
 #[test]
 fn swap_on_the_filesystems_disk_shares_its_device() {
-    let mut cfg = MachineConfig {
+    let cfg = MachineConfig {
         memory: Size::from_pages(1 << 16),
         fs: DeviceConfig::of(DeviceKind::Hdd),
         swap: DeviceConfig {

@@ -385,6 +385,11 @@ impl Sim {
         self.policy
     }
 
+    /// Tasks added so far; the next task's id.
+    pub fn nr_tasks(&self) -> TaskId {
+        self.tasks.len() as TaskId
+    }
+
     /// Adds a task; returns its id.
     pub fn add_task(&mut self, name: &str) -> TaskId {
         self.tasks.push(Task {

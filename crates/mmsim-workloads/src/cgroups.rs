@@ -1,6 +1,7 @@
 //! Memory cgroups of a scenario: the groups (`[[cgroup]]`), knob writes at given
 //! times (`[[cgroup_change]]`), knobs that cycle between values (`[[cgroup_cycle]]`),
-//! and the workloads' `cgroup` field.
+//! the workloads' `cgroup` field, and workloads moved between groups
+//! (`[[cgroup_move]]`).
 //!
 //! ```toml
 //! [machine]
@@ -100,7 +101,7 @@
 //! | field | meaning | range | default |
 //! |---|---|---|---|
 //! | `path` | a declared group (or `/`) | | required |
-//! | `knob` | `max`, `high`, `low`, `min`, `swap_max`, `soft_limit` or `swappiness` | | required |
+//! | `knob` | `max`, `high`, `low`, `min`, `swap_max`, `soft_limit`, `swappiness`, or `reclaim` (v2 `memory.reclaim`: each value is an amount to reclaim proactively, as a userspace agent writes it periodically) | | required |
 //! | `values` | the values written in turn | 1..=64 values, as in `[[cgroup]]` | required |
 //! | `durations` | how long each value holds | as many as `values`, each `(0s, 1000000s]` | required |
 //! | `start` | time of the first write | `"0s"`..=`"1000000s"` | `"0s"` |
@@ -114,9 +115,24 @@
 //! overlap in time (`[start, until)`, or `[start, until]` with a `final`), and a change of
 //! that knob may not fall inside a cycle's time.
 //!
+//! ## Moving workloads: `[[cgroup_move]]`
+//!
+//! | field | meaning | range | default |
+//! |---|---|---|---|
+//! | `at` | simulated time of the move | `"0s"`..=`"1000000s"` | required |
+//! | `workload` | a workload's name (its `name`, or `KIND-INDEX` without one) | | required |
+//! | `to` | a declared group (or `/`) | | required |
+//!
+//! Every task of the workload is written to the group's `cgroup.procs`: its later
+//! charges (and those of reads through files it opened) go to the new group; pages
+//! already charged stay where they are, as in the kernel (cgroup v2 never moves
+//! charges; v1 only with `memory.move_charge_at_immigrate`, off by default). A workload
+//! is moved at most once at a given time.
+//!
 //! Writes are made when the simulated clock reaches their time, before the first event
 //! at or after it ([`mmsim_core::Sim::schedule_memcg_knob`]); writes due at the same time
-//! are made in the order: changes in file order, then cycles in file order. Lowering
+//! are made in the order: changes in file order, then cycles in file order, then moves
+//! in file order. Lowering
 //! `max` below the group's usage reclaims (and OOM-kills, if reclaim fails) right away,
 //! as writing `memory.max` does.
 //!
@@ -377,6 +393,7 @@ impl CgroupVersion {
                     | MemcgKnob::Low
                     | MemcgKnob::Min
                     | MemcgKnob::SwapMax
+                    | MemcgKnob::Reclaim
             ),
         }
     }
@@ -552,6 +569,19 @@ impl CgroupChange {
             self.swappiness,
         ])
     }
+}
+
+/// A workload moved to another group at a simulated time: `[[cgroup_move]]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CgroupMove {
+    /// When, simulated ns (TOML: a time string, `"2s"`).
+    #[serde(deserialize_with = "de_time", serialize_with = "ser_time")]
+    pub at: u64,
+    /// The workload, by name (its `name`, or `KIND-INDEX` without one).
+    pub workload: String,
+    /// The group its tasks move to.
+    pub to: String,
 }
 
 /// A knob cycling between values: `[[cgroup_cycle]]`.
@@ -841,6 +871,81 @@ impl Ctx<'_> {
     }
 }
 
+/// Checks the moves: a time in range, a workload of the scenario, a declared group,
+/// and no workload moved twice at one time.
+fn moves(cx: &Ctx) -> Result<(), WorkloadError> {
+    let names: Vec<String> =
+        cx.s.workloads
+            .iter()
+            .enumerate()
+            .map(|(i, w)| w.display_name(i))
+            .collect();
+    for (i, m) in cx.s.cgroup_moves.iter().enumerate() {
+        if m.at > MAX_START_NS {
+            return Err(cx.invalid(format!("cgroup_move[{i}].at"), time_range(m.at)));
+        }
+        if !names.contains(&m.workload) {
+            return Err(cx.invalid(
+                format!("cgroup_move[{i}].workload"),
+                format!(
+                    "no workload `{}`; the workloads are {}",
+                    m.workload,
+                    names.join(", ")
+                ),
+            ));
+        }
+        cx.group(&m.to, format!("cgroup_move[{i}].to"))?;
+        if let Some(j) = cx.s.cgroup_moves[..i]
+            .iter()
+            .position(|o| o.at == m.at && o.workload == m.workload)
+        {
+            return Err(cx.invalid(
+                format!("cgroup_move[{i}]"),
+                format!(
+                    "moves `{}` at {} as cgroup_move[{j}] does; move a workload once at a time",
+                    m.workload,
+                    format_time(m.at)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Schedules the moves of `s` in `sim`: at each move's time, every task of the workload
+/// (`tasks[i]`: the task ids of workload `i`, as [`crate::EventStream::tasks`] gives
+/// them) is written to the group's `cgroup.procs`. Moves due at the same time as knob
+/// writes are made after them, in file order. `s` must be valid and its groups set up.
+pub fn schedule_moves(
+    sim: &mut Sim,
+    s: &Scenario,
+    tasks: &[std::ops::Range<mmsim_core::TaskId>],
+) -> Result<(), WorkloadError> {
+    for (i, m) in s.cgroup_moves.iter().enumerate() {
+        let field = format!("cgroup_move[{i}]");
+        let w = s
+            .workloads
+            .iter()
+            .enumerate()
+            .position(|(k, w)| w.display_name(k) == m.workload);
+        let (Some(w), Some(g)) = (w, sim.memcg_by_path(&m.to)) else {
+            return Err(WorkloadError::Invalid {
+                file: s.source.clone(),
+                field,
+                message: "names a workload or group the scenario does not have".into(),
+            });
+        };
+        for t in tasks[w].clone() {
+            sim.schedule_memcg_knob(m.at, g, MemcgKnob::Procs, u64::from(t))
+                .map_err(|source| WorkloadError::Setup {
+                    what: field.clone(),
+                    source,
+                })?;
+        }
+    }
+    Ok(())
+}
+
 /// Builds and checks the plan of `s`'s groups and writes; `peaks` resolves percentages
 /// of peaks (None while validating: such values are left unresolved and not compared).
 fn plan(s: &Scenario, peaks: Option<&BTreeMap<String, u64>>) -> Result<Plan, WorkloadError> {
@@ -976,8 +1081,8 @@ fn plan(s: &Scenario, peaks: Option<&BTreeMap<String, u64>>) -> Result<Plan, Wor
         if knobs.is_empty() {
             return Err(cx.invalid(
                 format!("cgroup_change[{i}]"),
-                "writes no knob; give one or more of max, high, low, min, soft_limit, \
-                 swappiness"
+                "writes no knob; give one or more of max, high, low, min, swap_max, \
+                 soft_limit, swappiness"
                     .into(),
             ));
         }
@@ -1118,6 +1223,7 @@ fn plan(s: &Scenario, peaks: Option<&BTreeMap<String, u64>>) -> Result<Plan, Wor
         }
     }
     overlaps(&cx)?;
+    moves(&cx)?;
     writes[setup..].sort_by_key(|w| w.at);
     protection(&cx, &writes)?;
     Ok(Plan {

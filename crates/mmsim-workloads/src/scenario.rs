@@ -127,6 +127,10 @@ pub struct Scenario {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub cgroup_cycles: Vec<CgroupCycle>,
+    /// Workloads moved between groups at given simulated times, `[[cgroup_move]]`
+    /// tables.
+    #[serde(rename = "cgroup_move", default, skip_serializing_if = "Vec::is_empty")]
+    pub cgroup_moves: Vec<crate::cgroups::CgroupMove>,
     /// Results a source published for this benchmark, `[[published]]` tables (see
     /// [`crate::published`]): `mmsim compare` prints them beside the simulated ones.
     #[serde(rename = "published", default, skip_serializing_if = "Vec::is_empty")]
@@ -1194,6 +1198,8 @@ struct ScenarioToml {
     cgroup_changes: Vec<CgroupChange>,
     #[serde(rename = "cgroup_cycle", default)]
     cgroup_cycles: Vec<CgroupCycle>,
+    #[serde(rename = "cgroup_move", default)]
+    cgroup_moves: Vec<crate::cgroups::CgroupMove>,
     #[serde(rename = "published", default)]
     published: Vec<crate::published::Published>,
 }
@@ -1402,6 +1408,7 @@ impl Scenario {
             cgroups: Vec::new(),
             cgroup_changes: Vec::new(),
             cgroup_cycles: Vec::new(),
+            cgroup_moves: Vec::new(),
             published: Vec::new(),
         }
     }
@@ -1425,6 +1432,7 @@ impl Scenario {
             cgroups: t.cgroups,
             cgroup_changes: t.cgroup_changes,
             cgroup_cycles: t.cgroup_cycles,
+            cgroup_moves: t.cgroup_moves,
             published: t.published,
         })
     }

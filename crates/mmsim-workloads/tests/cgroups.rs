@@ -1044,3 +1044,91 @@ fn swap_max_caps_a_groups_swap() {
     ));
     assert_eq!(s.cgroup_cycles[0].knob, mmsim_core::MemcgKnob::SwapMax);
 }
+
+#[test]
+fn a_moved_workload_charges_its_new_group_from_then_on() {
+    let text = r#"
+[machine]
+memory = "256M"
+
+[[cgroup]]
+path = "/a"
+
+[[cgroup]]
+path = "/b"
+
+[[workload]]
+name = "toucher"
+kind = "touch"
+target = "anon"
+pages = "8M"
+cgroup = "/a"
+
+[[workload]]
+name = "idler"
+kind = "touch"
+target = "anon"
+pages = "4K"
+"#;
+    let stay = run(&parse(text));
+    let a = &stay.result.memcg["/a"];
+    // 2048 pages and one page of the per-CPU charge stock, which the idler's charge in
+    // `/` drained except for the batch's last page.
+    assert_eq!((a.anon, a.current), (2048, 2049), "{a:?}");
+    // Move the toucher after its first fault (1 ns in; each fault costs more).
+    let moved =
+        format!("{text}\n[[cgroup_move]]\nat = \"1ns\"\nworkload = \"toucher\"\nto = \"/b\"\n");
+    let r = run(&parse(&moved));
+    let (a, b) = (&r.result.memcg["/a"], &r.result.memcg["/b"]);
+    // The first fault's page stays charged to /a (charges do not move); the rest go
+    // to /b.
+    assert_eq!((a.anon, a.current), (1, 1), "{a:?}");
+    assert_eq!(b.anon, 2047, "{b:?}");
+    assert_eq!(a.events.pgfault + b.events.pgfault, 2048);
+    assert_eq!(run(&parse(&moved)).result, r.result, "deterministic");
+    // Errors name the field.
+    let bad = |m: &str| err(&format!("{text}\n[[cgroup_move]]\n{m}\n"));
+    check(
+        bad("at = \"1s\"\nworkload = \"nope\"\nto = \"/b\""),
+        "cgroup_move[0].workload",
+        &["no workload `nope`", "toucher, idler"],
+    );
+    check(
+        bad("at = \"1s\"\nworkload = \"toucher\"\nto = \"/c\""),
+        "cgroup_move[0].to",
+        &["no group `/c`"],
+    );
+    check(
+        bad("at = \"1s\"\nworkload = \"toucher\"\nto = \"/b\"\n[[cgroup_move]]\nat = \"1s\"\nworkload = \"toucher\"\nto = \"/a\""),
+        "cgroup_move[1]",
+        &["as cgroup_move[0] does"],
+    );
+    check(
+        bad("at = \"2000000s\"\nworkload = \"toucher\"\nto = \"/b\""),
+        "cgroup_move[0].at",
+        &["out of range"],
+    );
+}
+
+#[test]
+fn a_reclaim_cycle_reclaims_proactively_in_v2_groups() {
+    let text = TWO.replacen("path = \"/free\"", "path = \"/free\"\nversion = \"v2\"", 1);
+    let cycle = "[[cgroup_cycle]]\npath = \"/free\"\nknob = \"reclaim\"\nvalues = [\"4M\"]\n\
+                 durations = [\"100ms\"]\nuntil = \"10s\"\n";
+    let quiet = run(&parse(&text));
+    assert_eq!(quiet.result.memcg["/free"].pgsteal, 0);
+    let r = run(&parse(&format!("{text}{cycle}")));
+    let free = &r.result.memcg["/free"];
+    assert!(free.pgsteal > 0, "{free:?}");
+    assert!(
+        free.current < quiet.result.memcg["/free"].current,
+        "{free:?}"
+    );
+    // memory.reclaim is a cgroup v2 file.
+    let v1 = TWO.replacen("path = \"/free\"", "path = \"/free\"\nversion = \"v1\"", 1);
+    check(
+        err(&format!("{v1}{cycle}")),
+        "cgroup_cycle[0].knob",
+        &["memory.reclaim is not a cgroup v1 knob"],
+    );
+}
