@@ -251,7 +251,20 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
     );
     if s.cgroups.iter().any(|c| c.path != "/") {
         let paths: Vec<&str> = s.cgroups.iter().map(|c| c.path.as_str()).collect();
-        line("cgroups", paths.join(", "));
+        let v1 = m.cgroup_version == mmsim_core::config::CgroupVersion::V1;
+        let soft = s.cgroups.iter().any(|c| c.soft_limit.is_some());
+        let how = match (v1, soft, m.soft_limit_reclaim) {
+            (false, _, _) => " (cgroup v2)".to_string(),
+            (true, false, _) => " (cgroup v1)".to_string(),
+            (true, true, d) => format!(
+                " (cgroup v1; soft limits reclaimed by the {} design)",
+                toml::Value::try_from(d)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            ),
+        };
+        line("cgroups", format!("{}{how}", paths.join(", ")));
     }
     if !s.cgroup_changes.is_empty() || !s.cgroup_cycles.is_empty() || !s.cgroup_moves.is_empty() {
         line(

@@ -94,7 +94,7 @@ fn run_prints_a_table_per_group_equal_to_the_json() {
         "{text}"
     );
     assert!(
-        text.contains("\ncgroups         /limited, /free\n"),
+        text.contains("\ncgroups         /limited, /free (cgroup v2)\n"),
         "{text}"
     );
     let anon = text.lines().find(|l| l.starts_with("  anon ")).unwrap();
