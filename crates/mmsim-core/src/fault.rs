@@ -286,7 +286,14 @@ impl Sim {
         extra: u16,
     ) -> Option<FolioId> {
         let task = self.vmas[vma as usize].task as usize;
-        let f = self.alloc_folio(vma, index, flags::SWAPBACKED | flags::SWAPCACHE | extra)?;
+        // mem_cgroup_swapin_charge_folio(): the folio is charged to the group
+        // recorded for the slot, which differs from the faulting task's after
+        // the task moved groups.
+        let owner = self.swap.as_ref().unwrap().owner(slot);
+        let faulting = std::mem::replace(&mut self.cur_memcg, owner);
+        let f = self.alloc_folio(vma, index, flags::SWAPBACKED | flags::SWAPCACHE | extra);
+        self.cur_memcg = faulting;
+        let f = f?;
         if self.tasks[task].dead {
             self.free_folio(f);
             return None;
@@ -320,7 +327,7 @@ impl Sim {
         fo.swap = 0;
         fo.clear(flags::SWAPCACHE);
         fo.set(flags::DIRTY);
-        self.swap_free(slot);
+        self.swap_free_of(f, slot);
     }
 
     /// A fault on a file mapping. A read fault first maps what the page

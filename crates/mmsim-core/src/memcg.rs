@@ -1014,6 +1014,17 @@ impl Sim {
         self.mem_cgroup_uncharge_swap(owner);
     }
 
+    /// [`Sim::swap_free`] of the slot of swap-cache folio `f`, whose group is
+    /// the slot's (a swapped-in folio is charged to the group recorded for its
+    /// slot, `mem_cgroup_swapin_charge_folio`), so the owner array is not read.
+    #[inline]
+    pub(crate) fn swap_free_of(&mut self, f: crate::mem::folio::FolioId, slot: u32) {
+        let m = self.folios[f].memcg;
+        debug_assert_eq!(self.swap.as_ref().unwrap().owner(slot), m);
+        self.swap.as_mut().unwrap().release_owned(slot);
+        self.mem_cgroup_uncharge_swap(m);
+    }
+
     /// Moves `task` into `memcg` (writing its pid to `cgroup.procs`,
     /// `cgroup_migrate` → `mem_cgroup_attach`): its future charges, and those
     /// of reads through the files it opened, go there; pages already charged

@@ -59,7 +59,7 @@ impl Sim {
                         let lru = LruList::from_index(fo.lru);
                         if fo.test(flags::SWAPCACHE) {
                             let slot = fo.swap - 1;
-                            self.swap_free(slot);
+                            self.swap_free_of(f, slot);
                         }
                         if self.policy == crate::sim::Policy::Lru {
                             self.lru_policy_del(f);

@@ -1389,3 +1389,42 @@ fn swap_on_the_filesystems_disk_shares_its_device() {
     touch(&mut s, v, 1);
     assert_eq!(s.fs.pages_read, before + s.vm.pswpin);
 }
+
+#[test]
+fn a_swapped_in_page_is_charged_to_its_slots_group_after_a_move() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, Some(1 << 12));
+    let a = s.add_memcg(0, "a").unwrap();
+    let b = s.add_memcg(0, "b").unwrap();
+    s.set_memcg_max(a, 100).unwrap();
+    let t = s.add_task("t");
+    s.attach_task(t, a).unwrap();
+    let v = s.mmap_anon(t, 150).unwrap();
+    touch(&mut s, v, 150);
+    let swapped = s.memcgs[a as usize].swap_usage;
+    assert!(swapped >= 50, "{swapped}");
+    // Move the task (cgroup.procs), then fault the swapped pages back in: they are
+    // charged to /a, whose slots they were (mem_cgroup_swapin_charge_folio); a
+    // new page is charged to /b.
+    s.set_memcg_knob(b, crate::memcg::MemcgKnob::Procs, t as u64)
+        .unwrap();
+    let b_before = s.memcgs[b as usize].usage;
+    for i in 0..150 {
+        s.step(&Event::Access {
+            vma: v,
+            index: i,
+            write: false,
+        });
+    }
+    assert!(s.vm.pswpin > 0);
+    assert_eq!(
+        s.memcgs[b as usize].usage, b_before,
+        "no swap-in charged to /b"
+    );
+    let w = s.mmap_anon(t, 1).unwrap();
+    touch(&mut s, w, 1);
+    assert!(s.memcgs[b as usize].usage > b_before);
+    assert!(s
+        .set_memcg_knob(b, crate::memcg::MemcgKnob::Procs, 99)
+        .is_err());
+    s.check_invariants().unwrap();
+}

@@ -594,6 +594,9 @@ impl Sim {
                 if let Some(slot) = swap.slots.get((v - 1) as usize) {
                     prefetch(slot as *const u32 as *const u8);
                 }
+                if let Some(owner) = swap.owner_ref(v - 1) {
+                    prefetch(owner as *const crate::memcg::MemcgId);
+                }
             }
         }
     }

@@ -75,10 +75,24 @@ impl SwapDevice {
         self.owner[slot as usize]
     }
 
+    /// Releases a slot whose owner the caller knows.
+    #[inline]
+    pub fn release_owned(&mut self, slot: u32) {
+        self.slots[slot as usize] = 0;
+        self.used -= 1;
+        self.free.push(slot);
+    }
+
     /// The group slot `slot` is charged to (`lookup_swap_cgroup_id`).
     #[inline]
     pub fn owner(&self, slot: u32) -> MemcgId {
         self.owner[slot as usize]
+    }
+
+    /// Where slot `slot`'s owner is kept, for a prefetch.
+    #[inline]
+    pub fn owner_ref(&self, slot: u32) -> Option<&MemcgId> {
+        self.owner.get(slot as usize)
     }
 
     /// `mem_cgroup_swap_full()` / `vm_swap_full()`: more than half the slots in use.
