@@ -127,6 +127,7 @@ fn run_prints_a_table_per_group_equal_to_the_json() {
             "low",
             "oom",
             "oom_kill",
+            "swap_high",
             "swap_max",
             "swap_fail",
             "throttled_s"
@@ -177,6 +178,7 @@ fn run_prints_a_table_per_group_equal_to_the_json() {
                 "0".into(),
                 n(g, "oom"),
                 n(g, "oom_kill"),
+                n(g, "swap_high"),
                 n(g, "swap_max"),
                 n(g, "swap_fail"),
                 "0.000".into()

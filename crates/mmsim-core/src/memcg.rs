@@ -70,6 +70,10 @@ pub enum MemcgKnob {
     /// v2 `memory.swap.max`, pages: the most swap slots the group's pages
     /// may hold (see [`Sim::mem_cgroup_try_charge_swap`]).
     SwapMax,
+    /// v2 `memory.swap.high`, pages: above it the group's tasks are
+    /// throttled on return to user space as over `memory.high` (the same
+    /// curve, `swap_find_max_overage`), but nothing is reclaimed.
+    SwapHigh,
     /// A write of a task id to `cgroup.procs`: moves the task into the group
     /// ([`Sim::attach_task`]). Not a scenario knob name (scenarios move
     /// workloads with `[[cgroup_move]]`).
@@ -89,6 +93,7 @@ impl MemcgKnob {
             MemcgKnob::Swappiness => "memory.swappiness",
             MemcgKnob::Reclaim => "memory.reclaim",
             MemcgKnob::SwapMax => "memory.swap.max",
+            MemcgKnob::SwapHigh => "memory.swap.high",
             MemcgKnob::Procs => "cgroup.procs",
         }
     }
@@ -235,6 +240,8 @@ pub struct Memcg {
     pub swap_usage: u64,
     /// `memory.swap.max`, pages (`u64::MAX`: max).
     pub swap_max: u64,
+    /// `memory.swap.high`, pages (`u64::MAX`: max).
+    pub swap_high: u64,
     /// A `memory.max` write left the usage above the new limit (reclaim and
     /// the OOM killer could not bring it down; `memory_max_write` then gives
     /// up, as the kernel does). Cleared once the usage is back under it.
@@ -272,6 +279,7 @@ impl Memcg {
             max_events: 0,
             swap_usage: 0,
             swap_max: u64::MAX,
+            swap_high: u64::MAX,
             over_max_after_write: false,
             stat: MemcgStat::default(),
             psi: crate::psi::Psi::default(),
@@ -332,6 +340,9 @@ pub struct MemcgStat {
     /// `memory.swap.events` fail: swap-outs that failed for want of a slot
     /// (the device full, or `memory.swap.max`).
     pub swap_fail: u64,
+    /// `memory.swap.events` high: returns to user space that found the group
+    /// over its `memory.swap.high`.
+    pub swap_high: u64,
 }
 
 impl MemcgStat {
@@ -358,6 +369,7 @@ impl MemcgStat {
         self.oom += o.oom;
         self.swap_max += o.swap_max;
         self.swap_fail += o.swap_fail;
+        self.swap_high += o.swap_high;
         self.oom_kill += o.oom_kill;
     }
 }
@@ -384,6 +396,8 @@ pub struct MemcgReport {
     pub swap_current: u64,
     /// `memory.swap.max`, pages (None: max).
     pub swap_max_limit: Option<u64>,
+    /// `memory.swap.high`, pages (None: max).
+    pub swap_high_limit: Option<u64>,
     /// `memory.stat` anon (pages).
     pub anon: u64,
     /// `memory.stat` file (pages).
@@ -541,6 +555,8 @@ impl Sim {
             MemcgKnob::Min => self.memcgs[m].min = pages,
             // swap_max_write(): only the limit changes; nothing is swapped in.
             MemcgKnob::SwapMax => self.memcgs[m].swap_max = pages,
+            // swap_high_write(): only the limit changes.
+            MemcgKnob::SwapHigh => self.memcgs[m].swap_high = pages,
             MemcgKnob::Procs => {
                 let task = TaskId::try_from(pages)
                     .map_err(|_| SimError::Setup(format!("no task {pages}")))?;
@@ -786,14 +802,16 @@ impl Sim {
     }
 
     /// The high check at the end of `try_charge_memcg()`: the first group
-    /// from `m` up over its `memory.high` makes the task owe `batch` pages
+    /// from `m` up over its `memory.high` (or, under v2, its
+    /// `memory.swap.high`) makes the task owe `batch` pages
     /// (`memcg_nr_pages_over_high`), handled on return to user space, or
     /// right away once more than a batch is owed.
     fn note_over_high(&mut self, m: MemcgId, batch: u64) {
+        let v2 = self.cfg.cgroup_version == crate::config::CgroupVersion::V2;
         let mut cur = Some(m);
         while let Some(c) = cur {
             let g = &self.memcgs[c as usize];
-            if g.usage > g.high {
+            if g.usage > g.high || (v2 && g.swap_usage > g.swap_high) {
                 self.pages_over_high += batch;
                 break;
             }
@@ -821,8 +839,10 @@ impl Sim {
                 nr
             };
             let reclaimed = self.reclaim_high(m, target);
-            let penalty = calculate_high_delay(nr, self.mem_find_max_overage(m))
-                .min(MEMCG_MAX_HIGH_DELAY_JIFFIES);
+            let swap_overage = self.swap_find_max_overage(m);
+            let penalty = (calculate_high_delay(nr, self.mem_find_max_overage(m))
+                + calculate_high_delay(nr, swap_overage))
+            .min(MEMCG_MAX_HIGH_DELAY_JIFFIES);
             if penalty <= HZ / 100 {
                 return;
             }
@@ -871,6 +891,31 @@ impl Sim {
                 break;
             }
             max = max.max(calculate_overage(g.usage, g.high));
+            cur = g.parent;
+        }
+        max
+    }
+
+    /// `swap_find_max_overage()` (v5.8+): the largest `memory.swap.high`
+    /// overage from `m` up (the top group excluded), counting a
+    /// `memory.swap.events` high at every level over it. Under v1 there is
+    /// no swap counter to throttle on: 0.
+    fn swap_find_max_overage(&mut self, m: MemcgId) -> u64 {
+        if self.cfg.cgroup_version != crate::config::CgroupVersion::V2 {
+            return 0;
+        }
+        let mut max = 0;
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let g = &mut self.memcgs[c as usize];
+            if g.parent.is_none() {
+                break;
+            }
+            let o = calculate_overage(g.swap_usage, g.swap_high);
+            if o > 0 {
+                g.stat.swap_high += 1;
+            }
+            max = max.max(o);
             cur = g.parent;
         }
         max
@@ -1134,6 +1179,7 @@ impl Sim {
             events_max,
             swap_current: g.swap_usage,
             swap_max_limit: (g.swap_max != u64::MAX).then_some(g.swap_max),
+            swap_high_limit: (g.swap_high != u64::MAX).then_some(g.swap_high),
             anon: size(LruList::InactiveAnon) + size(LruList::ActiveAnon),
             file: size(LruList::InactiveFile) + size(LruList::ActiveFile),
             inactive_anon: size(LruList::InactiveAnon),

@@ -1428,3 +1428,40 @@ fn a_swapped_in_page_is_charged_to_its_slots_group_after_a_move() {
         .is_err());
     s.check_invariants().unwrap();
 }
+
+#[test]
+fn swap_high_throttles_without_reclaiming() {
+    let run = |swap_high: u64| {
+        let mut s = machine(PolicyName::Cost, 1 << 16, Some(1 << 12));
+        let a = s.add_memcg(0, "a").unwrap();
+        s.set_memcg_max(a, 100).unwrap();
+        s.set_memcg_knob(a, crate::memcg::MemcgKnob::SwapHigh, swap_high)
+            .unwrap();
+        let t = s.add_task("t");
+        s.attach_task(t, a).unwrap();
+        let v = s.mmap_anon(t, 300).unwrap();
+        touch(&mut s, v, 300);
+        s.check_invariants().unwrap();
+        (
+            s.memcgs[a as usize].stat,
+            s.memcgs[a as usize].swap_usage,
+            s.vm.pswpout,
+        )
+    };
+    let (free, _, out_free) = run(u64::MAX);
+    assert_eq!((free.swap_high, free.high_throttle_ns), (0, 0));
+    let (capped, usage, out) = run(10);
+    // Swapping goes on (swap.high is no limit) ...
+    assert_eq!(out, out_free);
+    assert!(usage > 10);
+    // ... but returns to user space over it are throttled, by the
+    // memory.high curve: once the usage is twice swap.high or more, the 2 s
+    // maximum each time.
+    assert!(capped.swap_high > 100, "{}", capped.swap_high);
+    assert!(
+        capped.high_throttle_ns > 100 * 2_000_000_000,
+        "{}",
+        capped.high_throttle_ns
+    );
+    assert_eq!(capped.high, 0, "no memory.high reclaim");
+}

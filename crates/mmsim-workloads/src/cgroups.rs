@@ -52,6 +52,7 @@
 //! | `high` | `memory.high` (v2): throttle limit | as `max` | `"max"` |
 //! | `low` | `memory.low` (v2): best-effort protection | as `max` | `0` |
 //! | `min` | `memory.min` (v2): hard protection | as `max` | `0` |
+//! | `swap_high` | `memory.swap.high` (v2): above it the group's tasks are throttled as over `high`, nothing is reclaimed | as `max` | `"max"` |
 //! | `swap_max` | `memory.swap.max` (v2): most swap the group's pages may hold; at it, anon pages are not swapped out and reclaim scans only file | as `max` | `"max"` |
 //! | `soft_limit` | v1 `memory.soft_limit_in_bytes` | as `max` | `"max"` |
 //! | `swappiness` | v1 `memory.swappiness` | integer 0..=200 | `vm.swappiness` |
@@ -62,7 +63,7 @@
 //! silently. The top group `/` always exists; a `[[cgroup]]` with `path = "/"` may give
 //! it `max` (the same limit as `machine.memcg_max`, of which only one may be set) and
 //! `soft_limit`; the kernel's root cgroup has no `memory.high`, `memory.low`,
-//! `memory.min` or `memory.swap.max`, and its `memory.swappiness` is `vm.swappiness` (`machine.swappiness`),
+//! `memory.min`, `memory.swap.max` or `memory.swap.high`, and its `memory.swappiness` is `vm.swappiness` (`machine.swappiness`),
 //! so those are errors there. Groups are created in the order declared, which is the
 //! order reclaim walks siblings in.
 //!
@@ -73,7 +74,7 @@
 //!
 //! Versions: cgroup v1 and v2 are separate hierarchies in the kernel, so a child cannot
 //! have another version than its parent. A v2 group has no `soft_limit` and no
-//! `swappiness`; a v1 group has no `high`, `low`, `min` or `swap_max` (v1's
+//! `swappiness`; a v1 group has no `high`, `low`, `min`, `swap_max` or `swap_high` (v1's
 //! `memory.memsw.limit_in_bytes` is not modelled). A group without a version
 //! (nor an ancestor with one) takes every knob — the simulator implements both on one
 //! tree. Changes and cycles obey the version of their group.
@@ -89,11 +90,11 @@
 //! |---|---|---|---|
 //! | `at` | simulated time of the write | `"0s"`..=`"1000000s"` | required |
 //! | `path` | a declared group (or `/`) | | required |
-//! | `max`, `high`, `low`, `min`, `swap_max`, `soft_limit`, `swappiness` | the values written, one or more | as in `[[cgroup]]` | |
+//! | `max`, `high`, `low`, `min`, `swap_max`, `swap_high`, `soft_limit`, `swappiness` | the values written, one or more | as in `[[cgroup]]` | |
 //! | `of` | the reference of percentages | a size or `"peak"` | none |
 //!
 //! The knobs of one change are written in the order max, high, low, min, swap_max,
-//! soft_limit, swappiness. Two changes may not write the same knob of the same group at the same
+//! swap_high, soft_limit, swappiness. Two changes may not write the same knob of the same group at the same
 //! time.
 //!
 //! ## Cycles: `[[cgroup_cycle]]`
@@ -101,7 +102,7 @@
 //! | field | meaning | range | default |
 //! |---|---|---|---|
 //! | `path` | a declared group (or `/`) | | required |
-//! | `knob` | `max`, `high`, `low`, `min`, `swap_max`, `soft_limit`, `swappiness`, or `reclaim` (v2 `memory.reclaim`: each value is an amount to reclaim proactively, as a userspace agent writes it periodically) | | required |
+//! | `knob` | `max`, `high`, `low`, `min`, `swap_max`, `swap_high`, `soft_limit`, `swappiness`, or `reclaim` (v2 `memory.reclaim`: each value is an amount to reclaim proactively, as a userspace agent writes it periodically) | | required |
 //! | `values` | the values written in turn | 1..=64 values, as in `[[cgroup]]` | required |
 //! | `durations` | how long each value holds | as many as `values`, each `(0s, 1000000s]` | required |
 //! | `start` | time of the first write | `"0s"`..=`"1000000s"` | `"0s"` |
@@ -189,12 +190,13 @@ pub const MAX_CYCLE_VALUES: usize = 64;
 pub const MAX_NAME_LEN: usize = 64;
 
 /// The knobs in the order a change writes them.
-const KNOBS: [MemcgKnob; 7] = [
+const KNOBS: [MemcgKnob; 8] = [
     MemcgKnob::Max,
     MemcgKnob::High,
     MemcgKnob::Low,
     MemcgKnob::Min,
     MemcgKnob::SwapMax,
+    MemcgKnob::SwapHigh,
     MemcgKnob::SoftLimit,
     MemcgKnob::Swappiness,
 ];
@@ -205,6 +207,7 @@ pub fn knob_name(k: MemcgKnob) -> &'static str {
     match k.file() {
         "memory.soft_limit_in_bytes" => "soft_limit",
         "memory.swap.max" => "swap_max",
+        "memory.swap.high" => "swap_high",
         f => f.strip_prefix("memory.").unwrap_or(f),
     }
 }
@@ -366,7 +369,7 @@ impl<'de> Deserialize<'de> for Reference {
 pub enum CgroupVersion {
     /// cgroup v1: `max` (`memory.limit_in_bytes`), `soft_limit`, `swappiness`.
     V1,
-    /// cgroup v2: `max`, `high`, `low`, `min`, `swap_max`.
+    /// cgroup v2: `max`, `high`, `low`, `min`, `swap_max`, `swap_high`, `reclaim` (cycles).
     V2,
 }
 
@@ -393,6 +396,7 @@ impl CgroupVersion {
                     | MemcgKnob::Low
                     | MemcgKnob::Min
                     | MemcgKnob::SwapMax
+                    | MemcgKnob::SwapHigh
                     | MemcgKnob::Reclaim
             ),
         }
@@ -458,6 +462,9 @@ pub struct CgroupSpec {
     /// `memory.swap.max` (v2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_max: Option<KnobValue>,
+    /// `memory.swap.high` (v2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_high: Option<KnobValue>,
     /// v1 `memory.soft_limit_in_bytes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soft_limit: Option<KnobValue>,
@@ -478,6 +485,7 @@ impl CgroupSpec {
             low: None,
             min: None,
             swap_max: None,
+            swap_high: None,
             soft_limit: None,
             swappiness: None,
         }
@@ -491,13 +499,14 @@ impl CgroupSpec {
             self.low,
             self.min,
             self.swap_max,
+            self.swap_high,
             self.soft_limit,
             self.swappiness,
         ])
     }
 }
 
-fn knob_list(v: [Option<KnobValue>; 7]) -> Vec<(MemcgKnob, KnobValue)> {
+fn knob_list(v: [Option<KnobValue>; 8]) -> Vec<(MemcgKnob, KnobValue)> {
     KNOBS
         .iter()
         .zip(v)
@@ -532,6 +541,9 @@ pub struct CgroupChange {
     /// `memory.swap.max`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_max: Option<KnobValue>,
+    /// `memory.swap.high`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_high: Option<KnobValue>,
     /// v1 `memory.soft_limit_in_bytes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soft_limit: Option<KnobValue>,
@@ -552,6 +564,7 @@ impl CgroupChange {
             low: None,
             min: None,
             swap_max: None,
+            swap_high: None,
             soft_limit: None,
             swappiness: None,
         }
@@ -565,6 +578,7 @@ impl CgroupChange {
             self.low,
             self.min,
             self.swap_max,
+            self.swap_high,
             self.soft_limit,
             self.swappiness,
         ])
@@ -756,13 +770,15 @@ impl Ctx<'_> {
     fn check_knob(&self, g: usize, knob: MemcgKnob, field: &str) -> Result<(), WorkloadError> {
         if g == 0 {
             let why = match knob {
-                MemcgKnob::High | MemcgKnob::Low | MemcgKnob::Min | MemcgKnob::SwapMax => {
-                    Some(format!(
-                        "the top group `/` has no {} (nor does the kernel's root cgroup); set it \
+                MemcgKnob::High
+                | MemcgKnob::Low
+                | MemcgKnob::Min
+                | MemcgKnob::SwapMax
+                | MemcgKnob::SwapHigh => Some(format!(
+                    "the top group `/` has no {} (nor does the kernel's root cgroup); set it \
                      on a group below `/`",
-                        knob.file()
-                    ))
-                }
+                    knob.file()
+                )),
                 MemcgKnob::Swappiness => Some(
                     "the top group's memory.swappiness is vm.swappiness: set \
                      machine.swappiness"
@@ -1082,7 +1098,7 @@ fn plan(s: &Scenario, peaks: Option<&BTreeMap<String, u64>>) -> Result<Plan, Wor
             return Err(cx.invalid(
                 format!("cgroup_change[{i}]"),
                 "writes no knob; give one or more of max, high, low, min, swap_max, \
-                 soft_limit, swappiness"
+                 swap_high, soft_limit, swappiness"
                     .into(),
             ));
         }
@@ -1424,6 +1440,7 @@ pub fn needs_calibration(s: &Scenario) -> bool {
                 c.low,
                 c.min,
                 c.swap_max,
+                c.swap_high,
                 c.soft_limit,
                 c.swappiness,
             ],
@@ -1437,6 +1454,7 @@ pub fn needs_calibration(s: &Scenario) -> bool {
                 c.low,
                 c.min,
                 c.swap_max,
+                c.swap_high,
                 c.soft_limit,
                 c.swappiness,
             ],

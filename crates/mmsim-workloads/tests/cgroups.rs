@@ -1132,3 +1132,21 @@ fn a_reclaim_cycle_reclaims_proactively_in_v2_groups() {
         &["memory.reclaim is not a cgroup v1 knob"],
     );
 }
+
+#[test]
+fn swap_high_throttles_a_group_over_it() {
+    let high = TWO.replacen("max = \"4M\"", "max = \"4M\"\nswap_high = \"1M\"", 1);
+    let r = run(&parse(&high));
+    let lim = &r.result.memcg["/limited"];
+    assert_eq!(lim.swap_high_limit, Some(256));
+    assert!(lim.events.swap_high > 0, "{lim:?}");
+    assert!(lim.events.high_throttle_ns > 0, "{lim:?}");
+    let free = run(&parse(TWO));
+    assert_eq!(free.result.memcg["/limited"].events.high_throttle_ns, 0);
+    assert!(r.result.runtime_s > free.result.runtime_s);
+    check(
+        err_extra("[[cgroup_change]]\nat = \"1s\"\npath = \"/\"\nswap_high = \"1M\"\n"),
+        "cgroup_change[0].swap_high",
+        &["the top group `/` has no memory.swap.high"],
+    );
+}
