@@ -551,6 +551,9 @@ impl Sim {
         sc: &mut ScanControl,
         rules: ClassicRules,
     ) -> u64 {
+        // Writeback completes by interrupt while reclaim runs: folios whose IO
+        // ended by now are rotated to the tail before this batch is isolated.
+        self.complete_writeback(sc.now());
         let taken = self.isolate_lru_folios(sc.memcg, n, LruList::inactive(file));
         if taken == 0 {
             return 0;
