@@ -333,6 +333,50 @@ fn vm_exec_file_folios_stay_active() {
 }
 
 #[test]
+fn madv_random_and_sequential_mappings_have_no_recency() {
+    // v6.3+ `vma_has_recency()`: folio_referenced() skips VMAs with
+    // VM_RAND_READ or VM_SEQ_READ, so their young PTEs neither protect nor
+    // activate the folio, and the young bit is left set.
+    for (advice, recency) in [
+        (Advice::Normal, true),
+        (Advice::Random, false),
+        (Advice::Sequential, false),
+    ] {
+        let mut s = machine(PolicyName::Cost, 1 << 16, None);
+        let task = s.add_task("t");
+        let file = s.add_file("f", 8).unwrap();
+        let vma = s.mmap_file(task, file, 0, 8, false).unwrap();
+        s.madvise(vma, advice).unwrap();
+        for i in 0..8 {
+            s.step(&Event::Access {
+                vma,
+                index: i,
+                write: false,
+            });
+        }
+        let rules = ClassicRules::current(CostVariant::V6_2);
+        let mut sc = ScanControl::new(Reclaimer::Kswapd, 32, 0);
+        s.shrink_inactive_list(8, true, &mut sc, rules);
+        if recency {
+            // One young PTE: kept on the inactive list with PG_referenced,
+            // the young bit consumed by the walk.
+            assert_eq!(s.vm.pgsteal_kswapd, 0, "{advice:?}");
+            for i in 0..8 {
+                let f = file_folio(&s, file, i);
+                assert_eq!(list_of(&s, f), LruList::InactiveFile, "{advice:?} page {i}");
+                assert!(s.folios[f].test(flags::REFERENCED), "{advice:?} page {i}");
+                let young = s.vmas[vma as usize].pte(i) & crate::mem::pagetable::PTE_YOUNG;
+                assert_eq!(young, 0, "{advice:?} page {i}");
+            }
+        } else {
+            // The mapping is ignored: the folios look unreferenced and go.
+            assert_eq!(s.vm.pgsteal_kswapd, 8, "{advice:?}");
+            assert_eq!(s.vm.pgactivate, 0, "{advice:?}");
+        }
+    }
+}
+
+#[test]
 fn anon_is_not_scanned_when_swap_is_exhausted() {
     let mut s = machine(PolicyName::Cost, 1 << 20, Some(64));
     fill_lists(&mut s, [1 << 16, 1 << 16, 1 << 16, 1 << 16]);
