@@ -97,8 +97,8 @@ rm -f "$W/disk.img" "$W/swap.img"
 python3 - "$CON" <<'PY'
 import sys, json, re
 text = open(sys.argv[1], errors='replace').read().replace('\r', '')
-rel = re.search(r'^MMV-KERNEL (\S+)', text, re.M)
-lru = re.search(r'^MMV-LRUGEN (\S+)', text, re.M)
+rel = re.search(r'MMV-KERNEL (\S+)', text)
+lru = re.search(r'MMV-LRUGEN (\S+)', text)
 def kv(block):
     d = {}
     for l in block.splitlines():
