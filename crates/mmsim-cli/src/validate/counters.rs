@@ -81,9 +81,13 @@ pub const COUNTERS: &[Counter] = &[
     Counter {
         name: "file_pages_read",
         what: "page-cache misses: pages the workload read from the file system \
-               (kernel: the probe's getrusage ru_inblock / 8; mmsim: file_pages_read)",
+               (kernel: the probe's getrusage ru_inblock / 8, which counts its swap-ins \
+               too, minus pswpin; mmsim: file_pages_read)",
         timing: false,
-        kernel: |r| r.probe.get("inblock").map(|b| b / 8.0),
+        kernel: |r| {
+            let swapin = r.vmstat.get("pswpin").copied().unwrap_or(0) as f64;
+            r.probe.get("inblock").map(|b| (b / 8.0 - swapin).max(0.0))
+        },
         sim: |r, _| Some(r.result.access.file_pages_read as f64),
     },
     Counter {
