@@ -1,11 +1,11 @@
 //! The real-kernel side of `mmsim validate`: runs `mmsim-probe` on this machine's kernel
 //! inside a memory cgroup created under the runner's own, with the scenario group's
-//! limits, and optionally a swap file; or, for guest cases, through
+//! limits, and optionally a swap file or zram device; or, for guest cases, through
 //! `tools/validate/guest-run.sh` (qemu).
 //!
 //! Everything it changes is undone by guards (`Drop`), so also after an error, a panic
-//! or Ctrl-C: the cgroups are removed, the swap file is swapped off and deleted, the
-//! region files the probe created are deleted. It changes no system-wide setting
+//! or Ctrl-C: the cgroups are removed, the swap file or zram device is swapped off and
+//! removed, the region files the probe created are deleted. It changes no system-wide setting
 //! (`drop_caches` is an action, and only with `--drop-caches`).
 
 use std::collections::BTreeMap;
@@ -35,8 +35,17 @@ pub struct GroupSetup {
     pub soft_limit: Option<u64>,
     /// Swappiness of the group.
     pub swappiness: u32,
-    /// Swap size, bytes (None: no swap).
-    pub swap: Option<u64>,
+    /// Swap: its kind and size in bytes (None: no swap).
+    pub swap: Option<(SwapKind, u64)>,
+}
+
+/// The swap device the kernel runner sets up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwapKind {
+    /// A swap file in `--dir` (scenario devices ssd, hdd, custom).
+    File,
+    /// A zram device added with `/sys/class/zram-control/hot_add` (scenario device zram).
+    Zram,
 }
 
 fn knob_bytes(v: &KnobValue, field: &str, source: &str) -> Result<Option<u64>> {
@@ -109,21 +118,23 @@ pub fn group_setup(s: &Scenario) -> Result<GroupSetup> {
         }
         None => s.machine.swappiness,
     };
-    let swap =
-        match s.machine.swap.device {
-            DeviceKind::None => None,
-            DeviceKind::Zram => return Err(bad(
-                "machine.swap.device: zram is not set up by the runner yet; use ssd (a swap file)"
-                    .into(),
-            )),
-            _ => Some(
-                s.machine
-                    .swap
-                    .size
-                    .map(|z| z.0)
-                    .ok_or_else(|| bad("machine.swap.size: give the swap size".into()))?,
-            ),
-        };
+    let swap = match s.machine.swap.device {
+        DeviceKind::None => None,
+        kind => {
+            let bytes = s
+                .machine
+                .swap
+                .size
+                .map(|z| z.0)
+                .ok_or_else(|| bad("machine.swap.size: give the swap size".into()))?;
+            let k = if kind == DeviceKind::Zram {
+                SwapKind::Zram
+            } else {
+                SwapKind::File
+            };
+            Some((k, bytes))
+        }
+    };
     if s.machine.memcg_max.is_some() {
         return Err(bad(
             "machine.memcg_max: use a [[cgroup]] group with `max` instead".into(),
@@ -275,11 +286,16 @@ impl Drop for DirGuard {
     }
 }
 
-/// A swap file, swapped off and deleted when dropped.
+/// A swap file or zram device, swapped off and removed when dropped.
 struct SwapGuard {
+    /// The swap file or `/dev/zramN`.
     file: PathBuf,
+    /// The zram device number (None: a file).
+    zram: Option<u32>,
     on: bool,
 }
+
+const ZRAM_CONTROL: &str = "/sys/class/zram-control";
 
 impl Drop for SwapGuard {
     fn drop(&mut self) {
@@ -290,13 +306,28 @@ impl Drop for SwapGuard {
                 .is_ok_and(|s| s.success());
             if !ok {
                 eprintln!(
-                    "validate: warning: `swapoff {}` failed; swap it off and delete it by hand",
+                    "validate: warning: `swapoff {}` failed; swap it off and remove it by hand",
                     self.file.display()
                 );
                 return;
             }
         }
-        let _ = std::fs::remove_file(&self.file);
+        match self.zram {
+            Some(n) => {
+                let _ = std::fs::write(format!("/sys/block/zram{n}/reset"), "1");
+                if std::fs::write(Path::new(ZRAM_CONTROL).join("hot_remove"), n.to_string())
+                    .is_err()
+                {
+                    eprintln!(
+                        "validate: warning: could not remove zram{n} \
+                         (echo {n} > {ZRAM_CONTROL}/hot_remove)"
+                    );
+                }
+            }
+            None => {
+                let _ = std::fs::remove_file(&self.file);
+            }
+        }
     }
 }
 
@@ -312,10 +343,39 @@ fn run_cmd(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
+/// A zram device of its own (hot_add; never an existing one), as swap.
+fn make_zram(bytes: u64) -> Result<SwapGuard> {
+    let n: u32 = std::fs::read_to_string(Path::new(ZRAM_CONTROL).join("hot_add"))
+        .with_context(|| format!("reading {ZRAM_CONTROL}/hot_add (is zram built in?)"))?
+        .trim()
+        .parse()
+        .context("parsing the new zram device's number")?;
+    let mut g = SwapGuard {
+        file: PathBuf::from(format!("/dev/zram{n}")),
+        zram: Some(n),
+        on: false,
+    };
+    write_file(
+        Path::new(&format!("/sys/block/zram{n}/disksize")),
+        &bytes.to_string(),
+    )?;
+    for _ in 0..50 {
+        if g.file.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    run_cmd(Command::new("mkswap").arg(&g.file))?;
+    run_cmd(Command::new("swapon").arg(&g.file))?;
+    g.on = true;
+    Ok(g)
+}
+
 fn make_swap(dir: &Path, bytes: u64) -> Result<SwapGuard> {
     let file = dir.join("mmsim-validate.swap");
     let mut g = SwapGuard {
         file: file.clone(),
+        zram: None,
         on: false,
     };
     let _ = std::fs::remove_file(&file);
@@ -582,9 +642,17 @@ pub fn run_host(
     let _files = Files(files);
 
     let _swap = match setup.swap {
-        Some(bytes) => {
+        Some((SwapKind::File, bytes)) => {
             say(o, &format!("swap file of {} MiB", bytes >> 20));
             Some(make_swap(&o.dir, bytes)?)
+        }
+        Some((SwapKind::Zram, bytes)) => {
+            let g = make_zram(bytes)?;
+            say(
+                o,
+                &format!("{} of {} MiB as swap", g.file.display(), bytes >> 20),
+            );
+            Some(g)
         }
         None => None,
     };
