@@ -149,6 +149,15 @@ fn bad_suites_and_results_name_the_file_and_field() {
     );
     std::fs::write(
         &s,
+        "[[case]]\nname = \"a\"\nscenario = \"x.toml\"\nguest_kernel = \"linux-image-x\"\nenforce = [\"pgmajfault\"]\n",
+    )
+    .unwrap();
+    bad_input(
+        &["validate", s.to_str().unwrap(), "--from-results"],
+        &["case[0] (a).guest_kernel", "only for kernel = \"guest\""],
+    );
+    std::fs::write(
+        &s,
         "[[case]]\nname = \"a\"\nscenario = \"x.toml\"\nenforce = [\"pgmajfault\"]\nrunz = 3\n",
     )
     .unwrap();

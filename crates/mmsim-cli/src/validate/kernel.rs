@@ -828,6 +828,7 @@ pub fn run_host(
 pub fn run_guest(
     script: &Path,
     scenario_path: &Path,
+    kernel_package: Option<&str>,
     lru_gen: bool,
     runs: u32,
     probe: &Path,
@@ -839,7 +840,11 @@ pub fn run_guest(
             script.display()
         )));
     }
-    let mut child = Command::new("bash")
+    let mut cmd = Command::new("bash");
+    if let Some(k) = kernel_package {
+        cmd.env("KPKG", k);
+    }
+    let mut child = cmd
         .arg(script)
         .arg(scenario_path)
         .env("LRUGEN", if lru_gen { "y" } else { "0" })

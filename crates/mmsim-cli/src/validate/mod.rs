@@ -401,8 +401,15 @@ fn record(case: &Case, a: &ValidateArgs) -> Result<CaseResult> {
         }
         KernelSite::Guest => {
             let lru = case.policy == CasePolicy::Mglru;
-            let (runs, rel) =
-                kernel::run_guest(&a.guest_script, &case.scenario, lru, runs, &probe, !a.quiet)?;
+            let (runs, rel) = kernel::run_guest(
+                &a.guest_script,
+                &case.scenario,
+                case.guest_kernel.as_deref(),
+                lru,
+                runs,
+                &probe,
+                !a.quiet,
+            )?;
             (runs, rel, lru)
         }
     };

@@ -62,6 +62,11 @@ pub struct Case {
     /// Reclaim policy (default classic). `mglru` needs the guest.
     #[serde(default = "default_policy")]
     pub policy: CasePolicy,
+    /// Guest cases: the Debian kernel package to boot (default: the guest runner's,
+    /// linux-image-6.1.0-50-cloud-amd64-unsigned from bookworm); a trixie package
+    /// (`+deb13` in the name) is fetched through a private apt configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest_kernel: Option<String>,
     /// Kernel runs (default 3).
     #[serde(default = "default_runs")]
     pub runs: u32,
@@ -125,6 +130,17 @@ impl Suite {
                     .all(|ch| ch.is_ascii_alphanumeric() || ch == '-' || ch == '_')
             {
                 return Err(at("name", "use letters, digits, - and _ only".into()));
+            }
+            if c.guest_kernel.is_some() && c.kernel != KernelSite::Guest {
+                return Err(at("guest_kernel", "only for kernel = \"guest\"".into()));
+            }
+            if let Some(k) = &c.guest_kernel {
+                if !k
+                    .chars()
+                    .all(|ch| ch.is_ascii_alphanumeric() || "+-._".contains(ch))
+                {
+                    return Err(at("guest_kernel", format!("`{k}` is not a package name")));
+                }
             }
             if cases.iter().any(|o: &Case| o.name == c.name) {
                 return Err(at("name", "duplicate case name".into()));
