@@ -467,6 +467,11 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
         .results
         .clone()
         .unwrap_or_else(|| a.suite.parent().unwrap_or(Path::new(".")).join("results"));
+    if let Some(n) = a.runs {
+        if n == 0 || n > 20 {
+            return Err(UsageError(format!("--runs {n}: out of range 1..=20")).into());
+        }
+    }
     for name in &a.cases {
         if !suite.cases.iter().any(|c| &c.name == name) {
             let names: Vec<&str> = suite.cases.iter().map(|c| c.name.as_str()).collect();
