@@ -865,6 +865,17 @@ pub fn run_guest(
             if let Some(r) = v["kernel_release"].as_str() {
                 release = r.to_string();
             }
+            // lru_gen/enabled as the guest read it back: 0x0000 off, else a bit mask
+            // of the enabled components ("absent" without CONFIG_LRU_GEN).
+            let lru = v["lru_gen"].as_str().unwrap_or("absent");
+            let on = lru != "absent" && lru.trim_start_matches("0x").trim_matches('0') != "";
+            if on != lru_gen {
+                let _ = child.kill();
+                bail!(
+                    "the guest's lru_gen/enabled reads `{lru}`, but the case needs MGLRU {}",
+                    if lru_gen { "on" } else { "off" }
+                );
+            }
             out.push(serde_json::from_value::<KernelRun>(v["run"].clone())?);
         } else if verbose {
             eprintln!("guest: {line}");
