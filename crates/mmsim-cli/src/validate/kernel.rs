@@ -868,7 +868,7 @@ pub fn run_guest(
             // lru_gen/enabled as the guest read it back: 0x0000 off, else a bit mask
             // of the enabled components ("absent" without CONFIG_LRU_GEN).
             let lru = v["lru_gen"].as_str().unwrap_or("absent");
-            let on = lru != "absent" && lru.trim_start_matches("0x").trim_matches('0') != "";
+            let on = lru != "absent" && !lru.trim_start_matches("0x").trim_matches('0').is_empty();
             if on != lru_gen {
                 let _ = child.kill();
                 bail!(
