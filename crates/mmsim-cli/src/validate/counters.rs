@@ -184,6 +184,20 @@ pub const COUNTERS: &[Counter] = &[
         sim: |r, g| group(r, g).map(|m| m.events.pgrefill as f64),
     },
     Counter {
+        name: "file_pages_end",
+        what: "page-cache pages charged to the group at the end (v1 memory.stat cache, \
+               cgroup2 file; below the limit by what else the kernel charges to the group: \
+               kernel memory, the probe's own pages)",
+        timing: false,
+        kernel: |r| {
+            r.memcg
+                .get("cache")
+                .or_else(|| r.memcg.get("file"))
+                .map(|&b| b as f64 / 4096.0)
+        },
+        sim: |r, g| group(r, g).map(|m| m.file as f64),
+    },
+    Counter {
         name: "psi_some_ms",
         what: "memory.pressure some total, ms (timing: shown, never enforced)",
         timing: true,

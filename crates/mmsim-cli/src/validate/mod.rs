@@ -509,6 +509,22 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
                 continue;
             }
             let mut r = load_result(&path)?;
+            // What is shown and enforced is the suite's; what ran is the record's.
+            if r.case.policy != case.policy || r.case.kernel != case.kernel {
+                return Err(UsageError(format!(
+                    "{}: recorded with kernel {:?} and policy {:?}, but the suite now says \
+                     {:?} and {:?}: record the case again",
+                    path.display(),
+                    r.case.kernel,
+                    r.case.policy,
+                    case.kernel,
+                    case.policy
+                ))
+                .into());
+            }
+            r.case.counters = case.counters.clone();
+            r.case.enforce = case.enforce.clone();
+            r.case.note = case.note.clone();
             if a.rebaseline {
                 set_accepted(&mut r)?;
                 std::fs::write(&path, serde_json::to_string_pretty(&r)? + "\n")
