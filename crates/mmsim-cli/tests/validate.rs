@@ -112,6 +112,37 @@ fn check_fails_when_the_error_grows() {
     assert!(table.contains("workingset_refault_file *"), "{table}");
 }
 
+/// A recorded case whose event stream no longer matches its scenario (a generator
+/// changed since the kernel ran it) is refused.
+#[test]
+fn a_changed_event_stream_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(repo("validation/results/file-zipf.json")).unwrap();
+    let mut r: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(
+        r["stream"]["fnv1a64"].is_string(),
+        "the record has its digest"
+    );
+    r["stream"]["fnv1a64"] = "0000000000000000".into();
+    std::fs::write(dir.path().join("file-zipf.json"), r.to_string()).unwrap();
+    bad_input(
+        &[
+            "validate",
+            &suite(),
+            "--from-results",
+            "--case",
+            "file-zipf",
+            "--results",
+            dir.path().to_str().unwrap(),
+        ],
+        &[
+            "file-zipf",
+            "no longer the one the kernel ran",
+            "record the case again",
+        ],
+    );
+}
+
 #[test]
 fn bad_suites_and_results_name_the_file_and_field() {
     let dir = tempfile::tempdir().unwrap();

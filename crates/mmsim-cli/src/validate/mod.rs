@@ -120,6 +120,69 @@ pub struct CaseResult {
     /// error: explained in VALIDATION.md, and the CI test fails if it grows.
     #[serde(default)]
     pub accepted: BTreeMap<String, f64>,
+    /// The event stream the kernel ran: its length and digest. Re-compared on every
+    /// `--from-results`, so a generator change cannot silently pair old kernel numbers
+    /// with a different access sequence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamDigest>,
+}
+
+/// Length and FNV-1a digest of a scenario's event stream.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamDigest {
+    /// Events.
+    pub events: u64,
+    /// FNV-1a (64 bit) over every event's kind and fields, little-endian.
+    pub fnv1a64: String,
+}
+
+/// The digest of the event stream `run_scenario` feeds the simulator for `s` (built on
+/// a scratch machine, as the probe builds it).
+pub fn stream_digest(s: &Scenario) -> Result<StreamDigest> {
+    use mmsim_core::Event;
+    let mut sim = mmsim_core::Sim::new(s.machine.clone())?;
+    mmsim_workloads::cgroups::setup(&mut sim, s)?;
+    let mut stream = mmsim_workloads::EventStream::build(s, &mut sim)?;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    let mut events = 0u64;
+    while let Some(batch) = stream.next_batch(0)? {
+        for e in batch.events() {
+            events += 1;
+            match *e {
+                Event::Access { vma, index, write } => {
+                    eat(&[0, u8::from(write)]);
+                    eat(&vma.to_le_bytes());
+                    eat(&index.to_le_bytes());
+                }
+                Event::FileRead { file, index, pages } => {
+                    eat(&[1]);
+                    eat(&file.to_le_bytes());
+                    eat(&index.to_le_bytes());
+                    eat(&pages.to_le_bytes());
+                }
+                Event::FileWrite { file, index, pages } => {
+                    eat(&[2]);
+                    eat(&file.to_le_bytes());
+                    eat(&index.to_le_bytes());
+                    eat(&pages.to_le_bytes());
+                }
+                Event::Think { ns } => {
+                    eat(&[3]);
+                    eat(&ns.to_le_bytes());
+                }
+            }
+        }
+    }
+    Ok(StreamDigest {
+        events,
+        fnv1a64: format!("{h:016x}"),
+    })
 }
 
 const FORMAT: &str = "mmsim-validate";
@@ -211,8 +274,20 @@ fn stats(v: &[f64]) -> (f64, f64, f64, f64) {
 
 /// Compares a recorded case with mmsim.
 pub fn compare(r: &CaseResult) -> Result<Comparison> {
-    let sim = simulate(r)?;
     let s = Scenario::parse_toml_str(&r.scenario_toml, &format!("{}.toml", r.case.name))?;
+    if let Some(want) = &r.stream {
+        let now = stream_digest(&s)?;
+        if &now != want {
+            return Err(UsageError(format!(
+                "case {}: the scenario's event stream is no longer the one the kernel ran \
+                 ({} events, digest {} now; {} events, digest {} recorded): a generator \
+                 changed; record the case again",
+                r.case.name, now.events, now.fnv1a64, want.events, want.fnv1a64
+            ))
+            .into());
+        }
+    }
+    let sim = simulate(r)?;
     let group = kernel::group_setup(&s)?.path;
     let names: Vec<&str> = if r.case.counters.is_empty() {
         COUNTERS.iter().map(|c| c.name).collect()
@@ -374,6 +449,52 @@ fn default_probe() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("mmsim-probe"))
 }
 
+/// Dumps the probe's event stream for the scenario and checks it against the one mmsim
+/// simulates (`mmsim-probe --dump`, `--check-dump`): the kernel and mmsim see the same
+/// accesses, or nothing runs.
+fn check_probe_stream(probe: &Path, scenario: &Path, dir: &Path) -> Result<()> {
+    if !probe.exists() {
+        return Err(UsageError(format!(
+            "{}: no such probe binary (cargo build --release -p mmsim-probe, or --probe)",
+            probe.display()
+        ))
+        .into());
+    }
+    let dump = dir.join("mmsim-validate-dump");
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    struct Rm(PathBuf);
+    impl Drop for Rm {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let _rm = Rm(dump.clone());
+    for args in [
+        vec![
+            scenario.as_os_str(),
+            "--dump".as_ref(),
+            dump.as_os_str(),
+            "-q".as_ref(),
+        ],
+        vec!["--check-dump".as_ref(), dump.as_os_str(), "-q".as_ref()],
+    ] {
+        let out = std::process::Command::new(probe)
+            .args(&args)
+            .output()
+            .with_context(|| format!("running {}", probe.display()))?;
+        if !out.status.success() {
+            anyhow::bail!(
+                "{} {:?} failed ({}): {}",
+                probe.display(),
+                args,
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Runs the kernel side of a case and builds its result (accepted errors filled from
 /// the comparison at record time).
 fn record(case: &Case, a: &ValidateArgs) -> Result<CaseResult> {
@@ -383,6 +504,7 @@ fn record(case: &Case, a: &ValidateArgs) -> Result<CaseResult> {
     let setup = kernel::group_setup(&s)?;
     let runs = a.runs.unwrap_or(case.runs);
     let probe = a.probe.clone().unwrap_or_else(default_probe);
+    check_probe_stream(&probe, &case.scenario, &a.dir)?;
     let (runs, release, lru_gen) = match case.kernel {
         KernelSite::Host => {
             let o = kernel::HostOptions {
@@ -426,6 +548,7 @@ fn record(case: &Case, a: &ValidateArgs) -> Result<CaseResult> {
             runs,
         },
         accepted: BTreeMap::new(),
+        stream: Some(stream_digest(&s)?),
     };
     // The path as written in the suite, relative to the suite's directory.
     if let Some(base) = a.suite.parent() {
@@ -526,6 +649,10 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
             r.case.enforce = case.enforce.clone();
             r.case.note = case.note.clone();
             if a.rebaseline {
+                if r.stream.is_none() {
+                    let s = Scenario::parse_toml_str(&r.scenario_toml, &case.name)?;
+                    r.stream = Some(stream_digest(&s)?);
+                }
                 set_accepted(&mut r)?;
                 std::fs::write(&path, serde_json::to_string_pretty(&r)? + "\n")
                     .with_context(|| format!("writing {}", path.display()))?;
