@@ -160,6 +160,8 @@ pub struct HostOptions {
     pub drop_caches: bool,
     /// Capture per-memcg events with bpftrace (this binary).
     pub bpftrace: Option<PathBuf>,
+    /// Longest a probe run may take.
+    pub timeout: Duration,
     /// Progress messages on stderr.
     pub verbose: bool,
 }
@@ -393,8 +395,13 @@ fn make_swap(dir: &Path, bytes: u64) -> Result<SwapGuard> {
     Ok(g)
 }
 
-/// Waits for a child, killing it when Ctrl-C was pressed.
-fn wait_child(mut child: Child, what: &str) -> Result<std::process::ExitStatus> {
+/// Waits for a child, killing it when Ctrl-C was pressed or after `timeout`.
+fn wait_child(
+    mut child: Child,
+    what: &str,
+    timeout: Option<Duration>,
+) -> Result<std::process::ExitStatus> {
+    let start = std::time::Instant::now();
     loop {
         if let Some(st) = child
             .try_wait()
@@ -406,6 +413,15 @@ fn wait_child(mut child: Child, what: &str) -> Result<std::process::ExitStatus> 
             let _ = child.kill();
             let _ = child.wait();
             bail!("interrupted (Ctrl-C) during {what}; everything set up was undone");
+        }
+        if let Some(t) = timeout.filter(|t| start.elapsed() > *t) {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!(
+                "{what} ran longer than {} s (--timeout) and was stopped; everything set \
+                 up was undone",
+                t.as_secs()
+            );
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -742,7 +758,7 @@ pub fn run_host(
             .stdin(Stdio::null())
             .spawn()
             .context("starting the probe")?;
-        let st = wait_child(child, "the probe run")?;
+        let st = wait_child(child, "the probe run", Some(o.timeout))?;
         let events = match bpf {
             Some(b) => b.finish("mmsim-probe")?,
             None => BTreeMap::new(),
@@ -884,7 +900,7 @@ pub fn run_guest(
             let _ = child.kill();
         }
     }
-    let st = wait_child(child, "the guest runner")?;
+    let st = wait_child(child, "the guest runner", None)?;
     if !st.success() || out.len() != runs as usize {
         bail!(
             "the guest runner {} ended with {st} after {} of {runs} runs",

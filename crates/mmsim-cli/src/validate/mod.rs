@@ -61,6 +61,10 @@ pub struct ValidateArgs {
     /// Capture per-memcg pgscan/pgsteal/pgactivate/pgrefill on a v1 host with bpftrace.
     #[arg(long, value_name = "BPFTRACE", num_args = 0..=1, default_missing_value = "bpftrace")]
     pub bpftrace: Option<PathBuf>,
+    /// Longest one kernel run on the host may take, seconds; a longer one is stopped
+    /// and the case fails (guest runs are bounded by the script's own TIMEOUT).
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub timeout: u64,
     /// The guest runner script.
     #[arg(
         long,
@@ -512,6 +516,7 @@ fn record(case: &Case, a: &ValidateArgs) -> Result<CaseResult> {
                 dir: a.dir.clone(),
                 drop_caches: a.drop_caches,
                 bpftrace: a.bpftrace.clone(),
+                timeout: std::time::Duration::from_secs(a.timeout),
                 verbose: !a.quiet,
             };
             let runs = kernel::run_host(&case.scenario, &setup, runs, &o)?;
