@@ -7,6 +7,7 @@
 //! mmsim compare [SCENARIO | --trace T] --policy a,b [--cost-variant v5.8,v6.2]
 //!               [--set KEY=V1,V2]... [--repeat N] [--json | --csv]
 //! mmsim bench [--accesses N] [--pages N] [--memory-fraction F] [--policy lru,cost]
+//! mmsim validate [SUITE] [--case NAME]... [--from-results] [--check] [--json]
 //! ```
 //!
 //! Exit status: 0 on success, 2 for bad input or usage (a scenario, trace or flag that
@@ -22,6 +23,7 @@ mod published;
 mod report;
 mod run;
 mod trace;
+mod validate;
 
 use std::process::ExitCode;
 
@@ -64,6 +66,9 @@ Examples:
     /// Inspect a trace (footprint, reuse, LRU miss-ratio curve), print its first
     /// records, or convert it to the native format.
     Trace(trace::TraceArgs),
+    /// Run validation cases on a real kernel and in mmsim and compare the counters
+    /// (`--from-results`: against recorded kernel results, no kernel needed).
+    Validate(validate::ValidateArgs),
 }
 
 /// How a command ended, when it did not fail.
@@ -138,6 +143,7 @@ fn main() -> ExitCode {
         Some(Command::Bench(args)) => bench::bench(args).map(|()| Outcome::Complete),
         Some(Command::Scenarios) => run::list_scenarios(),
         Some(Command::Trace(args)) => trace::trace(args),
+        Some(Command::Validate(args)) => validate::validate(args),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,

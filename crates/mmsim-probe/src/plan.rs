@@ -263,11 +263,15 @@ fn sum<'a>(regions: impl Iterator<Item = &'a Region>) -> (u64, String) {
 
 /// A simulator only to hand out ids: the scenario's machine (whose size costs nothing
 /// until pages are touched).
+/// A simulator set up as `run_scenario` sets it up before building the stream: the
+/// machine, then the scenario's memory cgroups (workloads name them).
 fn scratch_sim(s: &Scenario) -> Result<Sim, ProbeError> {
-    Sim::new(s.machine.clone()).map_err(|e| {
+    let mut sim = Sim::new(s.machine.clone()).map_err(|e| {
         ProbeError::Scenario(mmsim_workloads::WorkloadError::Setup {
             what: "machine".into(),
             source: e,
         })
-    })
+    })?;
+    mmsim_workloads::cgroups::setup(&mut sim, s)?;
+    Ok(sim)
 }

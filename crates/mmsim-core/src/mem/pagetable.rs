@@ -88,6 +88,13 @@ pub struct SwapRaInfo {
 }
 
 impl Vma {
+    /// `vma_has_recency()` (v6.3+): false under `MADV_RANDOM` or
+    /// `MADV_SEQUENTIAL`, whose references reclaim ignores.
+    #[inline]
+    pub fn has_recency(&self) -> bool {
+        self.file_ra.advice == crate::readahead::Advice::Normal
+    }
+
     /// The PTE for page `index`, growing the table if needed. `index < len` is the caller's contract.
     #[inline]
     pub fn pte_mut(&mut self, index: u32) -> &mut u32 {

@@ -552,6 +552,9 @@ impl Sim {
         sc: &mut ScanControl,
         rules: ClassicRules,
     ) -> u64 {
+        // Writeback completes by interrupt while reclaim runs: folios whose IO
+        // ended by now are rotated to the tail before this batch is isolated.
+        self.complete_writeback(sc.now());
         let taken = self.isolate_lru_folios(sc.memcg, n, LruList::inactive(file));
         if taken == 0 {
             return 0;
@@ -624,12 +627,20 @@ impl Sim {
     /// `folio_referenced()`: walks the reverse map, clearing young PTEs.
     /// Returns (number of VMAs in which the folio was young, whether one of
     /// those is VM_EXEC); charges one rmap step per mapping examined.
+    ///
+    /// VMAs without recency (`vma_has_recency()`, v6.3+: `MADV_RANDOM` or
+    /// `MADV_SEQUENTIAL`, i.e. VM_RAND_READ/VM_SEQ_READ) are skipped by the
+    /// walk (`invalid_folio_referenced_vma()`): their young bits are neither
+    /// read nor cleared.
     pub(crate) fn folio_referenced(&mut self, f: FolioId, sc: &mut ScanControl) -> (u32, bool) {
         let fo = self.folios[f];
         if fo.mapcount == 0 {
             return (0, false);
         }
         if !fo.is_file() {
+            if !self.vmas[fo.space as usize].has_recency() {
+                return (0, false);
+            }
             sc.cpu_ns += self.cost.rmap_ns;
             let pte = self.vmas[fo.space as usize].pte_mut(fo.index);
             if *pte & (PTE_PRESENT | PTE_YOUNG) == PTE_PRESENT | PTE_YOUNG {
@@ -643,6 +654,9 @@ impl Sim {
             let Some((vid, i)) = self.file_rmap(fo.space, fo.index, m) else {
                 continue;
             };
+            if !self.vmas[vid as usize].has_recency() {
+                continue;
+            }
             sc.cpu_ns += self.cost.rmap_ns;
             let v = &mut self.vmas[vid as usize];
             let pte = v.pte_mut(i);

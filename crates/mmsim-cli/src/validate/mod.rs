@@ -1,0 +1,711 @@
+//! `mmsim validate`: run validation cases on a real kernel (this machine's, or a Debian
+//! kernel under qemu) and in mmsim with the same event stream, and compare the
+//! counters side by side.
+//!
+//! A case (`validation/suite.toml`) names a scenario whose workloads all run in one
+//! `[[cgroup]]` group. The kernel side runs `mmsim-probe` (the scenario's exact event
+//! stream) in a memory cgroup with that group's limit ([`kernel`]); the mmsim side runs
+//! the same scenario. Kernel results are saved as JSON (`validation/results/<case>.json`,
+//! with the scenario text that ran); `--from-results` re-renders and re-simulates from
+//! them without a kernel, and `--check` fails when an enforced counter's error exceeds
+//! what the case allows: the kernel's run-to-run spread or 2 % (5 % for MGLRU),
+//! whichever is larger, or the error accepted (and explained) when it was recorded.
+
+pub mod counters;
+pub mod kernel;
+pub mod suite;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use mmsim_core::PolicyName;
+use mmsim_workloads::{run_scenario, RunOptions, Scenario, ScenarioResult};
+use serde::{Deserialize, Serialize};
+
+use crate::{Outcome, UsageError};
+use counters::{counter, KernelRun, COUNTERS};
+use suite::{Case, CasePolicy, KernelSite, Suite};
+
+/// Flags of `mmsim validate`.
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    /// The suite file.
+    #[arg(value_name = "SUITE", default_value = "validation/suite.toml")]
+    pub suite: PathBuf,
+    /// Only these cases (repeatable; default all).
+    #[arg(long = "case", value_name = "NAME")]
+    pub cases: Vec<String>,
+    /// Do not run the kernel: compare mmsim with the recorded kernel results.
+    #[arg(long)]
+    pub from_results: bool,
+    /// Directory of the recorded results (default: `results` beside the suite).
+    #[arg(long, value_name = "DIR")]
+    pub results: Option<PathBuf>,
+    /// Kernel runs per case (default: the case's `runs`).
+    #[arg(long, value_name = "N")]
+    pub runs: Option<u32>,
+    /// The mmsim-probe binary (default: beside this binary).
+    #[arg(long, value_name = "PATH")]
+    pub probe: Option<PathBuf>,
+    /// Where region files and the swap file go on the host.
+    #[arg(long, value_name = "DIR", default_value = "/var/tmp/mmsim-validate")]
+    pub dir: PathBuf,
+    /// `echo 3 > /proc/sys/vm/drop_caches` before each host run (machine-wide; the
+    /// probe's own files are always dropped from the cache).
+    #[arg(long)]
+    pub drop_caches: bool,
+    /// Capture per-memcg pgscan/pgsteal/pgactivate/pgrefill on a v1 host with bpftrace.
+    #[arg(long, value_name = "BPFTRACE", num_args = 0..=1, default_missing_value = "bpftrace")]
+    pub bpftrace: Option<PathBuf>,
+    /// Longest one kernel run on the host may take, seconds; a longer one is stopped
+    /// and the case fails (guest runs are bounded by the script's own TIMEOUT).
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub timeout: u64,
+    /// The guest runner script.
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "tools/validate/guest-run.sh"
+    )]
+    pub guest_script: PathBuf,
+    /// Exit with status 1 when an enforced counter's error exceeds its allowance.
+    #[arg(long)]
+    pub check: bool,
+    /// With --from-results: set each result's accepted errors to mmsim's current ones
+    /// where they exceed the tolerance (after a simulator change that was explained in
+    /// VALIDATION.md), and rewrite the result files.
+    #[arg(long, requires = "from_results")]
+    pub rebaseline: bool,
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress messages.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// List the counters a case can compare, and what each measures, then exit.
+    #[arg(long)]
+    pub list_counters: bool,
+}
+
+/// The kernel side of a case as recorded.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct KernelSide {
+    /// host or guest.
+    pub site: KernelSite,
+    /// `uname -r` of the kernel that ran.
+    pub release: String,
+    /// When (UTC, ISO 8601).
+    pub date: String,
+    /// `lru_gen` enabled (guest).
+    #[serde(default)]
+    pub lru_gen: bool,
+    /// One entry per run.
+    pub runs: Vec<KernelRun>,
+}
+
+/// `validation/results/<case>.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CaseResult {
+    /// `mmsim-validate`.
+    pub format: String,
+    /// 1.
+    pub version: u32,
+    /// The case as it was run.
+    pub case: Case,
+    /// The scenario text that ran (what mmsim re-simulates).
+    pub scenario_toml: String,
+    /// The kernel's runs.
+    pub kernel: KernelSide,
+    /// Enforced counters whose error exceeded the tolerance when recorded, with that
+    /// error: explained in VALIDATION.md, and the CI test fails if it grows.
+    #[serde(default)]
+    pub accepted: BTreeMap<String, f64>,
+    /// The event stream the kernel ran: its length and digest. Re-compared on every
+    /// `--from-results`, so a generator change cannot silently pair old kernel numbers
+    /// with a different access sequence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamDigest>,
+}
+
+/// Length and FNV-1a digest of a scenario's event stream.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamDigest {
+    /// Events.
+    pub events: u64,
+    /// FNV-1a (64 bit) over every event's kind and fields, little-endian.
+    pub fnv1a64: String,
+}
+
+/// The digest of the event stream `run_scenario` feeds the simulator for `s` (built on
+/// a scratch machine, as the probe builds it).
+pub fn stream_digest(s: &Scenario) -> Result<StreamDigest> {
+    use mmsim_core::Event;
+    let mut sim = mmsim_core::Sim::new(s.machine.clone())?;
+    mmsim_workloads::cgroups::setup(&mut sim, s)?;
+    let mut stream = mmsim_workloads::EventStream::build(s, &mut sim)?;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    let mut events = 0u64;
+    while let Some(batch) = stream.next_batch(0)? {
+        for e in batch.events() {
+            events += 1;
+            match *e {
+                Event::Access { vma, index, write } => {
+                    eat(&[0, u8::from(write)]);
+                    eat(&vma.to_le_bytes());
+                    eat(&index.to_le_bytes());
+                }
+                Event::FileRead { file, index, pages } => {
+                    eat(&[1]);
+                    eat(&file.to_le_bytes());
+                    eat(&index.to_le_bytes());
+                    eat(&pages.to_le_bytes());
+                }
+                Event::FileWrite { file, index, pages } => {
+                    eat(&[2]);
+                    eat(&file.to_le_bytes());
+                    eat(&index.to_le_bytes());
+                    eat(&pages.to_le_bytes());
+                }
+                Event::Think { ns } => {
+                    eat(&[3]);
+                    eat(&ns.to_le_bytes());
+                }
+            }
+        }
+    }
+    Ok(StreamDigest {
+        events,
+        fnv1a64: format!("{h:016x}"),
+    })
+}
+
+const FORMAT: &str = "mmsim-validate";
+
+/// One row of a comparison.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// Counter name.
+    pub counter: String,
+    /// Whether its error is enforced.
+    pub enforced: bool,
+    /// Mean of the kernel runs.
+    pub kernel_mean: f64,
+    /// Smallest and largest run.
+    pub kernel_min: f64,
+    /// Largest run.
+    pub kernel_max: f64,
+    /// Largest relative deviation of a run from the mean.
+    pub kernel_spread: f64,
+    /// mmsim's value (None: not simulated, e.g. a pending policy).
+    pub mmsim: Option<f64>,
+    /// (mmsim − mean) / mean.
+    pub error: Option<f64>,
+    /// The error allowed (enforced counters).
+    pub allowed: Option<f64>,
+    /// ok, over, pending, or info.
+    pub status: String,
+}
+
+/// The comparison of one case.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    /// Case name.
+    pub case: String,
+    /// host or guest.
+    pub site: KernelSite,
+    /// Policy.
+    pub policy: CasePolicy,
+    /// Kernel release.
+    pub release: String,
+    /// Date of the kernel runs.
+    pub date: String,
+    /// Number of kernel runs.
+    pub runs: usize,
+    /// Why mmsim did not run (a policy it does not have).
+    pub pending: Option<String>,
+    /// The rows.
+    pub rows: Vec<Row>,
+}
+
+impl Comparison {
+    /// Enforced rows over their allowance.
+    pub fn failures(&self) -> Vec<&Row> {
+        self.rows.iter().filter(|r| r.status == "over").collect()
+    }
+}
+
+/// Simulates the recorded scenario under the case's policy. `Err(reason)` when mmsim
+/// cannot (a policy it does not have yet): the case is pending.
+pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, String>> {
+    let mut s = Scenario::parse_toml_str(&r.scenario_toml, &format!("{}.toml", r.case.name))?;
+    match PolicyName::from_str(r.case.policy.mmsim_name()) {
+        Ok(p) => s.machine.policy.name = p,
+        Err(e) => {
+            return Ok(Err(format!(
+                "mmsim has no policy `{}` yet ({e})",
+                r.case.policy.mmsim_name()
+            )))
+        }
+    }
+    s.validate()?;
+    Ok(Ok(run_scenario(&s, &mut RunOptions::default())?))
+}
+
+fn stats(v: &[f64]) -> (f64, f64, f64, f64) {
+    let n = v.len().max(1) as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let spread = if mean.abs() > 0.0 {
+        v.iter()
+            .map(|x| ((x - mean) / mean).abs())
+            .fold(0.0, f64::max)
+    } else {
+        0.0
+    };
+    (mean, min, max, spread)
+}
+
+/// Compares a recorded case with mmsim.
+pub fn compare(r: &CaseResult) -> Result<Comparison> {
+    let s = Scenario::parse_toml_str(&r.scenario_toml, &format!("{}.toml", r.case.name))?;
+    if let Some(want) = &r.stream {
+        let now = stream_digest(&s)?;
+        if &now != want {
+            return Err(UsageError(format!(
+                "case {}: the scenario's event stream is no longer the one the kernel ran \
+                 ({} events, digest {} now; {} events, digest {} recorded): a generator \
+                 changed; record the case again",
+                r.case.name, now.events, now.fnv1a64, want.events, want.fnv1a64
+            ))
+            .into());
+        }
+    }
+    let sim = simulate(r)?;
+    let group = kernel::group_setup(&s)?.path;
+    let names: Vec<&str> = if r.case.counters.is_empty() {
+        COUNTERS.iter().map(|c| c.name).collect()
+    } else {
+        r.case.counters.iter().map(String::as_str).collect()
+    };
+    let mut rows = Vec::new();
+    for name in names {
+        let c = counter(name).ok_or_else(|| UsageError(format!("unknown counter {name}")))?;
+        let vals: Vec<f64> = r.kernel.runs.iter().filter_map(|k| c.kernel(k)).collect();
+        if vals.len() != r.kernel.runs.len() || vals.is_empty() {
+            continue;
+        }
+        let enforced = r.case.enforce.iter().any(|e| e == name);
+        let (mean, min, max, spread) = stats(&vals);
+        let mmsim = sim.as_ref().ok().and_then(|res| c.sim(res, &group));
+        let error = mmsim.map(|m| {
+            if mean.abs() > 0.0 {
+                (m - mean) / mean
+            } else if m == 0.0 {
+                0.0
+            } else {
+                f64::INFINITY
+            }
+        });
+        let allowed = enforced.then(|| {
+            let tol = spread.max(r.case.policy.min_tolerance());
+            tol.max(r.accepted.get(name).copied().unwrap_or(0.0))
+        });
+        let status = match (&sim, error, allowed) {
+            (Err(_), _, _) => "pending",
+            (_, Some(e), Some(a)) if e.abs() > a + 1e-9 => "over",
+            (_, Some(_), Some(_)) => "ok",
+            _ => "info",
+        };
+        rows.push(Row {
+            counter: name.to_string(),
+            enforced,
+            kernel_mean: mean,
+            kernel_min: min,
+            kernel_max: max,
+            kernel_spread: spread,
+            mmsim,
+            error,
+            allowed,
+            status: status.to_string(),
+        });
+    }
+    Ok(Comparison {
+        case: r.case.name.clone(),
+        site: r.kernel.site,
+        policy: r.case.policy,
+        release: r.kernel.release.clone(),
+        date: r.kernel.date.clone(),
+        runs: r.kernel.runs.len(),
+        pending: sim.err(),
+        rows,
+    })
+}
+
+fn num(v: f64) -> String {
+    if v.fract() != 0.0 && v.abs() < 1000.0 {
+        return format!("{v:.2}");
+    }
+    let s = format!("{:.0}", v.abs());
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if v < 0.0 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+/// The text table of one comparison.
+pub fn render(c: &Comparison) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "case {} — {} kernel {}, {:?} LRU, {} runs, {}",
+        c.case,
+        match c.site {
+            KernelSite::Host => "host",
+            KernelSite::Guest => "guest",
+        },
+        c.release,
+        c.policy,
+        c.runs,
+        c.date
+    );
+    if let Some(p) = &c.pending {
+        let _ = writeln!(o, "  mmsim: pending: {p}");
+    }
+    let _ = writeln!(
+        o,
+        "  {:<26} {:>14} {:>8} {:>14} {:>9} {:>8}  status",
+        "counter", "kernel mean", "spread", "mmsim", "error", "allowed"
+    );
+    for r in &c.rows {
+        let _ = writeln!(
+            o,
+            "  {:<26} {:>14} {:>7.2}% {:>14} {:>9} {:>8}  {}",
+            format!("{}{}", r.counter, if r.enforced { " *" } else { "" }),
+            num(r.kernel_mean),
+            r.kernel_spread * 100.0,
+            r.mmsim.map_or("—".into(), num),
+            r.error
+                .map_or("—".into(), |e| format!("{:+.2}%", e * 100.0)),
+            r.allowed
+                .map_or(String::new(), |a| format!("{:.2}%", a * 100.0)),
+            r.status
+        );
+    }
+    o
+}
+
+fn result_path(dir: &Path, case: &str) -> PathBuf {
+    dir.join(format!("{case}.json"))
+}
+
+/// Reads a recorded result; errors name the file.
+pub fn load_result(p: &Path) -> Result<CaseResult> {
+    let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+    let r: CaseResult =
+        serde_json::from_str(&text).map_err(|e| UsageError(format!("{}: {e}", p.display())))?;
+    if r.format != FORMAT || r.version != 1 {
+        return Err(UsageError(format!(
+            "{}: format `{}` version {}: expected {FORMAT} version 1",
+            p.display(),
+            r.format,
+            r.version
+        ))
+        .into());
+    }
+    if r.kernel.runs.is_empty() {
+        return Err(UsageError(format!("{}: kernel.runs is empty", p.display())).into());
+    }
+    Ok(r)
+}
+
+fn utc_now() -> String {
+    std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+fn default_probe() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("mmsim-probe")))
+        .unwrap_or_else(|| PathBuf::from("mmsim-probe"))
+}
+
+/// Dumps the probe's event stream for the scenario and checks it against the one mmsim
+/// simulates (`mmsim-probe --dump`, `--check-dump`): the kernel and mmsim see the same
+/// accesses, or nothing runs.
+fn check_probe_stream(probe: &Path, scenario: &Path, dir: &Path) -> Result<()> {
+    if !probe.exists() {
+        return Err(UsageError(format!(
+            "{}: no such probe binary (cargo build --release -p mmsim-probe, or --probe)",
+            probe.display()
+        ))
+        .into());
+    }
+    let dump = dir.join("mmsim-validate-dump");
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    struct Rm(PathBuf);
+    impl Drop for Rm {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let _rm = Rm(dump.clone());
+    for args in [
+        vec![
+            scenario.as_os_str(),
+            "--dump".as_ref(),
+            dump.as_os_str(),
+            "-q".as_ref(),
+        ],
+        vec!["--check-dump".as_ref(), dump.as_os_str(), "-q".as_ref()],
+    ] {
+        let out = std::process::Command::new(probe)
+            .args(&args)
+            .output()
+            .with_context(|| format!("running {}", probe.display()))?;
+        if !out.status.success() {
+            anyhow::bail!(
+                "{} {:?} failed ({}): {}",
+                probe.display(),
+                args,
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Runs the kernel side of a case and builds its result (accepted errors filled from
+/// the comparison at record time).
+fn record(case: &Case, a: &ValidateArgs) -> Result<CaseResult> {
+    let text = std::fs::read_to_string(&case.scenario)
+        .with_context(|| format!("reading {}", case.scenario.display()))?;
+    let s = Scenario::from_file(&case.scenario)?;
+    let setup = kernel::group_setup(&s)?;
+    let runs = a.runs.unwrap_or(case.runs);
+    let probe = a.probe.clone().unwrap_or_else(default_probe);
+    check_probe_stream(&probe, &case.scenario, &a.dir)?;
+    let (runs, release, lru_gen) = match case.kernel {
+        KernelSite::Host => {
+            let o = kernel::HostOptions {
+                probe,
+                dir: a.dir.clone(),
+                drop_caches: a.drop_caches,
+                bpftrace: a.bpftrace.clone(),
+                timeout: std::time::Duration::from_secs(a.timeout),
+                verbose: !a.quiet,
+            };
+            let runs = kernel::run_host(&case.scenario, &setup, runs, &o)?;
+            let rel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+                .unwrap_or_default()
+                .trim()
+                .to_string();
+            (runs, rel, false)
+        }
+        KernelSite::Guest => {
+            let lru = case.policy == CasePolicy::Mglru;
+            let (runs, rel) = kernel::run_guest(
+                &a.guest_script,
+                &case.scenario,
+                case.guest_kernel.as_deref(),
+                lru,
+                runs,
+                &probe,
+                !a.quiet,
+            )?;
+            (runs, rel, lru)
+        }
+    };
+    let mut r = CaseResult {
+        format: FORMAT.into(),
+        version: 1,
+        case: case.clone(),
+        scenario_toml: text,
+        kernel: KernelSide {
+            site: case.kernel,
+            release,
+            date: utc_now(),
+            lru_gen,
+            runs,
+        },
+        accepted: BTreeMap::new(),
+        stream: Some(stream_digest(&s)?),
+    };
+    // The path as written in the suite, relative to the suite's directory.
+    if let Some(base) = a.suite.parent() {
+        if let Ok(rel) = case.scenario.strip_prefix(base) {
+            r.case.scenario = rel.to_path_buf();
+        }
+    }
+    set_accepted(&mut r)?;
+    Ok(r)
+}
+
+/// Sets the accepted errors: mmsim's current error on each enforced counter that is
+/// beyond the tolerance (the kernel's spread or the policy's minimum).
+fn set_accepted(r: &mut CaseResult) -> Result<()> {
+    r.accepted.clear();
+    let c = compare(r)?;
+    for row in c.rows.iter().filter(|x| x.enforced) {
+        if let (Some(e), Some(allowed)) = (row.error, row.allowed) {
+            if e.abs() > allowed {
+                // Rounded up in the 4th decimal so the JSON round trip keeps it.
+                let a = (e.abs() * 1e4).ceil() / 1e4;
+                r.accepted.insert(row.counter.clone(), a);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `mmsim validate`.
+pub fn validate(a: ValidateArgs) -> Result<Outcome> {
+    if a.list_counters {
+        for c in COUNTERS {
+            println!("{:<26} {}", c.name, c.what);
+        }
+        return Ok(Outcome::Complete);
+    }
+    let suite = Suite::load(&a.suite)?;
+    let results = a
+        .results
+        .clone()
+        .unwrap_or_else(|| a.suite.parent().unwrap_or(Path::new(".")).join("results"));
+    if let Some(n) = a.runs {
+        if n == 0 || n > 20 {
+            return Err(UsageError(format!("--runs {n}: out of range 1..=20")).into());
+        }
+    }
+    for name in &a.cases {
+        if !suite.cases.iter().any(|c| &c.name == name) {
+            let names: Vec<&str> = suite.cases.iter().map(|c| c.name.as_str()).collect();
+            return Err(UsageError(format!(
+                "--case {name}: no such case in {} ({})",
+                suite.path.display(),
+                names.join(", ")
+            ))
+            .into());
+        }
+    }
+    let chosen: Vec<&Case> = suite
+        .cases
+        .iter()
+        .filter(|c| a.cases.is_empty() || a.cases.contains(&c.name))
+        .collect();
+    if !a.from_results {
+        let _ = ctrlc::set_handler(|| {
+            crate::progress::CANCEL.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+    }
+    let mut comparisons = Vec::new();
+    let mut failed = Vec::new();
+    for case in chosen {
+        let path = result_path(&results, &case.name);
+        let r = if a.from_results {
+            if !path.exists() {
+                if !a.quiet {
+                    eprintln!(
+                        "validate: {}: no recorded result ({}); skipped",
+                        case.name,
+                        path.display()
+                    );
+                }
+                continue;
+            }
+            let mut r = load_result(&path)?;
+            // What is shown and enforced is the suite's; what ran is the record's.
+            if r.case.policy != case.policy || r.case.kernel != case.kernel {
+                return Err(UsageError(format!(
+                    "{}: recorded with kernel {:?} and policy {:?}, but the suite now says \
+                     {:?} and {:?}: record the case again",
+                    path.display(),
+                    r.case.kernel,
+                    r.case.policy,
+                    case.kernel,
+                    case.policy
+                ))
+                .into());
+            }
+            r.case.counters = case.counters.clone();
+            r.case.enforce = case.enforce.clone();
+            r.case.note = case.note.clone();
+            if a.rebaseline {
+                if r.stream.is_none() {
+                    let s = Scenario::parse_toml_str(&r.scenario_toml, &case.name)?;
+                    r.stream = Some(stream_digest(&s)?);
+                }
+                set_accepted(&mut r)?;
+                std::fs::write(&path, serde_json::to_string_pretty(&r)? + "\n")
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            r
+        } else {
+            let r = record(case, &a)?;
+            std::fs::create_dir_all(&results)
+                .with_context(|| format!("creating {}", results.display()))?;
+            std::fs::write(&path, serde_json::to_string_pretty(&r)? + "\n")
+                .with_context(|| format!("writing {}", path.display()))?;
+            if !a.quiet {
+                eprintln!("validate: {} recorded in {}", case.name, path.display());
+            }
+            r
+        };
+        let c = compare(&r)?;
+        if !a.json {
+            println!("{}", render(&c));
+        }
+        if let Some(p) = &c.pending {
+            if !a.quiet {
+                eprintln!("validate: {}: mmsim side skipped: {p}", c.case);
+            }
+        }
+        for f in c.failures() {
+            failed.push(format!(
+                "{}: {} error {:+.2}% > allowed {:.2}%",
+                c.case,
+                f.counter,
+                f.error.unwrap_or(0.0) * 100.0,
+                f.allowed.unwrap_or(0.0) * 100.0
+            ));
+        }
+        comparisons.push(c);
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&comparisons)?);
+    }
+    if comparisons.is_empty() {
+        return Err(UsageError(format!(
+            "no case compared (no results in {})",
+            results.display()
+        ))
+        .into());
+    }
+    if a.check && !failed.is_empty() {
+        anyhow::bail!("validation failed:\n  {}", failed.join("\n  "));
+    }
+    Ok(Outcome::Complete)
+}

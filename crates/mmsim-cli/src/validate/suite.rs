@@ -1,0 +1,190 @@
+//! The validation suite file (`validation/suite.toml`): which cases exist, where each
+//! runs on a real kernel, and which counters are compared and enforced.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::counters::COUNTERS;
+use crate::UsageError;
+
+/// Where the kernel side of a case runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KernelSite {
+    /// This machine's kernel, in a memory cgroup under the runner's own.
+    Host,
+    /// A Debian kernel booted under qemu (`tools/validate/guest-run.sh`).
+    Guest,
+}
+
+/// Reclaim policy of a case: the kernel's LRU implementation, and the policy mmsim
+/// simulates it with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CasePolicy {
+    /// Two-list active/inactive LRU (mmsim policy `cost`).
+    Classic,
+    /// Multi-generational LRU (`/sys/kernel/mm/lru_gen/enabled`; mmsim policy `mglru`).
+    Mglru,
+}
+
+impl CasePolicy {
+    /// The mmsim policy name.
+    pub fn mmsim_name(self) -> &'static str {
+        match self {
+            CasePolicy::Classic => "cost",
+            CasePolicy::Mglru => "mglru",
+        }
+    }
+    /// The error allowed on enforced counters besides the kernel's own spread.
+    pub fn min_tolerance(self) -> f64 {
+        match self {
+            CasePolicy::Classic => 0.02,
+            CasePolicy::Mglru => 0.05,
+        }
+    }
+}
+
+/// One `[[case]]` of the suite.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    /// Unique name; the results go to `<results>/<name>.json`.
+    pub name: String,
+    /// The scenario file (relative to the suite file). It must put every workload in one
+    /// `[[cgroup]]` group, whose knobs the kernel group gets.
+    pub scenario: PathBuf,
+    /// Where the kernel side runs (default host).
+    #[serde(default = "default_site")]
+    pub kernel: KernelSite,
+    /// Reclaim policy (default classic). `mglru` needs the guest.
+    #[serde(default = "default_policy")]
+    pub policy: CasePolicy,
+    /// Guest cases: the Debian kernel package to boot (default: the guest runner's,
+    /// linux-image-6.1.0-50-cloud-amd64-unsigned from bookworm); a trixie package
+    /// (`+deb13` in the name) is fetched through a private apt configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest_kernel: Option<String>,
+    /// Kernel runs (default 3).
+    #[serde(default = "default_runs")]
+    pub runs: u32,
+    /// Counters shown (default: all that the kernel side measured).
+    #[serde(default)]
+    pub counters: Vec<String>,
+    /// Counters whose error is enforced by the CI test (the misses).
+    pub enforce: Vec<String>,
+    /// Free text: what the case shows, known deviations.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+fn default_site() -> KernelSite {
+    KernelSite::Host
+}
+fn default_policy() -> CasePolicy {
+    CasePolicy::Classic
+}
+fn default_runs() -> u32 {
+    3
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuiteToml {
+    #[serde(rename = "case", default)]
+    cases: Vec<Case>,
+}
+
+/// A loaded suite: its cases with scenario paths resolved against the suite's directory.
+#[derive(Debug)]
+pub struct Suite {
+    /// The suite file.
+    pub path: PathBuf,
+    /// Its cases, in file order.
+    pub cases: Vec<Case>,
+}
+
+impl Suite {
+    /// Reads and checks a suite file; every error names the file and the case field.
+    pub fn load(path: &Path) -> Result<Suite> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading the suite {}", path.display()))?;
+        let t: SuiteToml = toml::from_str(&text)
+            .map_err(|e| UsageError(format!("{}: {}", path.display(), e.message().trim())))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let mut cases = Vec::new();
+        for (i, mut c) in t.cases.into_iter().enumerate() {
+            let at = |field: &str, msg: String| {
+                anyhow!(UsageError(format!(
+                    "{}: case[{i}] ({}).{field}: {msg}",
+                    path.display(),
+                    c.name
+                )))
+            };
+            if c.name.is_empty()
+                || !c
+                    .name
+                    .chars()
+                    .all(|ch| ch.is_ascii_alphanumeric() || ch == '-' || ch == '_')
+            {
+                return Err(at("name", "use letters, digits, - and _ only".into()));
+            }
+            if c.guest_kernel.is_some() && c.kernel != KernelSite::Guest {
+                return Err(at("guest_kernel", "only for kernel = \"guest\"".into()));
+            }
+            if let Some(k) = &c.guest_kernel {
+                if !k
+                    .chars()
+                    .all(|ch| ch.is_ascii_alphanumeric() || "+-._".contains(ch))
+                {
+                    return Err(at("guest_kernel", format!("`{k}` is not a package name")));
+                }
+            }
+            if cases.iter().any(|o: &Case| o.name == c.name) {
+                return Err(at("name", "duplicate case name".into()));
+            }
+            if c.runs == 0 || c.runs > 20 {
+                return Err(at("runs", format!("{} is out of range 1..=20", c.runs)));
+            }
+            if c.policy == CasePolicy::Mglru && c.kernel == KernelSite::Host {
+                return Err(at(
+                    "kernel",
+                    "policy mglru needs kernel = \"guest\" (the host has no lru_gen)".into(),
+                ));
+            }
+            for (field, list) in [("counters", &c.counters), ("enforce", &c.enforce)] {
+                if let Some(bad) = list.iter().find(|n| !COUNTERS.iter().any(|k| k.name == *n)) {
+                    let known: Vec<&str> = COUNTERS.iter().map(|k| k.name).collect();
+                    return Err(at(
+                        field,
+                        format!("unknown counter `{bad}` (known: {})", known.join(", ")),
+                    ));
+                }
+            }
+            if let Some(t) = c
+                .enforce
+                .iter()
+                .find(|n| COUNTERS.iter().any(|k| k.name == *n && k.timing))
+            {
+                return Err(at(
+                    "enforce",
+                    format!("`{t}` depends on timing, which mmsim models but does not match"),
+                ));
+            }
+            if c.enforce.is_empty() {
+                return Err(at("enforce", "name at least one counter".into()));
+            }
+            c.scenario = base.join(&c.scenario);
+            cases.push(c);
+        }
+        if cases.is_empty() {
+            return Err(UsageError(format!("{}: no [[case]] in the suite", path.display())).into());
+        }
+        Ok(Suite {
+            path: path.to_path_buf(),
+            cases,
+        })
+    }
+}
