@@ -2,16 +2,22 @@
 //! sequence gives the same result bit for bit.
 
 use mmsim_core::{
-    DeviceConfig, DeviceKind, Event, MachineConfig, PolicyConfig, PolicyName, Sim, Size,
+    DeviceConfig, DeviceKind, Event, MachineConfig, MglruVersion, PolicyConfig, PolicyName, Sim,
+    Size,
 };
 use proptest::prelude::*;
 
-fn build(policy: PolicyName, swap: bool, memcg_max: Option<u64>) -> (Sim, [u32; 3], u32) {
+fn build(
+    (policy, version): (PolicyName, MglruVersion),
+    swap: bool,
+    memcg_max: Option<u64>,
+) -> (Sim, [u32; 3], u32) {
     let cfg = MachineConfig {
         memory: Size::from_pages(4096),
         memcg_max: memcg_max.map(Size::from_pages),
         policy: PolicyConfig {
             name: policy,
+            mglru_version: version,
             ..Default::default()
         },
         swap: if swap {
@@ -65,11 +71,14 @@ fn event(code: (u8, u32, bool), vmas: [u32; 3], file: u32, swap: bool) -> Event 
     }
 }
 
-fn policies() -> impl Strategy<Value = PolicyName> {
+fn policies() -> impl Strategy<Value = (PolicyName, MglruVersion)> {
+    let v = MglruVersion::V6_14;
     prop_oneof![
-        Just(PolicyName::Cost),
-        Just(PolicyName::ScannedRotated),
-        Just(PolicyName::Lru)
+        Just((PolicyName::Cost, v)),
+        Just((PolicyName::ScannedRotated, v)),
+        Just((PolicyName::Lru, v)),
+        Just((PolicyName::Mglru, MglruVersion::V6_14)),
+        Just((PolicyName::Mglru, MglruVersion::V6_1)),
     ]
 }
 

@@ -787,7 +787,8 @@ impl Sim {
         sc.charge_pt_walk((hi - lo) as u64, self.cost.pte_walk_ns);
         let walker = sc.who == Reclaimer::Kswapd;
         let new_gen = lru_gen_from_seq(self.lrugen(m).max_seq);
-        let mut young = 0u64;
+        // v6.1's loop met the (still young) target PTE too.
+        let mut young = (v == MglruVersion::V6_1) as u64;
         for i in lo..hi {
             let p = self.vmas[vma as usize].pte(i);
             if p & (PTE_PRESENT | PTE_YOUNG) != PTE_PRESENT | PTE_YOUNG {
@@ -1582,7 +1583,12 @@ impl Sim {
     /// v6.14: no aging needed or DEF_PRIORITY → total >> priority; else age.
     /// v6.1: at DEF_PRIORITY skip aging; kswapd leaves aging to
     /// `lru_gen_age_node`; others age and then scan.
-    fn get_nr_to_scan(&mut self, m: MemcgId, sc: &mut ScanControl, swappiness: u32) -> i64 {
+    pub(crate) fn get_nr_to_scan(
+        &mut self,
+        m: MemcgId,
+        sc: &mut ScanControl,
+        swappiness: u32,
+    ) -> i64 {
         let (age, n) = self.should_run_aging(m, swappiness);
         let max_seq = self.lrugen(m).max_seq;
         match self.lru_gen_version() {
@@ -2181,6 +2187,21 @@ mod tests {
 }
 
 impl Sim {
+    /// Test helper: puts folio `f` (on no list) at the head of generation `seq`.
+    #[cfg(test)]
+    pub(crate) fn lru_gen_add_folio_at_for_test(&mut self, f: FolioId, seq: u64) {
+        let m = self.folios[f].memcg as usize;
+        let gen = lru_gen_from_seq(seq);
+        let fo = &mut self.folios[f];
+        let ty = fo.is_file() as usize;
+        fo.clear(flags::ACTIVE);
+        fo.set(flags::LRU);
+        set_folio_gen(fo, Some(gen));
+        let lg = &mut self.memcgs[m].lruvec.lrugen;
+        lg.nr_pages[gen][ty] += 1;
+        lg.lists[gen][ty].push_head(&mut self.folios, f, lru_gen_tag(gen, ty));
+    }
+
     /// MGLRU invariants of group `m`: the window holds 2..=4 generations
     /// per type, every page count matches the folios whose generation field
     /// names it, and slots outside the window are empty.

@@ -18,6 +18,8 @@
 pub mod balance;
 pub mod lru;
 pub mod lru_gen;
+#[cfg(test)]
+mod lru_gen_tests;
 pub mod vmscan;
 pub mod workingset;
 
