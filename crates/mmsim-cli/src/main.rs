@@ -20,6 +20,7 @@ mod metrics;
 mod progress;
 mod report;
 mod run;
+mod seed000;
 mod trace;
 
 use std::process::ExitCode;
