@@ -1,0 +1,124 @@
+//! The multi-gen LRU on seed 000's server workloads, scaled down: the
+//! direction of the published differences between the classic LRU (`cost`)
+//! and MGLRU, as far as the model reproduces them (see README, MGLRU).
+
+use mmsim_core::{MglruVersion, PolicyName, RunResult};
+use mmsim_workloads::{run_scenario, RunOptions, Scenario};
+
+fn run(toml: &str, policy: PolicyName, v: MglruVersion) -> RunResult {
+    let mut s = Scenario::from_toml_str(toml, "test").unwrap();
+    s.machine.policy.name = policy;
+    s.machine.policy.mglru_version = v;
+    run_scenario(&s, &mut RunOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .result
+}
+
+/// memcached-like: set every key, then uniform random gets, 1.25x memory,
+/// swap on zram (seed 000's ramdisk swap).
+const MEMCACHED: &str = r#"
+seed = 1
+[machine]
+memory = "32M"
+[machine.swap]
+device = "zram"
+size = "64M"
+[[workload]]
+name = "memcached"
+kind = "kv"
+keys = 19_200
+value_size = 2000
+gets = 400_000
+key_pattern = "R"
+ratio = "0:1"
+"#;
+
+/// fio-like: 8 jobs of buffered random 4k reads over files 2.5x memory.
+const FIO: &str = r#"
+seed = 1
+[machine]
+memory = "32M"
+[machine.fs]
+device = "custom"
+read_latency_us = 1.0
+write_latency_us = 1.0
+bandwidth_mbps = 10000.0
+[[workload]]
+name = "fio"
+kind = "fio"
+rw = "randread"
+bs = "4k"
+numjobs = 8
+size = "10m"
+ios = 40_000
+norandommap = true
+"#;
+
+#[test]
+fn memcached_kswapd_spends_less_in_rmap_walks_under_mglru() {
+    let cost = run(MEMCACHED, PolicyName::Cost, MglruVersion::V6_14);
+    for v in [MglruVersion::V6_14, MglruVersion::V6_1] {
+        let mg = run(MEMCACHED, PolicyName::Mglru, v);
+        let share =
+            |r: &RunResult| r.kswapd_profile.rmap_ns as f64 / r.kswapd_profile.total_ns() as f64;
+        println!(
+            "{v:?}: rmap share {:.3} -> {:.3}, walks {} -> {}, throughput {:.0} -> {:.0}, kswapd {:.3} -> {:.3}",
+            share(&cost),
+            share(&mg),
+            cost.kswapd_profile.rmap_walks,
+            mg.kswapd_profile.rmap_walks,
+            cost.throughput,
+            mg.throughput,
+            cost.kswapd_cpu_s,
+            mg.kswapd_cpu_s
+        );
+        println!(
+            "miss {:.4} -> {:.4}, stall {:.4} -> {:.4}, io {:.3} -> {:.3}, direct {} -> {}, psi {} -> {}",
+            cost.miss_ratio, mg.miss_ratio, cost.reclaim_stall_s, mg.reclaim_stall_s,
+            cost.io_wait_s, mg.io_wait_s, cost.vmstat.pgsteal_direct, mg.vmstat.pgsteal_direct,
+            cost.psi.some.total, mg.psi.some.total
+        );
+        // Seed 000: page_vma_mapped_walk 38 % → 15 % of kswapd.
+        assert!(share(&mg) < share(&cost) * 0.75, "{v:?}");
+        assert!(mg.kswapd_profile.rmap_walks < cost.kswapd_profile.rmap_walks);
+        assert!(mg.kswapd_profile.ptes_walked > 0);
+        assert_eq!(cost.kswapd_profile.ptes_walked, 0);
+        // Seed 000's +101–105 % ops/s is not asserted: with one workload CPU
+        // and uniform gets the model shows no robust throughput difference
+        // (misses are the same within 1 %), see README "MGLRU".
+        assert!((mg.miss_ratio - cost.miss_ratio).abs() < 0.01, "{v:?}");
+    }
+}
+
+#[test]
+fn fio_buffered_reads_activate_nothing_under_mglru() {
+    let cost = run(FIO, PolicyName::Cost, MglruVersion::V6_14);
+    let mg = run(FIO, PolicyName::Mglru, MglruVersion::V6_14);
+    println!(
+        "pgactivate {} -> {}, kswapd {:.4} -> {:.4}, throughput {:.0} -> {:.0}",
+        cost.vmstat.pgactivate,
+        mg.vmstat.pgactivate,
+        cost.kswapd_cpu_s,
+        mg.kswapd_cpu_s,
+        cost.throughput,
+        mg.throughput
+    );
+    // Tiers replace activation in the buffered read path.
+    assert!(cost.vmstat.pgactivate > 10_000);
+    assert_eq!(mg.vmstat.pgactivate, 0);
+    assert!(mg.kswapd_cpu_s < cost.kswapd_cpu_s);
+    // The same pages are cached either way (uniform random reads).
+    assert!((mg.miss_ratio - cost.miss_ratio).abs() < 0.01);
+}
+
+#[test]
+fn mglru_runs_repeat_bit_for_bit() {
+    for v in [MglruVersion::V6_14, MglruVersion::V6_1] {
+        let a = run(MEMCACHED, PolicyName::Mglru, v);
+        let b = run(MEMCACHED, PolicyName::Mglru, v);
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            serde_json::to_string(&b).unwrap()
+        );
+    }
+}
