@@ -2111,6 +2111,69 @@ impl Sim {
     }
 }
 
+impl Sim {
+    /// Test helper: puts folio `f` (on no list) at the head of generation `seq`.
+    #[cfg(test)]
+    pub(crate) fn lru_gen_add_folio_at_for_test(&mut self, f: FolioId, seq: u64) {
+        let m = self.folios[f].memcg as usize;
+        let gen = lru_gen_from_seq(seq);
+        let fo = &mut self.folios[f];
+        let ty = fo.is_file() as usize;
+        fo.clear(flags::ACTIVE);
+        fo.set(flags::LRU);
+        set_folio_gen(fo, Some(gen));
+        let lg = &mut self.memcgs[m].lruvec.lrugen;
+        lg.nr_pages[gen][ty] += 1;
+        lg.lists[gen][ty].push_head(&mut self.folios, f, lru_gen_tag(gen, ty));
+    }
+
+    /// MGLRU invariants of group `m`: the window holds 2..=4 generations
+    /// per type, every page count matches the folios whose generation field
+    /// names it, and slots outside the window are empty.
+    #[allow(clippy::needless_range_loop)] // gen indexes three arrays
+    pub(crate) fn check_lru_gen_invariants(&self, m: usize) -> Result<(), String> {
+        let lg = &self.memcgs[m].lruvec.lrugen;
+        let mut count = [[0i64; 2]; MAX_NR_GENS as usize];
+        for (g, ty, l) in lg.all_lists() {
+            let mut c = l.head;
+            while c != NIL {
+                let fo = &self.folios[c];
+                let Some(gen) = folio_lru_gen(fo) else {
+                    return Err(format!(
+                        "folio {c} on list gen {g} type {ty} has no generation"
+                    ));
+                };
+                count[gen][ty] += 1;
+                c = self.folios.links(c)[1];
+            }
+        }
+        for ty in [ANON, FILE] {
+            let n = lg.nr_gens(ty);
+            if !(MIN_NR_GENS..=MAX_NR_GENS).contains(&n) {
+                return Err(format!(
+                    "type {ty}: {n} generations (max_seq {}, min_seq {})",
+                    lg.max_seq, lg.min_seq[ty]
+                ));
+            }
+            for gen in 0..MAX_NR_GENS as usize {
+                if lg.nr_pages[gen][ty] != count[gen][ty] {
+                    return Err(format!(
+                        "gen {gen} type {ty}: nr_pages {} but {} folios",
+                        lg.nr_pages[gen][ty], count[gen][ty]
+                    ));
+                }
+                let in_window = (lg.min_seq[ty]..=lg.max_seq).any(|s| lru_gen_from_seq(s) == gen);
+                if !in_window && (count[gen][ty] != 0 || !lg.lists[gen][ty].is_empty()) {
+                    return Err(format!(
+                        "gen {gen} type {ty} outside the window holds folios"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2183,67 +2246,5 @@ mod tests {
         b.insert(3, 7);
         assert!(b.test(3, 7));
         assert!(!b.test(3, 8));
-    }
-}
-
-impl Sim {
-    /// Test helper: puts folio `f` (on no list) at the head of generation `seq`.
-    #[cfg(test)]
-    pub(crate) fn lru_gen_add_folio_at_for_test(&mut self, f: FolioId, seq: u64) {
-        let m = self.folios[f].memcg as usize;
-        let gen = lru_gen_from_seq(seq);
-        let fo = &mut self.folios[f];
-        let ty = fo.is_file() as usize;
-        fo.clear(flags::ACTIVE);
-        fo.set(flags::LRU);
-        set_folio_gen(fo, Some(gen));
-        let lg = &mut self.memcgs[m].lruvec.lrugen;
-        lg.nr_pages[gen][ty] += 1;
-        lg.lists[gen][ty].push_head(&mut self.folios, f, lru_gen_tag(gen, ty));
-    }
-
-    /// MGLRU invariants of group `m`: the window holds 2..=4 generations
-    /// per type, every page count matches the folios whose generation field
-    /// names it, and slots outside the window are empty.
-    pub(crate) fn check_lru_gen_invariants(&self, m: usize) -> Result<(), String> {
-        let lg = &self.memcgs[m].lruvec.lrugen;
-        let mut count = [[0i64; 2]; MAX_NR_GENS as usize];
-        for (g, ty, l) in lg.all_lists() {
-            let mut c = l.head;
-            while c != NIL {
-                let fo = &self.folios[c];
-                let Some(gen) = folio_lru_gen(fo) else {
-                    return Err(format!(
-                        "folio {c} on list gen {g} type {ty} has no generation"
-                    ));
-                };
-                count[gen][ty] += 1;
-                c = self.folios.links(c)[1];
-            }
-        }
-        for ty in [ANON, FILE] {
-            let n = lg.nr_gens(ty);
-            if !(MIN_NR_GENS..=MAX_NR_GENS).contains(&n) {
-                return Err(format!(
-                    "type {ty}: {n} generations (max_seq {}, min_seq {})",
-                    lg.max_seq, lg.min_seq[ty]
-                ));
-            }
-            for gen in 0..MAX_NR_GENS as usize {
-                if lg.nr_pages[gen][ty] != count[gen][ty] {
-                    return Err(format!(
-                        "gen {gen} type {ty}: nr_pages {} but {} folios",
-                        lg.nr_pages[gen][ty], count[gen][ty]
-                    ));
-                }
-                let in_window = (lg.min_seq[ty]..=lg.max_seq).any(|s| lru_gen_from_seq(s) == gen);
-                if !in_window && (count[gen][ty] != 0 || !lg.lists[gen][ty].is_empty()) {
-                    return Err(format!(
-                        "gen {gen} type {ty} outside the window holds folios"
-                    ));
-                }
-            }
-        }
-        Ok(())
     }
 }

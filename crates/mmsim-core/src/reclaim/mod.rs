@@ -12,7 +12,11 @@
 //!
 //! The policy seam: the `cost` and `scanned-rotated` policies share the
 //! classic machinery and differ by [`crate::sim::ClassicRules`]; the `lru`
-//! reference policy ([`lru`]) bypasses it. The hot path dispatches on an
+//! reference policy ([`lru`]) bypasses it. The `mglru` policy ([`lru_gen`])
+//! branches at the entry points (`folio_add_lru`, `folio_mark_accessed`,
+//! `shrink_node`/`shrink_lruvec`, the reference check of
+//! `shrink_folio_list`, shadows and refaults, writeback rotation) and
+//! reuses `shrink_folio_list` for the pageout itself. The hot path dispatches on an
 //! enum, never through a trait object.
 
 pub mod balance;

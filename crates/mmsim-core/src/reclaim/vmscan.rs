@@ -963,6 +963,8 @@ impl Sim {
         k.reclaimed = 0;
         self.vm.pageoutrun += 1;
         self.next_bg = self.next_bg.min(k.clock);
+        // v6.1: balance_pgdat()'s scan_control starts with memcgs_need_aging clear.
+        self.lru_gen.memcgs_need_aging = false;
     }
 
     /// One iteration of `balance_pgdat()`'s priority loop on kswapd's clock:
