@@ -457,6 +457,9 @@ pub fn lru_gen_table(lg: &mmsim_core::reclaim::lru_gen::LruGenReport) -> String 
             let _ = writeln!(t, "   {name} tiers: {}", cells.join(" | "));
         }
     }
+    for w in &lg.writes {
+        let _ = writeln!(t, "at {:.3} s: {} → {}", w.t, w.command, w.result);
+    }
     let s = &lg.stats;
     let _ = writeln!(
         t,

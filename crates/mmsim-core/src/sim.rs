@@ -665,6 +665,9 @@ impl Sim {
         while self.kswapd.running && self.kswapd.clock <= now {
             self.kswapd_step();
         }
+        if self.next_lru_gen_write().is_some_and(|t| t <= now) {
+            self.run_lru_gen_writes(now);
+        }
         while self.knob_events.last().is_some_and(|e| e.at <= now) {
             let e = self.knob_events.pop().expect("checked");
             // Validated when scheduled: the group exists.
@@ -677,6 +680,9 @@ impl Sim {
         let mut t = self.flusher_next;
         if let Some(e) = self.knob_events.last() {
             t = t.min(e.at);
+        }
+        if let Some(w) = self.next_lru_gen_write() {
+            t = t.min(w);
         }
         if self.kswapd.running {
             t = t.min(self.kswapd.clock);

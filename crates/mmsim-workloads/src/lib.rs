@@ -59,7 +59,7 @@ pub use run::{
     run_scenario, run_scenario_cancellable, Batch, EventStream, RunOptions, ScenarioResult,
     WorkloadReport,
 };
-pub use scenario::{Scenario, Target, TraceFormat, WorkloadKind, WorkloadSpec};
+pub use scenario::{LruGenWrite, Scenario, Target, TraceFormat, WorkloadKind, WorkloadSpec};
 
 /// The scenarios shipped with the crate: (name, TOML text).
 pub const EMBEDDED_SCENARIOS: &[(&str, &str)] = &[

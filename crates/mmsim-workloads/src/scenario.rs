@@ -127,6 +127,40 @@ pub struct Scenario {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub cgroup_cycles: Vec<CgroupCycle>,
+    /// Writes to /sys/kernel/debug/lru_gen at given simulated times (`mglru`
+    /// policy), `[[lru_gen_write]]` tables.
+    #[serde(
+        rename = "lru_gen_write",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub lru_gen_writes: Vec<LruGenWrite>,
+}
+
+/// A write to /sys/kernel/debug/lru_gen: `at = "10s"`, `write = "+ 1 0 0"`
+/// (commands separated by `,`, `;` or newlines: `+ memcg_id node_id seq
+/// [swappiness [force_scan]]` ages, `- memcg_id node_id seq [swappiness
+/// [nr_to_reclaim]]` evicts; `memcg_id` may be a cgroup path such as `/a`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LruGenWrite {
+    /// When, simulated time from the start (`0s`, `1500ms`, `1min`).
+    #[serde(deserialize_with = "de_write_time", serialize_with = "ser_write_time")]
+    pub at: u64,
+    /// What is written.
+    pub write: String,
+}
+
+fn de_write_time<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    crate::models::de_opt_time(d).map(|t| t.unwrap_or(0))
+}
+
+fn ser_write_time<S: serde::Serializer>(ns: &u64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&if *ns == 0 {
+        "0s".to_string()
+    } else {
+        crate::models::format_time(*ns)
+    })
 }
 
 fn default_seed() -> u64 {
@@ -1190,6 +1224,8 @@ struct ScenarioToml {
     cgroup_changes: Vec<CgroupChange>,
     #[serde(rename = "cgroup_cycle", default)]
     cgroup_cycles: Vec<CgroupCycle>,
+    #[serde(rename = "lru_gen_write", default)]
+    lru_gen_writes: Vec<LruGenWrite>,
 }
 
 impl TryFrom<ScenarioToml> for Scenario {
@@ -1396,6 +1432,7 @@ impl Scenario {
             cgroups: Vec::new(),
             cgroup_changes: Vec::new(),
             cgroup_cycles: Vec::new(),
+            lru_gen_writes: Vec::new(),
         }
     }
 
@@ -1418,6 +1455,7 @@ impl Scenario {
             cgroups: t.cgroups,
             cgroup_changes: t.cgroup_changes,
             cgroup_cycles: t.cgroup_cycles,
+            lru_gen_writes: t.lru_gen_writes,
         })
     }
 
@@ -1531,6 +1569,18 @@ impl Scenario {
                     format!("{w} leaves nothing to measure: the workloads issue {total} events"),
                 ));
             }
+        }
+        for (i, w) in self.lru_gen_writes.iter().enumerate() {
+            if self.machine.policy.name != mmsim_core::PolicyName::Mglru {
+                return Err(invalid(
+                    format!("lru_gen_write[{i}]"),
+                    "/sys/kernel/debug/lru_gen exists under the mglru policy only; set \
+                     [machine.policy] name = \"mglru\""
+                        .into(),
+                ));
+            }
+            mmsim_core::reclaim::lru_gen::parse_lru_gen_write(&w.write)
+                .map_err(|e| invalid(format!("lru_gen_write[{i}].write"), e))?;
         }
         if self.workloads.is_empty() {
             return Err(invalid(

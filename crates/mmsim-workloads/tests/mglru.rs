@@ -122,3 +122,58 @@ fn mglru_runs_repeat_bit_for_bit() {
         );
     }
 }
+
+#[test]
+fn debugfs_writes_run_at_their_times_and_log_results() {
+    let toml = format!(
+        r#"{MEMCACHED}
+[machine.policy]
+name = "mglru"
+
+[[lru_gen_write]]
+at = "10ms"
+write = "+ 1 0 0 200 1; - / 0 0"
+
+[[lru_gen_write]]
+at = "20ms"
+write = "- 1 0 9999"
+"#
+    );
+    let s = Scenario::from_toml_str(&toml, "test").unwrap();
+    let r = run_scenario(&s, &mut RunOptions::default()).unwrap().result;
+    let lg = r.lru_gen.unwrap();
+    let w: Vec<(&str, &str)> = lg
+        .writes
+        .iter()
+        .map(|w| (w.command.as_str(), w.result.as_str()))
+        .collect();
+    assert_eq!(w.len(), 3, "{w:?}");
+    assert_eq!(w[0], ("+ 1 0 0 200 1", "ok"));
+    assert!(w[1].1.starts_with("ok, "), "{w:?}");
+    assert!(w[2].1.contains("EINVAL"), "{w:?}");
+    assert!(lg.writes[0].t >= 0.010 && lg.writes[2].t >= 0.020);
+}
+
+#[test]
+fn debugfs_writes_are_checked_when_the_scenario_loads() {
+    for (policy, write, field, needle) in [
+        (
+            "mglru",
+            "* 1 0 0",
+            "lru_gen_write[0].write",
+            "unknown command",
+        ),
+        ("mglru", "+ 1 1 0", "lru_gen_write[0].write", "only node 0"),
+        ("mglru", "+ 1 0 0 300", "lru_gen_write[0].write", "[0, 201]"),
+        ("mglru", "+ 1 0", "lru_gen_write[0].write", "expected"),
+        ("cost", "+ 1 0 0", "lru_gen_write[0]", "mglru policy only"),
+    ] {
+        let toml = format!(
+            "{MEMCACHED}\n[machine.policy]\nname = \"{policy}\"\n[[lru_gen_write]]\nat = \"1s\"\nwrite = \"{write}\"\n"
+        );
+        let e = Scenario::from_toml_str(&toml, "test")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(field) && e.contains(needle), "{write}: {e}");
+    }
+}

@@ -43,7 +43,7 @@ use crate::mem::pagetable::{VmaId, VmaKind, PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESE
 use crate::memcg::{Lruvec, MemcgId};
 use crate::reclaim::vmscan::FolioReferences;
 use crate::reclaim::{Reclaimer, ScanControl, DEF_PRIORITY};
-use crate::sim::{Policy, Sim};
+use crate::sim::{Policy, Sim, SimError};
 
 /// `MIN_NR_GENS`: eviction needs at least this many generations.
 pub const MIN_NR_GENS: u64 = 2;
@@ -428,6 +428,9 @@ pub struct LruGenReport {
     /// The view over time: at most one sample per `SAMPLE_NS` of simulated
     /// time, taken when a generation is made.
     pub series: Vec<LruGenSample>,
+    /// The /sys/kernel/debug/lru_gen writes of the scenario and their results.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<LruGenWriteLog>,
 }
 
 /// Minimum spacing of the time series samples: 1 s.
@@ -456,6 +459,10 @@ pub struct LruGenState {
     pub series: Vec<LruGenSample>,
     /// Time of the last sample, ns.
     pub last_sample: Option<u64>,
+    /// Scheduled debugfs writes, latest first: (time, commands).
+    pub pending: Vec<(u64, Vec<LruGenCommand>)>,
+    /// The debugfs writes run so far.
+    pub log: Vec<LruGenWriteLog>,
 }
 
 impl Lruvec {
@@ -2107,6 +2114,7 @@ impl Sim {
             stats: self.lru_gen.stats,
             memcgs: self.lru_gen_view(),
             series: self.lru_gen.series.clone(),
+            writes: self.lru_gen.log.clone(),
         })
     }
 }
@@ -2246,5 +2254,192 @@ mod tests {
         b.insert(3, 7);
         assert!(b.test(3, 7));
         assert!(!b.test(3, 8));
+    }
+}
+
+/// Which debugfs command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LruGenOp {
+    /// `+`: aging (`run_aging`), with `force_scan`.
+    Age {
+        /// Walk every PTE table, not only those in the Bloom filter (default true).
+        force_scan: bool,
+    },
+    /// `-`: eviction (`run_eviction`) of up to `nr_to_reclaim` pages.
+    Evict {
+        /// Pages to reclaim at most (default: unlimited).
+        nr_to_reclaim: Option<u64>,
+    },
+}
+
+/// One command written to /sys/kernel/debug/lru_gen.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LruGenCommand {
+    /// `+` or `-`.
+    pub op: LruGenOp,
+    /// The group: a `mem_cgroup_id` (1 = the top group) or a cgroup path.
+    pub memcg: String,
+    /// Node id (only node 0 exists).
+    pub node: u32,
+    /// The seq argument.
+    pub seq: u64,
+    /// Swappiness 0..=201, or the group's.
+    pub swappiness: Option<u32>,
+    /// The command as written.
+    pub text: String,
+}
+
+/// Parses what a write to /sys/kernel/debug/lru_gen holds (`lru_gen_seq_write`):
+/// commands separated by `,`, `;` or newlines, each
+/// `+ memcg_id node_id seq [swappiness [force_scan]]` or
+/// `- memcg_id node_id seq [swappiness [nr_to_reclaim]]`. `memcg_id` may also be a
+/// cgroup path (`/`, `/a/b`). The error says what is wrong and what is allowed.
+pub fn parse_lru_gen_write(text: &str) -> Result<Vec<LruGenCommand>, String> {
+    let mut out = Vec::new();
+    for cmd in text.split([',', ';', '\n']) {
+        let cmd = cmd.trim();
+        if cmd.is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = cmd.split_whitespace().collect();
+        let usage = "expected `+ memcg_id node_id seq [swappiness [force_scan]]` or \
+                     `- memcg_id node_id seq [swappiness [nr_to_reclaim]]`";
+        if f.len() < 4 || f.len() > 6 {
+            return Err(format!("`{cmd}`: {usage}"));
+        }
+        let num = |s: &str, what: &str| {
+            s.parse::<u64>()
+                .map_err(|_| format!("`{cmd}`: {what} `{s}` is not a number"))
+        };
+        let memcg = f[1].to_string();
+        if !memcg.starts_with('/') {
+            num(&memcg, "memcg_id")?;
+        }
+        let node = num(f[2], "node_id")?;
+        if node != 0 {
+            return Err(format!("`{cmd}`: node_id {node}: only node 0 exists"));
+        }
+        let seq = num(f[3], "seq")?;
+        let swappiness = match f.get(4) {
+            Some(s) => {
+                let v = num(s, "swappiness")?;
+                if v > SWAPPINESS_ANON_ONLY as u64 {
+                    return Err(format!(
+                        "`{cmd}`: swappiness {v} is out of range [0, 201] (201 = anon only)"
+                    ));
+                }
+                Some(v as u32)
+            }
+            None => None,
+        };
+        let extra = f.get(5).map(|s| num(s, "the last field")).transpose()?;
+        let op = match f[0] {
+            "+" => LruGenOp::Age {
+                force_scan: extra.is_none_or(|v| v != 0),
+            },
+            "-" => LruGenOp::Evict {
+                nr_to_reclaim: extra,
+            },
+            o => return Err(format!("`{cmd}`: unknown command `{o}`; {usage}")),
+        };
+        out.push(LruGenCommand {
+            op,
+            memcg,
+            node: node as u32,
+            seq,
+            swappiness,
+            text: cmd.to_string(),
+        });
+    }
+    if out.is_empty() {
+        return Err("no command; expected `+ ...` or `- ...`".into());
+    }
+    Ok(out)
+}
+
+/// A debugfs write run during the simulation, and what it returned.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LruGenWriteLog {
+    /// When, simulated seconds.
+    pub t: f64,
+    /// The command.
+    pub command: String,
+    /// `ok` (for `-`: pages reclaimed), or the error.
+    pub result: String,
+}
+
+impl Sim {
+    /// Resolves a command's group: a `mem_cgroup_id` or a path.
+    fn lru_gen_memcg(&self, c: &LruGenCommand) -> Result<MemcgId, String> {
+        if c.memcg.starts_with('/') {
+            return self
+                .memcg_by_path(&c.memcg)
+                .ok_or_else(|| format!("`{}`: no cgroup {}", c.text, c.memcg));
+        }
+        let id: u64 = c
+            .memcg
+            .parse()
+            .map_err(|_| format!("`{}`: bad memcg_id", c.text))?;
+        self.memcgs
+            .iter()
+            .position(|g| g.id as u64 == id)
+            .map(|i| i as MemcgId)
+            .ok_or_else(|| format!("`{}`: no memcg with id {id}", c.text))
+    }
+
+    /// Runs one parsed command now; the result as the log shows it.
+    pub fn lru_gen_run_command(&mut self, c: &LruGenCommand) -> Result<String, String> {
+        let m = self.lru_gen_memcg(c)?;
+        match c.op {
+            LruGenOp::Age { force_scan } => self
+                .lru_gen_run_aging(m, c.seq, c.swappiness, force_scan)
+                .map(|()| "ok".to_string()),
+            LruGenOp::Evict { nr_to_reclaim } => self
+                .lru_gen_run_eviction(m, c.seq, c.swappiness, nr_to_reclaim)
+                .map(|n| format!("ok, {n} pages reclaimed")),
+        }
+    }
+
+    /// Schedules a write to /sys/kernel/debug/lru_gen at simulated time `at` (ns):
+    /// parsed and its groups checked now; run when the workload clock reaches
+    /// `at`, its results logged in the report (a command's error, like the
+    /// kernel's EINVAL/EEXIST to the writer, does not stop the run).
+    pub fn schedule_lru_gen_write(&mut self, at: u64, text: &str) -> Result<(), SimError> {
+        if !matches!(self.policy, Policy::Mglru(_)) {
+            return Err(SimError::Setup(
+                "/sys/kernel/debug/lru_gen: the policy is not mglru".into(),
+            ));
+        }
+        let cmds = parse_lru_gen_write(text).map_err(SimError::Setup)?;
+        for c in &cmds {
+            self.lru_gen_memcg(c).map_err(SimError::Setup)?;
+        }
+        let i = self.lru_gen.pending.partition_point(|x| x.0 > at);
+        self.lru_gen.pending.insert(i, (at, cmds));
+        self.update_next_bg();
+        Ok(())
+    }
+
+    /// Runs the debugfs writes due by `now` (from `background()`).
+    pub(crate) fn run_lru_gen_writes(&mut self, now: u64) {
+        while self.lru_gen.pending.last().is_some_and(|w| w.0 <= now) {
+            let (_, cmds) = self.lru_gen.pending.pop().expect("checked");
+            for c in cmds {
+                let result = match self.lru_gen_run_command(&c) {
+                    Ok(r) => r,
+                    Err(e) => format!("error: {e}"),
+                };
+                self.lru_gen.log.push(LruGenWriteLog {
+                    t: self.clock as f64 / 1e9,
+                    command: c.text.clone(),
+                    result,
+                });
+            }
+        }
+    }
+
+    /// When the next scheduled debugfs write is due.
+    pub(crate) fn next_lru_gen_write(&self) -> Option<u64> {
+        self.lru_gen.pending.last().map(|w| w.0)
     }
 }
