@@ -76,6 +76,7 @@ pub const EMBEDDED_SCENARIOS: &[(&str, &str)] = &[
     ("memcached", include_str!("../scenarios/memcached.toml")),
     ("pgbench", include_str!("../scenarios/pgbench.toml")),
     ("dd-vs-eater", include_str!("../scenarios/dd-vs-eater.toml")),
+    ("many-tabs", include_str!("../scenarios/many-tabs.toml")),
     (
         "softlimit-kbuild",
         include_str!("../scenarios/softlimit-kbuild.toml"),

@@ -60,6 +60,7 @@ use crate::models::fio::{FioDistribution, FioRw, FioSpec};
 use crate::models::kbuild::KbuildSpec;
 use crate::models::kv::{KeyPattern, KvRatio, KvSpec};
 use crate::models::pgbench::PgbenchSpec;
+use crate::models::tabs::TabsSpec;
 use crate::models::{self, Bad};
 use crate::tomlpos;
 
@@ -417,6 +418,8 @@ pub enum WorkloadKind {
     Eater(EaterSpec),
     /// `kbuild`: a parallel kernel build, `make -jN` ([`crate::models::kbuild`]).
     Kbuild(KbuildSpec),
+    /// `tabs`: a browser's tabs on a small client ([`crate::models::tabs`]).
+    Tabs(TabsSpec),
 }
 
 impl WorkloadKind {
@@ -441,6 +444,7 @@ impl WorkloadKind {
             WorkloadKind::Dd(_) => KindName::Dd,
             WorkloadKind::Eater(_) => KindName::Eater,
             WorkloadKind::Kbuild(_) => KindName::Kbuild,
+            WorkloadKind::Tabs(_) => KindName::Tabs,
         }
     }
 
@@ -457,9 +461,10 @@ impl WorkloadKind {
             WorkloadKind::Fio(_) | WorkloadKind::Pgbench(_) | WorkloadKind::Dd(_) => {
                 Some(Target::File)
             }
-            WorkloadKind::Kv(_) | WorkloadKind::Eater(_) | WorkloadKind::Kbuild(_) => {
-                Some(Target::Anon)
-            }
+            WorkloadKind::Kv(_)
+            | WorkloadKind::Eater(_)
+            | WorkloadKind::Kbuild(_)
+            | WorkloadKind::Tabs(_) => Some(Target::Anon),
             _ => None,
         }
     }
@@ -481,6 +486,7 @@ impl WorkloadKind {
             WorkloadKind::Dd(d) => d.pages(),
             WorkloadKind::Eater(e) => e.pages(),
             WorkloadKind::Kbuild(k) => k.pages(),
+            WorkloadKind::Tabs(t) => t.pages(),
         }
     }
 
@@ -495,6 +501,7 @@ impl WorkloadKind {
             WorkloadKind::Dd(d) => return Some(d.events()),
             WorkloadKind::Eater(e) => return Some(e.events()),
             WorkloadKind::Kbuild(k) => return Some(k.events()),
+            WorkloadKind::Tabs(t) => return Some(t.events()),
             _ => {}
         }
         match *self {
@@ -513,7 +520,8 @@ impl WorkloadKind {
             | WorkloadKind::Pgbench(_)
             | WorkloadKind::Dd(_)
             | WorkloadKind::Eater(_)
-            | WorkloadKind::Kbuild(_) => None,
+            | WorkloadKind::Kbuild(_)
+            | WorkloadKind::Tabs(_) => None,
         }
     }
 }
@@ -586,6 +594,7 @@ impl WorkloadSpec {
     pub fn effective_write_ratio(&self) -> f64 {
         match self.write_ratio {
             Some(r) => r,
+            None if matches!(self.kind, WorkloadKind::Tabs(_)) => 0.3,
             None if matches!(
                 self.kind,
                 WorkloadKind::Touch { .. } | WorkloadKind::Eater(_)
@@ -626,6 +635,7 @@ enum KindName {
     Dd,
     Eater,
     Kbuild,
+    Tabs,
 }
 
 impl KindName {
@@ -638,6 +648,7 @@ impl KindName {
                 | KindName::Dd
                 | KindName::Eater
                 | KindName::Kbuild
+                | KindName::Tabs
         )
     }
 
@@ -656,6 +667,7 @@ impl KindName {
             KindName::Dd => "dd",
             KindName::Eater => "eater",
             KindName::Kbuild => "kbuild",
+            KindName::Tabs => "tabs",
         }
     }
 
@@ -703,6 +715,7 @@ impl KindName {
             ),
             KindName::Dd => (&["count"], &["bs", "read"]),
             KindName::Eater => (&["size"], &["passes", "pattern", "rate"]),
+            KindName::Tabs => (&["tabs", "tab_size", "switches"], &["touches"]),
             KindName::Kbuild => (
                 &["units"],
                 &[
@@ -724,7 +737,9 @@ impl KindName {
     /// The common fields the kind takes.
     fn common(self) -> &'static str {
         match self {
-            KindName::Eater => "name, phase, weight, advice, start, cgroup, write_ratio",
+            KindName::Eater | KindName::Tabs => {
+                "name, phase, weight, advice, start, cgroup, write_ratio"
+            }
             k if k.is_model() => "name, phase, weight, advice, start, cgroup",
             _ => "name, target, write_ratio, phase, weight, advice, start, cgroup",
         }
@@ -871,6 +886,20 @@ struct RawWorkload {
     pattern: Option<EaterPattern>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     rate: Option<f64>,
+    // tabs
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tabs: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    tab_size: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    switches: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    touches: Option<u64>,
     // kbuild
     #[serde(default, skip_serializing_if = "Option::is_none")]
     jobs: Option<u32>,
@@ -989,7 +1018,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 51] = [
+    let present: [(&'static str, bool); 55] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -1028,6 +1057,10 @@ fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("read", r.read.is_some()),
         ("pattern", r.pattern.is_some()),
         ("rate", r.rate.is_some()),
+        ("tabs", r.tabs.is_some()),
+        ("tab_size", r.tab_size.is_some()),
+        ("switches", r.switches.is_some()),
+        ("touches", r.touches.is_some()),
         ("jobs", r.jobs.is_some()),
         ("units", r.units.is_some()),
         ("source_size", r.source_size.is_some()),
@@ -1048,7 +1081,7 @@ fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     for (field, is) in present {
         let common_ok = match field {
             "target" => !model,
-            "write_ratio" => !model || kind == KindName::Eater,
+            "write_ratio" => !model || matches!(kind, KindName::Eater | KindName::Tabs),
             _ => false,
         };
         if is && !common_ok && !required.contains(&field) && !optional.contains(&field) {
@@ -1172,6 +1205,12 @@ fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             pattern: r.pattern.unwrap_or_default(),
             rate: r.rate,
         }),
+        KindName::Tabs => WorkloadKind::Tabs(TabsSpec {
+            tabs: r.tabs.unwrap_or(0),
+            tab_size: r.tab_size.unwrap_or(0),
+            switches: r.switches.unwrap_or(0),
+            touches: r.touches,
+        }),
         KindName::Kbuild => {
             let d = KbuildSpec::new(0);
             WorkloadKind::Kbuild(KbuildSpec {
@@ -1287,6 +1326,10 @@ impl From<WorkloadSpec> for RawWorkload {
             read: None,
             pattern: None,
             rate: None,
+            tabs: None,
+            tab_size: None,
+            switches: None,
+            touches: None,
             jobs: None,
             units: None,
             source_size: None,
@@ -1386,6 +1429,12 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.passes = Some(e.passes);
                 r.pattern = Some(e.pattern);
                 r.rate = e.rate;
+            }
+            WorkloadKind::Tabs(t) => {
+                r.tabs = Some(t.tabs);
+                r.tab_size = Some(t.tab_size);
+                r.switches = Some(t.switches);
+                r.touches = t.touches;
             }
             WorkloadKind::Kbuild(k) => {
                 r.jobs = Some(k.jobs);
@@ -1633,7 +1682,9 @@ impl Scenario {
                         ),
                     ));
                 }
-                if w.write_ratio.is_some() && !matches!(w.kind, WorkloadKind::Eater(_)) {
+                if w.write_ratio.is_some()
+                    && !matches!(w.kind, WorkloadKind::Eater(_) | WorkloadKind::Tabs(_))
+                {
                     return Err(invalid(
                         field("write_ratio"),
                         format!("does not apply to kind `{}`", w.kind.name()),
@@ -1758,6 +1809,7 @@ impl Scenario {
                 WorkloadKind::Dd(d) => d.validate().map_err(bad)?,
                 WorkloadKind::Eater(e) => e.validate().map_err(bad)?,
                 WorkloadKind::Kbuild(k) => k.validate().map_err(bad)?,
+                WorkloadKind::Tabs(t) => t.validate().map_err(bad)?,
             }
         }
         crate::cgroups::validate(self)

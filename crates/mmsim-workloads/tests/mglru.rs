@@ -177,3 +177,96 @@ fn debugfs_writes_are_checked_when_the_scenario_loads() {
         assert!(e.contains(field) && e.contains(needle), "{write}: {e}");
     }
 }
+
+/// The many-tabs client, scaled: 10 tabs of 4M in 16M, zram.
+const TABS: &str = r#"
+seed = 1
+[machine]
+memory = "16M"
+[machine.swap]
+device = "zram"
+size = "64M"
+[[workload]]
+name = "chrome"
+kind = "tabs"
+tabs = 10
+tab_size = "4M"
+switches = 300
+"#;
+
+#[test]
+fn many_tabs_kswapd_profile_shifts_away_from_rmap_walks() {
+    let cost = run(TABS, PolicyName::Cost, MglruVersion::V6_14);
+    for v in [MglruVersion::V6_14, MglruVersion::V6_1] {
+        let mg = run(TABS, PolicyName::Mglru, v);
+        let share =
+            |r: &RunResult| r.kswapd_profile.rmap_ns as f64 / r.kswapd_profile.total_ns() as f64;
+        println!(
+            "{v:?}: rmap share {:.4} -> {:.4}, walks {} -> {}, miss {:.4} -> {:.4}",
+            share(&cost),
+            share(&mg),
+            cost.kswapd_profile.rmap_walks,
+            mg.kswapd_profile.rmap_walks,
+            cost.miss_ratio,
+            mg.miss_ratio
+        );
+        assert!(share(&mg) < share(&cost), "{v:?}");
+        assert!(mg.kswapd_profile.rmap_walks < cost.kswapd_profile.rmap_walks);
+    }
+}
+
+#[test]
+fn tabs_load_every_heap_then_visit() {
+    use mmsim_core::Event;
+    let toml = r#"
+[machine]
+memory = "64M"
+[[workload]]
+kind = "tabs"
+tabs = 2
+tab_size = "8k"
+switches = 3
+touches = 2
+write_ratio = 0
+"#;
+    let s = Scenario::from_toml_str(toml, "t").unwrap();
+    assert_eq!(s.expected_events(), Some(2 * 2 + 3 * 2));
+    let mut events = Vec::new();
+    let mut record = |b: &[Event]| events.extend_from_slice(b);
+    run_scenario(
+        &s,
+        &mut RunOptions {
+            on_batch: Some(&mut record),
+            ..RunOptions::default()
+        },
+    )
+    .unwrap();
+    let acc: Vec<(u32, u32, bool)> = events
+        .iter()
+        .filter_map(|e| match *e {
+            Event::Access { vma, index, write } => Some((vma, index, write)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(acc.len(), 10);
+    // Page loads: tab 0 then tab 1, every page stored in order.
+    assert_eq!(
+        acc[..4],
+        [(0, 0, true), (0, 1, true), (1, 0, true), (1, 1, true)]
+    );
+    // Visits: reads (write_ratio 0) within a tab's heap, two per visit.
+    for pair in acc[4..].chunks(2) {
+        assert_eq!(pair[0].0, pair[1].0, "a visit stays in one tab");
+        assert!(pair.iter().all(|&(v, i, w)| v < 2 && i < 2 && !w));
+    }
+    let bad = Scenario::from_toml_str(
+        "[[workload]]\nkind = \"tabs\"\ntabs = 0\ntab_size = \"4M\"\nswitches = 1\n",
+        "t",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        bad.contains("workload[0].tabs") && bad.contains("[1, 4096]"),
+        "{bad}"
+    );
+}
