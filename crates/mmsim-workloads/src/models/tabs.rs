@@ -220,7 +220,7 @@ impl TabsGen {
             }
             let r = rng.next_u64();
             let hot = (self.tab_pages / 4).max(1);
-            let index = if r % 4 != 0 {
+            let index = if !r.is_multiple_of(4) {
                 (r >> 2) % hot
             } else {
                 (r >> 2) % self.tab_pages
