@@ -109,3 +109,62 @@ proptest! {
         prop_assert_eq!(a, b);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// MGLRU with two groups (the memcg walk of global reclaim and cgroup
+    /// reclaim at a group's limit) and debugfs aging/eviction between
+    /// chunks: invariants hold and runs repeat.
+    #[test]
+    fn mglru_with_groups_and_debugfs_commands(
+        v1 in any::<bool>(),
+        swap in any::<bool>(),
+        limit in prop_oneof![Just(None), (300u64..2000).prop_map(Some)],
+        cmds in prop::collection::vec((any::<bool>(), 0u64..12, prop_oneof![Just(None), (0u32..=201).prop_map(Some)]), 0..12),
+        codes in prop::collection::vec((any::<u8>(), 0u32..8000, any::<bool>()), 1..4000),
+    ) {
+        let version = if v1 { MglruVersion::V6_1 } else { MglruVersion::V6_14 };
+        let run = || {
+            let (mut sim, vmas, file) = build((PolicyName::Mglru, version), swap, None);
+            let g = sim.add_memcg(0, "g").unwrap();
+            if let Some(l) = limit {
+                sim.set_memcg_max(g, l).unwrap();
+            }
+            let t = sim.add_task("u");
+            sim.attach_task(t, g).unwrap();
+            let other = sim.mmap_anon(t, 2500).unwrap();
+            let mut log = Vec::new();
+            for (i, chunk) in codes.chunks(400).enumerate() {
+                let ev: Vec<Event> = chunk
+                    .iter()
+                    .map(|&c| {
+                        if c.0 % 7 == 6 {
+                            Event::Access { vma: other, index: c.1 % 2500, write: c.2 }
+                        } else {
+                            event(c, vmas, file, swap)
+                        }
+                    })
+                    .collect();
+                sim.run(&ev);
+                sim.check_invariants().map_err(TestCaseError::fail)?;
+                if let Some(&(age, seq, sw)) = cmds.get(i) {
+                    let m = if seq % 2 == 0 { 0 } else { g };
+                    let r = if age {
+                        sim.lru_gen_run_aging(m, seq, sw, seq % 3 != 0).map(|()| 0)
+                    } else {
+                        sim.lru_gen_run_eviction(m, seq, sw, Some(64))
+                    };
+                    log.push(format!("{r:?}"));
+                    sim.check_invariants().map_err(TestCaseError::fail)?;
+                }
+            }
+            let r = sim.finish();
+            prop_assert_eq!(r.access.hits + r.access.misses, r.access.accesses);
+            Ok((serde_json::to_string(&r).unwrap(), log))
+        };
+        let a = run()?;
+        let b = run()?;
+        prop_assert_eq!(a, b);
+    }
+}

@@ -361,6 +361,8 @@ pub struct LruGenStats {
 pub struct LruGenGen {
     /// Sequence number.
     pub seq: u64,
+    /// Birth time (`timestamps[]`), ms of simulated time.
+    pub birth_ms: u64,
     /// Age: now − birth, ms.
     pub age_ms: u64,
     /// Anonymous pages (0 if below the type's min_seq).
@@ -2058,6 +2060,7 @@ impl Sim {
                         };
                         LruGenGen {
                             seq,
+                            birth_ms: lg.timestamps[gen] / 1_000_000,
                             age_ms: now.saturating_sub(lg.timestamps[gen]) / 1_000_000,
                             anon: pages(ANON),
                             file: pages(FILE),
