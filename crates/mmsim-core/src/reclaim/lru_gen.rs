@@ -465,6 +465,8 @@ pub struct LruGenState {
     pub pending: Vec<(u64, Vec<LruGenCommand>)>,
     /// The debugfs writes run so far.
     pub log: Vec<LruGenWriteLog>,
+    /// Scratch list of `evict_folios`' retried folios (reused).
+    pub retry: Vec<FolioId>,
 }
 
 impl Lruvec {
@@ -1454,7 +1456,8 @@ impl Sim {
 
     /// `evict_folios()`: isolate a batch, drop empty oldest generations,
     /// reclaim the batch through `shrink_folio_list` (with the MGLRU
-    /// reference rule) and put survivors back — never into the oldest
+    /// reference rule; clean, unmapped, inactive survivors are retried once)
+    /// and put survivors back — never into the oldest
     /// generation (v6.14: those whose insertion seq would be min_seq get
     /// PG_active; v6.1: every rejected folio not waiting for writeback).
     /// Returns the number scanned (0 = no progress: the caller ages).
@@ -1478,7 +1481,27 @@ impl Sim {
         let mut batch = std::mem::take(&mut self.scratch);
         let taken = batch.len() as u64;
         let rules = self.rules();
-        let (reclaimed, _) = self.shrink_folio_list(&mut batch, sc, rules);
+        let (mut reclaimed, _) = self.shrink_folio_list(&mut batch, sc, rules);
+        // "retry folios that may have missed folio_rotate_reclaimable()": clean,
+        // unmapped, inactive survivors get one more shrink_folio_list pass.
+        let mut retry = std::mem::take(&mut self.lru_gen.retry);
+        retry.clear();
+        batch.retain(|&f| {
+            let fo = &self.folios[f];
+            let again = !fo.test(flags::ACTIVE | flags::DIRTY | flags::WRITEBACK)
+                && fo.mapcount == 0
+                && !fo.test(flags::UNEVICTABLE);
+            if again {
+                retry.push(f);
+            }
+            !again
+        });
+        if !retry.is_empty() {
+            sc.nr_scanned = sc.nr_scanned.saturating_sub(retry.len() as u64);
+            reclaimed += self.shrink_folio_list(&mut retry, sc, rules).0;
+            batch.extend_from_slice(&retry);
+        }
+        self.lru_gen.retry = retry;
         for &f in &batch {
             let fo = &mut self.folios[f];
             match v {
@@ -2123,6 +2146,17 @@ impl Sim {
 }
 
 impl Sim {
+    /// Test helper: `isolate_folios`.
+    #[cfg(test)]
+    pub(crate) fn isolate_folios_for_test(
+        &mut self,
+        m: MemcgId,
+        swappiness: u32,
+        sc: &mut ScanControl,
+    ) -> (usize, u64) {
+        self.isolate_folios(m, swappiness, sc)
+    }
+
     /// Test helper: puts folio `f` (on no list) at the head of generation `seq`.
     #[cfg(test)]
     pub(crate) fn lru_gen_add_folio_at_for_test(&mut self, f: FolioId, seq: u64) {
