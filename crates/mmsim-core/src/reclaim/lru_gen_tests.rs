@@ -716,3 +716,60 @@ fn debugfs_eviction_counts_tier_evictions_and_no_global_pgsteal() {
     assert_eq!(s.lru_gen_folio(0).evicted[FILE][0], 5);
     assert_eq!(s.memcgs[0].stat.pgsteal_direct, 5);
 }
+
+#[test]
+fn memcg_lru_rotates_aged_groups_young_and_advances_its_seq() {
+    let mut s = mg(V2);
+    let a = s.add_memcg(0, "a").unwrap();
+    s.memcg_lru_sync();
+    let ml = &s.lru_gen.memcg_lru;
+    assert_eq!(
+        (ml.seq, ml.nr_memcgs),
+        (0, [2, 0, 0]),
+        "both online in the old gen"
+    );
+    s.lru_gen_rotate_memcg(0, MemcgLruOp::Young);
+    assert_eq!(s.lru_gen.memcg_lru.nr_memcgs, [1, 1, 0]);
+    assert_eq!(s.lru_gen.memcg_lru.seq, 0);
+    s.lru_gen_rotate_memcg(a, MemcgLruOp::Tail);
+    let l = s.memcgs[a as usize].lruvec.lrugen.memcg_lru;
+    assert_eq!((l.gen, l.seg), (0, MemcgSeg::Tail));
+    // The last group of the old generation leaves: seq advances, the young
+    // generation becomes the old one.
+    s.lru_gen_rotate_memcg(a, MemcgLruOp::Young);
+    let ml = &s.lru_gen.memcg_lru;
+    assert_eq!((ml.seq, ml.nr_memcgs, ml.old_gen()), (1, [0, 2, 0], 1));
+    let bins: usize = ml.fifo[1].iter().map(Vec::len).sum();
+    assert_eq!(bins, 2);
+}
+
+#[test]
+fn global_reclaim_takes_groups_below_memory_low_last() {
+    // Group /a below memory.low, /b not: shrink_one gives /a TAIL first
+    // (no reclaim from it) while /b is reclaimed.
+    let mut s = Sim::new(cfg(V2, 1 << 16, None)).unwrap();
+    let a = s.add_memcg(0, "a").unwrap();
+    let b = s.add_memcg(0, "b").unwrap();
+    s.set_memcg_knob(a, crate::memcg::MemcgKnob::Low, 1 << 20)
+        .unwrap();
+    for (g, name) in [(a, "ta"), (b, "tb")] {
+        let t = s.add_task(name);
+        s.attach_task(t, g).unwrap();
+        let f = s.add_file(name, 200).unwrap();
+        s.open(f, t).unwrap();
+        s.fadvise(f, Advice::Random).unwrap();
+        for i in 0..200 {
+            read(&mut s, f, i);
+        }
+    }
+    let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
+    sc.priority = 1;
+    s.lru_gen_shrink_node(&mut sc);
+    assert!(s.memcgs[b as usize].usage < 200, "b reclaimed");
+    assert_eq!(s.memcgs[a as usize].usage, 200, "a spared");
+    assert_eq!(
+        s.memcgs[a as usize].lruvec.lrugen.memcg_lru.seg,
+        MemcgSeg::Tail
+    );
+    assert_eq!(s.memcgs[a as usize].stat.low, 0);
+}
