@@ -149,6 +149,13 @@ proptest! {
                 sim.run(&ev);
                 sim.check_invariants().map_err(TestCaseError::fail)?;
                 if let Some(&(age, seq, sw)) = cmds.get(i) {
+                    if seq == 11 {
+                        // Toggle the core bit (lru_gen/enabled): drain or fill.
+                        let on = matches!(sim.policy(), mmsim_core::sim::Policy::Mglru(_));
+                        log.push(format!("{}", sim.lru_gen_set_enabled(if on { 6 } else { 7 })));
+                        sim.check_invariants().map_err(TestCaseError::fail)?;
+                        continue;
+                    }
                     let m = if seq % 2 == 0 { 0 } else { g };
                     let r = if age {
                         sim.lru_gen_run_aging(m, seq, sw, seq % 3 != 0).map(|()| 0)

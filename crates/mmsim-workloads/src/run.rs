@@ -422,7 +422,7 @@ pub fn run_scenario_cancellable(
     })?;
     crate::cgroups::setup(&mut sim, s)?;
     for (i, w) in s.lru_gen_writes.iter().enumerate() {
-        sim.schedule_lru_gen_write(w.at, &w.write)
+        sim.schedule_lru_gen_write(w.at, w.path(), &w.write)
             .map_err(|source| WorkloadError::Setup {
                 what: format!("lru_gen_write[{i}]"),
                 source,

@@ -138,10 +138,13 @@ pub struct Scenario {
     pub lru_gen_writes: Vec<LruGenWrite>,
 }
 
-/// A write to /sys/kernel/debug/lru_gen: `at = "10s"`, `write = "+ 1 0 0"`
-/// (commands separated by `,`, `;` or newlines: `+ memcg_id node_id seq
-/// [swappiness [force_scan]]` ages, `- memcg_id node_id seq [swappiness
-/// [nr_to_reclaim]]` evicts; `memcg_id` may be a cgroup path such as `/a`).
+/// A write to an lru_gen file at a time: `at = "10s"`, `write = "+ 1 0 0"`,
+/// and `path`: /sys/kernel/debug/lru_gen (default; commands separated by
+/// `,`, `;` or newlines: `+ memcg_id node_id seq [swappiness [force_scan]]`
+/// ages, `- memcg_id node_id seq [swappiness [nr_to_reclaim]]` evicts;
+/// `memcg_id` may be a cgroup path such as `/a`),
+/// /sys/kernel/mm/lru_gen/enabled (`y`, `n`, or bits 0..=7) or
+/// /sys/kernel/mm/lru_gen/min_ttl_ms (ms).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LruGenWrite {
@@ -150,6 +153,18 @@ pub struct LruGenWrite {
     pub at: u64,
     /// What is written.
     pub write: String,
+    /// The file (default /sys/kernel/debug/lru_gen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+impl LruGenWrite {
+    /// The file written.
+    pub fn path(&self) -> &str {
+        self.path
+            .as_deref()
+            .unwrap_or(mmsim_core::reclaim::lru_gen::LRU_GEN_DEBUG)
+    }
 }
 
 fn de_write_time<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
@@ -1623,13 +1638,21 @@ impl Scenario {
             if self.machine.policy.name != mmsim_core::PolicyName::Mglru {
                 return Err(invalid(
                     format!("lru_gen_write[{i}]"),
-                    "/sys/kernel/debug/lru_gen exists under the mglru policy only; set \
+                    "the lru_gen files are written under the mglru policy only; set \
                      [machine.policy] name = \"mglru\""
                         .into(),
                 ));
             }
-            mmsim_core::reclaim::lru_gen::parse_lru_gen_write(&w.write)
-                .map_err(|e| invalid(format!("lru_gen_write[{i}].write"), e))?;
+            mmsim_core::reclaim::lru_gen::parse_lru_gen_file_write(w.path(), &w.write).map_err(
+                |e| {
+                    let f = if e.starts_with("unknown file") {
+                        "path"
+                    } else {
+                        "write"
+                    };
+                    invalid(format!("lru_gen_write[{i}].{f}"), e)
+                },
+            )?;
         }
         if self.workloads.is_empty() {
             return Err(invalid(

@@ -270,3 +270,76 @@ write_ratio = 0
         "{bad}"
     );
 }
+
+#[test]
+fn enabled_and_min_ttl_writes_switch_lists_and_settings_at_their_times() {
+    // Core off at 50 ms (folios drained to the classic lists, cost rules),
+    // back on at 100 ms (filled into generations), min_ttl set at 120 ms.
+    let toml = format!(
+        r#"{MEMCACHED}
+[machine.policy]
+name = "mglru"
+mglru_version = "v6.1"
+
+[[lru_gen_write]]
+at = "50ms"
+path = "/sys/kernel/mm/lru_gen/enabled"
+write = "0x6"
+
+[[lru_gen_write]]
+at = "100ms"
+path = "/sys/kernel/mm/lru_gen/enabled"
+write = "y"
+
+[[lru_gen_write]]
+at = "120ms"
+path = "/sys/kernel/mm/lru_gen/min_ttl_ms"
+write = "0"
+"#
+    );
+    let s = Scenario::from_toml_str(&toml, "test").unwrap();
+    let r = run_scenario(&s, &mut RunOptions::default()).unwrap().result;
+    let lg = r.lru_gen.unwrap();
+    assert_eq!(lg.version, "v6.1");
+    assert_eq!(lg.enabled, 7);
+    let w: Vec<&str> = lg.writes.iter().map(|w| w.result.as_str()).collect();
+    assert_eq!(w.len(), 3, "{w:?}");
+    // Each move carried every resident folio (the machine is full by 50 ms).
+    let moved = |s: &str| -> u64 { s.split_whitespace().nth(1).unwrap().parse().unwrap() };
+    assert!(moved(w[0]) > 1000 && moved(w[1]) > 1000, "{w:?}");
+    assert_eq!(w[2], "ok");
+    // Pages were evicted under both policies' rules and the run completed.
+    assert!(r.vmstat.pswpout > 0);
+}
+
+#[test]
+fn lru_gen_file_writes_are_checked() {
+    for (path, write, field, needle) in [
+        (
+            "/sys/kernel/mm/lru_gen/enabled",
+            "9",
+            "lru_gen_write[0].write",
+            "[0, 0x7]",
+        ),
+        (
+            "/sys/kernel/mm/lru_gen/min_ttl_ms",
+            "-1",
+            "lru_gen_write[0].write",
+            "4294967295",
+        ),
+        (
+            "/sys/kernel/mm/lru_gen/x",
+            "1",
+            "lru_gen_write[0].path",
+            "unknown file",
+        ),
+    ] {
+        let toml = format!(
+            "{MEMCACHED}\n[machine.policy]\nname = \"mglru\"\n[[lru_gen_write]]\nat = \"1s\"\npath = \"{path}\"\nwrite = \"{write}\"\n"
+        );
+        let e = Scenario::from_toml_str(&toml, "test")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(field) && e.contains(needle), "{path}: {e}");
+    }
+}

@@ -541,8 +541,8 @@ pub struct LruGenState {
     pub series: Vec<LruGenSample>,
     /// Time of the last sample, ns.
     pub last_sample: Option<u64>,
-    /// Scheduled debugfs writes, latest first: (time, commands).
-    pub pending: Vec<(u64, Vec<LruGenCommand>)>,
+    /// Scheduled writes, latest first: (time, what).
+    pub pending: Vec<(u64, LruGenFileWrite)>,
     /// The debugfs writes run so far.
     pub log: Vec<LruGenWriteLog>,
     /// Scratch list of `evict_folios`' retried folios (reused).
@@ -2300,9 +2300,10 @@ impl Sim {
 
     /// The run's MGLRU report, None under other policies.
     pub fn lru_gen_report(&self) -> Option<LruGenReport> {
-        let Policy::Mglru(v) = self.policy else {
+        if self.cfg.policy.name != crate::config::PolicyName::Mglru {
             return None;
-        };
+        }
+        let v = self.lru_gen.version;
         Some(LruGenReport {
             version: v.name().into(),
             enabled: self.lru_gen.enabled,
@@ -2564,6 +2565,60 @@ pub fn parse_lru_gen_write(text: &str) -> Result<Vec<LruGenCommand>, String> {
     Ok(out)
 }
 
+/// /sys/kernel/debug/lru_gen.
+pub const LRU_GEN_DEBUG: &str = "/sys/kernel/debug/lru_gen";
+/// /sys/kernel/mm/lru_gen/enabled.
+pub const LRU_GEN_ENABLED: &str = "/sys/kernel/mm/lru_gen/enabled";
+/// /sys/kernel/mm/lru_gen/min_ttl_ms.
+pub const LRU_GEN_MIN_TTL: &str = "/sys/kernel/mm/lru_gen/min_ttl_ms";
+
+/// A parsed write to one of the lru_gen files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LruGenFileWrite {
+    /// Commands for /sys/kernel/debug/lru_gen.
+    Debug(Vec<LruGenCommand>),
+    /// New capabilities for /sys/kernel/mm/lru_gen/enabled.
+    Enabled(u32),
+    /// New /sys/kernel/mm/lru_gen/min_ttl_ms.
+    MinTtlMs(u64),
+}
+
+/// Parses a write of `text` to the lru_gen file `path`: `enabled` takes
+/// `y`/`Y` (all), `n`/`N` (none) or a number (decimal or 0x hex) in
+/// 0..=7 (`enabled_store`); `min_ttl_ms` a number of ms in 0..=2^32−1
+/// (`min_ttl_ms_store`); the debugfs file commands
+/// ([`parse_lru_gen_write`]).
+pub fn parse_lru_gen_file_write(path: &str, text: &str) -> Result<LruGenFileWrite, String> {
+    let t = text.trim();
+    let number = |t: &str| match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => t.parse::<u64>().ok(),
+    };
+    match path {
+        LRU_GEN_DEBUG => parse_lru_gen_write(text).map(LruGenFileWrite::Debug),
+        LRU_GEN_ENABLED => {
+            let caps = match t {
+                "y" | "Y" => Some(7),
+                "n" | "N" => Some(0),
+                _ => number(t),
+            };
+            match caps {
+                Some(c) if c <= 7 => Ok(LruGenFileWrite::Enabled(c as u32)),
+                _ => Err(format!(
+                    "`{t}`: expected y, n or a number in [0, 0x7] (bits: 0 core, 1 mm walk, 2 non-leaf young)"
+                )),
+            }
+        }
+        LRU_GEN_MIN_TTL => match number(t) {
+            Some(ms) if ms <= u32::MAX as u64 => Ok(LruGenFileWrite::MinTtlMs(ms)),
+            _ => Err(format!("`{t}`: expected milliseconds in [0, 4294967295]")),
+        },
+        _ => Err(format!(
+            "unknown file `{path}`; allowed: {LRU_GEN_DEBUG}, {LRU_GEN_ENABLED}, {LRU_GEN_MIN_TTL}"
+        )),
+    }
+}
+
 /// A debugfs write run during the simulation, and what it returned.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LruGenWriteLog {
@@ -2607,42 +2662,121 @@ impl Sim {
         }
     }
 
-    /// Schedules a write to /sys/kernel/debug/lru_gen at simulated time `at` (ns):
+    /// Schedules a write of `text` to the lru_gen file `path` ([`LRU_GEN_DEBUG`],
+    /// [`LRU_GEN_ENABLED`], [`LRU_GEN_MIN_TTL`]) at simulated time `at` (ns):
     /// parsed and its groups checked now; run when the workload clock reaches
     /// `at`, its results logged in the report (a command's error, like the
     /// kernel's EINVAL/EEXIST to the writer, does not stop the run).
-    pub fn schedule_lru_gen_write(&mut self, at: u64, text: &str) -> Result<(), SimError> {
-        if !matches!(self.policy, Policy::Mglru(_)) {
-            return Err(SimError::Setup(
-                "/sys/kernel/debug/lru_gen: the policy is not mglru".into(),
-            ));
+    pub fn schedule_lru_gen_write(
+        &mut self,
+        at: u64,
+        path: &str,
+        text: &str,
+    ) -> Result<(), SimError> {
+        if self.cfg.policy.name != crate::config::PolicyName::Mglru {
+            return Err(SimError::Setup(format!("{path}: the policy is not mglru")));
         }
-        let cmds = parse_lru_gen_write(text).map_err(SimError::Setup)?;
-        for c in &cmds {
-            self.lru_gen_memcg(c).map_err(SimError::Setup)?;
+        let w = parse_lru_gen_file_write(path, text).map_err(SimError::Setup)?;
+        if let LruGenFileWrite::Debug(cmds) = &w {
+            for c in cmds {
+                self.lru_gen_memcg(c).map_err(SimError::Setup)?;
+            }
         }
         let i = self.lru_gen.pending.partition_point(|x| x.0 > at);
-        self.lru_gen.pending.insert(i, (at, cmds));
+        self.lru_gen.pending.insert(i, (at, w));
         self.update_next_bg();
         Ok(())
     }
 
-    /// Runs the debugfs writes due by `now` (from `background()`).
+    /// Runs the lru_gen writes due by `now` (from `background()`).
     pub(crate) fn run_lru_gen_writes(&mut self, now: u64) {
         while self.lru_gen.pending.last().is_some_and(|w| w.0 <= now) {
-            let (_, cmds) = self.lru_gen.pending.pop().expect("checked");
-            for c in cmds {
-                let result = match self.lru_gen_run_command(&c) {
-                    Ok(r) => r,
-                    Err(e) => format!("error: {e}"),
-                };
-                self.lru_gen.log.push(LruGenWriteLog {
-                    t: self.clock as f64 / 1e9,
-                    command: c.text.clone(),
-                    result,
-                });
+            let (_, w) = self.lru_gen.pending.pop().expect("checked");
+            let t = self.clock as f64 / 1e9;
+            match w {
+                LruGenFileWrite::Debug(cmds) => {
+                    for c in cmds {
+                        let result = match self.lru_gen_run_command(&c) {
+                            Ok(r) => r,
+                            Err(e) => format!("error: {e}"),
+                        };
+                        self.lru_gen.log.push(LruGenWriteLog {
+                            t,
+                            command: c.text.clone(),
+                            result,
+                        });
+                    }
+                }
+                LruGenFileWrite::Enabled(caps) => {
+                    let moved = self.lru_gen_set_enabled(caps);
+                    self.lru_gen.log.push(LruGenWriteLog {
+                        t,
+                        command: format!("{LRU_GEN_ENABLED} = {caps:#06x}"),
+                        result: format!("ok, {moved} folios moved"),
+                    });
+                }
+                LruGenFileWrite::MinTtlMs(ms) => {
+                    self.lru_gen.min_ttl_ns = ms * 1_000_000;
+                    self.lru_gen.log.push(LruGenWriteLog {
+                        t,
+                        command: format!("{LRU_GEN_MIN_TTL} = {ms}"),
+                        result: "ok".into(),
+                    });
+                }
             }
         }
+    }
+
+    /// A write to /sys/kernel/mm/lru_gen/enabled (`enabled_store`): sets the
+    /// capabilities; toggling the core bit switches the policy and moves
+    /// every evictable folio (`lru_gen_change_state`): on, `fill_evictable`
+    /// from the classic lists into generations by the insertion rule (active
+    /// folios young); off, `drain_evictable` back onto the classic lists
+    /// (folios of the two youngest generations active). Returns the number
+    /// of folios moved.
+    pub fn lru_gen_set_enabled(&mut self, caps: u32) -> u64 {
+        let was = matches!(self.policy, Policy::Mglru(_));
+        let core = caps & LRU_GEN_CORE != 0;
+        self.lru_gen.enabled = caps;
+        let mut moved = 0;
+        if core && !was {
+            self.policy = Policy::Mglru(self.lru_gen.version);
+            for m in 0..self.memcgs.len() {
+                for lru in LruList::EVICTABLE {
+                    while let Some(f) =
+                        self.memcgs[m].lruvec.lists[lru as usize].pop_tail(&mut self.folios)
+                    {
+                        self.lru_gen_add_folio(f, false);
+                        moved += 1;
+                    }
+                }
+            }
+        } else if !core && was {
+            for m in 0..self.memcgs.len() {
+                for gen in 0..MAX_NR_GENS as usize {
+                    for ty in [ANON, FILE] {
+                        loop {
+                            let f = self.memcgs[m].lruvec.lrugen.lists[gen][ty].tail;
+                            if f == NIL {
+                                break;
+                            }
+                            self.lru_gen_del_folio(f, false);
+                            let lru = LruList::of_flags(self.folios[f].flags);
+                            self.memcgs[m].lruvec.lists[lru as usize].push_head(
+                                &mut self.folios,
+                                f,
+                                lru as u8,
+                            );
+                            moved += 1;
+                        }
+                    }
+                }
+            }
+            self.policy = Policy::Classic(crate::sim::ClassicRules::current(
+                self.cfg.policy.cost_variant,
+            ));
+        }
+        moved
     }
 
     /// When the next scheduled debugfs write is due.

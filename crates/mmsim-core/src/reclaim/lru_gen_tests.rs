@@ -773,3 +773,34 @@ fn global_reclaim_takes_groups_below_memory_low_last() {
     );
     assert_eq!(s.memcgs[a as usize].stat.low, 0);
 }
+
+#[test]
+fn toggling_the_core_bit_moves_folios_between_classic_lists_and_generations() {
+    use crate::mem::folio::LruList;
+    for v in [V2, V1] {
+        let (mut s, vma, file) = setup(v);
+        touch(&mut s, vma, 0); // young generation
+        read(&mut s, file, 1); // oldest generation
+        let (a, f) = (anon_folio(&s, vma, 0), file_folio(&s, file, 1));
+        // Off: drain_evictable. The young anon folio goes to the active list.
+        assert_eq!(s.lru_gen_set_enabled(6), 2);
+        assert!(matches!(s.policy, Policy::Classic(_)));
+        assert_eq!(
+            LruList::from_index(s.folios[a].lru),
+            LruList::ActiveAnon,
+            "{v:?}"
+        );
+        assert_eq!(LruList::from_index(s.folios[f].lru), LruList::InactiveFile);
+        s.check_invariants().unwrap();
+        // On: fill_evictable. Active → young; inactive file → oldest.
+        assert_eq!(s.lru_gen_set_enabled(7), 2);
+        assert_eq!(s.policy, Policy::Mglru(v));
+        let young = if v == V2 { 2 } else { 3 };
+        assert_eq!(seq_of(&s, a), young, "{v:?}");
+        assert_eq!(seq_of(&s, f), 0);
+        s.check_invariants().unwrap();
+        // The MM_WALK bit alone changes no lists.
+        assert_eq!(s.lru_gen_set_enabled(5), 0);
+        assert_eq!(s.lru_gen.enabled, 5);
+    }
+}
