@@ -20,6 +20,7 @@ use mmsim_workloads::{Scenario, ScenarioResult};
 use crate::compare_table;
 use crate::metrics::{metric_infos, AxisReport, CompareReport, ConfigReport, Setting};
 use crate::progress::{self, Progress};
+use crate::published;
 use crate::run::{self, ScenarioArgs};
 use crate::{Outcome, UsageError};
 
@@ -31,7 +32,7 @@ const MAX_REPEAT: u32 = 1000;
 pub const MAX_HEADER: usize = 24;
 
 /// Flags of `mmsim compare`.
-#[derive(Args, Debug, Default)]
+#[derive(Args, Clone, Debug, Default)]
 pub struct CompareArgs {
     /// The scenario and the machine overrides common to every configuration.
     #[command(flatten)]
@@ -418,9 +419,28 @@ fn compare_report(
                 args.repeat
             ))
         })?;
-    let axes = axes(args, matches)?;
     let plan = run::plan(&args.scenario)?;
     let base = &plan.scenario;
+    published::check_metrics(base).map_err(|(field, message)| {
+        anyhow::Error::new(mmsim_workloads::WorkloadError::Invalid {
+            file: base.source.clone(),
+            field,
+            message,
+        })
+    })?;
+    // Without axis flags, compare what the scenario's published results compare.
+    let derived;
+    let (args, matches) = if args.policy.is_none()
+        && args.cost_variant.is_none()
+        && args.set.is_empty()
+        && !base.published.is_empty()
+    {
+        derived = with_published_axes(args, &base.published);
+        (&derived, None)
+    } else {
+        (args, matches)
+    };
+    let axes = axes(args, matches)?;
     let configs = configs(base, &axes, &args.scenario)?;
     let seed = base.seed;
     if seed.checked_add(u64::from(repeat) - 1).is_none() {
@@ -523,9 +543,36 @@ fn compare_report(
             .collect(),
         metrics,
         configs: reports,
+        published: Vec::new(),
     };
     notes.extend(crate::seed000::notes(&report));
-    Ok((report, notes))
+    let (rows, published_notes) = published::rows(&base.published, &report.configs);
+    notes.extend(published_notes);
+    Ok((
+        CompareReport {
+            published: rows,
+            ..report
+        },
+        notes,
+    ))
+}
+
+/// `args` with the axes of the scenario's published results (see
+/// [`published::axes`]) in place of the absent axis flags.
+fn with_published_axes(
+    args: &CompareArgs,
+    entries: &[mmsim_workloads::published::Published],
+) -> CompareArgs {
+    let mut a = args.clone();
+    for (key, values) in published::axes(entries) {
+        let list = values.join(",");
+        match key.as_str() {
+            "policy" => a.policy = Some(list),
+            "cost_variant" => a.cost_variant = Some(list),
+            _ => a.set.push(format!("{key}={list}")),
+        }
+    }
+    a
 }
 
 /// `mmsim compare`; `matches` are the subcommand's, for the order of the axes.
@@ -539,7 +586,9 @@ pub fn compare(args: CompareArgs, matches: Option<&ArgMatches>) -> Result<Outcom
         compare_table::csv(&report)
     } else {
         let notes: &[String] = if args.quiet { &[] } else { &notes };
-        compare_table::text(&report, notes)
+        let mut t = compare_table::text(&report, notes);
+        t.push_str(&published::text(&report.published));
+        t
     };
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;

@@ -18,6 +18,7 @@ mod compare;
 mod compare_table;
 mod metrics;
 mod progress;
+mod published;
 mod report;
 mod run;
 mod seed000;

@@ -239,6 +239,12 @@ pub const MEMCG_METRICS: &[MemcgMetric] = &[
         value: |m| m.current as f64,
     },
     MemcgMetric {
+        name: "swap_current",
+        about: "memory.swap.current at the end, pages",
+        format: Format::Count,
+        value: |m| m.swap_current as f64,
+    },
+    MemcgMetric {
         name: "pgfault",
         about: "memory.stat pgfault",
         format: Format::Count,
@@ -303,6 +309,12 @@ pub const MEMCG_METRICS: &[MemcgMetric] = &[
         about: "memory.events oom_kill",
         format: Format::Count,
         value: |m| m.events.oom_kill as f64,
+    },
+    MemcgMetric {
+        name: "events_swap_max",
+        about: "memory.swap.events max: swap-outs refused at memory.swap.max",
+        format: Format::Count,
+        value: |m| m.events.swap_max as f64,
     },
     MemcgMetric {
         name: "high_throttle_s",
@@ -520,6 +532,9 @@ pub struct CompareReport {
     pub metrics: Vec<MetricInfo>,
     /// The configurations run, the baseline first.
     pub configs: Vec<ConfigReport>,
+    /// The scenario's published results beside the simulated changes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub published: Vec<crate::published::PublishedRow>,
 }
 
 impl ConfigReport {
@@ -611,7 +626,7 @@ mod tests {
 
     #[test]
     fn per_group_metric_names_split_back() {
-        let m = &MEMCG_METRICS[2];
+        let m = &MEMCG_METRICS[3];
         let name = memcg_metric_name("/a/b", m);
         assert_eq!(name, "memcg:/a/b:pgmajfault");
         let (path, back) = split_memcg_name(&name).unwrap();

@@ -11,6 +11,13 @@ fn device(d: &DeviceConfig, with_size: bool) -> String {
     if d.device == DeviceKind::None {
         return "none".into();
     }
+    if d.device == DeviceKind::Fs {
+        let size = d
+            .size
+            .filter(|_| with_size)
+            .map_or(String::new(), |s| format!(" {s}"));
+        return format!("fs{size} (a partition on the filesystem's disk, sharing its queue)");
+    }
     let (r, w, per_page) = d.timing();
     let name = format!("{:?}", d.device).to_lowercase();
     let size = match (with_size, d.size) {
@@ -73,10 +80,12 @@ pub fn cgroups(groups: &BTreeMap<String, MemcgReport>) -> String {
                 m.current.to_string(),
                 m.anon.to_string(),
                 m.file.to_string(),
+                m.swap_current.to_string(),
                 limit(m.max),
                 limit(m.high),
                 m.low.to_string(),
                 m.min.to_string(),
+                limit(m.swap_max_limit),
                 limit(m.soft_limit),
             ]
         })
@@ -88,10 +97,12 @@ pub fn cgroups(groups: &BTreeMap<String, MemcgReport>) -> String {
             "current",
             "anon",
             "file",
+            "swap",
             "max",
             "high",
             "low",
             "min",
+            "swap.max",
             "soft_limit",
         ],
         &rows,
@@ -108,6 +119,8 @@ pub fn cgroups(groups: &BTreeMap<String, MemcgReport>) -> String {
                 e.low.to_string(),
                 e.oom.to_string(),
                 e.oom_kill.to_string(),
+                e.swap_max.to_string(),
+                e.swap_fail.to_string(),
                 format!("{:.3}", e.high_throttle_ns as f64 / 1e9),
             ]
         })
@@ -121,6 +134,8 @@ pub fn cgroups(groups: &BTreeMap<String, MemcgReport>) -> String {
             "low",
             "oom",
             "oom_kill",
+            "swap_max",
+            "swap_fail",
             "throttled_s",
         ],
         &rows,
@@ -242,15 +257,29 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
     );
     if s.cgroups.iter().any(|c| c.path != "/") {
         let paths: Vec<&str> = s.cgroups.iter().map(|c| c.path.as_str()).collect();
-        line("cgroups", paths.join(", "));
+        let v1 = m.cgroup_version == mmsim_core::config::CgroupVersion::V1;
+        let soft = s.cgroups.iter().any(|c| c.soft_limit.is_some());
+        let how = match (v1, soft, m.soft_limit_reclaim) {
+            (false, _, _) => " (cgroup v2)".to_string(),
+            (true, false, _) => " (cgroup v1)".to_string(),
+            (true, true, d) => format!(
+                " (cgroup v1; soft limits reclaimed by the {} design)",
+                toml::Value::try_from(d)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            ),
+        };
+        line("cgroups", format!("{}{how}", paths.join(", ")));
     }
-    if !s.cgroup_changes.is_empty() || !s.cgroup_cycles.is_empty() {
+    if !s.cgroup_changes.is_empty() || !s.cgroup_cycles.is_empty() || !s.cgroup_moves.is_empty() {
         line(
             "cgroup writes",
             format!(
-                "{} change(s), {} cycle(s) of knobs over time",
+                "{} change(s), {} cycle(s) of knobs over time, {} move(s) of workloads",
                 s.cgroup_changes.len(),
-                s.cgroup_cycles.len()
+                s.cgroup_cycles.len(),
+                s.cgroup_moves.len()
             ),
         );
     }

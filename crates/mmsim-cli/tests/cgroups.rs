@@ -94,7 +94,7 @@ fn run_prints_a_table_per_group_equal_to_the_json() {
         "{text}"
     );
     assert!(
-        text.contains("\ncgroups         /limited, /free\n"),
+        text.contains("\ncgroups         /limited, /free (cgroup v2)\n"),
         "{text}"
     );
     let anon = text.lines().find(|l| l.starts_with("  anon ")).unwrap();
@@ -108,10 +108,12 @@ fn run_prints_a_table_per_group_equal_to_the_json() {
             "current",
             "anon",
             "file",
+            "swap",
             "max",
             "high",
             "low",
             "min",
+            "swap.max",
             "soft_limit"
         ]
     );
@@ -125,6 +127,8 @@ fn run_prints_a_table_per_group_equal_to_the_json() {
             "low",
             "oom",
             "oom_kill",
+            "swap_max",
+            "swap_fail",
             "throttled_s"
         ]
     );
@@ -154,10 +158,12 @@ fn run_prints_a_table_per_group_equal_to_the_json() {
                 n(g, "current"),
                 n(g, "anon"),
                 n(g, "file"),
+                n(g, "swap_current"),
                 max,
                 "max".into(),
                 "0".into(),
                 "0".into(),
+                "max".into(),
                 "max".into()
             ],
             "{text}"
@@ -171,6 +177,8 @@ fn run_prints_a_table_per_group_equal_to_the_json() {
                 "0".into(),
                 n(g, "oom"),
                 n(g, "oom_kill"),
+                n(g, "swap_max"),
+                n(g, "swap_fail"),
                 "0.000".into()
             ],
             "{text}"
@@ -219,7 +227,7 @@ fn compare_has_per_group_metrics() {
         .copied()
         .filter(|n| n.starts_with("memcg:"))
         .collect();
-    assert_eq!(memcg.len(), 2 * 13, "{memcg:?}");
+    assert_eq!(memcg.len(), 2 * 15, "{memcg:?}");
     assert_eq!(memcg[0], "memcg:/free:current");
     assert!(memcg.contains(&"memcg:/limited:pgmajfault"));
     assert!(!memcg.iter().any(|n| n.starts_with("memcg:/:")));

@@ -594,6 +594,23 @@ fn bad_input_names_the_flag_and_the_field() {
         &["machine.swap.queue_depth", "[1, 65536]"],
     );
     bad_input(
+        &c(&["--set", "fs.device=fs"]),
+        &["machine.fs.device", "`fs` is only for swap"],
+    );
+    bad_input(
+        &c(&["--set", "fs.device=none"]),
+        &["machine.fs.device", "the filesystem needs a device"],
+    );
+    bad_input(
+        &c(&[
+            "--set",
+            "swap.device=fs",
+            "--set",
+            "swap.bandwidth_mbps=100",
+        ]),
+        &["machine.swap.device", "filesystem device's timing"],
+    );
+    bad_input(
         &c(&["--set", "swappiness.x=1"]),
         &["machine.swappiness.x", "`swappiness` is a value"],
     );

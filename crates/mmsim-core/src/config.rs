@@ -355,6 +355,11 @@ pub enum DeviceKind {
     Hdd,
     /// Latency and bandwidth given explicitly.
     Custom,
+    /// Swap only: a swap partition (or file) on the filesystem's disk. Swap IO
+    /// then has the filesystem device's timing and shares its transfer pipe
+    /// and request queue, so swapping and file IO slow each other down, as on
+    /// a single-disk machine.
+    Fs,
 }
 
 impl FromStr for DeviceKind {
@@ -366,8 +371,9 @@ impl FromStr for DeviceKind {
             "ssd" => Ok(DeviceKind::Ssd),
             "hdd" => Ok(DeviceKind::Hdd),
             "custom" => Ok(DeviceKind::Custom),
+            "fs" => Ok(DeviceKind::Fs),
             _ => Err(format!(
-                "unknown device `{s}`; allowed: none, zram, ssd, hdd, custom"
+                "unknown device `{s}`; allowed: none, zram, ssd, hdd, custom, fs (swap on the filesystem's disk)"
             )),
         }
     }
@@ -428,7 +434,7 @@ impl DeviceConfig {
             DeviceKind::Zram => (3.0, 6.0, 2000.0),
             DeviceKind::Ssd => (90.0, 30.0, 2000.0),
             DeviceKind::Hdd => (8000.0, 8000.0, 150.0),
-            DeviceKind::Custom | DeviceKind::None => (100.0, 100.0, 1000.0),
+            DeviceKind::Custom | DeviceKind::None | DeviceKind::Fs => (100.0, 100.0, 1000.0),
         };
         let r = self.read_latency_us.unwrap_or(r);
         let w = self.write_latency_us.unwrap_or(w);
@@ -704,6 +710,23 @@ impl MachineConfig {
             ));
         }
         self.fs.validate("machine.fs", false)?;
+        if self.fs.device == DeviceKind::Fs {
+            return Err(ConfigError::new(
+                "machine.fs.device",
+                "`fs` is only for swap; the filesystem device is one of zram, ssd, hdd, custom",
+            ));
+        }
+        if self.swap.device == DeviceKind::Fs
+            && (self.swap.read_latency_us.is_some()
+                || self.swap.write_latency_us.is_some()
+                || self.swap.bandwidth_mbps.is_some()
+                || self.swap.queue_depth.is_some())
+        {
+            return Err(ConfigError::new(
+                "machine.swap.device",
+                "swap on `fs` has the filesystem device's timing: set it in machine.fs",
+            ));
+        }
         self.cost.validate()?;
         Ok(())
     }

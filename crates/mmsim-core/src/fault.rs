@@ -194,7 +194,8 @@ impl Sim {
             return;
         }
         // swap_read_folio(): the read, a memstall if the folio is workingset.
-        let done = self.swap.as_mut().unwrap().dev.read(self.clock, batch);
+        let now = self.clock;
+        let done = self.swap_dev(|d| d.read(now, batch));
         self.vm.pswpin += 1;
         self.vm.pgpgin += 4;
         self.io_wait(done, self.folios[f].test(flags::WORKINGSET));
@@ -306,7 +307,7 @@ impl Sim {
     fn map_anon(&mut self, vma: VmaId, index: u32, f: FolioId, write: bool) {
         self.folios[f].mapcount = self.folios[f].mapcount.saturating_add(1);
         *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, write);
-        let half_full = self.swap.as_ref().is_some_and(|s| s.half_full());
+        let half_full = self.mem_cgroup_swap_full(self.folios[f].memcg);
         let synchronous = self.cfg.swap.device == crate::config::DeviceKind::Zram;
         if write || half_full || synchronous {
             self.folio_free_swap(f);
@@ -323,7 +324,7 @@ impl Sim {
         fo.swap = 0;
         fo.clear(flags::SWAPCACHE);
         fo.set(flags::DIRTY);
-        self.swap.as_mut().unwrap().free_slot(slot);
+        self.swap_free(slot);
     }
 
     /// A fault on a file mapping. A read fault first maps what the page

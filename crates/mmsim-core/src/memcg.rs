@@ -67,6 +67,14 @@ pub enum MemcgKnob {
     /// A write of `N` pages to `memory.reclaim` (proactive reclaim; see
     /// [`Sim::memory_reclaim`]).
     Reclaim,
+    /// v2 `memory.swap.max`, pages: the most swap slots the group's pages
+    /// may hold (see [`Sim::mem_cgroup_try_charge_swap`]).
+    SwapMax,
+    /// A write of a task id to `cgroup.procs`: moves the task into the group
+    /// ([`Sim::attach_task`]). Not a scenario knob name (scenarios move
+    /// workloads with `[[cgroup_move]]`).
+    #[serde(skip)]
+    Procs,
 }
 
 impl MemcgKnob {
@@ -80,6 +88,8 @@ impl MemcgKnob {
             MemcgKnob::SoftLimit => "memory.soft_limit_in_bytes",
             MemcgKnob::Swappiness => "memory.swappiness",
             MemcgKnob::Reclaim => "memory.reclaim",
+            MemcgKnob::SwapMax => "memory.swap.max",
+            MemcgKnob::Procs => "cgroup.procs",
         }
     }
 }
@@ -224,6 +234,15 @@ pub struct Memcg {
     pub elow: u64,
     /// Times a charge hit `memory.max` (`memory.events` max / v1 failcnt).
     pub max_events: u64,
+    /// Swap slots held by the group's pages and its descendants' (the `swap`
+    /// page counter; `memory.swap.current`).
+    pub swap_usage: u64,
+    /// `memory.swap.max`, pages (`u64::MAX`: max).
+    pub swap_max: u64,
+    /// A `memory.max` write left the usage above the new limit (reclaim and
+    /// the OOM killer could not bring it down; `memory_max_write` then gives
+    /// up, as the kernel does). Cleared once the usage is back under it.
+    pub over_max_after_write: bool,
     /// `memory.pressure`: stalls of the tasks of this group and its
     /// descendants (the top group's is the system's).
     pub psi: crate::psi::Psi,
@@ -255,6 +274,9 @@ impl Memcg {
             emin: 0,
             elow: 0,
             max_events: 0,
+            swap_usage: 0,
+            swap_max: u64::MAX,
+            over_max_after_write: false,
             stat: MemcgStat::default(),
             psi: crate::psi::Psi::default(),
             lruvec: Lruvec::default(),
@@ -308,6 +330,12 @@ pub struct MemcgStat {
     pub oom: u64,
     /// `memory.events` oom_kill: tasks of the group killed by an OOM kill.
     pub oom_kill: u64,
+    /// `memory.swap.events` max: swap-outs refused because the group or an
+    /// ancestor was at its `memory.swap.max`.
+    pub swap_max: u64,
+    /// `memory.swap.events` fail: swap-outs that failed for want of a slot
+    /// (the device full, or `memory.swap.max`).
+    pub swap_fail: u64,
 }
 
 impl MemcgStat {
@@ -332,6 +360,8 @@ impl MemcgStat {
         self.high += o.high;
         self.high_throttle_ns += o.high_throttle_ns;
         self.oom += o.oom;
+        self.swap_max += o.swap_max;
+        self.swap_fail += o.swap_fail;
         self.oom_kill += o.oom_kill;
     }
 }
@@ -354,6 +384,10 @@ pub struct MemcgReport {
     pub soft_limit: Option<u64>,
     /// `memory.events` max: charges that hit the limit.
     pub events_max: u64,
+    /// `memory.swap.current`, pages: swap slots held by the subtree's pages.
+    pub swap_current: u64,
+    /// `memory.swap.max`, pages (None: max).
+    pub swap_max_limit: Option<u64>,
     /// `memory.stat` anon (pages).
     pub anon: u64,
     /// `memory.stat` file (pages).
@@ -493,6 +527,7 @@ impl Sim {
                         break;
                     }
                 }
+                self.memcgs[m].over_max_after_write = self.memcgs[m].usage > pages;
             }
             MemcgKnob::Low => self.memcgs[m].low = pages,
             MemcgKnob::Reclaim => {
@@ -508,6 +543,13 @@ impl Sim {
                 self.memcgs[m].swappiness = (pages != u64::MAX).then_some(pages as u32);
             }
             MemcgKnob::Min => self.memcgs[m].min = pages,
+            // swap_max_write(): only the limit changes; nothing is swapped in.
+            MemcgKnob::SwapMax => self.memcgs[m].swap_max = pages,
+            MemcgKnob::Procs => {
+                let task = TaskId::try_from(pages)
+                    .map_err(|_| SimError::Setup(format!("no task {pages}")))?;
+                self.attach_task(task, memcg)?;
+            }
             MemcgKnob::High => {
                 self.memcgs[m].high = pages;
                 let mut retries = crate::fault::MAX_RECLAIM_RETRIES;
@@ -865,13 +907,123 @@ impl Sim {
         while let Some(c) = cur {
             let g = &mut self.memcgs[c as usize];
             g.usage -= nr;
+            if g.usage <= g.max {
+                g.over_max_after_write = false;
+            }
             cur = g.parent;
         }
     }
 
-    /// Moves `task` into `memcg` (writing its pid to `cgroup.procs`): its
-    /// future charges go there; pages already charged stay where they are
-    /// (cgroup v2 does not move charges).
+    /// `__mem_cgroup_try_charge_swap()` (mm/memcontrol.c, v5.8–v6.14): at
+    /// swap-out (`folio_alloc_swap`), charges one slot to the swap counter of
+    /// `m` and its ancestors. Under cgroup v2 a group below the top one is
+    /// refused when it or an ancestor is at `memory.swap.max`, counting
+    /// `memory.swap.events` max and fail; the folio is then not swapped out
+    /// (`add_to_swap` fails and `shrink_folio_list` activates it). Under v1
+    /// the swap counter only accounts (`memory.memsw.*` is not modelled).
+    /// The charge lives as long as the slot (v2: "memory and swap charge
+    /// lifetimes correspond 1:1 to page and swap slot lifetimes").
+    pub(crate) fn mem_cgroup_try_charge_swap(&mut self, m: MemcgId) -> bool {
+        if self.cfg.cgroup_version == crate::config::CgroupVersion::V2 && m != ROOT {
+            let mut cur = Some(m);
+            while let Some(c) = cur {
+                let g = &self.memcgs[c as usize];
+                if g.swap_usage >= g.swap_max {
+                    let st = &mut self.memcgs[m as usize].stat;
+                    st.swap_max += 1;
+                    st.swap_fail += 1;
+                    return false;
+                }
+                cur = g.parent;
+            }
+        }
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let g = &mut self.memcgs[c as usize];
+            g.swap_usage += 1;
+            cur = g.parent;
+        }
+        true
+    }
+
+    /// `mem_cgroup_uncharge_swap()`: the slot charged to `m` was freed.
+    pub(crate) fn mem_cgroup_uncharge_swap(&mut self, m: MemcgId) {
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let g = &mut self.memcgs[c as usize];
+            g.swap_usage -= 1;
+            cur = g.parent;
+        }
+    }
+
+    /// `mem_cgroup_get_nr_swap_pages()`: the slots group `m` may still use —
+    /// the device's free slots, bounded under v2 by the room under every
+    /// `memory.swap.max` from `m` up (the top group is not limited).
+    pub(crate) fn mem_cgroup_get_nr_swap_pages(&self, m: MemcgId) -> u64 {
+        let mut n = self.swap.as_ref().map_or(0, |s| s.nr_free());
+        if self.cfg.cgroup_version == crate::config::CgroupVersion::V2 {
+            let mut cur = Some(m);
+            while let Some(c) = cur.filter(|&c| c != ROOT) {
+                let g = &self.memcgs[c as usize];
+                n = n.min(g.swap_max.saturating_sub(g.swap_usage));
+                cur = g.parent;
+            }
+        }
+        n
+    }
+
+    /// `mem_cgroup_swap_full()`: the device is more than half full
+    /// (`vm_swap_full`), or, under v2, `m` or an ancestor uses at least half
+    /// its `memory.swap.max`; then swap-in and activation free the slot.
+    pub(crate) fn mem_cgroup_swap_full(&self, m: MemcgId) -> bool {
+        if self.swap.as_ref().is_some_and(|s| s.half_full()) {
+            return true;
+        }
+        if self.cfg.cgroup_version == crate::config::CgroupVersion::V2 {
+            let mut cur = Some(m);
+            while let Some(c) = cur.filter(|&c| c != ROOT) {
+                let g = &self.memcgs[c as usize];
+                if g.swap_max != u64::MAX && g.swap_usage * 2 >= g.swap_max {
+                    return true;
+                }
+                cur = g.parent;
+            }
+        }
+        false
+    }
+
+    /// `folio_alloc_swap()`: a slot for anonymous folio `f`, charged to its
+    /// group and recorded in the slot's owner (`swap_cgroup_record`); None
+    /// when the device is full (counted as `memory.swap.events` fail) or the
+    /// group is at its `memory.swap.max`.
+    pub(crate) fn folio_alloc_swap(&mut self, f: crate::mem::folio::FolioId) -> Option<u32> {
+        let m = self.folios[f].memcg;
+        let Some(slot) = self.swap.as_mut().and_then(|s| s.alloc(m)) else {
+            if self.swap.is_some() {
+                self.memcgs[m as usize].stat.swap_fail += 1;
+            }
+            return None;
+        };
+        if !self.mem_cgroup_try_charge_swap(m) {
+            self.swap.as_mut().unwrap().release(slot);
+            return None;
+        }
+        Some(slot)
+    }
+
+    /// `swap_free()` with `mem_cgroup_uncharge_swap()`: releases `slot` and
+    /// the swap charge of the group that swapped it out.
+    pub(crate) fn swap_free(&mut self, slot: u32) {
+        let owner = self.swap.as_mut().unwrap().release(slot);
+        self.mem_cgroup_uncharge_swap(owner);
+    }
+
+    /// Moves `task` into `memcg` (writing its pid to `cgroup.procs`,
+    /// `cgroup_migrate` → `mem_cgroup_attach`): its future charges, and those
+    /// of reads through the files it opened, go there; pages already charged
+    /// stay where they are (cgroup v2 never moves charges, and v1 only with
+    /// `memory.move_charge_at_immigrate`, 0 by default and deprecated since
+    /// 6.7).
     pub fn attach_task(&mut self, task: TaskId, memcg: MemcgId) -> Result<(), SimError> {
         if memcg as usize >= self.memcgs.len() {
             return Err(SimError::Setup(format!("no cgroup {memcg}")));
@@ -973,6 +1125,8 @@ impl Sim {
             min: g.min,
             soft_limit: (g.soft_limit != u64::MAX).then_some(g.soft_limit),
             events_max,
+            swap_current: g.swap_usage,
+            swap_max_limit: (g.swap_max != u64::MAX).then_some(g.swap_max),
             anon: size(LruList::InactiveAnon) + size(LruList::ActiveAnon),
             file: size(LruList::InactiveFile) + size(LruList::ActiveFile),
             inactive_anon: size(LruList::InactiveAnon),

@@ -59,11 +59,11 @@ impl Sim {
                         let lru = LruList::from_index(fo.lru);
                         if fo.test(flags::SWAPCACHE) {
                             let slot = fo.swap - 1;
-                            self.swap.as_mut().unwrap().free_slot(slot);
+                            self.swap_free(slot);
                         }
                         if self.policy == crate::sim::Policy::Lru {
                             self.lru_policy_del(f);
-                        } else if crate::reclaim::lru_gen::is_lru_gen_tag(fo.lru) {
+                        } else if crate::reclaim::lru_gen::is_lru_gen_tag(self.folios[f].lru) {
                             self.lru_gen_del_folio(f, true);
                         } else {
                             let m = self.folios[f].memcg as usize;
@@ -73,9 +73,9 @@ impl Sim {
                     }
                 } else if anon && pte != 0 {
                     let slot = pte - 1;
-                    let swap = self.swap.as_mut().unwrap();
+                    let swap = self.swap.as_ref().unwrap();
                     if slot_folio(swap.slots[slot as usize]).is_none() {
-                        swap.free_slot(slot);
+                        self.swap_free(slot);
                     }
                 }
             }

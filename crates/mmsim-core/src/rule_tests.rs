@@ -337,13 +337,13 @@ fn anon_is_not_scanned_when_swap_is_exhausted() {
     let mut s = machine(PolicyName::Cost, 1 << 20, Some(64));
     fill_lists(&mut s, [1 << 16, 1 << 16, 1 << 16, 1 << 16]);
     let sw = s.swap.as_mut().unwrap();
-    while sw.alloc().is_some() {}
+    while sw.alloc(0).is_some() {}
     assert_eq!(sw.nr_free(), 0);
     let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
     let nr = s.get_scan_count(&mut sc, ClassicRules::current(CostVariant::V6_2));
     assert_eq!(nr, [0, 0, 16, 16]);
     // With one slot free again, anon is scanned.
-    s.swap.as_mut().unwrap().free_slot(3);
+    s.swap.as_mut().unwrap().release(3);
     let nr = s.get_scan_count(&mut sc, ClassicRules::current(CostVariant::V6_2));
     assert!(nr[0] > 0);
 }
@@ -1303,4 +1303,91 @@ fn memory_reclaim_reclaims_on_demand_and_honours_swappiness() {
     s.step(&Event::Think { ns: 10 }); // applied before the next event
     assert!(s.memcgs[g as usize].usage <= usage - 200);
     s.check_invariants().unwrap();
+}
+
+/// Runs the swap.max case under `version`: /a (memory.swap.max 10) over /a/b
+/// (memory.max 100) whose task touches 105 anon pages.
+fn swap_max_case(version: crate::config::CgroupVersion) -> (Sim, u8, u8, u32) {
+    let mut s = machine(PolicyName::Cost, 1 << 16, Some(1 << 12));
+    s.cfg.cgroup_version = version;
+    let a = s.add_memcg(0, "a").unwrap();
+    let b = s.add_memcg(a, "b").unwrap();
+    s.set_memcg_max(b, 100).unwrap();
+    s.set_memcg_knob(a, crate::memcg::MemcgKnob::SwapMax, 10)
+        .unwrap();
+    let t = s.add_task("t");
+    s.attach_task(t, b).unwrap();
+    let v = s.mmap_anon(t, 105).unwrap();
+    touch(&mut s, v, 105);
+    s.check_invariants().unwrap();
+    (s, a, b, t)
+}
+
+#[test]
+fn swap_max_caps_the_subtrees_swap_then_anon_is_not_reclaimed() {
+    let (mut s, a, b, t) = swap_max_case(crate::config::CgroupVersion::V2);
+    // Limit reclaim of /a/b swaps out exactly what /a's swap.max allows; the
+    // other anon folios it tried are refused (memory.swap.events max, fail)
+    // and activated.
+    assert_eq!(s.vm.pswpout, 10);
+    assert_eq!(s.memcgs[a as usize].swap_usage, 10);
+    assert_eq!(s.memcgs[b as usize].swap_usage, 10);
+    assert_eq!(s.memcgs[0].swap_usage, 10);
+    let st = s.memcgs[b as usize].stat;
+    assert!(st.swap_max > 0);
+    assert_eq!(st.swap_max, st.swap_fail);
+    assert_eq!(s.mem_cgroup_get_nr_swap_pages(b), 0);
+    assert_eq!(s.mem_cgroup_get_nr_swap_pages(0), (1 << 12) - 10);
+    // At half its swap.max and more, the group's swap counts as full.
+    assert!(s.mem_cgroup_swap_full(b));
+    assert!(!s.mem_cgroup_swap_full(0));
+    // With no swap left for the group, get_scan_count scans only file: the
+    // group's limit can no longer be met by reclaim, so the OOM killer runs,
+    // and the victim's swap slots are uncharged.
+    let w = s.mmap_anon(t, 50).unwrap();
+    touch(&mut s, w, 50);
+    assert_eq!(s.vm.oom_kill, 1);
+    assert_eq!(s.vm.pswpout, 10);
+    assert_eq!(s.memcgs[a as usize].swap_usage, 0);
+    assert_eq!(s.memcgs[0].swap_usage, 0);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn swap_max_is_a_v2_limit_only() {
+    // Under cgroup v1 the swap counter only accounts (memory.memsw.* is not
+    // modelled): the same run swaps past 10 pages.
+    let (s, a, b, _) = swap_max_case(crate::config::CgroupVersion::V1);
+    assert!(s.vm.pswpout > 10, "{}", s.vm.pswpout);
+    assert_eq!(s.memcgs[a as usize].swap_usage, s.vm.pswpout);
+    assert_eq!(s.memcgs[b as usize].stat.swap_max, 0);
+}
+
+#[test]
+fn swap_on_the_filesystems_disk_shares_its_device() {
+    let cfg = MachineConfig {
+        memory: Size::from_pages(1 << 16),
+        fs: DeviceConfig::of(DeviceKind::Hdd),
+        swap: DeviceConfig {
+            size: Some(Size::from_pages(1 << 12)),
+            ..DeviceConfig::of(DeviceKind::Fs)
+        },
+        ..Default::default()
+    };
+    cfg.validate().unwrap();
+    let mut s = Sim::new(cfg).unwrap();
+    let a = s.add_memcg(0, "a").unwrap();
+    s.set_memcg_max(a, 100).unwrap();
+    let t = s.add_task("t");
+    s.attach_task(t, a).unwrap();
+    let v = s.mmap_anon(t, 200).unwrap();
+    touch(&mut s, v, 200);
+    assert!(s.vm.pswpout >= 100);
+    // Swap writes went to the filesystem's disk, with its (hdd) timing.
+    assert_eq!(s.fs.pages_written, s.vm.pswpout);
+    assert_eq!(s.swap.as_ref().unwrap().dev.pages_written, 0);
+    assert!(s.fs.busy_until > 0);
+    let before = s.fs.pages_read;
+    touch(&mut s, v, 1);
+    assert_eq!(s.fs.pages_read, before + s.vm.pswpin);
 }

@@ -411,6 +411,11 @@ impl Sim {
         self.policy
     }
 
+    /// Tasks added so far; the next task's id.
+    pub fn nr_tasks(&self) -> TaskId {
+        self.tasks.len() as TaskId
+    }
+
     /// Adds a task; returns its id.
     pub fn add_task(&mut self, name: &str) -> TaskId {
         self.tasks.push(Task {
@@ -955,14 +960,50 @@ impl Sim {
                     memcg.path, memcg.usage, own[m]
                 ));
             }
-            if memcg.usage > memcg.max {
+            if memcg.usage > memcg.max && !memcg.over_max_after_write {
                 return Err(format!(
                     "memcg {} usage {} over max {}",
                     memcg.path, memcg.usage, memcg.max
                 ));
             }
         }
+        // Swap charges: each used slot charges its owner and the owner's ancestors.
+        let mut own_swap = vec![0u64; self.memcgs.len()];
+        if let Some(swap) = &self.swap {
+            for (i, &v) in swap.slots.iter().enumerate() {
+                if v != 0 {
+                    own_swap[swap.owner(i as u32) as usize] += 1;
+                }
+            }
+        }
+        for (m, memcg) in self.memcgs.iter().enumerate() {
+            let want = own_swap[m]
+                + memcg
+                    .children
+                    .iter()
+                    .map(|&c| self.memcgs[c as usize].swap_usage)
+                    .sum::<u64>();
+            if memcg.swap_usage != want {
+                return Err(format!(
+                    "memcg {} swap usage {} != own slots {} + children's",
+                    memcg.path, memcg.swap_usage, own_swap[m]
+                ));
+            }
+        }
         Ok(())
+    }
+}
+
+impl Sim {
+    /// Runs `io` on the swap device's timing: the swap device's own, or the
+    /// filesystem's when swap is on the filesystem's disk (`swap.device = "fs"`).
+    #[inline]
+    pub(crate) fn swap_dev<T>(&mut self, io: impl FnOnce(&mut BlockDev) -> T) -> T {
+        if self.cfg.swap.device == DeviceKind::Fs {
+            io(&mut self.fs)
+        } else {
+            io(&mut self.swap.as_mut().expect("a swap device").dev)
+        }
     }
 }
 

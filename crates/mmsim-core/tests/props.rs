@@ -110,6 +110,75 @@ proptest! {
     }
 }
 
+/// Knob writes a cgroup property case may make: (group 1..=3, knob, pages).
+fn knob(code: (u8, u8, u16)) -> (u8, mmsim_core::memcg::MemcgKnob, u64) {
+    use mmsim_core::memcg::MemcgKnob as K;
+    let (g, k, v) = code;
+    let knob = [K::Max, K::High, K::Low, K::Min, K::SwapMax, K::SoftLimit][k as usize % 6];
+    let pages = if v >= 3000 { u64::MAX } else { v as u64 };
+    (1 + g % 3, knob, pages)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// A tree `/a`, `/a/b`, `/c` with one task in `/a/b` and one in `/c`,
+    /// under random knob writes (memory.max/high/low/min/swap.max, soft
+    /// limits) between event chunks, in both cgroup versions: usage and swap
+    /// charges stay hierarchical and under their limits, and runs repeat.
+    #[test]
+    fn cgroup_invariants_hold_and_runs_repeat(
+        v1 in any::<bool>(),
+        codes in prop::collection::vec((any::<u8>(), 0u32..8000, any::<bool>()), 1..4000),
+        knobs in prop::collection::vec((any::<u8>(), any::<u8>(), 0u16..3400), 0..8),
+    ) {
+        let run = || {
+            let mut cfg = MachineConfig {
+                memory: Size::from_pages(4096),
+                swap: DeviceConfig {
+                    size: Some(Size::from_pages(2048)),
+                    ..DeviceConfig::of(DeviceKind::Ssd)
+                },
+                ..Default::default()
+            };
+            if v1 {
+                cfg.cgroup_version = mmsim_core::config::CgroupVersion::V1;
+            }
+            let mut sim = Sim::new(cfg).unwrap();
+            let a = sim.add_memcg(0, "a").unwrap();
+            let b = sim.add_memcg(a, "b").unwrap();
+            let c = sim.add_memcg(0, "c").unwrap();
+            let groups = [0, a, b, c];
+            let t1 = sim.add_task("t1");
+            let t2 = sim.add_task("t2");
+            sim.attach_task(t1, b).unwrap();
+            sim.attach_task(t2, c).unwrap();
+            let anon1 = sim.mmap_anon(t1, 3000).unwrap();
+            let anon2 = sim.mmap_anon(t2, 3000).unwrap();
+            let file = sim.add_file("f", 6000).unwrap();
+            let map = sim.mmap_file(t1, file, 0, 2000, false).unwrap();
+            let exec = sim.mmap_file(t2, file, 2000, 500, true).unwrap();
+            let mut knobs = knobs.iter().copied().map(knob);
+            for (i, chunk) in codes.chunks(500).enumerate() {
+                let vmas = if i % 2 == 0 { [anon1, map, exec] } else { [anon2, map, exec] };
+                let ev: Vec<Event> = chunk.iter().map(|&c| event(c, vmas, file, true)).collect();
+                sim.run(&ev);
+                sim.check_invariants().map_err(TestCaseError::fail)?;
+                if let Some((g, k, pages)) = knobs.next() {
+                    sim.set_memcg_knob(groups[g as usize], k, pages).unwrap();
+                    sim.check_invariants().map_err(TestCaseError::fail)?;
+                }
+            }
+            let r = sim.finish();
+            prop_assert_eq!(r.access.hits + r.access.misses, r.access.accesses);
+            Ok(serde_json::to_string(&r).unwrap())
+        };
+        let a = run()?;
+        let b = run()?;
+        prop_assert_eq!(a, b);
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
 

@@ -1,6 +1,7 @@
 //! Memory cgroups of a scenario: the groups (`[[cgroup]]`), knob writes at given
 //! times (`[[cgroup_change]]`), knobs that cycle between values (`[[cgroup_cycle]]`),
-//! and the workloads' `cgroup` field.
+//! the workloads' `cgroup` field, and workloads moved between groups
+//! (`[[cgroup_move]]`).
 //!
 //! ```toml
 //! [machine]
@@ -51,6 +52,7 @@
 //! | `high` | `memory.high` (v2): throttle limit | as `max` | `"max"` |
 //! | `low` | `memory.low` (v2): best-effort protection | as `max` | `0` |
 //! | `min` | `memory.min` (v2): hard protection | as `max` | `0` |
+//! | `swap_max` | `memory.swap.max` (v2): most swap the group's pages may hold; at it, anon pages are not swapped out and reclaim scans only file | as `max` | `"max"` |
 //! | `soft_limit` | v1 `memory.soft_limit_in_bytes` | as `max` | `"max"` |
 //! | `swappiness` | v1 `memory.swappiness` | integer 0..=200 | `vm.swappiness` |
 //! | `of` | what a percentage value is a percentage of (see below) | a size or `"peak"` | none |
@@ -59,8 +61,8 @@
 //! parent is not declared earlier is an error, so a misspelt path never creates a group
 //! silently. The top group `/` always exists; a `[[cgroup]]` with `path = "/"` may give
 //! it `max` (the same limit as `machine.memcg_max`, of which only one may be set) and
-//! `soft_limit`; the kernel's root cgroup has no `memory.high`, `memory.low` or
-//! `memory.min`, and its `memory.swappiness` is `vm.swappiness` (`machine.swappiness`),
+//! `soft_limit`; the kernel's root cgroup has no `memory.high`, `memory.low`,
+//! `memory.min` or `memory.swap.max`, and its `memory.swappiness` is `vm.swappiness` (`machine.swappiness`),
 //! so those are errors there. Groups are created in the order declared, which is the
 //! order reclaim walks siblings in.
 //!
@@ -71,7 +73,8 @@
 //!
 //! Versions: cgroup v1 and v2 are separate hierarchies in the kernel, so a child cannot
 //! have another version than its parent. A v2 group has no `soft_limit` and no
-//! `swappiness`; a v1 group has no `high`, `low` or `min`. A group without a version
+//! `swappiness`; a v1 group has no `high`, `low`, `min` or `swap_max` (v1's
+//! `memory.memsw.limit_in_bytes` is not modelled). A group without a version
 //! (nor an ancestor with one) takes every knob — the simulator implements both on one
 //! tree. Changes and cycles obey the version of their group.
 //!
@@ -86,11 +89,11 @@
 //! |---|---|---|---|
 //! | `at` | simulated time of the write | `"0s"`..=`"1000000s"` | required |
 //! | `path` | a declared group (or `/`) | | required |
-//! | `max`, `high`, `low`, `min`, `soft_limit`, `swappiness` | the values written, one or more | as in `[[cgroup]]` | |
+//! | `max`, `high`, `low`, `min`, `swap_max`, `soft_limit`, `swappiness` | the values written, one or more | as in `[[cgroup]]` | |
 //! | `of` | the reference of percentages | a size or `"peak"` | none |
 //!
-//! The knobs of one change are written in the order max, high, low, min, soft_limit,
-//! swappiness. Two changes may not write the same knob of the same group at the same
+//! The knobs of one change are written in the order max, high, low, min, swap_max,
+//! soft_limit, swappiness. Two changes may not write the same knob of the same group at the same
 //! time.
 //!
 //! ## Cycles: `[[cgroup_cycle]]`
@@ -98,7 +101,7 @@
 //! | field | meaning | range | default |
 //! |---|---|---|---|
 //! | `path` | a declared group (or `/`) | | required |
-//! | `knob` | `max`, `high`, `low`, `min`, `soft_limit` or `swappiness` | | required |
+//! | `knob` | `max`, `high`, `low`, `min`, `swap_max`, `soft_limit`, `swappiness`, or `reclaim` (v2 `memory.reclaim`: each value is an amount to reclaim proactively, as a userspace agent writes it periodically) | | required |
 //! | `values` | the values written in turn | 1..=64 values, as in `[[cgroup]]` | required |
 //! | `durations` | how long each value holds | as many as `values`, each `(0s, 1000000s]` | required |
 //! | `start` | time of the first write | `"0s"`..=`"1000000s"` | `"0s"` |
@@ -112,9 +115,24 @@
 //! overlap in time (`[start, until)`, or `[start, until]` with a `final`), and a change of
 //! that knob may not fall inside a cycle's time.
 //!
+//! ## Moving workloads: `[[cgroup_move]]`
+//!
+//! | field | meaning | range | default |
+//! |---|---|---|---|
+//! | `at` | simulated time of the move | `"0s"`..=`"1000000s"` | required |
+//! | `workload` | a workload's name (its `name`, or `KIND-INDEX` without one) | | required |
+//! | `to` | a declared group (or `/`) | | required |
+//!
+//! Every task of the workload is written to the group's `cgroup.procs`: its later
+//! charges (and those of reads through files it opened) go to the new group; pages
+//! already charged stay where they are, as in the kernel (cgroup v2 never moves
+//! charges; v1 only with `memory.move_charge_at_immigrate`, off by default). A workload
+//! is moved at most once at a given time.
+//!
 //! Writes are made when the simulated clock reaches their time, before the first event
 //! at or after it ([`mmsim_core::Sim::schedule_memcg_knob`]); writes due at the same time
-//! are made in the order: changes in file order, then cycles in file order. Lowering
+//! are made in the order: changes in file order, then cycles in file order, then moves
+//! in file order. Lowering
 //! `max` below the group's usage reclaims (and OOM-kills, if reclaim fails) right away,
 //! as writing `memory.max` does.
 //!
@@ -171,11 +189,12 @@ pub const MAX_CYCLE_VALUES: usize = 64;
 pub const MAX_NAME_LEN: usize = 64;
 
 /// The knobs in the order a change writes them.
-const KNOBS: [MemcgKnob; 6] = [
+const KNOBS: [MemcgKnob; 7] = [
     MemcgKnob::Max,
     MemcgKnob::High,
     MemcgKnob::Low,
     MemcgKnob::Min,
+    MemcgKnob::SwapMax,
     MemcgKnob::SoftLimit,
     MemcgKnob::Swappiness,
 ];
@@ -185,6 +204,7 @@ const KNOBS: [MemcgKnob; 6] = [
 pub fn knob_name(k: MemcgKnob) -> &'static str {
     match k.file() {
         "memory.soft_limit_in_bytes" => "soft_limit",
+        "memory.swap.max" => "swap_max",
         f => f.strip_prefix("memory.").unwrap_or(f),
     }
 }
@@ -346,7 +366,7 @@ impl<'de> Deserialize<'de> for Reference {
 pub enum CgroupVersion {
     /// cgroup v1: `max` (`memory.limit_in_bytes`), `soft_limit`, `swappiness`.
     V1,
-    /// cgroup v2: `max`, `high`, `low`, `min`.
+    /// cgroup v2: `max`, `high`, `low`, `min`, `swap_max`.
     V2,
 }
 
@@ -368,7 +388,12 @@ impl CgroupVersion {
             ),
             CgroupVersion::V2 => matches!(
                 knob,
-                MemcgKnob::Max | MemcgKnob::High | MemcgKnob::Low | MemcgKnob::Min
+                MemcgKnob::Max
+                    | MemcgKnob::High
+                    | MemcgKnob::Low
+                    | MemcgKnob::Min
+                    | MemcgKnob::SwapMax
+                    | MemcgKnob::Reclaim
             ),
         }
     }
@@ -430,6 +455,9 @@ pub struct CgroupSpec {
     /// `memory.min` (v2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min: Option<KnobValue>,
+    /// `memory.swap.max` (v2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_max: Option<KnobValue>,
     /// v1 `memory.soft_limit_in_bytes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soft_limit: Option<KnobValue>,
@@ -449,6 +477,7 @@ impl CgroupSpec {
             high: None,
             low: None,
             min: None,
+            swap_max: None,
             soft_limit: None,
             swappiness: None,
         }
@@ -461,13 +490,14 @@ impl CgroupSpec {
             self.high,
             self.low,
             self.min,
+            self.swap_max,
             self.soft_limit,
             self.swappiness,
         ])
     }
 }
 
-fn knob_list(v: [Option<KnobValue>; 6]) -> Vec<(MemcgKnob, KnobValue)> {
+fn knob_list(v: [Option<KnobValue>; 7]) -> Vec<(MemcgKnob, KnobValue)> {
     KNOBS
         .iter()
         .zip(v)
@@ -499,6 +529,9 @@ pub struct CgroupChange {
     /// `memory.min`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min: Option<KnobValue>,
+    /// `memory.swap.max`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_max: Option<KnobValue>,
     /// v1 `memory.soft_limit_in_bytes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soft_limit: Option<KnobValue>,
@@ -518,6 +551,7 @@ impl CgroupChange {
             high: None,
             low: None,
             min: None,
+            swap_max: None,
             soft_limit: None,
             swappiness: None,
         }
@@ -530,10 +564,24 @@ impl CgroupChange {
             self.high,
             self.low,
             self.min,
+            self.swap_max,
             self.soft_limit,
             self.swappiness,
         ])
     }
+}
+
+/// A workload moved to another group at a simulated time: `[[cgroup_move]]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CgroupMove {
+    /// When, simulated ns (TOML: a time string, `"2s"`).
+    #[serde(deserialize_with = "de_time", serialize_with = "ser_time")]
+    pub at: u64,
+    /// The workload, by name (its `name`, or `KIND-INDEX` without one).
+    pub workload: String,
+    /// The group its tasks move to.
+    pub to: String,
 }
 
 /// A knob cycling between values: `[[cgroup_cycle]]`.
@@ -708,11 +756,13 @@ impl Ctx<'_> {
     fn check_knob(&self, g: usize, knob: MemcgKnob, field: &str) -> Result<(), WorkloadError> {
         if g == 0 {
             let why = match knob {
-                MemcgKnob::High | MemcgKnob::Low | MemcgKnob::Min => Some(format!(
-                    "the top group `/` has no {} (nor does the kernel's root cgroup); set it \
+                MemcgKnob::High | MemcgKnob::Low | MemcgKnob::Min | MemcgKnob::SwapMax => {
+                    Some(format!(
+                        "the top group `/` has no {} (nor does the kernel's root cgroup); set it \
                      on a group below `/`",
-                    knob.file()
-                )),
+                        knob.file()
+                    ))
+                }
                 MemcgKnob::Swappiness => Some(
                     "the top group's memory.swappiness is vm.swappiness: set \
                      machine.swappiness"
@@ -819,6 +869,81 @@ impl Ctx<'_> {
             None => Ok(None),
         }
     }
+}
+
+/// Checks the moves: a time in range, a workload of the scenario, a declared group,
+/// and no workload moved twice at one time.
+fn moves(cx: &Ctx) -> Result<(), WorkloadError> {
+    let names: Vec<String> =
+        cx.s.workloads
+            .iter()
+            .enumerate()
+            .map(|(i, w)| w.display_name(i))
+            .collect();
+    for (i, m) in cx.s.cgroup_moves.iter().enumerate() {
+        if m.at > MAX_START_NS {
+            return Err(cx.invalid(format!("cgroup_move[{i}].at"), time_range(m.at)));
+        }
+        if !names.contains(&m.workload) {
+            return Err(cx.invalid(
+                format!("cgroup_move[{i}].workload"),
+                format!(
+                    "no workload `{}`; the workloads are {}",
+                    m.workload,
+                    names.join(", ")
+                ),
+            ));
+        }
+        cx.group(&m.to, format!("cgroup_move[{i}].to"))?;
+        if let Some(j) = cx.s.cgroup_moves[..i]
+            .iter()
+            .position(|o| o.at == m.at && o.workload == m.workload)
+        {
+            return Err(cx.invalid(
+                format!("cgroup_move[{i}]"),
+                format!(
+                    "moves `{}` at {} as cgroup_move[{j}] does; move a workload once at a time",
+                    m.workload,
+                    format_time(m.at)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Schedules the moves of `s` in `sim`: at each move's time, every task of the workload
+/// (`tasks[i]`: the task ids of workload `i`, as [`crate::EventStream::tasks`] gives
+/// them) is written to the group's `cgroup.procs`. Moves due at the same time as knob
+/// writes are made after them, in file order. `s` must be valid and its groups set up.
+pub fn schedule_moves(
+    sim: &mut Sim,
+    s: &Scenario,
+    tasks: &[std::ops::Range<mmsim_core::TaskId>],
+) -> Result<(), WorkloadError> {
+    for (i, m) in s.cgroup_moves.iter().enumerate() {
+        let field = format!("cgroup_move[{i}]");
+        let w = s
+            .workloads
+            .iter()
+            .enumerate()
+            .position(|(k, w)| w.display_name(k) == m.workload);
+        let (Some(w), Some(g)) = (w, sim.memcg_by_path(&m.to)) else {
+            return Err(WorkloadError::Invalid {
+                file: s.source.clone(),
+                field,
+                message: "names a workload or group the scenario does not have".into(),
+            });
+        };
+        for t in tasks[w].clone() {
+            sim.schedule_memcg_knob(m.at, g, MemcgKnob::Procs, u64::from(t))
+                .map_err(|source| WorkloadError::Setup {
+                    what: field.clone(),
+                    source,
+                })?;
+        }
+    }
+    Ok(())
 }
 
 /// Builds and checks the plan of `s`'s groups and writes; `peaks` resolves percentages
@@ -956,8 +1081,8 @@ fn plan(s: &Scenario, peaks: Option<&BTreeMap<String, u64>>) -> Result<Plan, Wor
         if knobs.is_empty() {
             return Err(cx.invalid(
                 format!("cgroup_change[{i}]"),
-                "writes no knob; give one or more of max, high, low, min, soft_limit, \
-                 swappiness"
+                "writes no knob; give one or more of max, high, low, min, swap_max, \
+                 soft_limit, swappiness"
                     .into(),
             ));
         }
@@ -1098,6 +1223,7 @@ fn plan(s: &Scenario, peaks: Option<&BTreeMap<String, u64>>) -> Result<Plan, Wor
         }
     }
     overlaps(&cx)?;
+    moves(&cx)?;
     writes[setup..].sort_by_key(|w| w.at);
     protection(&cx, &writes)?;
     Ok(Plan {
@@ -1292,12 +1418,28 @@ pub fn needs_calibration(s: &Scenario) -> bool {
     s.cgroups.iter().any(|c| {
         peak(
             c.of,
-            &[c.max, c.high, c.low, c.min, c.soft_limit, c.swappiness],
+            &[
+                c.max,
+                c.high,
+                c.low,
+                c.min,
+                c.swap_max,
+                c.soft_limit,
+                c.swappiness,
+            ],
         )
     }) || s.cgroup_changes.iter().any(|c| {
         peak(
             c.of,
-            &[c.max, c.high, c.low, c.min, c.soft_limit, c.swappiness],
+            &[
+                c.max,
+                c.high,
+                c.low,
+                c.min,
+                c.swap_max,
+                c.soft_limit,
+                c.swappiness,
+            ],
         )
     }) || s.cgroup_cycles.iter().any(|c| {
         let mut v: Vec<Option<KnobValue>> = c.values.iter().copied().map(Some).collect();

@@ -49,6 +49,7 @@ pub mod cgroups;
 pub mod error;
 pub mod gen;
 pub mod models;
+pub mod published;
 pub mod run;
 pub mod scenario;
 mod tomlpos;

@@ -149,6 +149,8 @@ pub struct EventStream {
     live: Vec<usize>,
     out: Vec<Event>,
     idle: [Event; 1],
+    /// Each workload's task ids (set by [`EventStream::build`]).
+    tasks: Vec<std::ops::Range<mmsim_core::TaskId>>,
 }
 
 impl std::fmt::Debug for EventStream {
@@ -173,9 +175,11 @@ impl EventStream {
     /// VMA ids are handed out in setup order, starting at 0.
     pub fn build(s: &Scenario, sim: &mut Sim) -> Result<EventStream, WorkloadError> {
         let mut gens = Vec::with_capacity(s.workloads.len());
+        let mut tasks = Vec::with_capacity(s.workloads.len());
         for (i, w) in s.workloads.iter().enumerate() {
             let name = w.display_name(i);
             let what = format!("workload[{i}] \"{name}\"");
+            let first = sim.nr_tasks();
             gens.push(Generator::build(
                 sim,
                 w,
@@ -184,8 +188,11 @@ impl EventStream {
                 &what,
                 s.base_dir.as_deref(),
             )?);
+            tasks.push(first..sim.nr_tasks());
         }
-        Ok(EventStream::new(s, gens))
+        let mut stream = EventStream::new(s, gens);
+        stream.tasks = tasks;
+        Ok(stream)
     }
 
     /// The stream of `s`'s workloads from generators already built (one per workload, in
@@ -231,7 +238,14 @@ impl EventStream {
             next_phase: 0,
             live: Vec::new(),
             idle: [Event::Think { ns: 0 }],
+            tasks: Vec::new(),
         }
+    }
+
+    /// The task ids of each workload, in workload order (empty ranges for a stream made
+    /// with [`EventStream::new`], which does not see the tasks created).
+    pub fn tasks(&self) -> &[std::ops::Range<mmsim_core::TaskId>] {
+        &self.tasks
     }
 
     /// The next batch, given the current time `now` (ns; the simulator's clock, which
@@ -429,6 +443,7 @@ pub fn run_scenario_cancellable(
             })?;
     }
     let mut stream = EventStream::build(s, &mut sim)?;
+    crate::cgroups::schedule_moves(&mut sim, s, stream.tasks())?;
     let mut done = 0u64;
     let mut partial = false;
     while let Some(batch) = stream.next_batch(sim.now())? {

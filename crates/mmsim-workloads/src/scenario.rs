@@ -128,6 +128,14 @@ pub struct Scenario {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub cgroup_cycles: Vec<CgroupCycle>,
+    /// Workloads moved between groups at given simulated times, `[[cgroup_move]]`
+    /// tables.
+    #[serde(rename = "cgroup_move", default, skip_serializing_if = "Vec::is_empty")]
+    pub cgroup_moves: Vec<crate::cgroups::CgroupMove>,
+    /// Results a source published for this benchmark, `[[published]]` tables (see
+    /// [`crate::published`]): `mmsim compare` prints them beside the simulated ones.
+    #[serde(rename = "published", default, skip_serializing_if = "Vec::is_empty")]
+    pub published: Vec<crate::published::Published>,
     /// Writes to /sys/kernel/debug/lru_gen at given simulated times (`mglru`
     /// policy), `[[lru_gen_write]]` tables.
     #[serde(
@@ -1278,6 +1286,10 @@ struct ScenarioToml {
     cgroup_changes: Vec<CgroupChange>,
     #[serde(rename = "cgroup_cycle", default)]
     cgroup_cycles: Vec<CgroupCycle>,
+    #[serde(rename = "cgroup_move", default)]
+    cgroup_moves: Vec<crate::cgroups::CgroupMove>,
+    #[serde(rename = "published", default)]
+    published: Vec<crate::published::Published>,
     #[serde(rename = "lru_gen_write", default)]
     lru_gen_writes: Vec<LruGenWrite>,
 }
@@ -1496,6 +1508,8 @@ impl Scenario {
             cgroups: Vec::new(),
             cgroup_changes: Vec::new(),
             cgroup_cycles: Vec::new(),
+            cgroup_moves: Vec::new(),
+            published: Vec::new(),
             lru_gen_writes: Vec::new(),
         }
     }
@@ -1519,6 +1533,8 @@ impl Scenario {
             cgroups: t.cgroups,
             cgroup_changes: t.cgroup_changes,
             cgroup_cycles: t.cgroup_cycles,
+            cgroup_moves: t.cgroup_moves,
+            published: t.published,
             lru_gen_writes: t.lru_gen_writes,
         })
     }
@@ -1834,6 +1850,10 @@ impl Scenario {
                 WorkloadKind::Kbuild(k) => k.validate().map_err(bad)?,
                 WorkloadKind::Tabs(t) => t.validate().map_err(bad)?,
             }
+        }
+        for (i, p) in self.published.iter().enumerate() {
+            p.validate()
+                .map_err(|(f, m)| invalid(format!("published[{i}].{f}"), m))?;
         }
         crate::cgroups::validate(self)
     }

@@ -8,6 +8,7 @@
 
 use super::blockdev::BlockDev;
 use crate::config::DeviceConfig;
+use crate::memcg::MemcgId;
 
 pub use super::filemap::SLOT_FOLIO;
 
@@ -19,6 +20,8 @@ pub const SWAP_NO_SHADOW: u32 = 1;
 pub struct SwapDevice {
     /// Slots, grown as they are first used.
     pub slots: Vec<u32>,
+    /// The group each slot is charged to (`swap_cgroup`), parallel to `slots`.
+    owner: Vec<MemcgId>,
     /// Freed slots, reused LIFO.
     free: Vec<u32>,
     /// Capacity in slots (pages).
@@ -34,6 +37,7 @@ impl SwapDevice {
     pub fn new(cfg: &DeviceConfig, capacity: u64) -> Self {
         SwapDevice {
             slots: Vec::new(),
+            owner: Vec::new(),
             free: Vec::new(),
             capacity,
             used: 0,
@@ -41,28 +45,40 @@ impl SwapDevice {
         }
     }
 
-    /// `folio_alloc_swap()`: a free slot, or None when the device is full.
+    /// `get_swap_pages()`: a free slot owned by `memcg`, or None when the
+    /// device is full.
     #[inline]
-    pub fn alloc(&mut self) -> Option<u32> {
+    pub fn alloc(&mut self, memcg: MemcgId) -> Option<u32> {
         if self.used >= self.capacity {
             return None;
         }
         self.used += 1;
-        Some(match self.free.pop() {
+        let slot = match self.free.pop() {
             Some(s) => s,
             None => {
                 self.slots.push(0);
+                self.owner.push(0);
                 (self.slots.len() - 1) as u32
             }
-        })
+        };
+        self.owner[slot as usize] = memcg;
+        Some(slot)
     }
 
-    /// `swap_free()`: releases a slot.
+    /// Releases a slot; returns the group it was charged to (the caller
+    /// uncharges it: `Sim::swap_free`).
     #[inline]
-    pub fn free_slot(&mut self, slot: u32) {
+    pub fn release(&mut self, slot: u32) -> MemcgId {
         self.slots[slot as usize] = 0;
         self.used -= 1;
         self.free.push(slot);
+        self.owner[slot as usize]
+    }
+
+    /// The group slot `slot` is charged to (`lookup_swap_cgroup_id`).
+    #[inline]
+    pub fn owner(&self, slot: u32) -> MemcgId {
+        self.owner[slot as usize]
     }
 
     /// `mem_cgroup_swap_full()` / `vm_swap_full()`: more than half the slots in use.
@@ -79,6 +95,6 @@ impl SwapDevice {
 
     /// Bytes of simulator memory for the slot arrays.
     pub fn heap_bytes(&self) -> usize {
-        self.slots.capacity() * 4 + self.free.capacity() * 4
+        self.slots.capacity() * 4 + self.free.capacity() * 4 + self.owner.capacity()
     }
 }

@@ -70,7 +70,7 @@ impl Sim {
     fn lru_evict(&mut self, f: FolioId) -> bool {
         let fo = self.folios[f];
         if !fo.is_file() && !fo.test(flags::SWAPCACHE) {
-            let Some(slot) = self.swap.as_mut().and_then(|s| s.alloc()) else {
+            let Some(slot) = self.folio_alloc_swap(f) else {
                 return false;
             };
             let fo = &mut self.folios[f];
@@ -94,7 +94,8 @@ impl Sim {
                 self.fs.write(self.clock, 1);
             } else {
                 self.vm.pswpout += 1;
-                self.swap.as_mut().unwrap().dev.write(self.clock, 1);
+                let now = self.clock;
+                self.swap_dev(|d| d.write(now, 1));
             }
             self.vm.pgpgout += 4;
         }

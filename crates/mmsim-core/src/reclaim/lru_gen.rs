@@ -1637,14 +1637,11 @@ impl Sim {
     }
 
     /// `get_swappiness()`: 0 when anon cannot be swapped (no `may_swap`, or
-    /// fewer than 64 free swap slots), else the group's or the system's.
+    /// fewer than 64 swap slots the group may use, `memory.swap.max`
+    /// included: `mem_cgroup_get_nr_swap_pages`), else the group's or the
+    /// system's.
     fn lru_gen_swappiness(&self, m: MemcgId, sc: &ScanControl) -> u32 {
-        if !sc.may_swap
-            || self
-                .swap
-                .as_ref()
-                .is_none_or(|s| s.nr_free() < MIN_LRU_BATCH)
-        {
+        if !sc.may_swap || self.mem_cgroup_get_nr_swap_pages(m) < MIN_LRU_BATCH {
             return 0;
         }
         sc.proactive_swappiness.unwrap_or(

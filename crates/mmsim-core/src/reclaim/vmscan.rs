@@ -248,9 +248,10 @@ impl Sim {
         inactive_is_low(inactive, active)
     }
 
-    /// `can_reclaim_anon_pages()`: swap slots left.
-    fn can_reclaim_anon(&self) -> bool {
-        self.swap.as_ref().is_some_and(|s| s.nr_free() > 0)
+    /// `can_reclaim_anon_pages()`: swap slots left for group `m`
+    /// (`mem_cgroup_get_nr_swap_pages`).
+    fn can_reclaim_anon(&self, m: crate::memcg::MemcgId) -> bool {
+        self.mem_cgroup_get_nr_swap_pages(m) > 0
     }
 
     /// `can_age_anon_pages()`: a swap device exists.
@@ -287,7 +288,7 @@ impl Sim {
         let sizes = LruList::EVICTABLE.map(|l| lv.size(l));
         let (balance, fraction, denominator) = match rules.balance {
             Balance::Cost(_) => {
-                let b = if !sc.may_swap || !self.can_reclaim_anon() {
+                let b = if !sc.may_swap || !self.can_reclaim_anon(sc.memcg) {
                     ScanBalance::File
                 } else if cgroup && swappiness == 0 {
                     ScanBalance::File
@@ -305,7 +306,7 @@ impl Sim {
             }
             Balance::ScannedRotated => {
                 let file_pages = sizes[2] + sizes[3];
-                let b = if !sc.may_swap || !self.can_reclaim_anon() {
+                let b = if !sc.may_swap || !self.can_reclaim_anon(sc.memcg) {
                     ScanBalance::File
                 } else if cgroup && swappiness == 0 {
                     ScanBalance::File
@@ -764,10 +765,8 @@ impl Sim {
             match fate {
                 Fate::Freed => reclaimed += 1,
                 Fate::Activate => {
-                    let fo = &mut self.folios[f];
-                    if fo.test(flags::SWAPCACHE)
-                        && self.swap.as_ref().is_some_and(|s| s.half_full())
-                    {
+                    let fo = self.folios[f];
+                    if fo.test(flags::SWAPCACHE) && self.mem_cgroup_swap_full(fo.memcg) {
                         self.folio_free_swap(f);
                     }
                     self.folios[f].set(flags::ACTIVE);
@@ -830,7 +829,7 @@ impl Sim {
         }
         if !file && !self.folios[f].test(flags::SWAPCACHE) {
             // add_to_swap()
-            let Some(slot) = self.swap.as_mut().and_then(|s| s.alloc()) else {
+            let Some(slot) = self.folio_alloc_swap(f) else {
                 return Fate::Activate;
             };
             self.swap.as_mut().unwrap().slots[slot as usize] = SLOT_FOLIO | f;
@@ -885,9 +884,8 @@ impl Sim {
             (self.fs.write(now, 1), false, 1)
         } else {
             self.vm.pswpout += 1;
-            let swap = self.swap.as_mut().unwrap();
             (
-                swap.dev.write(now, 1),
+                self.swap_dev(|d| d.write(now, 1)),
                 self.cfg.swap.device == crate::config::DeviceKind::Zram,
                 0,
             )

@@ -146,7 +146,7 @@ impl Sim {
             if !file {
                 size += lv.size(LruList::InactiveFile);
             }
-            if self.swap.as_ref().is_some_and(|s| s.nr_free() > 0) {
+            if self.mem_cgroup_get_nr_swap_pages(m as crate::memcg::MemcgId) > 0 {
                 size += lv.size(LruList::ActiveAnon);
                 if file {
                     size += lv.size(LruList::InactiveAnon);

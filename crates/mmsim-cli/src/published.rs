@@ -1,0 +1,253 @@
+//! The scenario's published results (`[[published]]`, see
+//! [`mmsim_workloads::published`]) beside the simulated changes in `mmsim compare`.
+//!
+//! Each entry becomes one row per pair of compared configurations that have its
+//! baseline and compared settings and agree on every other compared setting. Entry
+//! metric names are checked before anything runs, so a misspelt metric does not cost
+//! a comparison.
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+
+use mmsim_workloads::published::{agrees, settings, Published};
+use mmsim_workloads::Scenario;
+
+use crate::metrics::{change_pct, ConfigReport, MEMCG_METRICS, MEMCG_PREFIX, METRICS};
+
+/// A published change beside the simulated one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PublishedRow {
+    /// The metric.
+    pub metric: String,
+    /// The baseline configuration's name in this comparison.
+    pub baseline: String,
+    /// The compared configuration's name in this comparison.
+    pub compared: String,
+    /// The change the source published, percent.
+    pub published_pct: f64,
+    /// The simulated change of the means, percent (None: undefined, e.g. a zero baseline).
+    pub simulated_pct: Option<f64>,
+    /// Whether the simulated change has the published direction (changes within ±1 %
+    /// count as none); None when the simulated change is undefined.
+    pub agrees: Option<bool>,
+    /// Where the published number comes from.
+    pub source: String,
+}
+
+/// Checks that every entry names a metric a comparison of `s` has: Err is
+/// (`published[i].metric`, message).
+pub fn check_metrics(s: &Scenario) -> Result<(), (String, String)> {
+    let groups: BTreeSet<&str> = s
+        .cgroups
+        .iter()
+        .map(|c| c.path.as_str())
+        .filter(|&p| p != "/")
+        .collect();
+    for (i, p) in s.published.iter().enumerate() {
+        let name = p.metric.as_str();
+        let known = METRICS.iter().any(|m| m.name == name)
+            || name
+                .strip_prefix(MEMCG_PREFIX)
+                .and_then(|r| r.rsplit_once(':'))
+                .is_some_and(|(path, m)| {
+                    groups.contains(path) && MEMCG_METRICS.iter().any(|x| x.name == m)
+                });
+        if !known {
+            let per_group: Vec<&str> = MEMCG_METRICS.iter().map(|m| m.name).collect();
+            return Err((
+                format!("published[{i}].metric"),
+                format!(
+                    "unknown metric `{name}`; metrics are those `mmsim compare` lists (e.g. \
+                     runtime_s, pgmajfault) and memcg:<group>:<{}> for the groups {}",
+                    per_group.join("|"),
+                    if groups.is_empty() {
+                        "declared with [[cgroup]] (this scenario has none)".to_string()
+                    } else {
+                        groups.into_iter().collect::<Vec<_>>().join(", ")
+                    }
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The axes the entries compare, for `mmsim compare NAME` without axis flags: each key
+/// with the values its entries use, in order of first appearance.
+pub fn axes(entries: &[Published]) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for e in entries {
+        for name in [&e.baseline, &e.compared] {
+            for (k, v) in settings(name).unwrap_or_default() {
+                match out.iter_mut().find(|(key, _)| key == k) {
+                    Some((_, vals)) if !vals.iter().any(|x| x == v) => vals.push(v.to_string()),
+                    Some(_) => {}
+                    None => out.push((k.to_string(), vec![v.to_string()])),
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The rows of `entries` over the compared configurations, and a note for each entry
+/// that no pair of configurations shows.
+pub fn rows(entries: &[Published], configs: &[ConfigReport]) -> (Vec<PublishedRow>, Vec<String>) {
+    let pairs: Vec<Vec<(&str, &str)>> = configs
+        .iter()
+        .map(|c| settings(&c.name).unwrap_or_default())
+        .collect();
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        let (Ok(base), Ok(comp)) = (settings(&e.baseline), settings(&e.compared)) else {
+            continue;
+        };
+        let keys = e.keys();
+        let has = |c: &[(&str, &str)], want: &[(&str, &str)]| want.iter().all(|p| c.contains(p));
+        let others = |c: &[(&str, &str)]| -> Vec<(String, String)> {
+            c.iter()
+                .filter(|(k, _)| !keys.contains(k))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let before = rows.len();
+        for (bi, b) in pairs.iter().enumerate().filter(|(_, p)| has(p, &base)) {
+            for (ci, c) in pairs.iter().enumerate().filter(|(_, p)| has(p, &comp)) {
+                if others(b) != others(c) {
+                    continue;
+                }
+                let mean = |j: usize| configs[j].stat(&e.metric).map(|s| s.mean);
+                let simulated = match (mean(bi), mean(ci)) {
+                    (Some(x), Some(y)) => change_pct(x, y),
+                    _ => None,
+                };
+                rows.push(PublishedRow {
+                    metric: e.metric.clone(),
+                    baseline: configs[bi].name.clone(),
+                    compared: configs[ci].name.clone(),
+                    published_pct: e.change_pct,
+                    simulated_pct: simulated,
+                    agrees: simulated.map(|s| agrees(e.change_pct, s)),
+                    source: e.source.clone(),
+                });
+            }
+        }
+        if rows.len() == before && !configs.is_empty() {
+            notes.push(format!(
+                "published[{i}] ({}: {} against {}) needs both configurations; compare \
+                 without axis flags to run the ones the scenario publishes",
+                e.metric, e.compared, e.baseline
+            ));
+        }
+    }
+    (rows, notes)
+}
+
+/// `key: compared-value vs baseline-value` for the settings that differ, then the
+/// shared ones in brackets: `soft_limit_reclaim: seed-004 vs tree [swap.device=fs]`.
+fn pair_label(baseline: &str, compared: &str) -> String {
+    let (Ok(b), Ok(c)) = (settings(baseline), settings(compared)) else {
+        return format!("{compared} vs {baseline}");
+    };
+    let differ: Vec<&(&str, &str)> = c.iter().filter(|p| !b.contains(p)).collect();
+    let shared: Vec<String> = c
+        .iter()
+        .filter(|p| b.contains(p))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let keys: Vec<&str> = differ.iter().map(|p| p.0).collect();
+    let values = |from: &[(&str, &str)]| -> Vec<String> {
+        keys.iter()
+            .filter_map(|k| from.iter().find(|p| p.0 == *k).map(|p| p.1.to_string()))
+            .collect()
+    };
+    let mut label = format!(
+        "{}: {} vs {}",
+        keys.join(","),
+        values(&c).join(","),
+        values(&b).join(",")
+    );
+    if !shared.is_empty() {
+        label.push_str(&format!(" [{}]", shared.join(",")));
+    }
+    label
+}
+
+/// The rows as a table under the comparison.
+pub fn text(rows: &[PublishedRow]) -> String {
+    let mut t = String::new();
+    if rows.is_empty() {
+        return t;
+    }
+    let _ = writeln!(
+        t,
+        "\npublished results: the change of the compared configuration against its \
+         baseline, as the source reports it and as simulated"
+    );
+    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:+.1}%"));
+    let cells: Vec<[String; 6]> = rows
+        .iter()
+        .map(|r| {
+            [
+                r.metric.clone(),
+                pair_label(&r.baseline, &r.compared),
+                pct(Some(r.published_pct)),
+                pct(r.simulated_pct),
+                match r.agrees {
+                    Some(true) => "agrees".into(),
+                    Some(false) => "DISAGREES".into(),
+                    None => "-".into(),
+                },
+                r.source.clone(),
+            ]
+        })
+        .collect();
+    let head = [
+        "metric",
+        "setting: compared vs baseline",
+        "published",
+        "simulated",
+        "direction",
+        "source",
+    ];
+    let w: Vec<usize> = (0..5)
+        .map(|i| {
+            cells
+                .iter()
+                .map(|c| c[i].chars().count())
+                .chain([head[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |c: [&str; 6]| {
+        format!(
+            "  {:<w0$}  {:<w1$}  {:>w2$}  {:>w3$}  {:<w4$}  {}",
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4],
+            c[5],
+            w0 = w[0],
+            w1 = w[1],
+            w2 = w[2],
+            w3 = w[3],
+            w4 = w[4]
+        )
+        .trim_end()
+        .to_string()
+    };
+    let _ = writeln!(t, "{}", line(head));
+    for c in &cells {
+        let _ = writeln!(
+            t,
+            "{}",
+            line([&c[0], &c[1], &c[2], &c[3], &c[4], &c[5]].map(String::as_str))
+        );
+    }
+    t
+}
