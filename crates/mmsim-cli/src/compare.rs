@@ -545,7 +545,6 @@ fn compare_report(
         configs: reports,
         published: Vec::new(),
     };
-    notes.extend(crate::seed000::notes(&report));
     let (rows, published_notes) = published::rows(&base.published, &report.configs);
     notes.extend(published_notes);
     Ok((

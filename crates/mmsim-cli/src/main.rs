@@ -21,7 +21,6 @@ mod progress;
 mod published;
 mod report;
 mod run;
-mod seed000;
 mod trace;
 
 use std::process::ExitCode;
