@@ -38,7 +38,8 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub scenario: ScenarioArgs,
 
-    /// Policies to compare, comma-separated: lru, scanned-rotated, cost (alias classic).
+    /// Policies to compare, comma-separated: lru, scanned-rotated, cost (alias classic),
+    /// mglru.
     #[arg(long, value_name = "P1,P2,...", allow_hyphen_values = true)]
     pub policy: Option<String>,
     /// Cost weightings to compare, comma-separated: v5.8, v6.2.

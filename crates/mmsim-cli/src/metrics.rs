@@ -161,6 +161,36 @@ pub const METRICS: &[Metric] = &[
         value: |r| Some(r.result.kswapd_cpu_s),
     },
     Metric {
+        name: "kswapd_rmap_pct",
+        about: "share of kswapd CPU in reverse-map walks (page_vma_mapped_walk), %",
+        format: Format::Decimals(2),
+        value: |r| {
+            let p = &r.result.kswapd_profile;
+            percent(p.rmap_ns, p.total_ns())
+        },
+    },
+    Metric {
+        name: "kswapd_pt_walk_pct",
+        about: "share of kswapd CPU in MGLRU page-table walks and look-around, %",
+        format: Format::Decimals(2),
+        value: |r| {
+            let p = &r.result.kswapd_profile;
+            percent(p.pt_walk_ns, p.total_ns())
+        },
+    },
+    Metric {
+        name: "kswapd_rmap_walks",
+        about: "page_vma_mapped_walk calls by kswapd",
+        format: Format::Count,
+        value: |r| Some(r.result.kswapd_profile.rmap_walks as f64),
+    },
+    Metric {
+        name: "kswapd_ptes_walked",
+        about: "PTEs examined by kswapd's page-table walks and look-around",
+        format: Format::Count,
+        value: |r| Some(r.result.kswapd_profile.ptes_walked as f64),
+    },
+    Metric {
         name: "reclaim_stall_s",
         about: "time the workload spent in direct or memcg reclaim, seconds",
         format: Format::Decimals(4),

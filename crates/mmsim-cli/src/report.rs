@@ -221,6 +221,12 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
         PolicyName::Cost => format!("cost ({:?} weighting)", m.policy.cost_variant)
             .replace("V5_8", "v5.8")
             .replace("V6_2", "v6.2"),
+        PolicyName::Mglru => format!(
+            "mglru ({}, lru_gen/enabled {:#06x}, min_ttl_ms {})",
+            m.policy.mglru_version.name(),
+            m.policy.lru_gen_enabled,
+            m.policy.min_ttl_ms
+        ),
         p => p.name().to_string(),
     };
     line("policy", policy);
@@ -338,6 +344,35 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
         ),
     );
 
+    let p = &rr.kswapd_profile;
+    if p.total_ns() > 0 {
+        let total = p.total_ns() as f64;
+        let pct = |ns: u64| 100.0 * ns as f64 / total;
+        let _ = writeln!(t, "\nkswapd profile (simulated CPU by kernel function)");
+        for (name, ns) in [
+            ("page_vma_mapped_walk (rmap)", p.rmap_ns),
+            ("zram compression", p.compress_ns),
+            ("LRU isolate/sort/putback", p.lru_ns),
+            ("page-table walk + look-around", p.pt_walk_ns),
+            ("freeing", p.free_ns),
+            ("pageout submission", p.pageout_ns),
+        ] {
+            if ns > 0 {
+                let _ = writeln!(t, "  {name:<31}{:>6.2}%  {:.6} s", pct(ns), ns as f64 / 1e9);
+            }
+        }
+        let _ = writeln!(
+            t,
+            "  {} rmap walks, {} PTEs walked",
+            p.rmap_walks, p.ptes_walked
+        );
+    }
+
+    if let Some(lg) = &rr.lru_gen {
+        t.push('\n');
+        t.push_str(&lru_gen_table(lg));
+    }
+
     let _ = writeln!(t, "\n/proc/pressure/memory");
     for (name, l) in [("some", &rr.psi.some), ("full", &rr.psi.full)] {
         let _ = writeln!(
@@ -407,5 +442,70 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
             let _ = writeln!(t, "  stopped at --limit before the end of the trace");
         }
     }
+    t
+}
+
+/// The final lru_gen view, as /sys/kernel/debug/lru_gen_full prints it: per group
+/// and node, each generation's seq, age in ms and anon/file pages, then the tiers'
+/// refaulted/evicted/protected counters; and the walker's counters.
+pub fn lru_gen_table(lg: &mmsim_core::reclaim::lru_gen::LruGenReport) -> String {
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "lru_gen ({}, enabled {:#06x}, min_ttl_ms {})",
+        lg.version, lg.enabled, lg.min_ttl_ms
+    );
+    for g in &lg.memcgs {
+        let _ = writeln!(t, "memcg {:>5} {}", g.memcg_id, g.path);
+        let _ = writeln!(t, " node {:>5}", g.node);
+        for gen in &g.gens {
+            let mark = |ty: usize| if gen.seq < g.min_seq[ty] { "x" } else { " " };
+            let _ = writeln!(
+                t,
+                " {:>10} {:>10} {:>10}{} {:>10}{}",
+                gen.seq,
+                gen.age_ms,
+                gen.anon,
+                mark(0),
+                gen.file,
+                mark(1)
+            );
+        }
+        for (ty, name) in [(0, "anon"), (1, "file")] {
+            let tr = &g.tiers[ty];
+            let cells: Vec<String> = (0..4)
+                .map(|i| {
+                    format!(
+                        "{}r {}e {}p {}R {}T",
+                        tr.refaulted[i],
+                        tr.evicted[i],
+                        tr.protected[i],
+                        tr.avg_refaulted[i],
+                        tr.avg_total[i]
+                    )
+                })
+                .collect();
+            let _ = writeln!(t, "   {name} tiers: {}", cells.join(" | "));
+        }
+    }
+    for w in &lg.writes {
+        let _ = writeln!(t, "at {:.3} s: {} → {}", w.t, w.command, w.result);
+    }
+    let s = &lg.stats;
+    let _ = writeln!(
+        t,
+        "aging {} (walks {}: {}t {}y, tables skipped {} added {}), look-around {} ({} young), promoted {}, tier-protected {}, min_ttl OOM kills {}",
+        s.aging,
+        s.walks,
+        s.leaf_total,
+        s.leaf_young,
+        s.tables_skipped,
+        s.tables_added,
+        s.look_around,
+        s.look_around_young,
+        s.promoted,
+        s.tier_protected,
+        s.min_ttl_oom
+    );
     t
 }

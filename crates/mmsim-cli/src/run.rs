@@ -65,6 +65,16 @@ pub struct ScenarioArgs {
     /// Seed of the workloads' random streams.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Multi-gen LRU version of the mglru policy: v6.1 or v6.14 (default).
+    #[arg(long, value_name = "VERSION")]
+    pub mglru_version: Option<mmsim_core::MglruVersion>,
+    /// /sys/kernel/mm/lru_gen/min_ttl_ms for the mglru policy (0 = off).
+    #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+    pub min_ttl_ms: Option<i64>,
+    /// /sys/kernel/mm/lru_gen/enabled for the mglru policy: bits 0 core, 1 mm walk,
+    /// 2 non-leaf young, as a number (7, 0x7) or y/n.
+    #[arg(long, value_name = "BITS")]
+    pub lru_gen_enabled: Option<String>,
 }
 
 /// Flags of `mmsim run`.
@@ -75,7 +85,7 @@ pub struct RunArgs {
     pub scenario: ScenarioArgs,
 
     /// Reclaim policy: lru (textbook LRU), scanned-rotated (≈3.11–5.7), cost (5.8+;
-    /// alias classic).
+    /// alias classic), mglru (multi-gen LRU, 6.1+).
     #[arg(long, value_name = "POLICY")]
     pub policy: Option<PolicyName>,
     /// Cost weighting of the cost policy: v5.8 or v6.2.
@@ -223,6 +233,25 @@ pub fn plan(args: &ScenarioArgs) -> Result<Plan> {
     if let Some(seed) = args.seed {
         scenario.seed = seed;
     }
+    let m = &mut scenario.machine;
+    if let Some(v) = args.mglru_version {
+        m.policy.mglru_version = v;
+    }
+    if let Some(ms) = args.min_ttl_ms {
+        m.policy.min_ttl_ms = u64::try_from(ms).map_err(|_| {
+            bad(format!(
+                "--min-ttl-ms {ms}: machine.policy.min_ttl_ms: {ms} is out of range [0, 4294967295]"
+            ))
+        })?;
+    }
+    if let Some(raw) = &args.lru_gen_enabled {
+        m.policy.lru_gen_enabled = parse_lru_gen_enabled(raw).ok_or_else(|| {
+            bad(format!(
+                "--lru-gen-enabled {raw}: machine.policy.lru_gen_enabled: expected y, n or a \
+                 number in [0, 0x7] (bits: 0 core, 1 mm walk, 2 non-leaf young)"
+            ))
+        })?;
+    }
     if scenario.source.is_empty() {
         scenario.source = "command line".into();
     }
@@ -231,6 +260,19 @@ pub fn plan(args: &ScenarioArgs) -> Result<Plan> {
         is_default,
         notes,
     })
+}
+
+/// `/sys/kernel/mm/lru_gen/enabled` as written: `y`/`Y` (all), `n`/`N` (none), or a
+/// number (decimal or 0x hex); the range is checked by validation.
+fn parse_lru_gen_enabled(raw: &str) -> Option<u32> {
+    match raw.trim() {
+        "y" | "Y" => Some(7),
+        "n" | "N" => Some(0),
+        t => match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            Some(h) => u32::from_str_radix(h, 16).ok(),
+            None => t.parse().ok(),
+        },
+    }
 }
 
 /// Validates a scenario built by [`plan`]; an error about a field a flag set names the
@@ -249,6 +291,11 @@ fn flag_context(e: WorkloadError, args: &ScenarioArgs) -> anyhow::Error {
             .map(|_| "--swap".to_string())
             .or(args.swap_size.map(|v| format!("--swap-size {v}"))),
         Some("machine.swappiness") => args.swappiness.map(|v| format!("--swappiness {v}")),
+        Some("machine.policy.min_ttl_ms") => args.min_ttl_ms.map(|v| format!("--min-ttl-ms {v}")),
+        Some("machine.policy.lru_gen_enabled") => args
+            .lru_gen_enabled
+            .as_ref()
+            .map(|v| format!("--lru-gen-enabled {v}")),
         Some(f) if f.starts_with("workload[0].") && args.trace.is_some() => {
             Some("--trace".to_string())
         }

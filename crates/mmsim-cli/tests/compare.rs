@@ -88,6 +88,28 @@ fn metric(run: &Value, name: &str) -> Option<f64> {
         "psi_full_total_us" => u(&run["psi"]["full"]["total"]) as f64,
         "psi_some_avg10" => f(&run["psi"]["some"]["avg10"]),
         "psi_full_avg10" => f(&run["psi"]["full"]["avg10"]),
+        "kswapd_rmap_pct" | "kswapd_pt_walk_pct" => {
+            let p = &run["kswapd_profile"];
+            let total: u64 = [
+                "lru_ns",
+                "rmap_ns",
+                "pt_walk_ns",
+                "free_ns",
+                "pageout_ns",
+                "compress_ns",
+            ]
+            .iter()
+            .map(|k| u(&p[k]))
+            .sum();
+            let part = if name == "kswapd_rmap_pct" {
+                u(&p["rmap_ns"])
+            } else {
+                u(&p["pt_walk_ns"])
+            };
+            return (total > 0).then(|| part as f64 * 100.0 / total as f64);
+        }
+        "kswapd_rmap_walks" => u(&run["kswapd_profile"]["rmap_walks"]) as f64,
+        "kswapd_ptes_walked" => u(&run["kswapd_profile"]["ptes_walked"]) as f64,
         counter => {
             let v = &vm[counter];
             assert!(

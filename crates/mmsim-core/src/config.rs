@@ -158,6 +158,9 @@ pub enum PolicyName {
     /// as in v5.8+ with the v6.2 rotation weighting by default.
     #[default]
     Cost,
+    /// Multi-gen LRU (`lru_gen`, v6.1+), in the version [`MglruVersion`]
+    /// selected by `mglru_version` (see `crate::reclaim::lru_gen`).
+    Mglru,
 }
 
 impl FromStr for PolicyName {
@@ -167,8 +170,10 @@ impl FromStr for PolicyName {
             "lru" => Ok(PolicyName::Lru),
             "scanned-rotated" => Ok(PolicyName::ScannedRotated),
             "cost" | "classic" => Ok(PolicyName::Cost),
-            "mglru" => Err("policy `mglru` is not implemented yet; allowed: lru, scanned-rotated, cost (alias classic)".into()),
-            _ => Err(format!("unknown policy `{s}`; allowed: lru, scanned-rotated, cost (alias classic)")),
+            "mglru" | "lru_gen" => Ok(PolicyName::Mglru),
+            _ => Err(format!(
+                "unknown policy `{s}`; allowed: lru, scanned-rotated, cost (alias classic), mglru"
+            )),
         }
     }
 }
@@ -180,6 +185,7 @@ impl PolicyName {
             PolicyName::Lru => "lru",
             PolicyName::ScannedRotated => "scanned-rotated",
             PolicyName::Cost => "cost",
+            PolicyName::Mglru => "mglru",
         }
     }
 }
@@ -209,16 +215,84 @@ impl FromStr for CostVariant {
     }
 }
 
+/// Which multi-gen LRU the `mglru` policy models.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum MglruVersion {
+    /// v6.1 (the first release, "MGLRU-v1" of the spec, ≈6.1–6.13 where
+    /// later changes are not modelled): faults enter `max_seq`, one young
+    /// sighting promotes, tiers 1:2 gains, kswapd ages in `lru_gen_age_node`.
+    #[serde(rename = "v6.1")]
+    V6_1,
+    /// v6.14 (current, "MGLRU-v2"): `lru_gen_folio_seq` insertion, two
+    /// sightings before promotion, 2:3 gains, aging only on the eviction path,
+    /// the memcg LRU.
+    #[default]
+    #[serde(rename = "v6.14")]
+    V6_14,
+}
+
+impl FromStr for MglruVersion {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "v6.1" | "6.1" => Ok(MglruVersion::V6_1),
+            "v6.14" | "6.14" => Ok(MglruVersion::V6_14),
+            _ => Err(format!("unknown mglru version `{s}`; allowed: v6.1, v6.14")),
+        }
+    }
+}
+
+impl MglruVersion {
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            MglruVersion::V6_1 => "v6.1",
+            MglruVersion::V6_14 => "v6.14",
+        }
+    }
+}
+
+fn default_lru_gen_enabled() -> u32 {
+    0x0007
+}
+
 /// Policy section of a scenario.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyConfig {
-    /// Policy name: `lru`, `scanned-rotated`, `cost` (alias `classic`).
+    /// Policy name: `lru`, `scanned-rotated`, `cost` (alias `classic`), `mglru`.
     #[serde(default)]
     pub name: PolicyName,
     /// For `cost`: `v6.2` (default, current kernels) or `v5.8`.
     #[serde(default)]
     pub cost_variant: CostVariant,
+    /// For `mglru`: `v6.14` (default) or `v6.1`.
+    #[serde(default)]
+    pub mglru_version: MglruVersion,
+    /// For `mglru`: `/sys/kernel/mm/lru_gen/enabled` (default 0x0007):
+    /// bit 0 the MGLRU core (clear: the classic lists of the `cost` policy),
+    /// bit 1 the page-table walk of aging (`LRU_GEN_MM_WALK`), bit 2
+    /// non-leaf PMD young bits (`LRU_GEN_NONLEAF_YOUNG`, accepted, not
+    /// modelled). Range 0..=7.
+    #[serde(default = "default_lru_gen_enabled")]
+    pub lru_gen_enabled: u32,
+    /// For `mglru`: `/sys/kernel/mm/lru_gen/min_ttl_ms` (default 0, off):
+    /// kswapd invokes the OOM killer rather than evict a working set whose
+    /// oldest generation is younger than this. Range 0..=4294967295.
+    #[serde(default)]
+    pub min_ttl_ms: u64,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig {
+            name: PolicyName::default(),
+            cost_variant: CostVariant::default(),
+            mglru_version: MglruVersion::default(),
+            lru_gen_enabled: default_lru_gen_enabled(),
+            min_ttl_ms: 0,
+        }
+    }
 }
 
 /// How global reclaim honours cgroup v1 soft limits
@@ -562,6 +636,21 @@ impl MachineConfig {
             return Err(ConfigError::new(
                 "machine.watermark_scale_factor",
                 format!("{} is out of range [1, 3000]", self.watermark_scale_factor),
+            ));
+        }
+        if self.policy.lru_gen_enabled > 7 {
+            return Err(ConfigError::new(
+                "machine.policy.lru_gen_enabled",
+                format!(
+                    "{:#x} is out of range [0, 0x7] (bits: 0 core, 1 mm walk, 2 non-leaf young)",
+                    self.policy.lru_gen_enabled
+                ),
+            ));
+        }
+        if self.policy.min_ttl_ms > u32::MAX as u64 {
+            return Err(ConfigError::new(
+                "machine.policy.min_ttl_ms",
+                format!("{} is out of range [0, 4294967295]", self.policy.min_ttl_ms),
             ));
         }
         if self.swappiness > 200 {

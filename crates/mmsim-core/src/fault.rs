@@ -111,6 +111,9 @@ impl Sim {
         self.acc.misses += 1;
         self.vm.pgfault += 1;
         self.memcgs[self.cur_memcg as usize].stat.pgfault += 1;
+        // current->in_lru_fault (handle_mm_fault, VMAs without VM_SEQ_READ/VM_RAND_READ).
+        self.lru_gen.in_fault =
+            self.vmas[vma as usize].file_ra.advice == crate::readahead::Advice::Normal;
         match self.vmas[vma as usize].kind {
             VmaKind::Anon if old == 0 => self.do_anonymous_page(vma, index, write),
             VmaKind::Anon => self.do_swap_page(vma, index, old - 1, write),
@@ -118,6 +121,7 @@ impl Sim {
                 self.do_file_fault(vma, index, file, pgoff + index, write)
             }
         }
+        self.lru_gen.in_fault = false;
     }
 
     /// First store through a clean present PTE (`do_wp_page`).
@@ -697,6 +701,7 @@ impl Sim {
         let fl = fo.flags;
         let lru = match self.policy {
             Policy::Lru => return self.lru_policy_add(f),
+            Policy::Mglru(_) => return self.lru_gen_folio_add_lru(f),
             Policy::Classic(r) => {
                 if r.balance == crate::sim::Balance::ScannedRotated {
                     // v4.9 __pagevec_lru_add_fn → update_page_reclaim_stat(file, active)
@@ -720,6 +725,7 @@ impl Sim {
     pub(crate) fn mark_accessed(&mut self, f: FolioId) {
         let rules = match self.policy {
             Policy::Lru => return self.lru_touch(f),
+            Policy::Mglru(_) => return self.lru_gen_inc_refs(f),
             Policy::Classic(r) => r,
         };
         let fo = &mut self.folios[f];

@@ -64,10 +64,10 @@ pub mod writeback;
 mod rule_tests;
 
 pub use config::{
-    CgroupVersion, ConfigError, CostVariant, DeviceConfig, DeviceKind, MachineConfig, PolicyConfig,
-    PolicyName, Size, SoftLimitReclaim,
+    CgroupVersion, ConfigError, CostVariant, DeviceConfig, DeviceKind, MachineConfig, MglruVersion,
+    PolicyConfig, PolicyName, Size, SoftLimitReclaim,
 };
-pub use cost::CostModel;
+pub use cost::{CostModel, ReclaimProfile};
 pub use event::{Event, FileId};
 pub use mem::pagetable::{TaskId, VmaId};
 pub use memcg::{MemcgId, MemcgKnob, MemcgReport};

@@ -172,13 +172,17 @@ pub struct Lruvec {
     pub recent_scanned: [u64; 2],
     /// `reclaim_stat.recent_rotated[]`.
     pub recent_rotated: [u64; 2],
+    /// The multi-gen LRU (`lruvec->lrugen`), used by the `mglru` policy.
+    pub lrugen: crate::reclaim::lru_gen::LruGenFolio,
 }
 
 impl Lruvec {
     /// Pages on one list.
     #[inline]
     pub fn size(&self, lru: LruList) -> u64 {
-        self.lists[lru as usize].len as u64
+        // Under MGLRU the evictable classic lists are empty and the
+        // generations give the compatibility view (`lru_gen_is_active`).
+        self.lists[lru as usize].len as u64 + self.lrugen.compat_size(lru)
     }
     /// Pages on the evictable lists (`lruvec_lru_size` summed over anon and file).
     #[inline]
@@ -1126,8 +1130,8 @@ impl Sim {
         let mut cur = Some(memcg);
         while let Some(m) = cur {
             let lv = &self.memcgs[m as usize].lruvec;
-            for (i, l) in lv.lists.iter().enumerate() {
-                out.sizes[i] += l.len as u64;
+            for (i, s) in out.sizes.iter_mut().enumerate() {
+                *s += lv.size(LruList::from_index(i as u8));
             }
             out.workingset_activate[0] += lv.workingset_activate[0];
             out.workingset_activate[1] += lv.workingset_activate[1];

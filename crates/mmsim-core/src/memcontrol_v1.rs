@@ -182,6 +182,7 @@ impl Sim {
         sc.memcg = m;
         self.shrink_lruvec(&mut sc, rules);
         outer.cpu_ns += sc.cpu_ns;
+        outer.prof.add(&sc.prof);
         outer.io_wait_ns += sc.io_wait_ns;
         (sc.nr_reclaimed, sc.nr_scanned)
     }

@@ -63,6 +63,8 @@ impl Sim {
                         }
                         if self.policy == crate::sim::Policy::Lru {
                             self.lru_policy_del(f);
+                        } else if crate::reclaim::lru_gen::is_lru_gen_tag(self.folios[f].lru) {
+                            self.lru_gen_del_folio(f, true);
                         } else {
                             let m = self.folios[f].memcg as usize;
                             self.memcgs[m].lruvec.lists[lru as usize].unlink(&mut self.folios, f);

@@ -20,6 +20,7 @@ fn machine(policy: PolicyName, memory_pages: u64, swap_pages: Option<u64>) -> Si
         policy: PolicyConfig {
             name: policy,
             cost_variant: CostVariant::V6_2,
+            ..Default::default()
         },
         ..Default::default()
     };
@@ -1219,6 +1220,7 @@ fn soft_limit_machine(design: crate::config::SoftLimitReclaim) -> (Sim, u8, u8, 
         policy: PolicyConfig {
             name: PolicyName::Cost,
             cost_variant: CostVariant::V6_2,
+            ..Default::default()
         },
         ..Default::default()
     };

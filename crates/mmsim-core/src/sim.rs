@@ -121,6 +121,8 @@ pub enum Policy {
     Lru,
     /// Classic active/inactive LRU with era rules.
     Classic(ClassicRules),
+    /// The multi-gen LRU (see [`crate::reclaim::lru_gen`]).
+    Mglru(crate::config::MglruVersion),
 }
 
 /// A task (process) with an address space.
@@ -172,6 +174,8 @@ pub struct Kswapd {
     pub cpu_ns: u64,
     /// When kswapd last went to sleep (for the hit-quickly counters).
     pub slept_at: u64,
+    /// Where kswapd's CPU went.
+    pub profile: crate::cost::ReclaimProfile,
 }
 
 /// Access outcome counters of the workload.
@@ -241,6 +245,12 @@ pub struct RunResult {
     pub sim_bytes_per_tracked_page: f64,
     /// Simulator heap in bytes (arena, page tables, page cache, swap).
     pub sim_heap_bytes: u64,
+    /// Where kswapd's CPU went (`kswapd_cpu_s` by kernel function).
+    #[serde(default)]
+    pub kswapd_profile: crate::cost::ReclaimProfile,
+    /// The multi-gen LRU's view (`mglru` policy only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lru_gen: Option<crate::reclaim::lru_gen::LruGenReport>,
 }
 
 /// The simulated machine.
@@ -304,6 +314,8 @@ pub struct Sim {
     pub(crate) measure_start: u64,
     /// Pages under writeback.
     pub(crate) nr_writeback: u64,
+    /// Multi-gen LRU settings and machine-wide state.
+    pub(crate) lru_gen: crate::reclaim::lru_gen::LruGenState,
 }
 
 /// `dirty_writeback_centisecs` = 500: the flusher's period.
@@ -321,6 +333,19 @@ impl Sim {
             PolicyName::Lru => Policy::Lru,
             PolicyName::ScannedRotated => Policy::Classic(ClassicRules::v4_9()),
             PolicyName::Cost => Policy::Classic(ClassicRules::current(cfg.policy.cost_variant)),
+            // lru_gen/enabled without the core bit: the classic lists.
+            PolicyName::Mglru
+                if cfg.policy.lru_gen_enabled & crate::reclaim::lru_gen::LRU_GEN_CORE == 0 =>
+            {
+                Policy::Classic(ClassicRules::current(cfg.policy.cost_variant))
+            }
+            PolicyName::Mglru => Policy::Mglru(cfg.policy.mglru_version),
+        };
+        let lru_gen = crate::reclaim::lru_gen::LruGenState {
+            version: cfg.policy.mglru_version,
+            enabled: cfg.policy.lru_gen_enabled,
+            min_ttl_ns: cfg.policy.min_ttl_ms * 1_000_000,
+            ..Default::default()
         };
         let swap = match (cfg.swap.device, cfg.swap.size) {
             (DeviceKind::None, _) | (_, None) => None,
@@ -371,6 +396,7 @@ impl Sim {
             nr_dirty: 0,
             measure_start: 0,
             nr_writeback: 0,
+            lru_gen,
             cfg,
         })
     }
@@ -614,6 +640,8 @@ impl Sim {
         self.reclaim_stall_ns = 0;
         self.io_wait_ns = 0;
         self.kswapd.cpu_ns = 0;
+        self.kswapd.profile = Default::default();
+        self.lru_gen.stats = Default::default();
         self.reset_memcg_stats();
         self.measure_start = self.clock;
     }
@@ -645,6 +673,9 @@ impl Sim {
         while self.kswapd.running && self.kswapd.clock <= now {
             self.kswapd_step();
         }
+        if self.next_lru_gen_write().is_some_and(|t| t <= now) {
+            self.run_lru_gen_writes(now);
+        }
         while self.knob_events.last().is_some_and(|e| e.at <= now) {
             let e = self.knob_events.pop().expect("checked");
             // Validated when scheduled: the group exists.
@@ -657,6 +688,9 @@ impl Sim {
         let mut t = self.flusher_next;
         if let Some(e) = self.knob_events.last() {
             t = t.min(e.at);
+        }
+        if let Some(w) = self.next_lru_gen_write() {
+            t = t.min(w);
         }
         if self.kswapd.running {
             t = t.min(self.kswapd.clock);
@@ -714,6 +748,8 @@ impl Sim {
             sim_bytes_per_resident_folio: self.folios.heap_bytes() as f64 / live,
             sim_bytes_per_tracked_page: slot_bytes as f64 / tracked.max(1) as f64,
             sim_heap_bytes: heap as u64,
+            kswapd_profile: self.kswapd.profile,
+            lru_gen: self.lru_gen_report(),
         }
     }
 
@@ -728,11 +764,7 @@ impl Sim {
         self.vm.nr_dirty = self.nr_dirty;
         self.vm.nr_writeback = self.nr_writeback;
         let mut swapcached = 0;
-        for l in self
-            .memcgs
-            .iter()
-            .flat_map(|m| [&m.lruvec.lists[0], &m.lruvec.lists[1]])
-        {
+        for (_, l) in self.memcgs.iter().flat_map(|m| m.lruvec.all_lists()) {
             let mut c = l.head;
             while c != crate::mem::folio::NIL {
                 swapcached += self.folios[c].test(flags::SWAPCACHE) as u64;
@@ -827,7 +859,7 @@ impl Sim {
     /// A one-line summary of resident folios by state, for debugging and probes.
     pub fn debug_summary(&self) -> String {
         let mut n = [0u64; 6]; // resident, swapcache, writeback, mapped, referenced, active
-        for l in self.memcgs.iter().flat_map(|m| m.lruvec.lists.iter()) {
+        for (_, l) in self.memcgs.iter().flat_map(|m| m.lruvec.all_lists()) {
             let mut c = l.head;
             while c != crate::mem::folio::NIL {
                 let f = &self.folios[c];
@@ -851,7 +883,12 @@ impl Sim {
         let mut on_lists = 0u64;
         let mut own = vec![0u64; self.memcgs.len()];
         for (m, memcg) in self.memcgs.iter().enumerate() {
-            for (i, l) in memcg.lruvec.lists.iter().enumerate() {
+            if let Err(e) = self.check_lru_gen_invariants(m) {
+                return Err(format!("memcg {}: {e}", memcg.path));
+            }
+            for (i, l) in memcg.lruvec.all_lists() {
+                let i = i as usize;
+                let mglru = crate::reclaim::lru_gen::is_lru_gen_tag(i as u8);
                 let mut n = 0u32;
                 let mut c = l.head;
                 let mut prev = crate::mem::folio::NIL;
@@ -863,7 +900,19 @@ impl Sim {
                     if self.folios.links(c)[0] != prev {
                         return Err(format!("folio {c} has a broken prev link"));
                     }
-                    if self.policy != Policy::Lru {
+                    if mglru {
+                        let want = i as u8 - crate::reclaim::lru_gen::LRU_GEN_TAG;
+                        if f.is_file() as u8 != want % 2
+                            || f.test(flags::ACTIVE)
+                            || crate::reclaim::lru_gen::folio_lru_gen(f).is_none()
+                            || f.memcg as usize != m
+                        {
+                            return Err(format!(
+                                "folio {c} on MGLRU list {i} with flags {:#x}, gen_refs {:#x}, group {}",
+                                f.flags, f.gen_refs, f.memcg
+                            ));
+                        }
+                    } else if self.policy != Policy::Lru {
                         if LruList::of_flags(f.flags) as usize != i {
                             return Err(format!(
                                 "folio {c} on list {i} but flags say {:?}",

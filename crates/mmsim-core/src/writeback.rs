@@ -54,6 +54,9 @@ impl Sim {
         if fo.test(flags::DIRTY) || fo.test(flags::UNEVICTABLE) || !fo.test(flags::LRU) {
             return;
         }
+        if crate::reclaim::lru_gen::is_lru_gen_tag(fo.lru) {
+            return self.lru_gen_rotate_reclaimable(f);
+        }
         let from = LruList::from_index(fo.lru);
         let m = fo.memcg as usize;
         self.memcgs[m].lruvec.lists[from as usize].unlink(&mut self.folios, f);

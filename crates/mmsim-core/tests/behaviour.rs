@@ -39,6 +39,7 @@ fn postgres_like(policy: PolicyName) -> RunResult {
         policy: PolicyConfig {
             name: policy,
             cost_variant: CostVariant::V6_2,
+            ..Default::default()
         },
         swap: DeviceConfig {
             size: Some(Size::from_pages(4 * unit)),

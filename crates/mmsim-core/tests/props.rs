@@ -2,16 +2,22 @@
 //! sequence gives the same result bit for bit.
 
 use mmsim_core::{
-    DeviceConfig, DeviceKind, Event, MachineConfig, PolicyConfig, PolicyName, Sim, Size,
+    DeviceConfig, DeviceKind, Event, MachineConfig, MglruVersion, PolicyConfig, PolicyName, Sim,
+    Size,
 };
 use proptest::prelude::*;
 
-fn build(policy: PolicyName, swap: bool, memcg_max: Option<u64>) -> (Sim, [u32; 3], u32) {
+fn build(
+    (policy, version): (PolicyName, MglruVersion),
+    swap: bool,
+    memcg_max: Option<u64>,
+) -> (Sim, [u32; 3], u32) {
     let cfg = MachineConfig {
         memory: Size::from_pages(4096),
         memcg_max: memcg_max.map(Size::from_pages),
         policy: PolicyConfig {
             name: policy,
+            mglru_version: version,
             ..Default::default()
         },
         swap: if swap {
@@ -65,11 +71,14 @@ fn event(code: (u8, u32, bool), vmas: [u32; 3], file: u32, swap: bool) -> Event 
     }
 }
 
-fn policies() -> impl Strategy<Value = PolicyName> {
+fn policies() -> impl Strategy<Value = (PolicyName, MglruVersion)> {
+    let v = MglruVersion::V6_14;
     prop_oneof![
-        Just(PolicyName::Cost),
-        Just(PolicyName::ScannedRotated),
-        Just(PolicyName::Lru)
+        Just((PolicyName::Cost, v)),
+        Just((PolicyName::ScannedRotated, v)),
+        Just((PolicyName::Lru, v)),
+        Just((PolicyName::Mglru, MglruVersion::V6_14)),
+        Just((PolicyName::Mglru, MglruVersion::V6_1)),
     ]
 }
 
@@ -163,6 +172,72 @@ proptest! {
             let r = sim.finish();
             prop_assert_eq!(r.access.hits + r.access.misses, r.access.accesses);
             Ok(serde_json::to_string(&r).unwrap())
+        };
+        let a = run()?;
+        let b = run()?;
+        prop_assert_eq!(a, b);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// MGLRU with two groups (the memcg walk of global reclaim and cgroup
+    /// reclaim at a group's limit) and debugfs aging/eviction between
+    /// chunks: invariants hold and runs repeat.
+    #[test]
+    fn mglru_with_groups_and_debugfs_commands(
+        v1 in any::<bool>(),
+        swap in any::<bool>(),
+        limit in prop_oneof![Just(None), (300u64..2000).prop_map(Some)],
+        cmds in prop::collection::vec((any::<bool>(), 0u64..12, prop_oneof![Just(None), (0u32..=201).prop_map(Some)]), 0..12),
+        codes in prop::collection::vec((any::<u8>(), 0u32..8000, any::<bool>()), 1..4000),
+    ) {
+        let version = if v1 { MglruVersion::V6_1 } else { MglruVersion::V6_14 };
+        let run = || {
+            let (mut sim, vmas, file) = build((PolicyName::Mglru, version), swap, None);
+            let g = sim.add_memcg(0, "g").unwrap();
+            if let Some(l) = limit {
+                sim.set_memcg_max(g, l).unwrap();
+            }
+            let t = sim.add_task("u");
+            sim.attach_task(t, g).unwrap();
+            let other = sim.mmap_anon(t, 2500).unwrap();
+            let mut log = Vec::new();
+            for (i, chunk) in codes.chunks(400).enumerate() {
+                let ev: Vec<Event> = chunk
+                    .iter()
+                    .map(|&c| {
+                        if c.0 % 7 == 6 {
+                            Event::Access { vma: other, index: c.1 % 2500, write: c.2 }
+                        } else {
+                            event(c, vmas, file, swap)
+                        }
+                    })
+                    .collect();
+                sim.run(&ev);
+                sim.check_invariants().map_err(TestCaseError::fail)?;
+                if let Some(&(age, seq, sw)) = cmds.get(i) {
+                    if seq == 11 {
+                        // Toggle the core bit (lru_gen/enabled): drain or fill.
+                        let on = matches!(sim.policy(), mmsim_core::sim::Policy::Mglru(_));
+                        log.push(format!("{}", sim.lru_gen_set_enabled(if on { 6 } else { 7 })));
+                        sim.check_invariants().map_err(TestCaseError::fail)?;
+                        continue;
+                    }
+                    let m = if seq % 2 == 0 { 0 } else { g };
+                    let r = if age {
+                        sim.lru_gen_run_aging(m, seq, sw, seq % 3 != 0).map(|()| 0)
+                    } else {
+                        sim.lru_gen_run_eviction(m, seq, sw, Some(64))
+                    };
+                    log.push(format!("{r:?}"));
+                    sim.check_invariants().map_err(TestCaseError::fail)?;
+                }
+            }
+            let r = sim.finish();
+            prop_assert_eq!(r.access.hits + r.access.misses, r.access.accesses);
+            Ok((serde_json::to_string(&r).unwrap(), log))
         };
         let a = run()?;
         let b = run()?;

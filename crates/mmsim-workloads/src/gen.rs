@@ -30,6 +30,7 @@ use crate::models::fio::FioGen;
 use crate::models::kbuild::KbuildGen;
 use crate::models::kv::KvGen;
 use crate::models::pgbench::PgbenchGen;
+use crate::models::tabs::TabsGen;
 use crate::scenario::{Target, TraceFormat, WorkloadKind, WorkloadSpec, MAX_PAGES};
 
 /// Records read from a trace per `read_batch` call.
@@ -373,6 +374,7 @@ enum Pattern {
     Dd(DdGen),
     Eater(Box<EaterGen>),
     Kbuild(Box<KbuildGen>),
+    Tabs(Box<TabsGen>),
 }
 
 /// The event source of one workload.
@@ -508,7 +510,8 @@ impl Generator {
             | WorkloadKind::Pgbench(_)
             | WorkloadKind::Dd(_)
             | WorkloadKind::Eater(_)
-            | WorkloadKind::Kbuild(_) => unreachable!("models are rejected above"),
+            | WorkloadKind::Kbuild(_)
+            | WorkloadKind::Tabs(_) => unreachable!("models are rejected above"),
         };
         Ok(Generator {
             sink,
@@ -572,6 +575,11 @@ impl Generator {
                     .map_err(setup)?;
                 (Sink::Vma(g.vma()), Pattern::Eater(Box::new(g)))
             }
+            WorkloadKind::Tabs(t) => {
+                let g = TabsGen::setup(sim, t, name, spec.effective_write_ratio(), memcg)
+                    .map_err(setup)?;
+                (Sink::Vma(g.vma()), Pattern::Tabs(Box::new(g)))
+            }
             WorkloadKind::Kbuild(k) => {
                 let g = KbuildGen::setup(sim, k, name, advice, &mut rng, memcg).map_err(setup)?;
                 (Sink::Vma(g.vma()), Pattern::Kbuild(Box::new(g)))
@@ -611,6 +619,7 @@ impl Generator {
             Pattern::Dd(g) => return Ok(g.fill(out, max)),
             Pattern::Eater(g) => return Ok(g.fill(rng, out, max)),
             Pattern::Kbuild(g) => return Ok(g.fill(out, max)),
+            Pattern::Tabs(g) => return Ok(g.fill(rng, out, max)),
             _ => {}
         }
         let n = (*left).min(max as u64) as usize;
@@ -666,7 +675,8 @@ impl Generator {
             | Pattern::Pgbench(_)
             | Pattern::Dd(_)
             | Pattern::Eater(_)
-            | Pattern::Kbuild(_) => unreachable!("handled above"),
+            | Pattern::Kbuild(_)
+            | Pattern::Tabs(_) => unreachable!("handled above"),
         }
         *left -= n as u64;
         Ok(n)

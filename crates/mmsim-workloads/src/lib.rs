@@ -60,7 +60,7 @@ pub use run::{
     run_scenario, run_scenario_cancellable, Batch, EventStream, RunOptions, ScenarioResult,
     WorkloadReport,
 };
-pub use scenario::{Scenario, Target, TraceFormat, WorkloadKind, WorkloadSpec};
+pub use scenario::{LruGenWrite, Scenario, Target, TraceFormat, WorkloadKind, WorkloadSpec};
 
 /// The scenarios shipped with the crate: (name, TOML text).
 pub const EMBEDDED_SCENARIOS: &[(&str, &str)] = &[
@@ -77,6 +77,7 @@ pub const EMBEDDED_SCENARIOS: &[(&str, &str)] = &[
     ("memcached", include_str!("../scenarios/memcached.toml")),
     ("pgbench", include_str!("../scenarios/pgbench.toml")),
     ("dd-vs-eater", include_str!("../scenarios/dd-vs-eater.toml")),
+    ("many-tabs", include_str!("../scenarios/many-tabs.toml")),
     (
         "softlimit-kbuild",
         include_str!("../scenarios/softlimit-kbuild.toml"),

@@ -435,6 +435,13 @@ pub fn run_scenario_cancellable(
         source,
     })?;
     crate::cgroups::setup(&mut sim, s)?;
+    for (i, w) in s.lru_gen_writes.iter().enumerate() {
+        sim.schedule_lru_gen_write(w.at, w.path(), &w.write)
+            .map_err(|source| WorkloadError::Setup {
+                what: format!("lru_gen_write[{i}]"),
+                source,
+            })?;
+    }
     let mut stream = EventStream::build(s, &mut sim)?;
     crate::cgroups::schedule_moves(&mut sim, s, stream.tasks())?;
     let mut done = 0u64;

@@ -60,6 +60,7 @@ use crate::models::fio::{FioDistribution, FioRw, FioSpec};
 use crate::models::kbuild::KbuildSpec;
 use crate::models::kv::{KeyPattern, KvRatio, KvSpec};
 use crate::models::pgbench::PgbenchSpec;
+use crate::models::tabs::TabsSpec;
 use crate::models::{self, Bad};
 use crate::tomlpos;
 
@@ -135,6 +136,55 @@ pub struct Scenario {
     /// [`crate::published`]): `mmsim compare` prints them beside the simulated ones.
     #[serde(rename = "published", default, skip_serializing_if = "Vec::is_empty")]
     pub published: Vec<crate::published::Published>,
+    /// Writes to /sys/kernel/debug/lru_gen at given simulated times (`mglru`
+    /// policy), `[[lru_gen_write]]` tables.
+    #[serde(
+        rename = "lru_gen_write",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub lru_gen_writes: Vec<LruGenWrite>,
+}
+
+/// A write to an lru_gen file at a time: `at = "10s"`, `write = "+ 1 0 0"`,
+/// and `path`: /sys/kernel/debug/lru_gen (default; commands separated by
+/// `,`, `;` or newlines: `+ memcg_id node_id seq [swappiness [force_scan]]`
+/// ages, `- memcg_id node_id seq [swappiness [nr_to_reclaim]]` evicts;
+/// `memcg_id` may be a cgroup path such as `/a`),
+/// /sys/kernel/mm/lru_gen/enabled (`y`, `n`, or bits 0..=7) or
+/// /sys/kernel/mm/lru_gen/min_ttl_ms (ms).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LruGenWrite {
+    /// When, simulated time from the start (`0s`, `1500ms`, `1min`).
+    #[serde(deserialize_with = "de_write_time", serialize_with = "ser_write_time")]
+    pub at: u64,
+    /// What is written.
+    pub write: String,
+    /// The file (default /sys/kernel/debug/lru_gen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+impl LruGenWrite {
+    /// The file written.
+    pub fn path(&self) -> &str {
+        self.path
+            .as_deref()
+            .unwrap_or(mmsim_core::reclaim::lru_gen::LRU_GEN_DEBUG)
+    }
+}
+
+fn de_write_time<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    crate::models::de_opt_time(d).map(|t| t.unwrap_or(0))
+}
+
+fn ser_write_time<S: serde::Serializer>(ns: &u64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&if *ns == 0 {
+        "0s".to_string()
+    } else {
+        crate::models::format_time(*ns)
+    })
 }
 
 fn default_seed() -> u64 {
@@ -391,6 +441,8 @@ pub enum WorkloadKind {
     Eater(EaterSpec),
     /// `kbuild`: a parallel kernel build, `make -jN` ([`crate::models::kbuild`]).
     Kbuild(KbuildSpec),
+    /// `tabs`: a browser's tabs on a small client ([`crate::models::tabs`]).
+    Tabs(TabsSpec),
 }
 
 impl WorkloadKind {
@@ -415,6 +467,7 @@ impl WorkloadKind {
             WorkloadKind::Dd(_) => KindName::Dd,
             WorkloadKind::Eater(_) => KindName::Eater,
             WorkloadKind::Kbuild(_) => KindName::Kbuild,
+            WorkloadKind::Tabs(_) => KindName::Tabs,
         }
     }
 
@@ -431,9 +484,10 @@ impl WorkloadKind {
             WorkloadKind::Fio(_) | WorkloadKind::Pgbench(_) | WorkloadKind::Dd(_) => {
                 Some(Target::File)
             }
-            WorkloadKind::Kv(_) | WorkloadKind::Eater(_) | WorkloadKind::Kbuild(_) => {
-                Some(Target::Anon)
-            }
+            WorkloadKind::Kv(_)
+            | WorkloadKind::Eater(_)
+            | WorkloadKind::Kbuild(_)
+            | WorkloadKind::Tabs(_) => Some(Target::Anon),
             _ => None,
         }
     }
@@ -455,6 +509,7 @@ impl WorkloadKind {
             WorkloadKind::Dd(d) => d.pages(),
             WorkloadKind::Eater(e) => e.pages(),
             WorkloadKind::Kbuild(k) => k.pages(),
+            WorkloadKind::Tabs(t) => t.pages(),
         }
     }
 
@@ -469,6 +524,7 @@ impl WorkloadKind {
             WorkloadKind::Dd(d) => return Some(d.events()),
             WorkloadKind::Eater(e) => return Some(e.events()),
             WorkloadKind::Kbuild(k) => return Some(k.events()),
+            WorkloadKind::Tabs(t) => return Some(t.events()),
             _ => {}
         }
         match *self {
@@ -487,7 +543,8 @@ impl WorkloadKind {
             | WorkloadKind::Pgbench(_)
             | WorkloadKind::Dd(_)
             | WorkloadKind::Eater(_)
-            | WorkloadKind::Kbuild(_) => None,
+            | WorkloadKind::Kbuild(_)
+            | WorkloadKind::Tabs(_) => None,
         }
     }
 }
@@ -560,6 +617,7 @@ impl WorkloadSpec {
     pub fn effective_write_ratio(&self) -> f64 {
         match self.write_ratio {
             Some(r) => r,
+            None if matches!(self.kind, WorkloadKind::Tabs(_)) => 0.3,
             None if matches!(
                 self.kind,
                 WorkloadKind::Touch { .. } | WorkloadKind::Eater(_)
@@ -600,6 +658,7 @@ enum KindName {
     Dd,
     Eater,
     Kbuild,
+    Tabs,
 }
 
 impl KindName {
@@ -612,6 +671,7 @@ impl KindName {
                 | KindName::Dd
                 | KindName::Eater
                 | KindName::Kbuild
+                | KindName::Tabs
         )
     }
 
@@ -630,6 +690,7 @@ impl KindName {
             KindName::Dd => "dd",
             KindName::Eater => "eater",
             KindName::Kbuild => "kbuild",
+            KindName::Tabs => "tabs",
         }
     }
 
@@ -677,6 +738,7 @@ impl KindName {
             ),
             KindName::Dd => (&["count"], &["bs", "read"]),
             KindName::Eater => (&["size"], &["passes", "pattern", "rate"]),
+            KindName::Tabs => (&["tabs", "tab_size", "switches"], &["touches"]),
             KindName::Kbuild => (
                 &["units"],
                 &[
@@ -698,7 +760,9 @@ impl KindName {
     /// The common fields the kind takes.
     fn common(self) -> &'static str {
         match self {
-            KindName::Eater => "name, phase, weight, advice, start, cgroup, write_ratio",
+            KindName::Eater | KindName::Tabs => {
+                "name, phase, weight, advice, start, cgroup, write_ratio"
+            }
             k if k.is_model() => "name, phase, weight, advice, start, cgroup",
             _ => "name, target, write_ratio, phase, weight, advice, start, cgroup",
         }
@@ -845,6 +909,20 @@ struct RawWorkload {
     pattern: Option<EaterPattern>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     rate: Option<f64>,
+    // tabs
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tabs: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    tab_size: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    switches: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    touches: Option<u64>,
     // kbuild
     #[serde(default, skip_serializing_if = "Option::is_none")]
     jobs: Option<u32>,
@@ -963,7 +1041,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 51] = [
+    let present: [(&'static str, bool); 55] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -1002,6 +1080,10 @@ fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("read", r.read.is_some()),
         ("pattern", r.pattern.is_some()),
         ("rate", r.rate.is_some()),
+        ("tabs", r.tabs.is_some()),
+        ("tab_size", r.tab_size.is_some()),
+        ("switches", r.switches.is_some()),
+        ("touches", r.touches.is_some()),
         ("jobs", r.jobs.is_some()),
         ("units", r.units.is_some()),
         ("source_size", r.source_size.is_some()),
@@ -1022,7 +1104,7 @@ fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     for (field, is) in present {
         let common_ok = match field {
             "target" => !model,
-            "write_ratio" => !model || kind == KindName::Eater,
+            "write_ratio" => !model || matches!(kind, KindName::Eater | KindName::Tabs),
             _ => false,
         };
         if is && !common_ok && !required.contains(&field) && !optional.contains(&field) {
@@ -1146,6 +1228,12 @@ fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             pattern: r.pattern.unwrap_or_default(),
             rate: r.rate,
         }),
+        KindName::Tabs => WorkloadKind::Tabs(TabsSpec {
+            tabs: r.tabs.unwrap_or(0),
+            tab_size: r.tab_size.unwrap_or(0),
+            switches: r.switches.unwrap_or(0),
+            touches: r.touches,
+        }),
         KindName::Kbuild => {
             let d = KbuildSpec::new(0);
             WorkloadKind::Kbuild(KbuildSpec {
@@ -1202,6 +1290,8 @@ struct ScenarioToml {
     cgroup_moves: Vec<crate::cgroups::CgroupMove>,
     #[serde(rename = "published", default)]
     published: Vec<crate::published::Published>,
+    #[serde(rename = "lru_gen_write", default)]
+    lru_gen_writes: Vec<LruGenWrite>,
 }
 
 impl TryFrom<ScenarioToml> for Scenario {
@@ -1263,6 +1353,10 @@ impl From<WorkloadSpec> for RawWorkload {
             read: None,
             pattern: None,
             rate: None,
+            tabs: None,
+            tab_size: None,
+            switches: None,
+            touches: None,
             jobs: None,
             units: None,
             source_size: None,
@@ -1363,6 +1457,12 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.pattern = Some(e.pattern);
                 r.rate = e.rate;
             }
+            WorkloadKind::Tabs(t) => {
+                r.tabs = Some(t.tabs);
+                r.tab_size = Some(t.tab_size);
+                r.switches = Some(t.switches);
+                r.touches = t.touches;
+            }
             WorkloadKind::Kbuild(k) => {
                 r.jobs = Some(k.jobs);
                 r.units = Some(k.units);
@@ -1410,6 +1510,7 @@ impl Scenario {
             cgroup_cycles: Vec::new(),
             cgroup_moves: Vec::new(),
             published: Vec::new(),
+            lru_gen_writes: Vec::new(),
         }
     }
 
@@ -1434,6 +1535,7 @@ impl Scenario {
             cgroup_cycles: t.cgroup_cycles,
             cgroup_moves: t.cgroup_moves,
             published: t.published,
+            lru_gen_writes: t.lru_gen_writes,
         })
     }
 
@@ -1548,6 +1650,26 @@ impl Scenario {
                 ));
             }
         }
+        for (i, w) in self.lru_gen_writes.iter().enumerate() {
+            if self.machine.policy.name != mmsim_core::PolicyName::Mglru {
+                return Err(invalid(
+                    format!("lru_gen_write[{i}]"),
+                    "the lru_gen files are written under the mglru policy only; set \
+                     [machine.policy] name = \"mglru\""
+                        .into(),
+                ));
+            }
+            mmsim_core::reclaim::lru_gen::parse_lru_gen_file_write(w.path(), &w.write).map_err(
+                |e| {
+                    let f = if e.starts_with("unknown file") {
+                        "path"
+                    } else {
+                        "write"
+                    };
+                    invalid(format!("lru_gen_write[{i}].{f}"), e)
+                },
+            )?;
+        }
         if self.workloads.is_empty() {
             return Err(invalid(
                 "workload".into(),
@@ -1599,7 +1721,9 @@ impl Scenario {
                         ),
                     ));
                 }
-                if w.write_ratio.is_some() && !matches!(w.kind, WorkloadKind::Eater(_)) {
+                if w.write_ratio.is_some()
+                    && !matches!(w.kind, WorkloadKind::Eater(_) | WorkloadKind::Tabs(_))
+                {
                     return Err(invalid(
                         field("write_ratio"),
                         format!("does not apply to kind `{}`", w.kind.name()),
@@ -1724,6 +1848,7 @@ impl Scenario {
                 WorkloadKind::Dd(d) => d.validate().map_err(bad)?,
                 WorkloadKind::Eater(e) => e.validate().map_err(bad)?,
                 WorkloadKind::Kbuild(k) => k.validate().map_err(bad)?,
+                WorkloadKind::Tabs(t) => t.validate().map_err(bad)?,
             }
         }
         for (i, p) in self.published.iter().enumerate() {

@@ -244,12 +244,33 @@ impl Comparison {
     }
 }
 
+/// The modelled multi-gen LRU closest to kernel `release` (`6.1.0-50-cloud-amd64`):
+/// `v6.1` before 6.12, else `v6.14`. The guest results decide the boundary: 6.1 counts
+/// an anon refault in `workingset_refault_anon` only when its eviction generation is
+/// still `min_seq` (half of them in `guest-anon-zipf-mglru`), 6.12 counts every one,
+/// as v6.14 does.
+pub fn mglru_version_of(release: &str) -> mmsim_core::config::MglruVersion {
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    if (major, minor) < (6, 12) {
+        mmsim_core::config::MglruVersion::V6_1
+    } else {
+        mmsim_core::config::MglruVersion::V6_14
+    }
+}
+
 /// Simulates the recorded scenario under the case's policy. `Err(reason)` when mmsim
 /// cannot (a policy it does not have yet): the case is pending.
 pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, String>> {
     let mut s = Scenario::parse_toml_str(&r.scenario_toml, &format!("{}.toml", r.case.name))?;
     match PolicyName::from_str(r.case.policy.mmsim_name()) {
-        Ok(p) => s.machine.policy.name = p,
+        Ok(p) => {
+            s.machine.policy.name = p;
+            if p == PolicyName::Mglru {
+                s.machine.policy.mglru_version = mglru_version_of(&r.kernel.release);
+            }
+        }
         Err(e) => {
             return Ok(Err(format!(
                 "mmsim has no policy `{}` yet ({e})",
@@ -708,4 +729,23 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
         anyhow::bail!("validation failed:\n  {}", failed.join("\n  "));
     }
     Ok(Outcome::Complete)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mglru_version_of;
+    use mmsim_core::config::MglruVersion;
+
+    #[test]
+    fn kernel_releases_map_to_the_closest_mglru_model() {
+        assert_eq!(mglru_version_of("6.1.0-50-cloud-amd64"), MglruVersion::V6_1);
+        assert_eq!(mglru_version_of("6.11.3"), MglruVersion::V6_1);
+        assert_eq!(
+            mglru_version_of("6.12.107+deb13-cloud-amd64"),
+            MglruVersion::V6_14
+        );
+        assert_eq!(mglru_version_of("6.18.44-fc-v657"), MglruVersion::V6_14);
+        assert_eq!(mglru_version_of("7.0"), MglruVersion::V6_14);
+        assert_eq!(mglru_version_of("garbage"), MglruVersion::V6_1);
+    }
 }

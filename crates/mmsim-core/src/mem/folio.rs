@@ -141,8 +141,10 @@ pub struct Folio {
     pub memcg: u8,
     /// log2 of the number of base pages (0 = 4 KiB).
     pub order: u8,
-    /// Spare, keeps the layout explicit.
-    pub _pad: u16,
+    /// Multi-gen LRU fields of `folio->flags` (`LRU_GEN_MASK`,
+    /// `LRU_REFS_MASK`): bits 0–2 the generation + 1 (0: not on an MGLRU
+    /// list), bits 3–4 the refs counter. See `crate::reclaim::lru_gen`.
+    pub gen_refs: u16,
     /// Sequence number of the folio's current writeback (matches its
     /// completion event; a stale event of a freed and reused id never does).
     pub wb_seq: u32,
@@ -158,7 +160,7 @@ impl Folio {
         lru: NO_LIST,
         memcg: 0,
         order: 0,
-        _pad: 0,
+        gen_refs: 0,
         wb_seq: 0,
     };
 

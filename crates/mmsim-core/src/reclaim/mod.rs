@@ -12,11 +12,18 @@
 //!
 //! The policy seam: the `cost` and `scanned-rotated` policies share the
 //! classic machinery and differ by [`crate::sim::ClassicRules`]; the `lru`
-//! reference policy ([`lru`]) bypasses it. The hot path dispatches on an
+//! reference policy ([`lru`]) bypasses it. The `mglru` policy ([`lru_gen`])
+//! branches at the entry points (`folio_add_lru`, `folio_mark_accessed`,
+//! `shrink_node`/`shrink_lruvec`, the reference check of
+//! `shrink_folio_list`, shadows and refaults, writeback rotation) and
+//! reuses `shrink_folio_list` for the pageout itself. The hot path dispatches on an
 //! enum, never through a trait object.
 
 pub mod balance;
 pub mod lru;
+pub mod lru_gen;
+#[cfg(test)]
+mod lru_gen_tests;
 pub mod vmscan;
 pub mod workingset;
 
@@ -98,6 +105,8 @@ pub struct ScanControl {
     pub memcg_low_skipped: bool,
     /// `memory.reclaim`'s `swappiness=` (`sc->proactive_swappiness`).
     pub proactive_swappiness: Option<u32>,
+    /// Where `cpu_ns` went (kswapd's profile).
+    pub prof: crate::cost::ReclaimProfile,
 }
 
 impl ScanControl {
@@ -127,7 +136,47 @@ impl ScanControl {
             memcg_low_reclaim: false,
             memcg_low_skipped: false,
             proactive_swappiness: None,
+            prof: crate::cost::ReclaimProfile::default(),
         }
+    }
+
+    /// Charges LRU list work.
+    #[inline]
+    pub fn charge_lru(&mut self, ns: u64) {
+        self.cpu_ns += ns;
+        self.prof.lru_ns += ns;
+    }
+    /// Charges one `page_vma_mapped_walk` of one mapping.
+    #[inline]
+    pub fn charge_rmap(&mut self, ns: u64) {
+        self.cpu_ns += ns;
+        self.prof.rmap_ns += ns;
+        self.prof.rmap_walks += 1;
+    }
+    /// Charges `ptes` PTEs examined by a page-table walk or look-around.
+    #[inline]
+    pub fn charge_pt_walk(&mut self, ptes: u64, ns_per_pte: u64) {
+        self.cpu_ns += ptes * ns_per_pte;
+        self.prof.pt_walk_ns += ptes * ns_per_pte;
+        self.prof.ptes_walked += ptes;
+    }
+    /// Charges freeing a folio.
+    #[inline]
+    pub fn charge_free(&mut self, ns: u64) {
+        self.cpu_ns += ns;
+        self.prof.free_ns += ns;
+    }
+    /// Charges writeback submission.
+    #[inline]
+    pub fn charge_pageout(&mut self, ns: u64) {
+        self.cpu_ns += ns;
+        self.prof.pageout_ns += ns;
+    }
+    /// Charges synchronous compression (zram) on the reclaimer's CPU.
+    #[inline]
+    pub fn charge_compress(&mut self, ns: u64) {
+        self.cpu_ns += ns;
+        self.prof.compress_ns += ns;
     }
 
     /// The reclaimer's current time: start plus CPU used plus IO waits.

@@ -32,7 +32,7 @@ pub enum FolioReferences {
 
 /// Per-call statistics of `shrink_folio_list()` (`struct reclaim_stat`).
 #[derive(Clone, Copy, Debug, Default)]
-struct ReclaimStat {
+pub(crate) struct ReclaimStat {
     nr_unqueued_dirty: u64,
     nr_pageout: u64,
 }
@@ -41,6 +41,8 @@ impl Sim {
     pub(crate) fn rules(&self) -> ClassicRules {
         match self.policy {
             Policy::Classic(r) => r,
+            // MGLRU reuses shrink_folio_list() with the current kernel's rules.
+            Policy::Mglru(_) => ClassicRules::current(CostVariant::V6_2),
             Policy::Lru => unreachable!("classic reclaim under the lru policy"),
         }
     }
@@ -126,13 +128,27 @@ impl Sim {
     /// pre-order. Every walk is a full one (the kernel's direct reclaim
     /// resumes a shared partial walk through a reclaim cookie; not modelled).
     pub(crate) fn shrink_node(&mut self, sc: &mut ScanControl) {
+        // MGLRU: root reclaim goes through lru_gen_shrink_node() (v6.14);
+        // v6.1 and cgroup reclaim through shrink_lruvec() below. Soft limits
+        // are not honoured under MGLRU.
+        let mglru = matches!(self.policy, Policy::Mglru(_));
+        if self.policy == Policy::Mglru(crate::config::MglruVersion::V6_14)
+            && sc.who != Reclaimer::Memcg
+        {
+            return self.lru_gen_shrink_node(sc);
+        }
         let rules = self.rules();
         self.prepare_scan_control(sc, rules);
         let before = sc.nr_reclaimed;
         sc.nr_file_taken = 0;
         sc.nr_unqueued_dirty = 0;
         let global = sc.who != Reclaimer::Memcg;
-        match self.cfg.soft_limit_reclaim {
+        let soft = if mglru {
+            SoftLimitReclaim::Off
+        } else {
+            self.cfg.soft_limit_reclaim
+        };
+        match soft {
             SoftLimitReclaim::Tree if global => {
                 let (reclaimed, scanned) = self.memcg1_soft_limit_reclaim(sc);
                 sc.nr_reclaimed += reclaimed;
@@ -353,6 +369,9 @@ impl Sim {
     /// `shrink_lruvec()`: scan the lists in SWAP_CLUSTER_MAX chunks towards
     /// the targets, with the proportional adjustment once the goal is met.
     pub(crate) fn shrink_lruvec(&mut self, sc: &mut ScanControl, rules: ClassicRules) {
+        if let Policy::Mglru(_) = self.policy {
+            return self.lru_gen_shrink_lruvec(sc);
+        }
         let mut nr = self.get_scan_count(sc, rules);
         let targets = nr;
         let proportional = sc.who == Reclaimer::Direct && sc.priority == DEF_PRIORITY;
@@ -501,7 +520,7 @@ impl Sim {
     ) {
         let taken = self.isolate_lru_folios(sc.memcg, n, LruList::active(file));
         sc.nr_scanned += taken;
-        sc.cpu_ns += taken * self.cost.scan_ns;
+        sc.charge_lru(taken * self.cost.scan_ns);
         if sc.who != Reclaimer::Memcg {
             self.vm.pgrefill += taken;
         }
@@ -559,7 +578,7 @@ impl Sim {
         if taken == 0 {
             return 0;
         }
-        sc.cpu_ns += taken * self.cost.scan_ns;
+        sc.charge_lru(taken * self.cost.scan_ns);
         match sc.who {
             Reclaimer::Kswapd => self.vm.pgscan_kswapd += taken,
             Reclaimer::Direct => self.vm.pgscan_direct += taken,
@@ -609,7 +628,7 @@ impl Sim {
     /// Mapping `m` of a file folio's reverse map (`vma_interval_tree` walk):
     /// the VMA and the page index in it, if that VMA covers the folio.
     #[inline]
-    fn file_rmap(
+    pub(crate) fn file_rmap(
         &self,
         file: u32,
         index: u32,
@@ -641,7 +660,7 @@ impl Sim {
             if !self.vmas[fo.space as usize].has_recency() {
                 return (0, false);
             }
-            sc.cpu_ns += self.cost.rmap_ns;
+            sc.charge_rmap(self.cost.rmap_ns);
             let pte = self.vmas[fo.space as usize].pte_mut(fo.index);
             if *pte & (PTE_PRESENT | PTE_YOUNG) == PTE_PRESENT | PTE_YOUNG {
                 *pte &= !PTE_YOUNG;
@@ -657,7 +676,7 @@ impl Sim {
             if !self.vmas[vid as usize].has_recency() {
                 continue;
             }
-            sc.cpu_ns += self.cost.rmap_ns;
+            sc.charge_rmap(self.cost.rmap_ns);
             let v = &mut self.vmas[vid as usize];
             let pte = v.pte_mut(i);
             if *pte & PTE_PRESENT != 0 && *pte & PTE_FOLIO_MASK == f && *pte & PTE_YOUNG != 0 {
@@ -678,7 +697,7 @@ impl Sim {
         }
         let mut dirty = false;
         if !fo.is_file() {
-            sc.cpu_ns += self.cost.rmap_ns;
+            sc.charge_rmap(self.cost.rmap_ns);
             let pte = self.vmas[fo.space as usize].pte_mut(fo.index);
             dirty = *pte & PTE_DIRTY != 0;
             *pte = pte_swap(fo.swap - 1);
@@ -687,7 +706,7 @@ impl Sim {
                 let Some((vid, i)) = self.file_rmap(fo.space, fo.index, m) else {
                     continue;
                 };
-                sc.cpu_ns += self.cost.rmap_ns;
+                sc.charge_rmap(self.cost.rmap_ns);
                 let pte = self.vmas[vid as usize].pte_mut(i);
                 if *pte & PTE_PRESENT != 0 && *pte & PTE_FOLIO_MASK == f {
                     dirty |= *pte & PTE_DIRTY != 0;
@@ -712,6 +731,9 @@ impl Sim {
         sc: &mut ScanControl,
         rules: ClassicRules,
     ) -> FolioReferences {
+        if let Policy::Mglru(_) = self.policy {
+            return self.lru_gen_check_references(f, sc);
+        }
         let (refs, exec) = self.folio_referenced(f, sc);
         let fo = &mut self.folios[f];
         let file = fo.is_file();
@@ -738,7 +760,7 @@ impl Sim {
     /// `shrink_folio_list()`: decides each isolated folio's fate (spec §3.11).
     /// Freed folios are removed from `batch`; survivors stay in it, with
     /// PG_active set on those to activate. Returns (reclaimed, stats).
-    fn shrink_folio_list(
+    pub(crate) fn shrink_folio_list(
         &mut self,
         batch: &mut Vec<FolioId>,
         sc: &mut ScanControl,
@@ -853,7 +875,7 @@ impl Sim {
             }
         }
         self.remove_mapping(f);
-        sc.cpu_ns += self.cost.free_ns;
+        sc.charge_free(self.cost.free_ns);
         Fate::Freed
     }
 
@@ -864,7 +886,7 @@ impl Sim {
     /// freed now; else it stays under writeback with PG_reclaim and is
     /// rotated to the inactive tail on completion.
     fn pageout(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
-        sc.cpu_ns += self.cost.pageout_ns;
+        sc.charge_pageout(self.cost.pageout_ns);
         let now = sc.now();
         let fo = &mut self.folios[f];
         fo.clear(flags::DIRTY);
@@ -883,7 +905,7 @@ impl Sim {
             )
         };
         if sync {
-            sc.cpu_ns += io.done - now;
+            sc.charge_compress(io.done - now);
             return true;
         }
         sc.io_wait_ns += io.wait;
@@ -953,6 +975,8 @@ impl Sim {
         k.reclaimed = 0;
         self.vm.pageoutrun += 1;
         self.next_bg = self.next_bg.min(k.clock);
+        // v6.1: balance_pgdat()'s scan_control starts with memcgs_need_aging clear.
+        self.lru_gen.memcgs_need_aging = false;
     }
 
     /// One iteration of `balance_pgdat()`'s priority loop on kswapd's clock:
@@ -970,9 +994,12 @@ impl Sim {
         );
         sc.priority = self.kswapd.priority;
         // kswapd_age_node(): keep enough inactive anon, judged on the whole
-        // node, by deactivating in every group.
+        // node, by deactivating in every group; under MGLRU lru_gen_age_node().
         let (inactive, active) = self.subtree_lruvec(crate::memcg::ROOT).type_sizes(false);
-        if self.can_age_anon() && inactive_is_low(inactive, active) {
+        let mglru = matches!(self.policy, Policy::Mglru(_));
+        if mglru {
+            self.lru_gen_age_node(&mut sc);
+        } else if self.can_age_anon() && inactive_is_low(inactive, active) {
             let mut memcg = Some(crate::memcg::ROOT);
             while let Some(m) = memcg {
                 sc.memcg = m;
@@ -984,8 +1011,13 @@ impl Sim {
         self.shrink_node(&mut sc);
         let raise = sc.nr_scanned < sc.nr_to_reclaim;
         let k = &mut self.kswapd;
+        if mglru {
+            // set_initial_priority() lowered balance_pgdat()'s priority.
+            k.priority = k.priority.min(sc.priority.max(1));
+        }
         k.clock += sc.elapsed().max(1);
         k.cpu_ns += sc.cpu_ns;
+        k.profile.add(&sc.prof);
         k.reclaimed += sc.nr_reclaimed;
         if raise || sc.nr_reclaimed == 0 {
             k.priority -= 1;

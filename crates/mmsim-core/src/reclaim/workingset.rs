@@ -93,6 +93,9 @@ impl Sim {
     /// `workingset_eviction()`: the shadow to leave in the slot of an evicted
     /// folio, or None when this era keeps no shadow for it.
     pub(crate) fn workingset_eviction(&mut self, f: FolioId) -> Option<u32> {
+        if let Policy::Mglru(_) = self.policy {
+            return Some(self.lru_gen_eviction(f));
+        }
         let Policy::Classic(rules) = self.policy else {
             return None;
         };
@@ -159,6 +162,9 @@ impl Sim {
     /// workingset before eviction, restores PG_workingset and charges the IO
     /// cost to its type.
     pub(crate) fn workingset_refault(&mut self, f: FolioId, slot: u32) {
+        if let Policy::Mglru(_) = self.policy {
+            return self.lru_gen_refault(f, slot);
+        }
         let Some(shadow) = Shadow::unpack(slot) else {
             return;
         };

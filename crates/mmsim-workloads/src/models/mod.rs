@@ -17,6 +17,7 @@
 //! | `dd` | `dd if=/dev/zero of=f bs=1M count=N` (or `if=f of=/dev/null`) | [`dd`] |
 //! | `eater` | `stress-ng --vm`, a "memeater": malloc, touch, re-touch | [`eater`] |
 //! | `kbuild` | `make -j8` of a kernel: sources and shared headers read, compilers' heaps, objects written | [`kbuild`] |
+//! | `tabs` | a browser's tabs on a small client: renderer heaps loaded, then switching (seed 000's client) | [`tabs`] |
 //!
 //! ## Common fields
 //!
@@ -44,6 +45,7 @@ pub mod fio;
 pub mod kbuild;
 pub mod kv;
 pub mod pgbench;
+pub mod tabs;
 
 use std::fmt;
 
