@@ -1425,45 +1425,23 @@ pub fn validate(s: &Scenario) -> Result<(), WorkloadError> {
 /// Whether some value of `s` is a percentage of a peak (so that running it takes a
 /// calibration run first).
 pub fn needs_calibration(s: &Scenario) -> bool {
-    let peak = |of: Option<Reference>, vals: &[Option<KnobValue>]| {
-        of == Some(Reference::Peak)
-            && vals
-                .iter()
-                .any(|v| matches!(v, Some(KnobValue::Percent(_))))
+    let peak = |of: Option<Reference>, mut vals: std::vec::IntoIter<KnobValue>| {
+        of == Some(Reference::Peak) && vals.any(|v| matches!(v, KnobValue::Percent(_)))
     };
-    s.cgroups.iter().any(|c| {
-        peak(
-            c.of,
-            &[
-                c.max,
-                c.high,
-                c.low,
-                c.min,
-                c.swap_max,
-                c.swap_high,
-                c.soft_limit,
-                c.swappiness,
-            ],
-        )
-    }) || s.cgroup_changes.iter().any(|c| {
-        peak(
-            c.of,
-            &[
-                c.max,
-                c.high,
-                c.low,
-                c.min,
-                c.swap_max,
-                c.swap_high,
-                c.soft_limit,
-                c.swappiness,
-            ],
-        )
-    }) || s.cgroup_cycles.iter().any(|c| {
-        let mut v: Vec<Option<KnobValue>> = c.values.iter().copied().map(Some).collect();
-        v.push(c.final_value);
-        peak(c.of, &v)
-    })
+    let set = |knobs: Vec<(MemcgKnob, KnobValue)>| -> Vec<KnobValue> {
+        knobs.into_iter().map(|(_, v)| v).collect()
+    };
+    s.cgroups
+        .iter()
+        .any(|c| peak(c.of, set(c.knobs()).into_iter()))
+        || s.cgroup_changes
+            .iter()
+            .any(|c| peak(c.of, set(c.knobs()).into_iter()))
+        || s.cgroup_cycles.iter().any(|c| {
+            let mut v = c.values.clone();
+            v.extend(c.final_value);
+            peak(c.of, v.into_iter())
+        })
 }
 
 /// The calibration scenario of `s`: the same workloads and groups with no knob set,
