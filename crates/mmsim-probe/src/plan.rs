@@ -100,6 +100,37 @@ impl Plan {
     /// setup assigns.
     pub fn new(s: &Scenario) -> Result<Plan, ProbeError> {
         s.validate()?;
+        // Writes made at simulated times have no counterpart in a real run, which has no
+        // simulated clock: refuse them rather than run without them.
+        let timed = [
+            (
+                "cgroup_change",
+                s.cgroup_changes.len(),
+                "knob writes at a time",
+            ),
+            ("cgroup_cycle", s.cgroup_cycles.len(), "knob cycles"),
+            (
+                "cgroup_move",
+                s.cgroup_moves.len(),
+                "workload moves at a time",
+            ),
+            (
+                "lru_gen_write",
+                s.lru_gen_writes.len(),
+                "lru_gen file writes at a time",
+            ),
+        ];
+        if let Some((table, _, what)) = timed.iter().find(|t| t.1 > 0) {
+            return Err(ProbeError::Unsupported {
+                source_name: s.source.clone(),
+                field: format!("{table}[0]"),
+                message: format!(
+                    "{what} happen at simulated times, which a real run does not have: \
+                     remove the [[{table}]] tables (the groups' own knobs in [[cgroup]] are \
+                     applied)"
+                ),
+            });
+        }
         let unsupported = |i: usize, field: &str, message: String| ProbeError::Unsupported {
             source_name: s.source.clone(),
             field: format!("workload[{i}].{field}"),

@@ -41,6 +41,31 @@ fn unsupported_kinds_and_fields_are_named() {
 }
 
 #[test]
+fn writes_at_simulated_times_are_refused() {
+    let groups = "[[cgroup]]\npath = \"/a\"\n[[workload]]\nname = \"w\"\nkind = \"uniform\"\n\
+                  target = \"file\"\npages = 64\naccesses = 10\ncgroup = \"/a\"\n";
+    for (table, extra) in [
+        (
+            "cgroup_change",
+            "[[cgroup_change]]\nat = \"1s\"\npath = \"/a\"\nmax = \"1M\"\n",
+        ),
+        (
+            "cgroup_cycle",
+            "[[cgroup_cycle]]\npath = \"/a\"\nknob = \"max\"\nvalues = [\"1M\"]\n\
+             durations = [\"1s\"]\nuntil = \"2s\"\n",
+        ),
+        (
+            "cgroup_move",
+            "[[cgroup_move]]\nat = \"1s\"\nworkload = \"w\"\nto = \"/\"\n",
+        ),
+    ] {
+        let (field, message) = unsupported(&format!("{groups}{extra}"));
+        assert_eq!(field, format!("{table}[0]"));
+        assert!(message.contains("simulated times"), "{message}");
+    }
+}
+
+#[test]
 fn an_invalid_scenario_is_the_scenarios_error() {
     let e = Plan::new(&mmsim_workloads::Scenario::new(
         "bad",
