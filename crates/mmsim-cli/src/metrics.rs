@@ -342,8 +342,22 @@ fn split_memcg_name(name: &str) -> Option<(&str, &'static MemcgMetric)> {
         .map(|m| (path, m))
 }
 
+/// The prefix of the per-workload metrics.
+pub const WORKLOAD_PREFIX: &str = "workload:";
+
+/// The per-workload metric: when the workload's last event had run, seconds.
+pub const WORKLOAD_END: &str = "end_s";
+
+/// The name of workload `name`'s end-time metric: `workload:stream:end_s`.
+pub fn workload_metric_name(name: &str) -> String {
+    format!("{WORKLOAD_PREFIX}{name}:{WORKLOAD_END}")
+}
+
 /// How the table prints metric `name` (a metric of [`METRICS`] or a per-group one).
 pub fn format_of(name: &str) -> Format {
+    if name.starts_with(WORKLOAD_PREFIX) {
+        return Format::Decimals(4);
+    }
     METRICS
         .iter()
         .find(|m| m.name == name)
@@ -364,6 +378,12 @@ pub fn values(r: &ScenarioResult) -> BTreeMap<String, Option<f64>> {
         for m in MEMCG_METRICS {
             let v = Some((m.value)(g)).filter(|v| v.is_finite());
             out.insert(memcg_metric_name(path, m), v);
+        }
+    }
+    if r.workloads.len() > 1 {
+        for w in &r.workloads {
+            let v = w.end_ns.map(|ns| ns as f64 / 1e9);
+            out.insert(workload_metric_name(&w.name), v);
         }
     }
     out
@@ -397,6 +417,42 @@ pub fn metric_infos(configs: &[ConfigReport]) -> Vec<MetricInfo> {
             out.push(MetricInfo {
                 name: memcg_metric_name(&path, m),
                 about: format!("{path}: {}", m.about),
+            });
+        }
+    }
+    // Per-workload end times, in the first run's workload order, for workloads every
+    // run has (scenarios with more than one workload).
+    let runs: Vec<&RunReport> = configs.iter().flat_map(|c| &c.runs).collect();
+    if let Some(first) = runs.first() {
+        let mut names: Vec<&String> = first
+            .metrics
+            .keys()
+            .filter(|n| n.starts_with(WORKLOAD_PREFIX))
+            .collect();
+        names.retain(|n| runs.iter().all(|r| r.metrics.contains_key(*n)));
+        let order = |n: &str| {
+            first
+                .result
+                .get("workloads")
+                .and_then(|w| w.as_array())
+                .and_then(|ws| {
+                    ws.iter().position(|w| {
+                        w.get("name")
+                            .and_then(|x| x.as_str())
+                            .is_some_and(|x| workload_metric_name(x) == n)
+                    })
+                })
+                .unwrap_or(usize::MAX)
+        };
+        names.sort_by_key(|n| order(n));
+        for n in names {
+            let w = &n[WORKLOAD_PREFIX.len()..n.len() - WORKLOAD_END.len() - 1];
+            out.push(MetricInfo {
+                name: n.clone(),
+                about: format!(
+                    "workload {w}: simulated time by which its last event had run, seconds \
+                     (its elapsed time if it started at 0)"
+                ),
             });
         }
     }

@@ -14,7 +14,9 @@ use serde::{Deserialize, Serialize};
 use mmsim_workloads::published::{agrees, settings, Published};
 use mmsim_workloads::Scenario;
 
-use crate::metrics::{change_pct, ConfigReport, MEMCG_METRICS, MEMCG_PREFIX, METRICS};
+use crate::metrics::{
+    change_pct, workload_metric_name, ConfigReport, MEMCG_METRICS, MEMCG_PREFIX, METRICS,
+};
 
 /// A published change beside the simulated one.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -47,7 +49,13 @@ pub fn check_metrics(s: &Scenario) -> Result<(), (String, String)> {
         .collect();
     for (i, p) in s.published.iter().enumerate() {
         let name = p.metric.as_str();
-        let known = METRICS.iter().any(|m| m.name == name)
+        let workload = s.workloads.len() > 1
+            && s.workloads
+                .iter()
+                .enumerate()
+                .any(|(k, w)| workload_metric_name(&w.display_name(k)) == name);
+        let known = workload
+            || METRICS.iter().any(|m| m.name == name)
             || name
                 .strip_prefix(MEMCG_PREFIX)
                 .and_then(|r| r.rsplit_once(':'))
@@ -60,7 +68,8 @@ pub fn check_metrics(s: &Scenario) -> Result<(), (String, String)> {
                 format!("published[{i}].metric"),
                 format!(
                     "unknown metric `{name}`; metrics are those `mmsim compare` lists (e.g. \
-                     runtime_s, pgmajfault) and memcg:<group>:<{}> for the groups {}",
+                     runtime_s, pgmajfault), workload:<name>:end_s in scenarios of several \
+                     workloads, and memcg:<group>:<{}> for the groups {}",
                     per_group.join("|"),
                     if groups.is_empty() {
                         "declared with [[cgroup]] (this scenario has none)".to_string()

@@ -296,9 +296,13 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
             Some(spec) if in_groups => format!("  in {}", spec.cgroup_path()),
             _ => String::new(),
         };
+        let done = match w.end_ns {
+            Some(ns) if r.workloads.len() > 1 => format!("  done at {:.3} s", ns as f64 / 1e9),
+            _ => String::new(),
+        };
         let _ = writeln!(
             t,
-            "  {:<wname$}  phase {:<3} {:<10} {:<9} {:>10} pages {:>12} events{group}",
+            "  {:<wname$}  phase {:<3} {:<10} {:<9} {:>10} pages {:>12} events{done}{group}",
             w.name, w.phase, w.kind, w.target, w.pages, w.events
         );
     }

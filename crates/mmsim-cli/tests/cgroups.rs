@@ -98,7 +98,12 @@ fn run_prints_a_table_per_group_equal_to_the_json() {
         "{text}"
     );
     let anon = text.lines().find(|l| l.starts_with("  anon ")).unwrap();
-    assert!(anon.ends_with(" events  in /limited"), "{anon}");
+    assert!(anon.ends_with("  in /limited"), "{anon}");
+    let done = format!(
+        " events  done at {:.3} s  in",
+        v["workloads"][0]["end_ns"].as_u64().unwrap() as f64 / 1e9
+    );
+    assert!(anon.contains(&done), "{anon}");
     let n = |g: &str, key: &str| m[g][key].as_u64().unwrap().to_string();
     let state = table(&text, "cgroup ");
     assert_eq!(

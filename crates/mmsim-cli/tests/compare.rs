@@ -108,6 +108,16 @@ fn metric(run: &Value, name: &str) -> Option<f64> {
             };
             return (total > 0).then(|| part as f64 * 100.0 / total as f64);
         }
+        n if n.starts_with("workload:") && n.ends_with(":end_s") => {
+            let w = &n["workload:".len()..n.len() - ":end_s".len()];
+            let ws = run["workloads"].as_array().unwrap();
+            let ns = ws
+                .iter()
+                .find(|x| x["name"] == w)
+                .unwrap_or_else(|| panic!("no workload {w}"))["end_ns"]
+                .as_u64()?;
+            ns as f64 / 1e9
+        }
         "kswapd_rmap_walks" => u(&run["kswapd_profile"]["rmap_walks"]) as f64,
         "kswapd_ptes_walked" => u(&run["kswapd_profile"]["ptes_walked"]) as f64,
         counter => {

@@ -52,6 +52,10 @@ pub struct WorkloadReport {
     pub pages: u64,
     /// Events it generated.
     pub events: u64,
+    /// Simulated time, ns, by which its last event had run (within one batch of
+    /// events; None in a partial run it did not finish): its elapsed time when it
+    /// started at 0.
+    pub end_ns: Option<u64>,
 }
 
 /// What a scenario run produces: the simulator's [`RunResult`] plus what ran.
@@ -151,6 +155,10 @@ pub struct EventStream {
     idle: [Event; 1],
     /// Each workload's task ids (set by [`EventStream::build`]).
     tasks: Vec<std::ops::Range<mmsim_core::TaskId>>,
+    /// When each workload's last event had run (see [`EventStream::ended_ns`]).
+    ended: Vec<Option<u64>>,
+    /// Workloads whose last event is in the batch handed out last.
+    pending_end: Vec<usize>,
 }
 
 impl std::fmt::Debug for EventStream {
@@ -239,7 +247,17 @@ impl EventStream {
             live: Vec::new(),
             idle: [Event::Think { ns: 0 }],
             tasks: Vec::new(),
+            ended: vec![None; s.workloads.len()],
+            pending_end: Vec::new(),
         }
+    }
+
+    /// The simulated time by which workload `i`'s last event had run: the clock given
+    /// to the first [`next_batch`](Self::next_batch) call after the batch holding that
+    /// event (so later than the event by at most the rest of its batch, at most
+    /// [`BATCH`] events of the other workloads). None while it still has events.
+    pub fn ended_ns(&self, i: usize) -> Option<u64> {
+        self.ended.get(i).copied().flatten()
     }
 
     /// The task ids of each workload, in workload order (empty ranges for a stream made
@@ -257,6 +275,11 @@ impl EventStream {
     /// not be used further.
     pub fn next_batch(&mut self, now: u64) -> Result<Option<Batch<'_>>, WorkloadError> {
         loop {
+            // Every event handed out before this call has run by `now`; a lane found
+            // empty in an earlier round of this call added nothing since.
+            for i in self.pending_end.drain(..) {
+                self.ended[i] = Some(now);
+            }
             if self.live.is_empty() {
                 let Some(&phase) = self.phases.get(self.next_phase) else {
                     return Ok(None);
@@ -268,7 +291,11 @@ impl EventStream {
                 continue;
             }
             let EventStream {
-                lanes, live, out, ..
+                lanes,
+                live,
+                out,
+                pending_end,
+                ..
             } = self;
             out.clear();
             let waiting = live
@@ -293,7 +320,7 @@ impl EventStream {
                             lane.buf.clear();
                             lane.pos = 0;
                             if lane.gen.fill(&mut lane.buf, LANE)? == 0 {
-                                live.remove(k);
+                                pending_end.push(live.remove(k));
                                 continue 'round;
                             }
                         }
@@ -318,7 +345,7 @@ impl EventStream {
                 lane.gen.fill(out, room)?;
                 lane.events += out.len() as u64;
                 if out.is_empty() {
-                    live.clear();
+                    pending_end.append(live);
                     continue;
                 }
             } else {
@@ -331,7 +358,7 @@ impl EventStream {
                                 lane.buf.clear();
                                 lane.pos = 0;
                                 if lane.gen.fill(&mut lane.buf, LANE)? == 0 {
-                                    live.remove(k);
+                                    pending_end.push(live.remove(k));
                                     continue 'lanes;
                                 }
                             }
@@ -500,6 +527,7 @@ pub fn run_scenario_cancellable(
             phase: w.phase,
             pages: w.kind.pages(),
             events: stream.events(i),
+            end_ns: stream.ended_ns(i),
         })
         .collect();
     let trace = stream.trace_reports();

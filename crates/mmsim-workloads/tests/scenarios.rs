@@ -658,3 +658,22 @@ fn warmup_longer_than_a_trace_is_an_error_not_a_silent_unmeasured_run() {
     );
     assert_eq!(r.warmup_events, 781);
 }
+
+#[test]
+fn each_workload_reports_when_its_last_event_ran() {
+    let s = Scenario::from_toml_str(
+        "[machine]\nmemory = \"64M\"\n\
+         [[workload]]\nname = \"short\"\nkind = \"touch\"\ntarget = \"anon\"\npages = \"1M\"\n\
+         [[workload]]\nname = \"long\"\nkind = \"uniform\"\ntarget = \"anon\"\npages = \"1M\"\naccesses = 100000\n",
+        "ends.toml",
+    )
+    .unwrap();
+    let r = run(&s);
+    let (short, long) = (&r.workloads[0], &r.workloads[1]);
+    let (a, b) = (short.end_ns.unwrap(), long.end_ns.unwrap());
+    // The short one ends within a batch of its last event, long before the other.
+    assert!(a < b / 4, "{a} {b}");
+    assert!(a > 0);
+    // The last workload ends with the run.
+    assert_eq!(b as f64 / 1e9, r.result.runtime_s);
+}
