@@ -1410,7 +1410,10 @@ impl Sim {
         false
     }
 
-    fn vm_workingset_activate(&mut self, m: MemcgId, file: bool) {
+    /// Counts a refault activation (`WORKINGSET_ACTIVATE_*`) in group `m`'s
+    /// lruvec, its `memory.stat` and `/proc/vmstat`; shared by the classic
+    /// `workingset_refault` and `lru_gen_refault`.
+    pub(crate) fn vm_workingset_activate(&mut self, m: MemcgId, file: bool) {
         let g = &mut self.memcgs[m as usize];
         g.lruvec.workingset_activate[file as usize] += 1;
         if file {

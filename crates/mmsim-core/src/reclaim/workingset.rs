@@ -186,15 +186,7 @@ impl Sim {
         }
         self.folios[f].set(flags::ACTIVE);
         self.workingset_age_nonresident(m, 1);
-        let g = &mut self.memcgs[m as usize];
-        g.lruvec.workingset_activate[file as usize] += 1;
-        if file {
-            self.vm.workingset_activate_file += 1;
-            g.stat.workingset_activate_file += 1;
-        } else {
-            self.vm.workingset_activate_anon += 1;
-            g.stat.workingset_activate_anon += 1;
-        }
+        self.vm_workingset_activate(m, file);
         if shadow.workingset {
             self.folios[f].set(flags::WORKINGSET);
             if let Balance::Cost(_) = rules.balance {
