@@ -191,6 +191,30 @@ pub const METRICS: &[Metric] = &[
         value: |r| Some(r.result.kswapd_profile.ptes_walked as f64),
     },
     Metric {
+        name: "direct_reclaim_cpu_s",
+        about: "CPU of reclaim in the workload's tasks (direct and memcg limit), summed over its CPUs, seconds",
+        format: Format::Decimals(4),
+        value: |r| Some(r.result.direct_profile.total_ns() as f64 / 1e9),
+    },
+    Metric {
+        name: "direct_rmap_walks",
+        about: "page_vma_mapped_walk calls by reclaim in the workload's tasks",
+        format: Format::Count,
+        value: |r| Some(r.result.direct_profile.rmap_walks as f64),
+    },
+    Metric {
+        name: "lru_lock_wait_s",
+        about: "spin on contended lru_locks by the workload's tasks, summed over its CPUs, seconds (machine.cpus > 1)",
+        format: Format::Decimals(4),
+        value: |r| Some(r.result.lru_lock_wait_s),
+    },
+    Metric {
+        name: "lru_lock_busy_pct",
+        about: "the busiest lru_lock's held time over the run time, % (machine.cpus > 1)",
+        format: Format::Decimals(2),
+        value: |r| Some(r.result.lru_lock_busy_pct),
+    },
+    Metric {
         name: "reclaim_stall_s",
         about: "time the workload spent in direct or memcg reclaim, seconds",
         format: Format::Decimals(4),

@@ -68,6 +68,17 @@ fn small_scenario(dir: &Path, extra: &str) -> String {
     path.to_str().unwrap().to_string()
 }
 
+/// The CPU fields of a reclaim profile (`kswapd_profile`, `direct_profile`).
+const PROFILE_NS: [&str; 7] = [
+    "lru_ns",
+    "rmap_ns",
+    "pt_walk_ns",
+    "free_ns",
+    "pageout_ns",
+    "compress_ns",
+    "lock_ns",
+];
+
 /// Every metric of the comparison, computed independently from a `run --json` result.
 fn metric(run: &Value, name: &str) -> Option<f64> {
     let u = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("{name}: {v}"));
@@ -80,7 +91,12 @@ fn metric(run: &Value, name: &str) -> Option<f64> {
     Some(match name {
         "accesses" | "misses" => u(&run[name]) as f64,
         "miss_ratio" | "kswapd_cpu_s" | "reclaim_stall_s" | "io_wait_s" | "runtime_s"
-        | "throughput" => f(&run[name]),
+        | "throughput" | "lru_lock_wait_s" | "lru_lock_busy_pct" => f(&run[name]),
+        "direct_reclaim_cpu_s" => {
+            let p = &run["direct_profile"];
+            PROFILE_NS.iter().map(|k| u(&p[k])).sum::<u64>() as f64 / 1e9
+        }
+        "direct_rmap_walks" => u(&run["direct_profile"]["rmap_walks"]) as f64,
         "minor_faults" => (u(&vm["pgfault"]) - u(&vm["pgmajfault"])) as f64,
         "kswapd_efficiency_pct" => return pct("pgsteal_kswapd", "pgscan_kswapd"),
         "direct_efficiency_pct" => return pct("pgsteal_direct", "pgscan_direct"),
@@ -90,17 +106,7 @@ fn metric(run: &Value, name: &str) -> Option<f64> {
         "psi_full_avg10" => f(&run["psi"]["full"]["avg10"]),
         "kswapd_rmap_pct" | "kswapd_pt_walk_pct" => {
             let p = &run["kswapd_profile"];
-            let total: u64 = [
-                "lru_ns",
-                "rmap_ns",
-                "pt_walk_ns",
-                "free_ns",
-                "pageout_ns",
-                "compress_ns",
-            ]
-            .iter()
-            .map(|k| u(&p[k]))
-            .sum();
+            let total: u64 = PROFILE_NS.iter().map(|k| u(&p[k])).sum();
             let part = if name == "kswapd_rmap_pct" {
                 u(&p["rmap_ns"])
             } else {

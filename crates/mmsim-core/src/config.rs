@@ -540,9 +540,19 @@ pub struct MachineConfig {
     /// `seed-004` or `off`.
     #[serde(default)]
     pub soft_limit_reclaim: SoftLimitReclaim,
+    /// CPUs the workload's tasks keep busy (default 1). With more than one,
+    /// the workload clock is the wall clock of that many CPUs running the
+    /// interleaved tasks, and the per-lruvec `lru_lock` is a shared resource
+    /// whose contention is modelled (see [`crate::smp`]). Range 1..=4096.
+    #[serde(default = "default_cpus")]
+    pub cpus: u32,
     /// CPU cost model overrides.
     #[serde(default)]
     pub cost: CostModel,
+}
+
+fn default_cpus() -> u32 {
+    1
 }
 
 fn default_read_ahead_kb() -> u32 {
@@ -588,6 +598,7 @@ impl Default for MachineConfig {
             fault_around_bytes: default_fault_around_bytes(),
             cgroup_version: CgroupVersion::default(),
             soft_limit_reclaim: SoftLimitReclaim::default(),
+            cpus: default_cpus(),
             cost: CostModel::default(),
         }
     }
@@ -669,6 +680,7 @@ impl MachineConfig {
             ("read_ahead_kb", self.read_ahead_kb, 0, 65536),
             ("max_sectors_kb", self.max_sectors_kb, 4, 65536),
             ("fault_around_bytes", self.fault_around_bytes, 0, 2 << 20),
+            ("cpus", self.cpus, 1, 4096),
         ] {
             if !(lo..=hi).contains(&v) {
                 return Err(ConfigError::new(
@@ -777,6 +789,15 @@ mod tests {
         c.page_cluster = 6;
         assert_eq!(c.validate().unwrap_err().field, "machine.page_cluster");
         c.page_cluster = 3;
+        for cpus in [0, 4097] {
+            c.cpus = cpus;
+            let e = c.validate().unwrap_err();
+            assert_eq!(e.field, "machine.cpus");
+            assert!(e.to_string().contains("[1, 4096]"), "{e}");
+        }
+        c.cpus = 36;
+        assert!(c.validate().is_ok());
+        c.cpus = 1;
         assert!(c.validate().is_ok());
     }
 }

@@ -52,6 +52,29 @@ pub struct CostModel {
     /// rmap's one page-table descent per mapping).
     #[serde(default = "default_pte_walk_ns")]
     pub pte_walk_ns: u64,
+    /// Time `lruvec->lru_lock` is held per folio moved onto, off or within
+    /// an LRU list under it (`folio_batch_move_lru`, `isolate_lru_folios`,
+    /// `move_folios_to_lru`, MGLRU's `scan_folios`): the list and flag
+    /// updates of one folio, whose struct page line and list neighbours are
+    /// usually cache misses (≈ 50 ns, half of `scan_ns`). Part of the CPU
+    /// costs above, not added to them: it only decides how long other CPUs
+    /// wait when `machine.cpus` > 1.
+    #[serde(default = "default_lru_lock_ns")]
+    pub lru_lock_ns: u64,
+    /// Time per `lru_lock` acquisition for the lock's cache line to move to
+    /// the acquiring CPU and the irq-disabling lock/unlock pair (≈ 100 ns on
+    /// one socket of a current server). Per-CPU batches (`folio_batch`,
+    /// 15 folios) share one acquisition. Counted only when `machine.cpus` > 1.
+    #[serde(default = "default_lru_lock_acquire_ns")]
+    pub lru_lock_acquire_ns: u64,
+}
+
+fn default_lru_lock_ns() -> u64 {
+    50
+}
+
+fn default_lru_lock_acquire_ns() -> u64 {
+    100
 }
 
 fn default_pte_walk_ns() -> u64 {
@@ -78,6 +101,10 @@ pub struct ReclaimProfile {
     /// Synchronous swap-device work done on the reclaimer's CPU: zram
     /// compression (`lzo1x_1_do_compress`, `zram_bvec_write`).
     pub compress_ns: u64,
+    /// Spinning on a contended `lruvec->lru_lock` (`do_raw_spin_lock`,
+    /// `_raw_spin_lock_irq`); only with `machine.cpus` > 1.
+    #[serde(default)]
+    pub lock_ns: u64,
     /// page_vma_mapped_walk calls.
     pub rmap_walks: u64,
     /// PTEs examined by page-table walks and look-around.
@@ -93,6 +120,7 @@ impl ReclaimProfile {
         self.free_ns += o.free_ns;
         self.pageout_ns += o.pageout_ns;
         self.compress_ns += o.compress_ns;
+        self.lock_ns += o.lock_ns;
         self.rmap_walks += o.rmap_walks;
         self.ptes_walked += o.ptes_walked;
     }
@@ -104,6 +132,7 @@ impl ReclaimProfile {
             + self.free_ns
             + self.pageout_ns
             + self.compress_ns
+            + self.lock_ns
     }
 }
 
@@ -119,6 +148,8 @@ impl Default for CostModel {
             free_ns: 150,
             pageout_ns: 1000,
             pte_walk_ns: default_pte_walk_ns(),
+            lru_lock_ns: default_lru_lock_ns(),
+            lru_lock_acquire_ns: default_lru_lock_acquire_ns(),
         }
     }
 }
@@ -136,6 +167,8 @@ impl CostModel {
             ("free_ns", self.free_ns),
             ("pageout_ns", self.pageout_ns),
             ("pte_walk_ns", self.pte_walk_ns),
+            ("lru_lock_ns", self.lru_lock_ns),
+            ("lru_lock_acquire_ns", self.lru_lock_acquire_ns),
         ] {
             if v > 1_000_000_000 {
                 return Err(ConfigError::new(

@@ -90,7 +90,7 @@ impl Sim {
             *pte = old | PTE_YOUNG;
             self.acc.accesses += 1;
             self.acc.hits += 1;
-            self.clock += self.cost.access_ns;
+            self.advance(self.cost.access_ns);
             if self.policy == Policy::Lru {
                 self.lru_touch(old & PTE_FOLIO_MASK);
             }
@@ -128,7 +128,7 @@ impl Sim {
     fn do_wp_page(&mut self, vma: VmaId, index: u32, old: u32) {
         self.vm.pgfault += 1;
         self.memcgs[self.cur_memcg as usize].stat.pgfault += 1;
-        self.clock += self.cost.access_ns;
+        self.advance(self.cost.access_ns);
         let f = old & PTE_FOLIO_MASK;
         *self.vmas[vma as usize].pte_mut(index) = old | PTE_YOUNG | PTE_DIRTY;
         if self.folios[f].test(flags::SWAPBACKED) {
@@ -145,7 +145,7 @@ impl Sim {
 
     /// `do_anonymous_page()`: allocate, map young and dirty, add to the LRU.
     fn do_anonymous_page(&mut self, vma: VmaId, index: u32, _write: bool) {
-        self.clock += self.cost.minor_fault_ns;
+        self.advance(self.cost.minor_fault_ns);
         let mut fl = flags::SWAPBACKED | flags::DIRTY;
         if let Policy::Classic(r) = self.policy {
             if r.new_anon_active {
@@ -177,14 +177,14 @@ impl Sim {
         let swap = self.swap.as_mut().expect("swap PTE without a swap device");
         let sv = swap.slots[slot as usize];
         if let Some(f) = slot_folio(sv) {
-            self.clock += self.cost.minor_fault_ns;
+            self.advance(self.cost.minor_fault_ns);
             self.swap_update_readahead(vma, index, f);
             self.map_anon(vma, index, f, write);
             return;
         }
         self.vm.pgmajfault += 1;
         self.memcgs[self.cur_memcg as usize].stat.pgmajfault += 1;
-        self.clock += self.cost.major_fault_ns;
+        self.advance(self.cost.major_fault_ns);
         let task = self.vmas[vma as usize].task as usize;
         let Some(f) = self.swapin_folio(vma, index, slot, sv, 0) else {
             return;
@@ -345,14 +345,14 @@ impl Sim {
         if !write && self.cfg.fault_around_pages() > 1 {
             self.do_fault_around(vma, index, findex - index);
             if self.vmas[vma as usize].pte(index) & PTE_PRESENT != 0 {
-                self.clock += self.cost.minor_fault_ns;
+                self.advance(self.cost.minor_fault_ns);
                 return;
             }
         }
         let slot = self.files[file as usize].slot(findex);
         let f = match slot_folio(slot) {
             Some(f) => {
-                self.clock += self.cost.minor_fault_ns;
+                self.advance(self.cost.minor_fault_ns);
                 let pending = self.inflight_until(RaOwner::Vma(vma), findex);
                 self.do_async_mmap_readahead(vma, file, f, findex);
                 if self.clock < pending {
@@ -473,7 +473,7 @@ impl Sim {
         ra.prev_index = index + 1;
         self.acc.accesses += 1;
         self.acc.hits += 1;
-        self.clock += self.cost.fd_access_ns;
+        self.advance(self.cost.fd_access_ns);
         if self.policy == Policy::Lru || !same {
             self.mark_accessed(f);
         }
@@ -524,7 +524,7 @@ impl Sim {
                 let Some(f) = slot_folio(self.files[file as usize].slot(page)) else {
                     continue;
                 };
-                self.clock += self.cost.fd_access_ns;
+                self.advance(self.cost.fd_access_ns);
                 if self.policy == Policy::Lru || !same {
                     self.mark_accessed(f);
                 }
@@ -597,7 +597,7 @@ impl Sim {
         self.acc.out_of_range += (want - (end - index)) as u64;
         for page in index..end {
             self.acc.accesses += 1;
-            self.clock += self.cost.fd_access_ns;
+            self.advance(self.cost.fd_access_ns);
             let slot = self.files[file as usize].slot(page);
             let f = match slot_folio(slot) {
                 Some(f) => {
@@ -657,7 +657,7 @@ impl Sim {
         old_slot: u32,
         write: bool,
     ) -> Option<FolioId> {
-        self.clock += self.cost.major_fault_ns;
+        self.advance(self.cost.major_fault_ns);
         let f = self.add_to_page_cache(file, index, old_slot, write)?;
         if !write {
             let done = self.fs.read(self.clock, 1);
@@ -675,7 +675,7 @@ impl Sim {
         if memstall {
             self.workload_stall(wait, false);
         } else {
-            self.clock += wait;
+            self.advance(wait);
         }
         self.io_wait_ns += wait;
     }
@@ -701,7 +701,11 @@ impl Sim {
         let fl = fo.flags;
         let lru = match self.policy {
             Policy::Lru => return self.lru_policy_add(f),
-            Policy::Mglru(_) => return self.lru_gen_folio_add_lru(f),
+            Policy::Mglru(_) => {
+                self.lru_gen_folio_add_lru(f);
+                let m = self.folios[f].memcg;
+                return self.lru_lock_batched(m, 1);
+            }
             Policy::Classic(r) => {
                 if r.balance == crate::sim::Balance::ScannedRotated {
                     // v4.9 __pagevec_lru_add_fn → update_page_reclaim_stat(file, active)
@@ -717,6 +721,7 @@ impl Sim {
         };
         let m = self.folios[f].memcg as usize;
         self.memcgs[m].lruvec.lists[lru as usize].push_head(&mut self.folios, f, lru as u8);
+        self.lru_lock_batched(m as crate::memcg::MemcgId, 1);
     }
 
     /// `folio_mark_accessed()`: two-step promotion (inactive,unreferenced →
@@ -743,6 +748,7 @@ impl Sim {
                 self.memcgs[m].lruvec.lists[to as usize].push_head(&mut self.folios, f, to as u8);
                 self.vm.pgactivate += 1;
                 self.memcgs[m].stat.pgactivate += 1;
+                self.lru_lock_batched(m as crate::memcg::MemcgId, 1);
                 if rules.balance == crate::sim::Balance::ScannedRotated {
                     // v4.9 __activate_page → update_page_reclaim_stat(file, rotated = 1)
                     let file = from.is_file() as usize;

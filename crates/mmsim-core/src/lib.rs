@@ -57,6 +57,7 @@ pub mod psi;
 pub mod readahead;
 pub mod reclaim;
 pub mod sim;
+pub mod smp;
 pub mod stats;
 pub mod writeback;
 

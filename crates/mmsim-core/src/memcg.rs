@@ -174,6 +174,8 @@ pub struct Lruvec {
     pub recent_rotated: [u64; 2],
     /// The multi-gen LRU (`lruvec->lrugen`), used by the `mglru` policy.
     pub lrugen: crate::reclaim::lru_gen::LruGenFolio,
+    /// `lruvec->lru_lock` (contended only with `machine.cpus` > 1).
+    pub lru_lock: crate::smp::LruLock,
 }
 
 impl Lruvec {
@@ -1147,6 +1149,8 @@ impl Sim {
             m.max_events = 0;
             m.stat = MemcgStat::default();
             m.psi = crate::psi::Psi::starting_at(now);
+            let l = &mut m.lruvec.lru_lock;
+            (l.held_ns, l.acquisitions) = (0, 0);
         }
     }
 

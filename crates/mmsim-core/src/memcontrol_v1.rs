@@ -176,7 +176,8 @@ impl Sim {
     /// lists are not aged). Counted as cgroup reclaim.
     fn mem_cgroup_shrink_node(&mut self, m: MemcgId, outer: &mut ScanControl) -> (u64, u64) {
         let rules = self.rules();
-        let mut sc = ScanControl::new(Reclaimer::Memcg, SWAP_CLUSTER_MAX, outer.now());
+        let mut sc =
+            ScanControl::new(Reclaimer::Memcg, SWAP_CLUSTER_MAX, outer.now()).on_cpus(outer.par);
         sc.priority = 0;
         sc.target = m;
         sc.memcg = m;

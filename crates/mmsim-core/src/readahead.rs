@@ -428,7 +428,7 @@ impl Sim {
         }
         self.acc.file_pages_read += *run;
         self.vm.pgpgin += 4 * *run;
-        self.clock += self.cost.major_fault_ns;
+        self.advance(self.cost.major_fault_ns);
         let done = self.fs.read(self.clock, *run);
         self.ra_workingset |= *workingset;
         *run = 0;

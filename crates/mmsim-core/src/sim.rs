@@ -248,9 +248,28 @@ pub struct RunResult {
     /// Where kswapd's CPU went (`kswapd_cpu_s` by kernel function).
     #[serde(default)]
     pub kswapd_profile: crate::cost::ReclaimProfile,
+    /// Where the CPU of reclaim in the workload's tasks (direct and
+    /// memcg-limit reclaim) went, summed over its CPUs.
+    #[serde(default)]
+    pub direct_profile: crate::cost::ReclaimProfile,
+    /// CPUs the workload ran on (`machine.cpus`).
+    #[serde(default = "one")]
+    pub cpus: u32,
+    /// Time the workload's tasks spun on a contended `lru_lock`, in and out
+    /// of reclaim, summed over its CPUs, s (0 with one CPU).
+    #[serde(default)]
+    pub lru_lock_wait_s: f64,
+    /// Section time of the busiest lruvec's `lru_lock` over the run time, %
+    /// (near 100: the lock bounds throughput; 0 with one CPU).
+    #[serde(default)]
+    pub lru_lock_busy_pct: f64,
     /// The multi-gen LRU's view (`mglru` policy only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lru_gen: Option<crate::reclaim::lru_gen::LruGenReport>,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// The simulated machine.
@@ -284,8 +303,13 @@ pub struct Sim {
     pub(crate) vm: Vmstat,
     pub(crate) psi: Psi,
     pub(crate) acc: AccessStats,
-    /// Workload clock, ns.
+    /// Workload clock, ns (the wall clock of `smp.cpus` CPUs).
     pub(crate) clock: u64,
+    /// The workload's CPUs and their lock contention.
+    pub(crate) smp: crate::smp::Smp,
+    /// Where reclaim in the workload's tasks (direct and memcg-limit
+    /// reclaim) spent its CPU.
+    pub(crate) direct_profile: crate::cost::ReclaimProfile,
     /// Earliest time some background work (kswapd, writeback, flusher) is due.
     pub(crate) next_bg: u64,
     /// Writeback completions in submission order, per device (0 swap, 1 fs):
@@ -356,6 +380,8 @@ impl Sim {
             memcg.max = m.pages();
         }
         Ok(Sim {
+            smp: crate::smp::Smp::new(cfg.cpus, &cfg.cost),
+            direct_profile: Default::default(),
             cost: cfg.cost.clone(),
             policy,
             folios: FolioArena::with_capacity(1024),
@@ -554,7 +580,7 @@ impl Sim {
             Event::Access { vma, index, write } => self.access(vma, index, write),
             Event::FileRead { file, index, pages } => self.filemap_read(file, index, pages),
             Event::FileWrite { file, index, pages } => self.file_write(file, index, pages),
-            Event::Think { ns } => self.clock += ns,
+            Event::Think { ns } => self.advance(ns),
         }
         if self.pages_over_high > 0 {
             self.mem_cgroup_handle_over_high();
@@ -641,6 +667,8 @@ impl Sim {
         self.io_wait_ns = 0;
         self.kswapd.cpu_ns = 0;
         self.kswapd.profile = Default::default();
+        self.direct_profile = Default::default();
+        self.smp.reset_stats();
         self.lru_gen.stats = Default::default();
         self.reset_memcg_stats();
         self.measure_start = self.clock;
@@ -749,6 +777,11 @@ impl Sim {
             sim_bytes_per_tracked_page: slot_bytes as f64 / tracked.max(1) as f64,
             sim_heap_bytes: heap as u64,
             kswapd_profile: self.kswapd.profile,
+            direct_profile: self.direct_profile,
+            cpus: self.smp.cpus as u32,
+            lru_lock_wait_s: (self.direct_profile.lock_ns + self.smp.task_lock_wait_ns) as f64
+                / 1e9,
+            lru_lock_busy_pct: self.busiest_lru_lock().0 as f64 * 100.0 / end as f64,
             lru_gen: self.lru_gen_report(),
         }
     }
@@ -815,17 +848,18 @@ impl Sim {
         if ns == 0 {
             return;
         }
-        self.psi
-            .stall(PsiCpu::Workload, self.clock, self.clock + ns);
+        let start = self.clock;
+        self.advance(ns);
+        let end = self.clock;
+        self.psi.stall(PsiCpu::Workload, start, end);
         // The stalled task's group and its ancestors (psi_group hierarchy);
         // the top group's pressure is the system's, recorded above.
         let mut cur = Some(self.cur_memcg);
         while let Some(c) = cur.filter(|&c| c != crate::memcg::ROOT) {
             let g = &mut self.memcgs[c as usize];
-            g.psi.stall(PsiCpu::Workload, self.clock, self.clock + ns);
+            g.psi.stall(PsiCpu::Workload, start, end);
             cur = g.parent;
         }
-        self.clock += ns;
         if reclaim {
             self.reclaim_stall_ns += ns;
         }

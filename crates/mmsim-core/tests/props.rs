@@ -11,9 +11,11 @@ fn build(
     (policy, version): (PolicyName, MglruVersion),
     swap: bool,
     memcg_max: Option<u64>,
+    cpus: u32,
 ) -> (Sim, [u32; 3], u32) {
     let cfg = MachineConfig {
         memory: Size::from_pages(4096),
+        cpus,
         memcg_max: memcg_max.map(Size::from_pages),
         policy: PolicyConfig {
             name: policy,
@@ -90,10 +92,11 @@ proptest! {
         policy in policies(),
         swap in any::<bool>(),
         limit in prop_oneof![Just(None), (200u64..3000).prop_map(Some)],
+        cpus in prop_oneof![Just(1u32), Just(4), Just(36)],
         codes in prop::collection::vec((any::<u8>(), 0u32..8000, any::<bool>()), 1..6000),
     ) {
         let run = || {
-            let (mut sim, vmas, file) = build(policy, swap, limit);
+            let (mut sim, vmas, file) = build(policy, swap, limit, cpus);
             for chunk in codes.chunks(500) {
                 let ev: Vec<Event> = chunk.iter().map(|&c| event(c, vmas, file, swap)).collect();
                 sim.run(&ev);
@@ -195,7 +198,7 @@ proptest! {
     ) {
         let version = if v1 { MglruVersion::V6_1 } else { MglruVersion::V6_14 };
         let run = || {
-            let (mut sim, vmas, file) = build((PolicyName::Mglru, version), swap, None);
+            let (mut sim, vmas, file) = build((PolicyName::Mglru, version), swap, None, 1);
             let g = sim.add_memcg(0, "g").unwrap();
             if let Some(l) = limit {
                 sim.set_memcg_max(g, l).unwrap();

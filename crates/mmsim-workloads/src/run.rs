@@ -479,7 +479,11 @@ pub fn run_scenario_cancellable(
                 if let Some(f) = opts.on_batch.as_mut() {
                     f(idle);
                 }
-                sim.run(idle);
+                for e in idle {
+                    if let mmsim_core::Event::Think { ns } = *e {
+                        sim.idle(ns);
+                    }
+                }
                 continue;
             }
             Batch::Events(out) => out,

@@ -73,9 +73,21 @@ impl BlockDev {
     /// if the device already has `queue_depth` pages of backlog.
     #[inline]
     pub fn write(&mut self, now: u64, pages: u64) -> WriteIo {
+        self.write_placed(now, now, pages)
+    }
+
+    /// [`write`](Self::write) by a writer at `now` whose transfer joins the
+    /// device's backlog at `place` ≤ `now`: kswapd, whose clock runs whole
+    /// priority iterations ahead of the workload's when the workload has
+    /// several CPUs (`machine.cpus` > 1, see [`crate::smp`]). The transfer
+    /// time is conserved but does not leave the device idle until kswapd's
+    /// future, where it would hold up the tasks' reads issued before it.
+    #[inline]
+    pub fn write_placed(&mut self, now: u64, place: u64, pages: u64) -> WriteIo {
         let wait = self.busy_until.saturating_sub(now + self.max_backlog_ns);
         self.pages_written += pages;
-        let done = self.transfer(now + wait, pages) + self.write_ns;
+        let at = now + wait;
+        let done = self.transfer(place.min(at), pages).max(at) + self.write_ns;
         WriteIo { done, wait }
     }
 
@@ -112,6 +124,25 @@ mod tests {
                 wait: 0
             }
         );
+    }
+
+    #[test]
+    fn a_write_placed_early_does_not_hold_earlier_reads_until_its_time() {
+        let mut cfg = DeviceConfig::of(DeviceKind::Custom);
+        cfg.read_latency_us = Some(1.0);
+        cfg.write_latency_us = Some(1.0);
+        cfg.bandwidth_mbps = Some(4096.0 / 1000.0); // 1 ms per page
+        let mut d = BlockDev::new(&cfg);
+        // kswapd writes at 10 ms, placed at the workload's 2 ms: the
+        // transfer runs 2..3 ms, and the write completes after its issue.
+        let io = d.write_placed(10_000_000, 2_000_000, 1);
+        assert_eq!(io.done, 10_000_000 + 1_000);
+        // A read at 2 ms waits for that transfer only, not until 10 ms.
+        assert_eq!(d.read(2_000_000, 1), 4_000_000 + 1_000);
+        // Unplaced, the same write would hold the read until 11 ms.
+        let mut d = BlockDev::new(&cfg);
+        d.write(10_000_000, 1);
+        assert_eq!(d.read(2_000_000, 1), 12_000_000 + 1_000);
     }
 
     #[test]

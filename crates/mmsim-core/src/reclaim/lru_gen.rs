@@ -1101,6 +1101,7 @@ impl Sim {
             self.walk_mm(m, seq, swappiness, force_scan, sc);
         }
         self.lrugen_mut(m).mm_seq = seq;
+        self.lru_lock_reclaim(sc, m, 0);
         let now = sc.now();
         self.inc_max_seq(m, seq, swappiness, now)
     }
@@ -1188,6 +1189,9 @@ impl Sim {
                     }
                 }
             }
+            // reset_batch_size(): the walk's batched generation sizes are
+            // folded into the lruvec under lru_lock once per mm.
+            self.lru_lock_reclaim(sc, m, 0);
         }
     }
 
@@ -1553,6 +1557,7 @@ impl Sim {
         let v = self.lru_gen_version();
         self.scratch.clear();
         let (ty, mut scanned) = self.isolate_folios(m, swappiness, sc);
+        self.lru_lock_reclaim(sc, m, scanned);
         scanned += self.try_to_inc_min_seq(m, swappiness) as u64;
         let lg = self.lrugen(m);
         if lg.evictable_min_seq(swappiness) + MIN_NR_GENS > lg.max_seq {
@@ -1585,6 +1590,7 @@ impl Sim {
             batch.extend_from_slice(&retry);
         }
         self.lru_gen.retry = retry;
+        self.lru_lock_reclaim(sc, m, batch.len() as u64);
         for &f in &batch {
             let fo = &mut self.folios[f];
             match v {

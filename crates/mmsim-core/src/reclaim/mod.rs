@@ -107,6 +107,10 @@ pub struct ScanControl {
     pub proactive_swappiness: Option<u32>,
     /// Where `cpu_ns` went (kswapd's profile).
     pub prof: crate::cost::ReclaimProfile,
+    /// CPUs sharing the reclaimer's clock: 1 for kswapd (its own CPU), the
+    /// workload's `machine.cpus` for reclaim in the workload's tasks, whose
+    /// elapsed time moves the shared clock by 1/par (see [`crate::smp`]).
+    pub par: u64,
 }
 
 impl ScanControl {
@@ -137,7 +141,14 @@ impl ScanControl {
             memcg_low_skipped: false,
             proactive_swappiness: None,
             prof: crate::cost::ReclaimProfile::default(),
+            par: 1,
         }
+    }
+
+    /// The same scan control run by one of `par` CPUs sharing the workload clock.
+    pub fn on_cpus(mut self, par: u64) -> Self {
+        self.par = par.max(1);
+        self
     }
 
     /// Charges LRU list work.
@@ -172,6 +183,12 @@ impl ScanControl {
         self.cpu_ns += ns;
         self.prof.pageout_ns += ns;
     }
+    /// Charges spinning on a contended `lru_lock`.
+    #[inline]
+    pub fn charge_lock_wait(&mut self, ns: u64) {
+        self.cpu_ns += ns;
+        self.prof.lock_ns += ns;
+    }
     /// Charges synchronous compression (zram) on the reclaimer's CPU.
     #[inline]
     pub fn charge_compress(&mut self, ns: u64) {
@@ -179,9 +196,10 @@ impl ScanControl {
         self.prof.compress_ns += ns;
     }
 
-    /// The reclaimer's current time: start plus CPU used plus IO waits.
+    /// The reclaimer's current time on its clock: start plus CPU used plus
+    /// IO waits, shared by `par` CPUs.
     pub fn now(&self) -> u64 {
-        self.start + self.cpu_ns + self.io_wait_ns
+        self.start + (self.cpu_ns + self.io_wait_ns) / self.par
     }
 
     /// Elapsed time of the reclaim so far (CPU and waits).

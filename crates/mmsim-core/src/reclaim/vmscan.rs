@@ -51,8 +51,10 @@ impl Sim {
     /// allocating task; a memstall. Returns pages reclaimed.
     pub(crate) fn try_to_free_pages(&mut self) -> u64 {
         self.vm.allocstall_normal += 1;
-        let mut sc = ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, self.clock);
+        let mut sc = ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, self.clock)
+            .on_cpus(self.smp.cpus);
         self.do_try_to_free_pages(&mut sc);
+        self.direct_profile.add(&sc.prof);
         self.workload_stall(sc.elapsed(), true);
         sc.nr_reclaimed
     }
@@ -66,6 +68,7 @@ impl Sim {
         nr: u64,
     ) -> u64 {
         let sc = self.memcg_reclaim(target, nr);
+        self.direct_profile.add(&sc.prof);
         self.workload_stall(sc.elapsed(), true);
         sc.nr_reclaimed
     }
@@ -73,7 +76,8 @@ impl Sim {
     /// The reclaim of `try_to_free_mem_cgroup_pages()` without charging
     /// its time to the workload (for knob writes, run by another task).
     pub(crate) fn memcg_reclaim(&mut self, target: crate::memcg::MemcgId, nr: u64) -> ScanControl {
-        let mut sc = ScanControl::new(Reclaimer::Memcg, nr.max(SWAP_CLUSTER_MAX), self.clock);
+        let mut sc = ScanControl::new(Reclaimer::Memcg, nr.max(SWAP_CLUSTER_MAX), self.clock)
+            .on_cpus(self.smp.cpus);
         sc.target = target;
         self.do_try_to_free_pages(&mut sc);
         sc
@@ -519,6 +523,7 @@ impl Sim {
         rules: ClassicRules,
     ) {
         let taken = self.isolate_lru_folios(sc.memcg, n, LruList::active(file));
+        self.lru_lock_reclaim(sc, sc.memcg, taken);
         sc.nr_scanned += taken;
         sc.charge_lru(taken * self.cost.scan_ns);
         if sc.who != Reclaimer::Memcg {
@@ -547,6 +552,7 @@ impl Sim {
             }
             nr_deactivate += 1;
         }
+        self.lru_lock_reclaim(sc, sc.memcg, batch.len() as u64);
         self.move_folios_to_lru(&batch, rules);
         self.scratch = batch;
         self.vm.pgdeactivate += nr_deactivate;
@@ -578,6 +584,7 @@ impl Sim {
         if taken == 0 {
             return 0;
         }
+        self.lru_lock_reclaim(sc, sc.memcg, taken);
         sc.charge_lru(taken * self.cost.scan_ns);
         match sc.who {
             Reclaimer::Kswapd => self.vm.pgscan_kswapd += taken,
@@ -599,6 +606,7 @@ impl Sim {
         self.note_scanned(sc.memcg, file, taken);
         let mut batch = std::mem::take(&mut self.scratch);
         let (reclaimed, stat) = self.shrink_folio_list(&mut batch, sc, rules);
+        self.lru_lock_reclaim(sc, sc.memcg, batch.len() as u64);
         self.move_folios_to_lru(&batch, rules);
         self.scratch = batch;
         match sc.who {
@@ -888,6 +896,11 @@ impl Sim {
     fn pageout(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
         sc.charge_pageout(self.cost.pageout_ns);
         let now = sc.now();
+        let place = if sc.who == Reclaimer::Kswapd && self.smp.cpus > 1 {
+            now.min(self.clock)
+        } else {
+            now
+        };
         let fo = &mut self.folios[f];
         fo.clear(flags::DIRTY);
         let file = fo.is_file();
@@ -895,11 +908,11 @@ impl Sim {
         self.vm.pgpgout += 4;
         let (io, sync, q) = if file {
             self.nr_dirty -= 1;
-            (self.fs.write(now, 1), false, 1)
+            (self.fs.write_placed(now, place, 1), false, 1)
         } else {
             self.vm.pswpout += 1;
             (
-                self.swap_dev(|d| d.write(now, 1)),
+                self.swap_dev(|d| d.write_placed(now, place, 1)),
                 self.cfg.swap.device == crate::config::DeviceKind::Zram,
                 0,
             )
