@@ -242,6 +242,15 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
     line("swap", device(&m.swap, true));
     line("fs", device(&m.fs, false));
     line("swappiness", m.swappiness.to_string());
+    if m.cpus > 1 {
+        line(
+            "cpus",
+            format!(
+                "{} (the workload's tasks share them; lru_lock contention modelled)",
+                m.cpus
+            ),
+        );
+    }
     let top = s
         .cgroups
         .iter()
@@ -327,6 +336,15 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
     line("kswapd cpu_s", format!("{:.6}", rr.kswapd_cpu_s));
     line("reclaim stall_s", format!("{:.6}", rr.reclaim_stall_s));
     line("io wait_s", format!("{:.6}", rr.io_wait_s));
+    if rr.cpus > 1 {
+        line(
+            "lru_lock",
+            format!(
+                "{:.6} s spinning (all CPUs); busiest lock held {:.2} % of the time",
+                rr.lru_lock_wait_s, rr.lru_lock_busy_pct
+            ),
+        );
+    }
     line(
         "memcg usage",
         match rr.memcg_max_pages {
@@ -348,29 +366,12 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
         ),
     );
 
-    let p = &rr.kswapd_profile;
-    if p.total_ns() > 0 {
-        let total = p.total_ns() as f64;
-        let pct = |ns: u64| 100.0 * ns as f64 / total;
-        let _ = writeln!(t, "\nkswapd profile (simulated CPU by kernel function)");
-        for (name, ns) in [
-            ("page_vma_mapped_walk (rmap)", p.rmap_ns),
-            ("zram compression", p.compress_ns),
-            ("LRU isolate/sort/putback", p.lru_ns),
-            ("page-table walk + look-around", p.pt_walk_ns),
-            ("freeing", p.free_ns),
-            ("pageout submission", p.pageout_ns),
-        ] {
-            if ns > 0 {
-                let _ = writeln!(t, "  {name:<31}{:>6.2}%  {:.6} s", pct(ns), ns as f64 / 1e9);
-            }
-        }
-        let _ = writeln!(
-            t,
-            "  {} rmap walks, {} PTEs walked",
-            p.rmap_walks, p.ptes_walked
-        );
-    }
+    profile_table(&mut t, "kswapd profile", &rr.kswapd_profile);
+    profile_table(
+        &mut t,
+        "direct and memcg reclaim profile, the workload's tasks on all CPUs",
+        &rr.direct_profile,
+    );
 
     if let Some(lg) = &rr.lru_gen {
         t.push('\n');
@@ -512,4 +513,32 @@ pub fn lru_gen_table(lg: &mmsim_core::reclaim::lru_gen::LruGenReport) -> String 
         s.min_ttl_oom
     );
     t
+}
+
+/// Where a reclaimer's simulated CPU went, by kernel function (nothing if it did not run).
+fn profile_table(t: &mut String, title: &str, p: &mmsim_core::ReclaimProfile) {
+    if p.total_ns() == 0 {
+        return;
+    }
+    let total = p.total_ns() as f64;
+    let pct = |ns: u64| 100.0 * ns as f64 / total;
+    let _ = writeln!(t, "\n{title} (simulated CPU by kernel function)");
+    for (name, ns) in [
+        ("page_vma_mapped_walk (rmap)", p.rmap_ns),
+        ("zram compression", p.compress_ns),
+        ("LRU isolate/sort/putback", p.lru_ns),
+        ("page-table walk + look-around", p.pt_walk_ns),
+        ("freeing", p.free_ns),
+        ("pageout submission", p.pageout_ns),
+        ("lru_lock spinning", p.lock_ns),
+    ] {
+        if ns > 0 {
+            let _ = writeln!(t, "  {name:<31}{:>6.2}%  {:.6} s", pct(ns), ns as f64 / 1e9);
+        }
+    }
+    let _ = writeln!(
+        t,
+        "  {} rmap walks, {} PTEs walked",
+        p.rmap_walks, p.ptes_walked
+    );
 }

@@ -589,6 +589,14 @@ fn bad_input_names_the_flag_and_the_field() {
         &["machine.swap.device", "floppy", "`none`, `zram`"],
     );
     bad_input(
+        &c(&["--set", "cpus=36,0"]),
+        &["--set cpus=0", "small.toml", "machine.cpus", "[1, 4096]"],
+    );
+    bad_input(
+        &c(&["--set", "cost.lru_lock_ns=50,2000000000"]),
+        &["machine.cost.lru_lock_ns", "[0, 1000000000]"],
+    );
+    bad_input(
         &c(&["--set", "swappiness=60,300"]),
         &[
             "--set swappiness=300",

@@ -28,7 +28,14 @@
 //!   weighting by default ([`config::CostVariant`]).
 //! * `scanned-rotated`: the same lists as in v4.9, balanced by
 //!   recent_scanned/recent_rotated (the ≈3.11–5.7 model).
+//! * `mglru`: the multi-gen LRU of v6.1 or v6.14 (`reclaim::lru_gen`).
 //! * `lru`: textbook LRU, for exact comparison with published cache results.
+//!
+//! ## CPUs
+//!
+//! By default the workload runs on one CPU and kswapd on another. With
+//! `machine.cpus` > 1 the workload clock is the wall clock of that many
+//! CPUs and each lruvec's `lru_lock` is contended ([`smp`]).
 //!
 //! Every mechanism's doc comment names the kernel function it models and the
 //! version whose behaviour it follows.

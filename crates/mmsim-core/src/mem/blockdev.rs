@@ -77,11 +77,11 @@ impl BlockDev {
     }
 
     /// [`write`](Self::write) by a writer at `now` whose transfer joins the
-    /// device's backlog at `place` ≤ `now`: kswapd, whose clock runs whole
-    /// priority iterations ahead of the workload's when the workload has
-    /// several CPUs (`machine.cpus` > 1, see [`crate::smp`]). The transfer
-    /// time is conserved but does not leave the device idle until kswapd's
-    /// future, where it would hold up the tasks' reads issued before it.
+    /// device's backlog at `place` ≤ `now`: kswapd, whose clock runs a whole
+    /// priority iteration ahead of the workload's. The transfer time is
+    /// conserved, but the device is not left idle until kswapd's future,
+    /// where it would hold up the reads the tasks issue before that time
+    /// (on a 0.4 µs ramdisk this had tripled every swap-in's wait).
     #[inline]
     pub fn write_placed(&mut self, now: u64, place: u64, pages: u64) -> WriteIo {
         let wait = self.busy_until.saturating_sub(now + self.max_backlog_ns);
