@@ -103,7 +103,7 @@ impl LruLock {
 
     /// [`acquire`](Self::acquire) by a requester at time `t` whose section
     /// joins the backlog at `place` ≤ `t` (kswapd, whose clock runs ahead
-    /// of the workload's: see [`Sim::lru_lock_reclaim`]).
+    /// of the workload's: see the module documentation).
     #[inline]
     pub fn acquire_placed(&mut self, t: u64, place: u64, hold: u64, slack: u64) -> u64 {
         let wait = self.free_at.saturating_sub(t).saturating_sub(slack);
