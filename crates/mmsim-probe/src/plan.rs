@@ -94,7 +94,8 @@ impl Plan {
     /// * no `start` (it is compared with the simulated clock, which a real run does not
     ///   have): an error naming `workload[i].start`;
     /// * no program model (`fio`, `kv`, `pgbench`, `dd`, `eater`): their tasks, files and
-    ///   mappings are created inside the simulator, which has no way to list them yet.
+    ///   mappings are created inside the simulator, which has no way to list them yet;
+    /// * `machine.cpus` 1: the probe runs the events on one CPU, one after another.
     ///
     /// Then builds the event stream once on a scratch simulator to learn the ids the
     /// setup assigns.
@@ -178,6 +179,19 @@ impl Plan {
                         .into(),
                 ));
             }
+        }
+        // The probe executes the events one after another in one process: a real run of
+        // them keeps one CPU busy, whatever the scenario's `cpus` says.
+        if s.machine.cpus > 1 {
+            return Err(ProbeError::Unsupported {
+                source_name: s.source.clone(),
+                field: "machine.cpus".into(),
+                message: format!(
+                    "{} CPUs: the probe runs the events one after another in one process, \
+                     on one CPU; set cpus = 1 to compare with the kernel",
+                    s.machine.cpus
+                ),
+            });
         }
         let mut sim = scratch_sim(s)?;
         let stream = EventStream::build(s, &mut sim)?;

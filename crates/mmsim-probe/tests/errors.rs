@@ -66,6 +66,13 @@ fn writes_at_simulated_times_are_refused() {
 }
 
 #[test]
+fn many_cpus_are_refused() {
+    let (field, message) = unsupported(&format!("[machine]\nmemory = \"1G\"\ncpus = 4\n{FILE_WL}"));
+    assert_eq!(field, "machine.cpus");
+    assert!(message.contains("one CPU"), "{message}");
+}
+
+#[test]
 fn an_invalid_scenario_is_the_scenarios_error() {
     let e = Plan::new(&mmsim_workloads::Scenario::new(
         "bad",
