@@ -62,6 +62,10 @@ pub struct ScenarioArgs {
     /// vm.swappiness, 0..=200.
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub swappiness: Option<i64>,
+    /// CPUs the workload's tasks keep busy, 1..=4096 (`machine.cpus`): more than one
+    /// models the lruvec lock they contend on.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub cpus: Option<i64>,
     /// Seed of the workloads' random streams.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
@@ -189,6 +193,11 @@ pub fn plan(args: &ScenarioArgs) -> Result<Plan> {
     if let Some(max) = args.memcg_max {
         m.memcg_max = Some(max);
     }
+    if let Some(c) = args.cpus {
+        // Out of range (negative included) is left to the scenario's validation, which
+        // names the field and the range.
+        m.cpus = u32::try_from(c).unwrap_or(u32::MAX);
+    }
     if let Some(s) = args.swappiness {
         m.swappiness = u32::try_from(s).unwrap_or(u32::MAX);
         if !(0..=200).contains(&s) {
@@ -291,6 +300,7 @@ fn flag_context(e: WorkloadError, args: &ScenarioArgs) -> anyhow::Error {
             .map(|_| "--swap".to_string())
             .or(args.swap_size.map(|v| format!("--swap-size {v}"))),
         Some("machine.swappiness") => args.swappiness.map(|v| format!("--swappiness {v}")),
+        Some("machine.cpus") => args.cpus.map(|v| format!("--cpus {v}")),
         Some("machine.policy.min_ttl_ms") => args.min_ttl_ms.map(|v| format!("--min-ttl-ms {v}")),
         Some("machine.policy.lru_gen_enabled") => args
             .lru_gen_enabled

@@ -288,6 +288,30 @@ fn bad_swappiness() {
 }
 
 #[test]
+fn bad_cpus() {
+    for n in ["0", "4097", "-1"] {
+        bad_input(
+            &["run", "--cpus", n],
+            &[&format!("--cpus {n}"), "machine.cpus", "[1, 4096]"],
+        );
+    }
+}
+
+#[test]
+fn cpus_flag_sets_the_machine_cpus() {
+    let out = mmsim()
+        .args(["run", "memcached", "--cpus", "1", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("lru_lock"), "{text}");
+    let out = mmsim().args(["run", "--cpus", "8", "-q"]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("cpus            8 ("), "{text}");
+}
+
+#[test]
 fn bad_scenario_files() {
     let dir = tempfile::tempdir().unwrap();
     let write = |name: &str, text: &str| {
