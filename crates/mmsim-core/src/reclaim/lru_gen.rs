@@ -1543,10 +1543,14 @@ impl Sim {
 
     /// `evict_folios()`: isolate a batch, drop empty oldest generations,
     /// reclaim the batch through `shrink_folio_list` (with the MGLRU
-    /// reference rule; clean, unmapped, inactive survivors are retried once)
-    /// and put survivors back — never into the oldest
-    /// generation (v6.14: those whose insertion seq would be min_seq get
-    /// PG_active; v6.1: every rejected folio not waiting for writeback).
+    /// reference rule; v6.14: clean, unmapped, inactive survivors are
+    /// retried once, 359a5e1416ca of 6.2) and put survivors back — never
+    /// into the oldest generation (v6.14: those whose insertion seq would be
+    /// min_seq get PG_active; v6.1: every rejected folio not waiting for
+    /// writeback, keeping its refs and PG_workingset, with PG_referenced
+    /// restored when PG_workingset is set — checked against v6.1's
+    /// mm/vmscan.c, which has neither the retry nor the clearing of the
+    /// refs bits).
     /// Returns the number scanned (0 = no progress: the caller ages).
     pub(crate) fn evict_folios(
         &mut self,
@@ -1570,11 +1574,14 @@ impl Sim {
         let taken = batch.len() as u64;
         let rules = self.rules();
         let (mut reclaimed, _) = self.shrink_folio_list(&mut batch, sc, rules);
-        // "retry folios that may have missed folio_rotate_reclaimable()": clean,
-        // unmapped, inactive survivors get one more shrink_folio_list pass.
+        // "retry folios that may have missed folio_rotate_reclaimable()" (6.2+):
+        // clean, unmapped, inactive survivors get one more shrink_folio_list pass.
         let mut retry = std::mem::take(&mut self.lru_gen.retry);
         retry.clear();
         batch.retain(|&f| {
+            if v == MglruVersion::V6_1 {
+                return true;
+            }
             let fo = &self.folios[f];
             let again = !fo.test(flags::ACTIVE | flags::DIRTY | flags::WRITEBACK)
                 && fo.mapcount == 0
@@ -1606,15 +1613,14 @@ impl Sim {
                     }
                 }
                 MglruVersion::V6_1 => {
+                    if fo.test(flags::WORKINGSET) {
+                        fo.set(flags::REFERENCED);
+                    }
                     let waiting =
                         fo.test(flags::RECLAIM) && fo.test(flags::DIRTY | flags::WRITEBACK);
                     if waiting {
-                        if fo.test(flags::WORKINGSET) {
-                            fo.set(flags::REFERENCED);
-                        }
+                        fo.clear(flags::ACTIVE);
                     } else {
-                        set_folio_refs(fo, 0);
-                        fo.clear(flags::REFERENCED | flags::WORKINGSET);
                         fo.set(flags::ACTIVE);
                     }
                 }

@@ -868,3 +868,42 @@ fn look_around_without_a_walker_activates_after_two_sightings_in_v6_14() {
     assert_eq!(s.vm.pgactivate, 1);
     s.check_invariants().unwrap();
 }
+
+#[test]
+fn v6_1_puts_a_rejected_folio_back_with_its_refs_and_no_retry() {
+    // v6.1 evict_folios(): every rejected folio not waiting for writeback is
+    // set active (→ max_seq) and keeps its refs and PG_workingset; one with
+    // PG_workingset gets PG_referenced back ("restore LRU_REFS_FLAGS
+    // cleared by isolate_folio()"). The clearing of those bits and the
+    // retry of written-back folios came with 6.2 (359a5e1416ca).
+    let mut s = mg(V1);
+    s.lru_gen.enabled = LRU_GEN_CORE; // no page-table walk: the PTE stays young
+    let t = s.add_task("t");
+    let file = s.add_file("f", 100).unwrap();
+    s.open(file, t).unwrap();
+    s.fadvise(file, Advice::Random).unwrap();
+    let map = s.mmap_file(t, file, 0, 1, false).unwrap();
+    touch(&mut s, map, 0);
+    let f = file_folio(&s, file, 0);
+    age(&mut s);
+    age(&mut s);
+    age(&mut s);
+    // Three fd reads: PG_referenced, PG_workingset, then refs 1.
+    for _ in 0..3 {
+        read(&mut s, file, 0);
+        read(&mut s, file, 1);
+    }
+    assert!(s.folios[f].test(flags::REFERENCED | flags::WORKINGSET));
+    let refs = folio_lru_refs(V1, &s.folios[f]);
+    assert_eq!(refs, 2, "one count in the refs bits plus PG_workingset");
+    let min = s.lru_gen_folio(0).min_seq[FILE];
+    assert_eq!(seq_of(&s, f), min);
+    s.lru_gen_run_eviction(0, min, Some(60), Some(1)).unwrap();
+    assert!(s.folios.is_live(f));
+    assert_eq!(s.vm.pgactivate, 1, "ACTIVATE: the PTE was young");
+    assert_eq!(seq_of(&s, f), s.lru_gen_folio(0).max_seq);
+    let fo = &s.folios[f];
+    assert!(fo.test(flags::WORKINGSET) && fo.test(flags::REFERENCED));
+    assert_eq!(folio_lru_refs(V1, fo), refs, "refs kept");
+    s.check_invariants().unwrap();
+}
