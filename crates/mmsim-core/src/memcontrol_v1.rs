@@ -181,7 +181,9 @@ impl Sim {
         sc.priority = 0;
         sc.target = m;
         sc.memcg = m;
+        sc.lock_owner = outer.lock_owner; // the same task
         self.shrink_lruvec(&mut sc, rules);
+        outer.lock_owner = sc.lock_owner;
         outer.cpu_ns += sc.cpu_ns;
         outer.prof.add(&sc.prof);
         outer.io_wait_ns += sc.io_wait_ns;

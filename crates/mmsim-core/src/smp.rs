@@ -61,6 +61,11 @@
 //! | MGLRU putback | `evict_folios` → `move_folios_to_lru` | folios put back |
 //! | MGLRU aging | `inc_max_seq`, `walk_mm` → `reset_batch_size` | one acquisition each |
 //!
+//! One reclaim invocation runs to its end before the next event, so its own
+//! batches are not made to queue behind each other
+//! ([`LruLock::acquire_by`]); the tasks' other requesters queue behind the
+//! whole run.
+//!
 //! MGLRU's `folio_inc_refs`/`lru_gen_inc_refs` (accesses through file
 //! descriptors), `folio_update_gen` (promotion by the page-table walk and
 //! look-around) and the classic `PG_referenced` step take no lock, in
@@ -91,6 +96,10 @@ pub struct LruLock {
     pub held_ns: u64,
     /// Acquisitions.
     pub acquisitions: u64,
+    /// The requester of the latest sections (0: none named).
+    pub owner: u64,
+    /// Section time of the owner's unbroken run of acquisitions, ns.
+    pub streak_ns: u64,
 }
 
 impl LruLock {
@@ -106,10 +115,33 @@ impl LruLock {
     /// of the workload's: see the module documentation).
     #[inline]
     pub fn acquire_placed(&mut self, t: u64, place: u64, hold: u64, slack: u64) -> u64 {
-        let wait = self.free_at.saturating_sub(t).saturating_sub(slack);
+        self.acquire_by(0, t, place, hold, slack)
+    }
+
+    /// [`acquire_placed`](Self::acquire_placed) by the named requester
+    /// `owner` (≠ 0): a requester does not queue behind its own unbroken run
+    /// of sections. The simulator runs one reclaim invocation to its end
+    /// before the next event, so without this a lone reclaimer's batches,
+    /// moving the shared clock by 1/P of their time, would pile up behind
+    /// each other as if P reclaimers had taken the lock at once. Other
+    /// requesters still queue behind the whole run.
+    #[inline]
+    pub fn acquire_by(&mut self, owner: u64, t: u64, place: u64, hold: u64, slack: u64) -> u64 {
+        let mine = owner != 0 && owner == self.owner;
+        let own = if mine { self.streak_ns } else { 0 };
+        let wait = self
+            .free_at
+            .saturating_sub(t)
+            .saturating_sub(own)
+            .saturating_sub(slack);
         self.free_at = self.free_at.max(place) + hold;
         self.held_ns += hold;
         self.acquisitions += 1;
+        if mine {
+            self.streak_ns += hold;
+        } else {
+            (self.owner, self.streak_ns) = (owner, hold);
+        }
         wait
     }
 }
@@ -127,6 +159,8 @@ pub struct Smp {
     slack: u64,
     /// Spin on `lru_lock` by the workload's tasks outside reclaim, ns.
     pub task_lock_wait_ns: u64,
+    /// Reclaim invocations named as lock requesters so far.
+    pub owners: u64,
 }
 
 impl Smp {
@@ -139,6 +173,7 @@ impl Smp {
             slack: cpus
                 * (cost.lru_lock_acquire_ns + crate::reclaim::SWAP_CLUSTER_MAX * cost.lru_lock_ns),
             task_lock_wait_ns: 0,
+            owners: 0,
         }
     }
 
@@ -203,7 +238,12 @@ impl Sim {
             // rather than block the tasks until kswapd's future, and it
             // waits only for a backlog that reaches its own time.
             let t = sc.now();
-            let wait = self.memcgs[m as usize].lruvec.lru_lock.acquire_placed(
+            if sc.lock_owner == 0 {
+                self.smp.owners += 1;
+                sc.lock_owner = self.smp.owners;
+            }
+            let wait = self.memcgs[m as usize].lruvec.lru_lock.acquire_by(
+                sc.lock_owner,
                 t,
                 t.min(self.clock),
                 hold,
@@ -353,6 +393,24 @@ mod tests {
         // Throughput: one section per 100 ns of wall time.
         let wall = clock_p / p;
         assert!((999_000..=1_001_000).contains(&wall), "wall {wall}");
+    }
+
+    #[test]
+    fn a_requester_does_not_queue_behind_its_own_run_of_sections() {
+        // Reclaimer 7 takes the lock 10 times at one instant (its clock
+        // moves by 1/P of its work): it never waits for itself...
+        let mut l = LruLock::default();
+        for _ in 0..10 {
+            assert_eq!(l.acquire_by(7, 1_000, 1_000, 100, 0), 0);
+        }
+        assert_eq!((l.owner, l.streak_ns, l.free_at), (7, 1_000, 2_000));
+        // ...another requester queues behind the whole run...
+        assert_eq!(l.acquire_by(8, 1_000, 1_000, 100, 0), 1_000);
+        // ...and 7, coming back after 8, waits for 8's section and its own old run.
+        assert_eq!(l.acquire_by(7, 1_000, 1_000, 100, 0), 1_100);
+        // Unnamed requesters (0) never count as the same one.
+        assert_eq!(l.acquire_placed(1_000, 1_000, 100, 0), 1_200);
+        assert_eq!(l.acquire_placed(1_000, 1_000, 100, 0), 1_300);
     }
 
     #[test]

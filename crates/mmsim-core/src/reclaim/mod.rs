@@ -111,6 +111,9 @@ pub struct ScanControl {
     /// workload's `machine.cpus` for reclaim in the workload's tasks, whose
     /// elapsed time moves the shared clock by 1/par (see [`crate::smp`]).
     pub par: u64,
+    /// This reclaimer as an `lru_lock` requester (0 until it first takes
+    /// the lock with `machine.cpus` > 1; see [`crate::smp::LruLock::acquire_by`]).
+    pub lock_owner: u64,
 }
 
 impl ScanControl {
@@ -142,6 +145,7 @@ impl ScanControl {
             proactive_swappiness: None,
             prof: crate::cost::ReclaimProfile::default(),
             par: 1,
+            lock_owner: 0,
         }
     }
 
