@@ -216,13 +216,13 @@ pub const METRICS: &[Metric] = &[
     },
     Metric {
         name: "reclaim_stall_s",
-        about: "time the workload spent in direct or memcg reclaim, seconds",
+        about: "time the workload spent in direct or memcg reclaim (summed over its CPUs), seconds",
         format: Format::Decimals(4),
         value: |r| Some(r.result.reclaim_stall_s),
     },
     Metric {
         name: "io_wait_s",
-        about: "time the workload waited for IO, seconds",
+        about: "time the workload waited for IO (summed over its CPUs), seconds",
         format: Format::Decimals(4),
         value: |r| Some(r.result.io_wait_s),
     },

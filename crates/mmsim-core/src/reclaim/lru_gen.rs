@@ -1574,29 +1574,9 @@ impl Sim {
         let taken = batch.len() as u64;
         let rules = self.rules();
         let (mut reclaimed, _) = self.shrink_folio_list(&mut batch, sc, rules);
-        // "retry folios that may have missed folio_rotate_reclaimable()" (6.2+):
-        // clean, unmapped, inactive survivors get one more shrink_folio_list pass.
-        let mut retry = std::mem::take(&mut self.lru_gen.retry);
-        retry.clear();
-        batch.retain(|&f| {
-            if v == MglruVersion::V6_1 {
-                return true;
-            }
-            let fo = &self.folios[f];
-            let again = !fo.test(flags::ACTIVE | flags::DIRTY | flags::WRITEBACK)
-                && fo.mapcount == 0
-                && !fo.test(flags::UNEVICTABLE);
-            if again {
-                retry.push(f);
-            }
-            !again
-        });
-        if !retry.is_empty() {
-            sc.nr_scanned = sc.nr_scanned.saturating_sub(retry.len() as u64);
-            reclaimed += self.shrink_folio_list(&mut retry, sc, rules).0;
-            batch.extend_from_slice(&retry);
+        if v == MglruVersion::V6_14 {
+            reclaimed += self.retry_written_back(&mut batch, sc, rules);
         }
-        self.lru_gen.retry = retry;
         self.lru_lock_reclaim(sc, m, batch.len() as u64);
         for &f in &batch {
             let fo = &mut self.folios[f];
@@ -1649,6 +1629,38 @@ impl Sim {
         sc.nr_reclaimed += reclaimed;
         let _ = taken;
         scanned
+    }
+
+    /// "Retry folios that may have missed folio_rotate_reclaimable()" (6.2+,
+    /// 359a5e1416ca): the clean, unmapped, inactive survivors of a batch get
+    /// one more `shrink_folio_list` pass, and go back into `batch` with the
+    /// other survivors. Returns the pages it reclaimed.
+    fn retry_written_back(
+        &mut self,
+        batch: &mut Vec<FolioId>,
+        sc: &mut ScanControl,
+        rules: crate::sim::ClassicRules,
+    ) -> u64 {
+        let mut retry = std::mem::take(&mut self.lru_gen.retry);
+        retry.clear();
+        batch.retain(|&f| {
+            let fo = &self.folios[f];
+            let again = !fo.test(flags::ACTIVE | flags::DIRTY | flags::WRITEBACK)
+                && fo.mapcount == 0
+                && !fo.test(flags::UNEVICTABLE);
+            if again {
+                retry.push(f);
+            }
+            !again
+        });
+        let mut reclaimed = 0;
+        if !retry.is_empty() {
+            sc.nr_scanned = sc.nr_scanned.saturating_sub(retry.len() as u64);
+            reclaimed = self.shrink_folio_list(&mut retry, sc, rules).0;
+            batch.extend_from_slice(&retry);
+        }
+        self.lru_gen.retry = retry;
+        reclaimed
     }
 
     /// `get_swappiness()`: 0 when anon cannot be swapped (no `may_swap`, or
