@@ -782,7 +782,7 @@ impl Sim {
             lru_lock_wait_s: (self.direct_profile.lock_ns + self.smp.task_lock_wait_ns) as f64
                 / 1e9,
             // A saturated lock's backlog may run past the end: at most 100 %.
-            lru_lock_busy_pct: (self.busiest_lru_lock().0 as f64 * 100.0 / end as f64).min(100.0),
+            lru_lock_busy_pct: (self.busiest_lru_lock_ns() as f64 * 100.0 / end as f64).min(100.0),
             lru_gen: self.lru_gen_report(),
         }
     }

@@ -253,17 +253,14 @@ impl Sim {
         }
     }
 
-    /// The busiest lruvec's `lru_lock`: (section time, acquisitions) since
-    /// the measurement began.
-    pub(crate) fn busiest_lru_lock(&self) -> (u64, u64) {
+    /// Section time of the busiest lruvec's `lru_lock` since the measurement
+    /// began, ns.
+    pub(crate) fn busiest_lru_lock_ns(&self) -> u64 {
         self.memcgs
             .iter()
-            .map(|g| {
-                let l = &g.lruvec.lru_lock;
-                (l.held_ns, l.acquisitions)
-            })
+            .map(|g| g.lruvec.lru_lock.held_ns)
             .max()
-            .unwrap_or((0, 0))
+            .unwrap_or(0)
     }
 }
 

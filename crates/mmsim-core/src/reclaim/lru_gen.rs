@@ -1571,7 +1571,6 @@ impl Sim {
             return scanned;
         }
         let mut batch = std::mem::take(&mut self.scratch);
-        let taken = batch.len() as u64;
         let rules = self.rules();
         let (mut reclaimed, _) = self.shrink_folio_list(&mut batch, sc, rules);
         if v == MglruVersion::V6_14 {
@@ -1627,7 +1626,6 @@ impl Sim {
             self.vm.pgsteal_anon += reclaimed;
         }
         sc.nr_reclaimed += reclaimed;
-        let _ = taken;
         scanned
     }
 
