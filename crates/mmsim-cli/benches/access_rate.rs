@@ -3,6 +3,8 @@
 //! Each iteration builds a fresh machine and replays the pre-generated events.
 //!
 //! `cargo bench -p mmsim-cli --bench access_rate`
+// criterion_group! generates an undocumented `fn benches`.
+#![allow(missing_docs)]
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use mmsim_core::PolicyName;

@@ -3,8 +3,9 @@
 //! beyond what the case allows (the kernel's spread or 2 %, 5 % for MGLRU, or the
 //! error accepted and explained in VALIDATION.md). Needs no kernel: CI runs it.
 //!
-//! The real-kernel run is `kernel_run_on_this_machine`, skipped unless
-//! `MMSIM_VALIDATE_KERNEL=1` (it needs root and a memory cgroup).
+//! The real-kernel run is `kernel_run_on_this_machine`, `#[ignore]`d because it
+//! needs root and a memory cgroup: `cargo test --release -p mmsim-cli --test
+//! validate -- --ignored` runs it.
 
 mod common;
 
@@ -216,17 +217,16 @@ fn bad_suites_and_results_name_the_file_and_field() {
 
 /// Runs the shortest classic case on this machine's kernel (root, memory cgroup).
 #[test]
+#[ignore = "runs a case on this machine's kernel: needs root, a memory cgroup and \
+            mmsim-probe built (cargo build --release -p mmsim-probe); run with --ignored"]
 fn kernel_run_on_this_machine() {
-    if std::env::var("MMSIM_VALIDATE_KERNEL").as_deref() != Ok("1") {
-        eprintln!("skipped: set MMSIM_VALIDATE_KERNEL=1 to run a case on this machine's kernel (needs root and a memory cgroup)");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let probe = assert_cmd::cargo::cargo_bin("mmsim-probe");
-    if !probe.exists() {
-        eprintln!("skipped: build mmsim-probe first (cargo build --release -p mmsim-probe)");
-        return;
-    }
+    assert!(
+        probe.exists(),
+        "{} is missing: cargo build --release -p mmsim-probe",
+        probe.display()
+    );
     let out = mmsim()
         .args([
             "validate",

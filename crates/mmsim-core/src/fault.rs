@@ -43,7 +43,7 @@ use crate::sim::{Policy, Sim};
 /// `MAX_RECLAIM_RETRIES` (mm/internal.h).
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
 
-/// `PAGEVEC_SIZE`: folios a `struct folio_batch` holds (31 since v6.5 [R];
+/// `PAGEVEC_SIZE`: folios a `struct folio_batch` holds (31 since v6.5 \[R\];
 /// 15 before), which bounds `filemap_get_read_batch`.
 pub const FOLIO_BATCH: u32 = 31;
 /// `SWAP_RA_HITS_MAX` (mm/swap_state.c): hits saturate at the field's mask.

@@ -68,7 +68,7 @@ pub enum MemcgKnob {
     /// [`Sim::memory_reclaim`]).
     Reclaim,
     /// v2 `memory.swap.max`, pages: the most swap slots the group's pages
-    /// may hold (see [`Sim::mem_cgroup_try_charge_swap`]).
+    /// may hold (see `Sim::mem_cgroup_try_charge_swap`).
     SwapMax,
     /// v2 `memory.swap.high`, pages: above it the group's tasks are
     /// throttled on return to user space as over `memory.high` (the same

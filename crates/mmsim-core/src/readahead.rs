@@ -18,11 +18,11 @@
 //!
 //! ## The rules
 //!
-//! * [`Sim::page_cache_sync_ra`] (`page_cache_sync_ra`): on a miss. Under
+//! * `Sim::page_cache_sync_ra` (`page_cache_sync_ra`): on a miss. Under
 //!   `FADV_RANDOM` (`FMODE_RANDOM`), or with readahead off, read exactly the
 //!   request (`force_page_cache_ra`, at most `max(io_pages, ra_pages)`);
 //!   otherwise the on-demand algorithm.
-//! * [`Sim::page_cache_async_ra`] (`page_cache_async_ra`): on reaching a
+//! * `Sim::page_cache_async_ra` (`page_cache_async_ra`): on reaching a
 //!   page marked `PG_readahead`: clear the mark and push the window on,
 //!   unless the page is under writeback.
 //! * `ondemand_readahead`: at offset 0 or right after the previous read
@@ -42,11 +42,11 @@
 //!   `PG_readahead`, and submit one read per contiguous run. Readahead
 //!   never reads past the end of the file. mmsim allocates order-0 folios
 //!   only, which is `page_cache_ra_order`'s fallback path.
-//! * Faults: [`Sim::do_sync_mmap_readahead`] (`VM_RAND_READ` reads nothing
+//! * Faults: `Sim::do_sync_mmap_readahead` (`VM_RAND_READ` reads nothing
 //!   extra; `VM_SEQ_READ` does sync readahead of `ra_pages`; otherwise, while
 //!   `mmap_miss` ≤ `MMAP_LOTSAMISS` (100), a read-around window of `ra_pages`
 //!   centred on the fault with a quarter of it asynchronous) and
-//!   [`Sim::do_async_mmap_readahead`] (a hit decrements `mmap_miss` and a
+//!   `Sim::do_async_mmap_readahead` (a hit decrements `mmap_miss` and a
 //!   marked page triggers async readahead) from mm/filemap.c.
 //!
 //! ## Checked against a real kernel

@@ -14,6 +14,8 @@
 //! in the page cache after the first iteration).
 //!
 //! `cargo bench -p mmsim-trace --bench read_speed`
+// criterion_group! generates an undocumented `fn benches`.
+#![allow(missing_docs)]
 
 use std::path::{Path, PathBuf};
 

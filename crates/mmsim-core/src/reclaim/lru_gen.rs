@@ -207,7 +207,7 @@ pub struct LruGenFolio {
     pub min_seq: [u64; 2],
     /// Birth time of each generation slot, ns.
     pub timestamps: [u64; MAX_NR_GENS as usize],
-    /// The lists: [gen][type]; head = most recently added.
+    /// The lists: `[gen][type]`; head = most recently added.
     pub lists: [[List; 2]; MAX_NR_GENS as usize],
     /// Pages per generation field (`nr_pages[gen][type][zone]`).
     pub nr_pages: [[i64; 2]; MAX_NR_GENS as usize],
