@@ -194,9 +194,14 @@ pub fn plan(args: &ScenarioArgs) -> Result<Plan> {
         m.memcg_max = Some(max);
     }
     if let Some(c) = args.cpus {
-        // Out of range (negative included) is left to the scenario's validation, which
-        // names the field and the range.
-        m.cpus = u32::try_from(c).unwrap_or(u32::MAX);
+        // Checked here, with the value as typed: a negative count would reach the
+        // scenario's validation as a wrapped u32.
+        if !(1..=4096).contains(&c) {
+            return Err(bad(format!(
+                "--cpus {c}: machine.cpus: {c} is out of range [1, 4096]"
+            )));
+        }
+        m.cpus = c as u32;
     }
     if let Some(s) = args.swappiness {
         m.swappiness = u32::try_from(s).unwrap_or(u32::MAX);

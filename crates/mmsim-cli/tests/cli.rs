@@ -289,12 +289,42 @@ fn bad_swappiness() {
 
 #[test]
 fn bad_cpus() {
-    for n in ["0", "4097", "-1"] {
+    for n in ["0", "4097", "-1", "-3"] {
         bad_input(
             &["run", "--cpus", n],
-            &[&format!("--cpus {n}"), "machine.cpus", "[1, 4096]"],
+            &[
+                &format!("--cpus {n}"),
+                &format!("machine.cpus: {n} is out of range"),
+                "[1, 4096]",
+            ],
         );
     }
+}
+
+#[test]
+fn size_flags_explain_max_petabytes_and_units() {
+    bad_input(
+        &["run", "--memcg-max", "max"],
+        &[
+            "--memcg-max",
+            "`max` is not a size",
+            "leave the setting out",
+        ],
+    );
+    bad_input(
+        &["run", "--memory", "2P"],
+        &["--memory", "petabyte", "lowercase p"],
+    );
+    bad_input(
+        &["run", "--memory", "99999T"],
+        &["--memory", "larger than the largest size, 1024T"],
+    );
+    let text = mmsim()
+        .args(["run", "zipf-file", "--memory", "512MiB", "--print-scenario"])
+        .output()
+        .unwrap();
+    assert!(text.status.success());
+    assert!(String::from_utf8_lossy(&text.stdout).contains("memory = \"512M\""));
 }
 
 #[test]

@@ -69,24 +69,34 @@ impl FromStr for Size {
         if t.starts_with('-') {
             return Err(format!("negative size `{t}`; sizes must be positive"));
         }
-        let (num, mult) = match t.char_indices().last() {
-            Some((i, c)) if c.is_ascii_alphabetic() => {
-                let m = match c.to_ascii_lowercase() {
-                    'p' => PAGE_SIZE,
-                    'k' => 1 << 10,
-                    'm' => 1 << 20,
-                    'g' => 1 << 30,
-                    't' => 1 << 40,
-                    'b' => 1,
-                    _ => {
-                        return Err(format!(
-                            "unknown size suffix `{c}` in `{t}`; use K, M, G, T or p (pages)"
-                        ))
-                    }
-                };
-                (&t[..i], m)
+        if t.eq_ignore_ascii_case("max") {
+            return Err("`max` is not a size here: give a size (512M, 4G, 1000p), \
+                 or leave the setting out for no limit"
+                .into());
+        }
+        let (num, suffix) = split_size_suffix(t);
+        let mult = match suffix {
+            "" | "b" | "B" => 1,
+            // Pages are a lowercase p only: an uppercase P reads as petabytes.
+            "p" => PAGE_SIZE,
+            "P" | "PB" | "PiB" => {
+                return Err(format!(
+                    "`{t}`: petabyte sizes are not taken (the largest is 1024T); \
+                     pages are a lowercase p, as in 1000p"
+                ))
             }
-            _ => (t, 1),
+            _ => match suffix.trim_end_matches("iB").trim_end_matches('B') {
+                "k" | "K" => 1 << 10,
+                "m" | "M" => 1 << 20,
+                "g" | "G" => 1 << 30,
+                "t" | "T" => 1 << 40,
+                _ => {
+                    return Err(format!(
+                        "unknown size suffix `{suffix}` in `{t}`; use K, M, G, T \
+                         (KiB, MB, ... also read as powers of 1024) or p (pages)"
+                    ))
+                }
+            },
         };
         let n: u64 = num
             .trim()
@@ -98,9 +108,21 @@ impl FromStr for Size {
         let bytes = n
             .checked_mul(mult)
             .filter(|b| *b <= MAX_SIZE_BYTES)
-            .ok_or_else(|| format!("size `{t}` is larger than the 1P maximum"))?;
+            .ok_or_else(|| format!("size `{t}` is larger than the largest size, 1024T"))?;
         Ok(Size(bytes))
     }
+}
+
+/// Splits `512MiB` into `("512", "MiB")`: the suffix is the trailing run of
+/// letters.
+fn split_size_suffix(t: &str) -> (&str, &str) {
+    let start = t
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_ascii_alphabetic())
+        .last()
+        .map_or(t.len(), |(i, _)| i);
+    (&t[..start], &t[start..])
 }
 
 impl fmt::Display for Size {
@@ -766,7 +788,29 @@ mod tests {
         assert!("12Q".parse::<Size>().unwrap_err().contains("suffix"));
         assert!("x12".parse::<Size>().unwrap_err().contains("not a size"));
         assert!("1.5G".parse::<Size>().unwrap_err().contains("not a size"));
-        assert!("99999999T".parse::<Size>().unwrap_err().contains("maximum"));
+        assert!("99999999T"
+            .parse::<Size>()
+            .unwrap_err()
+            .contains("larger than the largest size, 1024T"));
+    }
+
+    #[test]
+    fn binary_unit_spellings_and_their_traps() {
+        for t in ["512M", "512MB", "512MiB", "512m", "524288K", "524288KiB"] {
+            assert_eq!(t.parse::<Size>().unwrap().bytes(), 512 << 20, "{t}");
+        }
+        assert_eq!("4096b".parse::<Size>().unwrap().bytes(), 4096);
+        // An uppercase P is a petabyte, never pages.
+        let e = "2P".parse::<Size>().unwrap_err();
+        assert!(e.contains("petabyte") && e.contains("lowercase p"), "{e}");
+        // `max` is cgroup v2's word for no limit, not a size.
+        let e = "max".parse::<Size>().unwrap_err();
+        assert!(
+            e.contains("`max` is not a size") && e.contains("no limit"),
+            "{e}"
+        );
+        let e = "1iB".parse::<Size>().unwrap_err();
+        assert!(e.contains("unknown size suffix `iB`"), "{e}");
     }
 
     #[test]
