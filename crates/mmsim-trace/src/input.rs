@@ -24,7 +24,12 @@ pub(crate) struct Input {
     end: usize,
     /// `src` returned 0.
     eof: bool,
+    /// No line has been read yet: the first one may start with a UTF-8 byte-order mark.
+    at_start: bool,
 }
+
+/// The UTF-8 byte-order mark some editors write at the start of a text file.
+pub(crate) const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 impl Input {
     /// Sniffs the compression from the first bytes and sets up the decoder.
@@ -57,6 +62,7 @@ impl Input {
             pos: 0,
             end,
             eof,
+            at_start: true,
         };
         if compression != Compression::None {
             let prefix = input.buf[..end].to_vec();
@@ -147,7 +153,15 @@ impl Input {
     /// The next line without its `\n` (a `\r` before it is left to the caller), or `None`
     /// at the end of the stream. The last line need not end with `\n`. `line_no` is only
     /// used in the error for an over-long line.
+    /// A UTF-8 byte-order mark before the first line is skipped: it is not content.
     pub(crate) fn next_line(&mut self, line_no: u64) -> Result<Option<&[u8]>, TraceError> {
+        if self.at_start {
+            self.at_start = false;
+            self.fill_at_least(UTF8_BOM.len())?;
+            if self.available().starts_with(UTF8_BOM) {
+                self.consume(UTF8_BOM.len());
+            }
+        }
         // Bytes after `pos` known to contain no newline.
         let mut searched = 0;
         loop {

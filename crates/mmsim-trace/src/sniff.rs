@@ -9,7 +9,10 @@
 //! 1. An empty stream is [`Format::Text`] (every format reads it as zero references).
 //! 2. A stream that starts with the native magic number ([`native::MAGIC`]) is
 //!    [`Format::Native`].
-//! 3. If every byte is printable ASCII, space, tab, `\r` or `\n`, the stream is text. Its
+//! 3. If the stream (after a UTF-8 byte-order mark, if any) is UTF-8 and has no control
+//!    bytes but tab, `\r` and `\n`, it is text: a BOM or an accented comment does not
+//!    make a text trace binary (a binary trace is almost never valid UTF-8 without a NUL
+//!    over 64 KiB). Its
 //!    lines (the last one dropped if the 64 KiB cut it) are examined, ignoring blank lines
 //!    and `#` comments, each with the parser of every text format:
 //!    - if some line is a `mm_filemap_*` event (see [`filemap`]) →
@@ -141,14 +144,25 @@ pub fn sniff_bytes_explained(
     if head.starts_with(&native::MAGIC) {
         return Ok(sure(Format::Native, "starts with the native magic number"));
     }
-    let is_text = head
-        .iter()
-        .all(|&b| b.is_ascii_graphic() || matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
-    if is_text {
-        sniff_text(head, complete).map_err(fail)
+    let body = head.strip_prefix(crate::input::UTF8_BOM).unwrap_or(head);
+    if looks_like_text(body, complete) {
+        sniff_text(body, complete).map_err(fail)
     } else {
         sniff_binary(head, complete).map_err(fail)
     }
+}
+
+/// UTF-8 (a character cut by the 64 KiB head excepted) with no control bytes but tab,
+/// `\r` and `\n`.
+fn looks_like_text(head: &[u8], complete: bool) -> bool {
+    let utf8 = match std::str::from_utf8(head) {
+        Ok(_) => true,
+        // `error_len() == None`: the head ends inside a character.
+        Err(e) => !complete && e.error_len().is_none(),
+    };
+    utf8 && head
+        .iter()
+        .all(|&b| b >= 0x80 || b.is_ascii_graphic() || matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
 }
 
 /// The text formats a line can belong to, as bits.
@@ -505,6 +519,28 @@ mod tests {
 
     fn sniff(s: &[u8]) -> Result<Format, TraceError> {
         sniff_bytes("t", s, true)
+    }
+
+    #[test]
+    fn a_bom_or_an_accented_comment_is_still_text() {
+        assert_eq!(sniff(b"\xEF\xBB\xBF1\n2\n").unwrap(), Format::Text);
+        assert_eq!(
+            sniff("# trace de l'\u{e9}t\u{e9}\n1\n2\n".as_bytes()).unwrap(),
+            Format::Text
+        );
+        assert_eq!(
+            sniff("\u{feff}1 1 0 0\n2 8 0 1\n".as_bytes()).unwrap(),
+            Format::Arc
+        );
+        // A head cut inside a two-byte character is text when more follows...
+        assert_eq!(
+            sniff_bytes("t", b"# \xC3\xA9\n1\n# \xC3", false).unwrap(),
+            Format::Text
+        );
+        // ...but a stream that ends in half a character, or has a stray byte, is not.
+        assert_ne!(sniff(b"# \xC3\xA9\n1\n# \xC3").ok(), Some(Format::Text));
+        assert_ne!(sniff(b"1\n\xFF\n2\n").ok(), Some(Format::Text));
+        assert_ne!(sniff(b"1\n\x01\n2\n").ok(), Some(Format::Text));
     }
 
     #[test]

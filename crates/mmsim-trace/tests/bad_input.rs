@@ -505,3 +505,42 @@ fn undetectable_content_names_the_file() {
     let path = write(dir.path(), "l.gz", &gzip(b"1\n*\n2\n"));
     assert_eq!(sniff_format(&path).unwrap(), Format::Lirs);
 }
+
+/// A byte-order mark or an accented comment is text, not binary keys: the same
+/// references as the plain file, whatever the format.
+#[test]
+fn bom_and_accented_comments_read_as_text() {
+    let plain: Vec<u64> = read_to_error(
+        TraceReader::from_reader_auto("plain", Box::new(Cursor::new(b"7\n8\n7\n".to_vec())))
+            .unwrap(),
+    )
+    .0
+    .iter()
+    .map(|r| r.key)
+    .collect();
+    assert_eq!(plain, [7, 8, 7]);
+    for data in [
+        b"\xEF\xBB\xBF7\n8\n7\n".to_vec(),
+        "# r\u{e9}sum\u{e9}\n7\n8\n7\n".as_bytes().to_vec(),
+        "\u{feff}# \u{e9}t\u{e9}\r\n7\r\n8\r\n7\r\n"
+            .as_bytes()
+            .to_vec(),
+    ] {
+        let r = TraceReader::from_reader_auto("t", Box::new(Cursor::new(data.clone()))).unwrap();
+        assert_eq!(r.format(), Format::Text, "{data:?}");
+        let (records, err, _) = read_to_error(r);
+        assert!(err.is_none(), "{data:?}: {err:?}");
+        let keys: Vec<u64> = records.iter().map(|r| r.key).collect();
+        assert_eq!(keys, plain, "{data:?}");
+    }
+    // A BOM is skipped by every text reader, also with an explicit format.
+    let r = TraceReader::from_reader(
+        "t",
+        Box::new(Cursor::new(b"\xEF\xBB\xBF1 2 0 0\n".to_vec())),
+        Format::Arc,
+    )
+    .unwrap();
+    let (records, err, _) = read_to_error(r);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(records.iter().map(|r| r.key).collect::<Vec<_>>(), [1, 2]);
+}
