@@ -9,7 +9,8 @@ use mmsim_trace::{Format, NativeWriter, Record, TraceReader};
 
 fuzz_target!(|data: &[u8]| {
     // Arbitrary bytes as a native file.
-    if let Ok(r) = TraceReader::from_reader("raw", Box::new(Cursor::new(data.to_vec())), Format::Native)
+    if let Ok(r) =
+        TraceReader::from_reader("raw", Box::new(Cursor::new(data.to_vec())), Format::Native)
     {
         for item in r.take(1 << 20) {
             if item.is_err() {
@@ -30,9 +31,10 @@ fuzz_target!(|data: &[u8]| {
     let mut w = NativeWriter::new("out", Vec::new()).expect("header");
     w.write_all(&records).expect("write");
     let (bytes, _) = w.finish().expect("finish");
-    let back: Vec<Record> = TraceReader::from_reader("out", Box::new(Cursor::new(bytes)), Format::Native)
-        .expect("open")
-        .map(|r| r.expect("read back"))
-        .collect();
+    let back: Vec<Record> =
+        TraceReader::from_reader("out", Box::new(Cursor::new(bytes)), Format::Native)
+            .expect("open")
+            .map(|r| r.expect("read back"))
+            .collect();
     assert_eq!(back, records);
 });
