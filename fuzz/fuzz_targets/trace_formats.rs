@@ -5,15 +5,31 @@
 use std::io::Cursor;
 
 use libfuzzer_sys::fuzz_target;
-use mmsim_trace::{Format, TraceReader};
+use mmsim_trace::{Format, ReadOptions, TraceReader};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, body)) = data.split_first() else {
         return;
     };
     let format = Format::ALL[pick as usize % Format::ALL.len()];
-    let Ok(reader) = TraceReader::from_reader("fuzz", Box::new(Cursor::new(body.to_vec())), format)
-    else {
+    // The csv reader's layout, also from the first byte: columns 1-3, with or
+    // without a size column and a header, comma or tab.
+    let spec = match pick >> 4 {
+        0..=3 => "key=1",
+        4..=7 => "key=2,op=1,delimiter=tab,header",
+        8..=11 => "key=1,op=2,size=3,unit=512",
+        _ => "key=3,key-is-num=false,delimiter=space",
+    };
+    let options = ReadOptions {
+        csv: Some(spec.parse().expect("fixed spec")),
+        ..ReadOptions::default()
+    };
+    let Ok(reader) = TraceReader::from_reader_with(
+        "fuzz",
+        Box::new(Cursor::new(body.to_vec())),
+        format,
+        options,
+    ) else {
         return;
     };
     // A reader yields at most a bounded number of references per input byte

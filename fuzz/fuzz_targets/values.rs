@@ -4,6 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use mmsim_core::{CostVariant, DeviceKind, MglruVersion, PolicyName, Size};
+use mmsim_trace::CsvSpec;
 use mmsim_workloads::{Target, TraceFormat};
 
 fuzz_target!(|data: &[u8]| {
@@ -14,6 +15,13 @@ fuzz_target!(|data: &[u8]| {
         // A size that parses prints as a size that parses to the same bytes.
         let again: Size = size.to_string().parse().expect("display parses");
         assert_eq!(again.bytes(), size.bytes());
+    }
+    if let Ok(spec) = s.parse::<CsvSpec>() {
+        // A layout that parses prints as the same layout.
+        assert_eq!(
+            spec.to_string().parse::<CsvSpec>().expect("display parses"),
+            spec
+        );
     }
     let _ = s.parse::<PolicyName>();
     let _ = s.parse::<CostVariant>();

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use mmsim_trace::{Densifier, Format, Record, StackDistance, TraceReader};
+use mmsim_trace::{CsvSpec, Densifier, Format, ReadOptions, Record, StackDistance, TraceReader};
 use mmsim_workloads::TraceFormat;
 use serde::Serialize;
 
@@ -63,6 +63,11 @@ struct Input {
     /// Read at most N references.
     #[arg(long, value_name = "N")]
     limit: Option<u64>,
+    /// The columns of a `--format csv` trace: key=N (1-based), op=N, size=N, unit=BYTES,
+    /// delimiter=comma|tab|semicolon|space|pipe|C, header, key-is-num=false
+    /// (e.g. `key=2,op=3,delimiter=tab`).
+    #[arg(long, value_name = "SPEC")]
+    csv_columns: Option<CsvSpec>,
 }
 
 #[derive(Args, Debug)]
@@ -111,7 +116,27 @@ pub fn trace(args: TraceArgs) -> Result<Outcome> {
 }
 
 fn open(input: &Input) -> Result<TraceReader> {
+    let options = ReadOptions {
+        csv: input.csv_columns,
+        ..ReadOptions::default()
+    };
     let reader = match input.format {
+        TraceFormat::Fixed(Format::Csv) if input.csv_columns.is_none() => {
+            return Err(UsageError(
+                "--format csv needs --csv-columns (e.g. key=2,op=3,delimiter=tab)".into(),
+            )
+            .into())
+        }
+        TraceFormat::Fixed(Format::Csv) => {
+            TraceReader::open_with(&input.path, Format::Csv, options)?
+        }
+        _ if input.csv_columns.is_some() => {
+            return Err(UsageError(format!(
+                "--csv-columns is for --format csv, not --format {}",
+                input.format
+            ))
+            .into())
+        }
         TraceFormat::Auto => TraceReader::open_auto(&input.path)?,
         TraceFormat::Fixed(f) => TraceReader::open(&input.path, f)?,
     };

@@ -229,3 +229,74 @@ fn trace_errors_name_the_problem() {
         &["t.bin", "record 2"],
     );
 }
+
+/// `--format csv --csv-columns`: any tsv of string keys, read by the columns it is
+/// told, with the flag's own errors.
+#[test]
+fn csv_columns_read_any_delimited_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kv.tsv");
+    std::fs::write(
+        &path,
+        "time\tkey\top\n1\tuser:1\tGET\n2\tuser:2\tSET\n3\tuser:1\tget\n",
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let spec = "key=2,op=3,delimiter=tab,header,key-is-num=false";
+    let info = json(&[
+        "trace",
+        "info",
+        p,
+        "--format",
+        "tsv",
+        "--csv-columns",
+        spec,
+        "--json",
+    ]);
+    assert_eq!(info["references"], 3);
+    assert_eq!(info["writes"], 1);
+    assert_eq!(info["read"]["writes"], 1);
+    assert_eq!(info["read"]["skipped_headers"], 1);
+    assert_eq!(info["footprint_pages"], 2);
+    bad_input(
+        &["trace", "head", p, "--format", "csv"],
+        &["--format csv needs --csv-columns"],
+    );
+    bad_input(
+        &[
+            "trace",
+            "head",
+            p,
+            "--format",
+            "text",
+            "--csv-columns",
+            "key=1",
+        ],
+        &["--csv-columns is for --format csv"],
+    );
+    bad_input(
+        &[
+            "trace",
+            "head",
+            p,
+            "--format",
+            "csv",
+            "--csv-columns",
+            "kee=2",
+        ],
+        &["--csv-columns", "unknown csv column setting `kee`"],
+    );
+    // Without `header`, the header line is an operation that is no access.
+    bad_input(
+        &[
+            "trace",
+            "head",
+            p,
+            "--format",
+            "csv",
+            "--csv-columns",
+            "key=2,op=3,delimiter=tab,key-is-num=false",
+        ],
+        &["kv.tsv: line 1", "an operation in column 3", "\"op\""],
+    );
+}

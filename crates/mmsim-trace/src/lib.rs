@@ -27,6 +27,7 @@
 //! | [`U32Le`](Format::U32Le) | `u32-le` (`cloudphysics`, `w106`) | array of little-endian 32-bit keys | 4 bytes → one reference | no | [`keyarray`] |
 //! | [`Lackey`](Format::Lackey) | `lackey` | valgrind `--tool=lackey --trace-mem=yes` output | an access → one reference per 4 KiB page it touches (`M` = read + write; `I` optional) | yes | [`lackey`] |
 //! | [`Filemap`](Format::Filemap) | `filemap` (`ftrace`, `perf-script`) | `perf script` / ftrace text of `filemap:mm_filemap_*` events | an event → one reference per file page, key = file number << 40 \| page | no | [`filemap`] |
+//! | [`Csv`](Format::Csv) | `csv` (`tsv`) | any delimited text, columns named by a [`CsvSpec`] (`key=2,op=3,size=4,...`) | a line → one reference, or one per 4 KiB page with a size column | with `op=N` | [`csv`] |
 //!
 //! [`Format::help`] prints this list (names, aliases, one-line descriptions) for a command
 //! line; names parse case-insensitively with [`str::parse`]. Where the writes column says
@@ -116,6 +117,7 @@
 pub mod arc;
 pub mod block;
 pub mod compress;
+pub mod csv;
 pub mod densify;
 pub mod error;
 mod expand;
@@ -142,6 +144,7 @@ use std::str::FromStr;
 
 pub use block::{MAX_REQUEST_BYTES, PAGE_SIZE};
 pub use compress::Compression;
+pub use csv::CsvSpec;
 pub use densify::{BuildKeyHasher, Densifier, KeyHasher};
 pub use error::{Position, TraceError, UnknownFormat};
 pub use native::{convert, convert_file, ConvertStats, NativeOptions, NativeWriter, WriteStats};
@@ -200,11 +203,14 @@ pub enum Format {
     /// `perf script` or ftrace text of the `filemap:mm_filemap_*` tracepoints
     /// ([`filemap`]): file pages.
     Filemap,
+    /// Any csv or tsv trace, its key, operation and size columns named by a
+    /// [`CsvSpec`] in [`ReadOptions::csv`] ([`csv`]); never auto-detected.
+    Csv,
 }
 
 impl Format {
     /// All formats, in the order of [`NAMES`](Format::NAMES).
-    pub const ALL: [Format; 15] = [
+    pub const ALL: [Format; 16] = [
         Format::Text,
         Format::Lirs,
         Format::Arc,
@@ -220,11 +226,12 @@ impl Format {
         Format::U32Le,
         Format::Lackey,
         Format::Filemap,
+        Format::Csv,
     ];
 
     /// The canonical names accepted by `from_str` (case is ignored; the
     /// [`aliases`](Format::aliases) are accepted too).
-    pub const NAMES: [&'static str; 15] = [
+    pub const NAMES: [&'static str; 16] = [
         "text",
         "lirs",
         "arc",
@@ -240,6 +247,7 @@ impl Format {
         "u32-le",
         "lackey",
         "filemap",
+        "csv",
     ];
 
     /// The canonical name, e.g. `"oracle-general"` (one of [`NAMES`](Format::NAMES)).
@@ -260,6 +268,7 @@ impl Format {
             Format::I64Be => &["corda", "scarab"],
             Format::U32Le => &["cloudphysics", "w106"],
             Format::Filemap => &["ftrace", "perf-script"],
+            Format::Csv => &["tsv"],
             _ => &[],
         }
     }
@@ -299,6 +308,10 @@ impl Format {
             Format::Filemap => {
                 "perf script / ftrace text of filemap:mm_filemap_* events, key = file and page"
             }
+            Format::Csv => {
+                "any csv/tsv, columns chosen with --csv-columns (key=N,op=N,size=N,unit=B,\
+                 delimiter=D,header)"
+            }
         }
     }
 
@@ -314,6 +327,7 @@ impl Format {
                 | Format::Memsim
                 | Format::Ucsd
                 | Format::Lackey
+                | Format::Csv
         )
     }
 
@@ -376,6 +390,9 @@ pub struct ReadOptions {
     /// maximum [`filemap::MAX_FILES`]; larger values act as the maximum); one more file is a
     /// [`TraceError::TooLarge`].
     pub max_files: u32,
+    /// [`Format::Csv`]: the column layout (required for that format: opening a csv
+    /// trace without one is a [`TraceError::Invalid`]).
+    pub csv: Option<CsvSpec>,
 }
 
 impl Default for ReadOptions {
@@ -383,6 +400,7 @@ impl Default for ReadOptions {
         ReadOptions {
             instructions: true,
             max_files: filemap::DEFAULT_MAX_FILES,
+            csv: None,
         }
     }
 }

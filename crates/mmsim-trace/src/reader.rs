@@ -8,9 +8,9 @@ use crate::expand::Run;
 use crate::input::Input;
 use crate::oracle::{self, OracleRecord};
 use crate::{
-    arc, filemap, keyarray, lackey, lcs_csv, memsim, msr, native, sniff, text, ucsd, vscsi,
+    arc, csv, filemap, keyarray, lackey, lcs_csv, memsim, msr, native, sniff, text, ucsd, vscsi,
 };
-use crate::{Compression, Format, ReadOptions, ReadStats, Record, Sniffed, TraceError};
+use crate::{Compression, Format, Position, ReadOptions, ReadStats, Record, Sniffed, TraceError};
 
 /// Streaming reader of one trace: decompression, parsing, counting.
 ///
@@ -119,6 +119,14 @@ impl TraceReader {
         format: Format,
         options: ReadOptions,
     ) -> Result<TraceReader, TraceError> {
+        if format == Format::Csv && options.csv.is_none() {
+            return Err(TraceError::Invalid {
+                file: name.to_string(),
+                at: Position::Header,
+                expected: "the csv format's columns (e.g. --csv-columns key=2,op=3)".into(),
+                found: "no column layout".into(),
+            });
+        }
         let input = Input::new(name, reader)?;
         Ok(TraceReader::with_input(name, input, format, options, None))
     }
@@ -252,6 +260,11 @@ impl TraceReader {
                 }
                 Format::Filemap => {
                     filemap::fill(input, name, stats, run, files, options.max_files, out, max)
+                }
+                Format::Csv => {
+                    // from_reader_with refuses a csv reader without a layout.
+                    let spec = options.csv.as_ref().expect("csv layout checked at open");
+                    csv::fill(input, name, spec, stats, run, seen_content, out, max)
                 }
             }
         })

@@ -4,7 +4,9 @@
 use std::io::{self, Cursor, Read, Write};
 use std::path::{Path, PathBuf};
 
-use mmsim_trace::{sniff_format, Densifier, Format, OracleRecord, Record, TraceError, TraceReader};
+use mmsim_trace::{
+    sniff_format, Densifier, Format, OracleRecord, ReadOptions, Record, TraceError, TraceReader,
+};
 
 fn gzip(data: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -381,7 +383,11 @@ fn empty_files() {
     ] {
         let path = write(dir.path(), name, &bytes);
         for format in Format::ALL {
-            let (ok, e, r) = read_to_error(TraceReader::open(&path, format).unwrap());
+            let options = ReadOptions {
+                csv: Some("key=1".parse().unwrap()),
+                ..ReadOptions::default()
+            };
+            let (ok, e, r) = read_to_error(TraceReader::open_with(&path, format, options).unwrap());
             assert!(ok.is_empty() && e.is_none(), "{name} {format}");
             assert_eq!(r.stats(), &Default::default());
         }
@@ -543,4 +549,74 @@ fn bom_and_accented_comments_read_as_text() {
     let (records, err, _) = read_to_error(r);
     assert!(err.is_none(), "{err:?}");
     assert_eq!(records.iter().map(|r| r.key).collect::<Vec<_>>(), [1, 2]);
+}
+
+/// The generic csv reader, told the MSR columns, reads an MSR trace exactly as the
+/// MSR reader does (pages, writes, skipped header); its errors name the line.
+#[test]
+fn csv_with_msr_columns_matches_the_msr_reader() {
+    let msr = b"Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n\
+        128166385295514663,hm,0,Write,9056014336,2048,2833\n\
+        128166385301451520,hm,0,Write,3163095040,40960,3438\n\
+        \n\
+        # a comment\n\
+        128166386784960460,hm,0,Read,11946549248,4096,3499\n\
+        128166386784960461,hm,0,Read,11946549248,0,3499\n";
+    let read = |format: Format, csv: Option<&str>| {
+        let options = ReadOptions {
+            csv: csv.map(|s| s.parse().unwrap()),
+            ..ReadOptions::default()
+        };
+        let r = TraceReader::from_reader_with(
+            "m",
+            Box::new(Cursor::new(msr.to_vec())),
+            format,
+            options,
+        )
+        .unwrap();
+        let (records, e, r) = read_to_error(r);
+        assert!(e.is_none(), "{e:?}");
+        (records, r.stats().clone())
+    };
+    let (want, want_stats) = read(Format::Msr, None);
+    assert_eq!(want.len(), 12);
+    let (got, got_stats) = read(Format::Csv, Some("key=5,op=4,size=6,header"));
+    assert_eq!(got, want);
+    assert_eq!(got_stats, want_stats);
+    // Without a layout, a csv reader is refused at open.
+    let e = TraceReader::from_reader("m", Box::new(Cursor::new(msr.to_vec())), Format::Csv)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("--csv-columns"), "{e}");
+    // A line with too few columns names its number.
+    let options = ReadOptions {
+        csv: Some("key=2,op=3".parse().unwrap()),
+        ..ReadOptions::default()
+    };
+    let r = TraceReader::from_reader_with(
+        "kv.csv",
+        Box::new(Cursor::new(b"1,7,get\n2,8,set\n3,9\n".to_vec())),
+        Format::Csv,
+        options,
+    )
+    .unwrap();
+    let (records, e, _) = read_to_error(r);
+    assert_eq!(
+        records,
+        [
+            Record {
+                key: 7,
+                write: false
+            },
+            Record {
+                key: 8,
+                write: true
+            }
+        ]
+    );
+    assert_eq!(
+        e.unwrap().to_string(),
+        "kv.csv: line 3: expected at least 3 columns (the spec names column 3), found 2: \"3,9\""
+    );
 }
