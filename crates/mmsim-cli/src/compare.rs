@@ -468,6 +468,13 @@ fn compare_report(
     }
 
     let runs = configs.len() as u64 * u64::from(repeat);
+    if runs > 1 && args.scenario.trace.as_deref() == Some(std::path::Path::new("-")) {
+        return Err(UsageError(format!(
+            "--trace -: standard input can be read once, and compare runs {runs} times; \
+             save the trace to a file (or `mmsim trace convert - FILE`)"
+        ))
+        .into());
+    }
     let total = base.expected_events().and_then(|e| e.checked_mul(runs));
     let mut progress = Progress::new(run::show_progress(args.quiet), total);
     let mut reports = Vec::with_capacity(configs.len());

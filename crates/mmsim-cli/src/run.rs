@@ -31,7 +31,8 @@ pub struct ScenarioArgs {
     #[arg(value_name = "SCENARIO")]
     pub scenario: Option<PathBuf>,
 
-    /// Replay this trace instead of the scenario's workloads (gzip/xz/zstd transparent).
+    /// Replay this trace instead of the scenario's workloads (gzip/xz/zstd transparent;
+    /// `-` reads standard input).
     #[arg(long, value_name = "PATH")]
     pub trace: Option<PathBuf>,
     /// Trace format: auto (detected from the content; the choice and why are reported)

@@ -53,7 +53,7 @@ enum TraceCommand {
 /// What `info`, `head` and `convert` read.
 #[derive(Args, Debug)]
 struct Input {
-    /// The trace (gzip/xz/zstd transparent).
+    /// The trace (gzip/xz/zstd transparent; `-` reads standard input).
     #[arg(value_name = "TRACE")]
     path: PathBuf,
     /// Its format: auto (detected from the content; the choice and its reason are

@@ -300,3 +300,65 @@ fn csv_columns_read_any_delimited_trace() {
         &["kv.tsv: line 1", "an operation in column 3", "\"op\""],
     );
 }
+
+/// `-` is standard input for `trace` and `run --trace`; `compare` refuses it, since it
+/// would read the stream once and then replay an empty trace.
+#[test]
+fn dash_reads_standard_input() {
+    let keys = "1\n2\n1\n3\n1\n2\n";
+    let out = mmsim()
+        .args(["trace", "info", "-", "--sizes", "2", "--json"])
+        .write_stdin(keys)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(info["references"], 6);
+    assert_eq!(info["footprint_pages"], 3);
+    // Stack distances 1 2 1 3 1 2 -> at 2 entries: hits at refs 3 and 5.
+    assert_eq!(info["lru_mrc"][0]["hits"], 2);
+    let out = mmsim()
+        .args([
+            "run",
+            "--trace",
+            "-",
+            "--policy",
+            "lru",
+            "--memcg-max",
+            "2p",
+            "--json",
+            "-q",
+        ])
+        .write_stdin(keys)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (run["hits"].as_u64(), run["misses"].as_u64()),
+        (Some(2), Some(4))
+    );
+    let out = mmsim()
+        .args([
+            "compare",
+            "--trace",
+            "-",
+            "--policy",
+            "lru,cost",
+            "--memcg-max",
+            "2p",
+        ])
+        .write_stdin(keys)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("standard input can be read once"));
+}

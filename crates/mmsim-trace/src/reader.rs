@@ -63,7 +63,11 @@ impl std::fmt::Debug for TraceReader {
     }
 }
 
+/// The file at `path`, or standard input for `-` (named so in errors).
 fn open_file(path: &Path) -> Result<(String, Box<dyn Read + Send>), TraceError> {
+    if path == Path::new("-") {
+        return Ok(("standard input".to_string(), Box::new(std::io::stdin())));
+    }
     let name = path.display().to_string();
     match File::open(path) {
         Ok(file) => Ok((name, Box::new(file))),
@@ -73,7 +77,8 @@ fn open_file(path: &Path) -> Result<(String, Box<dyn Read + Send>), TraceError> 
 
 impl TraceReader {
     /// Opens the file at `path` (raw, gzip, xz or zstd, detected from its content) as a
-    /// trace in `format`. The path as given is the name used in errors.
+    /// trace in `format`; `-` is standard input. The path as given is the name used in
+    /// errors.
     pub fn open(path: &Path, format: Format) -> Result<TraceReader, TraceError> {
         TraceReader::open_with(path, format, ReadOptions::default())
     }
