@@ -89,7 +89,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         target: args.target,
         seed: args.seed,
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     let t0 = Instant::now();
     let events = b.events()?;
     writeln!(

@@ -596,7 +596,7 @@ pub fn compare(args: CompareArgs, matches: Option<&ArgMatches>) -> Result<Outcom
         t.push_str(&published::text(&report.published));
         t
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(if report.partial {

@@ -18,6 +18,7 @@ mod bench;
 mod compare;
 mod compare_table;
 mod metrics;
+mod output;
 mod progress;
 mod published;
 mod report;

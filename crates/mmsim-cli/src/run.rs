@@ -353,7 +353,7 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
     }
     validate(&plan.scenario, &args.scenario)?;
     let s = &plan.scenario;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     if args.print_scenario {
         out.write_all(s.to_toml_string().as_bytes())?;
         return Ok(Outcome::Complete);
@@ -422,6 +422,6 @@ pub fn list_scenarios() -> Result<Outcome> {
     text.push_str(
         "\nrun one with `mmsim run NAME`; print its TOML with `mmsim run NAME --print-scenario`\n",
     );
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+    crate::output::stdout().write_all(text.as_bytes())?;
     Ok(Outcome::Complete)
 }

@@ -255,7 +255,7 @@ fn info(a: InfoArgs) -> Result<()> {
         },
         lru_mrc,
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     if a.json {
         serde_json::to_writer_pretty(&mut out, &info)?;
         writeln!(out)?;
@@ -360,7 +360,7 @@ fn head(a: HeadArgs) -> Result<()> {
     }
     let mut reader = open(&a.input)?;
     let limit = a.input.limit.map_or(a.lines, |l| l.min(a.lines));
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     if let Some(s) = reader.sniffed() {
         writeln!(
             out,
@@ -433,7 +433,7 @@ fn convert(a: ConvertArgs) -> Result<()> {
 }
 
 fn formats() -> Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     for f in Format::ALL {
         let aliases = f.aliases();
         let aka = if aliases.is_empty() {

@@ -417,3 +417,33 @@ fn usage_errors() {
     );
     bad_input(&["frobnicate"], &["frobnicate"]);
 }
+
+/// A full disk behind standard output is an error that says so, never a panic.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_is_named_not_a_panic() {
+    for args in [
+        &["run", "zipf-file", "-q"][..],
+        &["run", "zipf-file", "-q", "--json"],
+        &["scenarios"],
+        &["trace", "formats"],
+        &["validate", "--list-counters"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("mmsim"))
+            .args(args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("error: writing to standard output: No space left on device"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}

@@ -17,6 +17,7 @@ pub mod suite;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -606,8 +607,9 @@ fn set_accepted(r: &mut CaseResult) -> Result<()> {
 /// `mmsim validate`.
 pub fn validate(a: ValidateArgs) -> Result<Outcome> {
     if a.list_counters {
+        let mut out = crate::output::stdout();
         for c in COUNTERS {
-            println!("{:<26} {}", c.name, c.what);
+            writeln!(out, "{:<26} {}", c.name, c.what)?;
         }
         return Ok(Outcome::Complete);
     }
@@ -697,7 +699,7 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
         };
         let c = compare(&r)?;
         if !a.json {
-            println!("{}", render(&c));
+            writeln!(crate::output::stdout(), "{}", render(&c))?;
         }
         if let Some(p) = &c.pending {
             if !a.quiet {
@@ -716,7 +718,8 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
         comparisons.push(c);
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&comparisons)?);
+        let json = serde_json::to_string_pretty(&comparisons)?;
+        writeln!(crate::output::stdout(), "{json}")?;
     }
     if comparisons.is_empty() {
         return Err(UsageError(format!(
