@@ -11,8 +11,10 @@
 //! ```
 //!
 //! Exit status: 0 on success, 2 for bad input or usage (a scenario, trace or flag that
-//! is wrong; the message names the file and line or the field), 130 when Ctrl-C stopped
-//! a run (its partial result is printed), 1 for other failures.
+//! is wrong; the message names the file and line or the field), 3 for `run --strict`
+//! when the printed result has warnings (an OOM-killed workload, an empty or wholly
+//! skipped trace, a flag the policy ignores), 130 when Ctrl-C stopped a run (its partial
+//! result is printed), 1 for other failures.
 
 mod bench;
 mod compare;
@@ -79,6 +81,8 @@ pub enum Outcome {
     Complete,
     /// Ctrl-C stopped a run; what was simulated so far was printed, marked PARTIAL.
     Interrupted,
+    /// `--strict`: the result was printed, with warnings that make it untrustworthy.
+    Warned,
 }
 
 /// An error in the user's input that is not already a typed library error (a flag
@@ -98,6 +102,8 @@ impl std::error::Error for UsageError {}
 const EXIT_BAD_INPUT: u8 = 2;
 /// Exit status for other failures.
 const EXIT_FAILURE: u8 = 1;
+/// Exit status of `run --strict` when the printed result has warnings.
+const EXIT_WARNINGS: u8 = 3;
 
 fn is_bad_input(err: &anyhow::Error) -> bool {
     err.chain().any(|e| {
@@ -149,6 +155,7 @@ fn main() -> ExitCode {
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
         Ok(Outcome::Interrupted) => ExitCode::from(progress::EXIT_INTERRUPTED),
+        Ok(Outcome::Warned) => ExitCode::from(EXIT_WARNINGS),
         Err(err) => {
             // A closed stdout (e.g. `mmsim | head`) is not worth a message.
             if err

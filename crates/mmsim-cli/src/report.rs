@@ -297,6 +297,9 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
     for note in notes {
         line("note", note.clone());
     }
+    for warning in &r.warnings {
+        line("WARNING", warning.clone());
+    }
     let _ = writeln!(t, "\nworkloads");
     let wname = r.workloads.iter().map(|w| w.name.len()).max().unwrap_or(0);
     let in_groups = s.workloads.iter().any(|w| w.cgroup_path() != "/");

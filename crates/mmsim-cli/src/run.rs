@@ -110,6 +110,10 @@ pub struct RunArgs {
     /// Print the effective scenario (after overrides) as TOML and exit without running.
     #[arg(long)]
     pub print_scenario: bool,
+    /// Exit with status 3 when the result has warnings (an OOM-killed workload, an
+    /// empty or wholly skipped trace, a flag the policy ignores), after printing it.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 fn bad(msg: impl Into<String>) -> anyhow::Error {
@@ -352,6 +356,7 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
         m.policy.cost_variant = v;
     }
     validate(&plan.scenario, &args.scenario)?;
+    let ignored = ignored_flags(plan.scenario.machine.policy.name, &args);
     let s = &plan.scenario;
     let mut out = crate::output::stdout();
     if args.print_scenario {
@@ -361,10 +366,20 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
     let mut progress = Progress::new(show_progress(args.quiet), s.expected_events());
     let result = run_with_progress(s, &mut progress);
     progress.clear();
-    let result = result?;
+    let mut result = result?;
+    result.warnings.splice(0..0, ignored);
+    for w in &result.warnings {
+        eprintln!("warning: {w}");
+    }
     let outcome = if result.partial {
         eprintln!("{}", interrupted_message(s, &result));
         Outcome::Interrupted
+    } else if args.strict && !result.warnings.is_empty() {
+        eprintln!(
+            "error: --strict: the result has {} warning(s) (above)",
+            result.warnings.len()
+        );
+        Outcome::Warned
     } else {
         Outcome::Complete
     };
@@ -390,6 +405,38 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(outcome)
+}
+
+/// Flags given on the command line that the run's policy does not read: a run that
+/// ignores a setting says so.
+fn ignored_flags(policy: PolicyName, args: &RunArgs) -> Vec<String> {
+    let s = &args.scenario;
+    let mut flags = Vec::new();
+    if policy != PolicyName::Cost {
+        if let Some(v) = args.cost_variant {
+            flags.push(format!("--cost-variant {v}"));
+        }
+    }
+    if policy != PolicyName::Mglru {
+        if let Some(v) = s.mglru_version {
+            flags.push(format!("--mglru-version {}", v.name()));
+        }
+        if let Some(v) = s.min_ttl_ms {
+            flags.push(format!("--min-ttl-ms {v}"));
+        }
+        if let Some(v) = &s.lru_gen_enabled {
+            flags.push(format!("--lru-gen-enabled {v}"));
+        }
+    }
+    flags
+        .into_iter()
+        .map(|f| {
+            format!(
+                "{f} is ignored: the {} policy does not read it",
+                policy.name()
+            )
+        })
+        .collect()
 }
 
 /// What stderr says when Ctrl-C stopped a run.

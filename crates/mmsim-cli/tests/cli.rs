@@ -447,3 +447,101 @@ fn a_full_stdout_is_named_not_a_panic() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+/// Runs that cannot answer their question say so: on stderr, in the report, in JSON,
+/// and with `--strict` as exit status 3.
+#[test]
+fn no_confident_wrong_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys: String = (0..3000).map(|k| format!("{}\n", k % 1500)).collect();
+    let trace = dir.path().join("keys.txt");
+    std::fs::write(&trace, keys).unwrap();
+    let trace = trace.to_str().unwrap();
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, "").unwrap();
+    let empty = empty.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let out = mmsim().args(args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    // The only workload is OOM-killed: anonymous pages, no swap, 100 pages.
+    let oom = [
+        "run",
+        "--trace",
+        trace,
+        "--as",
+        "anon",
+        "--swap",
+        "none",
+        "--memcg-max",
+        "100p",
+    ];
+    let (code, stdout, stderr) = run(&oom);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("warning: OOM kill:") && stderr.contains("not simulated"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("WARNING         OOM kill:"), "{stdout}");
+    let (code, _, stderr) = run(&[&oom[..], &["--strict", "-q"]].concat());
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(
+        stderr.contains("--strict: the result has 1 warning(s)"),
+        "{stderr}"
+    );
+    // An empty trace, and a trace whose every record is skipped.
+    let v = json(&["run", "--trace", empty, "--json", "-q"]);
+    assert_eq!(
+        v["warnings"][0],
+        format!("trace {empty}: empty: not one record was read, so nothing was simulated")
+    );
+    let v = json(&[
+        "run", "--trace", trace, "--format", "filemap", "--json", "-q",
+    ]);
+    let w = v["warnings"][0].as_str().unwrap();
+    assert!(
+        w.contains("all 3000 records were skipped (3000 other events)"),
+        "{w}"
+    );
+    assert!(w.contains("filemap format?"), "{w}");
+    // Flags the policy does not read.
+    let v = json(&[
+        "run",
+        "--trace",
+        trace,
+        "--policy",
+        "lru",
+        "--cost-variant",
+        "v5.8",
+        "--mglru-version",
+        "v6.1",
+        "--json",
+        "-q",
+    ]);
+    assert_eq!(
+        v["warnings"][0],
+        "--cost-variant v5.8 is ignored: the lru policy does not read it"
+    );
+    assert_eq!(
+        v["warnings"][1],
+        "--mglru-version v6.1 is ignored: the lru policy does not read it"
+    );
+    // A whole result has none, and --strict passes it.
+    let (code, _, stderr) = run(&[
+        "run",
+        "--trace",
+        trace,
+        "--policy",
+        "lru",
+        "--memcg-max",
+        "2000p",
+        "--strict",
+        "-q",
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+}

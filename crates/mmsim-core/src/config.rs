@@ -237,6 +237,15 @@ impl FromStr for CostVariant {
     }
 }
 
+impl fmt::Display for CostVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CostVariant::V5_8 => "v5.8",
+            CostVariant::V6_2 => "v6.2",
+        })
+    }
+}
+
 /// Which multi-gen LRU the `mglru` policy models.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 pub enum MglruVersion {

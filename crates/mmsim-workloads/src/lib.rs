@@ -53,6 +53,7 @@ pub mod published;
 pub mod run;
 pub mod scenario;
 mod tomlpos;
+pub mod warnings;
 
 pub use error::WorkloadError;
 pub use gen::{Generator, Permutation, Sink, TraceReport};

@@ -89,6 +89,10 @@ pub struct ScenarioResult {
     pub workloads: Vec<WorkloadReport>,
     /// What each trace replay read (empty without trace workloads).
     pub trace: Vec<TraceReport>,
+    /// What the result cannot be trusted for: OOM-killed workloads, empty or wholly
+    /// skipped traces, settings the run ignored ([`crate::warnings`]). Empty when the
+    /// result is whole.
+    pub warnings: Vec<String>,
 }
 
 struct Lane {
@@ -535,7 +539,7 @@ pub fn run_scenario_cancellable(
         })
         .collect();
     let trace = stream.trace_reports();
-    Ok(ScenarioResult {
+    let mut r = ScenarioResult {
         scenario: s.name.clone(),
         description: s.description.clone(),
         seed: s.seed,
@@ -546,7 +550,10 @@ pub fn run_scenario_cancellable(
         result,
         workloads,
         trace,
-    })
+        warnings: Vec::new(),
+    };
+    r.warnings = crate::warnings::result_warnings(s, &r);
+    Ok(r)
 }
 
 #[cfg(test)]
