@@ -709,7 +709,7 @@ impl Sim {
         // Sorted latest first; among equal times, the earliest scheduled last.
         let i = self.knob_events.partition_point(|x| x.at > at);
         self.knob_events.insert(i, e);
-        self.update_next_bg();
+        self.arm_knob_timer();
         Ok(())
     }
 
