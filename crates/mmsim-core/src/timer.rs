@@ -341,6 +341,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_pass_visits_the_kinds_in_declaration_order() {
+        assert!(TimerKind::ALL.windows(2).all(|w| w[0] < w[1]));
+        assert!(TimerKind::ALL
+            .iter()
+            .enumerate()
+            .all(|(i, &k)| k as usize == i));
+    }
+
+    #[test]
     fn equal_expiries_fire_in_insertion_order() {
         let mut l = TimerList::new();
         l.add_timer(TimerKind::MemcgKnob, 100);
@@ -394,5 +403,106 @@ mod tests {
             while l.pop_expired(t).is_some() {}
         }
         assert!(l.heap.len() <= 2 * TimerKind::COUNT);
+    }
+    use crate::config::{MachineConfig, Size};
+    use crate::event::Event;
+    use crate::readahead::Advice;
+
+    fn small_machine(stats_interval_ms: u64) -> Sim {
+        Sim::new(MachineConfig {
+            memory: Size::from_pages(4096),
+            stats_interval_ms,
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
+    /// Reads and writes a file larger than memory, with think times, so
+    /// that kswapd, the flusher and writeback completions all run.
+    fn pressure(s: &mut Sim) {
+        let t = s.add_task("t");
+        let file = s.add_file("f", 12_000).unwrap();
+        s.open(file, t).unwrap();
+        s.fadvise(file, Advice::Random).unwrap();
+        for i in 0..40_000u32 {
+            let index = i.wrapping_mul(2_654_435_761) % 12_000;
+            let ev = match i % 7 {
+                0 => Event::FileWrite {
+                    file,
+                    index,
+                    pages: 1,
+                },
+                3 => Event::Think { ns: 1_234_567 },
+                _ => Event::FileRead {
+                    file,
+                    index,
+                    pages: 1,
+                },
+            };
+            s.step(&ev);
+        }
+    }
+
+    #[test]
+    fn the_sampler_fires_at_exact_multiples_of_its_interval() {
+        let mut s = small_machine(10);
+        let mut t = 0;
+        // Odd steps, and one jump over three intervals at once.
+        for ns in [3_333_333, 3_333_333, 3_333_333, 3_333_333, 35_000_000, 1, 7] {
+            s.step(&Event::Think { ns });
+            t += ns;
+        }
+        s.step(&Event::Think { ns: 0 });
+        assert_eq!(s.now(), t);
+        let r = s.finish();
+        let times: Vec<u64> = r.stats_samples.iter().map(|x| x.t_ns).collect();
+        let want: Vec<u64> = (1..=t / 10_000_000).map(|k| k * 10_000_000).collect();
+        assert_eq!(times, want);
+        assert_eq!(r.stats_memcg_paths, vec!["/".to_string()]);
+        assert!(r
+            .stats_samples
+            .iter()
+            .all(|x| x.memcg_usage_pages.len() == 1));
+    }
+
+    #[test]
+    fn the_sampler_changes_no_result() {
+        let mut off = small_machine(0);
+        let mut on = small_machine(1);
+        pressure(&mut off);
+        pressure(&mut on);
+        let off = off.finish();
+        let mut on = on.finish();
+        assert!(off.stats_samples.is_empty() && off.stats_memcg_paths.is_empty());
+        assert!(off.vmstat.pgscan_kswapd > 0 && off.vmstat.pgpgout > 0);
+        let last = on.stats_samples.last().expect("sampled").clone();
+        assert_eq!(last.t_ns, on.stats_samples.len() as u64 * 1_000_000);
+        assert!(last.vmstat.nr_free_pages > 0 && last.vmstat.pgscan_kswapd > 0);
+        on.stats_samples.clear();
+        on.stats_memcg_paths.clear();
+        assert_eq!(off, on);
+    }
+
+    #[test]
+    fn writeback_timers_follow_the_oldest_write() {
+        let mut s = small_machine(0);
+        let fs = TimerKind::WritebackFs;
+        assert_eq!(s.timers.expires(fs), None);
+        assert_eq!(s.timers.next_expiry(), DIRTY_WRITEBACK_NS);
+        s.queue_writeback(1, 500, 0, 1);
+        s.queue_writeback(1, 300, 1, 2);
+        s.queue_writeback(1, 800, 2, 3);
+        // The queue completes in submission order: the timer is the front's,
+        // and the write done at 300 waits behind the one done at 500.
+        assert_eq!(s.timers.expires(fs), Some(500));
+        assert_eq!(s.timers.next_expiry(), 500);
+        s.complete_writeback(400);
+        assert_eq!(s.timers.expires(fs), Some(500));
+        s.complete_writeback(500);
+        assert_eq!(s.timers.expires(fs), Some(800));
+        assert_eq!(s.writeback[1].len(), 1);
+        s.complete_writeback(1000);
+        assert_eq!(s.timers.expires(fs), None);
+        assert_eq!(s.timers.next_expiry(), DIRTY_WRITEBACK_NS);
     }
 }
