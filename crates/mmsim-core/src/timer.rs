@@ -302,6 +302,32 @@ impl Sim {
         self.timers.set(TimerKind::Kswapd, next);
     }
 
+    /// Schedules `set_memcg_knob(memcg, knob, pages)` for when the workload
+    /// clock reaches `at` ns (before the first event at or after it). Writes
+    /// at the same time happen in the order they were scheduled.
+    pub fn schedule_memcg_knob(
+        &mut self,
+        at: u64,
+        memcg: crate::memcg::MemcgId,
+        knob: crate::memcg::MemcgKnob,
+        pages: u64,
+    ) -> Result<(), crate::sim::SimError> {
+        if memcg as usize >= self.memcgs.len() {
+            return Err(crate::sim::SimError::Setup(format!("no cgroup {memcg}")));
+        }
+        let e = crate::memcg::KnobEvent {
+            at,
+            memcg,
+            knob,
+            pages,
+        };
+        // Sorted latest first; among equal times, the earliest scheduled last.
+        let i = self.knob_events.partition_point(|x| x.at > at);
+        self.knob_events.insert(i, e);
+        self.arm_knob_timer();
+        Ok(())
+    }
+
     /// Arms the knob timer for the next scheduled memcg knob write.
     pub(crate) fn arm_knob_timer(&mut self) {
         let next = self.knob_events.last().map(|e| e.at);
