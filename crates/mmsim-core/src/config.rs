@@ -580,10 +580,19 @@ pub struct MachineConfig {
     /// CPU cost model overrides.
     #[serde(default)]
     pub cost: CostModel,
+    /// Interval of the stats sampler in simulated ms (0, the default: off).
+    /// When set, `RunResult::stats_samples` holds the counters at every
+    /// multiple of it; results are the same with or without it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stats_interval_ms: u64,
 }
 
 fn default_cpus() -> u32 {
     1
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 fn default_read_ahead_kb() -> u32 {
@@ -631,6 +640,7 @@ impl Default for MachineConfig {
             soft_limit_reclaim: SoftLimitReclaim::default(),
             cpus: default_cpus(),
             cost: CostModel::default(),
+            stats_interval_ms: 0,
         }
     }
 }

@@ -66,6 +66,7 @@ pub mod reclaim;
 pub mod sim;
 pub mod smp;
 pub mod stats;
+pub mod timer;
 pub mod writeback;
 
 #[cfg(test)]
@@ -82,6 +83,7 @@ pub use memcg::{MemcgId, MemcgKnob, MemcgReport};
 pub use readahead::Advice;
 pub use sim::{AccessStats, RunResult, Sim, SimError};
 pub use stats::Vmstat;
+pub use timer::StatsSample;
 
 /// Bytes in a base page.
 pub const PAGE_SIZE: u64 = 4096;

@@ -687,32 +687,6 @@ impl Sim {
         Ok(reclaimed)
     }
 
-    /// Schedules `set_memcg_knob(memcg, knob, pages)` for when the workload
-    /// clock reaches `at` ns (before the first event at or after it). Writes
-    /// at the same time happen in the order they were scheduled.
-    pub fn schedule_memcg_knob(
-        &mut self,
-        at: u64,
-        memcg: MemcgId,
-        knob: MemcgKnob,
-        pages: u64,
-    ) -> Result<(), SimError> {
-        if memcg as usize >= self.memcgs.len() {
-            return Err(SimError::Setup(format!("no cgroup {memcg}")));
-        }
-        let e = KnobEvent {
-            at,
-            memcg,
-            knob,
-            pages,
-        };
-        // Sorted latest first; among equal times, the earliest scheduled last.
-        let i = self.knob_events.partition_point(|x| x.at > at);
-        self.knob_events.insert(i, e);
-        self.update_next_bg();
-        Ok(())
-    }
-
     /// `try_charge_memcg()`: charges one page to the current group
     /// (`cur_memcg`) and its ancestors.
     ///

@@ -11,8 +11,9 @@
 //! `balance_pgdat()` priority iteration at a time, each starting no earlier
 //! than the workload time that woke it and taking the CPU time its scanning
 //! costs, so a fast allocator can outrun it and fall into direct reclaim just
-//! as on a real machine. Writeback completions and the flusher are timed
-//! events on the same clock. Everything is integer arithmetic on one clock:
+//! as on a real machine. Writeback completions, the flusher, kswapd's
+//! iterations and the scenario's scheduled writes are timers on the same
+//! clock ([`crate::timer`]). Everything is integer arithmetic on one clock:
 //! the same events give the same bits on any machine.
 
 use std::collections::VecDeque;
@@ -266,6 +267,14 @@ pub struct RunResult {
     /// The multi-gen LRU's view (`mglru` policy only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lru_gen: Option<crate::reclaim::lru_gen::LruGenReport>,
+    /// Paths of the groups whose usage each stats sample lists, in order
+    /// (empty when the sampler is off).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stats_memcg_paths: Vec<String>,
+    /// The stats sampler's time series, one sample per
+    /// `machine.stats_interval_ms` (empty when the sampler is off).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stats_samples: Vec<crate::timer::StatsSample>,
 }
 
 fn one() -> u32 {
@@ -310,8 +319,11 @@ pub struct Sim {
     /// Where reclaim in the workload's tasks (direct and memcg-limit
     /// reclaim) spent its CPU.
     pub(crate) direct_profile: crate::cost::ReclaimProfile,
-    /// Earliest time some background work (kswapd, writeback, flusher) is due.
-    pub(crate) next_bg: u64,
+    /// The timers of background work (`timer.rs`): writeback completions,
+    /// the flusher, kswapd, scheduled writes, the stats sampler.
+    pub(crate) timers: crate::timer::TimerList,
+    /// The stats sampler's samples (`machine.stats_interval_ms`).
+    pub(crate) stats_samples: Vec<crate::timer::StatsSample>,
     /// Writeback completions in submission order, per device (0 swap, 1 fs):
     /// (completion time, folio, the folio's `wb_seq` at submission).
     pub(crate) writeback: [VecDeque<(u64, FolioId, u32)>; 2],
@@ -319,8 +331,6 @@ pub struct Sim {
     pub(crate) wb_seq: u32,
     /// Dirty file folios in dirtying order, with the time they were dirtied.
     pub(crate) dirty_fifo: VecDeque<(u64, FolioId)>,
-    /// Next periodic flusher wakeup (dirty_writeback_centisecs).
-    pub(crate) flusher_next: u64,
     /// Scratch buffer for isolated folios (reused, never shrunk).
     pub(crate) scratch: Vec<FolioId>,
     /// Workingset shadow timestamp granularity (`bucket_order`).
@@ -379,7 +389,7 @@ impl Sim {
         if let Some(m) = cfg.memcg_max {
             memcg.max = m.pages();
         }
-        Ok(Sim {
+        let mut sim = Sim {
             smp: crate::smp::Smp::new(cfg.cpus, &cfg.cost),
             direct_profile: Default::default(),
             cost: cfg.cost.clone(),
@@ -409,11 +419,11 @@ impl Sim {
             psi: Psi::default(),
             acc: AccessStats::default(),
             clock: 0,
-            next_bg: DIRTY_WRITEBACK_NS,
+            timers: crate::timer::TimerList::new(),
+            stats_samples: Vec::new(),
             writeback: [VecDeque::new(), VecDeque::new()],
             wb_seq: 0,
             dirty_fifo: VecDeque::new(),
-            flusher_next: DIRTY_WRITEBACK_NS,
             scratch: Vec::with_capacity(64),
             bucket_order: crate::reclaim::workingset::bucket_order(managed),
             reclaim_stall_ns: 0,
@@ -424,7 +434,11 @@ impl Sim {
             nr_writeback: 0,
             lru_gen,
             cfg,
-        })
+        };
+        sim.timers
+            .add_timer(crate::timer::TimerKind::Flusher, DIRTY_WRITEBACK_NS);
+        sim.arm_stats_sampler();
+        Ok(sim)
     }
 
     /// The configuration this machine was built from.
@@ -573,8 +587,8 @@ impl Sim {
     /// Executes one event. This is the per-access hot path.
     #[inline]
     pub fn step(&mut self, ev: &Event) {
-        if self.clock >= self.next_bg {
-            self.background();
+        if self.clock >= self.timers.next_expiry() {
+            self.run_timers();
         }
         match *ev {
             Event::Access { vma, index, write } => self.access(vma, index, write),
@@ -689,54 +703,13 @@ impl Sim {
         &self.acc
     }
 
-    /// Runs background work that is due: kswapd steps, writeback completions, the flusher.
-    #[cold]
-    pub(crate) fn background(&mut self) {
-        let now = self.clock;
-        self.complete_writeback(now);
-        if now >= self.flusher_next {
-            self.flusher_periodic(now);
-            self.flusher_next = now - now % DIRTY_WRITEBACK_NS + DIRTY_WRITEBACK_NS;
-        }
-        while self.kswapd.running && self.kswapd.clock <= now {
-            self.kswapd_step();
-        }
-        if self.next_lru_gen_write().is_some_and(|t| t <= now) {
-            self.run_lru_gen_writes(now);
-        }
-        while self.knob_events.last().is_some_and(|e| e.at <= now) {
-            let e = self.knob_events.pop().expect("checked");
-            // Validated when scheduled: the group exists.
-            let _ = self.set_memcg_knob(e.memcg, e.knob, e.pages);
-        }
-        self.update_next_bg();
-    }
-
-    pub(crate) fn update_next_bg(&mut self) {
-        let mut t = self.flusher_next;
-        if let Some(e) = self.knob_events.last() {
-            t = t.min(e.at);
-        }
-        if let Some(w) = self.next_lru_gen_write() {
-            t = t.min(w);
-        }
-        if self.kswapd.running {
-            t = t.min(self.kswapd.clock);
-        }
-        for q in &self.writeback {
-            if let Some(&(c, _, _)) = q.front() {
-                t = t.min(c);
-            }
-        }
-        self.next_bg = t;
-    }
-
     /// Ends the run: settles background work and reports.
     pub fn finish(&mut self) -> RunResult {
         // kswapd may still be mid-run; let it finish its current run so its CPU is accounted.
         while self.kswapd.running {
             self.kswapd_step();
         }
+        self.arm_kswapd_timer();
         self.fill_gauges();
         let end = (self.clock - self.measure_start).max(1);
         let psi = self.psi.report(self.clock.max(self.kswapd.clock));
@@ -784,19 +757,33 @@ impl Sim {
             // A saturated lock's backlog may run past the end: at most 100 %.
             lru_lock_busy_pct: (self.busiest_lru_lock_ns() as f64 * 100.0 / end as f64).min(100.0),
             lru_gen: self.lru_gen_report(),
+            stats_memcg_paths: if self.stats_samples.is_empty() {
+                Vec::new()
+            } else {
+                self.memcgs.iter().map(|m| m.path.clone()).collect()
+            },
+            stats_samples: self.stats_samples.clone(),
         }
     }
 
-    fn fill_gauges(&mut self) {
+    /// The gauges of /proc/vmstat that need no walk: free pages, the LRU
+    /// list sizes summed over the groups, dirty and writeback pages.
+    pub(crate) fn fill_cheap_gauges(&self, vm: &mut Vmstat) {
         let lv = self.subtree_lruvec(crate::memcg::ROOT);
-        self.vm.nr_free_pages = self.node.free;
-        self.vm.nr_inactive_anon = lv.size(LruList::InactiveAnon);
-        self.vm.nr_active_anon = lv.size(LruList::ActiveAnon);
-        self.vm.nr_inactive_file = lv.size(LruList::InactiveFile);
-        self.vm.nr_active_file = lv.size(LruList::ActiveFile);
-        self.vm.nr_unevictable = lv.size(LruList::Unevictable);
-        self.vm.nr_dirty = self.nr_dirty;
-        self.vm.nr_writeback = self.nr_writeback;
+        vm.nr_free_pages = self.node.free;
+        vm.nr_inactive_anon = lv.size(LruList::InactiveAnon);
+        vm.nr_active_anon = lv.size(LruList::ActiveAnon);
+        vm.nr_inactive_file = lv.size(LruList::InactiveFile);
+        vm.nr_active_file = lv.size(LruList::ActiveFile);
+        vm.nr_unevictable = lv.size(LruList::Unevictable);
+        vm.nr_dirty = self.nr_dirty;
+        vm.nr_writeback = self.nr_writeback;
+    }
+
+    fn fill_gauges(&mut self) {
+        let mut vm = std::mem::take(&mut self.vm);
+        self.fill_cheap_gauges(&mut vm);
+        self.vm = vm;
         let mut swapcached = 0;
         for (_, l) in self.memcgs.iter().flat_map(|m| m.lruvec.all_lists()) {
             let mut c = l.head;

@@ -22,23 +22,41 @@ use crate::sim::Sim;
 pub const DIRTY_BACKGROUND_RATIO: u64 = 10;
 
 impl Sim {
-    /// Completes writeback IOs that finished by `now`.
+    /// Completes writeback IOs that finished by `now`, the swap device's
+    /// first.
     pub(crate) fn complete_writeback(&mut self, now: u64) {
         for q in 0..2 {
-            while let Some(&(done, f, seq)) = self.writeback[q].front() {
-                if done > now {
-                    break;
-                }
-                self.writeback[q].pop_front();
-                // A folio freed while under writeback (the `lru` reference
-                // policy evicts without waiting) leaves a stale event behind.
-                if self.folios.is_live(f)
-                    && self.folios[f].wb_seq == seq
-                    && self.folios[f].test(flags::WRITEBACK)
-                {
-                    self.folio_end_writeback(f);
-                }
+            self.complete_writeback_on(q, now);
+        }
+    }
+
+    /// Completes device `q`'s writeback IOs that finished by `now`, in
+    /// submission order, and re-arms its timer for the next one.
+    pub(crate) fn complete_writeback_on(&mut self, q: usize, now: u64) {
+        while let Some(&(done, f, seq)) = self.writeback[q].front() {
+            if done > now {
+                break;
             }
+            self.writeback[q].pop_front();
+            // A folio freed while under writeback (the `lru` reference
+            // policy evicts without waiting) leaves a stale event behind.
+            if self.folios.is_live(f)
+                && self.folios[f].wb_seq == seq
+                && self.folios[f].test(flags::WRITEBACK)
+            {
+                self.folio_end_writeback(f);
+            }
+        }
+        self.arm_writeback_timer(q);
+    }
+
+    /// Queues a writeback completion on device `q` (0 swap, 1 filesystem);
+    /// the device's timer follows its oldest write.
+    pub(crate) fn queue_writeback(&mut self, q: usize, done: u64, f: FolioId, seq: u32) {
+        self.writeback[q].push_back((done, f, seq));
+        if self.writeback[q].len() == 1 {
+            self.timers
+                .add_timer(crate::timer::TimerKind::writeback(q), done);
         }
     }
 
@@ -92,8 +110,7 @@ impl Sim {
         // submissions (reflected in `done`), not the workload.
         let done = self.fs.write(now, 1).done;
         let seq = self.start_writeback_seq(f);
-        self.writeback[1].push_back((done, f, seq));
-        self.next_bg = self.next_bg.min(done);
+        self.queue_writeback(1, done, f, seq);
     }
 
     /// Periodic flusher: writes folios dirty for longer than dirty_expire.

@@ -2706,11 +2706,12 @@ impl Sim {
         }
         let i = self.lru_gen.pending.partition_point(|x| x.0 > at);
         self.lru_gen.pending.insert(i, (at, w));
-        self.update_next_bg();
+        let next = self.next_lru_gen_write();
+        self.timers.set(crate::timer::TimerKind::LruGenWrite, next);
         Ok(())
     }
 
-    /// Runs the lru_gen writes due by `now` (from `background()`).
+    /// Runs the lru_gen writes due by `now` (from its timer).
     pub(crate) fn run_lru_gen_writes(&mut self, now: u64) {
         while self.lru_gen.pending.last().is_some_and(|w| w.0 <= now) {
             let (_, w) = self.lru_gen.pending.pop().expect("checked");

@@ -929,8 +929,7 @@ impl Sim {
         fo.set(flags::WRITEBACK | flags::RECLAIM);
         self.nr_writeback += 1;
         let seq = self.start_writeback_seq(f);
-        self.writeback[q].push_back((done, f, seq));
-        self.next_bg = self.next_bg.min(done);
+        self.queue_writeback(q, done, f, seq);
         false
     }
 
@@ -989,7 +988,8 @@ impl Sim {
         k.priority = DEF_PRIORITY;
         k.reclaimed = 0;
         self.vm.pageoutrun += 1;
-        self.next_bg = self.next_bg.min(k.clock);
+        self.timers
+            .add_timer(crate::timer::TimerKind::Kswapd, k.clock);
         // v6.1: balance_pgdat()'s scan_control starts with memcgs_need_aging clear.
         self.lru_gen.memcgs_need_aging = false;
     }
