@@ -530,6 +530,29 @@ fn no_confident_wrong_answers() {
         v["warnings"][1],
         "--mglru-version v6.1 is ignored: the lru policy does not read it"
     );
+    // A write scheduled after the workloads end is never applied: said, not dropped.
+    let scenario = dir.path().join("late.toml");
+    let mut toml = String::from_utf8(
+        mmsim()
+            .args(["run", "zipf-file", "--print-scenario"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    toml.push_str(
+        "\n[[cgroup]]\npath = \"/a\"\nmax = \"256M\"\n\n\
+         [[cgroup_change]]\nat = \"3600s\"\npath = \"/a\"\nmax = \"128M\"\n",
+    );
+    std::fs::write(&scenario, toml).unwrap();
+    let v = json(&["run", scenario.to_str().unwrap(), "--json", "-q"]);
+    assert_eq!(v["unapplied_writes"], 1);
+    let w = v["warnings"][0].as_str().unwrap();
+    assert!(w.starts_with("1 scheduled write(s)"), "{w}");
+    assert!(
+        w.contains("the first due at 3600.000 s") && w.contains("never applied"),
+        "{w}"
+    );
     // A whole result has none, and --strict passes it.
     let (code, _, stderr) = run(&[
         "run",

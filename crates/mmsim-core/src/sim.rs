@@ -275,6 +275,14 @@ pub struct RunResult {
     /// `machine.stats_interval_ms` (empty when the sampler is off).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stats_samples: Vec<crate::timer::StatsSample>,
+    /// Scheduled writes (memcg knob changes and cycles, cgroup moves, lru_gen
+    /// writes) still pending when the run ended: due after its last event, so
+    /// never applied.
+    #[serde(default)]
+    pub unapplied_writes: u64,
+    /// When the first of them was due, seconds on the workload clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_unapplied_s: Option<f64>,
 }
 
 fn one() -> u32 {
@@ -763,6 +771,15 @@ impl Sim {
                 self.memcgs.iter().map(|m| m.path.clone()).collect()
             },
             stats_samples: self.stats_samples.clone(),
+            unapplied_writes: (self.knob_events.len() + self.lru_gen.pending.len()) as u64,
+            first_unapplied_s: self
+                .knob_events
+                .last()
+                .map(|e| e.at)
+                .into_iter()
+                .chain(self.lru_gen.pending.last().map(|w| w.0))
+                .min()
+                .map(|at| at as f64 / 1e9),
         }
     }
 

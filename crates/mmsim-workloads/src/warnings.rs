@@ -28,6 +28,17 @@ pub fn result_warnings(s: &Scenario, r: &ScenarioResult) -> Vec<String> {
              rejected, not simulated"
         ));
     }
+    if r.result.unapplied_writes > 0 && !r.partial {
+        let end = r.workloads.iter().filter_map(|w| w.end_ns).max();
+        let ended = end.map_or(String::new(), |ns| format!(" at {:.3} s", ns as f64 / 1e9));
+        warnings.push(format!(
+            "{} scheduled write(s) (memory cgroup knob changes or cycles, cgroup moves, \
+             lru_gen writes), the first due at {:.3} s, came after the workloads ended{ended} \
+             and were never applied",
+            r.result.unapplied_writes,
+            r.result.first_unapplied_s.unwrap_or(0.0),
+        ));
+    }
     for t in &r.trace {
         let read = &t.read;
         if read.references > 0 {
