@@ -22,8 +22,6 @@
 pub mod balance;
 pub mod lru;
 pub mod lru_gen;
-#[cfg(test)]
-mod lru_gen_tests;
 pub mod vmscan;
 pub mod workingset;
 

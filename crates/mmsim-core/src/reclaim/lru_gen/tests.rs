@@ -1,7 +1,7 @@
 //! Rule tests of the multi-gen LRU: scripted event sequences with the exact
 //! outcome each version's code dictates (v6.1 and v6.14 where they differ).
 
-use super::lru_gen::*;
+use super::*;
 use crate::config::{
     ConfigError, DeviceConfig, DeviceKind, MachineConfig, MglruVersion, PolicyConfig, PolicyName,
     Size,
@@ -906,4 +906,74 @@ fn v6_1_puts_a_rejected_folio_back_with_its_refs_and_no_retry() {
     assert!(fo.test(flags::WORKINGSET) && fo.test(flags::REFERENCED));
     assert_eq!(folio_lru_refs(V1, fo), refs, "refs kept");
     s.check_invariants().unwrap();
+}
+
+#[test]
+fn order_base_2_matches_the_kernel() {
+    assert_eq!(
+        [0, 1, 2, 3, 4, 5, 8, 9].map(order_base_2),
+        [0, 0, 1, 2, 2, 3, 3, 4]
+    );
+}
+
+#[test]
+fn ctrl_err_needs_64_refaults_and_compares_rates_over_gains() {
+    let sp = CtrlPos {
+        refaulted: 100,
+        total: 1000,
+        gain: 1,
+    };
+    // Too few refaults: positive whatever the rate.
+    assert!(positive_ctrl_err(
+        sp,
+        CtrlPos {
+            refaulted: 63,
+            total: 64,
+            gain: 1
+        }
+    ));
+    // 64/1000 vs 101/1064: not worse.
+    assert!(positive_ctrl_err(
+        sp,
+        CtrlPos {
+            refaulted: 64,
+            total: 1000,
+            gain: 1
+        }
+    ));
+    // 500/1000 vs 101/1064: worse.
+    assert!(!positive_ctrl_err(
+        sp,
+        CtrlPos {
+            refaulted: 500,
+            total: 1000,
+            gain: 1
+        }
+    ));
+    // ...unless its gain is five times larger: 500·1064·1 <= 101·1000·5.
+    assert!(!positive_ctrl_err(
+        sp,
+        CtrlPos {
+            refaulted: 500,
+            total: 1000,
+            gain: 5
+        }
+    ));
+    assert!(positive_ctrl_err(
+        sp,
+        CtrlPos {
+            refaulted: 500,
+            total: 1000,
+            gain: 6
+        }
+    ));
+}
+
+#[test]
+fn bloom_filter_holds_what_was_inserted() {
+    let mut b = BloomFilter::new();
+    assert!(!b.test(3, 7));
+    b.insert(3, 7);
+    assert!(b.test(3, 7));
+    assert!(!b.test(3, 8));
 }

@@ -1,0 +1,319 @@
+//! The eviction: sorting, isolating and reclaiming folios of the oldest
+//! generation (mm/vmscan.c, v6.1 and v6.14).
+//!
+//! Models `sort_folio`, `isolate_folio`, `scan_folios`, `isolate_folios`,
+//! `evict_folios` (with `shrink_folio_list` and the putback), the v6.14
+//! retry pass for folios that finished writeback (6.2+), and
+//! `lru_gen_rotate_reclaimable` (`folio_rotate_reclaimable` under MGLRU).
+
+use super::*;
+
+impl Sim {
+    /// `sort_folio()`: true if folio `f` (at the tail of min_seq's list) was
+    /// moved instead of being isolated: promoted (its generation field
+    /// differs) → its generation's head; protected by tier (> `tier_idx`,
+    /// or v6.14's lazily promoted workingset) → min_seq + 1; under
+    /// writeback or dirty file → min_seq + 1 with PG_reclaim.
+    pub(super) fn sort_folio(
+        &mut self,
+        m: MemcgId,
+        f: FolioId,
+        tier_idx: usize,
+        sc: &mut ScanControl,
+    ) -> bool {
+        let v = self.lru_gen_version();
+        let fo = self.folios[f];
+        let ty = fo.is_file() as usize;
+        let gen = folio_lru_gen(&fo).expect("on an MGLRU list");
+        let refs = folio_lru_refs(v, &fo);
+        let ws = fo.test(flags::WORKINGSET);
+        let tier = lru_tier_from_refs(v, refs, ws);
+        let min_gen = lru_gen_from_seq(self.lrugen(m).min_seq[ty]);
+        if gen != min_gen {
+            self.lru_gen_move(m, f, gen, false);
+            return true;
+        }
+        let lazily_promoted =
+            v == MglruVersion::V6_14 && refs + ws as u64 == LRU_REFS_MASK as u64 + 2;
+        if tier > tier_idx || lazily_promoted {
+            let g = self.folio_inc_gen(m, f, false);
+            match v {
+                MglruVersion::V6_14 => {
+                    self.lru_gen_move(m, f, g, false);
+                    if !lazily_promoted {
+                        self.lrugen_mut(m).protected[ty][tier] += 1;
+                    }
+                }
+                MglruVersion::V6_1 => {
+                    self.lru_gen_move(m, f, g, true);
+                    self.lrugen_mut(m).protected[ty][tier - 1] += 1;
+                    self.vm_workingset_activate(m, ty == FILE);
+                }
+            }
+            self.lru_gen.stats.tier_protected += 1;
+            return true;
+        }
+        let dirty = fo.test(flags::DIRTY);
+        let writeback = fo.test(flags::WRITEBACK);
+        if ty == FILE && dirty {
+            sc.nr_file_taken += 1;
+            if !writeback {
+                sc.nr_unqueued_dirty += 1;
+            }
+        }
+        if writeback || (ty == FILE && dirty) {
+            let g = self.folio_inc_gen(m, f, true);
+            self.lru_gen_move(m, f, g, false);
+            return true;
+        }
+        false
+    }
+
+    /// `isolate_folio()`: takes folio `f` off its list for
+    /// `shrink_folio_list`: clears PG_lru and PG_reclaim; without
+    /// PG_referenced the refs bits are cleared (v6.1: also PG_workingset,
+    /// and PG_referenced always).
+    pub(super) fn isolate_folio(&mut self, f: FolioId) {
+        let v = self.lru_gen_version();
+        self.lru_gen_del_folio(f, true);
+        let fo = &mut self.folios[f];
+        fo.clear(flags::LRU);
+        if !fo.test(flags::REFERENCED) {
+            set_folio_refs(fo, 0);
+            if v == MglruVersion::V6_1 {
+                fo.clear(flags::WORKINGSET);
+            }
+        }
+        fo.clear(flags::RECLAIM);
+        if v == MglruVersion::V6_1 {
+            fo.clear(flags::REFERENCED);
+        }
+    }
+
+    /// `scan_folios()`: from the tail of type `ty`'s oldest generation,
+    /// sorts or isolates folios into `self.scratch` until 64 are isolated
+    /// or 4096 scanned. Counts PGSCAN_* (isolated) and PGREFILL (sorted).
+    /// Returns the number scanned, or 0 if nothing could be isolated.
+    pub(super) fn scan_folios(
+        &mut self,
+        m: MemcgId,
+        ty: usize,
+        tier_idx: usize,
+        sc: &mut ScanControl,
+    ) -> u64 {
+        if self.lrugen(m).nr_gens(ty) == MIN_NR_GENS {
+            return 0;
+        }
+        let gen = lru_gen_from_seq(self.lrugen(m).min_seq[ty]);
+        let (mut scanned, mut isolated, mut sorted) = (0u64, 0u64, 0u64);
+        let mut remaining = MAX_LRU_BATCH;
+        let mut ahead = self.lrugen(m).lists[gen][ty].tail;
+        for _ in 0..8 {
+            ahead = self.folios.prefetch_and_step_towards_head(ahead);
+        }
+        loop {
+            let f = self.lrugen(m).lists[gen][ty].tail;
+            if f == NIL {
+                break;
+            }
+            ahead = self.folios.prefetch_and_step_towards_head(ahead);
+            scanned += 1;
+            if self.sort_folio(m, f, tier_idx, sc) {
+                sorted += 1;
+            } else {
+                self.isolate_folio(f);
+                self.scratch.push(f);
+                isolated += 1;
+            }
+            remaining -= 1;
+            if remaining == 0 || isolated >= MIN_LRU_BATCH {
+                break;
+            }
+        }
+        sc.charge_lru(scanned * self.cost.scan_ns);
+        let global = sc.who != Reclaimer::Memcg;
+        let st = &mut self.memcgs[m as usize].stat;
+        st.pgrefill += sorted;
+        match sc.who {
+            Reclaimer::Kswapd => st.pgscan_kswapd += isolated,
+            _ => st.pgscan_direct += isolated,
+        }
+        if global {
+            self.vm.pgrefill += sorted;
+            match sc.who {
+                Reclaimer::Kswapd => self.vm.pgscan_kswapd += isolated,
+                _ => self.vm.pgscan_direct += isolated,
+            }
+        }
+        if ty == FILE {
+            self.vm.pgscan_file += isolated;
+        } else {
+            self.vm.pgscan_anon += isolated;
+        }
+        if isolated > 0 || remaining == 0 {
+            scanned
+        } else {
+            0
+        }
+    }
+
+    /// `isolate_folios()`: picks the type ([`Sim::get_type_to_scan`]) and
+    /// scans it; if nothing was scanned, the other evictable type.
+    pub(super) fn isolate_folios(
+        &mut self,
+        m: MemcgId,
+        swappiness: u32,
+        sc: &mut ScanControl,
+    ) -> (usize, u64) {
+        let (mut ty, mut tier) = match swappiness {
+            0 => (FILE, None),
+            SWAPPINESS_ANON_ONLY => (ANON, None),
+            _ => self.get_type_to_scan(m, swappiness),
+        };
+        let attempts = if swappiness == 0 || swappiness == SWAPPINESS_ANON_ONLY {
+            1
+        } else {
+            2
+        };
+        for _ in 0..attempts {
+            let tier_idx = tier.unwrap_or_else(|| self.get_tier_idx(m, ty));
+            let scanned = self.scan_folios(m, ty, tier_idx, sc);
+            if scanned > 0 {
+                return (ty, scanned);
+            }
+            ty = 1 - ty;
+            tier = None;
+        }
+        (ty, 0)
+    }
+
+    /// `evict_folios()`: isolate a batch, drop empty oldest generations,
+    /// reclaim the batch through `shrink_folio_list` (with the MGLRU
+    /// reference rule; v6.14: clean, unmapped, inactive survivors are
+    /// retried once, 359a5e1416ca of 6.2) and put survivors back — never
+    /// into the oldest generation (v6.14: those whose insertion seq would be
+    /// min_seq get PG_active; v6.1: every rejected folio not waiting for
+    /// writeback, keeping its refs and PG_workingset, with PG_referenced
+    /// restored when PG_workingset is set — checked against v6.1's
+    /// mm/vmscan.c, which has neither the retry nor the clearing of the
+    /// refs bits).
+    /// Returns the number scanned (0 = no progress: the caller ages).
+    pub(crate) fn evict_folios(
+        &mut self,
+        m: MemcgId,
+        sc: &mut ScanControl,
+        swappiness: u32,
+    ) -> u64 {
+        let v = self.lru_gen_version();
+        self.scratch.clear();
+        let (ty, mut scanned) = self.isolate_folios(m, swappiness, sc);
+        self.lru_lock_reclaim(sc, m, scanned);
+        scanned += self.try_to_inc_min_seq(m, swappiness) as u64;
+        let lg = self.lrugen(m);
+        if lg.evictable_min_seq(swappiness) + MIN_NR_GENS > lg.max_seq {
+            scanned = 0;
+        }
+        if self.scratch.is_empty() {
+            return scanned;
+        }
+        let mut batch = std::mem::take(&mut self.scratch);
+        let rules = self.rules();
+        let (mut reclaimed, _) = self.shrink_folio_list(&mut batch, sc, rules);
+        if v == MglruVersion::V6_14 {
+            reclaimed += self.retry_written_back(&mut batch, sc, rules);
+        }
+        self.lru_lock_reclaim(sc, m, batch.len() as u64);
+        for &f in &batch {
+            let fo = &mut self.folios[f];
+            match v {
+                MglruVersion::V6_14 => {
+                    if !fo.test(flags::ACTIVE) {
+                        let fty = fo.is_file() as usize;
+                        if self.lru_gen_folio_seq(m, f, false) == self.lrugen(m).min_seq[fty] {
+                            let fo = &mut self.folios[f];
+                            fo.set(flags::ACTIVE);
+                            fo.clear(flags::REFERENCED);
+                            set_folio_refs(fo, 0);
+                        }
+                    }
+                }
+                MglruVersion::V6_1 => {
+                    if fo.test(flags::WORKINGSET) {
+                        fo.set(flags::REFERENCED);
+                    }
+                    let waiting =
+                        fo.test(flags::RECLAIM) && fo.test(flags::DIRTY | flags::WRITEBACK);
+                    if waiting {
+                        fo.clear(flags::ACTIVE);
+                    } else {
+                        fo.set(flags::ACTIVE);
+                    }
+                }
+            }
+            self.lru_gen_add_folio(f, false);
+        }
+        batch.clear();
+        self.scratch = batch;
+        let st = &mut self.memcgs[m as usize].stat;
+        match sc.who {
+            Reclaimer::Kswapd => {
+                st.pgsteal_kswapd += reclaimed;
+                self.vm.pgsteal_kswapd += reclaimed;
+            }
+            Reclaimer::Direct => {
+                st.pgsteal_direct += reclaimed;
+                self.vm.pgsteal_direct += reclaimed;
+            }
+            Reclaimer::Memcg => st.pgsteal_direct += reclaimed,
+        }
+        if ty == FILE {
+            self.vm.pgsteal_file += reclaimed;
+        } else {
+            self.vm.pgsteal_anon += reclaimed;
+        }
+        sc.nr_reclaimed += reclaimed;
+        scanned
+    }
+
+    /// "Retry folios that may have missed folio_rotate_reclaimable()" (6.2+,
+    /// 359a5e1416ca): the clean, unmapped, inactive survivors of a batch get
+    /// one more `shrink_folio_list` pass, and go back into `batch` with the
+    /// other survivors. Returns the pages it reclaimed.
+    pub(super) fn retry_written_back(
+        &mut self,
+        batch: &mut Vec<FolioId>,
+        sc: &mut ScanControl,
+        rules: crate::sim::ClassicRules,
+    ) -> u64 {
+        let mut retry = std::mem::take(&mut self.lru_gen.retry);
+        retry.clear();
+        batch.retain(|&f| {
+            let fo = &self.folios[f];
+            let again = !fo.test(flags::ACTIVE | flags::DIRTY | flags::WRITEBACK)
+                && fo.mapcount == 0
+                && !fo.test(flags::UNEVICTABLE);
+            if again {
+                retry.push(f);
+            }
+            !again
+        });
+        let mut reclaimed = 0;
+        if !retry.is_empty() {
+            sc.nr_scanned = sc.nr_scanned.saturating_sub(retry.len() as u64);
+            reclaimed = self.shrink_folio_list(&mut retry, sc, rules).0;
+            batch.extend_from_slice(&retry);
+        }
+        self.lru_gen.retry = retry;
+        reclaimed
+    }
+
+    /// `folio_rotate_reclaimable()` under MGLRU (writeback completion of a
+    /// PG_reclaim folio): re-added at the tail of the oldest generation
+    /// (`lru_move_tail` → `lru_gen_add_folio(reclaiming)`).
+    pub(crate) fn lru_gen_rotate_reclaimable(&mut self, f: FolioId) {
+        self.lru_gen_del_folio(f, false);
+        self.folios[f].clear(flags::ACTIVE);
+        self.lru_gen_add_folio(f, true);
+        self.vm.pgrotated += 1;
+    }
+}

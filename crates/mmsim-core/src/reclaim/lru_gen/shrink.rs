@@ -1,0 +1,207 @@
+//! The driving loops of MGLRU reclaim (mm/vmscan.c, v6.1 and v6.14).
+//!
+//! Models `get_swappiness` (`lru_gen_swappiness`), `should_run_aging`,
+//! `get_nr_to_scan`, `should_abort_scan`, `try_to_shrink_lruvec`,
+//! `lru_gen_shrink_lruvec`, `set_initial_priority` and
+//! `lru_gen_shrink_node`.
+
+use super::*;
+
+impl Sim {
+    /// `get_swappiness()`: 0 when anon cannot be swapped (no `may_swap`, or
+    /// fewer than 64 swap slots the group may use, `memory.swap.max`
+    /// included: `mem_cgroup_get_nr_swap_pages`), else the group's or the
+    /// system's.
+    pub(super) fn lru_gen_swappiness(&self, m: MemcgId, sc: &ScanControl) -> u32 {
+        if !sc.may_swap || self.mem_cgroup_get_nr_swap_pages(m) < MIN_LRU_BATCH {
+            return 0;
+        }
+        sc.proactive_swappiness.unwrap_or(
+            self.memcgs[m as usize]
+                .swappiness
+                .unwrap_or(self.cfg.swappiness),
+        )
+    }
+
+    /// `should_run_aging()`: (must/should age, pages evictable).
+    /// v6.14: age when only MIN_NR_GENS + 1 generations remain (must, and
+    /// nothing to scan, with MIN_NR_GENS). v6.1: must age with 2; with 3,
+    /// age if the youngest holds over half the pages or max_seq − 2 under a
+    /// quarter; never with 4.
+    pub(crate) fn should_run_aging(&self, m: MemcgId, swappiness: u32) -> (bool, u64) {
+        let lg = self.lrugen(m);
+        let min = lg.evictable_min_seq(swappiness);
+        if min + MIN_NR_GENS > lg.max_seq {
+            return (true, 0);
+        }
+        let total = lg.evictable_pages(swappiness);
+        match self.lru_gen_version() {
+            MglruVersion::V6_14 => (min + MIN_NR_GENS == lg.max_seq, total),
+            MglruVersion::V6_1 => {
+                if min + MIN_NR_GENS < lg.max_seq {
+                    return (false, total);
+                }
+                let types: &[usize] = if swappiness == 0 {
+                    &[FILE]
+                } else {
+                    &[ANON, FILE]
+                };
+                let (mut young, mut old) = (0, 0);
+                for &ty in types {
+                    young += lg.pages(lru_gen_from_seq(lg.max_seq), ty);
+                    old += lg.pages(lru_gen_from_seq(lg.max_seq - MIN_NR_GENS), ty);
+                }
+                (
+                    young * MIN_NR_GENS > total || old * (MIN_NR_GENS + 2) < total,
+                    total,
+                )
+            }
+        }
+    }
+
+    /// `get_nr_to_scan()`: how much to scan in group `m`; −1 after aging
+    /// (v6.14: stop and rotate the group), 0 to stop.
+    /// v6.14: no aging needed or DEF_PRIORITY → total >> priority; else age.
+    /// v6.1: at DEF_PRIORITY skip aging; kswapd leaves aging to
+    /// `lru_gen_age_node`; others age and then scan.
+    pub(crate) fn get_nr_to_scan(
+        &mut self,
+        m: MemcgId,
+        sc: &mut ScanControl,
+        swappiness: u32,
+    ) -> i64 {
+        let (age, n) = self.should_run_aging(m, swappiness);
+        let max_seq = self.lrugen(m).max_seq;
+        match self.lru_gen_version() {
+            MglruVersion::V6_14 => {
+                if self.memcg_below_min(sc.target, m) {
+                    return -1;
+                }
+                if !age || sc.priority == DEF_PRIORITY {
+                    return (n >> sc.priority) as i64;
+                }
+                if self.try_to_inc_max_seq(m, max_seq, swappiness, false, sc) {
+                    -1
+                } else {
+                    0
+                }
+            }
+            MglruVersion::V6_1 => {
+                let nr = (n >> sc.priority) as i64;
+                if !age {
+                    return nr;
+                }
+                if sc.priority != DEF_PRIORITY {
+                    if sc.who == Reclaimer::Kswapd {
+                        return 0;
+                    }
+                    if self.try_to_inc_max_seq(m, max_seq, swappiness, false, sc) {
+                        return nr;
+                    }
+                }
+                let lg = self.lrugen(m);
+                if lg.evictable_min_seq(swappiness) + MIN_NR_GENS <= lg.max_seq {
+                    nr
+                } else {
+                    0
+                }
+            }
+        }
+    }
+
+    /// `should_abort_scan()` (v6.14): root reclaim stops once the goal is
+    /// met, kswapd also once free pages clear the high watermark + 64.
+    pub(super) fn should_abort_scan(&self, sc: &ScanControl) -> bool {
+        if sc.who == Reclaimer::Memcg {
+            return false;
+        }
+        if sc.nr_reclaimed >= sc.nr_to_reclaim.max(2) {
+            return true;
+        }
+        sc.who == Reclaimer::Kswapd && self.node.free >= self.node.wmark_high + MIN_LRU_BATCH
+    }
+
+    /// `try_to_shrink_lruvec()` (v6.14) / v6.1 `lru_gen_shrink_lruvec()`'s
+    /// loop: evict until the scan target is met, aging when needed.
+    /// Returns true if the group aged (v6.14: rotate it in the memcg LRU).
+    pub(super) fn try_to_shrink_lruvec(&mut self, m: MemcgId, sc: &mut ScanControl) -> bool {
+        let v = self.lru_gen_version();
+        let swappiness = self.lru_gen_swappiness(m, sc);
+        let start = sc.nr_reclaimed;
+        let mut scanned = 0u64;
+        let mut n;
+        loop {
+            n = self.get_nr_to_scan(m, sc, swappiness);
+            if n <= 0 {
+                break;
+            }
+            let d = self.evict_folios(m, sc, swappiness);
+            if d == 0 {
+                break;
+            }
+            scanned += d;
+            if scanned >= n as u64 {
+                break;
+            }
+            match v {
+                MglruVersion::V6_14 => {
+                    if self.should_abort_scan(sc) {
+                        break;
+                    }
+                }
+                MglruVersion::V6_1 => {
+                    if sc.who != Reclaimer::Memcg
+                        && sc.nr_reclaimed - start >= sc.nr_to_reclaim.max(2)
+                    {
+                        break;
+                    }
+                }
+            }
+        }
+        if v == MglruVersion::V6_1 && sc.nr_reclaimed - start >= MIN_LRU_BATCH {
+            let (age, _) = self.should_run_aging(m, swappiness);
+            if !age {
+                self.lru_gen.memcgs_need_aging = false;
+            }
+        }
+        if sc.nr_file_taken > 0 && sc.nr_unqueued_dirty == sc.nr_file_taken {
+            self.wakeup_flusher(sc.now());
+        }
+        n < 0
+    }
+
+    /// `lru_gen_shrink_lruvec()`: reclaim from one group's lruvec (cgroup
+    /// reclaim in v6.14; every reclaim in v6.1, called from the classic
+    /// `shrink_node_memcgs`).
+    pub(crate) fn lru_gen_shrink_lruvec(&mut self, sc: &mut ScanControl) {
+        let m = sc.memcg;
+        self.try_to_shrink_lruvec(m, sc);
+    }
+
+    /// `set_initial_priority()` (v6.14): for a large goal, start at the
+    /// priority where (reclaimable >> priority) ≈ nr_to_reclaim, in [6, 12].
+    pub(super) fn set_initial_priority(&self, sc: &mut ScanControl) {
+        if sc.priority != DEF_PRIORITY || sc.nr_to_reclaim < MIN_LRU_BATCH {
+            return;
+        }
+        let lv = self.subtree_lruvec(crate::memcg::ROOT);
+        let mut reclaimable = lv.size(LruList::InactiveFile);
+        if self.swap.as_ref().is_some_and(|s| s.nr_free() > 0) {
+            reclaimable += lv.size(LruList::InactiveAnon);
+        }
+        let fls = |x: u64| (64 - x.leading_zeros()) as i64;
+        let p = fls(reclaimable) - 1 - fls(sc.nr_to_reclaim - 1);
+        sc.priority = p.clamp(DEF_PRIORITY as i64 / 2, DEF_PRIORITY as i64) as u32;
+    }
+
+    /// `lru_gen_shrink_node()` (v6.14 root reclaim: kswapd and direct):
+    /// `set_initial_priority`, then `shrink_many` over the memcg LRU.
+    pub(crate) fn lru_gen_shrink_node(&mut self, sc: &mut ScanControl) {
+        self.set_initial_priority(sc);
+        let before = sc.nr_reclaimed;
+        self.shrink_many(sc);
+        if sc.nr_reclaimed > before {
+            self.kswapd.failures = 0;
+        }
+    }
+}

@@ -1,0 +1,292 @@
+//! Promotion by accessed bits: the aging's page-table walk and the
+//! reclaimer's look-around (mm/vmscan.c, v6.1 and v6.14).
+//!
+//! Models `walk_mm` (with `walk_pte_range` folded in) and its Bloom
+//! filters of hot PTE tables (`bloom_filters[]`, `test_bloom_filter`,
+//! `update_bloom_filter`), `walk_update_folio`, `suitable_to_scan`,
+//! `lru_gen_look_around`, and the rmap side of `folio_check_references`
+//! under MGLRU (`lru_gen_check_references`).
+
+use super::*;
+
+/// A Bloom filter of hot PTE tables (`bloom_filters[]`): 2^15 bits, two
+/// 15-bit keys from a 30-bit hash of the table's identity.
+#[derive(Clone, Debug)]
+pub struct BloomFilter(Box<[u64]>);
+
+impl BloomFilter {
+    pub(super) fn new() -> Self {
+        BloomFilter(vec![0u64; 1 << (BLOOM_FILTER_SHIFT - 6)].into_boxed_slice())
+    }
+    /// `get_item_key()`: the PTE table `table` of VMA `vma` (the kernel
+    /// hashes the PMD entry's address).
+    pub(super) fn keys(vma: VmaId, table: u32) -> [usize; 2] {
+        let h = ((vma as u64) << 32 | table as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 34;
+        let mask = (1u64 << BLOOM_FILTER_SHIFT) - 1;
+        [
+            (h & mask) as usize,
+            ((h >> BLOOM_FILTER_SHIFT) & mask) as usize,
+        ]
+    }
+    pub(super) fn test(&self, vma: VmaId, table: u32) -> bool {
+        Self::keys(vma, table)
+            .iter()
+            .all(|&k| self.0[k / 64] & (1 << (k % 64)) != 0)
+    }
+    pub(super) fn insert(&mut self, vma: VmaId, table: u32) {
+        for k in Self::keys(vma, table) {
+            self.0[k / 64] |= 1 << (k % 64);
+        }
+    }
+}
+
+impl Sim {
+    /// `walk_update_folio()`: a young PTE of folio `f` was found and cleared.
+    /// A dirty PTE dirties the folio (unless it is anon not in swap cache).
+    /// With a walker (kswapd, or aging) the generation is updated in place;
+    /// without one (v6.14), `lru_gen_set_refs` decides and the folio is
+    /// activated through `folio_activate` (re-added young). v6.1 updates in
+    /// place in both cases (its batch fallback also ends in `max_seq`).
+    pub(super) fn walk_update_folio(
+        &mut self,
+        f: FolioId,
+        new_gen: usize,
+        pte_dirty: bool,
+        walker: bool,
+    ) {
+        let fo = self.folios[f];
+        if pte_dirty && !fo.test(flags::DIRTY) {
+            if fo.is_file() {
+                self.folio_mark_dirty(f);
+            } else if fo.test(flags::SWAPCACHE) {
+                self.folios[f].set(flags::DIRTY);
+            }
+        }
+        if walker || self.lru_gen_version() == MglruVersion::V6_1 {
+            self.folio_update_gen(f, new_gen);
+        } else if self.lru_gen_set_refs(f) && folio_lru_gen(&self.folios[f]) != Some(new_gen) {
+            // folio_activate() → lru_activate(): delete, PG_active, re-add.
+            self.lru_gen_del_folio(f, false);
+            self.folios[f].set(flags::ACTIVE);
+            self.lru_gen_add_folio(f, false);
+            self.vm.pgactivate += 1;
+        }
+    }
+
+    /// `suitable_to_scan()`: a PTE table is worth walking next time if at
+    /// least one in 8 of its PTEs was young (x86: 64-byte lines / 8-byte PTEs).
+    #[inline]
+    pub(super) fn suitable_to_scan(total: u64, young: u64) -> bool {
+        young * 8 >= total
+    }
+
+    /// `lru_gen_look_around()`: the rmap found PTE `index` of `vma` mapping
+    /// the folio `f` under eviction. If it is young: clear it and scan up to
+    /// 64 neighbouring PTEs of the same PTE table (the PMD's range clipped to
+    /// the VMA, centred on `index`), promoting young folios of this group
+    /// (`walk_update_folio` with max_seq's generation) and feeding a hot
+    /// table to the Bloom filter of max_seq. Returns whether the target was
+    /// young. v6.1 also counts the isolated target itself (PG_referenced).
+    pub(super) fn lru_gen_look_around(
+        &mut self,
+        f: FolioId,
+        vma: VmaId,
+        index: u32,
+        sc: &mut ScanControl,
+    ) -> bool {
+        let pte = self.vmas[vma as usize].pte(index);
+        if pte & (PTE_PRESENT | PTE_YOUNG) != PTE_PRESENT | PTE_YOUNG || pte & PTE_FOLIO_MASK != f {
+            return false;
+        }
+        *self.vmas[vma as usize].pte_mut(index) &= !PTE_YOUNG;
+        let v = self.lru_gen_version();
+        if v == MglruVersion::V6_1 {
+            self.folios[f].set(flags::REFERENCED);
+        }
+        self.lru_gen.stats.look_around += 1;
+        let m = self.folios[f].memcg;
+        let len = self.vmas[vma as usize].len;
+        let start = index & !(PTRS_PER_PTE - 1);
+        let end = (start + PTRS_PER_PTE).min(len);
+        if end - start == 1 {
+            return true;
+        }
+        let (mut lo, mut hi) = (start, end);
+        let half = MIN_LRU_BATCH as u32 / 2;
+        if hi - lo > MIN_LRU_BATCH as u32 {
+            if index - lo < half {
+                hi = lo + MIN_LRU_BATCH as u32;
+            } else if hi - index < half {
+                lo = hi - MIN_LRU_BATCH as u32;
+            } else {
+                lo = index - half;
+                hi = index + half;
+            }
+        }
+        sc.charge_pt_walk((hi - lo) as u64, self.cost.pte_walk_ns);
+        let walker = sc.who == Reclaimer::Kswapd;
+        let new_gen = lru_gen_from_seq(self.lrugen(m).max_seq);
+        // v6.1's loop met the (still young) target PTE too.
+        let mut young = (v == MglruVersion::V6_1) as u64;
+        for i in lo..hi {
+            let p = self.vmas[vma as usize].pte(i);
+            if p & (PTE_PRESENT | PTE_YOUNG) != PTE_PRESENT | PTE_YOUNG {
+                continue;
+            }
+            let g = p & PTE_FOLIO_MASK;
+            let go = &self.folios[g];
+            if go.memcg != m || folio_lru_gen(go).is_none() {
+                continue;
+            }
+            *self.vmas[vma as usize].pte_mut(i) &= !PTE_YOUNG;
+            young += 1;
+            self.walk_update_folio(g, new_gen, p & PTE_DIRTY != 0, walker);
+        }
+        self.lru_gen.stats.look_around_young += young;
+        if Self::suitable_to_scan((hi - lo) as u64, young) {
+            let seq = self.lrugen(m).max_seq;
+            let lg = self.lrugen_mut(m);
+            // update_bloom_filter(): the filter of max_seq, if it exists.
+            if let Some(fl) = lg.filters[(seq % 2) as usize].as_mut() {
+                fl.insert(vma, index / PTRS_PER_PTE);
+            }
+        }
+        true
+    }
+
+    /// The MGLRU reference rule of `shrink_folio_list()`
+    /// (`folio_check_references()` with `folio_referenced_one()` calling
+    /// look-around for every mapping; one `page_vma_mapped_walk` each).
+    ///
+    /// v6.14: no young PTE → reclaim (fd references were handled by tiers);
+    /// young → `lru_gen_set_refs`: first sighting keep, else activate.
+    /// v6.1: look-around marked the folio PG_referenced, so a young PTE
+    /// activates (the classic rule); otherwise reclaim.
+    pub(crate) fn lru_gen_check_references(
+        &mut self,
+        f: FolioId,
+        sc: &mut ScanControl,
+    ) -> FolioReferences {
+        let fo = self.folios[f];
+        let mut referenced = false;
+        if fo.mapcount > 0 {
+            if !fo.is_file() {
+                sc.charge_rmap(self.cost.rmap_ns);
+                referenced |= self.lru_gen_look_around(f, fo.space, fo.index, sc);
+            } else {
+                for i in 0..self.files[fo.space as usize].mappings.len() {
+                    let Some((vid, idx)) = self.file_rmap(fo.space, fo.index, i) else {
+                        continue;
+                    };
+                    sc.charge_rmap(self.cost.rmap_ns);
+                    referenced |= self.lru_gen_look_around(f, vid, idx, sc);
+                }
+            }
+        }
+        if !referenced {
+            return FolioReferences::Reclaim;
+        }
+        match self.lru_gen_version() {
+            MglruVersion::V6_14 => {
+                if self.lru_gen_set_refs(f) {
+                    FolioReferences::Activate
+                } else {
+                    FolioReferences::Keep
+                }
+            }
+            MglruVersion::V6_1 => {
+                self.folios[f].clear(flags::REFERENCED);
+                FolioReferences::Activate
+            }
+        }
+    }
+
+    /// `walk_mm()` over every mm of group `m` (`iterate_mm_list`): for each
+    /// VMA the walk may visit (`should_skip_vma`: anon when swappiness is 0,
+    /// file when it is 201), each PTE table that is in the Bloom filter of
+    /// `seq` (or every table with `force_scan`, or when that filter does not
+    /// exist yet): every young PTE of a folio of this group on an MGLRU list
+    /// is cleared and promoted to `seq`'s generation (`walk_pte_range` →
+    /// `walk_update_folio` with a walker), and a table with enough young
+    /// PTEs goes into the filter of `seq + 1` (`reset_bloom_filter` cleared
+    /// it at the start of the round). Costs `pte_walk_ns` per PTE.
+    pub(super) fn walk_mm(
+        &mut self,
+        m: MemcgId,
+        seq: u64,
+        swappiness: u32,
+        force_scan: bool,
+        sc: &mut ScanControl,
+    ) {
+        self.lru_gen.stats.walks += 1;
+        {
+            let lg = self.lrugen_mut(m);
+            let next = ((seq + 1) % 2) as usize;
+            match lg.filters[next].as_mut() {
+                Some(f) => f.0.fill(0),
+                None => lg.filters[next] = Some(BloomFilter::new()),
+            }
+        }
+        let new_gen = lru_gen_from_seq(seq);
+        let cur = (seq % 2) as usize;
+        for t in 0..self.tasks.len() {
+            if self.tasks[t].dead || self.tasks[t].memcg != m {
+                continue;
+            }
+            for vi in 0..self.tasks[t].vmas.len() {
+                let vid = self.tasks[t].vmas[vi];
+                let v = &self.vmas[vid as usize];
+                let anon = v.kind == VmaKind::Anon;
+                if (anon && swappiness == 0) || (!anon && swappiness == SWAPPINESS_ANON_ONLY) {
+                    continue;
+                }
+                // VM_SEQ_READ / VM_RAND_READ: no recency to learn.
+                if !anon && v.file_ra.advice != crate::readahead::Advice::Normal {
+                    continue;
+                }
+                let n = v.ptes.len() as u32;
+                let tables = n.div_ceil(PTRS_PER_PTE);
+                for table in 0..tables {
+                    if !force_scan {
+                        if let Some(fl) = self.lrugen(m).filters[cur].as_ref() {
+                            if !fl.test(vid, table) {
+                                self.lru_gen.stats.tables_skipped += 1;
+                                continue;
+                            }
+                        }
+                    }
+                    let lo = table * PTRS_PER_PTE;
+                    let hi = (lo + PTRS_PER_PTE).min(n);
+                    sc.charge_pt_walk((hi - lo) as u64, self.cost.pte_walk_ns);
+                    self.lru_gen.stats.leaf_total += (hi - lo) as u64;
+                    let mut young = 0;
+                    for i in lo..hi {
+                        let p = self.vmas[vid as usize].ptes[i as usize];
+                        if p & (PTE_PRESENT | PTE_YOUNG) != PTE_PRESENT | PTE_YOUNG {
+                            continue;
+                        }
+                        let g = p & PTE_FOLIO_MASK;
+                        let go = &self.folios[g];
+                        if go.memcg != m || folio_lru_gen(go).is_none() {
+                            continue;
+                        }
+                        self.vmas[vid as usize].ptes[i as usize] &= !PTE_YOUNG;
+                        young += 1;
+                        self.walk_update_folio(g, new_gen, p & PTE_DIRTY != 0, true);
+                    }
+                    self.lru_gen.stats.leaf_young += young;
+                    if Self::suitable_to_scan((hi - lo) as u64, young) {
+                        self.lru_gen.stats.tables_added += 1;
+                        let next = ((seq + 1) % 2) as usize;
+                        if let Some(fl) = self.lrugen_mut(m).filters[next].as_mut() {
+                            fl.insert(vid, table);
+                        }
+                    }
+                }
+            }
+            // reset_batch_size(): the walk's batched generation sizes are
+            // folded into the lruvec under lru_lock once per mm.
+            self.lru_lock_reclaim(sc, m, 0);
+        }
+    }
+}

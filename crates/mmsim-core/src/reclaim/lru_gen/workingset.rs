@@ -1,0 +1,126 @@
+//! Shadow tokens and refaults of the multi-gen LRU (mm/workingset.c, v6.1
+//! and v6.14).
+//!
+//! Models `lru_gen_eviction` (the shadow entry: memcg, min_seq, tier),
+//! `lru_gen_refault` (PID refault counters, PG_workingset, tier
+//! promotion) and the `WORKINGSET_ACTIVATE` accounting
+//! (`vm_workingset_activate`).
+
+use super::*;
+
+impl Sim {
+    /// Counts a refault activation (`WORKINGSET_ACTIVATE_*`) in group `m`'s
+    /// lruvec, its `memory.stat` and `/proc/vmstat`; shared by the classic
+    /// `workingset_refault` and `lru_gen_refault`.
+    pub(crate) fn vm_workingset_activate(&mut self, m: MemcgId, file: bool) {
+        let g = &mut self.memcgs[m as usize];
+        g.lruvec.workingset_activate[file as usize] += 1;
+        if file {
+            self.vm.workingset_activate_file += 1;
+            g.stat.workingset_activate_file += 1;
+        } else {
+            self.vm.workingset_activate_anon += 1;
+            g.stat.workingset_activate_anon += 1;
+        }
+    }
+
+    /// `lru_gen_eviction()`: the shadow of an evicted folio: a token of the
+    /// type's min_seq and the folio's refs − 1, the folio's own group, and
+    /// PG_workingset (v6.1: whether refs > 0); counts `evicted[tier]`.
+    pub(crate) fn lru_gen_eviction(&mut self, f: FolioId) -> u32 {
+        let v = self.lru_gen_version();
+        let fo = self.folios[f];
+        let ty = fo.is_file() as usize;
+        let refs = folio_lru_refs(v, &fo);
+        let ws = fo.test(flags::WORKINGSET);
+        let tier = lru_tier_from_refs(v, refs, ws);
+        let m = fo.memcg;
+        let lg = self.lrugen_mut(m);
+        let token = (lg.min_seq[ty] << LRU_REFS_WIDTH) | refs.saturating_sub(1);
+        lg.evicted[ty][tier] += 1;
+        crate::reclaim::workingset::Shadow {
+            eviction: token as u32 & crate::reclaim::workingset::EVICTION_MASK,
+            memcg_id: self.memcgs[m as usize].id,
+            workingset: match v {
+                MglruVersion::V6_14 => ws,
+                MglruVersion::V6_1 => refs > 0,
+            },
+        }
+        .pack()
+    }
+
+    /// `lru_gen_refault()`: a folio comes back whose slot held `shadow`.
+    /// Ignored unless it refaults into the group that evicted it. Counts
+    /// WORKINGSET_REFAULT; if recent — v6.14: max_seq within MAX_NR_GENS of
+    /// the token's seq (`lru_gen_test_recent`); v6.1: the token's seq is
+    /// still min_seq — counts `refaulted[tier]`, and restores PG_workingset
+    /// (v6.14: if the shadow had it, else the refs; v6.1: in a fault or with
+    /// saturated refs). v6.1 counts REFAULT only for recent refaults.
+    pub(crate) fn lru_gen_refault(&mut self, f: FolioId, shadow: u32) {
+        let Some(s) = crate::reclaim::workingset::Shadow::unpack(shadow) else {
+            return;
+        };
+        let v = self.lru_gen_version();
+        let m = self.folios[f].memcg;
+        if self.memcgs[m as usize].id != s.memcg_id {
+            return;
+        }
+        let file = self.folios[f].is_file();
+        let ty = file as usize;
+        let token = s.eviction as u64;
+        let seq_mask = (crate::reclaim::workingset::EVICTION_MASK >> LRU_REFS_WIDTH) as u64;
+        let lg = self.lrugen(m);
+        let recent = match v {
+            MglruVersion::V6_14 => {
+                (lg.max_seq & seq_mask).abs_diff(token >> LRU_REFS_WIDTH) < MAX_NR_GENS
+            }
+            MglruVersion::V6_1 => token >> LRU_REFS_WIDTH == lg.min_seq[ty] & seq_mask,
+        };
+        if v == MglruVersion::V6_14 || recent {
+            let st = &mut self.memcgs[m as usize].stat;
+            if file {
+                self.vm.workingset_refault_file += 1;
+                st.workingset_refault_file += 1;
+            } else {
+                self.vm.workingset_refault_anon += 1;
+                st.workingset_refault_anon += 1;
+            }
+        }
+        if !recent {
+            return;
+        }
+        let low = token & LRU_REFS_MASK as u64;
+        let (refs, tier, restore) = match v {
+            MglruVersion::V6_14 => {
+                let refs = low + 1;
+                (
+                    refs,
+                    lru_tier_from_refs(v, refs, s.workingset),
+                    s.workingset,
+                )
+            }
+            MglruVersion::V6_1 => {
+                let refs = low + s.workingset as u64;
+                let restore = self.lru_gen.in_fault || refs == 1 << LRU_REFS_WIDTH;
+                (refs, lru_tier_from_refs(v, refs, false), restore)
+            }
+        };
+        self.lrugen_mut(m).refaulted[ty][tier] += 1;
+        if v == MglruVersion::V6_14 && self.lru_gen.in_fault {
+            self.vm_workingset_activate(m, file);
+        }
+        if restore {
+            self.folios[f].set(flags::WORKINGSET);
+            let st = &mut self.memcgs[m as usize].stat;
+            if file {
+                self.vm.workingset_restore_file += 1;
+                st.workingset_restore_file += 1;
+            } else {
+                self.vm.workingset_restore_anon += 1;
+                st.workingset_restore_anon += 1;
+            }
+        } else if v == MglruVersion::V6_14 {
+            set_folio_refs(&mut self.folios[f], (refs - 1) as u16);
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! Unit tests of kernel rules: scripted event sequences with the exact
+//! outcome the kernel's code dictates (one test per rule).
+//!
+//! One file per topic: `classic.rs` the classic LRU (activation,
+//! refault distance, the anon/file balance), `swap.rs` swap-in and swap
+//! writes, `readahead.rs` readahead and read-around, `memcg.rs` the memory
+//! cgroup hierarchy, and `memcg_swap.rs` swap limits and charges of
+//! groups. This file holds the helpers they share.
+
+mod classic;
+mod memcg;
+mod memcg_swap;
+mod readahead;
+mod swap;
+
+use crate::config::{
+    CgroupVersion, CostVariant, DeviceConfig, DeviceKind, MachineConfig, PolicyConfig, PolicyName,
+    Size,
+};
+use crate::event::Event;
+use crate::mem::filemap::slot_folio;
+use crate::mem::folio::{flags, FolioId, LruList};
+use crate::readahead::Advice;
+use crate::reclaim::vmscan::{cost_fractions, inactive_is_low, scanned_rotated_fractions};
+use crate::reclaim::workingset::Shadow;
+use crate::reclaim::{Reclaimer, ScanControl};
+use crate::sim::{ClassicRules, Sim};
+
+fn machine(policy: PolicyName, memory_pages: u64, swap_pages: Option<u64>) -> Sim {
+    let mut cfg = MachineConfig {
+        memory: Size::from_pages(memory_pages),
+        policy: PolicyConfig {
+            name: policy,
+            cost_variant: CostVariant::V6_2,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    if let Some(s) = swap_pages {
+        cfg.swap = DeviceConfig {
+            size: Some(Size::from_pages(s)),
+            ..DeviceConfig::of(DeviceKind::Zram)
+        };
+    }
+    Sim::new(cfg).unwrap()
+}
+
+fn file_folio(sim: &Sim, file: u32, index: u32) -> FolioId {
+    slot_folio(sim.files[file as usize].slot(index)).expect("resident")
+}
+
+fn list_of(sim: &Sim, f: FolioId) -> LruList {
+    LruList::from_index(sim.folios[f].lru)
+}
+
+/// Puts `sizes[i]` dummy folios on list i (flags matching the list).
+fn fill_lists(s: &mut Sim, sizes: [u64; 4]) {
+    for (i, &n) in sizes.iter().enumerate() {
+        let lru = LruList::from_index(i as u8);
+        let mut fl = flags::LRU;
+        if !lru.is_file() {
+            fl |= flags::SWAPBACKED;
+        }
+        if lru.is_active() {
+            fl |= flags::ACTIVE;
+        }
+        for _ in 0..n {
+            let f = s.folios.alloc(u32::MAX - 1, 0, fl, 0);
+            s.memcgs[0].lruvec.lists[i].push_head(&mut s.folios, f, i as u8);
+        }
+    }
+}
+
+/// Writes page `index` of anonymous `vma` (faulting it in) and returns its folio.
+fn fault_anon(s: &mut Sim, vma: u32, index: u32) -> FolioId {
+    s.step(&Event::Access {
+        vma,
+        index,
+        write: true,
+    });
+    s.vmas[vma as usize].pte(index) & crate::mem::pagetable::PTE_FOLIO_MASK
+}
+
+fn touch(s: &mut Sim, vma: u32, pages: u32) {
+    for i in 0..pages {
+        s.step(&Event::Access {
+            vma,
+            index: i,
+            write: true,
+        });
+    }
+}

@@ -1,0 +1,232 @@
+//! Rule tests of readahead (mm/readahead.c, mm/filemap.c, v6.6): the
+//! on-demand window, `FADV_*` advice, context readahead, mmap read-around
+//! and fault-around, `mmap_miss`, in-flight waits.
+
+use super::*;
+
+fn read(s: &mut Sim, file: u32, index: u32, pages: u16) {
+    s.step(&Event::FileRead { file, index, pages });
+}
+
+fn fault(s: &mut Sim, vma: u32, index: u32) {
+    s.step(&Event::Access {
+        vma,
+        index,
+        write: false,
+    });
+}
+
+/// The resident pages of `file` in `[0, upto)`.
+fn resident(s: &Sim, file: u32, upto: u32) -> Vec<u32> {
+    (0..upto)
+        .filter(|&i| slot_folio(s.files[file as usize].slot(i)).is_some())
+        .collect()
+}
+
+fn marked(s: &Sim, file: u32, upto: u32) -> Vec<u32> {
+    resident(s, file, upto)
+        .into_iter()
+        .filter(|&i| s.folios[file_folio(s, file, i)].test(flags::READAHEAD))
+        .collect()
+}
+
+#[test]
+fn sequential_reads_ramp_the_readahead_window() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let file = s.add_file("f", 1000).unwrap();
+    // Offset 0: initial window get_init_ra_size(1, 32) = 4, async 3, mark on page 1.
+    read(&mut s, file, 0, 1);
+    assert_eq!(resident(&s, file, 1000), (0..4).collect::<Vec<_>>());
+    assert_eq!(marked(&s, file, 1000), vec![1]);
+    // Each marker pushes the window on: 4..12 (8), 12..28 (16), 28..60 (32).
+    for i in 1..=12 {
+        read(&mut s, file, i, 1);
+    }
+    assert_eq!(resident(&s, file, 1000), (0..60).collect::<Vec<_>>());
+    assert_eq!(marked(&s, file, 1000), vec![28]);
+    let ra = s.files[file as usize].ra;
+    assert_eq!((ra.start, ra.size, ra.async_size), (28, 32, 32));
+    assert_eq!(s.acc.file_pages_read, 60);
+    assert_eq!((s.acc.accesses, s.acc.misses, s.acc.hits), (13, 1, 12));
+}
+
+#[test]
+fn fadv_random_reads_exactly_the_request() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let file = s.add_file("f", 1000).unwrap();
+    s.fadvise(file, Advice::Random).unwrap();
+    read(&mut s, file, 0, 1);
+    read(&mut s, file, 1, 1);
+    read(&mut s, file, 100, 8);
+    let mut want = vec![0, 1];
+    want.extend(100..108);
+    assert_eq!(resident(&s, file, 1000), want);
+    assert!(marked(&s, file, 1000).is_empty());
+    // One lookup miss per read that found nothing; the 8-page read is one IO.
+    assert_eq!((s.acc.accesses, s.acc.misses), (10, 3));
+}
+
+#[test]
+fn small_random_read_without_history_reads_one_page() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let file = s.add_file("f", 1000).unwrap();
+    read(&mut s, file, 500, 1);
+    read(&mut s, file, 100, 1);
+    assert_eq!(resident(&s, file, 1000), vec![100, 500]);
+}
+
+#[test]
+fn context_readahead_follows_cached_history() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let file = s.add_file("f", 1000).unwrap();
+    s.fadvise(file, Advice::Random).unwrap();
+    read(&mut s, file, 95, 5);
+    read(&mut s, file, 900, 1);
+    s.fadvise(file, Advice::Normal).unwrap();
+    // Five cached pages before 100 (> req 1): window min(5 + 1, 32) = 6, async 1.
+    read(&mut s, file, 100, 1);
+    assert_eq!(resident(&s, file, 900), (95..106).collect::<Vec<_>>());
+    assert_eq!(marked(&s, file, 1000), vec![105]);
+}
+
+#[test]
+fn fadv_sequential_doubles_the_window_limit() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let file = s.add_file("f", 4000).unwrap();
+    s.fadvise(file, Advice::Sequential).unwrap();
+    assert_eq!(s.files[file as usize].ra.ra_pages, 64);
+    // Windows 4, 8, 16, 32, 64: the last starts at 60.
+    for i in 0..=28 {
+        read(&mut s, file, i, 1);
+    }
+    let ra = s.files[file as usize].ra;
+    assert_eq!((ra.start, ra.size), (60, 64));
+    assert_eq!(resident(&s, file, 4000), (0..124).collect::<Vec<_>>());
+}
+
+#[test]
+fn oversize_read_uses_the_device_io_size() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let file = s.add_file("f", 4000).unwrap();
+    // A 256-page read at offset 0: max_pages = min(256, io_pages 320) = 256,
+    // initial window 256 with its own marker merged (size 256, async 128):
+    // 0..256 marked at 128. Reaching 128 pushes on by min(128, io_pages)
+    // (the request's remainder): 256..384 marked at 256.
+    read(&mut s, file, 0, 256);
+    let ra = s.files[file as usize].ra;
+    assert_eq!((ra.start, ra.size, ra.async_size), (256, 128, 128));
+    assert_eq!(resident(&s, file, 4000), (0..384).collect::<Vec<_>>());
+    assert_eq!(marked(&s, file, 4000), vec![256]);
+}
+
+#[test]
+fn readahead_stops_at_end_of_file() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let file = s.add_file("f", 10).unwrap();
+    read(&mut s, file, 0, 1);
+    read(&mut s, file, 1, 1);
+    assert_eq!(resident(&s, file, 10), (0..10).collect::<Vec<_>>());
+    assert_eq!(s.acc.file_pages_read, 10);
+    // The second window (4..12, async 8) is cut to 4..10; its mark index
+    // nr - lookahead wraps below zero, so nothing is marked.
+    assert!(marked(&s, file, 10).is_empty());
+    // A read past the end is cut at the end, the rest counted out of range.
+    read(&mut s, file, 8, 5);
+    assert_eq!(s.acc.out_of_range, 3);
+}
+
+#[test]
+fn readahead_pages_go_through_refault_detection() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let file = s.add_file("f", 100).unwrap();
+    let shadow = Shadow {
+        eviction: 0,
+        memcg_id: 1,
+        workingset: true,
+    }
+    .pack();
+    *s.files[file as usize].slot_mut(2) = shadow;
+    read(&mut s, file, 0, 1);
+    assert_eq!(resident(&s, file, 100), vec![0, 1, 2, 3]);
+    assert_eq!(s.vm.workingset_refault_file, 1);
+    assert_eq!(s.vm.workingset_activate_file, 1);
+    assert_eq!(list_of(&s, file_folio(&s, file, 2)), LruList::ActiveFile);
+}
+
+#[test]
+fn mmap_read_around_then_fault_around() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let task = s.add_task("t");
+    let file = s.add_file("f", 1000).unwrap();
+    let vma = s.mmap_file(task, file, 0, 1000, false).unwrap();
+    // Major fault at 100: read-around 84..116 (ra_pages centred), async
+    // quarter marked at 84 + 32 - 8 = 108; only the faulting page is mapped.
+    fault(&mut s, vma, 100);
+    assert_eq!(resident(&s, file, 1000), (84..116).collect::<Vec<_>>());
+    assert_eq!(marked(&s, file, 1000), vec![108]);
+    assert_eq!((s.vm.pgfault, s.vm.pgmajfault), (1, 1));
+    let mapped = |s: &Sim| -> Vec<u32> {
+        (0..1000)
+            .filter(|&i| s.vmas[vma as usize].pte(i) & crate::mem::pagetable::PTE_PRESENT != 0)
+            .collect()
+    };
+    assert_eq!(mapped(&s), vec![100]);
+    // Minor fault at 101: fault-around maps the cached 96..112 except the
+    // marked 108, and the fault is done without filemap_fault.
+    fault(&mut s, vma, 101);
+    let want: Vec<u32> = (96..112).filter(|&i| i != 108).collect();
+    assert_eq!(mapped(&s), want);
+    assert_eq!((s.vm.pgfault, s.vm.pgmajfault), (2, 1));
+    // Fault at 108: cached and marked: async readahead of the next window,
+    // 116..148, marked at 116.
+    fault(&mut s, vma, 108);
+    assert_eq!(resident(&s, file, 1000), (84..148).collect::<Vec<_>>());
+    assert_eq!(marked(&s, file, 1000), vec![116]);
+    assert_eq!(s.vm.pgmajfault, 1);
+}
+
+#[test]
+fn madv_random_mapping_faults_one_page_at_a_time() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let task = s.add_task("t");
+    let file = s.add_file("f", 1000).unwrap();
+    let vma = s.mmap_file(task, file, 0, 1000, false).unwrap();
+    s.madvise(vma, Advice::Random).unwrap();
+    fault(&mut s, vma, 100);
+    fault(&mut s, vma, 101);
+    assert_eq!(resident(&s, file, 1000), vec![100, 101]);
+    assert_eq!(s.vm.pgmajfault, 2);
+}
+
+#[test]
+fn mmap_miss_beyond_lotsamiss_stops_read_around() {
+    let mut cfg_machine = machine(PolicyName::Cost, 1 << 16, None);
+    cfg_machine.cfg.fault_around_bytes = 4096;
+    let mut s = cfg_machine;
+    let task = s.add_task("t");
+    let file = s.add_file("f", 8000).unwrap();
+    let vma = s.mmap_file(task, file, 0, 8000, false).unwrap();
+    // 100 misses 64 pages apart: each reads a 32-page window (the first is
+    // clamped at offset 0 to 0..32).
+    for k in 0..100 {
+        fault(&mut s, vma, k * 64 + 16);
+    }
+    assert_eq!(s.acc.file_pages_read, 100 * 32);
+    assert_eq!(s.vmas[vma as usize].file_ra.mmap_miss, 100);
+    // The 101st miss makes mmap_miss 101 > MMAP_LOTSAMISS: just the page.
+    fault(&mut s, vma, 100 * 64 + 16);
+    assert_eq!(s.acc.file_pages_read, 100 * 32 + 1);
+}
+
+#[test]
+fn async_readahead_in_flight_is_waited_for() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let file = s.add_file("f", 1000).unwrap();
+    read(&mut s, file, 0, 1);
+    read(&mut s, file, 1, 1); // marker: async 4..12 submitted, not waited for
+    let ra = s.files[file as usize].ra;
+    assert_eq!((ra.inflight_start, ra.inflight_end), (4, 12));
+    assert!(s.clock < ra.inflight_done);
+    read(&mut s, file, 4, 1); // must wait for the in-flight window
+    assert!(s.clock >= ra.inflight_done);
+}
