@@ -60,6 +60,7 @@ pub mod mem;
 pub mod memcg;
 pub mod memcontrol_v1;
 pub mod oom;
+pub mod page_alloc;
 pub mod psi;
 pub mod readahead;
 pub mod reclaim;

@@ -1,0 +1,519 @@
+//! The buddy page allocator of one zone, modelled on mm/page_alloc.c and
+//! include/linux/mmzone.h of Linux v6.12.
+//!
+//! A [`Zone`] owns a PFN range, free lists per order (`0..=MAX_PAGE_ORDER`)
+//! and per migrate type, and one migrate type per pageblock
+//! (`pageblock_order` = 9). Allocation takes the smallest fitting block of
+//! the wanted type (`__rmqueue_smallest`) and splits it (`expand`); when
+//! that type has nothing, it falls back along the kernel's `fallbacks[]`
+//! table and may claim a whole pageblock (`__rmqueue_fallback`,
+//! `steal_suitable_fallback`). Freeing merges with the buddy
+//! (`__free_one_page`). Per-CPU page lists, HIGHATOMIC, CMA and isolation
+//! are not modelled. The module is not yet wired into `Sim`: the simulator
+//! still keeps its own free-page count.
+//!
+//! Free lists are intrusive doubly-linked lists over two `u32` arrays
+//! indexed by PFN (8 host bytes per page frame), added at the head or the
+//! tail exactly where the kernel does, so list contents are comparable to
+//! the kernel's.
+
+use serde::Serialize;
+
+/// `MAX_PAGE_ORDER` (include/linux/mmzone.h, v6.12): the largest buddy order.
+pub const MAX_PAGE_ORDER: usize = 10;
+/// `NR_PAGE_ORDERS`: orders `0..=MAX_PAGE_ORDER`.
+pub const NR_PAGE_ORDERS: usize = MAX_PAGE_ORDER + 1;
+/// `pageblock_order` on x86-64 with 4 KiB pages (`HUGETLB_PAGE_ORDER`).
+pub const PAGEBLOCK_ORDER: usize = 9;
+/// Pages per pageblock (`pageblock_nr_pages`).
+pub const PAGEBLOCK_NR_PAGES: u64 = 1 << PAGEBLOCK_ORDER;
+
+const NONE: u32 = u32::MAX;
+const NOT_FREE: u8 = u8::MAX;
+
+/// Page mobility types (`enum migratetype`, v6.12), in the kernel's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum MigrateType {
+    /// `MIGRATE_UNMOVABLE`: kernel allocations that cannot move.
+    Unmovable = 0,
+    /// `MIGRATE_MOVABLE`: user pages and page cache.
+    Movable = 1,
+    /// `MIGRATE_RECLAIMABLE`: slab caches that a shrinker can free.
+    Reclaimable = 2,
+}
+
+/// `MIGRATE_PCPTYPES`: the types with free lists here.
+pub const MIGRATE_TYPES: usize = 3;
+
+impl MigrateType {
+    /// All modelled types in index order.
+    pub const ALL: [MigrateType; MIGRATE_TYPES] = [
+        MigrateType::Unmovable,
+        MigrateType::Movable,
+        MigrateType::Reclaimable,
+    ];
+
+    /// The kernel's name, as `/proc/pagetypeinfo` prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MigrateType::Unmovable => "Unmovable",
+            MigrateType::Movable => "Movable",
+            MigrateType::Reclaimable => "Reclaimable",
+        }
+    }
+
+    /// The types to try, in order, when this type's lists are empty:
+    /// `fallbacks[]` of mm/page_alloc.c (v6.12).
+    pub fn fallbacks(self) -> [MigrateType; 2] {
+        match self {
+            MigrateType::Unmovable => [MigrateType::Reclaimable, MigrateType::Movable],
+            MigrateType::Movable => [MigrateType::Reclaimable, MigrateType::Unmovable],
+            MigrateType::Reclaimable => [MigrateType::Unmovable, MigrateType::Movable],
+        }
+    }
+}
+
+/// `__find_buddy_pfn` (mm/internal.h): the buddy of a block differs in bit `order`.
+#[inline]
+pub fn find_buddy_pfn(pfn: u64, order: usize) -> u64 {
+    pfn ^ (1 << order)
+}
+
+/// `can_steal_fallback` (mm/page_alloc.c, v6.12, with mobility grouping on):
+/// may an allocation of `order` for `start` claim the pageblock it falls back to?
+pub fn can_steal_fallback(order: usize, start: MigrateType) -> bool {
+    order >= PAGEBLOCK_ORDER / 2 || start != MigrateType::Movable
+}
+
+/// One zone (`struct zone`): its PFN span, free areas and pageblock types.
+#[derive(Debug, Clone)]
+pub struct Zone {
+    /// The kernel's zone name (`Normal`, `DMA32`, ...).
+    pub name: &'static str,
+    /// First PFN (`zone_start_pfn`); must be `MAX_PAGE_ORDER`-aligned.
+    pub start_pfn: u64,
+    /// Pages spanned (`spanned_pages`).
+    pub spanned_pages: u64,
+    /// Pages handed to the buddy allocator (`managed_pages`).
+    pub managed_pages: u64,
+    free_pages: u64,
+    nr_free: [u64; NR_PAGE_ORDERS],
+    heads: [[u32; MIGRATE_TYPES]; NR_PAGE_ORDERS],
+    next: Vec<u32>,
+    prev: Vec<u32>,
+    /// Order of the free block headed here, or `NOT_FREE` (`PageBuddy` + `buddy_order`).
+    free_order: Vec<u8>,
+    /// Migrate type per pageblock (`pageblock_flags`).
+    block_type: Vec<MigrateType>,
+    /// Migrate type each allocated block was asked for, per head page; used
+    /// to count "alike" pages when a pageblock is claimed.
+    alloc_type: Vec<u8>,
+}
+
+/// Free blocks per order per migrate type, and pageblocks per type:
+/// the two tables of `/proc/pagetypeinfo`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PageTypeInfo {
+    /// Type names, in row order.
+    pub types: Vec<&'static str>,
+    /// `free_blocks[type][order]`.
+    pub free_blocks: Vec<[u64; NR_PAGE_ORDERS]>,
+    /// Pageblocks of each type.
+    pub pageblocks: Vec<u64>,
+}
+
+impl Zone {
+    /// A zone of `nr_pages` pages from `start_pfn`, all freed to the buddy
+    /// allocator with every pageblock `MIGRATE_MOVABLE`, as
+    /// `memmap_init_range` and `memblock_free_pages` → `__free_pages_core`
+    /// (FPI_TO_TAIL) leave it (mm/mm_init.c, v6.12).
+    pub fn new(name: &'static str, start_pfn: u64, nr_pages: u64) -> Zone {
+        assert_eq!(
+            start_pfn % (1 << MAX_PAGE_ORDER),
+            0,
+            "zone start must be MAX_PAGE_ORDER-aligned"
+        );
+        let n = nr_pages as usize;
+        let blocks = nr_pages.div_ceil(PAGEBLOCK_NR_PAGES) as usize;
+        let mut zone = Zone {
+            name,
+            start_pfn,
+            spanned_pages: nr_pages,
+            managed_pages: nr_pages,
+            free_pages: 0,
+            nr_free: [0; NR_PAGE_ORDERS],
+            heads: [[NONE; MIGRATE_TYPES]; NR_PAGE_ORDERS],
+            next: vec![NONE; n],
+            prev: vec![NONE; n],
+            free_order: vec![NOT_FREE; n],
+            block_type: vec![MigrateType::Movable; blocks],
+            alloc_type: vec![MigrateType::Movable as u8; n],
+        };
+        // Free in the largest naturally aligned chunks that fit.
+        let mut pfn = start_pfn;
+        let end = start_pfn + nr_pages;
+        while pfn < end {
+            let mut order = MAX_PAGE_ORDER;
+            while !pfn.is_multiple_of(1 << order) || pfn + (1 << order) > end {
+                order -= 1;
+            }
+            zone.free_one_page(pfn, order, true);
+            pfn += 1 << order;
+        }
+        zone
+    }
+
+    /// Free pages in the zone (`NR_FREE_PAGES`).
+    pub fn free_pages(&self) -> u64 {
+        self.free_pages
+    }
+
+    /// The migrate type of the pageblock holding `pfn` (`get_pfnblock_migratetype`).
+    pub fn pageblock_type(&self, pfn: u64) -> MigrateType {
+        self.block_type[self.block_index(pfn)]
+    }
+
+    fn idx(&self, pfn: u64) -> usize {
+        (pfn - self.start_pfn) as usize
+    }
+
+    fn block_index(&self, pfn: u64) -> usize {
+        ((pfn - self.start_pfn) >> PAGEBLOCK_ORDER) as usize
+    }
+
+    fn in_zone(&self, pfn: u64) -> bool {
+        pfn >= self.start_pfn && pfn < self.start_pfn + self.spanned_pages
+    }
+
+    fn set_range_type(&mut self, pfn: u64, order: usize, mt: MigrateType) {
+        let first = self.block_index(pfn);
+        let count = (1usize << order.saturating_sub(PAGEBLOCK_ORDER)).max(1);
+        for block in first..(first + count).min(self.block_type.len()) {
+            self.block_type[block] = mt;
+        }
+    }
+
+    /// `__add_to_free_list`: at the head, or the tail when a merge is likely.
+    fn add_to_free_list(&mut self, pfn: u64, order: usize, mt: MigrateType, tail: bool) {
+        let i = self.idx(pfn);
+        let head = self.heads[order][mt as usize];
+        self.free_order[i] = order as u8;
+        if head == NONE {
+            self.next[i] = NONE;
+            self.prev[i] = NONE;
+            self.heads[order][mt as usize] = i as u32;
+        } else if tail {
+            // Walk to the tail: tail adds happen at boot and on merges, lists are short.
+            let mut last = head as usize;
+            while self.next[last] != NONE {
+                last = self.next[last] as usize;
+            }
+            self.next[last] = i as u32;
+            self.prev[i] = last as u32;
+            self.next[i] = NONE;
+        } else {
+            self.next[i] = head;
+            self.prev[i] = NONE;
+            self.prev[head as usize] = i as u32;
+            self.heads[order][mt as usize] = i as u32;
+        }
+        self.nr_free[order] += 1;
+        self.free_pages += 1 << order;
+    }
+
+    /// `__del_page_from_free_list`.
+    fn del_from_free_list(&mut self, pfn: u64, order: usize, mt: MigrateType) {
+        let i = self.idx(pfn);
+        let (p, n) = (self.prev[i], self.next[i]);
+        if p == NONE {
+            self.heads[order][mt as usize] = n;
+        } else {
+            self.next[p as usize] = n;
+        }
+        if n != NONE {
+            self.prev[n as usize] = p;
+        }
+        self.free_order[i] = NOT_FREE;
+        self.nr_free[order] -= 1;
+        self.free_pages -= 1 << order;
+    }
+
+    /// The type of the list a free block is on: its head's pageblock type
+    /// (the v6.10+ invariant that free lists match pageblock types).
+    fn free_block_type(&self, pfn: u64) -> MigrateType {
+        self.pageblock_type(pfn)
+    }
+
+    /// `page_is_buddy` + `find_buddy_page_pfn`: the buddy PFN if it is a free block of `order`.
+    fn free_buddy(&self, pfn: u64, order: usize) -> Option<u64> {
+        let buddy = find_buddy_pfn(pfn, order);
+        (self.in_zone(buddy) && self.free_order[self.idx(buddy)] == order as u8).then_some(buddy)
+    }
+
+    /// `__free_one_page` (mm/page_alloc.c, v6.12): merge with free buddies up
+    /// to `MAX_PAGE_ORDER`; the buddy's pageblock takes the freed block's
+    /// type; the result goes to the tail when `to_tail` (FPI_TO_TAIL) or when
+    /// `buddy_merge_likely`, else to the head.
+    fn free_one_page(&mut self, mut pfn: u64, mut order: usize, to_tail: bool) {
+        let mt = self.pageblock_type(pfn);
+        while order < MAX_PAGE_ORDER {
+            let Some(buddy) = self.free_buddy(pfn, order) else {
+                break;
+            };
+            let buddy_mt = self.free_block_type(buddy);
+            self.del_from_free_list(buddy, order, buddy_mt);
+            if buddy_mt != mt {
+                self.set_range_type(buddy, order, mt);
+            }
+            pfn &= buddy;
+            order += 1;
+        }
+        if order >= PAGEBLOCK_ORDER {
+            self.set_range_type(pfn, order, mt);
+        }
+        let tail = to_tail || self.buddy_merge_likely(pfn, order);
+        self.add_to_free_list(pfn, order, mt, tail);
+    }
+
+    /// `buddy_merge_likely`: is the buddy of the next-higher block free?
+    fn buddy_merge_likely(&self, pfn: u64, order: usize) -> bool {
+        if order >= MAX_PAGE_ORDER - 1 {
+            return false;
+        }
+        let higher = find_buddy_pfn(pfn, order) & pfn;
+        self.free_buddy(higher, order + 1).is_some()
+    }
+
+    /// `expand` (v6.12): split a block of `high` down to `low`, putting each
+    /// upper half on the `mt` list at the head.
+    fn expand(&mut self, pfn: u64, low: usize, mut high: usize, mt: MigrateType) {
+        while high > low {
+            high -= 1;
+            self.add_to_free_list(pfn + (1 << high), high, mt, false);
+        }
+    }
+
+    /// `__rmqueue_smallest` (v6.12): the first block of `mt` from `order` up, split down.
+    fn rmqueue_smallest(&mut self, order: usize, mt: MigrateType) -> Option<u64> {
+        for current in order..NR_PAGE_ORDERS {
+            let head = self.heads[current][mt as usize];
+            if head == NONE {
+                continue;
+            }
+            let pfn = self.start_pfn + head as u64;
+            self.del_from_free_list(pfn, current, mt);
+            self.expand(pfn, order, current, mt);
+            return Some(pfn);
+        }
+        None
+    }
+
+    /// `find_suitable_fallback` (v6.12, `only_stealable` false): the first
+    /// fallback type with a free block at `order`, and whether it may be claimed.
+    fn find_suitable_fallback(
+        &self,
+        order: usize,
+        start: MigrateType,
+    ) -> Option<(MigrateType, bool)> {
+        if self.nr_free[order] == 0 {
+            return None;
+        }
+        start
+            .fallbacks()
+            .into_iter()
+            .find(|&mt| self.heads[order][mt as usize] != NONE)
+            .map(|mt| (mt, can_steal_fallback(order, start)))
+    }
+
+    /// `__rmqueue_fallback` (v6.12, without ALLOC_NOFRAGMENT): search from
+    /// the largest order down; a movable allocation that may not claim the
+    /// block takes the smallest block instead (`find_smallest`).
+    fn rmqueue_fallback(&mut self, order: usize, start: MigrateType) -> Option<u64> {
+        let mut found = None;
+        for current in (order..NR_PAGE_ORDERS).rev() {
+            if let Some((mt, can_steal)) = self.find_suitable_fallback(current, start) {
+                if !can_steal && start == MigrateType::Movable && current > order {
+                    found = (order..NR_PAGE_ORDERS).find_map(|o| {
+                        self.find_suitable_fallback(o, start)
+                            .map(|(mt, s)| (o, mt, s))
+                    });
+                } else {
+                    found = Some((current, mt, can_steal));
+                }
+                break;
+            }
+        }
+        let (current, block_mt, can_steal) = found?;
+        let pfn = self.start_pfn + self.heads[current][block_mt as usize] as u64;
+        Some(self.steal_suitable_fallback(pfn, current, order, start, block_mt, can_steal))
+    }
+
+    /// `steal_suitable_fallback` (v6.12): claim the whole range when the
+    /// block is at least a pageblock; else claim the pageblock when its free
+    /// plus alike pages reach half of it (`move_freepages_block`), then
+    /// allocate from the claimed type; otherwise take just this block.
+    fn steal_suitable_fallback(
+        &mut self,
+        pfn: u64,
+        current: usize,
+        order: usize,
+        start: MigrateType,
+        block_mt: MigrateType,
+        whole_block: bool,
+    ) -> u64 {
+        if current >= PAGEBLOCK_ORDER {
+            self.del_from_free_list(pfn, current, block_mt);
+            self.set_range_type(pfn, current, start);
+            self.expand(pfn, order, current, start);
+            return pfn;
+        }
+        if whole_block {
+            let (free, alike) = self.count_block(pfn, start, block_mt);
+            if free + alike >= PAGEBLOCK_NR_PAGES / 2 {
+                self.move_freepages_block(pfn, block_mt, start);
+                return self
+                    .rmqueue_smallest(order, start)
+                    .expect("claimed block has free pages");
+            }
+        }
+        self.del_from_free_list(pfn, current, block_mt);
+        self.expand(pfn, order, current, block_mt);
+        pfn
+    }
+
+    /// Free pages and "alike" allocated pages in the pageblock of `pfn`: for a
+    /// movable claim the pages allocated movable; for others, when the block
+    /// is not movable, every allocated page that is not movable (v6.12).
+    fn count_block(&self, pfn: u64, start: MigrateType, block_mt: MigrateType) -> (u64, u64) {
+        let first = self.start_pfn + ((self.block_index(pfn) as u64) << PAGEBLOCK_ORDER);
+        let end = (first + PAGEBLOCK_NR_PAGES).min(self.start_pfn + self.spanned_pages);
+        let (mut free, mut movable, mut p) = (0, 0, first);
+        while p < end {
+            let i = self.idx(p);
+            if self.free_order[i] != NOT_FREE {
+                let size = 1u64 << self.free_order[i];
+                free += size;
+                p += size;
+            } else {
+                movable += u64::from(self.alloc_type[i] == MigrateType::Movable as u8);
+                p += 1;
+            }
+        }
+        let alike = if start == MigrateType::Movable {
+            movable
+        } else if block_mt == MigrateType::Movable {
+            0
+        } else {
+            (end - first) - free - movable
+        };
+        (free, alike)
+    }
+
+    /// `move_freepages_block`: move every free block of the pageblock to `to`'s lists.
+    fn move_freepages_block(&mut self, pfn: u64, from: MigrateType, to: MigrateType) {
+        let first = self.start_pfn + ((self.block_index(pfn) as u64) << PAGEBLOCK_ORDER);
+        let end = (first + PAGEBLOCK_NR_PAGES).min(self.start_pfn + self.spanned_pages);
+        let mut p = first;
+        let mut moved = Vec::new();
+        while p < end {
+            let o = self.free_order[self.idx(p)];
+            if o == NOT_FREE {
+                p += 1;
+            } else {
+                self.del_from_free_list(p, o as usize, from);
+                moved.push((p, o as usize));
+                p += 1 << o;
+            }
+        }
+        self.set_range_type(first, PAGEBLOCK_ORDER, to);
+        for (p, o) in moved {
+            self.add_to_free_list(p, o, to, true);
+        }
+    }
+
+    /// `__rmqueue` (v6.12, no CMA): allocate `1 << order` pages of `mt`,
+    /// returning the head PFN, or `None` when no block is large enough.
+    pub fn alloc_pages(&mut self, order: usize, mt: MigrateType) -> Option<u64> {
+        assert!(order <= MAX_PAGE_ORDER);
+        let pfn = self
+            .rmqueue_smallest(order, mt)
+            .or_else(|| self.rmqueue_fallback(order, mt))?;
+        let i = self.idx(pfn);
+        self.alloc_type[i..i + (1 << order)].fill(mt as u8);
+        Some(pfn)
+    }
+
+    /// `__free_pages` → `__free_one_page`: return a block allocated by
+    /// [`Zone::alloc_pages`] with the same order.
+    pub fn free_pages_block(&mut self, pfn: u64, order: usize) {
+        debug_assert!(self.in_zone(pfn) && pfn.is_multiple_of(1 << order));
+        self.free_one_page(pfn, order, false);
+    }
+
+    /// `__zone_watermark_ok` (mm/page_alloc.c, v6.12, no reserves, CMA or
+    /// highatomic): free pages minus the `(1 << order) - 1` unusable for this
+    /// order must exceed `mark`, and for order > 0 some list of at least
+    /// `order` must hold a free block.
+    pub fn watermark_ok(&self, order: usize, mark: u64) -> bool {
+        let free = self.free_pages as i64 - ((1i64 << order) - 1);
+        if free <= mark as i64 {
+            return false;
+        }
+        if order == 0 {
+            return true;
+        }
+        (order..NR_PAGE_ORDERS)
+            .any(|o| self.nr_free[o] > 0 && self.heads[o].iter().any(|&h| h != NONE))
+    }
+
+    /// Free blocks per order (`/proc/buddyinfo`'s numbers).
+    pub fn buddyinfo(&self) -> [u64; NR_PAGE_ORDERS] {
+        self.nr_free
+    }
+
+    /// The `/proc/buddyinfo` line: `Node 0, zone   Normal  n0 ... n10`.
+    pub fn buddyinfo_line(&self, node: usize) -> String {
+        let mut line = format!("Node {node}, zone {:>8}", self.name);
+        for n in self.nr_free {
+            line.push_str(&format!(" {n:6}"));
+        }
+        line
+    }
+
+    /// The PFNs on one free list, head first.
+    pub fn free_list(&self, order: usize, mt: MigrateType) -> Vec<u64> {
+        let mut out = Vec::new();
+        let mut i = self.heads[order][mt as usize];
+        while i != NONE {
+            out.push(self.start_pfn + i as u64);
+            i = self.next[i as usize];
+        }
+        out
+    }
+
+    /// The `/proc/pagetypeinfo` tables.
+    pub fn pagetypeinfo(&self) -> PageTypeInfo {
+        let mut pageblocks = vec![0; MIGRATE_TYPES];
+        for &mt in &self.block_type {
+            pageblocks[mt as usize] += 1;
+        }
+        PageTypeInfo {
+            types: MigrateType::ALL.iter().map(|m| m.name()).collect(),
+            free_blocks: MigrateType::ALL
+                .iter()
+                .map(|&mt| std::array::from_fn(|o| self.free_list(o, mt).len() as u64))
+                .collect(),
+            pageblocks,
+        }
+    }
+
+    /// Host bytes per page frame of this model: `next`/`prev` links, the free
+    /// order and the allocation type (4 + 4 + 1 + 1), plus the pageblock types.
+    pub fn host_bytes_per_page() -> usize {
+        10
+    }
+}
+
+#[cfg(test)]
+#[path = "page_alloc_tests.rs"]
+mod tests;
