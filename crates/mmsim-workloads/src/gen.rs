@@ -21,7 +21,7 @@ use mmsim_trace::{Densifier, Format, Record, TraceReader};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_distr::{Distribution, Zipf};
 use rand_pcg::Pcg64Mcg;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::WorkloadError;
 use crate::models::dd::DdGen;
@@ -202,7 +202,7 @@ impl Writes {
 }
 
 /// What a trace replay read, for reports.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TraceReport {
     /// The workload's name.
     pub workload: String,
@@ -213,7 +213,7 @@ pub struct TraceReport {
     /// Whether the format was detected (`format = "auto"`) rather than given.
     pub format_detected: bool,
     /// Why detection chose the format (absent when it was given).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detected_because: Option<String>,
     /// Compression detected from the content (`none`, `gzip`, `xz`, `zstd`).
     pub compression: String,

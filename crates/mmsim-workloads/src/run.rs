@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use mmsim_core::{Event, MachineConfig, RunResult, Sim};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::WorkloadError;
 use crate::gen::{workload_seed, Generator, TraceReport};
@@ -38,7 +38,7 @@ impl std::fmt::Debug for RunOptions<'_> {
 }
 
 /// One workload's line in the result.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkloadReport {
     /// Its name (also its task's).
     pub name: String,
@@ -63,12 +63,12 @@ pub struct WorkloadReport {
 /// Serialized (JSON) with the `RunResult` fields at the top level (`accesses`, `hits`,
 /// `misses`, `miss_ratio`, `vmstat`, `psi`, `runtime_s`, …) next to `scenario`, `seed`,
 /// `machine`, `workloads` and `trace`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioResult {
     /// The scenario's name.
     pub scenario: String,
     /// Its description.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The seed used.
     pub seed: u64,
