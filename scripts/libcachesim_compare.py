@@ -12,11 +12,11 @@ Usage (from the repository root, after `cargo build --release`):
 
     # a larger trace: the w106 u32 array as oracleGeneral records (next access -1)
     python3 scripts/libcachesim_compare.py --u32le-to-oracle \
-        ../shared/traces/cloudphysics/w106.trace.xz /tmp/w106.oracleGeneral.bin
+        data/traces/cloudphysics/w106.trace.xz /tmp/w106.oracleGeneral.bin
 
     python3 -m venv /tmp/lcs && /tmp/lcs/bin/pip install libcachesim
     /tmp/lcs/bin/python scripts/libcachesim_compare.py \
-        ../shared/traces/libcachesim/cloudPhysicsIO.oracleGeneral.bin 1000,10000 --repeat 7
+        data/traces/libcachesim/cloudPhysicsIO.oracleGeneral.bin 1000,10000 --repeat 7
 """
 
 import argparse

@@ -1,8 +1,8 @@
-//! Replays the groundtruth program `zp.c` (../shared/groundtruth/zp.c): 400 MiB
+//! Replays the groundtruth program `zp.c` (a C program run on the host kernel): 400 MiB
 //! of anonymous memory written once, then read and written once more, in a
 //! 256 MiB memory cgroup with swap on an SSD-backed swapfile, and prints the
 //! swap counters to compare with the host kernel's run
-//! (../shared/groundtruth/results/host-anon-swap-accounting.txt:
+//! (the host's anon-swap accounting run:
 //! pswpin 102,442, pswpout 146,921, pgmajfault 12,811, swap_ra 89,632).
 //! mmsim gave pswpin 73,705 until reclaim completed writeback while it ran
 //! (see VALIDATION.md, case anon-seq-swap); it now agrees within 0.1 %.

@@ -2,8 +2,8 @@
 //!
 //! mmsim simulates Linux memory management; to validate it, the same workload has to run
 //! on a real kernel and in the simulator, and the counters compared (page faults here;
-//! the memcg's `memory.stat`, `/proc/vmstat` and tracepoints around it, see
-//! `shared/groundtruth/README.md`). `mmsim-probe` is that workload: it takes an mmsim
+//! the memcg's `memory.stat`, `/proc/vmstat` and tracepoints around it, as the
+//! ground-truth runs collect them). `mmsim-probe` is that workload: it takes an mmsim
 //! scenario (a TOML file or an embedded name, as `mmsim run` does) and executes, in one
 //! process, **the very event stream mmsim feeds its simulator**: the events come from
 //! [`mmsim_workloads::EventStream`], the one implementation of the generators and of

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use mmsim_trace::{convert, convert_file, Format, NativeOptions, NativeWriter, TraceReader};
 
-const TRACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces");
+const TRACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/traces");
 
 fn trace(rel: &str) -> PathBuf {
     Path::new(TRACES).join(rel)

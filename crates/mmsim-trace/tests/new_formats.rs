@@ -1,5 +1,5 @@
 //! Exact counts for the formats added after text/lirs/arc/oracle-general, on the real traces
-//! in `../shared/traces` (see its README.md) or on small excerpts written here. The
+//! in `data/traces` (see its README.md and SOURCES.md) or on small excerpts written here. The
 //! expected numbers were computed independently (a short Python script over the same
 //! files: struct/csv parsing, page = byte offset // 4096), not copied from the reader.
 
@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use mmsim_trace::filemap::key as file_key;
 use mmsim_trace::{convert, Format, NativeWriter, ReadOptions, ReadStats, Record, TraceReader};
 
-const TRACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces");
+const TRACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/traces");
 
 fn trace(rel: &str) -> PathBuf {
     let p = Path::new(TRACES).join(rel);

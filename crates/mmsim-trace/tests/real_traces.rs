@@ -1,4 +1,4 @@
-//! Exact counts on the real traces in `../shared/traces` (see its README.md).
+//! Exact counts on the real traces in `data/traces` (see its README.md and SOURCES.md).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -7,13 +7,13 @@ use mmsim_trace::{
     sniff_format, Compression, Densifier, Format, OracleRecord, ReadStats, Record, TraceReader,
 };
 
-const TRACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces");
+const TRACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/traces");
 
 fn trace(rel: &str) -> PathBuf {
     let p = Path::new(TRACES).join(rel);
     assert!(
         p.exists(),
-        "real trace {} is missing (tests expect the shared traces next to the workspace)",
+        "real trace {} is missing (tests expect the traces in data/traces)",
         p.display()
     );
     p

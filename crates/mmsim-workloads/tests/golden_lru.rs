@@ -1,6 +1,6 @@
 //! Golden tests: plain LRU on real traces must reproduce published results exactly.
 //!
-//! The reference numbers are those of `/work/shared/traces/README.md`, "Reference results
+//! The reference numbers are those of `data/traces/README.md`, "Reference results
 //! for plain LRU" (cold start, compulsory misses counted, unit-size entries). Each run is
 //! a scenario with policy `lru`, `memcg_max` = the cache size in pages, a machine large
 //! enough that only the memcg limit evicts, and one trace workload reading a file.
@@ -15,7 +15,7 @@ use mmsim_workloads::{
 
 fn trace(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces")
+        .join("../../data/traces")
         .join(rel)
 }
 

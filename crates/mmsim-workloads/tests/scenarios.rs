@@ -12,7 +12,7 @@ use mmsim_workloads::{
 
 fn trace(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces")
+        .join("../../data/traces")
         .join(rel)
 }
 

@@ -12,10 +12,10 @@ pub fn mmsim() -> Command {
     Command::cargo_bin("mmsim").unwrap()
 }
 
-/// A trace of ../shared/traces by its relative path.
+/// A trace of data/traces by its relative path.
 pub fn trace(rel: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces")
+        .join("../../data/traces")
         .join(rel)
         .display()
         .to_string()
