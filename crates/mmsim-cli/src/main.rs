@@ -137,7 +137,7 @@ fn main() -> ExitCode {
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     if matches!(
         cli.command,
-        None | Some(Command::Run(_) | Command::Compare(_))
+        None | Some(Command::Run(_) | Command::Compare(_) | Command::Trace(_))
     ) {
         progress::install_sigint_handler();
     }
@@ -166,6 +166,9 @@ fn main() -> ExitCode {
                 return ExitCode::from(EXIT_FAILURE);
             }
             eprintln!("error: {}", chain_message(&err));
+            if err.chain().any(|e| e.is::<progress::Interrupted>()) {
+                return ExitCode::from(progress::EXIT_INTERRUPTED);
+            }
             ExitCode::from(if is_bad_input(&err) {
                 EXIT_BAD_INPUT
             } else {

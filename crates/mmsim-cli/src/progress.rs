@@ -34,6 +34,19 @@ pub fn install_sigint_handler() {
     });
 }
 
+/// Ctrl-C stopped a command that has no partial result to print (`trace`); exits
+/// with [`EXIT_INTERRUPTED`].
+#[derive(Debug)]
+pub struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted (Ctrl-C)")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
 /// Whether Ctrl-C was pressed.
 pub fn cancelled() -> bool {
     CANCEL.load(Ordering::Relaxed)
