@@ -176,6 +176,48 @@ pub fn cgroups(groups: &BTreeMap<String, MemcgReport>) -> String {
 
 /// The report: machine header, results, PSI, memory cgroups (when there are groups
 /// besides `/`), vmstat, trace statistics.
+/// The `cgroups` line's parenthesis: the machine's hierarchy, the groups whose knobs
+/// are of the other version (a `version` of their own or their parent's), and the
+/// soft-limit design when a group has a soft limit, e.g. `cgroup v2; v1 knobs: /v1;
+/// soft limits reclaimed by the tree design`.
+fn cgroup_versions(s: &Scenario) -> String {
+    let m = &s.machine;
+    let machine = match m.cgroup_version {
+        mmsim_core::config::CgroupVersion::V1 => "v1",
+        mmsim_core::config::CgroupVersion::V2 => "v2",
+    };
+    let mut text = format!("cgroup {machine}");
+    // Parents come before their children, so one pass inherits versions.
+    let mut version: BTreeMap<&str, Option<&str>> = BTreeMap::new();
+    let mut other = Vec::new();
+    for c in &s.cgroups {
+        let parent = match c.path.rsplit_once('/') {
+            Some((p, _)) if !p.is_empty() => p,
+            _ => "/",
+        };
+        let v = c
+            .version
+            .map(|v| v.name())
+            .or(version.get(parent).copied().flatten());
+        version.insert(c.path.as_str(), v);
+        if v.is_some_and(|v| v != machine) && c.path != "/" {
+            other.push(c.path.as_str());
+        }
+    }
+    if !other.is_empty() {
+        let knobs = if machine == "v1" { "v2" } else { "v1" };
+        text.push_str(&format!("; {knobs} knobs: {}", other.join(", ")));
+    }
+    if s.cgroups.iter().any(|c| c.soft_limit.is_some()) {
+        let design = toml::Value::try_from(m.soft_limit_reclaim)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        text.push_str(&format!("; soft limits reclaimed by the {design} design"));
+    }
+    text
+}
+
 pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: bool) -> String {
     let m = &s.machine;
     let rr = &r.result;
@@ -268,20 +310,10 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
     );
     if s.cgroups.iter().any(|c| c.path != "/") {
         let paths: Vec<&str> = s.cgroups.iter().map(|c| c.path.as_str()).collect();
-        let v1 = m.cgroup_version == mmsim_core::config::CgroupVersion::V1;
-        let soft = s.cgroups.iter().any(|c| c.soft_limit.is_some());
-        let how = match (v1, soft, m.soft_limit_reclaim) {
-            (false, _, _) => " (cgroup v2)".to_string(),
-            (true, false, _) => " (cgroup v1)".to_string(),
-            (true, true, d) => format!(
-                " (cgroup v1; soft limits reclaimed by the {} design)",
-                toml::Value::try_from(d)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default()
-            ),
-        };
-        line("cgroups", format!("{}{how}", paths.join(", ")));
+        line(
+            "cgroups",
+            format!("{} ({})", paths.join(", "), cgroup_versions(s)),
+        );
     }
     if !s.cgroup_changes.is_empty() || !s.cgroup_cycles.is_empty() || !s.cgroup_moves.is_empty() {
         line(

@@ -381,3 +381,38 @@ fn seed_004_scenarios_are_listed() {
         .collect();
     assert!(cols.windows(2).all(|w| w[0] == w[1]), "{text}");
 }
+
+/// The `cgroups` line names the groups whose knobs are of the other version and the
+/// soft-limit design whenever a group has a soft limit (a v1 group with a soft limit
+/// on a v2 machine was shown as plain "(cgroup v2)").
+#[test]
+fn the_cgroups_line_names_v1_groups_on_a_v2_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut toml = String::from_utf8(
+        mmsim()
+            .args(["run", "zipf-file", "--print-scenario"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    toml.push_str(
+        "\n[[cgroup]]\npath = \"/v1\"\nversion = \"v1\"\nsoft_limit = 0\n\n\
+         [[cgroup]]\npath = \"/v1/child\"\n\n\
+         [[cgroup]]\npath = \"/v2\"\nversion = \"v2\"\nmax = \"256M\"\n",
+    );
+    let path = dir.path().join("mixed.toml");
+    std::fs::write(&path, toml).unwrap();
+    let out = mmsim()
+        .args(["run", path.to_str().unwrap(), "-q"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "cgroups         /v1, /v1/child, /v2 (cgroup v2; v1 knobs: /v1, /v1/child; \
+             soft limits reclaimed by the tree design)"
+        ),
+        "{text}"
+    );
+}
