@@ -568,3 +568,25 @@ fn no_confident_wrong_answers() {
     assert_eq!(code, Some(0), "{stderr}");
     assert!(!stderr.contains("warning"), "{stderr}");
 }
+
+/// `[machine.fs]` without a `[machine]` table: the missing `memory` is the machine's,
+/// not the file system table's.
+#[test]
+fn a_subtable_without_the_machine_table_names_the_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fs.toml");
+    std::fs::write(
+        &path,
+        "[machine.fs]\ndevice = \"hdd\"\n\n[[workload]]\nkind = \"uniform\"\ntarget = \"file\"\n\
+         pages = 1000\naccesses = 1000\n",
+    )
+    .unwrap();
+    bad_input(
+        &["run", path.to_str().unwrap()],
+        &[
+            "fs.toml: line 1, column 2: machine: missing field `memory`",
+            "under `[machine]`",
+            "this `[machine.fs]` table",
+        ],
+    );
+}

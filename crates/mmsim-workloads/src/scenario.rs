@@ -1548,12 +1548,26 @@ impl Scenario {
     pub fn parse_toml_str(text: &str, name: &str) -> Result<Scenario, WorkloadError> {
         let t: ScenarioToml = toml::from_str(text).map_err(|e| {
             let pos = e.span().map(|span| tomlpos::locate(text, span.start));
+            let mut field = pos.as_ref().and_then(|p| p.field.clone());
+            let mut message = e.message().trim_end().to_string();
+            // `[machine.fs]` before any `[machine]` makes the machine table there, so
+            // the machine's own missing `memory` is reported at the sub-table's header.
+            if message == "missing field `memory`"
+                && field.as_deref().is_some_and(|f| f.starts_with("machine."))
+            {
+                message = format!(
+                    "missing field `memory` (the machine's memory size, e.g. `memory = \"4G\"` \
+                     under `[machine]`; this `[{}]` table makes the `[machine]` table without it)",
+                    field.as_deref().unwrap_or_default()
+                );
+                field = Some("machine".into());
+            }
             WorkloadError::Parse {
                 file: name.to_string(),
                 line: pos.as_ref().map(|p| p.line),
                 column: pos.as_ref().map(|p| p.column),
-                field: pos.and_then(|p| p.field),
-                message: e.message().trim_end().to_string(),
+                field,
+                message,
             }
         })?;
         let mut s = Scenario::from_parts(t).map_err(|(i, e)| {
