@@ -1690,7 +1690,10 @@ impl Scenario {
                 "the scenario has no workloads; add at least one [[workload]] table".into(),
             ));
         }
-        let mut names: Vec<String> = Vec::with_capacity(self.workloads.len());
+        // A map, not a scan: scenarios with tens of thousands of workloads load in
+        // linear time.
+        let mut names: std::collections::HashMap<String, usize> =
+            std::collections::HashMap::with_capacity(self.workloads.len());
         for (i, w) in self.workloads.iter().enumerate() {
             let field = |f: &str| format!("workload[{i}].{f}");
             let name = w.display_name(i);
@@ -1702,13 +1705,13 @@ impl Scenario {
                     ));
                 }
             }
-            if let Some(j) = names.iter().position(|m| *m == name) {
+            if let Some(j) = names.get(&name) {
                 return Err(invalid(
                     field("name"),
                     format!("`{name}` is already the name of workload[{j}]; names must be unique"),
                 ));
             }
-            names.push(name);
+            names.insert(name, i);
             if !(1..=1000).contains(&w.weight) {
                 return Err(invalid(
                     field("weight"),
