@@ -228,6 +228,45 @@ fn bench_runs() {
         .success();
 }
 
+/// Long benchmarks stream their events in chunks instead of holding them (a billion
+/// took 15.6 GB): the chunked replay is the same stream, so the same miss ratio.
+#[test]
+fn bench_streams_long_runs_in_chunks_with_the_same_result() {
+    let miss_ratio = |extra: &[&str]| {
+        let mut args = vec![
+            "bench",
+            "--accesses",
+            "30000",
+            "--pages",
+            "5000",
+            "--policy",
+            "cost",
+        ];
+        args.extend_from_slice(extra);
+        let out = mmsim().args(&args).output().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("cost "))
+            .unwrap()
+            .to_string();
+        (
+            text.contains("streamed in chunks of 7000 events"),
+            row.split_whitespace().nth(4).unwrap().to_string(),
+        )
+    };
+    let (streamed, whole) = miss_ratio(&[]);
+    assert!(!streamed);
+    let (streamed, chunked) = miss_ratio(&["--chunk-events", "7000"]);
+    assert!(streamed);
+    assert_eq!(whole, chunked);
+    bad_input(
+        &["bench", "--accesses", "0"],
+        &["--accesses 0: out of range [1, 2^40]"],
+    );
+}
+
 // ---- bad input -------------------------------------------------------------------------
 
 #[test]
