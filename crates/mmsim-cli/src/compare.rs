@@ -390,6 +390,7 @@ fn configs(base: &Scenario, axes: &[Axis], args: &ScenarioArgs) -> Result<Vec<Co
             }
             run::validate(&s, args)?;
         }
+        crate::host::check(&s, args.host_memory)?;
         let name = axes
             .iter()
             .zip(&pick)

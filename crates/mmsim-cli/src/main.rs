@@ -19,6 +19,8 @@
 mod bench;
 mod compare;
 mod compare_table;
+mod heap;
+mod host;
 mod metrics;
 mod output;
 mod progress;
@@ -131,6 +133,10 @@ fn chain_message(err: &anyhow::Error) -> String {
     }
     msg
 }
+
+/// Every allocation counted, for the `sim memory` line and the host memory guard.
+#[global_allocator]
+static GLOBAL: heap::CountingAlloc = heap::CountingAlloc;
 
 fn main() -> ExitCode {
     let matches = Cli::command().get_matches();

@@ -394,10 +394,14 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
     line(
         "sim memory",
         format!(
-            "{:.1} bytes/resident folio, {:.2} bytes/tracked page, {:.1} MiB heap",
+            "{:.1} bytes/resident folio, {:.2} bytes/tracked page, {:.1} MiB heap{}",
             rr.sim_bytes_per_resident_folio,
             rr.sim_bytes_per_tracked_page,
-            rr.sim_heap_bytes as f64 / (1 << 20) as f64
+            rr.sim_heap_bytes as f64 / (1 << 20) as f64,
+            r.host_heap_peak_bytes.map_or(String::new(), |b| format!(
+                " (process heap peak {:.1} MiB)",
+                b as f64 / (1 << 20) as f64
+            ))
         ),
     );
 

@@ -262,7 +262,7 @@ fn info(a: InfoArgs) -> Result<()> {
     };
     let mut out = crate::output::stdout();
     if a.json {
-        serde_json::to_writer_pretty(&mut out, &info)?;
+        serde_json::to_writer_pretty(&mut out, &crate::output::Versioned::new(&info))?;
         writeln!(out)?;
     } else {
         out.write_all(render_info(&info).as_bytes())?;

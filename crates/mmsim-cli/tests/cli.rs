@@ -629,3 +629,65 @@ fn a_subtable_without_the_machine_table_names_the_machine() {
         ],
     );
 }
+
+/// A scenario estimated not to fit in the host memory mmsim may use is refused before
+/// it runs, naming the workload that makes it big; a run whose heap crosses the limit
+/// anyway (a trace's keys are not known before reading it) is stopped with an error.
+#[test]
+fn host_memory_is_estimated_and_guarded() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = dir.path().join("huge.toml");
+    std::fs::write(
+        &huge,
+        "[machine]\nmemory = \"2T\"\n\n[[workload]]\nname = \"big\"\nkind = \"touch\"\n\
+         target = \"anon\"\npages = 400000000\n",
+    )
+    .unwrap();
+    let huge = huge.to_str().unwrap();
+    for cmd in [&["run"][..], &["compare", "--policy", "lru,cost"]] {
+        bad_input(
+            &[cmd, &[huge, "--host-memory", "5G"]].concat(),
+            &[
+                "would need about 15.",
+                "more than the 5.0 GiB (--host-memory 5.0 GiB)",
+                "workload[0] (`big`) can touch 400000000 pages (1.5 TiB of simulated memory)",
+                "`--host-memory max` runs it anyway",
+            ],
+        );
+    }
+    bad_input(
+        &["run", "--host-memory", "0"],
+        &["--host-memory", "must be positive"],
+    );
+    bad_input(&["run", "--host-memory", "lots"], &["--host-memory"]);
+
+    let keys = dir.path().join("keys.txt");
+    let text: String = (0..400_000).map(|k| format!("{k}\n")).collect();
+    std::fs::write(&keys, text).unwrap();
+    let out = mmsim()
+        .args([
+            "run",
+            "-q",
+            "--trace",
+            keys.to_str().unwrap(),
+            "--host-memory",
+            "20M",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("stopped after"), "{stderr}");
+    assert!(
+        stderr.contains("over the 20.0 MiB (--host-memory 20.0 MiB)"),
+        "{stderr}"
+    );
+}
+
+/// Every JSON result says which layout it has, and the process's heap peak.
+#[test]
+fn run_json_has_a_schema_version_and_the_heap_peak() {
+    let v = json(&["run", "zipf-file", "-q", "--json"]);
+    assert_eq!(v["schema_version"], 1);
+    assert!(v["host_heap_peak_bytes"].as_u64().unwrap() > 1 << 20);
+}

@@ -65,6 +65,9 @@ pub struct WorkloadReport {
 /// `machine`, `workloads` and `trace`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioResult {
+    /// The layout of this result's JSON, [`SCHEMA_VERSION`].
+    #[serde(default)]
+    pub schema_version: u32,
     /// The scenario's name.
     pub scenario: String,
     /// Its description.
@@ -93,7 +96,17 @@ pub struct ScenarioResult {
     /// skipped traces, settings the run ignored ([`crate::warnings`]). Empty when the
     /// result is whole.
     pub warnings: Vec<String>,
+    /// The most heap the whole process held (simulator, generators, trace key maps,
+    /// buffers), bytes; set by a caller that counts its allocations (the CLI), else
+    /// absent. Host-dependent, like `sim_heap_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_heap_peak_bytes: Option<u64>,
 }
+
+/// Version of the JSON layout of [`ScenarioResult`] (and of the CLI's other JSON
+/// outputs, which carry the same `schema_version` key). Raised when a field is
+/// removed, renamed or changes meaning; fields may be added without raising it.
+pub const SCHEMA_VERSION: u32 = 1;
 
 struct Lane {
     gen: Generator,
@@ -573,6 +586,7 @@ pub fn run_scenario_cancellable(
         .collect();
     let trace = stream.trace_reports();
     let mut r = ScenarioResult {
+        schema_version: SCHEMA_VERSION,
         scenario: s.name.clone(),
         description: s.description.clone(),
         seed: s.seed,
@@ -584,6 +598,7 @@ pub fn run_scenario_cancellable(
         workloads,
         trace,
         warnings: Vec::new(),
+        host_heap_peak_bytes: None,
     };
     r.warnings = crate::warnings::result_warnings(s, &r);
     Ok(r)
