@@ -1562,6 +1562,24 @@ impl Scenario {
                 );
                 field = Some("machine".into());
             }
+            // serde names the Rust type a table deserialises into; say what to write.
+            for (ty, table) in [
+                (
+                    "struct DeviceConfig",
+                    "a device table, e.g. `{ device = \"zram\", size = \"1G\" }` \
+                     or a `[machine.swap]` section with `device` and `size`",
+                ),
+                (
+                    "struct PolicyConfig",
+                    "a policy table, e.g. `{ name = \"mglru\" }` or a `[machine.policy]` section",
+                ),
+                ("struct MachineConfig", "a `[machine]` table"),
+            ] {
+                if message.contains(ty) {
+                    message =
+                        message.replace(&format!("expected {ty}"), &format!("expected {table}"));
+                }
+            }
             WorkloadError::Parse {
                 file: name.to_string(),
                 line: pos.as_ref().map(|p| p.line),
