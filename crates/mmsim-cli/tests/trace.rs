@@ -125,7 +125,10 @@ fn convert_to_native_round_trips() {
         .success()
         .stderr(predicate::str::contains("914145 references"));
     let a = json(&["trace", "info", &oltp, "--sizes", "1000,5000", "--json"]);
-    assert_eq!(a["schema_version"], 1, "every JSON output carries its layout version");
+    assert_eq!(
+        a["schema_version"], 1,
+        "every JSON output carries its layout version"
+    );
     let b = json(&[
         "trace",
         "info",
