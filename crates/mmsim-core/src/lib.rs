@@ -64,6 +64,7 @@ pub mod page_alloc;
 pub mod psi;
 pub mod readahead;
 pub mod reclaim;
+pub mod rmap;
 pub mod sim;
 pub mod smp;
 pub mod stats;
