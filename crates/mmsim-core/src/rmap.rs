@@ -4,11 +4,11 @@
 //! Reclaim finds the PTEs that map a folio through the reverse map: an
 //! anonymous folio is mapped at its own page of its own VMA (no `fork`, so
 //! each `anon_vma` has one VMA), a file folio by every VMA of the file's
-//! `i_mmap` interval tree that covers its index. [`Sim::rmap_walk`] visits
-//! those VMAs; [`Sim::folio_referenced`] (with the rules of
+//! `i_mmap` interval tree that covers its index. `Sim::rmap_walk` visits
+//! those VMAs; `Sim::folio_referenced` (with the rules of
 //! `folio_referenced_one`) tests and clears their accessed bits, and
-//! [`Sim::try_to_unmap`] (`try_to_unmap_one`) removes the PTEs. Every clear
-//! of a PTE's accessed bit goes through [`Sim::ptep_test_and_clear_young`]:
+//! `Sim::try_to_unmap` (`try_to_unmap_one`) removes the PTEs. Every clear
+//! of a PTE's accessed bit goes through `Sim::ptep_test_and_clear_young`:
 //! the reclaim walk here, MGLRU's look-around and page-table walk
 //! (`crate::reclaim::lru_gen`), and the idle-page tracking below.
 //!
@@ -19,7 +19,7 @@
 //! PG_young on the folio, so that the access it consumed is not lost to
 //! reclaim: `folio_referenced_one` counts a folio with PG_young as
 //! referenced (and clears the bit). PG_idle is set by the idle tracker and
-//! cleared by any reference reclaim finds. [`Sim::folio_mkold_for_idle`] is
+//! cleared by any reference reclaim finds. `Sim::folio_mkold_for_idle` is
 //! that tracker's entry; nothing in a scenario calls it yet.
 
 use crate::mem::folio::{flags, FolioId};
@@ -81,7 +81,7 @@ impl Sim {
     /// VMA covering it, in mapping order) — until `rmap_one` returns false
     /// (the kernel's `rmap_one` returning false, or its `done` callback).
     /// `index` is the folio's page in that VMA; whether a PTE there maps the
-    /// folio is for `rmap_one` to check ([`Sim::page_vma_mapped_walk`]).
+    /// folio is for `rmap_one` to check (`Sim::page_vma_mapped_walk`).
     #[inline]
     pub(crate) fn rmap_walk(
         &mut self,
@@ -289,7 +289,7 @@ impl Sim {
         self.folios[f].set(flags::IDLE);
     }
 
-    /// Whether folio `f` stayed idle since [`Sim::folio_mkold_for_idle`]
+    /// Whether folio `f` stayed idle since `Sim::folio_mkold_for_idle`
     /// (`page_idle_bitmap_read`, mm/page_idle.c, v6.12): clears the young
     /// PTEs first (turning them into PG_young), then tests PG_idle.
     #[allow(dead_code)] // DAMON's entry; only the rule tests call it so far.
