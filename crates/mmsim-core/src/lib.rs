@@ -61,12 +61,15 @@ pub mod memcg;
 pub mod memcontrol_v1;
 pub mod oom;
 pub mod page_alloc;
+pub mod page_counter;
 pub mod psi;
 pub mod readahead;
 pub mod reclaim;
+pub mod rmap;
 pub mod sim;
 pub mod smp;
 pub mod stats;
+pub mod swapfile;
 pub mod timer;
 pub mod writeback;
 

@@ -582,6 +582,7 @@ impl Sim {
             task,
             kind,
             exec,
+            locked: false,
             len: pages as u32,
             ptes: Vec::new(),
             swap_ra: Default::default(),
