@@ -65,6 +65,7 @@ pub mod page_counter;
 pub mod psi;
 pub mod readahead;
 pub mod reclaim;
+pub mod result;
 pub mod rmap;
 pub mod sim;
 pub mod smp;
@@ -85,7 +86,8 @@ pub use event::{Event, FileId};
 pub use mem::pagetable::{TaskId, VmaId};
 pub use memcg::{MemcgId, MemcgKnob, MemcgReport};
 pub use readahead::Advice;
-pub use sim::{AccessStats, RunResult, Sim, SimError};
+pub use result::{AccessStats, RunResult};
+pub use sim::{Sim, SimError};
 pub use stats::Vmstat;
 pub use timer::StatsSample;
 

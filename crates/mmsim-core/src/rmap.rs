@@ -155,8 +155,9 @@ impl Sim {
     /// VMA with a reference counts once and contributes its VM_EXEC. The
     /// walk ends once `folio_mapcount()` PTEs were found.
     ///
-    /// Divergence kept from before this module: under MGLRU, VMAs without
-    /// recency are not skipped and page tables are not grown.
+    /// Kept from before this module, so that results stay as they were:
+    /// under MGLRU, VMAs without recency are not skipped (v6.12 skips them
+    /// there too) and untouched page tables are not grown.
     pub(crate) fn folio_referenced(&mut self, f: FolioId, sc: &mut ScanControl) -> Referenced {
         let mut found = Referenced::default();
         let mapcount = self.folios[f].mapcount;
@@ -208,8 +209,9 @@ impl Sim {
     /// the folio is unmapped (charging one rmap step per VMA examined). An
     /// anonymous folio's PTE becomes its swap entry (the folio is in the
     /// swap cache by now), a file folio's PTE is cleared; a dirty PTE
-    /// dirties the folio. A VM_LOCKED VMA stops the walk: returns false,
-    /// the folio still mapped (`folio_mapped()`: reclaim activates it).
+    /// dirties the folio. A VM_LOCKED VMA stops the walk. Returns whether
+    /// the folio is unmapped now (the kernel's returns nothing, and
+    /// `shrink_folio_list` activates a folio still `folio_mapped()`).
     pub(crate) fn try_to_unmap(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
         let fo = self.folios[f];
         if fo.mapcount == 0 {
