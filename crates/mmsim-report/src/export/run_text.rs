@@ -1,0 +1,601 @@
+//! The human-readable result of one run, as `mmsim run` prints it: the machine,
+//! the workloads, the results, the reclaim profiles, the lru_gen view, PSI, the memory
+//! cgroups, `/proc/vmstat` and what each trace replay read.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io;
+
+use mmsim_core::memcg::MemcgReport;
+use mmsim_core::{DeviceConfig, DeviceKind, PolicyName};
+use mmsim_workloads::{Scenario, ScenarioResult};
+
+fn device(d: &DeviceConfig, with_size: bool) -> String {
+    if d.device == DeviceKind::None {
+        return "none".into();
+    }
+    if d.device == DeviceKind::Fs {
+        let size = d
+            .size
+            .filter(|_| with_size)
+            .map_or(String::new(), |s| format!(" {s}"));
+        return format!("fs{size} (a partition on the filesystem's disk, sharing its queue)");
+    }
+    let (r, w, per_page) = d.timing();
+    let name = format!("{:?}", d.device).to_lowercase();
+    let size = match (with_size, d.size) {
+        (true, Some(s)) => format!(" {s}"),
+        _ => String::new(),
+    };
+    let mbps = 4096.0 / per_page.max(1) as f64 * 1e3;
+    format!(
+        "{name}{size} (read {} µs, write {} µs, {:.0} MB/s)",
+        r as f64 / 1e3,
+        w as f64 / 1e3,
+        mbps
+    )
+}
+
+/// Rows under a header: the first column left-aligned, the others right-aligned, two
+/// spaces apart, indented by two.
+fn grid(t: &mut String, header: &[&str], rows: &[Vec<String>]) {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([header[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut line = |cells: &[&str]| {
+        let mut l = String::from(" ");
+        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
+            if i == 0 {
+                let _ = write!(l, " {c:<w$}");
+            } else {
+                let _ = write!(l, "  {c:>w$}");
+            }
+        }
+        let _ = writeln!(t, "{}", l.trim_end());
+    };
+    line(header);
+    for r in rows {
+        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
+        line(&cells);
+    }
+}
+
+/// The per-group tables (`memory.current` and the limits, `memory.events`, `memory.stat`
+/// counters), one row per group, hierarchical as cgroup v2 reports them.
+pub fn cgroups_table(groups: &BTreeMap<String, MemcgReport>) -> String {
+    let mut t = String::new();
+    let limit = |v: Option<u64>| v.map_or("max".to_string(), |v| v.to_string());
+    let _ = writeln!(
+        t,
+        "memory cgroups (pages; a group counts its descendants too)"
+    );
+    let rows: Vec<Vec<String>> = groups
+        .iter()
+        .map(|(path, m)| {
+            vec![
+                path.clone(),
+                m.current.to_string(),
+                m.anon.to_string(),
+                m.file.to_string(),
+                m.swap_current.to_string(),
+                limit(m.max),
+                limit(m.high),
+                m.low.to_string(),
+                m.min.to_string(),
+                limit(m.swap_max_limit),
+                limit(m.soft_limit),
+            ]
+        })
+        .collect();
+    grid(
+        &mut t,
+        &[
+            "cgroup",
+            "current",
+            "anon",
+            "file",
+            "swap",
+            "max",
+            "high",
+            "low",
+            "min",
+            "swap.max",
+            "soft_limit",
+        ],
+        &rows,
+    );
+    t.push('\n');
+    let rows: Vec<Vec<String>> = groups
+        .iter()
+        .map(|(path, m)| {
+            let e = &m.events;
+            vec![
+                path.clone(),
+                m.events_max.to_string(),
+                e.high.to_string(),
+                e.low.to_string(),
+                e.oom.to_string(),
+                e.oom_kill.to_string(),
+                e.swap_high.to_string(),
+                e.swap_max.to_string(),
+                e.swap_fail.to_string(),
+                format!("{:.3}", e.high_throttle_ns as f64 / 1e9),
+            ]
+        })
+        .collect();
+    grid(
+        &mut t,
+        &[
+            "memory.events",
+            "max",
+            "high",
+            "low",
+            "oom",
+            "oom_kill",
+            "swap_high",
+            "swap_max",
+            "swap_fail",
+            "throttled_s",
+        ],
+        &rows,
+    );
+    t.push('\n');
+    let rows: Vec<Vec<String>> = groups
+        .iter()
+        .map(|(path, m)| {
+            let e = &m.events;
+            vec![
+                path.clone(),
+                m.pgscan.to_string(),
+                m.pgsteal.to_string(),
+                e.workingset_refault_anon.to_string(),
+                e.workingset_refault_file.to_string(),
+                e.pgfault.to_string(),
+                e.pgmajfault.to_string(),
+            ]
+        })
+        .collect();
+    grid(
+        &mut t,
+        &[
+            "memory.stat",
+            "pgscan",
+            "pgsteal",
+            "refault_anon",
+            "refault_file",
+            "pgfault",
+            "pgmajfault",
+        ],
+        &rows,
+    );
+    t
+}
+
+/// The `cgroups` line's parenthesis: the machine's hierarchy, the groups whose knobs
+/// are of the other version (a `version` of their own or their parent's), and the
+/// soft-limit design when a group has a soft limit, e.g. `cgroup v2; v1 knobs: /v1;
+/// soft limits reclaimed by the tree design`.
+fn cgroup_versions(s: &Scenario) -> String {
+    let m = &s.machine;
+    let machine = match m.cgroup_version {
+        mmsim_core::config::CgroupVersion::V1 => "v1",
+        mmsim_core::config::CgroupVersion::V2 => "v2",
+    };
+    let mut text = format!("cgroup {machine}");
+    // Parents come before their children, so one pass inherits versions.
+    let mut version: BTreeMap<&str, Option<&str>> = BTreeMap::new();
+    let mut other = Vec::new();
+    for c in &s.cgroups {
+        let parent = match c.path.rsplit_once('/') {
+            Some((p, _)) if !p.is_empty() => p,
+            _ => "/",
+        };
+        let v = c
+            .version
+            .map(|v| v.name())
+            .or(version.get(parent).copied().flatten());
+        version.insert(c.path.as_str(), v);
+        if v.is_some_and(|v| v != machine) && c.path != "/" {
+            other.push(c.path.as_str());
+        }
+    }
+    if !other.is_empty() {
+        let knobs = if machine == "v1" { "v2" } else { "v1" };
+        text.push_str(&format!("; {knobs} knobs: {}", other.join(", ")));
+    }
+    if s.cgroups.iter().any(|c| c.soft_limit.is_some()) {
+        // The design's name as a scenario file spells it.
+        let design = serde_json::to_value(m.soft_limit_reclaim)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        text.push_str(&format!("; soft limits reclaimed by the {design} design"));
+    }
+    text
+}
+
+/// The report of run `r` of scenario `s`: machine header, `notes` (as `note` lines),
+/// workloads, results, reclaim profiles, lru_gen, PSI, memory cgroups (when there are
+/// groups besides `/`), `/proc/vmstat` (every counter with `all_counters`, else the
+/// non-zero ones), trace statistics.
+pub fn run_report(
+    s: &Scenario,
+    r: &ScenarioResult,
+    notes: &[String],
+    all_counters: bool,
+) -> String {
+    let m = &s.machine;
+    let rr = &r.result;
+    let mut t = String::new();
+    // `write!` to a String cannot fail.
+    let mut line = |label: &str, value: String| {
+        let _ = writeln!(t, "{label:<16}{value}");
+    };
+
+    line("scenario", r.scenario.clone());
+    if let Some(d) = &r.description {
+        line("", d.clone());
+    }
+    if r.partial {
+        let of = s
+            .expected_events()
+            .map_or(String::new(), |t| format!(" of {t}"));
+        line(
+            "PARTIAL",
+            format!(
+                "interrupted by Ctrl-C after {}{of} events: the counters cover only these",
+                r.events
+            ),
+        );
+        if r.warmup_events == 0 && s.warmup_events.is_some_and(|w| w > 0) {
+            line(
+                "",
+                "still in the warmup: the counters were never zeroed and include it".into(),
+            );
+        }
+    }
+    line("seed", r.seed.to_string());
+    if r.warmup_events > 0 {
+        line(
+            "measured",
+            format!(
+                "after {} warmup events (counters zeroed then)",
+                r.warmup_events
+            ),
+        );
+    }
+    let policy = match m.policy.name {
+        PolicyName::Cost => format!("cost ({:?} weighting)", m.policy.cost_variant)
+            .replace("V5_8", "v5.8")
+            .replace("V6_2", "v6.2"),
+        PolicyName::Mglru => format!(
+            "mglru ({}, lru_gen/enabled {:#06x}, min_ttl_ms {})",
+            m.policy.mglru_version.name(),
+            m.policy.lru_gen_enabled,
+            m.policy.min_ttl_ms
+        ),
+        p => p.name().to_string(),
+    };
+    line("policy", policy);
+    let [min, low, high] = rr.watermarks;
+    line(
+        "memory",
+        format!(
+            "{} ({} pages); watermarks min {min}, low {low}, high {high} pages",
+            m.memory,
+            m.memory.pages()
+        ),
+    );
+    line("swap", device(&m.swap, true));
+    line("fs", device(&m.fs, false));
+    line("swappiness", m.swappiness.to_string());
+    if m.cpus > 1 {
+        line(
+            "cpus",
+            format!(
+                "{} (the workload's tasks share them; lru_lock contention modelled)",
+                m.cpus
+            ),
+        );
+    }
+    let top = s
+        .cgroups
+        .iter()
+        .position(|c| c.path == "/" && c.max.is_some());
+    line(
+        "memcg max",
+        match (m.memcg_max, top) {
+            (Some(max), _) => format!("{max} ({} pages)", max.pages()),
+            (None, Some(i)) => format!(
+                "{} (cgroup[{i}], the top group)",
+                s.cgroups[i].max.map(|v| v.to_string()).unwrap_or_default()
+            ),
+            (None, None) => "none".into(),
+        },
+    );
+    if s.cgroups.iter().any(|c| c.path != "/") {
+        let paths: Vec<&str> = s.cgroups.iter().map(|c| c.path.as_str()).collect();
+        line(
+            "cgroups",
+            format!("{} ({})", paths.join(", "), cgroup_versions(s)),
+        );
+    }
+    if !s.cgroup_changes.is_empty() || !s.cgroup_cycles.is_empty() || !s.cgroup_moves.is_empty() {
+        line(
+            "cgroup writes",
+            format!(
+                "{} change(s), {} cycle(s) of knobs over time, {} move(s) of workloads",
+                s.cgroup_changes.len(),
+                s.cgroup_cycles.len(),
+                s.cgroup_moves.len()
+            ),
+        );
+    }
+    for note in notes {
+        line("note", note.clone());
+    }
+    for warning in &r.warnings {
+        line("WARNING", warning.clone());
+    }
+    let _ = writeln!(t, "\nworkloads");
+    let wname = r.workloads.iter().map(|w| w.name.len()).max().unwrap_or(0);
+    let in_groups = s.workloads.iter().any(|w| w.cgroup_path() != "/");
+    for (i, w) in r.workloads.iter().enumerate() {
+        let group = match s.workloads.get(i) {
+            Some(spec) if in_groups => format!("  in {}", spec.cgroup_path()),
+            _ => String::new(),
+        };
+        let done = match w.end_ns {
+            Some(ns) if r.workloads.len() > 1 => format!("  done at {:.3} s", ns as f64 / 1e9),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            t,
+            "  {:<wname$}  phase {:<3} {:<10} {:<9} {:>10} pages {:>12} events{done}{group}",
+            w.name, w.phase, w.kind, w.target, w.pages, w.events
+        );
+    }
+
+    let a = &rr.access;
+    let _ = writeln!(t, "\nresults");
+    let mut line = |label: &str, value: String| {
+        let _ = writeln!(t, "  {label:<18}{value}");
+    };
+    line("accesses", a.accesses.to_string());
+    line("hits", a.hits.to_string());
+    line("misses", a.misses.to_string());
+    line("miss ratio", format!("{:.6}", rr.miss_ratio));
+    if a.out_of_range > 0 {
+        line("out of range", a.out_of_range.to_string());
+    }
+    if a.dropped_killed > 0 {
+        line("dropped (killed)", a.dropped_killed.to_string());
+    }
+    line("runtime_s", format!("{:.6}", rr.runtime_s));
+    line("throughput", format!("{:.1} accesses/s", rr.throughput));
+    line("kswapd cpu_s", format!("{:.6}", rr.kswapd_cpu_s));
+    line("reclaim stall_s", format!("{:.6}", rr.reclaim_stall_s));
+    line("io wait_s", format!("{:.6}", rr.io_wait_s));
+    if rr.cpus > 1 {
+        line(
+            "lru_lock",
+            format!(
+                "{:.6} s spinning (all CPUs); busiest lock held {:.2} % of the time",
+                rr.lru_lock_wait_s, rr.lru_lock_busy_pct
+            ),
+        );
+    }
+    line(
+        "memcg usage",
+        match rr.memcg_max_pages {
+            Some(max) => format!(
+                "{} pages of {max} (max events {})",
+                rr.memcg_usage_pages, rr.memcg_max_events
+            ),
+            None => format!("{} pages", rr.memcg_usage_pages),
+        },
+    );
+    line("swap used", format!("{} pages", rr.swap_used_pages));
+    line(
+        "sim memory",
+        format!(
+            "{:.1} bytes/resident folio, {:.2} bytes/tracked page, {:.1} MiB heap",
+            rr.sim_bytes_per_resident_folio,
+            rr.sim_bytes_per_tracked_page,
+            rr.sim_heap_bytes as f64 / (1 << 20) as f64
+        ),
+    );
+
+    profile_table(&mut t, "kswapd profile", &rr.kswapd_profile);
+    profile_table(
+        &mut t,
+        "direct and memcg reclaim profile, the workload's tasks on all CPUs",
+        &rr.direct_profile,
+    );
+
+    if let Some(lg) = &rr.lru_gen {
+        t.push('\n');
+        t.push_str(&lru_gen_table(lg));
+    }
+
+    let _ = writeln!(t, "\n/proc/pressure/memory");
+    for (name, l) in [("some", &rr.psi.some), ("full", &rr.psi.full)] {
+        let _ = writeln!(
+            t,
+            "  {name} avg10={:.2} avg60={:.2} avg300={:.2} total={}",
+            l.avg10, l.avg60, l.avg300, l.total
+        );
+    }
+
+    if rr.memcg.len() > 1 {
+        t.push('\n');
+        t.push_str(&cgroups_table(&rr.memcg));
+    }
+
+    let pairs = rr.vmstat.pairs();
+    let shown: Vec<_> = pairs
+        .iter()
+        .filter(|(_, v)| all_counters || *v != 0)
+        .collect();
+    let width = shown.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    let _ = writeln!(
+        t,
+        "\n/proc/vmstat{}",
+        if all_counters { "" } else { " (non-zero)" }
+    );
+    for (name, v) in shown {
+        let _ = writeln!(t, "  {name:<width$} {v}");
+    }
+
+    for tr in &r.trace {
+        let _ = writeln!(t, "\ntrace {}", tr.workload);
+        let _ = writeln!(t, "  path              {}", tr.path);
+        let _ = writeln!(
+            t,
+            "  format            {}{}, compression {}",
+            tr.format,
+            match &tr.detected_because {
+                Some(why) => format!(" (detected: {why})"),
+                None if tr.format_detected => " (detected)".to_string(),
+                None => String::new(),
+            },
+            tr.compression
+        );
+        let rd = &tr.read;
+        let _ = writeln!(t, "  records           {}", rd.records);
+        let _ = writeln!(
+            t,
+            "  references        {} ({} writes)",
+            rd.references, rd.writes
+        );
+        let _ = writeln!(t, "  distinct keys     {}", tr.distinct);
+        let skipped: Vec<String> = rd
+            .skipped()
+            .into_iter()
+            .map(|(what, n)| format!("{n} {what}"))
+            .collect();
+        let _ = writeln!(
+            t,
+            "  skipped           {}",
+            if skipped.is_empty() {
+                "nothing".to_string()
+            } else {
+                skipped.join(", ")
+            }
+        );
+        if tr.limited {
+            let _ = writeln!(t, "  stopped at --limit before the end of the trace");
+        }
+    }
+    t
+}
+
+/// The final lru_gen view, as /sys/kernel/debug/lru_gen_full prints it: per group
+/// and node, each generation's seq, age in ms and anon/file pages, then the tiers'
+/// refaulted/evicted/protected counters; and the walker's counters.
+pub fn lru_gen_table(lg: &mmsim_core::reclaim::lru_gen::LruGenReport) -> String {
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "lru_gen ({}, enabled {:#06x}, min_ttl_ms {})",
+        lg.version, lg.enabled, lg.min_ttl_ms
+    );
+    for g in &lg.memcgs {
+        let _ = writeln!(t, "memcg {:>5} {}", g.memcg_id, g.path);
+        let _ = writeln!(t, " node {:>5}", g.node);
+        for gen in &g.gens {
+            let mark = |ty: usize| if gen.seq < g.min_seq[ty] { "x" } else { " " };
+            let _ = writeln!(
+                t,
+                " {:>10} {:>10} {:>10}{} {:>10}{}",
+                gen.seq,
+                gen.age_ms,
+                gen.anon,
+                mark(0),
+                gen.file,
+                mark(1)
+            );
+        }
+        for (ty, name) in [(0, "anon"), (1, "file")] {
+            let tr = &g.tiers[ty];
+            let cells: Vec<String> = (0..4)
+                .map(|i| {
+                    format!(
+                        "{}r {}e {}p {}R {}T",
+                        tr.refaulted[i],
+                        tr.evicted[i],
+                        tr.protected[i],
+                        tr.avg_refaulted[i],
+                        tr.avg_total[i]
+                    )
+                })
+                .collect();
+            let _ = writeln!(t, "   {name} tiers: {}", cells.join(" | "));
+        }
+    }
+    for w in &lg.writes {
+        let _ = writeln!(t, "at {:.3} s: {} → {}", w.t, w.command, w.result);
+    }
+    let s = &lg.stats;
+    let _ = writeln!(
+        t,
+        "aging {} (walks {}: {}t {}y, tables skipped {} added {}), look-around {} ({} young), promoted {}, tier-protected {}, min_ttl OOM kills {}",
+        s.aging,
+        s.walks,
+        s.leaf_total,
+        s.leaf_young,
+        s.tables_skipped,
+        s.tables_added,
+        s.look_around,
+        s.look_around_young,
+        s.promoted,
+        s.tier_protected,
+        s.min_ttl_oom
+    );
+    t
+}
+
+/// Where a reclaimer's simulated CPU went, by kernel function (nothing if it did not run).
+fn profile_table(t: &mut String, title: &str, p: &mmsim_core::ReclaimProfile) {
+    if p.total_ns() == 0 {
+        return;
+    }
+    let total = p.total_ns() as f64;
+    let pct = |ns: u64| 100.0 * ns as f64 / total;
+    let _ = writeln!(t, "\n{title} (simulated CPU by kernel function)");
+    for (name, ns) in [
+        ("page_vma_mapped_walk (rmap)", p.rmap_ns),
+        ("zram compression", p.compress_ns),
+        ("LRU isolate/sort/putback", p.lru_ns),
+        ("page-table walk + look-around", p.pt_walk_ns),
+        ("freeing", p.free_ns),
+        ("pageout submission", p.pageout_ns),
+        ("lru_lock spinning", p.lock_ns),
+    ] {
+        if ns > 0 {
+            let _ = writeln!(t, "  {name:<31}{:>6.2}%  {:.6} s", pct(ns), ns as f64 / 1e9);
+        }
+    }
+    let _ = writeln!(
+        t,
+        "  {} rmap walks, {} PTEs walked",
+        p.rmap_walks, p.ptes_walked
+    );
+}
+
+/// Writes [`run_report`], what `mmsim run` prints after any introduction.
+pub fn write_run_report(
+    w: &mut dyn io::Write,
+    s: &Scenario,
+    r: &ScenarioResult,
+    notes: &[String],
+    all_counters: bool,
+) -> io::Result<()> {
+    w.write_all(run_report(s, r, notes, all_counters).as_bytes())
+}
