@@ -18,12 +18,8 @@
 
 mod bench;
 mod compare;
-mod compare_table;
-mod metrics;
 mod output;
 mod progress;
-mod published;
-mod report;
 mod run;
 mod trace;
 mod validate;

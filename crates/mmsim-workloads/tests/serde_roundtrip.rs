@@ -70,13 +70,24 @@ fn mglru_result_round_trips() {
 #[test]
 fn run_result_with_memcg_groups_round_trips() {
     let result = pressure_result(PolicyName::Cost).result;
-    assert!(result.memcg.contains_key("/limited"), "{:?}", result.memcg.keys());
+    assert!(
+        result.memcg.contains_key("/limited"),
+        "{:?}",
+        result.memcg.keys()
+    );
     let limited = &result.memcg["/limited"];
     assert_eq!(limited.max, Some(2048));
     assert!(limited.pgsteal > 0 && limited.events_max > 0, "{limited:?}");
     let json = serde_json::to_value(&result).unwrap();
     let group = json["memcg"]["/limited"].as_object().unwrap();
-    for key in ["low", "high", "events_low", "events_high", "events_max", "max"] {
+    for key in [
+        "low",
+        "high",
+        "events_low",
+        "events_high",
+        "events_max",
+        "max",
+    ] {
         assert!(group.contains_key(key), "{key} missing: {group:?}");
     }
     assert_eq!(group["high"], serde_json::Value::Null);
