@@ -17,7 +17,9 @@ use clap::{ArgMatches, Args};
 use mmsim_core::{CostVariant, MachineConfig, PolicyName};
 use mmsim_workloads::{Scenario, ScenarioResult};
 
-use mmsim_report::compare::{AxisReport, CompareReport, ConfigReport, Setting};
+use mmsim_report::compare::{
+    combination, config_name, AxisReport, CompareReport, ConfigReport, Setting,
+};
 use mmsim_report::{export, published};
 
 use crate::progress::{self, Progress};
@@ -351,15 +353,10 @@ fn configs(base: &Scenario, axes: &[Axis], args: &ScenarioArgs) -> Result<Vec<Co
                     .join(" × ")
             ))
         })?;
+    let sizes: Vec<usize> = axes.iter().map(|a| a.values.len()).collect();
     let mut out = Vec::with_capacity(total);
     for i in 0..total {
-        // Mixed radix, the last axis fastest.
-        let mut rem = i;
-        let mut pick = vec![0; axes.len()];
-        for (k, a) in axes.iter().enumerate().rev() {
-            pick[k] = rem % a.values.len();
-            rem /= a.values.len();
-        }
+        let pick = combination(&sizes, i);
         let mut s = base.clone();
         let mut settings = Vec::with_capacity(axes.len());
         for (a, &j) in axes.iter().zip(&pick) {
@@ -388,12 +385,11 @@ fn configs(base: &Scenario, axes: &[Axis], args: &ScenarioArgs) -> Result<Vec<Co
             }
             run::validate(&s, args)?;
         }
-        let name = axes
-            .iter()
-            .zip(&pick)
-            .map(|(a, &j)| format!("{}={}", a.key, a.values[j].text))
-            .collect::<Vec<_>>()
-            .join(",");
+        let name = config_name(
+            axes.iter()
+                .zip(&pick)
+                .map(|(a, &j)| (a.key.as_str(), a.values[j].text.as_str())),
+        );
         out.push(Config {
             name,
             settings,

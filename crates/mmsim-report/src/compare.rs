@@ -2,10 +2,12 @@
 //! values and statistics, the compared axes, the metrics every run has, and the
 //! scenario's published results beside the simulated changes ([`CompareReport`]).
 //!
-//! What is compared and how the configurations are run is the caller's business (the
-//! `mmsim compare` command parses flags into axes and runs the product of their
-//! values); this module turns the results into the report, which serializes to the
-//! JSON `mmsim compare --json` prints and reads back to the same value.
+//! The configurations are the cartesian product of the compared axes' values
+//! ([`combination`], named by [`config_name`]). What the axes set and how the
+//! configurations are run is the caller's business (the `mmsim compare` command parses
+//! flags into axes, writes each value into the scenario and runs it); this module
+//! turns the results into the report, which serializes to the JSON
+//! `mmsim compare --json` prints and reads back to the same value.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -19,6 +21,31 @@ use crate::metrics::{
 };
 use crate::published::{self, PublishedRow};
 use crate::stats::Stats;
+
+/// Configuration `index` of the cartesian product of axes with `sizes` values each,
+/// as the index of its value on every axis: the first axis varies slowest, the last
+/// fastest (mixed radix), so configuration 0 (the baseline) takes every axis's first
+/// value. `index` must be below the product of `sizes`.
+pub fn combination(sizes: &[usize], index: usize) -> Vec<usize> {
+    let mut rem = index;
+    let mut pick = vec![0; sizes.len()];
+    for (k, &n) in sizes.iter().enumerate().rev() {
+        pick[k] = rem % n;
+        rem /= n;
+    }
+    pick
+}
+
+/// A configuration's name: its `key=value` pairs joined by commas
+/// (`policy=cost,swappiness=60`), as [`ConfigReport::name`] and the published
+/// results' `baseline` and `compared` write it.
+pub fn config_name<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    pairs
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
 
 /// The metrics of a comparison, in table order: the [`METRICS`], then the
 /// [`MEMCG_METRICS`] of each group (besides `/`) that every run of every configuration
@@ -264,5 +291,24 @@ impl CompareReport {
         let (rows, notes) = published::rows(published, &self.configs);
         self.published = rows;
         notes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn combinations_vary_the_last_axis_fastest() {
+        let all: Vec<Vec<usize>> = (0..6).map(|i| combination(&[2, 3], i)).collect();
+        assert_eq!(
+            all,
+            [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]].map(Vec::from)
+        );
+        assert_eq!(combination(&[], 0), Vec::<usize>::new());
+        assert_eq!(
+            config_name([("policy", "cost"), ("swappiness", "60")]),
+            "policy=cost,swappiness=60"
+        );
     }
 }
