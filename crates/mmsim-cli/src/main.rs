@@ -18,14 +18,10 @@
 
 mod bench;
 mod compare;
-mod compare_table;
 mod heap;
 mod host;
-mod metrics;
 mod output;
 mod progress;
-mod published;
-mod report;
 mod run;
 mod trace;
 mod validate;

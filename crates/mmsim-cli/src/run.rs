@@ -14,7 +14,7 @@ use mmsim_workloads::{
 };
 
 use crate::progress::{self, Progress};
-use crate::{report, Outcome, UsageError};
+use crate::{Outcome, UsageError};
 
 /// Memory of the machine of a trace run without a scenario: large, so that only
 /// `--memcg-max` limits.
@@ -409,9 +409,7 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
     };
 
     if args.json {
-        let text = serde_json::to_string_pretty(&result)?;
-        out.write_all(text.as_bytes())?;
-        out.write_all(b"\n")?;
+        mmsim_report::export::json::write_result(&mut out, &result)?;
         return Ok(outcome);
     }
     let mut text = String::new();
@@ -425,7 +423,12 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
         }
     }
     let notes: &[String] = if args.quiet { &[] } else { &plan.notes };
-    text.push_str(&report::table(s, &result, notes, args.all_counters));
+    text.push_str(&mmsim_report::export::run_text::run_report(
+        s,
+        &result,
+        notes,
+        args.all_counters,
+    ));
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(outcome)

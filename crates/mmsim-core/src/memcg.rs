@@ -332,9 +332,14 @@ pub struct MemcgStat {
     /// File refaults of workingset pages.
     pub workingset_restore_file: u64,
     /// `memory.events` low: times the group was reclaimed below its
-    /// effective `memory.low` (in the retry pass that ignores it).
+    /// effective `memory.low` (in the retry pass that ignores it). JSON:
+    /// `events_low`, as [`MemcgReport`] flattens these counters beside its
+    /// `low` limit (and names `memory.events` max `events_max`).
+    #[serde(rename = "events_low")]
     pub low: u64,
-    /// `memory.events` high: times reclaim ran because the group was over `memory.high`.
+    /// `memory.events` high: times reclaim ran because the group was over
+    /// `memory.high`. JSON: `events_high`, beside [`MemcgReport`]'s `high` limit.
+    #[serde(rename = "events_high")]
     pub high: u64,
     /// Nanoseconds tasks were throttled for being over `memory.high`.
     pub high_throttle_ns: u64,
@@ -424,7 +429,10 @@ pub struct MemcgReport {
     pub pgscan: u64,
     /// `memory.stat` pgsteal (kswapd + direct).
     pub pgsteal: u64,
-    /// The event counters, summed over the subtree.
+    /// The event counters, summed over the subtree. Flattened into the group's
+    /// JSON object; `memory.events` low and high are `events_low` and
+    /// `events_high` there, so they do not collide with the limits `low` and
+    /// `high` above.
     #[serde(flatten)]
     pub events: MemcgStat,
     /// `memory.pressure` at the end (the top group: /proc/pressure/memory).

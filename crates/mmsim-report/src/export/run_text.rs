@@ -1,7 +1,10 @@
-//! The human-readable result table of `mmsim run`.
+//! The human-readable result of one run, as `mmsim run` prints it: the machine,
+//! the workloads, the results, the reclaim profiles, the lru_gen view, PSI, the memory
+//! cgroups, `/proc/vmstat` and what each trace replay read.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
+use std::fmt::Write as _;
+use std::io;
 
 use mmsim_core::memcg::MemcgReport;
 use mmsim_core::{DeviceConfig, DeviceKind, PolicyName};
@@ -65,7 +68,7 @@ fn grid(t: &mut String, header: &[&str], rows: &[Vec<String>]) {
 
 /// The per-group tables (`memory.current` and the limits, `memory.events`, `memory.stat`
 /// counters), one row per group, hierarchical as cgroup v2 reports them.
-pub fn cgroups(groups: &BTreeMap<String, MemcgReport>) -> String {
+pub fn cgroups_table(groups: &BTreeMap<String, MemcgReport>) -> String {
     let mut t = String::new();
     let limit = |v: Option<u64>| v.map_or("max".to_string(), |v| v.to_string());
     let _ = writeln!(
@@ -174,8 +177,6 @@ pub fn cgroups(groups: &BTreeMap<String, MemcgReport>) -> String {
     t
 }
 
-/// The report: machine header, results, PSI, memory cgroups (when there are groups
-/// besides `/`), vmstat, trace statistics.
 /// The `cgroups` line's parenthesis: the machine's hierarchy, the groups whose knobs
 /// are of the other version (a `version` of their own or their parent's), and the
 /// soft-limit design when a group has a soft limit, e.g. `cgroup v2; v1 knobs: /v1;
@@ -209,7 +210,8 @@ fn cgroup_versions(s: &Scenario) -> String {
         text.push_str(&format!("; {knobs} knobs: {}", other.join(", ")));
     }
     if s.cgroups.iter().any(|c| c.soft_limit.is_some()) {
-        let design = toml::Value::try_from(m.soft_limit_reclaim)
+        // The design's name as a scenario file spells it.
+        let design = serde_json::to_value(m.soft_limit_reclaim)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
@@ -218,7 +220,16 @@ fn cgroup_versions(s: &Scenario) -> String {
     text
 }
 
-pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: bool) -> String {
+/// The report of run `r` of scenario `s`: machine header, `notes` (as `note` lines),
+/// workloads, results, reclaim profiles, lru_gen, PSI, memory cgroups (when there are
+/// groups besides `/`), `/proc/vmstat` (every counter with `all_counters`, else the
+/// non-zero ones), trace statistics.
+pub fn run_report(
+    s: &Scenario,
+    r: &ScenarioResult,
+    notes: &[String],
+    all_counters: bool,
+) -> String {
     let m = &s.machine;
     let rr = &r.result;
     let mut t = String::new();
@@ -428,7 +439,7 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
 
     if rr.memcg.len() > 1 {
         t.push('\n');
-        t.push_str(&cgroups(&rr.memcg));
+        t.push_str(&cgroups_table(&rr.memcg));
     }
 
     let pairs = rr.vmstat.pairs();
@@ -580,4 +591,15 @@ fn profile_table(t: &mut String, title: &str, p: &mmsim_core::ReclaimProfile) {
         "  {} rmap walks, {} PTEs walked",
         p.rmap_walks, p.ptes_walked
     );
+}
+
+/// Writes [`run_report`], what `mmsim run` prints after any introduction.
+pub fn write_run_report(
+    w: &mut dyn io::Write,
+    s: &Scenario,
+    r: &ScenarioResult,
+    notes: &[String],
+    all_counters: bool,
+) -> io::Result<()> {
+    w.write_all(run_report(s, r, notes, all_counters).as_bytes())
 }
