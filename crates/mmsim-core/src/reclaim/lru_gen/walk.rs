@@ -8,6 +8,7 @@
 //! under MGLRU (`lru_gen_check_references`).
 
 use super::*;
+use crate::stats::item::*;
 
 /// A Bloom filter of hot PTE tables (`bloom_filters[]`): 2^15 bits, two
 /// 15-bit keys from a 30-bit hash of the table's identity.
@@ -69,7 +70,7 @@ impl Sim {
             self.lru_gen_del_folio(f, false);
             self.folios[f].set(flags::ACTIVE);
             self.lru_gen_add_folio(f, false);
-            self.vm.pgactivate += 1;
+            self.count_vm_events(PGACTIVATE, 1);
         }
     }
 
