@@ -206,7 +206,7 @@ impl Sim {
         let readahead = self.folios[f].test_and_clear(flags::READAHEAD);
         let ra = &mut self.vmas[vma as usize].swap_ra;
         if readahead {
-            self.vm.swap_ra_hit += 1;
+            self.vm.count(SWAP_RA_HIT, 1);
             ra.hits = (ra.hits + 1).min(SWAP_RA_HITS_MAX);
         }
         ra.prev = index;

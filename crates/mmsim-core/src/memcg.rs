@@ -811,7 +811,7 @@ impl Sim {
             }
             let o = calculate_overage(g.swap_usage, g.swap_high);
             if o > 0 {
-                g.stat.swap_high += 1;
+                g.stat.count(MEMCG_SWAP_HIGH, 1);
             }
             max = max.max(o);
             cur = g.parent;

@@ -150,6 +150,15 @@ pub const MEMORY_STAT_ORDER_V6_12: &[&str] = &[
     "thp_collapse_alloc",
 ];
 
+/// `memory.events` lines in the kernel's order (`memory_events_show`,
+/// mm/memcontrol.c v6.12); `max` is the charge counter the report keeps
+/// apart ([`crate::memcg::MemcgReport::events_max`]).
+pub const MEMORY_EVENTS_ORDER_V6_12: &[&str] =
+    &["low", "high", "max", "oom", "oom_kill", "oom_group_kill"];
+
+/// `memory.swap.events` lines in the kernel's order (`swap_events_show`, v6.12).
+pub const MEMORY_SWAP_EVENTS_ORDER_V6_12: &[&str] = &["high", "max", "fail"];
+
 /// `None`, or the group's line of a declared counter.
 macro_rules! memcg_line {
     () => {
@@ -285,6 +294,18 @@ macro_rules! counters {
                 }
             }
 
+            /// `__count_vm_events`: adds `n` to counter `item`, borrowing
+            /// only the counters (for call sites that hold another part of
+            /// the `Sim`). With a constant `item` this inlines to the
+            /// field increment.
+            #[inline(always)]
+            pub fn count(&mut self, item: VmItem, n: u64) {
+                match self.slot_mut(item) {
+                    Some(c) => *c += n,
+                    None => debug_assert!(false, "{} is not a /proc/vmstat line", item.name()),
+                }
+            }
+
             /// The counter `item`'s value (None: not a /proc/vmstat line).
             pub fn get(&self, item: VmItem) -> Option<u64> {
                 #[allow(unreachable_patterns)]
@@ -321,6 +342,17 @@ macro_rules! counters {
                 match item {
                     $( VmItem::$f => Some(&mut self.$f), )*
                     _ => None,
+                }
+            }
+
+            /// `__count_memcg_events` on one group's own counters: adds `n`
+            /// to counter `item`. With a constant `item` this inlines to the
+            /// field increment.
+            #[inline(always)]
+            pub fn count(&mut self, item: VmItem, n: u64) {
+                match self.slot_mut(item) {
+                    Some(c) => *c += n,
+                    None => debug_assert!(false, "groups do not count {}", item.name()),
                 }
             }
 
@@ -458,20 +490,95 @@ counters! {
     }
 }
 
-/// The group counters that are `memory.stat` lines, in the order the kernel
-/// prints them ([`MEMORY_STAT_ORDER_V6_12`]).
-pub fn memory_stat_items() -> Vec<VmItem> {
+impl MemcgFile {
+    /// The file's lines in the kernel's print order (empty for [`MemcgFile::Sim`]).
+    pub const fn kernel_order(self) -> &'static [&'static str] {
+        match self {
+            MemcgFile::Stat => MEMORY_STAT_ORDER_V6_12,
+            MemcgFile::Events => MEMORY_EVENTS_ORDER_V6_12,
+            MemcgFile::SwapEvents => MEMORY_SWAP_EVENTS_ORDER_V6_12,
+            MemcgFile::Sim => &[],
+        }
+    }
+}
+
+/// The declared group counter that is line `name` of `file`, if any.
+pub fn memcg_item(file: MemcgFile, name: &str) -> Option<VmItem> {
+    VmItem::ALL
+        .iter()
+        .copied()
+        .find(|i| i.memcg().is_some_and(|l| l.file == file && l.name == name))
+}
+
+/// The group counters that are lines of `file`, in the order the kernel
+/// prints them ([`MemcgFile::kernel_order`]; [`MemcgFile::Sim`]: declaration order).
+pub fn memcg_file_items(file: MemcgFile) -> Vec<VmItem> {
+    let order = file.kernel_order();
     let rank = |i: &VmItem| {
         let name = i.memcg().map_or("", |l| l.name);
-        MEMORY_STAT_ORDER_V6_12.iter().position(|n| *n == name)
+        order.iter().position(|n| *n == name)
     };
     let mut v: Vec<VmItem> = VmItem::ALL
         .iter()
         .copied()
-        .filter(|i| i.memcg().is_some_and(|l| l.file == MemcgFile::Stat))
+        .filter(|i| i.memcg().is_some_and(|l| l.file == file))
         .collect();
     v.sort_by_key(rank);
     v
+}
+
+/// The group counters that are `memory.stat` lines, in the order the kernel
+/// prints them ([`MEMORY_STAT_ORDER_V6_12`]).
+pub fn memory_stat_items() -> Vec<VmItem> {
+    memcg_file_items(MemcgFile::Stat)
+}
+
+impl crate::memcg::MemcgReport {
+    /// `memory.stat` of cgroup v2 as `memory_stat_format` prints it (v6.12):
+    /// the lines the simulator produces, LRU sizes and the `pgscan`/`pgsteal`
+    /// sums from the report, the counters from the registry.
+    pub fn memory_stat(&self) -> Vec<(&'static str, u64)> {
+        let sums = [
+            ("anon", self.anon),
+            ("file", self.file),
+            ("inactive_anon", self.inactive_anon),
+            ("active_anon", self.active_anon),
+            ("inactive_file", self.inactive_file),
+            ("active_file", self.active_file),
+            ("unevictable", self.unevictable),
+            ("pgscan", self.pgscan),
+            ("pgsteal", self.pgsteal),
+        ];
+        self.file_lines(MemcgFile::Stat, &sums)
+    }
+
+    /// `memory.events` as `memory_events_show` prints it (v6.12), the lines
+    /// the simulator produces.
+    pub fn memory_events(&self) -> Vec<(&'static str, u64)> {
+        self.file_lines(MemcgFile::Events, &[("max", self.events_max)])
+    }
+
+    /// `memory.swap.events` as `swap_events_show` prints it (v6.12).
+    pub fn memory_swap_events(&self) -> Vec<(&'static str, u64)> {
+        self.file_lines(MemcgFile::SwapEvents, &[])
+    }
+
+    /// Lines of `file` in the kernel's order: from `extra`, else the
+    /// registry's counter of that line; lines the simulator lacks are left out.
+    fn file_lines(
+        &self,
+        file: MemcgFile,
+        extra: &[(&'static str, u64)],
+    ) -> Vec<(&'static str, u64)> {
+        file.kernel_order()
+            .iter()
+            .filter_map(|&name| {
+                let v = extra.iter().find(|e| e.0 == name).map(|e| e.1);
+                v.or_else(|| memcg_item(file, name).and_then(|i| self.events.get(i)))
+                    .map(|v| (name, v))
+            })
+            .collect()
+    }
 }
 
 impl Sim {
@@ -480,20 +587,14 @@ impl Sim {
     /// alone, and for global-reclaim counts a group counts differently.
     #[inline(always)]
     pub(crate) fn count_vm_events(&mut self, item: VmItem, n: u64) {
-        match self.vm.slot_mut(item) {
-            Some(c) => *c += n,
-            None => debug_assert!(false, "{} is not a /proc/vmstat line", item.name()),
-        }
+        self.vm.count(item, n);
     }
 
     /// `count_memcg_events` / `memcg_memory_event` (mm/memcontrol.c, v6.12):
     /// adds `n` to group `memcg`'s own counter `item` only.
     #[inline(always)]
     pub(crate) fn count_memcg_events(&mut self, memcg: MemcgId, item: VmItem, n: u64) {
-        match self.memcgs[memcg as usize].stat.slot_mut(item) {
-            Some(c) => *c += n,
-            None => debug_assert!(false, "groups do not count {}", item.name()),
-        }
+        self.memcgs[memcg as usize].stat.count(item, n);
     }
 
     /// The kernel's pair `count_vm_events` + `count_memcg_events` (or
@@ -673,6 +774,63 @@ mod tests {
                 "pgdeactivate",
             ],
             "memory.stat as memory_stat_format prints it"
+        );
+    }
+
+    #[test]
+    fn cgroup_files_print_in_the_kernels_order() {
+        let mut r = crate::memcg::MemcgReport {
+            current: 0,
+            max: None,
+            high: None,
+            low: 0,
+            min: 0,
+            soft_limit: None,
+            events_max: 7,
+            swap_current: 0,
+            swap_max_limit: None,
+            swap_high_limit: None,
+            anon: 1,
+            file: 2,
+            inactive_anon: 0,
+            active_anon: 1,
+            inactive_file: 2,
+            active_file: 0,
+            unevictable: 0,
+            pgscan: 5,
+            pgsteal: 4,
+            events: MemcgStat::default(),
+            psi: crate::psi::Psi::default().report(0),
+        };
+        r.events.count(item::MEMCG_LOW, 3);
+        r.events.count(item::OOM_KILL, 1);
+        r.events.count(item::MEMCG_SWAP_FAIL, 2);
+        let names = |v: Vec<(&'static str, u64)>| v.iter().map(|l| l.0).collect::<Vec<_>>();
+        let stat = r.memory_stat();
+        assert_eq!(
+            &stat[..3],
+            &[("anon", 1), ("file", 2), ("inactive_anon", 0)]
+        );
+        let at = |n: &str| names(r.memory_stat()).iter().position(|x| *x == n).unwrap();
+        assert!(at("unevictable") < at("workingset_refault_anon"));
+        assert!(
+            at("workingset_restore_file") < at("pgscan") && at("pgsteal") < at("pgscan_kswapd")
+        );
+        assert!(at("pgsteal_direct") < at("pgfault") && at("pgrefill") < at("pgdeactivate"));
+        assert_eq!(stat.len(), 9 + memory_stat_items().len());
+        assert_eq!(
+            r.memory_events(),
+            [
+                ("low", 3),
+                ("high", 0),
+                ("max", 7),
+                ("oom", 0),
+                ("oom_kill", 1)
+            ]
+        );
+        assert_eq!(
+            r.memory_swap_events(),
+            [("high", 0), ("max", 0), ("fail", 2)]
         );
     }
 

@@ -959,14 +959,14 @@ impl Sim {
         }
         let k = &mut self.kswapd;
         if k.slept_at > 0 && self.clock.saturating_sub(k.slept_at) < 100_000_000 {
-            self.vm.kswapd_low_wmark_hit_quickly += 1;
+            self.vm.count(KSWAPD_LOW_WMARK_HIT_QUICKLY, 1);
         }
         k.running = true;
         k.clock = k.clock.max(self.clock);
         k.run_start = k.clock;
         k.priority = DEF_PRIORITY;
         k.reclaimed = 0;
-        self.vm.pageoutrun += 1;
+        self.vm.count(PAGEOUTRUN, 1);
         self.timers
             .add_timer(crate::timer::TimerKind::Kswapd, k.clock);
         // v6.1: balance_pgdat()'s scan_control starts with memcgs_need_aging clear.
