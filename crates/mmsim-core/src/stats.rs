@@ -17,10 +17,11 @@
 //! ([`memory_stat_items`]).
 //!
 //! Counting goes through the kernel's helpers, on [`Sim`]:
-//! [`count_vm_events`](Sim::count_vm_events) (the node only: global-reclaim
-//! counters such as `pgscan_anon`), [`count_memcg_events`](Sim::count_memcg_events)
+//! `count_vm_events` (the node only: global-reclaim
+//! counters such as `pgscan_anon`), `count_memcg_events`
 //! (the group only: `memory.events` and the counters that cgroup-limit reclaim
-//! counts differently) and [`count_events`](Sim::count_events), the pair
+//! counts differently), `count_reclaim_events` (the kswapd/direct pair of
+//! mm/vmscan.c) and `count_events`, the pair
 //! `count_vm_events` + `count_memcg_events` the kernel calls together (a fault,
 //! an activation, a refault). The item is a constant at every call site, so
 //! each call inlines to the field increment it replaces: no lookup, no
@@ -53,12 +54,16 @@
 //! ```
 //!
 //! and the fault path calls `self.count_events(memcg, THP_FAULT_ALLOC, 1)`;
-//! `/proc/vmstat` in the report, JSON and `memory.stat` follow. A DAMOS
-//! statistic (`nr_tried`, `sz_applied`, ... of mm/damon/sysfs-schemes.c) or a
-//! per-order mTHP statistic (`mthp_stat_item`, one file per size under
-//! /sys/kernel/mm/transparent_hugepage/) is the same one line with
-//! `memcg(Sim, ...)` or in `node` under its own name; the registry test
-//! below then checks the name against the kernel's list.
+//! `/proc/vmstat` in the report, JSON and `memory.stat` follow, and the
+//! registry tests below check the new name against the kernel's
+//! `vmstat_text[]` and `memory_stat_format` lists. A DAMOS statistic
+//! (`nr_tried`, `sz_applied`, ... of mm/damon/sysfs-schemes.c) or a per-order
+//! mTHP statistic (`mthp_stat_item`: `anon_fault_alloc` of
+//! /sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats/) is not a
+//! /proc/vmstat line: it is one line of a section for its own file, declared
+//! like `memcg_only` (a third section with its struct; not written yet, as
+//! the simulator has neither DAMON nor large folios), one line per order for
+//! mTHP as the kernel has one file per size.
 
 use crate::memcg::MemcgId;
 use crate::reclaim::Reclaimer;
