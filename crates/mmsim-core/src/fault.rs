@@ -39,6 +39,7 @@ use crate::mem::pagetable::{
 };
 use crate::readahead::{FileRaState, RaOwner};
 use crate::sim::{Policy, Sim};
+use crate::stats::item::*;
 
 /// `MAX_RECLAIM_RETRIES` (mm/internal.h).
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
@@ -109,8 +110,7 @@ impl Sim {
             return;
         }
         self.acc.misses += 1;
-        self.vm.pgfault += 1;
-        self.memcgs[self.cur_memcg as usize].stat.pgfault += 1;
+        self.count_events(self.cur_memcg, PGFAULT, 1);
         // current->in_lru_fault (handle_mm_fault, VMAs without VM_SEQ_READ/VM_RAND_READ).
         self.lru_gen.in_fault =
             self.vmas[vma as usize].file_ra.advice == crate::readahead::Advice::Normal;
@@ -126,8 +126,7 @@ impl Sim {
 
     /// First store through a clean present PTE (`do_wp_page`).
     fn do_wp_page(&mut self, vma: VmaId, index: u32, old: u32) {
-        self.vm.pgfault += 1;
-        self.memcgs[self.cur_memcg as usize].stat.pgfault += 1;
+        self.count_events(self.cur_memcg, PGFAULT, 1);
         self.advance(self.cost.access_ns);
         let f = old & PTE_FOLIO_MASK;
         *self.vmas[vma as usize].pte_mut(index) = old | PTE_YOUNG | PTE_DIRTY;
@@ -182,8 +181,7 @@ impl Sim {
             self.map_anon(vma, index, f, write);
             return;
         }
-        self.vm.pgmajfault += 1;
-        self.memcgs[self.cur_memcg as usize].stat.pgmajfault += 1;
+        self.count_events(self.cur_memcg, PGMAJFAULT, 1);
         self.advance(self.cost.major_fault_ns);
         let task = self.vmas[vma as usize].task as usize;
         let Some(f) = self.swapin_folio(vma, index, slot, sv, 0) else {
@@ -196,8 +194,8 @@ impl Sim {
         // swap_read_folio(): the read, a memstall if the folio is workingset.
         let now = self.clock;
         let done = self.swap_dev(|d| d.read(now, batch));
-        self.vm.pswpin += 1;
-        self.vm.pgpgin += 4;
+        self.count_vm_events(PSWPIN, 1);
+        self.count_vm_events(PGPGIN, 4);
         self.io_wait(done, self.folios[f].test(flags::WORKINGSET));
         self.map_anon(vma, index, f, write);
     }
@@ -208,7 +206,7 @@ impl Sim {
         let readahead = self.folios[f].test_and_clear(flags::READAHEAD);
         let ra = &mut self.vmas[vma as usize].swap_ra;
         if readahead {
-            self.vm.swap_ra_hit += 1;
+            self.vm.count(SWAP_RA_HIT, 1);
             ra.hits = (ra.hits + 1).min(SWAP_RA_HITS_MAX);
         }
         ra.prev = index;
@@ -268,9 +266,9 @@ impl Sim {
             if self.swapin_folio(vma, i, s, sv, flags::READAHEAD).is_none() {
                 break;
             }
-            self.vm.swap_ra += 1;
-            self.vm.pswpin += 1;
-            self.vm.pgpgin += 4;
+            self.count_vm_events(SWAP_RA, 1);
+            self.count_vm_events(PSWPIN, 1);
+            self.count_vm_events(PGPGIN, 4);
             read += 1;
         }
         read
@@ -361,8 +359,7 @@ impl Sim {
                 f
             }
             None => {
-                self.vm.pgmajfault += 1;
-                self.memcgs[self.cur_memcg as usize].stat.pgmajfault += 1;
+                self.count_events(self.cur_memcg, PGMAJFAULT, 1);
                 let done = self.do_sync_mmap_readahead(vma, file, findex);
                 match slot_folio(self.files[file as usize].slot(findex)) {
                     Some(f) => {
@@ -661,7 +658,7 @@ impl Sim {
         let f = self.add_to_page_cache(file, index, old_slot, write)?;
         if !write {
             let done = self.fs.read(self.clock, 1);
-            self.vm.pgpgin += 4;
+            self.count_vm_events(PGPGIN, 4);
             self.acc.file_pages_read += 1;
             self.io_wait(done, self.folios[f].test(flags::WORKINGSET));
         }
@@ -746,8 +743,7 @@ impl Sim {
                 fo.set(flags::ACTIVE);
                 let to = LruList::of_flags(fo.flags);
                 self.memcgs[m].lruvec.lists[to as usize].push_head(&mut self.folios, f, to as u8);
-                self.vm.pgactivate += 1;
-                self.memcgs[m].stat.pgactivate += 1;
+                self.count_events(m as crate::memcg::MemcgId, PGACTIVATE, 1);
                 self.lru_lock_batched(m as crate::memcg::MemcgId, 1);
                 if rules.balance == crate::sim::Balance::ScannedRotated {
                     // v4.9 __activate_page → update_page_reclaim_stat(file, rotated = 1)
@@ -772,7 +768,7 @@ impl Sim {
             self.node.free += 1;
             return None;
         }
-        self.vm.pgalloc_normal += 1;
+        self.count_vm_events(PGALLOC_NORMAL, 1);
         self.memcg1_check_events(self.cur_memcg, 1);
         Some(self.folios.alloc(space, index, fl, self.cur_memcg))
     }

@@ -26,6 +26,7 @@ use crate::mem::folio::LruList;
 use crate::mem::list::List;
 use crate::mem::pagetable::TaskId;
 use crate::sim::{Sim, SimError};
+use crate::stats::item::*;
 
 /// Index of a memory cgroup in the simulator (its kernel id is index + 1).
 pub type MemcgId = u8;
@@ -296,96 +297,8 @@ impl Memcg {
     }
 }
 
-/// Event counters of one group (`memcg->vmstats` events and
-/// `memory.events`), local to the group; reports sum them over the subtree
-/// as cgroup v2's `memory.stat` and `memory.events` do.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct MemcgStat {
-    /// Page faults of the group's tasks.
-    pub pgfault: u64,
-    /// Major faults of the group's tasks.
-    pub pgmajfault: u64,
-    /// Active-list pages scanned (deactivation), all reclaim.
-    pub pgrefill: u64,
-    /// Inactive pages scanned by kswapd.
-    pub pgscan_kswapd: u64,
-    /// Inactive pages scanned by direct and cgroup-limit reclaim.
-    pub pgscan_direct: u64,
-    /// Pages reclaimed by kswapd.
-    pub pgsteal_kswapd: u64,
-    /// Pages reclaimed by direct and cgroup-limit reclaim.
-    pub pgsteal_direct: u64,
-    /// Activations.
-    pub pgactivate: u64,
-    /// Deactivations.
-    pub pgdeactivate: u64,
-    /// Refaults of anon pages whose shadow named this group.
-    pub workingset_refault_anon: u64,
-    /// Refaults of file pages.
-    pub workingset_refault_file: u64,
-    /// Anon refaults activated.
-    pub workingset_activate_anon: u64,
-    /// File refaults activated.
-    pub workingset_activate_file: u64,
-    /// Anon refaults of workingset pages.
-    pub workingset_restore_anon: u64,
-    /// File refaults of workingset pages.
-    pub workingset_restore_file: u64,
-    /// `memory.events` low: times the group was reclaimed below its
-    /// effective `memory.low` (in the retry pass that ignores it). JSON:
-    /// `events_low`, as [`MemcgReport`] flattens these counters beside its
-    /// `low` limit (and names `memory.events` max `events_max`).
-    #[serde(rename = "events_low")]
-    pub low: u64,
-    /// `memory.events` high: times reclaim ran because the group was over
-    /// `memory.high`. JSON: `events_high`, beside [`MemcgReport`]'s `high` limit.
-    #[serde(rename = "events_high")]
-    pub high: u64,
-    /// Nanoseconds tasks were throttled for being over `memory.high`.
-    pub high_throttle_ns: u64,
-    /// `memory.events` oom: times the group hit its limit and invoked the OOM killer.
-    pub oom: u64,
-    /// `memory.events` oom_kill: tasks of the group killed by an OOM kill.
-    pub oom_kill: u64,
-    /// `memory.swap.events` max: swap-outs refused because the group or an
-    /// ancestor was at its `memory.swap.max`.
-    pub swap_max: u64,
-    /// `memory.swap.events` fail: swap-outs that failed for want of a slot
-    /// (the device full, or `memory.swap.max`).
-    pub swap_fail: u64,
-    /// `memory.swap.events` high: returns to user space that found the group
-    /// over its `memory.swap.high`.
-    pub swap_high: u64,
-}
-
-impl MemcgStat {
-    /// Adds `o`'s counters to these.
-    pub fn add(&mut self, o: &MemcgStat) {
-        self.pgfault += o.pgfault;
-        self.pgmajfault += o.pgmajfault;
-        self.pgrefill += o.pgrefill;
-        self.pgscan_kswapd += o.pgscan_kswapd;
-        self.pgscan_direct += o.pgscan_direct;
-        self.pgsteal_kswapd += o.pgsteal_kswapd;
-        self.pgsteal_direct += o.pgsteal_direct;
-        self.pgactivate += o.pgactivate;
-        self.pgdeactivate += o.pgdeactivate;
-        self.workingset_refault_anon += o.workingset_refault_anon;
-        self.workingset_refault_file += o.workingset_refault_file;
-        self.workingset_activate_anon += o.workingset_activate_anon;
-        self.workingset_activate_file += o.workingset_activate_file;
-        self.workingset_restore_anon += o.workingset_restore_anon;
-        self.workingset_restore_file += o.workingset_restore_file;
-        self.low += o.low;
-        self.high += o.high;
-        self.high_throttle_ns += o.high_throttle_ns;
-        self.oom += o.oom;
-        self.swap_max += o.swap_max;
-        self.swap_fail += o.swap_fail;
-        self.swap_high += o.swap_high;
-        self.oom_kill += o.oom_kill;
-    }
-}
+/// The per-group counters, declared in the counter registry (`stats.rs`).
+pub use crate::stats::MemcgStat;
 
 /// One group as `memory.current`, `memory.max`, `memory.events` and
 /// `memory.stat` of cgroup v2 show it (hierarchical), in pages.
@@ -548,7 +461,7 @@ impl Sim {
                         }
                         continue;
                     }
-                    self.memcgs[m].stat.oom += 1;
+                    self.count_memcg_events(m as crate::memcg::MemcgId, MEMCG_OOM, 1);
                     if !self.out_of_memory(Some(memcg)) {
                         break;
                     }
@@ -762,7 +675,7 @@ impl Sim {
                             continue;
                         }
                     }
-                    self.memcgs[over as usize].stat.oom += 1;
+                    self.count_memcg_events(over, MEMCG_OOM, 1);
                     if !self.out_of_memory(Some(over)) {
                         return false;
                     }
@@ -825,7 +738,7 @@ impl Sim {
                 continue;
             }
             let ns = penalty * (1_000_000_000 / HZ);
-            self.memcgs[m as usize].stat.high_throttle_ns += ns;
+            self.count_memcg_events(m, MEMCG_HIGH_THROTTLE_NS, ns);
             self.workload_stall(ns, false);
             return;
         }
@@ -843,7 +756,7 @@ impl Sim {
                 break;
             }
             if g.usage > g.high {
-                self.memcgs[c as usize].stat.high += 1;
+                self.count_memcg_events(c, MEMCG_HIGH, 1);
                 reclaimed += self.try_to_free_mem_cgroup_pages(c, nr);
             }
             cur = parent;
@@ -884,7 +797,7 @@ impl Sim {
             }
             let o = calculate_overage(g.swap_usage, g.swap_high);
             if o > 0 {
-                g.stat.swap_high += 1;
+                g.stat.count(MEMCG_SWAP_HIGH, 1);
             }
             max = max.max(o);
             cur = g.parent;

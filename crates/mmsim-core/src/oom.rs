@@ -8,6 +8,7 @@ use crate::mem::filemap::slot_folio;
 use crate::mem::folio::{flags, LruList};
 use crate::mem::pagetable::{VmaKind, PTE_FOLIO_MASK, PTE_PRESENT};
 use crate::sim::Sim;
+use crate::stats::item::*;
 
 impl Sim {
     /// `out_of_memory()`: kills a task if one holds memory; returns whether
@@ -41,9 +42,8 @@ impl Sim {
         let Some((_, victim)) = best else {
             return false;
         };
-        self.vm.oom_kill += 1;
         let m = self.tasks[victim].memcg;
-        self.memcgs[m as usize].stat.oom_kill += 1;
+        self.count_events(m, OOM_KILL, 1);
         self.tasks[victim].dead = true;
         let before = self.node.free;
         for vi in 0..self.tasks[victim].vmas.len() {

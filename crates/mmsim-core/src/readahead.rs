@@ -78,6 +78,7 @@
 use crate::mem::filemap::{slot_folio, SLOT_FOLIO};
 use crate::mem::folio::{flags, FolioId};
 use crate::sim::Sim;
+use crate::stats::item::*;
 use crate::FileId;
 
 /// `MMAP_LOTSAMISS`: beyond this many more misses than hits on a file
@@ -427,7 +428,7 @@ impl Sim {
             return 0;
         }
         self.acc.file_pages_read += *run;
-        self.vm.pgpgin += 4 * *run;
+        self.count_vm_events(PGPGIN, 4 * *run);
         self.advance(self.cost.major_fault_ns);
         let done = self.fs.read(self.clock, *run);
         self.ra_workingset |= *workingset;

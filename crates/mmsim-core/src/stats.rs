@@ -1,118 +1,856 @@
-//! Counters in the kernel's own words (`/proc/vmstat`, include/linux/vm_event_item.h
-//! and mmzone.h's node_stat_item).
+//! The counter registry: every counter the simulator keeps, declared once, in
+//! the kernel's own words (include/linux/vm_event_item.h `enum vm_event_item`,
+//! include/linux/mmzone.h `enum node_stat_item`, include/linux/memcontrol.h
+//! `enum memcg_memory_event`, v6.12).
 //!
-//! Every field is named exactly as the kernel names the line in /proc/vmstat,
-//! counted in base pages unless the kernel counts otherwise (`pgpgin` and
+//! One line of [`counters!`](self) declares a counter: its kernel enum name
+//! ([`PGFAULT`](item::PGFAULT)), its `/proc/vmstat` name (`pgfault`, also its
+//! field and JSON key), its [`Kind`] (event counter or state gauge), its
+//! [`Unit`], whether a memory cgroup counts it too and under which line of
+//! which cgroup file ([`MemcgLine`]: `memory.stat`, `memory.events`,
+//! `memory.swap.events`), and a doc line. From that line come the
+//! [`VmItem`] enum with its constant, the field of [`Vmstat`] (`/proc/vmstat`
+//! in declaration order: the text report and JSON), the field of
+//! [`MemcgStat`] (the per-group counters behind `memory.stat` and
+//! `memory.events`), the registry walk [`VmItem::ALL`] with each counter's
+//! metadata, and `memory.stat` in the kernel's print order
+//! ([`memory_stat_items`]).
+//!
+//! Counting goes through the kernel's helpers, on [`Sim`]:
+//! `count_vm_events` (the node only: global-reclaim
+//! counters such as `pgscan_anon`), `count_memcg_events`
+//! (the group only: `memory.events` and the counters that cgroup-limit reclaim
+//! counts differently), `count_reclaim_events` (the kswapd/direct pair of
+//! mm/vmscan.c) and `count_events`, the pair
+//! `count_vm_events` + `count_memcg_events` the kernel calls together (a fault,
+//! an activation, a refault). The item is a constant at every call site, so
+//! each call inlines to the field increment it replaces: no lookup, no
+//! hashing, no dispatch on the per-access path.
+//!
+//! Counted in base pages unless the unit says otherwise (`pgpgin` and
 //! `pgpgout` are in KiB, as in the kernel). Which reclaim counts where follows
 //! mm/vmscan.c of v6.x: `pgscan_kswapd/direct`, `pgsteal_kswapd/direct` and
-//! `pgrefill` count global reclaim only, while `pgscan_anon/file` and
-//! `pgsteal_anon/file` also count cgroup-limit reclaim.
+//! `pgrefill` count global reclaim only on the node, while `pgscan_anon/file`
+//! and `pgsteal_anon/file` also count cgroup-limit reclaim; a group's
+//! `pgscan_direct`/`pgsteal_direct` count its limit reclaim too.
+//!
+//! # Adding a counter
+//!
+//! One line in the `node` section (a `/proc/vmstat` line) or the `memcg_only`
+//! section (a cgroup file line with no `/proc/vmstat` twin); a counter a
+//! group keeps also gets its field name in `memcg_fields` (the order of
+//! [`MemcgStat`]'s JSON keys, which existing results fix). For the THP
+//! fault counter, which the kernel counts on the node and in the group
+//! (`count_vm_event(THP_FAULT_ALLOC)` + `count_memcg_event_mm`, memory.stat
+//! `thp_fault_alloc`):
+//!
+//! ```text
+//! node {
+//!     ...
+//!     #[doc = "Counter: THP faults that allocated a huge page."]
+//!     THP_FAULT_ALLOC thp_fault_alloc: Event, Count, memcg(Stat, "thp_fault_alloc");
+//! }
+//! memcg_fields { ..., thp_fault_alloc }
+//! ```
+//!
+//! and the fault path calls `self.count_events(memcg, THP_FAULT_ALLOC, 1)`;
+//! `/proc/vmstat` in the report, JSON and `memory.stat` follow, and the
+//! registry tests below check the new name against the kernel's
+//! `vmstat_text[]` and `memory_stat_format` lists. A DAMOS statistic
+//! (`nr_tried`, `sz_applied`, ... of mm/damon/sysfs-schemes.c) or a per-order
+//! mTHP statistic (`mthp_stat_item`: `anon_fault_alloc` of
+//! /sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats/) is not a
+//! /proc/vmstat line: it is one line of a section for its own file, declared
+//! like `memcg_only` (a third section with its struct; not written yet, as
+//! the simulator has neither DAMON nor large folios), one line per order for
+//! mTHP as the kernel has one file per size.
 
+use crate::memcg::MemcgId;
+use crate::reclaim::Reclaimer;
+use crate::sim::Sim;
 use serde::{Deserialize, Serialize};
 
-macro_rules! vmstat_struct {
-    ($( $(#[doc = $d:literal])* $name:ident ),* $(,)?) => {
+/// What a counter measures over time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Cumulative event counter (`vm_event_item`, `count_vm_events`): only
+    /// grows, and a measurement window subtracts its start.
+    Event,
+    /// State gauge (`node_stat_item` read by `node_page_state`): a level,
+    /// filled in at the end of the run.
+    State,
+}
+
+/// The unit of a counter's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Base pages (4 KiB).
+    Pages,
+    /// KiB (`pgpgin`/`pgpgout`).
+    KiB,
+    /// Occurrences (faults, kswapd runs, OOM kills).
+    Count,
+    /// Nanoseconds of simulated time.
+    Ns,
+}
+
+/// The cgroup file a per-group counter appears in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemcgFile {
+    /// `memory.stat` (`memory_stat_format`).
+    Stat,
+    /// `memory.events` (`enum memcg_memory_event`).
+    Events,
+    /// `memory.swap.events`.
+    SwapEvents,
+    /// No kernel file: the simulator's own per-group measurement.
+    Sim,
+}
+
+/// Where a group reports a counter: file and line name (which may differ
+/// from the `/proc/vmstat` name: `memory.swap.events` calls `swap_max` `max`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemcgLine {
+    /// The file.
+    pub file: MemcgFile,
+    /// The line's name in that file.
+    pub name: &'static str,
+}
+
+/// `memory.stat` lines of cgroup v2 in the order `memory_stat_format` prints
+/// them (mm/memcontrol.c v6.12: `memory_stats[]`, then `pgscan`/`pgsteal`,
+/// then `memcg_vm_event_stat[]`), restricted to the lines the simulator can
+/// produce. `pgscan` and `pgsteal` are the kernel's sums of the kswapd and
+/// direct counters ([`crate::memcg::MemcgReport`]), not counters of their own.
+pub const MEMORY_STAT_ORDER_V6_12: &[&str] = &[
+    "anon",
+    "file",
+    "inactive_anon",
+    "active_anon",
+    "inactive_file",
+    "active_file",
+    "unevictable",
+    "workingset_refault_anon",
+    "workingset_refault_file",
+    "workingset_activate_anon",
+    "workingset_activate_file",
+    "workingset_restore_anon",
+    "workingset_restore_file",
+    "pgscan",
+    "pgsteal",
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgscan_khugepaged",
+    "pgsteal_kswapd",
+    "pgsteal_direct",
+    "pgsteal_khugepaged",
+    "pgfault",
+    "pgmajfault",
+    "pgrefill",
+    "pgactivate",
+    "pgdeactivate",
+    "pglazyfree",
+    "pglazyfreed",
+    "thp_fault_alloc",
+    "thp_collapse_alloc",
+];
+
+/// `memory.events` lines in the kernel's order (`memory_events_show`,
+/// mm/memcontrol.c v6.12); `max` is the charge counter the report keeps
+/// apart ([`crate::memcg::MemcgReport::events_max`]).
+pub const MEMORY_EVENTS_ORDER_V6_12: &[&str] =
+    &["low", "high", "max", "oom", "oom_kill", "oom_group_kill"];
+
+/// `memory.swap.events` lines in the kernel's order (`swap_events_show`, v6.12).
+pub const MEMORY_SWAP_EVENTS_ORDER_V6_12: &[&str] = &["high", "max", "fail"];
+
+/// `None`, or the group's line of a declared counter.
+macro_rules! memcg_line {
+    () => {
+        None
+    };
+    ($file:ident, $name:literal) => {
+        Some(MemcgLine {
+            file: MemcgFile::$file,
+            name: $name,
+        })
+    };
+}
+
+/// The registry: see the module documentation.
+macro_rules! counters {
+    (
+        node {
+            $( $(#[doc = $d:literal])*
+               $item:ident $name:ident : $kind:ident, $unit:ident
+               $(, memcg($file:ident, $mname:literal))? ; )*
+        }
+        memcg_only {
+            $( $(#[doc = $md:literal])*
+               $mitem:ident $mfield:ident : $mkind:ident, $munit:ident,
+               memcg($mfile:ident, $mmname:literal) ; )*
+        }
+        memcg_fields { $( $f:ident $(as $json:literal)? ),* $(,)? }
+    ) => {
+        /// Every counter of the registry (`enum vm_event_item` and
+        /// `node_stat_item` for the node, `memcg_memory_event` for groups),
+        /// named as its field; [`item`] has the kernel's upper-case names.
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum VmItem {
+            $( $(#[doc = $d])* $name, )*
+            $( $(#[doc = $md])* $mfield, )*
+        }
+
+        /// The counters under the kernel's enum names, for call sites
+        /// (`self.count_events(memcg, PGFAULT, 1)`).
+        pub mod item {
+            use super::VmItem;
+            $( #[doc = concat!("`", stringify!($name), "`.")]
+               pub const $item: VmItem = VmItem::$name; )*
+            $( #[doc = concat!("`", stringify!($mfield), "`.")]
+               pub const $mitem: VmItem = VmItem::$mfield; )*
+        }
+
+        impl VmItem {
+            /// The registry in declaration order: `/proc/vmstat` lines, then
+            /// the group-only counters.
+            pub const ALL: &'static [VmItem] = &[
+                $( VmItem::$name, )* $( VmItem::$mfield, )*
+            ];
+
+            /// The field name: the `/proc/vmstat` line for node counters.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $( VmItem::$name => stringify!($name), )*
+                    $( VmItem::$mfield => stringify!($mfield), )*
+                }
+            }
+
+            /// The kernel's enum name (`PGFAULT`, `MEMCG_LOW`).
+            pub const fn kernel_name(self) -> &'static str {
+                match self {
+                    $( VmItem::$name => stringify!($item), )*
+                    $( VmItem::$mfield => stringify!($mitem), )*
+                }
+            }
+
+            /// Event counter or state gauge.
+            pub const fn kind(self) -> Kind {
+                match self {
+                    $( VmItem::$name => Kind::$kind, )*
+                    $( VmItem::$mfield => Kind::$mkind, )*
+                }
+            }
+
+            /// The unit of its value.
+            pub const fn unit(self) -> Unit {
+                match self {
+                    $( VmItem::$name => Unit::$unit, )*
+                    $( VmItem::$mfield => Unit::$munit, )*
+                }
+            }
+
+            /// Whether it is a `/proc/vmstat` line ([`Vmstat`] field).
+            pub const fn in_vmstat(self) -> bool {
+                match self {
+                    $( VmItem::$name => true, )*
+                    $( VmItem::$mfield => false, )*
+                }
+            }
+
+            /// The group's line of it, if groups count it ([`MemcgStat`] field).
+            pub const fn memcg(self) -> Option<MemcgLine> {
+                match self {
+                    $( VmItem::$name => memcg_line!($($file, $mname)?), )*
+                    $( VmItem::$mfield => memcg_line!($mfile, $mmname), )*
+                }
+            }
+
+            /// Its doc line.
+            pub const fn doc(self) -> &'static str {
+                match self {
+                    $( VmItem::$name => concat!($($d),*), )*
+                    $( VmItem::$mfield => concat!($($md),*), )*
+                }
+            }
+        }
+
         /// Cumulative event counters and end-of-run gauges, named as in /proc/vmstat.
         #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
         pub struct Vmstat {
             $( $(#[doc = $d])* pub $name: u64, )*
         }
+
         impl Vmstat {
             /// (name, value) pairs in /proc/vmstat order, for tables.
             pub fn pairs(&self) -> Vec<(&'static str, u64)> {
                 vec![ $( (stringify!($name), self.$name), )* ]
             }
+
+            /// The counter `item`'s field (None: not a /proc/vmstat line).
+            /// With a constant `item` this inlines to the field.
+            #[inline(always)]
+            pub fn slot_mut(&mut self, item: VmItem) -> Option<&mut u64> {
+                #[allow(unreachable_patterns)]
+                match item {
+                    $( VmItem::$name => Some(&mut self.$name), )*
+                    _ => None,
+                }
+            }
+
+            /// `__count_vm_events`: adds `n` to counter `item`, borrowing
+            /// only the counters (for call sites that hold another part of
+            /// the `Sim`). With a constant `item` this inlines to the
+            /// field increment.
+            #[inline(always)]
+            pub fn count(&mut self, item: VmItem, n: u64) {
+                match self.slot_mut(item) {
+                    Some(c) => *c += n,
+                    None => debug_assert!(false, "{} is not a /proc/vmstat line", item.name()),
+                }
+            }
+
+            /// The counter `item`'s value (None: not a /proc/vmstat line).
+            pub fn get(&self, item: VmItem) -> Option<u64> {
+                #[allow(unreachable_patterns)]
+                match item {
+                    $( VmItem::$name => Some(self.$name), )*
+                    _ => None,
+                }
+            }
+        }
+
+        /// Event counters of one group (`memcg->vmstats` events and
+        /// `memory.events`), local to the group; reports sum them over the
+        /// subtree as cgroup v2's `memory.stat` and `memory.events` do. The
+        /// fields are the registry's counters with a [`MemcgLine`], in the
+        /// order of the results' JSON keys.
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+        pub struct MemcgStat {
+            $( #[doc = concat!("[`VmItem::", stringify!($f), "`]: ",
+                               "see its declaration.")]
+               $( #[serde(rename = $json)] )?
+               pub $f: u64, )*
+        }
+
+        impl MemcgStat {
+            /// Adds `o`'s counters to these.
+            pub fn add(&mut self, o: &MemcgStat) {
+                $( self.$f += o.$f; )*
+            }
+
+            /// The counter `item`'s field (None: groups do not count it).
+            /// With a constant `item` this inlines to the field.
+            #[inline(always)]
+            pub fn slot_mut(&mut self, item: VmItem) -> Option<&mut u64> {
+                #[allow(unreachable_patterns)]
+                match item {
+                    $( VmItem::$f => Some(&mut self.$f), )*
+                    _ => None,
+                }
+            }
+
+            /// `__count_memcg_events` on one group's own counters: adds `n`
+            /// to counter `item`. With a constant `item` this inlines to the
+            /// field increment.
+            #[inline(always)]
+            pub fn count(&mut self, item: VmItem, n: u64) {
+                match self.slot_mut(item) {
+                    Some(c) => *c += n,
+                    None => debug_assert!(false, "groups do not count {}", item.name()),
+                }
+            }
+
+            /// The counter `item`'s value (None: groups do not count it).
+            pub fn get(&self, item: VmItem) -> Option<u64> {
+                #[allow(unreachable_patterns)]
+                match item {
+                    $( VmItem::$f => Some(self.$f), )*
+                    _ => None,
+                }
+            }
         }
     };
 }
 
-vmstat_struct! {
-    #[doc = "Gauge: free pages at the end."]
-    nr_free_pages,
-    #[doc = "Gauge: LRU sizes at the end."]
-    nr_inactive_anon,
-    #[doc = "Gauge."]
-    nr_active_anon,
-    #[doc = "Gauge."]
-    nr_inactive_file,
-    #[doc = "Gauge."]
-    nr_active_file,
-    #[doc = "Gauge."]
-    nr_unevictable,
-    #[doc = "Gauge: dirty file pages."]
-    nr_dirty,
-    #[doc = "Gauge: pages under writeback."]
-    nr_writeback,
-    #[doc = "Gauge: anonymous pages also in the swap cache (`nr_swapcached`)."]
-    nr_swapcached,
-    #[doc = "Counter: pages written by reclaim's pageout()."]
-    nr_vmscan_write,
-    #[doc = "Counter: dirty or writeback folios reclaim activated with PG_reclaim set."]
-    nr_vmscan_immediate_reclaim,
-    #[doc = "Counter: page-ins, KiB."]
-    pgpgin,
-    #[doc = "Counter: page-outs, KiB."]
-    pgpgout,
-    #[doc = "Counter: pages swapped in."]
-    pswpin,
-    #[doc = "Counter: pages swapped out."]
-    pswpout,
-    #[doc = "Counter: pages read by swap readahead (besides the faulting page)."]
-    swap_ra,
-    #[doc = "Counter: swap-cache hits on pages brought in by swap readahead."]
-    swap_ra_hit,
-    #[doc = "Counter: page allocations."]
-    pgalloc_normal,
-    #[doc = "Counter: pages freed."]
-    pgfree,
-    #[doc = "Counter: activations (reclaim and mark_accessed, not refaults)."]
-    pgactivate,
-    #[doc = "Counter: deactivations."]
-    pgdeactivate,
-    #[doc = "Counter: page faults (minor and major)."]
-    pgfault,
-    #[doc = "Counter: major faults (IO needed)."]
-    pgmajfault,
-    #[doc = "Counter: active-list pages scanned (global reclaim)."]
-    pgrefill,
-    #[doc = "Counter: inactive pages reclaimed by kswapd."]
-    pgsteal_kswapd,
-    #[doc = "Counter: inactive pages reclaimed by direct reclaim (global)."]
-    pgsteal_direct,
-    #[doc = "Counter: inactive pages scanned by kswapd."]
-    pgscan_kswapd,
-    #[doc = "Counter: inactive pages scanned by direct reclaim (global)."]
-    pgscan_direct,
-    #[doc = "Counter: direct reclaimers throttled."]
-    pgscan_direct_throttle,
-    #[doc = "Counter: anon pages scanned (all reclaim)."]
-    pgscan_anon,
-    #[doc = "Counter: file pages scanned (all reclaim)."]
-    pgscan_file,
-    #[doc = "Counter: anon pages reclaimed (all reclaim)."]
-    pgsteal_anon,
-    #[doc = "Counter: file pages reclaimed (all reclaim)."]
-    pgsteal_file,
-    #[doc = "Counter: writeback completions that rotated a folio to the inactive tail."]
-    pgrotated,
-    #[doc = "Counter: refaults of anon pages that found a shadow."]
-    workingset_refault_anon,
-    #[doc = "Counter: refaults of file pages that found a shadow."]
-    workingset_refault_file,
-    #[doc = "Counter: anon refaults activated by the distance test."]
-    workingset_activate_anon,
-    #[doc = "Counter: file refaults activated by the distance test."]
-    workingset_activate_file,
-    #[doc = "Counter: activated anon refaults whose shadow had PG_workingset."]
-    workingset_restore_anon,
-    #[doc = "Counter: activated file refaults whose shadow had PG_workingset."]
-    workingset_restore_file,
-    #[doc = "Counter: kswapd balance_pgdat() runs."]
-    pageoutrun,
-    #[doc = "Counter: direct reclaim entries (global), ZONE_NORMAL."]
-    allocstall_normal,
-    #[doc = "Counter: kswapd went to sleep and was woken again quickly (low mark)."]
-    kswapd_low_wmark_hit_quickly,
-    #[doc = "Counter: OOM kills."]
-    oom_kill,
+counters! {
+    node {
+        #[doc = "Gauge: free pages at the end."]
+        NR_FREE_PAGES nr_free_pages: State, Pages;
+        #[doc = "Gauge: LRU sizes at the end."]
+        NR_INACTIVE_ANON nr_inactive_anon: State, Pages;
+        #[doc = "Gauge."]
+        NR_ACTIVE_ANON nr_active_anon: State, Pages;
+        #[doc = "Gauge."]
+        NR_INACTIVE_FILE nr_inactive_file: State, Pages;
+        #[doc = "Gauge."]
+        NR_ACTIVE_FILE nr_active_file: State, Pages;
+        #[doc = "Gauge."]
+        NR_UNEVICTABLE nr_unevictable: State, Pages;
+        #[doc = "Gauge: dirty file pages."]
+        NR_FILE_DIRTY nr_dirty: State, Pages;
+        #[doc = "Gauge: pages under writeback."]
+        NR_WRITEBACK nr_writeback: State, Pages;
+        #[doc = "Gauge: anonymous pages also in the swap cache (`nr_swapcached`)."]
+        NR_SWAPCACHE nr_swapcached: State, Pages;
+        #[doc = "Counter: pages written by reclaim's pageout()."]
+        NR_VMSCAN_WRITE nr_vmscan_write: Event, Pages;
+        #[doc = "Counter: dirty or writeback folios reclaim activated with PG_reclaim set."]
+        NR_VMSCAN_IMMEDIATE nr_vmscan_immediate_reclaim: Event, Pages;
+        #[doc = "Counter: page-ins, KiB."]
+        PGPGIN pgpgin: Event, KiB;
+        #[doc = "Counter: page-outs, KiB."]
+        PGPGOUT pgpgout: Event, KiB;
+        #[doc = "Counter: pages swapped in."]
+        PSWPIN pswpin: Event, Pages;
+        #[doc = "Counter: pages swapped out."]
+        PSWPOUT pswpout: Event, Pages;
+        #[doc = "Counter: pages read by swap readahead (besides the faulting page)."]
+        SWAP_RA swap_ra: Event, Pages;
+        #[doc = "Counter: swap-cache hits on pages brought in by swap readahead."]
+        SWAP_RA_HIT swap_ra_hit: Event, Pages;
+        #[doc = "Counter: page allocations."]
+        PGALLOC_NORMAL pgalloc_normal: Event, Pages;
+        #[doc = "Counter: pages freed."]
+        PGFREE pgfree: Event, Pages;
+        #[doc = "Counter: activations (reclaim and mark_accessed, not refaults)."]
+        PGACTIVATE pgactivate: Event, Pages, memcg(Stat, "pgactivate");
+        #[doc = "Counter: deactivations."]
+        PGDEACTIVATE pgdeactivate: Event, Pages, memcg(Stat, "pgdeactivate");
+        #[doc = "Counter: page faults (minor and major)."]
+        PGFAULT pgfault: Event, Count, memcg(Stat, "pgfault");
+        #[doc = "Counter: major faults (IO needed)."]
+        PGMAJFAULT pgmajfault: Event, Count, memcg(Stat, "pgmajfault");
+        #[doc = "Counter: active-list pages scanned (global reclaim; a group's: all reclaim)."]
+        PGREFILL pgrefill: Event, Pages, memcg(Stat, "pgrefill");
+        #[doc = "Counter: inactive pages reclaimed by kswapd."]
+        PGSTEAL_KSWAPD pgsteal_kswapd: Event, Pages, memcg(Stat, "pgsteal_kswapd");
+        #[doc = "Counter: inactive pages reclaimed by direct reclaim (global; a group's: also its limit reclaim)."]
+        PGSTEAL_DIRECT pgsteal_direct: Event, Pages, memcg(Stat, "pgsteal_direct");
+        #[doc = "Counter: inactive pages scanned by kswapd."]
+        PGSCAN_KSWAPD pgscan_kswapd: Event, Pages, memcg(Stat, "pgscan_kswapd");
+        #[doc = "Counter: inactive pages scanned by direct reclaim (global; a group's: also its limit reclaim)."]
+        PGSCAN_DIRECT pgscan_direct: Event, Pages, memcg(Stat, "pgscan_direct");
+        #[doc = "Counter: direct reclaimers throttled."]
+        PGSCAN_DIRECT_THROTTLE pgscan_direct_throttle: Event, Count;
+        #[doc = "Counter: anon pages scanned (all reclaim)."]
+        PGSCAN_ANON pgscan_anon: Event, Pages;
+        #[doc = "Counter: file pages scanned (all reclaim)."]
+        PGSCAN_FILE pgscan_file: Event, Pages;
+        #[doc = "Counter: anon pages reclaimed (all reclaim)."]
+        PGSTEAL_ANON pgsteal_anon: Event, Pages;
+        #[doc = "Counter: file pages reclaimed (all reclaim)."]
+        PGSTEAL_FILE pgsteal_file: Event, Pages;
+        #[doc = "Counter: writeback completions that rotated a folio to the inactive tail."]
+        PGROTATED pgrotated: Event, Pages;
+        #[doc = "Counter: refaults of anon pages that found a shadow."]
+        WORKINGSET_REFAULT_ANON workingset_refault_anon: Event, Pages,
+            memcg(Stat, "workingset_refault_anon");
+        #[doc = "Counter: refaults of file pages that found a shadow."]
+        WORKINGSET_REFAULT_FILE workingset_refault_file: Event, Pages,
+            memcg(Stat, "workingset_refault_file");
+        #[doc = "Counter: anon refaults activated by the distance test."]
+        WORKINGSET_ACTIVATE_ANON workingset_activate_anon: Event, Pages,
+            memcg(Stat, "workingset_activate_anon");
+        #[doc = "Counter: file refaults activated by the distance test."]
+        WORKINGSET_ACTIVATE_FILE workingset_activate_file: Event, Pages,
+            memcg(Stat, "workingset_activate_file");
+        #[doc = "Counter: activated anon refaults whose shadow had PG_workingset."]
+        WORKINGSET_RESTORE_ANON workingset_restore_anon: Event, Pages,
+            memcg(Stat, "workingset_restore_anon");
+        #[doc = "Counter: activated file refaults whose shadow had PG_workingset."]
+        WORKINGSET_RESTORE_FILE workingset_restore_file: Event, Pages,
+            memcg(Stat, "workingset_restore_file");
+        #[doc = "Counter: kswapd balance_pgdat() runs."]
+        PAGEOUTRUN pageoutrun: Event, Count;
+        #[doc = "Counter: direct reclaim entries (global), ZONE_NORMAL."]
+        ALLOCSTALL_NORMAL allocstall_normal: Event, Count;
+        #[doc = "Counter: kswapd went to sleep and was woken again quickly (low mark)."]
+        KSWAPD_LOW_WMARK_HIT_QUICKLY kswapd_low_wmark_hit_quickly: Event, Count;
+        #[doc = "Counter: OOM kills (a group's: `memory.events` oom_kill, tasks of the group killed)."]
+        OOM_KILL oom_kill: Event, Count, memcg(Events, "oom_kill");
+    }
+    memcg_only {
+        #[doc = "`memory.events` low: times the group was reclaimed below its effective `memory.low` (in the retry pass that ignores it)."]
+        MEMCG_LOW low: Event, Count, memcg(Events, "low");
+        #[doc = "`memory.events` high: times reclaim ran because the group was over `memory.high`."]
+        MEMCG_HIGH high: Event, Count, memcg(Events, "high");
+        #[doc = "Nanoseconds tasks were throttled for being over `memory.high` (`mem_cgroup_handle_over_high`)."]
+        MEMCG_HIGH_THROTTLE_NS high_throttle_ns: Event, Ns, memcg(Sim, "high_throttle_ns");
+        #[doc = "`memory.events` oom: times the group hit its limit and invoked the OOM killer."]
+        MEMCG_OOM oom: Event, Count, memcg(Events, "oom");
+        #[doc = "`memory.swap.events` max: swap-outs refused because the group or an ancestor was at its `memory.swap.max`."]
+        MEMCG_SWAP_MAX swap_max: Event, Count, memcg(SwapEvents, "max");
+        #[doc = "`memory.swap.events` fail: swap-outs that failed for want of a slot (the device full, or `memory.swap.max`)."]
+        MEMCG_SWAP_FAIL swap_fail: Event, Count, memcg(SwapEvents, "fail");
+        #[doc = "`memory.swap.events` high: returns to user space that found the group over its `memory.swap.high`."]
+        MEMCG_SWAP_HIGH swap_high: Event, Count, memcg(SwapEvents, "high");
+    }
+    memcg_fields {
+        pgfault, pgmajfault, pgrefill, pgscan_kswapd, pgscan_direct, pgsteal_kswapd,
+        pgsteal_direct, pgactivate, pgdeactivate, workingset_refault_anon,
+        workingset_refault_file, workingset_activate_anon, workingset_activate_file,
+        workingset_restore_anon, workingset_restore_file,
+        // JSON: beside `MemcgReport`'s `low`/`high` limits, as `events_max` is.
+        low as "events_low", high as "events_high", high_throttle_ns, oom,
+        oom_kill, swap_max, swap_fail, swap_high,
+    }
+}
+
+impl MemcgFile {
+    /// The file's lines in the kernel's print order (empty for [`MemcgFile::Sim`]).
+    pub const fn kernel_order(self) -> &'static [&'static str] {
+        match self {
+            MemcgFile::Stat => MEMORY_STAT_ORDER_V6_12,
+            MemcgFile::Events => MEMORY_EVENTS_ORDER_V6_12,
+            MemcgFile::SwapEvents => MEMORY_SWAP_EVENTS_ORDER_V6_12,
+            MemcgFile::Sim => &[],
+        }
+    }
+}
+
+/// The declared group counter that is line `name` of `file`, if any.
+pub fn memcg_item(file: MemcgFile, name: &str) -> Option<VmItem> {
+    VmItem::ALL
+        .iter()
+        .copied()
+        .find(|i| i.memcg().is_some_and(|l| l.file == file && l.name == name))
+}
+
+/// The group counters that are lines of `file`, in the order the kernel
+/// prints them ([`MemcgFile::kernel_order`]; [`MemcgFile::Sim`]: declaration order).
+pub fn memcg_file_items(file: MemcgFile) -> Vec<VmItem> {
+    let order = file.kernel_order();
+    let rank = |i: &VmItem| {
+        let name = i.memcg().map_or("", |l| l.name);
+        order.iter().position(|n| *n == name)
+    };
+    let mut v: Vec<VmItem> = VmItem::ALL
+        .iter()
+        .copied()
+        .filter(|i| i.memcg().is_some_and(|l| l.file == file))
+        .collect();
+    v.sort_by_key(rank);
+    v
+}
+
+/// The group counters that are `memory.stat` lines, in the order the kernel
+/// prints them ([`MEMORY_STAT_ORDER_V6_12`]).
+pub fn memory_stat_items() -> Vec<VmItem> {
+    memcg_file_items(MemcgFile::Stat)
+}
+
+impl crate::memcg::MemcgReport {
+    /// `memory.stat` of cgroup v2 as `memory_stat_format` prints it (v6.12):
+    /// the lines the simulator produces, LRU sizes and the `pgscan`/`pgsteal`
+    /// sums from the report, the counters from the registry.
+    pub fn memory_stat(&self) -> Vec<(&'static str, u64)> {
+        let sums = [
+            ("anon", self.anon),
+            ("file", self.file),
+            ("inactive_anon", self.inactive_anon),
+            ("active_anon", self.active_anon),
+            ("inactive_file", self.inactive_file),
+            ("active_file", self.active_file),
+            ("unevictable", self.unevictable),
+            ("pgscan", self.pgscan),
+            ("pgsteal", self.pgsteal),
+        ];
+        self.file_lines(MemcgFile::Stat, &sums)
+    }
+
+    /// `memory.events` as `memory_events_show` prints it (v6.12), the lines
+    /// the simulator produces.
+    pub fn memory_events(&self) -> Vec<(&'static str, u64)> {
+        self.file_lines(MemcgFile::Events, &[("max", self.events_max)])
+    }
+
+    /// `memory.swap.events` as `swap_events_show` prints it (v6.12).
+    pub fn memory_swap_events(&self) -> Vec<(&'static str, u64)> {
+        self.file_lines(MemcgFile::SwapEvents, &[])
+    }
+
+    /// Lines of `file` in the kernel's order: from `extra`, else the
+    /// registry's counter of that line; lines the simulator lacks are left out.
+    fn file_lines(
+        &self,
+        file: MemcgFile,
+        extra: &[(&'static str, u64)],
+    ) -> Vec<(&'static str, u64)> {
+        file.kernel_order()
+            .iter()
+            .filter_map(|&name| {
+                let v = extra.iter().find(|e| e.0 == name).map(|e| e.1);
+                v.or_else(|| memcg_item(file, name).and_then(|i| self.events.get(i)))
+                    .map(|v| (name, v))
+            })
+            .collect()
+    }
+}
+
+impl Sim {
+    /// `count_vm_events` (include/linux/vmstat.h, v6.12): adds `n` to the
+    /// node's counter `item` only. For counters the kernel keeps on the node
+    /// alone, and for global-reclaim counts a group counts differently.
+    #[inline(always)]
+    pub(crate) fn count_vm_events(&mut self, item: VmItem, n: u64) {
+        self.vm.count(item, n);
+    }
+
+    /// `count_memcg_events` / `memcg_memory_event` (mm/memcontrol.c, v6.12):
+    /// adds `n` to group `memcg`'s own counter `item` only.
+    #[inline(always)]
+    pub(crate) fn count_memcg_events(&mut self, memcg: MemcgId, item: VmItem, n: u64) {
+        self.memcgs[memcg as usize].stat.count(item, n);
+    }
+
+    /// The kernel's pair `count_vm_events` + `count_memcg_events` (or
+    /// `__count_memcg_events` under the lruvec): adds `n` to counter `item`
+    /// of the node and of group `memcg`.
+    #[inline(always)]
+    pub(crate) fn count_events(&mut self, memcg: MemcgId, item: VmItem, n: u64) {
+        self.count_vm_events(item, n);
+        self.count_memcg_events(memcg, item, n);
+    }
+
+    /// The reclaim counters of mm/vmscan.c (v6.12 `shrink_inactive_list`,
+    /// `evict_folios`): `item = PGSCAN_KSWAPD + reclaimer_offset()`, counted
+    /// on the node unless `cgroup_reclaim(sc)`, and always in group `memcg`
+    /// (which counts its limit reclaim as direct). `kswapd` and `direct` are
+    /// the pair's two items (`PGSCAN_*` or `PGSTEAL_*`).
+    #[inline]
+    pub(crate) fn count_reclaim_events(
+        &mut self,
+        memcg: MemcgId,
+        who: Reclaimer,
+        kswapd: VmItem,
+        direct: VmItem,
+        n: u64,
+    ) {
+        let item = if who == Reclaimer::Kswapd {
+            kswapd
+        } else {
+            direct
+        };
+        if who != Reclaimer::Memcg {
+            self.count_vm_events(item, n);
+        }
+        self.count_memcg_events(memcg, item, n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// /proc/vmstat names of v6.12 (mm/vmstat.c `vmstat_text[]`) that the
+    /// registry may use.
+    const KERNEL_VMSTAT_V6_12: &[&str] = &[
+        "nr_free_pages",
+        "nr_inactive_anon",
+        "nr_active_anon",
+        "nr_inactive_file",
+        "nr_active_file",
+        "nr_unevictable",
+        "nr_mlock",
+        "nr_anon_pages",
+        "nr_mapped",
+        "nr_file_pages",
+        "nr_dirty",
+        "nr_writeback",
+        "nr_shmem",
+        "nr_swapcached",
+        "nr_vmscan_write",
+        "nr_vmscan_immediate_reclaim",
+        "nr_dirtied",
+        "nr_written",
+        "workingset_nodes",
+        "workingset_refault_anon",
+        "workingset_refault_file",
+        "workingset_activate_anon",
+        "workingset_activate_file",
+        "workingset_restore_anon",
+        "workingset_restore_file",
+        "workingset_nodereclaim",
+        "pgpgin",
+        "pgpgout",
+        "pswpin",
+        "pswpout",
+        "pgalloc_normal",
+        "allocstall_normal",
+        "pgfree",
+        "pgactivate",
+        "pgdeactivate",
+        "pglazyfree",
+        "pgfault",
+        "pgmajfault",
+        "pglazyfreed",
+        "pgrefill",
+        "pgreuse",
+        "pgsteal_kswapd",
+        "pgsteal_direct",
+        "pgsteal_khugepaged",
+        "pgscan_kswapd",
+        "pgscan_direct",
+        "pgscan_khugepaged",
+        "pgscan_direct_throttle",
+        "pgscan_anon",
+        "pgscan_file",
+        "pgsteal_anon",
+        "pgsteal_file",
+        "pginodesteal",
+        "slabs_scanned",
+        "kswapd_inodesteal",
+        "kswapd_low_wmark_hit_quickly",
+        "kswapd_high_wmark_hit_quickly",
+        "pageoutrun",
+        "pgrotated",
+        "drop_pagecache",
+        "drop_slab",
+        "oom_kill",
+        "thp_fault_alloc",
+        "thp_fault_fallback",
+        "thp_collapse_alloc",
+        "thp_split_page",
+        "swap_ra",
+        "swap_ra_hit",
+        "swpin_zero",
+        "swpout_zero",
+    ];
+
+    #[test]
+    fn registry_names_are_unique_and_the_kernels() {
+        let mut seen = std::collections::HashSet::new();
+        for &i in VmItem::ALL {
+            assert!(seen.insert(i.name()), "{} declared twice", i.name());
+            assert!(seen.insert(i.kernel_name()), "{} twice", i.kernel_name());
+            assert!(!i.doc().is_empty(), "{} has no doc line", i.name());
+            if i.in_vmstat() {
+                assert!(
+                    KERNEL_VMSTAT_V6_12.contains(&i.name()),
+                    "{} is not a /proc/vmstat line of v6.12",
+                    i.name()
+                );
+            } else {
+                assert!(i.memcg().is_some(), "{} is counted nowhere", i.name());
+            }
+        }
+        let vm = Vmstat::default();
+        let names: Vec<_> = vm.pairs().iter().map(|p| p.0).collect();
+        let declared: Vec<_> = VmItem::ALL
+            .iter()
+            .filter(|i| i.in_vmstat())
+            .map(|i| i.name())
+            .collect();
+        assert_eq!(names, declared, "/proc/vmstat in declaration order");
+    }
+
+    #[test]
+    fn per_group_counters_match_their_declaration() {
+        let g = MemcgStat::default();
+        for &i in VmItem::ALL {
+            assert_eq!(g.get(i).is_some(), i.memcg().is_some(), "{}", i.name());
+            assert_eq!(Vmstat::default().get(i).is_some(), i.in_vmstat());
+            if let Some(l) = i.memcg() {
+                if l.file == MemcgFile::Stat {
+                    assert!(MEMORY_STAT_ORDER_V6_12.contains(&l.name), "{}", l.name);
+                }
+            }
+        }
+        let order: Vec<_> = memory_stat_items()
+            .iter()
+            .map(|i| i.memcg().unwrap().name)
+            .collect();
+        assert_eq!(
+            order,
+            [
+                "workingset_refault_anon",
+                "workingset_refault_file",
+                "workingset_activate_anon",
+                "workingset_activate_file",
+                "workingset_restore_anon",
+                "workingset_restore_file",
+                "pgscan_kswapd",
+                "pgscan_direct",
+                "pgsteal_kswapd",
+                "pgsteal_direct",
+                "pgfault",
+                "pgmajfault",
+                "pgrefill",
+                "pgactivate",
+                "pgdeactivate",
+            ],
+            "memory.stat as memory_stat_format prints it"
+        );
+    }
+
+    #[test]
+    fn cgroup_files_print_in_the_kernels_order() {
+        let mut r = crate::memcg::MemcgReport {
+            current: 0,
+            max: None,
+            high: None,
+            low: 0,
+            min: 0,
+            soft_limit: None,
+            events_max: 7,
+            swap_current: 0,
+            swap_max_limit: None,
+            swap_high_limit: None,
+            anon: 1,
+            file: 2,
+            inactive_anon: 0,
+            active_anon: 1,
+            inactive_file: 2,
+            active_file: 0,
+            unevictable: 0,
+            pgscan: 5,
+            pgsteal: 4,
+            events: MemcgStat::default(),
+            psi: crate::psi::Psi::default().report(0),
+        };
+        r.events.count(item::MEMCG_LOW, 3);
+        r.events.count(item::OOM_KILL, 1);
+        r.events.count(item::MEMCG_SWAP_FAIL, 2);
+        let names = |v: Vec<(&'static str, u64)>| v.iter().map(|l| l.0).collect::<Vec<_>>();
+        let stat = r.memory_stat();
+        assert_eq!(
+            &stat[..3],
+            &[("anon", 1), ("file", 2), ("inactive_anon", 0)]
+        );
+        let at = |n: &str| names(r.memory_stat()).iter().position(|x| *x == n).unwrap();
+        assert!(at("unevictable") < at("workingset_refault_anon"));
+        assert!(
+            at("workingset_restore_file") < at("pgscan") && at("pgsteal") < at("pgscan_kswapd")
+        );
+        assert!(at("pgsteal_direct") < at("pgfault") && at("pgrefill") < at("pgdeactivate"));
+        assert_eq!(stat.len(), 9 + memory_stat_items().len());
+        assert_eq!(
+            r.memory_events(),
+            [
+                ("low", 3),
+                ("high", 0),
+                ("max", 7),
+                ("oom", 0),
+                ("oom_kill", 1)
+            ]
+        );
+        assert_eq!(
+            r.memory_swap_events(),
+            [("high", 0), ("max", 0), ("fail", 2)]
+        );
+    }
+
+    #[test]
+    fn counting_bumps_the_declared_fields() {
+        let mut vm = Vmstat::default();
+        *vm.slot_mut(item::PGFAULT).unwrap() += 3;
+        assert_eq!(vm.pgfault, 3);
+        assert!(vm.slot_mut(item::MEMCG_LOW).is_none());
+        let mut g = MemcgStat::default();
+        *g.slot_mut(item::MEMCG_SWAP_MAX).unwrap() += 1;
+        assert_eq!((g.swap_max, g.get(item::MEMCG_SWAP_MAX)), (1, Some(1)));
+        assert!(g.slot_mut(item::PSWPOUT).is_none());
+    }
 }

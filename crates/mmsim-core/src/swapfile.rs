@@ -10,6 +10,7 @@
 
 use crate::memcg::{MemcgId, ROOT};
 use crate::sim::Sim;
+use crate::stats::item::*;
 
 /// Slot allocation and freeing: mm/swap_slots.c, mm/swapfile.c (v6.12).
 impl Sim {
@@ -21,7 +22,7 @@ impl Sim {
         let m = self.folios[f].memcg;
         let Some(slot) = self.swap.as_mut().and_then(|s| s.alloc(m)) else {
             if self.swap.is_some() {
-                self.memcgs[m as usize].stat.swap_fail += 1;
+                self.count_memcg_events(m, MEMCG_SWAP_FAIL, 1);
             }
             return None;
         };
@@ -68,9 +69,8 @@ impl Sim {
             while let Some(c) = cur {
                 let g = &self.memcgs[c as usize];
                 if g.swap_usage >= g.swap_max {
-                    let st = &mut self.memcgs[m as usize].stat;
-                    st.swap_max += 1;
-                    st.swap_fail += 1;
+                    self.count_memcg_events(m, MEMCG_SWAP_MAX, 1);
+                    self.count_memcg_events(m, MEMCG_SWAP_FAIL, 1);
                     return false;
                 }
                 cur = g.parent;

@@ -17,6 +17,7 @@
 
 use crate::mem::folio::{flags, FolioId, LruList};
 use crate::sim::Sim;
+use crate::stats::item::*;
 
 /// `dirty_background_ratio` (percent).
 pub const DIRTY_BACKGROUND_RATIO: u64 = 10;
@@ -82,7 +83,7 @@ impl Sim {
         fo.clear(flags::ACTIVE);
         let to = LruList::of_flags(fo.flags);
         self.memcgs[m].lruvec.lists[to as usize].push_tail(&mut self.folios, f, to as u8);
-        self.vm.pgrotated += 1;
+        self.count_vm_events(PGROTATED, 1);
     }
 
     /// Tags folio `f`'s new writeback with a fresh sequence number.
@@ -105,7 +106,7 @@ impl Sim {
         fo.set(flags::WRITEBACK);
         self.nr_dirty -= 1;
         self.nr_writeback += 1;
-        self.vm.pgpgout += 4;
+        self.count_vm_events(PGPGOUT, 4);
         // The flusher is its own thread: a full request queue delays its
         // submissions (reflected in `done`), not the workload.
         let done = self.fs.write(now, 1).done;

@@ -18,6 +18,7 @@
 use crate::mem::folio::{flags, FolioId, LruList};
 use crate::reclaim::ScanControl;
 use crate::sim::Sim;
+use crate::stats::item::*;
 
 impl Sim {
     /// Adds a new folio under the `lru` policy: at the head of the one list.
@@ -94,11 +95,11 @@ impl Sim {
                 self.nr_dirty -= 1;
                 self.fs.write(self.clock, 1);
             } else {
-                self.vm.pswpout += 1;
+                self.count_vm_events(PSWPOUT, 1);
                 let now = self.clock;
                 self.swap_dev(|d| d.write(now, 1));
             }
-            self.vm.pgpgout += 4;
+            self.count_vm_events(PGPGOUT, 4);
         }
         if !fo.is_file() {
             self.swap.as_mut().unwrap().slots[(fo.swap - 1) as usize] =

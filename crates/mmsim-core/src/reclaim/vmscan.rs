@@ -15,6 +15,7 @@ use crate::mem::swap::SWAP_NO_SHADOW;
 use crate::psi::PsiCpu;
 use crate::reclaim::{Reclaimer, ScanBalance, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::sim::{Balance, ClassicRules, Policy, Sim};
+use crate::stats::item::*;
 
 /// Outcome of `folio_check_references()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,7 +50,7 @@ impl Sim {
     /// `try_to_free_pages()`: direct reclaim of SWAP_CLUSTER_MAX pages by the
     /// allocating task; a memstall. Returns pages reclaimed.
     pub(crate) fn try_to_free_pages(&mut self) -> u64 {
-        self.vm.allocstall_normal += 1;
+        self.count_vm_events(ALLOCSTALL_NORMAL, 1);
         let mut sc = ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, self.clock)
             .on_cpus(self.smp.cpus);
         self.do_try_to_free_pages(&mut sc);
@@ -205,7 +206,7 @@ impl Sim {
                     sc.memcg_low_skipped = true;
                     continue;
                 }
-                self.memcgs[m as usize].stat.low += 1;
+                self.count_memcg_events(m, MEMCG_LOW, 1);
             }
             sc.memcg = m;
             self.shrink_lruvec(sc, rules);
@@ -526,9 +527,9 @@ impl Sim {
         sc.nr_scanned += taken;
         sc.charge_lru(taken * self.cost.scan_ns);
         if sc.who != Reclaimer::Memcg {
-            self.vm.pgrefill += taken;
+            self.count_vm_events(PGREFILL, taken);
         }
-        self.memcgs[sc.memcg as usize].stat.pgrefill += taken;
+        self.count_memcg_events(sc.memcg, PGREFILL, taken);
         self.note_scanned(sc.memcg, file, taken);
         let batch = std::mem::take(&mut self.scratch);
         let (mut nr_rotated, mut nr_deactivate, mut nr_exec_kept) = (0, 0, 0);
@@ -554,8 +555,7 @@ impl Sim {
         self.lru_lock_reclaim(sc, sc.memcg, batch.len() as u64);
         self.move_folios_to_lru(&batch, rules);
         self.scratch = batch;
-        self.vm.pgdeactivate += nr_deactivate;
-        self.memcgs[sc.memcg as usize].stat.pgdeactivate += nr_deactivate;
+        self.count_events(sc.memcg, PGDEACTIVATE, nr_deactivate);
         match rules.balance {
             // v4.9 counts every referenced folio as rotated, even if deactivated.
             Balance::ScannedRotated => {
@@ -585,22 +585,12 @@ impl Sim {
         }
         self.lru_lock_reclaim(sc, sc.memcg, taken);
         sc.charge_lru(taken * self.cost.scan_ns);
-        match sc.who {
-            Reclaimer::Kswapd => self.vm.pgscan_kswapd += taken,
-            Reclaimer::Direct => self.vm.pgscan_direct += taken,
-            Reclaimer::Memcg => {}
-        }
-        let st = &mut self.memcgs[sc.memcg as usize].stat;
-        if sc.who == Reclaimer::Kswapd {
-            st.pgscan_kswapd += taken;
-        } else {
-            st.pgscan_direct += taken;
-        }
+        self.count_reclaim_events(sc.memcg, sc.who, PGSCAN_KSWAPD, PGSCAN_DIRECT, taken);
         if file {
-            self.vm.pgscan_file += taken;
+            self.count_vm_events(PGSCAN_FILE, taken);
             sc.nr_file_taken += taken;
         } else {
-            self.vm.pgscan_anon += taken;
+            self.count_vm_events(PGSCAN_ANON, taken);
         }
         self.note_scanned(sc.memcg, file, taken);
         let mut batch = std::mem::take(&mut self.scratch);
@@ -608,21 +598,11 @@ impl Sim {
         self.lru_lock_reclaim(sc, sc.memcg, batch.len() as u64);
         self.move_folios_to_lru(&batch, rules);
         self.scratch = batch;
-        match sc.who {
-            Reclaimer::Kswapd => self.vm.pgsteal_kswapd += reclaimed,
-            Reclaimer::Direct => self.vm.pgsteal_direct += reclaimed,
-            Reclaimer::Memcg => {}
-        }
-        let st = &mut self.memcgs[sc.memcg as usize].stat;
-        if sc.who == Reclaimer::Kswapd {
-            st.pgsteal_kswapd += reclaimed;
-        } else {
-            st.pgsteal_direct += reclaimed;
-        }
+        self.count_reclaim_events(sc.memcg, sc.who, PGSTEAL_KSWAPD, PGSTEAL_DIRECT, reclaimed);
         if file {
-            self.vm.pgsteal_file += reclaimed;
+            self.count_vm_events(PGSTEAL_FILE, reclaimed);
         } else {
-            self.vm.pgsteal_anon += reclaimed;
+            self.count_vm_events(PGSTEAL_ANON, reclaimed);
         }
         self.lru_note_cost(sc.memcg, file, stat.nr_pageout, taken - reclaimed);
         sc.nr_unqueued_dirty += stat.nr_unqueued_dirty;
@@ -700,8 +680,7 @@ impl Sim {
                         self.folio_free_swap(f);
                     }
                     self.folios[f].set(flags::ACTIVE);
-                    self.vm.pgactivate += 1;
-                    self.memcgs[sc.memcg as usize].stat.pgactivate += 1;
+                    self.count_events(sc.memcg, PGACTIVATE, 1);
                     batch[keep] = f;
                     keep += 1;
                 }
@@ -776,7 +755,7 @@ impl Sim {
             if file && !(sc.who == Reclaimer::Kswapd && fo.test(flags::RECLAIM) && self.node.dirty)
             {
                 // The flusher writes it; rotate it out of the way meanwhile.
-                self.vm.nr_vmscan_immediate_reclaim += 1;
+                self.count_vm_events(NR_VMSCAN_IMMEDIATE, 1);
                 self.folios[f].set(flags::RECLAIM);
                 return if rules.dirty_activates {
                     Fate::Activate
@@ -817,13 +796,13 @@ impl Sim {
         let fo = &mut self.folios[f];
         fo.clear(flags::DIRTY);
         let file = fo.is_file();
-        self.vm.nr_vmscan_write += 1;
-        self.vm.pgpgout += 4;
+        self.count_vm_events(NR_VMSCAN_WRITE, 1);
+        self.count_vm_events(PGPGOUT, 4);
         let (io, sync, q) = if file {
             self.nr_dirty -= 1;
             (self.fs.write_placed(now, place, 1), false, 1)
         } else {
-            self.vm.pswpout += 1;
+            self.count_vm_events(PSWPOUT, 1);
             (
                 self.swap_dev(|d| d.write_placed(now, place, 1)),
                 self.cfg.swap.device == crate::config::DeviceKind::Zram,
@@ -875,7 +854,7 @@ impl Sim {
         self.page_counter_uncharge(m, 1);
         self.memcg1_check_events(m, 1);
         self.node.free += 1;
-        self.vm.pgfree += 1;
+        self.count_vm_events(PGFREE, 1);
     }
 
     /// Wakes kswapd (`wakeup_kswapd()`), unless it runs already, the node is
@@ -891,14 +870,14 @@ impl Sim {
         }
         let k = &mut self.kswapd;
         if k.slept_at > 0 && self.clock.saturating_sub(k.slept_at) < 100_000_000 {
-            self.vm.kswapd_low_wmark_hit_quickly += 1;
+            self.vm.count(KSWAPD_LOW_WMARK_HIT_QUICKLY, 1);
         }
         k.running = true;
         k.clock = k.clock.max(self.clock);
         k.run_start = k.clock;
         k.priority = DEF_PRIORITY;
         k.reclaimed = 0;
-        self.vm.pageoutrun += 1;
+        self.vm.count(PAGEOUTRUN, 1);
         self.timers
             .add_timer(crate::timer::TimerKind::Kswapd, k.clock);
         // v6.1: balance_pgdat()'s scan_control starts with memcgs_need_aging clear.
@@ -973,7 +952,7 @@ impl Sim {
         k.run_start = k.clock;
         k.priority = DEF_PRIORITY;
         k.reclaimed = 0;
-        self.vm.pageoutrun += 1;
+        self.count_vm_events(PAGEOUTRUN, 1);
     }
 }
 

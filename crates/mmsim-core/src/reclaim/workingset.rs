@@ -26,6 +26,7 @@
 use crate::mem::filemap::SLOT_FOLIO;
 use crate::mem::folio::{flags, FolioId, LruList};
 use crate::sim::{Balance, Policy, Sim};
+use crate::stats::item::*;
 
 /// Bits of eviction timestamp in a shadow.
 pub const EVICTION_BITS: u32 = 22;
@@ -173,14 +174,12 @@ impl Sim {
         };
         let file = self.folios[f].is_file();
         let m = self.folios[f].memcg;
-        let st = &mut self.memcgs[m as usize].stat;
-        if file {
-            self.vm.workingset_refault_file += 1;
-            st.workingset_refault_file += 1;
+        let item = if file {
+            WORKINGSET_REFAULT_FILE
         } else {
-            self.vm.workingset_refault_anon += 1;
-            st.workingset_refault_anon += 1;
-        }
+            WORKINGSET_REFAULT_ANON
+        };
+        self.count_events(m, item, 1);
         if !self.workingset_test_recent(shadow, file) {
             return;
         }
@@ -192,14 +191,12 @@ impl Sim {
             if let Balance::Cost(_) = rules.balance {
                 self.lru_note_cost(m, file, 1, 0);
             }
-            let st = &mut self.memcgs[m as usize].stat;
-            if file {
-                self.vm.workingset_restore_file += 1;
-                st.workingset_restore_file += 1;
+            let item = if file {
+                WORKINGSET_RESTORE_FILE
             } else {
-                self.vm.workingset_restore_anon += 1;
-                st.workingset_restore_anon += 1;
-            }
+                WORKINGSET_RESTORE_ANON
+            };
+            self.count_events(m, item, 1);
         }
     }
 }

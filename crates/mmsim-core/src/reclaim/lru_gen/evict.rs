@@ -7,6 +7,7 @@
 //! `lru_gen_rotate_reclaimable` (`folio_rotate_reclaimable` under MGLRU).
 
 use super::*;
+use crate::stats::item::*;
 
 impl Sim {
     /// `sort_folio()`: true if folio `f` (at the tail of min_seq's list) was
@@ -131,24 +132,15 @@ impl Sim {
             }
         }
         sc.charge_lru(scanned * self.cost.scan_ns);
-        let global = sc.who != Reclaimer::Memcg;
-        let st = &mut self.memcgs[m as usize].stat;
-        st.pgrefill += sorted;
-        match sc.who {
-            Reclaimer::Kswapd => st.pgscan_kswapd += isolated,
-            _ => st.pgscan_direct += isolated,
+        if sc.who != Reclaimer::Memcg {
+            self.count_vm_events(PGREFILL, sorted);
         }
-        if global {
-            self.vm.pgrefill += sorted;
-            match sc.who {
-                Reclaimer::Kswapd => self.vm.pgscan_kswapd += isolated,
-                _ => self.vm.pgscan_direct += isolated,
-            }
-        }
+        self.count_memcg_events(m, PGREFILL, sorted);
+        self.count_reclaim_events(m, sc.who, PGSCAN_KSWAPD, PGSCAN_DIRECT, isolated);
         if ty == FILE {
-            self.vm.pgscan_file += isolated;
+            self.count_vm_events(PGSCAN_FILE, isolated);
         } else {
-            self.vm.pgscan_anon += isolated;
+            self.count_vm_events(PGSCAN_ANON, isolated);
         }
         if isolated > 0 || remaining == 0 {
             scanned
@@ -254,22 +246,11 @@ impl Sim {
         }
         batch.clear();
         self.scratch = batch;
-        let st = &mut self.memcgs[m as usize].stat;
-        match sc.who {
-            Reclaimer::Kswapd => {
-                st.pgsteal_kswapd += reclaimed;
-                self.vm.pgsteal_kswapd += reclaimed;
-            }
-            Reclaimer::Direct => {
-                st.pgsteal_direct += reclaimed;
-                self.vm.pgsteal_direct += reclaimed;
-            }
-            Reclaimer::Memcg => st.pgsteal_direct += reclaimed,
-        }
+        self.count_reclaim_events(m, sc.who, PGSTEAL_KSWAPD, PGSTEAL_DIRECT, reclaimed);
         if ty == FILE {
-            self.vm.pgsteal_file += reclaimed;
+            self.count_vm_events(PGSTEAL_FILE, reclaimed);
         } else {
-            self.vm.pgsteal_anon += reclaimed;
+            self.count_vm_events(PGSTEAL_ANON, reclaimed);
         }
         sc.nr_reclaimed += reclaimed;
         scanned
@@ -314,6 +295,6 @@ impl Sim {
         self.lru_gen_del_folio(f, false);
         self.folios[f].clear(flags::ACTIVE);
         self.lru_gen_add_folio(f, true);
-        self.vm.pgrotated += 1;
+        self.count_vm_events(PGROTATED, 1);
     }
 }

@@ -7,6 +7,7 @@
 //! `memcg_lru_sync`).
 
 use super::*;
+use crate::stats::item::*;
 
 /// `MEMCG_NR_GENS`: generations of the memcg LRU.
 pub const MEMCG_NR_GENS: usize = 3;
@@ -160,7 +161,7 @@ impl Sim {
             if seg != MemcgSeg::Tail {
                 return Some(MemcgLruOp::Tail);
             }
-            self.memcgs[m as usize].stat.low += 1;
+            self.count_memcg_events(m, MEMCG_LOW, 1);
         }
         sc.memcg = m;
         if self.try_to_shrink_lruvec(m, sc) {

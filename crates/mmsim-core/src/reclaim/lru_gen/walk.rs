@@ -9,6 +9,7 @@
 
 use super::*;
 use crate::rmap::pte_present_young;
+use crate::stats::item::*;
 
 /// A Bloom filter of hot PTE tables (`bloom_filters[]`): 2^15 bits, two
 /// 15-bit keys from a 30-bit hash of the table's identity.
@@ -70,7 +71,7 @@ impl Sim {
             self.lru_gen_del_folio(f, false);
             self.folios[f].set(flags::ACTIVE);
             self.lru_gen_add_folio(f, false);
-            self.vm.pgactivate += 1;
+            self.count_vm_events(PGACTIVATE, 1);
         }
     }
 

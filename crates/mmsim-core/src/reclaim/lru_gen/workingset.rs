@@ -7,21 +7,20 @@
 //! (`vm_workingset_activate`).
 
 use super::*;
+use crate::stats::item::*;
 
 impl Sim {
     /// Counts a refault activation (`WORKINGSET_ACTIVATE_*`) in group `m`'s
     /// lruvec, its `memory.stat` and `/proc/vmstat`; shared by the classic
     /// `workingset_refault` and `lru_gen_refault`.
     pub(crate) fn vm_workingset_activate(&mut self, m: MemcgId, file: bool) {
-        let g = &mut self.memcgs[m as usize];
-        g.lruvec.workingset_activate[file as usize] += 1;
-        if file {
-            self.vm.workingset_activate_file += 1;
-            g.stat.workingset_activate_file += 1;
+        self.memcgs[m as usize].lruvec.workingset_activate[file as usize] += 1;
+        let item = if file {
+            WORKINGSET_ACTIVATE_FILE
         } else {
-            self.vm.workingset_activate_anon += 1;
-            g.stat.workingset_activate_anon += 1;
-        }
+            WORKINGSET_ACTIVATE_ANON
+        };
+        self.count_events(m, item, 1);
     }
 
     /// `lru_gen_eviction()`: the shadow of an evicted folio: a token of the
@@ -77,14 +76,12 @@ impl Sim {
             MglruVersion::V6_1 => token >> LRU_REFS_WIDTH == lg.min_seq[ty] & seq_mask,
         };
         if v == MglruVersion::V6_14 || recent {
-            let st = &mut self.memcgs[m as usize].stat;
-            if file {
-                self.vm.workingset_refault_file += 1;
-                st.workingset_refault_file += 1;
+            let item = if file {
+                WORKINGSET_REFAULT_FILE
             } else {
-                self.vm.workingset_refault_anon += 1;
-                st.workingset_refault_anon += 1;
-            }
+                WORKINGSET_REFAULT_ANON
+            };
+            self.count_events(m, item, 1);
         }
         if !recent {
             return;
@@ -111,14 +108,12 @@ impl Sim {
         }
         if restore {
             self.folios[f].set(flags::WORKINGSET);
-            let st = &mut self.memcgs[m as usize].stat;
-            if file {
-                self.vm.workingset_restore_file += 1;
-                st.workingset_restore_file += 1;
+            let item = if file {
+                WORKINGSET_RESTORE_FILE
             } else {
-                self.vm.workingset_restore_anon += 1;
-                st.workingset_restore_anon += 1;
-            }
+                WORKINGSET_RESTORE_ANON
+            };
+            self.count_events(m, item, 1);
         } else if v == MglruVersion::V6_14 {
             set_folio_refs(&mut self.folios[f], (refs - 1) as u16);
         }
