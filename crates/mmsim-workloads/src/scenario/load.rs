@@ -10,7 +10,7 @@ use super::{
     default_seed, Scenario, Target, WorkloadKind, WorkloadSpec, MAX_EVENTS, MAX_PAGES, MAX_THETA,
 };
 use crate::error::WorkloadError;
-use crate::models::{self, Bad};
+use crate::models::{self, Bad, Model};
 use crate::tomlpos;
 
 /// The scenario name for a file name: its stem (`postgres-like.toml` → `postgres-like`).
@@ -385,13 +385,11 @@ impl Scenario {
                         check_pages(*p)?;
                     }
                 }
-                WorkloadKind::Fio(f) => f.validate().map_err(bad)?,
-                WorkloadKind::Kv(k) => k.validate().map_err(bad)?,
-                WorkloadKind::Pgbench(p) => p.validate().map_err(bad)?,
-                WorkloadKind::Dd(d) => d.validate().map_err(bad)?,
-                WorkloadKind::Eater(e) => e.validate().map_err(bad)?,
-                WorkloadKind::Kbuild(k) => k.validate().map_err(bad)?,
-                WorkloadKind::Tabs(t) => t.validate().map_err(bad)?,
+                kind => {
+                    if let Some(checked) = with_model!(kind, m => Model::validate(m)) {
+                        checked.map_err(bad)?;
+                    }
+                }
             }
         }
         for (i, p) in self.published.iter().enumerate() {

@@ -44,6 +44,24 @@
 //! values are errors that name the file, the line (for parse errors) and the field path,
 //! e.g. `s.toml: workload[2].theta: 7 is out of range [0, 5]`.
 
+/// `Some(expr)` with `$m` bound to the spec of a model kind (each arm monomorphic, no
+/// `dyn`), `None` for the access-pattern kinds: the one list of model variants through
+/// which [`WorkloadKind`]'s methods and the validation reach a [`Model`].
+macro_rules! with_model {
+    ($kind:expr, $m:ident => $e:expr) => {
+        match $kind {
+            WorkloadKind::Fio($m) => Some($e),
+            WorkloadKind::Kv($m) => Some($e),
+            WorkloadKind::Pgbench($m) => Some($e),
+            WorkloadKind::Dd($m) => Some($e),
+            WorkloadKind::Eater($m) => Some($e),
+            WorkloadKind::Kbuild($m) => Some($e),
+            WorkloadKind::Tabs($m) => Some($e),
+            _ => None,
+        }
+    };
+}
+
 mod load;
 mod raw;
 
@@ -63,6 +81,7 @@ use crate::models::kbuild::KbuildSpec;
 use crate::models::kv::KvSpec;
 use crate::models::pgbench::PgbenchSpec;
 use crate::models::tabs::TabsSpec;
+use crate::models::{self, Model};
 use raw::{KindName, RawWorkload, ScenarioToml};
 
 /// Largest region (file or VMA) a workload may use: 2^31 pages (8 TiB), the simulator's
@@ -481,21 +500,15 @@ impl WorkloadKind {
     /// The target a model kind stands for in [`WorkloadSpec::target`] (`None` for the
     /// access-pattern kinds, whose target is given).
     pub fn model_target(&self) -> Option<Target> {
-        match self {
-            WorkloadKind::Fio(_) | WorkloadKind::Pgbench(_) | WorkloadKind::Dd(_) => {
-                Some(Target::File)
-            }
-            WorkloadKind::Kv(_)
-            | WorkloadKind::Eater(_)
-            | WorkloadKind::Kbuild(_)
-            | WorkloadKind::Tabs(_) => Some(Target::Anon),
-            _ => None,
-        }
+        with_model!(self, m => models::target_of(m))
     }
 
     /// Size of the region in pages (a trace without `pages`: 2^31); for a model, of all
     /// its files and mappings together.
     pub fn pages(&self) -> u64 {
+        if let Some(pages) = with_model!(self, m => Model::pages(m)) {
+            return pages;
+        }
         match self {
             WorkloadKind::Uniform { pages, .. }
             | WorkloadKind::Zipf { pages, .. }
@@ -504,13 +517,7 @@ impl WorkloadKind {
             | WorkloadKind::HotCold { pages, .. }
             | WorkloadKind::Touch { pages } => *pages,
             WorkloadKind::Trace { pages, .. } => pages.unwrap_or(MAX_PAGES),
-            WorkloadKind::Fio(f) => f.pages(),
-            WorkloadKind::Kv(k) => k.pages(),
-            WorkloadKind::Pgbench(p) => p.pages(),
-            WorkloadKind::Dd(d) => d.pages(),
-            WorkloadKind::Eater(e) => e.pages(),
-            WorkloadKind::Kbuild(k) => k.pages(),
-            WorkloadKind::Tabs(t) => t.pages(),
+            _ => unreachable!("the model kinds are handled above"),
         }
     }
 
@@ -518,15 +525,8 @@ impl WorkloadKind {
     /// without `limit` is not, nor `pgbench`, whose reads and write-backs depend on its
     /// buffer hits).
     pub fn events(&self) -> Option<u64> {
-        match self {
-            WorkloadKind::Fio(f) => return Some(f.events()),
-            WorkloadKind::Kv(k) => return Some(k.events()),
-            WorkloadKind::Pgbench(_) => return None,
-            WorkloadKind::Dd(d) => return Some(d.events()),
-            WorkloadKind::Eater(e) => return Some(e.events()),
-            WorkloadKind::Kbuild(k) => return Some(k.events()),
-            WorkloadKind::Tabs(t) => return Some(t.events()),
-            _ => {}
+        if let Some(events) = with_model!(self, m => Model::events(m)) {
+            return events;
         }
         match *self {
             WorkloadKind::Uniform { accesses, .. }
@@ -539,13 +539,7 @@ impl WorkloadKind {
             } => Some(pages.saturating_mul(n)),
             WorkloadKind::Touch { pages } => Some(pages),
             WorkloadKind::Trace { limit, .. } => limit,
-            WorkloadKind::Fio(_)
-            | WorkloadKind::Kv(_)
-            | WorkloadKind::Pgbench(_)
-            | WorkloadKind::Dd(_)
-            | WorkloadKind::Eater(_)
-            | WorkloadKind::Kbuild(_)
-            | WorkloadKind::Tabs(_) => None,
+            _ => unreachable!("the model kinds are handled above"),
         }
     }
 }

@@ -10,7 +10,6 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{default_seed, LruGenWrite, Scenario, Target, TraceFormat, WorkloadKind, WorkloadSpec};
 use crate::cgroups::{CgroupChange, CgroupCycle, CgroupSpec};
-use crate::models;
 use crate::models::dd::DdSpec;
 use crate::models::eater::{EaterPattern, EaterSpec};
 use crate::models::fio::{FioDistribution, FioRw, FioSpec};
@@ -18,6 +17,7 @@ use crate::models::kbuild::KbuildSpec;
 use crate::models::kv::{KeyPattern, KvRatio, KvSpec};
 use crate::models::pgbench::PgbenchSpec;
 use crate::models::tabs::TabsSpec;
+use crate::models::{self, Model};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -61,13 +61,13 @@ impl KindName {
             KindName::HotCold => "hot-cold",
             KindName::Touch => "touch",
             KindName::Trace => "trace",
-            KindName::Fio => "fio",
-            KindName::Kv => "kv",
-            KindName::Pgbench => "pgbench",
-            KindName::Dd => "dd",
-            KindName::Eater => "eater",
-            KindName::Kbuild => "kbuild",
-            KindName::Tabs => "tabs",
+            KindName::Fio => FioSpec::KIND,
+            KindName::Kv => KvSpec::KIND,
+            KindName::Pgbench => PgbenchSpec::KIND,
+            KindName::Dd => DdSpec::KIND,
+            KindName::Eater => EaterSpec::KIND,
+            KindName::Kbuild => KbuildSpec::KIND,
+            KindName::Tabs => TabsSpec::KIND,
         }
     }
 
@@ -84,53 +84,13 @@ impl KindName {
             ),
             KindName::Touch => (&["pages"], &[]),
             KindName::Trace => (&["path"], &["format", "limit", "pages"]),
-            KindName::Fio => (
-                &["rw", "size"],
-                &[
-                    "bs",
-                    "numjobs",
-                    "nrfiles",
-                    "shared_file",
-                    "ios",
-                    "io_size",
-                    "rwmixread",
-                    "random_distribution",
-                    "norandommap",
-                ],
-            ),
-            KindName::Kv => (
-                &["keys", "gets"],
-                &[
-                    "value_size",
-                    "key_pattern",
-                    "key_stddev",
-                    "key_median",
-                    "theta",
-                    "ratio",
-                ],
-            ),
-            KindName::Pgbench => (
-                &["scale", "transactions"],
-                &["shared_buffers", "wal_pages", "max_wal_size"],
-            ),
-            KindName::Dd => (&["count"], &["bs", "read"]),
-            KindName::Eater => (&["size"], &["passes", "pattern", "rate"]),
-            KindName::Tabs => (&["tabs", "tab_size", "switches"], &["touches"]),
-            KindName::Kbuild => (
-                &["units"],
-                &[
-                    "jobs",
-                    "source_size",
-                    "headers",
-                    "header_size",
-                    "includes",
-                    "header_theta",
-                    "cc_mem",
-                    "cc_passes",
-                    "object_size",
-                    "cpu",
-                ],
-            ),
+            KindName::Fio => models::fields_of::<FioSpec>(),
+            KindName::Kv => models::fields_of::<KvSpec>(),
+            KindName::Pgbench => models::fields_of::<PgbenchSpec>(),
+            KindName::Dd => models::fields_of::<DdSpec>(),
+            KindName::Eater => models::fields_of::<EaterSpec>(),
+            KindName::Tabs => models::fields_of::<TabsSpec>(),
+            KindName::Kbuild => models::fields_of::<KbuildSpec>(),
         }
     }
 
