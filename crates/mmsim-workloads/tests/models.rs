@@ -887,14 +887,14 @@ fn documented_examples_parse() {
     let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
     let mut found = 0;
     for file in [
-        "scenario.rs",
+        "scenario/mod.rs",
         "models/fio.rs",
         "models/kv.rs",
         "models/pgbench.rs",
         "models/dd.rs",
         "models/eater.rs",
         "models/kbuild.rs",
-        "cgroups.rs",
+        "cgroups/mod.rs",
     ] {
         let text = std::fs::read_to_string(format!("{src}/{file}")).unwrap();
         let mut block: Option<String> = None;

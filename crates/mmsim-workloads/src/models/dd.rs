@@ -170,3 +170,22 @@ impl DdGen {
         n
     }
 }
+
+impl super::Model for DdSpec {
+    const KIND: &'static str = "dd";
+    const REQUIRED: &'static [&'static str] = &["count"];
+    const OPTIONAL: &'static [&'static str] = &["bs", "read"];
+    const TARGET: crate::Target = crate::Target::File;
+
+    fn pages(&self) -> u64 {
+        DdSpec::pages(self)
+    }
+
+    fn events(&self) -> Option<u64> {
+        Some(DdSpec::events(self))
+    }
+
+    fn validate(&self) -> Result<(), Bad> {
+        DdSpec::validate(self)
+    }
+}

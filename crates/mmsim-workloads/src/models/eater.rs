@@ -318,3 +318,22 @@ impl EaterGen {
         n
     }
 }
+
+impl super::Model for EaterSpec {
+    const KIND: &'static str = "eater";
+    const REQUIRED: &'static [&'static str] = &["size"];
+    const OPTIONAL: &'static [&'static str] = &["passes", "pattern", "rate"];
+    const TARGET: crate::Target = crate::Target::Anon;
+
+    fn pages(&self) -> u64 {
+        EaterSpec::pages(self)
+    }
+
+    fn events(&self) -> Option<u64> {
+        Some(EaterSpec::events(self))
+    }
+
+    fn validate(&self) -> Result<(), Bad> {
+        EaterSpec::validate(self)
+    }
+}

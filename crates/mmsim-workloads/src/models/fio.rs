@@ -680,3 +680,32 @@ impl FioGen {
         n
     }
 }
+
+impl super::Model for FioSpec {
+    const KIND: &'static str = "fio";
+    const REQUIRED: &'static [&'static str] = &["rw", "size"];
+    const OPTIONAL: &'static [&'static str] = &[
+        "bs",
+        "numjobs",
+        "nrfiles",
+        "shared_file",
+        "ios",
+        "io_size",
+        "rwmixread",
+        "random_distribution",
+        "norandommap",
+    ];
+    const TARGET: crate::Target = crate::Target::File;
+
+    fn pages(&self) -> u64 {
+        FioSpec::pages(self)
+    }
+
+    fn events(&self) -> Option<u64> {
+        Some(FioSpec::events(self))
+    }
+
+    fn validate(&self) -> Result<(), Bad> {
+        FioSpec::validate(self)
+    }
+}

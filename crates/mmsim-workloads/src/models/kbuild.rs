@@ -548,3 +548,33 @@ impl KbuildGen {
         n
     }
 }
+
+impl super::Model for KbuildSpec {
+    const KIND: &'static str = "kbuild";
+    const REQUIRED: &'static [&'static str] = &["units"];
+    const OPTIONAL: &'static [&'static str] = &[
+        "jobs",
+        "source_size",
+        "headers",
+        "header_size",
+        "includes",
+        "header_theta",
+        "cc_mem",
+        "cc_passes",
+        "object_size",
+        "cpu",
+    ];
+    const TARGET: crate::Target = crate::Target::Anon;
+
+    fn pages(&self) -> u64 {
+        KbuildSpec::pages(self)
+    }
+
+    fn events(&self) -> Option<u64> {
+        Some(KbuildSpec::events(self))
+    }
+
+    fn validate(&self) -> Result<(), Bad> {
+        KbuildSpec::validate(self)
+    }
+}

@@ -559,3 +559,29 @@ impl KvGen {
         n
     }
 }
+
+impl super::Model for KvSpec {
+    const KIND: &'static str = "kv";
+    const REQUIRED: &'static [&'static str] = &["keys", "gets"];
+    const OPTIONAL: &'static [&'static str] = &[
+        "value_size",
+        "key_pattern",
+        "key_stddev",
+        "key_median",
+        "theta",
+        "ratio",
+    ];
+    const TARGET: crate::Target = crate::Target::Anon;
+
+    fn pages(&self) -> u64 {
+        KvSpec::pages(self)
+    }
+
+    fn events(&self) -> Option<u64> {
+        Some(KvSpec::events(self))
+    }
+
+    fn validate(&self) -> Result<(), Bad> {
+        KvSpec::validate(self)
+    }
+}

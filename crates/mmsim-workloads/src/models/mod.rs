@@ -38,6 +38,32 @@
 //! interleaving: fio's jobs take one IO each in turn, pgbench's clients are one stream
 //! of transactions, and IO depth (`iodepth`, io_uring batching) is not modelled — every
 //! read is a synchronous buffered `pread`. Each module lists its own simplifications.
+//!
+//! ## Adding a model kind
+//!
+//! Each model's spec implements [`Model`]: its `kind` name, its required and optional
+//! fields (the lists the "does not apply" and "needs the field" errors print), the target
+//! it stands for, its size and event count, and `validate` (errors name the field and
+//! the allowed range). The scenario reaches it by `match` through one list of model
+//! variants (`with_model!` in `scenario/mod.rs`), never through `dyn`, and generating
+//! events is a `match` on the generator enum (`gen.rs`). To add a kind `foo` today:
+//!
+//! 1. `models/foo.rs`: `FooSpec` with `impl Model`, and `FooGen` with `setup` and `fill`
+//!    (draw from the generator's RNG only in `fill`, in a fixed order); `pub mod foo`
+//!    here.
+//! 2. `scenario/mod.rs`: the variant `WorkloadKind::Foo(FooSpec)`, its arm in
+//!    `with_model!` and in `kind_name`.
+//! 3. `scenario/raw.rs`: the `KindName::Foo` variant (its `name` and `fields` arms read
+//!    the `Model` constants), the TOML fields of `FooSpec` in `RawWorkload` (a field
+//!    name another kind already has, such as `size` or `theta`, is shared), their
+//!    entries in `convert`'s `present` list, the arms of `convert` and
+//!    `From<WorkloadSpec>`, and `KindName::is_model` (plus `common` and the
+//!    `write_ratio` checks if the model takes `write_ratio`, as `eater` and `tabs` do).
+//! 4. `gen.rs`: the `Pattern::Foo` variant, its `Generator::build` arm and `fill` arm.
+//!
+//! Steps 3 and 4 keep this from being three places: the flat `RawWorkload`
+//! table (one serde struct, so an unknown field's error lists every field) and the
+//! generator enum still name every kind.
 
 pub mod dd;
 pub mod eater;
@@ -69,6 +95,42 @@ impl Bad {
             message: message.into(),
         }
     }
+}
+
+/// A model of a program as a workload kind: its `kind` name, its fields, the target it
+/// stands for, its size, its event count and the checks of its fields. Each model's
+/// spec implements it; [`WorkloadKind`](crate::WorkloadKind) has one variant per model
+/// and reaches the implementation by `match` (no `dyn`), so generating events stays
+/// monomorphic.
+pub trait Model {
+    /// The `kind` name in a `[[workload]]` table, e.g. `fio`.
+    const KIND: &'static str;
+    /// Fields the kind requires besides the common ones, in the order error messages
+    /// list them.
+    const REQUIRED: &'static [&'static str];
+    /// Optional fields of the kind besides the common ones.
+    const OPTIONAL: &'static [&'static str];
+    /// What the model mostly uses, reported as its [`WorkloadSpec::target`](crate::WorkloadSpec::target).
+    const TARGET: crate::Target;
+
+    /// Pages of all its files and mappings together.
+    fn pages(&self) -> u64;
+
+    /// Events it generates, if known before running.
+    fn events(&self) -> Option<u64>;
+
+    /// Checks every field against its range; the error names the field and the range.
+    fn validate(&self) -> Result<(), Bad>;
+}
+
+/// The target a model stands for (its [`Model::TARGET`]).
+pub(crate) fn target_of<M: Model>(_: &M) -> crate::Target {
+    M::TARGET
+}
+
+/// The required and optional fields of a model (its [`Model`] constants).
+pub(crate) fn fields_of<M: Model>() -> (&'static [&'static str], &'static [&'static str]) {
+    (M::REQUIRED, M::OPTIONAL)
 }
 
 /// 4 KiB, the simulated page.

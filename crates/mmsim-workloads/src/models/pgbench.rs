@@ -610,6 +610,25 @@ impl PgbenchGen {
     }
 }
 
+impl super::Model for PgbenchSpec {
+    const KIND: &'static str = "pgbench";
+    const REQUIRED: &'static [&'static str] = &["scale", "transactions"];
+    const OPTIONAL: &'static [&'static str] = &["shared_buffers", "wal_pages", "max_wal_size"];
+    const TARGET: crate::Target = crate::Target::File;
+
+    fn pages(&self) -> u64 {
+        PgbenchSpec::pages(self)
+    }
+
+    fn events(&self) -> Option<u64> {
+        None
+    }
+
+    fn validate(&self) -> Result<(), Bad> {
+        PgbenchSpec::validate(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -237,3 +237,22 @@ impl TabsGen {
         n
     }
 }
+
+impl super::Model for TabsSpec {
+    const KIND: &'static str = "tabs";
+    const REQUIRED: &'static [&'static str] = &["tabs", "tab_size", "switches"];
+    const OPTIONAL: &'static [&'static str] = &["touches"];
+    const TARGET: crate::Target = crate::Target::Anon;
+
+    fn pages(&self) -> u64 {
+        TabsSpec::pages(self)
+    }
+
+    fn events(&self) -> Option<u64> {
+        Some(TabsSpec::events(self))
+    }
+
+    fn validate(&self) -> Result<(), Bad> {
+        TabsSpec::validate(self)
+    }
+}

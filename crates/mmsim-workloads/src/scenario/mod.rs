@@ -1,0 +1,635 @@
+//! Scenarios: a machine and the workloads that run on it, read from TOML.
+//!
+//! ```toml
+//! seed = 1
+//! description = "a zipf file workload in 1G"
+//!
+//! [machine]             # mmsim_core::MachineConfig
+//! memory = "1G"
+//! swappiness = 115
+//! policy = { name = "cost" }
+//! swap = { device = "ssd", size = "1G" }
+//!
+//! [[workload]]
+//! name = "db"           # optional; names the task, the file and the report line
+//! kind = "zipf"         # uniform | zipf | sequential | loop | hot-cold | touch | trace
+//! target = "file"       # anon | file | mmap | mmap-exec
+//! pages = "1200M"       # a page count, or a size ("1200M", "4G", "100p")
+//! theta = 0.9
+//! accesses = 2_000_000
+//! write_ratio = 0.1     # optional, default 0 (touch: 1)
+//! advice = "random"     # optional: normal | random | sequential (fadvise/madvise)
+//! phase = 1             # optional, default 0
+//! start = "500ms"       # optional: not before this simulated time, default 0
+//! cgroup = "/db"        # optional: the memory cgroup it runs in, default "/"
+//!
+//! [[cgroup]]            # memory cgroups, changes and cycles: see crate::cgroups
+//! path = "/db"
+//! max = "1G"
+//!
+//! [[workload]]          # a model of a program: fio | kv | pgbench | dd | eater
+//! kind = "fio"
+//! rw = "randread"
+//! bs = "4k"
+//! numjobs = 8
+//! size = "64m"
+//! ios = 10_000
+//! ```
+//!
+//! Every field and its range is documented on [`WorkloadSpec`] and [`WorkloadKind`]; the
+//! model kinds (`fio`, `kv`, `pgbench`, `dd`, `eater`, `kbuild`) in their modules under
+//! [`crate::models`]; the memory cgroups (`[[cgroup]]`, `[[cgroup_change]]`,
+//! `[[cgroup_cycle]]`) in [`crate::cgroups`].
+//! Unknown fields, fields that do not apply to a workload's `kind`, and out-of-range
+//! values are errors that name the file, the line (for parse errors) and the field path,
+//! e.g. `s.toml: workload[2].theta: 7 is out of range [0, 5]`.
+
+/// `Some(expr)` with `$m` bound to the spec of a model kind (each arm monomorphic, no
+/// `dyn`), `None` for the access-pattern kinds: the one list of model variants through
+/// which [`WorkloadKind`]'s methods and the validation reach a [`Model`].
+macro_rules! with_model {
+    ($kind:expr, $m:ident => $e:expr) => {
+        match $kind {
+            WorkloadKind::Fio($m) => Some($e),
+            WorkloadKind::Kv($m) => Some($e),
+            WorkloadKind::Pgbench($m) => Some($e),
+            WorkloadKind::Dd($m) => Some($e),
+            WorkloadKind::Eater($m) => Some($e),
+            WorkloadKind::Kbuild($m) => Some($e),
+            WorkloadKind::Tabs($m) => Some($e),
+            _ => None,
+        }
+    };
+}
+
+mod load;
+mod raw;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use mmsim_core::{Advice, MachineConfig};
+use mmsim_trace::Format;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::cgroups::{CgroupChange, CgroupCycle, CgroupSpec};
+use crate::models::dd::DdSpec;
+use crate::models::eater::EaterSpec;
+use crate::models::fio::FioSpec;
+use crate::models::kbuild::KbuildSpec;
+use crate::models::kv::KvSpec;
+use crate::models::pgbench::PgbenchSpec;
+use crate::models::tabs::TabsSpec;
+use crate::models::{self, Model};
+use raw::{KindName, RawWorkload, ScenarioToml};
+
+/// Largest region (file or VMA) a workload may use: 2^31 pages (8 TiB), the simulator's
+/// limit for one file or mapping.
+pub const MAX_PAGES: u64 = 1 << 31;
+/// Largest number of events one workload may generate: 2^40.
+pub const MAX_EVENTS: u64 = 1 << 40;
+/// Largest zipf exponent accepted.
+pub const MAX_THETA: f64 = 5.0;
+
+/// A machine and its workloads: what `mmsim run` runs.
+///
+/// Read it with [`Scenario::from_toml_str`] or [`Scenario::from_file`], which give the
+/// precise error positions; its `Deserialize` impl (for embedding in other formats) checks
+/// the same rules with less precise positions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "ScenarioToml")]
+pub struct Scenario {
+    /// Name for reports: the file stem of the scenario file, or the name given to
+    /// [`Scenario::from_toml_str`]. Not a TOML field.
+    #[serde(skip)]
+    pub name: String,
+    /// What errors call the scenario: the path of its file, or the given name. Not a TOML
+    /// field.
+    #[serde(skip)]
+    pub source: String,
+    /// Directory against which relative trace paths are resolved (the scenario file's
+    /// directory); `None` means the current directory. Not a TOML field.
+    #[serde(skip)]
+    pub base_dir: Option<PathBuf>,
+    /// Seed of every random stream of the workloads (default 1). The same scenario and
+    /// seed give bit-identical results.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Free text shown in reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The simulated machine (default: `MachineConfig::default()`, 4G, no swap, `cost`).
+    #[serde(default)]
+    pub machine: MachineConfig,
+    /// Events to run before measuring (default 0): the counters reported are
+    /// those of the events after the first `warmup_events`, as a benchmark
+    /// reads /proc/vmstat before and after its measured run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_events: Option<u64>,
+    /// The workloads, `[[workload]]` tables.
+    #[serde(rename = "workload", default)]
+    pub workloads: Vec<WorkloadSpec>,
+    /// The memory cgroups besides the top group `/` (which a `[[cgroup]]` table may
+    /// configure too), `[[cgroup]]` tables, parents first (see [`crate::cgroups`]).
+    #[serde(rename = "cgroup", default, skip_serializing_if = "Vec::is_empty")]
+    pub cgroups: Vec<CgroupSpec>,
+    /// Knob writes at given simulated times, `[[cgroup_change]]` tables.
+    #[serde(
+        rename = "cgroup_change",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub cgroup_changes: Vec<CgroupChange>,
+    /// Knobs cycling between values, `[[cgroup_cycle]]` tables.
+    #[serde(
+        rename = "cgroup_cycle",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub cgroup_cycles: Vec<CgroupCycle>,
+    /// Workloads moved between groups at given simulated times, `[[cgroup_move]]`
+    /// tables.
+    #[serde(rename = "cgroup_move", default, skip_serializing_if = "Vec::is_empty")]
+    pub cgroup_moves: Vec<crate::cgroups::CgroupMove>,
+    /// Results a source published for this benchmark, `[[published]]` tables (see
+    /// [`crate::published`]): `mmsim compare` prints them beside the simulated ones.
+    #[serde(rename = "published", default, skip_serializing_if = "Vec::is_empty")]
+    pub published: Vec<crate::published::Published>,
+    /// Writes to /sys/kernel/debug/lru_gen at given simulated times (`mglru`
+    /// policy), `[[lru_gen_write]]` tables.
+    #[serde(
+        rename = "lru_gen_write",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub lru_gen_writes: Vec<LruGenWrite>,
+}
+
+/// A write to an lru_gen file at a time: `at = "10s"`, `write = "+ 1 0 0"`,
+/// and `path`: /sys/kernel/debug/lru_gen (default; commands separated by
+/// `,`, `;` or newlines: `+ memcg_id node_id seq [swappiness [force_scan]]`
+/// ages, `- memcg_id node_id seq [swappiness [nr_to_reclaim]]` evicts;
+/// `memcg_id` may be a cgroup path such as `/a`),
+/// /sys/kernel/mm/lru_gen/enabled (`y`, `n`, or bits 0..=7) or
+/// /sys/kernel/mm/lru_gen/min_ttl_ms (ms).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LruGenWrite {
+    /// When, simulated time from the start (`0s`, `1500ms`, `1min`).
+    #[serde(deserialize_with = "de_write_time", serialize_with = "ser_write_time")]
+    pub at: u64,
+    /// What is written.
+    pub write: String,
+    /// The file (default /sys/kernel/debug/lru_gen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+impl LruGenWrite {
+    /// The file written.
+    pub fn path(&self) -> &str {
+        self.path
+            .as_deref()
+            .unwrap_or(mmsim_core::reclaim::lru_gen::LRU_GEN_DEBUG)
+    }
+}
+
+fn de_write_time<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    crate::models::de_opt_time(d).map(|t| t.unwrap_or(0))
+}
+
+fn ser_write_time<S: serde::Serializer>(ns: &u64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&if *ns == 0 {
+        "0s".to_string()
+    } else {
+        crate::models::format_time(*ns)
+    })
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// Where a workload's accesses go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Target {
+    /// A private anonymous mapping (`MAP_ANONYMOUS`): loads and stores.
+    Anon,
+    /// A file read and written through a file descriptor: buffered `pread`/`pwrite` of
+    /// one page, no readahead.
+    File,
+    /// A shared mapping of a file (`MAP_SHARED`): loads and stores.
+    Mmap,
+    /// A file mapped executable (`PROT_EXEC`, program text): loads only.
+    MmapExec,
+}
+
+impl Target {
+    /// The name used in scenarios and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Anon => "anon",
+            Target::File => "file",
+            Target::Mmap => "mmap",
+            Target::MmapExec => "mmap-exec",
+        }
+    }
+
+    /// Whether the target is backed by a file (everything but `anon`).
+    pub fn is_file(self) -> bool {
+        self != Target::Anon
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Target {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Target, String> {
+        match s {
+            "anon" => Ok(Target::Anon),
+            "file" => Ok(Target::File),
+            "mmap" => Ok(Target::Mmap),
+            "mmap-exec" => Ok(Target::MmapExec),
+            _ => Err(format!(
+                "unknown target `{s}`; allowed: anon, file, mmap, mmap-exec"
+            )),
+        }
+    }
+}
+
+/// The format of a trace workload: detected from the content, or given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TraceFormat {
+    /// Detect from the first 64 KiB of content ([`mmsim_trace::sniff_format`]).
+    #[default]
+    Auto,
+    /// This format.
+    Fixed(Format),
+}
+
+impl TraceFormat {
+    /// `auto` or the format's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::Auto => "auto",
+            TraceFormat::Fixed(f) => f.name(),
+        }
+    }
+}
+
+impl fmt::Display for TraceFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for TraceFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<TraceFormat, String> {
+        if s.eq_ignore_ascii_case("auto") {
+            return Ok(TraceFormat::Auto);
+        }
+        s.parse::<Format>().map(TraceFormat::Fixed).map_err(|_| {
+            format!(
+                "unknown trace format {s:?}; expected one of: auto, {}",
+                Format::NAMES.join(", ")
+            )
+        })
+    }
+}
+
+impl Serialize for TraceFormat {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for TraceFormat {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<TraceFormat, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// One workload: a task with one region (file or VMA) and the accesses it makes, or a
+/// model of a program with its tasks, files and mappings (see [`crate::models`]).
+///
+/// In TOML, a `[[workload]]` table with `kind` and the fields of that kind (see
+/// [`WorkloadKind`]) plus the common fields below. A field that does not apply to the
+/// kind is an error.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawWorkload", into = "RawWorkload")]
+pub struct WorkloadSpec {
+    /// Name of the task, file and report line (default `<kind>-<index>`, e.g. `zipf-1`).
+    /// Names must be unique within a scenario.
+    pub name: Option<String>,
+    /// Where the accesses go. Required in TOML for the access-pattern kinds; the model
+    /// kinds take no `target` (their value here is what they mostly use: `file` for
+    /// `fio`, `dd` and `pgbench`, `anon` for `kv` and `eater`).
+    pub target: Target,
+    /// Fraction of accesses that are writes, [0, 1] (default 0; `touch` and `eater`: 1
+    /// except on `mmap-exec`). Must be 0 for `mmap-exec`. For `file`, a write is a
+    /// buffered `pwrite` of the whole page (no read); for mappings, a store. Of the model
+    /// kinds only `eater` takes it (for its re-touch passes).
+    pub write_ratio: Option<f64>,
+    /// Phases run one after the other in increasing order; workloads of the same phase
+    /// are interleaved in turns (default 0).
+    pub phase: u32,
+    /// Events this workload issues per turn when interleaved with others, 1..=1000
+    /// (default 1): weights 4, 5 and 1 mix three workloads 40 %, 50 % and 10 %.
+    pub weight: u32,
+    /// How the workload declares its access pattern to the kernel, which
+    /// steers readahead (`posix_fadvise` for `file`, `madvise` for mappings):
+    /// `normal`, `random` or `sequential`. Default `normal`, except `random`
+    /// for trace replays (a trace already records what was read, readahead
+    /// included) and `fio`'s `fadvise_hint` for `fio` (`random` for random `rw`,
+    /// `sequential` otherwise). No effect on `anon`.
+    pub advice: Option<Advice>,
+    /// Simulated time before which the workload issues nothing, ns (TOML: `start =
+    /// "2s"`, a time string, 0..=10^6 s; default 0).
+    ///
+    /// Within its phase, the workloads take turns in rounds: in each round every
+    /// running workload issues `weight` events. A workload whose `start` lies after the
+    /// simulated clock ([`mmsim_core::Sim::now`]) when a round begins sits that round
+    /// out; it joins the first round that begins at or after its `start`, so its first
+    /// event runs no earlier than `start` and at most one round (the others' events of
+    /// that round) after it. When every unfinished workload of the phase is waiting, the
+    /// clock is advanced to the earliest `start` by an idle `Event::Think` (seen by
+    /// [`RunOptions::on_batch`](crate::RunOptions) but counted as no workload's event).
+    /// `start` is absolute simulated time, not relative to the phase: a workload whose
+    /// phase begins after its `start` begins with its phase.
+    pub start: u64,
+    /// The memory cgroup the workload runs in (TOML: `cgroup = "/a"`; default `None`,
+    /// the top group `/`): a group declared by a `[[cgroup]]` table. Its tasks are
+    /// attached there, and the files it reads and writes through a descriptor are opened
+    /// by its tasks, so its anonymous memory, page faults and page cache are charged to
+    /// that group (see [`crate::cgroups`]).
+    pub cgroup: Option<String>,
+    /// What the accesses are.
+    pub kind: WorkloadKind,
+}
+
+/// The access pattern of a workload, or the program it models. Page counts accept a
+/// number or a size string (`"512M"`, `"100p"`); every region is 1..=2^31 pages.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WorkloadKind {
+    /// `uniform`: `accesses` pages drawn uniformly from `0..pages`.
+    Uniform {
+        /// Region size in pages.
+        pages: u64,
+        /// Number of accesses, 1..=2^40.
+        accesses: u64,
+    },
+    /// `zipf`: page ranks drawn from a zipf distribution with exponent `theta` (0 is
+    /// uniform, 0.9 typical, up to 5); rank r is page r unless `scatter` (default true)
+    /// maps ranks through a fixed seeded permutation so hot pages are spread over the
+    /// region.
+    Zipf {
+        /// Region size in pages.
+        pages: u64,
+        /// Exponent, [0, 5].
+        theta: f64,
+        /// Number of accesses, 1..=2^40.
+        accesses: u64,
+        /// Scatter ranks over the region (default true).
+        scatter: bool,
+    },
+    /// `sequential`: pages 0, 1, …, pages−1, `passes` times (default 1).
+    Sequential {
+        /// Region size in pages.
+        pages: u64,
+        /// Number of passes (≥ 1; pages × passes ≤ 2^40).
+        passes: u64,
+    },
+    /// `loop`: like `sequential`, `iterations` times (default 1): the access pattern that
+    /// defeats LRU when the loop is larger than memory.
+    Loop {
+        /// Region size in pages.
+        pages: u64,
+        /// Number of iterations (≥ 1; pages × iterations ≤ 2^40).
+        iterations: u64,
+    },
+    /// `hot-cold`: with probability `hot_probability` a uniform page of the first
+    /// `hot_fraction` of the region, else a uniform page of the rest.
+    HotCold {
+        /// Region size in pages.
+        pages: u64,
+        /// Fraction of the region that is hot, (0, 1].
+        hot_fraction: f64,
+        /// Probability that an access goes to the hot part, [0, 1].
+        hot_probability: f64,
+        /// Number of accesses, 1..=2^40.
+        accesses: u64,
+    },
+    /// `touch`: every page once, in order (by default as writes): populates a region,
+    /// e.g. memory of idle processes.
+    Touch {
+        /// Region size in pages.
+        pages: u64,
+    },
+    /// `trace`: replays a trace file (streamed, never loaded whole); its keys are
+    /// numbered in order of first appearance ([`mmsim_trace::Densifier`]) and become page
+    /// indices of the region.
+    Trace {
+        /// The trace file (relative paths are relative to the scenario file).
+        path: PathBuf,
+        /// Its format (default `auto`: detected from the content).
+        format: TraceFormat,
+        /// Replay at most this many references (default: all).
+        limit: Option<u64>,
+        /// Region size in pages (default 2^31, the maximum); more distinct keys than this
+        /// is an error. Only touched pages cost memory.
+        pages: Option<u64>,
+    },
+    /// `fio`: fio's buffered file IO by `numjobs` jobs ([`crate::models::fio`]).
+    Fio(FioSpec),
+    /// `kv`: memcached filled and read by memtier_benchmark ([`crate::models::kv`]).
+    Kv(KvSpec),
+    /// `pgbench`: PostgreSQL running pgbench's TPC-B-like transactions
+    /// ([`crate::models::pgbench`]).
+    Pgbench(PgbenchSpec),
+    /// `dd`: a streaming buffered writer or reader ([`crate::models::dd`]).
+    Dd(DdSpec),
+    /// `eater`: a memory eater ([`crate::models::eater`]).
+    Eater(EaterSpec),
+    /// `kbuild`: a parallel kernel build, `make -jN` ([`crate::models::kbuild`]).
+    Kbuild(KbuildSpec),
+    /// `tabs`: a browser's tabs on a small client ([`crate::models::tabs`]).
+    Tabs(TabsSpec),
+}
+
+impl WorkloadKind {
+    /// The `kind` name: `uniform`, `zipf`, `sequential`, `loop`, `hot-cold`, `touch`,
+    /// `trace`, `fio`, `kv`, `pgbench`, `dd`, `eater`.
+    pub fn name(&self) -> &'static str {
+        self.kind_name().name()
+    }
+
+    fn kind_name(&self) -> KindName {
+        match self {
+            WorkloadKind::Uniform { .. } => KindName::Uniform,
+            WorkloadKind::Zipf { .. } => KindName::Zipf,
+            WorkloadKind::Sequential { .. } => KindName::Sequential,
+            WorkloadKind::Loop { .. } => KindName::Loop,
+            WorkloadKind::HotCold { .. } => KindName::HotCold,
+            WorkloadKind::Touch { .. } => KindName::Touch,
+            WorkloadKind::Trace { .. } => KindName::Trace,
+            WorkloadKind::Fio(_) => KindName::Fio,
+            WorkloadKind::Kv(_) => KindName::Kv,
+            WorkloadKind::Pgbench(_) => KindName::Pgbench,
+            WorkloadKind::Dd(_) => KindName::Dd,
+            WorkloadKind::Eater(_) => KindName::Eater,
+            WorkloadKind::Kbuild(_) => KindName::Kbuild,
+            WorkloadKind::Tabs(_) => KindName::Tabs,
+        }
+    }
+
+    /// Whether this is a model of a program (`fio`, `kv`, `pgbench`, `dd`, `eater`,
+    /// `kbuild`) rather than an access pattern on one region.
+    pub fn is_model(&self) -> bool {
+        self.kind_name().is_model()
+    }
+
+    /// The target a model kind stands for in [`WorkloadSpec::target`] (`None` for the
+    /// access-pattern kinds, whose target is given).
+    pub fn model_target(&self) -> Option<Target> {
+        with_model!(self, m => models::target_of(m))
+    }
+
+    /// Size of the region in pages (a trace without `pages`: 2^31); for a model, of all
+    /// its files and mappings together.
+    pub fn pages(&self) -> u64 {
+        if let Some(pages) = with_model!(self, m => Model::pages(m)) {
+            return pages;
+        }
+        match self {
+            WorkloadKind::Uniform { pages, .. }
+            | WorkloadKind::Zipf { pages, .. }
+            | WorkloadKind::Sequential { pages, .. }
+            | WorkloadKind::Loop { pages, .. }
+            | WorkloadKind::HotCold { pages, .. }
+            | WorkloadKind::Touch { pages } => *pages,
+            WorkloadKind::Trace { pages, .. } => pages.unwrap_or(MAX_PAGES),
+            _ => unreachable!("the model kinds are handled above"),
+        }
+    }
+
+    /// Number of events the workload generates, if known before running (a trace
+    /// without `limit` is not, nor `pgbench`, whose reads and write-backs depend on its
+    /// buffer hits).
+    pub fn events(&self) -> Option<u64> {
+        if let Some(events) = with_model!(self, m => Model::events(m)) {
+            return events;
+        }
+        match *self {
+            WorkloadKind::Uniform { accesses, .. }
+            | WorkloadKind::Zipf { accesses, .. }
+            | WorkloadKind::HotCold { accesses, .. } => Some(accesses),
+            WorkloadKind::Sequential { pages, passes: n }
+            | WorkloadKind::Loop {
+                pages,
+                iterations: n,
+            } => Some(pages.saturating_mul(n)),
+            WorkloadKind::Touch { pages } => Some(pages),
+            WorkloadKind::Trace { limit, .. } => limit,
+            _ => unreachable!("the model kinds are handled above"),
+        }
+    }
+}
+
+impl WorkloadSpec {
+    /// A workload of `kind` on `target` with the defaults: no name, default write
+    /// ratio, phase 0, start 0.
+    pub fn new(target: Target, kind: WorkloadKind) -> WorkloadSpec {
+        WorkloadSpec {
+            name: None,
+            target,
+            write_ratio: None,
+            phase: 0,
+            weight: 1,
+            advice: None,
+            start: 0,
+            cgroup: None,
+            kind,
+        }
+    }
+
+    /// The path of the cgroup the workload runs in: its `cgroup`, or `/`.
+    pub fn cgroup_path(&self) -> &str {
+        self.cgroup.as_deref().unwrap_or("/")
+    }
+
+    /// A workload of a model kind (`fio`, `kv`, …) with the defaults; its target is the
+    /// kind's ([`WorkloadKind::model_target`]; `anon` for access-pattern kinds, which
+    /// should use [`WorkloadSpec::new`]).
+    pub fn model(kind: WorkloadKind) -> WorkloadSpec {
+        WorkloadSpec::new(kind.model_target().unwrap_or(Target::Anon), kind)
+    }
+
+    /// What reports call the target: the target's name, `anon+file` for `pgbench`
+    /// (shared buffers and relation files) and `kbuild` (compilers' heaps, sources,
+    /// headers and objects).
+    pub fn target_name(&self) -> &'static str {
+        match self.kind {
+            WorkloadKind::Pgbench(_) | WorkloadKind::Kbuild(_) => "anon+file",
+            _ => self.target.name(),
+        }
+    }
+
+    /// The advice in effect: the given one, or `random` for trace replays, fio's
+    /// `fadvise_hint` default for `fio`, and `normal` otherwise.
+    pub fn effective_advice(&self) -> Advice {
+        match (self.advice, &self.kind) {
+            (Some(a), _) => a,
+            (None, WorkloadKind::Trace { .. }) => Advice::Random,
+            (None, WorkloadKind::Fio(f)) => f.default_advice(),
+            (None, _) => Advice::Normal,
+        }
+    }
+
+    /// A trace replay of the file at `path` on `target`.
+    pub fn trace(path: impl Into<PathBuf>, format: TraceFormat, target: Target) -> WorkloadSpec {
+        WorkloadSpec::new(
+            target,
+            WorkloadKind::Trace {
+                path: path.into(),
+                format,
+                limit: None,
+                pages: None,
+            },
+        )
+    }
+
+    /// The write ratio in effect: the given one, or 0 (for `touch` and `eater`: 1,
+    /// except on `mmap-exec`).
+    pub fn effective_write_ratio(&self) -> f64 {
+        match self.write_ratio {
+            Some(r) => r,
+            None if matches!(self.kind, WorkloadKind::Tabs(_)) => 0.3,
+            None if matches!(
+                self.kind,
+                WorkloadKind::Touch { .. } | WorkloadKind::Eater(_)
+            ) && self.target != Target::MmapExec =>
+            {
+                1.0
+            }
+            None => 0.0,
+        }
+    }
+
+    /// The name in effect for workload number `index`: the given name or
+    /// `<kind>-<index>`.
+    pub fn display_name(&self, index: usize) -> String {
+        match &self.name {
+            Some(n) => n.clone(),
+            None => format!("{}-{index}", self.kind.name()),
+        }
+    }
+}
