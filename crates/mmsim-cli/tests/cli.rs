@@ -690,7 +690,14 @@ fn run_json_has_a_schema_version_and_the_heap_peak() {
     let v = json(&["run", "zipf-file", "-q", "--json"]);
     assert_eq!(v["schema_version"], 1);
     assert!(v["host_heap_peak_bytes"].as_u64().unwrap() > 1 << 20);
-    let c = json(&["compare", "zipf-file", "-q", "--json", "--set", "swappiness=60,100"]);
+    let c = json(&[
+        "compare",
+        "zipf-file",
+        "-q",
+        "--json",
+        "--set",
+        "swappiness=60,100",
+    ]);
     assert_eq!(c["schema_version"], 1);
     assert_eq!(c["configs"][0]["runs"][0]["result"]["schema_version"], 1);
 }

@@ -41,18 +41,24 @@ use crate::readahead::{FileRaState, RaOwner};
 use crate::sim::{Policy, Sim};
 
 /// `MAX_RECLAIM_RETRIES` (mm/internal.h).
-pub const MAX_RECLAIM_RETRIES: u32 = 16;
+pub(crate) const MAX_RECLAIM_RETRIES: u32 = 16;
 
 /// `PAGEVEC_SIZE`: folios a `struct folio_batch` holds (31 since v6.5 \[R\];
 /// 15 before), which bounds `filemap_get_read_batch`.
-pub const FOLIO_BATCH: u32 = 31;
+pub(crate) const FOLIO_BATCH: u32 = 31;
 /// `SWAP_RA_HITS_MAX` (mm/swap_state.c): hits saturate at the field's mask.
-pub const SWAP_RA_HITS_MAX: u32 = 0xff;
+pub(crate) const SWAP_RA_HITS_MAX: u32 = 0xff;
 
 /// `__swapin_nr_pages()` (mm/swap_state.c): the readahead window from the
 /// previous fault's page, the hits since, the maximum and the previous
 /// window. "Please don't ask what the + 2 means, it just happens to work well."
-pub fn swapin_nr_pages(prev: u32, index: u32, hits: u32, max_pages: u32, prev_win: u32) -> u32 {
+pub(crate) fn swapin_nr_pages(
+    prev: u32,
+    index: u32,
+    hits: u32,
+    max_pages: u32,
+    prev_win: u32,
+) -> u32 {
     let mut pages = hits + 2;
     if pages == 2 {
         // No hits to judge by: read ahead only for an adjacent fault.

@@ -6,8 +6,8 @@
 //! group (`folio.memcg`) and sits on that group's own lruvec; a group's
 //! `usage` counts its own and its descendants' pages (hierarchical page
 //! counters: a charge goes up to the top, and fails at the first ancestor at
-//! its `memory.max`; [`crate::page_counter`] has the counters and the
-//! per-CPU charge stock, [`crate::swapfile`] the swap slots' owners and
+//! its `memory.max`; `crate::page_counter` has the counters and the
+//! per-CPU charge stock, `crate::swapfile` the swap slots' owners and
 //! swap charges). Reclaim walks a subtree in pre-order
 //! ([`Sim::memcg_iter_next`], `mem_cgroup_iter`), shrinking each group's own
 //! lruvec; what the kernel reads as hierarchical lruvec state at the reclaim
@@ -38,16 +38,16 @@ pub const MAX_MEMCGS: usize = 255;
 
 /// `MEMCG_CHARGE_BATCH`: pages a charge takes from the page counters at
 /// once, the surplus kept in the per-CPU stock.
-pub const MEMCG_CHARGE_BATCH: u64 = 64;
+pub(crate) const MEMCG_CHARGE_BATCH: u64 = 64;
 /// `MEMCG_DELAY_PRECISION_SHIFT`.
 const MEMCG_DELAY_PRECISION_SHIFT: u32 = 20;
 /// `MEMCG_DELAY_SCALING_SHIFT`.
 const MEMCG_DELAY_SCALING_SHIFT: u32 = 14;
 /// `HZ` assumed by the throttling formula (the source comment's worked
 /// numbers are for HZ = 1000, one jiffy = 1 ms).
-pub const HZ: u64 = 1000;
+pub(crate) const HZ: u64 = 1000;
 /// `MEMCG_MAX_HIGH_DELAY_JIFFIES`: at most 2 s of throttling per return to user.
-pub const MEMCG_MAX_HIGH_DELAY_JIFFIES: u64 = 2 * HZ;
+pub(crate) const MEMCG_MAX_HIGH_DELAY_JIFFIES: u64 = 2 * HZ;
 
 /// A group's settable knob (what `set_memcg_knob` writes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -103,7 +103,7 @@ impl MemcgKnob {
 
 /// A knob write scheduled at a simulated time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KnobEvent {
+pub(crate) struct KnobEvent {
     /// When, in simulated ns of the workload clock.
     pub at: u64,
     /// Which group.
@@ -117,7 +117,7 @@ pub struct KnobEvent {
 /// `effective_protection()` without recursive protection: the protected
 /// usage, scaled down when the siblings' protected usage overcommits the
 /// parent's effective protection.
-pub fn effective_protection(
+pub(crate) fn effective_protection(
     usage: u64,
     setting: u64,
     parent_effective: u64,
@@ -132,7 +132,7 @@ pub fn effective_protection(
 
 /// `calculate_overage()`: how far `usage` is over `high`, as a fixed-point
 /// fraction of `high` (2^20 = 100 %).
-pub fn calculate_overage(usage: u64, high: u64) -> u64 {
+pub(crate) fn calculate_overage(usage: u64, high: u64) -> u64 {
     if usage <= high {
         return 0;
     }
@@ -143,7 +143,7 @@ pub fn calculate_overage(usage: u64, high: u64) -> u64 {
 /// `calculate_high_delay()`: jiffies to throttle a task that charged
 /// `nr_pages` over `memory.high` with the given overage: quadratic in the
 /// overage, proportional to the task's own share of a charge batch.
-pub fn calculate_high_delay(nr_pages: u64, max_overage: u64) -> u64 {
+pub(crate) fn calculate_high_delay(nr_pages: u64, max_overage: u64) -> u64 {
     if max_overage == 0 {
         return 0;
     }
@@ -158,7 +158,7 @@ pub fn calculate_high_delay(nr_pages: u64, max_overage: u64) -> u64 {
 /// Sizes are in folios; every folio is order 0 for now, so folios = pages.
 #[derive(Clone, Debug, Default)]
 pub struct Lruvec {
-    /// The five LRU lists, indexed by [`LruList`].
+    /// The five LRU lists, indexed by `LruList`.
     pub lists: [List; 5],
     /// `lruvec->anon_cost` (5.8+ balancing).
     pub anon_cost: u64,
@@ -443,7 +443,7 @@ pub struct MemcgReport {
 /// eviction lruvec (`lruvec_page_state` of a memcg lruvec): summed over the
 /// group's subtree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SubtreeLruvec {
+pub(crate) struct SubtreeLruvec {
     /// Pages on each list, by [`LruList`] index.
     pub sizes: [u64; 5],
     /// WORKINGSET_ACTIVATE_{ANON,FILE}.
@@ -453,12 +453,12 @@ pub struct SubtreeLruvec {
 impl SubtreeLruvec {
     /// Pages on one list.
     #[inline]
-    pub fn size(&self, lru: LruList) -> u64 {
+    pub(crate) fn size(&self, lru: LruList) -> u64 {
         self.sizes[lru as usize]
     }
     /// Inactive and active size of a type (file = true).
     #[inline]
-    pub fn type_sizes(&self, file: bool) -> (u64, u64) {
+    pub(crate) fn type_sizes(&self, file: bool) -> (u64, u64) {
         (
             self.size(LruList::inactive(file)),
             self.size(LruList::active(file)),

@@ -19,7 +19,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Aggregation period: `PSI_FREQ` = 2 s.
-pub const PSI_PERIOD_NS: u64 = 2_000_000_000;
+pub(crate) const PSI_PERIOD_NS: u64 = 2_000_000_000;
 const FIXED_1: u64 = 1 << 11;
 const EXP_10S: u64 = 1677;
 const EXP_60S: u64 = 1981;

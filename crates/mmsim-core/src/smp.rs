@@ -85,7 +85,7 @@ use crate::sim::Sim;
 
 /// Folios per per-CPU LRU batch (`PAGEVEC_SIZE` in v5.17, the size of a
 /// `folio_batch` in v6.x): one `lru_lock` acquisition moves up to this many.
-pub const FOLIO_BATCH: u64 = 15;
+pub(crate) const FOLIO_BATCH: u64 = 15;
 
 /// One lruvec's `lru_lock` as a timeline (see the module documentation).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -148,7 +148,7 @@ impl LruLock {
 
 /// The workload's CPUs (`machine.cpus`) and what their sharing costs.
 #[derive(Clone, Debug)]
-pub struct Smp {
+pub(crate) struct Smp {
     /// CPUs sharing the workload clock (P ≥ 1).
     pub cpus: u64,
     /// Remainder of the last clock advance, in 1/P ns.
@@ -165,7 +165,7 @@ pub struct Smp {
 
 impl Smp {
     /// The CPUs of `cpus` (≥ 1) with the lock costs of `cost`.
-    pub fn new(cpus: u32, cost: &crate::cost::CostModel) -> Smp {
+    pub(crate) fn new(cpus: u32, cost: &crate::cost::CostModel) -> Smp {
         let cpus = cpus.max(1) as u64;
         Smp {
             cpus,
@@ -178,7 +178,7 @@ impl Smp {
     }
 
     /// Zeroes the counters (a measurement starts).
-    pub fn reset_stats(&mut self) {
+    pub(crate) fn reset_stats(&mut self) {
         self.task_lock_wait_ns = 0;
     }
 }

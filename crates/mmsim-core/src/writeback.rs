@@ -19,7 +19,7 @@ use crate::mem::folio::{flags, FolioId, LruList};
 use crate::sim::Sim;
 
 /// `dirty_background_ratio` (percent).
-pub const DIRTY_BACKGROUND_RATIO: u64 = 10;
+pub(crate) const DIRTY_BACKGROUND_RATIO: u64 = 10;
 
 impl Sim {
     /// Completes writeback IOs that finished by `now`, the swap device's

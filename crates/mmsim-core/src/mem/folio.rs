@@ -8,41 +8,41 @@
 //! folios; only order 0 is produced for now.
 
 /// Dense index of a folio in the arena.
-pub type FolioId = u32;
+pub(crate) type FolioId = u32;
 /// "No folio": end of a list, or an empty link.
-pub const NIL: FolioId = u32::MAX;
+pub(crate) const NIL: FolioId = u32::MAX;
 
 /// Page flags that reclaim looks at (include/linux/page-flags.h names).
-pub mod flags {
+pub(crate) mod flags {
     /// PG_lru: on an LRU list (cleared while isolated).
-    pub const LRU: u16 = 1 << 0;
+    pub(crate) const LRU: u16 = 1 << 0;
     /// PG_active.
-    pub const ACTIVE: u16 = 1 << 1;
+    pub(crate) const ACTIVE: u16 = 1 << 1;
     /// PG_referenced: seen once recently through a file descriptor or a young PTE.
-    pub const REFERENCED: u16 = 1 << 2;
+    pub(crate) const REFERENCED: u16 = 1 << 2;
     /// PG_workingset: was deactivated from an active list, or restored on refault.
-    pub const WORKINGSET: u16 = 1 << 3;
+    pub(crate) const WORKINGSET: u16 = 1 << 3;
     /// PG_dirty: contents differ from the backing store.
-    pub const DIRTY: u16 = 1 << 4;
+    pub(crate) const DIRTY: u16 = 1 << 4;
     /// PG_writeback: IO to the backing store in flight.
-    pub const WRITEBACK: u16 = 1 << 5;
+    pub(crate) const WRITEBACK: u16 = 1 << 5;
     /// PG_swapbacked: anonymous (or shmem) memory; lives on the anon LRU.
-    pub const SWAPBACKED: u16 = 1 << 6;
+    pub(crate) const SWAPBACKED: u16 = 1 << 6;
     /// PG_swapcache: has a swap slot (`Folio::swap`).
-    pub const SWAPCACHE: u16 = 1 << 7;
+    pub(crate) const SWAPCACHE: u16 = 1 << 7;
     /// PG_unevictable.
-    pub const UNEVICTABLE: u16 = 1 << 8;
+    pub(crate) const UNEVICTABLE: u16 = 1 << 8;
     /// PG_reclaim: reclaim wants it freed as soon as writeback completes.
-    pub const RECLAIM: u16 = 1 << 9;
+    pub(crate) const RECLAIM: u16 = 1 << 9;
     /// Mapped executable (VM_EXEC) by at least one VMA: cached union of vm_flags.
-    pub const EXEC_MAPPED: u16 = 1 << 10;
+    pub(crate) const EXEC_MAPPED: u16 = 1 << 10;
     /// PG_readahead: brought in by readahead and not yet used.
-    pub const READAHEAD: u16 = 1 << 11;
+    pub(crate) const READAHEAD: u16 = 1 << 11;
     /// PG_young: an accessed bit of the folio was cleared by someone other
     /// than reclaim (idle page tracking, DAMON); `folio_referenced` counts it.
-    pub const YOUNG: u16 = 1 << 12;
+    pub(crate) const YOUNG: u16 = 1 << 12;
     /// PG_idle: not accessed since the idle tracker marked it.
-    pub const IDLE: u16 = 1 << 13;
+    pub(crate) const IDLE: u16 = 1 << 13;
 }
 
 /// Which LRU list a folio is on (`enum lru_list`, include/linux/mmzone.h).
@@ -62,7 +62,7 @@ pub enum LruList {
 }
 
 /// Marker in [`Folio::lru`] for "on no list" (isolated or free).
-pub const NO_LIST: u8 = 0xff;
+pub(crate) const NO_LIST: u8 = 0xff;
 
 impl LruList {
     /// The four evictable lists in the kernel's `for_each_evictable_lru` order.
@@ -204,7 +204,7 @@ impl Folio {
 }
 
 /// The links of a folio on its LRU list: [prev (towards the head), next (towards the tail)].
-pub type Links = [FolioId; 2];
+pub(crate) type Links = [FolioId; 2];
 
 /// The arena of folios with a free list; ids are reused LIFO. Each folio
 /// has a 24-byte slot and an 8-byte link pair: 32 bytes per resident folio.

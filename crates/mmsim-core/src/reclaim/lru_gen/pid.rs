@@ -20,7 +20,7 @@ pub struct CtrlPos {
 /// `positive_ctrl_err()`: true when the process variable `pv` is not worse
 /// than the set point `sp` (its refault rate over its gain is not above
 /// the set point's), or has too few refaults to act on.
-pub fn positive_ctrl_err(sp: CtrlPos, pv: CtrlPos) -> bool {
+pub(crate) fn positive_ctrl_err(sp: CtrlPos, pv: CtrlPos) -> bool {
     pv.refaulted < MIN_LRU_BATCH
         || (pv.refaulted as u128) * (sp.total as u128 + MIN_LRU_BATCH as u128) * sp.gain as u128
             <= (sp.refaulted as u128 + 1) * pv.total as u128 * pv.gain as u128

@@ -111,9 +111,9 @@ pub struct LruGenReport {
 }
 
 /// Minimum spacing of the time series samples: 1 s.
-pub const SAMPLE_NS: u64 = 1_000_000_000;
+pub(crate) const SAMPLE_NS: u64 = 1_000_000_000;
 /// Most samples kept.
-pub const MAX_SAMPLES: usize = 600;
+pub(crate) const MAX_SAMPLES: usize = 600;
 
 impl Sim {
     /// The lru_gen_full view of every group now.
