@@ -9,7 +9,7 @@
 //! its `memory.max`; `crate::page_counter` has the counters and the
 //! per-CPU charge stock, `crate::swapfile` the swap slots' owners and
 //! swap charges). Reclaim walks a subtree in pre-order
-//! ([`Sim::memcg_iter_next`], `mem_cgroup_iter`), shrinking each group's own
+//! (`Sim::memcg_iter_next`, `mem_cgroup_iter`), shrinking each group's own
 //! lruvec; what the kernel reads as hierarchical lruvec state at the reclaim
 //! root (list sizes, `WORKINGSET_ACTIVATE`) is summed over the subtree, and
 //! the cost counters (`lru_note_cost`) and the workingset clock
@@ -67,7 +67,7 @@ pub enum MemcgKnob {
     /// `vm.swappiness`).
     Swappiness,
     /// A write of `N` pages to `memory.reclaim` (proactive reclaim; see
-    /// [`Sim::memory_reclaim`]).
+    /// `Sim::memory_reclaim`).
     Reclaim,
     /// v2 `memory.swap.max`, pages: the most swap slots the group's pages
     /// may hold (see `Sim::mem_cgroup_try_charge_swap`).
@@ -157,7 +157,7 @@ pub(crate) fn calculate_high_delay(nr_pages: u64, max_overage: u64) -> u64 {
 ///
 /// Sizes are in folios; every folio is order 0 for now, so folios = pages.
 #[derive(Clone, Debug, Default)]
-pub struct Lruvec {
+pub(crate) struct Lruvec {
     /// The five LRU lists, indexed by `LruList`.
     pub lists: [List; 5],
     /// `lruvec->anon_cost` (5.8+ balancing).
@@ -183,19 +183,19 @@ pub struct Lruvec {
 impl Lruvec {
     /// Pages on one list.
     #[inline]
-    pub fn size(&self, lru: LruList) -> u64 {
+    pub(crate) fn size(&self, lru: LruList) -> u64 {
         // Under MGLRU the evictable classic lists are empty and the
         // generations give the compatibility view (`lru_gen_is_active`).
         self.lists[lru as usize].len as u64 + self.lrugen.compat_size(lru)
     }
     /// Pages on the evictable lists (`lruvec_lru_size` summed over anon and file).
     #[inline]
-    pub fn evictable(&self) -> u64 {
+    pub(crate) fn evictable(&self) -> u64 {
         LruList::EVICTABLE.iter().map(|&l| self.size(l)).sum()
     }
     /// Inactive and active size of a type (file = true).
     #[inline]
-    pub fn type_sizes(&self, file: bool) -> (u64, u64) {
+    pub(crate) fn type_sizes(&self, file: bool) -> (u64, u64) {
         (
             self.size(LruList::inactive(file)),
             self.size(LruList::active(file)),
@@ -207,7 +207,7 @@ impl Lruvec {
 #[derive(Clone, Debug)]
 pub struct Memcg {
     /// Kernel cgroup id (`mem_cgroup_id`), ≥ 1; stored in shadow entries.
-    pub id: u16,
+    pub(crate) id: u16,
     /// Path for reports (`/`, `/a`, `/a/b`).
     pub path: String,
     /// The parent group (None for the top group).
@@ -231,18 +231,18 @@ pub struct Memcg {
     pub swappiness: Option<u32>,
     /// Key in the soft-limit tree (its excess when last updated), None when
     /// not in the tree (`mem_cgroup_per_node.on_tree`, `usage_in_excess`).
-    pub soft_tree_key: Option<u64>,
+    pub(crate) soft_tree_key: Option<u64>,
     /// Insertion order in the soft-limit tree (ties go to the latest).
-    pub soft_tree_seq: u64,
+    pub(crate) soft_tree_seq: u64,
     /// Charge and uncharge page events since the last tree update
     /// (`memcg1_check_events` with SOFTLIMIT_EVENTS_TARGET).
-    pub soft_events: u64,
+    pub(crate) soft_events: u64,
     /// Effective `memory.min` in the current reclaim (`memory.emin`).
-    pub emin: u64,
+    pub(crate) emin: u64,
     /// Effective `memory.low` in the current reclaim (`memory.elow`).
-    pub elow: u64,
+    pub(crate) elow: u64,
     /// Times a charge hit `memory.max` (`memory.events` max / v1 failcnt).
-    pub max_events: u64,
+    pub(crate) max_events: u64,
     /// Swap slots held by the group's pages and its descendants' (the `swap`
     /// page counter; `memory.swap.current`).
     pub swap_usage: u64,
@@ -253,20 +253,20 @@ pub struct Memcg {
     /// A `memory.max` write left the usage above the new limit (reclaim and
     /// the OOM killer could not bring it down; `memory_max_write` then gives
     /// up, as the kernel does). Cleared once the usage is back under it.
-    pub over_max_after_write: bool,
+    pub(crate) over_max_after_write: bool,
     /// `memory.pressure`: stalls of the tasks of this group and its
     /// descendants (the top group's is the system's).
-    pub psi: crate::psi::Psi,
+    pub(crate) psi: crate::psi::Psi,
     /// Event counters of this group's own pages and tasks (`memory.stat`
     /// and `memory.events` report them summed over the subtree).
-    pub stat: MemcgStat,
+    pub(crate) stat: MemcgStat,
     /// The lruvec of this memcg on the one node.
-    pub lruvec: Lruvec,
+    pub(crate) lruvec: Lruvec,
 }
 
 impl Memcg {
     /// A memcg with no limit.
-    pub fn new(id: u16, path: &str, parent: Option<MemcgId>) -> Self {
+    pub(crate) fn new(id: u16, path: &str, parent: Option<MemcgId>) -> Self {
         Memcg {
             id,
             path: path.into(),
@@ -360,7 +360,7 @@ pub struct MemcgStat {
 
 impl MemcgStat {
     /// Adds `o`'s counters to these.
-    pub fn add(&mut self, o: &MemcgStat) {
+    pub(crate) fn add(&mut self, o: &MemcgStat) {
         self.pgfault += o.pgfault;
         self.pgmajfault += o.pgmajfault;
         self.pgrefill += o.pgrefill;
@@ -657,7 +657,7 @@ impl Sim {
     /// SWAP_CLUSTER_MAX), allowing MAX_RECLAIM_RETRIES fruitless batches;
     /// returns what it reclaimed, or an error (the kernel's -EAGAIN) if it
     /// fell short. Runs in the writer's context, not the workload's.
-    pub fn memory_reclaim(
+    pub(crate) fn memory_reclaim(
         &mut self,
         memcg: MemcgId,
         pages: u64,
@@ -912,7 +912,7 @@ impl Sim {
 
     /// `mem_cgroup_iter()` without a reclaim cookie: the group after `cur`
     /// in a pre-order walk of `root`'s subtree, or None at the end.
-    pub fn memcg_iter_next(&self, root: MemcgId, cur: MemcgId) -> Option<MemcgId> {
+    pub(crate) fn memcg_iter_next(&self, root: MemcgId, cur: MemcgId) -> Option<MemcgId> {
         if let Some(&c) = self.memcgs[cur as usize].children.first() {
             return Some(c);
         }
@@ -931,7 +931,7 @@ impl Sim {
 
     /// Whether `memcg` is `root` or one of its descendants
     /// (`mem_cgroup_is_descendant`).
-    pub fn memcg_is_descendant(&self, memcg: MemcgId, root: MemcgId) -> bool {
+    pub(crate) fn memcg_is_descendant(&self, memcg: MemcgId, root: MemcgId) -> bool {
         let mut m = Some(memcg);
         while let Some(x) = m {
             if x == root {
@@ -972,7 +972,8 @@ impl Sim {
 
     /// `memory.pressure` of group `m` after every 2 s period (the top group:
     /// the system's): (seconds, report).
-    pub fn memcg_psi_series(&self, m: MemcgId) -> Vec<(f64, crate::psi::PsiReport)> {
+    #[cfg_attr(not(test), allow(dead_code))] // only the memcg rule tests read it
+    pub(crate) fn memcg_psi_series(&self, m: MemcgId) -> Vec<(f64, crate::psi::PsiReport)> {
         if m == ROOT {
             self.psi.series(self.clock)
         } else {
@@ -981,7 +982,7 @@ impl Sim {
     }
 
     /// The report of group `m` (hierarchical, like cgroup v2's files).
-    pub fn memcg_report(&self, m: MemcgId) -> MemcgReport {
+    pub(crate) fn memcg_report(&self, m: MemcgId) -> MemcgReport {
         let lv = self.subtree_lruvec(m);
         let mut events = MemcgStat::default();
         let mut events_max = 0;

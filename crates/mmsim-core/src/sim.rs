@@ -86,7 +86,7 @@ pub struct ClassicRules {
 
 impl ClassicRules {
     /// v4.9: the scanned/rotated era.
-    pub fn v4_9() -> Self {
+    pub(crate) fn v4_9() -> Self {
         ClassicRules {
             balance: Balance::ScannedRotated,
             new_anon_active: true,
@@ -100,7 +100,7 @@ impl ClassicRules {
         }
     }
     /// v6.x (current): cost-based balancing.
-    pub fn current(variant: CostVariant) -> Self {
+    pub(crate) fn current(variant: CostVariant) -> Self {
         ClassicRules {
             balance: Balance::Cost(variant),
             new_anon_active: false,
@@ -315,11 +315,6 @@ impl Sim {
             .add_timer(crate::timer::TimerKind::Flusher, DIRTY_WRITEBACK_NS);
         sim.arm_stats_sampler();
         Ok(sim)
-    }
-
-    /// The configuration this machine was built from.
-    pub fn config(&self) -> &MachineConfig {
-        &self.cfg
     }
 
     /// The resolved policy.
@@ -701,7 +696,7 @@ impl Sim {
     }
 
     /// Simulator heap bytes: folio arena, page tables, page cache, swap slots.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.folios.heap_bytes()
             + self
                 .vmas

@@ -89,7 +89,7 @@ pub(crate) const FOLIO_BATCH: u64 = 15;
 
 /// One lruvec's `lru_lock` as a timeline (see the module documentation).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LruLock {
+pub(crate) struct LruLock {
     /// When the last section granted ends, ns on the workload clock.
     pub free_at: u64,
     /// Total section time granted, ns.
@@ -106,7 +106,7 @@ impl LruLock {
     /// A section of `hold` ns requested at time `t`: returns how long the
     /// requester spins, which is the backlog beyond `slack`.
     #[inline]
-    pub fn acquire(&mut self, t: u64, hold: u64, slack: u64) -> u64 {
+    pub(crate) fn acquire(&mut self, t: u64, hold: u64, slack: u64) -> u64 {
         self.acquire_placed(t, t, hold, slack)
     }
 
@@ -114,7 +114,7 @@ impl LruLock {
     /// joins the backlog at `place` ≤ `t` (kswapd, whose clock runs ahead
     /// of the workload's: see the module documentation).
     #[inline]
-    pub fn acquire_placed(&mut self, t: u64, place: u64, hold: u64, slack: u64) -> u64 {
+    pub(crate) fn acquire_placed(&mut self, t: u64, place: u64, hold: u64, slack: u64) -> u64 {
         self.acquire_by(0, t, place, hold, slack)
     }
 
@@ -126,7 +126,14 @@ impl LruLock {
     /// each other as if P reclaimers had taken the lock at once. Other
     /// requesters still queue behind the whole run.
     #[inline]
-    pub fn acquire_by(&mut self, owner: u64, t: u64, place: u64, hold: u64, slack: u64) -> u64 {
+    pub(crate) fn acquire_by(
+        &mut self,
+        owner: u64,
+        t: u64,
+        place: u64,
+        hold: u64,
+        slack: u64,
+    ) -> u64 {
         let mine = owner != 0 && owner == self.owner;
         let own = if mine { self.streak_ns } else { 0 };
         let wait = self

@@ -293,7 +293,7 @@ impl Sim {
     }
 
     /// Runs one parsed command now; the result as the log shows it.
-    pub fn lru_gen_run_command(&mut self, c: &LruGenCommand) -> Result<String, String> {
+    pub(crate) fn lru_gen_run_command(&mut self, c: &LruGenCommand) -> Result<String, String> {
         let m = self.lru_gen_memcg(c)?;
         match c.op {
             LruGenOp::Age { force_scan } => self

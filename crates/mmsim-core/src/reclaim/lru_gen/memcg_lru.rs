@@ -30,7 +30,7 @@ pub(crate) enum MemcgLruOp {
 
 /// `lrugen->seg`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum MemcgSeg {
+pub(crate) enum MemcgSeg {
     /// No segment.
     #[default]
     None,
@@ -42,7 +42,7 @@ pub enum MemcgSeg {
 
 /// A lruvec's place in the memcg LRU (`lrugen->gen`, `seg`, its bin).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LruvecMemcgLru {
+pub(crate) struct LruvecMemcgLru {
     /// In the memcg LRU (`lru_gen_online_memcg` ran).
     pub online: bool,
     /// Its generation (seq % 3).

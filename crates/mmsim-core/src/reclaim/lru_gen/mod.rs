@@ -4,7 +4,7 @@
 //! v6.14 (current). Behaviour follows spec part D (`lru.md` §6); where the
 //! versions differ each function says how.
 //!
-//! State. Each lruvec has a [`LruGenFolio`] (`struct lru_gen_folio`):
+//! State. Each lruvec has a `LruGenFolio` (`struct lru_gen_folio`):
 //! `max_seq`, `min_seq[anon, file]`, per-generation birth times, one list per
 //! generation × type (a single zone), page counts per generation (which move
 //! with a folio's generation field, not with its list: promotion is lazy),
@@ -35,7 +35,7 @@
 //! generator; PMD accessed bits (cap bit 2) are not modelled.
 //!
 //! Files, one part of the kernel's MGLRU code each: this file holds the
-//! state ([`LruGenFolio`], `LruGenState`), folio flags and tiers,
+//! state (`LruGenFolio`, `LruGenState`), folio flags and tiers,
 //! insertion and deletion, and promotion by `folio_update_gen`;
 //! `aging.rs` creates and retires generations, `walk.rs` the page-table
 //! walk and look-around, `evict.rs` the eviction, `pid.rs` the PID
@@ -196,7 +196,7 @@ pub(crate) fn folio_tier(v: MglruVersion, f: &Folio) -> usize {
 /// Per-lruvec MGLRU state (`struct lru_gen_folio` with the lruvec's
 /// `lru_gen_mm_state`), for one zone and `NR_HIST_GENS` = 1.
 #[derive(Clone, Debug)]
-pub struct LruGenFolio {
+pub(crate) struct LruGenFolio {
     /// The youngest generation (shared by both types).
     pub max_seq: u64,
     /// The oldest generation of each type.
@@ -249,22 +249,22 @@ impl Default for LruGenFolio {
 impl LruGenFolio {
     /// `get_nr_gens()`.
     #[inline]
-    pub fn nr_gens(&self, ty: usize) -> u64 {
+    pub(crate) fn nr_gens(&self, ty: usize) -> u64 {
         self.max_seq - self.min_seq[ty] + 1
     }
     /// `lru_gen_is_active()`: the two youngest generations count as "active".
     #[inline]
-    pub fn is_active(&self, gen: usize) -> bool {
+    pub(crate) fn is_active(&self, gen: usize) -> bool {
         gen == lru_gen_from_seq(self.max_seq) || gen == lru_gen_from_seq(self.max_seq - 1)
     }
     /// Pages of type `ty` in generation slot `gen`.
     #[inline]
-    pub fn pages(&self, gen: usize, ty: usize) -> u64 {
+    pub(crate) fn pages(&self, gen: usize, ty: usize) -> u64 {
         self.nr_pages[gen][ty].max(0) as u64
     }
     /// The compatibility view of /proc/vmstat and memory.stat: pages of an
     /// evictable classic list (youngest two generations "active").
-    pub fn compat_size(&self, lru: LruList) -> u64 {
+    pub(crate) fn compat_size(&self, lru: LruList) -> u64 {
         if lru == LruList::Unevictable {
             return 0;
         }
@@ -277,7 +277,7 @@ impl LruGenFolio {
     /// `evictable_min_seq()` (v6.14): the oldest generation eviction may take
     /// from under `swappiness`. v6.1's `min_seq[!can_swap]` is the same
     /// because v6.1 keeps anon's min_seq ≤ file's.
-    pub fn evictable_min_seq(&self, swappiness: u32) -> u64 {
+    pub(crate) fn evictable_min_seq(&self, swappiness: u32) -> u64 {
         match swappiness {
             0 => self.min_seq[FILE],
             SWAPPINESS_ANON_ONLY => self.min_seq[ANON],
@@ -285,7 +285,7 @@ impl LruGenFolio {
         }
     }
     /// Evictable pages of the types `swappiness` allows, over all generations.
-    pub fn evictable_pages(&self, swappiness: u32) -> u64 {
+    pub(crate) fn evictable_pages(&self, swappiness: u32) -> u64 {
         let types: &[usize] = match swappiness {
             0 => &[FILE],
             SWAPPINESS_ANON_ONLY => &[ANON],
@@ -300,7 +300,7 @@ impl LruGenFolio {
         n
     }
     /// Every MGLRU list, for walks that visit all folios.
-    pub fn all_lists(&self) -> impl Iterator<Item = (usize, usize, &List)> {
+    pub(crate) fn all_lists(&self) -> impl Iterator<Item = (usize, usize, &List)> {
         self.lists
             .iter()
             .enumerate()
@@ -339,7 +339,7 @@ pub(crate) struct LruGenState {
 
 impl Lruvec {
     /// Every list of the lruvec, classic and MGLRU, with its tag.
-    pub fn all_lists(&self) -> impl Iterator<Item = (u8, &List)> {
+    pub(crate) fn all_lists(&self) -> impl Iterator<Item = (u8, &List)> {
         self.lists
             .iter()
             .enumerate()
@@ -373,7 +373,8 @@ impl Sim {
     }
 
     /// The MGLRU state of group `m` (for tests and reports).
-    pub fn lru_gen_folio(&self, m: MemcgId) -> &LruGenFolio {
+    #[cfg_attr(not(test), allow(dead_code))] // only the lru_gen tests read it
+    pub(crate) fn lru_gen_folio(&self, m: MemcgId) -> &LruGenFolio {
         self.lrugen(m)
     }
 
