@@ -9,7 +9,7 @@
 //! its `memory.max`; `crate::page_counter` has the counters and the
 //! per-CPU charge stock, `crate::swapfile` the swap slots' owners and
 //! swap charges). Reclaim walks a subtree in pre-order
-//! (`Sim::memcg_iter_next`, `mem_cgroup_iter`), shrinking each group's own
+//! (`Sim::mem_cgroup_iter`), shrinking each group's own
 //! lruvec; what the kernel reads as hierarchical lruvec state at the reclaim
 //! root (list sizes, `WORKINGSET_ACTIVATE`) is summed over the subtree, and
 //! the cost counters (`lru_note_cost`) and the workingset clock
@@ -910,9 +910,10 @@ impl Sim {
         Ok(())
     }
 
-    /// `mem_cgroup_iter()` without a reclaim cookie: the group after `cur`
-    /// in a pre-order walk of `root`'s subtree, or None at the end.
-    pub(crate) fn memcg_iter_next(&self, root: MemcgId, cur: MemcgId) -> Option<MemcgId> {
+    /// `mem_cgroup_iter()` (mm/memcontrol.c, v6.x) without a reclaim cookie:
+    /// the group after `cur` in a pre-order walk of `root`'s subtree, or
+    /// None at the end.
+    pub(crate) fn mem_cgroup_iter(&self, root: MemcgId, cur: MemcgId) -> Option<MemcgId> {
         if let Some(&c) = self.memcgs[cur as usize].children.first() {
             return Some(c);
         }
@@ -953,7 +954,7 @@ impl Sim {
             }
             out.workingset_activate[0] += lv.workingset_activate[0];
             out.workingset_activate[1] += lv.workingset_activate[1];
-            cur = self.memcg_iter_next(memcg, m);
+            cur = self.mem_cgroup_iter(memcg, m);
         }
         out
     }
@@ -990,7 +991,7 @@ impl Sim {
         while let Some(c) = cur {
             events.add(&self.memcgs[c as usize].stat);
             events_max += self.memcgs[c as usize].max_events;
-            cur = self.memcg_iter_next(m, c);
+            cur = self.mem_cgroup_iter(m, c);
         }
         let g = &self.memcgs[m as usize];
         let size = |l: LruList| lv.size(l);

@@ -149,7 +149,7 @@ impl Sim {
         loop {
             victim = match victim {
                 None => Some(root),
-                Some(v) => self.memcg_iter_next(root, v),
+                Some(v) => self.mem_cgroup_iter(root, v),
             };
             let Some(v) = victim else {
                 rounds += 1;

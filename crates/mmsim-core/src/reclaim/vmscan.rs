@@ -192,7 +192,7 @@ impl Sim {
     fn shrink_node_memcgs(&mut self, sc: &mut ScanControl, rules: ClassicRules, soft_only: bool) {
         let mut memcg = Some(sc.target);
         while let Some(m) = memcg {
-            memcg = self.memcg_iter_next(sc.target, m);
+            memcg = self.mem_cgroup_iter(sc.target, m);
             if soft_only && !self.soft_reclaim_eligible(m) {
                 continue;
             }
@@ -930,7 +930,7 @@ impl Sim {
             while let Some(m) = memcg {
                 sc.memcg = m;
                 self.shrink_active_list(SWAP_CLUSTER_MAX, false, &mut sc, rules);
-                memcg = self.memcg_iter_next(crate::memcg::ROOT, m);
+                memcg = self.mem_cgroup_iter(crate::memcg::ROOT, m);
             }
         }
         sc.nr_scanned = 0;
