@@ -930,9 +930,9 @@ impl Sim {
         None
     }
 
-    /// Whether `memcg` is `root` or one of its descendants
-    /// (`mem_cgroup_is_descendant`).
-    pub(crate) fn memcg_is_descendant(&self, memcg: MemcgId, root: MemcgId) -> bool {
+    /// `mem_cgroup_is_descendant()` (include/linux/memcontrol.h, v6.x):
+    /// whether `memcg` is `root` or one of its descendants.
+    pub(crate) fn mem_cgroup_is_descendant(&self, memcg: MemcgId, root: MemcgId) -> bool {
         let mut m = Some(memcg);
         while let Some(x) = m {
             if x == root {
