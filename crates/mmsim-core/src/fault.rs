@@ -168,7 +168,7 @@ impl Sim {
         }
         self.folios[f].mapcount = 1;
         *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, true);
-        self.lru_add(f);
+        self.folio_add_lru(f);
     }
 
     /// `do_swap_page()`: bring an anonymous page back from its swap slot.
@@ -311,7 +311,7 @@ impl Sim {
         self.folios[f].swap = slot + 1;
         self.swap.as_mut().unwrap().slots[slot as usize] = SLOT_FOLIO | f;
         self.workingset_refault(f, shadow);
-        self.lru_add(f);
+        self.folio_add_lru(f);
         Some(f)
     }
 
@@ -649,7 +649,7 @@ impl Sim {
         if !write {
             self.workingset_refault(f, old_slot);
         }
-        self.lru_add(f);
+        self.folio_add_lru(f);
         Some(f)
     }
 
@@ -700,8 +700,9 @@ impl Sim {
         }
     }
 
-    /// `folio_add_lru()`: a new folio goes to the head of the list its flags select.
-    pub(crate) fn lru_add(&mut self, f: FolioId) {
+    /// `folio_add_lru()` (mm/swap.c, v6.x): a new folio goes to the head of
+    /// the list its flags select.
+    pub(crate) fn folio_add_lru(&mut self, f: FolioId) {
         let fo = &mut self.folios[f];
         fo.set(flags::LRU);
         let fl = fo.flags;
