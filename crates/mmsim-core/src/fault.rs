@@ -633,11 +633,12 @@ impl Sim {
         };
     }
 
-    /// `filemap_add_folio()`: allocates a folio for `file`/`index`, puts it
-    /// in the page cache and on the LRU, and unless it is for a full-page
-    /// write runs refault detection on the old slot's shadow (which may set
-    /// PG_active and PG_workingset first). The caller reads it.
-    pub(crate) fn add_to_page_cache(
+    /// `filemap_add_folio()` (mm/filemap.c, v6.x): allocates a folio for
+    /// `file`/`index`, puts it in the page cache and on the LRU, and unless
+    /// it is for a full-page write runs refault detection on the old slot's
+    /// shadow (which may set PG_active and PG_workingset first). The caller
+    /// reads it.
+    pub(crate) fn filemap_add_folio(
         &mut self,
         file: FileId,
         index: u32,
@@ -653,7 +654,7 @@ impl Sim {
         Some(f)
     }
 
-    /// A page-cache miss handled alone: [`Sim::add_to_page_cache`] and,
+    /// A page-cache miss handled alone: [`Sim::filemap_add_folio`] and,
     /// unless it is for a full-page write, a synchronous read of that page
     /// (`filemap_read_folio()`).
     pub(crate) fn page_cache_miss(
@@ -664,7 +665,7 @@ impl Sim {
         write: bool,
     ) -> Option<FolioId> {
         self.advance(self.cost.major_fault_ns);
-        let f = self.add_to_page_cache(file, index, old_slot, write)?;
+        let f = self.filemap_add_folio(file, index, old_slot, write)?;
         if !write {
             let done = self.fs.read(self.clock, 1);
             self.vm.pgpgin += 4;

@@ -405,7 +405,7 @@ impl Sim {
                 done = done.max(self.submit_ra_run(&mut run, &mut workingset));
                 continue;
             }
-            let Some(f) = self.add_to_page_cache(file, page, slot, false) else {
+            let Some(f) = self.filemap_add_folio(file, page, slot, false) else {
                 break;
             };
             // Unsigned in the kernel: a window clamped at EOF below its lookahead wraps and marks nothing.
