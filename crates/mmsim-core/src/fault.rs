@@ -481,7 +481,7 @@ impl Sim {
         self.acc.hits += 1;
         self.advance(self.cost.fd_access_ns);
         if self.policy == Policy::Lru || !same {
-            self.mark_accessed(f);
+            self.folio_mark_accessed(f);
         }
         true
     }
@@ -532,7 +532,7 @@ impl Sim {
                 };
                 self.advance(self.cost.fd_access_ns);
                 if self.policy == Policy::Lru || !same {
-                    self.mark_accessed(f);
+                    self.folio_mark_accessed(f);
                 }
             }
             self.acc.accesses += n as u64;
@@ -735,7 +735,7 @@ impl Sim {
     /// `folio_mark_accessed()`: two-step promotion (inactive,unreferenced →
     /// inactive,referenced → active), mm/swap.c v6.x; the activation ages the
     /// workingset clock (`workingset_activation`). Under `lru`: move to head.
-    pub(crate) fn mark_accessed(&mut self, f: FolioId) {
+    pub(crate) fn folio_mark_accessed(&mut self, f: FolioId) {
         let rules = match self.policy {
             Policy::Lru => return self.lru_touch(f),
             Policy::Mglru(_) => return self.lru_gen_inc_refs(f),
