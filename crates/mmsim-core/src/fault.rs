@@ -123,9 +123,7 @@ impl Sim {
         match self.vmas[vma as usize].kind {
             VmaKind::Anon if old == 0 => self.do_anonymous_page(vma, index, write),
             VmaKind::Anon => self.do_swap_page(vma, index, old - 1, write),
-            VmaKind::File { file, pgoff } => {
-                self.do_file_fault(vma, index, file, pgoff + index, write)
-            }
+            VmaKind::File { file, pgoff } => self.do_fault(vma, index, file, pgoff + index, write),
         }
         self.lru_gen.in_fault = false;
     }
@@ -340,14 +338,15 @@ impl Sim {
         self.swap_free_of(f, slot);
     }
 
-    /// A fault on a file mapping. A read fault first maps what the page
-    /// cache already holds around it (`do_read_fault` → `do_fault_around`);
+    /// `do_fault()` (mm/memory.c, v6.x): a fault on a file mapping. A read
+    /// fault first maps what the page cache already holds around it
+    /// (`do_read_fault` → `do_fault_around`);
     /// if that mapped the page, the fault is done (`VM_FAULT_NOPAGE`).
     /// Otherwise `filemap_fault()`: a cached page is a minor fault that may
     /// trigger async readahead; a missing one is a major fault with mmap
     /// readahead, then a read of the page if readahead did not bring it.
     /// Write faults on a shared mapping (`do_shared_fault`) skip fault-around.
-    fn do_file_fault(&mut self, vma: VmaId, index: u32, file: FileId, findex: u32, write: bool) {
+    fn do_fault(&mut self, vma: VmaId, index: u32, file: FileId, findex: u32, write: bool) {
         if !write && self.cfg.fault_around_pages() > 1 {
             self.do_fault_around(vma, index, findex - index);
             if self.vmas[vma as usize].pte(index) & PTE_PRESENT != 0 {
