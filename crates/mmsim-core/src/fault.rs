@@ -589,9 +589,10 @@ impl Sim {
         }
     }
 
-    /// A buffered write of `pages` whole pages (`generic_perform_write()`):
+    /// A buffered write of `pages` whole pages (`generic_perform_write()`,
+    /// mm/filemap.c, v6.x):
     /// each page is found or created without a read and dirtied.
-    pub(crate) fn file_write(&mut self, file: FileId, index: u32, pages: u16) {
+    pub(crate) fn generic_perform_write(&mut self, file: FileId, index: u32, pages: u16) {
         self.set_fd_memcg(file);
         let Some(fo) = self.files.get(file as usize) else {
             self.acc.out_of_range += pages.max(1) as u64;

@@ -465,7 +465,9 @@ impl Sim {
         match *ev {
             Event::Access { vma, index, write } => self.access(vma, index, write),
             Event::FileRead { file, index, pages } => self.filemap_read(file, index, pages),
-            Event::FileWrite { file, index, pages } => self.file_write(file, index, pages),
+            Event::FileWrite { file, index, pages } => {
+                self.generic_perform_write(file, index, pages)
+            }
             Event::Think { ns } => self.advance(ns),
         }
         if self.pages_over_high > 0 {
