@@ -78,7 +78,9 @@ pub(crate) fn swapin_nr_pages(
 }
 
 impl Sim {
-    /// A load or store to page `index` of VMA `vma`.
+    /// A load or store to page `index` of VMA `vma`: the MMU's accessed-bit
+    /// update on a hit, else `handle_mm_fault()` → `handle_pte_fault()`
+    /// (mm/memory.c, v6.x) dispatching to the fault handlers below.
     #[inline]
     pub(crate) fn access(&mut self, vma: VmaId, index: u32, write: bool) {
         let Some(v) = self.vmas.get_mut(vma as usize) else {
