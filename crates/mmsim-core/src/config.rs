@@ -57,7 +57,7 @@ impl Size {
 
 /// Largest size accepted anywhere (1 PiB): keeps page counts within u32 arenas' reach
 /// checks and rules out overflow in byte arithmetic.
-pub const MAX_SIZE_BYTES: u64 = 1 << 50;
+pub(crate) const MAX_SIZE_BYTES: u64 = 1 << 50;
 
 impl FromStr for Size {
     type Err = String;
@@ -444,7 +444,7 @@ pub struct DeviceConfig {
 }
 
 /// Default block-layer request queue depth (`BLKDEV_DEFAULT_RQ`).
-pub const DEFAULT_QUEUE_DEPTH: u32 = 128;
+pub(crate) const DEFAULT_QUEUE_DEPTH: u32 = 128;
 
 impl DeviceConfig {
     /// A device of `kind` with its defaults.
@@ -574,7 +574,7 @@ pub struct MachineConfig {
     /// CPUs the workload's tasks keep busy (default 1). With more than one,
     /// the workload clock is the wall clock of that many CPUs running the
     /// interleaved tasks, and the per-lruvec `lru_lock` is a shared resource
-    /// whose contention is modelled (see [`crate::smp`]). Range 1..=4096.
+    /// whose contention is modelled (see `crate::smp`). Range 1..=4096.
     #[serde(default = "default_cpus")]
     pub cpus: u32,
     /// CPU cost model overrides.
@@ -647,11 +647,11 @@ impl Default for MachineConfig {
 
 /// Smallest simulated machine: 16 MiB. Below that the kernel's watermark
 /// formulas leave almost nothing for workloads.
-pub const MIN_MEMORY_PAGES: u64 = 4096;
+pub(crate) const MIN_MEMORY_PAGES: u64 = 4096;
 /// Largest simulated machine: 2^29 pages (2 TiB), the reach of a PTE's folio field.
 pub const MAX_MEMORY_PAGES: u64 = 1 << 29;
 /// Largest swap device: 2^30 slots (4 TiB).
-pub const MAX_SWAP_PAGES: u64 = 1 << 30;
+pub(crate) const MAX_SWAP_PAGES: u64 = 1 << 30;
 
 impl MachineConfig {
     /// `bdi->ra_pages`: the readahead limit in pages.

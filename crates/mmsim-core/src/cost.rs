@@ -113,7 +113,7 @@ pub struct ReclaimProfile {
 
 impl ReclaimProfile {
     /// Adds another profile.
-    pub fn add(&mut self, o: &ReclaimProfile) {
+    pub(crate) fn add(&mut self, o: &ReclaimProfile) {
         self.lru_ns += o.lru_ns;
         self.rmap_ns += o.rmap_ns;
         self.pt_walk_ns += o.pt_walk_ns;
@@ -156,7 +156,7 @@ impl Default for CostModel {
 
 impl CostModel {
     /// Every cost must be at most one second; zero is allowed (to switch a cost off).
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
         for (name, v) in [
             ("access_ns", self.access_ns),
             ("fd_access_ns", self.fd_access_ns),

@@ -28,7 +28,7 @@ pub enum Event {
     /// A buffered `pread()` of `pages` pages from page `index` of a file
     /// (`filemap_read()`): cached pages are marked accessed, a miss starts
     /// readahead as the file's advice and history decide (see
-    /// [`crate::readahead`]). The part beyond the end of the file is not read
+    /// `crate::readahead`). The part beyond the end of the file is not read
     /// and counted out of range.
     FileRead {
         /// The file.

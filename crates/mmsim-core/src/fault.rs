@@ -42,18 +42,24 @@ use crate::sim::{Policy, Sim};
 use crate::stats::item::*;
 
 /// `MAX_RECLAIM_RETRIES` (mm/internal.h).
-pub const MAX_RECLAIM_RETRIES: u32 = 16;
+pub(crate) const MAX_RECLAIM_RETRIES: u32 = 16;
 
 /// `PAGEVEC_SIZE`: folios a `struct folio_batch` holds (31 since v6.5 \[R\];
 /// 15 before), which bounds `filemap_get_read_batch`.
-pub const FOLIO_BATCH: u32 = 31;
+pub(crate) const FOLIO_BATCH: u32 = 31;
 /// `SWAP_RA_HITS_MAX` (mm/swap_state.c): hits saturate at the field's mask.
-pub const SWAP_RA_HITS_MAX: u32 = 0xff;
+pub(crate) const SWAP_RA_HITS_MAX: u32 = 0xff;
 
 /// `__swapin_nr_pages()` (mm/swap_state.c): the readahead window from the
 /// previous fault's page, the hits since, the maximum and the previous
 /// window. "Please don't ask what the + 2 means, it just happens to work well."
-pub fn swapin_nr_pages(prev: u32, index: u32, hits: u32, max_pages: u32, prev_win: u32) -> u32 {
+pub(crate) fn swapin_nr_pages(
+    prev: u32,
+    index: u32,
+    hits: u32,
+    max_pages: u32,
+    prev_win: u32,
+) -> u32 {
     let mut pages = hits + 2;
     if pages == 2 {
         // No hits to judge by: read ahead only for an adjacent fault.
@@ -73,7 +79,9 @@ pub fn swapin_nr_pages(prev: u32, index: u32, hits: u32, max_pages: u32, prev_wi
 }
 
 impl Sim {
-    /// A load or store to page `index` of VMA `vma`.
+    /// A load or store to page `index` of VMA `vma`: the MMU's accessed-bit
+    /// update on a hit, else `handle_mm_fault()` → `handle_pte_fault()`
+    /// (mm/memory.c, v6.x) dispatching to the fault handlers below.
     #[inline]
     pub(crate) fn access(&mut self, vma: VmaId, index: u32, write: bool) {
         let Some(v) = self.vmas.get_mut(vma as usize) else {
@@ -117,9 +125,7 @@ impl Sim {
         match self.vmas[vma as usize].kind {
             VmaKind::Anon if old == 0 => self.do_anonymous_page(vma, index, write),
             VmaKind::Anon => self.do_swap_page(vma, index, old - 1, write),
-            VmaKind::File { file, pgoff } => {
-                self.do_file_fault(vma, index, file, pgoff + index, write)
-            }
+            VmaKind::File { file, pgoff } => self.do_fault(vma, index, file, pgoff + index, write),
         }
         self.lru_gen.in_fault = false;
     }
@@ -161,7 +167,7 @@ impl Sim {
         }
         self.folios[f].mapcount = 1;
         *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, true);
-        self.lru_add(f);
+        self.folio_add_lru(f);
     }
 
     /// `do_swap_page()`: bring an anonymous page back from its swap slot.
@@ -303,7 +309,7 @@ impl Sim {
         self.folios[f].swap = slot + 1;
         self.swap.as_mut().unwrap().slots[slot as usize] = SLOT_FOLIO | f;
         self.workingset_refault(f, shadow);
-        self.lru_add(f);
+        self.folio_add_lru(f);
         Some(f)
     }
 
@@ -332,14 +338,15 @@ impl Sim {
         self.swap_free_of(f, slot);
     }
 
-    /// A fault on a file mapping. A read fault first maps what the page
-    /// cache already holds around it (`do_read_fault` → `do_fault_around`);
+    /// `do_fault()` (mm/memory.c, v6.x): a fault on a file mapping. A read
+    /// fault first maps what the page cache already holds around it
+    /// (`do_read_fault` → `do_fault_around`);
     /// if that mapped the page, the fault is done (`VM_FAULT_NOPAGE`).
     /// Otherwise `filemap_fault()`: a cached page is a minor fault that may
     /// trigger async readahead; a missing one is a major fault with mmap
     /// readahead, then a read of the page if readahead did not bring it.
     /// Write faults on a shared mapping (`do_shared_fault`) skip fault-around.
-    fn do_file_fault(&mut self, vma: VmaId, index: u32, file: FileId, findex: u32, write: bool) {
+    fn do_fault(&mut self, vma: VmaId, index: u32, file: FileId, findex: u32, write: bool) {
         if !write && self.cfg.fault_around_pages() > 1 {
             self.do_fault_around(vma, index, findex - index);
             if self.vmas[vma as usize].pte(index) & PTE_PRESENT != 0 {
@@ -472,7 +479,7 @@ impl Sim {
         self.acc.hits += 1;
         self.advance(self.cost.fd_access_ns);
         if self.policy == Policy::Lru || !same {
-            self.mark_accessed(f);
+            self.folio_mark_accessed(f);
         }
         true
     }
@@ -523,7 +530,7 @@ impl Sim {
                 };
                 self.advance(self.cost.fd_access_ns);
                 if self.policy == Policy::Lru || !same {
-                    self.mark_accessed(f);
+                    self.folio_mark_accessed(f);
                 }
             }
             self.acc.accesses += n as u64;
@@ -581,9 +588,10 @@ impl Sim {
         }
     }
 
-    /// A buffered write of `pages` whole pages (`generic_perform_write()`):
+    /// A buffered write of `pages` whole pages (`generic_perform_write()`,
+    /// mm/filemap.c, v6.x):
     /// each page is found or created without a read and dirtied.
-    pub(crate) fn file_write(&mut self, file: FileId, index: u32, pages: u16) {
+    pub(crate) fn generic_perform_write(&mut self, file: FileId, index: u32, pages: u16) {
         self.set_fd_memcg(file);
         let Some(fo) = self.files.get(file as usize) else {
             self.acc.out_of_range += pages.max(1) as u64;
@@ -624,11 +632,12 @@ impl Sim {
         };
     }
 
-    /// `filemap_add_folio()`: allocates a folio for `file`/`index`, puts it
-    /// in the page cache and on the LRU, and unless it is for a full-page
-    /// write runs refault detection on the old slot's shadow (which may set
-    /// PG_active and PG_workingset first). The caller reads it.
-    pub(crate) fn add_to_page_cache(
+    /// `filemap_add_folio()` (mm/filemap.c, v6.x): allocates a folio for
+    /// `file`/`index`, puts it in the page cache and on the LRU, and unless
+    /// it is for a full-page write runs refault detection on the old slot's
+    /// shadow (which may set PG_active and PG_workingset first). The caller
+    /// reads it.
+    pub(crate) fn filemap_add_folio(
         &mut self,
         file: FileId,
         index: u32,
@@ -640,11 +649,11 @@ impl Sim {
         if !write {
             self.workingset_refault(f, old_slot);
         }
-        self.lru_add(f);
+        self.folio_add_lru(f);
         Some(f)
     }
 
-    /// A page-cache miss handled alone: [`Sim::add_to_page_cache`] and,
+    /// A page-cache miss handled alone: [`Sim::filemap_add_folio`] and,
     /// unless it is for a full-page write, a synchronous read of that page
     /// (`filemap_read_folio()`).
     pub(crate) fn page_cache_miss(
@@ -655,7 +664,7 @@ impl Sim {
         write: bool,
     ) -> Option<FolioId> {
         self.advance(self.cost.major_fault_ns);
-        let f = self.add_to_page_cache(file, index, old_slot, write)?;
+        let f = self.filemap_add_folio(file, index, old_slot, write)?;
         if !write {
             let done = self.fs.read(self.clock, 1);
             self.count_vm_events(PGPGIN, 4);
@@ -691,8 +700,9 @@ impl Sim {
         }
     }
 
-    /// `folio_add_lru()`: a new folio goes to the head of the list its flags select.
-    pub(crate) fn lru_add(&mut self, f: FolioId) {
+    /// `folio_add_lru()` (mm/swap.c, v6.x): a new folio goes to the head of
+    /// the list its flags select.
+    pub(crate) fn folio_add_lru(&mut self, f: FolioId) {
         let fo = &mut self.folios[f];
         fo.set(flags::LRU);
         let fl = fo.flags;
@@ -724,7 +734,7 @@ impl Sim {
     /// `folio_mark_accessed()`: two-step promotion (inactive,unreferenced →
     /// inactive,referenced → active), mm/swap.c v6.x; the activation ages the
     /// workingset clock (`workingset_activation`). Under `lru`: move to head.
-    pub(crate) fn mark_accessed(&mut self, f: FolioId) {
+    pub(crate) fn folio_mark_accessed(&mut self, f: FolioId) {
         let rules = match self.policy {
             Policy::Lru => return self.lru_touch(f),
             Policy::Mglru(_) => return self.lru_gen_inc_refs(f),

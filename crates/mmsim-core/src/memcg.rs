@@ -6,10 +6,10 @@
 //! group (`folio.memcg`) and sits on that group's own lruvec; a group's
 //! `usage` counts its own and its descendants' pages (hierarchical page
 //! counters: a charge goes up to the top, and fails at the first ancestor at
-//! its `memory.max`; [`crate::page_counter`] has the counters and the
-//! per-CPU charge stock, [`crate::swapfile`] the swap slots' owners and
+//! its `memory.max`; `crate::page_counter` has the counters and the
+//! per-CPU charge stock, `crate::swapfile` the swap slots' owners and
 //! swap charges). Reclaim walks a subtree in pre-order
-//! ([`Sim::memcg_iter_next`], `mem_cgroup_iter`), shrinking each group's own
+//! (`Sim::mem_cgroup_iter`), shrinking each group's own
 //! lruvec; what the kernel reads as hierarchical lruvec state at the reclaim
 //! root (list sizes, `WORKINGSET_ACTIVATE`) is summed over the subtree, and
 //! the cost counters (`lru_note_cost`) and the workingset clock
@@ -39,16 +39,16 @@ pub const MAX_MEMCGS: usize = 255;
 
 /// `MEMCG_CHARGE_BATCH`: pages a charge takes from the page counters at
 /// once, the surplus kept in the per-CPU stock.
-pub const MEMCG_CHARGE_BATCH: u64 = 64;
+pub(crate) const MEMCG_CHARGE_BATCH: u64 = 64;
 /// `MEMCG_DELAY_PRECISION_SHIFT`.
 const MEMCG_DELAY_PRECISION_SHIFT: u32 = 20;
 /// `MEMCG_DELAY_SCALING_SHIFT`.
 const MEMCG_DELAY_SCALING_SHIFT: u32 = 14;
 /// `HZ` assumed by the throttling formula (the source comment's worked
 /// numbers are for HZ = 1000, one jiffy = 1 ms).
-pub const HZ: u64 = 1000;
+pub(crate) const HZ: u64 = 1000;
 /// `MEMCG_MAX_HIGH_DELAY_JIFFIES`: at most 2 s of throttling per return to user.
-pub const MEMCG_MAX_HIGH_DELAY_JIFFIES: u64 = 2 * HZ;
+pub(crate) const MEMCG_MAX_HIGH_DELAY_JIFFIES: u64 = 2 * HZ;
 
 /// A group's settable knob (what `set_memcg_knob` writes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -68,7 +68,7 @@ pub enum MemcgKnob {
     /// `vm.swappiness`).
     Swappiness,
     /// A write of `N` pages to `memory.reclaim` (proactive reclaim; see
-    /// [`Sim::memory_reclaim`]).
+    /// `Sim::memory_reclaim`).
     Reclaim,
     /// v2 `memory.swap.max`, pages: the most swap slots the group's pages
     /// may hold (see `Sim::mem_cgroup_try_charge_swap`).
@@ -104,7 +104,7 @@ impl MemcgKnob {
 
 /// A knob write scheduled at a simulated time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KnobEvent {
+pub(crate) struct KnobEvent {
     /// When, in simulated ns of the workload clock.
     pub at: u64,
     /// Which group.
@@ -118,7 +118,7 @@ pub struct KnobEvent {
 /// `effective_protection()` without recursive protection: the protected
 /// usage, scaled down when the siblings' protected usage overcommits the
 /// parent's effective protection.
-pub fn effective_protection(
+pub(crate) fn effective_protection(
     usage: u64,
     setting: u64,
     parent_effective: u64,
@@ -133,7 +133,7 @@ pub fn effective_protection(
 
 /// `calculate_overage()`: how far `usage` is over `high`, as a fixed-point
 /// fraction of `high` (2^20 = 100 %).
-pub fn calculate_overage(usage: u64, high: u64) -> u64 {
+pub(crate) fn calculate_overage(usage: u64, high: u64) -> u64 {
     if usage <= high {
         return 0;
     }
@@ -144,7 +144,7 @@ pub fn calculate_overage(usage: u64, high: u64) -> u64 {
 /// `calculate_high_delay()`: jiffies to throttle a task that charged
 /// `nr_pages` over `memory.high` with the given overage: quadratic in the
 /// overage, proportional to the task's own share of a charge batch.
-pub fn calculate_high_delay(nr_pages: u64, max_overage: u64) -> u64 {
+pub(crate) fn calculate_high_delay(nr_pages: u64, max_overage: u64) -> u64 {
     if max_overage == 0 {
         return 0;
     }
@@ -158,8 +158,8 @@ pub fn calculate_high_delay(nr_pages: u64, max_overage: u64) -> u64 {
 ///
 /// Sizes are in folios; every folio is order 0 for now, so folios = pages.
 #[derive(Clone, Debug, Default)]
-pub struct Lruvec {
-    /// The five LRU lists, indexed by [`LruList`].
+pub(crate) struct Lruvec {
+    /// The five LRU lists, indexed by `LruList`.
     pub lists: [List; 5],
     /// `lruvec->anon_cost` (5.8+ balancing).
     pub anon_cost: u64,
@@ -184,19 +184,19 @@ pub struct Lruvec {
 impl Lruvec {
     /// Pages on one list.
     #[inline]
-    pub fn size(&self, lru: LruList) -> u64 {
+    pub(crate) fn size(&self, lru: LruList) -> u64 {
         // Under MGLRU the evictable classic lists are empty and the
         // generations give the compatibility view (`lru_gen_is_active`).
         self.lists[lru as usize].len as u64 + self.lrugen.compat_size(lru)
     }
     /// Pages on the evictable lists (`lruvec_lru_size` summed over anon and file).
     #[inline]
-    pub fn evictable(&self) -> u64 {
+    pub(crate) fn evictable(&self) -> u64 {
         LruList::EVICTABLE.iter().map(|&l| self.size(l)).sum()
     }
     /// Inactive and active size of a type (file = true).
     #[inline]
-    pub fn type_sizes(&self, file: bool) -> (u64, u64) {
+    pub(crate) fn type_sizes(&self, file: bool) -> (u64, u64) {
         (
             self.size(LruList::inactive(file)),
             self.size(LruList::active(file)),
@@ -208,7 +208,7 @@ impl Lruvec {
 #[derive(Clone, Debug)]
 pub struct Memcg {
     /// Kernel cgroup id (`mem_cgroup_id`), ≥ 1; stored in shadow entries.
-    pub id: u16,
+    pub(crate) id: u16,
     /// Path for reports (`/`, `/a`, `/a/b`).
     pub path: String,
     /// The parent group (None for the top group).
@@ -232,18 +232,18 @@ pub struct Memcg {
     pub swappiness: Option<u32>,
     /// Key in the soft-limit tree (its excess when last updated), None when
     /// not in the tree (`mem_cgroup_per_node.on_tree`, `usage_in_excess`).
-    pub soft_tree_key: Option<u64>,
+    pub(crate) soft_tree_key: Option<u64>,
     /// Insertion order in the soft-limit tree (ties go to the latest).
-    pub soft_tree_seq: u64,
+    pub(crate) soft_tree_seq: u64,
     /// Charge and uncharge page events since the last tree update
     /// (`memcg1_check_events` with SOFTLIMIT_EVENTS_TARGET).
-    pub soft_events: u64,
+    pub(crate) soft_events: u64,
     /// Effective `memory.min` in the current reclaim (`memory.emin`).
-    pub emin: u64,
+    pub(crate) emin: u64,
     /// Effective `memory.low` in the current reclaim (`memory.elow`).
-    pub elow: u64,
+    pub(crate) elow: u64,
     /// Times a charge hit `memory.max` (`memory.events` max / v1 failcnt).
-    pub max_events: u64,
+    pub(crate) max_events: u64,
     /// Swap slots held by the group's pages and its descendants' (the `swap`
     /// page counter; `memory.swap.current`).
     pub swap_usage: u64,
@@ -254,20 +254,20 @@ pub struct Memcg {
     /// A `memory.max` write left the usage above the new limit (reclaim and
     /// the OOM killer could not bring it down; `memory_max_write` then gives
     /// up, as the kernel does). Cleared once the usage is back under it.
-    pub over_max_after_write: bool,
+    pub(crate) over_max_after_write: bool,
     /// `memory.pressure`: stalls of the tasks of this group and its
     /// descendants (the top group's is the system's).
-    pub psi: crate::psi::Psi,
+    pub(crate) psi: crate::psi::Psi,
     /// Event counters of this group's own pages and tasks (`memory.stat`
     /// and `memory.events` report them summed over the subtree).
-    pub stat: MemcgStat,
+    pub(crate) stat: MemcgStat,
     /// The lruvec of this memcg on the one node.
-    pub lruvec: Lruvec,
+    pub(crate) lruvec: Lruvec,
 }
 
 impl Memcg {
     /// A memcg with no limit.
-    pub fn new(id: u16, path: &str, parent: Option<MemcgId>) -> Self {
+    pub(crate) fn new(id: u16, path: &str, parent: Option<MemcgId>) -> Self {
         Memcg {
             id,
             path: path.into(),
@@ -356,7 +356,7 @@ pub struct MemcgReport {
 /// eviction lruvec (`lruvec_page_state` of a memcg lruvec): summed over the
 /// group's subtree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SubtreeLruvec {
+pub(crate) struct SubtreeLruvec {
     /// Pages on each list, by [`LruList`] index.
     pub sizes: [u64; 5],
     /// WORKINGSET_ACTIVATE_{ANON,FILE}.
@@ -366,12 +366,12 @@ pub struct SubtreeLruvec {
 impl SubtreeLruvec {
     /// Pages on one list.
     #[inline]
-    pub fn size(&self, lru: LruList) -> u64 {
+    pub(crate) fn size(&self, lru: LruList) -> u64 {
         self.sizes[lru as usize]
     }
     /// Inactive and active size of a type (file = true).
     #[inline]
-    pub fn type_sizes(&self, file: bool) -> (u64, u64) {
+    pub(crate) fn type_sizes(&self, file: bool) -> (u64, u64) {
         (
             self.size(LruList::inactive(file)),
             self.size(LruList::active(file)),
@@ -570,7 +570,7 @@ impl Sim {
     /// SWAP_CLUSTER_MAX), allowing MAX_RECLAIM_RETRIES fruitless batches;
     /// returns what it reclaimed, or an error (the kernel's -EAGAIN) if it
     /// fell short. Runs in the writer's context, not the workload's.
-    pub fn memory_reclaim(
+    pub(crate) fn memory_reclaim(
         &mut self,
         memcg: MemcgId,
         pages: u64,
@@ -823,9 +823,10 @@ impl Sim {
         Ok(())
     }
 
-    /// `mem_cgroup_iter()` without a reclaim cookie: the group after `cur`
-    /// in a pre-order walk of `root`'s subtree, or None at the end.
-    pub fn memcg_iter_next(&self, root: MemcgId, cur: MemcgId) -> Option<MemcgId> {
+    /// `mem_cgroup_iter()` (mm/memcontrol.c, v6.x) without a reclaim cookie:
+    /// the group after `cur` in a pre-order walk of `root`'s subtree, or
+    /// None at the end.
+    pub(crate) fn mem_cgroup_iter(&self, root: MemcgId, cur: MemcgId) -> Option<MemcgId> {
         if let Some(&c) = self.memcgs[cur as usize].children.first() {
             return Some(c);
         }
@@ -842,9 +843,9 @@ impl Sim {
         None
     }
 
-    /// Whether `memcg` is `root` or one of its descendants
-    /// (`mem_cgroup_is_descendant`).
-    pub fn memcg_is_descendant(&self, memcg: MemcgId, root: MemcgId) -> bool {
+    /// `mem_cgroup_is_descendant()` (include/linux/memcontrol.h, v6.x):
+    /// whether `memcg` is `root` or one of its descendants.
+    pub(crate) fn mem_cgroup_is_descendant(&self, memcg: MemcgId, root: MemcgId) -> bool {
         let mut m = Some(memcg);
         while let Some(x) = m {
             if x == root {
@@ -866,7 +867,7 @@ impl Sim {
             }
             out.workingset_activate[0] += lv.workingset_activate[0];
             out.workingset_activate[1] += lv.workingset_activate[1];
-            cur = self.memcg_iter_next(memcg, m);
+            cur = self.mem_cgroup_iter(memcg, m);
         }
         out
     }
@@ -885,7 +886,8 @@ impl Sim {
 
     /// `memory.pressure` of group `m` after every 2 s period (the top group:
     /// the system's): (seconds, report).
-    pub fn memcg_psi_series(&self, m: MemcgId) -> Vec<(f64, crate::psi::PsiReport)> {
+    #[cfg_attr(not(test), allow(dead_code))] // only the memcg rule tests read it
+    pub(crate) fn memcg_psi_series(&self, m: MemcgId) -> Vec<(f64, crate::psi::PsiReport)> {
         if m == ROOT {
             self.psi.series(self.clock)
         } else {
@@ -894,7 +896,7 @@ impl Sim {
     }
 
     /// The report of group `m` (hierarchical, like cgroup v2's files).
-    pub fn memcg_report(&self, m: MemcgId) -> MemcgReport {
+    pub(crate) fn memcg_report(&self, m: MemcgId) -> MemcgReport {
         let lv = self.subtree_lruvec(m);
         let mut events = MemcgStat::default();
         let mut events_max = 0;
@@ -902,7 +904,7 @@ impl Sim {
         while let Some(c) = cur {
             events.add(&self.memcgs[c as usize].stat);
             events_max += self.memcgs[c as usize].max_events;
-            cur = self.memcg_iter_next(m, c);
+            cur = self.mem_cgroup_iter(m, c);
         }
         let g = &self.memcgs[m as usize];
         let size = |l: LruList| lv.size(l);

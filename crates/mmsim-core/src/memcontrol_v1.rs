@@ -31,11 +31,11 @@ use crate::reclaim::{Reclaimer, ScanControl, SWAP_CLUSTER_MAX};
 use crate::sim::Sim;
 
 /// `SOFTLIMIT_EVENTS_TARGET`: page events between soft-limit tree updates.
-pub const SOFTLIMIT_EVENTS_TARGET: u64 = 1024;
+pub(crate) const SOFTLIMIT_EVENTS_TARGET: u64 = 1024;
 /// `MEM_CGROUP_MAX_RECLAIM_LOOPS`: rounds over one offender's subtree.
-pub const MEM_CGROUP_MAX_RECLAIM_LOOPS: u32 = 100;
+pub(crate) const MEM_CGROUP_MAX_RECLAIM_LOOPS: u32 = 100;
 /// `MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS`: fruitless offenders tried.
-pub const MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS: u32 = 2;
+pub(crate) const MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS: u32 = 2;
 
 impl Sim {
     /// `soft_limit_excess()`: pages over the soft limit.
@@ -149,7 +149,7 @@ impl Sim {
         loop {
             victim = match victim {
                 None => Some(root),
-                Some(v) => self.memcg_iter_next(root, v),
+                Some(v) => self.mem_cgroup_iter(root, v),
             };
             let Some(v) = victim else {
                 rounds += 1;

@@ -20,7 +20,7 @@ impl Sim {
             if task.dead {
                 continue;
             }
-            if scope.is_some_and(|root| !self.memcg_is_descendant(task.memcg, root)) {
+            if scope.is_some_and(|root| !self.mem_cgroup_is_descendant(task.memcg, root)) {
                 continue;
             }
             let badness: u64 = task

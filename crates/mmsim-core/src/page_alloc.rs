@@ -20,20 +20,20 @@
 use serde::Serialize;
 
 /// `MAX_PAGE_ORDER` (include/linux/mmzone.h, v6.12): the largest buddy order.
-pub const MAX_PAGE_ORDER: usize = 10;
+pub(crate) const MAX_PAGE_ORDER: usize = 10;
 /// `NR_PAGE_ORDERS`: orders `0..=MAX_PAGE_ORDER`.
-pub const NR_PAGE_ORDERS: usize = MAX_PAGE_ORDER + 1;
+pub(crate) const NR_PAGE_ORDERS: usize = MAX_PAGE_ORDER + 1;
 /// `pageblock_order` on x86-64 with 4 KiB pages (`HUGETLB_PAGE_ORDER`).
-pub const PAGEBLOCK_ORDER: usize = 9;
+pub(crate) const PAGEBLOCK_ORDER: usize = 9;
 /// Pages per pageblock (`pageblock_nr_pages`).
-pub const PAGEBLOCK_NR_PAGES: u64 = 1 << PAGEBLOCK_ORDER;
+pub(crate) const PAGEBLOCK_NR_PAGES: u64 = 1 << PAGEBLOCK_ORDER;
 
 const NONE: u32 = u32::MAX;
 const NOT_FREE: u8 = u8::MAX;
 
 /// Page mobility types (`enum migratetype`, v6.12), in the kernel's order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum MigrateType {
+pub(crate) enum MigrateType {
     /// `MIGRATE_UNMOVABLE`: kernel allocations that cannot move.
     Unmovable = 0,
     /// `MIGRATE_MOVABLE`: user pages and page cache.
@@ -43,18 +43,18 @@ pub enum MigrateType {
 }
 
 /// `MIGRATE_PCPTYPES`: the types with free lists here.
-pub const MIGRATE_TYPES: usize = 3;
+pub(crate) const MIGRATE_TYPES: usize = 3;
 
 impl MigrateType {
     /// All modelled types in index order.
-    pub const ALL: [MigrateType; MIGRATE_TYPES] = [
+    pub(crate) const ALL: [MigrateType; MIGRATE_TYPES] = [
         MigrateType::Unmovable,
         MigrateType::Movable,
         MigrateType::Reclaimable,
     ];
 
     /// The kernel's name, as `/proc/pagetypeinfo` prints it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             MigrateType::Unmovable => "Unmovable",
             MigrateType::Movable => "Movable",
@@ -64,7 +64,7 @@ impl MigrateType {
 
     /// The types to try, in order, when this type's lists are empty:
     /// `fallbacks[]` of mm/page_alloc.c (v6.12).
-    pub fn fallbacks(self) -> [MigrateType; 2] {
+    pub(crate) fn fallbacks(self) -> [MigrateType; 2] {
         match self {
             MigrateType::Unmovable => [MigrateType::Reclaimable, MigrateType::Movable],
             MigrateType::Movable => [MigrateType::Reclaimable, MigrateType::Unmovable],
@@ -75,19 +75,19 @@ impl MigrateType {
 
 /// `__find_buddy_pfn` (mm/internal.h): the buddy of a block differs in bit `order`.
 #[inline]
-pub fn find_buddy_pfn(pfn: u64, order: usize) -> u64 {
+pub(crate) fn find_buddy_pfn(pfn: u64, order: usize) -> u64 {
     pfn ^ (1 << order)
 }
 
 /// `can_steal_fallback` (mm/page_alloc.c, v6.12, with mobility grouping on):
 /// may an allocation of `order` for `start` claim the pageblock it falls back to?
-pub fn can_steal_fallback(order: usize, start: MigrateType) -> bool {
+pub(crate) fn can_steal_fallback(order: usize, start: MigrateType) -> bool {
     order >= PAGEBLOCK_ORDER / 2 || start != MigrateType::Movable
 }
 
 /// One zone (`struct zone`): its PFN span, free areas and pageblock types.
 #[derive(Debug, Clone)]
-pub struct Zone {
+pub(crate) struct Zone {
     /// The kernel's zone name (`Normal`, `DMA32`, ...).
     pub name: &'static str,
     /// First PFN (`zone_start_pfn`); must be `MAX_PAGE_ORDER`-aligned.
@@ -113,7 +113,7 @@ pub struct Zone {
 /// Free blocks per order per migrate type, and pageblocks per type:
 /// the two tables of `/proc/pagetypeinfo`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PageTypeInfo {
+pub(crate) struct PageTypeInfo {
     /// Type names, in row order.
     pub types: Vec<&'static str>,
     /// `free_blocks[type][order]`.
@@ -127,7 +127,7 @@ impl Zone {
     /// allocator with every pageblock `MIGRATE_MOVABLE`, as
     /// `memmap_init_range` and `memblock_free_pages` → `__free_pages_core`
     /// (FPI_TO_TAIL) leave it (mm/mm_init.c, v6.12).
-    pub fn new(name: &'static str, start_pfn: u64, nr_pages: u64) -> Zone {
+    pub(crate) fn new(name: &'static str, start_pfn: u64, nr_pages: u64) -> Zone {
         assert_eq!(
             start_pfn % (1 << MAX_PAGE_ORDER),
             0,
@@ -164,12 +164,12 @@ impl Zone {
     }
 
     /// Free pages in the zone (`NR_FREE_PAGES`).
-    pub fn free_pages(&self) -> u64 {
+    pub(crate) fn free_pages(&self) -> u64 {
         self.free_pages
     }
 
     /// The migrate type of the pageblock holding `pfn` (`get_pfnblock_migratetype`).
-    pub fn pageblock_type(&self, pfn: u64) -> MigrateType {
+    pub(crate) fn pageblock_type(&self, pfn: u64) -> MigrateType {
         self.block_type[self.block_index(pfn)]
     }
 
@@ -433,7 +433,7 @@ impl Zone {
 
     /// `__rmqueue` (v6.12, no CMA): allocate `1 << order` pages of `mt`,
     /// returning the head PFN, or `None` when no block is large enough.
-    pub fn alloc_pages(&mut self, order: usize, mt: MigrateType) -> Option<u64> {
+    pub(crate) fn alloc_pages(&mut self, order: usize, mt: MigrateType) -> Option<u64> {
         assert!(order <= MAX_PAGE_ORDER);
         let pfn = self
             .rmqueue_smallest(order, mt)
@@ -445,7 +445,7 @@ impl Zone {
 
     /// `__free_pages` → `__free_one_page`: return a block allocated by
     /// [`Zone::alloc_pages`] with the same order.
-    pub fn free_pages_block(&mut self, pfn: u64, order: usize) {
+    pub(crate) fn free_pages_block(&mut self, pfn: u64, order: usize) {
         debug_assert!(self.in_zone(pfn) && pfn.is_multiple_of(1 << order));
         self.free_one_page(pfn, order, false);
     }
@@ -454,7 +454,7 @@ impl Zone {
     /// highatomic): free pages minus the `(1 << order) - 1` unusable for this
     /// order must exceed `mark`, and for order > 0 some list of at least
     /// `order` must hold a free block.
-    pub fn watermark_ok(&self, order: usize, mark: u64) -> bool {
+    pub(crate) fn watermark_ok(&self, order: usize, mark: u64) -> bool {
         let free = self.free_pages as i64 - ((1i64 << order) - 1);
         if free <= mark as i64 {
             return false;
@@ -467,12 +467,12 @@ impl Zone {
     }
 
     /// Free blocks per order (`/proc/buddyinfo`'s numbers).
-    pub fn buddyinfo(&self) -> [u64; NR_PAGE_ORDERS] {
+    pub(crate) fn buddyinfo(&self) -> [u64; NR_PAGE_ORDERS] {
         self.nr_free
     }
 
     /// The `/proc/buddyinfo` line: `Node 0, zone   Normal  n0 ... n10`.
-    pub fn buddyinfo_line(&self, node: usize) -> String {
+    pub(crate) fn buddyinfo_line(&self, node: usize) -> String {
         let mut line = format!("Node {node}, zone {:>8}", self.name);
         for n in self.nr_free {
             line.push_str(&format!(" {n:6}"));
@@ -481,7 +481,7 @@ impl Zone {
     }
 
     /// The PFNs on one free list, head first.
-    pub fn free_list(&self, order: usize, mt: MigrateType) -> Vec<u64> {
+    pub(crate) fn free_list(&self, order: usize, mt: MigrateType) -> Vec<u64> {
         let mut out = Vec::new();
         let mut i = self.heads[order][mt as usize];
         while i != NONE {
@@ -492,7 +492,7 @@ impl Zone {
     }
 
     /// The `/proc/pagetypeinfo` tables.
-    pub fn pagetypeinfo(&self) -> PageTypeInfo {
+    pub(crate) fn pagetypeinfo(&self) -> PageTypeInfo {
         let mut pageblocks = vec![0; MIGRATE_TYPES];
         for &mt in &self.block_type {
             pageblocks[mt as usize] += 1;
@@ -509,7 +509,7 @@ impl Zone {
 
     /// Host bytes per page frame of this model: `next`/`prev` links, the free
     /// order and the allocation type (4 + 4 + 1 + 1), plus the pageblock types.
-    pub fn host_bytes_per_page() -> usize {
+    pub(crate) fn host_bytes_per_page() -> usize {
         10
     }
 }

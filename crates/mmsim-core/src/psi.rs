@@ -19,7 +19,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Aggregation period: `PSI_FREQ` = 2 s.
-pub const PSI_PERIOD_NS: u64 = 2_000_000_000;
+pub(crate) const PSI_PERIOD_NS: u64 = 2_000_000_000;
 const FIXED_1: u64 = 1 << 11;
 const EXP_10S: u64 = 1677;
 const EXP_60S: u64 = 1981;
@@ -27,7 +27,7 @@ const EXP_300S: u64 = 2034;
 
 /// Which simulated CPU a stall interval belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PsiCpu {
+pub(crate) enum PsiCpu {
     /// The workload's CPU.
     Workload,
     /// kswapd's CPU.
@@ -36,7 +36,7 @@ pub enum PsiCpu {
 
 /// Accumulates stall intervals into periods.
 #[derive(Clone, Debug, Default)]
-pub struct Psi {
+pub(crate) struct Psi {
     /// Per period: [workload stall ns, kswapd busy ns].
     periods: Vec<[u64; 2]>,
     /// Time accounting starts; stalls before it are ignored.
@@ -67,7 +67,7 @@ pub struct PsiReport {
 
 impl Psi {
     /// Accounting that starts at time `start` (periods are counted from there).
-    pub fn starting_at(start: u64) -> Psi {
+    pub(crate) fn starting_at(start: u64) -> Psi {
         Psi {
             periods: Vec::new(),
             start,
@@ -75,7 +75,7 @@ impl Psi {
     }
 
     /// Records that `cpu` was in a memstall during [start, end).
-    pub fn stall(&mut self, cpu: PsiCpu, start: u64, end: u64) {
+    pub(crate) fn stall(&mut self, cpu: PsiCpu, start: u64, end: u64) {
         let mut start = start.max(self.start) - self.start;
         let end = end.max(self.start) - self.start;
         let c = cpu as usize;
@@ -92,7 +92,7 @@ impl Psi {
     }
 
     /// Computes the report for a run that ended at `end` ns.
-    pub fn report(&self, end: u64) -> PsiReport {
+    pub(crate) fn report(&self, end: u64) -> PsiReport {
         let mut last = PsiReport::default();
         self.walk(end, |r| last = r);
         last
@@ -101,7 +101,8 @@ impl Psi {
     /// The `/proc/pressure/memory` (or `memory.pressure`) lines after every
     /// aggregation period, as `psi_avgs_work` updates them every 2 s: a time
     /// series of (end of period in s, report).
-    pub fn series(&self, end: u64) -> Vec<(f64, PsiReport)> {
+    #[cfg_attr(not(test), allow(dead_code))] // only the PSI tests read the series
+    pub(crate) fn series(&self, end: u64) -> Vec<(f64, PsiReport)> {
         let mut out = Vec::new();
         let mut p = 0u64;
         self.walk(end, |r| {

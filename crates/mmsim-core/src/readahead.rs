@@ -83,7 +83,7 @@ use crate::FileId;
 
 /// `MMAP_LOTSAMISS`: beyond this many more misses than hits on a file
 /// mapping, fault read-around stops.
-pub const MMAP_LOTSAMISS: u32 = 100;
+pub(crate) const MMAP_LOTSAMISS: u32 = 100;
 
 /// How a reader told the kernel it will access a file (`posix_fadvise`) or a
 /// mapping (`madvise`).
@@ -114,7 +114,7 @@ impl Advice {
 
 /// `struct file_ra_state`, plus the asynchronous window still in flight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FileRaState {
+pub(crate) struct FileRaState {
     /// First page of the most recent readahead window.
     pub start: u32,
     /// Its size in pages.
@@ -142,10 +142,10 @@ pub struct FileRaState {
 
 impl FileRaState {
     /// `prev_pos == -1`: nothing read yet.
-    pub const NO_PREV: u32 = u32::MAX;
+    pub(crate) const NO_PREV: u32 = u32::MAX;
 
     /// `file_ra_state_init()`: limit `ra_pages`, no history.
-    pub fn new(ra_pages: u32) -> Self {
+    pub(crate) fn new(ra_pages: u32) -> Self {
         FileRaState {
             start: 0,
             size: 0,
@@ -162,7 +162,7 @@ impl FileRaState {
 
     /// `generic_fadvise()` / `madvise_behavior()`: set `advice`, with
     /// `FADV_SEQUENTIAL` doubling the limit and the others restoring it.
-    pub fn advise(&mut self, advice: Advice, bdi_ra_pages: u32) {
+    pub(crate) fn advise(&mut self, advice: Advice, bdi_ra_pages: u32) {
         self.advice = advice;
         self.ra_pages = match advice {
             Advice::Sequential => bdi_ra_pages * 2,
@@ -178,7 +178,7 @@ impl FileRaState {
 }
 
 /// `get_init_ra_size()`: the first window for a request of `size` pages.
-pub fn get_init_ra_size(size: u32, max: u32) -> u32 {
+pub(crate) fn get_init_ra_size(size: u32, max: u32) -> u32 {
     let newsize = size.max(1).next_power_of_two();
     if newsize <= max / 32 {
         newsize * 4
@@ -190,7 +190,7 @@ pub fn get_init_ra_size(size: u32, max: u32) -> u32 {
 }
 
 /// `get_next_ra_size()`: ramp the previous window `cur` up.
-pub fn get_next_ra_size(cur: u32, max: u32) -> u32 {
+pub(crate) fn get_next_ra_size(cur: u32, max: u32) -> u32 {
     if cur < max / 16 {
         4 * cur
     } else if cur <= max / 2 {
@@ -406,7 +406,7 @@ impl Sim {
                 done = done.max(self.submit_ra_run(&mut run, &mut workingset));
                 continue;
             }
-            let Some(f) = self.add_to_page_cache(file, page, slot, false) else {
+            let Some(f) = self.filemap_add_folio(file, page, slot, false) else {
                 break;
             };
             // Unsigned in the kernel: a window clamped at EOF below its lookahead wraps and marks nothing.

@@ -86,7 +86,7 @@ pub struct ClassicRules {
 
 impl ClassicRules {
     /// v4.9: the scanned/rotated era.
-    pub fn v4_9() -> Self {
+    pub(crate) fn v4_9() -> Self {
         ClassicRules {
             balance: Balance::ScannedRotated,
             new_anon_active: true,
@@ -100,7 +100,7 @@ impl ClassicRules {
         }
     }
     /// v6.x (current): cost-based balancing.
-    pub fn current(variant: CostVariant) -> Self {
+    pub(crate) fn current(variant: CostVariant) -> Self {
         ClassicRules {
             balance: Balance::Cost(variant),
             new_anon_active: false,
@@ -118,7 +118,7 @@ impl ClassicRules {
 /// The policy a run uses, resolved from [`PolicyName`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
-    /// Textbook LRU (see [`crate::reclaim::lru`]).
+    /// Textbook LRU (see `crate::reclaim::lru`).
     Lru,
     /// Classic active/inactive LRU with era rules.
     Classic(ClassicRules),
@@ -128,8 +128,9 @@ pub enum Policy {
 
 /// A task (process) with an address space.
 #[derive(Clone, Debug)]
-pub struct Task {
+pub(crate) struct Task {
     /// Name for reports.
+    #[allow(dead_code)] // shown by the derived Debug only; no report reads it yet
     pub name: String,
     /// Its VMAs.
     pub vmas: Vec<VmaId>,
@@ -141,7 +142,7 @@ pub struct Task {
 
 /// The node (`pg_data_t`) with one zone: free pages and watermarks.
 #[derive(Clone, Debug, Default)]
-pub struct Node {
+pub(crate) struct Node {
     /// Managed pages.
     pub managed: u64,
     /// Free pages.
@@ -228,9 +229,9 @@ pub struct Sim {
 }
 
 /// `dirty_writeback_centisecs` = 500: the flusher's period.
-pub const DIRTY_WRITEBACK_NS: u64 = 5_000_000_000;
+pub(crate) const DIRTY_WRITEBACK_NS: u64 = 5_000_000_000;
 /// `dirty_expire_centisecs` = 3000: age at which dirty data is written back.
-pub const DIRTY_EXPIRE_NS: u64 = 30_000_000_000;
+pub(crate) const DIRTY_EXPIRE_NS: u64 = 30_000_000_000;
 
 impl Sim {
     /// Builds a machine from a validated configuration.
@@ -314,11 +315,6 @@ impl Sim {
             .add_timer(crate::timer::TimerKind::Flusher, DIRTY_WRITEBACK_NS);
         sim.arm_stats_sampler();
         Ok(sim)
-    }
-
-    /// The configuration this machine was built from.
-    pub fn config(&self) -> &MachineConfig {
-        &self.cfg
     }
 
     /// The resolved policy.
@@ -469,7 +465,9 @@ impl Sim {
         match *ev {
             Event::Access { vma, index, write } => self.access(vma, index, write),
             Event::FileRead { file, index, pages } => self.filemap_read(file, index, pages),
-            Event::FileWrite { file, index, pages } => self.file_write(file, index, pages),
+            Event::FileWrite { file, index, pages } => {
+                self.generic_perform_write(file, index, pages)
+            }
             Event::Think { ns } => self.advance(ns),
         }
         if self.pages_over_high > 0 {
@@ -700,7 +698,7 @@ impl Sim {
     }
 
     /// Simulator heap bytes: folio arena, page tables, page cache, swap slots.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.folios.heap_bytes()
             + self
                 .vmas
@@ -931,7 +929,7 @@ pub(crate) fn prefetch(p: *const u8) {
 
 /// Watermarks of a single-zone node (`__setup_per_zone_wmarks`, v4.6+ formula,
 /// with `min_free_kbytes` from `init_per_zone_wmark_min` when not given).
-pub fn watermarks(managed: u64, min_free_kbytes: Option<u64>, wsf: u32) -> (u64, u64, u64) {
+pub(crate) fn watermarks(managed: u64, min_free_kbytes: Option<u64>, wsf: u32) -> (u64, u64, u64) {
     let kb = min_free_kbytes.unwrap_or_else(|| {
         let lowmem_kb = managed * 4;
         int_sqrt(lowmem_kb * 16).clamp(128, 262_144)
@@ -942,7 +940,7 @@ pub fn watermarks(managed: u64, min_free_kbytes: Option<u64>, wsf: u32) -> (u64,
 }
 
 /// Integer square root (`int_sqrt`).
-pub fn int_sqrt(x: u64) -> u64 {
+pub(crate) fn int_sqrt(x: u64) -> u64 {
     let mut r = (x as f64).sqrt() as u64;
     while r * r > x {
         r -= 1;

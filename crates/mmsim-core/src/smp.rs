@@ -85,11 +85,11 @@ use crate::sim::Sim;
 
 /// Folios per per-CPU LRU batch (`PAGEVEC_SIZE` in v5.17, the size of a
 /// `folio_batch` in v6.x): one `lru_lock` acquisition moves up to this many.
-pub const FOLIO_BATCH: u64 = 15;
+pub(crate) const FOLIO_BATCH: u64 = 15;
 
 /// One lruvec's `lru_lock` as a timeline (see the module documentation).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LruLock {
+pub(crate) struct LruLock {
     /// When the last section granted ends, ns on the workload clock.
     pub free_at: u64,
     /// Total section time granted, ns.
@@ -106,7 +106,7 @@ impl LruLock {
     /// A section of `hold` ns requested at time `t`: returns how long the
     /// requester spins, which is the backlog beyond `slack`.
     #[inline]
-    pub fn acquire(&mut self, t: u64, hold: u64, slack: u64) -> u64 {
+    pub(crate) fn acquire(&mut self, t: u64, hold: u64, slack: u64) -> u64 {
         self.acquire_placed(t, t, hold, slack)
     }
 
@@ -114,7 +114,7 @@ impl LruLock {
     /// joins the backlog at `place` ≤ `t` (kswapd, whose clock runs ahead
     /// of the workload's: see the module documentation).
     #[inline]
-    pub fn acquire_placed(&mut self, t: u64, place: u64, hold: u64, slack: u64) -> u64 {
+    pub(crate) fn acquire_placed(&mut self, t: u64, place: u64, hold: u64, slack: u64) -> u64 {
         self.acquire_by(0, t, place, hold, slack)
     }
 
@@ -126,7 +126,14 @@ impl LruLock {
     /// each other as if P reclaimers had taken the lock at once. Other
     /// requesters still queue behind the whole run.
     #[inline]
-    pub fn acquire_by(&mut self, owner: u64, t: u64, place: u64, hold: u64, slack: u64) -> u64 {
+    pub(crate) fn acquire_by(
+        &mut self,
+        owner: u64,
+        t: u64,
+        place: u64,
+        hold: u64,
+        slack: u64,
+    ) -> u64 {
         let mine = owner != 0 && owner == self.owner;
         let own = if mine { self.streak_ns } else { 0 };
         let wait = self
@@ -148,7 +155,7 @@ impl LruLock {
 
 /// The workload's CPUs (`machine.cpus`) and what their sharing costs.
 #[derive(Clone, Debug)]
-pub struct Smp {
+pub(crate) struct Smp {
     /// CPUs sharing the workload clock (P ≥ 1).
     pub cpus: u64,
     /// Remainder of the last clock advance, in 1/P ns.
@@ -165,7 +172,7 @@ pub struct Smp {
 
 impl Smp {
     /// The CPUs of `cpus` (≥ 1) with the lock costs of `cost`.
-    pub fn new(cpus: u32, cost: &crate::cost::CostModel) -> Smp {
+    pub(crate) fn new(cpus: u32, cost: &crate::cost::CostModel) -> Smp {
         let cpus = cpus.max(1) as u64;
         Smp {
             cpus,
@@ -178,7 +185,7 @@ impl Smp {
     }
 
     /// Zeroes the counters (a measurement starts).
-    pub fn reset_stats(&mut self) {
+    pub(crate) fn reset_stats(&mut self) {
         self.task_lock_wait_ns = 0;
     }
 }

@@ -122,7 +122,7 @@ pub struct MemcgLine {
 /// then `memcg_vm_event_stat[]`), restricted to the lines the simulator can
 /// produce. `pgscan` and `pgsteal` are the kernel's sums of the kswapd and
 /// direct counters ([`crate::memcg::MemcgReport`]), not counters of their own.
-pub const MEMORY_STAT_ORDER_V6_12: &[&str] = &[
+pub(crate) const MEMORY_STAT_ORDER_V6_12: &[&str] = &[
     "anon",
     "file",
     "inactive_anon",
@@ -158,11 +158,11 @@ pub const MEMORY_STAT_ORDER_V6_12: &[&str] = &[
 /// `memory.events` lines in the kernel's order (`memory_events_show`,
 /// mm/memcontrol.c v6.12); `max` is the charge counter the report keeps
 /// apart ([`crate::memcg::MemcgReport::events_max`]).
-pub const MEMORY_EVENTS_ORDER_V6_12: &[&str] =
+pub(crate) const MEMORY_EVENTS_ORDER_V6_12: &[&str] =
     &["low", "high", "max", "oom", "oom_kill", "oom_group_kill"];
 
 /// `memory.swap.events` lines in the kernel's order (`swap_events_show`, v6.12).
-pub const MEMORY_SWAP_EVENTS_ORDER_V6_12: &[&str] = &["high", "max", "fail"];
+pub(crate) const MEMORY_SWAP_EVENTS_ORDER_V6_12: &[&str] = &["high", "max", "fail"];
 
 /// `None`, or the group's line of a declared counter.
 macro_rules! memcg_line {
@@ -203,13 +203,15 @@ macro_rules! counters {
         }
 
         /// The counters under the kernel's enum names, for call sites
-        /// (`self.count_events(memcg, PGFAULT, 1)`).
-        pub mod item {
+        /// (`self.count_events(memcg, PGFAULT, 1)`). Every counter is declared;
+        /// gauges filled at the end of a run are not counted by name.
+        #[allow(dead_code)]
+        pub(crate) mod item {
             use super::VmItem;
             $( #[doc = concat!("`", stringify!($name), "`.")]
-               pub const $item: VmItem = VmItem::$name; )*
+               pub(crate) const $item: VmItem = VmItem::$name; )*
             $( #[doc = concat!("`", stringify!($mfield), "`.")]
-               pub const $mitem: VmItem = VmItem::$mfield; )*
+               pub(crate) const $mitem: VmItem = VmItem::$mfield; )*
         }
 
         impl VmItem {
@@ -511,7 +513,7 @@ impl MemcgFile {
 }
 
 /// The declared group counter that is line `name` of `file`, if any.
-pub fn memcg_item(file: MemcgFile, name: &str) -> Option<VmItem> {
+pub(crate) fn memcg_item(file: MemcgFile, name: &str) -> Option<VmItem> {
     VmItem::ALL
         .iter()
         .copied()
@@ -520,7 +522,8 @@ pub fn memcg_item(file: MemcgFile, name: &str) -> Option<VmItem> {
 
 /// The group counters that are lines of `file`, in the order the kernel
 /// prints them ([`MemcgFile::kernel_order`]; [`MemcgFile::Sim`]: declaration order).
-pub fn memcg_file_items(file: MemcgFile) -> Vec<VmItem> {
+#[cfg_attr(not(test), allow(dead_code))] // for DAMOS/mTHP files and the report
+pub(crate) fn memcg_file_items(file: MemcgFile) -> Vec<VmItem> {
     let order = file.kernel_order();
     let rank = |i: &VmItem| {
         let name = i.memcg().map_or("", |l| l.name);
@@ -537,7 +540,8 @@ pub fn memcg_file_items(file: MemcgFile) -> Vec<VmItem> {
 
 /// The group counters that are `memory.stat` lines, in the order the kernel
 /// prints them ([`MEMORY_STAT_ORDER_V6_12`]).
-pub fn memory_stat_items() -> Vec<VmItem> {
+#[cfg_attr(not(test), allow(dead_code))] // for DAMOS/mTHP files and the report
+pub(crate) fn memory_stat_items() -> Vec<VmItem> {
     memcg_file_items(MemcgFile::Stat)
 }
 

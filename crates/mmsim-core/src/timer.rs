@@ -45,7 +45,7 @@ use crate::stats::Vmstat;
 /// The background actors that own a timer, in the order a timer pass
 /// visits them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum TimerKind {
+pub(crate) enum TimerKind {
     /// The next writeback completion on the swap device (`end_bio` of the
     /// oldest in-flight write): the front of its completion queue.
     WritebackSwap,
@@ -66,7 +66,7 @@ pub enum TimerKind {
 
 impl TimerKind {
     /// Every kind, in visit order.
-    pub const ALL: [TimerKind; 7] = [
+    pub(crate) const ALL: [TimerKind; 7] = [
         TimerKind::WritebackSwap,
         TimerKind::WritebackFs,
         TimerKind::Flusher,
@@ -76,10 +76,10 @@ impl TimerKind {
         TimerKind::StatsSample,
     ];
     /// Number of kinds.
-    pub const COUNT: usize = Self::ALL.len();
+    pub(crate) const COUNT: usize = Self::ALL.len();
 
     /// The writeback completion timer of device `q` (0 swap, 1 filesystem).
-    pub fn writeback(q: usize) -> TimerKind {
+    pub(crate) fn writeback(q: usize) -> TimerKind {
         if q == 0 {
             TimerKind::WritebackSwap
         } else {
@@ -93,7 +93,7 @@ type Entry = Reverse<(u64, u64, TimerKind)>;
 
 /// The machine's timers (`struct timer_base`, one per machine).
 #[derive(Clone, Debug, Default)]
-pub struct TimerList {
+pub(crate) struct TimerList {
     /// Pending entries, earliest (expiry, seq) on top; may hold stale ones.
     heap: BinaryHeap<Entry>,
     /// Per kind: (expiry, seq) of its live entry while pending.
@@ -106,7 +106,7 @@ pub struct TimerList {
 
 impl TimerList {
     /// An empty list.
-    pub fn new() -> TimerList {
+    pub(crate) fn new() -> TimerList {
         TimerList {
             heap: BinaryHeap::with_capacity(2 * TimerKind::COUNT),
             next: u64::MAX,
@@ -117,26 +117,26 @@ impl TimerList {
     /// Earliest expiry of a pending timer (`u64::MAX` when none): the value
     /// the hot path compares the clock with.
     #[inline(always)]
-    pub fn next_expiry(&self) -> u64 {
+    pub(crate) fn next_expiry(&self) -> u64 {
         self.next
     }
 
     /// `timer_pending()`: the timer's expiry if it is pending.
     #[inline]
-    pub fn expires(&self, kind: TimerKind) -> Option<u64> {
+    pub(crate) fn expires(&self, kind: TimerKind) -> Option<u64> {
         self.pending[kind as usize].map(|(t, _)| t)
     }
 
     /// Whether the timer is pending and due at `now`.
     #[inline]
-    pub fn due(&self, kind: TimerKind, now: u64) -> bool {
+    pub(crate) fn due(&self, kind: TimerKind, now: u64) -> bool {
         self.expires(kind).is_some_and(|t| t <= now)
     }
 
     /// `mod_timer()`: (re)arms the timer for `expires`, pending or not.
     /// Returns whether it was pending. Re-arming a pending timer for its
     /// current expiry keeps its place among equal expiries.
-    pub fn mod_timer(&mut self, kind: TimerKind, expires: u64) -> bool {
+    pub(crate) fn mod_timer(&mut self, kind: TimerKind, expires: u64) -> bool {
         let was = self.pending[kind as usize];
         if was.is_some_and(|(t, _)| t == expires) {
             return true;
@@ -153,12 +153,12 @@ impl TimerList {
 
     /// `add_timer()`: arms an idle timer (a pending one is re-armed, as
     /// `mod_timer()` would).
-    pub fn add_timer(&mut self, kind: TimerKind, expires: u64) {
+    pub(crate) fn add_timer(&mut self, kind: TimerKind, expires: u64) {
         self.mod_timer(kind, expires);
     }
 
     /// `del_timer()`: disarms the timer. Returns whether it was pending.
-    pub fn del_timer(&mut self, kind: TimerKind) -> bool {
+    pub(crate) fn del_timer(&mut self, kind: TimerKind) -> bool {
         let was = self.pending[kind as usize].take().is_some();
         if was {
             self.settle();
@@ -168,7 +168,8 @@ impl TimerList {
 
     /// `queue_delayed_work()`: arms the timer `delay` ns after `now` unless it
     /// is pending already. Returns whether it was armed.
-    pub fn queue_delayed_work(&mut self, kind: TimerKind, now: u64, delay: u64) -> bool {
+    #[cfg_attr(not(test), allow(dead_code))] // only the timer tests use it so far
+    pub(crate) fn queue_delayed_work(&mut self, kind: TimerKind, now: u64, delay: u64) -> bool {
         if self.pending[kind as usize].is_some() {
             return false;
         }
@@ -177,14 +178,15 @@ impl TimerList {
     }
 
     /// `mod_delayed_work()`: (re)arms the timer `delay` ns after `now`.
-    pub fn mod_delayed_work(&mut self, kind: TimerKind, now: u64, delay: u64) -> bool {
+    #[cfg_attr(not(test), allow(dead_code))] // only the timer tests use it so far
+    pub(crate) fn mod_delayed_work(&mut self, kind: TimerKind, now: u64, delay: u64) -> bool {
         self.mod_timer(kind, now.saturating_add(delay))
     }
 
     /// Sets the timer to `expires` if `Some`, else disarms it: the common
     /// "next event of my queue" re-arm.
     #[inline]
-    pub fn set(&mut self, kind: TimerKind, expires: Option<u64>) {
+    pub(crate) fn set(&mut self, kind: TimerKind, expires: Option<u64>) {
         match expires {
             Some(t) => {
                 self.mod_timer(kind, t);
@@ -198,7 +200,8 @@ impl TimerList {
     /// Takes the earliest timer due at `now` off the list (ties in the
     /// order they were armed) and returns its kind and expiry: the
     /// `expire_timers()` loop for users that fire in expiry order.
-    pub fn pop_expired(&mut self, now: u64) -> Option<(TimerKind, u64)> {
+    #[cfg_attr(not(test), allow(dead_code))] // only the timer tests use it so far
+    pub(crate) fn pop_expired(&mut self, now: u64) -> Option<(TimerKind, u64)> {
         self.settle();
         let &Reverse((t, _, kind)) = self.heap.peek()?;
         if t > now {

@@ -20,7 +20,7 @@ use crate::sim::Sim;
 use crate::stats::item::*;
 
 /// `dirty_background_ratio` (percent).
-pub const DIRTY_BACKGROUND_RATIO: u64 = 10;
+pub(crate) const DIRTY_BACKGROUND_RATIO: u64 = 10;
 
 impl Sim {
     /// Completes writeback IOs that finished by `now`, the swap device's

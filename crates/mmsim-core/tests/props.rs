@@ -233,7 +233,7 @@ proptest! {
                 if let Some(&(age, seq, sw)) = cmds.get(i) {
                     if seq == 11 {
                         // Toggle the core bit (lru_gen/enabled): drain or fill.
-                        let on = matches!(sim.policy(), mmsim_core::sim::Policy::Mglru(_));
+                        let on = matches!(sim.policy(), mmsim_core::Policy::Mglru(_));
                         log.push(format!("{}", sim.lru_gen_set_enabled(if on { 6 } else { 7 })));
                         sim.check_invariants().map_err(TestCaseError::fail)?;
                         continue;

@@ -17,7 +17,7 @@ use crate::config::DeviceConfig;
 
 /// Timing state of one device.
 #[derive(Clone, Debug, Default)]
-pub struct BlockDev {
+pub(crate) struct BlockDev {
     /// Read latency, ns.
     pub read_ns: u64,
     /// Write latency, ns.
@@ -39,7 +39,7 @@ pub struct BlockDev {
 /// A submitted write: when it completes, and how long the submitter waited
 /// for a free request first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WriteIo {
+pub(crate) struct WriteIo {
     /// Completion time.
     pub done: u64,
     /// Time the submitter slept for a request slot.
@@ -48,7 +48,7 @@ pub struct WriteIo {
 
 impl BlockDev {
     /// A device with the timing of `cfg`.
-    pub fn new(cfg: &DeviceConfig) -> Self {
+    pub(crate) fn new(cfg: &DeviceConfig) -> Self {
         let (read_ns, write_ns, page_ns) = cfg.timing();
         let depth = cfg
             .queue_depth
@@ -64,7 +64,7 @@ impl BlockDev {
 
     /// Submits a read of `pages` at `now`; returns its completion time.
     #[inline]
-    pub fn read(&mut self, now: u64, pages: u64) -> u64 {
+    pub(crate) fn read(&mut self, now: u64, pages: u64) -> u64 {
         self.pages_read += pages;
         self.transfer(now, pages) + self.read_ns
     }
@@ -72,7 +72,7 @@ impl BlockDev {
     /// Submits a write of `pages` at `now`, first waiting for a free request
     /// if the device already has `queue_depth` pages of backlog.
     #[inline]
-    pub fn write(&mut self, now: u64, pages: u64) -> WriteIo {
+    pub(crate) fn write(&mut self, now: u64, pages: u64) -> WriteIo {
         self.write_placed(now, now, pages)
     }
 
@@ -83,7 +83,7 @@ impl BlockDev {
     /// where it would hold up the reads the tasks issue before that time
     /// (on a 0.4 µs ramdisk this had tripled every swap-in's wait).
     #[inline]
-    pub fn write_placed(&mut self, now: u64, place: u64, pages: u64) -> WriteIo {
+    pub(crate) fn write_placed(&mut self, now: u64, place: u64, pages: u64) -> WriteIo {
         let wait = self.busy_until.saturating_sub(now + self.max_backlog_ns);
         self.pages_written += pages;
         let at = now + wait;

@@ -11,11 +11,11 @@ use super::pagetable::VmaId;
 use crate::readahead::FileRaState;
 
 /// Slot bit: the slot holds a resident folio.
-pub const SLOT_FOLIO: u32 = 1 << 31;
+pub(crate) const SLOT_FOLIO: u32 = 1 << 31;
 
 /// Decodes a slot: Some(folio) if resident.
 #[inline]
-pub fn slot_folio(slot: u32) -> Option<FolioId> {
+pub(crate) fn slot_folio(slot: u32) -> Option<FolioId> {
     if slot & SLOT_FOLIO != 0 {
         Some(slot & !SLOT_FOLIO)
     } else {
@@ -25,7 +25,7 @@ pub fn slot_folio(slot: u32) -> Option<FolioId> {
 
 /// A file with its page cache.
 #[derive(Clone, Debug)]
-pub struct File {
+pub(crate) struct File {
     /// Name for reports.
     pub name: String,
     /// Size in pages (accesses beyond it are an error).
@@ -44,7 +44,7 @@ pub struct File {
 
 impl File {
     /// A file of `pages` pages with an empty page cache and readahead limit `ra_pages`.
-    pub fn new(name: String, pages: u32, ra_pages: u32) -> Self {
+    pub(crate) fn new(name: String, pages: u32, ra_pages: u32) -> Self {
         File {
             name,
             pages,
@@ -57,7 +57,7 @@ impl File {
 
     /// The slot of page `index`, growing the array if needed.
     #[inline]
-    pub fn slot_mut(&mut self, index: u32) -> &mut u32 {
+    pub(crate) fn slot_mut(&mut self, index: u32) -> &mut u32 {
         let i = index as usize;
         if i >= self.slots.len() {
             self.grow(i);
@@ -81,7 +81,7 @@ impl File {
 
     /// The slot of page `index`, 0 if never touched.
     #[inline]
-    pub fn slot(&self, index: u32) -> u32 {
+    pub(crate) fn slot(&self, index: u32) -> u32 {
         self.slots.get(index as usize).copied().unwrap_or(0)
     }
 }

@@ -8,47 +8,47 @@
 //! folios; only order 0 is produced for now.
 
 /// Dense index of a folio in the arena.
-pub type FolioId = u32;
+pub(crate) type FolioId = u32;
 /// "No folio": end of a list, or an empty link.
-pub const NIL: FolioId = u32::MAX;
+pub(crate) const NIL: FolioId = u32::MAX;
 
 /// Page flags that reclaim looks at (include/linux/page-flags.h names).
-pub mod flags {
+pub(crate) mod flags {
     /// PG_lru: on an LRU list (cleared while isolated).
-    pub const LRU: u16 = 1 << 0;
+    pub(crate) const LRU: u16 = 1 << 0;
     /// PG_active.
-    pub const ACTIVE: u16 = 1 << 1;
+    pub(crate) const ACTIVE: u16 = 1 << 1;
     /// PG_referenced: seen once recently through a file descriptor or a young PTE.
-    pub const REFERENCED: u16 = 1 << 2;
+    pub(crate) const REFERENCED: u16 = 1 << 2;
     /// PG_workingset: was deactivated from an active list, or restored on refault.
-    pub const WORKINGSET: u16 = 1 << 3;
+    pub(crate) const WORKINGSET: u16 = 1 << 3;
     /// PG_dirty: contents differ from the backing store.
-    pub const DIRTY: u16 = 1 << 4;
+    pub(crate) const DIRTY: u16 = 1 << 4;
     /// PG_writeback: IO to the backing store in flight.
-    pub const WRITEBACK: u16 = 1 << 5;
+    pub(crate) const WRITEBACK: u16 = 1 << 5;
     /// PG_swapbacked: anonymous (or shmem) memory; lives on the anon LRU.
-    pub const SWAPBACKED: u16 = 1 << 6;
+    pub(crate) const SWAPBACKED: u16 = 1 << 6;
     /// PG_swapcache: has a swap slot (`Folio::swap`).
-    pub const SWAPCACHE: u16 = 1 << 7;
+    pub(crate) const SWAPCACHE: u16 = 1 << 7;
     /// PG_unevictable.
-    pub const UNEVICTABLE: u16 = 1 << 8;
+    pub(crate) const UNEVICTABLE: u16 = 1 << 8;
     /// PG_reclaim: reclaim wants it freed as soon as writeback completes.
-    pub const RECLAIM: u16 = 1 << 9;
+    pub(crate) const RECLAIM: u16 = 1 << 9;
     /// Mapped executable (VM_EXEC) by at least one VMA: cached union of vm_flags.
-    pub const EXEC_MAPPED: u16 = 1 << 10;
+    pub(crate) const EXEC_MAPPED: u16 = 1 << 10;
     /// PG_readahead: brought in by readahead and not yet used.
-    pub const READAHEAD: u16 = 1 << 11;
+    pub(crate) const READAHEAD: u16 = 1 << 11;
     /// PG_young: an accessed bit of the folio was cleared by someone other
     /// than reclaim (idle page tracking, DAMON); `folio_referenced` counts it.
-    pub const YOUNG: u16 = 1 << 12;
+    pub(crate) const YOUNG: u16 = 1 << 12;
     /// PG_idle: not accessed since the idle tracker marked it.
-    pub const IDLE: u16 = 1 << 13;
+    pub(crate) const IDLE: u16 = 1 << 13;
 }
 
 /// Which LRU list a folio is on (`enum lru_list`, include/linux/mmzone.h).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
-pub enum LruList {
+pub(crate) enum LruList {
     /// LRU_INACTIVE_ANON
     InactiveAnon = 0,
     /// LRU_ACTIVE_ANON
@@ -62,11 +62,11 @@ pub enum LruList {
 }
 
 /// Marker in [`Folio::lru`] for "on no list" (isolated or free).
-pub const NO_LIST: u8 = 0xff;
+pub(crate) const NO_LIST: u8 = 0xff;
 
 impl LruList {
     /// The four evictable lists in the kernel's `for_each_evictable_lru` order.
-    pub const EVICTABLE: [LruList; 4] = [
+    pub(crate) const EVICTABLE: [LruList; 4] = [
         LruList::InactiveAnon,
         LruList::ActiveAnon,
         LruList::InactiveFile,
@@ -75,7 +75,7 @@ impl LruList {
 
     /// `folio_lru_list()`: the list a folio belongs on, from its flags.
     #[inline]
-    pub fn of_flags(f: u16) -> LruList {
+    pub(crate) fn of_flags(f: u16) -> LruList {
         if f & flags::UNEVICTABLE != 0 {
             return LruList::Unevictable;
         }
@@ -85,7 +85,7 @@ impl LruList {
     }
     /// Inverse of `as usize`.
     #[inline]
-    pub fn from_index(i: u8) -> LruList {
+    pub(crate) fn from_index(i: u8) -> LruList {
         match i {
             0 => LruList::InactiveAnon,
             1 => LruList::ActiveAnon,
@@ -96,17 +96,17 @@ impl LruList {
     }
     /// True for the file lists (`is_file_lru`).
     #[inline]
-    pub fn is_file(self) -> bool {
+    pub(crate) fn is_file(self) -> bool {
         matches!(self, LruList::InactiveFile | LruList::ActiveFile)
     }
     /// True for the active lists (`is_active_lru`).
     #[inline]
-    pub fn is_active(self) -> bool {
+    pub(crate) fn is_active(self) -> bool {
         matches!(self, LruList::ActiveAnon | LruList::ActiveFile)
     }
     /// The inactive list of a type: 0 anon, 1 file.
     #[inline]
-    pub fn inactive(file: bool) -> LruList {
+    pub(crate) fn inactive(file: bool) -> LruList {
         if file {
             LruList::InactiveFile
         } else {
@@ -115,7 +115,7 @@ impl LruList {
     }
     /// The active list of a type: 0 anon, 1 file.
     #[inline]
-    pub fn active(file: bool) -> LruList {
+    pub(crate) fn active(file: bool) -> LruList {
         if file {
             LruList::ActiveFile
         } else {
@@ -129,7 +129,7 @@ impl LruList {
 /// touches 8 bytes per folio and the folios themselves can be prefetched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
-pub struct Folio {
+pub(crate) struct Folio {
     /// Owner space: the VMA id for anonymous folios, the file id for file folios.
     pub space: u32,
     /// Page index within the owner space.
@@ -171,45 +171,46 @@ impl Folio {
 
     /// Tests a flag.
     #[inline]
-    pub fn test(&self, flag: u16) -> bool {
+    pub(crate) fn test(&self, flag: u16) -> bool {
         self.flags & flag != 0
     }
     /// Sets a flag.
     #[inline]
-    pub fn set(&mut self, flag: u16) {
+    pub(crate) fn set(&mut self, flag: u16) {
         self.flags |= flag;
     }
     /// Clears a flag.
     #[inline]
-    pub fn clear(&mut self, flag: u16) {
+    pub(crate) fn clear(&mut self, flag: u16) {
         self.flags &= !flag;
     }
     /// Clears a flag and returns whether it was set (`folio_test_clear_*`).
     #[inline]
-    pub fn test_and_clear(&mut self, flag: u16) -> bool {
+    pub(crate) fn test_and_clear(&mut self, flag: u16) -> bool {
         let was = self.flags & flag != 0;
         self.flags &= !flag;
         was
     }
     /// File-backed (not swap-backed): belongs on the file LRU (`folio_is_file_lru`).
     #[inline]
-    pub fn is_file(&self) -> bool {
+    pub(crate) fn is_file(&self) -> bool {
         self.flags & flags::SWAPBACKED == 0
     }
     /// Base pages in the folio.
     #[inline]
-    pub fn nr_pages(&self) -> u64 {
+    #[allow(dead_code)] // waits for large folios (every folio is order 0 so far)
+    pub(crate) fn nr_pages(&self) -> u64 {
         1 << self.order
     }
 }
 
 /// The links of a folio on its LRU list: [prev (towards the head), next (towards the tail)].
-pub type Links = [FolioId; 2];
+pub(crate) type Links = [FolioId; 2];
 
 /// The arena of folios with a free list; ids are reused LIFO. Each folio
 /// has a 24-byte slot and an 8-byte link pair: 32 bytes per resident folio.
 #[derive(Clone, Debug, Default)]
-pub struct FolioArena {
+pub(crate) struct FolioArena {
     slots: Vec<Folio>,
     links: Vec<Links>,
     free: Vec<FolioId>,
@@ -217,7 +218,7 @@ pub struct FolioArena {
 
 impl FolioArena {
     /// An empty arena that can hold `capacity` folios without reallocating.
-    pub fn with_capacity(capacity: usize) -> Self {
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
         FolioArena {
             slots: Vec::with_capacity(capacity),
             links: Vec::with_capacity(capacity),
@@ -227,7 +228,7 @@ impl FolioArena {
 
     /// Allocates a folio slot, initialised for `space`/`index` with `flags`.
     #[inline]
-    pub fn alloc(&mut self, space: u32, index: u32, flags: u16, memcg: u8) -> FolioId {
+    pub(crate) fn alloc(&mut self, space: u32, index: u32, flags: u16, memcg: u8) -> FolioId {
         let f = Folio {
             space,
             index,
@@ -256,7 +257,7 @@ impl FolioArena {
 
     /// Returns a folio slot to the free list.
     #[inline]
-    pub fn free(&mut self, id: FolioId) {
+    pub(crate) fn free(&mut self, id: FolioId) {
         debug_assert_eq!(
             self.slots[id as usize].lru, NO_LIST,
             "freeing a folio still on a list"
@@ -266,12 +267,12 @@ impl FolioArena {
     }
 
     /// Number of live folios.
-    pub fn live(&self) -> usize {
+    pub(crate) fn live(&self) -> usize {
         self.slots.len() - self.free.len()
     }
 
     /// Bytes of simulator memory used by the arena.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.slots.capacity() * std::mem::size_of::<Folio>()
             + self.links.capacity() * 8
             + self.free.capacity() * 4
@@ -279,20 +280,20 @@ impl FolioArena {
 
     /// The list links of folio `id`.
     #[inline]
-    pub fn links(&self, id: FolioId) -> Links {
+    pub(crate) fn links(&self, id: FolioId) -> Links {
         self.links[id as usize]
     }
 
     /// Mutable list links of folio `id`.
     #[inline]
-    pub fn links_mut(&mut self, id: FolioId) -> &mut Links {
+    pub(crate) fn links_mut(&mut self, id: FolioId) -> &mut Links {
         &mut self.links[id as usize]
     }
 
     /// Lookahead step of a walk from a list's tail: prefetches folio `id`
     /// and returns its predecessor (towards the head); NIL stays NIL.
     #[inline]
-    pub fn prefetch_and_step_towards_head(&self, id: FolioId) -> FolioId {
+    pub(crate) fn prefetch_and_step_towards_head(&self, id: FolioId) -> FolioId {
         if id == NIL {
             return NIL;
         }
@@ -302,20 +303,14 @@ impl FolioArena {
 
     /// Prefetches folio `id` (a hint; no effect on state).
     #[inline]
-    pub fn prefetch(&self, id: FolioId) {
+    pub(crate) fn prefetch(&self, id: FolioId) {
         if let Some(f) = self.slots.get(id as usize) {
             crate::sim::prefetch(f as *const Folio as *const u8);
         }
     }
 
-    /// The folio slot `id`, if within the arena (for prefetching).
-    #[inline]
-    pub fn get(&self, id: FolioId) -> Option<&Folio> {
-        self.slots.get(id as usize)
-    }
-
     /// Whether `id` is a live folio (for invariant checks).
-    pub fn is_live(&self, id: FolioId) -> bool {
+    pub(crate) fn is_live(&self, id: FolioId) -> bool {
         (id as usize) < self.slots.len() && self.slots[id as usize].space != u32::MAX
     }
 }

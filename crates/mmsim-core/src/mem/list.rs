@@ -11,7 +11,7 @@ use super::folio::{FolioArena, FolioId, NIL, NO_LIST};
 
 /// A list header: head (most recently added), tail (next to reclaim), length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct List {
+pub(crate) struct List {
     /// Most recently added folio, or NIL.
     pub head: FolioId,
     /// Least recently added folio, or NIL.
@@ -33,7 +33,7 @@ impl Default for List {
 impl List {
     /// `list_add()`: inserts at the head. `tag` is stored in `Folio::lru`.
     #[inline]
-    pub fn push_head(&mut self, a: &mut FolioArena, id: FolioId, tag: u8) {
+    pub(crate) fn push_head(&mut self, a: &mut FolioArena, id: FolioId, tag: u8) {
         let old = self.head;
         debug_assert_eq!(a[id].lru, NO_LIST);
         a[id].lru = tag;
@@ -49,7 +49,7 @@ impl List {
 
     /// `list_add_tail()`: inserts at the tail.
     #[inline]
-    pub fn push_tail(&mut self, a: &mut FolioArena, id: FolioId, tag: u8) {
+    pub(crate) fn push_tail(&mut self, a: &mut FolioArena, id: FolioId, tag: u8) {
         let old = self.tail;
         debug_assert_eq!(a[id].lru, NO_LIST);
         a[id].lru = tag;
@@ -65,7 +65,7 @@ impl List {
 
     /// `list_del()`: unlinks a folio known to be on this list.
     #[inline]
-    pub fn unlink(&mut self, a: &mut FolioArena, id: FolioId) {
+    pub(crate) fn unlink(&mut self, a: &mut FolioArena, id: FolioId) {
         let [p, n] = a.links(id);
         *a.links_mut(id) = [NIL, NIL];
         a[id].lru = NO_LIST;
@@ -84,7 +84,7 @@ impl List {
 
     /// Moves a folio on this list to the head (`list_move()`), keeping its tag.
     #[inline]
-    pub fn move_to_head(&mut self, a: &mut FolioArena, id: FolioId) {
+    pub(crate) fn move_to_head(&mut self, a: &mut FolioArena, id: FolioId) {
         if self.head == id {
             return;
         }
@@ -95,7 +95,7 @@ impl List {
 
     /// Removes and returns the tail, or None when empty.
     #[inline]
-    pub fn pop_tail(&mut self, a: &mut FolioArena) -> Option<FolioId> {
+    pub(crate) fn pop_tail(&mut self, a: &mut FolioArena) -> Option<FolioId> {
         let t = self.tail;
         if t == NIL {
             return None;
@@ -106,7 +106,7 @@ impl List {
 
     /// True when empty.
     #[inline]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 }

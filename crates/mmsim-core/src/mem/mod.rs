@@ -3,9 +3,9 @@
 //! Pure data structures with O(1) operations; the rules that move folios
 //! between them live in [`crate::fault`] and [`crate::reclaim`].
 
-pub mod blockdev;
-pub mod filemap;
-pub mod folio;
-pub mod list;
-pub mod pagetable;
-pub mod swap;
+pub(crate) mod blockdev;
+pub(crate) mod filemap;
+pub(crate) mod folio;
+pub(crate) mod list;
+pub(crate) mod pagetable;
+pub(crate) mod swap;

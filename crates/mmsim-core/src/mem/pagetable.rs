@@ -20,31 +20,31 @@ pub type VmaId = u32;
 pub type TaskId = u32;
 
 /// PTE bit: maps a resident folio.
-pub const PTE_PRESENT: u32 = 1 << 31;
+pub(crate) const PTE_PRESENT: u32 = 1 << 31;
 /// PTE bit: accessed since the bit was last cleared (hardware "accessed").
-pub const PTE_YOUNG: u32 = 1 << 30;
+pub(crate) const PTE_YOUNG: u32 = 1 << 30;
 /// PTE bit: written since mapped clean (hardware "dirty").
-pub const PTE_DIRTY: u32 = 1 << 29;
+pub(crate) const PTE_DIRTY: u32 = 1 << 29;
 /// Mask of the folio id in a present PTE.
-pub const PTE_FOLIO_MASK: u32 = PTE_DIRTY - 1;
+pub(crate) const PTE_FOLIO_MASK: u32 = PTE_DIRTY - 1;
 
 /// Builds a present PTE.
 #[inline]
-pub fn pte_present(folio: FolioId, young: bool, dirty: bool) -> u32 {
+pub(crate) fn pte_present(folio: FolioId, young: bool, dirty: bool) -> u32 {
     debug_assert!(folio <= PTE_FOLIO_MASK);
     PTE_PRESENT | folio | if young { PTE_YOUNG } else { 0 } | if dirty { PTE_DIRTY } else { 0 }
 }
 
 /// Builds a swap PTE for `slot`.
 #[inline]
-pub fn pte_swap(slot: u32) -> u32 {
+pub(crate) fn pte_swap(slot: u32) -> u32 {
     debug_assert!(slot < PTE_PRESENT - 1);
     slot + 1
 }
 
 /// What a VMA maps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VmaKind {
+pub(crate) enum VmaKind {
     /// Private anonymous memory (heap, stack, MAP_ANONYMOUS).
     Anon,
     /// A shared file mapping: page `i` of the VMA is page `pgoff + i` of `file`.
@@ -58,7 +58,7 @@ pub enum VmaKind {
 
 /// One VMA with its page table.
 #[derive(Clone, Debug)]
-pub struct Vma {
+pub(crate) struct Vma {
     /// Owning task.
     pub task: TaskId,
     /// What it maps.
@@ -81,7 +81,7 @@ pub struct Vma {
 
 /// Per-VMA swap readahead state (`SWAP_RA_VAL(addr, win, hits)`, mm/swap_state.c).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SwapRaInfo {
+pub(crate) struct SwapRaInfo {
     /// Page index of the last swap fault or swap-cache hit.
     pub prev: u32,
     /// Window of the last readahead, pages.
@@ -94,13 +94,13 @@ impl Vma {
     /// `vma_has_recency()` (v6.3+): false under `MADV_RANDOM` or
     /// `MADV_SEQUENTIAL`, whose references reclaim ignores.
     #[inline]
-    pub fn has_recency(&self) -> bool {
+    pub(crate) fn has_recency(&self) -> bool {
         self.file_ra.advice == crate::readahead::Advice::Normal
     }
 
     /// The PTE for page `index`, growing the table if needed. `index < len` is the caller's contract.
     #[inline]
-    pub fn pte_mut(&mut self, index: u32) -> &mut u32 {
+    pub(crate) fn pte_mut(&mut self, index: u32) -> &mut u32 {
         let i = index as usize;
         if i >= self.ptes.len() {
             self.grow(i);
@@ -124,7 +124,7 @@ impl Vma {
 
     /// The PTE for page `index`, or 0 if never touched.
     #[inline]
-    pub fn pte(&self, index: u32) -> u32 {
+    pub(crate) fn pte(&self, index: u32) -> u32 {
         self.ptes.get(index as usize).copied().unwrap_or(0)
     }
 }

@@ -10,14 +10,12 @@ use super::blockdev::BlockDev;
 use crate::config::DeviceConfig;
 use crate::memcg::MemcgId;
 
-pub use super::filemap::SLOT_FOLIO;
-
 /// Slot value of a swapped-out page with no shadow (shadows disabled).
-pub const SWAP_NO_SHADOW: u32 = 1;
+pub(crate) const SWAP_NO_SHADOW: u32 = 1;
 
 /// One swap device.
 #[derive(Clone, Debug)]
-pub struct SwapDevice {
+pub(crate) struct SwapDevice {
     /// Slots, grown as they are first used.
     pub slots: Vec<u32>,
     /// The group each slot is charged to (`swap_cgroup`), parallel to `slots`.
@@ -34,7 +32,7 @@ pub struct SwapDevice {
 
 impl SwapDevice {
     /// A swap device of `capacity` pages with the timing of `cfg`.
-    pub fn new(cfg: &DeviceConfig, capacity: u64) -> Self {
+    pub(crate) fn new(cfg: &DeviceConfig, capacity: u64) -> Self {
         SwapDevice {
             slots: Vec::new(),
             owner: Vec::new(),
@@ -48,7 +46,7 @@ impl SwapDevice {
     /// `get_swap_pages()`: a free slot owned by `memcg`, or None when the
     /// device is full.
     #[inline]
-    pub fn alloc(&mut self, memcg: MemcgId) -> Option<u32> {
+    pub(crate) fn alloc(&mut self, memcg: MemcgId) -> Option<u32> {
         if self.used >= self.capacity {
             return None;
         }
@@ -68,7 +66,7 @@ impl SwapDevice {
     /// Releases a slot; returns the group it was charged to (the caller
     /// uncharges it: `Sim::swap_free`).
     #[inline]
-    pub fn release(&mut self, slot: u32) -> MemcgId {
+    pub(crate) fn release(&mut self, slot: u32) -> MemcgId {
         self.slots[slot as usize] = 0;
         self.used -= 1;
         self.free.push(slot);
@@ -77,7 +75,7 @@ impl SwapDevice {
 
     /// Releases a slot whose owner the caller knows.
     #[inline]
-    pub fn release_owned(&mut self, slot: u32) {
+    pub(crate) fn release_owned(&mut self, slot: u32) {
         self.slots[slot as usize] = 0;
         self.used -= 1;
         self.free.push(slot);
@@ -85,30 +83,30 @@ impl SwapDevice {
 
     /// The group slot `slot` is charged to (`lookup_swap_cgroup_id`).
     #[inline]
-    pub fn owner(&self, slot: u32) -> MemcgId {
+    pub(crate) fn owner(&self, slot: u32) -> MemcgId {
         self.owner[slot as usize]
     }
 
     /// Where slot `slot`'s owner is kept, for a prefetch.
     #[inline]
-    pub fn owner_ref(&self, slot: u32) -> Option<&MemcgId> {
+    pub(crate) fn owner_ref(&self, slot: u32) -> Option<&MemcgId> {
         self.owner.get(slot as usize)
     }
 
     /// `mem_cgroup_swap_full()` / `vm_swap_full()`: more than half the slots in use.
     #[inline]
-    pub fn half_full(&self) -> bool {
+    pub(crate) fn half_full(&self) -> bool {
         self.used * 2 > self.capacity
     }
 
     /// Free slots (`get_nr_swap_pages()`).
     #[inline]
-    pub fn nr_free(&self) -> u64 {
+    pub(crate) fn nr_free(&self) -> u64 {
         self.capacity - self.used
     }
 
     /// Bytes of simulator memory for the slot arrays.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.slots.capacity() * 4 + self.free.capacity() * 4 + self.owner.capacity()
     }
 }

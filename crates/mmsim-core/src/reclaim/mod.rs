@@ -1,6 +1,6 @@
 //! Page reclaim (mm/vmscan.c, mm/workingset.c, mm/swap.c).
 //!
-//! Entry points, all in [`vmscan`]:
+//! Entry points, all in `vmscan`:
 //!
 //! * kswapd (`balance_pgdat`): woken when an allocation finds free pages at
 //!   or below the low watermark, reclaims until free pages exceed the high
@@ -11,23 +11,23 @@
 //!   `memory.max` reclaims from the group, with cgroup-reclaim rules.
 //!
 //! The policy seam: the `cost` and `scanned-rotated` policies share the
-//! classic machinery and differ by [`crate::sim::ClassicRules`]; the `lru`
-//! reference policy ([`lru`]) bypasses it. The `mglru` policy ([`lru_gen`])
+//! classic machinery and differ by `crate::sim::ClassicRules`; the `lru`
+//! reference policy (`lru`) bypasses it. The `mglru` policy ([`lru_gen`])
 //! branches at the entry points (`folio_add_lru`, `folio_mark_accessed`,
 //! `shrink_node`/`shrink_lruvec`, the reference check of
 //! `shrink_folio_list`, shadows and refaults, writeback rotation) and
 //! reuses `shrink_folio_list` for the pageout itself. The hot path dispatches on an
 //! enum, never through a trait object.
 
-pub mod balance;
-pub mod lru;
+pub(crate) mod balance;
+pub(crate) mod lru;
 pub mod lru_gen;
-pub mod vmscan;
-pub mod workingset;
+pub(crate) mod vmscan;
+pub(crate) mod workingset;
 
 /// kswapd's state between steps.
 #[derive(Clone, Debug, Default)]
-pub struct Kswapd {
+pub(crate) struct Kswapd {
     /// Inside `balance_pgdat()`.
     pub running: bool,
     /// Current scan priority.
@@ -49,13 +49,13 @@ pub struct Kswapd {
 }
 
 /// `SWAP_CLUSTER_MAX`: reclaim batch size.
-pub const SWAP_CLUSTER_MAX: u64 = 32;
+pub(crate) const SWAP_CLUSTER_MAX: u64 = 32;
 /// `DEF_PRIORITY`: initial scan priority (scan size >> priority).
-pub const DEF_PRIORITY: u32 = 12;
+pub(crate) const DEF_PRIORITY: u32 = 12;
 
 /// Who is reclaiming (`current_is_kswapd()`, `cgroup_reclaim()`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reclaimer {
+pub(crate) enum Reclaimer {
     /// kswapd (global).
     Kswapd,
     /// An allocating task (global direct reclaim).
@@ -66,7 +66,7 @@ pub enum Reclaimer {
 
 /// `enum scan_balance`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ScanBalance {
+pub(crate) enum ScanBalance {
     /// SCAN_EQUAL: scan both types by size.
     Equal,
     /// SCAN_FRACT: split by the balancing fractions.
@@ -79,7 +79,7 @@ pub enum ScanBalance {
 
 /// `struct scan_control`: one reclaim invocation's parameters and results.
 #[derive(Clone, Debug)]
-pub struct ScanControl {
+pub(crate) struct ScanControl {
     /// Reclaimer kind.
     pub who: Reclaimer,
     /// Goal in pages.
@@ -139,7 +139,7 @@ pub struct ScanControl {
 
 impl ScanControl {
     /// A scan control at DEF_PRIORITY starting at `now`.
-    pub fn new(who: Reclaimer, nr_to_reclaim: u64, now: u64) -> Self {
+    pub(crate) fn new(who: Reclaimer, nr_to_reclaim: u64, now: u64) -> Self {
         ScanControl {
             who,
             nr_to_reclaim,
@@ -171,64 +171,64 @@ impl ScanControl {
     }
 
     /// The same scan control run by one of `par` CPUs sharing the workload clock.
-    pub fn on_cpus(mut self, par: u64) -> Self {
+    pub(crate) fn on_cpus(mut self, par: u64) -> Self {
         self.par = par.max(1);
         self
     }
 
     /// Charges LRU list work.
     #[inline]
-    pub fn charge_lru(&mut self, ns: u64) {
+    pub(crate) fn charge_lru(&mut self, ns: u64) {
         self.cpu_ns += ns;
         self.prof.lru_ns += ns;
     }
     /// Charges one `page_vma_mapped_walk` of one mapping.
     #[inline]
-    pub fn charge_rmap(&mut self, ns: u64) {
+    pub(crate) fn charge_rmap(&mut self, ns: u64) {
         self.cpu_ns += ns;
         self.prof.rmap_ns += ns;
         self.prof.rmap_walks += 1;
     }
     /// Charges `ptes` PTEs examined by a page-table walk or look-around.
     #[inline]
-    pub fn charge_pt_walk(&mut self, ptes: u64, ns_per_pte: u64) {
+    pub(crate) fn charge_pt_walk(&mut self, ptes: u64, ns_per_pte: u64) {
         self.cpu_ns += ptes * ns_per_pte;
         self.prof.pt_walk_ns += ptes * ns_per_pte;
         self.prof.ptes_walked += ptes;
     }
     /// Charges freeing a folio.
     #[inline]
-    pub fn charge_free(&mut self, ns: u64) {
+    pub(crate) fn charge_free(&mut self, ns: u64) {
         self.cpu_ns += ns;
         self.prof.free_ns += ns;
     }
     /// Charges writeback submission.
     #[inline]
-    pub fn charge_pageout(&mut self, ns: u64) {
+    pub(crate) fn charge_pageout(&mut self, ns: u64) {
         self.cpu_ns += ns;
         self.prof.pageout_ns += ns;
     }
     /// Charges spinning on a contended `lru_lock`.
     #[inline]
-    pub fn charge_lock_wait(&mut self, ns: u64) {
+    pub(crate) fn charge_lock_wait(&mut self, ns: u64) {
         self.cpu_ns += ns;
         self.prof.lock_ns += ns;
     }
     /// Charges synchronous compression (zram) on the reclaimer's CPU.
     #[inline]
-    pub fn charge_compress(&mut self, ns: u64) {
+    pub(crate) fn charge_compress(&mut self, ns: u64) {
         self.cpu_ns += ns;
         self.prof.compress_ns += ns;
     }
 
     /// The reclaimer's current time on its clock: start plus CPU used plus
     /// IO waits, shared by `par` CPUs.
-    pub fn now(&self) -> u64 {
+    pub(crate) fn now(&self) -> u64 {
         self.start + (self.cpu_ns + self.io_wait_ns) / self.par
     }
 
     /// Elapsed time of the reclaim so far (CPU and waits).
-    pub fn elapsed(&self) -> u64 {
+    pub(crate) fn elapsed(&self) -> u64 {
         self.cpu_ns + self.io_wait_ns
     }
 }

@@ -19,7 +19,7 @@ use crate::stats::item::*;
 
 /// Outcome of `folio_check_references()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FolioReferences {
+pub(crate) enum FolioReferences {
     /// PAGEREF_ACTIVATE
     Activate,
     /// PAGEREF_KEEP
@@ -193,7 +193,7 @@ impl Sim {
     fn shrink_node_memcgs(&mut self, sc: &mut ScanControl, rules: ClassicRules, soft_only: bool) {
         let mut memcg = Some(sc.target);
         while let Some(m) = memcg {
-            memcg = self.memcg_iter_next(sc.target, m);
+            memcg = self.mem_cgroup_iter(sc.target, m);
             if soft_only && !self.soft_reclaim_eligible(m) {
                 continue;
             }
@@ -909,7 +909,7 @@ impl Sim {
             while let Some(m) = memcg {
                 sc.memcg = m;
                 self.shrink_active_list(SWAP_CLUSTER_MAX, false, &mut sc, rules);
-                memcg = self.memcg_iter_next(crate::memcg::ROOT, m);
+                memcg = self.mem_cgroup_iter(crate::memcg::ROOT, m);
             }
         }
         sc.nr_scanned = 0;
@@ -966,7 +966,7 @@ enum Fate {
 
 /// `inactive_is_low()` on raw sizes: the target inactive:active ratio is
 /// int_sqrt(10 × size in GiB), 1 below 1 GiB.
-pub fn inactive_is_low(inactive: u64, active: u64) -> bool {
+pub(crate) fn inactive_is_low(inactive: u64, active: u64) -> bool {
     let gb = (inactive + active) >> (30 - 12);
     let ratio = if gb > 0 {
         crate::sim::int_sqrt(10 * gb)
@@ -978,7 +978,7 @@ pub fn inactive_is_low(inactive: u64, active: u64) -> bool {
 
 /// SCAN_FRACT of v5.8+ `get_scan_count()`: (ap, fp) with the one-third floor
 /// ("mm: vmscan: limit the range of LRU type balancing").
-pub fn cost_fractions(swappiness: u64, anon_cost: u64, file_cost: u64) -> (u64, u64) {
+pub(crate) fn cost_fractions(swappiness: u64, anon_cost: u64, file_cost: u64) -> (u64, u64) {
     let total_cost = anon_cost + file_cost;
     let anon = total_cost + anon_cost;
     let file = total_cost + file_cost;
@@ -991,7 +991,7 @@ pub fn cost_fractions(swappiness: u64, anon_cost: u64, file_cost: u64) -> (u64, 
 /// SCAN_FRACT of v4.9 `get_scan_count()`: (ap, fp) from recent_scanned /
 /// recent_rotated, halving each type's history when it exceeds a quarter
 /// of that type's pages (only when SCAN_FRACT is reached, as in the kernel).
-pub fn scanned_rotated_fractions(
+pub(crate) fn scanned_rotated_fractions(
     swappiness: u64,
     sizes: [u64; 4],
     scanned: &mut [u64; 2],

@@ -29,22 +29,22 @@ use crate::sim::{Balance, Policy, Sim};
 use crate::stats::item::*;
 
 /// Bits of eviction timestamp in a shadow.
-pub const EVICTION_BITS: u32 = 22;
+pub(crate) const EVICTION_BITS: u32 = 22;
 /// Mask of the eviction timestamp (`EVICTION_MASK`).
-pub const EVICTION_MASK: u32 = (1 << EVICTION_BITS) - 1;
+pub(crate) const EVICTION_MASK: u32 = (1 << EVICTION_BITS) - 1;
 const MEMCG_SHIFT: u32 = EVICTION_BITS;
 const MEMCG_MASK: u32 = 0xff;
 const WORKINGSET_BIT: u32 = 1 << 30;
 
 /// `bucket_order` for a machine of `total_pages` (workingset_init()).
-pub fn bucket_order(total_pages: u64) -> u32 {
+pub(crate) fn bucket_order(total_pages: u64) -> u32 {
     let fls = 64 - (total_pages.saturating_sub(1)).leading_zeros();
     fls.saturating_sub(EVICTION_BITS)
 }
 
 /// A decoded shadow entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shadow {
+pub(crate) struct Shadow {
     /// `nonresident_age >> bucket_order` at eviction, masked.
     pub eviction: u32,
     /// `mem_cgroup_id` of the reclaim target that evicted it.
@@ -55,14 +55,14 @@ pub struct Shadow {
 
 impl Shadow {
     /// `pack_shadow()`.
-    pub fn pack(self) -> u32 {
+    pub(crate) fn pack(self) -> u32 {
         debug_assert!(self.memcg_id >= 1 && self.memcg_id as u32 <= MEMCG_MASK);
         (self.workingset as u32) << 30
             | (self.memcg_id as u32 & MEMCG_MASK) << MEMCG_SHIFT
             | (self.eviction & EVICTION_MASK)
     }
     /// `unpack_shadow()`; None for an empty slot, a resident folio, or a slot with no shadow.
-    pub fn unpack(v: u32) -> Option<Shadow> {
+    pub(crate) fn unpack(v: u32) -> Option<Shadow> {
         if v == 0 || v & SLOT_FOLIO != 0 {
             return None;
         }

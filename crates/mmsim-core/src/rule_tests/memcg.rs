@@ -14,7 +14,7 @@ fn mem_cgroup_iter_walks_the_subtree_in_pre_order() {
     let d = s.add_memcg(b, "d").unwrap();
     let walk = |root| {
         let mut v = vec![root];
-        while let Some(n) = s.memcg_iter_next(root, *v.last().unwrap()) {
+        while let Some(n) = s.mem_cgroup_iter(root, *v.last().unwrap()) {
             v.push(n);
         }
         v

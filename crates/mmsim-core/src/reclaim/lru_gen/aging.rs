@@ -207,7 +207,7 @@ impl Sim {
                 let mut reclaimable = min_ttl == 0;
                 let mut cur = Some(crate::memcg::ROOT);
                 while let Some(m) = cur {
-                    cur = self.memcg_iter_next(crate::memcg::ROOT, m);
+                    cur = self.mem_cgroup_iter(crate::memcg::ROOT, m);
                     self.memcg_calculate_protection(crate::memcg::ROOT, m);
                     if reclaimable {
                         continue;
@@ -233,7 +233,7 @@ impl Sim {
                 let mut success = false;
                 let mut cur = Some(crate::memcg::ROOT);
                 while let Some(m) = cur {
-                    cur = self.memcg_iter_next(crate::memcg::ROOT, m);
+                    cur = self.mem_cgroup_iter(crate::memcg::ROOT, m);
                     self.memcg_calculate_protection(crate::memcg::ROOT, m);
                     if self.memcg_below_min(crate::memcg::ROOT, m) {
                         continue;

@@ -145,7 +145,7 @@ pub struct LruGenCommand {
 /// `+ memcg_id node_id seq [swappiness [force_scan]]` or
 /// `- memcg_id node_id seq [swappiness [nr_to_reclaim]]`. `memcg_id` may also be a
 /// cgroup path (`/`, `/a/b`). The error says what is wrong and what is allowed.
-pub fn parse_lru_gen_write(text: &str) -> Result<Vec<LruGenCommand>, String> {
+pub(crate) fn parse_lru_gen_write(text: &str) -> Result<Vec<LruGenCommand>, String> {
     let mut out = Vec::new();
     for cmd in text.split([',', ';', '\n']) {
         let cmd = cmd.trim();
@@ -211,9 +211,9 @@ pub fn parse_lru_gen_write(text: &str) -> Result<Vec<LruGenCommand>, String> {
 /// /sys/kernel/debug/lru_gen.
 pub const LRU_GEN_DEBUG: &str = "/sys/kernel/debug/lru_gen";
 /// /sys/kernel/mm/lru_gen/enabled.
-pub const LRU_GEN_ENABLED: &str = "/sys/kernel/mm/lru_gen/enabled";
+pub(crate) const LRU_GEN_ENABLED: &str = "/sys/kernel/mm/lru_gen/enabled";
 /// /sys/kernel/mm/lru_gen/min_ttl_ms.
-pub const LRU_GEN_MIN_TTL: &str = "/sys/kernel/mm/lru_gen/min_ttl_ms";
+pub(crate) const LRU_GEN_MIN_TTL: &str = "/sys/kernel/mm/lru_gen/min_ttl_ms";
 
 /// A parsed write to one of the lru_gen files.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -230,7 +230,7 @@ pub enum LruGenFileWrite {
 /// `y`/`Y` (all), `n`/`N` (none) or a number (decimal or 0x hex) in
 /// 0..=7 (`enabled_store`); `min_ttl_ms` a number of ms in 0..=2^32−1
 /// (`min_ttl_ms_store`); the debugfs file commands
-/// ([`parse_lru_gen_write`]).
+/// (`parse_lru_gen_write`).
 pub fn parse_lru_gen_file_write(path: &str, text: &str) -> Result<LruGenFileWrite, String> {
     let t = text.trim();
     let number = |t: &str| match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
@@ -293,7 +293,7 @@ impl Sim {
     }
 
     /// Runs one parsed command now; the result as the log shows it.
-    pub fn lru_gen_run_command(&mut self, c: &LruGenCommand) -> Result<String, String> {
+    pub(crate) fn lru_gen_run_command(&mut self, c: &LruGenCommand) -> Result<String, String> {
         let m = self.lru_gen_memcg(c)?;
         match c.op {
             LruGenOp::Age { force_scan } => self
@@ -306,7 +306,7 @@ impl Sim {
     }
 
     /// Schedules a write of `text` to the lru_gen file `path` ([`LRU_GEN_DEBUG`],
-    /// [`LRU_GEN_ENABLED`], [`LRU_GEN_MIN_TTL`]) at simulated time `at` (ns):
+    /// `LRU_GEN_ENABLED`, `LRU_GEN_MIN_TTL`) at simulated time `at` (ns):
     /// parsed and its groups checked now; run when the workload clock reaches
     /// `at`, its results logged in the report (a command's error, like the
     /// kernel's EINVAL/EEXIST to the writer, does not stop the run).

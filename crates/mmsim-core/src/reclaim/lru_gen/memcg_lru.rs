@@ -10,18 +10,20 @@ use super::*;
 use crate::stats::item::*;
 
 /// `MEMCG_NR_GENS`: generations of the memcg LRU.
-pub const MEMCG_NR_GENS: usize = 3;
+pub(crate) const MEMCG_NR_GENS: usize = 3;
 /// `MEMCG_NR_BINS`: random bins per generation.
-pub const MEMCG_NR_BINS: usize = 8;
+pub(crate) const MEMCG_NR_BINS: usize = 8;
 
 /// A `shrink_one` verdict (`MEMCG_LRU_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MemcgLruOp {
+pub(crate) enum MemcgLruOp {
     /// Soft limit exceeded (not modelled under v2 cgroups): head of its list.
+    #[allow(dead_code)] // kept to mirror MEMCG_LRU_HEAD; no path sets it yet
     Head,
     /// Reclaim it last in this generation.
     Tail,
     /// Offlined: back to the old generation's head.
+    #[allow(dead_code)] // kept to mirror MEMCG_LRU_OLD; memcg offlining is not modelled
     Old,
     /// Aged, protected or exhausted: to the young generation.
     Young,
@@ -29,7 +31,7 @@ pub enum MemcgLruOp {
 
 /// `lrugen->seg`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum MemcgSeg {
+pub(crate) enum MemcgSeg {
     /// No segment.
     #[default]
     None,
@@ -41,7 +43,7 @@ pub enum MemcgSeg {
 
 /// A lruvec's place in the memcg LRU (`lrugen->gen`, `seg`, its bin).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LruvecMemcgLru {
+pub(crate) struct LruvecMemcgLru {
     /// In the memcg LRU (`lru_gen_online_memcg` ran).
     pub online: bool,
     /// Its generation (seq % 3).
@@ -54,7 +56,7 @@ pub struct LruvecMemcgLru {
 
 /// The node's memcg LRU (`pgdat->memcg_lru`, v6.3+).
 #[derive(Clone, Debug, Default)]
-pub struct MemcgLru {
+pub(crate) struct MemcgLru {
     /// `seq`: old generation = seq % 3, young = (seq + 1) % 3.
     pub seq: u64,
     /// `fifo[gen][bin]`: groups, head first.
@@ -69,11 +71,11 @@ pub struct MemcgLru {
 
 impl MemcgLru {
     /// `get_memcg_gen(seq)`.
-    pub fn old_gen(&self) -> usize {
+    pub(crate) fn old_gen(&self) -> usize {
         (self.seq % MEMCG_NR_GENS as u64) as usize
     }
     /// `get_memcg_gen(seq + 1)`.
-    pub fn young_gen(&self) -> usize {
+    pub(crate) fn young_gen(&self) -> usize {
         ((self.seq + 1) % MEMCG_NR_GENS as u64) as usize
     }
     /// `get_random_u32_below(MEMCG_NR_BINS)`, deterministic.

@@ -4,13 +4,13 @@
 //! v6.14 (current). Behaviour follows spec part D (`lru.md` §6); where the
 //! versions differ each function says how.
 //!
-//! State. Each lruvec has a [`LruGenFolio`] (`struct lru_gen_folio`):
+//! State. Each lruvec has a `LruGenFolio` (`struct lru_gen_folio`):
 //! `max_seq`, `min_seq[anon, file]`, per-generation birth times, one list per
 //! generation × type (a single zone), page counts per generation (which move
 //! with a folio's generation field, not with its list: promotion is lazy),
 //! and the PID controller's per-tier counters. A folio's generation and
-//! `refs` live in [`Folio::gen_refs`]; the list it is on is its
-//! [`Folio::lru`] tag `LRU_GEN_TAG + gen·2 + type`.
+//! `refs` live in `Folio::gen_refs`; the list it is on is its
+//! `Folio::lru` tag `LRU_GEN_TAG + gen·2 + type`.
 //!
 //! Mechanisms, each named after its kernel function below:
 //! insertion (`lru_gen_add_folio`, `lru_gen_folio_seq`), tiers
@@ -35,7 +35,7 @@
 //! generator; PMD accessed bits (cap bit 2) are not modelled.
 //!
 //! Files, one part of the kernel's MGLRU code each: this file holds the
-//! state ([`LruGenFolio`], [`LruGenState`]), folio flags and tiers,
+//! state (`LruGenFolio`, `LruGenState`), folio flags and tiers,
 //! insertion and deletion, and promotion by `folio_update_gen`;
 //! `aging.rs` creates and retires generations, `walk.rs` the page-table
 //! walk and look-around, `evict.rs` the eviction, `pid.rs` the PID
@@ -56,10 +56,9 @@ mod walk;
 mod workingset;
 
 pub use debugfs::*;
-pub use memcg_lru::*;
-pub use pid::*;
+pub(crate) use memcg_lru::*;
 pub use report::*;
-pub use walk::BloomFilter;
+pub(crate) use walk::BloomFilter;
 
 use serde::{Deserialize, Serialize};
 
@@ -73,27 +72,27 @@ use crate::reclaim::{Reclaimer, ScanControl, DEF_PRIORITY};
 use crate::sim::{Policy, Sim, SimError};
 
 /// `MIN_NR_GENS`: eviction needs at least this many generations.
-pub const MIN_NR_GENS: u64 = 2;
+pub(crate) const MIN_NR_GENS: u64 = 2;
 /// `MAX_NR_GENS`: the generation window.
-pub const MAX_NR_GENS: u64 = 4;
+pub(crate) const MAX_NR_GENS: u64 = 4;
 /// `MAX_NR_TIERS`.
-pub const MAX_NR_TIERS: usize = 4;
+pub(crate) const MAX_NR_TIERS: usize = 4;
 /// `LRU_REFS_WIDTH`: bits of the refs counter in folio flags.
-pub const LRU_REFS_WIDTH: u32 = 2;
+pub(crate) const LRU_REFS_WIDTH: u32 = 2;
 /// `LRU_REFS_MASK` (shifted down).
-pub const LRU_REFS_MASK: u16 = (1 << LRU_REFS_WIDTH) - 1;
+pub(crate) const LRU_REFS_MASK: u16 = (1 << LRU_REFS_WIDTH) - 1;
 /// `MIN_LRU_BATCH` (`BITS_PER_LONG`).
-pub const MIN_LRU_BATCH: u64 = 64;
+pub(crate) const MIN_LRU_BATCH: u64 = 64;
 /// `MAX_LRU_BATCH` (`MIN_LRU_BATCH * 64`).
-pub const MAX_LRU_BATCH: u64 = 4096;
+pub(crate) const MAX_LRU_BATCH: u64 = 4096;
 /// `SWAPPINESS_ANON_ONLY` (v6.14 `memory.reclaim swappiness=max`).
-pub const SWAPPINESS_ANON_ONLY: u32 = 201;
+pub(crate) const SWAPPINESS_ANON_ONLY: u32 = 201;
 /// First [`Folio::lru`] tag of the MGLRU lists: `LRU_GEN_TAG + gen * 2 + type`.
-pub const LRU_GEN_TAG: u8 = 8;
+pub(crate) const LRU_GEN_TAG: u8 = 8;
 /// `/sys/kernel/mm/lru_gen/enabled` bit: the MGLRU core.
-pub const LRU_GEN_CORE: u32 = 1;
+pub(crate) const LRU_GEN_CORE: u32 = 1;
 /// `/sys/kernel/mm/lru_gen/enabled` bit: the aging's page-table walk.
-pub const LRU_GEN_MM_WALK: u32 = 2;
+pub(crate) const LRU_GEN_MM_WALK: u32 = 2;
 /// `BLOOM_FILTER_SHIFT`: 2^15 bits per filter.
 const BLOOM_FILTER_SHIFT: u32 = 15;
 /// PTEs per PTE table (a PMD's reach).
@@ -103,19 +102,19 @@ const FILE: usize = 1;
 
 /// The list tag of generation `gen`, type `ty` (0 anon, 1 file).
 #[inline]
-pub fn lru_gen_tag(gen: usize, ty: usize) -> u8 {
+pub(crate) fn lru_gen_tag(gen: usize, ty: usize) -> u8 {
     LRU_GEN_TAG + (gen * 2 + ty) as u8
 }
 
 /// Whether a [`Folio::lru`] tag names an MGLRU list.
 #[inline]
-pub fn is_lru_gen_tag(tag: u8) -> bool {
+pub(crate) fn is_lru_gen_tag(tag: u8) -> bool {
     (LRU_GEN_TAG..LRU_GEN_TAG + 8).contains(&tag)
 }
 
 /// `folio_lru_gen()`: the generation in the folio's flags, None if not on an MGLRU list.
 #[inline]
-pub fn folio_lru_gen(f: &Folio) -> Option<usize> {
+pub(crate) fn folio_lru_gen(f: &Folio) -> Option<usize> {
     match f.gen_refs & 7 {
         0 => None,
         g => Some(g as usize - 1),
@@ -129,7 +128,7 @@ fn set_folio_gen(f: &mut Folio, gen: Option<usize>) {
 
 /// The raw refs counter (`LRU_REFS_MASK` bits).
 #[inline]
-pub fn folio_refs(f: &Folio) -> u16 {
+pub(crate) fn folio_refs(f: &Folio) -> u16 {
     (f.gen_refs >> 3) & LRU_REFS_MASK
 }
 
@@ -140,13 +139,13 @@ fn set_folio_refs(f: &mut Folio, refs: u16) {
 
 /// `lru_gen_from_seq()`.
 #[inline]
-pub fn lru_gen_from_seq(seq: u64) -> usize {
+pub(crate) fn lru_gen_from_seq(seq: u64) -> usize {
     (seq % MAX_NR_GENS) as usize
 }
 
 /// `order_base_2()`: ceil(log2 n), 0 for 0 and 1.
 #[inline]
-pub fn order_base_2(n: u64) -> usize {
+pub(crate) fn order_base_2(n: u64) -> usize {
     if n <= 1 {
         0
     } else {
@@ -158,7 +157,7 @@ pub fn order_base_2(n: u64) -> usize {
 /// record. v6.14: 0 without PG_referenced, else refs + 1 (= N for N in 1..=4).
 /// v6.1: refs + PG_workingset (= N − 1 beyond PG_referenced, up to 4).
 #[inline]
-pub fn folio_lru_refs(v: MglruVersion, f: &Folio) -> u64 {
+pub(crate) fn folio_lru_refs(v: MglruVersion, f: &Folio) -> u64 {
     match v {
         MglruVersion::V6_14 => {
             if f.test(flags::REFERENCED) {
@@ -174,7 +173,7 @@ pub fn folio_lru_refs(v: MglruVersion, f: &Folio) -> u64 {
 /// `lru_tier_from_refs()`. v6.14: tier 3 for PG_workingset, else
 /// order_base_2(refs). v6.1: order_base_2(refs + 1).
 #[inline]
-pub fn lru_tier_from_refs(v: MglruVersion, refs: u64, workingset: bool) -> usize {
+pub(crate) fn lru_tier_from_refs(v: MglruVersion, refs: u64, workingset: bool) -> usize {
     match v {
         MglruVersion::V6_14 => {
             if workingset {
@@ -189,14 +188,15 @@ pub fn lru_tier_from_refs(v: MglruVersion, refs: u64, workingset: bool) -> usize
 
 /// A folio's tier.
 #[inline]
-pub fn folio_tier(v: MglruVersion, f: &Folio) -> usize {
+#[cfg_attr(not(test), allow(dead_code))] // only the lru_gen tests read tiers this way
+pub(crate) fn folio_tier(v: MglruVersion, f: &Folio) -> usize {
     lru_tier_from_refs(v, folio_lru_refs(v, f), f.test(flags::WORKINGSET))
 }
 
 /// Per-lruvec MGLRU state (`struct lru_gen_folio` with the lruvec's
 /// `lru_gen_mm_state`), for one zone and `NR_HIST_GENS` = 1.
 #[derive(Clone, Debug)]
-pub struct LruGenFolio {
+pub(crate) struct LruGenFolio {
     /// The youngest generation (shared by both types).
     pub max_seq: u64,
     /// The oldest generation of each type.
@@ -249,22 +249,22 @@ impl Default for LruGenFolio {
 impl LruGenFolio {
     /// `get_nr_gens()`.
     #[inline]
-    pub fn nr_gens(&self, ty: usize) -> u64 {
+    pub(crate) fn nr_gens(&self, ty: usize) -> u64 {
         self.max_seq - self.min_seq[ty] + 1
     }
     /// `lru_gen_is_active()`: the two youngest generations count as "active".
     #[inline]
-    pub fn is_active(&self, gen: usize) -> bool {
+    pub(crate) fn is_active(&self, gen: usize) -> bool {
         gen == lru_gen_from_seq(self.max_seq) || gen == lru_gen_from_seq(self.max_seq - 1)
     }
     /// Pages of type `ty` in generation slot `gen`.
     #[inline]
-    pub fn pages(&self, gen: usize, ty: usize) -> u64 {
+    pub(crate) fn pages(&self, gen: usize, ty: usize) -> u64 {
         self.nr_pages[gen][ty].max(0) as u64
     }
     /// The compatibility view of /proc/vmstat and memory.stat: pages of an
     /// evictable classic list (youngest two generations "active").
-    pub fn compat_size(&self, lru: LruList) -> u64 {
+    pub(crate) fn compat_size(&self, lru: LruList) -> u64 {
         if lru == LruList::Unevictable {
             return 0;
         }
@@ -277,7 +277,7 @@ impl LruGenFolio {
     /// `evictable_min_seq()` (v6.14): the oldest generation eviction may take
     /// from under `swappiness`. v6.1's `min_seq[!can_swap]` is the same
     /// because v6.1 keeps anon's min_seq ≤ file's.
-    pub fn evictable_min_seq(&self, swappiness: u32) -> u64 {
+    pub(crate) fn evictable_min_seq(&self, swappiness: u32) -> u64 {
         match swappiness {
             0 => self.min_seq[FILE],
             SWAPPINESS_ANON_ONLY => self.min_seq[ANON],
@@ -285,7 +285,7 @@ impl LruGenFolio {
         }
     }
     /// Evictable pages of the types `swappiness` allows, over all generations.
-    pub fn evictable_pages(&self, swappiness: u32) -> u64 {
+    pub(crate) fn evictable_pages(&self, swappiness: u32) -> u64 {
         let types: &[usize] = match swappiness {
             0 => &[FILE],
             SWAPPINESS_ANON_ONLY => &[ANON],
@@ -300,7 +300,7 @@ impl LruGenFolio {
         n
     }
     /// Every MGLRU list, for walks that visit all folios.
-    pub fn all_lists(&self) -> impl Iterator<Item = (usize, usize, &List)> {
+    pub(crate) fn all_lists(&self) -> impl Iterator<Item = (usize, usize, &List)> {
         self.lists
             .iter()
             .enumerate()
@@ -310,7 +310,7 @@ impl LruGenFolio {
 
 /// Machine-wide MGLRU state and settings.
 #[derive(Clone, Debug, Default)]
-pub struct LruGenState {
+pub(crate) struct LruGenState {
     /// Version.
     pub version: MglruVersion,
     /// `/sys/kernel/mm/lru_gen/enabled` bits.
@@ -339,7 +339,7 @@ pub struct LruGenState {
 
 impl Lruvec {
     /// Every list of the lruvec, classic and MGLRU, with its tag.
-    pub fn all_lists(&self) -> impl Iterator<Item = (u8, &List)> {
+    pub(crate) fn all_lists(&self) -> impl Iterator<Item = (u8, &List)> {
         self.lists
             .iter()
             .enumerate()
@@ -373,7 +373,8 @@ impl Sim {
     }
 
     /// The MGLRU state of group `m` (for tests and reports).
-    pub fn lru_gen_folio(&self, m: MemcgId) -> &LruGenFolio {
+    #[cfg_attr(not(test), allow(dead_code))] // only the lru_gen tests read it
+    pub(crate) fn lru_gen_folio(&self, m: MemcgId) -> &LruGenFolio {
         self.lrugen(m)
     }
 

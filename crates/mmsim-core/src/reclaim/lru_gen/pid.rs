@@ -8,7 +8,7 @@ use super::*;
 
 /// `struct ctrl_pos`: one side of the PID controller's comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CtrlPos {
+pub(crate) struct CtrlPos {
     /// Refaults (average plus the current generation's).
     pub refaulted: u64,
     /// Evicted plus protected (average plus current).
@@ -20,7 +20,7 @@ pub struct CtrlPos {
 /// `positive_ctrl_err()`: true when the process variable `pv` is not worse
 /// than the set point `sp` (its refault rate over its gain is not above
 /// the set point's), or has too few refaults to act on.
-pub fn positive_ctrl_err(sp: CtrlPos, pv: CtrlPos) -> bool {
+pub(crate) fn positive_ctrl_err(sp: CtrlPos, pv: CtrlPos) -> bool {
     pv.refaulted < MIN_LRU_BATCH
         || (pv.refaulted as u128) * (sp.total as u128 + MIN_LRU_BATCH as u128) * sp.gain as u128
             <= (sp.refaulted as u128 + 1) * pv.total as u128 * pv.gain as u128
@@ -54,7 +54,7 @@ impl Sim {
     /// `read_ctrl_pos()`: refaults and total of `ty`'s tier `tier` (or of
     /// all tiers for `MAX_NR_TIERS`, v6.14) with a gain. v6.1 counts
     /// `protected[tier − 1]` in a tier's total.
-    pub fn read_ctrl_pos(&self, m: MemcgId, ty: usize, tier: usize, gain: u64) -> CtrlPos {
+    pub(crate) fn read_ctrl_pos(&self, m: MemcgId, ty: usize, tier: usize, gain: u64) -> CtrlPos {
         let v = self.lru_gen_version();
         let lg = self.lrugen(m);
         let tiers = if tier < MAX_NR_TIERS {
@@ -83,7 +83,7 @@ impl Sim {
     /// above it are protected. Tier 0 is the set point; a higher tier is
     /// protected once its refault rate exceeds tier 0's by the gain margin
     /// (v6.14 gains 2:3, v6.1 1:2).
-    pub fn get_tier_idx(&self, m: MemcgId, ty: usize) -> usize {
+    pub(crate) fn get_tier_idx(&self, m: MemcgId, ty: usize) -> usize {
         let (gs, gp) = match self.lru_gen_version() {
             MglruVersion::V6_14 => (2, 3),
             MglruVersion::V6_1 => (1, 2),
@@ -106,7 +106,7 @@ impl Sim {
     /// v6.1 (`isolate_folios` + `get_type_to_scan`): 0 → file; anon when
     /// its min_seq is older; 1 → file; 200 → anon; else compare tier 0 of
     /// both types, and the chosen type's tiers against the other's tier 0.
-    pub fn get_type_to_scan(&self, m: MemcgId, swappiness: u32) -> (usize, Option<usize>) {
+    pub(crate) fn get_type_to_scan(&self, m: MemcgId, swappiness: u32) -> (usize, Option<usize>) {
         let s = swappiness as u64;
         match self.lru_gen_version() {
             MglruVersion::V6_14 => {

@@ -111,13 +111,13 @@ pub struct LruGenReport {
 }
 
 /// Minimum spacing of the time series samples: 1 s.
-pub const SAMPLE_NS: u64 = 1_000_000_000;
+pub(crate) const SAMPLE_NS: u64 = 1_000_000_000;
 /// Most samples kept.
-pub const MAX_SAMPLES: usize = 600;
+pub(crate) const MAX_SAMPLES: usize = 600;
 
 impl Sim {
     /// The lru_gen_full view of every group now.
-    pub fn lru_gen_view(&self) -> Vec<LruGenMemcg> {
+    pub(crate) fn lru_gen_view(&self) -> Vec<LruGenMemcg> {
         let now = self.clock;
         self.memcgs
             .iter()
@@ -182,7 +182,7 @@ impl Sim {
     }
 
     /// The run's MGLRU report, None under other policies.
-    pub fn lru_gen_report(&self) -> Option<LruGenReport> {
+    pub(crate) fn lru_gen_report(&self) -> Option<LruGenReport> {
         if self.cfg.policy.name != crate::config::PolicyName::Mglru {
             return None;
         }

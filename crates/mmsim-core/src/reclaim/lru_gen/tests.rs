@@ -1,6 +1,7 @@
 //! Rule tests of the multi-gen LRU: scripted event sequences with the exact
 //! outcome each version's code dictates (v6.1 and v6.14 where they differ).
 
+use super::pid::{positive_ctrl_err, CtrlPos};
 use super::*;
 use crate::config::{
     ConfigError, DeviceConfig, DeviceKind, MachineConfig, MglruVersion, PolicyConfig, PolicyName,

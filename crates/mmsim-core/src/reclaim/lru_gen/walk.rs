@@ -14,7 +14,7 @@ use crate::stats::item::*;
 /// A Bloom filter of hot PTE tables (`bloom_filters[]`): 2^15 bits, two
 /// 15-bit keys from a 30-bit hash of the table's identity.
 #[derive(Clone, Debug)]
-pub struct BloomFilter(Box<[u64]>);
+pub(crate) struct BloomFilter(Box<[u64]>);
 
 impl BloomFilter {
     pub(super) fn new() -> Self {
