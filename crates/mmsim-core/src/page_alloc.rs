@@ -99,6 +99,8 @@ pub struct Zone {
     free_pages: u64,
     nr_free: [u64; NR_PAGE_ORDERS],
     heads: [[u32; MIGRATE_TYPES]; NR_PAGE_ORDERS],
+    /// Last entry of each list, so tail adds (boot, merges) are O(1).
+    tails: [[u32; MIGRATE_TYPES]; NR_PAGE_ORDERS],
     next: Vec<u32>,
     prev: Vec<u32>,
     /// Order of the free block headed here, or `NOT_FREE` (`PageBuddy` + `buddy_order`).
@@ -143,11 +145,15 @@ impl Zone {
             free_pages: 0,
             nr_free: [0; NR_PAGE_ORDERS],
             heads: [[NONE; MIGRATE_TYPES]; NR_PAGE_ORDERS],
-            next: vec![NONE; n],
-            prev: vec![NONE; n],
+            tails: [[NONE; MIGRATE_TYPES]; NR_PAGE_ORDERS],
+            // Links are read only for free blocks, which set them when added.
+            next: vec![0; n],
+            prev: vec![0; n],
             free_order: vec![NOT_FREE; n],
             block_type: vec![MigrateType::Movable; blocks],
-            alloc_type: vec![MigrateType::Movable as u8; n],
+            // Read only for allocated pages, which `alloc_pages` fills; zeroed
+            // vectors leave an untouched zone's memory unmapped on the host.
+            alloc_type: vec![0; n],
         };
         // Free in the largest naturally aligned chunks that fit.
         let mut pfn = start_pfn;
@@ -202,15 +208,13 @@ impl Zone {
             self.next[i] = NONE;
             self.prev[i] = NONE;
             self.heads[order][mt as usize] = i as u32;
+            self.tails[order][mt as usize] = i as u32;
         } else if tail {
-            // Walk to the tail: tail adds happen at boot and on merges, lists are short.
-            let mut last = head as usize;
-            while self.next[last] != NONE {
-                last = self.next[last] as usize;
-            }
+            let last = self.tails[order][mt as usize] as usize;
             self.next[last] = i as u32;
             self.prev[i] = last as u32;
             self.next[i] = NONE;
+            self.tails[order][mt as usize] = i as u32;
         } else {
             self.next[i] = head;
             self.prev[i] = NONE;
@@ -232,6 +236,8 @@ impl Zone {
         }
         if n != NONE {
             self.prev[n as usize] = p;
+        } else {
+            self.tails[order][mt as usize] = p;
         }
         self.free_order[i] = NOT_FREE;
         self.nr_free[order] -= 1;
@@ -251,8 +257,9 @@ impl Zone {
     }
 
     /// `__free_one_page` (mm/page_alloc.c, v6.12): merge with free buddies up
-    /// to `MAX_PAGE_ORDER`; the buddy's pageblock takes the freed block's
-    /// type; the result goes to the tail when `to_tail` (FPI_TO_TAIL) or when
+    /// to `MAX_PAGE_ORDER`; a buddy of another type has its (first) pageblock
+    /// set to the freed block's type (`set_pageblock_migratetype(buddy)`, so
+    /// an order-10 merge retypes the buddy's one pageblock); the result goes to the tail when `to_tail` (FPI_TO_TAIL) or when
     /// `buddy_merge_likely`, else to the head.
     fn free_one_page(&mut self, mut pfn: u64, mut order: usize, to_tail: bool) {
         let mt = self.pageblock_type(pfn);
@@ -263,13 +270,11 @@ impl Zone {
             let buddy_mt = self.free_block_type(buddy);
             self.del_from_free_list(buddy, order, buddy_mt);
             if buddy_mt != mt {
-                self.set_range_type(buddy, order, mt);
+                let block = self.block_index(buddy);
+                self.block_type[block] = mt;
             }
             pfn &= buddy;
             order += 1;
-        }
-        if order >= PAGEBLOCK_ORDER {
-            self.set_range_type(pfn, order, mt);
         }
         let tail = to_tail || self.buddy_merge_likely(pfn, order);
         self.add_to_free_list(pfn, order, mt, tail);
@@ -409,26 +414,25 @@ impl Zone {
         (free, alike)
     }
 
-    /// `move_freepages_block`: move every free block of the pageblock to `to`'s lists.
+    /// `move_freepages_block` (v6.12 `__move_freepages_block`): move every
+    /// free block of the pageblock, in PFN order, to the tail of `to`'s
+    /// lists. Deleting from `from` never touches `to`'s lists, so each block
+    /// moves as it is found, without a buffer.
     fn move_freepages_block(&mut self, pfn: u64, from: MigrateType, to: MigrateType) {
         let first = self.start_pfn + ((self.block_index(pfn) as u64) << PAGEBLOCK_ORDER);
         let end = (first + PAGEBLOCK_NR_PAGES).min(self.start_pfn + self.spanned_pages);
         let mut p = first;
-        let mut moved = Vec::new();
         while p < end {
             let o = self.free_order[self.idx(p)];
             if o == NOT_FREE {
                 p += 1;
             } else {
                 self.del_from_free_list(p, o as usize, from);
-                moved.push((p, o as usize));
+                self.add_to_free_list(p, o as usize, to, true);
                 p += 1 << o;
             }
         }
         self.set_range_type(first, PAGEBLOCK_ORDER, to);
-        for (p, o) in moved {
-            self.add_to_free_list(p, o, to, true);
-        }
     }
 
     /// `__rmqueue` (v6.12, no CMA): allocate `1 << order` pages of `mt`,

@@ -7,6 +7,56 @@ use proptest::prelude::*;
 
 use MigrateType::{Movable, Reclaimable, Unmovable};
 
+/// Every list's tail index is its last entry, reached by walking `prev` back to the head.
+fn check_tails(zone: &Zone) {
+    for order in 0..NR_PAGE_ORDERS {
+        for mt in MigrateType::ALL {
+            let list = zone.free_list(order, mt);
+            let tail = zone.tails[order][mt as usize];
+            match list.last() {
+                None => assert_eq!(zone.heads[order][mt as usize], NONE),
+                Some(&last) => {
+                    assert_eq!(zone.start_pfn + tail as u64, last, "order {order} {mt:?}")
+                }
+            }
+            let mut back = Vec::new();
+            let mut i = if list.is_empty() { NONE } else { tail };
+            while i != NONE {
+                back.push(zone.start_pfn + i as u64);
+                i = zone.prev[i as usize];
+            }
+            back.reverse();
+            assert_eq!(back, list, "prev links of order {order} {mt:?}");
+        }
+    }
+}
+
+#[test]
+fn boot_is_linear_in_zone_size() {
+    // 16 Mi pages (64 GiB): 16,384 order-10 blocks all added at one list's tail.
+    let start = std::time::Instant::now();
+    let zone = Zone::new("Normal", 1 << 20, 16 << 20);
+    assert_eq!(zone.buddyinfo()[MAX_PAGE_ORDER], 16 << 10);
+    check_tails(&zone);
+    assert!(
+        start.elapsed().as_secs() < 5,
+        "boot took {:?}",
+        start.elapsed()
+    );
+}
+
+/// A 2 TiB zone (512 Mi pages, 5 GiB of host memory): run by hand with
+/// `cargo test --release -p mmsim-core boot_of_a_2_tib_zone -- --ignored --nocapture`.
+#[test]
+#[ignore = "needs 5 GiB of host memory"]
+fn boot_of_a_2_tib_zone() {
+    let start = std::time::Instant::now();
+    let zone = Zone::new("Normal", 1 << 20, 512 << 20);
+    println!("2 TiB zone booted in {:?}", start.elapsed());
+    assert_eq!(zone.buddyinfo()[MAX_PAGE_ORDER], 512 << 10);
+    assert_eq!(zone.free_pages(), 512 << 20);
+}
+
 #[test]
 fn a_fresh_zone_is_max_order_blocks_on_the_movable_list() {
     let zone = Zone::new("Normal", 0, 4096);
@@ -171,6 +221,7 @@ proptest! {
                 .map(|o| zone.buddyinfo()[o] << o)
                 .sum();
             prop_assert_eq!(listed, zone.free_pages());
+            check_tails(&zone);
             let info = zone.pagetypeinfo();
             for o in 0..NR_PAGE_ORDERS {
                 prop_assert_eq!(info.free_blocks.iter().map(|b| b[o]).sum::<u64>(), zone.buddyinfo()[o]);
