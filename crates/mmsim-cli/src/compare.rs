@@ -17,10 +17,12 @@ use clap::{ArgMatches, Args};
 use mmsim_core::{CostVariant, MachineConfig, PolicyName};
 use mmsim_workloads::{Scenario, ScenarioResult};
 
-use crate::compare_table;
-use crate::metrics::{metric_infos, AxisReport, CompareReport, ConfigReport, Setting};
+use mmsim_report::compare::{
+    combination, config_name, AxisReport, CompareReport, ConfigReport, Setting,
+};
+use mmsim_report::{export, published};
+
 use crate::progress::{self, Progress};
-use crate::published;
 use crate::run::{self, ScenarioArgs};
 use crate::{Outcome, UsageError};
 
@@ -28,8 +30,6 @@ use crate::{Outcome, UsageError};
 const MAX_CONFIGS: usize = 1000;
 /// Most runs of each configuration.
 const MAX_REPEAT: u32 = 1000;
-/// Widest column name; longer names are replaced by shorter ones and a legend.
-pub const MAX_HEADER: usize = 24;
 
 /// Flags of `mmsim compare`.
 #[derive(Args, Clone, Debug, Default)]
@@ -353,15 +353,10 @@ fn configs(base: &Scenario, axes: &[Axis], args: &ScenarioArgs) -> Result<Vec<Co
                     .join(" × ")
             ))
         })?;
+    let sizes: Vec<usize> = axes.iter().map(|a| a.values.len()).collect();
     let mut out = Vec::with_capacity(total);
     for i in 0..total {
-        // Mixed radix, the last axis fastest.
-        let mut rem = i;
-        let mut pick = vec![0; axes.len()];
-        for (k, a) in axes.iter().enumerate().rev() {
-            pick[k] = rem % a.values.len();
-            rem /= a.values.len();
-        }
+        let pick = combination(&sizes, i);
         let mut s = base.clone();
         let mut settings = Vec::with_capacity(axes.len());
         for (a, &j) in axes.iter().zip(&pick) {
@@ -390,12 +385,12 @@ fn configs(base: &Scenario, axes: &[Axis], args: &ScenarioArgs) -> Result<Vec<Co
             }
             run::validate(&s, args)?;
         }
-        let name = axes
-            .iter()
-            .zip(&pick)
-            .map(|(a, &j)| format!("{}={}", a.key, a.values[j].text))
-            .collect::<Vec<_>>()
-            .join(",");
+        crate::host::check(&s, args.host_memory)?;
+        let name = config_name(
+            axes.iter()
+                .zip(&pick)
+                .map(|(a, &j)| (a.key.as_str(), a.values[j].text.as_str())),
+        );
         out.push(Config {
             name,
             settings,
@@ -477,7 +472,22 @@ fn compare_report(
     }
     let total = base.expected_events().and_then(|e| e.checked_mul(runs));
     let mut progress = Progress::new(run::show_progress(args.quiet), total);
-    let mut reports = Vec::with_capacity(configs.len());
+    let axis_reports = axes
+        .iter()
+        .map(|a| AxisReport {
+            key: a.key.clone(),
+            flag: a.flag.clone(),
+            values: a.values.iter().map(|v| v.text.clone()).collect(),
+        })
+        .collect();
+    let mut report = CompareReport::new(
+        base.name.clone(),
+        seed,
+        repeat,
+        base.warmup_events.unwrap_or(0),
+        axis_reports,
+    );
+    let reports = &mut report.configs;
     let mut partial = false;
     'configs: for (i, c) in configs.iter().enumerate() {
         let mut results: Vec<ScenarioResult> = Vec::with_capacity(repeat as usize);
@@ -527,40 +537,11 @@ fn compare_report(
         ));
     }
     progress.clear();
+    report.partial = partial;
 
-    // Per-group metrics only for the groups every run has.
-    let metrics = metric_infos(&reports);
-    let keep: std::collections::BTreeSet<&str> = metrics.iter().map(|m| m.name.as_str()).collect();
-    for r in &mut reports {
-        r.retain_metrics(&keep);
-    }
-    let report = CompareReport {
-        scenario: base.name.clone(),
-        seed,
-        repeat,
-        warmup_events: base.warmup_events.unwrap_or(0),
-        partial,
-        axes: axes
-            .iter()
-            .map(|a| AxisReport {
-                key: a.key.clone(),
-                flag: a.flag.clone(),
-                values: a.values.iter().map(|v| v.text.clone()).collect(),
-            })
-            .collect(),
-        metrics,
-        configs: reports,
-        published: Vec::new(),
-    };
-    let (rows, published_notes) = published::rows(&base.published, &report.configs);
-    notes.extend(published_notes);
-    Ok((
-        CompareReport {
-            published: rows,
-            ..report
-        },
-        notes,
-    ))
+    // Per-group metrics only for the groups every run has; the published rows.
+    notes.extend(report.finish(&base.published));
+    Ok((report, notes))
 }
 
 /// `args` with the axes of the scenario's published results (see
@@ -584,20 +565,15 @@ fn with_published_axes(
 /// `mmsim compare`; `matches` are the subcommand's, for the order of the axes.
 pub fn compare(args: CompareArgs, matches: Option<&ArgMatches>) -> Result<Outcome> {
     let (report, notes) = compare_report(&args, matches)?;
-    let text = if args.json {
-        let mut t = serde_json::to_string_pretty(&report)?;
-        t.push('\n');
-        t
+    let mut out = crate::output::stdout();
+    if args.json {
+        export::json::write_compare(&mut out, &report)?;
     } else if args.csv {
-        compare_table::csv(&report)
+        export::csv::write_compare(&mut out, &report)?;
     } else {
         let notes: &[String] = if args.quiet { &[] } else { &notes };
-        let mut t = compare_table::text(&report, notes);
-        t.push_str(&published::text(&report.published));
-        t
-    };
-    let mut out = crate::output::stdout();
-    out.write_all(text.as_bytes())?;
+        export::text::write_compare(&mut out, &report, notes)?;
+    }
     out.flush()?;
     Ok(if report.partial {
         Outcome::Interrupted

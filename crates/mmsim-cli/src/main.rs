@@ -18,12 +18,10 @@
 
 mod bench;
 mod compare;
-mod compare_table;
-mod metrics;
+mod heap;
+mod host;
 mod output;
 mod progress;
-mod published;
-mod report;
 mod run;
 mod trace;
 mod validate;
@@ -132,12 +130,16 @@ fn chain_message(err: &anyhow::Error) -> String {
     msg
 }
 
+/// Every allocation counted, for the `sim memory` line and the host memory guard.
+#[global_allocator]
+static GLOBAL: heap::CountingAlloc = heap::CountingAlloc;
+
 fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     if matches!(
         cli.command,
-        None | Some(Command::Run(_) | Command::Compare(_))
+        None | Some(Command::Run(_) | Command::Compare(_) | Command::Trace(_))
     ) {
         progress::install_sigint_handler();
     }
@@ -166,6 +168,9 @@ fn main() -> ExitCode {
                 return ExitCode::from(EXIT_FAILURE);
             }
             eprintln!("error: {}", chain_message(&err));
+            if err.chain().any(|e| e.is::<progress::Interrupted>()) {
+                return ExitCode::from(progress::EXIT_INTERRUPTED);
+            }
             ExitCode::from(if is_bad_input(&err) {
                 EXIT_BAD_INPUT
             } else {

@@ -28,3 +28,24 @@ impl Write for Stdout {
         self.0.flush().map_err(named)
     }
 }
+
+/// A JSON object output with the `schema_version` key first
+/// ([`mmsim_workloads::SCHEMA_VERSION`]), then the fields of `T` (a struct or map).
+#[derive(serde::Serialize)]
+pub struct Versioned<'a, T: serde::Serialize> {
+    /// The layout version of every JSON output of mmsim.
+    pub schema_version: u32,
+    /// The output's own fields.
+    #[serde(flatten)]
+    pub fields: &'a T,
+}
+
+impl<'a, T: serde::Serialize> Versioned<'a, T> {
+    /// `fields` under the current schema version.
+    pub fn new(fields: &'a T) -> Self {
+        Versioned {
+            schema_version: mmsim_workloads::SCHEMA_VERSION,
+            fields,
+        }
+    }
+}

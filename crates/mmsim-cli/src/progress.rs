@@ -34,21 +34,64 @@ pub fn install_sigint_handler() {
     });
 }
 
+/// Ctrl-C stopped a command that has no partial result to print (`trace`); exits
+/// with [`EXIT_INTERRUPTED`].
+#[derive(Debug)]
+pub struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted (Ctrl-C)")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
 /// Whether Ctrl-C was pressed.
 pub fn cancelled() -> bool {
     CANCEL.load(Ordering::Relaxed)
 }
 
-/// Events per second, for the bar: `12.3M/s`.
-fn rate(state: &ProgressState, w: &mut dyn std::fmt::Write) {
-    let r = state.per_sec();
-    let _ = if r >= 1e6 {
-        write!(w, "{:.1}M ev/s", r / 1e6)
+/// Events per second since the command started, for the bar: `12.3M ev/s`.
+///
+/// Averaged over the whole command rather than taken from indicatif's estimator: the
+/// bar appears only after [`SHOW_AFTER`], already at a large position, and the
+/// estimator's first frames divided that jump by the bar's own age (a few
+/// milliseconds), showing rates thousands of times too high.
+fn rate(start: Instant, state: &ProgressState, w: &mut dyn std::fmt::Write) {
+    let _ = w.write_str(&rate_text(state.pos(), start.elapsed().as_secs_f64()));
+}
+
+fn rate_text(done: u64, secs: f64) -> String {
+    let r = done as f64 / secs.max(1e-3);
+    if r >= 1e6 {
+        format!("{:.1}M ev/s", r / 1e6)
     } else if r >= 1e3 {
-        write!(w, "{:.1}k ev/s", r / 1e3)
+        format!("{:.1}k ev/s", r / 1e3)
     } else {
-        write!(w, "{r:.0} ev/s")
-    };
+        format!("{r:.0} ev/s")
+    }
+}
+
+/// Time left at the average rate since the command started (see [`rate`]; indicatif's
+/// own estimate showed `ETA 0s` on the first frames).
+fn eta(start: Instant, state: &ProgressState, w: &mut dyn std::fmt::Write) {
+    let total = state.len().unwrap_or(0);
+    let _ = w.write_str(&eta_text(state.pos(), total, start.elapsed().as_secs_f64()));
+}
+
+fn eta_text(done: u64, total: u64, secs: f64) -> String {
+    if done == 0 {
+        return "?".into();
+    }
+    let s = (total.saturating_sub(done) as f64 * secs / done as f64).round() as u64;
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
 }
 
 /// The progress of one command: one bar over all its runs (a compare's configurations
@@ -121,7 +164,14 @@ impl Progress {
         };
         let style = ProgressStyle::with_template(template)
             .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .with_key("rate", rate)
+            .with_key("rate", {
+                let start = self.start;
+                move |state: &ProgressState, w: &mut dyn std::fmt::Write| rate(start, state, w)
+            })
+            .with_key("eta", {
+                let start = self.start;
+                move |state: &ProgressState, w: &mut dyn std::fmt::Write| eta(start, state, w)
+            })
             .progress_chars("=> ");
         ProgressBar::with_draw_target(len, ProgressDrawTarget::stderr())
             .with_style(style)
@@ -140,5 +190,24 @@ impl Progress {
 impl Drop for Progress {
     fn drop(&mut self) {
         self.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first frame, 1.5 s in at 12 M events, shows the average rate, not the jump
+    /// divided by the bar's age.
+    #[test]
+    fn first_frame_rate_and_eta_are_averages() {
+        assert_eq!(rate_text(12_000_000, 1.5), "8.0M ev/s");
+        assert_eq!(rate_text(4_500, 1.5), "3.0k ev/s");
+        assert_eq!(rate_text(15, 1.5), "10 ev/s");
+        assert_eq!(rate_text(15, 0.0), "15.0k ev/s");
+        assert_eq!(eta_text(12_000_000, 60_000_000, 1.5), "6s");
+        assert_eq!(eta_text(1_000, 60_000_000, 1.5), "24h59m");
+        assert_eq!(eta_text(1_000_000, 60_000_000, 1.5), "1m29s");
+        assert_eq!(eta_text(0, 60_000_000, 1.5), "?");
     }
 }

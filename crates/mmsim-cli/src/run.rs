@@ -14,7 +14,7 @@ use mmsim_workloads::{
 };
 
 use crate::progress::{self, Progress};
-use crate::{report, Outcome, UsageError};
+use crate::{Outcome, UsageError};
 
 /// Memory of the machine of a trace run without a scenario: large, so that only
 /// `--memcg-max` limits.
@@ -80,6 +80,12 @@ pub struct ScenarioArgs {
     /// 2 non-leaf young, as a number (7, 0x7) or y/n.
     #[arg(long, value_name = "BITS")]
     pub lru_gen_enabled: Option<String>,
+    /// Host memory mmsim may use: a size, or `max` for no limit. Default: what this
+    /// process can have (MemAvailable, its cgroup's limit, RLIMIT_AS). A scenario
+    /// estimated not to fit is refused before it runs, and a run whose heap crosses
+    /// the limit is stopped with an error.
+    #[arg(long, value_name = "SIZE|max")]
+    pub host_memory: Option<crate::host::HostMemory>,
 }
 
 /// Flags of `mmsim run`.
@@ -329,12 +335,27 @@ fn flag_context(e: WorkloadError, args: &ScenarioArgs) -> anyhow::Error {
 
 /// Runs `s` with the progress display and the Ctrl-C flag; the result may be partial.
 pub fn run_with_progress(s: &Scenario, progress: &mut Progress) -> Result<ScenarioResult> {
-    let mut tick = |done: u64| progress.tick(done);
+    let mut over = None;
+    let mut tick = |done: u64| {
+        progress.tick(done);
+        if over.is_none() {
+            over = crate::host::over_limit().map(|m| (done, m));
+            if over.is_some() {
+                progress::CANCEL.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    };
     let mut opts = RunOptions {
         progress: Some(&mut tick),
         on_batch: None,
     };
     let result = run_scenario_cancellable(s, &mut opts, Some(&progress::CANCEL));
+    if let Some((done, message)) = over {
+        anyhow::bail!(
+            "running scenario `{}`: stopped after {done} events: {message}",
+            s.name
+        );
+    }
     let result = result.with_context(|| format!("running scenario `{}`", s.name))?;
     progress.run_done(result.events);
     Ok(result)
@@ -356,6 +377,7 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
         m.policy.cost_variant = v;
     }
     validate(&plan.scenario, &args.scenario)?;
+    crate::host::check(&plan.scenario, args.scenario.host_memory)?;
     let ignored = ignored_flags(plan.scenario.machine.policy.name, &args);
     let s = &plan.scenario;
     let mut out = crate::output::stdout();
@@ -367,6 +389,8 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
     let result = run_with_progress(s, &mut progress);
     progress.clear();
     let mut result = result?;
+    // One run per process: the process's peak is this run's (compare leaves it out).
+    result.host_heap_peak_bytes = Some(crate::heap::peak() as u64);
     result.warnings.splice(0..0, ignored);
     for w in &result.warnings {
         eprintln!("warning: {w}");
@@ -385,9 +409,7 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
     };
 
     if args.json {
-        let text = serde_json::to_string_pretty(&result)?;
-        out.write_all(text.as_bytes())?;
-        out.write_all(b"\n")?;
+        mmsim_report::export::json::write_result(&mut out, &result)?;
         return Ok(outcome);
     }
     let mut text = String::new();
@@ -401,7 +423,12 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
         }
     }
     let notes: &[String] = if args.quiet { &[] } else { &plan.notes };
-    text.push_str(&report::table(s, &result, notes, args.all_counters));
+    text.push_str(&mmsim_report::export::run_text::run_report(
+        s,
+        &result,
+        notes,
+        args.all_counters,
+    ));
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(outcome)

@@ -99,7 +99,9 @@ struct ConvertArgs {
     /// The native trace to write.
     #[arg(value_name = "OUTPUT")]
     output: PathBuf,
-    /// Overwrite OUTPUT if it exists.
+    /// Overwrite OUTPUT if it exists. OUTPUT is written whole or not at all (through a
+    /// temporary file beside it, renamed over it at the end), a symlink's target is
+    /// written in place, and directories, devices, pipes and sockets are refused.
     #[arg(long)]
     force: bool,
 }
@@ -152,6 +154,9 @@ fn for_each_batch(
     let mut left = limit.unwrap_or(u64::MAX);
     let mut batch = Vec::with_capacity(4096);
     while left > 0 {
+        if crate::progress::cancelled() {
+            return Err(crate::progress::Interrupted.into());
+        }
         let want = left.min(4096) as usize;
         if reader.read_batch(&mut batch, want)? == 0 {
             break;
@@ -257,7 +262,7 @@ fn info(a: InfoArgs) -> Result<()> {
     };
     let mut out = crate::output::stdout();
     if a.json {
-        serde_json::to_writer_pretty(&mut out, &info)?;
+        serde_json::to_writer_pretty(&mut out, &crate::output::Versioned::new(&info))?;
         writeln!(out)?;
     } else {
         out.write_all(render_info(&info).as_bytes())?;
@@ -379,20 +384,62 @@ fn head(a: HeadArgs) -> Result<()> {
     Ok(())
 }
 
-fn convert(a: ConvertArgs) -> Result<()> {
-    if a.output.exists() && !a.force {
-        return Err(UsageError(format!(
-            "{}: exists; use --force to overwrite it",
-            a.output.display()
-        ))
-        .into());
+/// Where `convert` may write: the output path itself, or the file a symlink points to
+/// (written in place, so the link stays valid); never a directory, device, pipe or
+/// socket, and an existing file only with `--force`.
+fn output_target(output: &Path, force: bool) -> Result<PathBuf> {
+    let bad = |msg: String| anyhow::Error::new(UsageError(msg));
+    let shown = output.display();
+    let target = match std::fs::symlink_metadata(output) {
+        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(output)
+            .or_else(|_| {
+                std::fs::read_link(output).map(|t| match output.parent() {
+                    Some(dir) if t.is_relative() => dir.join(t),
+                    _ => t,
+                })
+            })
+            .with_context(|| format!("cannot resolve the symlink {shown}"))?,
+        _ => output.to_path_buf(),
+    };
+    match std::fs::metadata(&target) {
+        Ok(m) if m.is_dir() => Err(bad(format!("{shown}: is a directory"))),
+        Ok(m) if !m.is_file() => Err(bad(format!(
+            "{shown}: not a regular file (a device, pipe or socket); traces are written to \
+             regular files only"
+        ))),
+        Ok(_) if !force => Err(bad(format!("{shown}: exists; use --force to overwrite it"))),
+        _ => Ok(target),
     }
-    if same_file(&a.input.path, &a.output) {
+}
+
+fn convert(a: ConvertArgs) -> Result<()> {
+    let target = output_target(&a.output, a.force)?;
+    if same_file(&a.input.path, &target) {
         return Err(UsageError("the output would overwrite the input".into()).into());
     }
     let mut reader = open(&a.input)?;
     let name = a.output.display().to_string();
-    let file = std::fs::File::create(&a.output).with_context(|| format!("cannot create {name}"))?;
+    // Written beside the output and renamed over it only once whole: a bad input, a
+    // full disk or Ctrl-C leaves an existing output as it was, and no partial file.
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".mmsim-convert-").suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&target).map_or(0o644, |m| m.permissions().mode() & 0o7777);
+        builder.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    let temp = builder
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a file beside {name}"))?;
+    let file = temp
+        .as_file()
+        .try_clone()
+        .with_context(|| format!("writing {name}"))?;
     let mut writer =
         mmsim_trace::NativeWriter::new(&name, std::io::BufWriter::with_capacity(1 << 20, file))?;
     let result = for_each_batch(&mut reader, a.input.limit, |batch| {
@@ -401,17 +448,14 @@ fn convert(a: ConvertArgs) -> Result<()> {
     })
     .and_then(|()| {
         let (buf, stats) = writer.finish()?;
-        buf.into_inner().map_err(|e| e.into_error())?;
+        buf.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         Ok(stats)
     });
-    let stats = match result {
-        Ok(s) => s,
-        Err(e) => {
-            // Leave no truncated output behind.
-            let _ = std::fs::remove_file(&a.output);
-            return Err(e);
-        }
-    };
+    // On an error the temporary file is removed when `temp` drops.
+    let stats = result?;
+    temp.persist(&target)
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot rename the converted trace to {name}"))?;
     let in_bytes = std::fs::metadata(&a.input.path)
         .map(|m| m.len())
         .unwrap_or(0);

@@ -21,6 +21,14 @@ fn json(args: &[&str]) -> Value {
     serde_json::from_str(&stdout(args)).unwrap()
 }
 
+/// `mmsim run ... --json` without `host_heap_peak_bytes` (the process's heap, which
+/// only `run` reports), to compare with the runs inside a `compare` report.
+fn run_result(args: &[&str]) -> Value {
+    let mut v = json(args);
+    v.as_object_mut().unwrap().remove("host_heap_peak_bytes");
+    v
+}
+
 /// Two groups: `/limited` with memory.max 4M (its anonymous memory is reclaimed to swap),
 /// `/free` without a limit (file reads).
 const TWO: &str = r#"
@@ -248,7 +256,7 @@ fn compare_has_per_group_metrics() {
         .starts_with("/limited: memory.stat pgsteal"));
 
     for (i, swappiness) in ["60", "200"].into_iter().enumerate() {
-        let run = json(&["run", &path, "--json", "--swappiness", swappiness]);
+        let run = run_result(&["run", &path, "--json", "--swappiness", swappiness]);
         let c = &report["configs"][i];
         assert_eq!(c["runs"][0]["result"], run);
         let metrics = &c["runs"][0]["metrics"];
@@ -380,4 +388,39 @@ fn seed_004_scenarios_are_listed() {
         .map(col)
         .collect();
     assert!(cols.windows(2).all(|w| w[0] == w[1]), "{text}");
+}
+
+/// The `cgroups` line names the groups whose knobs are of the other version and the
+/// soft-limit design whenever a group has a soft limit (a v1 group with a soft limit
+/// on a v2 machine was shown as plain "(cgroup v2)").
+#[test]
+fn the_cgroups_line_names_v1_groups_on_a_v2_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut toml = String::from_utf8(
+        mmsim()
+            .args(["run", "zipf-file", "--print-scenario"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    toml.push_str(
+        "\n[[cgroup]]\npath = \"/v1\"\nversion = \"v1\"\nsoft_limit = 0\n\n\
+         [[cgroup]]\npath = \"/v1/child\"\n\n\
+         [[cgroup]]\npath = \"/v2\"\nversion = \"v2\"\nmax = \"256M\"\n",
+    );
+    let path = dir.path().join("mixed.toml");
+    std::fs::write(&path, toml).unwrap();
+    let out = mmsim()
+        .args(["run", path.to_str().unwrap(), "-q"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "cgroups         /v1, /v1/child, /v2 (cgroup v2; v1 knobs: /v1, /v1/child; \
+             soft limits reclaimed by the tree design)"
+        ),
+        "{text}"
+    );
 }

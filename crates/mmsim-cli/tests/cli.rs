@@ -228,6 +228,45 @@ fn bench_runs() {
         .success();
 }
 
+/// Long benchmarks stream their events in chunks instead of holding them (a billion
+/// took 15.6 GB): the chunked replay is the same stream, so the same miss ratio.
+#[test]
+fn bench_streams_long_runs_in_chunks_with_the_same_result() {
+    let miss_ratio = |extra: &[&str]| {
+        let mut args = vec![
+            "bench",
+            "--accesses",
+            "30000",
+            "--pages",
+            "5000",
+            "--policy",
+            "cost",
+        ];
+        args.extend_from_slice(extra);
+        let out = mmsim().args(&args).output().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("cost "))
+            .unwrap()
+            .to_string();
+        (
+            text.contains("streamed in chunks of 7000 events"),
+            row.split_whitespace().nth(4).unwrap().to_string(),
+        )
+    };
+    let (streamed, whole) = miss_ratio(&[]);
+    assert!(!streamed);
+    let (streamed, chunked) = miss_ratio(&["--chunk-events", "7000"]);
+    assert!(streamed);
+    assert_eq!(whole, chunked);
+    bad_input(
+        &["bench", "--accesses", "0"],
+        &["--accesses 0: out of range [1, 2^40]"],
+    );
+}
+
 // ---- bad input -------------------------------------------------------------------------
 
 #[test]
@@ -567,4 +606,91 @@ fn no_confident_wrong_answers() {
     ]);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(!stderr.contains("warning"), "{stderr}");
+}
+
+/// `[machine.fs]` without a `[machine]` table: the missing `memory` is the machine's,
+/// not the file system table's.
+#[test]
+fn a_subtable_without_the_machine_table_names_the_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fs.toml");
+    std::fs::write(
+        &path,
+        "[machine.fs]\ndevice = \"hdd\"\n\n[[workload]]\nkind = \"uniform\"\ntarget = \"file\"\n\
+         pages = 1000\naccesses = 1000\n",
+    )
+    .unwrap();
+    bad_input(
+        &["run", path.to_str().unwrap()],
+        &[
+            "fs.toml: line 1, column 2: machine: missing field `memory`",
+            "under `[machine]`",
+            "this `[machine.fs]` table",
+        ],
+    );
+}
+
+/// A scenario estimated not to fit in the host memory mmsim may use is refused before
+/// it runs, naming the workload that makes it big; a run whose heap crosses the limit
+/// anyway (a trace's keys are not known before reading it) is stopped with an error.
+#[test]
+fn host_memory_is_estimated_and_guarded() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = dir.path().join("huge.toml");
+    std::fs::write(
+        &huge,
+        "[machine]\nmemory = \"2T\"\n\n[[workload]]\nname = \"big\"\nkind = \"touch\"\n\
+         target = \"anon\"\npages = 400000000\n",
+    )
+    .unwrap();
+    let huge = huge.to_str().unwrap();
+    for cmd in [&["run"][..], &["compare", "--policy", "lru,cost"]] {
+        bad_input(
+            &[cmd, &[huge, "--host-memory", "5G"]].concat(),
+            &[
+                "would need about 15.",
+                "more than the 5.0 GiB (--host-memory 5.0 GiB)",
+                "workload[0] (`big`) can touch 400000000 pages (1.5 TiB of simulated memory)",
+                "`--host-memory max` runs it anyway",
+            ],
+        );
+    }
+    bad_input(
+        &["run", "--host-memory", "0"],
+        &["--host-memory", "must be positive"],
+    );
+    bad_input(&["run", "--host-memory", "lots"], &["--host-memory"]);
+
+    let keys = dir.path().join("keys.txt");
+    let text: String = (0..400_000).map(|k| format!("{k}\n")).collect();
+    std::fs::write(&keys, text).unwrap();
+    let out = mmsim()
+        .args([
+            "run",
+            "-q",
+            "--trace",
+            keys.to_str().unwrap(),
+            "--host-memory",
+            "20M",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("stopped after"), "{stderr}");
+    assert!(
+        stderr.contains("over the 20.0 MiB (--host-memory 20.0 MiB)"),
+        "{stderr}"
+    );
+}
+
+/// Every JSON result says which layout it has, and the process's heap peak.
+#[test]
+fn run_json_has_a_schema_version_and_the_heap_peak() {
+    let v = json(&["run", "zipf-file", "-q", "--json"]);
+    assert_eq!(v["schema_version"], 1);
+    assert!(v["host_heap_peak_bytes"].as_u64().unwrap() > 1 << 20);
+    let c = json(&["compare", "zipf-file", "-q", "--json", "--set", "swappiness=60,100"]);
+    assert_eq!(c["schema_version"], 1);
+    assert_eq!(c["configs"][0]["runs"][0]["result"]["schema_version"], 1);
 }

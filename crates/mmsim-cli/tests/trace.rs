@@ -125,6 +125,10 @@ fn convert_to_native_round_trips() {
         .success()
         .stderr(predicate::str::contains("914145 references"));
     let a = json(&["trace", "info", &oltp, "--sizes", "1000,5000", "--json"]);
+    assert_eq!(
+        a["schema_version"], 1,
+        "every JSON output carries its layout version"
+    );
     let b = json(&[
         "trace",
         "info",
@@ -361,4 +365,115 @@ fn dash_reads_standard_input() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("standard input can be read once"));
+}
+
+/// `trace convert` never destroys what it was not asked to change: a bad input leaves
+/// an existing output byte-identical, a symlink's target is written in place (the
+/// link kept), devices, pipes and directories are refused even with --force, and no
+/// temporary file is left behind.
+#[cfg(unix)]
+#[test]
+fn convert_writes_whole_outputs_or_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = d.join("keys.txt");
+    std::fs::write(&good, "1\n2\n3\n2\n").unwrap();
+    let bad = d.join("bad.txt");
+    std::fs::write(&bad, "1\n2\nnot a key\n").unwrap();
+    let keep = d.join("keep.bin");
+    std::fs::write(&keep, "precious").unwrap();
+    let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    // A bad input: the existing output is untouched, even with --force.
+    bad_input(
+        &[
+            "trace",
+            "convert",
+            &s(&bad),
+            &s(&keep),
+            "--force",
+            "--format",
+            "text",
+        ],
+        &["line 3", "not a key"],
+    );
+    assert_eq!(std::fs::read(&keep).unwrap(), b"precious");
+    // Without --force an existing output is refused.
+    bad_input(
+        &["trace", "convert", &s(&good), &s(&keep)],
+        &["exists; use --force"],
+    );
+    // A symlink: its target is rewritten, the link stays a link.
+    let link = d.join("link.bin");
+    std::os::unix::fs::symlink("keep.bin", &link).unwrap();
+    mmsim()
+        .args(["trace", "convert", &s(&good), &s(&link), "--force"])
+        .assert()
+        .success();
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let v = json(&["trace", "info", &s(&keep), "--json"]);
+    assert_eq!(
+        (v["format"].as_str(), v["references"].as_u64()),
+        (Some("native"), Some(4))
+    );
+    // Not regular files: refused whatever the flags.
+    for (out, why) in [
+        ("/dev/full", "not a regular file"),
+        ("/dev/null", "not a regular file"),
+        (d.to_str().unwrap(), "is a directory"),
+    ] {
+        bad_input(
+            &["trace", "convert", &s(&good), out, "--force"],
+            &[out, why],
+        );
+    }
+    // Nothing but the files made here is left in the directory.
+    let mut names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["bad.txt", "keep.bin", "keys.txt", "link.bin"]);
+}
+
+/// Ctrl-C during `trace convert` exits 130 and leaves the existing output as it was,
+/// with no partial or temporary file.
+#[cfg(unix)]
+#[test]
+fn convert_interrupted_leaves_the_output_alone() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.bin");
+    std::fs::write(&out, "precious").unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("mmsim"))
+        .args([
+            "trace",
+            "convert",
+            "-",
+            out.to_str().unwrap(),
+            "--force",
+            "--format",
+            "text",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let keys: String = (0..200_000).map(|k| format!("{k}\n")).collect();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(keys.as_bytes()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    // More input lets the reader reach its next check of the flag.
+    let _ = stdin.write_all(keys.as_bytes());
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted (Ctrl-C)"), "{stderr}");
+    assert_eq!(std::fs::read(&out).unwrap(), b"precious");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }

@@ -35,7 +35,8 @@ fn recorded_cases_stay_within_their_allowance() {
         "mmsim validate --check failed:\n{stderr}"
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let cases = v.as_array().unwrap();
+    assert_eq!(v["schema_version"], 1);
+    let cases = v["cases"].as_array().unwrap();
     assert!(cases.len() >= 8, "{} cases recorded", cases.len());
     let mut enforced_classic = 0;
     for c in cases {

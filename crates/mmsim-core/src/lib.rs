@@ -61,12 +61,16 @@ pub mod memcg;
 pub mod memcontrol_v1;
 pub mod oom;
 pub mod page_alloc;
+pub mod page_counter;
 pub mod psi;
 pub mod readahead;
 pub mod reclaim;
+pub mod result;
+pub mod rmap;
 pub mod sim;
 pub mod smp;
 pub mod stats;
+pub mod swapfile;
 pub mod timer;
 pub mod writeback;
 
@@ -82,7 +86,8 @@ pub use event::{Event, FileId};
 pub use mem::pagetable::{TaskId, VmaId};
 pub use memcg::{MemcgId, MemcgKnob, MemcgReport};
 pub use readahead::Advice;
-pub use sim::{AccessStats, RunResult, Sim, SimError};
+pub use result::{AccessStats, RunResult};
+pub use sim::{Sim, SimError};
 pub use stats::Vmstat;
 pub use timer::StatsSample;
 

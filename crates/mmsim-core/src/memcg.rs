@@ -1,4 +1,4 @@
-//! Memory cgroups and their lruvecs (mm/memcontrol.c, mm/page_counter.c,
+//! Memory cgroups and their lruvecs (mm/memcontrol.c,
 //! include/linux/mmzone.h), as of v6.x.
 //!
 //! The groups form a tree under the top group `/` (index [`ROOT`]), the group
@@ -6,7 +6,9 @@
 //! group (`folio.memcg`) and sits on that group's own lruvec; a group's
 //! `usage` counts its own and its descendants' pages (hierarchical page
 //! counters: a charge goes up to the top, and fails at the first ancestor at
-//! its `memory.max`). Reclaim walks a subtree in pre-order
+//! its `memory.max`; [`crate::page_counter`] has the counters and the
+//! per-CPU charge stock, [`crate::swapfile`] the swap slots' owners and
+//! swap charges). Reclaim walks a subtree in pre-order
 //! ([`Sim::memcg_iter_next`], `mem_cgroup_iter`), shrinking each group's own
 //! lruvec; what the kernel reads as hierarchical lruvec state at the reclaim
 //! root (list sizes, `WORKINGSET_ACTIVATE`) is summed over the subtree, and
@@ -330,9 +332,14 @@ pub struct MemcgStat {
     /// File refaults of workingset pages.
     pub workingset_restore_file: u64,
     /// `memory.events` low: times the group was reclaimed below its
-    /// effective `memory.low` (in the retry pass that ignores it).
+    /// effective `memory.low` (in the retry pass that ignores it). JSON:
+    /// `events_low`, as [`MemcgReport`] flattens these counters beside its
+    /// `low` limit (and names `memory.events` max `events_max`).
+    #[serde(rename = "events_low")]
     pub low: u64,
-    /// `memory.events` high: times reclaim ran because the group was over `memory.high`.
+    /// `memory.events` high: times reclaim ran because the group was over
+    /// `memory.high`. JSON: `events_high`, beside [`MemcgReport`]'s `high` limit.
+    #[serde(rename = "events_high")]
     pub high: u64,
     /// Nanoseconds tasks were throttled for being over `memory.high`.
     pub high_throttle_ns: u64,
@@ -422,7 +429,10 @@ pub struct MemcgReport {
     pub pgscan: u64,
     /// `memory.stat` pgsteal (kswapd + direct).
     pub pgsteal: u64,
-    /// The event counters, summed over the subtree.
+    /// The event counters, summed over the subtree. Flattened into the group's
+    /// JSON object; `memory.events` low and high are `events_low` and
+    /// `events_high` there, so they do not collide with the limits `low` and
+    /// `high` above.
     #[serde(flatten)]
     pub events: MemcgStat,
     /// `memory.pressure` at the end (the top group: /proc/pressure/memory).
@@ -762,25 +772,6 @@ impl Sim {
         }
     }
 
-    /// `refill_stock()`: the per-CPU stock now holds `nr` pages of `m`
-    /// (a stock of another group is given back first).
-    fn refill_stock(&mut self, m: MemcgId, nr: u64) {
-        if self.stock.0 != m {
-            self.drain_stock();
-            self.stock.0 = m;
-        }
-        self.stock.1 += nr;
-    }
-
-    /// `drain_stock()`: uncharges the stocked pages.
-    pub(crate) fn drain_stock(&mut self) {
-        let (m, nr) = self.stock;
-        if nr > 0 {
-            self.page_counter_uncharge(m, nr);
-            self.stock.1 = 0;
-        }
-    }
-
     /// The high check at the end of `try_charge_memcg()`: the first group
     /// from `m` up over its `memory.high` (or, under v2, its
     /// `memory.swap.high`) makes the task owe `batch` pages
@@ -899,155 +890,6 @@ impl Sim {
             cur = g.parent;
         }
         max
-    }
-
-    /// `page_counter_try_charge()`: `nr` pages for `m` and every ancestor,
-    /// or nothing and the first group (from `m` up) that would exceed its
-    /// `memory.max`.
-    pub(crate) fn page_counter_try_charge(&mut self, m: MemcgId, nr: u64) -> Result<(), MemcgId> {
-        let mut cur = Some(m);
-        while let Some(c) = cur {
-            let g = &self.memcgs[c as usize];
-            if g.usage + nr > g.max {
-                return Err(c);
-            }
-            cur = g.parent;
-        }
-        let mut cur = Some(m);
-        while let Some(c) = cur {
-            let g = &mut self.memcgs[c as usize];
-            g.usage += nr;
-            cur = g.parent;
-        }
-        Ok(())
-    }
-
-    /// `page_counter_uncharge()`: `nr` pages less for `m` and every ancestor.
-    pub(crate) fn page_counter_uncharge(&mut self, m: MemcgId, nr: u64) {
-        let mut cur = Some(m);
-        while let Some(c) = cur {
-            let g = &mut self.memcgs[c as usize];
-            g.usage -= nr;
-            if g.usage <= g.max {
-                g.over_max_after_write = false;
-            }
-            cur = g.parent;
-        }
-    }
-
-    /// `__mem_cgroup_try_charge_swap()` (mm/memcontrol.c, v5.8–v6.14): at
-    /// swap-out (`folio_alloc_swap`), charges one slot to the swap counter of
-    /// `m` and its ancestors. Under cgroup v2 a group below the top one is
-    /// refused when it or an ancestor is at `memory.swap.max`, counting
-    /// `memory.swap.events` max and fail; the folio is then not swapped out
-    /// (`add_to_swap` fails and `shrink_folio_list` activates it). Under v1
-    /// the swap counter only accounts (`memory.memsw.*` is not modelled).
-    /// The charge lives as long as the slot (v2: "memory and swap charge
-    /// lifetimes correspond 1:1 to page and swap slot lifetimes").
-    pub(crate) fn mem_cgroup_try_charge_swap(&mut self, m: MemcgId) -> bool {
-        if self.cfg.cgroup_version == crate::config::CgroupVersion::V2 && m != ROOT {
-            let mut cur = Some(m);
-            while let Some(c) = cur {
-                let g = &self.memcgs[c as usize];
-                if g.swap_usage >= g.swap_max {
-                    let st = &mut self.memcgs[m as usize].stat;
-                    st.swap_max += 1;
-                    st.swap_fail += 1;
-                    return false;
-                }
-                cur = g.parent;
-            }
-        }
-        let mut cur = Some(m);
-        while let Some(c) = cur {
-            let g = &mut self.memcgs[c as usize];
-            g.swap_usage += 1;
-            cur = g.parent;
-        }
-        true
-    }
-
-    /// `mem_cgroup_uncharge_swap()`: the slot charged to `m` was freed.
-    pub(crate) fn mem_cgroup_uncharge_swap(&mut self, m: MemcgId) {
-        let mut cur = Some(m);
-        while let Some(c) = cur {
-            let g = &mut self.memcgs[c as usize];
-            g.swap_usage -= 1;
-            cur = g.parent;
-        }
-    }
-
-    /// `mem_cgroup_get_nr_swap_pages()`: the slots group `m` may still use —
-    /// the device's free slots, bounded under v2 by the room under every
-    /// `memory.swap.max` from `m` up (the top group is not limited).
-    pub(crate) fn mem_cgroup_get_nr_swap_pages(&self, m: MemcgId) -> u64 {
-        let mut n = self.swap.as_ref().map_or(0, |s| s.nr_free());
-        if self.cfg.cgroup_version == crate::config::CgroupVersion::V2 {
-            let mut cur = Some(m);
-            while let Some(c) = cur.filter(|&c| c != ROOT) {
-                let g = &self.memcgs[c as usize];
-                n = n.min(g.swap_max.saturating_sub(g.swap_usage));
-                cur = g.parent;
-            }
-        }
-        n
-    }
-
-    /// `mem_cgroup_swap_full()`: the device is more than half full
-    /// (`vm_swap_full`), or, under v2, `m` or an ancestor uses at least half
-    /// its `memory.swap.max`; then swap-in and activation free the slot.
-    pub(crate) fn mem_cgroup_swap_full(&self, m: MemcgId) -> bool {
-        if self.swap.as_ref().is_some_and(|s| s.half_full()) {
-            return true;
-        }
-        if self.cfg.cgroup_version == crate::config::CgroupVersion::V2 {
-            let mut cur = Some(m);
-            while let Some(c) = cur.filter(|&c| c != ROOT) {
-                let g = &self.memcgs[c as usize];
-                if g.swap_max != u64::MAX && g.swap_usage * 2 >= g.swap_max {
-                    return true;
-                }
-                cur = g.parent;
-            }
-        }
-        false
-    }
-
-    /// `folio_alloc_swap()`: a slot for anonymous folio `f`, charged to its
-    /// group and recorded in the slot's owner (`swap_cgroup_record`); None
-    /// when the device is full (counted as `memory.swap.events` fail) or the
-    /// group is at its `memory.swap.max`.
-    pub(crate) fn folio_alloc_swap(&mut self, f: crate::mem::folio::FolioId) -> Option<u32> {
-        let m = self.folios[f].memcg;
-        let Some(slot) = self.swap.as_mut().and_then(|s| s.alloc(m)) else {
-            if self.swap.is_some() {
-                self.memcgs[m as usize].stat.swap_fail += 1;
-            }
-            return None;
-        };
-        if !self.mem_cgroup_try_charge_swap(m) {
-            self.swap.as_mut().unwrap().release(slot);
-            return None;
-        }
-        Some(slot)
-    }
-
-    /// `swap_free()` with `mem_cgroup_uncharge_swap()`: releases `slot` and
-    /// the swap charge of the group that swapped it out.
-    pub(crate) fn swap_free(&mut self, slot: u32) {
-        let owner = self.swap.as_mut().unwrap().release(slot);
-        self.mem_cgroup_uncharge_swap(owner);
-    }
-
-    /// [`Sim::swap_free`] of the slot of swap-cache folio `f`, whose group is
-    /// the slot's (a swapped-in folio is charged to the group recorded for its
-    /// slot, `mem_cgroup_swapin_charge_folio`), so the owner array is not read.
-    #[inline]
-    pub(crate) fn swap_free_of(&mut self, f: crate::mem::folio::FolioId, slot: u32) {
-        let m = self.folios[f].memcg;
-        debug_assert_eq!(self.swap.as_ref().unwrap().owner(slot), m);
-        self.swap.as_mut().unwrap().release_owned(slot);
-        self.mem_cgroup_uncharge_swap(m);
     }
 
     /// Moves `task` into `memcg` (writing its pid to `cgroup.procs`,

@@ -7,6 +7,16 @@ use mmsim_core::{
 };
 use proptest::prelude::*;
 
+/// Cases per property: `default`, or `PROPTEST_CASES` when set (CI's debug run sets
+/// a few hundred; the long mode, `PROPTEST_CASES=10000`, is RELIABILITY.md's).
+/// An explicit `cases` in a `ProptestConfig` would otherwise ignore the variable.
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 fn build(
     (policy, version): (PolicyName, MglruVersion),
     swap: bool,
@@ -85,7 +95,7 @@ fn policies() -> impl Strategy<Value = (PolicyName, MglruVersion)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(48), ..ProptestConfig::default() })]
 
     #[test]
     fn invariants_hold_and_runs_repeat(
@@ -123,7 +133,7 @@ fn knob(code: (u8, u8, u16)) -> (u8, mmsim_core::memcg::MemcgKnob, u64) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(32), ..ProptestConfig::default() })]
 
     /// A tree `/a`, `/a/b`, `/c` with one task in `/a/b` and one in `/c`,
     /// under random knob writes (memory.max/high/low/min/swap.max, soft
@@ -183,7 +193,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(32), ..ProptestConfig::default() })]
 
     /// MGLRU with two groups (the memcg walk of global reclaim and cgroup
     /// reclaim at a group's limit) and debugfs aging/eviction between

@@ -84,6 +84,7 @@ impl FromStr for CsvSpec {
     fn from_str(s: &str) -> Result<CsvSpec, String> {
         let mut spec = CsvSpec::default();
         let mut has_key = false;
+        let mut unit_given = false;
         for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
             let (name, value) = item.split_once('=').unwrap_or((item, "true"));
             let name = name.trim().to_ascii_lowercase().replace('_', "-");
@@ -112,6 +113,7 @@ impl FromStr for CsvSpec {
                 "op" | "op-col" => spec.op = Some(column()?),
                 "size" | "obj-size-col" | "size-col" => spec.size = Some(column()?),
                 "unit" => {
+                    unit_given = true;
                     spec.unit = value
                         .parse::<u64>()
                         .ok()
@@ -138,6 +140,9 @@ impl FromStr for CsvSpec {
             if a.is_some() && columns[i + 1..].contains(a) {
                 return Err(format!("column {} is named twice", a.unwrap()));
             }
+        }
+        if spec.size.is_none() && unit_given {
+            return Err("unit=B applies to a size column: give size=N too".into());
         }
         if spec.size.is_some() && !spec.key_is_num {
             return Err("size=N makes the key an address: it cannot be a string".into());
@@ -412,6 +417,8 @@ mod tests {
             ("key=1,delimiter=ab", "delimiter=ab"),
             ("key=1,size=2,key-is-num=false", "cannot be a string"),
             ("key=1,header=maybe", "true or false"),
+            // Found by the fuzzer: a unit without a size column was accepted and lost.
+            ("key=92,unit=2", "give size=N too"),
         ] {
             let e = bad.parse::<CsvSpec>().unwrap_err();
             assert!(e.contains(needle), "{bad}: {e}");

@@ -1,5 +1,5 @@
 //! The access-rate benchmark setup shared by `mmsim bench` and the criterion bench:
-//! a pre-generated, scattered zipf event list over one region, replayed on a machine
+//! a scattered zipf event list (generated ahead, or in chunks for long runs) over one region, replayed on a machine
 //! whose memory is large and whose memcg limit holds a fraction of the region.
 
 use mmsim_core::{
@@ -31,6 +31,12 @@ impl AccessBench {
     /// The events: zipf(`theta`) over `pages`, ranks scattered, all reads, aimed at the
     /// region [`sim`](AccessBench::sim) creates.
     pub fn events(&self) -> Result<Vec<Event>, WorkloadError> {
+        generate_all(&mut self.generator()?)
+    }
+
+    /// The generator of [`events`](AccessBench::events), for streaming them in chunks
+    /// (a billion events would take 16 GB as one list).
+    pub fn generator(&self) -> Result<Generator, WorkloadError> {
         let spec = WorkloadSpec::new(
             self.target,
             WorkloadKind::Zipf {
@@ -50,8 +56,7 @@ impl AccessBench {
                 what: "bench".into(),
                 source,
             })?;
-        let mut gen = Generator::new(&spec, workload_seed(self.seed, 0), sink, "bench", None)?;
-        generate_all(&mut gen)
+        Generator::new(&spec, workload_seed(self.seed, 0), sink, "bench", None)
     }
 
     /// `memory.max` in pages: `memory_fraction` × `pages`, at least 1.

@@ -47,6 +47,7 @@
 pub mod bench;
 pub mod cgroups;
 pub mod error;
+pub mod footprint;
 pub mod gen;
 pub mod models;
 pub mod published;
@@ -59,7 +60,7 @@ pub use error::WorkloadError;
 pub use gen::{Generator, Permutation, Sink, TraceReport};
 pub use run::{
     run_scenario, run_scenario_cancellable, Batch, EventStream, RunOptions, ScenarioResult,
-    WorkloadReport,
+    WorkloadReport, SCHEMA_VERSION,
 };
 pub use scenario::{LruGenWrite, Scenario, Target, TraceFormat, WorkloadKind, WorkloadSpec};
 

@@ -65,6 +65,9 @@ pub struct WorkloadReport {
 /// `machine`, `workloads` and `trace`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioResult {
+    /// The layout of this result's JSON, [`SCHEMA_VERSION`].
+    #[serde(default)]
+    pub schema_version: u32,
     /// The scenario's name.
     pub scenario: String,
     /// Its description.
@@ -93,7 +96,17 @@ pub struct ScenarioResult {
     /// skipped traces, settings the run ignored ([`crate::warnings`]). Empty when the
     /// result is whole.
     pub warnings: Vec<String>,
+    /// The most heap the whole process held (simulator, generators, trace key maps,
+    /// buffers), bytes; set by a caller that counts its allocations (the CLI), else
+    /// absent. Host-dependent, like `sim_heap_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_heap_peak_bytes: Option<u64>,
 }
+
+/// Version of the JSON layout of [`ScenarioResult`] (and of the CLI's other JSON
+/// outputs, which carry the same `schema_version` key). Raised when a field is
+/// removed, renamed or changes meaning; fields may be added without raising it.
+pub const SCHEMA_VERSION: u32 = 1;
 
 struct Lane {
     gen: Generator,
@@ -106,6 +119,44 @@ struct Lane {
     weight: u32,
     /// Its phase.
     phase: u32,
+    /// Its generator is exhausted: dropped from `live` at the end of the round.
+    finished: bool,
+}
+
+impl Lane {
+    /// One turn of the round robin: up to `weight` events into `out`. False once the
+    /// generator is exhausted (the lane is then [`finish`](Self::finish)ed; the events
+    /// of this turn stay in `out`).
+    fn take_turn(&mut self, out: &mut Vec<Event>) -> Result<bool, WorkloadError> {
+        for _ in 0..self.weight {
+            if self.pos == self.buf.len() {
+                self.buf.clear();
+                self.pos = 0;
+                if self.gen.fill(&mut self.buf, LANE)? == 0 {
+                    self.finish();
+                    return Ok(false);
+                }
+            }
+            out.push(self.buf[self.pos]);
+            self.pos += 1;
+            self.events += 1;
+        }
+        Ok(true)
+    }
+
+    /// Marks the lane exhausted and frees its buffer, so that a scenario of many
+    /// short workloads holds buffers only for the lanes still running.
+    fn finish(&mut self) {
+        self.finished = true;
+        self.buf = Vec::new();
+    }
+}
+
+/// Removes the finished lanes from `live`, keeping the round-robin order of the rest:
+/// one pass per round, where removing each finished lane in place (`Vec::remove`)
+/// made a scenario of many short workloads quadratic.
+fn drop_finished(live: &mut Vec<usize>, lanes: &[Lane]) {
+    live.retain(|&i| !lanes[i].finished);
 }
 
 /// One batch of [`EventStream::next_batch`].
@@ -163,6 +214,8 @@ pub struct EventStream {
     ended: Vec<Option<u64>>,
     /// Workloads whose last event is in the batch handed out last.
     pending_end: Vec<usize>,
+    /// The latest `start` of the current phase's lanes, ns.
+    latest_start: u64,
 }
 
 impl std::fmt::Debug for EventStream {
@@ -225,12 +278,15 @@ impl EventStream {
             .zip(&s.workloads)
             .map(|(gen, w)| Lane {
                 gen,
-                buf: Vec::with_capacity(LANE),
+                // Grown by the first fill, up to LANE: a workload of 100 events
+                // never holds a buffer of 512.
+                buf: Vec::new(),
                 pos: 0,
                 events: 0,
                 start: w.start,
                 weight: w.weight,
                 phase: w.phase,
+                finished: false,
             })
             .collect();
         let mut phases: Vec<u32> = s.workloads.iter().map(|w| w.phase).collect();
@@ -253,6 +309,7 @@ impl EventStream {
             tasks: Vec::new(),
             ended: vec![None; s.workloads.len()],
             pending_end: Vec::new(),
+            latest_start: 0,
         }
     }
 
@@ -292,6 +349,12 @@ impl EventStream {
                 self.live = (0..self.lanes.len())
                     .filter(|&i| self.lanes[i].phase == phase)
                     .collect();
+                self.latest_start = self
+                    .live
+                    .iter()
+                    .map(|&i| self.lanes[i].start)
+                    .max()
+                    .unwrap_or(0);
                 continue;
             }
             let EventStream {
@@ -299,41 +362,35 @@ impl EventStream {
                 live,
                 out,
                 pending_end,
+                latest_start,
                 ..
             } = self;
             out.clear();
-            let waiting = live
-                .iter()
-                .map(|&i| lanes[i].start)
-                .filter(|&t| t > now)
-                .min();
+            // Once the clock passed the phase's latest start, no lane waits: the scan
+            // (one per batch) is skipped.
+            let waiting = if now >= *latest_start {
+                None
+            } else {
+                live.iter()
+                    .map(|&i| lanes[i].start)
+                    .filter(|&t| t > now)
+                    .min()
+            };
             if let Some(next) = waiting {
                 // Some lane waits for its start: one round of the started lanes, or an
                 // idle wait for the earliest start if none has started.
                 let mut any = false;
-                let mut k = 0;
-                'round: while k < live.len() {
-                    let lane = &mut lanes[live[k]];
+                for &i in live.iter() {
+                    let lane = &mut lanes[i];
                     if lane.start > now {
-                        k += 1;
                         continue;
                     }
                     any = true;
-                    for _ in 0..lane.weight {
-                        if lane.pos == lane.buf.len() {
-                            lane.buf.clear();
-                            lane.pos = 0;
-                            if lane.gen.fill(&mut lane.buf, LANE)? == 0 {
-                                pending_end.push(live.remove(k));
-                                continue 'round;
-                            }
-                        }
-                        out.push(lane.buf[lane.pos]);
-                        lane.pos += 1;
-                        lane.events += 1;
+                    if !lane.take_turn(out)? {
+                        pending_end.push(i);
                     }
-                    k += 1;
                 }
+                drop_finished(live, lanes);
                 if !any {
                     self.idle = [Event::Think { ns: next - now }];
                     return Ok(Some(Batch::Idle(&self.idle)));
@@ -349,29 +406,18 @@ impl EventStream {
                 lane.gen.fill(out, room)?;
                 lane.events += out.len() as u64;
                 if out.is_empty() {
+                    lane.finish();
                     pending_end.append(live);
                     continue;
                 }
             } else {
                 while out.len() < BATCH && !live.is_empty() {
-                    let mut k = 0;
-                    'lanes: while k < live.len() {
-                        let lane = &mut lanes[live[k]];
-                        for _ in 0..lane.weight {
-                            if lane.pos == lane.buf.len() {
-                                lane.buf.clear();
-                                lane.pos = 0;
-                                if lane.gen.fill(&mut lane.buf, LANE)? == 0 {
-                                    pending_end.push(live.remove(k));
-                                    continue 'lanes;
-                                }
-                            }
-                            out.push(lane.buf[lane.pos]);
-                            lane.pos += 1;
-                            lane.events += 1;
+                    for &i in live.iter() {
+                        if !lanes[i].take_turn(out)? {
+                            pending_end.push(i);
                         }
-                        k += 1;
                     }
+                    drop_finished(live, lanes);
                 }
                 if out.is_empty() {
                     continue;
@@ -540,6 +586,7 @@ pub fn run_scenario_cancellable(
         .collect();
     let trace = stream.trace_reports();
     let mut r = ScenarioResult {
+        schema_version: SCHEMA_VERSION,
         scenario: s.name.clone(),
         description: s.description.clone(),
         seed: s.seed,
@@ -551,6 +598,7 @@ pub fn run_scenario_cancellable(
         workloads,
         trace,
         warnings: Vec::new(),
+        host_heap_peak_bytes: None,
     };
     r.warnings = crate::warnings::result_warnings(s, &r);
     Ok(r)

@@ -1548,12 +1548,44 @@ impl Scenario {
     pub fn parse_toml_str(text: &str, name: &str) -> Result<Scenario, WorkloadError> {
         let t: ScenarioToml = toml::from_str(text).map_err(|e| {
             let pos = e.span().map(|span| tomlpos::locate(text, span.start));
+            let mut field = pos.as_ref().and_then(|p| p.field.clone());
+            let mut message = e.message().trim_end().to_string();
+            // `[machine.fs]` before any `[machine]` makes the machine table there, so
+            // the machine's own missing `memory` is reported at the sub-table's header.
+            if message == "missing field `memory`"
+                && field.as_deref().is_some_and(|f| f.starts_with("machine."))
+            {
+                message = format!(
+                    "missing field `memory` (the machine's memory size, e.g. `memory = \"4G\"` \
+                     under `[machine]`; this `[{}]` table makes the `[machine]` table without it)",
+                    field.as_deref().unwrap_or_default()
+                );
+                field = Some("machine".into());
+            }
+            // serde names the Rust type a table deserialises into; say what to write.
+            for (ty, table) in [
+                (
+                    "struct DeviceConfig",
+                    "a device table, e.g. `{ device = \"zram\", size = \"1G\" }` \
+                     or a `[machine.swap]` section with `device` and `size`",
+                ),
+                (
+                    "struct PolicyConfig",
+                    "a policy table, e.g. `{ name = \"mglru\" }` or a `[machine.policy]` section",
+                ),
+                ("struct MachineConfig", "a `[machine]` table"),
+            ] {
+                if message.contains(ty) {
+                    message =
+                        message.replace(&format!("expected {ty}"), &format!("expected {table}"));
+                }
+            }
             WorkloadError::Parse {
                 file: name.to_string(),
                 line: pos.as_ref().map(|p| p.line),
                 column: pos.as_ref().map(|p| p.column),
-                field: pos.and_then(|p| p.field),
-                message: e.message().trim_end().to_string(),
+                field,
+                message,
             }
         })?;
         let mut s = Scenario::from_parts(t).map_err(|(i, e)| {
@@ -1676,7 +1708,10 @@ impl Scenario {
                 "the scenario has no workloads; add at least one [[workload]] table".into(),
             ));
         }
-        let mut names: Vec<String> = Vec::with_capacity(self.workloads.len());
+        // A map, not a scan: scenarios with tens of thousands of workloads load in
+        // linear time.
+        let mut names: std::collections::HashMap<String, usize> =
+            std::collections::HashMap::with_capacity(self.workloads.len());
         for (i, w) in self.workloads.iter().enumerate() {
             let field = |f: &str| format!("workload[{i}].{f}");
             let name = w.display_name(i);
@@ -1688,13 +1723,13 @@ impl Scenario {
                     ));
                 }
             }
-            if let Some(j) = names.iter().position(|m| *m == name) {
+            if let Some(j) = names.get(&name) {
                 return Err(invalid(
                     field("name"),
                     format!("`{name}` is already the name of workload[{j}]; names must be unique"),
                 ));
             }
-            names.push(name);
+            names.insert(name, i);
             if !(1..=1000).contains(&w.weight) {
                 return Err(invalid(
                     field("weight"),

@@ -718,7 +718,14 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
         comparisons.push(c);
     }
     if a.json {
-        let json = serde_json::to_string_pretty(&comparisons)?;
+        // An object, so that it can carry the schema version: the cases under `cases`.
+        #[derive(serde::Serialize)]
+        struct Cases<'a> {
+            cases: &'a [Comparison],
+        }
+        let json = serde_json::to_string_pretty(&crate::output::Versioned::new(&Cases {
+            cases: &comparisons,
+        }))?;
         writeln!(crate::output::stdout(), "{json}")?;
     }
     if comparisons.is_empty() {

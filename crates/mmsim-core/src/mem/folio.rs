@@ -38,6 +38,11 @@ pub mod flags {
     pub const EXEC_MAPPED: u16 = 1 << 10;
     /// PG_readahead: brought in by readahead and not yet used.
     pub const READAHEAD: u16 = 1 << 11;
+    /// PG_young: an accessed bit of the folio was cleared by someone other
+    /// than reclaim (idle page tracking, DAMON); `folio_referenced` counts it.
+    pub const YOUNG: u16 = 1 << 12;
+    /// PG_idle: not accessed since the idle tracker marked it.
+    pub const IDLE: u16 = 1 << 13;
 }
 
 /// Which LRU list a folio is on (`enum lru_list`, include/linux/mmzone.h).

@@ -65,6 +65,9 @@ pub struct Vma {
     pub kind: VmaKind,
     /// VM_EXEC: executable mapping (text of a program or library).
     pub exec: bool,
+    /// VM_LOCKED (`mlock`): reclaim's rmap walk stops at it and keeps the
+    /// folio (`folio_referenced_one`, `try_to_unmap_one`). Nothing sets it yet.
+    pub locked: bool,
     /// Length in pages.
     pub len: u32,
     /// PTEs, grown on first touch up to `len`.

@@ -80,7 +80,8 @@ impl Sim {
         self.lru_policy_del(f);
         // The reference policy charges no CPU: the ScanControl only collects it.
         let mut sc = ScanControl::new(crate::reclaim::Reclaimer::Direct, 0, self.clock);
-        self.try_to_unmap(f, &mut sc);
+        let unmapped = self.try_to_unmap(f, &mut sc);
+        debug_assert!(unmapped, "the lru policy maps no VM_LOCKED memory");
         let fo = self.folios[f];
         if fo.test(flags::WRITEBACK) {
             // The reference policy does not wait: the write is cut short.

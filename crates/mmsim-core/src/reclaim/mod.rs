@@ -25,6 +25,29 @@ pub mod lru_gen;
 pub mod vmscan;
 pub mod workingset;
 
+/// kswapd's state between steps.
+#[derive(Clone, Debug, Default)]
+pub struct Kswapd {
+    /// Inside `balance_pgdat()`.
+    pub running: bool,
+    /// Current scan priority.
+    pub priority: u32,
+    /// kswapd's own clock, ns.
+    pub clock: u64,
+    /// When the current run started (PSI).
+    pub run_start: u64,
+    /// Pages reclaimed in the current run.
+    pub reclaimed: u64,
+    /// `kswapd_failures`: fruitless runs in a row (gives up at 16).
+    pub failures: u32,
+    /// CPU time used, ns.
+    pub cpu_ns: u64,
+    /// When kswapd last went to sleep (for the hit-quickly counters).
+    pub slept_at: u64,
+    /// Where kswapd's CPU went.
+    pub profile: crate::cost::ReclaimProfile,
+}
+
 /// `SWAP_CLUSTER_MAX`: reclaim batch size.
 pub const SWAP_CLUSTER_MAX: u64 = 32;
 /// `DEF_PRIORITY`: initial scan priority (scan size >> priority).

@@ -11,7 +11,6 @@
 use crate::config::{CostVariant, SoftLimitReclaim};
 use crate::mem::filemap::SLOT_FOLIO;
 use crate::mem::folio::{flags, FolioId, LruList};
-use crate::mem::pagetable::{pte_swap, VmaKind, PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG};
 use crate::mem::swap::SWAP_NO_SHADOW;
 use crate::psi::PsiCpu;
 use crate::reclaim::{Reclaimer, ScanBalance, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
@@ -537,10 +536,10 @@ impl Sim {
             if let Some(&g) = batch.get(i + 4) {
                 self.prefetch_reclaim(g);
             }
-            let (refs, exec) = self.folio_referenced(f, sc);
-            if refs > 0 {
+            let referenced = self.folio_referenced(f, sc);
+            if referenced.vmas > 0 {
                 nr_rotated += 1;
-                if exec && file {
+                if referenced.exec && file {
                     nr_exec_kept += 1;
                     continue;
                 }
@@ -633,105 +632,6 @@ impl Sim {
         reclaimed
     }
 
-    /// Mapping `m` of a file folio's reverse map (`vma_interval_tree` walk):
-    /// the VMA and the page index in it, if that VMA covers the folio.
-    #[inline]
-    pub(crate) fn file_rmap(
-        &self,
-        file: u32,
-        index: u32,
-        m: usize,
-    ) -> Option<(crate::mem::pagetable::VmaId, u32)> {
-        let vid = self.files[file as usize].mappings[m];
-        let v = &self.vmas[vid as usize];
-        let VmaKind::File { pgoff, .. } = v.kind else {
-            return None;
-        };
-        let i = index.checked_sub(pgoff).filter(|i| *i < v.len)?;
-        Some((vid, i))
-    }
-
-    /// `folio_referenced()`: walks the reverse map, clearing young PTEs.
-    /// Returns (number of VMAs in which the folio was young, whether one of
-    /// those is VM_EXEC); charges one rmap step per mapping examined.
-    ///
-    /// VMAs without recency (`vma_has_recency()`, v6.3+: `MADV_RANDOM` or
-    /// `MADV_SEQUENTIAL`, i.e. VM_RAND_READ/VM_SEQ_READ) are skipped by the
-    /// walk (`invalid_folio_referenced_vma()`): their young bits are neither
-    /// read nor cleared.
-    pub(crate) fn folio_referenced(&mut self, f: FolioId, sc: &mut ScanControl) -> (u32, bool) {
-        let fo = self.folios[f];
-        if fo.mapcount == 0 {
-            return (0, false);
-        }
-        if !fo.is_file() {
-            if !self.vmas[fo.space as usize].has_recency() {
-                return (0, false);
-            }
-            sc.charge_rmap(self.cost.rmap_ns);
-            let pte = self.vmas[fo.space as usize].pte_mut(fo.index);
-            if *pte & (PTE_PRESENT | PTE_YOUNG) == PTE_PRESENT | PTE_YOUNG {
-                *pte &= !PTE_YOUNG;
-                return (1, self.vmas[fo.space as usize].exec);
-            }
-            return (0, false);
-        }
-        let (mut refs, mut exec) = (0, false);
-        for m in 0..self.files[fo.space as usize].mappings.len() {
-            let Some((vid, i)) = self.file_rmap(fo.space, fo.index, m) else {
-                continue;
-            };
-            if !self.vmas[vid as usize].has_recency() {
-                continue;
-            }
-            sc.charge_rmap(self.cost.rmap_ns);
-            let v = &mut self.vmas[vid as usize];
-            let pte = v.pte_mut(i);
-            if *pte & PTE_PRESENT != 0 && *pte & PTE_FOLIO_MASK == f && *pte & PTE_YOUNG != 0 {
-                *pte &= !PTE_YOUNG;
-                refs += 1;
-                exec |= v.exec;
-            }
-        }
-        (refs, exec)
-    }
-
-    /// `try_to_unmap()`: clears every PTE mapping the folio (anon: installs the
-    /// swap entry), moving PTE dirty bits into the folio.
-    pub(crate) fn try_to_unmap(&mut self, f: FolioId, sc: &mut ScanControl) {
-        let fo = self.folios[f];
-        if fo.mapcount == 0 {
-            return;
-        }
-        let mut dirty = false;
-        if !fo.is_file() {
-            sc.charge_rmap(self.cost.rmap_ns);
-            let pte = self.vmas[fo.space as usize].pte_mut(fo.index);
-            dirty = *pte & PTE_DIRTY != 0;
-            *pte = pte_swap(fo.swap - 1);
-        } else {
-            for m in 0..self.files[fo.space as usize].mappings.len() {
-                let Some((vid, i)) = self.file_rmap(fo.space, fo.index, m) else {
-                    continue;
-                };
-                sc.charge_rmap(self.cost.rmap_ns);
-                let pte = self.vmas[vid as usize].pte_mut(i);
-                if *pte & PTE_PRESENT != 0 && *pte & PTE_FOLIO_MASK == f {
-                    dirty |= *pte & PTE_DIRTY != 0;
-                    *pte = 0;
-                }
-            }
-        }
-        self.folios[f].mapcount = 0;
-        if dirty {
-            if fo.is_file() {
-                self.folio_mark_dirty(f);
-            } else {
-                self.folios[f].set(flags::DIRTY);
-            }
-        }
-    }
-
     /// `folio_check_references()` (v6.x, or v4.9 where young swap-backed folios activate at once).
     fn folio_check_references(
         &mut self,
@@ -742,9 +642,17 @@ impl Sim {
         if let Policy::Mglru(_) = self.policy {
             return self.lru_gen_check_references(f, sc);
         }
-        let (refs, exec) = self.folio_referenced(f, sc);
+        let referenced = self.folio_referenced(f, sc);
+        let (refs, exec) = (referenced.vmas, referenced.exec);
         let fo = &mut self.folios[f];
         let file = fo.is_file();
+        // v6.12: found in a VM_LOCKED VMA (PG_referenced was tested and
+        // cleared first). The kernel mlocks it and it moves to the
+        // unevictable list on putback; nothing is mlocked in a scenario yet.
+        if referenced.locked {
+            fo.clear(flags::REFERENCED);
+            return FolioReferences::Activate;
+        }
         if refs > 0 && rules.young_anon_activates && !file {
             return FolioReferences::Activate;
         }
@@ -859,7 +767,10 @@ impl Sim {
             fo.swap = slot + 1;
             fo.set(flags::SWAPCACHE | flags::DIRTY);
         }
-        self.try_to_unmap(f, sc);
+        if !self.try_to_unmap(f, sc) {
+            // Still mapped (a VM_LOCKED VMA): activate_locked.
+            return Fate::Activate;
+        }
         let fo = self.folios[f];
         if fo.test(flags::DIRTY) {
             if file && !(sc.who == Reclaimer::Kswapd && fo.test(flags::RECLAIM) && self.node.dirty)

@@ -4,13 +4,15 @@
 //! One file per topic: `classic.rs` the classic LRU (activation,
 //! refault distance, the anon/file balance), `swap.rs` swap-in and swap
 //! writes, `readahead.rs` readahead and read-around, `memcg.rs` the memory
-//! cgroup hierarchy, and `memcg_swap.rs` swap limits and charges of
-//! groups. This file holds the helpers they share.
+//! cgroup hierarchy, `memcg_swap.rs` swap limits and charges of groups,
+//! and `rmap.rs` the reverse-map walk and the idle-page bits. This file
+//! holds the helpers they share.
 
 mod classic;
 mod memcg;
 mod memcg_swap;
 mod readahead;
+mod rmap;
 mod swap;
 
 use crate::config::{

@@ -66,7 +66,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::MglruVersion;
 use crate::mem::folio::{flags, Folio, FolioId, LruList, NIL};
 use crate::mem::list::List;
-use crate::mem::pagetable::{VmaId, VmaKind, PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG};
+use crate::mem::pagetable::{VmaId, VmaKind, PTE_DIRTY, PTE_FOLIO_MASK};
 use crate::memcg::{Lruvec, MemcgId};
 use crate::reclaim::vmscan::FolioReferences;
 use crate::reclaim::{Reclaimer, ScanControl, DEF_PRIORITY};

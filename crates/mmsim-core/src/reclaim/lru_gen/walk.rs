@@ -8,6 +8,7 @@
 //! under MGLRU (`lru_gen_check_references`).
 
 use super::*;
+use crate::rmap::pte_present_young;
 
 /// A Bloom filter of hot PTE tables (`bloom_filters[]`): 2^15 bits, two
 /// 15-bit keys from a 30-bit hash of the table's identity.
@@ -87,18 +88,20 @@ impl Sim {
     /// (`walk_update_folio` with max_seq's generation) and feeding a hot
     /// table to the Bloom filter of max_seq. Returns whether the target was
     /// young. v6.1 also counts the isolated target itself (PG_referenced).
-    pub(super) fn lru_gen_look_around(
+    pub(crate) fn lru_gen_look_around(
         &mut self,
         f: FolioId,
         vma: VmaId,
         index: u32,
         sc: &mut ScanControl,
     ) -> bool {
-        let pte = self.vmas[vma as usize].pte(index);
-        if pte & (PTE_PRESENT | PTE_YOUNG) != PTE_PRESENT | PTE_YOUNG || pte & PTE_FOLIO_MASK != f {
+        if !self
+            .page_vma_mapped_walk(f, vma, index)
+            .is_some_and(pte_present_young)
+        {
             return false;
         }
-        *self.vmas[vma as usize].pte_mut(index) &= !PTE_YOUNG;
+        self.ptep_test_and_clear_young(vma, index);
         let v = self.lru_gen_version();
         if v == MglruVersion::V6_1 {
             self.folios[f].set(flags::REFERENCED);
@@ -130,7 +133,7 @@ impl Sim {
         let mut young = (v == MglruVersion::V6_1) as u64;
         for i in lo..hi {
             let p = self.vmas[vma as usize].pte(i);
-            if p & (PTE_PRESENT | PTE_YOUNG) != PTE_PRESENT | PTE_YOUNG {
+            if !pte_present_young(p) {
                 continue;
             }
             let g = p & PTE_FOLIO_MASK;
@@ -138,7 +141,7 @@ impl Sim {
             if go.memcg != m || folio_lru_gen(go).is_none() {
                 continue;
             }
-            *self.vmas[vma as usize].pte_mut(i) &= !PTE_YOUNG;
+            self.ptep_test_and_clear_young(vma, i);
             young += 1;
             self.walk_update_folio(g, new_gen, p & PTE_DIRTY != 0, walker);
         }
@@ -155,8 +158,8 @@ impl Sim {
     }
 
     /// The MGLRU reference rule of `shrink_folio_list()`
-    /// (`folio_check_references()` with `folio_referenced_one()` calling
-    /// look-around for every mapping; one `page_vma_mapped_walk` each).
+    /// (`folio_check_references()`; `crate::rmap`'s `folio_referenced`
+    /// calls look-around for every PTE mapping the folio).
     ///
     /// v6.14: no young PTE → reclaim (fd references were handled by tiers);
     /// young → `lru_gen_set_refs`: first sighting keep, else activate.
@@ -167,23 +170,13 @@ impl Sim {
         f: FolioId,
         sc: &mut ScanControl,
     ) -> FolioReferences {
-        let fo = self.folios[f];
-        let mut referenced = false;
-        if fo.mapcount > 0 {
-            if !fo.is_file() {
-                sc.charge_rmap(self.cost.rmap_ns);
-                referenced |= self.lru_gen_look_around(f, fo.space, fo.index, sc);
-            } else {
-                for i in 0..self.files[fo.space as usize].mappings.len() {
-                    let Some((vid, idx)) = self.file_rmap(fo.space, fo.index, i) else {
-                        continue;
-                    };
-                    sc.charge_rmap(self.cost.rmap_ns);
-                    referenced |= self.lru_gen_look_around(f, vid, idx, sc);
-                }
-            }
+        let referenced = self.folio_referenced(f, sc);
+        if referenced.locked {
+            // v6.12: found in a VM_LOCKED VMA (nothing is mlocked yet).
+            self.folios[f].clear(flags::REFERENCED);
+            return FolioReferences::Activate;
         }
-        if !referenced {
+        if referenced.vmas == 0 {
             return FolioReferences::Reclaim;
         }
         match self.lru_gen_version() {
@@ -262,7 +255,7 @@ impl Sim {
                     let mut young = 0;
                     for i in lo..hi {
                         let p = self.vmas[vid as usize].ptes[i as usize];
-                        if p & (PTE_PRESENT | PTE_YOUNG) != PTE_PRESENT | PTE_YOUNG {
+                        if !pte_present_young(p) {
                             continue;
                         }
                         let g = p & PTE_FOLIO_MASK;
@@ -270,7 +263,7 @@ impl Sim {
                         if go.memcg != m || folio_lru_gen(go).is_none() {
                             continue;
                         }
-                        self.vmas[vid as usize].ptes[i as usize] &= !PTE_YOUNG;
+                        self.ptep_test_and_clear_young(vid, i);
                         young += 1;
                         self.walk_update_folio(g, new_gen, p & PTE_DIRTY != 0, true);
                     }

@@ -1,7 +1,10 @@
-//! The human-readable result table of `mmsim run`.
+//! The human-readable result of one run, as `mmsim run` prints it: the machine,
+//! the workloads, the results, the reclaim profiles, the lru_gen view, PSI, the memory
+//! cgroups, `/proc/vmstat` and what each trace replay read.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
+use std::fmt::Write as _;
+use std::io;
 
 use mmsim_core::memcg::MemcgReport;
 use mmsim_core::{DeviceConfig, DeviceKind, PolicyName};
@@ -65,7 +68,7 @@ fn grid(t: &mut String, header: &[&str], rows: &[Vec<String>]) {
 
 /// The per-group tables (`memory.current` and the limits, `memory.events`, `memory.stat`
 /// counters), one row per group, hierarchical as cgroup v2 reports them.
-pub fn cgroups(groups: &BTreeMap<String, MemcgReport>) -> String {
+pub fn cgroups_table(groups: &BTreeMap<String, MemcgReport>) -> String {
     let mut t = String::new();
     let limit = |v: Option<u64>| v.map_or("max".to_string(), |v| v.to_string());
     let _ = writeln!(
@@ -174,9 +177,59 @@ pub fn cgroups(groups: &BTreeMap<String, MemcgReport>) -> String {
     t
 }
 
-/// The report: machine header, results, PSI, memory cgroups (when there are groups
-/// besides `/`), vmstat, trace statistics.
-pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: bool) -> String {
+/// The `cgroups` line's parenthesis: the machine's hierarchy, the groups whose knobs
+/// are of the other version (a `version` of their own or their parent's), and the
+/// soft-limit design when a group has a soft limit, e.g. `cgroup v2; v1 knobs: /v1;
+/// soft limits reclaimed by the tree design`.
+fn cgroup_versions(s: &Scenario) -> String {
+    let m = &s.machine;
+    let machine = match m.cgroup_version {
+        mmsim_core::config::CgroupVersion::V1 => "v1",
+        mmsim_core::config::CgroupVersion::V2 => "v2",
+    };
+    let mut text = format!("cgroup {machine}");
+    // Parents come before their children, so one pass inherits versions.
+    let mut version: BTreeMap<&str, Option<&str>> = BTreeMap::new();
+    let mut other = Vec::new();
+    for c in &s.cgroups {
+        let parent = match c.path.rsplit_once('/') {
+            Some((p, _)) if !p.is_empty() => p,
+            _ => "/",
+        };
+        let v = c
+            .version
+            .map(|v| v.name())
+            .or(version.get(parent).copied().flatten());
+        version.insert(c.path.as_str(), v);
+        if v.is_some_and(|v| v != machine) && c.path != "/" {
+            other.push(c.path.as_str());
+        }
+    }
+    if !other.is_empty() {
+        let knobs = if machine == "v1" { "v2" } else { "v1" };
+        text.push_str(&format!("; {knobs} knobs: {}", other.join(", ")));
+    }
+    if s.cgroups.iter().any(|c| c.soft_limit.is_some()) {
+        // The design's name as a scenario file spells it.
+        let design = serde_json::to_value(m.soft_limit_reclaim)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        text.push_str(&format!("; soft limits reclaimed by the {design} design"));
+    }
+    text
+}
+
+/// The report of run `r` of scenario `s`: machine header, `notes` (as `note` lines),
+/// workloads, results, reclaim profiles, lru_gen, PSI, memory cgroups (when there are
+/// groups besides `/`), `/proc/vmstat` (every counter with `all_counters`, else the
+/// non-zero ones), trace statistics.
+pub fn run_report(
+    s: &Scenario,
+    r: &ScenarioResult,
+    notes: &[String],
+    all_counters: bool,
+) -> String {
     let m = &s.machine;
     let rr = &r.result;
     let mut t = String::new();
@@ -268,20 +321,10 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
     );
     if s.cgroups.iter().any(|c| c.path != "/") {
         let paths: Vec<&str> = s.cgroups.iter().map(|c| c.path.as_str()).collect();
-        let v1 = m.cgroup_version == mmsim_core::config::CgroupVersion::V1;
-        let soft = s.cgroups.iter().any(|c| c.soft_limit.is_some());
-        let how = match (v1, soft, m.soft_limit_reclaim) {
-            (false, _, _) => " (cgroup v2)".to_string(),
-            (true, false, _) => " (cgroup v1)".to_string(),
-            (true, true, d) => format!(
-                " (cgroup v1; soft limits reclaimed by the {} design)",
-                toml::Value::try_from(d)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default()
-            ),
-        };
-        line("cgroups", format!("{}{how}", paths.join(", ")));
+        line(
+            "cgroups",
+            format!("{} ({})", paths.join(", "), cgroup_versions(s)),
+        );
     }
     if !s.cgroup_changes.is_empty() || !s.cgroup_cycles.is_empty() || !s.cgroup_moves.is_empty() {
         line(
@@ -362,10 +405,14 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
     line(
         "sim memory",
         format!(
-            "{:.1} bytes/resident folio, {:.2} bytes/tracked page, {:.1} MiB heap",
+            "{:.1} bytes/resident folio, {:.2} bytes/tracked page, {:.1} MiB heap{}",
             rr.sim_bytes_per_resident_folio,
             rr.sim_bytes_per_tracked_page,
-            rr.sim_heap_bytes as f64 / (1 << 20) as f64
+            rr.sim_heap_bytes as f64 / (1 << 20) as f64,
+            r.host_heap_peak_bytes.map_or(String::new(), |b| format!(
+                " (process heap peak {:.1} MiB)",
+                b as f64 / (1 << 20) as f64
+            ))
         ),
     );
 
@@ -392,7 +439,7 @@ pub fn table(s: &Scenario, r: &ScenarioResult, notes: &[String], all_counters: b
 
     if rr.memcg.len() > 1 {
         t.push('\n');
-        t.push_str(&cgroups(&rr.memcg));
+        t.push_str(&cgroups_table(&rr.memcg));
     }
 
     let pairs = rr.vmstat.pairs();
@@ -544,4 +591,15 @@ fn profile_table(t: &mut String, title: &str, p: &mmsim_core::ReclaimProfile) {
         "  {} rmap walks, {} PTEs walked",
         p.rmap_walks, p.ptes_walked
     );
+}
+
+/// Writes [`run_report`], what `mmsim run` prints after any introduction.
+pub fn write_run_report(
+    w: &mut dyn io::Write,
+    s: &Scenario,
+    r: &ScenarioResult,
+    notes: &[String],
+    all_counters: bool,
+) -> io::Result<()> {
+    w.write_all(run_report(s, r, notes, all_counters).as_bytes())
 }

@@ -1,22 +1,23 @@
 //! The scenario's published results (`[[published]]`, see
-//! [`mmsim_workloads::published`]) beside the simulated changes in `mmsim compare`.
+//! [`mmsim_workloads::published`]) judged against the simulated changes of a
+//! comparison.
 //!
 //! Each entry becomes one row per pair of compared configurations that have its
-//! baseline and compared settings and agree on every other compared setting. Entry
-//! metric names are checked before anything runs, so a misspelt metric does not cost
-//! a comparison.
+//! baseline and compared settings and agree on every other compared setting; the row
+//! says whether the simulated change has the published direction. Entry metric names
+//! can be checked before anything runs ([`check_metrics`]), so a misspelt metric does
+//! not cost a comparison. The rows as a table: [`crate::export::text::published_table`].
 
 use std::collections::BTreeSet;
-use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
 use mmsim_workloads::published::{agrees, settings, Published};
 use mmsim_workloads::Scenario;
 
-use crate::metrics::{
-    change_pct, workload_metric_name, ConfigReport, MEMCG_METRICS, MEMCG_PREFIX, METRICS,
-};
+use crate::compare::ConfigReport;
+use crate::metrics::{workload_metric_name, MEMCG_METRICS, MEMCG_PREFIX, METRICS};
+use crate::stats::change_pct;
 
 /// A published change beside the simulated one.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -153,110 +154,4 @@ pub fn rows(entries: &[Published], configs: &[ConfigReport]) -> (Vec<PublishedRo
         }
     }
     (rows, notes)
-}
-
-/// `key: compared-value vs baseline-value` for the settings that differ, then the
-/// shared ones in brackets: `soft_limit_reclaim: seed-004 vs tree [swap.device=fs]`.
-fn pair_label(baseline: &str, compared: &str) -> String {
-    let (Ok(b), Ok(c)) = (settings(baseline), settings(compared)) else {
-        return format!("{compared} vs {baseline}");
-    };
-    let differ: Vec<&(&str, &str)> = c.iter().filter(|p| !b.contains(p)).collect();
-    let shared: Vec<String> = c
-        .iter()
-        .filter(|p| b.contains(p))
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    let keys: Vec<&str> = differ.iter().map(|p| p.0).collect();
-    let values = |from: &[(&str, &str)]| -> Vec<String> {
-        keys.iter()
-            .filter_map(|k| from.iter().find(|p| p.0 == *k).map(|p| p.1.to_string()))
-            .collect()
-    };
-    let mut label = format!(
-        "{}: {} vs {}",
-        keys.join(","),
-        values(&c).join(","),
-        values(&b).join(",")
-    );
-    if !shared.is_empty() {
-        label.push_str(&format!(" [{}]", shared.join(",")));
-    }
-    label
-}
-
-/// The rows as a table under the comparison.
-pub fn text(rows: &[PublishedRow]) -> String {
-    let mut t = String::new();
-    if rows.is_empty() {
-        return t;
-    }
-    let _ = writeln!(
-        t,
-        "\npublished results: the change of the compared configuration against its \
-         baseline, as the source reports it and as simulated"
-    );
-    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:+.1}%"));
-    let cells: Vec<[String; 6]> = rows
-        .iter()
-        .map(|r| {
-            [
-                r.metric.clone(),
-                pair_label(&r.baseline, &r.compared),
-                pct(Some(r.published_pct)),
-                pct(r.simulated_pct),
-                match r.agrees {
-                    Some(true) => "agrees".into(),
-                    Some(false) => "DISAGREES".into(),
-                    None => "-".into(),
-                },
-                r.source.clone(),
-            ]
-        })
-        .collect();
-    let head = [
-        "metric",
-        "setting: compared vs baseline",
-        "published",
-        "simulated",
-        "direction",
-        "source",
-    ];
-    let w: Vec<usize> = (0..5)
-        .map(|i| {
-            cells
-                .iter()
-                .map(|c| c[i].chars().count())
-                .chain([head[i].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |c: [&str; 6]| {
-        format!(
-            "  {:<w0$}  {:<w1$}  {:>w2$}  {:>w3$}  {:<w4$}  {}",
-            c[0],
-            c[1],
-            c[2],
-            c[3],
-            c[4],
-            c[5],
-            w0 = w[0],
-            w1 = w[1],
-            w2 = w[2],
-            w3 = w[3],
-            w4 = w[4]
-        )
-        .trim_end()
-        .to_string()
-    };
-    let _ = writeln!(t, "{}", line(head));
-    for c in &cells {
-        let _ = writeln!(
-            t,
-            "{}",
-            line([&c[0], &c[1], &c[2], &c[3], &c[4], &c[5]].map(String::as_str))
-        );
-    }
-    t
 }

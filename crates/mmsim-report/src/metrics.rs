@@ -1,5 +1,5 @@
-//! What `mmsim compare` compares: the metrics taken from each run, their statistics
-//! over repeated runs, and the JSON report.
+//! The metrics a comparison takes from each run: their names, meanings, table formats
+//! and values.
 //!
 //! Metric names are the kernel's `/proc/vmstat` names where one exists (`pswpout`,
 //! `pgscan_kswapd`, `workingset_refault_file`, …); derived metrics follow mmtests'
@@ -8,12 +8,13 @@
 //! Scenarios with memory cgroups besides the top group `/` add per-group metrics,
 //! `memcg:<path>:<name>` (`memcg:/a:pgmajfault`, [`MEMCG_METRICS`]), for the groups that
 //! every configuration has; the top group's counters are the machine's (above).
+//! Scenarios of several workloads add each workload's end time,
+//! `workload:<name>:end_s`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use mmsim_core::memcg::MemcgReport;
 use mmsim_workloads::ScenarioResult;
-use serde::{Deserialize, Serialize};
 
 /// How a metric's values are printed in the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -357,7 +358,7 @@ pub fn memcg_metric_name(path: &str, m: &MemcgMetric) -> String {
 }
 
 /// The group path and the per-group metric of a metric name, if it is one.
-fn split_memcg_name(name: &str) -> Option<(&str, &'static MemcgMetric)> {
+pub(crate) fn split_memcg_name(name: &str) -> Option<(&str, &'static MemcgMetric)> {
     let rest = name.strip_prefix(MEMCG_PREFIX)?;
     let (path, metric) = rest.rsplit_once(':')?;
     MEMCG_METRICS
@@ -413,284 +414,9 @@ pub fn values(r: &ScenarioResult) -> BTreeMap<String, Option<f64>> {
     out
 }
 
-/// The metrics of a comparison, in table order: the [`METRICS`], then the
-/// [`MEMCG_METRICS`] of each group (besides `/`) that every run of every configuration
-/// has, groups in path order.
-pub fn metric_infos(configs: &[ConfigReport]) -> Vec<MetricInfo> {
-    let mut out: Vec<MetricInfo> = METRICS
-        .iter()
-        .map(|m| MetricInfo {
-            name: m.name.into(),
-            about: m.about.into(),
-        })
-        .collect();
-    let mut common: Option<BTreeSet<String>> = None;
-    for run in configs.iter().flat_map(|c| &c.runs) {
-        let groups: BTreeSet<String> = run
-            .metrics
-            .keys()
-            .filter_map(|n| split_memcg_name(n).map(|(p, _)| p.to_string()))
-            .collect();
-        common = Some(match common {
-            None => groups,
-            Some(c) => c.intersection(&groups).cloned().collect(),
-        });
-    }
-    for path in common.unwrap_or_default() {
-        for m in MEMCG_METRICS {
-            out.push(MetricInfo {
-                name: memcg_metric_name(&path, m),
-                about: format!("{path}: {}", m.about),
-            });
-        }
-    }
-    // Per-workload end times, in the first run's workload order, for workloads every
-    // run has (scenarios with more than one workload).
-    let runs: Vec<&RunReport> = configs.iter().flat_map(|c| &c.runs).collect();
-    if let Some(first) = runs.first() {
-        let mut names: Vec<&String> = first
-            .metrics
-            .keys()
-            .filter(|n| n.starts_with(WORKLOAD_PREFIX))
-            .collect();
-        names.retain(|n| runs.iter().all(|r| r.metrics.contains_key(*n)));
-        let order = |n: &str| {
-            first
-                .result
-                .get("workloads")
-                .and_then(|w| w.as_array())
-                .and_then(|ws| {
-                    ws.iter().position(|w| {
-                        w.get("name")
-                            .and_then(|x| x.as_str())
-                            .is_some_and(|x| workload_metric_name(x) == n)
-                    })
-                })
-                .unwrap_or(usize::MAX)
-        };
-        names.sort_by_key(|n| order(n));
-        for n in names {
-            let w = &n[WORKLOAD_PREFIX.len()..n.len() - WORKLOAD_END.len() - 1];
-            out.push(MetricInfo {
-                name: n.clone(),
-                about: format!(
-                    "workload {w}: simulated time by which its last event had run, seconds \
-                     (its elapsed time if it started at 0)"
-                ),
-            });
-        }
-    }
-    out
-}
-
-/// A metric over the runs of one configuration (mmtests' Min, Amean, Stddev, Max).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Stats {
-    /// Runs in which the metric is defined.
-    pub n: usize,
-    /// Smallest value.
-    pub min: f64,
-    /// Arithmetic mean.
-    pub mean: f64,
-    /// Sample standard deviation (n − 1 in the denominator); `None` for one run.
-    pub stddev: Option<f64>,
-    /// Largest value.
-    pub max: f64,
-}
-
-impl Stats {
-    /// The statistics of the defined values among `values`; `None` if there are none.
-    pub fn of(values: &[Option<f64>]) -> Option<Stats> {
-        let v: Vec<f64> = values.iter().flatten().copied().collect();
-        if v.is_empty() {
-            return None;
-        }
-        let n = v.len();
-        let mean = v.iter().sum::<f64>() / n as f64;
-        let stddev = (n > 1).then(|| {
-            let ss: f64 = v.iter().map(|x| (x - mean) * (x - mean)).sum();
-            (ss / (n - 1) as f64).sqrt()
-        });
-        Some(Stats {
-            n,
-            min: v.iter().copied().fold(f64::INFINITY, f64::min),
-            mean,
-            stddev,
-            max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        })
-    }
-}
-
-/// The change of `value` against `base`, in percent of `base`: `Some(0)` when both are
-/// 0, `None` when undefined (`base` is 0 and `value` is not: a new effect, printed
-/// `new`).
-pub fn change_pct(base: f64, value: f64) -> Option<f64> {
-    if base == 0.0 {
-        (value == 0.0).then_some(0.0)
-    } else {
-        Some((value - base) / base.abs() * 100.0)
-    }
-}
-
-/// One setting of a configuration: a `[machine]` key and its value.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Setting {
-    /// The key as `--set` takes it (`swappiness`, `swap.device`, `policy.name`).
-    pub key: String,
-    /// The value as given.
-    pub value: String,
-}
-
-/// One run of a configuration.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunReport {
-    /// The seed it ran with.
-    pub seed: u64,
-    /// Whether Ctrl-C stopped it: its counters cover only `events` events.
-    pub partial: bool,
-    /// Events simulated (warmup included).
-    pub events: u64,
-    /// Every metric's value, by name (`null`: undefined).
-    pub metrics: BTreeMap<String, Option<f64>>,
-    /// The whole result, as `mmsim run --json` prints it.
-    pub result: serde_json::Value,
-}
-
-/// One configuration: its settings and its runs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ConfigReport {
-    /// Its name, `key=value` pairs joined by commas (`policy=cost,swappiness=60`).
-    pub name: String,
-    /// Its settings, one per compared axis, in axis order.
-    pub settings: Vec<Setting>,
-    /// Whether one of its runs was stopped by Ctrl-C.
-    pub partial: bool,
-    /// Its runs, seeds in increasing order.
-    pub runs: Vec<RunReport>,
-    /// Each metric's statistics over the runs, by name (`null`: undefined in every run).
-    pub stats: BTreeMap<String, Option<Stats>>,
-}
-
-/// A compared axis: a setting and the values it takes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AxisReport {
-    /// The key (`policy`, `cost_variant`, or a `--set` key).
-    pub key: String,
-    /// The flag that gave it (`--policy`, `--set swappiness`).
-    pub flag: String,
-    /// Its values, in order.
-    pub values: Vec<String>,
-}
-
-/// A metric's name and meaning, for readers of the JSON.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MetricInfo {
-    /// The name used in `metrics` and `stats`.
-    pub name: String,
-    /// What it is, with its unit.
-    pub about: String,
-}
-
-/// What `mmsim compare --json` prints; it deserializes back to the same value.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CompareReport {
-    /// The scenario's name.
-    pub scenario: String,
-    /// The seed of the first run of every configuration; repeat `i` uses `seed + i`.
-    pub seed: u64,
-    /// Runs per configuration.
-    pub repeat: u32,
-    /// Events run before the counters were zeroed, as the scenario says.
-    pub warmup_events: u64,
-    /// Whether Ctrl-C stopped the comparison: the last configuration's last run is
-    /// partial and later ones are missing.
-    pub partial: bool,
-    /// The compared axes; the configurations are their cartesian product, the first
-    /// axis varying slowest.
-    pub axes: Vec<AxisReport>,
-    /// The metrics, in table order.
-    pub metrics: Vec<MetricInfo>,
-    /// The configurations run, the baseline first.
-    pub configs: Vec<ConfigReport>,
-    /// The scenario's published results beside the simulated changes.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub published: Vec<crate::published::PublishedRow>,
-}
-
-impl ConfigReport {
-    /// Builds the report of a configuration from its results.
-    pub fn new(name: String, settings: Vec<Setting>, results: &[ScenarioResult]) -> Self {
-        let runs: Vec<RunReport> = results
-            .iter()
-            .map(|r| RunReport {
-                seed: r.seed,
-                partial: r.partial,
-                events: r.events,
-                metrics: values(r),
-                // A ScenarioResult always serializes (string keys, finite numbers or
-                // null).
-                result: serde_json::to_value(r).unwrap_or(serde_json::Value::Null),
-            })
-            .collect();
-        let names: BTreeSet<&String> = runs.iter().flat_map(|r| r.metrics.keys()).collect();
-        let stats = names
-            .into_iter()
-            .map(|name| {
-                let v: Vec<Option<f64>> = runs
-                    .iter()
-                    .map(|r| r.metrics.get(name).copied().flatten())
-                    .collect();
-                (name.clone(), Stats::of(&v))
-            })
-            .collect();
-        ConfigReport {
-            name,
-            settings,
-            partial: runs.iter().any(|r| r.partial),
-            runs,
-            stats,
-        }
-    }
-
-    /// The statistics of metric `name`.
-    pub fn stat(&self, name: &str) -> Option<&Stats> {
-        self.stats.get(name).and_then(Option::as_ref)
-    }
-
-    /// Keeps only the metrics named in `keep` (in the runs and the statistics).
-    pub fn retain_metrics(&mut self, keep: &BTreeSet<&str>) {
-        for r in &mut self.runs {
-            r.metrics.retain(|n, _| keep.contains(n.as_str()));
-        }
-        self.stats.retain(|n, _| keep.contains(n.as_str()));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stats_are_mmtests_min_amean_sample_stddev_max() {
-        let s = Stats::of(&[Some(2.0), Some(4.0), Some(4.0), Some(4.0), Some(5.0)]).unwrap();
-        assert_eq!((s.n, s.min, s.mean, s.max), (5, 2.0, 3.8, 5.0));
-        // Sample variance: (3.24 + 3 × 0.04 + 1.44) / 4 = 1.2
-        assert!((s.stddev.unwrap() - 1.2f64.sqrt()).abs() < 1e-12);
-        let one = Stats::of(&[Some(7.0)]).unwrap();
-        assert_eq!((one.mean, one.stddev), (7.0, None));
-        assert_eq!(Stats::of(&[None, None]), None);
-        let some = Stats::of(&[None, Some(1.0), Some(3.0)]).unwrap();
-        assert_eq!((some.n, some.mean), (2, 2.0));
-    }
-
-    #[test]
-    fn change_is_relative_to_the_baseline() {
-        assert_eq!(change_pct(200.0, 150.0), Some(-25.0));
-        assert_eq!(change_pct(200.0, 250.0), Some(25.0));
-        assert_eq!(change_pct(0.0, 0.0), Some(0.0));
-        assert_eq!(change_pct(0.0, 5.0), None);
-        assert_eq!(change_pct(-2.0, -1.0), Some(50.0));
-    }
 
     #[test]
     fn metric_names_are_unique() {

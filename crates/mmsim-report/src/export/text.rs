@@ -1,15 +1,25 @@
-//! The text table and the CSV of `mmsim compare`.
+//! The human-readable tables of a comparison: the metric table and the published
+//! results beside it.
 //!
-//! The table follows mmtests' compare-kernels: one row per metric, one column per
-//! configuration, the first column the baseline; every other cell is the value and, in
-//! parentheses, its change in percent of the baseline's, e.g. `12345 (  -12.40%)`
-//! (`new` when the baseline is 0). With `--repeat`, each metric has Min, Amean, Stddev
-//! and Max rows, and the change is shown on the Amean row: it compares the means.
+//! The metric table follows mmtests' compare-kernels: one row per metric, one column
+//! per configuration, the first column the baseline; every other cell is the value
+//! and, in parentheses, its change in percent of the baseline's, e.g.
+//! `12345 (  -12.40%)` (`new` when the baseline is 0). With repeated runs, each metric
+//! has Min, Amean, Stddev and Max rows, and the change is shown on the Amean row: it
+//! compares the means.
 
-use std::fmt::Write;
+use std::fmt::Write as _;
+use std::io;
 
-use crate::compare::MAX_HEADER;
-use crate::metrics::{change_pct, format_of, CompareReport, Format, Stats};
+use mmsim_workloads::published::settings;
+
+use crate::compare::CompareReport;
+use crate::metrics::{format_of, Format};
+use crate::published::PublishedRow;
+use crate::stats::{change_pct, Stats};
+
+/// Widest column name; longer names are replaced by shorter ones and a legend.
+pub const MAX_HEADER: usize = 24;
 
 /// The rows of one metric: which statistic each shows.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -117,7 +127,7 @@ fn headers(r: &CompareReport) -> (Vec<String>, Vec<String>) {
 }
 
 /// The human-readable comparison: what ran, notes, the table.
-pub fn text(r: &CompareReport, notes: &[String]) -> String {
+pub fn compare_table(r: &CompareReport, notes: &[String]) -> String {
     let mut t = String::new();
     let mut line = |label: &str, value: String| {
         let _ = writeln!(t, "{label:<12}{value}");
@@ -246,43 +256,116 @@ pub fn text(r: &CompareReport, notes: &[String]) -> String {
     t
 }
 
-/// A CSV field, quoted when it needs to be.
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+/// Writes what `mmsim compare` prints: [`compare_table`] (with `notes` as `note`
+/// lines), then [`published_table`] of the report's published rows.
+pub fn write_compare(w: &mut dyn io::Write, r: &CompareReport, notes: &[String]) -> io::Result<()> {
+    let mut t = compare_table(r, notes);
+    t.push_str(&published_table(&r.published));
+    w.write_all(t.as_bytes())
+}
+
+/// `key: compared-value vs baseline-value` for the settings that differ, then the
+/// shared ones in brackets: `soft_limit_reclaim: seed-004 vs tree [swap.device=fs]`.
+fn pair_label(baseline: &str, compared: &str) -> String {
+    let (Ok(b), Ok(c)) = (settings(baseline), settings(compared)) else {
+        return format!("{compared} vs {baseline}");
+    };
+    let differ: Vec<&(&str, &str)> = c.iter().filter(|p| !b.contains(p)).collect();
+    let shared: Vec<String> = c
+        .iter()
+        .filter(|p| b.contains(p))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let keys: Vec<&str> = differ.iter().map(|p| p.0).collect();
+    let values = |from: &[(&str, &str)]| -> Vec<String> {
+        keys.iter()
+            .filter_map(|k| from.iter().find(|p| p.0 == *k).map(|p| p.1.to_string()))
+            .collect()
+    };
+    let mut label = format!(
+        "{}: {} vs {}",
+        keys.join(","),
+        values(&c).join(","),
+        values(&b).join(",")
+    );
+    if !shared.is_empty() {
+        label.push_str(&format!(" [{}]", shared.join(",")));
     }
+    label
 }
 
-fn opt(v: Option<f64>) -> String {
-    v.map(|v| v.to_string()).unwrap_or_default()
-}
-
-/// The table's data as CSV, full precision: one line per metric and configuration.
-pub fn csv(r: &CompareReport) -> String {
-    let mut t = String::from("metric,config,value,runs,min,max,stddev,change_pct\n");
-    for m in &r.metrics {
-        let base = r.configs.first().and_then(|c| c.stat(&m.name));
-        for c in &r.configs {
-            let s = c.stat(&m.name);
-            let change = match (base, s) {
-                (Some(b), Some(s)) => change_pct(b.mean, s.mean),
-                _ => None,
-            };
-            let _ = writeln!(
-                t,
-                "{},{},{},{},{},{},{},{}",
-                m.name,
-                field(&c.name),
-                opt(s.map(|s| s.mean)),
-                s.map_or(0, |s| s.n),
-                opt(s.map(|s| s.min)),
-                opt(s.map(|s| s.max)),
-                opt(s.and_then(|s| s.stddev)),
-                opt(change),
-            );
-        }
+/// The rows as a table under the comparison.
+pub fn published_table(rows: &[PublishedRow]) -> String {
+    let mut t = String::new();
+    if rows.is_empty() {
+        return t;
+    }
+    let _ = writeln!(
+        t,
+        "\npublished results: the change of the compared configuration against its \
+         baseline, as the source reports it and as simulated"
+    );
+    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:+.1}%"));
+    let cells: Vec<[String; 6]> = rows
+        .iter()
+        .map(|r| {
+            [
+                r.metric.clone(),
+                pair_label(&r.baseline, &r.compared),
+                pct(Some(r.published_pct)),
+                pct(r.simulated_pct),
+                match r.agrees {
+                    Some(true) => "agrees".into(),
+                    Some(false) => "DISAGREES".into(),
+                    None => "-".into(),
+                },
+                r.source.clone(),
+            ]
+        })
+        .collect();
+    let head = [
+        "metric",
+        "setting: compared vs baseline",
+        "published",
+        "simulated",
+        "direction",
+        "source",
+    ];
+    let w: Vec<usize> = (0..5)
+        .map(|i| {
+            cells
+                .iter()
+                .map(|c| c[i].chars().count())
+                .chain([head[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |c: [&str; 6]| {
+        format!(
+            "  {:<w0$}  {:<w1$}  {:>w2$}  {:>w3$}  {:<w4$}  {}",
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4],
+            c[5],
+            w0 = w[0],
+            w1 = w[1],
+            w2 = w[2],
+            w3 = w[3],
+            w4 = w[4]
+        )
+        .trim_end()
+        .to_string()
+    };
+    let _ = writeln!(t, "{}", line(head));
+    for c in &cells {
+        let _ = writeln!(
+            t,
+            "{}",
+            line([&c[0], &c[1], &c[2], &c[3], &c[4], &c[5]].map(String::as_str))
+        );
     }
     t
 }

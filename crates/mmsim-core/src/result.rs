@@ -1,0 +1,117 @@
+//! What a run reports: [`RunResult`], returned by `Sim::finish`, and the
+//! workload's access counters ([`AccessStats`]) it includes.
+
+use serde::{Deserialize, Serialize};
+
+use crate::psi::PsiReport;
+use crate::stats::Vmstat;
+
+/// Access outcome counters of the workload.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccessStats {
+    /// Events that touched memory (Access, FileRead, FileWrite).
+    pub accesses: u64,
+    /// Accesses that found the page resident.
+    pub hits: u64,
+    /// Accesses that found the page not resident (first touch, swapped out,
+    /// evicted). For a buffered read, a page-cache lookup that found nothing
+    /// and had to wait for a synchronous read; pages readahead brought in
+    /// with it count as hits when the read reaches them.
+    pub misses: u64,
+    /// File pages read from the filesystem device into the page cache
+    /// (requested pages and readahead alike).
+    #[serde(default)]
+    pub file_pages_read: u64,
+    /// Events rejected because they named a page beyond the end of a VMA or file.
+    pub out_of_range: u64,
+    /// Events dropped because their task had been OOM-killed.
+    pub dropped_killed: u64,
+}
+
+/// Everything a run reports.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Policy name.
+    pub policy: String,
+    /// Accesses, hits, misses.
+    #[serde(flatten)]
+    pub access: AccessStats,
+    /// misses / accesses.
+    pub miss_ratio: f64,
+    /// /proc/vmstat counters.
+    pub vmstat: Vmstat,
+    /// /proc/pressure/memory.
+    pub psi: PsiReport,
+    /// Simulated wall time of the workload, seconds.
+    pub runtime_s: f64,
+    /// Accesses per simulated second.
+    pub throughput: f64,
+    /// kswapd CPU time, seconds.
+    pub kswapd_cpu_s: f64,
+    /// Time the workload spent in direct or memcg reclaim, seconds.
+    pub reclaim_stall_s: f64,
+    /// Time the workload waited for IO, seconds.
+    pub io_wait_s: f64,
+    /// Charged pages of the workload memcg at the end, and its limit.
+    pub memcg_usage_pages: u64,
+    /// `memory.max` in pages, if set.
+    pub memcg_max_pages: Option<u64>,
+    /// Times a charge found the group at `memory.max`.
+    pub memcg_max_events: u64,
+    /// Every memory cgroup by path (`/`, `/a`, …): `memory.current`,
+    /// `memory.max`, `memory.events` and `memory.stat`, hierarchical.
+    #[serde(default)]
+    pub memcg: std::collections::BTreeMap<String, crate::memcg::MemcgReport>,
+    /// Watermarks in pages: min, low, high.
+    pub watermarks: [u64; 3],
+    /// Swap slots in use at the end.
+    pub swap_used_pages: u64,
+    /// Simulator memory per resident folio: the folio arena's bytes over live folios.
+    pub sim_bytes_per_resident_folio: f64,
+    /// Simulator memory per tracked page: page-table, page-cache and swap
+    /// slot bytes over the pages they cover (resident or not).
+    pub sim_bytes_per_tracked_page: f64,
+    /// Simulator heap in bytes (arena, page tables, page cache, swap).
+    pub sim_heap_bytes: u64,
+    /// Where kswapd's CPU went (`kswapd_cpu_s` by kernel function).
+    #[serde(default)]
+    pub kswapd_profile: crate::cost::ReclaimProfile,
+    /// Where the CPU of reclaim in the workload's tasks (direct and
+    /// memcg-limit reclaim) went, summed over its CPUs.
+    #[serde(default)]
+    pub direct_profile: crate::cost::ReclaimProfile,
+    /// CPUs the workload ran on (`machine.cpus`).
+    #[serde(default = "one")]
+    pub cpus: u32,
+    /// Time the workload's tasks spun on a contended `lru_lock`, in and out
+    /// of reclaim, summed over its CPUs, s (0 with one CPU).
+    #[serde(default)]
+    pub lru_lock_wait_s: f64,
+    /// Section time of the busiest lruvec's `lru_lock` over the run time, %
+    /// (near 100: the lock bounds throughput; 0 with one CPU).
+    #[serde(default)]
+    pub lru_lock_busy_pct: f64,
+    /// The multi-gen LRU's view (`mglru` policy only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lru_gen: Option<crate::reclaim::lru_gen::LruGenReport>,
+    /// Paths of the groups whose usage each stats sample lists, in order
+    /// (empty when the sampler is off).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stats_memcg_paths: Vec<String>,
+    /// The stats sampler's time series, one sample per
+    /// `machine.stats_interval_ms` (empty when the sampler is off).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stats_samples: Vec<crate::timer::StatsSample>,
+    /// Scheduled writes (memcg knob changes and cycles, cgroup moves, lru_gen
+    /// writes) still pending when the run ended: due after its last event, so
+    /// never applied.
+    #[serde(default)]
+    pub unapplied_writes: u64,
+    /// When the first of them was due, seconds on the workload clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_unapplied_s: Option<f64>,
+}
+
+fn one() -> u32 {
+    1
+}
