@@ -774,7 +774,9 @@ impl Sim {
         }
         self.vm.pgalloc_normal += 1;
         self.memcg1_check_events(self.cur_memcg, 1);
-        Some(self.folios.alloc(space, index, fl, self.cur_memcg))
+        let f = self.folios.alloc(space, index, fl, self.cur_memcg);
+        self.alloc_folio_frames(f);
+        Some(f)
     }
 
     /// Takes a free page from the node, reclaiming as the allocator does:
