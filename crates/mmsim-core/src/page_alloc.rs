@@ -643,7 +643,10 @@ impl Zone {
             pageblocks[mt as usize] += 1;
         }
         PageTypeInfo {
-            types: MigrateType::ALL.iter().map(|m| m.name().to_string()).collect(),
+            types: MigrateType::ALL
+                .iter()
+                .map(|m| m.name().to_string())
+                .collect(),
             free_blocks: MigrateType::ALL
                 .iter()
                 .map(|&mt| std::array::from_fn(|o| self.free_list_len(o, mt)))

@@ -65,7 +65,10 @@ fn a_2_tib_zone_boots_without_per_page_memory() {
 fn a_partial_last_block_is_used_first() {
     let mut zone = Zone::new("Normal", 1 << 20, 3 * 1024 + 512 + 1);
     assert_eq!(zone.buddyinfo(), [1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 3]);
-    assert_eq!(zone.alloc_pages(0, Movable), Some((1 << 20) + 3 * 1024 + 512));
+    assert_eq!(
+        zone.alloc_pages(0, Movable),
+        Some((1 << 20) + 3 * 1024 + 512)
+    );
     assert_eq!(zone.alloc_pages(0, Movable), Some((1 << 20) + 3 * 1024));
     check_tails(&zone);
 }

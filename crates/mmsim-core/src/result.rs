@@ -71,6 +71,10 @@ pub struct RunResult {
     /// `/proc/pagetypeinfo` of the zone at the end.
     #[serde(default)]
     pub pagetypeinfo: crate::page_alloc::PageTypeInfo,
+    /// Free pages on the per-CPU list at the end (`pcp->count`): free for
+    /// `nr_free_pages` but in no buddy list.
+    #[serde(default)]
+    pub pcp_pages: u64,
     /// Swap slots in use at the end.
     pub swap_used_pages: u64,
     /// Simulator memory per resident folio: the folio arena's bytes over live folios.

@@ -626,6 +626,7 @@ impl Sim {
             ],
             buddyinfo: self.phys.zone.buddyinfo(),
             pagetypeinfo: self.phys.zone.pagetypeinfo(),
+            pcp_pages: self.phys.pcp.count(),
             swap_used_pages: self.swap.as_ref().map_or(0, |s| s.used),
             sim_bytes_per_resident_folio: self.folios.heap_bytes() as f64 / live,
             sim_bytes_per_tracked_page: slot_bytes as f64 / tracked.max(1) as f64,
