@@ -648,7 +648,7 @@ fn host_memory_is_estimated_and_guarded() {
         bad_input(
             &[cmd, &[huge, "--host-memory", "5G"]].concat(),
             &[
-                "would need about 15.",
+                "would need about 22.6 GiB",
                 "more than the 5.0 GiB (--host-memory 5.0 GiB)",
                 "workload[0] (`big`) can touch 400000000 pages (1.5 TiB of simulated memory)",
                 "`--host-memory max` runs it anyway",
@@ -700,4 +700,39 @@ fn run_json_has_a_schema_version_and_the_heap_peak() {
     ]);
     assert_eq!(c["schema_version"], 1);
     assert_eq!(c["configs"][0]["runs"][0]["result"]["schema_version"], 1);
+}
+
+/// The default scenario ends with `/proc/buddyinfo` in the report and JSON: eleven
+/// orders whose pages, with the per-CPU list's, are the free pages.
+#[test]
+fn buddyinfo_of_the_default_scenario_adds_up_to_the_free_pages() {
+    let out = mmsim().args(["run", "-q"]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text
+        .lines()
+        .skip_while(|l| !l.starts_with("/proc/buddyinfo"))
+        .nth(1)
+        .unwrap();
+    let numbers: Vec<u64> = line
+        .trim()
+        .strip_prefix("Node 0, zone   Normal")
+        .unwrap()
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    assert_eq!(numbers.len(), 11, "{line}");
+    let v = json(&["run", "-q", "--json"]);
+    let buddy: Vec<u64> = v["buddyinfo"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    assert_eq!(buddy, numbers);
+    let pages: u64 = buddy.iter().enumerate().map(|(k, n)| n << k).sum();
+    assert_eq!(
+        pages + v["pcp_pages"].as_u64().unwrap(),
+        v["vmstat"]["nr_free_pages"].as_u64().unwrap()
+    );
+    assert_eq!(v["pagetypeinfo"]["types"][1], "Movable");
 }

@@ -780,7 +780,9 @@ impl Sim {
         }
         self.count_vm_events(PGALLOC_NORMAL, 1);
         self.memcg1_check_events(self.cur_memcg, 1);
-        Some(self.folios.alloc(space, index, fl, self.cur_memcg))
+        let f = self.folios.alloc(space, index, fl, self.cur_memcg);
+        self.alloc_folio_frames(f);
+        Some(f)
     }
 
     /// Takes a free page from the node, reclaiming as the allocator does:

@@ -64,9 +64,6 @@ mod mem;
 pub mod memcg;
 mod memcontrol_v1;
 mod oom;
-// The buddy allocator is not wired into the fault path yet: only its tests
-// (`page_alloc_tests.rs`) use it until the head-PFN work lands.
-#[allow(dead_code)]
 mod page_alloc;
 mod page_counter;
 mod psi;
@@ -94,6 +91,7 @@ pub use event::{Event, FileId};
 pub use mem::pagetable::{TaskId, VmaId};
 pub use memcg::{MemcgId, MemcgKnob, MemcgReport};
 pub use memcg::{MAX_MEMCGS, ROOT};
+pub use page_alloc::PageTypeInfo;
 pub use readahead::Advice;
 pub use reclaim::lru_gen::{parse_lru_gen_file_write, LruGenReport, LRU_GEN_DEBUG};
 pub use result::{AccessStats, RunResult};

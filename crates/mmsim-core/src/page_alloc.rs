@@ -9,15 +9,88 @@
 //! table and may claim a whole pageblock (`__rmqueue_fallback`,
 //! `steal_suitable_fallback`). Freeing merges with the buddy
 //! (`__free_one_page`). Per-CPU page lists, HIGHATOMIC, CMA and isolation
-//! are not modelled. The module is not yet wired into `Sim`: the simulator
-//! still keeps its own free-page count.
+//! are not modelled.
+//!
+//! In `Sim` the node's memory is one ZONE_NORMAL starting at 4 GiB (PFN
+//! 0x100000, where x86-64's ZONE_NORMAL begins above DMA32); the DMA and
+//! DMA32 zones are not modelled, every managed page is in Normal. Each
+//! folio allocation takes its page frames here (`MIGRATE_MOVABLE`, user
+//! pages and page cache) and each free returns them; `mem_map` maps a PFN
+//! to its folio (4 bytes per page frame). Reclaim and allocation decisions
+//! still read `Node::free`, which `Sim::check_invariants` holds equal to
+//! the zone's free pages: which PFN a folio gets decides nothing.
 //!
 //! Free lists are intrusive doubly-linked lists over two `u32` arrays
 //! indexed by PFN (8 host bytes per page frame), added at the head or the
 //! tail exactly where the kernel does, so list contents are comparable to
 //! the kernel's.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use crate::mem::folio::{FolioId, NIL, NO_PFN};
+use crate::sim::Sim;
+
+/// Page frames per chunk of a [`PageArray`]: 128 MiB of memory, the x86-64
+/// `SECTION_SIZE_BITS` of SPARSEMEM.
+const CHUNK_PAGES: usize = 1 << 15;
+
+/// Per-page-frame state stored the way SPARSEMEM stores `struct page`s:
+/// in chunks of [`CHUNK_PAGES`] allocated when a page in them is first
+/// written; unwritten chunks read as the default. A 2 TiB zone whose
+/// workload touches 1 GiB holds 8 chunks, not 4,096.
+#[derive(Debug, Clone)]
+pub(crate) struct PageArray<T: Copy> {
+    default: T,
+    chunks: Vec<Option<Box<[T]>>>,
+}
+
+impl<T: Copy> PageArray<T> {
+    /// `pages` entries, all `default`, none allocated.
+    pub(crate) fn new(pages: u64, default: T) -> Self {
+        PageArray {
+            default,
+            chunks: vec![None; (pages as usize).div_ceil(CHUNK_PAGES)],
+        }
+    }
+
+    /// Host bytes of the allocated chunks and the chunk table.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let live = self.chunks.iter().filter(|c| c.is_some()).count();
+        live * CHUNK_PAGES * std::mem::size_of::<T>() + self.chunks.capacity() * 8
+    }
+
+    /// Calls `f(index, value)` for every entry of the allocated chunks.
+    pub(crate) fn for_each_allocated(&self, mut f: impl FnMut(usize, T)) {
+        for (c, chunk) in self.chunks.iter().enumerate() {
+            if let Some(chunk) = chunk {
+                for (k, &v) in chunk.iter().enumerate() {
+                    f(c * CHUNK_PAGES + k, v);
+                }
+            }
+        }
+    }
+}
+
+impl<T: Copy> std::ops::Index<usize> for PageArray<T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, i: usize) -> &T {
+        match &self.chunks[i / CHUNK_PAGES] {
+            Some(chunk) => &chunk[i % CHUNK_PAGES],
+            None => &self.default,
+        }
+    }
+}
+
+impl<T: Copy> std::ops::IndexMut<usize> for PageArray<T> {
+    #[inline]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        let default = self.default;
+        let chunk = self.chunks[i / CHUNK_PAGES]
+            .get_or_insert_with(|| vec![default; CHUNK_PAGES].into_boxed_slice());
+        &mut chunk[i % CHUNK_PAGES]
+    }
+}
 
 /// `MAX_PAGE_ORDER` (include/linux/mmzone.h, v6.12): the largest buddy order.
 pub(crate) const MAX_PAGE_ORDER: usize = 10;
@@ -95,27 +168,39 @@ pub(crate) struct Zone {
     /// Pages spanned (`spanned_pages`).
     pub spanned_pages: u64,
     /// Pages handed to the buddy allocator (`managed_pages`).
+    #[allow(dead_code)] // `managed_pages`, shown in /proc/zoneinfo (not yet printed)
     pub managed_pages: u64,
     free_pages: u64,
     nr_free: [u64; NR_PAGE_ORDERS],
     heads: [[u32; MIGRATE_TYPES]; NR_PAGE_ORDERS],
-    next: Vec<u32>,
-    prev: Vec<u32>,
+    /// Last entry of each list, so tail adds (boot, merges) are O(1).
+    tails: [[u32; MIGRATE_TYPES]; NR_PAGE_ORDERS],
+    next: PageArray<u32>,
+    prev: PageArray<u32>,
     /// Order of the free block headed here, or `NOT_FREE` (`PageBuddy` + `buddy_order`).
-    free_order: Vec<u8>,
+    free_order: PageArray<u8>,
     /// Migrate type per pageblock (`pageblock_flags`).
     block_type: Vec<MigrateType>,
     /// Migrate type each allocated block was asked for, per head page; used
     /// to count "alike" pages when a pageblock is claimed.
-    alloc_type: Vec<u8>,
+    alloc_type: PageArray<u8>,
+    /// The untouched part of the zone: the `MAX_PAGE_ORDER` blocks from this
+    /// index to `pristine_end` are free, `MIGRATE_MOVABLE`, and the tail of
+    /// the order-10 movable list in ascending order, as boot left them; they
+    /// are counted in `nr_free` and `free_pages` but written nowhere until
+    /// one reaches the head of its list ([`Zone::materialize_pristine`]).
+    pristine_next: u64,
+    /// End (zone-relative index) of the pristine blocks: the zone's pages
+    /// rounded down to whole `MAX_PAGE_ORDER` blocks.
+    pristine_end: u64,
 }
 
 /// Free blocks per order per migrate type, and pageblocks per type:
 /// the two tables of `/proc/pagetypeinfo`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct PageTypeInfo {
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageTypeInfo {
     /// Type names, in row order.
-    pub types: Vec<&'static str>,
+    pub types: Vec<String>,
     /// `free_blocks[type][order]`.
     pub free_blocks: Vec<[u64; NR_PAGE_ORDERS]>,
     /// Pageblocks of each type.
@@ -133,24 +218,33 @@ impl Zone {
             0,
             "zone start must be MAX_PAGE_ORDER-aligned"
         );
-        let n = nr_pages as usize;
         let blocks = nr_pages.div_ceil(PAGEBLOCK_NR_PAGES) as usize;
+        let max_block = 1u64 << MAX_PAGE_ORDER;
+        let whole = nr_pages / max_block;
         let mut zone = Zone {
             name,
             start_pfn,
             spanned_pages: nr_pages,
             managed_pages: nr_pages,
-            free_pages: 0,
+            free_pages: whole * max_block,
             nr_free: [0; NR_PAGE_ORDERS],
             heads: [[NONE; MIGRATE_TYPES]; NR_PAGE_ORDERS],
-            next: vec![NONE; n],
-            prev: vec![NONE; n],
-            free_order: vec![NOT_FREE; n],
+            tails: [[NONE; MIGRATE_TYPES]; NR_PAGE_ORDERS],
+            // Links are read only for free blocks, which set them when added.
+            next: PageArray::new(nr_pages, 0),
+            prev: PageArray::new(nr_pages, 0),
+            free_order: PageArray::new(nr_pages, NOT_FREE),
             block_type: vec![MigrateType::Movable; blocks],
-            alloc_type: vec![MigrateType::Movable as u8; n],
+            // Read only for allocated pages, which `alloc_pages` fills.
+            alloc_type: PageArray::new(nr_pages, 0),
+            pristine_next: 0,
+            pristine_end: whole * max_block,
         };
-        // Free in the largest naturally aligned chunks that fit.
-        let mut pfn = start_pfn;
+        // The whole MAX_PAGE_ORDER blocks are freed in ascending order to the
+        // tail: they stay pristine, counted but not written. The rest, in the
+        // largest naturally aligned chunks that fit, is freed as boot does.
+        zone.nr_free[MAX_PAGE_ORDER] = whole;
+        let mut pfn = start_pfn + whole * max_block;
         let end = start_pfn + nr_pages;
         while pfn < end {
             let mut order = MAX_PAGE_ORDER;
@@ -166,6 +260,35 @@ impl Zone {
     /// Free pages in the zone (`NR_FREE_PAGES`).
     pub(crate) fn free_pages(&self) -> u64 {
         self.free_pages
+    }
+
+    /// Pristine blocks left (see the field).
+    fn pristine_blocks(&self) -> u64 {
+        (self.pristine_end - self.pristine_next) >> MAX_PAGE_ORDER
+    }
+
+    /// Writes the first pristine block onto the tail of the order-10 movable
+    /// list when that list has nothing else, so that its head is the block
+    /// boot put there: list order is the kernel's, only the writing is late.
+    fn materialize_pristine(&mut self, order: usize, mt: MigrateType) {
+        if order != MAX_PAGE_ORDER
+            || mt != MigrateType::Movable
+            || self.heads[order][mt as usize] != NONE
+            || self.pristine_blocks() == 0
+        {
+            return;
+        }
+        let pfn = self.start_pfn + self.pristine_next;
+        self.pristine_next += 1 << MAX_PAGE_ORDER;
+        self.nr_free[MAX_PAGE_ORDER] -= 1;
+        self.free_pages -= 1 << MAX_PAGE_ORDER;
+        self.add_to_free_list(pfn, MAX_PAGE_ORDER, MigrateType::Movable, true);
+    }
+
+    /// Whether the `order` list of `mt` holds a block, pristine ones included.
+    fn has_free(&self, order: usize, mt: MigrateType) -> bool {
+        self.heads[order][mt as usize] != NONE
+            || (order == MAX_PAGE_ORDER && mt == MigrateType::Movable && self.pristine_blocks() > 0)
     }
 
     /// The migrate type of the pageblock holding `pfn` (`get_pfnblock_migratetype`).
@@ -202,15 +325,13 @@ impl Zone {
             self.next[i] = NONE;
             self.prev[i] = NONE;
             self.heads[order][mt as usize] = i as u32;
+            self.tails[order][mt as usize] = i as u32;
         } else if tail {
-            // Walk to the tail: tail adds happen at boot and on merges, lists are short.
-            let mut last = head as usize;
-            while self.next[last] != NONE {
-                last = self.next[last] as usize;
-            }
+            let last = self.tails[order][mt as usize] as usize;
             self.next[last] = i as u32;
             self.prev[i] = last as u32;
             self.next[i] = NONE;
+            self.tails[order][mt as usize] = i as u32;
         } else {
             self.next[i] = head;
             self.prev[i] = NONE;
@@ -232,6 +353,8 @@ impl Zone {
         }
         if n != NONE {
             self.prev[n as usize] = p;
+        } else {
+            self.tails[order][mt as usize] = p;
         }
         self.free_order[i] = NOT_FREE;
         self.nr_free[order] -= 1;
@@ -251,8 +374,9 @@ impl Zone {
     }
 
     /// `__free_one_page` (mm/page_alloc.c, v6.12): merge with free buddies up
-    /// to `MAX_PAGE_ORDER`; the buddy's pageblock takes the freed block's
-    /// type; the result goes to the tail when `to_tail` (FPI_TO_TAIL) or when
+    /// to `MAX_PAGE_ORDER`; a buddy of another type has its (first) pageblock
+    /// set to the freed block's type (`set_pageblock_migratetype(buddy)`, so
+    /// an order-10 merge retypes the buddy's one pageblock); the result goes to the tail when `to_tail` (FPI_TO_TAIL) or when
     /// `buddy_merge_likely`, else to the head.
     fn free_one_page(&mut self, mut pfn: u64, mut order: usize, to_tail: bool) {
         let mt = self.pageblock_type(pfn);
@@ -263,13 +387,11 @@ impl Zone {
             let buddy_mt = self.free_block_type(buddy);
             self.del_from_free_list(buddy, order, buddy_mt);
             if buddy_mt != mt {
-                self.set_range_type(buddy, order, mt);
+                let block = self.block_index(buddy);
+                self.block_type[block] = mt;
             }
             pfn &= buddy;
             order += 1;
-        }
-        if order >= PAGEBLOCK_ORDER {
-            self.set_range_type(pfn, order, mt);
         }
         let tail = to_tail || self.buddy_merge_likely(pfn, order);
         self.add_to_free_list(pfn, order, mt, tail);
@@ -296,6 +418,7 @@ impl Zone {
     /// `__rmqueue_smallest` (v6.12): the first block of `mt` from `order` up, split down.
     fn rmqueue_smallest(&mut self, order: usize, mt: MigrateType) -> Option<u64> {
         for current in order..NR_PAGE_ORDERS {
+            self.materialize_pristine(current, mt);
             let head = self.heads[current][mt as usize];
             if head == NONE {
                 continue;
@@ -321,7 +444,7 @@ impl Zone {
         start
             .fallbacks()
             .into_iter()
-            .find(|&mt| self.heads[order][mt as usize] != NONE)
+            .find(|&mt| self.has_free(order, mt))
             .map(|mt| (mt, can_steal_fallback(order, start)))
     }
 
@@ -344,6 +467,7 @@ impl Zone {
             }
         }
         let (current, block_mt, can_steal) = found?;
+        self.materialize_pristine(current, block_mt);
         let pfn = self.start_pfn + self.heads[current][block_mt as usize] as u64;
         Some(self.steal_suitable_fallback(pfn, current, order, start, block_mt, can_steal))
     }
@@ -409,26 +533,25 @@ impl Zone {
         (free, alike)
     }
 
-    /// `move_freepages_block`: move every free block of the pageblock to `to`'s lists.
+    /// `move_freepages_block` (v6.12 `__move_freepages_block`): move every
+    /// free block of the pageblock, in PFN order, to the tail of `to`'s
+    /// lists. Deleting from `from` never touches `to`'s lists, so each block
+    /// moves as it is found, without a buffer.
     fn move_freepages_block(&mut self, pfn: u64, from: MigrateType, to: MigrateType) {
         let first = self.start_pfn + ((self.block_index(pfn) as u64) << PAGEBLOCK_ORDER);
         let end = (first + PAGEBLOCK_NR_PAGES).min(self.start_pfn + self.spanned_pages);
         let mut p = first;
-        let mut moved = Vec::new();
         while p < end {
             let o = self.free_order[self.idx(p)];
             if o == NOT_FREE {
                 p += 1;
             } else {
                 self.del_from_free_list(p, o as usize, from);
-                moved.push((p, o as usize));
+                self.add_to_free_list(p, o as usize, to, true);
                 p += 1 << o;
             }
         }
         self.set_range_type(first, PAGEBLOCK_ORDER, to);
-        for (p, o) in moved {
-            self.add_to_free_list(p, o, to, true);
-        }
     }
 
     /// `__rmqueue` (v6.12, no CMA): allocate `1 << order` pages of `mt`,
@@ -439,7 +562,9 @@ impl Zone {
             .rmqueue_smallest(order, mt)
             .or_else(|| self.rmqueue_fallback(order, mt))?;
         let i = self.idx(pfn);
-        self.alloc_type[i..i + (1 << order)].fill(mt as u8);
+        for k in i..i + (1 << order) {
+            self.alloc_type[k] = mt as u8;
+        }
         Some(pfn)
     }
 
@@ -454,6 +579,7 @@ impl Zone {
     /// highatomic): free pages minus the `(1 << order) - 1` unusable for this
     /// order must exceed `mark`, and for order > 0 some list of at least
     /// `order` must hold a free block.
+    #[cfg_attr(not(test), allow(dead_code))] // for compaction and high-order allocations
     pub(crate) fn watermark_ok(&self, order: usize, mark: u64) -> bool {
         let free = self.free_pages as i64 - ((1i64 << order) - 1);
         if free <= mark as i64 {
@@ -463,7 +589,7 @@ impl Zone {
             return true;
         }
         (order..NR_PAGE_ORDERS)
-            .any(|o| self.nr_free[o] > 0 && self.heads[o].iter().any(|&h| h != NONE))
+            .any(|o| self.nr_free[o] > 0 && MigrateType::ALL.iter().any(|&mt| self.has_free(o, mt)))
     }
 
     /// Free blocks per order (`/proc/buddyinfo`'s numbers).
@@ -480,13 +606,35 @@ impl Zone {
         line
     }
 
+    /// Blocks on one free list, pristine ones included.
+    pub(crate) fn free_list_len(&self, order: usize, mt: MigrateType) -> u64 {
+        let mut n = 0;
+        let mut i = self.heads[order][mt as usize];
+        while i != NONE {
+            n += 1;
+            i = self.next[i as usize];
+        }
+        if order == MAX_PAGE_ORDER && mt == MigrateType::Movable {
+            n += self.pristine_blocks();
+        }
+        n
+    }
+
     /// The PFNs on one free list, head first.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn free_list(&self, order: usize, mt: MigrateType) -> Vec<u64> {
         let mut out = Vec::new();
         let mut i = self.heads[order][mt as usize];
         while i != NONE {
             out.push(self.start_pfn + i as u64);
             i = self.next[i as usize];
+        }
+        if order == MAX_PAGE_ORDER && mt == MigrateType::Movable {
+            out.extend(
+                (self.pristine_next..self.pristine_end)
+                    .step_by(1 << MAX_PAGE_ORDER)
+                    .map(|i| self.start_pfn + i),
+            );
         }
         out
     }
@@ -498,19 +646,236 @@ impl Zone {
             pageblocks[mt as usize] += 1;
         }
         PageTypeInfo {
-            types: MigrateType::ALL.iter().map(|m| m.name()).collect(),
+            types: MigrateType::ALL
+                .iter()
+                .map(|m| m.name().to_string())
+                .collect(),
             free_blocks: MigrateType::ALL
                 .iter()
-                .map(|&mt| std::array::from_fn(|o| self.free_list(o, mt).len() as u64))
+                .map(|&mt| std::array::from_fn(|o| self.free_list_len(o, mt)))
                 .collect(),
             pageblocks,
         }
     }
 
-    /// Host bytes per page frame of this model: `next`/`prev` links, the free
-    /// order and the allocation type (4 + 4 + 1 + 1), plus the pageblock types.
-    pub(crate) fn host_bytes_per_page() -> usize {
-        10
+    /// Host bytes of this zone's arrays.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.next.heap_bytes()
+            + self.prev.heap_bytes()
+            + self.free_order.heap_bytes()
+            + self.alloc_type.heap_bytes()
+            + self.block_type.capacity()
+    }
+}
+
+/// First PFN of the simulated ZONE_NORMAL: 4 GiB, above x86-64's DMA32.
+pub(crate) const NORMAL_START_PFN: u64 = 1 << 20;
+
+/// The per-CPU page list of order-0 movable pages (`struct per_cpu_pages`,
+/// mm/page_alloc.c v6.12) of the one CPU that allocates: frees go to its
+/// head (`free_unref_page_commit`) and allocations take its head
+/// (`__rmqueue_pcplist`); an empty list is refilled with `batch` pages
+/// (`rmqueue_bulk`, each added at the tail) and a list at `high` gives
+/// `batch` pages from its tail back to the buddy lists
+/// (`free_pcppages_bulk`). `high` is `zone_highsize` without auto-tuning:
+/// the low watermark over the node's CPUs, at least `4 × batch`; v6.12's
+/// adaptive `high` (`decay_pcp_high`, `nr_pcp_free`'s growing free count)
+/// is not modelled. Pages on the list are free for `Node::free` but not in
+/// the zone's free count, as in the kernel (`NR_FREE_PAGES`).
+#[derive(Debug, Clone)]
+pub(crate) struct PerCpuPages {
+    /// The list, head at the back.
+    list: std::collections::VecDeque<u64>,
+    /// `pcp->batch` (`zone_batchsize`).
+    pub batch: usize,
+    /// `pcp->high` (`zone_highsize`).
+    pub high: usize,
+}
+
+impl PerCpuPages {
+    /// `zone_batchsize` and `zone_highsize` (v6.12, `percpu_pagelist_high_fraction` 0).
+    pub(crate) fn new(managed: u64, low_wmark: u64, cpus: u32) -> Self {
+        let batch = ((managed >> 10).min((1 << 20) / 4096) / 4).max(1);
+        // rounddown_pow_of_two(batch + batch / 2) - 1, at least 1 (pageset_update).
+        let x = batch + batch / 2;
+        let batch = (((1u64 << (63 - x.leading_zeros())) - 1) as usize).max(1);
+        let high = ((low_wmark / u64::from(cpus.max(1))) as usize).max(batch << 2);
+        PerCpuPages {
+            list: std::collections::VecDeque::new(),
+            batch,
+            high,
+        }
+    }
+
+    /// Pages on the list (`pcp->count`).
+    pub(crate) fn count(&self) -> u64 {
+        self.list.len() as u64
+    }
+}
+
+/// The node's physical memory: its zone, the per-CPU list, and the PFN →
+/// folio map that stands in for `mem_map` (`pfn_folio`), stored in chunks
+/// like SPARSEMEM's sections so that host memory follows what was touched.
+#[derive(Debug, Clone)]
+pub(crate) struct PhysMem {
+    /// ZONE_NORMAL, holding every managed page.
+    pub zone: Zone,
+    /// Order-0 movable pages held per CPU.
+    pub pcp: PerCpuPages,
+    /// The folio whose pages include each PFN of the zone, or `NIL`.
+    mem_map: PageArray<FolioId>,
+}
+
+impl PhysMem {
+    /// `managed` pages in one ZONE_NORMAL from [`NORMAL_START_PFN`], all free.
+    pub(crate) fn new(managed: u64, low_wmark: u64, cpus: u32) -> PhysMem {
+        assert!(
+            NORMAL_START_PFN + managed <= u64::from(NO_PFN),
+            "PFNs must fit in 32 bits"
+        );
+        PhysMem {
+            zone: Zone::new("Normal", NORMAL_START_PFN, managed),
+            pcp: PerCpuPages::new(managed, low_wmark, cpus),
+            mem_map: PageArray::new(managed, NIL),
+        }
+    }
+
+    /// `pfn_folio`: the folio holding `pfn`, or `NIL`.
+    #[allow(dead_code)] // for DAMON's physical-address operations
+    pub(crate) fn pfn_folio(&self, pfn: u32) -> FolioId {
+        self.mem_map[(u64::from(pfn) - self.zone.start_pfn) as usize]
+    }
+
+    /// Free pages: the zone's and the per-CPU list's.
+    pub(crate) fn free_pages(&self) -> u64 {
+        self.zone.free_pages() + self.pcp.count()
+    }
+
+    /// `rmqueue` for one page: the per-CPU list's head, refilled from the
+    /// buddy lists when empty; larger orders from the zone directly.
+    fn alloc(&mut self, order: usize) -> Option<u64> {
+        if order > 0 {
+            return self.zone.alloc_pages(order, MigrateType::Movable);
+        }
+        if self.pcp.list.is_empty() {
+            // rmqueue_bulk: each page at the tail, so the first taken is first used.
+            for _ in 0..self.pcp.batch {
+                match self.zone.alloc_pages(0, MigrateType::Movable) {
+                    Some(pfn) => self.pcp.list.push_front(pfn),
+                    None => break,
+                }
+            }
+        }
+        self.pcp.list.pop_back()
+    }
+
+    /// `free_unref_folios` for one folio: order 0 to the per-CPU list's head
+    /// (draining `batch` pages from its tail at `high`), larger to the zone.
+    fn free(&mut self, pfn: u64, order: usize) {
+        if order > 0 {
+            self.zone.free_pages_block(pfn, order);
+            return;
+        }
+        self.pcp.list.push_back(pfn);
+        if self.pcp.list.len() >= self.pcp.high {
+            for _ in 0..self.pcp.batch {
+                let Some(p) = self.pcp.list.pop_front() else {
+                    break;
+                };
+                self.zone.free_pages_block(p, 0);
+            }
+        }
+    }
+
+    /// Host bytes of the zone, the list and the map.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.zone.heap_bytes() + self.pcp.list.capacity() * 8 + self.mem_map.heap_bytes()
+    }
+}
+
+impl Sim {
+    /// `folio_nr_pages` (include/linux/mm.h): base pages in folio `f`.
+    #[inline]
+    pub(crate) fn folio_nr_pages(&self, f: FolioId) -> u64 {
+        self.folios[f].nr_pages()
+    }
+
+    /// Gives a new folio its page frames (`__rmqueue` through the per-CPU
+    /// list, `MIGRATE_MOVABLE`), after `alloc_page` has taken them from
+    /// `Node::free`, which stays the count reclaim and the watermarks read:
+    /// which frames a folio gets decides nothing yet.
+    pub(crate) fn alloc_folio_frames(&mut self, f: FolioId) {
+        let order = self.folios[f].order as usize;
+        let pfn = self
+            .phys
+            .alloc(order)
+            .expect("Node::free promised a free page");
+        let first = (pfn - self.phys.zone.start_pfn) as usize;
+        for i in first..first + (1 << order) {
+            self.phys.mem_map[i] = f;
+        }
+        self.folios.set_head_pfn(f, pfn as u32);
+    }
+
+    /// Returns a folio's page frames (`free_unref_folios`); folios made
+    /// without frames (rule tests' dummies) return none.
+    pub(crate) fn free_folio_frames(&mut self, f: FolioId) {
+        let pfn = self.folios.head_pfn(f);
+        if pfn == NO_PFN {
+            return;
+        }
+        let order = self.folios[f].order as usize;
+        let first = (u64::from(pfn) - self.phys.zone.start_pfn) as usize;
+        for i in first..first + (1 << order) {
+            self.phys.mem_map[i] = NIL;
+        }
+        self.phys.free(u64::from(pfn), order);
+    }
+
+    /// The page allocator's invariants: the zone's and the per-CPU list's
+    /// free pages equal `Node::free`, every folio with frames is what
+    /// `mem_map` says of each of its PFNs, and `mem_map` names no other folio.
+    pub(crate) fn check_page_alloc(&self) -> Result<(), String> {
+        if self.phys.free_pages() != self.node.free {
+            return Err(format!(
+                "zone free {} + per-CPU {} != node free {}",
+                self.phys.zone.free_pages(),
+                self.phys.pcp.count(),
+                self.node.free
+            ));
+        }
+        let mut mapped = 0u64;
+        let mut err = None;
+        self.phys.mem_map.for_each_allocated(|i, f| {
+            if f == NIL || err.is_some() {
+                return;
+            }
+            let pfn = self.phys.zone.start_pfn + i as u64;
+            if !self.folios.is_live(f) {
+                err = Some(format!("pfn {pfn:#x} maps freed folio {f}"));
+                return;
+            }
+            let head = u64::from(self.folios.head_pfn(f));
+            if pfn < head || pfn >= head + self.folio_nr_pages(f) {
+                err = Some(format!("pfn {pfn:#x} maps folio {f} with head {head:#x}"));
+            }
+            mapped += 1;
+        });
+        if let Some(e) = err {
+            return Err(e);
+        }
+        let framed = self.folios.framed_pages();
+        if mapped != framed {
+            return Err(format!(
+                "mem_map has {mapped} pages but {framed} folios have frames"
+            ));
+        }
+        Ok(())
+    }
+
+    /// `/proc/buddyinfo`'s line of the zone.
+    pub fn buddyinfo_line(&self) -> String {
+        self.phys.zone.buddyinfo_line(0)
     }
 }
 

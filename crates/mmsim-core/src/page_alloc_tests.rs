@@ -7,6 +7,72 @@ use proptest::prelude::*;
 
 use MigrateType::{Movable, Reclaimable, Unmovable};
 
+/// Every list's tail index is its last written entry, reached by walking
+/// `prev` back to the head; the pristine blocks follow the written ones on
+/// the order-10 movable list.
+fn check_tails(zone: &Zone) {
+    for order in 0..NR_PAGE_ORDERS {
+        for mt in MigrateType::ALL {
+            let mut list = Vec::new();
+            let mut i = zone.heads[order][mt as usize];
+            while i != NONE {
+                list.push(zone.start_pfn + i as u64);
+                i = zone.next[i as usize];
+            }
+            let tail = zone.tails[order][mt as usize];
+            match list.last() {
+                None => assert_eq!(zone.heads[order][mt as usize], NONE),
+                Some(&last) => {
+                    assert_eq!(zone.start_pfn + tail as u64, last, "order {order} {mt:?}")
+                }
+            }
+            let mut back = Vec::new();
+            let mut i = if list.is_empty() { NONE } else { tail };
+            while i != NONE {
+                back.push(zone.start_pfn + i as u64);
+                i = zone.prev[i as usize];
+            }
+            back.reverse();
+            assert_eq!(back, list, "prev links of order {order} {mt:?}");
+            let full = zone.free_list(order, mt);
+            assert_eq!(full[..list.len()], list[..], "written entries first");
+            assert_eq!(full.len() as u64, zone.free_list_len(order, mt));
+        }
+    }
+}
+
+/// Boot writes nothing per page frame: a 2 TiB zone (512 Mi pages) holds
+/// its 512 Ki order-10 blocks as the pristine tail of one list, and its host
+/// memory is the pageblock table (1 byte per 2 MiB) and the chunk tables.
+#[test]
+fn a_2_tib_zone_boots_without_per_page_memory() {
+    let mut zone = Zone::new("Normal", 1 << 20, 512 << 20);
+    assert_eq!(zone.buddyinfo()[MAX_PAGE_ORDER], 512 << 10);
+    assert_eq!(zone.free_pages(), 512 << 20);
+    assert!(zone.heap_bytes() < 2 << 20, "{} bytes", zone.heap_bytes());
+    // The first allocation splits the lowest block, as after a real boot.
+    assert_eq!(zone.alloc_pages(0, Movable), Some(1 << 20));
+    assert_eq!(zone.buddyinfo()[MAX_PAGE_ORDER], (512 << 10) - 1);
+    assert_eq!(zone.free_list(9, Movable), vec![(1 << 20) + 512]);
+    check_tails(&zone);
+    // One chunk of 32 Ki pages written, for each of the four per-page arrays.
+    assert!(zone.heap_bytes() < 3 << 20, "{} bytes", zone.heap_bytes());
+}
+
+/// A zone that is not whole order-10 blocks: the rest is freed in smaller
+/// blocks at boot, and (smallest order first) serves the first allocation.
+#[test]
+fn a_partial_last_block_is_used_first() {
+    let mut zone = Zone::new("Normal", 1 << 20, 3 * 1024 + 512 + 1);
+    assert_eq!(zone.buddyinfo(), [1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 3]);
+    assert_eq!(
+        zone.alloc_pages(0, Movable),
+        Some((1 << 20) + 3 * 1024 + 512)
+    );
+    assert_eq!(zone.alloc_pages(0, Movable), Some((1 << 20) + 3 * 1024));
+    check_tails(&zone);
+}
+
 #[test]
 fn a_fresh_zone_is_max_order_blocks_on_the_movable_list() {
     let zone = Zone::new("Normal", 0, 4096);
@@ -171,6 +237,7 @@ proptest! {
                 .map(|o| zone.buddyinfo()[o] << o)
                 .sum();
             prop_assert_eq!(listed, zone.free_pages());
+            check_tails(&zone);
             let info = zone.pagetypeinfo();
             for o in 0..NR_PAGE_ORDERS {
                 prop_assert_eq!(info.free_blocks.iter().map(|b| b[o]).sum::<u64>(), zone.buddyinfo()[o]);

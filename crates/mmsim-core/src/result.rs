@@ -64,6 +64,17 @@ pub struct RunResult {
     pub memcg: std::collections::BTreeMap<String, crate::memcg::MemcgReport>,
     /// Watermarks in pages: min, low, high.
     pub watermarks: [u64; 3],
+    /// `/proc/buddyinfo` of the zone at the end: free blocks per order 0..=10
+    /// (the per-CPU lists' pages are not in it, as in the kernel).
+    #[serde(default)]
+    pub buddyinfo: [u64; crate::page_alloc::NR_PAGE_ORDERS],
+    /// `/proc/pagetypeinfo` of the zone at the end.
+    #[serde(default)]
+    pub pagetypeinfo: crate::page_alloc::PageTypeInfo,
+    /// Free pages on the per-CPU list at the end (`pcp->count`): free for
+    /// `nr_free_pages` but in no buddy list.
+    #[serde(default)]
+    pub pcp_pages: u64,
     /// Swap slots in use at the end.
     pub swap_used_pages: u64,
     /// Simulator memory per resident folio: the folio arena's bytes over live folios.

@@ -163,6 +163,8 @@ pub struct Sim {
     pub(crate) cost: CostModel,
     pub(crate) policy: Policy,
     pub(crate) folios: FolioArena,
+    /// The zone's buddy allocator and `mem_map` (page frames of the folios).
+    pub(crate) phys: crate::page_alloc::PhysMem,
     pub(crate) vmas: Vec<Vma>,
     pub(crate) tasks: Vec<Task>,
     pub(crate) files: Vec<File>,
@@ -271,6 +273,7 @@ impl Sim {
             cost: cfg.cost.clone(),
             policy,
             folios: FolioArena::with_capacity(1024),
+            phys: crate::page_alloc::PhysMem::new(managed, low, cfg.cpus),
             vmas: Vec::new(),
             tasks: Vec::new(),
             files: Vec::new(),
@@ -619,6 +622,9 @@ impl Sim {
                 self.node.wmark_low,
                 self.node.wmark_high,
             ],
+            buddyinfo: self.phys.zone.buddyinfo(),
+            pagetypeinfo: self.phys.zone.pagetypeinfo(),
+            pcp_pages: self.phys.pcp.count(),
             swap_used_pages: self.swap.as_ref().map_or(0, |s| s.used),
             sim_bytes_per_resident_folio: self.folios.heap_bytes() as f64 / live,
             sim_bytes_per_tracked_page: slot_bytes as f64 / tracked.max(1) as f64,
@@ -697,9 +703,11 @@ impl Sim {
         (bytes, n)
     }
 
-    /// Simulator heap bytes: folio arena, page tables, page cache, swap slots.
+    /// Simulator heap bytes: folio arena, zone and `mem_map`, page tables,
+    /// page cache, swap slots.
     pub(crate) fn heap_bytes(&self) -> usize {
         self.folios.heap_bytes()
+            + self.phys.heap_bytes()
             + self
                 .vmas
                 .iter()
@@ -852,6 +860,7 @@ impl Sim {
                 self.node.free, self.node.managed
             ));
         }
+        self.check_page_alloc()?;
         // The per-CPU stock is charged to its group but holds no folio yet.
         own[self.stock.0 as usize] += self.stock.1;
         // Hierarchical usage: own pages plus the children's usage.

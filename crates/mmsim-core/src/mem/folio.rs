@@ -5,10 +5,16 @@
 //! one arena, addressed by a dense [`FolioId`]; list links are intrusive
 //! (`prev`/`next` ids), so moving a folio between LRU lists never allocates.
 //! The data model carries an `order` (0 for a 4 KiB page), ready for large
-//! folios; only order 0 is produced for now.
+//! folios; only order 0 is produced for now. Each folio's head page frame
+//! (`folio_pfn`) lives in a third dense array, 4 bytes per folio, so a
+//! resident folio costs 24 + 8 + 4 = 36 host bytes; the PFN → folio map
+//! (`mem_map`) is in `crate::page_alloc`.
 
 /// Dense index of a folio in the arena.
 pub(crate) type FolioId = u32;
+/// "No page frame": the head PFN of a freed slot, or of a folio made
+/// outside the page allocator (rule tests' dummy list fill).
+pub(crate) const NO_PFN: u32 = u32::MAX;
 /// "No folio": end of a list, or an empty link.
 pub(crate) const NIL: FolioId = u32::MAX;
 
@@ -208,11 +214,14 @@ impl Folio {
 pub(crate) type Links = [FolioId; 2];
 
 /// The arena of folios with a free list; ids are reused LIFO. Each folio
-/// has a 24-byte slot and an 8-byte link pair: 32 bytes per resident folio.
+/// has a 24-byte slot, an 8-byte link pair and a 4-byte head PFN: 36 bytes
+/// per resident folio.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct FolioArena {
     slots: Vec<Folio>,
     links: Vec<Links>,
+    /// Head page frame of each folio (`folio_pfn`), or [`NO_PFN`].
+    head_pfns: Vec<u32>,
     free: Vec<FolioId>,
 }
 
@@ -222,6 +231,7 @@ impl FolioArena {
         FolioArena {
             slots: Vec::with_capacity(capacity),
             links: Vec::with_capacity(capacity),
+            head_pfns: Vec::with_capacity(capacity),
             free: Vec::new(),
         }
     }
@@ -247,9 +257,11 @@ impl FolioArena {
                     let more = (self.slots.len() / 16).max(1024);
                     self.slots.reserve_exact(more);
                     self.links.reserve_exact(more);
+                    self.head_pfns.reserve_exact(more);
                 }
                 self.slots.push(f);
                 self.links.push([NIL, NIL]);
+                self.head_pfns.push(NO_PFN);
                 (self.slots.len() - 1) as FolioId
             }
         }
@@ -263,7 +275,31 @@ impl FolioArena {
             "freeing a folio still on a list"
         );
         self.slots[id as usize] = Folio::FREE;
+        self.head_pfns[id as usize] = NO_PFN;
         self.free.push(id);
+    }
+
+    /// `folio_pfn`: the folio's head page frame, or [`NO_PFN`].
+    #[inline]
+    pub(crate) fn head_pfn(&self, id: FolioId) -> u32 {
+        self.head_pfns[id as usize]
+    }
+
+    /// Records the page frame the allocator gave folio `id`.
+    #[inline]
+    pub(crate) fn set_head_pfn(&mut self, id: FolioId, pfn: u32) {
+        self.head_pfns[id as usize] = pfn;
+    }
+
+    /// Base pages of the folios holding page frames (every live folio but
+    /// the dummies of rule tests).
+    pub(crate) fn framed_pages(&self) -> u64 {
+        self.head_pfns
+            .iter()
+            .zip(&self.slots)
+            .filter(|(&p, _)| p != NO_PFN)
+            .map(|(_, f)| f.nr_pages())
+            .sum()
     }
 
     /// Number of live folios.
@@ -275,6 +311,7 @@ impl FolioArena {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.slots.capacity() * std::mem::size_of::<Folio>()
             + self.links.capacity() * 8
+            + self.head_pfns.capacity() * 4
             + self.free.capacity() * 4
     }
 

@@ -850,6 +850,7 @@ impl Sim {
     /// + `free_unref_folios`, as at the end of `shrink_folio_list`).
     pub(crate) fn free_folio(&mut self, f: FolioId) {
         let m = self.folios[f].memcg;
+        self.free_folio_frames(f);
         self.folios.free(f);
         self.page_counter_uncharge(m, 1);
         self.memcg1_check_events(m, 1);

@@ -437,6 +437,17 @@ pub fn run_report(
         );
     }
 
+    let _ = writeln!(
+        t,
+        "\n/proc/buddyinfo (free blocks per order 0..10; {} more free pages on the per-CPU list)",
+        rr.pcp_pages
+    );
+    let mut line = String::from("  Node 0, zone   Normal");
+    for n in rr.buddyinfo {
+        let _ = write!(line, " {n:6}");
+    }
+    let _ = writeln!(t, "{line}");
+
     if rr.memcg.len() > 1 {
         t.push('\n');
         t.push_str(&cgroups_table(&rr.memcg));
