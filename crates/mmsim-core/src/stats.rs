@@ -326,11 +326,11 @@ macro_rules! counters {
         /// Event counters of one group (`memcg->vmstats` events and
         /// `memory.events`), local to the group; reports sum them over the
         /// subtree as cgroup v2's `memory.stat` and `memory.events` do. The
-        /// fields are the registry's counters with a [`MemcgLine`], in the
+        /// fields are the registry's counters with a `MemcgLine`, in the
         /// order of the results' JSON keys.
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
         pub struct MemcgStat {
-            $( #[doc = concat!("[`VmItem::", stringify!($f), "`]: ",
+            $( #[doc = concat!("`VmItem::", stringify!($f), "`: ",
                                "see its declaration.")]
                $( #[serde(rename = $json)] )?
                pub $f: u64, )*
