@@ -128,7 +128,10 @@ impl TraceReader {
             return Err(TraceError::Invalid {
                 file: name.to_string(),
                 at: Position::Header,
-                expected: "the csv format's columns (e.g. --csv-columns key=2,op=3)".into(),
+                expected: "the csv format's column layout, which the `mmsim trace` commands \
+                           take as --csv-columns (e.g. key=2,op=3); to run a csv trace, convert \
+                           it first: mmsim trace convert IN OUT.mmt --format csv --csv-columns ..."
+                    .into(),
                 found: "no column layout".into(),
             });
         }
