@@ -18,8 +18,8 @@ use std::sync::OnceLock;
 
 use anyhow::Result;
 use mmsim_core::Size;
-use mmsim_workloads::footprint::{estimate_host_memory, FOLIO_BYTES, SLOT_BYTES, TRACE_KEY_BYTES};
-use mmsim_workloads::scenario::{Scenario, WorkloadKind};
+use mmsim_workloads::footprint::{estimate_host_memory, slot_bytes, FOLIO_BYTES};
+use mmsim_workloads::scenario::Scenario;
 
 use crate::UsageError;
 
@@ -197,14 +197,7 @@ pub fn check(s: &Scenario, flag: Option<HostMemory>) -> Result<()> {
         limit
     );
     if let Some(w) = est.largest() {
-        let kind = &s.workloads[w.index].kind;
-        let per_page = SLOT_BYTES
-            + FOLIO_BYTES
-            + if matches!(kind, WorkloadKind::Trace { .. }) {
-                TRACE_KEY_BYTES
-            } else {
-                0
-            };
+        let per_page = slot_bytes(&s.workloads[w.index].kind) + FOLIO_BYTES;
         msg.push_str(&format!(
             ": workload[{}] (`{}`) can touch {} pages ({} of simulated memory), each costing \
              mmsim up to {per_page} bytes; make it smaller (its `pages` or size fields) or \

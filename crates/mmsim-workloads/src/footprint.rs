@@ -106,6 +106,15 @@ fn touchable_pages(kind: &WorkloadKind) -> Option<u64> {
     }
 }
 
+/// Host bytes a touched page of `kind` costs whether resident or not: its
+/// page-table or page-cache slot, and for a trace its key-map entry.
+pub fn slot_bytes(kind: &WorkloadKind) -> u64 {
+    match kind {
+        WorkloadKind::Trace { .. } => SLOT_BYTES + TRACE_KEY_BYTES,
+        _ => SLOT_BYTES,
+    }
+}
+
 /// Estimates the host memory a run of `s` needs at most (see the module overview).
 pub fn estimate_host_memory(s: &Scenario) -> HostMemoryEstimate {
     let mut workloads = Vec::with_capacity(s.workloads.len());
@@ -113,10 +122,6 @@ pub fn estimate_host_memory(s: &Scenario) -> HostMemoryEstimate {
     for (index, w) in s.workloads.iter().enumerate() {
         let bound = touchable_pages(&w.kind);
         let pages = bound.unwrap_or(0);
-        let key_bytes = match w.kind {
-            WorkloadKind::Trace { .. } => TRACE_KEY_BYTES,
-            _ => 0,
-        };
         touched = touched.saturating_add(pages);
         let target = w.kind.model_target().unwrap_or(w.target);
         if target == Target::Anon {
@@ -126,7 +131,7 @@ pub fn estimate_host_memory(s: &Scenario) -> HostMemoryEstimate {
             index,
             name: w.display_name(index),
             pages,
-            bytes: pages.saturating_mul(SLOT_BYTES + key_bytes),
+            bytes: pages.saturating_mul(slot_bytes(&w.kind)),
             unbounded: bound.is_none(),
         });
     }
