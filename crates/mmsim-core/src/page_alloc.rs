@@ -41,7 +41,7 @@ const CHUNK_PAGES: usize = 1 << 15;
 #[derive(Debug, Clone)]
 pub(crate) struct PageArray<T: Copy> {
     default: T,
-    chunks: Vec<Option<Box<[T]>>>,
+    chunks: Vec<Option<Box<[T; CHUNK_PAGES]>>>,
 }
 
 impl<T: Copy> PageArray<T> {
@@ -69,11 +69,22 @@ impl<T: Copy> PageArray<T> {
             }
         }
     }
+
+    /// Allocates chunk `c`, all `default` (the first write to one of its pages).
+    #[cold]
+    #[inline(never)]
+    fn populate(&mut self, c: usize) -> &mut [T; CHUNK_PAGES] {
+        let chunk: Box<[T; CHUNK_PAGES]> = vec![self.default; CHUNK_PAGES]
+            .into_boxed_slice()
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("the vector has CHUNK_PAGES entries"));
+        self.chunks[c].insert(chunk)
+    }
 }
 
 impl<T: Copy> std::ops::Index<usize> for PageArray<T> {
     type Output = T;
-    #[inline]
+    #[inline(always)]
     fn index(&self, i: usize) -> &T {
         match &self.chunks[i / CHUNK_PAGES] {
             Some(chunk) => &chunk[i % CHUNK_PAGES],
@@ -83,14 +94,50 @@ impl<T: Copy> std::ops::Index<usize> for PageArray<T> {
 }
 
 impl<T: Copy> std::ops::IndexMut<usize> for PageArray<T> {
-    #[inline]
+    #[inline(always)]
     fn index_mut(&mut self, i: usize) -> &mut T {
-        let default = self.default;
-        let chunk = self.chunks[i / CHUNK_PAGES]
-            .get_or_insert_with(|| vec![default; CHUNK_PAGES].into_boxed_slice());
-        &mut chunk[i % CHUNK_PAGES]
+        let c = i / CHUNK_PAGES;
+        if self.chunks[c].is_none() {
+            return &mut self.populate(c)[i % CHUNK_PAGES];
+        }
+        match &mut self.chunks[c] {
+            Some(chunk) => &mut chunk[i % CHUNK_PAGES],
+            None => unreachable!("populated above"),
+        }
     }
 }
+
+/// One page frame's state (the parts of `struct page` the model keeps),
+/// packed so that one lookup reaches all of it: the free-list links and
+/// order of a free block's head (`page->buddy_list`, `buddy_order`), the
+/// migrate type an allocated block was asked for, and the folio that holds
+/// an allocated page (`mem_map`'s `page_folio`).
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+struct Frame {
+    /// Next block on the free list (zone-relative index), or `NONE`.
+    next: u32,
+    /// Previous block on the free list, or `NONE`.
+    prev: u32,
+    /// The folio whose pages include this frame, or `NIL`.
+    folio: FolioId,
+    /// Order of the free block headed here, or `NOT_FREE` (`PageBuddy` + `buddy_order`).
+    free_order: u8,
+    /// Migrate type the allocated block holding this page was asked for;
+    /// used to count "alike" pages when a pageblock is claimed.
+    alloc_type: u8,
+}
+
+/// A frame never written: not free (free blocks set their state when
+/// added), no folio. Links are read only for free blocks, and the
+/// allocation type only for allocated pages, which set them.
+const BLANK_FRAME: Frame = Frame {
+    next: 0,
+    prev: 0,
+    folio: NIL,
+    free_order: NOT_FREE,
+    alloc_type: 0,
+};
 
 /// `MAX_PAGE_ORDER` (include/linux/mmzone.h, v6.12): the largest buddy order.
 pub(crate) const MAX_PAGE_ORDER: usize = 10;
@@ -175,15 +222,10 @@ pub(crate) struct Zone {
     heads: [[u32; MIGRATE_TYPES]; NR_PAGE_ORDERS],
     /// Last entry of each list, so tail adds (boot, merges) are O(1).
     tails: [[u32; MIGRATE_TYPES]; NR_PAGE_ORDERS],
-    next: PageArray<u32>,
-    prev: PageArray<u32>,
-    /// Order of the free block headed here, or `NOT_FREE` (`PageBuddy` + `buddy_order`).
-    free_order: PageArray<u8>,
+    /// Per-frame state, `struct page` by `struct page`.
+    frames: PageArray<Frame>,
     /// Migrate type per pageblock (`pageblock_flags`).
     block_type: Vec<MigrateType>,
-    /// Migrate type each allocated block was asked for, per head page; used
-    /// to count "alike" pages when a pageblock is claimed.
-    alloc_type: PageArray<u8>,
     /// The untouched part of the zone: the `MAX_PAGE_ORDER` blocks from this
     /// index to `pristine_end` are free, `MIGRATE_MOVABLE`, and the tail of
     /// the order-10 movable list in ascending order, as boot left them; they
@@ -230,13 +272,8 @@ impl Zone {
             nr_free: [0; NR_PAGE_ORDERS],
             heads: [[NONE; MIGRATE_TYPES]; NR_PAGE_ORDERS],
             tails: [[NONE; MIGRATE_TYPES]; NR_PAGE_ORDERS],
-            // Links are read only for free blocks, which set them when added.
-            next: PageArray::new(nr_pages, 0),
-            prev: PageArray::new(nr_pages, 0),
-            free_order: PageArray::new(nr_pages, NOT_FREE),
+            frames: PageArray::new(nr_pages, BLANK_FRAME),
             block_type: vec![MigrateType::Movable; blocks],
-            // Read only for allocated pages, which `alloc_pages` fills.
-            alloc_type: PageArray::new(nr_pages, 0),
             pristine_next: 0,
             pristine_end: whole * max_block,
         };
@@ -320,22 +357,22 @@ impl Zone {
     fn add_to_free_list(&mut self, pfn: u64, order: usize, mt: MigrateType, tail: bool) {
         let i = self.idx(pfn);
         let head = self.heads[order][mt as usize];
-        self.free_order[i] = order as u8;
+        self.frames[i].free_order = order as u8;
         if head == NONE {
-            self.next[i] = NONE;
-            self.prev[i] = NONE;
+            self.frames[i].next = NONE;
+            self.frames[i].prev = NONE;
             self.heads[order][mt as usize] = i as u32;
             self.tails[order][mt as usize] = i as u32;
         } else if tail {
             let last = self.tails[order][mt as usize] as usize;
-            self.next[last] = i as u32;
-            self.prev[i] = last as u32;
-            self.next[i] = NONE;
+            self.frames[last].next = i as u32;
+            self.frames[i].prev = last as u32;
+            self.frames[i].next = NONE;
             self.tails[order][mt as usize] = i as u32;
         } else {
-            self.next[i] = head;
-            self.prev[i] = NONE;
-            self.prev[head as usize] = i as u32;
+            self.frames[i].next = head;
+            self.frames[i].prev = NONE;
+            self.frames[head as usize].prev = i as u32;
             self.heads[order][mt as usize] = i as u32;
         }
         self.nr_free[order] += 1;
@@ -345,18 +382,18 @@ impl Zone {
     /// `__del_page_from_free_list`.
     fn del_from_free_list(&mut self, pfn: u64, order: usize, mt: MigrateType) {
         let i = self.idx(pfn);
-        let (p, n) = (self.prev[i], self.next[i]);
+        let (p, n) = (self.frames[i].prev, self.frames[i].next);
         if p == NONE {
             self.heads[order][mt as usize] = n;
         } else {
-            self.next[p as usize] = n;
+            self.frames[p as usize].next = n;
         }
         if n != NONE {
-            self.prev[n as usize] = p;
+            self.frames[n as usize].prev = p;
         } else {
             self.tails[order][mt as usize] = p;
         }
-        self.free_order[i] = NOT_FREE;
+        self.frames[i].free_order = NOT_FREE;
         self.nr_free[order] -= 1;
         self.free_pages -= 1 << order;
     }
@@ -370,7 +407,8 @@ impl Zone {
     /// `page_is_buddy` + `find_buddy_page_pfn`: the buddy PFN if it is a free block of `order`.
     fn free_buddy(&self, pfn: u64, order: usize) -> Option<u64> {
         let buddy = find_buddy_pfn(pfn, order);
-        (self.in_zone(buddy) && self.free_order[self.idx(buddy)] == order as u8).then_some(buddy)
+        (self.in_zone(buddy) && self.frames[self.idx(buddy)].free_order == order as u8)
+            .then_some(buddy)
     }
 
     /// `__free_one_page` (mm/page_alloc.c, v6.12): merge with free buddies up
@@ -514,12 +552,12 @@ impl Zone {
         let (mut free, mut movable, mut p) = (0, 0, first);
         while p < end {
             let i = self.idx(p);
-            if self.free_order[i] != NOT_FREE {
-                let size = 1u64 << self.free_order[i];
+            if self.frames[i].free_order != NOT_FREE {
+                let size = 1u64 << self.frames[i].free_order;
                 free += size;
                 p += size;
             } else {
-                movable += u64::from(self.alloc_type[i] == MigrateType::Movable as u8);
+                movable += u64::from(self.frames[i].alloc_type == MigrateType::Movable as u8);
                 p += 1;
             }
         }
@@ -542,7 +580,7 @@ impl Zone {
         let end = (first + PAGEBLOCK_NR_PAGES).min(self.start_pfn + self.spanned_pages);
         let mut p = first;
         while p < end {
-            let o = self.free_order[self.idx(p)];
+            let o = self.frames[self.idx(p)].free_order;
             if o == NOT_FREE {
                 p += 1;
             } else {
@@ -563,7 +601,7 @@ impl Zone {
             .or_else(|| self.rmqueue_fallback(order, mt))?;
         let i = self.idx(pfn);
         for k in i..i + (1 << order) {
-            self.alloc_type[k] = mt as u8;
+            self.frames[k].alloc_type = mt as u8;
         }
         Some(pfn)
     }
@@ -612,7 +650,7 @@ impl Zone {
         let mut i = self.heads[order][mt as usize];
         while i != NONE {
             n += 1;
-            i = self.next[i as usize];
+            i = self.frames[i as usize].next;
         }
         if order == MAX_PAGE_ORDER && mt == MigrateType::Movable {
             n += self.pristine_blocks();
@@ -627,7 +665,7 @@ impl Zone {
         let mut i = self.heads[order][mt as usize];
         while i != NONE {
             out.push(self.start_pfn + i as u64);
-            i = self.next[i as usize];
+            i = self.frames[i as usize].next;
         }
         if order == MAX_PAGE_ORDER && mt == MigrateType::Movable {
             out.extend(
@@ -660,11 +698,7 @@ impl Zone {
 
     /// Host bytes of this zone's arrays.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.next.heap_bytes()
-            + self.prev.heap_bytes()
-            + self.free_order.heap_bytes()
-            + self.alloc_type.heap_bytes()
-            + self.block_type.capacity()
+        self.frames.heap_bytes() + self.block_type.capacity()
     }
 }
 
@@ -713,17 +747,16 @@ impl PerCpuPages {
     }
 }
 
-/// The node's physical memory: its zone, the per-CPU list, and the PFN →
-/// folio map that stands in for `mem_map` (`pfn_folio`), stored in chunks
-/// like SPARSEMEM's sections so that host memory follows what was touched.
+/// The node's physical memory: its zone and the per-CPU list. The zone's
+/// frames carry the PFN → folio map that stands in for `mem_map`
+/// (`pfn_folio`), stored in chunks like SPARSEMEM's sections so that host
+/// memory follows what was touched.
 #[derive(Debug, Clone)]
 pub(crate) struct PhysMem {
     /// ZONE_NORMAL, holding every managed page.
     pub zone: Zone,
     /// Order-0 movable pages held per CPU.
     pub pcp: PerCpuPages,
-    /// The folio whose pages include each PFN of the zone, or `NIL`.
-    mem_map: PageArray<FolioId>,
 }
 
 impl PhysMem {
@@ -736,14 +769,13 @@ impl PhysMem {
         PhysMem {
             zone: Zone::new("Normal", NORMAL_START_PFN, managed),
             pcp: PerCpuPages::new(managed, low_wmark, cpus),
-            mem_map: PageArray::new(managed, NIL),
         }
     }
 
     /// `pfn_folio`: the folio holding `pfn`, or `NIL`.
     #[allow(dead_code)] // for DAMON's physical-address operations
     pub(crate) fn pfn_folio(&self, pfn: u32) -> FolioId {
-        self.mem_map[(u64::from(pfn) - self.zone.start_pfn) as usize]
+        self.zone.frames[(u64::from(pfn) - self.zone.start_pfn) as usize].folio
     }
 
     /// Free pages: the zone's and the per-CPU list's.
@@ -753,24 +785,33 @@ impl PhysMem {
 
     /// `rmqueue` for one page: the per-CPU list's head, refilled from the
     /// buddy lists when empty; larger orders from the zone directly.
+    #[inline]
     fn alloc(&mut self, order: usize) -> Option<u64> {
         if order > 0 {
             return self.zone.alloc_pages(order, MigrateType::Movable);
         }
         if self.pcp.list.is_empty() {
-            // rmqueue_bulk: each page at the tail, so the first taken is first used.
-            for _ in 0..self.pcp.batch {
-                match self.zone.alloc_pages(0, MigrateType::Movable) {
-                    Some(pfn) => self.pcp.list.push_front(pfn),
-                    None => break,
-                }
-            }
+            self.rmqueue_bulk();
         }
         self.pcp.list.pop_back()
     }
 
+    /// `rmqueue_bulk`: up to `batch` pages from the buddy lists, each at the
+    /// tail, so that the first taken is the first used.
+    #[cold]
+    #[inline(never)]
+    fn rmqueue_bulk(&mut self) {
+        for _ in 0..self.pcp.batch {
+            match self.zone.alloc_pages(0, MigrateType::Movable) {
+                Some(pfn) => self.pcp.list.push_front(pfn),
+                None => break,
+            }
+        }
+    }
+
     /// `free_unref_folios` for one folio: order 0 to the per-CPU list's head
     /// (draining `batch` pages from its tail at `high`), larger to the zone.
+    #[inline]
     fn free(&mut self, pfn: u64, order: usize) {
         if order > 0 {
             self.zone.free_pages_block(pfn, order);
@@ -778,18 +819,39 @@ impl PhysMem {
         }
         self.pcp.list.push_back(pfn);
         if self.pcp.list.len() >= self.pcp.high {
-            for _ in 0..self.pcp.batch {
-                let Some(p) = self.pcp.list.pop_front() else {
-                    break;
-                };
-                self.zone.free_pages_block(p, 0);
-            }
+            self.free_pcppages_bulk();
+        }
+    }
+
+    /// `free_pcppages_bulk`: `batch` pages from the per-CPU list's tail back
+    /// to the buddy lists.
+    #[cold]
+    #[inline(never)]
+    fn free_pcppages_bulk(&mut self) {
+        for _ in 0..self.pcp.batch {
+            let Some(p) = self.pcp.list.pop_front() else {
+                break;
+            };
+            self.zone.free_pages_block(p, 0);
+        }
+    }
+
+    /// Points `mem_map` at folio `f` (or `NIL`) for the `1 << order` frames from `pfn`.
+    #[inline(always)]
+    fn set_frames_folio(&mut self, pfn: u64, order: usize, f: FolioId) {
+        let first = (pfn - self.zone.start_pfn) as usize;
+        if order == 0 {
+            self.zone.frames[first].folio = f;
+            return;
+        }
+        for i in first..first + (1 << order) {
+            self.zone.frames[i].folio = f;
         }
     }
 
     /// Host bytes of the zone, the list and the map.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.zone.heap_bytes() + self.pcp.list.capacity() * 8 + self.mem_map.heap_bytes()
+        self.zone.heap_bytes() + self.pcp.list.capacity() * 8
     }
 }
 
@@ -810,10 +872,7 @@ impl Sim {
             .phys
             .alloc(order)
             .expect("Node::free promised a free page");
-        let first = (pfn - self.phys.zone.start_pfn) as usize;
-        for i in first..first + (1 << order) {
-            self.phys.mem_map[i] = f;
-        }
+        self.phys.set_frames_folio(pfn, order, f);
         self.folios.set_head_pfn(f, pfn as u32);
     }
 
@@ -825,10 +884,7 @@ impl Sim {
             return;
         }
         let order = self.folios[f].order as usize;
-        let first = (u64::from(pfn) - self.phys.zone.start_pfn) as usize;
-        for i in first..first + (1 << order) {
-            self.phys.mem_map[i] = NIL;
-        }
+        self.phys.set_frames_folio(u64::from(pfn), order, NIL);
         self.phys.free(u64::from(pfn), order);
     }
 
@@ -846,7 +902,8 @@ impl Sim {
         }
         let mut mapped = 0u64;
         let mut err = None;
-        self.phys.mem_map.for_each_allocated(|i, f| {
+        self.phys.zone.frames.for_each_allocated(|i, frame| {
+            let f = frame.folio;
             if f == NIL || err.is_some() {
                 return;
             }

@@ -17,7 +17,7 @@ fn check_tails(zone: &Zone) {
             let mut i = zone.heads[order][mt as usize];
             while i != NONE {
                 list.push(zone.start_pfn + i as u64);
-                i = zone.next[i as usize];
+                i = zone.frames[i as usize].next;
             }
             let tail = zone.tails[order][mt as usize];
             match list.last() {
@@ -30,7 +30,7 @@ fn check_tails(zone: &Zone) {
             let mut i = if list.is_empty() { NONE } else { tail };
             while i != NONE {
                 back.push(zone.start_pfn + i as u64);
-                i = zone.prev[i as usize];
+                i = zone.frames[i as usize].prev;
             }
             back.reverse();
             assert_eq!(back, list, "prev links of order {order} {mt:?}");

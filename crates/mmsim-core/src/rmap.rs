@@ -21,6 +21,14 @@
 //! referenced (and clears the bit). PG_idle is set by the idle tracker and
 //! cleared by any reference reclaim finds. `Sim::folio_mkold_for_idle` is
 //! that tracker's entry; nothing in a scenario calls it yet.
+//!
+//! ## Page-table growth
+//!
+//! The classic reclaim walk and `try_to_unmap` take each PTE they examine
+//! through `Vma::pte_mut`, which grows a page table that never reached the
+//! index (zeroes; no PTE changes). MGLRU's `walk_mm` walks every table up to
+//! its length, so after a switch to MGLRU its cost depends on that growth:
+//! it is kept so that every result stays as it was.
 
 use crate::mem::folio::{flags, FolioId};
 use crate::mem::pagetable::{
@@ -45,6 +53,29 @@ pub(crate) struct Referenced {
 #[inline]
 pub(crate) fn pte_present_young(pte: u32) -> bool {
     pte & (PTE_PRESENT | PTE_YOUNG) == PTE_PRESENT | PTE_YOUNG
+}
+
+/// The cursor of [`Sim::rmap_walk`]: `rmap_walk_anon` visits the anonymous
+/// folio's one VMA (no `fork`, so each `anon_vma` has one), `rmap_walk_file`
+/// each VMA of the file's `i_mmap` that covers the folio's index, in mapping
+/// order.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RmapWalk {
+    space: u32,
+    index: u32,
+    file: bool,
+    next: u32,
+    end: u32,
+}
+
+/// `ptep_test_and_clear_young()` on a PTE already looked up: clears its
+/// accessed bit and returns whether it was set. `Sim::ptep_test_and_clear_young`
+/// and the classic reclaim walk, which holds the PTE already, call it.
+#[inline(always)]
+fn ptep_test_and_clear_young(pte: &mut u32) -> bool {
+    let young = *pte & PTE_YOUNG != 0;
+    *pte &= !PTE_YOUNG;
+    young
 }
 
 /// `pra->mapcount` of `folio_referenced()`: the PTEs still to be found,
@@ -76,31 +107,60 @@ impl Sim {
     }
 
     /// `rmap_walk()` (mm/rmap.c, v6.12): calls `rmap_one(sim, vma, index)`
-    /// for every VMA that may map folio `f` — `rmap_walk_anon` for an
-    /// anonymous folio (its one VMA), `rmap_walk_file` for a file folio (each
-    /// VMA covering it, in mapping order) — until `rmap_one` returns false
-    /// (the kernel's `rmap_one` returning false, or its `done` callback).
-    /// `index` is the folio's page in that VMA; whether a PTE there maps the
-    /// folio is for `rmap_one` to check (`Sim::page_vma_mapped_walk`).
+    /// for every VMA that may map folio `f`, in [`RmapWalk`]'s order, until
+    /// `rmap_one` returns false (the kernel's `rmap_one` returning false, or
+    /// its `done` callback). `index` is the folio's page in that VMA; whether
+    /// a PTE there maps the folio is for `rmap_one` to check
+    /// (`Sim::page_vma_mapped_walk`). Reclaim's walks, which run for every
+    /// folio scanned, drive the cursor themselves so that their per-VMA step
+    /// is inlined.
     #[inline]
+    #[cfg_attr(not(test), allow(dead_code))] // the idle tracker's walk, for DAMON
     pub(crate) fn rmap_walk(
         &mut self,
         f: FolioId,
         mut rmap_one: impl FnMut(&mut Sim, VmaId, u32) -> bool,
     ) {
-        let fo = self.folios[f];
-        if !fo.is_file() {
-            rmap_one(self, fo.space, fo.index);
-            return;
-        }
-        for m in 0..self.files[fo.space as usize].mappings.len() {
-            let Some((vid, i)) = self.file_rmap(fo.space, fo.index, m) else {
-                continue;
-            };
-            if !rmap_one(self, vid, i) {
+        let mut walk = self.rmap_walk_start(f);
+        while let Some((vma, index)) = self.rmap_walk_next(&mut walk) {
+            if !rmap_one(self, vma, index) {
                 return;
             }
         }
+    }
+
+    /// Starts an [`RmapWalk`] over the VMAs that may map folio `f`.
+    #[inline(always)]
+    pub(crate) fn rmap_walk_start(&self, f: FolioId) -> RmapWalk {
+        let fo = &self.folios[f];
+        let file = fo.is_file();
+        RmapWalk {
+            space: fo.space,
+            index: fo.index,
+            file,
+            next: 0,
+            end: if file {
+                self.files[fo.space as usize].mappings.len() as u32
+            } else {
+                1
+            },
+        }
+    }
+
+    /// The next VMA of `walk` and the folio's page index in it.
+    #[inline(always)]
+    pub(crate) fn rmap_walk_next(&self, walk: &mut RmapWalk) -> Option<(VmaId, u32)> {
+        while walk.next < walk.end {
+            let m = walk.next;
+            walk.next += 1;
+            if !walk.file {
+                return Some((walk.space, walk.index));
+            }
+            if let Some(target) = self.file_rmap(walk.space, walk.index, m as usize) {
+                return Some(target);
+            }
+        }
+        None
     }
 
     /// `page_vma_mapped_walk()` (mm/page_vma_mapped.c, v6.12) for an order-0
@@ -115,23 +175,12 @@ impl Sim {
     /// `ptep_test_and_clear_young()` (arch/x86/mm/pgtable.c, v6.12; the
     /// rmap calls it through `ptep_clear_flush_young_notify`): clears the
     /// accessed bit of the present PTE of page `index` of `vma` and returns
-    /// whether it was set. The one place accessed bits are cleared.
+    /// whether it was set. With the free function of the same name, which
+    /// the reclaim walk calls on the PTE it holds, the one place accessed bits
+    /// are cleared.
     #[inline]
     pub(crate) fn ptep_test_and_clear_young(&mut self, vma: VmaId, index: u32) -> bool {
-        let pte = &mut self.vmas[vma as usize].ptes[index as usize];
-        let young = *pte & PTE_YOUNG != 0;
-        *pte &= !PTE_YOUNG;
-        young
-    }
-
-    /// The walk of the classic reclaim takes each PTE it examines through
-    /// `Vma::pte_mut`, which grows a page table that never reached `index`
-    /// (zeroes; no PTE changes). MGLRU's `walk_mm` walks every table up to
-    /// that length, so after a switch to MGLRU its cost depends on it: the
-    /// growth is kept to keep every result as it was.
-    #[inline]
-    fn rmap_touch_pte_table(&mut self, vma: VmaId, index: u32) {
-        self.vmas[vma as usize].pte_mut(index);
+        ptep_test_and_clear_young(&mut self.vmas[vma as usize].ptes[index as usize])
     }
 
     /// `folio_referenced()` with `folio_referenced_one()` (mm/rmap.c,
@@ -158,6 +207,7 @@ impl Sim {
     /// Kept from before this module, so that results stay as they were:
     /// under MGLRU, VMAs without recency are not skipped (v6.12 skips them
     /// there too) and untouched page tables are not grown.
+    #[inline]
     pub(crate) fn folio_referenced(&mut self, f: FolioId, sc: &mut ScanControl) -> Referenced {
         let mut found = Referenced::default();
         let mapcount = self.folios[f].mapcount;
@@ -166,42 +216,84 @@ impl Sim {
         }
         let mut to_find = mapcount_to_find(mapcount);
         let lru_gen = matches!(self.policy, Policy::Mglru(_));
-        self.rmap_walk(f, |sim, vma, index| {
-            if !lru_gen {
-                // invalid_folio_referenced_vma()
-                if !sim.vmas[vma as usize].has_recency() {
-                    return true;
-                }
-                sc.charge_rmap(sim.cost.rmap_ns);
-                sim.rmap_touch_pte_table(vma, index);
-            } else {
-                sc.charge_rmap(sim.cost.rmap_ns);
+        let fo = &self.folios[f];
+        if !fo.is_file() {
+            // rmap_walk_anon: the one VMA, without the cursor's loop.
+            let (vma, index) = (fo.space, fo.index);
+            self.folio_referenced_one(f, vma, index, lru_gen, sc, &mut found, &mut to_find);
+            return found;
+        }
+        let mut walk = self.rmap_walk_start(f);
+        while let Some((vma, index)) = self.rmap_walk_next(&mut walk) {
+            if !self.folio_referenced_one(f, vma, index, lru_gen, sc, &mut found, &mut to_find) {
+                break;
             }
-            let mut referenced = false;
-            if sim.page_vma_mapped_walk(f, vma, index).is_some() {
-                if sim.vmas[vma as usize].locked {
+        }
+        found
+    }
+
+    /// `folio_referenced_one()` (mm/rmap.c, v6.12) for page `index` of
+    /// `vma`: see [`Sim::folio_referenced`]. Returns whether the walk goes
+    /// on. Inlined into the walk: it runs for every folio reclaim scans.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn folio_referenced_one(
+        &mut self,
+        f: FolioId,
+        vma: VmaId,
+        index: u32,
+        lru_gen: bool,
+        sc: &mut ScanControl,
+        found: &mut Referenced,
+        to_find: &mut u32,
+    ) -> bool {
+        let rmap_ns = self.cost.rmap_ns;
+        let (mut referenced, exec) = if lru_gen {
+            sc.charge_rmap(rmap_ns);
+            let v = &self.vmas[vma as usize];
+            let (locked, exec) = (v.locked, v.exec);
+            if self.page_vma_mapped_walk(f, vma, index).is_none() {
+                (false, exec)
+            } else {
+                if locked {
                     found.locked = true;
                     return false;
                 }
-                referenced = if lru_gen {
-                    sim.lru_gen_look_around(f, vma, index, sc)
-                } else {
-                    sim.ptep_test_and_clear_young(vma, index)
-                };
-                to_find -= 1;
+                *to_find -= 1;
+                (self.lru_gen_look_around(f, vma, index, sc), exec)
             }
-            let fo = &mut sim.folios[f];
-            if referenced {
-                fo.clear(flags::IDLE);
+        } else {
+            let v = &mut self.vmas[vma as usize];
+            // invalid_folio_referenced_vma()
+            if !v.has_recency() {
+                return true;
             }
-            referenced |= fo.test_and_clear(flags::YOUNG);
-            if referenced {
-                found.vmas += 1;
-                found.exec |= sim.vmas[vma as usize].exec;
+            sc.charge_rmap(rmap_ns);
+            // page_vma_mapped_walk() on the PTE the classic walk examines
+            // through `Vma::pte_mut` (see the module overview).
+            let (locked, exec) = (v.locked, v.exec);
+            let pte = v.pte_mut(index);
+            if *pte & PTE_PRESENT == 0 || *pte & PTE_FOLIO_MASK != f {
+                (false, exec)
+            } else {
+                if locked {
+                    found.locked = true;
+                    return false;
+                }
+                *to_find -= 1;
+                (ptep_test_and_clear_young(pte), exec)
             }
-            to_find > 0
-        });
-        found
+        };
+        let fo = &mut self.folios[f];
+        if referenced {
+            fo.clear(flags::IDLE);
+        }
+        referenced |= fo.test_and_clear(flags::YOUNG);
+        if referenced {
+            found.vmas += 1;
+            found.exec |= exec;
+        }
+        *to_find > 0
     }
 
     /// `try_to_unmap()` with `try_to_unmap_one()` (mm/rmap.c, v6.12):
@@ -219,27 +311,35 @@ impl Sim {
         }
         let mut to_unmap = mapcount_to_find(fo.mapcount);
         let (mut dirty, mut unmapped, mut aborted) = (false, 0u8, false);
-        self.rmap_walk(f, |sim, vma, index| {
-            sc.charge_rmap(sim.cost.rmap_ns);
-            sim.rmap_touch_pte_table(vma, index);
-            let Some(pte) = sim.page_vma_mapped_walk(f, vma, index) else {
-                return true;
-            };
-            if sim.vmas[vma as usize].locked {
-                aborted = true;
-                return false;
+        let unmapped_pte = if fo.is_file() {
+            0
+        } else {
+            pte_swap(fo.swap - 1)
+        };
+        let mut walk = self.rmap_walk_start(f);
+        while let Some((vma, index)) = self.rmap_walk_next(&mut walk) {
+            sc.charge_rmap(self.cost.rmap_ns);
+            // page_vma_mapped_walk() on the PTE, taken through `Vma::pte_mut`
+            // as the walk always did (see the module overview).
+            let v = &mut self.vmas[vma as usize];
+            let locked = v.locked;
+            let pte = v.pte_mut(index);
+            if *pte & PTE_PRESENT == 0 || *pte & PTE_FOLIO_MASK != f {
+                continue;
             }
-            dirty |= pte & PTE_DIRTY != 0;
-            *sim.vmas[vma as usize].pte_mut(index) = if fo.is_file() {
-                0
-            } else {
-                pte_swap(fo.swap - 1)
-            };
+            if locked {
+                aborted = true;
+                break;
+            }
+            dirty |= *pte & PTE_DIRTY != 0;
+            *pte = unmapped_pte;
             unmapped = unmapped.saturating_add(1);
             to_unmap -= 1;
             // rwc.done = folio_not_mapped()
-            to_unmap > 0
-        });
+            if to_unmap == 0 {
+                break;
+            }
+        }
         let fo_mut = &mut self.folios[f];
         fo_mut.mapcount = if aborted {
             fo_mut.mapcount.saturating_sub(unmapped)

@@ -22,8 +22,9 @@ use crate::scenario::{Scenario, Target, WorkloadKind};
 
 /// Host bytes per resident page: its folio in the arena (a 24-byte slot, an
 /// 8-byte link pair, a 4-byte head PFN) and its page frame's state in the
-/// buddy allocator and `mem_map` (links, order, type: 10 bytes; the folio: 4).
-pub const FOLIO_BYTES: u64 = 50;
+/// buddy allocator and `mem_map` (links, folio, order, type: 16 bytes with
+/// padding).
+pub const FOLIO_BYTES: u64 = 52;
 /// Host bytes per page-table entry or page-cache slot.
 pub const SLOT_BYTES: u64 = 4;
 /// Host bytes per swap slot in use: the slot, its free-list entry, its owner.
