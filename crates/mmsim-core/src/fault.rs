@@ -774,7 +774,7 @@ impl Sim {
         if !self.alloc_page() {
             return None;
         }
-        if !self.try_charge_memcg() {
+        if !self.try_charge_memcg(1) {
             self.node.free += 1;
             return None;
         }

@@ -610,30 +610,35 @@ impl Sim {
         Ok(reclaimed)
     }
 
-    /// `try_charge_memcg()`: charges one page to the current group
-    /// (`cur_memcg`) and its ancestors.
+    /// `try_charge_memcg()` (mm/memcontrol.c, v6.12): charges `nr_pages`
+    /// (a folio's `folio_nr_pages()`) to the current group (`cur_memcg`) and
+    /// its ancestors.
     ///
-    /// The per-CPU stock is consumed first; otherwise a batch of
-    /// MEMCG_CHARGE_BATCH pages is charged and the surplus stocked, or, if
-    /// that hits a limit, a single page. At a limit: reclaim from the group
-    /// that hit it (`mem_over_limit`), drain the stock once, retry up to
-    /// MAX_RECLAIM_RETRIES times, then the OOM killer in that group. After a
-    /// successful charge over some ancestor's `memory.high`, the task owes
-    /// reclaim (and maybe a throttling sleep) on its return to user space.
-    pub(crate) fn try_charge_memcg(&mut self) -> bool {
+    /// The per-CPU stock is consumed first (`consume_stock`: only for at
+    /// most MEMCG_CHARGE_BATCH pages, and only if it holds them all);
+    /// otherwise a batch of `max(MEMCG_CHARGE_BATCH, nr_pages)` pages is
+    /// charged and the surplus stocked, or, if that hits a limit, exactly
+    /// `nr_pages`. At a limit: reclaim `nr_pages` from the group that hit it
+    /// (`mem_over_limit`) and retry once its margin holds them, drain the
+    /// stock once, retry after any progress while `nr_pages` is at most
+    /// `1 << PAGE_ALLOC_COSTLY_ORDER`, else up to MAX_RECLAIM_RETRIES times,
+    /// then the OOM killer in that group. After a successful charge over
+    /// some ancestor's `memory.high`, the task owes reclaim (and maybe a
+    /// throttling sleep) on its return to user space.
+    pub(crate) fn try_charge_memcg(&mut self, nr_pages: u64) -> bool {
         let m = self.cur_memcg;
-        if self.stock.0 == m && self.stock.1 > 0 {
-            self.stock.1 -= 1;
+        if nr_pages <= MEMCG_CHARGE_BATCH && self.stock.0 == m && self.stock.1 >= nr_pages {
+            self.stock.1 -= nr_pages;
             return true;
         }
-        let mut batch = MEMCG_CHARGE_BATCH;
+        let mut batch = MEMCG_CHARGE_BATCH.max(nr_pages);
         let mut drained = false;
         let mut retries = crate::fault::MAX_RECLAIM_RETRIES;
         loop {
             match self.page_counter_try_charge(m, batch) {
                 Ok(()) => {
-                    if batch > 1 {
-                        self.refill_stock(m, batch - 1);
+                    if batch > nr_pages {
+                        self.refill_stock(m, batch - nr_pages);
                     }
                     self.note_over_high(m, batch);
                     if self.pages_over_high > MEMCG_CHARGE_BATCH {
@@ -641,8 +646,8 @@ impl Sim {
                     }
                     return true;
                 }
-                Err(_) if batch > 1 => {
-                    batch = 1;
+                Err(_) if batch > nr_pages => {
+                    batch = nr_pages;
                     continue;
                 }
                 Err(over) => {
@@ -653,9 +658,10 @@ impl Sim {
                             continue;
                         }
                     } else {
-                        let reclaimed = self.try_to_free_mem_cgroup_pages(over, 1);
+                        let reclaimed = self.try_to_free_mem_cgroup_pages(over, nr_pages);
+                        // mem_cgroup_margin(mem_over_limit) >= nr_pages
                         let g = &self.memcgs[over as usize];
-                        if g.usage < g.max {
+                        if g.max.saturating_sub(g.usage) >= nr_pages {
                             continue;
                         }
                         if !drained {
@@ -663,8 +669,11 @@ impl Sim {
                             self.drain_stock();
                             continue;
                         }
-                        // Progress: retry without counting (nr_pages <= 8).
-                        if reclaimed > 0 {
+                        // Progress: retry without counting, for at most
+                        // 1 << PAGE_ALLOC_COSTLY_ORDER pages.
+                        if reclaimed > 0
+                            && nr_pages <= 1 << crate::page_alloc::PAGE_ALLOC_COSTLY_ORDER
+                        {
                             continue;
                         }
                         if retries > 0 {

@@ -143,6 +143,9 @@ const BLANK_FRAME: Frame = Frame {
 pub(crate) const MAX_PAGE_ORDER: usize = 10;
 /// `NR_PAGE_ORDERS`: orders `0..=MAX_PAGE_ORDER`.
 pub(crate) const NR_PAGE_ORDERS: usize = MAX_PAGE_ORDER + 1;
+/// `PAGE_ALLOC_COSTLY_ORDER` (include/linux/mmzone.h, v6.12): above this
+/// order an allocation or a memcg charge is "costly" and retries less.
+pub(crate) const PAGE_ALLOC_COSTLY_ORDER: u32 = 3;
 /// `pageblock_order` on x86-64 with 4 KiB pages (`HUGETLB_PAGE_ORDER`).
 pub(crate) const PAGEBLOCK_ORDER: usize = 9;
 /// Pages per pageblock (`pageblock_nr_pages`).

@@ -850,12 +850,13 @@ impl Sim {
     /// + `free_unref_folios`, as at the end of `shrink_folio_list`).
     pub(crate) fn free_folio(&mut self, f: FolioId) {
         let m = self.folios[f].memcg;
+        let nr = self.folio_nr_pages(f);
         self.free_folio_frames(f);
         self.folios.free(f);
-        self.page_counter_uncharge(m, 1);
-        self.memcg1_check_events(m, 1);
-        self.node.free += 1;
-        self.count_vm_events(PGFREE, 1);
+        self.page_counter_uncharge(m, nr);
+        self.memcg1_check_events(m, nr);
+        self.node.free += nr;
+        self.count_vm_events(PGFREE, nr);
     }
 
     /// Wakes kswapd (`wakeup_kswapd()`), unless it runs already, the node is

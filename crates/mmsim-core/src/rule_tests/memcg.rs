@@ -83,6 +83,38 @@ fn charges_sum_up_the_tree_and_uncharge_on_free() {
 }
 
 #[test]
+fn multi_page_charges_use_the_stock_only_when_it_holds_them_all() {
+    // try_charge_memcg(nr_pages) with consume_stock / refill_stock (v6.12).
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let a = s.add_memcg(0, "a").unwrap();
+    s.cur_memcg = a;
+    let usage = |s: &Sim| s.memcgs[a as usize].usage;
+    assert!(s.try_charge_memcg(1));
+    assert_eq!((usage(&s), s.stock), (64, (a, 63)), "a batch, 63 stocked");
+    assert!(s.try_charge_memcg(16));
+    assert_eq!((usage(&s), s.stock), (64, (a, 47)), "taken from the stock");
+    assert!(s.try_charge_memcg(100));
+    assert_eq!(
+        (usage(&s), s.stock),
+        (164, (a, 47)),
+        "over a batch: exactly 100, the stock untouched"
+    );
+    assert!(s.try_charge_memcg(48));
+    assert_eq!(
+        (usage(&s), s.stock),
+        (228, (a, 63)),
+        "the stock is short: a batch, 16 more stocked"
+    );
+    // At the limit a batch no longer fits but the 16 pages do: exactly 16.
+    s.drain_stock();
+    assert_eq!(usage(&s), 165);
+    s.memcgs[a as usize].max = 185;
+    assert!(s.try_charge_memcg(16));
+    assert_eq!((usage(&s), s.stock), (181, (a, 0)));
+    assert_eq!(s.memcgs[a as usize].max_events, 0, "no reclaim was needed");
+}
+
+#[test]
 fn a_group_at_its_max_reclaims_only_its_subtree() {
     let mut s = machine(PolicyName::Cost, 1 << 16, Some(1 << 14));
     let a = s.add_memcg(0, "a").unwrap();

@@ -17,6 +17,7 @@ impl Sim {
         let v = self.lru_gen_version();
         let fo = &mut self.folios[f];
         let ty = fo.is_file() as usize;
+        let nr = fo.nr_pages() as i64;
         let lg = &mut self.memcgs[m as usize].lruvec.lrugen;
         let old_gen = lru_gen_from_seq(lg.min_seq[ty]);
         if let Some(g) = folio_lru_gen(fo) {
@@ -34,8 +35,8 @@ impl Sim {
         if reclaiming {
             fo.set(flags::RECLAIM);
         }
-        lg.nr_pages[old_gen][ty] -= 1;
-        lg.nr_pages[new_gen][ty] += 1;
+        lg.nr_pages[old_gen][ty] -= nr;
+        lg.nr_pages[new_gen][ty] += nr;
         new_gen
     }
 

@@ -435,10 +435,11 @@ impl Sim {
         let gen = lru_gen_from_seq(seq);
         let fo = &mut self.folios[f];
         let ty = fo.is_file() as usize;
+        let nr = fo.nr_pages() as i64;
         fo.clear(flags::ACTIVE);
         set_folio_gen(fo, Some(gen));
         let lg = &mut self.memcgs[m as usize].lruvec.lrugen;
-        lg.nr_pages[gen][ty] += 1;
+        lg.nr_pages[gen][ty] += nr;
         let list = &mut lg.lists[gen][ty];
         if reclaiming {
             list.push_tail(&mut self.folios, f, lru_gen_tag(gen, ty));
@@ -462,9 +463,10 @@ impl Sim {
             ((tag - LRU_GEN_TAG) % 2) as usize,
         );
         let gen = folio_lru_gen(&self.folios[f]).unwrap_or(lg_gen);
+        let nr = self.folio_nr_pages(f) as i64;
         let lg = &mut self.memcgs[m].lruvec.lrugen;
         lg.lists[lg_gen][lg_ty].unlink(&mut self.folios, f);
-        lg.nr_pages[gen][lg_ty] -= 1;
+        lg.nr_pages[gen][lg_ty] -= nr;
         let active = !reclaiming && lg.is_active(gen);
         let fo = &mut self.folios[f];
         set_folio_gen(fo, None);
@@ -555,9 +557,10 @@ impl Sim {
         }
         let ty = fo.is_file() as usize;
         let m = fo.memcg as usize;
+        let nr = fo.nr_pages() as i64;
         let lg = &mut self.memcgs[m].lruvec.lrugen;
-        lg.nr_pages[old][ty] -= 1;
-        lg.nr_pages[gen][ty] += 1;
+        lg.nr_pages[old][ty] -= nr;
+        lg.nr_pages[gen][ty] += nr;
         self.lru_gen.stats.promoted += 1;
         Some(old)
     }
@@ -598,11 +601,12 @@ impl Sim {
         let gen = lru_gen_from_seq(seq);
         let fo = &mut self.folios[f];
         let ty = fo.is_file() as usize;
+        let nr = fo.nr_pages() as i64;
         fo.clear(flags::ACTIVE);
         fo.set(flags::LRU);
         set_folio_gen(fo, Some(gen));
         let lg = &mut self.memcgs[m].lruvec.lrugen;
-        lg.nr_pages[gen][ty] += 1;
+        lg.nr_pages[gen][ty] += nr;
         lg.lists[gen][ty].push_head(&mut self.folios, f, lru_gen_tag(gen, ty));
     }
 
@@ -622,7 +626,7 @@ impl Sim {
                         "folio {c} on list gen {g} type {ty} has no generation"
                     ));
                 };
-                count[gen][ty] += 1;
+                count[gen][ty] += fo.nr_pages() as i64;
                 c = self.folios.links(c)[1];
             }
         }

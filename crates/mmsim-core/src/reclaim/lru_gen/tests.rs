@@ -229,6 +229,33 @@ fn an_old_pte_is_not_promoted() {
 }
 
 #[test]
+fn generation_page_counts_follow_folio_nr_pages() {
+    // lru_gen_add_folio / folio_update_gen / lru_gen_del_folio move
+    // folio_nr_pages(), not 1: a folio of order 2 counts 4 pages.
+    let (mut s, _, file) = setup(V2);
+    read(&mut s, file, 0);
+    let f = file_folio(&s, file, 0);
+    let gen_of = |s: &Sim| folio_lru_gen(&s.folios[f]).unwrap();
+    let g0 = gen_of(&s);
+    assert_eq!(s.lru_gen_folio(0).nr_pages[g0][FILE], 1);
+    s.lru_gen_del_folio(f, true);
+    assert_eq!(s.lru_gen_folio(0).nr_pages[g0][FILE], 0);
+    s.folios[f].order = 2;
+    s.lru_gen_add_folio_at_for_test(f, 1);
+    let g1 = lru_gen_from_seq(1);
+    assert_eq!(s.lru_gen_folio(0).nr_pages[g1][FILE], 4);
+    s.check_lru_gen_invariants(0).unwrap();
+    // Promotion to max_seq (v6.14: the second sighting) moves all 4.
+    let young = lru_gen_from_seq(s.lru_gen_folio(0).max_seq);
+    s.folios[f].set(flags::REFERENCED);
+    assert_eq!(s.folio_update_gen(f, young), Some(g1));
+    assert_eq!(s.lru_gen_folio(0).nr_pages[g1][FILE], 0);
+    assert_eq!(s.lru_gen_folio(0).nr_pages[young][FILE], 4);
+    s.lru_gen_del_folio(f, true);
+    assert_eq!(s.lru_gen_folio(0).nr_pages[young][FILE], 0);
+}
+
+#[test]
 fn inc_max_seq_runs_when_three_generations_remain_in_v6_14() {
     let (mut s, _, file) = setup(V2);
     for i in 0..11 {
