@@ -871,8 +871,9 @@ impl Sim {
         let mut cur = Some(memcg);
         while let Some(m) = cur {
             let lv = &self.memcgs[m as usize].lruvec;
+            let compat = lv.lrugen.compat_sizes();
             for (i, s) in out.sizes.iter_mut().enumerate() {
-                *s += lv.size(LruList::from_index(i as u8));
+                *s += lv.lists[i].len as u64 + compat[i];
             }
             out.workingset_activate[0] += lv.workingset_activate[0];
             out.workingset_activate[1] += lv.workingset_activate[1];

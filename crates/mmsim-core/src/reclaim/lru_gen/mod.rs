@@ -274,6 +274,18 @@ impl LruGenFolio {
             .map(|g| self.pages(g, ty))
             .sum()
     }
+    /// [`Self::compat_size`] of every list at once, by [`LruList`] index:
+    /// one pass over the generations instead of one per list.
+    #[inline]
+    pub(crate) fn compat_sizes(&self) -> [u64; 5] {
+        let mut out = [0; 5];
+        for gen in 0..MAX_NR_GENS as usize {
+            let active = self.is_active(gen) as usize;
+            out[LruList::InactiveAnon as usize + active] += self.pages(gen, ANON);
+            out[LruList::InactiveFile as usize + active] += self.pages(gen, FILE);
+        }
+        out
+    }
     /// `evictable_min_seq()` (v6.14): the oldest generation eviction may take
     /// from under `swappiness`. v6.1's `min_seq[!can_swap]` is the same
     /// because v6.1 keeps anon's min_seq ≤ file's.
