@@ -13,6 +13,7 @@
 //! guards off.
 
 use std::fmt;
+use std::path::Path;
 use std::str::FromStr;
 use std::sync::OnceLock;
 
@@ -79,36 +80,41 @@ pub fn gib(bytes: u64) -> String {
 
 /// The smallest of the limits this process lives under; None if none is readable.
 fn detect() -> Option<HostLimit> {
+    detect_in(Path::new("/"))
+}
+
+/// [`detect`] reading `/proc` and `/sys` under `root` (a test's fake tree).
+fn detect_in(root: &Path) -> Option<HostLimit> {
     let mut best: Option<HostLimit> = None;
     let mut consider = |bytes: u64, source: String| {
         if best.as_ref().is_none_or(|b| bytes < b.bytes) {
             best = Some(HostLimit { bytes, source });
         }
     };
-    if let Some(kib) = meminfo_kib("MemAvailable") {
+    if let Some(kib) = meminfo_kib(root, "MemAvailable") {
         consider(kib * 1024, "MemAvailable in /proc/meminfo".into());
     }
-    for (room, group) in cgroup_rooms() {
+    for (room, group) in cgroup_rooms(root) {
         consider(
             room,
             format!("room left under the memory limit of cgroup {group}"),
         );
     }
-    for (name, bytes) in rlimits() {
+    for (name, bytes) in rlimits(root) {
         consider(bytes, format!("{name} in /proc/self/limits"));
     }
     best
 }
 
-fn meminfo_kib(key: &str) -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+fn meminfo_kib(root: &Path, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(root.join("proc/meminfo")).ok()?;
     let line = text.lines().find(|l| l.split(':').next() == Some(key))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// (limit − usage, group) for this process's memory cgroup and its ancestors.
-fn cgroup_rooms() -> Vec<(u64, String)> {
-    let Ok(text) = std::fs::read_to_string("/proc/self/cgroup") else {
+fn cgroup_rooms(root: &Path) -> Vec<(u64, String)> {
+    let Ok(text) = std::fs::read_to_string(root.join("proc/self/cgroup")) else {
         return Vec::new();
     };
     let mut rooms = Vec::new();
@@ -118,11 +124,11 @@ fn cgroup_rooms() -> Vec<(u64, String)> {
             (Some(a), Some(b), Some(c)) => (a, b, c),
             _ => continue,
         };
-        let (root, max, usage) = if controllers.is_empty() {
-            ("/sys/fs/cgroup", "memory.max", "memory.current")
+        let (mount, max, usage) = if controllers.is_empty() {
+            ("sys/fs/cgroup", "memory.max", "memory.current")
         } else if controllers.split(',').any(|c| c == "memory") {
             (
-                "/sys/fs/cgroup/memory",
+                "sys/fs/cgroup/memory",
                 "memory.limit_in_bytes",
                 "memory.usage_in_bytes",
             )
@@ -131,7 +137,9 @@ fn cgroup_rooms() -> Vec<(u64, String)> {
         };
         let mut group = std::path::PathBuf::from(path);
         loop {
-            let dir = std::path::Path::new(root).join(group.strip_prefix("/").unwrap_or(&group));
+            let dir = root
+                .join(mount)
+                .join(group.strip_prefix("/").unwrap_or(&group));
             let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
             if let (Some(m), Some(u)) = (read(max), read(usage)) {
                 if let (Ok(m), Ok(u)) = (m.trim().parse::<u64>(), u.trim().parse::<u64>()) {
@@ -150,8 +158,8 @@ fn cgroup_rooms() -> Vec<(u64, String)> {
 }
 
 /// The address-space and data-segment limits, when set.
-fn rlimits() -> Vec<(&'static str, u64)> {
-    let Ok(text) = std::fs::read_to_string("/proc/self/limits") else {
+fn rlimits(root: &Path) -> Vec<(&'static str, u64)> {
+    let Ok(text) = std::fs::read_to_string(root.join("proc/self/limits")) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -225,4 +233,87 @@ pub fn over_limit() -> Option<String> {
             limit
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake `/` with the given files.
+    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let p = dir.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        dir
+    }
+
+    const MEMINFO: &str =
+        "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:    8388608 kB\n";
+    const NO_LIMITS: &str =
+        "Limit                     Soft Limit           Hard Limit           Units\n\
+        Max data size             unlimited            unlimited            bytes\n\
+        Max address space         unlimited            unlimited            bytes\n";
+
+    #[test]
+    fn memavailable_alone() {
+        let t = tree(&[("proc/meminfo", MEMINFO), ("proc/self/limits", NO_LIMITS)]);
+        let l = detect_in(t.path()).unwrap();
+        assert_eq!(l.bytes, 8 << 30);
+        assert_eq!(l.source, "MemAvailable in /proc/meminfo");
+    }
+
+    #[test]
+    fn cgroup_v2_room_is_the_tightest_ancestor() {
+        let t = tree(&[
+            ("proc/meminfo", MEMINFO),
+            ("proc/self/limits", NO_LIMITS),
+            ("proc/self/cgroup", "0::/a/b\n"),
+            ("sys/fs/cgroup/a/b/memory.max", "1073741824\n"),
+            ("sys/fs/cgroup/a/b/memory.current", "268435456\n"),
+            // "max" is no limit: skipped.
+            ("sys/fs/cgroup/a/memory.max", "max\n"),
+            ("sys/fs/cgroup/a/memory.current", "300000000\n"),
+        ]);
+        let l = detect_in(t.path()).unwrap();
+        assert_eq!(l.bytes, 768 << 20);
+        assert_eq!(l.source, "room left under the memory limit of cgroup /a/b");
+    }
+
+    #[test]
+    fn cgroup_v1_skips_the_unlimited_group_and_takes_its_parent() {
+        let t = tree(&[
+            ("proc/meminfo", MEMINFO),
+            ("proc/self/cgroup", "5:cpu,cpuacct:/x\n4:memory:/x\n"),
+            (
+                "sys/fs/cgroup/memory/x/memory.limit_in_bytes",
+                "9223372036854771712\n",
+            ),
+            ("sys/fs/cgroup/memory/x/memory.usage_in_bytes", "1000\n"),
+            ("sys/fs/cgroup/memory/memory.limit_in_bytes", "2147483648\n"),
+            ("sys/fs/cgroup/memory/memory.usage_in_bytes", "1610612736\n"),
+        ]);
+        let l = detect_in(t.path()).unwrap();
+        assert_eq!(l.bytes, 512 << 20);
+        assert_eq!(l.source, "room left under the memory limit of cgroup /");
+    }
+
+    #[test]
+    fn an_address_space_rlimit_below_the_memory_wins() {
+        let limits = "Limit                     Soft Limit           Hard Limit           Units\n\
+            Max data size             unlimited            unlimited            bytes\n\
+            Max address space         1073741824           unlimited            bytes\n";
+        let t = tree(&[("proc/meminfo", MEMINFO), ("proc/self/limits", limits)]);
+        let l = detect_in(t.path()).unwrap();
+        assert_eq!(l.bytes, 1 << 30);
+        assert_eq!(l.source, "RLIMIT_AS in /proc/self/limits");
+    }
+
+    #[test]
+    fn nothing_readable_is_no_limit() {
+        let t = tree(&[("proc/meminfo", "MemTotal: 1 kB\n")]);
+        assert!(detect_in(t.path()).is_none());
+    }
 }
