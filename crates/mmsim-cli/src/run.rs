@@ -98,6 +98,11 @@ pub struct RunArgs {
     /// Cost weighting of the cost policy: v5.8 or v6.2.
     #[arg(long, value_name = "VARIANT")]
     pub cost_variant: Option<CostVariant>,
+    /// Set a `[machine]` key of the scenario as a scenario file would, after the other
+    /// flags: dotted for its sub-tables (`page_cluster=0`, `swap.device=zram`,
+    /// `stats_interval_ms=100`). Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE", allow_hyphen_values = true)]
+    pub set: Vec<String>,
 
     /// Print the result as JSON (RunResult fields at the top level, trace stats under
     /// "trace").
@@ -227,6 +232,9 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
     }
     if let Some(v) = args.cost_variant {
         m.policy.cost_variant = v;
+    }
+    for raw in &args.set {
+        overrides::apply_set(&mut plan.scenario.machine, raw)?;
     }
     validate(&plan.scenario, &args.scenario)?;
     crate::host::check(&plan.scenario, args.scenario.host_memory)?;

@@ -10,7 +10,7 @@
 //! range exactly as in a scenario file. Errors name the flag that gave the value.
 
 use mmsim_core::{CostVariant, PolicyName};
-use mmsim_workloads::scenario::overrides::{set_machine, toml_value};
+use mmsim_workloads::scenario::overrides::{machine_key, set_machine, toml_value};
 use mmsim_workloads::{Scenario, WorkloadError};
 
 use crate::compare::{combination, config_name, AxisReport, Setting};
@@ -194,19 +194,7 @@ pub fn axes(args: &AxisFlags<'_>) -> Result<Vec<Axis>, WorkloadError> {
                 "{what}: expected KEY=V1,V2,... with a [machine] key, e.g. swappiness=60,115"
             )));
         };
-        let key = key.trim();
-        let key = key.strip_prefix("machine.").unwrap_or(key);
-        let well_formed = key.split('.').all(|p| {
-            !p.is_empty()
-                && p.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        });
-        if !well_formed {
-            return Err(bad(format!(
-                "{what}: `{key}` is not a [machine] key; keys are like swappiness, memory, \
-                 page_cluster, swap.device"
-            )));
-        }
+        let key = machine_key(&what, key)?;
         let values: Vec<AxisValue> = items(&what, list)?
             .into_iter()
             .map(|v| AxisValue {

@@ -280,6 +280,42 @@ pub fn toml_value(raw: &str) -> toml::Value {
     }
 }
 
+/// The `[machine]` key of a `--set` (`what` names the flag for errors): a `machine.`
+/// prefix dropped, each dotted part letters, digits, `_` or `-`.
+pub fn machine_key<'a>(what: &str, key: &'a str) -> Result<&'a str, WorkloadError> {
+    let key = key.trim();
+    let key = key.strip_prefix("machine.").unwrap_or(key);
+    let well_formed = key.split('.').all(|p| {
+        !p.is_empty()
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    });
+    if !well_formed {
+        return Err(usage(format!(
+            "{what}: `{key}` is not a [machine] key; keys are like swappiness, memory, \
+             page_cluster, swap.device"
+        )));
+    }
+    Ok(key)
+}
+
+/// Applies `mmsim run --set KEY=VALUE` to `machine`: the value read as TOML reads it
+/// ([`toml_value`]) and written at the key ([`set_machine`]); errors name the flag and
+/// the field.
+pub fn apply_set(machine: &mut MachineConfig, raw: &str) -> Result<(), WorkloadError> {
+    let what = format!("--set {raw}");
+    let Some((key, value)) = raw.split_once('=') else {
+        return Err(usage(format!(
+            "{what}: expected KEY=VALUE with a [machine] key, e.g. page_cluster=0"
+        )));
+    };
+    let key = machine_key(&what, key)?;
+    let value = value.trim();
+    *machine = set_machine(machine, key, &toml_value(value))
+        .map_err(|e| usage(format!("--set {key}={value}: machine.{key}: {e}")))?;
+    Ok(())
+}
+
 /// `machine` with `[machine] path = value` (`path` dotted for sub-tables:
 /// `swap.device`), read back as the scenario reader reads it; the error is the reader's
 /// message (an unknown key lists the allowed ones).
@@ -341,6 +377,27 @@ mod tests {
         assert!(e.contains("unknown field `swapiness`"), "{e}");
         let e = set_machine(&m, "swappiness.x", &toml_value("1")).unwrap_err();
         assert!(e.contains("`swappiness` is a value"), "{e}");
+    }
+
+    #[test]
+    fn apply_set_writes_a_machine_key_or_names_the_flag() {
+        let mut m = MachineConfig::default();
+        apply_set(&mut m, "page_cluster=0").unwrap();
+        apply_set(&mut m, "machine.swap.device = zram").unwrap();
+        assert_eq!(m.page_cluster, 0);
+        assert_eq!(m.swap.device, DeviceKind::Zram);
+        let e = apply_set(&mut m, "page_cluster").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--set page_cluster: expected KEY=VALUE with a [machine] key, e.g. page_cluster=0"
+        );
+        let e = apply_set(&mut m, "swapiness=1").unwrap_err().to_string();
+        assert!(
+            e.starts_with("--set swapiness=1: machine.swapiness: unknown field `swapiness`"),
+            "{e}"
+        );
+        let e = apply_set(&mut m, "a..b=1").unwrap_err().to_string();
+        assert!(e.contains("`a..b` is not a [machine] key"), "{e}");
     }
 
     #[test]
