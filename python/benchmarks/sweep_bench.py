@@ -18,6 +18,7 @@ once: timing loops would only measure the other tenants of a shared machine.
 
 import argparse
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -51,6 +52,13 @@ accesses = {n}
 """
 
 
+def cpu():
+    """CPU seconds (user + system) of this process and its finished children."""
+    a = resource.getrusage(resource.RUSAGE_SELF)
+    b = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
 def grid(path, points):
     return {"scenario": [path], "policy": ["lru", "scanned-rotated", "cost", "mglru"],
             "seed": list(range(1, points // 4 + 1))}
@@ -72,19 +80,22 @@ def main():
     pts = points(g)
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()}", flush=True)
 
-    t = time.perf_counter()
+    t, c = time.perf_counter(), cpu()
     for p in pts:
         p = dict(p)
         mmsim.run(p.pop("scenario"), **p)
-    serial = time.perf_counter() - t
-    print(f"sum of {len(pts)} single runs (one after another): {serial:.2f} s "
-          f"({serial / len(pts) * 1000:.1f} ms per run)", flush=True)
+    serial, serial_cpu = time.perf_counter() - t, cpu() - c
+    print(f"sum of {len(pts)} single runs (one after another): {serial:.2f} s wall, "
+          f"{serial_cpu:.2f} s CPU ({serial / len(pts) * 1000:.1f} ms per run)", flush=True)
 
-    t = time.perf_counter()
+    t, c = time.perf_counter(), cpu()
     df = mmsim.sweep(g, out=os.path.join(tmp, "local"), progress=False)
-    local = time.perf_counter() - t
-    print(f"local sweep, {os.cpu_count()} worker processes: {local:.2f} s; speed-up "
-          f"{serial / local:.2f}x; {len(df)} rows", flush=True)
+    local, local_cpu = time.perf_counter() - t, cpu() - c
+    print(f"local sweep, {os.cpu_count()} worker processes: {local:.2f} s wall "
+          f"(speed-up {serial / local:.2f}x), {local_cpu:.2f} s CPU (overhead "
+          f"{(local_cpu - serial_cpu) / len(pts) * 1000:.1f} ms CPU per point); "
+          f"{len(df)} rows; a run inside the sweep took {df.elapsed_s.mean() * 1000:.1f} ms "
+          f"on average", flush=True)
 
     if a.ray:
         from ray.cluster_utils import Cluster

@@ -14,7 +14,14 @@ of the canonical JSON of the key/value pairs, sorted by key), and is stored as
 ``part-<id>.parquet`` in the output directory, written to a temporary file and
 renamed into place when the point finishes: a point's part is there whole or not
 at all, so a sweep killed at any moment (``kill -9`` included) and started again
-with the same grid and output runs exactly the points without a part. The
+with the same grid and output runs exactly the points without a part. (Parts are
+not fsynced; after a crash of the machine itself, a part cut short is found by its
+missing Parquet footer and redone.) The key is the parameters only: a sweep
+resumed after the simulator changed keeps the earlier points' results.
+
+The local backend starts its workers with ``spawn``: a script calling
+:func:`sweep` must do so under ``if __name__ == "__main__":`` (notebooks need
+nothing). The
 directory is a Parquet dataset: ``pandas.read_parquet(out)`` or
 :func:`read_sweep` reads it (every part has the same schema).
 
@@ -250,49 +257,91 @@ class _Store:
                     os.unlink(os.path.join(out, name))
 
     def done(self) -> set:
+        """The points with a whole part. A part is renamed into place only once
+        written, so a killed sweep leaves none half-written; parts are not fsynced
+        (a point costs milliseconds), so after a crash of the machine itself a part
+        may be cut short: one without Parquet's closing magic is deleted and redone."""
         if self.out is None:
             return set(self.rows)
-        return {
-            n[len("part-") : -len(".parquet")]
-            for n in os.listdir(self.out)
-            if n.startswith("part-") and n.endswith(".parquet")
-        }
+        done = set()
+        for n in os.listdir(self.out):
+            if not (n.startswith("part-") and n.endswith(".parquet")):
+                continue
+            path = os.path.join(self.out, n)
+            with open(path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                whole = f.tell() >= 12 and (f.seek(-4, os.SEEK_END), f.read(4))[1] == b"PAR1"
+            if whole:
+                done.add(n[len("part-") : -len(".parquet")])
+            else:
+                os.unlink(path)
+        return done
 
-    def add(self, row: Dict[str, Any]) -> None:
-        self.rows[row["point"]] = row
+    def add(self, row: Dict[str, Any], written: bool = False) -> None:
+        """Records a finished point's row; writes its part unless a worker did."""
         if self.out is None:
-            return
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+            self.rows[row["point"]] = row
+        elif not written:
+            _write_part(self.out, self.schema, row)
 
-        table = pa.Table.from_pylist([row], schema=self.schema)
-        final = os.path.join(self.out, f"part-{row['point']}.parquet")
-        fd, tmp = tempfile.mkstemp(prefix=f".part-{row['point']}-", suffix=".tmp", dir=self.out)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                pq.write_table(table, f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, final)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+
+def _write_part(out: str, schema, row: Dict[str, Any]) -> None:
+    """Writes one point's row as ``part-<id>.parquet``: whole, then renamed into place."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pylist([row], schema=schema)
+    final = os.path.join(out, f"part-{row['point']}.parquet")
+    fd, tmp = tempfile.mkstemp(prefix=f".part-{row['point']}-", suffix=".tmp", dir=out)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            pq.write_table(table, f)
+        os.replace(tmp, final)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _full_row(
+    i: int, pid: str, params: Mapping[str, Any], kinds: Mapping[str, str], row: Dict[str, Any]
+) -> Dict[str, Any]:
+    """A point's stored row: id, place, the grid's keys, the run's columns, the CLI line."""
+    full: Dict[str, Any] = {"point": pid, "index": i}
+    for k, kind in kinds.items():
+        full[k] = _column_value(params[k], kind)
+    full.update(row)
+    full["cli"] = _cli_line(params)
+    return full
+
+
+def _local_point(
+    i: int,
+    pid: str,
+    params: Dict[str, Any],
+    kinds: Dict[str, str],
+    out: Optional[str],
+    schema,
+) -> Optional[Dict[str, Any]]:
+    """A local worker's task: run the point and write its part itself (the writing
+    is spread over the workers); the row goes back only when nothing is stored."""
+    full = _full_row(i, pid, params, kinds, run_point(params))
+    if out is None:
+        return full
+    _write_part(out, schema, full)
+    return None
 
 
 def read_sweep(out: str):
-    """A sweep's output directory as one DataFrame, in grid order (``index``)."""
+    """A sweep's output directory as one DataFrame, in grid order (``index``).
+    Every part has the sweep's schema, so the directory is read as one dataset
+    (files starting with ``.``, the temporary ones, are not part of it)."""
     import pandas as pd
     import pyarrow.parquet as pq
 
-    parts = sorted(
-        os.path.join(out, n)
-        for n in os.listdir(out)
-        if n.startswith("part-") and n.endswith(".parquet")
-    )
-    if not parts:
+    if not any(n.startswith("part-") and n.endswith(".parquet") for n in os.listdir(out)):
         return pd.DataFrame()
-    df = pd.concat([pq.read_table(p).to_pandas() for p in parts], ignore_index=True)
+    df = pq.read_table(out).to_pandas()
     return df.sort_values("index", kind="stable").reset_index(drop=True)
 
 
@@ -309,7 +358,7 @@ def _watch_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True, name="mmsim-parent-watch").start()
 
 
-def _local(todo, workers, on_row) -> None:
+def _local(todo, workers, on_row, kinds, out, schema) -> None:
     import concurrent.futures as cf
     import multiprocessing as mp
 
@@ -322,7 +371,10 @@ def _local(todo, workers, on_row) -> None:
         initializer=_watch_parent,
         initargs=(os.getpid(),),
     ) as pool:
-        futures = {pool.submit(run_point, params): (i, pid, params) for i, pid, params in todo}
+        futures = {
+            pool.submit(_local_point, i, pid, params, kinds, out, schema): (i, pid, params)
+            for i, pid, params in todo
+        }
         try:
             for f in cf.as_completed(futures):
                 i, pid, params = futures[f]
@@ -453,19 +505,19 @@ def sweep(
     todo = [(i, pid, p) for i, (pid, p) in enumerate(zip(ids, pts)) if pid not in done]
     bar = _Progress(len(pts), len(pts) - len(todo), progress)
 
-    def on_row(i: int, pid: str, params: Mapping[str, Any], row: Dict[str, Any]) -> None:
-        full: Dict[str, Any] = {"point": pid, "index": i}
-        for k in grid:
-            full[k] = _column_value(params[k], kinds[k])
-        full.update(row)
-        full["cli"] = _cli_line(params)
-        store.add(full)
+    def on_row(i: int, pid: str, params: Mapping[str, Any], row: Optional[Dict[str, Any]]) -> None:
+        if row is None:  # a local worker stored it
+            pass
+        elif "point" in row:  # a local worker's full row (nothing is stored)
+            store.add(row)
+        else:  # a Ray task's run columns: stored here, where the output is
+            store.add(_full_row(i, pid, params, kinds, row))
         bar.step()
 
     try:
         if todo:
             if backend == "local":
-                _local(todo, workers, on_row)
+                _local(todo, workers, on_row, kinds, out, store.schema)
             elif backend == "ray":
                 _ray(todo, address, trace_shipping, on_row, ray_init)
             else:

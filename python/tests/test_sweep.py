@@ -129,6 +129,16 @@ def test_kill_9_and_resume_redoes_no_finished_point(small, tmp_path):
     df = read_sweep(str(out))
     assert sorted(df["index"]) == list(range(16)) and df["point"].is_unique
     assert not any(n.endswith(".tmp") for n in os.listdir(out))
+    # A part cut short (a machine crash before the page cache reached the disk) is
+    # redone; the others are kept.
+    victim = sorted(after)[0]
+    with open(out / victim, "r+b") as f:
+        f.truncate(100)
+    subprocess.run(cmd, cwd=tmp_path, check=True, timeout=300)
+    again = {n: os.stat(out / n).st_mtime_ns for n in os.listdir(out) if n.startswith("part-")}
+    assert set(again) == set(after)
+    assert [n for n in again if again[n] != after[n]] == [victim]
+    assert len(read_sweep(str(out))) == 16
 
 
 def test_cli_sweep_runs_the_package_and_says_when_it_is_missing(small, tmp_path, mmsim_bin):
