@@ -14,20 +14,17 @@ use std::io::Write;
 
 use anyhow::Result;
 use clap::{ArgMatches, Args};
-use mmsim_core::{CostVariant, MachineConfig, PolicyName};
-use mmsim_workloads::{Scenario, ScenarioResult};
+use mmsim_core::PolicyName;
+use mmsim_workloads::ScenarioResult;
 
-use mmsim_report::compare::{
-    combination, config_name, AxisReport, CompareReport, ConfigReport, Setting,
-};
+use mmsim_report::compare::{CompareReport, ConfigReport};
+use mmsim_report::configs::{self, Axis, AxisFlags, AxisOrder, Config};
 use mmsim_report::{export, published};
 
 use crate::progress::{self, Progress};
 use crate::run::{self, ScenarioArgs};
 use crate::{Outcome, UsageError};
 
-/// Most configurations one comparison may have.
-const MAX_CONFIGS: usize = 1000;
 /// Most runs of each configuration.
 const MAX_REPEAT: u32 = 1000;
 
@@ -73,243 +70,25 @@ pub struct CompareArgs {
     pub quiet: bool,
 }
 
-/// What one value of an axis does to the machine.
-#[derive(Clone, Debug)]
-enum Apply {
-    Policy(PolicyName),
-    Variant(CostVariant),
-    Toml(toml::Value),
-}
-
-/// One value of a compared axis.
-#[derive(Clone, Debug)]
-struct AxisValue {
-    /// As given (canonical for policies and variants).
-    text: String,
-    apply: Apply,
-}
-
-/// A compared axis.
-#[derive(Clone, Debug)]
-struct Axis {
-    /// Short name for configuration names: `policy`, `cost_variant`, or the `--set` key.
-    key: String,
-    /// The `[machine]` path it sets: `policy.name`, `swappiness`, `swap.device`.
-    path: String,
-    /// `--policy` or `--set KEY`.
-    flag: String,
-    values: Vec<AxisValue>,
-    /// Position on the command line, for the axis order.
-    index: usize,
-}
-
-impl Axis {
-    /// The flag and one value, as the user would write them (`--set swappiness=300`).
-    fn flag_with(&self, value: &str) -> String {
-        match self.flag.strip_prefix("--set ") {
-            Some(key) => format!("--set {key}={value}"),
-            None => format!("{} {value}", self.flag),
-        }
-    }
-}
-
 fn bad(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(UsageError(msg.into()))
 }
 
-/// Whether two `[machine]` paths set overlapping values (equal, or one inside the
-/// other's table).
-fn overlap(a: &str, b: &str) -> bool {
-    a == b || a.starts_with(&format!("{b}.")) || b.starts_with(&format!("{a}."))
-}
-
-/// The comma-separated items of a list flag: none empty.
-fn items<'a>(what: &str, raw: &'a str) -> Result<Vec<&'a str>> {
-    if raw.trim().is_empty() {
-        return Err(bad(format!(
-            "{what}: empty list; give one or more values separated by commas"
-        )));
-    }
-    let items: Vec<&str> = raw.split(',').map(str::trim).collect();
-    if items.iter().any(|i| i.is_empty()) {
-        return Err(bad(format!(
-            "{what}: empty value in the list `{raw}`; separate values by single commas"
-        )));
-    }
-    Ok(items)
-}
-
-/// Rejects a value listed twice (the configurations would be the same).
-fn no_duplicates(what: &str, values: &[AxisValue]) -> Result<()> {
-    for (i, v) in values.iter().enumerate() {
-        if values[..i].iter().any(|w| w.text == v.text) {
-            return Err(bad(format!("{what}: `{}` is listed twice", v.text)));
-        }
-    }
-    Ok(())
-}
-
-/// A `--set` value as TOML reads it: an integer, float or boolean, a quoted string, or
-/// else the text as a string (`6G`, `zram`).
-fn toml_value(raw: &str) -> toml::Value {
-    match format!("v = {raw}").parse::<toml::Table>() {
-        Ok(mut t) => match t.remove("v") {
-            Some(
-                v @ (toml::Value::Integer(_)
-                | toml::Value::Float(_)
-                | toml::Value::Boolean(_)
-                | toml::Value::String(_)),
-            ) => v,
-            _ => toml::Value::String(raw.to_string()),
-        },
-        Err(_) => toml::Value::String(raw.to_string()),
-    }
-}
-
-/// `machine` with `[machine] path = value`, read back as the scenario reader reads it;
-/// the error is the reader's message (an unknown key lists the allowed ones).
-fn set_machine(
-    m: &MachineConfig,
-    path: &str,
-    value: &toml::Value,
-) -> Result<MachineConfig, String> {
-    let mut root = toml::Table::try_from(m).map_err(|e| e.to_string())?;
-    let parts: Vec<&str> = path.split('.').collect();
-    let (last, tables) = parts.split_last().ok_or("empty key")?;
-    let mut t = &mut root;
-    for (i, p) in tables.iter().enumerate() {
-        let entry = t
-            .entry(p.to_string())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        t = match entry {
-            toml::Value::Table(t) => t,
-            _ => {
-                return Err(format!(
-                    "`{}` is a value, not a table",
-                    parts[..=i].join(".")
-                ))
-            }
-        };
-    }
-    t.insert(last.to_string(), value.clone());
-    toml::Value::Table(root)
-        .try_into::<MachineConfig>()
-        .map_err(|e| e.message().trim().to_string())
-}
-
 /// Parses the axes from the flags; `matches` (the subcommand's) gives their
-/// command-line order, else `--policy`, `--cost-variant`, then the `--set`s.
+/// command-line order, else `--policy`, `--cost-variant`, then the `--set`s. A flag
+/// fixing a compared setting is an error.
 fn axes(args: &CompareArgs, matches: Option<&ArgMatches>) -> Result<Vec<Axis>> {
-    let index =
-        |id: &str, fallback: usize| matches.and_then(|m| m.index_of(id)).unwrap_or(fallback);
-    let mut axes = Vec::new();
-    if let Some(raw) = &args.policy {
-        let what = format!("--policy {raw}");
-        let values = items(&what, raw)?
-            .into_iter()
-            .map(|v| {
-                let p: PolicyName = v.parse().map_err(|e: String| bad(format!("{what}: {e}")))?;
-                Ok(AxisValue {
-                    text: p.name().to_string(),
-                    apply: Apply::Policy(p),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        no_duplicates(&what, &values)?;
-        axes.push(Axis {
-            key: "policy".into(),
-            path: "policy.name".into(),
-            flag: "--policy".into(),
-            values,
-            index: index("policy", 0),
-        });
-    }
-    if let Some(raw) = &args.cost_variant {
-        let what = format!("--cost-variant {raw}");
-        let values = items(&what, raw)?
-            .into_iter()
-            .map(|v| {
-                let c: CostVariant = v.parse().map_err(|e: String| bad(format!("{what}: {e}")))?;
-                let text = match c {
-                    CostVariant::V5_8 => "v5.8",
-                    CostVariant::V6_2 => "v6.2",
-                };
-                Ok(AxisValue {
-                    text: text.into(),
-                    apply: Apply::Variant(c),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        no_duplicates(&what, &values)?;
-        axes.push(Axis {
-            key: "cost_variant".into(),
-            path: "policy.cost_variant".into(),
-            flag: "--cost-variant".into(),
-            values,
-            index: index("cost_variant", 1),
-        });
-    }
-    let set_indices: Vec<usize> = matches
-        .and_then(|m| m.indices_of("set"))
-        .map(|i| i.collect())
-        .unwrap_or_default();
-    for (i, raw) in args.set.iter().enumerate() {
-        let what = format!("--set {raw}");
-        let Some((key, list)) = raw.split_once('=') else {
-            return Err(bad(format!(
-                "{what}: expected KEY=V1,V2,... with a [machine] key, e.g. swappiness=60,115"
-            )));
-        };
-        let key = key.trim();
-        let key = key.strip_prefix("machine.").unwrap_or(key);
-        let well_formed = key.split('.').all(|p| {
-            !p.is_empty()
-                && p.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        });
-        if !well_formed {
-            return Err(bad(format!(
-                "{what}: `{key}` is not a [machine] key; keys are like swappiness, memory, \
-                 page_cluster, swap.device"
-            )));
-        }
-        let values: Vec<AxisValue> = items(&what, list)?
-            .into_iter()
-            .map(|v| AxisValue {
-                text: v.to_string(),
-                apply: Apply::Toml(toml_value(v)),
-            })
-            .collect();
-        no_duplicates(&what, &values)?;
-        axes.push(Axis {
-            key: key.to_string(),
-            path: key.to_string(),
-            flag: format!("--set {key}"),
-            values,
-            index: set_indices.get(i).copied().unwrap_or(2 + i),
-        });
-    }
-    if axes.is_empty() {
-        return Err(bad(
-            "nothing to compare: give --policy, --cost-variant or --set with the values to \
-             compare, e.g. --policy scanned-rotated,cost",
-        ));
-    }
-    axes.sort_by_key(|a| a.index);
-    for (i, a) in axes.iter().enumerate() {
-        if let Some(b) = axes[..i].iter().find(|b| overlap(&a.path, &b.path)) {
-            return Err(bad(format!(
-                "{} and {}: duplicate axis: both set machine.{}; compare each setting once",
-                b.flag,
-                a.flag,
-                if a.path.len() <= b.path.len() {
-                    &a.path
-                } else {
-                    &b.path
-                }
-            )));
-        }
-    }
+    let order = matches.map(|m| AxisOrder {
+        policy: m.index_of("policy"),
+        cost_variant: m.index_of("cost_variant"),
+        set: m.indices_of("set").map(|i| i.collect()).unwrap_or_default(),
+    });
+    let axes = configs::axes(&AxisFlags {
+        policy: args.policy.as_deref(),
+        cost_variant: args.cost_variant.as_deref(),
+        set: &args.set,
+        order,
+    })?;
     let s = &args.scenario;
     let fixed = [
         ("--memory", s.memory.is_some(), "memory"),
@@ -318,86 +97,8 @@ fn axes(args: &CompareArgs, matches: Option<&ArgMatches>) -> Result<Vec<Axis>> {
         ("--swap-size", s.swap_size.is_some(), "swap.size"),
         ("--swappiness", s.swappiness.is_some(), "swappiness"),
     ];
-    for (flag, given, path) in fixed {
-        if let Some(a) = axes.iter().find(|a| given && overlap(&a.path, path)) {
-            return Err(bad(format!(
-                "{flag} conflicts with {}: the setting is compared, so it cannot also be \
-                 fixed; drop {flag}",
-                a.flag
-            )));
-        }
-    }
+    configs::check_fixed(&axes, &fixed)?;
     Ok(axes)
-}
-
-/// One configuration to run.
-struct Config {
-    name: String,
-    settings: Vec<Setting>,
-    scenario: Scenario,
-}
-
-/// The configurations: the product of the axes' values applied to `base`, each
-/// validated.
-fn configs(base: &Scenario, axes: &[Axis], args: &ScenarioArgs) -> Result<Vec<Config>> {
-    let total = axes
-        .iter()
-        .try_fold(1usize, |n, a| n.checked_mul(a.values.len()))
-        .filter(|&n| n <= MAX_CONFIGS)
-        .ok_or_else(|| {
-            bad(format!(
-                "{}: too many configurations; at most {MAX_CONFIGS}",
-                axes.iter()
-                    .map(|a| format!("{} ({} values)", a.flag, a.values.len()))
-                    .collect::<Vec<_>>()
-                    .join(" × ")
-            ))
-        })?;
-    let sizes: Vec<usize> = axes.iter().map(|a| a.values.len()).collect();
-    let mut out = Vec::with_capacity(total);
-    for i in 0..total {
-        let pick = combination(&sizes, i);
-        let mut s = base.clone();
-        let mut settings = Vec::with_capacity(axes.len());
-        for (a, &j) in axes.iter().zip(&pick) {
-            let v = &a.values[j];
-            let m = &mut s.machine;
-            match &v.apply {
-                Apply::Policy(p) => m.policy.name = *p,
-                Apply::Variant(c) => m.policy.cost_variant = *c,
-                Apply::Toml(t) => {
-                    *m = set_machine(m, &a.path, t).map_err(|e| {
-                        bad(format!("{}: machine.{}: {e}", a.flag_with(&v.text), a.path))
-                    })?;
-                }
-            }
-            settings.push(Setting {
-                key: a.path.clone(),
-                value: v.text.clone(),
-            });
-        }
-        if let Err(e) = s.validate() {
-            let field = e.field().and_then(|f| f.strip_prefix("machine."));
-            let axis =
-                field.and_then(|f| axes.iter().zip(&pick).find(|(a, _)| overlap(&a.path, f)));
-            if let Some((a, &j)) = axis {
-                return Err(anyhow::Error::new(e).context(a.flag_with(&a.values[j].text)));
-            }
-            run::validate(&s, args)?;
-        }
-        crate::host::check(&s, args.host_memory)?;
-        let name = config_name(
-            axes.iter()
-                .zip(&pick)
-                .map(|(a, &j)| (a.key.as_str(), a.values[j].text.as_str())),
-        );
-        out.push(Config {
-            name,
-            settings,
-            scenario: s,
-        });
-    }
-    Ok(out)
 }
 
 /// Runs the comparison; the report and the notes for the table.
@@ -436,7 +137,16 @@ fn compare_report(
         (args, matches)
     };
     let axes = axes(args, matches)?;
-    let configs = configs(base, &axes, &args.scenario)?;
+    let configs: Vec<Config> = configs::configs(
+        base,
+        &axes,
+        |s, e| {
+            run::validate(s, &args.scenario)
+                .err()
+                .unwrap_or_else(|| e.into())
+        },
+        |s| crate::host::check(s, args.scenario.host_memory),
+    )?;
     let seed = base.seed;
     if seed.checked_add(u64::from(repeat) - 1).is_none() {
         return Err(bad(format!(
@@ -472,14 +182,7 @@ fn compare_report(
     }
     let total = base.expected_events().and_then(|e| e.checked_mul(runs));
     let mut progress = Progress::new(run::show_progress(args.quiet), total);
-    let axis_reports = axes
-        .iter()
-        .map(|a| AxisReport {
-            key: a.key.clone(),
-            flag: a.flag.clone(),
-            values: a.values.iter().map(|v| v.text.clone()).collect(),
-        })
-        .collect();
+    let axis_reports = axes.iter().map(Axis::report).collect();
     let mut report = CompareReport::new(
         base.name.clone(),
         seed,
@@ -632,33 +335,6 @@ mod tests {
     }
 
     #[test]
-    fn set_values_are_typed_as_toml_reads_them() {
-        assert_eq!(toml_value("60"), toml::Value::Integer(60));
-        assert_eq!(toml_value("0.5"), toml::Value::Float(0.5));
-        assert_eq!(toml_value("true"), toml::Value::Boolean(true));
-        assert_eq!(toml_value("6G"), toml::Value::String("6G".into()));
-        assert_eq!(toml_value("\"60\""), toml::Value::String("60".into()));
-        assert_eq!(toml_value("zram"), toml::Value::String("zram".into()));
-    }
-
-    #[test]
-    fn set_machine_round_trips_every_embedded_machine() {
-        for (name, _) in mmsim_workloads::EMBEDDED_SCENARIOS {
-            let s = mmsim_workloads::embedded_scenario(name).unwrap().unwrap();
-            let m = &s.machine;
-            let same = set_machine(m, "swappiness", &toml::Value::Integer(m.swappiness.into()));
-            assert_eq!(same.as_ref(), Ok(m), "{name}");
-        }
-        let m = MachineConfig::default();
-        let z = set_machine(&m, "swap.device", &toml_value("zram")).unwrap();
-        assert_eq!(z.swap.device, mmsim_core::DeviceKind::Zram);
-        let e = set_machine(&m, "swapiness", &toml_value("1")).unwrap_err();
-        assert!(e.contains("unknown field `swapiness`"), "{e}");
-        let e = set_machine(&m, "swappiness.x", &toml_value("1")).unwrap_err();
-        assert!(e.contains("`swappiness` is a value"), "{e}");
-    }
-
-    #[test]
     fn axes_follow_the_command_line_order() {
         use clap::{CommandFactory, FromArgMatches};
         let argv = [
@@ -677,7 +353,13 @@ mod tests {
         let axes = axes(&a, Some(sub)).unwrap();
         let keys: Vec<_> = axes.iter().map(|a| a.key.as_str()).collect();
         assert_eq!(keys, ["swappiness", "policy", "page_cluster"]);
-        let c = configs(&mmsim_workloads::default_scenario(), &axes, &a.scenario).unwrap();
+        let c = configs::configs(
+            &mmsim_workloads::default_scenario(),
+            &axes,
+            |_, e| anyhow::Error::new(e),
+            |_| Ok(()),
+        )
+        .unwrap();
         let names: Vec<_> = c.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(
             names,

@@ -8,6 +8,7 @@
 //!               [--set KEY=V1,V2]... [--repeat N] [--json | --csv]
 //! mmsim bench [--accesses N] [--pages N] [--memory-fraction F] [--policy lru,cost]
 //! mmsim validate [SUITE] [--case NAME]... [--from-results] [--check] [--json]
+//! mmsim sweep GRID.toml --out DIR [--ray ADDRESS]   # through the Python package
 //! ```
 //!
 //! Exit status: 0 on success, 2 for bad input or usage (a scenario, trace or flag that
@@ -23,6 +24,7 @@ mod host;
 mod output;
 mod progress;
 mod run;
+mod sweep;
 mod trace;
 mod validate;
 
@@ -70,6 +72,10 @@ Examples:
     /// Run validation cases on a real kernel and in mmsim and compare the counters
     /// (`--from-results`: against recorded kernel results, no kernel needed).
     Validate(validate::ValidateArgs),
+    /// Run every point of a grid (memory sizes, policies, seeds, traces, ...) on local
+    /// cores or a Ray cluster, appending each result to a Parquet dataset; a killed sweep
+    /// started again redoes no finished point. Runs the `mmsim` Python package.
+    Sweep(sweep::SweepArgs),
 }
 
 /// How a command ended, when it did not fail.
@@ -81,6 +87,9 @@ pub enum Outcome {
     Interrupted,
     /// `--strict`: the result was printed, with warnings that make it untrustworthy.
     Warned,
+    /// A command run in another process (`sweep`) ended with this exit status, having
+    /// printed its own messages.
+    Status(u8),
 }
 
 /// An error in the user's input that is not already a typed library error (a flag
@@ -153,11 +162,13 @@ fn main() -> ExitCode {
         Some(Command::Scenarios) => run::list_scenarios(),
         Some(Command::Trace(args)) => trace::trace(args),
         Some(Command::Validate(args)) => validate::validate(args),
+        Some(Command::Sweep(args)) => sweep::sweep(args),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
         Ok(Outcome::Interrupted) => ExitCode::from(progress::EXIT_INTERRUPTED),
         Ok(Outcome::Warned) => ExitCode::from(EXIT_WARNINGS),
+        Ok(Outcome::Status(code)) => ExitCode::from(code),
         Err(err) => {
             // A closed stdout (e.g. `mmsim | head`) is not worth a message.
             if err

@@ -2,25 +2,21 @@
 //! command-line overrides, run it, print the report.
 
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use mmsim_core::{CostVariant, DeviceConfig, DeviceKind, MachineConfig, PolicyName, Size};
+use mmsim_core::{CostVariant, DeviceKind, PolicyName, Size};
+use mmsim_workloads::scenario::overrides::{self, Base, Overrides};
 use mmsim_workloads::{
-    default_scenario, embedded_scenario, run_scenario_cancellable, RunOptions, Scenario,
-    ScenarioResult, Target, TraceFormat, WorkloadError, WorkloadKind, WorkloadSpec,
-    DEFAULT_EXPLANATION, EMBEDDED_SCENARIOS,
+    embedded_scenario, run_scenario_cancellable, RunOptions, Scenario, ScenarioResult, Target,
+    TraceFormat, WorkloadError, DEFAULT_EXPLANATION, EMBEDDED_SCENARIOS,
 };
 
-use crate::progress::{self, Progress};
-use crate::{Outcome, UsageError};
+pub use mmsim_workloads::scenario::overrides::Plan;
 
-/// Memory of the machine of a trace run without a scenario: large, so that only
-/// `--memcg-max` limits.
-const TRACE_MEMORY: Size = Size(16 << 30);
-/// Swap size when `--swap` is given without `--swap-size` (and the scenario has none).
-const DEFAULT_SWAP: Size = Size(4 << 30);
+use crate::progress::{self, Progress};
+use crate::Outcome;
 
 /// The flags that choose and adjust the scenario, shared by `mmsim run` and `mmsim
 /// compare`. Every machine flag overrides the scenario's value.
@@ -102,6 +98,11 @@ pub struct RunArgs {
     /// Cost weighting of the cost policy: v5.8 or v6.2.
     #[arg(long, value_name = "VARIANT")]
     pub cost_variant: Option<CostVariant>,
+    /// Set a `[machine]` key of the scenario as a scenario file would, after the other
+    /// flags: dotted for its sub-tables (`page_cluster=0`, `swap.device=zram`,
+    /// `stats_interval_ms=100`). Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE", allow_hyphen_values = true)]
+    pub set: Vec<String>,
 
     /// Print the result as JSON (RunResult fields at the top level, trace stats under
     /// "trace").
@@ -122,182 +123,38 @@ pub struct RunArgs {
     pub strict: bool,
 }
 
-fn bad(msg: impl Into<String>) -> anyhow::Error {
-    anyhow::Error::new(UsageError(msg.into()))
-}
-
-/// Loads the scenario named on the command line: a file, else an embedded name.
-fn load(arg: &Path) -> Result<Scenario> {
-    if !arg.exists() {
-        if let Some(name) = arg.to_str() {
-            if let Some(s) = embedded_scenario(name) {
-                return Ok(s?);
-            }
-        }
-        if arg.extension().is_none() && arg.components().count() == 1 {
-            let names: Vec<&str> = EMBEDDED_SCENARIOS.iter().map(|(n, _)| *n).collect();
-            return Err(bad(format!(
-                "{}: no such scenario file, and not an embedded scenario ({})",
-                arg.display(),
-                names.join(", ")
-            )));
-        }
+/// The library's overrides from the flags (policy and cost variant are `run`'s own
+/// flags, applied by the caller).
+fn overrides(args: &ScenarioArgs) -> Overrides {
+    Overrides {
+        trace: args.trace.clone(),
+        format: args.format,
+        target: args.target,
+        limit: args.limit,
+        memory: args.memory,
+        memcg_max: args.memcg_max,
+        swap: args.swap,
+        swap_size: args.swap_size,
+        swappiness: args.swappiness,
+        cpus: args.cpus,
+        seed: args.seed,
+        mglru_version: args.mglru_version,
+        min_ttl_ms: args.min_ttl_ms,
+        lru_gen_enabled: args.lru_gen_enabled.clone(),
+        policy: None,
+        cost_variant: None,
     }
-    Ok(Scenario::parse_file(arg)?)
 }
 
-/// The scenario to run and notes about what the flags changed.
-pub struct Plan {
-    /// The scenario with the flags applied.
-    pub scenario: Scenario,
-    /// Whether it is the embedded default scenario (no scenario or trace was named).
-    pub is_default: bool,
-    /// What the flags did besides the obvious (shown with the result).
-    pub notes: Vec<String>,
-}
-
-/// Builds the scenario from the arguments: load it, apply the machine flags. Not yet
-/// validated: the caller may change more (a policy, a compared setting) and then calls
-/// [`validate`].
+/// Builds the scenario from the arguments ([`overrides::plan`]): load it, apply the
+/// machine flags. Not yet validated: the caller may change more (a policy, a compared
+/// setting) and then calls [`validate`].
 pub fn plan(args: &ScenarioArgs) -> Result<Plan> {
-    let mut notes = Vec::new();
-    let (mut scenario, is_default) = match (&args.scenario, &args.trace) {
-        (Some(path), _) => (load(path)?, false),
-        (None, Some(_)) => {
-            let machine = MachineConfig {
-                memory: TRACE_MEMORY,
-                ..MachineConfig::default()
-            };
-            (Scenario::new("trace", machine, Vec::new()), false)
-        }
-        (None, None) => (default_scenario(), true),
+    let base = match &args.scenario {
+        Some(path) => Base::Named(path.clone()),
+        None => Base::Default,
     };
-    let from_scenario = args.scenario.is_some();
-
-    if let Some(trace) = &args.trace {
-        let target = args.target.unwrap_or(Target::File);
-        let mut w = WorkloadSpec::trace(trace, args.format.unwrap_or_default(), target);
-        if let WorkloadKind::Trace { limit, .. } = &mut w.kind {
-            *limit = args.limit;
-        }
-        w.name = Some(
-            trace
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "trace".into()),
-        );
-        if from_scenario {
-            notes.push(format!(
-                "--trace replaces the {} workload(s) of the scenario",
-                scenario.workloads.len()
-            ));
-        }
-        scenario.workloads = vec![w];
-        // The trace path is as given on the command line, not relative to a scenario.
-        scenario.base_dir = None;
-    }
-
-    let m = &mut scenario.machine;
-    if let Some(mem) = args.memory {
-        m.memory = mem;
-    }
-    if let Some(max) = args.memcg_max {
-        m.memcg_max = Some(max);
-    }
-    if let Some(c) = args.cpus {
-        // Checked here, with the value as typed: a negative count would reach the
-        // scenario's validation as a wrapped u32.
-        if !(1..=4096).contains(&c) {
-            return Err(bad(format!(
-                "--cpus {c}: machine.cpus: {c} is out of range [1, 4096]"
-            )));
-        }
-        m.cpus = c as u32;
-    }
-    if let Some(s) = args.swappiness {
-        m.swappiness = u32::try_from(s).unwrap_or(u32::MAX);
-        if !(0..=200).contains(&s) {
-            return Err(bad(format!(
-                "--swappiness {s}: machine.swappiness: {s} is out of range [0, 200]"
-            )));
-        }
-    }
-    if let Some(kind) = args.swap {
-        if kind == DeviceKind::None {
-            if args.swap_size.is_some() {
-                return Err(bad("--swap-size with --swap none: give a swap device"));
-            }
-            m.swap = DeviceConfig::of(DeviceKind::None);
-        } else {
-            let size = args.swap_size.or(m.swap.size).unwrap_or(DEFAULT_SWAP);
-            m.swap = DeviceConfig {
-                size: Some(size),
-                ..DeviceConfig::of(kind)
-            };
-        }
-    } else if let Some(size) = args.swap_size {
-        if m.swap.device == DeviceKind::None {
-            return Err(bad(
-                "--swap-size: the machine has no swap device; add --swap zram|ssd|hdd",
-            ));
-        }
-        m.swap.size = Some(size);
-    }
-    let anon_trace = args.trace.is_some() && args.target == Some(Target::Anon);
-    if anon_trace && args.swap.is_none() && m.swap.device == DeviceKind::None {
-        let size = m.memory;
-        m.swap = DeviceConfig {
-            size: Some(size),
-            ..DeviceConfig::of(DeviceKind::Zram)
-        };
-        notes.push(format!(
-            "added zram swap of {size} for --as anon (anonymous pages are evicted to swap); \
-             --swap none to run without"
-        ));
-    }
-    if let Some(seed) = args.seed {
-        scenario.seed = seed;
-    }
-    let m = &mut scenario.machine;
-    if let Some(v) = args.mglru_version {
-        m.policy.mglru_version = v;
-    }
-    if let Some(ms) = args.min_ttl_ms {
-        m.policy.min_ttl_ms = u64::try_from(ms).map_err(|_| {
-            bad(format!(
-                "--min-ttl-ms {ms}: machine.policy.min_ttl_ms: {ms} is out of range [0, 4294967295]"
-            ))
-        })?;
-    }
-    if let Some(raw) = &args.lru_gen_enabled {
-        m.policy.lru_gen_enabled = parse_lru_gen_enabled(raw).ok_or_else(|| {
-            bad(format!(
-                "--lru-gen-enabled {raw}: machine.policy.lru_gen_enabled: expected y, n or a \
-                 number in [0, 0x7] (bits: 0 core, 1 mm walk, 2 non-leaf young)"
-            ))
-        })?;
-    }
-    if scenario.source.is_empty() {
-        scenario.source = "command line".into();
-    }
-    Ok(Plan {
-        scenario,
-        is_default,
-        notes,
-    })
-}
-
-/// `/sys/kernel/mm/lru_gen/enabled` as written: `y`/`Y` (all), `n`/`N` (none), or a
-/// number (decimal or 0x hex); the range is checked by validation.
-fn parse_lru_gen_enabled(raw: &str) -> Option<u32> {
-    match raw.trim() {
-        "y" | "Y" => Some(7),
-        "n" | "N" => Some(0),
-        t => match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-            Some(h) => u32::from_str_radix(h, 16).ok(),
-            None => t.parse().ok(),
-        },
-    }
+    Ok(overrides::plan(base, &overrides(args))?)
 }
 
 /// Validates a scenario built by [`plan`]; an error about a field a flag set names the
@@ -375,6 +232,9 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
     }
     if let Some(v) = args.cost_variant {
         m.policy.cost_variant = v;
+    }
+    for raw in &args.set {
+        overrides::apply_set(&mut plan.scenario.machine, raw)?;
     }
     validate(&plan.scenario, &args.scenario)?;
     crate::host::check(&plan.scenario, args.scenario.host_memory)?;

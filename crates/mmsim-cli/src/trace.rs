@@ -19,15 +19,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use mmsim_trace::{CsvSpec, Densifier, Format, ReadOptions, Record, StackDistance, TraceReader};
+use mmsim_report::trace_info::{self, TraceInfoError};
+use mmsim_trace::{CsvSpec, Format, Record, TraceReader};
 use mmsim_workloads::TraceFormat;
-use serde::Serialize;
 
 use crate::{Outcome, UsageError};
 
-/// Most distinct keys `trace info` tracks (2^28: ≈ 6 GiB of key map at the limit; a
-/// larger trace is an error that names it, not an unbounded allocation).
-pub const MAX_DISTINCT: u32 = 1 << 28;
 /// Most records `trace head` prints.
 const MAX_HEAD: u64 = 1 << 20;
 
@@ -118,245 +115,52 @@ pub fn trace(args: TraceArgs) -> Result<Outcome> {
 }
 
 fn open(input: &Input) -> Result<TraceReader> {
-    let options = ReadOptions {
-        csv: input.csv_columns,
-        ..ReadOptions::default()
-    };
-    let reader = match input.format {
-        TraceFormat::Fixed(Format::Csv) if input.csv_columns.is_none() => {
-            return Err(UsageError(
-                "--format csv needs --csv-columns (e.g. key=2,op=3,delimiter=tab)".into(),
-            )
-            .into())
-        }
-        TraceFormat::Fixed(Format::Csv) => {
-            TraceReader::open_with(&input.path, Format::Csv, options)?
-        }
-        _ if input.csv_columns.is_some() => {
-            return Err(UsageError(format!(
-                "--csv-columns is for --format csv, not --format {}",
-                input.format
-            ))
-            .into())
-        }
-        TraceFormat::Auto => TraceReader::open_auto(&input.path)?,
-        TraceFormat::Fixed(f) => TraceReader::open(&input.path, f)?,
-    };
-    Ok(reader)
+    trace_info::open(&input.path, input.format, input.csv_columns).map_err(cli_error)
 }
 
-/// Reads up to `limit` references in batches, calling `f` on each batch.
+/// A library error as the CLI reports it: a usage error exits 2, a trace error keeps
+/// its type (bad input), cancellation is Ctrl-C's.
+fn cli_error(e: TraceInfoError) -> anyhow::Error {
+    match e {
+        TraceInfoError::Usage(m) => UsageError(m).into(),
+        TraceInfoError::Trace(e) => e.into(),
+        TraceInfoError::Cancelled => crate::progress::Interrupted.into(),
+    }
+}
+
+/// Reads up to `limit` references in batches, calling `f` on each batch; Ctrl-C stops it.
 fn for_each_batch(
     reader: &mut TraceReader,
     limit: Option<u64>,
-    mut f: impl FnMut(&[Record]) -> Result<()>,
+    f: impl FnMut(&[Record]) -> Result<()>,
 ) -> Result<()> {
-    let mut left = limit.unwrap_or(u64::MAX);
-    let mut batch = Vec::with_capacity(4096);
-    while left > 0 {
-        if crate::progress::cancelled() {
-            return Err(crate::progress::Interrupted.into());
-        }
-        let want = left.min(4096) as usize;
-        if reader.read_batch(&mut batch, want)? == 0 {
-            break;
-        }
-        left -= batch.len() as u64;
-        f(&batch)?;
-    }
-    Ok(())
-}
-
-/// What `trace info` reports (also its JSON).
-#[derive(Debug, Serialize)]
-struct TraceInfo {
-    trace: String,
-    format: &'static str,
-    /// Why auto-detection chose the format (absent when given).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sniffed: Option<String>,
-    compression: String,
-    /// The reader's counts: records, references, writes, and each kind of skipped line.
-    read: mmsim_trace::ReadStats,
-    /// References analysed (all, or `--limit`).
-    references: u64,
-    reads: u64,
-    writes: u64,
-    /// Distinct keys (pages).
-    footprint_pages: u64,
-    footprint_mib: f64,
-    /// First references (compulsory misses).
-    cold: u64,
-    /// LRU stack distance quantiles of re-references.
-    reuse_distance: ReuseSummary,
-    /// Plain-LRU miss-ratio curve.
-    lru_mrc: Vec<MrcPoint>,
-}
-
-#[derive(Debug, Serialize)]
-struct ReuseSummary {
-    p50: Option<u32>,
-    p90: Option<u32>,
-    p99: Option<u32>,
-    max: Option<u32>,
-}
-
-#[derive(Debug, Serialize)]
-struct MrcPoint {
-    entries: u64,
-    hits: u64,
-    misses: u64,
-    miss_ratio: f64,
+    trace_info::for_each_batch(reader, limit, Some(&crate::progress::CANCEL), f).map_err(
+        |e| match e.downcast::<TraceInfoError>() {
+            Ok(e) => cli_error(e),
+            Err(e) => e,
+        },
+    )
 }
 
 fn info(a: InfoArgs) -> Result<()> {
-    if let Some(0) = a.input.limit {
-        return Err(UsageError("--limit must be at least 1".into()).into());
-    }
-    if a.sizes.as_ref().is_some_and(|s| s.contains(&0)) {
-        return Err(UsageError("--sizes: a cache size must be at least 1 entry".into()).into());
-    }
-    let mut reader = open(&a.input)?;
-    let mut dense = Densifier::with_name(reader.name(), MAX_DISTINCT);
-    let mut sd = StackDistance::default();
-    let mut writes = 0u64;
-    for_each_batch(&mut reader, a.input.limit, |batch| {
-        for r in batch {
-            writes += r.write as u64;
-            sd.reference(dense.id(r.key)?);
-        }
-        Ok(())
-    })?;
-    let footprint = sd.distinct() as u64;
-    let sizes = a.sizes.unwrap_or_else(|| default_sizes(footprint));
-    let references = sd.references();
-    let lru_mrc = sd
-        .miss_ratio_curve(&sizes)
-        .into_iter()
-        .map(|(entries, misses, miss_ratio)| MrcPoint {
-            entries,
-            hits: references - misses,
-            misses,
-            miss_ratio,
-        })
-        .collect();
-    let info = TraceInfo {
-        trace: a.input.path.display().to_string(),
-        format: reader.format().name(),
-        sniffed: reader.sniffed().map(|s| s.reason.to_string()),
-        compression: format!("{:?}", reader.compression()).to_lowercase(),
-        read: reader.stats().clone(),
-        references,
-        reads: references - writes,
-        writes,
-        footprint_pages: footprint,
-        footprint_mib: footprint as f64 * 4096.0 / (1 << 20) as f64,
-        cold: sd.cold(),
-        reuse_distance: ReuseSummary {
-            p50: sd.quantile(0.5),
-            p90: sd.quantile(0.9),
-            p99: sd.quantile(0.99),
-            max: sd.quantile(1.0),
-        },
-        lru_mrc,
-    };
+    trace_info::check_request(a.input.limit, a.sizes.as_deref()).map_err(cli_error)?;
+    let reader = open(&a.input)?;
+    let info = trace_info::trace_info(
+        reader,
+        &a.input.path.display().to_string(),
+        a.input.limit,
+        a.sizes,
+        Some(&crate::progress::CANCEL),
+    )
+    .map_err(cli_error)?;
     let mut out = crate::output::stdout();
     if a.json {
         serde_json::to_writer_pretty(&mut out, &crate::output::Versioned::new(&info))?;
         writeln!(out)?;
     } else {
-        out.write_all(render_info(&info).as_bytes())?;
+        out.write_all(trace_info::render_info(&info).as_bytes())?;
     }
     Ok(())
-}
-
-/// 1, 2, 5, 10, 20, 50 and 100 % of the footprint, at least one entry, without repeats.
-fn default_sizes(footprint: u64) -> Vec<u64> {
-    let mut v: Vec<u64> = [1u64, 2, 5, 10, 20, 50, 100]
-        .iter()
-        .map(|p| (footprint * p / 100).max(1))
-        .collect();
-    v.dedup();
-    v
-}
-
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-fn render_info(i: &TraceInfo) -> String {
-    let mut s = String::new();
-    let r = &i.read;
-    s += &format!("trace        {}\n", i.trace);
-    match &i.sniffed {
-        Some(why) => s += &format!("format       {} (detected: {why})\n", i.format),
-        None => s += &format!("format       {}\n", i.format),
-    }
-    s += &format!("compression  {}\n", i.compression);
-    s += &format!(
-        "records      {} read → {} references ({} reads, {} writes){}\n",
-        thousands(r.records),
-        thousands(r.references),
-        thousands(r.references - r.writes),
-        thousands(r.writes),
-        if i.references < r.references {
-            format!("; {} analysed (--limit)", thousands(i.references))
-        } else {
-            String::new()
-        }
-    );
-    let skipped: Vec<String> = r
-        .skipped()
-        .into_iter()
-        .map(|(what, n)| format!("{} {what}", thousands(n)))
-        .collect();
-    s += &format!(
-        "skipped      {}\n",
-        if skipped.is_empty() {
-            "nothing".to_string()
-        } else {
-            skipped.join(", ")
-        }
-    );
-    s += &format!(
-        "footprint    {} distinct pages ({:.1} MiB at 4 KiB)\n",
-        thousands(i.footprint_pages),
-        i.footprint_mib
-    );
-    let q = |d: Option<u32>| d.map_or("-".to_string(), |d| thousands(d as u64));
-    s += &format!(
-        "reuse        {} first references ({:.2} %); LRU stack distance p50 {}, p90 {}, p99 {}, max {}\n",
-        thousands(i.cold),
-        i.cold as f64 * 100.0 / i.references.max(1) as f64,
-        q(i.reuse_distance.p50),
-        q(i.reuse_distance.p90),
-        q(i.reuse_distance.p99),
-        q(i.reuse_distance.max),
-    );
-    s += "\nLRU miss-ratio curve (one pass; each row equals `mmsim run --policy lru --memcg-max <entries>p`):\n";
-    s += &format!(
-        "{:>12} {:>13} {:>12} {:>12} {:>11}\n",
-        "entries", "of footprint", "hits", "misses", "miss ratio"
-    );
-    for p in &i.lru_mrc {
-        s += &format!(
-            "{:>12} {:>12.1}% {:>12} {:>12} {:>11.6}\n",
-            thousands(p.entries),
-            p.entries as f64 * 100.0 / i.footprint_pages.max(1) as f64,
-            thousands(p.hits),
-            thousands(p.misses),
-            p.miss_ratio
-        );
-    }
-    s
 }
 
 fn head(a: HeadArgs) -> Result<()> {

@@ -12,7 +12,9 @@
 //! | [`metrics`] | the compared metrics (vmstat names, derived ones, per memory cgroup, per workload) and their values in a result |
 //! | [`stats`] | Min, Amean, Stddev, Max over runs; the change against a baseline |
 //! | [`compare`] | [`CompareReport`](compare::CompareReport): configurations, their runs and statistics; serializes to `mmsim compare --json` |
+//! | [`configs`] | the compared axes and their configurations applied to a scenario (`mmsim compare`, Python's `mmsim.compare`) |
 //! | [`published`] | a scenario's published results paired with the compared configurations, with the direction judged |
+//! | [`trace_info`] | a trace read once: footprint, reuse distances, the plain-LRU miss-ratio curve (`mmsim trace info`, Python's `mmsim.trace.info`) |
 //! | [`export`] | text tables ([`export::text`], [`export::run_text`]), CSV ([`export::csv`]), JSON ([`export::json`]) |
 //!
 //! # Computing the compare table from results
@@ -67,7 +69,9 @@
 //! ```
 
 pub mod compare;
+pub mod configs;
 pub mod export;
 pub mod metrics;
 pub mod published;
 pub mod stats;
+pub mod trace_info;

@@ -63,6 +63,10 @@ pub enum WorkloadError {
         /// The trace reader's error (it names the trace file and line or record).
         source: TraceError,
     },
+    /// A setting given by a front end (a command-line flag, a keyword argument) is out
+    /// of range or contradicts another, or a named scenario does not exist; the message
+    /// names the setting as the flag that gives it.
+    Usage(String),
 }
 
 impl WorkloadError {
@@ -113,6 +117,7 @@ impl fmt::Display for WorkloadError {
             } => write!(f, "{file}: {field}: {message}"),
             WorkloadError::Setup { what, source } => write!(f, "{what}: {source}"),
             WorkloadError::Trace { what, source } => write!(f, "{what}: {source}"),
+            WorkloadError::Usage(message) => f.write_str(message),
         }
     }
 }
@@ -123,7 +128,9 @@ impl std::error::Error for WorkloadError {
             WorkloadError::Io { source, .. } => Some(source),
             WorkloadError::Setup { source, .. } => Some(source),
             WorkloadError::Trace { source, .. } => Some(source),
-            WorkloadError::Parse { .. } | WorkloadError::Invalid { .. } => None,
+            WorkloadError::Parse { .. }
+            | WorkloadError::Invalid { .. }
+            | WorkloadError::Usage(_) => None,
         }
     }
 }

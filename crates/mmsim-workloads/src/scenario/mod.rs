@@ -63,6 +63,7 @@ macro_rules! with_model {
 }
 
 mod load;
+pub mod overrides;
 mod raw;
 
 use std::fmt;
