@@ -14,12 +14,13 @@ use std::io::Write;
 
 use anyhow::Result;
 use clap::{ArgMatches, Args};
-use mmsim_core::{CostVariant, MachineConfig, PolicyName};
+use mmsim_core::{CostVariant, PolicyName};
 use mmsim_workloads::{Scenario, ScenarioResult};
 
 use mmsim_report::compare::{
     combination, config_name, AxisReport, CompareReport, ConfigReport, Setting,
 };
+use mmsim_report::settings::{set_machine, toml_value};
 use mmsim_report::{export, published};
 
 use crate::progress::{self, Progress};
@@ -147,54 +148,6 @@ fn no_duplicates(what: &str, values: &[AxisValue]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// A `--set` value as TOML reads it: an integer, float or boolean, a quoted string, or
-/// else the text as a string (`6G`, `zram`).
-fn toml_value(raw: &str) -> toml::Value {
-    match format!("v = {raw}").parse::<toml::Table>() {
-        Ok(mut t) => match t.remove("v") {
-            Some(
-                v @ (toml::Value::Integer(_)
-                | toml::Value::Float(_)
-                | toml::Value::Boolean(_)
-                | toml::Value::String(_)),
-            ) => v,
-            _ => toml::Value::String(raw.to_string()),
-        },
-        Err(_) => toml::Value::String(raw.to_string()),
-    }
-}
-
-/// `machine` with `[machine] path = value`, read back as the scenario reader reads it;
-/// the error is the reader's message (an unknown key lists the allowed ones).
-fn set_machine(
-    m: &MachineConfig,
-    path: &str,
-    value: &toml::Value,
-) -> Result<MachineConfig, String> {
-    let mut root = toml::Table::try_from(m).map_err(|e| e.to_string())?;
-    let parts: Vec<&str> = path.split('.').collect();
-    let (last, tables) = parts.split_last().ok_or("empty key")?;
-    let mut t = &mut root;
-    for (i, p) in tables.iter().enumerate() {
-        let entry = t
-            .entry(p.to_string())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        t = match entry {
-            toml::Value::Table(t) => t,
-            _ => {
-                return Err(format!(
-                    "`{}` is a value, not a table",
-                    parts[..=i].join(".")
-                ))
-            }
-        };
-    }
-    t.insert(last.to_string(), value.clone());
-    toml::Value::Table(root)
-        .try_into::<MachineConfig>()
-        .map_err(|e| e.message().trim().to_string())
 }
 
 /// Parses the axes from the flags; `matches` (the subcommand's) gives their
@@ -585,6 +538,7 @@ pub fn compare(args: CompareArgs, matches: Option<&ArgMatches>) -> Result<Outcom
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mmsim_core::MachineConfig;
 
     fn small() -> (tempfile::TempDir, String) {
         let dir = tempfile::tempdir().unwrap();
@@ -629,16 +583,6 @@ mod tests {
         let back: CompareReport = serde_json::from_str(&text).unwrap();
         assert_eq!(back, report);
         assert_eq!(serde_json::to_string_pretty(&back).unwrap(), text);
-    }
-
-    #[test]
-    fn set_values_are_typed_as_toml_reads_them() {
-        assert_eq!(toml_value("60"), toml::Value::Integer(60));
-        assert_eq!(toml_value("0.5"), toml::Value::Float(0.5));
-        assert_eq!(toml_value("true"), toml::Value::Boolean(true));
-        assert_eq!(toml_value("6G"), toml::Value::String("6G".into()));
-        assert_eq!(toml_value("\"60\""), toml::Value::String("60".into()));
-        assert_eq!(toml_value("zram"), toml::Value::String("zram".into()));
     }
 
     #[test]
