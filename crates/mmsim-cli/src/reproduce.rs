@@ -47,6 +47,12 @@ pub struct ReproduceArgs {
     /// Print the judged rows as CSV, full precision.
     #[arg(long)]
     pub csv: bool,
+    /// Also write an HTML report to this file: per seed the verdict, per experiment the
+    /// published table with agree/disagree marks, charts over simulated time with the
+    /// configurations overlaid, and the scenario. Turns the stats sampler on (results do
+    /// not change).
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<std::path::PathBuf>,
     /// No announcement and no progress; only the tables.
     #[arg(long, short)]
     pub quiet: bool,
@@ -54,7 +60,14 @@ pub struct ReproduceArgs {
 
 /// `mmsim reproduce`.
 pub fn reproduce(args: ReproduceArgs) -> Result<Outcome> {
+    if let Some(path) = &args.report {
+        mmsim_report::html::check_path(path).map_err(UsageError)?;
+    }
     let report = run(&args)?;
+    if let Some(path) = &args.report {
+        let page = mmsim_report::html::reproduce_page(&report);
+        mmsim_report::html::write(path, &page).map_err(UsageError)?;
+    }
     let mut out = crate::output::stdout();
     if args.json {
         out.write_all(export::json::to_string(&report)?.as_bytes())?;
@@ -91,13 +104,16 @@ fn run(args: &ReproduceArgs) -> Result<ReproduceReport> {
             .collect::<Result<Vec<_>, _>>()?;
         reproduce::plan_scenarios(&args.seed, files)
     };
-    let plan = planned.map_err(|e| match e {
+    let mut plan = planned.map_err(|e| match e {
         reproduce::PlanError::UnknownSeed(m) => anyhow::Error::new(UsageError(m)),
         reproduce::PlanError::Scenario(w) => anyhow::Error::new(w),
         e @ reproduce::PlanError::Setting { .. } => anyhow::Error::new(UsageError(e.to_string())),
     })?;
-    for c in plan.iter().flat_map(|e| &e.configs) {
+    for c in plan.iter_mut().flat_map(|e| &mut e.configs) {
         crate::host::check(&c.scenario, None)?;
+        if args.report.is_some() {
+            mmsim_report::html::enable_sampling(&mut c.scenario.machine);
+        }
     }
     let runs: usize = plan.iter().map(|e| e.configs.len()).sum();
     let total = reproduce::expected_events(&plan);

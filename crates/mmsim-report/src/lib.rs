@@ -13,6 +13,7 @@
 //! | [`stats`] | Min, Amean, Stddev, Max over runs; the change against a baseline |
 //! | [`compare`] | [`CompareReport`](compare::CompareReport): configurations, their runs and statistics; serializes to `mmsim compare --json` |
 //! | [`published`] | a scenario's published results paired with the compared configurations, with the direction judged |
+//! | [`html`] | the self-contained HTML report with inline SVG charts over simulated time (`--report`) |
 //! | [`reproduce`] | the published experiments ("seeds") run and judged: `mmsim reproduce` |
 //! | [`settings`] | a configuration's `key=value` settings written into a scenario's machine |
 //! | [`export`] | text tables ([`export::text`], [`export::run_text`]), CSV ([`export::csv`]), JSON ([`export::json`]) |
@@ -70,6 +71,7 @@
 
 pub mod compare;
 pub mod export;
+pub mod html;
 pub mod metrics;
 pub mod published;
 pub mod reproduce;

@@ -476,6 +476,16 @@ impl ReproduceReport {
 
 /// The rows of an experiment from its finished comparison.
 pub fn judge(published: &[Published], report: &CompareReport) -> Vec<ReproducedRow> {
+    let (rows, _) = crate::published::rows(published, &report.configs);
+    judge_rows(&rows, report)
+}
+
+/// A comparison's published rows ([`CompareReport::published`]) judged with the
+/// means of `report`'s configurations.
+pub fn judge_rows(
+    rows: &[crate::published::PublishedRow],
+    report: &CompareReport,
+) -> Vec<ReproducedRow> {
     let mean = |config: &str, metric: &str| {
         report
             .configs
@@ -484,8 +494,8 @@ pub fn judge(published: &[Published], report: &CompareReport) -> Vec<ReproducedR
             .and_then(|c| c.stat(metric))
             .map(|s| s.mean)
     };
-    let (rows, _) = crate::published::rows(published, &report.configs);
-    rows.into_iter()
+    rows.iter()
+        .cloned()
         .map(|r| {
             let b = mean(&r.baseline, &r.metric);
             let c = mean(&r.compared, &r.metric);
