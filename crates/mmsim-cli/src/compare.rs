@@ -68,6 +68,11 @@ pub struct CompareArgs {
     /// No notes and no progress; only the table.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Also write an HTML report to this file: the table, the published results with
+    /// agree/disagree marks, charts over simulated time with the configurations
+    /// overlaid, and the scenario. Turns the stats sampler on (results do not change).
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<std::path::PathBuf>,
 }
 
 fn bad(msg: impl Into<String>) -> anyhow::Error {
@@ -101,11 +106,12 @@ fn axes(args: &CompareArgs, matches: Option<&ArgMatches>) -> Result<Vec<Axis>> {
     Ok(axes)
 }
 
-/// Runs the comparison; the report and the notes for the table.
+/// Runs the comparison; the report, the notes for the table, and the scenario as TOML
+/// (before the compared settings).
 fn compare_report(
     args: &CompareArgs,
     matches: Option<&ArgMatches>,
-) -> Result<(CompareReport, Vec<String>)> {
+) -> Result<(CompareReport, Vec<String>, String)> {
     let repeat = u32::try_from(args.repeat)
         .ok()
         .filter(|r| (1..=MAX_REPEAT).contains(r))
@@ -115,7 +121,12 @@ fn compare_report(
                 args.repeat
             ))
         })?;
-    let plan = run::plan(&args.scenario)?;
+    let mut plan = run::plan(&args.scenario)?;
+    let toml = plan.scenario.to_toml_string();
+    if let Some(path) = &args.report {
+        mmsim_report::html::check_path(path).map_err(bad)?;
+        mmsim_report::html::enable_sampling(&mut plan.scenario.machine);
+    }
     let base = &plan.scenario;
     published::check_metrics(base).map_err(|(field, message)| {
         anyhow::Error::new(mmsim_workloads::WorkloadError::Invalid {
@@ -244,7 +255,7 @@ fn compare_report(
 
     // Per-group metrics only for the groups every run has; the published rows.
     notes.extend(report.finish(&base.published));
-    Ok((report, notes))
+    Ok((report, notes, toml))
 }
 
 /// `args` with the axes of the scenario's published results (see
@@ -267,7 +278,11 @@ fn with_published_axes(
 
 /// `mmsim compare`; `matches` are the subcommand's, for the order of the axes.
 pub fn compare(args: CompareArgs, matches: Option<&ArgMatches>) -> Result<Outcome> {
-    let (report, notes) = compare_report(&args, matches)?;
+    let (report, notes, toml) = compare_report(&args, matches)?;
+    if let Some(path) = &args.report {
+        let page = mmsim_report::html::compare_page(&report, &toml);
+        mmsim_report::html::write(path, &page).map_err(bad)?;
+    }
     let mut out = crate::output::stdout();
     if args.json {
         export::json::write_compare(&mut out, &report)?;
@@ -321,7 +336,7 @@ mod tests {
         a.policy = Some("scanned-rotated,cost".into());
         a.set = vec!["page_cluster=0,3".into()];
         a.repeat = 2;
-        let (report, _) = compare_report(&a, None).unwrap();
+        let (report, _, _) = compare_report(&a, None).unwrap();
         assert_eq!(report.configs.len(), 4);
         assert_eq!(
             report.configs[1].name,

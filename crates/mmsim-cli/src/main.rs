@@ -6,6 +6,7 @@
 //! mmsim run --trace T --policy lru --memcg-max 1000p [--as file|anon] [--format F]
 //! mmsim compare [SCENARIO | --trace T] --policy a,b [--cost-variant v5.8,v6.2]
 //!               [--set KEY=V1,V2]... [--repeat N] [--json | --csv]
+//! mmsim reproduce [SEED|all] [--quick] [--json | --csv]
 //! mmsim bench [--accesses N] [--pages N] [--memory-fraction F] [--policy lru,cost]
 //! mmsim validate [SUITE] [--case NAME]... [--from-results] [--check] [--json]
 //! mmsim sweep GRID.toml --out DIR [--ray ADDRESS]   # through the Python package
@@ -14,7 +15,8 @@
 //! Exit status: 0 on success, 2 for bad input or usage (a scenario, trace or flag that
 //! is wrong; the message names the file and line or the field), 3 for `run --strict`
 //! when the printed result has warnings (an OOM-killed workload, an empty or wholly
-//! skipped trace, a flag the policy ignores), 130 when Ctrl-C stopped a run (its partial
+//! skipped trace, a flag the policy ignores), 4 for `reproduce` when a simulated direction
+//! disagrees with a published one, 130 when Ctrl-C stopped a run (its partial
 //! result is printed), 1 for other failures.
 
 mod bench;
@@ -23,6 +25,7 @@ mod heap;
 mod host;
 mod output;
 mod progress;
+mod reproduce;
 mod run;
 mod sweep;
 mod trace;
@@ -62,6 +65,19 @@ Examples:
   mmsim compare zipf-file --set memory=384M,512M --repeat 3
   mmsim compare --policy cost --cost-variant v5.8,v6.2 --set swappiness=60,115 --csv")]
     Compare(compare::CompareArgs),
+    /// Run the published experiments ("seeds") and judge the simulated changes against
+    /// the published ones.
+    #[command(after_help = "\
+Per seed: the published changes beside the simulated ones (metric, baseline, compared \
+configuration, published change, simulated change, whether the direction agrees, the \
+ratio of the magnitudes, the source), a verdict line, and a summary over the seeds. \
+Exit status 4 when a direction disagrees.
+
+Examples:
+  mmsim reproduce all --quick
+  mmsim reproduce 001
+  mmsim reproduce 004 --csv")]
+    Reproduce(reproduce::ReproduceArgs),
     /// Measure simulated accesses per second and memory per page.
     Bench(bench::BenchArgs),
     /// List the embedded scenarios.
@@ -90,6 +106,9 @@ pub enum Outcome {
     /// A command run in another process (`sweep`) ended with this exit status, having
     /// printed its own messages.
     Status(u8),
+    /// `reproduce`: everything was printed, and a simulated direction disagrees with a
+    /// published one.
+    Disagrees,
 }
 
 /// An error in the user's input that is not already a typed library error (a flag
@@ -148,7 +167,9 @@ fn main() -> ExitCode {
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     if matches!(
         cli.command,
-        None | Some(Command::Run(_) | Command::Compare(_) | Command::Trace(_))
+        None | Some(
+            Command::Run(_) | Command::Compare(_) | Command::Reproduce(_) | Command::Trace(_)
+        )
     ) {
         progress::install_sigint_handler();
     }
@@ -158,6 +179,7 @@ fn main() -> ExitCode {
         Some(Command::Compare(args)) => {
             compare::compare(args, matches.subcommand_matches("compare"))
         }
+        Some(Command::Reproduce(args)) => reproduce::reproduce(args),
         Some(Command::Bench(args)) => bench::bench(args).map(|()| Outcome::Complete),
         Some(Command::Scenarios) => run::list_scenarios(),
         Some(Command::Trace(args)) => trace::trace(args),
@@ -169,6 +191,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Interrupted) => ExitCode::from(progress::EXIT_INTERRUPTED),
         Ok(Outcome::Warned) => ExitCode::from(EXIT_WARNINGS),
         Ok(Outcome::Status(code)) => ExitCode::from(code),
+        Ok(Outcome::Disagrees) => ExitCode::from(reproduce::EXIT_DISAGREES),
         Err(err) => {
             // A closed stdout (e.g. `mmsim | head`) is not worth a message.
             if err

@@ -121,10 +121,21 @@ pub struct RunArgs {
     /// empty or wholly skipped trace, a flag the policy ignores), after printing it.
     #[arg(long)]
     pub strict: bool,
+    /// Also write an HTML report to this file: the metrics, charts over simulated time
+    /// (LRU lists, refaults, scans and steals, swap, PSI, memcg usage and limits,
+    /// reclaim CPU) and the scenario; one self-contained page. Turns the stats sampler
+    /// on (results do not change).
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<std::path::PathBuf>,
 }
 
 /// The library's overrides from the flags (policy and cost variant are `run`'s own
 /// flags, applied by the caller).
+/// A usage error (exit status 2) with `msg`: a bad `--report` path.
+fn bad(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(crate::UsageError(msg.into()))
+}
+
 fn overrides(args: &ScenarioArgs) -> Overrides {
     Overrides {
         trace: args.trace.clone(),
@@ -239,6 +250,13 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
     validate(&plan.scenario, &args.scenario)?;
     crate::host::check(&plan.scenario, args.scenario.host_memory)?;
     let ignored = ignored_flags(plan.scenario.machine.policy.name, &args);
+    let report_toml = plan.scenario.to_toml_string();
+    if let Some(path) = &args.report {
+        if !args.print_scenario {
+            mmsim_report::html::check_path(path).map_err(bad)?;
+            mmsim_report::html::enable_sampling(&mut plan.scenario.machine);
+        }
+    }
     let s = &plan.scenario;
     let mut out = crate::output::stdout();
     if args.print_scenario {
@@ -268,6 +286,10 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
         Outcome::Complete
     };
 
+    if let Some(path) = &args.report {
+        let page = mmsim_report::html::run_page(&result, &report_toml);
+        mmsim_report::html::write(path, &page).map_err(bad)?;
+    }
     if args.json {
         mmsim_report::export::json::write_result(&mut out, &result)?;
         return Ok(outcome);

@@ -156,7 +156,8 @@ fn parse_table(text: &str, columns: usize) -> Table {
         .position(|l| l.starts_with("accesses") || l.starts_with("Min    accesses"))
         .expect("table");
     let mut rows = Vec::new();
-    for l in &lines[start..] {
+    // The table ends at the first empty line (the published results may follow).
+    for l in lines[start..].iter().take_while(|l| !l.is_empty()) {
         let (label, rest) = if l.starts_with(|c: char| c.is_ascii_uppercase()) {
             let mut it = l.splitn(3, char::is_whitespace);
             let stat = it.next().unwrap();

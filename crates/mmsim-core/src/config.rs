@@ -585,6 +585,11 @@ pub struct MachineConfig {
     /// multiple of it; results are the same with or without it.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stats_interval_ms: u64,
+    /// Most samples the stats sampler keeps (0, the default: no bound). Once
+    /// reached, every other sample is dropped and the interval doubled, so a
+    /// run of any length ends with at most this many, evenly spaced.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stats_max_samples: u64,
 }
 
 fn default_cpus() -> u32 {
@@ -641,6 +646,7 @@ impl Default for MachineConfig {
             cpus: default_cpus(),
             cost: CostModel::default(),
             stats_interval_ms: 0,
+            stats_max_samples: 0,
         }
     }
 }
@@ -703,6 +709,15 @@ impl MachineConfig {
             return Err(ConfigError::new(
                 "machine.policy.min_ttl_ms",
                 format!("{} is out of range [0, 4294967295]", self.policy.min_ttl_ms),
+            ));
+        }
+        if self.stats_max_samples == 1 || self.stats_max_samples > 1 << 24 {
+            return Err(ConfigError::new(
+                "machine.stats_max_samples",
+                format!(
+                    "{} is out of range: 0 (no bound) or [2, 16777216]",
+                    self.stats_max_samples
+                ),
             ));
         }
         if self.swappiness > 200 {

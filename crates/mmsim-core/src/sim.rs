@@ -202,6 +202,9 @@ pub struct Sim {
     pub(crate) timers: crate::timer::TimerList,
     /// The stats sampler's samples (`machine.stats_interval_ms`).
     pub(crate) stats_samples: Vec<crate::timer::StatsSample>,
+    /// The stats sampler's interval now, ns: `machine.stats_interval_ms`,
+    /// doubled each time `machine.stats_max_samples` thins the samples.
+    pub(crate) stats_interval_ns: u64,
     /// Writeback completions in submission order, per device (0 swap, 1 fs):
     /// (completion time, folio, the folio's `wb_seq` at submission).
     pub(crate) writeback: [VecDeque<(u64, FolioId, u32)>; 2],
@@ -300,6 +303,7 @@ impl Sim {
             clock: 0,
             timers: crate::timer::TimerList::new(),
             stats_samples: Vec::new(),
+            stats_interval_ns: 0,
             writeback: [VecDeque::new(), VecDeque::new()],
             wb_seq: 0,
             dirty_fifo: VecDeque::new(),

@@ -244,6 +244,22 @@ pub struct StatsSample {
     /// `memory.current` of every group, in pages, in the order of
     /// `RunResult::stats_memcg_paths`.
     pub memcg_usage_pages: Vec<u64>,
+    /// `memory.max` of every group, in pages (None: `max`), in the same order.
+    #[serde(default)]
+    pub memcg_max_pages: Vec<Option<u64>>,
+    /// kswapd's CPU so far, ns (`RunResult::kswapd_cpu_s`).
+    #[serde(default)]
+    pub kswapd_cpu_ns: u64,
+    /// Reclaim CPU in the workload's tasks so far (direct and memcg-limit
+    /// reclaim, `RunResult::direct_profile`), ns.
+    #[serde(default)]
+    pub direct_reclaim_cpu_ns: u64,
+    /// The multi-gen LRU's pages per generation, youngest (`max_seq`) first,
+    /// `[anon, file]`, summed over the groups (`nr_pages[gen][type]` of each
+    /// `lru_gen_folio`, read as /sys/kernel/debug/lru_gen lists them); empty
+    /// unless the policy is `mglru`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lru_gen_pages: Vec<[u64; 2]>,
 }
 
 impl Sim {
@@ -290,10 +306,11 @@ impl Sim {
                 self.arm_knob_timer();
             }
             TimerKind::StatsSample => {
-                let interval = self.cfg.stats_interval_ms.saturating_mul(1_000_000);
                 while let Some(t) = self.timers.expires(kind).filter(|&t| t <= now) {
                     self.sample_stats(t);
-                    self.timers.mod_timer(kind, t.saturating_add(interval));
+                    self.decimate_stats_samples();
+                    let next = t - t % self.stats_interval_ns + self.stats_interval_ns;
+                    self.timers.mod_timer(kind, next);
                 }
             }
         }
@@ -346,9 +363,25 @@ impl Sim {
     /// Arms the stats sampler for its first sample, if it is on.
     pub(crate) fn arm_stats_sampler(&mut self) {
         let interval = self.cfg.stats_interval_ms.saturating_mul(1_000_000);
+        self.stats_interval_ns = interval;
         if interval > 0 {
             self.timers.mod_timer(TimerKind::StatsSample, interval);
         }
+    }
+
+    /// With `machine.stats_max_samples` = N > 0: once N samples are held,
+    /// keeps every other one (those at multiples of twice the interval) and
+    /// doubles the interval, so a run of any length ends with at most N
+    /// samples at a fixed spacing (a power of two times the configured
+    /// interval). Not a kernel mechanism: a bound on the report's memory.
+    fn decimate_stats_samples(&mut self) {
+        let max = self.cfg.stats_max_samples as usize;
+        if max == 0 || self.stats_samples.len() < max {
+            return;
+        }
+        let wide = self.stats_interval_ns.saturating_mul(2);
+        self.stats_samples.retain(|x| x.t_ns % wide == 0);
+        self.stats_interval_ns = wide;
     }
 
     /// Takes one [`StatsSample`] for time `t`. Reads state only.
@@ -360,8 +393,43 @@ impl Sim {
             vmstat,
             psi: self.psi.report(self.clock),
             memcg_usage_pages: self.memcgs.iter().map(|m| m.usage).collect(),
+            memcg_max_pages: self
+                .memcgs
+                .iter()
+                .map(|m| (m.max != u64::MAX).then_some(m.max))
+                .collect(),
+            kswapd_cpu_ns: self.kswapd.cpu_ns,
+            direct_reclaim_cpu_ns: self.direct_profile.total_ns(),
+            lru_gen_pages: self.lru_gen_pages(),
         };
         self.stats_samples.push(sample);
+    }
+}
+
+impl Sim {
+    /// The multi-gen LRU's pages per generation for a [`StatsSample`],
+    /// youngest first (`max_seq - seq`), summed over the groups.
+    fn lru_gen_pages(&self) -> Vec<[u64; 2]> {
+        use crate::reclaim::lru_gen::{lru_gen_from_seq, MAX_NR_GENS};
+        if self.cfg.policy.name != crate::config::PolicyName::Mglru {
+            return Vec::new();
+        }
+        let mut out = vec![[0u64; 2]; MAX_NR_GENS as usize];
+        for m in &self.memcgs {
+            let g = &m.lruvec.lrugen;
+            for (ty, &min) in g.min_seq.iter().enumerate() {
+                for seq in min..=g.max_seq {
+                    let age = (g.max_seq - seq) as usize;
+                    if let Some(slot) = out.get_mut(age) {
+                        slot[ty] += g.nr_pages[lru_gen_from_seq(seq)][ty].max(0) as u64;
+                    }
+                }
+            }
+        }
+        while out.len() > 1 && out.last() == Some(&[0, 0]) {
+            out.pop();
+        }
+        out
     }
 }
 
@@ -495,6 +563,35 @@ mod tests {
     }
 
     #[test]
+    fn a_bounded_sampler_thins_to_a_doubled_interval() {
+        let mut s = Sim::new(MachineConfig {
+            memory: Size::from_pages(4096),
+            stats_interval_ms: 10,
+            stats_max_samples: 4,
+            ..Default::default()
+        })
+        .unwrap();
+        for _ in 0..20 {
+            s.step(&Event::Think { ns: 10_000_000 });
+        }
+        s.step(&Event::Think { ns: 0 });
+        let r = s.finish();
+        let times: Vec<u64> = r.stats_samples.iter().map(|x| x.t_ns / 1_000_000).collect();
+        // 10..40 -> [20, 40] at 20 ms; 60, 80 -> [40, 80] at 40 ms; 120, 160 ->
+        // [80, 160] at 80 ms; the next (240) is after the end (200).
+        assert_eq!(times, [80, 160]);
+        assert_eq!(s.stats_interval_ns, 80_000_000);
+        let bad = MachineConfig {
+            stats_max_samples: 1,
+            ..Default::default()
+        };
+        assert_eq!(
+            bad.validate().unwrap_err().field,
+            "machine.stats_max_samples"
+        );
+    }
+
+    #[test]
     fn the_sampler_changes_no_result() {
         let mut off = small_machine(0);
         let mut on = small_machine(1);
@@ -507,6 +604,15 @@ mod tests {
         let last = on.stats_samples.last().expect("sampled").clone();
         assert_eq!(last.t_ns, on.stats_samples.len() as u64 * 1_000_000);
         assert!(last.vmstat.nr_free_pages > 0 && last.vmstat.pgscan_kswapd > 0);
+        // The CPU counters are the run's, sampled: non-decreasing, ending at most at
+        // the run's totals.
+        assert!(on
+            .stats_samples
+            .windows(2)
+            .all(|w| w[0].kswapd_cpu_ns <= w[1].kswapd_cpu_ns));
+        assert!(last.kswapd_cpu_ns > 0 && last.kswapd_cpu_ns as f64 <= on.kswapd_cpu_s * 1e9);
+        assert_eq!(last.memcg_max_pages, vec![None]);
+        assert!(last.lru_gen_pages.is_empty());
         on.stats_samples.clear();
         on.stats_memcg_paths.clear();
         assert_eq!(off, on);

@@ -15,6 +15,9 @@
 //! | [`configs`] | the compared axes and their configurations applied to a scenario (`mmsim compare`, Python's `mmsim.compare`) |
 //! | [`published`] | a scenario's published results paired with the compared configurations, with the direction judged |
 //! | [`trace_info`] | a trace read once: footprint, reuse distances, the plain-LRU miss-ratio curve (`mmsim trace info`, Python's `mmsim.trace.info`) |
+//! | [`html`] | the self-contained HTML report with inline SVG charts over simulated time (`--report`) |
+//! | [`reproduce`] | the published experiments ("seeds") run and judged: `mmsim reproduce` |
+//! | [`settings`] | a configuration's `key=value` settings written into a scenario's machine |
 //! | [`export`] | text tables ([`export::text`], [`export::run_text`]), CSV ([`export::csv`]), JSON ([`export::json`]) |
 //!
 //! # Computing the compare table from results
@@ -71,7 +74,10 @@
 pub mod compare;
 pub mod configs;
 pub mod export;
+pub mod html;
 pub mod metrics;
 pub mod published;
+pub mod reproduce;
+pub mod settings;
 pub mod stats;
 pub mod trace_info;

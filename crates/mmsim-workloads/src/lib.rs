@@ -94,6 +94,28 @@ pub const EMBEDDED_SCENARIOS: &[(&str, &str)] = &[
     ),
 ];
 
+/// Scaled-down versions of embedded scenarios that carry published results, for
+/// `mmsim reproduce --quick`: (the embedded scenario's name, TOML text). A quick version
+/// keeps the workloads' names and the memory cgroups (so the published metrics exist)
+/// and carries no `[[published]]` entries of its own: the full scenario's are compared.
+/// Scenarios without one already run in seconds and are run as they are.
+pub const QUICK_SCENARIOS: &[(&str, &str)] =
+    &[("default", include_str!("../scenarios/quick/default.toml"))];
+
+/// The quick version of embedded scenario `name` (see [`QUICK_SCENARIOS`]), parsed and
+/// validated, named `NAME` like the full one (its source is `quick/NAME.toml`).
+pub fn quick_scenario(name: &str) -> Option<Result<Scenario, WorkloadError>> {
+    QUICK_SCENARIOS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(n, text)| {
+            Scenario::from_toml_str(text, &format!("quick/{n}.toml")).map(|mut s| {
+                s.name = n.to_string();
+                s
+            })
+        })
+}
+
 /// The embedded scenario `name` (see [`EMBEDDED_SCENARIOS`]), parsed and validated.
 pub fn embedded_scenario(name: &str) -> Option<Result<Scenario, WorkloadError>> {
     EMBEDDED_SCENARIOS

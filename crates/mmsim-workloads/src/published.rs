@@ -27,6 +27,12 @@
 //! with no axis compares the axes the entries name. The simulated change *agrees* when
 //! it has the published sign, counting changes within ±1 % as no change.
 //!
+//! The experiment an entry reproduces is the seed its `source` names first: a source
+//! starting with `seed NNN` (three digits) belongs to seed NNN ([`Published::seed`]).
+//! `mmsim reproduce NNN` runs every embedded scenario with entries of that seed (see
+//! `mmsim_report::reproduce`); a new seed is added by embedding a scenario whose
+//! entries' sources start with its number.
+//!
 //! The numbers are a reference, not a target the simulator is tuned to: a
 //! scenario scales the benchmark down and models its programs, so magnitudes
 //! differ; the direction is what a scenario test asserts.
@@ -134,6 +140,16 @@ impl Published {
         Ok(())
     }
 
+    /// The seed (published experiment) this entry reproduces: the three digits after
+    /// `seed ` at the start of `source` (`"seed 004 TEST 1: ..."` is `"004"`), or None.
+    pub fn seed(&self) -> Option<&str> {
+        let digits = self.source.strip_prefix("seed ")?.get(..3)?;
+        let rest = &self.source["seed ".len() + 3..];
+        (digits.bytes().all(|b| b.is_ascii_digit())
+            && !rest.starts_with(|c: char| c.is_ascii_alphanumeric()))
+        .then_some(digits)
+    }
+
     /// The keys this entry compares.
     pub fn keys(&self) -> Vec<&str> {
         settings(&self.baseline)
@@ -170,6 +186,20 @@ mod tests {
         let mut e = entry("a=1", "a=2", 1.0);
         e.source = String::new();
         assert_eq!(field(e), "source");
+    }
+
+    #[test]
+    fn the_seed_is_named_first_in_the_source() {
+        let with = |source: &str| Published {
+            source: source.into(),
+            ..entry("a=1", "a=2", 1.0)
+        };
+        assert_eq!(with("seed 004 TEST 1: x").seed(), Some("004"));
+        assert_eq!(with("seed 000").seed(), Some("000"));
+        assert_eq!(with("seed 0042 x").seed(), None);
+        assert_eq!(with("seed 04 x").seed(), None);
+        assert_eq!(with("a post, seed 001").seed(), None);
+        assert_eq!(with("seed").seed(), None);
     }
 
     #[test]

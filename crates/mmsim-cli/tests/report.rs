@@ -1,0 +1,215 @@
+//! `--report FILE.html` on `run`, `compare` and `reproduce`: one self-contained page
+//! with every chart holding data, under 2 MB for the default scenario, written only
+//! to the named file, the same results as without it; and its errors.
+
+mod common;
+
+use common::{bad_input, mmsim};
+use serde_json::Value;
+
+/// The chart families every report draws, in page order.
+const CHARTS: [&str; 7] = ["lru", "refaults", "scans", "swap", "psi", "memcg", "cpu"];
+
+/// (data-chart, data-series, data-points) of every figure.
+fn figures(html: &str) -> Vec<(String, usize, usize)> {
+    html.split("<figure class=\"chart\" ")
+        .skip(1)
+        .map(|f| {
+            let attr = |name: &str| {
+                let start = f.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+                f[start..start + f[start..].find('"').unwrap()].to_string()
+            };
+            (
+                attr("data-chart"),
+                attr("data-series").parse().unwrap(),
+                attr("data-points").parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Whether a chart's text (a legend entry, an axis label) reads `text`.
+fn has_text(html: &str, text: &str) -> bool {
+    html.contains(&format!(">\n{text}\n</text>"))
+}
+
+/// Self-contained: nothing is fetched, nothing runs.
+fn self_contained(html: &str) {
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    for needle in [
+        "<script", "<link", "src=", "@import", "url(", "http://", "https://",
+    ] {
+        let hits: Vec<&str> = html.matches(needle).collect();
+        // SVG's namespace is an identifier, not a fetch.
+        let allowed = if needle == "http://" {
+            html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
+        } else {
+            0
+        };
+        assert_eq!(hits.len(), allowed, "{needle}");
+    }
+    assert!(html.contains("@media print"));
+}
+
+#[test]
+fn the_default_scenarios_report_is_small_complete_and_changes_no_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("default.html");
+    let with = mmsim()
+        .args(["run", "--json", "-q", "--report", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        with.status.success(),
+        "{}",
+        String::from_utf8_lossy(&with.stderr)
+    );
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(html.len() < 2_000_000, "{} bytes", html.len());
+    self_contained(&html);
+    let figs = figures(&html);
+    let ids: Vec<&str> = figs.iter().map(|f| f.0.as_str()).collect();
+    assert_eq!(ids, CHARTS);
+    for (id, series, points) in &figs {
+        assert!(
+            *series > 0 && *points >= 100 * series,
+            "{id}: {series} {points}"
+        );
+    }
+    // The kernel's names are in the legends; the scenario is there as TOML.
+    for name in [
+        "nr_inactive_file",
+        "workingset_refault_file",
+        "pgscan_kswapd",
+        "pswpout",
+    ] {
+        assert!(has_text(&html, name), "{name}");
+    }
+    assert!(html.contains("[[workload]]"));
+    // Only the named file was written.
+    let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(files.len(), 1);
+
+    // The same result as without the report, besides the samples.
+    let without = mmsim().args(["run", "--json", "-q"]).output().unwrap();
+    let strip = |out: &[u8]| {
+        let mut v: Value = serde_json::from_slice(out).unwrap();
+        let o = v.as_object_mut().unwrap();
+        assert!(o.remove("host_heap_peak_bytes").is_some());
+        o.remove("sim_heap_bytes");
+        o.remove("stats_samples");
+        o.remove("stats_memcg_paths");
+        let m = o["machine"].as_object_mut().unwrap();
+        m.remove("stats_interval_ms");
+        m.remove("stats_max_samples");
+        v
+    };
+    let with_json: Value = serde_json::from_slice(&with.stdout).unwrap();
+    assert_eq!(with_json["stats_samples"].as_array().unwrap().len(), 384);
+    assert_eq!(strip(&with.stdout), strip(&without.stdout));
+}
+
+#[test]
+fn compare_overlays_the_configurations_and_marks_published_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.html");
+    let out = mmsim()
+        .args([
+            "compare",
+            "many-tabs",
+            "-q",
+            "--report",
+            path.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&path).unwrap();
+    self_contained(&html);
+    let figs = figures(&html);
+    assert_eq!(figs.len(), CHARTS.len());
+    // Two configurations overlaid: cost's 4 lists, mglru's generations.
+    let lru = &figs[0];
+    assert!(lru.1 > 4, "{lru:?}");
+    assert!(has_text(&html, "policy=cost: nr_active_anon"));
+    assert!(has_text(&html, "policy=mglru: lru_gen max_seq anon"));
+    assert!(has_text(&html, "simulated time (s)") && has_text(&html, "pages/s"));
+    assert!(has_text(&html, "policy=cost: pswpout") && has_text(&html, "policy=mglru: pswpout"));
+    assert!(html.contains("<td class=\"agrees\">✔ agrees</td>"));
+    assert!(html.contains("kswapd_rmap_pct"));
+}
+
+#[test]
+fn reproduce_has_every_seed_with_marks_and_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.html");
+    let out = mmsim()
+        .args([
+            "reproduce",
+            "all",
+            "--quick",
+            "--report",
+            path.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&path).unwrap();
+    self_contained(&html);
+    for seed in ["seed 000", "seed 001", "seed 004"] {
+        assert!(html.contains(&format!("<h2>{seed}</h2>")), "{seed}");
+    }
+    assert_eq!(
+        html.matches("<td class=\"agrees\">✔ agrees</td>").count(),
+        15
+    );
+    assert!(html.contains("summary: 3 seeds, 15 published changes: 15 agree"));
+    let figs = figures(&html);
+    assert_eq!(figs.len(), 7 * CHARTS.len());
+    // The memcg chart of the soft-limit experiments has each group.
+    assert!(has_text(
+        &html,
+        "soft_limit_reclaim=tree: /A memory.current"
+    ));
+    for (id, series, points) in &figs {
+        assert!(*series > 0 && *points > 0, "{id}");
+    }
+}
+
+#[test]
+fn errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no/such/dir/r.html");
+    let m = missing.to_str().unwrap();
+    bad_input(
+        &["run", "zipf-file", "--report", m],
+        &["--report", "no/such/dir", "does not exist"],
+    );
+    bad_input(
+        &[
+            "compare",
+            "zipf-file",
+            "--policy",
+            "cost,lru",
+            "--report",
+            m,
+        ],
+        &["--report", "does not exist"],
+    );
+    bad_input(
+        &["reproduce", "--quick", "--report", m],
+        &["--report", "does not exist"],
+    );
+    let d = dir.path().to_str().unwrap();
+    bad_input(&["run", "zipf-file", "--report", d], &["is a directory"]);
+    // Nothing was created.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
