@@ -585,6 +585,10 @@ pub struct MachineConfig {
     /// multiple of it; results are the same with or without it.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stats_interval_ms: u64,
+    /// DAMON (`crate::damon`): kdamonds with the sysfs tree's names and the
+    /// DAMON_LRU_SORT / DAMON_RECLAIM modules. Off when absent (the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damon: Option<crate::damon::sysfs::DamonConfig>,
 }
 
 fn default_cpus() -> u32 {
@@ -641,6 +645,7 @@ impl Default for MachineConfig {
             cpus: default_cpus(),
             cost: CostModel::default(),
             stats_interval_ms: 0,
+            damon: None,
         }
     }
 }
@@ -677,6 +682,16 @@ impl MachineConfig {
 
     /// Checks every field against its allowed range; the error names the field.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(d) = &self.damon {
+            d.validate()?;
+            if self.policy.name == PolicyName::Lru {
+                return Err(ConfigError::new(
+                    "machine.damon",
+                    "DAMON needs the kernel's LRU lists (policy cost, scanned-rotated or \
+                     mglru); the textbook `lru` policy has none",
+                ));
+            }
+        }
         let pages = self.memory.pages();
         if !(MIN_MEMORY_PAGES..=MAX_MEMORY_PAGES).contains(&pages) {
             return Err(ConfigError::new(
