@@ -321,12 +321,14 @@ impl Sim {
             .add_timer(crate::timer::TimerKind::Flusher, DIRTY_WRITEBACK_NS);
         sim.arm_stats_sampler();
         if let Some(d) = sim.cfg.damon.clone() {
+            // Configured but with nothing running (a module's `enabled = false`),
+            // DAMON still reports: no kdamond, no CPU.
             let damon = crate::damon::Damon::new(&d, sim.damon_pfn_range());
             if !damon.ctxs.is_empty() {
-                sim.damon = Some(Box::new(damon));
                 // Each kdamond starts on the first event (after setup).
                 sim.timers.add_timer(crate::timer::TimerKind::Kdamond, 0);
             }
+            sim.damon = Some(Box::new(damon));
         }
         Ok(sim)
     }

@@ -209,22 +209,22 @@ impl Sim {
         use crate::reclaim::{Reclaimer, ScanControl};
         let rules = self.rules();
         let mut reclaimed = 0;
-        let mut cpu = 0;
+        // One reclaimer whose clock runs on as it works (its writes queue on
+        // the swap device one after the other).
+        let mut sc = ScanControl::new(Reclaimer::Direct, list.len() as u64, self.clock);
+        sc.ignore_references = true;
         let mut batch = Vec::with_capacity(1);
         for &f in list {
-            let mut sc = ScanControl::new(Reclaimer::Direct, 1, self.clock);
-            sc.ignore_references = true;
             sc.memcg = self.folios[f].memcg;
             sc.target = sc.memcg;
             batch.clear();
             batch.push(f);
             let (n, _) = self.shrink_folio_list(&mut batch, &mut sc, rules);
             reclaimed += n;
-            cpu += sc.cpu_ns;
             for &g in &batch {
                 self.damon_putback_lru(g);
             }
         }
-        (reclaimed, cpu)
+        (reclaimed, sc.cpu_ns)
     }
 }
