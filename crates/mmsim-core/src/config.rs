@@ -590,6 +590,10 @@ pub struct MachineConfig {
     /// run of any length ends with at most this many, evenly spaced.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stats_max_samples: u64,
+    /// DAMON (`crate::damon`): kdamonds with the sysfs tree's names and the
+    /// DAMON_LRU_SORT / DAMON_RECLAIM modules. Off when absent (the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damon: Option<crate::damon::sysfs::DamonConfig>,
 }
 
 fn default_cpus() -> u32 {
@@ -647,6 +651,7 @@ impl Default for MachineConfig {
             cost: CostModel::default(),
             stats_interval_ms: 0,
             stats_max_samples: 0,
+            damon: None,
         }
     }
 }
@@ -683,6 +688,16 @@ impl MachineConfig {
 
     /// Checks every field against its allowed range; the error names the field.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(d) = &self.damon {
+            d.validate()?;
+            if self.policy.name == PolicyName::Lru {
+                return Err(ConfigError::new(
+                    "machine.damon",
+                    "DAMON needs the kernel's LRU lists (policy cost, scanned-rotated or \
+                     mglru); the textbook `lru` policy has none",
+                ));
+            }
+        }
         let pages = self.memory.pages();
         if !(MIN_MEMORY_PAGES..=MAX_MEMORY_PAGES).contains(&pages) {
             return Err(ConfigError::new(

@@ -733,8 +733,13 @@ impl Sim {
 
     /// `folio_mark_accessed()`: two-step promotion (inactive,unreferenced →
     /// inactive,referenced → active), mm/swap.c v6.x; the activation ages the
-    /// workingset clock (`workingset_activation`). Under `lru`: move to head.
+    /// workingset clock (`workingset_activation`), and PG_idle is cleared
+    /// (a read through a descriptor is how an unmapped page-cache folio
+    /// shows DAMON an access). Under `lru`: move to head.
     pub(crate) fn folio_mark_accessed(&mut self, f: FolioId) {
+        // v6.12 ends with `folio_clear_idle()`: only DAMON and the idle
+        // tracker set PG_idle, so with both off this changes nothing.
+        self.folios[f].clear(flags::IDLE);
         let rules = match self.policy {
             Policy::Lru => return self.lru_touch(f),
             Policy::Mglru(_) => return self.lru_gen_inc_refs(f),

@@ -58,6 +58,7 @@
 // other module is private and what other crates use is re-exported below.
 pub mod config;
 mod cost;
+pub mod damon;
 mod event;
 mod fault;
 mod mem;
@@ -87,6 +88,8 @@ pub use config::{
     PolicyConfig, PolicyName, Size, SoftLimitReclaim,
 };
 pub use cost::{CostModel, ReclaimProfile};
+pub use damon::sysfs::DamonConfig;
+pub use damon::{DamonCtxReport, DamonReport, DamosSchemeReport, DamosStat, RecordSnapshot};
 pub use event::{Event, FileId};
 pub use mem::pagetable::{TaskId, VmaId};
 pub use memcg::{MemcgId, MemcgKnob, MemcgReport};

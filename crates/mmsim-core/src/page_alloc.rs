@@ -775,10 +775,17 @@ impl PhysMem {
         }
     }
 
-    /// `pfn_folio`: the folio holding `pfn`, or `NIL`.
-    #[allow(dead_code)] // for DAMON's physical-address operations
+    /// `pfn_folio`: the folio holding `pfn`, or `NIL` (`pfn` inside
+    /// [`PhysMem::pfn_range`]).
     pub(crate) fn pfn_folio(&self, pfn: u32) -> FolioId {
         self.zone.frames[(u64::from(pfn) - self.zone.start_pfn) as usize].folio
+    }
+
+    /// The zone's PFNs `[first, end)`: the one "System RAM" resource
+    /// (DAMON's paddr operations cover it).
+    pub(crate) fn pfn_range(&self) -> (u64, u64) {
+        let z = &self.zone;
+        (z.start_pfn, z.start_pfn + z.spanned_pages)
     }
 
     /// Free pages: the zone's and the per-CPU list's.

@@ -121,6 +121,9 @@ pub struct RunResult {
     /// When the first of them was due, seconds on the workload clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_unapplied_s: Option<f64>,
+    /// DAMON's kdamond CPU and DAMOS stats, when the machine runs DAMON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damon: Option<crate::damon::DamonReport>,
 }
 
 fn one() -> u32 {

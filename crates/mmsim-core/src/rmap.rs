@@ -20,7 +20,9 @@
 //! reclaim: `folio_referenced_one` counts a folio with PG_young as
 //! referenced (and clears the bit). PG_idle is set by the idle tracker and
 //! cleared by any reference reclaim finds. `Sim::folio_mkold_for_idle` is
-//! that tracker's entry; nothing in a scenario calls it yet.
+//! that tracker's entry (only rule tests call it); DAMON (`crate::damon`)
+//! has its own mkold and young walks, which clear through
+//! `Sim::ptep_test_and_clear_young` too.
 //!
 //! ## Page-table growth
 //!

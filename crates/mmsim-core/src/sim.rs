@@ -231,6 +231,8 @@ pub struct Sim {
     pub(crate) nr_writeback: u64,
     /// Multi-gen LRU settings and machine-wide state.
     pub(crate) lru_gen: crate::reclaim::lru_gen::LruGenState,
+    /// DAMON's contexts (`crate::damon`), when the machine runs DAMON.
+    pub(crate) damon: Option<Box<crate::damon::Damon>>,
 }
 
 /// `dirty_writeback_centisecs` = 500: the flusher's period.
@@ -316,11 +318,22 @@ impl Sim {
             measure_start: 0,
             nr_writeback: 0,
             lru_gen,
+            damon: None,
             cfg,
         };
         sim.timers
             .add_timer(crate::timer::TimerKind::Flusher, DIRTY_WRITEBACK_NS);
         sim.arm_stats_sampler();
+        if let Some(d) = sim.cfg.damon.clone() {
+            // Configured but with nothing running (a module's `enabled = false`),
+            // DAMON still reports: no kdamond, no CPU.
+            let damon = crate::damon::Damon::new(&d, sim.damon_pfn_range());
+            if !damon.ctxs.is_empty() {
+                // Each kdamond starts on the first event (after setup).
+                sim.timers.add_timer(crate::timer::TimerKind::Kdamond, 0);
+            }
+            sim.damon = Some(Box::new(damon));
+        }
         Ok(sim)
     }
 
@@ -566,6 +579,7 @@ impl Sim {
         self.smp.reset_stats();
         self.lru_gen.stats = Default::default();
         self.reset_memcg_stats();
+        self.damon_begin_measurement();
         self.measure_start = self.clock;
     }
 
@@ -647,6 +661,7 @@ impl Sim {
                 self.memcgs.iter().map(|m| m.path.clone()).collect()
             },
             stats_samples: self.stats_samples.clone(),
+            damon: self.damon_report(),
             unapplied_writes: (self.knob_events.len() + self.lru_gen.pending.len()) as u64,
             first_unapplied_s: self
                 .knob_events

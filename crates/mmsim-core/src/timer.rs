@@ -62,11 +62,14 @@ pub(crate) enum TimerKind {
     MemcgKnob,
     /// The stats sampler (`machine.stats_interval_ms`).
     StatsSample,
+    /// The next step of a kdamond's loop (`crate::damon`): after the
+    /// sampler, so that a sample never sees DAMON's work of the same moment.
+    Kdamond,
 }
 
 impl TimerKind {
     /// Every kind, in visit order.
-    pub(crate) const ALL: [TimerKind; 7] = [
+    pub(crate) const ALL: [TimerKind; 8] = [
         TimerKind::WritebackSwap,
         TimerKind::WritebackFs,
         TimerKind::Flusher,
@@ -74,6 +77,7 @@ impl TimerKind {
         TimerKind::LruGenWrite,
         TimerKind::MemcgKnob,
         TimerKind::StatsSample,
+        TimerKind::Kdamond,
     ];
     /// Number of kinds.
     pub(crate) const COUNT: usize = Self::ALL.len();
@@ -313,6 +317,7 @@ impl Sim {
                     self.timers.mod_timer(kind, next);
                 }
             }
+            TimerKind::Kdamond => self.kdamond_timer(now),
         }
     }
 

@@ -115,6 +115,49 @@ pub fn metric_infos(configs: &[ConfigReport]) -> Vec<MetricInfo> {
             });
         }
     }
+    // DAMON's metrics (machine-wide, then scheme by scheme), where every
+    // run has them.
+    if let Some(first) = runs.first() {
+        let actions: Vec<String> = first
+            .result
+            .pointer("/damon/contexts")
+            .and_then(|c| c.as_array())
+            .into_iter()
+            .flatten()
+            .flat_map(|c| {
+                let ctx = c
+                    .get("name")
+                    .and_then(|n| n.as_str())
+                    .unwrap_or("")
+                    .to_string();
+                c.get("schemes")
+                    .and_then(|s| s.as_array())
+                    .into_iter()
+                    .flatten()
+                    .map(move |s| {
+                        let a = s.get("action").and_then(|a| a.as_str()).unwrap_or("");
+                        format!("{ctx} scheme ({a})")
+                    })
+            })
+            .collect();
+        let mut damon: Vec<MetricInfo> = crate::metrics::DAMON_METRICS
+            .iter()
+            .map(|(n, a)| MetricInfo {
+                name: n.to_string(),
+                about: a.to_string(),
+            })
+            .collect();
+        for (i, what) in actions.iter().enumerate() {
+            for (stat, about) in crate::metrics::DAMOS_STATS {
+                damon.push(MetricInfo {
+                    name: format!("{}scheme{i}:{stat}", crate::metrics::DAMON_PREFIX),
+                    about: format!("{what} {i}: {about}"),
+                });
+            }
+        }
+        damon.retain(|m| runs.iter().all(|r| r.metrics.contains_key(&m.name)));
+        out.extend(damon);
+    }
     out
 }
 

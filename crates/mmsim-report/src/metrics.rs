@@ -9,7 +9,10 @@
 //! `memcg:<path>:<name>` (`memcg:/a:pgmajfault`, [`MEMCG_METRICS`]), for the groups that
 //! every configuration has; the top group's counters are the machine's (above).
 //! Scenarios of several workloads add each workload's end time,
-//! `workload:<name>:end_s`.
+//! `workload:<name>:end_s`. Runs whose machine runs DAMON add its metrics
+//! (`damon:kdamond_cpu_s`, `damon:kdamond_cpu_pct`, and each scheme's
+//! `stats/` as `damon:scheme<i>:<stat>`, schemes numbered over every context
+//! in order).
 
 use std::collections::BTreeMap;
 
@@ -378,9 +381,108 @@ pub fn workload_metric_name(name: &str) -> String {
     format!("{WORKLOAD_PREFIX}{name}:{WORKLOAD_END}")
 }
 
+/// The prefix of DAMON's metrics.
+pub const DAMON_PREFIX: &str = "damon:";
+
+/// DAMON's machine-wide metrics: name and meaning.
+pub const DAMON_METRICS: &[(&str, &str)] = &[
+    (
+        "damon:kdamond_cpu_s",
+        "CPU time of every kdamond, simulated seconds",
+    ),
+    (
+        "damon:kdamond_cpu_pct",
+        "kdamond CPU time over the measured run time, % of one CPU",
+    ),
+];
+
+/// Each DAMOS scheme's stats, as `damon:scheme<i>:<stat>`: name and meaning.
+pub const DAMOS_STATS: &[(&str, &str)] = &[
+    ("nr_tried", "regions the action was tried on"),
+    ("sz_tried", "bytes of the regions tried"),
+    ("nr_applied", "regions the action did something to"),
+    ("sz_applied", "bytes the action applied to"),
+    (
+        "sz_ops_filter_passed",
+        "bytes that passed the ops-layer filters",
+    ),
+    ("qt_exceeds", "quota windows that ended exhausted"),
+];
+
+/// DAMON's metrics of a run, in table order (none without DAMON): name,
+/// meaning, value.
+pub fn damon_values(r: &ScenarioResult) -> Vec<(String, String, Option<f64>)> {
+    damon_values_of(&r.result)
+}
+
+/// [`damon_values`] of a [`mmsim_core::RunResult`].
+pub fn damon_values_of(r: &mmsim_core::RunResult) -> Vec<(String, String, Option<f64>)> {
+    let r = ScenarioLike { result: r };
+    let Some(d) = &r.result.damon else {
+        return Vec::new();
+    };
+    let mut out = vec![
+        (
+            DAMON_METRICS[0].0.to_string(),
+            DAMON_METRICS[0].1.to_string(),
+            Some(d.kdamond_cpu_s),
+        ),
+        (
+            DAMON_METRICS[1].0.to_string(),
+            DAMON_METRICS[1].1.to_string(),
+            (r.result.runtime_s > 0.0).then(|| d.kdamond_cpu_s * 100.0 / r.result.runtime_s),
+        ),
+    ];
+    let schemes = d
+        .contexts
+        .iter()
+        .flat_map(|c| c.schemes.iter().map(move |s| (c, s)));
+    for (i, (c, s)) in schemes.enumerate() {
+        let st = &s.stat;
+        let vals = [
+            st.nr_tried,
+            st.sz_tried,
+            st.nr_applied,
+            st.sz_applied,
+            st.sz_ops_filter_passed,
+            st.qt_exceeds,
+        ];
+        for ((stat, about), v) in DAMOS_STATS.iter().zip(vals) {
+            out.push((
+                format!("{DAMON_PREFIX}scheme{i}:{stat}"),
+                format!("{} scheme {i} ({}): {about}", c.name, s.action),
+                Some(v as f64),
+            ));
+        }
+    }
+    out
+}
+
+/// The part of a result [`damon_values`] reads.
+struct ScenarioLike<'a> {
+    result: &'a mmsim_core::RunResult,
+}
+
+/// Whether `name` is a DAMON metric of a machine with `nr_schemes` schemes.
+pub fn is_damon_metric(name: &str, nr_schemes: usize) -> bool {
+    if DAMON_METRICS.iter().any(|(n, _)| *n == name) {
+        return true;
+    }
+    name.strip_prefix(DAMON_PREFIX)
+        .and_then(|r| r.strip_prefix("scheme"))
+        .and_then(|r| r.split_once(':'))
+        .is_some_and(|(i, stat)| {
+            i.parse::<usize>().is_ok_and(|i| i < nr_schemes)
+                && DAMOS_STATS.iter().any(|(s, _)| *s == stat)
+        })
+}
+
 /// How the table prints metric `name` (a metric of [`METRICS`] or a per-group one).
 pub fn format_of(name: &str) -> Format {
     if name.starts_with(WORKLOAD_PREFIX) {
+        return Format::Decimals(4);
+    }
+    if name == "damon:kdamond_cpu_s" || name == "damon:kdamond_cpu_pct" {
         return Format::Decimals(4);
     }
     METRICS
@@ -410,6 +512,9 @@ pub fn values(r: &ScenarioResult) -> BTreeMap<String, Option<f64>> {
             let v = w.end_ns.map(|ns| ns as f64 / 1e9);
             out.insert(workload_metric_name(&w.name), v);
         }
+    }
+    for (name, _, v) in damon_values(r) {
+        out.insert(name, v.filter(|v| v.is_finite()));
     }
     out
 }

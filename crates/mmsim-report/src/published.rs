@@ -55,8 +55,18 @@ pub fn check_metrics(s: &Scenario) -> Result<(), (String, String)> {
                 .iter()
                 .enumerate()
                 .any(|(k, w)| workload_metric_name(&w.display_name(k)) == name);
+        let nr_schemes = s.machine.damon.as_ref().map(|d| {
+            d.kdamonds
+                .iter()
+                .flat_map(|k| &k.contexts)
+                .map(|c| c.schemes.len())
+                .sum::<usize>()
+                + d.lru_sort.as_ref().filter(|p| p.enabled).map_or(0, |_| 2)
+                + d.reclaim.as_ref().filter(|p| p.enabled).map_or(0, |_| 1)
+        });
         let known = workload
             || METRICS.iter().any(|m| m.name == name)
+            || nr_schemes.is_some_and(|n| crate::metrics::is_damon_metric(name, n))
             || name
                 .strip_prefix(MEMCG_PREFIX)
                 .and_then(|r| r.rsplit_once(':'))
@@ -70,7 +80,8 @@ pub fn check_metrics(s: &Scenario) -> Result<(), (String, String)> {
                 format!(
                     "unknown metric `{name}`; metrics are those `mmsim compare` lists (e.g. \
                      runtime_s, pgmajfault), workload:<name>:end_s in scenarios of several \
-                     workloads, and memcg:<group>:<{}> for the groups {}",
+                     workloads, damon:kdamond_cpu_pct and damon:scheme<i>:<stat> with DAMON, \
+                     and memcg:<group>:<{}> for the groups {}",
                     per_group.join("|"),
                     if groups.is_empty() {
                         "declared with [[cgroup]] (this scenario has none)".to_string()

@@ -92,6 +92,10 @@ pub const EMBEDDED_SCENARIOS: &[(&str, &str)] = &[
         "softlimit-kbuild-vs-eater",
         include_str!("../scenarios/softlimit-kbuild-vs-eater.toml"),
     ),
+    (
+        "plrus-parsec-like",
+        include_str!("../scenarios/plrus-parsec-like.toml"),
+    ),
 ];
 
 /// Scaled-down versions of embedded scenarios that carry published results, for

@@ -132,6 +132,9 @@ pub(crate) struct ScanControl {
     /// workload's `machine.cpus` for reclaim in the workload's tasks, whose
     /// elapsed time moves the shared clock by 1/par (see [`crate::smp`]).
     pub par: u64,
+    /// Reclaim without checking references (`shrink_folio_list`'s
+    /// `ignore_references`, v6.10+): `reclaim_pages()` for DAMON's pageout.
+    pub ignore_references: bool,
     /// This reclaimer as an `lru_lock` requester (0 until it first takes
     /// the lock with `machine.cpus` > 1; see [`crate::smp::LruLock::acquire_by`]).
     pub lock_owner: u64,
@@ -166,6 +169,7 @@ impl ScanControl {
             proactive_swappiness: None,
             prof: crate::cost::ReclaimProfile::default(),
             par: 1,
+            ignore_references: false,
             lock_owner: 0,
         }
     }

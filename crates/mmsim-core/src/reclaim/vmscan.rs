@@ -730,7 +730,11 @@ impl Sim {
                 Fate::Keep
             };
         }
-        let refs = self.folio_check_references(f, sc, rules);
+        let refs = if sc.ignore_references {
+            FolioReferences::Reclaim
+        } else {
+            self.folio_check_references(f, sc, rules)
+        };
         match refs {
             FolioReferences::Activate => return Fate::Activate,
             FolioReferences::Keep => return Fate::Keep,

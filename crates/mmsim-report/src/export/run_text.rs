@@ -380,6 +380,20 @@ pub fn run_report(
     line("runtime_s", format!("{:.6}", rr.runtime_s));
     line("throughput", format!("{:.1} accesses/s", rr.throughput));
     line("kswapd cpu_s", format!("{:.6}", rr.kswapd_cpu_s));
+    if let Some(d) = &rr.damon {
+        line(
+            "kdamond cpu_s",
+            format!(
+                "{:.6} ({:.2} % of one CPU)",
+                d.kdamond_cpu_s,
+                if rr.runtime_s > 0.0 {
+                    d.kdamond_cpu_s * 100.0 / rr.runtime_s
+                } else {
+                    0.0
+                }
+            ),
+        );
+    }
     line("reclaim stall_s", format!("{:.6}", rr.reclaim_stall_s));
     line("io wait_s", format!("{:.6}", rr.io_wait_s));
     if rr.cpus > 1 {
@@ -422,6 +436,10 @@ pub fn run_report(
         "direct and memcg reclaim profile, the workload's tasks on all CPUs",
         &rr.direct_profile,
     );
+
+    if let Some(d) = &rr.damon {
+        damon_table(&mut t, d);
+    }
 
     if let Some(lg) = &rr.lru_gen {
         t.push('\n');
@@ -613,4 +631,55 @@ pub fn write_run_report(
     all_counters: bool,
 ) -> io::Result<()> {
     w.write_all(run_report(s, r, notes, all_counters).as_bytes())
+}
+
+/// DAMON's contexts and their schemes' stats (sysfs `schemes/<N>/stats/`),
+/// and the modules' stats parameters.
+fn damon_table(t: &mut String, d: &mmsim_core::DamonReport) {
+    let _ = writeln!(t, "\ndamon");
+    for c in &d.contexts {
+        let _ = writeln!(
+            t,
+            "  {} ({}): {} samples, {} aggregations, {} regions, intervals {} us / {} us, cpu {:.6} s",
+            c.name,
+            c.ops,
+            c.nr_samples,
+            c.nr_aggregations,
+            c.nr_regions,
+            c.sample_us,
+            c.aggr_us,
+            c.kdamond_cpu_s
+        );
+        if c.schemes.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            t,
+            "    {:<12} {:>10} {:>14} {:>10} {:>14} {:>14} {:>10}",
+            "action",
+            "nr_tried",
+            "sz_tried",
+            "nr_applied",
+            "sz_applied",
+            "sz_filter_pass",
+            "qt_exceeds"
+        );
+        for s in &c.schemes {
+            let st = &s.stat;
+            let _ = writeln!(
+                t,
+                "    {:<12} {:>10} {:>14} {:>10} {:>14} {:>14} {:>10}",
+                s.action,
+                st.nr_tried,
+                st.sz_tried,
+                st.nr_applied,
+                st.sz_applied,
+                st.sz_ops_filter_passed,
+                st.qt_exceeds
+            );
+        }
+    }
+    for (k, v) in &d.module_stats {
+        let _ = writeln!(t, "  {k:<34}{v}");
+    }
 }

@@ -1,0 +1,159 @@
+//! DAMON on the command line: `[machine.damon]` in a scenario (the sysfs tree's
+//! names and the modules' parameters), the `damon` object of `--json` and the run
+//! report's section, its errors, and seed 002's embedded experiment.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn mmsim() -> Command {
+    Command::cargo_bin("mmsim").unwrap()
+}
+
+fn scenario(dir: &Path, text: &str) -> String {
+    let p = dir.join("s.toml");
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = mmsim().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}: {stderr}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A task with a 4M hot set and a 28M cold set it touched once, monitored by a vaddr
+/// context with a stat scheme for idle regions and a pageout scheme for regions
+/// idle for 1 s.
+const HOT_COLD: &str = r#"
+seed = 1
+[machine]
+memory = "256M"
+swap = { device = "zram", size = "256M" }
+cost = { access_ns = 2000 }
+
+[[machine.damon.kdamonds]]
+[[machine.damon.kdamonds.contexts]]
+operations = "vaddr"
+targets = [{}]
+
+[[machine.damon.kdamonds.contexts.schemes]]
+action = "stat"
+access_pattern = { nr_accesses = { min = 0, max = 0 } }
+
+[[machine.damon.kdamonds.contexts.schemes]]
+action = "pageout"
+access_pattern = { nr_accesses = { min = 0, max = 0 }, age = { min = 10, max = 4294967295 } }
+
+[[workload]]
+name = "cold"
+kind = "touch"
+target = "anon"
+pages = "28M"
+
+[[workload]]
+name = "hot"
+kind = "uniform"
+target = "anon"
+pages = "4M"
+accesses = 1_500_000
+phase = 1
+"#;
+
+#[test]
+fn a_vaddr_context_reports_its_schemes_in_json_and_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = scenario(dir.path(), HOT_COLD);
+    let v: Value = serde_json::from_str(&ok(&["run", &path, "--json", "-q"])).unwrap();
+    let d = &v["damon"];
+    let c = &d["contexts"][0];
+    assert_eq!(c["name"], "kdamond 0");
+    assert_eq!(c["ops"], "vaddr");
+    assert_eq!(c["schemes"][0]["action"], "stat");
+    assert_eq!(c["schemes"][1]["action"], "pageout");
+    assert!(c["schemes"][0]["nr_tried"].as_u64().unwrap() > 0);
+    // The whole cold set was paged out to zram and the hot set never was (no
+    // swap-ins). vaddr's sz_applied counts whole regions madvise succeeded on,
+    // paged out already or not, as the kernel's damos_madvise() does.
+    assert_eq!(v["vmstat"]["pswpout"], 7168, "{c}");
+    assert_eq!(v["vmstat"]["pswpin"], 0, "{c}");
+    assert!(
+        c["schemes"][1]["sz_applied"].as_u64().unwrap() >= 28 << 20,
+        "{c}"
+    );
+    assert!(d["kdamond_cpu_s"].as_f64().unwrap() > 0.0);
+    let text = ok(&["run", &path, "-q"]);
+    assert!(text.contains("kdamond cpu_s"), "{text}");
+    assert!(text.contains("\ndamon\n  kdamond 0 (vaddr): "), "{text}");
+}
+
+#[test]
+fn without_damon_the_json_has_no_damon_object() {
+    let v: Value = serde_json::from_str(&ok(&["run", "zipf-file", "--json", "-q"])).unwrap();
+    assert!(v.get("damon").is_none());
+}
+
+#[test]
+fn a_bad_damon_configuration_names_its_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = HOT_COLD.replace("action = \"stat\"", "action = \"migrate_hot\"");
+    let path = scenario(dir.path(), &bad);
+    let out = mmsim().args(["run", &path, "-q"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("machine.damon.kdamonds[0].contexts[0].schemes[0].action"),
+        "{err}"
+    );
+    assert!(err.contains("one node"), "{err}");
+    let bad = HOT_COLD.replace("operations = \"vaddr\"", "operations = \"paddr\"\nfoo = 1");
+    let path = scenario(dir.path(), &bad);
+    let out = mmsim().args(["run", &path, "-q"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("foo"), "{err}");
+}
+
+#[test]
+fn seed_002_plrus_against_mprs_agrees_on_faults_and_pressure() {
+    let v: Value = serde_json::from_str(&ok(&["compare", "plrus-parsec-like", "--json"])).unwrap();
+    let published = v["published"].as_array().unwrap();
+    let row = |m: &str| {
+        published
+            .iter()
+            .find(|p| p["metric"] == m)
+            .unwrap_or_else(|| panic!("{m}"))
+    };
+    // The post: pgmajfaults -14 %, memory PSI some -10 %.
+    assert_eq!(row("pgmajfault")["agrees"], true, "{}", row("pgmajfault"));
+    assert_eq!(
+        row("psi_some_total_us")["agrees"],
+        true,
+        "{}",
+        row("psi_some_total_us")
+    );
+    // Runtime: the post's -3.74 %; here faster too, but by less than the
+    // comparison's no-change band (zram faults cost little of a run dominated by
+    // compute): see VALIDATION.md.
+    assert!(row("runtime_s")["simulated_pct"].as_f64().unwrap() < 0.0);
+    // kdamond: the post measured 2.61 % of one CPU, "below 4 % as expected".
+    let plrus = v["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "damon.lru_sort.enabled=true")
+        .unwrap();
+    let pct = plrus["runs"][0]["metrics"]["damon:kdamond_cpu_pct"]
+        .as_f64()
+        .unwrap();
+    assert!(pct > 0.0 && pct < 4.0, "{pct}");
+    let mprs = v["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "damon.lru_sort.enabled=false")
+        .unwrap();
+    assert_eq!(mprs["runs"][0]["metrics"]["damon:kdamond_cpu_pct"], 0.0);
+}
