@@ -18,6 +18,7 @@
 
 mod bench;
 mod compare;
+mod damo;
 mod heap;
 mod host;
 mod output;
