@@ -1018,3 +1018,45 @@ fn vaddr_cold_deactivates_the_regions_pages_and_applies_its_size() {
     let r = Region::new(MMAP_BASE - 9 * P, MMAP_BASE);
     assert_eq!(s.damon_va_apply_scheme(Some(t), &r, &sch).0, 0);
 }
+
+#[test]
+fn the_effective_quota_takes_the_smallest_of_size_time_and_goal() {
+    let mut s = machine(PolicyName::Cost, None);
+    let mut q = super::Quota {
+        ms: 10,
+        ..Default::default()
+    };
+    // No charge yet: 4 MiB per ms (PAGE_SIZE × 1024) × 10 ms.
+    s.damos_set_effective_quota(&mut q, 0);
+    assert_eq!(q.esz, 40 << 20);
+    // 1 MiB charged in 1 ms: 1 MiB/ms × 10 ms, then capped by the size quota.
+    (q.total_charged_sz, q.total_charged_ns) = (1 << 20, 1_000_000);
+    s.damos_set_effective_quota(&mut q, 0);
+    assert_eq!(q.esz, 10 << 20);
+    q.sz = 5 << 20;
+    s.damos_set_effective_quota(&mut q, 0);
+    assert_eq!(q.esz, 5 << 20);
+    // A user_input goal half achieved: esz_bp from the floor 10,000 grows by
+    // half (15,000 bp), i.e. 1 byte: goal-driven quotas start tiny and grow.
+    q.goals.push(super::Goal {
+        metric: GoalMetric::UserInput,
+        target_value: 10_000,
+        current_value: 5_000,
+        last_psi_total: 0,
+    });
+    s.damos_set_effective_quota(&mut q, 0);
+    assert_eq!((q.esz_bp, q.esz), (15_000, 1));
+    s.damos_set_effective_quota(&mut q, 0);
+    assert_eq!((q.esz_bp, q.esz), (22_500, 2));
+    // The node's free memory as a goal: all 4096 pages free is 10,000 bp.
+    q.goals[0] = super::Goal {
+        metric: GoalMetric::NodeMemFreeBp,
+        target_value: 5_000,
+        current_value: 0,
+        last_psi_total: 0,
+    };
+    s.damos_set_effective_quota(&mut q, 0);
+    assert_eq!(q.goals[0].current_value, 10_000);
+    // Score 20,000 (twice the goal): the input drops to the minimum.
+    assert_eq!(q.esz_bp, 10_000);
+}
