@@ -21,6 +21,7 @@
 
 mod bench;
 mod compare;
+mod damo;
 mod heap;
 mod host;
 mod output;

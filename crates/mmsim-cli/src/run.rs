@@ -82,6 +82,14 @@ pub struct ScenarioArgs {
     /// the limit is stopped with an error.
     #[arg(long, value_name = "SIZE|max")]
     pub host_memory: Option<crate::host::HostMemory>,
+    /// Run DAMON's kdamonds as damo describes them: the JSON `damo args damon
+    /// --format json` prints (human-formatted values such as "5 ms" and
+    /// "1,073,741,824" accepted), replacing the scenario's `[machine.damon]`
+    /// kdamonds. A target's pid is the index of the scenario's task (0, 1, …, in
+    /// the order its workloads create them); a null pid of a vaddr context
+    /// monitors every task.
+    #[arg(long, value_name = "CONFIG.json")]
+    pub damon: Option<PathBuf>,
 }
 
 /// Flags of `mmsim run`.
@@ -127,15 +135,20 @@ pub struct RunArgs {
     /// on (results do not change).
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<std::path::PathBuf>,
+    /// Write what DAMON monitored as damo's record file (`damo record`'s
+    /// json_compressed format: `damo report heatmap|wss|access --input OUT` read it).
+    /// Needs DAMON: `--damon CONFIG.json` or a scenario with `[machine.damon]`.
+    #[arg(long, value_name = "OUT")]
+    pub damon_record: Option<PathBuf>,
 }
 
-/// The library's overrides from the flags (policy and cost variant are `run`'s own
-/// flags, applied by the caller).
-/// A usage error (exit status 2) with `msg`: a bad `--report` path.
+/// A usage error (exit status 2) with `msg`.
 fn bad(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(crate::UsageError(msg.into()))
 }
 
+/// The library's overrides from the flags (policy and cost variant are `run`'s own
+/// flags, applied by the caller).
 fn overrides(args: &ScenarioArgs) -> Overrides {
     Overrides {
         trace: args.trace.clone(),
@@ -165,7 +178,17 @@ pub fn plan(args: &ScenarioArgs) -> Result<Plan> {
         Some(path) => Base::Named(path.clone()),
         None => Base::Default,
     };
-    Ok(overrides::plan(base, &overrides(args))?)
+    let mut plan = overrides::plan(base, &overrides(args))?;
+    if let Some(path) = &args.damon {
+        let kdamonds = crate::damo::read_kdamonds(path).map_err(|e| bad(format!("{e:#}")))?;
+        let d = plan
+            .scenario
+            .machine
+            .damon
+            .get_or_insert_with(Default::default);
+        d.kdamonds = kdamonds;
+    }
+    Ok(plan)
 }
 
 /// Validates a scenario built by [`plan`]; an error about a field a flag set names the
@@ -247,6 +270,18 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
     for raw in &args.set {
         overrides::apply_set(&mut plan.scenario.machine, raw)?;
     }
+    if let Some(out) = &args.damon_record {
+        match plan.scenario.machine.damon.as_mut() {
+            Some(d) => d.record = true,
+            None => {
+                return Err(bad(format!(
+                    "--damon-record {}: the machine runs no DAMON; give --damon CONFIG.json \
+                     or a scenario with [machine.damon]",
+                    out.display()
+                )))
+            }
+        }
+    }
     validate(&plan.scenario, &args.scenario)?;
     crate::host::check(&plan.scenario, args.scenario.host_memory)?;
     let ignored = ignored_flags(plan.scenario.machine.policy.name, &args);
@@ -267,6 +302,13 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
     let result = run_with_progress(s, &mut progress);
     progress.clear();
     let mut result = result?;
+    if let Some(out) = &args.damon_record {
+        if let Some(d) = result.result.damon.as_mut() {
+            crate::damo::write_record(out, d)?;
+            // The snapshots are in the record file, not in the report.
+            d.record.clear();
+        }
+    }
     // One run per process: the process's peak is this run's (compare leaves it out).
     result.host_heap_peak_bytes = Some(crate::heap::peak() as u64);
     result.warnings.splice(0..0, ignored);

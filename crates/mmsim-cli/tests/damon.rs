@@ -157,3 +157,119 @@ fn seed_002_plrus_against_mprs_agrees_on_faults_and_pressure() {
         .unwrap();
     assert_eq!(mprs["runs"][0]["metrics"]["damon:kdamond_cpu_pct"], 0.0);
 }
+
+/// What `damo args damon --format json` prints for a vaddr pageout scheme (its
+/// human-formatted values as damo writes them).
+const DAMO_KDAMONDS: &str = r#"{"kdamonds": [{"state": "on", "pid": 1234, "contexts": [{
+  "ops": "vaddr", "addr_unit": "1",
+  "targets": [{"pid": null, "obsolete": false, "regions": []}],
+  "intervals": {"sample_us": "5 ms", "aggr_us": "100 ms", "ops_update_us": "1 s"},
+  "nr_regions": {"min": "10", "max": "1,000"},
+  "schemes": [{"action": "pageout",
+     "access_pattern": {"sz_bytes": {"min": "4.000 KiB", "max": "max"},
+        "nr_accesses": {"min": "0 %", "max": "0 %"}, "age": {"min": "1 s", "max": "max"}},
+     "apply_interval_us": "0 ns",
+     "quotas": {"time_ms": "10 ms", "sz_bytes": "128.000 MiB", "reset_interval_ms": "1 s", "goals": [],
+        "weights": {"sz_permil": "0 %", "nr_accesses_permil": "0 %", "age_permil": "100 %"}},
+     "watermarks": {"metric": "none", "interval_us": "0 ns", "high_permil": "0 %", "mid_permil": "0 %", "low_permil": "0 %"},
+     "filters": []}]}]}]}
+"#;
+
+fn read_record(path: &Path) -> Value {
+    use std::io::Read as _;
+    let bytes = std::fs::read(path).unwrap();
+    let mut text = String::new();
+    flate2::read::ZlibDecoder::new(&bytes[..])
+        .read_to_string(&mut text)
+        .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn damos_json_runs_as_is_and_the_record_is_damos_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let no_damon = HOT_COLD[..HOT_COLD.find("[[machine.damon.kdamonds]]").unwrap()].to_string()
+        + &HOT_COLD[HOT_COLD.find("[[workload]]").unwrap()..];
+    let path = scenario(dir.path(), &no_damon);
+    let cfg = dir.path().join("kdamonds.json");
+    std::fs::write(&cfg, DAMO_KDAMONDS).unwrap();
+    let rec = dir.path().join("damon.data");
+    let out = ok(&[
+        "run",
+        &path,
+        "--damon",
+        cfg.to_str().unwrap(),
+        "--damon-record",
+        rec.to_str().unwrap(),
+        "--json",
+        "-q",
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let c = &v["damon"]["contexts"][0];
+    assert_eq!(c["schemes"][0]["action"], "pageout");
+    // The cold set went out: idle for "1 s" (10 aggregations).
+    assert_eq!(v["vmstat"]["pswpout"], 7168, "{c}");
+    // The snapshots went to the record, not into the report.
+    assert!(v["damon"].get("record").is_none());
+    // damo's json_compressed record: one record per target (a null pid
+    // monitors both tasks), a snapshot per aggregation.
+    let r = read_record(&rec);
+    let records = r.as_array().unwrap();
+    assert_eq!(records.len(), 2);
+    let nr_aggr = c["nr_aggregations"].as_u64().unwrap() as usize;
+    for (i, rec) in records.iter().enumerate() {
+        assert_eq!(rec["kdamond_idx"], 0);
+        assert_eq!(rec["target_id"], i);
+        assert_eq!(rec["intervals"]["sample_us"], "5000");
+        assert_eq!(rec["intervals"]["aggr_us"], "100000");
+        let snaps = rec["snapshots"].as_array().unwrap();
+        assert_eq!(snaps.len(), nr_aggr);
+        let s = &snaps[1];
+        let t = |k: &str| s[k].as_str().unwrap().parse::<u64>().unwrap();
+        assert_eq!(t("end_time") - t("start_time"), 100_000_000);
+        let regions = s["regions"].as_array().unwrap();
+        assert!(!regions.is_empty());
+        let total: u64 = regions
+            .iter()
+            .map(|r| {
+                let st: u64 = r["start"].as_str().unwrap().parse().unwrap();
+                let en: u64 = r["end"].as_str().unwrap().parse().unwrap();
+                assert!(r["nr_accesses"]["samples"].as_u64().unwrap() <= 20);
+                en - st
+            })
+            .sum();
+        assert_eq!(s["total_bytes"], total.to_string());
+    }
+}
+
+#[test]
+fn damon_flag_errors_name_the_file_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("kdamonds.json");
+    std::fs::write(&cfg, DAMO_KDAMONDS.replace("\"pageout\"", "\"teleport\"")).unwrap();
+    let out = mmsim()
+        .args(["run", "zipf-file", "-q", "--damon", cfg.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("kdamonds[0].contexts[0].schemes[0].action"),
+        "{err}"
+    );
+    assert!(err.contains("teleport"), "{err}");
+    std::fs::write(&cfg, "{not json").unwrap();
+    let out = mmsim()
+        .args(["run", "zipf-file", "-q", "--damon", cfg.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not JSON"));
+    let out = mmsim()
+        .args(["run", "zipf-file", "-q", "--damon-record", "x.data"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("runs no DAMON"), "{err}");
+}

@@ -40,7 +40,7 @@
 //! have seen its effect. kdamond's work costs modelled CPU time (the cost
 //! model's `rmap_ns` per page-table descent or rmap step, `scan_ns` per
 //! folio an action handles, the reclaim costs of pageout, and
-//! [`REGION_NS`] per region per pass); that time delays its next step, as
+//! `REGION_NS` per region per pass); that time delays its next step, as
 //! the kernel's loop sleeps after its work, is charged to the DAMOS time
 //! quota (`total_charged_ns`, which the kernel measures with a clock), and
 //! is reported as `kdamond_cpu_s` like kswapd's. kdamond does not take the
@@ -525,7 +525,7 @@ impl Damon {
             last_nr_regions: 0,
             pa_cache: CheckCache::default(),
             va_cache: CheckCache::default(),
-            record: None,
+            record: cfg.record.then(Vec::new),
         }
     }
 }

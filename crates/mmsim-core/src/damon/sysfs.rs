@@ -50,6 +50,11 @@ pub struct DamonConfig {
     /// (`/sys/module/damon_reclaim/parameters/`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reclaim: Option<super::reclaim::ReclaimParams>,
+    /// Keep every aggregation's regions (the `damon:damon_aggregated`
+    /// tracepoint) in `RunResult::damon` for a damo record (`mmsim run
+    /// --damon-record`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub record: bool,
 }
 
 fn default_seed() -> u64 {
@@ -63,6 +68,7 @@ impl Default for DamonConfig {
             kdamonds: Vec::new(),
             lru_sort: None,
             reclaim: None,
+            record: false,
         }
     }
 }

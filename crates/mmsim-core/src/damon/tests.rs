@@ -940,3 +940,123 @@ fn damon_reclaim_pages_out_the_cold_set_and_keeps_the_hot_one() {
     // Same seed, same bits.
     assert_eq!(r, reclaim_run(1));
 }
+
+#[test]
+fn interval_tuning_doubles_or_halves_the_sampling_interval_within_bounds() {
+    use super::core::kdamond_tune_intervals;
+    let mk = |nr: u32| {
+        let mut c = ctx_with(vec![region(0, P, nr, 7)], 1000);
+        c.attrs.goal = IntervalsGoal {
+            access_bp: 40,
+            aggrs: 3,
+            min_sample_us: 2_000,
+            max_sample_us: 8_000,
+        };
+        c
+    };
+    // No access seen: score 0, the feedback loop doubles (adaptation 20000 bp),
+    // 10 ms clamped to max_sample_us; aggr keeps its 20 samples; age rescaled
+    // by old/new aggregation (7 × 100 / 160 = 4).
+    let mut c = mk(0);
+    kdamond_tune_intervals(&mut c);
+    assert_eq!((c.attrs.sample_us, c.attrs.aggr_us), (8_000, 160_000));
+    assert_eq!(c.targets[0].regions[0].age, 4);
+    // Every sample accessed: score far above the 0.4 % goal, adaptation
+    // 5000 bp (halved), 2.5 ms, above min_sample_us.
+    let mut c = mk(20);
+    kdamond_tune_intervals(&mut c);
+    assert_eq!((c.attrs.sample_us, c.attrs.aggr_us), (2_500, 50_000));
+    // nr_accesses rescaled through basis points: 20 of 20 stays 20 of 20.
+    assert_eq!(c.targets[0].regions[0].nr_accesses, 20);
+    assert_eq!(c.targets[0].regions[0].nr_accesses_bp, 200_000);
+}
+
+#[test]
+fn vaddr_cold_deactivates_the_regions_pages_and_applies_its_size() {
+    let ctx = ContextConfig {
+        operations: DamonOps::Vaddr,
+        monitoring_attrs: MonitoringAttrs::default(),
+        targets: vec![TargetConfig {
+            pid_target: Some(0),
+            regions: Vec::new(),
+        }],
+        schemes: vec![scheme(DamosAction::Cold)],
+    };
+    let mut s = machine(PolicyName::Cost, Some(one_ctx(ctx)));
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 8).unwrap();
+    for index in 0..8 {
+        s.step(&Event::Access {
+            vma,
+            index,
+            write: true,
+        });
+    }
+    // Activate them first (two marks each).
+    for index in 0..8 {
+        let f = folio_at(&s, vma, index);
+        s.folio_mark_accessed(f);
+        s.folio_mark_accessed(f);
+        assert_eq!(LruList::from_index(s.folios[f].lru), LruList::ActiveAnon);
+    }
+    let d = started(&mut s);
+    let sch = d.ctxs[0].schemes[0].clone();
+    // MADV_COLD over the mapping: young bits cleared, folios deactivated; the
+    // applied size is the whole region (madvise succeeded).
+    let r = Region::new(MMAP_BASE - 8 * P, MMAP_BASE);
+    let (applied, passed, _) = s.damon_va_apply_scheme(Some(t), &r, &sch);
+    assert_eq!((applied, passed), (8 * P, 0));
+    for index in 0..8 {
+        let f = folio_at(&s, vma, index);
+        assert_eq!(LruList::from_index(s.folios[f].lru), LruList::InactiveAnon);
+        assert_eq!(
+            s.vmas[vma as usize].pte(index) & crate::mem::pagetable::PTE_YOUNG,
+            0
+        );
+    }
+    // A range reaching past the mapping fails with -ENOMEM: nothing applied.
+    let r = Region::new(MMAP_BASE - 9 * P, MMAP_BASE);
+    assert_eq!(s.damon_va_apply_scheme(Some(t), &r, &sch).0, 0);
+}
+
+#[test]
+fn the_effective_quota_takes_the_smallest_of_size_time_and_goal() {
+    let mut s = machine(PolicyName::Cost, None);
+    let mut q = super::Quota {
+        ms: 10,
+        ..Default::default()
+    };
+    // No charge yet: 4 MiB per ms (PAGE_SIZE × 1024) × 10 ms.
+    s.damos_set_effective_quota(&mut q, 0);
+    assert_eq!(q.esz, 40 << 20);
+    // 1 MiB charged in 1 ms: 1 MiB/ms × 10 ms, then capped by the size quota.
+    (q.total_charged_sz, q.total_charged_ns) = (1 << 20, 1_000_000);
+    s.damos_set_effective_quota(&mut q, 0);
+    assert_eq!(q.esz, 10 << 20);
+    q.sz = 5 << 20;
+    s.damos_set_effective_quota(&mut q, 0);
+    assert_eq!(q.esz, 5 << 20);
+    // A user_input goal half achieved: esz_bp from the floor 10,000 grows by
+    // half (15,000 bp), i.e. 1 byte: goal-driven quotas start tiny and grow.
+    q.goals.push(super::Goal {
+        metric: GoalMetric::UserInput,
+        target_value: 10_000,
+        current_value: 5_000,
+        last_psi_total: 0,
+    });
+    s.damos_set_effective_quota(&mut q, 0);
+    assert_eq!((q.esz_bp, q.esz), (15_000, 1));
+    s.damos_set_effective_quota(&mut q, 0);
+    assert_eq!((q.esz_bp, q.esz), (22_500, 2));
+    // The node's free memory as a goal: all 4096 pages free is 10,000 bp.
+    q.goals[0] = super::Goal {
+        metric: GoalMetric::NodeMemFreeBp,
+        target_value: 5_000,
+        current_value: 0,
+        last_psi_total: 0,
+    };
+    s.damos_set_effective_quota(&mut q, 0);
+    assert_eq!(q.goals[0].current_value, 10_000);
+    // Score 20,000 (twice the goal): the input drops to the minimum.
+    assert_eq!(q.esz_bp, 10_000);
+}
