@@ -39,7 +39,13 @@ Backends: ``local`` runs the points in a pool of worker processes, one per core
 ``memory`` hint of the run's host memory estimate) to the cluster at
 ``address`` (``None``: a local one), with every trace put once in the object
 store and written once per node to a cache (``trace_shipping="object-store"``),
-or read where it is on a shared file system (``"shared-path"``).
+or read where it is on a shared file system (``"shared-path"``). A shipped
+trace is reported under the driver's path, so a row's JSON is the one ``mmsim run``
+prints on the driver's machine. Scenario *files* are not shipped: on a cluster of
+several machines give scenarios as embedded names, dicts or TOML text, or keep the
+files (and the traces they name) on a shared path. A cluster on one machine's
+loopback needs ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` in the environment (Ray
+otherwise rewrites 127.0.0.1 to the machine's outward address).
 """
 
 from __future__ import annotations

@@ -159,3 +159,29 @@ def test_scenarios_and_print_scenario(mmsim_bin):
     out = cli(mmsim_bin, "run", "zipf-file", "--memory", "256M", "--policy", "mglru",
               "--print-scenario").stdout
     assert text == out
+
+
+def test_ctrl_c_stops_a_run_with_keyboard_interrupt(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    big = tmp_path / "big.toml"
+    big.write_text(SMALL.replace("accesses = 30000", "accesses = 200000000"))
+    code = (
+        "import sys, time, mmsim\n"
+        "t = time.time()\n"
+        "try:\n"
+        f"    mmsim.run({str(big)!r})\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted after', round(time.time() - t, 1)); sys.exit(130)\n"
+    )
+    p = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, stdout=subprocess.PIPE,
+                         text=True)
+    time.sleep(1.5)  # inside the run: the GIL released, the simulator busy
+    start = time.time()
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=30)
+    assert p.returncode == 130, out
+    assert "interrupted after" in out
+    assert time.time() - start < 5, "the run noticed Ctrl-C within a batch or two"
