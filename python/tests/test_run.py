@@ -185,3 +185,19 @@ def test_ctrl_c_stops_a_run_with_keyboard_interrupt(tmp_path):
     assert p.returncode == 130, out
     assert "interrupted after" in out
     assert time.time() - start < 5, "the run noticed Ctrl-C within a batch or two"
+
+
+def test_compare_without_axes_takes_the_published_ones(mmsim_bin, tmp_path):
+    s = tmp_path / "pub.toml"
+    s.write_text(SMALL + '''
+[[published]]
+metric = "workingset_refault_file"
+baseline = "policy=cost"
+compared = "policy=mglru"
+change_pct = -10.0
+source = "a test's made-up number"
+''')
+    table = mmsim.compare(str(s))
+    out = cli(mmsim_bin, "compare", s, "--csv").stdout
+    pd.testing.assert_frame_equal(table, pd.read_csv(io.StringIO(out)))
+    assert set(table["config"]) == {"policy=cost", "policy=mglru"}

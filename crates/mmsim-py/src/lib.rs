@@ -299,6 +299,21 @@ fn compare(
     let o = overrides(&options)?;
     let plan = overrides::plan(base(kind, scenario)?, &o).map_err(py_err)?;
     let base = plan.scenario;
+    mmsim_report::published::check_metrics(&base).map_err(|(field, message)| {
+        py_err(WorkloadError::Invalid {
+            file: base.source.clone(),
+            field,
+            message,
+        })
+    })?;
+    // Without axes, compare what the scenario's published results compare (as
+    // `mmsim compare` does).
+    let (policy, cost_variant, set) =
+        if policy.is_none() && cost_variant.is_none() && set.is_empty() {
+            configs::published_flags(&base.published)
+        } else {
+            (policy, cost_variant, set)
+        };
     let axes = configs::axes(&AxisFlags {
         policy: policy.as_deref(),
         cost_variant: cost_variant.as_deref(),
