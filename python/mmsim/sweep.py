@@ -23,7 +23,9 @@ The local backend starts its workers with ``spawn``: a script calling
 :func:`sweep` must do so under ``if __name__ == "__main__":`` (notebooks need
 nothing). The
 directory is a Parquet dataset: ``pandas.read_parquet(out)`` or
-:func:`read_sweep` reads it (every part has the same schema).
+:func:`read_sweep` reads it (every part has the same schema, recorded in
+``_schema.txt``; a grid of other keys or value types is refused there, the same
+keys with more values extend it).
 
 Each row has the grid's keys as columns (ints, floats, bools or strings, as the
 key's values are), ``point`` (the id), ``index`` (the point's place in the grid),
@@ -261,6 +263,23 @@ class _Store:
                 # A temporary file left by a killed sweep: never renamed, so never done.
                 if name.startswith(".part-") and name.endswith(".tmp"):
                     os.unlink(os.path.join(out, name))
+            # Every part of a dataset has one schema (the grid's keys and their types,
+            # the metrics): recorded in `_schema.txt` (pyarrow skips `_` files) by the
+            # first sweep; a sweep of other keys into the same directory is refused
+            # rather than mixed in.
+            mark = os.path.join(out, "_schema.txt")
+            text = schema.to_string(show_schema_metadata=False)
+            if os.path.exists(mark):
+                with open(mark) as f:
+                    if f.read() != text:
+                        raise ValueError(
+                            f"{out} holds a sweep of other keys or column types; give "
+                            "another output directory (or the same grid)"
+                        )
+            else:
+                with open(mark + ".tmp", "w") as f:
+                    f.write(text)
+                os.replace(mark + ".tmp", mark)
 
     def done(self) -> set:
         """The points with a whole part. A part is renamed into place only once
