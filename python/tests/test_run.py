@@ -201,3 +201,18 @@ source = "a test's made-up number"
     out = cli(mmsim_bin, "compare", s, "--csv").stdout
     pd.testing.assert_frame_equal(table, pd.read_csv(io.StringIO(out)))
     assert set(table["config"]) == {"policy=cost", "policy=mglru"}
+
+
+def test_a_run_too_big_for_the_host_is_refused_as_on_the_command_line(mmsim_bin, small):
+    with pytest.raises(mmsim.ScenarioError) as e:
+        mmsim.run(str(small), host_memory="1M")
+    msg = str(e.value)
+    assert "more than the 1.0 MiB (host_memory=1.0 MiB) mmsim may use" in msg
+    assert msg.endswith('; host_memory="max" runs it anyway')
+    out = cli(mmsim_bin, "run", small, "--host-memory", "1M", check=False)
+    assert out.returncode == 2
+    # The same sentence but for the setting's name.
+    assert msg.split(" (host_memory")[0] in out.stderr
+    assert mmsim.run(str(small), host_memory="max").data["events"] == 60000
+    with pytest.raises(mmsim.ScenarioError, match="compare|1.0 MiB"):
+        mmsim.compare(str(small), policy=["cost", "mglru"], host_memory="1M")
