@@ -25,7 +25,9 @@ Settings: keyword arguments named like ``mmsim run``'s flags (``memory``,
 ``memcg_max``, ``swap``, ``swap_size``, ``swappiness``, ``cpus``, ``seed``,
 ``policy``, ``cost_variant``, ``mglru_version``, ``min_ttl_ms``,
 ``lru_gen_enabled``; for a trace ``format``, ``target`` (``--as``) and
-``limit``) are applied as those flags are; any other keyword is a ``[machine]``
+``limit``; ``host_memory``, a size or ``"max"``: a run whose estimate does not
+fit in what this process can have is refused before it starts, as on the
+command line) are applied as those flags are; any other keyword is a ``[machine]``
 key written as ``mmsim run --set KEY=VALUE`` writes it (``page_cluster=0``;
 ``swap__device="zram"`` or ``set={"swap.device": "zram"}`` for dotted keys).
 
@@ -88,8 +90,10 @@ def _base(scenario: ScenarioLike) -> Tuple[str, Optional[str]]:
     if isinstance(scenario, os.PathLike):
         return "named", os.fspath(scenario)
     if isinstance(scenario, str):
-        # TOML text has a newline, a table header or an assignment; a name or path
-        # has none of them.
+        # An existing file is a file; else TOML text has a newline, a table header or
+        # an assignment, which an embedded scenario's name has not.
+        if os.path.exists(scenario):
+            return "named", scenario
         if "\n" in scenario or "=" in scenario or scenario.lstrip().startswith("["):
             return "toml", scenario
         return "named", scenario
@@ -128,7 +132,8 @@ def run(
     """Run a scenario (or a trace) and return its :class:`Result`.
 
     ``scenario`` is an embedded scenario's name (see :func:`scenarios`), a
-    scenario file, TOML text, or a dict of the TOML's tables; ``None`` is the
+    scenario file (a path that exists), TOML text (a string with a newline, an
+    ``=`` or a ``[table]``), or a dict of the TOML's tables; ``None`` is the
     default scenario, or with ``trace`` just the trace on a large machine. The
     keyword arguments are the settings described in the module's docstring.
     The run releases the GIL; Ctrl-C stops it with ``KeyboardInterrupt``.

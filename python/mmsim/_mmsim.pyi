@@ -67,4 +67,6 @@ def metric_infos() -> List[Tuple[str, str]]:
     """(name, about) of every compared metric."""
 
 def run_flags() -> List[str]:
-    """The keyword arguments applied as ``mmsim run`` flags."""
+    """The keyword arguments applied as ``mmsim run`` flags (``host_memory``: the
+    host memory a run may use, a size or ``"max"``; default what this process can
+    have, detected before each run)."""

@@ -23,7 +23,9 @@ The local backend starts its workers with ``spawn``: a script calling
 :func:`sweep` must do so under ``if __name__ == "__main__":`` (notebooks need
 nothing). The
 directory is a Parquet dataset: ``pandas.read_parquet(out)`` or
-:func:`read_sweep` reads it (every part has the same schema).
+:func:`read_sweep` reads it (every part has the same schema, recorded in
+``_schema.txt``; a grid of other keys or value types is refused there, the same
+keys with more values extend it).
 
 Each row has the grid's keys as columns (ints, floats, bools or strings, as the
 key's values are), ``point`` (the id), ``index`` (the point's place in the grid),
@@ -39,7 +41,13 @@ Backends: ``local`` runs the points in a pool of worker processes, one per core
 ``memory`` hint of the run's host memory estimate) to the cluster at
 ``address`` (``None``: a local one), with every trace put once in the object
 store and written once per node to a cache (``trace_shipping="object-store"``),
-or read where it is on a shared file system (``"shared-path"``).
+or read where it is on a shared file system (``"shared-path"``). A shipped
+trace is reported under the driver's path, so a row's JSON is the one ``mmsim run``
+prints on the driver's machine. Scenario *files* are not shipped: on a cluster of
+several machines give scenarios as embedded names, dicts or TOML text, or keep the
+files (and the traces they name) on a shared path. A cluster on one machine's
+loopback needs ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` in the environment (Ray
+otherwise rewrites 127.0.0.1 to the machine's outward address).
 """
 
 from __future__ import annotations
@@ -255,6 +263,23 @@ class _Store:
                 # A temporary file left by a killed sweep: never renamed, so never done.
                 if name.startswith(".part-") and name.endswith(".tmp"):
                     os.unlink(os.path.join(out, name))
+            # Every part of a dataset has one schema (the grid's keys and their types,
+            # the metrics): recorded in `_schema.txt` (pyarrow skips `_` files) by the
+            # first sweep; a sweep of other keys into the same directory is refused
+            # rather than mixed in.
+            mark = os.path.join(out, "_schema.txt")
+            text = schema.to_string(show_schema_metadata=False)
+            if os.path.exists(mark):
+                with open(mark) as f:
+                    if f.read() != text:
+                        raise ValueError(
+                            f"{out} holds a sweep of other keys or column types; give "
+                            "another output directory (or the same grid)"
+                        )
+            else:
+                with open(mark + ".tmp", "w") as f:
+                    f.write(text)
+                os.replace(mark + ".tmp", mark)
 
     def done(self) -> set:
         """The points with a whole part. A part is renamed into place only once

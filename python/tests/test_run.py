@@ -159,3 +159,60 @@ def test_scenarios_and_print_scenario(mmsim_bin):
     out = cli(mmsim_bin, "run", "zipf-file", "--memory", "256M", "--policy", "mglru",
               "--print-scenario").stdout
     assert text == out
+
+
+def test_ctrl_c_stops_a_run_with_keyboard_interrupt(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    big = tmp_path / "big.toml"
+    big.write_text(SMALL.replace("accesses = 30000", "accesses = 200000000"))
+    code = (
+        "import sys, time, mmsim\n"
+        "t = time.time()\n"
+        "try:\n"
+        f"    mmsim.run({str(big)!r})\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted after', round(time.time() - t, 1)); sys.exit(130)\n"
+    )
+    p = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, stdout=subprocess.PIPE,
+                         text=True)
+    time.sleep(1.5)  # inside the run: the GIL released, the simulator busy
+    start = time.time()
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=30)
+    assert p.returncode == 130, out
+    assert "interrupted after" in out
+    assert time.time() - start < 5, "the run noticed Ctrl-C within a batch or two"
+
+
+def test_compare_without_axes_takes_the_published_ones(mmsim_bin, tmp_path):
+    s = tmp_path / "pub.toml"
+    s.write_text(SMALL + '''
+[[published]]
+metric = "workingset_refault_file"
+baseline = "policy=cost"
+compared = "policy=mglru"
+change_pct = -10.0
+source = "a test's made-up number"
+''')
+    table = mmsim.compare(str(s))
+    out = cli(mmsim_bin, "compare", s, "--csv").stdout
+    pd.testing.assert_frame_equal(table, pd.read_csv(io.StringIO(out)))
+    assert set(table["config"]) == {"policy=cost", "policy=mglru"}
+
+
+def test_a_run_too_big_for_the_host_is_refused_as_on_the_command_line(mmsim_bin, small):
+    with pytest.raises(mmsim.ScenarioError) as e:
+        mmsim.run(str(small), host_memory="1M")
+    msg = str(e.value)
+    assert "more than the 1.0 MiB (host_memory=1.0 MiB) mmsim may use" in msg
+    assert msg.endswith('; host_memory="max" runs it anyway')
+    out = cli(mmsim_bin, "run", small, "--host-memory", "1M", check=False)
+    assert out.returncode == 2
+    # The same sentence but for the setting's name.
+    assert msg.split(" (host_memory")[0] in out.stderr
+    assert mmsim.run(str(small), host_memory="max").data["events"] == 60000
+    with pytest.raises(mmsim.ScenarioError, match="compare|1.0 MiB"):
+        mmsim.compare(str(small), policy=["cost", "mglru"], host_memory="1M")

@@ -58,6 +58,19 @@ def test_local_sweep_rows_columns_and_parts(small, tmp_path, mmsim_bin, repo):
     pd.testing.assert_frame_equal(df.drop(columns=[]), df2)
 
 
+def test_an_output_of_another_grid_is_refused(small, tmp_path):
+    out = str(tmp_path / "o")
+    mmsim.sweep({"scenario": [str(small)], "seed": [1]}, out=out, workers=1, progress=False)
+    with pytest.raises(ValueError, match="holds a sweep of other keys"):
+        mmsim.sweep({"scenario": [str(small)], "policy": ["cost"]}, out=out, progress=False)
+    with pytest.raises(ValueError, match="holds a sweep of other keys"):
+        mmsim.sweep({"scenario": [str(small)], "seed": ["1"]}, out=out, progress=False)
+    # The same keys with other values extend the dataset.
+    df = mmsim.sweep({"scenario": [str(small)], "seed": [1, 2]}, out=out, workers=1,
+                     progress=False)
+    assert list(df["seed"]) == [1, 2]
+
+
 def test_sweep_without_out_and_bad_points(small):
     df = mmsim.sweep({"scenario": [str(small)], "swappiness": [0, 200]}, workers=1,
                      progress=False)

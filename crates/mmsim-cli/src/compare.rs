@@ -259,20 +259,16 @@ fn compare_report(
 }
 
 /// `args` with the axes of the scenario's published results (see
-/// [`published::axes`]) in place of the absent axis flags.
+/// [`configs::published_flags`]) in place of the absent axis flags.
 fn with_published_axes(
     args: &CompareArgs,
     entries: &[mmsim_workloads::published::Published],
 ) -> CompareArgs {
     let mut a = args.clone();
-    for (key, values) in published::axes(entries) {
-        let list = values.join(",");
-        match key.as_str() {
-            "policy" => a.policy = Some(list),
-            "cost_variant" => a.cost_variant = Some(list),
-            _ => a.set.push(format!("{key}={list}")),
-        }
-    }
+    let (policy, cost_variant, set) = configs::published_flags(entries);
+    a.policy = a.policy.or(policy);
+    a.cost_variant = a.cost_variant.or(cost_variant);
+    a.set.extend(set);
     a
 }
 

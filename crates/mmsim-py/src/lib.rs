@@ -29,6 +29,7 @@ use mmsim_report::configs::{self, Axis, AxisFlags};
 use mmsim_report::export::json;
 use mmsim_report::metrics;
 use mmsim_report::trace_info::{self as info, TraceInfoError};
+use mmsim_workloads::host::{self, HostLimit, HostMemory};
 use mmsim_workloads::scenario::overrides::{self, Base, Overrides};
 use mmsim_workloads::{
     run_scenario_cancellable, RunOptions, Scenario, ScenarioResult, Target, TraceFormat,
@@ -67,6 +68,15 @@ fn py_err(e: WorkloadError) -> PyErr {
     }
 }
 
+/// A Python error where the library wants its error type converted.
+struct Failed(PyErr);
+
+impl From<WorkloadError> for Failed {
+    fn from(e: WorkloadError) -> Self {
+        Failed(py_err(e))
+    }
+}
+
 fn trace_err(e: TraceInfoError) -> PyErr {
     match e {
         TraceInfoError::Usage(m) => ScenarioError::new_err(m),
@@ -102,6 +112,7 @@ const FLAGS: &[&str] = &[
     "lru_gen_enabled",
     "policy",
     "cost_variant",
+    "host_memory",
 ];
 
 /// The overrides from `(flag, value)` pairs (flags of [`FLAGS`]).
@@ -126,6 +137,8 @@ fn overrides(options: &[(String, String)]) -> PyResult<Overrides> {
             "lru_gen_enabled" => o.lru_gen_enabled = Some(v.to_string()),
             "policy" => o.policy = Some(parse::<PolicyName>(k, v)?),
             "cost_variant" => o.cost_variant = Some(parse::<CostVariant>(k, v)?),
+            // Not a scenario setting: read by `host_check`.
+            "host_memory" => {}
             _ => {
                 return Err(ScenarioError::new_err(format!(
                     "{k}: not a run setting ({})",
@@ -167,6 +180,35 @@ fn base(kind: &str, text: Option<&str>) -> PyResult<Base> {
             )))
         }
     })
+}
+
+/// Refuses a scenario whose host memory estimate does not fit in what this process
+/// may use (`mmsim_workloads::host`: `host_memory` from the options, else detected
+/// now), as `mmsim run` does before a run; `host_memory="max"` turns the check off.
+fn host_check(s: &Scenario, options: &[(String, String)]) -> PyResult<()> {
+    let flag = options
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "host_memory")
+        .map(|(k, v)| parse::<HostMemory>(k, v))
+        .transpose()?;
+    let limit = match flag {
+        Some(HostMemory::Unlimited) => return Ok(()),
+        Some(HostMemory::Limit(size)) => HostLimit {
+            bytes: size.bytes(),
+            source: format!("host_memory={}", host::gib(size.bytes())),
+        },
+        None => match host::detect() {
+            Some(l) => l,
+            None => return Ok(()),
+        },
+    };
+    match host::refusal(s, &limit) {
+        None => Ok(()),
+        Some(msg) => Err(ScenarioError::new_err(format!(
+            "{msg}; host_memory=\"max\" runs it anyway"
+        ))),
+    }
 }
 
 /// The scenario of a run: the base, the flag overrides, then the `[machine]` keys
@@ -237,6 +279,7 @@ fn run(
     trace_label: Option<String>,
 ) -> PyResult<(String, Vec<(String, Option<f64>)>, Vec<String>)> {
     let (s, notes) = build(kind, scenario, &options, &sets)?;
+    host_check(&s, &options)?;
     let mut result = run_released(py, &s)?;
     if let Some(label) = trace_label {
         for t in &mut result.trace {
@@ -299,6 +342,21 @@ fn compare(
     let o = overrides(&options)?;
     let plan = overrides::plan(base(kind, scenario)?, &o).map_err(py_err)?;
     let base = plan.scenario;
+    mmsim_report::published::check_metrics(&base).map_err(|(field, message)| {
+        py_err(WorkloadError::Invalid {
+            file: base.source.clone(),
+            field,
+            message,
+        })
+    })?;
+    // Without axes, compare what the scenario's published results compare (as
+    // `mmsim compare` does).
+    let (policy, cost_variant, set) =
+        if policy.is_none() && cost_variant.is_none() && set.is_empty() {
+            configs::published_flags(&base.published)
+        } else {
+            (policy, cost_variant, set)
+        };
     let axes = configs::axes(&AxisFlags {
         policy: policy.as_deref(),
         cost_variant: cost_variant.as_deref(),
@@ -320,7 +378,13 @@ fn compare(
         ),
     ];
     configs::check_fixed(&axes, &fixed).map_err(py_err)?;
-    let configs = configs::configs(&base, &axes, |_, e| e, |_| Ok(())).map_err(py_err)?;
+    let configs = configs::configs(
+        &base,
+        &axes,
+        |_, e| Failed(py_err(e)),
+        |s| host_check(s, &options).map_err(Failed),
+    )
+    .map_err(|f| f.0)?;
     let seed = base.seed;
     if seed.checked_add(u64::from(repeat) - 1).is_none() {
         return Err(ScenarioError::new_err(format!(

@@ -10,6 +10,7 @@
 //! range exactly as in a scenario file. Errors name the flag that gave the value.
 
 use mmsim_core::{CostVariant, PolicyName};
+use mmsim_workloads::published::Published;
 use mmsim_workloads::scenario::overrides::{machine_key, set_machine, toml_value};
 use mmsim_workloads::{Scenario, WorkloadError};
 
@@ -42,6 +43,22 @@ pub struct AxisOrder {
     pub cost_variant: Option<usize>,
     /// Of each `--set`, in order.
     pub set: Vec<usize>,
+}
+
+/// The axis lists of a scenario's published results ([`crate::published::axes`]) as
+/// the flags would give them: `--policy`, `--cost-variant` and the `--set` items — what
+/// a comparison without axis flags compares.
+pub fn published_flags(entries: &[Published]) -> (Option<String>, Option<String>, Vec<String>) {
+    let (mut policy, mut cost_variant, mut set) = (None, None, Vec::new());
+    for (key, values) in crate::published::axes(entries) {
+        let list = values.join(",");
+        match key.as_str() {
+            "policy" => policy = Some(list),
+            "cost_variant" => cost_variant = Some(list),
+            _ => set.push(format!("{key}={list}")),
+        }
+    }
+    (policy, cost_variant, set)
 }
 
 fn bad(msg: impl Into<String>) -> WorkloadError {

@@ -49,6 +49,7 @@ pub mod cgroups;
 pub mod error;
 pub mod footprint;
 pub mod gen;
+pub mod host;
 pub mod models;
 pub mod published;
 pub mod run;
