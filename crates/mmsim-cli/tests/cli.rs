@@ -648,7 +648,7 @@ fn host_memory_is_estimated_and_guarded() {
         bad_input(
             &[cmd, &[huge, "--host-memory", "5G"]].concat(),
             &[
-                "would need about 22.6 GiB",
+                "would need about 23.5 GiB",
                 "more than the 5.0 GiB (--host-memory 5.0 GiB)",
                 "workload[0] (`big`) can touch 400000000 pages (1.5 TiB of simulated memory)",
                 "`--host-memory max` runs it anyway",
