@@ -395,6 +395,9 @@ pub fn compare_page(report: &CompareReport, scenario_toml: &str) -> String {
     let results = first_results(report);
     let refs: Vec<&ScenarioResult> = results.iter().map(|r| &r.1).collect();
     b.push_str("<h2>Charts over simulated time (configurations overlaid)</h2>\n");
+    if report.repeat > 1 {
+        b.push_str("<p class=\"meta\">each configuration's first run (seed as above)</p>\n");
+    }
     b.push_str(&sampling_note(&refs));
     b.push_str(&charts(&runs_of(&results)));
     b.push_str(
