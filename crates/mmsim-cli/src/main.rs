@@ -4,9 +4,9 @@
 //! mmsim                                   # the default scenario, explained
 //! mmsim run [SCENARIO.toml | NAME] [flags] # a scenario file or an embedded scenario
 //! mmsim run --trace T --policy lru --memcg-max 1000p [--as file|anon] [--format F]
-//! mmsim compare [SCENARIO | --trace T] --policy a,b [--cost-variant v5.8,v6.2]
+//! mmsim compare [SCENARIO | --trace T] --policy a,b [--cost-variant v5.8,v6.2] [--report F]
 //!               [--set KEY=V1,V2]... [--repeat N] [--json | --csv]
-//! mmsim reproduce [SEED|all] [--quick] [--json | --csv]
+//! mmsim reproduce [SEED|all] [--quick] [--json | --csv] [--report FILE.html]
 //! mmsim bench [--accesses N] [--pages N] [--memory-fraction F] [--policy lru,cost]
 //! mmsim validate [SUITE] [--case NAME]... [--from-results] [--check] [--json]
 //! mmsim sweep GRID.toml --out DIR [--ray ADDRESS]   # through the Python package

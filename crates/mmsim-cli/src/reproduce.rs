@@ -127,12 +127,14 @@ fn run(args: &ReproduceArgs) -> Result<ReproduceReport> {
                 n as f64 / 1e6
             )
         });
+        let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
         eprintln!(
-            "reproducing seed{} {}: {} experiments, {runs} runs at full scale, {duration} \
-             on one core (--quick: the scaled-down versions)",
+            "reproducing seed{} {}: {}, {} at full scale, {duration} on one core (--quick: \
+             the scaled-down versions)",
             if seeds.len() == 1 { "" } else { "s" },
             seeds.join(", "),
-            plan.len(),
+            plural(plan.len(), "experiment"),
+            plural(runs, "run"),
         );
     }
     let mut bar = Progress::new(crate::run::show_progress(args.quiet), total);

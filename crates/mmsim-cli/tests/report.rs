@@ -28,9 +28,10 @@ fn figures(html: &str) -> Vec<(String, usize, usize)> {
         .collect()
 }
 
-/// Whether a chart's text (a legend entry, an axis label) reads `text`.
+/// Whether a chart's text (an axis label) or legend entry reads `text`.
 fn has_text(html: &str, text: &str) -> bool {
     html.contains(&format!(">\n{text}\n</text>"))
+        || html.contains(&format!("<span class=\"label\">{text}</span>"))
 }
 
 /// Self-contained: nothing is fetched, nothing runs.

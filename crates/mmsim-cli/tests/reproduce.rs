@@ -228,3 +228,44 @@ fn errors() {
         ],
     );
 }
+
+/// Ctrl-C stops a reproduction at the next batch: what ran is printed, marked
+/// partial, with exit status 130.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_prints_the_partial_reproduction() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("long.toml");
+    // 2^30 accesses: minutes of simulation.
+    std::fs::write(
+        &p,
+        WRONG.replace("accesses = 20000", "accesses = 1073741824"),
+    )
+    .unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("mmsim"))
+        .args(["reproduce", "--scenario", p.to_str().unwrap(), "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) on our own child's pid, not yet waited for.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let start = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(130));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["partial"], true);
+    let e = &r["seeds"][0]["experiments"][0];
+    assert_eq!(e["compare"]["partial"], true);
+    assert_eq!(e["compare"]["configs"].as_array().unwrap().len(), 1);
+    assert_eq!(r["summary"]["verdict"], "undetermined");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("interrupted: seed 000 long policy=cost stopped after"),
+        "{err}"
+    );
+}

@@ -13,7 +13,7 @@
 //! varying slowest, as `mmsim compare NAME` without axis flags). [`run`] runs every
 //! configuration through a runner the caller gives (the CLI's shows progress; the
 //! plain one is [`run_plain`]), builds each experiment's
-//! [`CompareReport`](crate::compare::CompareReport), and judges every published change
+//! [`CompareReport`], and judges every published change
 //! ([`ReproducedRow`]): the direction agrees when the simulated change has the
 //! published sign, changes within ±1 % counting as none; a change from a zero baseline
 //! (`new` in the compare table) is an increase. A seed is *reproduced* when every

@@ -1,7 +1,10 @@
 //! One line chart as inline SVG, drawn with plotters' SVG backend: simulated time in
-//! seconds on the x axis, a labelled y axis with its unit, a legend of the series
-//! (kernel counter names), and a `<figure>` around it whose data attributes say how
-//! many series and points it holds (the browser test reads them).
+//! seconds on the x axis, a labelled y axis with its unit, and a legend of the series
+//! (kernel counter names) under it as an HTML list with a sample of each line (outside
+//! the plot, so it covers no data), in a `<figure>` whose data attributes say how many
+//! series and points it holds (the browser test reads them). Within a run each series
+//! has its own colour; runs drawn together (a comparison) keep the colours and differ
+//! by line pattern (solid, long dashes, short dashes); limits are dotted lines.
 //!
 //! Text is SVG `<text>` in the generic `sans-serif` family (plotters' naive font
 //! layout: no font file is read or embedded), so the page needs no fonts of its own.
@@ -28,6 +31,62 @@ const COLOURS: [RGBColor; 8] = [
     RGBColor(0, 0, 0),
     RGBColor(120, 120, 120),
 ];
+
+/// Dash pattern (dash, gap) of run `i`'s lines, px; None: solid.
+fn pattern(run: usize) -> Option<(u32, u32)> {
+    match run % 3 {
+        0 => None,
+        1 => Some((10, 5)),
+        _ => Some((3, 3)),
+    }
+}
+
+/// A line's colour, stroke width (px) and dash pattern (dash, gap; None: solid).
+type LineStyle = (RGBColor, u32, Option<(u32, u32)>);
+
+/// The style of every series of `chart`.
+fn styles(chart: &Chart) -> Vec<LineStyle> {
+    let mut per_run: Vec<usize> = Vec::new();
+    chart
+        .series
+        .iter()
+        .map(|s| {
+            if per_run.len() <= s.run {
+                per_run.resize(s.run + 1, 0);
+            }
+            let k = per_run[s.run];
+            per_run[s.run] += 1;
+            let colour = COLOURS[k % COLOURS.len()];
+            if s.dashed {
+                (colour, 2, Some((2, 6)))
+            } else {
+                (colour, 2, pattern(s.run))
+            }
+        })
+        .collect()
+}
+
+/// The legend: one item per series with a sample of its line.
+fn legend(chart: &Chart) -> String {
+    let mut out = String::from("<ul class=\"legend\">");
+    for (s, (c, w, dash)) in chart.series.iter().zip(styles(chart)) {
+        let dash = dash.map_or(String::new(), |(d, g)| {
+            format!(" stroke-dasharray=\"{d} {g}\"")
+        });
+        let _ = write!(
+            out,
+            "<li><svg width=\"30\" height=\"10\" aria-hidden=\"true\"><line x1=\"0\" y1=\"5\" \
+             x2=\"30\" y2=\"5\" stroke=\"#{:02x}{:02x}{:02x}\" stroke-width=\"{w}\"{dash}/></svg>\
+             <span class=\"label\">{}</span></li>",
+            c.0,
+            c.1,
+            c.2,
+            escape(&s.label)
+        );
+    }
+    out.push_str("</ul>");
+    out
+}
 
 /// A chart to draw.
 #[derive(Clone, Debug)]
@@ -65,7 +124,10 @@ pub fn figure(chart: &Chart) -> String {
         out.push_str("<p class=\"empty\">no samples</p>");
     } else {
         match svg(chart) {
-            Ok(svg) => out.push_str(&svg),
+            Ok(svg) => {
+                out.push_str(&svg);
+                out.push_str(&legend(chart));
+            }
             Err(e) => {
                 let _ = write!(out, "<p class=\"empty\">chart error: {}</p>", escape(&e));
             }
@@ -121,32 +183,20 @@ fn svg(chart: &Chart) -> Result<String, String> {
             .bold_line_style(RGBColor(205, 205, 205))
             .draw()
             .map_err(|e| e.to_string())?;
-        for (i, s) in chart.series.iter().enumerate() {
-            let colour = COLOURS[i % COLOURS.len()];
-            let style = ShapeStyle::from(&colour).stroke_width(2);
+        for (s, (colour, width, dash)) in chart.series.iter().zip(styles(chart)) {
+            let style = ShapeStyle::from(&colour).stroke_width(width);
             let points: Vec<(f64, f64)> = s
                 .points
                 .iter()
                 .copied()
                 .filter(|p| p.1.is_finite())
                 .collect();
-            let drawn = if s.dashed {
-                c.draw_series(DashedLineSeries::new(points, 8, 5, style))
-            } else {
-                c.draw_series(LineSeries::new(points, style))
-            };
-            drawn
-                .map_err(|e| e.to_string())?
-                .label(s.label.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
-        }
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(160, 160, 160))
-            .label_font(("sans-serif", 13))
-            .draw()
+            match dash {
+                Some((d, g)) => c.draw_series(DashedLineSeries::new(points, d, g, style)),
+                None => c.draw_series(LineSeries::new(points, style)),
+            }
             .map_err(|e| e.to_string())?;
+        }
         root.present().map_err(|e| e.to_string())?;
     }
     // Scaled by the stylesheet (the viewBox keeps the aspect ratio): drop the

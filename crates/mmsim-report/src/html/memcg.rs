@@ -1,5 +1,5 @@
 //! Memory cgroups over time: each group's `memory.current` against its `memory.max`
-//! (dashed; none drawn for `max`).
+//! (dotted; none drawn for `max`).
 
 use super::chart::Chart;
 use super::series::{gauge, mib, Run};
@@ -31,7 +31,7 @@ pub fn chart(runs: &[Run]) -> Chart {
     }
     Chart {
         id: "memcg".into(),
-        title: "Memory cgroups: memory.current against memory.max (dashed)".into(),
+        title: "Memory cgroups: memory.current against memory.max (dotted)".into(),
         y_label: "MiB".into(),
         series,
     }

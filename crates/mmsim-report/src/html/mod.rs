@@ -114,13 +114,17 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 .verdict { font-size: 1.05rem; padding: .4rem .6rem; border-left: 5px solid #999; background: #f6f6f6; }
 .verdict.reproduced { border-color: #0a6b2e; } .verdict.disagrees { border-color: #b00020; }
 figure.chart { margin: 1rem 0; break-inside: avoid; page-break-inside: avoid; }
-figure.chart svg { width: 100%; height: auto; display: block; border: 1px solid #ddd; }
+figure.chart > svg { width: 100%; height: auto; display: block; border: 1px solid #ddd; }
 figcaption { font-weight: 600; margin-bottom: .3rem; }
+ul.legend { list-style: none; margin: .3rem 0 0; padding: 0; columns: 2; font-size: .82rem; }
+ul.legend li { break-inside: avoid; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+ul.legend svg { vertical-align: middle; margin-right: .35rem; }
 p.empty { color: #666; font-style: italic; }
 pre { background: #f6f6f6; border: 1px solid #ddd; padding: .6rem; overflow-x: auto; font-size: .8rem; }
 details > summary { cursor: pointer; font-weight: 600; }
 .scroll { overflow-x: auto; }
 @media print {
+  ul.legend { font-size: 8pt; }
   body { max-width: none; padding: 0; font-size: 10pt; }
   th, .verdict, pre { background: none; }
   pre { white-space: pre-wrap; word-break: break-all; }
@@ -318,8 +322,10 @@ fn first_results(report: &CompareReport) -> Vec<(String, ScenarioResult)> {
 fn runs_of(results: &[(String, ScenarioResult)]) -> Vec<Run<'_>> {
     results
         .iter()
-        .map(|(label, r)| Run {
+        .enumerate()
+        .map(|(index, (label, r))| Run {
             label,
+            index,
             samples: &r.result.stats_samples,
             memcg_paths: &r.result.stats_memcg_paths,
         })
@@ -355,6 +361,7 @@ pub fn run_page(result: &ScenarioResult, scenario_toml: &str) -> String {
     b.push_str(&sampling_note(&[result]));
     b.push_str(&charts(&[Run {
         label: "",
+        index: 0,
         samples: &result.result.stats_samples,
         memcg_paths: &result.result.stats_memcg_paths,
     }]));
@@ -388,6 +395,9 @@ pub fn compare_page(report: &CompareReport, scenario_toml: &str) -> String {
     let results = first_results(report);
     let refs: Vec<&ScenarioResult> = results.iter().map(|r| &r.1).collect();
     b.push_str("<h2>Charts over simulated time (configurations overlaid)</h2>\n");
+    if report.repeat > 1 {
+        b.push_str("<p class=\"meta\">each configuration's first run (seed as above)</p>\n");
+    }
     b.push_str(&sampling_note(&refs));
     b.push_str(&charts(&runs_of(&results)));
     b.push_str(

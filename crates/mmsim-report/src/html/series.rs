@@ -16,8 +16,10 @@ pub struct Series {
     pub label: String,
     /// (simulated time in seconds, value), in time order.
     pub points: Vec<(f64, f64)>,
-    /// Drawn dashed (a limit rather than a measurement).
+    /// A limit rather than a measurement (drawn thin and dashed).
     pub dashed: bool,
+    /// The index of its run in a comparison (its line pattern).
+    pub run: usize,
 }
 
 /// One run, named for the legends (empty for a single run).
@@ -25,6 +27,8 @@ pub struct Series {
 pub struct Run<'a> {
     /// The configuration's name, or "" for a single run.
     pub label: &'a str,
+    /// Its index among the runs drawn together.
+    pub index: usize,
     /// Its stats samples (`RunResult::stats_samples`).
     pub samples: &'a [StatsSample],
     /// The groups their `memcg_*` vectors list (`RunResult::stats_memcg_paths`).
@@ -60,6 +64,7 @@ pub fn gauge(run: &Run, name: &str, value: impl Fn(&StatsSample) -> f64) -> Seri
         label: run.name(name),
         points: downsample(run.samples.iter().map(|s| (secs(s), value(s))).collect()),
         dashed: false,
+        run: run.index,
     }
 }
 
@@ -83,6 +88,7 @@ pub fn rate(run: &Run, name: &str, per: f64, value: impl Fn(&StatsSample) -> u64
         label: run.name(name),
         points: downsample(points),
         dashed: false,
+        run: run.index,
     }
 }
 
@@ -127,6 +133,7 @@ mod tests {
         let r = samples(&[(500_000_000, 10), (1_000_000_000, 40), (2_000_000_000, 5)]);
         let run = Run {
             label: "policy=cost",
+            index: 0,
             samples: &r,
             memcg_paths: &[],
         };
