@@ -211,15 +211,17 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
         .args(["--report", reproduce.to_str().unwrap()])
         .output()
         .unwrap();
-    assert!(
-        ok.status.success(),
+    // 4: seed 002's runtime disagrees (known; see tests/reproduce.rs).
+    assert_eq!(
+        ok.status.code(),
+        Some(4),
         "{}",
         String::from_utf8_lossy(&ok.stderr)
     );
 
     let shots = [
         (default, "report-default.png", 2300, 7),
-        (reproduce, "reproduce-quick.png", 1500, 7 * 7),
+        (reproduce, "reproduce-quick.png", 1500, 8 * 7),
     ];
     for (report, name, height, charts) in &shots {
         let png = dir.path().join(name);

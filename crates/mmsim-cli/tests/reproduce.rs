@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{bad_input, json, mmsim};
+use common::{bad_input, json, json_with_status, mmsim};
 use serde_json::Value;
 
 /// A scenario file for seed 000 whose published direction is wrong on purpose: the
@@ -36,9 +36,17 @@ fn rows(report: &Value) -> Vec<Value> {
         .collect()
 }
 
+/// Seed 002's runtime: the simulated plrus speed-up (−0.2 %) is inside the ±1 %
+/// no-change band, so its direction disagrees with the post's −3.74 %. Known and
+/// documented (VALIDATION.md: the scenario's memory-pressure cycle slows the
+/// workload far less than the post's did, mprs/orig 1.008); when the model
+/// improves, this test says so.
+const KNOWN_DISAGREEMENTS: &[(&str, &str)] = &[("plrus-parsec-like", "runtime_s")];
+
 #[test]
-fn all_quick_judges_every_seed_and_every_direction_agrees() {
-    let r = json(&["reproduce", "all", "--quick", "--json"]);
+fn all_quick_judges_every_seed_and_every_direction_agrees_but_the_known_one() {
+    // Exit status 4: a direction disagrees (the known one).
+    let r = json_with_status(&["reproduce", "all", "--quick", "--json"], 4);
     assert_eq!(r["schema_version"], 1);
     assert_eq!(r["quick"], true);
     let seeds: Vec<&str> = r["seeds"]
@@ -47,14 +55,26 @@ fn all_quick_judges_every_seed_and_every_direction_agrees() {
         .iter()
         .map(|s| s["seed"].as_str().unwrap())
         .collect();
-    assert_eq!(seeds, ["000", "001", "004"]);
+    assert_eq!(seeds, ["000", "001", "002", "004"]);
     let rows = rows(&r);
-    assert_eq!(rows.len(), 15);
+    assert_eq!(rows.len(), 18);
+    let scenario_of = |row: &serde_json::Value| {
+        r["seeds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|s| s["experiments"].as_array().unwrap())
+            .find(|e| e["rows"].as_array().unwrap().contains(row))
+            .map(|e| e["scenario"].as_str().unwrap().to_string())
+            .unwrap()
+    };
     for row in &rows {
-        assert_eq!(row["agrees"], true, "{row}");
+        let known = KNOWN_DISAGREEMENTS
+            .contains(&(scenario_of(row).as_str(), row["metric"].as_str().unwrap()));
+        assert_eq!(row["agrees"], !known, "{row}");
     }
-    assert_eq!(r["summary"]["agree"], 15);
-    assert_eq!(r["summary"]["verdict"], "reproduced");
+    assert_eq!(r["summary"]["agree"], 17);
+    assert_eq!(r["summary"]["disagree"], 1);
     // Seed 001 runs its quick version; the others run as they are.
     let default = &r["seeds"][1]["experiments"][0];
     assert_eq!(default["scenario"], "default");
@@ -68,7 +88,10 @@ fn all_quick_judges_every_seed_and_every_direction_agrees() {
     let pgscan = rows.iter().find(|x| x["metric"] == "pgscan_anon").unwrap();
     assert_eq!(pgscan["baseline_value"], 0.0);
     assert!(pgscan["simulated_pct"].is_null() && pgscan["magnitude_ratio"].is_null());
-    let t = rows.iter().find(|x| x["metric"] == "runtime_s").unwrap();
+    let t = rows
+        .iter()
+        .find(|x| x["metric"] == "runtime_s" && scenario_of(x) == "softlimit-kbuild")
+        .unwrap();
     let ratio = t["simulated_pct"].as_f64().unwrap().abs() / 69.6;
     assert_eq!(t["magnitude_ratio"].as_f64(), Some(ratio));
 }
@@ -177,14 +200,11 @@ fn a_disagreeing_direction_exits_with_status_4_after_printing() {
 fn errors() {
     bad_input(
         &["reproduce", "007"],
-        &["unknown seed `007`", "000, 001, 004", "all"],
+        &["unknown seed `007`", "000, 001, 002, 004", "all"],
     );
     bad_input(
-        &["reproduce", "2"],
-        &[
-            "seed 002 has no embedded experiment yet",
-            "not yet: 002, 003",
-        ],
+        &["reproduce", "3"],
+        &["seed 003 has no embedded experiment yet", "not yet: 003"],
     );
     bad_input(&["reproduce", "x"], &["unknown seed `x`"]);
     bad_input(&["reproduce", "-1"], &["unexpected argument"]);

@@ -23,9 +23,16 @@ pub fn trace(rel: &str) -> String {
 
 /// Runs, expects success, parses stdout as JSON.
 pub fn json(args: &[&str]) -> serde_json::Value {
+    json_with_status(args, 0)
+}
+
+/// Runs, expects exit status `code`, parses stdout as JSON.
+#[allow(dead_code)] // not every test binary uses it
+pub fn json_with_status(args: &[&str], code: i32) -> serde_json::Value {
     let out = mmsim().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
+    assert_eq!(
+        out.status.code(),
+        Some(code),
         "{args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
