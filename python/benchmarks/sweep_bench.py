@@ -1,6 +1,6 @@
 """What a sweep costs beyond its runs (BENCHMARKS.md, "Python sweeps").
 
-    python python/benchmarks/sweep_bench.py [--ray] [--points 200]
+    python python/benchmarks/sweep_bench.py [--ray] [--points 200] [--accesses 30000]
 
 1. The sum of single runs: every point run one after another in this process
    (``mmsim.run``), the total wall time.
@@ -12,7 +12,10 @@
    overhead: task submission, scheduling, the result's return, the Parquet part.
 
 Points: a small two-workload scenario (zipf file reads and uniform anonymous
-accesses with zram swap in 64M), 4 policies x N/4 seeds. Each measurement runs
+accesses with zram swap in 64M; ``--accesses`` per workload), 4 policies x N/4
+seeds. Points of a few milliseconds measure the pool's start-up (each worker
+imports mmsim, pandas and pyarrow) as much as the runs; larger points show the
+speed-up the cores give. Each measurement runs
 once: timing loops would only measure the other tenants of a shared machine.
 """
 
@@ -68,11 +71,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--points", type=int, default=200)
     ap.add_argument("--ray", action="store_true")
+    ap.add_argument("--accesses", type=int, default=30000,
+                    help="accesses per workload of each point")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="mmsim-sweep-bench-")
     path = os.path.join(tmp, "small.toml")
     with open(path, "w") as f:
-        f.write(SCENARIO.format(n=30000))
+        f.write(SCENARIO.format(n=a.accesses))
     tiny = os.path.join(tmp, "tiny.toml")
     with open(tiny, "w") as f:
         f.write(SCENARIO.format(n=500))
