@@ -313,11 +313,6 @@ impl Sim {
         }
         let mut to_unmap = mapcount_to_find(fo.mapcount);
         let (mut dirty, mut unmapped, mut aborted) = (false, 0u8, false);
-        let unmapped_pte = if fo.is_file() {
-            0
-        } else {
-            pte_swap(fo.swap - 1)
-        };
         let mut walk = self.rmap_walk_start(f);
         while let Some((vma, index)) = self.rmap_walk_next(&mut walk) {
             sc.charge_rmap(self.cost.rmap_ns);
@@ -334,7 +329,14 @@ impl Sim {
                 break;
             }
             dirty |= *pte & PTE_DIRTY != 0;
-            *pte = unmapped_pte;
+            // An anonymous folio is in the swap cache by now (`swap` is its
+            // slot + 1); computed here, not before the walk, because a walk
+            // stopped by VM_LOCKED unmaps nothing and may run without one.
+            *pte = if fo.is_file() {
+                0
+            } else {
+                pte_swap(fo.swap - 1)
+            };
             unmapped = unmapped.saturating_add(1);
             to_unmap -= 1;
             // rwc.done = folio_not_mapped()
