@@ -170,6 +170,7 @@ def test_ctrl_c_stops_a_run_with_keyboard_interrupt(tmp_path):
     big.write_text(SMALL.replace("accesses = 30000", "accesses = 200000000"))
     code = (
         "import sys, time, mmsim\n"
+        "print('importing done', flush=True)\n"
         "t = time.time()\n"
         "try:\n"
         f"    mmsim.run({str(big)!r})\n"
@@ -178,10 +179,13 @@ def test_ctrl_c_stops_a_run_with_keyboard_interrupt(tmp_path):
     )
     p = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, stdout=subprocess.PIPE,
                          text=True)
-    time.sleep(1.5)  # inside the run: the GIL released, the simulator busy
+    # Only once the imports are done (slow on a loaded machine, and a signal during
+    # them is not the run's to handle): then inside the run, the GIL released.
+    assert p.stdout.readline().strip() == "importing done"
+    time.sleep(1.5)
     start = time.time()
     p.send_signal(signal.SIGINT)
-    out, _ = p.communicate(timeout=30)
+    out, _ = p.communicate(timeout=60)
     assert p.returncode == 130, out
     assert "interrupted after" in out
     assert time.time() - start < 5, "the run noticed Ctrl-C within a batch or two"
