@@ -169,7 +169,11 @@ def test_ctrl_c_stops_a_run_with_keyboard_interrupt(tmp_path):
     big = tmp_path / "big.toml"
     big.write_text(SMALL.replace("accesses = 30000", "accesses = 200000000"))
     code = (
-        "import sys, time, mmsim\n"
+        "import signal, sys, time, mmsim\n"
+        # A child inherits an ignored SIGINT from its parent (Ray's workers and
+        # others leave pytest's ignored), and Python then keeps ignoring it: give
+        # the child what an interactive Python has.
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "print('importing done', flush=True)\n"
         "t = time.time()\n"
         "try:\n"
