@@ -170,10 +170,11 @@ def test_ctrl_c_stops_a_run_with_keyboard_interrupt(tmp_path):
     big.write_text(SMALL.replace("accesses = 30000", "accesses = 200000000"))
     code = (
         "import signal, sys, time, mmsim\n"
-        # A child inherits an ignored SIGINT from its parent (Ray's workers and
-        # others leave pytest's ignored), and Python then keeps ignoring it: give
-        # the child what an interactive Python has.
+        # A child inherits an ignored (or blocked) SIGINT from its parent, as
+        # pytest's can be after the Ray tests, and Python then keeps ignoring
+        # it: give the child what an interactive Python has.
         "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})\n"
         "print('importing done', flush=True)\n"
         "t = time.time()\n"
         "try:\n"
