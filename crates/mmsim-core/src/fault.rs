@@ -737,9 +737,12 @@ impl Sim {
     /// (a read through a descriptor is how an unmapped page-cache folio
     /// shows DAMON an access). Under `lru`: move to head.
     pub(crate) fn folio_mark_accessed(&mut self, f: FolioId) {
-        // v6.12 ends with `folio_clear_idle()`: only DAMON and the idle
-        // tracker set PG_idle, so with both off this changes nothing.
-        self.folios[f].clear(flags::IDLE);
+        // v6.12 ends with `if (folio_test_idle(folio)) folio_clear_idle(folio)`:
+        // only DAMON and the idle tracker set PG_idle, so with both off the test
+        // fails and the folio's flags are not written here.
+        if self.folios[f].test(flags::IDLE) {
+            self.folios[f].clear(flags::IDLE);
+        }
         let rules = match self.policy {
             Policy::Lru => return self.lru_touch(f),
             Policy::Mglru(_) => return self.lru_gen_inc_refs(f),
