@@ -20,10 +20,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::modules_common::{fixed_intervals, mon_attrs, paddr_target, wmarks};
 use super::sysfs::{
-    AccessPatternConfig, AddrRangeConfig, ContextConfig, DamonOps, DamosAction, FilterConfig,
-    FilterType, Intervals, IntervalsGoal, MinMax, MonitoringAttrs, NrRegions, QuotasConfig,
-    SchemeConfig, TargetConfig, WatermarksConfig, WeightsConfig, WmarkMetric,
+    AccessPatternConfig, ContextConfig, DamonOps, DamosAction, FilterConfig, FilterType, Intervals,
+    IntervalsGoal, MinMax, QuotasConfig, SchemeConfig, WeightsConfig,
 };
 use super::{Ctx, Module};
 use crate::config::ConfigError;
@@ -96,12 +96,7 @@ impl LruSortParams {
     /// The context `damon_lru_sort_apply_parameters()` builds, as sysfs
     /// would describe it.
     pub fn context_config(&self) -> ContextConfig {
-        let mut intervals = Intervals {
-            sample_us: self.sample_interval,
-            aggr_us: self.aggr_interval,
-            update_us: 0,
-            intervals_goal: IntervalsGoal::default(),
-        };
+        let mut intervals = fixed_intervals(self.sample_interval, self.aggr_interval);
         if self.autotune_monitoring_intervals {
             intervals = Intervals {
                 sample_us: 5000,
@@ -129,13 +124,12 @@ impl LruSortParams {
             },
             goals: Vec::new(),
         };
-        let watermarks = WatermarksConfig {
-            metric: WmarkMetric::FreeMemRate,
-            interval_us: self.wmarks_interval,
-            high: self.wmarks_high,
-            mid: self.wmarks_mid,
-            low: self.wmarks_low,
-        };
+        let watermarks = wmarks(
+            self.wmarks_interval,
+            self.wmarks_high,
+            self.wmarks_mid,
+            self.wmarks_low,
+        );
         let young = |matching| FilterConfig {
             filter_type: FilterType::Young,
             matching,
@@ -192,17 +186,8 @@ impl LruSortParams {
         };
         ContextConfig {
             operations: DamonOps::Paddr,
-            monitoring_attrs: MonitoringAttrs {
-                intervals,
-                nr_regions: NrRegions {
-                    min: self.min_nr_regions,
-                    max: self.max_nr_regions,
-                },
-            },
-            targets: vec![TargetConfig {
-                pid_target: None,
-                regions: module_region(self.monitor_region_start, self.monitor_region_end),
-            }],
+            monitoring_attrs: mon_attrs(intervals, self.min_nr_regions, self.max_nr_regions),
+            targets: paddr_target(self.monitor_region_start, self.monitor_region_end),
             schemes: vec![hot, cold],
         }
     }
@@ -231,16 +216,6 @@ impl LruSortParams {
     /// The module's context.
     pub(crate) fn build_ctx(&self, pfn: (u64, u64)) -> Ctx {
         Ctx::from_sysfs(Module::LruSort, &self.context_config(), pfn)
-    }
-}
-
-/// A module's target region: `[start, end)` if given, else none (the
-/// whole physical memory).
-pub(crate) fn module_region(start: u64, end: u64) -> Vec<AddrRangeConfig> {
-    if start == 0 && end == 0 {
-        Vec::new()
-    } else {
-        vec![AddrRangeConfig { start, end }]
     }
 }
 

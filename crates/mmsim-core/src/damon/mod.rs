@@ -56,6 +56,7 @@
 
 mod core;
 pub(crate) mod lru_sort;
+mod modules_common;
 mod ops_common;
 mod paddr;
 pub(crate) mod reclaim;

@@ -16,10 +16,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::modules_common::{fixed_intervals, mon_attrs, paddr_target, wmarks};
 use super::sysfs::{
     AccessPatternConfig, ContextConfig, DamonOps, DamosAction, FilterConfig, FilterType,
-    GoalMetric, Intervals, IntervalsGoal, MinMax, MonitoringAttrs, NrRegions, QuotaGoalConfig,
-    QuotasConfig, SchemeConfig, TargetConfig, WatermarksConfig, WeightsConfig, WmarkMetric,
+    GoalMetric, MinMax, QuotaGoalConfig, QuotasConfig, SchemeConfig, WeightsConfig,
 };
 use super::{Ctx, Module};
 use crate::config::ConfigError;
@@ -137,13 +137,12 @@ impl ReclaimParams {
                 },
                 goals,
             },
-            watermarks: WatermarksConfig {
-                metric: WmarkMetric::FreeMemRate,
-                interval_us: self.wmarks_interval,
-                high: self.wmarks_high,
-                mid: self.wmarks_mid,
-                low: self.wmarks_low,
-            },
+            watermarks: wmarks(
+                self.wmarks_interval,
+                self.wmarks_high,
+                self.wmarks_mid,
+                self.wmarks_low,
+            ),
             filters: if self.skip_anon {
                 vec![FilterConfig {
                     filter_type: FilterType::Anon,
@@ -162,25 +161,12 @@ impl ReclaimParams {
         };
         ContextConfig {
             operations: DamonOps::Paddr,
-            monitoring_attrs: MonitoringAttrs {
-                intervals: Intervals {
-                    sample_us: self.sample_interval,
-                    aggr_us: self.aggr_interval,
-                    update_us: 0,
-                    intervals_goal: IntervalsGoal::default(),
-                },
-                nr_regions: NrRegions {
-                    min: self.min_nr_regions,
-                    max: self.max_nr_regions,
-                },
-            },
-            targets: vec![TargetConfig {
-                pid_target: None,
-                regions: super::lru_sort::module_region(
-                    self.monitor_region_start,
-                    self.monitor_region_end,
-                ),
-            }],
+            monitoring_attrs: mon_attrs(
+                fixed_intervals(self.sample_interval, self.aggr_interval),
+                self.min_nr_regions,
+                self.max_nr_regions,
+            ),
+            targets: paddr_target(self.monitor_region_start, self.monitor_region_end),
             schemes: vec![scheme],
         }
     }
