@@ -21,7 +21,8 @@ use mmsim_report::compare::{CompareReport, ConfigReport};
 use mmsim_report::configs::{self, Axis, AxisFlags, AxisOrder, Config};
 use mmsim_report::{export, published};
 
-use crate::progress::{self, Progress};
+use crate::parallel::{self, Slot};
+use crate::progress::Progress;
 use crate::run::{self, ScenarioArgs};
 use crate::{Outcome, UsageError};
 
@@ -56,6 +57,11 @@ pub struct CompareArgs {
         allow_hyphen_values = true
     )]
     pub repeat: i64,
+    /// Run up to N simulations at once, one per core (default: all cores this process
+    /// may use, fewer if their memory would not fit). Results and output are the same
+    /// for every N.
+    #[arg(long, short = 'j', value_name = "N", allow_hyphen_values = true)]
+    pub jobs: Option<i64>,
 
     /// Print every run as JSON: each configuration's name, settings, metrics,
     /// statistics and full result.
@@ -202,36 +208,55 @@ fn compare_report(
         axis_reports,
     );
     let reports = &mut report.configs;
-    let mut partial = false;
-    'configs: for (i, c) in configs.iter().enumerate() {
-        let mut results: Vec<ScenarioResult> = Vec::with_capacity(repeat as usize);
-        for r in 0..repeat {
-            if progress::cancelled() {
-                partial = true;
-            } else {
+    let scenarios: Vec<mmsim_workloads::Scenario> = configs
+        .iter()
+        .flat_map(|c| {
+            (0..repeat).map(move |r| {
                 let mut s = c.scenario.clone();
                 s.seed = seed + u64::from(r);
-                let seed_note = if repeat > 1 {
-                    format!(" seed {}", s.seed)
-                } else {
-                    String::new()
-                };
-                progress.set_label(format!(
-                    "[{}/{}] {}{seed_note}",
-                    i + 1,
-                    configs.len(),
-                    c.name
-                ));
-                let result = run::run_with_progress(&s, &mut progress)?;
-                partial = result.partial;
-                if partial {
-                    eprintln!(
-                        "interrupted: {}{seed_note} stopped after {} events; printing \
-                         the PARTIAL comparison",
-                        c.name, result.events
-                    );
+                s
+            })
+        })
+        .collect();
+    let jobs = parallel::jobs(args.jobs, &scenarios, &mut notes)?;
+    let seed_note = |r: u32| {
+        if repeat > 1 {
+            format!(" seed {}", seed + u64::from(r))
+        } else {
+            String::new()
+        }
+    };
+    let label = |i: usize| {
+        let (c, r) = (i / repeat as usize, i as u32 % repeat);
+        format!(
+            "[{}/{}] {}{}",
+            c + 1,
+            configs.len(),
+            configs[c].name,
+            seed_note(r)
+        )
+    };
+    let mut slots = parallel::run_all(&scenarios, jobs, &mut progress, &label).into_iter();
+    let mut partial = false;
+    'configs: for c in &configs {
+        let mut results: Vec<ScenarioResult> = Vec::with_capacity(repeat as usize);
+        for r in 0..repeat {
+            match slots.next() {
+                Some(Slot::Ran(result)) => {
+                    let result = *result?;
+                    partial = result.partial;
+                    if partial {
+                        eprintln!(
+                            "interrupted: {}{} stopped after {} events; printing \
+                             the PARTIAL comparison",
+                            c.name,
+                            seed_note(r),
+                            result.events
+                        );
+                    }
+                    results.push(result);
                 }
-                results.push(result);
+                _ => partial = true,
             }
             if partial {
                 if !results.is_empty() {

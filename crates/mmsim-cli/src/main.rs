@@ -25,6 +25,7 @@ mod damo;
 mod heap;
 mod host;
 mod output;
+mod parallel;
 mod progress;
 mod reproduce;
 mod run;

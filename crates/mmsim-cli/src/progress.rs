@@ -130,7 +130,11 @@ impl Progress {
 
     /// The current run has simulated `done` events.
     pub fn tick(&mut self, done: u64) {
-        let pos = self.base + done;
+        self.tick_total(self.base + done);
+    }
+
+    /// All runs together have simulated `pos` events (runs going on side by side).
+    pub fn tick_total(&mut self, pos: u64) {
         match &self.bar {
             Some(bar) => bar.set_position(pos),
             None if self.enabled && self.start.elapsed() >= SHOW_AFTER => {

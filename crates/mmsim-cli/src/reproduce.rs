@@ -14,6 +14,9 @@ use clap::Args;
 use mmsim_report::export;
 use mmsim_report::reproduce::{self, ReproduceReport};
 
+use mmsim_workloads::Scenario;
+
+use crate::parallel::{self, Slot};
 use crate::progress::Progress;
 use crate::{Outcome, UsageError};
 
@@ -56,6 +59,11 @@ pub struct ReproduceArgs {
     /// No announcement and no progress; only the tables.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Run up to N simulations at once, one per core (default: all cores this process
+    /// may use, fewer if their memory would not fit). Results and output are the same
+    /// for every N.
+    #[arg(long, short = 'j', value_name = "N", allow_hyphen_values = true)]
+    pub jobs: Option<i64>,
 }
 
 /// `mmsim reproduce`.
@@ -115,6 +123,17 @@ fn run(args: &ReproduceArgs) -> Result<ReproduceReport> {
             mmsim_report::html::enable_sampling(&mut c.scenario.machine);
         }
     }
+    let scenarios: Vec<Scenario> = plan
+        .iter()
+        .flat_map(|e| e.configs.iter().map(|c| c.scenario.clone()))
+        .collect();
+    let mut notes = Vec::new();
+    let jobs = parallel::jobs(args.jobs, &scenarios, &mut notes)?;
+    if !args.quiet {
+        for n in notes {
+            eprintln!("note: {n}");
+        }
+    }
     let runs: usize = plan.iter().map(|e| e.configs.len()).sum();
     let total = reproduce::expected_events(&plan);
     if !args.quiet && !args.quick {
@@ -129,32 +148,45 @@ fn run(args: &ReproduceArgs) -> Result<ReproduceReport> {
         });
         let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
         eprintln!(
-            "reproducing seed{} {}: {}, {} at full scale, {duration} on one core (--quick: \
-             the scaled-down versions)",
+            "reproducing seed{} {}: {}, {} at full scale, {duration} on one core, run on \
+             all cores (--quick: the scaled-down versions)",
             if seeds.len() == 1 { "" } else { "s" },
             seeds.join(", "),
             plural(plan.len(), "experiment"),
             plural(runs, "run"),
         );
     }
+    let labels: Vec<String> = plan
+        .iter()
+        .flat_map(|e| {
+            e.configs
+                .iter()
+                .map(move |c| format!("seed {} {} {}", e.seed, e.scenario, c.name))
+        })
+        .collect();
+    let label = |i: usize| format!("[{}/{runs}] {}", i + 1, labels[i]);
     let mut bar = Progress::new(crate::run::show_progress(args.quiet), total);
-    let report = reproduce::run(&plan, args.quick, |e, c, i, n| {
-        bar.set_label(format!(
-            "[{}/{n}] seed {} {} {}",
-            i + 1,
-            e.seed,
-            e.scenario,
-            c.name
-        ));
-        let r = crate::run::run_with_progress(&c.scenario, &mut bar)?;
-        if r.partial {
-            eprintln!(
-                "interrupted: seed {} {} {} stopped after {} events; printing the PARTIAL \
-                 reproduction",
-                e.seed, e.scenario, c.name, r.events
-            );
+    let mut slots: Vec<Option<Slot>> = parallel::run_all(&scenarios, jobs, &mut bar, &label)
+        .into_iter()
+        .map(Some)
+        .collect();
+    let report = reproduce::run(&plan, args.quick, |_, _, i, _| {
+        match slots[i].take() {
+            Some(Slot::Ran(r)) => {
+                let r = *r?;
+                if r.partial {
+                    eprintln!(
+                        "interrupted: {} stopped after {} events; printing the PARTIAL \
+                         reproduction",
+                        labels[i], r.events
+                    );
+                }
+                Ok(r)
+            }
+            // Ctrl-C came after the runs before this one had finished, and before
+            // this one started: nothing partial to print.
+            _ => Err(anyhow::Error::new(crate::progress::Interrupted)),
         }
-        Ok::<_, anyhow::Error>(r)
     });
     bar.clear();
     report

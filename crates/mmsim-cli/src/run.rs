@@ -226,9 +226,18 @@ fn flag_context(e: WorkloadError, args: &ScenarioArgs) -> anyhow::Error {
 
 /// Runs `s` with the progress display and the Ctrl-C flag; the result may be partial.
 pub fn run_with_progress(s: &Scenario, progress: &mut Progress) -> Result<ScenarioResult> {
+    let result = run_with_tick(s, &mut |done| progress.tick(done))?;
+    progress.run_done(result.events);
+    Ok(result)
+}
+
+/// Runs `s` with the Ctrl-C flag, calling `tick` with the events done after every
+/// batch; stops the run with an error once the process heap crosses the host limit
+/// (which also stops every other run of the process: the limit is the process's).
+pub fn run_with_tick(s: &Scenario, tick: &mut dyn FnMut(u64)) -> Result<ScenarioResult> {
     let mut over = None;
-    let mut tick = |done: u64| {
-        progress.tick(done);
+    let mut guarded = |done: u64| {
+        tick(done);
         if over.is_none() {
             over = crate::host::over_limit().map(|m| (done, m));
             if over.is_some() {
@@ -237,7 +246,7 @@ pub fn run_with_progress(s: &Scenario, progress: &mut Progress) -> Result<Scenar
         }
     };
     let mut opts = RunOptions {
-        progress: Some(&mut tick),
+        progress: Some(&mut guarded),
         on_batch: None,
     };
     let result = run_scenario_cancellable(s, &mut opts, Some(&progress::CANCEL));
@@ -247,9 +256,7 @@ pub fn run_with_progress(s: &Scenario, progress: &mut Progress) -> Result<Scenar
             s.name
         );
     }
-    let result = result.with_context(|| format!("running scenario `{}`", s.name))?;
-    progress.run_done(result.events);
-    Ok(result)
+    result.with_context(|| format!("running scenario `{}`", s.name))
 }
 
 /// Whether to show progress: not with `--quiet`, only on a terminal.

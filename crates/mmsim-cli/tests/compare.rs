@@ -491,6 +491,43 @@ fn repeat_gives_the_statistics_of_the_seeded_runs() {
     assert_eq!(change, expected);
 }
 
+/// `--jobs` changes how many runs go at once, never what they give or the order in
+/// which the output shows them.
+#[test]
+fn jobs_change_nothing_in_the_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = small_scenario(dir.path(), "");
+    let base = [
+        "compare",
+        p.as_str(),
+        "--policy",
+        "lru,scanned-rotated,cost",
+        "--repeat",
+        "2",
+    ];
+    let serial_json = stdout(&cat(&base, &["--json", "--jobs", "1"]));
+    let serial_text = stdout(&cat(&base, &["--jobs", "1"]));
+    for jobs in ["2", "5"] {
+        assert_eq!(
+            stdout(&cat(&base, &["--json", "--jobs", jobs])),
+            serial_json,
+            "--jobs {jobs}"
+        );
+        assert_eq!(stdout(&cat(&base, &["-j", jobs])), serial_text, "-j {jobs}");
+    }
+    let v: Value = serde_json::from_str(&serial_json).unwrap();
+    let names: Vec<&str> = v["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["policy=lru", "policy=scanned-rotated", "policy=cost"]
+    );
+}
+
 #[test]
 fn long_configuration_names_get_a_legend() {
     let dir = tempfile::tempdir().unwrap();
@@ -697,6 +734,12 @@ fn bad_input_names_the_flag_and_the_field() {
         &["--seed", "--repeat 2", "overflow"],
     );
     bad_input(&c(&[]), &["nothing to compare", "--policy"]);
+    for n in ["0", "-1", "257"] {
+        bad_input(
+            &c(&["--policy", "cost", "--jobs", n]),
+            &[format!("--jobs {n}").as_str(), "[1, 256]"],
+        );
+    }
     // The scenario flags are run's, with run's errors.
     bad_input(
         &c(&["--policy", "cost", "--memory", "1M"]),

@@ -196,6 +196,23 @@ fn a_disagreeing_direction_exits_with_status_4_after_printing() {
     assert_eq!(r["seeds"][0]["experiments"][0]["rows"][0]["agrees"], false);
 }
 
+/// The runs go side by side on the cores; the reproduction is the same for any
+/// `--jobs`, bit for bit.
+#[test]
+fn jobs_change_nothing() {
+    let run = |jobs: &str| {
+        let out = mmsim()
+            .args(["reproduce", "001", "--quick", "--json", "--jobs", jobs])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "--jobs {jobs}");
+        out.stdout
+    };
+    let serial = run("1");
+    assert!(!serial.is_empty());
+    assert_eq!(run("3"), serial);
+}
+
 #[test]
 fn errors() {
     bad_input(
@@ -207,6 +224,10 @@ fn errors() {
         &["seed 003 has no embedded experiment yet", "not yet: 003"],
     );
     bad_input(&["reproduce", "x"], &["unknown seed `x`"]);
+    bad_input(
+        &["reproduce", "001", "--jobs", "0"],
+        &["--jobs 0: out of range [1, 256]"],
+    );
     bad_input(&["reproduce", "-1"], &["unexpected argument"]);
     bad_input(
         &["reproduce", "--json", "--csv"],
