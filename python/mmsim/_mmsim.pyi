@@ -57,6 +57,7 @@ def trace_info(
     sizes: Optional[Sequence[int]] = None,
     limit: Optional[int] = None,
     csv_columns: Optional[str] = None,
+    sample: Optional[float] = None,
 ) -> str:
     """``mmsim trace info --json``'s report (without schema_version)."""
 

@@ -30,6 +30,7 @@ def info(
     sizes: Optional[Sequence[int]] = None,
     limit: Optional[int] = None,
     csv_columns: Optional[str] = None,
+    sample: Optional[float] = None,
 ) -> TraceInfo:
     """Read a trace once: footprint, reads and writes, reuse (LRU stack) distances
     and the exact plain-LRU miss-ratio curve at ``sizes`` entries (default 1, 2,
@@ -37,7 +38,9 @@ def info(
 
     ``format`` is ``auto`` (detected from the content; the reason is in
     ``info["sniffed"]``) or a name from ``mmsim trace formats``; ``csv_columns``
-    describes a ``csv`` trace (``"key=2,op=3,delimiter=tab"``). The GIL is
+    describes a ``csv`` trace (``"key=2,op=3,delimiter=tab"``). ``sample`` (a
+    rate such as 0.01) estimates everything from a SHARDS sample of the keys
+    (``mmsim trace info --sample``; ``info["sample"]`` says so). The GIL is
     released while the trace is read. Raises :class:`mmsim.TraceError` for a
     trace that cannot be read, :class:`mmsim.ScenarioError` for a bad argument.
     """
@@ -47,6 +50,7 @@ def info(
         None if sizes is None else [int(s) for s in sizes],
         limit,
         csv_columns,
+        sample,
     )
     return TraceInfo(json.loads(raw))
 

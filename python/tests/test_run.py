@@ -150,6 +150,15 @@ def test_trace_info_equals_cli(mmsim_bin, repo):
         mmsim.trace.info("no-such.trace")
     with pytest.raises(mmsim.ScenarioError, match="at least 1 entry"):
         mmsim.trace.info(LOOP, sizes=[0])
+    # A SHARDS estimate, as the CLI's.
+    est = mmsim.trace.info(LOOP, sizes=[10, 100, 1000], sample=0.5)
+    out = json.loads(cli(mmsim_bin, "trace", "info", LOOP, "--sizes", "10,100,1000",
+                         "--sample", "0.5", "--json").stdout)
+    out.pop("schema_version")
+    assert dict(est) == out
+    assert est["sample"]["method"] == "SHARDS_adj, fixed rate"
+    with pytest.raises(mmsim.ScenarioError, match="out of range"):
+        mmsim.trace.info(LOOP, sample=0)
 
 
 def test_scenarios_and_print_scenario(mmsim_bin):

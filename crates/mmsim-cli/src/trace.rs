@@ -75,6 +75,12 @@ struct InfoArgs {
     /// (default: 1, 2, 5, 10, 20, 50 and 100 % of the footprint).
     #[arg(long, value_name = "N,N,…", value_delimiter = ',')]
     sizes: Option<Vec<u64>>,
+    /// Estimate from a SHARDS sample of the keys at this rate (e.g. 0.01) instead of
+    /// every reference: distances are computed for about RATE of the keys, so a huge
+    /// trace's curve takes a fraction of the time and memory. The footprint, first
+    /// references, distances and curve are then estimates.
+    #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
+    sample: Option<f64>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -144,12 +150,14 @@ fn for_each_batch(
 
 fn info(a: InfoArgs) -> Result<()> {
     trace_info::check_request(a.input.limit, a.sizes.as_deref()).map_err(cli_error)?;
+    trace_info::check_sample(a.sample).map_err(cli_error)?;
     let reader = open(&a.input)?;
-    let info = trace_info::trace_info(
+    let info = trace_info::trace_info_sampled(
         reader,
         &a.input.path.display().to_string(),
         a.input.limit,
         a.sizes,
+        a.sample,
         Some(&crate::progress::CANCEL),
     )
     .map_err(cli_error)?;

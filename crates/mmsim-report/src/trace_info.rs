@@ -13,7 +13,9 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use mmsim_trace::{CsvSpec, Densifier, Format, ReadOptions, Record, StackDistance, TraceReader};
+use mmsim_trace::{
+    CsvSpec, Densifier, Format, ReadOptions, Record, Shards, StackDistance, TraceReader,
+};
 use mmsim_workloads::TraceFormat;
 use serde::Serialize;
 
@@ -137,19 +139,36 @@ pub struct TraceInfo {
     pub reuse_distance: ReuseSummary,
     /// Plain-LRU miss-ratio curve.
     pub lru_mrc: Vec<MrcPoint>,
+    /// With `--sample`: the SHARDS sample the footprint, first references, distances
+    /// and curve were estimated from (absent: all exact).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample: Option<SampleInfo>,
+}
+
+/// The SHARDS sample behind an estimated [`TraceInfo`] ([`mmsim_trace::shards`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct SampleInfo {
+    /// The method: `SHARDS_adj, fixed rate`.
+    pub method: &'static str,
+    /// The rate in effect (`T / 2^24`).
+    pub rate: f64,
+    /// References in the sample.
+    pub sampled_references: u64,
+    /// Distinct keys in the sample.
+    pub sampled_keys: u64,
 }
 
 /// LRU stack distance quantiles of re-references (absent without re-references).
 #[derive(Clone, Debug, Serialize)]
 pub struct ReuseSummary {
     /// Median.
-    pub p50: Option<u32>,
+    pub p50: Option<u64>,
     /// 90th percentile.
-    pub p90: Option<u32>,
+    pub p90: Option<u64>,
     /// 99th percentile.
-    pub p99: Option<u32>,
+    pub p99: Option<u64>,
     /// Largest.
-    pub max: Option<u32>,
+    pub max: Option<u64>,
 }
 
 /// One point of the plain-LRU miss-ratio curve.
@@ -178,27 +197,81 @@ pub fn check_request(limit: Option<u64>, sizes: Option<&[u64]>) -> Result<(), Tr
     Ok(())
 }
 
+/// Checks a `--sample` rate before the trace is opened.
+pub fn check_sample(rate: Option<f64>) -> Result<(), TraceInfoError> {
+    match rate {
+        Some(r) => Shards::new(r, "", 1)
+            .map(drop)
+            .map_err(|e| TraceInfoError::Usage(format!("--sample {e}"))),
+        None => Ok(()),
+    }
+}
+
 /// Reads `reader` (at most `limit` references) once and reports on it, the miss-ratio
 /// curve at `sizes` entries (default [`default_sizes`] of the footprint). `name` is the
 /// trace as the user named it.
 pub fn trace_info(
-    mut reader: TraceReader,
+    reader: TraceReader,
     name: &str,
     limit: Option<u64>,
     sizes: Option<Vec<u64>>,
     cancel: Option<&AtomicBool>,
 ) -> Result<TraceInfo, TraceInfoError> {
+    trace_info_sampled(reader, name, limit, sizes, None, cancel)
+}
+
+/// [`trace_info`], estimated from a SHARDS sample at `sample` (a rate in (0, 1],
+/// see [`mmsim_trace::shards`]) when given: distances are computed for the sampled
+/// keys only, so time and memory for them fall with the rate.
+pub fn trace_info_sampled(
+    mut reader: TraceReader,
+    name: &str,
+    limit: Option<u64>,
+    sizes: Option<Vec<u64>>,
+    sample: Option<f64>,
+    cancel: Option<&AtomicBool>,
+) -> Result<TraceInfo, TraceInfoError> {
     check_request(limit, sizes.as_deref())?;
-    let mut dense = Densifier::with_name(reader.name(), MAX_DISTINCT);
-    let mut sd = StackDistance::default();
     let mut writes = 0u64;
-    for_each_batch(&mut reader, limit, cancel, |batch| {
-        for r in batch {
-            writes += r.write as u64;
-            sd.reference(dense.id(r.key)?);
+    let mut info = match sample {
+        None => {
+            let mut dense = Densifier::with_name(reader.name(), MAX_DISTINCT);
+            let mut sd = StackDistance::default();
+            for_each_batch(&mut reader, limit, cancel, |batch| {
+                for r in batch {
+                    writes += r.write as u64;
+                    sd.reference(dense.id(r.key)?);
+                }
+                Ok::<(), TraceInfoError>(())
+            })?;
+            exact(&sd, sizes)
         }
-        Ok::<(), TraceInfoError>(())
-    })?;
+        Some(rate) => {
+            let mut shards = Shards::new(rate, reader.name(), MAX_DISTINCT)
+                .map_err(|e| TraceInfoError::Usage(format!("--sample {e}")))?;
+            for_each_batch(&mut reader, limit, cancel, |batch| {
+                for r in batch {
+                    writes += r.write as u64;
+                    shards.reference(r.key)?;
+                }
+                Ok::<(), TraceInfoError>(())
+            })?;
+            sampled(&shards, sizes)
+        }
+    };
+    info.trace = name.to_string();
+    info.format = reader.format().name();
+    info.sniffed = reader.sniffed().map(|s| s.reason.to_string());
+    info.compression = format!("{:?}", reader.compression()).to_lowercase();
+    info.read = reader.stats().clone();
+    info.reads = info.references - writes;
+    info.writes = writes;
+    Ok(info)
+}
+
+/// The report's numbers from the whole stream's distances (the reader's fields are
+/// filled in by the caller).
+fn exact(sd: &StackDistance, sizes: Option<Vec<u64>>) -> TraceInfo {
     let footprint = sd.distinct() as u64;
     let sizes = sizes.unwrap_or_else(|| default_sizes(footprint));
     let references = sd.references();
@@ -212,26 +285,85 @@ pub fn trace_info(
             miss_ratio,
         })
         .collect();
-    Ok(TraceInfo {
-        trace: name.to_string(),
-        format: reader.format().name(),
-        sniffed: reader.sniffed().map(|s| s.reason.to_string()),
-        compression: format!("{:?}", reader.compression()).to_lowercase(),
-        read: reader.stats().clone(),
+    let q = |x: f64| sd.quantile(x).map(u64::from);
+    report(
         references,
-        reads: references - writes,
-        writes,
-        footprint_pages: footprint,
-        footprint_mib: footprint as f64 * 4096.0 / (1 << 20) as f64,
-        cold: sd.cold(),
-        reuse_distance: ReuseSummary {
-            p50: sd.quantile(0.5),
-            p90: sd.quantile(0.9),
-            p99: sd.quantile(0.99),
-            max: sd.quantile(1.0),
+        footprint,
+        sd.cold(),
+        ReuseSummary {
+            p50: q(0.5),
+            p90: q(0.9),
+            p99: q(0.99),
+            max: q(1.0),
         },
         lru_mrc,
-    })
+        None,
+    )
+}
+
+/// The report's numbers estimated from a SHARDS sample.
+fn sampled(shards: &Shards, sizes: Option<Vec<u64>>) -> TraceInfo {
+    let references = shards.references();
+    let footprint = shards.distinct_estimate().round() as u64;
+    let sizes = sizes.unwrap_or_else(|| default_sizes(footprint));
+    let lru_mrc = sizes
+        .iter()
+        .map(|&entries| {
+            let miss_ratio = shards.miss_ratio(entries);
+            let misses = (miss_ratio * references as f64).round() as u64;
+            MrcPoint {
+                entries,
+                hits: references - misses.min(references),
+                misses: misses.min(references),
+                miss_ratio,
+            }
+        })
+        .collect();
+    let q = |x: f64| shards.quantile(x);
+    report(
+        references,
+        footprint,
+        (shards.cold_estimate().round() as u64).min(references),
+        ReuseSummary {
+            p50: q(0.5),
+            p90: q(0.9),
+            p99: q(0.99),
+            max: q(1.0),
+        },
+        lru_mrc,
+        Some(SampleInfo {
+            method: "SHARDS_adj, fixed rate",
+            rate: shards.rate(),
+            sampled_references: shards.sampled(),
+            sampled_keys: shards.stack().distinct() as u64,
+        }),
+    )
+}
+
+fn report(
+    references: u64,
+    footprint: u64,
+    cold: u64,
+    reuse_distance: ReuseSummary,
+    lru_mrc: Vec<MrcPoint>,
+    sample: Option<SampleInfo>,
+) -> TraceInfo {
+    TraceInfo {
+        trace: String::new(),
+        format: "",
+        sniffed: None,
+        compression: String::new(),
+        read: mmsim_trace::ReadStats::default(),
+        references,
+        reads: 0,
+        writes: 0,
+        footprint_pages: footprint,
+        footprint_mib: footprint as f64 * 4096.0 / (1 << 20) as f64,
+        cold,
+        reuse_distance,
+        lru_mrc,
+        sample,
+    }
 }
 
 /// 1, 2, 5, 10, 20, 50 and 100 % of the footprint, at least one entry, without repeats.
@@ -296,7 +428,7 @@ pub fn render_info(i: &TraceInfo) -> String {
         thousands(i.footprint_pages),
         i.footprint_mib
     );
-    let q = |d: Option<u32>| d.map_or("-".to_string(), |d| thousands(d as u64));
+    let q = |d: Option<u64>| d.map_or("-".to_string(), thousands);
     s += &format!(
         "reuse        {} first references ({:.2} %); LRU stack distance p50 {}, p90 {}, p99 {}, max {}\n",
         thousands(i.cold),
@@ -306,7 +438,22 @@ pub fn render_info(i: &TraceInfo) -> String {
         q(i.reuse_distance.p99),
         q(i.reuse_distance.max),
     );
-    s += "\nLRU miss-ratio curve (one pass; each row equals `mmsim run --policy lru --memcg-max <entries>p`):\n";
+    match &i.sample {
+        None => s += "\nLRU miss-ratio curve (one pass; each row equals `mmsim run --policy lru --memcg-max <entries>p`):\n",
+        Some(sm) => {
+            s += &format!(
+                "sample       {} at rate {} (2^24 hash buckets): {} of the references, {} \
+                 keys; footprint, first references, distances and the curve are estimates\n",
+                sm.method,
+                format!("{:.6}", sm.rate)
+                    .trim_end_matches('0')
+                    .trim_end_matches('.'),
+                thousands(sm.sampled_references),
+                thousands(sm.sampled_keys)
+            );
+            s += "\nLRU miss-ratio curve, estimated from the sample (without --sample: exact):\n";
+        }
+    }
     s += &format!(
         "{:>12} {:>13} {:>12} {:>12} {:>11}\n",
         "entries", "of footprint", "hits", "misses", "miss ratio"

@@ -132,6 +132,7 @@ pub mod msr;
 pub mod native;
 pub mod oracle;
 mod reader;
+pub mod shards;
 pub mod sniff;
 pub mod stackdist;
 pub mod text;
@@ -150,6 +151,7 @@ pub use error::{Position, TraceError, UnknownFormat};
 pub use native::{convert, convert_file, ConvertStats, NativeOptions, NativeWriter, WriteStats};
 pub use oracle::OracleRecord;
 pub use reader::TraceReader;
+pub use shards::Shards;
 pub use sniff::{sniff_bytes, sniff_bytes_explained, Sniffed};
 pub use stackdist::StackDistance;
 
