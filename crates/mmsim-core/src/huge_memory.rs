@@ -127,8 +127,9 @@ pub enum ThpDefrag {
     Never,
 }
 
-/// Which kernel's large-folio reclaim to follow.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Which kernel's large-folio reclaim to follow: `"6.8"` or `"6.12"` (a TOML
+/// number, as `--set thp.kernel=6.8` writes it, is read the same).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub enum ThpKernel {
     /// v6.8 (multi-size THP merged): PTE-mapped large folios are split
     /// before swap-out; only PMD size can be swapped out whole.
@@ -138,6 +139,28 @@ pub enum ThpKernel {
     #[default]
     #[serde(rename = "6.12")]
     V6_12,
+}
+
+impl<'de> Deserialize<'de> for ThpKernel {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Number(f64),
+        }
+        let v = match Raw::deserialize(d)? {
+            Raw::Text(s) => s,
+            Raw::Number(n) => format!("{n}"),
+        };
+        match v.as_str() {
+            "6.8" => Ok(ThpKernel::V6_8),
+            "6.12" => Ok(ThpKernel::V6_12),
+            _ => Err(serde::de::Error::custom(format!(
+                "unknown kernel `{v}`, expected \"6.8\" or \"6.12\""
+            ))),
+        }
+    }
 }
 
 /// The `madvise` advice every anonymous VMA of the scenario gets.

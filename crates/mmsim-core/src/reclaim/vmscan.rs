@@ -847,7 +847,7 @@ impl Sim {
         let done = io.done;
         let fo = &mut self.folios[f];
         fo.set(flags::WRITEBACK | flags::RECLAIM);
-        self.nr_writeback += 1;
+        self.nr_writeback += nr;
         let seq = self.start_writeback_seq(f);
         self.queue_writeback(q, done, f, seq);
         false
