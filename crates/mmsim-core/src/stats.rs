@@ -798,6 +798,7 @@ mod tests {
                 "pgrefill",
                 "pgactivate",
                 "pgdeactivate",
+                "thp_fault_alloc",
             ],
             "memory.stat as memory_stat_format prints it"
         );
