@@ -41,7 +41,14 @@ fn rows(report: &Value) -> Vec<Value> {
 /// documented (VALIDATION.md: the scenario's memory-pressure cycle slows the
 /// workload far less than the post's did, mprs/orig 1.008); when the model
 /// improves, this test says so.
-const KNOWN_DISAGREEMENTS: &[(&str, &str)] = &[("plrus-parsec-like", "runtime_s")];
+///
+/// Seed 003's kernel build: the post's memory use grew 2.1 % with 64 KiB folios; the
+/// kbuild model's compilers keep their heaps from one compile to the next, so only
+/// the last partial 64 KiB block of each heap adds memory (+0.1 %, no change).
+const KNOWN_DISAGREEMENTS: &[(&str, &str)] = &[
+    ("plrus-parsec-like", "runtime_s"),
+    ("mthp-kbuild", "mem_used_pages"),
+];
 
 #[test]
 fn all_quick_judges_every_seed_and_every_direction_agrees_but_the_known_one() {
@@ -55,9 +62,9 @@ fn all_quick_judges_every_seed_and_every_direction_agrees_but_the_known_one() {
         .iter()
         .map(|s| s["seed"].as_str().unwrap())
         .collect();
-    assert_eq!(seeds, ["000", "001", "002", "004"]);
+    assert_eq!(seeds, ["000", "001", "002", "003", "004"]);
     let rows = rows(&r);
-    assert_eq!(rows.len(), 18);
+    assert_eq!(rows.len(), 24);
     let scenario_of = |row: &serde_json::Value| {
         r["seeds"]
             .as_array()
@@ -73,8 +80,8 @@ fn all_quick_judges_every_seed_and_every_direction_agrees_but_the_known_one() {
             .contains(&(scenario_of(row).as_str(), row["metric"].as_str().unwrap()));
         assert_eq!(row["agrees"], !known, "{row}");
     }
-    assert_eq!(r["summary"]["agree"], 17);
-    assert_eq!(r["summary"]["disagree"], 1);
+    assert_eq!(r["summary"]["agree"], 22);
+    assert_eq!(r["summary"]["disagree"], 2);
     // Seed 001 runs its quick version; the others run as they are.
     let default = &r["seeds"][1]["experiments"][0];
     assert_eq!(default["scenario"], "default");
@@ -217,11 +224,7 @@ fn jobs_change_nothing() {
 fn errors() {
     bad_input(
         &["reproduce", "007"],
-        &["unknown seed `007`", "000, 001, 002, 004", "all"],
-    );
-    bad_input(
-        &["reproduce", "3"],
-        &["seed 003 has no embedded experiment yet", "not yet: 003"],
+        &["unknown seed `007`", "000, 001, 002, 003, 004", "all"],
     );
     bad_input(&["reproduce", "x"], &["unknown seed `x`"]);
     bad_input(

@@ -594,6 +594,13 @@ pub struct MachineConfig {
     /// DAMON_LRU_SORT / DAMON_RECLAIM modules. Off when absent (the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub damon: Option<crate::damon::sysfs::DamonConfig>,
+    /// Transparent huge pages of every size (`[machine.thp]`,
+    /// /sys/kernel/mm/transparent_hugepage; `crate::huge_memory`): off by default.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::huge_memory::ThpConfig::is_default"
+    )]
+    pub thp: crate::huge_memory::ThpConfig,
 }
 
 fn default_cpus() -> u32 {
@@ -652,6 +659,7 @@ impl Default for MachineConfig {
             stats_interval_ms: 0,
             stats_max_samples: 0,
             damon: None,
+            thp: Default::default(),
         }
     }
 }
@@ -688,6 +696,7 @@ impl MachineConfig {
 
     /// Checks every field against its allowed range; the error names the field.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.thp.validate(self.policy.name == PolicyName::Lru)?;
         if let Some(d) = &self.damon {
             d.validate()?;
             if self.policy.name == PolicyName::Lru {

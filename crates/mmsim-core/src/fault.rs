@@ -150,6 +150,10 @@ impl Sim {
 
     /// `do_anonymous_page()`: allocate, map young and dirty, add to the LRU.
     fn do_anonymous_page(&mut self, vma: VmaId, index: u32, _write: bool) {
+        // alloc_anon_folio(): a large folio when multi-size THP allows one.
+        if self.thp.active() && self.do_anonymous_large(vma, index) {
+            return;
+        }
         self.advance(self.cost.minor_fault_ns);
         let mut fl = flags::SWAPBACKED | flags::DIRTY;
         if let Policy::Classic(r) = self.policy {
@@ -184,6 +188,11 @@ impl Sim {
         if let Some(f) = slot_folio(sv) {
             self.advance(self.cost.minor_fault_ns);
             self.swap_update_readahead(vma, index, f);
+            if self.folios[f].order > 0 {
+                self.map_swapcache_large(vma, f, write);
+                self.should_free_swap(f, write);
+                return;
+            }
             self.map_anon(vma, index, f, write);
             return;
         }
@@ -318,6 +327,12 @@ impl Sim {
     fn map_anon(&mut self, vma: VmaId, index: u32, f: FolioId, write: bool) {
         self.folios[f].mapcount = self.folios[f].mapcount.saturating_add(1);
         *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, write);
+        self.should_free_swap(f, write);
+    }
+
+    /// `should_try_to_free_swap()`: after a swap fault mapped `f`, its slot
+    /// goes on a write fault, when swap is more than half full, or on zram.
+    fn should_free_swap(&mut self, f: FolioId, write: bool) {
         let half_full = self.mem_cgroup_swap_full(self.folios[f].memcg);
         let synchronous = self.cfg.swap.device == crate::config::DeviceKind::Zram;
         if write || half_full || synchronous {
@@ -332,10 +347,15 @@ impl Sim {
             return;
         }
         let slot = fo.swap - 1;
+        let n = 1u32 << fo.order;
         fo.swap = 0;
         fo.clear(flags::SWAPCACHE);
         fo.set(flags::DIRTY);
-        self.swap_free_of(f, slot);
+        // A large folio's PTEs all map it again by now
+        // (`Sim::map_swapcache_large`), so none of its slots is referenced.
+        for i in 0..n {
+            self.swap_free_of(f, slot + i);
+        }
     }
 
     /// `do_fault()` (mm/memory.c, v6.x): a fault on a file mapping. A read

@@ -61,6 +61,7 @@ mod cost;
 pub mod damon;
 mod event;
 mod fault;
+mod huge_memory;
 mod mem;
 pub mod memcg;
 mod memcontrol_v1;
@@ -91,6 +92,10 @@ pub use cost::{CostModel, ReclaimProfile};
 pub use damon::sysfs::DamonConfig;
 pub use damon::{DamonCtxReport, DamonReport, DamosSchemeReport, DamosStat, RecordSnapshot};
 pub use event::{Event, FileId};
+pub use huge_memory::{
+    MthpSizeReport, MthpStats, ThpConfig, ThpDefrag, ThpEnabled, ThpKernel, ThpSizeConfig,
+    ThpSizeEnabled, VmaThpAdvice,
+};
 pub use mem::pagetable::{TaskId, VmaId};
 pub use memcg::{MemcgId, MemcgKnob, MemcgReport};
 pub use memcg::{MAX_MEMCGS, ROOT};

@@ -187,7 +187,7 @@ impl Lruvec {
     pub(crate) fn size(&self, lru: LruList) -> u64 {
         // Under MGLRU the evictable classic lists are empty and the
         // generations give the compatibility view (`lru_gen_is_active`).
-        self.lists[lru as usize].len as u64 + self.lrugen.compat_size(lru)
+        self.lists[lru as usize].pages + self.lrugen.compat_size(lru)
     }
     /// Pages on the evictable lists (`lruvec_lru_size` summed over anon and file).
     #[inline]
@@ -626,6 +626,17 @@ impl Sim {
     /// some ancestor's `memory.high`, the task owes reclaim (and maybe a
     /// throttling sleep) on its return to user space.
     pub(crate) fn try_charge_memcg(&mut self, nr_pages: u64) -> bool {
+        self.try_charge_memcg_gfp(nr_pages, true)
+    }
+
+    /// [`Sim::try_charge_memcg`] with the gfp's `__GFP_DIRECT_RECLAIM`:
+    /// without it (`gfpflags_allow_blocking` false, as a THP fault's
+    /// `GFP_TRANSHUGE_LIGHT`) a charge that does not fit fails at once,
+    /// after the stock and the counters were tried. Above
+    /// PAGE_ALLOC_COSTLY_ORDER the group's OOM killer is not invoked
+    /// (`mem_cgroup_oom` returns OOM_SKIPPED) and the charge fails after
+    /// its retries (mm/memcontrol.c, v6.12).
+    pub(crate) fn try_charge_memcg_gfp(&mut self, nr_pages: u64, blocking: bool) -> bool {
         let m = self.cur_memcg;
         if nr_pages <= MEMCG_CHARGE_BATCH && self.stock.0 == m && self.stock.1 >= nr_pages {
             self.stock.1 -= nr_pages;
@@ -650,6 +661,7 @@ impl Sim {
                     batch = nr_pages;
                     continue;
                 }
+                Err(_) if !blocking => return false,
                 Err(over) => {
                     // memcg_memory_event(MEMCG_MAX) on every pass.
                     self.memcgs[over as usize].max_events += 1;
@@ -683,6 +695,9 @@ impl Sim {
                             self.reclaim_throttle_writeback();
                             continue;
                         }
+                    }
+                    if nr_pages > 1 << crate::page_alloc::PAGE_ALLOC_COSTLY_ORDER {
+                        return false;
                     }
                     self.count_memcg_events(over, MEMCG_OOM, 1);
                     if !self.out_of_memory(Some(over)) {
@@ -873,7 +888,7 @@ impl Sim {
             let lv = &self.memcgs[m as usize].lruvec;
             let compat = lv.lrugen.compat_sizes();
             for (i, s) in out.sizes.iter_mut().enumerate() {
-                *s += lv.lists[i].len as u64 + compat[i];
+                *s += lv.lists[i].pages + compat[i];
             }
             out.workingset_activate[0] += lv.workingset_activate[0];
             out.workingset_activate[1] += lv.workingset_activate[1];

@@ -52,14 +52,20 @@ impl Sim {
             let anon = self.vmas[vid].kind == VmaKind::Anon;
             for &pte in &ptes {
                 if pte & PTE_PRESENT != 0 {
+                    // A large folio is freed at its first PTE; its other
+                    // PTEs then find a freed slot (no LRU flag) and skip it.
                     let f = pte & PTE_FOLIO_MASK;
                     let fo = &mut self.folios[f];
                     fo.mapcount = fo.mapcount.saturating_sub(1);
                     if anon && !fo.test(flags::WRITEBACK) && fo.test(flags::LRU) {
                         let lru = LruList::from_index(fo.lru);
                         if fo.test(flags::SWAPCACHE) {
-                            let slot = fo.swap - 1;
-                            self.swap_free_of(f, slot);
+                            // Every slot of the folio (a large one has
+                            // contiguous slots, `crate::huge_memory`).
+                            let (slot, n) = (fo.swap - 1, fo.nr_pages() as u32);
+                            for i in 0..n {
+                                self.swap_free_of(f, slot + i);
+                            }
                         }
                         if self.policy == crate::sim::Policy::Lru {
                             self.lru_policy_del(f);

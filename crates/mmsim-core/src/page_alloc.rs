@@ -848,7 +848,7 @@ impl PhysMem {
 
     /// Points `mem_map` at folio `f` (or `NIL`) for the `1 << order` frames from `pfn`.
     #[inline(always)]
-    fn set_frames_folio(&mut self, pfn: u64, order: usize, f: FolioId) {
+    pub(crate) fn set_frames_folio(&mut self, pfn: u64, order: usize, f: FolioId) {
         let first = (pfn - self.zone.start_pfn) as usize;
         if order == 0 {
             self.zone.frames[first].folio = f;

@@ -124,8 +124,20 @@ pub struct RunResult {
     /// DAMON's kdamond CPU and DAMOS stats, when the machine runs DAMON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub damon: Option<crate::damon::DamonReport>,
+    /// Multi-size THP: each size's `hugepages-<size>kB/stats` (empty when
+    /// `[machine.thp]` allows no size).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mthp: Vec<crate::huge_memory::MthpSizeReport>,
+    /// Base pages in large anonymous folios at the end (`AnonHugePages`
+    /// for every size; memory.stat `anon_thp`), when THP is on.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub anon_thp_pages: u64,
 }
 
 fn one() -> u32 {
     1
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }

@@ -222,6 +222,10 @@ impl Sim {
         if !fo.is_file() {
             // rmap_walk_anon: the one VMA, without the cursor's loop.
             let (vma, index) = (fo.space, fo.index);
+            if fo.order > 0 {
+                self.folio_referenced_large(f, vma, index, lru_gen, sc, &mut found);
+                return found;
+            }
             self.folio_referenced_one(f, vma, index, lru_gen, sc, &mut found, &mut to_find);
             return found;
         }
@@ -298,6 +302,55 @@ impl Sim {
         *to_find > 0
     }
 
+    /// `folio_referenced_one()` for a large anonymous folio in its VMA
+    /// (mm/rmap.c, v6.12): `page_vma_mapped_walk` visits each of the
+    /// folio's PTEs (one rmap step for the VMA, a PTE-walk step per PTE);
+    /// every young one is cleared — under MGLRU through
+    /// `lru_gen_look_around` per PTE — and the VMA counts once if any was.
+    #[allow(clippy::too_many_arguments)]
+    fn folio_referenced_large(
+        &mut self,
+        f: FolioId,
+        vma: VmaId,
+        index: u32,
+        lru_gen: bool,
+        sc: &mut ScanControl,
+        found: &mut Referenced,
+    ) {
+        let n = 1u32 << self.folios[f].order;
+        let v = &self.vmas[vma as usize];
+        if !lru_gen && !v.has_recency() {
+            return;
+        }
+        let (locked, exec) = (v.locked, v.exec);
+        sc.charge_rmap(self.cost.rmap_ns);
+        let mut referenced = false;
+        for i in index..index + n {
+            if self.page_vma_mapped_walk(f, vma, i).is_none() {
+                continue;
+            }
+            if locked {
+                found.locked = true;
+                return;
+            }
+            referenced |= if lru_gen {
+                self.lru_gen_look_around(f, vma, i, sc)
+            } else {
+                sc.charge_pt_walk(1, self.cost.pte_walk_ns);
+                self.ptep_test_and_clear_young(vma, i)
+            };
+        }
+        let fo = &mut self.folios[f];
+        if referenced {
+            fo.clear(flags::IDLE);
+        }
+        referenced |= fo.test_and_clear(flags::YOUNG);
+        if referenced {
+            found.vmas += 1;
+            found.exec |= exec;
+        }
+    }
+
     /// `try_to_unmap()` with `try_to_unmap_one()` (mm/rmap.c, v6.12):
     /// removes every PTE mapping folio `f`, walking the reverse map until
     /// the folio is unmapped (charging one rmap step per VMA examined). An
@@ -310,6 +363,9 @@ impl Sim {
         let fo = self.folios[f];
         if fo.mapcount == 0 {
             return true;
+        }
+        if fo.order > 0 && !fo.is_file() {
+            return self.try_to_unmap_large(f, sc);
         }
         let mut to_unmap = mapcount_to_find(fo.mapcount);
         let (mut dirty, mut unmapped, mut aborted) = (false, 0u8, false);
@@ -358,6 +414,34 @@ impl Sim {
             }
         }
         !aborted
+    }
+
+    /// `try_to_unmap_one()` over the PTEs of a large anonymous folio in
+    /// its VMA: each PTE mapping it becomes the swap entry of its page's
+    /// slot (the folio has `folio_nr_pages` contiguous slots by now); a
+    /// dirty PTE dirties the folio; a VM_LOCKED VMA keeps it mapped.
+    fn try_to_unmap_large(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
+        let fo = self.folios[f];
+        let n = 1u32 << fo.order;
+        sc.charge_rmap(self.cost.rmap_ns);
+        let v = &mut self.vmas[fo.space as usize];
+        if v.locked {
+            return false;
+        }
+        let mut dirty = false;
+        for i in 0..n {
+            let pte = v.pte_mut(fo.index + i);
+            if *pte & PTE_PRESENT == 0 || *pte & PTE_FOLIO_MASK != f {
+                continue;
+            }
+            dirty |= *pte & PTE_DIRTY != 0;
+            *pte = pte_swap(fo.swap - 1 + i);
+        }
+        self.folios[f].mapcount = 0;
+        if dirty {
+            self.folios[f].set(flags::DIRTY);
+        }
+        true
     }
 
     /// `page_idle_clear_pte_refs()` with `page_idle_clear_pte_refs_one()`

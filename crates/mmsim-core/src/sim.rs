@@ -233,6 +233,8 @@ pub struct Sim {
     pub(crate) lru_gen: crate::reclaim::lru_gen::LruGenState,
     /// DAMON's contexts (`crate::damon`), when the machine runs DAMON.
     pub(crate) damon: Option<Box<crate::damon::Damon>>,
+    /// Multi-size THP: allowed orders and per-size counters (`crate::huge_memory`).
+    pub(crate) thp: crate::huge_memory::Thp,
 }
 
 /// `dirty_writeback_centisecs` = 500: the flusher's period.
@@ -319,6 +321,7 @@ impl Sim {
             nr_writeback: 0,
             lru_gen,
             damon: None,
+            thp: crate::huge_memory::Thp::new(&cfg.thp),
             cfg,
         };
         sim.timers
@@ -467,6 +470,11 @@ impl Sim {
             exec,
             locked: false,
             len: pages as u32,
+            thp_advice: if kind == VmaKind::Anon {
+                self.cfg.thp.vma_advice
+            } else {
+                crate::huge_memory::VmaThpAdvice::None
+            },
             ptes: Vec::new(),
             swap_ra: Default::default(),
             file_ra: crate::readahead::FileRaState::new(self.cfg.ra_pages()),
@@ -662,6 +670,8 @@ impl Sim {
             },
             stats_samples: self.stats_samples.clone(),
             damon: self.damon_report(),
+            mthp: self.thp_report(),
+            anon_thp_pages: self.anon_large_pages(),
             unapplied_writes: (self.knob_events.len() + self.lru_gen.pending.len()) as u64,
             first_unapplied_s: self
                 .knob_events
@@ -822,6 +832,7 @@ impl Sim {
                 let i = i as usize;
                 let mglru = crate::reclaim::lru_gen::is_lru_gen_tag(i as u8);
                 let mut n = 0u32;
+                let mut pages = 0u64;
                 let mut c = l.head;
                 let mut prev = crate::mem::folio::NIL;
                 while c != crate::mem::folio::NIL {
@@ -858,13 +869,17 @@ impl Sim {
                             ));
                         }
                     }
-                    own[f.memcg as usize] += 1;
+                    own[f.memcg as usize] += f.nr_pages();
+                    pages += f.nr_pages();
                     n += 1;
                     prev = c;
                     c = self.folios.links(c)[1];
                 }
-                if n != l.len || prev != l.tail {
-                    return Err(format!("list {i}: counted {n}, header says {}", l.len));
+                if n != l.len || prev != l.tail || pages != l.pages {
+                    return Err(format!(
+                        "list {i}: counted {n} folios of {pages} pages, header says {} of {}",
+                        l.len, l.pages
+                    ));
                 }
                 on_lists += n as u64;
             }
@@ -873,9 +888,10 @@ impl Sim {
         if on_lists != live {
             return Err(format!("{live} live folios but {on_lists} on lists"));
         }
-        if self.node.free + live != self.node.managed {
+        let used = self.folios.live_pages();
+        if self.node.free + used != self.node.managed {
             return Err(format!(
-                "free {} + used {live} != managed {}",
+                "free {} + used {used} != managed {}",
                 self.node.free, self.node.managed
             ));
         }

@@ -61,9 +61,8 @@
 //! mTHP statistic (`mthp_stat_item`: `anon_fault_alloc` of
 //! /sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats/) is not a
 //! /proc/vmstat line: it is one line of a section for its own file, declared
-//! like `memcg_only` (a third section with its struct; not written yet, as
-//! the simulator has neither DAMON nor large folios), one line per order for
-//! mTHP as the kernel has one file per size.
+//! like `memcg_only`; the mTHP counters are `crate::huge_memory::MthpStats`,
+//! one struct per size as the kernel has one directory per size.
 
 use crate::memcg::MemcgId;
 use crate::reclaim::Reclaimer;
@@ -472,6 +471,18 @@ counters! {
         KSWAPD_LOW_WMARK_HIT_QUICKLY kswapd_low_wmark_hit_quickly: Event, Count;
         #[doc = "Counter: OOM kills (a group's: `memory.events` oom_kill, tasks of the group killed)."]
         OOM_KILL oom_kill: Event, Count, memcg(Events, "oom_kill");
+        #[doc = "Counter: PMD-size THP faults that allocated a huge page (`crate::huge_memory`)."]
+        THP_FAULT_ALLOC thp_fault_alloc: Event, Count, memcg(Stat, "thp_fault_alloc");
+        #[doc = "Counter: PMD-size THP faults that fell back to smaller folios."]
+        THP_FAULT_FALLBACK thp_fault_fallback: Event, Count;
+        #[doc = "Counter: of those, the ones whose memcg charge failed."]
+        THP_FAULT_FALLBACK_CHARGE thp_fault_fallback_charge: Event, Count;
+        #[doc = "Counter: PMD-size THPs split."]
+        THP_SPLIT_PAGE thp_split_page: Event, Count;
+        #[doc = "Counter: PMD-size THPs swapped out whole."]
+        THP_SWPOUT thp_swpout: Event, Count;
+        #[doc = "Counter: PMD-size THPs split because they could not be swapped out whole."]
+        THP_SWPOUT_FALLBACK thp_swpout_fallback: Event, Count;
     }
     memcg_only {
         #[doc = "`memory.events` low: times the group was reclaimed below its effective `memory.low` (in the retry pass that ignores it)."]
@@ -496,7 +507,7 @@ counters! {
         workingset_restore_anon, workingset_restore_file,
         // JSON: beside `MemcgReport`'s `low`/`high` limits, as `events_max` is.
         low as "events_low", high as "events_high", high_throttle_ns, oom,
-        oom_kill, swap_max, swap_fail, swap_high,
+        oom_kill, swap_max, swap_fail, swap_high, thp_fault_alloc,
     }
 }
 
@@ -715,8 +726,11 @@ mod tests {
         "oom_kill",
         "thp_fault_alloc",
         "thp_fault_fallback",
+        "thp_fault_fallback_charge",
         "thp_collapse_alloc",
         "thp_split_page",
+        "thp_swpout",
+        "thp_swpout_fallback",
         "swap_ra",
         "swap_ra_hit",
         "swpin_zero",
@@ -784,6 +798,7 @@ mod tests {
                 "pgrefill",
                 "pgactivate",
                 "pgdeactivate",
+                "thp_fault_alloc",
             ],
             "memory.stat as memory_stat_format prints it"
         );

@@ -66,7 +66,7 @@ impl Sim {
         let fo = &mut self.folios[f];
         debug_assert!(fo.test(flags::WRITEBACK));
         fo.clear(flags::WRITEBACK);
-        self.nr_writeback -= 1;
+        self.nr_writeback -= fo.nr_pages();
         if !fo.test_and_clear(flags::RECLAIM) {
             return;
         }

@@ -79,7 +79,10 @@ fn an_invalid_scenario_is_the_scenarios_error() {
         Default::default(),
         vec![mmsim_workloads::WorkloadSpec::new(
             mmsim_workloads::Target::Anon,
-            mmsim_workloads::WorkloadKind::Touch { pages: 0 },
+            mmsim_workloads::WorkloadKind::Touch {
+                pages: 0,
+                stride: 1,
+            },
         )],
     ))
     .unwrap_err();

@@ -50,7 +50,8 @@ pub fn config_name<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> S
 /// The metrics of a comparison, in table order: the [`METRICS`], then the
 /// [`MEMCG_METRICS`] of each group (besides `/`) that every run of every configuration
 /// has, groups in path order; then, in scenarios of several workloads, the end time of
-/// each workload every run has, in the first run's workload order.
+/// each workload every run has, in the first run's workload order; DAMON's; and the
+/// [`crate::metrics::THP_METRICS`] when some run has multi-size THP on.
 pub fn metric_infos(configs: &[ConfigReport]) -> Vec<MetricInfo> {
     let mut out: Vec<MetricInfo> = METRICS
         .iter()
@@ -157,6 +158,19 @@ pub fn metric_infos(configs: &[ConfigReport]) -> Vec<MetricInfo> {
         }
         damon.retain(|m| runs.iter().all(|r| r.metrics.contains_key(&m.name)));
         out.extend(damon);
+    }
+    // Multi-size THP's, when some run has large folios on (`mthp` in its result).
+    let thp_on = runs.iter().any(|r| {
+        r.result
+            .get("mthp")
+            .and_then(|m| m.as_array())
+            .is_some_and(|m| !m.is_empty())
+    });
+    if thp_on {
+        out.extend(crate::metrics::THP_METRICS.iter().map(|m| MetricInfo {
+            name: m.name.into(),
+            about: m.about.into(),
+        }));
     }
     out
 }

@@ -244,6 +244,25 @@ pub const METRICS: &[Metric] = &[
     },
 ];
 
+/// Multi-size THP's metrics (`[machine.thp]`): in every run's values, and in a
+/// comparison's table when some run has large folios on (after the others, so that
+/// older reports keep their rows).
+pub const THP_METRICS: &[Metric] = &[
+    Metric {
+        name: "mem_used_pages",
+        about: "pages charged to the root group at the end (memory.current / 4 KiB: resident \
+                anon and page cache; seed 003's mem-used)",
+        format: Format::Count,
+        value: |r| Some(r.result.memcg_usage_pages as f64),
+    },
+    Metric {
+        name: "anon_thp_pages",
+        about: "base pages in large anonymous folios at the end (memory.stat anon_thp / 4 KiB)",
+        format: Format::Count,
+        value: |r| Some(r.result.anon_thp_pages as f64),
+    },
+];
+
 /// A metric of one memory cgroup: `memcg:<path>:<name>` in the comparison.
 #[derive(Clone, Copy, Debug)]
 pub struct MemcgMetric {
@@ -487,6 +506,7 @@ pub fn format_of(name: &str) -> Format {
     }
     METRICS
         .iter()
+        .chain(THP_METRICS)
         .find(|m| m.name == name)
         .map(|m| m.format)
         .or_else(|| split_memcg_name(name).map(|(_, m)| m.format))
@@ -499,6 +519,7 @@ pub fn format_of(name: &str) -> Format {
 pub fn values(r: &ScenarioResult) -> BTreeMap<String, Option<f64>> {
     let mut out: BTreeMap<String, Option<f64>> = METRICS
         .iter()
+        .chain(THP_METRICS)
         .map(|m| (m.name.to_string(), (m.value)(r).filter(|v| v.is_finite())))
         .collect();
     for (path, g) in r.result.memcg.iter().filter(|(p, _)| p.as_str() != "/") {

@@ -641,12 +641,16 @@ mod tests {
     fn the_registry_is_the_embedded_scenarios_by_seed() {
         let r = registry();
         let seeds: Vec<&str> = r.iter().map(|(s, _)| s.as_str()).collect();
-        assert_eq!(seeds, ["000", "001", "002", "004"]);
+        assert_eq!(seeds, ["000", "001", "002", "003", "004"]);
         assert_eq!(r[0].1, ["fio-randread", "memcached", "many-tabs"]);
         assert_eq!(r[1].1, ["default"]);
         assert_eq!(r[2].1, ["plrus-parsec-like"]);
         assert_eq!(
             r[3].1,
+            ["mthp-page-fault1", "mthp-sparse-touch", "mthp-kbuild"]
+        );
+        assert_eq!(
+            r[4].1,
             [
                 "softlimit-kbuild",
                 "softlimit-stream-vs-eater",

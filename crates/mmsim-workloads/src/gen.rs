@@ -356,10 +356,11 @@ enum Pattern {
         n: u64,
         perm: Option<Permutation>,
     },
-    /// Sequential, loop and touch: `next` cycles through `0..pages`.
+    /// Sequential, loop and touch: `next` cycles through `0..pages` by `step`.
     Sequential {
         pages: u32,
         next: u32,
+        step: u32,
     },
     HotCold {
         hot: u32,
@@ -453,16 +454,19 @@ impl Generator {
                     Pattern::Sequential {
                         pages: pages as u32,
                         next: 0,
+                        step: 1,
                     },
                 )
             }
-            WorkloadKind::Touch { pages } => {
+            WorkloadKind::Touch { pages, stride } => {
                 let pages = clamp_pages(*pages);
+                let step = (*stride).clamp(1, pages);
                 (
-                    pages,
+                    pages.div_ceil(step),
                     Pattern::Sequential {
                         pages: pages as u32,
                         next: 0,
+                        step: step as u32,
                     },
                 )
             }
@@ -646,10 +650,15 @@ impl Generator {
                     out.push(sink.event(page as u32, writes.draw(rng)));
                 }
             }
-            Pattern::Sequential { pages, next } => {
+            Pattern::Sequential { pages, next, step } => {
                 for _ in 0..n {
                     let index = *next;
-                    *next = if index + 1 == *pages { 0 } else { index + 1 };
+                    let to = u64::from(index) + u64::from(*step);
+                    *next = if to >= u64::from(*pages) {
+                        0
+                    } else {
+                        to as u32
+                    };
                     out.push(sink.event(index, writes.draw(rng)));
                 }
             }

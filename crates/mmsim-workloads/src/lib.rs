@@ -97,6 +97,15 @@ pub const EMBEDDED_SCENARIOS: &[(&str, &str)] = &[
         "plrus-parsec-like",
         include_str!("../scenarios/plrus-parsec-like.toml"),
     ),
+    (
+        "mthp-page-fault1",
+        include_str!("../scenarios/mthp-page-fault1.toml"),
+    ),
+    (
+        "mthp-sparse-touch",
+        include_str!("../scenarios/mthp-sparse-touch.toml"),
+    ),
+    ("mthp-kbuild", include_str!("../scenarios/mthp-kbuild.toml")),
 ];
 
 /// Scaled-down versions of embedded scenarios that carry published results, for

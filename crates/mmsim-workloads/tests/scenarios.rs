@@ -194,7 +194,13 @@ fn accesses_equal_the_sum_of_the_workloads() {
         "sum",
         small_machine(),
         vec![
-            WorkloadSpec::new(Target::Anon, WorkloadKind::Touch { pages: 3000 }),
+            WorkloadSpec::new(
+                Target::Anon,
+                WorkloadKind::Touch {
+                    pages: 3000,
+                    stride: 1,
+                },
+            ),
             z(5000, 40_000, 1, Target::File),
             z(2000, 25_000, 1, Target::Mmap),
             WorkloadSpec {

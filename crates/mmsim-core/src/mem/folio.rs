@@ -4,8 +4,8 @@
 //! include/linux/mm_types.h). Here every resident folio is a 24-byte slot (plus an 8-byte link pair) in
 //! one arena, addressed by a dense [`FolioId`]; list links are intrusive
 //! (`prev`/`next` ids), so moving a folio between LRU lists never allocates.
-//! The data model carries an `order` (0 for a 4 KiB page), ready for large
-//! folios; only order 0 is produced for now. Each folio's head page frame
+//! The data model carries an `order` (0 for a 4 KiB page); anonymous faults
+//! make larger ones when multi-size THP is on (`crate::huge_memory`). Each folio's head page frame
 //! (`folio_pfn`) lives in a third dense array, 4 bytes per folio, so a
 //! resident folio costs 24 + 8 + 4 = 36 host bytes; the PFN → folio map
 //! (`mem_map`) is in `crate::page_alloc`.
@@ -204,7 +204,6 @@ impl Folio {
     }
     /// Base pages in the folio.
     #[inline]
-    #[allow(dead_code)] // waits for large folios (every folio is order 0 so far)
     pub(crate) fn nr_pages(&self) -> u64 {
         1 << self.order
     }
@@ -300,6 +299,22 @@ impl FolioArena {
             .filter(|(&p, _)| p != NO_PFN)
             .map(|(_, f)| f.nr_pages())
             .sum()
+    }
+
+    /// Calls `f` on every live folio.
+    pub(crate) fn for_each_live(&self, mut f: impl FnMut(&Folio)) {
+        for fo in &self.slots {
+            if fo.space != u32::MAX {
+                f(fo);
+            }
+        }
+    }
+
+    /// Base pages of the live folios.
+    pub(crate) fn live_pages(&self) -> u64 {
+        let mut n = 0;
+        self.for_each_live(|fo| n += fo.nr_pages());
+        n
     }
 
     /// Number of live folios.

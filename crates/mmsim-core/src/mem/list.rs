@@ -18,6 +18,8 @@ pub(crate) struct List {
     pub tail: FolioId,
     /// Number of folios (not pages) on the list.
     pub len: u32,
+    /// Base pages of those folios (`lruvec_lru_size`'s count).
+    pub pages: u64,
 }
 
 impl Default for List {
@@ -26,6 +28,7 @@ impl Default for List {
             head: NIL,
             tail: NIL,
             len: 0,
+            pages: 0,
         }
     }
 }
@@ -45,6 +48,7 @@ impl List {
         }
         self.head = id;
         self.len += 1;
+        self.pages += a[id].nr_pages();
     }
 
     /// `list_add_tail()`: inserts at the tail.
@@ -61,6 +65,7 @@ impl List {
         }
         self.tail = id;
         self.len += 1;
+        self.pages += a[id].nr_pages();
     }
 
     /// `list_del()`: unlinks a folio known to be on this list.
@@ -80,6 +85,7 @@ impl List {
             self.tail = p;
         }
         self.len -= 1;
+        self.pages -= a[id].nr_pages();
     }
 
     /// Moves a folio on this list to the head (`list_move()`), keeping its tag.

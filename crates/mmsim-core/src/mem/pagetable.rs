@@ -70,6 +70,8 @@ pub(crate) struct Vma {
     pub locked: bool,
     /// Length in pages.
     pub len: u32,
+    /// VM_HUGEPAGE / VM_NOHUGEPAGE from `madvise` (anonymous VMAs).
+    pub thp_advice: crate::huge_memory::VmaThpAdvice,
     /// PTEs, grown on first touch up to `len`.
     pub ptes: Vec<u32>,
     /// `vma->swap_readahead_info`: the last swap fault's page, window and hits.

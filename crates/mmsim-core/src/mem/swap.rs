@@ -63,6 +63,33 @@ impl SwapDevice {
         Some(slot)
     }
 
+    /// `get_swap_pages()` for a folio of `n` pages (a power of two): `n`
+    /// contiguous slots aligned to `n`, owned by `memcg`, or None. The
+    /// kernel takes them from a swap cluster reserved for the order
+    /// (v6.10+, mm/swapfile.c); here they come from the device's space never
+    /// used yet (the slots skipped to align it join the free slots), so
+    /// large swap-outs fall back once that space is gone, as they do in
+    /// the kernel once no free cluster is left.
+    pub(crate) fn alloc_contig(&mut self, memcg: MemcgId, n: u32) -> Option<u32> {
+        let start = (self.slots.len() as u64).next_multiple_of(u64::from(n));
+        let end = start + u64::from(n);
+        let pad = start - self.slots.len() as u64;
+        if end > self.capacity || self.used + u64::from(n) > self.capacity {
+            return None;
+        }
+        for _ in 0..pad {
+            self.slots.push(0);
+            self.owner.push(0);
+            self.free.push((self.slots.len() - 1) as u32);
+        }
+        for _ in 0..n {
+            self.slots.push(0);
+            self.owner.push(memcg);
+        }
+        self.used += u64::from(n);
+        Some(start as u32)
+    }
+
     /// Releases a slot; returns the group it was charged to (the caller
     /// uncharges it: `Sim::swap_free`).
     #[inline]

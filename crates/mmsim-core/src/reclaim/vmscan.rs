@@ -453,15 +453,19 @@ impl Sim {
         for _ in 0..AHEAD.min(n as usize) {
             ahead = self.folios.prefetch_and_step_towards_head(ahead);
         }
-        for _ in 0..n {
+        // Counted in base pages (`nr_taken += nr_pages`, v6.x).
+        let mut taken = 0;
+        while taken < n {
             let Some(f) = list.pop_tail(&mut self.folios) else {
                 break;
             };
             ahead = self.folios.prefetch_and_step_towards_head(ahead);
-            self.folios[f].clear(flags::LRU);
+            let fo = &mut self.folios[f];
+            fo.clear(flags::LRU);
+            taken += fo.nr_pages();
             self.scratch.push(f);
         }
-        self.scratch.len() as u64
+        taken
     }
 
     /// Prefetches what reclaiming folio `f` will touch: the PTE that
@@ -502,11 +506,12 @@ impl Sim {
                 lru as u8,
             );
             if lru.is_active() {
-                nr_active += 1;
+                let nr = self.folios[f].nr_pages();
+                nr_active += nr;
                 if rules.putback_active_ages {
-                    self.workingset_age_nonresident(m, 1);
+                    self.workingset_age_nonresident(m, nr);
                 }
-                self.note_rotated(m, lru.is_file(), 1);
+                self.note_rotated(m, lru.is_file(), nr);
             }
         }
         nr_active
@@ -538,10 +543,11 @@ impl Sim {
                 self.prefetch_reclaim(g);
             }
             let referenced = self.folio_referenced(f, sc);
+            let nr = self.folios[f].nr_pages();
             if referenced.vmas > 0 {
-                nr_rotated += 1;
+                nr_rotated += nr;
                 if referenced.exec && file {
-                    nr_exec_kept += 1;
+                    nr_exec_kept += nr;
                     continue;
                 }
             }
@@ -550,7 +556,7 @@ impl Sim {
             if rules.pg_workingset {
                 fo.set(flags::WORKINGSET);
             }
-            nr_deactivate += 1;
+            nr_deactivate += nr;
         }
         self.lru_lock_reclaim(sc, sc.memcg, batch.len() as u64);
         self.move_folios_to_lru(&batch, rules);
@@ -665,22 +671,33 @@ impl Sim {
         let mut stat = ReclaimStat::default();
         let mut reclaimed = 0;
         let mut keep = 0;
-        for i in 0..batch.len() {
+        let mut i = 0;
+        // A split appends the tails to `batch`, which this loop reaches too.
+        while i < batch.len() {
             let f = batch[i];
-            if let Some(&g) = batch.get(i + 4) {
+            i += 1;
+            if let Some(&g) = batch.get(i + 3) {
                 self.prefetch_reclaim(g);
             }
-            sc.nr_scanned += 1;
-            let fate = self.reclaim_one(f, sc, rules, &mut stat);
+            // Account the number of base pages.
+            let mut nr = self.folios[f].nr_pages();
+            sc.nr_scanned += nr;
+            let len = batch.len();
+            let fate = self.reclaim_one(f, sc, rules, &mut stat, batch);
+            if batch.len() > len {
+                // Split: the tails are scanned on their own.
+                sc.nr_scanned -= nr - 1;
+                nr = 1;
+            }
             match fate {
-                Fate::Freed => reclaimed += 1,
+                Fate::Freed => reclaimed += nr,
                 Fate::Activate => {
                     let fo = self.folios[f];
                     if fo.test(flags::SWAPCACHE) && self.mem_cgroup_swap_full(fo.memcg) {
                         self.folio_free_swap(f);
                     }
                     self.folios[f].set(flags::ACTIVE);
-                    self.count_events(sc.memcg, PGACTIVATE, 1);
+                    self.count_events(sc.memcg, PGACTIVATE, nr);
                     batch[keep] = f;
                     keep += 1;
                 }
@@ -700,6 +717,7 @@ impl Sim {
         sc: &mut ScanControl,
         rules: ClassicRules,
         stat: &mut ReclaimStat,
+        list: &mut Vec<FolioId>,
     ) -> Fate {
         let fo = self.folios[f];
         let file = fo.is_file();
@@ -718,7 +736,7 @@ impl Sim {
                     sc.io_wait_ns += done.saturating_sub(now);
                     self.complete_writeback(done.max(now));
                     if !self.folios[f].test(flags::WRITEBACK) {
-                        return self.reclaim_one(f, sc, rules, stat);
+                        return self.reclaim_one(f, sc, rules, stat, list);
                     }
                 }
             }
@@ -740,7 +758,11 @@ impl Sim {
             FolioReferences::Keep => return Fate::Keep,
             _ => {}
         }
-        if !file && !self.folios[f].test(flags::SWAPCACHE) {
+        // A large folio gets its slots whole or is split first (`crate::huge_memory`).
+        if !file
+            && !self.folios[f].test(flags::SWAPCACHE)
+            && (self.folios[f].order == 0 || !self.add_to_swap_large(f, list))
+        {
             // add_to_swap()
             let Some(slot) = self.folio_alloc_swap(f) else {
                 return Fate::Activate;
@@ -800,15 +822,19 @@ impl Sim {
         let fo = &mut self.folios[f];
         fo.clear(flags::DIRTY);
         let file = fo.is_file();
-        self.count_vm_events(NR_VMSCAN_WRITE, 1);
-        self.count_vm_events(PGPGOUT, 4);
+        let (order, nr) = (fo.order, fo.nr_pages());
+        self.count_vm_events(NR_VMSCAN_WRITE, nr);
+        self.count_vm_events(PGPGOUT, 4 * nr);
         let (io, sync, q) = if file {
             self.nr_dirty -= 1;
             (self.fs.write_placed(now, place, 1), false, 1)
         } else {
-            self.count_vm_events(PSWPOUT, 1);
+            self.count_vm_events(PSWPOUT, nr);
+            if order > 0 {
+                self.count_swpout_large(order);
+            }
             (
-                self.swap_dev(|d| d.write_placed(now, place, 1)),
+                self.swap_dev(|d| d.write_placed(now, place, nr)),
                 self.cfg.swap.device == crate::config::DeviceKind::Zram,
                 0,
             )
@@ -821,7 +847,7 @@ impl Sim {
         let done = io.done;
         let fo = &mut self.folios[f];
         fo.set(flags::WRITEBACK | flags::RECLAIM);
-        self.nr_writeback += 1;
+        self.nr_writeback += nr;
         let seq = self.start_writeback_seq(f);
         self.queue_writeback(q, done, f, seq);
         false
@@ -844,8 +870,12 @@ impl Sim {
         if fo.is_file() {
             *self.files[fo.space as usize].slot_mut(fo.index) = shadow.unwrap_or(0);
         } else if fo.test(flags::SWAPCACHE) {
+            // Every page of the folio leaves the shadow in its slot.
             let swap = self.swap.as_mut().unwrap();
-            swap.slots[(fo.swap - 1) as usize] = shadow.unwrap_or(SWAP_NO_SHADOW);
+            let first = (fo.swap - 1) as usize;
+            for slot in &mut swap.slots[first..first + fo.nr_pages() as usize] {
+                *slot = shadow.unwrap_or(SWAP_NO_SHADOW);
+            }
         }
         self.free_folio(f);
     }

@@ -5,7 +5,8 @@
 //! refault distance, the anon/file balance), `swap.rs` swap-in and swap
 //! writes, `readahead.rs` readahead and read-around, `memcg.rs` the memory
 //! cgroup hierarchy, `memcg_swap.rs` swap limits and charges of groups,
-//! and `rmap.rs` the reverse-map walk and the idle-page bits. This file
+//! `rmap.rs` the reverse-map walk and the idle-page bits, and `thp.rs`
+//! multi-size THP (orders at a fault, fallbacks, swap-out). This file
 //! holds the helpers they share.
 
 mod classic;
@@ -14,6 +15,7 @@ mod memcg_swap;
 mod readahead;
 mod rmap;
 mod swap;
+mod thp;
 
 use crate::config::{
     CgroupVersion, CostVariant, DeviceConfig, DeviceKind, MachineConfig, PolicyConfig, PolicyName,

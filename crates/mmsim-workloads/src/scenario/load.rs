@@ -392,7 +392,15 @@ impl Scenario {
                     check_fraction("hot_probability", *hot_probability, true)?;
                     check_count("accesses", *accesses)?;
                 }
-                WorkloadKind::Touch { pages } => check_pages(*pages)?,
+                WorkloadKind::Touch { pages, stride } => {
+                    check_pages(*pages)?;
+                    if !(1..=(*pages).max(1)).contains(stride) {
+                        return Err(invalid(
+                            field("stride"),
+                            format!("{stride} is out of range [1, {pages}] (the region's pages)"),
+                        ));
+                    }
+                }
                 WorkloadKind::Trace {
                     path, limit, pages, ..
                 } => {

@@ -434,6 +434,10 @@ pub enum WorkloadKind {
     Touch {
         /// Region size in pages.
         pages: u64,
+        /// Pages from one touch to the next, 1..=pages (default 1: every
+        /// page; 16 touches one byte per 64 KiB, the sparse pattern of seed
+        /// 003 that large folios turn into 16 times the memory).
+        stride: u64,
     },
     /// `trace`: replays a trace file (streamed, never loaded whole); its keys are
     /// numbered in order of first appearance ([`mmsim_trace::Densifier`]) and become page
@@ -516,7 +520,7 @@ impl WorkloadKind {
             | WorkloadKind::Sequential { pages, .. }
             | WorkloadKind::Loop { pages, .. }
             | WorkloadKind::HotCold { pages, .. }
-            | WorkloadKind::Touch { pages } => *pages,
+            | WorkloadKind::Touch { pages, .. } => *pages,
             WorkloadKind::Trace { pages, .. } => pages.unwrap_or(MAX_PAGES),
             _ => unreachable!("the model kinds are handled above"),
         }
@@ -538,7 +542,7 @@ impl WorkloadKind {
                 pages,
                 iterations: n,
             } => Some(pages.saturating_mul(n)),
-            WorkloadKind::Touch { pages } => Some(pages),
+            WorkloadKind::Touch { pages, stride } => Some(pages.div_ceil(stride.max(1))),
             WorkloadKind::Trace { limit, .. } => limit,
             _ => unreachable!("the model kinds are handled above"),
         }

@@ -82,7 +82,7 @@ impl KindName {
                 &["pages", "hot_fraction", "hot_probability", "accesses"],
                 &[],
             ),
-            KindName::Touch => (&["pages"], &[]),
+            KindName::Touch => (&["pages"], &["stride"]),
             KindName::Trace => (&["path"], &["format", "limit", "pages"]),
             KindName::Fio => models::fields_of::<FioSpec>(),
             KindName::Kv => models::fields_of::<KvSpec>(),
@@ -260,6 +260,9 @@ pub(super) struct RawWorkload {
     switches: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     touches: Option<u64>,
+    // touch
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stride: Option<u64>,
     // kbuild
     #[serde(default, skip_serializing_if = "Option::is_none")]
     jobs: Option<u32>,
@@ -378,7 +381,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 55] = [
+    let present: [(&'static str, bool); 56] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -421,6 +424,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("tab_size", r.tab_size.is_some()),
         ("switches", r.switches.is_some()),
         ("touches", r.touches.is_some()),
+        ("stride", r.stride.is_some()),
         ("jobs", r.jobs.is_some()),
         ("units", r.units.is_some()),
         ("source_size", r.source_size.is_some()),
@@ -514,7 +518,10 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             hot_probability: r.hot_probability.unwrap_or(0.0),
             accesses,
         },
-        KindName::Touch => WorkloadKind::Touch { pages },
+        KindName::Touch => WorkloadKind::Touch {
+            pages,
+            stride: r.stride.unwrap_or(1),
+        },
         KindName::Trace => WorkloadKind::Trace {
             path: r.path.unwrap_or_default(),
             format: r.format.unwrap_or_default(),
@@ -694,6 +701,7 @@ impl From<WorkloadSpec> for RawWorkload {
             tab_size: None,
             switches: None,
             touches: None,
+            stride: None,
             jobs: None,
             units: None,
             source_size: None,
@@ -741,7 +749,10 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.hot_probability = Some(hot_probability);
                 r.accesses = Some(accesses);
             }
-            WorkloadKind::Touch { pages } => r.pages = Some(pages),
+            WorkloadKind::Touch { pages, stride } => {
+                r.pages = Some(pages);
+                r.stride = (stride != 1).then_some(stride);
+            }
             WorkloadKind::Trace {
                 path,
                 format,

@@ -1,0 +1,755 @@
+//! Anonymous large folios: multi-size THP (mm/huge_memory.c, the
+//! `alloc_anon_folio` fault path of mm/memory.c and its helpers in
+//! include/linux/huge_mm.h, v6.12; the v6.8 variant as an option).
+//!
+//! Off by default: every per-size `enabled` is `never` and the top-level
+//! `enabled` is `never` (the kernel's build default is `always` or
+//! `madvise`; mmsim's is `never` so that every existing scenario keeps its
+//! order-0 results). With a size switched on (`[machine.thp]`, or
+//! `--set thp.hugepages-64kB.enabled=always`):
+//!
+//! * **Which orders** (`__thp_vma_allowable_orders`, huge_mm.h v6.12): the
+//!   per-size `always` orders, plus the `madvise` orders in a VMA with
+//!   MADV_HUGEPAGE, plus the `inherit` orders when the top-level `enabled`
+//!   is `always` (or `madvise` in a MADV_HUGEPAGE VMA); none in a
+//!   MADV_NOHUGEPAGE VMA.
+//! * **Where** (`thp_vma_suitable_orders`): the naturally aligned block of
+//!   the order around the faulting page must lie inside the VMA. A VMA's
+//!   first page is taken as PMD-aligned (v6.7+ aligns anonymous mappings of
+//!   at least 2 MiB to the PMD, `thp_get_unmapped_area`; smaller ones are
+//!   assumed aligned too).
+//! * **PMD first** (`__handle_mm_fault` → `create_huge_pmd` →
+//!   `do_huge_pmd_anonymous_page`): when order 9 is allowed and suitable and
+//!   the PMD's 512 PTEs are all none (the model has no PMD of its own: an
+//!   empty range stands for `pmd_none`), a 2 MiB folio is tried;
+//!   failure counts `thp_fault_fallback` (and `thp_fault_fallback_charge`
+//!   for the charge) and falls back to the PTE path.
+//! * **PTE path** (`alloc_anon_folio`, mm/memory.c v6.12): the allowed
+//!   suitable orders below PMD_ORDER, highest first; orders whose aligned
+//!   block has a PTE that is not none are dropped (the lockless
+//!   `pte_range_none` scan); then each remaining order is tried in turn: a
+//!   buddy failure counts `anon_fault_fallback`, a memcg charge failure
+//!   `anon_fault_fallback_charge` and `anon_fault_fallback`; after the
+//!   last, order 0 as before.
+//! * **gfp** (`vma_thp_gfp_mask`, mm/huge_memory.c v6.12) from `defrag`:
+//!   direct reclaim for `always`, and for `madvise`/`defer+madvise` in a
+//!   MADV_HUGEPAGE VMA; a kswapd wakeup for `defer`/`defer+madvise`;
+//!   otherwise neither (`GFP_TRANSHUGE_LIGHT`): the allocation takes a free
+//!   block above the low watermark or fails, and the charge fails at once
+//!   at `memory.max` (`gfpflags_allow_blocking` false). A charge that may
+//!   reclaim does so as `try_charge_memcg` does, without the OOM killer
+//!   above order 3 (`mem_cgroup_oom`, PAGE_ALLOC_COSTLY_ORDER). Direct
+//!   compaction is not modelled: the slow path is one direct-reclaim pass
+//!   then the min watermark.
+//! * **Zeroing**: the whole folio is cleared at the fault
+//!   (`folio_zero_user`): `minor_fault_ns` plus `clear_page_ns` per extra page.
+//! * **Mapping** (`set_ptes` of `do_anonymous_page`): every PTE of the block
+//!   maps the folio, dirty (VM_WRITE), young only where the access was.
+//!
+//! Through reclaim (mm/vmscan.c `shrink_folio_list`, v6.8 and v6.12): a
+//! large anonymous folio not yet in the swap cache is, in v6.8, split at
+//! once unless PMD-mapped ("Split folios without a PMD map right away"),
+//! while v6.10+ keeps it whole; `add_to_swap` then needs
+//! `folio_nr_pages` contiguous, aligned swap slots (the kernel's per-order
+//! cluster; here fresh space of the device, see
+//! `crate::mem::swap::SwapDevice::alloc_contig`). When that fails the folio
+//! is split and counted `swpout_fallback` (`thp_swpout_fallback` for PMD
+//! size) and its head retried at order 0; a whole swap-out counts `swpout`
+//! (`thp_swpout`). In v6.8 only PMD size can get slots (`get_swap_pages`
+//! supported order 0 and SWAPFILE_CLUSTER only). A split
+//! (`split_huge_page_to_list_to_order` to order 0) gives each page its own
+//! folio with the head's flags, group, generation and swap slot, the PTEs
+//! pointing at them, and the tails on the caller's list.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::ConfigError;
+use crate::mem::filemap::SLOT_FOLIO;
+use crate::mem::folio::{flags, FolioId, NO_LIST};
+use crate::mem::pagetable::{pte_present, VmaId, PTE_FOLIO_MASK, PTE_PRESENT};
+use crate::page_alloc::MigrateType;
+use crate::sim::{Policy, Sim};
+use crate::stats::item::*;
+
+/// `HPAGE_PMD_ORDER` with 4 KiB pages.
+pub(crate) const PMD_ORDER: u8 = 9;
+/// The smallest anonymous THP order (order 1 is not supported for anon).
+pub(crate) const MIN_THP_ORDER: u8 = 2;
+/// Orders that have a `hugepages-<size>kB` directory: 2..=9.
+pub(crate) const THP_ORDERS: std::ops::RangeInclusive<u8> = MIN_THP_ORDER..=PMD_ORDER;
+
+/// Top-level `/sys/kernel/mm/transparent_hugepage/enabled`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThpEnabled {
+    /// Every anonymous VMA.
+    Always,
+    /// VMAs with MADV_HUGEPAGE.
+    Madvise,
+    /// None (mmsim's default; see the module overview).
+    #[default]
+    Never,
+}
+
+/// A per-size `hugepages-<size>kB/enabled`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThpSizeEnabled {
+    /// Every anonymous VMA.
+    Always,
+    /// Follows the top-level `enabled`.
+    Inherit,
+    /// VMAs with MADV_HUGEPAGE.
+    Madvise,
+    /// Off (the kernel's default for every size but PMD).
+    #[default]
+    Never,
+}
+
+/// `/sys/kernel/mm/transparent_hugepage/defrag`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ThpDefrag {
+    /// Direct reclaim for every THP allocation.
+    #[serde(rename = "always")]
+    Always,
+    /// Wake kswapd only.
+    #[serde(rename = "defer")]
+    Defer,
+    /// Direct reclaim in MADV_HUGEPAGE VMAs, kswapd wakeup elsewhere.
+    #[serde(rename = "defer+madvise")]
+    DeferMadvise,
+    /// Direct reclaim in MADV_HUGEPAGE VMAs, nothing elsewhere (the kernel's default).
+    #[default]
+    #[serde(rename = "madvise")]
+    Madvise,
+    /// No reclaim.
+    #[serde(rename = "never")]
+    Never,
+}
+
+/// Which kernel's large-folio reclaim to follow: `"6.8"` or `"6.12"` (a TOML
+/// number, as `--set thp.kernel=6.8` writes it, is read the same).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum ThpKernel {
+    /// v6.8 (multi-size THP merged): PTE-mapped large folios are split
+    /// before swap-out; only PMD size can be swapped out whole.
+    #[serde(rename = "6.8")]
+    V6_8,
+    /// v6.12: any order is swapped out whole when slots allow (v6.10+).
+    #[default]
+    #[serde(rename = "6.12")]
+    V6_12,
+}
+
+impl<'de> Deserialize<'de> for ThpKernel {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Number(f64),
+        }
+        let v = match Raw::deserialize(d)? {
+            Raw::Text(s) => s,
+            Raw::Number(n) => format!("{n}"),
+        };
+        match v.as_str() {
+            "6.8" => Ok(ThpKernel::V6_8),
+            "6.12" => Ok(ThpKernel::V6_12),
+            _ => Err(serde::de::Error::custom(format!(
+                "unknown kernel `{v}`, expected \"6.8\" or \"6.12\""
+            ))),
+        }
+    }
+}
+
+/// The `madvise` advice every anonymous VMA of the scenario gets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VmaThpAdvice {
+    /// No advice.
+    #[default]
+    None,
+    /// MADV_HUGEPAGE (VM_HUGEPAGE).
+    Hugepage,
+    /// MADV_NOHUGEPAGE (VM_NOHUGEPAGE): no THP at all.
+    Nohugepage,
+}
+
+/// One `hugepages-<size>kB` directory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThpSizeConfig {
+    /// `hugepages-<size>kB/enabled`.
+    #[serde(default)]
+    pub enabled: ThpSizeEnabled,
+}
+
+fn inherit() -> ThpSizeConfig {
+    ThpSizeConfig {
+        enabled: ThpSizeEnabled::Inherit,
+    }
+}
+
+/// `[machine.thp]`: /sys/kernel/mm/transparent_hugepage with the sysfs names.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThpConfig {
+    /// Top-level `enabled` (default `never`, see the module overview).
+    #[serde(default)]
+    pub enabled: ThpEnabled,
+    /// `defrag` (default `madvise`, the kernel's).
+    #[serde(default)]
+    pub defrag: ThpDefrag,
+    /// Kernel version of the reclaim rules: `"6.8"` or `"6.12"` (default).
+    #[serde(default)]
+    pub kernel: ThpKernel,
+    /// The advice of every anonymous VMA (`madvise(MADV_HUGEPAGE)`).
+    #[serde(default)]
+    pub vma_advice: VmaThpAdvice,
+    /// 16 KiB (order 2).
+    #[serde(rename = "hugepages-16kB", default)]
+    pub hugepages_16kb: ThpSizeConfig,
+    /// 32 KiB (order 3).
+    #[serde(rename = "hugepages-32kB", default)]
+    pub hugepages_32kb: ThpSizeConfig,
+    /// 64 KiB (order 4).
+    #[serde(rename = "hugepages-64kB", default)]
+    pub hugepages_64kb: ThpSizeConfig,
+    /// 128 KiB (order 5).
+    #[serde(rename = "hugepages-128kB", default)]
+    pub hugepages_128kb: ThpSizeConfig,
+    /// 256 KiB (order 6).
+    #[serde(rename = "hugepages-256kB", default)]
+    pub hugepages_256kb: ThpSizeConfig,
+    /// 512 KiB (order 7).
+    #[serde(rename = "hugepages-512kB", default)]
+    pub hugepages_512kb: ThpSizeConfig,
+    /// 1 MiB (order 8).
+    #[serde(rename = "hugepages-1024kB", default)]
+    pub hugepages_1024kb: ThpSizeConfig,
+    /// 2 MiB (order 9, PMD size; default `inherit`, the kernel's).
+    #[serde(rename = "hugepages-2048kB", default = "inherit")]
+    pub hugepages_2048kb: ThpSizeConfig,
+}
+
+impl Default for ThpConfig {
+    fn default() -> Self {
+        ThpConfig {
+            enabled: ThpEnabled::Never,
+            defrag: ThpDefrag::Madvise,
+            kernel: ThpKernel::V6_12,
+            vma_advice: VmaThpAdvice::None,
+            hugepages_16kb: ThpSizeConfig::default(),
+            hugepages_32kb: ThpSizeConfig::default(),
+            hugepages_64kb: ThpSizeConfig::default(),
+            hugepages_128kb: ThpSizeConfig::default(),
+            hugepages_256kb: ThpSizeConfig::default(),
+            hugepages_512kb: ThpSizeConfig::default(),
+            hugepages_1024kb: ThpSizeConfig::default(),
+            hugepages_2048kb: inherit(),
+        }
+    }
+}
+
+impl ThpConfig {
+    /// True when nothing differs from the defaults (the table is then not written).
+    pub fn is_default(&self) -> bool {
+        *self == ThpConfig::default()
+    }
+
+    /// The per-size settings by order, 2..=9.
+    pub fn size(&self, order: u8) -> ThpSizeEnabled {
+        match order {
+            2 => self.hugepages_16kb.enabled,
+            3 => self.hugepages_32kb.enabled,
+            4 => self.hugepages_64kb.enabled,
+            5 => self.hugepages_128kb.enabled,
+            6 => self.hugepages_256kb.enabled,
+            7 => self.hugepages_512kb.enabled,
+            8 => self.hugepages_1024kb.enabled,
+            9 => self.hugepages_2048kb.enabled,
+            _ => ThpSizeEnabled::Never,
+        }
+    }
+
+    /// Settings that need the kernel's LRU lists.
+    pub(crate) fn validate(&self, policy_is_lru: bool) -> Result<(), ConfigError> {
+        if policy_is_lru && (self.orders_for(true) | self.orders_for(false)) != 0 {
+            return Err(ConfigError::new(
+                "machine.thp",
+                "large folios need the kernel's LRU lists (policy cost, scanned-rotated or \
+                 mglru); the textbook `lru` policy handles 4 KiB pages only",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `__thp_vma_allowable_orders` with TVA_ENFORCE_SYSFS (huge_mm.h,
+    /// v6.12): the order mask of an anonymous VMA with (`madv`) or without
+    /// MADV_HUGEPAGE.
+    pub(crate) fn orders_for(&self, madv: bool) -> u16 {
+        let top_inherits = match self.enabled {
+            ThpEnabled::Always => true,
+            ThpEnabled::Madvise => madv,
+            ThpEnabled::Never => false,
+        };
+        let mut mask = 0u16;
+        for o in THP_ORDERS {
+            let on = match self.size(o) {
+                ThpSizeEnabled::Always => true,
+                ThpSizeEnabled::Madvise => madv,
+                ThpSizeEnabled::Inherit => top_inherits,
+                ThpSizeEnabled::Never => false,
+            };
+            if on {
+                mask |= 1 << o;
+            }
+        }
+        mask
+    }
+
+    /// `vma_thp_gfp_mask` (mm/huge_memory.c, v6.12): may the allocation
+    /// (and the charge) reclaim directly, and does it wake kswapd?
+    pub(crate) fn gfp_for(&self, madv: bool) -> ThpGfp {
+        let (direct, kswapd) = match self.defrag {
+            ThpDefrag::Always => (true, false),
+            ThpDefrag::Defer => (false, true),
+            ThpDefrag::DeferMadvise => (madv, !madv),
+            ThpDefrag::Madvise => (madv, false),
+            ThpDefrag::Never => (false, false),
+        };
+        ThpGfp { direct, kswapd }
+    }
+}
+
+/// What a THP allocation may do to find memory (from `vma_thp_gfp_mask`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ThpGfp {
+    /// `__GFP_DIRECT_RECLAIM`: direct reclaim, and a blocking memcg charge.
+    pub direct: bool,
+    /// `__GFP_KSWAPD_RECLAIM`: wake kswapd.
+    pub kswapd: bool,
+}
+
+/// Per-size counters of `hugepages-<size>kB/stats/` (`enum mthp_stat_item`, v6.12).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MthpStats {
+    /// Faults that allocated a folio of this size.
+    pub anon_fault_alloc: u64,
+    /// Faults that tried this size and fell back to a smaller one.
+    pub anon_fault_fallback: u64,
+    /// Of those, the ones whose memcg charge failed.
+    pub anon_fault_fallback_charge: u64,
+    /// Folios of this size swapped out whole.
+    pub swpout: u64,
+    /// Folios of this size split because they could not be swapped out whole.
+    pub swpout_fallback: u64,
+    /// Folios of this size split.
+    pub split: u64,
+    /// Folios of this size resident at the end (`nr_anon`, v6.12+).
+    pub nr_anon: u64,
+}
+
+/// `hugepages-<size>kB/stats` of one size, in a run's result.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MthpSizeReport {
+    /// The directory's size, e.g. `64kB`.
+    pub size: String,
+    /// Its counters.
+    #[serde(flatten)]
+    pub stats: MthpStats,
+}
+
+/// The multi-size THP state of a run.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Thp {
+    /// Allowed orders in a VMA without advice.
+    pub orders_plain: u16,
+    /// Allowed orders in a MADV_HUGEPAGE VMA.
+    pub orders_madv: u16,
+    /// The gfp of a VMA without advice / with MADV_HUGEPAGE.
+    pub gfp: [ThpGfp; 2],
+    /// Reclaim rules.
+    pub kernel: ThpKernel,
+    /// Counters by order (index = order).
+    pub stats: [MthpStats; PMD_ORDER as usize + 1],
+}
+
+impl Thp {
+    /// The state for `cfg`.
+    pub(crate) fn new(cfg: &ThpConfig) -> Thp {
+        Thp {
+            orders_plain: cfg.orders_for(false),
+            orders_madv: cfg.orders_for(true),
+            gfp: [cfg.gfp_for(false), cfg.gfp_for(true)],
+            kernel: cfg.kernel,
+            stats: Default::default(),
+        }
+    }
+
+    /// Whether any order may be allocated in some VMA (else the fault path
+    /// is the order-0 one, untouched).
+    #[inline]
+    pub(crate) fn active(&self) -> bool {
+        self.orders_plain | self.orders_madv != 0
+    }
+}
+
+/// `thp_vma_suitable_order` for a VMA of `len` pages starting PMD-aligned:
+/// the aligned block of `order` around `index` lies inside the VMA.
+#[inline]
+pub(crate) fn suitable(len: u32, index: u32, order: u8) -> bool {
+    let start = index & !((1u32 << order) - 1);
+    u64::from(start) + (1u64 << order) <= u64::from(len)
+}
+
+/// The highest set order of `orders` (`highest_order`).
+#[inline]
+fn highest_order(orders: u16) -> u8 {
+    15 - orders.leading_zeros() as u8
+}
+
+/// The kB name of an order's directory (`hugepages-64kB`).
+pub(crate) fn size_name(order: u8) -> String {
+    format!("{}kB", 4u64 << order)
+}
+
+/// The large-folio fault path and splitting: mm/memory.c, mm/huge_memory.c (v6.12).
+impl Sim {
+    /// The orders `__thp_vma_allowable_orders` leaves for anonymous VMA `vma`.
+    #[inline]
+    fn thp_vma_allowable_orders(&self, vma: VmaId) -> (u16, ThpGfp) {
+        match self.vmas[vma as usize].thp_advice {
+            VmaThpAdvice::None => (self.thp.orders_plain, self.thp.gfp[0]),
+            VmaThpAdvice::Hugepage => (self.thp.orders_madv, self.thp.gfp[1]),
+            VmaThpAdvice::Nohugepage => (0, ThpGfp::default()),
+        }
+    }
+
+    /// `pte_range_none`: the `1 << order` PTEs from `start` are all none.
+    fn pte_range_none(&self, vma: VmaId, start: u32, order: u8) -> bool {
+        let v = &self.vmas[vma as usize];
+        let end = (start as usize + (1 << order)).min(v.ptes.len());
+        v.ptes
+            .get(start as usize..end)
+            .is_none_or(|r| r.iter().all(|&p| p == 0))
+    }
+
+    /// The large-folio part of an anonymous fault on the none PTE `index`:
+    /// the PMD path, then `alloc_anon_folio`'s orders (see the module
+    /// overview). Returns false when the fault is left to the order-0 path
+    /// (`folio_prealloc`), true when a large folio was mapped or the task
+    /// died in the attempt.
+    pub(crate) fn do_anonymous_large(&mut self, vma: VmaId, index: u32) -> bool {
+        let (mut orders, gfp) = self.thp_vma_allowable_orders(vma);
+        if orders == 0 {
+            return false;
+        }
+        let len = self.vmas[vma as usize].len;
+        for o in THP_ORDERS {
+            if orders & (1 << o) != 0 && !suitable(len, index, o) {
+                orders &= !(1 << o);
+            }
+        }
+        // do_huge_pmd_anonymous_page(): the PMD is none.
+        if orders & (1 << PMD_ORDER) != 0 {
+            orders &= !(1 << PMD_ORDER);
+            let start = index & !((1 << PMD_ORDER) - 1);
+            if self.pte_range_none(vma, start, PMD_ORDER) {
+                match self.alloc_anon_order(PMD_ORDER, gfp) {
+                    Ok(f) => return self.map_anon_large(vma, index, f),
+                    Err(charge) => {
+                        let m = self.cur_memcg;
+                        self.count_events(m, THP_FAULT_FALLBACK, 1);
+                        if charge {
+                            self.count_events(m, THP_FAULT_FALLBACK_CHARGE, 1);
+                        }
+                    }
+                }
+            }
+        }
+        // alloc_anon_folio(): drop orders whose block is not all none.
+        while orders != 0 {
+            let o = highest_order(orders);
+            if self.pte_range_none(vma, index & !((1 << o) - 1), o) {
+                break;
+            }
+            orders &= !(1 << o);
+        }
+        while orders != 0 {
+            let o = highest_order(orders);
+            orders &= !(1 << o);
+            if let Ok(f) = self.alloc_anon_order(o, gfp) {
+                return self.map_anon_large(vma, index, f);
+            }
+        }
+        false
+    }
+
+    /// `vma_alloc_folio` + `mem_cgroup_charge` of one order: the folio, or
+    /// Err(true) when the charge failed, Err(false) when the buddy
+    /// allocator did; counts the per-size fallbacks.
+    fn alloc_anon_order(&mut self, order: u8, gfp: ThpGfp) -> Result<FolioId, bool> {
+        let n = 1u64 << order;
+        let Some(pfn) = self.rmqueue_large(order, gfp) else {
+            self.thp.stats[order as usize].anon_fault_fallback += 1;
+            return Err(false);
+        };
+        if !self.try_charge_memcg_gfp(n, gfp.direct) {
+            self.phys.zone.free_pages_block(pfn, order as usize);
+            self.node.free += n;
+            let s = &mut self.thp.stats[order as usize];
+            s.anon_fault_fallback_charge += 1;
+            s.anon_fault_fallback += 1;
+            return Err(true);
+        }
+        self.count_vm_events(PGALLOC_NORMAL, n);
+        self.memcg1_check_events(self.cur_memcg, n);
+        let mut fl = flags::SWAPBACKED | flags::DIRTY;
+        if let Policy::Classic(r) = self.policy {
+            if r.new_anon_active {
+                fl |= flags::ACTIVE;
+            }
+        }
+        let f = self.folios.alloc(0, 0, fl, self.cur_memcg);
+        self.folios[f].order = order;
+        self.phys.set_frames_folio(pfn, order as usize, f);
+        self.folios.set_head_pfn(f, pfn as u32);
+        Ok(f)
+    }
+
+    /// `get_page_from_freelist` / `__alloc_pages_slowpath` for a THP order:
+    /// a free block above the low watermark (`zone_watermark_fast` with the
+    /// order's unusable pages); else, as the gfp allows, wake kswapd and/or
+    /// reclaim directly once, then try above the min watermark. No
+    /// compaction is modelled. The pages leave `Node::free`.
+    fn rmqueue_large(&mut self, order: u8, gfp: ThpGfp) -> Option<u64> {
+        if let Some(p) = self.take_block(order, self.node.wmark_low) {
+            return Some(p);
+        }
+        if !gfp.kswapd && !gfp.direct {
+            return None;
+        }
+        if gfp.kswapd {
+            self.wakeup_kswapd();
+        }
+        if gfp.direct {
+            self.try_to_free_pages();
+        }
+        self.take_block(order, self.node.wmark_min)
+    }
+
+    /// A free block of `order` if free pages minus the order's unusable
+    /// ones stay above `mark` (`__zone_watermark_ok`).
+    fn take_block(&mut self, order: u8, mark: u64) -> Option<u64> {
+        let n = 1u64 << order;
+        if self.node.free < n || self.node.free - (n - 1) <= mark {
+            return None;
+        }
+        let pfn = self
+            .phys
+            .zone
+            .alloc_pages(order as usize, MigrateType::Movable)?;
+        self.node.free -= n;
+        Some(pfn)
+    }
+
+    /// `do_anonymous_page` / `map_anon_folio_pmd` for large folio `f`:
+    /// zeroes it (cost), maps every PTE of its aligned block (young at
+    /// `index` only), counts `anon_fault_alloc` (and `thp_fault_alloc` at
+    /// PMD size) and adds it to the LRU.
+    fn map_anon_large(&mut self, vma: VmaId, index: u32, f: FolioId) -> bool {
+        let order = self.folios[f].order;
+        let n = 1u32 << order;
+        let start = index & !(n - 1);
+        {
+            let fo = &mut self.folios[f];
+            fo.space = vma;
+            fo.index = start;
+            fo.mapcount = n.min(255) as u8;
+        }
+        self.advance(self.cost.minor_fault_ns + u64::from(n - 1) * self.cost.clear_page_ns);
+        if self.tasks[self.vmas[vma as usize].task as usize].dead {
+            self.folios[f].mapcount = 0;
+            self.free_folio(f);
+            return true;
+        }
+        let v = &mut self.vmas[vma as usize];
+        v.pte_mut(start + n - 1);
+        for i in start..start + n {
+            v.ptes[i as usize] = pte_present(f, i == index, true);
+        }
+        self.thp.stats[order as usize].anon_fault_alloc += 1;
+        if order == PMD_ORDER {
+            self.count_events(self.cur_memcg, THP_FAULT_ALLOC, 1);
+        }
+        self.folio_add_lru(f);
+        true
+    }
+
+    /// `split_huge_page_to_list_to_order(…, 0)` (mm/huge_memory.c, v6.12)
+    /// of an isolated large folio `f`: each tail page becomes an order-0
+    /// folio with the head's flags, group, MGLRU generation and refs, its
+    /// page frame, its PTE (keeping the young and dirty bits) and, in the
+    /// swap cache, its own slot; the tails are appended to `list` (the
+    /// caller's `folio_list`). Counts `split` (and `thp_split_page` at PMD size).
+    pub(crate) fn split_folio_to_list(&mut self, f: FolioId, list: &mut Vec<FolioId>) {
+        let fo = self.folios[f];
+        debug_assert!(fo.order > 0 && fo.lru == NO_LIST);
+        let n = 1u32 << fo.order;
+        let pfn = self.folios.head_pfn(f);
+        self.thp.stats[fo.order as usize].split += 1;
+        if fo.order == PMD_ORDER {
+            self.count_vm_events(THP_SPLIT_PAGE, 1);
+        }
+        let anon = !fo.is_file();
+        let mut mapped_head = 0u8;
+        for i in 0..n {
+            let t = if i == 0 {
+                f
+            } else {
+                let t = self
+                    .folios
+                    .alloc(fo.space, fo.index + i, fo.flags, fo.memcg);
+                self.folios[t].gen_refs = fo.gen_refs;
+                self.folios.set_head_pfn(t, pfn + i);
+                self.phys.set_frames_folio(u64::from(pfn + i), 0, t);
+                if fo.swap != 0 {
+                    self.folios[t].swap = fo.swap + i;
+                    self.swap.as_mut().unwrap().slots[(fo.swap - 1 + i) as usize] = SLOT_FOLIO | t;
+                }
+                list.push(t);
+                t
+            };
+            if anon {
+                let v = &mut self.vmas[fo.space as usize];
+                let pte = v.pte_mut(fo.index + i);
+                if *pte & PTE_PRESENT != 0 && *pte & PTE_FOLIO_MASK == f {
+                    *pte = (*pte & !PTE_FOLIO_MASK) | t;
+                    if i == 0 {
+                        mapped_head = 1;
+                    } else {
+                        self.folios[t].mapcount = 1;
+                    }
+                }
+            }
+        }
+        let head = &mut self.folios[f];
+        head.order = 0;
+        head.mapcount = mapped_head;
+    }
+
+    /// Swap-out of a large anonymous folio not yet in the swap cache, as
+    /// `shrink_folio_list` does it before `add_to_swap` (see the module
+    /// overview): may split `f` (tails onto `list`) and returns whether `f`
+    /// now has slots. False means the order-0 `add_to_swap` of the (now
+    /// split) head is still to be tried by the caller.
+    pub(crate) fn add_to_swap_large(&mut self, f: FolioId, list: &mut Vec<FolioId>) -> bool {
+        let order = self.folios[f].order;
+        if self.thp.kernel == ThpKernel::V6_8 && order != PMD_ORDER {
+            // "Split folios without a PMD map right away."
+            self.split_folio_to_list(f, list);
+            return false;
+        }
+        let n = 1u32 << order;
+        let m = self.folios[f].memcg;
+        if let Some(first) = self.folio_alloc_swap_nr(m, n) {
+            let swap = self.swap.as_mut().unwrap();
+            for i in 0..n {
+                swap.slots[(first + i) as usize] = SLOT_FOLIO | f;
+            }
+            let fo = &mut self.folios[f];
+            fo.swap = first + 1;
+            fo.set(flags::SWAPCACHE | flags::DIRTY);
+            return true;
+        }
+        // Fallback to swap normal pages.
+        self.thp.stats[order as usize].swpout_fallback += 1;
+        if order == PMD_ORDER {
+            self.count_vm_events(THP_SWPOUT_FALLBACK, 1);
+        }
+        self.split_folio_to_list(f, list);
+        false
+    }
+
+    /// `folio_alloc_swap` of `n` contiguous aligned slots for group `m`,
+    /// with their swap charge; None when the device has no such space.
+    fn folio_alloc_swap_nr(&mut self, m: crate::memcg::MemcgId, n: u32) -> Option<u32> {
+        let first = self.swap.as_mut()?.alloc_contig(m, n)?;
+        for i in 0..n {
+            if !self.mem_cgroup_try_charge_swap(m) {
+                for j in 0..n {
+                    if j < i {
+                        self.mem_cgroup_uncharge_swap(m);
+                    }
+                    self.swap.as_mut().unwrap().release_owned(first + j);
+                }
+                return None;
+            }
+        }
+        Some(first)
+    }
+
+    /// Counts a whole-folio swap-out (`swpout`, `thp_swpout`) at `pageout`.
+    pub(crate) fn count_swpout_large(&mut self, order: u8) {
+        self.thp.stats[order as usize].swpout += 1;
+        if order == PMD_ORDER {
+            self.count_vm_events(THP_SWPOUT, 1);
+        }
+    }
+
+    /// `do_swap_page` finding large folio `f` in the swap cache (v6.10+,
+    /// "entirely map large folios found in swapcache"): every PTE of its
+    /// block that still holds one of its swap entries maps it again, so
+    /// a large folio's PTEs map it all or none.
+    pub(crate) fn map_swapcache_large(&mut self, vma: VmaId, f: FolioId, write: bool) {
+        let fo = self.folios[f];
+        let n = 1u32 << fo.order;
+        let v = &mut self.vmas[vma as usize];
+        let mut mapped = 0u32;
+        for i in 0..n {
+            let pte = v.pte_mut(fo.index + i);
+            if *pte == fo.swap + i {
+                *pte = pte_present(f, true, write);
+                mapped += 1;
+            }
+        }
+        let fo = &mut self.folios[f];
+        fo.mapcount = (u32::from(fo.mapcount) + mapped).min(255) as u8;
+    }
+
+    /// The per-size stats of the run (sizes with any activity), and
+    /// `nr_anon` counted over the live folios.
+    pub(crate) fn thp_report(&self) -> Vec<MthpSizeReport> {
+        if !self.thp.active() {
+            return Vec::new();
+        }
+        let mut stats = self.thp.stats;
+        self.folios.for_each_live(|fo| {
+            if fo.order > 0 && !fo.is_file() {
+                stats[fo.order as usize].nr_anon += 1;
+            }
+        });
+        THP_ORDERS
+            .map(|o| MthpSizeReport {
+                size: size_name(o),
+                stats: stats[o as usize],
+            })
+            .collect()
+    }
+
+    /// `AnonHugePages`-like total: base pages held by large anonymous folios.
+    pub(crate) fn anon_large_pages(&self) -> u64 {
+        if !self.thp.active() {
+            return 0;
+        }
+        let mut n = 0;
+        self.folios.for_each_live(|fo| {
+            if fo.order > 0 && !fo.is_file() {
+                n += fo.nr_pages();
+            }
+        });
+        n
+    }
+}

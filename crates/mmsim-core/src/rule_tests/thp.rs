@@ -1,0 +1,461 @@
+//! Rule tests of multi-size THP (`crate::huge_memory`): the order a fault
+//! allocates for given settings, VMA bounds and neighbouring PTEs; the
+//! fallback on buddy and on memcg charge failure; the rmap walk over a large
+//! folio's PTEs; and swap-out whole (v6.12) or split (v6.8).
+
+use super::*;
+use crate::huge_memory::{
+    ThpConfig, ThpEnabled, ThpKernel, ThpSizeConfig, ThpSizeEnabled, VmaThpAdvice,
+};
+use crate::mem::pagetable::{PTE_PRESENT, PTE_YOUNG};
+
+fn size(e: ThpSizeEnabled) -> ThpSizeConfig {
+    ThpSizeConfig { enabled: e }
+}
+
+/// A machine of `memory_pages` (zram swap of `swap_pages` if given) with `thp`.
+fn thp_machine(memory_pages: u64, swap_pages: Option<u64>, thp: ThpConfig) -> Sim {
+    let mut cfg = MachineConfig {
+        memory: Size::from_pages(memory_pages),
+        thp,
+        ..Default::default()
+    };
+    cfg.policy.name = PolicyName::Cost;
+    if let Some(s) = swap_pages {
+        cfg.swap = DeviceConfig {
+            size: Some(Size::from_pages(s)),
+            ..DeviceConfig::of(DeviceKind::Zram)
+        };
+    }
+    Sim::new(cfg).unwrap()
+}
+
+/// 64K (and 16K if `with_16k`) set to `always`.
+fn thp_64k(with_16k: bool) -> ThpConfig {
+    let mut t = ThpConfig {
+        hugepages_64kb: size(ThpSizeEnabled::Always),
+        ..Default::default()
+    };
+    if with_16k {
+        t.hugepages_16kb = size(ThpSizeEnabled::Always);
+    }
+    t
+}
+
+/// The order of the folio a write fault at `index` of a fresh `len`-page VMA maps.
+fn order_at(thp: ThpConfig, len: u64, index: u32) -> u8 {
+    let mut s = thp_machine(8192, None, thp);
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, len).unwrap();
+    let f = fault_anon(&mut s, vma, index);
+    s.check_invariants().unwrap();
+    s.folios[f].order
+}
+
+#[test]
+fn the_order_follows_the_per_size_and_top_level_settings() {
+    let with = |f: &dyn Fn(&mut ThpConfig)| {
+        let mut t = ThpConfig::default();
+        f(&mut t);
+        order_at(t, 1024, 100)
+    };
+    // Defaults: every size off (PMD size inherits the top level, `never`).
+    assert_eq!(with(&|_| {}), 0);
+    assert_eq!(
+        with(&|t| t.hugepages_64kb = size(ThpSizeEnabled::Always)),
+        4
+    );
+    // `madvise` sizes need MADV_HUGEPAGE.
+    assert_eq!(
+        with(&|t| t.hugepages_64kb = size(ThpSizeEnabled::Madvise)),
+        0
+    );
+    assert_eq!(
+        with(&|t| {
+            t.hugepages_64kb = size(ThpSizeEnabled::Madvise);
+            t.vma_advice = VmaThpAdvice::Hugepage;
+        }),
+        4
+    );
+    // `inherit` follows the top level: always, or madvise with MADV_HUGEPAGE.
+    let inherit32 = |t: &mut ThpConfig| t.hugepages_32kb = size(ThpSizeEnabled::Inherit);
+    assert_eq!(with(&|t| inherit32(t)), 0);
+    assert_eq!(
+        with(&|t| {
+            inherit32(t);
+            t.enabled = ThpEnabled::Madvise;
+        }),
+        0
+    );
+    // ... and so does PMD size, whose default is `inherit`: it comes first.
+    assert_eq!(
+        with(&|t| {
+            inherit32(t);
+            t.enabled = ThpEnabled::Madvise;
+            t.vma_advice = VmaThpAdvice::Hugepage;
+        }),
+        9
+    );
+    assert_eq!(
+        with(&|t| {
+            inherit32(t);
+            t.hugepages_2048kb = size(ThpSizeEnabled::Never);
+            t.enabled = ThpEnabled::Madvise;
+            t.vma_advice = VmaThpAdvice::Hugepage;
+        }),
+        3
+    );
+    // Top level `always` with the default per-size settings: PMD size
+    // (inherit) — the 1024-page VMA holds the PMD around page 100.
+    assert_eq!(with(&|t| t.enabled = ThpEnabled::Always), 9);
+    // MADV_NOHUGEPAGE: nothing, whatever the settings.
+    assert_eq!(
+        with(&|t| {
+            t.enabled = ThpEnabled::Always;
+            t.hugepages_64kb = size(ThpSizeEnabled::Always);
+            t.vma_advice = VmaThpAdvice::Nohugepage;
+        }),
+        0
+    );
+    // Highest enabled order first.
+    assert_eq!(order_at(thp_64k(true), 1024, 100), 4);
+}
+
+#[test]
+fn the_aligned_block_must_lie_inside_the_vma() {
+    // 24 pages: the 64K block of page 20 (16..32) sticks out; its 16K block (20..24) fits.
+    assert_eq!(order_at(thp_64k(true), 24, 20), 2);
+    assert_eq!(order_at(thp_64k(true), 24, 3), 4);
+    // Only 64K enabled: page 20 falls back to order 0.
+    assert_eq!(order_at(thp_64k(false), 24, 20), 0);
+    // A PMD-size folio needs 512 pages of VMA around the fault.
+    let top = ThpConfig {
+        enabled: ThpEnabled::Always,
+        ..Default::default()
+    };
+    assert_eq!(order_at(top.clone(), 511, 0), 0);
+    assert_eq!(order_at(top, 512, 300), 9);
+}
+
+#[test]
+fn a_block_with_a_present_pte_drops_that_order() {
+    let mut s = thp_machine(8192, None, ThpConfig::default());
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 64).unwrap();
+    // Page 17 faulted while THP was off: an order-0 folio.
+    let small = fault_anon(&mut s, vma, 17);
+    assert_eq!(s.folios[small].order, 0);
+    s.thp = crate::huge_memory::Thp::new(&thp_64k(true));
+    // Page 20: the 64K block 16..32 holds page 17, the 16K block 20..24 is empty.
+    let f = fault_anon(&mut s, vma, 20);
+    assert_eq!(s.folios[f].order, 2);
+    assert_eq!(s.folios[f].index, 20);
+    for i in 20..24 {
+        assert_eq!(s.vmas[vma as usize].pte(i) & 0x1fff_ffff, f);
+    }
+    // Pages 0..16: a 64K folio, young only where the access was, all dirty.
+    let g = fault_anon(&mut s, vma, 5);
+    assert_eq!((s.folios[g].order, s.folios[g].index), (4, 0));
+    let young: Vec<u32> = (0..16)
+        .filter(|&i| s.vmas[vma as usize].pte(i) & PTE_YOUNG != 0)
+        .collect();
+    assert_eq!(young, vec![5]);
+    assert_eq!(s.thp.stats[4].anon_fault_alloc, 1);
+    assert_eq!(s.thp.stats[2].anon_fault_alloc, 1);
+    assert_eq!(s.vm.pgfault, 3);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn a_buddy_failure_falls_back_to_the_next_order_then_to_a_page() {
+    let mut s = thp_machine(8192, None, thp_64k(true));
+    // Fragment the zone: take every free page, give back every other one, so
+    // no block above order 0 is left.
+    let mut held = Vec::new();
+    while let Some(p) = s
+        .phys
+        .zone
+        .alloc_pages(0, crate::page_alloc::MigrateType::Movable)
+    {
+        held.push(p);
+    }
+    for p in held.iter().step_by(2) {
+        s.phys.zone.free_pages_block(*p, 0);
+    }
+    s.node.free -= held.len().div_ceil(2) as u64;
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 64).unwrap();
+    let f = fault_anon(&mut s, vma, 0);
+    assert_eq!(s.folios[f].order, 0);
+    let st = s.thp.stats;
+    assert_eq!(
+        (st[4].anon_fault_fallback, st[2].anon_fault_fallback),
+        (1, 1)
+    );
+    assert_eq!(
+        st[4].anon_fault_fallback_charge + st[2].anon_fault_fallback_charge,
+        0
+    );
+    assert_eq!(st[4].anon_fault_alloc + st[2].anon_fault_alloc, 0);
+}
+
+#[test]
+fn a_charge_failure_falls_back_to_the_next_order() {
+    let mut cfg = MachineConfig {
+        memory: Size::from_pages(8192),
+        memcg_max: Some(Size::from_pages(12)),
+        thp: thp_64k(true),
+        ..Default::default()
+    };
+    cfg.policy.name = PolicyName::Cost;
+    let mut s = Sim::new(cfg).unwrap();
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 64).unwrap();
+    let free = s.node.free;
+    // 16 pages do not fit under memory.max = 12; defrag `madvise` in a VMA
+    // without advice may not reclaim, so the charge fails at once and the
+    // 16K folio (4 pages) is charged instead.
+    let f = fault_anon(&mut s, vma, 0);
+    assert_eq!(s.folios[f].order, 2);
+    let st = s.thp.stats;
+    assert_eq!(
+        (st[4].anon_fault_fallback_charge, st[4].anon_fault_fallback),
+        (1, 1)
+    );
+    assert_eq!(st[2].anon_fault_alloc, 1);
+    // The 64K block went back to the buddy allocator.
+    assert_eq!(s.node.free, free - 4);
+    assert_eq!(s.memcgs[0].usage, 4);
+    assert_eq!(s.vm.oom_kill, 0);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn the_pmd_path_counts_thp_fault_fallback_and_then_tries_mthp() {
+    let thp = ThpConfig {
+        enabled: ThpEnabled::Always,
+        hugepages_64kb: size(ThpSizeEnabled::Always),
+        ..Default::default()
+    };
+    let mut cfg = MachineConfig {
+        memory: Size::from_pages(8192),
+        memcg_max: Some(Size::from_pages(100)),
+        thp,
+        ..Default::default()
+    };
+    cfg.policy.name = PolicyName::Cost;
+    let mut s = Sim::new(cfg).unwrap();
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 1024).unwrap();
+    let f = fault_anon(&mut s, vma, 0);
+    assert_eq!(s.folios[f].order, 4);
+    assert_eq!(
+        (s.vm.thp_fault_fallback, s.vm.thp_fault_fallback_charge),
+        (1, 1)
+    );
+    assert_eq!(s.vm.thp_fault_alloc, 0);
+    assert_eq!(s.thp.stats[9].anon_fault_fallback_charge, 1);
+}
+
+#[test]
+fn the_rmap_walk_clears_every_young_pte_and_counts_the_vma_once() {
+    let mut s = thp_machine(8192, None, thp_64k(false));
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 64).unwrap();
+    let f = fault_anon(&mut s, vma, 3);
+    fault_anon(&mut s, vma, 7);
+    fault_anon(&mut s, vma, 12);
+    let young = |s: &Sim| {
+        (0..16)
+            .filter(|&i| s.vmas[vma as usize].pte(i) & PTE_YOUNG != 0)
+            .count()
+    };
+    assert_eq!(young(&s), 3);
+    assert_eq!(s.vm.pgfault, 1, "one fault mapped the 16 pages");
+    let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
+    let r = s.folio_referenced(f, &mut sc);
+    assert_eq!((r.vmas, r.locked), (1, false));
+    assert_eq!(young(&s), 0);
+    assert_eq!(s.folio_referenced(f, &mut sc).vmas, 0);
+}
+
+/// Faults one 64K folio at pages 0..16 and reclaims it through
+/// `shrink_folio_list` (references ignored); returns the sim, the VMA, and
+/// the pages reclaimed.
+fn reclaim_64k(kernel: ThpKernel, swap_pages: u64, pre_used_slots: u32) -> (Sim, u32, u64) {
+    let thp = ThpConfig {
+        kernel,
+        ..thp_64k(false)
+    };
+    let mut s = thp_machine(8192, Some(swap_pages), thp);
+    for _ in 0..pre_used_slots {
+        s.swap.as_mut().unwrap().alloc(0).unwrap();
+    }
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 64).unwrap();
+    let f = fault_anon(&mut s, vma, 0);
+    assert_eq!(s.folios[f].order, 4);
+    let lru = LruList::from_index(s.folios[f].lru);
+    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
+    s.folios[f].clear(flags::LRU);
+    let mut batch = vec![f];
+    let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
+    sc.ignore_references = true;
+    let rules = s.rules();
+    let (reclaimed, _) = s.shrink_folio_list(&mut batch, &mut sc, rules);
+    assert_eq!(sc.nr_scanned, 16);
+    assert!(batch.is_empty(), "every page was reclaimed");
+    (s, vma, reclaimed)
+}
+
+#[test]
+fn v6_12_swaps_a_64k_folio_out_whole_into_contiguous_slots() {
+    let (s, vma, reclaimed) = reclaim_64k(ThpKernel::V6_12, 1024, 0);
+    assert_eq!(reclaimed, 16);
+    let st = s.thp.stats[4];
+    assert_eq!((st.swpout, st.swpout_fallback, st.split), (1, 0, 0));
+    assert_eq!(s.vm.pswpout, 16);
+    // PTE i holds the swap entry of slot i (slot + 1, not present).
+    for i in 0..16 {
+        let pte = s.vmas[vma as usize].pte(i);
+        assert_eq!((pte & PTE_PRESENT, pte), (0, i + 1));
+    }
+    assert_eq!(s.swap.as_ref().unwrap().used, 16);
+}
+
+#[test]
+fn v6_8_splits_a_pte_mapped_folio_before_swap_out() {
+    let (s, _, reclaimed) = reclaim_64k(ThpKernel::V6_8, 1024, 0);
+    assert_eq!(reclaimed, 16);
+    let st = s.thp.stats[4];
+    // "Split folios without a PMD map right away": no fallback counted.
+    assert_eq!((st.swpout, st.swpout_fallback, st.split), (0, 0, 1));
+    assert_eq!(s.vm.pswpout, 16);
+}
+
+#[test]
+fn v6_12_splits_when_no_contiguous_slots_are_left() {
+    // 31 slots, one in use: the aligned 16 slots 16..32 do not fit.
+    let (s, vma, reclaimed) = reclaim_64k(ThpKernel::V6_12, 31, 1);
+    assert_eq!(reclaimed, 16);
+    let st = s.thp.stats[4];
+    assert_eq!((st.swpout, st.swpout_fallback, st.split), (0, 1, 1));
+    assert_eq!(s.vm.pswpout, 16);
+    for i in 0..16 {
+        assert_eq!(s.vmas[vma as usize].pte(i) & PTE_PRESENT, 0);
+    }
+    assert_eq!(s.swap.as_ref().unwrap().used, 17);
+}
+
+#[test]
+fn a_whole_swapped_folio_faulted_back_from_the_swap_cache_maps_every_pte() {
+    // SSD swap keeps the folio in the swap cache under writeback; reclaim
+    // with zram frees it at once, so fault it back while it is cached: use
+    // the swap cache of a folio that was only added to swap.
+    let thp = thp_64k(false);
+    let mut s = thp_machine(8192, Some(1024), thp);
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 64).unwrap();
+    let f = fault_anon(&mut s, vma, 0);
+    let lru = LruList::from_index(s.folios[f].lru);
+    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
+    let mut tails = Vec::new();
+    assert!(s.add_to_swap_large(f, &mut tails));
+    let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
+    assert!(s.try_to_unmap(f, &mut sc));
+    s.memcgs[0].lruvec.lists[lru as usize].push_head(&mut s.folios, f, lru as u8);
+    assert_eq!(s.folios[f].mapcount, 0);
+    // A read of page 9: a minor fault maps all 16 PTEs again; on zram the
+    // slots are freed (should_try_to_free_swap).
+    s.step(&Event::Access {
+        vma,
+        index: 9,
+        write: false,
+    });
+    for i in 0..16 {
+        let pte = s.vmas[vma as usize].pte(i);
+        assert_eq!(
+            pte & (PTE_PRESENT | 0x1fff_ffff),
+            PTE_PRESENT | f,
+            "pte {i}"
+        );
+    }
+    assert_eq!(s.folios[f].mapcount, 16);
+    assert!(!s.folios[f].test(flags::SWAPCACHE));
+    assert_eq!(s.swap.as_ref().unwrap().used, 0);
+    assert_eq!(s.vm.pgmajfault, 0);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn large_folios_keep_the_invariants_under_reclaim_with_both_lru_designs() {
+    for policy in [PolicyName::Cost, PolicyName::Mglru] {
+        for kernel in [ThpKernel::V6_8, ThpKernel::V6_12] {
+            let thp = ThpConfig {
+                kernel,
+                hugepages_16kb: size(ThpSizeEnabled::Always),
+                ..thp_64k(false)
+            };
+            let mut cfg = MachineConfig {
+                memory: Size::from_pages(4096),
+                thp,
+                swap: DeviceConfig {
+                    size: Some(Size::from_pages(16384)),
+                    ..DeviceConfig::of(DeviceKind::Zram)
+                },
+                ..Default::default()
+            };
+            cfg.policy.name = policy;
+            let mut s = Sim::new(cfg).unwrap();
+            let t = s.add_task("t");
+            let vma = s.mmap_anon(t, 8000).unwrap();
+            // Two passes over twice the memory, with a stride that leaves holes
+            // for smaller orders, then random re-touches.
+            let mut x = 12345u64;
+            for step in 0..40_000u32 {
+                let index = if step < 16_000 {
+                    (step * 7) % 8000
+                } else {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    ((x >> 33) % 8000) as u32
+                };
+                s.step(&Event::Access {
+                    vma,
+                    index,
+                    write: step % 3 == 0,
+                });
+                if step % 4000 == 0 {
+                    s.check_invariants()
+                        .unwrap_or_else(|e| panic!("{policy:?} {kernel:?} step {step}: {e}"));
+                }
+            }
+            s.check_invariants()
+                .unwrap_or_else(|e| panic!("{policy:?} {kernel:?}: {e}"));
+            assert_eq!(s.vm.oom_kill, 0, "{policy:?} {kernel:?}");
+            assert!(s.vm.pswpout > 0, "{policy:?} {kernel:?}: reclaim swapped");
+            let st = s.thp.stats;
+            assert!(st[4].anon_fault_alloc > 0 && st[2].anon_fault_alloc > 0);
+            match kernel {
+                ThpKernel::V6_8 => assert_eq!(st[4].swpout + st[2].swpout, 0),
+                ThpKernel::V6_12 => assert!(st[4].swpout > 0, "{policy:?}: {st:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn an_oom_kill_frees_large_folios_once() {
+    let mut s = thp_machine(4096, None, thp_64k(true));
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 8192).unwrap();
+    touch(&mut s, vma, 8192);
+    assert_eq!(s.vm.oom_kill, 1);
+    assert!(s.thp.stats[4].anon_fault_alloc > 100);
+    // Near the low watermark the 64K blocks fall short and order 0 takes over.
+    assert!(s.thp.stats[4].anon_fault_fallback > 0);
+    s.check_invariants().unwrap();
+    assert_eq!(s.folios.live(), 0);
+    assert_eq!(s.node.free, s.node.managed);
+}
