@@ -140,6 +140,62 @@ pub struct RunArgs {
     /// Needs DAMON: `--damon CONFIG.json` or a scenario with `[machine.damon]`.
     #[arg(long, value_name = "OUT")]
     pub damon_record: Option<PathBuf>,
+    /// Record counters over time every INTERVAL of simulated time (`100ms`, `1s`, or
+    /// ms as a number; sets `machine.stats_interval_ms`): /proc/vmstat, PSI, each
+    /// group's memory.current/memory.stat/memory.events/memory.pressure, the LRU
+    /// sizes, with the scenario's events (knob writes, moves, phase starts, OOM kills)
+    /// marked. Prints a `vmstat 1`-like table after the report (at most 40 rows; results
+    /// do not change).
+    #[arg(long, value_name = "INTERVAL", value_parser = parse_interval_ms)]
+    pub series: Option<u64>,
+    /// Write the counters over time to FILE: `.csv` (tidy, one row per interval) or
+    /// `.json`. Needs `--series` or a scenario with `machine.stats_interval_ms`.
+    #[arg(long, value_name = "FILE.csv|FILE.json")]
+    pub series_out: Option<PathBuf>,
+}
+
+/// Most rows of the `--series` table in the run report (the file has them all).
+const SERIES_ROWS: usize = 40;
+
+/// `--series INTERVAL`: `250ms`, `2s`, or a number of ms; at least 1 ms.
+fn parse_interval_ms(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1000)
+    } else {
+        (t, 1)
+    };
+    let v: u64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not an interval: give ms (250, 250ms) or s (2s)"))?;
+    let ms = v
+        .checked_mul(scale)
+        .ok_or_else(|| format!("`{s}` is too long"))?;
+    if ms == 0 {
+        return Err("the interval must be at least 1 ms".into());
+    }
+    Ok(ms)
+}
+
+/// Which file `--series-out` writes, from its extension.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum SeriesFormat {
+    Csv,
+    Json,
+}
+
+fn series_format(path: &std::path::Path) -> Result<SeriesFormat> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(e) if e.eq_ignore_ascii_case("csv") => Ok(SeriesFormat::Csv),
+        Some(e) if e.eq_ignore_ascii_case("json") => Ok(SeriesFormat::Json),
+        _ => Err(bad(format!(
+            "--series-out {}: the file name must end in .csv or .json",
+            path.display()
+        ))),
+    }
 }
 
 /// A usage error (exit status 2) with `msg`.
@@ -282,6 +338,25 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
             }
         }
     }
+    if let Some(ms) = args.series {
+        plan.scenario.machine.stats_interval_ms = ms;
+    }
+    let series_out = match &args.series_out {
+        Some(path) => {
+            if plan.scenario.machine.stats_interval_ms == 0 {
+                return Err(bad(format!(
+                    "--series-out {}: no counters over time are recorded; give --series \
+                     INTERVAL (or set machine.stats_interval_ms)",
+                    path.display()
+                )));
+            }
+            let format = series_format(path)?;
+            mmsim_report::html::check_path(path)
+                .map_err(|e| bad(e.replacen("--report", "--series-out", 1)))?;
+            Some((path.clone(), format))
+        }
+        None => None,
+    };
     validate(&plan.scenario, &args.scenario)?;
     crate::host::check(&plan.scenario, args.scenario.host_memory)?;
     let ignored = ignored_flags(plan.scenario.machine.policy.name, &args);
@@ -332,6 +407,15 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
         let page = mmsim_report::html::run_page(&result, &report_toml);
         mmsim_report::html::write(path, &page).map_err(bad)?;
     }
+    if let Some((path, format)) = &series_out {
+        let table = mmsim_report::export::series::SeriesTable::of(&result.result);
+        let text = match format {
+            SeriesFormat::Csv => table.to_csv(),
+            SeriesFormat::Json => table.to_json(),
+        };
+        std::fs::write(path, text)
+            .with_context(|| format!("--series-out: writing {}", path.display()))?;
+    }
     if args.json {
         mmsim_report::export::json::write_result(&mut out, &result)?;
         return Ok(outcome);
@@ -353,6 +437,14 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
         notes,
         args.all_counters,
     ));
+    if args.series.is_some() {
+        let table = mmsim_report::export::series::SeriesTable::of(&result.result);
+        text.push_str(&format!(
+            "\nCounters over time (every {} ms of simulated time):\n",
+            table.interval_ms
+        ));
+        text.push_str(&table.to_text(SERIES_ROWS));
+    }
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(outcome)

@@ -101,7 +101,7 @@ pub use result::{AccessStats, RunResult};
 pub use sim::Policy;
 pub use sim::{Sim, SimError};
 pub use stats::Vmstat;
-pub use timer::StatsSample;
+pub use timer::{SeriesMarker, SeriesMarkerKind, StatsSample};
 
 /// Bytes in a base page.
 pub const PAGE_SIZE: u64 = 4096;

@@ -113,6 +113,10 @@ pub struct RunResult {
     /// `machine.stats_interval_ms` (empty when the sampler is off).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stats_samples: Vec<crate::timer::StatsSample>,
+    /// Scenario events (knob writes, moves, phase starts, OOM kills) on the
+    /// sampler's time line (empty when the sampler is off).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series_markers: Vec<crate::timer::SeriesMarker>,
     /// Scheduled writes (memcg knob changes and cycles, cgroup moves, lru_gen
     /// writes) still pending when the run ended: due after its last event, so
     /// never applied.

@@ -202,6 +202,8 @@ pub struct Sim {
     pub(crate) timers: crate::timer::TimerList,
     /// The stats sampler's samples (`machine.stats_interval_ms`).
     pub(crate) stats_samples: Vec<crate::timer::StatsSample>,
+    /// Scenario events on the sampler's time line (`Sim::series_mark`).
+    pub(crate) series_markers: Vec<crate::timer::SeriesMarker>,
     /// The stats sampler's interval now, ns: `machine.stats_interval_ms`,
     /// doubled each time `machine.stats_max_samples` thins the samples.
     pub(crate) stats_interval_ns: u64,
@@ -305,6 +307,7 @@ impl Sim {
             clock: 0,
             timers: crate::timer::TimerList::new(),
             stats_samples: Vec::new(),
+            series_markers: Vec::new(),
             stats_interval_ns: 0,
             writeback: [VecDeque::new(), VecDeque::new()],
             wb_seq: 0,
@@ -580,6 +583,11 @@ impl Sim {
         self.lru_gen.stats = Default::default();
         self.reset_memcg_stats();
         self.damon_begin_measurement();
+        self.series_mark(
+            crate::timer::SeriesMarkerKind::MeasurementStart,
+            None,
+            "warmup ended: counters zeroed".into(),
+        );
         self.measure_start = self.clock;
     }
 
@@ -661,6 +669,7 @@ impl Sim {
                 self.memcgs.iter().map(|m| m.path.clone()).collect()
             },
             stats_samples: self.stats_samples.clone(),
+            series_markers: self.series_markers.clone(),
             damon: self.damon_report(),
             unapplied_writes: (self.knob_events.len() + self.lru_gen.pending.len()) as u64,
             first_unapplied_s: self
