@@ -152,6 +152,97 @@ pub struct RunArgs {
     /// `.json`. Needs `--series` or a scenario with `machine.stats_interval_ms`.
     #[arg(long, value_name = "FILE.csv|FILE.json")]
     pub series_out: Option<PathBuf>,
+    /// Emit the kernel's tracepoints the run would fire: comma-separated
+    /// `SYSTEM:EVENT` patterns (`vmscan:*,filemap:*`, `vmscan:mm_vmscan_lru_shrink_inactive`),
+    /// written to --tracepoints-out as `perf script` prints them, with simulated
+    /// timestamps and the kernel's field names (results do not change).
+    #[arg(long, value_name = "PATTERNS", requires = "tracepoints_out")]
+    pub tracepoints: Option<String>,
+    /// The file the tracepoint lines go to.
+    #[arg(long, value_name = "FILE", requires = "tracepoints")]
+    pub tracepoints_out: Option<PathBuf>,
+    /// Keep only some events: comma-separated `group=PATH` (a group's reclaim and
+    /// page cache), `file=NAME`, `pages=FIRST-LAST` (page indices of filemap events),
+    /// `from=TIME`, `to=TIME` (`1.5s`, `200ms`), `max=N` (most lines kept; default
+    /// 1000000).
+    #[arg(long, value_name = "KEY=VALUE,...", requires = "tracepoints")]
+    pub tracepoints_filter: Option<String>,
+}
+
+/// `--tracepoints` and `--tracepoints-filter` as the machine's tracepoint settings.
+fn tracepoint_config(
+    events: &str,
+    filter: Option<&str>,
+) -> Result<mmsim_core::tracepoint::TracepointConfig> {
+    let mut c = mmsim_core::tracepoint::TracepointConfig {
+        events: events
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
+        max_events: 1_000_000,
+        ..Default::default()
+    };
+    let time = |k: &str, v: &str| -> Result<u64> {
+        let (num, scale) = if let Some(n) = v.strip_suffix("ms") {
+            (n, 1e6)
+        } else if let Some(n) = v.strip_suffix('s') {
+            (n, 1e9)
+        } else {
+            (v, 1e9)
+        };
+        match num.trim().parse::<f64>() {
+            Ok(x) if x >= 0.0 && x.is_finite() => Ok((x * scale).round() as u64),
+            _ => Err(bad(format!(
+                "--tracepoints-filter {k}={v}: not a time (give seconds: 1.5s, or ms: 200ms)"
+            ))),
+        }
+    };
+    for kv in filter
+        .unwrap_or("")
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+    {
+        let Some((k, v)) = kv.split_once('=') else {
+            return Err(bad(format!(
+                "--tracepoints-filter `{kv}`: expected KEY=VALUE (group, file, pages, from, to, max)"
+            )));
+        };
+        let (k, v) = (k.trim(), v.trim());
+        match k {
+            "group" => c.group = Some(v.to_string()),
+            "file" => c.file = Some(v.to_string()),
+            "pages" => {
+                let range = v
+                    .split_once('-')
+                    .and_then(|(a, b)| Some([a.trim().parse().ok()?, b.trim().parse().ok()?]));
+                let Some(r) = range.or_else(|| v.parse().ok().map(|p| [p, p])) else {
+                    return Err(bad(format!(
+                        "--tracepoints-filter pages={v}: expected FIRST-LAST (page indices)"
+                    )));
+                };
+                c.pages = Some(r);
+            }
+            "from" => c.from_ns = time(k, v)?,
+            "to" => c.to_ns = Some(time(k, v)?),
+            "max" => {
+                c.max_events = v.parse().map_err(|_| {
+                    bad(format!(
+                        "--tracepoints-filter max={v}: not a number of events"
+                    ))
+                })?
+            }
+            _ => {
+                return Err(bad(format!(
+                    "--tracepoints-filter: unknown key `{k}` (group, file, pages, from, to, max)"
+                )))
+            }
+        }
+    }
+    c.validate()
+        .map_err(|e| bad(format!("--tracepoints: {}", e.message)))?;
+    Ok(c)
 }
 
 /// Most rows of the `--series` table in the run report (the file has them all).
@@ -357,6 +448,14 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
         }
         None => None,
     };
+    if let Some(events) = &args.tracepoints {
+        let c = tracepoint_config(events, args.tracepoints_filter.as_deref())?;
+        if let Some(path) = &args.tracepoints_out {
+            mmsim_report::html::check_path(path)
+                .map_err(|e| bad(e.replacen("--report", "--tracepoints-out", 1)))?;
+        }
+        plan.scenario.machine.tracepoints = Some(c);
+    }
     validate(&plan.scenario, &args.scenario)?;
     crate::host::check(&plan.scenario, args.scenario.host_memory)?;
     let ignored = ignored_flags(plan.scenario.machine.policy.name, &args);
@@ -406,6 +505,28 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
     if let Some(path) = &args.report {
         let page = mmsim_report::html::run_page(&result, &report_toml);
         mmsim_report::html::write(path, &page).map_err(bad)?;
+    }
+    if let Some(path) = &args.tracepoints_out {
+        let r = &mut result.result;
+        let mut text = String::new();
+        for e in &r.tracepoints {
+            text.push_str(&e.perf_script_line(&r.task_names));
+            text.push('\n');
+        }
+        std::fs::write(path, text)
+            .with_context(|| format!("--tracepoints-out: writing {}", path.display()))?;
+        if r.tracepoints_dropped > 0 {
+            eprintln!(
+                "note: --tracepoints-out {}: {} events kept, {} more dropped (raise \
+                 --tracepoints-filter max=N or narrow the filter)",
+                path.display(),
+                r.tracepoints.len(),
+                r.tracepoints_dropped
+            );
+        }
+        // The events are in the file, not in the report.
+        r.tracepoints.clear();
+        r.task_names.clear();
     }
     if let Some((path, format)) = &series_out {
         let table = mmsim_report::export::series::SeriesTable::of(&result.result);

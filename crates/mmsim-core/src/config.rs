@@ -594,6 +594,11 @@ pub struct MachineConfig {
     /// DAMON_LRU_SORT / DAMON_RECLAIM modules. Off when absent (the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub damon: Option<crate::damon::sysfs::DamonConfig>,
+    /// The kernel's tracepoints to emit (`crate::tracepoint`; `mmsim run
+    /// --tracepoints`). Off when absent (the default); results are the same
+    /// with or without them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracepoints: Option<crate::tracepoint::TracepointConfig>,
 }
 
 fn default_cpus() -> u32 {
@@ -633,6 +638,7 @@ fn default_fs() -> DeviceConfig {
 impl Default for MachineConfig {
     fn default() -> Self {
         MachineConfig {
+            tracepoints: None,
             memory: Size(4 << 30),
             min_free_kbytes: None,
             watermark_scale_factor: default_wsf(),
@@ -688,6 +694,9 @@ impl MachineConfig {
 
     /// Checks every field against its allowed range; the error names the field.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(t) = &self.tracepoints {
+            t.validate()?;
+        }
         if let Some(d) = &self.damon {
             d.validate()?;
             if self.policy.name == PolicyName::Lru {

@@ -77,6 +77,7 @@ mod smp;
 mod stats;
 mod swapfile;
 mod timer;
+pub mod tracepoint;
 mod writeback;
 
 #[cfg(test)]

@@ -117,6 +117,15 @@ pub struct RunResult {
     /// sampler's time line (empty when the sampler is off).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub series_markers: Vec<crate::timer::SeriesMarker>,
+    /// The tracepoint events emitted (`machine.tracepoints`; empty when off).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tracepoints: Vec<crate::tracepoint::TraceRecord>,
+    /// Events the filter passed after `max_events` were kept.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tracepoints_dropped: u64,
+    /// The workload tasks' names by id, for the tracepoints' `comm` (empty when off).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub task_names: Vec<String>,
     /// Scheduled writes (memcg knob changes and cycles, cgroup moves, lru_gen
     /// writes) still pending when the run ended: due after its last event, so
     /// never applied.
@@ -132,4 +141,8 @@ pub struct RunResult {
 
 fn one() -> u32 {
     1
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
