@@ -560,9 +560,13 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
     ));
     if args.series.is_some() {
         let table = mmsim_report::export::series::SeriesTable::of(&result.result);
+        let every = if table.interval_ms >= 1000.0 {
+            format!("{} s", table.interval_ms / 1000.0)
+        } else {
+            format!("{} ms", table.interval_ms)
+        };
         text.push_str(&format!(
-            "\nCounters over time (every {} ms of simulated time):\n",
-            table.interval_ms
+            "\nCounters over time (every {every} of simulated time):\n"
         ));
         text.push_str(&table.to_text(SERIES_ROWS));
     }

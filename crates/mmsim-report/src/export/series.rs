@@ -264,7 +264,7 @@ impl SeriesTable {
         let mut t = String::new();
         let _ = write!(
             t,
-            "{:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9} {:>8} {:>8} {:>6} {:>6}",
+            "{:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9} {:>8} {:>8} {:>6} {:>6}",
             "time_s",
             "free",
             "inact_a",
@@ -304,8 +304,10 @@ impl SeriesTable {
             let rate = |names: &[&str]| {
                 let now = sum(row, names);
                 let before = prev.map_or(0, |p| sum(p, names));
+                // Counters zeroed in the interval (the warmup's end): counted from zero.
+                let delta = if now >= before { now - before } else { now };
                 if dt > 0.0 {
-                    now.saturating_sub(before) as f64 / dt
+                    delta as f64 / dt
                 } else {
                     0.0
                 }
@@ -317,7 +319,7 @@ impl SeriesTable {
             };
             let _ = write!(
                 t,
-                "{:>8.3} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>9.0} {:>9.0} {:>9.0} {:>8.0} {:>8.0} {:>6.2} {:>6.2}",
+                "{:>10.3} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>9.0} {:>9.0} {:>9.0} {:>8.0} {:>8.0} {:>6.2} {:>6.2}",
                 secs(row),
                 mib(get("vmstat.nr_free_pages")),
                 mib(get("vmstat.nr_inactive_anon")),
@@ -449,6 +451,18 @@ mod tests {
         // Every line has as many fields as the header.
         let n = lines[0].split(',').count();
         assert!(lines.iter().all(|l| l.split(',').count() == n));
+    }
+
+    #[test]
+    fn a_counter_zeroed_at_the_warmups_end_counts_from_zero() {
+        let mut r = run();
+        r.stats_samples.push(sample(300, 5));
+        let text = SeriesTable::of(&r).to_text(50);
+        // 60 before, 5 after the reset: 5 pages in 0.1 s, not a negative or zero rate.
+        assert_eq!(
+            text.lines().nth(3).unwrap().split_whitespace().nth(6),
+            Some("50")
+        );
     }
 
     #[test]
