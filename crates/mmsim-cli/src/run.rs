@@ -140,6 +140,153 @@ pub struct RunArgs {
     /// Needs DAMON: `--damon CONFIG.json` or a scenario with `[machine.damon]`.
     #[arg(long, value_name = "OUT")]
     pub damon_record: Option<PathBuf>,
+    /// Record counters over time every INTERVAL of simulated time (`100ms`, `1s`, or
+    /// ms as a number; sets `machine.stats_interval_ms`): /proc/vmstat, PSI, each
+    /// group's memory.current/memory.stat/memory.events/memory.pressure, the LRU
+    /// sizes, with the scenario's events (knob writes, moves, phase starts, OOM kills)
+    /// marked. Prints a `vmstat 1`-like table after the report (at most 40 rows; results
+    /// do not change).
+    #[arg(long, value_name = "INTERVAL", value_parser = parse_interval_ms)]
+    pub series: Option<u64>,
+    /// Write the counters over time to FILE: `.csv` (tidy, one row per interval) or
+    /// `.json`. Needs `--series` or a scenario with `machine.stats_interval_ms`.
+    #[arg(long, value_name = "FILE.csv|FILE.json")]
+    pub series_out: Option<PathBuf>,
+    /// Emit the kernel's tracepoints the run would fire: comma-separated
+    /// `SYSTEM:EVENT` patterns (`vmscan:*,filemap:*`, `vmscan:mm_vmscan_lru_shrink_inactive`),
+    /// written to --tracepoints-out as `perf script` prints them, with simulated
+    /// timestamps and the kernel's field names (results do not change).
+    #[arg(long, value_name = "PATTERNS", requires = "tracepoints_out")]
+    pub tracepoints: Option<String>,
+    /// The file the tracepoint lines go to.
+    #[arg(long, value_name = "FILE", requires = "tracepoints")]
+    pub tracepoints_out: Option<PathBuf>,
+    /// Keep only some events: comma-separated `group=PATH` (a group's reclaim and
+    /// page cache), `file=NAME`, `pages=FIRST-LAST` (page indices of filemap events),
+    /// `from=TIME`, `to=TIME` (`1.5s`, `200ms`), `max=N` (most lines kept; default
+    /// 1000000).
+    #[arg(long, value_name = "KEY=VALUE,...", requires = "tracepoints")]
+    pub tracepoints_filter: Option<String>,
+}
+
+/// `--tracepoints` and `--tracepoints-filter` as the machine's tracepoint settings.
+fn tracepoint_config(
+    events: &str,
+    filter: Option<&str>,
+) -> Result<mmsim_core::tracepoint::TracepointConfig> {
+    let mut c = mmsim_core::tracepoint::TracepointConfig {
+        events: events
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
+        max_events: 1_000_000,
+        ..Default::default()
+    };
+    let time = |k: &str, v: &str| -> Result<u64> {
+        let (num, scale) = if let Some(n) = v.strip_suffix("ms") {
+            (n, 1e6)
+        } else if let Some(n) = v.strip_suffix('s') {
+            (n, 1e9)
+        } else {
+            (v, 1e9)
+        };
+        match num.trim().parse::<f64>() {
+            Ok(x) if x >= 0.0 && x.is_finite() => Ok((x * scale).round() as u64),
+            _ => Err(bad(format!(
+                "--tracepoints-filter {k}={v}: not a time (give seconds: 1.5s, or ms: 200ms)"
+            ))),
+        }
+    };
+    for kv in filter
+        .unwrap_or("")
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+    {
+        let Some((k, v)) = kv.split_once('=') else {
+            return Err(bad(format!(
+                "--tracepoints-filter `{kv}`: expected KEY=VALUE (group, file, pages, from, to, max)"
+            )));
+        };
+        let (k, v) = (k.trim(), v.trim());
+        match k {
+            "group" => c.group = Some(v.to_string()),
+            "file" => c.file = Some(v.to_string()),
+            "pages" => {
+                let range = v
+                    .split_once('-')
+                    .and_then(|(a, b)| Some([a.trim().parse().ok()?, b.trim().parse().ok()?]));
+                let Some(r) = range.or_else(|| v.parse().ok().map(|p| [p, p])) else {
+                    return Err(bad(format!(
+                        "--tracepoints-filter pages={v}: expected FIRST-LAST (page indices)"
+                    )));
+                };
+                c.pages = Some(r);
+            }
+            "from" => c.from_ns = time(k, v)?,
+            "to" => c.to_ns = Some(time(k, v)?),
+            "max" => {
+                c.max_events = v.parse().map_err(|_| {
+                    bad(format!(
+                        "--tracepoints-filter max={v}: not a number of events"
+                    ))
+                })?
+            }
+            _ => {
+                return Err(bad(format!(
+                    "--tracepoints-filter: unknown key `{k}` (group, file, pages, from, to, max)"
+                )))
+            }
+        }
+    }
+    c.validate()
+        .map_err(|e| bad(format!("--tracepoints: {}", e.message)))?;
+    Ok(c)
+}
+
+/// Most rows of the `--series` table in the run report (the file has them all).
+const SERIES_ROWS: usize = 40;
+
+/// `--series INTERVAL`: `250ms`, `2s`, or a number of ms; at least 1 ms.
+fn parse_interval_ms(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1000)
+    } else {
+        (t, 1)
+    };
+    let v: u64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not an interval: give ms (250, 250ms) or s (2s)"))?;
+    let ms = v
+        .checked_mul(scale)
+        .ok_or_else(|| format!("`{s}` is too long"))?;
+    if ms == 0 {
+        return Err("the interval must be at least 1 ms".into());
+    }
+    Ok(ms)
+}
+
+/// Which file `--series-out` writes, from its extension.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum SeriesFormat {
+    Csv,
+    Json,
+}
+
+fn series_format(path: &std::path::Path) -> Result<SeriesFormat> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(e) if e.eq_ignore_ascii_case("csv") => Ok(SeriesFormat::Csv),
+        Some(e) if e.eq_ignore_ascii_case("json") => Ok(SeriesFormat::Json),
+        _ => Err(bad(format!(
+            "--series-out {}: the file name must end in .csv or .json",
+            path.display()
+        ))),
+    }
 }
 
 /// A usage error (exit status 2) with `msg`.
@@ -289,6 +436,33 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
             }
         }
     }
+    if let Some(ms) = args.series {
+        plan.scenario.machine.stats_interval_ms = ms;
+    }
+    let series_out = match &args.series_out {
+        Some(path) => {
+            if plan.scenario.machine.stats_interval_ms == 0 {
+                return Err(bad(format!(
+                    "--series-out {}: no counters over time are recorded; give --series \
+                     INTERVAL (or set machine.stats_interval_ms)",
+                    path.display()
+                )));
+            }
+            let format = series_format(path)?;
+            mmsim_report::html::check_path(path)
+                .map_err(|e| bad(e.replacen("--report", "--series-out", 1)))?;
+            Some((path.clone(), format))
+        }
+        None => None,
+    };
+    if let Some(events) = &args.tracepoints {
+        let c = tracepoint_config(events, args.tracepoints_filter.as_deref())?;
+        if let Some(path) = &args.tracepoints_out {
+            mmsim_report::html::check_path(path)
+                .map_err(|e| bad(e.replacen("--report", "--tracepoints-out", 1)))?;
+        }
+        plan.scenario.machine.tracepoints = Some(c);
+    }
     validate(&plan.scenario, &args.scenario)?;
     crate::host::check(&plan.scenario, args.scenario.host_memory)?;
     let ignored = ignored_flags(plan.scenario.machine.policy.name, &args);
@@ -339,6 +513,37 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
         let page = mmsim_report::html::run_page(&result, &report_toml);
         mmsim_report::html::write(path, &page).map_err(bad)?;
     }
+    if let Some(path) = &args.tracepoints_out {
+        let r = &mut result.result;
+        let mut text = String::new();
+        for e in &r.tracepoints {
+            text.push_str(&e.perf_script_line(&r.task_names));
+            text.push('\n');
+        }
+        std::fs::write(path, text)
+            .with_context(|| format!("--tracepoints-out: writing {}", path.display()))?;
+        if r.tracepoints_dropped > 0 {
+            eprintln!(
+                "note: --tracepoints-out {}: {} events kept, {} more dropped (raise \
+                 --tracepoints-filter max=N or narrow the filter)",
+                path.display(),
+                r.tracepoints.len(),
+                r.tracepoints_dropped
+            );
+        }
+        // The events are in the file, not in the report.
+        r.tracepoints.clear();
+        r.task_names.clear();
+    }
+    if let Some((path, format)) = &series_out {
+        let table = mmsim_report::export::series::SeriesTable::of(&result.result);
+        let text = match format {
+            SeriesFormat::Csv => table.to_csv(),
+            SeriesFormat::Json => table.to_json(),
+        };
+        std::fs::write(path, text)
+            .with_context(|| format!("--series-out: writing {}", path.display()))?;
+    }
     if args.json {
         mmsim_report::export::json::write_result(&mut out, &result)?;
         return Ok(outcome);
@@ -360,6 +565,18 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
         notes,
         args.all_counters,
     ));
+    if args.series.is_some() {
+        let table = mmsim_report::export::series::SeriesTable::of(&result.result);
+        let every = if table.interval_ms >= 1000.0 {
+            format!("{} s", table.interval_ms / 1000.0)
+        } else {
+            format!("{} ms", table.interval_ms)
+        };
+        text.push_str(&format!(
+            "\nCounters over time (every {every} of simulated time):\n"
+        ));
+        text.push_str(&table.to_text(SERIES_ROWS));
+    }
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(outcome)

@@ -601,6 +601,11 @@ pub struct MachineConfig {
         skip_serializing_if = "crate::huge_memory::ThpConfig::is_default"
     )]
     pub thp: crate::huge_memory::ThpConfig,
+    /// The kernel's tracepoints to emit (`crate::tracepoint`; `mmsim run
+    /// --tracepoints`). Off when absent (the default); results are the same
+    /// with or without them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracepoints: Option<crate::tracepoint::TracepointConfig>,
 }
 
 fn default_cpus() -> u32 {
@@ -640,6 +645,7 @@ fn default_fs() -> DeviceConfig {
 impl Default for MachineConfig {
     fn default() -> Self {
         MachineConfig {
+            tracepoints: None,
             memory: Size(4 << 30),
             min_free_kbytes: None,
             watermark_scale_factor: default_wsf(),
@@ -697,6 +703,9 @@ impl MachineConfig {
     /// Checks every field against its allowed range; the error names the field.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.thp.validate(self.policy.name == PolicyName::Lru)?;
+        if let Some(t) = &self.tracepoints {
+            t.validate()?;
+        }
         if let Some(d) = &self.damon {
             d.validate()?;
             if self.policy.name == PolicyName::Lru {

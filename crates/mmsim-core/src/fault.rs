@@ -374,6 +374,9 @@ impl Sim {
                 return;
             }
         }
+        if self.tp.is_some() {
+            self.trace_filemap_fault(vma, file, findex);
+        }
         let slot = self.files[file as usize].slot(findex);
         let f = match slot_folio(slot) {
             Some(f) => {
@@ -666,6 +669,9 @@ impl Sim {
     ) -> Option<FolioId> {
         let f = self.alloc_folio(file, index, 0)?;
         *self.files[file as usize].slot_mut(index) = SLOT_FOLIO | f;
+        if self.tp.is_some() {
+            self.trace_filemap_folio(f, true);
+        }
         if !write {
             self.workingset_refault(f, old_slot);
         }

@@ -78,6 +78,7 @@ mod smp;
 mod stats;
 mod swapfile;
 mod timer;
+pub mod tracepoint;
 mod writeback;
 
 #[cfg(test)]
@@ -106,7 +107,7 @@ pub use result::{AccessStats, RunResult};
 pub use sim::Policy;
 pub use sim::{Sim, SimError};
 pub use stats::Vmstat;
-pub use timer::StatsSample;
+pub use timer::{SeriesMarker, SeriesMarkerKind, StatsSample};
 
 /// Bytes in a base page.
 pub const PAGE_SIZE: u64 = 4096;

@@ -27,6 +27,7 @@ use crate::mem::list::List;
 use crate::mem::pagetable::TaskId;
 use crate::sim::{Sim, SimError};
 use crate::stats::item::*;
+use crate::timer::SeriesMarkerKind;
 
 /// Index of a memory cgroup in the simulator (its kernel id is index + 1).
 pub type MemcgId = u8;
@@ -449,6 +450,19 @@ impl Sim {
         }
         self.drain_stock();
         let m = memcg as usize;
+        if self.stats_interval_ns > 0 {
+            let (kind, detail) = match knob {
+                MemcgKnob::Procs => (SeriesMarkerKind::Move, format!("task {pages}")),
+                _ if pages == u64::MAX => {
+                    (SeriesMarkerKind::KnobWrite, format!("{}=max", knob.file()))
+                }
+                _ => (
+                    SeriesMarkerKind::KnobWrite,
+                    format!("{}={pages}p", knob.file()),
+                ),
+            };
+            self.series_mark(kind, Some(memcg), detail);
+        }
         match knob {
             MemcgKnob::Max => {
                 self.memcgs[m].max = pages;

@@ -44,6 +44,11 @@ impl Sim {
         };
         let m = self.tasks[victim].memcg;
         self.count_events(m, OOM_KILL, 1);
+        self.series_mark(
+            crate::timer::SeriesMarkerKind::OomKill,
+            Some(m),
+            format!("task {victim}"),
+        );
         self.tasks[victim].dead = true;
         let before = self.node.free;
         for vi in 0..self.tasks[victim].vmas.len() {

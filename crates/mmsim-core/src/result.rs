@@ -113,6 +113,19 @@ pub struct RunResult {
     /// `machine.stats_interval_ms` (empty when the sampler is off).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stats_samples: Vec<crate::timer::StatsSample>,
+    /// Scenario events (knob writes, moves, phase starts, OOM kills) on the
+    /// sampler's time line (empty when the sampler is off).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series_markers: Vec<crate::timer::SeriesMarker>,
+    /// The tracepoint events emitted (`machine.tracepoints`; empty when off).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tracepoints: Vec<crate::tracepoint::TraceRecord>,
+    /// Events the filter passed after `max_events` were kept.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tracepoints_dropped: u64,
+    /// The workload tasks' names by id, for the tracepoints' `comm` (empty when off).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub task_names: Vec<String>,
     /// Scheduled writes (memcg knob changes and cycles, cgroup moves, lru_gen
     /// writes) still pending when the run ended: due after its last event, so
     /// never applied.

@@ -130,7 +130,6 @@ pub enum Policy {
 #[derive(Clone, Debug)]
 pub(crate) struct Task {
     /// Name for reports.
-    #[allow(dead_code)] // shown by the derived Debug only; no report reads it yet
     pub name: String,
     /// Its VMAs.
     pub vmas: Vec<VmaId>,
@@ -202,6 +201,12 @@ pub struct Sim {
     pub(crate) timers: crate::timer::TimerList,
     /// The stats sampler's samples (`machine.stats_interval_ms`).
     pub(crate) stats_samples: Vec<crate::timer::StatsSample>,
+    /// Scenario events on the sampler's time line (`Sim::series_mark`).
+    pub(crate) series_markers: Vec<crate::timer::SeriesMarker>,
+    /// The tracepoints (`machine.tracepoints`; None: off, the default).
+    pub(crate) tp: Option<Box<crate::tracepoint::Tracer>>,
+    /// The task the tracepoints name as running (set only while tracing).
+    pub(crate) tp_task: crate::tracepoint::TpTask,
     /// The stats sampler's interval now, ns: `machine.stats_interval_ms`,
     /// doubled each time `machine.stats_max_samples` thins the samples.
     pub(crate) stats_interval_ns: u64,
@@ -307,6 +312,12 @@ impl Sim {
             clock: 0,
             timers: crate::timer::TimerList::new(),
             stats_samples: Vec::new(),
+            series_markers: Vec::new(),
+            tp: cfg
+                .tracepoints
+                .as_ref()
+                .and_then(crate::tracepoint::Tracer::new),
+            tp_task: crate::tracepoint::TpTask::Task(0),
             stats_interval_ns: 0,
             writeback: [VecDeque::new(), VecDeque::new()],
             wb_seq: 0,
@@ -511,6 +522,10 @@ impl Sim {
     /// i + D are prefetched while event i executes. Prefetches are hints
     /// only; they change no state.
     pub fn run(&mut self, events: &[Event]) {
+        if self.tp.is_some() {
+            self.run_traced(events);
+            return;
+        }
         const D: usize = 8;
         let n = events.len();
         for i in 0..n {
@@ -521,6 +536,44 @@ impl Sim {
                 self.prefetch_folio(&events[i + D]);
             }
             self.step(&events[i]);
+        }
+    }
+
+    /// [`Sim::run`] with the tracepoints on: each event's task becomes the one
+    /// the tracepoints name, and a buffered read emits `mm_filemap_get_pages`
+    /// (`filemap_get_pages`, before the read) for its whole range. The untraced
+    /// loop pays one test per batch for this.
+    #[cold]
+    fn run_traced(&mut self, events: &[Event]) {
+        use crate::tracepoint::{TpEvent, TpScope, TpTask};
+        for ev in events {
+            match *ev {
+                Event::Access { vma, .. } => {
+                    if let Some(v) = self.vmas.get(vma as usize) {
+                        self.tp_task = TpTask::Task(v.task);
+                    }
+                }
+                Event::FileRead { file, index, pages } => {
+                    self.tp_task = self.tp_file_task(file);
+                    let size = self.files.get(file as usize).map_or(0, |f| f.pages);
+                    let last = (index + u32::from(pages.max(1)) - 1).min(size.saturating_sub(1));
+                    if index < size {
+                        let scope = TpScope {
+                            memcg: Some(self.cur_memcg),
+                            file: Some((file, u64::from(index), u64::from(last))),
+                        };
+                        let event = TpEvent::GetPages {
+                            ino: Self::tp_ino(file),
+                            index: u64::from(index),
+                            last_index: u64::from(last),
+                        };
+                        self.trace_event(self.clock, self.tp_task, scope, event);
+                    }
+                }
+                Event::FileWrite { file, .. } => self.tp_task = self.tp_file_task(file),
+                Event::Think { .. } => {}
+            }
+            self.step(ev);
         }
     }
 
@@ -588,6 +641,11 @@ impl Sim {
         self.lru_gen.stats = Default::default();
         self.reset_memcg_stats();
         self.damon_begin_measurement();
+        self.series_mark(
+            crate::timer::SeriesMarkerKind::MeasurementStart,
+            None,
+            "warmup ended: counters zeroed".into(),
+        );
         self.measure_start = self.clock;
     }
 
@@ -669,6 +727,24 @@ impl Sim {
                 self.memcgs.iter().map(|m| m.path.clone()).collect()
             },
             stats_samples: self.stats_samples.clone(),
+            series_markers: self.series_markers.clone(),
+            tracepoints: self
+                .tp
+                .as_mut()
+                .map(|t| {
+                    // kswapd's clock runs ahead of the workload's: in time order, as
+                    // `perf script` sorts a recording.
+                    let mut r = std::mem::take(&mut t.records);
+                    r.sort_by_key(|e| e.t_ns);
+                    r
+                })
+                .unwrap_or_default(),
+            tracepoints_dropped: self.tp.as_ref().map_or(0, |t| t.dropped),
+            task_names: if self.tp.is_some() {
+                self.tasks.iter().map(|t| t.name.clone()).collect()
+            } else {
+                Vec::new()
+            },
             damon: self.damon_report(),
             mthp: self.thp_report(),
             anon_thp_pages: self.anon_large_pages(),

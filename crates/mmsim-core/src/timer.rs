@@ -264,6 +264,43 @@ pub struct StatsSample {
     /// unless the policy is `mglru`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lru_gen_pages: Vec<[u64; 2]>,
+    /// Every group's `memory.current`, `memory.stat`, `memory.events` and
+    /// `memory.pressure` as cgroup v2 shows them (hierarchical), in the order
+    /// of `RunResult::stats_memcg_paths`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memcg: Vec<crate::memcg::MemcgReport>,
+}
+
+/// What a [`SeriesMarker`] marks: a scenario event on the time series.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SeriesMarkerKind {
+    /// A write to a group's control file (`memory.max`, `memory.high`, …,
+    /// `memory.reclaim`), scheduled or at setup.
+    KnobWrite,
+    /// A task written to a group's `cgroup.procs` (a `[[cgroup_move]]`).
+    Move,
+    /// A phase of the scenario starts (its first event).
+    PhaseStart,
+    /// The OOM killer (`oom_kill_process`) killed a task.
+    OomKill,
+    /// The warmup ended: the counters were zeroed (`warmup_events`).
+    MeasurementStart,
+}
+
+/// A scenario event on the stats sampler's time line (`--series`): recorded
+/// only while the sampler is on; reads and changes no simulated state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeriesMarker {
+    /// When it happened, ns on the workload clock.
+    pub t_ns: u64,
+    /// What happened.
+    pub kind: SeriesMarkerKind,
+    /// The group concerned (its path), if any.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub group: String,
+    /// In the kernel's terms: `memory.max=1000p`, `task 3`, `phase 1`, …
+    pub detail: String,
 }
 
 impl Sim {
@@ -406,8 +443,55 @@ impl Sim {
             kswapd_cpu_ns: self.kswapd.cpu_ns,
             direct_reclaim_cpu_ns: self.direct_profile.total_ns(),
             lru_gen_pages: self.lru_gen_pages(),
+            memcg: (0..self.memcgs.len())
+                .map(|m| self.memcg_report(m as crate::memcg::MemcgId))
+                .collect(),
         };
         self.stats_samples.push(sample);
+    }
+
+    /// Records a scenario event on the time series (a [`SeriesMarker`] at
+    /// the workload clock), if the stats sampler is on; a no-op otherwise.
+    /// Called by the knob writes, the OOM killer and the scenario runner
+    /// (phase starts), never on the per-access path.
+    #[cold]
+    pub fn series_mark(
+        &mut self,
+        kind: SeriesMarkerKind,
+        group: Option<crate::memcg::MemcgId>,
+        detail: String,
+    ) {
+        self.series_mark_at(self.clock, kind, group, detail);
+    }
+
+    /// [`Sim::series_mark`] at time `t_ns` (at most the clock: an event the
+    /// caller saw begin earlier, such as a phase's first batch). Markers are
+    /// reported in time order.
+    #[cold]
+    pub fn series_mark_at(
+        &mut self,
+        t_ns: u64,
+        kind: SeriesMarkerKind,
+        group: Option<crate::memcg::MemcgId>,
+        detail: String,
+    ) {
+        if self.stats_interval_ns == 0 {
+            return;
+        }
+        let group = group
+            .and_then(|g| self.memcgs.get(g as usize))
+            .map(|g| g.path.clone())
+            .unwrap_or_default();
+        let i = self.series_markers.partition_point(|x| x.t_ns <= t_ns);
+        self.series_markers.insert(
+            i,
+            SeriesMarker {
+                t_ns,
+                kind,
+                group,
+                detail,
+            },
+        );
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use mmsim_core::{Event, MachineConfig, RunResult, Sim};
+use mmsim_core::{Event, MachineConfig, RunResult, SeriesMarkerKind, Sim};
 use serde::{Deserialize, Serialize};
 
 use crate::error::WorkloadError;
@@ -492,6 +492,17 @@ pub fn run_scenario(
     run_scenario_cancellable(s, opts, None)
 }
 
+/// Marks the start of a new phase on the time series (`Sim::series_mark_at`) at `t0`,
+/// the clock before the batch that began it, if the stream moved to a new phase.
+fn mark_phase(sim: &mut Sim, stream: &EventStream, phase: &mut Option<u32>, t0: u64) {
+    if stream.phase() != *phase {
+        *phase = stream.phase();
+        if let Some(p) = *phase {
+            sim.series_mark_at(t0, SeriesMarkerKind::PhaseStart, None, format!("phase {p}"));
+        }
+    }
+}
+
 /// [`run_scenario`] that stops early when `cancel` becomes true (e.g. set by a SIGINT
 /// handler or by the progress callback).
 ///
@@ -523,7 +534,13 @@ pub fn run_scenario_cancellable(
     crate::cgroups::schedule_moves(&mut sim, s, stream.tasks())?;
     let mut done = 0u64;
     let mut partial = false;
-    while let Some(batch) = stream.next_batch(sim.now())? {
+    let mut phase = None;
+    loop {
+        // A batch is of one phase: a new phase starts at the clock before its first batch.
+        let t0 = sim.now();
+        let Some(batch) = stream.next_batch(t0)? else {
+            break;
+        };
         let out = match batch {
             Batch::Idle(idle) => {
                 if let Some(f) = opts.on_batch.as_mut() {
@@ -534,6 +551,7 @@ pub fn run_scenario_cancellable(
                         sim.idle(ns);
                     }
                 }
+                mark_phase(&mut sim, &stream, &mut phase, t0);
                 continue;
             }
             Batch::Events(out) => out,
@@ -551,6 +569,7 @@ pub fn run_scenario_cancellable(
             _ => sim.run(out),
         }
         done += out.len() as u64;
+        mark_phase(&mut sim, &stream, &mut phase, t0);
         if let Some(p) = opts.progress.as_mut() {
             p(done);
         }

@@ -16,6 +16,7 @@ use crate::psi::PsiCpu;
 use crate::reclaim::{Reclaimer, ScanBalance, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::sim::{Balance, ClassicRules, Policy, Sim};
 use crate::stats::item::*;
+use crate::tracepoint::{TpEvent, TpScope, TpTask};
 
 /// Outcome of `folio_check_references()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,7 +34,7 @@ pub(crate) enum FolioReferences {
 /// Per-call statistics of `shrink_folio_list()` (`struct reclaim_stat`).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ReclaimStat {
-    nr_unqueued_dirty: u64,
+    pub(crate) nr_unqueued_dirty: u64,
     nr_pageout: u64,
 }
 
@@ -53,7 +54,16 @@ impl Sim {
         self.count_vm_events(ALLOCSTALL_NORMAL, 1);
         let mut sc = ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, self.clock)
             .on_cpus(self.smp.cpus);
+        if self.tp.is_some() {
+            self.trace_vmscan(self.clock, None, TpEvent::DirectReclaimBegin);
+        }
         self.do_try_to_free_pages(&mut sc);
+        if self.tp.is_some() {
+            let e = TpEvent::DirectReclaimEnd {
+                nr_reclaimed: sc.nr_reclaimed,
+            };
+            self.trace_vmscan(sc.now(), None, e);
+        }
         self.direct_profile.add(&sc.prof);
         self.workload_stall(sc.elapsed(), true);
         sc.nr_reclaimed
@@ -79,7 +89,16 @@ impl Sim {
         let mut sc = ScanControl::new(Reclaimer::Memcg, nr.max(SWAP_CLUSTER_MAX), self.clock)
             .on_cpus(self.smp.cpus);
         sc.target = target;
+        if self.tp.is_some() {
+            self.trace_vmscan(self.clock, Some(target), TpEvent::MemcgReclaimBegin);
+        }
         self.do_try_to_free_pages(&mut sc);
+        if self.tp.is_some() {
+            let e = TpEvent::MemcgReclaimEnd {
+                nr_reclaimed: sc.nr_reclaimed,
+            };
+            self.trace_vmscan(sc.now(), Some(target), e);
+        }
         sc
     }
 
@@ -528,6 +547,9 @@ impl Sim {
         rules: ClassicRules,
     ) {
         let taken = self.isolate_lru_folios(sc.memcg, n, LruList::active(file));
+        if self.tp.is_some() {
+            self.trace_isolate(sc, n, taken, LruList::active(file));
+        }
         self.lru_lock_reclaim(sc, sc.memcg, taken);
         sc.nr_scanned += taken;
         sc.charge_lru(taken * self.cost.scan_ns);
@@ -562,6 +584,17 @@ impl Sim {
         self.move_folios_to_lru(&batch, rules);
         self.scratch = batch;
         self.count_events(sc.memcg, PGDEACTIVATE, nr_deactivate);
+        if self.tp.is_some() {
+            let e = TpEvent::LruShrinkActive {
+                nr_taken: taken,
+                nr_active: taken - nr_deactivate,
+                nr_deactivated: nr_deactivate,
+                nr_referenced: nr_rotated,
+                priority: sc.priority as i32,
+                file,
+            };
+            self.trace_vmscan(sc.now(), Some(sc.memcg), e);
+        }
         match rules.balance {
             // v4.9 counts every referenced folio as rotated, even if deactivated.
             Balance::ScannedRotated => {
@@ -586,6 +619,9 @@ impl Sim {
         // ended by now are rotated to the tail before this batch is isolated.
         self.complete_writeback(sc.now());
         let taken = self.isolate_lru_folios(sc.memcg, n, LruList::inactive(file));
+        if self.tp.is_some() {
+            self.trace_isolate(sc, n, taken, LruList::inactive(file));
+        }
         if taken == 0 {
             return 0;
         }
@@ -601,6 +637,10 @@ impl Sim {
         self.note_scanned(sc.memcg, file, taken);
         let mut batch = std::mem::take(&mut self.scratch);
         let (reclaimed, stat) = self.shrink_folio_list(&mut batch, sc, rules);
+        if self.tp.is_some() {
+            let dirty = stat.nr_unqueued_dirty;
+            self.trace_shrink_inactive(sc, sc.memcg, taken, reclaimed, dirty, &batch, file);
+        }
         self.lru_lock_reclaim(sc, sc.memcg, batch.len() as u64);
         self.move_folios_to_lru(&batch, rules);
         self.scratch = batch;
@@ -812,6 +852,13 @@ impl Sim {
     fn pageout(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
         sc.charge_pageout(self.cost.pageout_ns);
         let now = sc.now();
+        if self.tp.is_some() {
+            let e = TpEvent::WriteFolio {
+                pfn: u64::from(self.folios.head_pfn(f)),
+                file: self.folios[f].is_file(),
+            };
+            self.trace_vmscan(now, Some(sc.memcg), e);
+        }
         // kswapd's clock runs ahead of the workload's: its write joins the
         // device's backlog at the workload's present (BlockDev::write_placed).
         let place = if sc.who == Reclaimer::Kswapd {
@@ -865,6 +912,9 @@ impl Sim {
 
     /// `__remove_mapping()` + free: leaves the shadow in the slot, uncharges, frees.
     pub(crate) fn remove_mapping(&mut self, f: FolioId) {
+        if self.tp.is_some() {
+            self.trace_filemap_folio(f, false);
+        }
         let shadow = self.workingset_eviction(f);
         let fo = self.folios[f];
         if fo.is_file() {
@@ -918,6 +968,10 @@ impl Sim {
             .add_timer(crate::timer::TimerKind::Kswapd, k.clock);
         // v6.1: balance_pgdat()'s scan_control starts with memcgs_need_aging clear.
         self.lru_gen.memcgs_need_aging = false;
+        if self.tp.is_some() {
+            let (t, e) = (self.kswapd.clock, TpEvent::KswapdWake { order: 0 });
+            self.trace_event(t, TpTask::Kswapd, TpScope::default(), e);
+        }
     }
 
     /// One iteration of `balance_pgdat()`'s priority loop on kswapd's clock:
@@ -934,6 +988,7 @@ impl Sim {
             self.kswapd.clock,
         );
         sc.priority = self.kswapd.priority;
+        let task = std::mem::replace(&mut self.tp_task, TpTask::Kswapd);
         // kswapd_age_node(): keep enough inactive anon, judged on the whole
         // node, by deactivating in every group; under MGLRU lru_gen_age_node().
         let (inactive, active) = self.subtree_lruvec(crate::memcg::ROOT).type_sizes(false);
@@ -950,6 +1005,7 @@ impl Sim {
         }
         sc.nr_scanned = 0;
         self.shrink_node(&mut sc);
+        self.tp_task = task;
         let raise = sc.nr_scanned < sc.nr_to_reclaim;
         let k = &mut self.kswapd;
         if mglru {
@@ -983,6 +1039,10 @@ impl Sim {
             k.running = false;
             k.slept_at = k.clock;
             self.node.dirty = false;
+            if self.tp.is_some() {
+                let t = self.kswapd.clock;
+                self.trace_event(t, TpTask::Kswapd, TpScope::default(), TpEvent::KswapdSleep);
+            }
             return;
         }
         k.run_start = k.clock;

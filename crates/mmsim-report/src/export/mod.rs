@@ -1,5 +1,5 @@
 //! Exporters: results and comparisons as text tables ([`text`], [`run_text`]), CSV
-//! ([`csv`]) and JSON ([`json`]); `mmsim reproduce`'s tables and CSV ([`reproduce`]).
+//! ([`csv`]) and JSON ([`json`]); counters over time ([`series`]: CSV, JSON, text); `mmsim reproduce`'s tables and CSV ([`reproduce`]).
 //!
 //! Each exporter builds its output in memory and has a `write_*` function that
 //! writes it to a writer the caller passes in, in one write; none opens a file or
@@ -10,4 +10,5 @@ pub mod csv;
 pub mod json;
 pub mod reproduce;
 pub mod run_text;
+pub mod series;
 pub mod text;

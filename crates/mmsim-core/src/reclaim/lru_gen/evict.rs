@@ -210,9 +210,13 @@ impl Sim {
         }
         let mut batch = std::mem::take(&mut self.scratch);
         let rules = self.rules();
-        let (mut reclaimed, _) = self.shrink_folio_list(&mut batch, sc, rules);
+        let (mut reclaimed, stat) = self.shrink_folio_list(&mut batch, sc, rules);
         if v == MglruVersion::V6_14 {
             reclaimed += self.retry_written_back(&mut batch, sc, rules);
+        }
+        if self.tp.is_some() {
+            let dirty = stat.nr_unqueued_dirty;
+            self.trace_shrink_inactive(sc, m, scanned, reclaimed, dirty, &batch, ty == FILE);
         }
         self.lru_lock_reclaim(sc, m, batch.len() as u64);
         for &f in &batch {

@@ -1,0 +1,927 @@
+//! The kernel's `vmscan` and `filemap` tracepoints (include/trace/events/vmscan.h and
+//! filemap.h, v6.12; `mm_filemap_get_pages`/`mm_filemap_fault` since 6.11): what the
+//! simulated kernel would emit, with the kernel's event names, field names and
+//! `TP_printk` format strings, printed as `perf script` prints them with simulated
+//! timestamps.
+//!
+//! Off by default (`machine.tracepoints` absent): every call site is one test of
+//! `Sim::tp` (an `Option<Box<Tracer>>`) on a slow path — reclaim, page-cache insertion
+//! and deletion, faults, the buffered-read path — and a `#[cold]` call when it is set;
+//! nothing is emitted on the per-access hit path of mapped pages (the kernel emits no
+//! tracepoint there either). A filter (group, file, page range, time window, event
+//! names, a cap on the number of events) bounds what a long run keeps.
+//!
+//! Events and where they are emitted (the kernel function in brackets):
+//!
+//! | event | emitted |
+//! |---|---|
+//! | `vmscan:mm_vmscan_kswapd_wake` | kswapd starts a `balance_pgdat` run (`kswapd`) |
+//! | `vmscan:mm_vmscan_kswapd_sleep` | kswapd goes to sleep (`kswapd_try_to_sleep`) |
+//! | `vmscan:mm_vmscan_direct_reclaim_begin/end` | `try_to_free_pages` |
+//! | `vmscan:mm_vmscan_memcg_reclaim_begin/end` | `try_to_free_mem_cgroup_pages` (limit reclaim and `memory.max`/`memory.high` writes) |
+//! | `vmscan:mm_vmscan_lru_isolate` | `isolate_lru_folios` (classic LRU) |
+//! | `vmscan:mm_vmscan_lru_shrink_inactive` | end of `shrink_inactive_list` (classic) and of `evict_folios` (MGLRU) |
+//! | `vmscan:mm_vmscan_lru_shrink_active` | end of `shrink_active_list` |
+//! | `vmscan:mm_vmscan_write_folio` | `pageout` starts writing a dirty folio |
+//! | `filemap:mm_filemap_add_to_page_cache` | `__filemap_add_folio` |
+//! | `filemap:mm_filemap_delete_from_page_cache` | `__filemap_remove_folio` (reclaim's `__remove_mapping`) |
+//! | `filemap:mm_filemap_get_pages` | `filemap_get_pages`, once per buffered read |
+//! | `filemap:mm_filemap_fault` | `filemap_fault` (a fault on a file mapping) |
+//!
+//! Where the simulator has no value for a field, it prints what the kernel prints
+//! for a machine without it: `nid=0`, `classzone=` the one zone (`ZONE_NORMAL`, 2),
+//! `order=0`, `isolate_mode=0`, `nr_skipped=0`; `mm_vmscan_lru_shrink_inactive`'s
+//! `nr_congested`, `nr_immediate`, `nr_ref_keep` and `nr_unmap_fail` are 0 (the
+//! simulator does not count them), `nr_dirty` is the dirty folios met
+//! (`nr_unqueued_dirty`), `nr_writeback` 0. A file is `dev=8:1` with inode
+//! `FileId + 1` (hex); the workload's tasks are `comm` = their name (the file's
+//! opener for reads) with pid `1000 + task`, kswapd is `kswapd0` with pid 80 on CPU 1,
+//! the workload on CPU 0. The kernel emits `mm_filemap_get_pages` once per folio batch
+//! of a read (`filemap_get_pages`, up to 31 folios); the simulator emits it once per
+//! read, for the read's whole range. MGLRU's `scan_folios` emits `lru_isolate` in the
+//! kernel; the simulator does not (yet). Mainline has no `mm_vmscan_lru_gen_*` events.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::ConfigError;
+use crate::sim::Sim;
+
+/// What `--tracepoints` asks for (`machine.tracepoints`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TracepointConfig {
+    /// Event patterns, `SYSTEM:EVENT` with `*` for a whole system (`vmscan:*`,
+    /// `filemap:mm_filemap_add_to_page_cache`) or `*` for every event.
+    pub events: Vec<String>,
+    /// Only events of this group (its path): reclaim of its lruvec or aimed at it,
+    /// page-cache events of its pages. Node-wide events (kswapd wake/sleep, direct
+    /// reclaim begin/end) pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// Only filemap events of this file (its name in the scenario).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Only filemap events touching page indices `[first, last]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<[u64; 2]>,
+    /// Only events at or after this time, simulated ns.
+    #[serde(default)]
+    pub from_ns: u64,
+    /// Only events before this time, simulated ns (None: to the end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_ns: Option<u64>,
+    /// Most events kept (later ones are counted in `tracepoints_dropped`);
+    /// default 1,000,000.
+    #[serde(default = "default_max")]
+    pub max_events: u64,
+}
+
+fn default_max() -> u64 {
+    1_000_000
+}
+
+/// Every event, `(system, name)`, in bit order.
+pub const EVENTS: [(&str, &str); 14] = [
+    ("vmscan", "mm_vmscan_kswapd_wake"),
+    ("vmscan", "mm_vmscan_kswapd_sleep"),
+    ("vmscan", "mm_vmscan_direct_reclaim_begin"),
+    ("vmscan", "mm_vmscan_direct_reclaim_end"),
+    ("vmscan", "mm_vmscan_memcg_reclaim_begin"),
+    ("vmscan", "mm_vmscan_memcg_reclaim_end"),
+    ("vmscan", "mm_vmscan_lru_isolate"),
+    ("vmscan", "mm_vmscan_lru_shrink_inactive"),
+    ("vmscan", "mm_vmscan_lru_shrink_active"),
+    ("vmscan", "mm_vmscan_write_folio"),
+    ("filemap", "mm_filemap_add_to_page_cache"),
+    ("filemap", "mm_filemap_delete_from_page_cache"),
+    ("filemap", "mm_filemap_get_pages"),
+    ("filemap", "mm_filemap_fault"),
+];
+
+impl TracepointConfig {
+    /// The events the patterns select, one bit per [`EVENTS`] entry; an error names
+    /// a pattern that selects nothing.
+    pub fn mask(&self) -> Result<u32, ConfigError> {
+        let field = "machine.tracepoints.events";
+        if self.events.is_empty() {
+            return Err(ConfigError::new(field, "no event named (e.g. `vmscan:*`)"));
+        }
+        let mut mask = 0u32;
+        for p in &self.events {
+            let (sys, name) = p.split_once(':').unwrap_or(("*", p.as_str()));
+            let mut any = false;
+            for (i, (s, n)) in EVENTS.iter().enumerate() {
+                let sys_ok = sys == "*" || sys == *s;
+                if sys_ok && (name == "*" || name == *n) {
+                    mask |= 1 << i;
+                    any = true;
+                }
+            }
+            if !any {
+                return Err(ConfigError::new(
+                    field,
+                    format!(
+                        "`{p}` names no tracepoint mmsim emits (vmscan:*, filemap:*, or one of \
+                         {})",
+                        EVENTS
+                            .iter()
+                            .map(|(s, n)| format!("{s}:{n}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(mask)
+    }
+
+    /// Checks the patterns, the page range, the time window and the cap.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.mask()?;
+        if let Some([a, b]) = self.pages {
+            if a > b {
+                return Err(ConfigError::new(
+                    "machine.tracepoints.pages",
+                    format!("[{a}, {b}]: the first page is after the last"),
+                ));
+            }
+        }
+        if self.to_ns.is_some_and(|t| t <= self.from_ns) {
+            return Err(ConfigError::new(
+                "machine.tracepoints.to_ns",
+                "the window ends before it begins",
+            ));
+        }
+        if self.max_events == 0 {
+            return Err(ConfigError::new(
+                "machine.tracepoints.max_events",
+                "0 keeps nothing; at least 1",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One event's fields, named as in the kernel's `TP_STRUCT__entry`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum TpEvent {
+    /// `mm_vmscan_kswapd_wake`.
+    KswapdWake {
+        /// `order`.
+        order: u32,
+    },
+    /// `mm_vmscan_kswapd_sleep`.
+    KswapdSleep,
+    /// `mm_vmscan_direct_reclaim_begin`.
+    DirectReclaimBegin,
+    /// `mm_vmscan_direct_reclaim_end`.
+    DirectReclaimEnd {
+        /// `nr_reclaimed`.
+        nr_reclaimed: u64,
+    },
+    /// `mm_vmscan_memcg_reclaim_begin`.
+    MemcgReclaimBegin,
+    /// `mm_vmscan_memcg_reclaim_end`.
+    MemcgReclaimEnd {
+        /// `nr_reclaimed`.
+        nr_reclaimed: u64,
+    },
+    /// `mm_vmscan_lru_isolate`.
+    LruIsolate {
+        /// `nr_requested`.
+        nr_requested: u64,
+        /// `nr_scanned`.
+        nr_scanned: u64,
+        /// `nr_taken`.
+        nr_taken: u64,
+        /// `lru`: 0 inactive_anon, 1 active_anon, 2 inactive_file, 3 active_file.
+        lru: u8,
+    },
+    /// `mm_vmscan_lru_shrink_inactive`.
+    LruShrinkInactive {
+        /// `nr_scanned`.
+        nr_scanned: u64,
+        /// `nr_reclaimed`.
+        nr_reclaimed: u64,
+        /// `nr_dirty`.
+        nr_dirty: u64,
+        /// `nr_activate0`, `nr_activate1` (anon, file).
+        nr_activate: [u64; 2],
+        /// `priority`.
+        priority: i32,
+        /// File (`RECLAIM_WB_FILE`) or anon.
+        file: bool,
+    },
+    /// `mm_vmscan_lru_shrink_active`.
+    LruShrinkActive {
+        /// `nr_taken`.
+        nr_taken: u64,
+        /// `nr_active`: folios kept active.
+        nr_active: u64,
+        /// `nr_deactivated`.
+        nr_deactivated: u64,
+        /// `nr_referenced`.
+        nr_referenced: u64,
+        /// `priority`.
+        priority: i32,
+        /// File or anon.
+        file: bool,
+    },
+    /// `mm_vmscan_write_folio`.
+    WriteFolio {
+        /// `pfn`.
+        pfn: u64,
+        /// File or anon.
+        file: bool,
+    },
+    /// `mm_filemap_add_to_page_cache`.
+    FilemapAdd {
+        /// `i_ino`.
+        ino: u64,
+        /// `pfn`.
+        pfn: u64,
+        /// `index` (printed as the byte offset `ofs`).
+        index: u64,
+        /// `order`.
+        order: u32,
+    },
+    /// `mm_filemap_delete_from_page_cache`.
+    FilemapDelete {
+        /// `i_ino`.
+        ino: u64,
+        /// `pfn`.
+        pfn: u64,
+        /// `index`.
+        index: u64,
+        /// `order`.
+        order: u32,
+    },
+    /// `mm_filemap_get_pages`.
+    GetPages {
+        /// `i_ino`.
+        ino: u64,
+        /// `index`.
+        index: u64,
+        /// `last_index` (inclusive, as 6.12 passes it).
+        last_index: u64,
+    },
+    /// `mm_filemap_fault`.
+    Fault {
+        /// `i_ino`.
+        ino: u64,
+        /// `index`.
+        index: u64,
+    },
+}
+
+/// The `dev` of every simulated file: 8:1.
+const DEV: (u32, u32) = (8, 1);
+/// `ZONE_NORMAL`, the zone every simulated page is in.
+const CLASSZONE: u32 = 2;
+
+impl TpEvent {
+    /// Its bit in the event mask (the index in [`EVENTS`]).
+    pub fn bit(&self) -> u32 {
+        1 << match self {
+            TpEvent::KswapdWake { .. } => 0,
+            TpEvent::KswapdSleep => 1,
+            TpEvent::DirectReclaimBegin => 2,
+            TpEvent::DirectReclaimEnd { .. } => 3,
+            TpEvent::MemcgReclaimBegin => 4,
+            TpEvent::MemcgReclaimEnd { .. } => 5,
+            TpEvent::LruIsolate { .. } => 6,
+            TpEvent::LruShrinkInactive { .. } => 7,
+            TpEvent::LruShrinkActive { .. } => 8,
+            TpEvent::WriteFolio { .. } => 9,
+            TpEvent::FilemapAdd { .. } => 10,
+            TpEvent::FilemapDelete { .. } => 11,
+            TpEvent::GetPages { .. } => 12,
+            TpEvent::Fault { .. } => 13,
+        }
+    }
+
+    /// `system:name`.
+    pub fn name(&self) -> String {
+        let (s, n) = EVENTS[self.bit().trailing_zeros() as usize];
+        format!("{s}:{n}")
+    }
+}
+
+/// `show_reclaim_flags(trace_reclaim_flags(file))`.
+fn reclaim_flags(file: bool) -> &'static str {
+    if file {
+        "RECLAIM_WB_FILE|RECLAIM_WB_ASYNC"
+    } else {
+        "RECLAIM_WB_ANON|RECLAIM_WB_ASYNC"
+    }
+}
+
+/// `__print_symbolic(lru, LRU_NAMES)`.
+const LRU_NAMES: [&str; 4] = [
+    "inactive_anon",
+    "active_anon",
+    "inactive_file",
+    "active_file",
+];
+
+impl fmt::Display for TpEvent {
+    /// The event's `TP_printk` output.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (ma, mi) = DEV;
+        match *self {
+            TpEvent::KswapdWake { order } => write!(f, "nid=0 order={order}"),
+            TpEvent::KswapdSleep => write!(f, "nid=0"),
+            TpEvent::DirectReclaimBegin | TpEvent::MemcgReclaimBegin => {
+                write!(f, "order=0 gfp_flags=GFP_HIGHUSER_MOVABLE")
+            }
+            TpEvent::DirectReclaimEnd { nr_reclaimed }
+            | TpEvent::MemcgReclaimEnd { nr_reclaimed } => {
+                write!(f, "nr_reclaimed={nr_reclaimed}")
+            }
+            TpEvent::LruIsolate {
+                nr_requested,
+                nr_scanned,
+                nr_taken,
+                lru,
+            } => write!(
+                f,
+                "isolate_mode=0 classzone={CLASSZONE} order=0 nr_requested={nr_requested} \
+                 nr_scanned={nr_scanned} nr_skipped=0 nr_taken={nr_taken} lru={}",
+                LRU_NAMES[lru as usize & 3]
+            ),
+            TpEvent::LruShrinkInactive {
+                nr_scanned,
+                nr_reclaimed,
+                nr_dirty,
+                nr_activate,
+                priority,
+                file,
+            } => write!(
+                f,
+                "nid=0 nr_scanned={nr_scanned} nr_reclaimed={nr_reclaimed} nr_dirty={nr_dirty} \
+                 nr_writeback=0 nr_congested=0 nr_immediate=0 nr_activate_anon={} \
+                 nr_activate_file={} nr_ref_keep=0 nr_unmap_fail=0 priority={priority} flags={}",
+                nr_activate[0],
+                nr_activate[1],
+                reclaim_flags(file)
+            ),
+            TpEvent::LruShrinkActive {
+                nr_taken,
+                nr_active,
+                nr_deactivated,
+                nr_referenced,
+                priority,
+                file,
+            } => write!(
+                f,
+                "nid=0 nr_taken={nr_taken} nr_active={nr_active} nr_deactivated={nr_deactivated} \
+                 nr_referenced={nr_referenced} priority={priority} flags={}",
+                reclaim_flags(file)
+            ),
+            TpEvent::WriteFolio { pfn, file } => write!(
+                f,
+                "page={:#018x} pfn={pfn:#x} flags={}",
+                0xffff_ea00_0000_0000u64 + pfn * 64,
+                reclaim_flags(file)
+            ),
+            TpEvent::FilemapAdd {
+                ino,
+                pfn,
+                index,
+                order,
+            }
+            | TpEvent::FilemapDelete {
+                ino,
+                pfn,
+                index,
+                order,
+            } => write!(
+                f,
+                "dev {ma}:{mi} ino {ino:x} pfn={pfn:#x} ofs={} order={order}",
+                index << 12
+            ),
+            TpEvent::GetPages {
+                ino,
+                index,
+                last_index,
+            } => write!(
+                f,
+                "dev={ma}:{mi} ino={ino:x} ofs={}-{}",
+                index << 12,
+                ((last_index + 1) << 12) - 1
+            ),
+            TpEvent::Fault { ino, index } => {
+                write!(f, "dev={ma}:{mi} ino={ino:x} ofs={}", index << 12)
+            }
+        }
+    }
+}
+
+/// Who emitted an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TpTask {
+    /// A workload task (by id).
+    Task(u32),
+    /// kswapd0.
+    Kswapd,
+}
+
+/// One emitted event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TraceRecord {
+    /// When, simulated ns.
+    pub t_ns: u64,
+    /// Who.
+    pub task: TpTask,
+    /// The event and its fields.
+    #[serde(flatten)]
+    pub event: TpEvent,
+}
+
+impl TraceRecord {
+    /// The line `perf script` prints for it: `COMM PID [CPU] SECS.USECS: SYS:EVENT:
+    /// FIELDS`; `names` gives each workload task's name.
+    pub fn perf_script_line(&self, names: &[String]) -> String {
+        let (comm, pid, cpu) = match self.task {
+            TpTask::Kswapd => ("kswapd0", 80, 1),
+            TpTask::Task(t) => (
+                names.get(t as usize).map_or("mmsim", String::as_str),
+                1000 + t,
+                0,
+            ),
+        };
+        format!(
+            "{comm:>16} {pid:>7} [{cpu:03}] {:>5}.{:06}: {}: {}",
+            self.t_ns / 1_000_000_000,
+            self.t_ns % 1_000_000_000 / 1000,
+            self.event.name(),
+            self.event
+        )
+    }
+}
+
+/// The tracepoints' runtime state (`Sim::tp`, set when `machine.tracepoints` is).
+#[derive(Debug)]
+pub(crate) struct Tracer {
+    mask: u32,
+    cfg: TracepointConfig,
+    /// The events kept.
+    pub(crate) records: Vec<TraceRecord>,
+    /// Events that passed the filter after `max_events` were kept.
+    pub(crate) dropped: u64,
+}
+
+impl Tracer {
+    /// The tracer of `cfg` (validated).
+    pub(crate) fn new(cfg: &TracepointConfig) -> Option<Box<Tracer>> {
+        Some(Box::new(Tracer {
+            mask: cfg.mask().ok()?,
+            cfg: cfg.clone(),
+            records: Vec::new(),
+            dropped: 0,
+        }))
+    }
+}
+
+/// What an event is about, for the filter.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TpScope {
+    /// The group (None: node-wide).
+    pub(crate) memcg: Option<crate::memcg::MemcgId>,
+    /// The file and page range (filemap events).
+    pub(crate) file: Option<(crate::event::FileId, u64, u64)>,
+}
+
+impl Sim {
+    /// Emits `event` at `t_ns` by `task` if its tracepoint is on and the filter
+    /// passes it. Callers test `self.tp.is_some()` first.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn trace_event(&mut self, t_ns: u64, task: TpTask, scope: TpScope, event: TpEvent) {
+        let Some(tp) = self.tp.as_ref() else {
+            return;
+        };
+        if tp.mask & event.bit() == 0
+            || t_ns < tp.cfg.from_ns
+            || tp.cfg.to_ns.is_some_and(|t| t_ns >= t)
+        {
+            return;
+        }
+        if let (Some(path), Some(m)) = (&tp.cfg.group, scope.memcg) {
+            if self.memcgs.get(m as usize).is_none_or(|g| &g.path != path) {
+                return;
+            }
+        }
+        match scope.file {
+            Some((file, first, last)) => {
+                if let Some(name) = &tp.cfg.file {
+                    if self
+                        .files
+                        .get(file as usize)
+                        .is_none_or(|f| &f.name != name)
+                    {
+                        return;
+                    }
+                }
+                if let Some([a, b]) = tp.cfg.pages {
+                    if last < a || first > b {
+                        return;
+                    }
+                }
+            }
+            None if tp.cfg.file.is_some() || tp.cfg.pages.is_some() => return,
+            None => {}
+        }
+        let tp = self.tp.as_mut().expect("checked");
+        if tp.records.len() as u64 >= tp.cfg.max_events {
+            tp.dropped += 1;
+            return;
+        }
+        tp.records.push(TraceRecord { t_ns, task, event });
+    }
+
+    /// The inode number the tracepoints print for `file`.
+    pub(crate) fn tp_ino(file: crate::event::FileId) -> u64 {
+        u64::from(file) + 1
+    }
+
+    /// The task a file's reads run in (its opener), for the tracepoints.
+    pub(crate) fn tp_file_task(&self, file: crate::event::FileId) -> TpTask {
+        TpTask::Task(
+            self.files
+                .get(file as usize)
+                .and_then(|f| f.task)
+                .unwrap_or(0),
+        )
+    }
+
+    /// A vmscan event at `t_ns` by the running task (kswapd or a workload task),
+    /// about group `memcg` (None: node-wide).
+    #[cold]
+    pub(crate) fn trace_vmscan(
+        &mut self,
+        t_ns: u64,
+        memcg: Option<crate::memcg::MemcgId>,
+        event: TpEvent,
+    ) {
+        let scope = TpScope { memcg, file: None };
+        self.trace_event(t_ns, self.tp_task, scope, event);
+    }
+
+    /// `trace_mm_vmscan_lru_isolate` of `isolate_lru_folios`: `requested` asked,
+    /// `taken` taken from `lru` (one zone: scanned = taken, nothing skipped).
+    #[cold]
+    pub(crate) fn trace_isolate(
+        &mut self,
+        sc: &crate::reclaim::ScanControl,
+        requested: u64,
+        taken: u64,
+        lru: crate::mem::folio::LruList,
+    ) {
+        let e = TpEvent::LruIsolate {
+            nr_requested: requested,
+            nr_scanned: taken,
+            nr_taken: taken,
+            lru: lru as u8,
+        };
+        self.trace_vmscan(sc.now(), Some(sc.memcg), e);
+    }
+
+    /// `trace_mm_vmscan_lru_shrink_inactive` at the end of `shrink_inactive_list`
+    /// (and MGLRU's `evict_folios`): `kept` are the folios put back, the active
+    /// ones among them counted as activated by type.
+    #[cold]
+    #[allow(clippy::too_many_arguments)] // the tracepoint's own arguments
+    pub(crate) fn trace_shrink_inactive(
+        &mut self,
+        sc: &crate::reclaim::ScanControl,
+        memcg: crate::memcg::MemcgId,
+        scanned: u64,
+        reclaimed: u64,
+        dirty: u64,
+        kept: &[crate::mem::folio::FolioId],
+        file: bool,
+    ) {
+        let mut nr_activate = [0u64; 2];
+        for &f in kept {
+            let fo = &self.folios[f];
+            if fo.test(crate::mem::folio::flags::ACTIVE) {
+                nr_activate[usize::from(fo.is_file())] += 1;
+            }
+        }
+        let e = TpEvent::LruShrinkInactive {
+            nr_scanned: scanned,
+            nr_reclaimed: reclaimed,
+            nr_dirty: dirty,
+            nr_activate,
+            priority: sc.priority as i32,
+            file,
+        };
+        self.trace_vmscan(sc.now(), Some(memcg), e);
+    }
+
+    /// `trace_mm_filemap_fault` of `filemap_fault`: a fault on page `index` of
+    /// `file` through mapping `vma`.
+    #[cold]
+    pub(crate) fn trace_filemap_fault(
+        &mut self,
+        vma: crate::mem::pagetable::VmaId,
+        file: crate::event::FileId,
+        index: u32,
+    ) {
+        let Some(v) = self.vmas.get(vma as usize) else {
+            return;
+        };
+        let task = TpTask::Task(v.task);
+        let memcg = self.tasks.get(v.task as usize).map(|t| t.memcg);
+        let scope = TpScope {
+            memcg,
+            file: Some((file, u64::from(index), u64::from(index))),
+        };
+        let e = TpEvent::Fault {
+            ino: Self::tp_ino(file),
+            index: u64::from(index),
+        };
+        self.trace_event(self.clock, task, scope, e);
+    }
+
+    /// `trace_mm_filemap_add_to_page_cache` / `delete_from_page_cache` of folio `f`.
+    #[cold]
+    pub(crate) fn trace_filemap_folio(&mut self, f: crate::mem::folio::FolioId, add: bool) {
+        let fo = self.folios[f];
+        if !fo.is_file() {
+            return;
+        }
+        let (file, index) = (fo.space, u64::from(fo.index));
+        let ino = Self::tp_ino(file);
+        let pfn = u64::from(self.folios.head_pfn(f));
+        let order = 0;
+        let event = if add {
+            TpEvent::FilemapAdd {
+                ino,
+                pfn,
+                index,
+                order,
+            }
+        } else {
+            TpEvent::FilemapDelete {
+                ino,
+                pfn,
+                index,
+                order,
+            }
+        };
+        let scope = TpScope {
+            memcg: Some(fo.memcg),
+            file: Some((file, index, index)),
+        };
+        let task = if add {
+            self.tp_file_task(file)
+        } else {
+            self.tp_task
+        };
+        let t = self.clock;
+        self.trace_event(t, task, scope, event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `TP_printk` format strings, copied from include/trace/events/vmscan.h
+    /// and filemap.h (v6.12) for these tests.
+    const KERNEL_FORMATS: [(&str, &str); 14] = [
+        ("mm_vmscan_kswapd_wake", "nid=%d order=%d"),
+        ("mm_vmscan_kswapd_sleep", "nid=%d"),
+        ("mm_vmscan_direct_reclaim_begin", "order=%d gfp_flags=%s"),
+        ("mm_vmscan_direct_reclaim_end", "nr_reclaimed=%lu"),
+        ("mm_vmscan_memcg_reclaim_begin", "order=%d gfp_flags=%s"),
+        ("mm_vmscan_memcg_reclaim_end", "nr_reclaimed=%lu"),
+        (
+            "mm_vmscan_lru_isolate",
+            "isolate_mode=%d classzone=%d order=%d nr_requested=%lu nr_scanned=%lu \
+             nr_skipped=%lu nr_taken=%lu lru=%s",
+        ),
+        (
+            "mm_vmscan_lru_shrink_inactive",
+            "nid=%d nr_scanned=%ld nr_reclaimed=%ld nr_dirty=%ld nr_writeback=%ld \
+             nr_congested=%ld nr_immediate=%ld nr_activate_anon=%d nr_activate_file=%d \
+             nr_ref_keep=%ld nr_unmap_fail=%ld priority=%d flags=%s",
+        ),
+        (
+            "mm_vmscan_lru_shrink_active",
+            "nid=%d nr_taken=%ld nr_active=%ld nr_deactivated=%ld nr_referenced=%ld \
+             priority=%d flags=%s",
+        ),
+        ("mm_vmscan_write_folio", "page=%p pfn=0x%lx flags=%s"),
+        (
+            "mm_filemap_add_to_page_cache",
+            "dev %d:%d ino %lx pfn=0x%lx ofs=%lu order=%u",
+        ),
+        (
+            "mm_filemap_delete_from_page_cache",
+            "dev %d:%d ino %lx pfn=0x%lx ofs=%lu order=%u",
+        ),
+        ("mm_filemap_get_pages", "dev=%d:%d ino=%lx ofs=%lld-%lld"),
+        ("mm_filemap_fault", "dev=%d:%d ino=%lx ofs=%lld"),
+    ];
+
+    /// Matches `text` against a printf format: literals equal, each conversion
+    /// consumes what it would print (`%d` signed decimal, `%u` decimal, `%x` hex,
+    /// `%p` a 0x pointer, `%s` a flag word). Returns the converted values.
+    fn printf_match(fmt: &str, text: &str) -> Result<Vec<String>, String> {
+        let (f, t) = (fmt.as_bytes(), text.as_bytes());
+        let (mut i, mut j) = (0, 0);
+        let mut values = Vec::new();
+        while i < f.len() {
+            if f[i] != b'%' {
+                if t.get(j) != Some(&f[i]) {
+                    return Err(format!("at {j} of {text:?}: expected {:?}", f[i] as char));
+                }
+                i += 1;
+                j += 1;
+                continue;
+            }
+            i += 1;
+            while matches!(f[i], b'l' | b'h' | b'z') {
+                i += 1;
+            }
+            let conv = f[i];
+            i += 1;
+            let start = j;
+            if conv == b'd' && t.get(j) == Some(&b'-') {
+                j += 1;
+            }
+            let ok = |c: u8| match conv {
+                b'd' => c.is_ascii_digit(),
+                b'u' => c.is_ascii_digit(),
+                b'x' => c.is_ascii_hexdigit(),
+                b'p' => c.is_ascii_hexdigit() || c == b'x',
+                b's' => c.is_ascii_uppercase() || c == b'_' || c == b'|' || c.is_ascii_lowercase(),
+                _ => false,
+            };
+            while j < t.len() && ok(t[j]) {
+                j += 1;
+            }
+            if j == start {
+                return Err(format!(
+                    "at {j} of {text:?}: no value for %{}",
+                    conv as char
+                ));
+            }
+            values.push(text[start..j].to_string());
+        }
+        if j != t.len() {
+            return Err(format!("{text:?}: trailing {:?}", &text[j..]));
+        }
+        Ok(values)
+    }
+
+    fn every_event() -> Vec<TpEvent> {
+        vec![
+            TpEvent::KswapdWake { order: 0 },
+            TpEvent::KswapdSleep,
+            TpEvent::DirectReclaimBegin,
+            TpEvent::DirectReclaimEnd { nr_reclaimed: 32 },
+            TpEvent::MemcgReclaimBegin,
+            TpEvent::MemcgReclaimEnd { nr_reclaimed: 45 },
+            TpEvent::LruIsolate {
+                nr_requested: 32,
+                nr_scanned: 31,
+                nr_taken: 31,
+                lru: 2,
+            },
+            TpEvent::LruShrinkInactive {
+                nr_scanned: 31,
+                nr_reclaimed: 29,
+                nr_dirty: 1,
+                nr_activate: [0, 2],
+                priority: 12,
+                file: true,
+            },
+            TpEvent::LruShrinkActive {
+                nr_taken: 32,
+                nr_active: 3,
+                nr_deactivated: 29,
+                nr_referenced: 5,
+                priority: 11,
+                file: false,
+            },
+            TpEvent::WriteFolio {
+                pfn: 0x100a2,
+                file: false,
+            },
+            TpEvent::FilemapAdd {
+                ino: 0x2a,
+                pfn: 0x10000,
+                index: 3,
+                order: 0,
+            },
+            TpEvent::FilemapDelete {
+                ino: 0x2a,
+                pfn: 0x10000,
+                index: 3,
+                order: 0,
+            },
+            TpEvent::GetPages {
+                ino: 0x2a,
+                index: 4,
+                last_index: 7,
+            },
+            TpEvent::Fault {
+                ino: 0x2a,
+                index: 9,
+            },
+        ]
+    }
+
+    #[test]
+    fn every_line_follows_the_kernels_format_string_field_by_field() {
+        for (e, (name, fmt)) in every_event().iter().zip(KERNEL_FORMATS) {
+            assert_eq!(e.name().split(':').nth(1), Some(name));
+            let text = e.to_string();
+            if let Err(m) = printf_match(fmt, &text) {
+                panic!("{name}: {m}");
+            }
+        }
+        let v = |i: usize| printf_match(KERNEL_FORMATS[i].1, &every_event()[i].to_string());
+        // The values land in the kernel's fields.
+        assert_eq!(
+            v(6).unwrap(),
+            ["0", "2", "0", "32", "31", "0", "31", "inactive_file"]
+        );
+        assert_eq!(
+            v(7).unwrap(),
+            [
+                "0",
+                "31",
+                "29",
+                "1",
+                "0",
+                "0",
+                "0",
+                "0",
+                "2",
+                "0",
+                "0",
+                "12",
+                "RECLAIM_WB_FILE|RECLAIM_WB_ASYNC"
+            ]
+        );
+        assert_eq!(v(8).unwrap()[1..6], ["32", "3", "29", "5", "11"]);
+        assert_eq!(
+            v(9).unwrap()[1..],
+            ["100a2", "RECLAIM_WB_ANON|RECLAIM_WB_ASYNC"]
+        );
+        // ofs is the byte offset; get_pages' end is the last byte of the last page.
+        assert_eq!(v(10).unwrap(), ["8", "1", "2a", "10000", "12288", "0"]);
+        assert_eq!(v(12).unwrap(), ["8", "1", "2a", "16384", "32767"]);
+        assert_eq!(v(13).unwrap(), ["8", "1", "2a", "36864"]);
+        assert!(printf_match("nid=%d", "nid=x").is_err());
+        assert!(printf_match("nid=%d", "nid=1 extra").is_err());
+    }
+
+    #[test]
+    fn perf_script_lines_carry_task_cpu_and_simulated_time() {
+        let r = TraceRecord {
+            t_ns: 12_345_678_901,
+            task: TpTask::Task(1),
+            event: TpEvent::KswapdSleep,
+        };
+        let names = ["a".to_string(), "reader".to_string()];
+        assert_eq!(
+            r.perf_script_line(&names),
+            "          reader    1001 [000]    12.345678: vmscan:mm_vmscan_kswapd_sleep: nid=0"
+        );
+        let k = TraceRecord {
+            task: TpTask::Kswapd,
+            ..r
+        };
+        assert!(k
+            .perf_script_line(&names)
+            .starts_with("         kswapd0      80 [001]    12.345678: vmscan:"));
+    }
+
+    #[test]
+    fn patterns_select_systems_and_single_events() {
+        let c = |e: &[&str]| TracepointConfig {
+            events: e.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        assert_eq!(c(&["vmscan:*"]).mask(), Ok(0x3ff));
+        assert_eq!(c(&["filemap:*"]).mask(), Ok(0xf << 10));
+        assert_eq!(c(&["*"]).mask(), Ok(0x3fff));
+        assert_eq!(c(&["vmscan:mm_vmscan_write_folio"]).mask(), Ok(1 << 9));
+        let e = c(&["vmscan:mm_vmscan_lru_gen_scan"]).mask().unwrap_err();
+        assert_eq!(e.field, "machine.tracepoints.events");
+        assert!(e
+            .message
+            .contains("`vmscan:mm_vmscan_lru_gen_scan` names no tracepoint"));
+        assert!(c(&[]).mask().is_err());
+    }
+}
