@@ -63,6 +63,7 @@ mod event;
 mod fault;
 mod mem;
 pub mod memcg;
+mod memcg_stats;
 mod memcontrol_v1;
 mod oom;
 mod page_alloc;
@@ -84,8 +85,8 @@ mod rule_tests;
 
 pub use config::MAX_MEMORY_PAGES;
 pub use config::{
-    CgroupVersion, ConfigError, CostVariant, DeviceConfig, DeviceKind, MachineConfig, MglruVersion,
-    PolicyConfig, PolicyName, Size, SoftLimitReclaim,
+    CgroupVersion, ConfigError, CostVariant, DeviceConfig, DeviceKind, MachineConfig,
+    MemcgStatsFlush, MglruVersion, PolicyConfig, PolicyName, Size, SoftLimitReclaim,
 };
 pub use cost::{CostModel, ReclaimProfile};
 pub use damon::sysfs::DamonConfig;

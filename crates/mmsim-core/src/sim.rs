@@ -233,6 +233,8 @@ pub struct Sim {
     pub(crate) lru_gen: crate::reclaim::lru_gen::LruGenState,
     /// DAMON's contexts (`crate::damon`), when the machine runs DAMON.
     pub(crate) damon: Option<Box<crate::damon::Damon>>,
+    /// The flushed memcg statistics reclaim reads (`crate::memcg_stats`).
+    pub(crate) memcg_stats: crate::memcg_stats::MemcgStats,
 }
 
 /// `dirty_writeback_centisecs` = 500: the flusher's period.
@@ -319,11 +321,16 @@ impl Sim {
             nr_writeback: 0,
             lru_gen,
             damon: None,
+            memcg_stats: crate::memcg_stats::MemcgStats::new(
+                cfg.policy.memcg_stats_flush,
+                cfg.policy.memcg_stats_flush_ms,
+            ),
             cfg,
         };
         sim.timers
             .add_timer(crate::timer::TimerKind::Flusher, DIRTY_WRITEBACK_NS);
         sim.arm_stats_sampler();
+        sim.arm_memcg_stats_flush();
         if let Some(d) = sim.cfg.damon.clone() {
             // Configured but with nothing running (a module's `enabled = false`),
             // DAMON still reports: no kdamond, no CPU.

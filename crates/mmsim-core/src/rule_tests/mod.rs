@@ -4,12 +4,14 @@
 //! One file per topic: `classic.rs` the classic LRU (activation,
 //! refault distance, the anon/file balance), `swap.rs` swap-in and swap
 //! writes, `readahead.rs` readahead and read-around, `memcg.rs` the memory
-//! cgroup hierarchy, `memcg_swap.rs` swap limits and charges of groups,
+//! cgroup hierarchy, `memcg_swap.rs` swap limits and charges of groups, `memcg_stats.rs` the
+//! memcg statistics flush that reclaim reads (6.12's ratelimited flush),
 //! and `rmap.rs` the reverse-map walk and the idle-page bits. This file
 //! holds the helpers they share.
 
 mod classic;
 mod memcg;
+mod memcg_stats;
 mod memcg_swap;
 mod readahead;
 mod rmap;
