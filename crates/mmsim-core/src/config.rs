@@ -327,6 +327,37 @@ pub struct PolicyConfig {
     /// Range 1..=3600000.
     #[serde(default = "default_memcg_stats_flush_ms")]
     pub memcg_stats_flush_ms: u64,
+    /// For `mglru` `v6.14`: which refaults count `WORKINGSET_ACTIVATE_*`:
+    /// `fault` (default, 6.14+) or `recent` (6.12–6.13). See
+    /// [`MglruRefaultActivate`].
+    #[serde(default)]
+    pub mglru_refault_activate: MglruRefaultActivate,
+}
+
+/// Which multi-gen LRU refaults `lru_gen_refault()` counts in
+/// `WORKINGSET_ACTIVATE_{ANON,FILE}` (the v6.14 model; v6.1 counts the
+/// folios `sort_folio()` protects instead).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MglruRefaultActivate {
+    /// 6.14+ ("mm/mglru: rework workingset protection"): only a refault in a
+    /// page fault, whose folio `folio_add_lru()` activates.
+    #[default]
+    Fault,
+    /// Before that rework (6.12 and 6.13): every refault whose shadow passes
+    /// `lru_gen_test_recent()`, buffered reads included (the 6.12 guest counts
+    /// `workingset_activate_file` = `workingset_refault_file`).
+    Recent,
+}
+
+impl MglruRefaultActivate {
+    /// The name used in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            MglruRefaultActivate::Fault => "fault",
+            MglruRefaultActivate::Recent => "recent",
+        }
+    }
 }
 
 fn default_memcg_stats_flush_ms() -> u64 {
@@ -343,6 +374,7 @@ impl Default for PolicyConfig {
             min_ttl_ms: 0,
             memcg_stats_flush: MemcgStatsFlush::default(),
             memcg_stats_flush_ms: default_memcg_stats_flush_ms(),
+            mglru_refault_activate: MglruRefaultActivate::default(),
         }
     }
 }

@@ -86,7 +86,8 @@ mod rule_tests;
 pub use config::MAX_MEMORY_PAGES;
 pub use config::{
     CgroupVersion, ConfigError, CostVariant, DeviceConfig, DeviceKind, MachineConfig,
-    MemcgStatsFlush, MglruVersion, PolicyConfig, PolicyName, Size, SoftLimitReclaim,
+    MemcgStatsFlush, MglruRefaultActivate, MglruVersion, PolicyConfig, PolicyName, Size,
+    SoftLimitReclaim,
 };
 pub use cost::{CostModel, ReclaimProfile};
 pub use damon::sysfs::DamonConfig;

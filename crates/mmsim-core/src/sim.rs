@@ -264,6 +264,8 @@ impl Sim {
             version: cfg.policy.mglru_version,
             enabled: cfg.policy.lru_gen_enabled,
             min_ttl_ns: cfg.policy.min_ttl_ms * 1_000_000,
+            activate_recent: cfg.policy.mglru_refault_activate
+                == crate::config::MglruRefaultActivate::Recent,
             ..Default::default()
         };
         let swap = match (cfg.swap.device, cfg.swap.size) {

@@ -261,6 +261,21 @@ pub fn mglru_version_of(release: &str) -> mmsim_core::config::MglruVersion {
     }
 }
 
+/// What counts `WORKINGSET_ACTIVATE_*` on a multi-gen LRU refault in kernel
+/// `release`: every recent refault in 6.12 and 6.13 (before "mm/mglru: rework
+/// workingset protection", 6.14), only faults from 6.14 (and the v6.1 model,
+/// used before 6.12, ignores it).
+pub fn mglru_refault_activate_of(release: &str) -> mmsim_core::MglruRefaultActivate {
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    if (major, minor) < (6, 14) {
+        mmsim_core::MglruRefaultActivate::Recent
+    } else {
+        mmsim_core::MglruRefaultActivate::Fault
+    }
+}
+
 /// The memcg statistics flush of reclaim in kernel `release`: `ratelimited`
 /// from 6.12 ("memcg: use ratelimited stats flush in the reclaim": reclaim
 /// reads statistics up to 2 s old), `sync` before.
@@ -284,6 +299,8 @@ pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, St
             s.machine.policy.name = p;
             if p == PolicyName::Mglru {
                 s.machine.policy.mglru_version = mglru_version_of(&r.kernel.release);
+                s.machine.policy.mglru_refault_activate =
+                    mglru_refault_activate_of(&r.kernel.release);
             } else {
                 s.machine.policy.memcg_stats_flush = memcg_stats_flush_of(&r.kernel.release);
             }
@@ -778,7 +795,7 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
 
 #[cfg(test)]
 mod tests {
-    use super::{memcg_stats_flush_of, mglru_version_of};
+    use super::{memcg_stats_flush_of, mglru_refault_activate_of, mglru_version_of};
     use mmsim_core::config::MglruVersion;
 
     #[test]
@@ -805,5 +822,17 @@ mod tests {
         );
         assert_eq!(memcg_stats_flush_of("6.18.44-fc-v657"), Ratelimited);
         assert_eq!(memcg_stats_flush_of("garbage"), Sync);
+    }
+
+    #[test]
+    fn kernel_releases_map_to_their_mglru_refault_activation() {
+        use mmsim_core::MglruRefaultActivate::{Fault, Recent};
+        assert_eq!(
+            mglru_refault_activate_of("6.12.107+deb13-cloud-amd64"),
+            Recent
+        );
+        assert_eq!(mglru_refault_activate_of("6.13.2"), Recent);
+        assert_eq!(mglru_refault_activate_of("6.14.0"), Fault);
+        assert_eq!(mglru_refault_activate_of("6.18.44-fc-v657"), Fault);
     }
 }
