@@ -736,3 +736,65 @@ fn buddyinfo_of_the_default_scenario_adds_up_to_the_free_pages() {
     );
     assert_eq!(v["pagetypeinfo"]["types"][1], "Movable");
 }
+
+/// `policy.memcg_stats_flush`: `sync` is the default (the same run as no setting);
+/// `ratelimited` (6.12+) ages the active lists less, and the run report says so; bad
+/// values name the field.
+#[test]
+fn memcg_stats_flush_is_a_scenario_setting() {
+    let case = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../validation/cases/guest-file-zipf-b.toml"
+    );
+    let group = |extra: &[&str]| {
+        let mut args = vec!["run", case, "-q", "--json"];
+        args.extend_from_slice(extra);
+        let v = json(&args);
+        let g = &v["memcg"]["/val"];
+        (
+            g["pgrefill"].as_u64().unwrap(),
+            g["pgactivate"].as_u64().unwrap(),
+            g["workingset_refault_file"].as_u64().unwrap(),
+        )
+    };
+    let default = group(&[]);
+    assert_eq!(group(&["--set", "policy.memcg_stats_flush=sync"]), default);
+    let rl = group(&["--set", "policy.memcg_stats_flush=ratelimited"]);
+    assert!(rl.0 < default.0 * 9 / 10, "pgrefill {rl:?} vs {default:?}");
+    assert!(
+        rl.1 < default.1 * 9 / 10,
+        "pgactivate {rl:?} vs {default:?}"
+    );
+    let out = mmsim()
+        .args([
+            "run",
+            case,
+            "--set",
+            "policy.memcg_stats_flush=ratelimited",
+            "--set",
+            "policy.memcg_stats_flush_ms=500",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("ratelimited: reclaim reads the flush of every 500 ms (6.12+)"),
+        "{text}"
+    );
+    bad_input(
+        &["run", case, "--set", "policy.memcg_stats_flush=bogus"],
+        &[
+            "machine.policy.memcg_stats_flush",
+            "bogus",
+            "sync",
+            "ratelimited",
+        ],
+    );
+    bad_input(
+        &["run", case, "--set", "policy.memcg_stats_flush_ms=0"],
+        &[
+            "machine.policy.memcg_stats_flush_ms",
+            "0 is out of range [1, 3600000]",
+        ],
+    );
+}

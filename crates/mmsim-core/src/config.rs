@@ -312,6 +312,56 @@ pub struct PolicyConfig {
     /// oldest generation is younger than this. Range 0..=4294967295.
     #[serde(default)]
     pub min_ttl_ms: u64,
+    /// When reclaim's memcg statistics are flushed (classic LRU): `sync`
+    /// (default; up to 6.11, `mem_cgroup_flush_stats()` at every
+    /// `shrink_node`) or `ratelimited` (6.12+: only the periodic flusher
+    /// every 2 s, so `prepare_scan_control()` and the refault test read
+    /// statistics up to 2 s old). See [`MemcgStatsFlush`].
+    #[serde(default)]
+    pub memcg_stats_flush: MemcgStatsFlush,
+    /// For `memcg_stats_flush = "ratelimited"`: the periodic flusher's
+    /// period in ms of simulated time (default 2000, the kernel's
+    /// `FLUSH_TIME` = 2 × HZ). The kernel's period is wall-clock time of the
+    /// machine it runs on; a slower machine (a TCG guest) runs fewer
+    /// accesses per period, which a shorter simulated period reproduces.
+    /// Range 1..=3600000.
+    #[serde(default = "default_memcg_stats_flush_ms")]
+    pub memcg_stats_flush_ms: u64,
+    /// For `mglru` `v6.14`: which refaults count `WORKINGSET_ACTIVATE_*`:
+    /// `fault` (default, 6.14+) or `recent` (6.12–6.13). See
+    /// [`MglruRefaultActivate`].
+    #[serde(default)]
+    pub mglru_refault_activate: MglruRefaultActivate,
+}
+
+/// Which multi-gen LRU refaults `lru_gen_refault()` counts in
+/// `WORKINGSET_ACTIVATE_{ANON,FILE}` (the v6.14 model; v6.1 counts the
+/// folios `sort_folio()` protects instead).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MglruRefaultActivate {
+    /// 6.14+ ("mm/mglru: rework workingset protection"): only a refault in a
+    /// page fault, whose folio `folio_add_lru()` activates.
+    #[default]
+    Fault,
+    /// Before that rework (6.12 and 6.13): every refault whose shadow passes
+    /// `lru_gen_test_recent()`, buffered reads included (the 6.12 guest counts
+    /// `workingset_activate_file` = `workingset_refault_file`).
+    Recent,
+}
+
+impl MglruRefaultActivate {
+    /// The name used in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            MglruRefaultActivate::Fault => "fault",
+            MglruRefaultActivate::Recent => "recent",
+        }
+    }
+}
+
+fn default_memcg_stats_flush_ms() -> u64 {
+    2000
 }
 
 impl Default for PolicyConfig {
@@ -322,6 +372,53 @@ impl Default for PolicyConfig {
             mglru_version: MglruVersion::default(),
             lru_gen_enabled: default_lru_gen_enabled(),
             min_ttl_ms: 0,
+            memcg_stats_flush: MemcgStatsFlush::default(),
+            memcg_stats_flush_ms: default_memcg_stats_flush_ms(),
+            mglru_refault_activate: MglruRefaultActivate::default(),
+        }
+    }
+}
+
+/// When the memory cgroup statistics that the classic LRU's reclaim reads
+/// (`lruvec_page_state()` of a memcg lruvec: list sizes and
+/// WORKINGSET_ACTIVATE_*) are brought up to date (mm/memcontrol.c rstat
+/// flushing; see `crate::memcg_stats`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemcgStatsFlush {
+    /// Up to 6.11: `shrink_node()` (6.1) or `prepare_scan_control()` (6.8)
+    /// calls `mem_cgroup_flush_stats()`, which flushes once more than
+    /// `MEMCG_CHARGE_BATCH` updates per CPU are pending: reclaim reads
+    /// statistics current to within a batch, modelled as exact.
+    #[default]
+    Sync,
+    /// 6.12+ ("memcg: use ratelimited stats flush in the reclaim"):
+    /// `prepare_scan_control()` and `workingset_test_recent()` call
+    /// `mem_cgroup_flush_stats_ratelimited()`, which flushes only when the
+    /// periodic flusher (`flush_memcg_stats_dwork`, every `FLUSH_TIME` =
+    /// 2 s) is a full cycle late: decisions use statistics up to 2 s old.
+    Ratelimited,
+}
+
+impl FromStr for MemcgStatsFlush {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "sync" => Ok(MemcgStatsFlush::Sync),
+            "ratelimited" => Ok(MemcgStatsFlush::Ratelimited),
+            _ => Err(format!(
+                "unknown memcg_stats_flush `{s}`; allowed: sync, ratelimited"
+            )),
+        }
+    }
+}
+
+impl MemcgStatsFlush {
+    /// The name used in scenario files and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemcgStatsFlush::Sync => "sync",
+            MemcgStatsFlush::Ratelimited => "ratelimited",
         }
     }
 }
@@ -735,6 +832,15 @@ impl MachineConfig {
                 format!(
                     "{:#x} is out of range [0, 0x7] (bits: 0 core, 1 mm walk, 2 non-leaf young)",
                     self.policy.lru_gen_enabled
+                ),
+            ));
+        }
+        if !(1..=3_600_000).contains(&self.policy.memcg_stats_flush_ms) {
+            return Err(ConfigError::new(
+                "machine.policy.memcg_stats_flush_ms",
+                format!(
+                    "{} is out of range [1, 3600000]",
+                    self.policy.memcg_stats_flush_ms
                 ),
             ));
         }

@@ -64,6 +64,7 @@ mod fault;
 mod huge_memory;
 mod mem;
 pub mod memcg;
+mod memcg_stats;
 mod memcontrol_v1;
 mod oom;
 mod page_alloc;
@@ -86,8 +87,9 @@ mod rule_tests;
 
 pub use config::MAX_MEMORY_PAGES;
 pub use config::{
-    CgroupVersion, ConfigError, CostVariant, DeviceConfig, DeviceKind, MachineConfig, MglruVersion,
-    PolicyConfig, PolicyName, Size, SoftLimitReclaim,
+    CgroupVersion, ConfigError, CostVariant, DeviceConfig, DeviceKind, MachineConfig,
+    MemcgStatsFlush, MglruRefaultActivate, MglruVersion, PolicyConfig, PolicyName, Size,
+    SoftLimitReclaim,
 };
 pub use cost::{CostModel, ReclaimProfile};
 pub use damon::sysfs::DamonConfig;

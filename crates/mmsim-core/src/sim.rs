@@ -240,6 +240,8 @@ pub struct Sim {
     pub(crate) damon: Option<Box<crate::damon::Damon>>,
     /// Multi-size THP: allowed orders and per-size counters (`crate::huge_memory`).
     pub(crate) thp: crate::huge_memory::Thp,
+    /// The flushed memcg statistics reclaim reads (`crate::memcg_stats`).
+    pub(crate) memcg_stats: crate::memcg_stats::MemcgStats,
 }
 
 /// `dirty_writeback_centisecs` = 500: the flusher's period.
@@ -269,6 +271,8 @@ impl Sim {
             version: cfg.policy.mglru_version,
             enabled: cfg.policy.lru_gen_enabled,
             min_ttl_ns: cfg.policy.min_ttl_ms * 1_000_000,
+            activate_recent: cfg.policy.mglru_refault_activate
+                == crate::config::MglruRefaultActivate::Recent,
             ..Default::default()
         };
         let swap = match (cfg.swap.device, cfg.swap.size) {
@@ -333,11 +337,16 @@ impl Sim {
             lru_gen,
             damon: None,
             thp: crate::huge_memory::Thp::new(&cfg.thp),
+            memcg_stats: crate::memcg_stats::MemcgStats::new(
+                cfg.policy.memcg_stats_flush,
+                cfg.policy.memcg_stats_flush_ms,
+            ),
             cfg,
         };
         sim.timers
             .add_timer(crate::timer::TimerKind::Flusher, DIRTY_WRITEBACK_NS);
         sim.arm_stats_sampler();
+        sim.arm_memcg_stats_flush();
         if let Some(d) = sim.cfg.damon.clone() {
             // Configured but with nothing running (a module's `enabled = false`),
             // DAMON still reports: no kdamond, no CPU.

@@ -60,6 +60,9 @@ pub(crate) enum TimerKind {
     LruGenWrite,
     /// The next scheduled memory cgroup knob write.
     MemcgKnob,
+    /// The periodic memcg statistics flush (`flush_memcg_stats_dwork`,
+    /// every 2 s; armed only with `memcg_stats_flush = "ratelimited"`).
+    MemcgStatsFlush,
     /// The stats sampler (`machine.stats_interval_ms`).
     StatsSample,
     /// The next step of a kdamond's loop (`crate::damon`): after the
@@ -69,13 +72,14 @@ pub(crate) enum TimerKind {
 
 impl TimerKind {
     /// Every kind, in visit order.
-    pub(crate) const ALL: [TimerKind; 8] = [
+    pub(crate) const ALL: [TimerKind; 9] = [
         TimerKind::WritebackSwap,
         TimerKind::WritebackFs,
         TimerKind::Flusher,
         TimerKind::Kswapd,
         TimerKind::LruGenWrite,
         TimerKind::MemcgKnob,
+        TimerKind::MemcgStatsFlush,
         TimerKind::StatsSample,
         TimerKind::Kdamond,
     ];
@@ -346,6 +350,7 @@ impl Sim {
                 }
                 self.arm_knob_timer();
             }
+            TimerKind::MemcgStatsFlush => self.flush_memcg_stats_dwork(now),
             TimerKind::StatsSample => {
                 while let Some(t) = self.timers.expires(kind).filter(|&t| t <= now) {
                     self.sample_stats(t);

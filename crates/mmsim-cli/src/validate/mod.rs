@@ -261,6 +261,35 @@ pub fn mglru_version_of(release: &str) -> mmsim_core::config::MglruVersion {
     }
 }
 
+/// What counts `WORKINGSET_ACTIVATE_*` on a multi-gen LRU refault in kernel
+/// `release`: every recent refault in 6.12 and 6.13 (before "mm/mglru: rework
+/// workingset protection", 6.14), only faults from 6.14 (and the v6.1 model,
+/// used before 6.12, ignores it).
+pub fn mglru_refault_activate_of(release: &str) -> mmsim_core::MglruRefaultActivate {
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    if (major, minor) < (6, 14) {
+        mmsim_core::MglruRefaultActivate::Recent
+    } else {
+        mmsim_core::MglruRefaultActivate::Fault
+    }
+}
+
+/// The memcg statistics flush of reclaim in kernel `release`: `ratelimited`
+/// from 6.12 ("memcg: use ratelimited stats flush in the reclaim": reclaim
+/// reads statistics up to 2 s old), `sync` before.
+pub fn memcg_stats_flush_of(release: &str) -> mmsim_core::MemcgStatsFlush {
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    if (major, minor) < (6, 12) {
+        mmsim_core::MemcgStatsFlush::Sync
+    } else {
+        mmsim_core::MemcgStatsFlush::Ratelimited
+    }
+}
+
 /// Simulates the recorded scenario under the case's policy. `Err(reason)` when mmsim
 /// cannot (a policy it does not have yet): the case is pending.
 pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, String>> {
@@ -270,6 +299,10 @@ pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, St
             s.machine.policy.name = p;
             if p == PolicyName::Mglru {
                 s.machine.policy.mglru_version = mglru_version_of(&r.kernel.release);
+                s.machine.policy.mglru_refault_activate =
+                    mglru_refault_activate_of(&r.kernel.release);
+            } else {
+                s.machine.policy.memcg_stats_flush = memcg_stats_flush_of(&r.kernel.release);
             }
         }
         Err(e) => {
@@ -280,6 +313,25 @@ pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, St
         }
     }
     s.validate()?;
+    let first = run_scenario(&s, &mut RunOptions::default())?;
+    if s.machine.policy.memcg_stats_flush != mmsim_core::MemcgStatsFlush::Ratelimited {
+        return Ok(Ok(first));
+    }
+    // The kernel's FLUSH_TIME is 2 s of its machine's wall clock: in units of
+    // the workload's progress, a machine that ran the stream k times slower
+    // than mmsim's simulated runtime flushed k times as often.
+    let walls: Vec<f64> = r
+        .kernel
+        .runs
+        .iter()
+        .filter_map(|k| k.probe.get("wall_s").copied())
+        .collect();
+    if walls.is_empty() || first.result.runtime_s <= 0.0 {
+        return Ok(Ok(first));
+    }
+    let kernel_wall = walls.iter().sum::<f64>() / walls.len() as f64;
+    let ms = (2000.0 * first.result.runtime_s / kernel_wall).round() as u64;
+    s.machine.policy.memcg_stats_flush_ms = ms.clamp(1, 3_600_000);
     Ok(Ok(run_scenario(&s, &mut RunOptions::default())?))
 }
 
@@ -743,7 +795,7 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
 
 #[cfg(test)]
 mod tests {
-    use super::mglru_version_of;
+    use super::{memcg_stats_flush_of, mglru_refault_activate_of, mglru_version_of};
     use mmsim_core::config::MglruVersion;
 
     #[test]
@@ -757,5 +809,30 @@ mod tests {
         assert_eq!(mglru_version_of("6.18.44-fc-v657"), MglruVersion::V6_14);
         assert_eq!(mglru_version_of("7.0"), MglruVersion::V6_14);
         assert_eq!(mglru_version_of("garbage"), MglruVersion::V6_1);
+    }
+
+    #[test]
+    fn kernel_releases_map_to_their_memcg_stats_flush() {
+        use mmsim_core::MemcgStatsFlush::{Ratelimited, Sync};
+        assert_eq!(memcg_stats_flush_of("6.1.0-50-cloud-amd64"), Sync);
+        assert_eq!(memcg_stats_flush_of("6.11.9"), Sync);
+        assert_eq!(
+            memcg_stats_flush_of("6.12.107+deb13-cloud-amd64"),
+            Ratelimited
+        );
+        assert_eq!(memcg_stats_flush_of("6.18.44-fc-v657"), Ratelimited);
+        assert_eq!(memcg_stats_flush_of("garbage"), Sync);
+    }
+
+    #[test]
+    fn kernel_releases_map_to_their_mglru_refault_activation() {
+        use mmsim_core::MglruRefaultActivate::{Fault, Recent};
+        assert_eq!(
+            mglru_refault_activate_of("6.12.107+deb13-cloud-amd64"),
+            Recent
+        );
+        assert_eq!(mglru_refault_activate_of("6.13.2"), Recent);
+        assert_eq!(mglru_refault_activate_of("6.14.0"), Fault);
+        assert_eq!(mglru_refault_activate_of("6.18.44-fc-v657"), Fault);
     }
 }

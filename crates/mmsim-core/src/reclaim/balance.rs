@@ -20,7 +20,9 @@ impl Sim {
     ///
     /// The cost is recorded on the group's lruvec and on every ancestor's,
     /// each decaying against its own (hierarchical) list sizes, so that the
-    /// reclaim root sees the cost of its whole subtree.
+    /// reclaim root sees the cost of its whole subtree. The sizes are
+    /// `lruvec_page_state()`: the last 2 s flush under 6.12's ratelimited
+    /// memcg statistics (`crate::memcg_stats`).
     pub(crate) fn lru_note_cost(
         &mut self,
         m: crate::memcg::MemcgId,
@@ -41,7 +43,10 @@ impl Sim {
         }
         let mut cur = Some(m);
         while let Some(c) = cur {
-            let lrusize: u64 = if self.memcgs[c as usize].children.is_empty() {
+            let lrusize: u64 = if self.memcg_stats.ratelimited {
+                let t = self.lruvec_page_state(c);
+                LruList::EVICTABLE.iter().map(|&l| t.size(l)).sum()
+            } else if self.memcgs[c as usize].children.is_empty() {
                 self.memcgs[c as usize].lruvec.evictable()
             } else {
                 let t = self.subtree_lruvec(c);

@@ -141,7 +141,7 @@ impl Sim {
     /// `snapshot_refaults()`: remember the reclaim root's (hierarchical)
     /// WORKINGSET_ACTIVATE_* at the end of a reclaim cycle.
     pub(crate) fn snapshot_refaults(&mut self, target: crate::memcg::MemcgId) {
-        let activate = self.subtree_lruvec(target).workingset_activate;
+        let activate = self.lruvec_page_state(target).workingset_activate;
         self.memcgs[target as usize].lruvec.refaults = activate;
     }
 
@@ -161,6 +161,10 @@ impl Sim {
             return self.lru_gen_shrink_node(sc);
         }
         let rules = self.rules();
+        if !mglru {
+            // 6.12+: `mem_cgroup_flush_stats_ratelimited(sc->target_mem_cgroup)`.
+            self.mem_cgroup_flush_stats_ratelimited(sc.target, sc.start + sc.elapsed());
+        }
         self.prepare_scan_control(sc, rules);
         let before = sc.nr_reclaimed;
         sc.nr_file_taken = 0;
@@ -233,8 +237,11 @@ impl Sim {
     }
 
     /// `prepare_scan_control()` (5.5+): snapshot costs, decide `may_deactivate`,
-    /// `cache_trim_mode` and `file_is_tiny` at the reclaim root.
-    fn prepare_scan_control(&self, sc: &mut ScanControl, rules: ClassicRules) {
+    /// `cache_trim_mode` and `file_is_tiny` at the reclaim root. The first two
+    /// read the root's `lruvec_page_state()`: under 6.12's ratelimited flush
+    /// the statistics of the last 2 s flush (`crate::memcg_stats`);
+    /// `file_is_tiny` reads the node's (live) counters.
+    pub(crate) fn prepare_scan_control(&self, sc: &mut ScanControl, rules: ClassicRules) {
         let own = &self.memcgs[sc.target as usize].lruvec;
         sc.anon_cost = own.anon_cost;
         sc.file_cost = own.file_cost;
@@ -243,18 +250,23 @@ impl Sim {
         if !rules.deactivate_on_refaults {
             return;
         }
+        let stat = if self.memcg_stats.ratelimited {
+            self.lruvec_page_state(sc.target)
+        } else {
+            lv
+        };
         if sc.force_deactivate {
             sc.may_deactivate = [true, true];
         } else {
             for file in [false, true] {
                 let t = file as usize;
-                let (inactive, active) = lv.type_sizes(file);
+                let (inactive, active) = stat.type_sizes(file);
                 sc.may_deactivate[t] =
-                    lv.workingset_activate[t] != refaults[t] || inactive_is_low(inactive, active);
+                    stat.workingset_activate[t] != refaults[t] || inactive_is_low(inactive, active);
             }
         }
         sc.cache_trim_mode =
-            (lv.size(LruList::InactiveFile) >> sc.priority) > 0 && !sc.may_deactivate[1];
+            (stat.size(LruList::InactiveFile) >> sc.priority) > 0 && !sc.may_deactivate[1];
         sc.file_is_tiny = false;
         if sc.who != Reclaimer::Memcg {
             let file = lv.size(LruList::ActiveFile) + lv.size(LruList::InactiveFile);
@@ -267,7 +279,11 @@ impl Sim {
     /// `inactive_is_low()` of group `m`'s own lruvec: inactive ×
     /// int_sqrt(10 × GiB of the pair) < active.
     pub(crate) fn inactive_is_low(&self, m: crate::memcg::MemcgId, file: bool) -> bool {
-        let (inactive, active) = self.memcgs[m as usize].lruvec.type_sizes(file);
+        let (inactive, active) = if self.memcg_stats.ratelimited {
+            self.lruvec_page_state(m).type_sizes(file)
+        } else {
+            self.memcgs[m as usize].lruvec.type_sizes(file)
+        };
         inactive_is_low(inactive, active)
     }
 
@@ -991,7 +1007,7 @@ impl Sim {
         let task = std::mem::replace(&mut self.tp_task, TpTask::Kswapd);
         // kswapd_age_node(): keep enough inactive anon, judged on the whole
         // node, by deactivating in every group; under MGLRU lru_gen_age_node().
-        let (inactive, active) = self.subtree_lruvec(crate::memcg::ROOT).type_sizes(false);
+        let (inactive, active) = self.lruvec_page_state(crate::memcg::ROOT).type_sizes(false);
         let mglru = matches!(self.policy, Policy::Mglru(_));
         if mglru {
             self.lru_gen_age_node(&mut sc);

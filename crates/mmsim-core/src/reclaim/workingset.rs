@@ -138,7 +138,8 @@ impl Sim {
             return false;
         };
         let age = self.memcgs[m].lruvec.nonresident_age;
-        let lv = self.subtree_lruvec(m as crate::memcg::MemcgId);
+        // `lruvec_page_state()`: 6.12's ratelimited flush reads the last 2 s flush.
+        let lv = self.lruvec_page_state(m as crate::memcg::MemcgId);
         let now = ((age >> self.bucket_order) as u32) & EVICTION_MASK;
         let distance =
             ((now.wrapping_sub(shadow.eviction) & EVICTION_MASK) as u64) << self.bucket_order;
@@ -180,6 +181,15 @@ impl Sim {
             WORKINGSET_REFAULT_ANON
         };
         self.count_events(m, item, 1);
+        if self.memcg_stats.ratelimited {
+            // workingset_test_recent(): mem_cgroup_flush_stats_ratelimited(eviction_memcg).
+            if let Some(e) = (shadow.memcg_id as usize)
+                .checked_sub(1)
+                .filter(|&e| e < self.memcgs.len())
+            {
+                self.mem_cgroup_flush_stats_ratelimited(e as crate::memcg::MemcgId, self.clock);
+            }
+        }
         if !self.workingset_test_recent(shadow, file) {
             return;
         }

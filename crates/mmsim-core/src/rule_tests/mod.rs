@@ -5,12 +5,14 @@
 //! refault distance, the anon/file balance), `swap.rs` swap-in and swap
 //! writes, `readahead.rs` readahead and read-around, `memcg.rs` the memory
 //! cgroup hierarchy, `memcg_swap.rs` swap limits and charges of groups,
-//! `rmap.rs` the reverse-map walk and the idle-page bits, and `thp.rs`
-//! multi-size THP (orders at a fault, fallbacks, swap-out). This file
+//! `memcg_stats.rs` the memcg statistics flush that reclaim reads (6.12's
+//! ratelimited flush), `rmap.rs` the reverse-map walk and the idle-page bits,
+//! and `thp.rs` multi-size THP (orders at a fault, fallbacks, swap-out). This file
 //! holds the helpers they share.
 
 mod classic;
 mod memcg;
+mod memcg_stats;
 mod memcg_swap;
 mod readahead;
 mod rmap;

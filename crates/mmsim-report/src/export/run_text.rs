@@ -283,6 +283,15 @@ pub fn run_report(
         p => p.name().to_string(),
     };
     line("policy", policy);
+    if m.policy.memcg_stats_flush == mmsim_core::MemcgStatsFlush::Ratelimited {
+        line(
+            "memcg stats",
+            format!(
+                "ratelimited: reclaim reads the flush of every {} ms (6.12+)",
+                m.policy.memcg_stats_flush_ms
+            ),
+        );
+    }
     let [min, low, high] = rr.watermarks;
     line(
         "memory",

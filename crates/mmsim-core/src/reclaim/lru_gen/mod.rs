@@ -329,6 +329,10 @@ pub(crate) struct LruGenState {
     pub enabled: u32,
     /// `lru_gen_min_ttl` in ns.
     pub min_ttl_ns: u64,
+    /// `machine.policy.mglru_refault_activate = "recent"` (v6.14 model):
+    /// every recent refault counts `WORKINGSET_ACTIVATE_*`, as kernels
+    /// before 6.14 count it; else only refaults in a page fault.
+    pub activate_recent: bool,
     /// `current->in_lru_fault`: inside a page fault (set by the fault path).
     pub in_fault: bool,
     /// v6.1 `sc->memcgs_need_aging` of kswapd's scan control.

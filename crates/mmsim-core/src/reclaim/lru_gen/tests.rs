@@ -1005,3 +1005,36 @@ fn bloom_filter_holds_what_was_inserted() {
     assert!(b.test(3, 7));
     assert!(!b.test(3, 8));
 }
+
+/// `WORKINGSET_ACTIVATE_*` of a v6.14-model refault: only in a fault under
+/// `mglru_refault_activate = "fault"` (6.14+), every recent refault, a buffered
+/// read's too, under `"recent"` (6.12–6.13, before "mm/mglru: rework workingset
+/// protection"); the refault itself and the folio's generation are the same.
+#[test]
+fn refault_activation_counting_follows_the_kernel_version() {
+    use crate::config::MglruRefaultActivate;
+    for (mode, activated) in [
+        (MglruRefaultActivate::Fault, 0),
+        (MglruRefaultActivate::Recent, 1),
+    ] {
+        let mut c = cfg(V2, 1 << 16, Some(1 << 14));
+        c.policy.mglru_refault_activate = mode;
+        let mut s = Sim::new(c).unwrap();
+        let t = s.add_task("t");
+        let file = s.add_file("f", 100).unwrap();
+        s.open(file, t).unwrap();
+        s.fadvise(file, Advice::Random).unwrap();
+        read(&mut s, file, 9);
+        s.lru_gen_run_eviction(0, 0, Some(60), None).unwrap();
+        assert!(slot_folio(s.files[file as usize].slot(9)).is_none());
+        // Refault through a buffered read (not in a fault).
+        read(&mut s, file, 9);
+        assert_eq!(s.vm.workingset_refault_file, 1, "{mode:?}");
+        assert_eq!(s.lru_gen_folio(0).refaulted[FILE][0], 1, "{mode:?}");
+        assert_eq!(s.vm.workingset_activate_file, activated, "{mode:?}");
+        assert_eq!(
+            s.memcgs[0].lruvec.workingset_activate[1], activated,
+            "{mode:?}"
+        );
+    }
+}

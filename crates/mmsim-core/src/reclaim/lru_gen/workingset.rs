@@ -103,7 +103,10 @@ impl Sim {
             }
         };
         self.lrugen_mut(m).refaulted[ty][tier] += 1;
-        if v == MglruVersion::V6_14 && self.lru_gen.in_fault {
+        // 6.14+ ("mm/mglru: rework workingset protection"): "see folio_add_lru()
+        // where folio_set_active() will be called", only in a fault; before it
+        // (6.12, 6.13) every recent refault counted WORKINGSET_ACTIVATE.
+        if v == MglruVersion::V6_14 && (self.lru_gen.in_fault || self.lru_gen.activate_recent) {
             self.vm_workingset_activate(m, file);
         }
         if restore {

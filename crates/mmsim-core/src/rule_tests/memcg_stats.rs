@@ -1,0 +1,152 @@
+//! 6.12's ratelimited memcg statistics flush (`crate::memcg_stats`):
+//! reclaim's `lruvec_page_state()` reads are as of the last periodic flush
+//! (`flush_memcg_stats_dwork`, every `FLUSH_TIME`), and reclaim flushes
+//! itself only when that flusher is a full cycle late.
+
+use super::*;
+use crate::config::MemcgStatsFlush;
+use crate::memcg::ROOT;
+use crate::timer::TimerKind;
+
+const SEC: u64 = 1_000_000_000;
+
+fn machine_flushing(mode: MemcgStatsFlush) -> Sim {
+    let cfg = MachineConfig {
+        memory: Size::from_pages(65536),
+        policy: PolicyConfig {
+            name: PolicyName::Cost,
+            cost_variant: CostVariant::V6_2,
+            memcg_stats_flush: mode,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    Sim::new(cfg).unwrap()
+}
+
+/// may_deactivate for file at the top group, as `prepare_scan_control()` decides it.
+fn may_deactivate_file(s: &Sim) -> bool {
+    let mut sc = ScanControl::new(Reclaimer::Memcg, 32, s.clock);
+    s.prepare_scan_control(&mut sc, ClassicRules::current(CostVariant::V6_2));
+    sc.may_deactivate[1]
+}
+
+#[test]
+fn sync_reclaim_reads_the_live_lists_and_arms_no_flusher() {
+    let mut s = machine_flushing(MemcgStatsFlush::Sync);
+    assert_eq!(s.timers.expires(TimerKind::MemcgStatsFlush), None);
+    // 10 inactive against 100 active file pages: inactive_is_low.
+    fill_lists(&mut s, [0, 0, 10, 100]);
+    assert_eq!(s.lruvec_page_state(ROOT), s.subtree_lruvec(ROOT));
+    assert!(s.inactive_is_low(ROOT, true));
+    assert!(may_deactivate_file(&s));
+}
+
+#[test]
+fn ratelimited_reclaim_reads_the_last_periodic_flush() {
+    let mut s = machine_flushing(MemcgStatsFlush::Ratelimited);
+    // The flusher is queued FLUSH_TIME after boot.
+    assert_eq!(s.timers.expires(TimerKind::MemcgStatsFlush), Some(2 * SEC));
+    fill_lists(&mut s, [0, 0, 10, 100]);
+    // Not flushed yet: the group's counters read zero, so the lists are
+    // not "low" and no refault was seen: no deactivation.
+    assert_eq!(s.lruvec_page_state(ROOT).size(LruList::ActiveFile), 0);
+    assert!(!s.inactive_is_low(ROOT, true));
+    assert!(!may_deactivate_file(&s));
+    // The periodic flush at 2 s copies the tree's totals and requeues itself.
+    s.clock = 2 * SEC;
+    s.run_timers();
+    assert_eq!(s.memcg_stats.periodic_flushes, 1);
+    assert_eq!(s.memcg_stats.flush_last_time, 2 * SEC);
+    assert_eq!(s.timers.expires(TimerKind::MemcgStatsFlush), Some(4 * SEC));
+    assert_eq!(s.lruvec_page_state(ROOT).size(LruList::ActiveFile), 100);
+    assert!(may_deactivate_file(&s));
+    // Lists that change after the flush are not seen until the next one:
+    // 200 more inactive pages make the live ratio fine, the flushed one not.
+    fill_lists(&mut s, [0, 0, 200, 0]);
+    assert_eq!(s.subtree_lruvec(ROOT).size(LruList::InactiveFile), 210);
+    assert_eq!(s.lruvec_page_state(ROOT).size(LruList::InactiveFile), 10);
+    assert!(s.inactive_is_low(ROOT, true));
+    s.clock = 4 * SEC;
+    s.run_timers();
+    assert_eq!(s.lruvec_page_state(ROOT).size(LruList::InactiveFile), 210);
+    assert!(!s.inactive_is_low(ROOT, true));
+    assert!(!may_deactivate_file(&s));
+}
+
+#[test]
+fn ratelimited_refaults_are_seen_once_per_flush() {
+    let mut s = machine_flushing(MemcgStatsFlush::Ratelimited);
+    fill_lists(&mut s, [0, 0, 1000, 100]);
+    s.clock = 2 * SEC;
+    s.run_timers();
+    assert!(!may_deactivate_file(&s));
+    // A refault activation after the flush: WORKINGSET_ACTIVATE_FILE moves
+    // live, but prepare_scan_control() compares the flushed value with the
+    // snapshot, so it does not deactivate until the next flush shows it.
+    s.memcgs[0].lruvec.workingset_activate[1] += 1;
+    assert!(!may_deactivate_file(&s));
+    s.clock = 4 * SEC;
+    s.run_timers();
+    assert!(may_deactivate_file(&s));
+    // snapshot_refaults() at the end of the cycle takes the flushed value:
+    // the refault is then "seen" and the next cycle does not deactivate.
+    s.snapshot_refaults(ROOT);
+    assert_eq!(s.memcgs[0].lruvec.refaults[1], 1);
+    assert!(!may_deactivate_file(&s));
+}
+
+#[test]
+fn reclaim_flushes_itself_only_when_the_flusher_is_a_cycle_late() {
+    let mut s = machine_flushing(MemcgStatsFlush::Ratelimited);
+    fill_lists(&mut s, [0, 0, 10, 100]);
+    // flush_last_time is 0: at 4 s the flusher is exactly 2 × FLUSH_TIME
+    // old, which is not late (`time_after64` is strict).
+    s.mem_cgroup_flush_stats_ratelimited(ROOT, 4 * SEC);
+    assert_eq!(s.memcg_stats.ratelimited_flushes, 0);
+    assert_eq!(s.lruvec_page_state(ROOT).size(LruList::ActiveFile), 0);
+    s.mem_cgroup_flush_stats_ratelimited(ROOT, 4 * SEC + 1);
+    assert_eq!(s.memcg_stats.ratelimited_flushes, 1);
+    assert_eq!(s.lruvec_page_state(ROOT).size(LruList::ActiveFile), 100);
+    // A reclaim's own flush does not move flush_last_time (only the root
+    // flush of the periodic worker does).
+    assert_eq!(s.memcg_stats.flush_last_time, 0);
+    // Under sync the call never flushes.
+    let mut s = machine_flushing(MemcgStatsFlush::Sync);
+    s.mem_cgroup_flush_stats_ratelimited(ROOT, 100 * SEC);
+    assert_eq!(s.memcg_stats.ratelimited_flushes, 0);
+}
+
+#[test]
+fn ratelimited_refault_test_compares_with_the_flushed_workingset() {
+    for (mode, recent) in [
+        (MemcgStatsFlush::Sync, true),
+        (MemcgStatsFlush::Ratelimited, false),
+    ] {
+        let mut s = machine_flushing(mode);
+        // 50 active file pages flushed at 2 s; 50 more activated after it.
+        fill_lists(&mut s, [0, 0, 10, 50]);
+        s.clock = 2 * SEC;
+        s.run_timers();
+        fill_lists(&mut s, [0, 0, 0, 50]);
+        let now = s.memcgs[0].lruvec.nonresident_age;
+        let mask = crate::reclaim::workingset::EVICTION_MASK;
+        // A file refault at distance 80: within the live active_file (100),
+        // beyond the flushed one (50).
+        let shadow = Shadow {
+            eviction: (now as u32).wrapping_sub(80) & mask,
+            memcg_id: 1,
+            workingset: false,
+        };
+        assert_eq!(s.workingset_test_recent(shadow, true), recent, "{mode:?}");
+    }
+}
+
+#[test]
+fn memcg_stats_flush_ms_is_checked() {
+    let mut cfg = MachineConfig::default();
+    cfg.policy.memcg_stats_flush_ms = 0;
+    let e = Sim::new(cfg).err().expect("0 ms is refused").to_string();
+    assert!(e.contains("machine.policy.memcg_stats_flush_ms"), "{e}");
+    assert!(e.contains("[1, 3600000]"), "{e}");
+}
