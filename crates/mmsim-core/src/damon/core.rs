@@ -727,7 +727,10 @@ impl Sim {
             return 0;
         }
         let r = ctx.targets[ti].regions[ri];
-        // damon_sysfs_before_damos_apply(): the region joins `tried_regions/`.
+        // damon_sysfs_before_damos_apply(): the region joins `tried_regions/`
+        // (v6.12 calls c->callback.before_damos_apply after damos_filter_out
+        // and the quota-edge split, so the piece that passed; checked in
+        // mm/damon/core.c's damos_apply_scheme, v6.12 and v6.13).
         let task = ctx.targets[ti].task;
         let mapped = match (ctx.ops, task) {
             (DamonOps::Paddr, _) => r.sz(),
