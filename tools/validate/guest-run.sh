@@ -18,6 +18,14 @@
 #      one with +deb13 in its name, e.g. linux-image-6.12.107+deb13-cloud-amd64-unsigned),
 #      LRUGEN (0|y), RUNS (default 3),
 #      PROBE (mmsim-probe binary), MEM (guest MiB, default 1024), TIMEOUT (s, default 1200)
+#
+# A scenario with a [machine.damon] section (one kdamond with one context and its
+# schemes, or DAMON_LRU_SORT's parameters) is set up through the guest's DAMON sysfs
+# (and /sys/module/damon_lru_sort/parameters) around each run: a vaddr target is the
+# probe's pid; the schemes' stats and tried regions, or the module's stats, are read
+# while the probe holds its address space after the last event (--hold), and
+# reported under "damon" in the run's JSON. These boots add pti=on (TCG then sets
+# accessed bits again) and -cpu qemu64,-cx16.
 set -euo pipefail
 SCEN=$(readlink -f "${1:?usage: guest-run.sh SCENARIO.toml}")
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -74,6 +82,133 @@ sw = s.get('machine', {}).get('swap', {})
 print(mx, size(sw['size']) if sw.get('device', 'none') != 'none' else 0)
 PY
 )
+# DAMON cases (the scenario has a [machine.damon] section): the sysfs writes that set
+# it up in the guest (damon-setup.sh, sourced by /init once the probe runs, with $WPID
+# its pid) and the reads of its stats after the workload (damon-stats.sh).
+rm -rf "$W/damon" && mkdir -p "$W/damon"
+DAMON=$(python3 - "$SCEN" "$W/damon" <<'PY'
+import sys, tomllib
+s = tomllib.load(open(sys.argv[1], 'rb'))
+out = sys.argv[2]
+d = s.get('machine', {}).get('damon')
+if not d:
+    print(0); sys.exit()
+def fail(m):
+    sys.exit(f"guest-run: {sys.argv[1]}: machine.damon.{m}")
+setup = ['A=/sys/kernel/mm/damon/admin',
+         'dw() { echo "$2" > "$1" 2>/dev/null || echo "MMV-ERROR damon write $1 <- $2"; }']
+stats = []
+kds = d.get('kdamonds', [])
+if len(kds) > 1:
+    fail('kdamonds: the guest runner sets up one kdamond')
+for k, kd in enumerate(kds):
+    ctxs = kd.get('contexts', [])
+    if len(ctxs) != 1:
+        fail(f'kdamonds[{k}].contexts: one context')
+    c = ctxs[0]
+    K = '$A/kdamonds/0'; C = K + '/contexts/0'
+    setup += [f'dw $A/kdamonds/nr_kdamonds 1', f'dw {K}/contexts/nr_contexts 1',
+              f'dw {C}/operations {c["operations"]}']
+    ma = c.get('monitoring_attrs', {})
+    iv = ma.get('intervals', {})
+    for f, dflt in (('sample_us', 5000), ('aggr_us', 100000), ('update_us', 1000000)):
+        setup.append(f'dw {C}/monitoring_attrs/intervals/{f} {iv.get(f, dflt)}')
+    nr = ma.get('nr_regions', {})
+    # max before min: min may not exceed the current max.
+    setup.append(f'dw {C}/monitoring_attrs/nr_regions/max {nr.get("max", 1000)}')
+    setup.append(f'dw {C}/monitoring_attrs/nr_regions/min {nr.get("min", 10)}')
+    tg = c.get('targets', [{}] if c['operations'] != 'paddr' else [])
+    if c['operations'] != 'paddr' and (len(tg) != 1 or tg[0].get('pid_target', 0) != 0):
+        fail(f'kdamonds[{k}].contexts[0].targets: one vaddr target, the probe (pid_target 0 or none)')
+    setup.append(f'dw {C}/targets/nr_targets {len(tg)}')
+    for t, tt in enumerate(tg):
+        T = f'{C}/targets/{t}'
+        if c['operations'] != 'paddr':
+            setup.append(f'dw {T}/pid_target $WPID')
+        rg = tt.get('regions', [])
+        if rg:
+            setup.append(f'dw {T}/regions/nr_regions {len(rg)}')
+            for i, r in enumerate(rg):
+                setup += [f'dw {T}/regions/{i}/end {r["end"]}', f'dw {T}/regions/{i}/start {r["start"]}']
+    sc = c.get('schemes', [])
+    setup.append(f'dw {C}/schemes/nr_schemes {len(sc)}')
+    for i, x in enumerate(sc):
+        S = f'{C}/schemes/{i}'
+        setup.append(f'dw {S}/action {x["action"]}')
+        if x.get('apply_interval_us'):
+            setup.append(f'dw {S}/apply_interval_us {x["apply_interval_us"]}')
+        ap = x.get('access_pattern', {})
+        # sysfs defaults every max to 0: write all six bounds (mmsim's defaults admit all).
+        for f, mx in (('sz', 2**64 - 1), ('nr_accesses', 2**32 - 1), ('age', 2**32 - 1)):
+            mm = ap.get(f, {})
+            setup += [f'dw {S}/access_pattern/{f}/max {mm.get("max", mx)}',
+                      f'dw {S}/access_pattern/{f}/min {mm.get("min", 0)}']
+        q = x.get('quotas', {})
+        for f in ('ms', 'bytes', 'reset_interval_ms'):
+            setup.append(f'dw {S}/quotas/{f} {q.get(f, 0)}')
+        for f in ('sz_permil', 'nr_accesses_permil', 'age_permil'):
+            setup.append(f'dw {S}/quotas/weights/{f} {q.get("weights", {}).get(f, 0)}')
+        if q.get('goals'):
+            fail(f'kdamonds[{k}].contexts[0].schemes[{i}].quotas.goals: not set up by the guest runner')
+        wm = x.get('watermarks', {})
+        setup.append(f'dw {S}/watermarks/metric {wm.get("metric", "none")}')
+        for f in ('interval_us', 'high', 'mid', 'low'):
+            setup.append(f'dw {S}/watermarks/{f} {wm.get(f, 0)}')
+        fl = x.get('filters', [])
+        setup.append(f'dw {S}/filters/nr_filters {len(fl)}')
+        for j, f in enumerate(fl):
+            F = f'{S}/filters/{j}'
+            setup.append(f'dw {F}/type {f["type"]}')
+            setup.append(f'dw {F}/matching {"Y" if f.get("matching", True) else "N"}')
+            if f.get('allow'):
+                fail(f'kdamonds[{k}].contexts[0].schemes[{i}].filters[{j}].allow: 6.14+, the 6.12 guest has no allow file')
+            if f['type'] == 'memcg':
+                setup.append(f'dw {F}/memcg_path {f["memcg_path"]}')
+            if f['type'] == 'addr':
+                setup += [f'dw {F}/addr_end {f["addr_end"]}', f'dw {F}/addr_start {f["addr_start"]}']
+            if f['type'] == 'target':
+                setup.append(f'dw {F}/target_idx {f.get("target_idx", 0)}')
+        stats += [f'for f in nr_tried sz_tried nr_applied sz_applied qt_exceeds; do echo "damos{i}_$f $(cat {S}/stats/$f)"; done',
+                  f'echo "damos{i}_tried_regions_bytes $(cat {S}/tried_regions/total_bytes)"',
+                  f'echo "damos{i}_nr_tried_regions $(ls {S}/tried_regions | grep -c "^[0-9]")"',
+                  # On the console only (for VALIDATION.md): the tried regions and the
+                  # probe's mappings they fall in.
+                  f'for r in $(ls {S}/tried_regions | grep "^[0-9]"); do echo "MMV-TRIED {i} $(cat {S}/tried_regions/$r/start) $(cat {S}/tried_regions/$r/end) $(cat {S}/tried_regions/$r/nr_accesses) $(cat {S}/tried_regions/$r/age)"; done']
+        if c['operations'] != 'paddr':
+            stats.append('sed "s/^/MMV-MAPS /" /proc/$WPID/maps')
+    # damon:damon_aggregated (every aggregation's regions) up to the hold's marker: the
+    # state at the workload's last event, which the stats read later cannot give (the
+    # hold's idle aggregations change them).
+    setup += ['mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null', 'TR=/sys/kernel/tracing',
+              'dw $TR/tracing_on 0', 'echo > $TR/trace', 'dw $TR/buffer_size_kb 8192',
+              'dw $TR/events/damon/damon_aggregated/enable 1', 'dw $TR/tracing_on 1']
+    setup.append(f'dw {K}/state on')
+    setup.append(f'echo "MMV-DAMON kdamond state=$(cat {K}/state) pid=$(cat {K}/pid) target=$WPID"')
+    stats = ['echo MMV-HOLD > $TR/trace_marker', f'dw {K}/state update_schemes_stats',
+             f'dw {K}/state update_schemes_tried_regions'] + stats
+    stats += [f'dw {K}/state off', 'dw $TR/events/damon/damon_aggregated/enable 0',
+              'grep -a -e damon_aggregated -e MMV-HOLD $TR/trace | sed "s/^/MMV-TRACE /"',
+              'dw $A/kdamonds/nr_kdamonds 0']
+ls = d.get('lru_sort')
+if ls and ls.get('enabled'):
+    P = '/sys/module/damon_lru_sort/parameters'
+    for f, v in ls.items():
+        if f in ('enabled', 'filter_young_pages', 'autotune_monitoring_intervals'):
+            if f != 'enabled' and v:
+                fail(f'lru_sort.{f}: not in the 6.12 module')
+            continue
+        setup.append(f'dw {P}/{f} {v}')
+    setup.append(f'dw {P}/enabled Y')
+    setup.append(f'echo "MMV-DAMON lru_sort enabled=$(cat {P}/enabled) kdamond_pid=$(cat {P}/kdamond_pid)"')
+    stats.append(f'for f in {P}/*; do case "${{f##*/}}" in *regions|*exceeds) echo "lru_sort_${{f##*/}} $(cat $f)";; esac; done')
+    stats.append(f'dw {P}/enabled N')
+if d.get('reclaim', {}).get('enabled'):
+    fail('reclaim: DAMON_RECLAIM is not set up by the guest runner')
+open(out + '/damon-setup.sh', 'w').write('\n'.join(setup) + '\n')
+open(out + '/damon-stats.sh', 'w').write('\n'.join(stats) + '\n')
+print(1)
+PY
+)
 T0=$(date +%s.%N)
 # Region files -> ext4 data disk; swap disk.
 rm -rf "$W/files" && mkdir -p "$W/files"
@@ -96,15 +231,31 @@ cp "$PROBE" "$R/bin/mmsim-probe"
 for l in $(ldd "$PROBE" | grep -o '/[^ ]*'); do cp -L "$l" "$R$l"; done
 cp "$SCEN" "$R/case.toml"
 cp "$HERE/guest-init" "$R/init"; chmod +x "$R/init"
+DAMONARGS=""
+if [ "$DAMON" = 1 ]; then
+  cp "$W/damon/damon-setup.sh" "$W/damon/damon-stats.sh" "$R/"
+  # pti=on: page-table isolation flushes the TLB on every kernel entry, so TCG sets the
+  # accessed bits DAMON samples again; -cx16: the 6.12 guest double-faulted in a
+  # cmpxchg16b under TCG's default CPU model.
+  DAMONARGS="pti=on mmv_damon=1"
+  QCPU=(-cpu qemu64,-cx16)
+  # SMP=2 gives kdamond a vCPU of its own; under TCG (one host thread for all vCPUs)
+  # that did not bring its loop closer to its intervals and doubled the run time
+  # (VALIDATION.md, DAMON), so the default stays one vCPU.
+  SMP=${SMP:-1}
+else
+  QCPU=()
+  SMP=1
+fi
 (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) > "$W/initramfs.cpio.gz"
 T1=$(date +%s.%N)
 log "built in $(awk "BEGIN{printf \"%.1f\", $T1 - $T0}") s; booting $(basename "$VMLINUZ") lru_gen=$LRUGEN runs=$RUNS"
 CON=$W/console-$(basename "$SCEN" .toml)-$(basename "$VMLINUZ")-lrugen$LRUGEN.log
 boot() {
-  timeout "${TIMEOUT:-1200}" qemu-system-x86_64 -accel tcg,thread=single -m "$MEM" -smp 1 \
+  timeout "${TIMEOUT:-1200}" qemu-system-x86_64 -accel tcg,thread=single "${QCPU[@]}" -m "$MEM" -smp "$SMP" \
     -nographic -no-reboot -kernel "$VMLINUZ" -initrd "$W/initramfs.cpio.gz" \
     -drive "file=$W/disk.img,format=raw,if=none,id=d0" -device nvme,drive=d0,serial=mmvdata "${EXTRA[@]}" \
-    -append "console=ttyS0 quiet panic=-1 mmv_lrugen=$LRUGEN mmv_max=$MAXB mmv_swap=$SWAP mmv_runs=$RUNS" \
+    -append "console=ttyS0 quiet panic=-1 mmv_lrugen=$LRUGEN mmv_max=$MAXB mmv_swap=$SWAP mmv_runs=$RUNS $DAMONARGS" \
     < /dev/null > "$CON" 2>&1 || true
 }
 # A boot that dies before /init ran a case (TCG has given a rare early double fault on
@@ -118,7 +269,7 @@ fi
 T2=$(date +%s.%N)
 log "qemu ran $(awk "BEGIN{printf \"%.1f\", $T2 - $T1}") s; console log $CON"
 rm -f "$W/disk.img" "$W/swap.img"
-python3 - "$CON" <<'PY'
+python3 - "$CON" "$SCEN" <<'PY'
 import sys, json, re
 text = open(sys.argv[1], errors='replace').read().replace('\r', '')
 rel = re.search(r'MMV-KERNEL (\S+)', text)
@@ -129,6 +280,57 @@ def kv(block):
         p = l.split()
         if len(p) == 2 and re.fullmatch(r'-?\d+', p[1]): d[p[0]] = int(p[1])
     return d
+import tomllib
+scen = tomllib.load(open(sys.argv[2], 'rb'))
+def size(v):
+    if isinstance(v, int): return v * 4096
+    m = re.fullmatch(r'(\d+)\s*([KMGTp]?)', str(v).strip())
+    return int(m.group(1)) * {'': 1, 'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30, 'T': 1 << 40, 'p': 4096}[m.group(2)]
+def damon_at_end(text):
+    """Scheme 0 at the workload's last event, from the damon_aggregated records before
+    the hold's marker: the aggregations completed, the regions matching the scheme's
+    access pattern summed over them (what nr_tried/sz_tried were then) and in the last
+    one (what tried_regions/ held then), and the part of those inside the workload's
+    mappings (/proc/PID/maps entries of a workload region's exact size)."""
+    try:
+        c = scen['machine']['damon']['kdamonds'][0]['contexts'][0]
+        ap = c['schemes'][0].get('access_pattern', {})
+    except (KeyError, IndexError):
+        return {}
+    rng = {f: (ap.get(f, {}).get('min', 0), ap.get(f, {}).get('max', 2**64)) for f in ('sz', 'nr_accesses', 'age')}
+    wl = {size(w['pages']) for w in scen.get('workload', []) if 'pages' in w}
+    maps = []
+    for l in text.splitlines():
+        p = l.split()
+        if p[:1] == ['MMV-MAPS']:
+            a, b = (int(x, 16) for x in p[1].split('-'))
+            if b - a in wl:
+                maps.append((a, b))
+    snaps, cur, want = [], [], 0
+    for l in text.splitlines():
+        if l.startswith('MMV-TRACE') and 'MMV-HOLD' in l:
+            break
+        m = re.search(r'damon_aggregated: target_id=\d+ nr_regions=(\d+) (\d+)-(\d+): (\d+) (\d+)', l)
+        if not m:
+            continue
+        n, a, b, nr, age = (int(x) for x in m.groups())
+        cur.append((a, b, nr, age)); want = n
+        if len(cur) == want:
+            snaps.append(cur); cur = []
+    def match(r):
+        a, b, nr, age = r
+        return all(lo <= v <= hi for v, (lo, hi) in ((b - a, rng['sz']), (nr, rng['nr_accesses']), (age, rng['age'])))
+    out = {'damon_aggregations_end': len(snaps)}
+    if c['schemes'][0]['action'] != 'stat':
+        # Other actions reset an applied region's age before the record is written.
+        return out
+    out['damos0_end_nr_tried'] = sum(1 for s in snaps for r in s if match(r))
+    out['damos0_end_sz_tried'] = sum(r[1] - r[0] for s in snaps for r in s if match(r))
+    last = [r for r in (snaps[-1] if snaps else []) if match(r)]
+    out['damos0_end_tried_regions'] = len(last)
+    out['damos0_end_tried_bytes'] = sum(r[1] - r[0] for r in last)
+    out['damos0_end_tried_mapped_bytes'] = sum(max(0, min(b, r[1]) - max(a, r[0])) for r in last for a, b in maps)
+    return out
 n = 0
 for m in re.finditer(r'^MMV-BEGIN (\d+) rc=(\d+)\n(.*?)^MMV-END \1$', text, re.M | re.S):
     if m.group(2) != '0':
@@ -145,6 +347,13 @@ for m in re.finditer(r'^MMV-BEGIN (\d+) rc=(\d+)\n(.*?)^MMV-END \1$', text, re.M
     probe = json.loads(sec['probe'])['run']
     run = {'memcg': memcg, 'vmstat': vmstat, 'probe': {k: float(v) for k, v in probe.items()},
            'psi_some_us': int(psi['some']), 'psi_full_us': int(psi['full'])}
+    if 'damon' in sec:
+        # DAMON cases: the schemes' and the modules' stats; the reclaim and LRU
+        # counters of the whole guest (only the case runs there).
+        run['damon'] = kv(sec['damon'])
+        run['damon'].update(damon_at_end(sec['damon']))
+        run['vmstat'].update({k: v - vm0.get(k, 0) for k, v in vm1.items()
+                              if v - vm0.get(k, 0) > 0 and re.match(r'(pgactivate|pgdeactivate|pgrefill)$', k)})
     print('MMV-RUN ' + json.dumps({'kernel_release': rel.group(1) if rel else '?',
                                    'lru_gen': lru.group(1) if lru else '?', 'run': run}))
     n += 1

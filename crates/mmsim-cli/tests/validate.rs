@@ -250,3 +250,87 @@ fn kernel_run_on_this_machine() {
     assert!(out.status.success(), "{stderr}");
     assert!(dir.path().join("file-seq-readahead.json").exists());
 }
+
+/// A case's `allow` names enforced counters only, with a value in (0, 10].
+#[test]
+fn damon_allowances_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("suite.toml");
+    let case = "[[case]]\nname = \"a\"\nscenario = \"x.toml\"\nenforce = [\"pswpout\"]\n";
+    std::fs::write(&s, format!("{case}allow = {{ pswpin = 0.2 }}\n")).unwrap();
+    bad_input(
+        &["validate", s.to_str().unwrap(), "--from-results"],
+        &["case[0] (a).allow", "`pswpin` is not an enforced counter"],
+    );
+    std::fs::write(&s, format!("{case}allow = {{ pswpout = 0.0 }}\n")).unwrap();
+    bad_input(
+        &["validate", s.to_str().unwrap(), "--from-results"],
+        &["case[0] (a).allow", "pswpout = 0 is out of range (0, 10]"],
+    );
+    std::fs::write(&s, format!("{case}allow = {{ pswpout = 11 }}\n")).unwrap();
+    bad_input(
+        &["validate", s.to_str().unwrap(), "--from-results"],
+        &["case[0] (a).allow"],
+    );
+}
+
+/// The DAMON cases re-compare from their recorded guest runs: every DAMON row has a
+/// kernel value and an mmsim value, and `allow` widens what is allowed.
+#[test]
+fn damon_cases_compare_both_sides() {
+    let out = mmsim()
+        .args([
+            "validate",
+            &suite(),
+            "--from-results",
+            "--json",
+            "-q",
+            "--case",
+            "damon-vaddr-stat",
+            "--case",
+            "damon-vaddr-pageout",
+            "--case",
+            "damon-lru-sort",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 3);
+    for c in cases {
+        let name = c["case"].as_str().unwrap();
+        assert!(c["pending"].is_null(), "{name}");
+        assert!(c["release"].as_str().unwrap().starts_with("6.12"), "{name}");
+        let rows = c["rows"].as_array().unwrap();
+        for r in rows {
+            let counter = r["counter"].as_str().unwrap();
+            if counter.starts_with("damo") || counter.starts_with("lru_sort") {
+                assert!(r["mmsim"].is_number(), "{name} {counter}: {r}");
+            }
+        }
+        let enforced: Vec<_> = rows.iter().filter(|r| r["enforced"] == true).collect();
+        assert!(!enforced.is_empty(), "{name}");
+        for r in enforced {
+            // Every DAMON case widens its enforced counters beyond the 2 % minimum.
+            assert!(r["allowed"].as_f64().unwrap() >= 0.05, "{name}: {r}");
+        }
+    }
+    let stat = &cases[0];
+    let cold = stat["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["counter"] == "damos_cold_mapped_bytes")
+        .unwrap();
+    // DAMON finds the 56 MiB cold part of the mapping cold, and none of the hot 8 MiB,
+    // on both sides.
+    for side in ["kernel_mean", "mmsim"] {
+        let b = cold[side].as_f64().unwrap();
+        assert!((55.0..57.0).contains(&(b / 1048576.0)), "{side}: {b}");
+    }
+}

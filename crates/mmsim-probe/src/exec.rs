@@ -22,6 +22,21 @@ pub const DEFAULT_MAX_DISK: u64 = 4 << 30;
 /// Bytes written per call when a file is created.
 const FILL_CHUNK: usize = 1 << 20;
 
+/// Creates `path` and waits (polling every 10 ms) until someone removes it.
+fn hold_on(path: &Path) -> Result<(), ProbeError> {
+    std::fs::write(path, format!("{}\n", std::process::id())).map_err(|source| {
+        ProbeError::Syscall {
+            call: "write (--hold)",
+            path: path.to_path_buf(),
+            source,
+        }
+    })?;
+    while path.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    Ok(())
+}
+
 /// How a `Think { ns }` event is executed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -58,6 +73,11 @@ pub struct RunConfig {
     pub max_disk: u64,
     /// How think events are executed.
     pub think: ThinkMode,
+    /// A path to hold on: once the last event ran (the mappings still mapped, the
+    /// files still open), the probe creates this file and waits until it is removed
+    /// (so a DAMON monitor of the process can be read while its address space is
+    /// still the workload's). None: no hold.
+    pub hold: Option<PathBuf>,
 }
 
 impl Default for RunConfig {
@@ -71,6 +91,7 @@ impl Default for RunConfig {
             max_memory: DEFAULT_MAX_MEMORY,
             max_disk: DEFAULT_MAX_DISK,
             think: ThinkMode::Busy,
+            hold: None,
         }
     }
 }
@@ -826,6 +847,9 @@ pub fn run(
     report.checksum = ex.checksum;
     report.maxrss_kb = end.ru.ru_maxrss;
     report.workloads = workloads;
+    if let Some(h) = &cfg.hold {
+        hold_on(h)?;
+    }
     drop(ex);
     drop(mappings);
     drop(files);

@@ -86,6 +86,11 @@ struct Cli {
     #[arg(long, value_name = "PATH")]
     check_dump: Option<PathBuf>,
 
+    /// After the last event, create FILE and wait until it is removed before unmapping
+    /// anything and reporting (a DAMON monitor of the process is read meanwhile).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["dump", "check_dump", "prepare"])]
+    hold: Option<PathBuf>,
+
     /// Write the JSON result to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -213,6 +218,7 @@ fn real_main(cli: &Cli) -> Result<ExitCode> {
         max_memory: cli.max_memory.0,
         max_disk: cli.max_disk.0,
         think: cli.think,
+        hold: cli.hold.clone(),
     };
     let report = mmsim_probe::run(&plan, &cfg, &mut log)?;
     if !cli.prepare {

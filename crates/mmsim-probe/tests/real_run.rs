@@ -278,3 +278,68 @@ fn a_trace_replay_with_pages_runs_and_dumps_the_same_stream() {
     assert_eq!(r.events, 4000);
     assert!(dir_names(&files).is_empty());
 }
+
+/// `--hold FILE`: after the last event the probe creates FILE with its pid and waits,
+/// its memory still mapped, until FILE is removed; then it reports as usual. With
+/// `--dump` it is refused.
+#[test]
+fn hold_waits_for_its_file_to_go() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scen = tmp.path().join("s.toml");
+    std::fs::write(
+        &scen,
+        format!(
+            "seed = 3\n{MACHINE}[[workload]]\nname = \"heap\"\nkind = \"uniform\"\n\
+             target = \"anon\"\npages = \"1M\"\naccesses = 500\n"
+        ),
+    )
+    .unwrap();
+    let hold = tmp.path().join("hold");
+    let mut child = probe()
+        .args([
+            scen.to_str().unwrap(),
+            "-q",
+            "--hold",
+            hold.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !hold.exists() {
+        assert!(t0.elapsed().as_secs() < 60, "the hold file never appeared");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let pid: u32 = std::fs::read_to_string(&hold)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(pid, child.id());
+    // Still holding: the process has not exited and its anon mapping is there.
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert!(child.try_wait().unwrap().is_none());
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+    assert!(
+        maps.lines().any(|l| {
+            let r = l.split_whitespace().next().unwrap();
+            let (a, b) = r.split_once('-').unwrap();
+            u64::from_str_radix(b, 16).unwrap() - u64::from_str_radix(a, 16).unwrap() == 1 << 20
+        }),
+        "no 1 MiB mapping held:\n{maps}"
+    );
+    std::fs::remove_file(&hold).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json(&out)["events"], 500);
+
+    let o = run_probe(&[
+        scen.to_str().unwrap(),
+        "--dump",
+        tmp.path().join("d").to_str().unwrap(),
+        "--hold",
+        hold.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--hold"), "{}", stderr(&o));
+}

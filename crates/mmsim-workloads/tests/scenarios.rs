@@ -55,6 +55,33 @@ fn scenario_round_trips_through_toml() {
     assert_eq!(back, d);
 }
 
+/// A DAMON scheme with the sysfs default size range (0..ULONG_MAX, beyond TOML's
+/// integers) renders as TOML (the probe's dump sidecar needs it) and reads back the
+/// same; a narrower range is written out.
+#[test]
+fn a_damon_scenario_round_trips_through_toml() {
+    let text = "seed = 1\n[machine]\nmemory = \"64M\"\n\
+        [[machine.damon.kdamonds]]\n[[machine.damon.kdamonds.contexts]]\n\
+        operations = \"vaddr\"\ntargets = [{}]\n\
+        [[machine.damon.kdamonds.contexts.schemes]]\naction = \"stat\"\n\
+        access_pattern = { nr_accesses = { min = 0, max = 0 }, age = { min = 10, max = 99 } }\n\
+        [[workload]]\nkind = \"uniform\"\ntarget = \"anon\"\npages = \"1M\"\naccesses = 10\n";
+    let s = Scenario::from_toml_str(text, "damon.toml").unwrap_or_else(|e| panic!("{e}"));
+    let out = s.to_toml_string();
+    assert!(!out.contains("cannot render"), "{out}");
+    assert!(!out.contains("access_pattern.sz]"), "{out}");
+    let back = Scenario::from_toml_str(&out, "damon.toml").unwrap_or_else(|e| panic!("{e}\n{out}"));
+    assert_eq!(back, s);
+    let narrow = text.replace(
+        "access_pattern = {",
+        "access_pattern = { sz = { min = 4096, max = 8192 },",
+    );
+    let s = Scenario::from_toml_str(&narrow, "narrow.toml").unwrap_or_else(|e| panic!("{e}"));
+    let out = s.to_toml_string();
+    assert!(out.contains("access_pattern.sz]"), "{out}");
+    assert_eq!(Scenario::from_toml_str(&out, "narrow.toml").unwrap(), s);
+}
+
 // ---- determinism ----------------------------------------------------------------------
 
 #[test]

@@ -20,6 +20,12 @@ pub struct KernelRun {
     pub vmstat: BTreeMap<String, u64>,
     /// The probe's report: wall time, getrusage deltas of the run.
     pub probe: BTreeMap<String, f64>,
+    /// DAMON cases: the stats read at the end of the run (guest): scheme N's
+    /// `damos<N>_nr_tried`, `_sz_tried`, `_nr_applied`, `_sz_applied`, `_qt_exceeds`,
+    /// `_nr_tried_regions` and `_tried_regions_bytes` (sysfs `schemes/<N>/stats/` and
+    /// `tried_regions/`), and DAMON_LRU_SORT's stats parameters as `lru_sort_<name>`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub damon: BTreeMap<String, u64>,
     /// `memory.pressure` totals of the run's cgroup2 group, µs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub psi_some_us: Option<u64>,
@@ -74,6 +80,31 @@ fn memcg_event(r: &KernelRun, v2: &str, events: &[&str]) -> Option<f64> {
 
 fn group<'a>(r: &'a ScenarioResult, g: &str) -> Option<&'a mmsim_core::MemcgReport> {
     r.result.memcg.get(g)
+}
+
+fn damon_kernel(r: &KernelRun, k: &str) -> Option<f64> {
+    r.damon.get(k).map(|&v| v as f64)
+}
+
+/// Scheme 0 of the first sysfs kdamond's context in mmsim's DAMON report.
+fn damos0(r: &ScenarioResult) -> Option<&mmsim_core::damon::DamosSchemeReport> {
+    r.result
+        .damon
+        .as_ref()?
+        .contexts
+        .iter()
+        .find(|c| c.name.starts_with("kdamond"))?
+        .schemes
+        .first()
+}
+
+fn lru_sort_sim(r: &ScenarioResult, k: &str) -> Option<f64> {
+    r.result
+        .damon
+        .as_ref()?
+        .module_stats
+        .get(k)
+        .map(|&v| v as f64)
 }
 
 /// Every counter `mmsim validate` knows, in table order.
@@ -196,6 +227,168 @@ pub const COUNTERS: &[Counter] = &[
                 .map(|&b| b as f64 / 4096.0)
         },
         sim: |r, g| group(r, g).map(|m| m.file as f64),
+    },
+    Counter {
+        name: "pgdeactivate",
+        what: "pages deactivated in the group (cgroup2 memory.stat)",
+        timing: false,
+        kernel: |r| memcg(r, "pgdeactivate"),
+        sim: |r, g| group(r, g).map(|m| m.events.pgdeactivate as f64),
+    },
+    Counter {
+        name: "damos_nr_tried",
+        what: "DAMOS scheme 0: regions its action was tried on (sysfs stats/nr_tried; \
+               sampled, and proportional to the aggregations the run lasted)",
+        timing: false,
+        kernel: |r| damon_kernel(r, "damos0_nr_tried"),
+        sim: |r, _| damos0(r).map(|s| s.stat.nr_tried as f64),
+    },
+    Counter {
+        name: "damos_sz_tried",
+        what: "DAMOS scheme 0: bytes of those regions (stats/sz_tried)",
+        timing: false,
+        kernel: |r| damon_kernel(r, "damos0_sz_tried"),
+        sim: |r, _| damos0(r).map(|s| s.stat.sz_tried as f64),
+    },
+    Counter {
+        name: "damos_nr_applied",
+        what: "DAMOS scheme 0: regions the action did something to (stats/nr_applied)",
+        timing: false,
+        kernel: |r| damon_kernel(r, "damos0_nr_applied"),
+        sim: |r, _| damos0(r).map(|s| s.stat.nr_applied as f64),
+    },
+    Counter {
+        name: "damos_sz_applied",
+        what: "DAMOS scheme 0: bytes the action applied to (stats/sz_applied; pageout: \
+               bytes paged out)",
+        timing: false,
+        kernel: |r| damon_kernel(r, "damos0_sz_applied"),
+        sim: |r, _| damos0(r).map(|s| s.stat.sz_applied as f64),
+    },
+    Counter {
+        name: "damos_qt_exceeds",
+        what: "DAMOS scheme 0: quota windows that ended exhausted (stats/qt_exceeds)",
+        timing: false,
+        kernel: |r| damon_kernel(r, "damos0_qt_exceeds"),
+        sim: |r, _| damos0(r).map(|s| s.stat.qt_exceeds as f64),
+    },
+    Counter {
+        name: "damos_tried_regions",
+        what: "DAMOS scheme 0: regions its last apply pass tried, at the end of the run \
+               (sysfs tried_regions/ after update_schemes_tried_regions)",
+        timing: false,
+        kernel: |r| damon_kernel(r, "damos0_nr_tried_regions"),
+        sim: |r, _| damos0(r).map(|s| s.nr_tried_regions as f64),
+    },
+    Counter {
+        name: "damos_tried_bytes",
+        what: "DAMOS scheme 0: bytes of the regions its last apply pass tried, at the end \
+               of the run (tried_regions/total_bytes): for a stat scheme on nr_accesses 0, \
+               the bytes DAMON finds cold",
+        timing: false,
+        kernel: |r| damon_kernel(r, "damos0_tried_regions_bytes"),
+        sim: |r, _| damos0(r).map(|s| s.tried_regions_bytes as f64),
+    },
+    Counter {
+        name: "damon_aggregations",
+        what: "DAMON aggregation intervals completed by the workload's last event (kernel: \
+               damon:damon_aggregated records before the hold; a check that both sides \
+               monitored for the same time)",
+        timing: true,
+        kernel: |r| damon_kernel(r, "damon_aggregations_end"),
+        sim: |r, _| {
+            r.result
+                .damon
+                .as_ref()?
+                .contexts
+                .iter()
+                .find(|c| c.name.starts_with("kdamond"))
+                .map(|c| c.nr_aggregations as f64)
+        },
+    },
+    Counter {
+        name: "damos_end_nr_tried",
+        what: "DAMOS scheme 0: regions matching its access pattern, summed over the \
+               aggregations up to the workload's last event (kernel: from the \
+               damon_aggregated records; mmsim: nr_tried)",
+        timing: false,
+        kernel: |r| damon_kernel(r, "damos0_end_nr_tried"),
+        sim: |r, _| damos0(r).map(|s| s.stat.nr_tried as f64),
+    },
+    Counter {
+        name: "damos_end_sz_tried",
+        what: "DAMOS scheme 0: their bytes (kernel: damon_aggregated records; mmsim: sz_tried)",
+        timing: false,
+        kernel: |r| damon_kernel(r, "damos0_end_sz_tried"),
+        sim: |r, _| damos0(r).map(|s| s.stat.sz_tried as f64),
+    },
+    Counter {
+        name: "damos_tried_per_aggr",
+        what: "DAMOS scheme 0: regions matching its pattern per aggregation, up to the \
+               workload's last event (damos_end_nr_tried / damon_aggregations): free of \
+               how many aggregations kdamond managed",
+        timing: false,
+        kernel: |r| {
+            let n = damon_kernel(r, "damon_aggregations_end")?;
+            Some(damon_kernel(r, "damos0_end_nr_tried")? / n.max(1.0))
+        },
+        sim: |r, _| {
+            let c = r
+                .result
+                .damon
+                .as_ref()?
+                .contexts
+                .iter()
+                .find(|c| c.name.starts_with("kdamond"))?;
+            let s = c.schemes.first()?;
+            Some(s.stat.nr_tried as f64 / (c.nr_aggregations as f64).max(1.0))
+        },
+    },
+    Counter {
+        name: "damos_cold_bytes",
+        what: "DAMOS scheme 0: bytes of the regions matching its pattern in the last \
+               aggregation before the workload's last event (kernel: damon_aggregated; \
+               mmsim: the last apply pass's tried regions), holes between mappings included",
+        timing: false,
+        kernel: |r| damon_kernel(r, "damos0_end_tried_bytes"),
+        sim: |r, _| damos0(r).map(|s| s.tried_regions_bytes as f64),
+    },
+    Counter {
+        name: "damos_cold_mapped_bytes",
+        what: "the same, only the part inside the workload's mappings (kernel: \
+               /proc/PID/maps entries of a workload region's size; mmsim: the task's VMAs): \
+               for a stat scheme on nr_accesses 0, the workload's memory DAMON finds cold",
+        timing: false,
+        kernel: |r| damon_kernel(r, "damos0_end_tried_mapped_bytes"),
+        sim: |r, _| damos0(r).map(|s| s.tried_regions_mapped_bytes as f64),
+    },
+    Counter {
+        name: "lru_sort_tried_hot",
+        what: "DAMON_LRU_SORT: hot regions tried (nr_lru_sort_tried_hot_regions)",
+        timing: false,
+        kernel: |r| damon_kernel(r, "lru_sort_nr_lru_sort_tried_hot_regions"),
+        sim: |r, _| lru_sort_sim(r, "nr_lru_sort_tried_hot_regions"),
+    },
+    Counter {
+        name: "lru_sort_hot_bytes",
+        what: "DAMON_LRU_SORT: bytes of the hot regions sorted (bytes_lru_sorted_hot_regions)",
+        timing: false,
+        kernel: |r| damon_kernel(r, "lru_sort_bytes_lru_sorted_hot_regions"),
+        sim: |r, _| lru_sort_sim(r, "bytes_lru_sorted_hot_regions"),
+    },
+    Counter {
+        name: "lru_sort_tried_cold",
+        what: "DAMON_LRU_SORT: cold regions tried (nr_lru_sort_tried_cold_regions)",
+        timing: false,
+        kernel: |r| damon_kernel(r, "lru_sort_nr_lru_sort_tried_cold_regions"),
+        sim: |r, _| lru_sort_sim(r, "nr_lru_sort_tried_cold_regions"),
+    },
+    Counter {
+        name: "lru_sort_cold_bytes",
+        what: "DAMON_LRU_SORT: bytes of the cold regions sorted (bytes_lru_sorted_cold_regions)",
+        timing: false,
+        kernel: |r| damon_kernel(r, "lru_sort_bytes_lru_sorted_cold_regions"),
+        sim: |r, _| lru_sort_sim(r, "bytes_lru_sorted_cold_regions"),
     },
     Counter {
         name: "psi_some_ms",

@@ -821,6 +821,7 @@ pub fn run_host(
             probe: probe_report(&json)?,
             psi_some_us,
             psi_full_us,
+            damon: BTreeMap::new(),
         };
         say(
             o,

@@ -392,7 +392,9 @@ pub fn compare(r: &CaseResult) -> Result<Comparison> {
             }
         });
         let allowed = enforced.then(|| {
-            let tol = spread.max(r.case.policy.min_tolerance());
+            let tol = spread
+                .max(r.case.policy.min_tolerance())
+                .max(r.case.allow.get(name).copied().unwrap_or(0.0));
             tol.max(r.accepted.get(name).copied().unwrap_or(0.0))
         });
         let status = match (&sim, error, allowed) {
@@ -728,6 +730,7 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
             r.case.counters = case.counters.clone();
             r.case.enforce = case.enforce.clone();
             r.case.note = case.note.clone();
+            r.case.allow = case.allow.clone();
             if a.rebaseline {
                 if r.stream.is_none() {
                     let s = Scenario::parse_toml_str(&r.scenario_toml, &case.name)?;

@@ -78,6 +78,12 @@ pub struct Case {
     /// Free text: what the case shows, known deviations.
     #[serde(default)]
     pub note: Option<String>,
+    /// Per enforced counter, the relative error allowed besides the kernel's spread and
+    /// the policy's minimum (for sampled counters such as DAMON's, whose run-to-run
+    /// spread over a few runs understates their variance; VALIDATION.md says why each
+    /// one was chosen). Keys must be in `enforce`; values in (0, 10].
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub allow: std::collections::BTreeMap<String, f64>,
 }
 
 fn default_site() -> KernelSite {
@@ -172,6 +178,17 @@ impl Suite {
                     "enforce",
                     format!("`{t}` depends on timing, which mmsim models but does not match"),
                 ));
+            }
+            for (name, v) in &c.allow {
+                if !c.enforce.contains(name) {
+                    return Err(at(
+                        "allow",
+                        format!("`{name}` is not an enforced counter of the case"),
+                    ));
+                }
+                if !(*v > 0.0 && *v <= 10.0) {
+                    return Err(at("allow", format!("{name} = {v} is out of range (0, 10]")));
+                }
             }
             if c.enforce.is_empty() {
                 return Err(at("enforce", "name at least one counter".into()));

@@ -643,6 +643,7 @@ impl Sim {
                 continue;
             }
             any = true;
+            d.ctxs[c].schemes[si].pass_tried = (0, 0, 0);
             self.damos_adjust_quota(&mut d.ctxs[c], si, now);
         }
         if !any {
@@ -663,6 +664,9 @@ impl Sim {
         for s in &mut ctx.schemes {
             if passed < s.next_apply_sis {
                 continue;
+            }
+            if s.wmarks.activated {
+                s.last_tried = s.pass_tried;
             }
             let iv = if s.apply_interval_us > 0 {
                 s.apply_interval_us
@@ -723,7 +727,18 @@ impl Sim {
             return 0;
         }
         let r = ctx.targets[ti].regions[ri];
+        // damon_sysfs_before_damos_apply(): the region joins `tried_regions/`
+        // (v6.12 calls c->callback.before_damos_apply after damos_filter_out
+        // and the quota-edge split, so the piece that passed; checked in
+        // mm/damon/core.c's damos_apply_scheme, v6.12 and v6.13).
         let task = ctx.targets[ti].task;
+        let mapped = match (ctx.ops, task) {
+            (DamonOps::Paddr, _) => r.sz(),
+            (_, Some(t)) => self.damon_va_mapped_bytes(t, r.start, r.end),
+            (_, None) => 0,
+        };
+        let pt = &mut ctx.schemes[si].pass_tried;
+        *pt = (pt.0 + 1, pt.1 + r.sz(), pt.2 + mapped);
         let (applied, passed, ns) = match ctx.ops {
             DamonOps::Paddr => self.damon_pa_apply_scheme(&r, &mut ctx.schemes[si]),
             DamonOps::Vaddr | DamonOps::Fvaddr => {

@@ -294,6 +294,13 @@ pub(crate) struct Scheme {
     pub next_apply_sis: u64,
     /// `stat`.
     pub stat: DamosStat,
+    /// Regions, bytes, and bytes inside the target's simulated mappings (vaddr;
+    /// paddr: all) the apply pass under way has tried (what the sysfs
+    /// `tried_regions/` directory collects through `before_damos_apply`).
+    pub pass_tried: (u64, u64, u64),
+    /// The same for the last completed apply pass (`tried_regions/` and its
+    /// `total_bytes` after `update_schemes_tried_regions`).
+    pub last_tried: (u64, u64, u64),
 }
 
 /// Where a context's loop is (`kdamond_fn`'s iteration, split at its sleeps).
@@ -487,6 +494,17 @@ pub struct DamosSchemeReport {
     pub stat: DamosStat,
     /// The effective size quota at the end (`esz`, bytes; 0: none).
     pub esz: u64,
+    /// Regions the last apply pass tried (the entries of sysfs `tried_regions/`
+    /// after `update_schemes_tried_regions`).
+    #[serde(default)]
+    pub nr_tried_regions: u64,
+    /// Their bytes (`tried_regions/total_bytes`).
+    #[serde(default)]
+    pub tried_regions_bytes: u64,
+    /// The part of those bytes inside the target's simulated mappings (vaddr: the
+    /// workload's memory, not the holes between mappings; paddr: all of them).
+    #[serde(default)]
+    pub tried_regions_mapped_bytes: u64,
 }
 
 /// DAMON's part of a run's result: kdamond CPU and DAMOS stats.
@@ -596,6 +614,8 @@ impl Scheme {
             core_filters_allowed: false,
             next_apply_sis: 0,
             stat: DamosStat::default(),
+            pass_tried: (0, 0, 0),
+            last_tried: (0, 0, 0),
         }
     }
 
@@ -730,6 +750,9 @@ impl crate::Sim {
                         action: s.action.name().into(),
                         stat: s.stat,
                         esz: s.quota.esz,
+                        nr_tried_regions: s.last_tried.0,
+                        tried_regions_bytes: s.last_tried.1,
+                        tried_regions_mapped_bytes: s.last_tried.2,
                     })
                     .collect(),
             });

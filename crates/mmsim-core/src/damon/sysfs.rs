@@ -319,8 +319,10 @@ pub struct MinMax {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AccessPatternConfig {
-    /// `sz/` in bytes (default 0..ULONG_MAX).
-    #[serde(default = "d_sz")]
+    /// `sz/` in bytes (default 0..ULONG_MAX). Left out when written back at
+    /// its default: TOML integers stop at 2^63 − 1, so a scenario with the
+    /// default could not be rendered as TOML (a probe dump's sidecar).
+    #[serde(default = "d_sz", skip_serializing_if = "is_d_sz")]
     pub sz: MinMax,
     /// `nr_accesses/` in samples per aggregation (default 0..UINT_MAX).
     #[serde(default = "d_u32_range")]
@@ -335,6 +337,9 @@ fn d_sz() -> MinMax {
         min: 0,
         max: u64::MAX,
     }
+}
+fn is_d_sz(m: &MinMax) -> bool {
+    *m == d_sz()
 }
 fn d_u32_range() -> MinMax {
     MinMax {

@@ -1060,3 +1060,59 @@ fn the_effective_quota_takes_the_smallest_of_size_time_and_goal() {
     // Score 20,000 (twice the goal): the input drops to the minimum.
     assert_eq!(q.esz_bp, 10_000);
 }
+
+/// `tried_regions/` (`damon_sysfs_before_damos_apply`): the regions one apply
+/// pass tried, their bytes, and the part of them inside the task's mappings;
+/// each pass starts the list anew.
+#[test]
+fn tried_regions_are_the_last_apply_pass() {
+    let mut st = scheme(DamosAction::Stat);
+    st.access_pattern.nr_accesses = MinMax { min: 0, max: 0 };
+    st.access_pattern.age = MinMax {
+        min: 10,
+        max: u32::MAX as u64,
+    };
+    let ctx = ContextConfig {
+        operations: DamonOps::Vaddr,
+        monitoring_attrs: MonitoringAttrs::default(),
+        targets: vec![TargetConfig::default()],
+        schemes: vec![st],
+    };
+    let mut s = machine(PolicyName::Cost, Some(one_ctx(ctx)));
+    let t = s.add_task("t");
+    s.mmap_anon(t, 30).unwrap();
+    let mut d = started(&mut s);
+    let m = MMAP_BASE;
+    // The image page, a 10-page hole below the mapping, the mapping's cold
+    // 20 pages and its hot 10 pages.
+    d.ctxs[0].targets[0].regions = vec![
+        region(IMAGE.0, IMAGE.1, 0, 20),
+        region(m - 40 * P, m - 30 * P, 0, 20),
+        region(m - 30 * P, m - 10 * P, 0, 20),
+        region(m - 10 * P, m, 5, 20),
+    ];
+    d.ctxs[0].passed_sample_intervals = 20;
+    s.kdamond_apply_schemes(&mut d, 0);
+    assert_eq!(d.ctxs[0].schemes[0].last_tried, (3, 31 * P, 20 * P));
+    d.ctxs[0].targets[0].regions[3] = region(m - 10 * P, m, 0, 20);
+    d.ctxs[0].passed_sample_intervals = 40;
+    s.kdamond_apply_schemes(&mut d, 0);
+    assert_eq!(d.ctxs[0].schemes[0].last_tried, (4, 41 * P, 30 * P));
+    assert_eq!(d.ctxs[0].schemes[0].stat.nr_tried, 7);
+    // Not due (the next apply is at 60 samples): the list stays.
+    d.ctxs[0].targets[0].regions.truncate(1);
+    d.ctxs[0].passed_sample_intervals = 50;
+    s.kdamond_apply_schemes(&mut d, 0);
+    assert_eq!(d.ctxs[0].schemes[0].last_tried, (4, 41 * P, 30 * P));
+    s.damon = Some(d);
+    let rep = s.damon_report().unwrap();
+    let sc = &rep.contexts[0].schemes[0];
+    assert_eq!(
+        (
+            sc.nr_tried_regions,
+            sc.tried_regions_bytes,
+            sc.tried_regions_mapped_bytes
+        ),
+        (4, 41 * P, 30 * P)
+    );
+}

@@ -114,6 +114,17 @@ impl Sim {
         maps
     }
 
+    /// Bytes of `[start, end)` that fall in task `task`'s simulated VMAs (not
+    /// the unmodelled image and stack): what of a tried region is the
+    /// workload's memory rather than address-space holes.
+    pub(crate) fn damon_va_mapped_bytes(&self, task: TaskId, start: u64, end: u64) -> u64 {
+        self.damon_va_maps(task)
+            .iter()
+            .filter(|m| m.2.is_some())
+            .map(|&(s, e, _)| e.min(end).saturating_sub(s.max(start)))
+            .sum()
+    }
+
     /// The VMA and page index holding `addr` in a task's mappings.
     fn va_lookup(maps: &[(u64, u64, Option<VmaId>)], addr: u64) -> Option<(VmaId, u32)> {
         let i = maps.partition_point(|m| m.0 <= addr).checked_sub(1)?;
