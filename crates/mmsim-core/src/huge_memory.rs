@@ -459,11 +459,11 @@ impl Sim {
             if self.pte_range_none(vma, start, PMD_ORDER) {
                 match self.alloc_anon_order(PMD_ORDER, gfp) {
                     Ok(f) => return self.map_anon_large(vma, index, f),
+                    // count_vm_event() only: memory.stat has no fallback counters.
                     Err(charge) => {
-                        let m = self.cur_memcg;
-                        self.count_events(m, THP_FAULT_FALLBACK, 1);
+                        self.count_vm_events(THP_FAULT_FALLBACK, 1);
                         if charge {
-                            self.count_events(m, THP_FAULT_FALLBACK_CHARGE, 1);
+                            self.count_vm_events(THP_FAULT_FALLBACK_CHARGE, 1);
                         }
                     }
                 }
