@@ -254,7 +254,7 @@ impl Sim {
         to_find: &mut u32,
     ) -> bool {
         let rmap_ns = self.cost.rmap_ns;
-        let (mut referenced, exec) = if lru_gen {
+        let (referenced, exec) = if lru_gen {
             sc.charge_rmap(rmap_ns);
             let v = &self.vmas[vma as usize];
             let (locked, exec) = (v.locked, v.exec);
@@ -290,15 +290,7 @@ impl Sim {
                 (ptep_test_and_clear_young(pte), exec)
             }
         };
-        let fo = &mut self.folios[f];
-        if referenced {
-            fo.clear(flags::IDLE);
-        }
-        referenced |= fo.test_and_clear(flags::YOUNG);
-        if referenced {
-            found.vmas += 1;
-            found.exec |= exec;
-        }
+        self.count_referenced_vma(f, referenced, exec, found);
         *to_find > 0
     }
 
@@ -340,6 +332,20 @@ impl Sim {
                 self.ptep_test_and_clear_young(vma, i)
             };
         }
+        self.count_referenced_vma(f, referenced, exec, found);
+    }
+
+    /// The end of `folio_referenced_one()` (mm/rmap.c, v6.12) for one VMA:
+    /// a young PTE clears PG_idle, PG_young (set by the idle tracker or
+    /// DAMON's mkold) counts as a reference and is cleared, and a referenced
+    /// VMA counts once.
+    fn count_referenced_vma(
+        &mut self,
+        f: FolioId,
+        mut referenced: bool,
+        exec: bool,
+        found: &mut Referenced,
+    ) {
         let fo = &mut self.folios[f];
         if referenced {
             fo.clear(flags::IDLE);

@@ -171,6 +171,18 @@ pub struct ReuseSummary {
     pub max: Option<u64>,
 }
 
+impl ReuseSummary {
+    /// The summary from a quantile function (`q` in 0..=1 → distance).
+    fn of(quantile: impl Fn(f64) -> Option<u64>) -> ReuseSummary {
+        ReuseSummary {
+            p50: quantile(0.5),
+            p90: quantile(0.9),
+            p99: quantile(0.99),
+            max: quantile(1.0),
+        }
+    }
+}
+
 /// One point of the plain-LRU miss-ratio curve.
 #[derive(Clone, Debug, Serialize)]
 pub struct MrcPoint {
@@ -285,17 +297,11 @@ fn exact(sd: &StackDistance, sizes: Option<Vec<u64>>) -> TraceInfo {
             miss_ratio,
         })
         .collect();
-    let q = |x: f64| sd.quantile(x).map(u64::from);
     report(
         references,
         footprint,
         sd.cold(),
-        ReuseSummary {
-            p50: q(0.5),
-            p90: q(0.9),
-            p99: q(0.99),
-            max: q(1.0),
-        },
+        ReuseSummary::of(|x| sd.quantile(x).map(u64::from)),
         lru_mrc,
         None,
     )
@@ -319,17 +325,11 @@ fn sampled(shards: &Shards, sizes: Option<Vec<u64>>) -> TraceInfo {
             }
         })
         .collect();
-    let q = |x: f64| shards.quantile(x);
     report(
         references,
         footprint,
         (shards.cold_estimate().round() as u64).min(references),
-        ReuseSummary {
-            p50: q(0.5),
-            p90: q(0.9),
-            p99: q(0.99),
-            max: q(1.0),
-        },
+        ReuseSummary::of(|x| shards.quantile(x)),
         lru_mrc,
         Some(SampleInfo {
             method: "SHARDS_adj, fixed rate",
