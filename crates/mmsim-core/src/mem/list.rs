@@ -91,12 +91,23 @@ impl List {
     /// Moves a folio on this list to the head (`list_move()`), keeping its tag.
     #[inline]
     pub(crate) fn move_to_head(&mut self, a: &mut FolioArena, id: FolioId) {
-        if self.head == id {
+        let old = self.head;
+        if old == id {
             return;
         }
-        let tag = a[id].lru;
-        self.unlink(a, id);
-        self.push_head(a, id, tag);
+        // A splice of the links only: the folio stays on this list, so its
+        // tag, the length and the page count are unchanged (the lru-policy
+        // hit path runs this on every access). Not the head, so `p != NIL`.
+        let [p, n] = a.links(id);
+        a.links_mut(p)[1] = n;
+        if n != NIL {
+            a.links_mut(n)[0] = p;
+        } else {
+            self.tail = p;
+        }
+        *a.links_mut(id) = [NIL, old];
+        a.links_mut(old)[0] = id;
+        self.head = id;
     }
 
     /// Removes and returns the tail, or None when empty.
@@ -149,5 +160,38 @@ mod tests {
         assert_eq!(l.len, 3);
         assert_eq!(a[2].lru, 2);
         assert_eq!(a[1].lru, NO_LIST);
+    }
+
+    /// The list from its tail through the `prev` links: a splice that
+    /// forgot a back link shows here, not in [`order`].
+    fn order_from_tail(l: &List, a: &FolioArena) -> Vec<FolioId> {
+        let mut v = Vec::new();
+        let mut c = l.tail;
+        while c != NIL {
+            v.push(c);
+            c = a.links(c)[0];
+        }
+        v
+    }
+
+    #[test]
+    fn move_to_head_splices_middle_tail_and_head() {
+        let mut a = FolioArena::default();
+        let ids: Vec<_> = (0..4).map(|i| a.alloc(0, i, 0, 0)).collect();
+        let mut l = List::default();
+        for &i in &ids {
+            l.push_head(&mut a, i, 5);
+        }
+        let (len, pages) = (l.len, l.pages);
+        l.move_to_head(&mut a, 2); // middle
+        assert_eq!(order(&l, &a), vec![2, 3, 1, 0]);
+        l.move_to_head(&mut a, 0); // tail
+        assert_eq!(order(&l, &a), vec![0, 2, 3, 1]);
+        assert_eq!(l.tail, 1);
+        l.move_to_head(&mut a, 0); // head: nothing moves
+        assert_eq!(order(&l, &a), vec![0, 2, 3, 1]);
+        assert_eq!(order_from_tail(&l, &a), vec![1, 3, 2, 0]);
+        assert_eq!((l.len, l.pages), (len, pages));
+        assert!(ids.iter().all(|&i| a[i].lru == 5));
     }
 }
