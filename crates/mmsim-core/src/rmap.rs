@@ -209,7 +209,7 @@ impl Sim {
     /// Kept from before this module, so that results stay as they were:
     /// under MGLRU, VMAs without recency are not skipped (v6.12 skips them
     /// there too) and untouched page tables are not grown.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn folio_referenced(&mut self, f: FolioId, sc: &mut ScanControl) -> Referenced {
         let mut found = Referenced::default();
         let mapcount = self.folios[f].mapcount;
@@ -300,6 +300,7 @@ impl Sim {
     /// every young one is cleared — under MGLRU through
     /// `lru_gen_look_around` per PTE — and the VMA counts once if any was.
     #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
     fn folio_referenced_large(
         &mut self,
         f: FolioId,
@@ -426,6 +427,7 @@ impl Sim {
     /// its VMA: each PTE mapping it becomes the swap entry of its page's
     /// slot (the folio has `folio_nr_pages` contiguous slots by now); a
     /// dirty PTE dirties the folio; a VM_LOCKED VMA keeps it mapped.
+    #[inline(never)]
     fn try_to_unmap_large(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
         let fo = self.folios[f];
         let n = 1u32 << fo.order;
