@@ -324,6 +324,7 @@ impl Sim {
 
     /// Maps a swap-cache folio at `index`; frees its slot on a write fault,
     /// when swap is more than half full, or on zram (`should_try_to_free_swap`).
+    #[inline]
     fn map_anon(&mut self, vma: VmaId, index: u32, f: FolioId, write: bool) {
         self.folios[f].mapcount = self.folios[f].mapcount.saturating_add(1);
         *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, write);
@@ -332,6 +333,7 @@ impl Sim {
 
     /// `should_try_to_free_swap()`: after a swap fault mapped `f`, its slot
     /// goes on a write fault, when swap is more than half full, or on zram.
+    #[inline]
     fn should_free_swap(&mut self, f: FolioId, write: bool) {
         let half_full = self.mem_cgroup_swap_full(self.folios[f].memcg);
         let synchronous = self.cfg.swap.device == crate::config::DeviceKind::Zram;

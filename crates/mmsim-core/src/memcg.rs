@@ -639,6 +639,7 @@ impl Sim {
     /// then the OOM killer in that group. After a successful charge over
     /// some ancestor's `memory.high`, the task owes reclaim (and maybe a
     /// throttling sleep) on its return to user space.
+    #[inline]
     pub(crate) fn try_charge_memcg(&mut self, nr_pages: u64) -> bool {
         self.try_charge_memcg_gfp(nr_pages, true)
     }
@@ -650,12 +651,21 @@ impl Sim {
     /// PAGE_ALLOC_COSTLY_ORDER the group's OOM killer is not invoked
     /// (`mem_cgroup_oom` returns OOM_SKIPPED) and the charge fails after
     /// its retries (mm/memcontrol.c, v6.12).
+    #[inline]
     pub(crate) fn try_charge_memcg_gfp(&mut self, nr_pages: u64, blocking: bool) -> bool {
         let m = self.cur_memcg;
         if nr_pages <= MEMCG_CHARGE_BATCH && self.stock.0 == m && self.stock.1 >= nr_pages {
             self.stock.1 -= nr_pages;
             return true;
         }
+        self.try_charge_memcg_counters(m, nr_pages, blocking)
+    }
+
+    /// The part of [`Sim::try_charge_memcg_gfp`] after `consume_stock`
+    /// failed: out of line, so that a charge the stock covers (most of
+    /// them) inlines into the fault path.
+    #[inline(never)]
+    fn try_charge_memcg_counters(&mut self, m: MemcgId, nr_pages: u64, blocking: bool) -> bool {
         let mut batch = MEMCG_CHARGE_BATCH.max(nr_pages);
         let mut drained = false;
         let mut retries = crate::fault::MAX_RECLAIM_RETRIES;

@@ -250,20 +250,26 @@ impl FolioArena {
                 self.slots[id as usize] = f;
                 id
             }
-            None => {
-                if self.slots.len() == self.slots.capacity() {
-                    // Grow by a sixteenth: at most 6 % spare capacity.
-                    let more = (self.slots.len() / 16).max(1024);
-                    self.slots.reserve_exact(more);
-                    self.links.reserve_exact(more);
-                    self.head_pfns.reserve_exact(more);
-                }
-                self.slots.push(f);
-                self.links.push([NIL, NIL]);
-                self.head_pfns.push(NO_PFN);
-                (self.slots.len() - 1) as FolioId
-            }
+            None => self.grow(f),
         }
+    }
+
+    /// A new slot for `f` at the end of the arena (no freed id to reuse):
+    /// out of line, as it happens once per folio the run ever holds at once.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, f: Folio) -> FolioId {
+        if self.slots.len() == self.slots.capacity() {
+            // Grow by a sixteenth: at most 6 % spare capacity.
+            let more = (self.slots.len() / 16).max(1024);
+            self.slots.reserve_exact(more);
+            self.links.reserve_exact(more);
+            self.head_pfns.reserve_exact(more);
+        }
+        self.slots.push(f);
+        self.links.push([NIL, NIL]);
+        self.head_pfns.push(NO_PFN);
+        (self.slots.len() - 1) as FolioId
     }
 
     /// Returns a folio slot to the free list.

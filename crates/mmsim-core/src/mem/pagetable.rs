@@ -101,7 +101,7 @@ impl Vma {
     }
 
     /// The PTE for page `index`, growing the table if needed. `index < len` is the caller's contract.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pte_mut(&mut self, index: u32) -> &mut u32 {
         let i = index as usize;
         if i >= self.ptes.len() {
@@ -114,6 +114,7 @@ impl Vma {
     /// end of the region), so a partly touched region costs at most ~5 bytes
     /// per touched page while the copies stay amortised O(1).
     #[cold]
+    #[inline(never)]
     fn grow(&mut self, i: usize) {
         let cur = self.ptes.len();
         let want = (i + 1)

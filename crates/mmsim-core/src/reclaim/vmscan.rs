@@ -767,6 +767,7 @@ impl Sim {
         (reclaimed, stat)
     }
 
+    #[inline(always)]
     fn reclaim_one(
         &mut self,
         f: FolioId,
