@@ -26,6 +26,15 @@
 # while the probe holds its address space after the last event (--hold), and
 # reported under "damon" in the run's JSON. These boots add pti=on (TCG then sets
 # accessed bits again) and -cpu qemu64,-cx16.
+#
+# A scenario with a [machine.thp] section (mTHP cases) has the guest's
+# /sys/kernel/mm/transparent_hugepage written once at boot with every setting of the
+# section (mmsim's defaults for those it leaves out: enabled never, defrag madvise,
+# hugepages-2048kB inherit, the other sizes never); the per-size stats are read right
+# before the probe's first event and after its last (the probe's --ready and --hold),
+# and reported under "thp" in the run's JSON: `<size>/<stat>` deltas (gauges such as
+# nr_anon: the value at the end), and `rss_kb`/`anon_huge_kb` of the workload's own
+# mapping (the smaps entry of its exact size) while the probe holds it.
 set -euo pipefail
 SCEN=$(readlink -f "${1:?usage: guest-run.sh SCENARIO.toml}")
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -209,6 +218,28 @@ open(out + '/damon-stats.sh', 'w').write('\n'.join(stats) + '\n')
 print(1)
 PY
 )
+# mTHP cases (the scenario has a [machine.thp] section): the sysfs writes (thp-setup.sh).
+THP=$(python3 - "$SCEN" "$W/damon" <<'PY'
+import sys, tomllib
+s = tomllib.load(open(sys.argv[1], 'rb'))
+t = s.get('machine', {}).get('thp')
+if t is None:
+    print(0); sys.exit()
+def fail(m):
+    sys.exit(f"guest-run: {sys.argv[1]}: machine.thp.{m}")
+for k in ('kernel', 'vma_advice'):
+    if k in t and not (k == 'kernel' and str(t[k]) == '6.12') and not (k == 'vma_advice' and t[k] == 'none'):
+        fail(f'{k}: the guest runs the 6.12 kernel without madvise (only the defaults)')
+T = '/sys/kernel/mm/transparent_hugepage'
+w = ['tw() { echo "$2" > "$1" 2>/dev/null || echo "MMV-ERROR thp write $1 <- $2"; }',
+     f'tw {T}/enabled {t.get("enabled", "never")}', f'tw {T}/defrag {t.get("defrag", "madvise")}']
+for kb in (16, 32, 64, 128, 256, 512, 1024, 2048):
+    v = t.get(f'hugepages-{kb}kB', {}).get('enabled', 'inherit' if kb == 2048 else 'never')
+    w.append(f'tw {T}/hugepages-{kb}kB/enabled {v}')
+open(sys.argv[2] + '/thp-setup.sh', 'w').write('\n'.join(w) + '\n')
+print(1)
+PY
+)
 T0=$(date +%s.%N)
 # Region files -> ext4 data disk; swap disk.
 rm -rf "$W/files" && mkdir -p "$W/files"
@@ -246,6 +277,13 @@ if [ "$DAMON" = 1 ]; then
 else
   QCPU=()
   SMP=1
+fi
+if [ "$THP" = 1 ]; then
+  cp "$W/damon/thp-setup.sh" "$R/"
+  DAMONARGS="$DAMONARGS mmv_thp=1"
+  # The 6.12 guest's early TCG crashes (a double fault, a fault in IMA's init) were
+  # not seen with this CPU model (see the DAMON boots above).
+  QCPU=(-cpu qemu64,-cx16)
 fi
 (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) > "$W/initramfs.cpio.gz"
 T1=$(date +%s.%N)
@@ -354,6 +392,29 @@ for m in re.finditer(r'^MMV-BEGIN (\d+) rc=(\d+)\n(.*?)^MMV-END \1$', text, re.M
         run['damon'].update(damon_at_end(sec['damon']))
         run['vmstat'].update({k: v - vm0.get(k, 0) for k, v in vm1.items()
                               if v - vm0.get(k, 0) > 0 and re.match(r'(pgactivate|pgdeactivate|pgrefill)$', k)})
+    if 'thp0' in sec:
+        # mTHP cases: hugepages-<size>kB/stats/<stat> lines of `grep -r .` before and
+        # after; the workload's mapping in smaps at the hold.
+        def thp(block):
+            d = {}
+            for l in block.splitlines():
+                m = re.search(r'hugepages-(\d+kB)/stats/(\w+):(\d+)$', l)
+                if m: d[m.group(1) + '/' + m.group(2)] = int(m.group(3))
+            return d
+        t0, t1 = thp(sec['thp0']), thp(sec['thp1'])
+        gauge = ('nr_anon', 'nr_anon_partially_mapped')
+        run['thp'] = {k: (v if k.split('/')[1] in gauge else v - t0.get(k, 0)) for k, v in t1.items()}
+        wl = {size(w['pages']) for w in scen.get('workload', []) if 'pages' in w}
+        cur = None
+        for l in sec['smaps'].splitlines():
+            m = re.match(r'([0-9a-f]+)-([0-9a-f]+) ', l)
+            if m:
+                cur = int(m.group(2), 16) - int(m.group(1), 16) in wl
+                continue
+            m = re.match(r'(Rss|AnonHugePages):\s+(\d+) kB', l)
+            if cur and m:
+                k = {'Rss': 'rss_kb', 'AnonHugePages': 'anon_huge_kb'}[m.group(1)]
+                run['thp'][k] = run['thp'].get(k, 0) + int(m.group(2))
     print('MMV-RUN ' + json.dumps({'kernel_release': rel.group(1) if rel else '?',
                                    'lru_gen': lru.group(1) if lru else '?', 'run': run}))
     n += 1

@@ -155,3 +155,59 @@ fn tempfile_dir(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// The text report of `mmsim run`: a per-size table when a size is on (the sparse
+/// touch's 64 KiB row: 256 faults that each allocated a 64 KiB folio, 4096 pages in
+/// them, no fallback), and no THP lines at all when every size is never.
+#[test]
+fn run_text_report_has_thp_lines_only_when_a_size_is_on() {
+    let dir = tempfile_dir("text");
+    let s = touch_scenario(&dir, 4096, 16);
+    let text = |extra: &[&str]| {
+        let out = mmsim()
+            .args(["run", &s, "-q"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let off = text(&[]);
+    assert!(!off.contains("transparent_hugepage"), "{off}");
+    assert!(!off.contains("anon_fault_alloc"), "{off}");
+    let on = text(&["--set", "thp.hugepages-64kB.enabled=always"]);
+    assert!(
+        on.contains(
+            "/sys/kernel/mm/transparent_hugepage/hugepages-<size>/stats \
+             (4096 pages in large anon folios at the end)"
+        ),
+        "{on}"
+    );
+    let row: Vec<&str> = on
+        .lines()
+        .find(|l| l.trim_start().starts_with("64kB"))
+        .unwrap_or_else(|| panic!("no 64kB row:\n{on}"))
+        .split_whitespace()
+        .collect();
+    // size, alloc, fallback, fallback_charge, swpout, swpout_fallback, split, nr_anon
+    assert_eq!(row, ["64kB", "256", "0", "0", "0", "0", "0", "256"], "{on}");
+    assert!(
+        !on.lines().any(|l| l.trim_start().starts_with("16kB")),
+        "{on}"
+    );
+    // On but nothing allocated (the VMA is MADV_NOHUGEPAGE): one line says so.
+    let none = text(&[
+        "--set",
+        "thp.hugepages-64kB.enabled=always",
+        "--set",
+        "thp.vma_advice=nohugepage",
+    ]);
+    assert!(
+        none.contains("  no large folio allocated, tried or split"),
+        "{none}"
+    );
+}

@@ -273,9 +273,15 @@ impl ThpConfig {
         }
     }
 
+    /// Whether any size may be allocated in some anonymous VMA (else every
+    /// anonymous fault is the order-0 one, as before multi-size THP).
+    pub fn allows_large_folios(&self) -> bool {
+        (self.orders_for(true) | self.orders_for(false)) != 0
+    }
+
     /// Settings that need the kernel's LRU lists.
     pub(crate) fn validate(&self, policy_is_lru: bool) -> Result<(), ConfigError> {
-        if policy_is_lru && (self.orders_for(true) | self.orders_for(false)) != 0 {
+        if policy_is_lru && self.allows_large_folios() {
             return Err(ConfigError::new(
                 "machine.thp",
                 "large folios need the kernel's LRU lists (policy cost, scanned-rotated or \

@@ -7,7 +7,7 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use mmsim_core::{Advice, Event, PAGE_SIZE};
+use mmsim_core::{Advice, Event, VmaThpAdvice, PAGE_SIZE};
 use mmsim_workloads::{Batch, Target};
 use serde::Serialize;
 
@@ -22,11 +22,13 @@ pub const DEFAULT_MAX_DISK: u64 = 4 << 30;
 /// Bytes written per call when a file is created.
 const FILL_CHUNK: usize = 1 << 20;
 
-/// Creates `path` and waits (polling every 10 ms) until someone removes it.
-fn hold_on(path: &Path) -> Result<(), ProbeError> {
+/// Creates `path` (or opens the FIFO there, which blocks until a reader opens it),
+/// writes the pid, and waits (polling every 10 ms) until someone removes it. `flag`
+/// names the option in errors.
+fn hold_on(path: &Path, flag: &'static str) -> Result<(), ProbeError> {
     std::fs::write(path, format!("{}\n", std::process::id())).map_err(|source| {
         ProbeError::Syscall {
-            call: "write (--hold)",
+            call: flag,
             path: path.to_path_buf(),
             source,
         }
@@ -78,6 +80,12 @@ pub struct RunConfig {
     /// (so a DAMON monitor of the process can be read while its address space is
     /// still the workload's). None: no hold.
     pub hold: Option<PathBuf>,
+    /// A path to wait on before the first event: once the files are open and the
+    /// regions mapped, the probe creates this file and waits until it is removed (so
+    /// machine-wide counters, e.g. the mTHP `hugepages-<size>kB/stats`, can be read
+    /// right before the workload; a FIFO there lets a shell wait without polling).
+    /// None: no wait.
+    pub ready: Option<PathBuf>,
 }
 
 impl Default for RunConfig {
@@ -92,6 +100,7 @@ impl Default for RunConfig {
             max_disk: DEFAULT_MAX_DISK,
             think: ThinkMode::Busy,
             hold: None,
+            ready: None,
         }
     }
 }
@@ -688,12 +697,30 @@ pub fn run(
                     None,
                     &path,
                 )?;
-                // The simulator has 4 KiB pages only: no transparent huge pages (EINVAL:
-                // a kernel without THP, nothing to turn off).
-                match m.madvise(libc::MADV_NOHUGEPAGE, "madvise(MADV_NOHUGEPAGE)", &path) {
-                    Err(ProbeError::Syscall { source, .. })
-                        if source.raw_os_error() == Some(libc::EINVAL) => {}
-                    r => r?,
+                // Without [machine.thp] sizes the simulator has 4 KiB pages only: no
+                // transparent huge pages (EINVAL: a kernel without THP, nothing to turn
+                // off). With them, the VMA gets the scenario's `vma_advice`, as
+                // mmsim's VMAs do (the machine's sysfs settings are the runner's).
+                let thp = &s.machine.thp;
+                let advice = if !thp.allows_large_folios() {
+                    Some((libc::MADV_NOHUGEPAGE, "madvise(MADV_NOHUGEPAGE)"))
+                } else {
+                    match thp.vma_advice {
+                        VmaThpAdvice::None => None,
+                        VmaThpAdvice::Hugepage => {
+                            Some((libc::MADV_HUGEPAGE, "madvise(MADV_HUGEPAGE)"))
+                        }
+                        VmaThpAdvice::Nohugepage => {
+                            Some((libc::MADV_NOHUGEPAGE, "madvise(MADV_NOHUGEPAGE)"))
+                        }
+                    }
+                };
+                if let Some((code, call)) = advice {
+                    match m.madvise(code, call, &path) {
+                        Err(ProbeError::Syscall { source, .. })
+                            if source.raw_os_error() == Some(libc::EINVAL) => {}
+                        r => r?,
+                    }
                 }
                 Some(m)
             }
@@ -810,6 +837,9 @@ pub fn run(
 
     let mut stream = plan.stream()?;
     let warmup = s.warmup_events;
+    if let Some(r) = &cfg.ready {
+        hold_on(r, "write (--ready)")?;
+    }
     let mut done = 0u64;
     let mut at_warmup = None;
     let start = Snapshot::now();
@@ -848,7 +878,7 @@ pub fn run(
     report.maxrss_kb = end.ru.ru_maxrss;
     report.workloads = workloads;
     if let Some(h) = &cfg.hold {
-        hold_on(h)?;
+        hold_on(h, "write (--hold)")?;
     }
     drop(ex);
     drop(mappings);

@@ -19,8 +19,11 @@
 //! Setup, in workload order (the order in which mmsim creates them):
 //!
 //! * `anon`: `mmap(MAP_PRIVATE | MAP_ANONYMOUS, PROT_READ | PROT_WRITE)` of the region,
-//!   then `madvise(MADV_NOHUGEPAGE)` (the simulator has 4 KiB pages only). `advice`
-//!   does nothing on anon, as in the simulator.
+//!   then `madvise(MADV_NOHUGEPAGE)` (the simulator has 4 KiB pages only) unless
+//!   `[machine.thp]` allows some size, when the VMA gets its `vma_advice` instead
+//!   (MADV_HUGEPAGE, MADV_NOHUGEPAGE or nothing) and the machine's THP sysfs is the
+//!   runner's to set (`tools/validate/guest-run.sh`). `advice` does nothing on anon,
+//!   as in the simulator.
 //! * `file`: a real file `mmsim-probe-<i>-<name>.dat` in `--dir` of exactly the region's
 //!   size, created (`O_CREAT | O_EXCL | O_NOFOLLOW`), written once with non-zero content
 //!   (no holes) and `fsync`ed, or with `--reuse` an existing one of that size; then

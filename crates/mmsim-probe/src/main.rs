@@ -91,6 +91,12 @@ struct Cli {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["dump", "check_dump", "prepare"])]
     hold: Option<PathBuf>,
 
+    /// Before the first event (files open, regions mapped), create FILE and wait until
+    /// it is removed (machine-wide counters are read meanwhile; FILE may be a FIFO,
+    /// then the write waits for its reader).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["dump", "check_dump", "prepare"])]
+    ready: Option<PathBuf>,
+
     /// Write the JSON result to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -219,6 +225,7 @@ fn real_main(cli: &Cli) -> Result<ExitCode> {
         max_disk: cli.max_disk.0,
         think: cli.think,
         hold: cli.hold.clone(),
+        ready: cli.ready.clone(),
     };
     let report = mmsim_probe::run(&plan, &cfg, &mut log)?;
     if !cli.prepare {

@@ -343,3 +343,170 @@ fn hold_waits_for_its_file_to_go() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--hold"), "{}", stderr(&o));
 }
+
+/// Rss of the mapping of exactly `bytes` in `/proc/<pid>/smaps`, KiB.
+fn mapping_rss_kb(pid: u32, bytes: u64) -> u64 {
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap();
+    let mut in_it = false;
+    for l in smaps.lines() {
+        let first = l.split_whitespace().next().unwrap_or("");
+        if let Some((a, b)) = first.split_once('-') {
+            if let (Ok(a), Ok(b)) = (u64::from_str_radix(a, 16), u64::from_str_radix(b, 16)) {
+                in_it = b - a == bytes;
+                continue;
+            }
+        }
+        if in_it {
+            if let Some(v) = l.strip_prefix("Rss:") {
+                return v.trim().trim_end_matches("kB").trim().parse().unwrap();
+            }
+        }
+    }
+    panic!("no mapping of {bytes} bytes in /proc/{pid}/smaps:\n{smaps}");
+}
+
+/// `--ready FILE`: once the regions are mapped and before the first event, the probe
+/// creates FILE with its pid and waits until it is removed: the anon region is mapped
+/// but has no page yet; after the removal it runs every event (the touch populates all
+/// 256 pages) and reports as usual. With `--prepare` it is refused.
+#[test]
+fn ready_waits_before_the_first_event() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scen = tmp.path().join("s.toml");
+    std::fs::write(
+        &scen,
+        format!(
+            "seed = 3\n{MACHINE}[[workload]]\nname = \"heap\"\nkind = \"touch\"\n\
+             target = \"anon\"\npages = \"1M\"\n"
+        ),
+    )
+    .unwrap();
+    let ready = tmp.path().join("ready");
+    let hold = tmp.path().join("hold");
+    let mut child = probe()
+        .args([
+            scen.to_str().unwrap(),
+            "-q",
+            "--ready",
+            ready.to_str().unwrap(),
+            "--hold",
+            hold.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let wait_for = |p: &Path| {
+        let t0 = std::time::Instant::now();
+        while !p.exists() {
+            assert!(
+                t0.elapsed().as_secs() < 60,
+                "{} never appeared",
+                p.display()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    };
+    wait_for(&ready);
+    let pid: u32 = std::fs::read_to_string(&ready)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(pid, child.id());
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert!(child.try_wait().unwrap().is_none());
+    assert!(!hold.exists());
+    assert_eq!(mapping_rss_kb(pid, 1 << 20), 0);
+    std::fs::remove_file(&ready).unwrap();
+    wait_for(&hold);
+    assert_eq!(mapping_rss_kb(pid, 1 << 20), 1024);
+    std::fs::remove_file(&hold).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json(&out)["events"], 256);
+
+    let o = run_probe(&[scen.to_str().unwrap(), "--prepare", "--ready", "x"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--ready"), "{}", stderr(&o));
+}
+
+/// The `VmFlags` in `/proc/<pid>/smaps` of the first mapping of at least `bytes`
+/// (without MADV_NOHUGEPAGE the region may merge with a neighbouring anon mapping).
+fn mapping_vmflags(pid: u32, bytes: u64) -> String {
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap();
+    let mut in_it = false;
+    for l in smaps.lines() {
+        let first = l.split_whitespace().next().unwrap_or("");
+        if let Some((a, b)) = first.split_once('-') {
+            if let (Ok(a), Ok(b)) = (u64::from_str_radix(a, 16), u64::from_str_radix(b, 16)) {
+                in_it = b - a >= bytes;
+                continue;
+            }
+        }
+        if in_it {
+            if let Some(v) = l.strip_prefix("VmFlags:") {
+                return v.trim().to_string();
+            }
+        }
+    }
+    panic!("no mapping of {bytes} bytes in /proc/{pid}/smaps:\n{smaps}");
+}
+
+/// An anon region gets MADV_NOHUGEPAGE (`nh` in VmFlags) while `[machine.thp]` allows
+/// no size, nothing when 64 KiB is on (the runner's sysfs decides), and
+/// MADV_HUGEPAGE (`hg`) with `vma_advice = "hugepage"`.
+#[test]
+fn anon_thp_advice_follows_the_scenario() {
+    if !Path::new("/sys/kernel/mm/transparent_hugepage/enabled").exists() {
+        eprintln!("skipped: no THP in this kernel");
+        return;
+    }
+    for (thp, want_nh, want_hg) in [
+        ("", true, false),
+        (
+            "[machine.thp]\nhugepages-64kB.enabled = \"always\"\n",
+            false,
+            false,
+        ),
+        (
+            "[machine.thp]\nhugepages-64kB.enabled = \"madvise\"\nvma_advice = \"hugepage\"\n",
+            false,
+            true,
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let scen = tmp.path().join("s.toml");
+        std::fs::write(
+            &scen,
+            format!(
+                "seed = 3\n{MACHINE}{thp}[[workload]]\nname = \"heap\"\nkind = \"touch\"\n\
+                 target = \"anon\"\npages = \"64M\"\nstride = 4096\n"
+            ),
+        )
+        .unwrap();
+        let hold = tmp.path().join("hold");
+        let child = probe()
+            .args([
+                scen.to_str().unwrap(),
+                "-q",
+                "--hold",
+                hold.to_str().unwrap(),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        while !hold.exists() {
+            assert!(t0.elapsed().as_secs() < 60, "the hold file never appeared");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let flags = mapping_vmflags(child.id(), 64 << 20);
+        let has = |f: &str| flags.split_whitespace().any(|x| x == f);
+        assert_eq!(has("nh"), want_nh, "{thp:?}: VmFlags {flags}");
+        assert_eq!(has("hg"), want_hg, "{thp:?}: VmFlags {flags}");
+        std::fs::remove_file(&hold).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+}

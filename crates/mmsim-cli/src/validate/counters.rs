@@ -26,6 +26,12 @@ pub struct KernelRun {
     /// `tried_regions/`), and DAMON_LRU_SORT's stats parameters as `lru_sort_<name>`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub damon: BTreeMap<String, u64>,
+    /// mTHP cases (guest): `hugepages-<size>kB/stats/<stat>` as `<size>/<stat>` (e.g.
+    /// `64kB/anon_fault_alloc`), deltas from right before the probe's first event to
+    /// right after its last (gauges such as `nr_anon`: the value then), and `rss_kb` /
+    /// `anon_huge_kb`: the workload mapping's `Rss` and `AnonHugePages` in smaps then.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub thp: BTreeMap<String, u64>,
     /// `memory.pressure` totals of the run's cgroup2 group, µs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub psi_some_us: Option<u64>,
@@ -96,6 +102,21 @@ fn damos0(r: &ScenarioResult) -> Option<&mmsim_core::damon::DamosSchemeReport> {
         .find(|c| c.name.starts_with("kdamond"))?
         .schemes
         .first()
+}
+
+fn thp_kernel(r: &KernelRun, k: &str) -> Option<f64> {
+    r.thp.get(k).map(|&v| v as f64)
+}
+
+/// mmsim's `hugepages-<size>kB/stats/` of `size` (0 when no size was on: the run has
+/// no per-size report then, and nothing was allocated at any size).
+fn mthp_sim(r: &ScenarioResult, size: &str) -> mmsim_core::MthpStats {
+    r.result
+        .mthp
+        .iter()
+        .find(|m| m.size == size)
+        .map(|m| m.stats)
+        .unwrap_or_default()
 }
 
 fn lru_sort_sim(r: &ScenarioResult, k: &str) -> Option<f64> {
@@ -389,6 +410,82 @@ pub const COUNTERS: &[Counter] = &[
         timing: false,
         kernel: |r| damon_kernel(r, "lru_sort_bytes_lru_sorted_cold_regions"),
         sim: |r, _| lru_sort_sim(r, "bytes_lru_sorted_cold_regions"),
+    },
+    Counter {
+        name: "pgfault",
+        what: "page faults of the workload (kernel: the probe's getrusage ru_minflt + \
+               ru_majflt over its event loop; mmsim: the group's memory.stat pgfault); \
+               with large folios one fault maps the whole folio",
+        timing: false,
+        kernel: |r| Some(r.probe.get("minflt")? + r.probe.get("majflt").copied().unwrap_or(0.0)),
+        sim: |r, g| group(r, g).map(|m| m.events.pgfault as f64),
+    },
+    Counter {
+        name: "rss_pages",
+        what: "resident pages of the workload at its end (kernel, mTHP cases: Rss of the \
+               workload's mapping in /proc/PID/smaps while the probe holds it, / 4 KiB; \
+               mmsim: the group's memory.stat anon)",
+        timing: false,
+        kernel: |r| thp_kernel(r, "rss_kb").map(|v| v / 4.0),
+        sim: |r, g| group(r, g).map(|m| m.anon as f64),
+    },
+    Counter {
+        name: "mthp64_anon_fault_alloc",
+        what: "hugepages-64kB/stats/anon_fault_alloc: faults that allocated a 64 KiB folio",
+        timing: false,
+        kernel: |r| thp_kernel(r, "64kB/anon_fault_alloc"),
+        sim: |r, _| Some(mthp_sim(r, "64kB").anon_fault_alloc as f64),
+    },
+    Counter {
+        name: "mthp64_anon_fault_fallback",
+        what: "hugepages-64kB/stats/anon_fault_fallback: faults that tried 64 KiB and fell \
+               back to a smaller size",
+        timing: false,
+        kernel: |r| thp_kernel(r, "64kB/anon_fault_fallback"),
+        sim: |r, _| Some(mthp_sim(r, "64kB").anon_fault_fallback as f64),
+    },
+    Counter {
+        name: "mthp64_fallback_charge",
+        what: "hugepages-64kB/stats/anon_fault_fallback_charge: of those, the memcg charge failed",
+        timing: false,
+        kernel: |r| thp_kernel(r, "64kB/anon_fault_fallback_charge"),
+        sim: |r, _| Some(mthp_sim(r, "64kB").anon_fault_fallback_charge as f64),
+    },
+    Counter {
+        name: "mthp64_nr_anon",
+        what: "hugepages-64kB/stats/nr_anon: 64 KiB anonymous folios at the workload's end \
+               (kernel: read while the probe holds its mapping)",
+        timing: false,
+        kernel: |r| thp_kernel(r, "64kB/nr_anon"),
+        sim: |r, _| Some(mthp_sim(r, "64kB").nr_anon as f64),
+    },
+    Counter {
+        name: "thp_other_anon_fault_alloc",
+        what: "anon_fault_alloc of every size but 64 KiB, summed (16 KiB … 2 MiB; 0 when \
+               only 64 KiB is on)",
+        timing: false,
+        kernel: |r| {
+            if r.thp.is_empty() {
+                return None;
+            }
+            Some(
+                r.thp
+                    .iter()
+                    .filter(|(k, _)| k.ends_with("/anon_fault_alloc") && !k.starts_with("64kB/"))
+                    .map(|(_, &v)| v as f64)
+                    .sum(),
+            )
+        },
+        sim: |r, _| {
+            Some(
+                r.result
+                    .mthp
+                    .iter()
+                    .filter(|m| m.size != "64kB")
+                    .map(|m| m.stats.anon_fault_alloc as f64)
+                    .sum(),
+            )
+        },
     },
     Counter {
         name: "psi_some_ms",

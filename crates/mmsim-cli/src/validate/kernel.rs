@@ -822,6 +822,7 @@ pub fn run_host(
             psi_some_us,
             psi_full_us,
             damon: BTreeMap::new(),
+            thp: BTreeMap::new(),
         };
         say(
             o,

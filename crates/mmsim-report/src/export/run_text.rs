@@ -475,6 +475,10 @@ pub fn run_report(
     }
     let _ = writeln!(t, "{line}");
 
+    if !rr.mthp.is_empty() {
+        mthp_table(&mut t, &rr.mthp, rr.anon_thp_pages);
+    }
+
     if rr.memcg.len() > 1 {
         t.push('\n');
         t.push_str(&cgroups_table(&rr.memcg));
@@ -536,6 +540,53 @@ pub fn run_report(
         }
     }
     t
+}
+
+/// Multi-size THP (printed only when `[machine.thp]` allows some size, so runs
+/// without it print nothing new): each size's `hugepages-<size>kB/stats` counters,
+/// one row per size that allocated, fell back, swapped out or split, and the pages
+/// held in large anonymous folios at the end (`AnonHugePages` for every size).
+fn mthp_table(t: &mut String, sizes: &[mmsim_core::MthpSizeReport], anon_thp_pages: u64) {
+    let _ = writeln!(
+        t,
+        "\n/sys/kernel/mm/transparent_hugepage/hugepages-<size>/stats ({anon_thp_pages} pages \
+         in large anon folios at the end)"
+    );
+    let rows: Vec<Vec<String>> = sizes
+        .iter()
+        .filter(|m| m.stats != mmsim_core::MthpStats::default())
+        .map(|m| {
+            let s = &m.stats;
+            vec![
+                m.size.clone(),
+                s.anon_fault_alloc.to_string(),
+                s.anon_fault_fallback.to_string(),
+                s.anon_fault_fallback_charge.to_string(),
+                s.swpout.to_string(),
+                s.swpout_fallback.to_string(),
+                s.split.to_string(),
+                s.nr_anon.to_string(),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        let _ = writeln!(t, "  no large folio allocated, tried or split");
+        return;
+    }
+    grid(
+        t,
+        &[
+            "size",
+            "anon_fault_alloc",
+            "anon_fault_fallback",
+            "anon_fault_fallback_charge",
+            "swpout",
+            "swpout_fallback",
+            "split",
+            "nr_anon",
+        ],
+        &rows,
+    );
 }
 
 /// The final lru_gen view, as /sys/kernel/debug/lru_gen_full prints it: per group
