@@ -101,6 +101,14 @@ pub fn explain(args: ExplainArgs) -> Result<Outcome> {
     if args.max_events == 0 {
         return Err(bad("--max-events 0: keeps nothing; give at least 1"));
     }
+    for p in &args.page {
+        let one = ExplainConfig {
+            pages: vec![p.clone()],
+            ..Default::default()
+        };
+        one.validate()
+            .map_err(|e| bad(format!("--page: {}", e.message)))?;
+    }
     let mut note = None;
     let pages = match args.top {
         Some(n) => {

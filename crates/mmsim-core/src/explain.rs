@@ -48,7 +48,7 @@ use crate::reclaim::{Reclaimer, ScanControl};
 use crate::sim::Sim;
 
 /// What `mmsim explain` asks for (`machine.explain`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExplainConfig {
     /// The pages whose stories are recorded: `FILE:INDEX` or `TASK:0xVADDR`.
@@ -64,6 +64,16 @@ pub struct ExplainConfig {
 
 fn default_max() -> u64 {
     10_000
+}
+
+impl Default for ExplainConfig {
+    fn default() -> Self {
+        ExplainConfig {
+            pages: Vec::new(),
+            count_refaults: false,
+            max_events: default_max(),
+        }
+    }
 }
 
 impl ExplainConfig {
@@ -667,9 +677,17 @@ impl Sim {
                         }
                     ),
                 ),
-                (Event::FileRead { .. }, Some(_)) => (
+                (Event::FileRead { file, .. }, Some(_)) => (
                     "filemap_read",
-                    "page-cache miss in read(): page_cache_sync_readahead read it".to_string(),
+                    if self.files[file as usize].ra.advice == crate::readahead::Advice::Random {
+                        "page-cache miss in read(): page_cache_sync_ra → force_page_cache_ra \
+                         (FADV_RANDOM: the requested pages only)"
+                            .to_string()
+                    } else {
+                        "page-cache miss in read(): page_cache_sync_ra read it with its \
+                         readahead window"
+                            .to_string()
+                    },
                 ),
                 (Event::FileWrite { .. }, Some(_)) => (
                     "generic_perform_write",
@@ -745,7 +763,11 @@ impl Sim {
             } else if now.flags & flags::REFERENCED != 0 && last.flags & flags::REFERENCED == 0 {
                 (
                     "folio_mark_accessed",
-                    "first reference through the fd: PG_referenced set, stays inactive".to_string(),
+                    if now.flags & flags::ACTIVE != 0 {
+                        "a reference to an active folio: PG_referenced set".to_string()
+                    } else {
+                        "first reference: PG_referenced set, stays inactive".to_string()
+                    },
                 )
             } else if read {
                 (
@@ -825,12 +847,14 @@ impl Sim {
             return;
         }
         let lru_gen = matches!(self.policy, crate::sim::Policy::Mglru(_));
+        let found = match r.vmas {
+            0 => "no young PTE".to_string(),
+            n => format!("{n} mapping(s) with a young PTE"),
+        };
         let text = format!(
-            "rmap walk by {} (priority {}): {} mapping(s) with a young PTE{}{}, accessed bits \
-             cleared{}",
+            "rmap walk by {} (priority {}): {found}{}{}, accessed bits cleared{}",
             reclaimer(sc),
             sc.priority,
-            r.vmas,
             if r.exec { ", VM_EXEC" } else { "" },
             if r.locked { ", VM_LOCKED" } else { "" },
             if lru_gen && r.vmas > 0 {
@@ -882,6 +906,10 @@ impl Sim {
             (_, R::Keep) => {
                 "first young PTE: PG_referenced set, kept on the inactive list (one more \
                  round)"
+                    .to_string()
+            }
+            (crate::sim::Policy::Mglru(_), _) => {
+                "no young PTE (fd accesses count in the tiers sort_folio judged) → reclaim"
                     .to_string()
             }
             (_, R::ReclaimClean) => {
