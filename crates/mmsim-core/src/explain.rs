@@ -94,7 +94,7 @@ impl ExplainConfig {
 
 /// A page named by the user.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum PageSpec {
+pub(crate) enum PageSpec {
     /// Page `index` of the file named so.
     File(String, u64),
     /// The page holding `vaddr` in the task named so.
@@ -103,7 +103,7 @@ enum PageSpec {
 
 impl PageSpec {
     /// `FILE:INDEX` or `TASK:0xVADDR` (the last colon splits).
-    fn parse(s: &str) -> Result<PageSpec, ConfigError> {
+    pub(crate) fn parse(s: &str) -> Result<PageSpec, ConfigError> {
         let field = "machine.explain.pages";
         let Some((name, at)) = s.rsplit_once(':') else {
             return Err(ConfigError::new(
@@ -1175,41 +1175,5 @@ impl Sim {
             self.xp_task_name(v.task),
             start + u64::from(k.index) * crate::PAGE_SIZE
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn page_names_parse_and_bad_ones_are_named() {
-        assert_eq!(
-            PageSpec::parse("data:12"),
-            Ok(PageSpec::File("data".into(), 12))
-        );
-        assert_eq!(
-            PageSpec::parse("app:0x7f0000001000"),
-            Ok(PageSpec::Task("app".into(), 0x7f00_0000_1000))
-        );
-        assert_eq!(
-            PageSpec::parse("a:b:3"),
-            Ok(PageSpec::File("a:b".into(), 3))
-        );
-        let e = PageSpec::parse("data").unwrap_err();
-        assert_eq!(e.field, "machine.explain.pages");
-        assert!(e.message.contains("expected FILE:INDEX"));
-        assert!(PageSpec::parse(":3")
-            .unwrap_err()
-            .message
-            .contains("no file"));
-        assert!(PageSpec::parse("d:x1")
-            .unwrap_err()
-            .message
-            .contains("neither a page index"));
-        assert!(PageSpec::parse("d:0xzz")
-            .unwrap_err()
-            .message
-            .contains("not a hex address"));
     }
 }

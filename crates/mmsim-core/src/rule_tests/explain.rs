@@ -12,7 +12,7 @@
 
 use crate::config::{MachineConfig, PolicyConfig, PolicyName, Size};
 use crate::event::Event;
-use crate::explain::ExplainConfig;
+use crate::explain::{ExplainConfig, PageSpec};
 use crate::readahead::Advice;
 use crate::sim::Sim;
 
@@ -157,4 +157,37 @@ fn bad_pages_are_reported() {
             "the page was never touched in this run",
         ]
     );
+}
+
+/// Page names: `FILE:INDEX`, `TASK:0xVADDR` (the last colon splits), and the
+/// errors naming the field.
+#[test]
+fn page_names_parse_and_bad_ones_are_named() {
+    assert_eq!(
+        PageSpec::parse("data:12"),
+        Ok(PageSpec::File("data".into(), 12))
+    );
+    assert_eq!(
+        PageSpec::parse("app:0x7f0000001000"),
+        Ok(PageSpec::Task("app".into(), 0x7f00_0000_1000))
+    );
+    assert_eq!(
+        PageSpec::parse("a:b:3"),
+        Ok(PageSpec::File("a:b".into(), 3))
+    );
+    let e = PageSpec::parse("data").unwrap_err();
+    assert_eq!(e.field, "machine.explain.pages");
+    assert!(e.message.contains("expected FILE:INDEX"));
+    assert!(PageSpec::parse(":3")
+        .unwrap_err()
+        .message
+        .contains("no file"));
+    assert!(PageSpec::parse("d:x1")
+        .unwrap_err()
+        .message
+        .contains("neither a page index"));
+    assert!(PageSpec::parse("d:0xzz")
+        .unwrap_err()
+        .message
+        .contains("not a hex address"));
 }
