@@ -6,6 +6,7 @@
 //! mmsim run --trace T --policy lru --memcg-max 1000p [--as file|anon] [--format F]
 //! mmsim compare [SCENARIO | --trace T] --policy a,b [--cost-variant v5.8,v6.2] [--report F]
 //!               [--set KEY=V1,V2]... [--repeat N] [--json | --csv]
+//! mmsim explain [SCENARIO] --page FILE:INDEX|TASK:0xVADDR | --top N [--json]
 //! mmsim reproduce [SEED|all] [--quick] [--json | --csv] [--report FILE.html]
 //! mmsim bench [--accesses N] [--pages N] [--memory-fraction F] [--policy lru,cost]
 //! mmsim validate [SUITE] [--case NAME]... [--from-results] [--check] [--json]
@@ -22,6 +23,7 @@
 mod bench;
 mod compare;
 mod damo;
+mod explain;
 mod heap;
 mod host;
 mod output;
@@ -67,6 +69,22 @@ Examples:
   mmsim compare zipf-file --set memory=384M,512M --repeat 3
   mmsim compare --policy cost --cost-variant v5.8,v6.2 --set swappiness=60,115 --csv")]
     Compare(compare::CompareArgs),
+    /// Tell a page's life, event by event, in the kernel's terms: how it came in,
+    /// who saw and cleared its accessed bits, which rule activated or deactivated
+    /// it, who evicted it (priority, group, scan balance), its shadow, and each
+    /// refault's distance and decision.
+    #[command(after_help = "\
+Pages are `FILE:INDEX` (a file of the scenario by name, a page index) or `TASK:0xVADDR` \
+(a task by name, an address in its simulated layout: VMAs top-down from 0x7f0000000000 in \
+mapping order). `--top N` runs the scenario twice: the first run finds the N most \
+refaulted pages, the second (identical: the simulator is deterministic) records their \
+stories. Only the chosen pages' events are kept.
+
+Examples:
+  mmsim explain --top 1
+  mmsim explain zipf-file --page data:42 --policy mglru
+  mmsim explain many-tabs --top 3 --json")]
+    Explain(explain::ExplainArgs),
     /// Run the published experiments ("seeds") and judge the simulated changes against
     /// the published ones.
     #[command(after_help = "\
@@ -170,7 +188,11 @@ fn main() -> ExitCode {
     if matches!(
         cli.command,
         None | Some(
-            Command::Run(_) | Command::Compare(_) | Command::Reproduce(_) | Command::Trace(_)
+            Command::Run(_)
+                | Command::Compare(_)
+                | Command::Explain(_)
+                | Command::Reproduce(_)
+                | Command::Trace(_)
         )
     ) {
         progress::install_sigint_handler();
@@ -181,6 +203,7 @@ fn main() -> ExitCode {
         Some(Command::Compare(args)) => {
             compare::compare(args, matches.subcommand_matches("compare"))
         }
+        Some(Command::Explain(args)) => explain::explain(args),
         Some(Command::Reproduce(args)) => reproduce::reproduce(args),
         Some(Command::Bench(args)) => bench::bench(args).map(|()| Outcome::Complete),
         Some(Command::Scenarios) => run::list_scenarios(),

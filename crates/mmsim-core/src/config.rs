@@ -703,6 +703,11 @@ pub struct MachineConfig {
     /// with or without them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tracepoints: Option<crate::tracepoint::TracepointConfig>,
+    /// The pages whose life stories are recorded (`crate::explain`; `mmsim
+    /// explain`). Off when absent (the default); results are the same with or
+    /// without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<crate::explain::ExplainConfig>,
 }
 
 fn default_cpus() -> u32 {
@@ -743,6 +748,7 @@ impl Default for MachineConfig {
     fn default() -> Self {
         MachineConfig {
             tracepoints: None,
+            explain: None,
             memory: Size(4 << 30),
             min_free_kbytes: None,
             watermark_scale_factor: default_wsf(),
@@ -802,6 +808,9 @@ impl MachineConfig {
         self.thp.validate(self.policy.name == PolicyName::Lru)?;
         if let Some(t) = &self.tracepoints {
             t.validate()?;
+        }
+        if let Some(x) = &self.explain {
+            x.validate()?;
         }
         if let Some(d) = &self.damon {
             d.validate()?;

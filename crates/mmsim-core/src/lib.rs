@@ -60,6 +60,7 @@ pub mod config;
 mod cost;
 pub mod damon;
 mod event;
+pub mod explain;
 mod fault;
 mod huge_memory;
 mod mem;

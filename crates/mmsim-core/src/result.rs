@@ -126,6 +126,9 @@ pub struct RunResult {
     /// The workload tasks' names by id, for the tracepoints' `comm` (empty when off).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub task_names: Vec<String>,
+    /// The chosen pages' life stories (`machine.explain`; None when off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<crate::explain::ExplainReport>,
     /// Scheduled writes (memcg knob changes and cycles, cgroup moves, lru_gen
     /// writes) still pending when the run ended: due after its last event, so
     /// never applied.

@@ -211,6 +211,16 @@ impl Sim {
     /// there too) and untouched page tables are not grown.
     #[inline(always)]
     pub(crate) fn folio_referenced(&mut self, f: FolioId, sc: &mut ScanControl) -> Referenced {
+        let r = self.folio_referenced_walk(f, sc);
+        if self.xp.is_some() {
+            self.xp_referenced(f, sc, &r);
+        }
+        r
+    }
+
+    /// The walk of [`Sim::folio_referenced`].
+    #[inline(always)]
+    fn folio_referenced_walk(&mut self, f: FolioId, sc: &mut ScanControl) -> Referenced {
         let mut found = Referenced::default();
         let mapcount = self.folios[f].mapcount;
         if mapcount == 0 {

@@ -207,6 +207,8 @@ pub struct Sim {
     pub(crate) tp: Option<Box<crate::tracepoint::Tracer>>,
     /// The task the tracepoints name as running (set only while tracing).
     pub(crate) tp_task: crate::tracepoint::TpTask,
+    /// The page-story recorder (`machine.explain`; None: off, the default).
+    pub(crate) xp: Option<Box<crate::explain::Explainer>>,
     /// The stats sampler's interval now, ns: `machine.stats_interval_ms`,
     /// doubled each time `machine.stats_max_samples` thins the samples.
     pub(crate) stats_interval_ns: u64,
@@ -322,6 +324,7 @@ impl Sim {
                 .as_ref()
                 .and_then(crate::tracepoint::Tracer::new),
             tp_task: crate::tracepoint::TpTask::Task(0),
+            xp: crate::explain::Explainer::new(cfg.explain.as_ref()),
             stats_interval_ns: 0,
             writeback: [VecDeque::new(), VecDeque::new()],
             wb_seq: 0,
@@ -531,8 +534,12 @@ impl Sim {
     /// i + D are prefetched while event i executes. Prefetches are hints
     /// only; they change no state.
     pub fn run(&mut self, events: &[Event]) {
-        if self.tp.is_some() {
-            self.run_traced(events);
+        if self.tp.is_some() || self.xp.is_some() {
+            if self.xp.is_some() {
+                self.run_explained(events);
+            } else {
+                self.run_traced(events);
+            }
             return;
         }
         const D: usize = 8;
@@ -553,7 +560,7 @@ impl Sim {
     /// (`filemap_get_pages`, before the read) for its whole range. The untraced
     /// loop pays one test per batch for this.
     #[cold]
-    fn run_traced(&mut self, events: &[Event]) {
+    pub(crate) fn run_traced(&mut self, events: &[Event]) {
         use crate::tracepoint::{TpEvent, TpScope, TpTask};
         for ev in events {
             match *ev {
@@ -755,6 +762,7 @@ impl Sim {
                 Vec::new()
             },
             damon: self.damon_report(),
+            explain: self.explain_report(),
             mthp: self.thp_report(),
             anon_thp_pages: self.anon_large_pages(),
             unapplied_writes: (self.knob_events.len() + self.lru_gen.pending.len()) as u64,

@@ -56,10 +56,14 @@ impl Sim {
     /// accessed bit; if it was set, `folio_set_young`; then `folio_set_idle`.
     #[inline]
     pub(crate) fn damon_ptep_mkold(&mut self, f: FolioId, vma: VmaId, index: u32) {
-        if self.ptep_test_and_clear_young(vma, index) {
+        let young = self.ptep_test_and_clear_young(vma, index);
+        if young {
             self.folios[f].set(flags::YOUNG);
         }
         self.folios[f].set(flags::IDLE);
+        if self.xp.is_some() {
+            self.xp_damon_mkold(f, young);
+        }
     }
 
     /// `damon_folio_young()` (mm/damon/paddr.c): an unmapped folio is young

@@ -402,6 +402,9 @@ impl Sim {
                 break;
             }
         }
+        if self.xp.is_some() {
+            self.xp_scan_count(sc, balance, fraction, denominator, nr);
+        }
         nr
     }
 
@@ -586,6 +589,9 @@ impl Sim {
                 nr_rotated += nr;
                 if referenced.exec && file {
                     nr_exec_kept += nr;
+                    if self.xp.is_some() {
+                        self.xp_shrink_active(f, sc, true);
+                    }
                     continue;
                 }
             }
@@ -595,6 +601,9 @@ impl Sim {
                 fo.set(flags::WORKINGSET);
             }
             nr_deactivate += nr;
+            if self.xp.is_some() {
+                self.xp_shrink_active(f, sc, false);
+            }
         }
         self.lru_lock_reclaim(sc, sc.memcg, batch.len() as u64);
         self.move_folios_to_lru(&batch, rules);
@@ -808,7 +817,12 @@ impl Sim {
         let refs = if sc.ignore_references {
             FolioReferences::Reclaim
         } else {
-            self.folio_check_references(f, sc, rules)
+            let before = self.folios[f].flags;
+            let r = self.folio_check_references(f, sc, rules);
+            if self.xp.is_some() {
+                self.xp_check_references(f, sc, before, r);
+            }
+            r
         };
         match refs {
             FolioReferences::Activate => return Fate::Activate,
@@ -855,7 +869,14 @@ impl Sim {
                 return Fate::Keep;
             }
         }
-        self.remove_mapping(f);
+        if self.xp.is_some() {
+            let (key, swap) = (self.xp_key_of(f), self.folios[f].swap);
+            self.remove_mapping(f);
+            let shadow = self.xp_slot_shadow(key, swap);
+            self.xp_evicted(key, sc, shadow);
+        } else {
+            self.remove_mapping(f);
+        }
         sc.charge_free(self.cost.free_ns);
         Fate::Freed
     }

@@ -125,18 +125,26 @@ impl Sim {
     /// `workingset_test_recent()`: would the folio have stayed resident with
     /// `distance` more slots on the inactive list?
     pub(crate) fn workingset_test_recent(&self, shadow: Shadow, file: bool) -> bool {
+        self.workingset_refault_distance(shadow, file)
+            .is_some_and(|(distance, size)| distance <= size)
+    }
+
+    /// The refault distance of `shadow` and the workingset size it is compared
+    /// with in `workingset_test_recent()`; None when the evicting group is gone.
+    pub(crate) fn workingset_refault_distance(
+        &self,
+        shadow: Shadow,
+        file: bool,
+    ) -> Option<(u64, u64)> {
         let Policy::Classic(rules) = self.policy else {
-            return false;
+            return None;
         };
         // The eviction lruvec: the group named in the shadow, if it still
         // exists (the kernel then compares against its own clock and its
         // hierarchical list sizes); otherwise the refault is not recent.
-        let Some(m) = (shadow.memcg_id as usize)
+        let m = (shadow.memcg_id as usize)
             .checked_sub(1)
-            .filter(|&m| m < self.memcgs.len())
-        else {
-            return false;
-        };
+            .filter(|&m| m < self.memcgs.len())?;
         let age = self.memcgs[m].lruvec.nonresident_age;
         // `lruvec_page_state()`: 6.12's ratelimited flush reads the last 2 s flush.
         let lv = self.lruvec_page_state(m as crate::memcg::MemcgId);
@@ -155,7 +163,7 @@ impl Sim {
                 }
             }
         }
-        distance <= size
+        Some((distance, size))
     }
 
     /// `workingset_refault()`: called for a new folio about to be added to
@@ -173,6 +181,9 @@ impl Sim {
         let Policy::Classic(rules) = self.policy else {
             return;
         };
+        if self.xp.is_some() {
+            self.xp_count_refault(f);
+        }
         let file = self.folios[f].is_file();
         let m = self.folios[f].memcg;
         let item = if file {
@@ -189,6 +200,9 @@ impl Sim {
             {
                 self.mem_cgroup_flush_stats_ratelimited(e as crate::memcg::MemcgId, self.clock);
             }
+        }
+        if self.xp.is_some() {
+            self.xp_workingset_refault(f, shadow, file);
         }
         if !self.workingset_test_recent(shadow, file) {
             return;

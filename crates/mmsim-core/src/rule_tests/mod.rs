@@ -11,6 +11,7 @@
 //! holds the helpers they share.
 
 mod classic;
+mod explain;
 mod memcg;
 mod memcg_stats;
 mod memcg_swap;

@@ -32,6 +32,11 @@ impl Sim {
         let min_gen = lru_gen_from_seq(self.lrugen(m).min_seq[ty]);
         if gen != min_gen {
             self.lru_gen_move(m, f, gen, false);
+            if self.xp.is_some() {
+                let why = "promoted since it was aged (its generation is no longer min_seq's): \
+                           moved to its generation's head";
+                self.xp_sort_folio(f, sc, why);
+            }
             return true;
         }
         let lazily_promoted =
@@ -52,6 +57,14 @@ impl Sim {
                 }
             }
             self.lru_gen.stats.tier_protected += 1;
+            if self.xp.is_some() {
+                let why = if lazily_promoted {
+                    "lazily promoted: refs saturated with PG_workingset (6.14)".to_string()
+                } else {
+                    format!("protected by its tier {tier} > tier_idx {tier_idx} (PID controller)")
+                };
+                self.xp_sort_folio(f, sc, &why);
+            }
             return true;
         }
         let dirty = fo.test(flags::DIRTY);
@@ -65,6 +78,14 @@ impl Sim {
         if writeback || (ty == FILE && dirty) {
             let g = self.folio_inc_gen(m, f, true);
             self.lru_gen_move(m, f, g, false);
+            if self.xp.is_some() {
+                let why = if writeback {
+                    "under writeback: PG_reclaim set, min_seq + 1"
+                } else {
+                    "dirty file folio: left to the flusher, PG_reclaim set, min_seq + 1"
+                };
+                self.xp_sort_folio(f, sc, why);
+            }
             return true;
         }
         false

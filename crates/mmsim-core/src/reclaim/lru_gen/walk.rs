@@ -145,6 +145,9 @@ impl Sim {
             self.ptep_test_and_clear_young(vma, i);
             young += 1;
             self.walk_update_folio(g, new_gen, p & PTE_DIRTY != 0, walker);
+            if self.xp.is_some() && g != f {
+                self.xp_lru_gen_young(g, sc, "look-around next to an evicted folio");
+            }
         }
         self.lru_gen.stats.look_around_young += young;
         if Self::suitable_to_scan((hi - lo) as u64, young) {
@@ -267,6 +270,9 @@ impl Sim {
                         self.ptep_test_and_clear_young(vid, i);
                         young += 1;
                         self.walk_update_folio(g, new_gen, p & PTE_DIRTY != 0, true);
+                        if self.xp.is_some() {
+                            self.xp_lru_gen_young(g, sc, "aging's page-table walk");
+                        }
                     }
                     self.lru_gen.stats.leaf_young += young;
                     if Self::suitable_to_scan((hi - lo) as u64, young) {

@@ -59,9 +59,18 @@ impl Sim {
         let Some(s) = crate::reclaim::workingset::Shadow::unpack(shadow) else {
             return;
         };
+        if self.xp.is_some() {
+            self.xp_count_refault(f);
+        }
         let v = self.lru_gen_version();
         let m = self.folios[f].memcg;
         if self.memcgs[m as usize].id != s.memcg_id {
+            if self.xp.is_some() {
+                let text = "refault into another group than the one that evicted it: ignored \
+                            (not counted, not recent)"
+                    .to_string();
+                self.xp_refault(f, "lru_gen_refault", text);
+            }
             return;
         }
         let file = self.folios[f].is_file();
@@ -82,6 +91,28 @@ impl Sim {
                 WORKINGSET_REFAULT_ANON
             };
             self.count_events(m, item, 1);
+        }
+        if self.xp.is_some() {
+            let lg = self.lrugen(m);
+            let text = format!(
+                "shadow token seq {} refs {} (workingset {}); now min_seq {} max_seq {}: {}",
+                token >> LRU_REFS_WIDTH,
+                token & LRU_REFS_MASK as u64,
+                s.workingset,
+                lg.min_seq[ty],
+                lg.max_seq,
+                match (v, recent) {
+                    (MglruVersion::V6_14, true) => "recent (max_seq within MAX_NR_GENS of the \
+                                                    token): refaulted[tier] counted"
+                        .to_string(),
+                    (MglruVersion::V6_1, true) => {
+                        "recent (the token's seq is still min_seq): refaulted[tier] counted"
+                            .to_string()
+                    }
+                    (_, false) => "not recent: counted only, no protection".to_string(),
+                }
+            );
+            self.xp_refault(f, "lru_gen_refault", text);
         }
         if !recent {
             return;

@@ -1,0 +1,1179 @@
+//! A page's life story (`mmsim explain`): every event of a few chosen pages'
+//! lives told in the kernel's terms — how each came in (`do_anonymous_page`,
+//! `do_swap_page`, `filemap_fault`, `filemap_read`, readahead), who saw and
+//! cleared its accessed bits (`folio_referenced` in reclaim's rmap walk,
+//! MGLRU's `lru_gen_look_around` and `walk_mm`, DAMON's `damon_ptep_mkold`),
+//! which rule moved it between lists (`folio_mark_accessed`,
+//! `folio_check_references`, `shrink_active_list`, MGLRU's `sort_folio`),
+//! who evicted it (`__remove_mapping` under kswapd, direct or memcg
+//! reclaim, with the priority, the group and `get_scan_count`'s balance at
+//! that moment), the shadow left behind (`workingset_eviction`,
+//! `lru_gen_eviction`) and, on refault, the refault distance against the
+//! workingset size and the decision (`workingset_refault`,
+//! `lru_gen_refault`). The functions named are those of mm/ in v6.12
+//! (mm/vmscan.c, mm/workingset.c, mm/swap.c, mm/rmap.c), or the MGLRU
+//! version the machine runs (v6.1 / v6.14).
+//!
+//! Off by default (`machine.explain` absent). Like the tracepoints
+//! (`crate::tracepoint`), each call site is one test of `Sim::xp` (an
+//! `Option<Box<Explainer>>`) on a slow path — reclaim, refault, MGLRU
+//! aging and look-around, DAMON's mkold — and a `#[cold]` call when it is
+//! set. The per-access path pays nothing: `Sim::run` tests `xp` once per
+//! batch and runs `run_explained` when it is on, which after each event
+//! compares the chosen pages' state (resident or not, PG_active,
+//! PG_referenced, PG_workingset, the MGLRU generation and refs) with what
+//! the story last recorded, and tells the change the hooks did not explain
+//! (a fault, a readahead, `folio_mark_accessed`).
+//!
+//! Memory is bounded: events are kept only for the chosen pages (at most
+//! `max_events` each). For `--top N` a first pass (`count_refaults`) counts
+//! the refaults of every page, in a map of refaulted pages only, and a
+//! second, deterministic pass of the same scenario records the N most
+//! refaulted pages' stories.
+//!
+//! A page is named `FILE:INDEX` (a file of the scenario by name, a page
+//! index) or `TASK:VADDR` (a task by name, a hex address in its simulated
+//! layout, `crate::damon`'s `damon_va_maps`: VMAs top-down from
+//! 0x7f0000000000 in mapping order).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::ConfigError;
+use crate::event::Event;
+use crate::mem::folio::{flags, FolioId};
+use crate::mem::pagetable::{VmaKind, PTE_FOLIO_MASK, PTE_PRESENT};
+use crate::reclaim::{Reclaimer, ScanControl};
+use crate::sim::Sim;
+
+/// What `mmsim explain` asks for (`machine.explain`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExplainConfig {
+    /// The pages whose stories are recorded: `FILE:INDEX` or `TASK:0xVADDR`.
+    #[serde(default)]
+    pub pages: Vec<String>,
+    /// Count every page's refaults (the first pass of `--top N`).
+    #[serde(default)]
+    pub count_refaults: bool,
+    /// Most events kept per page (later ones are counted as dropped); default 10,000.
+    #[serde(default = "default_max")]
+    pub max_events: u64,
+}
+
+fn default_max() -> u64 {
+    10_000
+}
+
+impl Default for ExplainConfig {
+    fn default() -> Self {
+        ExplainConfig {
+            pages: Vec::new(),
+            count_refaults: false,
+            max_events: default_max(),
+        }
+    }
+}
+
+impl ExplainConfig {
+    /// Checks the page names' shape and the cap; the error names the field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for p in &self.pages {
+            PageSpec::parse(p)?;
+        }
+        if self.max_events == 0 {
+            return Err(ConfigError::new(
+                "machine.explain.max_events",
+                "0 keeps nothing; at least 1",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A page named by the user.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum PageSpec {
+    /// Page `index` of the file named so.
+    File(String, u64),
+    /// The page holding `vaddr` in the task named so.
+    Task(String, u64),
+}
+
+impl PageSpec {
+    /// `FILE:INDEX` or `TASK:0xVADDR` (the last colon splits).
+    pub(crate) fn parse(s: &str) -> Result<PageSpec, ConfigError> {
+        let field = "machine.explain.pages";
+        let Some((name, at)) = s.rsplit_once(':') else {
+            return Err(ConfigError::new(
+                field,
+                format!("`{s}`: expected FILE:INDEX or TASK:0xVADDR"),
+            ));
+        };
+        if name.is_empty() {
+            return Err(ConfigError::new(
+                field,
+                format!("`{s}`: no file or task name before the colon"),
+            ));
+        }
+        if let Some(hex) = at.strip_prefix("0x").or_else(|| at.strip_prefix("0X")) {
+            let v = u64::from_str_radix(hex, 16).map_err(|_| {
+                ConfigError::new(field, format!("`{s}`: `{at}` is not a hex address"))
+            })?;
+            return Ok(PageSpec::Task(name.to_string(), v));
+        }
+        let i = at.parse::<u64>().map_err(|_| {
+            ConfigError::new(
+                field,
+                format!("`{s}`: `{at}` is neither a page index nor a 0x address"),
+            )
+        })?;
+        Ok(PageSpec::File(name.to_string(), i))
+    }
+}
+
+/// A page as the simulator names it: a file's page, or an anonymous VMA's page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct PageKey {
+    /// File-backed (`space` is a file id) or anonymous (`space` is a VMA id).
+    pub(crate) file: bool,
+    /// The file or VMA.
+    pub(crate) space: u32,
+    /// The page index in it.
+    pub(crate) index: u32,
+}
+
+/// One event of a page's life.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoryEvent {
+    /// Simulated time, ns.
+    pub t_ns: u64,
+    /// Who acted: a task's name, `kswapd0`, `kdamond`.
+    pub who: String,
+    /// The kernel function whose decision this is.
+    pub func: String,
+    /// What happened and why, in the kernel's terms.
+    pub text: String,
+    /// Accesses to the page by the workload since the previous event.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub accesses_before: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+/// One chosen page's story.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PageStory {
+    /// The page as asked for (`FILE:INDEX`, `TASK:0xVADDR`).
+    pub page: String,
+    /// What it is: `file data page 12`, `anon page 3 of task app's VMA 0`.
+    pub what: String,
+    /// Why there is no story (unknown file, out of range, never touched); None
+    /// when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Its events in time order.
+    pub events: Vec<StoryEvent>,
+    /// Accesses by the workload in all.
+    pub accesses: u64,
+    /// Refaults (`workingset_refault` calls for it).
+    pub refaults: u64,
+    /// Events not kept (over `max_events`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped: u64,
+}
+
+/// What `machine.explain` produced (`RunResult::explain`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExplainReport {
+    /// The chosen pages' stories, in the order asked.
+    pub pages: Vec<PageStory>,
+    /// With `count_refaults`: every refaulted page as `FILE:INDEX` or
+    /// `TASK:0xVADDR` and its refaults, most refaulted first (ties by name).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refaults: Vec<(String, u64)>,
+}
+
+/// The state of a page the story last told.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct PageState {
+    resident: bool,
+    flags: u16,
+    gen_refs: u16,
+}
+
+/// The flags whose changes a story tells.
+const TOLD: u16 = flags::ACTIVE | flags::REFERENCED | flags::WORKINGSET | flags::UNEVICTABLE;
+
+/// One chosen page while the run goes.
+#[derive(Clone, Debug)]
+struct Tracked {
+    spec: PageSpec,
+    key: Option<PageKey>,
+    story: PageStory,
+    last: PageState,
+    pending_accesses: u64,
+}
+
+/// The recorder (`Sim::xp`).
+#[derive(Clone, Debug)]
+pub(crate) struct Explainer {
+    pages: Vec<Tracked>,
+    max_events: u64,
+    unresolved: usize,
+    /// Refaults per page (`count_refaults`).
+    counts: Option<BTreeMap<PageKey, u64>>,
+    /// `get_scan_count`'s last decision, by group: (group, text).
+    balance: Option<(crate::memcg::MemcgId, String)>,
+    /// The last `folio_referenced` result of a chosen folio: (young PTEs, exec, locked).
+    referenced: (u32, bool, bool),
+    /// The task of the event being run (who direct reclaim and refaults run in).
+    task: String,
+}
+
+impl Explainer {
+    /// The recorder for `cfg`, if there is one.
+    pub(crate) fn new(cfg: Option<&ExplainConfig>) -> Option<Box<Explainer>> {
+        let cfg = cfg?;
+        let pages: Vec<Tracked> = cfg
+            .pages
+            .iter()
+            .filter_map(|p| {
+                Some(Tracked {
+                    spec: PageSpec::parse(p).ok()?,
+                    key: None,
+                    story: PageStory {
+                        page: p.clone(),
+                        ..Default::default()
+                    },
+                    last: PageState::default(),
+                    pending_accesses: 0,
+                })
+            })
+            .collect();
+        Some(Box::new(Explainer {
+            unresolved: pages.len(),
+            pages,
+            max_events: cfg.max_events,
+            counts: cfg.count_refaults.then(BTreeMap::new),
+            balance: None,
+            referenced: (0, false, false),
+            task: String::new(),
+        }))
+    }
+
+    fn index_of(&self, key: PageKey) -> Option<usize> {
+        self.pages.iter().position(|p| p.key == Some(key))
+    }
+}
+
+/// The reclaimer's name as the story tells it.
+fn reclaimer(sc: &ScanControl) -> &'static str {
+    match sc.who {
+        Reclaimer::Kswapd => "kswapd",
+        Reclaimer::Direct => "direct reclaim",
+        Reclaimer::Memcg if sc.proactive_swappiness.is_some() => "proactive (memory.reclaim)",
+        Reclaimer::Memcg => "memcg limit reclaim",
+    }
+}
+
+fn list_name(fl: u16) -> &'static str {
+    match crate::mem::folio::LruList::of_flags(fl) {
+        crate::mem::folio::LruList::InactiveAnon => "inactive_anon",
+        crate::mem::folio::LruList::ActiveAnon => "active_anon",
+        crate::mem::folio::LruList::InactiveFile => "inactive_file",
+        crate::mem::folio::LruList::ActiveFile => "active_file",
+        crate::mem::folio::LruList::Unevictable => "unevictable",
+    }
+}
+
+/// `+name`/`-name` for each told flag that changed.
+fn flag_changes(old: u16, new: u16) -> String {
+    let names = [
+        (flags::ACTIVE, "PG_active"),
+        (flags::REFERENCED, "PG_referenced"),
+        (flags::WORKINGSET, "PG_workingset"),
+        (flags::UNEVICTABLE, "PG_unevictable"),
+    ];
+    let mut out = Vec::new();
+    for (b, n) in names {
+        if old & b == 0 && new & b != 0 {
+            out.push(format!("+{n}"));
+        } else if old & b != 0 && new & b == 0 {
+            out.push(format!("-{n}"));
+        }
+    }
+    out.join(" ")
+}
+
+impl Sim {
+    /// The key of folio `f`'s (head) page.
+    #[inline]
+    fn xp_key(&self, f: FolioId) -> PageKey {
+        let fo = &self.folios[f];
+        PageKey {
+            file: fo.is_file(),
+            space: fo.space,
+            index: fo.index,
+        }
+    }
+
+    /// The chosen page folio `f` is, if it is one.
+    fn xp_page(&self, f: FolioId) -> Option<usize> {
+        let xp = self.xp.as_ref()?;
+        if xp.unresolved == xp.pages.len() {
+            return None;
+        }
+        xp.index_of(self.xp_key(f))
+    }
+
+    /// The folio holding page `key`, if resident.
+    fn xp_folio(&self, key: PageKey) -> Option<FolioId> {
+        if key.file {
+            let v = *self
+                .files
+                .get(key.space as usize)?
+                .slots
+                .get(key.index as usize)?;
+            crate::mem::filemap::slot_folio(v)
+        } else {
+            let v = *self
+                .vmas
+                .get(key.space as usize)?
+                .ptes
+                .get(key.index as usize)?;
+            (v & PTE_PRESENT != 0).then_some(v & PTE_FOLIO_MASK)
+        }
+    }
+
+    fn xp_state(&self, key: PageKey) -> PageState {
+        match self.xp_folio(key) {
+            Some(f) => {
+                let fo = &self.folios[f];
+                PageState {
+                    resident: true,
+                    flags: fo.flags & TOLD,
+                    gen_refs: fo.gen_refs,
+                }
+            }
+            None => PageState::default(),
+        }
+    }
+
+    /// Adds an event to page `i`'s story and takes its state as told.
+    fn xp_push(&mut self, i: usize, t_ns: u64, who: &str, func: &str, text: String) {
+        let key = {
+            let xp = self.xp.as_ref().expect("explain on");
+            xp.pages[i].key
+        };
+        let state = key.map(|k| self.xp_state(k)).unwrap_or_default();
+        let xp = self.xp.as_mut().expect("explain on");
+        let max = xp.max_events;
+        let p = &mut xp.pages[i];
+        p.last = state;
+        if p.story.events.len() as u64 >= max {
+            p.story.dropped += 1;
+            return;
+        }
+        let accesses_before = std::mem::take(&mut p.pending_accesses);
+        p.story.events.push(StoryEvent {
+            t_ns,
+            who: who.to_string(),
+            func: func.to_string(),
+            text,
+            accesses_before,
+        });
+    }
+
+    /// The name of the workload task `t`.
+    fn xp_task_name(&self, t: crate::mem::pagetable::TaskId) -> String {
+        self.tasks
+            .get(t as usize)
+            .map_or_else(|| format!("task{t}"), |t| t.name.clone())
+    }
+
+    /// Who runs reclaim `sc`: kswapd0, or the workload's current task.
+    fn xp_reclaimer_task(&self, sc: &ScanControl) -> String {
+        match sc.who {
+            Reclaimer::Kswapd => "kswapd0".to_string(),
+            _ => self.xp.as_ref().map_or(String::new(), |x| x.task.clone()),
+        }
+    }
+
+    /// The task event `ev` runs in.
+    fn xp_event_task(&self, ev: &Event) -> String {
+        match *ev {
+            Event::Access { vma, .. } => self
+                .vmas
+                .get(vma as usize)
+                .map_or_else(String::new, |v| self.xp_task_name(v.task)),
+            Event::FileRead { file, .. } | Event::FileWrite { file, .. } => {
+                let t = self
+                    .files
+                    .get(file as usize)
+                    .and_then(|f| f.task)
+                    .unwrap_or(0);
+                self.xp_task_name(t)
+            }
+            Event::Think { .. } => "workload".to_string(),
+        }
+    }
+
+    /// Resolves the chosen pages' names to the simulator's pages (files and VMAs exist
+    /// once the workloads are set up; a VMA mapped later resolves then).
+    fn xp_resolve(&mut self) {
+        let Some(mut xp) = self.xp.take() else {
+            return;
+        };
+        for p in xp.pages.iter_mut().filter(|p| p.key.is_none()) {
+            let r = match &p.spec {
+                PageSpec::File(name, index) => {
+                    match self.files.iter().position(|f| &f.name == name) {
+                        None => Err(format!(
+                            "no file `{name}` in the scenario (files: {})",
+                            if self.files.is_empty() {
+                                "none".to_string()
+                            } else {
+                                self.files
+                                    .iter()
+                                    .map(|f| f.name.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            }
+                        )),
+                        Some(fid) => {
+                            let size = u64::from(self.files[fid].pages);
+                            if *index >= size {
+                                Err(format!(
+                                    "page index {index} is out of range: file `{name}` has \
+                                     {size} pages (0..={})",
+                                    size.saturating_sub(1)
+                                ))
+                            } else {
+                                Ok((
+                                    PageKey {
+                                        file: true,
+                                        space: fid as u32,
+                                        index: *index as u32,
+                                    },
+                                    format!("page {index} of file `{name}`"),
+                                ))
+                            }
+                        }
+                    }
+                }
+                PageSpec::Task(name, vaddr) => {
+                    match self.tasks.iter().position(|t| &t.name == name) {
+                        None => Err(format!(
+                            "no task `{name}` in the scenario (tasks: {})",
+                            self.tasks
+                                .iter()
+                                .map(|t| t.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )),
+                        Some(t) => {
+                            let maps = self.damon_va_maps(t as u32);
+                            let hit = maps
+                                .iter()
+                                .find(|m| m.0 <= *vaddr && *vaddr < m.1)
+                                .and_then(|m| {
+                                    let v = m.2?;
+                                    Some((v, ((*vaddr - m.0) / crate::PAGE_SIZE) as u32))
+                                });
+                            match hit {
+                                None => Err(format!(
+                                    "{vaddr:#x} is in no mapping of task `{name}` (its VMAs: {})",
+                                    maps.iter()
+                                        .filter(|m| m.2.is_some())
+                                        .map(|m| format!("{:#x}-{:#x}", m.0, m.1))
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
+                                )),
+                                Some((v, index)) => {
+                                    let vma = &self.vmas[v as usize];
+                                    match vma.kind {
+                                        VmaKind::Anon => Ok((
+                                            PageKey {
+                                                file: false,
+                                                space: v,
+                                                index,
+                                            },
+                                            format!(
+                                                "anon page {index} of task `{name}`'s VMA {v} \
+                                                 at {vaddr:#x}"
+                                            ),
+                                        )),
+                                        VmaKind::File { file, pgoff } => {
+                                            let fi = pgoff + index;
+                                            Ok((
+                                                PageKey {
+                                                    file: true,
+                                                    space: file,
+                                                    index: fi,
+                                                },
+                                                format!(
+                                                    "page {fi} of file `{}`, mapped by task \
+                                                     `{name}` at {vaddr:#x}",
+                                                    self.files[file as usize].name
+                                                ),
+                                            ))
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            };
+            match r {
+                Ok((key, what)) => {
+                    p.key = Some(key);
+                    p.story.what = what;
+                    p.story.error = None;
+                    xp.unresolved -= 1;
+                }
+                Err(e) => p.story.error = Some(e),
+            }
+        }
+        self.xp = Some(xp);
+    }
+
+    /// [`Sim::run`] with `machine.explain` on: after each event, the chosen pages'
+    /// changes the hooks did not tell are told (faults, reads, readahead,
+    /// `folio_mark_accessed`).
+    #[cold]
+    pub(crate) fn run_explained(&mut self, events: &[Event]) {
+        if self.xp.as_ref().is_some_and(|x| x.unresolved > 0) {
+            self.xp_resolve();
+        }
+        let keys: Vec<Option<PageKey>> = self
+            .xp
+            .as_ref()
+            .map_or_else(Vec::new, |x| x.pages.iter().map(|p| p.key).collect());
+        let mut touched: Vec<Option<u32>> = vec![None; keys.len()];
+        for ev in events {
+            // Which chosen pages the event touches, and what their slots held before.
+            for (t, key) in touched.iter_mut().zip(&keys) {
+                *t = key
+                    .filter(|&k| self.xp_touches(ev, k))
+                    .map(|k| self.xp_slot(k));
+            }
+            let task = self.xp_event_task(ev);
+            if let Some(x) = self.xp.as_mut() {
+                x.task = task;
+            }
+            if self.tp.is_some() {
+                self.run_traced(std::slice::from_ref(ev));
+            } else {
+                self.step(ev);
+            }
+            for (i, (key, &hit)) in keys.iter().zip(&touched).enumerate() {
+                if let Some(key) = *key {
+                    self.xp_after_event(i, key, ev, hit);
+                }
+            }
+        }
+    }
+
+    /// Whether `ev` accesses page `key`.
+    fn xp_touches(&self, ev: &Event, key: PageKey) -> bool {
+        match *ev {
+            Event::Access { vma, index, .. } => {
+                let Some(v) = self.vmas.get(vma as usize) else {
+                    return false;
+                };
+                match v.kind {
+                    VmaKind::Anon => !key.file && key.space == vma && key.index == index,
+                    VmaKind::File { file, pgoff } => {
+                        key.file && key.space == file && key.index == pgoff + index
+                    }
+                }
+            }
+            Event::FileRead { file, index, pages } | Event::FileWrite { file, index, pages } => {
+                key.file
+                    && key.space == file
+                    && key.index >= index
+                    && key.index < index.saturating_add(u32::from(pages.max(1)))
+            }
+            Event::Think { .. } => false,
+        }
+    }
+
+    /// The raw slot of page `key`: a PTE (present, swap entry or 0) or a page-cache slot.
+    fn xp_slot(&self, key: PageKey) -> u32 {
+        if key.file {
+            self.files
+                .get(key.space as usize)
+                .and_then(|f| f.slots.get(key.index as usize))
+                .copied()
+                .unwrap_or(0)
+        } else {
+            self.vmas
+                .get(key.space as usize)
+                .and_then(|v| v.ptes.get(key.index as usize))
+                .copied()
+                .unwrap_or(0)
+        }
+    }
+
+    /// After event `ev`: counts an access to page `i` (`before`: its slot before a
+    /// touching event) and tells a change of its state no hook told.
+    fn xp_after_event(&mut self, i: usize, key: PageKey, ev: &Event, before: Option<u32>) {
+        let now = self.xp_state(key);
+        let last = self.xp.as_ref().expect("on").pages[i].last;
+        if before.is_some() {
+            self.xp.as_mut().expect("on").pages[i].story.accesses += 1;
+        }
+        if now == last {
+            if before.is_some() {
+                self.xp.as_mut().expect("on").pages[i].pending_accesses += 1;
+            }
+            return;
+        }
+        let who = self.xp.as_ref().expect("on").task.clone();
+        let t = self.clock;
+        let f = self.xp_folio(key);
+        if now.resident && !last.resident {
+            let f = f.expect("resident");
+            let fo = self.folios[f];
+            let list = if crate::reclaim::lru_gen::folio_lru_gen(&fo).is_some() {
+                format!(
+                    "MGLRU generation {} (refs bits {})",
+                    crate::reclaim::lru_gen::folio_lru_gen(&fo).unwrap_or(0),
+                    (fo.gen_refs >> 3) & 3
+                )
+            } else {
+                list_name(fo.flags).to_string()
+            };
+            let (func, how) = match (*ev, before) {
+                (Event::Access { write, .. }, Some(slot)) if !key.file => {
+                    if slot == 0 {
+                        (
+                            "do_anonymous_page",
+                            format!(
+                                "first touch ({}): a new zeroed anon folio",
+                                if write { "store" } else { "load" }
+                            ),
+                        )
+                    } else {
+                        (
+                            "do_swap_page",
+                            "major fault: swapped in from its swap slot".to_string(),
+                        )
+                    }
+                }
+                (Event::Access { .. }, Some(slot)) => (
+                    "filemap_fault",
+                    format!(
+                        "page-cache miss on a file mapping ({}), read in",
+                        if slot == 0 {
+                            "never cached"
+                        } else {
+                            "a shadow entry in the slot"
+                        }
+                    ),
+                ),
+                (Event::FileRead { file, .. }, Some(_)) => (
+                    "filemap_read",
+                    if self.files[file as usize].ra.advice == crate::readahead::Advice::Random {
+                        "page-cache miss in read(): page_cache_sync_ra → force_page_cache_ra \
+                         (FADV_RANDOM: the requested pages only)"
+                            .to_string()
+                    } else {
+                        "page-cache miss in read(): page_cache_sync_ra read it with its \
+                         readahead window"
+                            .to_string()
+                    },
+                ),
+                (Event::FileWrite { .. }, Some(_)) => (
+                    "generic_perform_write",
+                    "write(): a new page-cache folio, dirtied".to_string(),
+                ),
+                _ => (
+                    "page_cache_ra_unbounded",
+                    format!(
+                        "brought in by readahead{} for another page (fault-around or a read)",
+                        if fo.test(flags::READAHEAD) {
+                            ", PG_readahead set (the async marker)"
+                        } else {
+                            ""
+                        }
+                    ),
+                ),
+            };
+            let mut ws = String::new();
+            for (b, n) in [
+                (flags::REFERENCED, "PG_referenced"),
+                (flags::WORKINGSET, "PG_workingset"),
+            ] {
+                if fo.test(b) {
+                    ws.push_str(", ");
+                    ws.push_str(n);
+                }
+            }
+            self.xp_push(
+                i,
+                t,
+                &who,
+                func,
+                format!("{how}; folio_add_lru → {list}{ws}"),
+            );
+            return;
+        }
+        if !now.resident && last.resident {
+            self.xp_push(
+                i,
+                t,
+                &who,
+                "folio_put",
+                "freed outside reclaim's eviction (unmapped, truncated or the task exited)"
+                    .to_string(),
+            );
+            return;
+        }
+        // A resident page's flags or generation changed.
+        let changes = flag_changes(last.flags, now.flags);
+        let gen_text = if now.gen_refs != last.gen_refs {
+            let g = |v: u16| match v & 7 {
+                0 => "none".to_string(),
+                g => (g - 1).to_string(),
+            };
+            format!(
+                "generation {} → {}, refs {} → {}",
+                g(last.gen_refs),
+                g(now.gen_refs),
+                (last.gen_refs >> 3) & 3,
+                (now.gen_refs >> 3) & 3
+            )
+        } else {
+            String::new()
+        };
+        let (func, why) = if before.is_some() {
+            let read = matches!(ev, Event::FileRead { .. } | Event::FileWrite { .. });
+            if now.flags & flags::ACTIVE != 0 && last.flags & flags::ACTIVE == 0 {
+                (
+                    "folio_mark_accessed",
+                    "referenced twice (PG_referenced was set) → folio_activate: to the active list"
+                        .to_string(),
+                )
+            } else if now.flags & flags::REFERENCED != 0 && last.flags & flags::REFERENCED == 0 {
+                (
+                    "folio_mark_accessed",
+                    if now.flags & flags::ACTIVE != 0 {
+                        "a reference to an active folio: PG_referenced set".to_string()
+                    } else {
+                        "first reference: PG_referenced set, stays inactive".to_string()
+                    },
+                )
+            } else if read {
+                (
+                    "folio_mark_accessed",
+                    "a read of a cached page (lru_gen_inc_refs under MGLRU)".to_string(),
+                )
+            } else {
+                (
+                    "handle_mm_fault",
+                    "the access changed its state".to_string(),
+                )
+            }
+        } else {
+            (
+                "background",
+                "changed outside this page's events (an LRU move of its group)".to_string(),
+            )
+        };
+        let sep = if !changes.is_empty() && !gen_text.is_empty() {
+            "; "
+        } else {
+            ""
+        };
+        self.xp_push(i, t, &who, func, format!("{why}: {changes}{sep}{gen_text}"));
+    }
+
+    /// `get_scan_count` decided `balance` for group `m` (kept for the next eviction's story).
+    #[cold]
+    pub(crate) fn xp_scan_count(
+        &mut self,
+        sc: &ScanControl,
+        balance: crate::reclaim::ScanBalance,
+        fraction: [u64; 2],
+        denominator: u64,
+        nr: [u64; 4],
+    ) {
+        let text = format!(
+            "get_scan_count: {} (anon {}/{}, file {}/{}; scan anon {}+{}, file {}+{} at priority \
+             {})",
+            match balance {
+                crate::reclaim::ScanBalance::Equal => "SCAN_EQUAL",
+                crate::reclaim::ScanBalance::Fract => "SCAN_FRACT",
+                crate::reclaim::ScanBalance::Anon => "SCAN_ANON",
+                crate::reclaim::ScanBalance::File => "SCAN_FILE",
+            },
+            fraction[0],
+            denominator,
+            fraction[1],
+            denominator,
+            nr[0],
+            nr[1],
+            nr[2],
+            nr[3],
+            sc.priority
+        );
+        if let Some(xp) = self.xp.as_mut() {
+            xp.balance = Some((sc.memcg, text));
+        }
+    }
+
+    /// `folio_referenced` found `young` young PTEs (or PG_young) of folio `f`.
+    #[cold]
+    pub(crate) fn xp_referenced(
+        &mut self,
+        f: FolioId,
+        sc: &ScanControl,
+        r: &crate::rmap::Referenced,
+    ) {
+        let Some(i) = self.xp_page(f) else {
+            return;
+        };
+        if let Some(xp) = self.xp.as_mut() {
+            xp.referenced = (r.vmas, r.exec, r.locked);
+        }
+        if self.folios[f].mapcount == 0 {
+            // Not mapped: the rmap walk has no PTE to test (nothing to tell).
+            return;
+        }
+        let lru_gen = matches!(self.policy, crate::sim::Policy::Mglru(_));
+        let found = match r.vmas {
+            0 => "no young PTE".to_string(),
+            n => format!("{n} mapping(s) with a young PTE"),
+        };
+        let text = format!(
+            "rmap walk by {} (priority {}): {found}{}{}, accessed bits cleared{}",
+            reclaimer(sc),
+            sc.priority,
+            if r.exec { ", VM_EXEC" } else { "" },
+            if r.locked { ", VM_LOCKED" } else { "" },
+            if lru_gen && r.vmas > 0 {
+                " (through lru_gen_look_around, which also scans the neighbouring PTEs)"
+            } else {
+                ""
+            }
+        );
+        let who = self.xp_reclaimer_task(sc);
+        self.xp_push(i, sc.now(), &who, "folio_referenced", text);
+    }
+
+    /// `folio_check_references` of `shrink_folio_list` decided `refs` for folio `f`,
+    /// whose flags were `before`.
+    #[cold]
+    pub(crate) fn xp_check_references(
+        &mut self,
+        f: FolioId,
+        sc: &ScanControl,
+        before: u16,
+        refs: crate::reclaim::vmscan::FolioReferences,
+    ) {
+        use crate::reclaim::vmscan::FolioReferences as R;
+        let Some(i) = self.xp_page(f) else {
+            return;
+        };
+        let (young, exec, locked) = self.xp.as_ref().expect("on").referenced;
+        let file = self.folios[f].is_file();
+        let was_ref = before & flags::REFERENCED != 0;
+        let rule = match (self.policy, refs) {
+            (_, R::Activate) if locked => "found in a VM_LOCKED VMA → activate".to_string(),
+            (crate::sim::Policy::Mglru(_), R::Activate) => {
+                "young PTE, and lru_gen_set_refs saw it referenced before → activate".to_string()
+            }
+            (crate::sim::Policy::Mglru(_), R::Keep) => {
+                "young PTE, first sighting (lru_gen_set_refs set PG_referenced) → keep".to_string()
+            }
+            (_, R::Activate) if young > 0 && !file && !was_ref && young == 1 && !exec => {
+                "young PTE on a swap-backed folio (4.9: activate at once) → activate".to_string()
+            }
+            (_, R::Activate) if was_ref => {
+                "referenced twice: a young PTE and PG_referenced already set → activate".to_string()
+            }
+            (_, R::Activate) if young > 1 => {
+                format!("referenced by {young} mappings at once → activate")
+            }
+            (_, R::Activate) if exec => "young PTE of a VM_EXEC file folio → activate".to_string(),
+            (_, R::Activate) => "activate".to_string(),
+            (_, R::Keep) => {
+                "first young PTE: PG_referenced set, kept on the inactive list (one more \
+                 round)"
+                    .to_string()
+            }
+            (crate::sim::Policy::Mglru(_), _) => {
+                "no young PTE (fd accesses count in the tiers sort_folio judged) → reclaim"
+                    .to_string()
+            }
+            (_, R::ReclaimClean) => {
+                "no young PTE, PG_referenced only (fd access) on a file folio → reclaim if clean"
+                    .to_string()
+            }
+            (_, R::Reclaim) => "no young PTE and no PG_referenced → reclaim".to_string(),
+        };
+        let who = self.xp_reclaimer_task(sc);
+        self.xp_push(i, sc.now(), &who, "folio_check_references", rule);
+        if refs == R::Activate {
+            // shrink_folio_list sets PG_active on the way out (activate_locked).
+            self.xp.as_mut().expect("on").pages[i].last.flags |= flags::ACTIVE;
+        }
+    }
+
+    /// `shrink_active_list` kept (`kept`) or deactivated folio `f`.
+    #[cold]
+    pub(crate) fn xp_shrink_active(&mut self, f: FolioId, sc: &ScanControl, kept: bool) {
+        let Some(i) = self.xp_page(f) else {
+            return;
+        };
+        let text = if kept {
+            "young PTE of a VM_EXEC file folio: stays on the active list".to_string()
+        } else {
+            format!(
+                "taken from the active tail by {} (priority {}) and deactivated to the inactive \
+                 list{} (PG_referenced is not consulted)",
+                reclaimer(sc),
+                sc.priority,
+                if self.folios[f].test(flags::WORKINGSET) {
+                    ", PG_workingset set"
+                } else {
+                    ""
+                }
+            )
+        };
+        let who = self.xp_reclaimer_task(sc);
+        self.xp_push(i, sc.now(), &who, "shrink_active_list", text);
+    }
+
+    /// Folio `f` (page `key`) was evicted by `sc`: `__remove_mapping` left `slot`
+    /// (a shadow, or nothing) in its page-cache or swap slot.
+    #[cold]
+    pub(crate) fn xp_evicted(&mut self, key: PageKey, sc: &ScanControl, shadow: Option<u32>) {
+        let Some(i) = self.xp.as_ref().and_then(|x| x.index_of(key)) else {
+            return;
+        };
+        let group = self
+            .memcgs
+            .get(sc.memcg as usize)
+            .map_or("?", |g| g.path.as_str())
+            .to_string();
+        let balance = match self.xp.as_ref().and_then(|x| x.balance.as_ref()) {
+            Some((m, b)) if *m == sc.memcg => format!("; {b}"),
+            _ => String::new(),
+        };
+        let shadow_text = match shadow.and_then(crate::reclaim::workingset::Shadow::unpack) {
+            Some(s) => match self.policy {
+                crate::sim::Policy::Mglru(_) => format!(
+                    "shadow stored (lru_gen_eviction): token seq {} refs {}, memcg id {}, \
+                     workingset {}",
+                    s.eviction >> crate::reclaim::lru_gen::LRU_REFS_WIDTH,
+                    s.eviction & crate::reclaim::lru_gen::LRU_REFS_MASK as u32,
+                    s.memcg_id,
+                    s.workingset
+                ),
+                _ => format!(
+                    "shadow stored (workingset_eviction): eviction clock {} (nonresident_age \
+                     >> {}), memcg id {}, workingset {}",
+                    s.eviction, self.bucket_order, s.memcg_id, s.workingset
+                ),
+            },
+            None => "no shadow kept".to_string(),
+        };
+        let where_ = if key.file {
+            "dropped from the page cache"
+        } else {
+            "its data now in its swap slot"
+        };
+        let text = format!(
+            "evicted by {} at priority {} from {group}: {where_}; {shadow_text}{balance}",
+            reclaimer(sc),
+            sc.priority
+        );
+        let who = self.xp_reclaimer_task(sc);
+        self.xp_push(i, sc.now(), &who, "__remove_mapping", text);
+    }
+
+    /// The page key of folio `f` while it is still there (for [`Sim::xp_evicted`]).
+    #[cold]
+    pub(crate) fn xp_key_of(&self, f: FolioId) -> PageKey {
+        self.xp_key(f)
+    }
+
+    /// The shadow left in page `key`'s slot, if any.
+    #[cold]
+    pub(crate) fn xp_slot_shadow(&self, key: PageKey, swap_slot: u32) -> Option<u32> {
+        let v = if key.file {
+            self.xp_slot(key)
+        } else {
+            let swap = self.swap.as_ref()?;
+            *swap.slots.get(swap_slot.checked_sub(1)? as usize)?
+        };
+        crate::reclaim::workingset::Shadow::unpack(v).map(|_| v)
+    }
+
+    /// Counts a refault of folio `f` (for `--top`).
+    #[cold]
+    pub(crate) fn xp_count_refault(&mut self, f: FolioId) {
+        let key = self.xp_key(f);
+        let Some(xp) = self.xp.as_mut() else {
+            return;
+        };
+        if let Some(c) = xp.counts.as_mut() {
+            *c.entry(key).or_insert(0) += 1;
+        }
+        if let Some(i) = xp.index_of(key) {
+            xp.pages[i].story.refaults += 1;
+        }
+    }
+
+    /// The refault of folio `f` was judged: `text` says how.
+    #[cold]
+    pub(crate) fn xp_refault(&mut self, f: FolioId, func: &str, text: String) {
+        let Some(i) = self.xp_page(f) else {
+            return;
+        };
+        let t = self.clock;
+        let who = self.xp.as_ref().expect("on").task.clone();
+        self.xp_push(i, t, &who, func, text);
+        // The folio is not in its slot yet: the read or fault that follows tells
+        // how it came in and on which list.
+        self.xp.as_mut().expect("on").pages[i].last = PageState::default();
+    }
+
+    /// `workingset_refault` of folio `f` with `shadow`: the distance against the
+    /// workingset size and the decision.
+    #[cold]
+    pub(crate) fn xp_workingset_refault(
+        &mut self,
+        f: FolioId,
+        shadow: crate::reclaim::workingset::Shadow,
+        file: bool,
+    ) {
+        if self.xp_page(f).is_none() {
+            return;
+        }
+        let text = match self.workingset_refault_distance(shadow, file) {
+            None => "the evicting group is gone: not recent, stays inactive".to_string(),
+            Some((d, size)) if d <= size => format!(
+                "refault distance {d} ≤ workingset size {size} (the pages it would have needed \
+                 on the inactive list): workingset_activate → active list{}",
+                if shadow.workingset {
+                    "; the shadow had PG_workingset: workingset_restore, PG_workingset set, IO \
+                     cost noted (lru_note_cost)"
+                } else {
+                    ""
+                }
+            ),
+            Some((d, size)) => format!(
+                "refault distance {d} > workingset size {size}: too long ago to have stayed \
+                 resident with more memory, stays inactive"
+            ),
+        };
+        self.xp_refault(f, "workingset_refault", text);
+    }
+
+    /// A page-table scan of MGLRU found folio `f`'s PTE young and cleared it.
+    #[cold]
+    pub(crate) fn xp_lru_gen_young(&mut self, f: FolioId, sc: &ScanControl, by: &str) {
+        let Some(i) = self.xp_page(f) else {
+            return;
+        };
+        let gen = crate::reclaim::lru_gen::folio_lru_gen(&self.folios[f]);
+        let text = format!(
+            "{by} by {}: young PTE cleared, folio_update_gen → generation {}",
+            reclaimer(sc),
+            gen.map_or("none".to_string(), |g| g.to_string())
+        );
+        let who = self.xp_reclaimer_task(sc);
+        let func = if by.starts_with("look") {
+            "lru_gen_look_around"
+        } else {
+            "walk_mm"
+        };
+        self.xp_push(i, sc.now(), &who, func, text);
+    }
+
+    /// MGLRU's `sort_folio` moved folio `f` instead of isolating it (`why`).
+    #[cold]
+    pub(crate) fn xp_sort_folio(&mut self, f: FolioId, sc: &ScanControl, why: &str) {
+        let Some(i) = self.xp_page(f) else {
+            return;
+        };
+        let gen = crate::reclaim::lru_gen::folio_lru_gen(&self.folios[f]);
+        let text = format!(
+            "{why} → generation {} ({}, priority {})",
+            gen.map_or("none".to_string(), |g| g.to_string()),
+            reclaimer(sc),
+            sc.priority
+        );
+        let who = self.xp_reclaimer_task(sc);
+        self.xp_push(i, sc.now(), &who, "sort_folio", text);
+    }
+
+    /// DAMON cleared folio `f`'s accessed bit (`damon_ptep_mkold`).
+    #[cold]
+    pub(crate) fn xp_damon_mkold(&mut self, f: FolioId, young: bool) {
+        let Some(i) = self.xp_page(f) else {
+            return;
+        };
+        let text = if young {
+            "DAMON sampling: the young PTE was cleared (PG_young set so reclaim still sees it), \
+             PG_idle set"
+        } else {
+            "DAMON sampling: PTE already old, PG_idle set"
+        };
+        let t = self.clock;
+        self.xp_push(i, t, "kdamond", "damon_ptep_mkold", text.to_string());
+    }
+
+    /// The story so far, for the result.
+    pub(crate) fn explain_report(&mut self) -> Option<ExplainReport> {
+        let xp = self.xp.as_mut()?;
+        let mut pages = Vec::new();
+        for p in &mut xp.pages {
+            let mut s = std::mem::take(&mut p.story);
+            if s.error.is_none() && p.key.is_some() && s.accesses == 0 && s.events.is_empty() {
+                s.error = Some("the page was never touched in this run".to_string());
+            }
+            // kswapd's clock runs ahead of the workload's: tell in time order.
+            s.events.sort_by_key(|e| e.t_ns);
+            pages.push(s);
+        }
+        let mut refaults = Vec::new();
+        if let Some(c) = xp.counts.take() {
+            let mut v: Vec<(PageKey, u64)> = c.into_iter().collect();
+            v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            for (k, n) in v {
+                refaults.push((self.xp_name(k), n));
+            }
+        }
+        Some(ExplainReport { pages, refaults })
+    }
+
+    /// `FILE:INDEX` or `TASK:0xVADDR` for page `k`.
+    fn xp_name(&self, k: PageKey) -> String {
+        if k.file {
+            let name = self.files.get(k.space as usize).map_or("?", |f| &f.name);
+            return format!("{name}:{}", k.index);
+        }
+        let Some(v) = self.vmas.get(k.space as usize) else {
+            return format!("vma{}:{}", k.space, k.index);
+        };
+        let maps = self.damon_va_maps(v.task);
+        let start = maps
+            .iter()
+            .find(|m| m.2 == Some(k.space))
+            .map_or(0, |m| m.0);
+        format!(
+            "{}:{:#x}",
+            self.xp_task_name(v.task),
+            start + u64::from(k.index) * crate::PAGE_SIZE
+        )
+    }
+}
