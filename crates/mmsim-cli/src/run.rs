@@ -10,7 +10,7 @@ use mmsim_core::{CostVariant, DeviceKind, PolicyName, Size};
 use mmsim_workloads::scenario::overrides::{self, Base, Overrides};
 use mmsim_workloads::{
     embedded_scenario, run_scenario_cancellable, RunOptions, Scenario, ScenarioResult, Target,
-    TraceFormat, WorkloadError, DEFAULT_EXPLANATION, EMBEDDED_SCENARIOS,
+    TraceFormat, TraceKeys, WorkloadError, DEFAULT_EXPLANATION, EMBEDDED_SCENARIOS,
 };
 
 pub use mmsim_workloads::scenario::overrides::Plan;
@@ -43,6 +43,12 @@ pub struct ScenarioArgs {
     /// Replay at most N references of the trace.
     #[arg(long, value_name = "N", requires = "trace")]
     pub limit: Option<u64>,
+    /// How the trace's keys become pages: `dense` (numbered by first appearance, the
+    /// default for every format) or `offset` (page offsets in their files: a filemap
+    /// trace's (dev, ino) and a block trace's device become files of their own, so
+    /// readahead and fault-around see the real layout; advice defaults to normal).
+    #[arg(long, value_name = "MODE", requires = "trace")]
+    pub keys: Option<TraceKeys>,
 
     /// Machine memory (K/M/G/T suffix or pages with `p`: 4G, 262144p).
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
@@ -302,6 +308,7 @@ fn overrides(args: &ScenarioArgs) -> Overrides {
         format: args.format,
         target: args.target,
         limit: args.limit,
+        keys: args.keys,
         memory: args.memory,
         memcg_max: args.memcg_max,
         swap: args.swap,

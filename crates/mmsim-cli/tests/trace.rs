@@ -539,3 +539,75 @@ fn convert_interrupted_leaves_the_output_alone() {
     assert_eq!(std::fs::read(&out).unwrap(), b"precious");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+/// `mmsim run --trace T --keys offset`: a filemap trace of two files read page by page,
+/// interleaved, keeps each file's layout (one readahead miss per file instead of 32
+/// misses), says so in the text and JSON reports, and refuses bad modes, `--keys`
+/// without `--trace`, and standard input (which cannot be read twice).
+#[test]
+fn run_keys_offset_keeps_the_files_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("two-files.txt");
+    let mut text = String::new();
+    for page in 0..16u64 {
+        for ino in ["a", "b"] {
+            let ofs = page << 12;
+            text += &format!(
+                "  cat 1234 [000] 10.000001: filemap:mm_filemap_get_pages: dev=8:1 ino={ino} \
+                 ofs={ofs}-{}\n",
+                ofs + 4095
+            );
+        }
+    }
+    std::fs::write(&path, &text).unwrap();
+    let p = path.to_str().unwrap();
+
+    let offset = json(&["run", "--trace", p, "--keys", "offset", "--json", "-q"]);
+    assert_eq!(offset["misses"], 2);
+    assert_eq!(offset["hits"], 30);
+    let t = &offset["trace"][0];
+    assert_eq!(t["keys"], "offset");
+    assert_eq!(t["files"], 2);
+    assert_eq!(t["layout_pages"], 32);
+    let dense = json(&["run", "--trace", p, "--json", "-q"]);
+    assert_eq!(dense["misses"], 32);
+    assert_eq!(dense["trace"][0]["keys"], "dense");
+
+    mmsim()
+        .args(["run", "--trace", p, "--keys", "offset"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "keys              offset: page offsets in 2 file(s) of 32 pages; 0 references \
+             beyond the per-file limit skipped",
+        ));
+    mmsim()
+        .args(["run", "--trace", p])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "keys              dense (numbered by first appearance)",
+        ));
+
+    bad_input(
+        &["run", "--trace", p, "--keys", "sparse"],
+        &[
+            "--keys",
+            "unknown trace keys \"sparse\"; expected dense or offset",
+        ],
+    );
+    mmsim()
+        .args(["run", "--keys", "offset"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--trace <PATH>"));
+    mmsim()
+        .args(["run", "--trace", "-", "--keys", "offset"])
+        .write_stdin(text)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "trace_keys: `offset` reads the trace twice (once for its layout): give a file, \
+             not standard input",
+        ));
+}

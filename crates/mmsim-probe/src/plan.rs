@@ -154,6 +154,19 @@ impl Plan {
                             .into(),
                     ))
                 }
+                WorkloadKind::Trace {
+                    keys: mmsim_workloads::TraceKeys::Offset,
+                    ..
+                } => {
+                    return Err(unsupported(
+                        i,
+                        "trace_keys",
+                        "an offset replay lays the trace out in files of its own inside the \
+                         simulator; mmsim-probe replays a trace on one region: use \
+                         trace_keys = \"dense\""
+                            .into(),
+                    ))
+                }
                 WorkloadKind::Trace { .. } => {}
                 k => {
                     return Err(unsupported(

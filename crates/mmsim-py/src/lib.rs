@@ -32,7 +32,7 @@ use mmsim_report::trace_info::{self as info, TraceInfoError};
 use mmsim_workloads::host::{self, HostLimit, HostMemory};
 use mmsim_workloads::scenario::overrides::{self, Base, Overrides};
 use mmsim_workloads::{
-    run_scenario_cancellable, RunOptions, Scenario, ScenarioResult, Target, TraceFormat,
+    run_scenario_cancellable, RunOptions, Scenario, ScenarioResult, Target, TraceFormat, TraceKeys,
     WorkloadError, EMBEDDED_SCENARIOS,
 };
 use pyo3::create_exception;
@@ -100,6 +100,7 @@ const FLAGS: &[&str] = &[
     "format",
     "target",
     "limit",
+    "keys",
     "memory",
     "memcg_max",
     "swap",
@@ -125,6 +126,7 @@ fn overrides(options: &[(String, String)]) -> PyResult<Overrides> {
             "format" => o.format = Some(parse::<TraceFormat>(k, v)?),
             "target" => o.target = Some(parse::<Target>(k, v)?),
             "limit" => o.limit = Some(parse::<u64>(k, v)?),
+            "keys" => o.keys = Some(parse::<TraceKeys>(k, v)?),
             "memory" => o.memory = Some(parse::<Size>(k, v)?),
             "memcg_max" => o.memcg_max = Some(parse::<Size>(k, v)?),
             "swap" => o.swap = Some(parse::<DeviceKind>(k, v)?),

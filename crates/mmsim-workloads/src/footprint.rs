@@ -18,7 +18,7 @@
 //! or `limit` has no bound known before reading it: it is listed as unbounded and
 //! left to the run-time guard, which watches the process heap.
 
-use crate::scenario::{Scenario, Target, WorkloadKind};
+use crate::scenario::{Scenario, Target, TraceKeys, WorkloadKind};
 
 /// Host bytes per resident page: its folio in the arena (a 24-byte slot, an
 /// 8-byte link pair, a 4-byte head PFN) and its page frame's state in the
@@ -85,6 +85,12 @@ impl HostMemoryEstimate {
 /// Pages workload kind `kind` can touch at most, or None for a trace of unknown size.
 fn touchable_pages(kind: &WorkloadKind) -> Option<u64> {
     match kind {
+        // An offset replay's files span at most OFFSET_MAX_TOTAL_PAGES, slots included
+        // between touched pages.
+        WorkloadKind::Trace {
+            keys: TraceKeys::Offset,
+            ..
+        } => Some(kind.pages()),
         WorkloadKind::Trace { pages, limit, .. } => match (pages, limit) {
             (Some(p), Some(l)) => Some((*p).min(*l)),
             (Some(p), None) => Some(*p),

@@ -17,11 +17,9 @@ use std::path::{Path, PathBuf};
 
 use mmsim_core::memcg::{MemcgId, ROOT};
 use mmsim_core::{Advice, Event, FileId, Sim, SimError, VmaId};
-use mmsim_trace::{Densifier, Format, Record, TraceReader};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_distr::{Distribution, Zipf};
 use rand_pcg::Pcg64Mcg;
-use serde::{Deserialize, Serialize};
 
 use crate::error::WorkloadError;
 use crate::models::dd::DdGen;
@@ -31,10 +29,11 @@ use crate::models::kbuild::KbuildGen;
 use crate::models::kv::KvGen;
 use crate::models::pgbench::PgbenchGen;
 use crate::models::tabs::TabsGen;
-use crate::scenario::{Target, TraceFormat, WorkloadKind, WorkloadSpec, MAX_PAGES};
-
-/// Records read from a trace per `read_batch` call.
-const TRACE_BATCH: usize = 4096;
+use crate::scenario::{
+    Target, TraceKeys, WorkloadKind, WorkloadSpec, MAX_PAGES, OFFSET_DEFAULT_PAGES,
+};
+use crate::trace_gen::TraceGen;
+pub use crate::trace_gen::TraceReport;
 
 /// Where a workload's events go: the VMA it loads from and stores to, or the file it
 /// reads and writes through a descriptor.
@@ -108,6 +107,14 @@ impl Sink {
     }
 }
 
+/// `path` resolved against the scenario's directory `base_dir` (if relative).
+fn resolve(path: &Path, base_dir: Option<&Path>) -> PathBuf {
+    match base_dir {
+        Some(dir) if path.is_relative() && !dir.as_os_str().is_empty() => dir.join(path),
+        _ => path.to_path_buf(),
+    }
+}
+
 /// The seed of workload number `index`'s random stream: SplitMix64 of the scenario seed
 /// combined with the index, so neighbouring seeds and indices give unrelated streams.
 pub fn workload_seed(scenario_seed: u64, index: usize) -> u64 {
@@ -173,7 +180,7 @@ impl Permutation {
 
 /// Decides per event whether it is a write, from a fraction.
 #[derive(Clone, Copy, Debug)]
-enum Writes {
+pub(crate) enum Writes {
     Never,
     Always,
     /// A write if the next 64-bit draw is below this threshold (fraction × 2^64).
@@ -192,157 +199,12 @@ impl Writes {
     }
 
     #[inline(always)]
-    fn draw(self, rng: &mut Pcg64Mcg) -> bool {
+    pub(crate) fn draw(self, rng: &mut Pcg64Mcg) -> bool {
         match self {
             Writes::Never => false,
             Writes::Always => true,
             Writes::Below(t) => rng.next_u64() < t,
         }
-    }
-}
-
-/// What a trace replay read, for reports.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TraceReport {
-    /// The workload's name.
-    pub workload: String,
-    /// The trace file as opened.
-    pub path: String,
-    /// The format it was read as (`text`, `lirs`, `arc`, `oracle-general`).
-    pub format: String,
-    /// Whether the format was detected (`format = "auto"`) rather than given.
-    pub format_detected: bool,
-    /// Why detection chose the format (absent when it was given).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detected_because: Option<String>,
-    /// Compression detected from the content (`none`, `gzip`, `xz`, `zstd`).
-    pub compression: String,
-    /// What the reader read: records, references (ARC lines and block requests expand
-    /// to several), writes, and every kind of skipped line or request, counted.
-    #[serde(flatten)]
-    pub read: mmsim_trace::ReadStats,
-    /// Distinct keys, i.e. pages of the region touched.
-    pub distinct: u32,
-    /// Whether the replay stopped at `limit` before the end of the trace.
-    pub limited: bool,
-}
-
-/// A trace replay: the reader, the key → page numbering, the current batch.
-pub struct TraceGen {
-    what: String,
-    reader: TraceReader,
-    dense: Densifier,
-    records: Vec<Record>,
-    pos: usize,
-    left: Option<u64>,
-    detected: bool,
-}
-
-impl std::fmt::Debug for TraceGen {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TraceGen")
-            .field("reader", &self.reader)
-            .field("distinct", &self.dense.distinct())
-            .field("left", &self.left)
-            .finish_non_exhaustive()
-    }
-}
-
-impl TraceGen {
-    fn open(
-        what: &str,
-        path: &Path,
-        format: TraceFormat,
-        limit: Option<u64>,
-        pages: u64,
-    ) -> Result<TraceGen, WorkloadError> {
-        let err = |source| WorkloadError::Trace {
-            what: what.to_string(),
-            source,
-        };
-        let reader = match format {
-            TraceFormat::Auto => TraceReader::open_auto(path),
-            TraceFormat::Fixed(f) => TraceReader::open(path, f),
-        }
-        .map_err(err)?;
-        let max_distinct = pages.min(MAX_PAGES - 1) as u32;
-        Ok(TraceGen {
-            what: what.to_string(),
-            dense: Densifier::with_name(reader.name(), max_distinct),
-            reader,
-            records: Vec::with_capacity(TRACE_BATCH),
-            pos: 0,
-            left: limit,
-            detected: format == TraceFormat::Auto,
-        })
-    }
-
-    fn fill(
-        &mut self,
-        sink: Sink,
-        writes: Writes,
-        rng: &mut Pcg64Mcg,
-        out: &mut Vec<Event>,
-        max: usize,
-    ) -> Result<usize, WorkloadError> {
-        let mut n = 0;
-        while n < max {
-            if self.pos == self.records.len() {
-                let want = match self.left {
-                    Some(0) => break,
-                    Some(l) => l.min(TRACE_BATCH as u64) as usize,
-                    None => TRACE_BATCH,
-                };
-                self.pos = 0;
-                let got = self
-                    .reader
-                    .read_batch(&mut self.records, want)
-                    .map_err(|source| WorkloadError::Trace {
-                        what: self.what.clone(),
-                        source,
-                    })?;
-                if got == 0 {
-                    break;
-                }
-                if let Some(l) = &mut self.left {
-                    *l -= got as u64;
-                }
-            }
-            let take = (self.records.len() - self.pos).min(max - n);
-            for r in &self.records[self.pos..self.pos + take] {
-                let page = self
-                    .dense
-                    .id(r.key)
-                    .map_err(|source| WorkloadError::Trace {
-                        what: self.what.clone(),
-                        source,
-                    })?;
-                out.push(sink.event(page, r.write || writes.draw(rng)));
-            }
-            self.pos += take;
-            n += take;
-        }
-        Ok(n)
-    }
-
-    fn report(&self, workload: &str) -> TraceReport {
-        let s = self.reader.stats();
-        TraceReport {
-            workload: workload.to_string(),
-            path: self.reader.name().to_string(),
-            format: self.reader.format().name().to_string(),
-            format_detected: self.detected,
-            compression: self.reader.compression().name().to_string(),
-            detected_because: self.reader.sniffed().map(|x| x.reason.to_string()),
-            read: s.clone(),
-            distinct: self.dense.distinct(),
-            limited: self.left == Some(0),
-        }
-    }
-
-    /// The format the trace is read as.
-    pub fn format(&self) -> Format {
-        self.reader.format()
     }
 }
 
@@ -498,15 +360,21 @@ impl Generator {
                 format,
                 limit,
                 pages,
+                keys,
             } => {
-                let resolved: PathBuf = match base_dir {
-                    Some(dir) if path.is_relative() && !dir.as_os_str().is_empty() => {
-                        dir.join(path)
-                    }
-                    _ => path.clone(),
-                };
-                let gen =
-                    TraceGen::open(what, &resolved, *format, *limit, pages.unwrap_or(MAX_PAGES))?;
+                let resolved = resolve(path, base_dir);
+                let gen = TraceGen::open(
+                    what,
+                    &resolved,
+                    *format,
+                    *limit,
+                    pages.unwrap_or(match keys {
+                        TraceKeys::Dense => MAX_PAGES,
+                        TraceKeys::Offset => OFFSET_DEFAULT_PAGES,
+                    }),
+                    *keys,
+                    sink,
+                )?;
                 (u64::MAX, Pattern::Trace(Box::new(gen)))
             }
             WorkloadKind::Fio(_)
@@ -587,6 +455,33 @@ impl Generator {
             WorkloadKind::Kbuild(k) => {
                 let g = KbuildGen::setup(sim, k, name, advice, &mut rng, memcg).map_err(setup)?;
                 (Sink::Vma(g.vma()), Pattern::Kbuild(Box::new(g)))
+            }
+            WorkloadKind::Trace {
+                path,
+                format,
+                limit,
+                pages,
+                keys: TraceKeys::Offset,
+            } => {
+                let (g, sink) = TraceGen::setup_offset(
+                    sim,
+                    what,
+                    name,
+                    &resolve(path, base_dir),
+                    *format,
+                    *limit,
+                    *pages,
+                    spec.target,
+                    advice,
+                    memcg,
+                )?;
+                return Ok(Generator {
+                    sink,
+                    writes: Writes::new(spec.effective_write_ratio()),
+                    rng,
+                    left: u64::MAX,
+                    pattern: Pattern::Trace(Box::new(g)),
+                });
             }
             _ => {
                 let sink = Sink::setup_in(sim, name, spec.target, spec.kind.pages(), advice, memcg)

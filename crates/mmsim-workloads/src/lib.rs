@@ -55,6 +55,7 @@ pub mod published;
 pub mod run;
 pub mod scenario;
 mod tomlpos;
+mod trace_gen;
 pub mod warnings;
 
 pub use error::WorkloadError;
@@ -63,7 +64,9 @@ pub use run::{
     run_scenario, run_scenario_cancellable, Batch, EventStream, RunOptions, ScenarioResult,
     WorkloadReport, SCHEMA_VERSION,
 };
-pub use scenario::{LruGenWrite, Scenario, Target, TraceFormat, WorkloadKind, WorkloadSpec};
+pub use scenario::{
+    LruGenWrite, Scenario, Target, TraceFormat, TraceKeys, WorkloadKind, WorkloadSpec,
+};
 
 /// The scenarios shipped with the crate: (name, TOML text).
 pub const EMBEDDED_SCENARIOS: &[(&str, &str)] = &[

@@ -521,6 +521,19 @@ pub fn run_report(
             rd.references, rd.writes
         );
         let _ = writeln!(t, "  distinct keys     {}", tr.distinct);
+        if tr.keys == "offset" {
+            let _ = writeln!(
+                t,
+                "  keys              offset: page offsets in {} file(s) of {} pages; {} \
+                 references beyond the per-file limit skipped",
+                tr.files, tr.layout_pages, tr.skipped_beyond_limit
+            );
+        } else {
+            let _ = writeln!(
+                t,
+                "  keys              dense (numbered by first appearance)"
+            );
+        }
         let skipped: Vec<String> = rd
             .skipped()
             .into_iter()

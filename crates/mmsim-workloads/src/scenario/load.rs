@@ -7,7 +7,8 @@ use mmsim_core::{ConfigError, MachineConfig};
 
 use super::raw::{convert, KindError, ScenarioToml};
 use super::{
-    default_seed, Scenario, Target, WorkloadKind, WorkloadSpec, MAX_EVENTS, MAX_PAGES, MAX_THETA,
+    default_seed, Scenario, Target, TraceKeys, WorkloadKind, WorkloadSpec, MAX_EVENTS, MAX_PAGES,
+    MAX_THETA, OFFSET_MAX_TOTAL_PAGES,
 };
 use crate::error::WorkloadError;
 use crate::models::{self, Bad, Model};
@@ -402,7 +403,11 @@ impl Scenario {
                     }
                 }
                 WorkloadKind::Trace {
-                    path, limit, pages, ..
+                    path,
+                    limit,
+                    pages,
+                    keys,
+                    ..
                 } => {
                     if path.as_os_str().is_empty() {
                         return Err(invalid(field("path"), "is empty".into()));
@@ -410,8 +415,20 @@ impl Scenario {
                     if let Some(l) = limit {
                         check_count("limit", *l)?;
                     }
-                    if let Some(p) = pages {
-                        check_pages(*p)?;
+                    match (pages, keys) {
+                        (Some(p), TraceKeys::Offset)
+                            if !(1..=OFFSET_MAX_TOTAL_PAGES).contains(p) =>
+                        {
+                            return Err(invalid(
+                                field("pages"),
+                                format!(
+                                    "{p} is out of range [1, {OFFSET_MAX_TOTAL_PAGES}] pages \
+                                     (the largest file of a trace_keys = \"offset\" replay)"
+                                ),
+                            ));
+                        }
+                        (Some(p), _) => check_pages(*p)?,
+                        (None, _) => {}
                     }
                 }
                 kind => {

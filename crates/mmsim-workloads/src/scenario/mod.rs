@@ -88,6 +88,13 @@ use raw::{KindName, RawWorkload, ScenarioToml};
 /// Largest region (file or VMA) a workload may use: 2^31 pages (8 TiB), the simulator's
 /// limit for one file or mapping.
 pub const MAX_PAGES: u64 = 1 << 31;
+/// The default largest file of a `keys = "offset"` trace replay: 2^24 pages (64 GiB),
+/// whose page-cache slots cost at most 64 MiB of host memory.
+pub const OFFSET_DEFAULT_PAGES: u64 = 1 << 24;
+/// The most pages all files of a `keys = "offset"` trace replay may span together:
+/// 2^28 (1 TiB of file, at most 1 GiB of host memory for their slots); a trace whose
+/// files' last referenced pages add up to more is an error before the run.
+pub const OFFSET_MAX_TOTAL_PAGES: u64 = 1 << 28;
 /// Largest number of events one workload may generate: 2^40.
 pub const MAX_EVENTS: u64 = 1 << 40;
 /// Largest zipf exponent accepted.
@@ -319,6 +326,75 @@ impl<'de> Deserialize<'de> for TraceFormat {
     }
 }
 
+/// How a trace replay turns keys into pages: `keys` of a `trace` workload, `--keys` of
+/// `mmsim run`. The default is [`TraceKeys::Dense`] for every format, so results of
+/// existing scenarios do not change.
+///
+/// | format | what a key is | `dense` (default) | `offset` |
+/// |---|---|---|---|
+/// | `filemap` | `file << 40 \| page` by `(dev, ino)` | one region, pages by first appearance | one file (or mapping) per `(dev, ino)`, the page at its offset |
+/// | block traces (`vscsi`, `msr`, `lcs-csv`, `arc`) | the 4 KiB page of the device | one region by first appearance | the device as one file, pages at their offsets |
+/// | `lackey`, `memsim`, `ucsd`, `text`, `lirs`, key arrays | an address's page or an id | by first appearance | the key as a page offset |
+/// | `oracle-general`, `native` | an object id or a key | by first appearance | the key as a page offset (rarely meaningful) |
+///
+/// Under `offset` a key's bits 40 and up select the file ([`mmsim_trace::filemap::key`]),
+/// the low 40 bits the page in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub enum TraceKeys {
+    /// Keys numbered 0, 1, 2, … in order of first appearance
+    /// ([`mmsim_trace::Densifier`]): one region as large as the distinct keys; the
+    /// layout is lost, so readahead and fault-around see a new order.
+    #[default]
+    Dense,
+    /// Keys kept as page offsets in their files: each trace file (`(dev, ino)` of a
+    /// `filemap` trace, the device of a block trace) becomes a file or mapping of its
+    /// own, sized to its last referenced page; readahead, read-around and fault-around
+    /// see the real layout. The replay's advice defaults to `normal`.
+    Offset,
+}
+
+impl TraceKeys {
+    /// `dense` or `offset`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceKeys::Dense => "dense",
+            TraceKeys::Offset => "offset",
+        }
+    }
+}
+
+impl fmt::Display for TraceKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for TraceKeys {
+    type Err = String;
+    fn from_str(s: &str) -> Result<TraceKeys, String> {
+        match s {
+            "dense" => Ok(TraceKeys::Dense),
+            "offset" => Ok(TraceKeys::Offset),
+            _ => Err(format!(
+                "unknown trace keys {s:?}; expected dense or offset"
+            )),
+        }
+    }
+}
+
+impl Serialize for TraceKeys {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for TraceKeys {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<TraceKeys, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// One workload: a task with one region (file or VMA) and the accesses it makes, or a
 /// model of a program with its tasks, files and mappings (see [`crate::models`]).
 ///
@@ -439,9 +515,10 @@ pub enum WorkloadKind {
         /// 003 that large folios turn into 16 times the memory).
         stride: u64,
     },
-    /// `trace`: replays a trace file (streamed, never loaded whole); its keys are
-    /// numbered in order of first appearance ([`mmsim_trace::Densifier`]) and become page
-    /// indices of the region.
+    /// `trace`: replays a trace file (streamed, never loaded whole); by default its keys
+    /// are numbered in order of first appearance ([`mmsim_trace::Densifier`]) and become
+    /// page indices of the region; with `keys = "offset"` they stay page offsets in their
+    /// files ([`TraceKeys`]).
     Trace {
         /// The trace file (relative paths are relative to the scenario file).
         path: PathBuf,
@@ -450,8 +527,12 @@ pub enum WorkloadKind {
         /// Replay at most this many references (default: all).
         limit: Option<u64>,
         /// Region size in pages (default 2^31, the maximum); more distinct keys than this
-        /// is an error. Only touched pages cost memory.
+        /// is an error. Only touched pages cost memory. Under `keys = "offset"`: the
+        /// largest file size in pages (default [`OFFSET_DEFAULT_PAGES`], 2^24 = 64 GiB);
+        /// references at or beyond it are skipped and counted.
         pages: Option<u64>,
+        /// How keys become pages (default `dense`).
+        keys: TraceKeys,
     },
     /// `fio`: fio's buffered file IO by `numjobs` jobs ([`crate::models::fio`]).
     Fio(FioSpec),
@@ -508,8 +589,9 @@ impl WorkloadKind {
         with_model!(self, m => models::target_of(m))
     }
 
-    /// Size of the region in pages (a trace without `pages`: 2^31); for a model, of all
-    /// its files and mappings together.
+    /// Size of the region in pages (a trace without `pages`: 2^31; an offset replay: the
+    /// most its files may span, [`OFFSET_MAX_TOTAL_PAGES`]); for a model, of all its
+    /// files and mappings together.
     pub fn pages(&self) -> u64 {
         if let Some(pages) = with_model!(self, m => Model::pages(m)) {
             return pages;
@@ -521,6 +603,10 @@ impl WorkloadKind {
             | WorkloadKind::Loop { pages, .. }
             | WorkloadKind::HotCold { pages, .. }
             | WorkloadKind::Touch { pages, .. } => *pages,
+            WorkloadKind::Trace {
+                keys: TraceKeys::Offset,
+                ..
+            } => OFFSET_MAX_TOTAL_PAGES,
             WorkloadKind::Trace { pages, .. } => pages.unwrap_or(MAX_PAGES),
             _ => unreachable!("the model kinds are handled above"),
         }
@@ -588,11 +674,19 @@ impl WorkloadSpec {
         }
     }
 
-    /// The advice in effect: the given one, or `random` for trace replays, fio's
+    /// The advice in effect: the given one, or `random` for trace replays (`normal`
+    /// under `keys = "offset"`, whose layout is the real one), fio's
     /// `fadvise_hint` default for `fio`, and `normal` otherwise.
     pub fn effective_advice(&self) -> Advice {
         match (self.advice, &self.kind) {
             (Some(a), _) => a,
+            (
+                None,
+                WorkloadKind::Trace {
+                    keys: TraceKeys::Offset,
+                    ..
+                },
+            ) => Advice::Normal,
             (None, WorkloadKind::Trace { .. }) => Advice::Random,
             (None, WorkloadKind::Fio(f)) => f.default_advice(),
             (None, _) => Advice::Normal,
@@ -608,6 +702,7 @@ impl WorkloadSpec {
                 format,
                 limit: None,
                 pages: None,
+                keys: TraceKeys::Dense,
             },
         )
     }

@@ -17,7 +17,7 @@ use mmsim_core::{
     CostVariant, DeviceConfig, DeviceKind, MachineConfig, MglruVersion, PolicyName, Size,
 };
 
-use super::{Scenario, Target, TraceFormat, WorkloadKind, WorkloadSpec};
+use super::{Scenario, Target, TraceFormat, TraceKeys, WorkloadKind, WorkloadSpec};
 use crate::{default_scenario, embedded_scenario, WorkloadError, EMBEDDED_SCENARIOS};
 
 /// Memory of the machine of a trace run without a scenario: large, so that only
@@ -52,6 +52,8 @@ pub struct Overrides {
     pub target: Option<Target>,
     /// Replay at most this many references.
     pub limit: Option<u64>,
+    /// How the trace's keys become pages (default `dense`).
+    pub keys: Option<TraceKeys>,
     /// `machine.memory`.
     pub memory: Option<Size>,
     /// `machine.memcg_max`.
@@ -134,8 +136,9 @@ pub fn plan(base: Base, o: &Overrides) -> Result<Plan, WorkloadError> {
     if let Some(trace) = &o.trace {
         let target = o.target.unwrap_or(Target::File);
         let mut w = WorkloadSpec::trace(trace, o.format.unwrap_or_default(), target);
-        if let WorkloadKind::Trace { limit, .. } = &mut w.kind {
+        if let WorkloadKind::Trace { limit, keys, .. } = &mut w.kind {
             *limit = o.limit;
+            *keys = o.keys.unwrap_or_default();
         }
         w.name = Some(
             trace

@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use mmsim_core::{Advice, MachineConfig, Size};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{default_seed, LruGenWrite, Scenario, Target, TraceFormat, WorkloadKind, WorkloadSpec};
+use super::{
+    default_seed, LruGenWrite, Scenario, Target, TraceFormat, TraceKeys, WorkloadKind, WorkloadSpec,
+};
 use crate::cgroups::{CgroupChange, CgroupCycle, CgroupSpec};
 use crate::models::dd::DdSpec;
 use crate::models::eater::{EaterPattern, EaterSpec};
@@ -83,7 +85,7 @@ impl KindName {
                 &[],
             ),
             KindName::Touch => (&["pages"], &["stride"]),
-            KindName::Trace => (&["path"], &["format", "limit", "pages"]),
+            KindName::Trace => (&["path"], &["format", "limit", "pages", "trace_keys"]),
             KindName::Fio => models::fields_of::<FioSpec>(),
             KindName::Kv => models::fields_of::<KvSpec>(),
             KindName::Pgbench => models::fields_of::<PgbenchSpec>(),
@@ -157,6 +159,8 @@ pub(super) struct RawWorkload {
     format: Option<TraceFormat>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     limit: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trace_keys: Option<TraceKeys>,
     // fio
     #[serde(default, skip_serializing_if = "Option::is_none")]
     rw: Option<FioRw>,
@@ -381,7 +385,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 56] = [
+    let present: [(&'static str, bool); 57] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -393,6 +397,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("path", r.path.is_some()),
         ("format", r.format.is_some()),
         ("limit", r.limit.is_some()),
+        ("trace_keys", r.trace_keys.is_some()),
         ("rw", r.rw.is_some()),
         ("bs", r.bs.is_some()),
         ("numjobs", r.numjobs.is_some()),
@@ -527,6 +532,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             format: r.format.unwrap_or_default(),
             limit: r.limit,
             pages: r.pages,
+            keys: r.trace_keys.unwrap_or_default(),
         },
         KindName::Fio => WorkloadKind::Fio(FioSpec {
             rw: r.rw.unwrap_or(FioRw::Read),
@@ -681,6 +687,7 @@ impl From<WorkloadSpec> for RawWorkload {
             rwmixread: None,
             random_distribution: None,
             norandommap: None,
+            trace_keys: None,
             keys: None,
             value_size: None,
             gets: None,
@@ -758,11 +765,13 @@ impl From<WorkloadSpec> for RawWorkload {
                 format,
                 limit,
                 pages,
+                keys,
             } => {
                 r.path = Some(path);
                 r.format = Some(format);
                 r.limit = limit;
                 r.pages = pages;
+                r.trace_keys = (keys != TraceKeys::Dense).then_some(keys);
             }
             WorkloadKind::Fio(f) => {
                 r.rw = Some(f.rw);

@@ -1,0 +1,475 @@
+//! Trace replay: a trace's keys turned into page accesses, numbered by first appearance
+//! (`trace_keys = "dense"`, the default) or kept as page offsets in their files
+//! (`trace_keys = "offset"`, [`TraceKeys`]).
+//!
+//! Under `offset` the replay keeps the layout the kernel saw, so readahead
+//! (`ondemand_readahead` of mm/readahead.c), mmap read-around (`do_sync_mmap_readahead`
+//! of mm/filemap.c) and fault-around (`do_fault_around` of mm/memory.c) act on the
+//! trace's real neighbours, as on Linux 6.12. A key's bits 40 and up name its file (the
+//! `(dev, ino)` number of a `filemap` trace, [`mmsim_trace::filemap::key`]; 0 for a block
+//! device's pages), its low 40 bits the page.
+//!
+//! # Bounded memory
+//!
+//! The trace is read twice: a first pass finds the files and the last page referenced in
+//! each (references at or beyond the per-file limit `pages`, default
+//! [`OFFSET_DEFAULT_PAGES`], are left out and counted), then each file is created with
+//! that size, so no page-cache array grows past it. Files whose sizes add up to more than
+//! [`OFFSET_MAX_TOTAL_PAGES`] are an error before the run, naming the trace and the
+//! total. Distinct pages are counted in one bit per page of the layout. A trace has no
+//! record of `i_size`: a file ends at its last referenced page, so readahead stops there
+//! where the kernel's might read on to the real end of file. Standard input cannot be
+//! read twice and is refused.
+
+use std::path::Path;
+
+use mmsim_core::memcg::MemcgId;
+use mmsim_core::{Advice, Event, Sim};
+use mmsim_trace::filemap::PAGE_BITS;
+use mmsim_trace::{Densifier, Record, TraceReader};
+use rand_pcg::Pcg64Mcg;
+use serde::{Deserialize, Serialize};
+
+use crate::error::WorkloadError;
+use crate::gen::{Sink, Writes};
+use crate::scenario::{
+    Target, TraceFormat, TraceKeys, MAX_PAGES, OFFSET_DEFAULT_PAGES, OFFSET_MAX_TOTAL_PAGES,
+};
+
+/// Records read from the trace at a time.
+const TRACE_BATCH: usize = 4096;
+
+/// Page bits of a key under `offset`.
+const PAGE_MASK: u64 = (1 << PAGE_BITS) - 1;
+
+/// The most trace files an `offset` replay follows (the filemap reader's largest
+/// file number space, 2^24); keys naming a higher file are skipped and counted.
+const MAX_OFFSET_FILES: u64 = 1 << 24;
+
+/// No sink for this trace file number.
+const NO_SINK: u32 = u32::MAX;
+
+/// What a trace replay read, for reports.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceReport {
+    /// The workload's name.
+    pub workload: String,
+    /// The trace file as opened.
+    pub path: String,
+    /// The format it was read as (`text`, `lirs`, `arc`, `oracle-general`).
+    pub format: String,
+    /// Whether the format was detected (`format = "auto"`) rather than given.
+    pub format_detected: bool,
+    /// Why detection chose the format (absent when it was given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detected_because: Option<String>,
+    /// Compression detected from the content (`none`, `gzip`, `xz`, `zstd`).
+    pub compression: String,
+    /// What the reader read: records, references (ARC lines and block requests expand
+    /// to several), writes, and every kind of skipped line or request, counted.
+    #[serde(flatten)]
+    pub read: mmsim_trace::ReadStats,
+    /// Distinct keys, i.e. pages of the region touched.
+    pub distinct: u32,
+    /// Whether the replay stopped at `limit` before the end of the trace.
+    pub limited: bool,
+    /// How keys became pages: `dense` (by first appearance) or `offset` (page offsets
+    /// in their files).
+    #[serde(default)]
+    pub keys: String,
+    /// Under `offset`: the files (or mappings) the trace's files became.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub files: u32,
+    /// Under `offset`: the pages those files span together (their sizes).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub layout_pages: u64,
+    /// Under `offset`: references skipped because their page is at or beyond the
+    /// per-file limit (`pages`), or their file number is beyond 2^24 − 1.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub skipped_beyond_limit: u64,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The key → page mapping of a replay.
+enum KeyMap {
+    /// By first appearance.
+    Dense(Densifier),
+    /// Page offsets in the trace's files.
+    Offset(Box<Offsets>),
+}
+
+/// The layout of an `offset` replay: which sink each trace file number goes to, each
+/// sink's size, and the pages touched (one bit each).
+struct Offsets {
+    /// Per trace file number: the index of its sink, or [`NO_SINK`].
+    sink_of: Vec<u32>,
+    /// The sinks, in file-number order.
+    sinks: Vec<Sink>,
+    /// Each sink's size in pages.
+    sizes: Vec<u64>,
+    /// Each sink's touched pages, a bit per page, grown on first touch.
+    touched: Vec<Vec<u64>>,
+    distinct: u64,
+    skipped: u64,
+}
+
+impl Offsets {
+    /// The layout of `sizes_by_file` (per trace file number; 0: not referenced) on
+    /// `sinks`, one per referenced file in file-number order (a last sink beyond them,
+    /// if any, is reached by no key).
+    fn new(sizes_by_file: &[u64], sinks: Vec<Sink>) -> Offsets {
+        let mut sink_of = vec![NO_SINK; sizes_by_file.len()];
+        let mut sizes = Vec::with_capacity(sinks.len());
+        for (file, &size) in sizes_by_file.iter().enumerate() {
+            if size > 0 {
+                sink_of[file] = sizes.len() as u32;
+                sizes.push(size);
+            }
+        }
+        debug_assert!(sizes.len() <= sinks.len());
+        Offsets {
+            sink_of,
+            touched: vec![Vec::new(); sinks.len()],
+            sinks,
+            sizes,
+            distinct: 0,
+            skipped: 0,
+        }
+    }
+
+    /// The sink and page of `key`, or `None` (counted) if it is outside the layout.
+    #[inline]
+    fn map(&mut self, key: u64) -> Option<(Sink, u32)> {
+        let file = key >> PAGE_BITS;
+        let page = key & PAGE_MASK;
+        let s = match self.sink_of.get(file as usize) {
+            Some(&s) if s != NO_SINK && page < self.sizes[s as usize] => s as usize,
+            _ => {
+                self.skipped += 1;
+                return None;
+            }
+        };
+        let bits = &mut self.touched[s];
+        let word = (page / 64) as usize;
+        if word >= bits.len() {
+            bits.resize(word + 1, 0);
+        }
+        let bit = 1u64 << (page % 64);
+        if bits[word] & bit == 0 {
+            bits[word] |= bit;
+            self.distinct += 1;
+        }
+        Some((self.sinks[s], page as u32))
+    }
+}
+
+/// A trace replay: the reader, the key → page mapping, the current batch.
+pub(crate) struct TraceGen {
+    what: String,
+    reader: TraceReader,
+    keys: KeyMap,
+    records: Vec<Record>,
+    pos: usize,
+    left: Option<u64>,
+    detected: bool,
+}
+
+impl std::fmt::Debug for TraceGen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceGen")
+            .field("reader", &self.reader)
+            .field("distinct", &self.distinct())
+            .field("left", &self.left)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The trace at `path`, opened in `format`.
+fn open_reader(path: &Path, format: TraceFormat) -> Result<TraceReader, mmsim_trace::TraceError> {
+    match format {
+        TraceFormat::Auto => TraceReader::open_auto(path),
+        TraceFormat::Fixed(f) => TraceReader::open(path, f),
+    }
+}
+
+impl TraceGen {
+    /// A replay of the trace at `path` whose keys go to `sink`: numbered by first
+    /// appearance (at most `pages` distinct keys), or under `offset` taken as pages of
+    /// that one region of `pages` pages (keys of other files or beyond it skipped).
+    pub(crate) fn open(
+        what: &str,
+        path: &Path,
+        format: TraceFormat,
+        limit: Option<u64>,
+        pages: u64,
+        keys: TraceKeys,
+        sink: Sink,
+    ) -> Result<TraceGen, WorkloadError> {
+        let reader = open_reader(path, format).map_err(|source| WorkloadError::Trace {
+            what: what.to_string(),
+            source,
+        })?;
+        let keys = match keys {
+            TraceKeys::Dense => {
+                let max_distinct = pages.min(MAX_PAGES - 1) as u32;
+                KeyMap::Dense(Densifier::with_name(reader.name(), max_distinct))
+            }
+            TraceKeys::Offset => {
+                KeyMap::Offset(Box::new(Offsets::new(&[pages.min(MAX_PAGES)], vec![sink])))
+            }
+        };
+        Ok(TraceGen::with(what, reader, keys, limit, format))
+    }
+
+    fn with(
+        what: &str,
+        reader: TraceReader,
+        keys: KeyMap,
+        limit: Option<u64>,
+        format: TraceFormat,
+    ) -> TraceGen {
+        TraceGen {
+            what: what.to_string(),
+            reader,
+            keys,
+            records: Vec::with_capacity(TRACE_BATCH),
+            pos: 0,
+            left: limit,
+            detected: format == TraceFormat::Auto,
+        }
+    }
+
+    /// An `offset` replay of the trace at `path` with its own files: reads the trace
+    /// once for the layout (see the module overview), creates task `name` in `memcg`
+    /// with one file or mapping per referenced trace file on `target`, then opens the
+    /// trace again for the replay. Returns the replay and its first sink.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn setup_offset(
+        sim: &mut Sim,
+        what: &str,
+        name: &str,
+        path: &Path,
+        format: TraceFormat,
+        limit: Option<u64>,
+        pages: Option<u64>,
+        target: Target,
+        advice: Advice,
+        memcg: MemcgId,
+    ) -> Result<(TraceGen, Sink), WorkloadError> {
+        let trace_err = |source| WorkloadError::Trace {
+            what: what.to_string(),
+            source,
+        };
+        let invalid = |message: String| WorkloadError::Invalid {
+            file: what.to_string(),
+            field: "trace_keys".into(),
+            message,
+        };
+        if path == Path::new("-") {
+            return Err(invalid(
+                "`offset` reads the trace twice (once for its layout): give a file, not \
+                 standard input"
+                    .into(),
+            ));
+        }
+        let per_file = pages.unwrap_or(OFFSET_DEFAULT_PAGES);
+        let mut scan = open_reader(path, format).map_err(trace_err)?;
+        let mut sizes: Vec<u64> = Vec::new();
+        let mut batch = Vec::with_capacity(TRACE_BATCH);
+        let mut left = limit;
+        loop {
+            let want = match left {
+                Some(0) => break,
+                Some(l) => l.min(TRACE_BATCH as u64) as usize,
+                None => TRACE_BATCH,
+            };
+            let got = scan.read_batch(&mut batch, want).map_err(trace_err)?;
+            if got == 0 {
+                break;
+            }
+            if let Some(l) = &mut left {
+                *l -= got as u64;
+            }
+            for r in &batch {
+                let (file, page) = (r.key >> PAGE_BITS, r.key & PAGE_MASK);
+                if file >= MAX_OFFSET_FILES || page >= per_file {
+                    continue;
+                }
+                let file = file as usize;
+                if file >= sizes.len() {
+                    sizes.resize(file + 1, 0);
+                }
+                sizes[file] = sizes[file].max(page + 1);
+            }
+        }
+        let total: u64 = sizes.iter().sum();
+        let files = sizes.iter().filter(|&&s| s > 0).count();
+        if total > OFFSET_MAX_TOTAL_PAGES {
+            return Err(WorkloadError::Invalid {
+                file: what.to_string(),
+                field: "pages".into(),
+                message: format!(
+                    "trace {}: its {files} files span {total} pages up to their last \
+                     references, more than the {OFFSET_MAX_TOTAL_PAGES} an offset replay \
+                     may lay out; lower `pages` (the largest file, now {per_file}) or use \
+                     trace_keys = \"dense\"",
+                    scan.name()
+                ),
+            });
+        }
+        let setup = |source| WorkloadError::Setup {
+            what: what.to_string(),
+            source,
+        };
+        let task = sim.add_task(name);
+        sim.attach_task(task, memcg).map_err(setup)?;
+        let mut sinks = Vec::with_capacity(files);
+        for (number, &size) in sizes.iter().enumerate().filter(|(_, &s)| s > 0) {
+            let file_name = if files == 1 {
+                name.to_string()
+            } else {
+                format!("{name}#{number}")
+            };
+            let sink = match target {
+                Target::Anon => Sink::Vma(sim.mmap_anon(task, size).map_err(setup)?),
+                Target::File => {
+                    let file = sim.add_file(&file_name, size).map_err(setup)?;
+                    sim.open(file, task).map_err(setup)?;
+                    sim.fadvise(file, advice).map_err(setup)?;
+                    Sink::File(file)
+                }
+                Target::Mmap | Target::MmapExec => {
+                    let file = sim.add_file(&file_name, size).map_err(setup)?;
+                    let vma = sim
+                        .mmap_file(task, file, 0, size, target == Target::MmapExec)
+                        .map_err(setup)?;
+                    sim.madvise(vma, advice).map_err(setup)?;
+                    Sink::Vma(vma)
+                }
+            };
+            sinks.push(sink);
+        }
+        if sinks.is_empty() {
+            // Nothing within the limit: a one-page region nothing reaches, so the run
+            // reports every reference as skipped.
+            let sink = Sink::setup_in(sim, name, target, 1, advice, memcg).map_err(setup)?;
+            sinks.push(sink);
+        }
+        let first = sinks[0];
+        drop(scan);
+        let reader = open_reader(path, format).map_err(trace_err)?;
+        let offsets = Offsets::new(&sizes, sinks);
+        Ok((
+            TraceGen::with(
+                what,
+                reader,
+                KeyMap::Offset(Box::new(offsets)),
+                limit,
+                format,
+            ),
+            first,
+        ))
+    }
+
+    /// Appends up to `max` events to `out`; returns how many (0: the trace is done).
+    pub(crate) fn fill(
+        &mut self,
+        sink: Sink,
+        writes: Writes,
+        rng: &mut Pcg64Mcg,
+        out: &mut Vec<Event>,
+        max: usize,
+    ) -> Result<usize, WorkloadError> {
+        let mut n = 0;
+        while n < max {
+            if self.pos == self.records.len() {
+                let want = match self.left {
+                    Some(0) => break,
+                    Some(l) => l.min(TRACE_BATCH as u64) as usize,
+                    None => TRACE_BATCH,
+                };
+                self.pos = 0;
+                let got = self
+                    .reader
+                    .read_batch(&mut self.records, want)
+                    .map_err(|source| WorkloadError::Trace {
+                        what: self.what.clone(),
+                        source,
+                    })?;
+                if got == 0 {
+                    break;
+                }
+                if let Some(l) = &mut self.left {
+                    *l -= got as u64;
+                }
+            }
+            let take = (self.records.len() - self.pos).min(max - n);
+            let batch = &self.records[self.pos..self.pos + take];
+            match &mut self.keys {
+                KeyMap::Dense(dense) => {
+                    for r in batch {
+                        let page = dense.id(r.key).map_err(|source| WorkloadError::Trace {
+                            what: self.what.clone(),
+                            source,
+                        })?;
+                        out.push(sink.event(page, r.write || writes.draw(rng)));
+                    }
+                    n += take;
+                }
+                KeyMap::Offset(offsets) => {
+                    for r in batch {
+                        if let Some((to, page)) = offsets.map(r.key) {
+                            out.push(to.event(page, r.write || writes.draw(rng)));
+                            n += 1;
+                        }
+                    }
+                }
+            }
+            self.pos += take;
+        }
+        Ok(n)
+    }
+
+    fn distinct(&self) -> u32 {
+        match &self.keys {
+            KeyMap::Dense(d) => d.distinct(),
+            KeyMap::Offset(o) => o.distinct.min(u64::from(u32::MAX)) as u32,
+        }
+    }
+
+    /// What the replay read so far, for workload `workload`.
+    pub(crate) fn report(&self, workload: &str) -> TraceReport {
+        let s = self.reader.stats();
+        let (keys, files, layout_pages, skipped) = match &self.keys {
+            KeyMap::Dense(_) => (TraceKeys::Dense, 0, 0, 0),
+            KeyMap::Offset(o) => (
+                TraceKeys::Offset,
+                o.sizes.len() as u32,
+                o.sizes.iter().sum(),
+                o.skipped,
+            ),
+        };
+        TraceReport {
+            workload: workload.to_string(),
+            path: self.reader.name().to_string(),
+            format: self.reader.format().name().to_string(),
+            format_detected: self.detected,
+            compression: self.reader.compression().name().to_string(),
+            detected_because: self.reader.sniffed().map(|x| x.reason.to_string()),
+            read: s.clone(),
+            distinct: self.distinct(),
+            limited: self.left == Some(0),
+            keys: keys.name().to_string(),
+            files,
+            layout_pages,
+            skipped_beyond_limit: skipped,
+        }
+    }
+}

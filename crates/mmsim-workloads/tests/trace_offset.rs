@@ -1,0 +1,196 @@
+//! `trace_keys = "offset"`: a trace's keys replayed as page offsets in their own files,
+//! so readahead (`ondemand_readahead`) and mmap read-around (`do_sync_mmap_readahead`)
+//! see the real layout; the bounds on the layout and their errors.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use mmsim_workloads::{run_scenario, RunOptions, Scenario, ScenarioResult, WorkloadError};
+
+/// Writes `text` to a fresh file named `name` in the test's scratch directory.
+fn write_trace(name: &str, text: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("trace_offset");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A `perf script` line of `mm_filemap_get_pages` reading page `page` of inode `ino`.
+fn get_pages(out: &mut String, ino: u64, page: u64) {
+    let ofs = page << 12;
+    writeln!(
+        out,
+        "  cat 1234 [000] 10.000001: filemap:mm_filemap_get_pages: dev=8:1 ino={ino:x} \
+         ofs={ofs}-{}",
+        ofs + 4095
+    )
+    .unwrap();
+}
+
+/// Two files of 16 pages read one page at a time, their reads interleaved:
+/// a0 b0 a1 b1 … a15 b15.
+fn interleaved() -> PathBuf {
+    let mut t = String::new();
+    for p in 0..16 {
+        get_pages(&mut t, 0xa, p);
+        get_pages(&mut t, 0xb, p);
+    }
+    write_trace("interleaved.txt", &t)
+}
+
+fn scenario(path: &std::path::Path, target: &str, extra: &str) -> Scenario {
+    let toml = format!(
+        "[machine]\nmemory = \"64M\"\n\n[[workload]]\nkind = \"trace\"\npath = {:?}\n\
+         format = \"filemap\"\ntarget = \"{target}\"\n{extra}\n",
+        path.display().to_string()
+    );
+    Scenario::from_toml_str(&toml, "t.toml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(s: &Scenario) -> ScenarioResult {
+    run_scenario(s, &mut RunOptions::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// With the layout kept, each file's sequential reads are one stream to readahead
+/// (read_ahead_kb 128: ra_pages 32): the miss at page 0 reads the initial window
+/// 0..=3 (`get_init_ra_size(1, 32)` = 4, marker on page 1), page 1 pushes the window to
+/// 4..=11 (`get_next_ra_size(4, 32)` = 8), page 4 to 12..=15 (16 pages, cut at the end
+/// of the file). One synchronous miss per file; 30 reads find their page cached.
+/// Numbered by first appearance under FADV_RANDOM (the dense default) every read misses.
+#[test]
+fn offset_keys_let_readahead_see_each_files_stream() {
+    let path = interleaved();
+    let r = run(&scenario(&path, "file", "trace_keys = \"offset\""));
+    let t = &r.trace[0];
+    assert_eq!(t.keys, "offset");
+    assert_eq!(t.files, 2);
+    assert_eq!(t.layout_pages, 32);
+    assert_eq!(t.skipped_beyond_limit, 0);
+    assert_eq!(t.distinct, 32);
+    let a = &r.result.access;
+    assert_eq!((a.accesses, a.misses, a.hits), (32, 2, 30));
+    assert_eq!(a.file_pages_read, 32);
+
+    let r = run(&scenario(&path, "file", ""));
+    let t = &r.trace[0];
+    assert_eq!(t.keys, "dense");
+    assert_eq!((t.files, t.layout_pages, t.distinct), (0, 0, 32));
+    let a = &r.result.access;
+    assert_eq!((a.accesses, a.misses, a.hits), (32, 32, 0));
+    assert_eq!(a.file_pages_read, 32);
+}
+
+/// On a file mapping the first fault of each file reads around it
+/// (`do_sync_mmap_readahead`: 32 pages from 0 with a quarter, 8, asynchronous;
+/// `do_page_cache_ra` cuts the read to the file's 16 pages and
+/// `page_cache_ra_unbounded` marks page 16 − 8 = 8 `PG_readahead`). The fault at page
+/// 1 is minor and fault-around (`filemap_map_pages`, 64 KiB) maps 1..=15 except the
+/// marked page 8, which `next_uptodate_folio` skips so that its own fault can start
+/// async readahead: 3 faults per file, 1 major. Dense under MADV_RANDOM: 32 major.
+#[test]
+fn offset_keys_let_read_around_see_each_file() {
+    let path = interleaved();
+    let r = run(&scenario(&path, "mmap", "trace_keys = \"offset\""));
+    let a = &r.result.access;
+    assert_eq!((a.accesses, a.misses, a.hits), (32, 6, 26));
+    assert_eq!(a.file_pages_read, 32);
+    assert_eq!(
+        (r.result.vmstat.pgmajfault, r.result.vmstat.pgfault),
+        (2, 6)
+    );
+
+    let r = run(&scenario(&path, "mmap", ""));
+    let a = &r.result.access;
+    assert_eq!((a.accesses, a.misses, a.hits), (32, 32, 0));
+    assert_eq!(
+        (r.result.vmstat.pgmajfault, r.result.vmstat.pgfault),
+        (32, 32)
+    );
+}
+
+/// References at or beyond the per-file limit are skipped and counted: page 2^24 under
+/// the default limit (2^24 pages), and pages 3 and up under `pages = 3`.
+#[test]
+fn offset_keys_beyond_the_limit_are_skipped_and_counted() {
+    let mut t = String::new();
+    for p in 0..4 {
+        get_pages(&mut t, 0xa, p);
+    }
+    get_pages(&mut t, 0xa, 1 << 24);
+    let path = write_trace("beyond.txt", &t);
+    let r = run(&scenario(&path, "file", "trace_keys = \"offset\""));
+    let t = &r.trace[0];
+    assert_eq!((t.files, t.layout_pages, t.skipped_beyond_limit), (1, 4, 1));
+    assert_eq!(r.result.access.accesses, 4);
+
+    let r = run(&scenario(
+        &path,
+        "file",
+        "trace_keys = \"offset\"\npages = 3",
+    ));
+    let t = &r.trace[0];
+    assert_eq!((t.files, t.layout_pages, t.skipped_beyond_limit), (1, 3, 2));
+    assert_eq!(r.result.access.accesses, 3);
+}
+
+/// 17 files each referenced at page 2^24 − 1 span 17 × 2^24 pages, more than the
+/// 2^28 an offset replay may lay out: an error before any file is created.
+#[test]
+fn offset_layout_over_the_total_is_an_error() {
+    let mut t = String::new();
+    for ino in 1..=17 {
+        get_pages(&mut t, ino, (1 << 24) - 1);
+    }
+    let path = write_trace("too-large.txt", &t);
+    let e = run_scenario(
+        &scenario(&path, "file", "trace_keys = \"offset\""),
+        &mut RunOptions::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(e, WorkloadError::Invalid { .. }), "{e:?}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("its 17 files span 285212672 pages")
+            && msg.contains("more than the 268435456"),
+        "{msg}"
+    );
+}
+
+/// The scenario field: parsed, written back only when not the default, range-checked
+/// under `offset`, and rejected on other kinds and with unknown values.
+#[test]
+fn trace_keys_field_parses_and_is_checked() {
+    let path = interleaved();
+    let s = scenario(&path, "file", "trace_keys = \"offset\"");
+    let toml = s.to_toml_string();
+    assert!(toml.contains("trace_keys = \"offset\""), "{toml}");
+    let s = scenario(&path, "file", "");
+    assert!(!s.to_toml_string().contains("trace_keys"));
+
+    let bad = |extra: &str| {
+        let toml = format!(
+            "[[workload]]\nkind = \"trace\"\npath = \"t.txt\"\ntarget = \"file\"\n{extra}\n"
+        );
+        Scenario::from_toml_str(&toml, "t.toml")
+            .unwrap_err()
+            .to_string()
+    };
+    let e = bad("trace_keys = \"sparse\"");
+    assert!(
+        e.contains("unknown trace keys \"sparse\"; expected dense or offset"),
+        "{e}"
+    );
+    let e = bad("trace_keys = \"offset\"\npages = 268435457");
+    assert!(
+        e.contains("workload[0].pages: 268435457 is out of range [1, 268435456] pages"),
+        "{e}"
+    );
+    let e = Scenario::from_toml_str(
+        "[[workload]]\nkind = \"zipf\"\npages = 10\naccesses = 10\ntrace_keys = \"offset\"\n",
+        "t.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("trace_keys"), "{e}");
+}
