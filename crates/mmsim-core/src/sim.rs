@@ -254,7 +254,12 @@ impl Sim {
     pub fn new(cfg: MachineConfig) -> Result<Sim, SimError> {
         cfg.validate()?;
         let managed = cfg.memory.pages();
-        let (min, low, high) = watermarks(managed, cfg.min_free_kbytes, cfg.watermark_scale_factor);
+        let (min, low, high) = match cfg.sample_rate {
+            None => watermarks(managed, cfg.min_free_kbytes, cfg.watermark_scale_factor),
+            Some(r) => {
+                sampled_watermarks(managed, r, cfg.min_free_kbytes, cfg.watermark_scale_factor)
+            }
+        };
         let policy = match cfg.policy.name {
             PolicyName::Lru => Policy::Lru,
             PolicyName::ScannedRotated => Policy::Classic(ClassicRules::v4_9()),
@@ -1066,6 +1071,27 @@ pub(crate) fn watermarks(managed: u64, min_free_kbytes: Option<u64>, wsf: u32) -
     let min = kb / 4;
     let gap = (min / 4).max(managed * wsf as u64 / 10_000);
     (min, min + gap, min + 2 * gap)
+}
+
+/// Watermarks of a SHARDS-sampled node of `managed` pages sampled at `rate`: the
+/// whole node's (`managed / rate` pages, [`watermarks`]) times `rate`, so that the
+/// reserve is the same fraction of memory as on the whole machine (the kernel's
+/// `init_per_zone_wmark_min` grows with the square root of memory, which on the
+/// sampled node alone would make it √(1/rate) times too large). At least one page
+/// each, strictly increasing as the kernel's are.
+pub(crate) fn sampled_watermarks(
+    managed: u64,
+    rate: f64,
+    min_free_kbytes: Option<u64>,
+    wsf: u32,
+) -> (u64, u64, u64) {
+    let whole = (managed as f64 / rate).round() as u64;
+    let (min, low, high) = watermarks(whole, min_free_kbytes, wsf);
+    let scale = |p: u64| ((p as f64 * rate).round() as u64).max(1);
+    let min = scale(min);
+    let low = scale(low).max(min + 1);
+    let high = scale(high).max(low + 1);
+    (min, low, high)
 }
 
 /// Integer square root (`int_sqrt`).

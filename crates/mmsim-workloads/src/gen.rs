@@ -277,6 +277,9 @@ impl TraceGen {
         })
     }
 
+    /// Appends up to `max` events; with a `sampler`, only the records whose key it
+    /// keeps (the rest are counted as offered and dropped before the key map sees
+    /// them). Returns the events appended: 0 only at the end of the trace.
     fn fill(
         &mut self,
         sink: Sink,
@@ -284,6 +287,7 @@ impl TraceGen {
         rng: &mut Pcg64Mcg,
         out: &mut Vec<Event>,
         max: usize,
+        mut sampler: Option<&mut crate::sample::PageSampler>,
     ) -> Result<usize, WorkloadError> {
         let mut n = 0;
         while n < max {
@@ -307,6 +311,28 @@ impl TraceGen {
                 if let Some(l) = &mut self.left {
                     *l -= got as u64;
                 }
+            }
+            if let Some(smp) = sampler.as_deref_mut() {
+                let mut i = self.pos;
+                while i < self.records.len() && n < max {
+                    let r = self.records[i];
+                    i += 1;
+                    if !smp.keeps_key(r.key) {
+                        continue;
+                    }
+                    let page = self
+                        .dense
+                        .id(r.key)
+                        .map_err(|source| WorkloadError::Trace {
+                            what: self.what.clone(),
+                            source,
+                        })?;
+                    out.push(sink.event(page, r.write || writes.draw(rng)));
+                    n += 1;
+                }
+                smp.offer((i - self.pos) as u64);
+                self.pos = i;
+                continue;
             }
             let take = (self.records.len() - self.pos).min(max - n);
             for r in &self.records[self.pos..self.pos + take] {
@@ -387,6 +413,8 @@ pub struct Generator {
     /// Events still to generate (synthetic patterns).
     left: u64,
     pattern: Pattern,
+    /// A sampled run's page sampler (`crate::sample`); None: every event.
+    sampler: Option<Box<crate::sample::PageSampler>>,
 }
 
 impl Generator {
@@ -523,6 +551,7 @@ impl Generator {
             rng,
             left,
             pattern,
+            sampler: None,
         })
     }
 
@@ -600,23 +629,72 @@ impl Generator {
             rng,
             left: u64::MAX,
             pattern,
+            sampler: None,
         })
     }
 
     /// Appends up to `max` events to `out`; returns how many. `Ok(0)` (with `max > 0`)
     /// means the workload is finished. A trace error is returned once, after the events
     /// before it.
+    ///
+    /// In a sampled run ([`Generator::sample`]) the events are the sampled ones (a
+    /// read crossing sampled blocks may become several, so more than `max` may be
+    /// appended); generation goes on until one is kept or the workload ends.
     pub fn fill(&mut self, out: &mut Vec<Event>, max: usize) -> Result<usize, WorkloadError> {
+        if let Pattern::Trace(t) = &mut self.pattern {
+            return t.fill(
+                self.sink,
+                self.writes,
+                &mut self.rng,
+                out,
+                max,
+                self.sampler.as_deref_mut(),
+            );
+        }
+        let Some(mut sampler) = self.sampler.take() else {
+            return self.fill_all(out, max);
+        };
+        let from = out.len();
+        let got = loop {
+            match self.fill_all(out, max) {
+                Ok(0) => break Ok(0),
+                Ok(_) => {
+                    let kept = sampler.filter(out, from);
+                    if kept > 0 {
+                        break Ok(kept);
+                    }
+                }
+                Err(e) => break Err(e),
+            }
+        };
+        self.sampler = Some(sampler);
+        got
+    }
+
+    /// Samples this workload's pages with `sampler` from now on (see
+    /// [`crate::sample`]).
+    pub fn sample(&mut self, sampler: crate::sample::PageSampler) {
+        self.sampler = Some(Box::new(sampler));
+    }
+
+    /// The sampler of a sampled run (None: every event runs).
+    pub fn sampler(&self) -> Option<&crate::sample::PageSampler> {
+        self.sampler.as_deref()
+    }
+
+    /// [`Generator::fill`] without sampling.
+    fn fill_all(&mut self, out: &mut Vec<Event>, max: usize) -> Result<usize, WorkloadError> {
         let Generator {
             sink,
             writes,
             rng,
             left,
             pattern,
+            ..
         } = self;
         let (sink, writes) = (*sink, *writes);
         match pattern {
-            Pattern::Trace(t) => return t.fill(sink, writes, rng, out, max),
+            Pattern::Trace(t) => return t.fill(sink, writes, rng, out, max, None),
             Pattern::Fio(g) => return Ok(g.fill(out, max)),
             Pattern::Kv(g) => return Ok(g.fill(rng, out, max)),
             Pattern::Pgbench(g) => return Ok(g.fill(rng, out, max)),
