@@ -93,11 +93,13 @@ pub struct ScenarioArgs {
     /// Run a SHARDS sample: keep the pages whose spatial hash falls below RATE (0 <
     /// RATE ≤ 1; 0.01 keeps 1 %), on a machine whose memory, memory.max, swap and
     /// watermarks are scaled by RATE; counters are reported ×1/RATE, as estimates.
-    /// File-backed pages are sampled by readahead-window blocks (see --sample-block).
+    /// File-backed pages are sampled by blocks of a quarter of the readahead window
+    /// (see --sample-block).
     #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
     pub sample: Option<f64>,
     /// Pages sampled together in a sampled run (a power of two, 1..=1024; default:
-    /// read_ahead_kb/4 for file-backed workloads, 1 for anonymous ones).
+    /// read_ahead_kb/16, a quarter of the readahead window, for file-backed workloads,
+    /// 1 for anonymous ones).
     #[arg(long, value_name = "PAGES")]
     pub sample_block: Option<u32>,
 }

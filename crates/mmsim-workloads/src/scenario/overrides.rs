@@ -251,8 +251,13 @@ pub fn plan(base: Base, o: &Overrides) -> Result<Plan, WorkloadError> {
                 .sample_block
                 .or(scenario.sample.and_then(|x| x.block_pages)),
         };
-        spec.validate()
-            .map_err(|(f, m)| usage(format!("--sample {rate}: {f}: {m}")))?;
+        spec.validate().map_err(|(f, m)| {
+            let flag = match o.sample_block {
+                Some(b) if f == "sample.block_pages" => format!("--sample-block {b}"),
+                _ => format!("--sample {rate}"),
+            };
+            usage(format!("{flag}: {f}: {m}"))
+        })?;
         scenario.sample = Some(spec);
     } else if let Some(b) = o.sample_block {
         let Some(spec) = &mut scenario.sample else {
