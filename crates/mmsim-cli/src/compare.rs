@@ -171,6 +171,10 @@ fn compare_report(
         )));
     }
     let mut notes = plan.notes.clone();
+    if let Some(spec) = &base.sample {
+        // Every configuration runs the same sample: say so above the table.
+        notes.insert(0, mmsim_workloads::sample::note(spec.rate));
+    }
     if axes.iter().any(|a| a.key == "cost_variant") {
         let mut others: Vec<&str> = configs
             .iter()

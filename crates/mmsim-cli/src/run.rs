@@ -96,6 +96,18 @@ pub struct ScenarioArgs {
     /// monitors every task.
     #[arg(long, value_name = "CONFIG.json")]
     pub damon: Option<PathBuf>,
+    /// Run a SHARDS sample: keep the pages whose spatial hash falls below RATE (0 <
+    /// RATE ≤ 1; 0.01 keeps 1 %), on a machine whose memory, memory.max, swap and
+    /// watermarks are scaled by RATE; counters are reported ×1/RATE, as estimates.
+    /// File-backed pages are sampled by blocks of a quarter of the readahead window
+    /// (see --sample-block).
+    #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
+    pub sample: Option<f64>,
+    /// Pages sampled together in a sampled run (a power of two, 1..=1024; default:
+    /// read_ahead_kb/16, a quarter of the readahead window, for file-backed workloads,
+    /// 1 for anonymous ones).
+    #[arg(long, value_name = "PAGES")]
+    pub sample_block: Option<u32>,
 }
 
 /// Flags of `mmsim run`.
@@ -321,6 +333,8 @@ fn overrides(args: &ScenarioArgs) -> Overrides {
         lru_gen_enabled: args.lru_gen_enabled.clone(),
         policy: None,
         cost_variant: None,
+        sample: args.sample,
+        sample_block: args.sample_block,
     }
 }
 

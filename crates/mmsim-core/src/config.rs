@@ -708,6 +708,15 @@ pub struct MachineConfig {
     /// without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<crate::explain::ExplainConfig>,
+    /// A SHARDS-sampled run's rate `R` (absent, the default: a whole run). The
+    /// machine's `memory`, `memcg_max` and swap size are then already the whole
+    /// machine's times `R` (the scenario's `[sample]` scales them), and the
+    /// watermarks are the whole machine's times `R`: `min_free_kbytes` (given, or
+    /// `init_per_zone_wmark_min`'s square-root formula on `memory / R`) is scaled
+    /// by `R`, where applying the formula to the small memory would give a
+    /// reserve √(1/R) times too large. Range (0, 1].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_rate: Option<f64>,
 }
 
 fn default_cpus() -> u32 {
@@ -749,6 +758,7 @@ impl Default for MachineConfig {
         MachineConfig {
             tracepoints: None,
             explain: None,
+            sample_rate: None,
             memory: Size(4 << 30),
             min_free_kbytes: None,
             watermark_scale_factor: default_wsf(),
@@ -773,9 +783,12 @@ impl Default for MachineConfig {
     }
 }
 
-/// Smallest simulated machine: 16 MiB. Below that the kernel's watermark
-/// formulas leave almost nothing for workloads.
-pub(crate) const MIN_MEMORY_PAGES: u64 = 4096;
+/// Smallest simulated machine: 16 MiB (4096 pages). Below that the kernel's
+/// watermark formulas leave almost nothing for workloads.
+pub const MIN_MEMORY_PAGES: u64 = 4096;
+/// Smallest sampled machine (`sample_rate`): 1 MiB (256 pages). Its watermarks
+/// are the whole machine's scaled down, so the formulas' floor does not apply.
+pub const MIN_SAMPLED_MEMORY_PAGES: u64 = 256;
 /// Largest simulated machine: 2^29 pages (2 TiB), the reach of a PTE's folio field.
 pub const MAX_MEMORY_PAGES: u64 = 1 << 29;
 /// Largest swap device: 2^30 slots (4 TiB).
@@ -823,10 +836,14 @@ impl MachineConfig {
             }
         }
         let pages = self.memory.pages();
-        if !(MIN_MEMORY_PAGES..=MAX_MEMORY_PAGES).contains(&pages) {
+        let (min, min_name) = match self.sample_rate {
+            None => (MIN_MEMORY_PAGES, "16M"),
+            Some(_) => (MIN_SAMPLED_MEMORY_PAGES, "1M"),
+        };
+        if !(min..=MAX_MEMORY_PAGES).contains(&pages) {
             return Err(ConfigError::new(
                 "machine.memory",
-                format!("{} is out of range [16M, 2T]", self.memory),
+                format!("{} is out of range [{min_name}, 2T]", self.memory),
             ));
         }
         if !(1..=3000).contains(&self.watermark_scale_factor) {
@@ -893,8 +910,18 @@ impl MachineConfig {
                 ));
             }
         }
+        if let Some(r) = self.sample_rate {
+            if !(r.is_finite() && r > 0.0 && r <= 1.0) {
+                return Err(ConfigError::new(
+                    "machine.sample_rate",
+                    format!("{r} is out of range (0, 1]"),
+                ));
+            }
+        }
         if let Some(k) = self.min_free_kbytes {
-            let max = pages * 4 / 4;
+            // A sampled machine's min_free_kbytes is the whole machine's.
+            let whole = (pages as f64 / self.sample_rate.unwrap_or(1.0)) as u64;
+            let max = whole * 4 / 4;
             if k < 128 || k > max {
                 return Err(ConfigError::new(
                     "machine.min_free_kbytes",

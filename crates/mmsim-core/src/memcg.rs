@@ -353,6 +353,46 @@ pub struct MemcgReport {
     pub psi: crate::psi::PsiReport,
 }
 
+impl MemcgReport {
+    /// Multiplies every page count, limit and event counter by `factor`, rounded
+    /// (a sampled run's group scaled back to the whole machine; estimates). PSI's
+    /// times and averages are left as they are.
+    pub fn scale(&mut self, factor: f64) {
+        let up = |x: &mut u64| *x = (*x as f64 * factor).round() as u64;
+        for x in [
+            &mut self.current,
+            &mut self.low,
+            &mut self.min,
+            &mut self.events_max,
+            &mut self.swap_current,
+            &mut self.anon,
+            &mut self.file,
+            &mut self.inactive_anon,
+            &mut self.active_anon,
+            &mut self.inactive_file,
+            &mut self.active_file,
+            &mut self.unevictable,
+            &mut self.pgscan,
+            &mut self.pgsteal,
+        ] {
+            up(x);
+        }
+        for x in [
+            &mut self.max,
+            &mut self.high,
+            &mut self.soft_limit,
+            &mut self.swap_max_limit,
+            &mut self.swap_high_limit,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            up(x);
+        }
+        self.events.scale(factor);
+    }
+}
+
 /// Lruvec state the kernel reads hierarchically at a reclaim root or an
 /// eviction lruvec (`lruvec_page_state` of a memcg lruvec): summed over the
 /// group's subtree.

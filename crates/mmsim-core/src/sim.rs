@@ -256,7 +256,12 @@ impl Sim {
     pub fn new(cfg: MachineConfig) -> Result<Sim, SimError> {
         cfg.validate()?;
         let managed = cfg.memory.pages();
-        let (min, low, high) = watermarks(managed, cfg.min_free_kbytes, cfg.watermark_scale_factor);
+        let (min, low, high) = match cfg.sample_rate {
+            None => watermarks(managed, cfg.min_free_kbytes, cfg.watermark_scale_factor),
+            Some(r) => {
+                sampled_watermarks(managed, r, cfg.min_free_kbytes, cfg.watermark_scale_factor)
+            }
+        };
         let policy = match cfg.policy.name {
             PolicyName::Lru => Policy::Lru,
             PolicyName::ScannedRotated => Policy::Classic(ClassicRules::v4_9()),
@@ -1076,6 +1081,27 @@ pub(crate) fn watermarks(managed: u64, min_free_kbytes: Option<u64>, wsf: u32) -
     (min, min + gap, min + 2 * gap)
 }
 
+/// Watermarks of a SHARDS-sampled node of `managed` pages sampled at `rate`: the
+/// whole node's (`managed / rate` pages, [`watermarks`]) times `rate`, so that the
+/// reserve is the same fraction of memory as on the whole machine (the kernel's
+/// `init_per_zone_wmark_min` grows with the square root of memory, which on the
+/// sampled node alone would make it √(1/rate) times too large). At least one page
+/// each, strictly increasing as the kernel's are.
+pub(crate) fn sampled_watermarks(
+    managed: u64,
+    rate: f64,
+    min_free_kbytes: Option<u64>,
+    wsf: u32,
+) -> (u64, u64, u64) {
+    let whole = (managed as f64 / rate).round() as u64;
+    let (min, low, high) = watermarks(whole, min_free_kbytes, wsf);
+    let scale = |p: u64| ((p as f64 * rate).round() as u64).max(1);
+    let min = scale(min);
+    let low = scale(low).max(min + 1);
+    let high = scale(high).max(low + 1);
+    (min, low, high)
+}
+
 /// Integer square root (`int_sqrt`).
 pub(crate) fn int_sqrt(x: u64) -> u64 {
     let mut r = (x as f64).sqrt() as u64;
@@ -1101,5 +1127,18 @@ mod tests {
         assert_eq!(watermarks(4096, None, 10), (128, 160, 192));
         // 1 TiB: int_sqrt(2^34) = 131072 kB = 32768 pages (the 256 MiB cap is hit at 4 TiB)
         assert_eq!(watermarks(1 << 28, None, 10).0, 32768);
+    }
+
+    #[test]
+    fn sampled_watermarks_are_the_whole_machines_scaled() {
+        // 1 GiB sampled at 1/2: the whole node's min 1024, low 1286, high 1548 (gap
+        // max(256, 262144·10/10000 = 262)), halved; the small node's own formula would
+        // give int_sqrt(2097152) = 1448 kB → min 362, 1.41 times too large a share.
+        assert_eq!(watermarks(1 << 18, None, 10), (1024, 1286, 1548));
+        assert_eq!(sampled_watermarks(1 << 17, 0.5, None, 10), (512, 643, 774));
+        // 1 % of 1 GiB: 2621 pages, min 10, low 13, high 15.
+        assert_eq!(sampled_watermarks(2621, 0.01, None, 10), (10, 13, 15));
+        // A given min_free_kbytes is the whole machine's.
+        assert_eq!(sampled_watermarks(1 << 17, 0.5, Some(8192), 10).0, 1024);
     }
 }

@@ -289,6 +289,13 @@ macro_rules! counters {
                 vec![ $( (stringify!($name), self.$name), )* ]
             }
 
+            /// Multiplies every counter and gauge by `factor`, rounded to the
+            /// nearest integer: a sampled run's counters scaled back to the
+            /// whole machine (estimates; see `MachineConfig::sample_rate`).
+            pub fn scale(&mut self, factor: f64) {
+                $( self.$name = (self.$name as f64 * factor).round() as u64; )*
+            }
+
             /// The counter `item`'s field (None: not a /proc/vmstat line).
             /// With a constant `item` this inlines to the field.
             #[inline(always)]
@@ -339,6 +346,12 @@ macro_rules! counters {
             /// Adds `o`'s counters to these.
             pub fn add(&mut self, o: &MemcgStat) {
                 $( self.$f += o.$f; )*
+            }
+
+            /// Multiplies every counter by `factor`, rounded to the nearest
+            /// integer (a sampled run's counters scaled back; estimates).
+            pub fn scale(&mut self, factor: f64) {
+                $( self.$f = (self.$f as f64 * factor).round() as u64; )*
             }
 
             /// The counter `item`'s field (None: groups do not count it).

@@ -249,6 +249,8 @@ pub struct Generator {
     /// Events still to generate (synthetic patterns).
     left: u64,
     pattern: Pattern,
+    /// A sampled run's page sampler (`crate::sample`); None: every event.
+    sampler: Option<Box<crate::sample::PageSampler>>,
 }
 
 impl Generator {
@@ -391,6 +393,7 @@ impl Generator {
             rng,
             left,
             pattern,
+            sampler: None,
         })
     }
 
@@ -481,6 +484,7 @@ impl Generator {
                     rng,
                     left: u64::MAX,
                     pattern: Pattern::Trace(Box::new(g)),
+                    sampler: None,
                 });
             }
             _ => {
@@ -495,23 +499,72 @@ impl Generator {
             rng,
             left: u64::MAX,
             pattern,
+            sampler: None,
         })
     }
 
     /// Appends up to `max` events to `out`; returns how many. `Ok(0)` (with `max > 0`)
     /// means the workload is finished. A trace error is returned once, after the events
     /// before it.
+    ///
+    /// In a sampled run ([`Generator::sample`]) the events are the sampled ones (a
+    /// read crossing sampled blocks may become several, so more than `max` may be
+    /// appended); generation goes on until one is kept or the workload ends.
     pub fn fill(&mut self, out: &mut Vec<Event>, max: usize) -> Result<usize, WorkloadError> {
+        if let Pattern::Trace(t) = &mut self.pattern {
+            return t.fill(
+                self.sink,
+                self.writes,
+                &mut self.rng,
+                out,
+                max,
+                self.sampler.as_deref_mut(),
+            );
+        }
+        let Some(mut sampler) = self.sampler.take() else {
+            return self.fill_all(out, max);
+        };
+        let from = out.len();
+        let got = loop {
+            match self.fill_all(out, max) {
+                Ok(0) => break Ok(0),
+                Ok(_) => {
+                    let kept = sampler.filter(out, from);
+                    if kept > 0 {
+                        break Ok(kept);
+                    }
+                }
+                Err(e) => break Err(e),
+            }
+        };
+        self.sampler = Some(sampler);
+        got
+    }
+
+    /// Samples this workload's pages with `sampler` from now on (see
+    /// [`crate::sample`]).
+    pub fn sample(&mut self, sampler: crate::sample::PageSampler) {
+        self.sampler = Some(Box::new(sampler));
+    }
+
+    /// The sampler of a sampled run (None: every event runs).
+    pub fn sampler(&self) -> Option<&crate::sample::PageSampler> {
+        self.sampler.as_deref()
+    }
+
+    /// [`Generator::fill`] without sampling.
+    fn fill_all(&mut self, out: &mut Vec<Event>, max: usize) -> Result<usize, WorkloadError> {
         let Generator {
             sink,
             writes,
             rng,
             left,
             pattern,
+            ..
         } = self;
         let (sink, writes) = (*sink, *writes);
         match pattern {
-            Pattern::Trace(t) => return t.fill(sink, writes, rng, out, max),
+            Pattern::Trace(t) => return t.fill(sink, writes, rng, out, max, None),
             Pattern::Fio(g) => return Ok(g.fill(out, max)),
             Pattern::Kv(g) => return Ok(g.fill(rng, out, max)),
             Pattern::Pgbench(g) => return Ok(g.fill(rng, out, max)),

@@ -53,6 +53,7 @@ pub mod host;
 pub mod models;
 pub mod published;
 pub mod run;
+pub mod sample;
 pub mod scenario;
 mod tomlpos;
 mod trace_gen;

@@ -101,6 +101,10 @@ pub struct ScenarioResult {
     /// absent. Host-dependent, like `sim_heap_bytes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_heap_peak_bytes: Option<u64>,
+    /// A sampled run's rate, scale and estimates ([`crate::sample`]); absent for a
+    /// whole run. The counters above are then the sample's times `1 / rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample: Option<crate::sample::SampleReport>,
 }
 
 /// Version of the JSON layout of [`ScenarioResult`] (and of the CLI's other JSON
@@ -253,6 +257,10 @@ impl EventStream {
                 &what,
                 s.base_dir.as_deref(),
             )?);
+            if let Some(spec) = &s.sample {
+                let g = gens.last_mut().expect("just pushed");
+                g.sample(crate::sample::PageSampler::new(spec, w.target, &s.machine));
+            }
             tasks.push(first..sim.nr_tasks());
         }
         let mut stream = EventStream::new(s, gens);
@@ -470,6 +478,19 @@ impl EventStream {
             .filter_map(|(lane, name)| lane.gen.trace_report(name))
             .collect()
     }
+
+    /// In a sampled run: the events offered to the samplers (before sampling, `Think`
+    /// excluded) and each workload's sampled block in pages (None: not sampled).
+    pub fn sample_stats(&self) -> Option<(u64, Vec<u32>)> {
+        let mut offered = 0;
+        let mut blocks = Vec::with_capacity(self.lanes.len());
+        for lane in &self.lanes {
+            let s = lane.gen.sampler()?;
+            offered += s.offered();
+            blocks.push(s.block_pages());
+        }
+        Some((offered, blocks))
+    }
 }
 
 /// Runs `s`: validates it, builds the machine, creates every workload's task and region
@@ -518,6 +539,15 @@ pub fn run_scenario_cancellable(
     cancel: Option<&AtomicBool>,
 ) -> Result<ScenarioResult, WorkloadError> {
     s.validate()?;
+    // A sampled run simulates the scaled scenario (`crate::sample`).
+    let scaled;
+    let s = match &s.sample {
+        Some(spec) => {
+            scaled = crate::sample::scaled(s, spec)?;
+            &scaled
+        }
+        None => s,
+    };
     let mut sim = Sim::new(s.machine.clone()).map_err(|source| WorkloadError::Setup {
         what: "machine".into(),
         source,
@@ -604,6 +634,38 @@ pub fn run_scenario_cancellable(
         })
         .collect();
     let trace = stream.trace_reports();
+    let mut result = result;
+    let sample = match (&s.sample, stream.sample_stats()) {
+        (Some(spec), Some((offered, block_pages))) => {
+            let rate = spec.effective_rate();
+            let sample_ratio = result.miss_ratio;
+            let adj = if offered == 0 {
+                0.0
+            } else {
+                (result.access.misses as f64 / (rate * offered as f64)).clamp(0.0, 1.0)
+            };
+            crate::sample::scale_result(&mut result, rate);
+            // SHARDS_adj: the accesses are the ones offered (exact); the misses the
+            // sample's scaled; the difference between the sample's size and `R ×` the
+            // offered accesses goes to the hits (§4.3 of the paper).
+            let a = &mut result.access;
+            a.accesses = offered;
+            a.misses = a.misses.min(offered);
+            a.hits = offered - a.misses;
+            result.miss_ratio = adj;
+            Some(crate::sample::SampleReport {
+                rate,
+                scale: 1.0 / rate,
+                block_pages,
+                events_offered: offered,
+                events_kept: done,
+                miss_ratio_sample: sample_ratio,
+                miss_ratio_adj: adj,
+                note: crate::sample::note(spec.rate),
+            })
+        }
+        _ => None,
+    };
     let mut r = ScenarioResult {
         schema_version: SCHEMA_VERSION,
         scenario: s.name.clone(),
@@ -618,8 +680,12 @@ pub fn run_scenario_cancellable(
         trace,
         warnings: Vec::new(),
         host_heap_peak_bytes: None,
+        sample,
     };
     r.warnings = crate::warnings::result_warnings(s, &r);
+    if let Some(x) = &r.sample {
+        r.warnings.insert(0, x.note.clone());
+    }
     Ok(r)
 }
 

@@ -379,6 +379,9 @@ impl TraceGen {
     }
 
     /// Appends up to `max` events to `out`; returns how many (0: the trace is done).
+    /// With a `sampler` (a sampled run, `crate::sample`), only the records whose key
+    /// it keeps: the rest are counted as offered and dropped before the key map sees
+    /// them, so the map holds kept keys only.
     pub(crate) fn fill(
         &mut self,
         sink: Sink,
@@ -386,6 +389,7 @@ impl TraceGen {
         rng: &mut Pcg64Mcg,
         out: &mut Vec<Event>,
         max: usize,
+        mut sampler: Option<&mut crate::sample::PageSampler>,
     ) -> Result<usize, WorkloadError> {
         let mut n = 0;
         while n < max {
@@ -409,6 +413,35 @@ impl TraceGen {
                 if let Some(l) = &mut self.left {
                     *l -= got as u64;
                 }
+            }
+            if let Some(smp) = sampler.as_deref_mut() {
+                let mut i = self.pos;
+                while i < self.records.len() && n < max {
+                    let r = self.records[i];
+                    i += 1;
+                    if !smp.keeps_key(r.key) {
+                        continue;
+                    }
+                    let ev = match &mut self.keys {
+                        KeyMap::Dense(dense) => {
+                            let page = dense.id(r.key).map_err(|source| WorkloadError::Trace {
+                                what: self.what.clone(),
+                                source,
+                            })?;
+                            Some(sink.event(page, r.write || writes.draw(rng)))
+                        }
+                        KeyMap::Offset(offsets) => offsets
+                            .map(r.key)
+                            .map(|(to, page)| to.event(page, r.write || writes.draw(rng))),
+                    };
+                    if let Some(ev) = ev {
+                        out.push(ev);
+                        n += 1;
+                    }
+                }
+                smp.offer((i - self.pos) as u64);
+                self.pos = i;
+                continue;
             }
             let take = (self.records.len() - self.pos).min(max - n);
             let batch = &self.records[self.pos..self.pos + take];

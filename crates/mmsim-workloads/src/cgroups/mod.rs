@@ -632,6 +632,70 @@ pub struct CgroupCycle {
     pub of: Option<Reference>,
 }
 
+/// Scales every size the scenario's groups write (`KnobValue::Pages` of the size
+/// knobs, `of = "<size>"`; not `swappiness`, percentages or `"max"`) by `rate`, for a
+/// sampled run (`crate::sample`): at least one page when it was not 0.
+pub fn scale_limits(s: &mut crate::Scenario, rate: f64) {
+    let page = |p: u64| {
+        if p == 0 {
+            0
+        } else {
+            ((p as f64 * rate) as u64).max(1)
+        }
+    };
+    let value = |v: &mut Option<KnobValue>| {
+        if let Some(KnobValue::Pages(p)) = v {
+            *p = page(*p);
+        }
+    };
+    let of = |r: &mut Option<Reference>| {
+        if let Some(Reference::Pages(p)) = r {
+            *p = page(*p);
+        }
+    };
+    for c in &mut s.cgroups {
+        of(&mut c.of);
+        for v in [
+            &mut c.max,
+            &mut c.high,
+            &mut c.low,
+            &mut c.min,
+            &mut c.swap_max,
+            &mut c.swap_high,
+            &mut c.soft_limit,
+        ] {
+            value(v);
+        }
+    }
+    for c in &mut s.cgroup_changes {
+        of(&mut c.of);
+        for v in [
+            &mut c.max,
+            &mut c.high,
+            &mut c.low,
+            &mut c.min,
+            &mut c.swap_max,
+            &mut c.swap_high,
+            &mut c.soft_limit,
+        ] {
+            value(v);
+        }
+    }
+    for c in &mut s.cgroup_cycles {
+        of(&mut c.of);
+        if c.knob != MemcgKnob::Swappiness {
+            for v in &mut c.values {
+                if let KnobValue::Pages(p) = v {
+                    *p = page(*p);
+                }
+            }
+            let mut f = c.final_value;
+            value(&mut f);
+            c.final_value = f;
+        }
+    }
+}
+
 pub use plan::{
     calibration_scenario, needs_calibration, peaks, schedule, schedule_moves, setup, validate,
     KnobWrite,

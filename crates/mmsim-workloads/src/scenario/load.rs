@@ -41,6 +41,7 @@ impl Scenario {
             cgroup_moves: Vec::new(),
             published: Vec::new(),
             lru_gen_writes: Vec::new(),
+            sample: None,
         }
     }
 
@@ -66,6 +67,7 @@ impl Scenario {
             cgroup_moves: t.cgroup_moves,
             published: t.published,
             lru_gen_writes: t.lru_gen_writes,
+            sample: t.sample,
         })
     }
 
@@ -204,6 +206,9 @@ impl Scenario {
         self.machine
             .validate()
             .map_err(|e| invalid(machine_field(&e), e.message))?;
+        if let Some(sample) = &self.sample {
+            sample.validate().map_err(|(f, m)| invalid(f, m))?;
+        }
         if let (Some(w), Some(total)) = (self.warmup_events, self.expected_events()) {
             if w >= total {
                 return Err(invalid(

@@ -172,6 +172,10 @@ pub struct Scenario {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub lru_gen_writes: Vec<LruGenWrite>,
+    /// A SHARDS-sampled run (`[sample]`, `mmsim run --sample`; see
+    /// [`crate::sample`]): absent, the default, runs every page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample: Option<crate::sample::SampleSpec>,
 }
 
 /// A write to an lru_gen file at a time: `at = "10s"`, `write = "+ 1 0 0"`,

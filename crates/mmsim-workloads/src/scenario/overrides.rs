@@ -78,6 +78,10 @@ pub struct Overrides {
     pub policy: Option<PolicyName>,
     /// `machine.policy.cost_variant`.
     pub cost_variant: Option<CostVariant>,
+    /// A sampled run's rate (`[sample] rate`, `--sample`; see `crate::sample`).
+    pub sample: Option<f64>,
+    /// A sampled run's block in pages (`[sample] block_pages`, `--sample-block`).
+    pub sample_block: Option<u32>,
 }
 
 /// The scenario to run and notes about what the overrides changed.
@@ -242,6 +246,31 @@ pub fn plan(base: Base, o: &Overrides) -> Result<Plan, WorkloadError> {
     }
     if let Some(v) = o.cost_variant {
         m.policy.cost_variant = v;
+    }
+    if let Some(rate) = o.sample {
+        let spec = crate::sample::SampleSpec {
+            rate,
+            block_pages: o
+                .sample_block
+                .or(scenario.sample.and_then(|x| x.block_pages)),
+        };
+        spec.validate().map_err(|(f, m)| {
+            let flag = match o.sample_block {
+                Some(b) if f == "sample.block_pages" => format!("--sample-block {b}"),
+                _ => format!("--sample {rate}"),
+            };
+            usage(format!("{flag}: {f}: {m}"))
+        })?;
+        scenario.sample = Some(spec);
+    } else if let Some(b) = o.sample_block {
+        let Some(spec) = &mut scenario.sample else {
+            return Err(usage(
+                "--sample-block: the run is not sampled; give --sample RATE",
+            ));
+        };
+        spec.block_pages = Some(b);
+        spec.validate()
+            .map_err(|(f, m)| usage(format!("--sample-block {b}: {f}: {m}")))?;
     }
     if scenario.source.is_empty() {
         scenario.source = "command line".into();

@@ -1,0 +1,130 @@
+//! `mmsim run --sample RATE` and `compare --sample`: SHARDS-sampled runs, their
+//! scaling, their marking as estimates and their errors.
+
+mod common;
+
+use common::{bad_input, json, mmsim, trace};
+
+fn w106() -> String {
+    trace("cloudphysics/w106.trace.xz")
+}
+
+#[test]
+fn sample_rates_out_of_range_are_refused() {
+    for r in ["0", "-0.5", "1.5", "NaN"] {
+        bad_input(
+            &["run", "--sample", r, "-q"],
+            &[
+                &format!("--sample {r}"),
+                "sample.rate",
+                "out of range (0, 1]",
+            ],
+        );
+    }
+    bad_input(
+        &["run", "--sample", "0.5", "--sample-block", "3", "-q"],
+        &["sample.block_pages: 3 is not a power of two in [1, 1024]"],
+    );
+    bad_input(
+        &["run", "--sample-block", "8", "-q"],
+        &["--sample-block: the run is not sampled; give --sample RATE"],
+    );
+}
+
+#[test]
+fn a_rate_too_small_for_the_machine_is_an_error_naming_the_rate() {
+    let t = w106();
+    bad_input(
+        &[
+            "run", "--trace", &t, "--memory", "16M", "--sample", "0.01", "-q",
+        ],
+        &[
+            "sample.rate: 0.01 is too small for this machine",
+            "40 pages",
+            "minimum for a sampled machine, 256 pages",
+            "at least 6.25e-2",
+        ],
+    );
+}
+
+#[test]
+fn a_whole_run_has_no_sample_and_a_sampled_run_is_marked_and_scaled() {
+    let t = w106();
+    let whole = json(&[
+        "run", "--trace", &t, "--memory", "64M", "--policy", "lru", "--limit", "200000", "--json",
+    ]);
+    assert!(whole.get("sample").is_none());
+    let args = [
+        "run", "--trace", &t, "--memory", "64M", "--policy", "lru", "--limit", "200000",
+        "--sample", "0.25", "--json",
+    ];
+    let s = json(&args);
+    let smp = &s["sample"];
+    assert_eq!(smp["rate"], 0.25);
+    assert_eq!(smp["scale"], 4.0);
+    assert_eq!(smp["block_pages"][0], 8);
+    assert_eq!(
+        smp["note"],
+        "sampled at 25% (SHARDS spatial sampling of pages): counters are estimates ×4"
+    );
+    assert_eq!(s["warnings"][0], smp["note"]);
+    // The machine is a quarter of the whole one (64M / 4 = 4096 pages of 4 KiB).
+    assert_eq!(s["machine"]["memory"], "16M");
+    assert_eq!(s["machine"]["sample_rate"], 0.25);
+    // Every reference was offered; accesses are exact (SHARDS_adj), misses estimated.
+    assert_eq!(smp["events_offered"], 200_000);
+    assert_eq!(s["accesses"], whole["accesses"]);
+    let kept = smp["events_kept"].as_u64().unwrap();
+    assert!(kept > 0 && kept < 200_000, "{kept}");
+    let adj = s["miss_ratio"].as_f64().unwrap();
+    assert_eq!(adj, smp["miss_ratio_adj"].as_f64().unwrap());
+    let misses = s["misses"].as_u64().unwrap();
+    assert_eq!(
+        s["hits"].as_u64().unwrap() + misses,
+        s["accesses"].as_u64().unwrap()
+    );
+    // Same seed, same bits.
+    assert_eq!(json(&args), s);
+    // The text report says it first.
+    mmsim()
+        .args(&args[..args.len() - 1])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "warning: sampled at 25% (SHARDS spatial sampling of pages): counters are \
+             estimates ×4",
+        ));
+}
+
+#[test]
+fn the_scenario_field_and_compare_sample_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.toml");
+    std::fs::write(
+        &path,
+        "seed = 5\n[machine]\nmemory = \"64M\"\n[sample]\nrate = 0.5\nblock_pages = 4\n\
+         [[workload]]\nkind = \"zipf\"\ntarget = \"file\"\npages = \"128M\"\ntheta = 0.9\n\
+         accesses = 50000\n",
+    )
+    .unwrap();
+    let p = path.display().to_string();
+    let s = json(&["run", &p, "--json"]);
+    assert_eq!(s["sample"]["rate"], 0.5);
+    assert_eq!(s["sample"]["block_pages"][0], 4);
+    assert_eq!(s["sample"]["events_offered"], 50_000);
+    assert_eq!(s["machine"]["memory"], "32M");
+    // --sample overrides the scenario's rate and keeps its block.
+    let s = json(&["run", &p, "--sample", "0.25", "--json"]);
+    assert_eq!(s["sample"]["rate"], 0.25);
+    assert_eq!(s["sample"]["block_pages"][0], 4);
+    // compare runs every configuration sampled.
+    mmsim()
+        .args([
+            "compare", &p, "--policy", "lru,cost", "--sample", "0.25", "--jobs", "1",
+        ])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "sampled at 25% (SHARDS spatial sampling of pages): counters are estimates ×4",
+        ));
+}
