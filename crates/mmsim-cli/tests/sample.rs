@@ -128,3 +128,41 @@ fn the_scenario_field_and_compare_sample_too() {
             "sampled at 25% (SHARDS spatial sampling of pages): counters are estimates ×4",
         ));
 }
+
+/// A sampled replay under `--keys offset`: the sampler decides on the trace's own
+/// keys (file and page offset), before the layout maps them, so every reference
+/// is offered, a kept page keeps all its references, and the run is repeatable.
+#[test]
+fn a_sampled_offset_replay_filters_keys_before_the_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("files.txt");
+    let mut text = String::new();
+    // 4 files × 512 pages, each page read twice (two passes).
+    for _pass in 0..2 {
+        for page in 0..512u64 {
+            for ino in 1..=4 {
+                let ofs = page << 12;
+                text += &format!(
+                    "  cat 1234 [000] 10.000001: filemap:mm_filemap_get_pages: dev=8:1 \
+                     ino={ino} ofs={ofs}-{}\n",
+                    ofs + 4095
+                );
+            }
+        }
+    }
+    std::fs::write(&path, &text).unwrap();
+    let p = path.to_str().unwrap();
+    let args = [
+        "run", "--trace", p, "--keys", "offset", "--memory", "64M", "--sample", "0.5", "--json",
+        "-q",
+    ];
+    let s = json(&args);
+    let smp = &s["sample"];
+    assert_eq!(smp["events_offered"], 4096);
+    let kept = smp["events_kept"].as_u64().unwrap();
+    // Both passes over a kept page are kept: an even count, and about half.
+    assert_eq!(kept % 2, 0, "{kept}");
+    assert!((1024..=3072).contains(&kept), "{kept}");
+    assert_eq!(s["trace"][0]["keys"], "offset");
+    assert_eq!(json(&args), s);
+}
