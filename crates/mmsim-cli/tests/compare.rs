@@ -854,3 +854,61 @@ fn sigint_prints_the_partial_result_and_exits_130() {
     );
     assert!(text.contains("policy=scanned-rotated*\n"), "{text}");
 }
+
+/// "What changed": in JSON each change is the configurations' means from `stats`,
+/// grouped by mechanism, each group's largest first and the groups by their largest;
+/// the text prints the same readings under the table.
+#[test]
+fn what_changed_is_computed_from_the_table_and_grouped_by_mechanism() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = small_scenario(dir.path(), "");
+    let args = ["compare", &p, "--set", "swappiness=0,200", "-q"];
+    let j = json(&cat(&args, &["--json"]));
+    let configs = j["configs"].as_array().unwrap();
+    let w = j["what_changed"].as_array().unwrap();
+    assert_eq!(w.len(), 1);
+    assert_eq!(w[0]["against"], configs[0]["name"]);
+    assert_eq!(w[0]["config"], configs[1]["name"]);
+    let mechanisms = w[0]["mechanisms"].as_array().unwrap();
+    assert!(
+        mechanisms.iter().any(|m| m["mechanism"] == "swap"),
+        "swappiness 0 → 200 moves swap: {mechanisms:?}"
+    );
+    let magnitude = |c: &Value| c["relative_pct"].as_f64().map_or(f64::INFINITY, f64::abs);
+    let mut previous = f64::INFINITY;
+    for m in mechanisms {
+        let changes = m["changes"].as_array().unwrap();
+        assert!((1..=3).contains(&changes.len()));
+        assert!(
+            magnitude(&changes[0]) <= previous,
+            "groups by their largest: {m}"
+        );
+        previous = magnitude(&changes[0]);
+        for c in changes {
+            let name = c["metric"].as_str().unwrap();
+            let mean = |i: usize| configs[i]["stats"][name]["mean"].as_f64().unwrap();
+            assert_eq!(c["base"].as_f64().unwrap(), mean(0), "{name}");
+            assert_eq!(c["value"].as_f64().unwrap(), mean(1), "{name}");
+            if let Some(pct) = c["relative_pct"].as_f64() {
+                assert!(pct.abs() >= 1.0, "{name}: {pct}");
+            }
+        }
+        let reading = m["reading"].as_str().unwrap();
+        assert!(
+            reading.contains(changes[0]["metric"].as_str().unwrap()),
+            "{reading}"
+        );
+    }
+    let text = stdout(&args);
+    assert!(
+        text.contains(&format!(
+            "What changed, {} against {}:",
+            configs[1]["name"].as_str().unwrap(),
+            configs[0]["name"].as_str().unwrap()
+        )),
+        "{text}"
+    );
+    for m in mechanisms {
+        assert!(text.contains(m["reading"].as_str().unwrap()), "{text}");
+    }
+}

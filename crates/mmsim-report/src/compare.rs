@@ -261,6 +261,10 @@ pub struct CompareReport {
     /// The scenario's published results beside the simulated changes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub published: Vec<PublishedRow>,
+    /// What changed in each configuration against the baseline, by mechanism
+    /// ([`crate::changes`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub what_changed: Vec<crate::changes::WhatChanged>,
 }
 
 impl ConfigReport {
@@ -334,6 +338,7 @@ impl CompareReport {
             metrics: Vec::new(),
             configs: Vec::new(),
             published: Vec::new(),
+            what_changed: Vec::new(),
         }
     }
 
@@ -341,7 +346,8 @@ impl CompareReport {
     /// every run has ([`metric_infos`]; per-group and per-workload metrics of the
     /// others are dropped from the runs and statistics), and `published` the rows of
     /// the scenario's published results over the configurations
-    /// ([`published::rows`]). Returns a note for each published entry that no pair
+    /// ([`published::rows`]), and `what_changed` each configuration's largest changes
+    /// by mechanism ([`crate::changes::what_changed`]). Returns a note for each published entry that no pair
     /// of configurations shows.
     pub fn finish(&mut self, published: &[Published]) -> Vec<String> {
         self.metrics = metric_infos(&self.configs);
@@ -351,6 +357,7 @@ impl CompareReport {
         }
         let (rows, notes) = published::rows(published, &self.configs);
         self.published = rows;
+        self.what_changed = crate::changes::what_changed(self);
         notes
     }
 }

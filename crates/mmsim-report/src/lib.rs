@@ -71,6 +71,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod changes;
 pub mod compare;
 pub mod configs;
 pub mod export;

@@ -257,9 +257,11 @@ pub fn compare_table(r: &CompareReport, notes: &[String]) -> String {
 }
 
 /// Writes what `mmsim compare` prints: [`compare_table`] (with `notes` as `note`
-/// lines), then [`published_table`] of the report's published rows.
+/// lines), what changed by mechanism ([`crate::changes::what_changed_text`]), then
+/// [`published_table`] of the report's published rows.
 pub fn write_compare(w: &mut dyn io::Write, r: &CompareReport, notes: &[String]) -> io::Result<()> {
     let mut t = compare_table(r, notes);
+    t.push_str(&crate::changes::what_changed_text(&r.what_changed));
     t.push_str(&published_table(&r.published));
     w.write_all(t.as_bytes())
 }
