@@ -423,7 +423,13 @@ fn repeat_gives_the_statistics_of_the_seeded_runs() {
         text.contains("runs        3 per configuration, seeds 7..=9"),
         "{text}"
     );
-    let table = text.lines().skip_while(|l| !l.starts_with("Min ")).count();
+    // The table ends at the first empty line ("What changed" follows).
+    let table = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Min "))
+        .take_while(|l| !l.is_empty())
+        .count();
+    assert!(table >= 4, "{text}");
     assert_eq!(table % 4, 0, "Min, Amean, Stddev, Max rows:\n{text}");
 
     for (i, policy) in ["scanned-rotated", "cost"].into_iter().enumerate() {
