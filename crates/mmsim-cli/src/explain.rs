@@ -10,7 +10,6 @@ use anyhow::Result;
 use clap::Args;
 use mmsim_core::explain::{ExplainConfig, ExplainReport, PageStory};
 use mmsim_core::{CostVariant, PolicyName};
-use mmsim_workloads::scenario::overrides;
 use mmsim_workloads::Scenario;
 
 use crate::progress::Progress;
@@ -62,16 +61,12 @@ fn bad(msg: impl Into<String>) -> anyhow::Error {
 /// The scenario of `args` with `explain` set, validated.
 fn scenario(args: &ExplainArgs, explain: ExplainConfig) -> Result<Scenario> {
     let mut plan = run::plan(&args.scenario)?;
-    let m = &mut plan.scenario.machine;
-    if let Some(p) = args.policy {
-        m.policy.name = p;
-    }
-    if let Some(v) = args.cost_variant {
-        m.policy.cost_variant = v;
-    }
-    for raw in &args.set {
-        overrides::apply_set(&mut plan.scenario.machine, raw)?;
-    }
+    run::apply_machine_flags(
+        &mut plan.scenario.machine,
+        args.policy,
+        args.cost_variant,
+        &args.set,
+    )?;
     plan.scenario.machine.explain = Some(explain);
     run::validate(&plan.scenario, &args.scenario)?;
     crate::host::check(&plan.scenario, args.scenario.host_memory)?;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use mmsim_core::{CostVariant, DeviceKind, PolicyName, Size};
+use mmsim_core::{CostVariant, DeviceKind, MachineConfig, PolicyName, Size};
 use mmsim_workloads::scenario::overrides::{self, Base, Overrides};
 use mmsim_workloads::{
     embedded_scenario, run_scenario_cancellable, RunOptions, Scenario, ScenarioResult, Target,
@@ -433,18 +433,34 @@ pub fn show_progress(quiet: bool) -> bool {
 }
 
 /// `mmsim run` (and `mmsim` without arguments, `bare`).
-pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
-    let mut plan = plan(&args.scenario)?;
-    let m = &mut plan.scenario.machine;
-    if let Some(p) = args.policy {
+/// Writes the machine flags `run` and `explain` share into `m`: `--policy`,
+/// `--cost-variant`, then each `--set KEY=VALUE` in order.
+pub fn apply_machine_flags(
+    m: &mut MachineConfig,
+    policy: Option<PolicyName>,
+    cost_variant: Option<CostVariant>,
+    set: &[String],
+) -> Result<()> {
+    if let Some(p) = policy {
         m.policy.name = p;
     }
-    if let Some(v) = args.cost_variant {
+    if let Some(v) = cost_variant {
         m.policy.cost_variant = v;
     }
-    for raw in &args.set {
-        overrides::apply_set(&mut plan.scenario.machine, raw)?;
+    for raw in set {
+        overrides::apply_set(m, raw)?;
     }
+    Ok(())
+}
+
+pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
+    let mut plan = plan(&args.scenario)?;
+    apply_machine_flags(
+        &mut plan.scenario.machine,
+        args.policy,
+        args.cost_variant,
+        &args.set,
+    )?;
     if let Some(out) = &args.damon_record {
         match plan.scenario.machine.damon.as_mut() {
             Some(d) => d.record = true,

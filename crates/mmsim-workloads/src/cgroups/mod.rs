@@ -653,9 +653,10 @@ pub fn scale_limits(s: &mut crate::Scenario, rate: f64) {
             *p = page(*p);
         }
     };
+    let limits = |vs: [&mut Option<KnobValue>; 7]| vs.into_iter().for_each(value);
     for c in &mut s.cgroups {
         of(&mut c.of);
-        for v in [
+        limits([
             &mut c.max,
             &mut c.high,
             &mut c.low,
@@ -663,13 +664,11 @@ pub fn scale_limits(s: &mut crate::Scenario, rate: f64) {
             &mut c.swap_max,
             &mut c.swap_high,
             &mut c.soft_limit,
-        ] {
-            value(v);
-        }
+        ]);
     }
     for c in &mut s.cgroup_changes {
         of(&mut c.of);
-        for v in [
+        limits([
             &mut c.max,
             &mut c.high,
             &mut c.low,
@@ -677,9 +676,7 @@ pub fn scale_limits(s: &mut crate::Scenario, rate: f64) {
             &mut c.swap_max,
             &mut c.swap_high,
             &mut c.soft_limit,
-        ] {
-            value(v);
-        }
+        ]);
     }
     for c in &mut s.cgroup_cycles {
         of(&mut c.of);
