@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{bad_input, json, mmsim, trace};
+use common::{bad_input, json, mmsim, simulated, trace};
 
 #[test]
 fn run_set_writes_machine_keys() {
@@ -30,11 +30,7 @@ fn run_set_writes_machine_keys() {
     assert_eq!(set["machine"]["swap"]["size"], "64M");
     // The same key through --set and through its flag: the same run (but the
     // process's host-dependent peak heap).
-    let host = |mut v: serde_json::Value| {
-        v.as_object_mut().unwrap().remove("host_heap_peak_bytes");
-        v
-    };
-    let by_flag = host(json(&[
+    let by_flag = simulated(json(&[
         "run",
         "--trace",
         &t,
@@ -42,7 +38,7 @@ fn run_set_writes_machine_keys() {
         "200p",
         "--json",
     ]));
-    let by_set = host(json(&[
+    let by_set = simulated(json(&[
         "run",
         "--trace",
         &t,
@@ -51,7 +47,7 @@ fn run_set_writes_machine_keys() {
         "--json",
     ]));
     assert_eq!(by_flag, by_set);
-    assert_eq!(host(plain), by_flag);
+    assert_eq!(simulated(plain), by_flag);
 }
 
 #[test]

@@ -26,6 +26,14 @@ pub fn json(args: &[&str]) -> serde_json::Value {
     json_with_status(args, 0)
 }
 
+/// `run`'s JSON without `host_heap_peak_bytes`: the process's peak heap depends
+/// on the host's allocator and threads, not on the simulation, so two runs of
+/// one scenario agree on everything else, bit for bit.
+pub fn simulated(mut v: serde_json::Value) -> serde_json::Value {
+    v.as_object_mut().unwrap().remove("host_heap_peak_bytes");
+    v
+}
+
 /// Runs, expects exit status `code`, parses stdout as JSON.
 #[allow(dead_code)] // not every test binary uses it
 pub fn json_with_status(args: &[&str], code: i32) -> serde_json::Value {
