@@ -1,6 +1,7 @@
 //! Criterion benchmark of the simulator's access rate: 1 M zipf(0.9) accesses (scattered)
 //! over 100 k file pages, memory.max = 10 % of them, for the `lru` and `cost` policies.
 //! Each iteration builds a fresh machine and replays the pre-generated events.
+//! `zipf_generate` times the event generator alone with each zipf rank sampler.
 //!
 //! `cargo bench -p mmsim-cli --bench access_rate`
 // criterion_group! generates an undocumented `fn benches`.
@@ -9,7 +10,7 @@
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use mmsim_core::PolicyName;
 use mmsim_workloads::bench::AccessBench;
-use mmsim_workloads::Target;
+use mmsim_workloads::{Target, ZipfSampler};
 
 fn access_rate(c: &mut Criterion) {
     let b = AccessBench {
@@ -19,6 +20,7 @@ fn access_rate(c: &mut Criterion) {
         memory_fraction: 0.10,
         target: Target::File,
         seed: 1,
+        sampler: ZipfSampler::default(),
     };
     let events = b.events().expect("bench events");
     let mut group = c.benchmark_group("access_rate");
@@ -36,5 +38,27 @@ fn access_rate(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, access_rate);
+/// Generating 1 M zipf(0.9) events over 1 M pages (scattered) with each rank sampler.
+fn zipf_generate(c: &mut Criterion) {
+    let mut group = c.benchmark_group("zipf_generate");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(1_000_000));
+    for sampler in [ZipfSampler::RejectionInversion, ZipfSampler::Alias] {
+        let b = AccessBench {
+            pages: 1_000_000,
+            accesses: 1_000_000,
+            theta: 0.9,
+            memory_fraction: 0.10,
+            target: Target::File,
+            seed: 1,
+            sampler,
+        };
+        group.bench_function(sampler.name(), |bench| {
+            bench.iter(|| black_box(b.events().expect("bench events").len()))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, access_rate, zipf_generate);
 criterion_main!(benches);

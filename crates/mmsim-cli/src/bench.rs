@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use mmsim_core::PolicyName;
 use mmsim_workloads::bench::AccessBench;
-use mmsim_workloads::Target;
+use mmsim_workloads::{Target, ZipfSampler};
 
 use crate::UsageError;
 
@@ -43,6 +43,10 @@ pub struct BenchArgs {
     /// Seed of the access stream.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The zipf rank sampler: rejection-inversion (rand_distr, the default) or alias
+    /// (an alias table over rank buckets; another stream, same distribution).
+    #[arg(long, default_value = "rejection-inversion")]
+    pub zipf_sampler: ZipfSampler,
     /// Events per chunk when streaming (tests use small chunks).
     #[arg(long, default_value_t = CHUNK, hide = true)]
     pub chunk_events: usize,
@@ -123,6 +127,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         memory_fraction: args.memory_fraction,
         target: args.target,
         seed: args.seed,
+        sampler: args.zipf_sampler,
     };
     let mut out = crate::output::stdout();
     let t0 = Instant::now();
@@ -139,9 +144,10 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     };
     writeln!(
         out,
-        "bench: {} accesses, zipf({}) scattered over {} pages, target {}, memory.max {} pages ({}), {generated}",
+        "bench: {} accesses, zipf({}, {} sampler) scattered over {} pages, target {}, memory.max {} pages ({}), {generated}",
         args.accesses,
         args.theta,
+        args.zipf_sampler,
         args.pages,
         args.target,
         b.memcg_pages(),

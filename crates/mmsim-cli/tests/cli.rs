@@ -260,6 +260,16 @@ fn bench_streams_long_runs_in_chunks_with_the_same_result() {
     let (streamed, chunked) = miss_ratio(&["--chunk-events", "7000"]);
     assert!(streamed);
     assert_eq!(whole, chunked);
+    // The alias sampler draws another stream of the same distribution: another miss
+    // ratio, the same one chunked or whole.
+    let (_, alias) = miss_ratio(&["--zipf-sampler", "alias"]);
+    assert_ne!(alias, whole);
+    let (_, alias_chunked) = miss_ratio(&["--zipf-sampler", "alias", "--chunk-events", "7000"]);
+    assert_eq!(alias, alias_chunked);
+    bad_input(
+        &["bench", "--zipf-sampler", "vose"],
+        &["unknown zipf sampler \"vose\"; expected rejection-inversion or alias"],
+    );
     bad_input(
         &["bench", "--accesses", "0"],
         &["--accesses 0: out of range [1, 2^40]"],

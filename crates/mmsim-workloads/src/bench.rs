@@ -8,7 +8,7 @@ use mmsim_core::{
 
 use crate::error::WorkloadError;
 use crate::gen::{generate_all, workload_seed, Generator, Sink};
-use crate::scenario::{Target, WorkloadKind, WorkloadSpec};
+use crate::scenario::{Target, WorkloadKind, WorkloadSpec, ZipfSampler};
 
 /// Parameters of one benchmark.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,6 +25,8 @@ pub struct AccessBench {
     pub target: Target,
     /// Seed of the access stream.
     pub seed: u64,
+    /// The zipf rank sampler (the recorded benchmarks used the default).
+    pub sampler: ZipfSampler,
 }
 
 impl AccessBench {
@@ -44,6 +46,7 @@ impl AccessBench {
                 theta: self.theta,
                 accesses: self.accesses,
                 scatter: true,
+                sampler: self.sampler,
             },
         );
         let mut sim =

@@ -9,9 +9,10 @@
 //! Randomness: every generator owns one [`Pcg64Mcg`] stream seeded by
 //! [`workload_seed`] from the scenario seed and the workload's index, so workloads do
 //! not perturb each other and the same scenario and seed give the same events on every
-//! machine. (The zipf sampler, `rand_distr::Zipf`, computes with `f64` `powf`/`ln`/`exp`;
-//! these are correctly rounded or nearly so on every mainstream libm, but a platform whose
-//! libm differs in the last bit could in principle draw a different rank.)
+//! machine. (The zipf samplers, `rand_distr::Zipf` and [`crate::zipf::ZipfAlias`], compute
+//! with `f64` `powf`/`ln`/`exp`; these are correctly rounded or nearly so on every
+//! mainstream libm, but a platform whose libm differs in the last bit could in principle
+//! draw a different rank.)
 
 use std::path::{Path, PathBuf};
 
@@ -30,10 +31,11 @@ use crate::models::kv::KvGen;
 use crate::models::pgbench::PgbenchGen;
 use crate::models::tabs::TabsGen;
 use crate::scenario::{
-    Target, TraceKeys, WorkloadKind, WorkloadSpec, MAX_PAGES, OFFSET_DEFAULT_PAGES,
+    Target, TraceKeys, WorkloadKind, WorkloadSpec, ZipfSampler, MAX_PAGES, OFFSET_DEFAULT_PAGES,
 };
 use crate::trace_gen::TraceGen;
 pub use crate::trace_gen::TraceReport;
+use crate::zipf::ZipfAlias;
 
 /// Where a workload's events go: the VMA it loads from and stores to, or the file it
 /// reads and writes through a descriptor.
@@ -218,6 +220,11 @@ enum Pattern {
         n: u64,
         perm: Option<Permutation>,
     },
+    /// Zipf with `sampler = "alias"` ([`ZipfAlias`]): ranks already in `1..=n`.
+    ZipfAlias {
+        zipf: Box<ZipfAlias>,
+        perm: Option<Permutation>,
+    },
     /// Sequential, loop and touch: `next` cycles through `0..pages` by `step`.
     Sequential {
         pages: u32,
@@ -292,6 +299,7 @@ impl Generator {
                 theta,
                 accesses,
                 scatter,
+                sampler,
             } => {
                 let n = clamp_pages(*pages);
                 let theta = if theta.is_finite() {
@@ -305,7 +313,14 @@ impl Generator {
                     message: e.to_string(),
                 })?;
                 let perm = scatter.then(|| Permutation::new(n, &mut rng));
-                (*accesses, Pattern::Zipf { zipf, n, perm })
+                let pattern = match sampler {
+                    ZipfSampler::RejectionInversion => Pattern::Zipf { zipf, n, perm },
+                    ZipfSampler::Alias => Pattern::ZipfAlias {
+                        zipf: Box::new(ZipfAlias::new(n, theta)),
+                        perm,
+                    },
+                };
+                (*accesses, pattern)
             }
             WorkloadKind::Sequential { pages, passes: k }
             | WorkloadKind::Loop {
@@ -591,6 +606,16 @@ impl Generator {
             } => {
                 for _ in 0..n {
                     let rank = (zipf.sample(rng) as u64).clamp(1, *pages) - 1;
+                    let page = match perm {
+                        Some(p) => p.apply(rank),
+                        None => rank,
+                    };
+                    out.push(sink.event(page as u32, writes.draw(rng)));
+                }
+            }
+            Pattern::ZipfAlias { zipf, perm } => {
+                for _ in 0..n {
+                    let rank = zipf.sample(rng) - 1;
                     let page = match perm {
                         Some(p) => p.apply(rank),
                         None => rank,

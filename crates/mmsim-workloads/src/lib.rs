@@ -58,6 +58,7 @@ pub mod scenario;
 mod tomlpos;
 mod trace_gen;
 pub mod warnings;
+pub mod zipf;
 
 pub use error::WorkloadError;
 pub use gen::{Generator, Permutation, Sink, TraceReport};
@@ -66,7 +67,7 @@ pub use run::{
     WorkloadReport, SCHEMA_VERSION,
 };
 pub use scenario::{
-    LruGenWrite, Scenario, Target, TraceFormat, TraceKeys, WorkloadKind, WorkloadSpec,
+    LruGenWrite, Scenario, Target, TraceFormat, TraceKeys, WorkloadKind, WorkloadSpec, ZipfSampler,
 };
 
 /// The scenarios shipped with the crate: (name, TOML text).

@@ -7,7 +7,8 @@ use mmsim_trace::Format;
 use mmsim_workloads::gen::{workload_seed, Generator, Sink};
 use mmsim_workloads::{
     default_scenario, embedded_scenario, run_scenario, RunOptions, Scenario, Target, TraceFormat,
-    WorkloadError, WorkloadKind, WorkloadSpec, DEFAULT_EXPLANATION, EMBEDDED_SCENARIOS,
+    WorkloadError, WorkloadKind, WorkloadSpec, ZipfSampler, DEFAULT_EXPLANATION,
+    EMBEDDED_SCENARIOS,
 };
 
 fn trace(rel: &str) -> PathBuf {
@@ -214,6 +215,7 @@ fn accesses_equal_the_sum_of_the_workloads() {
                 theta: 0.9,
                 accesses,
                 scatter: true,
+                sampler: Default::default(),
             },
         )
     };
@@ -296,6 +298,7 @@ fn zipf_is_skewed_and_scattered() {
                 theta: 0.9,
                 accesses: 200_000,
                 scatter,
+                sampler: Default::default(),
             },
         )
     };
@@ -316,6 +319,70 @@ fn zipf_is_skewed_and_scattered() {
     assert_eq!((0..pages).max_by_key(|&i| u[i]).unwrap(), 0);
     assert!(u[..pages / 10].iter().sum::<u64>() * 2 > 200_000);
     let _ = hottest;
+}
+
+/// `sampler = "alias"`: the same skew and scatter as rejection-inversion (another
+/// stream), and the same seed gives the same events.
+#[test]
+fn the_alias_zipf_sampler_draws_the_same_skew() {
+    let pages = 10_000;
+    let spec = |sampler, scatter| {
+        WorkloadSpec::new(
+            Target::File,
+            WorkloadKind::Zipf {
+                pages: pages as u64,
+                theta: 0.9,
+                accesses: 200_000,
+                scatter,
+                sampler,
+            },
+        )
+    };
+    let top_tenth = |c: &[u64]| {
+        let mut sorted = c.to_vec();
+        sorted.sort_unstable_by(|a, b| b.cmp(a));
+        sorted[..pages / 10].iter().sum::<u64>() as f64 / 200_000.0
+    };
+    let seed = workload_seed(1, 0);
+    let a = counts(&spec(ZipfSampler::Alias, true), pages, seed);
+    let r = counts(&spec(ZipfSampler::RejectionInversion, true), pages, seed);
+    assert_ne!(a, r, "the two samplers draw different streams");
+    assert_eq!(a, counts(&spec(ZipfSampler::Alias, true), pages, seed));
+    // zipf(0.9) over 10,000 ranks: the top tenth of ranks holds 67.1 % of the mass (the
+    // most-drawn tenth of pages, sorted from samples, a little more).
+    for c in [&a, &r] {
+        let t = top_tenth(c);
+        assert!((0.668..0.68).contains(&t), "top tenth {t}");
+    }
+    let u = counts(&spec(ZipfSampler::Alias, false), pages, seed);
+    assert_eq!((0..pages).max_by_key(|&i| u[i]).unwrap(), 0);
+}
+
+#[test]
+fn the_zipf_sampler_is_a_zipf_field() {
+    let text = BASE.replace("theta = 0.9", "theta = 0.9\nsampler = \"alias\"");
+    let s = Scenario::from_toml_str(&text, "s.toml").unwrap_or_else(|e| panic!("{e}"));
+    let WorkloadKind::Zipf { sampler, .. } = s.workloads[1].kind else {
+        panic!("{:?}", s.workloads[1].kind)
+    };
+    assert_eq!(sampler, ZipfSampler::Alias);
+    let out = s.to_toml_string();
+    assert!(out.contains("sampler = \"alias\""), "{out}");
+    assert_eq!(Scenario::from_toml_str(&out, "s.toml").unwrap(), s);
+    // The default is not written out, so existing scenarios print as before.
+    let plain = Scenario::from_toml_str(BASE, "s.toml")
+        .unwrap()
+        .to_toml_string();
+    assert!(!plain.contains("sampler"), "{plain}");
+    let (msg, field) = err(&BASE.replace("theta = 0.9", "theta = 0.9\nsampler = \"vose\""));
+    assert_eq!(field.as_deref(), Some("workload[1].sampler"), "{msg}");
+    assert!(
+        msg.contains("unknown zipf sampler \"vose\"; expected rejection-inversion or alias"),
+        "{msg}"
+    );
+    let (msg, field) = err(&BASE.replace("pages = 10\n", "pages = 10\nsampler = \"alias\"\n"));
+    assert_eq!(field.as_deref(), Some("workload[0].sampler"), "{msg}");
+    assert!(msg.contains("`sampler` does not apply to kind"), "{msg}");
 }
 
 #[test]

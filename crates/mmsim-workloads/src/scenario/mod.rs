@@ -399,6 +399,62 @@ impl<'de> Deserialize<'de> for TraceKeys {
     }
 }
 
+/// How a `zipf` workload draws its ranks (`sampler`). Both draw exactly
+/// `P(k) ∝ k^−θ`; they consume the random stream differently, so the same seed gives
+/// different (equally valid) access sequences.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub enum ZipfSampler {
+    /// `rand_distr::Zipf` (Hörmann–Derflinger rejection-inversion): the default, and the
+    /// sampler of every recorded result. Calls `powf`/`ln`/`exp` on every draw.
+    #[default]
+    RejectionInversion,
+    /// [`crate::zipf::ZipfAlias`]: an alias table over rank buckets with a squeezed
+    /// rejection inside the bucket; integer work on most draws, several times faster.
+    Alias,
+}
+
+impl ZipfSampler {
+    /// `rejection-inversion` or `alias`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ZipfSampler::RejectionInversion => "rejection-inversion",
+            ZipfSampler::Alias => "alias",
+        }
+    }
+}
+
+impl fmt::Display for ZipfSampler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for ZipfSampler {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ZipfSampler, String> {
+        match s {
+            "rejection-inversion" => Ok(ZipfSampler::RejectionInversion),
+            "alias" => Ok(ZipfSampler::Alias),
+            _ => Err(format!(
+                "unknown zipf sampler {s:?}; expected rejection-inversion or alias"
+            )),
+        }
+    }
+}
+
+impl Serialize for ZipfSampler {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for ZipfSampler {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ZipfSampler, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// One workload: a task with one region (file or VMA) and the accesses it makes, or a
 /// model of a program with its tasks, files and mappings (see [`crate::models`]).
 ///
@@ -481,6 +537,8 @@ pub enum WorkloadKind {
         accesses: u64,
         /// Scatter ranks over the region (default true).
         scatter: bool,
+        /// The rank sampler (`sampler`, default `rejection-inversion`).
+        sampler: ZipfSampler,
     },
     /// `sequential`: pages 0, 1, …, pages−1, `passes` times (default 1).
     Sequential {

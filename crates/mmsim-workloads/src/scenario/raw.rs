@@ -9,7 +9,8 @@ use mmsim_core::{Advice, MachineConfig, Size};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{
-    default_seed, LruGenWrite, Scenario, Target, TraceFormat, TraceKeys, WorkloadKind, WorkloadSpec,
+    default_seed, LruGenWrite, Scenario, Target, TraceFormat, TraceKeys, WorkloadKind,
+    WorkloadSpec, ZipfSampler,
 };
 use crate::cgroups::{CgroupChange, CgroupCycle, CgroupSpec};
 use crate::models::dd::DdSpec;
@@ -77,7 +78,7 @@ impl KindName {
     fn fields(self) -> (&'static [&'static str], &'static [&'static str]) {
         match self {
             KindName::Uniform => (&["pages", "accesses"], &[]),
-            KindName::Zipf => (&["pages", "theta", "accesses"], &["scatter"]),
+            KindName::Zipf => (&["pages", "theta", "accesses"], &["scatter", "sampler"]),
             KindName::Sequential => (&["pages"], &["passes"]),
             KindName::Loop => (&["pages"], &["iterations"]),
             KindName::HotCold => (
@@ -145,6 +146,8 @@ pub(super) struct RawWorkload {
     theta: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     scatter: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sampler: Option<ZipfSampler>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     passes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -385,11 +388,12 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 57] = [
+    let present: [(&'static str, bool); 58] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
         ("scatter", r.scatter.is_some()),
+        ("sampler", r.sampler.is_some()),
         ("passes", r.passes.is_some()),
         ("iterations", r.iterations.is_some()),
         ("hot_fraction", r.hot_fraction.is_some()),
@@ -508,6 +512,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             theta: r.theta.unwrap_or(0.0),
             accesses,
             scatter: r.scatter.unwrap_or(true),
+            sampler: r.sampler.unwrap_or_default(),
         },
         KindName::Sequential => WorkloadKind::Sequential {
             pages,
@@ -671,6 +676,7 @@ impl From<WorkloadSpec> for RawWorkload {
             accesses: None,
             theta: None,
             scatter: None,
+            sampler: None,
             passes: None,
             iterations: None,
             hot_fraction: None,
@@ -733,11 +739,13 @@ impl From<WorkloadSpec> for RawWorkload {
                 theta,
                 accesses,
                 scatter,
+                sampler,
             } => {
                 r.pages = Some(pages);
                 r.theta = Some(theta);
                 r.accesses = Some(accesses);
                 r.scatter = Some(scatter);
+                r.sampler = (sampler != ZipfSampler::default()).then_some(sampler);
             }
             WorkloadKind::Sequential { pages, passes } => {
                 r.pages = Some(pages);
