@@ -218,3 +218,73 @@ fn errors() {
     // Nothing was created.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// The page's text of `s` (what `mmsim_report::html::escape` writes).
+fn escaped(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+#[test]
+fn compare_page_tells_what_changed_by_mechanism_as_the_text_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.html");
+    let out = mmsim()
+        .args([
+            "compare",
+            "many-tabs",
+            "-q",
+            "--json",
+            "--report",
+            path.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let html = std::fs::read_to_string(&path).unwrap();
+    let w = j["what_changed"].as_array().unwrap();
+    assert_eq!(w.len(), 1, "two configurations: one comparison");
+    let section = &html[html.find("<h2>What changed</h2>").expect("the section")..];
+    // After the comparison table, before the scenario.
+    assert!(
+        html.find("<h2>Comparison</h2>").unwrap() < html.find("<h2>What changed</h2>").unwrap()
+    );
+    assert!(section.contains("<h2>Scenario"));
+    let section = &section[..section.find("<h2>Scenario").unwrap()];
+    let heading = format!(
+        "<h3>{} against {}</h3>",
+        escaped(w[0]["config"].as_str().unwrap()),
+        escaped(w[0]["against"].as_str().unwrap())
+    );
+    assert!(section.contains(&heading), "{section}");
+    let mechanisms = w[0]["mechanisms"].as_array().unwrap();
+    assert!(!mechanisms.is_empty(), "cost against mglru moves something");
+    // One row per group, in the JSON's order, with its reading and largest changes.
+    assert_eq!(section.matches("<tr><td>").count(), mechanisms.len());
+    let mut at = 0;
+    for m in mechanisms {
+        let row = format!(
+            "<tr><td>{}</td><td>{}</td>",
+            escaped(m["mechanism"].as_str().unwrap()),
+            escaped(m["reading"].as_str().unwrap())
+        );
+        let pos = section[at..]
+            .find(&row)
+            .unwrap_or_else(|| panic!("{row} in order: {section}"));
+        at += pos + row.len();
+        for c in m["changes"].as_array().unwrap() {
+            assert!(
+                section.contains(&escaped(c["metric"].as_str().unwrap())),
+                "{c}"
+            );
+        }
+    }
+}

@@ -5,7 +5,11 @@
 //! MGLRU's `lru_gen_look_around` and `walk_mm`, DAMON's `damon_ptep_mkold`),
 //! which rule moved it between lists (`folio_mark_accessed`,
 //! `folio_check_references`, `shrink_active_list`, MGLRU's `sort_folio`),
-//! who evicted it (`__remove_mapping` under kswapd, direct or memcg
+//! which rule of `shrink_folio_list` kept it when it was not evicted (a dirty
+//! file folio left to the flusher, one under writeback, no swap slot, still
+//! mapped, dirty with PG_referenced, a write just started), the actors
+//! outside reclaim that moved it (`folio_end_writeback`'s rotation, DAMOS
+//! `lru_prio`/`lru_deprio` by kdamond), who evicted it (`__remove_mapping` under kswapd, direct or memcg
 //! reclaim, with the priority, the group and `get_scan_count`'s balance at
 //! that moment), the shadow left behind (`workingset_eviction`,
 //! `lru_gen_eviction`) and, on refault, the refault distance against the
@@ -924,6 +928,44 @@ impl Sim {
             // shrink_folio_list sets PG_active on the way out (activate_locked).
             self.xp.as_mut().expect("on").pages[i].last.flags |= flags::ACTIVE;
         }
+    }
+
+    /// `shrink_folio_list` kept folio `f` instead of evicting it, by the rule `why`
+    /// (a dirty folio left to the flusher, one under writeback, no swap slot, ...):
+    /// `activate` when it goes back to the active list (`activate_locked`), else it
+    /// goes back to the inactive list (`keep_locked`).
+    #[cold]
+    pub(crate) fn xp_kept(&mut self, f: FolioId, sc: &ScanControl, activate: bool, why: &str) {
+        let Some(i) = self.xp_page(f) else {
+            return;
+        };
+        let text = format!(
+            "not evicted by {} (priority {}): {why} → {}",
+            reclaimer(sc),
+            sc.priority,
+            if activate {
+                "activate_locked: PG_active, back to the active list"
+            } else {
+                "keep_locked: back to the inactive list"
+            }
+        );
+        let who = self.xp_reclaimer_task(sc);
+        self.xp_push(i, sc.now(), &who, "shrink_folio_list", text);
+        if activate {
+            // shrink_folio_list sets PG_active on the way out.
+            self.xp.as_mut().expect("on").pages[i].last.flags |= flags::ACTIVE;
+        }
+    }
+
+    /// An actor outside the page's own events and reclaim's scans (`who`, in the
+    /// kernel's `func`) changed folio `f`: told by name instead of as "background".
+    #[cold]
+    pub(crate) fn xp_actor(&mut self, f: FolioId, who: &str, func: &str, text: String) {
+        let Some(i) = self.xp_page(f) else {
+            return;
+        };
+        let t = self.clock;
+        self.xp_push(i, t, who, func, text);
     }
 
     /// `shrink_active_list` kept (`kept`) or deactivated folio `f`.

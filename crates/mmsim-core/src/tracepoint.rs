@@ -19,7 +19,7 @@
 //! | `vmscan:mm_vmscan_kswapd_sleep` | kswapd goes to sleep (`kswapd_try_to_sleep`) |
 //! | `vmscan:mm_vmscan_direct_reclaim_begin/end` | `try_to_free_pages` |
 //! | `vmscan:mm_vmscan_memcg_reclaim_begin/end` | `try_to_free_mem_cgroup_pages` (limit reclaim and `memory.max`/`memory.high` writes) |
-//! | `vmscan:mm_vmscan_lru_isolate` | `isolate_lru_folios` (classic LRU) |
+//! | `vmscan:mm_vmscan_lru_isolate` | `isolate_lru_folios` (classic LRU) and the end of `scan_folios` (MGLRU) |
 //! | `vmscan:mm_vmscan_lru_shrink_inactive` | end of `shrink_inactive_list` (classic) and of `evict_folios` (MGLRU) |
 //! | `vmscan:mm_vmscan_lru_shrink_active` | end of `shrink_active_list` |
 //! | `vmscan:mm_vmscan_write_folio` | `pageout` starts writing a dirty folio |
@@ -30,7 +30,7 @@
 //!
 //! Where the simulator has no value for a field, it prints what the kernel prints
 //! for a machine without it: `nid=0`, `classzone=` the one zone (`ZONE_NORMAL`, 2),
-//! `order=0`, `isolate_mode=0`, `nr_skipped=0`; `mm_vmscan_lru_shrink_inactive`'s
+//! `order=0`, `nr_skipped=0`; `mm_vmscan_lru_shrink_inactive`'s
 //! `nr_congested`, `nr_immediate`, `nr_ref_keep` and `nr_unmap_fail` are 0 (the
 //! simulator does not count them), `nr_dirty` is the dirty folios met
 //! (`nr_unqueued_dirty`), `nr_writeback` 0. A file is `dev=8:1` with inode
@@ -38,8 +38,16 @@
 //! opener for reads) with pid `1000 + task`, kswapd is `kswapd0` with pid 80 on CPU 1,
 //! the workload on CPU 0. The kernel emits `mm_filemap_get_pages` once per folio batch
 //! of a read (`filemap_get_pages`, up to 31 folios); the simulator emits it once per
-//! read, for the read's whole range. MGLRU's `scan_folios` emits `lru_isolate` in the
-//! kernel; the simulator does not (yet). Mainline has no `mm_vmscan_lru_gen_*` events.
+//! read, for the read's whole range. Mainline has no `mm_vmscan_lru_gen_*` events:
+//! MGLRU reuses `lru_isolate` (end of `scan_folios`, with `nr_requested` =
+//! `MAX_LRU_BATCH`, the batch's scanned, skipped and isolated folios, and
+//! `lru` = the type's inactive list) and `lru_shrink_inactive` (end of
+//! `evict_folios`), since "mm: multi-gen LRU: reuse some legacy trace events"
+//! (8c2214fc9a47, v6.7); the simulator emits both for either MGLRU version.
+//!
+//! `mm_vmscan_lru_isolate` has no `isolate_mode` field since "mm, vmscan: remove
+//! ISOLATE_UNMAPPED" (3dfbb555c98a, v6.7): v6.12's `TP_printk` starts at
+//! `classzone=` (the host's 6.18 format file agrees).
 
 use std::fmt;
 
@@ -348,7 +356,7 @@ impl fmt::Display for TpEvent {
                 lru,
             } => write!(
                 f,
-                "isolate_mode=0 classzone={CLASSZONE} order=0 nr_requested={nr_requested} \
+                "classzone={CLASSZONE} order=0 nr_requested={nr_requested} \
                  nr_scanned={nr_scanned} nr_skipped=0 nr_taken={nr_taken} lru={}",
                 LRU_NAMES[lru as usize & 3]
             ),
@@ -591,6 +599,29 @@ impl Sim {
         self.trace_vmscan(sc.now(), Some(sc.memcg), e);
     }
 
+    /// `trace_mm_vmscan_lru_isolate` at the end of MGLRU's `scan_folios` (v6.12):
+    /// `nr_requested` is `MAX_LRU_BATCH` (the kernel passes the constant, not what
+    /// the caller wanted), `scanned` the folios looked at (sorted or isolated),
+    /// `isolated` those taken, nothing skipped (one zone), and `lru` the type's
+    /// inactive list (`type ? LRU_INACTIVE_FILE : LRU_INACTIVE_ANON`).
+    #[cold]
+    pub(crate) fn trace_scan_folios(
+        &mut self,
+        sc: &crate::reclaim::ScanControl,
+        memcg: crate::memcg::MemcgId,
+        scanned: u64,
+        isolated: u64,
+        file: bool,
+    ) {
+        let e = TpEvent::LruIsolate {
+            nr_requested: crate::reclaim::lru_gen::MAX_LRU_BATCH,
+            nr_scanned: scanned,
+            nr_taken: isolated,
+            lru: crate::mem::folio::LruList::inactive(file) as u8,
+        };
+        self.trace_vmscan(sc.now(), Some(memcg), e);
+    }
+
     /// `trace_mm_vmscan_lru_shrink_inactive` at the end of `shrink_inactive_list`
     /// (and MGLRU's `evict_folios`): `kept` are the folios put back, the active
     /// ones among them counted as activated by type.
@@ -704,7 +735,7 @@ mod tests {
         ("mm_vmscan_memcg_reclaim_end", "nr_reclaimed=%lu"),
         (
             "mm_vmscan_lru_isolate",
-            "isolate_mode=%d classzone=%d order=%d nr_requested=%lu nr_scanned=%lu \
+            "classzone=%d order=%d nr_requested=%lu nr_scanned=%lu \
              nr_skipped=%lu nr_taken=%lu lru=%s",
         ),
         (
@@ -853,7 +884,7 @@ mod tests {
         // The values land in the kernel's fields.
         assert_eq!(
             v(6).unwrap(),
-            ["0", "2", "0", "32", "31", "0", "31", "inactive_file"]
+            ["2", "0", "32", "31", "0", "31", "inactive_file"]
         );
         assert_eq!(
             v(7).unwrap(),

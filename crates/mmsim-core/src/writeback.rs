@@ -74,7 +74,11 @@ impl Sim {
             return;
         }
         if crate::reclaim::lru_gen::is_lru_gen_tag(fo.lru) {
-            return self.lru_gen_rotate_reclaimable(f);
+            self.lru_gen_rotate_reclaimable(f);
+            if self.xp.is_some() {
+                self.xp_end_writeback(f);
+            }
+            return;
         }
         let from = LruList::from_index(fo.lru);
         let m = fo.memcg as usize;
@@ -84,6 +88,27 @@ impl Sim {
         let to = LruList::of_flags(fo.flags);
         self.memcgs[m].lruvec.lists[to as usize].push_tail(&mut self.folios, f, to as u8);
         self.count_vm_events(PGROTATED, 1);
+        if self.xp.is_some() {
+            self.xp_end_writeback(f);
+        }
+    }
+
+    /// Tells `explain` that folio `f`'s write completed and rotated it.
+    #[cold]
+    fn xp_end_writeback(&mut self, f: FolioId) {
+        let text = if crate::reclaim::lru_gen::folio_lru_gen(&self.folios[f]).is_some() {
+            "its write completed with PG_reclaim set: folio_rotate_reclaimable → \
+             lru_gen_rotate_reclaimable: to the oldest generation's tail (reclaim frees it next)"
+        } else {
+            "its write completed with PG_reclaim set: folio_rotate_reclaimable → lru_move_tail: \
+             to the inactive tail, PG_active cleared, pgrotated counted (reclaim frees it next)"
+        };
+        self.xp_actor(
+            f,
+            "writeback completion",
+            "folio_end_writeback",
+            text.to_string(),
+        );
     }
 
     /// Tags folio `f`'s new writeback with a fresh sequence number.

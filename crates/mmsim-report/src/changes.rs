@@ -191,7 +191,7 @@ impl Change {
     }
 
     /// `pgscan +35.2%`, or `pgscan 0 → 1200` from a zero baseline.
-    fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self.relative_pct {
             Some(p) if p.abs() >= 1000.0 && self.base != 0.0 => {
                 format!(

@@ -163,6 +163,22 @@ impl Sim {
             );
         }
         self.count_events(m, PGDEACTIVATE, 1);
+        if self.xp.is_some() {
+            let to = if mglru {
+                "lru_gen_add_folio: to an old generation"
+            } else {
+                "to the inactive head"
+            };
+            self.xp_actor(
+                f,
+                "kdamond",
+                "folio_deactivate",
+                format!(
+                    "a DAMOS scheme (lru_deprio, or madvise cold) found its region cold: \
+                     lru_deactivate {to}, -PG_active -PG_referenced, pgdeactivate counted"
+                ),
+            );
+        }
         true
     }
 

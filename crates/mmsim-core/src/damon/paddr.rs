@@ -169,6 +169,16 @@ impl Sim {
                 }
                 DamosAction::LruPrio => {
                     self.folio_mark_accessed(f);
+                    if self.xp.is_some() {
+                        self.xp_actor(
+                            f,
+                            "kdamond",
+                            "folio_mark_accessed",
+                            "DAMOS lru_prio found its region hot: marked accessed as a \
+                             reference would"
+                                .to_string(),
+                        );
+                    }
                     applied += nr;
                 }
                 DamosAction::LruDeprio => {

@@ -808,6 +808,15 @@ impl Sim {
             }
             // Cases 1 and 2: mark it for rotation when its writeback ends.
             self.folios[f].set(flags::RECLAIM);
+            if self.xp.is_some() {
+                self.xp_kept(
+                    f,
+                    sc,
+                    rules.dirty_activates,
+                    "under writeback: PG_reclaim set, so folio_end_writeback rotates it to \
+                     the inactive tail when the write completes",
+                );
+            }
             return if rules.dirty_activates {
                 Fate::Activate
             } else {
@@ -836,6 +845,15 @@ impl Sim {
         {
             // add_to_swap()
             let Some(slot) = self.folio_alloc_swap(f) else {
+                if self.xp.is_some() {
+                    self.xp_kept(
+                        f,
+                        sc,
+                        true,
+                        "add_to_swap found no swap slot (swap full, or the group's \
+                         memory.swap.max reached)",
+                    );
+                }
                 return Fate::Activate;
             };
             self.swap.as_mut().unwrap().slots[slot as usize] = SLOT_FOLIO | f;
@@ -845,6 +863,9 @@ impl Sim {
         }
         if !self.try_to_unmap(f, sc) {
             // Still mapped (a VM_LOCKED VMA): activate_locked.
+            if self.xp.is_some() {
+                self.xp_kept(f, sc, true, "try_to_unmap left it mapped (a VM_LOCKED VMA)");
+            }
             return Fate::Activate;
         }
         let fo = self.folios[f];
@@ -854,6 +875,21 @@ impl Sim {
                 // The flusher writes it; rotate it out of the way meanwhile.
                 self.count_vm_events(NR_VMSCAN_IMMEDIATE, 1);
                 self.folios[f].set(flags::RECLAIM);
+                if self.xp.is_some() {
+                    self.xp_kept(
+                        f,
+                        sc,
+                        rules.dirty_activates,
+                        if sc.who == Reclaimer::Kswapd {
+                            "dirty file folio left to the flusher (kswapd writes one only if it \
+                             already has PG_reclaim and the node is marked dirty): PG_reclaim \
+                             set, nr_vmscan_immediate_reclaim counted"
+                        } else {
+                            "dirty file folio left to the flusher (only kswapd may write file \
+                             folios): PG_reclaim set, nr_vmscan_immediate_reclaim counted"
+                        },
+                    );
+                }
                 return if rules.dirty_activates {
                     Fate::Activate
                 } else {
@@ -861,11 +897,34 @@ impl Sim {
                 };
             }
             if refs == FolioReferences::ReclaimClean {
+                if self.xp.is_some() {
+                    self.xp_kept(
+                        f,
+                        sc,
+                        false,
+                        "dirty, and PG_referenced (FOLIOREF_RECLAIM_CLEAN): reclaimed only if clean",
+                    );
+                }
                 return Fate::Keep;
             }
             // pageout()
             stat.nr_pageout += 1;
             if !self.pageout(f, sc) {
+                if self.xp.is_some() {
+                    self.xp_kept(
+                        f,
+                        sc,
+                        false,
+                        if self.folios[f].is_file() {
+                            "dirty: pageout started its write; under writeback with PG_reclaim, \
+                             rotated to the inactive tail when the write completes"
+                        } else {
+                            "dirty in the swap cache: pageout started its swap write; under \
+                             writeback with PG_reclaim, rotated to the inactive tail when the \
+                             write completes"
+                        },
+                    );
+                }
                 return Fate::Keep;
             }
         }

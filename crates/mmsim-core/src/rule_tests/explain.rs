@@ -191,3 +191,75 @@ fn page_names_parse_and_bad_ones_are_named() {
         .message
         .contains("not a hex address"));
 }
+
+/// The lines of page `data:5`'s story after `events` on a 1,000-page file under
+/// FADV_RANDOM in a 64-page memory cgroup limit (classic LRU, v6.12 rules).
+fn kept_story(events: impl Fn(u32) -> Vec<Event>) -> Vec<String> {
+    let cfg = MachineConfig {
+        memory: Size::from_pages(1 << 16),
+        memcg_max: Some(Size::from_pages(64)),
+        explain: Some(ExplainConfig {
+            pages: vec!["data:5".into()],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let mut s = Sim::new(cfg).unwrap();
+    let t = s.add_task("writer");
+    let f = s.add_file("data", 1000).unwrap();
+    s.open(f, t).unwrap();
+    s.fadvise(f, Advice::Random).unwrap();
+    s.run(&events(f));
+    let r = s.finish().explain.unwrap();
+    r.pages[0]
+        .events
+        .iter()
+        .map(|e| format!("{} {}: {}", e.who, e.func, e.text))
+        .collect()
+}
+
+/// v6.12 `shrink_folio_list`: a dirty file folio met by limit reclaim (not kswapd)
+/// is not written from reclaim: PG_reclaim is set, `nr_vmscan_immediate_reclaim`
+/// counted, and it is activated out of the way (`activate_locked`, since 4.13) for
+/// the flusher, which reclaim wakes; when its write completes
+/// `folio_rotate_reclaimable` moves it to the inactive tail, PG_active cleared, and
+/// the next reclaim frees it.
+#[test]
+fn a_dirty_page_left_to_the_flusher_is_told() {
+    let lines = kept_story(|f| {
+        let mut ev = vec![Event::FileWrite {
+            file: f,
+            index: 5,
+            pages: 1,
+        }];
+        ev.extend((100..300).map(|index| Event::FileRead {
+            file: f,
+            index,
+            pages: 1,
+        }));
+        ev
+    });
+    let expected = [
+        "writer generic_perform_write: write(): a new page-cache folio, dirtied; \
+         folio_add_lru → inactive_file",
+        "writer folio_check_references: no young PTE and no PG_referenced → reclaim",
+        "writer shrink_folio_list: not evicted by memcg limit reclaim (priority 6): dirty file \
+         folio left to the flusher (only kswapd may write file folios): PG_reclaim set, \
+         nr_vmscan_immediate_reclaim counted → activate_locked: PG_active, back to the active \
+         list",
+        "writeback completion folio_end_writeback: its write completed with PG_reclaim set: \
+         folio_rotate_reclaimable → lru_move_tail: to the inactive tail, PG_active cleared, \
+         pgrotated counted (reclaim frees it next)",
+    ];
+    assert_eq!(lines[..4], expected, "{lines:#?}");
+    assert!(
+        !lines.iter().any(|l| l.contains("background")),
+        "every change has its actor: {lines:#?}"
+    );
+    assert!(
+        lines[4..]
+            .iter()
+            .any(|l| l.contains("__remove_mapping: evicted")),
+        "{lines:#?}"
+    );
+}

@@ -305,6 +305,54 @@ fn published_table(rows: &[ReproducedRow]) -> String {
     t
 }
 
+/// The "What changed" section of the compare page: per configuration against the
+/// baseline, the same groups and readings as the text
+/// ([`crate::changes::what_changed_text`]), with each group's largest changes; empty
+/// with one configuration.
+fn what_changed_html(all: &[crate::changes::WhatChanged]) -> String {
+    if all.is_empty() {
+        return String::new();
+    }
+    let mut t = format!(
+        "<h2>What changed</h2>\n<p class=\"meta\">each configuration against the baseline: \
+         the changes of {}% or more (beyond the runs' spread), grouped by mechanism, the \
+         group with the largest change first</p>\n",
+        crate::changes::MIN_CHANGE_PCT
+    );
+    for w in all {
+        let _ = writeln!(
+            t,
+            "<h3>{} against {}</h3>",
+            escape(&w.config),
+            escape(&w.against)
+        );
+        if w.mechanisms.is_empty() {
+            let _ = writeln!(
+                t,
+                "<p class=\"meta\">nothing by {}% or more (beyond the runs' spread)</p>",
+                crate::changes::MIN_CHANGE_PCT
+            );
+            continue;
+        }
+        t.push_str(
+            "<div class=\"scroll\"><table class=\"changes\"><tr><th>mechanism</th>\
+             <th>reading</th><th>largest changes</th></tr>\n",
+        );
+        for m in &w.mechanisms {
+            let changes: Vec<String> = m.changes.iter().map(|c| escape(&c.label())).collect();
+            let _ = writeln!(
+                t,
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
+                escape(&m.mechanism),
+                escape(&m.reading),
+                changes.join("<br>")
+            );
+        }
+        t.push_str("</table></div>\n");
+    }
+    t
+}
+
 /// The results of a comparison's first runs, read back from its JSON.
 fn first_results(report: &CompareReport) -> Vec<(String, ScenarioResult)> {
     report
@@ -373,7 +421,8 @@ pub fn run_page(result: &ScenarioResult, scenario_toml: &str) -> String {
 }
 
 /// The page of `mmsim compare --report`: the comparison table, the published changes,
-/// the charts with the configurations overlaid, the scenario.
+/// the charts with the configurations overlaid, what changed by mechanism, the
+/// scenario.
 pub fn compare_page(report: &CompareReport, scenario_toml: &str) -> String {
     let mut b = String::new();
     let _ = writeln!(
@@ -405,6 +454,7 @@ pub fn compare_page(report: &CompareReport, scenario_toml: &str) -> String {
                 change against the first configuration</p>\n",
     );
     b.push_str(&metrics_table(&report.configs));
+    b.push_str(&what_changed_html(&report.what_changed));
     b.push_str("<h2>Scenario (the baseline's machine)</h2>\n");
     b.push_str(&scenario_block(scenario_toml));
     page(&format!("mmsim compare: {}", report.scenario), &b)

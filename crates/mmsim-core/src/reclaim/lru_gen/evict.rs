@@ -163,6 +163,9 @@ impl Sim {
         } else {
             self.count_vm_events(PGSCAN_ANON, isolated);
         }
+        if self.tp.is_some() {
+            self.trace_scan_folios(sc, m, scanned, isolated, ty == FILE);
+        }
         if isolated > 0 || remaining == 0 {
             scanned
         } else {

@@ -1038,3 +1038,53 @@ fn refault_activation_counting_follows_the_kernel_version() {
         );
     }
 }
+
+#[test]
+fn scan_folios_emits_lru_isolate_with_the_kernels_arguments() {
+    // v6.12 scan_folios() ends with trace_mm_vmscan_lru_isolate(reclaim_idx,
+    // order, MAX_LRU_BATCH, scanned, skipped, isolated, type ? LRU_INACTIVE_FILE
+    // : LRU_INACTIVE_ANON): nr_requested is the constant, nr_scanned counts the
+    // sorted (protected) folios too, nr_taken only the isolated ones.
+    use crate::tracepoint::{TpEvent, TracepointConfig, Tracer};
+    for v in [V2, V1] {
+        let (mut s, _, file) = setup(v);
+        for _ in 0..3 {
+            read(&mut s, file, 1);
+            read(&mut s, file, 2);
+        }
+        read(&mut s, file, 3);
+        ctrl(&mut s, FILE, 0, 100, 1000);
+        ctrl(&mut s, FILE, 2, 800, 1000);
+        s.tp = Tracer::new(&TracepointConfig {
+            events: vec!["vmscan:*".into()],
+            max_events: 100,
+            ..Default::default()
+        });
+        s.lru_gen_run_eviction(0, 0, Some(1), None).unwrap();
+        let tp = s.tp.take().unwrap();
+        let lines: Vec<String> = tp
+            .records
+            .iter()
+            .filter(|r| matches!(r.event, TpEvent::LruIsolate { .. }))
+            .map(|r| r.event.to_string())
+            .collect();
+        assert_eq!(
+            lines[0],
+            "classzone=2 order=0 nr_requested=4096 nr_scanned=3 nr_skipped=0 nr_taken=1 \
+             lru=inactive_file",
+            "{v:?}: pages 1 and 2 sorted (tier 2 above tier_idx 1), page 3 isolated"
+        );
+        // The batch's shrink_inactive follows its isolate, with what was isolated.
+        let kinds: Vec<&str> = tp
+            .records
+            .iter()
+            .map(|r| match r.event {
+                TpEvent::LruIsolate { .. } => "isolate",
+                TpEvent::LruShrinkInactive { .. } => "shrink_inactive",
+                _ => "other",
+            })
+            .filter(|k| *k != "other")
+            .collect();
+        assert_eq!(kinds[..2], ["isolate", "shrink_inactive"], "{v:?}");
+    }
+}
