@@ -119,6 +119,9 @@ impl Sim {
         }
         self.acc.misses += 1;
         self.count_events(self.cur_memcg, PGFAULT, 1);
+        if old == 0 && self.kmem.is_some() {
+            self.kmem_pte_alloc(vma, index);
+        }
         // current->in_lru_fault (handle_mm_fault, VMAs without VM_SEQ_READ/VM_RAND_READ).
         self.lru_gen.in_fault =
             self.vmas[vma as usize].file_ra.advice == crate::readahead::Advice::Normal;
@@ -670,6 +673,15 @@ impl Sim {
         write: bool,
     ) -> Option<FolioId> {
         let f = self.alloc_folio(file, index, 0)?;
+        let old_slot = if self.kmem.is_some() {
+            // The slot as the store finds it: reclaim in the allocation may
+            // have taken its shadow with its node (`shadow_lru_isolate`).
+            let cur = self.files[file as usize].slot(index);
+            self.kmem_slot_changed(file, index, cur, SLOT_FOLIO | f);
+            cur
+        } else {
+            old_slot
+        };
         *self.files[file as usize].slot_mut(index) = SLOT_FOLIO | f;
         if self.tp.is_some() {
             self.trace_filemap_folio(f, true);

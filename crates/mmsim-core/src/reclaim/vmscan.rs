@@ -233,6 +233,9 @@ impl Sim {
             }
             sc.memcg = m;
             self.shrink_lruvec(sc, rules);
+            if self.kmem.is_some() {
+                self.shrink_slab_shadow(m, sc.priority);
+            }
         }
     }
 
@@ -956,7 +959,11 @@ impl Sim {
         let shadow = self.workingset_eviction(f);
         let fo = self.folios[f];
         if fo.is_file() {
-            *self.files[fo.space as usize].slot_mut(fo.index) = shadow.unwrap_or(0);
+            let new = shadow.unwrap_or(0);
+            if self.kmem.is_some() {
+                self.kmem_slot_changed(fo.space, fo.index, SLOT_FOLIO | f, new);
+            }
+            *self.files[fo.space as usize].slot_mut(fo.index) = new;
         } else if fo.test(flags::SWAPCACHE) {
             // Every page of the folio leaves the shadow in its slot.
             let swap = self.swap.as_mut().unwrap();
