@@ -167,6 +167,8 @@ pub(crate) struct KmemGroup {
     kernel_stack: u64,
     /// `workingset_nodereclaim`.
     nodereclaim: u64,
+    /// Xarray nodes charged to it now.
+    xa_nodes: u64,
     /// `workingset_nodes` list_lru of this group: (file, leaf, stamp), oldest
     /// first; an entry whose stamp no longer matches its leaf's is stale.
     shadow_lru: VecDeque<(u32, u32, u32)>,
@@ -371,6 +373,8 @@ impl Sim {
     /// (`xas_store` with `workingset_update_node`): xarray nodes allocated
     /// (charged to the current group) or freed, and the leaf put on or taken
     /// off its group's shadow-node list.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn kmem_slot_changed(&mut self, file: u32, index: u32, old: u32, new: u32) {
         let (co, cn) = (class(old), class(new));
         if co == cn {
@@ -464,9 +468,11 @@ impl Sim {
             self.kmem_update_node(file, key);
         }
         for &(owner, n) in &freed[..nfreed] {
+            self.kmem.as_mut().unwrap().group(owner).xa_nodes -= n;
             self.obj_cgroup_uncharge(owner, n * XA_NODE_BYTES, true);
         }
         if alloc > 0 {
+            self.kmem.as_mut().unwrap().group(m).xa_nodes += alloc;
             self.obj_cgroup_charge(m, alloc * XA_NODE_BYTES, true);
         }
     }
@@ -504,6 +510,8 @@ impl Sim {
     /// `shrink_slab()` of the shadow-node shrinker for group `m` at
     /// `priority` (`do_shrink_slab` with `count_shadow_nodes` and
     /// `scan_shadow_nodes`); returns the nodes reclaimed.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn shrink_slab_shadow(&mut self, m: MemcgId, priority: u32) -> u64 {
         let Some(k) = self.kmem.as_mut() else {
             return 0;
@@ -584,6 +592,8 @@ impl Sim {
     /// `__pte_alloc()` and the upper levels' allocations on a fault at page
     /// `index` of `vma` whose PTE is none: a page-table page for each level
     /// whose range was not touched before, charged to the current group.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn kmem_pte_alloc(&mut self, vma: u32, index: u32) {
         let m = self.cur_memcg;
         let k = self.kmem.as_mut().unwrap();
@@ -613,6 +623,8 @@ impl Sim {
 
     /// Every task's baseline (kernel stack, PGD page, task structures) not
     /// charged yet, charged to its group now (at the start of a run).
+    #[cold]
+    #[inline(never)]
     pub(crate) fn kmem_charge_tasks(&mut self) {
         let n = self.tasks.len();
         for t in 0..n {
@@ -659,23 +671,6 @@ impl Sim {
     pub(crate) fn kmem_report(&self, m: MemcgId) -> Option<KmemReport> {
         let k = self.kmem.as_ref()?;
         let mut r = KmemReport::default();
-        let mut xa_nodes = vec![0u64; self.memcgs.len()];
-        for t in &k.files {
-            for l in 0..XA_LEVELS {
-                if t.ge[l] == 0 {
-                    continue;
-                }
-                if l == 0 {
-                    for leaf in t.leaves.iter().filter(|x| x.count > 0) {
-                        xa_nodes[leaf.owner as usize] += 1;
-                    }
-                } else {
-                    for u in t.uppers[l].iter().filter(|x| x.count > 0) {
-                        xa_nodes[u.owner as usize] += 1;
-                    }
-                }
-            }
-        }
         let mut cur = Some(m);
         while let Some(c) = cur {
             if let Some(g) = k.groups.get(c as usize) {
@@ -686,7 +681,7 @@ impl Sim {
                     slab_reclaimable: g.slab_reclaimable,
                     slab_unreclaimable: g.slab_unreclaimable,
                     workingset_nodereclaim: g.nodereclaim,
-                    xa_nodes: xa_nodes[c as usize],
+                    xa_nodes: g.xa_nodes,
                     shadow_nodes: g.shadow_nodes,
                     kmem_usage_in_bytes: None,
                 });
@@ -697,6 +692,37 @@ impl Sim {
             r.kmem_usage_in_bytes = Some(r.kernel);
         }
         Some(r)
+    }
+
+    /// The invariants of the kernel-memory state (for `Sim::check_invariants`):
+    /// the groups' xarray nodes are the files' nodes, and each group's object
+    /// stock covers its objects with less than two pages to spare.
+    pub(crate) fn kmem_check(&self) -> Result<(), String> {
+        let Some(k) = self.kmem.as_ref() else {
+            return Ok(());
+        };
+        let files: u64 = k.files.iter().map(|t| t.nodes).sum();
+        let groups: u64 = k.groups.iter().map(|g| g.xa_nodes).sum();
+        if files != groups {
+            return Err(format!(
+                "kmem: files hold {files} xarray nodes, groups {groups}"
+            ));
+        }
+        for (m, g) in k.groups.iter().enumerate() {
+            let covered = g.obj_pages * PAGE_SIZE;
+            if covered < g.obj_bytes || covered >= g.obj_bytes + 2 * PAGE_SIZE {
+                return Err(format!(
+                    "kmem: group {m} has {} object bytes in {} pages",
+                    g.obj_bytes, g.obj_pages
+                ));
+            }
+            if g.slab_reclaimable != g.xa_nodes * XA_NODE_BYTES {
+                return Err(format!(
+                    "kmem: group {m} slab_reclaimable is not its nodes'"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Zeroes the event counter (`workingset_nodereclaim`) at the measurement start.

@@ -1004,6 +1004,7 @@ impl Sim {
         // The per-CPU stock is charged to its group but holds no folio yet.
         own[self.stock.0 as usize] += self.stock.1;
         // Kernel memory (`crate::kmem`) is charged beside the folios.
+        self.kmem_check()?;
         for (m, o) in own.iter_mut().enumerate() {
             *o += self.kmem_pages(m as crate::memcg::MemcgId);
         }
