@@ -445,18 +445,18 @@ impl Sim {
         let mut alloc = 0u64;
         let mut freed: [(MemcgId, u64); 2 * XA_LEVELS] = [(0, 0); 2 * XA_LEVELS];
         let mut nfreed = 0;
-        for l in 0..XA_LEVELS {
+        for (l, b) in before.iter().enumerate() {
             let ks = keys(l);
             for j in 0..2 {
                 if j == 1 && ks[1] == ks[0] {
                     continue;
                 }
                 let after = t.exists(l, ks[j]);
-                if !before[l][j] && after {
+                if !b[j] && after {
                     t.set_owner(l, ks[j], m);
                     t.nodes += 1;
                     alloc += 1;
-                } else if before[l][j] && !after {
+                } else if b[j] && !after {
                     t.nodes -= 1;
                     freed[nfreed] = (t.owner(l, ks[j]), 1);
                     nfreed += 1;
