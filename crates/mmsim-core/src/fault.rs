@@ -119,9 +119,6 @@ impl Sim {
         }
         self.acc.misses += 1;
         self.count_events(self.cur_memcg, PGFAULT, 1);
-        if old == 0 && self.kmem.is_some() {
-            self.kmem_pte_alloc(vma, index);
-        }
         // current->in_lru_fault (handle_mm_fault, VMAs without VM_SEQ_READ/VM_RAND_READ).
         self.lru_gen.in_fault =
             self.vmas[vma as usize].file_ra.advice == crate::readahead::Advice::Normal;
@@ -153,6 +150,10 @@ impl Sim {
 
     /// `do_anonymous_page()`: allocate, map young and dirty, add to the LRU.
     fn do_anonymous_page(&mut self, vma: VmaId, index: u32, _write: bool) {
+        if self.kmem.is_some() {
+            // `__pte_alloc()`: the PTE was none (crate::kmem).
+            self.kmem_pte_alloc(vma, index);
+        }
         // alloc_anon_folio(): a large folio when multi-size THP allows one.
         if self.thp.active() && self.do_anonymous_large(vma, index) {
             return;
@@ -372,6 +373,10 @@ impl Sim {
     /// readahead, then a read of the page if readahead did not bring it.
     /// Write faults on a shared mapping (`do_shared_fault`) skip fault-around.
     fn do_fault(&mut self, vma: VmaId, index: u32, file: FileId, findex: u32, write: bool) {
+        if self.kmem.is_some() {
+            // `__pte_alloc()`: a file PTE not present is none (crate::kmem).
+            self.kmem_pte_alloc(vma, index);
+        }
         if !write && self.cfg.fault_around_pages() > 1 {
             self.do_fault_around(vma, index, findex - index);
             if self.vmas[vma as usize].pte(index) & PTE_PRESENT != 0 {

@@ -788,12 +788,17 @@ impl Sim {
         stat: &mut ReclaimStat,
         list: &mut Vec<FolioId>,
     ) -> Fate {
-        let fo = self.folios[f];
-        let file = fo.is_file();
-        if file && fo.test(flags::DIRTY) && !fo.test(flags::WRITEBACK) {
-            stat.nr_unqueued_dirty += 1;
-        }
-        if fo.test(flags::WRITEBACK) {
+        // A loop rather than a recursive retry, so that `inline(always)`
+        // holds (LLVM does not inline a recursive function).
+        let file = loop {
+            let fo = self.folios[f];
+            let file = fo.is_file();
+            if file && fo.test(flags::DIRTY) && !fo.test(flags::WRITEBACK) {
+                stat.nr_unqueued_dirty += 1;
+            }
+            if !fo.test(flags::WRITEBACK) {
+                break file;
+            }
             // Case 3: cgroup v1 limit reclaim (writeback_throttling_sane() is
             // false) waits for a folio it already marked, then retries it.
             if sc.who == Reclaimer::Memcg
@@ -805,7 +810,7 @@ impl Sim {
                     sc.io_wait_ns += done.saturating_sub(now);
                     self.complete_writeback(done.max(now));
                     if !self.folios[f].test(flags::WRITEBACK) {
-                        return self.reclaim_one(f, sc, rules, stat, list);
+                        continue;
                     }
                 }
             }
@@ -816,7 +821,7 @@ impl Sim {
             } else {
                 Fate::Keep
             };
-        }
+        };
         let refs = if sc.ignore_references {
             FolioReferences::Reclaim
         } else {
