@@ -720,9 +720,10 @@ pub struct MachineConfig {
     /// Kernel memory charged to the memory cgroups (`crate::kmem`:
     /// `__GFP_ACCOUNT` objects under `memcg_kmem`, v6.12): page-cache xarray
     /// nodes with the shadow-node shrinker, page-table pages, each task's
-    /// stack and task structures. Off by default (pages only, as before);
-    /// every kernel since 5.9 charges these (v1 too, unless booted with
-    /// `cgroup.memory=nokmem`).
+    /// stack and task structures. Off by default (pages only, as before).
+    /// The kernel charges them from 4.6 on (v1 too, with no kmem limit set),
+    /// per object (`obj_cgroup`) from 5.9, as modelled; not when booted with
+    /// `cgroup.memory=nokmem`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub kmem_accounting: bool,
 }
