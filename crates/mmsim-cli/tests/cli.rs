@@ -807,3 +807,42 @@ fn memcg_stats_flush_is_a_scenario_setting() {
         ],
     );
 }
+
+/// `machine.kmem_accounting`: off by default (no `kmem` object in the JSON, the
+/// same run as `false`); on, the group's kernel memory is in its JSON and the text
+/// report's "kernel memory" table, and the group holds fewer page-cache pages; a
+/// value that is not a boolean names the field.
+#[test]
+fn kmem_accounting_is_a_machine_setting() {
+    let case = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../validation/cases/file-uniform.toml"
+    );
+    let group = |extra: &[&str]| {
+        let mut args = vec!["run", case, "-q", "--json"];
+        args.extend_from_slice(extra);
+        json(&args)["memcg"]["/val"].clone()
+    };
+    let off = group(&[]);
+    assert!(off.get("kmem").is_none());
+    assert_eq!(group(&["--set", "machine.kmem_accounting=false"]), off);
+    let on = group(&["--set", "machine.kmem_accounting=true"]);
+    let k = &on["kmem"];
+    // A 256 MiB file's xarray: 1024 leaves, 16 level-1 nodes and a root.
+    assert_eq!(k["xa_nodes"], 1041);
+    assert_eq!(k["slab_reclaimable"], 1041 * 592);
+    assert_eq!(k["kernel_stack"], 16384);
+    assert_eq!(k["kmem_usage_in_bytes"], k["kernel"]); // a v1 machine
+    assert!(on["file"].as_u64().unwrap() < off["file"].as_u64().unwrap());
+    let out = mmsim()
+        .args(["run", case, "--set", "machine.kmem_accounting=true"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("kernel memory (KiB)"), "{text}");
+    assert!(text.contains("slab_reclaimable"), "{text}");
+    bad_input(
+        &["run", case, "--set", "machine.kmem_accounting=3"],
+        &["kmem_accounting"],
+    );
+}

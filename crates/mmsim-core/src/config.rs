@@ -717,6 +717,15 @@ pub struct MachineConfig {
     /// reserve √(1/R) times too large. Range (0, 1].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample_rate: Option<f64>,
+    /// Kernel memory charged to the memory cgroups (`crate::kmem`:
+    /// `__GFP_ACCOUNT` objects under `memcg_kmem`, v6.12): page-cache xarray
+    /// nodes with the shadow-node shrinker, page-table pages, each task's
+    /// stack and task structures. Off by default (pages only, as before).
+    /// The kernel charges them from 4.6 on (v1 too, with no kmem limit set),
+    /// per object (`obj_cgroup`) from 5.9, as modelled; not when booted with
+    /// `cgroup.memory=nokmem`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub kmem_accounting: bool,
 }
 
 fn default_cpus() -> u32 {
@@ -759,6 +768,7 @@ impl Default for MachineConfig {
             tracepoints: None,
             explain: None,
             sample_rate: None,
+            kmem_accounting: false,
             memory: Size(4 << 30),
             min_free_kbytes: None,
             watermark_scale_factor: default_wsf(),

@@ -150,6 +150,10 @@ impl Sim {
 
     /// `do_anonymous_page()`: allocate, map young and dirty, add to the LRU.
     fn do_anonymous_page(&mut self, vma: VmaId, index: u32, _write: bool) {
+        if self.kmem.is_some() {
+            // `__pte_alloc()`: the PTE was none (crate::kmem).
+            self.kmem_pte_alloc(vma, index);
+        }
         // alloc_anon_folio(): a large folio when multi-size THP allows one.
         if self.thp.active() && self.do_anonymous_large(vma, index) {
             return;
@@ -369,6 +373,10 @@ impl Sim {
     /// readahead, then a read of the page if readahead did not bring it.
     /// Write faults on a shared mapping (`do_shared_fault`) skip fault-around.
     fn do_fault(&mut self, vma: VmaId, index: u32, file: FileId, findex: u32, write: bool) {
+        if self.kmem.is_some() {
+            // `__pte_alloc()`: a file PTE not present is none (crate::kmem).
+            self.kmem_pte_alloc(vma, index);
+        }
         if !write && self.cfg.fault_around_pages() > 1 {
             self.do_fault_around(vma, index, findex - index);
             if self.vmas[vma as usize].pte(index) & PTE_PRESENT != 0 {
@@ -670,6 +678,15 @@ impl Sim {
         write: bool,
     ) -> Option<FolioId> {
         let f = self.alloc_folio(file, index, 0)?;
+        let old_slot = if self.kmem.is_some() {
+            // The slot as the store finds it: reclaim in the allocation may
+            // have taken its shadow with its node (`shadow_lru_isolate`).
+            let cur = self.files[file as usize].slot(index);
+            self.kmem_slot_changed(file, index, cur, SLOT_FOLIO | f);
+            cur
+        } else {
+            old_slot
+        };
         *self.files[file as usize].slot_mut(index) = SLOT_FOLIO | f;
         if self.tp.is_some() {
             self.trace_filemap_folio(f, true);

@@ -63,6 +63,7 @@ mod event;
 pub mod explain;
 mod fault;
 mod huge_memory;
+mod kmem;
 mod mem;
 pub mod memcg;
 mod memcg_stats;
@@ -100,6 +101,7 @@ pub use huge_memory::{
     MthpSizeReport, MthpStats, ThpConfig, ThpDefrag, ThpEnabled, ThpKernel, ThpSizeConfig,
     ThpSizeEnabled, VmaThpAdvice,
 };
+pub use kmem::KmemReport;
 pub use mem::pagetable::{TaskId, VmaId};
 pub use memcg::{MemcgId, MemcgKnob, MemcgReport};
 pub use memcg::{MAX_MEMCGS, ROOT};

@@ -349,6 +349,11 @@ pub struct MemcgReport {
     /// `high` above.
     #[serde(flatten)]
     pub events: MemcgStat,
+    /// Kernel memory charged to the subtree (`memory.stat` kernel,
+    /// pagetables, slab, …; `crate::kmem`), only under
+    /// `machine.kmem_accounting` (absent from the JSON otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kmem: Option<crate::kmem::KmemReport>,
     /// `memory.pressure` at the end (the top group: /proc/pressure/memory).
     pub psi: crate::psi::PsiReport,
 }
@@ -390,6 +395,9 @@ impl MemcgReport {
             up(x);
         }
         self.events.scale(factor);
+        if let Some(k) = self.kmem.as_mut() {
+            k.scale(factor);
+        }
     }
 }
 
@@ -963,6 +971,7 @@ impl Sim {
 
     /// Zeroes every group's event counters and pressure (measurement start).
     pub(crate) fn reset_memcg_stats(&mut self) {
+        self.kmem_reset_stats();
         let now = self.clock;
         for m in &mut self.memcgs {
             m.max_events = 0;
@@ -1018,6 +1027,7 @@ impl Sim {
             pgscan: events.pgscan_kswapd + events.pgscan_direct,
             pgsteal: events.pgsteal_kswapd + events.pgsteal_direct,
             events,
+            kmem: self.kmem_report(m),
             psi: if m == ROOT {
                 self.psi.report(self.clock)
             } else {

@@ -53,6 +53,7 @@ impl Sim {
         let before = self.node.free;
         for vi in 0..self.tasks[victim].vmas.len() {
             let vid = self.tasks[victim].vmas[vi] as usize;
+            self.kmem_free_vma_tables(vid as u32);
             let ptes = std::mem::take(&mut self.vmas[vid].ptes);
             let anon = self.vmas[vid].kind == VmaKind::Anon;
             for &pte in &ptes {

@@ -209,6 +209,9 @@ pub struct Sim {
     pub(crate) tp_task: crate::tracepoint::TpTask,
     /// The page-story recorder (`machine.explain`; None: off, the default).
     pub(crate) xp: Option<Box<crate::explain::Explainer>>,
+    /// Kernel memory charged to the groups (`machine.kmem_accounting`;
+    /// None: off, the default). Tested on fault and eviction paths only.
+    pub(crate) kmem: Option<Box<crate::kmem::Kmem>>,
     /// The stats sampler's interval now, ns: `machine.stats_interval_ms`,
     /// doubled each time `machine.stats_max_samples` thins the samples.
     pub(crate) stats_interval_ns: u64,
@@ -330,6 +333,7 @@ impl Sim {
                 .and_then(crate::tracepoint::Tracer::new),
             tp_task: crate::tracepoint::TpTask::Task(0),
             xp: crate::explain::Explainer::new(cfg.explain.as_ref()),
+            kmem: cfg.kmem_accounting.then(Default::default),
             stats_interval_ns: 0,
             writeback: [VecDeque::new(), VecDeque::new()],
             wb_seq: 0,
@@ -539,6 +543,9 @@ impl Sim {
     /// i + D are prefetched while event i executes. Prefetches are hints
     /// only; they change no state.
     pub fn run(&mut self, events: &[Event]) {
+        if self.kmem.is_some() {
+            self.kmem_charge_tasks();
+        }
         if self.tp.is_some() || self.xp.is_some() {
             if self.xp.is_some() {
                 self.run_explained(events);
@@ -996,6 +1003,11 @@ impl Sim {
         self.check_page_alloc()?;
         // The per-CPU stock is charged to its group but holds no folio yet.
         own[self.stock.0 as usize] += self.stock.1;
+        // Kernel memory (`crate::kmem`) is charged beside the folios.
+        self.kmem_check()?;
+        for (m, o) in own.iter_mut().enumerate() {
+            *o += self.kmem_pages(m as crate::memcg::MemcgId);
+        }
         // Hierarchical usage: own pages plus the children's usage.
         for (m, memcg) in self.memcgs.iter().enumerate() {
             let want = own[m]

@@ -124,17 +124,23 @@ pub struct MemcgLine {
 pub(crate) const MEMORY_STAT_ORDER_V6_12: &[&str] = &[
     "anon",
     "file",
+    "kernel",
+    "kernel_stack",
+    "pagetables",
     "inactive_anon",
     "active_anon",
     "inactive_file",
     "active_file",
     "unevictable",
+    "slab_reclaimable",
+    "slab_unreclaimable",
     "workingset_refault_anon",
     "workingset_refault_file",
     "workingset_activate_anon",
     "workingset_activate_file",
     "workingset_restore_anon",
     "workingset_restore_file",
+    "workingset_nodereclaim",
     "pgscan",
     "pgsteal",
     "pgscan_kswapd",
@@ -574,7 +580,7 @@ impl crate::memcg::MemcgReport {
     /// the lines the simulator produces, LRU sizes and the `pgscan`/`pgsteal`
     /// sums from the report, the counters from the registry.
     pub fn memory_stat(&self) -> Vec<(&'static str, u64)> {
-        let sums = [
+        let mut sums = vec![
             ("anon", self.anon),
             ("file", self.file),
             ("inactive_anon", self.inactive_anon),
@@ -585,6 +591,11 @@ impl crate::memcg::MemcgReport {
             ("pgscan", self.pgscan),
             ("pgsteal", self.pgsteal),
         ];
+        // Kernel memory (`crate::kmem`, bytes as the kernel prints them),
+        // only under `machine.kmem_accounting`.
+        if let Some(k) = &self.kmem {
+            sums.extend(k.memory_stat());
+        }
         self.file_lines(MemcgFile::Stat, &sums)
     }
 
@@ -840,6 +851,7 @@ mod tests {
             pgscan: 5,
             pgsteal: 4,
             events: MemcgStat::default(),
+            kmem: None,
             psi: crate::psi::Psi::default().report(0),
         };
         r.events.count(item::MEMCG_LOW, 3);

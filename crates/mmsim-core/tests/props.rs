@@ -137,13 +137,15 @@ proptest! {
 
     /// A tree `/a`, `/a/b`, `/c` with one task in `/a/b` and one in `/c`,
     /// under random knob writes (memory.max/high/low/min/swap.max, soft
-    /// limits) between event chunks, in both cgroup versions: usage and swap
-    /// charges stay hierarchical and under their limits, and runs repeat.
+    /// limits) between event chunks, in both cgroup versions, with and without
+    /// kernel memory accounting: usage and swap charges stay hierarchical and
+    /// under their limits, and runs repeat.
     #[test]
     fn cgroup_invariants_hold_and_runs_repeat(
         v1 in any::<bool>(),
         codes in prop::collection::vec((any::<u8>(), 0u32..8000, any::<bool>()), 1..4000),
         knobs in prop::collection::vec((any::<u8>(), any::<u8>(), 0u16..3400), 0..8),
+        kmem in any::<bool>(),
     ) {
         let run = || {
             let mut cfg = MachineConfig {
@@ -157,6 +159,9 @@ proptest! {
             if v1 {
                 cfg.cgroup_version = mmsim_core::config::CgroupVersion::V1;
             }
+            // Kernel memory charged beside the pages (xarray nodes, page
+            // tables, the tasks' baselines) keeps the same invariants.
+            cfg.kmem_accounting = kmem;
             let mut sim = Sim::new(cfg).unwrap();
             let a = sim.add_memcg(0, "a").unwrap();
             let b = sim.add_memcg(a, "b").unwrap();

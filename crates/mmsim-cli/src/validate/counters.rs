@@ -236,6 +236,24 @@ pub const COUNTERS: &[Counter] = &[
         sim: |r, g| group(r, g).map(|m| m.events.pgrefill as f64),
     },
     Counter {
+        name: "kmem_end_kib",
+        what: "kernel memory charged to the group at the end, KiB: v1 \
+               memory.kmem.usage_in_bytes after the probe exited (what outlives it: the \
+               page-cache xarray nodes); mmsim under machine.kmem_accounting: its xarray \
+               nodes' slab (slab_reclaimable), in whole pages",
+        timing: false,
+        kernel: |r| {
+            r.memcg
+                .get("kmem_usage_in_bytes")
+                .map(|&b| b as f64 / 1024.0)
+        },
+        sim: |r, g| {
+            group(r, g)
+                .and_then(|m| m.kmem.as_ref())
+                .map(|k| (k.slab_reclaimable.div_ceil(4096) * 4) as f64)
+        },
+    },
+    Counter {
         name: "file_pages_end",
         what: "page-cache pages charged to the group at the end (v1 memory.stat cache, \
                cgroup2 file; below the limit by what else the kernel charges to the group: \

@@ -797,11 +797,25 @@ pub fn run_host(
                 memcg.insert(k.to_string(), *v);
             }
         }
+        if v1 {
+            // The group's kernel memory (the v1 `kmem` page counter of
+            // `memcg_account_kmem`): at the end (page-cache xarray nodes and
+            // what else outlives the probe) and its peak (with the probe's
+            // page tables and task structures while it ran). Bytes.
+            for f in ["kmem.usage_in_bytes", "kmem.max_usage_in_bytes"] {
+                if let Ok(t) = std::fs::read_to_string(memdir.join(format!("memory.{f}"))) {
+                    if let Ok(v) = t.trim().parse::<u64>() {
+                        memcg.insert(f.replace('.', "_"), v);
+                    }
+                }
+            }
+        }
         let vmstat = delta(&vm0, &vm1)
             .into_iter()
             .filter(|(k, v)| {
                 *v != 0
                     && (k.starts_with("pswp")
+                        || k == "workingset_nodereclaim"
                         || k.starts_with("swp")
                         || k.starts_with("swap_ra")
                         || k.starts_with("zswp"))

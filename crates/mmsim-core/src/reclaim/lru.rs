@@ -105,6 +105,10 @@ impl Sim {
             self.swap.as_mut().unwrap().slots[(fo.swap - 1) as usize] =
                 crate::mem::swap::SWAP_NO_SHADOW;
         } else {
+            if self.kmem.is_some() {
+                let old = crate::mem::filemap::SLOT_FOLIO | f;
+                self.kmem_slot_changed(fo.space, fo.index, old, 0);
+            }
             *self.files[fo.space as usize].slot_mut(fo.index) = 0;
         }
         self.free_folio(f);

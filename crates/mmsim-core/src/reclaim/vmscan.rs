@@ -233,6 +233,9 @@ impl Sim {
             }
             sc.memcg = m;
             self.shrink_lruvec(sc, rules);
+            if self.kmem.is_some() {
+                self.shrink_slab_shadow(m, sc.priority);
+            }
         }
     }
 
@@ -785,12 +788,17 @@ impl Sim {
         stat: &mut ReclaimStat,
         list: &mut Vec<FolioId>,
     ) -> Fate {
-        let fo = self.folios[f];
-        let file = fo.is_file();
-        if file && fo.test(flags::DIRTY) && !fo.test(flags::WRITEBACK) {
-            stat.nr_unqueued_dirty += 1;
-        }
-        if fo.test(flags::WRITEBACK) {
+        // A loop rather than a recursive retry, so that `inline(always)`
+        // holds (LLVM does not inline a recursive function).
+        let file = loop {
+            let fo = self.folios[f];
+            let file = fo.is_file();
+            if file && fo.test(flags::DIRTY) && !fo.test(flags::WRITEBACK) {
+                stat.nr_unqueued_dirty += 1;
+            }
+            if !fo.test(flags::WRITEBACK) {
+                break file;
+            }
             // Case 3: cgroup v1 limit reclaim (writeback_throttling_sane() is
             // false) waits for a folio it already marked, then retries it.
             if sc.who == Reclaimer::Memcg
@@ -802,7 +810,7 @@ impl Sim {
                     sc.io_wait_ns += done.saturating_sub(now);
                     self.complete_writeback(done.max(now));
                     if !self.folios[f].test(flags::WRITEBACK) {
-                        return self.reclaim_one(f, sc, rules, stat, list);
+                        continue;
                     }
                 }
             }
@@ -822,7 +830,7 @@ impl Sim {
             } else {
                 Fate::Keep
             };
-        }
+        };
         let refs = if sc.ignore_references {
             FolioReferences::Reclaim
         } else {
@@ -1015,7 +1023,11 @@ impl Sim {
         let shadow = self.workingset_eviction(f);
         let fo = self.folios[f];
         if fo.is_file() {
-            *self.files[fo.space as usize].slot_mut(fo.index) = shadow.unwrap_or(0);
+            let new = shadow.unwrap_or(0);
+            if self.kmem.is_some() {
+                self.kmem_slot_changed(fo.space, fo.index, SLOT_FOLIO | f, new);
+            }
+            *self.files[fo.space as usize].slot_mut(fo.index) = new;
         } else if fo.test(flags::SWAPCACHE) {
             // Every page of the folio leaves the shadow in its slot.
             let swap = self.swap.as_mut().unwrap();

@@ -6,12 +6,14 @@
 //! writes, `readahead.rs` readahead and read-around, `memcg.rs` the memory
 //! cgroup hierarchy, `memcg_swap.rs` swap limits and charges of groups,
 //! `memcg_stats.rs` the memcg statistics flush that reclaim reads (6.12's
-//! ratelimited flush), `rmap.rs` the reverse-map walk and the idle-page bits,
+//! ratelimited flush), `kmem.rs` kernel memory charged to groups (xarray
+//! nodes, the shadow-node shrinker, page tables), `rmap.rs` the reverse-map walk and the idle-page bits,
 //! and `thp.rs` multi-size THP (orders at a fault, fallbacks, swap-out). This file
 //! holds the helpers they share.
 
 mod classic;
 mod explain;
+mod kmem;
 mod memcg;
 mod memcg_stats;
 mod memcg_swap;

@@ -174,6 +174,45 @@ pub fn cgroups_table(groups: &BTreeMap<String, MemcgReport>) -> String {
         ],
         &rows,
     );
+    if groups.values().any(|m| m.kmem.is_some()) {
+        // machine.kmem_accounting: the kernel memory lines of memory.stat.
+        t.push('\n');
+        let kib = |b: u64| format!("{:.1}", b as f64 / 1024.0);
+        let rows: Vec<Vec<String>> = groups
+            .iter()
+            .filter_map(|(path, m)| m.kmem.as_ref().map(|k| (path, k)))
+            .map(|(path, k)| {
+                vec![
+                    path.clone(),
+                    kib(k.kernel),
+                    kib(k.kernel_stack),
+                    kib(k.pagetables),
+                    kib(k.slab_reclaimable),
+                    kib(k.slab_unreclaimable),
+                    k.workingset_nodereclaim.to_string(),
+                    k.xa_nodes.to_string(),
+                    k.shadow_nodes.to_string(),
+                    k.kmem_usage_in_bytes.map_or("-".into(), kib),
+                ]
+            })
+            .collect();
+        grid(
+            &mut t,
+            &[
+                "kernel memory (KiB)",
+                "kernel",
+                "kernel_stack",
+                "pagetables",
+                "slab_reclaimable",
+                "slab_unreclaimable",
+                "workingset_nodereclaim",
+                "xa_nodes",
+                "shadow_nodes",
+                "kmem.usage (v1)",
+            ],
+            &rows,
+        );
+    }
     t
 }
 

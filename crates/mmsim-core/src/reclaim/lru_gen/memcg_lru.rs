@@ -166,7 +166,11 @@ impl Sim {
             self.count_memcg_events(m, MEMCG_LOW, 1);
         }
         sc.memcg = m;
-        if self.try_to_shrink_lruvec(m, sc) {
+        let young = self.try_to_shrink_lruvec(m, sc);
+        if self.kmem.is_some() {
+            self.shrink_slab_shadow(m, sc.priority);
+        }
+        if young {
             return Some(MemcgLruOp::Young);
         }
         let sw = self.lru_gen_swappiness(m, sc);

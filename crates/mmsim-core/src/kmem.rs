@@ -1,0 +1,754 @@
+//! Kernel memory charged to memory cgroups (`memcg_kmem`, v6.12): the
+//! `__GFP_ACCOUNT` allocations a workload causes, charged to its group
+//! beside its pages (`machine.kmem_accounting`, off by default).
+//!
+//! Since 5.9 every accounted slab object carries its `obj_cgroup` and is
+//! charged in bytes through the per-CPU object stock (`obj_cgroup_charge`,
+//! `refill_obj_stock` of mm/memcontrol.c), which charges the group whole
+//! pages through `try_charge_memcg` (with limit reclaim) as the bytes cross
+//! page boundaries; accounted pages (`__memcg_kmem_charge_page`) are charged
+//! whole. Under cgroup v1 the same pages also go to the `kmem` page counter
+//! (`memcg_account_kmem`: `memory.kmem.usage_in_bytes`). Kernels 4.x–5.8
+//! charged slab pages per memcg cache instead, and v1 only with a kmem limit
+//! set before 4.6; this module follows 5.9+ (checked against v6.12).
+//!
+//! Three kinds are modelled:
+//!
+//! * **Page-cache xarray nodes.** Each file's `i_pages` is an xarray with
+//!   `XA_FLAGS_ACCOUNT` (`__address_space_init_once`), so `xas_alloc` /
+//!   `xas_nomem` (lib/xarray.c) allocate its `xa_node`s from the
+//!   `radix_tree_node` slab with `__GFP_ACCOUNT`, charged to the inserting
+//!   task's group. A node has 64 slots (`XA_CHUNK_SHIFT` 6); its object is
+//!   576 bytes, 584 in the slab (as the host's /proc/slabinfo shows), plus
+//!   the 8-byte `obj_cgroup` pointer `obj_full_size` charges too: 592 bytes.
+//!   The cache is `SLAB_RECLAIM_ACCOUNT`: `slab_reclaimable`. The tree is
+//!   the canonical one `xas_expand`/`xas_shrink` keep: a lone entry at index
+//!   0 lives in the head (no node), otherwise the height is the least that
+//!   covers the highest index, and a node exists where its range holds an
+//!   entry (page or shadow). A leaf holding only shadow entries goes on the
+//!   `workingset_nodes` list_lru of its group (`workingset_update_node`,
+//!   mm/workingset.c), oldest first.
+//! * **The shadow-node shrinker** (mm/workingset.c): at every group of a
+//!   reclaim walk `shrink_slab` runs it. `count_shadow_nodes` allows the
+//!   group `pages >> (XA_CHUNK_SHIFT - 3)` shadow-only nodes, `pages` its
+//!   own LRU pages plus its slab pages, and reports the excess;
+//!   `do_shrink_slab` with `seeks = 0` scans half the excess plus the
+//!   deferred work `>> priority` (at most twice the excess) in batches of
+//!   `SHRINK_BATCH` (128), the rest deferred per group; `shadow_lru_isolate`
+//!   deletes each node's shadows (`xa_delete_node`, freeing the node and any
+//!   parents left empty) and counts `workingset_nodereclaim`. Refaults of
+//!   those pages are no longer detected.
+//! * **Page tables** (`pte_alloc_one`/`pmd_alloc_one`/`pud_alloc_one` with
+//!   `GFP_PGTABLE_USER`): one PTE page per 2 MiB of a VMA touched, one PMD
+//!   page per 1 GiB and one PUD page per 512 GiB, charged whole to the
+//!   faulting task's group (`pagetables`). VMAs are taken as 2 MiB aligned
+//!   and not sharing upper levels.
+//! * **A task's baseline**, charged to its group when the run starts (as if
+//!   forked there; kernel memory is never moved with a task): its kernel
+//!   stack (`THREAD_SIZE` 16 KiB, `memcg_charge_kernel_stack`:
+//!   `kernel_stack`), its PGD page (`pgd_alloc`: `pagetables`), and
+//!   `TASK_SLAB_BYTES` of unreclaimable slab (`task_struct`, `mm_struct`,
+//!   VMAs, signal, files and credentials: an estimate of a small process).
+//!
+//! Not modelled: the node's free pages do not see kernel memory (only the
+//! groups' counters do), percpu and socket memory, dentries and inodes.
+
+use std::collections::VecDeque;
+
+use crate::memcg::{MemcgId, ROOT};
+use crate::sim::Sim;
+
+/// `XA_CHUNK_SHIFT`: 64 slots per node.
+pub(crate) const XA_CHUNK_SHIFT: u32 = 6;
+/// Levels a 32-bit page index needs (64^6 > 2^32).
+const XA_LEVELS: usize = 6;
+/// Bytes charged per xarray node: the `radix_tree_node` slab's object size
+/// (584) plus the `obj_cgroup` pointer (`obj_full_size`).
+pub(crate) const XA_NODE_BYTES: u64 = 584 + 8;
+/// `THREAD_SIZE` on x86-64 (16 KiB) in pages.
+pub(crate) const KERNEL_STACK_PAGES: u64 = 4;
+/// Unreclaimable slab per task (estimate: `task_struct` ~10 KiB, `mm_struct`,
+/// a few dozen `vm_area_struct`s, signal/sighand, files, cred).
+pub(crate) const TASK_SLAB_BYTES: u64 = 16 << 10;
+/// `SHRINK_BATCH`.
+const SHRINK_BATCH: u64 = 128;
+/// Pages covered by one PTE page (2 MiB), one PMD page (1 GiB), one PUD page (512 GiB).
+const PT_SHIFTS: [u32; 3] = [9, 18, 27];
+const PAGE_SIZE: u64 = 4096;
+
+/// A leaf node's state (one per 64 pages of a file).
+#[derive(Clone, Copy, Debug, Default)]
+struct Leaf {
+    /// Entries (pages and shadows) in its range (`node->count`).
+    count: u8,
+    /// Shadow entries (`node->nr_values`).
+    values: u8,
+    /// The group the node was charged to.
+    owner: MemcgId,
+    /// Nonzero while on its owner's shadow-node list: the stamp of its entry there.
+    stamp: u32,
+}
+
+/// An upper node's state.
+#[derive(Clone, Copy, Debug, Default)]
+struct Upper {
+    /// Children with entries.
+    count: u8,
+    /// The group the node was charged to.
+    owner: MemcgId,
+}
+
+/// One file's xarray shape.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct XaTree {
+    leaves: Vec<Leaf>,
+    /// Levels 1..6 (index 0 unused).
+    uppers: [Vec<Upper>; XA_LEVELS],
+    /// Entries at an index ≥ 64^L, per level L: level L has nodes iff > 0.
+    ge: [u32; XA_LEVELS],
+    /// Nodes allocated now.
+    pub(crate) nodes: u64,
+}
+
+impl XaTree {
+    fn chunk_count(&self, level: usize, key: usize) -> u8 {
+        if level == 0 {
+            self.leaves.get(key).map_or(0, |l| l.count)
+        } else {
+            self.uppers[level].get(key).map_or(0, |u| u.count)
+        }
+    }
+    fn exists(&self, level: usize, key: usize) -> bool {
+        self.ge[level] > 0 && self.chunk_count(level, key) > 0
+    }
+    fn owner(&self, level: usize, key: usize) -> MemcgId {
+        if level == 0 {
+            self.leaves[key].owner
+        } else {
+            self.uppers[level][key].owner
+        }
+    }
+    fn set_owner(&mut self, level: usize, key: usize, m: MemcgId) {
+        if level == 0 {
+            self.leaves[key].owner = m;
+        } else {
+            self.uppers[level][key].owner = m;
+        }
+    }
+    fn leaf_mut(&mut self, key: usize) -> &mut Leaf {
+        if key >= self.leaves.len() {
+            self.leaves.resize(key + 1, Leaf::default());
+        }
+        &mut self.leaves[key]
+    }
+    fn upper_mut(&mut self, level: usize, key: usize) -> &mut Upper {
+        let v = &mut self.uppers[level];
+        if key >= v.len() {
+            v.resize(key + 1, Upper::default());
+        }
+        &mut v[key]
+    }
+}
+
+/// A group's kernel memory.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct KmemGroup {
+    /// Bytes of accounted slab objects charged to it.
+    obj_bytes: u64,
+    /// Pages charged to cover `obj_bytes` (the object stock's whole pages).
+    obj_pages: u64,
+    /// `slab_reclaimable`, bytes (xarray nodes).
+    slab_reclaimable: u64,
+    /// `slab_unreclaimable`, bytes (task structures).
+    slab_unreclaimable: u64,
+    /// `pagetables`, pages.
+    pagetables: u64,
+    /// `kernel_stack`, pages.
+    kernel_stack: u64,
+    /// `workingset_nodereclaim`.
+    nodereclaim: u64,
+    /// Xarray nodes charged to it now.
+    xa_nodes: u64,
+    /// `workingset_nodes` list_lru of this group: (file, leaf, stamp), oldest
+    /// first; an entry whose stamp no longer matches its leaf's is stale.
+    shadow_lru: VecDeque<(u32, u32, u32)>,
+    /// Live entries of `shadow_lru` (`list_lru_shrink_count`).
+    shadow_nodes: u64,
+    /// The shrinker's deferred work for this group (`nr_deferred`).
+    nr_deferred: u64,
+}
+
+impl KmemGroup {
+    /// Pages charged to the group's counters for kernel memory.
+    fn pages(&self) -> u64 {
+        self.obj_pages + self.pagetables + self.kernel_stack
+    }
+}
+
+/// Page-table coverage of one VMA: bitsets of touched 2 MiB, 1 GiB and 512 GiB ranges.
+#[derive(Clone, Debug, Default)]
+struct VmaTables {
+    levels: [Vec<u64>; 3],
+    owner: MemcgId,
+}
+
+/// The state of `machine.kmem_accounting` (see the module overview).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Kmem {
+    files: Vec<XaTree>,
+    groups: Vec<KmemGroup>,
+    vmas: Vec<VmaTables>,
+    /// Tasks whose baseline is charged, by task id.
+    tasks_charged: Vec<bool>,
+    next_stamp: u32,
+}
+
+/// A group's kernel memory as its `memory.stat` shows it (hierarchical).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct KmemReport {
+    /// `kernel`, bytes: all kernel memory charged (`MEMCG_KMEM` pages).
+    pub kernel: u64,
+    /// `kernel_stack`, bytes.
+    pub kernel_stack: u64,
+    /// `pagetables`, bytes.
+    pub pagetables: u64,
+    /// `slab_reclaimable`, bytes (xarray nodes).
+    pub slab_reclaimable: u64,
+    /// `slab_unreclaimable`, bytes.
+    pub slab_unreclaimable: u64,
+    /// `workingset_nodereclaim`: shadow-only nodes reclaimed by the shrinker.
+    pub workingset_nodereclaim: u64,
+    /// Page-cache xarray nodes charged to the subtree now.
+    pub xa_nodes: u64,
+    /// Shadow-only nodes on the subtree's `workingset_nodes` lists now.
+    pub shadow_nodes: u64,
+    /// v1 `memory.kmem.usage_in_bytes` (None under cgroup v2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kmem_usage_in_bytes: Option<u64>,
+}
+
+impl KmemReport {
+    /// Adds another group's (a subtree sum).
+    fn add(&mut self, o: &KmemReport) {
+        self.kernel += o.kernel;
+        self.kernel_stack += o.kernel_stack;
+        self.pagetables += o.pagetables;
+        self.slab_reclaimable += o.slab_reclaimable;
+        self.slab_unreclaimable += o.slab_unreclaimable;
+        self.workingset_nodereclaim += o.workingset_nodereclaim;
+        self.xa_nodes += o.xa_nodes;
+        self.shadow_nodes += o.shadow_nodes;
+    }
+
+    /// Multiplies every count by `factor`, rounded (a sampled run scaled back).
+    pub fn scale(&mut self, factor: f64) {
+        let up = |x: &mut u64| *x = (*x as f64 * factor).round() as u64;
+        for x in [
+            &mut self.kernel,
+            &mut self.kernel_stack,
+            &mut self.pagetables,
+            &mut self.slab_reclaimable,
+            &mut self.slab_unreclaimable,
+            &mut self.workingset_nodereclaim,
+            &mut self.xa_nodes,
+            &mut self.shadow_nodes,
+        ] {
+            up(x);
+        }
+        if let Some(x) = self.kmem_usage_in_bytes.as_mut() {
+            up(x);
+        }
+    }
+
+    /// The `memory.stat` lines, in pages as the simulator's other
+    /// `memory.stat` lines (the kernel prints bytes; slab rounded up).
+    pub fn memory_stat(&self) -> [(&'static str, u64); 6] {
+        let pages = |b: u64| b.div_ceil(PAGE_SIZE);
+        [
+            ("kernel", pages(self.kernel)),
+            ("kernel_stack", pages(self.kernel_stack)),
+            ("pagetables", pages(self.pagetables)),
+            ("slab_reclaimable", pages(self.slab_reclaimable)),
+            ("slab_unreclaimable", pages(self.slab_unreclaimable)),
+            ("workingset_nodereclaim", self.workingset_nodereclaim),
+        ]
+    }
+}
+
+/// Slot class: 0 empty, 1 page, 2 shadow.
+#[inline]
+fn class(slot: u32) -> u8 {
+    if slot == 0 {
+        0
+    } else if crate::mem::filemap::slot_folio(slot).is_some() {
+        1
+    } else {
+        2
+    }
+}
+
+impl Kmem {
+    fn group(&mut self, m: MemcgId) -> &mut KmemGroup {
+        let i = m as usize;
+        if i >= self.groups.len() {
+            self.groups.resize(i + 1, KmemGroup::default());
+        }
+        &mut self.groups[i]
+    }
+    fn tree(&mut self, file: u32) -> &mut XaTree {
+        let i = file as usize;
+        if i >= self.files.len() {
+            self.files.resize(i + 1, XaTree::default());
+        }
+        &mut self.files[i]
+    }
+}
+
+/// Kernel memory accounting (see the module overview).
+impl Sim {
+    /// Pages of kernel memory charged to group `m` itself (not its children).
+    pub(crate) fn kmem_pages(&self, m: MemcgId) -> u64 {
+        self.kmem
+            .as_ref()
+            .and_then(|k| k.groups.get(m as usize))
+            .map_or(0, |g| g.pages())
+    }
+
+    /// Charges `nr` kernel pages to `m` as `try_charge_memcg` does (with limit
+    /// reclaim); a charge that still fails is forced, as the allocation
+    /// would have been retried or failed (not modelled).
+    fn kmem_charge_pages(&mut self, m: MemcgId, nr: u64) {
+        let saved = self.cur_memcg;
+        self.cur_memcg = m;
+        if !self.try_charge_memcg(nr) {
+            let mut cur = Some(m);
+            while let Some(c) = cur {
+                let g = &mut self.memcgs[c as usize];
+                g.usage += nr;
+                cur = g.parent;
+            }
+        }
+        self.cur_memcg = saved;
+    }
+
+    /// `obj_cgroup_charge()` of `bytes` to `m` through the object stock:
+    /// whole pages are charged as the bytes outgrow the pages already charged.
+    fn obj_cgroup_charge(&mut self, m: MemcgId, bytes: u64, reclaimable: bool) {
+        let k = self.kmem.as_mut().unwrap();
+        let g = k.group(m);
+        g.obj_bytes += bytes;
+        if reclaimable {
+            g.slab_reclaimable += bytes;
+        } else {
+            g.slab_unreclaimable += bytes;
+        }
+        let need = g.obj_bytes.div_ceil(PAGE_SIZE);
+        let more = need.saturating_sub(g.obj_pages);
+        if more > 0 {
+            g.obj_pages += more;
+            self.kmem_charge_pages(m, more);
+        }
+    }
+
+    /// `obj_cgroup_uncharge()`: the stock gives whole pages back once it
+    /// holds more than a page (`refill_obj_stock`).
+    fn obj_cgroup_uncharge(&mut self, m: MemcgId, bytes: u64, reclaimable: bool) {
+        let k = self.kmem.as_mut().unwrap();
+        let g = k.group(m);
+        g.obj_bytes -= bytes;
+        if reclaimable {
+            g.slab_reclaimable -= bytes;
+        } else {
+            g.slab_unreclaimable -= bytes;
+        }
+        let surplus = g.obj_pages * PAGE_SIZE - g.obj_bytes;
+        if surplus > PAGE_SIZE {
+            let nr = surplus / PAGE_SIZE;
+            g.obj_pages -= nr;
+            self.page_counter_uncharge(m, nr);
+        }
+    }
+
+    /// The page-cache slot of `index` in `file` changed from `old` to `new`
+    /// (`xas_store` with `workingset_update_node`): xarray nodes allocated
+    /// (charged to the current group) or freed, and the leaf put on or taken
+    /// off its group's shadow-node list.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn kmem_slot_changed(&mut self, file: u32, index: u32, old: u32, new: u32) {
+        let (co, cn) = (class(old), class(new));
+        if co == cn {
+            return;
+        }
+        let m = self.cur_memcg;
+        let i = index as usize;
+        let k = self.kmem.as_mut().unwrap();
+        let t = k.tree(file);
+        // The chunks whose node may appear or vanish: the index's own and,
+        // when a level appears or vanishes, the first.
+        let keys = |l: usize| [i >> (XA_CHUNK_SHIFT as usize * (l + 1)), 0];
+        let mut before = [[false; 2]; XA_LEVELS];
+        for (l, b) in before.iter_mut().enumerate() {
+            let ks = keys(l);
+            *b = [t.exists(l, ks[0]), t.exists(l, ks[1])];
+        }
+        // Counts.
+        let leaf_key = i >> XA_CHUNK_SHIFT;
+        let leaf = t.leaf_mut(leaf_key);
+        let was_nonempty = leaf.count > 0;
+        match (co, cn) {
+            (0, _) => leaf.count += 1,
+            (_, 0) => leaf.count -= 1,
+            _ => {}
+        }
+        if co == 2 {
+            leaf.values -= 1;
+        }
+        if cn == 2 {
+            leaf.values += 1;
+        }
+        let mut child_change: i8 = match (was_nonempty, leaf.count > 0) {
+            (false, true) => 1,
+            (true, false) => -1,
+            _ => 0,
+        };
+        for l in 1..XA_LEVELS {
+            if child_change == 0 {
+                break;
+            }
+            let u = t.upper_mut(l, keys(l)[0]);
+            let was = u.count > 0;
+            if child_change > 0 {
+                u.count += 1;
+            } else {
+                u.count -= 1;
+            }
+            child_change = match (was, u.count > 0) {
+                (false, true) => 1,
+                (true, false) => -1,
+                _ => 0,
+            };
+        }
+        let entry_delta: i64 = match (co, cn) {
+            (0, _) => 1,
+            (_, 0) => -1,
+            _ => 0,
+        };
+        if entry_delta != 0 {
+            for l in 0..XA_LEVELS {
+                let threshold = 1u64 << (XA_CHUNK_SHIFT as usize * l);
+                if (index as u64) >= threshold {
+                    t.ge[l] = (t.ge[l] as i64 + entry_delta) as u32;
+                }
+            }
+        }
+        let mut alloc = 0u64;
+        let mut freed: [(MemcgId, u64); 2 * XA_LEVELS] = [(0, 0); 2 * XA_LEVELS];
+        let mut nfreed = 0;
+        for (l, b) in before.iter().enumerate() {
+            let ks = keys(l);
+            for j in 0..2 {
+                if j == 1 && ks[1] == ks[0] {
+                    continue;
+                }
+                let after = t.exists(l, ks[j]);
+                if !b[j] && after {
+                    t.set_owner(l, ks[j], m);
+                    t.nodes += 1;
+                    alloc += 1;
+                } else if b[j] && !after {
+                    t.nodes -= 1;
+                    freed[nfreed] = (t.owner(l, ks[j]), 1);
+                    nfreed += 1;
+                }
+            }
+        }
+        // The leaves' place on the shadow-node lists.
+        for key in [leaf_key, 0] {
+            self.kmem_update_node(file, key);
+        }
+        for &(owner, n) in &freed[..nfreed] {
+            self.kmem.as_mut().unwrap().group(owner).xa_nodes -= n;
+            self.obj_cgroup_uncharge(owner, n * XA_NODE_BYTES, true);
+        }
+        if alloc > 0 {
+            self.kmem.as_mut().unwrap().group(m).xa_nodes += alloc;
+            self.obj_cgroup_charge(m, alloc * XA_NODE_BYTES, true);
+        }
+    }
+
+    /// `workingset_update_node()` for leaf `key` of `file`.
+    fn kmem_update_node(&mut self, file: u32, key: usize) {
+        let k = self.kmem.as_mut().unwrap();
+        let t = &mut k.files[file as usize];
+        if key >= t.leaves.len() {
+            return;
+        }
+        let exists = t.exists(0, key);
+        let l = t.leaves[key];
+        let shadow_only = exists && l.count > 0 && l.count == l.values;
+        if shadow_only && l.stamp == 0 {
+            k.next_stamp = k.next_stamp.wrapping_add(1).max(1);
+            let stamp = k.next_stamp;
+            k.files[file as usize].leaves[key].stamp = stamp;
+            let g = k.group(l.owner);
+            g.shadow_lru.push_back((file, key as u32, stamp));
+            g.shadow_nodes += 1;
+        } else if !shadow_only && l.stamp != 0 {
+            k.files[file as usize].leaves[key].stamp = 0;
+            let g = k.group(l.owner);
+            g.shadow_nodes -= 1;
+            if g.shadow_lru.len() as u64 > 2 * g.shadow_nodes + 1024 {
+                let files = &k.files;
+                let g = &mut k.groups[l.owner as usize];
+                g.shadow_lru
+                    .retain(|&(f, key, s)| files[f as usize].leaves[key as usize].stamp == s);
+            }
+        }
+    }
+
+    /// `shrink_slab()` of the shadow-node shrinker for group `m` at
+    /// `priority` (`do_shrink_slab` with `count_shadow_nodes` and
+    /// `scan_shadow_nodes`); returns the nodes reclaimed.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn shrink_slab_shadow(&mut self, m: MemcgId, priority: u32) -> u64 {
+        let Some(k) = self.kmem.as_mut() else {
+            return 0;
+        };
+        let g = k.group(m);
+        let nodes = g.shadow_nodes;
+        if nodes == 0 {
+            return 0;
+        }
+        let slab = (g.slab_reclaimable + g.slab_unreclaimable) / PAGE_SIZE;
+        let lv = &self.memcgs[m as usize].lruvec;
+        let compat = lv.lrugen.compat_sizes();
+        let lru_pages: u64 = (0..5).map(|l| lv.lists[l].pages + compat[l]).sum();
+        let pages = if m == ROOT && self.memcgs.len() == 1 {
+            // No memcg: node_present_pages.
+            self.cfg.memory.pages()
+        } else {
+            lru_pages + slab
+        };
+        let max_nodes = pages >> (XA_CHUNK_SHIFT - 3);
+        let freeable = nodes.saturating_sub(max_nodes);
+        if freeable == 0 {
+            return 0;
+        }
+        let g = self.kmem.as_mut().unwrap().group(m);
+        let nr = std::mem::take(&mut g.nr_deferred);
+        let delta = freeable / 2;
+        let mut total_scan = ((nr >> priority) + delta).min(2 * freeable);
+        let mut scanned = 0;
+        let mut freed = 0;
+        while total_scan >= SHRINK_BATCH || total_scan >= freeable {
+            let n = total_scan.min(SHRINK_BATCH);
+            for _ in 0..n {
+                if !self.shadow_lru_isolate(m) {
+                    break;
+                }
+                freed += 1;
+            }
+            total_scan -= n;
+            scanned += n;
+        }
+        let next = (nr + delta).saturating_sub(scanned).min(2 * freeable);
+        self.kmem.as_mut().unwrap().group(m).nr_deferred += next;
+        freed
+    }
+
+    /// `shadow_lru_isolate()`: takes the oldest shadow-only node of `m`'s
+    /// list, deletes its shadows (the node and any parents left empty are
+    /// freed) and counts `workingset_nodereclaim`. False if the list is empty.
+    fn shadow_lru_isolate(&mut self, m: MemcgId) -> bool {
+        let (file, key) = loop {
+            let k = self.kmem.as_mut().unwrap();
+            let Some((f, key, s)) = k.groups[m as usize].shadow_lru.pop_front() else {
+                return false;
+            };
+            let leaf = &mut k.files[f as usize].leaves[key as usize];
+            if leaf.stamp == s {
+                leaf.stamp = 0;
+                k.groups[m as usize].shadow_nodes -= 1;
+                break (f, key as usize);
+            }
+        };
+        let start = (key << XA_CHUNK_SHIFT) as u32;
+        let end = start.saturating_add(1 << XA_CHUNK_SHIFT);
+        let saved = self.cur_memcg;
+        for index in start..end {
+            let old = self.files[file as usize].slot(index);
+            if old != 0 && crate::mem::filemap::slot_folio(old).is_none() {
+                *self.files[file as usize].slot_mut(index) = 0;
+                self.kmem_slot_changed(file, index, old, 0);
+            }
+        }
+        self.cur_memcg = saved;
+        self.kmem.as_mut().unwrap().group(m).nodereclaim += 1;
+        true
+    }
+
+    /// `__pte_alloc()` and the upper levels' allocations on a fault at page
+    /// `index` of `vma` whose PTE is none: a page-table page for each level
+    /// whose range was not touched before, charged to the current group.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn kmem_pte_alloc(&mut self, vma: u32, index: u32) {
+        let m = self.cur_memcg;
+        let k = self.kmem.as_mut().unwrap();
+        let i = vma as usize;
+        if i >= k.vmas.len() {
+            k.vmas.resize(i + 1, VmaTables::default());
+        }
+        let vt = &mut k.vmas[i];
+        let mut nr = 0;
+        for (l, &shift) in PT_SHIFTS.iter().enumerate() {
+            let bit = (index >> shift) as usize;
+            let words = &mut vt.levels[l];
+            if bit / 64 >= words.len() {
+                words.resize(bit / 64 + 1, 0);
+            }
+            if words[bit / 64] & (1 << (bit % 64)) == 0 {
+                words[bit / 64] |= 1 << (bit % 64);
+                nr += 1;
+            }
+        }
+        if nr > 0 {
+            vt.owner = m;
+            k.group(m).pagetables += nr;
+            self.kmem_charge_pages(m, nr);
+        }
+    }
+
+    /// Every task's baseline (kernel stack, PGD page, task structures) not
+    /// charged yet, charged to its group now (at the start of a run).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn kmem_charge_tasks(&mut self) {
+        let n = self.tasks.len();
+        for t in 0..n {
+            let k = self.kmem.as_mut().unwrap();
+            if k.tasks_charged.len() < n {
+                k.tasks_charged.resize(n, false);
+            }
+            if k.tasks_charged[t] || self.tasks[t].dead {
+                continue;
+            }
+            k.tasks_charged[t] = true;
+            let m = self.tasks[t].memcg;
+            let g = k.group(m);
+            g.kernel_stack += KERNEL_STACK_PAGES;
+            g.pagetables += 1;
+            self.kmem_charge_pages(m, KERNEL_STACK_PAGES + 1);
+            self.obj_cgroup_charge(m, TASK_SLAB_BYTES, false);
+        }
+    }
+
+    /// The page tables of a killed task's VMAs freed (`free_pgtables` at exit).
+    pub(crate) fn kmem_free_vma_tables(&mut self, vma: u32) {
+        let Some(k) = self.kmem.as_mut() else {
+            return;
+        };
+        let Some(vt) = k.vmas.get_mut(vma as usize) else {
+            return;
+        };
+        let nr: u64 = vt
+            .levels
+            .iter()
+            .flat_map(|w| w.iter())
+            .map(|w| w.count_ones() as u64)
+            .sum();
+        let owner = vt.owner;
+        *vt = VmaTables::default();
+        if nr > 0 {
+            k.group(owner).pagetables -= nr;
+            self.page_counter_uncharge(owner, nr);
+        }
+    }
+
+    /// The kernel memory of group `m`'s subtree (hierarchical, as memory.stat).
+    pub(crate) fn kmem_report(&self, m: MemcgId) -> Option<KmemReport> {
+        let k = self.kmem.as_ref()?;
+        let mut r = KmemReport::default();
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            if let Some(g) = k.groups.get(c as usize) {
+                r.add(&KmemReport {
+                    kernel: g.pages() * PAGE_SIZE,
+                    kernel_stack: g.kernel_stack * PAGE_SIZE,
+                    pagetables: g.pagetables * PAGE_SIZE,
+                    slab_reclaimable: g.slab_reclaimable,
+                    slab_unreclaimable: g.slab_unreclaimable,
+                    workingset_nodereclaim: g.nodereclaim,
+                    xa_nodes: g.xa_nodes,
+                    shadow_nodes: g.shadow_nodes,
+                    kmem_usage_in_bytes: None,
+                });
+            }
+            cur = self.mem_cgroup_iter(m, c);
+        }
+        if self.cfg.cgroup_version == crate::config::CgroupVersion::V1 {
+            r.kmem_usage_in_bytes = Some(r.kernel);
+        }
+        Some(r)
+    }
+
+    /// The invariants of the kernel-memory state (for `Sim::check_invariants`):
+    /// the groups' xarray nodes are the files' nodes, and each group's object
+    /// stock covers its objects with less than two pages to spare.
+    pub(crate) fn kmem_check(&self) -> Result<(), String> {
+        let Some(k) = self.kmem.as_ref() else {
+            return Ok(());
+        };
+        let files: u64 = k.files.iter().map(|t| t.nodes).sum();
+        let groups: u64 = k.groups.iter().map(|g| g.xa_nodes).sum();
+        if files != groups {
+            return Err(format!(
+                "kmem: files hold {files} xarray nodes, groups {groups}"
+            ));
+        }
+        for (m, g) in k.groups.iter().enumerate() {
+            let covered = g.obj_pages * PAGE_SIZE;
+            if covered < g.obj_bytes || covered >= g.obj_bytes + 2 * PAGE_SIZE {
+                return Err(format!(
+                    "kmem: group {m} has {} object bytes in {} pages",
+                    g.obj_bytes, g.obj_pages
+                ));
+            }
+            if g.slab_reclaimable != g.xa_nodes * XA_NODE_BYTES {
+                return Err(format!(
+                    "kmem: group {m} slab_reclaimable is not its nodes'"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Zeroes the event counter (`workingset_nodereclaim`) at the measurement start.
+    pub(crate) fn kmem_reset_stats(&mut self) {
+        if let Some(k) = self.kmem.as_mut() {
+            for g in &mut k.groups {
+                g.nodereclaim = 0;
+            }
+        }
+    }
+
+    /// Xarray nodes of `file` now (rule tests).
+    #[cfg(test)]
+    pub(crate) fn kmem_file_nodes(&self, file: u32) -> u64 {
+        self.kmem
+            .as_ref()
+            .and_then(|k| k.files.get(file as usize))
+            .map_or(0, |t| t.nodes)
+    }
+
+    /// Shadow-only nodes on `m`'s list now (rule tests).
+    #[cfg(test)]
+    pub(crate) fn kmem_shadow_nodes(&self, m: MemcgId) -> u64 {
+        self.kmem
+            .as_ref()
+            .and_then(|k| k.groups.get(m as usize))
+            .map_or(0, |g| g.shadow_nodes)
+    }
+}

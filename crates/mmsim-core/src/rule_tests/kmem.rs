@@ -1,0 +1,221 @@
+//! Kernel memory charged to groups (`crate::kmem`, v6.12): page-cache
+//! xarray nodes, the shadow-node shrinker, page tables, a task's baseline.
+
+use super::*;
+use crate::kmem::XA_NODE_BYTES;
+use crate::memcg::{MemcgId, ROOT};
+
+/// A machine with `machine.kmem_accounting`, a group `/a` whose task reads
+/// a 100 000-page file with `FADV_RANDOM` (no readahead).
+fn kmem_machine(max: Option<u64>) -> (Sim, MemcgId, u32, u32) {
+    let mut s = machine_kmem(PolicyName::Cost, 1 << 16, true);
+    let a = s.add_memcg(ROOT, "a").unwrap();
+    if let Some(m) = max {
+        s.set_memcg_max(a, m).unwrap();
+    }
+    let t = s.add_task("t");
+    s.attach_task(t, a).unwrap();
+    let file = s.add_file("f", 100_000).unwrap();
+    s.open(file, t).unwrap();
+    s.fadvise(file, Advice::Random).unwrap();
+    (s, a, file, t)
+}
+
+fn machine_kmem(policy: PolicyName, pages: u64, kmem: bool) -> Sim {
+    let mut s = machine(policy, pages, None);
+    s.cfg.kmem_accounting = kmem;
+    s.kmem = kmem.then(Default::default);
+    s
+}
+
+fn read(s: &mut Sim, file: u32, index: u32) {
+    s.step(&Event::FileRead {
+        file,
+        index,
+        pages: 1,
+    });
+}
+
+#[test]
+fn xarray_nodes_follow_the_tree_shape() {
+    // xas_expand/xas_shrink: a lone entry at index 0 lives in the head; 64
+    // entries fill one leaf; the 65th needs a second leaf and a root above
+    // both (XA_CHUNK_SHIFT 6): 3 nodes.
+    let (mut s, a, file, _) = kmem_machine(None);
+    read(&mut s, file, 0);
+    assert_eq!(s.kmem_file_nodes(file), 0);
+    for i in 1..64 {
+        read(&mut s, file, i);
+    }
+    assert_eq!(s.kmem_file_nodes(file), 1);
+    read(&mut s, file, 64);
+    assert_eq!(s.kmem_file_nodes(file), 3);
+    let r = s.kmem_report(a).unwrap();
+    assert_eq!(r.xa_nodes, 3);
+    assert_eq!(r.slab_reclaimable, 3 * XA_NODE_BYTES);
+    // 1776 bytes of objects: one page charged through the object stock.
+    assert_eq!(s.kmem_pages(a), 1);
+    assert_eq!(r.kernel, 4096);
+    assert_eq!(r.kmem_usage_in_bytes, None); // cgroup v2
+                                             // A page at 4096 grows the tree a level (xas_expand): the old root is
+                                             // now the level-1 node of 0..4096, a level-1 node and a leaf hold 4096,
+                                             // and a new root is above: 3 leaves + 2 level-1 nodes + 1 root.
+    read(&mut s, file, 4096);
+    assert_eq!(s.kmem_file_nodes(file), 6);
+    s.check_invariants().unwrap();
+}
+
+/// Fills leaves `0..n` of `file` with shadow entries charged to `m`, as
+/// eviction leaves them (`workingset_update_node` puts each on the list).
+fn shadow_leaves(s: &mut Sim, m: MemcgId, file: u32, n: u32) {
+    s.cur_memcg = m;
+    let shadow = Shadow {
+        eviction: 0,
+        memcg_id: s.memcgs[m as usize].id,
+        workingset: false,
+    }
+    .pack();
+    for i in 0..n * 64 {
+        s.kmem_slot_changed(file, i, 0, shadow);
+        *s.files[file as usize].slot_mut(i) = shadow;
+    }
+}
+
+#[test]
+fn shadow_node_shrinker_reclaims_the_excess() {
+    let (mut s, a, file, _) = kmem_machine(None);
+    shadow_leaves(&mut s, a, file, 300);
+    // 300 leaves, 5 level-1 nodes, 1 root.
+    assert_eq!(s.kmem_file_nodes(file), 306);
+    assert_eq!(s.kmem_shadow_nodes(a), 300);
+    // count_shadow_nodes: pages = 0 LRU + 306·592 B of slab = 44 pages,
+    // max_nodes = 44 >> 3 = 5, freeable = 295. do_shrink_slab (seeks 0):
+    // delta = 147, one batch of 128, 19 deferred.
+    assert_eq!(s.shrink_slab_shadow(a, 12), 128);
+    let r = s.kmem_report(a).unwrap();
+    assert_eq!(r.workingset_nodereclaim, 128);
+    assert_eq!(r.shadow_nodes, 172);
+    // Oldest first: leaves 0..128 and the two level-1 nodes above them.
+    assert_eq!(s.kmem_file_nodes(file), 176);
+    assert_eq!(r.slab_reclaimable, 176 * XA_NODE_BYTES);
+    // Their shadows are gone: a refault there is not detected; one in a
+    // surviving node is.
+    let refaults = s.vm.workingset_refault_file;
+    read(&mut s, file, 5);
+    assert_eq!(s.vm.workingset_refault_file, refaults);
+    read(&mut s, file, 200 * 64);
+    assert_eq!(s.vm.workingset_refault_file, refaults + 1);
+    // The refaulted leaf left the list (it holds a page). Next pass at
+    // priority 12: pages = 2 LRU + 176 nodes' slab (25 pages) = 27,
+    // max_nodes 3, freeable 168, delta 84 < 128 and < 168: nothing scanned,
+    // 19 + 84 deferred.
+    assert_eq!(s.kmem_shadow_nodes(a), 171);
+    assert_eq!(s.shrink_slab_shadow(a, 12), 0);
+    // At priority 0 the deferred 103 count whole: 103 + 84 = 187: one batch.
+    assert_eq!(s.shrink_slab_shadow(a, 0), 128);
+    assert_eq!(s.kmem_report(a).unwrap().workingset_nodereclaim, 256);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn shrinker_leaves_nodes_within_an_eighth_of_the_pages() {
+    // 4000 resident pages (LRU) allow 500 shadow-only nodes: 300 stay.
+    let (mut s, a, file, _) = kmem_machine(None);
+    let other = s.add_file("g", 10_000).unwrap();
+    s.fadvise(other, Advice::Random).unwrap();
+    s.files[other as usize].task = s.files[file as usize].task;
+    for i in 0..4000 {
+        read(&mut s, other, i);
+    }
+    shadow_leaves(&mut s, a, file, 300);
+    assert_eq!(s.shrink_slab_shadow(a, 0), 0);
+    assert_eq!(s.kmem_shadow_nodes(a), 300);
+}
+
+#[test]
+fn page_tables_are_charged_per_range_touched() {
+    let (mut s, a, _, t) = kmem_machine(None);
+    let vma = s.mmap_anon(t, 1 << 20).unwrap();
+    // 10 MiB touched: 5 PTE pages, 1 PMD page, 1 PUD page.
+    for i in 0..2560 {
+        s.step(&Event::Access {
+            vma,
+            index: i,
+            write: true,
+        });
+    }
+    assert_eq!(s.kmem_report(a).unwrap().pagetables, 7 * 4096);
+    // A page in the second GiB: a PTE page and a PMD page more.
+    s.step(&Event::Access {
+        vma,
+        index: 262_144,
+        write: false,
+    });
+    let r = s.kmem_report(a).unwrap();
+    assert_eq!(r.pagetables, 9 * 4096);
+    assert_eq!(r.kernel, 9 * 4096);
+    assert_eq!(s.kmem_pages(a), 9);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn task_baseline_is_charged_when_the_run_starts() {
+    let (mut s, a, _, _) = kmem_machine(None);
+    s.run(&[]);
+    let r = s.kmem_report(a).unwrap();
+    assert_eq!(r.kernel_stack, 16 << 10);
+    assert_eq!(r.pagetables, 4096);
+    assert_eq!(r.slab_unreclaimable, 16 << 10);
+    assert_eq!(r.kernel, (4 + 1 + 4) * 4096);
+    // Once only.
+    s.run(&[]);
+    assert_eq!(s.kmem_report(a).unwrap().kernel, 9 * 4096);
+    // v1 reports memory.kmem.usage_in_bytes.
+    let mut s1 = machine_kmem(PolicyName::Cost, 1 << 16, true);
+    s1.cfg.cgroup_version = CgroupVersion::V1;
+    s1.add_task("t");
+    s1.run(&[]);
+    assert_eq!(
+        s1.kmem_report(ROOT).unwrap().kmem_usage_in_bytes,
+        Some(9 * 4096)
+    );
+}
+
+#[test]
+fn a_group_at_its_limit_holds_fewer_cache_pages() {
+    let run = |kmem: bool| {
+        let mut s = machine_kmem(PolicyName::Cost, 1 << 16, kmem);
+        let a = s.add_memcg(ROOT, "a").unwrap();
+        s.set_memcg_max(a, 512).unwrap();
+        let t = s.add_task("t");
+        s.attach_task(t, a).unwrap();
+        let file = s.add_file("f", 100_000).unwrap();
+        s.open(file, t).unwrap();
+        s.fadvise(file, Advice::Random).unwrap();
+        let ev: Vec<Event> = (0..20_000u32)
+            .map(|i| Event::FileRead {
+                file,
+                index: (i * 7919) % 100_000,
+                pages: 1,
+            })
+            .collect();
+        s.run(&ev);
+        s.check_invariants().unwrap();
+        let r = s.memcg_report(a);
+        assert!(r.current <= 512);
+        (r.file, s.kmem_pages(a), r.kmem)
+    };
+    let (off_file, off_kmem, off_report) = run(false);
+    let (on_file, on_kmem, on_report) = run(true);
+    assert_eq!(off_kmem, 0);
+    assert!(off_report.is_none());
+    assert!(on_kmem > 0);
+    let on_report = on_report.unwrap();
+    // Shadow-only nodes beyond an eighth of the group's pages were reclaimed.
+    assert!(on_report.workingset_nodereclaim > 0);
+    assert!(on_report.shadow_nodes <= (512 + on_report.slab_reclaimable / 4096) / 8 + 128);
+    assert!(
+        on_file + on_kmem <= off_file + 1 && on_file < off_file,
+        "on {on_file} + {on_kmem}, off {off_file}"
+    );
+}
