@@ -273,3 +273,94 @@ fn damon_flag_errors_name_the_file_and_field() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("runs no DAMON"), "{err}");
 }
+
+/// HOT_COLD's workloads under DAMON_RECLAIM (min_age 1 s, watermarks open),
+/// disabled at the start, with `[[damon_module_write]]` tables appended.
+fn reclaim_writes(writes: &str) -> String {
+    let base = HOT_COLD.split("[[machine.damon.kdamonds]]").next().unwrap();
+    let workloads = HOT_COLD.split_once("[[workload]]").unwrap().1;
+    format!(
+        "{base}[machine.damon.reclaim]\nmin_age = 500_000\nwmarks_high = 1000\n\
+         wmarks_mid = 999\nwmarks_low = 0\n\n{writes}\n[[workload]]{workloads}"
+    )
+}
+
+#[test]
+fn damon_module_writes_start_the_module_and_are_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = scenario(
+        dir.path(),
+        &reclaim_writes(
+            "[[damon_module_write]]\nat = \"200ms\"\nmodule = \"reclaim\"\nparam = \"enabled\"\nvalue = true\n\n\
+             [[damon_module_write]]\nat = \"1500ms\"\nmodule = \"reclaim\"\nparam = \"quota_sz\"\nvalue = \"0x1000\"\n",
+        ),
+    );
+    let v: Value = serde_json::from_str(&ok(&["run", &path, "--json", "-q"])).unwrap();
+    let w = &v["damon"]["module_writes"];
+    assert_eq!(w[0]["module"], "damon_reclaim");
+    assert_eq!(w[0]["param"], "enabled");
+    assert_eq!(w[0]["value"], "Y");
+    assert_eq!(w[0]["result"], "kdamond started with the parameters");
+    assert_eq!(w[1]["param"], "quota_sz");
+    assert!(
+        w[1]["result"].as_str().unwrap().starts_with("stored"),
+        "{w}"
+    );
+    let c = &v["damon"]["contexts"][0];
+    assert_eq!(c["name"], "damon_reclaim");
+    // Started at 200 ms: cold memory is paged out; the quota_sz write was
+    // never committed, so the effective size quota stays 128 MiB.
+    assert!(v["vmstat"]["pswpout"].as_u64().unwrap() > 0, "{c}");
+    assert_eq!(c["schemes"][0]["esz"], 128u64 << 20, "{c}");
+    let text = ok(&["run", &path, "-q"]);
+    assert!(text.contains("module parameter writes"), "{text}");
+    assert!(text.contains("damon_reclaim.enabled=Y"), "{text}");
+    assert!(text.contains("damon_reclaim.quota_sz=0x1000"), "{text}");
+    // The same write after the run's end: no kdamond ever ran.
+    let path = scenario(
+        dir.path(),
+        &reclaim_writes(
+            "[[damon_module_write]]\nat = \"1h\"\nmodule = \"reclaim\"\nparam = \"enabled\"\nvalue = \"Y\"\n",
+        ),
+    );
+    let v: Value = serde_json::from_str(&ok(&["run", &path, "--json", "-q"])).unwrap();
+    assert_eq!(v["vmstat"]["pswpout"], 0);
+    assert_eq!(v["damon"]["contexts"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn bad_damon_module_writes_name_the_table_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    for (write, want) in [
+        (
+            "module = \"stat\"\nparam = \"enabled\"\nvalue = \"Y\"",
+            "damon_module_write[0].module: unknown DAMON module `stat`",
+        ),
+        (
+            "module = \"reclaim\"\nparam = \"hot_thres_access_freq\"\nvalue = 1",
+            "damon_module_write[0].param: damon_reclaim has no parameter `hot_thres_access_freq`",
+        ),
+        (
+            "module = \"lru_sort\"\nparam = \"nr_hot_quota_exceeds\"\nvalue = 1",
+            "read-only (mode 0400)",
+        ),
+        (
+            "module = \"reclaim\"\nparam = \"enabled\"\nvalue = \"maybe\"",
+            "`maybe` is not a boolean",
+        ),
+        (
+            "module = \"reclaim\"\nparam = \"min_nr_regions\"\nvalue = 2000\n\n\
+             [[damon_module_write]]\nat = \"2s\"\nmodule = \"reclaim\"\nparam = \"enabled\"\nvalue = \"Y\"",
+            "damon_module_write[1]: enabled=Y would apply invalid parameters",
+        ),
+    ] {
+        let path = scenario(
+            dir.path(),
+            &reclaim_writes(&format!("[[damon_module_write]]\nat = \"1s\"\n{write}\n")),
+        );
+        let out = mmsim().args(["run", &path, "-q"]).output().unwrap();
+        assert!(!out.status.success(), "{write}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{write}: {err}");
+    }
+}

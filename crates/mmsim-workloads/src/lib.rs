@@ -66,7 +66,8 @@ pub use run::{
     WorkloadReport, SCHEMA_VERSION,
 };
 pub use scenario::{
-    LruGenWrite, Scenario, Target, TraceFormat, TraceKeys, WorkloadKind, WorkloadSpec,
+    DamonModuleWrite, LruGenWrite, Scenario, Target, TraceFormat, TraceKeys, WorkloadKind,
+    WorkloadSpec,
 };
 
 /// The scenarios shipped with the crate: (name, TOML text).
