@@ -364,3 +364,37 @@ fn bad_damon_module_writes_name_the_table_and_field() {
         assert!(err.contains(want), "{write}: {err}");
     }
 }
+
+#[test]
+fn damon_reclaim_saves_memory_on_the_parsec_like_kernels() {
+    let v: Value =
+        serde_json::from_str(&ok(&["compare", "damon-reclaim-parsec-like", "--json"])).unwrap();
+    let published = v["published"].as_array().unwrap();
+    let row = |m: &str| {
+        published
+            .iter()
+            .find(|p| p["metric"] == m)
+            .unwrap_or_else(|| panic!("{m}"))
+    };
+    // Memory saved: the group's resident memory at the end falls (prcl: -93 %
+    // of the resident set in its best case).
+    let mem = row("memcg:/bench:current");
+    assert_eq!(mem["agrees"], true, "{mem}");
+    assert!(mem["simulated_pct"].as_f64().unwrap() < -5.0, "{mem}");
+    // Slowdown: prcl's +1.22 %. Here no paged-out page is touched again
+    // (what DAMON_RECLAIM finds cold in phase 1 stays cold) and kdamond has a
+    // CPU of its own, so the runtime does not change: not faster, and
+    // recorded as a disagreement in VALIDATION.md.
+    let rt = row("runtime_s");
+    assert!(rt["simulated_pct"].as_f64().unwrap() >= 0.0, "{rt}");
+    let on = v["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "damon.reclaim.enabled=true")
+        .unwrap();
+    let m = &on["runs"][0]["metrics"];
+    assert!(m["pswpout"].as_f64().unwrap() > 0.0, "{m}");
+    let pct = m["damon:kdamond_cpu_pct"].as_f64().unwrap();
+    assert!(pct > 0.0 && pct < 4.0, "{pct}");
+}

@@ -103,6 +103,10 @@ pub const EMBEDDED_SCENARIOS: &[(&str, &str)] = &[
         include_str!("../scenarios/plrus-parsec-like.toml"),
     ),
     (
+        "damon-reclaim-parsec-like",
+        include_str!("../scenarios/damon-reclaim-parsec-like.toml"),
+    ),
+    (
         "mthp-page-fault1",
         include_str!("../scenarios/mthp-page-fault1.toml"),
     ),
