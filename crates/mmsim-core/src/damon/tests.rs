@@ -13,6 +13,7 @@ use crate::config::{
 };
 use crate::event::Event;
 use crate::mem::folio::{flags, FolioId, LruList};
+use crate::mem::pagetable::PTE_PRESENT;
 use crate::sim::Sim;
 
 const P: u64 = MIN_REGION;
@@ -1309,4 +1310,123 @@ fn bad_module_parameter_writes_name_the_write() {
     assert!(e.starts_with("1: enabled=Y would apply"), "{e}");
     // Refused writes schedule nothing.
     assert!(s.damon.is_none());
+}
+
+/// A vaddr context over task 0 with one scheme of `action`.
+fn vaddr_one(action: DamosAction) -> DamonConfig {
+    one_ctx(ContextConfig {
+        operations: DamonOps::Vaddr,
+        monitoring_attrs: MonitoringAttrs::default(),
+        targets: vec![TargetConfig {
+            pid_target: Some(0),
+            regions: Vec::new(),
+        }],
+        schemes: vec![scheme(action)],
+    })
+}
+
+#[test]
+fn vaddr_willneed_reads_swapped_pages_into_the_swap_cache() {
+    let mut s = machine(PolicyName::Cost, Some(vaddr_one(DamosAction::Willneed)));
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 8).unwrap();
+    for index in 0..8 {
+        s.step(&Event::Access {
+            vma,
+            index,
+            write: true,
+        });
+    }
+    let d = started(&mut s);
+    let willneed = d.ctxs[0].schemes[0].clone();
+    let pageout = Scheme::from_sysfs(&scheme(DamosAction::Pageout));
+    let r = Region::new(MMAP_BASE - 8 * P, MMAP_BASE);
+    // MADV_PAGEOUT first: all 8 pages to zram, their PTEs swap entries.
+    s.damon_va_apply_scheme(Some(t), &r, &pageout);
+    assert_eq!(s.vmstat().pswpout, 8);
+    let pte = |s: &Sim, i| s.vmas[vma as usize].pte(i);
+    assert!((0..8).all(|i| pte(&s, i) != 0 && pte(&s, i) & PTE_PRESENT == 0));
+    // MADV_WILLNEED over the upper half: 4 pages read back into the swap
+    // cache (pswpin), still unmapped; the whole region applied.
+    let half = Region::new(MMAP_BASE - 4 * P, MMAP_BASE);
+    let (applied, _, _) = s.damon_va_apply_scheme(Some(t), &half, &willneed);
+    assert_eq!(applied, 4 * P);
+    assert_eq!(s.vmstat().pswpin, 4);
+    assert!((0..8).all(|i| pte(&s, i) & PTE_PRESENT == 0));
+    // Again: they are in the swap cache already, nothing is read.
+    s.damon_va_apply_scheme(Some(t), &half, &willneed);
+    assert_eq!(s.vmstat().pswpin, 4);
+    // A fault on a read-ahead page is a swap-cache hit (no major fault); on
+    // one left in swap it reads (a major fault).
+    let majors = s.vmstat().pgmajfault;
+    s.step(&Event::Access {
+        vma,
+        index: 7,
+        write: false,
+    });
+    assert_eq!(s.vmstat().pgmajfault, majors);
+    s.step(&Event::Access {
+        vma,
+        index: 0,
+        write: false,
+    });
+    assert_eq!(s.vmstat().pgmajfault, majors + 1);
+    assert_eq!(s.vmstat().pswpin, 5);
+}
+
+#[test]
+fn vaddr_hugepage_and_nohugepage_set_the_mappings_thp_advice() {
+    use crate::huge_memory::{ThpConfig, ThpSizeConfig, ThpSizeEnabled, VmaThpAdvice};
+    let mut s = Sim::new(MachineConfig {
+        memory: Size::from_pages(4096),
+        policy: PolicyConfig {
+            name: PolicyName::Cost,
+            ..Default::default()
+        },
+        // 64 KiB folios only under MADV_HUGEPAGE.
+        thp: ThpConfig {
+            hugepages_64kb: ThpSizeConfig {
+                enabled: ThpSizeEnabled::Madvise,
+            },
+            ..Default::default()
+        },
+        damon: Some(vaddr_one(DamosAction::Hugepage)),
+        ..Default::default()
+    })
+    .unwrap();
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 64).unwrap();
+    let d = started(&mut s);
+    let hugepage = d.ctxs[0].schemes[0].clone();
+    let nohugepage = Scheme::from_sysfs(&scheme(DamosAction::Nohugepage));
+    let fault = |s: &mut Sim, index| {
+        s.step(&Event::Access {
+            vma,
+            index,
+            write: true,
+        });
+        let f = s.vmas[vma as usize].pte(index) & crate::mem::pagetable::PTE_FOLIO_MASK;
+        s.folios[f].order
+    };
+    // [machine.thp] vma_advice = none: base pages.
+    assert_eq!(fault(&mut s, 0), 0);
+    // MADV_HUGEPAGE over part of the mapping advises the whole mapping.
+    let part = Region::new(MMAP_BASE - 16 * P, MMAP_BASE);
+    assert_eq!(s.damon_va_apply_scheme(Some(t), &part, &hugepage).0, 16 * P);
+    assert_eq!(s.vmas[vma as usize].thp_advice, VmaThpAdvice::Hugepage);
+    assert_eq!(fault(&mut s, 16), 4);
+    // MADV_NOHUGEPAGE: base pages again, whatever the settings.
+    let all = Region::new(MMAP_BASE - 64 * P, MMAP_BASE);
+    assert_eq!(
+        s.damon_va_apply_scheme(Some(t), &all, &nohugepage).0,
+        64 * P
+    );
+    assert_eq!(s.vmas[vma as usize].thp_advice, VmaThpAdvice::Nohugepage);
+    assert_eq!(fault(&mut s, 32), 0);
+    // A region reaching past the mapping: -ENOMEM, nothing applied, but
+    // the mapped part is advised (madvise acts before it fails).
+    let past = Region::new(MMAP_BASE - 64 * P, MMAP_BASE + P);
+    assert_eq!(s.damon_va_apply_scheme(Some(t), &past, &hugepage).0, 0);
+    assert_eq!(s.vmas[vma as usize].thp_advice, VmaThpAdvice::Hugepage);
+    s.check_invariants().unwrap();
 }
