@@ -398,3 +398,44 @@ fn damon_reclaim_saves_memory_on_the_parsec_like_kernels() {
     let pct = m["damon:kdamond_cpu_pct"].as_f64().unwrap();
     assert!(pct > 0.0 && pct < 4.0, "{pct}");
 }
+
+#[test]
+fn the_html_report_has_the_access_heatmap_of_a_damon_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = scenario(dir.path(), HOT_COLD);
+    let page = dir.path().join("r.html");
+    let json = ok(&[
+        "run",
+        &path,
+        "-q",
+        "--json",
+        "--report",
+        page.to_str().unwrap(),
+    ]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<h2>DAMON access heatmap</h2>"));
+    let div = html
+        .split("<div class=\"heatmap\"")
+        .nth(1)
+        .expect("a heatmap")
+        .split('>')
+        .next()
+        .unwrap();
+    assert!(div.contains("data-ctx=\"0\" data-target=\"0\""), "{div}");
+    let snapshots: u64 = div
+        .split("data-snapshots=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(snapshots > 10, "{div}");
+    // The snapshots went into the page, not the JSON.
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert!(v["damon"].get("record").is_none());
+    // Without DAMON, no heatmap.
+    ok(&["run", "zipf-file", "-q", "--report", page.to_str().unwrap()]);
+    assert!(!std::fs::read_to_string(&page).unwrap().contains("heatmap"));
+}
