@@ -504,10 +504,21 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
     crate::host::check(&plan.scenario, args.scenario.host_memory)?;
     let ignored = ignored_flags(plan.scenario.machine.policy.name, &args);
     let report_toml = plan.scenario.to_toml_string();
+    // The report's DAMON heatmap needs the aggregation snapshots; kept in the
+    // result only if the scenario itself asked for them.
+    let scenario_records = plan
+        .scenario
+        .machine
+        .damon
+        .as_ref()
+        .is_some_and(|d| d.record);
     if let Some(path) = &args.report {
         if !args.print_scenario {
             mmsim_report::html::check_path(path).map_err(bad)?;
             mmsim_report::html::enable_sampling(&mut plan.scenario.machine);
+            if let Some(d) = plan.scenario.machine.damon.as_mut() {
+                d.record = true;
+            }
         }
     }
     let s = &plan.scenario;
@@ -523,8 +534,6 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
     if let Some(out) = &args.damon_record {
         if let Some(d) = result.result.damon.as_mut() {
             crate::damo::write_record(out, d)?;
-            // The snapshots are in the record file, not in the report.
-            d.record.clear();
         }
     }
     // One run per process: the process's peak is this run's (compare leaves it out).
@@ -549,6 +558,12 @@ pub fn run(args: RunArgs, bare: bool) -> Result<Outcome> {
     if let Some(path) = &args.report {
         let page = mmsim_report::html::run_page(&result, &report_toml);
         mmsim_report::html::write(path, &page).map_err(bad)?;
+    }
+    if args.damon_record.is_some() || (args.report.is_some() && !scenario_records) {
+        // The snapshots are in the record file or the page, not in the report.
+        if let Some(d) = result.result.damon.as_mut() {
+            d.record.clear();
+        }
     }
     if let Some(path) = &args.tracepoints_out {
         let r = &mut result.result;

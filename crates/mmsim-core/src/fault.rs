@@ -298,7 +298,7 @@ impl Sim {
     /// swap cache, runs `workingset_refault()` and adds it to the LRU. None
     /// if no folio could be had, or if the allocation's own OOM kill took
     /// the task (which freed its slots).
-    fn swapin_folio(
+    pub(crate) fn swapin_folio(
         &mut self,
         vma: VmaId,
         index: u32,

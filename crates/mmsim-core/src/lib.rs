@@ -94,6 +94,7 @@ pub use config::{
     SoftLimitReclaim,
 };
 pub use cost::{CostModel, ReclaimProfile};
+pub use damon::module_params::{DamonModule, DamonModuleWriteLog};
 pub use damon::sysfs::DamonConfig;
 pub use damon::{DamonCtxReport, DamonReport, DamosSchemeReport, DamosStat, RecordSnapshot};
 pub use event::{Event, FileId};

@@ -269,7 +269,13 @@ impl Sim {
 
     /// `force_page_cache_ra()`: read exactly `req` pages (at most
     /// `max(io_pages, ra_pages)`), with no readahead mark.
-    fn force_page_cache_ra(&mut self, file: FileId, index: u32, req: u32, ra_pages: u32) -> u64 {
+    pub(crate) fn force_page_cache_ra(
+        &mut self,
+        file: FileId,
+        index: u32,
+        req: u32,
+        ra_pages: u32,
+    ) -> u64 {
         let max = self.cfg.io_pages().max(ra_pages);
         self.do_page_cache_ra(file, index, req.min(max), 0)
     }

@@ -120,6 +120,11 @@ impl Plan {
                 s.lru_gen_writes.len(),
                 "lru_gen file writes at a time",
             ),
+            (
+                "damon_module_write",
+                s.damon_module_writes.len(),
+                "DAMON module parameter writes at a time",
+            ),
         ];
         if let Some((table, _, what)) = timed.iter().find(|t| t.1 > 0) {
             return Err(ProbeError::Unsupported {

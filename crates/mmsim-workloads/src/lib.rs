@@ -67,7 +67,8 @@ pub use run::{
     WorkloadReport, SCHEMA_VERSION,
 };
 pub use scenario::{
-    LruGenWrite, Scenario, Target, TraceFormat, TraceKeys, WorkloadKind, WorkloadSpec, ZipfSampler,
+    DamonModuleWrite, LruGenWrite, Scenario, Target, TraceFormat, TraceKeys, WorkloadKind,
+    WorkloadSpec, ZipfSampler,
 };
 
 /// The scenarios shipped with the crate: (name, TOML text).
@@ -101,6 +102,10 @@ pub const EMBEDDED_SCENARIOS: &[(&str, &str)] = &[
     (
         "plrus-parsec-like",
         include_str!("../scenarios/plrus-parsec-like.toml"),
+    ),
+    (
+        "damon-reclaim-parsec-like",
+        include_str!("../scenarios/damon-reclaim-parsec-like.toml"),
     ),
     (
         "mthp-page-fault1",

@@ -515,6 +515,24 @@ pub fn run_scenario(
 
 /// Marks the start of a new phase on the time series (`Sim::series_mark_at`) at `t0`,
 /// the clock before the batch that began it, if the stream moved to a new phase.
+/// Schedules the scenario's `[[damon_module_write]]` tables
+/// (`Sim::schedule_damon_module_writes`).
+fn schedule_damon_module_writes(sim: &mut Sim, s: &Scenario) -> Result<(), WorkloadError> {
+    let mut writes = Vec::with_capacity(s.damon_module_writes.len());
+    for (i, w) in s.damon_module_writes.iter().enumerate() {
+        let m = mmsim_core::DamonModule::parse(&w.module).map_err(|e| WorkloadError::Setup {
+            what: format!("damon_module_write[{i}].module"),
+            source: mmsim_core::SimError::Setup(e),
+        })?;
+        writes.push((w.at, m, w.param.clone(), w.value.clone()));
+    }
+    sim.schedule_damon_module_writes(&writes)
+        .map_err(|(i, source)| WorkloadError::Setup {
+            what: format!("damon_module_write[{i}]"),
+            source,
+        })
+}
+
 fn mark_phase(sim: &mut Sim, stream: &EventStream, phase: &mut Option<u32>, t0: u64) {
     if stream.phase() != *phase {
         *phase = stream.phase();
@@ -560,6 +578,7 @@ pub fn run_scenario_cancellable(
                 source,
             })?;
     }
+    schedule_damon_module_writes(&mut sim, s)?;
     let mut stream = EventStream::build(s, &mut sim)?;
     crate::cgroups::schedule_moves(&mut sim, s, stream.tasks())?;
     let mut done = 0u64;

@@ -390,17 +390,25 @@ impl Sim {
         let Some(mut d) = self.damon.take() else {
             return;
         };
-        for c in 0..d.ctxs.len() {
-            while d.ctxs[c].phase != Phase::Stopped && d.ctxs[c].next_ns <= now {
-                self.kdamond_step(&mut d, c);
+        loop {
+            // A module parameter write due by now runs after the steps due
+            // before it (and before those due at its own time).
+            let write_at = d.modules.pending.last().map(|w| w.at).filter(|&a| a <= now);
+            let limit = write_at.map_or(now, |a| a.saturating_sub(1));
+            for c in 0..d.ctxs.len() {
+                while d.ctxs[c].phase != Phase::Stopped
+                    && d.ctxs[c].next_ns <= limit
+                    && (write_at.is_none() || d.ctxs[c].next_ns < write_at.unwrap_or(0))
+                {
+                    self.kdamond_step(&mut d, c);
+                }
             }
+            if write_at.is_none() {
+                break;
+            }
+            self.damon_module_write(&mut d);
         }
-        let next = d
-            .ctxs
-            .iter()
-            .filter(|c| c.phase != Phase::Stopped)
-            .map(|c| c.next_ns)
-            .min();
+        let next = d.next_timer();
         self.damon = Some(d);
         self.timers.set(TimerKind::Kdamond, next);
     }
@@ -417,9 +425,22 @@ impl Sim {
                 };
             }
             Phase::Prepare => {
+                if d.ctxs[c].wmark_waited {
+                    // kdamond_wait_activation(): after the wait's sleep.
+                    d.ctxs[c].wmark_waited = false;
+                    self.damon_module_callback(d, c, "after_wmarks_check");
+                    if d.ctxs[c].phase == Phase::Stopped {
+                        return;
+                    }
+                } else {
+                    // The top of kdamond_fn's loop iteration.
+                    let ctx = &mut d.ctxs[c];
+                    ctx.loop_sis = (ctx.next_aggregation_sis, ctx.next_ops_update_sis);
+                }
                 let wait_us = self.kdamond_wait_activation(&mut d.ctxs[c]);
                 if wait_us > 0 {
                     d.ctxs[c].next_ns += wait_us * 1000;
+                    d.ctxs[c].wmark_waited = true;
                     return;
                 }
                 let ns = self.prepare_access_checks(d, c);
@@ -433,7 +454,9 @@ impl Sim {
                 let ctx = &mut d.ctxs[c];
                 ctx.cpu_ns += ns;
                 ctx.next_ns += ns;
-                ctx.phase = Phase::Prepare;
+                if ctx.phase != Phase::Stopped {
+                    ctx.phase = Phase::Prepare;
+                }
             }
             Phase::Stopped => {}
         }
@@ -550,8 +573,7 @@ impl Sim {
     /// The work after a sample interval's sleep (the second half of
     /// `kdamond_fn`'s iteration). Returns the CPU ns.
     pub(super) fn kdamond_after_sample(&mut self, d: &mut Damon, c: usize) -> u64 {
-        let next_aggregation_sis = d.ctxs[c].next_aggregation_sis;
-        let next_ops_update_sis = d.ctxs[c].next_ops_update_sis;
+        let (next_aggregation_sis, next_ops_update_sis) = d.ctxs[c].loop_sis;
         d.ctxs[c].passed_sample_intervals += 1;
         let mut ns = match d.ctxs[c].ops {
             DamonOps::Paddr => self.damon_pa_check_accesses(d, c),
@@ -563,6 +585,10 @@ impl Sim {
             ns += REGION_NS * ctx.nr_regions();
             let (thres, sz_limit) = (ctx.max_nr_accesses / 10, ctx.sz_limit);
             kdamond_merge_regions(ctx, thres, sz_limit);
+            self.damon_module_callback(d, c, "after_aggregation");
+            if d.ctxs[c].phase == Phase::Stopped {
+                return ns;
+            }
         }
         if !d.ctxs[c].schemes.is_empty() {
             ns += self.kdamond_apply_schemes(d, c);
@@ -898,13 +924,20 @@ pub(crate) fn kdamond_tune_intervals(c: &mut Ctx) {
     let mut new = old;
     new.sample_us = sample;
     new.aggr_us = sample * old.aggr_samples;
-    // damon_update_monitoring_results() at the aggregation boundary
-    // (kdamond_fn restored next_aggregation_sis, so not "aggregating").
+    // At the aggregation boundary (kdamond_fn restored
+    // next_aggregation_sis, so not "aggregating").
+    damon_update_monitoring_results(c, &old, &new);
+    c.attrs = new;
+}
+
+/// `damon_update_monitoring_results()`: each region's `nr_accesses` kept
+/// as the same share of the possible samples, and its `age` as the same
+/// time, under the new intervals.
+pub(crate) fn damon_update_monitoring_results(c: &mut Ctx, old: &super::Attrs, new: &super::Attrs) {
     for r in c.targets.iter_mut().flat_map(|t| t.regions.iter_mut()) {
         let bp = r.nr_accesses as u64 * 10_000 / old.max_nr_accesses() as u64;
         r.nr_accesses = (bp * new.max_nr_accesses() as u64 / 10_000) as u32;
         r.nr_accesses_bp = r.nr_accesses.wrapping_mul(10_000);
         r.age = (r.age as u64 * old.aggr_us / new.aggr_us.max(1)) as u32;
     }
-    c.attrs = new;
 }

@@ -16,7 +16,8 @@
 //!   aggr_interval`) → `lru_deprio` (`folio_deactivate`).
 //!
 //! Not modelled: `active_mem_bp` (its goal metrics came after 6.12),
-//! `addr_unit`, and `commit_inputs` (a scenario sets the parameters once).
+//! `addr_unit`. Writes at run time, `enabled` and `commit_inputs`:
+//! `super::module_params`.
 
 use serde::{Deserialize, Serialize};
 

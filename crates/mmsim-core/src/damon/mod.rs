@@ -29,6 +29,9 @@
 //! * `sysfs.rs` — the configuration with the sysfs tree's names.
 //! * `lru_sort.rs`, `reclaim.rs` — the DAMON_LRU_SORT and DAMON_RECLAIM
 //!   modules, their parameters and the schemes they build.
+//! * `module_params.rs` — writes to the modules' parameter files at run
+//!   time (`enabled`, `commit_inputs` and the rest), committed into the
+//!   running context as `damon_commit_ctx()` does.
 //!
 //! ## Time and CPU
 //!
@@ -56,6 +59,7 @@
 
 mod core;
 pub(crate) mod lru_sort;
+pub mod module_params;
 mod modules_common;
 mod ops_common;
 mod paddr;
@@ -366,6 +370,12 @@ pub(crate) struct Ctx {
     pub cpu_ns: u64,
     /// Aggregation intervals completed.
     pub nr_aggregations: u64,
+    /// The last `Prepare` step slept a watermark wait (its
+    /// `after_wmarks_check` callback runs at the next).
+    pub wmark_waited: bool,
+    /// `next_aggregation_sis` and `next_ops_update_sis` as the loop
+    /// iteration read them at its top (`kdamond_fn`'s locals).
+    pub loop_sis: (u64, u64),
 }
 
 impl Ctx {
@@ -443,6 +453,8 @@ pub(crate) struct Damon {
     pub va_cache: CheckCache,
     /// Aggregation snapshots for a damo record (when recording).
     pub record: Option<Vec<RecordSnapshot>>,
+    /// The modules' parameter files and their scheduled writes.
+    pub modules: module_params::ModuleParams,
 }
 
 /// One target's regions at the end of an aggregation interval (what the
@@ -520,6 +532,10 @@ pub struct DamonReport {
     /// The aggregation snapshots, when a record was asked for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub record: Vec<RecordSnapshot>,
+    /// The module parameter writes of the run (`[[damon_module_write]]`)
+    /// and the commits they caused, in time order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub module_writes: Vec<module_params::DamonModuleWriteLog>,
 }
 
 impl Damon {
@@ -545,6 +561,7 @@ impl Damon {
             pa_cache: CheckCache::default(),
             va_cache: CheckCache::default(),
             record: cfg.record.then(Vec::new),
+            modules: module_params::ModuleParams::new(cfg),
         }
     }
 }
@@ -690,6 +707,8 @@ impl Ctx {
             next_ns: 0,
             cpu_ns: 0,
             nr_aggregations: 0,
+            wmark_waited: false,
+            loop_sis: (0, 0),
         }
     }
 
@@ -770,6 +789,7 @@ impl crate::Sim {
             contexts,
             module_stats,
             record: d.record.clone().unwrap_or_default(),
+            module_writes: d.modules.log.clone(),
         })
     }
 

@@ -11,8 +11,8 @@
 //! `some_mem_psi_us` goal, `quota_autotune_feedback` a `user_input` goal
 //! (target 10,000), and `skip_anon` a filter rejecting anonymous folios.
 //!
-//! Not modelled: `addr_unit`, and `commit_inputs` (a scenario sets the
-//! parameters once).
+//! Not modelled: `addr_unit`. Writes at run time, `enabled` and
+//! `commit_inputs`: `super::module_params`.
 
 use serde::{Deserialize, Serialize};
 

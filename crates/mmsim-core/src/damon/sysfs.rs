@@ -658,7 +658,12 @@ impl SchemeConfig {
             ),
             DamonOps::Vaddr | DamonOps::Fvaddr => matches!(
                 self.action,
-                DamosAction::Pageout | DamosAction::Cold | DamosAction::Stat
+                DamosAction::Pageout
+                    | DamosAction::Cold
+                    | DamosAction::Stat
+                    | DamosAction::Willneed
+                    | DamosAction::Hugepage
+                    | DamosAction::Nohugepage
             ),
         };
         if matches!(
@@ -680,7 +685,8 @@ impl SchemeConfig {
                 format!("{f}.action"),
                 format!(
                     "`{}` is not modelled for {:?} contexts (supported: paddr pageout, \
-                     lru_prio, lru_deprio, stat; vaddr/fvaddr pageout, cold, stat)",
+                     lru_prio, lru_deprio, stat; vaddr/fvaddr pageout, cold, willneed, hugepage, \
+                     nohugepage, stat)",
                     self.action.name(),
                     ops
                 ),

@@ -13,6 +13,7 @@ use crate::config::{
 };
 use crate::event::Event;
 use crate::mem::folio::{flags, FolioId, LruList};
+use crate::mem::pagetable::PTE_PRESENT;
 use crate::sim::Sim;
 
 const P: u64 = MIN_REGION;
@@ -1115,4 +1116,317 @@ fn tried_regions_are_the_last_apply_pass() {
         ),
         (4, 41 * P, 30 * P)
     );
+}
+
+/// `reclaim_run`'s workload under DAMON_RECLAIM (min_age 2 s, watermarks
+/// always active), `enabled` from the start or not, with module parameter
+/// writes; returns the result and the clock at the first pageout.
+fn reclaim_writes_run(
+    enabled: bool,
+    writes: &[(u64, super::module_params::DamonModule, &str, &str)],
+) -> (crate::result::RunResult, Option<u64>) {
+    let cfg = DamonConfig {
+        seed: 1,
+        reclaim: Some(super::reclaim::ReclaimParams {
+            enabled,
+            min_age: 2_000_000,
+            wmarks_high: 1000,
+            wmarks_mid: 999,
+            wmarks_low: 0,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let mut s = machine(PolicyName::Cost, Some(cfg));
+    let w: Vec<_> = writes
+        .iter()
+        .map(|&(at, m, p, v)| (at, m, p.to_string(), v.to_string()))
+        .collect();
+    s.schedule_damon_module_writes(&w).unwrap();
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 256).unwrap();
+    for index in 64..256 {
+        s.step(&Event::Access {
+            vma,
+            index,
+            write: true,
+        });
+    }
+    let mut first = None;
+    for i in 0..20_000u32 {
+        s.step(&Event::Access {
+            vma,
+            index: i % 64,
+            write: true,
+        });
+        s.step(&Event::Think { ns: 500_000 });
+        if first.is_none() && s.vmstat().pswpout > 0 {
+            first = Some(s.now());
+        }
+    }
+    (s.finish(), first)
+}
+
+const SEC: u64 = 1_000_000_000;
+
+#[test]
+fn enabling_damon_reclaim_at_5s_starts_its_pageouts_after_5s_plus_min_age() {
+    use super::module_params::DamonModule::Reclaim;
+    let (r, first) = reclaim_writes_run(false, &[(5 * SEC, Reclaim, "enabled", "Y")]);
+    let d = r.damon.as_ref().expect("report");
+    assert_eq!(d.contexts.len(), 1);
+    assert_eq!(d.contexts[0].name, "damon_reclaim");
+    // Its regions are born at 5 s: none is 2 s old before 7 s.
+    let first = first.expect("paged out");
+    assert!(
+        (7 * SEC..8 * SEC).contains(&first),
+        "first pageout at {first}"
+    );
+    // Most of the 192 cold pages are out by 10 s (3 s of pageouts; the
+    // whole-run module gets all 192 in 10 s).
+    let out = r.vmstat.pswpout - r.vmstat.pswpin;
+    assert!((150..=192).contains(&out), "{out}");
+    // kdamond sampled only after 5 s: at most (10 s - 5 s) / 5 ms samples.
+    assert!(
+        d.contexts[0].nr_samples <= 1000,
+        "{}",
+        d.contexts[0].nr_samples
+    );
+    assert!(
+        d.contexts[0].nr_samples > 900,
+        "{}",
+        d.contexts[0].nr_samples
+    );
+    assert_eq!(d.module_writes.len(), 1);
+    // Made at the first event at or after 5 s (a timer fires at events).
+    let t = d.module_writes[0].t_s;
+    assert!((5.0..5.001).contains(&t), "{t}");
+    assert_eq!(
+        d.module_writes[0].result,
+        "kdamond started with the parameters"
+    );
+    // Never enabled: no kdamond, no pageout.
+    let (r, first) = reclaim_writes_run(false, &[]);
+    assert_eq!(first, None);
+    assert!(r.damon.expect("report").contexts.is_empty());
+}
+
+#[test]
+fn a_parameter_write_without_commit_inputs_changes_nothing() {
+    use super::module_params::DamonModule::Reclaim;
+    let (base, base_first) = reclaim_writes_run(true, &[]);
+    let (stored, stored_first) =
+        reclaim_writes_run(true, &[(SEC, Reclaim, "min_age", "100000000")]);
+    assert_eq!(base_first, stored_first);
+    assert_eq!(base.vmstat, stored.vmstat);
+    let (bd, sd) = (base.damon.unwrap(), stored.damon.unwrap());
+    assert_eq!(bd.contexts, sd.contexts);
+    assert_eq!(sd.module_writes.len(), 1);
+    assert!(sd.module_writes[0].result.starts_with("stored"));
+    // With commit_inputs, kdamond applies min_age = 100 s at its next
+    // aggregation (every 100 ms): nothing is that old in a 10 s run.
+    let (committed, first) = reclaim_writes_run(
+        true,
+        &[
+            (SEC, Reclaim, "min_age", "100000000"),
+            (SEC, Reclaim, "commit_inputs", "Y"),
+        ],
+    );
+    assert_eq!(first, None);
+    assert_eq!(committed.vmstat.pswpout, 0);
+    let cd = committed.damon.unwrap();
+    let commit = &cd.module_writes[2];
+    assert_eq!(commit.param, "commit");
+    assert_eq!(commit.result, "parameters applied (after_aggregation)");
+    assert!(commit.t_s > 1.0 && commit.t_s <= 1.11, "{}", commit.t_s);
+    // The scheme's stats survive the commit (damos_commit keeps them).
+    assert_eq!(cd.contexts[0].schemes[0].stat.nr_applied, 0);
+    assert!(cd.contexts[0].schemes[0].stat.nr_tried == 0);
+}
+
+#[test]
+fn disabling_damon_reclaim_stops_its_kdamond_and_drops_its_regions() {
+    use super::module_params::DamonModule::Reclaim;
+    let (r, _) = reclaim_writes_run(true, &[(SEC, Reclaim, "enabled", "N")]);
+    let d = r.damon.unwrap();
+    // 1 s of 5 ms samples, then nothing.
+    assert!(
+        (190..=200).contains(&d.contexts[0].nr_samples),
+        "{}",
+        d.contexts[0].nr_samples
+    );
+    assert_eq!(d.contexts[0].nr_regions, 0);
+    assert_eq!(r.vmstat.pswpout, 0);
+    assert_eq!(d.module_writes[0].result, "kdamond stopped");
+}
+
+#[test]
+fn bad_module_parameter_writes_name_the_write() {
+    use super::module_params::DamonModule::{LruSort, Reclaim};
+    let mut s = machine(PolicyName::Cost, None);
+    let w = |at, m, p: &str, v: &str| (at, m, p.to_string(), v.to_string());
+    let err = |s: &mut Sim, ws: &[(u64, super::module_params::DamonModule, String, String)]| {
+        let (i, e) = s.schedule_damon_module_writes(ws).unwrap_err();
+        format!("{i}: {e}")
+    };
+    assert_eq!(
+        err(
+            &mut s,
+            &[w(0, Reclaim, "min_age", "1"), w(0, Reclaim, "min_aeg", "1")]
+        )
+        .split(" (")
+        .next()
+        .unwrap(),
+        "1: damon_reclaim has no parameter `min_aeg`"
+    );
+    assert_eq!(
+        err(&mut s, &[w(0, LruSort, "kdamond_pid", "1")]),
+        "0: /sys/module/damon_lru_sort/parameters/kdamond_pid: read-only (mode 0400)"
+    );
+    assert_eq!(
+        err(&mut s, &[w(0, Reclaim, "quota_ms", "ten")]),
+        "0: /sys/module/damon_reclaim/parameters/quota_ms: `ten` is not an unsigned integer (-EINVAL)"
+    );
+    // Invalid only when applied: the sample interval 0 at commit_inputs.
+    let e = err(
+        &mut s,
+        &[
+            w(SEC, Reclaim, "sample_interval", "0"),
+            w(2 * SEC, Reclaim, "commit_inputs", "Y"),
+        ],
+    );
+    assert!(
+        e.starts_with("1: commit_inputs=Y would apply invalid parameters"),
+        "{e}"
+    );
+    assert!(e.contains("sample_interval"), "{e}");
+    let e = err(
+        &mut s,
+        &[
+            w(0, LruSort, "hot_thres_access_freq", "1001"),
+            w(1, LruSort, "enabled", "Y"),
+        ],
+    );
+    assert!(e.starts_with("1: enabled=Y would apply"), "{e}");
+    // Refused writes schedule nothing.
+    assert!(s.damon.is_none());
+}
+
+/// A vaddr context over task 0 with one scheme of `action`.
+fn vaddr_one(action: DamosAction) -> DamonConfig {
+    one_ctx(ContextConfig {
+        operations: DamonOps::Vaddr,
+        monitoring_attrs: MonitoringAttrs::default(),
+        targets: vec![TargetConfig {
+            pid_target: Some(0),
+            regions: Vec::new(),
+        }],
+        schemes: vec![scheme(action)],
+    })
+}
+
+#[test]
+fn vaddr_willneed_reads_swapped_pages_into_the_swap_cache() {
+    let mut s = machine(PolicyName::Cost, Some(vaddr_one(DamosAction::Willneed)));
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 8).unwrap();
+    for index in 0..8 {
+        s.step(&Event::Access {
+            vma,
+            index,
+            write: true,
+        });
+    }
+    let d = started(&mut s);
+    let willneed = d.ctxs[0].schemes[0].clone();
+    let pageout = Scheme::from_sysfs(&scheme(DamosAction::Pageout));
+    let r = Region::new(MMAP_BASE - 8 * P, MMAP_BASE);
+    // MADV_PAGEOUT first: all 8 pages to zram, their PTEs swap entries.
+    s.damon_va_apply_scheme(Some(t), &r, &pageout);
+    assert_eq!(s.vmstat().pswpout, 8);
+    let pte = |s: &Sim, i| s.vmas[vma as usize].pte(i);
+    assert!((0..8).all(|i| pte(&s, i) != 0 && pte(&s, i) & PTE_PRESENT == 0));
+    // MADV_WILLNEED over the upper half: 4 pages read back into the swap
+    // cache (pswpin), still unmapped; the whole region applied.
+    let half = Region::new(MMAP_BASE - 4 * P, MMAP_BASE);
+    let (applied, _, _) = s.damon_va_apply_scheme(Some(t), &half, &willneed);
+    assert_eq!(applied, 4 * P);
+    assert_eq!(s.vmstat().pswpin, 4);
+    assert!((0..8).all(|i| pte(&s, i) & PTE_PRESENT == 0));
+    // Again: they are in the swap cache already, nothing is read.
+    s.damon_va_apply_scheme(Some(t), &half, &willneed);
+    assert_eq!(s.vmstat().pswpin, 4);
+    // A fault on a read-ahead page is a swap-cache hit (no major fault); on
+    // one left in swap it reads (a major fault).
+    let majors = s.vmstat().pgmajfault;
+    s.step(&Event::Access {
+        vma,
+        index: 7,
+        write: false,
+    });
+    assert_eq!(s.vmstat().pgmajfault, majors);
+    s.step(&Event::Access {
+        vma,
+        index: 0,
+        write: false,
+    });
+    assert_eq!(s.vmstat().pgmajfault, majors + 1);
+    assert_eq!(s.vmstat().pswpin, 5);
+}
+
+#[test]
+fn vaddr_hugepage_and_nohugepage_set_the_mappings_thp_advice() {
+    use crate::huge_memory::{ThpConfig, ThpSizeConfig, ThpSizeEnabled, VmaThpAdvice};
+    let mut s = Sim::new(MachineConfig {
+        memory: Size::from_pages(4096),
+        policy: PolicyConfig {
+            name: PolicyName::Cost,
+            ..Default::default()
+        },
+        // 64 KiB folios only under MADV_HUGEPAGE.
+        thp: ThpConfig {
+            hugepages_64kb: ThpSizeConfig {
+                enabled: ThpSizeEnabled::Madvise,
+            },
+            ..Default::default()
+        },
+        damon: Some(vaddr_one(DamosAction::Hugepage)),
+        ..Default::default()
+    })
+    .unwrap();
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 64).unwrap();
+    let d = started(&mut s);
+    let hugepage = d.ctxs[0].schemes[0].clone();
+    let nohugepage = Scheme::from_sysfs(&scheme(DamosAction::Nohugepage));
+    let fault = |s: &mut Sim, index| {
+        s.step(&Event::Access {
+            vma,
+            index,
+            write: true,
+        });
+        let f = s.vmas[vma as usize].pte(index) & crate::mem::pagetable::PTE_FOLIO_MASK;
+        s.folios[f].order
+    };
+    // [machine.thp] vma_advice = none: base pages.
+    assert_eq!(fault(&mut s, 0), 0);
+    // MADV_HUGEPAGE over part of the mapping advises the whole mapping.
+    let part = Region::new(MMAP_BASE - 16 * P, MMAP_BASE);
+    assert_eq!(s.damon_va_apply_scheme(Some(t), &part, &hugepage).0, 16 * P);
+    assert_eq!(s.vmas[vma as usize].thp_advice, VmaThpAdvice::Hugepage);
+    assert_eq!(fault(&mut s, 16), 4);
+    // MADV_NOHUGEPAGE: base pages again, whatever the settings.
+    let all = Region::new(MMAP_BASE - 64 * P, MMAP_BASE);
+    assert_eq!(
+        s.damon_va_apply_scheme(Some(t), &all, &nohugepage).0,
+        64 * P
+    );
+    assert_eq!(s.vmas[vma as usize].thp_advice, VmaThpAdvice::Nohugepage);
+    assert_eq!(fault(&mut s, 32), 0);
+    // A region reaching past the mapping: -ENOMEM, nothing applied, but
+    // the mapped part is advised (madvise acts before it fails).
+    let past = Region::new(MMAP_BASE - 64 * P, MMAP_BASE + P);
+    assert_eq!(s.damon_va_apply_scheme(Some(t), &past, &hugepage).0, 0);
+    assert_eq!(s.vmas[vma as usize].thp_advice, VmaThpAdvice::Hugepage);
+    s.check_invariants().unwrap();
 }

@@ -19,6 +19,23 @@
 //! applied size is the whole region when madvise succeeds, and madvise fails
 //! (`-ENOMEM`) when part of the range is unmapped, after acting on the
 //! mapped part.
+//!
+//! `willneed`, `hugepage` and `nohugepage` are `madvise()` too
+//! (`madvise_willneed`, `hugepage_madvise`; v6.12): `MADV_WILLNEED` on an
+//! anonymous mapping reads every swapped-out page of the range into the swap
+//! cache without mapping it (`force_swapin_readahead` →
+//! `read_swap_cache_async`: `pswpin`, the folio on the LRU, a later fault a
+//! swap-cache hit), and on a file mapping is `POSIX_FADV_WILLNEED` over the
+//! range's file pages (`force_page_cache_readahead`, at most
+//! max(io_pages, ra_pages) pages). `MADV_HUGEPAGE`/`MADV_NOHUGEPAGE` set
+//! `VM_HUGEPAGE`/`VM_NOHUGEPAGE` (each clearing the other), which the
+//! anonymous fault path reads for its THP orders (`crate::huge_memory`):
+//! they override `[machine.thp] vma_advice`, the advice every anonymous
+//! mapping starts with, for the mappings the region touches, from the next
+//! fault on (folios already mapped stay as they are; khugepaged is not
+//! modelled). Deviation: the kernel splits a VMA at the region's bounds
+//! (`madvise_update_vma`); simulated mappings cannot be split, so a region
+//! covering part of a mapping advises the whole mapping.
 
 use super::core::{damon_set_regions, damon_update_region_access_rate};
 use super::sysfs::DamosAction;
@@ -264,6 +281,13 @@ impl Sim {
         let Some(task) = self.va_task_mm(task) else {
             return (0, 0, 0);
         };
+        match s.action {
+            DamosAction::Willneed => return self.damon_va_willneed(task, r),
+            DamosAction::Hugepage | DamosAction::Nohugepage => {
+                return self.damon_va_hugepage(task, r, s.action == DamosAction::Hugepage)
+            }
+            _ => {}
+        }
         let pageout = s.action == DamosAction::Pageout;
         let layout = self.damon_va_maps(task);
         let mut covered = 0;
@@ -308,6 +332,88 @@ impl Sim {
         if pageout {
             let (_, cpu) = self.reclaim_pages(&list);
             ns += cpu;
+        }
+        let applied = if covered == r.sz() { r.sz() } else { 0 };
+        (applied, 0, ns)
+    }
+
+    /// `MADV_WILLNEED` over region `r` of `task` (`madvise_willneed`): see
+    /// the module overview. Returns as `damon_va_apply_scheme`.
+    fn damon_va_willneed(&mut self, task: TaskId, r: &Region) -> (u64, u64, u64) {
+        use crate::mem::pagetable::VmaKind;
+        let layout = self.damon_va_maps(task);
+        let ra_pages = self.cfg.ra_pages();
+        let (mut covered, mut ns) = (0, 0);
+        for &(s0, e0, v) in &layout {
+            let (s1, e1) = (s0.max(r.start), e0.min(r.end));
+            let Some(vma) = v.filter(|_| s1 < e1) else {
+                continue;
+            };
+            covered += e1 - s1;
+            let first = ((s1 - s0) / crate::PAGE_SIZE) as u32;
+            let last = ((e1 - s0) / crate::PAGE_SIZE) as u32;
+            match self.vmas[vma as usize].kind {
+                VmaKind::File { file, pgoff } => {
+                    ns += self.cost.pte_walk_ns * (last - first) as u64;
+                    self.force_page_cache_ra(file, pgoff + first, last - first, ra_pages);
+                }
+                VmaKind::Anon => {
+                    for index in first..last {
+                        ns += self.cost.pte_walk_ns;
+                        if !self.damon_va_swapin(vma, index) {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        let applied = if covered == r.sz() { r.sz() } else { 0 };
+        (applied, 0, ns)
+    }
+
+    /// `read_swap_cache_async()` for a swap PTE of `vma` whose slot is not
+    /// in the swap cache: the page read into a new swap-cache folio on the
+    /// LRU, not mapped. False when no folio could be had.
+    fn damon_va_swapin(&mut self, vma: crate::mem::pagetable::VmaId, index: u32) -> bool {
+        let pte = self.vmas[vma as usize].pte(index);
+        if pte == 0 || pte & PTE_PRESENT != 0 {
+            return true;
+        }
+        let Some(swap) = self.swap.as_ref() else {
+            return true;
+        };
+        let slot = pte - 1;
+        let sv = swap.slots[slot as usize];
+        if crate::mem::filemap::slot_folio(sv).is_some() {
+            return true;
+        }
+        if self.swapin_folio(vma, index, slot, sv, 0).is_none() {
+            return false;
+        }
+        self.count_vm_events(crate::stats::item::PSWPIN, 1);
+        self.count_vm_events(crate::stats::item::PGPGIN, 4);
+        true
+    }
+
+    /// `MADV_HUGEPAGE` (`on`) or `MADV_NOHUGEPAGE` over region `r` of
+    /// `task` (`hugepage_madvise`): the advice of every mapping the region
+    /// touches. Returns as `damon_va_apply_scheme`.
+    fn damon_va_hugepage(&mut self, task: TaskId, r: &Region, on: bool) -> (u64, u64, u64) {
+        use crate::huge_memory::VmaThpAdvice;
+        let layout = self.damon_va_maps(task);
+        let (mut covered, mut ns) = (0, 0);
+        for &(s0, e0, v) in &layout {
+            let (s1, e1) = (s0.max(r.start), e0.min(r.end));
+            let Some(vma) = v.filter(|_| s1 < e1) else {
+                continue;
+            };
+            covered += e1 - s1;
+            ns += self.cost.scan_ns;
+            self.vmas[vma as usize].thp_advice = if on {
+                VmaThpAdvice::Hugepage
+            } else {
+                VmaThpAdvice::Nohugepage
+            };
         }
         let applied = if covered == r.sz() { r.sz() } else { 0 };
         (applied, 0, ns)

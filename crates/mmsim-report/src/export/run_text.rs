@@ -385,6 +385,15 @@ pub fn run_report(
             ),
         );
     }
+    if !s.damon_module_writes.is_empty() {
+        line(
+            "damon writes",
+            format!(
+                "{} write(s) to DAMON module parameters over time",
+                s.damon_module_writes.len()
+            ),
+        );
+    }
     for note in notes {
         line("note", note.clone());
     }
@@ -793,5 +802,16 @@ fn damon_table(t: &mut String, d: &mmsim_core::DamonReport) {
     }
     for (k, v) in &d.module_stats {
         let _ = writeln!(t, "  {k:<34}{v}");
+    }
+    if !d.module_writes.is_empty() {
+        let _ = writeln!(t, "  module parameter writes");
+        for w in &d.module_writes {
+            let what = if w.param == "commit" {
+                format!("{} (commit_inputs)", w.module)
+            } else {
+                format!("{}.{}={}", w.module, w.param, w.value.trim_end())
+            };
+            let _ = writeln!(t, "    {:>10.3} s  {what:<44} {}", w.t_s, w.result);
+        }
     }
 }

@@ -17,6 +17,7 @@
 
 pub mod chart;
 pub mod cpu;
+mod damon;
 pub mod lru;
 pub mod memcg;
 pub mod psi;
@@ -413,6 +414,7 @@ pub fn run_page(result: &ScenarioResult, scenario_toml: &str) -> String {
         samples: &result.result.stats_samples,
         memcg_paths: &result.result.stats_memcg_paths,
     }]));
+    b.push_str(&damon::section(result.result.damon.as_ref()));
     b.push_str("<h2>Metrics</h2>\n");
     b.push_str(&metrics_table(std::slice::from_ref(&config)));
     b.push_str("<h2>Scenario</h2>\n");

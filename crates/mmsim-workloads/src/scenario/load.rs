@@ -41,6 +41,7 @@ impl Scenario {
             cgroup_moves: Vec::new(),
             published: Vec::new(),
             lru_gen_writes: Vec::new(),
+            damon_module_writes: Vec::new(),
             sample: None,
         }
     }
@@ -67,6 +68,7 @@ impl Scenario {
             cgroup_moves: t.cgroup_moves,
             published: t.published,
             lru_gen_writes: t.lru_gen_writes,
+            damon_module_writes: t.damon_module_writes,
             sample: t.sample,
         })
     }
@@ -236,6 +238,12 @@ impl Scenario {
                     invalid(format!("lru_gen_write[{i}].{f}"), e)
                 },
             )?;
+        }
+        for (i, w) in self.damon_module_writes.iter().enumerate() {
+            let m = mmsim_core::DamonModule::parse(&w.module)
+                .map_err(|e| invalid(format!("damon_module_write[{i}].module"), e))?;
+            mmsim_core::damon::module_params::check_write(m, &w.param, &w.value)
+                .map_err(|e| invalid(format!("damon_module_write[{i}].param"), e))?;
         }
         if self.workloads.is_empty() {
             return Err(invalid(

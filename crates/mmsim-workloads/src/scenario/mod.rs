@@ -172,6 +172,14 @@ pub struct Scenario {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub lru_gen_writes: Vec<LruGenWrite>,
+    /// Writes to DAMON modules' parameter files at given simulated times,
+    /// `[[damon_module_write]]` tables.
+    #[serde(
+        rename = "damon_module_write",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub damon_module_writes: Vec<DamonModuleWrite>,
     /// A SHARDS-sampled run (`[sample]`, `mmsim run --sample`; see
     /// [`crate::sample`]): absent, the default, runs every page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -205,6 +213,44 @@ impl LruGenWrite {
             .as_deref()
             .unwrap_or(mmsim_core::reclaim::lru_gen::LRU_GEN_DEBUG)
     }
+}
+
+/// A write to a DAMON module's parameter file at a time
+/// (`/sys/module/damon_{reclaim,lru_sort}/parameters/<param>`): `at = "5s"`,
+/// `module = "reclaim"` or `"lru_sort"`, `param = "enabled"`, `value = "Y"`
+/// (a string as written to the file, an integer, or a boolean). As in the
+/// kernel (v6.12), `enabled` starts or stops the module's kdamond with every
+/// parameter applied, and other parameters take effect on a running kdamond
+/// only after a later `commit_inputs = Y` (see
+/// `mmsim_core::damon::module_params`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DamonModuleWrite {
+    /// When, simulated time from the start (`0s`, `1500ms`, `1min`).
+    #[serde(deserialize_with = "de_write_time", serialize_with = "ser_write_time")]
+    pub at: u64,
+    /// `reclaim` or `lru_sort`.
+    pub module: String,
+    /// The parameter file's name.
+    pub param: String,
+    /// What is written.
+    #[serde(deserialize_with = "de_param_value")]
+    pub value: String,
+}
+
+fn de_param_value<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum V {
+        S(String),
+        U(u64),
+        B(bool),
+    }
+    Ok(match V::deserialize(d)? {
+        V::S(s) => s,
+        V::U(u) => u.to_string(),
+        V::B(b) => if b { "Y" } else { "N" }.to_string(),
+    })
 }
 
 fn de_write_time<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {

@@ -647,6 +647,8 @@ pub(super) struct ScenarioToml {
     pub(super) published: Vec<crate::published::Published>,
     #[serde(rename = "lru_gen_write", default)]
     pub(super) lru_gen_writes: Vec<LruGenWrite>,
+    #[serde(rename = "damon_module_write", default)]
+    pub(super) damon_module_writes: Vec<super::DamonModuleWrite>,
     #[serde(default)]
     pub(super) sample: Option<crate::sample::SampleSpec>,
 }
