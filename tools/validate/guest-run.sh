@@ -21,10 +21,12 @@
 #
 # A scenario with a [machine.damon] section (one kdamond with one context and its
 # schemes, or DAMON_LRU_SORT's or DAMON_RECLAIM's parameters) is set up through the
-# guest's DAMON sysfs (and /sys/module/damon_{lru_sort,reclaim}/parameters) around each run: a vaddr target is the
-# probe's pid; the schemes' stats and tried regions, or the module's stats, are read
-# while the probe holds its address space after the last event (--hold), and
-# reported under "damon" in the run's JSON. These boots add pti=on (TCG then sets
+# guest's DAMON sysfs (and /sys/module/damon_{lru_sort,reclaim}/parameters) around
+# each run: a vaddr target is the probe's pid, a paddr target without regions the
+# biggest System RAM range of /proc/iomem; the schemes' stats and tried regions, or the
+# module's stats, and the group's anon and swap are read while the probe holds its
+# address space after the last event (--hold), and reported under "damon" in the run's
+# JSON. These boots add pti=on (TCG then sets
 # accessed bits again) and -cpu qemu64,-cx16.
 #
 # A scenario with a [machine.thp] section (mTHP cases) has the guest's
