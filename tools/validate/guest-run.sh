@@ -20,11 +20,13 @@
 #      PROBE (mmsim-probe binary), MEM (guest MiB, default 1024), TIMEOUT (s, default 1200)
 #
 # A scenario with a [machine.damon] section (one kdamond with one context and its
-# schemes, or DAMON_LRU_SORT's parameters) is set up through the guest's DAMON sysfs
-# (and /sys/module/damon_lru_sort/parameters) around each run: a vaddr target is the
-# probe's pid; the schemes' stats and tried regions, or the module's stats, are read
-# while the probe holds its address space after the last event (--hold), and
-# reported under "damon" in the run's JSON. These boots add pti=on (TCG then sets
+# schemes, or DAMON_LRU_SORT's or DAMON_RECLAIM's parameters) is set up through the
+# guest's DAMON sysfs (and /sys/module/damon_{lru_sort,reclaim}/parameters) around
+# each run: a vaddr target is the probe's pid, a paddr target without regions the
+# biggest System RAM range of /proc/iomem; the schemes' stats and tried regions, or the
+# module's stats, and the group's anon and swap are read while the probe holds its
+# address space after the last event (--hold), and reported under "damon" in the run's
+# JSON. These boots add pti=on (TCG then sets
 # accessed bits again) and -cpu qemu64,-cx16.
 #
 # A scenario with a [machine.thp] section (mTHP cases) has the guest's
@@ -135,6 +137,14 @@ for k, kd in enumerate(kds):
         if c['operations'] != 'paddr':
             setup.append(f'dw {T}/pid_target $WPID')
         rg = tt.get('regions', [])
+        if not rg and c['operations'] == 'paddr':
+            # A paddr target without regions: the biggest System RAM resource, as
+            # mmsim (the zone's PFN span) and DAMON_RECLAIM/LRU_SORT's default
+            # (damon_set_region_biggest_system_ram_default) take it.
+            setup += ['BS=0; BE=0; for l in $(grep ": System RAM" /proc/iomem | sed "s/^ *\\([0-9a-f]*\\)-\\([0-9a-f]*\\) .*/\\1-\\2/"); do '
+                      's=$((0x${l%-*})); e=$((0x${l#*-} + 1)); [ $((e - s)) -gt $((BE - BS)) ] && BS=$s && BE=$e; done',
+                      f'dw {T}/regions/nr_regions 1', f'dw {T}/regions/0/end $BE', f'dw {T}/regions/0/start $BS',
+                      f'echo "MMV-DAMON paddr region $BS-$BE"']
         if rg:
             setup.append(f'dw {T}/regions/nr_regions {len(rg)}')
             for i, r in enumerate(rg):
@@ -210,9 +220,43 @@ if ls and ls.get('enabled'):
     setup.append(f'dw {P}/enabled Y')
     setup.append(f'echo "MMV-DAMON lru_sort enabled=$(cat {P}/enabled) kdamond_pid=$(cat {P}/kdamond_pid)"')
     stats.append(f'for f in {P}/*; do case "${{f##*/}}" in *regions|*exceeds) echo "lru_sort_${{f##*/}} $(cat $f)";; esac; done')
+    stats.append('dw $TR/events/damon/damos_before_apply/enable 0')
+    stats.append('echo "reclaim_trace_damos_before_apply $(grep -ac damos_before_apply $TR/trace)"')
+    stats.append('grep -a damos_before_apply $TR/trace | head -n 5 | sed "s/^/MMV-TRACE /"')
     stats.append(f'dw {P}/enabled N')
-if d.get('reclaim', {}).get('enabled'):
-    fail('reclaim: DAMON_RECLAIM is not set up by the guest runner')
+rc = d.get('reclaim')
+if rc and rc.get('enabled'):
+    # DAMON_RECLAIM: every parameter the scenario sets is written before `enabled` Y
+    # (which applies them all and starts the module's kdamond; commit_inputs is only
+    # for changes while it runs). Its stats parameters are read at the hold as
+    # `reclaim_<name>`.
+    P = '/sys/module/damon_reclaim/parameters'
+    for f, v in rc.items():
+        if f == 'enabled':
+            continue
+        if isinstance(v, bool):
+            v = 'Y' if v else 'N'
+        setup.append(f'dw {P}/{f} {v}')
+    # damon:damos_before_apply fires for every region a scheme is applied to: its
+    # count shows whether the module's context has a scheme at all.
+    setup += ['mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null', 'TR=/sys/kernel/tracing',
+              'dw $TR/tracing_on 0', 'echo > $TR/trace', 'dw $TR/buffer_size_kb 8192',
+              'dw $TR/events/damon/damos_before_apply/enable 1', 'dw $TR/tracing_on 1']
+    setup.append(f'dw {P}/enabled Y')
+    setup.append(f'echo "MMV-DAMON reclaim enabled=$(cat {P}/enabled) kdamond_pid=$(cat {P}/kdamond_pid) min_age=$(cat {P}/min_age) wmarks=$(cat {P}/wmarks_high)/$(cat {P}/wmarks_mid)/$(cat {P}/wmarks_low)"')
+    stats.append(f'for f in {P}/*; do case "${{f##*/}}" in *regions|*exceeds) echo "reclaim_${{f##*/}} $(cat $f)";; esac; done')
+    # The kdamond's CPU time (utime + stime, clock ticks of 10 ms).
+    stats.append(f'echo "reclaim_kdamond_ticks $(awk "{{print \\$14 + \\$15}}" /proc/$(cat {P}/kdamond_pid)/stat)"')
+    stats.append('dw $TR/events/damon/damos_before_apply/enable 0')
+    stats.append('echo "reclaim_trace_damos_before_apply $(grep -ac damos_before_apply $TR/trace)"')
+    stats.append('grep -a damos_before_apply $TR/trace | head -n 5 | sed "s/^/MMV-TRACE /"')
+    stats.append(f'dw {P}/enabled N')
+# Every DAMON case: the group's anon bytes and swap (memory.swap.current) at the hold
+# (the probe still holds its memory; memory.stat after the run no longer has it), and
+# the guest's free memory.
+stats += ['echo "memcg_anon_hold $(grep "^anon " $G/memory.stat | cut -d" " -f2)"',
+          'echo "memcg_swap_hold $(cat $G/memory.swap.current)"',
+          'echo "memfree_kb_hold $(grep "^MemFree:" /proc/meminfo | tr -s " " | cut -d" " -f2)"']
 open(out + '/damon-setup.sh', 'w').write('\n'.join(setup) + '\n')
 open(out + '/damon-stats.sh', 'w').write('\n'.join(stats) + '\n')
 print(1)

@@ -334,3 +334,76 @@ fn damon_cases_compare_both_sides() {
         assert!((55.0..57.0).contains(&(b / 1048576.0)), "{side}: {b}");
     }
 }
+
+/// DAMON_RECLAIM on the 6.12 guest: the module's context ran without its scheme
+/// (damon_reclaim_apply_parameters() before the upstream "use parameter context
+/// correctly" fix), so the recorded kernel tried nothing, while mmsim's module (the
+/// fixed one) pages the idle 64 MiB out; the sysfs control with the module's scheme
+/// pages it out on both sides.
+#[test]
+fn damon_reclaim_cases_compare_the_module_and_its_scheme() {
+    let out = mmsim()
+        .args([
+            "validate",
+            &suite(),
+            "--from-results",
+            "--check",
+            "--json",
+            "-q",
+            "--case",
+            "damon-reclaim",
+            "--case",
+            "damon-reclaim-sysfs",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 2);
+    let row = |c: &serde_json::Value, name: &str| {
+        c["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["counter"] == name)
+            .unwrap_or_else(|| panic!("{}: no row {name}", c["case"]))
+            .clone()
+    };
+    let module = &cases[0];
+    assert_eq!(module["case"], "damon-reclaim");
+    assert!(module["release"].as_str().unwrap().starts_with("6.12"));
+    for name in [
+        "reclaim_tried_regions",
+        "reclaimed_bytes",
+        "swap_pages_hold",
+    ] {
+        let r = row(module, name);
+        assert_eq!(r["kernel_mean"].as_f64(), Some(0.0), "{r}");
+    }
+    // mmsim: the 64 MiB written once is paged out, the busy 16 MiB stays.
+    assert_eq!(
+        row(module, "reclaimed_bytes")["mmsim"].as_f64(),
+        Some(64.0 * 1048576.0)
+    );
+    assert_eq!(
+        row(module, "swap_pages_hold")["mmsim"].as_f64(),
+        Some(16384.0)
+    );
+    assert_eq!(
+        row(module, "anon_pages_hold")["mmsim"].as_f64(),
+        Some(4096.0)
+    );
+    let sysfs = &cases[1];
+    assert_eq!(sysfs["case"], "damon-reclaim-sysfs");
+    let swap = row(sysfs, "swap_pages_hold");
+    assert_eq!(swap["enforced"], true);
+    assert_eq!(swap["status"], "ok", "{swap}");
+    let k = swap["kernel_mean"].as_f64().unwrap();
+    assert!((14000.0..16500.0).contains(&k), "{k}");
+    assert_eq!(swap["mmsim"].as_f64(), Some(16384.0));
+}

@@ -23,7 +23,10 @@ pub struct KernelRun {
     /// DAMON cases: the stats read at the end of the run (guest): scheme N's
     /// `damos<N>_nr_tried`, `_sz_tried`, `_nr_applied`, `_sz_applied`, `_qt_exceeds`,
     /// `_nr_tried_regions` and `_tried_regions_bytes` (sysfs `schemes/<N>/stats/` and
-    /// `tried_regions/`), and DAMON_LRU_SORT's stats parameters as `lru_sort_<name>`.
+    /// `tried_regions/`), DAMON_LRU_SORT's stats parameters as `lru_sort_<name>`, and
+    /// DAMON_RECLAIM's as `reclaim_<name>`; and `memcg_anon_hold` / `memcg_swap_hold`:
+    /// the group's anon bytes and `memory.swap.current` while the probe holds its memory
+    /// after the last event, `memfree_kb_hold` the guest's MemFree then.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub damon: BTreeMap<String, u64>,
     /// mTHP cases (guest): `hugepages-<size>kB/stats/<stat>` as `<size>/<stat>` (e.g.
@@ -119,7 +122,9 @@ fn mthp_sim(r: &ScenarioResult, size: &str) -> mmsim_core::MthpStats {
         .unwrap_or_default()
 }
 
-fn lru_sort_sim(r: &ScenarioResult, k: &str) -> Option<f64> {
+/// A DAMON module's stats parameter (DAMON_LRU_SORT's or DAMON_RECLAIM's) in mmsim's
+/// DAMON report.
+fn module_sim(r: &ScenarioResult, k: &str) -> Option<f64> {
     r.result
         .damon
         .as_ref()?
@@ -406,28 +411,80 @@ pub const COUNTERS: &[Counter] = &[
         what: "DAMON_LRU_SORT: hot regions tried (nr_lru_sort_tried_hot_regions)",
         timing: false,
         kernel: |r| damon_kernel(r, "lru_sort_nr_lru_sort_tried_hot_regions"),
-        sim: |r, _| lru_sort_sim(r, "nr_lru_sort_tried_hot_regions"),
+        sim: |r, _| module_sim(r, "nr_lru_sort_tried_hot_regions"),
     },
     Counter {
         name: "lru_sort_hot_bytes",
         what: "DAMON_LRU_SORT: bytes of the hot regions sorted (bytes_lru_sorted_hot_regions)",
         timing: false,
         kernel: |r| damon_kernel(r, "lru_sort_bytes_lru_sorted_hot_regions"),
-        sim: |r, _| lru_sort_sim(r, "bytes_lru_sorted_hot_regions"),
+        sim: |r, _| module_sim(r, "bytes_lru_sorted_hot_regions"),
     },
     Counter {
         name: "lru_sort_tried_cold",
         what: "DAMON_LRU_SORT: cold regions tried (nr_lru_sort_tried_cold_regions)",
         timing: false,
         kernel: |r| damon_kernel(r, "lru_sort_nr_lru_sort_tried_cold_regions"),
-        sim: |r, _| lru_sort_sim(r, "nr_lru_sort_tried_cold_regions"),
+        sim: |r, _| module_sim(r, "nr_lru_sort_tried_cold_regions"),
     },
     Counter {
         name: "lru_sort_cold_bytes",
         what: "DAMON_LRU_SORT: bytes of the cold regions sorted (bytes_lru_sorted_cold_regions)",
         timing: false,
         kernel: |r| damon_kernel(r, "lru_sort_bytes_lru_sorted_cold_regions"),
-        sim: |r, _| lru_sort_sim(r, "bytes_lru_sorted_cold_regions"),
+        sim: |r, _| module_sim(r, "bytes_lru_sorted_cold_regions"),
+    },
+    Counter {
+        name: "reclaim_tried_regions",
+        what: "DAMON_RECLAIM: regions tried (nr_reclaim_tried_regions)",
+        timing: false,
+        kernel: |r| damon_kernel(r, "reclaim_nr_reclaim_tried_regions"),
+        sim: |r, _| module_sim(r, "nr_reclaim_tried_regions"),
+    },
+    Counter {
+        name: "reclaim_tried_bytes",
+        what: "DAMON_RECLAIM: bytes of the regions tried (bytes_reclaim_tried_regions)",
+        timing: false,
+        kernel: |r| damon_kernel(r, "reclaim_bytes_reclaim_tried_regions"),
+        sim: |r, _| module_sim(r, "bytes_reclaim_tried_regions"),
+    },
+    Counter {
+        name: "reclaimed_regions",
+        what: "DAMON_RECLAIM: regions paged out (nr_reclaimed_regions)",
+        timing: false,
+        kernel: |r| damon_kernel(r, "reclaim_nr_reclaimed_regions"),
+        sim: |r, _| module_sim(r, "nr_reclaimed_regions"),
+    },
+    Counter {
+        name: "reclaimed_bytes",
+        what: "DAMON_RECLAIM: bytes reclaim_pages() reported reclaimed (bytes_reclaimed_regions; \
+               folios still under writeback are not counted)",
+        timing: false,
+        kernel: |r| damon_kernel(r, "reclaim_bytes_reclaimed_regions"),
+        sim: |r, _| module_sim(r, "bytes_reclaimed_regions"),
+    },
+    Counter {
+        name: "reclaim_quota_exceeds",
+        what: "DAMON_RECLAIM: times the quota was exceeded (nr_quota_exceeds)",
+        timing: false,
+        kernel: |r| damon_kernel(r, "reclaim_nr_quota_exceeds"),
+        sim: |r, _| module_sim(r, "nr_quota_exceeds"),
+    },
+    Counter {
+        name: "anon_pages_hold",
+        what: "anon pages charged to the group after the workload's last event \
+               (kernel: memory.stat anon while the probe holds its memory, DAMON cases; mmsim: the group's anon at the end), swap-cached pages included",
+        timing: false,
+        kernel: |r| damon_kernel(r, "memcg_anon_hold").map(|b| b / 4096.0),
+        sim: |r, g| group(r, g).map(|m| m.anon as f64),
+    },
+    Counter {
+        name: "swap_pages_hold",
+        what: "swap slots charged to the group after the workload's last event \
+               (kernel: memory.swap.current while the probe holds its memory, DAMON cases; mmsim: the group's swap at the end)",
+        timing: false,
+        kernel: |r| damon_kernel(r, "memcg_swap_hold").map(|b| b / 4096.0),
+        sim: |r, g| group(r, g).map(|m| m.swap_current as f64),
     },
     Counter {
         name: "pgfault",
