@@ -273,24 +273,49 @@ impl Sim {
         let mut read = 0;
         for i in start..end {
             let i = i as u32;
-            let pte = self.vmas[vma as usize].pte(i);
-            if i == index || pte == 0 || pte & PTE_PRESENT != 0 {
+            if i == index {
                 continue;
             }
-            let s = pte - 1;
-            let sv = self.swap.as_ref().unwrap().slots[s as usize];
-            if slot_folio(sv).is_some() {
-                continue;
+            match self.read_swap_cache_async(vma, i, flags::READAHEAD) {
+                None => break,
+                Some(false) => {}
+                Some(true) => {
+                    self.count_vm_events(SWAP_RA, 1);
+                    read += 1;
+                }
             }
-            if self.swapin_folio(vma, i, s, sv, flags::READAHEAD).is_none() {
-                break;
-            }
-            self.count_vm_events(SWAP_RA, 1);
-            self.count_vm_events(PSWPIN, 1);
-            self.count_vm_events(PGPGIN, 4);
-            read += 1;
         }
         read
+    }
+
+    /// `read_swap_cache_async()` for page `index` of `vma`, as swap readahead
+    /// and `MADV_WILLNEED` issue it: `Some(false)` when there is nothing to
+    /// read (the PTE is none or present, or its slot's folio is already in the
+    /// swap cache); `Some(true)` when the page was read into a new swap-cache
+    /// folio on the LRU, not mapped, counting `pswpin` and `pgpgin`; `None`
+    /// when no folio could be had.
+    pub(crate) fn read_swap_cache_async(
+        &mut self,
+        vma: VmaId,
+        index: u32,
+        extra: u16,
+    ) -> Option<bool> {
+        let pte = self.vmas[vma as usize].pte(index);
+        if pte == 0 || pte & PTE_PRESENT != 0 {
+            return Some(false);
+        }
+        let slot = pte - 1;
+        let Some(swap) = self.swap.as_ref() else {
+            return Some(false);
+        };
+        let sv = swap.slots[slot as usize];
+        if slot_folio(sv).is_some() {
+            return Some(false);
+        }
+        self.swapin_folio(vma, index, slot, sv, extra)?;
+        self.count_vm_events(PSWPIN, 1);
+        self.count_vm_events(PGPGIN, 4);
+        Some(true)
     }
 
     /// `__read_swap_cache_async()` for page `index` of `vma` whose swap
@@ -298,7 +323,7 @@ impl Sim {
     /// swap cache, runs `workingset_refault()` and adds it to the LRU. None
     /// if no folio could be had, or if the allocation's own OOM kill took
     /// the task (which freed its slots).
-    pub(crate) fn swapin_folio(
+    fn swapin_folio(
         &mut self,
         vma: VmaId,
         index: u32,

@@ -198,8 +198,9 @@ pub(crate) struct Kmem {
     files: Vec<XaTree>,
     groups: Vec<KmemGroup>,
     vmas: Vec<VmaTables>,
-    /// Tasks whose baseline is charged, by task id.
-    tasks_charged: Vec<bool>,
+    /// Tasks `0..tasks_seen` have had their baseline charged (or were already
+    /// dead when first seen); tasks are only ever appended.
+    tasks_seen: usize,
     next_stamp: u32,
 }
 
@@ -627,17 +628,13 @@ impl Sim {
     #[inline(never)]
     pub(crate) fn kmem_charge_tasks(&mut self) {
         let n = self.tasks.len();
-        for t in 0..n {
-            let k = self.kmem.as_mut().unwrap();
-            if k.tasks_charged.len() < n {
-                k.tasks_charged.resize(n, false);
-            }
-            if k.tasks_charged[t] || self.tasks[t].dead {
+        let first = std::mem::replace(&mut self.kmem.as_mut().unwrap().tasks_seen, n);
+        for t in first..n {
+            if self.tasks[t].dead {
                 continue;
             }
-            k.tasks_charged[t] = true;
             let m = self.tasks[t].memcg;
-            let g = k.group(m);
+            let g = self.kmem.as_mut().unwrap().group(m);
             g.kernel_stack += KERNEL_STACK_PAGES;
             g.pagetables += 1;
             self.kmem_charge_pages(m, KERNEL_STACK_PAGES + 1);

@@ -360,7 +360,7 @@ impl Sim {
                 VmaKind::Anon => {
                     for index in first..last {
                         ns += self.cost.pte_walk_ns;
-                        if !self.damon_va_swapin(vma, index) {
+                        if self.read_swap_cache_async(vma, index, 0).is_none() {
                             break;
                         }
                     }
@@ -369,30 +369,6 @@ impl Sim {
         }
         let applied = if covered == r.sz() { r.sz() } else { 0 };
         (applied, 0, ns)
-    }
-
-    /// `read_swap_cache_async()` for a swap PTE of `vma` whose slot is not
-    /// in the swap cache: the page read into a new swap-cache folio on the
-    /// LRU, not mapped. False when no folio could be had.
-    fn damon_va_swapin(&mut self, vma: crate::mem::pagetable::VmaId, index: u32) -> bool {
-        let pte = self.vmas[vma as usize].pte(index);
-        if pte == 0 || pte & PTE_PRESENT != 0 {
-            return true;
-        }
-        let Some(swap) = self.swap.as_ref() else {
-            return true;
-        };
-        let slot = pte - 1;
-        let sv = swap.slots[slot as usize];
-        if crate::mem::filemap::slot_folio(sv).is_some() {
-            return true;
-        }
-        if self.swapin_folio(vma, index, slot, sv, 0).is_none() {
-            return false;
-        }
-        self.count_vm_events(crate::stats::item::PSWPIN, 1);
-        self.count_vm_events(crate::stats::item::PGPGIN, 4);
-        true
     }
 
     /// `MADV_HUGEPAGE` (`on`) or `MADV_NOHUGEPAGE` over region `r` of
