@@ -31,6 +31,9 @@ pub const SLOT_BYTES: u64 = 4;
 pub const SWAP_SLOT_BYTES: u64 = 10;
 /// Host bytes per distinct trace key (the key map's entry and its share of the table).
 pub const TRACE_KEY_BYTES: u64 = 48;
+/// Host bytes per kept page of a sampled `sampler = "alias"` zipf workload's table
+/// ([`crate::zipf::KeptRanks`]), built over its whole region whatever its accesses.
+pub const KEPT_RANK_BYTES: u64 = 16;
 /// Pages one event of a simple generator can bring in: the page and a read-ahead
 /// window (mmsim's default read-ahead is at most 32 pages; fault-around 16).
 pub const PAGES_PER_EVENT: u64 = 33;
@@ -122,6 +125,29 @@ pub fn slot_bytes(kind: &WorkloadKind) -> u64 {
     }
 }
 
+/// Host bytes of a sampled alias zipf's kept-page table (0 for anything else): see
+/// [`crate::gen::Generator::sample`].
+fn kept_rank_bytes(s: &Scenario, kind: &WorkloadKind) -> u64 {
+    match (&s.sample, kind) {
+        (
+            Some(spec),
+            WorkloadKind::Zipf {
+                pages,
+                sampler: crate::scenario::ZipfSampler::Alias,
+                ..
+            },
+        ) => {
+            let kept = (*pages as f64 * spec.rate).ceil() as u64;
+            if kept <= crate::zipf::KeptRanks::MAX_ENTRIES {
+                kept * KEPT_RANK_BYTES
+            } else {
+                0
+            }
+        }
+        _ => 0,
+    }
+}
+
 /// Estimates the host memory a run of `s` needs at most (see the module overview).
 pub fn estimate_host_memory(s: &Scenario) -> HostMemoryEstimate {
     let mut workloads = Vec::with_capacity(s.workloads.len());
@@ -138,7 +164,9 @@ pub fn estimate_host_memory(s: &Scenario) -> HostMemoryEstimate {
             index,
             name: w.display_name(index),
             pages,
-            bytes: pages.saturating_mul(slot_bytes(&w.kind)),
+            bytes: pages
+                .saturating_mul(slot_bytes(&w.kind))
+                .saturating_add(kept_rank_bytes(s, &w.kind)),
             unbounded: bound.is_none(),
         });
     }
@@ -188,6 +216,27 @@ mod tests {
         assert_eq!(e.bytes, BASE_BYTES + grown + grown / GROWTH_SLACK);
         assert_eq!(e.largest().unwrap().index, 0);
         assert_eq!(e.unbounded().count(), 0);
+    }
+
+    #[test]
+    fn a_sampled_alias_zipf_counts_its_kept_page_table() {
+        let text = "[machine]\nmemory = \"1G\"\n[[workload]]\nkind = \"zipf\"\ntheta = 0.9\n\
+                    target = \"file\"\npages = 1000000\naccesses = 10\nsampler = \"alias\"\n";
+        let whole = estimate_host_memory(&scenario(text)).workloads[0].bytes;
+        assert_eq!(whole, 330 * SLOT_BYTES, "not sampled: no table");
+        let sampled = scenario(&format!("{text}[sample]\nrate = 0.01\n"));
+        assert_eq!(
+            estimate_host_memory(&sampled).workloads[0].bytes,
+            330 * SLOT_BYTES + 10_000 * KEPT_RANK_BYTES
+        );
+        let ri = scenario(&format!(
+            "{}[sample]\nrate = 0.01\n",
+            text.replace("sampler = \"alias\"\n", "")
+        ));
+        assert_eq!(
+            estimate_host_memory(&ri).workloads[0].bytes,
+            330 * SLOT_BYTES
+        );
     }
 
     #[test]

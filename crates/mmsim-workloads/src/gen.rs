@@ -35,7 +35,7 @@ use crate::scenario::{
 };
 use crate::trace_gen::TraceGen;
 pub use crate::trace_gen::TraceReport;
-use crate::zipf::ZipfAlias;
+use crate::zipf::{KeptRanks, ZipfAlias};
 
 /// Where a workload's events go: the VMA it loads from and stores to, or the file it
 /// reads and writes through a descriptor.
@@ -178,6 +178,26 @@ impl Permutation {
         }
         y
     }
+
+    /// The Feistel rounds of [`Permutation::round`] undone.
+    fn unround(&self, y: u64) -> u64 {
+        let (mut l, mut r) = (y >> self.half_bits, y & self.mask);
+        for k in self.keys.iter().rev() {
+            let f = splitmix64(l ^ k) & self.mask;
+            (l, r) = (r ^ f, l);
+        }
+        (l << self.half_bits) | r
+    }
+
+    /// The preimage of `y` (< n): `apply(invert(y)) == y`. Cycle-walking backwards
+    /// stays on the same cycle, so it ends at the one value below `n` that maps to `y`.
+    pub fn invert(&self, y: u64) -> u64 {
+        let mut x = self.unround(y);
+        while x >= self.n {
+            x = self.unround(x);
+        }
+        x
+    }
 }
 
 /// Decides per event whether it is a write, from a fraction.
@@ -225,6 +245,9 @@ enum Pattern {
         zipf: Box<ZipfAlias>,
         perm: Option<Permutation>,
     },
+    /// `ZipfAlias` in a sampled run: only the kept pages are drawn ([`KeptRanks`]),
+    /// with the offered events between them drawn as one geometric gap.
+    ZipfKept(Box<KeptRanks>),
     /// Sequential, loop and touch: `next` cycles through `0..pages` by `step`.
     Sequential {
         pages: u32,
@@ -536,6 +559,27 @@ impl Generator {
                 self.sampler.as_deref_mut(),
             );
         }
+        if let Pattern::ZipfKept(z) = &self.pattern {
+            let sampler = self
+                .sampler
+                .as_deref_mut()
+                .expect("a kept-rank zipf is sampled");
+            let mut pushed = 0;
+            while pushed < max && self.left > 0 {
+                let gap = z.gap(&mut self.rng);
+                if gap > self.left {
+                    sampler.offer(self.left);
+                    self.left = 0;
+                    break;
+                }
+                self.left -= gap;
+                sampler.offer(gap);
+                let page = z.page(&mut self.rng);
+                out.push(self.sink.event(page, self.writes.draw(&mut self.rng)));
+                pushed += 1;
+            }
+            return Ok(pushed);
+        }
         let Some(mut sampler) = self.sampler.take() else {
             return self.fill_all(out, max);
         };
@@ -558,7 +602,36 @@ impl Generator {
 
     /// Samples this workload's pages with `sampler` from now on (see
     /// [`crate::sample`]).
+    ///
+    /// A zipf workload with `sampler = "alias"` then draws only its kept pages
+    /// ([`KeptRanks`]) when their table is small enough (`rate × pages` at most
+    /// [`KeptRanks::MAX_ENTRIES`]): the same law as filtering its whole stream, at a
+    /// cost per kept event instead of per offered one. Other workloads, and the default
+    /// rejection-inversion zipf (whose sampled streams recorded results depend on),
+    /// filter their whole stream.
     pub fn sample(&mut self, sampler: crate::sample::PageSampler) {
+        if let Pattern::ZipfAlias { zipf, perm } = &self.pattern {
+            let n = zipf.ranks();
+            let expected = (n as f64 * sampler.rate()).ceil() as u64;
+            if expected <= KeptRanks::MAX_ENTRIES {
+                let space = match self.sink {
+                    Sink::Vma(vma) => u64::from(vma),
+                    Sink::File(file) => crate::sample::file_space(file),
+                };
+                let block = u64::from(sampler.block_pages());
+                let kept = (0..n.div_ceil(block))
+                    .map(|b| b * block)
+                    .filter(|&first| sampler.keeps(space, first as u32))
+                    .flat_map(|first| first..(first + block).min(n))
+                    .map(|page| {
+                        let rank = perm.as_ref().map_or(page, |p| p.invert(page));
+                        (rank, page as u32)
+                    });
+                if let Some(table) = KeptRanks::new(zipf, kept) {
+                    self.pattern = Pattern::ZipfKept(Box::new(table));
+                }
+            }
+        }
         self.sampler = Some(Box::new(sampler));
     }
 
@@ -651,6 +724,7 @@ impl Generator {
                     out.push(sink.event(index, writes.draw(rng)));
                 }
             }
+            Pattern::ZipfKept(_) => unreachable!("drawn by Generator::fill"),
             Pattern::Trace(_)
             | Pattern::Fio(_)
             | Pattern::Kv(_)
@@ -690,6 +764,18 @@ pub fn generate_all(gen: &mut Generator) -> Result<Vec<Event>, WorkloadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn permutation_inverts() {
+        for n in [1u64, 2, 3, 7, 1000, 4097, 1 << 20] {
+            let mut rng = Pcg64Mcg::seed_from_u64(n);
+            let p = Permutation::new(n, &mut rng);
+            for x in (0..n).step_by((n / 5000).max(1) as usize) {
+                assert_eq!(p.invert(p.apply(x)), x, "n={n} x={x}");
+                assert_eq!(p.apply(p.invert(x)), x, "n={n} x={x}");
+            }
+        }
+    }
 
     #[test]
     fn permutation_is_a_bijection() {

@@ -28,6 +28,14 @@
 //! per page (swap readahead, `page-cluster`, reads swap slots, which the sample
 //! allocates densely as it goes). `block_pages` overrides both.
 //!
+//! **Drawing only kept events.** Filtering costs a whole run's generation: every
+//! event is drawn before its page is known to be kept. A zipf workload with
+//! `sampler = "alias"` instead draws the kept events themselves
+//! ([`crate::zipf::KeptRanks`]: the zipf law conditioned on the kept pages, and a
+//! geometric number of offered events between two kept ones), so its cost is per kept
+//! event; `events_offered` is still exactly its `accesses`. The default
+//! rejection-inversion zipf and the other generators filter.
+//!
 //! **The machine.** `memory`, `memcg_max`, the swap size and `[[cgroup]]` limits are
 //! multiplied by `R` (rounded down to pages); the watermarks are the whole machine's
 //! times `R` (`MachineConfig::sample_rate`): the kernel derives `min_free_kbytes`
@@ -198,6 +206,11 @@ impl PageSampler {
             offered: 0,
             scratch: Vec::new(),
         }
+    }
+
+    /// The rate in effect, `threshold / 2^24`.
+    pub fn rate(&self) -> f64 {
+        self.threshold as f64 / MODULUS as f64
     }
 
     /// Pages per sampled block.

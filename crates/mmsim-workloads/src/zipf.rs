@@ -26,6 +26,11 @@
 //! path. The streams differ from `rand_distr::Zipf`'s (another algorithm consumes the
 //! generator differently), which is why the sampler is chosen per workload and the
 //! default stays rejection-inversion: every recorded result keeps its bits.
+//!
+//! **Sampled runs** (`crate::sample`) would otherwise draw and hash `1 / R` events per
+//! kept one. [`KeptRanks`] draws the kept events directly: an alias table over the
+//! kept pages (one entry each, exact weights) and, for the events offered in between,
+//! one geometric gap. Same law as filtering the whole stream, another stream.
 
 use rand::{Rng, RngCore};
 
@@ -57,6 +62,10 @@ struct Bucket {
 pub struct ZipfAlias {
     buckets: Vec<Bucket>,
     theta: f64,
+    /// Number of ranks.
+    n: u64,
+    /// `Σ_{k=1}^{n} k^−θ`, the sum of the bucket masses.
+    total_mass: f64,
 }
 
 const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
@@ -139,7 +148,12 @@ impl ZipfAlias {
             first = last + 1;
         }
         Self::fill_alias(&mut buckets, &masses);
-        ZipfAlias { buckets, theta }
+        ZipfAlias {
+            buckets,
+            theta,
+            n,
+            total_mass: masses.iter().sum(),
+        }
     }
 
     /// Vose's alias method over the bucket masses, in a fixed order (deterministic).
@@ -166,6 +180,21 @@ impl ZipfAlias {
         }
     }
 
+    /// Number of ranks `n`.
+    pub fn ranks(&self) -> u64 {
+        self.n
+    }
+
+    /// The exponent `θ`.
+    pub fn theta(&self) -> f64 {
+        self.theta
+    }
+
+    /// `Σ_{k=1}^{n} k^−θ`: the normalising constant of the distribution.
+    pub fn total_mass(&self) -> f64 {
+        self.total_mass
+    }
+
     /// Number of rank buckets (the alias table's size).
     pub fn buckets(&self) -> usize {
         self.buckets.len()
@@ -190,6 +219,137 @@ impl ZipfAlias {
             {
                 return k;
             }
+        }
+    }
+}
+
+/// One kept page of a [`KeptRanks`] table with its alias entry.
+#[derive(Clone, Copy, Debug)]
+struct KeptEntry {
+    /// Keep this entry if a 64-bit coin is below this; else take `alias`.
+    keep_below: u64,
+    /// The alias entry.
+    alias: u32,
+    /// The page this rank maps to.
+    page: u32,
+}
+
+/// The zipf distribution restricted to the pages a sampled run keeps
+/// (`crate::sample`), with the number of events between two kept ones.
+///
+/// Filtering a whole stream draws `1 / R` events for every kept one. The kept events
+/// of a stream of independent zipf draws are themselves independent draws from the
+/// distribution conditioned on the kept pages, `P(page) = k^−θ / W` with `W` the kept
+/// pages' share of the total mass, and the number of events offered up to and
+/// including the next kept one is geometric with success probability `W`. So a sampled
+/// run draws the kept page from an alias table over the kept pages (exact weights, one
+/// entry each) and the gap from the geometric law: two or three draws per kept event
+/// instead of `1 / R` draws and hashes. The result has the law of the filtered stream
+/// (not its bits: another algorithm consumes the generator differently).
+#[derive(Clone, Debug)]
+pub struct KeptRanks {
+    entries: Vec<KeptEntry>,
+    /// `ln(1 − W)`: the gap is `1 + ⌊ln U / ln(1 − W)⌋` for `U` uniform in (0, 1].
+    ln_miss: f64,
+    /// The kept share of the mass, `W`.
+    kept_mass: f64,
+}
+
+impl KeptRanks {
+    /// Largest table (entries of 16 bytes: 256 MiB); larger samples filter the stream.
+    pub const MAX_ENTRIES: u64 = 1 << 24;
+
+    /// The table over `kept`, the kept (0-based rank, page) pairs of `zipf`'s ranks, in
+    /// any fixed order (the order fixes the bits, not the law). `None` when nothing is
+    /// kept or more than [`KeptRanks::MAX_ENTRIES`] pages are.
+    pub fn new(zipf: &ZipfAlias, kept: impl Iterator<Item = (u64, u32)>) -> Option<KeptRanks> {
+        let mut entries = Vec::new();
+        let mut weights = Vec::new();
+        for (rank, page) in kept {
+            if entries.len() as u64 >= Self::MAX_ENTRIES {
+                return None;
+            }
+            weights.push(((rank + 1) as f64).powf(-zipf.theta()));
+            entries.push(KeptEntry {
+                keep_below: u64::MAX,
+                alias: 0,
+                page,
+            });
+        }
+        if entries.is_empty() {
+            return None;
+        }
+        let kept_sum: f64 = weights.iter().sum();
+        let kept_mass = (kept_sum / zipf.total_mass()).clamp(0.0, 1.0);
+        let count = entries.len();
+        let mut scaled: Vec<f64> = weights
+            .iter()
+            .map(|w| w * count as f64 / kept_sum)
+            .collect();
+        let (mut small, mut large): (Vec<usize>, Vec<usize>) =
+            (0..count).partition(|&i| scaled[i] < 1.0);
+        while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
+            small.pop();
+            entries[s].keep_below = threshold(scaled[s]);
+            entries[s].alias = l as u32;
+            scaled[l] -= 1.0 - scaled[s];
+            if scaled[l] < 1.0 {
+                large.pop();
+                small.push(l);
+            }
+        }
+        for i in large.into_iter().chain(small) {
+            entries[i].keep_below = u64::MAX;
+            entries[i].alias = i as u32;
+        }
+        Some(KeptRanks {
+            entries,
+            ln_miss: (-kept_mass).ln_1p(),
+            kept_mass,
+        })
+    }
+
+    /// Number of kept pages (the table's size).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Always false: an empty sample has no table ([`KeptRanks::new`] is `None`).
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The kept pages' share of the distribution's mass, `W`.
+    pub fn kept_mass(&self) -> f64 {
+        self.kept_mass
+    }
+
+    /// Events offered up to and including the next kept one (≥ 1; `u64::MAX` when
+    /// the gap does not fit).
+    #[inline]
+    pub fn gap<R: RngCore>(&self, rng: &mut R) -> u64 {
+        if self.kept_mass >= 1.0 {
+            return 1;
+        }
+        // U in (0, 1]: 53 random bits, never 0.
+        let u = ((rng.next_u64() >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64);
+        let g = (u.ln() / self.ln_miss).floor();
+        if g >= (u64::MAX - 1) as f64 {
+            u64::MAX
+        } else {
+            1 + g as u64
+        }
+    }
+
+    /// A kept page, with probability proportional to its rank's `k^−θ`.
+    #[inline]
+    pub fn page<R: RngCore>(&self, rng: &mut R) -> u32 {
+        let i = rng.random_range(0..self.entries.len());
+        let e = self.entries[i];
+        if rng.next_u64() >= e.keep_below {
+            self.entries[e.alias as usize].page
+        } else {
+            e.page
         }
     }
 }
@@ -347,5 +507,99 @@ mod tests {
         };
         assert_eq!(draw(3), draw(3));
         assert_ne!(draw(3), draw(4));
+    }
+
+    /// Kept pages: every 7th rank (0-based), mapped to page `rank + 1000`.
+    fn every_seventh(n: u64) -> impl Iterator<Item = (u64, u32)> {
+        (0..n).filter(|r| r % 7 == 3).map(|r| (r, r as u32 + 1000))
+    }
+
+    #[test]
+    fn kept_pages_follow_the_conditional_distribution() {
+        let (n, s, draws) = (50_000u64, 0.9, 1_000_000u64);
+        let z = ZipfAlias::new(n, s);
+        let t = KeptRanks::new(&z, every_seventh(n)).expect("pages kept");
+        let p = exact(n, s);
+        let w: f64 = (0..n).filter(|r| r % 7 == 3).map(|r| p[r as usize]).sum();
+        assert!(
+            (t.kept_mass() - w).abs() < 1e-12,
+            "W {} vs {w}",
+            t.kept_mass()
+        );
+        let mut rng = Pcg64Mcg::seed_from_u64(11);
+        let mut count = vec![0u64; n as usize];
+        for _ in 0..draws {
+            let page = t.page(&mut rng);
+            assert!(
+                page >= 1000 && (page - 1000) % 7 == 3,
+                "page {page} not kept"
+            );
+            count[(page - 1000) as usize] += 1;
+        }
+        let (mut stat, mut cells, mut e_acc, mut o_acc) = (0.0, 0usize, 0.0, 0.0);
+        for r in (0..n as usize).filter(|r| r % 7 == 3) {
+            e_acc += p[r] / w * draws as f64;
+            o_acc += count[r] as f64;
+            if e_acc >= 50.0 {
+                stat += (o_acc - e_acc).powi(2) / e_acc;
+                cells += 1;
+                e_acc = 0.0;
+                o_acc = 0.0;
+            }
+        }
+        assert!(
+            stat < critical(cells - 1),
+            "χ²={stat:.1} over {} df",
+            cells - 1
+        );
+        // The same test rejects the unconditioned weights: every kept page equally
+        // likely is far off.
+        let flat = draws as f64 / (n / 7) as f64;
+        let off: f64 = (0..n as usize)
+            .filter(|r| r % 7 == 3)
+            .take(20)
+            .map(|r| (count[r] as f64 - flat).powi(2) / flat)
+            .sum();
+        assert!(
+            off > critical(19) * 100.0,
+            "flat weights not rejected: {off:.1}"
+        );
+    }
+
+    #[test]
+    fn gaps_are_geometric_with_the_kept_mass() {
+        let z = ZipfAlias::new(10_000, 0.9);
+        let t = KeptRanks::new(&z, every_seventh(10_000)).expect("pages kept");
+        let w = t.kept_mass();
+        let mut rng = Pcg64Mcg::seed_from_u64(5);
+        let draws = 400_000u64;
+        let (mut sum, mut ones) = (0u64, 0u64);
+        for _ in 0..draws {
+            let g = t.gap(&mut rng);
+            assert!(g >= 1);
+            sum += g;
+            ones += u64::from(g == 1);
+        }
+        // Mean 1/W (sd of the mean √(1−W)/W/√draws), P(gap = 1) = W.
+        let mean = sum as f64 / draws as f64;
+        let sd = (1.0 - w).sqrt() / w / (draws as f64).sqrt();
+        assert!(
+            (mean - 1.0 / w).abs() < 5.0 * sd,
+            "mean gap {mean} vs {}",
+            1.0 / w
+        );
+        let p1 = ones as f64 / draws as f64;
+        let sd1 = (w * (1.0 - w) / draws as f64).sqrt();
+        assert!((p1 - w).abs() < 5.0 * sd1, "P(gap=1) {p1} vs {w}");
+    }
+
+    #[test]
+    fn a_table_of_everything_gaps_by_one_and_none_is_no_table() {
+        let z = ZipfAlias::new(100, 1.0);
+        let all = KeptRanks::new(&z, (0..100).map(|r| (r, r as u32))).expect("kept");
+        assert!((all.kept_mass() - 1.0).abs() < 1e-12);
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        assert!((0..1000).all(|_| all.gap(&mut rng) == 1));
+        assert!(KeptRanks::new(&z, std::iter::empty()).is_none());
     }
 }

@@ -777,3 +777,80 @@ fn each_workload_reports_when_its_last_event_ran() {
     // The last workload ends with the run.
     assert_eq!(b as f64 / 1e9, r.result.runtime_s);
 }
+
+/// A sampled `sampler = "alias"` zipf draws only its kept pages (`KeptRanks`) with
+/// geometric gaps; a sampled rejection-inversion zipf filters its whole stream. Both
+/// offer the same accesses and keep the same pages with the same law.
+#[test]
+fn a_sampled_alias_zipf_draws_only_kept_pages_with_the_filtered_law() {
+    use mmsim_workloads::sample::{file_space, PageSampler, SampleSpec};
+    let (pages, accesses) = (20_000usize, 400_000u64);
+    let spec = |sampler| {
+        WorkloadSpec::new(
+            Target::File,
+            WorkloadKind::Zipf {
+                pages: pages as u64,
+                theta: 0.9,
+                accesses,
+                scatter: true,
+                sampler,
+            },
+        )
+    };
+    let sample = SampleSpec {
+        rate: 0.1,
+        block_pages: Some(1),
+    };
+    let machine = MachineConfig::default();
+    let run = |sampler| {
+        let seed = workload_seed(3, 0);
+        let mut g = Generator::new(&spec(sampler), seed, Sink::File(0), "test", None).unwrap();
+        g.sample(PageSampler::new(&sample, Target::File, &machine));
+        let mut counts = vec![0u64; pages];
+        let mut buf = Vec::new();
+        while g.fill(&mut buf, 4096).unwrap() > 0 {
+            for e in buf.drain(..) {
+                let Event::FileRead {
+                    index, pages: 1, ..
+                } = e
+                else {
+                    panic!("unexpected {e:?}");
+                };
+                counts[index as usize] += 1;
+            }
+        }
+        (counts, g.sampler().unwrap().offered())
+    };
+    let (alias, offered_a) = run(ZipfSampler::Alias);
+    let (filtered, offered_f) = run(ZipfSampler::RejectionInversion);
+    assert_eq!(offered_a, accesses, "every access is offered");
+    assert_eq!(offered_f, accesses);
+    let keeper = PageSampler::new(&sample, Target::File, &machine);
+    for (page, (&a, &f)) in alias.iter().zip(&filtered).enumerate() {
+        if !keeper.keeps(file_space(0), page as u32) {
+            assert_eq!((a, f), (0, 0), "page {page} is not in the sample");
+        }
+    }
+    // The kept totals are Binomial(accesses, W) each: within 5 standard deviations.
+    let (ka, kf) = (alias.iter().sum::<u64>(), filtered.iter().sum::<u64>());
+    let sd = ((ka + kf) as f64 / 2.0).sqrt() * 2f64.sqrt();
+    assert!(
+        (ka as f64 - kf as f64).abs() < 5.0 * sd,
+        "kept {ka} vs {kf} (sd of the difference {sd:.0})"
+    );
+    assert!(
+        ka > 20_000 && ka < 60_000,
+        "kept {ka} of {accesses} at rate 0.1"
+    );
+    // Page by page over the most-drawn kept pages: the same law.
+    let mut top: Vec<usize> = (0..pages).collect();
+    top.sort_unstable_by_key(|&p| std::cmp::Reverse(filtered[p]));
+    for &p in &top[..20] {
+        let (a, f) = (alias[p] as f64, filtered[p] as f64);
+        assert!(
+            (a - f).abs() < 5.0 * (a + f).sqrt(),
+            "page {p}: {a} drawn vs {f} filtered"
+        );
+    }
+    assert_ne!(alias, filtered, "two algorithms, two streams");
+}
