@@ -5,7 +5,7 @@
 #   pg.sh run MODE SECS   start the server, run pgbench MODE (`-S` select-only, `tpcb`
 #                         the default TPC-B-like script) for SECS seconds, stop it. Run
 #                         inside the memory cgroup, so the server is charged to it.
-# Settings (env): PGD data dir, SCALE (30: ~450 MB of tables+indexes... see VALIDATION.md),
+# Settings (env): PGD data dir, SCALE (30: a 856 MB data directory with its WAL),
 # SB shared_buffers (32MB), CLIENTS (4), PG bin dir PGBIN (/usr/local/bin).
 set -e
 PGD=${PGD:-/var/tmp/mmsim-realapp/pg}
