@@ -140,7 +140,9 @@ pub const COUNTERS: &[Counter] = &[
         what: "page-cache misses: pages the workload read from the file system \
                (kernel: the probe's getrusage ru_inblock / 8, which counts its swap-ins \
                too, minus pswpin; a real application: the pages its \
-               mm_filemap_add_to_page_cache tracepoints inserted; mmsim: file_pages_read)",
+               mm_filemap_add_to_page_cache tracepoints inserted for its reads (capture-app's \
+               pages_inserted; those its buffered writes added are apart); mmsim: \
+               file_pages_read)",
         timing: false,
         kernel: |r| {
             let swapin = r.vmstat.get("pswpin").copied().unwrap_or(0) as f64;
