@@ -210,10 +210,133 @@ fn bad_suites_and_results_name_the_file_and_field() {
         &["validate", s.to_str().unwrap(), "--from-results"],
         &["a.json"],
     );
+    std::fs::write(
+        &s,
+        "[[case]]\nname = \"a\"\nscenario = \"x.toml\"\nkernel = \"guest\"\napp = \"x\"\nenforce = [\"pgmajfault\"]\n",
+    )
+    .unwrap();
+    bad_input(
+        &["validate", s.to_str().unwrap(), "--from-results"],
+        &["case[0] (a).app", "kernel = \"host\""],
+    );
+    std::fs::write(
+        &s,
+        "[[case]]\nname = \"a\"\nscenario = \"x.toml\"\napp = \" \"\nenforce = [\"pgmajfault\"]\n",
+    )
+    .unwrap();
+    bad_input(
+        &["validate", s.to_str().unwrap(), "--from-results"],
+        &["case[0] (a).app", "name the capture command"],
+    );
     bad_input(
         &["validate", &suite(), "--from-results", "--case", "nope"],
         &["--case nope", "no such case"],
     );
+}
+
+/// Real-application cases: recorded from `scripts/capture-app`'s kernel runs, never by
+/// the probe; `--kernel-run` only for them; the recorded case re-simulates its trace.
+#[test]
+fn real_application_cases_are_recorded_from_captured_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    // Without --kernel-run an app case is not run on the kernel.
+    bad_input(
+        &[
+            "validate",
+            &suite(),
+            "--case",
+            "pgbench-S",
+            "--results",
+            results,
+        ],
+        &[
+            "case pgbench-S is a real-application case",
+            "scripts/capture-app",
+            "--kernel-run",
+        ],
+    );
+    let run = dir.path().join("kernel-run.json");
+    let recorded: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo("validation/results/pgbench-S.json")).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(&run, recorded["kernel"]["runs"][0].to_string()).unwrap();
+    let run = run.to_str().unwrap();
+    bad_input(
+        &[
+            "validate",
+            &suite(),
+            "--case",
+            "file-zipf",
+            "--kernel-run",
+            run,
+            "--results",
+            results,
+        ],
+        &["--kernel-run: case file-zipf runs the probe"],
+    );
+    bad_input(&["validate", &suite(), "--kernel-run", run], &["--case"]);
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, r#"{"memcg": {}, "vmstat": {}, "probe": {}}"#).unwrap();
+    bad_input(
+        &[
+            "validate",
+            &suite(),
+            "--case",
+            "pgbench-S",
+            "--kernel-run",
+            empty.to_str().unwrap(),
+            "--results",
+            results,
+        ],
+        &["empty.json", "`memcg` is empty"],
+    );
+    // Recording the captured run again gives the recorded comparison, exactly.
+    let out = mmsim()
+        .args([
+            "validate",
+            &suite(),
+            "--case",
+            "pgbench-S",
+            "--kernel-run",
+            run,
+            "--results",
+            results,
+            "--json",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["cases"][0]["rows"].as_array().unwrap();
+    let row = |n: &str| rows.iter().find(|r| r["counter"] == n).unwrap().clone();
+    let refault = row("workingset_refault_file");
+    assert_eq!(
+        refault["kernel_mean"],
+        recorded["kernel"]["runs"][0]["memcg"]["workingset_refault_file"]
+            .as_f64()
+            .unwrap()
+    );
+    assert_eq!(refault["status"], "ok");
+    let pages = row("file_pages_read");
+    assert_eq!(
+        pages["kernel_mean"],
+        recorded["kernel"]["runs"][0]["probe"]["pages_inserted"]
+    );
+    let again: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("results/pgbench-S.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(again["stream"], recorded["stream"]);
+    assert_eq!(again["accepted"], recorded["accepted"]);
+    assert_eq!(again["case"]["app"], recorded["case"]["app"]);
 }
 
 /// Runs the shortest classic case on this machine's kernel (root, memory cgroup).

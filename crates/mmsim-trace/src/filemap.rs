@@ -25,6 +25,8 @@
 //! | `mm_filemap_add_to_page_cache` | `dev %d:%d ino %lx pfn=0x%lx ofs=%lu order=%u` | `2^order` pages from `ofs >> 12` (`order` absent in kernels before folios: one page) |
 //! | `mm_filemap_delete_from_page_cache` | as above | none: an eviction, not an access; skipped and counted in [`ReadStats::skipped_events`] |
 //!
+//! | `ext4_da_write_begin`, `ext4_write_begin` (buffered writes: `ext4_da_write_begin()`, `ext4_write_begin()` of fs/ext4/inode.c, `include/trace/events/ext4.h`) | `dev %d,%d ino %lu pos %lld len %u` (the inode in decimal) | pages `pos >> 12 ..= (pos + len - 1) >> 12`, **writes**; `len` 0 is skipped and counted in [`ReadStats::skipped_zero_length`] |
+//!
 //! The form `ofs=%lld max_ofs=%lld` of the range events' v2 patch (the second number the
 //! offset of the last page) is accepted too. The page size is taken to be 4 KiB
 //! (`PAGE_SHIFT` 12). Before the fix "filemap: fix the last_index of
@@ -32,6 +34,9 @@
 //! its ranges include one page past the read; the reader takes the numbers as printed.
 //! `add_to_page_cache` reports insertions (misses and readahead), the other three the
 //! pages a task actually reads or maps; trace either kind, mixing them counts pages twice.
+//! ext4 calls its `write_begin` hook once per folio a buffered write touches, with the
+//! part of the write in that folio, so a write's pages are each reported once (`scripts/capture-app` records
+//! them beside the reads; a file system other than ext4 has its own event, not read here).
 //!
 //! # Keys
 //!
@@ -43,11 +48,12 @@
 //! ```
 //!
 //! so a file may have up to 2^40 pages (4 PiB) and the keys of different files never
-//! collide. A page index of 2^40 or more is a [`TraceError::TooLarge`]; so is a range of
+//! collide (a write event's `dev` and `ino` name the same file as the filemap events'). A
+//! page index of 2^40 or more is a [`TraceError::TooLarge`]; so is a range of
 //! more than 1 GiB in one event, and a file beyond [`ReadOptions::max_files`]
 //! (default [`DEFAULT_MAX_FILES`], at most [`MAX_FILES`]): the `(dev, ino)` → number map
-//! is the one thing this reader keeps per distinct value, and the limit bounds it. All
-//! references are reads (`write: false`).
+//! is the one thing this reader keeps per distinct value, and the limit bounds it. The
+//! `ext4` write events give writes (`write: true`), every other event reads.
 //!
 //! # Other lines
 //!
@@ -96,6 +102,13 @@ pub(crate) struct Files {
 /// The events read.
 #[derive(Debug, PartialEq, Eq)]
 enum Event {
+    /// A buffered write of `len` bytes at byte `pos` of file `(dev, ino)`.
+    Write {
+        dev: u64,
+        ino: u64,
+        pos: u64,
+        len: u64,
+    },
     /// Pages `first ..= last` of file `(dev, ino)`, given as byte offsets.
     Range {
         dev: u64,
@@ -117,20 +130,33 @@ enum Event {
 const EXPECTED_RANGE: &str = "`dev=MAJOR:MINOR ino=HEX ofs=START-END` (or `ofs=START max_ofs=END`)";
 const EXPECTED_FAULT: &str = "`dev=MAJOR:MINOR ino=HEX ofs=OFFSET`";
 const EXPECTED_ADD: &str = "`dev MAJOR:MINOR ino HEX pfn=0xPFN ofs=OFFSET order=ORDER`";
+const EXPECTED_WRITE: &str = "`dev MAJOR,MINOR ino DECIMAL pos OFFSET len BYTES`";
 
-/// The event name and the text after its `:`, if the line holds a `mm_filemap_` event.
+/// The ext4 write events read (their `TP_printk` in include/trace/events/ext4.h).
+const WRITE_EVENTS: [&[u8]; 2] = [b"ext4_da_write_begin", b"ext4_write_begin"];
+
+/// The event name and the text after its `:`, if the line holds a `mm_filemap_` event
+/// or an ext4 write event.
 pub(crate) fn find_event(line: &[u8]) -> Option<(&[u8], &[u8])> {
-    const PREFIX: &[u8] = b"mm_filemap_";
+    find_prefixed(line, b"mm_filemap_").or_else(|| {
+        WRITE_EVENTS.iter().find_map(|name| {
+            find_prefixed(line, name).filter(|(found, _)| found.len() == name.len())
+        })
+    })
+}
+
+/// The event whose name starts with `PREFIX`, at a word boundary and followed by `:`.
+fn find_prefixed<'a>(line: &'a [u8], prefix: &[u8]) -> Option<(&'a [u8], &'a [u8])> {
     let mut from = 0;
     while let Some(i) = line[from..]
-        .windows(PREFIX.len())
-        .position(|w| w == PREFIX)
+        .windows(prefix.len())
+        .position(|w| w == prefix)
         .map(|i| i + from)
     {
         let boundary = i == 0 || matches!(line[i - 1], b' ' | b'\t' | b':');
         let end = line[i..]
             .iter()
-            .position(|&b| !(b.is_ascii_lowercase() || b == b'_'))
+            .position(|&b| !(b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'))
             .map_or(line.len(), |e| i + e);
         if boundary && line.get(end) == Some(&b':') {
             return Some((&line[i..end], line[end + 1..].trim_ascii()));
@@ -151,8 +177,44 @@ fn parse_ino(s: &[u8]) -> Option<u64> {
     parse_hex(s.strip_prefix(b"0x").unwrap_or(s))
 }
 
+/// Parses `dev 8,1 ino 1234 pos 0 len 8192` (ext4's write events).
+fn parse_write(payload: &[u8]) -> Result<Event, &'static str> {
+    let e = EXPECTED_WRITE;
+    let mut t = payload
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|t| !t.is_empty());
+    let mut field = |name: &[u8]| {
+        if t.next() != Some(name) {
+            return Err(e);
+        }
+        t.next().ok_or(e)
+    };
+    let dev = field(b"dev")?;
+    let comma = dev.iter().position(|&b| b == b',').ok_or(e)?;
+    let (major, minor) = (parse_u64(&dev[..comma]), parse_u64(&dev[comma + 1..]));
+    let (Some(major), Some(minor)) = (major, minor) else {
+        return Err(e);
+    };
+    if major > u64::from(u32::MAX) || minor > u64::from(u32::MAX) {
+        return Err(e);
+    }
+    let ino = parse_u64(field(b"ino")?).ok_or(e)?;
+    let pos = parse_u64(field(b"pos")?).ok_or(e)?;
+    let len = parse_u64(field(b"len")?).ok_or(e)?;
+    // Later kernels print more fields (`flags`): ignored.
+    Ok(Event::Write {
+        dev: major << 32 | minor,
+        ino,
+        pos,
+        len,
+    })
+}
+
 /// Parses the payload of event `name`.
 fn parse_event(name: &[u8], payload: &[u8]) -> Result<Event, &'static str> {
+    if WRITE_EVENTS.contains(&name) {
+        return parse_write(payload);
+    }
     let expected = match name {
         b"mm_filemap_get_pages" | b"mm_filemap_map_pages" => EXPECTED_RANGE,
         b"mm_filemap_fault" => EXPECTED_FAULT,
@@ -269,10 +331,26 @@ pub(crate) fn fill(
                 expected,
                 found: quote(line),
             })?;
+            let mut write = false;
             let (dev, ino, first_page, pages) = match parsed {
                 Event::Other => {
                     stats.skipped_events += 1;
                     return Ok(());
+                }
+                Event::Write { len: 0, .. } => {
+                    stats.skipped_zero_length += 1;
+                    return Ok(());
+                }
+                Event::Write { dev, ino, pos, len } => {
+                    if len > MAX_REQUEST_BYTES {
+                        return Err(too_large("write length in bytes", len, MAX_REQUEST_BYTES));
+                    }
+                    let Some(last) = pos.checked_add(len - 1) else {
+                        return Err(too_large("write end in bytes", pos, u64::MAX - len + 1));
+                    };
+                    write = true;
+                    let p = pos >> PAGE_SHIFT;
+                    (dev, ino, p, (last >> PAGE_SHIFT) - p + 1)
                 }
                 Event::Range {
                     dev,
@@ -331,7 +409,7 @@ pub(crate) fn fill(
                     next
                 }
             };
-            run.start(key(file, first_page), pages, false);
+            run.start(key(file, first_page), pages, write);
             Ok(())
         },
     )
@@ -417,6 +495,81 @@ mod tests {
                 String::from_utf8_lossy(bad)
             );
         }
+    }
+
+    #[test]
+    fn reads_ext4_writes() {
+        let line = b"postgres-812 [001] ..... 620.1: ext4_da_write_begin: dev 254,0 ino 1234 pos 8192 len 8192";
+        let (name, payload) = find_event(line).unwrap();
+        assert_eq!(name, b"ext4_da_write_begin");
+        assert_eq!(
+            parse_event(name, payload),
+            Ok(Event::Write {
+                dev: 254 << 32,
+                ino: 1234,
+                pos: 8192,
+                len: 8192
+            })
+        );
+        let (name, payload) =
+            find_event(b"ext4_write_begin: dev 8,1 ino 7 pos 100 len 1 flags 0").unwrap();
+        assert_eq!(name, b"ext4_write_begin");
+        assert!(matches!(
+            parse_event(name, payload),
+            Ok(Event::Write {
+                ino: 7,
+                pos: 100,
+                len: 1,
+                ..
+            })
+        ));
+        // Other ext4 events are not found; a bad write payload is an error.
+        assert!(find_event(b"ext4_da_write_end: dev 8,1 ino 7 pos 0 len 1 copied 1").is_none());
+        assert!(find_event(b"ext4_da_write_beginx: dev 8,1").is_none());
+        for bad in [
+            &b"dev 8:1 ino 7 pos 0 len 1"[..],
+            b"dev 8,1 ino 7f pos 0 len 1",
+            b"dev 8,1 ino 7 pos 0",
+            b"ino 7 dev 8,1 pos 0 len 1",
+        ] {
+            assert_eq!(
+                parse_write(bad),
+                Err(EXPECTED_WRITE),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    /// A write event and the read of the same file: one file, the written pages as
+    /// writes (the ino is decimal in ext4's events, hex in filemap's).
+    #[test]
+    fn writes_and_reads_share_their_file() {
+        let text = "mm_filemap_get_pages: dev=254:0 ino=4d2 ofs=0-8191\n\
+                    ext4_da_write_begin: dev 254,0 ino 1234 pos 4096 len 8192\n\
+                    ext4_da_write_begin: dev 254,0 ino 1234 pos 0 len 0\n\
+                    ext4_da_write_begin: dev 254,0 ino 99 pos 0 len 10\n";
+        let mut r = crate::TraceReader::from_reader(
+            "t",
+            Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
+            crate::Format::Filemap,
+        )
+        .unwrap();
+        let (mut batch, mut got) = (Vec::new(), Vec::new());
+        while r.read_batch(&mut batch, 100).unwrap() > 0 {
+            got.extend(batch.iter().map(|x| (x.key, x.write)));
+        }
+        assert_eq!(
+            got,
+            vec![
+                (0, false),
+                (1, false),
+                (1, true),
+                (2, true),
+                (key(1, 0), true)
+            ]
+        );
+        assert_eq!(r.stats().skipped_zero_length, 1);
     }
 
     #[test]

@@ -308,7 +308,8 @@ impl Format {
                 "valgrind lackey --trace-mem=yes output (I/L/S/M addr,size), 4 KiB pages"
             }
             Format::Filemap => {
-                "perf script / ftrace text of filemap:mm_filemap_* events, key = file and page"
+                "perf script / ftrace text of filemap:mm_filemap_* events (and ext4 write_begin \
+                 as writes), key = file and page"
             }
             Format::Csv => {
                 "any csv/tsv, columns chosen with --csv-columns (key=N,op=N,size=N,unit=B,\

@@ -139,11 +139,18 @@ pub const COUNTERS: &[Counter] = &[
         name: "file_pages_read",
         what: "page-cache misses: pages the workload read from the file system \
                (kernel: the probe's getrusage ru_inblock / 8, which counts its swap-ins \
-               too, minus pswpin; mmsim: file_pages_read)",
+               too, minus pswpin; a real application: the pages its \
+               mm_filemap_add_to_page_cache tracepoints inserted for its reads (capture-app's \
+               pages_inserted; those its buffered writes added are apart); mmsim: \
+               file_pages_read)",
         timing: false,
         kernel: |r| {
             let swapin = r.vmstat.get("pswpin").copied().unwrap_or(0) as f64;
-            r.probe.get("inblock").map(|b| (b / 8.0 - swapin).max(0.0))
+            match r.probe.get("inblock") {
+                Some(b) => Some((b / 8.0 - swapin).max(0.0)),
+                // A real-application case: the pages its tracepoints saw inserted.
+                None => r.probe.get("pages_inserted").copied(),
+            }
         },
         sim: |r, _| Some(r.result.access.file_pages_read as f64),
     },

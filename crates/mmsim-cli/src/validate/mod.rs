@@ -90,6 +90,16 @@ pub struct ValidateArgs {
     /// List the counters a case can compare, and what each measures, then exit.
     #[arg(long)]
     pub list_counters: bool,
+    /// Record a real-application case (one with `app`, chosen with one --case) from
+    /// these kernel runs (`kernel-run.json` of `scripts/capture-app`, repeatable: one per
+    /// run) instead of running the probe.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "cases",
+        conflicts_with = "from_results"
+    )]
+    pub kernel_run: Vec<PathBuf>,
 }
 
 /// The kernel side of a case as recorded.
@@ -130,6 +140,21 @@ pub struct CaseResult {
     /// with a different access sequence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamDigest>,
+    /// The directory relative trace paths of the scenario are resolved against: the
+    /// scenario file's (a real-application case replays a trace in `data/`). Not
+    /// recorded; set from the suite when the result is loaded or recorded.
+    #[serde(skip)]
+    pub base_dir: Option<PathBuf>,
+}
+
+impl CaseResult {
+    /// The recorded scenario, its trace paths relative to [`CaseResult::base_dir`].
+    pub fn scenario(&self) -> Result<Scenario> {
+        let mut s =
+            Scenario::parse_toml_str(&self.scenario_toml, &format!("{}.toml", self.case.name))?;
+        s.base_dir = self.base_dir.clone();
+        Ok(s)
+    }
 }
 
 /// Length and FNV-1a digest of a scenario's event stream.
@@ -293,7 +318,7 @@ pub fn memcg_stats_flush_of(release: &str) -> mmsim_core::MemcgStatsFlush {
 /// Simulates the recorded scenario under the case's policy. `Err(reason)` when mmsim
 /// cannot (a policy it does not have yet): the case is pending.
 pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, String>> {
-    let mut s = Scenario::parse_toml_str(&r.scenario_toml, &format!("{}.toml", r.case.name))?;
+    let mut s = r.scenario()?;
     match PolicyName::from_str(r.case.policy.mmsim_name()) {
         Ok(p) => {
             s.machine.policy.name = p;
@@ -352,7 +377,7 @@ fn stats(v: &[f64]) -> (f64, f64, f64, f64) {
 
 /// Compares a recorded case with mmsim.
 pub fn compare(r: &CaseResult) -> Result<Comparison> {
-    let s = Scenario::parse_toml_str(&r.scenario_toml, &format!("{}.toml", r.case.name))?;
+    let s = r.scenario()?;
     if let Some(want) = &r.stream {
         let now = stream_digest(&s)?;
         if &now != want {
@@ -582,6 +607,9 @@ fn record(case: &Case, a: &ValidateArgs) -> Result<CaseResult> {
         .with_context(|| format!("reading {}", case.scenario.display()))?;
     let s = Scenario::from_file(&case.scenario)?;
     let setup = kernel::group_setup(&s)?;
+    if case.app.is_some() || !a.kernel_run.is_empty() {
+        return import(case, a, text, &s);
+    }
     let runs = a.runs.unwrap_or(case.runs);
     let probe = a.probe.clone().unwrap_or_else(default_probe);
     check_probe_stream(&probe, &case.scenario, &a.dir)?;
@@ -630,14 +658,79 @@ fn record(case: &Case, a: &ValidateArgs) -> Result<CaseResult> {
         },
         accepted: BTreeMap::new(),
         stream: Some(stream_digest(&s)?),
+        base_dir: case.scenario.parent().map(Path::to_path_buf),
     };
-    // The path as written in the suite, relative to the suite's directory.
+    finish_record(&mut r, a)?;
+    Ok(r)
+}
+
+/// The case's scenario path as written in the suite (relative to the suite's directory),
+/// and the accepted errors.
+fn finish_record(r: &mut CaseResult, a: &ValidateArgs) -> Result<()> {
     if let Some(base) = a.suite.parent() {
-        if let Ok(rel) = case.scenario.strip_prefix(base) {
+        if let Ok(rel) = r.case.scenario.strip_prefix(base) {
             r.case.scenario = rel.to_path_buf();
         }
     }
-    set_accepted(&mut r)?;
+    set_accepted(r)
+}
+
+/// Records a real-application case from the kernel runs `scripts/capture-app` wrote
+/// (`--kernel-run`): the kernel ran the program itself, and the case's scenario replays
+/// the trace captured in that run.
+fn import(case: &Case, a: &ValidateArgs, text: String, s: &Scenario) -> Result<CaseResult> {
+    if case.app.is_none() {
+        return Err(UsageError(format!(
+            "--kernel-run: case {} runs the probe (it has no `app`); record it without \
+             --kernel-run",
+            case.name
+        ))
+        .into());
+    }
+    if a.kernel_run.is_empty() {
+        return Err(UsageError(format!(
+            "case {} is a real-application case: capture it with {} and record it with \
+             --kernel-run OUT/kernel-run.json (or compare with --from-results)",
+            case.name,
+            case.app.as_deref().unwrap_or_default()
+        ))
+        .into());
+    }
+    let mut runs = Vec::new();
+    for p in &a.kernel_run {
+        let t = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+        let run: KernelRun =
+            serde_json::from_str(&t).map_err(|e| UsageError(format!("{}: {e}", p.display())))?;
+        if run.memcg.is_empty() {
+            return Err(UsageError(format!(
+                "{}: `memcg` is empty: not a capture-app kernel run",
+                p.display()
+            ))
+            .into());
+        }
+        runs.push(run);
+    }
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    let mut r = CaseResult {
+        format: FORMAT.into(),
+        version: 1,
+        case: case.clone(),
+        scenario_toml: text,
+        kernel: KernelSide {
+            site: KernelSite::Host,
+            release,
+            date: utc_now(),
+            lru_gen: false,
+            runs,
+        },
+        accepted: BTreeMap::new(),
+        stream: Some(stream_digest(s)?),
+        base_dir: case.scenario.parent().map(Path::to_path_buf),
+    };
+    finish_record(&mut r, a)?;
     Ok(r)
 }
 
@@ -714,6 +807,7 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
                 continue;
             }
             let mut r = load_result(&path)?;
+            r.base_dir = case.scenario.parent().map(Path::to_path_buf);
             // What is shown and enforced is the suite's; what ran is the record's.
             if r.case.policy != case.policy || r.case.kernel != case.kernel {
                 return Err(UsageError(format!(
@@ -731,9 +825,10 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
             r.case.enforce = case.enforce.clone();
             r.case.note = case.note.clone();
             r.case.allow = case.allow.clone();
+            r.case.app = case.app.clone();
             if a.rebaseline {
                 if r.stream.is_none() {
-                    let s = Scenario::parse_toml_str(&r.scenario_toml, &case.name)?;
+                    let s = r.scenario()?;
                     r.stream = Some(stream_digest(&s)?);
                 }
                 set_accepted(&mut r)?;

@@ -84,6 +84,12 @@ pub struct Case {
     /// one was chosen). Keys must be in `enforce`; values in (0, 10].
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub allow: std::collections::BTreeMap<String, f64>,
+    /// A real-application case: how its kernel side was captured (free text naming the
+    /// `scripts/capture-app` command line). Its scenario replays the captured trace, and
+    /// its kernel runs are recorded with `--kernel-run` from the capture's
+    /// `kernel-run.json`, not by running the probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<String>,
 }
 
 fn default_site() -> KernelSite {
@@ -189,6 +195,18 @@ impl Suite {
                 if !(*v > 0.0 && *v <= 10.0) {
                     return Err(at("allow", format!("{name} = {v} is out of range (0, 10]")));
                 }
+            }
+            if c.app.as_deref().is_some_and(|a| a.trim().is_empty()) {
+                return Err(at(
+                    "app",
+                    "name the capture command (e.g. `scripts/capture-app ...`)".into(),
+                ));
+            }
+            if c.app.is_some() && c.kernel != KernelSite::Host {
+                return Err(at(
+                    "app",
+                    "real-application cases are captured on the host (kernel = \"host\")".into(),
+                ));
             }
             if c.enforce.is_empty() {
                 return Err(at("enforce", "name at least one counter".into()));
