@@ -372,6 +372,11 @@ mod tests {
                 pages: 65535,
             },
             Event::Think { ns: u64::MAX },
+            Event::Discard {
+                vma: 4,
+                index: u32::MAX - 1,
+                pages: u32::MAX,
+            },
         ]
     }
 
@@ -382,8 +387,8 @@ mod tests {
         w.write_batch(&sample(), false).unwrap();
         w.write_batch(&[Event::Think { ns: 5 }], true).unwrap();
         let (bytes, n) = w.finish().unwrap();
-        assert_eq!(n, 6);
-        assert_eq!(bytes.len(), RECORD_SIZE * 8);
+        assert_eq!(n, 7);
+        assert_eq!(bytes.len(), RECORD_SIZE * 9);
         let got: Vec<LogRecord> = LogReader::new(path, &bytes[..])
             .unwrap()
             .collect::<Result<_, _>>()
@@ -393,7 +398,7 @@ mod tests {
         want.push(Event::Think { ns: 5 });
         assert_eq!(events, want);
         assert_eq!(got.iter().filter(|r| r.idle).count(), 1);
-        assert!(got[5].idle);
+        assert!(got[6].idle);
     }
 
     #[test]
