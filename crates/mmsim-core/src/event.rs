@@ -49,6 +49,11 @@ pub enum Event {
         /// Pages written; at least 1.
         pages: u16,
     },
+    /// The task computes for `ns` nanoseconds without touching memory.
+    Think {
+        /// Nanoseconds.
+        ns: u64,
+    },
     /// `madvise(MADV_DONTNEED)` (or `munmap` of part) of `pages` pages from
     /// page `index` of a mapped VMA: the PTEs are zapped, anonymous pages
     /// freed, large folios left partly mapped queued for a deferred split
@@ -60,11 +65,6 @@ pub enum Event {
         index: u32,
         /// Pages discarded; at least 1.
         pages: u32,
-    },
-    /// The task computes for `ns` nanoseconds without touching memory.
-    Think {
-        /// Nanoseconds.
-        ns: u64,
     },
 }
 

@@ -256,11 +256,7 @@ impl Sim {
         }
         self.count_events(self.cur_memcg, PGMAJFAULT, 1);
         self.advance(self.cost.major_fault_ns);
-        if self.thp.kernel == crate::huge_memory::ThpKernel::V6_13
-            && self.thp.active()
-            && self.cfg.swap.device == crate::config::DeviceKind::Zram
-            && self.do_swap_page_large(vma, index, slot, write)
-        {
+        if self.thp.swapin_large && self.do_swap_page_large(vma, index, slot, write) {
             return;
         }
         let task = self.vmas[vma as usize].task as usize;

@@ -454,6 +454,9 @@ pub(crate) struct Thp {
     /// The deferred split queues by group (`memcg->deferred_split_queue`,
     /// v6.12), grown on first use.
     pub split_queues: Vec<DeferredSplit>,
+    /// A swap fault may read a large folio whole: `kernel` 6.13, some order
+    /// allowed, swap on zram (one test on the swap-fault path).
+    pub swapin_large: bool,
 }
 
 /// One group's `struct deferred_split`: its queue of partially mapped large
@@ -471,8 +474,10 @@ pub(crate) struct DeferredSplit {
 
 impl Thp {
     /// The state for `cfg`.
-    pub(crate) fn new(cfg: &ThpConfig, zero_page: bool) -> Thp {
+    pub(crate) fn new(cfg: &ThpConfig, zero_page: bool, zram: bool) -> Thp {
+        let any = cfg.allows_large_folios();
         Thp {
+            swapin_large: cfg.kernel == ThpKernel::V6_13 && any && zram,
             orders_plain: cfg.orders_for(false),
             orders_madv: cfg.orders_for(true),
             gfp: [cfg.gfp_for(false), cfg.gfp_for(true)],

@@ -353,7 +353,11 @@ impl Sim {
             nr_writeback: 0,
             lru_gen,
             damon: None,
-            thp: crate::huge_memory::Thp::new(&cfg.thp, cfg.zero_page),
+            thp: crate::huge_memory::Thp::new(
+                &cfg.thp,
+                cfg.zero_page,
+                cfg.swap.device == crate::config::DeviceKind::Zram,
+            ),
             zero_folio: crate::mem::folio::NIL,
             memcg_stats: crate::memcg_stats::MemcgStats::new(
                 cfg.policy.memcg_stats_flush,

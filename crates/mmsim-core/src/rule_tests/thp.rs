@@ -145,7 +145,7 @@ fn a_block_with_a_present_pte_drops_that_order() {
     // Page 17 faulted while THP was off: an order-0 folio.
     let small = fault_anon(&mut s, vma, 17);
     assert_eq!(s.folios[small].order, 0);
-    s.thp = crate::huge_memory::Thp::new(&thp_64k(true), false);
+    s.thp = crate::huge_memory::Thp::new(&thp_64k(true), false, false);
     // Page 20: the 64K block 16..32 holds page 17, the 16K block 20..24 is empty.
     let f = fault_anon(&mut s, vma, 20);
     assert_eq!(s.folios[f].order, 2);
