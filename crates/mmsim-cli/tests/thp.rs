@@ -211,3 +211,70 @@ fn run_text_report_has_thp_lines_only_when_a_size_is_on() {
         "{none}"
     );
 }
+
+/// `machine.zero_page`: a trace replayed as anonymous memory reads its pages, so with
+/// the zero page each first read maps it (as many faults, no memory), and with PMD-size
+/// THP on one huge zero page maps each 2 MiB (one fault per 512 pages,
+/// `thp_zero_page_alloc` once). Off (the default), the new counters are absent.
+#[test]
+fn zero_page_maps_reads_without_memory() {
+    let dir = tempfile_dir("zero");
+    let t = trace_file(&dir, 4096);
+    let base = ["run", "--trace", &t, "--as", "anon", "--json", "-q"];
+    let anon = |v: &Value| {
+        v["vmstat"]["nr_inactive_anon"].as_u64().unwrap()
+            + v["vmstat"]["nr_active_anon"].as_u64().unwrap()
+    };
+    let off = json(&base);
+    assert_eq!(off["vmstat"]["pgfault"], 4096);
+    assert_eq!(anon(&off), 4096);
+    for k in [
+        "thp_zero_page_alloc",
+        "thp_split_pmd",
+        "thp_deferred_split_page",
+    ] {
+        assert!(off["vmstat"].get(k).is_none(), "{k} in a default run");
+    }
+    let with = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend(extra);
+        json(&a)
+    };
+    let on = with(&["--set", "machine.zero_page=true"]);
+    assert_eq!(on["vmstat"]["pgfault"], 4096);
+    assert_eq!(anon(&on), 0);
+    let huge = with(&[
+        "--set",
+        "machine.zero_page=true",
+        "--set",
+        "thp.enabled=always",
+    ]);
+    assert_eq!(huge["vmstat"]["pgfault"], 8);
+    assert_eq!(huge["vmstat"]["thp_zero_page_alloc"], 1);
+    assert_eq!(huge["vmstat"]["thp_fault_alloc"], 0);
+    assert_eq!(anon(&huge), 0);
+    let no_huge = with(&[
+        "--set",
+        "machine.zero_page=true",
+        "--set",
+        "thp.enabled=always",
+        "--set",
+        "thp.use_zero_page=false",
+    ]);
+    assert_eq!(no_huge["vmstat"]["pgfault"], 4096);
+    // The zero page needs the kernel's lists.
+    bad_input(
+        &[
+            "run",
+            "--trace",
+            &t,
+            "--as",
+            "anon",
+            "--set",
+            "machine.zero_page=true",
+            "--policy",
+            "lru",
+        ],
+        &["machine.zero_page", "`lru` policy"],
+    );
+}

@@ -726,6 +726,15 @@ pub struct MachineConfig {
     /// `cgroup.memory=nokmem`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub kmem_accounting: bool,
+    /// Read faults on anonymous memory map the shared zero page
+    /// (`do_anonymous_page`, v6.12: "Use the zero-page for reads"); a later
+    /// write copies it into a new order-0 folio (`wp_page_copy`). Off by
+    /// default (every first touch allocates, as before), so that trace
+    /// replays, whose first access to a page is often a read, keep their
+    /// results. With `[machine.thp]` allowing PMD size, `thp.use_zero_page`
+    /// maps the huge zero page on a PMD read fault. See `crate::fault`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub zero_page: bool,
 }
 
 fn default_cpus() -> u32 {
@@ -769,6 +778,7 @@ impl Default for MachineConfig {
             explain: None,
             sample_rate: None,
             kmem_accounting: false,
+            zero_page: false,
             memory: Size(4 << 30),
             min_free_kbytes: None,
             watermark_scale_factor: default_wsf(),
@@ -829,6 +839,13 @@ impl MachineConfig {
     /// Checks every field against its allowed range; the error names the field.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.thp.validate(self.policy.name == PolicyName::Lru)?;
+        if self.zero_page && self.policy.name == PolicyName::Lru {
+            return Err(ConfigError::new(
+                "machine.zero_page",
+                "the zero page needs the kernel's LRU lists (policy cost, scanned-rotated or \
+                 mglru); the textbook `lru` policy moves every mapped page on each access",
+            ));
+        }
         if let Some(t) = &self.tracepoints {
             t.validate()?;
         }

@@ -54,6 +54,18 @@ pub enum Event {
         /// Nanoseconds.
         ns: u64,
     },
+    /// `madvise(MADV_DONTNEED)` (or `munmap` of part) of `pages` pages from
+    /// page `index` of a mapped VMA: the PTEs are zapped, anonymous pages
+    /// freed, large folios left partly mapped queued for a deferred split
+    /// (`crate::madvise`). The VMA stays; a later access faults afresh.
+    Discard {
+        /// The VMA.
+        vma: VmaId,
+        /// First page index within the VMA.
+        index: u32,
+        /// Pages discarded; at least 1.
+        pages: u32,
+    },
 }
 
 #[cfg(test)]

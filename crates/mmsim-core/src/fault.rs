@@ -2,8 +2,18 @@
 //!
 //! * A CPU access to a present PTE only sets its young (and dirty) bit — the
 //!   kernel learns of it later through the rmap walk. This is the hot path.
-//! * A first touch of anonymous memory is `do_anonymous_page()`. The shared
-//!   zero page is not modelled: the first touch allocates, as a write would.
+//! * A first touch of anonymous memory is `do_anonymous_page()`. By default
+//!   it allocates whether it reads or writes. With `machine.zero_page` a
+//!   read maps the shared zero page instead (v6.12: "Use the zero-page for
+//!   reads", before `alloc_anon_folio`, so also where multi-size THP would
+//!   allocate a large folio; with PMD-size THP allowed there and
+//!   `thp.use_zero_page`, the huge zero page, `crate::huge_memory`): a
+//!   present, clean PTE to a folio that is on no LRU list, in no group and
+//!   counted in no RSS; the fault counts `pgfault` only. A later write
+//!   faults again (`do_wp_page` → `wp_page_copy`): the zero page is never
+//!   reused, a new order-0 folio is allocated and charged (`folio_prealloc`
+//!   with `need_zero`: 6.12 allocates no large folio there; the huge zero
+//!   PMD is split first, `thp_split_pmd`) and mapped young and dirty.
 //! * A swap PTE is `do_swap_page()`: a minor fault if the folio is still in
 //!   the swap cache, else a major fault that reads the slot (pswpin) and runs
 //!   `workingset_refault()` on the slot's shadow. `should_try_to_free_swap()`
@@ -135,6 +145,10 @@ impl Sim {
         self.count_events(self.cur_memcg, PGFAULT, 1);
         self.advance(self.cost.access_ns);
         let f = old & PTE_FOLIO_MASK;
+        if f == self.zero_folio {
+            self.wp_page_copy_zero(vma, index);
+            return;
+        }
         *self.vmas[vma as usize].pte_mut(index) = old | PTE_YOUNG | PTE_DIRTY;
         if self.folios[f].test(flags::SWAPBACKED) {
             if self.folios[f].test(flags::SWAPCACHE) {
@@ -148,11 +162,51 @@ impl Sim {
         }
     }
 
-    /// `do_anonymous_page()`: allocate, map young and dirty, add to the LRU.
-    fn do_anonymous_page(&mut self, vma: VmaId, index: u32, _write: bool) {
+    /// `wp_page_copy()` of a PTE mapping the zero page (mm/memory.c, v6.12):
+    /// a huge zero PMD is split first (`do_huge_pmd_wp_page` falls back);
+    /// then a new zeroed order-0 folio (`folio_prealloc(…, need_zero)`) is
+    /// charged, mapped young and dirty in place of the zero page, and added
+    /// to the LRU. Nothing is copied and the zero page is not unmapped from
+    /// anywhere else.
+    fn wp_page_copy_zero(&mut self, vma: VmaId, index: u32) {
+        if self.thp.huge_zero {
+            self.split_huge_zero_pmd(vma, index);
+        }
+        self.advance(self.cost.minor_fault_ns);
+        let mut fl = flags::SWAPBACKED | flags::DIRTY;
+        if let Policy::Classic(r) = self.policy {
+            if r.new_anon_active {
+                fl |= flags::ACTIVE;
+            }
+        }
+        let Some(f) = self.alloc_folio(vma, index, fl) else {
+            return;
+        };
+        if self.tasks[self.vmas[vma as usize].task as usize].dead {
+            self.free_folio(f);
+            return;
+        }
+        self.folios[f].mapcount = 1;
+        *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, true);
+        self.folio_add_lru(f);
+    }
+
+    /// `do_anonymous_page()`: allocate, map young and dirty, add to the LRU;
+    /// or, for a read with `machine.zero_page`, map the zero page.
+    fn do_anonymous_page(&mut self, vma: VmaId, index: u32, write: bool) {
         if self.kmem.is_some() {
             // `__pte_alloc()`: the PTE was none (crate::kmem).
             self.kmem_pte_alloc(vma, index);
+        }
+        if !write && self.zero_folio != NIL {
+            // create_huge_pmd() comes first in __handle_mm_fault().
+            if self.thp.huge_zero && self.do_huge_zero_page(vma, index) {
+                return;
+            }
+            // "Use the zero-page for reads": no anon_vma, no charge, no LRU.
+            self.advance(self.cost.minor_fault_ns);
+            *self.vmas[vma as usize].pte_mut(index) = pte_present(self.zero_folio, true, false);
+            return;
         }
         // alloc_anon_folio(): a large folio when multi-size THP allows one.
         if self.thp.active() && self.do_anonymous_large(vma, index) {
@@ -202,6 +256,9 @@ impl Sim {
         }
         self.count_events(self.cur_memcg, PGMAJFAULT, 1);
         self.advance(self.cost.major_fault_ns);
+        if self.thp.swapin_large && self.do_swap_page_large(vma, index, slot, write) {
+            return;
+        }
         let task = self.vmas[vma as usize].task as usize;
         let Some(f) = self.swapin_folio(vma, index, slot, sv, 0) else {
             return;
@@ -746,7 +803,7 @@ impl Sim {
 
     /// The workload waits for an IO that completes at `done`; a memstall if
     /// the page is workingset (the thrashing wait).
-    fn io_wait(&mut self, done: u64, memstall: bool) {
+    pub(crate) fn io_wait(&mut self, done: u64, memstall: bool) {
         let wait = done.saturating_sub(self.clock);
         if memstall {
             self.workload_stall(wait, false);

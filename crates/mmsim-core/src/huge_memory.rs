@@ -60,11 +60,39 @@
 //! (`split_huge_page_to_list_to_order` to order 0) gives each page its own
 //! folio with the head's flags, group, generation and swap slot, the PTEs
 //! pointing at them, and the tails on the caller's list.
+//!
+//! **Swap-in** (`thp.kernel = "6.13"`; mm/memory.c `alloc_swap_folio`, which
+//! 6.13 added for SWP_SYNCHRONOUS_IO devices): on zram a swap fault whose
+//! folio left the swap cache reads a large folio back whole when its block
+//! is all swap entries of consecutive, equally aligned slots (see
+//! [`Sim::do_swap_page_large`]); 6.8 and 6.12 read one page (plus readahead
+//! on other devices).
+//!
+//! **The huge zero page** (`machine.zero_page` with `use_zero_page`, the
+//! kernel's default): a read fault where a PMD-size folio could go maps it
+//! (`do_huge_pmd_anonymous_page`); a write splits the PMD
+//! (`do_huge_pmd_wp_page` falls back in 6.12, `thp_split_pmd`) and copies
+//! one page (`wp_page_copy`, `crate::fault`). 6.13 later allocates a PMD
+//! folio on that write instead (`do_huge_zero_wp_pmd`); not modelled.
+//!
+//! **Partial unmap** (`Event::Discard`, `crate::madvise`): a large folio
+//! left partly mapped is marked PG_partially_mapped and put on its group's
+//! deferred split queue (`deferred_split_folio`, v6.12: `split_deferred`,
+//! `nr_anon_partially_mapped`, and `thp_deferred_split_page` at PMD size).
+//! The deferred split shrinker runs at each group of a reclaim walk, where
+//! the shadow-node shrinker runs (`shrink_slab`): `do_shrink_slab` with
+//! `seeks = 2` scans `(queued >> priority) * 2` plus its deferred work, so
+//! a short queue is split only at a low priority; `deferred_split_scan`
+//! splits each queued folio to order 0 (`split`, `thp_split_page`) and
+//! frees the pages no PTE maps. Folios not yet partially mapped are not
+//! queued (6.12's `thp_underused_split_page` needs `max_ptes_none` below
+//! 511, and the default is 511). The split tails go to the head of their
+//! list (the kernel puts them right after the head page).
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::ConfigError;
-use crate::mem::filemap::SLOT_FOLIO;
+use crate::mem::filemap::{slot_folio, SLOT_FOLIO};
 use crate::mem::folio::{flags, FolioId, NO_LIST};
 use crate::mem::pagetable::{pte_present, VmaId, PTE_FOLIO_MASK, PTE_PRESENT};
 use crate::page_alloc::MigrateType;
@@ -127,8 +155,8 @@ pub enum ThpDefrag {
     Never,
 }
 
-/// Which kernel's large-folio reclaim to follow: `"6.8"` or `"6.12"` (a TOML
-/// number, as `--set thp.kernel=6.8` writes it, is read the same).
+/// Which kernel's large-folio rules to follow: `"6.8"`, `"6.12"` or `"6.13"`
+/// (a TOML number, as `--set thp.kernel=6.8` writes it, is read the same).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub enum ThpKernel {
     /// v6.8 (multi-size THP merged): PTE-mapped large folios are split
@@ -139,6 +167,10 @@ pub enum ThpKernel {
     #[default]
     #[serde(rename = "6.12")]
     V6_12,
+    /// v6.13: as 6.12, and a swap fault on a SWP_SYNCHRONOUS_IO device
+    /// (zram) reads a large folio back whole (`alloc_swap_folio`).
+    #[serde(rename = "6.13")]
+    V6_13,
 }
 
 impl<'de> Deserialize<'de> for ThpKernel {
@@ -156,8 +188,9 @@ impl<'de> Deserialize<'de> for ThpKernel {
         match v.as_str() {
             "6.8" => Ok(ThpKernel::V6_8),
             "6.12" => Ok(ThpKernel::V6_12),
+            "6.13" => Ok(ThpKernel::V6_13),
             _ => Err(serde::de::Error::custom(format!(
-                "unknown kernel `{v}`, expected \"6.8\" or \"6.12\""
+                "unknown kernel `{v}`, expected \"6.8\", \"6.12\" or \"6.13\""
             ))),
         }
     }
@@ -185,6 +218,14 @@ pub struct ThpSizeConfig {
     pub enabled: ThpSizeEnabled,
 }
 
+fn yes() -> bool {
+    true
+}
+
+fn is_true(v: &bool) -> bool {
+    *v
+}
+
 fn inherit() -> ThpSizeConfig {
     ThpSizeConfig {
         enabled: ThpSizeEnabled::Inherit,
@@ -201,12 +242,17 @@ pub struct ThpConfig {
     /// `defrag` (default `madvise`, the kernel's).
     #[serde(default)]
     pub defrag: ThpDefrag,
-    /// Kernel version of the reclaim rules: `"6.8"` or `"6.12"` (default).
+    /// Kernel version of the reclaim and swap-in rules: `"6.8"`, `"6.12"`
+    /// (default) or `"6.13"`.
     #[serde(default)]
     pub kernel: ThpKernel,
     /// The advice of every anonymous VMA (`madvise(MADV_HUGEPAGE)`).
     #[serde(default)]
     pub vma_advice: VmaThpAdvice,
+    /// `use_zero_page` (default true, the kernel's): with `machine.zero_page`,
+    /// a read fault where a PMD-size folio could go maps the huge zero page.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub use_zero_page: bool,
     /// 16 KiB (order 2).
     #[serde(rename = "hugepages-16kB", default)]
     pub hugepages_16kb: ThpSizeConfig,
@@ -240,6 +286,7 @@ impl Default for ThpConfig {
             defrag: ThpDefrag::Madvise,
             kernel: ThpKernel::V6_12,
             vma_advice: VmaThpAdvice::None,
+            use_zero_page: true,
             hugepages_16kb: ThpSizeConfig::default(),
             hugepages_32kb: ThpSizeConfig::default(),
             hugepages_64kb: ThpSizeConfig::default(),
@@ -355,6 +402,25 @@ pub struct MthpStats {
     pub split: u64,
     /// Folios of this size resident at the end (`nr_anon`, v6.12+).
     pub nr_anon: u64,
+    /// Folios of this size queued for a deferred split once partially
+    /// unmapped (`split_deferred`; in JSON only when non-zero).
+    #[serde(default, skip_serializing_if = "crate::stats::is_zero")]
+    pub split_deferred: u64,
+    /// Partially mapped folios of this size at the end, still on a deferred
+    /// split queue (`nr_anon_partially_mapped`, v6.12; in JSON only when
+    /// non-zero).
+    #[serde(default, skip_serializing_if = "crate::stats::is_zero")]
+    pub nr_anon_partially_mapped: u64,
+    /// Folios of this size read back from swap whole (`swpin`, 6.13 on
+    /// zram; in JSON only when non-zero).
+    #[serde(default, skip_serializing_if = "crate::stats::is_zero")]
+    pub swpin: u64,
+    /// Swap faults that tried this size and fell back (`swpin_fallback`).
+    #[serde(default, skip_serializing_if = "crate::stats::is_zero")]
+    pub swpin_fallback: u64,
+    /// Of those, the ones whose memcg charge failed (`swpin_fallback_charge`).
+    #[serde(default, skip_serializing_if = "crate::stats::is_zero")]
+    pub swpin_fallback_charge: u64,
 }
 
 /// `hugepages-<size>kB/stats` of one size, in a run's result.
@@ -380,17 +446,46 @@ pub(crate) struct Thp {
     pub kernel: ThpKernel,
     /// Counters by order (index = order).
     pub stats: [MthpStats; PMD_ORDER as usize + 1],
+    /// A PMD read fault maps the huge zero page (`machine.zero_page` and
+    /// `use_zero_page`).
+    pub huge_zero: bool,
+    /// The huge zero page has been allocated (`get_huge_zero_page`).
+    pub huge_zero_allocated: bool,
+    /// The deferred split queues by group (`memcg->deferred_split_queue`,
+    /// v6.12), grown on first use.
+    pub split_queues: Vec<DeferredSplit>,
+    /// A swap fault may read a large folio whole: `kernel` 6.13, some order
+    /// allowed, swap on zram (one test on the swap-fault path).
+    pub swapin_large: bool,
+}
+
+/// One group's `struct deferred_split`: its queue of partially mapped large
+/// folios, oldest first, and the shrinker's deferred work for it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DeferredSplit {
+    /// `split_queue`. Entries whose folio was split or freed since (no
+    /// PG_partially_mapped, or another group's) are dropped when met.
+    pub queue: std::collections::VecDeque<FolioId>,
+    /// `split_queue_len`: the folios really queued.
+    pub len: u64,
+    /// The shrinker's `nr_deferred` for the group.
+    pub nr_deferred: u64,
 }
 
 impl Thp {
     /// The state for `cfg`.
-    pub(crate) fn new(cfg: &ThpConfig) -> Thp {
+    pub(crate) fn new(cfg: &ThpConfig, zero_page: bool, zram: bool) -> Thp {
+        let any = cfg.allows_large_folios();
         Thp {
+            swapin_large: cfg.kernel == ThpKernel::V6_13 && any && zram,
             orders_plain: cfg.orders_for(false),
             orders_madv: cfg.orders_for(true),
             gfp: [cfg.gfp_for(false), cfg.gfp_for(true)],
             kernel: cfg.kernel,
             stats: Default::default(),
+            huge_zero: zero_page && cfg.use_zero_page,
+            huge_zero_allocated: false,
+            split_queues: Vec::new(),
         }
     }
 
@@ -601,6 +696,9 @@ impl Sim {
     /// swap cache, its own slot; the tails are appended to `list` (the
     /// caller's `folio_list`). Counts `split` (and `thp_split_page` at PMD size).
     pub(crate) fn split_folio_to_list(&mut self, f: FolioId, list: &mut Vec<FolioId>) {
+        if self.folios[f].test(flags::PARTIALLY_MAPPED) {
+            self.deferred_split_unqueue(f);
+        }
         let fo = self.folios[f];
         debug_assert!(fo.order > 0 && fo.lru == NO_LIST);
         let n = 1u32 << fo.order;
@@ -725,6 +823,306 @@ impl Sim {
         fo.mapcount = (u32::from(fo.mapcount) + mapped).min(255) as u8;
     }
 
+    /// `do_huge_pmd_anonymous_page`'s read-fault branch (mm/huge_memory.c,
+    /// v6.12): when PMD size is allowed and suitable at `index` and the
+    /// PMD is none, a read fault maps the huge zero page
+    /// (`mm_get_huge_zero_folio` → `set_huge_zero_folio`). The model has no
+    /// PMD entry: the 512 PTEs map the zero folio and the VMA's bit for the
+    /// PMD says they stand for one huge zero PMD. The huge zero page is
+    /// allocated once per run (`thp_zero_page_alloc`; the kernel's
+    /// shrinker may free it when unused, which is not modelled). Returns
+    /// false when the fault goes on to the order-0 zero page.
+    pub(crate) fn do_huge_zero_page(&mut self, vma: VmaId, index: u32) -> bool {
+        let (orders, _) = self.thp_vma_allowable_orders(vma);
+        let len = self.vmas[vma as usize].len;
+        if orders & (1 << PMD_ORDER) == 0 || !suitable(len, index, PMD_ORDER) {
+            return false;
+        }
+        let start = index & !((1 << PMD_ORDER) - 1);
+        if !self.pte_range_none(vma, start, PMD_ORDER) {
+            return false;
+        }
+        if !self.thp.huge_zero_allocated {
+            self.thp.huge_zero_allocated = true;
+            self.count_vm_events(THP_ZERO_PAGE_ALLOC, 1);
+        }
+        self.advance(self.cost.minor_fault_ns);
+        let zero = self.zero_folio;
+        let v = &mut self.vmas[vma as usize];
+        v.pte_mut(start + (1 << PMD_ORDER) - 1);
+        for i in start..start + (1 << PMD_ORDER) {
+            v.ptes[i as usize] = pte_present(zero, i == index, false);
+        }
+        let pmd = (index >> PMD_ORDER) as usize;
+        if v.huge_zero_pmds.len() <= pmd / 64 {
+            v.huge_zero_pmds.resize(pmd / 64 + 1, 0);
+        }
+        v.huge_zero_pmds[pmd / 64] |= 1 << (pmd % 64);
+        true
+    }
+
+    /// `__split_huge_pmd` of a huge zero PMD around `index`, if there is one
+    /// (`__split_huge_zero_page_pmd`: 512 PTEs mapping the zero page, which
+    /// the model already has): counts `thp_split_pmd`. A write fault on it
+    /// (`do_huge_pmd_wp_page` → fallback, v6.12) and a zap of part of it
+    /// split it.
+    pub(crate) fn split_huge_zero_pmd(&mut self, vma: VmaId, index: u32) {
+        let pmd = (index >> PMD_ORDER) as usize;
+        let v = &mut self.vmas[vma as usize];
+        let Some(w) = v.huge_zero_pmds.get_mut(pmd / 64) else {
+            return;
+        };
+        if *w & (1 << (pmd % 64)) != 0 {
+            *w &= !(1 << (pmd % 64));
+            self.count_vm_events(THP_SPLIT_PMD, 1);
+        }
+    }
+
+    /// `alloc_swap_folio` (mm/memory.c, v6.13) and the rest of
+    /// `do_swap_page` for a large folio: on a SWP_SYNCHRONOUS_IO device
+    /// (zram), with the faulting slot's folio not in the swap cache, the
+    /// allowed orders below PMD size that are suitable in the VMA
+    /// (`thp_swap_suitable_orders`: the slot aligned as the page is) and
+    /// whose aligned block is all swap entries of consecutive slots none of
+    /// which is in the swap cache (`can_swapin_thp`) are tried highest
+    /// first: a buddy failure counts `swpin_fallback`, a charge failure (to
+    /// the slot's group) `swpin_fallback_charge` too. The folio is read in
+    /// one request (`swpin`, `pswpin` per page), every PTE of the block
+    /// maps it (young at `index`), its slots are freed (the swap cache is
+    /// skipped) and `workingset_refault` sees the faulting slot's shadow.
+    /// False leaves the fault to the order-0 path.
+    pub(crate) fn do_swap_page_large(
+        &mut self,
+        vma: VmaId,
+        index: u32,
+        slot: u32,
+        write: bool,
+    ) -> bool {
+        let (mut orders, gfp) = self.thp_vma_allowable_orders(vma);
+        orders &= (1 << PMD_ORDER) - 1;
+        if orders == 0 {
+            return false;
+        }
+        let len = self.vmas[vma as usize].len;
+        for o in THP_ORDERS {
+            let n = 1u32 << o;
+            if orders & (1 << o) == 0 {
+                continue;
+            }
+            if !suitable(len, index, o)
+                || (slot ^ index) & (n - 1) != 0
+                || !self.can_swapin_thp(vma, index, slot, o)
+            {
+                orders &= !(1 << o);
+            }
+        }
+        while orders != 0 {
+            let o = highest_order(orders);
+            orders &= !(1 << o);
+            let n = 1u32 << o;
+            let first = slot & !(n - 1);
+            let owner = self.swap.as_ref().unwrap().owner(slot);
+            let faulting = std::mem::replace(&mut self.cur_memcg, owner);
+            let got = self.alloc_anon_order(o, gfp);
+            self.cur_memcg = faulting;
+            // alloc_anon_order counted the anon_fault_* stats: move them.
+            let st = &mut self.thp.stats[o as usize];
+            match got {
+                Ok(f) => return self.swapin_large_folio(vma, index, first, f, write),
+                Err(charge) => {
+                    st.anon_fault_fallback -= 1;
+                    st.swpin_fallback += 1;
+                    if charge {
+                        st.anon_fault_fallback_charge -= 1;
+                        st.swpin_fallback_charge += 1;
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    /// `can_swapin_thp`: the `1 << order` PTEs of the aligned block around
+    /// `index` are swap entries of the slots of the same block around
+    /// `slot`, and none of those slots has a folio in the swap cache.
+    fn can_swapin_thp(&self, vma: VmaId, index: u32, slot: u32, order: u8) -> bool {
+        let n = 1u32 << order;
+        let (start, first) = (index & !(n - 1), slot & !(n - 1));
+        let v = &self.vmas[vma as usize];
+        let swap = self.swap.as_ref().unwrap();
+        (0..n).all(|i| {
+            let s = first + i;
+            v.pte(start + i) == s + 1 && slot_folio(swap.slots[s as usize]).is_none()
+        })
+    }
+
+    /// Reads large folio `f` from the slots `first..` and maps it at the
+    /// aligned block around `index` (see [`Sim::do_swap_page_large`]).
+    fn swapin_large_folio(
+        &mut self,
+        vma: VmaId,
+        index: u32,
+        first: u32,
+        f: FolioId,
+        write: bool,
+    ) -> bool {
+        let order = self.folios[f].order;
+        let n = 1u32 << order;
+        let start = index & !(n - 1);
+        let shadow = self.swap.as_ref().unwrap().slots[(first + (index - start)) as usize];
+        {
+            let fo = &mut self.folios[f];
+            fo.clear(flags::ACTIVE);
+            fo.space = vma;
+            fo.index = start;
+            fo.mapcount = n.min(255) as u8;
+        }
+        let task = self.vmas[vma as usize].task as usize;
+        if self.tasks[task].dead {
+            self.folios[f].mapcount = 0;
+            self.free_folio(f);
+            return true;
+        }
+        self.workingset_refault(f, shadow);
+        self.folio_add_lru(f);
+        let now = self.clock;
+        let done = self.swap_dev(|d| d.read(now, u64::from(n)));
+        self.count_vm_events(PSWPIN, u64::from(n));
+        self.count_vm_events(PGPGIN, 4 * u64::from(n));
+        self.thp.stats[order as usize].swpin += 1;
+        let ws = self.folios[f].test(flags::WORKINGSET);
+        self.io_wait(done, ws);
+        let v = &mut self.vmas[vma as usize];
+        for i in 0..n {
+            v.ptes[(start + i) as usize] = pte_present(f, start + i == index, write);
+        }
+        for i in 0..n {
+            self.swap_free(first + i);
+        }
+        true
+    }
+
+    /// `deferred_split_folio(folio, partially_mapped = true)`
+    /// (mm/huge_memory.c, v6.12) of large anonymous folio `f`, some of whose
+    /// pages were just unmapped: unless it is in the swap cache or already
+    /// partially mapped, it is marked PG_partially_mapped, counted
+    /// (`thp_deferred_split_page` at PMD size, per-size `split_deferred`
+    /// and `nr_anon_partially_mapped`) and queued at the tail of its group's
+    /// deferred split queue.
+    pub(crate) fn deferred_split_folio(&mut self, f: FolioId) {
+        let fo = &mut self.folios[f];
+        if fo.order == 0 || fo.test(flags::SWAPCACHE) || fo.test(flags::PARTIALLY_MAPPED) {
+            return;
+        }
+        fo.set(flags::PARTIALLY_MAPPED);
+        let (order, m) = (fo.order, fo.memcg as usize);
+        if order == PMD_ORDER {
+            self.count_vm_events(THP_DEFERRED_SPLIT_PAGE, 1);
+        }
+        self.thp.stats[order as usize].split_deferred += 1;
+        if self.thp.split_queues.len() <= m {
+            self.thp.split_queues.resize_with(m + 1, Default::default);
+        }
+        let q = &mut self.thp.split_queues[m];
+        q.queue.push_back(f);
+        q.len += 1;
+    }
+
+    /// Takes folio `f` off its deferred split queue (its split, or its
+    /// freeing: `folio_unqueue_deferred_split`); the queue's entry is
+    /// dropped when the shrinker meets it.
+    pub(crate) fn deferred_split_unqueue(&mut self, f: FolioId) {
+        let fo = &mut self.folios[f];
+        fo.clear(flags::PARTIALLY_MAPPED);
+        let m = fo.memcg as usize;
+        self.thp.split_queues[m].len -= 1;
+    }
+
+    /// `shrink_slab()` of the deferred split shrinker for group `m` at
+    /// `priority` (mm/shrinker.c `do_shrink_slab`, v6.12, with
+    /// `deferred_split_count` = the queue's length and the default
+    /// `seeks` of 2): scans `(len >> priority) * 2` plus the deferred work
+    /// `>> priority` (at most twice the length) in batches of 128, the
+    /// rest deferred; so a short queue waits for a low priority. Returns
+    /// the folios split.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn shrink_slab_deferred_split(
+        &mut self,
+        m: crate::memcg::MemcgId,
+        priority: u32,
+    ) -> u64 {
+        const SHRINK_BATCH: u64 = 128;
+        let Some(q) = self.thp.split_queues.get_mut(m as usize) else {
+            return 0;
+        };
+        let freeable = q.len;
+        if freeable == 0 {
+            return 0;
+        }
+        let nr = std::mem::take(&mut q.nr_deferred);
+        let delta = (freeable >> priority) * 4 / 2;
+        let mut total_scan = ((nr >> priority) + delta).min(2 * freeable);
+        let mut scanned = 0;
+        let mut freed = 0;
+        while total_scan >= SHRINK_BATCH || total_scan >= freeable {
+            let n = total_scan.min(SHRINK_BATCH);
+            let (split, stop) = self.deferred_split_scan(m, n);
+            freed += split;
+            if stop {
+                break;
+            }
+            total_scan -= n;
+            scanned += n;
+        }
+        let next = (nr + delta).saturating_sub(scanned).min(2 * freeable);
+        self.thp.split_queues[m as usize].nr_deferred += next;
+        freed
+    }
+
+    /// `deferred_split_scan()` (mm/huge_memory.c, v6.12): up to `nr` folios
+    /// from the head of `m`'s queue are split to order 0
+    /// (`split_folio`: counts `split`, `thp_split_page`); the pages no PTE
+    /// maps any more are freed (`free_page_and_swap_cache` in
+    /// `__split_huge_page`), the others go back to the LRU. Returns the
+    /// folios split and whether the scan should stop (`SHRINK_STOP`: none
+    /// split and the queue empty).
+    fn deferred_split_scan(&mut self, m: crate::memcg::MemcgId, nr: u64) -> (u64, bool) {
+        let mut split = 0;
+        let mut tails = Vec::new();
+        for _ in 0..nr {
+            let Some(f) = self.thp.split_queues[m as usize].queue.pop_front() else {
+                break;
+            };
+            let fo = self.folios[f];
+            if !fo.test(flags::PARTIALLY_MAPPED) || fo.memcg != m || fo.order == 0 {
+                // Split or freed since it was queued.
+                continue;
+            }
+            // `split_folio` fails (-EBUSY) under writeback; a folio not
+            // on the LRU is isolated by someone else: either stays queued.
+            if fo.test(flags::WRITEBACK) || !self.folio_isolate_lru(f) {
+                self.thp.split_queues[m as usize].queue.push_back(f);
+                continue;
+            }
+            tails.clear();
+            self.split_folio_to_list(f, &mut tails);
+            split += 1;
+            tails.push(f);
+            for &t in &tails {
+                if self.folios[t].mapcount == 0 {
+                    // Off every list: freed at once.
+                    self.advance(self.cost.free_ns);
+                    self.free_unmapped_anon_folio(t);
+                } else {
+                    self.damon_putback_lru(t);
+                }
+            }
+        }
+        let empty = self.thp.split_queues[m as usize].queue.is_empty();
+        (split, split == 0 && empty)
+    }
+
     /// The per-size stats of the run (sizes with any activity), and
     /// `nr_anon` counted over the live folios.
     pub(crate) fn thp_report(&self) -> Vec<MthpSizeReport> {
@@ -735,6 +1133,9 @@ impl Sim {
         self.folios.for_each_live(|fo| {
             if fo.order > 0 && !fo.is_file() {
                 stats[fo.order as usize].nr_anon += 1;
+                if fo.test(flags::PARTIALLY_MAPPED) {
+                    stats[fo.order as usize].nr_anon_partially_mapped += 1;
+                }
             }
         });
         THP_ORDERS

@@ -64,6 +64,7 @@ pub mod explain;
 mod fault;
 mod huge_memory;
 mod kmem;
+mod madvise;
 mod mem;
 pub mod memcg;
 mod memcg_stats;

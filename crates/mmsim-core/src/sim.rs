@@ -245,6 +245,11 @@ pub struct Sim {
     pub(crate) damon: Option<Box<crate::damon::Damon>>,
     /// Multi-size THP: allowed orders and per-size counters (`crate::huge_memory`).
     pub(crate) thp: crate::huge_memory::Thp,
+    /// The shared zero page's folio (`machine.zero_page`), or NIL: a folio of
+    /// no list, group or page frame that read-fault PTEs of anonymous memory
+    /// map (`crate::fault`). The kernel's zero page is reserved memory, not
+    /// part of the zone, so the invariants leave it out.
+    pub(crate) zero_folio: FolioId,
     /// The flushed memcg statistics reclaim reads (`crate::memcg_stats`).
     pub(crate) memcg_stats: crate::memcg_stats::MemcgStats,
 }
@@ -348,7 +353,12 @@ impl Sim {
             nr_writeback: 0,
             lru_gen,
             damon: None,
-            thp: crate::huge_memory::Thp::new(&cfg.thp),
+            thp: crate::huge_memory::Thp::new(
+                &cfg.thp,
+                cfg.zero_page,
+                cfg.swap.device == crate::config::DeviceKind::Zram,
+            ),
+            zero_folio: crate::mem::folio::NIL,
             memcg_stats: crate::memcg_stats::MemcgStats::new(
                 cfg.policy.memcg_stats_flush,
                 cfg.policy.memcg_stats_flush_ms,
@@ -359,6 +369,10 @@ impl Sim {
             .add_timer(crate::timer::TimerKind::Flusher, DIRTY_WRITEBACK_NS);
         sim.arm_stats_sampler();
         sim.arm_memcg_stats_flush();
+        if sim.cfg.zero_page {
+            // ZERO_PAGE(0): never on a list, never freed.
+            sim.zero_folio = sim.folios.alloc(u32::MAX - 1, 0, 0, 0);
+        }
         if let Some(d) = sim.cfg.damon.clone() {
             // Configured but with nothing running (a module's `enabled = false`),
             // DAMON still reports: no kdamond, no CPU.
@@ -508,6 +522,7 @@ impl Sim {
                 crate::huge_memory::VmaThpAdvice::None
             },
             ptes: Vec::new(),
+            huge_zero_pmds: Vec::new(),
             swap_ra: Default::default(),
             file_ra: crate::readahead::FileRaState::new(self.cfg.ra_pages()),
         });
@@ -529,6 +544,7 @@ impl Sim {
                 self.generic_perform_write(file, index, pages)
             }
             Event::Think { ns } => self.advance(ns),
+            Event::Discard { vma, index, pages } => self.madvise_dontneed(vma, index, pages),
         }
         if self.pages_over_high > 0 {
             self.mem_cgroup_handle_over_high();
@@ -599,7 +615,7 @@ impl Sim {
                     }
                 }
                 Event::FileWrite { file, .. } => self.tp_task = self.tp_file_task(file),
-                Event::Think { .. } => {}
+                Event::Think { .. } | Event::Discard { .. } => {}
             }
             self.step(ev);
         }
@@ -615,7 +631,7 @@ impl Sim {
             Event::FileRead { file, index, .. } | Event::FileWrite { file, index, .. } => {
                 self.files.get(file as usize)?.slots.get(index as usize)
             }
-            Event::Think { .. } => None,
+            Event::Think { .. } | Event::Discard { .. } => None,
         }
     }
 
@@ -989,11 +1005,30 @@ impl Sim {
                 on_lists += n as u64;
             }
         }
-        let live = self.folios.live() as u64;
+        // Each group's deferred split queue length counts its partially mapped folios.
+        if !self.thp.split_queues.is_empty() {
+            let mut pm = vec![0u64; self.thp.split_queues.len().max(self.memcgs.len())];
+            self.folios.for_each_live(|fo| {
+                if fo.test(flags::PARTIALLY_MAPPED) {
+                    pm[fo.memcg as usize] += 1;
+                }
+            });
+            for (m, q) in self.thp.split_queues.iter().enumerate() {
+                if q.len != pm[m] {
+                    return Err(format!(
+                        "group {m}: deferred split queue length {} but {} partially mapped folios",
+                        q.len, pm[m]
+                    ));
+                }
+            }
+        }
+        // The zero page is on no list and takes no page of the zone.
+        let zero = u64::from(self.zero_folio != crate::mem::folio::NIL);
+        let live = self.folios.live() as u64 - zero;
         if on_lists != live {
             return Err(format!("{live} live folios but {on_lists} on lists"));
         }
-        let used = self.folios.live_pages();
+        let used = self.folios.live_pages() - zero;
         if self.node.free + used != self.node.managed {
             return Err(format!(
                 "free {} + used {used} != managed {}",

@@ -66,6 +66,12 @@
 
 use crate::memcg::MemcgId;
 use crate::reclaim::Reclaimer;
+
+/// `skip_serializing_if` of the counters added after the results digest was
+/// written: they are absent from the JSON of runs that never count them.
+pub(crate) fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
 use crate::sim::Sim;
 use serde::{Deserialize, Serialize};
 
@@ -187,6 +193,7 @@ macro_rules! counters {
     (
         node {
             $( $(#[doc = $d:literal])*
+               $(@skip_zero($skip:literal))?
                $item:ident $name:ident : $kind:ident, $unit:ident
                $(, memcg($file:ident, $mname:literal))? ; )*
         }
@@ -286,7 +293,9 @@ macro_rules! counters {
         /// Cumulative event counters and end-of-run gauges, named as in /proc/vmstat.
         #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
         pub struct Vmstat {
-            $( $(#[doc = $d])* pub $name: u64, )*
+            $( $(#[doc = $d])*
+               $( #[serde(default, skip_serializing_if = $skip)] )?
+               pub $name: u64, )*
         }
 
         impl Vmstat {
@@ -502,6 +511,15 @@ counters! {
         THP_SWPOUT thp_swpout: Event, Count;
         #[doc = "Counter: PMD-size THPs split because they could not be swapped out whole."]
         THP_SWPOUT_FALLBACK thp_swpout_fallback: Event, Count;
+        #[doc = "Counter: PMD-size huge zero pages allocated (`get_huge_zero_page`; in JSON only when non-zero)."]
+        @skip_zero("crate::stats::is_zero")
+        THP_ZERO_PAGE_ALLOC thp_zero_page_alloc: Event, Count;
+        #[doc = "Counter: PMD mappings split into PTEs (here: huge zero PMDs split by a write; in JSON only when non-zero)."]
+        @skip_zero("crate::stats::is_zero")
+        THP_SPLIT_PMD thp_split_pmd: Event, Count;
+        #[doc = "Counter: large folios queued for a deferred split (`deferred_split_folio`; in JSON only when non-zero)."]
+        @skip_zero("crate::stats::is_zero")
+        THP_DEFERRED_SPLIT_PAGE thp_deferred_split_page: Event, Count;
     }
     memcg_only {
         #[doc = "`memory.events` low: times the group was reclaimed below its effective `memory.low` (in the retry pass that ignores it)."]
@@ -755,6 +773,9 @@ mod tests {
         "thp_split_page",
         "thp_swpout",
         "thp_swpout_fallback",
+        "thp_zero_page_alloc",
+        "thp_split_pmd",
+        "thp_deferred_split_page",
         "swap_ra",
         "swap_ra_hit",
         "swpin_zero",

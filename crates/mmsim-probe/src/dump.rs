@@ -223,7 +223,8 @@ fn records_of(
             pages,
             matches!(e, Event::FileWrite { .. }),
         ),
-        Event::Think { .. } => (0, 0, 0, false),
+        // A discard touches no page.
+        Event::Think { .. } | Event::Discard { .. } => (0, 0, 0, false),
     };
     Ok((0..pages as u64).map(move |p| (first as u64 + p, write, region)))
 }

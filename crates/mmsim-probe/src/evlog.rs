@@ -75,6 +75,8 @@ pub fn encode(event: &Event, idle: bool) -> [u8; RECORD_SIZE] {
         Event::FileRead { file, index, pages } => (1, 0, pages, file, index as u64),
         Event::FileWrite { file, index, pages } => (2, 0, pages, file, index as u64),
         Event::Think { ns } => (3, idle as u8 * FLAG_IDLE, 0, 0, ns),
+        // The page count rides in the value's high half.
+        Event::Discard { vma, index, pages } => (4, 0, 0, vma, index as u64 | (pages as u64) << 32),
     };
     let mut r = [0u8; RECORD_SIZE];
     r[0] = kind;
@@ -92,7 +94,7 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
     let id = u32::from_le_bytes(r[4..8].try_into().expect("4 bytes"));
     let value = u64::from_le_bytes(r[8..16].try_into().expect("8 bytes"));
     let index = || u32::try_from(value).map_err(|_| format!("page index {value} is 2^32 or more"));
-    if kind > 3 {
+    if kind > 4 {
         return Err(format!("unknown kind {kind}"));
     }
     let allowed = match kind {
@@ -105,7 +107,8 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
     }
     match kind {
         1 | 2 if pages == 0 => return Err("pages is 0".into()),
-        0 | 3 if pages != 0 => return Err(format!("pages {pages} on kind {kind}")),
+        0 | 3 | 4 if pages != 0 => return Err(format!("pages {pages} on kind {kind}")),
+        4 if value >> 32 == 0 => return Err("discard of 0 pages".into()),
         3 if id != 0 => return Err(format!("id {id} on a think")),
         _ => {}
     }
@@ -126,6 +129,11 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
             pages,
         },
         3 => Event::Think { ns: value },
+        4 => Event::Discard {
+            vma: id,
+            index: value as u32,
+            pages: (value >> 32) as u32,
+        },
         k => return Err(format!("unknown kind {k}")),
     };
     Ok(LogRecord {
@@ -364,6 +372,11 @@ mod tests {
                 pages: 65535,
             },
             Event::Think { ns: u64::MAX },
+            Event::Discard {
+                vma: 4,
+                index: u32::MAX - 1,
+                pages: u32::MAX,
+            },
         ]
     }
 
@@ -374,8 +387,8 @@ mod tests {
         w.write_batch(&sample(), false).unwrap();
         w.write_batch(&[Event::Think { ns: 5 }], true).unwrap();
         let (bytes, n) = w.finish().unwrap();
-        assert_eq!(n, 6);
-        assert_eq!(bytes.len(), RECORD_SIZE * 8);
+        assert_eq!(n, 7);
+        assert_eq!(bytes.len(), RECORD_SIZE * 9);
         let got: Vec<LogRecord> = LogReader::new(path, &bytes[..])
             .unwrap()
             .collect::<Result<_, _>>()
@@ -385,7 +398,7 @@ mod tests {
         want.push(Event::Think { ns: 5 });
         assert_eq!(events, want);
         assert_eq!(got.iter().filter(|r| r.idle).count(), 1);
-        assert!(got[5].idle);
+        assert!(got[6].idle);
     }
 
     #[test]

@@ -575,6 +575,29 @@ impl Executor<'_> {
                     });
                 }
             }
+            Event::Discard { vma, index, pages } => {
+                let Some(Some(v)) = self.vmas.get(vma as usize).copied() else {
+                    return Err(self.bad(format!("no mapped region has VMA id {vma}")));
+                };
+                if index as u64 + pages as u64 > v.pages || pages == 0 {
+                    return Err(self.bad(format!(
+                        "pages {index}..{} of {} are beyond its {} pages",
+                        index as u64 + pages as u64,
+                        self.names[v.region].display(),
+                        v.pages
+                    )));
+                }
+                let len = pages as usize * PAGE_SIZE as usize;
+                // SAFETY: the range lies inside the live mapping (checked above);
+                // MADV_DONTNEED only drops its pages.
+                let r = unsafe {
+                    let p = v.base.add(index as usize * PAGE_SIZE as usize);
+                    libc::madvise(p.cast(), len, libc::MADV_DONTNEED)
+                };
+                if r != 0 {
+                    return Err(ProbeError::last_os("madvise", &self.names[v.region]));
+                }
+            }
             Event::Think { ns } => match self.think {
                 ThinkMode::Busy => {
                     let end = Instant::now() + Duration::from_nanos(ns);

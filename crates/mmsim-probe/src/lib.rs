@@ -125,6 +125,13 @@ pub struct EventCounts {
     pub think: u64,
     /// Their nanoseconds.
     pub think_ns: u64,
+    /// `Discard` events (`madvise(MADV_DONTNEED)` calls; absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub discard: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl EventCounts {
@@ -146,11 +153,17 @@ impl EventCounts {
                 self.think += 1;
                 self.think_ns = self.think_ns.saturating_add(ns);
             }
+            Event::Discard { .. } => self.discard += 1,
         }
     }
 
     /// All events counted.
     pub fn total(&self) -> u64 {
-        self.access_read + self.access_write + self.file_read + self.file_write + self.think
+        self.access_read
+            + self.access_write
+            + self.file_read
+            + self.file_write
+            + self.think
+            + self.discard
     }
 }

@@ -206,6 +206,12 @@ pub fn stream_digest(s: &Scenario) -> Result<StreamDigest> {
                     eat(&[3]);
                     eat(&ns.to_le_bytes());
                 }
+                Event::Discard { vma, index, pages } => {
+                    eat(&[4]);
+                    eat(&vma.to_le_bytes());
+                    eat(&index.to_le_bytes());
+                    eat(&pages.to_le_bytes());
+                }
             }
         }
     }

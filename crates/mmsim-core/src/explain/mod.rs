@@ -416,7 +416,7 @@ impl Sim {
     /// The task event `ev` runs in.
     fn xp_event_task(&self, ev: &Event) -> String {
         match *ev {
-            Event::Access { vma, .. } => self
+            Event::Access { vma, .. } | Event::Discard { vma, .. } => self
                 .vmas
                 .get(vma as usize)
                 .map_or_else(String::new, |v| self.xp_task_name(v.task)),
@@ -608,6 +608,19 @@ impl Sim {
                     && key.space == file
                     && key.index >= index
                     && key.index < index.saturating_add(u32::from(pages.max(1)))
+            }
+            Event::Discard { vma, index, pages } => {
+                let Some(v) = self.vmas.get(vma as usize) else {
+                    return false;
+                };
+                let (space, first) = match v.kind {
+                    VmaKind::Anon => (vma, index),
+                    VmaKind::File { file, pgoff } => (file, pgoff.saturating_add(index)),
+                };
+                key.file == matches!(v.kind, VmaKind::File { .. })
+                    && key.space == space
+                    && key.index >= first
+                    && key.index < first.saturating_add(pages)
             }
             Event::Think { .. } => false,
         }

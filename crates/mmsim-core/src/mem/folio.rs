@@ -49,6 +49,10 @@ pub(crate) mod flags {
     pub(crate) const YOUNG: u16 = 1 << 12;
     /// PG_idle: not accessed since the idle tracker marked it.
     pub(crate) const IDLE: u16 = 1 << 13;
+    /// PG_partially_mapped (v6.12): a large anonymous folio some of whose
+    /// pages were unmapped, on its group's deferred split queue
+    /// (`crate::huge_memory`). Never copied to split-off folios.
+    pub(crate) const PARTIALLY_MAPPED: u16 = 1 << 14;
 }
 
 /// Which LRU list a folio is on (`enum lru_list`, include/linux/mmzone.h).

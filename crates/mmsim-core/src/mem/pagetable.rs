@@ -74,6 +74,11 @@ pub(crate) struct Vma {
     pub thp_advice: crate::huge_memory::VmaThpAdvice,
     /// PTEs, grown on first touch up to `len`.
     pub ptes: Vec<u32>,
+    /// One bit per PMD (512 pages) mapped by the huge zero page
+    /// (`crate::huge_memory`; its PTEs all map the zero folio, standing for
+    /// the PMD entry until a write splits it). Empty unless
+    /// `machine.zero_page` and PMD-size THP are on.
+    pub huge_zero_pmds: Vec<u64>,
     /// `vma->swap_readahead_info`: the last swap fault's page, window and hits.
     pub swap_ra: SwapRaInfo,
     /// Readahead state for faults on a file mapping (`vma->vm_file->f_ra`),

@@ -236,6 +236,9 @@ impl Sim {
             if self.kmem.is_some() {
                 self.shrink_slab_shadow(m, sc.priority);
             }
+            if !self.thp.split_queues.is_empty() {
+                self.shrink_slab_deferred_split(m, sc.priority);
+            }
         }
     }
 
@@ -1042,6 +1045,9 @@ impl Sim {
     /// Returns a folio's page to the node and uncharges it (`mem_cgroup_uncharge`
     /// + `free_unref_folios`, as at the end of `shrink_folio_list`).
     pub(crate) fn free_folio(&mut self, f: FolioId) {
+        if self.folios[f].test(flags::PARTIALLY_MAPPED) {
+            self.deferred_split_unqueue(f);
+        }
         let m = self.folios[f].memcg;
         let nr = self.folio_nr_pages(f);
         self.free_folio_frames(f);

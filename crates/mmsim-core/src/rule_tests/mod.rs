@@ -8,10 +8,13 @@
 //! `memcg_stats.rs` the memcg statistics flush that reclaim reads (6.12's
 //! ratelimited flush), `kmem.rs` kernel memory charged to groups (xarray
 //! nodes, the shadow-node shrinker, page tables), `rmap.rs` the reverse-map walk and the idle-page bits,
-//! and `thp.rs` multi-size THP (orders at a fault, fallbacks, swap-out). This file
+//! `thp.rs` multi-size THP (orders at a fault, fallbacks, swap-out), and
+//! `zero_page.rs` the zero page and huge zero page of read faults, and
+//! `discard.rs` MADV_DONTNEED and the deferred split queue. This file
 //! holds the helpers they share.
 
 mod classic;
+mod discard;
 mod explain;
 mod kmem;
 mod memcg;
@@ -21,6 +24,7 @@ mod readahead;
 mod rmap;
 mod swap;
 mod thp;
+mod zero_page;
 
 use crate::config::{
     CgroupVersion, CostVariant, DeviceConfig, DeviceKind, MachineConfig, PolicyConfig, PolicyName,

@@ -145,7 +145,7 @@ fn a_block_with_a_present_pte_drops_that_order() {
     // Page 17 faulted while THP was off: an order-0 folio.
     let small = fault_anon(&mut s, vma, 17);
     assert_eq!(s.folios[small].order, 0);
-    s.thp = crate::huge_memory::Thp::new(&thp_64k(true));
+    s.thp = crate::huge_memory::Thp::new(&thp_64k(true), false, false);
     // Page 20: the 64K block 16..32 holds page 17, the 16K block 20..24 is empty.
     let f = fault_anon(&mut s, vma, 20);
     assert_eq!(s.folios[f].order, 2);
@@ -390,7 +390,7 @@ fn a_whole_swapped_folio_faulted_back_from_the_swap_cache_maps_every_pte() {
 #[test]
 fn large_folios_keep_the_invariants_under_reclaim_with_both_lru_designs() {
     for policy in [PolicyName::Cost, PolicyName::Mglru] {
-        for kernel in [ThpKernel::V6_8, ThpKernel::V6_12] {
+        for kernel in [ThpKernel::V6_8, ThpKernel::V6_12, ThpKernel::V6_13] {
             let thp = ThpConfig {
                 kernel,
                 hugepages_16kb: size(ThpSizeEnabled::Always),
@@ -439,7 +439,12 @@ fn large_folios_keep_the_invariants_under_reclaim_with_both_lru_designs() {
             assert!(st[4].anon_fault_alloc > 0 && st[2].anon_fault_alloc > 0);
             match kernel {
                 ThpKernel::V6_8 => assert_eq!(st[4].swpout + st[2].swpout, 0),
-                ThpKernel::V6_12 => assert!(st[4].swpout > 0, "{policy:?}: {st:?}"),
+                ThpKernel::V6_12 | ThpKernel::V6_13 => {
+                    assert!(st[4].swpout > 0, "{policy:?}: {st:?}")
+                }
+            }
+            if kernel == ThpKernel::V6_13 {
+                assert!(st[4].swpin > 0, "{policy:?}: {st:?}");
             }
         }
     }
@@ -458,4 +463,70 @@ fn an_oom_kill_frees_large_folios_once() {
     s.check_invariants().unwrap();
     assert_eq!(s.folios.live(), 0);
     assert_eq!(s.node.free, s.node.managed);
+}
+
+/// A read of page 5 after the 64K folio of pages 0..16 was swapped out whole
+/// to zram: 6.12 reads one page back, 6.13 (`alloc_swap_folio`) the whole folio.
+fn swapin_after_whole_swapout(kernel: ThpKernel, discard_first: bool) -> Sim {
+    let (mut s, vma, _) = reclaim_64k(kernel, 1024, 0);
+    if discard_first {
+        s.step(&Event::Discard {
+            vma,
+            index: 0,
+            pages: 1,
+        });
+    }
+    s.step(&Event::Access {
+        vma,
+        index: 5,
+        write: false,
+    });
+    s.check_invariants().unwrap();
+    s
+}
+
+#[test]
+fn v6_12_swaps_in_one_page_of_a_whole_swapped_folio() {
+    let s = swapin_after_whole_swapout(ThpKernel::V6_12, false);
+    let f = s.vmas[0].pte(5) & crate::mem::pagetable::PTE_FOLIO_MASK;
+    assert_eq!(s.folios[f].order, 0);
+    assert_eq!((s.vm.pgmajfault, s.vm.pswpin), (1, 1));
+    assert_eq!(s.vmas[0].pte(6) & PTE_PRESENT, 0);
+    assert_eq!(s.thp.stats[4].swpin, 0);
+    assert_eq!(s.swap.as_ref().unwrap().used, 15);
+}
+
+#[test]
+fn v6_13_swaps_a_whole_folio_back_in_on_zram() {
+    let s = swapin_after_whole_swapout(ThpKernel::V6_13, false);
+    let f = s.vmas[0].pte(5) & crate::mem::pagetable::PTE_FOLIO_MASK;
+    assert_eq!((s.folios[f].order, s.folios[f].index), (4, 0));
+    assert_eq!((s.vm.pgmajfault, s.vm.pswpin, s.vm.pgpgin), (1, 16, 64));
+    for i in 0..16 {
+        let pte = s.vmas[0].pte(i);
+        assert_eq!(
+            pte & (PTE_PRESENT | 0x1fff_ffff),
+            PTE_PRESENT | f,
+            "pte {i}"
+        );
+        assert_eq!(pte & PTE_YOUNG != 0, i == 5, "pte {i}");
+    }
+    assert_eq!(s.folios[f].mapcount, 16);
+    assert_eq!(s.thp.stats[4].swpin, 1);
+    assert_eq!(s.thp.stats[4].anon_fault_alloc, 1, "the first fault only");
+    // The swap cache is skipped: every slot is free again.
+    assert!(!s.folios[f].test(flags::SWAPCACHE));
+    assert_eq!(s.swap.as_ref().unwrap().used, 0);
+}
+
+#[test]
+fn v6_13_swaps_in_a_smaller_block_when_a_pte_of_the_folio_is_gone() {
+    // Page 0 discarded: the 64K block is no longer all swap entries, so
+    // `can_swapin_thp` drops 64K; 16K is not enabled: order 0.
+    let s = swapin_after_whole_swapout(ThpKernel::V6_13, true);
+    let f = s.vmas[0].pte(5) & crate::mem::pagetable::PTE_FOLIO_MASK;
+    assert_eq!(s.folios[f].order, 0);
+    assert_eq!(s.vm.pswpin, 1);
+    // No allocation was tried: no fallback counted.
+    assert_eq!(s.thp.stats[4].swpin_fallback, 0);
 }

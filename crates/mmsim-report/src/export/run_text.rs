@@ -648,6 +648,23 @@ fn mthp_table(t: &mut String, sizes: &[mmsim_core::MthpSizeReport], anon_thp_pag
         ],
         &rows,
     );
+    // The counters of partial unmap and of 6.13's swap-in, one line per size
+    // that has any (absent otherwise, so older runs print as before).
+    for m in sizes {
+        let s = &m.stats;
+        let more = [
+            ("split_deferred", s.split_deferred),
+            ("nr_anon_partially_mapped", s.nr_anon_partially_mapped),
+            ("swpin", s.swpin),
+            ("swpin_fallback", s.swpin_fallback),
+            ("swpin_fallback_charge", s.swpin_fallback_charge),
+        ];
+        if more.iter().all(|(_, v)| *v == 0) {
+            continue;
+        }
+        let line: Vec<String> = more.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let _ = writeln!(t, "  {:<6} {}", m.size, line.join(", "));
+    }
 }
 
 /// The final lru_gen view, as /sys/kernel/debug/lru_gen_full prints it: per group

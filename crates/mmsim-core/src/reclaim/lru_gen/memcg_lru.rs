@@ -170,6 +170,9 @@ impl Sim {
         if self.kmem.is_some() {
             self.shrink_slab_shadow(m, sc.priority);
         }
+        if !self.thp.split_queues.is_empty() {
+            self.shrink_slab_deferred_split(m, sc.priority);
+        }
         if young {
             return Some(MemcgLruOp::Young);
         }

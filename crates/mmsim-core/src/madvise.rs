@@ -1,0 +1,207 @@
+//! Discarding a range of a mapping: `madvise(MADV_DONTNEED)` and `munmap`
+//! of part of a VMA (mm/madvise.c `madvise_dontneed_single_vma` →
+//! `zap_page_range_single`, mm/memory.c `zap_pte_range` /
+//! `zap_present_folio_ptes`, v6.12), the `Event::Discard` of a workload.
+//!
+//! Each PTE of the range is cleared (the VMA itself stays, as after
+//! MADV_DONTNEED; page-table pages are not freed):
+//!
+//! * **Anonymous, present**: the folio loses the mapping
+//!   (`folio_remove_rmap_ptes`). A folio no PTE maps any more is freed
+//!   (taken off its LRU list, its swap slots released, uncharged; the TLB
+//!   batch's `free_pages_and_swap_cache`); one under writeback or isolated
+//!   by reclaim is left to reclaim. A large folio still mapped in part is
+//!   *partially mapped*: `deferred_split_folio` queues it on its group's
+//!   deferred split queue (`crate::huge_memory`), whose shrinker splits it
+//!   under reclaim and frees the unmapped pages. A PMD-size folio mapped by
+//!   its PMD has the PMD split first when the range covers part of it
+//!   (`__split_huge_pmd`, `thp_split_pmd`); the whole PMD zapped frees it
+//!   (`zap_huge_pmd`).
+//! * **Anonymous, swap entry**: `free_swap_and_cache` releases the slot
+//!   (and its swap charge); a swap-cache folio that no PTE maps is freed
+//!   with it (`__try_to_reclaim_swap`).
+//! * **The zero page** (`machine.zero_page`): the PTE is cleared; a huge
+//!   zero PMD the range covers in part is split first (`thp_split_pmd`).
+//! * **A file mapping**: the page-cache folio stays cached; the PTE's dirty
+//!   bit dirties it (`folio_mark_dirty`) and its young bit marks it accessed
+//!   (`folio_mark_accessed`, when the VMA has recency).
+//!
+//! A later access to a discarded anonymous page faults a new zero-filled
+//! page. Cost: one system call (`fd_access_ns`), `pte_walk_ns` per page of
+//! the range and `free_ns` per folio freed.
+
+use crate::huge_memory::PMD_ORDER;
+use crate::mem::filemap::slot_folio;
+use crate::mem::folio::{flags, FolioId, LruList};
+use crate::mem::pagetable::{VmaId, VmaKind, PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG};
+use crate::sim::{Policy, Sim};
+use crate::stats::item::*;
+
+impl Sim {
+    /// `madvise(MADV_DONTNEED)` of `pages` pages from page `index` of `vma`
+    /// (see the module overview). A range past the VMA's end is cut at it;
+    /// one starting past it, or an unknown VMA, counts out of range.
+    pub(crate) fn madvise_dontneed(&mut self, vma: VmaId, index: u32, pages: u32) {
+        let Some(v) = self.vmas.get(vma as usize) else {
+            self.acc.out_of_range += 1;
+            return;
+        };
+        if index >= v.len || pages == 0 {
+            self.acc.out_of_range += 1;
+            return;
+        }
+        let task = v.task;
+        if self.tasks[task as usize].dead {
+            return;
+        }
+        let end = index.saturating_add(pages).min(v.len);
+        let kind = v.kind;
+        self.cur_memcg = self.task_memcg(task);
+        self.advance(self.cost.fd_access_ns + u64::from(end - index) * self.cost.pte_walk_ns);
+        if self.zero_folio != crate::mem::folio::NIL && kind == VmaKind::Anon {
+            self.zap_huge_zero_pmds(vma, index, end);
+        }
+        let top = end.min(self.vmas[vma as usize].ptes.len() as u32);
+        let mut large: Vec<FolioId> = Vec::new();
+        for i in index..top {
+            let pte = self.vmas[vma as usize].ptes[i as usize];
+            if pte == 0 {
+                continue;
+            }
+            self.vmas[vma as usize].ptes[i as usize] = 0;
+            if pte & PTE_PRESENT == 0 {
+                // A swap entry (anonymous only).
+                self.free_swap_and_cache(pte - 1);
+                continue;
+            }
+            let f = pte & PTE_FOLIO_MASK;
+            if f == self.zero_folio {
+                continue;
+            }
+            if let VmaKind::File { .. } = kind {
+                let fo = &mut self.folios[f];
+                fo.mapcount = fo.mapcount.saturating_sub(1);
+                if pte & PTE_DIRTY != 0 {
+                    self.folio_mark_dirty(f);
+                }
+                if pte & PTE_YOUNG != 0 && self.vmas[vma as usize].has_recency() {
+                    self.folio_mark_accessed(f);
+                }
+                continue;
+            }
+            if self.folios[f].order > 0 {
+                if !large.contains(&f) {
+                    large.push(f);
+                }
+                continue;
+            }
+            let fo = &mut self.folios[f];
+            fo.mapcount = fo.mapcount.saturating_sub(1);
+            if fo.mapcount == 0 {
+                self.advance(self.cost.free_ns);
+                self.free_unmapped_anon_folio(f);
+            }
+        }
+        for f in large {
+            self.zap_large_anon(vma, f, index, end);
+        }
+    }
+
+    /// After the range `[lo, hi)` of `vma` was zapped: large anonymous folio
+    /// `f`, mapped by PTEs of that VMA, is freed if none maps it any more,
+    /// else queued for a deferred split (its PMD split first at PMD size).
+    fn zap_large_anon(&mut self, vma: VmaId, f: FolioId, lo: u32, hi: u32) {
+        let fo = self.folios[f];
+        let n = 1u32 << fo.order;
+        let v = &self.vmas[vma as usize];
+        let mapped = (fo.index..fo.index + n)
+            .filter(|&i| {
+                let p = v.pte(i);
+                p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f
+            })
+            .count() as u32;
+        if mapped == 0 {
+            self.folios[f].mapcount = 0;
+            self.advance(self.cost.free_ns);
+            self.free_unmapped_anon_folio(f);
+            return;
+        }
+        // A PMD-mapped THP (never partially unmapped before) has its PMD
+        // split when the range covers part of it.
+        if fo.order == PMD_ORDER
+            && !fo.test(flags::PARTIALLY_MAPPED)
+            && (lo > fo.index || hi < fo.index + n)
+        {
+            self.count_vm_events(THP_SPLIT_PMD, 1);
+        }
+        self.folios[f].mapcount = mapped.min(255) as u8;
+        self.deferred_split_folio(f);
+    }
+
+    /// Clears the huge zero PMD bits of `vma` that `[lo, hi)` overlaps; a
+    /// PMD covered in part is split (`thp_split_pmd`), one covered whole is
+    /// zapped (`zap_huge_pmd`).
+    fn zap_huge_zero_pmds(&mut self, vma: VmaId, lo: u32, hi: u32) {
+        if self.vmas[vma as usize].huge_zero_pmds.is_empty() {
+            return;
+        }
+        let first = lo >> PMD_ORDER;
+        let last = (hi - 1) >> PMD_ORDER;
+        for pmd in first..=last {
+            let (s, e) = (pmd << PMD_ORDER, (pmd + 1) << PMD_ORDER);
+            if lo <= s && hi >= e {
+                let v = &mut self.vmas[vma as usize];
+                if let Some(w) = v.huge_zero_pmds.get_mut(pmd as usize / 64) {
+                    *w &= !(1 << (pmd % 64));
+                }
+            } else {
+                self.split_huge_zero_pmd(vma, s);
+            }
+        }
+    }
+
+    /// `free_swap_and_cache()` of `slot` after its PTE was zapped: the slot
+    /// is released, and its swap-cache folio, if no PTE maps it, freed.
+    fn free_swap_and_cache(&mut self, slot: u32) {
+        let Some(swap) = self.swap.as_ref() else {
+            return;
+        };
+        match slot_folio(swap.slots[slot as usize]) {
+            None => self.swap_free(slot),
+            Some(f) => {
+                if self.folios[f].mapcount == 0 {
+                    self.free_unmapped_anon_folio(f);
+                }
+            }
+        }
+    }
+
+    /// Frees anonymous folio `f`, which no PTE maps: off its LRU list (if on
+    /// one), its swap slots released, uncharged and freed. A folio under
+    /// writeback is left on its list to reclaim, which frees it as an
+    /// unmapped folio.
+    pub(crate) fn free_unmapped_anon_folio(&mut self, f: FolioId) {
+        let fo = self.folios[f];
+        if fo.test(flags::WRITEBACK) {
+            return;
+        }
+        if fo.test(flags::SWAPCACHE) {
+            let (slot, n) = (fo.swap - 1, fo.nr_pages() as u32);
+            for i in 0..n {
+                self.swap_free_of(f, slot + i);
+            }
+        }
+        if fo.test(flags::LRU) {
+            if self.policy == Policy::Lru {
+                self.lru_policy_del(f);
+            } else if crate::reclaim::lru_gen::is_lru_gen_tag(fo.lru) {
+                self.lru_gen_del_folio(f, true);
+            } else {
+                let m = fo.memcg as usize;
+                let lru = LruList::from_index(fo.lru);
+                self.memcgs[m].lruvec.lists[lru as usize].unlink(&mut self.folios, f);
+            }
+        }
+        self.free_folio(f);
+    }
+}
