@@ -642,6 +642,25 @@ impl Sim {
         }
     }
 
+    /// The baseline [`Sim::kmem_charge_tasks`] charged for task `t` (its stack,
+    /// PGD page and task structures) uncharged: the task exited
+    /// (`free_task`, `free_thread_stack`, `pgd_free`). Nothing if it was never
+    /// charged (accounting off, or exited before a run started).
+    pub(crate) fn kmem_free_task(&mut self, t: usize) {
+        let Some(k) = self.kmem.as_mut() else {
+            return;
+        };
+        if t >= k.tasks_seen {
+            return;
+        }
+        let m = self.tasks[t].memcg;
+        let g = k.group(m);
+        g.kernel_stack -= KERNEL_STACK_PAGES;
+        g.pagetables -= 1;
+        self.page_counter_uncharge(m, KERNEL_STACK_PAGES + 1);
+        self.obj_cgroup_uncharge(m, TASK_SLAB_BYTES, false);
+    }
+
     /// The page tables of a killed task's VMAs freed (`free_pgtables` at exit).
     pub(crate) fn kmem_free_vma_tables(&mut self, vma: u32) {
         let Some(k) = self.kmem.as_mut() else {

@@ -60,6 +60,7 @@ pub mod config;
 mod cost;
 pub mod damon;
 mod event;
+mod exit;
 pub mod explain;
 mod fault;
 mod huge_memory;

@@ -133,8 +133,10 @@ pub(crate) struct Task {
     pub name: String,
     /// Its VMAs.
     pub vmas: Vec<VmaId>,
-    /// Killed by the OOM killer.
+    /// Killed by the OOM killer, or exited: its later events are dropped.
     pub dead: bool,
+    /// Exited ([`Sim::exit_task`]) rather than killed.
+    pub exited: bool,
     /// The memory cgroup it runs in (charges go there).
     pub memcg: crate::memcg::MemcgId,
 }
@@ -402,6 +404,7 @@ impl Sim {
             name: name.into(),
             vmas: Vec::new(),
             dead: false,
+            exited: false,
             memcg: crate::memcg::ROOT,
         });
         (self.tasks.len() - 1) as TaskId

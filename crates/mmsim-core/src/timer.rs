@@ -288,6 +288,8 @@ pub enum SeriesMarkerKind {
     PhaseStart,
     /// The OOM killer (`oom_kill_process`) killed a task.
     OomKill,
+    /// A task exited (`do_exit`, a workload with `exit = true` ended).
+    TaskExit,
     /// The warmup ended: the counters were zeroed (`warmup_events`).
     MeasurementStart,
 }

@@ -56,6 +56,10 @@ pub struct WorkloadReport {
     /// events; None in a partial run it did not finish): its elapsed time when it
     /// started at 0.
     pub end_ns: Option<u64>,
+    /// Simulated time, ns, at which its tasks exited (`exit = true`; absent otherwise
+    /// and in a partial run that stopped before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_ns: Option<u64>,
 }
 
 /// What a scenario run produces: the simulator's [`RunResult`] plus what ran.
@@ -335,6 +339,12 @@ impl EventStream {
         &self.tasks
     }
 
+    /// Whether workload `i`'s generator is exhausted: every event it issued was in
+    /// a batch already handed out.
+    pub fn is_finished(&self, i: usize) -> bool {
+        self.lanes[i].finished
+    }
+
     /// The next batch, given the current time `now` (ns; the simulator's clock, which
     /// only matters for workloads with a `start`), or `None` once every workload is
     /// finished. Never an empty batch.
@@ -533,6 +543,29 @@ fn schedule_damon_module_writes(sim: &mut Sim, s: &Scenario) -> Result<(), Workl
         })
 }
 
+/// Exits the tasks of every finished workload with `exit = true` not exited yet
+/// ([`Sim::exit_task`]), noting the time in `exited`.
+fn exit_finished(
+    sim: &mut Sim,
+    s: &Scenario,
+    stream: &EventStream,
+    exited: &mut [Option<u64>],
+) -> Result<(), WorkloadError> {
+    for (i, w) in s.workloads.iter().enumerate() {
+        if !w.exit || exited[i].is_some() || !stream.is_finished(i) {
+            continue;
+        }
+        for t in stream.tasks()[i].clone() {
+            sim.exit_task(t).map_err(|source| WorkloadError::Setup {
+                what: format!("workload[{i}] exit"),
+                source,
+            })?;
+        }
+        exited[i] = Some(sim.now());
+    }
+    Ok(())
+}
+
 fn mark_phase(sim: &mut Sim, stream: &EventStream, phase: &mut Option<u32>, t0: u64) {
     if stream.phase() != *phase {
         *phase = stream.phase();
@@ -584,6 +617,8 @@ pub fn run_scenario_cancellable(
     let mut done = 0u64;
     let mut partial = false;
     let mut phase = None;
+    let mut exited: Vec<Option<u64>> = vec![None; s.workloads.len()];
+    let exits = s.workloads.iter().any(|w| w.exit);
     loop {
         // A batch is of one phase: a new phase starts at the clock before its first batch.
         let t0 = sim.now();
@@ -618,6 +653,9 @@ pub fn run_scenario_cancellable(
             _ => sim.run(out),
         }
         done += out.len() as u64;
+        if exits {
+            exit_finished(&mut sim, s, &stream, &mut exited)?;
+        }
         mark_phase(&mut sim, &stream, &mut phase, t0);
         if let Some(p) = opts.progress.as_mut() {
             p(done);
@@ -628,6 +666,9 @@ pub fn run_scenario_cancellable(
         }
     }
 
+    if exits && !partial {
+        exit_finished(&mut sim, s, &stream, &mut exited)?;
+    }
     // The counters were zeroed when the events reached the warmup (see above).
     let measured_after = s.warmup_events.filter(|&w| w <= done).unwrap_or(0);
     if let Some(w) = s.warmup_events.filter(|&w| w >= done && !partial) {
@@ -650,6 +691,7 @@ pub fn run_scenario_cancellable(
             pages: w.kind.pages(),
             events: stream.events(i),
             end_ns: stream.ended_ns(i),
+            exit_ns: exited[i],
         })
         .collect();
     let trace = stream.trace_reports();

@@ -853,4 +853,41 @@ fn a_sampled_alias_zipf_draws_only_kept_pages_with_the_filtered_law() {
         );
     }
     assert_ne!(alias, filtered, "two algorithms, two streams");
+/// `exit = true`: a workload that ends frees its anonymous memory (`do_exit`), so
+/// the one still running swaps less; without it the ended workload's pages stay
+/// until reclaim swaps them out. Its exit time is reported.
+#[test]
+fn a_workload_that_exits_gives_its_memory_to_the_others() {
+    let text = |exit: bool| {
+        format!(
+            "seed = 5\n[machine]\nmemory = \"64M\"\n[machine.swap]\ndevice = \"zram\"\n\
+             size = \"256M\"\n\
+             [[workload]]\nname = \"short\"\nkind = \"touch\"\ntarget = \"anon\"\n\
+             pages = \"40M\"\nexit = {exit}\n\
+             [[workload]]\nname = \"long\"\nkind = \"zipf\"\ntarget = \"anon\"\n\
+             pages = \"40M\"\ntheta = 0.6\naccesses = 300000\n"
+        )
+    };
+    let run = |exit| {
+        let s = Scenario::parse_toml_str(&text(exit), "exit.toml").unwrap();
+        assert_eq!(s.workloads[0].exit, exit);
+        run_scenario(&s, &mut RunOptions::default()).unwrap()
+    };
+    let (kept, exited) = (run(false), run(true));
+    assert_eq!(kept.workloads[0].exit_ns, None);
+    let at = exited.workloads[0].exit_ns.expect("exited");
+    assert!(at >= exited.workloads[0].end_ns.unwrap());
+    assert_eq!(exited.workloads[1].exit_ns, None);
+    // The same events ran; the long workload swaps far less once the short one's
+    // 10,240 pages are gone.
+    assert_eq!(kept.events, exited.events);
+    let (k, e) = (kept.result.vmstat.pswpout, exited.result.vmstat.pswpout);
+    assert!(e * 2 < k, "pswpout {e} with exit vs {k} without");
+    // The field round-trips through the scenario's TOML.
+    let s = Scenario::parse_toml_str(&text(true), "exit.toml").unwrap();
+    assert!(s.to_toml_string().contains("exit = true"));
+    assert!(!Scenario::parse_toml_str(&text(false), "exit.toml")
+        .unwrap()
+        .to_toml_string()
+        .contains("exit ="));
 }

@@ -15,6 +15,7 @@
 
 mod classic;
 mod discard;
+mod exit;
 mod explain;
 mod kmem;
 mod memcg;

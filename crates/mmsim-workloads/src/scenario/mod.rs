@@ -555,6 +555,12 @@ pub struct WorkloadSpec {
     /// by its tasks, so its anonymous memory, page faults and page cache are charged to
     /// that group (see [`crate::cgroups`]).
     pub cgroup: Option<String>,
+    /// Whether the workload's tasks exit when it ends (TOML: `exit = true`; default
+    /// false, the tasks stay with their memory until the run ends):
+    /// [`mmsim_core::Sim::exit_task`] frees their anonymous memory, swap slots and page
+    /// tables; the page cache they brought in stays, charged to their group. The exit
+    /// runs after the batch holding the workload's last event.
+    pub exit: bool,
     /// What the accesses are.
     pub kind: WorkloadKind,
 }
@@ -756,6 +762,7 @@ impl WorkloadSpec {
             advice: None,
             start: 0,
             cgroup: None,
+            exit: false,
             kind,
         }
     }

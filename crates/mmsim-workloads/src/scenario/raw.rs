@@ -101,10 +101,10 @@ impl KindName {
     fn common(self) -> &'static str {
         match self {
             KindName::Eater | KindName::Tabs => {
-                "name, phase, weight, advice, start, cgroup, write_ratio"
+                "name, phase, weight, advice, start, cgroup, exit, write_ratio"
             }
-            k if k.is_model() => "name, phase, weight, advice, start, cgroup",
-            _ => "name, target, write_ratio, phase, weight, advice, start, cgroup",
+            k if k.is_model() => "name, phase, weight, advice, start, cgroup, exit",
+            _ => "name, target, write_ratio, phase, weight, advice, start, cgroup, exit",
         }
     }
 }
@@ -134,6 +134,8 @@ pub(super) struct RawWorkload {
     start: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     cgroup: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    exit: bool,
     #[serde(
         default,
         deserialize_with = "de_opt_pages",
@@ -616,6 +618,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         advice: r.advice,
         start: r.start.unwrap_or(0),
         cgroup: r.cgroup,
+        exit: r.exit,
         kind,
     })
 }
@@ -674,6 +677,7 @@ impl From<WorkloadSpec> for RawWorkload {
             advice: w.advice,
             start: (w.start != 0).then_some(w.start),
             cgroup: w.cgroup,
+            exit: w.exit,
             pages: None,
             accesses: None,
             theta: None,

@@ -1,0 +1,104 @@
+//! Rule tests of a task that exits (`crate::exit`, `do_exit` → `exit_mmap`):
+//! its anonymous memory, swap slots and charges go, its page cache stays
+//! charged to its group, and with kernel-memory accounting its page tables
+//! and baseline are uncharged.
+
+use super::*;
+use crate::memcg::ROOT;
+
+/// A group `/a` (memory.max `max`) with swap, whose task writes `anon` pages of
+/// an anonymous VMA and reads `file` pages of a file it opened.
+fn exiting(max: u64, anon: u32, file_pages: u32, kmem: bool) -> (Sim, u8, u32, u32) {
+    let mut s = machine(PolicyName::Cost, 1 << 16, Some(1 << 12));
+    s.cfg.kmem_accounting = kmem;
+    s.kmem = kmem.then(Default::default);
+    let a = s.add_memcg(ROOT, "a").unwrap();
+    s.set_memcg_max(a, max).unwrap();
+    let t = s.add_task("t");
+    s.attach_task(t, a).unwrap();
+    let file = s.add_file("f", 1000).unwrap();
+    s.open(file, t).unwrap();
+    s.fadvise(file, Advice::Random).unwrap();
+    let v = s.mmap_anon(t, u64::from(anon)).unwrap();
+    // A run starts (the kmem baseline is charged at the first `Sim::run`).
+    // The file is read last, so limit reclaim has not taken it yet.
+    let mut events: Vec<Event> = (0..anon)
+        .map(|index| Event::Access {
+            vma: v,
+            index,
+            write: true,
+        })
+        .collect();
+    events.extend((0..file_pages).map(|index| Event::FileRead {
+        file,
+        index,
+        pages: 1,
+    }));
+    s.run(&events);
+    s.check_invariants().unwrap();
+    (s, a, t, v)
+}
+
+fn lru_pages(s: &Sim, m: u8, list: LruList) -> u64 {
+    s.memcgs[m as usize].lruvec.lists[list as usize].pages
+}
+
+#[test]
+fn an_exited_task_frees_its_anon_memory_and_swap_and_leaves_its_page_cache() {
+    let (mut s, a, t, v) = exiting(150, 200, 20, false);
+    // Limit reclaim swapped part of the 200 anon pages out.
+    let swapped = s.memcgs[a as usize].swap_usage;
+    assert!(swapped >= 50, "{swapped}");
+    let file = lru_pages(&s, a, LruList::InactiveFile) + lru_pages(&s, a, LruList::ActiveFile);
+    let free = s.node.free;
+    let resident_anon =
+        lru_pages(&s, a, LruList::InactiveAnon) + lru_pages(&s, a, LruList::ActiveAnon);
+    s.exit_task(t).unwrap();
+    assert!(s.tasks[t as usize].dead && s.tasks[t as usize].exited);
+    // Every anonymous page freed, none swapped, no slot charged.
+    assert_eq!(lru_pages(&s, a, LruList::InactiveAnon), 0);
+    assert_eq!(lru_pages(&s, a, LruList::ActiveAnon), 0);
+    assert_eq!(s.memcgs[a as usize].swap_usage, 0);
+    assert_eq!(s.memcgs[ROOT as usize].swap_usage, 0);
+    // Swap-cache folios (swapped but not yet freed) go too, so at least the
+    // resident anon pages return to the zone.
+    assert!(
+        s.node.free >= free + resident_anon,
+        "{} {free} {resident_anon}",
+        s.node.free
+    );
+    // The page cache it read stays, charged to /a.
+    let file_after =
+        lru_pages(&s, a, LruList::InactiveFile) + lru_pages(&s, a, LruList::ActiveFile);
+    assert_eq!(file_after, file);
+    assert_eq!(file, 20);
+    assert!(s.memcgs[a as usize].usage >= file);
+    // Later accesses of the exited task are dropped, not faulted.
+    let faults = s.vm.pgfault;
+    s.step(&Event::Access {
+        vma: v,
+        index: 0,
+        write: true,
+    });
+    assert_eq!(s.vm.pgfault, faults);
+    // Exiting twice is nothing; an unknown task is an error.
+    s.exit_task(t).unwrap();
+    assert!(s.exit_task(99).is_err());
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn an_exited_task_uncharges_its_page_tables_and_baseline() {
+    let (mut s, a, t, _) = exiting(10_000, 1000, 20, true);
+    let before = s.kmem_report(a).unwrap();
+    assert!(before.pagetables >= 2, "{before:?}");
+    assert!(before.kernel_stack > 0);
+    s.exit_task(t).unwrap();
+    let after = s.kmem_report(a).unwrap();
+    assert_eq!(after.pagetables, 0, "{after:?}");
+    assert_eq!(after.kernel_stack, 0);
+    // The page cache's xarray nodes stay with the cached pages.
+    assert_eq!(after.xa_nodes, before.xa_nodes);
+    assert!(after.slab_unreclaimable < before.slab_unreclaimable);
+    s.check_invariants().unwrap();
+}
