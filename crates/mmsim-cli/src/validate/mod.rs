@@ -594,6 +594,7 @@ fn record(case: &Case, a: &ValidateArgs) -> Result<CaseResult> {
                 bpftrace: a.bpftrace.clone(),
                 timeout: std::time::Duration::from_secs(a.timeout),
                 verbose: !a.quiet,
+                anon_read_alloc: case.anon_read_alloc,
             };
             let runs = kernel::run_host(&case.scenario, &setup, runs, &o)?;
             let rel = std::fs::read_to_string("/proc/sys/kernel/osrelease")

@@ -84,6 +84,11 @@ pub struct Case {
     /// one was chosen). Keys must be in `enforce`; values in (0, 10].
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub allow: std::collections::BTreeMap<String, f64>,
+    /// Host cases: run the probe with `--anon-read-alloc` (a first load of an anon
+    /// page allocates a zero-filled page, as in mmsim, instead of mapping the zero
+    /// page), for the kernel's zero-filled swap pages (default false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub anon_read_alloc: bool,
 }
 
 fn default_site() -> KernelSite {
@@ -189,6 +194,12 @@ impl Suite {
                 if !(*v > 0.0 && *v <= 10.0) {
                     return Err(at("allow", format!("{name} = {v} is out of range (0, 10]")));
                 }
+            }
+            if c.anon_read_alloc && c.kernel != KernelSite::Host {
+                return Err(at(
+                    "anon_read_alloc",
+                    "only for kernel = \"host\" (the guest runner has no probe options)".into(),
+                ));
             }
             if c.enforce.is_empty() {
                 return Err(at("enforce", "name at least one counter".into()));

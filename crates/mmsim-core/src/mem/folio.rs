@@ -49,6 +49,12 @@ pub(crate) mod flags {
     pub(crate) const YOUNG: u16 = 1 << 12;
     /// PG_idle: not accessed since the idle tracker marked it.
     pub(crate) const IDLE: u16 = 1 << 13;
+    /// Not a kernel flag: the anonymous folio's content is not all zeros
+    /// (the workload stored to it, or it came back from a slot that held
+    /// data). mmsim's stand-in for `is_folio_zero_filled()` of
+    /// mm/page_io.c, kept only under `machine.swap_zero_pages` (see
+    /// `crate::swapfile`).
+    pub(crate) const NONZERO: u16 = 1 << 14;
 }
 
 /// Which LRU list a folio is on (`enum lru_list`, include/linux/mmzone.h).

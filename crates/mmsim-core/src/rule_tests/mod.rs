@@ -8,7 +8,8 @@
 //! `memcg_stats.rs` the memcg statistics flush that reclaim reads (6.12's
 //! ratelimited flush), `kmem.rs` kernel memory charged to groups (xarray
 //! nodes, the shadow-node shrinker, page tables), `rmap.rs` the reverse-map walk and the idle-page bits,
-//! and `thp.rs` multi-size THP (orders at a fault, fallbacks, swap-out). This file
+//! `thp.rs` multi-size THP (orders at a fault, fallbacks, swap-out), and
+//! `zero_pages.rs` zero-filled anonymous pages at swap-out and swap-in. This file
 //! holds the helpers they share.
 
 mod classic;
@@ -21,6 +22,7 @@ mod readahead;
 mod rmap;
 mod swap;
 mod thp;
+mod zero_pages;
 
 use crate::config::{
     CgroupVersion, CostVariant, DeviceConfig, DeviceKind, MachineConfig, PolicyConfig, PolicyName,
