@@ -68,7 +68,10 @@
 //!   but the tasks, files and mappings they create exist only inside the simulator, which
 //!   has no way to list them yet.
 //! * **Trace replays** need `pages` (the region's size; the default is 2^31 pages). The
-//!   trace is read during the run, so its page cache is charged to the probe too.
+//!   trace is read during the run, so its page cache is charged to the probe too. Under
+//!   `trace_keys = "offset"` only a trace of one file (keys below 2^40) on `target =
+//!   "file"` runs: one real file as long as the trace's last referenced page (within
+//!   `pages`), read at the trace's page offsets, as the simulator lays it out.
 //! * **Timing** does not exist in the stream: events follow one another as fast as the
 //!   machine goes; the simulator's `runtime_s` and the probe's wall time are not
 //!   comparable beyond order of magnitude. Think events only occur as idle waits for a

@@ -290,10 +290,23 @@ pub fn memcg_stats_flush_of(release: &str) -> mmsim_core::MemcgStatsFlush {
     }
 }
 
+/// The suite's directory, once `mmsim validate` has read the suite: a recorded
+/// scenario's relative paths (a trace's) resolve against its case file's directory.
+static SUITE_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// A recorded case's scenario, its relative paths resolved as in its case file.
+fn recorded_scenario(r: &CaseResult, name: &str) -> Result<Scenario> {
+    let mut s = Scenario::parse_toml_str(&r.scenario_toml, name)?;
+    if let (Some(dir), Some(case_dir)) = (SUITE_DIR.get(), r.case.scenario.parent()) {
+        s.base_dir = Some(dir.join(case_dir));
+    }
+    Ok(s)
+}
+
 /// Simulates the recorded scenario under the case's policy. `Err(reason)` when mmsim
 /// cannot (a policy it does not have yet): the case is pending.
 pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, String>> {
-    let mut s = Scenario::parse_toml_str(&r.scenario_toml, &format!("{}.toml", r.case.name))?;
+    let mut s = recorded_scenario(r, &format!("{}.toml", r.case.name))?;
     match PolicyName::from_str(r.case.policy.mmsim_name()) {
         Ok(p) => {
             s.machine.policy.name = p;
@@ -352,7 +365,7 @@ fn stats(v: &[f64]) -> (f64, f64, f64, f64) {
 
 /// Compares a recorded case with mmsim.
 pub fn compare(r: &CaseResult) -> Result<Comparison> {
-    let s = Scenario::parse_toml_str(&r.scenario_toml, &format!("{}.toml", r.case.name))?;
+    let s = recorded_scenario(r, &format!("{}.toml", r.case.name))?;
     if let Some(want) = &r.stream {
         let now = stream_digest(&s)?;
         if &now != want {
@@ -669,6 +682,7 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
         return Ok(Outcome::Complete);
     }
     let suite = Suite::load(&a.suite)?;
+    let _ = SUITE_DIR.set(a.suite.parent().unwrap_or(Path::new(".")).to_path_buf());
     let results = a
         .results
         .clone()
@@ -734,7 +748,7 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
             r.case.allow = case.allow.clone();
             if a.rebaseline {
                 if r.stream.is_none() {
-                    let s = Scenario::parse_toml_str(&r.scenario_toml, &case.name)?;
+                    let s = recorded_scenario(&r, &case.name)?;
                     r.stream = Some(stream_digest(&s)?);
                 }
                 set_accepted(&mut r)?;
