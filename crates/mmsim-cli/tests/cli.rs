@@ -808,6 +808,43 @@ fn memcg_stats_flush_is_a_scenario_setting() {
     );
 }
 
+/// `machine.swap_zero_pages`: `write` (the default) counts no zero-filled pages and
+/// leaves `swpout_zero`/`swpin_zero` out of the JSON; `zeromap` (the validation case
+/// anon-zero-swap) swaps the pages only loaded out without IO, on the node and in the
+/// group; an unknown mode and `zram-same` without zram name the field.
+#[test]
+fn swap_zero_pages_is_a_machine_setting() {
+    let case = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../validation/cases/anon-zero-swap.toml"
+    );
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", case, "-q", "--json"];
+        args.extend_from_slice(extra);
+        json(&args)
+    };
+    let off = run(&["--set", "machine.swap_zero_pages=write"]);
+    assert!(off["vmstat"].get("swpout_zero").is_none());
+    assert!(off["memcg"]["/val"].get("swpout_zero").is_none());
+    let on = run(&[]);
+    let (v, g) = (&on["vmstat"], &on["memcg"]["/val"]);
+    let zero_out = v["swpout_zero"].as_u64().unwrap();
+    assert!(zero_out > 10_000, "{v}");
+    assert_eq!(g["swpout_zero"], v["swpout_zero"]);
+    assert_eq!(g["swpin_zero"], v["swpin_zero"]);
+    // The same swap-outs, fewer of them written.
+    let written = |r: &serde_json::Value| r["vmstat"]["pswpout"].as_u64().unwrap();
+    assert!(written(&on) < written(&off));
+    bad_input(
+        &["run", "--set", "swap_zero_pages=bogus", "--print-scenario"],
+        &["machine.swap_zero_pages", "write"],
+    );
+    bad_input(
+        &["run", "--set", "swap_zero_pages=zram-same", "-q"],
+        &["machine.swap_zero_pages", "zram"],
+    );
+}
+
 /// `machine.kmem_accounting`: off by default (no `kmem` object in the JSON, the
 /// same run as `false`); on, the group's kernel memory is in its JSON and the text
 /// report's "kernel memory" table, and the group holds fewer page-cache pages; a

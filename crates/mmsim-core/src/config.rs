@@ -735,6 +735,73 @@ pub struct MachineConfig {
     /// maps the huge zero page on a PMD read fault. See `crate::fault`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub zero_page: bool,
+    /// What swap-out does with a zero-filled anonymous page (`write`, the
+    /// default: written like any other; `zeromap`: 6.12+; `zram-same`: zram's
+    /// same-filled pages, ≤ 6.11). See [`SwapZeroPages`].
+    #[serde(default, skip_serializing_if = "SwapZeroPages::is_default")]
+    pub swap_zero_pages: SwapZeroPages,
+}
+
+/// What swap-out does with an anonymous page whose content is all zeros
+/// (`machine.swap_zero_pages`; `crate::swapfile`'s zero-filled pages).
+///
+/// The simulator has no page contents: an anonymous page is zero-filled
+/// until the workload writes it. Under `zeromap` and `zram-same` a first
+/// touch by a load maps the new folio with a clean PTE, so that a later
+/// store is a write-protect fault (`do_wp_page`) that marks the folio
+/// written (as the kernel's read fault maps the zero page, and the store
+/// copies it); a swapped-out page keeps its zero-filled bit in its slot.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SwapZeroPages {
+    /// Every anonymous page is written to the swap device (`pswpout`), as
+    /// before 6.12 on a disk (the default; the results of every run before
+    /// this setting).
+    #[default]
+    Write,
+    /// 6.12+ (mm/page_io.c `swap_writeout`/`swap_writepage` →
+    /// `is_folio_zero_filled`): a zero-filled folio is not written; its
+    /// slots are marked in the device's `zeromap` (`swap_zeromap_folio_set`,
+    /// counting `swpout_zero`) and the folio is freed at once. A swap-in of
+    /// such a slot fills zeros without IO (`swap_read_folio_zeromap`,
+    /// `swpin_zero`, no `pswpin`/`pgpgin`); the fault is still major and
+    /// the refault is counted.
+    Zeromap,
+    /// zram up to 6.11 (drivers/block/zram `zram_write_page` →
+    /// `page_same_filled`): a zero-filled page is stored as its fill
+    /// pattern (`same_pages`), with no compression and no decompression on
+    /// swap-in; the swap IO is counted as usual (`pswpout`, `pswpin`).
+    /// Needs `swap.device = "zram"`.
+    ZramSame,
+}
+
+impl SwapZeroPages {
+    /// The name used in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            SwapZeroPages::Write => "write",
+            SwapZeroPages::Zeromap => "zeromap",
+            SwapZeroPages::ZramSame => "zram-same",
+        }
+    }
+    /// The default (`write`): serialized only when another value is set.
+    pub fn is_default(&self) -> bool {
+        *self == SwapZeroPages::Write
+    }
+}
+
+impl FromStr for SwapZeroPages {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "write" => Ok(SwapZeroPages::Write),
+            "zeromap" => Ok(SwapZeroPages::Zeromap),
+            "zram-same" => Ok(SwapZeroPages::ZramSame),
+            _ => Err(format!(
+                "unknown swap_zero_pages `{s}`; allowed: write, zeromap, zram-same"
+            )),
+        }
+    }
 }
 
 fn default_cpus() -> u32 {
@@ -779,6 +846,7 @@ impl Default for MachineConfig {
             sample_rate: None,
             kmem_accounting: false,
             zero_page: false,
+            swap_zero_pages: SwapZeroPages::Write,
             memory: Size(4 << 30),
             min_free_kbytes: None,
             watermark_scale_factor: default_wsf(),
@@ -995,6 +1063,13 @@ impl MachineConfig {
             return Err(ConfigError::new(
                 "machine.swap.device",
                 "swap on `fs` has the filesystem device's timing: set it in machine.fs",
+            ));
+        }
+        if self.swap_zero_pages == SwapZeroPages::ZramSame && self.swap.device != DeviceKind::Zram {
+            return Err(ConfigError::new(
+                "machine.swap_zero_pages",
+                "`zram-same` is zram's same-filled pages: it needs swap.device = \"zram\" \
+                 (allowed: write, zeromap, zram-same)",
             ));
         }
         self.cost.validate()?;

@@ -51,6 +51,18 @@ use crate::readahead::{FileRaState, RaOwner};
 use crate::sim::{Policy, Sim};
 use crate::stats::item::*;
 
+/// What [`Sim::read_swap_cache_async`] did with one swap PTE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SwapRead {
+    /// Nothing to read.
+    Nothing,
+    /// Read from the swap device into a new swap-cache folio.
+    Io,
+    /// A new swap-cache folio filled without IO (a zero-filled slot under
+    /// `machine.swap_zero_pages`).
+    ZeroFilled,
+}
+
 /// `MAX_RECLAIM_RETRIES` (mm/internal.h).
 pub(crate) const MAX_RECLAIM_RETRIES: u32 = 16;
 
@@ -137,6 +149,9 @@ impl Sim {
             VmaKind::Anon => self.do_swap_page(vma, index, old - 1, write),
             VmaKind::File { file, pgoff } => self.do_fault(vma, index, file, pgoff + index, write),
         }
+        if self.tracks_zero_pages() && self.vmas[vma as usize].kind == VmaKind::Anon {
+            self.anon_fault_content(vma, index, old == 0, write);
+        }
         self.lru_gen.in_fault = false;
     }
 
@@ -154,6 +169,7 @@ impl Sim {
             if self.folios[f].test(flags::SWAPCACHE) {
                 self.folio_free_swap(f);
             }
+            self.anon_wp_fault_content(f);
         } else {
             self.folio_mark_dirty(f);
         }
@@ -263,16 +279,23 @@ impl Sim {
         let Some(f) = self.swapin_folio(vma, index, slot, sv, 0) else {
             return;
         };
-        let batch = 1 + self.swap_vma_readahead(vma, index);
+        let ra = self.swap_vma_readahead(vma, index);
         if self.tasks[task].dead {
             return;
         }
         // swap_read_folio(): the read, a memstall if the folio is workingset.
         let now = self.clock;
-        let done = self.swap_dev(|d| d.read(now, batch));
-        self.count_vm_events(PSWPIN, 1);
-        self.count_vm_events(PGPGIN, 4);
-        self.io_wait(done, self.folios[f].test(flags::WORKINGSET));
+        if self.swap_read_zero(f) {
+            // Filled without IO; the readahead's reads go on without the fault.
+            if ra > 0 {
+                self.swap_dev(|d| d.read(now, ra));
+            }
+        } else {
+            let done = self.swap_dev(|d| d.read(now, 1 + ra));
+            self.count_vm_events(PSWPIN, 1);
+            self.count_vm_events(PGPGIN, 4);
+            self.io_wait(done, self.folios[f].test(flags::WORKINGSET));
+        }
         self.map_anon(vma, index, f, write);
     }
 
@@ -335,10 +358,10 @@ impl Sim {
             }
             match self.read_swap_cache_async(vma, i, flags::READAHEAD) {
                 None => break,
-                Some(false) => {}
-                Some(true) => {
+                Some(SwapRead::Nothing) => {}
+                Some(r) => {
                     self.count_vm_events(SWAP_RA, 1);
-                    read += 1;
+                    read += u64::from(r == SwapRead::Io);
                 }
             }
         }
@@ -346,33 +369,37 @@ impl Sim {
     }
 
     /// `read_swap_cache_async()` for page `index` of `vma`, as swap readahead
-    /// and `MADV_WILLNEED` issue it: `Some(false)` when there is nothing to
-    /// read (the PTE is none or present, or its slot's folio is already in the
-    /// swap cache); `Some(true)` when the page was read into a new swap-cache
-    /// folio on the LRU, not mapped, counting `pswpin` and `pgpgin`; `None`
-    /// when no folio could be had.
+    /// and `MADV_WILLNEED` issue it: [`SwapRead::Nothing`] when there is
+    /// nothing to read (the PTE is none or present, or its slot's folio is
+    /// already in the swap cache); [`SwapRead::Io`] when the page was read
+    /// into a new swap-cache folio on the LRU, not mapped, counting `pswpin`
+    /// and `pgpgin`; [`SwapRead::ZeroFilled`] when that folio was filled
+    /// without IO ([`Sim::swap_read_zero`]); `None` when no folio could be had.
     pub(crate) fn read_swap_cache_async(
         &mut self,
         vma: VmaId,
         index: u32,
         extra: u16,
-    ) -> Option<bool> {
+    ) -> Option<SwapRead> {
         let pte = self.vmas[vma as usize].pte(index);
         if pte == 0 || pte & PTE_PRESENT != 0 {
-            return Some(false);
+            return Some(SwapRead::Nothing);
         }
         let slot = pte - 1;
         let Some(swap) = self.swap.as_ref() else {
-            return Some(false);
+            return Some(SwapRead::Nothing);
         };
         let sv = swap.slots[slot as usize];
         if slot_folio(sv).is_some() {
-            return Some(false);
+            return Some(SwapRead::Nothing);
         }
-        self.swapin_folio(vma, index, slot, sv, extra)?;
+        let f = self.swapin_folio(vma, index, slot, sv, extra)?;
+        if self.swap_read_zero(f) {
+            return Some(SwapRead::ZeroFilled);
+        }
         self.count_vm_events(PSWPIN, 1);
         self.count_vm_events(PGPGIN, 4);
-        Some(true)
+        Some(SwapRead::Io)
     }
 
     /// `__read_swap_cache_async()` for page `index` of `vma` whose swap
@@ -403,6 +430,7 @@ impl Sim {
         }
         self.folios[f].swap = slot + 1;
         self.swap.as_mut().unwrap().slots[slot as usize] = SLOT_FOLIO | f;
+        self.swapin_content(f, slot);
         self.workingset_refault(f, shadow);
         self.folio_add_lru(f);
         Some(f)

@@ -93,7 +93,7 @@ pub use config::MAX_MEMORY_PAGES;
 pub use config::{
     CgroupVersion, ConfigError, CostVariant, DeviceConfig, DeviceKind, MachineConfig,
     MemcgStatsFlush, MglruRefaultActivate, MglruVersion, PolicyConfig, PolicyName, Size,
-    SoftLimitReclaim,
+    SoftLimitReclaim, SwapZeroPages,
 };
 pub use cost::{CostModel, ReclaimProfile};
 pub use damon::module_params::{DamonModule, DamonModuleWriteLog};

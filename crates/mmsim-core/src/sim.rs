@@ -422,6 +422,16 @@ impl Sim {
         Ok((self.files.len() - 1) as FileId)
     }
 
+    /// The size in pages of file `file`, if it exists.
+    pub fn file_pages(&self, file: FileId) -> Option<u64> {
+        self.files.get(file as usize).map(|f| u64::from(f.pages))
+    }
+
+    /// How many files were added ([`Sim::add_file`]).
+    pub fn nr_files(&self) -> usize {
+        self.files.len()
+    }
+
     /// `open()`: `task` reads and writes `file` through a descriptor from now
     /// on; the page cache it brings in is charged to the task's group.
     pub fn open(&mut self, file: FileId, task: TaskId) -> Result<(), SimError> {

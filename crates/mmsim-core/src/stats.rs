@@ -162,6 +162,8 @@ pub(crate) const MEMORY_STAT_ORDER_V6_12: &[&str] = &[
     "pgdeactivate",
     "pglazyfree",
     "pglazyfreed",
+    "swpin_zero",
+    "swpout_zero",
     "thp_fault_alloc",
     "thp_collapse_alloc",
 ];
@@ -174,6 +176,12 @@ pub(crate) const MEMORY_EVENTS_ORDER_V6_12: &[&str] =
 
 /// `memory.swap.events` lines in the kernel's order (`swap_events_show`, v6.12).
 pub(crate) const MEMORY_SWAP_EVENTS_ORDER_V6_12: &[&str] = &["high", "max", "fail"];
+
+/// `skip_serializing_if` of the counters that are absent from the JSON while 0
+/// (those a default run never counts, added after the results were recorded).
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
 
 /// `None`, or the group's line of a declared counter.
 macro_rules! memcg_line {
@@ -195,14 +203,15 @@ macro_rules! counters {
             $( $(#[doc = $d:literal])*
                $(@skip_zero($skip:literal))?
                $item:ident $name:ident : $kind:ident, $unit:ident
-               $(, memcg($file:ident, $mname:literal))? ; )*
+               $(, memcg($file:ident, $mname:literal))?
+               $(, skip_if($skip:literal))? ; )*
         }
         memcg_only {
             $( $(#[doc = $md:literal])*
                $mitem:ident $mfield:ident : $mkind:ident, $munit:ident,
                memcg($mfile:ident, $mmname:literal) ; )*
         }
-        memcg_fields { $( $f:ident $(as $json:literal)? ),* $(,)? }
+        memcg_fields { $( $f:ident $(as $json:literal)? $(skip_if $fskip:literal)? ),* $(,)? }
     ) => {
         /// Every counter of the registry (`enum vm_event_item` and
         /// `node_stat_item` for the node, `memcg_memory_event` for groups),
@@ -354,6 +363,7 @@ macro_rules! counters {
             $( #[doc = concat!("`VmItem::", stringify!($f), "`: ",
                                "see its declaration.")]
                $( #[serde(rename = $json)] )?
+               $( #[serde(default, skip_serializing_if = $fskip)] )?
                pub $f: u64, )*
         }
 
@@ -520,6 +530,12 @@ counters! {
         #[doc = "Counter: large folios queued for a deferred split (`deferred_split_folio`; in JSON only when non-zero)."]
         @skip_zero("crate::stats::is_zero")
         THP_DEFERRED_SPLIT_PAGE thp_deferred_split_page: Event, Count;
+        #[doc = "Counter: swap-ins of zero-filled slots, filled without IO (v6.12+ zeromap; "]
+        #[doc = "`machine.swap_zero_pages = \"zeromap\"`, absent from the JSON while 0)."]
+        SWPIN_ZERO swpin_zero: Event, Pages, memcg(Stat, "swpin_zero"), skip_if("is_zero");
+        #[doc = "Counter: zero-filled pages swapped out without IO (v6.12+ zeromap; "]
+        #[doc = "`machine.swap_zero_pages = \"zeromap\"`, absent from the JSON while 0)."]
+        SWPOUT_ZERO swpout_zero: Event, Pages, memcg(Stat, "swpout_zero"), skip_if("is_zero");
     }
     memcg_only {
         #[doc = "`memory.events` low: times the group was reclaimed below its effective `memory.low` (in the retry pass that ignores it)."]
@@ -545,6 +561,7 @@ counters! {
         // JSON: beside `MemcgReport`'s `low`/`high` limits, as `events_max` is.
         low as "events_low", high as "events_high", high_throttle_ns, oom,
         oom_kill, swap_max, swap_fail, swap_high, thp_fault_alloc,
+        swpin_zero skip_if "is_zero", swpout_zero skip_if "is_zero",
     }
 }
 
@@ -843,6 +860,8 @@ mod tests {
                 "pgrefill",
                 "pgactivate",
                 "pgdeactivate",
+                "swpin_zero",
+                "swpout_zero",
                 "thp_fault_alloc",
             ],
             "memory.stat as memory_stat_format prints it"

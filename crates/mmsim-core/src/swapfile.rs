@@ -7,7 +7,23 @@
 //! slot is charged to that group's swap counter and its ancestors' (under
 //! cgroup v2 up to `memory.swap.max`), and the charge lives as long as the
 //! slot: freeing the slot uncharges the owner.
+//!
+//! Zero-filled pages (`machine.swap_zero_pages`, off by default): the
+//! simulator keeps one bit of content per anonymous folio,
+//! [`flags::NONZERO`] (set by a store, or by a swap-in of a slot that held
+//! data), and per slot the device's zeromap bit. Under `zeromap` (v6.12+,
+//! mm/page_io.c `swap_writepage` → `is_folio_zero_filled` →
+//! `swap_zeromap_folio_set`; `swap_read_folio` → `swap_read_folio_zeromap`)
+//! a zero-filled folio is not written: its slot stays allocated and marked,
+//! `swpout_zero` is counted (node and group), the folio is freed in the same
+//! reclaim pass, and its swap-in fills zeros without IO, counting
+//! `swpin_zero` instead of `pswpin`/`pgpgin`. Under `zram-same` (zram up to
+//! 6.11, `zram_write_page` → `page_same_filled`) the page goes to zram as a
+//! fill pattern: counted as swap IO, but neither compressed nor decompressed.
 
+use crate::config::SwapZeroPages;
+use crate::mem::folio::{flags, FolioId};
+use crate::mem::pagetable::{VmaId, PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT};
 use crate::memcg::{MemcgId, ROOT};
 use crate::sim::Sim;
 use crate::stats::item::*;
@@ -129,5 +145,117 @@ impl Sim {
             }
         }
         false
+    }
+}
+
+/// Zero-filled anonymous pages at swap-out and swap-in: mm/page_io.c
+/// (v6.12 zeromap) and zram's same-filled pages (drivers/block/zram, ≤ 6.11).
+impl Sim {
+    /// Whether `machine.swap_zero_pages` tracks page contents.
+    #[inline]
+    pub(crate) fn tracks_zero_pages(&self) -> bool {
+        self.cfg.swap_zero_pages != SwapZeroPages::Write
+    }
+
+    /// After an anonymous fault on page `index` of `vma` (`do_anonymous_page`
+    /// when `new`, else `do_swap_page`): a store makes the folio's content
+    /// non-zero; a load's first touch leaves it zero-filled and maps it with
+    /// clean PTEs, so that the first store is a write-protect fault
+    /// ([`Sim::anon_wp_fault_content`]), as the kernel's store after a
+    /// read of the zero page is (`do_wp_page` → `wp_page_copy`).
+    pub(crate) fn anon_fault_content(&mut self, vma: VmaId, index: u32, new: bool, write: bool) {
+        let pte = self.vmas[vma as usize].pte(index);
+        if pte & PTE_PRESENT == 0 {
+            return; // the fault got no folio (its task was OOM-killed)
+        }
+        let f = pte & PTE_FOLIO_MASK;
+        if write {
+            self.folios[f].set(flags::NONZERO);
+        } else if new {
+            let fo = self.folios[f];
+            let v = &mut self.vmas[vma as usize];
+            for i in fo.index..fo.index + (1u32 << fo.order) {
+                let p = v.pte_mut(i);
+                if *p & PTE_PRESENT != 0 && *p & PTE_FOLIO_MASK == f {
+                    *p &= !PTE_DIRTY;
+                }
+            }
+        }
+    }
+
+    /// `do_wp_page` on anonymous folio `f`: the store makes it non-zero.
+    #[inline]
+    pub(crate) fn anon_wp_fault_content(&mut self, f: FolioId) {
+        if self.tracks_zero_pages() {
+            self.folios[f].set(flags::NONZERO);
+        }
+    }
+
+    /// `swap_writepage()` of anonymous folio `f` (in the swap cache) when
+    /// zero-filled pages are tracked: `Some(true)` when it was zero-filled
+    /// and is done with (zeromap: not written, `swpout_zero`; zram-same:
+    /// stored as a pattern, counted as swap IO), so the caller frees it now;
+    /// `None` to write it as usual (its zeromap bits cleared,
+    /// `swap_zeromap_folio_clear`).
+    pub(crate) fn swap_writepage_zero(&mut self, f: FolioId) -> Option<bool> {
+        let fo = self.folios[f];
+        debug_assert!(fo.test(flags::SWAPCACHE) && fo.swap != 0);
+        let (first, n) = (fo.swap - 1, 1u32 << fo.order);
+        let swap = self
+            .swap
+            .as_mut()
+            .expect("a swap-cache folio without a device");
+        if fo.test(flags::NONZERO) {
+            swap.zeromap_clear(first, n);
+            return None;
+        }
+        swap.zeromap_set(first, n);
+        self.folios[f].clear(flags::DIRTY);
+        let nr = u64::from(n);
+        // pageout() counts the write whatever swap_writepage() did with it.
+        self.count_vm_events(NR_VMSCAN_WRITE, nr);
+        match self.cfg.swap_zero_pages {
+            SwapZeroPages::Zeromap => self.count_events(fo.memcg, SWPOUT_ZERO, nr),
+            _ => {
+                // zram: the bio is submitted and completes synchronously.
+                self.count_vm_events(PGPGOUT, 4 * nr);
+                self.count_vm_events(PSWPOUT, nr);
+                if fo.order > 0 {
+                    self.count_swpout_large(fo.order);
+                }
+            }
+        }
+        Some(true)
+    }
+
+    /// `swap_read_folio()` of swap-cache folio `f`, just allocated for its
+    /// slot, when zero-filled pages are tracked: true when the slot was
+    /// zero-filled, so no IO is needed (zeromap: `swpin_zero`; zram-same:
+    /// `pswpin`/`pgpgin` counted, no decompression); false when the caller
+    /// reads it from the device as usual.
+    pub(crate) fn swap_read_zero(&mut self, f: FolioId) -> bool {
+        if !self.tracks_zero_pages() || self.folios[f].test(flags::NONZERO) {
+            return false;
+        }
+        match self.cfg.swap_zero_pages {
+            SwapZeroPages::Zeromap => {
+                let m = self.folios[f].memcg;
+                self.count_events(m, SWPIN_ZERO, 1);
+            }
+            _ => {
+                self.count_vm_events(PSWPIN, 1);
+                self.count_vm_events(PGPGIN, 4);
+            }
+        }
+        true
+    }
+
+    /// The content bit of a folio just read into the swap cache from `slot`:
+    /// non-zero unless the slot's zeromap bit says it was zero-filled.
+    #[inline]
+    pub(crate) fn swapin_content(&mut self, f: FolioId, slot: u32) {
+        if self.tracks_zero_pages() && !self.swap.as_ref().unwrap().zeromap_test(slot) {
+            self.folios[f].set(flags::NONZERO);
+        }
     }
 }

@@ -86,6 +86,13 @@ pub struct RunConfig {
     /// right before the workload; a FIFO there lets a shell wait without polling).
     /// None: no wait.
     pub ready: Option<PathBuf>,
+    /// The first load of a page of an anonymous region that nothing touched yet
+    /// stores a zero byte instead: the kernel then allocates a zero-filled page (a
+    /// write fault), where a load would map the shared zero page. This is what the
+    /// simulator does for a first load (it has no zero page), so the kernel's
+    /// zero-filled pages at swap-out (`swpout_zero`) can be compared with mmsim's
+    /// under `machine.swap_zero_pages`. Default false.
+    pub anon_read_alloc: bool,
 }
 
 impl Default for RunConfig {
@@ -101,6 +108,7 @@ impl Default for RunConfig {
             think: ThinkMode::Busy,
             hold: None,
             ready: None,
+            anon_read_alloc: false,
         }
     }
 }
@@ -479,6 +487,9 @@ struct Executor<'a> {
     checksum: u64,
     think: ThinkMode,
     index: u64,
+    /// Per VMA id, with `anon_read_alloc`, one bit per page already touched (empty:
+    /// loads are loads).
+    touched: Vec<Vec<u64>>,
 }
 
 impl Executor<'_> {
@@ -515,7 +526,20 @@ impl Executor<'_> {
                 }
                 // SAFETY: `index < pages`, so the byte lies inside the live mapping.
                 let p = unsafe { v.base.add(index as usize * PAGE_SIZE as usize) };
-                if write {
+                let first = match self.touched[vma as usize].get_mut(index as usize / 64) {
+                    Some(w) => {
+                        let bit = 1u64 << (index % 64);
+                        let first = *w & bit == 0;
+                        *w |= bit;
+                        first
+                    }
+                    None => false,
+                };
+                if !write && first {
+                    // `anon_read_alloc`: a first load allocates a zero-filled page.
+                    // SAFETY: as below; anonymous regions are writable.
+                    unsafe { std::ptr::write_volatile(p, 0) };
+                } else if write {
                     if !v.writable {
                         return Err(self.bad(format!(
                             "a store to the executable mapping of {}",
@@ -836,10 +860,14 @@ pub fn run(
         checksum: 0,
         think: cfg.think,
         index: 0,
+        touched: vec![Vec::new(); plan.vmas()],
     };
     for (i, r) in plan.regions.iter().enumerate() {
         match (r.id_kind, &mappings[i], &files[i]) {
             ("vma", Some(m), _) => {
+                if cfg.anon_read_alloc && r.target == Target::Anon {
+                    ex.touched[r.id as usize] = vec![0; r.pages.div_ceil(64) as usize];
+                }
                 ex.vmas[r.id as usize] = Some(VmaSlot {
                     base: m.ptr,
                     pages: r.pages,

@@ -43,7 +43,7 @@
 //! |---|---|
 //! | `FileRead { file, index, pages }` | `pread(fd, buf, pages × 4096, index × 4096)`, exactly that many bytes |
 //! | `FileWrite { file, index, pages }` | `pwrite(fd, buf, pages × 4096, index × 4096)` of whole pages (no read) |
-//! | `Access { vma, index, write: false }` | a volatile load of the first byte of page `index` |
+//! | `Access { vma, index, write: false }` | a volatile load of the first byte of page `index` (with `--anon-read-alloc`, on an anon page not touched yet: a store of a zero byte) |
 //! | `Access { vma, index, write: true }` | a volatile store of a non-zero byte to it (one write fault on a new page; never an all-zero page) |
 //! | `Think { ns }` | a busy wait on the monotonic clock (`--think sleep`: `nanosleep`) |
 //!
@@ -68,14 +68,20 @@
 //!   but the tasks, files and mappings they create exist only inside the simulator, which
 //!   has no way to list them yet.
 //! * **Trace replays** need `pages` (the region's size; the default is 2^31 pages). The
-//!   trace is read during the run, so its page cache is charged to the probe too.
+//!   trace is read during the run, so its page cache is charged to the probe too. Under
+//!   `trace_keys = "offset"` only a trace of one file (keys below 2^40) on `target =
+//!   "file"` runs: one real file as long as the trace's last referenced page (within
+//!   `pages`), read at the trace's page offsets, as the simulator lays it out.
 //! * **Timing** does not exist in the stream: events follow one another as fast as the
 //!   machine goes; the simulator's `runtime_s` and the probe's wall time are not
 //!   comparable beyond order of magnitude. Think events only occur as idle waits for a
 //!   `start`, which is rejected, so in practice there are none.
 //! * **First reads of anonymous memory** map the kernel's shared zero page (a minor fault,
 //!   no memory charged); the simulator allocates a page, as for a write. Touch anon
-//!   regions with writes first (`touch` does by default) to compare memory use.
+//!   regions with writes first (`touch` does by default) to compare memory use, or
+//!   run with `--anon-read-alloc`: the first load of an untouched anon page then
+//!   stores a zero byte, so the kernel allocates a zero-filled page as the simulator
+//!   does (the kernel's zero-filled pages at swap-out, `swpout_zero`, then compare).
 //! * **The probe's own memory**: its binary, stack, I/O buffers (4 KiB per page read)
 //!   and generators take some hundreds of KiB, resident; report `maxrss_kb` with the
 //!   results.

@@ -97,6 +97,12 @@ struct Cli {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["dump", "check_dump", "prepare"])]
     ready: Option<PathBuf>,
 
+    /// The first load of an untouched page of an anonymous region stores a zero byte:
+    /// the kernel allocates a zero-filled page, as the simulator does for a first load,
+    /// instead of mapping the shared zero page (for `swpout_zero`/`swpin_zero`).
+    #[arg(long)]
+    anon_read_alloc: bool,
+
     /// Write the JSON result to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -226,6 +232,7 @@ fn real_main(cli: &Cli) -> Result<ExitCode> {
         think: cli.think,
         hold: cli.hold.clone(),
         ready: cli.ready.clone(),
+        anon_read_alloc: cli.anon_read_alloc,
     };
     let report = mmsim_probe::run(&plan, &cfg, &mut log)?;
     if !cli.prepare {

@@ -162,13 +162,13 @@ impl Plan {
                 WorkloadKind::Trace {
                     keys: mmsim_workloads::TraceKeys::Offset,
                     ..
-                } => {
+                } if w.target != Target::File => {
                     return Err(unsupported(
                         i,
                         "trace_keys",
-                        "an offset replay lays the trace out in files of its own inside the \
-                         simulator; mmsim-probe replays a trace on one region: use \
-                         trace_keys = \"dense\""
+                        "mmsim-probe replays an offset trace on `target = \"file\"` only \
+                         (one real file, read at the trace's page offsets): use target = \
+                         \"file\" or trace_keys = \"dense\""
                             .into(),
                     ))
                 }
@@ -242,11 +242,20 @@ impl Plan {
                     )))
                 }
             }
+            // An offset replay's file is as long as the trace's last referenced page
+            // (within `pages`), as the simulator laid it out.
+            let pages = match &w.kind {
+                WorkloadKind::Trace {
+                    keys: mmsim_workloads::TraceKeys::Offset,
+                    ..
+                } => sim.file_pages(id).unwrap_or(0),
+                k => k.pages(),
+            };
             regions.push(Region {
                 workload: i,
                 kind: w.kind.name(),
                 target: w.target,
-                pages: w.kind.pages(),
+                pages,
                 advice: w.effective_advice(),
                 write_ratio: w.effective_write_ratio(),
                 phase: w.phase,
@@ -257,6 +266,32 @@ impl Plan {
                 file_name: w.target.is_file().then(|| file_name(i, &name)),
                 name,
             });
+        }
+        if sim.nr_files() != file_region.len() {
+            // An offset replay made one file per trace file.
+            let i = s
+                .workloads
+                .iter()
+                .position(|w| {
+                    matches!(
+                        w.kind,
+                        WorkloadKind::Trace {
+                            keys: mmsim_workloads::TraceKeys::Offset,
+                            ..
+                        }
+                    )
+                })
+                .unwrap_or(0);
+            return Err(unsupported(
+                i,
+                "trace_keys",
+                format!(
+                    "the offset replay laid the trace out in {} files; mmsim-probe replays \
+                     an offset trace of one file (keys below 2^40) only: use trace_keys = \
+                     \"dense\"",
+                    sim.nr_files() + 1 - file_region.len()
+                ),
+            ));
         }
         Ok(Plan {
             scenario: s.clone(),

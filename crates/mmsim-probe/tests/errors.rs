@@ -276,3 +276,33 @@ fn check_dump_of_something_else_is_an_error() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("give a SCENARIO"), "{}", stderr(&o));
 }
+
+/// `trace_keys = "offset"`: a trace of one file (keys below 2^40) on `target = "file"`
+/// is one region as long as the trace's last referenced page, as the simulator laid
+/// it out; a trace of two files, or another target, is refused naming `trace_keys`.
+#[test]
+fn offset_trace_replays_are_one_file_only() {
+    let dir = std::env::temp_dir().join(format!("mmsim-probe-offset-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let one = dir.join("one.txt");
+    std::fs::write(&one, "7\n8\n9\n300\n301\n").unwrap();
+    let two = dir.join("two.txt");
+    std::fs::write(&two, format!("7\n{}\n", (1u64 << 40) + 5)).unwrap();
+    let wl = |path: &std::path::Path, target: &str| {
+        format!(
+            "[[workload]]\nkind = \"trace\"\ntarget = \"{target}\"\npath = \"{}\"\n\
+             format = \"text\"\ntrace_keys = \"offset\"\npages = 4096\n",
+            path.display()
+        )
+    };
+    let plan = Plan::new(&scenario("o", &wl(&one, "file"))).unwrap();
+    assert_eq!(plan.regions.len(), 1);
+    assert_eq!(plan.regions[0].pages, 302, "up to the last referenced page");
+    let (field, message) = unsupported(&wl(&two, "file"));
+    assert_eq!(field, "workload[0].trace_keys");
+    assert!(message.contains("2 files"), "{message}");
+    let (field, message) = unsupported(&wl(&one, "anon"));
+    assert_eq!(field, "workload[0].trace_keys");
+    assert!(message.contains("target = \"file\""), "{message}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

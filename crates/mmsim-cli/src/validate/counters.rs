@@ -197,6 +197,22 @@ pub const COUNTERS: &[Counter] = &[
         sim: |r, _| Some(r.result.vmstat.pswpout as f64),
     },
     Counter {
+        name: "swpout_zero",
+        what: "zero-filled pages swapped out without IO (6.12+ zeromap; /proc/vmstat delta, \
+               0 when absent; mmsim under machine.swap_zero_pages = \"zeromap\")",
+        timing: false,
+        kernel: |r| Some(r.vmstat.get("swpout_zero").copied().unwrap_or(0) as f64),
+        sim: |r, _| Some(r.result.vmstat.swpout_zero as f64),
+    },
+    Counter {
+        name: "swpin_zero",
+        what: "swap-ins of zero-filled slots, without IO (6.12+ zeromap; /proc/vmstat delta, \
+               0 when absent)",
+        timing: false,
+        kernel: |r| Some(r.vmstat.get("swpin_zero").copied().unwrap_or(0) as f64),
+        sim: |r, _| Some(r.result.vmstat.swpin_zero as f64),
+    },
+    Counter {
         name: "pgscan",
         what: "inactive pages scanned by reclaim of the group (cgroup2 memory.stat, or the \
                memcg tracepoints on v1)",

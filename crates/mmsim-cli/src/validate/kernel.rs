@@ -164,6 +164,8 @@ pub struct HostOptions {
     pub timeout: Duration,
     /// Progress messages on stderr.
     pub verbose: bool,
+    /// Run the probe with `--anon-read-alloc` (the case's `anon_read_alloc`).
+    pub anon_read_alloc: bool,
 }
 
 fn say(o: &HostOptions, m: &str) {
@@ -753,6 +755,7 @@ pub fn run_host(
             .arg(&scen)
             .arg("--dir")
             .arg(&o.dir)
+            .args(o.anon_read_alloc.then_some("--anon-read-alloc"))
             .args(["--reuse", "-q", "--out"])
             .arg(&out_json)
             .stdin(Stdio::null())

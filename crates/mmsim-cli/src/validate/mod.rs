@@ -152,7 +152,14 @@ impl CaseResult {
     pub fn scenario(&self) -> Result<Scenario> {
         let mut s =
             Scenario::parse_toml_str(&self.scenario_toml, &format!("{}.toml", self.case.name))?;
-        s.base_dir = self.base_dir.clone();
+        // Set where the result was loaded or recorded; else (a result handed in
+        // whole) the case file's directory under the suite's.
+        s.base_dir = self.base_dir.clone().or_else(|| {
+            SUITE_DIR
+                .get()
+                .zip(self.case.scenario.parent())
+                .map(|(dir, case_dir)| dir.join(case_dir))
+        });
         Ok(s)
     }
 }
@@ -320,6 +327,11 @@ pub fn memcg_stats_flush_of(release: &str) -> mmsim_core::MemcgStatsFlush {
         mmsim_core::MemcgStatsFlush::Ratelimited
     }
 }
+
+/// The suite's directory, once `mmsim validate` has read the suite: a recorded
+/// scenario's relative paths (a trace's) resolve against its case file's directory.
+static SUITE_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
 
 /// Simulates the recorded scenario under the case's policy. `Err(reason)` when mmsim
 /// cannot (a policy it does not have yet): the case is pending.
@@ -628,6 +640,7 @@ fn record(case: &Case, a: &ValidateArgs) -> Result<CaseResult> {
                 bpftrace: a.bpftrace.clone(),
                 timeout: std::time::Duration::from_secs(a.timeout),
                 verbose: !a.quiet,
+                anon_read_alloc: case.anon_read_alloc,
             };
             let runs = kernel::run_host(&case.scenario, &setup, runs, &o)?;
             let rel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
@@ -767,6 +780,7 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
         return Ok(Outcome::Complete);
     }
     let suite = Suite::load(&a.suite)?;
+    let _ = SUITE_DIR.set(a.suite.parent().unwrap_or(Path::new(".")).to_path_buf());
     let results = a
         .results
         .clone()

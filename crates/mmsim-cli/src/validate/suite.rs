@@ -90,6 +90,11 @@ pub struct Case {
     /// `kernel-run.json`, not by running the probe.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<String>,
+    /// Host cases: run the probe with `--anon-read-alloc` (a first load of an anon
+    /// page allocates a zero-filled page, as in mmsim, instead of mapping the zero
+    /// page), for the kernel's zero-filled swap pages (default false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub anon_read_alloc: bool,
 }
 
 fn default_site() -> KernelSite {
@@ -206,6 +211,12 @@ impl Suite {
                 return Err(at(
                     "app",
                     "real-application cases are captured on the host (kernel = \"host\")".into(),
+                ));
+            }
+            if c.anon_read_alloc && c.kernel != KernelSite::Host {
+                return Err(at(
+                    "anon_read_alloc",
+                    "only for kernel = \"host\" (the guest runner has no probe options)".into(),
                 ));
             }
             if c.enforce.is_empty() {

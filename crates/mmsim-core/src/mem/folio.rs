@@ -53,6 +53,12 @@ pub(crate) mod flags {
     /// pages were unmapped, on its group's deferred split queue
     /// (`crate::huge_memory`). Never copied to split-off folios.
     pub(crate) const PARTIALLY_MAPPED: u16 = 1 << 14;
+    /// Not a kernel flag: the anonymous folio's content is not all zeros
+    /// (the workload stored to it, or it came back from a slot that held
+    /// data). mmsim's stand-in for `is_folio_zero_filled()` of
+    /// mm/page_io.c, kept only under `machine.swap_zero_pages` (see
+    /// `crate::swapfile`).
+    pub(crate) const NONZERO: u16 = 1 << 15;
 }
 
 /// Which LRU list a folio is on (`enum lru_list`, include/linux/mmzone.h).

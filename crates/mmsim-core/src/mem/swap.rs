@@ -22,6 +22,10 @@ pub(crate) struct SwapDevice {
     owner: Vec<MemcgId>,
     /// Freed slots, reused LIFO.
     free: Vec<u32>,
+    /// `si->zeromap` (v6.12+): one bit per slot whose page was zero-filled
+    /// at swap-out, so nothing was written. Empty until a bit is first set
+    /// (only under `machine.swap_zero_pages`).
+    zeromap: Vec<u64>,
     /// Capacity in slots (pages).
     pub capacity: u64,
     /// Slots in use.
@@ -37,6 +41,7 @@ impl SwapDevice {
             slots: Vec::new(),
             owner: Vec::new(),
             free: Vec::new(),
+            zeromap: Vec::new(),
             capacity,
             used: 0,
             dev: BlockDev::new(cfg),
@@ -90,10 +95,43 @@ impl SwapDevice {
         Some(start as u32)
     }
 
+    /// Marks slots `first..first + n` zero-filled (`swap_zeromap_folio_set`).
+    pub(crate) fn zeromap_set(&mut self, first: u32, n: u32) {
+        let words = (self.slots.len()).div_ceil(64);
+        if self.zeromap.len() < words {
+            self.zeromap.resize(words, 0);
+        }
+        for s in first..first + n {
+            self.zeromap[s as usize / 64] |= 1 << (s % 64);
+        }
+    }
+
+    /// Clears the zero-filled bits of slots `first..first + n`
+    /// (`swap_zeromap_folio_clear`, and `swap_range_free` on release).
+    #[inline]
+    pub(crate) fn zeromap_clear(&mut self, first: u32, n: u32) {
+        for s in first..first + n {
+            if let Some(w) = self.zeromap.get_mut(s as usize / 64) {
+                *w &= !(1 << (s % 64));
+            }
+        }
+    }
+
+    /// Whether slot `slot`'s page was zero-filled at swap-out (`swap_zeromap_batch`).
+    #[inline]
+    pub(crate) fn zeromap_test(&self, slot: u32) -> bool {
+        self.zeromap
+            .get(slot as usize / 64)
+            .is_some_and(|w| w & (1 << (slot % 64)) != 0)
+    }
+
     /// Releases a slot; returns the group it was charged to (the caller
     /// uncharges it: `Sim::swap_free`).
     #[inline]
     pub(crate) fn release(&mut self, slot: u32) -> MemcgId {
+        if !self.zeromap.is_empty() {
+            self.zeromap_clear(slot, 1);
+        }
         self.slots[slot as usize] = 0;
         self.used -= 1;
         self.free.push(slot);
@@ -103,6 +141,9 @@ impl SwapDevice {
     /// Releases a slot whose owner the caller knows.
     #[inline]
     pub(crate) fn release_owned(&mut self, slot: u32) {
+        if !self.zeromap.is_empty() {
+            self.zeromap_clear(slot, 1);
+        }
         self.slots[slot as usize] = 0;
         self.used -= 1;
         self.free.push(slot);
@@ -134,6 +175,9 @@ impl SwapDevice {
 
     /// Bytes of simulator memory for the slot arrays.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.slots.capacity() * 4 + self.free.capacity() * 4 + self.owner.capacity()
+        self.slots.capacity() * 4
+            + self.free.capacity() * 4
+            + self.owner.capacity()
+            + self.zeromap.capacity() * 8
     }
 }

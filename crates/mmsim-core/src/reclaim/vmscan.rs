@@ -954,8 +954,9 @@ impl Sim {
     /// `pageout()`: starts writeback of a dirty folio to swap or the
     /// filesystem, sleeping first if the device's request queue is full.
     /// Returns true if the write completed synchronously (zram, whose
-    /// compression is the reclaimer's own CPU time), so the folio can be
-    /// freed now; else it stays under writeback with PG_reclaim and is
+    /// compression is the reclaimer's own CPU time) or was not needed (a
+    /// zero-filled anonymous folio under `machine.swap_zero_pages`:
+    /// [`Sim::swap_writepage_zero`]), so the folio can be freed now; else it stays under writeback with PG_reclaim and is
     /// rotated to the inactive tail on completion.
     fn pageout(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
         sc.charge_pageout(self.cost.pageout_ns);
@@ -974,6 +975,12 @@ impl Sim {
         } else {
             now
         };
+        if self.tracks_zero_pages() && !self.folios[f].is_file() {
+            // swap_writepage(): a zero-filled folio needs no write.
+            if let Some(freed) = self.swap_writepage_zero(f) {
+                return freed;
+            }
+        }
         let fo = &mut self.folios[f];
         fo.clear(flags::DIRTY);
         let file = fo.is_file();

@@ -10,7 +10,8 @@
 //! nodes, the shadow-node shrinker, page tables), `rmap.rs` the reverse-map walk and the idle-page bits,
 //! `thp.rs` multi-size THP (orders at a fault, fallbacks, swap-out), and
 //! `zero_page.rs` the zero page and huge zero page of read faults, and
-//! `discard.rs` MADV_DONTNEED and the deferred split queue. This file
+//! `discard.rs` MADV_DONTNEED and the deferred split queue; and
+//! `zero_pages.rs` zero-filled anonymous pages at swap-out and swap-in. This file
 //! holds the helpers they share.
 
 mod classic;
@@ -26,6 +27,7 @@ mod rmap;
 mod swap;
 mod thp;
 mod zero_page;
+mod zero_pages;
 
 use crate::config::{
     CgroupVersion, CostVariant, DeviceConfig, DeviceKind, MachineConfig, PolicyConfig, PolicyName,
