@@ -204,6 +204,8 @@ impl Sim {
         }
         self.folios[f].mapcount = 1;
         *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, true);
+        // The store that copied the zero page makes the new folio non-zero.
+        self.anon_wp_fault_content(f);
         self.folio_add_lru(f);
     }
 

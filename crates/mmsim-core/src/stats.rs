@@ -177,12 +177,6 @@ pub(crate) const MEMORY_EVENTS_ORDER_V6_12: &[&str] =
 /// `memory.swap.events` lines in the kernel's order (`swap_events_show`, v6.12).
 pub(crate) const MEMORY_SWAP_EVENTS_ORDER_V6_12: &[&str] = &["high", "max", "fail"];
 
-/// `skip_serializing_if` of the counters that are absent from the JSON while 0
-/// (those a default run never counts, added after the results were recorded).
-fn is_zero(v: &u64) -> bool {
-    *v == 0
-}
-
 /// `None`, or the group's line of a declared counter.
 macro_rules! memcg_line {
     () => {
@@ -201,7 +195,6 @@ macro_rules! counters {
     (
         node {
             $( $(#[doc = $d:literal])*
-               $(@skip_zero($skip:literal))?
                $item:ident $name:ident : $kind:ident, $unit:ident
                $(, memcg($file:ident, $mname:literal))?
                $(, skip_if($skip:literal))? ; )*
@@ -522,14 +515,11 @@ counters! {
         #[doc = "Counter: PMD-size THPs split because they could not be swapped out whole."]
         THP_SWPOUT_FALLBACK thp_swpout_fallback: Event, Count;
         #[doc = "Counter: PMD-size huge zero pages allocated (`get_huge_zero_page`; in JSON only when non-zero)."]
-        @skip_zero("crate::stats::is_zero")
-        THP_ZERO_PAGE_ALLOC thp_zero_page_alloc: Event, Count;
+        THP_ZERO_PAGE_ALLOC thp_zero_page_alloc: Event, Count, skip_if("is_zero");
         #[doc = "Counter: PMD mappings split into PTEs (here: huge zero PMDs split by a write; in JSON only when non-zero)."]
-        @skip_zero("crate::stats::is_zero")
-        THP_SPLIT_PMD thp_split_pmd: Event, Count;
+        THP_SPLIT_PMD thp_split_pmd: Event, Count, skip_if("is_zero");
         #[doc = "Counter: large folios queued for a deferred split (`deferred_split_folio`; in JSON only when non-zero)."]
-        @skip_zero("crate::stats::is_zero")
-        THP_DEFERRED_SPLIT_PAGE thp_deferred_split_page: Event, Count;
+        THP_DEFERRED_SPLIT_PAGE thp_deferred_split_page: Event, Count, skip_if("is_zero");
         #[doc = "Counter: swap-ins of zero-filled slots, filled without IO (v6.12+ zeromap; "]
         #[doc = "`machine.swap_zero_pages = \"zeromap\"`, absent from the JSON while 0)."]
         SWPIN_ZERO swpin_zero: Event, Pages, memcg(Stat, "swpin_zero"), skip_if("is_zero");

@@ -169,6 +169,9 @@ impl Sim {
             return; // the fault got no folio (its task was OOM-killed)
         }
         let f = pte & PTE_FOLIO_MASK;
+        if f == self.zero_folio {
+            return; // a load mapped the shared zero page (`machine.zero_page`)
+        }
         if write {
             self.folios[f].set(flags::NONZERO);
         } else if new {

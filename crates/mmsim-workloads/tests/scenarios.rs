@@ -853,6 +853,8 @@ fn a_sampled_alias_zipf_draws_only_kept_pages_with_the_filtered_law() {
         );
     }
     assert_ne!(alias, filtered, "two algorithms, two streams");
+}
+
 /// `exit = true`: a workload that ends frees its anonymous memory (`do_exit`), so
 /// the one still running swaps less; without it the ended workload's pages stay
 /// until reclaim swaps them out. Its exit time is reported.

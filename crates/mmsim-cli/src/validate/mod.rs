@@ -332,7 +332,6 @@ pub fn memcg_stats_flush_of(release: &str) -> mmsim_core::MemcgStatsFlush {
 /// scenario's relative paths (a trace's) resolve against its case file's directory.
 static SUITE_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
 
-
 /// Simulates the recorded scenario under the case's policy. `Err(reason)` when mmsim
 /// cannot (a policy it does not have yet): the case is pending.
 pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, String>> {

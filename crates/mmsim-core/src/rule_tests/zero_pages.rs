@@ -214,3 +214,44 @@ fn zram_same_needs_a_zram_device() {
         .unwrap_err()
         .contains("allowed"));
 }
+
+/// `machine.zero_page` with the zeromap: a load maps the shared zero page (no
+/// folio, nothing to swap); the store after it copies into a folio that is
+/// non-zero, so it is written to swap (`pswpout`), never `swpout_zero`.
+#[test]
+fn a_store_after_the_zero_page_swaps_out_as_data() {
+    let cfg = MachineConfig {
+        memory: Size::from_pages(1 << 16),
+        memcg_max: Some(Size::from_pages(64)),
+        page_cluster: 0,
+        zero_page: true,
+        swap: DeviceConfig {
+            size: Some(Size::from_pages(4096)),
+            ..DeviceConfig::of(DeviceKind::Ssd)
+        },
+        swap_zero_pages: SwapZeroPages::Zeromap,
+        ..Default::default()
+    };
+    let mut s = Sim::new(cfg).unwrap();
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 256).unwrap();
+    // Pages 0..128 loaded then stored to; 128..256 only loaded.
+    for i in 0..128 {
+        touch(&mut s, vma, i, false);
+        touch(&mut s, vma, i, true);
+    }
+    for i in 128..256 {
+        touch(&mut s, vma, i, false);
+    }
+    s.step(&Event::Think { ns: 1_000_000_000 });
+    // The loads took no memory: 128 folios for a group of 64 pages, so at
+    // least 64 swapped (reclaim's batches take 80), every one written.
+    let swapped = (0..128).filter(|&i| slot_of(&s, vma, i).is_some()).count() as u64;
+    assert_eq!(swapped, 80);
+    assert_eq!(s.vm.pswpout, swapped);
+    assert_eq!(s.vm.swpout_zero, 0);
+    for i in 128..256 {
+        assert!(slot_of(&s, vma, i).is_none(), "page {i} maps the zero page");
+    }
+    s.check_invariants().unwrap();
+}
