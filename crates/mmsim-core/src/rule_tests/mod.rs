@@ -13,6 +13,7 @@
 
 mod classic;
 mod explain;
+mod filefolio;
 mod kmem;
 mod memcg;
 mod memcg_stats;
