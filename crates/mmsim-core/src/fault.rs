@@ -541,7 +541,10 @@ impl Sim {
         if in_flight || self.folios[f].test(flags::READAHEAD) {
             return false;
         }
-        let same = pos_same_folio(ra.prev_index, &self.folios[f]);
+        // `pos_same_folio`: for an order-0 folio, its own page.
+        let same = ra.prev_index != FileRaState::NO_PREV
+            && (index + 1 == ra.prev_index
+                || (self.folios[f].order > 0 && pos_same_folio(ra.prev_index, &self.folios[f])));
         ra.prev_index = index + 1;
         self.acc.accesses += 1;
         self.acc.hits += 1;
@@ -592,6 +595,24 @@ impl Sim {
             if self.clock < pending {
                 self.io_wait(pending, false);
             }
+            if !self.cfg.fs.large_folios {
+                for i in 0..n {
+                    let page = pos + i;
+                    let same = i == 0 && last_pos != FileRaState::NO_PREV && page + 1 == last_pos;
+                    let Some(f) = slot_folio(self.files[file as usize].slot(page)) else {
+                        continue;
+                    };
+                    self.advance(self.cost.fd_access_ns);
+                    if self.policy == Policy::Lru || !same {
+                        self.folio_mark_accessed(f);
+                    }
+                }
+                self.acc.accesses += n as u64;
+                self.acc.hits += (n - missed) as u64;
+                pos += n;
+                last_pos = pos;
+                continue;
+            }
             let mut prev = NIL;
             for i in 0..n {
                 let page = pos + i;
@@ -625,6 +646,24 @@ impl Sim {
     fn read_batch(&self, file: FileId, pos: u32, end: u32) -> u32 {
         let fo = &self.files[file as usize];
         let ra = fo.ra;
+        if !self.cfg.fs.large_folios {
+            // Order-0 page cache: one folio per page.
+            let limit = (end - pos).min(FOLIO_BATCH);
+            let mut n = 0;
+            while n < limit {
+                let Some(&slot) = fo.slots.get((pos + n) as usize) else {
+                    break;
+                };
+                let Some(f) = slot_folio(slot) else { break };
+                n += 1;
+                let in_flight = (ra.inflight_start..ra.inflight_end).contains(&(pos + n - 1))
+                    && self.clock < ra.inflight_done;
+                if self.folios[f].test(flags::READAHEAD) || in_flight {
+                    break;
+                }
+            }
+            return n;
+        }
         let limit = end - pos;
         let (mut n, mut nr_folios, mut prev) = (0, 0, NIL);
         while n < limit {
@@ -765,6 +804,7 @@ impl Sim {
     /// large folio's eviction stores one shadow over its whole range).
     /// None if the allocation or the charge failed; the caller has checked
     /// that no page of the range is cached.
+    #[inline(never)]
     pub(crate) fn filemap_add_large_folio(
         &mut self,
         file: FileId,

@@ -410,6 +410,7 @@ impl Sim {
     /// the merge of the next window into an initial one (an initial window
     /// no larger than the request keeps half of itself asynchronous), and
     /// `ra->order = 0` before [`Sim::page_cache_ra_order`].
+    #[inline(never)]
     fn page_cache_sync_ra_large(
         &mut self,
         owner: RaOwner,
@@ -450,6 +451,7 @@ impl Sim {
     /// end is rounded down to `1 << min(order, ffs(max) - 1)` pages if that
     /// leaves something, the whole window is asynchronous, and
     /// [`Sim::page_cache_ra_order`] reads it.
+    #[inline(never)]
     fn page_cache_async_ra_large(
         &mut self,
         owner: RaOwner,
@@ -498,6 +500,7 @@ impl Sim {
     /// read in one IO (`read_pages`), and the rest of the window goes to
     /// the order-0 path (`do_page_cache_ra`, which skips cached pages).
     /// Returns the last completion time (0 if nothing was read).
+    #[inline(never)]
     pub(crate) fn page_cache_ra_order(&mut self, owner: RaOwner, file: FileId) -> u64 {
         let mut ra = self.ra_state(owner);
         let pages = self.files[file as usize].pages;
@@ -548,6 +551,7 @@ impl Sim {
     /// cache; None if a page of its range is cached (checked first here,
     /// after the allocation in the kernel, which then frees it) or the
     /// allocation or charge failed.
+    #[inline(never)]
     fn ra_alloc_folio(
         &mut self,
         file: FileId,

@@ -1026,11 +1026,18 @@ impl Sim {
             // `page_cache_delete`: the shadow over the folio's whole range
             // (one multi-index entry in the kernel; here in each slot).
             let new = shadow.unwrap_or(0);
-            for index in fo.index..fo.index + fo.nr_pages() as u32 {
+            if fo.order == 0 {
                 if self.kmem.is_some() {
-                    self.kmem_slot_changed(fo.space, index, SLOT_FOLIO | f, new);
+                    self.kmem_slot_changed(fo.space, fo.index, SLOT_FOLIO | f, new);
                 }
-                *self.files[fo.space as usize].slot_mut(index) = new;
+                *self.files[fo.space as usize].slot_mut(fo.index) = new;
+            } else {
+                for index in fo.index..fo.index + fo.nr_pages() as u32 {
+                    if self.kmem.is_some() {
+                        self.kmem_slot_changed(fo.space, index, SLOT_FOLIO | f, new);
+                    }
+                    *self.files[fo.space as usize].slot_mut(index) = new;
+                }
             }
         } else if fo.test(flags::SWAPCACHE) {
             // Every page of the folio leaves the shadow in its slot.
