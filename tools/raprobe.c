@@ -1,5 +1,6 @@
 // raprobe FILE OPS... : drop the file's page cache (FADV_DONTNEED), apply ops, print cached pages as ranges.
-// ops: r<idx>[x<n>] = pread n pages at idx; R = fadvise RANDOM; S = SEQUENTIAL; N = NORMAL; m<idx> = mmap read fault (MAP_SHARED)
+// ops: r<idx>[x<n>] = pread n pages at idx; R = fadvise RANDOM; S = SEQUENTIAL; N = NORMAL; m<idx> = mmap read fault (MAP_SHARED);
+// s = sleep 200 ms (lets asynchronous readahead complete: mincore counts only uptodate folios)
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@ int main(int argc, char **argv) {
         else if (a[0] == 'S') posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
         else if (a[0] == 'N') posix_fadvise(fd, 0, 0, POSIX_FADV_NORMAL);
         else if (a[0] == 'M') madvise(map, st.st_size, MADV_RANDOM);
+        else if (a[0] == 's') usleep(200000);
     }
     unsigned char *vec = malloc(pages);
     mincore(map, st.st_size, vec);

@@ -9,19 +9,23 @@
 //!
 //! OPS: `r<idx>[x<n>]` pread of n pages at idx; `R`/`S`/`N` fadvise
 //! RANDOM/SEQUENTIAL/NORMAL; `m<idx>` a read fault on a shared mapping of the file;
-//! `M` madvise(MADV_RANDOM) on it. RA_KB is the device's `read_ahead_kb`.
+//! `M` madvise(MADV_RANDOM) on it; `s` is raprobe's sleep (lets asynchronous
+//! readahead complete before `mincore`, which counts only uptodate folios), a
+//! no-op here. RA_KB is the device's `read_ahead_kb`. With `LARGE_FOLIOS=1` in
+//! the environment the filesystem has large folios (`machine.fs.large_folios`).
 use mmsim_core::{Advice, Event, MachineConfig, Sim, Size};
 
 fn main() {
     let a: Vec<String> = std::env::args().skip(1).collect();
     let pages: u64 = a[0].parse().expect("PAGES");
     let ra_kb: u32 = a[1].parse().expect("RA_KB");
-    let cfg = MachineConfig {
+    let mut cfg = MachineConfig {
         memory: Size(4 << 30),
         read_ahead_kb: ra_kb,
         max_sectors_kb: 4096,
         ..MachineConfig::default()
     };
+    cfg.fs.large_folios = std::env::var("LARGE_FOLIOS").is_ok_and(|v| v == "1");
     let mut sim = Sim::new(cfg).expect("machine");
     let task = sim.add_task("probe");
     let file = sim.add_file("f", pages).expect("file");
@@ -46,6 +50,7 @@ fn main() {
             "S" => sim.fadvise(file, Advice::Sequential).unwrap(),
             "N" => sim.fadvise(file, Advice::Normal).unwrap(),
             "M" => sim.madvise(vma, Advice::Random).unwrap(),
+            "s" => {}
             _ => panic!("unknown op {op}"),
         }
     }

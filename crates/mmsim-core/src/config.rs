@@ -538,6 +538,14 @@ pub struct DeviceConfig {
     /// (`nr_requests`), 1..=65536; default 128 (`BLKDEV_DEFAULT_RQ`).
     #[serde(default)]
     pub queue_depth: Option<u32>,
+    /// Filesystem device only: the filesystem gives its files large folios
+    /// (`mapping_set_large_folios()`, as ext4 does since 6.16 and xfs since
+    /// 5.18), so readahead allocates page-cache folios of up to
+    /// `MAX_PAGECACHE_ORDER` (9) with v6.18's `page_cache_ra_order` (see
+    /// `crate::readahead`). Off (the default): order-0 page cache, v6.6
+    /// readahead.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub large_folios: bool,
 }
 
 /// Default block-layer request queue depth (`BLKDEV_DEFAULT_RQ`).
@@ -553,6 +561,7 @@ impl DeviceConfig {
             write_latency_us: None,
             bandwidth_mbps: None,
             queue_depth: None,
+            large_folios: false,
         }
     }
 
@@ -914,6 +923,13 @@ impl MachineConfig {
                  mglru); the textbook `lru` policy moves every mapped page on each access",
             ));
         }
+        if self.fs.large_folios && self.policy.name == PolicyName::Lru {
+            return Err(ConfigError::new(
+                "machine.fs.large_folios",
+                "large folios need the kernel's LRU lists (policy cost, scanned-rotated or \
+                 mglru); the textbook `lru` policy handles 4 KiB pages only",
+            ));
+        }
         if let Some(t) = &self.tracepoints {
             t.validate()?;
         }
@@ -1033,6 +1049,12 @@ impl MachineConfig {
             }
         }
         self.swap.validate("machine.swap", true)?;
+        if self.swap.large_folios {
+            return Err(ConfigError::new(
+                "machine.swap.large_folios",
+                "large folios are a filesystem setting: set machine.fs.large_folios",
+            ));
+        }
         if let Some(s) = self.swap.size {
             if s.pages() > MAX_SWAP_PAGES {
                 return Err(ConfigError::new(

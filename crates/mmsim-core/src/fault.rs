@@ -100,6 +100,16 @@ pub(crate) fn swapin_nr_pages(
     pages.max(prev_win / 2)
 }
 
+/// `pos_same_folio()` (mm/filemap.c, v6.x) of a read starting in folio
+/// `fo` after a read that ended before page `prev_index`: whether that
+/// read's last page lies in `fo` (for an order-0 folio, whether it is
+/// `fo`'s page).
+#[inline]
+fn pos_same_folio(prev_index: u32, fo: &crate::mem::folio::Folio) -> bool {
+    prev_index != FileRaState::NO_PREV
+        && prev_index.wrapping_sub(1).wrapping_sub(fo.index) < (1u32 << fo.order)
+}
+
 impl Sim {
     /// A load or store to page `index` of VMA `vma`: the MMU's accessed-bit
     /// update on a hit, else `handle_mm_fault()` → `handle_pte_fault()`
@@ -618,7 +628,10 @@ impl Sim {
         if in_flight || self.folios[f].test(flags::READAHEAD) {
             return false;
         }
-        let same = ra.prev_index != FileRaState::NO_PREV && index + 1 == ra.prev_index;
+        // `pos_same_folio`: for an order-0 folio, its own page.
+        let same = ra.prev_index != FileRaState::NO_PREV
+            && (index + 1 == ra.prev_index
+                || (self.folios[f].order > 0 && pos_same_folio(ra.prev_index, &self.folios[f])));
         ra.prev_index = index + 1;
         self.acc.accesses += 1;
         self.acc.hits += 1;
@@ -662,18 +675,45 @@ impl Sim {
             let pending = self.inflight_until(RaOwner::Fd(file), lastp);
             let lastf = slot_folio(self.files[file as usize].slot(lastp)).unwrap_or(NIL);
             if lastf != NIL && self.folios[lastf].test(flags::READAHEAD) {
-                self.page_cache_async_ra(RaOwner::Fd(file), file, lastf, lastp, end - lastp);
+                // filemap_readahead(): from the marked folio's first page.
+                let fi = self.folios[lastf].index;
+                self.page_cache_async_ra(RaOwner::Fd(file), file, lastf, fi, end - fi);
             }
             if self.clock < pending {
                 self.io_wait(pending, false);
             }
+            if !self.cfg.fs.large_folios {
+                for i in 0..n {
+                    let page = pos + i;
+                    let same = i == 0 && last_pos != FileRaState::NO_PREV && page + 1 == last_pos;
+                    let Some(f) = slot_folio(self.files[file as usize].slot(page)) else {
+                        continue;
+                    };
+                    self.advance(self.cost.fd_access_ns);
+                    if self.policy == Policy::Lru || !same {
+                        self.folio_mark_accessed(f);
+                    }
+                }
+                self.acc.accesses += n as u64;
+                self.acc.hits += (n - missed) as u64;
+                pos += n;
+                last_pos = pos;
+                continue;
+            }
+            let mut prev = NIL;
             for i in 0..n {
                 let page = pos + i;
-                let same = i == 0 && last_pos != FileRaState::NO_PREV && page + 1 == last_pos;
                 let Some(f) = slot_folio(self.files[file as usize].slot(page)) else {
                     continue;
                 };
                 self.advance(self.cost.fd_access_ns);
+                // Once per folio: the pages of a large folio after its first
+                // read here are the same folio.
+                if f == prev {
+                    continue;
+                }
+                prev = f;
+                let same = i == 0 && pos_same_folio(last_pos, &self.folios[f]);
                 if self.policy == Policy::Lru || !same {
                     self.folio_mark_accessed(f);
                 }
@@ -687,22 +727,52 @@ impl Sim {
     }
 
     /// `filemap_get_read_batch()`: how many consecutive pages from `pos`
-    /// (before `end`) are cached, at most [`FOLIO_BATCH`], stopping after a
-    /// folio marked `PG_readahead` or still being read.
+    /// (before `end`) are cached, in at most [`FOLIO_BATCH`] folios,
+    /// stopping after a folio marked `PG_readahead` or still being read
+    /// (all of its pages before `end`).
     fn read_batch(&self, file: FileId, pos: u32, end: u32) -> u32 {
         let fo = &self.files[file as usize];
         let ra = fo.ra;
-        let limit = (end - pos).min(FOLIO_BATCH);
-        let mut n = 0;
+        if !self.cfg.fs.large_folios {
+            // Order-0 page cache: one folio per page.
+            let limit = (end - pos).min(FOLIO_BATCH);
+            let mut n = 0;
+            while n < limit {
+                let Some(&slot) = fo.slots.get((pos + n) as usize) else {
+                    break;
+                };
+                let Some(f) = slot_folio(slot) else { break };
+                n += 1;
+                let in_flight = (ra.inflight_start..ra.inflight_end).contains(&(pos + n - 1))
+                    && self.clock < ra.inflight_done;
+                if self.folios[f].test(flags::READAHEAD) || in_flight {
+                    break;
+                }
+            }
+            return n;
+        }
+        let limit = end - pos;
+        let (mut n, mut nr_folios, mut prev) = (0, 0, NIL);
         while n < limit {
             let Some(&slot) = fo.slots.get((pos + n) as usize) else {
                 break;
             };
             let Some(f) = slot_folio(slot) else { break };
+            if f != prev {
+                // A new folio: the batch holds at most FOLIO_BATCH.
+                if nr_folios == FOLIO_BATCH {
+                    break;
+                }
+                nr_folios += 1;
+                prev = f;
+            }
             n += 1;
             let in_flight = (ra.inflight_start..ra.inflight_end).contains(&(pos + n - 1))
                 && self.clock < ra.inflight_done;
-            if self.folios[f].test(flags::READAHEAD) || in_flight {
+            if in_flight || self.folios[f].test(flags::READAHEAD) {
+                // The batch ends with this folio, all of it.
+                let fo_end = self.folios[f].index + (1u32 << self.folios[f].order);
+                n = (fo_end - pos).min(limit);
                 break;
             }
         }
@@ -810,6 +880,62 @@ impl Sim {
         Some(f)
     }
 
+    /// `filemap_add_folio()` of a large folio (mm/filemap.c, v6.18) for
+    /// readahead on a filesystem with large folios: allocates a folio of
+    /// `order` (`filemap_alloc_folio` with `readahead_gfp_mask`: kswapd is
+    /// woken and one direct reclaim pass may run, `__GFP_NORETRY`),
+    /// charges it whole (`mem_cgroup_charge`, which gives up after one
+    /// reclaim pass and a stock drain), points the slots of all its pages
+    /// at it, and runs refault detection on the shadow the store replaced:
+    /// the last one in its range, as `xas_for_each_conflict` leaves it (a
+    /// large folio's eviction stores one shadow over its whole range).
+    /// None if the allocation or the charge failed; the caller has checked
+    /// that no page of the range is cached.
+    #[inline(never)]
+    pub(crate) fn filemap_add_large_folio(
+        &mut self,
+        file: FileId,
+        index: u32,
+        order: u8,
+    ) -> Option<FolioId> {
+        let n = 1u32 << order;
+        let gfp = crate::huge_memory::ThpGfp {
+            direct: true,
+            kswapd: true,
+        };
+        let pfn = self.rmqueue_large(order, gfp)?;
+        if !self.try_charge_memcg_noretry(u64::from(n)) {
+            self.phys.zone.free_pages_block(pfn, order as usize);
+            self.node.free += u64::from(n);
+            return None;
+        }
+        self.count_vm_events(PGALLOC_NORMAL, u64::from(n));
+        self.memcg1_check_events(self.cur_memcg, u64::from(n));
+        let f = self.folios.alloc(file, index, 0, self.cur_memcg);
+        self.folios[f].order = order;
+        self.phys.set_frames_folio(pfn, order as usize, f);
+        self.folios.set_head_pfn(f, pfn as u32);
+        // The slots as the store finds them (reclaim in the allocation may
+        // have changed shadows).
+        let mut shadow = 0;
+        for i in index..index + n {
+            let cur = self.files[file as usize].slot(i);
+            if cur != 0 {
+                shadow = cur;
+            }
+            if self.kmem.is_some() {
+                self.kmem_slot_changed(file, i, cur, SLOT_FOLIO | f);
+            }
+            *self.files[file as usize].slot_mut(i) = SLOT_FOLIO | f;
+        }
+        if self.tp.is_some() {
+            self.trace_filemap_folio(f, true);
+        }
+        self.workingset_refault(f, shadow);
+        self.folio_add_lru(f);
+        Some(f)
+    }
+
     /// A page-cache miss handled alone: [`Sim::filemap_add_folio`] and,
     /// unless it is for a full-page write, a synchronous read of that page
     /// (`filemap_read_folio()`).
@@ -851,7 +977,7 @@ impl Sim {
         }
         fo.set(flags::DIRTY);
         if fo.is_file() {
-            self.nr_dirty += 1;
+            self.nr_dirty += fo.nr_pages();
             self.dirty_fifo.push_back((self.clock, f));
             self.balance_dirty_pages();
         }

@@ -625,7 +625,7 @@ impl Sim {
     /// order's unusable pages); else, as the gfp allows, wake kswapd and/or
     /// reclaim directly once, then try above the min watermark. No
     /// compaction is modelled. The pages leave `Node::free`.
-    fn rmqueue_large(&mut self, order: u8, gfp: ThpGfp) -> Option<u64> {
+    pub(crate) fn rmqueue_large(&mut self, order: u8, gfp: ThpGfp) -> Option<u64> {
         if let Some(p) = self.take_block(order, self.node.wmark_low) {
             return Some(p);
         }

@@ -706,14 +706,34 @@ impl Sim {
             self.stock.1 -= nr_pages;
             return true;
         }
-        self.try_charge_memcg_counters(m, nr_pages, blocking)
+        self.try_charge_memcg_counters(m, nr_pages, blocking, false)
+    }
+
+    /// [`Sim::try_charge_memcg`] for a gfp with `__GFP_NORETRY` (a large
+    /// page-cache folio of readahead, `readahead_gfp_mask`): at the limit,
+    /// reclaim and retry while the margin grows, drain the stock once,
+    /// then fail (`goto nomem`) instead of the retries and the OOM killer
+    /// (mm/memcontrol.c `try_charge_memcg`, v6.12).
+    pub(crate) fn try_charge_memcg_noretry(&mut self, nr_pages: u64) -> bool {
+        let m = self.cur_memcg;
+        if nr_pages <= MEMCG_CHARGE_BATCH && self.stock.0 == m && self.stock.1 >= nr_pages {
+            self.stock.1 -= nr_pages;
+            return true;
+        }
+        self.try_charge_memcg_counters(m, nr_pages, true, true)
     }
 
     /// The part of [`Sim::try_charge_memcg_gfp`] after `consume_stock`
     /// failed: out of line, so that a charge the stock covers (most of
     /// them) inlines into the fault path.
     #[inline(never)]
-    fn try_charge_memcg_counters(&mut self, m: MemcgId, nr_pages: u64, blocking: bool) -> bool {
+    fn try_charge_memcg_counters(
+        &mut self,
+        m: MemcgId,
+        nr_pages: u64,
+        blocking: bool,
+        noretry: bool,
+    ) -> bool {
         let mut batch = MEMCG_CHARGE_BATCH.max(nr_pages);
         let mut drained = false;
         let mut retries = crate::fault::MAX_RECLAIM_RETRIES;
@@ -752,6 +772,9 @@ impl Sim {
                             drained = true;
                             self.drain_stock();
                             continue;
+                        }
+                        if noretry {
+                            return false;
                         }
                         // Progress: retry without counting, for at most
                         // 1 << PAGE_ALLOC_COSTLY_ORDER pages.

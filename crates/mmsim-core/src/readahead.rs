@@ -1,4 +1,4 @@
-//! File readahead (mm/readahead.c), as of v6.6.
+//! File readahead (mm/readahead.c), as of v6.6 (v6.18 with large folios).
 //!
 //! A buffered read or a fault on a file mapping that misses the page cache
 //! does not read just the missing page: the kernel guesses what comes next.
@@ -40,14 +40,42 @@
 //!   insert the others (refault detection runs on their shadows, as
 //!   `filemap_add_folio` does), mark the page at `nr - lookahead` with
 //!   `PG_readahead`, and submit one read per contiguous run. Readahead
-//!   never reads past the end of the file. mmsim allocates order-0 folios
-//!   only, which is `page_cache_ra_order`'s fallback path.
+//!   never reads past the end of the file. Without large folios this is
+//!   all of it (`page_cache_ra_order`'s fallback path).
 //! * Faults: `Sim::do_sync_mmap_readahead` (`VM_RAND_READ` reads nothing
 //!   extra; `VM_SEQ_READ` does sync readahead of `ra_pages`; otherwise, while
 //!   `mmap_miss` ≤ `MMAP_LOTSAMISS` (100), a read-around window of `ra_pages`
 //!   centred on the fault with a quarter of it asynchronous) and
 //!   `Sim::do_async_mmap_readahead` (a hit decrements `mmap_miss` and a
 //!   marked page triggers async readahead) from mm/filemap.c.
+//!
+//! ## Large folios (`machine.fs.large_folios`, v6.18)
+//!
+//! A filesystem with large folios (ext4 since 6.16, xfs) gets v6.18's
+//! windows and folio orders instead (`page_cache_sync_ra`,
+//! `page_cache_async_ra` and `page_cache_ra_order` of mm/readahead.c, read
+//! in the 6.18 source): a synchronous window sets `ra->order` to 0 and has
+//! no merged next window (an initial window no larger than the request
+//! keeps half of itself asynchronous); an asynchronous one matches its
+//! marker rounded down to the marked folio, never shrinks, raises
+//! `ra->order` by 2 and rounds its end down to `1 << min(order, ffs(max) -
+//! 1)` pages. `Sim::page_cache_ra_order` then fills the window with folios
+//! of that order (capped by `MAX_PAGECACHE_ORDER` 9 and `ilog2(size)`),
+//! smaller where the index is less aligned or the window or file ends; the
+//! folio holding the marker is marked; a cached page in a folio's range or
+//! a failed allocation/charge (`__GFP_NORETRY`: one reclaim pass) ends the
+//! large folios and the rest goes through the order-0 path. Read-around
+//! sets `ra->order = 0` (v6.16+; the VM_EXEC order is arm64's) and so
+//! reads order-0 folios; its marker's async readahead ramps the order as a
+//! `read()` stream's does. Page-cache folios are then whole everywhere:
+//! one LRU entry counted in pages, `folio_mark_accessed` once per folio
+//! per read (`pos_same_folio` over the folio), every slot of the range
+//! pointing at the folio, eviction storing one shadow over the range (a
+//! refault anywhere in it finds it), writeback and refault counts in
+//! pages, fault-around mapping a PTE per page, the rmap visiting each.
+//! Not modelled: MADV_HUGEPAGE's PMD-order read-around, PMD mappings of
+//! file folios, large folios from `write()` (6.18 creates them in
+//! `write_begin`; here writes allocate order 0).
 //!
 //! ## Checked against a real kernel
 //!
@@ -61,10 +89,12 @@
 //! 0 (0..512), and `MADV_RANDOM` faults. They differ where 6.18 allocates
 //! large page-cache folios (ext4 has had them since 6.16, and 6.10–6.18
 //! reworked `page_cache_ra_order`): twelve sequential reads from 0 leave
-//! 0..80 cached there and 0..84 here, and later windows stay smaller; a
-//! read-around fault at page 100 reads 0..513 there and the full
-//! `ra_pages` window (0..2048) here. The model follows v6.6 with order-0
-//! folios; the large-folio variant is future work.
+//! 0..80 cached there and 0..84 here, and later windows stay smaller. With
+//! `machine.fs.large_folios` the model gives the host's sets (0..20 after
+//! two reads, 0..80 after five to twelve, 0..320 after 21, with a sleep
+//! after each read so that `mincore`, which counts only uptodate folios,
+//! sees the asynchronous windows; `tools/raprobe.c`'s `s`). A read-around
+//! fault at page 100 reads 0..2048 on both once its IO completes.
 //!
 //! ## Time
 //!
@@ -80,6 +110,12 @@ use crate::mem::folio::{flags, FolioId};
 use crate::sim::Sim;
 use crate::stats::item::*;
 use crate::FileId;
+
+/// `MAX_PAGECACHE_ORDER` on x86-64 with 4 KiB pages: `min(MAX_XAS_ORDER,
+/// PREFERRED_MAX_PAGECACHE_ORDER)` = the PMD order, 9 (include/linux/pagemap.h,
+/// v6.10+), which is `mapping_max_folio_order()` of a filesystem that sets
+/// large folios without a maximum (ext4, xfs).
+pub(crate) const MAX_PAGECACHE_ORDER: u8 = 9;
 
 /// `MMAP_LOTSAMISS`: beyond this many more misses than hits on a file
 /// mapping, fault read-around stops.
@@ -138,6 +174,10 @@ pub(crate) struct FileRaState {
     pub inflight_end: u32,
     /// Completion time of the in-flight window.
     pub inflight_done: u64,
+    /// `ra->order` (v6.16+): the folio order the last readahead asked for,
+    /// raised by 2 at each asynchronous readahead. Used only when the
+    /// filesystem has large folios (`machine.fs.large_folios`).
+    pub order: u8,
 }
 
 impl FileRaState {
@@ -157,6 +197,7 @@ impl FileRaState {
             inflight_start: 0,
             inflight_end: 0,
             inflight_done: 0,
+            order: 0,
         }
     }
 
@@ -200,6 +241,16 @@ pub(crate) fn get_next_ra_size(cur: u32, max: u32) -> u32 {
     }
 }
 
+/// `ractl_max_pages()` (mm/readahead.c, v6.10+): the window limit
+/// `ra_pages`, raised to `min(req, io_pages)` for a larger request.
+pub(crate) fn ractl_max_pages(ra_pages: u32, io_pages: u32, req: u32) -> u32 {
+    if req > ra_pages && io_pages > ra_pages {
+        req.min(io_pages)
+    } else {
+        ra_pages
+    }
+}
+
 /// Which state a readahead works on: the file's `read()` state or a mapping's.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum RaOwner {
@@ -240,6 +291,9 @@ impl Sim {
             let req = if ra.ra_pages == 0 { 1 } else { req };
             return self.force_page_cache_ra(file, index, req, ra.ra_pages);
         }
+        if self.cfg.fs.large_folios {
+            return self.page_cache_sync_ra_large(owner, file, index, req);
+        }
         self.ondemand_readahead(owner, file, index, req, false)
     }
 
@@ -257,7 +311,11 @@ impl Sim {
             return;
         }
         self.folios[f].clear(flags::READAHEAD);
-        let done = self.ondemand_readahead(owner, file, index, req, true);
+        let done = if self.cfg.fs.large_folios {
+            self.page_cache_async_ra_large(owner, file, f, index, req)
+        } else {
+            self.ondemand_readahead(owner, file, index, req, true)
+        };
         if done > 0 {
             let mut ra = self.ra_state(owner);
             ra.inflight_start = ra.start;
@@ -345,6 +403,177 @@ impl Sim {
         }
         self.set_ra_state(owner, ra);
         self.do_page_cache_ra(file, ra.start, ra.size, ra.async_size)
+    }
+
+    /// `page_cache_sync_ra()` of v6.18 (mm/readahead.c) after the forced
+    /// case, for a filesystem with large folios: the v6.6 windows without
+    /// the merge of the next window into an initial one (an initial window
+    /// no larger than the request keeps half of itself asynchronous), and
+    /// `ra->order = 0` before [`Sim::page_cache_ra_order`].
+    #[inline(never)]
+    fn page_cache_sync_ra_large(
+        &mut self,
+        owner: RaOwner,
+        file: FileId,
+        index: u32,
+        req: u32,
+    ) -> u64 {
+        let mut ra = self.ra_state(owner);
+        let max = ractl_max_pages(ra.ra_pages, self.cfg.io_pages(), req);
+        if index == 0 || req > max || ra.follows_previous(index) {
+            ra.start = index;
+            ra.size = get_init_ra_size(req, max);
+            ra.async_size = if ra.size > req {
+                ra.size - req
+            } else {
+                ra.size >> 1
+            };
+        } else if let Some(size) = self.context_readahead_size(file, index, req, max) {
+            // The cached history before `index` (`page_cache_prev_miss`).
+            ra.start = index;
+            ra.size = size;
+            ra.async_size = 1;
+        } else {
+            // A standalone small random read: read as is, state untouched.
+            return self.do_page_cache_ra(file, index, req, 0);
+        }
+        ra.order = 0;
+        self.set_ra_state(owner, ra);
+        self.page_cache_ra_order(owner, file)
+    }
+
+    /// `page_cache_async_ra()` of v6.18 (mm/readahead.c) for a filesystem
+    /// with large folios, at folio `f` marked `PG_readahead` (the flag is
+    /// cleared by the caller): at the expected index (the marker rounded
+    /// down to `f`'s size) the window moves on and ramps up (never
+    /// shrinking); at another marker (interleaved streams) it is sized from
+    /// the cached run after `index`. Then `ra->order += 2`, the window's
+    /// end is rounded down to `1 << min(order, ffs(max) - 1)` pages if that
+    /// leaves something, the whole window is asynchronous, and
+    /// [`Sim::page_cache_ra_order`] reads it.
+    #[inline(never)]
+    fn page_cache_async_ra_large(
+        &mut self,
+        owner: RaOwner,
+        file: FileId,
+        f: FolioId,
+        index: u32,
+        req: u32,
+    ) -> u64 {
+        let mut ra = self.ra_state(owner);
+        let max = ractl_max_pages(ra.ra_pages, self.cfg.io_pages(), req);
+        let nr = 1u32 << self.folios[f].order;
+        let expected = ra.start.wrapping_add(ra.size).wrapping_sub(ra.async_size) & !(nr - 1);
+        if index == expected {
+            ra.start = ra.start.wrapping_add(ra.size);
+            ra.size = ra.size.max(get_next_ra_size(ra.size, max));
+        } else {
+            let start = self.page_cache_next_miss(file, index + 1, max);
+            if start == 0 || start - index > max {
+                return 0;
+            }
+            ra.start = start;
+            ra.size = get_next_ra_size(start - index + req, max);
+        }
+        ra.order = ra.order.saturating_add(2);
+        let align = 1u32 << u32::from(ra.order).min(max.trailing_zeros());
+        let end = ra.start.wrapping_add(ra.size);
+        let aligned_end = end & !(align - 1);
+        if aligned_end > ra.start {
+            ra.size -= end - aligned_end;
+        }
+        ra.async_size = ra.size;
+        self.set_ra_state(owner, ra);
+        self.page_cache_ra_order(owner, file)
+    }
+
+    /// `page_cache_ra_order()` of v6.18 (mm/readahead.c) for the window in
+    /// the state of `owner` on a filesystem with large folios: the order
+    /// is `ra->order` capped by [`MAX_PAGECACHE_ORDER`] and by
+    /// `ilog2(size)` (and stored back); from the window's start, each folio
+    /// takes that order, or the largest the index is aligned to, lowered
+    /// until it ends inside the window and the file; the folio holding the
+    /// marker (`start + size - async_size`, rounded down to the folio) gets
+    /// `PG_readahead` (`ra_alloc_folio`). The first folio that cannot be
+    /// allocated or charged, or whose range holds a cached page
+    /// (`filemap_add_folio`'s -EEXIST), ends the loop; the folios added are
+    /// read in one IO (`read_pages`), and the rest of the window goes to
+    /// the order-0 path (`do_page_cache_ra`, which skips cached pages).
+    /// Returns the last completion time (0 if nothing was read).
+    #[inline(never)]
+    pub(crate) fn page_cache_ra_order(&mut self, owner: RaOwner, file: FileId) -> u64 {
+        let mut ra = self.ra_state(owner);
+        let pages = self.files[file as usize].pages;
+        let start = ra.start;
+        if pages == 0 || start >= pages || ra.size == 0 {
+            return 0;
+        }
+        let limit = (pages - 1).min(start + (ra.size - 1));
+        let mark = start.wrapping_add(ra.size).wrapping_sub(ra.async_size);
+        let new_order = ra
+            .order
+            .min(MAX_PAGECACHE_ORDER)
+            .min((31 - ra.size.leading_zeros()) as u8);
+        ra.order = new_order;
+        self.set_ra_state(owner, ra);
+        let mut index = start;
+        let (mut run, mut workingset, mut err) = (0u64, false, false);
+        while index <= limit {
+            let mut order = new_order;
+            if index & ((1u32 << order) - 1) != 0 {
+                order = index.trailing_zeros() as u8;
+            }
+            while order > 0 && index + ((1u32 << order) - 1) > limit {
+                order -= 1;
+            }
+            let Some(f) = self.ra_alloc_folio(file, index, mark, order) else {
+                err = true;
+                break;
+            };
+            workingset |= self.folios[f].test(flags::WORKINGSET);
+            run += 1u64 << order;
+            index += 1u32 << order;
+        }
+        let done = self.submit_ra_run(&mut run, &mut workingset);
+        if !err {
+            return done;
+        }
+        let ra = self.ra_state(owner);
+        if ra.size > index - start {
+            let rest = self.do_page_cache_ra(file, index, ra.size - (index - start), ra.async_size);
+            return done.max(rest);
+        }
+        done
+    }
+
+    /// `ra_alloc_folio()` (mm/readahead.c, v6.18): a folio of `order` at
+    /// `index`, marked `PG_readahead` if it holds `mark`, added to the page
+    /// cache; None if a page of its range is cached (checked first here,
+    /// after the allocation in the kernel, which then frees it) or the
+    /// allocation or charge failed.
+    #[inline(never)]
+    fn ra_alloc_folio(
+        &mut self,
+        file: FileId,
+        index: u32,
+        mark: u32,
+        order: u8,
+    ) -> Option<FolioId> {
+        let n = 1u32 << order;
+        let fo = &self.files[file as usize];
+        if (index..index + n).any(|i| fo.slot(i) & SLOT_FOLIO != 0) {
+            return None;
+        }
+        let f = if order == 0 {
+            let slot = fo.slot(index);
+            self.filemap_add_folio(file, index, slot, false)?
+        } else {
+            self.filemap_add_large_folio(file, index, order)?
+        };
+        if index == mark & !(n - 1) {
+            self.folios[f].set(flags::READAHEAD);
+        }
+        Some(f)
     }
 
     /// `try_context_readahead()`: count the contiguous cached pages before
@@ -470,6 +699,14 @@ impl Sim {
         ra.start = index.saturating_sub(ra.ra_pages / 2);
         ra.size = ra.ra_pages;
         ra.async_size = ra.ra_pages / 4;
+        if self.cfg.fs.large_folios {
+            // v6.16+: `ra->order = 0; page_cache_ra_order()` (no VM_EXEC
+            // folio order on x86-64): order-0 folios up to the first cached
+            // page, the rest through the fallback.
+            ra.order = 0;
+            self.set_ra_state(owner, ra);
+            return self.page_cache_ra_order(owner, file);
+        }
         self.set_ra_state(owner, ra);
         self.do_page_cache_ra(file, ra.start, ra.size, ra.async_size)
     }

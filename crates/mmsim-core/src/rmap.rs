@@ -239,6 +239,10 @@ impl Sim {
             self.folio_referenced_one(f, vma, index, lru_gen, sc, &mut found, &mut to_find);
             return found;
         }
+        if fo.order > 0 {
+            self.folio_referenced_file_large(f, lru_gen, sc, &mut found, to_find);
+            return found;
+        }
         let mut walk = self.rmap_walk_start(f);
         while let Some((vma, index)) = self.rmap_walk_next(&mut walk) {
             if !self.folio_referenced_one(f, vma, index, lru_gen, sc, &mut found, &mut to_find) {
@@ -346,6 +350,115 @@ impl Sim {
         self.count_referenced_vma(f, referenced, exec, found);
     }
 
+    /// The pages of large file folio `f` that VMA `vid` maps, as indexes in
+    /// that VMA: the folio's range cut to the VMA's window of the file.
+    #[inline]
+    fn file_large_range(&self, f: FolioId, vid: VmaId) -> Option<(u32, u32)> {
+        let fo = &self.folios[f];
+        let v = &self.vmas[vid as usize];
+        let VmaKind::File { pgoff, .. } = v.kind else {
+            return None;
+        };
+        let lo = fo.index.max(pgoff);
+        let hi = (u64::from(fo.index) + fo.nr_pages()).min(u64::from(pgoff) + u64::from(v.len));
+        (u64::from(lo) < hi).then(|| (lo - pgoff, (hi - u64::from(pgoff)) as u32))
+    }
+
+    /// `folio_referenced()` of a large page-cache folio (mm/rmap.c, v6.12):
+    /// `rmap_walk_file` visits each VMA of the file that overlaps the
+    /// folio's range (one rmap step each), `folio_referenced_one`'s
+    /// `page_vma_mapped_walk` each PTE there that maps the folio (a
+    /// PTE-walk step each); young ones are cleared (under MGLRU through
+    /// `lru_gen_look_around`), and a VMA counts once if any was. VMAs
+    /// without recency are skipped (classic), a VM_LOCKED VMA ends the
+    /// walk, and so does finding `to_find` PTEs (the folio's mapcount).
+    #[inline(never)]
+    fn folio_referenced_file_large(
+        &mut self,
+        f: FolioId,
+        lru_gen: bool,
+        sc: &mut ScanControl,
+        found: &mut Referenced,
+        mut to_find: u32,
+    ) {
+        let file = self.folios[f].space as usize;
+        for m in 0..self.files[file].mappings.len() {
+            let vid = self.files[file].mappings[m];
+            let Some((lo, hi)) = self.file_large_range(f, vid) else {
+                continue;
+            };
+            let v = &self.vmas[vid as usize];
+            if !lru_gen && !v.has_recency() {
+                continue;
+            }
+            let (locked, exec) = (v.locked, v.exec);
+            sc.charge_rmap(self.cost.rmap_ns);
+            let mut referenced = false;
+            for i in lo..hi {
+                if self.page_vma_mapped_walk(f, vid, i).is_none() {
+                    continue;
+                }
+                if locked {
+                    found.locked = true;
+                    return;
+                }
+                to_find = to_find.saturating_sub(1);
+                referenced |= if lru_gen {
+                    self.lru_gen_look_around(f, vid, i, sc)
+                } else {
+                    sc.charge_pt_walk(1, self.cost.pte_walk_ns);
+                    self.ptep_test_and_clear_young(vid, i)
+                };
+            }
+            self.count_referenced_vma(f, referenced, exec, found);
+            if to_find == 0 {
+                return;
+            }
+        }
+    }
+
+    /// `try_to_unmap()` of a large page-cache folio (mm/rmap.c, v6.12):
+    /// in each VMA of the file overlapping its range (one rmap step each),
+    /// every PTE mapping it is cleared, a dirty one dirtying the folio; a
+    /// VM_LOCKED VMA stops the walk with the folio still mapped there.
+    #[inline(never)]
+    fn try_to_unmap_file_large(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
+        let file = self.folios[f].space as usize;
+        let (mut dirty, mut unmapped, mut aborted) = (false, 0u32, false);
+        'walk: for m in 0..self.files[file].mappings.len() {
+            let vid = self.files[file].mappings[m];
+            let Some((lo, hi)) = self.file_large_range(f, vid) else {
+                continue;
+            };
+            sc.charge_rmap(self.cost.rmap_ns);
+            let v = &mut self.vmas[vid as usize];
+            for i in lo..hi {
+                let pte = v.pte_mut(i);
+                if *pte & PTE_PRESENT == 0 || *pte & PTE_FOLIO_MASK != f {
+                    continue;
+                }
+                if v.locked {
+                    aborted = true;
+                    break 'walk;
+                }
+                let pte = v.pte_mut(i);
+                dirty |= *pte & PTE_DIRTY != 0;
+                *pte = 0;
+                unmapped += 1;
+            }
+        }
+        let fo = &mut self.folios[f];
+        fo.mapcount = if aborted {
+            fo.mapcount.saturating_sub(unmapped.min(255) as u8)
+        } else {
+            0
+        };
+        if dirty {
+            self.folio_mark_dirty(f);
+        }
+        !aborted
+    }
+
     /// The end of `folio_referenced_one()` (mm/rmap.c, v6.12) for one VMA:
     /// a young PTE clears PG_idle, PG_young (set by the idle tracker or
     /// DAMON's mkold) counts as a reference and is cleared, and a referenced
@@ -381,7 +494,10 @@ impl Sim {
         if fo.mapcount == 0 {
             return true;
         }
-        if fo.order > 0 && !fo.is_file() {
+        if fo.order > 0 {
+            if fo.is_file() {
+                return self.try_to_unmap_file_large(f, sc);
+            }
             return self.try_to_unmap_large(f, sc);
         }
         let mut to_unmap = mapcount_to_find(fo.mapcount);

@@ -129,12 +129,14 @@ impl Sim {
         }
         fo.clear(flags::DIRTY);
         fo.set(flags::WRITEBACK);
-        self.nr_dirty -= 1;
-        self.nr_writeback += 1;
-        self.count_vm_events(PGPGOUT, 4);
+        // A large folio is written whole.
+        let nr = fo.nr_pages();
+        self.nr_dirty -= nr;
+        self.nr_writeback += nr;
+        self.count_vm_events(PGPGOUT, 4 * nr);
         // The flusher is its own thread: a full request queue delays its
         // submissions (reflected in `done`), not the workload.
-        let done = self.fs.write(now, 1).done;
+        let done = self.fs.write(now, nr).done;
         let seq = self.start_writeback_seq(f);
         self.queue_writeback(1, done, f, seq);
     }

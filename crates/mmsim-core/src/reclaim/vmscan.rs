@@ -988,8 +988,8 @@ impl Sim {
         self.count_vm_events(NR_VMSCAN_WRITE, nr);
         self.count_vm_events(PGPGOUT, 4 * nr);
         let (io, sync, q) = if file {
-            self.nr_dirty -= 1;
-            (self.fs.write_placed(now, place, 1), false, 1)
+            self.nr_dirty -= nr;
+            (self.fs.write_placed(now, place, nr), false, 1)
         } else {
             self.count_vm_events(PSWPOUT, nr);
             if order > 0 {
@@ -1033,11 +1033,22 @@ impl Sim {
         let shadow = self.workingset_eviction(f);
         let fo = self.folios[f];
         if fo.is_file() {
+            // `page_cache_delete`: the shadow over the folio's whole range
+            // (one multi-index entry in the kernel; here in each slot).
             let new = shadow.unwrap_or(0);
-            if self.kmem.is_some() {
-                self.kmem_slot_changed(fo.space, fo.index, SLOT_FOLIO | f, new);
+            if fo.order == 0 {
+                if self.kmem.is_some() {
+                    self.kmem_slot_changed(fo.space, fo.index, SLOT_FOLIO | f, new);
+                }
+                *self.files[fo.space as usize].slot_mut(fo.index) = new;
+            } else {
+                for index in fo.index..fo.index + fo.nr_pages() as u32 {
+                    if self.kmem.is_some() {
+                        self.kmem_slot_changed(fo.space, index, SLOT_FOLIO | f, new);
+                    }
+                    *self.files[fo.space as usize].slot_mut(index) = new;
+                }
             }
-            *self.files[fo.space as usize].slot_mut(fo.index) = new;
         } else if fo.test(flags::SWAPCACHE) {
             // Every page of the folio leaves the shadow in its slot.
             let swap = self.swap.as_mut().unwrap();

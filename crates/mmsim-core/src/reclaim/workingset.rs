@@ -106,12 +106,16 @@ impl Sim {
         }
         let ws = rules.pg_workingset && fo.test(flags::WORKINGSET);
         let m = fo.memcg;
+        // `workingset_age_nonresident(lruvec, folio_nr_pages(folio))`. A
+        // large anonymous folio still ages the clock by one (as before
+        // large page-cache folios, so that mTHP results keep their bits).
+        let nr = if fo.is_file() { fo.nr_pages() } else { 1 };
         let eviction = if rules.eviction_reads_before_inc {
             let e = self.memcgs[m as usize].lruvec.nonresident_age;
-            self.workingset_age_nonresident(m, 1);
+            self.workingset_age_nonresident(m, nr);
             e
         } else {
-            self.workingset_age_nonresident(m, 1);
+            self.workingset_age_nonresident(m, nr);
             self.memcgs[m as usize].lruvec.nonresident_age
         };
         let shadow = Shadow {
@@ -186,12 +190,14 @@ impl Sim {
         }
         let file = self.folios[f].is_file();
         let m = self.folios[f].memcg;
+        // Counted in pages: a large page-cache folio refaults whole.
+        let nr = self.folios[f].nr_pages();
         let item = if file {
             WORKINGSET_REFAULT_FILE
         } else {
             WORKINGSET_REFAULT_ANON
         };
-        self.count_events(m, item, 1);
+        self.count_events(m, item, nr);
         if self.memcg_stats.ratelimited {
             // workingset_test_recent(): mem_cgroup_flush_stats_ratelimited(eviction_memcg).
             if let Some(e) = (shadow.memcg_id as usize)
@@ -208,19 +214,19 @@ impl Sim {
             return;
         }
         self.folios[f].set(flags::ACTIVE);
-        self.workingset_age_nonresident(m, 1);
-        self.vm_workingset_activate(m, file);
+        self.workingset_age_nonresident(m, nr);
+        self.vm_workingset_activate(m, file, nr);
         if shadow.workingset {
             self.folios[f].set(flags::WORKINGSET);
             if let Balance::Cost(_) = rules.balance {
-                self.lru_note_cost(m, file, 1, 0);
+                self.lru_note_cost(m, file, nr, 0);
             }
             let item = if file {
                 WORKINGSET_RESTORE_FILE
             } else {
                 WORKINGSET_RESTORE_ANON
             };
-            self.count_events(m, item, 1);
+            self.count_events(m, item, nr);
         }
     }
 }

@@ -18,6 +18,7 @@ mod classic;
 mod discard;
 mod exit;
 mod explain;
+mod filefolio;
 mod kmem;
 mod memcg;
 mod memcg_stats;

@@ -53,7 +53,13 @@ impl Sim {
                 MglruVersion::V6_1 => {
                     self.lru_gen_move(m, f, g, true);
                     self.lrugen_mut(m).protected[ty][tier - 1] += 1;
-                    self.vm_workingset_activate(m, ty == FILE);
+                    // Pages of a large page-cache folio (anon kept at 1).
+                    let nr = if ty == FILE {
+                        self.folios[f].nr_pages()
+                    } else {
+                        1
+                    };
+                    self.vm_workingset_activate(m, ty == FILE, nr);
                 }
             }
             self.lru_gen.stats.tier_protected += 1;

@@ -13,14 +13,14 @@ impl Sim {
     /// Counts a refault activation (`WORKINGSET_ACTIVATE_*`) in group `m`'s
     /// lruvec, its `memory.stat` and `/proc/vmstat`; shared by the classic
     /// `workingset_refault` and `lru_gen_refault`.
-    pub(crate) fn vm_workingset_activate(&mut self, m: MemcgId, file: bool) {
-        self.memcgs[m as usize].lruvec.workingset_activate[file as usize] += 1;
+    pub(crate) fn vm_workingset_activate(&mut self, m: MemcgId, file: bool, nr: u64) {
+        self.memcgs[m as usize].lruvec.workingset_activate[file as usize] += nr;
         let item = if file {
             WORKINGSET_ACTIVATE_FILE
         } else {
             WORKINGSET_ACTIVATE_ANON
         };
-        self.count_events(m, item, 1);
+        self.count_events(m, item, nr);
     }
 
     /// `lru_gen_eviction()`: the shadow of an evicted folio: a token of the
@@ -138,7 +138,8 @@ impl Sim {
         // where folio_set_active() will be called", only in a fault; before it
         // (6.12, 6.13) every recent refault counted WORKINGSET_ACTIVATE.
         if v == MglruVersion::V6_14 && (self.lru_gen.in_fault || self.lru_gen.activate_recent) {
-            self.vm_workingset_activate(m, file);
+            let nr = if file { self.folios[f].nr_pages() } else { 1 };
+            self.vm_workingset_activate(m, file, nr);
         }
         if restore {
             self.folios[f].set(flags::WORKINGSET);
