@@ -7,9 +7,15 @@ use std::path::PathBuf;
 
 use mmsim_workloads::{run_scenario, RunOptions, Scenario, ScenarioResult, WorkloadError};
 
-/// Writes `text` to a fresh file named `name` in the test's scratch directory.
+/// Writes `text` to a fresh file named `name` in the test's scratch directory. Each
+/// call gets a file of its own (the tests run in parallel and several write the same
+/// trace: a shared path could be read while another test truncates it).
 fn write_trace(name: &str, text: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("trace_offset");
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("trace_offset")
+        .join(format!("{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
