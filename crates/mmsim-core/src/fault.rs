@@ -198,6 +198,21 @@ impl Sim {
         if self.thp.huge_zero {
             self.split_huge_zero_pmd(vma, index);
         }
+        let Some(f) = self.map_new_anon_folio(vma, index) else {
+            return;
+        };
+        // The store that copied the zero page makes the new folio non-zero.
+        self.anon_wp_fault_content(f);
+        self.folio_add_lru(f);
+    }
+
+    /// The order-0 allocation of `do_anonymous_page` and `wp_page_copy`
+    /// (mm/memory.c, v6.12): a zeroed anonymous folio (active first under
+    /// `new_anon_active`), charged, mapped young and dirty at `index` with
+    /// mapcount 1; the caller adds it to the LRU. `None` when the allocation
+    /// failed or its own OOM kill took the faulting task (the folio freed).
+    #[inline]
+    fn map_new_anon_folio(&mut self, vma: VmaId, index: u32) -> Option<FolioId> {
         self.advance(self.cost.minor_fault_ns);
         let mut fl = flags::SWAPBACKED | flags::DIRTY;
         if let Policy::Classic(r) = self.policy {
@@ -205,18 +220,14 @@ impl Sim {
                 fl |= flags::ACTIVE;
             }
         }
-        let Some(f) = self.alloc_folio(vma, index, fl) else {
-            return;
-        };
+        let f = self.alloc_folio(vma, index, fl)?;
         if self.tasks[self.vmas[vma as usize].task as usize].dead {
             self.free_folio(f);
-            return;
+            return None;
         }
         self.folios[f].mapcount = 1;
         *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, true);
-        // The store that copied the zero page makes the new folio non-zero.
-        self.anon_wp_fault_content(f);
-        self.folio_add_lru(f);
+        Some(f)
     }
 
     /// `do_anonymous_page()`: allocate, map young and dirty, add to the LRU;
@@ -240,24 +251,9 @@ impl Sim {
         if self.thp.active() && self.do_anonymous_large(vma, index) {
             return;
         }
-        self.advance(self.cost.minor_fault_ns);
-        let mut fl = flags::SWAPBACKED | flags::DIRTY;
-        if let Policy::Classic(r) = self.policy {
-            if r.new_anon_active {
-                fl |= flags::ACTIVE;
-            }
+        if let Some(f) = self.map_new_anon_folio(vma, index) {
+            self.folio_add_lru(f);
         }
-        let Some(f) = self.alloc_folio(vma, index, fl) else {
-            return;
-        };
-        if self.tasks[self.vmas[vma as usize].task as usize].dead {
-            // The allocation's own OOM kill took this task.
-            self.free_folio(f);
-            return;
-        }
-        self.folios[f].mapcount = 1;
-        *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, true);
-        self.folio_add_lru(f);
     }
 
     /// `do_swap_page()`: bring an anonymous page back from its swap slot.

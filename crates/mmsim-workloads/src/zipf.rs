@@ -83,6 +83,32 @@ fn threshold(p: f64) -> u64 {
     }
 }
 
+/// Vose's alias method over `weights` (not all zero), in a fixed order
+/// (deterministic): per entry, the coin threshold below which it keeps itself and
+/// the entry it otherwise takes.
+fn vose(weights: &[f64]) -> Vec<(u64, u32)> {
+    let count = weights.len();
+    let total: f64 = weights.iter().sum();
+    let mut scaled: Vec<f64> = weights.iter().map(|w| w * count as f64 / total).collect();
+    let mut table = vec![(u64::MAX, 0u32); count];
+    let (mut small, mut large): (Vec<usize>, Vec<usize>) =
+        (0..count).partition(|&i| scaled[i] < 1.0);
+    while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
+        small.pop();
+        table[s] = (threshold(scaled[s]), l as u32);
+        scaled[l] -= 1.0 - scaled[s];
+        if scaled[l] < 1.0 {
+            large.pop();
+            small.push(l);
+        }
+    }
+    // What is left holds probability 1 up to rounding: keep always, alias itself.
+    for i in large.into_iter().chain(small) {
+        table[i] = (u64::MAX, i as u32);
+    }
+    table
+}
+
 /// `Σ_{k=a}^{b} k^−s` (1 ≤ a ≤ b): term by term for narrow buckets, else
 /// Euler–Maclaurin (integral, end-point half terms, B2, B4, B6 corrections).
 fn bucket_mass(a: u64, b: u64, s: f64) -> f64 {
@@ -156,27 +182,11 @@ impl ZipfAlias {
         }
     }
 
-    /// Vose's alias method over the bucket masses, in a fixed order (deterministic).
+    /// The alias entries of the buckets, from their masses ([`vose`]).
     fn fill_alias(buckets: &mut [Bucket], masses: &[f64]) {
-        let count = buckets.len();
-        let total: f64 = masses.iter().sum();
-        let mut scaled: Vec<f64> = masses.iter().map(|m| m * count as f64 / total).collect();
-        let (mut small, mut large): (Vec<usize>, Vec<usize>) =
-            (0..count).partition(|&i| scaled[i] < 1.0);
-        while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
-            small.pop();
-            buckets[s].keep_below = threshold(scaled[s]);
-            buckets[s].alias = l as u32;
-            scaled[l] -= 1.0 - scaled[s];
-            if scaled[l] < 1.0 {
-                large.pop();
-                small.push(l);
-            }
-        }
-        // What is left holds probability 1 up to rounding: keep always, alias itself.
-        for i in large.into_iter().chain(small) {
-            buckets[i].keep_below = u64::MAX;
-            buckets[i].alias = i as u32;
+        for (b, (keep_below, alias)) in buckets.iter_mut().zip(vose(masses)) {
+            b.keep_below = keep_below;
+            b.alias = alias;
         }
     }
 
@@ -281,26 +291,9 @@ impl KeptRanks {
         }
         let kept_sum: f64 = weights.iter().sum();
         let kept_mass = (kept_sum / zipf.total_mass()).clamp(0.0, 1.0);
-        let count = entries.len();
-        let mut scaled: Vec<f64> = weights
-            .iter()
-            .map(|w| w * count as f64 / kept_sum)
-            .collect();
-        let (mut small, mut large): (Vec<usize>, Vec<usize>) =
-            (0..count).partition(|&i| scaled[i] < 1.0);
-        while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
-            small.pop();
-            entries[s].keep_below = threshold(scaled[s]);
-            entries[s].alias = l as u32;
-            scaled[l] -= 1.0 - scaled[s];
-            if scaled[l] < 1.0 {
-                large.pop();
-                small.push(l);
-            }
-        }
-        for i in large.into_iter().chain(small) {
-            entries[i].keep_below = u64::MAX;
-            entries[i].alias = i as u32;
+        for (e, (keep_below, alias)) in entries.iter_mut().zip(vose(&weights)) {
+            e.keep_below = keep_below;
+            e.alias = alias;
         }
         Some(KeptRanks {
             entries,
