@@ -1040,7 +1040,8 @@ impl Sim {
                 fo.set(flags::ACTIVE);
                 let to = LruList::of_flags(fo.flags);
                 self.memcgs[m].lruvec.lists[to as usize].push_head(&mut self.folios, f, to as u8);
-                self.count_events(m as crate::memcg::MemcgId, PGACTIVATE, 1);
+                let nr = self.folios[f].nr_pages();
+                self.count_events(m as crate::memcg::MemcgId, PGACTIVATE, nr);
                 self.lru_lock_batched(m as crate::memcg::MemcgId, 1);
                 if rules.balance == crate::sim::Balance::ScannedRotated {
                     // v4.9 __activate_page → update_page_reclaim_stat(file, rotated = 1)
@@ -1050,8 +1051,9 @@ impl Sim {
                 }
             }
             self.folios[f].clear(flags::REFERENCED);
-            let m = self.folios[f].memcg;
-            self.workingset_age_nonresident(m, 1);
+            // `workingset_activation()`: `folio_nr_pages(folio)`.
+            let (m, nr) = (self.folios[f].memcg, self.folios[f].nr_pages());
+            self.workingset_age_nonresident(m, nr);
         }
     }
 

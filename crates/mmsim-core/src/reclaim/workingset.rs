@@ -106,10 +106,10 @@ impl Sim {
         }
         let ws = rules.pg_workingset && fo.test(flags::WORKINGSET);
         let m = fo.memcg;
-        // `workingset_age_nonresident(lruvec, folio_nr_pages(folio))`. A
-        // large anonymous folio still ages the clock by one (as before
-        // large page-cache folios, so that mTHP results keep their bits).
-        let nr = if fo.is_file() { fo.nr_pages() } else { 1 };
+        // `workingset_age_nonresident(lruvec, folio_nr_pages(folio))`: a large
+        // folio, anonymous or file, ages the clock by its page count (v5.9's
+        // `thp_nr_pages`, v6.x's `folio_nr_pages`).
+        let nr = fo.nr_pages();
         let eviction = if rules.eviction_reads_before_inc {
             let e = self.memcgs[m as usize].lruvec.nonresident_age;
             self.workingset_age_nonresident(m, nr);

@@ -321,6 +321,9 @@ fn v6_12_swaps_a_64k_folio_out_whole_into_contiguous_slots() {
         assert_eq!((pte & PTE_PRESENT, pte), (0, i + 1));
     }
     assert_eq!(s.swap.as_ref().unwrap().used, 16);
+    // `workingset_eviction` ages the clock by `folio_nr_pages`: the 64K
+    // folio's shadow is 16 evictions' worth, as sixteen pages would be.
+    assert_eq!(s.memcgs[0].lruvec.nonresident_age, 16);
 }
 
 #[test]
