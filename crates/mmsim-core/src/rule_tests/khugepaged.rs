@@ -1,0 +1,355 @@
+//! Rule tests of collapse (`crate::khugepaged`): MADV_COLLAPSE and
+//! khugepaged's `max_ptes_none` and `max_ptes_swap`, the huge allocation's
+//! failure (`thp_collapse_alloc_failed`), the memcg charge of the new folio,
+//! swap-in before a collapse, and khugepaged's scan cursor.
+
+use super::*;
+use crate::huge_memory::{ThpConfig, ThpEnabled, VmaThpAdvice, PMD_ORDER};
+use crate::khugepaged::{CollapseError, KhugepagedConfig};
+use crate::mem::pagetable::{PTE_FOLIO_MASK, PTE_PRESENT};
+
+/// `enabled = madvise` (PMD size inherits it), khugepaged as given.
+fn thp_madvise(khugepaged: KhugepagedConfig) -> ThpConfig {
+    ThpConfig {
+        enabled: ThpEnabled::Madvise,
+        khugepaged,
+        ..Default::default()
+    }
+}
+
+fn khugepaged_on() -> KhugepagedConfig {
+    KhugepagedConfig {
+        run: true,
+        ..Default::default()
+    }
+}
+
+fn thp_machine(memory_pages: u64, swap_pages: Option<u64>, thp: ThpConfig) -> Sim {
+    let mut cfg = MachineConfig {
+        memory: Size::from_pages(memory_pages),
+        thp,
+        ..Default::default()
+    };
+    cfg.policy.name = PolicyName::Cost;
+    if let Some(s) = swap_pages {
+        cfg.swap = DeviceConfig {
+            size: Some(Size::from_pages(s)),
+            ..DeviceConfig::of(DeviceKind::Zram)
+        };
+    }
+    Sim::new(cfg).unwrap()
+}
+
+/// Writes the pages of `vma` listed by `which`.
+fn write_pages(s: &mut Sim, vma: u32, which: impl Iterator<Item = u32>) {
+    for index in which {
+        s.step(&Event::Access {
+            vma,
+            index,
+            write: true,
+        });
+    }
+}
+
+/// The order-9 folio mapping every PTE of `[start, start + 512)`, if any.
+fn huge_at(s: &Sim, vma: u32, start: u32) -> Option<FolioId> {
+    let v = &s.vmas[vma as usize];
+    let p = v.pte(start);
+    if p & PTE_PRESENT == 0 {
+        return None;
+    }
+    let f = p & PTE_FOLIO_MASK;
+    let ok = s.folios[f].order == PMD_ORDER
+        && (start..start + 512)
+            .all(|i| v.pte(i) & (PTE_PRESENT | PTE_FOLIO_MASK) == PTE_PRESENT | f);
+    ok.then_some(f)
+}
+
+fn used(s: &Sim) -> u64 {
+    s.node.managed - s.node.free
+}
+
+#[test]
+fn madvise_collapse_copies_511_pages_and_a_none_into_one_pmd_folio() {
+    // THP `never`: MADV_COLLAPSE ignores the sysfs settings.
+    let mut s = thp_machine(1 << 14, None, ThpConfig::default());
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 1024).unwrap();
+    write_pages(&mut s, vma, (0..512).filter(|&i| i != 7));
+    assert_eq!((used(&s), s.folios.live()), (511, 511));
+    assert_eq!(s.madvise_collapse(vma, 0, 1024), Err(CollapseError::Einval));
+    // The second PMD range has no page table: SCAN_PMD_NONE ends the call
+    // (EINVAL) after the first range was collapsed.
+    let f = huge_at(&s, vma, 0).expect("collapsed");
+    assert_eq!(s.folios[f].index, 0);
+    assert_eq!((used(&s), s.folios.live()), (512, 1));
+    assert_eq!(s.vm.thp_collapse_alloc, 1);
+    assert_eq!(s.vm.thp_collapse_alloc_failed, 0);
+    assert_eq!(s.memcgs[0].stat.thp_collapse_alloc, 1);
+    // 511 old pages freed, one PMD folio on the LRU.
+    assert_eq!(s.vm.pgfree, 511);
+    // The range is now PMD-mapped: collapsing it again is a success with nothing to do.
+    assert_eq!(s.madvise_collapse(vma, 0, 512), Ok(()));
+    assert_eq!(s.vm.thp_collapse_alloc, 1);
+    let r = s.khugepaged_report().unwrap();
+    assert_eq!(
+        (
+            r.madvise_collapse_calls,
+            r.madvise_collapse_failed,
+            r.madvise_collapse_thps
+        ),
+        (2, 1, 1)
+    );
+    // A later access is a hit; the page that was none reads zeros from the new folio.
+    let faults = s.vm.pgfault;
+    write_pages(&mut s, vma, [7].into_iter());
+    assert_eq!(s.vm.pgfault, faults);
+    assert_eq!(s.anon_large_pages(), 512);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn madvise_collapse_is_refused_under_madv_nohugepage_and_in_a_range_of_no_pmd() {
+    let mut s = thp_machine(1 << 14, None, ThpConfig::default());
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 1024).unwrap();
+    write_pages(&mut s, vma, 0..512);
+    s.madvise_thp(vma, VmaThpAdvice::Nohugepage).unwrap();
+    assert_eq!(s.madvise_collapse(vma, 0, 512), Err(CollapseError::Einval));
+    assert_eq!(s.vm.thp_collapse_alloc, 0);
+    s.madvise_thp(vma, VmaThpAdvice::None).unwrap();
+    // A range holding no whole PMD range does nothing and succeeds.
+    assert_eq!(s.madvise_collapse(vma, 1, 600), Ok(()));
+    assert_eq!(s.vm.thp_collapse_alloc, 0);
+    assert_eq!(s.madvise_collapse(vma, 0, 512), Ok(()));
+    assert!(huge_at(&s, vma, 0).is_some());
+    s.check_invariants().unwrap();
+}
+
+/// A task with 511 of the 512 pages of its MADV_HUGEPAGE VMA written while
+/// the VMA had no advice (order-0 faults), khugepaged running with `max_ptes_none`.
+fn khugepaged_511(max_ptes_none: u32) -> (Sim, u32) {
+    let k = KhugepagedConfig {
+        max_ptes_none,
+        ..khugepaged_on()
+    };
+    let mut s = thp_machine(1 << 14, None, thp_madvise(k));
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 512).unwrap();
+    write_pages(&mut s, vma, 1..512);
+    assert_eq!(s.folios.live(), 511);
+    // MADV_HUGEPAGE registers the mm; khugepaged wakes at once.
+    s.madvise_thp(vma, VmaThpAdvice::Hugepage).unwrap();
+    let before = s.clock;
+    s.step(&Event::Think { ns: 1 });
+    // khugepaged's work is not the workload's time.
+    assert_eq!(s.clock, before + 1);
+    (s, vma)
+}
+
+#[test]
+fn khugepaged_collapses_one_none_pte_with_max_ptes_none_511_but_not_0() {
+    let (s, vma) = khugepaged_511(511);
+    let f = huge_at(&s, vma, 0).expect("collapsed");
+    assert_eq!(s.folios.live(), 1);
+    assert_eq!(s.folios[f].memcg, 0);
+    let r = s.khugepaged_report().unwrap();
+    assert_eq!((r.pages_collapsed, r.wakeups), (1, 1));
+    assert_eq!(s.vm.thp_collapse_alloc, 1);
+    assert_eq!(s.vm.thp_scan_exceed_none_pte, 0);
+    s.check_invariants().unwrap();
+
+    let (s, vma) = khugepaged_511(0);
+    assert!(huge_at(&s, vma, 0).is_none());
+    assert_eq!(s.folios.live(), 511);
+    assert_eq!(s.khugepaged_report().unwrap().pages_collapsed, 0);
+    assert_eq!(s.vm.thp_scan_exceed_none_pte, 1);
+    assert_eq!(s.vm.thp_collapse_alloc, 0);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn khugepaged_needs_a_young_page_and_madvise_collapse_does_not() {
+    let (mut s, vma) = {
+        let mut s = thp_machine(1 << 14, None, thp_madvise(khugepaged_on()));
+        let t = s.add_task("t");
+        let vma = s.mmap_anon(t, 512).unwrap();
+        write_pages(&mut s, vma, 0..512);
+        (s, vma)
+    };
+    // Reclaim's rmap walk would clear the young bits; here by hand.
+    for p in s.vmas[vma as usize].ptes.iter_mut() {
+        *p &= !crate::mem::pagetable::PTE_YOUNG;
+    }
+    s.madvise_thp(vma, VmaThpAdvice::Hugepage).unwrap();
+    s.step(&Event::Think { ns: 1 });
+    assert!(huge_at(&s, vma, 0).is_none(), "SCAN_LACK_REFERENCED_PAGE");
+    assert_eq!(s.madvise_collapse(vma, 0, 512), Ok(()));
+    assert!(huge_at(&s, vma, 0).is_some());
+}
+
+#[test]
+fn a_failed_huge_allocation_counts_thp_collapse_alloc_failed() {
+    // 4096 pages, no swap: 511 pages of the range plus 3300 others leave
+    // fewer than 512 free, and nothing can be reclaimed.
+    let mut s = thp_machine(4096, None, ThpConfig::default());
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 512).unwrap();
+    let other = s.mmap_anon(t, 3300).unwrap();
+    write_pages(&mut s, vma, 1..512);
+    write_pages(&mut s, other, 0..3300);
+    assert!(s.node.free < 512);
+    let live = s.folios.live();
+    assert_eq!(s.madvise_collapse(vma, 0, 512), Err(CollapseError::Enomem));
+    assert_eq!(s.vm.thp_collapse_alloc_failed, 1);
+    assert_eq!(s.vm.thp_collapse_alloc, 0);
+    assert_eq!(s.folios.live(), live, "the range is left as it was");
+    assert!(huge_at(&s, vma, 0).is_none());
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn the_huge_folio_is_charged_to_the_tasks_group_before_the_old_pages_go() {
+    let run = |max: u64| {
+        let mut s = thp_machine(1 << 14, None, ThpConfig::default());
+        let g = s.add_memcg(0, "g").unwrap();
+        let t = s.add_task("t");
+        s.attach_task(t, g).unwrap();
+        s.set_memcg_knob(g, crate::memcg::MemcgKnob::Max, max)
+            .unwrap();
+        let vma = s.mmap_anon(t, 512).unwrap();
+        write_pages(&mut s, vma, 0..500);
+        let r = s.madvise_collapse(vma, 0, 512);
+        s.check_invariants().unwrap();
+        (s, g, vma, r)
+    };
+    // 500 charged + 512 new > 900, and nothing reclaimable (no swap): EBUSY.
+    let (s, g, vma, r) = run(900);
+    assert_eq!(r, Err(CollapseError::Ebusy));
+    assert!(huge_at(&s, vma, 0).is_none());
+    assert_eq!(s.vm.thp_collapse_alloc, 1, "counted at the allocation");
+    assert_eq!(s.memcgs[g as usize].stat.thp_collapse_alloc, 0);
+    assert_eq!(s.folios.live(), 500);
+    // With room for both: the group holds the PMD folio only.
+    let (s, g, vma, r) = run(1100);
+    assert_eq!(r, Ok(()));
+    let f = huge_at(&s, vma, 0).unwrap();
+    assert_eq!(s.folios[f].memcg, g);
+    assert_eq!(s.memcgs[g as usize].stat.thp_collapse_alloc, 1);
+    assert_eq!(s.memcgs[0].stat.thp_collapse_alloc, 0);
+    assert!(s.memcgs[g as usize].usage >= 512 && s.memcgs[g as usize].usage < 512 + 64);
+}
+
+/// 512 pages written in group `g` with swap, then `reclaim` pages swapped out.
+fn swapped_range(thp: ThpConfig, reclaim: u64) -> (Sim, u32, u32) {
+    let mut s = thp_machine(1 << 14, Some(4096), thp);
+    let g = s.add_memcg(0, "g").unwrap();
+    let t = s.add_task("t");
+    s.attach_task(t, g).unwrap();
+    let vma = s.mmap_anon(t, 512).unwrap();
+    write_pages(&mut s, vma, 0..512);
+    s.memory_reclaim(g, reclaim, Some(200)).unwrap();
+    let swapped = (0..512)
+        .filter(|&i| {
+            let p = s.vmas[vma as usize].pte(i);
+            p != 0 && p & PTE_PRESENT == 0
+        })
+        .count() as u32;
+    (s, vma, swapped)
+}
+
+#[test]
+fn swap_entries_over_max_ptes_swap_stop_khugepaged_and_madvise_collapse_swaps_them_in() {
+    let (mut s, vma, swapped) = swapped_range(thp_madvise(khugepaged_on()), 100);
+    assert!(swapped > 64, "{swapped}");
+    s.madvise_thp(vma, VmaThpAdvice::Hugepage).unwrap();
+    s.step(&Event::Think { ns: 1 });
+    assert!(huge_at(&s, vma, 0).is_none());
+    assert_eq!(s.vm.thp_scan_exceed_swap_pte, 1);
+    assert_eq!(s.vm.thp_collapse_alloc, 0);
+    // MADV_COLLAPSE has no limit: each swap entry is read back by a
+    // do_swap_page() read fault (a major fault, not a pgfault), then copied.
+    let (faults, majors, pswpin) = (s.vm.pgfault, s.vm.pgmajfault, s.vm.pswpin);
+    assert_eq!(s.madvise_collapse(vma, 0, 512), Ok(()));
+    assert!(huge_at(&s, vma, 0).is_some());
+    assert_eq!(s.vm.pgfault, faults);
+    assert_eq!(s.vm.pgmajfault - majors, u64::from(swapped));
+    assert_eq!(s.vm.pswpin - pswpin, u64::from(swapped));
+    assert_eq!(
+        s.swap.as_ref().unwrap().used,
+        0,
+        "slots freed with the old pages"
+    );
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn khugepaged_swaps_in_up_to_max_ptes_swap_entries() {
+    let k = KhugepagedConfig {
+        max_ptes_swap: 511,
+        ..khugepaged_on()
+    };
+    let (mut s, vma, swapped) = swapped_range(thp_madvise(k), 32);
+    assert!(swapped > 0 && swapped < 256, "{swapped}");
+    s.madvise_thp(vma, VmaThpAdvice::Hugepage).unwrap();
+    s.step(&Event::Think { ns: 1 });
+    assert!(huge_at(&s, vma, 0).is_some());
+    assert_eq!(s.vm.pswpin, u64::from(swapped));
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn the_scan_cursor_advances_pages_to_scan_per_wake_up() {
+    let k = KhugepagedConfig {
+        pages_to_scan: 1025,
+        max_ptes_none: 0,
+        ..khugepaged_on()
+    };
+    let mut s = thp_machine(1 << 14, None, thp_madvise(k));
+    let t = s.add_task("t");
+    // Four PMD ranges, one page written in each: none collapses (max_ptes_none = 0).
+    let vma = s.mmap_anon(t, 2048).unwrap();
+    write_pages(&mut s, vma, [0, 512, 1024, 1536].into_iter());
+    s.madvise_thp(vma, VmaThpAdvice::Hugepage).unwrap();
+    let cursor = |s: &Sim| {
+        let k = &s.thp.khuge;
+        (k.scan_slot, k.scan_vma, k.scan_index, k.report.full_scans)
+    };
+    s.step(&Event::Think { ns: 1 });
+    // One for the mm, 512 per range: 1 + 512 + 512 = 1025.
+    assert_eq!(cursor(&s), (Some(0), 0, 1024, 0));
+    assert_eq!(s.vm.thp_scan_exceed_none_pte, 2);
+    // The next wake-up, scan_sleep_millisecs later (timers fire before the
+    // first event at or after their time), scans the other two.
+    s.step(&Event::Think {
+        ns: 10_000_000_000 - 1,
+    });
+    assert_eq!(cursor(&s), (Some(0), 0, 1024, 0));
+    s.step(&Event::Think { ns: 1 });
+    assert_eq!(cursor(&s), (Some(0), 0, 2048, 0));
+    assert_eq!(s.vm.thp_scan_exceed_none_pte, 4);
+    // The third finds the VMA done (progress 1): the mm's turn ends, the
+    // list wraps (`full_scans`), and with progress left the same wake-up
+    // passes through the head once more (`pass_through_head < 2`) and
+    // scans the first two ranges again: 1 + 1 + 512 + 512.
+    s.step(&Event::Think { ns: 10_000_000_000 });
+    s.step(&Event::Think { ns: 1 });
+    assert_eq!(cursor(&s), (Some(0), 0, 1024, 1));
+    assert_eq!(s.khugepaged_report().unwrap().wakeups, 3);
+    assert_eq!(s.vm.thp_scan_exceed_none_pte, 6);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn khugepaged_is_off_by_default_and_leaves_no_trace() {
+    let mut s = thp_machine(1 << 14, None, thp_madvise(KhugepagedConfig::default()));
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 512).unwrap();
+    write_pages(&mut s, vma, 1..512);
+    s.madvise_thp(vma, VmaThpAdvice::Hugepage).unwrap();
+    s.step(&Event::Think {
+        ns: 100_000_000_000,
+    });
+    assert!(huge_at(&s, vma, 0).is_none());
+    assert!(s.khugepaged_report().is_none());
+}
