@@ -334,17 +334,6 @@ impl ThpConfig {
         (self.orders_for(true) | self.orders_for(false)) != 0
     }
 
-    /// `hugepage_pmd_enabled()` (mm/khugepaged.c, v6.12) for anonymous
-    /// memory: PMD size is `always` or `madvise`, or `inherit` with the top
-    /// level not `never`.
-    pub fn pmd_enabled(&self) -> bool {
-        match self.size(PMD_ORDER) {
-            ThpSizeEnabled::Always | ThpSizeEnabled::Madvise => true,
-            ThpSizeEnabled::Inherit => self.enabled != ThpEnabled::Never,
-            ThpSizeEnabled::Never => false,
-        }
-    }
-
     /// Settings that need the kernel's LRU lists; the khugepaged knobs' ranges.
     pub(crate) fn validate(&self, policy_is_lru: bool) -> Result<(), ConfigError> {
         self.khugepaged.validate(policy_is_lru)?;

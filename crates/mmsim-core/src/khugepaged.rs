@@ -84,7 +84,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::ConfigError;
-use crate::huge_memory::{ThpGfp, VmaThpAdvice, PMD_ORDER};
+use crate::huge_memory::{ThpConfig, ThpEnabled, ThpGfp, ThpSizeEnabled, VmaThpAdvice, PMD_ORDER};
 use crate::mem::folio::{flags, FolioId};
 use crate::mem::pagetable::{
     pte_present, TaskId, VmaId, VmaKind, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG,
@@ -211,6 +211,19 @@ impl KhugepagedConfig {
             ));
         }
         Ok(())
+    }
+}
+
+impl ThpConfig {
+    /// `hugepage_pmd_enabled()` (mm/khugepaged.c, v6.12) for anonymous
+    /// memory: PMD size is `always` or `madvise`, or `inherit` with the top
+    /// level not `never`.
+    pub fn pmd_enabled(&self) -> bool {
+        match self.size(PMD_ORDER) {
+            ThpSizeEnabled::Always | ThpSizeEnabled::Madvise => true,
+            ThpSizeEnabled::Inherit => self.enabled != ThpEnabled::Never,
+            ThpSizeEnabled::Never => false,
+        }
     }
 }
 
@@ -476,6 +489,11 @@ impl Sim {
             self.khugepaged_enter_vma(vma);
         }
         Ok(())
+    }
+
+    /// An [`crate::Event::Collapse`]: MADV_COLLAPSE, its result dropped.
+    pub(crate) fn collapse_event(&mut self, vma: VmaId, index: u32, pages: u32) {
+        let _ = self.madvise_collapse(vma, index, pages);
     }
 
     /// `find_pmd_or_thp_or_none` for the range at `start`: Some(result)

@@ -480,9 +480,8 @@ impl Sim {
 
     /// Maps `pages` pages of private anonymous memory into `task`.
     pub fn mmap_anon(&mut self, task: TaskId, pages: u64) -> Result<VmaId, SimError> {
-        let id = self.mmap(task, VmaKind::Anon, pages, false)?;
-        self.khugepaged_enter_vma(id);
-        Ok(id)
+        self.mmap(task, VmaKind::Anon, pages, false)
+            .inspect(|&id| self.khugepaged_enter_vma(id))
     }
 
     /// Maps pages `[pgoff, pgoff + pages)` of `file` into `task` (shared);
@@ -560,9 +559,7 @@ impl Sim {
             }
             Event::Think { ns } => self.advance(ns),
             Event::Discard { vma, index, pages } => self.madvise_dontneed(vma, index, pages),
-            Event::Collapse { vma, index, pages } => {
-                let _ = self.madvise_collapse(vma, index, pages);
-            }
+            Event::Collapse { vma, index, pages } => self.collapse_event(vma, index, pages),
         }
         if self.pages_over_high > 0 {
             self.mem_cgroup_handle_over_high();
