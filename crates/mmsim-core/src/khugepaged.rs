@@ -70,7 +70,7 @@
 //!   been passed through twice. A failed huge allocation makes khugepaged
 //!   sleep `alloc_sleep_millisecs` and go on, a second one ends the
 //!   wake-up. Then it sleeps `scan_sleep_millisecs` (with mms registered)
-//!   or until one is. An exited task's mm leaves the list when the cursor
+//!   or until one is; the sleeps start when the scan ends. An exited task's mm leaves the list when the cursor
 //!   reaches it. The model keeps a task's VMAs in mapping order as their
 //!   address order.
 //! * **khugepaged's time**: it runs on a CPU of its own, at the nice level
@@ -828,12 +828,13 @@ impl Sim {
                 // khugepaged_alloc_sleep(), then the loop goes on.
                 let k = &mut self.thp.khuge;
                 k.resume = Some((progress, pass_through_head));
-                return Some(now + k.cfg.alloc_sleep_millisecs * 1_000_000);
+                return Some(self.clock.max(now) + k.cfg.alloc_sleep_millisecs * 1_000_000);
             }
         }
+        // The sleep starts when the scan ends (khugepaged's clock).
         let k = &self.thp.khuge;
         k.has_work()
-            .then(|| now + k.cfg.scan_sleep_millisecs * 1_000_000)
+            .then(|| self.clock.max(now) + k.cfg.scan_sleep_millisecs * 1_000_000)
     }
 
     /// `khugepaged_scan_mm_slot`: scans up to `pages` progress units of the

@@ -319,21 +319,28 @@ fn the_scan_cursor_advances_pages_to_scan_per_wake_up() {
     // One for the mm, 512 per range: 1 + 512 + 512 = 1025.
     assert_eq!(cursor(&s), (Some(0), 0, 1024, 0));
     assert_eq!(s.vm.thp_scan_exceed_none_pte, 2);
-    // The next wake-up, scan_sleep_millisecs later (timers fire before the
-    // first event at or after their time), scans the other two.
-    s.step(&Event::Think {
-        ns: 10_000_000_000 - 1,
-    });
-    assert_eq!(cursor(&s), (Some(0), 0, 1024, 0));
-    s.step(&Event::Think { ns: 1 });
+    // The next wake-up: scan_sleep_millisecs after the scan ended (its
+    // 1024 PTEs walked); timers fire before the first event at or after
+    // their time.
+    let wake = |s: &mut Sim| {
+        let at = s
+            .timers
+            .expires(crate::timer::TimerKind::Khugepaged)
+            .unwrap();
+        s.step(&Event::Think { ns: at - s.clock });
+        s.step(&Event::Think { ns: 1 });
+        at
+    };
+    let t1 = s.clock;
+    let t2 = wake(&mut s);
+    assert_eq!(t2 - t1, 10_000_000_000 + 1024 * s.cost.pte_walk_ns - 1);
     assert_eq!(cursor(&s), (Some(0), 0, 2048, 0));
     assert_eq!(s.vm.thp_scan_exceed_none_pte, 4);
     // The third finds the VMA done (progress 1): the mm's turn ends, the
     // list wraps (`full_scans`), and with progress left the same wake-up
     // passes through the head once more (`pass_through_head < 2`) and
     // scans the first two ranges again: 1 + 1 + 512 + 512.
-    s.step(&Event::Think { ns: 10_000_000_000 });
-    s.step(&Event::Think { ns: 1 });
+    wake(&mut s);
     assert_eq!(cursor(&s), (Some(0), 0, 1024, 1));
     assert_eq!(s.khugepaged_report().unwrap().wakeups, 3);
     assert_eq!(s.vm.thp_scan_exceed_none_pte, 6);
@@ -352,4 +359,120 @@ fn khugepaged_is_off_by_default_and_leaves_no_trace() {
     });
     assert!(huge_at(&s, vma, 0).is_none());
     assert!(s.khugepaged_report().is_none());
+}
+
+/// The cases of validation/khugepaged/collapse.c with 32 PMD ranges (64 MiB),
+/// and what the 6.18 host returned for each (VALIDATION.md, "MADV_COLLAPSE
+/// against the 6.18 host"): errno, thp_collapse_alloc, AnonHugePages and Rss
+/// (kB) after the call. `limit`: the group's memory.max in pages.
+fn host_case(
+    stride: u32,
+    skip: Option<u32>,
+    untouched_pmds: u32,
+    nohuge: bool,
+    limit: Option<u64>,
+) -> (Result<(), CollapseError>, u64, u64, u64) {
+    let mut s = thp_machine(1 << 18, None, thp_madvise(KhugepagedConfig::default()));
+    let g = s.add_memcg(0, "g").unwrap();
+    let t = s.add_task("t");
+    s.attach_task(t, g).unwrap();
+    if let Some(max) = limit {
+        s.set_memcg_knob(g, crate::memcg::MemcgKnob::Max, max)
+            .unwrap();
+    }
+    let pages = 32 * 512;
+    let vma = s.mmap_anon(t, pages).unwrap();
+    if nohuge {
+        s.madvise_thp(vma, VmaThpAdvice::Nohugepage).unwrap();
+    }
+    let touched = (32 - untouched_pmds) * 512;
+    write_pages(
+        &mut s,
+        vma,
+        (0..touched)
+            .step_by(stride as usize)
+            .filter(|i| Some(i % 512) != skip),
+    );
+    let r = s.madvise_collapse(vma, 0, pages as u32);
+    s.check_invariants().unwrap();
+    let rss_kb = 4 * s.memcgs[g as usize].lruvec.evictable();
+    (r, s.vm.thp_collapse_alloc, 4 * s.anon_large_pages(), rss_kb)
+}
+
+#[test]
+fn madvise_collapse_matches_the_6_18_host() {
+    use CollapseError::*;
+    // dense: every page written.
+    assert_eq!(
+        host_case(1, None, 0, false, None),
+        (Ok(()), 32, 65536, 65536)
+    );
+    // MADV_NOHUGEPAGE: EINVAL, nothing allocated.
+    assert_eq!(
+        host_case(1, None, 0, true, None),
+        (Err(Einval), 0, 0, 65536)
+    );
+    // 511 of 512: no max_ptes_none for MADV_COLLAPSE.
+    assert_eq!(
+        host_case(1, Some(7), 0, false, None),
+        (Ok(()), 32, 65536, 65536)
+    );
+    // One page in 64: RSS 1024 kB -> 65536 kB.
+    assert_eq!(
+        host_case(64, None, 0, false, None),
+        (Ok(()), 32, 65536, 65536)
+    );
+    // The last range untouched: SCAN_PMD_NONE ends the call with EINVAL after 31.
+    assert_eq!(
+        host_case(1, None, 1, false, None),
+        (Err(Einval), 31, 63488, 63488)
+    );
+    // memory.max 65 MiB: the first huge charge fails, EBUSY, counted at the allocation.
+    assert_eq!(
+        host_case(1, None, 0, false, Some(65 * 256)),
+        (Err(Ebusy), 1, 0, 65536)
+    );
+    // 70 MiB: each range's old pages are freed after its new folio is charged.
+    assert_eq!(
+        host_case(1, None, 0, false, Some(70 * 256)),
+        (Ok(()), 32, 65536, 65536)
+    );
+}
+
+#[test]
+fn khugepaged_collapses_eight_ranges_per_wake_up_as_the_6_18_host() {
+    // validation/khugepaged/khugepaged.c: 32 PMD ranges written under
+    // MADV_NOHUGEPAGE, then MADV_HUGEPAGE. The host (pages_to_scan 4096,
+    // scan_sleep_millisecs 10000) collapsed 8 at once, 16 by 10.7 s, 24 by
+    // 24.3 s, 32 by 34.8 s, full_scans still 0: each collapse ends the mm's
+    // turn, so a wake-up makes 1 + 512 progress per range, 8 ranges.
+    let mut s = thp_machine(1 << 16, None, thp_madvise(khugepaged_on()));
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 32 * 512).unwrap();
+    s.madvise_thp(vma, VmaThpAdvice::Nohugepage).unwrap();
+    write_pages(&mut s, vma, 0..32 * 512);
+    s.madvise_thp(vma, VmaThpAdvice::Hugepage).unwrap();
+    let collapsed = |s: &Sim| {
+        let r = s.khugepaged_report().unwrap();
+        (r.pages_collapsed, r.full_scans, s.anon_large_pages() / 512)
+    };
+    // seen[i]: after the 100 ms step that started at i × 100 ms.
+    let mut seen = Vec::new();
+    for _ in 0..450 {
+        s.step(&Event::Think { ns: 100_000_000 });
+        seen.push(collapsed(&s).0);
+    }
+    // Wake-ups at 0, 10.1, 20.2 and 30.3 s: each sleep starts after the
+    // scan (1.3 ms: 8 copies, 4096 PTEs walked), and a timer fires at the
+    // first event at or after its time, here the next 100 ms step.
+    let first = |n: u64| seen.iter().position(|&c| c == n);
+    assert_eq!(seen[0], 8);
+    assert_eq!(
+        (first(16), first(24), first(32)),
+        (Some(101), Some(202), Some(303))
+    );
+    // The wake-up after the last range finds the VMA done: a full scan.
+    assert_eq!(collapsed(&s), (32, 1, 32));
+    assert_eq!(s.khugepaged_report().unwrap().wakeups, 5);
+    s.check_invariants().unwrap();
 }
