@@ -476,3 +476,42 @@ fn khugepaged_collapses_eight_ranges_per_wake_up_as_the_6_18_host() {
     assert_eq!(s.khugepaged_report().unwrap().wakeups, 5);
     s.check_invariants().unwrap();
 }
+
+#[test]
+fn collapse_keeps_every_lru_design_consistent_and_is_refused_under_the_textbook_lru() {
+    for policy in [
+        PolicyName::Cost,
+        PolicyName::ScannedRotated,
+        PolicyName::Mglru,
+    ] {
+        let mut cfg = MachineConfig {
+            memory: Size::from_pages(1 << 14),
+            swap: DeviceConfig {
+                size: Some(Size::from_pages(4096)),
+                ..DeviceConfig::of(DeviceKind::Zram)
+            },
+            ..Default::default()
+        };
+        cfg.policy.name = policy;
+        let mut s = Sim::new(cfg).unwrap();
+        let g = s.add_memcg(0, "g").unwrap();
+        let t = s.add_task("t");
+        s.attach_task(t, g).unwrap();
+        let vma = s.mmap_anon(t, 1024).unwrap();
+        write_pages(&mut s, vma, 0..1024);
+        s.memory_reclaim(g, 64, Some(200)).unwrap();
+        assert_eq!(s.madvise_collapse(vma, 0, 1024), Ok(()), "{policy:?}");
+        assert!(huge_at(&s, vma, 0).is_some() && huge_at(&s, vma, 512).is_some());
+        s.check_invariants().unwrap();
+        // The PMD folios reclaimed and faulted back still hold together.
+        s.memory_reclaim(g, 600, Some(200)).unwrap();
+        write_pages(&mut s, vma, 0..1024);
+        s.check_invariants().unwrap();
+    }
+    let mut s = machine(PolicyName::Lru, 1 << 14, None);
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 512).unwrap();
+    write_pages(&mut s, vma, 0..512);
+    assert_eq!(s.madvise_collapse(vma, 0, 512), Err(CollapseError::Einval));
+    assert_eq!(s.folios.live(), 512);
+}
