@@ -515,3 +515,87 @@ fn collapse_keeps_every_lru_design_consistent_and_is_refused_under_the_textbook_
     assert_eq!(s.madvise_collapse(vma, 0, 512), Err(CollapseError::Einval));
     assert_eq!(s.folios.live(), 512);
 }
+
+#[test]
+fn mixed_events_with_khugepaged_keep_the_invariants() {
+    // Accesses, discards, MADV_COLLAPSE and time under memory pressure, with
+    // khugepaged scanning every 10 ms, 16K and 64K mTHP, zram swap and a
+    // group limit, under each kernel LRU design (a deterministic LCG).
+    for policy in [
+        PolicyName::Cost,
+        PolicyName::ScannedRotated,
+        PolicyName::Mglru,
+    ] {
+        let mut thp = thp_madvise(KhugepagedConfig {
+            run: true,
+            scan_sleep_millisecs: 10,
+            pages_to_scan: 2048,
+            max_ptes_swap: 200,
+            ..Default::default()
+        });
+        thp.vma_advice = VmaThpAdvice::Hugepage;
+        thp.hugepages_16kb.enabled = crate::huge_memory::ThpSizeEnabled::Always;
+        thp.hugepages_64kb.enabled = crate::huge_memory::ThpSizeEnabled::Always;
+        thp.hugepages_2048kb.enabled = crate::huge_memory::ThpSizeEnabled::Madvise;
+        let mut cfg = MachineConfig {
+            memory: Size::from_pages(1 << 13),
+            thp,
+            swap: DeviceConfig {
+                size: Some(Size::from_pages(1 << 13)),
+                ..DeviceConfig::of(DeviceKind::Zram)
+            },
+            ..Default::default()
+        };
+        cfg.policy.name = policy;
+        let mut s = Sim::new(cfg).unwrap();
+        let g = s.add_memcg(0, "g").unwrap();
+        s.set_memcg_knob(g, crate::memcg::MemcgKnob::Max, 3000)
+            .unwrap();
+        let (t1, t2) = (s.add_task("a"), s.add_task("b"));
+        s.attach_task(t1, g).unwrap();
+        let vmas = [
+            s.mmap_anon(t1, 2048).unwrap(),
+            s.mmap_anon(t1, 1500).unwrap(),
+            s.mmap_anon(t2, 2048).unwrap(),
+        ];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: u64| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (x >> 33) % n
+        };
+        for _ in 0..60_000 {
+            let vma = vmas[next(3) as usize];
+            let len = s.vmas[vma as usize].len;
+            let index = next(u64::from(len)) as u32;
+            let ev = match next(100) {
+                0 => Event::Discard {
+                    vma,
+                    index,
+                    pages: 1 + next(700) as u32,
+                },
+                1 => Event::Collapse {
+                    vma,
+                    index: index & !511,
+                    pages: 1024,
+                },
+                2..=4 => Event::Think { ns: 2_000_000 },
+                k => Event::Access {
+                    vma,
+                    index,
+                    write: k % 3 != 0,
+                },
+            };
+            s.step(&ev);
+        }
+        s.check_invariants().unwrap();
+        let r = s.khugepaged_report().unwrap();
+        assert!(r.wakeups > 10, "{policy:?} {r:?}");
+        assert!(r.madvise_collapse_calls > 100, "{policy:?} {r:?}");
+        assert!(
+            r.madvise_collapse_thps + r.pages_collapsed > 0,
+            "{policy:?} {r:?}"
+        );
+    }
+}
