@@ -148,6 +148,57 @@ fn bad_thp_settings_name_the_key() {
     bad_input(&["run", &s], &["stride", "0 is out of range [1, 64]"]);
 }
 
+#[test]
+fn bad_khugepaged_settings_name_the_key_and_range() {
+    let dir = tempfile_dir("bad-khugepaged");
+    let t = trace_file(&dir, 16);
+    let check = |sets: &[&str], extra: &[&str], needles: &[&str]| {
+        let mut args = vec!["run", "--trace", &t, "--as", "anon"];
+        for s in sets {
+            args.extend(["--set", s]);
+        }
+        args.extend(extra);
+        bad_input(&args, needles);
+    };
+    for k in ["max_ptes_none", "max_ptes_swap", "max_ptes_shared"] {
+        let set = format!("thp.khugepaged.{k}=512");
+        check(
+            &[&set],
+            &[],
+            &[
+                &format!("machine.thp.khugepaged.{k}"),
+                "512 is out of range (allowed: 0..=511",
+            ],
+        );
+    }
+    check(
+        &["thp.khugepaged.pages_to_scan=0"],
+        &[],
+        &["machine.thp.khugepaged.pages_to_scan", "allowed: 1..="],
+    );
+    check(
+        &[
+            "thp.khugepaged.run=true",
+            "thp.khugepaged.scan_sleep_millisecs=0",
+        ],
+        &[],
+        &[
+            "machine.thp.khugepaged.scan_sleep_millisecs",
+            "not modelled",
+        ],
+    );
+    check(
+        &["thp.khugepaged.run=true"],
+        &["--policy", "lru"],
+        &["machine.thp.khugepaged.run", "`lru` policy"],
+    );
+    check(
+        &["thp.khugepaged.pages=1"],
+        &[],
+        &["unknown field `pages`", "pages_to_scan"],
+    );
+}
+
 /// A fresh directory under the target's temporary directory.
 fn tempfile_dir(name: &str) -> std::path::PathBuf {
     let d = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("thp-{name}"));

@@ -66,6 +66,18 @@ pub enum Event {
         /// Pages discarded; at least 1.
         pages: u32,
     },
+    /// `madvise(MADV_COLLAPSE)` of `pages` pages from page `index` of an
+    /// anonymous VMA: its whole PMD ranges are collapsed into PMD-size
+    /// folios where they can be (`crate::khugepaged`), whatever the THP
+    /// settings. The call's result is not reported per event.
+    Collapse {
+        /// The VMA.
+        vma: VmaId,
+        /// First page index within the VMA.
+        index: u32,
+        /// Pages; at least 1.
+        pages: u32,
+    },
 }
 
 #[cfg(test)]

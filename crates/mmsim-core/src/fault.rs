@@ -264,7 +264,7 @@ impl Sim {
     /// (except on SWP_SYNCHRONOUS_IO devices such as zram, which bypass
     /// readahead) in one batch with the faulting page, and the fault waits
     /// for that batch.
-    fn do_swap_page(&mut self, vma: VmaId, index: u32, slot: u32, write: bool) {
+    pub(crate) fn do_swap_page(&mut self, vma: VmaId, index: u32, slot: u32, write: bool) {
         let swap = self.swap.as_mut().expect("swap PTE without a swap device");
         let sv = swap.slots[slot as usize];
         if let Some(f) = slot_folio(sv) {

@@ -277,6 +277,13 @@ pub struct ThpConfig {
     /// 2 MiB (order 9, PMD size; default `inherit`, the kernel's).
     #[serde(rename = "hugepages-2048kB", default = "inherit")]
     pub hugepages_2048kb: ThpSizeConfig,
+    /// `khugepaged/` (`[machine.thp.khugepaged]`; off by default, see
+    /// `crate::khugepaged`).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::khugepaged::KhugepagedConfig::is_default"
+    )]
+    pub khugepaged: crate::khugepaged::KhugepagedConfig,
 }
 
 impl Default for ThpConfig {
@@ -295,6 +302,7 @@ impl Default for ThpConfig {
             hugepages_512kb: ThpSizeConfig::default(),
             hugepages_1024kb: ThpSizeConfig::default(),
             hugepages_2048kb: inherit(),
+            khugepaged: Default::default(),
         }
     }
 }
@@ -326,8 +334,9 @@ impl ThpConfig {
         (self.orders_for(true) | self.orders_for(false)) != 0
     }
 
-    /// Settings that need the kernel's LRU lists.
+    /// Settings that need the kernel's LRU lists; the khugepaged knobs' ranges.
     pub(crate) fn validate(&self, policy_is_lru: bool) -> Result<(), ConfigError> {
+        self.khugepaged.validate(policy_is_lru)?;
         if policy_is_lru && self.allows_large_folios() {
             return Err(ConfigError::new(
                 "machine.thp",
@@ -457,6 +466,8 @@ pub(crate) struct Thp {
     /// A swap fault may read a large folio whole: `kernel` 6.13, some order
     /// allowed, swap on zram (one test on the swap-fault path).
     pub swapin_large: bool,
+    /// khugepaged and MADV_COLLAPSE (`crate::khugepaged`).
+    pub khuge: crate::khugepaged::Khugepaged,
 }
 
 /// One group's `struct deferred_split`: its queue of partially mapped large
@@ -486,6 +497,7 @@ impl Thp {
             huge_zero: zero_page && cfg.use_zero_page,
             huge_zero_allocated: false,
             split_queues: Vec::new(),
+            khuge: crate::khugepaged::Khugepaged::new(&cfg.khugepaged, cfg.pmd_enabled()),
         }
     }
 
@@ -520,7 +532,7 @@ pub(crate) fn size_name(order: u8) -> String {
 impl Sim {
     /// The orders `__thp_vma_allowable_orders` leaves for anonymous VMA `vma`.
     #[inline]
-    fn thp_vma_allowable_orders(&self, vma: VmaId) -> (u16, ThpGfp) {
+    pub(crate) fn thp_vma_allowable_orders(&self, vma: VmaId) -> (u16, ThpGfp) {
         match self.vmas[vma as usize].thp_advice {
             VmaThpAdvice::None => (self.thp.orders_plain, self.thp.gfp[0]),
             VmaThpAdvice::Hugepage => (self.thp.orders_madv, self.thp.gfp[1]),
@@ -529,7 +541,7 @@ impl Sim {
     }
 
     /// `pte_range_none`: the `1 << order` PTEs from `start` are all none.
-    fn pte_range_none(&self, vma: VmaId, start: u32, order: u8) -> bool {
+    pub(crate) fn pte_range_none(&self, vma: VmaId, start: u32, order: u8) -> bool {
         let v = &self.vmas[vma as usize];
         let end = (start as usize + (1 << order)).min(v.ptes.len());
         v.ptes
@@ -592,17 +604,34 @@ impl Sim {
     /// Err(true) when the charge failed, Err(false) when the buddy
     /// allocator did; counts the per-size fallbacks.
     fn alloc_anon_order(&mut self, order: u8, gfp: ThpGfp) -> Result<FolioId, bool> {
+        let got = self.alloc_charge_anon_folio(order, gfp);
+        if let Err(charge) = got {
+            let s = &mut self.thp.stats[order as usize];
+            s.anon_fault_fallback += 1;
+            if charge {
+                s.anon_fault_fallback_charge += 1;
+            }
+        }
+        got
+    }
+
+    /// `vma_alloc_folio` + `mem_cgroup_charge` (to `cur_memcg`) of a new
+    /// anonymous folio of `order`, counting nothing but `pgalloc_normal`:
+    /// Err(false) when the buddy allocator failed, Err(true) when the charge
+    /// did (the block freed again). Shared by the fault path and collapse
+    /// (`crate::khugepaged`).
+    pub(crate) fn alloc_charge_anon_folio(
+        &mut self,
+        order: u8,
+        gfp: ThpGfp,
+    ) -> Result<FolioId, bool> {
         let n = 1u64 << order;
         let Some(pfn) = self.rmqueue_large(order, gfp) else {
-            self.thp.stats[order as usize].anon_fault_fallback += 1;
             return Err(false);
         };
         if !self.try_charge_memcg_gfp(n, gfp.direct) {
             self.phys.zone.free_pages_block(pfn, order as usize);
             self.node.free += n;
-            let s = &mut self.thp.stats[order as usize];
-            s.anon_fault_fallback_charge += 1;
-            s.anon_fault_fallback += 1;
             return Err(true);
         }
         self.count_vm_events(PGALLOC_NORMAL, n);
@@ -1126,7 +1155,7 @@ impl Sim {
     /// The per-size stats of the run (sizes with any activity), and
     /// `nr_anon` counted over the live folios.
     pub(crate) fn thp_report(&self) -> Vec<MthpSizeReport> {
-        if !self.thp.active() {
+        if !self.thp.active() && !self.thp.khuge.collapsed_any {
             return Vec::new();
         }
         let mut stats = self.thp.stats;
@@ -1148,7 +1177,7 @@ impl Sim {
 
     /// `AnonHugePages`-like total: base pages held by large anonymous folios.
     pub(crate) fn anon_large_pages(&self) -> u64 {
-        if !self.thp.active() {
+        if !self.thp.active() && !self.thp.khuge.collapsed_any {
             return 0;
         }
         let mut n = 0;

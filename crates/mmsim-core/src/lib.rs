@@ -64,6 +64,7 @@ mod exit;
 pub mod explain;
 mod fault;
 mod huge_memory;
+mod khugepaged;
 mod kmem;
 mod madvise;
 mod mem;
@@ -104,6 +105,7 @@ pub use huge_memory::{
     MthpSizeReport, MthpStats, ThpConfig, ThpDefrag, ThpEnabled, ThpKernel, ThpSizeConfig,
     ThpSizeEnabled, VmaThpAdvice,
 };
+pub use khugepaged::{CollapseError, KhugepagedConfig, KhugepagedReport};
 pub use kmem::KmemReport;
 pub use mem::pagetable::{TaskId, VmaId};
 pub use memcg::{MemcgId, MemcgKnob, MemcgReport};

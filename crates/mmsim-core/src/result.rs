@@ -148,6 +148,9 @@ pub struct RunResult {
     /// for every size; memory.stat `anon_thp`), when THP is on.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub anon_thp_pages: u64,
+    /// khugepaged and MADV_COLLAPSE (`crate::khugepaged`), when used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub khugepaged: Option<crate::khugepaged::KhugepagedReport>,
 }
 
 fn one() -> u32 {

@@ -481,6 +481,7 @@ impl Sim {
     /// Maps `pages` pages of private anonymous memory into `task`.
     pub fn mmap_anon(&mut self, task: TaskId, pages: u64) -> Result<VmaId, SimError> {
         self.mmap(task, VmaKind::Anon, pages, false)
+            .inspect(|&id| self.khugepaged_enter_vma(id))
     }
 
     /// Maps pages `[pgoff, pgoff + pages)` of `file` into `task` (shared);
@@ -558,6 +559,7 @@ impl Sim {
             }
             Event::Think { ns } => self.advance(ns),
             Event::Discard { vma, index, pages } => self.madvise_dontneed(vma, index, pages),
+            Event::Collapse { vma, index, pages } => self.collapse_event(vma, index, pages),
         }
         if self.pages_over_high > 0 {
             self.mem_cgroup_handle_over_high();
@@ -628,7 +630,7 @@ impl Sim {
                     }
                 }
                 Event::FileWrite { file, .. } => self.tp_task = self.tp_file_task(file),
-                Event::Think { .. } | Event::Discard { .. } => {}
+                Event::Think { .. } | Event::Discard { .. } | Event::Collapse { .. } => {}
             }
             self.step(ev);
         }
@@ -644,7 +646,7 @@ impl Sim {
             Event::FileRead { file, index, .. } | Event::FileWrite { file, index, .. } => {
                 self.files.get(file as usize)?.slots.get(index as usize)
             }
-            Event::Think { .. } | Event::Discard { .. } => None,
+            Event::Think { .. } | Event::Discard { .. } | Event::Collapse { .. } => None,
         }
     }
 
@@ -806,6 +808,7 @@ impl Sim {
             explain: self.explain_report(),
             mthp: self.thp_report(),
             anon_thp_pages: self.anon_large_pages(),
+            khugepaged: self.khugepaged_report(),
             unapplied_writes: (self.knob_events.len() + self.lru_gen.pending.len()) as u64,
             first_unapplied_s: self
                 .knob_events

@@ -508,6 +508,11 @@ counters! {
         THP_FAULT_FALLBACK thp_fault_fallback: Event, Count;
         #[doc = "Counter: of those, the ones whose memcg charge failed."]
         THP_FAULT_FALLBACK_CHARGE thp_fault_fallback_charge: Event, Count;
+        #[doc = "Counter: PMD-size folios allocated to collapse a range (khugepaged, MADV_COLLAPSE; `crate::khugepaged`; in JSON only when non-zero)."]
+        THP_COLLAPSE_ALLOC thp_collapse_alloc: Event, Count,
+            memcg(Stat, "thp_collapse_alloc"), skip_if("is_zero");
+        #[doc = "Counter: collapses whose PMD-size allocation failed (in JSON only when non-zero)."]
+        THP_COLLAPSE_ALLOC_FAILED thp_collapse_alloc_failed: Event, Count, skip_if("is_zero");
         #[doc = "Counter: PMD-size THPs split."]
         THP_SPLIT_PAGE thp_split_page: Event, Count;
         #[doc = "Counter: PMD-size THPs swapped out whole."]
@@ -520,6 +525,10 @@ counters! {
         THP_SPLIT_PMD thp_split_pmd: Event, Count, skip_if("is_zero");
         #[doc = "Counter: large folios queued for a deferred split (`deferred_split_folio`; in JSON only when non-zero)."]
         THP_DEFERRED_SPLIT_PAGE thp_deferred_split_page: Event, Count, skip_if("is_zero");
+        #[doc = "Counter: khugepaged scans stopped by more none or zero-page PTEs than `max_ptes_none` (in JSON only when non-zero)."]
+        THP_SCAN_EXCEED_NONE_PTE thp_scan_exceed_none_pte: Event, Count, skip_if("is_zero");
+        #[doc = "Counter: khugepaged scans stopped by more swap PTEs than `max_ptes_swap` (in JSON only when non-zero)."]
+        THP_SCAN_EXCEED_SWAP_PTE thp_scan_exceed_swap_pte: Event, Count, skip_if("is_zero");
         #[doc = "Counter: swap-ins of zero-filled slots, filled without IO (v6.12+ zeromap; "]
         #[doc = "`machine.swap_zero_pages = \"zeromap\"`, absent from the JSON while 0)."]
         SWPIN_ZERO swpin_zero: Event, Pages, memcg(Stat, "swpin_zero"), skip_if("is_zero");
@@ -552,6 +561,7 @@ counters! {
         low as "events_low", high as "events_high", high_throttle_ns, oom,
         oom_kill, swap_max, swap_fail, swap_high, thp_fault_alloc,
         swpin_zero skip_if "is_zero", swpout_zero skip_if "is_zero",
+        thp_collapse_alloc skip_if "is_zero",
     }
 }
 
@@ -777,12 +787,15 @@ mod tests {
         "thp_fault_fallback",
         "thp_fault_fallback_charge",
         "thp_collapse_alloc",
+        "thp_collapse_alloc_failed",
         "thp_split_page",
         "thp_swpout",
         "thp_swpout_fallback",
         "thp_zero_page_alloc",
         "thp_split_pmd",
         "thp_deferred_split_page",
+        "thp_scan_exceed_none_pte",
+        "thp_scan_exceed_swap_pte",
         "swap_ra",
         "swap_ra_hit",
         "swpin_zero",
@@ -853,6 +866,7 @@ mod tests {
                 "swpin_zero",
                 "swpout_zero",
                 "thp_fault_alloc",
+                "thp_collapse_alloc",
             ],
             "memory.stat as memory_stat_format prints it"
         );

@@ -68,11 +68,14 @@ pub(crate) enum TimerKind {
     /// The next step of a kdamond's loop (`crate::damon`): after the
     /// sampler, so that a sample never sees DAMON's work of the same moment.
     Kdamond,
+    /// khugepaged's next wake-up (`crate::khugepaged`; armed only with
+    /// `[machine.thp.khugepaged] run = true`).
+    Khugepaged,
 }
 
 impl TimerKind {
     /// Every kind, in visit order.
-    pub(crate) const ALL: [TimerKind; 9] = [
+    pub(crate) const ALL: [TimerKind; 10] = [
         TimerKind::WritebackSwap,
         TimerKind::WritebackFs,
         TimerKind::Flusher,
@@ -82,6 +85,7 @@ impl TimerKind {
         TimerKind::MemcgStatsFlush,
         TimerKind::StatsSample,
         TimerKind::Kdamond,
+        TimerKind::Khugepaged,
     ];
     /// Number of kinds.
     pub(crate) const COUNT: usize = Self::ALL.len();
@@ -362,6 +366,7 @@ impl Sim {
                 }
             }
             TimerKind::Kdamond => self.kdamond_timer(now),
+            TimerKind::Khugepaged => self.khugepaged_timer(now),
         }
     }
 

@@ -77,6 +77,9 @@ pub fn encode(event: &Event, idle: bool) -> [u8; RECORD_SIZE] {
         Event::Think { ns } => (3, idle as u8 * FLAG_IDLE, 0, 0, ns),
         // The page count rides in the value's high half.
         Event::Discard { vma, index, pages } => (4, 0, 0, vma, index as u64 | (pages as u64) << 32),
+        Event::Collapse { vma, index, pages } => {
+            (5, 0, 0, vma, index as u64 | (pages as u64) << 32)
+        }
     };
     let mut r = [0u8; RECORD_SIZE];
     r[0] = kind;
@@ -130,6 +133,11 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
         },
         3 => Event::Think { ns: value },
         4 => Event::Discard {
+            vma: id,
+            index: value as u32,
+            pages: (value >> 32) as u32,
+        },
+        5 => Event::Collapse {
             vma: id,
             index: value as u32,
             pages: (value >> 32) as u32,
@@ -376,6 +384,11 @@ mod tests {
                 vma: 4,
                 index: u32::MAX - 1,
                 pages: u32::MAX,
+            },
+            Event::Collapse {
+                vma: 5,
+                index: 512,
+                pages: 1024,
             },
         ]
     }

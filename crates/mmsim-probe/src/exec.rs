@@ -599,7 +599,8 @@ impl Executor<'_> {
                     });
                 }
             }
-            Event::Discard { vma, index, pages } => {
+            Event::Discard { vma, index, pages } | Event::Collapse { vma, index, pages } => {
+                let collapse = matches!(*e, Event::Collapse { .. });
                 let Some(Some(v)) = self.vmas.get(vma as usize).copied() else {
                     return Err(self.bad(format!("no mapped region has VMA id {vma}")));
                 };
@@ -612,13 +613,22 @@ impl Executor<'_> {
                     )));
                 }
                 let len = pages as usize * PAGE_SIZE as usize;
+                // MADV_COLLAPSE (Linux 6.1+; include/uapi/asm-generic/mman-common.h).
+                const MADV_COLLAPSE: i32 = 25;
+                let advice = if collapse {
+                    MADV_COLLAPSE
+                } else {
+                    libc::MADV_DONTNEED
+                };
                 // SAFETY: the range lies inside the live mapping (checked above);
-                // MADV_DONTNEED only drops its pages.
+                // MADV_DONTNEED only drops its pages, MADV_COLLAPSE only moves them.
                 let r = unsafe {
                     let p = v.base.add(index as usize * PAGE_SIZE as usize);
-                    libc::madvise(p.cast(), len, libc::MADV_DONTNEED)
+                    libc::madvise(p.cast(), len, advice)
                 };
-                if r != 0 {
+                // A collapse may fail as the simulator's may (ENOMEM, EBUSY,
+                // EAGAIN: the range stays as it was); only a discard must succeed.
+                if r != 0 && !collapse {
                     return Err(ProbeError::last_os("madvise", &self.names[v.region]));
                 }
             }

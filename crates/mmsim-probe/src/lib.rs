@@ -134,6 +134,9 @@ pub struct EventCounts {
     /// `Discard` events (`madvise(MADV_DONTNEED)` calls; absent when none).
     #[serde(skip_serializing_if = "is_zero")]
     pub discard: u64,
+    /// `Collapse` events (`madvise(MADV_COLLAPSE)` calls; absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub collapse: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -160,6 +163,7 @@ impl EventCounts {
                 self.think_ns = self.think_ns.saturating_add(ns);
             }
             Event::Discard { .. } => self.discard += 1,
+            Event::Collapse { .. } => self.collapse += 1,
         }
     }
 
@@ -171,5 +175,6 @@ impl EventCounts {
             + self.file_write
             + self.think
             + self.discard
+            + self.collapse
     }
 }

@@ -271,7 +271,7 @@ impl PageSampler {
                 }
                 // Pages outside the sample were never faulted: zapping
                 // them is a no-op, so the range passes whole.
-                Event::Discard { .. } => events.push(e),
+                Event::Discard { .. } | Event::Collapse { .. } => events.push(e),
                 Event::Think { ns } => {
                     let t = u128::from(ns) * u128::from(self.threshold) + u128::from(self.carry);
                     self.carry = (t % u128::from(MODULUS)) as u64;

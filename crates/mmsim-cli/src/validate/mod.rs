@@ -219,6 +219,12 @@ pub fn stream_digest(s: &Scenario) -> Result<StreamDigest> {
                     eat(&index.to_le_bytes());
                     eat(&pages.to_le_bytes());
                 }
+                Event::Collapse { vma, index, pages } => {
+                    eat(&[5]);
+                    eat(&vma.to_le_bytes());
+                    eat(&index.to_le_bytes());
+                    eat(&pages.to_le_bytes());
+                }
             }
         }
     }

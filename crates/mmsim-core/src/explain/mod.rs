@@ -416,7 +416,9 @@ impl Sim {
     /// The task event `ev` runs in.
     fn xp_event_task(&self, ev: &Event) -> String {
         match *ev {
-            Event::Access { vma, .. } | Event::Discard { vma, .. } => self
+            Event::Access { vma, .. }
+            | Event::Discard { vma, .. }
+            | Event::Collapse { vma, .. } => self
                 .vmas
                 .get(vma as usize)
                 .map_or_else(String::new, |v| self.xp_task_name(v.task)),
@@ -609,7 +611,7 @@ impl Sim {
                     && key.index >= index
                     && key.index < index.saturating_add(u32::from(pages.max(1)))
             }
-            Event::Discard { vma, index, pages } => {
+            Event::Discard { vma, index, pages } | Event::Collapse { vma, index, pages } => {
                 let Some(v) = self.vmas.get(vma as usize) else {
                     return false;
                 };

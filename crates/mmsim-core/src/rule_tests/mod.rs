@@ -10,7 +10,8 @@
 //! nodes, the shadow-node shrinker, page tables), `rmap.rs` the reverse-map walk and the idle-page bits,
 //! `thp.rs` multi-size THP (orders at a fault, fallbacks, swap-out), and
 //! `zero_page.rs` the zero page and huge zero page of read faults, and
-//! `discard.rs` MADV_DONTNEED and the deferred split queue; and
+//! `discard.rs` MADV_DONTNEED and the deferred split queue; `khugepaged.rs`
+//! MADV_COLLAPSE and khugepaged; and
 //! `zero_pages.rs` zero-filled anonymous pages at swap-out and swap-in. This file
 //! holds the helpers they share.
 
@@ -19,6 +20,7 @@ mod discard;
 mod exit;
 mod explain;
 mod filefolio;
+mod khugepaged;
 mod kmem;
 mod memcg;
 mod memcg_stats;
