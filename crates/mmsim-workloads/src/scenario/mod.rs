@@ -135,6 +135,10 @@ pub struct Scenario {
     /// reads /proc/vmstat before and after its measured run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup_events: Option<u64>,
+    /// How the workloads of a phase share the machine (`schedule`, default
+    /// `"round-robin"`): see [`Schedule`].
+    #[serde(default, skip_serializing_if = "Schedule::is_round_robin")]
+    pub schedule: Schedule,
     /// The workloads, `[[workload]]` tables.
     #[serde(rename = "workload", default)]
     pub workloads: Vec<WorkloadSpec>,
@@ -440,6 +444,63 @@ impl Serialize for TraceKeys {
 
 impl<'de> Deserialize<'de> for TraceKeys {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<TraceKeys, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// How the workloads of a phase share the machine (`schedule`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub enum Schedule {
+    /// `"round-robin"`, the default and the schedule of every recorded result: the
+    /// workloads take turns by event count, `weight` events each per turn
+    /// ([`crate::run::EventStream`]).
+    #[default]
+    RoundRobin,
+    /// `"fair"`: they run side by side in simulated time under a CFS-like scheduler
+    /// (the least weighted CPU time runs next, `weight` is the load weight, a task
+    /// sleeping on IO lets the others run; `machine.cpus` CPUs run up to that many at
+    /// once): see the `fair` module. Each workload's `cpu_ns` and `sleep_ns` are
+    /// reported.
+    Fair,
+}
+
+impl Schedule {
+    /// The name in a scenario file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Schedule::RoundRobin => "round-robin",
+            Schedule::Fair => "fair",
+        }
+    }
+
+    fn is_round_robin(&self) -> bool {
+        *self == Schedule::RoundRobin
+    }
+}
+
+impl std::str::FromStr for Schedule {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Schedule, String> {
+        match s {
+            "round-robin" => Ok(Schedule::RoundRobin),
+            "fair" => Ok(Schedule::Fair),
+            _ => Err(format!(
+                "unknown schedule {s:?}; expected round-robin or fair"
+            )),
+        }
+    }
+}
+
+impl Serialize for Schedule {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Schedule {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Schedule, D::Error> {
         let s = String::deserialize(d)?;
         s.parse().map_err(serde::de::Error::custom)
     }
