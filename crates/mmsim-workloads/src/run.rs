@@ -24,7 +24,9 @@ pub struct RunOptions<'a> {
     /// bar can divide by [`Scenario::expected_events`]).
     pub progress: Option<&'a mut dyn FnMut(u64)>,
     /// Called with every batch of events just before it is executed (to record or check
-    /// the event stream).
+    /// the event stream); under `schedule = "fair"`, with each run of one workload's
+    /// events just after it was executed (the scheduler learns where a run stops only
+    /// by running it), and with each idle wait.
     pub on_batch: Option<BatchObserver<'a>>,
 }
 

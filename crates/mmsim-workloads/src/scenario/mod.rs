@@ -3,6 +3,7 @@
 //! ```toml
 //! seed = 1
 //! description = "a zipf file workload in 1G"
+//! schedule = "fair"     # optional: round-robin (default) | fair (see Schedule)
 //!
 //! [machine]             # mmsim_core::MachineConfig
 //! memory = "1G"
@@ -587,7 +588,9 @@ pub struct WorkloadSpec {
     /// are interleaved in turns (default 0).
     pub phase: u32,
     /// Events this workload issues per turn when interleaved with others, 1..=1000
-    /// (default 1): weights 4, 5 and 1 mix three workloads 40 %, 50 % and 10 %.
+    /// (default 1): weights 4, 5 and 1 mix three workloads 40 %, 50 % and 10 %. Under
+    /// `schedule = "fair"` its CFS load weight instead, in nice-0 tasks: CPU time is
+    /// shared in proportion to it.
     pub weight: u32,
     /// How the workload declares its access pattern to the kernel, which
     /// steers readahead (`posix_fadvise` for `file`, `madvise` for mappings):
