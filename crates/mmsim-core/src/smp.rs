@@ -25,7 +25,9 @@
 //! wall clock of P CPUs each running one of the interleaved tasks. This
 //! assumes the tasks keep all P CPUs busy (at least P runnable tasks, as
 //! 72 fio jobs on 36 CPUs do); set `cpus` to the number of CPUs the workload
-//! can use, not the machine's. kswapd keeps its own CPU and its own
+//! can use, not the machine's (under a scenario's `schedule = "fair"` the
+//! divisor is the CPUs busy, min(runnable tasks, P): see `crate::sched`).
+//! kswapd keeps its own CPU and its own
 //! clock, so P allocating CPUs outrun it P times sooner and reclaim falls
 //! to the tasks themselves (direct and memcg-limit reclaim), as on a real
 //! server. IO devices, the flusher and PSI see the shared clock; PSI then

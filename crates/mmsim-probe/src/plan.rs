@@ -214,6 +214,7 @@ impl Plan {
         }
         // The probe executes the events one after another in one process: a real run of
         // them keeps one CPU busy, whatever the scenario's `cpus` says.
+        if s.machine.cpus > 1 {
             return Err(ProbeError::Unsupported {
                 source_name: s.source.clone(),
                 field: "machine.cpus".into(),
