@@ -664,7 +664,10 @@ pub(crate) fn run_scenario_chunked(
             chunk,
         )?;
     }
-    while !fair {
+    loop {
+        if fair {
+            break;
+        }
         // A batch is of one phase: a new phase starts at the clock before its first batch.
         let t0 = sim.now();
         let Some(batch) = stream.next_batch(t0)? else {
