@@ -955,14 +955,9 @@ impl Sim {
 
     /// The workload waits for an IO that completes at `done`; a memstall if
     /// the page is workingset (the thrashing wait).
+    /// Under the fair schedule the task sleeps instead (`crate::sched`).
     pub(crate) fn io_wait(&mut self, done: u64, memstall: bool) {
-        let wait = done.saturating_sub(self.clock);
-        if memstall {
-            self.workload_stall(wait, false);
-        } else {
-            self.advance(wait);
-        }
-        self.io_wait_ns += wait;
+        self.io_wait_ns += self.task_sleep_until(done, memstall);
     }
 
     /// `folio_mark_dirty()` for a file folio: accounted, queued for the flusher.

@@ -79,6 +79,7 @@ mod readahead;
 pub mod reclaim;
 mod result;
 mod rmap;
+mod sched;
 mod sim;
 mod smp;
 mod stats;

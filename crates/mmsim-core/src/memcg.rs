@@ -858,7 +858,8 @@ impl Sim {
             }
             let ns = penalty * (1_000_000_000 / HZ);
             self.count_memcg_events(m, MEMCG_HIGH_THROTTLE_NS, ns);
-            self.workload_stall(ns, false);
+            // A memstall sleep; under the fair schedule others run meanwhile.
+            self.task_sleep_until(self.clock + ns, true);
             return;
         }
     }

@@ -25,7 +25,9 @@
 //! wall clock of P CPUs each running one of the interleaved tasks. This
 //! assumes the tasks keep all P CPUs busy (at least P runnable tasks, as
 //! 72 fio jobs on 36 CPUs do); set `cpus` to the number of CPUs the workload
-//! can use, not the machine's. kswapd keeps its own CPU and its own
+//! can use, not the machine's (under a scenario's `schedule = "fair"` the
+//! divisor is the CPUs busy, min(runnable tasks, P): see `crate::sched`).
+//! kswapd keeps its own CPU and its own
 //! clock, so P allocating CPUs outrun it P times sooner and reclaim falls
 //! to the tasks themselves (direct and memcg-limit reclaim), as on a real
 //! server. IO devices, the flusher and PSI see the shared clock; PSI then
@@ -158,8 +160,22 @@ impl LruLock {
 pub(crate) struct Smp {
     /// CPUs sharing the workload clock (P ≥ 1).
     pub cpus: u64,
-    /// Remainder of the last clock advance, in 1/P ns.
-    frac: u64,
+    /// Remainder of the last clock advance, in 1/`par` ns.
+    pub(crate) frac: u64,
+    /// The CPUs a task's time is shared among (the divisor of the fluid
+    /// clock): `cpus`, or under the fair schedule the runnable tasks when
+    /// they are fewer (`Sim::set_runnable`, `crate::sched`).
+    pub(crate) par: u64,
+    /// The running tasks' time so far, ns: every [`Sim::advance`] adds its
+    /// `ns` (CPU, spin, reclaim, and outside the fair schedule IO waits), so
+    /// a task's time is the difference around its events (`crate::sched`).
+    pub(crate) ran: u64,
+    /// Whether the fair schedule is on (`Sim::set_fair_schedule`): a sleep
+    /// sets `wake_at` instead of moving the clock.
+    pub(crate) fair: bool,
+    /// Under the fair schedule: the running task sleeps until then (IO,
+    /// `memory.high` throttling); 0 when it does not.
+    pub(crate) wake_at: u64,
     /// The lock backlog taken as reordering rather than queueing: one
     /// reclaim batch's section (an acquisition and SWAP_CLUSTER_MAX
     /// folios) per CPU.
@@ -177,6 +193,10 @@ impl Smp {
         Smp {
             cpus,
             frac: 0,
+            par: cpus,
+            ran: 0,
+            fair: false,
+            wake_at: 0,
             slack: cpus
                 * (cost.lru_lock_acquire_ns + crate::reclaim::SWAP_CLUSTER_MAX * cost.lru_lock_ns),
             task_lock_wait_ns: 0,
@@ -192,15 +212,18 @@ impl Smp {
 
 impl Sim {
     /// Advances the workload clock by `ns` of one task's time: by `ns` on
-    /// one CPU, by `ns`/P (exactly, over many calls) on P CPUs.
+    /// one CPU, by `ns`/P (exactly, over many calls) on P CPUs (under the
+    /// fair schedule P is the CPUs busy, `crate::sched`); counted in the
+    /// running tasks' time (`Smp::ran`).
     #[inline]
     pub(crate) fn advance(&mut self, ns: u64) {
-        if self.smp.cpus == 1 {
+        self.smp.ran += ns;
+        if self.smp.par == 1 {
             self.clock += ns;
         } else {
             let t = self.smp.frac + ns;
-            self.clock += t / self.smp.cpus;
-            self.smp.frac = t % self.smp.cpus;
+            self.clock += t / self.smp.par;
+            self.smp.frac = t % self.smp.par;
         }
     }
 
@@ -209,7 +232,7 @@ impl Sim {
     /// with the background work (kswapd, writeback) that falls due.
     pub fn idle(&mut self, ns: u64) {
         self.step(&crate::event::Event::Think {
-            ns: ns.saturating_mul(self.smp.cpus),
+            ns: ns.saturating_mul(self.smp.par),
         });
     }
 

@@ -95,7 +95,9 @@ impl Plan {
     ///   have): an error naming `workload[i].start`;
     /// * no program model (`fio`, `kv`, `pgbench`, `dd`, `eater`): their tasks, files and
     ///   mappings are created inside the simulator, which has no way to list them yet;
-    /// * `machine.cpus` 1: the probe runs the events on one CPU, one after another.
+    /// * `machine.cpus` 1: the probe runs the events on one CPU, one after another;
+    /// * the round-robin schedule (no `schedule = "fair"`, whose order follows the
+    ///   simulated clock).
     ///
     /// Then builds the event stream once on a scratch simulator to learn the ids the
     /// setup assigns.
@@ -197,6 +199,18 @@ impl Plan {
                         .into(),
                 ));
             }
+        }
+        // The fair schedule orders the events by simulated time, which a real run does
+        // not have: the probe would run them in the round-robin order instead.
+        if s.schedule != mmsim_workloads::Schedule::RoundRobin {
+            return Err(ProbeError::Unsupported {
+                source_name: s.source.clone(),
+                field: "schedule".into(),
+                message: "the fair schedule orders the events by simulated time, which a \
+                          real run does not have; remove `schedule` (the round robin is \
+                          what the probe runs)"
+                    .into(),
+            });
         }
         // The probe executes the events one after another in one process: a real run of
         // them keeps one CPU busy, whatever the scenario's `cpus` says.

@@ -47,6 +47,7 @@
 pub mod bench;
 pub mod cgroups;
 pub mod error;
+mod fair;
 pub mod footprint;
 pub mod gen;
 pub mod host;
@@ -67,8 +68,8 @@ pub use run::{
     WorkloadReport, SCHEMA_VERSION,
 };
 pub use scenario::{
-    DamonModuleWrite, LruGenWrite, Scenario, Target, TraceFormat, TraceKeys, WorkloadKind,
-    WorkloadSpec, ZipfSampler,
+    DamonModuleWrite, LruGenWrite, Scenario, Schedule, Target, TraceFormat, TraceKeys,
+    WorkloadKind, WorkloadSpec, ZipfSampler,
 };
 
 /// The scenarios shipped with the crate: (name, TOML text).

@@ -12,7 +12,7 @@ use crate::scenario::Scenario;
 /// Events handed to [`Sim::run`] at a time.
 pub const BATCH: usize = 4096;
 /// Events generated ahead per workload when several are interleaved.
-const LANE: usize = 512;
+pub(crate) const LANE: usize = 512;
 
 /// A callback that sees every batch of events before it runs.
 pub type BatchObserver<'a> = &'a mut dyn FnMut(&[Event]);
@@ -24,7 +24,9 @@ pub struct RunOptions<'a> {
     /// bar can divide by [`Scenario::expected_events`]).
     pub progress: Option<&'a mut dyn FnMut(u64)>,
     /// Called with every batch of events just before it is executed (to record or check
-    /// the event stream).
+    /// the event stream); under `schedule = "fair"`, with each run of one workload's
+    /// events just after it was executed (the scheduler learns where a run stops only
+    /// by running it), and with each idle wait.
     pub on_batch: Option<BatchObserver<'a>>,
 }
 
@@ -60,6 +62,14 @@ pub struct WorkloadReport {
     /// and in a partial run that stopped before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_ns: Option<u64>,
+    /// Under `schedule = "fair"`: the time its events ran, ns (CPU: accesses, faults,
+    /// reclaim, lock spin, think time; warmup included). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns: Option<u64>,
+    /// Under `schedule = "fair"`: the time it slept, ns (IO waits of reads and
+    /// swap-ins, `memory.high` throttling), while the others ran. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sleep_ns: Option<u64>,
 }
 
 /// What a scenario run produces: the simulator's [`RunResult`] plus what ran.
@@ -116,17 +126,17 @@ pub struct ScenarioResult {
 /// removed, renamed or changes meaning; fields may be added without raising it.
 pub const SCHEMA_VERSION: u32 = 1;
 
-struct Lane {
-    gen: Generator,
-    buf: Vec<Event>,
-    pos: usize,
-    events: u64,
+pub(crate) struct Lane {
+    pub(crate) gen: Generator,
+    pub(crate) buf: Vec<Event>,
+    pub(crate) pos: usize,
+    pub(crate) events: u64,
     /// Simulated time before which the lane issues nothing (`start`), ns.
-    start: u64,
-    /// Events per turn (`weight`).
-    weight: u32,
+    pub(crate) start: u64,
+    /// Events per turn (`weight`; the CFS load weight under `schedule = "fair"`).
+    pub(crate) weight: u32,
     /// Its phase.
-    phase: u32,
+    pub(crate) phase: u32,
     /// Its generator is exhausted: dropped from `live` at the end of the round.
     finished: bool,
 }
@@ -154,7 +164,7 @@ impl Lane {
 
     /// Marks the lane exhausted and frees its buffer, so that a scenario of many
     /// short workloads holds buffers only for the lanes still running.
-    fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.finished = true;
         self.buf = Vec::new();
     }
@@ -207,19 +217,19 @@ impl<'a> Batch<'a> {
 /// The sequence is a pure function of the scenario (seed included) and of the ids the
 /// setup assigned (see [`EventStream::build`]); the batch boundaries are too.
 pub struct EventStream {
-    lanes: Vec<Lane>,
+    pub(crate) lanes: Vec<Lane>,
     names: Vec<String>,
     /// The phases in increasing order; `phases[next_phase..]` are still to run.
-    phases: Vec<u32>,
-    next_phase: usize,
+    pub(crate) phases: Vec<u32>,
+    pub(crate) next_phase: usize,
     /// Lanes of the current phase not finished yet, in workload order.
-    live: Vec<usize>,
+    pub(crate) live: Vec<usize>,
     out: Vec<Event>,
     idle: [Event; 1],
     /// Each workload's task ids (set by [`EventStream::build`]).
     tasks: Vec<std::ops::Range<mmsim_core::TaskId>>,
     /// When each workload's last event had run (see [`EventStream::ended_ns`]).
-    ended: Vec<Option<u64>>,
+    pub(crate) ended: Vec<Option<u64>>,
     /// Workloads whose last event is in the batch handed out last.
     pending_end: Vec<usize>,
     /// The latest `start` of the current phase's lanes, ns.
@@ -543,6 +553,21 @@ fn schedule_damon_module_writes(sim: &mut Sim, s: &Scenario) -> Result<(), Workl
         })
 }
 
+/// Exits workload `i`'s tasks ([`Sim::exit_task`]).
+pub(crate) fn exit_workload(
+    sim: &mut Sim,
+    stream: &EventStream,
+    i: usize,
+) -> Result<(), WorkloadError> {
+    for t in stream.tasks()[i].clone() {
+        sim.exit_task(t).map_err(|source| WorkloadError::Setup {
+            what: format!("workload[{i}] exit"),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
 /// Exits the tasks of every finished workload with `exit = true` not exited yet
 /// ([`Sim::exit_task`]), noting the time in `exited`.
 fn exit_finished(
@@ -555,12 +580,7 @@ fn exit_finished(
         if !w.exit || exited[i].is_some() || !stream.is_finished(i) {
             continue;
         }
-        for t in stream.tasks()[i].clone() {
-            sim.exit_task(t).map_err(|source| WorkloadError::Setup {
-                what: format!("workload[{i}] exit"),
-                source,
-            })?;
-        }
+        exit_workload(sim, stream, i)?;
         exited[i] = Some(sim.now());
     }
     Ok(())
@@ -588,6 +608,17 @@ pub fn run_scenario_cancellable(
     s: &Scenario,
     opts: &mut RunOptions<'_>,
     cancel: Option<&AtomicBool>,
+) -> Result<ScenarioResult, WorkloadError> {
+    run_scenario_chunked(s, opts, cancel, BATCH)
+}
+
+/// [`run_scenario_cancellable`] handing the simulator at most `chunk` events at a time
+/// under `schedule = "fair"` (its result does not depend on `chunk`: tested).
+pub(crate) fn run_scenario_chunked(
+    s: &Scenario,
+    opts: &mut RunOptions<'_>,
+    cancel: Option<&AtomicBool>,
+    chunk: usize,
 ) -> Result<ScenarioResult, WorkloadError> {
     s.validate()?;
     // A sampled run simulates the scaled scenario (`crate::sample`).
@@ -619,7 +650,24 @@ pub fn run_scenario_cancellable(
     let mut phase = None;
     let mut exited: Vec<Option<u64>> = vec![None; s.workloads.len()];
     let exits = s.workloads.iter().any(|w| w.exit);
+    let fair = s.schedule == crate::scenario::Schedule::Fair;
+    let mut times = vec![crate::fair::TaskTimes::default(); s.workloads.len()];
+    if fair {
+        (done, partial) = crate::fair::run(
+            &mut sim,
+            s,
+            &mut stream,
+            opts,
+            cancel,
+            &mut exited,
+            &mut times,
+            chunk,
+        )?;
+    }
     loop {
+        if fair {
+            break;
+        }
         // A batch is of one phase: a new phase starts at the clock before its first batch.
         let t0 = sim.now();
         let Some(batch) = stream.next_batch(t0)? else {
@@ -692,6 +740,8 @@ pub fn run_scenario_cancellable(
             events: stream.events(i),
             end_ns: stream.ended_ns(i),
             exit_ns: exited[i],
+            cpu_ns: fair.then_some(times[i].cpu_ns),
+            sleep_ns: fair.then_some(times[i].sleep_ns),
         })
         .collect();
     let trace = stream.trace_reports();

@@ -52,8 +52,8 @@ impl Sim {
     /// allocating task; a memstall. Returns pages reclaimed.
     pub(crate) fn try_to_free_pages(&mut self) -> u64 {
         self.count_vm_events(ALLOCSTALL_NORMAL, 1);
-        let mut sc = ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, self.clock)
-            .on_cpus(self.smp.cpus);
+        let mut sc =
+            ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, self.clock).on_cpus(self.smp.par);
         if self.tp.is_some() {
             self.trace_vmscan(self.clock, None, TpEvent::DirectReclaimBegin);
         }
@@ -87,7 +87,7 @@ impl Sim {
     /// its time to the workload (for knob writes, run by another task).
     pub(crate) fn memcg_reclaim(&mut self, target: crate::memcg::MemcgId, nr: u64) -> ScanControl {
         let mut sc = ScanControl::new(Reclaimer::Memcg, nr.max(SWAP_CLUSTER_MAX), self.clock)
-            .on_cpus(self.smp.cpus);
+            .on_cpus(self.smp.par);
         sc.target = target;
         if self.tp.is_some() {
             self.trace_vmscan(self.clock, Some(target), TpEvent::MemcgReclaimBegin);

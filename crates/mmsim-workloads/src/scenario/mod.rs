@@ -3,6 +3,7 @@
 //! ```toml
 //! seed = 1
 //! description = "a zipf file workload in 1G"
+//! schedule = "fair"     # optional: round-robin (default) | fair (see Schedule)
 //!
 //! [machine]             # mmsim_core::MachineConfig
 //! memory = "1G"
@@ -135,6 +136,10 @@ pub struct Scenario {
     /// reads /proc/vmstat before and after its measured run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup_events: Option<u64>,
+    /// How the workloads of a phase share the machine (`schedule`, default
+    /// `"round-robin"`): see [`Schedule`].
+    #[serde(default, skip_serializing_if = "Schedule::is_round_robin")]
+    pub schedule: Schedule,
     /// The workloads, `[[workload]]` tables.
     #[serde(rename = "workload", default)]
     pub workloads: Vec<WorkloadSpec>,
@@ -445,6 +450,63 @@ impl<'de> Deserialize<'de> for TraceKeys {
     }
 }
 
+/// How the workloads of a phase share the machine (`schedule`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub enum Schedule {
+    /// `"round-robin"`, the default and the schedule of every recorded result: the
+    /// workloads take turns by event count, `weight` events each per turn
+    /// ([`crate::run::EventStream`]).
+    #[default]
+    RoundRobin,
+    /// `"fair"`: they run side by side in simulated time under a CFS-like scheduler
+    /// (the least weighted CPU time runs next, `weight` is the load weight, a task
+    /// sleeping on IO lets the others run; `machine.cpus` CPUs run up to that many at
+    /// once): see the `fair` module. Each workload's `cpu_ns` and `sleep_ns` are
+    /// reported.
+    Fair,
+}
+
+impl Schedule {
+    /// The name in a scenario file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Schedule::RoundRobin => "round-robin",
+            Schedule::Fair => "fair",
+        }
+    }
+
+    fn is_round_robin(&self) -> bool {
+        *self == Schedule::RoundRobin
+    }
+}
+
+impl std::str::FromStr for Schedule {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Schedule, String> {
+        match s {
+            "round-robin" => Ok(Schedule::RoundRobin),
+            "fair" => Ok(Schedule::Fair),
+            _ => Err(format!(
+                "unknown schedule {s:?}; expected round-robin or fair"
+            )),
+        }
+    }
+}
+
+impl Serialize for Schedule {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Schedule {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Schedule, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// How a `zipf` workload draws its ranks (`sampler`). Both draw exactly
 /// `P(k) ∝ k^−θ`; they consume the random stream differently, so the same seed gives
 /// different (equally valid) access sequences.
@@ -526,7 +588,9 @@ pub struct WorkloadSpec {
     /// are interleaved in turns (default 0).
     pub phase: u32,
     /// Events this workload issues per turn when interleaved with others, 1..=1000
-    /// (default 1): weights 4, 5 and 1 mix three workloads 40 %, 50 % and 10 %.
+    /// (default 1): weights 4, 5 and 1 mix three workloads 40 %, 50 % and 10 %. Under
+    /// `schedule = "fair"` its CFS load weight instead, in nice-0 tasks: CPU time is
+    /// shared in proportion to it.
     pub weight: u32,
     /// How the workload declares its access pattern to the kernel, which
     /// steers readahead (`posix_fadvise` for `file`, `madvise` for mappings):

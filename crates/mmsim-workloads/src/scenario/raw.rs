@@ -636,6 +636,8 @@ pub(super) struct ScenarioToml {
     pub(super) machine: MachineConfig,
     #[serde(default)]
     pub(super) warmup_events: Option<u64>,
+    #[serde(default)]
+    pub(super) schedule: super::Schedule,
     #[serde(rename = "workload", default)]
     pub(super) workloads: Vec<RawWorkload>,
     #[serde(rename = "cgroup", default)]

@@ -1,0 +1,61 @@
+//! `schedule = "fair"` from the command line: the workloads' `cpu_ns` and `sleep_ns`
+//! appear in the JSON only under it, a workload that exits does so at its simulated
+//! end, and an unknown schedule names the field and the values allowed.
+
+mod common;
+
+use common::{bad_input, json};
+
+const SCENARIO: &str = "seed = 3\n[machine]\nmemory = \"32M\"\n\
+    [machine.swap]\ndevice = \"ssd\"\nsize = \"64M\"\n\
+    [[workload]]\nname = \"short\"\nkind = \"zipf\"\ntarget = \"file\"\npages = \"24M\"\n\
+    theta = 0.7\naccesses = 20000\nexit = true\n\
+    [[workload]]\nname = \"long\"\nkind = \"zipf\"\ntarget = \"anon\"\npages = \"24M\"\n\
+    theta = 0.7\naccesses = 60000\n";
+
+#[test]
+fn the_fair_schedule_reports_each_workloads_cpu_and_sleep() {
+    let dir = tempfile::tempdir().unwrap();
+    let rr = dir.path().join("rr.toml");
+    let fair = dir.path().join("fair.toml");
+    std::fs::write(&rr, SCENARIO).unwrap();
+    std::fs::write(&fair, format!("schedule = \"fair\"\n{SCENARIO}")).unwrap();
+    let rr = json(&["run", rr.to_str().unwrap(), "--json"]);
+    let fair = json(&["run", fair.to_str().unwrap(), "--json"]);
+    for w in rr["workloads"].as_array().unwrap() {
+        assert!(
+            w.get("cpu_ns").is_none() && w.get("sleep_ns").is_none(),
+            "{w}"
+        );
+    }
+    let ws = fair["workloads"].as_array().unwrap();
+    let (short, long) = (&ws[0], &ws[1]);
+    assert_eq!(short["events"], 20000);
+    assert_eq!(long["events"], 60000);
+    // The file reader sleeps on its reads.
+    assert!(short["sleep_ns"].as_u64().unwrap() > 0, "{short}");
+    // The anonymous one, three times as long, ran while the reader slept: it ends first.
+    assert!(long["cpu_ns"].as_u64().unwrap() > 0, "{long}");
+    assert!(long["end_ns"].as_u64().unwrap() < short["end_ns"].as_u64().unwrap());
+    // It exits at its end, exactly (within one event of the others).
+    let end = short["end_ns"].as_u64().unwrap();
+    let exit = short["exit_ns"].as_u64().unwrap();
+    assert!(
+        exit >= end && exit - end < 1_000_000,
+        "end {end}, exit {exit}"
+    );
+    assert_eq!(fair["accesses"], rr["accesses"]);
+    // --print-scenario keeps the field.
+    let out = common::mmsim()
+        .args(["run", "--print-scenario"])
+        .arg(dir.path().join("fair.toml"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("schedule = \"fair\""));
+}
+
+#[test]
+fn an_unknown_schedule_names_the_field() {
+    let bad = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bad_input/schedule.toml");
+    bad_input(&["run", bad], &["schedule", "round-robin or fair"]);
+}
