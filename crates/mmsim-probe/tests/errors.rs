@@ -73,6 +73,13 @@ fn many_cpus_are_refused() {
 }
 
 #[test]
+fn the_fair_schedule_is_refused() {
+    let (field, message) = unsupported(&format!("schedule = \"fair\"\n{FILE_WL}"));
+    assert_eq!(field, "schedule");
+    assert!(message.contains("simulated time"), "{message}");
+}
+
+#[test]
 fn an_invalid_scenario_is_the_scenarios_error() {
     let e = Plan::new(&mmsim_workloads::Scenario::new(
         "bad",
