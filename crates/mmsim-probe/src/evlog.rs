@@ -18,7 +18,7 @@
 //!
 //! | offset | size | field |
 //! |---|---|---|
-//! | 0 | 1 | `kind`: 0 `Access`, 1 `FileRead`, 2 `FileWrite`, 3 `Think` |
+//! | 0 | 1 | `kind`: 0 `Access`, 1 `FileRead`, 2 `FileWrite`, 3 `Think`, 4 `Discard`, 5 `Collapse` (MADV_COLLAPSE; `id` the VMA, `value` the first page and, in its high half, the page count, as `Discard`) |
 //! | 1 | 1 | `flags`: bit 0 = write (`Access` only); bit 1 = idle (a `Think` issued while every workload of the phase waited for its start, see `mmsim_workloads::Batch::Idle`); other bits 0 |
 //! | 2 | 2 | `pages` (`FileRead`/`FileWrite`: ≥ 1; otherwise 0) |
 //! | 4 | 4 | `id`: the VMA id (`Access`), the file id (`FileRead`/`FileWrite`), 0 (`Think`) |
@@ -97,7 +97,7 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
     let id = u32::from_le_bytes(r[4..8].try_into().expect("4 bytes"));
     let value = u64::from_le_bytes(r[8..16].try_into().expect("8 bytes"));
     let index = || u32::try_from(value).map_err(|_| format!("page index {value} is 2^32 or more"));
-    if kind > 4 {
+    if kind > 5 {
         return Err(format!("unknown kind {kind}"));
     }
     let allowed = match kind {
@@ -110,8 +110,9 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
     }
     match kind {
         1 | 2 if pages == 0 => return Err("pages is 0".into()),
-        0 | 3 | 4 if pages != 0 => return Err(format!("pages {pages} on kind {kind}")),
+        0 | 3 | 4 | 5 if pages != 0 => return Err(format!("pages {pages} on kind {kind}")),
         4 if value >> 32 == 0 => return Err("discard of 0 pages".into()),
+        5 if value >> 32 == 0 => return Err("collapse of 0 pages".into()),
         3 if id != 0 => return Err(format!("id {id} on a think")),
         _ => {}
     }
@@ -385,12 +386,27 @@ mod tests {
                 index: u32::MAX - 1,
                 pages: u32::MAX,
             },
-            Event::Collapse {
-                vma: 5,
-                index: 512,
-                pages: 1024,
-            },
         ]
+    }
+
+    #[test]
+    fn a_collapse_round_trips() {
+        let path = Path::new("c.mmev");
+        let mut w = LogWriter::new(path, Vec::new()).unwrap();
+        let ev = Event::Collapse {
+            vma: 5,
+            index: 512,
+            pages: u32::MAX,
+        };
+        w.write_batch(&[ev], false).unwrap();
+        let (bytes, n) = w.finish().unwrap();
+        assert_eq!(n, 1);
+        let got: Vec<LogRecord> = LogReader::new(path, &bytes[..])
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].event, ev);
     }
 
     #[test]
