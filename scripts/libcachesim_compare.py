@@ -68,9 +68,42 @@ def u32le_to_oracle(src, dst):
     print(f"{dst}: {len(keys)} records")
 
 
+def make_zipf(dst, requests=10_000_000, keys=1_000_000, alpha=0.9, seed=18):
+    """Writes a zipf(alpha) oracleGeneral trace: `requests` records over `keys` objects.
+
+    Deterministic (Python's Mersenne Twister seeded with `seed`, inverse CDF over the
+    exact cumulative weights 1/rank^alpha by bisection): the same file on every machine.
+    Rank r (1 = most popular) is object id (r * 0x9E3779B97F4A7C15) mod 2^64, sparse
+    like hashed object ids, so a simulator cannot index them directly.
+    """
+    import bisect
+    import itertools
+    import random
+    import struct
+
+    cum = list(itertools.accumulate(r ** -alpha for r in range(1, keys + 1)))
+    total = cum[-1]
+    rng = random.Random(seed)
+    rec = struct.Struct("<IQIq")
+    mult = 0x9E3779B97F4A7C15
+    with open(dst, "wb") as f:
+        buf = bytearray()
+        for i in range(requests):
+            rank = bisect.bisect_left(cum, rng.random() * total) + 1
+            buf += rec.pack(i, (min(rank, keys) * mult) & 0xFFFF_FFFF_FFFF_FFFF, 4096, -1)
+            if len(buf) >= 1 << 22:
+                f.write(buf)
+                buf.clear()
+        f.write(buf)
+    print(f"{dst}: {requests} records, zipf({alpha}) over {keys} keys, seed {seed}")
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--u32le-to-oracle":
         u32le_to_oracle(sys.argv[2], sys.argv[3])
+        return
+    if len(sys.argv) == 3 and sys.argv[1] == "--make-zipf":
+        make_zipf(sys.argv[2])
         return
     ap = argparse.ArgumentParser()
     ap.add_argument("trace")
