@@ -74,7 +74,6 @@ pub type BuildKeyHasher = BuildHasherDefault<KeyHasher>;
 /// resolve.
 pub const PREFETCH_AHEAD: usize = 16;
 
-
 /// The smallest table, in slots.
 const MIN_SLOTS: usize = 64;
 
@@ -105,6 +104,8 @@ pub struct Densifier {
     len: u32,
     max_distinct: u32,
     name: String,
+    /// The keys are ids already ([`assume_dense`](Densifier::assume_dense)): no table.
+    dense: bool,
 }
 
 impl Densifier {
@@ -122,6 +123,7 @@ impl Densifier {
             len: 0,
             max_distinct,
             name: name.to_string(),
+            dense: false,
         }
     }
 
@@ -136,6 +138,9 @@ impl Densifier {
     /// are already mapped (the densifier is unchanged then).
     #[inline]
     pub fn id(&mut self, key: u64) -> Result<u32, TraceError> {
+        if self.dense {
+            return self.dense_id(key);
+        }
         let mask = self.slots.len() - 1;
         let mut i = self.home(key);
         loop {
@@ -169,6 +174,42 @@ impl Densifier {
         Ok(next)
     }
 
+    /// Takes every key as its own id from now on, with no table: for keys that are dense
+    /// ids in order of first appearance already, as a reader whose
+    /// [`dense_keys`](crate::TraceReader::dense_keys) is true delivers them (each key at
+    /// most [`distinct`](Densifier::distinct)), so the ids are the ones the table would
+    /// give. Only before the first key (later it does nothing): the table is freed.
+    pub fn assume_dense(&mut self) {
+        if self.len == 0 {
+            self.dense = true;
+            self.slots = Vec::new();
+        }
+    }
+
+    /// Whether [`assume_dense`](Densifier::assume_dense) is in force.
+    pub fn is_dense(&self) -> bool {
+        self.dense
+    }
+
+    /// The id of `key` under [`assume_dense`](Densifier::assume_dense): the key itself,
+    /// within the limit. A key beyond `distinct()` (not from a checked reader) counts
+    /// the ids it skips as seen.
+    #[inline]
+    fn dense_id(&mut self, key: u64) -> Result<u32, TraceError> {
+        if key < u64::from(self.len) {
+            return Ok(key as u32);
+        }
+        if key >= u64::from(self.max_distinct) {
+            return Err(TraceError::TooManyDistinct {
+                file: self.name.clone(),
+                limit: self.max_distinct,
+                key,
+            });
+        }
+        self.len = key as u32 + 1;
+        Ok(key as u32)
+    }
+
     /// Doubles the table and re-places every entry.
     #[cold]
     fn grow(&mut self) {
@@ -192,6 +233,12 @@ impl Densifier {
     #[inline]
     pub fn ids(&mut self, records: &[Record], out: &mut Vec<u32>) -> Result<(), TraceError> {
         out.reserve(records.len());
+        if self.dense {
+            for r in records {
+                out.push(self.dense_id(r.key)?);
+            }
+            return Ok(());
+        }
         for r in records.iter().take(PREFETCH_AHEAD) {
             prefetch(&self.slots[self.home(r.key)]);
         }
@@ -206,6 +253,9 @@ impl Densifier {
 
     /// The id of `key` if it has been seen, without assigning one.
     pub fn get(&self, key: u64) -> Option<u32> {
+        if self.dense {
+            return (key < u64::from(self.len)).then_some(key as u32);
+        }
         let mask = self.slots.len() - 1;
         let mut i = self.home(key);
         loop {
@@ -230,7 +280,8 @@ impl Densifier {
         self.max_distinct
     }
 
-    /// Host memory the table takes, in bytes (16 per slot).
+    /// Host memory the table takes, in bytes (16 per slot; 0 under
+    /// [`assume_dense`](Densifier::assume_dense)).
     pub fn table_bytes(&self) -> u64 {
         (self.slots.len() * std::mem::size_of::<Slot>()) as u64
     }
@@ -289,7 +340,10 @@ mod tests {
             assert_eq!(*reference.entry(k).or_insert(n), id);
         }
         let mut batched = Densifier::new(u32::MAX - 1);
-        let records: Vec<Record> = keys.iter().map(|&key| Record { key, write: false }).collect();
+        let records: Vec<Record> = keys
+            .iter()
+            .map(|&key| Record { key, write: false })
+            .collect();
         let mut ids = Vec::new();
         for chunk in records.chunks(1000) {
             batched.ids(chunk, &mut ids).unwrap();
@@ -305,6 +359,33 @@ mod tests {
         let slots = batched.table_bytes() / 16;
         assert!(u64::from(batched.distinct()) * 8 <= slots * 7);
         assert!(u64::from(batched.distinct()) * 16 > slots * 7);
+    }
+
+    #[test]
+    fn dense_keys_are_their_own_ids() {
+        let mut d = Densifier::with_name("d.native", 3);
+        d.assume_dense();
+        assert!(d.is_dense());
+        assert_eq!(d.table_bytes(), 0);
+        let records: Vec<Record> = [0u64, 1, 0, 2, 1]
+            .iter()
+            .map(|&key| Record { key, write: false })
+            .collect();
+        let mut ids = Vec::new();
+        d.ids(&records, &mut ids).unwrap();
+        assert_eq!(ids, [0, 1, 0, 2, 1]);
+        assert_eq!((d.distinct(), d.get(2), d.get(3)), (3, Some(2), None));
+        let e = d.id(3).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "d.native: more than 3 distinct keys (key 3 would be number 4); expected at most 3"
+        );
+        // Too late once a key has been numbered by the table.
+        let mut d = Densifier::new(10);
+        d.id(77).unwrap();
+        d.assume_dense();
+        assert!(!d.is_dense());
+        assert_eq!(d.id(77).unwrap(), 0);
     }
 
     #[test]

@@ -413,6 +413,13 @@ impl TraceGen {
                 if got == 0 {
                     break;
                 }
+                if let KeyMap::Dense(dense) = &mut self.keys {
+                    // A native trace written with dense keys: ids without a table
+                    // (not in a sampled run, whose kept keys are no longer dense).
+                    if dense.distinct() == 0 && sampler.is_none() && self.reader.dense_keys() {
+                        dense.assume_dense();
+                    }
+                }
                 if let Some(l) = &mut self.left {
                     *l -= got as u64;
                 }
