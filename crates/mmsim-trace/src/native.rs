@@ -903,7 +903,7 @@ impl State {
                 ));
             }
             if self.flags & FLAG_DENSE_KEYS != 0 {
-                self.check_dense(name, stats, &out[out.len() - m..])?;
+                self.check_dense(name, stats, out, m)?;
             }
             self.pos += m * w;
             self.mini_left -= m as u32;
@@ -924,24 +924,28 @@ impl State {
 }
 
 impl State {
-    /// Under [`FLAG_DENSE_KEYS`]: checks that each of `records` (just decoded, the
-    /// first being record `stats.records + 1`) is at most one more than the largest key
-    /// before it.
+    /// Under [`FLAG_DENSE_KEYS`]: checks that each of the last `m` records of `out` (just
+    /// decoded, the first being record `stats.records + 1`) is at most one more than the
+    /// largest key before it. On a failure, `out` keeps only the records before it.
     #[inline]
     fn check_dense(
         &mut self,
         name: &str,
         stats: &ReadStats,
-        records: &[Record],
+        out: &mut Vec<Record>,
+        m: usize,
     ) -> Result<(), TraceError> {
         let mut next = self.dense_next;
-        for (i, r) in records.iter().enumerate() {
+        let start = out.len() - m;
+        for (i, r) in out[start..].iter().enumerate() {
             if r.key > next {
+                let key = r.key;
+                out.truncate(start + i);
                 return Err(invalid(
                     name,
                     Position::Record(stats.records + 1 + i as u64),
                     format!("a dense key of at most {next} (the header's dense-keys flag)"),
-                    format!("key {}", r.key),
+                    format!("key {key}"),
                 ));
             }
             next = next.max(r.key + 1);
