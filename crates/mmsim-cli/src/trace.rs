@@ -107,6 +107,11 @@ struct ConvertArgs {
     /// written in place, and directories, devices, pipes and sockets are refused.
     #[arg(long)]
     force: bool,
+    /// Write the keys numbered by first appearance (0, 1, 2, …) and mark the file so: a
+    /// replay (`trace_keys = "dense"`, the default) then takes each key as its page with
+    /// no key table, with the same results. The original keys are not kept.
+    #[arg(long)]
+    dense_keys: bool,
 }
 
 /// Runs `mmsim trace …`.
@@ -252,8 +257,15 @@ fn convert(a: ConvertArgs) -> Result<()> {
         .as_file()
         .try_clone()
         .with_context(|| format!("writing {name}"))?;
-    let mut writer =
-        mmsim_trace::NativeWriter::new(&name, std::io::BufWriter::with_capacity(1 << 20, file))?;
+    let options = mmsim_trace::NativeOptions {
+        dense_keys: a.dense_keys,
+        ..Default::default()
+    };
+    let mut writer = mmsim_trace::NativeWriter::with_options(
+        &name,
+        std::io::BufWriter::with_capacity(1 << 20, file),
+        options,
+    )?;
     let result = for_each_batch(&mut reader, a.input.limit, |batch| {
         writer.write_all(batch)?;
         Ok(())

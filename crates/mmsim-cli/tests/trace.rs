@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{bad_input, json, mmsim, trace};
+use common::{bad_input, json, mmsim, simulated, trace};
 
 use predicates::prelude::*;
 
@@ -610,4 +610,50 @@ fn run_keys_offset_keeps_the_files_layout() {
             "trace_keys: `offset` reads the trace twice (once for its layout): give a file, \
              not standard input",
         ));
+}
+
+#[test]
+fn dense_keys_replay_to_the_same_result_without_a_key_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let dense = dir.path().join("cp.dense.mmsim");
+    let src = trace("libcachesim/cloudPhysicsIO.oracleGeneral.bin");
+    mmsim()
+        .args([
+            "trace",
+            "convert",
+            &src,
+            "--format",
+            "oracle-general",
+            dense.to_str().unwrap(),
+            "--dense-keys",
+        ])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("113872 references"));
+    for (policy, target) in [("lru", "file"), ("cost", "anon"), ("mglru", "file")] {
+        let run = |path: &str, format: &str| {
+            let mut v = simulated(json(&[
+                "run",
+                "--trace",
+                path,
+                "--format",
+                format,
+                "--policy",
+                policy,
+                "--as",
+                target,
+                "--memcg-max",
+                "2000p",
+                "--json",
+            ]));
+            // The trace's own description differs (path, format, compression), and
+            // the workload is named after the file.
+            v.as_object_mut().unwrap().remove("trace");
+            v["workloads"][0]["name"] = serde_json::Value::Null;
+            v
+        };
+        let a = run(&src, "oracle-general");
+        let b = run(dense.to_str().unwrap(), "native");
+        assert_eq!(a, b, "{policy} {target}");
+    }
 }

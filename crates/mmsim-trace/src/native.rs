@@ -16,7 +16,7 @@
 //! |---|---|---|
 //! | 0 | 8 | magic number `89 4d 4d 53 49 4d 0d 0a` (`\x89MMSIM\r\n`: the high byte marks it binary, the CR LF catches line-end conversion) |
 //! | 8 | 2 | `version`, 1 |
-//! | 10 | 2 | `flags`: bit 0 ([`FLAG_WRITE_BIT`]) = each value carries the record's write flag; the other bits must be 0 |
+//! | 10 | 2 | `flags`: bit 0 ([`FLAG_WRITE_BIT`]) = each value carries the record's write flag; bit 1 ([`FLAG_DENSE_KEYS`]) = the keys are dense ids in order of first appearance (below); the other bits must be 0 |
 //! | 12 | 4 | CRC-32 of bytes 0..12 |
 //!
 //! Then any number of **blocks**, each a 16-byte header and a payload:
@@ -127,6 +127,13 @@ pub const MAGIC: [u8; 8] = *b"\x89MMSIM\r\n";
 pub const VERSION: u16 = 1;
 /// Header flag: each value carries the record's write flag in its lowest bit.
 pub const FLAG_WRITE_BIT: u16 = 1;
+/// Header flag: the keys are dense ids numbered in order of first appearance — each
+/// record's key is at most one more than the largest key before it (the first is 0), as
+/// a [`Densifier`](crate::Densifier) numbers them. Written by
+/// [`NativeOptions::dense_keys`]; checked by the reader on every record (a key that
+/// skips ahead is an [`Invalid`](TraceError::Invalid) record), so a replay can take the
+/// keys as page ids without a key table ([`TraceReader::dense_keys`]).
+pub const FLAG_DENSE_KEYS: u16 = 2;
 /// Size of the file header.
 pub const HEADER_SIZE: usize = 16;
 /// Size of a block header.
@@ -200,6 +207,11 @@ pub struct NativeOptions {
     /// blocks keep the reader's buffers small and cache-resident (faster to read);
     /// larger ones compress a little better.
     pub block_records: u32,
+    /// Write the keys numbered by first appearance (0, 1, 2, …, a key seen before keeping
+    /// its number) and set [`FLAG_DENSE_KEYS`] (default off: keys as given). The
+    /// original keys are not kept; a simulation gives the same results, since a replay
+    /// numbers keys by first appearance anyway.
+    pub dense_keys: bool,
 }
 
 impl Default for NativeOptions {
@@ -207,6 +219,7 @@ impl Default for NativeOptions {
         NativeOptions {
             level: -5,
             block_records: 1 << 12,
+            dense_keys: false,
         }
     }
 }
@@ -255,6 +268,8 @@ pub struct NativeWriter<W: Write> {
     n: u32,
     prev: u64,
     stats: WriteStats,
+    /// With [`NativeOptions::dense_keys`]: the numbering of the keys written.
+    dense: Option<crate::Densifier>,
 }
 
 impl<W: Write> std::fmt::Debug for NativeWriter<W> {
@@ -297,11 +312,19 @@ impl<W: Write> NativeWriter<W> {
             n: 0,
             prev: 0,
             stats: WriteStats::default(),
+            dense: options
+                .dense_keys
+                .then(|| crate::Densifier::with_name(name, u32::MAX)),
+        };
+        let flags = if options.dense_keys {
+            FLAG_WRITE_BIT | FLAG_DENSE_KEYS
+        } else {
+            FLAG_WRITE_BIT
         };
         let mut header = [0u8; HEADER_SIZE];
         header[..8].copy_from_slice(&MAGIC);
         header[8..10].copy_from_slice(&VERSION.to_le_bytes());
-        header[10..12].copy_from_slice(&FLAG_WRITE_BIT.to_le_bytes());
+        header[10..12].copy_from_slice(&flags.to_le_bytes());
         let crc = crc32(&[&header[..12]]);
         header[12..].copy_from_slice(&crc.to_le_bytes());
         w.put(&header)?;
@@ -317,13 +340,18 @@ impl<W: Write> NativeWriter<W> {
         Ok(())
     }
 
-    /// Appends one record.
+    /// Appends one record (with [`NativeOptions::dense_keys`], its key's number). Fails
+    /// only on an output error, or with dense keys past 2^32 − 1 distinct keys.
     #[inline]
     pub fn write(&mut self, record: Record) -> Result<(), TraceError> {
-        let zz = zigzag(record.key.wrapping_sub(self.prev));
+        let key = match &mut self.dense {
+            Some(d) => u64::from(d.id(record.key)?),
+            None => record.key,
+        };
+        let zz = zigzag(key.wrapping_sub(self.prev));
         self.mini[self.in_mini] = (u128::from(zz) << 1) | u128::from(record.write);
         self.in_mini += 1;
-        self.prev = record.key;
+        self.prev = key;
         self.n += 1;
         self.stats.records += 1;
         self.stats.writes += u64::from(record.write);
@@ -494,6 +522,9 @@ pub(crate) struct State {
     started: bool,
     done: bool,
     flags: u16,
+    /// Under [`FLAG_DENSE_KEYS`]: one more than the largest key read so far (the most
+    /// the next key may be).
+    dense_next: u64,
     dctx: Option<zstd::bulk::Decompressor<'static>>,
     /// The decompressed block, followed by [`PADDING`] zero bytes.
     raw: Vec<u8>,
@@ -576,11 +607,11 @@ impl State {
             ));
         }
         let flags = u16::from_le_bytes([h[10], h[11]]);
-        if flags & !FLAG_WRITE_BIT != 0 {
+        if flags & !(FLAG_WRITE_BIT | FLAG_DENSE_KEYS) != 0 {
             return Err(invalid(
                 name,
                 at,
-                "flags 0x0000 or 0x0001 (bit 0: write bit)",
+                "flags 0x0000 to 0x0003 (bit 0: write bit, bit 1: dense keys)",
                 format!("{flags:#06x}"),
             ));
         }
@@ -871,6 +902,9 @@ impl State {
                     "a larger one in its miniblock",
                 ));
             }
+            if self.flags & FLAG_DENSE_KEYS != 0 {
+                self.check_dense(name, stats, out, m)?;
+            }
             self.pos += m * w;
             self.mini_left -= m as u32;
             self.left -= m as u32;
@@ -886,6 +920,43 @@ impl State {
             ));
         }
         Ok(())
+    }
+}
+
+impl State {
+    /// Under [`FLAG_DENSE_KEYS`]: checks that each of the last `m` records of `out` (just
+    /// decoded, the first being record `stats.records + 1`) is at most one more than the
+    /// largest key before it. On a failure, `out` keeps only the records before it.
+    #[inline]
+    fn check_dense(
+        &mut self,
+        name: &str,
+        stats: &ReadStats,
+        out: &mut Vec<Record>,
+        m: usize,
+    ) -> Result<(), TraceError> {
+        let mut next = self.dense_next;
+        let start = out.len() - m;
+        for (i, r) in out[start..].iter().enumerate() {
+            if r.key > next {
+                let key = r.key;
+                out.truncate(start + i);
+                return Err(invalid(
+                    name,
+                    Position::Record(stats.records + 1 + i as u64),
+                    format!("a dense key of at most {next} (the header's dense-keys flag)"),
+                    format!("key {key}"),
+                ));
+            }
+            next = next.max(r.key + 1);
+        }
+        self.dense_next = next;
+        Ok(())
+    }
+
+    /// Whether the header (read) has [`FLAG_DENSE_KEYS`].
+    pub(crate) fn dense_keys(&self) -> bool {
+        self.flags & FLAG_DENSE_KEYS != 0
     }
 }
 

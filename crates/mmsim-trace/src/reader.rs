@@ -222,6 +222,15 @@ impl TraceReader {
         &self.name
     }
 
+    /// Whether the keys read are dense ids in order of first appearance, checked as they
+    /// are read: a native trace whose header has
+    /// [`FLAG_DENSE_KEYS`](crate::native::FLAG_DENSE_KEYS) (known once the first batch
+    /// has been read). A replay can then take each key as its page id without a table
+    /// ([`Densifier::assume_dense`](crate::Densifier::assume_dense)).
+    pub fn dense_keys(&self) -> bool {
+        self.format == Format::Native && self.native.dense_keys()
+    }
+
     /// Clears `out` and fills it with up to `max` records; returns how many. `Ok(0)` means
     /// the end of the trace (or `max == 0`). A batch shorter than `max` is returned only at
     /// the end of the trace or just before an error, which the next call returns.

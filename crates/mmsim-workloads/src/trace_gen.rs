@@ -176,6 +176,8 @@ pub(crate) struct TraceGen {
     reader: TraceReader,
     keys: KeyMap,
     records: Vec<Record>,
+    /// The dense ids of a batch of records (scratch, reused).
+    ids: Vec<u32>,
     pos: usize,
     left: Option<u64>,
     detected: bool,
@@ -240,6 +242,7 @@ impl TraceGen {
             reader,
             keys,
             records: Vec::with_capacity(TRACE_BATCH),
+            ids: Vec::with_capacity(TRACE_BATCH),
             pos: 0,
             left: limit,
             detected: format == TraceFormat::Auto,
@@ -410,6 +413,13 @@ impl TraceGen {
                 if got == 0 {
                     break;
                 }
+                if let KeyMap::Dense(dense) = &mut self.keys {
+                    // A native trace written with dense keys: ids without a table
+                    // (not in a sampled run, whose kept keys are no longer dense).
+                    if dense.distinct() == 0 && sampler.is_none() && self.reader.dense_keys() {
+                        dense.assume_dense();
+                    }
+                }
                 if let Some(l) = &mut self.left {
                     *l -= got as u64;
                 }
@@ -447,13 +457,17 @@ impl TraceGen {
             let batch = &self.records[self.pos..self.pos + take];
             match &mut self.keys {
                 KeyMap::Dense(dense) => {
-                    for r in batch {
-                        let page = dense.id(r.key).map_err(|source| WorkloadError::Trace {
-                            what: self.what.clone(),
-                            source,
-                        })?;
+                    // The batch's ids first (the key table's slots prefetched ahead),
+                    // then its events; on an error, the events before it are kept.
+                    self.ids.clear();
+                    let res = dense.ids(batch, &mut self.ids);
+                    for (r, &page) in batch.iter().zip(&self.ids) {
                         out.push(sink.event(page, r.write || writes.draw(rng)));
                     }
+                    res.map_err(|source| WorkloadError::Trace {
+                        what: self.what.clone(),
+                        source,
+                    })?;
                     n += take;
                 }
                 KeyMap::Offset(offsets) => {
