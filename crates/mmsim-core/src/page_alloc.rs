@@ -760,6 +760,15 @@ pub(crate) struct PhysMem {
     pub zone: Zone,
     /// Order-0 movable pages held per CPU.
     pub pcp: PerCpuPages,
+    /// Whether `mem_map`'s folio entries are kept ([`PhysMem::set_frames_folio`]).
+    /// Its one reader on the simulated machine is DAMON's physical-address
+    /// operations (`damon_get_folio` → `pfn_folio`), so it is kept exactly
+    /// when the machine has `machine.damon`, from boot, before any folio
+    /// exists; without a reader no lookup can observe the entries, and
+    /// skipping their writes spares each allocation and free a store to a
+    /// `struct page` picked by PFN (a cache miss per reclaimed folio on the
+    /// bench). The kernel always writes them; nothing else here differs.
+    pub mem_map: bool,
 }
 
 impl PhysMem {
@@ -772,12 +781,14 @@ impl PhysMem {
         PhysMem {
             zone: Zone::new("Normal", NORMAL_START_PFN, managed),
             pcp: PerCpuPages::new(managed, low_wmark, cpus),
+            mem_map: true,
         }
     }
 
     /// `pfn_folio`: the folio holding `pfn`, or `NIL` (`pfn` inside
-    /// [`PhysMem::pfn_range`]).
+    /// [`PhysMem::pfn_range`]). Only with [`PhysMem::mem_map`] on.
     pub(crate) fn pfn_folio(&self, pfn: u32) -> FolioId {
+        debug_assert!(self.mem_map, "pfn_folio without mem_map");
         self.zone.frames[(u64::from(pfn) - self.zone.start_pfn) as usize].folio
     }
 
@@ -846,9 +857,13 @@ impl PhysMem {
         }
     }
 
-    /// Points `mem_map` at folio `f` (or `NIL`) for the `1 << order` frames from `pfn`.
+    /// Points `mem_map` at folio `f` (or `NIL`) for the `1 << order` frames
+    /// from `pfn`; nothing when no one reads `mem_map` ([`PhysMem::mem_map`]).
     #[inline(always)]
     pub(crate) fn set_frames_folio(&mut self, pfn: u64, order: usize, f: FolioId) {
+        if !self.mem_map {
+            return;
+        }
         let first = (pfn - self.zone.start_pfn) as usize;
         if order == 0 {
             self.zone.frames[first].folio = f;
@@ -910,6 +925,9 @@ impl Sim {
                 self.node.free
             ));
         }
+        if !self.phys.mem_map {
+            return self.check_frames_disjoint();
+        }
         let mut mapped = 0u64;
         let mut err = None;
         self.phys.zone.frames.for_each_allocated(|i, frame| {
@@ -936,6 +954,39 @@ impl Sim {
             return Err(format!(
                 "mem_map has {mapped} pages but {framed} folios have frames"
             ));
+        }
+        Ok(())
+    }
+
+    /// Without `mem_map` ([`PhysMem::mem_map`] off): no frame names a folio,
+    /// and the folios' frame ranges lie in the zone without overlapping.
+    fn check_frames_disjoint(&self) -> Result<(), String> {
+        let mut named = None;
+        self.phys.zone.frames.for_each_allocated(|i, frame| {
+            if frame.folio != NIL && named.is_none() {
+                named = Some(i);
+            }
+        });
+        if let Some(i) = named {
+            return Err(format!("mem_map off but frame {i} names a folio"));
+        }
+        let (first, end) = self.phys.pfn_range();
+        let mut ranges = Vec::new();
+        for f in 0..self.folios.id_end() {
+            let pfn = self.folios.head_pfn(f);
+            if pfn != NO_PFN && self.folios.is_live(f) {
+                ranges.push((u64::from(pfn), self.folio_nr_pages(f), f));
+            }
+        }
+        ranges.sort_unstable();
+        let mut next = first;
+        for (pfn, n, f) in ranges {
+            if pfn < next || pfn + n > end {
+                return Err(format!(
+                    "folio {f} at pfn {pfn:#x} overlaps or leaves the zone"
+                ));
+            }
+            next = pfn + n;
         }
         Ok(())
     }

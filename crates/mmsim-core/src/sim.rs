@@ -375,6 +375,8 @@ impl Sim {
             // ZERO_PAGE(0): never on a list, never freed.
             sim.zero_folio = sim.folios.alloc(u32::MAX - 1, 0, 0, 0);
         }
+        // `mem_map` is read by DAMON's paddr operations only (see the field).
+        sim.phys.mem_map = sim.cfg.damon.is_some();
         if let Some(d) = sim.cfg.damon.clone() {
             // Configured but with nothing running (a module's `enabled = false`),
             // DAMON still reports: no kdamond, no CPU.
