@@ -16,7 +16,8 @@
 //! DMA32 zones are not modelled, every managed page is in Normal. Each
 //! folio allocation takes its page frames here (`MIGRATE_MOVABLE`, user
 //! pages and page cache) and each free returns them; `mem_map` maps a PFN
-//! to its folio (4 bytes per page frame). Reclaim and allocation decisions
+//! to its folio (4 bytes per page frame), kept only when something reads it
+//! (DAMON's paddr operations: see [`PhysMem::mem_map`]). Reclaim and allocation decisions
 //! still read `Node::free`, which `Sim::check_invariants` holds equal to
 //! the zone's free pages: which PFN a folio gets decides nothing.
 //!
@@ -762,12 +763,14 @@ pub(crate) struct PhysMem {
     pub pcp: PerCpuPages,
     /// Whether `mem_map`'s folio entries are kept ([`PhysMem::set_frames_folio`]).
     /// Its one reader on the simulated machine is DAMON's physical-address
-    /// operations (`damon_get_folio` → `pfn_folio`), so it is kept exactly
-    /// when the machine has `machine.damon`, from boot, before any folio
-    /// exists; without a reader no lookup can observe the entries, and
-    /// skipping their writes spares each allocation and free a store to a
-    /// `struct page` picked by PFN (a cache miss per reclaimed folio on the
-    /// bench). The kernel always writes them; nothing else here differs.
+    /// operations (`damon_get_folio` → `pfn_folio`), so it is kept from boot
+    /// when the machine has `machine.damon`, and otherwise built from the
+    /// folios' head PFNs the first time a paddr operation runs
+    /// ([`Sim::ensure_mem_map`]; rule tests call them on machines without
+    /// DAMON). Until then no lookup can observe the entries, and skipping
+    /// their writes spares each allocation and free a store to a `struct
+    /// page` picked by PFN (a cache miss per reclaimed folio on the bench).
+    /// The kernel always writes them; nothing else here differs.
     pub mem_map: bool,
 }
 
@@ -899,6 +902,29 @@ impl Sim {
             .expect("Node::free promised a free page");
         self.phys.set_frames_folio(pfn, order, f);
         self.folios.set_head_pfn(f, pfn as u32);
+    }
+
+    /// Turns `mem_map` on ([`PhysMem::mem_map`]) if it is off, pointing
+    /// every framed folio's PFNs at it: what the skipped writes would have
+    /// left, so that `pfn_folio` reads the same from here on.
+    #[inline]
+    pub(crate) fn ensure_mem_map(&mut self) {
+        if !self.phys.mem_map {
+            self.build_mem_map();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn build_mem_map(&mut self) {
+        self.phys.mem_map = true;
+        for f in 0..self.folios.id_end() {
+            let pfn = self.folios.head_pfn(f);
+            if pfn != NO_PFN && self.folios.is_live(f) {
+                let order = self.folios[f].order as usize;
+                self.phys.set_frames_folio(u64::from(pfn), order, f);
+            }
+        }
     }
 
     /// Returns a folio's page frames (`free_unref_folios`); folios made
