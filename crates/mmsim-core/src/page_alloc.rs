@@ -775,8 +775,9 @@ pub(crate) struct PhysMem {
 }
 
 impl PhysMem {
-    /// `managed` pages in one ZONE_NORMAL from [`NORMAL_START_PFN`], all free.
-    pub(crate) fn new(managed: u64, low_wmark: u64, cpus: u32) -> PhysMem {
+    /// `managed` pages in one ZONE_NORMAL from [`NORMAL_START_PFN`], all
+    /// free; `mem_map` kept from boot when `damon` (see [`PhysMem::mem_map`]).
+    pub(crate) fn new(managed: u64, low_wmark: u64, cpus: u32, damon: bool) -> PhysMem {
         assert!(
             NORMAL_START_PFN + managed <= u64::from(NO_PFN),
             "PFNs must fit in 32 bits"
@@ -784,7 +785,7 @@ impl PhysMem {
         PhysMem {
             zone: Zone::new("Normal", NORMAL_START_PFN, managed),
             pcp: PerCpuPages::new(managed, low_wmark, cpus),
-            mem_map: true,
+            mem_map: damon,
         }
     }
 

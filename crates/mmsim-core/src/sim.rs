@@ -306,7 +306,7 @@ impl Sim {
             cost: cfg.cost.clone(),
             policy,
             folios: FolioArena::with_capacity(1024),
-            phys: crate::page_alloc::PhysMem::new(managed, low, cfg.cpus),
+            phys: crate::page_alloc::PhysMem::new(managed, low, cfg.cpus, cfg.damon.is_some()),
             vmas: Vec::new(),
             tasks: Vec::new(),
             files: Vec::new(),
@@ -375,8 +375,6 @@ impl Sim {
             // ZERO_PAGE(0): never on a list, never freed.
             sim.zero_folio = sim.folios.alloc(u32::MAX - 1, 0, 0, 0);
         }
-        // `mem_map` is read by DAMON's paddr operations only (see the field).
-        sim.phys.mem_map = sim.cfg.damon.is_some();
         if let Some(d) = sim.cfg.damon.clone() {
             // Configured but with nothing running (a module's `enabled = false`),
             // DAMON still reports: no kdamond, no CPU.
