@@ -455,11 +455,13 @@ impl Sim {
 
     /// `should_try_to_free_swap()`: after a swap fault mapped `f`, its slot
     /// goes on a write fault, when swap is more than half full, or on zram.
+    /// `mem_cgroup_swap_full` reads state only, so it is asked last (the
+    /// kernel asks it first): on a write fault or zram its group walk is
+    /// skipped, with the same outcome.
     #[inline]
     fn should_free_swap(&mut self, f: FolioId, write: bool) {
-        let half_full = self.mem_cgroup_swap_full(self.folios[f].memcg);
         let synchronous = self.cfg.swap.device == crate::config::DeviceKind::Zram;
-        if write || half_full || synchronous {
+        if write || synchronous || self.mem_cgroup_swap_full(self.folios[f].memcg) {
             self.folio_free_swap(f);
         }
     }

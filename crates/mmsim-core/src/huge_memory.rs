@@ -746,6 +746,8 @@ impl Sim {
                     .folios
                     .alloc(fo.space, fo.index + i, fo.flags, fo.memcg);
                 self.folios[t].gen_refs = fo.gen_refs;
+                // A new folio's writeback sequence: never written back.
+                self.folios.set_wb_seq(t, 0);
                 self.folios.set_head_pfn(t, pfn + i);
                 self.phys.set_frames_folio(u64::from(pfn + i), 0, t);
                 if fo.swap != 0 {

@@ -16,7 +16,8 @@
 //! DMA32 zones are not modelled, every managed page is in Normal. Each
 //! folio allocation takes its page frames here (`MIGRATE_MOVABLE`, user
 //! pages and page cache) and each free returns them; `mem_map` maps a PFN
-//! to its folio (4 bytes per page frame). Reclaim and allocation decisions
+//! to its folio (4 bytes per page frame), kept only when something reads it
+//! (DAMON's paddr operations: see [`PhysMem::mem_map`]). Reclaim and allocation decisions
 //! still read `Node::free`, which `Sim::check_invariants` holds equal to
 //! the zone's free pages: which PFN a folio gets decides nothing.
 //!
@@ -760,11 +761,23 @@ pub(crate) struct PhysMem {
     pub zone: Zone,
     /// Order-0 movable pages held per CPU.
     pub pcp: PerCpuPages,
+    /// Whether `mem_map`'s folio entries are kept ([`PhysMem::set_frames_folio`]).
+    /// Its one reader on the simulated machine is DAMON's physical-address
+    /// operations (`damon_get_folio` → `pfn_folio`), so it is kept from boot
+    /// when the machine has `machine.damon`, and otherwise built from the
+    /// folios' head PFNs the first time a paddr operation runs
+    /// ([`Sim::ensure_mem_map`]; rule tests call them on machines without
+    /// DAMON). Until then no lookup can observe the entries, and skipping
+    /// their writes spares each allocation and free a store to a `struct
+    /// page` picked by PFN (a cache miss per reclaimed folio on the bench).
+    /// The kernel always writes them; nothing else here differs.
+    pub mem_map: bool,
 }
 
 impl PhysMem {
-    /// `managed` pages in one ZONE_NORMAL from [`NORMAL_START_PFN`], all free.
-    pub(crate) fn new(managed: u64, low_wmark: u64, cpus: u32) -> PhysMem {
+    /// `managed` pages in one ZONE_NORMAL from [`NORMAL_START_PFN`], all
+    /// free; `mem_map` kept from boot when `damon` (see [`PhysMem::mem_map`]).
+    pub(crate) fn new(managed: u64, low_wmark: u64, cpus: u32, damon: bool) -> PhysMem {
         assert!(
             NORMAL_START_PFN + managed <= u64::from(NO_PFN),
             "PFNs must fit in 32 bits"
@@ -772,12 +785,14 @@ impl PhysMem {
         PhysMem {
             zone: Zone::new("Normal", NORMAL_START_PFN, managed),
             pcp: PerCpuPages::new(managed, low_wmark, cpus),
+            mem_map: damon,
         }
     }
 
     /// `pfn_folio`: the folio holding `pfn`, or `NIL` (`pfn` inside
-    /// [`PhysMem::pfn_range`]).
+    /// [`PhysMem::pfn_range`]). Only with [`PhysMem::mem_map`] on.
     pub(crate) fn pfn_folio(&self, pfn: u32) -> FolioId {
+        debug_assert!(self.mem_map, "pfn_folio without mem_map");
         self.zone.frames[(u64::from(pfn) - self.zone.start_pfn) as usize].folio
     }
 
@@ -846,9 +861,13 @@ impl PhysMem {
         }
     }
 
-    /// Points `mem_map` at folio `f` (or `NIL`) for the `1 << order` frames from `pfn`.
+    /// Points `mem_map` at folio `f` (or `NIL`) for the `1 << order` frames
+    /// from `pfn`; nothing when no one reads `mem_map` ([`PhysMem::mem_map`]).
     #[inline(always)]
     pub(crate) fn set_frames_folio(&mut self, pfn: u64, order: usize, f: FolioId) {
+        if !self.mem_map {
+            return;
+        }
         let first = (pfn - self.zone.start_pfn) as usize;
         if order == 0 {
             self.zone.frames[first].folio = f;
@@ -886,6 +905,29 @@ impl Sim {
         self.folios.set_head_pfn(f, pfn as u32);
     }
 
+    /// Turns `mem_map` on ([`PhysMem::mem_map`]) if it is off, pointing
+    /// every framed folio's PFNs at it: what the skipped writes would have
+    /// left, so that `pfn_folio` reads the same from here on.
+    #[inline]
+    pub(crate) fn ensure_mem_map(&mut self) {
+        if !self.phys.mem_map {
+            self.build_mem_map();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn build_mem_map(&mut self) {
+        self.phys.mem_map = true;
+        for f in 0..self.folios.id_end() {
+            let pfn = self.folios.head_pfn(f);
+            if pfn != NO_PFN && self.folios.is_live(f) {
+                let order = self.folios[f].order as usize;
+                self.phys.set_frames_folio(u64::from(pfn), order, f);
+            }
+        }
+    }
+
     /// Returns a folio's page frames (`free_unref_folios`); folios made
     /// without frames (rule tests' dummies) return none.
     pub(crate) fn free_folio_frames(&mut self, f: FolioId) {
@@ -909,6 +951,9 @@ impl Sim {
                 self.phys.pcp.count(),
                 self.node.free
             ));
+        }
+        if !self.phys.mem_map {
+            return self.check_frames_disjoint();
         }
         let mut mapped = 0u64;
         let mut err = None;
@@ -936,6 +981,39 @@ impl Sim {
             return Err(format!(
                 "mem_map has {mapped} pages but {framed} folios have frames"
             ));
+        }
+        Ok(())
+    }
+
+    /// Without `mem_map` ([`PhysMem::mem_map`] off): no frame names a folio,
+    /// and the folios' frame ranges lie in the zone without overlapping.
+    fn check_frames_disjoint(&self) -> Result<(), String> {
+        let mut named = None;
+        self.phys.zone.frames.for_each_allocated(|i, frame| {
+            if frame.folio != NIL && named.is_none() {
+                named = Some(i);
+            }
+        });
+        if let Some(i) = named {
+            return Err(format!("mem_map off but frame {i} names a folio"));
+        }
+        let (first, end) = self.phys.pfn_range();
+        let mut ranges = Vec::new();
+        for f in 0..self.folios.id_end() {
+            let pfn = self.folios.head_pfn(f);
+            if pfn != NO_PFN && self.folios.is_live(f) {
+                ranges.push((u64::from(pfn), self.folio_nr_pages(f), f));
+            }
+        }
+        ranges.sort_unstable();
+        let mut next = first;
+        for (pfn, n, f) in ranges {
+            if pfn < next || pfn + n > end {
+                return Err(format!(
+                    "folio {f} at pfn {pfn:#x} overlaps or leaves the zone"
+                ));
+            }
+            next = pfn + n;
         }
         Ok(())
     }

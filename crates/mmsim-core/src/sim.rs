@@ -306,7 +306,7 @@ impl Sim {
             cost: cfg.cost.clone(),
             policy,
             folios: FolioArena::with_capacity(1024),
-            phys: crate::page_alloc::PhysMem::new(managed, low, cfg.cpus),
+            phys: crate::page_alloc::PhysMem::new(managed, low, cfg.cpus, cfg.damon.is_some()),
             vmas: Vec::new(),
             tasks: Vec::new(),
             files: Vec::new(),

@@ -42,7 +42,7 @@ impl Sim {
             // A folio freed while under writeback (the `lru` reference
             // policy evicts without waiting) leaves a stale event behind.
             if self.folios.is_live(f)
-                && self.folios[f].wb_seq == seq
+                && self.folios.wb_seq(f) == seq
                 && self.folios[f].test(flags::WRITEBACK)
             {
                 self.folio_end_writeback(f);
@@ -114,7 +114,7 @@ impl Sim {
     /// Tags folio `f`'s new writeback with a fresh sequence number.
     pub(crate) fn start_writeback_seq(&mut self, f: FolioId) -> u32 {
         self.wb_seq = self.wb_seq.wrapping_add(1);
-        self.folios[f].wb_seq = self.wb_seq;
+        self.folios.set_wb_seq(f, self.wb_seq);
         self.wb_seq
     }
 

@@ -23,6 +23,7 @@ impl Sim {
     /// whose folio (if on an LRU) is made old (`damon_pa_mkold`). Returns
     /// the CPU ns.
     pub(crate) fn damon_pa_prepare_access_checks(&mut self, d: &mut Damon, c: usize) -> u64 {
+        self.ensure_mem_map();
         let mut ns = 0;
         let rmap_ns = self.cost.rmap_ns;
         let ctx = &mut d.ctxs[c];
@@ -46,6 +47,7 @@ impl Sim {
     /// the region's rate updated. Sets the context's `max_nr_accesses`.
     /// Returns the CPU ns.
     pub(crate) fn damon_pa_check_accesses(&mut self, d: &mut Damon, c: usize) -> u64 {
+        self.ensure_mem_map();
         let mut ns = 0;
         let rmap_ns = self.cost.rmap_ns;
         let ctx = &mut d.ctxs[c];
@@ -123,6 +125,7 @@ impl Sim {
     /// `r` that passes the ops filters. Returns (bytes applied, bytes that
     /// passed the ops filters, CPU ns).
     pub(crate) fn damon_pa_apply_scheme(&mut self, r: &Region, s: &mut Scheme) -> (u64, u64, u64) {
+        self.ensure_mem_map();
         let rmap_ns = self.cost.rmap_ns;
         let scan_ns = self.cost.scan_ns;
         let has_ops_filter = !s.ops_filters.is_empty();

@@ -6,9 +6,11 @@
 //! (`prev`/`next` ids), so moving a folio between LRU lists never allocates.
 //! The data model carries an `order` (0 for a 4 KiB page); anonymous faults
 //! make larger ones when multi-size THP is on (`crate::huge_memory`). Each folio's head page frame
-//! (`folio_pfn`) lives in a third dense array, 4 bytes per folio, so a
-//! resident folio costs 24 + 8 + 4 = 36 host bytes; the PFN → folio map
-//! (`mem_map`) is in `crate::page_alloc`.
+//! (`folio_pfn`) is in its slot, read where the slot is read anyway (a
+//! free reads it beside the group and the order); the writeback sequence
+//! number, used by writeback alone, lives in a third dense array, 4 bytes
+//! per folio, so a resident folio costs 24 + 8 + 4 = 36 host bytes; the
+//! PFN → folio map (`mem_map`) is in `crate::page_alloc`.
 
 /// Dense index of a folio in the arena.
 pub(crate) type FolioId = u32;
@@ -166,9 +168,8 @@ pub(crate) struct Folio {
     /// `LRU_REFS_MASK`): bits 0–2 the generation + 1 (0: not on an MGLRU
     /// list), bits 3–4 the refs counter. See `crate::reclaim::lru_gen`.
     pub gen_refs: u16,
-    /// Sequence number of the folio's current writeback (matches its
-    /// completion event; a stale event of a freed and reused id never does).
-    pub wb_seq: u32,
+    /// Head page frame (`folio_pfn`), or [`NO_PFN`]: see [`FolioArena::head_pfn`].
+    pfn: u32,
 }
 
 impl Folio {
@@ -182,7 +183,7 @@ impl Folio {
         memcg: 0,
         order: 0,
         gen_refs: 0,
-        wb_seq: 0,
+        pfn: NO_PFN,
     };
 
     /// Tests a flag.
@@ -223,14 +224,20 @@ impl Folio {
 pub(crate) type Links = [FolioId; 2];
 
 /// The arena of folios with a free list; ids are reused LIFO. Each folio
-/// has a 24-byte slot, an 8-byte link pair and a 4-byte head PFN: 36 bytes
-/// per resident folio.
+/// has a 24-byte slot (with its head PFN), an 8-byte link pair and a
+/// 4-byte writeback sequence number: 36 bytes per resident folio.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct FolioArena {
     slots: Vec<Folio>,
     links: Vec<Links>,
-    /// Head page frame of each folio (`folio_pfn`), or [`NO_PFN`].
-    head_pfns: Vec<u32>,
+    /// Sequence number of each folio's current writeback (matches its
+    /// completion event). Written when writeback starts
+    /// ([`FolioArena::set_wb_seq`]) and read only for folios under
+    /// writeback, so a freed and reused id needs no reset: a stale event
+    /// names a sequence number the new folio's own writeback never gets,
+    /// and a folio not under writeback matches no event. Split-off folios
+    /// are set to 0, the value of a folio never written back.
+    wb_seqs: Vec<u32>,
     free: Vec<FolioId>,
 }
 
@@ -240,7 +247,7 @@ impl FolioArena {
         FolioArena {
             slots: Vec::with_capacity(capacity),
             links: Vec::with_capacity(capacity),
-            head_pfns: Vec::with_capacity(capacity),
+            wb_seqs: Vec::with_capacity(capacity),
             free: Vec::new(),
         }
     }
@@ -274,11 +281,11 @@ impl FolioArena {
             let more = (self.slots.len() / 16).max(1024);
             self.slots.reserve_exact(more);
             self.links.reserve_exact(more);
-            self.head_pfns.reserve_exact(more);
+            self.wb_seqs.reserve_exact(more);
         }
         self.slots.push(f);
         self.links.push([NIL, NIL]);
-        self.head_pfns.push(NO_PFN);
+        self.wb_seqs.push(0);
         (self.slots.len() - 1) as FolioId
     }
 
@@ -290,30 +297,40 @@ impl FolioArena {
             "freeing a folio still on a list"
         );
         self.slots[id as usize] = Folio::FREE;
-        self.head_pfns[id as usize] = NO_PFN;
         self.free.push(id);
     }
 
     /// `folio_pfn`: the folio's head page frame, or [`NO_PFN`].
     #[inline]
     pub(crate) fn head_pfn(&self, id: FolioId) -> u32 {
-        self.head_pfns[id as usize]
+        self.slots[id as usize].pfn
     }
 
     /// Records the page frame the allocator gave folio `id`.
     #[inline]
     pub(crate) fn set_head_pfn(&mut self, id: FolioId, pfn: u32) {
-        self.head_pfns[id as usize] = pfn;
+        self.slots[id as usize].pfn = pfn;
+    }
+
+    /// The sequence number of folio `id`'s last writeback (see the field).
+    #[inline]
+    pub(crate) fn wb_seq(&self, id: FolioId) -> u32 {
+        self.wb_seqs[id as usize]
+    }
+
+    /// Records the sequence number of the writeback folio `id` starts.
+    #[inline]
+    pub(crate) fn set_wb_seq(&mut self, id: FolioId, seq: u32) {
+        self.wb_seqs[id as usize] = seq;
     }
 
     /// Base pages of the folios holding page frames (every live folio but
     /// the dummies of rule tests).
     pub(crate) fn framed_pages(&self) -> u64 {
-        self.head_pfns
+        self.slots
             .iter()
-            .zip(&self.slots)
-            .filter(|(&p, _)| p != NO_PFN)
-            .map(|(_, f)| f.nr_pages())
+            .filter(|f| f.pfn != NO_PFN)
+            .map(|f| f.nr_pages())
             .sum()
     }
 
@@ -333,6 +350,11 @@ impl FolioArena {
         n
     }
 
+    /// One past the highest folio id ever handed out (for invariant checks).
+    pub(crate) fn id_end(&self) -> FolioId {
+        self.slots.len() as FolioId
+    }
+
     /// Number of live folios.
     pub(crate) fn live(&self) -> usize {
         self.slots.len() - self.free.len()
@@ -342,7 +364,7 @@ impl FolioArena {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.slots.capacity() * std::mem::size_of::<Folio>()
             + self.links.capacity() * 8
-            + self.head_pfns.capacity() * 4
+            + self.wb_seqs.capacity() * 4
             + self.free.capacity() * 4
     }
 

@@ -79,10 +79,14 @@ impl Sim {
             fo.set(flags::SWAPCACHE | flags::DIRTY);
         }
         self.lru_policy_del(f);
-        // The reference policy charges no CPU: the ScanControl only collects it.
-        let mut sc = ScanControl::new(crate::reclaim::Reclaimer::Direct, 0, self.clock);
-        let unmapped = self.try_to_unmap(f, &mut sc);
-        debug_assert!(unmapped, "the lru policy maps no VM_LOCKED memory");
+        // The reference policy charges no CPU: the ScanControl only collects
+        // it, and an unmapped folio (`try_to_unmap` returns at once for it:
+        // every page-cache folio only read through a file descriptor) needs none.
+        if fo.mapcount > 0 {
+            let mut sc = ScanControl::new(crate::reclaim::Reclaimer::Direct, 0, self.clock);
+            let unmapped = self.try_to_unmap(f, &mut sc);
+            debug_assert!(unmapped, "the lru policy maps no VM_LOCKED memory");
+        }
         let fo = self.folios[f];
         if fo.test(flags::WRITEBACK) {
             // The reference policy does not wait: the write is cut short.

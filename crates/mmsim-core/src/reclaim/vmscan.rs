@@ -1017,7 +1017,7 @@ impl Sim {
 
     /// When folio `f`'s writeback completes, if it is under writeback.
     fn writeback_done_time(&self, f: FolioId) -> Option<u64> {
-        let seq = self.folios[f].wb_seq;
+        let seq = self.folios.wb_seq(f);
         self.writeback
             .iter()
             .flat_map(|q| q.iter())

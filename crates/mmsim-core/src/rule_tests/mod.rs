@@ -109,3 +109,26 @@ fn touch(s: &mut Sim, vma: u32, pages: u32) {
         });
     }
 }
+
+/// `mem_map` is written only when something reads it (`PhysMem::mem_map`):
+/// on a machine without DAMON it stays empty while folios come and go
+/// through reclaim, and built on first use it names each framed folio's
+/// PFNs as the skipped writes would have; from then on it is kept.
+#[test]
+fn mem_map_is_built_on_first_use_as_the_writes_would_have_left_it() {
+    let mut s = machine(PolicyName::Cost, 4096, Some(8192));
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 6144).unwrap();
+    touch(&mut s, vma, 6144);
+    assert!(s.vm.pgfree > 0, "reclaim freed frames");
+    assert!(!s.phys.mem_map);
+    s.check_invariants().unwrap();
+    s.ensure_mem_map();
+    assert!(s.phys.mem_map);
+    // check_page_alloc now holds every mapped PFN to its folio and counts them.
+    s.check_invariants().unwrap();
+    touch(&mut s, vma, 6144);
+    s.check_invariants().unwrap();
+    let f = fault_anon(&mut s, vma, 3);
+    assert_eq!(s.phys.pfn_folio(s.folios.head_pfn(f)), f);
+}
