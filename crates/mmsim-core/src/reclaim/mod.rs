@@ -1,6 +1,6 @@
 //! Page reclaim (mm/vmscan.c, mm/workingset.c, mm/swap.c).
 //!
-//! Entry points, all in `vmscan`:
+//! Entry points, in `vmscan` (kswapd's own loop in `kswapd`):
 //!
 //! * kswapd (`balance_pgdat`): woken when an allocation finds free pages at
 //!   or below the low watermark, reclaims until free pages exceed the high
@@ -20,6 +20,7 @@
 //! enum, never through a trait object.
 
 pub(crate) mod balance;
+pub(crate) mod kswapd;
 pub(crate) mod lru;
 pub mod lru_gen;
 pub(crate) mod vmscan;

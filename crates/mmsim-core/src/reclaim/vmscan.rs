@@ -12,11 +12,10 @@ use crate::config::{CostVariant, SoftLimitReclaim};
 use crate::mem::filemap::SLOT_FOLIO;
 use crate::mem::folio::{flags, FolioId, LruList};
 use crate::mem::swap::SWAP_NO_SHADOW;
-use crate::psi::PsiCpu;
 use crate::reclaim::{Reclaimer, ScanBalance, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::sim::{Balance, ClassicRules, Policy, Sim};
 use crate::stats::item::*;
-use crate::tracepoint::{TpEvent, TpScope, TpTask};
+use crate::tracepoint::TpEvent;
 
 /// Outcome of `folio_check_references()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -300,7 +299,7 @@ impl Sim {
     }
 
     /// `can_age_anon_pages()`: a swap device exists.
-    fn can_age_anon(&self) -> bool {
+    pub(crate) fn can_age_anon(&self) -> bool {
         self.swap.is_some()
     }
 
@@ -1074,114 +1073,6 @@ impl Sim {
         self.memcg1_check_events(m, nr);
         self.node.free += nr;
         self.count_vm_events(PGFREE, nr);
-    }
-
-    /// Wakes kswapd (`wakeup_kswapd()`), unless it runs already, the node is
-    /// balanced, or kswapd has given up (16 fruitless runs). A wakeup within
-    /// HZ/10 of going to sleep counts `kswapd_low_wmark_hit_quickly`, as
-    /// kswapd's interrupted short nap does in `kswapd_try_to_sleep()`.
-    pub(crate) fn wakeup_kswapd(&mut self) {
-        if self.kswapd.running || self.kswapd.failures >= crate::fault::MAX_RECLAIM_RETRIES {
-            return;
-        }
-        if self.node.free > self.node.wmark_high {
-            return;
-        }
-        let k = &mut self.kswapd;
-        if k.slept_at > 0 && self.clock.saturating_sub(k.slept_at) < 100_000_000 {
-            self.vm.count(KSWAPD_LOW_WMARK_HIT_QUICKLY, 1);
-        }
-        k.running = true;
-        k.clock = k.clock.max(self.clock);
-        k.run_start = k.clock;
-        k.priority = DEF_PRIORITY;
-        k.reclaimed = 0;
-        self.vm.count(PAGEOUTRUN, 1);
-        self.timers
-            .add_timer(crate::timer::TimerKind::Kswapd, k.clock);
-        // v6.1: balance_pgdat()'s scan_control starts with memcgs_need_aging clear.
-        self.lru_gen.memcgs_need_aging = false;
-        if self.tp.is_some() {
-            let (t, e) = (self.kswapd.clock, TpEvent::KswapdWake { order: 0 });
-            self.trace_event(t, TpTask::Kswapd, TpScope::default(), e);
-        }
-    }
-
-    /// One iteration of `balance_pgdat()`'s priority loop on kswapd's clock:
-    /// background anon aging, then `shrink_node()` towards the high watermark.
-    pub(crate) fn kswapd_step(&mut self) {
-        if self.node.free > self.node.wmark_high {
-            self.kswapd_end_run();
-            return;
-        }
-        let rules = self.rules();
-        let mut sc = ScanControl::new(
-            Reclaimer::Kswapd,
-            self.node.wmark_high.max(SWAP_CLUSTER_MAX),
-            self.kswapd.clock,
-        );
-        sc.priority = self.kswapd.priority;
-        let task = std::mem::replace(&mut self.tp_task, TpTask::Kswapd);
-        // kswapd_age_node(): keep enough inactive anon, judged on the whole
-        // node, by deactivating in every group; under MGLRU lru_gen_age_node().
-        let (inactive, active) = self.lruvec_page_state(crate::memcg::ROOT).type_sizes(false);
-        let mglru = matches!(self.policy, Policy::Mglru(_));
-        if mglru {
-            self.lru_gen_age_node(&mut sc);
-        } else if self.can_age_anon() && inactive_is_low(inactive, active) {
-            let mut memcg = Some(crate::memcg::ROOT);
-            while let Some(m) = memcg {
-                sc.memcg = m;
-                self.shrink_active_list(SWAP_CLUSTER_MAX, false, &mut sc, rules);
-                memcg = self.mem_cgroup_iter(crate::memcg::ROOT, m);
-            }
-        }
-        sc.nr_scanned = 0;
-        self.shrink_node(&mut sc);
-        self.tp_task = task;
-        let raise = sc.nr_scanned < sc.nr_to_reclaim;
-        let k = &mut self.kswapd;
-        if mglru {
-            // set_initial_priority() lowered balance_pgdat()'s priority.
-            k.priority = k.priority.min(sc.priority.max(1));
-        }
-        k.clock += sc.elapsed().max(1);
-        k.cpu_ns += sc.cpu_ns;
-        k.profile.add(&sc.prof);
-        k.reclaimed += sc.nr_reclaimed;
-        if raise || sc.nr_reclaimed == 0 {
-            k.priority -= 1;
-        }
-        if k.priority < 1 {
-            self.kswapd_end_run();
-        }
-    }
-
-    /// End of a `balance_pgdat()` run: PSI, refault snapshot, failure count;
-    /// sleep if balanced, else start another run unless kswapd has failed 16 times.
-    fn kswapd_end_run(&mut self) {
-        let (start, end) = (self.kswapd.run_start, self.kswapd.clock);
-        self.psi.stall(PsiCpu::Kswapd, start, end);
-        self.snapshot_refaults(crate::memcg::ROOT);
-        if self.kswapd.reclaimed == 0 {
-            self.kswapd.failures += 1;
-        }
-        let k = &mut self.kswapd;
-        if self.node.free > self.node.wmark_high || k.failures >= crate::fault::MAX_RECLAIM_RETRIES
-        {
-            k.running = false;
-            k.slept_at = k.clock;
-            self.node.dirty = false;
-            if self.tp.is_some() {
-                let t = self.kswapd.clock;
-                self.trace_event(t, TpTask::Kswapd, TpScope::default(), TpEvent::KswapdSleep);
-            }
-            return;
-        }
-        k.run_start = k.clock;
-        k.priority = DEF_PRIORITY;
-        k.reclaimed = 0;
-        self.count_vm_events(PAGEOUTRUN, 1);
     }
 }
 
