@@ -3,6 +3,7 @@
 //! failure (`thp_collapse_alloc_failed`), the memcg charge of the new folio,
 //! swap-in before a collapse, and khugepaged's scan cursor.
 
+use super::thp::thp_machine;
 use super::*;
 use crate::huge_memory::{ThpConfig, ThpEnabled, VmaThpAdvice, PMD_ORDER};
 use crate::khugepaged::{CollapseError, KhugepagedConfig};
@@ -22,22 +23,6 @@ fn khugepaged_on() -> KhugepagedConfig {
         run: true,
         ..Default::default()
     }
-}
-
-fn thp_machine(memory_pages: u64, swap_pages: Option<u64>, thp: ThpConfig) -> Sim {
-    let mut cfg = MachineConfig {
-        memory: Size::from_pages(memory_pages),
-        thp,
-        ..Default::default()
-    };
-    cfg.policy.name = PolicyName::Cost;
-    if let Some(s) = swap_pages {
-        cfg.swap = DeviceConfig {
-            size: Some(Size::from_pages(s)),
-            ..DeviceConfig::of(DeviceKind::Zram)
-        };
-    }
-    Sim::new(cfg).unwrap()
 }
 
 /// Writes the pages of `vma` listed by `which`.

@@ -13,8 +13,19 @@ fn size(e: ThpSizeEnabled) -> ThpSizeConfig {
     ThpSizeConfig { enabled: e }
 }
 
-/// A machine of `memory_pages` (zram swap of `swap_pages` if given) with `thp`.
-fn thp_machine(memory_pages: u64, swap_pages: Option<u64>, thp: ThpConfig) -> Sim {
+/// A machine of `memory_pages` (zram swap of `swap_pages` if given) with `thp`,
+/// under the `cost` policy. Shared by the THP, khugepaged and zero-page rule tests.
+pub(super) fn thp_machine(memory_pages: u64, swap_pages: Option<u64>, thp: ThpConfig) -> Sim {
+    thp_machine_with(memory_pages, swap_pages, thp, |_| {})
+}
+
+/// [`thp_machine`], with `tweak` applied to the configuration last.
+pub(super) fn thp_machine_with(
+    memory_pages: u64,
+    swap_pages: Option<u64>,
+    thp: ThpConfig,
+    tweak: impl FnOnce(&mut MachineConfig),
+) -> Sim {
     let mut cfg = MachineConfig {
         memory: Size::from_pages(memory_pages),
         thp,
@@ -27,6 +38,7 @@ fn thp_machine(memory_pages: u64, swap_pages: Option<u64>, thp: ThpConfig) -> Si
             ..DeviceConfig::of(DeviceKind::Zram)
         };
     }
+    tweak(&mut cfg);
     Sim::new(cfg).unwrap()
 }
 

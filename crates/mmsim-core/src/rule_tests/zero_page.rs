@@ -10,21 +10,9 @@ use crate::huge_memory::{ThpConfig, ThpEnabled, ThpSizeConfig, ThpSizeEnabled};
 use crate::mem::folio::NIL;
 use crate::mem::pagetable::{PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT};
 
+/// [`thp_machine`](super::thp::thp_machine) with the zero page on.
 fn zero_machine(memory_pages: u64, swap_pages: Option<u64>, thp: ThpConfig) -> Sim {
-    let mut cfg = MachineConfig {
-        memory: Size::from_pages(memory_pages),
-        zero_page: true,
-        thp,
-        ..Default::default()
-    };
-    cfg.policy.name = PolicyName::Cost;
-    if let Some(s) = swap_pages {
-        cfg.swap = DeviceConfig {
-            size: Some(Size::from_pages(s)),
-            ..DeviceConfig::of(DeviceKind::Zram)
-        };
-    }
-    Sim::new(cfg).unwrap()
+    super::thp::thp_machine_with(memory_pages, swap_pages, thp, |c| c.zero_page = true)
 }
 
 /// Pages taken from the zone (the zero page takes none).
