@@ -691,18 +691,7 @@ impl Sim {
                 continue;
             }
             nonzero |= self.folios[src].test(flags::NONZERO);
-            if self.folios[src].order > 0 {
-                if !large.contains(&src) {
-                    large.push(src);
-                }
-                continue;
-            }
-            let fo = &mut self.folios[src];
-            fo.mapcount = fo.mapcount.saturating_sub(1);
-            if fo.mapcount == 0 {
-                self.advance(self.cost.free_ns);
-                self.free_unmapped_anon_folio(src);
-            }
+            self.zap_anon_pte(src, &mut large);
         }
         for src in large {
             let fo = self.folios[src];

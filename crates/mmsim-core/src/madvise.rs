@@ -89,18 +89,7 @@ impl Sim {
                 }
                 continue;
             }
-            if self.folios[f].order > 0 {
-                if !large.contains(&f) {
-                    large.push(f);
-                }
-                continue;
-            }
-            let fo = &mut self.folios[f];
-            fo.mapcount = fo.mapcount.saturating_sub(1);
-            if fo.mapcount == 0 {
-                self.advance(self.cost.free_ns);
-                self.free_unmapped_anon_folio(f);
-            }
+            self.zap_anon_pte(f, &mut large);
         }
         for f in large {
             self.zap_large_anon(vma, f, index, end);
@@ -173,6 +162,26 @@ impl Sim {
                     self.free_unmapped_anon_folio(f);
                 }
             }
+        }
+    }
+
+    /// One anonymous PTE of folio `f` zapped (`zap_present_ptes`): an order-0
+    /// folio loses the mapping and is freed with its last one; a large folio is
+    /// noted once in `large`, for the caller to settle after the whole range
+    /// (it may be left partly mapped). Shared by MADV_DONTNEED and khugepaged's
+    /// collapse, which drops the old small folios the same way.
+    pub(crate) fn zap_anon_pte(&mut self, f: FolioId, large: &mut Vec<FolioId>) {
+        if self.folios[f].order > 0 {
+            if !large.contains(&f) {
+                large.push(f);
+            }
+            return;
+        }
+        let fo = &mut self.folios[f];
+        fo.mapcount = fo.mapcount.saturating_sub(1);
+        if fo.mapcount == 0 {
+            self.advance(self.cost.free_ns);
+            self.free_unmapped_anon_folio(f);
         }
     }
 
