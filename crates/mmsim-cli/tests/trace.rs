@@ -502,6 +502,11 @@ fn convert_writes_whole_outputs_or_nothing() {
 
 /// Ctrl-C during `trace convert` exits 130 and leaves the existing output as it was,
 /// with no partial or temporary file.
+///
+/// No sleeps: writing more than a pipe's worth of input returns only once the child is
+/// reading (so its handler is installed), and after the signal the child never sees the
+/// end of its input until it has exited — the `ctrlc` thread may set the flag late under
+/// load, and an early end of input would let the conversion finish instead.
 #[cfg(unix)]
 #[test]
 fn convert_interrupted_leaves_the_output_alone() {
@@ -526,11 +531,15 @@ fn convert_interrupted_leaves_the_output_alone() {
     let keys: String = (0..200_000).map(|k| format!("{k}\n")).collect();
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(keys.as_bytes()).unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
     let pid = libc::pid_t::try_from(child.id()).unwrap();
     assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
-    // More input lets the reader reach its next check of the flag.
-    let _ = stdin.write_all(keys.as_bytes());
+    // Feed input until the child stops reading (a broken pipe once it exited); bounded so
+    // that a child that ignores Ctrl-C fails the test below instead of hanging it.
+    for _ in 0..2_000 {
+        if stdin.write_all(keys.as_bytes()).is_err() {
+            break;
+        }
+    }
     drop(stdin);
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);

@@ -133,6 +133,61 @@ fn module_sim(r: &ScenarioResult, k: &str) -> Option<f64> {
         .map(|&v| v as f64)
 }
 
+/// Table rows of the common shapes, so that each reads as what it compares:
+/// - `memcg F`: `memory.stat` key `F` on the kernel, the group's `events.F` in mmsim;
+/// - `memcg_event F`: the same, read from the memcg tracepoints when the kernel's
+///   `memory.stat` lacks it (v1);
+/// - `damos0 F`: DAMOS scheme 0's `stats/F` (kernel key `damos0_F`), named `damos_F`;
+/// - `module NAME, WHAT, M, P`: DAMON module `M`'s stats parameter `P` (kernel key `M_P`);
+/// - `mthp64 NAME, WHAT, S`: `hugepages-64kB/stats/S` on both sides.
+macro_rules! counter {
+    (memcg $field:ident, $what:expr) => {
+        Counter {
+            name: stringify!($field),
+            what: $what,
+            timing: false,
+            kernel: |r| memcg(r, stringify!($field)),
+            sim: |r, g| group(r, g).map(|m| m.events.$field as f64),
+        }
+    };
+    (memcg_event $field:ident, $what:expr) => {
+        Counter {
+            name: stringify!($field),
+            what: $what,
+            timing: false,
+            kernel: |r| memcg_event(r, stringify!($field), &[stringify!($field)]),
+            sim: |r, g| group(r, g).map(|m| m.events.$field as f64),
+        }
+    };
+    (damos0 $stat:ident, $what:expr) => {
+        Counter {
+            name: concat!("damos_", stringify!($stat)),
+            what: $what,
+            timing: false,
+            kernel: |r| damon_kernel(r, concat!("damos0_", stringify!($stat))),
+            sim: |r, _| damos0(r).map(|s| s.stat.$stat as f64),
+        }
+    };
+    (module $name:literal, $what:expr, $module:literal, $param:literal) => {
+        Counter {
+            name: $name,
+            what: $what,
+            timing: false,
+            kernel: |r| damon_kernel(r, concat!($module, "_", $param)),
+            sim: |r, _| module_sim(r, $param),
+        }
+    };
+    (mthp64 $name:literal, $what:expr, $stat:ident) => {
+        Counter {
+            name: $name,
+            what: $what,
+            timing: false,
+            kernel: |r| thp_kernel(r, concat!("64kB/", stringify!($stat))),
+            sim: |r, _| Some(mthp_sim(r, "64kB").$stat as f64),
+        }
+    };
+}
+
 /// Every counter `mmsim validate` knows, in table order.
 pub const COUNTERS: &[Counter] = &[
     Counter {
@@ -154,34 +209,22 @@ pub const COUNTERS: &[Counter] = &[
         },
         sim: |r, _| Some(r.result.access.file_pages_read as f64),
     },
-    Counter {
-        name: "pgmajfault",
-        what: "major faults of the group (memory.stat pgmajfault)",
-        timing: false,
-        kernel: |r| memcg(r, "pgmajfault"),
-        sim: |r, g| group(r, g).map(|m| m.events.pgmajfault as f64),
-    },
-    Counter {
-        name: "workingset_refault_file",
-        what: "file refaults that found a shadow (memory.stat)",
-        timing: false,
-        kernel: |r| memcg(r, "workingset_refault_file"),
-        sim: |r, g| group(r, g).map(|m| m.events.workingset_refault_file as f64),
-    },
-    Counter {
-        name: "workingset_refault_anon",
-        what: "anon refaults that found a shadow (memory.stat)",
-        timing: false,
-        kernel: |r| memcg(r, "workingset_refault_anon"),
-        sim: |r, g| group(r, g).map(|m| m.events.workingset_refault_anon as f64),
-    },
-    Counter {
-        name: "workingset_activate_file",
-        what: "file refaults activated (cgroup2 memory.stat, or the memcg tracepoints)",
-        timing: false,
-        kernel: |r| memcg_event(r, "workingset_activate_file", &["workingset_activate_file"]),
-        sim: |r, g| group(r, g).map(|m| m.events.workingset_activate_file as f64),
-    },
+    counter!(
+        memcg pgmajfault,
+        "major faults of the group (memory.stat pgmajfault)"
+    ),
+    counter!(
+        memcg workingset_refault_file,
+        "file refaults that found a shadow (memory.stat)"
+    ),
+    counter!(
+        memcg workingset_refault_anon,
+        "anon refaults that found a shadow (memory.stat)"
+    ),
+    counter!(
+        memcg_event workingset_activate_file,
+        "file refaults activated (cgroup2 memory.stat, or the memcg tracepoints)"
+    ),
     Counter {
         name: "pswpin",
         what: "pages swapped in (/proc/vmstat delta: only the run's own swap device exists)",
@@ -249,20 +292,14 @@ pub const COUNTERS: &[Counter] = &[
         },
         sim: |r, g| group(r, g).map(|m| m.pgsteal as f64),
     },
-    Counter {
-        name: "pgactivate",
-        what: "activations in the group (cgroup2 memory.stat, or the memcg tracepoints)",
-        timing: false,
-        kernel: |r| memcg_event(r, "pgactivate", &["pgactivate"]),
-        sim: |r, g| group(r, g).map(|m| m.events.pgactivate as f64),
-    },
-    Counter {
-        name: "pgrefill",
-        what: "active pages scanned (cgroup2 memory.stat, or the memcg tracepoints)",
-        timing: false,
-        kernel: |r| memcg_event(r, "pgrefill", &["pgrefill"]),
-        sim: |r, g| group(r, g).map(|m| m.events.pgrefill as f64),
-    },
+    counter!(
+        memcg_event pgactivate,
+        "activations in the group (cgroup2 memory.stat, or the memcg tracepoints)"
+    ),
+    counter!(
+        memcg_event pgrefill,
+        "active pages scanned (cgroup2 memory.stat, or the memcg tracepoints)"
+    ),
     Counter {
         name: "kmem_end_kib",
         what: "kernel memory charged to the group at the end, KiB: v1 \
@@ -295,50 +332,32 @@ pub const COUNTERS: &[Counter] = &[
         },
         sim: |r, g| group(r, g).map(|m| m.file as f64),
     },
-    Counter {
-        name: "pgdeactivate",
-        what: "pages deactivated in the group (cgroup2 memory.stat)",
-        timing: false,
-        kernel: |r| memcg(r, "pgdeactivate"),
-        sim: |r, g| group(r, g).map(|m| m.events.pgdeactivate as f64),
-    },
-    Counter {
-        name: "damos_nr_tried",
-        what: "DAMOS scheme 0: regions its action was tried on (sysfs stats/nr_tried; \
-               sampled, and proportional to the aggregations the run lasted)",
-        timing: false,
-        kernel: |r| damon_kernel(r, "damos0_nr_tried"),
-        sim: |r, _| damos0(r).map(|s| s.stat.nr_tried as f64),
-    },
-    Counter {
-        name: "damos_sz_tried",
-        what: "DAMOS scheme 0: bytes of those regions (stats/sz_tried)",
-        timing: false,
-        kernel: |r| damon_kernel(r, "damos0_sz_tried"),
-        sim: |r, _| damos0(r).map(|s| s.stat.sz_tried as f64),
-    },
-    Counter {
-        name: "damos_nr_applied",
-        what: "DAMOS scheme 0: regions the action did something to (stats/nr_applied)",
-        timing: false,
-        kernel: |r| damon_kernel(r, "damos0_nr_applied"),
-        sim: |r, _| damos0(r).map(|s| s.stat.nr_applied as f64),
-    },
-    Counter {
-        name: "damos_sz_applied",
-        what: "DAMOS scheme 0: bytes the action applied to (stats/sz_applied; pageout: \
-               bytes paged out)",
-        timing: false,
-        kernel: |r| damon_kernel(r, "damos0_sz_applied"),
-        sim: |r, _| damos0(r).map(|s| s.stat.sz_applied as f64),
-    },
-    Counter {
-        name: "damos_qt_exceeds",
-        what: "DAMOS scheme 0: quota windows that ended exhausted (stats/qt_exceeds)",
-        timing: false,
-        kernel: |r| damon_kernel(r, "damos0_qt_exceeds"),
-        sim: |r, _| damos0(r).map(|s| s.stat.qt_exceeds as f64),
-    },
+    counter!(
+        memcg pgdeactivate,
+        "pages deactivated in the group (cgroup2 memory.stat)"
+    ),
+    counter!(
+        damos0 nr_tried,
+        "DAMOS scheme 0: regions its action was tried on (sysfs stats/nr_tried; \
+         sampled, and proportional to the aggregations the run lasted)"
+    ),
+    counter!(
+        damos0 sz_tried,
+        "DAMOS scheme 0: bytes of those regions (stats/sz_tried)"
+    ),
+    counter!(
+        damos0 nr_applied,
+        "DAMOS scheme 0: regions the action did something to (stats/nr_applied)"
+    ),
+    counter!(
+        damos0 sz_applied,
+        "DAMOS scheme 0: bytes the action applied to (stats/sz_applied; pageout: \
+         bytes paged out)"
+    ),
+    counter!(
+        damos0 qt_exceeds,
+        "DAMOS scheme 0: quota windows that ended exhausted (stats/qt_exceeds)"
+    ),
     Counter {
         name: "damos_tried_regions",
         what: "DAMOS scheme 0: regions its last apply pass tried, at the end of the run \
@@ -429,70 +448,61 @@ pub const COUNTERS: &[Counter] = &[
         kernel: |r| damon_kernel(r, "damos0_end_tried_mapped_bytes"),
         sim: |r, _| damos0(r).map(|s| s.tried_regions_mapped_bytes as f64),
     },
-    Counter {
-        name: "lru_sort_tried_hot",
-        what: "DAMON_LRU_SORT: hot regions tried (nr_lru_sort_tried_hot_regions)",
-        timing: false,
-        kernel: |r| damon_kernel(r, "lru_sort_nr_lru_sort_tried_hot_regions"),
-        sim: |r, _| module_sim(r, "nr_lru_sort_tried_hot_regions"),
-    },
-    Counter {
-        name: "lru_sort_hot_bytes",
-        what: "DAMON_LRU_SORT: bytes of the hot regions sorted (bytes_lru_sorted_hot_regions)",
-        timing: false,
-        kernel: |r| damon_kernel(r, "lru_sort_bytes_lru_sorted_hot_regions"),
-        sim: |r, _| module_sim(r, "bytes_lru_sorted_hot_regions"),
-    },
-    Counter {
-        name: "lru_sort_tried_cold",
-        what: "DAMON_LRU_SORT: cold regions tried (nr_lru_sort_tried_cold_regions)",
-        timing: false,
-        kernel: |r| damon_kernel(r, "lru_sort_nr_lru_sort_tried_cold_regions"),
-        sim: |r, _| module_sim(r, "nr_lru_sort_tried_cold_regions"),
-    },
-    Counter {
-        name: "lru_sort_cold_bytes",
-        what: "DAMON_LRU_SORT: bytes of the cold regions sorted (bytes_lru_sorted_cold_regions)",
-        timing: false,
-        kernel: |r| damon_kernel(r, "lru_sort_bytes_lru_sorted_cold_regions"),
-        sim: |r, _| module_sim(r, "bytes_lru_sorted_cold_regions"),
-    },
-    Counter {
-        name: "reclaim_tried_regions",
-        what: "DAMON_RECLAIM: regions tried (nr_reclaim_tried_regions)",
-        timing: false,
-        kernel: |r| damon_kernel(r, "reclaim_nr_reclaim_tried_regions"),
-        sim: |r, _| module_sim(r, "nr_reclaim_tried_regions"),
-    },
-    Counter {
-        name: "reclaim_tried_bytes",
-        what: "DAMON_RECLAIM: bytes of the regions tried (bytes_reclaim_tried_regions)",
-        timing: false,
-        kernel: |r| damon_kernel(r, "reclaim_bytes_reclaim_tried_regions"),
-        sim: |r, _| module_sim(r, "bytes_reclaim_tried_regions"),
-    },
-    Counter {
-        name: "reclaimed_regions",
-        what: "DAMON_RECLAIM: regions paged out (nr_reclaimed_regions)",
-        timing: false,
-        kernel: |r| damon_kernel(r, "reclaim_nr_reclaimed_regions"),
-        sim: |r, _| module_sim(r, "nr_reclaimed_regions"),
-    },
-    Counter {
-        name: "reclaimed_bytes",
-        what: "DAMON_RECLAIM: bytes reclaim_pages() reported reclaimed (bytes_reclaimed_regions; \
-               folios still under writeback are not counted)",
-        timing: false,
-        kernel: |r| damon_kernel(r, "reclaim_bytes_reclaimed_regions"),
-        sim: |r, _| module_sim(r, "bytes_reclaimed_regions"),
-    },
-    Counter {
-        name: "reclaim_quota_exceeds",
-        what: "DAMON_RECLAIM: times the quota was exceeded (nr_quota_exceeds)",
-        timing: false,
-        kernel: |r| damon_kernel(r, "reclaim_nr_quota_exceeds"),
-        sim: |r, _| module_sim(r, "nr_quota_exceeds"),
-    },
+    counter!(
+        module "lru_sort_tried_hot",
+        "DAMON_LRU_SORT: hot regions tried (nr_lru_sort_tried_hot_regions)",
+        "lru_sort",
+        "nr_lru_sort_tried_hot_regions"
+    ),
+    counter!(
+        module "lru_sort_hot_bytes",
+        "DAMON_LRU_SORT: bytes of the hot regions sorted (bytes_lru_sorted_hot_regions)",
+        "lru_sort",
+        "bytes_lru_sorted_hot_regions"
+    ),
+    counter!(
+        module "lru_sort_tried_cold",
+        "DAMON_LRU_SORT: cold regions tried (nr_lru_sort_tried_cold_regions)",
+        "lru_sort",
+        "nr_lru_sort_tried_cold_regions"
+    ),
+    counter!(
+        module "lru_sort_cold_bytes",
+        "DAMON_LRU_SORT: bytes of the cold regions sorted (bytes_lru_sorted_cold_regions)",
+        "lru_sort",
+        "bytes_lru_sorted_cold_regions"
+    ),
+    counter!(
+        module "reclaim_tried_regions",
+        "DAMON_RECLAIM: regions tried (nr_reclaim_tried_regions)",
+        "reclaim",
+        "nr_reclaim_tried_regions"
+    ),
+    counter!(
+        module "reclaim_tried_bytes",
+        "DAMON_RECLAIM: bytes of the regions tried (bytes_reclaim_tried_regions)",
+        "reclaim",
+        "bytes_reclaim_tried_regions"
+    ),
+    counter!(
+        module "reclaimed_regions",
+        "DAMON_RECLAIM: regions paged out (nr_reclaimed_regions)",
+        "reclaim",
+        "nr_reclaimed_regions"
+    ),
+    counter!(
+        module "reclaimed_bytes",
+        "DAMON_RECLAIM: bytes reclaim_pages() reported reclaimed (bytes_reclaimed_regions; \
+         folios still under writeback are not counted)",
+        "reclaim",
+        "bytes_reclaimed_regions"
+    ),
+    counter!(
+        module "reclaim_quota_exceeds",
+        "DAMON_RECLAIM: times the quota was exceeded (nr_quota_exceeds)",
+        "reclaim",
+        "nr_quota_exceeds"
+    ),
     Counter {
         name: "anon_pages_hold",
         what: "anon pages charged to the group after the workload's last event \
@@ -527,28 +537,22 @@ pub const COUNTERS: &[Counter] = &[
         kernel: |r| thp_kernel(r, "rss_kb").map(|v| v / 4.0),
         sim: |r, g| group(r, g).map(|m| m.anon as f64),
     },
-    Counter {
-        name: "mthp64_anon_fault_alloc",
-        what: "hugepages-64kB/stats/anon_fault_alloc: faults that allocated a 64 KiB folio",
-        timing: false,
-        kernel: |r| thp_kernel(r, "64kB/anon_fault_alloc"),
-        sim: |r, _| Some(mthp_sim(r, "64kB").anon_fault_alloc as f64),
-    },
-    Counter {
-        name: "mthp64_anon_fault_fallback",
-        what: "hugepages-64kB/stats/anon_fault_fallback: faults that tried 64 KiB and fell \
-               back to a smaller size",
-        timing: false,
-        kernel: |r| thp_kernel(r, "64kB/anon_fault_fallback"),
-        sim: |r, _| Some(mthp_sim(r, "64kB").anon_fault_fallback as f64),
-    },
-    Counter {
-        name: "mthp64_fallback_charge",
-        what: "hugepages-64kB/stats/anon_fault_fallback_charge: of those, the memcg charge failed",
-        timing: false,
-        kernel: |r| thp_kernel(r, "64kB/anon_fault_fallback_charge"),
-        sim: |r, _| Some(mthp_sim(r, "64kB").anon_fault_fallback_charge as f64),
-    },
+    counter!(
+        mthp64 "mthp64_anon_fault_alloc",
+        "hugepages-64kB/stats/anon_fault_alloc: faults that allocated a 64 KiB folio",
+        anon_fault_alloc
+    ),
+    counter!(
+        mthp64 "mthp64_anon_fault_fallback",
+        "hugepages-64kB/stats/anon_fault_fallback: faults that tried 64 KiB and fell \
+         back to a smaller size",
+        anon_fault_fallback
+    ),
+    counter!(
+        mthp64 "mthp64_fallback_charge",
+        "hugepages-64kB/stats/anon_fault_fallback_charge: of those, the memcg charge failed",
+        anon_fault_fallback_charge
+    ),
     Counter {
         name: "mthp64_nr_anon",
         what: "hugepages-64kB/stats/nr_anon: 64 KiB anonymous folios at the workload's end \
