@@ -24,8 +24,10 @@ it from the same settings, and its JSON is ``mmsim run --json``'s, byte for byte
 Settings: keyword arguments named like ``mmsim run``'s flags (``memory``,
 ``memcg_max``, ``swap``, ``swap_size``, ``swappiness``, ``cpus``, ``seed``,
 ``policy``, ``cost_variant``, ``mglru_version``, ``min_ttl_ms``,
-``lru_gen_enabled``; for a trace ``format``, ``target`` (``--as``),
-``limit`` and ``keys`` (``"dense"`` or ``"offset"``); ``host_memory``, a size or ``"max"``: a run whose estimate does not
+``lru_gen_enabled``, ``schedule`` (``"round-robin"`` or ``"fair"``), ``sample``
+and ``sample_block`` (a SHARDS-sampled run); for a trace ``format``, ``target``
+(``--as``), ``limit`` and ``keys`` (``"dense"`` or ``"offset"``); ``host_memory``,
+a size or ``"max"``: a run whose estimate does not
 fit in what this process can have is refused before it starts, as on the
 command line) are applied as those flags are; any other keyword is a ``[machine]``
 key written as ``mmsim run --set KEY=VALUE`` writes it (``page_cluster=0``;

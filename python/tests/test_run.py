@@ -58,6 +58,22 @@ def test_set_keys_are_machine_keys_as_the_cli_writes_them(mmsim_bin, small):
         "run", str(small), "--set", "page_cluster=0", "--set", "swap.device=ssd"]
 
 
+def test_schedule_and_sample_are_run_flags(mmsim_bin, small):
+    r = mmsim.run(str(small), schedule="fair")
+    out = cli(mmsim_bin, "run", small, "--schedule", "fair", "--json").stdout
+    assert r.json == strip_host(out)
+    assert all("cpu_ns" in w for w in r.data["workloads"])
+    assert all("cpu_ns" not in w for w in mmsim.run(str(small)).data["workloads"])
+    assert mmsim.cli_args(str(small), schedule="fair", sample=0.5, sample_block=2) == [
+        "run", str(small), "--schedule", "fair", "--sample", "0.5", "--sample-block", "2"]
+    s = mmsim.run(str(small), sample=0.5, sample_block=2)
+    out = cli(mmsim_bin, "run", small, "--sample", "0.5", "--sample-block", "2",
+              "--json").stdout
+    assert s.json == strip_host(out)
+    with pytest.raises(mmsim.ScenarioError, match="round-robin or fair"):
+        mmsim.run(str(small), schedule="cfs")
+
+
 def test_tables(small):
     r = mmsim.run(str(small))
     v = r.vmstat

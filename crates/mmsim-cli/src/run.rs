@@ -72,6 +72,12 @@ pub struct ScenarioArgs {
     /// Seed of the workloads' random streams.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// How the workloads of a phase share the machine (the scenario's `schedule`):
+    /// `round-robin` (turns by event count, the default) or `fair` (side by side in
+    /// simulated time under a CFS-like scheduler; each workload's CPU and sleep time
+    /// are reported).
+    #[arg(long, value_name = "SCHEDULE")]
+    pub schedule: Option<mmsim_workloads::Schedule>,
     /// Multi-gen LRU version of the mglru policy: v6.1 or v6.14 (default).
     #[arg(long, value_name = "VERSION")]
     pub mglru_version: Option<mmsim_core::MglruVersion>,
@@ -335,6 +341,7 @@ fn overrides(args: &ScenarioArgs) -> Overrides {
         cost_variant: None,
         sample: args.sample,
         sample_block: args.sample_block,
+        schedule: args.schedule,
     }
 }
 

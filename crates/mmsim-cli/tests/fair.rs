@@ -59,3 +59,35 @@ fn an_unknown_schedule_names_the_field() {
     let bad = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bad_input/schedule.toml");
     bad_input(&["run", bad], &["schedule", "round-robin or fair"]);
 }
+
+/// `--schedule fair` on a round-robin scenario gives the same result, bit for bit, as
+/// the scenario with `schedule = "fair"`; `--schedule round-robin` turns a fair
+/// scenario back; `--print-scenario` shows the flag's choice; a bad value is refused
+/// with the values allowed.
+#[test]
+fn the_schedule_flag_sets_the_scenarios_schedule() {
+    let dir = tempfile::tempdir().unwrap();
+    let rr = dir.path().join("rr.toml");
+    let fair = dir.path().join("fair.toml");
+    std::fs::write(&rr, SCENARIO).unwrap();
+    std::fs::write(&fair, format!("schedule = \"fair\"\n{SCENARIO}")).unwrap();
+    let (rr, fair) = (rr.to_str().unwrap(), fair.to_str().unwrap());
+    let by_flag = json(&["run", rr, "--schedule", "fair", "--json"]);
+    let by_file = json(&["run", fair, "--json"]);
+    assert_eq!(by_flag["workloads"], by_file["workloads"]);
+    assert_eq!(by_flag["vmstat"], by_file["vmstat"]);
+    assert!(by_flag["workloads"][0].get("cpu_ns").is_some());
+    let back = json(&["run", fair, "--schedule", "round-robin", "--json"]);
+    let plain = json(&["run", rr, "--json"]);
+    assert_eq!(back["workloads"], plain["workloads"]);
+    assert_eq!(back["vmstat"], plain["vmstat"]);
+    let out = common::mmsim()
+        .args(["run", rr, "--schedule", "fair", "--print-scenario"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("schedule = \"fair\""));
+    bad_input(
+        &["run", rr, "--schedule", "cfs"],
+        &["--schedule", "unknown schedule \"cfs\"", "round-robin or fair"],
+    );
+}

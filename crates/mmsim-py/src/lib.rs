@@ -32,7 +32,7 @@ use mmsim_report::trace_info::{self as info, TraceInfoError};
 use mmsim_workloads::host::{self, HostLimit, HostMemory};
 use mmsim_workloads::scenario::overrides::{self, Base, Overrides};
 use mmsim_workloads::{
-    run_scenario_cancellable, RunOptions, Scenario, ScenarioResult, Target, TraceFormat, TraceKeys,
+    run_scenario_cancellable, RunOptions, Scenario, ScenarioResult, Schedule, Target, TraceFormat, TraceKeys,
     WorkloadError, EMBEDDED_SCENARIOS,
 };
 use pyo3::create_exception;
@@ -113,6 +113,9 @@ const FLAGS: &[&str] = &[
     "lru_gen_enabled",
     "policy",
     "cost_variant",
+    "schedule",
+    "sample",
+    "sample_block",
     "host_memory",
 ];
 
@@ -139,6 +142,9 @@ fn overrides(options: &[(String, String)]) -> PyResult<Overrides> {
             "lru_gen_enabled" => o.lru_gen_enabled = Some(v.to_string()),
             "policy" => o.policy = Some(parse::<PolicyName>(k, v)?),
             "cost_variant" => o.cost_variant = Some(parse::<CostVariant>(k, v)?),
+            "schedule" => o.schedule = Some(parse::<Schedule>(k, v)?),
+            "sample" => o.sample = Some(parse::<f64>(k, v)?),
+            "sample_block" => o.sample_block = Some(parse::<u32>(k, v)?),
             // Not a scenario setting: read by `host_check`.
             "host_memory" => {}
             _ => {

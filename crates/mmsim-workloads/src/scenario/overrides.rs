@@ -6,7 +6,7 @@
 //!
 //! [`plan`] loads the base ([`Base`]) and applies the [`Overrides`] in a fixed order
 //! (trace, memory, memcg limit, CPUs, swappiness, swap, the zram swap an anonymous
-//! trace gets, seed, MGLRU knobs, policy and cost variant); [`set_machine`] writes one
+//! trace gets, seed, schedule, MGLRU knobs, policy and cost variant); [`set_machine`] writes one
 //! `[machine]` key as a scenario file would (what `mmsim compare --set` and sweep keys
 //! use), with [`toml_value`] reading a typed-in value as TOML does. Nothing is validated
 //! here: the caller may change more and then calls [`Scenario::validate`].
@@ -17,7 +17,7 @@ use mmsim_core::{
     CostVariant, DeviceConfig, DeviceKind, MachineConfig, MglruVersion, PolicyName, Size,
 };
 
-use super::{Scenario, Target, TraceFormat, TraceKeys, WorkloadKind, WorkloadSpec};
+use super::{Scenario, Schedule, Target, TraceFormat, TraceKeys, WorkloadKind, WorkloadSpec};
 use crate::{default_scenario, embedded_scenario, WorkloadError, EMBEDDED_SCENARIOS};
 
 /// Memory of the machine of a trace run without a scenario: large, so that only
@@ -82,6 +82,8 @@ pub struct Overrides {
     pub sample: Option<f64>,
     /// A sampled run's block in pages (`[sample] block_pages`, `--sample-block`).
     pub sample_block: Option<u32>,
+    /// How the workloads of a phase share the machine (`schedule`, `--schedule`).
+    pub schedule: Option<Schedule>,
 }
 
 /// The scenario to run and notes about what the overrides changed.
@@ -221,6 +223,9 @@ pub fn plan(base: Base, o: &Overrides) -> Result<Plan, WorkloadError> {
     }
     if let Some(seed) = o.seed {
         scenario.seed = seed;
+    }
+    if let Some(schedule) = o.schedule {
+        scenario.schedule = schedule;
     }
     let m = &mut scenario.machine;
     if let Some(v) = o.mglru_version {
@@ -440,6 +445,7 @@ mod tests {
             memory: Some(Size(64 << 20)),
             seed: Some(9),
             policy: Some(PolicyName::Mglru),
+            schedule: Some(Schedule::Fair),
             ..Overrides::default()
         };
         let p = plan(Base::Default, &o).unwrap();
@@ -451,6 +457,7 @@ mod tests {
         assert_eq!(m.swap.size, Some(Size(64 << 20)));
         assert_eq!(m.policy.name, PolicyName::Mglru);
         assert_eq!(p.scenario.seed, 9);
+        assert_eq!(p.scenario.schedule, Schedule::Fair);
         assert_eq!(p.scenario.workloads[0].name.as_deref(), Some("t.lis"));
         assert_eq!(p.notes.len(), 1, "{:?}", p.notes);
 
