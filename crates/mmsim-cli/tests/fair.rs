@@ -88,6 +88,10 @@ fn the_schedule_flag_sets_the_scenarios_schedule() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("schedule = \"fair\""));
     bad_input(
         &["run", rr, "--schedule", "cfs"],
-        &["--schedule", "unknown schedule \"cfs\"", "round-robin or fair"],
+        &[
+            "--schedule",
+            "unknown schedule \"cfs\"",
+            "round-robin or fair",
+        ],
     );
 }

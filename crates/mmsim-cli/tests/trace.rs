@@ -665,4 +665,17 @@ fn dense_keys_replay_to_the_same_result_without_a_key_table() {
         let b = run(dense.to_str().unwrap(), "native");
         assert_eq!(a, b, "{policy} {target}");
     }
+    // `trace info` says the keys are dense (text and JSON), and only for such a trace;
+    // the analysis is the same.
+    let info = json(&["trace", "info", dense.to_str().unwrap(), "--json"]);
+    assert_eq!(info["dense_keys"], true);
+    let plain = json(&["trace", "info", &src, "--json"]);
+    assert!(plain.get("dense_keys").is_none(), "{plain}");
+    assert_eq!(info["lru_mrc"], plain["lru_mrc"]);
+    assert_eq!(info["footprint_pages"], plain["footprint_pages"]);
+    mmsim()
+        .args(["trace", "info", dense.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("keys         dense"));
 }

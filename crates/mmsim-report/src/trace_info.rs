@@ -121,6 +121,10 @@ pub struct TraceInfo {
     pub sniffed: Option<String>,
     /// Its compression (`none`, `gzip`, `xz`, `zstd`).
     pub compression: String,
+    /// A native trace written by `trace convert --dense-keys`: its keys are page ids
+    /// numbered by first appearance, so a replay needs no key map (absent otherwise).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dense_keys: bool,
     /// The reader's counts: records, references, writes, and each kind of skipped line.
     pub read: mmsim_trace::ReadStats,
     /// References analysed (all, or `--limit`).
@@ -275,6 +279,7 @@ pub fn trace_info_sampled(
     info.format = reader.format().name();
     info.sniffed = reader.sniffed().map(|s| s.reason.to_string());
     info.compression = format!("{:?}", reader.compression()).to_lowercase();
+    info.dense_keys = reader.dense_keys();
     info.read = reader.stats().clone();
     info.reads = info.references - writes;
     info.writes = writes;
@@ -353,6 +358,7 @@ fn report(
         format: "",
         sniffed: None,
         compression: String::new(),
+        dense_keys: false,
         read: mmsim_trace::ReadStats::default(),
         references,
         reads: 0,
@@ -398,6 +404,9 @@ pub fn render_info(i: &TraceInfo) -> String {
         None => s += &format!("format       {}\n", i.format),
     }
     s += &format!("compression  {}\n", i.compression);
+    if i.dense_keys {
+        s += "keys         dense (numbered by first appearance at conversion; replayed without a key map)\n";
+    }
     s += &format!(
         "records      {} read → {} references ({} reads, {} writes){}\n",
         thousands(r.records),
