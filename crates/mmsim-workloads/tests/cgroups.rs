@@ -966,6 +966,47 @@ fn kbuild_fields_are_checked() {
     assert!(msg.contains("needs the field `units`"), "{msg}");
 }
 
+/// `cc_exit = true`: every compile ends by zapping the heap pages it used, so each
+/// compile faults its heap afresh — exactly one fault per heap page per compile on a
+/// machine without memory pressure — where a reused heap faults only the pages no
+/// earlier compile of the same job touched. The field is printed only when set.
+#[test]
+fn kbuild_cc_exit_frees_each_compiles_heap() {
+    let text = |exit: bool| {
+        format!(
+            "seed = 5\n[machine]\nmemory = \"512M\"\n[[workload]]\nkind = \"kbuild\"\n\
+             units = 12\njobs = 2\nheaders = \"256k\"\ncc_mem = \"128k\"\nincludes = 4\n\
+             cpu = \"0s\"\n{}",
+            if exit { "cc_exit = true\n" } else { "" }
+        )
+    };
+    let spec = KbuildSpec {
+        jobs: 2,
+        headers: 256 << 10,
+        cc_mem: 128 << 10,
+        includes: 4,
+        cpu: 0,
+        ..KbuildSpec::new(12)
+    };
+    let heap: u64 = (0..12).map(|u| u64::from(spec.unit(u).mem)).sum();
+    let exits = parse(&text(true));
+    let reused = parse(&text(false));
+    assert!(exits.to_toml_string().contains("cc_exit = true"));
+    assert!(!reused.to_toml_string().contains("cc_exit"));
+    let (a, b) = (run(&exits), run(&reused));
+    let anon_faults = |r: &ScenarioResult| r.result.vmstat.pgfault - r.result.vmstat.pgmajfault;
+    assert_eq!(a.result.vmstat.pgmajfault, 0);
+    // File reads fault nothing (read(2), not mappings): every fault is a heap page's.
+    assert_eq!(anon_faults(&a), heap, "one fault per heap page per compile");
+    assert!(anon_faults(&b) < heap, "{} vs {heap}", anon_faults(&b));
+    // Every compile, the last ones too, has freed its heap by the end; a reused heap
+    // stays charged.
+    assert_eq!(a.result.memcg["/"].anon, 0);
+    assert!(b.result.memcg["/"].anon > 0);
+    // One more event per compile.
+    assert_eq!(a.events, b.events + 12);
+}
+
 // ---- the seed 004 scenarios ----------------------------------------------------------------
 
 #[test]

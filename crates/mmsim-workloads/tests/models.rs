@@ -657,6 +657,48 @@ fn eater_touches_then_retouches() {
     assert_ne!(passes[0], (0..64).collect::<Vec<_>>());
 }
 
+/// `collapse = true`: one MADV_COLLAPSE of the whole mapping right after the first
+/// touch, then the re-touch passes; run, a 4 MiB eater's two 2 MiB ranges collapse
+/// (thp_collapse_alloc 2, one successful call), and the field is printed only when set.
+#[test]
+fn eater_collapses_its_mapping_after_the_first_touch() {
+    let spec = eater(EaterSpec {
+        collapse: true,
+        ..EaterSpec::new(4 * 4096)
+    });
+    let mut want: Vec<Event> = (0..4).map(|p| access(0, p, true)).collect();
+    want.push(Event::Collapse {
+        vma: 0,
+        index: 0,
+        pages: 4,
+    });
+    want.extend((0..4).map(|p| access(0, p, true)));
+    assert_eq!(all(&spec), want);
+    assert_eq!(spec.kind.events(), Some(9));
+
+    let text = "seed = 1\n[machine]\nmemory = \"64M\"\n[[workload]]\nkind = \"eater\"\n\
+                size = \"4M\"\ncollapse = true\n";
+    let s = Scenario::from_toml_str(text, "eater.toml").unwrap();
+    assert!(s.to_toml_string().contains("collapse = true"));
+    let plain = Scenario::from_toml_str(&text.replace("collapse = true\n", ""), "e.toml").unwrap();
+    assert!(!plain.to_toml_string().contains("collapse"));
+    let r = mmsim_workloads::run_scenario(&s, &mut Default::default()).unwrap();
+    assert_eq!(r.result.vmstat.thp_collapse_alloc, 2);
+    let k = r
+        .result
+        .khugepaged
+        .as_ref()
+        .expect("MADV_COLLAPSE is reported");
+    assert_eq!(
+        (k.madvise_collapse_calls, k.madvise_collapse_failed),
+        (1, 0)
+    );
+    assert_eq!(k.madvise_collapse_thps, 2);
+    let r = mmsim_workloads::run_scenario(&plain, &mut Default::default()).unwrap();
+    assert_eq!(r.result.vmstat.thp_collapse_alloc, 0);
+    assert!(r.result.khugepaged.is_none());
+}
+
 // ---- start times ----------------------------------------------------------------------
 
 fn uniform(pages: u64, accesses: u64) -> WorkloadSpec {

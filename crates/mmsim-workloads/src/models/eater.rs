@@ -12,6 +12,7 @@
 //! passes = 3              # re-touch passes after the first touch; default 1
 //! pattern = "sequential"  # order of the re-touch passes: sequential | random
 //! rate = 40.0             # optional: at most 40 pages per simulated ms while allocating
+//! collapse = true         # optional: madvise(MADV_COLLAPSE) the mapping once it is touched
 //! start = "1s"            # optional, common: begin at 1 s of simulated time
 //! ```
 //!
@@ -29,6 +30,13 @@
 //! "100 chunks with 1s nap after each": for a 15G eater that is `rate` ≈ 39 pages/ms,
 //! spread evenly rather than in 150 MiB bursts.) The re-touch passes are not paced.
 //!
+//! With `collapse`, once the first touch is done the eater calls
+//! `madvise(MADV_COLLAPSE)` on its whole mapping (`Event::Collapse`), as a program does
+//! that wants its warmed-up heap in PMD-size pages whatever the THP settings (see
+//! `mmsim_core`'s khugepaged module: each 2 MiB-aligned range is collapsed where the
+//! kernel can, charged to the eater's group); the re-touch passes then run on what the
+//! collapse made.
+//!
 //! Fields (besides the common `name`, `phase`, `weight`, `advice` (no effect),
 //! `start`, `write_ratio`):
 //!
@@ -38,8 +46,10 @@
 //! | `passes` | re-touch passes after the first touch | 0..=2^40, (1 + passes) × pages ≤ 2^40 | 1 |
 //! | `pattern` | order of the re-touch passes: `sequential`, `random` | | `sequential` |
 //! | `rate` | pages per simulated ms while allocating | (0, 10^9] | unpaced |
+//! | `collapse` | MADV_COLLAPSE the mapping after the first touch | bool | `false` |
 //!
-//! Events: pages × (1 + `passes`), plus ⌈pages / ⌈`rate`⌉⌉ − 1 naps with `rate`.
+//! Events: pages × (1 + `passes`), plus ⌈pages / ⌈`rate`⌉⌉ − 1 naps with `rate`,
+//! plus 1 with `collapse`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -119,6 +129,8 @@ pub struct EaterSpec {
     pub pattern: EaterPattern,
     /// Pages per simulated ms while allocating (default unpaced).
     pub rate: Option<f64>,
+    /// `madvise(MADV_COLLAPSE)` of the whole mapping after the first touch.
+    pub collapse: bool,
 }
 
 impl EaterSpec {
@@ -129,6 +141,7 @@ impl EaterSpec {
             passes: 1,
             pattern: EaterPattern::Sequential,
             rate: None,
+            collapse: false,
         }
     }
 
@@ -158,11 +171,12 @@ impl EaterSpec {
             .map_or(0, |c| self.pages().div_ceil(c).saturating_sub(1))
     }
 
-    /// Events: every page (1 + `passes`) times, plus the naps.
+    /// Events: every page (1 + `passes`) times, plus the naps and the collapse.
     pub fn events(&self) -> u64 {
         self.pages()
             .saturating_mul(self.passes.saturating_add(1))
             .saturating_add(self.naps())
+            .saturating_add(u64::from(self.collapse))
     }
 
     /// Checks every field against its range.
@@ -222,6 +236,8 @@ pub struct EaterGen {
     random: bool,
     perm: Option<Permutation>,
     stores: Stores,
+    /// The MADV_COLLAPSE still to come after the first touch (`collapse`).
+    collapse: bool,
 }
 
 impl EaterGen {
@@ -259,6 +275,7 @@ impl EaterGen {
             random: spec.pattern == EaterPattern::Random,
             perm: None,
             stores,
+            collapse: spec.collapse,
         })
     }
 
@@ -273,6 +290,16 @@ impl EaterGen {
         out.reserve(max.min(1 << 16));
         while n < max {
             if self.pos == self.pages {
+                if self.collapse {
+                    self.collapse = false;
+                    out.push(Event::Collapse {
+                        vma: self.vma,
+                        index: 0,
+                        pages: self.pages as u32,
+                    });
+                    n += 1;
+                    continue;
+                }
                 if self.passes_left == 0 {
                     break;
                 }
@@ -322,7 +349,7 @@ impl EaterGen {
 impl super::Model for EaterSpec {
     const KIND: &'static str = "eater";
     const REQUIRED: &'static [&'static str] = &["size"];
-    const OPTIONAL: &'static [&'static str] = &["passes", "pattern", "rate"];
+    const OPTIONAL: &'static [&'static str] = &["passes", "pattern", "rate", "collapse"];
     const TARGET: crate::Target = crate::Target::Anon;
 
     fn pages(&self) -> u64 {

@@ -69,21 +69,25 @@
 //! | `cc_passes` | passes over it (the first allocates) | 1..=1000 | 3 |
 //! | `object_size` | mean size of a `.o` | 4k..=16m | `40k` |
 //! | `cpu` | CPU time of a compile besides its memory accesses | 0s..=1h | `1ms` |
+//! | `cc_exit` | each compile ends by freeing its heap, as a real `cc1` exits | bool | `false` |
 //!
 //! Sizes are rounded up to whole pages. Events: per compile 1 + `includes` + `w` ×
-//! `cc_passes` + 1, and 1 more with `cpu` > 0.
+//! `cc_passes` + 1, 1 more with `cpu` > 0, and 1 more with `cc_exit`.
 //!
 //! ## What the model leaves out
 //!
 //! The real numbers of a distribution-config build (seed 004: ~37 M minor faults in
 //! ~400 s of a 32-CPU machine) come from thousands of compiler processes, each exiting
-//! at the end of its compile. The simulator has no `munmap` or process exit, so a
-//! compiler here is a long-lived task that reuses its heap for the next compile, as a
-//! compile server would: heap pages of an earlier compile that were swapped out are
-//! swapped back in when the next compile stores to them (a real new `cc1` would get
-//! fresh zeroed pages instead), and a heap page stays charged until reclaim takes it
-//! (a real one is freed at exit). Expect somewhat more swap-ins than a real build. Not
-//! modelled either: `make`'s own work and the dependency scan, the compiler binary's
+//! at the end of its compile. By default a compiler here is a long-lived task that
+//! reuses its heap for the next compile, as a compile server would (the default keeps
+//! the results recorded before `cc_exit` existed): heap pages of an earlier compile
+//! that were swapped out are swapped back in when the next compile stores to them, and
+//! a heap page stays charged until reclaim takes it. With `cc_exit = true` each compile
+//! ends with its heap zapped (`Event::Discard` of the pages it used: `zap_pte_range`
+//! frees the folios and their swap slots and uncharges them, as `exit_mmap` does for
+//! an exiting `cc1`), so the next compile faults fresh zero-filled pages — one page
+//! fault per page per compile, as a real build has. The page-table pages and the task
+//! itself stay (a real exit frees those too). Not modelled either: `make`'s own work and the dependency scan, the compiler binary's
 //! text (page cache of `cc1` itself), linking (`vmlinux`, modules), and directories
 //! and inodes.
 
@@ -138,6 +142,8 @@ pub struct KbuildSpec {
     pub object_size: u64,
     /// CPU time per compile, ns.
     pub cpu: u64,
+    /// Whether each compile frees its heap at its end (a `cc1` exiting).
+    pub cc_exit: bool,
 }
 
 /// Pages of `bytes`, rounded up.
@@ -185,6 +191,7 @@ impl KbuildSpec {
             cc_passes: 3,
             object_size: 40 << 10,
             cpu: 1_000_000,
+            cc_exit: false,
         }
     }
 
@@ -215,6 +222,7 @@ impl KbuildSpec {
         2 + u64::from(self.includes)
             + u64::from(unit.mem) * u64::from(self.cc_passes)
             + u64::from(self.cpu > 0)
+            + u64::from(self.cc_exit)
     }
 
     /// Events of the whole build (computed unit by unit).
@@ -338,6 +346,8 @@ enum Step {
     Object,
     /// Compute.
     Cpu,
+    /// Free the heap (`cc_exit`).
+    Exit,
     /// No units left.
     Done,
 }
@@ -518,7 +528,11 @@ impl KbuildGen {
                 }
                 Step::Object => {
                     let unit = c.cur;
-                    c.step = if spec.cpu > 0 { Step::Cpu } else { Step::Next };
+                    c.step = match (spec.cpu > 0, spec.cc_exit) {
+                        (true, _) => Step::Cpu,
+                        (false, true) => Step::Exit,
+                        (false, false) => Step::Next,
+                    };
                     return Some(Event::FileWrite {
                         file: self.objects[c.unit as usize],
                         index: 0,
@@ -526,8 +540,16 @@ impl KbuildGen {
                     });
                 }
                 Step::Cpu => {
-                    c.step = Step::Next;
+                    c.step = if spec.cc_exit { Step::Exit } else { Step::Next };
                     return Some(Event::Think { ns: spec.cpu });
+                }
+                Step::Exit => {
+                    c.step = Step::Next;
+                    return Some(Event::Discard {
+                        vma: c.vma,
+                        index: 0,
+                        pages: c.cur.mem,
+                    });
                 }
             }
         }
@@ -563,6 +585,7 @@ impl super::Model for KbuildSpec {
         "cc_passes",
         "object_size",
         "cpu",
+        "cc_exit",
     ];
     const TARGET: crate::Target = crate::Target::Anon;
 

@@ -255,6 +255,8 @@ pub(super) struct RawWorkload {
     pattern: Option<EaterPattern>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     rate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    collapse: Option<bool>,
     // tabs
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tabs: Option<u64>,
@@ -325,6 +327,8 @@ pub(super) struct RawWorkload {
         skip_serializing_if = "Option::is_none"
     )]
     cpu: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cc_exit: Option<bool>,
 }
 
 fn is_zero(v: &u32) -> bool {
@@ -390,7 +394,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 58] = [
+    let present: [(&'static str, bool); 60] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -431,6 +435,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("read", r.read.is_some()),
         ("pattern", r.pattern.is_some()),
         ("rate", r.rate.is_some()),
+        ("collapse", r.collapse.is_some()),
         ("tabs", r.tabs.is_some()),
         ("tab_size", r.tab_size.is_some()),
         ("switches", r.switches.is_some()),
@@ -447,6 +452,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("cc_passes", r.cc_passes.is_some()),
         ("object_size", r.object_size.is_some()),
         ("cpu", r.cpu.is_some()),
+        ("cc_exit", r.cc_exit.is_some()),
         // Common fields that only some kinds take.
         ("target", r.target.is_some()),
         ("write_ratio", r.write_ratio.is_some()),
@@ -584,6 +590,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             passes: r.passes.unwrap_or(1),
             pattern: r.pattern.unwrap_or_default(),
             rate: r.rate,
+            collapse: r.collapse.unwrap_or(false),
         }),
         KindName::Tabs => WorkloadKind::Tabs(TabsSpec {
             tabs: r.tabs.unwrap_or(0),
@@ -605,6 +612,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
                 cc_passes: r.cc_passes.unwrap_or(d.cc_passes),
                 object_size: r.object_size.unwrap_or(d.object_size),
                 cpu: r.cpu.unwrap_or(d.cpu),
+                cc_exit: r.cc_exit.unwrap_or(d.cc_exit),
             })
         }
     };
@@ -720,6 +728,7 @@ impl From<WorkloadSpec> for RawWorkload {
             read: None,
             pattern: None,
             rate: None,
+            collapse: None,
             tabs: None,
             tab_size: None,
             switches: None,
@@ -736,6 +745,7 @@ impl From<WorkloadSpec> for RawWorkload {
             cc_passes: None,
             object_size: None,
             cpu: None,
+            cc_exit: None,
         };
         match w.kind {
             WorkloadKind::Uniform { pages, accesses } => {
@@ -831,6 +841,8 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.passes = Some(e.passes);
                 r.pattern = Some(e.pattern);
                 r.rate = e.rate;
+                // Written only when set, so scenarios printed before it existed stay.
+                r.collapse = e.collapse.then_some(true);
             }
             WorkloadKind::Tabs(t) => {
                 r.tabs = Some(t.tabs);
@@ -850,6 +862,8 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.cc_passes = Some(k.cc_passes);
                 r.object_size = Some(k.object_size);
                 r.cpu = Some(k.cpu);
+                // Written only when set, so scenarios printed before it existed stay.
+                r.cc_exit = k.cc_exit.then_some(true);
             }
         }
         r
