@@ -13,6 +13,28 @@
 //! mmsim sweep GRID.toml --out DIR [--ray ADDRESS]   # through the Python package
 //! ```
 //!
+//! ## Modules
+//!
+//! - `run.rs` turns flags into a scenario (shared by `run` and `compare`) and runs it;
+//!   `compare.rs` parses the compared axes (`--policy`, `--cost-variant`, `--set`), runs
+//!   the configurations and hands their results to `mmsim_report::compare`.
+//! - `output.rs` standard output with named write errors and the `schema_version` wrapper
+//!   of JSON; `heap.rs` the counting global allocator; `host.rs` `--host-memory` and the
+//!   heap guard checked once per batch; `progress.rs` the progress bar and Ctrl-C.
+//! - `parallel.rs` independent runs side by side on threads (`--jobs` of `compare` and
+//!   `reproduce`: results by run index, so output and bits do not depend on N).
+//! - `damo.rs` damo's files (`--damon` reads its kdamonds JSON, `--damon-record` writes its
+//!   record); `reproduce.rs` the flags and progress of `mmsim reproduce` (planning and
+//!   judging are `mmsim_report::reproduce`'s); `trace.rs` `trace
+//!   info|head|convert|formats`; `sweep.rs` hands a grid to the Python package.
+//! - `validate/`: `suite.rs` reads `validation/suite.toml`; `kernel.rs` runs the kernel
+//!   side (the probe in a memory cgroup under the runner's own, a swap file, a bpftrace
+//!   capture of the `memcg:*` tracepoints, PSI; every change undone by guards, also on
+//!   error or Ctrl-C; guest cases through `tools/validate/guest-run.sh`); `counters.rs`
+//!   each compared counter on both sides; `mod.rs` the result JSON, the comparison,
+//!   `--from-results`/`--check`/`--rebaseline` and `--kernel-run` (a real application
+//!   recorded by `scripts/capture-app`).
+//!
 //! Exit status: 0 on success, 2 for bad input or usage (a scenario, trace or flag that
 //! is wrong; the message names the file and line or the field), 3 for `run --strict`
 //! when the printed result has warnings (an OOM-killed workload, an empty or wholly

@@ -33,6 +33,33 @@
 //! with the program models: `fio-randread` and `memcached` (seed 000, scaled down),
 //! `pgbench` (seed 001 at its size) and `dd-vs-eater` (seed 004, scaled down).
 //!
+//! ## Modules
+//!
+//! - `scenario/`: `mod.rs` the types (`Scenario`, `WorkloadSpec`, `WorkloadKind`,
+//!   `Schedule`); `raw.rs` the TOML shape of a workload, checked against its kind;
+//!   `load.rs` loading and validation; `overrides.rs` the run settings a front end applies
+//!   on top (flags, Python keywords, sweep points) and `[machine]` keys written as `--set`
+//!   writes them.
+//! - `gen.rs` the synthetic generators; `zipf.rs` the alias-over-buckets zipf sampler of
+//!   `sampler = "alias"` (rejection-inversion from rand_distr is the default) and, in a
+//!   sampled run, its table over the kept pages.
+//! - `models/`: the program models (fio, kv, pgbench, dd, eater, kbuild, tabs); each spec
+//!   implements the `Model` trait (kind name, fields, target, size, events, validation),
+//!   reached by `match`, never `dyn`; `models/mod.rs` says how to add a kind.
+//! - `trace_gen.rs` trace replay: keys renumbered by first appearance, or under
+//!   `trace_keys = "offset"` kept as page offsets in one file per trace file, laid out by
+//!   a bounded first pass.
+//! - `run.rs` phases, start times and the round-robin `EventStream`; `fair.rs` the CFS-like
+//!   `schedule = "fair"`.
+//! - `cgroups/`: a scenario's memory cgroups (`mod.rs` the tables and knob values,
+//!   `plan.rs` their checks, expansion into timed knob writes, and setup); lru_gen file
+//!   writes (`[[lru_gen_write]]`).
+//! - `sample.rs` SHARDS-sampled runs (`[sample]`, `--sample`): the per-page spatial-hash
+//!   filter of each generator's events, the machine scaled by the rate, the counters scaled
+//!   back.
+//! - `published.rs` the published results a scenario reproduces; `footprint.rs` the host
+//!   memory a scenario will need at most; `host.rs` what the process may use.
+//!
 //! Determinism: the same scenario and seed give bit-identical results. Each workload
 //! draws from its own seeded PCG stream ([`gen::workload_seed`]; fio's jobs from streams
 //! seeded from it); traces are read in order; the interleaving is a fixed round-robin,
