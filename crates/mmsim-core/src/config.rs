@@ -332,6 +332,26 @@ pub struct PolicyConfig {
     /// [`MglruRefaultActivate`].
     #[serde(default)]
     pub mglru_refault_activate: MglruRefaultActivate,
+    /// For `mglru` `v6.1`: the 6.1 stable kernels' "mm/mglru: fix
+    /// underprotected page cache" (081488051d28 of 6.7, backported to 6.1.69;
+    /// Debian bookworm's 6.1.0-17 and later have it). Default false: v6.1 as
+    /// released. With it, `sort_folio()` also protects a folio whose refs
+    /// have saturated (`refs == BIT(LRU_REFS_WIDTH)`: five or more accesses
+    /// through file descriptors) whatever the PID controller's `tier_idx`,
+    /// and `lru_gen_add_folio()` adds a clean, cold folio (buffered-read page
+    /// cache, a put-back survivor) to min_seq + 1 rather than min_seq unless
+    /// reclaim rotates it (`reclaiming`) or only `MIN_NR_GENS` generations
+    /// are left, and a folio that cannot be evicted yet (anon outside the
+    /// swap cache, dirty or under writeback with PG_reclaim) to max_seq − 1
+    /// rather than min_seq + 1 (include/linux/mm_inline.h and mm/vmscan.c of
+    /// 6.1.192). The v6.14 model has these rules in their later form and
+    /// ignores the field. Written to results only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mglru_fix_underprotected: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// Which multi-gen LRU refaults `lru_gen_refault()` counts in
@@ -375,6 +395,7 @@ impl Default for PolicyConfig {
             memcg_stats_flush: MemcgStatsFlush::default(),
             memcg_stats_flush_ms: default_memcg_stats_flush_ms(),
             mglru_refault_activate: MglruRefaultActivate::default(),
+            mglru_fix_underprotected: false,
         }
     }
 }
