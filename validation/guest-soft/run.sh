@@ -29,6 +29,11 @@ SOFTA=${SOFTA:-96M}
 SOFTB=${SOFTB:-96M}
 PARENT=${PARENT:--1}
 SWAP_MB=${SWAP_MB:-1024}
+# pti=on: page-table isolation flushes the TLB on every kernel entry, so that TCG sets
+# the accessed bits of hot pages again after reclaim clears them (as tools/validate/
+# guest-run.sh does for DAMON); PTI= (empty) boots without it. no_timer_check: a loaded
+# host made a TCG boot panic in the IO-APIC timer check ("IO-APIC + timer does not work").
+PTI=${PTI-pti=on}
 PROBE=$(readlink -f "${PROBE:-$HERE/../../target/release/mmsim-probe}")
 mkdir -p "$W"
 KD=$W/k-$KPKG
@@ -49,6 +54,6 @@ ACC=(-accel tcg,thread=single)
 timeout "${TIMEOUT:-1800}" qemu-system-x86_64 "${ACC[@]}" -m "$MEM" -smp "${SMP:-1}" -nographic -no-reboot \
   -kernel "$VMLINUZ" -initrd "$W/soft-initramfs.cpio.gz" \
   -drive "file=$W/soft-swap.img,format=raw,if=none,id=s0" -device nvme,drive=s0,serial=svswap \
-  -append "console=ttyS0 quiet panic=-1 sv_lrugen=$LRUGEN sv_softA=$SOFTA sv_softB=$SOFTB sv_parent=$PARENT sv_runs=$RUNS" \
+  -append "console=ttyS0 quiet panic=-1 no_timer_check $PTI sv_lrugen=$LRUGEN sv_softA=$SOFTA sv_softB=$SOFTB sv_parent=$PARENT sv_runs=$RUNS" \
   < /dev/null
 rm -f "$W/soft-swap.img"

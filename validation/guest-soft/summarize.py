@@ -58,7 +58,8 @@ def summarize(run):
                 t = float(p[1]) - t0
                 s = dict(zip(('usage', 'refault', 'swap', 'majflt'), map(int, p[3:7])))
                 lg = dict(zip(('usage', 'refault', 'swap', 'majflt'), map(int, p[8:12])))
-                samples.append((t, s, lg, int(p[12]), int(p[13])))
+                samples.append((t, s, lg, int(p[12]), int(p[13]),
+                                int(p[14]) * 1024 if len(p) > 14 else None))
             except (ValueError, IndexError):
                 pass
     if samples:
@@ -73,6 +74,12 @@ def summarize(run):
         out['pswpin_before_after'] = [b[3] - vm0['pswpin'], vm1['pswpin'] - b[3]]
         after = [s for s in samples if s[0] > end['short']]
         out['long_usage_max_after'] = max((s[2]['usage'] for s in after), default=0)
+        # The memory the jobs had: MemFree + both groups' usage, while both ran with
+        # swap in use (the median of those samples).
+        jm = sorted(x[5] + x[1]['usage'] + x[2]['usage'] for x in samples
+                    if x[5] is not None and x[0] <= end['short'] and x[4] > vm0['pswpout'])
+        if jm:
+            out['job_memory_mib'] = round(jm[len(jm) // 2] / (1 << 20), 1)
         out['sample_interval_s'] = round((samples[-1][0] - samples[0][0]) / max(1, len(samples) - 1), 3)
     return out
 
@@ -95,7 +102,8 @@ def main():
             print(f"  long at short's end ({r['at_short_end']['t_s']} s): usage "
                   f"{r['at_short_end']['long_usage'] >> 20}M; refaults before/after "
                   f"{r['long_refault_before_after']}, majflt before/after {r['long_majflt_before_after']}; "
-                  f"usage max after {r['long_usage_max_after'] >> 20}M; samples every {r['sample_interval_s']} s")
+                  f"usage max after {r['long_usage_max_after'] >> 20}M; samples every {r['sample_interval_s']} s; "
+                  f"memory of the jobs {r.get('job_memory_mib')} MiB")
 
 
 if __name__ == '__main__':

@@ -343,8 +343,10 @@ pub struct PolicyConfig {
     /// reclaim rotates it (`reclaiming`) or only `MIN_NR_GENS` generations
     /// are left, and a folio that cannot be evicted yet (anon outside the
     /// swap cache, dirty or under writeback with PG_reclaim) to max_seq − 1
-    /// rather than min_seq + 1 (include/linux/mm_inline.h and mm/vmscan.c of
-    /// 6.1.192). The v6.14 model has these rules in their later form and
+    /// rather than min_seq + 1; and `lru_gen_refault()` restores a refault
+    /// from refs 3 (not only 4) or in a fault with its refs saturated as well
+    /// as PG_workingset, so that `sort_folio()` protects it (mm/workingset.c,
+    /// include/linux/mm_inline.h and mm/vmscan.c of 6.1.192). The v6.14 model has these rules in their later form and
     /// ignores the field. Written to results only when set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mglru_fix_underprotected: bool,

@@ -335,7 +335,7 @@ pub(crate) struct LruGenState {
     pub activate_recent: bool,
     /// `machine.policy.mglru_fix_underprotected` (v6.1 model): the 6.1.69+
     /// stable rules of "mm/mglru: fix underprotected page cache" in
-    /// `sort_folio()` and `lru_gen_add_folio()`.
+    /// `sort_folio()`, `lru_gen_add_folio()` and `lru_gen_refault()`.
     pub fix_underprotected: bool,
     /// `current->in_lru_fault`: inside a page fault (set by the fault path).
     pub in_fault: bool,

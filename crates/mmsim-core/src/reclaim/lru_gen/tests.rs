@@ -1150,3 +1150,45 @@ fn v6_1_stable_places_fd_reads_one_generation_up_and_protects_saturated_refs() {
         s.check_invariants().unwrap();
     }
 }
+
+/// `mglru_fix_underprotected` in `lru_gen_refault()` (6.1.69+): a recent refault whose
+/// shadow had refs 3 (a folio read four times: refs 2 + PG_workingset) is restored
+/// even outside a fault, with its refs saturated as well as PG_workingset, so that
+/// `sort_folio()` will protect it; v6.1 as released restores only from refs 4 and sets
+/// PG_workingset alone.
+#[test]
+fn v6_1_stable_refault_from_refs_three_comes_back_saturated() {
+    for fix in [false, true] {
+        let mut c = cfg(V1, 1 << 16, Some(1 << 14));
+        c.policy.mglru_fix_underprotected = fix;
+        let mut s = Sim::new(c).unwrap();
+        let t = s.add_task("t");
+        let file = s.add_file("f", 100).unwrap();
+        s.open(file, t).unwrap();
+        s.fadvise(file, Advice::Random).unwrap();
+        for i in 0..4 {
+            read(&mut s, file, 9);
+            read(&mut s, file, 20 + i);
+        }
+        let f = file_folio(&s, file, 9);
+        assert_eq!(folio_lru_refs(V1, &s.folios[f]), 3);
+        s.lru_gen_del_folio(f, true);
+        s.lru_gen_add_folio_at_for_test(f, 0);
+        assert_eq!(s.get_tier_idx(0, FILE), 3);
+        s.lru_gen_run_eviction(0, 0, Some(1), None).unwrap();
+        assert!(slot_folio(s.files[file as usize].slot(9)).is_none(), "fix {fix}");
+        // Tier 2 (refs 3) was evicted; its shadow holds the min_seq that
+        // try_to_inc_min_seq left after the isolation, so the refault is recent.
+        assert_eq!(s.lru_gen_folio(0).evicted[FILE][2], 1);
+        read(&mut s, file, 9);
+        assert_eq!(s.vm.workingset_refault_file, 1, "fix {fix}");
+        assert_eq!(s.lru_gen_folio(0).refaulted[FILE][2], 1, "fix {fix}");
+        assert_eq!(s.vm.workingset_restore_file, fix as u64, "fix {fix}");
+        let fo = s.folios[file_folio(&s, file, 9)];
+        // The read after the refault sets PG_referenced (folio_inc_refs).
+        assert!(fo.test(flags::REFERENCED));
+        assert_eq!(fo.test(flags::WORKINGSET), fix);
+        assert_eq!(folio_lru_refs(V1, &fo), if fix { 4 } else { 0 });
+        s.check_invariants().unwrap();
+    }
+}
