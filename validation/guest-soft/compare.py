@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Compares mmsim's run of validation/guest-soft/fair.toml with the 6.1 guest's runs
-recorded in results/kernel-6.1.jsonl (summarize.py --json of run.sh's console log, one
-run a line), counter by counter: kernel mean, spread (largest deviation of a run from
+recorded in results/ (summarize.py --json of run.sh's console log, one run a line;
+--results NAME picks the file, default kernel-6.1-416M.jsonl), counter by counter: kernel mean, spread (largest deviation of a run from
 the mean, relative), mmsim, error (mmsim - mean) / mean. No guest needed.
 
-    python3 validation/guest-soft/compare.py target/release/mmsim [--memory 355M] [--json]
+    python3 validation/guest-soft/compare.py target/release/mmsim [--results kernel-6.1-448M.jsonl]
+        [--memory 355M] [--json]
 
 "before"/"after" split the run at /short's end: in the guest at the last 100 ms sample
 at or before it, in mmsim at the last stats sample (100 ms of simulated time) at or
@@ -64,7 +65,9 @@ def kernel_counters(run):
 def main():
     mmsim = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith('--') else 'mmsim'
     memory = sys.argv[sys.argv.index('--memory') + 1] if '--memory' in sys.argv else None
-    runs = [kernel_counters(json.loads(l)) for l in (HERE / 'results' / 'kernel-6.1.jsonl').read_text().splitlines() if l.strip()]
+    name = sys.argv[sys.argv.index('--results') + 1] if '--results' in sys.argv else 'kernel-6.1-416M.jsonl'
+    runs = [kernel_counters(json.loads(line))
+            for line in (HERE / 'results' / name).read_text().splitlines() if line.strip()]
     m = mmsim_counters(mmsim, memory)
     rows = []
     for k in m:
