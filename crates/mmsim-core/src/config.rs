@@ -332,28 +332,18 @@ pub struct PolicyConfig {
     /// [`MglruRefaultActivate`].
     #[serde(default)]
     pub mglru_refault_activate: MglruRefaultActivate,
-    /// For `mglru` `v6.1`: the 6.1 stable kernels' "mm/mglru: fix
-    /// underprotected page cache" (081488051d28 of 6.7, backported to 6.1.69;
-    /// Debian bookworm's 6.1.0-17 and later have it). Default false: v6.1 as
-    /// released. With it, `sort_folio()` also protects a folio whose refs
-    /// have saturated (`refs == BIT(LRU_REFS_WIDTH)`: five or more accesses
-    /// through file descriptors) whatever the PID controller's `tier_idx`,
-    /// and `lru_gen_add_folio()` adds a clean, cold folio (buffered-read page
-    /// cache, a put-back survivor) to min_seq + 1 rather than min_seq unless
-    /// reclaim rotates it (`reclaiming`) or only `MIN_NR_GENS` generations
-    /// are left, and a folio that cannot be evicted yet (anon outside the
-    /// swap cache, dirty or under writeback with PG_reclaim) to max_seq − 1
-    /// rather than min_seq + 1; and `lru_gen_refault()` restores a refault
-    /// from refs 3 (not only 4) or in a fault with its refs saturated as well
-    /// as PG_workingset, so that `sort_folio()` protects it (mm/workingset.c,
-    /// include/linux/mm_inline.h and mm/vmscan.c of 6.1.192). The v6.14 model has these rules in their later form and
-    /// ignores the field. Written to results only when set.
+    /// For `mglru` `v6.1`: 6.1.69+ stable's "mm/mglru: fix underprotected page
+    /// cache" (081488051d28, 6.7; Debian 6.1.0-17+). Default false (6.1.0). With
+    /// it `sort_folio()` protects saturated refs whatever `tier_idx`,
+    /// `lru_gen_add_folio()` adds clean cold folios to min_seq + 1 (pending ones
+    /// to max_seq − 1), and `lru_gen_refault()` restores from refs 3 with the
+    /// refs saturated (6.1.192 source). v6.14 ignores it; written only when set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mglru_fix_underprotected: bool,
 }
 
 fn is_false(b: &bool) -> bool {
-    !*b
+    !b
 }
 
 /// Which multi-gen LRU refaults `lru_gen_refault()` counts in

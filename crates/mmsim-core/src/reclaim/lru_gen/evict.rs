@@ -75,8 +75,7 @@ impl Sim {
                 } else if tier > tier_idx {
                     format!("protected by its tier {tier} > tier_idx {tier_idx} (PID controller)")
                 } else {
-                    "protected: refs saturated (6.1.69+, fix underprotected page cache)"
-                        .to_string()
+                    "protected: refs saturated (6.1.69+, fix underprotected page cache)".to_string()
                 };
                 self.xp_sort_folio(f, sc, &why);
             }

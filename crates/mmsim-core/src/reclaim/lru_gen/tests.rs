@@ -1120,7 +1120,11 @@ fn v6_1_stable_places_fd_reads_one_generation_up_and_protects_saturated_refs() {
         assert_eq!((lg.min_seq[FILE], lg.max_seq), (0, 3));
         let want_seq = if fix { 1 } else { 0 };
         for p in [1, 10, 11, 12, 13, 14] {
-            assert_eq!(seq_of(&s, file_folio(&s, file, p)), want_seq, "fix {fix} page {p}");
+            assert_eq!(
+                seq_of(&s, file_folio(&s, file, p)),
+                want_seq,
+                "fix {fix} page {p}"
+            );
         }
         // Back into min_seq (flags kept) so that eviction sorts them.
         for p in [1, 10, 11, 12, 13, 14] {
@@ -1133,7 +1137,10 @@ fn v6_1_stable_places_fd_reads_one_generation_up_and_protects_saturated_refs() {
         assert_eq!(s.get_tier_idx(0, FILE), 3);
         s.lru_gen_run_eviction(0, 0, Some(1), None).unwrap();
         for p in 10..=14 {
-            assert!(slot_folio(s.files[file as usize].slot(p)).is_none(), "page {p}");
+            assert!(
+                slot_folio(s.files[file as usize].slot(p)).is_none(),
+                "page {p}"
+            );
         }
         let kept = slot_folio(s.files[file as usize].slot(1));
         assert_eq!(kept.is_some(), fix, "fix {fix}");
@@ -1176,7 +1183,10 @@ fn v6_1_stable_refault_from_refs_three_comes_back_saturated() {
         s.lru_gen_add_folio_at_for_test(f, 0);
         assert_eq!(s.get_tier_idx(0, FILE), 3);
         s.lru_gen_run_eviction(0, 0, Some(1), None).unwrap();
-        assert!(slot_folio(s.files[file as usize].slot(9)).is_none(), "fix {fix}");
+        assert!(
+            slot_folio(s.files[file as usize].slot(9)).is_none(),
+            "fix {fix}"
+        );
         // Tier 2 (refs 3) was evicted; its shadow holds the min_seq that
         // try_to_inc_min_seq left after the isolation, so the refault is recent.
         assert_eq!(s.lru_gen_folio(0).evicted[FILE][2], 1);
