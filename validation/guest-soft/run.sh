@@ -7,7 +7,7 @@
 # Adapted from the ground-truth notes' qemu/build.sh, run.sh and soft.sh (copied into
 # this directory; nothing outside the repository is read). usage:
 #
-#   [W=/tmp/qemu-gt] [MEM=448] [RUNS=3] [KVM=0] [LRUGEN=0] [PROBE=target/release/mmsim-probe] \
+#   [W=/tmp/qemu-gt] [MEM=448] [RUNS=3] [KVM=0]   (the recorded case: MEM=416) [LRUGEN=0] [PROBE=target/release/mmsim-probe] \
 #     validation/guest-soft/run.sh > console.log
 #   python3 validation/guest-soft/summarize.py console.log
 #
