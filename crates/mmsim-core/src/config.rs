@@ -332,6 +332,18 @@ pub struct PolicyConfig {
     /// [`MglruRefaultActivate`].
     #[serde(default)]
     pub mglru_refault_activate: MglruRefaultActivate,
+    /// For `mglru` `v6.1`: 6.1.69+ stable's "mm/mglru: fix underprotected page
+    /// cache" (081488051d28, 6.7; Debian 6.1.0-17+). Default false (6.1.0). With
+    /// it `sort_folio()` protects saturated refs whatever `tier_idx`,
+    /// `lru_gen_add_folio()` adds clean cold folios to min_seq + 1 (pending ones
+    /// to max_seq − 1), and `lru_gen_refault()` restores from refs 3 with the
+    /// refs saturated (6.1.192 source). v6.14 ignores it; written only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mglru_fix_underprotected: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
 }
 
 /// Which multi-gen LRU refaults `lru_gen_refault()` counts in
@@ -375,6 +387,7 @@ impl Default for PolicyConfig {
             memcg_stats_flush: MemcgStatsFlush::default(),
             memcg_stats_flush_ms: default_memcg_stats_flush_ms(),
             mglru_refault_activate: MglruRefaultActivate::default(),
+            mglru_fix_underprotected: false,
         }
     }
 }

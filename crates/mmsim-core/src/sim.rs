@@ -290,6 +290,7 @@ impl Sim {
             min_ttl_ns: cfg.policy.min_ttl_ms * 1_000_000,
             activate_recent: cfg.policy.mglru_refault_activate
                 == crate::config::MglruRefaultActivate::Recent,
+            fix_underprotected: cfg.policy.mglru_fix_underprotected,
             ..Default::default()
         };
         let swap = match (cfg.swap.device, cfg.swap.size) {

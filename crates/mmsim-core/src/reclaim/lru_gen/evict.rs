@@ -13,7 +13,8 @@ impl Sim {
     /// `sort_folio()`: true if folio `f` (at the tail of min_seq's list) was
     /// moved instead of being isolated: promoted (its generation field
     /// differs) → its generation's head; protected by tier (> `tier_idx`,
-    /// or v6.14's lazily promoted workingset) → min_seq + 1; under
+    /// v6.14's lazily promoted workingset, or with `fix_underprotected`
+    /// v6.1.69+'s saturated refs) → min_seq + 1; under
     /// writeback or dirty file → min_seq + 1 with PG_reclaim.
     pub(super) fn sort_folio(
         &mut self,
@@ -41,7 +42,12 @@ impl Sim {
         }
         let lazily_promoted =
             v == MglruVersion::V6_14 && refs + ws as u64 == LRU_REFS_MASK as u64 + 2;
-        if tier > tier_idx || lazily_promoted {
+        // 6.1.69+ (`fix_underprotected`): saturated refs are protected whatever
+        // tier_idx says.
+        let saturated = v == MglruVersion::V6_1
+            && self.lru_gen.fix_underprotected
+            && refs == 1 << LRU_REFS_WIDTH;
+        if tier > tier_idx || lazily_promoted || saturated {
             let g = self.folio_inc_gen(m, f, false);
             match v {
                 MglruVersion::V6_14 => {
@@ -66,8 +72,10 @@ impl Sim {
             if self.xp.is_some() {
                 let why = if lazily_promoted {
                     "lazily promoted: refs saturated with PG_workingset (6.14)".to_string()
-                } else {
+                } else if tier > tier_idx {
                     format!("protected by its tier {tier} > tier_idx {tier_idx} (PID controller)")
+                } else {
+                    "protected: refs saturated (6.1.69+, fix underprotected page cache)".to_string()
                 };
                 self.xp_sort_folio(f, sc, &why);
             }

@@ -333,6 +333,10 @@ pub(crate) struct LruGenState {
     /// every recent refault counts `WORKINGSET_ACTIVATE_*`, as kernels
     /// before 6.14 count it; else only refaults in a page fault.
     pub activate_recent: bool,
+    /// `machine.policy.mglru_fix_underprotected` (v6.1 model): the 6.1.69+
+    /// stable rules of "mm/mglru: fix underprotected page cache" in
+    /// `sort_folio()`, `lru_gen_add_folio()` and `lru_gen_refault()`.
+    pub fix_underprotected: bool,
     /// `current->in_lru_fault`: inside a page fault (set by the fault path).
     pub in_fault: bool,
     /// v6.1 `sc->memcgs_need_aging` of kswapd's scan control.
@@ -422,6 +426,20 @@ impl Sim {
                     MAX_NR_GENS - ws
                 };
                 (lg.max_seq + 1).saturating_sub(g).max(lg.min_seq[ty])
+            }
+            MglruVersion::V6_1 if self.lru_gen.fix_underprotected => {
+                // 6.1.69+ ("mm/mglru: fix underprotected page cache"): the
+                // pending go to the second youngest generation, the clean and
+                // cold to the second oldest unless rotated or at MIN_NR_GENS.
+                if fo.test(flags::ACTIVE) {
+                    lg.max_seq
+                } else if cold_but_pending {
+                    lg.max_seq - 1
+                } else if reclaiming || lg.min_seq[ty] + MIN_NR_GENS >= lg.max_seq {
+                    lg.min_seq[ty]
+                } else {
+                    lg.min_seq[ty] + 1
+                }
             }
             MglruVersion::V6_1 => {
                 if fo.test(flags::ACTIVE) {

@@ -1088,3 +1088,117 @@ fn scan_folios_emits_lru_isolate_with_the_kernels_arguments() {
         assert_eq!(kinds[..2], ["isolate", "shrink_inactive"], "{v:?}");
     }
 }
+
+/// `machine.policy.mglru_fix_underprotected` (v6.1 model; 6.1.69+ stable, "mm/mglru:
+/// fix underprotected page cache"): a buffered read's folio enters min_seq + 1 rather
+/// than min_seq while more than MIN_NR_GENS generations exist, and eviction protects a
+/// folio whose refs saturated (five reads: refs 3 + PG_workingset = BIT(LRU_REFS_WIDTH),
+/// tier 3) even when the PID controller's tier_idx is the top tier, counting it in
+/// `workingset_activate_file` as v6.1 counts every protected folio. Without the field
+/// (v6.1 as released) the folio enters min_seq and is evicted with the rest.
+#[test]
+fn v6_1_stable_places_fd_reads_one_generation_up_and_protects_saturated_refs() {
+    for fix in [false, true] {
+        let mut c = cfg(V1, 1 << 16, Some(1 << 14));
+        c.policy.mglru_fix_underprotected = fix;
+        let mut s = Sim::new(c).unwrap();
+        let t = s.add_task("t");
+        let file = s.add_file("f", 100).unwrap();
+        s.open(file, t).unwrap();
+        s.fadvise(file, Advice::Random).unwrap();
+        // Page 1 read five times, pages 10..=14 once each (they also keep the
+        // reads of page 1 from being pos_same_folio).
+        for i in 0..5 {
+            read(&mut s, file, 1);
+            read(&mut s, file, 10 + i);
+        }
+        let f1 = file_folio(&s, file, 1);
+        let fo = s.folios[f1];
+        assert_eq!(folio_lru_refs(V1, &fo), 1 << LRU_REFS_WIDTH);
+        assert_eq!(folio_tier(V1, &fo), 3);
+        let lg = s.lru_gen_folio(0);
+        assert_eq!((lg.min_seq[FILE], lg.max_seq), (0, 3));
+        let want_seq = if fix { 1 } else { 0 };
+        for p in [1, 10, 11, 12, 13, 14] {
+            assert_eq!(
+                seq_of(&s, file_folio(&s, file, p)),
+                want_seq,
+                "fix {fix} page {p}"
+            );
+        }
+        // Back into min_seq (flags kept) so that eviction sorts them.
+        for p in [1, 10, 11, 12, 13, 14] {
+            let f = file_folio(&s, file, p);
+            s.lru_gen_del_folio(f, true);
+            s.lru_gen_add_folio_at_for_test(f, 0);
+        }
+        // No refaults: every tier's error is positive, tier_idx = 3, so tier 3 is
+        // not above it.
+        assert_eq!(s.get_tier_idx(0, FILE), 3);
+        s.lru_gen_run_eviction(0, 0, Some(1), None).unwrap();
+        for p in 10..=14 {
+            assert!(
+                slot_folio(s.files[file as usize].slot(p)).is_none(),
+                "page {p}"
+            );
+        }
+        let kept = slot_folio(s.files[file as usize].slot(1));
+        assert_eq!(kept.is_some(), fix, "fix {fix}");
+        assert_eq!(s.lru_gen.stats.tier_protected, fix as u64);
+        assert_eq!(s.memcgs[0].lruvec.workingset_activate[FILE], fix as u64);
+        if fix {
+            // Protected to min_seq + 1, its refs and PG_workingset cleared
+            // (folio_inc_gen), and counted in protected[tier - 1].
+            let f = kept.unwrap();
+            assert_eq!(seq_of(&s, f), 1);
+            assert_eq!(folio_lru_refs(V1, &s.folios[f]), 0);
+            assert_eq!(s.lru_gen_folio(0).min_seq[FILE], 1);
+        }
+        s.check_invariants().unwrap();
+    }
+}
+
+/// `mglru_fix_underprotected` in `lru_gen_refault()` (6.1.69+): a recent refault whose
+/// shadow had refs 3 (a folio read four times: refs 2 + PG_workingset) is restored
+/// even outside a fault, with its refs saturated as well as PG_workingset, so that
+/// `sort_folio()` will protect it; v6.1 as released restores only from refs 4 and sets
+/// PG_workingset alone.
+#[test]
+fn v6_1_stable_refault_from_refs_three_comes_back_saturated() {
+    for fix in [false, true] {
+        let mut c = cfg(V1, 1 << 16, Some(1 << 14));
+        c.policy.mglru_fix_underprotected = fix;
+        let mut s = Sim::new(c).unwrap();
+        let t = s.add_task("t");
+        let file = s.add_file("f", 100).unwrap();
+        s.open(file, t).unwrap();
+        s.fadvise(file, Advice::Random).unwrap();
+        for i in 0..4 {
+            read(&mut s, file, 9);
+            read(&mut s, file, 20 + i);
+        }
+        let f = file_folio(&s, file, 9);
+        assert_eq!(folio_lru_refs(V1, &s.folios[f]), 3);
+        s.lru_gen_del_folio(f, true);
+        s.lru_gen_add_folio_at_for_test(f, 0);
+        assert_eq!(s.get_tier_idx(0, FILE), 3);
+        s.lru_gen_run_eviction(0, 0, Some(1), None).unwrap();
+        assert!(
+            slot_folio(s.files[file as usize].slot(9)).is_none(),
+            "fix {fix}"
+        );
+        // Tier 2 (refs 3) was evicted; its shadow holds the min_seq that
+        // try_to_inc_min_seq left after the isolation, so the refault is recent.
+        assert_eq!(s.lru_gen_folio(0).evicted[FILE][2], 1);
+        read(&mut s, file, 9);
+        assert_eq!(s.vm.workingset_refault_file, 1, "fix {fix}");
+        assert_eq!(s.lru_gen_folio(0).refaulted[FILE][2], 1, "fix {fix}");
+        assert_eq!(s.vm.workingset_restore_file, fix as u64, "fix {fix}");
+        let fo = s.folios[file_folio(&s, file, 9)];
+        // The read after the refault sets PG_referenced (folio_inc_refs).
+        assert!(fo.test(flags::REFERENCED));
+        assert_eq!(fo.test(flags::WORKINGSET), fix);
+        assert_eq!(folio_lru_refs(V1, &fo), if fix { 4 } else { 0 });
+        s.check_invariants().unwrap();
+    }
+}

@@ -54,7 +54,9 @@ impl Sim {
     /// the token's seq (`lru_gen_test_recent`); v6.1: the token's seq is
     /// still min_seq — counts `refaulted[tier]`, and restores PG_workingset
     /// (v6.14: if the shadow had it, else the refs; v6.1: in a fault or with
-    /// saturated refs). v6.1 counts REFAULT only for recent refaults.
+    /// saturated refs; with `fix_underprotected`, 6.1.69+: in a fault or from
+    /// refs 3, and with refs saturated too). v6.1 counts REFAULT only for
+    /// recent refaults.
     pub(crate) fn lru_gen_refault(&mut self, f: FolioId, shadow: u32) {
         let Some(s) = crate::reclaim::workingset::Shadow::unpack(shadow) else {
             return;
@@ -129,7 +131,14 @@ impl Sim {
             }
             MglruVersion::V6_1 => {
                 let refs = low + s.workingset as u64;
-                let restore = self.lru_gen.in_fault || refs == 1 << LRU_REFS_WIDTH;
+                // 6.1.69+ (`fix_underprotected`): from refs BIT(LRU_REFS_WIDTH) - 1,
+                // "they would have been protected by sort_folio()".
+                let restore = self.lru_gen.in_fault
+                    || if self.lru_gen.fix_underprotected {
+                        refs >= (1 << LRU_REFS_WIDTH) - 1
+                    } else {
+                        refs == 1 << LRU_REFS_WIDTH
+                    };
                 (refs, lru_tier_from_refs(v, refs, false), restore)
             }
         };
@@ -142,6 +151,11 @@ impl Sim {
             self.vm_workingset_activate(m, file, nr);
         }
         if restore {
+            if v == MglruVersion::V6_1 && self.lru_gen.fix_underprotected {
+                // set_mask_bits(LRU_REFS_MASK | PG_workingset): refs saturated, so
+                // that sort_folio() protects it.
+                set_folio_refs(&mut self.folios[f], LRU_REFS_MASK);
+            }
             self.folios[f].set(flags::WORKINGSET);
             let item = if file {
                 WORKINGSET_RESTORE_FILE
