@@ -334,6 +334,23 @@ pub fn memcg_stats_flush_of(release: &str) -> mmsim_core::MemcgStatsFlush {
     }
 }
 
+/// Whether kernel `release` has "mm/mglru: fix underprotected page cache" in its 6.1
+/// form (the v6.1 model's `mglru_fix_underprotected`): 6.1 stable from 6.1.69, which
+/// Debian's bookworm kernels carry from ABI 6.1.0-17 (6.1.69-1) on; Debian names its
+/// 6.1 releases `6.1.0-<abi>-<flavour>`, whose stable version `uname -r` does not show.
+pub fn mglru_fix_underprotected_of(release: &str) -> bool {
+    let nums: Vec<u32> = release
+        .split(|c: char| !c.is_ascii_digit())
+        .take(4)
+        .map(|p| p.parse().unwrap_or(0))
+        .collect();
+    match nums.as_slice() {
+        [6, 1, 0, abi, ..] if release.starts_with("6.1.0-") => *abi >= 17,
+        [6, 1, patch, ..] => *patch >= 69,
+        _ => false,
+    }
+}
+
 /// The suite's directory, once `mmsim validate` has read the suite: a recorded
 /// scenario's relative paths (a trace's) resolve against its case file's directory.
 static SUITE_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
@@ -349,6 +366,8 @@ pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, St
                 s.machine.policy.mglru_version = mglru_version_of(&r.kernel.release);
                 s.machine.policy.mglru_refault_activate =
                     mglru_refault_activate_of(&r.kernel.release);
+                s.machine.policy.mglru_fix_underprotected =
+                    mglru_fix_underprotected_of(&r.kernel.release);
             } else {
                 s.machine.policy.memcg_stats_flush = memcg_stats_flush_of(&r.kernel.release);
             }
@@ -918,7 +937,10 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
 
 #[cfg(test)]
 mod tests {
-    use super::{memcg_stats_flush_of, mglru_refault_activate_of, mglru_version_of};
+    use super::{
+        memcg_stats_flush_of, mglru_fix_underprotected_of, mglru_refault_activate_of,
+        mglru_version_of,
+    };
     use mmsim_core::config::MglruVersion;
 
     #[test]
@@ -957,5 +979,17 @@ mod tests {
         assert_eq!(mglru_refault_activate_of("6.13.2"), Recent);
         assert_eq!(mglru_refault_activate_of("6.14.0"), Fault);
         assert_eq!(mglru_refault_activate_of("6.18.44-fc-v657"), Fault);
+    }
+
+    #[test]
+    fn kernel_releases_map_to_the_6_1_stable_mglru_protection() {
+        assert!(mglru_fix_underprotected_of("6.1.0-50-cloud-amd64"));
+        assert!(mglru_fix_underprotected_of("6.1.0-17-amd64"));
+        assert!(!mglru_fix_underprotected_of("6.1.0-16-amd64"));
+        assert!(mglru_fix_underprotected_of("6.1.69"));
+        assert!(!mglru_fix_underprotected_of("6.1.68"));
+        assert!(!mglru_fix_underprotected_of("6.1.0"));
+        assert!(!mglru_fix_underprotected_of("6.12.107+deb13-cloud-amd64"));
+        assert!(!mglru_fix_underprotected_of("garbage"));
     }
 }
