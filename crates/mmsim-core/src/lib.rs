@@ -57,6 +57,7 @@
 // crates name items through them (`mmsim_core::memcg::MemcgId`, ...); every
 // other module is private and what other crates use is re-exported below.
 pub mod config;
+mod compaction;
 mod cost;
 pub mod damon;
 mod event;
@@ -97,6 +98,7 @@ pub use config::{
     MemcgStatsFlush, MglruRefaultActivate, MglruVersion, PolicyConfig, PolicyName, Size,
     SoftLimitReclaim, SwapZeroPages,
 };
+pub use compaction::CompactionConfig;
 pub use cost::{CostModel, ReclaimProfile};
 pub use damon::module_params::{DamonModule, DamonModuleWriteLog};
 pub use damon::sysfs::DamonConfig;
