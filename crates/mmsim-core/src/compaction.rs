@@ -372,12 +372,16 @@ impl Sim {
         true
     }
 
-    /// The zone's fragmentation score (`fragmentation_score_zone`; one zone,
-    /// so the weighted node score is the same up to `present / (present + 1)`).
+    /// `fragmentation_score_zone`: `extfrag_for_order` at order 9.
+    fn fragmentation_score_zone(&self) -> u64 {
+        extfrag_for_order(&self.phys.zone.buddyinfo(), COMPACTION_HPAGE_ORDER)
+    }
+
+    /// `fragmentation_score_node`: the one zone's score weighted by
+    /// `present / (node present + 1)`.
     pub(crate) fn fragmentation_score(&self) -> u64 {
-        let zone = &self.phys.zone;
-        let s = extfrag_for_order(&zone.buddyinfo(), COMPACTION_HPAGE_ORDER);
-        s * zone.spanned_pages / (zone.spanned_pages + 1)
+        let n = self.phys.zone.spanned_pages;
+        self.fragmentation_score_zone() * n / (n + 1)
     }
 
     /// `fragmentation_score_wmark`: the low (stop) or high (start) mark.
@@ -461,7 +465,11 @@ impl Sim {
     /// `compact_zone_order` for one zone: the block and the run's result;
     /// counts `compact_stall` / `compact_success` / `compact_fail` and
     /// charges the scanning and migration to the allocating task.
-    fn alloc_pages_direct_compact(&mut self, order: u8, prio: MigrateMode) -> (Option<u64>, CompactResult) {
+    fn alloc_pages_direct_compact(
+        &mut self,
+        order: u8,
+        prio: MigrateMode,
+    ) -> (Option<u64>, CompactResult) {
         let o = order as usize;
         // try_to_compact_pages: every priority above MIN_COMPACT_PRIORITY
         // (sync full, unused here) checks the deferral.
@@ -537,7 +545,9 @@ impl Sim {
             }
         } else if self.compact.proactive_at <= now {
             let mut next = now + HPAGE_FRAG_CHECK_INTERVAL_NS;
-            if !self.kswapd.running && self.fragmentation_score() > self.fragmentation_score_wmark(false) {
+            if !self.kswapd.running
+                && self.fragmentation_score() > self.fragmentation_score_wmark(false)
+            {
                 let prev = self.fragmentation_score();
                 let mut cc = CompactControl::new(None, MigrateMode::SyncLight, false, true);
                 cc.whole_zone = true;
@@ -571,6 +581,8 @@ impl Sim {
             if r == CompactResult::Success {
                 self.compact.compaction_defer_reset(order, false);
             } else if matches!(r, CompactResult::Complete | CompactResult::PartialSkipped) {
+                // drain_all_pages(zone), then defer.
+                self.phys.drain_pages();
                 self.compact.defer_compaction(order);
             }
         }
@@ -696,7 +708,7 @@ impl Sim {
             if self.kswapd.running {
                 return CompactResult::PartialSkipped;
             }
-            return if self.fragmentation_score() > self.fragmentation_score_wmark(true) {
+            return if self.fragmentation_score_zone() > self.fragmentation_score_wmark(true) {
                 CompactResult::Continue
             } else {
                 CompactResult::Success
@@ -928,7 +940,8 @@ impl Sim {
         };
         while block_start >= low_pfn {
             if self.suitable_migration_target(cc, block_start) {
-                let nr = self.isolate_freepages_block(cc, &mut isolate_start, block_end_pfn, stride);
+                let nr =
+                    self.isolate_freepages_block(cc, &mut isolate_start, block_end_pfn, stride);
                 if isolate_start == block_end_pfn {
                     let pfn = block_start - PAGEBLOCK_NR_PAGES;
                     if pfn < self.compact.cached_free_pfn {

@@ -56,8 +56,8 @@
 // `config`, `memcg` and `reclaim::lru_gen` stay public paths because other
 // crates name items through them (`mmsim_core::memcg::MemcgId`, ...); every
 // other module is private and what other crates use is re-exported below.
-pub mod config;
 mod compaction;
+pub mod config;
 mod cost;
 pub mod damon;
 mod event;
@@ -92,13 +92,13 @@ mod writeback;
 #[cfg(test)]
 mod rule_tests;
 
+pub use compaction::CompactionConfig;
 pub use config::MAX_MEMORY_PAGES;
 pub use config::{
     CgroupVersion, ConfigError, CostVariant, DeviceConfig, DeviceKind, MachineConfig,
     MemcgStatsFlush, MglruRefaultActivate, MglruVersion, PolicyConfig, PolicyName, Size,
     SoftLimitReclaim, SwapZeroPages,
 };
-pub use compaction::CompactionConfig;
 pub use cost::{CostModel, ReclaimProfile};
 pub use damon::module_params::{DamonModule, DamonModuleWriteLog};
 pub use damon::sysfs::DamonConfig;

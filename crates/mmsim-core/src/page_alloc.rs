@@ -899,6 +899,14 @@ impl PhysMem {
         }
     }
 
+    /// `drain_pages_zone` (mm/page_alloc.c, v6.12): every page of the
+    /// per-CPU list back to the buddy lists, oldest first.
+    pub(crate) fn drain_pages(&mut self) {
+        while let Some(p) = self.pcp.list.pop_front() {
+            self.zone.free_pages_block(p, 0);
+        }
+    }
+
     /// Points `mem_map` at folio `f` (or `NIL`) for the `1 << order` frames
     /// from `pfn`; nothing when no one reads `mem_map` ([`PhysMem::mem_map`]).
     #[inline(always)]
