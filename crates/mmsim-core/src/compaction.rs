@@ -76,9 +76,14 @@
 //! Simplified (marked): no `fast_find_migrateblock` /
 //! `fast_isolate_freepages` (the free-list searches that start a scanner
 //! elsewhere), no pageblock skip hints (the cached scanner positions are
-//! kept), no page capture (`compact_capture`), no per-CPU list drain (old
-//! frames go to the buddy lists at once, where `compact_zone`'s
-//! `lru_add_drain_cpu_zone` would put them a chunk later), no writeback,
+//! kept), no page capture (`compact_capture`); the per-CPU list is drained
+//! when a run starts (the model's list holds up to the low watermark, as
+//! v6.12's `high_min` without the adaptive tuning; the kernel drains it after
+//! a failed direct reclaim, which the slow path here does too) and old frames
+//! go to the buddy lists at once (where `compact_zone`'s
+//! `lru_add_drain_cpu_zone` would put them a chunk later);
+//! `compaction_suitable` reads the free pages the model's watermarks read
+//! (`Node::free`, per-CPU list included); no writeback,
 //! pinning or `too_many_isolated` checks (writeback folios are not isolated
 //! in async mode); migration never fails once a target is found. The kernel
 //! puts a migrated folio back at its list's head (`folio_add_lru` of the
@@ -149,7 +154,7 @@ impl CompactionConfig {
             return Err(ConfigError::new(
                 "machine.compaction.proactiveness",
                 format!(
-                    "{} is out of range: vm.compaction_proactiveness takes 0..=100",
+                    "{} is out of range (allowed: 0..=100, as vm.compaction_proactiveness)",
                     self.proactiveness
                 ),
             ));
@@ -158,7 +163,7 @@ impl CompactionConfig {
             return Err(ConfigError::new(
                 "machine.compaction.extfrag_threshold",
                 format!(
-                    "{} is out of range: vm.extfrag_threshold takes 0..=1000",
+                    "{} is out of range (allowed: 0..=1000, as vm.extfrag_threshold)",
                     self.extfrag_threshold
                 ),
             ));
@@ -360,7 +365,10 @@ impl Sim {
         } else {
             self.node.wmark_min
         } + (2u64 << order);
-        if !zone.watermark_ok(0, mark) {
+        // The order-0 check on the free pages the model's watermarks read
+        // (`Node::free`: the buddy lists and the per-CPU list, which
+        // `compact_zone` drains first).
+        if self.phys.free_pages() <= mark {
             return false;
         }
         if order > PAGE_ALLOC_COSTLY_ORDER as usize {
@@ -426,6 +434,12 @@ impl Sim {
             }
         }
         self.try_to_free_pages();
+        if let Some(p) = self.take_block(order, self.node.wmark_min) {
+            return Some(p);
+        }
+        // __alloc_pages_direct_reclaim: a failure after reclaim drains the
+        // per-CPU lists (drain_all_pages) and tries once more.
+        self.phys.drain_pages();
         if let Some(p) = self.take_block(order, self.node.wmark_min) {
             return Some(p);
         }
@@ -604,6 +618,10 @@ impl Sim {
     /// `compact_migrate_scanned`, `compact_free_scanned`, `compact_isolated`,
     /// `pgmigrate_success` and `pgmigrate_fail`.
     fn compact_zone(&mut self, cc: &mut CompactControl) -> CompactResult {
+        // The model's per-CPU list holds up to the low watermark (no
+        // adaptive `high`): drained first so that its pages merge and can
+        // be targets (the kernel's slow path drains after failed reclaim).
+        self.phys.drain_pages();
         if let Some(o) = cc.order {
             if self.phys.zone.watermark_ok(o, self.node.wmark_min) {
                 return CompactResult::Success;
