@@ -740,11 +740,11 @@ impl Sim {
         }
         let zone = &self.phys.zone;
         let nr_free = zone.buddyinfo();
-        for o in order..NR_PAGE_ORDERS {
+        for (o, &n) in nr_free.iter().enumerate().skip(order) {
             if zone.has_free(o, MigrateType::Movable) {
                 return CompactResult::Success;
             }
-            if nr_free[o] > 0
+            if n > 0
                 && can_steal_fallback(o, MigrateType::Movable)
                 && MigrateType::Movable
                     .fallbacks()
