@@ -52,16 +52,19 @@
 //!   a THP, mTHP, khugepaged or large page-cache allocation): wake kswapd if
 //!   allowed, try the min watermark, then (costly orders, direct reclaim
 //!   allowed) async compaction; a `__GFP_NORETRY` allocation gives up when it
-//!   was skipped or deferred; then one direct reclaim, the min watermark, and
-//!   a second compaction (async for `__GFP_NORETRY` costly allocations, else
-//!   `MIGRATE_SYNC_LIGHT`). `__GFP_NORETRY` is set as `vma_thp_gfp_mask` sets
-//!   it (defrag `always` outside MADV_HUGEPAGE VMAs) and for readahead's
-//!   large folios. Only sync compaction defers (`try_to_compact_pages`).
+//!   was skipped or deferred; then one direct reclaim, the min watermark
+//!   (again after draining the per-CPU list, as `__alloc_pages_direct_reclaim`
+//!   does), and a second compaction (async for `__GFP_NORETRY` costly
+//!   allocations, else `MIGRATE_SYNC_LIGHT`). `__GFP_NORETRY` is set as
+//!   `vma_thp_gfp_mask` sets it (defrag `always` outside MADV_HUGEPAGE VMAs)
+//!   and for readahead's large folios. Every attempt checks the deferral;
+//!   only sync runs defer (`try_to_compact_pages`). A deferred attempt still
+//!   counts `compact_stall` (and `compact_fail`), a skipped one does not.
 //! * **kcompactd** (`TimerKind::Kcompactd`, `kcompactd = true`): woken for
-//!   the allocation's order by an allocation that may not reclaim directly
-//!   when kswapd finds the node balanced (`wakeup_kswapd`), and by kswapd
-//!   when it goes to sleep after reclaiming for a high order
-//!   (`kswapd_try_to_sleep`); it compacts in `MIGRATE_SYNC_LIGHT` mode
+//!   the allocation's order when an allocation that wakes kswapd finds the
+//!   node balanced (`wakeup_kswapd`), and by kswapd when it goes to sleep
+//!   balanced after such a wakeup (`kswapd_try_to_sleep`), if compaction
+//!   could help (`kcompactd_node_suitable`); it compacts in `MIGRATE_SYNC_LIGHT` mode
 //!   (`kcompactd_do_work`) and counts `compact_daemon_*`. Every
 //!   `HPAGE_FRAG_CHECK_INTERVAL_MSEC` (500 ms) it checks the fragmentation
 //!   score (`extfrag_for_order` at order 9) against
