@@ -100,6 +100,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::ConfigError;
 use crate::cost::{COMPACT_SCAN_NS, MIGRATE_PAGE_NS};
+use crate::huge_memory::ThpGfp;
 use crate::mem::folio::{flags, FolioId, NIL};
 use crate::page_alloc::{
     can_steal_fallback, MigrateType, NR_PAGE_ORDERS, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER,
@@ -358,6 +359,47 @@ pub(crate) fn extfrag_for_order(nr_free: &[u64; NR_PAGE_ORDERS], order: usize) -
 }
 
 impl Sim {
+    /// `get_page_from_freelist` / `__alloc_pages_slowpath` for a THP order:
+    /// a free block above the low watermark (`zone_watermark_fast` with the
+    /// order's unusable pages); else, as the gfp allows, wake kswapd and/or
+    /// reclaim directly once, then try above the min watermark; with
+    /// `[machine.compaction]`, `Sim::alloc_slowpath_compact`. The pages
+    /// leave `Node::free`. (Here rather than in `crate::huge_memory`, whose
+    /// fault path, `crate::khugepaged` and large page-cache folios call it.)
+    pub(crate) fn rmqueue_large(&mut self, order: u8, gfp: ThpGfp) -> Option<u64> {
+        if let Some(p) = self.take_block(order, self.node.wmark_low) {
+            return Some(p);
+        }
+        if !gfp.kswapd && !gfp.direct {
+            return None;
+        }
+        if self.compact.cfg.enabled {
+            return self.alloc_slowpath_compact(order, gfp);
+        }
+        if gfp.kswapd {
+            self.wakeup_kswapd();
+        }
+        if gfp.direct {
+            self.try_to_free_pages();
+        }
+        self.take_block(order, self.node.wmark_min)
+    }
+
+    /// A free block of `order` if free pages minus the order's unusable
+    /// ones stay above `mark` (`__zone_watermark_ok`).
+    pub(crate) fn take_block(&mut self, order: u8, mark: u64) -> Option<u64> {
+        let n = 1u64 << order;
+        if self.node.free < n || self.node.free - (n - 1) <= mark {
+            return None;
+        }
+        let pfn = self
+            .phys
+            .zone
+            .alloc_pages(order as usize, MigrateType::Movable)?;
+        self.node.free -= n;
+        Some(pfn)
+    }
+
     /// `compaction_suitable` (v6.12): enough order-0 free pages above the
     /// watermark (low for costly orders, else min) plus `compact_gap`, and
     /// for costly orders a fragmentation index above `extfrag_threshold`.
@@ -411,11 +453,7 @@ impl Sim {
     /// (`__alloc_pages_slowpath` for `order`, see the module overview),
     /// after the low-watermark attempt failed. The block's pages leave
     /// `Node::free` as in `take_block`.
-    pub(crate) fn alloc_slowpath_compact(
-        &mut self,
-        order: u8,
-        gfp: crate::huge_memory::ThpGfp,
-    ) -> Option<u64> {
+    pub(crate) fn alloc_slowpath_compact(&mut self, order: u8, gfp: ThpGfp) -> Option<u64> {
         let o = order as usize;
         if gfp.kswapd {
             self.wakeup_kswapd_order(o);

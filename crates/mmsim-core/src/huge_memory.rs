@@ -95,7 +95,6 @@ use crate::config::ConfigError;
 use crate::mem::filemap::{slot_folio, SLOT_FOLIO};
 use crate::mem::folio::{flags, FolioId, NO_LIST};
 use crate::mem::pagetable::{pte_present, VmaId, PTE_FOLIO_MASK, PTE_PRESENT};
-use crate::page_alloc::MigrateType;
 use crate::sim::{Policy, Sim};
 use crate::stats::item::*;
 
@@ -654,46 +653,6 @@ impl Sim {
         self.phys.set_frames_folio(pfn, order as usize, f);
         self.folios.set_head_pfn(f, pfn as u32);
         Ok(f)
-    }
-
-    /// `get_page_from_freelist` / `__alloc_pages_slowpath` for a THP order:
-    /// a free block above the low watermark (`zone_watermark_fast` with the
-    /// order's unusable pages); else, as the gfp allows, wake kswapd and/or
-    /// reclaim directly once, then try above the min watermark; with
-    /// `[machine.compaction]`, `Sim::alloc_slowpath_compact`. The pages
-    /// leave `Node::free`.
-    pub(crate) fn rmqueue_large(&mut self, order: u8, gfp: ThpGfp) -> Option<u64> {
-        if let Some(p) = self.take_block(order, self.node.wmark_low) {
-            return Some(p);
-        }
-        if !gfp.kswapd && !gfp.direct {
-            return None;
-        }
-        if self.compact.cfg.enabled {
-            return self.alloc_slowpath_compact(order, gfp);
-        }
-        if gfp.kswapd {
-            self.wakeup_kswapd();
-        }
-        if gfp.direct {
-            self.try_to_free_pages();
-        }
-        self.take_block(order, self.node.wmark_min)
-    }
-
-    /// A free block of `order` if free pages minus the order's unusable
-    /// ones stay above `mark` (`__zone_watermark_ok`).
-    pub(crate) fn take_block(&mut self, order: u8, mark: u64) -> Option<u64> {
-        let n = 1u64 << order;
-        if self.node.free < n || self.node.free - (n - 1) <= mark {
-            return None;
-        }
-        let pfn = self
-            .phys
-            .zone
-            .alloc_pages(order as usize, MigrateType::Movable)?;
-        self.node.free -= n;
-        Some(pfn)
     }
 
     /// `do_anonymous_page` / `map_anon_folio_pmd` for large folio `f`:
