@@ -720,6 +720,12 @@ pub struct MachineConfig {
         skip_serializing_if = "crate::huge_memory::ThpConfig::is_default"
     )]
     pub thp: crate::huge_memory::ThpConfig,
+    /// Memory compaction (`[machine.compaction]`, `crate::compaction`): off by default.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::compaction::CompactionConfig::is_default"
+    )]
+    pub compaction: crate::compaction::CompactionConfig,
     /// The kernel's tracepoints to emit (`crate::tracepoint`; `mmsim run
     /// --tracepoints`). Off when absent (the default); results are the same
     /// with or without them.
@@ -889,6 +895,7 @@ impl Default for MachineConfig {
             stats_max_samples: 0,
             damon: None,
             thp: Default::default(),
+            compaction: Default::default(),
         }
     }
 }
@@ -929,6 +936,7 @@ impl MachineConfig {
     /// Checks every field against its allowed range; the error names the field.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.thp.validate(self.policy.name == PolicyName::Lru)?;
+        self.compaction.validate()?;
         if self.zero_page && self.policy.name == PolicyName::Lru {
             return Err(ConfigError::new(
                 "machine.zero_page",

@@ -897,9 +897,11 @@ impl Sim {
         order: u8,
     ) -> Option<FolioId> {
         let n = 1u32 << order;
+        // readahead_gfp_mask: __GFP_NORETRY.
         let gfp = crate::huge_memory::ThpGfp {
             direct: true,
             kswapd: true,
+            noretry: true,
         };
         let pfn = self.rmqueue_large(order, gfp)?;
         if !self.try_charge_memcg_noretry(u64::from(n)) {

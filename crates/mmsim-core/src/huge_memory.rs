@@ -38,9 +38,9 @@
 //!   block above the low watermark or fails, and the charge fails at once
 //!   at `memory.max` (`gfpflags_allow_blocking` false). A charge that may
 //!   reclaim does so as `try_charge_memcg` does, without the OOM killer
-//!   above order 3 (`mem_cgroup_oom`, PAGE_ALLOC_COSTLY_ORDER). Direct
-//!   compaction is not modelled: the slow path is one direct-reclaim pass
-//!   then the min watermark.
+//!   above order 3 (`mem_cgroup_oom`, PAGE_ALLOC_COSTLY_ORDER). Without
+//!   `[machine.compaction]` the slow path is one direct-reclaim pass then
+//!   the min watermark; with it, `crate::compaction`'s.
 //! * **Zeroing**: the whole folio is cleared at the fault
 //!   (`folio_zero_user`): `minor_fault_ns` plus `clear_page_ns` per extra page.
 //! * **Mapping** (`set_ptes` of `do_anonymous_page`): every PTE of the block
@@ -95,7 +95,6 @@ use crate::config::ConfigError;
 use crate::mem::filemap::{slot_folio, SLOT_FOLIO};
 use crate::mem::folio::{flags, FolioId, NO_LIST};
 use crate::mem::pagetable::{pte_present, VmaId, PTE_FOLIO_MASK, PTE_PRESENT};
-use crate::page_alloc::MigrateType;
 use crate::sim::{Policy, Sim};
 use crate::stats::item::*;
 
@@ -381,7 +380,12 @@ impl ThpConfig {
             ThpDefrag::Madvise => (madv, false),
             ThpDefrag::Never => (false, false),
         };
-        ThpGfp { direct, kswapd }
+        let noretry = self.defrag == ThpDefrag::Always && !madv;
+        ThpGfp {
+            direct,
+            kswapd,
+            noretry,
+        }
     }
 }
 
@@ -392,6 +396,8 @@ pub(crate) struct ThpGfp {
     pub direct: bool,
     /// `__GFP_KSWAPD_RECLAIM`: wake kswapd.
     pub kswapd: bool,
+    /// `__GFP_NORETRY` (`crate::compaction`'s slow path only).
+    pub noretry: bool,
 }
 
 /// Per-size counters of `hugepages-<size>kB/stats/` (`enum mthp_stat_item`, v6.12).
@@ -647,42 +653,6 @@ impl Sim {
         self.phys.set_frames_folio(pfn, order as usize, f);
         self.folios.set_head_pfn(f, pfn as u32);
         Ok(f)
-    }
-
-    /// `get_page_from_freelist` / `__alloc_pages_slowpath` for a THP order:
-    /// a free block above the low watermark (`zone_watermark_fast` with the
-    /// order's unusable pages); else, as the gfp allows, wake kswapd and/or
-    /// reclaim directly once, then try above the min watermark. No
-    /// compaction is modelled. The pages leave `Node::free`.
-    pub(crate) fn rmqueue_large(&mut self, order: u8, gfp: ThpGfp) -> Option<u64> {
-        if let Some(p) = self.take_block(order, self.node.wmark_low) {
-            return Some(p);
-        }
-        if !gfp.kswapd && !gfp.direct {
-            return None;
-        }
-        if gfp.kswapd {
-            self.wakeup_kswapd();
-        }
-        if gfp.direct {
-            self.try_to_free_pages();
-        }
-        self.take_block(order, self.node.wmark_min)
-    }
-
-    /// A free block of `order` if free pages minus the order's unusable
-    /// ones stay above `mark` (`__zone_watermark_ok`).
-    fn take_block(&mut self, order: u8, mark: u64) -> Option<u64> {
-        let n = 1u64 << order;
-        if self.node.free < n || self.node.free - (n - 1) <= mark {
-            return None;
-        }
-        let pfn = self
-            .phys
-            .zone
-            .alloc_pages(order as usize, MigrateType::Movable)?;
-        self.node.free -= n;
-        Some(pfn)
     }
 
     /// `do_anonymous_page` / `map_anon_folio_pmd` for large folio `f`:

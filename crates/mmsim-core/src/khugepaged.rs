@@ -42,8 +42,9 @@
 //!   lose their mappings and are freed (`free_page_and_swap_cache`, their
 //!   swap slots and charges with them), and the new folio is mapped by the
 //!   range (one young bit standing for the huge PMD's, dirty), added to the
-//!   LRU. The model has no direct compaction, so an order-9 allocation
-//!   succeeds only when the buddy allocator has a free order-9 block.
+//!   LRU. Without `[machine.compaction]` an order-9 allocation succeeds
+//!   only when the buddy allocator has a free order-9 block; with it, the
+//!   slow path compacts (`crate::compaction`).
 //! * **MADV_COLLAPSE** (`madvise_collapse`): refused (`EINVAL`) in a
 //!   MADV_NOHUGEPAGE or file VMA; the sysfs settings do not matter
 //!   (`thp_vma_allowable_order` without TVA_ENFORCE_SYSFS). Each PMD range
@@ -398,6 +399,7 @@ impl Sim {
                 // GFP_TRANSHUGE, or GFP_TRANSHUGE_LIGHT for khugepaged without defrag.
                 direct: !khugepaged || k.defrag,
                 kswapd: false,
+                noretry: false,
             },
         }
     }

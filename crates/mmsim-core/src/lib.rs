@@ -56,6 +56,7 @@
 // `config`, `memcg` and `reclaim::lru_gen` stay public paths because other
 // crates name items through them (`mmsim_core::memcg::MemcgId`, ...); every
 // other module is private and what other crates use is re-exported below.
+mod compaction;
 pub mod config;
 mod cost;
 pub mod damon;
@@ -91,6 +92,7 @@ mod writeback;
 #[cfg(test)]
 mod rule_tests;
 
+pub use compaction::CompactionConfig;
 pub use config::MAX_MEMORY_PAGES;
 pub use config::{
     CgroupVersion, ConfigError, CostVariant, DeviceConfig, DeviceKind, MachineConfig,

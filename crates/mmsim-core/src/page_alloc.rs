@@ -327,7 +327,7 @@ impl Zone {
     }
 
     /// Whether the `order` list of `mt` holds a block, pristine ones included.
-    fn has_free(&self, order: usize, mt: MigrateType) -> bool {
+    pub(crate) fn has_free(&self, order: usize, mt: MigrateType) -> bool {
         self.heads[order][mt as usize] != NONE
             || (order == MAX_PAGE_ORDER && mt == MigrateType::Movable && self.pristine_blocks() > 0)
     }
@@ -621,7 +621,6 @@ impl Zone {
     /// highatomic): free pages minus the `(1 << order) - 1` unusable for this
     /// order must exceed `mark`, and for order > 0 some list of at least
     /// `order` must hold a free block.
-    #[cfg_attr(not(test), allow(dead_code))] // for compaction and high-order allocations
     pub(crate) fn watermark_ok(&self, order: usize, mark: u64) -> bool {
         let free = self.free_pages as i64 - ((1i64 << order) - 1);
         if free <= mark as i64 {
@@ -632,6 +631,45 @@ impl Zone {
         }
         (order..NR_PAGE_ORDERS)
             .any(|o| self.nr_free[o] > 0 && MigrateType::ALL.iter().any(|&mt| self.has_free(o, mt)))
+    }
+
+    /// Hooks of `crate::compaction`'s scanners (they read `struct page`s as
+    /// the kernel's do): the order of the free block headed at `pfn`
+    /// (`PageBuddy` + `buddy_order`), or None.
+    pub(crate) fn buddy_order_at(&self, pfn: u64) -> Option<usize> {
+        let o = self.frames[self.idx(pfn)].free_order;
+        (o != NOT_FREE).then_some(o as usize)
+    }
+
+    /// `page_folio` of an allocated frame (NIL for a frame no folio holds:
+    /// a kernel page, or one on the per-CPU list). Needs `mem_map`.
+    pub(crate) fn frame_folio(&self, pfn: u64) -> FolioId {
+        self.frames[self.idx(pfn)].folio
+    }
+
+    /// `__isolate_free_page`'s list removal: takes the free block at `pfn`
+    /// off its list (the pageblock's type) and marks its frames allocated
+    /// movable (`mark_allocated`), as a migration target.
+    pub(crate) fn isolate_free_block(&mut self, pfn: u64, order: usize) {
+        let mt = self.free_block_type(pfn);
+        self.del_from_free_list(pfn, order, mt);
+        let i = self.idx(pfn);
+        for k in i..i + (1 << order) {
+            self.frames[k].alloc_type = MigrateType::Movable as u8;
+        }
+    }
+
+    /// Writes every pristine block onto the tail of the order-10 movable
+    /// list, in order (where boot put them), so that the scanners can read
+    /// their frames: list contents and order do not change.
+    pub(crate) fn materialize_all_pristine(&mut self) {
+        while self.pristine_blocks() > 0 {
+            let pfn = self.start_pfn + self.pristine_next;
+            self.pristine_next += 1 << MAX_PAGE_ORDER;
+            self.nr_free[MAX_PAGE_ORDER] -= 1;
+            self.free_pages -= 1 << MAX_PAGE_ORDER;
+            self.add_to_free_list(pfn, MAX_PAGE_ORDER, MigrateType::Movable, true);
+        }
     }
 
     /// Free blocks per order (`/proc/buddyinfo`'s numbers).
@@ -857,6 +895,14 @@ impl PhysMem {
             let Some(p) = self.pcp.list.pop_front() else {
                 break;
             };
+            self.zone.free_pages_block(p, 0);
+        }
+    }
+
+    /// `drain_pages_zone` (mm/page_alloc.c, v6.12): every page of the
+    /// per-CPU list back to the buddy lists, oldest first.
+    pub(crate) fn drain_pages(&mut self) {
+        while let Some(p) = self.pcp.list.pop_front() {
             self.zone.free_pages_block(p, 0);
         }
     }

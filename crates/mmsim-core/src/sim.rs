@@ -247,6 +247,8 @@ pub struct Sim {
     pub(crate) damon: Option<Box<crate::damon::Damon>>,
     /// Multi-size THP: allowed orders and per-size counters (`crate::huge_memory`).
     pub(crate) thp: crate::huge_memory::Thp,
+    /// Memory compaction and kcompactd (`crate::compaction`).
+    pub(crate) compact: crate::compaction::Compaction,
     /// The shared zero page's folio (`machine.zero_page`), or NIL: a folio of
     /// no list, group or page frame that read-fault PTEs of anonymous memory
     /// map (`crate::fault`). The kernel's zero page is reserved memory, not
@@ -361,6 +363,7 @@ impl Sim {
                 cfg.zero_page,
                 cfg.swap.device == crate::config::DeviceKind::Zram,
             ),
+            compact: crate::compaction::Compaction::new(&cfg.compaction),
             zero_folio: crate::mem::folio::NIL,
             memcg_stats: crate::memcg_stats::MemcgStats::new(
                 cfg.policy.memcg_stats_flush,
@@ -372,6 +375,7 @@ impl Sim {
             .add_timer(crate::timer::TimerKind::Flusher, DIRTY_WRITEBACK_NS);
         sim.arm_stats_sampler();
         sim.arm_memcg_stats_flush();
+        sim.compaction_init();
         if sim.cfg.zero_page {
             // ZERO_PAGE(0): never on a list, never freed.
             sim.zero_folio = sim.folios.alloc(u32::MAX - 1, 0, 0, 0);

@@ -502,6 +502,28 @@ counters! {
         KSWAPD_LOW_WMARK_HIT_QUICKLY kswapd_low_wmark_hit_quickly: Event, Count;
         #[doc = "Counter: OOM kills (a group's: `memory.events` oom_kill, tasks of the group killed)."]
         OOM_KILL oom_kill: Event, Count, memcg(Events, "oom_kill");
+        #[doc = "Counter: pages migrated (`migrate_pages`; here by compaction, `crate::compaction`; in JSON only when non-zero)."]
+        PGMIGRATE_SUCCESS pgmigrate_success: Event, Pages, skip_if("is_zero");
+        #[doc = "Counter: pages that failed to migrate (in JSON only when non-zero)."]
+        PGMIGRATE_FAIL pgmigrate_fail: Event, Pages, skip_if("is_zero");
+        #[doc = "Counter: pages the compaction migrate scanner looked at (in JSON only when non-zero)."]
+        COMPACTMIGRATE_SCANNED compact_migrate_scanned: Event, Pages, skip_if("is_zero");
+        #[doc = "Counter: pages the compaction free scanner looked at (in JSON only when non-zero)."]
+        COMPACTFREE_SCANNED compact_free_scanned: Event, Pages, skip_if("is_zero");
+        #[doc = "Counter: pages isolated by either compaction scanner (in JSON only when non-zero)."]
+        COMPACTISOLATED compact_isolated: Event, Pages, skip_if("is_zero");
+        #[doc = "Counter: direct compaction runs that were not skipped (in JSON only when non-zero)."]
+        COMPACTSTALL compact_stall: Event, Count, skip_if("is_zero");
+        #[doc = "Counter: direct compaction runs after which the allocation still failed (in JSON only when non-zero)."]
+        COMPACTFAIL compact_fail: Event, Count, skip_if("is_zero");
+        #[doc = "Counter: direct compaction runs after which the allocation succeeded (in JSON only when non-zero)."]
+        COMPACTSUCCESS compact_success: Event, Count, skip_if("is_zero");
+        #[doc = "Counter: kcompactd runs for a requested order (`kcompactd_do_work`; in JSON only when non-zero)."]
+        KCOMPACTD_WAKE compact_daemon_wake: Event, Count, skip_if("is_zero");
+        #[doc = "Counter: pages kcompactd's migrate scanner looked at (in JSON only when non-zero)."]
+        KCOMPACTD_MIGRATE_SCANNED compact_daemon_migrate_scanned: Event, Pages, skip_if("is_zero");
+        #[doc = "Counter: pages kcompactd's free scanner looked at (in JSON only when non-zero)."]
+        KCOMPACTD_FREE_SCANNED compact_daemon_free_scanned: Event, Pages, skip_if("is_zero");
         #[doc = "Counter: PMD-size THP faults that allocated a huge page (`crate::huge_memory`)."]
         THP_FAULT_ALLOC thp_fault_alloc: Event, Count, memcg(Stat, "thp_fault_alloc");
         #[doc = "Counter: PMD-size THP faults that fell back to smaller folios."]
@@ -783,6 +805,17 @@ mod tests {
         "drop_pagecache",
         "drop_slab",
         "oom_kill",
+        "pgmigrate_success",
+        "pgmigrate_fail",
+        "compact_migrate_scanned",
+        "compact_free_scanned",
+        "compact_isolated",
+        "compact_stall",
+        "compact_fail",
+        "compact_success",
+        "compact_daemon_wake",
+        "compact_daemon_migrate_scanned",
+        "compact_daemon_free_scanned",
         "thp_fault_alloc",
         "thp_fault_fallback",
         "thp_fault_fallback_charge",

@@ -71,11 +71,14 @@ pub(crate) enum TimerKind {
     /// khugepaged's next wake-up (`crate::khugepaged`; armed only with
     /// `[machine.thp.khugepaged] run = true`).
     Khugepaged,
+    /// kcompactd's next run (`crate::compaction`): a wakeup, or its
+    /// proactive check every 500 ms; armed only with `[machine.compaction]`.
+    Kcompactd,
 }
 
 impl TimerKind {
     /// Every kind, in visit order.
-    pub(crate) const ALL: [TimerKind; 10] = [
+    pub(crate) const ALL: [TimerKind; 11] = [
         TimerKind::WritebackSwap,
         TimerKind::WritebackFs,
         TimerKind::Flusher,
@@ -86,6 +89,7 @@ impl TimerKind {
         TimerKind::StatsSample,
         TimerKind::Kdamond,
         TimerKind::Khugepaged,
+        TimerKind::Kcompactd,
     ];
     /// Number of kinds.
     pub(crate) const COUNT: usize = Self::ALL.len();
@@ -367,6 +371,7 @@ impl Sim {
             }
             TimerKind::Kdamond => self.kdamond_timer(now),
             TimerKind::Khugepaged => self.khugepaged_timer(now),
+            TimerKind::Kcompactd => self.kcompactd_timer(now),
         }
     }
 

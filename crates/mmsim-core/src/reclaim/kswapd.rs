@@ -113,6 +113,9 @@ impl Sim {
             k.running = false;
             k.slept_at = k.clock;
             self.node.dirty = false;
+            if self.node.free > self.node.wmark_high {
+                self.kswapd_sleep_compact();
+            }
             if self.tp.is_some() {
                 let t = self.kswapd.clock;
                 self.trace_event(t, TpTask::Kswapd, TpScope::default(), TpEvent::KswapdSleep);

@@ -1,0 +1,1116 @@
+//! Memory compaction (mm/compaction.c and the compaction steps of
+//! `__alloc_pages_slowpath` in mm/page_alloc.c, Linux v6.12), off by
+//! default (`[machine.compaction] enabled = true` turns it on; every other
+//! run keeps its bits).
+//!
+//! What was read: v6.12's `compact_zone`, `compact_finished` /
+//! `__compact_finished`, `isolate_migratepages`, `isolate_migratepages_block`
+//! (with `skip_isolation_on_order`), `suitable_migration_source`/`_target`,
+//! `isolate_freepages`, `isolate_freepages_block`, `compaction_alloc`,
+//! `release_free_list`, `compaction_suitable`/`__compaction_suitable`,
+//! `fragmentation_index`, `extfrag_for_order`, the deferral helpers,
+//! `try_to_compact_pages`, `__alloc_pages_direct_compact`, the kcompactd
+//! thread (`wakeup_kcompactd`, `kcompactd_do_work`, the proactive check of
+//! `kcompactd()`), and `vma_thp_gfp_mask` of mm/huge_memory.c.
+//!
+//! * **The scanners** ([`Sim::compact_zone`]): the migrate scanner walks
+//!   pageblocks up from the zone start (or its cached position), the free
+//!   scanner down from the last pageblock; they stop when they meet
+//!   (`compact_scanners_met`). The migrate scanner takes LRU folios smaller
+//!   than the target order (`skip_isolation_on_order`) in batches of
+//!   `COMPACT_CLUSTER_MAX` (32); async direct compaction scans only movable
+//!   pageblocks (`suitable_migration_source`) and gives up an order-aligned
+//!   chunk at its first page that cannot move (`skip_on_failure`). Free
+//!   blocks it meets are skipped whole; frames of no folio (kernel pages,
+//!   pages on the per-CPU list) cannot move. The free scanner isolates free
+//!   buddy blocks (`__isolate_free_page` with its min-watermark check) of
+//!   movable pageblocks whose first page is not already a free block of the
+//!   target order, with the async stride (`COMPACT_CLUSTER_MAX`, reset to 1
+//!   after a block that gave pages, doubled after one that gave none).
+//! * **Migration** (`migrate_pages` with `compaction_alloc`): folios move in
+//!   the order of the kernel's migrate list (the last isolated first); each
+//!   takes the first isolated free block of its order or the smallest larger
+//!   one, split with the upper halves kept (v6.10+ per-order free lists). A
+//!   folio that moves keeps its identity: its PTEs, LRU position, memcg
+//!   charge, mapcount, flags and accessed state are unchanged; its head PFN
+//!   and `mem_map` entries change and its old frames go back to the buddy
+//!   allocator, merging. Isolated free blocks left over are released
+//!   (`release_free_list`).
+//! * **When to stop** (`__compact_finished`): at each pageblock boundary of
+//!   the migrate scanner, a free block of at least the order on the movable
+//!   lists, or on another type's list at an order a movable allocation may
+//!   claim (`find_suitable_fallback` with `only_stealable`), ends it
+//!   (`COMPACT_SUCCESS`); proactive compaction ends when the zone's
+//!   fragmentation score is at or under the low mark.
+//! * **Whether to start**: `compaction_suitable` (the order-0 watermark —
+//!   low for costly orders, min otherwise — plus `compact_gap` = 2 << order,
+//!   and for costly orders a fragmentation index above `extfrag_threshold`),
+//!   and the deferral of `compaction_deferred` / `defer_compaction` /
+//!   `compaction_defer_reset` (`compact_considered`, `compact_defer_shift` up
+//!   to `COMPACT_MAX_DEFER_SHIFT` = 6, `compact_order_failed`).
+//! * **Direct compaction** ([`Sim::alloc_slowpath_compact`], the slow path of
+//!   a THP, mTHP, khugepaged or large page-cache allocation): wake kswapd if
+//!   allowed, try the min watermark, then (costly orders, direct reclaim
+//!   allowed) async compaction; a `__GFP_NORETRY` allocation gives up when it
+//!   was skipped or deferred; then one direct reclaim, the min watermark
+//!   (again after draining the per-CPU list, as `__alloc_pages_direct_reclaim`
+//!   does), and a second compaction (async for `__GFP_NORETRY` costly
+//!   allocations, else `MIGRATE_SYNC_LIGHT`). `__GFP_NORETRY` is set as
+//!   `vma_thp_gfp_mask` sets it (defrag `always` outside MADV_HUGEPAGE VMAs)
+//!   and for readahead's large folios. Every attempt checks the deferral;
+//!   only sync runs defer (`try_to_compact_pages`). A deferred attempt still
+//!   counts `compact_stall` (and `compact_fail`), a skipped one does not.
+//! * **kcompactd** (`TimerKind::Kcompactd`, `kcompactd = true`): woken for
+//!   the allocation's order when an allocation that wakes kswapd finds the
+//!   node balanced (`wakeup_kswapd`), and by kswapd when it goes to sleep
+//!   balanced after such a wakeup (`kswapd_try_to_sleep`), if compaction
+//!   could help (`kcompactd_node_suitable`); it compacts in `MIGRATE_SYNC_LIGHT` mode
+//!   (`kcompactd_do_work`) and counts `compact_daemon_*`. Every
+//!   `HPAGE_FRAG_CHECK_INTERVAL_MSEC` (500 ms) it checks the fragmentation
+//!   score (`extfrag_for_order` at order 9) against
+//!   `100 - proactiveness` (+10 to start) and compacts the whole zone while
+//!   it is above the low mark, backing off 64 intervals when a run did not
+//!   lower the score (`proactiveness = 0` turns it off). kcompactd runs on
+//!   its own CPU: its time is not the workload's.
+//! * **Cost**: direct compaction stalls the allocating task for
+//!   `crate::cost::COMPACT_SCAN_NS` per page either scanner looks at and
+//!   `crate::cost::MIGRATE_PAGE_NS` per page migrated.
+//!
+//! Simplified (marked): no `fast_find_migrateblock` /
+//! `fast_isolate_freepages` (the free-list searches that start a scanner
+//! elsewhere), no pageblock skip hints (the cached scanner positions are
+//! kept), no page capture (`compact_capture`); the per-CPU list is drained
+//! when a run starts (the model's list holds up to the low watermark, as
+//! v6.12's `high_min` without the adaptive tuning; the kernel drains it after
+//! a failed direct reclaim, which the slow path here does too) and old frames
+//! go to the buddy lists at once (where `compact_zone`'s
+//! `lru_add_drain_cpu_zone` would put them a chunk later);
+//! `compaction_suitable` reads the free pages the model's watermarks read
+//! (`Node::free`, per-CPU list included); no writeback,
+//! pinning or `too_many_isolated` checks (writeback folios are not isolated
+//! in async mode); migration never fails once a target is found. The kernel
+//! puts a migrated folio back at its list's head (`folio_add_lru` of the
+//! new folio); here it keeps its place. One zone; the kswapd side does not
+//! reclaim for a high order (`kswapd_order` only decides the kcompactd
+//! wake). Non-costly orders do not loop in `should_compact_retry`.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::ConfigError;
+use crate::cost::{COMPACT_SCAN_NS, MIGRATE_PAGE_NS};
+use crate::huge_memory::ThpGfp;
+use crate::mem::folio::{flags, FolioId, NIL};
+use crate::page_alloc::{
+    can_steal_fallback, MigrateType, NR_PAGE_ORDERS, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER,
+    PAGE_ALLOC_COSTLY_ORDER,
+};
+use crate::sim::Sim;
+use crate::stats::item::*;
+use crate::timer::TimerKind;
+
+/// `COMPACT_CLUSTER_MAX` (= `SWAP_CLUSTER_MAX`): folios isolated per batch.
+const COMPACT_CLUSTER_MAX: u64 = 32;
+/// `COMPACT_MAX_DEFER_SHIFT`.
+pub(crate) const COMPACT_MAX_DEFER_SHIFT: u32 = 6;
+/// `HPAGE_FRAG_CHECK_INTERVAL_MSEC`: kcompactd's proactive check period.
+pub(crate) const HPAGE_FRAG_CHECK_INTERVAL_NS: u64 = 500_000_000;
+/// `COMPACTION_HPAGE_ORDER` on x86-64: the order the fragmentation score is for.
+const COMPACTION_HPAGE_ORDER: usize = 9;
+
+/// `[machine.compaction]`: memory compaction (off by default).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CompactionConfig {
+    /// Compact on the allocation slow path and run kcompactd (CONFIG_COMPACTION).
+    pub enabled: bool,
+    /// `vm.compaction_proactiveness` (0..=100, default 20): kcompactd's
+    /// proactive compaction target; 0 turns it off.
+    pub proactiveness: u32,
+    /// `vm.extfrag_threshold` (0..=1000, default 500): costly orders are
+    /// compacted only when the fragmentation index is above it.
+    pub extfrag_threshold: u32,
+    /// Run kcompactd (woken by kswapd and light allocations, and proactive).
+    pub kcompactd: bool,
+}
+
+impl Default for CompactionConfig {
+    fn default() -> Self {
+        CompactionConfig {
+            enabled: false,
+            proactiveness: 20,
+            extfrag_threshold: 500,
+            kcompactd: true,
+        }
+    }
+}
+
+impl CompactionConfig {
+    /// Whether every field has its default (the section is left out).
+    pub fn is_default(&self) -> bool {
+        *self == CompactionConfig::default()
+    }
+
+    /// Each knob in its kernel range; the error names the field.
+    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
+        if self.proactiveness > 100 {
+            return Err(ConfigError::new(
+                "machine.compaction.proactiveness",
+                format!(
+                    "{} is out of range (allowed: 0..=100, as vm.compaction_proactiveness)",
+                    self.proactiveness
+                ),
+            ));
+        }
+        if self.extfrag_threshold > 1000 {
+            return Err(ConfigError::new(
+                "machine.compaction.extfrag_threshold",
+                format!(
+                    "{} is out of range (allowed: 0..=1000, as vm.extfrag_threshold)",
+                    self.extfrag_threshold
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `enum migrate_mode` as compaction uses it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MigrateMode {
+    /// `MIGRATE_ASYNC`: THP faults' first attempt.
+    Async,
+    /// `MIGRATE_SYNC_LIGHT`: kcompactd, and the second direct attempt.
+    SyncLight,
+}
+
+/// `enum compact_result`, the values the model returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum CompactResult {
+    /// `COMPACT_SKIPPED`: not suitable (too few free pages, or the index).
+    Skipped,
+    /// `COMPACT_DEFERRED`.
+    Deferred,
+    /// `COMPACT_CONTINUE` (internal).
+    Continue,
+    /// `COMPACT_COMPLETE`: the scanners met over the whole zone.
+    Complete,
+    /// `COMPACT_PARTIAL_SKIPPED`: they met, having started from cached positions.
+    PartialSkipped,
+    /// `COMPACT_CONTENDED`: no free page for a migration target.
+    Contended,
+    /// `COMPACT_SUCCESS`.
+    Success,
+}
+
+/// A zone's compaction state (the `compact_*` fields of `struct zone`) and
+/// kcompactd's (`kcompactd_max_order` of `pg_data_t`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Compaction {
+    /// The configuration.
+    pub cfg: CompactionConfig,
+    /// `compact_considered`.
+    pub considered: u32,
+    /// `compact_defer_shift`.
+    pub defer_shift: u32,
+    /// `compact_order_failed`.
+    pub order_failed: u32,
+    /// `compact_cached_migrate_pfn[async, sync]` (0 = unset).
+    cached_migrate_pfn: [u64; 2],
+    /// `compact_cached_free_pfn` (0 = unset).
+    cached_free_pfn: u64,
+    /// `kcompactd_max_order` (0 = no request).
+    pub kcompactd_max_order: u32,
+    /// `kswapd_order`: the highest order kswapd was woken for since it last slept.
+    pub kswapd_order: u32,
+    /// kcompactd's next proactive check (ns), or `u64::MAX`.
+    proactive_at: u64,
+    /// CPU time kcompactd spent (ns).
+    pub kcompactd_ns: u64,
+}
+
+impl Compaction {
+    /// The state for `cfg`.
+    pub(crate) fn new(cfg: &CompactionConfig) -> Compaction {
+        Compaction {
+            cfg: cfg.clone(),
+            proactive_at: u64::MAX,
+            ..Default::default()
+        }
+    }
+
+    /// `compaction_deferred`: whether to skip compaction for `order` this
+    /// time (counts the attempt in `compact_considered`).
+    pub(crate) fn compaction_deferred(&mut self, order: u32) -> bool {
+        let limit = 1u32 << self.defer_shift;
+        if order < self.order_failed {
+            return false;
+        }
+        self.considered += 1;
+        if self.considered >= limit {
+            self.considered = limit;
+            return false;
+        }
+        true
+    }
+
+    /// `defer_compaction`: a sync run for `order` failed.
+    pub(crate) fn defer_compaction(&mut self, order: u32) {
+        self.considered = 0;
+        self.defer_shift = (self.defer_shift + 1).min(COMPACT_MAX_DEFER_SHIFT);
+        if order < self.order_failed {
+            self.order_failed = order;
+        }
+    }
+
+    /// `compaction_defer_reset`: `order` succeeded (`alloc_success`: the
+    /// allocation too).
+    pub(crate) fn compaction_defer_reset(&mut self, order: u32, alloc_success: bool) {
+        if alloc_success {
+            self.considered = 0;
+            self.defer_shift = 0;
+        }
+        if order >= self.order_failed {
+            self.order_failed = order + 1;
+        }
+    }
+}
+
+/// `struct compact_control`: one run's scanners, lists and totals.
+#[derive(Debug)]
+struct CompactControl {
+    /// Target order, or None for a whole-zone (proactive) run (order -1).
+    order: Option<usize>,
+    mode: MigrateMode,
+    direct: bool,
+    proactive: bool,
+    whole_zone: bool,
+    migrate_pfn: u64,
+    free_pfn: u64,
+    /// `cc->migratepages`, in isolation order (the kernel's list is the reverse).
+    migratepages: Vec<FolioId>,
+    nr_migratepages: u64,
+    /// `cc->freepages[order]`, head first.
+    freepages: [VecDeque<u64>; NR_PAGE_ORDERS],
+    nr_freepages: u64,
+    total_migrate_scanned: u64,
+    total_free_scanned: u64,
+    migrated: u64,
+}
+
+/// What one `isolate_migratepages` call found.
+#[derive(PartialEq, Eq)]
+enum Isolate {
+    None,
+    Success,
+}
+
+fn pageblock_start(pfn: u64) -> u64 {
+    pfn & !(PAGEBLOCK_NR_PAGES - 1)
+}
+
+fn pageblock_end(pfn: u64) -> u64 {
+    pageblock_start(pfn) + PAGEBLOCK_NR_PAGES
+}
+
+/// `block_end_pfn(pfn, order)`.
+fn block_end(pfn: u64, order: usize) -> u64 {
+    (pfn | ((1 << order) - 1)) + 1
+}
+
+/// `fill_contig_page_info` over the zone's free counts: (free pages, free
+/// blocks, free blocks of `order` that the larger blocks hold).
+fn contig_page_info(nr_free: &[u64; NR_PAGE_ORDERS], order: usize) -> (u64, u64, u64) {
+    let (mut pages, mut blocks, mut suitable) = (0, 0, 0);
+    for (o, &n) in nr_free.iter().enumerate() {
+        blocks += n;
+        pages += n << o;
+        if o >= order {
+            suitable += n << (o - order);
+        }
+    }
+    (pages, blocks, suitable)
+}
+
+/// `__fragmentation_index` (mm/vmstat.c, v6.12): -1000 when a block of
+/// `order` is free, else 0 (failure from lack of memory) to 1000 (failure
+/// from fragmentation).
+pub(crate) fn fragmentation_index(nr_free: &[u64; NR_PAGE_ORDERS], order: usize) -> i64 {
+    let (pages, blocks, suitable) = contig_page_info(nr_free, order);
+    if blocks == 0 {
+        return 0;
+    }
+    if suitable > 0 {
+        return -1000;
+    }
+    let requested = 1u64 << order;
+    1000 - ((1000 + pages * 1000 / requested) / blocks) as i64
+}
+
+/// `extfrag_for_order` (mm/vmstat.c): the percentage of free pages not in
+/// blocks of at least `order`.
+pub(crate) fn extfrag_for_order(nr_free: &[u64; NR_PAGE_ORDERS], order: usize) -> u64 {
+    let (pages, _, suitable) = contig_page_info(nr_free, order);
+    if pages == 0 {
+        return 0;
+    }
+    (pages - (suitable << order)) * 100 / pages
+}
+
+impl Sim {
+    /// `get_page_from_freelist` / `__alloc_pages_slowpath` for a THP order:
+    /// a free block above the low watermark (`zone_watermark_fast` with the
+    /// order's unusable pages); else, as the gfp allows, wake kswapd and/or
+    /// reclaim directly once, then try above the min watermark; with
+    /// `[machine.compaction]`, `Sim::alloc_slowpath_compact`. The pages
+    /// leave `Node::free`. (Here rather than in `crate::huge_memory`, whose
+    /// fault path, `crate::khugepaged` and large page-cache folios call it.)
+    pub(crate) fn rmqueue_large(&mut self, order: u8, gfp: ThpGfp) -> Option<u64> {
+        if let Some(p) = self.take_block(order, self.node.wmark_low) {
+            return Some(p);
+        }
+        if !gfp.kswapd && !gfp.direct {
+            return None;
+        }
+        if self.compact.cfg.enabled {
+            return self.alloc_slowpath_compact(order, gfp);
+        }
+        if gfp.kswapd {
+            self.wakeup_kswapd();
+        }
+        if gfp.direct {
+            self.try_to_free_pages();
+        }
+        self.take_block(order, self.node.wmark_min)
+    }
+
+    /// A free block of `order` if free pages minus the order's unusable
+    /// ones stay above `mark` (`__zone_watermark_ok`).
+    pub(crate) fn take_block(&mut self, order: u8, mark: u64) -> Option<u64> {
+        let n = 1u64 << order;
+        if self.node.free < n || self.node.free - (n - 1) <= mark {
+            return None;
+        }
+        let pfn = self
+            .phys
+            .zone
+            .alloc_pages(order as usize, MigrateType::Movable)?;
+        self.node.free -= n;
+        Some(pfn)
+    }
+
+    /// `compaction_suitable` (v6.12): enough order-0 free pages above the
+    /// watermark (low for costly orders, else min) plus `compact_gap`, and
+    /// for costly orders a fragmentation index above `extfrag_threshold`.
+    pub(crate) fn compaction_suitable(&self, order: usize) -> bool {
+        let zone = &self.phys.zone;
+        let mark = if order > PAGE_ALLOC_COSTLY_ORDER as usize {
+            self.node.wmark_low
+        } else {
+            self.node.wmark_min
+        } + (2u64 << order);
+        // The order-0 check on the free pages the model's watermarks read
+        // (`Node::free`: the buddy lists and the per-CPU list, which
+        // `compact_zone` drains first).
+        if self.phys.free_pages() <= mark {
+            return false;
+        }
+        if order > PAGE_ALLOC_COSTLY_ORDER as usize {
+            let idx = fragmentation_index(&zone.buddyinfo(), order);
+            if idx >= 0 && idx <= i64::from(self.compact.cfg.extfrag_threshold) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// `fragmentation_score_zone`: `extfrag_for_order` at order 9.
+    fn fragmentation_score_zone(&self) -> u64 {
+        extfrag_for_order(&self.phys.zone.buddyinfo(), COMPACTION_HPAGE_ORDER)
+    }
+
+    /// `fragmentation_score_node`: the one zone's score weighted by
+    /// `present / (node present + 1)`.
+    pub(crate) fn fragmentation_score(&self) -> u64 {
+        let n = self.phys.zone.spanned_pages;
+        self.fragmentation_score_zone() * n / (n + 1)
+    }
+
+    /// `fragmentation_score_wmark`: the low (stop) or high (start) mark.
+    fn fragmentation_score_wmark(&self, low: bool) -> u64 {
+        let wmark_low = 100u64
+            .saturating_sub(u64::from(self.compact.cfg.proactiveness))
+            .max(5);
+        if low {
+            wmark_low
+        } else {
+            (wmark_low + 10).min(100)
+        }
+    }
+
+    /// The allocation slow path of a large folio with compaction on
+    /// (`__alloc_pages_slowpath` for `order`, see the module overview),
+    /// after the low-watermark attempt failed. The block's pages leave
+    /// `Node::free` as in `take_block`.
+    pub(crate) fn alloc_slowpath_compact(&mut self, order: u8, gfp: ThpGfp) -> Option<u64> {
+        let o = order as usize;
+        if gfp.kswapd {
+            self.wakeup_kswapd_order(o);
+        }
+        if let Some(p) = self.take_block(order, self.node.wmark_min) {
+            return Some(p);
+        }
+        if !gfp.direct {
+            return None;
+        }
+        let costly = o > PAGE_ALLOC_COSTLY_ORDER as usize;
+        if costly {
+            let (page, r) = self.alloc_pages_direct_compact(order, MigrateMode::Async);
+            if page.is_some() {
+                return page;
+            }
+            if gfp.noretry && matches!(r, CompactResult::Skipped | CompactResult::Deferred) {
+                return None;
+            }
+        }
+        self.try_to_free_pages();
+        if let Some(p) = self.take_block(order, self.node.wmark_min) {
+            return Some(p);
+        }
+        // __alloc_pages_direct_reclaim: a failure after reclaim drains the
+        // per-CPU lists (drain_all_pages) and tries once more.
+        self.phys.drain_pages();
+        if let Some(p) = self.take_block(order, self.node.wmark_min) {
+            return Some(p);
+        }
+        let prio = if costly && gfp.noretry {
+            MigrateMode::Async
+        } else {
+            MigrateMode::SyncLight
+        };
+        self.alloc_pages_direct_compact(order, prio).0
+    }
+
+    /// `wakeup_kswapd` for a high order: records `kswapd_order`; when kswapd
+    /// stays asleep (the node is balanced at order 0) kcompactd is woken at
+    /// once. The kernel wakes it there directly for a light allocation
+    /// (`!__GFP_DIRECT_RECLAIM`); for one that may reclaim, kswapd would
+    /// first reclaim `compact_gap` pages for the order and wake kcompactd
+    /// when it sleeps (high-order kswapd reclaim is not modelled).
+    fn wakeup_kswapd_order(&mut self, order: usize) {
+        let c = &mut self.compact;
+        c.kswapd_order = c.kswapd_order.max(order as u32);
+        self.wakeup_kswapd();
+        if !self.kswapd.running {
+            self.wakeup_kcompactd(order as u32);
+        }
+    }
+
+    /// kswapd goes to sleep balanced (`kswapd_try_to_sleep`): it wakes
+    /// kcompactd for the order it was woken for.
+    pub(crate) fn kswapd_sleep_compact(&mut self) {
+        let order = std::mem::take(&mut self.compact.kswapd_order);
+        if self.compact.cfg.enabled && order > 0 {
+            self.wakeup_kcompactd(order);
+        }
+    }
+
+    /// `__alloc_pages_direct_compact` → `try_to_compact_pages` →
+    /// `compact_zone_order` for one zone: the block and the run's result;
+    /// counts `compact_stall` / `compact_success` / `compact_fail` and
+    /// charges the scanning and migration to the allocating task.
+    fn alloc_pages_direct_compact(
+        &mut self,
+        order: u8,
+        prio: MigrateMode,
+    ) -> (Option<u64>, CompactResult) {
+        let o = order as usize;
+        // try_to_compact_pages: every priority above MIN_COMPACT_PRIORITY
+        // (sync full, unused here) checks the deferral.
+        let r = if self.compact.compaction_deferred(u32::from(order)) {
+            CompactResult::Deferred
+        } else {
+            let mut cc = CompactControl::new(Some(o), prio, true, false);
+            let r = self.compact_zone(&mut cc);
+            self.advance(
+                (cc.total_migrate_scanned + cc.total_free_scanned) * COMPACT_SCAN_NS
+                    + cc.migrated * MIGRATE_PAGE_NS,
+            );
+            if r == CompactResult::Success {
+                self.compact.compaction_defer_reset(u32::from(order), false);
+            } else if prio != MigrateMode::Async
+                && matches!(r, CompactResult::Complete | CompactResult::PartialSkipped)
+            {
+                self.compact.defer_compaction(u32::from(order));
+            }
+            r
+        };
+        if r == CompactResult::Skipped {
+            return (None, r);
+        }
+        self.count_vm_events(COMPACTSTALL, 1);
+        if let Some(p) = self.take_block(order, self.node.wmark_min) {
+            self.compact.compaction_defer_reset(u32::from(order), true);
+            self.count_vm_events(COMPACTSUCCESS, 1);
+            return (Some(p), r);
+        }
+        self.count_vm_events(COMPACTFAIL, 1);
+        (None, r)
+    }
+
+    /// `wakeup_kcompactd`: records the order and, if compaction could help
+    /// (`kcompactd_node_suitable`), wakes kcompactd now.
+    pub(crate) fn wakeup_kcompactd(&mut self, order: u32) {
+        if order == 0 || !self.compact.cfg.enabled || !self.compact.cfg.kcompactd {
+            return;
+        }
+        let c = &mut self.compact;
+        c.kcompactd_max_order = c.kcompactd_max_order.max(order);
+        if self.kcompactd_node_suitable() {
+            self.timers.mod_timer(TimerKind::Kcompactd, self.clock);
+        }
+    }
+
+    /// `kcompactd_node_suitable`: the order's min watermark is not met and
+    /// compaction is suitable.
+    fn kcompactd_node_suitable(&self) -> bool {
+        let o = self.compact.kcompactd_max_order as usize;
+        !self.phys.zone.watermark_ok(o, self.node.wmark_min) && self.compaction_suitable(o)
+    }
+
+    /// Arms kcompactd's first proactive check (at boot, with compaction,
+    /// kcompactd and proactiveness on).
+    pub(crate) fn compaction_init(&mut self) {
+        let c = &self.compact.cfg;
+        if c.enabled && c.kcompactd && c.proactiveness > 0 {
+            self.compact.proactive_at = HPAGE_FRAG_CHECK_INTERVAL_NS;
+            self.timers
+                .add_timer(TimerKind::Kcompactd, HPAGE_FRAG_CHECK_INTERVAL_NS);
+        }
+    }
+
+    /// kcompactd's timer: a requested `kcompactd_do_work`, or the periodic
+    /// proactive check; then sleep until the next check.
+    pub(crate) fn kcompactd_timer(&mut self, now: u64) {
+        if self.compact.kcompactd_max_order > 0 {
+            self.kcompactd_do_work();
+            if self.compact.proactive_at != u64::MAX {
+                self.compact.proactive_at = now + HPAGE_FRAG_CHECK_INTERVAL_NS;
+            }
+        } else if self.compact.proactive_at <= now {
+            let mut next = now + HPAGE_FRAG_CHECK_INTERVAL_NS;
+            if !self.kswapd.running
+                && self.fragmentation_score() > self.fragmentation_score_wmark(false)
+            {
+                let prev = self.fragmentation_score();
+                let mut cc = CompactControl::new(None, MigrateMode::SyncLight, false, true);
+                cc.whole_zone = true;
+                self.compact_zone(&mut cc);
+                self.kcompactd_account(&cc);
+                if self.fragmentation_score() >= prev {
+                    next = now + (HPAGE_FRAG_CHECK_INTERVAL_NS << COMPACT_MAX_DEFER_SHIFT);
+                }
+            }
+            self.compact.proactive_at = next;
+        }
+        let at = self.compact.proactive_at;
+        self.timers
+            .set(TimerKind::Kcompactd, (at != u64::MAX).then_some(at));
+    }
+
+    /// `kcompactd_do_work` (v6.12): one sync-light run for
+    /// `kcompactd_max_order` unless deferred, already satisfied or not
+    /// suitable; defers on failure.
+    fn kcompactd_do_work(&mut self) {
+        let order = self.compact.kcompactd_max_order;
+        self.count_vm_events(KCOMPACTD_WAKE, 1);
+        let o = order as usize;
+        if !self.compact.compaction_deferred(order)
+            && !self.phys.zone.watermark_ok(o, self.node.wmark_min)
+            && self.compaction_suitable(o)
+        {
+            let mut cc = CompactControl::new(Some(o), MigrateMode::SyncLight, false, false);
+            let r = self.compact_zone(&mut cc);
+            self.kcompactd_account(&cc);
+            if r == CompactResult::Success {
+                self.compact.compaction_defer_reset(order, false);
+            } else if matches!(r, CompactResult::Complete | CompactResult::PartialSkipped) {
+                // drain_all_pages(zone), then defer.
+                self.phys.drain_pages();
+                self.compact.defer_compaction(order);
+            }
+        }
+        if self.compact.kcompactd_max_order <= order {
+            self.compact.kcompactd_max_order = 0;
+        }
+    }
+
+    /// kcompactd's counters and CPU time for one run.
+    fn kcompactd_account(&mut self, cc: &CompactControl) {
+        self.count_vm_events(KCOMPACTD_MIGRATE_SCANNED, cc.total_migrate_scanned);
+        self.count_vm_events(KCOMPACTD_FREE_SCANNED, cc.total_free_scanned);
+        self.compact.kcompactd_ns += (cc.total_migrate_scanned + cc.total_free_scanned)
+            * COMPACT_SCAN_NS
+            + cc.migrated * MIGRATE_PAGE_NS;
+    }
+
+    /// `compact_zone` (v6.12): see the module overview. Counts
+    /// `compact_migrate_scanned`, `compact_free_scanned`, `compact_isolated`,
+    /// `pgmigrate_success` and `pgmigrate_fail`.
+    fn compact_zone(&mut self, cc: &mut CompactControl) -> CompactResult {
+        // The model's per-CPU list holds up to the low watermark (no
+        // adaptive `high`): drained first so that its pages merge and can
+        // be targets (the kernel's slow path drains after failed reclaim).
+        self.phys.drain_pages();
+        if let Some(o) = cc.order {
+            if self.phys.zone.watermark_ok(o, self.node.wmark_min) {
+                return CompactResult::Success;
+            }
+            if !self.compaction_suitable(o) {
+                return CompactResult::Skipped;
+            }
+        }
+        self.ensure_mem_map();
+        self.phys.zone.materialize_all_pristine();
+        let (start, end) = self.phys.pfn_range();
+        let sync = usize::from(cc.mode != MigrateMode::Async);
+        let last_block = pageblock_start(end - 1);
+        if cc.whole_zone {
+            cc.migrate_pfn = start;
+            cc.free_pfn = last_block;
+        } else {
+            let c = &mut self.compact;
+            cc.migrate_pfn = c.cached_migrate_pfn[sync];
+            cc.free_pfn = c.cached_free_pfn;
+            if cc.free_pfn < start || cc.free_pfn >= end {
+                cc.free_pfn = last_block;
+                c.cached_free_pfn = cc.free_pfn;
+            }
+            if cc.migrate_pfn < start || cc.migrate_pfn >= end {
+                cc.migrate_pfn = start;
+                c.cached_migrate_pfn = [start, start];
+            }
+            cc.whole_zone = cc.migrate_pfn <= start;
+        }
+        let mut update_cached = sync == 0 && {
+            let c = &self.compact.cached_migrate_pfn;
+            c[0] == c[1]
+        };
+        let ret = loop {
+            let r = self.compact_finished(cc);
+            if r != CompactResult::Continue {
+                break r;
+            }
+            match self.isolate_migratepages(cc) {
+                Isolate::None => {
+                    if update_cached {
+                        let c = &mut self.compact.cached_migrate_pfn;
+                        c[1] = c[0];
+                    }
+                    continue;
+                }
+                Isolate::Success => update_cached = false,
+            }
+            let enomem = self.migrate_pages(cc);
+            if enomem {
+                if !self.scanners_met(cc) {
+                    break CompactResult::Contended;
+                }
+                if cc.direct && cc.mode == MigrateMode::Async {
+                    if let Some(o) = cc.order {
+                        cc.migrate_pfn = block_end(cc.migrate_pfn - 1, o);
+                    }
+                }
+            }
+        };
+        // release_free_list, and where the free scanner restarts.
+        let mut high = 0;
+        for o in 0..NR_PAGE_ORDERS {
+            while let Some(p) = cc.freepages[o].pop_front() {
+                self.phys.zone.free_pages_block(p, o);
+                high = high.max(p);
+            }
+        }
+        if cc.nr_freepages > 0 {
+            let free_pfn = pageblock_start(high);
+            if free_pfn > self.compact.cached_free_pfn {
+                self.compact.cached_free_pfn = free_pfn;
+            }
+        }
+        cc.nr_freepages = 0;
+        self.count_vm_events(COMPACTMIGRATE_SCANNED, cc.total_migrate_scanned);
+        self.count_vm_events(COMPACTFREE_SCANNED, cc.total_free_scanned);
+        ret
+    }
+
+    /// `compact_scanners_met`.
+    fn scanners_met(&self, cc: &CompactControl) -> bool {
+        (cc.free_pfn >> PAGEBLOCK_ORDER) <= (cc.migrate_pfn >> PAGEBLOCK_ORDER)
+    }
+
+    /// `compact_finished` / `__compact_finished` (v6.12).
+    fn compact_finished(&mut self, cc: &CompactControl) -> CompactResult {
+        if self.scanners_met(cc) {
+            // reset_cached_positions
+            let (start, end) = self.phys.pfn_range();
+            let c = &mut self.compact;
+            c.cached_migrate_pfn = [start, start];
+            c.cached_free_pfn = pageblock_start(end - 1);
+            return if cc.whole_zone {
+                CompactResult::Complete
+            } else {
+                CompactResult::PartialSkipped
+            };
+        }
+        if cc.proactive {
+            if self.kswapd.running {
+                return CompactResult::PartialSkipped;
+            }
+            return if self.fragmentation_score_zone() > self.fragmentation_score_wmark(true) {
+                CompactResult::Continue
+            } else {
+                CompactResult::Success
+            };
+        }
+        let Some(order) = cc.order else {
+            return CompactResult::Continue;
+        };
+        if !cc.migrate_pfn.is_multiple_of(PAGEBLOCK_NR_PAGES) {
+            return CompactResult::Continue;
+        }
+        let zone = &self.phys.zone;
+        let nr_free = zone.buddyinfo();
+        for (o, &n) in nr_free.iter().enumerate().skip(order) {
+            if zone.has_free(o, MigrateType::Movable) {
+                return CompactResult::Success;
+            }
+            if n > 0
+                && can_steal_fallback(o, MigrateType::Movable)
+                && MigrateType::Movable
+                    .fallbacks()
+                    .iter()
+                    .any(|&mt| zone.has_free(o, mt))
+            {
+                return CompactResult::Success;
+            }
+        }
+        CompactResult::Continue
+    }
+
+    /// `isolate_migratepages` (v6.12 without `fast_find_migrateblock`):
+    /// from the migrate scanner's block up to the free scanner, the first
+    /// suitable pageblock is scanned by `isolate_migratepages_block`.
+    fn isolate_migratepages(&mut self, cc: &mut CompactControl) -> Isolate {
+        let (start, _) = self.phys.pfn_range();
+        let mut low_pfn = cc.migrate_pfn;
+        let mut block_end_pfn = pageblock_end(low_pfn);
+        while block_end_pfn <= cc.free_pfn {
+            let block_start = pageblock_start(low_pfn).max(start);
+            if !self.suitable_migration_source(cc, block_start) {
+                self.update_cached_migrate(cc, block_end_pfn);
+                low_pfn = block_end_pfn;
+                cc.migrate_pfn = low_pfn;
+                block_end_pfn += PAGEBLOCK_NR_PAGES;
+                continue;
+            }
+            self.isolate_migratepages_block(cc, low_pfn, block_end_pfn);
+            break;
+        }
+        if cc.nr_migratepages > 0 {
+            Isolate::Success
+        } else {
+            Isolate::None
+        }
+    }
+
+    /// `suitable_migration_source`: async direct compaction for a movable
+    /// allocation scans only movable pageblocks.
+    fn suitable_migration_source(&self, cc: &CompactControl, pfn: u64) -> bool {
+        if cc.mode != MigrateMode::Async || !cc.direct {
+            return true;
+        }
+        self.phys.zone.pageblock_type(pfn) == MigrateType::Movable
+    }
+
+    /// `update_cached_migrate`.
+    fn update_cached_migrate(&mut self, cc: &CompactControl, pfn: u64) {
+        let c = &mut self.compact.cached_migrate_pfn;
+        if pfn > c[0] {
+            c[0] = pfn;
+        }
+        if cc.mode != MigrateMode::Async && pfn > c[1] {
+            c[1] = pfn;
+        }
+    }
+
+    /// Whether compaction may isolate folio `f` (`isolate_migratepages_block`'s
+    /// checks): on an LRU list, and not under writeback in async mode.
+    fn folio_isolatable(&self, f: FolioId, mode: MigrateMode) -> bool {
+        let fo = &self.folios[f];
+        fo.test(flags::LRU) && !(mode == MigrateMode::Async && fo.test(flags::WRITEBACK))
+    }
+
+    /// `isolate_migratepages_block` (v6.12): isolates the movable folios of
+    /// `[low_pfn, end)` up to `COMPACT_CLUSTER_MAX` pages, and sets
+    /// `cc.migrate_pfn` where it stopped.
+    fn isolate_migratepages_block(&mut self, cc: &mut CompactControl, mut low_pfn: u64, end: u64) {
+        let skip_on_failure = cc.direct && cc.mode == MigrateMode::Async;
+        let order = cc.order.unwrap_or(0);
+        let mut next_skip_pfn = if skip_on_failure {
+            block_end(low_pfn, order)
+        } else {
+            0
+        };
+        let (mut nr_scanned, mut nr_isolated) = (0u64, 0u64);
+        let mut isolated_here: Vec<FolioId> = Vec::new();
+        while low_pfn < end {
+            if skip_on_failure && low_pfn >= next_skip_pfn {
+                if nr_isolated > 0 {
+                    break;
+                }
+                next_skip_pfn = block_end(low_pfn, order);
+            }
+            nr_scanned += 1;
+            let zone = &self.phys.zone;
+            if let Some(o) = zone.buddy_order_at(low_pfn) {
+                if o > 0 {
+                    low_pfn += (1 << o) - 1;
+                    nr_scanned += (1 << o) - 1;
+                }
+                low_pfn += 1;
+                continue;
+            }
+            let f = zone.frame_folio(low_pfn);
+            let mut fail = f == NIL;
+            if !fail {
+                let head = u64::from(self.folios.head_pfn(f));
+                let fo = self.folios[f].order as usize;
+                let too_big = cc.order.is_some_and(|t| fo >= t) || fo >= PAGEBLOCK_ORDER;
+                if head != low_pfn || fo > 0 && too_big {
+                    // A tail page, or a folio not to move for this order:
+                    // skip to its end.
+                    let last = head + (1 << fo) - 1;
+                    nr_scanned += last - low_pfn;
+                    low_pfn = last;
+                    fail = true;
+                } else if !self.folio_isolatable(f, cc.mode) {
+                    fail = true;
+                } else {
+                    isolated_here.push(f);
+                    let n = 1u64 << fo;
+                    cc.nr_migratepages += n;
+                    nr_isolated += n;
+                    nr_scanned += n - 1;
+                    low_pfn += n - 1;
+                    if cc.nr_migratepages >= COMPACT_CLUSTER_MAX {
+                        low_pfn += 1;
+                        break;
+                    }
+                }
+            }
+            if fail && skip_on_failure {
+                if nr_isolated > 0 {
+                    isolated_here.clear();
+                    cc.nr_migratepages = 0;
+                    nr_isolated = 0;
+                }
+                if low_pfn < next_skip_pfn {
+                    low_pfn = next_skip_pfn - 1;
+                    next_skip_pfn += 1 << order;
+                }
+            }
+            low_pfn += 1;
+        }
+        low_pfn = low_pfn.min(end);
+        if low_pfn == end && nr_isolated == 0 {
+            self.update_cached_migrate(cc, low_pfn);
+        }
+        cc.total_migrate_scanned += nr_scanned;
+        if nr_isolated > 0 {
+            self.count_vm_events(COMPACTISOLATED, nr_isolated);
+        }
+        cc.migratepages.extend(isolated_here);
+        cc.migrate_pfn = low_pfn;
+    }
+
+    /// `migrate_pages` with `compaction_alloc` for `cc.migratepages` (the
+    /// kernel's list order: the last isolated first). Returns whether a
+    /// folio found no target (-ENOMEM); the folios after it stay.
+    fn migrate_pages(&mut self, cc: &mut CompactControl) -> bool {
+        let list = std::mem::take(&mut cc.migratepages);
+        let mut enomem = false;
+        for &f in list.iter().rev() {
+            let order = self.folios[f].order as usize;
+            let Some(target) = self.compaction_alloc(cc, order) else {
+                self.count_vm_events(PGMIGRATE_FAIL, 1 << order);
+                enomem = true;
+                break;
+            };
+            let old = u64::from(self.folios.head_pfn(f));
+            self.phys.set_frames_folio(old, order, NIL);
+            self.phys.set_frames_folio(target, order, f);
+            self.folios.set_head_pfn(f, target as u32);
+            self.phys.zone.free_pages_block(old, order);
+            cc.migrated += 1 << order;
+            self.count_vm_events(PGMIGRATE_SUCCESS, 1 << order);
+        }
+        cc.nr_migratepages = 0;
+        enomem
+    }
+
+    /// `compaction_alloc` (v6.10+): the first isolated free block of
+    /// `order`, else of the smallest larger order split (upper halves back
+    /// on the lists' heads); the free scanner runs once when they are empty.
+    fn compaction_alloc(&mut self, cc: &mut CompactControl, order: usize) -> Option<u64> {
+        let mut isolated = false;
+        loop {
+            if let Some(start) = (order..NR_PAGE_ORDERS).find(|&o| !cc.freepages[o].is_empty()) {
+                let pfn = cc.freepages[start].pop_front().expect("non-empty");
+                let mut o = start;
+                while o > order {
+                    o -= 1;
+                    cc.freepages[o].push_front(pfn + (1 << o));
+                }
+                cc.nr_freepages -= 1 << order;
+                return Some(pfn);
+            }
+            if isolated {
+                return None;
+            }
+            self.isolate_freepages(cc);
+            isolated = true;
+        }
+    }
+
+    /// `isolate_freepages` (v6.12 without `fast_isolate_freepages`): down
+    /// from the free scanner's pageblock to the one above the migrate
+    /// scanner's, until enough pages are isolated.
+    fn isolate_freepages(&mut self, cc: &mut CompactControl) {
+        let (_, end) = self.phys.pfn_range();
+        let mut isolate_start = cc.free_pfn;
+        let mut block_start = pageblock_start(isolate_start);
+        let mut block_end_pfn = (block_start + PAGEBLOCK_NR_PAGES).min(end);
+        let low_pfn = pageblock_end(cc.migrate_pfn);
+        let mut stride = if cc.mode == MigrateMode::Async {
+            COMPACT_CLUSTER_MAX
+        } else {
+            1
+        };
+        while block_start >= low_pfn {
+            if self.suitable_migration_target(cc, block_start) {
+                let nr =
+                    self.isolate_freepages_block(cc, &mut isolate_start, block_end_pfn, stride);
+                if isolate_start == block_end_pfn {
+                    let pfn = block_start - PAGEBLOCK_NR_PAGES;
+                    if pfn < self.compact.cached_free_pfn {
+                        self.compact.cached_free_pfn = pfn;
+                    }
+                }
+                if cc.nr_freepages >= cc.nr_migratepages {
+                    if isolate_start >= block_end_pfn {
+                        isolate_start = block_start - PAGEBLOCK_NR_PAGES;
+                    }
+                    break;
+                } else if isolate_start < block_end_pfn {
+                    break;
+                }
+                if nr > 0 {
+                    stride = 1;
+                } else {
+                    stride = (stride << 1).min(COMPACT_CLUSTER_MAX);
+                }
+            }
+            block_end_pfn = block_start;
+            block_start -= PAGEBLOCK_NR_PAGES;
+            isolate_start = block_start;
+        }
+        cc.free_pfn = isolate_start;
+    }
+
+    /// `suitable_migration_target`: a movable pageblock whose first page is
+    /// not a free block of the target order (or of a pageblock) already.
+    fn suitable_migration_target(&self, cc: &CompactControl, pfn: u64) -> bool {
+        let zone = &self.phys.zone;
+        if let Some(o) = zone.buddy_order_at(pfn) {
+            let want = cc.order.filter(|&o| o > 0).unwrap_or(PAGEBLOCK_ORDER);
+            if o >= want {
+                return false;
+            }
+        }
+        zone.pageblock_type(pfn) == MigrateType::Movable
+    }
+
+    /// `isolate_freepages_block` (v6.12, not strict): isolates free blocks
+    /// from `*start` up to `end` every `stride` pages until the isolated
+    /// pages cover the isolated folios; returns the pages isolated.
+    fn isolate_freepages_block(
+        &mut self,
+        cc: &mut CompactControl,
+        start: &mut u64,
+        end: u64,
+        stride: u64,
+    ) -> u64 {
+        let mut pfn = *start;
+        let (mut nr_scanned, mut total) = (0u64, 0u64);
+        while pfn < end {
+            nr_scanned += 1;
+            let zone = &self.phys.zone;
+            let Some(order) = zone.buddy_order_at(pfn) else {
+                let f = zone.frame_folio(pfn);
+                if f != NIL && u64::from(self.folios.head_pfn(f)) == pfn {
+                    let n = 1u64 << self.folios[f].order;
+                    if n > 1 && pfn + n <= end {
+                        pfn += n - 1;
+                        nr_scanned += n - 1;
+                    }
+                }
+                pfn += stride;
+                continue;
+            };
+            // __isolate_free_page: the order-0 watermark above min + the block.
+            let n = 1u64 << order;
+            if !zone.watermark_ok(0, self.node.wmark_min + n) {
+                break;
+            }
+            self.phys.zone.isolate_free_block(pfn, order);
+            nr_scanned += n - 1;
+            total += n;
+            cc.nr_freepages += n;
+            cc.freepages[order].push_back(pfn);
+            if cc.nr_migratepages <= cc.nr_freepages {
+                pfn += n;
+                break;
+            }
+            pfn += n - 1;
+            pfn += stride;
+        }
+        *start = pfn.min(end);
+        cc.total_free_scanned += nr_scanned;
+        if total > 0 {
+            self.count_vm_events(COMPACTISOLATED, total);
+        }
+        total
+    }
+}
+
+impl CompactControl {
+    fn new(order: Option<usize>, mode: MigrateMode, direct: bool, proactive: bool) -> Self {
+        CompactControl {
+            order,
+            mode,
+            direct,
+            proactive,
+            whole_zone: false,
+            migrate_pfn: 0,
+            free_pfn: 0,
+            migratepages: Vec::new(),
+            nr_migratepages: 0,
+            freepages: Default::default(),
+            nr_freepages: 0,
+            total_migrate_scanned: 0,
+            total_free_scanned: 0,
+            migrated: 0,
+        }
+    }
+}

@@ -1,0 +1,386 @@
+//! Memory compaction (`crate::compaction`, mm/compaction.c v6.12): a zone
+//! fragmented by order-0 folios, direct compaction on a 64K mTHP fault,
+//! suitability, deferral and kcompactd.
+
+use super::fault_anon;
+use super::thp::thp_machine_with;
+use crate::event::Event;
+use crate::huge_memory::{ThpConfig, ThpDefrag, ThpSizeConfig, ThpSizeEnabled, VmaThpAdvice};
+use crate::page_alloc::MigrateType;
+use crate::sim::Sim;
+
+/// 64K folios `always`, the top-level `defrag` as given.
+fn thp_64k(defrag: ThpDefrag) -> ThpConfig {
+    ThpConfig {
+        hugepages_64kb: ThpSizeConfig {
+            enabled: ThpSizeEnabled::Always,
+        },
+        defrag,
+        ..Default::default()
+    }
+}
+
+/// An 8192-page machine (16 pageblocks) with compaction on or off.
+fn machine(compaction: bool, kcompactd: bool, defrag: ThpDefrag) -> Sim {
+    thp_machine_with(8192, None, thp_64k(defrag), |c| {
+        c.compaction.enabled = compaction;
+        c.compaction.kcompactd = kcompactd;
+        c.compaction.proactiveness = 0;
+    })
+}
+
+/// Fragments the zone: a MADV_NOHUGEPAGE VMA faults `pages` order-0 pages
+/// (PFNs from the zone start, in order), the rest of the zone is taken
+/// (frames of no folio: memory the kernel holds), then every page but the
+/// last of each 16 is discarded and the per-CPU list drained, so that no
+/// free block reaches order 4. Returns the VMA and the frames taken.
+fn fragment(s: &mut Sim, pages: u32) -> (u32, Vec<u64>) {
+    let t = s.add_task("frag");
+    let vma = s.mmap_anon(t, u64::from(pages)).unwrap();
+    s.madvise_thp(vma, VmaThpAdvice::Nohugepage).unwrap();
+    for i in 0..pages {
+        fault_anon(s, vma, i);
+    }
+    s.phys.drain_pages();
+    let mut held = Vec::new();
+    while let Some(p) = s.phys.zone.alloc_pages(0, MigrateType::Movable) {
+        held.push(p);
+    }
+    s.node.free -= held.len() as u64;
+    for i in (0..pages).step_by(16) {
+        s.step(&Event::Discard {
+            vma,
+            index: i,
+            pages: 15,
+        });
+    }
+    s.phys.drain_pages();
+    (vma, held)
+}
+
+/// The PFN (zone-relative) of page `index` of `vma`.
+fn pfn_of(s: &Sim, vma: u32, index: u32) -> u64 {
+    let f = s.vmas[vma as usize].pte(index) & crate::mem::pagetable::PTE_FOLIO_MASK;
+    u64::from(s.folios.head_pfn(f)) - s.phys.zone.start_pfn
+}
+
+/// Gives the frames [`fragment`] took back, so that the machine's
+/// invariants (free + used = managed) hold again.
+fn release(s: &mut Sim, held: &[u64]) {
+    for &p in held {
+        s.phys.zone.free_pages_block(p, 0);
+    }
+    s.node.free += held.len() as u64;
+}
+
+/// Walks the zone frame by frame: every frame is in exactly one free block,
+/// one folio's frames (as `mem_map` says), or on the per-CPU list or `held`
+/// by the test; the free blocks add up to the zone's free pages and the
+/// folios to their pages.
+fn check_zone_covered(s: &Sim, held: usize) {
+    let zone = &s.phys.zone;
+    let (start, end) = s.phys.pfn_range();
+    let (mut free, mut framed, mut other, mut pfn) = (0, 0, 0, start);
+    while pfn < end {
+        if let Some(o) = zone.buddy_order_at(pfn) {
+            free += 1u64 << o;
+            pfn += 1 << o;
+            continue;
+        }
+        let f = zone.frame_folio(pfn);
+        if f == crate::mem::folio::NIL {
+            other += 1;
+            pfn += 1;
+            continue;
+        }
+        assert_eq!(
+            u64::from(s.folios.head_pfn(f)),
+            pfn,
+            "pfn {pfn:#x} is a folio's head"
+        );
+        let n = s.folio_nr_pages(f);
+        for k in 1..n {
+            assert_eq!(zone.frame_folio(pfn + k), f);
+        }
+        framed += n;
+        pfn += n;
+    }
+    assert_eq!(free, zone.free_pages());
+    assert_eq!(framed, s.folios.framed_pages());
+    assert_eq!(other, s.phys.pcp.count() + held as u64);
+}
+
+#[test]
+fn an_order_4_fault_fails_without_compaction_and_succeeds_with_it() {
+    for compaction in [false, true] {
+        let mut s = machine(compaction, false, ThpDefrag::Always);
+        let (frag, held) = fragment(&mut s, 4096);
+        // Pages 15, 31, ... keep their frames; 256 free blocks of each order 0..3.
+        assert_eq!(s.phys.zone.buddyinfo()[..5], [256, 256, 256, 256, 0]);
+        assert_eq!((pfn_of(&s, frag, 15), pfn_of(&s, frag, 4095)), (15, 4095));
+        let t = s.add_task("thp");
+        let vma = s.mmap_anon(t, 16).unwrap();
+        let f = fault_anon(&mut s, vma, 0);
+        let st = s.thp.stats[4];
+        let v = &s.vm;
+        if !compaction {
+            assert_eq!(s.folios[f].order, 0);
+            assert_eq!((st.anon_fault_alloc, st.anon_fault_fallback), (0, 1));
+            assert_eq!(
+                (
+                    v.compact_stall,
+                    v.compact_migrate_scanned,
+                    v.pgmigrate_success
+                ),
+                (0, 0, 0)
+            );
+            continue;
+        }
+        assert_eq!(s.folios[f].order, 4);
+        assert_eq!((st.anon_fault_alloc, st.anon_fault_fallback), (1, 0));
+        // defrag=always outside MADV_HUGEPAGE: __GFP_NORETRY, one async run.
+        assert_eq!(
+            (v.compact_stall, v.compact_success, v.compact_fail),
+            (1, 1, 0)
+        );
+        // The migrate scanner covered pageblock 0 (its 32 folios, one per
+        // order-4 chunk, and the free blocks between them), then found an
+        // order-4 block at the pageblock boundary.
+        assert_eq!(v.compact_migrate_scanned, 512);
+        assert_eq!(v.pgmigrate_success, 32);
+        assert_eq!(v.pgmigrate_fail, 0);
+        // 32 folios + 38 free pages (15 in pageblock 7, 15 in 6, 8 in 5).
+        assert_eq!(v.compact_isolated, 70);
+        assert_eq!(v.compact_free_scanned, 198);
+        // The folios of pageblock 0 moved to the free blocks the free
+        // scanner met first, from the top: each chunk's 15 free pages in
+        // order, pageblock 7 then 6 then 5; the others stayed.
+        let moved: Vec<u64> = (0..34).map(|k| pfn_of(&s, frag, 16 * k + 15)).collect();
+        let mut want: Vec<u64> = (3584..3599).chain(3072..3087).chain([2560, 2561]).collect();
+        want.extend([527, 543]);
+        assert_eq!(moved, want);
+        // The 64K folio took the first free order-4 block: pageblock 0's start.
+        assert_eq!(pfn_of(&s, vma, 0), 0);
+        s.check_page_alloc().unwrap();
+        check_zone_covered(&s, held.len());
+    }
+}
+
+#[test]
+fn after_compaction_the_free_lists_and_folios_cover_the_zone() {
+    let mut s = machine(true, false, ThpDefrag::Always);
+    let (_, held) = fragment(&mut s, 4096);
+    let t = s.add_task("thp");
+    let vma = s.mmap_anon(t, 64).unwrap();
+    for i in (0..64).step_by(16) {
+        fault_anon(&mut s, vma, i);
+    }
+    assert_eq!(s.thp.stats[4].anon_fault_alloc, 4);
+    check_zone_covered(&s, held.len());
+    release(&mut s, &held);
+    s.check_invariants().unwrap();
+    check_zone_covered(&s, 0);
+}
+
+#[test]
+fn unmovable_pages_in_every_pageblock_make_compaction_fail_and_defer() {
+    let mut s = machine(true, false, ThpDefrag::Madvise);
+    // Every frame taken as an UNMOVABLE kernel allocation, then 15 of each
+    // 16 given back: each order-4 chunk keeps one page that cannot move.
+    let mut held = Vec::new();
+    while let Some(p) = s.phys.zone.alloc_pages(0, MigrateType::Unmovable) {
+        held.push(p);
+    }
+    s.node.free -= held.len() as u64;
+    for &p in &held {
+        if p % 16 != 15 {
+            s.phys.zone.free_pages_block(p, 0);
+            s.node.free += 1;
+        }
+    }
+    let t = s.add_task("thp");
+    let vma = s.mmap_anon(t, 32).unwrap();
+    s.madvise_thp(vma, VmaThpAdvice::Hugepage).unwrap();
+    let f = fault_anon(&mut s, vma, 0);
+    assert_eq!(s.folios[f].order, 0);
+    let v = &s.vm;
+    // MADV_HUGEPAGE with defrag=madvise: no __GFP_NORETRY. The async run
+    // skips the UNMOVABLE pageblocks and ends when the scanners meet
+    // (no deferral for async); after reclaim the sync-light run scans every
+    // page, isolates none, and defers.
+    assert_eq!(
+        (v.compact_stall, v.compact_fail, v.compact_success),
+        (2, 2, 0)
+    );
+    assert_eq!(v.compact_isolated, 0);
+    assert_eq!(v.compact_migrate_scanned, 7680);
+    assert_eq!((s.compact.defer_shift, s.compact.order_failed), (1, 0));
+    // The next fault: the first attempt is deferred (considered 1 < 2),
+    // still a stall and a failure; the second runs and defers again.
+    fault_anon(&mut s, vma, 16);
+    let v = &s.vm;
+    assert_eq!((v.compact_stall, v.compact_fail), (4, 4));
+    // That run isolated the first fault's folio in pageblock 0; the free
+    // scanner found no movable pageblock to migrate it to and met it.
+    assert_eq!(
+        (v.compact_migrate_scanned, v.pgmigrate_fail),
+        (7680 + 512, 1)
+    );
+    assert_eq!((s.compact.defer_shift, s.compact.considered), (2, 0));
+}
+
+#[test]
+fn deferral_backs_off_up_to_64_attempts_and_resets_on_success() {
+    let mut c = crate::compaction::Compaction::new(&Default::default());
+    // Nothing failed yet: order 4 >= compact_order_failed 0, limit 1 << 0.
+    assert!(!c.compaction_deferred(4));
+    c.defer_compaction(4);
+    // compact_order_failed starts at 0 (a zeroed zone) and only a success
+    // raises it, so every order is deferred.
+    assert_eq!((c.defer_shift, c.order_failed, c.considered), (1, 0, 0));
+    // Shift 1: one attempt skipped, the second runs.
+    assert_eq!(
+        (c.compaction_deferred(4), c.compaction_deferred(4)),
+        (true, false)
+    );
+    for _ in 0..10 {
+        c.defer_compaction(4);
+    }
+    assert_eq!(c.defer_shift, crate::compaction::COMPACT_MAX_DEFER_SHIFT);
+    let skipped = (0..64).take_while(|_| c.compaction_deferred(4)).count();
+    assert_eq!(skipped, 63);
+    // A compaction success without the allocation moves compact_order_failed
+    // only; an allocation success resets the back-off.
+    c.defer_compaction(4);
+    c.compaction_defer_reset(4, false);
+    assert_eq!((c.defer_shift, c.order_failed), (6, 5));
+    // Orders below compact_order_failed are not deferred; 5 is.
+    assert!(!c.compaction_deferred(4));
+    assert!(c.compaction_deferred(5));
+    c.compaction_defer_reset(4, true);
+    assert_eq!((c.defer_shift, c.considered, c.order_failed), (0, 0, 5));
+    assert!(!c.compaction_deferred(5));
+}
+
+#[test]
+fn compaction_suitable_needs_the_watermark_gap_and_a_fragmentation_index() {
+    use crate::compaction::fragmentation_index;
+    let mut s = machine(true, false, ThpDefrag::Always);
+    let (_, _) = fragment(&mut s, 4096);
+    // 3840 free pages in 1024 blocks below order 4:
+    // 1000 - (1000 + 3840 * 1000 / 16) / 1024 = 765.
+    assert_eq!(fragmentation_index(&s.phys.zone.buddyinfo(), 4), 765);
+    assert!(s.compaction_suitable(4));
+    s.compact.cfg.extfrag_threshold = 765;
+    assert!(
+        !s.compaction_suitable(4),
+        "index at the threshold: low memory, not fragmentation"
+    );
+    s.compact.cfg.extfrag_threshold = 500;
+    // Take free pages (smallest blocks first) down to low + compact_gap(4):
+    // the order-0 watermark check is strict.
+    let gap = s.node.wmark_low + (2 << 4);
+    while s.phys.zone.free_pages() > gap {
+        s.phys.zone.alloc_pages(0, MigrateType::Movable).unwrap();
+        s.node.free -= 1;
+    }
+    assert!(!s.compaction_suitable(4));
+    // Order 3 is not costly: min watermark + 16, and no index.
+    assert!(s.compaction_suitable(3));
+    // The fault finds compaction skipped: no stall, the 64K size falls back.
+    let t = s.add_task("thp");
+    let vma = s.mmap_anon(t, 16).unwrap();
+    let f = fault_anon(&mut s, vma, 0);
+    assert_eq!(s.folios[f].order, 0);
+    assert_eq!((s.vm.compact_stall, s.vm.compact_migrate_scanned), (0, 0));
+    assert_eq!(s.thp.stats[4].anon_fault_fallback, 1);
+}
+
+#[test]
+fn kswapd_going_to_sleep_wakes_kcompactd_for_the_order() {
+    let mut s = machine(true, true, ThpDefrag::Defer);
+    // 17 chunks of 15 free pages: 255, under kswapd's high watermark (271)
+    // and above the low one (226).
+    let (_, held) = fragment(&mut s, 272);
+    assert_eq!(s.node.free, 255);
+    let t = s.add_task("thp");
+    let vma = s.mmap_anon(t, 32).unwrap();
+    // defrag=defer: no direct reclaim or compaction; kswapd is woken for order 4.
+    let f = fault_anon(&mut s, vma, 0);
+    assert_eq!(s.folios[f].order, 0);
+    assert!(s.kswapd.running);
+    assert_eq!(s.compact.kswapd_order, 4);
+    assert_eq!(s.vm.compact_daemon_wake, 0);
+    // Someone frees 20 pages 16 apart at the top of the zone (no order-4
+    // block): kswapd's next
+    // step finds the node balanced and goes to sleep, waking kcompactd,
+    // which runs in the same timer pass (it comes after kswapd).
+    for &p in held.iter().rev().step_by(16).take(20) {
+        s.phys.zone.free_pages_block(p, 0);
+    }
+    s.node.free += 20;
+    s.step(&Event::Access {
+        vma,
+        index: 0,
+        write: false,
+    });
+    assert!(!s.kswapd.running);
+    assert_eq!(s.compact.kswapd_order, 0);
+    let v = &s.vm;
+    assert_eq!(v.compact_daemon_wake, 1);
+    assert_eq!(s.compact.kcompactd_max_order, 0);
+    // Sync-light: pageblock 0's 17 folios and the fault's page isolated
+    // (no skipping on failure), moved to the 18 highest freed pages
+    // (7887 ..= 8159, 480 pages from the last pageblock's start).
+    assert_eq!(
+        (
+            v.compact_daemon_migrate_scanned,
+            v.compact_daemon_free_scanned
+        ),
+        (512, 480)
+    );
+    assert_eq!((v.pgmigrate_success, v.compact_isolated), (18, 36));
+    assert_eq!(v.compact_stall, 0, "kcompactd is not a stall");
+    // Pages 0 .. 272 merged: an order-8 and an order-4 block.
+    assert_eq!(s.phys.zone.buddyinfo(), [2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0]);
+    // kcompactd made an order-4 block: the next fault gets its 64K folio.
+    assert!(s.phys.zone.watermark_ok(4, s.node.wmark_min));
+    let g = fault_anon(&mut s, vma, 16);
+    assert_eq!(s.folios[g].order, 4);
+    s.check_page_alloc().unwrap();
+}
+
+#[test]
+fn proactive_compaction_runs_every_500_ms_while_the_score_is_high() {
+    let mut s = thp_machine_with(8192, None, thp_64k(ThpDefrag::Never), |c| {
+        c.compaction.enabled = true;
+    });
+    let (_, _) = fragment(&mut s, 4096);
+    // No free block of order 9: the zone's score is 100, the node's
+    // 100 * 8192 / 8193 = 99, over the start mark 100 - 20 + 10.
+    assert_eq!(s.fragmentation_score(), 99);
+    s.step(&Event::Think { ns: 400_000_000 });
+    assert_eq!(s.vm.compact_daemon_migrate_scanned, 0);
+    s.step(&Event::Think { ns: 200_000_000 });
+    assert_eq!(s.vm.compact_daemon_migrate_scanned, 0);
+    // The check is due at 500 ms: it runs before the next event.
+    s.step(&Event::Think { ns: 1 });
+    let v = &s.vm;
+    // A whole-zone sync-light run until the zone's score is at or under
+    // the low mark (80): two pageblocks' folios (64) moved.
+    assert_eq!(
+        (
+            v.compact_daemon_migrate_scanned,
+            v.compact_daemon_free_scanned
+        ),
+        (1024, 1125)
+    );
+    assert_eq!(v.pgmigrate_success, 64);
+    assert_eq!(v.compact_daemon_wake, 0, "proactive runs are not wakes");
+    assert_eq!(s.fragmentation_score(), 72);
+    // The next check is 500 ms later: 72 is under the start mark (90).
+    s.step(&Event::Think { ns: 500_000_000 });
+    s.step(&Event::Think { ns: 1 });
+    assert_eq!(s.vm.compact_daemon_migrate_scanned, 1024);
+    s.check_page_alloc().unwrap();
+}
