@@ -1066,9 +1066,7 @@ impl Sim {
         }
         self.count_vm_events(PGALLOC_NORMAL, 1);
         self.memcg1_check_events(self.cur_memcg, 1);
-        let f = self.folios.alloc(space, index, fl, self.cur_memcg);
-        self.alloc_folio_frames(f);
-        Some(f)
+        Some(self.alloc_order0_folio(space, index, fl))
     }
 
     /// Takes a free page from the node, reclaiming as the allocator does:

@@ -1061,13 +1061,17 @@ impl Sim {
 
     /// Returns a folio's page to the node and uncharges it (`mem_cgroup_uncharge`
     /// + `free_unref_folios`, as at the end of `shrink_folio_list`).
+    ///
+    /// The folio's slot is read once (flags, group, order, head PFN) and
+    /// the order-0 frame goes straight to the per-CPU list.
     pub(crate) fn free_folio(&mut self, f: FolioId) {
-        if self.folios[f].test(flags::PARTIALLY_MAPPED) {
+        let fo = self.folios[f];
+        if fo.test(flags::PARTIALLY_MAPPED) {
             self.deferred_split_unqueue(f);
         }
-        let m = self.folios[f].memcg;
-        let nr = self.folio_nr_pages(f);
-        self.free_folio_frames(f);
+        let (m, order) = (fo.memcg, fo.order as usize);
+        let nr = fo.nr_pages();
+        self.phys.free_frames(self.folios.head_pfn(f), order);
         self.folios.free(f);
         self.page_counter_uncharge(m, nr);
         self.memcg1_check_events(m, nr);
