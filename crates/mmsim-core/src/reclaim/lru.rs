@@ -115,7 +115,7 @@ impl Sim {
             }
             *self.files[fo.space as usize].slot_mut(fo.index) = 0;
         }
-        self.free_folio(f);
+        self.free_folio_inline(f);
         true
     }
 }

@@ -1052,11 +1052,14 @@ impl Sim {
             // Every page of the folio leaves the shadow in its slot.
             let swap = self.swap.as_mut().unwrap();
             let first = (fo.swap - 1) as usize;
-            for slot in &mut swap.slots[first..first + fo.nr_pages() as usize] {
-                *slot = shadow.unwrap_or(SWAP_NO_SHADOW);
+            let v = shadow.unwrap_or(SWAP_NO_SHADOW);
+            if fo.order == 0 {
+                swap.slots[first] = v;
+            } else {
+                swap.slots[first..first + fo.nr_pages() as usize].fill(v);
             }
         }
-        self.free_folio(f);
+        self.free_folio_inline(f);
     }
 
     /// Returns a folio's page to the node and uncharges it (`mem_cgroup_uncharge`
@@ -1065,6 +1068,14 @@ impl Sim {
     /// The folio's slot is read once (flags, group, order, head PFN) and
     /// the order-0 frame goes straight to the per-CPU list.
     pub(crate) fn free_folio(&mut self, f: FolioId) {
+        self.free_folio_inline(f);
+    }
+
+    /// [`Sim::free_folio`] inlined into reclaim's per-folio paths
+    /// (`remove_mapping`, the `lru` policy's eviction), which free a folio
+    /// for every one they reclaim.
+    #[inline(always)]
+    pub(crate) fn free_folio_inline(&mut self, f: FolioId) {
         let fo = self.folios[f];
         if fo.test(flags::PARTIALLY_MAPPED) {
             self.deferred_split_unqueue(f);
