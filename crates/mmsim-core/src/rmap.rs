@@ -560,8 +560,8 @@ impl Sim {
     /// the swap cache by now) and a dirty PTE dirties the folio. The same
     /// steps and outcome as the general walk, whose `to_unmap` ends after
     /// the one VMA anyway.
-    #[inline]
-    fn try_to_unmap_anon(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
+    #[inline(always)]
+    pub(crate) fn try_to_unmap_anon(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
         let fo = self.folios[f];
         sc.charge_rmap(self.cost.rmap_ns);
         let v = &mut self.vmas[fo.space as usize];
