@@ -479,6 +479,10 @@ impl Sim {
         fo.set(flags::DIRTY);
         // A large folio's PTEs all map it again by now
         // (`Sim::map_swapcache_large`), so none of its slots is referenced.
+        if n == 1 {
+            self.swap_free_of(f, slot);
+            return;
+        }
         for i in 0..n {
             self.swap_free_of(f, slot + i);
         }
