@@ -479,6 +479,10 @@ impl Sim {
         fo.set(flags::DIRTY);
         // A large folio's PTEs all map it again by now
         // (`Sim::map_swapcache_large`), so none of its slots is referenced.
+        if n == 1 {
+            self.swap_free_of(f, slot);
+            return;
+        }
         for i in 0..n {
             self.swap_free_of(f, slot + i);
         }
@@ -1014,6 +1018,9 @@ impl Sim {
     /// workingset clock (`workingset_activation`), and PG_idle is cleared
     /// (a read through a descriptor is how an unmapped page-cache folio
     /// shows DAMON an access). Under `lru`: move to head.
+    ///
+    /// Inline up to the activation (out of line): every cached read calls it.
+    #[inline]
     pub(crate) fn folio_mark_accessed(&mut self, f: FolioId) {
         // v6.12 ends with `if (folio_test_idle(folio)) folio_clear_idle(folio)`:
         // only DAMON and the idle tracker set PG_idle, so with both off the test
@@ -1029,31 +1036,39 @@ impl Sim {
         let fo = &mut self.folios[f];
         if !fo.test(flags::REFERENCED) {
             fo.set(flags::REFERENCED);
-        } else if fo.test(flags::UNEVICTABLE) {
-        } else if !fo.test(flags::ACTIVE) {
-            if fo.test(flags::LRU) {
-                let from = LruList::of_flags(fo.flags);
-                let m = fo.memcg as usize;
-                self.memcgs[m].lruvec.lists[from as usize].unlink(&mut self.folios, f);
-                let fo = &mut self.folios[f];
-                fo.set(flags::ACTIVE);
-                let to = LruList::of_flags(fo.flags);
-                self.memcgs[m].lruvec.lists[to as usize].push_head(&mut self.folios, f, to as u8);
-                let nr = self.folios[f].nr_pages();
-                self.count_events(m as crate::memcg::MemcgId, PGACTIVATE, nr);
-                self.lru_lock_batched(m as crate::memcg::MemcgId, 1);
-                if rules.balance == crate::sim::Balance::ScannedRotated {
-                    // v4.9 __activate_page → update_page_reclaim_stat(file, rotated = 1)
-                    let file = from.is_file() as usize;
-                    self.memcgs[m].lruvec.recent_scanned[file] += 1;
-                    self.memcgs[m].lruvec.recent_rotated[file] += 1;
-                }
-            }
-            self.folios[f].clear(flags::REFERENCED);
-            // `workingset_activation()`: `folio_nr_pages(folio)`.
-            let (m, nr) = (self.folios[f].memcg, self.folios[f].nr_pages());
-            self.workingset_age_nonresident(m, nr);
+        } else if !fo.test(flags::UNEVICTABLE) && !fo.test(flags::ACTIVE) {
+            self.folio_activate_referenced(f, rules);
         }
+    }
+
+    /// The second reference of [`Sim::folio_mark_accessed`] to an inactive,
+    /// referenced, evictable folio: activated (if on a list),
+    /// PG_referenced cleared, the workingset clock aged.
+    #[inline(never)]
+    fn folio_activate_referenced(&mut self, f: FolioId, rules: crate::sim::ClassicRules) {
+        let fo = &self.folios[f];
+        if fo.test(flags::LRU) {
+            let from = LruList::of_flags(fo.flags);
+            let m = fo.memcg as usize;
+            self.memcgs[m].lruvec.lists[from as usize].unlink(&mut self.folios, f);
+            let fo = &mut self.folios[f];
+            fo.set(flags::ACTIVE);
+            let to = LruList::of_flags(fo.flags);
+            self.memcgs[m].lruvec.lists[to as usize].push_head(&mut self.folios, f, to as u8);
+            let nr = self.folios[f].nr_pages();
+            self.count_events(m as crate::memcg::MemcgId, PGACTIVATE, nr);
+            self.lru_lock_batched(m as crate::memcg::MemcgId, 1);
+            if rules.balance == crate::sim::Balance::ScannedRotated {
+                // v4.9 __activate_page → update_page_reclaim_stat(file, rotated = 1)
+                let file = from.is_file() as usize;
+                self.memcgs[m].lruvec.recent_scanned[file] += 1;
+                self.memcgs[m].lruvec.recent_rotated[file] += 1;
+            }
+        }
+        self.folios[f].clear(flags::REFERENCED);
+        // `workingset_activation()`: `folio_nr_pages(folio)`.
+        let (m, nr) = (self.folios[f].memcg, self.folios[f].nr_pages());
+        self.workingset_age_nonresident(m, nr);
     }
 
     /// Allocates and charges one order-0 folio; None if even the OOM killer
@@ -1068,9 +1083,7 @@ impl Sim {
         }
         self.count_vm_events(PGALLOC_NORMAL, 1);
         self.memcg1_check_events(self.cur_memcg, 1);
-        let f = self.folios.alloc(space, index, fl, self.cur_memcg);
-        self.alloc_folio_frames(f);
-        Some(f)
+        Some(self.alloc_order0_folio(space, index, fl))
     }
 
     /// Takes a free page from the node, reclaiming as the allocator does:

@@ -738,23 +738,23 @@ impl Sim {
         let mut drained = false;
         let mut retries = crate::fault::MAX_RECLAIM_RETRIES;
         loop {
-            match self.page_counter_try_charge(m, batch) {
-                Ok(()) => {
-                    if batch > nr_pages {
-                        self.refill_stock(m, batch - nr_pages);
+            // The batch, or else exactly `nr_pages` (the kernel's two
+            // `page_counter_try_charge` calls, in one walk); after a
+            // failure, `nr_pages` only.
+            match self.page_counter_try_charge_batch(m, batch, nr_pages) {
+                Ok(charged) => {
+                    if charged > nr_pages {
+                        self.refill_stock(m, charged - nr_pages);
                     }
-                    self.note_over_high(m, batch);
+                    self.note_over_high(m, charged);
                     if self.pages_over_high > MEMCG_CHARGE_BATCH {
                         self.mem_cgroup_handle_over_high();
                     }
                     return true;
                 }
-                Err(_) if batch > nr_pages => {
-                    batch = nr_pages;
-                    continue;
-                }
                 Err(_) if !blocking => return false,
                 Err(over) => {
+                    batch = nr_pages;
                     // memcg_memory_event(MEMCG_MAX) on every pass.
                     self.memcgs[over as usize].max_events += 1;
                     if self.policy == crate::sim::Policy::Lru {

@@ -846,13 +846,12 @@ impl PhysMem {
         self.zone.free_pages() + self.pcp.count()
     }
 
-    /// `rmqueue` for one page: the per-CPU list's head, refilled from the
-    /// buddy lists when empty; larger orders from the zone directly.
-    #[inline]
-    fn alloc(&mut self, order: usize) -> Option<u64> {
-        if order > 0 {
-            return self.zone.alloc_pages(order, MigrateType::Movable);
-        }
+    /// `rmqueue` for one order-0 page (`rmqueue_pcplist`, the path of
+    /// every order-0 fault and page-cache miss): the per-CPU list's head,
+    /// refilled from the buddy lists when empty. Larger orders are taken
+    /// from the zone directly (`Sim::rmqueue_large`).
+    #[inline(always)]
+    pub(crate) fn alloc_order0(&mut self) -> Option<u64> {
         if self.pcp.list.is_empty() {
             self.rmqueue_bulk();
         }
@@ -872,14 +871,11 @@ impl PhysMem {
         }
     }
 
-    /// `free_unref_folios` for one folio: order 0 to the per-CPU list's head
-    /// (draining `batch` pages from its tail at `high`), larger to the zone.
-    #[inline]
-    fn free(&mut self, pfn: u64, order: usize) {
-        if order > 0 {
-            self.zone.free_pages_block(pfn, order);
-            return;
-        }
+    /// `free_unref_folios` of one order-0 page (`free_unref_page_commit`):
+    /// to the per-CPU list's head, `batch` pages drained from its tail at
+    /// `high`.
+    #[inline(always)]
+    fn free_order0(&mut self, pfn: u64) {
         self.pcp.list.push_back(pfn);
         if self.pcp.list.len() >= self.pcp.high {
             self.free_pcppages_bulk();
@@ -924,6 +920,22 @@ impl PhysMem {
         }
     }
 
+    /// Returns the `1 << order` frames from `pfn` (`free_unref_folios`),
+    /// `mem_map` cleared first; nothing for [`NO_PFN`] (a folio made
+    /// without frames). Order 0 inline: the path of every reclaimed page.
+    #[inline(always)]
+    pub(crate) fn free_frames(&mut self, pfn: u32, order: usize) {
+        if pfn == NO_PFN {
+            return;
+        }
+        self.set_frames_folio(u64::from(pfn), order, NIL);
+        if order == 0 {
+            self.free_order0(u64::from(pfn));
+        } else {
+            self.zone.free_pages_block(u64::from(pfn), order);
+        }
+    }
+
     /// Host bytes of the zone, the list and the map.
     pub(crate) fn heap_bytes(&self) -> usize {
         self.zone.heap_bytes() + self.pcp.list.capacity() * 8
@@ -937,18 +949,25 @@ impl Sim {
         self.folios[f].nr_pages()
     }
 
-    /// Gives a new folio its page frames (`__rmqueue` through the per-CPU
-    /// list, `MIGRATE_MOVABLE`), after `alloc_page` has taken them from
+    /// A new order-0 folio with its page frame (`folio_alloc` of order 0:
+    /// `__rmqueue` through the per-CPU list, `MIGRATE_MOVABLE`, then the
+    /// folio's fields), after `alloc_page` has taken the page from
     /// `Node::free`, which stays the count reclaim and the watermarks read:
-    /// which frames a folio gets decides nothing yet.
-    pub(crate) fn alloc_folio_frames(&mut self, f: FolioId) {
-        let order = self.folios[f].order as usize;
+    /// which frame a folio gets decides nothing yet. The frame is taken
+    /// first, so that the folio's slot is written once, head PFN included
+    /// (which frame a page gets does not depend on the folio id, nor the
+    /// id on the frame).
+    #[inline(always)]
+    pub(crate) fn alloc_order0_folio(&mut self, space: u32, index: u32, fl: u16) -> FolioId {
         let pfn = self
             .phys
-            .alloc(order)
+            .alloc_order0()
             .expect("Node::free promised a free page");
-        self.phys.set_frames_folio(pfn, order, f);
-        self.folios.set_head_pfn(f, pfn as u32);
+        let f = self
+            .folios
+            .alloc_framed(space, index, fl, self.cur_memcg, pfn as u32);
+        self.phys.set_frames_folio(pfn, 0, f);
+        f
     }
 
     /// Turns `mem_map` on ([`PhysMem::mem_map`]) if it is off, pointing
@@ -972,18 +991,6 @@ impl Sim {
                 self.phys.set_frames_folio(u64::from(pfn), order, f);
             }
         }
-    }
-
-    /// Returns a folio's page frames (`free_unref_folios`); folios made
-    /// without frames (rule tests' dummies) return none.
-    pub(crate) fn free_folio_frames(&mut self, f: FolioId) {
-        let pfn = self.folios.head_pfn(f);
-        if pfn == NO_PFN {
-            return;
-        }
-        let order = self.folios[f].order as usize;
-        self.phys.set_frames_folio(u64::from(pfn), order, NIL);
-        self.phys.free(u64::from(pfn), order);
     }
 
     /// The page allocator's invariants: the zone's and the per-CPU list's

@@ -500,6 +500,9 @@ impl Sim {
             }
             return self.try_to_unmap_large(f, sc);
         }
+        if !fo.is_file() {
+            return self.try_to_unmap_anon(f, sc);
+        }
         let mut to_unmap = mapcount_to_find(fo.mapcount);
         let (mut dirty, mut unmapped, mut aborted) = (false, 0u8, false);
         let mut walk = self.rmap_walk_start(f);
@@ -547,6 +550,37 @@ impl Sim {
             }
         }
         !aborted
+    }
+
+    /// [`Sim::try_to_unmap`] of a mapped order-0 anonymous folio: the walk
+    /// of its one VMA (`anon_vma` of a private mapping that was never
+    /// forked) written out, one rmap step for its one PTE. A PTE that does
+    /// not map the folio leaves it unmapped; a VM_LOCKED VMA keeps it
+    /// mapped; otherwise the PTE becomes the folio's swap entry (it is in
+    /// the swap cache by now) and a dirty PTE dirties the folio. The same
+    /// steps and outcome as the general walk, whose `to_unmap` ends after
+    /// the one VMA anyway.
+    #[inline(always)]
+    pub(crate) fn try_to_unmap_anon(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
+        let fo = self.folios[f];
+        sc.charge_rmap(self.cost.rmap_ns);
+        let v = &mut self.vmas[fo.space as usize];
+        let locked = v.locked;
+        let pte = v.pte_mut(fo.index);
+        let mut dirty = false;
+        if *pte & PTE_PRESENT != 0 && *pte & PTE_FOLIO_MASK == f {
+            if locked {
+                return false;
+            }
+            dirty = *pte & PTE_DIRTY != 0;
+            *pte = pte_swap(fo.swap - 1);
+        }
+        let fo_mut = &mut self.folios[f];
+        fo_mut.mapcount = 0;
+        if dirty {
+            fo_mut.set(flags::DIRTY);
+        }
+        true
     }
 
     /// `try_to_unmap_one()` over the PTEs of a large anonymous folio in

@@ -271,6 +271,34 @@ impl FolioArena {
         }
     }
 
+    /// [`FolioArena::alloc`] of a folio whose head page frame is already
+    /// known: the slot written once, PFN included.
+    #[inline(always)]
+    pub(crate) fn alloc_framed(
+        &mut self,
+        space: u32,
+        index: u32,
+        flags: u16,
+        memcg: u8,
+        pfn: u32,
+    ) -> FolioId {
+        let f = Folio {
+            space,
+            index,
+            flags,
+            memcg,
+            pfn,
+            ..Folio::FREE
+        };
+        match self.free.pop() {
+            Some(id) => {
+                self.slots[id as usize] = f;
+                id
+            }
+            None => self.grow(f),
+        }
+    }
+
     /// A new slot for `f` at the end of the arena (no freed id to reuse):
     /// out of line, as it happens once per folio the run ever holds at once.
     #[cold]

@@ -84,7 +84,13 @@ impl Sim {
         // every page-cache folio only read through a file descriptor) needs none.
         if fo.mapcount > 0 {
             let mut sc = ScanControl::new(crate::reclaim::Reclaimer::Direct, 0, self.clock);
-            let unmapped = self.try_to_unmap(f, &mut sc);
+            // An order-0 anonymous folio takes `try_to_unmap`'s own path for
+            // it, inlined here, so that the unread ScanControl is not built.
+            let unmapped = if fo.order == 0 && !fo.is_file() {
+                self.try_to_unmap_anon(f, &mut sc)
+            } else {
+                self.try_to_unmap(f, &mut sc)
+            };
             debug_assert!(unmapped, "the lru policy maps no VM_LOCKED memory");
         }
         let fo = self.folios[f];
@@ -115,7 +121,7 @@ impl Sim {
             }
             *self.files[fo.space as usize].slot_mut(fo.index) = 0;
         }
-        self.free_folio(f);
+        self.free_folio_inline(f);
         true
     }
 }

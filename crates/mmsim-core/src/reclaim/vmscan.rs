@@ -1025,6 +1025,8 @@ impl Sim {
     }
 
     /// `__remove_mapping()` + free: leaves the shadow in the slot, uncharges, frees.
+    /// Inlined into `shrink_folio_list`'s two calls: one per reclaimed folio.
+    #[inline(always)]
     pub(crate) fn remove_mapping(&mut self, f: FolioId) {
         if self.tp.is_some() {
             self.trace_filemap_folio(f, false);
@@ -1052,22 +1054,37 @@ impl Sim {
             // Every page of the folio leaves the shadow in its slot.
             let swap = self.swap.as_mut().unwrap();
             let first = (fo.swap - 1) as usize;
-            for slot in &mut swap.slots[first..first + fo.nr_pages() as usize] {
-                *slot = shadow.unwrap_or(SWAP_NO_SHADOW);
+            let v = shadow.unwrap_or(SWAP_NO_SHADOW);
+            if fo.order == 0 {
+                swap.slots[first] = v;
+            } else {
+                swap.slots[first..first + fo.nr_pages() as usize].fill(v);
             }
         }
-        self.free_folio(f);
+        self.free_folio_inline(f);
     }
 
     /// Returns a folio's page to the node and uncharges it (`mem_cgroup_uncharge`
     /// + `free_unref_folios`, as at the end of `shrink_folio_list`).
+    ///
+    /// The folio's slot is read once (flags, group, order, head PFN) and
+    /// the order-0 frame goes straight to the per-CPU list.
     pub(crate) fn free_folio(&mut self, f: FolioId) {
-        if self.folios[f].test(flags::PARTIALLY_MAPPED) {
+        self.free_folio_inline(f);
+    }
+
+    /// [`Sim::free_folio`] inlined into reclaim's per-folio paths
+    /// (`remove_mapping`, the `lru` policy's eviction), which free a folio
+    /// for every one they reclaim.
+    #[inline(always)]
+    pub(crate) fn free_folio_inline(&mut self, f: FolioId) {
+        let fo = self.folios[f];
+        if fo.test(flags::PARTIALLY_MAPPED) {
             self.deferred_split_unqueue(f);
         }
-        let m = self.folios[f].memcg;
-        let nr = self.folio_nr_pages(f);
-        self.free_folio_frames(f);
+        let (m, order) = (fo.memcg, fo.order as usize);
+        let nr = fo.nr_pages();
+        self.phys.free_frames(self.folios.head_pfn(f), order);
         self.folios.free(f);
         self.page_counter_uncharge(m, nr);
         self.memcg1_check_events(m, nr);

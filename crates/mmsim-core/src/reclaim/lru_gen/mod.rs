@@ -276,9 +276,16 @@ impl LruGenFolio {
     }
     /// [`Self::compat_size`] of every list at once, by [`LruList`] index:
     /// one pass over the generations instead of one per list.
+    /// Nothing to add up when no generation holds a page, as under the
+    /// classic policies, which read this view in every hierarchical list
+    /// size (`Sim::subtree_lruvec`): eight loads and no generation
+    /// arithmetic.
     #[inline]
     pub(crate) fn compat_sizes(&self) -> [u64; 5] {
         let mut out = [0; 5];
+        if self.nr_pages.iter().flatten().all(|&n| n <= 0) {
+            return out;
+        }
         for gen in 0..MAX_NR_GENS as usize {
             let active = self.is_active(gen) as usize;
             out[LruList::InactiveAnon as usize + active] += self.pages(gen, ANON);
