@@ -226,8 +226,9 @@ pub struct Sim {
     pub(crate) dirty_fifo: VecDeque<(u64, FolioId)>,
     /// Scratch buffer for isolated folios (reused, never shrunk).
     pub(crate) scratch: Vec<FolioId>,
-    /// Workingset shadow timestamp granularity (`bucket_order`).
-    pub(crate) bucket_order: u32,
+    /// How shadow entries share their bits between memcg id and eviction
+    /// timestamp, and the timestamp's granularity (`bucket_order`).
+    pub(crate) shadow_layout: crate::reclaim::workingset::ShadowLayout,
     /// Time the workload spent in reclaim, ns.
     pub(crate) reclaim_stall_ns: u64,
     /// Time the workload waited for IO, ns.
@@ -237,6 +238,10 @@ pub struct Sim {
     pub(crate) ra_workingset: bool,
     /// Dirty file pages (`NR_FILE_DIRTY`).
     pub(crate) nr_dirty: u64,
+    /// Folios with PG_swapcache (`NR_SWAPCACHE`, counted per folio as the
+    /// end-of-run gauge always was): kept as folios enter and leave the
+    /// swap cache, so the end of a run needs no walk of every folio.
+    pub(crate) nr_swapcache_folios: u64,
     /// Workload time when the measured part of the run began.
     pub(crate) measure_start: u64,
     /// Pages under writeback.
@@ -346,11 +351,12 @@ impl Sim {
             wb_seq: 0,
             dirty_fifo: VecDeque::new(),
             scratch: Vec::with_capacity(64),
-            bucket_order: crate::reclaim::workingset::bucket_order(managed),
+            shadow_layout: crate::reclaim::workingset::ShadowLayout::new(1, managed),
             reclaim_stall_ns: 0,
             io_wait_ns: 0,
             ra_workingset: false,
             nr_dirty: 0,
+            nr_swapcache_folios: 0,
             measure_start: 0,
             nr_writeback: 0,
             lru_gen,
@@ -675,7 +681,7 @@ impl Sim {
                     prefetch(slot as *const u32 as *const u8);
                 }
                 if let Some(owner) = swap.owner_ref(v - 1) {
-                    prefetch(owner as *const crate::memcg::MemcgId);
+                    prefetch(owner as *const crate::memcg::MemcgId as *const u8);
                 }
             }
         }
@@ -818,6 +824,13 @@ impl Sim {
                 .chain(self.lru_gen.pending.last().map(|w| w.0))
                 .min()
                 .map(|at| at as f64 / 1e9),
+            shadow_quantised: (self.shadow_layout.bucket_order > 0).then_some(
+                crate::result::ShadowQuantised {
+                    bucket_order: self.shadow_layout.bucket_order,
+                    eviction_bits: self.shadow_layout.eviction_bits,
+                    memcg_id_bits: self.shadow_layout.memcg_bits,
+                },
+            ),
         }
     }
 
@@ -835,10 +848,20 @@ impl Sim {
         vm.nr_writeback = self.nr_writeback;
     }
 
+    /// The end-of-run gauges: the cheap ones and `nr_swapcached`, which is
+    /// kept as folios enter and leave the swap cache (it was a walk of every
+    /// listed folio, 48 s at 1 TiB, before an interrupted run could report).
     fn fill_gauges(&mut self) {
         let mut vm = std::mem::take(&mut self.vm);
         self.fill_cheap_gauges(&mut vm);
         self.vm = vm;
+        self.vm.nr_swapcached = self.nr_swapcache_folios;
+        debug_assert_eq!(self.nr_swapcache_folios, self.swapcached_walk());
+    }
+
+    /// `nr_swapcached` by the walk of every listed folio that the kept
+    /// count replaces: what [`Sim::check_gauges`] compares it with.
+    pub(crate) fn swapcached_walk(&self) -> u64 {
         let mut swapcached = 0;
         for (_, l) in self.memcgs.iter().flat_map(|m| m.lruvec.all_lists()) {
             let mut c = l.head;
@@ -847,7 +870,22 @@ impl Sim {
                 c = self.folios.links(c)[1];
             }
         }
-        self.vm.nr_swapcached = swapcached;
+        swapcached
+    }
+
+    /// Checks the gauges kept as state changes against the walk over every
+    /// folio they replace (`nr_swapcached`); an error names the difference.
+    /// Used by tests over the embedded scenarios; O(folios).
+    #[doc(hidden)]
+    pub fn check_gauges(&self) -> Result<(), String> {
+        let walk = self.swapcached_walk();
+        if walk != self.nr_swapcache_folios {
+            return Err(format!(
+                "nr_swapcached: kept {} but the walk counts {walk}",
+                self.nr_swapcache_folios
+            ));
+        }
+        Ok(())
     }
 
     /// (bytes, entries) of the per-page slot arrays: PTEs, page-cache slots, swap slots.
@@ -959,6 +997,15 @@ impl Sim {
 
     /// Checks the data-structure invariants; returns a description of the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
+        let mut swapcache = 0;
+        self.folios
+            .for_each_live(|fo| swapcache += fo.test(flags::SWAPCACHE) as u64);
+        if swapcache != self.nr_swapcache_folios {
+            return Err(format!(
+                "{swapcache} folios have PG_swapcache but NR_SWAPCACHE keeps {}",
+                self.nr_swapcache_folios
+            ));
+        }
         let mut on_lists = 0u64;
         let mut own = vec![0u64; self.memcgs.len()];
         for (m, memcg) in self.memcgs.iter().enumerate() {

@@ -870,6 +870,7 @@ impl Sim {
             let fo = &mut self.folios[f];
             fo.swap = slot + 1;
             fo.set(flags::SWAPCACHE | flags::DIRTY);
+            self.nr_swapcache_folios += 1;
         }
         if !self.try_to_unmap(f, sc) {
             // Still mapped (a VM_LOCKED VMA): activate_locked.
@@ -1065,6 +1066,8 @@ impl Sim {
         if self.folios[f].test(flags::PARTIALLY_MAPPED) {
             self.deferred_split_unqueue(f);
         }
+        // NR_SWAPCACHE: a folio freed from the swap cache leaves it.
+        self.nr_swapcache_folios -= self.folios[f].test(flags::SWAPCACHE) as u64;
         let m = self.folios[f].memcg;
         let nr = self.folio_nr_pages(f);
         self.free_folio_frames(f);
