@@ -36,9 +36,10 @@ fn refault_distance_above_16_gib_is_exact() {
         .expect("a file folio leaves a shadow");
     let sh = s.shadow_layout.unpack(shadow).unwrap();
     assert_eq!(sh.memcg_id, 1);
-    assert_eq!(sh.eviction, ((5u64 << 32) + 1235) as u32 & ((1 << 29) - 1));
+    // The clock is read before its increment (`eviction_reads_before_inc`).
+    assert_eq!(sh.eviction, ((5u64 << 32) + 1234) as u32 & ((1 << 29) - 1));
     let d = 3 * (1u64 << 22) + 12_345; // 48 GiB + 12,345 pages
-    s.memcgs[0].lruvec.nonresident_age += d;
+    s.memcgs[0].lruvec.nonresident_age = (5 << 32) + 1234 + d;
     let (distance, _) = s.workingset_refault_distance(sh, true).unwrap();
     assert_eq!(distance, d);
     // The fixed layout of earlier versions (22 bits) quantised it to 4 pages.
@@ -198,11 +199,20 @@ fn shadows_survive_a_layout_change() {
 /// swap-outs, swap-ins and frees of swap slots.
 #[test]
 fn nr_swapcached_is_kept_without_a_walk() {
-    let mut s = machine(PolicyName::Cost, 2048, Some(8192));
+    // An SSD (zram frees every slot at swap-in, so nothing would stay).
+    let mut s = Sim::new(MachineConfig {
+        memory: Size::from_pages(4096),
+        swap: DeviceConfig {
+            size: Some(Size::from_pages(16384)),
+            ..DeviceConfig::of(DeviceKind::Ssd)
+        },
+        ..Default::default()
+    })
+    .unwrap();
     let t = s.add_task("t");
-    let v = s.mmap_anon(t, 4000).unwrap();
-    touch(&mut s, v, 4000);
-    for i in 0..4000 {
+    let v = s.mmap_anon(t, 8000).unwrap();
+    touch(&mut s, v, 8000);
+    for i in 0..8000 {
         s.step(&Event::Access {
             vma: v,
             index: i,
