@@ -351,7 +351,11 @@ impl Sim {
             wb_seq: 0,
             dirty_fifo: VecDeque::new(),
             scratch: Vec::with_capacity(64),
-            shadow_layout: crate::reclaim::workingset::ShadowLayout::new(1, managed),
+            shadow_layout: crate::reclaim::workingset::ShadowLayout::new(
+                1,
+                managed,
+                cfg.exact_shadows,
+            ),
             reclaim_stall_ns: 0,
             io_wait_ns: 0,
             ra_workingset: false,

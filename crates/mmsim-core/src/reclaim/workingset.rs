@@ -42,6 +42,9 @@ use crate::stats::item::*;
 /// Bits of a slot a shadow may use: 32 less the resident-folio bit.
 const SHADOW_BITS: u32 = 31;
 const WORKINGSET_BIT: u32 = 1 << 30;
+/// Timestamp bits without `machine.exact_shadows`: the fixed layout of
+/// earlier versions (8 bits of memcg id, 22 of timestamp).
+pub(crate) const FIXED_EVICTION_BITS: u32 = 22;
 
 /// `bucket_order` for a machine of `total_pages` with `eviction_bits`
 /// timestamp bits (workingset_init()).
@@ -66,10 +69,14 @@ pub(crate) struct ShadowLayout {
 
 impl ShadowLayout {
     /// The layout for `nr_memcgs` groups (ids 1..=nr_memcgs) on a machine of
-    /// `total_pages`.
-    pub(crate) fn new(nr_memcgs: usize, total_pages: u64) -> ShadowLayout {
+    /// `total_pages`: the timestamp takes every bit the ids leave when
+    /// `exact` (`machine.exact_shadows`), else at most [`FIXED_EVICTION_BITS`].
+    pub(crate) fn new(nr_memcgs: usize, total_pages: u64, exact: bool) -> ShadowLayout {
         let memcg_bits = (usize::BITS - nr_memcgs.max(1).leading_zeros()).max(1);
-        let eviction_bits = SHADOW_BITS - 1 - memcg_bits;
+        let mut eviction_bits = SHADOW_BITS - 1 - memcg_bits;
+        if !exact {
+            eviction_bits = eviction_bits.min(FIXED_EVICTION_BITS);
+        }
         ShadowLayout {
             memcg_bits,
             eviction_bits,
@@ -125,7 +132,11 @@ impl Sim {
     /// layout imposes. Groups are made before a run begins, so this usually
     /// finds no shadow to rewrite.
     pub(crate) fn update_shadow_layout(&mut self) {
-        let new = ShadowLayout::new(self.memcgs.len(), self.cfg.memory.pages());
+        let new = ShadowLayout::new(
+            self.memcgs.len(),
+            self.cfg.memory.pages(),
+            self.cfg.exact_shadows,
+        );
         let old = self.shadow_layout;
         if new == old {
             return;
@@ -311,7 +322,7 @@ mod tests {
 
     #[test]
     fn shadow_round_trips() {
-        let l = ShadowLayout::new(255, 1 << 20);
+        let l = ShadowLayout::new(255, 1 << 20, false);
         assert_eq!((l.memcg_bits, l.eviction_bits, l.bucket_order), (8, 22, 0));
         let s = Shadow {
             eviction: 0x3f_ffff,
@@ -325,7 +336,7 @@ mod tests {
         assert_eq!(l.unpack(SLOT_FOLIO | 5), None);
         assert_eq!(l.unpack(crate::mem::swap::SWAP_NO_SHADOW), None);
         for (groups, bits) in [(1, 29), (3, 28), (256, 21), (300, 21), (65_535, 14)] {
-            let l = ShadowLayout::new(groups, 1 << 20);
+            let l = ShadowLayout::new(groups, 1 << 20, true);
             assert_eq!(l.eviction_bits, bits, "{groups} groups");
             let s = Shadow {
                 eviction: l.eviction_mask,
@@ -344,10 +355,17 @@ mod tests {
         assert_eq!(bucket_order((1 << 22) + 1, 22), 1);
         assert_eq!(bucket_order(6 << 20, 22), 1); // 24 GiB
                                                   // 1 TiB with one group: 29 bits, exact.
-        assert_eq!(ShadowLayout::new(1, 1 << 28).bucket_order, 0);
-        assert_eq!(ShadowLayout::new(1, 1 << 29).bucket_order, 0);
-        assert_eq!(ShadowLayout::new(1, (1 << 29) + 1).bucket_order, 1);
+        assert_eq!(ShadowLayout::new(1, 1 << 28, true).bucket_order, 0);
+        assert_eq!(ShadowLayout::new(1, 1 << 29, true).bucket_order, 0);
+        assert_eq!(ShadowLayout::new(1, (1 << 29) + 1, true).bucket_order, 1);
+        // Without exact_shadows: 22 bits, as before (16 GiB exact).
+        assert_eq!(ShadowLayout::new(1, 1 << 22, false).bucket_order, 0);
+        assert_eq!(ShadowLayout::new(1, 1 << 28, false).bucket_order, 6);
+        assert_eq!(
+            ShadowLayout::new(255, 1 << 20, false),
+            ShadowLayout::new(255, 1 << 20, true)
+        );
         // 65,535 groups on 4 GiB: 14 bits, buckets of 64 pages.
-        assert_eq!(ShadowLayout::new(65_535, 1 << 20).bucket_order, 6);
+        assert_eq!(ShadowLayout::new(65_535, 1 << 20, true).bucket_order, 6);
     }
 }
