@@ -238,9 +238,7 @@ pub struct Sim {
     pub(crate) ra_workingset: bool,
     /// Dirty file pages (`NR_FILE_DIRTY`).
     pub(crate) nr_dirty: u64,
-    /// Folios with PG_swapcache (`NR_SWAPCACHE`, counted per folio as the
-    /// end-of-run gauge always was): kept as folios enter and leave the
-    /// swap cache, so the end of a run needs no walk of every folio.
+    /// Folios with PG_swapcache (`NR_SWAPCACHE`, per folio): see `crate::swapfile`.
     pub(crate) nr_swapcache_folios: u64,
     /// Workload time when the measured part of the run began.
     pub(crate) measure_start: u64,
@@ -828,13 +826,7 @@ impl Sim {
                 .chain(self.lru_gen.pending.last().map(|w| w.0))
                 .min()
                 .map(|at| at as f64 / 1e9),
-            shadow_quantised: (self.shadow_layout.bucket_order > 0).then_some(
-                crate::result::ShadowQuantised {
-                    bucket_order: self.shadow_layout.bucket_order,
-                    eviction_bits: self.shadow_layout.eviction_bits,
-                    memcg_id_bits: self.shadow_layout.memcg_bits,
-                },
-            ),
+            shadow_quantised: self.shadow_layout.quantised(),
         }
     }
 
@@ -861,35 +853,6 @@ impl Sim {
         self.vm = vm;
         self.vm.nr_swapcached = self.nr_swapcache_folios;
         debug_assert_eq!(self.nr_swapcache_folios, self.swapcached_walk());
-    }
-
-    /// `nr_swapcached` by the walk of every listed folio that the kept
-    /// count replaces: what [`Sim::check_gauges`] compares it with.
-    pub(crate) fn swapcached_walk(&self) -> u64 {
-        let mut swapcached = 0;
-        for (_, l) in self.memcgs.iter().flat_map(|m| m.lruvec.all_lists()) {
-            let mut c = l.head;
-            while c != crate::mem::folio::NIL {
-                swapcached += self.folios[c].test(flags::SWAPCACHE) as u64;
-                c = self.folios.links(c)[1];
-            }
-        }
-        swapcached
-    }
-
-    /// Checks the gauges kept as state changes against the walk over every
-    /// folio they replace (`nr_swapcached`); an error names the difference.
-    /// Used by tests over the embedded scenarios; O(folios).
-    #[doc(hidden)]
-    pub fn check_gauges(&self) -> Result<(), String> {
-        let walk = self.swapcached_walk();
-        if walk != self.nr_swapcache_folios {
-            return Err(format!(
-                "nr_swapcached: kept {} but the walk counts {walk}",
-                self.nr_swapcache_folios
-            ));
-        }
-        Ok(())
     }
 
     /// (bytes, entries) of the per-page slot arrays: PTEs, page-cache slots, swap slots.
@@ -1001,15 +964,7 @@ impl Sim {
 
     /// Checks the data-structure invariants; returns a description of the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
-        let mut swapcache = 0;
-        self.folios
-            .for_each_live(|fo| swapcache += fo.test(flags::SWAPCACHE) as u64);
-        if swapcache != self.nr_swapcache_folios {
-            return Err(format!(
-                "{swapcache} folios have PG_swapcache but NR_SWAPCACHE keeps {}",
-                self.nr_swapcache_folios
-            ));
-        }
+        self.check_swapcache_count()?;
         let mut on_lists = 0u64;
         let mut own = vec![0u64; self.memcgs.len()];
         for (m, memcg) in self.memcgs.iter().enumerate() {

@@ -85,6 +85,16 @@ impl ShadowLayout {
         }
     }
 
+    /// What a run reports of this layout: None while distances up to the
+    /// size of memory are exact (`bucket_order` 0).
+    pub(crate) fn quantised(&self) -> Option<crate::result::ShadowQuantised> {
+        (self.bucket_order > 0).then_some(crate::result::ShadowQuantised {
+            bucket_order: self.bucket_order,
+            eviction_bits: self.eviction_bits,
+            memcg_id_bits: self.memcg_bits,
+        })
+    }
+
     /// `pack_shadow()`.
     #[inline]
     pub(crate) fn pack(&self, s: Shadow) -> u32 {

@@ -197,7 +197,7 @@ fn shadows_name_the_evicting_group_and_age_its_ancestors() {
         .shadow_layout
         .unpack(slot)
         .expect("page 0 was evicted and left a shadow");
-    assert_eq!(shadow.memcg_id, b as u16 + 1);
+    assert_eq!(shadow.memcg_id, b + 1);
 }
 
 #[test]
