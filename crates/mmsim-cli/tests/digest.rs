@@ -75,6 +75,8 @@ fn run_flat(args: &[&str]) -> String {
     let out = assert_cmd::Command::cargo_bin("mmsim")
         .unwrap()
         .current_dir(repo_root())
+        // Every digest run also checks the kept gauges against the walks they replace.
+        .env("MMSIM_CHECK_GAUGES", "1")
         .args(args)
         .output()
         .unwrap();

@@ -768,6 +768,17 @@ pub struct MachineConfig {
     /// same-filled pages, ≤ 6.11). See [`SwapZeroPages`].
     #[serde(default, skip_serializing_if = "SwapZeroPages::is_default")]
     pub swap_zero_pages: SwapZeroPages,
+    /// Shadow entries give the eviction timestamp every bit the memcg ids
+    /// leave (30 − W of a shadow's 31, W the bits of the largest group id),
+    /// so refault distances are exact up to 2^(30 − W) pages of memory (2 TiB
+    /// with one group), as a 64-bit kernel's are (mm/workingset.c v6.12:
+    /// `EVICTION_BITS` ≥ 36). Off by default: 22 timestamp bits, as in
+    /// earlier versions, whose results keep their bits — above 16 GiB the
+    /// distances are quantised (`bucket_order`, reported), and a shadow older
+    /// than 2^22 evictions wraps and may read as recent. See
+    /// `crate::reclaim::workingset`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exact_shadows: bool,
 }
 
 /// What swap-out does with an anonymous page whose content is all zeros
@@ -875,6 +886,7 @@ impl Default for MachineConfig {
             kmem_accounting: false,
             zero_page: false,
             swap_zero_pages: SwapZeroPages::Write,
+            exact_shadows: false,
             memory: Size(4 << 30),
             min_free_kbytes: None,
             watermark_scale_factor: default_wsf(),

@@ -432,6 +432,7 @@ impl Sim {
         let f = self.alloc_folio(vma, index, flags::SWAPBACKED | flags::SWAPCACHE | extra);
         self.cur_memcg = faulting;
         let f = f?;
+        self.nr_swapcache_folios += 1;
         if self.tasks[task].dead {
             self.free_folio(f);
             return None;
@@ -477,6 +478,7 @@ impl Sim {
         fo.swap = 0;
         fo.clear(flags::SWAPCACHE);
         fo.set(flags::DIRTY);
+        self.nr_swapcache_folios -= 1;
         // A large folio's PTEs all map it again by now
         // (`Sim::map_swapcache_large`), so none of its slots is referenced.
         if n == 1 {

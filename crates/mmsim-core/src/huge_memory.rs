@@ -720,6 +720,8 @@ impl Sim {
                 self.folios.set_wb_seq(t, 0);
                 self.folios.set_head_pfn(t, pfn + i);
                 self.phys.set_frames_folio(u64::from(pfn + i), 0, t);
+                // Each split-off folio keeps PG_swapcache with its own slot.
+                self.nr_swapcache_folios += fo.test(flags::SWAPCACHE) as u64;
                 if fo.swap != 0 {
                     self.folios[t].swap = fo.swap + i;
                     self.swap.as_mut().unwrap().slots[(fo.swap - 1 + i) as usize] = SLOT_FOLIO | t;
@@ -767,6 +769,7 @@ impl Sim {
             let fo = &mut self.folios[f];
             fo.swap = first + 1;
             fo.set(flags::SWAPCACHE | flags::DIRTY);
+            self.nr_swapcache_folios += 1;
             return true;
         }
         // Fallback to swap normal pages.

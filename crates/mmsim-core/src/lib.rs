@@ -116,7 +116,7 @@ pub use memcg::{MAX_MEMCGS, ROOT};
 pub use page_alloc::PageTypeInfo;
 pub use readahead::Advice;
 pub use reclaim::lru_gen::{parse_lru_gen_file_write, LruGenReport, LRU_GEN_DEBUG};
-pub use result::{AccessStats, RunResult};
+pub use result::{AccessStats, RunResult, ShadowQuantised};
 pub use sim::Policy;
 pub use sim::{Sim, SimError};
 pub use stats::Vmstat;

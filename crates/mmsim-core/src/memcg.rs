@@ -30,13 +30,16 @@ use crate::stats::item::*;
 use crate::timer::SeriesMarkerKind;
 
 /// Index of a memory cgroup in the simulator (its kernel id is index + 1).
-pub type MemcgId = u8;
+pub type MemcgId = u16;
 
 /// The top group, `/`.
 pub const ROOT: MemcgId = 0;
 
-/// Most groups: shadow entries keep an 8-bit memcg id (ids 1..=255).
-pub const MAX_MEMCGS: usize = 255;
+/// Most groups: the kernel's `MEM_CGROUP_ID_MAX` (include/linux/memcontrol.h,
+/// v6.12: `MEM_CGROUP_ID_SHIFT` = 16 bits of id, ids 1..=65,535). Shadow
+/// entries give the id as many bits as the groups configured need (see
+/// `crate::reclaim::workingset`).
+pub const MAX_MEMCGS: usize = 65_535;
 
 /// `MEMCG_CHARGE_BATCH`: pages a charge takes from the page counters at
 /// once, the surplus kept in the per-CPU stock.
@@ -434,7 +437,7 @@ impl Sim {
     pub fn add_memcg(&mut self, parent: MemcgId, name: &str) -> Result<MemcgId, SimError> {
         if self.memcgs.len() >= MAX_MEMCGS {
             return Err(SimError::Setup(format!(
-                "cgroup `{name}`: at most {MAX_MEMCGS} memory cgroups (shadow entries keep 8 bits of memcg id)"
+                "cgroup `{name}`: at most {MAX_MEMCGS} memory cgroups (the kernel's MEM_CGROUP_ID_MAX)"
             )));
         }
         let Some(p) = self.memcgs.get(parent as usize) else {
@@ -452,13 +455,20 @@ impl Sim {
         } else {
             format!("{}/{name}", p.path)
         };
-        if self.memcgs.iter().any(|m| m.path == path) {
+        // Paths differ when names differ among siblings: a check of the
+        // parent's children, not of every group (65,535 of them at most).
+        if self.memcgs[parent as usize]
+            .children
+            .iter()
+            .any(|&c| self.memcgs[c as usize].path == path)
+        {
             return Err(SimError::Setup(format!("cgroup `{path}` exists already")));
         }
         let id = self.memcgs.len() as MemcgId;
         self.memcgs
             .push(Memcg::new(id as u16 + 1, &path, Some(parent)));
         self.memcgs[parent as usize].children.push(id);
+        self.update_shadow_layout();
         Ok(id)
     }
 

@@ -28,6 +28,22 @@ pub struct AccessStats {
     pub dropped_killed: u64,
 }
 
+/// Refault distances quantised by the shadow entries' width
+/// (`RunResult::shadow_quantised`): mmsim keeps 31 bits per shadow, shared
+/// between the memcg id and the eviction timestamp, so a machine with many
+/// groups and much memory steps its timestamps by `2^bucket_order` pages
+/// (`workingset_init`'s rule), where a 64-bit kernel, with at least 36
+/// timestamp bits, is exact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShadowQuantised {
+    /// `bucket_order`: log2 of the pages one timestamp step stands for.
+    pub bucket_order: u32,
+    /// Timestamp bits of a shadow (`EVICTION_BITS`).
+    pub eviction_bits: u32,
+    /// Memcg id bits of a shadow (enough for every group configured).
+    pub memcg_id_bits: u32,
+}
+
 /// Everything a run reports.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
@@ -137,6 +153,11 @@ pub struct RunResult {
     /// When the first of them was due, seconds on the workload clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_unapplied_s: Option<f64>,
+    /// How shadow entries quantised refault distances, when they did (None
+    /// when every distance up to the size of memory was exact, as the
+    /// kernel's are): see `crate::reclaim::workingset`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shadow_quantised: Option<ShadowQuantised>,
     /// DAMON's kdamond CPU and DAMOS stats, when the machine runs DAMON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub damon: Option<crate::damon::DamonReport>,

@@ -226,8 +226,9 @@ pub struct Sim {
     pub(crate) dirty_fifo: VecDeque<(u64, FolioId)>,
     /// Scratch buffer for isolated folios (reused, never shrunk).
     pub(crate) scratch: Vec<FolioId>,
-    /// Workingset shadow timestamp granularity (`bucket_order`).
-    pub(crate) bucket_order: u32,
+    /// How shadow entries share their bits between memcg id and eviction
+    /// timestamp, and the timestamp's granularity (`bucket_order`).
+    pub(crate) shadow_layout: crate::reclaim::workingset::ShadowLayout,
     /// Time the workload spent in reclaim, ns.
     pub(crate) reclaim_stall_ns: u64,
     /// Time the workload waited for IO, ns.
@@ -237,6 +238,8 @@ pub struct Sim {
     pub(crate) ra_workingset: bool,
     /// Dirty file pages (`NR_FILE_DIRTY`).
     pub(crate) nr_dirty: u64,
+    /// Folios with PG_swapcache (`NR_SWAPCACHE`, per folio): see `crate::swapfile`.
+    pub(crate) nr_swapcache_folios: u64,
     /// Workload time when the measured part of the run began.
     pub(crate) measure_start: u64,
     /// Pages under writeback.
@@ -349,11 +352,16 @@ impl Sim {
             wb_seq: 0,
             dirty_fifo: VecDeque::new(),
             scratch: Vec::with_capacity(64),
-            bucket_order: crate::reclaim::workingset::bucket_order(managed),
+            shadow_layout: crate::reclaim::workingset::ShadowLayout::new(
+                1,
+                managed,
+                cfg.exact_shadows,
+            ),
             reclaim_stall_ns: 0,
             io_wait_ns: 0,
             ra_workingset: false,
             nr_dirty: 0,
+            nr_swapcache_folios: 0,
             measure_start: 0,
             nr_writeback: 0,
             lru_gen,
@@ -680,7 +688,7 @@ impl Sim {
                     prefetch(slot as *const u32 as *const u8);
                 }
                 if let Some(owner) = swap.owner_ref(v - 1) {
-                    prefetch(owner as *const crate::memcg::MemcgId);
+                    prefetch(owner as *const crate::memcg::MemcgId as *const u8);
                 }
             }
         }
@@ -823,6 +831,7 @@ impl Sim {
                 .chain(self.lru_gen.pending.last().map(|w| w.0))
                 .min()
                 .map(|at| at as f64 / 1e9),
+            shadow_quantised: self.shadow_layout.quantised(),
         }
     }
 
@@ -840,19 +849,15 @@ impl Sim {
         vm.nr_writeback = self.nr_writeback;
     }
 
+    /// The end-of-run gauges: the cheap ones and `nr_swapcached`, which is
+    /// kept as folios enter and leave the swap cache (it was a walk of every
+    /// listed folio, 48 s at 1 TiB, before an interrupted run could report).
     fn fill_gauges(&mut self) {
         let mut vm = std::mem::take(&mut self.vm);
         self.fill_cheap_gauges(&mut vm);
         self.vm = vm;
-        let mut swapcached = 0;
-        for (_, l) in self.memcgs.iter().flat_map(|m| m.lruvec.all_lists()) {
-            let mut c = l.head;
-            while c != crate::mem::folio::NIL {
-                swapcached += self.folios[c].test(flags::SWAPCACHE) as u64;
-                c = self.folios.links(c)[1];
-            }
-        }
-        self.vm.nr_swapcached = swapcached;
+        self.vm.nr_swapcached = self.nr_swapcache_folios;
+        debug_assert_eq!(self.nr_swapcache_folios, self.swapcached_walk());
     }
 
     /// (bytes, entries) of the per-page slot arrays: PTEs, page-cache slots, swap slots.
@@ -964,6 +969,7 @@ impl Sim {
 
     /// Checks the data-structure invariants; returns a description of the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
+        self.check_swapcache_count()?;
         let mut on_lists = 0u64;
         let mut own = vec![0u64; self.memcgs.len()];
         for (m, memcg) in self.memcgs.iter().enumerate() {

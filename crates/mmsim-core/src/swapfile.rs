@@ -262,3 +262,51 @@ impl Sim {
         }
     }
 }
+
+/// `NR_SWAPCACHE` kept as folios enter and leave the swap cache
+/// (`Sim::nr_swapcache_folios`), checked against the walks it replaced.
+impl Sim {
+    /// `nr_swapcached` by the walk of every listed folio that the kept
+    /// count replaces: what [`Sim::check_gauges`] compares it with.
+    pub(crate) fn swapcached_walk(&self) -> u64 {
+        let mut swapcached = 0;
+        for (_, l) in self.memcgs.iter().flat_map(|m| m.lruvec.all_lists()) {
+            let mut c = l.head;
+            while c != crate::mem::folio::NIL {
+                swapcached += self.folios[c].test(flags::SWAPCACHE) as u64;
+                c = self.folios.links(c)[1];
+            }
+        }
+        swapcached
+    }
+
+    /// Checks the gauges kept as state changes against the walk over every
+    /// folio they replace (`nr_swapcached`); an error names the difference.
+    /// Used by tests over the embedded scenarios; O(folios).
+    #[doc(hidden)]
+    pub fn check_gauges(&self) -> Result<(), String> {
+        let walk = self.swapcached_walk();
+        if walk != self.nr_swapcache_folios {
+            return Err(format!(
+                "nr_swapcached: kept {} but the walk counts {walk}",
+                self.nr_swapcache_folios
+            ));
+        }
+        Ok(())
+    }
+
+    /// The kept count against every live folio's PG_swapcache (for
+    /// `Sim::check_invariants`, which may run while folios are isolated).
+    pub(crate) fn check_swapcache_count(&self) -> Result<(), String> {
+        let mut swapcache = 0;
+        self.folios
+            .for_each_live(|fo| swapcache += fo.test(flags::SWAPCACHE) as u64);
+        if swapcache != self.nr_swapcache_folios {
+            return Err(format!(
+                "{swapcache} folios have PG_swapcache but NR_SWAPCACHE keeps {}",
+                self.nr_swapcache_folios
+            ));
+        }
+        Ok(())
+    }
+}

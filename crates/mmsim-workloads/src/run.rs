@@ -726,6 +726,15 @@ pub(crate) fn run_scenario_chunked(
             message: format!("{w} leaves nothing to measure: the workloads issued {done} events"),
         });
     }
+    // `MMSIM_CHECK_GAUGES` set: the gauges the machine keeps as state changes
+    // are compared with the walks over every folio they replace (the results
+    // digest test sets it, so every digest scenario checks them).
+    if std::env::var_os("MMSIM_CHECK_GAUGES").is_some() {
+        sim.check_gauges().map_err(|m| WorkloadError::Setup {
+            what: "MMSIM_CHECK_GAUGES".into(),
+            source: mmsim_core::SimError::Setup(m),
+        })?;
+    }
     let result = sim.finish();
     let workloads = s
         .workloads

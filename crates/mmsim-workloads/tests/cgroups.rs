@@ -238,13 +238,13 @@ fn bad_paths() {
         "cgroup[0].path",
         &["parent `/a`"],
     );
-    // Too many groups.
+    // Too many groups: the kernel's 65,535 memcg ids, `/` included.
     let mut text = String::from("[machine]\nmemory = \"64M\"\n");
-    for i in 0..255 {
+    for i in 0..65_535 {
         text.push_str(&format!("[[cgroup]]\npath = \"/g{i}\"\n"));
     }
     text.push_str("[[workload]]\nkind = \"touch\"\ntarget = \"anon\"\npages = 1\n");
-    check(err(&text), "cgroup[254].path", &["at most 254"]);
+    check(err(&text), "cgroup[65534].path", &["at most 65534"]);
 }
 
 #[test]

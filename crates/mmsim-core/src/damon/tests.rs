@@ -541,7 +541,11 @@ fn apply(s: &mut Sim, sc: &SchemeConfig, r: (u64, u64)) -> (u64, u64) {
     sch.set_filters_default_reject();
     for (f, p) in sch.ops_filters.iter_mut().zip(&sch.memcg_paths) {
         if let Some(p) = p {
-            f.memcg = s.memcgs.iter().position(|m| &m.path == p).map(|m| m as u8);
+            f.memcg = s
+                .memcgs
+                .iter()
+                .position(|m| &m.path == p)
+                .map(|m| m as crate::memcg::MemcgId);
         }
     }
     let (applied, passed, _) = s.damon_pa_apply_scheme(&Region::new(r.0, r.1), &mut sch);

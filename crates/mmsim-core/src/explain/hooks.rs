@@ -219,7 +219,7 @@ impl Sim {
             Some((m, b)) if *m == sc.memcg => format!("; {b}"),
             _ => String::new(),
         };
-        let shadow_text = match shadow.and_then(crate::reclaim::workingset::Shadow::unpack) {
+        let shadow_text = match shadow.and_then(|v| self.shadow_layout.unpack(v)) {
             Some(s) => match self.policy {
                 crate::sim::Policy::Mglru(_) => format!(
                     "shadow stored (lru_gen_eviction): token seq {} refs {}, memcg id {}, \
@@ -232,7 +232,7 @@ impl Sim {
                 _ => format!(
                     "shadow stored (workingset_eviction): eviction clock {} (nonresident_age \
                      >> {}), memcg id {}, workingset {}",
-                    s.eviction, self.bucket_order, s.memcg_id, s.workingset
+                    s.eviction, self.shadow_layout.bucket_order, s.memcg_id, s.workingset
                 ),
             },
             None => "no shadow kept".to_string(),
@@ -266,7 +266,7 @@ impl Sim {
             let swap = self.swap.as_ref()?;
             *swap.slots.get(swap_slot.checked_sub(1)? as usize)?
         };
-        crate::reclaim::workingset::Shadow::unpack(v).map(|_| v)
+        self.shadow_layout.unpack(v).map(|_| v)
     }
 
     /// Counts a refault of folio `f` (for `--top`).

@@ -212,7 +212,7 @@ pub struct ExplainReport {
 struct PageState {
     resident: bool,
     flags: u16,
-    gen_refs: u16,
+    gen_refs: u8,
 }
 
 /// The flags whose changes a story tells.
@@ -763,7 +763,7 @@ impl Sim {
         // A resident page's flags or generation changed.
         let changes = flag_changes(last.flags, now.flags);
         let gen_text = if now.gen_refs != last.gen_refs {
-            let g = |v: u16| match v & 7 {
+            let g = |v: u8| match v & 7 {
                 0 => "none".to_string(),
                 g => (g - 1).to_string(),
             };

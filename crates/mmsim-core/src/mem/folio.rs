@@ -160,14 +160,15 @@ pub(crate) struct Folio {
     pub mapcount: u8,
     /// The list the folio is on ([`LruList`] as u8) or [`NO_LIST`].
     pub lru: u8,
-    /// Owning memory cgroup (index; 0 is the root).
-    pub memcg: u8,
+    /// Owning memory cgroup (index; 0 is the root): 16 bits, as the
+    /// kernel's `MEM_CGROUP_ID_SHIFT`, so a machine holds up to 65,535 groups.
+    pub memcg: crate::memcg::MemcgId,
     /// log2 of the number of base pages (0 = 4 KiB).
     pub order: u8,
     /// Multi-gen LRU fields of `folio->flags` (`LRU_GEN_MASK`,
     /// `LRU_REFS_MASK`): bits 0–2 the generation + 1 (0: not on an MGLRU
     /// list), bits 3–4 the refs counter. See `crate::reclaim::lru_gen`.
-    pub gen_refs: u16,
+    pub gen_refs: u8,
     /// Head page frame (`folio_pfn`), or [`NO_PFN`]: see [`FolioArena::head_pfn`].
     pfn: u32,
 }
@@ -254,7 +255,13 @@ impl FolioArena {
 
     /// Allocates a folio slot, initialised for `space`/`index` with `flags`.
     #[inline]
-    pub(crate) fn alloc(&mut self, space: u32, index: u32, flags: u16, memcg: u8) -> FolioId {
+    pub(crate) fn alloc(
+        &mut self,
+        space: u32,
+        index: u32,
+        flags: u16,
+        memcg: crate::memcg::MemcgId,
+    ) -> FolioId {
         let f = Folio {
             space,
             index,

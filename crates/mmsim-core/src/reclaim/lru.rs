@@ -77,6 +77,7 @@ impl Sim {
             let fo = &mut self.folios[f];
             fo.swap = slot + 1;
             fo.set(flags::SWAPCACHE | flags::DIRTY);
+            self.nr_swapcache_folios += 1;
         }
         self.lru_policy_del(f);
         // The reference policy charges no CPU: the ScanControl only collects

@@ -870,6 +870,7 @@ impl Sim {
             let fo = &mut self.folios[f];
             fo.swap = slot + 1;
             fo.set(flags::SWAPCACHE | flags::DIRTY);
+            self.nr_swapcache_folios += 1;
         }
         if !self.try_to_unmap(f, sc) {
             // Still mapped (a VM_LOCKED VMA): activate_locked.
@@ -1082,6 +1083,8 @@ impl Sim {
         if fo.test(flags::PARTIALLY_MAPPED) {
             self.deferred_split_unqueue(f);
         }
+        // NR_SWAPCACHE: a folio freed from the swap cache leaves it.
+        self.nr_swapcache_folios -= fo.test(flags::SWAPCACHE) as u64;
         let (m, order) = (fo.memcg, fo.order as usize);
         let nr = fo.nr_pages();
         self.phys.free_frames(self.folios.head_pfn(f), order);

@@ -15,31 +15,111 @@
 //! after its increment (`atomic_long_inc_return`).
 //!
 //! Shadow packing. The kernel packs `eviction >> bucket_order`, the memcg id,
-//! the node and the workingset bit into an xarray value (§4.3 of the spec).
-//! mmsim keeps 31 bits per slot, so a shadow is
-//! `workingset:1 | memcg id:8 | eviction:22`, and `bucket_order` is chosen as
-//! the kernel chooses it (`fls_long(totalram − 1) − timestamp_bits`, floored
-//! at 0) with 22 timestamp bits: distances up to the size of memory are
-//! exact on machines up to 16 GiB and quantised to 2^bucket_order pages
-//! beyond, and larger distances wrap as the kernel's do.
+//! the node and the workingset bit into an xarray value (mm/workingset.c
+//! v6.12, `pack_shadow`): with `EVICTION_SHIFT` = 1 (xarray value tag) + 1
+//! (`WORKINGSET_SHIFT`) + `NODES_SHIFT` + `MEM_CGROUP_ID_SHIFT` (16), a 64-bit
+//! kernel keeps `EVICTION_BITS` = 64 − `EVICTION_SHIFT` timestamp bits (36 with
+//! `CONFIG_NODES_SHIFT` = 10, 46 with 0), and `workingset_init` sets
+//! `bucket_order` = `fls_long(totalram − 1) − EVICTION_BITS` only when memory
+//! has more pages than that (never below 256 TiB). mmsim keeps 31 bits per
+//! slot (bit 31 marks a resident folio), so a shadow is
+//! `workingset:1 | memcg id:W | eviction:30 − W` ([`ShadowLayout`]), W chosen
+//! per machine as the fewest bits that hold every group's id (ids are dense,
+//! index + 1: 1 group → 1 bit and 29 timestamp bits, exact to 2 TiB; 255
+//! groups → 8 bits and 22, the layout of earlier versions; 65,535 groups →
+//! 16 bits and 14). `bucket_order` is then chosen the kernel's way with the
+//! timestamp bits left: distances up to the size of memory are exact while
+//! memory has at most 2^(30 − W) pages, and quantised to 2^bucket_order pages
+//! beyond — where the kernel is still exact, so a run that quantises says so
+//! (`RunResult::shadow_bucket_order`). Larger distances wrap, as the kernel's
+//! do at its width.
 
 use crate::mem::filemap::SLOT_FOLIO;
 use crate::mem::folio::{flags, FolioId, LruList};
 use crate::sim::{Balance, Policy, Sim};
 use crate::stats::item::*;
 
-/// Bits of eviction timestamp in a shadow.
-pub(crate) const EVICTION_BITS: u32 = 22;
-/// Mask of the eviction timestamp (`EVICTION_MASK`).
-pub(crate) const EVICTION_MASK: u32 = (1 << EVICTION_BITS) - 1;
-const MEMCG_SHIFT: u32 = EVICTION_BITS;
-const MEMCG_MASK: u32 = 0xff;
+/// Bits of a slot a shadow may use: 32 less the resident-folio bit.
+const SHADOW_BITS: u32 = 31;
 const WORKINGSET_BIT: u32 = 1 << 30;
+/// Timestamp bits without `machine.exact_shadows`: the fixed layout of
+/// earlier versions (8 bits of memcg id, 22 of timestamp).
+pub(crate) const FIXED_EVICTION_BITS: u32 = 22;
 
-/// `bucket_order` for a machine of `total_pages` (workingset_init()).
-pub(crate) fn bucket_order(total_pages: u64) -> u32 {
+/// `bucket_order` for a machine of `total_pages` with `eviction_bits`
+/// timestamp bits (workingset_init()).
+pub(crate) fn bucket_order(total_pages: u64, eviction_bits: u32) -> u32 {
     let fls = 64 - (total_pages.saturating_sub(1)).leading_zeros();
-    fls.saturating_sub(EVICTION_BITS)
+    fls.saturating_sub(eviction_bits)
+}
+
+/// How a shadow's 31 bits are shared between the memcg id and the eviction
+/// timestamp on this machine, and the timestamp's granularity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ShadowLayout {
+    /// Bits of memcg id (≥ 1: id 0 marks "no shadow").
+    pub memcg_bits: u32,
+    /// Bits of eviction timestamp (`EVICTION_BITS`).
+    pub eviction_bits: u32,
+    /// Mask of the eviction timestamp (`EVICTION_MASK`).
+    pub eviction_mask: u32,
+    /// `bucket_order`: log2 of the pages one timestamp step stands for.
+    pub bucket_order: u32,
+}
+
+impl ShadowLayout {
+    /// The layout for `nr_memcgs` groups (ids 1..=nr_memcgs) on a machine of
+    /// `total_pages`: the timestamp takes every bit the ids leave when
+    /// `exact` (`machine.exact_shadows`), else at most [`FIXED_EVICTION_BITS`].
+    pub(crate) fn new(nr_memcgs: usize, total_pages: u64, exact: bool) -> ShadowLayout {
+        let memcg_bits = (usize::BITS - nr_memcgs.max(1).leading_zeros()).max(1);
+        let mut eviction_bits = SHADOW_BITS - 1 - memcg_bits;
+        if !exact {
+            eviction_bits = eviction_bits.min(FIXED_EVICTION_BITS);
+        }
+        ShadowLayout {
+            memcg_bits,
+            eviction_bits,
+            eviction_mask: (1 << eviction_bits) - 1,
+            bucket_order: bucket_order(total_pages, eviction_bits),
+        }
+    }
+
+    /// What a run reports of this layout: None while distances up to the
+    /// size of memory are exact (`bucket_order` 0).
+    pub(crate) fn quantised(&self) -> Option<crate::result::ShadowQuantised> {
+        (self.bucket_order > 0).then_some(crate::result::ShadowQuantised {
+            bucket_order: self.bucket_order,
+            eviction_bits: self.eviction_bits,
+            memcg_id_bits: self.memcg_bits,
+        })
+    }
+
+    /// `pack_shadow()`.
+    #[inline]
+    pub(crate) fn pack(&self, s: Shadow) -> u32 {
+        debug_assert!(s.memcg_id >= 1 && (s.memcg_id as u32) < 1 << self.memcg_bits);
+        (s.workingset as u32) << 30
+            | (s.memcg_id as u32) << self.eviction_bits
+            | (s.eviction & self.eviction_mask)
+    }
+
+    /// `unpack_shadow()`; None for an empty slot, a resident folio, or a slot with no shadow.
+    #[inline]
+    pub(crate) fn unpack(&self, v: u32) -> Option<Shadow> {
+        if v == 0 || v & SLOT_FOLIO != 0 {
+            return None;
+        }
+        let memcg_id = ((v & !WORKINGSET_BIT) >> self.eviction_bits) as u16;
+        if memcg_id == 0 {
+            return None;
+        }
+        Some(Shadow {
+            eviction: v & self.eviction_mask,
+            memcg_id,
+            workingset: v & WORKINGSET_BIT != 0,
+        })
+    }
 }
 
 /// A decoded shadow entry.
@@ -53,32 +133,45 @@ pub(crate) struct Shadow {
     pub workingset: bool,
 }
 
-impl Shadow {
-    /// `pack_shadow()`.
-    pub(crate) fn pack(self) -> u32 {
-        debug_assert!(self.memcg_id >= 1 && self.memcg_id as u32 <= MEMCG_MASK);
-        (self.workingset as u32) << 30
-            | (self.memcg_id as u32 & MEMCG_MASK) << MEMCG_SHIFT
-            | (self.eviction & EVICTION_MASK)
-    }
-    /// `unpack_shadow()`; None for an empty slot, a resident folio, or a slot with no shadow.
-    pub(crate) fn unpack(v: u32) -> Option<Shadow> {
-        if v == 0 || v & SLOT_FOLIO != 0 {
-            return None;
-        }
-        let memcg_id = ((v >> MEMCG_SHIFT) & MEMCG_MASK) as u16;
-        if memcg_id == 0 {
-            return None;
-        }
-        Some(Shadow {
-            eviction: v & EVICTION_MASK,
-            memcg_id,
-            workingset: v & WORKINGSET_BIT != 0,
-        })
-    }
-}
-
 impl Sim {
+    /// Sets the shadow layout for the groups now configured (called when a
+    /// group is added). Shadows already stored are rewritten in the new
+    /// layout — same group id, same timestamp (shifted when `bucket_order`
+    /// changes, as the classic clock is; an MGLRU token is kept as it is) —
+    /// so a refault reads them as before, up to the quantisation the new
+    /// layout imposes. Groups are made before a run begins, so this usually
+    /// finds no shadow to rewrite.
+    pub(crate) fn update_shadow_layout(&mut self) {
+        let new = ShadowLayout::new(
+            self.memcgs.len(),
+            self.cfg.memory.pages(),
+            self.cfg.exact_shadows,
+        );
+        let old = self.shadow_layout;
+        if new == old {
+            return;
+        }
+        self.shadow_layout = new;
+        let mglru = matches!(self.policy, Policy::Mglru(_));
+        let rewrite = |v: &mut u32| {
+            if let Some(mut s) = old.unpack(*v) {
+                if !mglru && new.bucket_order > old.bucket_order {
+                    s.eviction >>= new.bucket_order - old.bucket_order;
+                } else if !mglru {
+                    s.eviction <<= old.bucket_order - new.bucket_order;
+                }
+                s.eviction &= new.eviction_mask;
+                *v = new.pack(s);
+            }
+        };
+        for f in &mut self.files {
+            f.slots.iter_mut().for_each(rewrite);
+        }
+        if let Some(swap) = &mut self.swap {
+            swap.slots.iter_mut().for_each(rewrite);
+        }
+    }
+
     /// `workingset_age_nonresident()`: advances the clock of group `m`'s
     /// lruvec and of every ancestor's.
     #[inline]
@@ -118,12 +211,13 @@ impl Sim {
             self.workingset_age_nonresident(m, nr);
             self.memcgs[m as usize].lruvec.nonresident_age
         };
+        let sl = self.shadow_layout;
         let shadow = Shadow {
-            eviction: ((eviction >> self.bucket_order) as u32) & EVICTION_MASK,
+            eviction: ((eviction >> sl.bucket_order) as u32) & sl.eviction_mask,
             memcg_id: self.memcgs[m as usize].id,
             workingset: ws,
         };
-        Some(shadow.pack())
+        Some(sl.pack(shadow))
     }
 
     /// `workingset_test_recent()`: would the folio have stayed resident with
@@ -152,9 +246,10 @@ impl Sim {
         let age = self.memcgs[m].lruvec.nonresident_age;
         // `lruvec_page_state()`: 6.12's ratelimited flush reads the last 2 s flush.
         let lv = self.lruvec_page_state(m as crate::memcg::MemcgId);
-        let now = ((age >> self.bucket_order) as u32) & EVICTION_MASK;
+        let sl = self.shadow_layout;
+        let now = ((age >> sl.bucket_order) as u32) & sl.eviction_mask;
         let distance =
-            ((now.wrapping_sub(shadow.eviction) & EVICTION_MASK) as u64) << self.bucket_order;
+            ((now.wrapping_sub(shadow.eviction) & sl.eviction_mask) as u64) << sl.bucket_order;
         let mut size = lv.size(LruList::ActiveFile);
         if rules.anon_workingset {
             if !file {
@@ -179,7 +274,7 @@ impl Sim {
         if let Policy::Mglru(_) = self.policy {
             return self.lru_gen_refault(f, slot);
         }
-        let Some(shadow) = Shadow::unpack(slot) else {
+        let Some(shadow) = self.shadow_layout.unpack(slot) else {
             return;
         };
         let Policy::Classic(rules) = self.policy else {
@@ -237,22 +332,50 @@ mod tests {
 
     #[test]
     fn shadow_round_trips() {
+        let l = ShadowLayout::new(255, 1 << 20, false);
+        assert_eq!((l.memcg_bits, l.eviction_bits, l.bucket_order), (8, 22, 0));
         let s = Shadow {
             eviction: 0x3f_ffff,
             memcg_id: 7,
             workingset: true,
         };
-        assert_eq!(Shadow::unpack(s.pack()), Some(s));
-        assert_eq!(Shadow::unpack(0), None);
-        assert_eq!(Shadow::unpack(SLOT_FOLIO | 5), None);
-        assert_eq!(Shadow::unpack(crate::mem::swap::SWAP_NO_SHADOW), None);
+        // The layout of 255 groups is the fixed layout of earlier versions.
+        assert_eq!(l.pack(s), 1 << 30 | 7 << 22 | 0x3f_ffff);
+        assert_eq!(l.unpack(l.pack(s)), Some(s));
+        assert_eq!(l.unpack(0), None);
+        assert_eq!(l.unpack(SLOT_FOLIO | 5), None);
+        assert_eq!(l.unpack(crate::mem::swap::SWAP_NO_SHADOW), None);
+        for (groups, bits) in [(1, 29), (3, 28), (256, 21), (300, 21), (65_535, 14)] {
+            let l = ShadowLayout::new(groups, 1 << 20, true);
+            assert_eq!(l.eviction_bits, bits, "{groups} groups");
+            let s = Shadow {
+                eviction: l.eviction_mask,
+                memcg_id: groups as u16,
+                workingset: true,
+            };
+            assert_eq!(l.unpack(l.pack(s)), Some(s));
+            assert_eq!(l.unpack(crate::mem::swap::SWAP_NO_SHADOW), None);
+        }
     }
 
     #[test]
     fn bucket_order_covers_memory() {
-        assert_eq!(bucket_order(1 << 20), 0); // 4 GiB
-        assert_eq!(bucket_order(1 << 22), 0); // 16 GiB
-        assert_eq!(bucket_order((1 << 22) + 1), 1);
-        assert_eq!(bucket_order(6 << 20), 1); // 24 GiB
+        assert_eq!(bucket_order(1 << 20, 22), 0); // 4 GiB
+        assert_eq!(bucket_order(1 << 22, 22), 0); // 16 GiB
+        assert_eq!(bucket_order((1 << 22) + 1, 22), 1);
+        assert_eq!(bucket_order(6 << 20, 22), 1); // 24 GiB
+                                                  // 1 TiB with one group: 29 bits, exact.
+        assert_eq!(ShadowLayout::new(1, 1 << 28, true).bucket_order, 0);
+        assert_eq!(ShadowLayout::new(1, 1 << 29, true).bucket_order, 0);
+        assert_eq!(ShadowLayout::new(1, (1 << 29) + 1, true).bucket_order, 1);
+        // Without exact_shadows: 22 bits, as before (16 GiB exact).
+        assert_eq!(ShadowLayout::new(1, 1 << 22, false).bucket_order, 0);
+        assert_eq!(ShadowLayout::new(1, 1 << 28, false).bucket_order, 6);
+        assert_eq!(
+            ShadowLayout::new(255, 1 << 20, false),
+            ShadowLayout::new(255, 1 << 20, true)
+        );
+        // 65,535 groups on 4 GiB: 14 bits, buckets of 64 pages.
+        assert_eq!(ShadowLayout::new(65_535, 1 << 20, true).bucket_order, 6);
     }
 }

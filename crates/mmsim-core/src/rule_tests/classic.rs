@@ -89,14 +89,12 @@ fn refault_distance_decides_activation() {
         let (mut s, file) = evict_setup(100);
         assert_eq!(s.memcgs[0].lruvec.size(LruList::ActiveFile), 100);
         let now = s.memcgs[0].lruvec.nonresident_age;
-        let eviction =
-            (now as u32).wrapping_sub(distance as u32) & crate::reclaim::workingset::EVICTION_MASK;
-        let shadow = Shadow {
+        let eviction = (now as u32).wrapping_sub(distance as u32) & s.shadow_layout.eviction_mask;
+        let shadow = s.shadow_layout.pack(Shadow {
             eviction,
             memcg_id: 1,
             workingset: true,
-        }
-        .pack();
+        });
         *s.files[file as usize].slot_mut(7000) = shadow;
         let refaults = s.vm.workingset_refault_file;
         s.step(&Event::FileRead {
@@ -132,7 +130,7 @@ fn anon_refault_distance_includes_inactive_file() {
     let (inactive, active) = lv.type_sizes(true);
     let now = lv.nonresident_age;
     let d = inactive + active;
-    let mask = crate::reclaim::workingset::EVICTION_MASK;
+    let mask = s.shadow_layout.eviction_mask;
     let near = Shadow {
         eviction: (now as u32).wrapping_sub(d as u32) & mask,
         memcg_id: 1,

@@ -8,7 +8,12 @@ use crate::memcg::ROOT;
 
 /// A group `/a` (memory.max `max`) with swap, whose task writes `anon` pages of
 /// an anonymous VMA and reads `file` pages of a file it opened.
-fn exiting(max: u64, anon: u32, file_pages: u32, kmem: bool) -> (Sim, u8, u32, u32) {
+fn exiting(
+    max: u64,
+    anon: u32,
+    file_pages: u32,
+    kmem: bool,
+) -> (Sim, crate::memcg::MemcgId, u32, u32) {
     let mut s = machine(PolicyName::Cost, 1 << 16, Some(1 << 12));
     s.cfg.kmem_accounting = kmem;
     s.kmem = kmem.then(Default::default);
@@ -39,7 +44,7 @@ fn exiting(max: u64, anon: u32, file_pages: u32, kmem: bool) -> (Sim, u8, u32, u
     (s, a, t, v)
 }
 
-fn lru_pages(s: &Sim, m: u8, list: LruList) -> u64 {
+fn lru_pages(s: &Sim, m: crate::memcg::MemcgId, list: LruList) -> u64 {
     s.memcgs[m as usize].lruvec.lists[list as usize].pages
 }
 

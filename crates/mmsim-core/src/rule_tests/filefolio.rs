@@ -176,7 +176,7 @@ fn a_clean_large_folio_is_evicted_whole_with_one_shadow_over_its_range() {
     assert_eq!(s.vm.pgfree, 16);
     // One shadow, in every slot of 32..48.
     let shadow = s.files[file as usize].slot(32);
-    assert!(Shadow::unpack(shadow).is_some());
+    assert!(s.shadow_layout.unpack(shadow).is_some());
     for i in 32..48 {
         assert_eq!(s.files[file as usize].slot(i), shadow, "slot {i}");
     }
@@ -190,7 +190,10 @@ fn a_refault_in_the_middle_of_an_evicted_large_folio_sees_its_shadow() {
     reclaim_one(&mut s, f);
     // The shadow holds the clock read before the eviction aged it by the
     // folio's 16 pages: the distance seen from anywhere in the range is 16.
-    let sh = Shadow::unpack(s.files[file as usize].slot(40)).unwrap();
+    let sh = s
+        .shadow_layout
+        .unpack(s.files[file as usize].slot(40))
+        .unwrap();
     assert_eq!(s.workingset_refault_distance(sh, true), Some((16, 0)));
     // A random one-page read at 40 (no cached history right before it: 39
     // was evicted with the folio): an order-0 folio that finds the shadow.
@@ -202,7 +205,10 @@ fn a_refault_in_the_middle_of_an_evicted_large_folio_sees_its_shadow() {
     let g = file_folio(&s, file, 40);
     assert_eq!(list_of(&s, g), LruList::InactiveFile);
     // The rest of the range keeps the shadow.
-    assert!(Shadow::unpack(s.files[file as usize].slot(41)).is_some());
+    assert!(s
+        .shadow_layout
+        .unpack(s.files[file as usize].slot(41))
+        .is_some());
 }
 
 #[test]

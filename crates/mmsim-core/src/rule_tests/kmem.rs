@@ -69,12 +69,11 @@ fn xarray_nodes_follow_the_tree_shape() {
 /// eviction leaves them (`workingset_update_node` puts each on the list).
 fn shadow_leaves(s: &mut Sim, m: MemcgId, file: u32, n: u32) {
     s.cur_memcg = m;
-    let shadow = Shadow {
+    let shadow = s.shadow_layout.pack(Shadow {
         eviction: 0,
         memcg_id: s.memcgs[m as usize].id,
         workingset: false,
-    }
-    .pack();
+    });
     for i in 0..n * 64 {
         s.kmem_slot_changed(file, i, 0, shadow);
         *s.files[file as usize].slot_mut(i) = shadow;

@@ -41,7 +41,7 @@ fn charges_sum_up_the_tree_and_uncharge_on_free() {
     let vc = s.mmap_anon(tc, 200).unwrap();
     touch(&mut s, vb, 300);
     touch(&mut s, vc, 200);
-    let usage = |s: &Sim, m: u8| s.memcgs[m as usize].usage;
+    let usage = |s: &Sim, m: crate::memcg::MemcgId| s.memcgs[m as usize].usage;
     // Charges come in batches of 64 with the surplus in the per-CPU stock,
     // which memory.current includes: b charged 5 batches (320, 20 stocked);
     // c's first batch gave b's stock back; c charged 4 batches (256, 56
@@ -188,13 +188,16 @@ fn shadows_name_the_evicting_group_and_age_its_ancestors() {
         });
     }
     // Evictions aged b's clock and its ancestors', not c-like siblings'.
-    let age = |m: u8| s.memcgs[m as usize].lruvec.nonresident_age;
+    let age = |m: crate::memcg::MemcgId| s.memcgs[m as usize].lruvec.nonresident_age;
     assert!(age(b) >= 136, "b evicted at least 200 - 64 pages");
     assert_eq!(age(a), age(b));
     assert_eq!(age(0), age(b));
     let slot = s.files[file as usize].slot(0);
-    let shadow = Shadow::unpack(slot).expect("page 0 was evicted and left a shadow");
-    assert_eq!(shadow.memcg_id, b as u16 + 1);
+    let shadow = s
+        .shadow_layout
+        .unpack(slot)
+        .expect("page 0 was evicted and left a shadow");
+    assert_eq!(shadow.memcg_id, b + 1);
 }
 
 #[test]
@@ -275,7 +278,7 @@ fn effective_low_shares_overcommitted_protection_among_siblings() {
     let gib = 1u64 << 18; // pages
     let mut s = machine(PolicyName::Cost, 1 << 16, None);
     let a = s.add_memcg(0, "A").unwrap();
-    let kids: Vec<u8> = ["B", "C", "D", "E"]
+    let kids: Vec<crate::memcg::MemcgId> = ["B", "C", "D", "E"]
         .iter()
         .map(|n| s.add_memcg(a, n).unwrap())
         .collect();
@@ -289,7 +292,7 @@ fn effective_low_shares_overcommitted_protection_among_siblings() {
     for m in [a, b, c, d, e] {
         s.memcg_calculate_protection(0, m);
     }
-    let elow = |s: &Sim, m: u8| s.memcgs[m as usize].elow;
+    let elow = |s: &Sim, m: crate::memcg::MemcgId| s.memcgs[m as usize].elow;
     assert_eq!(
         elow(&s, a),
         2 * gib,
@@ -398,7 +401,9 @@ fn scheduled_knob_writes_apply_when_the_clock_reaches_them() {
     s.check_invariants().unwrap();
 }
 
-fn soft_limit_machine(design: crate::config::SoftLimitReclaim) -> (Sim, u8, u8, u32, u32) {
+fn soft_limit_machine(
+    design: crate::config::SoftLimitReclaim,
+) -> (Sim, crate::memcg::MemcgId, crate::memcg::MemcgId, u32, u32) {
     let cfg = MachineConfig {
         memory: Size::from_pages(8192),
         soft_limit_reclaim: design,
@@ -537,7 +542,7 @@ fn memory_pressure_is_per_group_and_rolls_up() {
             });
         }
     }
-    let total = |m: u8| s.memcg_report(m).psi.some.total;
+    let total = |m: crate::memcg::MemcgId| s.memcg_report(m).psi.some.total;
     assert!(total(a1) > 0);
     assert_eq!(total(a), total(a1), "a's only stalled task is in a1");
     assert_eq!(total(b), 0);

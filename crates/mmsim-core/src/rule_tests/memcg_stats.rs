@@ -130,7 +130,7 @@ fn ratelimited_refault_test_compares_with_the_flushed_workingset() {
         s.run_timers();
         fill_lists(&mut s, [0, 0, 0, 50]);
         let now = s.memcgs[0].lruvec.nonresident_age;
-        let mask = crate::reclaim::workingset::EVICTION_MASK;
+        let mask = s.shadow_layout.eviction_mask;
         // A file refault at distance 80: within the live active_file (100),
         // beyond the flushed one (50).
         let shadow = Shadow {

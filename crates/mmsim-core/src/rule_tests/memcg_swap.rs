@@ -5,7 +5,9 @@ use super::*;
 
 /// Runs the swap.max case under `version`: /a (memory.swap.max 10) over /a/b
 /// (memory.max 100) whose task touches 105 anon pages.
-fn swap_max_case(version: crate::config::CgroupVersion) -> (Sim, u8, u8, u32) {
+fn swap_max_case(
+    version: crate::config::CgroupVersion,
+) -> (Sim, crate::memcg::MemcgId, crate::memcg::MemcgId, u32) {
     let mut s = machine(PolicyName::Cost, 1 << 16, Some(1 << 12));
     s.cfg.cgroup_version = version;
     let a = s.add_memcg(0, "a").unwrap();

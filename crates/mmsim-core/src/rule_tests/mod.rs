@@ -13,7 +13,8 @@
 //! `discard.rs` MADV_DONTNEED and the deferred split queue; `compaction.rs`
 //! memory compaction and kcompactd; `khugepaged.rs`
 //! MADV_COLLAPSE and khugepaged; and
-//! `zero_pages.rs` zero-filled anonymous pages at swap-out and swap-in. This file
+//! `zero_pages.rs` zero-filled anonymous pages at swap-out and swap-in;
+//! `shadow.rs` shadow entries on big machines and with many groups. This file
 //! holds the helpers they share.
 
 mod classic;
@@ -29,6 +30,7 @@ mod memcg_stats;
 mod memcg_swap;
 mod readahead;
 mod rmap;
+mod shadow;
 mod swap;
 mod thp;
 mod zero_page;

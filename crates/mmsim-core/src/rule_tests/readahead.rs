@@ -139,12 +139,11 @@ fn readahead_stops_at_end_of_file() {
 fn readahead_pages_go_through_refault_detection() {
     let mut s = machine(PolicyName::Cost, 1 << 16, None);
     let file = s.add_file("f", 100).unwrap();
-    let shadow = Shadow {
+    let shadow = s.shadow_layout.pack(Shadow {
         eviction: 0,
         memcg_id: 1,
         workingset: true,
-    }
-    .pack();
+    });
     *s.files[file as usize].slot_mut(2) = shadow;
     read(&mut s, file, 0, 1);
     assert_eq!(resident(&s, file, 100), vec![0, 1, 2, 3]);

@@ -397,6 +397,20 @@ pub fn run_report(
     for note in notes {
         line("note", note.clone());
     }
+    if let Some(q) = &rr.shadow_quantised {
+        line(
+            "note",
+            format!(
+                "refault distances quantised to {} pages: shadow entries hold {} bits of \
+                 memcg id and {} of eviction time, so bucket_order = {} (a 64-bit kernel is \
+                 exact here)",
+                1u64 << q.bucket_order,
+                q.memcg_id_bits,
+                q.eviction_bits,
+                q.bucket_order
+            ),
+        );
+    }
     for warning in &r.warnings {
         line("WARNING", warning.clone());
     }

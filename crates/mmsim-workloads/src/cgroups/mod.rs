@@ -46,7 +46,7 @@
 //!
 //! | field | meaning | range | default |
 //! |---|---|---|---|
-//! | `path` | `/name` or `/parent/name`; names of letters, digits, `.`, `_`, `-`, not `.` or `..` | ≤ 64 characters a name, ≤ 254 groups besides `/` | required |
+//! | `path` | `/name` or `/parent/name`; names of letters, digits, `.`, `_`, `-`, not `.` or `..` | ≤ 64 characters a name, ≤ 65,534 groups besides `/` (the kernel's 65,535 memcg ids) | required |
 //! | `version` | `"v1"` or `"v2"`: which knobs the group has | | its parent's; none: every knob |
 //! | `max` | `memory.max` (v1 `memory.limit_in_bytes`): hard limit | size, `0`, `"max"`, or a percentage | `"max"` |
 //! | `high` | `memory.high` (v2): throttle limit | as `max` | `"max"` |

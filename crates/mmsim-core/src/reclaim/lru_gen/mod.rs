@@ -123,18 +123,19 @@ pub(crate) fn folio_lru_gen(f: &Folio) -> Option<usize> {
 
 #[inline]
 fn set_folio_gen(f: &mut Folio, gen: Option<usize>) {
-    f.gen_refs = (f.gen_refs & !7) | gen.map_or(0, |g| g as u16 + 1);
+    f.gen_refs = (f.gen_refs & !7) | gen.map_or(0, |g| g as u8 + 1);
 }
 
 /// The raw refs counter (`LRU_REFS_MASK` bits).
 #[inline]
 pub(crate) fn folio_refs(f: &Folio) -> u16 {
-    (f.gen_refs >> 3) & LRU_REFS_MASK
+    (f.gen_refs as u16 >> 3) & LRU_REFS_MASK
 }
 
 #[inline]
 fn set_folio_refs(f: &mut Folio, refs: u16) {
-    f.gen_refs = (f.gen_refs & !(LRU_REFS_MASK << 3)) | ((refs & LRU_REFS_MASK) << 3);
+    f.gen_refs =
+        (f.gen_refs & !((LRU_REFS_MASK as u8) << 3)) | (((refs & LRU_REFS_MASK) as u8) << 3);
 }
 
 /// `lru_gen_from_seq()`.

@@ -37,15 +37,15 @@ impl Sim {
         let lg = self.lrugen_mut(m);
         let token = (lg.min_seq[ty] << LRU_REFS_WIDTH) | refs.saturating_sub(1);
         lg.evicted[ty][tier] += 1;
-        crate::reclaim::workingset::Shadow {
-            eviction: token as u32 & crate::reclaim::workingset::EVICTION_MASK,
+        let sl = self.shadow_layout;
+        sl.pack(crate::reclaim::workingset::Shadow {
+            eviction: token as u32 & sl.eviction_mask,
             memcg_id: self.memcgs[m as usize].id,
             workingset: match v {
                 MglruVersion::V6_14 => ws,
                 MglruVersion::V6_1 => refs > 0,
             },
-        }
-        .pack()
+        })
     }
 
     /// `lru_gen_refault()`: a folio comes back whose slot held `shadow`.
@@ -58,7 +58,7 @@ impl Sim {
     /// refs 3, and with refs saturated too). v6.1 counts REFAULT only for
     /// recent refaults.
     pub(crate) fn lru_gen_refault(&mut self, f: FolioId, shadow: u32) {
-        let Some(s) = crate::reclaim::workingset::Shadow::unpack(shadow) else {
+        let Some(s) = self.shadow_layout.unpack(shadow) else {
             return;
         };
         if self.xp.is_some() {
@@ -78,7 +78,7 @@ impl Sim {
         let file = self.folios[f].is_file();
         let ty = file as usize;
         let token = s.eviction as u64;
-        let seq_mask = (crate::reclaim::workingset::EVICTION_MASK >> LRU_REFS_WIDTH) as u64;
+        let seq_mask = (self.shadow_layout.eviction_mask >> LRU_REFS_WIDTH) as u64;
         let lg = self.lrugen(m);
         let recent = match v {
             MglruVersion::V6_14 => {
