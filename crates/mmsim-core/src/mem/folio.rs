@@ -286,7 +286,7 @@ impl FolioArena {
         space: u32,
         index: u32,
         flags: u16,
-        memcg: u8,
+        memcg: crate::memcg::MemcgId,
         pfn: u32,
     ) -> FolioId {
         let f = Folio {
