@@ -32,8 +32,8 @@ use mmsim_report::trace_info::{self as info, TraceInfoError};
 use mmsim_workloads::host::{self, HostLimit, HostMemory};
 use mmsim_workloads::scenario::overrides::{self, Base, Overrides};
 use mmsim_workloads::{
-    run_scenario_cancellable, RunOptions, Scenario, ScenarioResult, Schedule, Target, TraceFormat, TraceKeys,
-    WorkloadError, EMBEDDED_SCENARIOS,
+    run_scenario_cancellable, RunOptions, Scenario, ScenarioResult, Schedule, Target, TraceFormat,
+    TraceKeys, WorkloadError, EMBEDDED_SCENARIOS,
 };
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyKeyboardInterrupt};
