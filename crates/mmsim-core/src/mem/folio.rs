@@ -262,20 +262,7 @@ impl FolioArena {
         flags: u16,
         memcg: crate::memcg::MemcgId,
     ) -> FolioId {
-        let f = Folio {
-            space,
-            index,
-            flags,
-            memcg,
-            ..Folio::FREE
-        };
-        match self.free.pop() {
-            Some(id) => {
-                self.slots[id as usize] = f;
-                id
-            }
-            None => self.grow(f),
-        }
+        self.alloc_framed(space, index, flags, memcg, Folio::FREE.pfn)
     }
 
     /// [`FolioArena::alloc`] of a folio whose head page frame is already

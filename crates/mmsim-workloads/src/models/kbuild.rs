@@ -84,7 +84,7 @@
 //! that were swapped out are swapped back in when the next compile stores to them, and
 //! a heap page stays charged until reclaim takes it. With `cc_exit = true` each compile
 //! ends with its heap zapped (`Event::Discard` of the pages it used: `zap_pte_range`
-//! frees the folios and their swap slots and uncharges them, as `exit_mmap` does for
+//! frees the folios and their swap slots and uncharges them, as v6.12's `exit_mmap` does for
 //! an exiting `cc1`), so the next compile faults fresh zero-filled pages — one page
 //! fault per page per compile, as a real build has. The page-table pages and the task
 //! itself stay (a real exit frees those too). Not modelled either: `make`'s own work and the dependency scan, the compiler binary's
