@@ -3,6 +3,8 @@
 //! ranges, overlapping writes, protection) and expanded into groups and timed knob
 //! writes, which [`setup`] applies to a [`Sim`] and [`schedule`] lists.
 
+use std::collections::HashMap;
+
 use super::*;
 
 /// Where a write comes from, for error messages.
@@ -107,6 +109,9 @@ pub(super) fn components(path: &str) -> Result<Vec<&str>, String> {
 struct Ctx<'a> {
     s: &'a Scenario,
     groups: Vec<Group>,
+    /// Index into `groups` by path, so that a plan of 65,535 groups is checked in
+    /// linear time (parent and workload lookups).
+    by_path: HashMap<String, usize>,
     /// The peaks (pages) by path, once the calibration ran; None while validating.
     peaks: Option<&'a BTreeMap<String, u64>>,
 }
@@ -121,7 +126,7 @@ impl Ctx<'_> {
     }
 
     fn group(&self, path: &str, field: String) -> Result<usize, WorkloadError> {
-        if let Some(g) = self.groups.iter().position(|g| g.path == path) {
+        if let Some(&g) = self.by_path.get(path) {
             return Ok(g);
         }
         let declared: Vec<&str> = self.groups.iter().map(|g| g.path.as_str()).collect();
@@ -345,13 +350,16 @@ fn plan(s: &Scenario, peaks: Option<&BTreeMap<String, u64>>) -> Result<Plan, Wor
             parent: 0,
             version: None,
         }],
+        by_path: HashMap::from([("/".to_string(), 0)]),
         peaks,
     };
+    // Where each path is first declared, for the duplicate check.
+    let mut declared: HashMap<&str, usize> = HashMap::with_capacity(s.cgroups.len());
     // The groups.
     for (i, c) in s.cgroups.iter().enumerate() {
         let field = format!("cgroup[{i}].path");
         let parts = components(&c.path).map_err(|m| cx.invalid(field.clone(), m))?;
-        if let Some(j) = s.cgroups[..i].iter().position(|d| d.path == c.path) {
+        if let Some(&j) = declared.get(c.path.as_str()) {
             return Err(cx.invalid(
                 field,
                 format!("`{}` is already declared by cgroup[{j}]", c.path),
@@ -371,6 +379,7 @@ fn plan(s: &Scenario, peaks: Option<&BTreeMap<String, u64>>) -> Result<Plan, Wor
             (Some(v), _) => Ok(Some((v, i))),
             (None, p) => Ok(p),
         };
+        declared.insert(c.path.as_str(), i);
         if parts.is_empty() {
             let v = version(None)?;
             cx.groups[0].version = v;
@@ -388,7 +397,7 @@ fn plan(s: &Scenario, peaks: Option<&BTreeMap<String, u64>>) -> Result<Plan, Wor
             Some(0) | None => "/".to_string(),
             Some(k) => c.path[..k].to_string(),
         };
-        let Some(parent) = cx.groups.iter().position(|g| g.path == parent_path) else {
+        let Some(&parent) = cx.by_path.get(parent_path.as_str()) else {
             return Err(cx.invalid(
                 field,
                 format!(
@@ -405,6 +414,7 @@ fn plan(s: &Scenario, peaks: Option<&BTreeMap<String, u64>>) -> Result<Plan, Wor
             ));
         }
         let v = version(cx.groups[parent].version)?;
+        cx.by_path.insert(c.path.clone(), cx.groups.len());
         cx.groups.push(Group {
             path: c.path.clone(),
             name: parts.last().copied().unwrap_or_default().to_string(),
