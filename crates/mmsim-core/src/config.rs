@@ -283,6 +283,14 @@ impl MglruVersion {
     }
 }
 
+fn default_exact_shadows() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 fn default_lru_gen_enabled() -> u32 {
     0x0007
 }
@@ -772,12 +780,13 @@ pub struct MachineConfig {
     /// leave (30 − W of a shadow's 31, W the bits of the largest group id),
     /// so refault distances are exact up to 2^(30 − W) pages of memory (2 TiB
     /// with one group), as a 64-bit kernel's are (mm/workingset.c v6.12:
-    /// `EVICTION_BITS` ≥ 36). Off by default: 22 timestamp bits, as in
-    /// earlier versions, whose results keep their bits — above 16 GiB the
-    /// distances are quantised (`bucket_order`, reported), and a shadow older
-    /// than 2^22 evictions wraps and may read as recent. See
+    /// `EVICTION_BITS` ≥ 36, so its clock never laps in a run). On by
+    /// default. `false` keeps the 22 timestamp bits of mmsim before
+    /// 2026-11-29, for reproducing results recorded with it: above 16 GiB
+    /// the distances are quantised (`bucket_order`, reported), and a shadow
+    /// older than 2^22 evictions wraps and may read as recent. See
     /// `crate::reclaim::workingset`.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default = "default_exact_shadows", skip_serializing_if = "is_true")]
     pub exact_shadows: bool,
 }
 
@@ -886,7 +895,7 @@ impl Default for MachineConfig {
             kmem_accounting: false,
             zero_page: false,
             swap_zero_pages: SwapZeroPages::Write,
-            exact_shadows: false,
+            exact_shadows: default_exact_shadows(),
             memory: Size(4 << 30),
             min_free_kbytes: None,
             watermark_scale_factor: default_wsf(),

@@ -32,7 +32,9 @@
 //! memory has at most 2^(30 − W) pages, and quantised to 2^bucket_order pages
 //! beyond — where the kernel is still exact, so a run that quantises says so
 //! (`RunResult::shadow_bucket_order`). Larger distances wrap, as the kernel's
-//! do at its width.
+//! do at its width. The timestamp takes all 30 − W bits by default
+//! (`machine.exact_shadows`); `exact_shadows = false` caps it at the 22 bits
+//! of mmsim before 2026-11-29, whose clock laps after 2^22 evictions.
 
 use crate::mem::filemap::SLOT_FOLIO;
 use crate::mem::folio::{flags, FolioId, LruList};
@@ -42,7 +44,7 @@ use crate::stats::item::*;
 /// Bits of a slot a shadow may use: 32 less the resident-folio bit.
 const SHADOW_BITS: u32 = 31;
 const WORKINGSET_BIT: u32 = 1 << 30;
-/// Timestamp bits without `machine.exact_shadows`: the fixed layout of
+/// Timestamp bits with `machine.exact_shadows = false`: the fixed layout of
 /// earlier versions (8 bits of memcg id, 22 of timestamp).
 pub(crate) const FIXED_EVICTION_BITS: u32 = 22;
 
@@ -368,7 +370,7 @@ mod tests {
         assert_eq!(ShadowLayout::new(1, 1 << 28, true).bucket_order, 0);
         assert_eq!(ShadowLayout::new(1, 1 << 29, true).bucket_order, 0);
         assert_eq!(ShadowLayout::new(1, (1 << 29) + 1, true).bucket_order, 1);
-        // Without exact_shadows: 22 bits, as before (16 GiB exact).
+        // With exact_shadows = false: 22 bits, as before (16 GiB exact).
         assert_eq!(ShadowLayout::new(1, 1 << 22, false).bucket_order, 0);
         assert_eq!(ShadowLayout::new(1, 1 << 28, false).bucket_order, 6);
         assert_eq!(

@@ -6,7 +6,7 @@
 use super::*;
 use crate::reclaim::workingset::ShadowLayout;
 
-/// 64 GiB, one group, `machine.exact_shadows`: 29 timestamp bits, so a refault distance of 48 GiB
+/// 64 GiB, one group, `machine.exact_shadows` (the default): 29 timestamp bits, so a refault distance of 48 GiB
 /// worth of pages (above the 16 GiB the fixed 22-bit layout was exact to)
 /// is measured to the page. The eviction clock is made large by
 /// construction (no 12 M evictions are run).
@@ -47,13 +47,18 @@ fn refault_distance_above_16_gib_is_exact() {
     s.memcgs[0].lruvec.nonresident_age = (5 << 32) + 1234 + d;
     let (distance, _) = s.workingset_refault_distance(sh, true).unwrap();
     assert_eq!(distance, d);
-    // Without exact_shadows, the fixed 22 bits of earlier versions quantise
-    // it to 4 pages (bucket_order 2), and the run says so.
+    // With `exact_shadows = false`, the fixed 22 bits of earlier versions
+    // quantise it to 4 pages (bucket_order 2), and the run says so.
     let fixed = ShadowLayout::new(1, 1 << 24, false);
     assert_eq!((fixed.eviction_bits, fixed.bucket_order), (22, 2));
     let r = s.finish();
     assert_eq!(r.shadow_quantised, None);
-    let mut s = machine(PolicyName::Cost, 1 << 24, None);
+    let mut s = Sim::new(MachineConfig {
+        memory: Size::from_pages(1 << 24),
+        exact_shadows: false,
+        ..Default::default()
+    })
+    .unwrap();
     assert_eq!(s.shadow_layout, fixed);
     assert_eq!(
         s.finish().shadow_quantised,
