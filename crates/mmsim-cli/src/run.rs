@@ -49,6 +49,12 @@ pub struct ScenarioArgs {
     /// readahead and fault-around see the real layout; advice defaults to normal).
     #[arg(long, value_name = "MODE", requires = "trace")]
     pub keys: Option<TraceKeys>,
+    /// Replay each multi-page request of the trace (a filemap range event, a block
+    /// request) as one read or write of its pages, as the program issued it, so that
+    /// readahead sees the request's size; needs `--keys offset` on a file target
+    /// (scenario field `trace_requests`).
+    #[arg(long, requires = "trace")]
+    pub trace_requests: bool,
 
     /// Machine memory (K/M/G/T suffix or pages with `p`: 4G, 262144p).
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
@@ -327,6 +333,7 @@ fn overrides(args: &ScenarioArgs) -> Overrides {
         target: args.target,
         limit: args.limit,
         keys: args.keys,
+        requests: args.trace_requests,
         memory: args.memory,
         memcg_max: args.memcg_max,
         swap: args.swap,

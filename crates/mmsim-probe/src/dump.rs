@@ -140,8 +140,12 @@ pub fn dump(plan: &Plan, dir: &Path) -> Result<DumpInfo, ProbeError> {
             }
             for (key, write, region) in records_of(plan, e, index)? {
                 let (_, path, w) = &mut traces[region];
-                w.write(Record { key, write })
-                    .map_err(|e| ProbeError::dump_io(&*path, e))?;
+                w.write(Record {
+                    key,
+                    write,
+                    cont: false,
+                })
+                .map_err(|e| ProbeError::dump_io(&*path, e))?;
             }
             index += 1;
         }

@@ -123,6 +123,7 @@ fn the_dump_is_the_simulators_stream() {
                         (vma == w.region.id).then_some(Record {
                             key: index as u64,
                             write,
+                            cont: false,
                         })
                     }
                     Event::FileRead {
@@ -132,6 +133,7 @@ fn the_dump_is_the_simulators_stream() {
                     } if w.region.id_kind == "file" => (file == w.region.id).then_some(Record {
                         key: index as u64,
                         write: false,
+                        cont: false,
                     }),
                     Event::FileWrite {
                         file,
@@ -140,6 +142,7 @@ fn the_dump_is_the_simulators_stream() {
                     } if w.region.id_kind == "file" => (file == w.region.id).then_some(Record {
                         key: index as u64,
                         write: true,
+                        cont: false,
                     }),
                     _ => None,
                 })

@@ -122,6 +122,7 @@ pub(crate) fn fill(
             out.extend((0..n).map(|i| Record {
                 key: next + i,
                 write: false,
+                cont: false,
             }));
             // May wrap only when the request ends at u64::MAX, and then `left` becomes 0.
             pending.next = next.wrapping_add(n);

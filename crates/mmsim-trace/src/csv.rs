@@ -352,7 +352,11 @@ pub(crate) fn fill(
             match parse_line(spec, name, line_no, line)? {
                 (key, None, write) => {
                     stats.writes += u64::from(write);
-                    out.push(Record { key, write });
+                    out.push(Record {
+                        key,
+                        write,
+                        cont: false,
+                    });
                 }
                 (addr, Some(len), write) => {
                     let offset =

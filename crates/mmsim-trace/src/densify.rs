@@ -342,7 +342,11 @@ mod tests {
         let mut batched = Densifier::new(u32::MAX - 1);
         let records: Vec<Record> = keys
             .iter()
-            .map(|&key| Record { key, write: false })
+            .map(|&key| Record {
+                key,
+                write: false,
+                cont: false,
+            })
             .collect();
         let mut ids = Vec::new();
         for chunk in records.chunks(1000) {
@@ -369,7 +373,11 @@ mod tests {
         assert_eq!(d.table_bytes(), 0);
         let records: Vec<Record> = [0u64, 1, 0, 2, 1]
             .iter()
-            .map(|&key| Record { key, write: false })
+            .map(|&key| Record {
+                key,
+                write: false,
+                cont: false,
+            })
             .collect();
         let mut ids = Vec::new();
         d.ids(&records, &mut ids).unwrap();
@@ -393,7 +401,11 @@ mod tests {
         let mut d = Densifier::with_name("t.txt", 2);
         let records: Vec<Record> = [5u64, 6, 5, 7, 5]
             .iter()
-            .map(|&key| Record { key, write: false })
+            .map(|&key| Record {
+                key,
+                write: false,
+                cont: false,
+            })
             .collect();
         let mut ids = Vec::new();
         let e = d.ids(&records, &mut ids).unwrap_err();

@@ -18,6 +18,9 @@ pub(crate) struct Run {
     modify: bool,
     /// In a modify run: the read of `next` was yielded, its write is due.
     half: bool,
+    /// The run's first key was yielded: the rest continue its request
+    /// ([`Record::cont`]).
+    begun: bool,
 }
 
 impl Run {
@@ -31,6 +34,7 @@ impl Run {
             write,
             modify: false,
             half: false,
+            begun: false,
         };
     }
 
@@ -58,11 +62,13 @@ impl Run {
             return;
         }
         let n = self.left.min((max - out.len()) as u64);
-        let (next, write) = (self.next, self.write);
+        let (next, write, begun) = (self.next, self.write, self.begun);
         out.extend((0..n).map(|i| Record {
             key: next + i,
             write,
+            cont: begun || i > 0,
         }));
+        self.begun = true;
         if write {
             stats.writes += n;
         }
@@ -77,6 +83,7 @@ impl Run {
                 out.push(Record {
                     key: self.next,
                     write: true,
+                    cont: false,
                 });
                 stats.writes += 1;
                 self.half = false;
@@ -86,6 +93,7 @@ impl Run {
                 out.push(Record {
                     key: self.next,
                     write: false,
+                    cont: false,
                 });
                 self.half = true;
             }
@@ -109,6 +117,35 @@ mod tests {
         }
         assert_eq!(stats.writes, all.iter().filter(|(_, w)| *w).count() as u64);
         all
+    }
+
+    /// Every key of a run but the first continues its request, across batches too.
+    #[test]
+    fn keys_after_a_runs_first_continue_its_request() {
+        for batch in [1, 2, 3, 100] {
+            let mut r = Run::default();
+            let mut stats = ReadStats::default();
+            let mut all = Vec::new();
+            for (first, count) in [(10, 3), (40, 1), (50, 2)] {
+                r.start(first, count, false);
+                while !r.is_empty() {
+                    let mut out = Vec::new();
+                    r.drain(&mut out, batch, &mut stats);
+                    all.extend(out.iter().map(|r| (r.key, r.cont)));
+                }
+            }
+            assert_eq!(
+                all,
+                [
+                    (10, false),
+                    (11, true),
+                    (12, true),
+                    (40, false),
+                    (50, false),
+                    (51, true)
+                ]
+            );
+        }
     }
 
     #[test]

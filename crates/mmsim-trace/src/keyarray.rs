@@ -51,6 +51,7 @@ pub(crate) fn fill<const N: usize>(
         out.extend(bytes.chunks_exact(N).map(|chunk| Record {
             key: decode(chunk.try_into().expect("chunks_exact")),
             write: false,
+            cont: false,
         }));
         input.consume(n * N);
         stats.records += n as u64;

@@ -165,6 +165,13 @@ pub struct Record {
     /// it (see the table in the [crate documentation](crate)); the others always yield
     /// `false`.
     pub write: bool,
+    /// Whether this reference continues the previous record's request: the next page of
+    /// one multi-page request (a filemap range event, a block request, an ARC line of
+    /// many blocks), so that a replay can issue the request whole
+    /// (`trace_requests = true` in a scenario). The first page of a request, and every
+    /// record of a format without multi-page requests, has `false`. Not kept by the
+    /// native format.
+    pub cont: bool,
 }
 
 /// A trace format (see the [crate documentation](crate) for the table).

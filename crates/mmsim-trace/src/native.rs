@@ -244,8 +244,8 @@ pub struct WriteStats {
 /// use mmsim_trace::{Format, NativeWriter, Record, TraceReader};
 ///
 /// let mut w = NativeWriter::new("mem", Vec::new())?;
-/// w.write(Record { key: 7, write: false })?;
-/// w.write(Record { key: 8, write: true })?;
+/// w.write(Record { key: 7, write: false, cont: false })?;
+/// w.write(Record { key: 8, write: true, cont: false })?;
 /// let (bytes, stats) = w.finish()?;
 /// assert_eq!(stats.records, 2);
 /// let r = TraceReader::from_reader("mem", Box::new(std::io::Cursor::new(bytes)), Format::Native)?;
@@ -984,13 +984,18 @@ fn unpack<const W: usize>(
             Record {
                 key,
                 write: v & 1 == 1,
+                cont: false,
             }
         }));
         stats.writes += writes;
     } else {
         out.extend(values.map(|v| {
             key = key.wrapping_add(unzigzag(v));
-            Record { key, write: false }
+            Record {
+                key,
+                write: false,
+                cont: false,
+            }
         }));
     }
     *prev = key;
@@ -1017,6 +1022,7 @@ fn unpack9(
         out.push(Record {
             key,
             write: lo & 1 == 1,
+            cont: false,
         });
     }
     *prev = key;

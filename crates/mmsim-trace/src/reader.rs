@@ -260,6 +260,7 @@ impl TraceReader {
                 Format::OracleGeneral => oracle::fill(input, name, stats, out, max, |b| Record {
                     key: oracle::obj_id(b),
                     write: false,
+                    cont: false,
                 }),
                 Format::Native => native::fill(input, name, stats, native, out, max),
                 Format::LibCacheSimCsv => {

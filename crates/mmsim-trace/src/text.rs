@@ -101,7 +101,11 @@ pub(crate) fn fill(
             Some(b'#') => stats.skipped_comments += 1,
             Some(b'*') if lirs && line.len() == 1 => stats.skipped_markers += 1,
             _ => match parse_u64(line) {
-                Some(key) => out.push(Record { key, write: false }),
+                Some(key) => out.push(Record {
+                    key,
+                    write: false,
+                    cont: false,
+                }),
                 None => {
                     return Err(TraceError::Parse {
                         file: name.to_string(),

@@ -82,7 +82,11 @@ pub(crate) fn fill(
         |line, line_no, stats, _, out| {
             let (key, write) = parse_line(name, line_no, line)?;
             stats.writes += u64::from(write);
-            out.push(Record { key, write });
+            out.push(Record {
+                key,
+                write,
+                cont: false,
+            });
             Ok(())
         },
     )

@@ -129,7 +129,8 @@ fn malformed_text_line() {
             ok,
             [Record {
                 key: 1,
-                write: false
+                write: false,
+                cont: false,
             }]
         );
         assert_eq!(
@@ -607,11 +608,13 @@ fn csv_with_msr_columns_matches_the_msr_reader() {
         [
             Record {
                 key: 7,
-                write: false
+                write: false,
+                cont: false,
             },
             Record {
                 key: 8,
-                write: true
+                write: true,
+                cont: false,
             }
         ]
     );

@@ -68,15 +68,18 @@ fn vscsi_bad_records() {
         [
             Record {
                 key: 1,
-                write: false
+                write: false,
+                cont: false,
             },
             Record {
                 key: 0,
-                write: true
+                write: true,
+                cont: false,
             },
             Record {
                 key: 1,
-                write: true
+                write: true,
+                cont: true, // the second page of the WRITE(6)
             }
         ]
     );
@@ -148,18 +151,20 @@ fn vscsi_bad_records() {
         &[
             Record {
                 key: 2,
-                write: false
+                write: false,
+                cont: false,
             },
             Record {
                 key: 3,
-                write: false
+                write: false,
+                cont: true,
             }
         ]
     );
     assert!(ok[2..]
         .iter()
         .enumerate()
-        .all(|(i, r)| r.key == i as u64 && r.write));
+        .all(|(i, r)| r.key == i as u64 && r.write && r.cont == (i > 0)));
 }
 
 #[test]
@@ -199,7 +204,8 @@ fn csv_and_msr_bad_lines() {
         ok,
         [Record {
             key: 0,
-            write: false
+            write: false,
+            cont: false,
         }]
     );
     let e = e.unwrap();
@@ -358,6 +364,7 @@ fn keys(n: u64) -> Vec<Record> {
         .map(|i| Record {
             key: i * 7 % 1000,
             write: i % 5 == 0,
+            cont: false,
         })
         .collect()
 }
@@ -551,6 +558,7 @@ fn native_large_blocks_and_their_truncation() {
         .map(|i| Record {
             key: splitmix64(i),
             write: i % 3 == 0,
+            cont: false,
         })
         .collect();
     let bytes = native(

@@ -26,6 +26,7 @@ fn records(keys: &[u64]) -> Vec<Record> {
         .map(|(i, &key)| Record {
             key,
             write: i % 3 == 1,
+            cont: false,
         })
         .collect()
 }

@@ -52,6 +52,7 @@ fn check(data: &[u8], format: Format, want: &[Record]) -> ReadStats {
             let mut batch = vec![Record {
                 key: 999,
                 write: true,
+                cont: false,
             }]; // cleared by read_batch
             loop {
                 let n = r.read_batch(&mut batch, max).unwrap();
@@ -72,7 +73,11 @@ fn check(data: &[u8], format: Format, want: &[Record]) -> ReadStats {
 
 fn recs(keys: impl IntoIterator<Item = u64>) -> Vec<Record> {
     keys.into_iter()
-        .map(|key| Record { key, write: false })
+        .map(|key| Record {
+            key,
+            write: false,
+            cont: false,
+        })
         .collect()
 }
 

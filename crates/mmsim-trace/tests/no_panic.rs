@@ -32,6 +32,7 @@ fn native_sample() -> Vec<u8> {
         .map(|i| Record {
             key: i * 977 % 300,
             write: i % 4 == 0,
+            cont: false,
         })
         .collect();
     let options = NativeOptions {
@@ -126,7 +127,7 @@ proptest! {
     ) {
         let records: Vec<Record> = records
             .into_iter()
-            .map(|(key, write)| Record { key, write })
+            .map(|(key, write)| Record { key, write, cont: false })
             .collect();
         let options = NativeOptions { block_records, ..NativeOptions::default() };
         let mut w = NativeWriter::with_options("n", Vec::new(), options).unwrap();

@@ -401,6 +401,7 @@ impl Generator {
                 limit,
                 pages,
                 keys,
+                ..
             } => {
                 let resolved = resolve(path, base_dir);
                 let gen = TraceGen::open(
@@ -503,6 +504,7 @@ impl Generator {
                 limit,
                 pages,
                 keys: TraceKeys::Offset,
+                requests,
             } => {
                 let (g, sink) = TraceGen::setup_offset(
                     sim,
@@ -515,6 +517,7 @@ impl Generator {
                     spec.target,
                     advice,
                     memcg,
+                    *requests,
                 )?;
                 return Ok(Generator {
                     sink,

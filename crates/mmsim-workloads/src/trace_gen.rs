@@ -87,6 +87,10 @@ pub struct TraceReport {
     /// per-file limit (`pages`), or their file number is beyond 2^24 − 1.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub skipped_beyond_limit: u64,
+    /// Under `trace_requests`: references replayed as a further page of the read or
+    /// write before them (the pages of multi-page requests after each one's first).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub request_pages_joined: u64,
 }
 
 fn is_zero_u32(n: &u32) -> bool {
@@ -170,6 +174,34 @@ impl Offsets {
     }
 }
 
+/// Under `trace_requests`: extends `last`, a read or write of `file` pages ending
+/// just before `page`, by that page when `to` names the same file and the access
+/// kind matches, up to the 65,535 pages an event holds. A request cut by the caller's batch (its first pages in an event
+/// already handed over) continues as a new read from where it was cut.
+#[inline]
+fn join(last: Option<&mut Event>, to: Sink, page: u32, write: bool) -> bool {
+    let Sink::File(file) = to else { return false };
+    match last {
+        Some(Event::FileRead {
+            file: f,
+            index,
+            pages,
+        }) if !write && *f == file && *pages < u16::MAX && *index + u32::from(*pages) == page => {
+            *pages += 1;
+            true
+        }
+        Some(Event::FileWrite {
+            file: f,
+            index,
+            pages,
+        }) if write && *f == file && *pages < u16::MAX && *index + u32::from(*pages) == page => {
+            *pages += 1;
+            true
+        }
+        _ => false,
+    }
+}
+
 /// A trace replay: the reader, the key → page mapping, the current batch.
 pub(crate) struct TraceGen {
     what: String,
@@ -181,6 +213,10 @@ pub(crate) struct TraceGen {
     pos: usize,
     left: Option<u64>,
     detected: bool,
+    /// `trace_requests`: a multi-page request's pages go into one event.
+    requests: bool,
+    /// References joined to the event before them (`TraceReport::request_pages_joined`).
+    joined: u64,
 }
 
 impl std::fmt::Debug for TraceGen {
@@ -246,6 +282,8 @@ impl TraceGen {
             pos: 0,
             left: limit,
             detected: format == TraceFormat::Auto,
+            requests: false,
+            joined: 0,
         }
     }
 
@@ -265,6 +303,7 @@ impl TraceGen {
         target: Target,
         advice: Advice,
         memcg: MemcgId,
+        requests: bool,
     ) -> Result<(TraceGen, Sink), WorkloadError> {
         let trace_err = |source| WorkloadError::Trace {
             what: what.to_string(),
@@ -369,16 +408,15 @@ impl TraceGen {
         drop(scan);
         let reader = open_reader(path, format).map_err(trace_err)?;
         let offsets = Offsets::new(&sizes, sinks);
-        Ok((
-            TraceGen::with(
-                what,
-                reader,
-                KeyMap::Offset(Box::new(offsets)),
-                limit,
-                format,
-            ),
-            first,
-        ))
+        let mut gen = TraceGen::with(
+            what,
+            reader,
+            KeyMap::Offset(Box::new(offsets)),
+            limit,
+            format,
+        );
+        gen.requests = requests;
+        Ok((gen, first))
     }
 
     /// Appends up to `max` events to `out`; returns how many (0: the trace is done).
@@ -473,7 +511,12 @@ impl TraceGen {
                 KeyMap::Offset(offsets) => {
                     for r in batch {
                         if let Some((to, page)) = offsets.map(r.key) {
-                            out.push(to.event(page, r.write || writes.draw(rng)));
+                            let write = r.write || writes.draw(rng);
+                            if self.requests && r.cont && join(out.last_mut(), to, page, write) {
+                                self.joined += 1;
+                                continue;
+                            }
+                            out.push(to.event(page, write));
                             n += 1;
                         }
                     }
@@ -517,6 +560,7 @@ impl TraceGen {
             files,
             layout_pages,
             skipped_beyond_limit: skipped,
+            request_pages_joined: self.joined,
         }
     }
 }

@@ -200,3 +200,68 @@ fn trace_keys_field_parses_and_is_checked() {
     .to_string();
     assert!(e.contains("trace_keys"), "{e}");
 }
+
+/// `trace_requests`: four 8 KiB reads at scattered offsets (pages 100, 37, 250 and
+/// 180 of one file, each a two-page `mm_filemap_get_pages` range). Replayed whole, each
+/// is one two-page read that is neither at the file's start nor next to the previous
+/// read, so `page_cache_sync_ra` reads just the request (v6.12: a random read of
+/// `req_count` pages): 8 pages read. Page by page, the second page of each read
+/// follows the first (`index - prev_index <= 1`) and starts a readahead window of
+/// `get_init_ra_size(1, 32)` = 4 pages.
+#[test]
+fn trace_requests_replay_a_ranges_pages_as_one_read() {
+    let mut t = String::new();
+    for page in [100u64, 37, 250, 180] {
+        let ofs = page << 12;
+        writeln!(
+            t,
+            "  pg 77 [000] 10.000001: filemap:mm_filemap_get_pages: dev=8:1 ino=5 \
+             ofs={ofs}-{}",
+            ofs + 8191
+        )
+        .unwrap();
+    }
+    // A last page of the file, so that it spans the reads' windows.
+    writeln!(
+        t,
+        "  pg 77 [000] 10.000002: filemap:mm_filemap_get_pages: dev=8:1 ino=5 ofs={}-{}",
+        511u64 << 12,
+        (512u64 << 12) - 1
+    )
+    .unwrap();
+    let path = write_trace("requests.txt", &t);
+    let whole = run(&scenario(
+        &path,
+        "file",
+        "trace_keys = \"offset\"\ntrace_requests = true",
+    ));
+    let by_page = run(&scenario(&path, "file", "trace_keys = \"offset\""));
+    let (w, p) = (&whole.result.access, &by_page.result.access);
+    assert_eq!(whole.trace[0].request_pages_joined, 4);
+    assert_eq!(by_page.trace[0].request_pages_joined, 0);
+    assert_eq!(w.file_pages_read, 9);
+    assert_eq!(p.file_pages_read, 9 + 4 * 3);
+    assert_eq!((w.accesses, p.accesses), (9, 9));
+}
+
+/// `trace_requests` needs the layout kept and a file target: anything else is an error
+/// naming the field.
+#[test]
+fn trace_requests_without_offset_keys_or_a_file_is_an_error() {
+    let path = interleaved();
+    for (target, keys) in [("file", ""), ("mmap", "trace_keys = \"offset\"\n")] {
+        let toml = format!(
+            "[machine]\nmemory = \"64M\"\n\n[[workload]]\nkind = \"trace\"\npath = {:?}\n\
+             format = \"filemap\"\ntarget = \"{target}\"\n{keys}trace_requests = true\n",
+            path.display().to_string()
+        );
+        let e = Scenario::from_toml_str(&toml, "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("trace_requests"), "{e}");
+        assert!(
+            e.contains("needs trace_keys = \"offset\" and target = \"file\""),
+            "{e}"
+        );
+    }
+}

@@ -422,10 +422,22 @@ impl Scenario {
                     limit,
                     pages,
                     keys,
+                    requests,
                     ..
                 } => {
                     if path.as_os_str().is_empty() {
                         return Err(invalid(field("path"), "is empty".into()));
+                    }
+                    if *requests && (*keys != TraceKeys::Offset || w.target != Target::File) {
+                        return Err(invalid(
+                            field("trace_requests"),
+                            format!(
+                                "replays a request's pages as one read or write of a file, so it needs \
+                                 trace_keys = \"offset\" and target = \"file\" (here trace_keys = \"{keys}\", \
+                                 target = \"{}\")",
+                                w.target
+                            ),
+                        ));
                     }
                     if let Some(l) = limit {
                         check_count("limit", *l)?;

@@ -711,6 +711,12 @@ pub enum WorkloadKind {
         pages: Option<u64>,
         /// How keys become pages (default `dense`).
         keys: TraceKeys,
+        /// `trace_requests`: replay each multi-page request of the trace (a filemap
+        /// range event, a block request) as one read or write of its pages, as the
+        /// program issued it (so readahead sees the request's size, as
+        /// `page_cache_sync_ra` does), instead of one single-page read per page.
+        /// Needs `trace_keys = "offset"` and `target = "file"`. Default false.
+        requests: bool,
     },
     /// `fio`: fio's buffered file IO by `numjobs` jobs ([`crate::models::fio`]).
     Fio(FioSpec),
@@ -882,6 +888,7 @@ impl WorkloadSpec {
                 limit: None,
                 pages: None,
                 keys: TraceKeys::Dense,
+                requests: false,
             },
         )
     }

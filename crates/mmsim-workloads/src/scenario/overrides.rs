@@ -54,6 +54,8 @@ pub struct Overrides {
     pub limit: Option<u64>,
     /// How the trace's keys become pages (default `dense`).
     pub keys: Option<TraceKeys>,
+    /// `trace_requests`: a multi-page request replayed as one read or write.
+    pub requests: bool,
     /// `machine.memory`.
     pub memory: Option<Size>,
     /// `machine.memcg_max`.
@@ -142,9 +144,16 @@ pub fn plan(base: Base, o: &Overrides) -> Result<Plan, WorkloadError> {
     if let Some(trace) = &o.trace {
         let target = o.target.unwrap_or(Target::File);
         let mut w = WorkloadSpec::trace(trace, o.format.unwrap_or_default(), target);
-        if let WorkloadKind::Trace { limit, keys, .. } = &mut w.kind {
+        if let WorkloadKind::Trace {
+            limit,
+            keys,
+            requests,
+            ..
+        } = &mut w.kind
+        {
             *limit = o.limit;
             *keys = o.keys.unwrap_or_default();
+            *requests = o.requests;
         }
         w.name = Some(
             trace

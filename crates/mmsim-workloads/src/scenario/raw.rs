@@ -86,7 +86,10 @@ impl KindName {
                 &[],
             ),
             KindName::Touch => (&["pages"], &["stride"]),
-            KindName::Trace => (&["path"], &["format", "limit", "pages", "trace_keys"]),
+            KindName::Trace => (
+                &["path"],
+                &["format", "limit", "pages", "trace_keys", "trace_requests"],
+            ),
             KindName::Fio => models::fields_of::<FioSpec>(),
             KindName::Kv => models::fields_of::<KvSpec>(),
             KindName::Pgbench => models::fields_of::<PgbenchSpec>(),
@@ -166,6 +169,8 @@ pub(super) struct RawWorkload {
     limit: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     trace_keys: Option<TraceKeys>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trace_requests: Option<bool>,
     // fio
     #[serde(default, skip_serializing_if = "Option::is_none")]
     rw: Option<FioRw>,
@@ -394,7 +399,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 60] = [
+    let present: [(&'static str, bool); 61] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -408,6 +413,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("format", r.format.is_some()),
         ("limit", r.limit.is_some()),
         ("trace_keys", r.trace_keys.is_some()),
+        ("trace_requests", r.trace_requests.is_some()),
         ("rw", r.rw.is_some()),
         ("bs", r.bs.is_some()),
         ("numjobs", r.numjobs.is_some()),
@@ -546,6 +552,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             limit: r.limit,
             pages: r.pages,
             keys: r.trace_keys.unwrap_or_default(),
+            requests: r.trace_requests.unwrap_or(false),
         },
         KindName::Fio => WorkloadKind::Fio(FioSpec {
             rw: r.rw.unwrap_or(FioRw::Read),
@@ -712,6 +719,7 @@ impl From<WorkloadSpec> for RawWorkload {
             random_distribution: None,
             norandommap: None,
             trace_keys: None,
+            trace_requests: None,
             keys: None,
             value_size: None,
             gets: None,
@@ -794,12 +802,14 @@ impl From<WorkloadSpec> for RawWorkload {
                 limit,
                 pages,
                 keys,
+                requests,
             } => {
                 r.path = Some(path);
                 r.format = Some(format);
                 r.limit = limit;
                 r.pages = pages;
                 r.trace_keys = (keys != TraceKeys::Dense).then_some(keys);
+                r.trace_requests = requests.then_some(true);
             }
             WorkloadKind::Fio(f) => {
                 r.rw = Some(f.rw);
