@@ -348,6 +348,32 @@ pub struct PolicyConfig {
     /// refs saturated (6.1.192 source). v6.14 ignores it; written only when set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mglru_fix_underprotected: bool,
+    /// For `mglru` (both versions): swap and file writes that completed by
+    /// the reclaimer's clock are completed while multi-gen LRU reclaim runs
+    /// (`folio_end_writeback()` → `folio_rotate_reclaimable()`, which the
+    /// kernel runs from the bio completion interrupt, concurrently with
+    /// reclaim): before each `evict_folios()` isolates its batch and after
+    /// its `shrink_folio_list()`, as the classic path does before each
+    /// `shrink_inactive_list()`. Default false: writes complete only when
+    /// the workload's clock reaches them, so one long reclaim (a memcg
+    /// limit reclaim that waits on a full device queue) writes folio after
+    /// folio without freeing any, and the written folios wait in the swap
+    /// cache, where the workload's stores dirty them again. Written to
+    /// results only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mglru_writeback_in_reclaim: bool,
+    /// For `mglru` `v6.1`: "mm: multi-gen LRU: retry folios written back
+    /// while isolated" (359a5e1416ca, Nov 2022, read in Debian's 6.1.192
+    /// source): `evict_folios()` gives the clean, unmapped, inactive,
+    /// unreferenced survivors of `shrink_folio_list()` (folios whose write
+    /// completed while they were isolated, so `folio_rotate_reclaimable()`
+    /// missed them) one more pass, and puts every other rejected folio back
+    /// active with its refs, PG_referenced and PG_workingset cleared.
+    /// Default false: the v6.1 model's putback keeps the refs and has no
+    /// retry. The v6.14 model always has both and ignores the field.
+    /// Written to results only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mglru_retry_written_back: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -396,6 +422,8 @@ impl Default for PolicyConfig {
             memcg_stats_flush_ms: default_memcg_stats_flush_ms(),
             mglru_refault_activate: MglruRefaultActivate::default(),
             mglru_fix_underprotected: false,
+            mglru_writeback_in_reclaim: false,
+            mglru_retry_written_back: false,
         }
     }
 }

@@ -296,6 +296,8 @@ impl Sim {
             activate_recent: cfg.policy.mglru_refault_activate
                 == crate::config::MglruRefaultActivate::Recent,
             fix_underprotected: cfg.policy.mglru_fix_underprotected,
+            writeback_in_reclaim: cfg.policy.mglru_writeback_in_reclaim,
+            retry_written_back: cfg.policy.mglru_retry_written_back,
             ..Default::default()
         };
         let swap = match (cfg.swap.device, cfg.swap.size) {

@@ -368,6 +368,12 @@ pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, St
                     mglru_refault_activate_of(&r.kernel.release);
                 s.machine.policy.mglru_fix_underprotected =
                     mglru_fix_underprotected_of(&r.kernel.release);
+                // The kernel completes writes by interrupt while reclaim
+                // runs; 6.1 has the retry of folios that completed while
+                // isolated (v6.14 has it always).
+                s.machine.policy.mglru_writeback_in_reclaim = true;
+                s.machine.policy.mglru_retry_written_back =
+                    s.machine.policy.mglru_version == mmsim_core::config::MglruVersion::V6_1;
             } else {
                 s.machine.policy.memcg_stats_flush = memcg_stats_flush_of(&r.kernel.release);
             }

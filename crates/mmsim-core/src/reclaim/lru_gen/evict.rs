@@ -224,9 +224,10 @@ impl Sim {
     /// into the oldest generation (v6.14: those whose insertion seq would be
     /// min_seq get PG_active; v6.1: every rejected folio not waiting for
     /// writeback, keeping its refs and PG_workingset, with PG_referenced
-    /// restored when PG_workingset is set — checked against v6.1's
-    /// mm/vmscan.c, which has neither the retry nor the clearing of the
-    /// refs bits).
+    /// restored when PG_workingset is set; with `mglru_retry_written_back`,
+    /// 6.1.192's retry and putback instead, [`Sim::retry_written_back_v6_1`]).
+    /// With `mglru_writeback_in_reclaim`, writes due by the reclaimer's
+    /// clock complete before the isolation and after `shrink_folio_list`.
     /// Returns the number scanned (0 = no progress: the caller ages).
     pub(crate) fn evict_folios(
         &mut self,
@@ -235,6 +236,11 @@ impl Sim {
         swappiness: u32,
     ) -> u64 {
         let v = self.lru_gen_version();
+        if self.lru_gen.writeback_in_reclaim {
+            // Writes that ended by now have rotated their folios to the
+            // tail of the oldest generation before this batch is isolated.
+            self.complete_writeback(sc.now());
+        }
         self.scratch.clear();
         let (ty, mut scanned) = self.isolate_folios(m, swappiness, sc);
         self.lru_lock_reclaim(sc, m, scanned);
@@ -249,8 +255,16 @@ impl Sim {
         let mut batch = std::mem::take(&mut self.scratch);
         let rules = self.rules();
         let (mut reclaimed, stat) = self.shrink_folio_list(&mut batch, sc, rules);
+        if self.lru_gen.writeback_in_reclaim {
+            // Writes that ended while the batch was isolated: PG_reclaim
+            // cleared, no rotation (the folio was off the LRU).
+            self.complete_writeback(sc.now());
+        }
+        let stable = v == MglruVersion::V6_1 && self.lru_gen.retry_written_back;
         if v == MglruVersion::V6_14 {
             reclaimed += self.retry_written_back(&mut batch, sc, rules);
+        } else if stable {
+            reclaimed += self.retry_written_back_v6_1(&mut batch, sc, rules);
         }
         if self.tp.is_some() {
             let dirty = stat.nr_unqueued_dirty;
@@ -271,6 +285,8 @@ impl Sim {
                         }
                     }
                 }
+                // Flags already set by `retry_written_back_v6_1`.
+                MglruVersion::V6_1 if stable => {}
                 MglruVersion::V6_1 => {
                     if fo.test(flags::WORKINGSET) {
                         fo.set(flags::REFERENCED);
@@ -328,6 +344,78 @@ impl Sim {
         }
         self.lru_gen.retry = retry;
         reclaimed
+    }
+
+    /// v6.1's `evict_folios()` after `shrink_folio_list()` with "mm:
+    /// multi-gen LRU: retry folios written back while isolated"
+    /// (359a5e1416ca; `machine.policy.mglru_retry_written_back`, read in
+    /// Debian's 6.1.192 mm/vmscan.c): each survivor of `batch` is
+    /// [`Sim::putback_v6_1`]'s to sort; those to retry get one more
+    /// `shrink_folio_list` pass (`skip_retry`: what survives it is
+    /// rejected), and go back into `batch` with the others. Unlike 6.2+,
+    /// the retried folios stay counted in `sc.nr_scanned`. Returns the pages
+    /// the retry reclaimed.
+    pub(super) fn retry_written_back_v6_1(
+        &mut self,
+        batch: &mut Vec<FolioId>,
+        sc: &mut ScanControl,
+        rules: crate::sim::ClassicRules,
+    ) -> u64 {
+        let mut retry = std::mem::take(&mut self.lru_gen.retry);
+        retry.clear();
+        let mut keep = 0;
+        for i in 0..batch.len() {
+            let f = batch[i];
+            if self.putback_v6_1(f, false) {
+                retry.push(f);
+            } else {
+                batch[keep] = f;
+                keep += 1;
+            }
+        }
+        batch.truncate(keep);
+        let mut reclaimed = 0;
+        if !retry.is_empty() {
+            reclaimed = self.shrink_folio_list(&mut retry, sc, rules).0;
+            for &f in &retry {
+                self.putback_v6_1(f, true);
+            }
+            batch.extend_from_slice(&retry);
+        }
+        self.lru_gen.retry = retry;
+        reclaimed
+    }
+
+    /// One survivor of v6.1's `evict_folios()` (6.1.192): an unevictable
+    /// folio is left as it is; one waiting for its write (PG_reclaim, dirty
+    /// or under writeback) gets PG_referenced back if it has PG_workingset;
+    /// one rejected (`skip_retry`, active, referenced, mapped, dirty or
+    /// under writeback) loses its refs, PG_referenced and PG_workingset and
+    /// gets PG_active (`set_mask_bits(…, LRU_REFS_MASK | LRU_REFS_FLAGS,
+    /// BIT(PG_active))`: never the oldest generation). True for the rest:
+    /// clean and unmapped, whose write may have ended while it was
+    /// isolated, to be retried.
+    fn putback_v6_1(&mut self, f: FolioId, skip_retry: bool) -> bool {
+        let fo = &mut self.folios[f];
+        if fo.test(flags::UNEVICTABLE) {
+            return false;
+        }
+        if fo.test(flags::RECLAIM) && fo.test(flags::DIRTY | flags::WRITEBACK) {
+            if fo.test(flags::WORKINGSET) {
+                fo.set(flags::REFERENCED);
+            }
+            return false;
+        }
+        if skip_retry
+            || fo.test(flags::ACTIVE | flags::REFERENCED | flags::DIRTY | flags::WRITEBACK)
+            || fo.mapcount > 0
+        {
+            set_folio_refs(fo, 0);
+            fo.clear(flags::REFERENCED | flags::WORKINGSET);
+            fo.set(flags::ACTIVE);
+            return false;
+        }
+        true
     }
 
     /// `folio_rotate_reclaimable()` under MGLRU (writeback completion of a

@@ -345,6 +345,12 @@ pub(crate) struct LruGenState {
     /// stable rules of "mm/mglru: fix underprotected page cache" in
     /// `sort_folio()`, `lru_gen_add_folio()` and `lru_gen_refault()`.
     pub fix_underprotected: bool,
+    /// `machine.policy.mglru_writeback_in_reclaim`: writes due by the
+    /// reclaimer's clock complete while `evict_folios` runs.
+    pub writeback_in_reclaim: bool,
+    /// `machine.policy.mglru_retry_written_back` (v6.1 model): 6.1's
+    /// retry of folios written back while isolated, and its putback.
+    pub retry_written_back: bool,
     /// `current->in_lru_fault`: inside a page fault (set by the fault path).
     pub in_fault: bool,
     /// v6.1 `sc->memcgs_need_aging` of kswapd's scan control.

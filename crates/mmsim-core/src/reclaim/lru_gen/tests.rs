@@ -903,7 +903,8 @@ fn v6_1_puts_a_rejected_folio_back_with_its_refs_and_no_retry() {
     // set active (→ max_seq) and keeps its refs and PG_workingset; one with
     // PG_workingset gets PG_referenced back ("restore LRU_REFS_FLAGS
     // cleared by isolate_folio()"). The clearing of those bits and the
-    // retry of written-back folios came with 6.2 (359a5e1416ca).
+    // retry of written-back folios (359a5e1416ca, in Debian's 6.1.192
+    // source) are `mglru_retry_written_back`, off here.
     let mut s = mg(V1);
     s.lru_gen.enabled = LRU_GEN_CORE; // no page-table walk: the PTE stays young
     let t = s.add_task("t");
@@ -1201,4 +1202,160 @@ fn v6_1_stable_refault_from_refs_three_comes_back_saturated() {
         assert_eq!(folio_lru_refs(V1, &fo), if fix { 4 } else { 0 });
         s.check_invariants().unwrap();
     }
+}
+
+/// Four anon pages stored to, their PTEs old, aged into the oldest
+/// generation (no page-table walk), on a swap device whose writes take
+/// `write_us` µs plus 4 ns of transfer per page;
+/// `machine.policy.mglru_writeback_in_reclaim` = `wb` and
+/// `mglru_retry_written_back` = `retry`.
+fn swapping(v: MglruVersion, write_us: f64, wb: bool, retry: bool) -> (Sim, Vec<FolioId>) {
+    let mut c = cfg(v, 1 << 16, None);
+    c.swap = DeviceConfig {
+        size: Some(Size::from_pages(1 << 14)),
+        read_latency_us: Some(100.0),
+        write_latency_us: Some(write_us),
+        bandwidth_mbps: Some(1e6),
+        ..DeviceConfig::of(DeviceKind::Custom)
+    };
+    c.policy.mglru_writeback_in_reclaim = wb;
+    c.policy.mglru_retry_written_back = retry;
+    let mut s = Sim::new(c).unwrap();
+    s.lru_gen.enabled = LRU_GEN_CORE;
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 4).unwrap();
+    let mut fs = Vec::new();
+    for i in 0..4 {
+        s.step(&Event::Access {
+            vma,
+            index: i,
+            write: true,
+        });
+        *s.vmas[vma as usize].pte_mut(i) &= !PTE_YOUNG;
+        fs.push(anon_folio(&s, vma, i));
+    }
+    age(&mut s);
+    age(&mut s);
+    age(&mut s);
+    assert_eq!(s.lru_gen_folio(0).min_seq[ANON], seq_of(&s, fs[0]));
+    (s, fs)
+}
+
+#[test]
+fn writes_that_end_while_reclaim_runs_rotate_their_folios_and_free_them_unwritten() {
+    // A write of 1 ms. The first eviction (reclaimer's clock at 0) writes
+    // the four folios. A second one whose clock is at 10 ms, while the
+    // workload's clock is still 0: with the field, the writes' completions
+    // run first (folio_end_writeback → folio_rotate_reclaimable: to the
+    // tail of the oldest generation) and the four clean swap-cache folios
+    // are freed without a second write; without it they are still under
+    // writeback in the generation the putback chose (v6.1: min_seq + 1;
+    // v6.14: max_seq − 1), the oldest generation's list is empty, and
+    // nothing is freed.
+    for v in [V1, V2] {
+        for wb in [false, true] {
+            let (mut s, fs) = swapping(v, 1000.0, wb, true);
+            let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
+            s.evict_folios(0, &mut sc, SWAPPINESS_ANON_ONLY);
+            assert_eq!((s.vm.pswpout, s.vm.pgsteal_anon), (4, 0), "{v:?} {wb}");
+            for &f in &fs {
+                let fo = &s.folios[f];
+                assert!(fo.test(flags::WRITEBACK) && fo.test(flags::RECLAIM));
+                assert!(fo.test(flags::SWAPCACHE) && fo.mapcount == 0);
+            }
+            if v == V2 {
+                // In max_seq − 1, which is now anon's min_seq: two
+                // generations, too few to evict from until aged once.
+                assert_eq!(s.lru_gen_folio(0).min_seq[ANON], seq_of(&s, fs[0]));
+                age(&mut s);
+            }
+            let mut sc = ScanControl::new(Reclaimer::Direct, 32, 10_000_000);
+            s.evict_folios(0, &mut sc, SWAPPINESS_ANON_ONLY);
+            assert_eq!(s.vm.pswpout, 4, "{v:?} {wb}: never written twice");
+            if wb {
+                assert_eq!((s.vm.pgrotated, s.vm.pgsteal_anon), (4, 4), "{v:?}");
+                assert!(fs.iter().all(|&f| !s.folios.is_live(f)));
+            } else {
+                assert_eq!((s.vm.pgrotated, s.vm.pgsteal_anon), (0, 0), "{v:?}");
+                assert!(fs.iter().all(|&f| s.folios[f].test(flags::WRITEBACK)));
+            }
+            s.check_invariants().unwrap();
+        }
+    }
+}
+
+#[test]
+fn v6_1_retries_folios_whose_write_ended_while_isolated() {
+    // Writes of 1 ns + 4 ns of transfer: each folio's write has ended when
+    // the next folio's pageout starts, the last one's 5 ns after the batch.
+    // After shrink_folio_list the three ended writes complete; their folios
+    // were isolated, so folio_end_writeback only clears PG_reclaim (no
+    // rotation). 6.1's retry (359a5e1416ca) frees those three clean,
+    // unmapped folios in a second pass, without writing them again; the
+    // last, still under writeback with PG_reclaim, waits in min_seq + 1.
+    // Without the retry the three go back active into max_seq (the v6.1
+    // putback keeps their refs), where reclaim reaches them last.
+    for retry in [false, true] {
+        let (mut s, fs) = swapping(V1, 0.001, true, retry);
+        let min = s.lru_gen_folio(0).min_seq[ANON];
+        let max = s.lru_gen_folio(0).max_seq;
+        let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
+        s.evict_folios(0, &mut sc, SWAPPINESS_ANON_ONLY);
+        assert_eq!(s.vm.pswpout, 4);
+        assert_eq!(s.vm.pgrotated, 0, "isolated: no rotation");
+        let last = fs[3];
+        assert!(s.folios[last].test(flags::WRITEBACK) && s.folios[last].test(flags::RECLAIM));
+        assert_eq!(seq_of(&s, last), min + 1);
+        if retry {
+            assert_eq!(s.vm.pgsteal_anon, 3);
+            assert!(fs[..3].iter().all(|&f| !s.folios.is_live(f)));
+            assert_eq!(sc.nr_scanned, 7, "6.1 keeps the retried folios counted");
+        } else {
+            assert_eq!(s.vm.pgsteal_anon, 0);
+            for &f in &fs[..3] {
+                let fo = &s.folios[f];
+                assert!(!fo.test(flags::WRITEBACK | flags::RECLAIM | flags::DIRTY));
+                assert_eq!(seq_of(&s, f), max);
+            }
+            assert_eq!(sc.nr_scanned, 4);
+        }
+        s.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn v6_1_retry_putback_clears_the_refs_of_a_rejected_folio() {
+    // The putback that came with the retry (6.1.192): a rejected folio
+    // loses its refs, PG_referenced and PG_workingset and goes active into
+    // max_seq (compare v6_1_puts_a_rejected_folio_back_with_its_refs_and_no_retry).
+    let mut c = cfg(V1, 1 << 16, Some(1 << 14));
+    c.policy.mglru_retry_written_back = true;
+    let mut s = Sim::new(c).unwrap();
+    s.lru_gen.enabled = LRU_GEN_CORE; // no page-table walk: the PTE stays young
+    let t = s.add_task("t");
+    let file = s.add_file("f", 100).unwrap();
+    s.open(file, t).unwrap();
+    s.fadvise(file, Advice::Random).unwrap();
+    let map = s.mmap_file(t, file, 0, 1, false).unwrap();
+    touch(&mut s, map, 0);
+    let f = file_folio(&s, file, 0);
+    age(&mut s);
+    age(&mut s);
+    age(&mut s);
+    for _ in 0..3 {
+        read(&mut s, file, 0);
+        read(&mut s, file, 1);
+    }
+    assert!(s.folios[f].test(flags::REFERENCED | flags::WORKINGSET));
+    assert_eq!(folio_lru_refs(V1, &s.folios[f]), 2);
+    let min = s.lru_gen_folio(0).min_seq[FILE];
+    assert_eq!(seq_of(&s, f), min);
+    s.lru_gen_run_eviction(0, min, Some(60), Some(1)).unwrap();
+    assert!(s.folios.is_live(f));
+    assert_eq!(s.vm.pgactivate, 1, "ACTIVATE: the PTE was young");
+    assert_eq!(seq_of(&s, f), s.lru_gen_folio(0).max_seq);
+    let fo = &s.folios[f];
+    assert!(!fo.test(flags::WORKINGSET) && !fo.test(flags::REFERENCED));
+    assert_eq!(folio_lru_refs(V1, fo), 0, "refs cleared");
+    s.check_invariants().unwrap();
 }
