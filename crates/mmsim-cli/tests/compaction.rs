@@ -70,3 +70,14 @@ fn bad_compaction_settings_name_the_key_and_range() {
         &["unknown field `proactive`", "`proactiveness`"],
     );
 }
+
+#[test]
+fn page_table_frames_need_kernel_memory_accounting() {
+    bad_input(
+        &["run", "--set", "pagetable_frames=true", "-q"],
+        &[
+            "machine.pagetable_frames",
+            "set machine.kmem_accounting = true too",
+        ],
+    );
+}

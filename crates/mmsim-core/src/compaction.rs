@@ -90,9 +90,10 @@
 //! pinning or `too_many_isolated` checks (writeback folios are not isolated
 //! in async mode); migration never fails once a target is found. The kernel
 //! puts a migrated folio back at its list's head (`folio_add_lru` of the
-//! new folio); here it keeps its place. One zone; the kswapd side does not
-//! reclaim for a high order (`kswapd_order` only decides the kcompactd
-//! wake). Non-costly orders do not loop in `should_compact_retry`.
+//! new folio); here it keeps its place. One zone; the kswapd side reclaims
+//! for a high order only with `kswapd_high_order` (otherwise `kswapd_order`
+//! only decides the kcompactd wake). Non-costly orders do not loop in
+//! `should_compact_retry`.
 
 use std::collections::VecDeque;
 
@@ -133,6 +134,15 @@ pub struct CompactionConfig {
     pub extfrag_threshold: u32,
     /// Run kcompactd (woken by kswapd and light allocations, and proactive).
     pub kcompactd: bool,
+    /// kswapd reclaims for the order of the allocation that woke it
+    /// (v6.12 `wakeup_kswapd` and `balance_pgdat` with `sc.order`:
+    /// `pgdat_balanced` at that order, `kswapd_shrink_node` dropping to
+    /// order 0 once `compact_gap` pages are reclaimed), then wakes kcompactd
+    /// when it sleeps. Default false: kswapd balances order 0 only, and a
+    /// high-order wakeup of a balanced node wakes kcompactd at once (the
+    /// results before this option).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub kswapd_high_order: bool,
 }
 
 impl Default for CompactionConfig {
@@ -142,6 +152,7 @@ impl Default for CompactionConfig {
             proactiveness: 20,
             extfrag_threshold: 500,
             kcompactd: true,
+            kswapd_high_order: false,
         }
     }
 }
@@ -224,6 +235,9 @@ pub(crate) struct Compaction {
     pub kcompactd_max_order: u32,
     /// `kswapd_order`: the highest order kswapd was woken for since it last slept.
     pub kswapd_order: u32,
+    /// `balance_pgdat`'s `sc.order` (`kswapd_high_order` only, else 0): the
+    /// order kswapd's current run balances for.
+    pub kswapd_reclaim_order: u32,
     /// kcompactd's next proactive check (ns), or `u64::MAX`.
     proactive_at: u64,
     /// CPU time kcompactd spent (ns).
@@ -493,15 +507,15 @@ impl Sim {
     }
 
     /// `wakeup_kswapd` for a high order: records `kswapd_order`; when kswapd
-    /// stays asleep (the node is balanced at order 0) kcompactd is woken at
-    /// once. The kernel wakes it there directly for a light allocation
-    /// (`!__GFP_DIRECT_RECLAIM`); for one that may reclaim, kswapd would
-    /// first reclaim `compact_gap` pages for the order and wake kcompactd
-    /// when it sleeps (high-order kswapd reclaim is not modelled).
+    /// stays asleep (the node is balanced, at order 0, or at `order` with
+    /// `kswapd_high_order`) kcompactd is woken at once. The kernel wakes it
+    /// there directly for a light allocation (`!__GFP_DIRECT_RECLAIM`); for
+    /// one that may reclaim, kswapd first reclaims `compact_gap` pages for
+    /// the order and wakes kcompactd when it sleeps (`kswapd_high_order`).
     fn wakeup_kswapd_order(&mut self, order: usize) {
         let c = &mut self.compact;
         c.kswapd_order = c.kswapd_order.max(order as u32);
-        self.wakeup_kswapd();
+        self.wakeup_kswapd_at(order as u32);
         if !self.kswapd.running {
             self.wakeup_kcompactd(order as u32);
         }

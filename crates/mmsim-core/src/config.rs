@@ -823,6 +823,17 @@ pub struct MachineConfig {
     /// `crate::reclaim::workingset`.
     #[serde(default = "default_exact_shadows", skip_serializing_if = "is_true")]
     pub exact_shadows: bool,
+    /// Page-table pages take page frames (`crate::kmem`): each PTE, PMD or
+    /// PUD page a fault allocates (`__pte_alloc` → `pte_alloc_one`,
+    /// `GFP_PGTABLE_USER`) is an order-0 `MIGRATE_UNMOVABLE` page of the
+    /// buddy allocator, taken with the allocator's watermarks and reclaim,
+    /// and returned when the task's tables are freed (exit, OOM kill). The
+    /// unmovable fragmentation source of a real machine: its allocations
+    /// fall back into movable pageblocks and compaction cannot move them.
+    /// Needs `kmem_accounting` (the pages it counts as `pagetables`). Off by
+    /// default (page tables are counted, not placed, as before).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pagetable_frames: bool,
 }
 
 /// What swap-out does with an anonymous page whose content is all zeros
@@ -931,6 +942,7 @@ impl Default for MachineConfig {
             zero_page: false,
             swap_zero_pages: SwapZeroPages::Write,
             exact_shadows: default_exact_shadows(),
+            pagetable_frames: false,
             memory: Size(4 << 30),
             min_free_kbytes: None,
             watermark_scale_factor: default_wsf(),
@@ -1005,6 +1017,13 @@ impl MachineConfig {
                 "machine.fs.large_folios",
                 "large folios need the kernel's LRU lists (policy cost, scanned-rotated or \
                  mglru); the textbook `lru` policy handles 4 KiB pages only",
+            ));
+        }
+        if self.pagetable_frames && !self.kmem_accounting {
+            return Err(ConfigError::new(
+                "machine.pagetable_frames",
+                "page-table frames are the page-table pages kernel memory accounting counts \
+                 (memory.stat `pagetables`): set machine.kmem_accounting = true too",
             ));
         }
         if let Some(t) = &self.tracepoints {

@@ -74,6 +74,12 @@ fn validation_names_the_field() {
     }
     c.cpus = 36;
     assert!(c.validate().is_ok());
+    c.pagetable_frames = true;
+    let e = c.validate().unwrap_err();
+    assert_eq!(e.field, "machine.pagetable_frames");
+    assert!(e.to_string().contains("kmem_accounting = true"), "{e}");
+    c.kmem_accounting = true;
+    assert!(c.validate().is_ok());
     c.cpus = 1;
     assert!(c.validate().is_ok());
 }

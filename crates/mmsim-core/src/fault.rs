@@ -1092,7 +1092,7 @@ impl Sim {
     /// `get_page_from_freelist()` against WMARK_LOW, then
     /// `__alloc_pages_slowpath()` (wake kswapd, WMARK_MIN, direct reclaim with
     /// retries, `out_of_memory()`); the `lru` policy evicts one page instead.
-    fn alloc_page(&mut self) -> bool {
+    pub(crate) fn alloc_page(&mut self) -> bool {
         if self.policy == Policy::Lru {
             if self.node.free == 0 && !self.lru_evict_one() {
                 return self.oom_then_take();

@@ -79,8 +79,14 @@
 //!   workload's: the workload clock, its IO and reclaim stall times, the
 //!   CPUs' lock state and `memory.high` debt are put back after each
 //!   wake-up, and the time spent is reported as khugepaged's own
-//!   (`khugepaged_ns`). Its direct reclaim counts as direct reclaim
-//!   (`pgscan_direct`; the kernel counts `pgscan_khugepaged`).
+//!   (`khugepaged_ns`). The reclaim it does (direct reclaim of its huge
+//!   allocation, limit reclaim of its charge, and of the swap-ins' small
+//!   allocations) is counted as khugepaged's, as v6.3+ `reclaimer_offset`
+//!   (mm/vmscan.c, v6.12) does when `current_is_khugepaged()`:
+//!   `pgscan_khugepaged` and `pgsteal_khugepaged` on the node (global
+//!   reclaim only) and in the group (both), not `pgscan_direct`. Otherwise
+//!   it is direct reclaim (`allocstall_normal`, the throttling, the
+//!   tracepoints). MADV_COLLAPSE's reclaim is the calling task's: direct.
 
 use serde::{Deserialize, Serialize};
 
@@ -350,6 +356,10 @@ pub(crate) struct Khugepaged {
     pub collapsed_any: bool,
     /// Collapse was used (khugepaged ran or MADV_COLLAPSE was called).
     pub used: bool,
+    /// `current_is_khugepaged()`: the work being done is khugepaged's (its
+    /// timer is running), so reclaim counts `pgscan_khugepaged` and
+    /// `pgsteal_khugepaged` (`reclaimer_offset`, mm/vmscan.c v6.12).
+    pub current: bool,
 }
 
 impl Khugepaged {
@@ -773,8 +783,10 @@ impl Sim {
             self.pages_over_high,
             self.cur_memcg,
         );
+        self.thp.khuge.current = true;
         let next = self.khugepaged_do_scan(now);
         let k = &mut self.thp.khuge;
+        k.current = false;
         k.report.khugepaged_ns += self.clock - saved.0;
         (
             self.clock,

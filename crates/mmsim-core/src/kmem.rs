@@ -52,6 +52,10 @@
 //!
 //! Not modelled: the node's free pages do not see kernel memory (only the
 //! groups' counters do), percpu and socket memory, dentries and inodes.
+//! With `machine.pagetable_frames` the page-table pages of faults (PTE, PMD
+//! and PUD pages, not the baseline's PGD page) do take frames: order-0
+//! `MIGRATE_UNMOVABLE` pages of the buddy allocator, counted in the node's
+//! free pages, returned at exit and OOM kill (`free_pgtables`).
 
 use std::collections::VecDeque;
 
@@ -190,6 +194,9 @@ impl KmemGroup {
 struct VmaTables {
     levels: [Vec<u64>; 3],
     owner: MemcgId,
+    /// The page frames of its table pages (`machine.pagetable_frames`), in
+    /// allocation order.
+    frames: Vec<u32>,
 }
 
 /// The state of `machine.kmem_accounting` (see the module overview).
@@ -596,6 +603,28 @@ impl Sim {
     #[cold]
     #[inline(never)]
     pub(crate) fn kmem_pte_alloc(&mut self, vma: u32, index: u32) {
+        let mut frames = [0u32; 3];
+        let mut taken = 0;
+        if self.cfg.pagetable_frames {
+            // The table pages are allocated before they are linked in: the
+            // allocation may reclaim, and its OOM kill may take this task
+            // (whose tables are then freed without these).
+            let new = self.kmem_new_tables(vma, index);
+            for _ in 0..new {
+                if let Some(pfn) = self.pagetable_alloc_frame() {
+                    frames[taken] = pfn;
+                    taken += 1;
+                }
+            }
+            if self.tasks[self.vmas[vma as usize].task as usize].dead {
+                for &pfn in &frames[..taken] {
+                    self.phys.zone.free_pages_block(u64::from(pfn), 0);
+                }
+                self.node.free += taken as u64;
+                self.count_vm_events(crate::stats::item::PGFREE, taken as u64);
+                return;
+            }
+        }
         let m = self.cur_memcg;
         let k = self.kmem.as_mut().unwrap();
         let i = vma as usize;
@@ -615,11 +644,76 @@ impl Sim {
                 nr += 1;
             }
         }
+        vt.frames.extend_from_slice(&frames[..taken]);
         if nr > 0 {
             vt.owner = m;
             k.group(m).pagetables += nr;
             self.kmem_charge_pages(m, nr);
         }
+    }
+
+    /// The table pages a fault at page `index` of `vma` would allocate: the
+    /// levels whose range holds no table yet.
+    fn kmem_new_tables(&self, vma: u32, index: u32) -> usize {
+        let k = self.kmem.as_ref().unwrap();
+        let Some(vt) = k.vmas.get(vma as usize) else {
+            return PT_SHIFTS.len();
+        };
+        PT_SHIFTS
+            .iter()
+            .enumerate()
+            .filter(|&(l, &shift)| {
+                let bit = (index >> shift) as usize;
+                vt.levels[l]
+                    .get(bit / 64)
+                    .is_none_or(|w| w & (1 << (bit % 64)) == 0)
+            })
+            .count()
+    }
+
+    /// `pte_alloc_one` → `pagetable_alloc(GFP_PGTABLE_USER, 0)` with
+    /// `machine.pagetable_frames` (mm/page_alloc.c, v6.12): one page taken
+    /// as every order-0 allocation takes it (`alloc_page`: WMARK_LOW, kswapd,
+    /// direct reclaim, the OOM killer), then its frame from the buddy lists
+    /// as `MIGRATE_UNMOVABLE` (`__rmqueue`, falling back to and perhaps
+    /// claiming a movable pageblock). None when not even the OOM killer made
+    /// room (the table is still counted; the kernel's fault would fail with
+    /// VM_FAULT_OOM). The kernel takes unmovable order-0 pages through a
+    /// per-CPU list of their own; here they come from the zone one at a time.
+    fn pagetable_alloc_frame(&mut self) -> Option<u32> {
+        if !self.alloc_page() {
+            return None;
+        }
+        self.count_vm_events(crate::stats::item::PGALLOC_NORMAL, 1);
+        let mt = crate::page_alloc::MigrateType::Unmovable;
+        let pfn = match self.phys.zone.alloc_pages(0, mt) {
+            Some(p) => p,
+            None => {
+                // Every free page is on the per-CPU list of movable pages.
+                self.phys.drain_pages();
+                self.phys
+                    .zone
+                    .alloc_pages(0, mt)
+                    .expect("Node::free promised a free page")
+            }
+        };
+        Some(pfn as u32)
+    }
+
+    /// The page frames of VMA `vma`'s page tables, in allocation order.
+    #[cfg(test)]
+    pub(crate) fn kmem_vma_frames(&self, vma: u32) -> Vec<u32> {
+        self.kmem
+            .as_ref()
+            .and_then(|k| k.vmas.get(vma as usize))
+            .map_or(Vec::new(), |v| v.frames.clone())
+    }
+
+    /// Page frames held by page tables (`machine.pagetable_frames`).
+    pub(crate) fn kmem_pagetable_frames(&self) -> u64 {
+        self.kmem
+            .as_ref()
+            .map_or(0, |k| k.vmas.iter().map(|v| v.frames.len() as u64).sum())
     }
 
     /// Every task's baseline (kernel stack, PGD page, task structures) not
@@ -676,11 +770,18 @@ impl Sim {
             .map(|w| w.count_ones() as u64)
             .sum();
         let owner = vt.owner;
+        let frames = std::mem::take(&mut vt.frames);
         *vt = VmaTables::default();
         if nr > 0 {
             k.group(owner).pagetables -= nr;
             self.page_counter_uncharge(owner, nr);
         }
+        // `pagetable_free` → `__free_page` of each table page.
+        for &pfn in &frames {
+            self.phys.zone.free_pages_block(u64::from(pfn), 0);
+        }
+        self.node.free += frames.len() as u64;
+        self.count_vm_events(crate::stats::item::PGFREE, frames.len() as u64);
     }
 
     /// The kernel memory of group `m`'s subtree (hierarchical, as memory.stat).

@@ -342,9 +342,9 @@ pub struct MemcgReport {
     pub active_file: u64,
     /// `memory.stat` unevictable.
     pub unevictable: u64,
-    /// `memory.stat` pgscan (kswapd + direct).
+    /// `memory.stat` pgscan (kswapd + direct + khugepaged).
     pub pgscan: u64,
-    /// `memory.stat` pgsteal (kswapd + direct).
+    /// `memory.stat` pgsteal (kswapd + direct + khugepaged).
     pub pgsteal: u64,
     /// The event counters, summed over the subtree. Flattened into the group's
     /// JSON object; `memory.events` low and high are `events_low` and
@@ -1058,8 +1058,8 @@ impl Sim {
             inactive_file: size(LruList::InactiveFile),
             active_file: size(LruList::ActiveFile),
             unevictable: size(LruList::Unevictable),
-            pgscan: events.pgscan_kswapd + events.pgscan_direct,
-            pgsteal: events.pgsteal_kswapd + events.pgsteal_direct,
+            pgscan: events.pgscan_kswapd + events.pgscan_direct + events.pgscan_khugepaged,
+            pgsteal: events.pgsteal_kswapd + events.pgsteal_direct + events.pgsteal_khugepaged,
             events,
             kmem: self.kmem_report(m),
             psi: if m == ROOT {

@@ -1057,7 +1057,7 @@ impl Sim {
         if on_lists != live {
             return Err(format!("{live} live folios but {on_lists} on lists"));
         }
-        let used = self.folios.live_pages() - zero;
+        let used = self.folios.live_pages() - zero + self.kmem_pagetable_frames();
         if self.node.free + used != self.node.managed {
             return Err(format!(
                 "free {} + used {used} != managed {}",

@@ -125,8 +125,8 @@ pub struct MemcgLine {
 /// `memory.stat` lines of cgroup v2 in the order `memory_stat_format` prints
 /// them (mm/memcontrol.c v6.12: `memory_stats[]`, then `pgscan`/`pgsteal`,
 /// then `memcg_vm_event_stat[]`), restricted to the lines the simulator can
-/// produce. `pgscan` and `pgsteal` are the kernel's sums of the kswapd and
-/// direct counters ([`crate::memcg::MemcgReport`]), not counters of their own.
+/// produce. `pgscan` and `pgsteal` are the kernel's sums of the kswapd,
+/// direct and khugepaged counters ([`crate::memcg::MemcgReport`]), not counters of their own.
 pub(crate) const MEMORY_STAT_ORDER_V6_12: &[&str] = &[
     "anon",
     "file",
@@ -460,10 +460,14 @@ counters! {
         PGSTEAL_KSWAPD pgsteal_kswapd: Event, Pages, memcg(Stat, "pgsteal_kswapd");
         #[doc = "Counter: inactive pages reclaimed by direct reclaim (global; a group's: also its limit reclaim)."]
         PGSTEAL_DIRECT pgsteal_direct: Event, Pages, memcg(Stat, "pgsteal_direct");
+        #[doc = "Counter: inactive pages reclaimed by khugepaged's reclaim (global; a group's: also its limit reclaim; in JSON only when non-zero)."]
+        PGSTEAL_KHUGEPAGED pgsteal_khugepaged: Event, Pages, memcg(Stat, "pgsteal_khugepaged"), skip_if("is_zero");
         #[doc = "Counter: inactive pages scanned by kswapd."]
         PGSCAN_KSWAPD pgscan_kswapd: Event, Pages, memcg(Stat, "pgscan_kswapd");
         #[doc = "Counter: inactive pages scanned by direct reclaim (global; a group's: also its limit reclaim)."]
         PGSCAN_DIRECT pgscan_direct: Event, Pages, memcg(Stat, "pgscan_direct");
+        #[doc = "Counter: inactive pages scanned by khugepaged's reclaim (global; a group's: also its limit reclaim; in JSON only when non-zero)."]
+        PGSCAN_KHUGEPAGED pgscan_khugepaged: Event, Pages, memcg(Stat, "pgscan_khugepaged"), skip_if("is_zero");
         #[doc = "Counter: direct reclaimers throttled."]
         PGSCAN_DIRECT_THROTTLE pgscan_direct_throttle: Event, Count;
         #[doc = "Counter: anon pages scanned (all reclaim)."]
@@ -584,6 +588,7 @@ counters! {
         oom_kill, swap_max, swap_fail, swap_high, thp_fault_alloc,
         swpin_zero skip_if "is_zero", swpout_zero skip_if "is_zero",
         thp_collapse_alloc skip_if "is_zero",
+        pgscan_khugepaged skip_if "is_zero", pgsteal_khugepaged skip_if "is_zero",
     }
 }
 
@@ -653,7 +658,14 @@ impl crate::memcg::MemcgReport {
         if let Some(k) = &self.kmem {
             sums.extend(k.memory_stat());
         }
-        self.file_lines(MemcgFile::Stat, &sums)
+        let mut lines = self.file_lines(MemcgFile::Stat, &sums);
+        // The kernel prints the khugepaged lines always (6.3+); here only
+        // when khugepaged reclaimed in the group, so that the series columns
+        // of runs without it stay as they were.
+        lines.retain(|&(name, v)| {
+            v != 0 || !matches!(name, "pgscan_khugepaged" | "pgsteal_khugepaged")
+        });
+        lines
     }
 
     /// `memory.events` as `memory_events_show` prints it (v6.12), the lines
@@ -710,31 +722,58 @@ impl Sim {
         self.count_memcg_events(memcg, item, n);
     }
 
+    /// `reclaimer_offset()` (mm/vmscan.c, v6.3 to v6.17): which of a
+    /// reclaim counter's three items the reclaimer `who` counts: 0 for
+    /// kswapd, 2 for khugepaged (`current_is_khugepaged()`, whether its
+    /// global direct reclaim or the limit reclaim of its charge), else 1
+    /// (direct, and a task's limit reclaim). v6.18 adds `sc->proactive`
+    /// (`pgscan_proactive`, for `memory.reclaim`), not modelled.
+    #[inline]
+    pub(crate) fn reclaimer_offset(&self, who: Reclaimer) -> usize {
+        if who == Reclaimer::Kswapd {
+            0
+        } else if self.thp.khuge.current {
+            2
+        } else {
+            1
+        }
+    }
+
     /// The reclaim counters of mm/vmscan.c (v6.12 `shrink_inactive_list`,
     /// `evict_folios`): `item = PGSCAN_KSWAPD + reclaimer_offset()`, counted
     /// on the node unless `cgroup_reclaim(sc)`, and always in group `memcg`
-    /// (which counts its limit reclaim as direct). `kswapd` and `direct` are
-    /// the pair's two items (`PGSCAN_*` or `PGSTEAL_*`).
+    /// (which counts its limit reclaim as direct, or as khugepaged's).
+    /// `items` are the three items in the kernel's order ([`PGSCAN`] or
+    /// [`PGSTEAL`]).
     #[inline]
     pub(crate) fn count_reclaim_events(
         &mut self,
         memcg: MemcgId,
         who: Reclaimer,
-        kswapd: VmItem,
-        direct: VmItem,
+        items: [VmItem; 3],
         n: u64,
     ) {
-        let item = if who == Reclaimer::Kswapd {
-            kswapd
-        } else {
-            direct
-        };
+        let item = items[self.reclaimer_offset(who)];
         if who != Reclaimer::Memcg {
             self.count_vm_events(item, n);
         }
         self.count_memcg_events(memcg, item, n);
     }
 }
+
+/// `PGSCAN_KSWAPD`, `PGSCAN_DIRECT`, `PGSCAN_KHUGEPAGED`: consecutive in
+/// `enum vm_event_item`, indexed by [`Sim::reclaimer_offset`].
+pub(crate) const PGSCAN: [VmItem; 3] = [
+    item::PGSCAN_KSWAPD,
+    item::PGSCAN_DIRECT,
+    item::PGSCAN_KHUGEPAGED,
+];
+/// `PGSTEAL_KSWAPD`, `PGSTEAL_DIRECT`, `PGSTEAL_KHUGEPAGED`.
+pub(crate) const PGSTEAL: [VmItem; 3] = [
+    item::PGSTEAL_KSWAPD,
+    item::PGSTEAL_DIRECT,
+    item::PGSTEAL_KHUGEPAGED,
+];
 
 #[cfg(test)]
 mod tests {
@@ -889,8 +928,10 @@ mod tests {
                 "workingset_restore_file",
                 "pgscan_kswapd",
                 "pgscan_direct",
+                "pgscan_khugepaged",
                 "pgsteal_kswapd",
                 "pgsteal_direct",
+                "pgsteal_khugepaged",
                 "pgfault",
                 "pgmajfault",
                 "pgrefill",
@@ -946,7 +987,11 @@ mod tests {
             at("workingset_restore_file") < at("pgscan") && at("pgsteal") < at("pgscan_kswapd")
         );
         assert!(at("pgsteal_direct") < at("pgfault") && at("pgrefill") < at("pgdeactivate"));
-        assert_eq!(stat.len(), 9 + memory_stat_items().len());
+        assert_eq!(
+            stat.len(),
+            9 + memory_stat_items().len() - 2,
+            "khugepaged's lines only when non-zero"
+        );
         assert_eq!(
             r.memory_events(),
             [

@@ -241,6 +241,23 @@ pub struct RunReport {
     pub think: ThinkMode,
     /// Whether the page cache of the files was dropped before the run.
     pub evicted: bool,
+    /// `madvise(MADV_COLLAPSE)` calls that returned an error (only when the
+    /// run made such calls).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collapse_failed: Option<u64>,
+    /// `AnonHugePages` of `/proc/self/smaps_rollup` right after the last
+    /// event, KiB: the PMD-mapped anonymous memory the collapses left (only
+    /// when the run made `MADV_COLLAPSE` calls; the mappings are still held).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anon_huge_kb: Option<u64>,
+}
+
+/// `AnonHugePages` of `/proc/self/smaps_rollup`, KiB (None if unreadable).
+fn anon_huge_kb() -> Option<u64> {
+    let t = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;
+    t.lines()
+        .find_map(|l| l.strip_prefix("AnonHugePages:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 /// Checks the scenario against `--max-memory` and `--max-disk`.
@@ -490,6 +507,8 @@ struct Executor<'a> {
     /// Per VMA id, with `anon_read_alloc`, one bit per page already touched (empty:
     /// loads are loads).
     touched: Vec<Vec<u64>>,
+    /// `madvise(MADV_COLLAPSE)` calls that failed.
+    collapse_failed: u64,
 }
 
 impl Executor<'_> {
@@ -631,6 +650,7 @@ impl Executor<'_> {
                 if r != 0 && !collapse {
                     return Err(ProbeError::last_os("madvise", &self.names[v.region]));
                 }
+                self.collapse_failed += u64::from(r != 0 && collapse);
             }
             Event::Think { ns } => match self.think {
                 ThinkMode::Busy => {
@@ -853,6 +873,8 @@ pub fn run(
         checksum: 0,
         think: cfg.think,
         evicted: cfg.evict && !cfg.prepare_only,
+        collapse_failed: None,
+        anon_huge_kb: None,
     };
     if cfg.prepare_only {
         report.maxrss_kb = t_ready.ru.ru_maxrss;
@@ -871,6 +893,7 @@ pub fn run(
         think: cfg.think,
         index: 0,
         touched: vec![Vec::new(); plan.vmas()],
+        collapse_failed: 0,
     };
     for (i, r) in plan.regions.iter().enumerate() {
         match (r.id_kind, &mappings[i], &files[i]) {
@@ -925,6 +948,10 @@ pub fn run(
         done += events.len() as u64;
     }
     let end = Snapshot::now();
+    if ex.counts.collapse > 0 {
+        report.collapse_failed = Some(ex.collapse_failed);
+        report.anon_huge_kb = anon_huge_kb();
+    }
     report.run = start.until(&end, ex.index);
     if let (Some(w), Some(mid)) = (warmup, at_warmup) {
         report.warmup = Some(start.until(&mid, w));

@@ -89,6 +89,7 @@ fn an_invalid_scenario_is_the_scenarios_error() {
             mmsim_workloads::WorkloadKind::Touch {
                 pages: 0,
                 stride: 1,
+                collapse: false,
             },
         )],
     ))

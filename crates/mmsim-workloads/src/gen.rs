@@ -281,6 +281,9 @@ pub struct Generator {
     pattern: Pattern,
     /// A sampled run's page sampler (`crate::sample`); None: every event.
     sampler: Option<Box<crate::sample::PageSampler>>,
+    /// `touch` with `collapse`: the `Event::Collapse` (VMA, pages) still to
+    /// issue after the last touch.
+    collapse: Option<(VmaId, u32)>,
 }
 
 impl Generator {
@@ -360,7 +363,7 @@ impl Generator {
                     },
                 )
             }
-            WorkloadKind::Touch { pages, stride } => {
+            WorkloadKind::Touch { pages, stride, .. } => {
                 let pages = clamp_pages(*pages);
                 let step = (*stride).clamp(1, pages);
                 (
@@ -426,6 +429,17 @@ impl Generator {
             | WorkloadKind::Kbuild(_)
             | WorkloadKind::Tabs(_) => unreachable!("models are rejected above"),
         };
+        let collapse = match (&spec.kind, sink) {
+            (
+                WorkloadKind::Touch {
+                    collapse: true,
+                    pages,
+                    ..
+                },
+                Sink::Vma(vma),
+            ) => Some((vma, clamp_pages(*pages) as u32)),
+            _ => None,
+        };
         Ok(Generator {
             sink,
             writes: Writes::new(spec.effective_write_ratio()),
@@ -433,6 +447,7 @@ impl Generator {
             left,
             pattern,
             sampler: None,
+            collapse,
         })
     }
 
@@ -526,6 +541,7 @@ impl Generator {
                     left: u64::MAX,
                     pattern: Pattern::Trace(Box::new(g)),
                     sampler: None,
+                    collapse: None,
                 });
             }
             _ => {
@@ -541,6 +557,7 @@ impl Generator {
             left: u64::MAX,
             pattern,
             sampler: None,
+            collapse: None,
         })
     }
 
@@ -552,6 +569,16 @@ impl Generator {
     /// read crossing sampled blocks may become several, so more than `max` may be
     /// appended); generation goes on until one is kept or the workload ends.
     pub fn fill(&mut self, out: &mut Vec<Event>, max: usize) -> Result<usize, WorkloadError> {
+        if self.left == 0 && max > 0 {
+            if let Some((vma, pages)) = self.collapse.take() {
+                out.push(Event::Collapse {
+                    vma,
+                    index: 0,
+                    pages,
+                });
+                return Ok(1);
+            }
+        }
         if let Pattern::Trace(t) = &mut self.pattern {
             return t.fill(
                 self.sink,

@@ -228,6 +228,7 @@ fn accesses_equal_the_sum_of_the_workloads() {
                 WorkloadKind::Touch {
                     pages: 3000,
                     stride: 1,
+                    collapse: false,
                 },
             ),
             z(5000, 40_000, 1, Target::File),
@@ -892,4 +893,55 @@ fn a_workload_that_exits_gives_its_memory_to_the_others() {
         .unwrap()
         .to_toml_string()
         .contains("exit ="));
+}
+
+/// `touch` with `collapse`: every page written, then one MADV_COLLAPSE over
+/// the region (the sequence of validation/khugepaged/collapse.c); the
+/// setting round-trips through TOML and is refused on a file mapping.
+#[test]
+fn touch_with_collapse_ends_with_one_madv_collapse() {
+    let text = r#"
+seed = 1
+[machine]
+memory = "256M"
+[[workload]]
+kind = "touch"
+target = "anon"
+pages = "4M"
+collapse = true
+"#;
+    let s = Scenario::from_toml_str(text, "c.toml").unwrap();
+    let back = Scenario::from_toml_str(&s.to_toml_string(), "c.toml").unwrap();
+    assert_eq!(back, s);
+    let mut g = Generator::new(&s.workloads[0], 1, Sink::Vma(0), "w", None).unwrap();
+    let mut out = Vec::new();
+    while g.fill(&mut out, 300).unwrap() > 0 {}
+    assert_eq!(out.len(), 1024 + 1);
+    assert!(matches!(
+        out[1023],
+        Event::Access {
+            index: 1023,
+            write: true,
+            ..
+        }
+    ));
+    assert_eq!(
+        out[1024],
+        Event::Collapse {
+            vma: 0,
+            index: 0,
+            pages: 1024
+        }
+    );
+    let r = run(&s);
+    assert_eq!(r.result.vmstat.thp_collapse_alloc, 2);
+    assert_eq!(r.result.anon_thp_pages, 1024);
+    let bad = text.replace("target = \"anon\"", "target = \"file\"");
+    let e = Scenario::from_toml_str(&bad, "c.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("workload[0].collapse") && e.contains("target = \"anon\""),
+        "{e}"
+    );
 }

@@ -590,6 +590,37 @@ pub const COUNTERS: &[Counter] = &[
         },
     },
     Counter {
+        name: "thp_collapse_alloc",
+        what: "PMD-size folios allocated to collapse a range (MADV_COLLAPSE, khugepaged; \
+               kernel: /proc/vmstat delta, 0 when absent — the host's khugepaged must have \
+               nothing else to collapse)",
+        timing: false,
+        kernel: |r| Some(r.vmstat.get("thp_collapse_alloc").copied().unwrap_or(0) as f64),
+        sim: |r, _| Some(r.result.vmstat.thp_collapse_alloc as f64),
+    },
+    Counter {
+        name: "collapse_failed",
+        what: "madvise(MADV_COLLAPSE) calls that returned an error (kernel: the probe's count)",
+        timing: false,
+        kernel: |r| r.probe.get("collapse_failed").copied(),
+        sim: |r, _| {
+            Some(
+                r.result
+                    .khugepaged
+                    .as_ref()
+                    .map_or(0, |k| k.madvise_collapse_failed) as f64,
+            )
+        },
+    },
+    Counter {
+        name: "anon_huge_pages",
+        what: "PMD-mapped anonymous pages after the last event (kernel: the probe's \
+               AnonHugePages of /proc/self/smaps_rollup then, / 4 KiB; mmsim: anon_thp_pages)",
+        timing: false,
+        kernel: |r| r.probe.get("anon_huge_kb").map(|v| v / 4.0),
+        sim: |r, _| Some(r.result.anon_thp_pages as f64),
+    },
+    Counter {
         name: "psi_some_ms",
         what: "memory.pressure some total, ms (timing: shown, never enforced)",
         timing: true,

@@ -590,10 +590,17 @@ fn probe_report(json: &str) -> Result<BTreeMap<String, f64>> {
         .get("run")
         .and_then(|r| r.as_object())
         .ok_or_else(|| anyhow!("the probe's JSON has no `run`"))?;
-    Ok(run
+    let mut out: BTreeMap<String, f64> = run
         .iter()
         .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
-        .collect())
+        .collect();
+    // What the probe saw of its MADV_COLLAPSE calls (present only when it made some).
+    for k in ["collapse_failed", "anon_huge_kb"] {
+        if let Some(x) = v.get(k).and_then(|x| x.as_f64()) {
+            out.insert(k.to_string(), x);
+        }
+    }
+    Ok(out)
 }
 
 /// Runs the case `runs` times on this machine's kernel.
@@ -821,7 +828,8 @@ pub fn run_host(
                         || k == "workingset_nodereclaim"
                         || k.starts_with("swp")
                         || k.starts_with("swap_ra")
-                        || k.starts_with("zswp"))
+                        || k.starts_with("zswp")
+                        || k.starts_with("thp_collapse_alloc"))
             })
             .collect();
         let (psi_some_us, psi_full_us) = match (psi0, psi1) {

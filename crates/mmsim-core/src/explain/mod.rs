@@ -405,10 +405,11 @@ impl Sim {
             .map_or_else(|| format!("task{t}"), |t| t.name.clone())
     }
 
-    /// Who runs reclaim `sc`: kswapd0, or the workload's current task.
+    /// Who runs reclaim `sc`: kswapd0, khugepaged, or the workload's current task.
     fn xp_reclaimer_task(&self, sc: &ScanControl) -> String {
         match sc.who {
             Reclaimer::Kswapd => "kswapd0".to_string(),
+            _ if self.thp.khuge.current => "khugepaged".to_string(),
             _ => self.xp.as_ref().map_or(String::new(), |x| x.task.clone()),
         }
     }

@@ -22,12 +22,27 @@ impl Sim {
     /// HZ/10 of going to sleep counts `kswapd_low_wmark_hit_quickly`, as
     /// kswapd's interrupted short nap does in `kswapd_try_to_sleep()`.
     pub(crate) fn wakeup_kswapd(&mut self) {
+        self.wakeup_kswapd_at(0);
+    }
+
+    /// `wakeup_kswapd(…, order, …)` (mm/vmscan.c, v6.12): as
+    /// [`Sim::wakeup_kswapd`], the node judged balanced at `order` when
+    /// `compaction.kswapd_high_order` is on (at order 0 otherwise), and the
+    /// run started then balancing for that order (`balance_pgdat`'s
+    /// `sc.order`, from `pgdat->kswapd_order`).
+    pub(crate) fn wakeup_kswapd_at(&mut self, order: u32) {
         if self.kswapd.running || self.kswapd.failures >= crate::fault::MAX_RECLAIM_RETRIES {
             return;
         }
-        if self.node.free > self.node.wmark_high {
+        let order = if self.compact.cfg.kswapd_high_order {
+            order.max(self.compact.kswapd_order)
+        } else {
+            0
+        };
+        if self.pgdat_balanced(order) {
             return;
         }
+        self.compact.kswapd_reclaim_order = order;
         let k = &mut self.kswapd;
         if k.slept_at > 0 && self.clock.saturating_sub(k.slept_at) < 100_000_000 {
             self.vm.count(KSWAPD_LOW_WMARK_HIT_QUICKLY, 1);
@@ -43,7 +58,7 @@ impl Sim {
         // v6.1: balance_pgdat()'s scan_control starts with memcgs_need_aging clear.
         self.lru_gen.memcgs_need_aging = false;
         if self.tp.is_some() {
-            let (t, e) = (self.kswapd.clock, TpEvent::KswapdWake { order: 0 });
+            let (t, e) = (self.kswapd.clock, TpEvent::KswapdWake { order });
             self.trace_event(t, TpTask::Kswapd, TpScope::default(), e);
         }
     }
@@ -51,7 +66,7 @@ impl Sim {
     /// One iteration of `balance_pgdat()`'s priority loop on kswapd's clock:
     /// background anon aging, then `shrink_node()` towards the high watermark.
     pub(crate) fn kswapd_step(&mut self) {
-        if self.node.free > self.node.wmark_high {
+        if self.pgdat_balanced(self.compact.kswapd_reclaim_order) {
             self.kswapd_end_run();
             return;
         }
@@ -90,12 +105,32 @@ impl Sim {
         k.cpu_ns += sc.cpu_ns;
         k.profile.add(&sc.prof);
         k.reclaimed += sc.nr_reclaimed;
+        // kswapd_shrink_node(): once compact_gap(order) pages are reclaimed,
+        // the rest of the run is for order 0 (compaction's turn).
+        let order = self.compact.kswapd_reclaim_order;
+        if order > 0 && k.reclaimed >= 2u64 << order {
+            self.compact.kswapd_reclaim_order = 0;
+        }
+        let k = &mut self.kswapd;
         if raise || sc.nr_reclaimed == 0 {
             k.priority -= 1;
         }
         if k.priority < 1 {
             self.kswapd_end_run();
         }
+    }
+
+    /// `pgdat_balanced(pgdat, order, …)` (v6.12): free pages above the
+    /// high watermark, and for `order` > 0 (only with
+    /// `compaction.kswapd_high_order`) a free block of at least `order`
+    /// with the zone's free pages above it (`zone_watermark_ok_safe`).
+    fn pgdat_balanced(&self, order: u32) -> bool {
+        self.node.free > self.node.wmark_high
+            && (order == 0
+                || self
+                    .phys
+                    .zone
+                    .watermark_ok(order as usize, self.node.wmark_high))
     }
 
     /// End of a `balance_pgdat()` run: PSI, refault snapshot, failure count;
@@ -107,12 +142,13 @@ impl Sim {
         if self.kswapd.reclaimed == 0 {
             self.kswapd.failures += 1;
         }
+        let balanced = self.pgdat_balanced(self.compact.kswapd_reclaim_order);
         let k = &mut self.kswapd;
-        if self.node.free > self.node.wmark_high || k.failures >= crate::fault::MAX_RECLAIM_RETRIES
-        {
+        if balanced || k.failures >= crate::fault::MAX_RECLAIM_RETRIES {
             k.running = false;
             k.slept_at = k.clock;
             self.node.dirty = false;
+            self.compact.kswapd_reclaim_order = 0;
             if self.node.free > self.node.wmark_high {
                 self.kswapd_sleep_compact();
             }

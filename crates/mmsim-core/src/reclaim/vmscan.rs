@@ -657,7 +657,7 @@ impl Sim {
         }
         self.lru_lock_reclaim(sc, sc.memcg, taken);
         sc.charge_lru(taken * self.cost.scan_ns);
-        self.count_reclaim_events(sc.memcg, sc.who, PGSCAN_KSWAPD, PGSCAN_DIRECT, taken);
+        self.count_reclaim_events(sc.memcg, sc.who, crate::stats::PGSCAN, taken);
         if file {
             self.count_vm_events(PGSCAN_FILE, taken);
             sc.nr_file_taken += taken;
@@ -674,7 +674,7 @@ impl Sim {
         self.lru_lock_reclaim(sc, sc.memcg, batch.len() as u64);
         self.move_folios_to_lru(&batch, rules);
         self.scratch = batch;
-        self.count_reclaim_events(sc.memcg, sc.who, PGSTEAL_KSWAPD, PGSTEAL_DIRECT, reclaimed);
+        self.count_reclaim_events(sc.memcg, sc.who, crate::stats::PGSTEAL, reclaimed);
         if file {
             self.count_vm_events(PGSTEAL_FILE, reclaimed);
         } else {

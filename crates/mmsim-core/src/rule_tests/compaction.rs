@@ -384,3 +384,67 @@ fn proactive_compaction_runs_every_500_ms_while_the_score_is_high() {
     assert_eq!(s.vm.compact_daemon_migrate_scanned, 1024);
     s.check_page_alloc().unwrap();
 }
+
+/// kswapd woken for order 4 by a `defrag = defer` 64K fault on a node with
+/// plenty of free pages but no free order-4 block: 256 chunks of 15 free
+/// pages, each beside one order-0 anon page (swap on, so kswapd can
+/// reclaim them). Returns the machine after the fault and 1 s more, and
+/// what kswapd did right after the fault (running, its order).
+fn high_order_wake(high_order: bool) -> (Sim, bool, u32) {
+    let mut s = thp_machine_with(8192, Some(4096), thp_64k(ThpDefrag::Defer), |c| {
+        c.compaction.enabled = true;
+        c.compaction.proactiveness = 0;
+        c.compaction.kswapd_high_order = high_order;
+    });
+    let (_, held) = fragment(&mut s, 4096);
+    assert_eq!(s.node.free, 3840);
+    assert!(s.node.free > s.node.wmark_high);
+    assert!(!s.phys.zone.watermark_ok(4, s.node.wmark_high));
+    let t = s.add_task("thp");
+    let vma = s.mmap_anon(t, 32).unwrap();
+    let f = fault_anon(&mut s, vma, 0);
+    assert_eq!(
+        s.folios[f].order, 0,
+        "no order-4 block, no direct compaction"
+    );
+    let woke = (s.kswapd.running, s.compact.kswapd_reclaim_order);
+    for _ in 0..10 {
+        s.step(&Event::Think { ns: 100_000_000 });
+    }
+    release(&mut s, &held);
+    s.check_invariants().unwrap();
+    (s, woke.0, woke.1)
+}
+
+#[test]
+fn kswapd_reclaims_compact_gap_for_a_high_order_wakeup_with_kswapd_high_order() {
+    // Off (as before): balanced at order 0, kswapd stays asleep and
+    // kcompactd is woken at once.
+    let (s, running, order) = high_order_wake(false);
+    assert_eq!((running, order), (false, 0));
+    assert_eq!((s.vm.pageoutrun, s.vm.pgsteal_kswapd), (0, 0));
+    assert_eq!(s.vm.compact_daemon_wake, 1);
+    // On: pgdat_balanced(order 4) fails (no order-4 block), kswapd runs for
+    // order 4, reclaims at least compact_gap(4) = 32 pages, then sleeps and
+    // wakes kcompactd for the order.
+    let (s, running, order) = high_order_wake(true);
+    assert_eq!((running, order), (true, 4));
+    // 7 runs (the first ones mostly deactivate the young pages), 32 pages
+    // reclaimed in all: the last run reached compact_gap(4), dropped to
+    // order 0, found the node balanced and slept, waking kcompactd, which
+    // made the order-4 block.
+    assert_eq!(
+        (
+            s.vm.pageoutrun,
+            s.vm.pgsteal_kswapd,
+            s.vm.pgscan_kswapd,
+            s.vm.compact_daemon_wake
+        ),
+        (7, 32, 289, 1)
+    );
+    assert!(s.phys.zone.watermark_ok(4, s.node.wmark_high));
+    assert!(s.vm.pgsteal_kswapd >= 32);
+    assert_eq!(s.vm.compact_daemon_wake, 1);
+    assert!(!s.kswapd.running);
+    assert_eq!(s.compact.kswapd_reclaim_order, 0);
+}

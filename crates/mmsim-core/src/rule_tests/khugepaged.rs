@@ -584,3 +584,113 @@ fn mixed_events_with_khugepaged_keep_the_invariants() {
         );
     }
 }
+
+/// 500 pages written in a group of `max` pages with swap, then a collapse
+/// of the range: by khugepaged (`khugepaged = true`) or MADV_COLLAPSE.
+/// Returns the node's and the group's (pgscan_direct, pgscan_khugepaged,
+/// pgsteal_direct, pgsteal_khugepaged) and the group's memory.stat pgscan.
+fn collapse_under_limit(khugepaged: bool, max: u64) -> ([u64; 4], [u64; 4], u64) {
+    let k = KhugepagedConfig {
+        run: khugepaged,
+        ..Default::default()
+    };
+    let mut s = thp_machine(1 << 14, Some(4096), thp_madvise(k));
+    let g = s.add_memcg(0, "g").unwrap();
+    let t = s.add_task("t");
+    s.attach_task(t, g).unwrap();
+    s.set_memcg_knob(g, crate::memcg::MemcgKnob::Max, max)
+        .unwrap();
+    let vma = s.mmap_anon(t, 512).unwrap();
+    write_pages(&mut s, vma, 0..500);
+    if khugepaged {
+        s.madvise_thp(vma, VmaThpAdvice::Hugepage).unwrap();
+        s.step(&Event::Think { ns: 1 });
+        assert_eq!(s.khugepaged_report().unwrap().wakeups, 1);
+    } else {
+        let _ = s.madvise_collapse(vma, 0, 512);
+    }
+    s.check_invariants().unwrap();
+    let v = &s.vm;
+    let m = &s.memcgs[g as usize].stat;
+    (
+        [
+            v.pgscan_direct,
+            v.pgscan_khugepaged,
+            v.pgsteal_direct,
+            v.pgsteal_khugepaged,
+        ],
+        [
+            m.pgscan_direct,
+            m.pgscan_khugepaged,
+            m.pgsteal_direct,
+            m.pgsteal_khugepaged,
+        ],
+        s.memcg_report(g).pgscan,
+    )
+}
+
+#[test]
+fn khugepaged_reclaim_counts_pgscan_khugepaged_and_madvise_collapse_counts_direct() {
+    // reclaimer_offset() (mm/vmscan.c, v6.3+): the limit reclaim of
+    // khugepaged's huge charge is khugepaged's (2), that of the task
+    // calling MADV_COLLAPSE direct (1). cgroup reclaim counts in the group
+    // only, and memory.stat pgscan sums all three.
+    let (node_k, grp_k, pgscan_k) = collapse_under_limit(true, 900);
+    let (node_d, grp_d, pgscan_d) = collapse_under_limit(false, 900);
+    assert_eq!(node_k, [0; 4], "cgroup reclaim is not counted on the node");
+    assert_eq!(node_d, [0; 4]);
+    assert!(grp_k[1] > 0 && grp_k[3] > 0, "{grp_k:?}");
+    assert_eq!((grp_k[0], grp_k[2]), (0, 0), "nothing counted as direct");
+    assert_eq!(
+        (grp_d[1], grp_d[3]),
+        (0, 0),
+        "nothing counted as khugepaged"
+    );
+    // The same reclaim, under the other reclaimer's names.
+    assert_eq!((grp_d[0], grp_d[2]), (grp_k[1], grp_k[3]));
+    assert_eq!((pgscan_k, pgscan_d), (grp_k[1], grp_d[0]));
+    // 500 pages, 900 allowed, 512 to charge: every page of the range is
+    // scanned twice and swapped out (no page elsewhere to reclaim).
+    assert_eq!(grp_k, [0, 1000, 0, 500]);
+}
+
+#[test]
+fn khugepaged_global_direct_reclaim_counts_on_the_node_as_khugepaged() {
+    // No group limit: khugepaged's GFP_TRANSHUGE allocation finds no free
+    // order-9 block and reclaims directly (defrag = 1): allocstall and the
+    // node's and root group's pgscan_khugepaged, never pgscan_direct.
+    let mut s = thp_machine(4096, Some(8192), thp_madvise(khugepaged_on()));
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 512).unwrap();
+    let other = s.mmap_anon(t, 3300).unwrap();
+    write_pages(&mut s, vma, 0..512);
+    write_pages(&mut s, other, 0..3300);
+    let before = (
+        s.vm.pgscan_direct,
+        s.vm.pgsteal_direct,
+        s.vm.allocstall_normal,
+    );
+    s.madvise_thp(vma, VmaThpAdvice::Hugepage).unwrap();
+    s.step(&Event::Think { ns: 1 });
+    assert_eq!(s.khugepaged_report().unwrap().wakeups, 1);
+    assert_eq!(
+        (s.vm.pgscan_direct, s.vm.pgsteal_direct),
+        (before.0, before.1)
+    );
+    assert!(s.vm.pgscan_khugepaged > 0 && s.vm.pgsteal_khugepaged > 0);
+    assert_eq!(s.memcgs[0].stat.pgscan_khugepaged, s.vm.pgscan_khugepaged);
+    assert!(!s.thp.khuge.current, "only while khugepaged's timer runs");
+    // One reclaim (its pages scattered: no order-9 block freed, no
+    // compaction, so thp_collapse_alloc_failed and nothing collapsed).
+    assert_eq!(
+        (
+            s.vm.allocstall_normal - before.2,
+            s.vm.pgscan_khugepaged,
+            s.vm.pgsteal_khugepaged,
+            s.vm.thp_collapse_alloc_failed,
+            s.khugepaged_report().unwrap().pages_collapsed
+        ),
+        (1, 3865, 53, 1, 0)
+    );
+    s.check_invariants().unwrap();
+}

@@ -218,3 +218,64 @@ fn a_group_at_its_limit_holds_fewer_cache_pages() {
         "on {on_file} + {on_kmem}, off {off_file}"
     );
 }
+
+/// 10 MiB of a task's anonymous VMA written on a 256 MiB machine with
+/// kernel memory accounting, page-table frames as given.
+fn pagetable_run(frames: bool) -> (Sim, u32, u32) {
+    let mut s = machine_kmem(PolicyName::Cost, 1 << 16, true);
+    s.cfg.pagetable_frames = frames;
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 1 << 20).unwrap();
+    for i in 0..2560 {
+        s.step(&Event::Access {
+            vma,
+            index: i,
+            write: true,
+        });
+    }
+    s.check_invariants().unwrap();
+    (s, t, vma)
+}
+
+#[test]
+fn page_tables_take_unmovable_frames_only_with_pagetable_frames() {
+    use crate::page_alloc::MigrateType;
+    // Without: the tables are counted (7 pages) but take no frame.
+    let (s, _, _) = pagetable_run(false);
+    assert_eq!(s.kmem_report(ROOT).unwrap().pagetables, 7 * 4096);
+    assert_eq!(s.node.free, s.node.managed - 2560);
+    assert_eq!(
+        s.phys.zone.pagetypeinfo().pageblocks[0],
+        0,
+        "no unmovable pageblock"
+    );
+    // With: 5 PTE pages, a PMD and a PUD page, 7 order-0 frames.
+    let (mut s, t, vma) = pagetable_run(true);
+    assert_eq!(s.kmem_report(ROOT).unwrap().pagetables, 7 * 4096);
+    assert_eq!(s.node.free, s.node.managed - 2560 - 7);
+    assert_eq!(s.kmem_pagetable_frames(), 7);
+    assert_eq!(s.vm.pgalloc_normal, 2560 + 7);
+    // The first found no unmovable free page and fell back to the largest
+    // free movable block (`__rmqueue_fallback`), an order-10 block, whose
+    // two pageblocks it took whole (`steal_suitable_fallback`, order ≥
+    // pageblock_order: `change_pageblock_range`); the other six came from
+    // the rest of that block, now on the unmovable lists.
+    let pti = s.phys.zone.pagetypeinfo();
+    assert_eq!(pti.pageblocks[MigrateType::Unmovable as usize], 2);
+    let frames = s.kmem_vma_frames(vma);
+    assert_eq!(frames.len(), 7);
+    let block = u64::from(frames[0]) >> 10;
+    for &p in &frames {
+        assert_eq!(
+            s.phys.zone.pageblock_type(u64::from(p)),
+            MigrateType::Unmovable
+        );
+        assert_eq!(u64::from(p) >> 10, block);
+    }
+    // Exit frees them (`free_pgtables`) with the pages.
+    s.exit_task(t).unwrap();
+    assert_eq!(s.kmem_pagetable_frames(), 0);
+    assert_eq!(s.node.free, s.node.managed);
+    assert_eq!(s.vm.pgfree, 2560 + 7);
+    s.check_invariants().unwrap();
+}

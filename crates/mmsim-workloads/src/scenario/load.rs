@@ -408,8 +408,22 @@ impl Scenario {
                     check_fraction("hot_probability", *hot_probability, true)?;
                     check_count("accesses", *accesses)?;
                 }
-                WorkloadKind::Touch { pages, stride } => {
+                WorkloadKind::Touch {
+                    pages,
+                    stride,
+                    collapse,
+                } => {
                     check_pages(*pages)?;
+                    if *collapse && w.target != Target::Anon {
+                        return Err(invalid(
+                            field("collapse"),
+                            format!(
+                                "MADV_COLLAPSE of a `{}` region is file collapse, which is not \
+                                 modelled: collapse needs target = \"anon\"",
+                                w.target
+                            ),
+                        ));
+                    }
                     if !(1..=(*pages).max(1)).contains(stride) {
                         return Err(invalid(
                             field("stride"),

@@ -692,6 +692,11 @@ pub enum WorkloadKind {
         /// page; 16 touches one byte per 64 KiB, the sparse pattern of seed
         /// 003 that large folios turn into 16 times the memory).
         stride: u64,
+        /// After the last touch, one `madvise(MADV_COLLAPSE)` over the whole
+        /// region (`Event::Collapse`; `target = "anon"` only; default false):
+        /// the collapse sequence of `validation/khugepaged/collapse.c`, which
+        /// `mmsim-probe` runs on a real kernel.
+        collapse: bool,
     },
     /// `trace`: replays a trace file (streamed, never loaded whole); by default its keys
     /// are numbered in order of first appearance ([`mmsim_trace::Densifier`]) and become
@@ -812,7 +817,11 @@ impl WorkloadKind {
                 pages,
                 iterations: n,
             } => Some(pages.saturating_mul(n)),
-            WorkloadKind::Touch { pages, stride } => Some(pages.div_ceil(stride.max(1))),
+            WorkloadKind::Touch {
+                pages,
+                stride,
+                collapse,
+            } => Some(pages.div_ceil(stride.max(1)) + u64::from(collapse)),
             WorkloadKind::Trace { limit, .. } => limit,
             _ => unreachable!("the model kinds are handled above"),
         }

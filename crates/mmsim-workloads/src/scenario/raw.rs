@@ -85,7 +85,7 @@ impl KindName {
                 &["pages", "hot_fraction", "hot_probability", "accesses"],
                 &[],
             ),
-            KindName::Touch => (&["pages"], &["stride"]),
+            KindName::Touch => (&["pages"], &["stride", "collapse"]),
             KindName::Trace => (
                 &["path"],
                 &["format", "limit", "pages", "trace_keys", "trace_requests"],
@@ -399,7 +399,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 61] = [
+    let present: [(&'static str, bool); 62] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -545,6 +545,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         KindName::Touch => WorkloadKind::Touch {
             pages,
             stride: r.stride.unwrap_or(1),
+            collapse: r.collapse.unwrap_or(false),
         },
         KindName::Trace => WorkloadKind::Trace {
             path: r.path.unwrap_or_default(),
@@ -792,9 +793,14 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.hot_probability = Some(hot_probability);
                 r.accesses = Some(accesses);
             }
-            WorkloadKind::Touch { pages, stride } => {
+            WorkloadKind::Touch {
+                pages,
+                stride,
+                collapse,
+            } => {
                 r.pages = Some(pages);
                 r.stride = (stride != 1).then_some(stride);
+                r.collapse = collapse.then_some(true);
             }
             WorkloadKind::Trace {
                 path,

@@ -171,7 +171,7 @@ impl Sim {
             self.count_vm_events(PGREFILL, sorted);
         }
         self.count_memcg_events(m, PGREFILL, sorted);
-        self.count_reclaim_events(m, sc.who, PGSCAN_KSWAPD, PGSCAN_DIRECT, isolated);
+        self.count_reclaim_events(m, sc.who, crate::stats::PGSCAN, isolated);
         if ty == FILE {
             self.count_vm_events(PGSCAN_FILE, isolated);
         } else {
@@ -304,7 +304,7 @@ impl Sim {
         }
         batch.clear();
         self.scratch = batch;
-        self.count_reclaim_events(m, sc.who, PGSTEAL_KSWAPD, PGSTEAL_DIRECT, reclaimed);
+        self.count_reclaim_events(m, sc.who, crate::stats::PGSTEAL, reclaimed);
         if ty == FILE {
             self.count_vm_events(PGSTEAL_FILE, reclaimed);
         } else {
