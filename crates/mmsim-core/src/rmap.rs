@@ -489,11 +489,21 @@ impl Sim {
     /// dirties the folio. A VM_LOCKED VMA stops the walk. Returns whether
     /// the folio is unmapped now (the kernel's returns nothing, and
     /// `shrink_folio_list` activates a folio still `folio_mapped()`).
+    ///
+    /// Inline up to `shrink_folio_list`'s own `folio_mapped()` test, which
+    /// an unmapped page-cache folio (every buffered read's) fails: the walk
+    /// is out of line.
+    #[inline(always)]
     pub(crate) fn try_to_unmap(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
-        let fo = self.folios[f];
-        if fo.mapcount == 0 {
+        if self.folios[f].mapcount == 0 {
             return true;
         }
+        self.try_to_unmap_mapped(f, sc)
+    }
+
+    /// [`Sim::try_to_unmap`] of a mapped folio.
+    fn try_to_unmap_mapped(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
+        let fo = self.folios[f];
         if fo.order > 0 {
             if fo.is_file() {
                 return self.try_to_unmap_file_large(f, sc);
