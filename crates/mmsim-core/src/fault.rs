@@ -736,9 +736,14 @@ impl Sim {
     /// (all of its pages before `end`).
     fn read_batch(&self, file: FileId, pos: u32, end: u32) -> u32 {
         let fo = &self.files[file as usize];
-        let ra = fo.ra;
         if !self.cfg.fs.large_folios {
-            // Order-0 page cache: one folio per page.
+            // Order-0 page cache: one folio per page. The in-flight window
+            // is read once: empty once its read has completed.
+            let inflight = if self.clock < fo.ra.inflight_done {
+                fo.ra.inflight_start..fo.ra.inflight_end
+            } else {
+                0..0
+            };
             let limit = (end - pos).min(FOLIO_BATCH);
             let mut n = 0;
             while n < limit {
@@ -747,14 +752,13 @@ impl Sim {
                 };
                 let Some(f) = slot_folio(slot) else { break };
                 n += 1;
-                let in_flight = (ra.inflight_start..ra.inflight_end).contains(&(pos + n - 1))
-                    && self.clock < ra.inflight_done;
-                if self.folios[f].test(flags::READAHEAD) || in_flight {
+                if self.folios[f].test(flags::READAHEAD) || inflight.contains(&(pos + n - 1)) {
                     break;
                 }
             }
             return n;
         }
+        let ra = fo.ra;
         let limit = end - pos;
         let (mut n, mut nr_folios, mut prev) = (0, 0, NIL);
         while n < limit {
