@@ -272,15 +272,16 @@ impl Sim {
             sc.charge_rmap(rmap_ns);
             let v = &self.vmas[vma as usize];
             let (locked, exec) = (v.locked, v.exec);
-            if self.page_vma_mapped_walk(f, vma, index).is_none() {
-                (false, exec)
-            } else {
-                if locked {
-                    found.locked = true;
-                    return false;
+            match self.page_vma_mapped_walk(f, vma, index) {
+                None => (false, exec),
+                Some(pte) => {
+                    if locked {
+                        found.locked = true;
+                        return false;
+                    }
+                    *to_find -= 1;
+                    (self.lru_gen_look_around(f, vma, index, pte, sc), exec)
                 }
-                *to_find -= 1;
-                (self.lru_gen_look_around(f, vma, index, sc), exec)
             }
         } else {
             let v = &mut self.vmas[vma as usize];
@@ -333,15 +334,15 @@ impl Sim {
         sc.charge_rmap(self.cost.rmap_ns);
         let mut referenced = false;
         for i in index..index + n {
-            if self.page_vma_mapped_walk(f, vma, i).is_none() {
+            let Some(pte) = self.page_vma_mapped_walk(f, vma, i) else {
                 continue;
-            }
+            };
             if locked {
                 found.locked = true;
                 return;
             }
             referenced |= if lru_gen {
-                self.lru_gen_look_around(f, vma, i, sc)
+                self.lru_gen_look_around(f, vma, i, pte, sc)
             } else {
                 sc.charge_pt_walk(1, self.cost.pte_walk_ns);
                 self.ptep_test_and_clear_young(vma, i)
@@ -395,16 +396,16 @@ impl Sim {
             sc.charge_rmap(self.cost.rmap_ns);
             let mut referenced = false;
             for i in lo..hi {
-                if self.page_vma_mapped_walk(f, vid, i).is_none() {
+                let Some(pte) = self.page_vma_mapped_walk(f, vid, i) else {
                     continue;
-                }
+                };
                 if locked {
                     found.locked = true;
                     return;
                 }
                 to_find = to_find.saturating_sub(1);
                 referenced |= if lru_gen {
-                    self.lru_gen_look_around(f, vid, i, sc)
+                    self.lru_gen_look_around(f, vid, i, pte, sc)
                 } else {
                     sc.charge_pt_walk(1, self.cost.pte_walk_ns);
                     self.ptep_test_and_clear_young(vid, i)
