@@ -415,6 +415,10 @@ impl Sim {
     /// (one younger with PG_workingset); never below min_seq.
     /// v6.1: active → max_seq; anon not in swap cache or PG_reclaim with
     /// dirty/writeback → min_seq + 1; otherwise min_seq.
+    ///
+    /// Inlined into `lru_gen_add_folio` (every folio added) and the
+    /// putback of `evict_folios`.
+    #[inline(always)]
     pub(crate) fn lru_gen_folio_seq(&self, m: MemcgId, f: FolioId, reclaiming: bool) -> u64 {
         let lg = self.lrugen(m);
         let fo = &self.folios[f];
