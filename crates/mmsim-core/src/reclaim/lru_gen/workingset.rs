@@ -59,6 +59,7 @@ impl Sim {
     /// saturated refs; with `fix_underprotected`, 6.1.69+: in a fault or from
     /// refs 3, and with refs saturated too). v6.1 counts REFAULT only for
     /// recent refaults.
+    #[inline(never)]
     pub(crate) fn lru_gen_refault(&mut self, f: FolioId, shadow: u32) {
         let Some(s) = self.shadow_layout.unpack(shadow) else {
             return;
