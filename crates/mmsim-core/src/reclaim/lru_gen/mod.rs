@@ -470,6 +470,13 @@ impl Sim {
     /// clearing PG_active and setting PG_lru. Unevictable folios go to the
     /// classic unevictable list.
     pub(crate) fn lru_gen_add_folio(&mut self, f: FolioId, reclaiming: bool) {
+        self.lru_gen_add_folio_inline(f, reclaiming);
+    }
+
+    /// [`Sim::lru_gen_add_folio`] inlined into `folio_add_lru` (every new
+    /// folio).
+    #[inline(always)]
+    pub(crate) fn lru_gen_add_folio_inline(&mut self, f: FolioId, reclaiming: bool) {
         let m = self.folios[f].memcg;
         self.folios[f].set(flags::LRU);
         if self.folios[f].test(flags::UNEVICTABLE) {
@@ -498,6 +505,13 @@ impl Sim {
     /// unevictable list). Unless `reclaiming`, a folio of one of the two
     /// youngest generations gets PG_active so that it is re-added young.
     pub(crate) fn lru_gen_del_folio(&mut self, f: FolioId, reclaiming: bool) {
+        self.lru_gen_del_folio_inline(f, reclaiming);
+    }
+
+    /// [`Sim::lru_gen_del_folio`] inlined into `isolate_folio` (every folio
+    /// `scan_folios` isolates).
+    #[inline(always)]
+    pub(crate) fn lru_gen_del_folio_inline(&mut self, f: FolioId, reclaiming: bool) {
         let m = self.folios[f].memcg as usize;
         let tag = self.folios[f].lru;
         if !is_lru_gen_tag(tag) {
@@ -528,7 +542,7 @@ impl Sim {
         if self.lru_gen.in_fault && !self.folios[f].test(flags::UNEVICTABLE) {
             self.folios[f].set(flags::ACTIVE);
         }
-        self.lru_gen_add_folio(f, false);
+        self.lru_gen_add_folio_inline(f, false);
     }
 
     /// `folio_mark_accessed()` under MGLRU: counts an access through a file
