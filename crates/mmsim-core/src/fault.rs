@@ -990,30 +990,41 @@ impl Sim {
 
     /// `folio_add_lru()` (mm/swap.c, v6.x): a new folio goes to the head of
     /// the list its flags select.
+    ///
+    /// The policy dispatch is inline; MGLRU's add and the classic add are
+    /// each their own call, so that neither pays for the other's frame.
+    #[inline(always)]
     pub(crate) fn folio_add_lru(&mut self, f: FolioId) {
-        let fo = &mut self.folios[f];
-        fo.set(flags::LRU);
-        let fl = fo.flags;
-        let lru = match self.policy {
-            Policy::Lru => return self.lru_policy_add(f),
-            Policy::Mglru(_) => {
-                self.lru_gen_folio_add_lru(f);
-                let m = self.folios[f].memcg;
-                return self.lru_lock_batched(m, 1);
+        self.folios[f].set(flags::LRU);
+        match self.policy {
+            Policy::Lru => self.lru_policy_add(f),
+            Policy::Mglru(_) => self.folio_add_lru_gen(f),
+            Policy::Classic(r) => self.folio_add_lru_classic(f, r),
+        }
+    }
+
+    /// [`Sim::folio_add_lru`] under MGLRU (`lru_gen_add_folio` inlined).
+    #[inline(never)]
+    fn folio_add_lru_gen(&mut self, f: FolioId) {
+        self.lru_gen_folio_add_lru(f);
+        let m = self.folios[f].memcg;
+        self.lru_lock_batched(m, 1);
+    }
+
+    /// [`Sim::folio_add_lru`] of the classic LRU.
+    #[inline(never)]
+    fn folio_add_lru_classic(&mut self, f: FolioId, r: crate::sim::ClassicRules) {
+        let fl = self.folios[f].flags;
+        if r.balance == crate::sim::Balance::ScannedRotated {
+            // v4.9 __pagevec_lru_add_fn → update_page_reclaim_stat(file, active)
+            let file = (fl & flags::SWAPBACKED == 0) as usize;
+            let lv = self.folio_lruvec(f);
+            lv.recent_scanned[file] += 1;
+            if fl & flags::ACTIVE != 0 {
+                lv.recent_rotated[file] += 1;
             }
-            Policy::Classic(r) => {
-                if r.balance == crate::sim::Balance::ScannedRotated {
-                    // v4.9 __pagevec_lru_add_fn → update_page_reclaim_stat(file, active)
-                    let file = (fl & flags::SWAPBACKED == 0) as usize;
-                    let lv = self.folio_lruvec(f);
-                    lv.recent_scanned[file] += 1;
-                    if fl & flags::ACTIVE != 0 {
-                        lv.recent_rotated[file] += 1;
-                    }
-                }
-                LruList::of_flags(fl)
-            }
-        };
+        }
+        let lru = LruList::of_flags(fl);
         let m = self.folios[f].memcg as usize;
         self.memcgs[m].lruvec.lists[lru as usize].push_head(&mut self.folios, f, lru as u8);
         self.lru_lock_batched(m as crate::memcg::MemcgId, 1);
