@@ -736,9 +736,14 @@ impl Sim {
     /// (all of its pages before `end`).
     fn read_batch(&self, file: FileId, pos: u32, end: u32) -> u32 {
         let fo = &self.files[file as usize];
-        let ra = fo.ra;
         if !self.cfg.fs.large_folios {
-            // Order-0 page cache: one folio per page.
+            // Order-0 page cache: one folio per page. The in-flight window
+            // is read once: empty once its read has completed.
+            let inflight = if self.clock < fo.ra.inflight_done {
+                fo.ra.inflight_start..fo.ra.inflight_end
+            } else {
+                0..0
+            };
             let limit = (end - pos).min(FOLIO_BATCH);
             let mut n = 0;
             while n < limit {
@@ -747,14 +752,13 @@ impl Sim {
                 };
                 let Some(f) = slot_folio(slot) else { break };
                 n += 1;
-                let in_flight = (ra.inflight_start..ra.inflight_end).contains(&(pos + n - 1))
-                    && self.clock < ra.inflight_done;
-                if self.folios[f].test(flags::READAHEAD) || in_flight {
+                if self.folios[f].test(flags::READAHEAD) || inflight.contains(&(pos + n - 1)) {
                     break;
                 }
             }
             return n;
         }
+        let ra = fo.ra;
         let limit = end - pos;
         let (mut n, mut nr_folios, mut prev) = (0, 0, NIL);
         while n < limit {
@@ -986,30 +990,41 @@ impl Sim {
 
     /// `folio_add_lru()` (mm/swap.c, v6.x): a new folio goes to the head of
     /// the list its flags select.
+    ///
+    /// The policy dispatch is inline; MGLRU's add and the classic add are
+    /// each their own call, so that neither pays for the other's frame.
+    #[inline(always)]
     pub(crate) fn folio_add_lru(&mut self, f: FolioId) {
-        let fo = &mut self.folios[f];
-        fo.set(flags::LRU);
-        let fl = fo.flags;
-        let lru = match self.policy {
-            Policy::Lru => return self.lru_policy_add(f),
-            Policy::Mglru(_) => {
-                self.lru_gen_folio_add_lru(f);
-                let m = self.folios[f].memcg;
-                return self.lru_lock_batched(m, 1);
+        self.folios[f].set(flags::LRU);
+        match self.policy {
+            Policy::Lru => self.lru_policy_add(f),
+            Policy::Mglru(_) => self.folio_add_lru_gen(f),
+            Policy::Classic(r) => self.folio_add_lru_classic(f, r),
+        }
+    }
+
+    /// [`Sim::folio_add_lru`] under MGLRU (`lru_gen_add_folio` inlined).
+    #[inline(never)]
+    fn folio_add_lru_gen(&mut self, f: FolioId) {
+        self.lru_gen_folio_add_lru(f);
+        let m = self.folios[f].memcg;
+        self.lru_lock_batched(m, 1);
+    }
+
+    /// [`Sim::folio_add_lru`] of the classic LRU.
+    #[inline(never)]
+    fn folio_add_lru_classic(&mut self, f: FolioId, r: crate::sim::ClassicRules) {
+        let fl = self.folios[f].flags;
+        if r.balance == crate::sim::Balance::ScannedRotated {
+            // v4.9 __pagevec_lru_add_fn → update_page_reclaim_stat(file, active)
+            let file = (fl & flags::SWAPBACKED == 0) as usize;
+            let lv = self.folio_lruvec(f);
+            lv.recent_scanned[file] += 1;
+            if fl & flags::ACTIVE != 0 {
+                lv.recent_rotated[file] += 1;
             }
-            Policy::Classic(r) => {
-                if r.balance == crate::sim::Balance::ScannedRotated {
-                    // v4.9 __pagevec_lru_add_fn → update_page_reclaim_stat(file, active)
-                    let file = (fl & flags::SWAPBACKED == 0) as usize;
-                    let lv = self.folio_lruvec(f);
-                    lv.recent_scanned[file] += 1;
-                    if fl & flags::ACTIVE != 0 {
-                        lv.recent_rotated[file] += 1;
-                    }
-                }
-                LruList::of_flags(fl)
-            }
-        };
+        }
+        let lru = LruList::of_flags(fl);
         let m = self.folios[f].memcg as usize;
         self.memcgs[m].lruvec.lists[lru as usize].push_head(&mut self.folios, f, lru as u8);
         self.lru_lock_batched(m as crate::memcg::MemcgId, 1);

@@ -760,8 +760,11 @@ pub(crate) const NORMAL_START_PFN: u64 = 1 << 20;
 /// the zone's free count, as in the kernel (`NR_FREE_PAGES`).
 #[derive(Debug, Clone)]
 pub(crate) struct PerCpuPages {
-    /// The list, head at the back.
-    list: std::collections::VecDeque<u64>,
+    /// The list, head at the back: a plain vector, since the per-page
+    /// operations (free and allocate) are at the head; the tail is touched
+    /// only a batch at a time, by the refill of an empty list and the
+    /// drain at `high`.
+    list: Vec<u64>,
     /// `pcp->batch` (`zone_batchsize`).
     pub batch: usize,
     /// `pcp->high` (`zone_highsize`).
@@ -777,7 +780,7 @@ impl PerCpuPages {
         let batch = (((1u64 << (63 - x.leading_zeros())) - 1) as usize).max(1);
         let high = ((low_wmark / u64::from(cpus.max(1))) as usize).max(batch << 2);
         PerCpuPages {
-            list: std::collections::VecDeque::new(),
+            list: Vec::new(),
             batch,
             high,
         }
@@ -855,7 +858,7 @@ impl PhysMem {
         if self.pcp.list.is_empty() {
             self.rmqueue_bulk();
         }
-        self.pcp.list.pop_back()
+        self.pcp.list.pop()
     }
 
     /// `rmqueue_bulk`: up to `batch` pages from the buddy lists, each at the
@@ -863,12 +866,15 @@ impl PhysMem {
     #[cold]
     #[inline(never)]
     fn rmqueue_bulk(&mut self) {
+        debug_assert!(self.pcp.list.is_empty(), "refilled only when empty");
         for _ in 0..self.pcp.batch {
             match self.zone.alloc_pages(0, MigrateType::Movable) {
-                Some(pfn) => self.pcp.list.push_front(pfn),
+                Some(pfn) => self.pcp.list.push(pfn),
                 None => break,
             }
         }
+        // Each went to the tail (the front): the first taken is at the head.
+        self.pcp.list.reverse();
     }
 
     /// `free_unref_folios` of one order-0 page (`free_unref_page_commit`):
@@ -876,7 +882,7 @@ impl PhysMem {
     /// `high`.
     #[inline(always)]
     fn free_order0(&mut self, pfn: u64) {
-        self.pcp.list.push_back(pfn);
+        self.pcp.list.push(pfn);
         if self.pcp.list.len() >= self.pcp.high {
             self.free_pcppages_bulk();
         }
@@ -887,10 +893,8 @@ impl PhysMem {
     #[cold]
     #[inline(never)]
     fn free_pcppages_bulk(&mut self) {
-        for _ in 0..self.pcp.batch {
-            let Some(p) = self.pcp.list.pop_front() else {
-                break;
-            };
+        let n = self.pcp.batch.min(self.pcp.list.len());
+        for p in self.pcp.list.drain(..n) {
             self.zone.free_pages_block(p, 0);
         }
     }
@@ -898,7 +902,7 @@ impl PhysMem {
     /// `drain_pages_zone` (mm/page_alloc.c, v6.12): every page of the
     /// per-CPU list back to the buddy lists, oldest first.
     pub(crate) fn drain_pages(&mut self) {
-        while let Some(p) = self.pcp.list.pop_front() {
+        for p in self.pcp.list.drain(..) {
             self.zone.free_pages_block(p, 0);
         }
     }

@@ -272,15 +272,16 @@ impl Sim {
             sc.charge_rmap(rmap_ns);
             let v = &self.vmas[vma as usize];
             let (locked, exec) = (v.locked, v.exec);
-            if self.page_vma_mapped_walk(f, vma, index).is_none() {
-                (false, exec)
-            } else {
-                if locked {
-                    found.locked = true;
-                    return false;
+            match self.page_vma_mapped_walk(f, vma, index) {
+                None => (false, exec),
+                Some(pte) => {
+                    if locked {
+                        found.locked = true;
+                        return false;
+                    }
+                    *to_find -= 1;
+                    (self.lru_gen_look_around(f, vma, index, pte, sc), exec)
                 }
-                *to_find -= 1;
-                (self.lru_gen_look_around(f, vma, index, sc), exec)
             }
         } else {
             let v = &mut self.vmas[vma as usize];
@@ -333,15 +334,15 @@ impl Sim {
         sc.charge_rmap(self.cost.rmap_ns);
         let mut referenced = false;
         for i in index..index + n {
-            if self.page_vma_mapped_walk(f, vma, i).is_none() {
+            let Some(pte) = self.page_vma_mapped_walk(f, vma, i) else {
                 continue;
-            }
+            };
             if locked {
                 found.locked = true;
                 return;
             }
             referenced |= if lru_gen {
-                self.lru_gen_look_around(f, vma, i, sc)
+                self.lru_gen_look_around(f, vma, i, pte, sc)
             } else {
                 sc.charge_pt_walk(1, self.cost.pte_walk_ns);
                 self.ptep_test_and_clear_young(vma, i)
@@ -395,16 +396,16 @@ impl Sim {
             sc.charge_rmap(self.cost.rmap_ns);
             let mut referenced = false;
             for i in lo..hi {
-                if self.page_vma_mapped_walk(f, vid, i).is_none() {
+                let Some(pte) = self.page_vma_mapped_walk(f, vid, i) else {
                     continue;
-                }
+                };
                 if locked {
                     found.locked = true;
                     return;
                 }
                 to_find = to_find.saturating_sub(1);
                 referenced |= if lru_gen {
-                    self.lru_gen_look_around(f, vid, i, sc)
+                    self.lru_gen_look_around(f, vid, i, pte, sc)
                 } else {
                     sc.charge_pt_walk(1, self.cost.pte_walk_ns);
                     self.ptep_test_and_clear_young(vid, i)
@@ -489,11 +490,21 @@ impl Sim {
     /// dirties the folio. A VM_LOCKED VMA stops the walk. Returns whether
     /// the folio is unmapped now (the kernel's returns nothing, and
     /// `shrink_folio_list` activates a folio still `folio_mapped()`).
+    ///
+    /// Inline up to `shrink_folio_list`'s own `folio_mapped()` test, which
+    /// an unmapped page-cache folio (every buffered read's) fails: the walk
+    /// is out of line.
+    #[inline(always)]
     pub(crate) fn try_to_unmap(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
-        let fo = self.folios[f];
-        if fo.mapcount == 0 {
+        if self.folios[f].mapcount == 0 {
             return true;
         }
+        self.try_to_unmap_mapped(f, sc)
+    }
+
+    /// [`Sim::try_to_unmap`] of a mapped folio.
+    fn try_to_unmap_mapped(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
+        let fo = self.folios[f];
         if fo.order > 0 {
             if fo.is_file() {
                 return self.try_to_unmap_file_large(f, sc);

@@ -39,6 +39,8 @@ impl List {
     pub(crate) fn push_head(&mut self, a: &mut FolioArena, id: FolioId, tag: u8) {
         let old = self.head;
         debug_assert_eq!(a[id].lru, NO_LIST);
+        // Read before the stores below, which the compiler cannot see past.
+        let nr = a[id].nr_pages();
         a[id].lru = tag;
         *a.links_mut(id) = [NIL, old];
         if old != NIL {
@@ -48,7 +50,7 @@ impl List {
         }
         self.head = id;
         self.len += 1;
-        self.pages += a[id].nr_pages();
+        self.pages += nr;
     }
 
     /// `list_add_tail()`: inserts at the tail.
@@ -56,6 +58,7 @@ impl List {
     pub(crate) fn push_tail(&mut self, a: &mut FolioArena, id: FolioId, tag: u8) {
         let old = self.tail;
         debug_assert_eq!(a[id].lru, NO_LIST);
+        let nr = a[id].nr_pages();
         a[id].lru = tag;
         *a.links_mut(id) = [old, NIL];
         if old != NIL {
@@ -65,13 +68,14 @@ impl List {
         }
         self.tail = id;
         self.len += 1;
-        self.pages += a[id].nr_pages();
+        self.pages += nr;
     }
 
     /// `list_del()`: unlinks a folio known to be on this list.
     #[inline]
     pub(crate) fn unlink(&mut self, a: &mut FolioArena, id: FolioId) {
         let [p, n] = a.links(id);
+        let nr = a[id].nr_pages();
         *a.links_mut(id) = [NIL, NIL];
         a[id].lru = NO_LIST;
         if p != NIL {
@@ -85,7 +89,7 @@ impl List {
             self.tail = p;
         }
         self.len -= 1;
-        self.pages -= a[id].nr_pages();
+        self.pages -= nr;
     }
 
     /// Moves a folio on this list to the head (`list_move()`), keeping its tag.

@@ -188,6 +188,9 @@ impl Sim {
 
     /// `workingset_eviction()`: the shadow to leave in the slot of an evicted
     /// folio, or None when this era keeps no shadow for it.
+    ///
+    /// Inlined into `remove_mapping` (one call per reclaimed folio).
+    #[inline(always)]
     pub(crate) fn workingset_eviction(&mut self, f: FolioId) -> Option<u32> {
         if let Policy::Mglru(_) = self.policy {
             return Some(self.lru_gen_eviction(f));
@@ -272,10 +275,26 @@ impl Sim {
     /// distance test passes, activates the folio and, for a folio that was
     /// workingset before eviction, restores PG_workingset and charges the IO
     /// cost to its type.
+    ///
+    /// The dispatch is inline, so that MGLRU's `lru_gen_refault` and the
+    /// classic path below are each their own call (neither pays for the
+    /// other's frame).
+    #[inline]
     pub(crate) fn workingset_refault(&mut self, f: FolioId, slot: u32) {
+        // The kernel calls it only for a slot that held a shadow (`if (shadow)`);
+        // both paths below begin by finding none in an empty slot.
+        if slot == 0 {
+            return;
+        }
         if let Policy::Mglru(_) = self.policy {
             return self.lru_gen_refault(f, slot);
         }
+        self.workingset_refault_classic(f, slot);
+    }
+
+    /// [`Sim::workingset_refault`] of the classic LRU.
+    #[inline(never)]
+    fn workingset_refault_classic(&mut self, f: FolioId, slot: u32) {
         let Some(shadow) = self.shadow_layout.unpack(slot) else {
             return;
         };

@@ -111,7 +111,7 @@ impl Sim {
     /// and PG_referenced always).
     pub(super) fn isolate_folio(&mut self, f: FolioId) {
         let v = self.lru_gen_version();
-        self.lru_gen_del_folio(f, true);
+        self.lru_gen_del_folio_inline(f, true);
         let fo = &mut self.folios[f];
         fo.clear(flags::LRU);
         if !fo.test(flags::REFERENCED) {

@@ -421,6 +421,10 @@ impl Sim {
     /// (one younger with PG_workingset); never below min_seq.
     /// v6.1: active → max_seq; anon not in swap cache or PG_reclaim with
     /// dirty/writeback → min_seq + 1; otherwise min_seq.
+    ///
+    /// Inlined into `lru_gen_add_folio` (every folio added) and the
+    /// putback of `evict_folios`.
+    #[inline(always)]
     pub(crate) fn lru_gen_folio_seq(&self, m: MemcgId, f: FolioId, reclaiming: bool) -> u64 {
         let lg = self.lrugen(m);
         let fo = &self.folios[f];
@@ -472,6 +476,13 @@ impl Sim {
     /// clearing PG_active and setting PG_lru. Unevictable folios go to the
     /// classic unevictable list.
     pub(crate) fn lru_gen_add_folio(&mut self, f: FolioId, reclaiming: bool) {
+        self.lru_gen_add_folio_inline(f, reclaiming);
+    }
+
+    /// [`Sim::lru_gen_add_folio`] inlined into `folio_add_lru` (every new
+    /// folio).
+    #[inline(always)]
+    pub(crate) fn lru_gen_add_folio_inline(&mut self, f: FolioId, reclaiming: bool) {
         let m = self.folios[f].memcg;
         self.folios[f].set(flags::LRU);
         if self.folios[f].test(flags::UNEVICTABLE) {
@@ -500,6 +511,13 @@ impl Sim {
     /// unevictable list). Unless `reclaiming`, a folio of one of the two
     /// youngest generations gets PG_active so that it is re-added young.
     pub(crate) fn lru_gen_del_folio(&mut self, f: FolioId, reclaiming: bool) {
+        self.lru_gen_del_folio_inline(f, reclaiming);
+    }
+
+    /// [`Sim::lru_gen_del_folio`] inlined into `isolate_folio` (every folio
+    /// `scan_folios` isolates).
+    #[inline(always)]
+    pub(crate) fn lru_gen_del_folio_inline(&mut self, f: FolioId, reclaiming: bool) {
         let m = self.folios[f].memcg as usize;
         let tag = self.folios[f].lru;
         if !is_lru_gen_tag(tag) {
@@ -530,7 +548,7 @@ impl Sim {
         if self.lru_gen.in_fault && !self.folios[f].test(flags::UNEVICTABLE) {
             self.folios[f].set(flags::ACTIVE);
         }
-        self.lru_gen_add_folio(f, false);
+        self.lru_gen_add_folio_inline(f, false);
     }
 
     /// `folio_mark_accessed()` under MGLRU: counts an access through a file

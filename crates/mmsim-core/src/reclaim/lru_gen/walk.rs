@@ -89,19 +89,35 @@ impl Sim {
     /// (`walk_update_folio` with max_seq's generation) and feeding a hot
     /// table to the Bloom filter of max_seq. Returns whether the target was
     /// young. v6.1 also counts the isolated target itself (PG_referenced).
+    ///
+    /// `pte` is the target's PTE as the caller's `page_vma_mapped_walk`
+    /// found it (the kernel passes its `pvmw`). Inline up to the accessed
+    /// bit, which most targets under eviction do not have; the scan of a
+    /// young target's neighbours is out of line.
+    #[inline(always)]
     pub(crate) fn lru_gen_look_around(
+        &mut self,
+        f: FolioId,
+        vma: VmaId,
+        index: u32,
+        pte: u32,
+        sc: &mut ScanControl,
+    ) -> bool {
+        if !pte_present_young(pte) {
+            return false;
+        }
+        self.lru_gen_look_around_young(f, vma, index, sc)
+    }
+
+    /// [`Sim::lru_gen_look_around`] of a young target.
+    #[inline(never)]
+    fn lru_gen_look_around_young(
         &mut self,
         f: FolioId,
         vma: VmaId,
         index: u32,
         sc: &mut ScanControl,
     ) -> bool {
-        if !self
-            .page_vma_mapped_walk(f, vma, index)
-            .is_some_and(pte_present_young)
-        {
-            return false;
-        }
         self.ptep_test_and_clear_young(vma, index);
         let v = self.lru_gen_version();
         if v == MglruVersion::V6_1 {

@@ -26,6 +26,8 @@ impl Sim {
     /// `lru_gen_eviction()`: the shadow of an evicted folio: a token of the
     /// type's min_seq and the folio's refs − 1, the folio's own group, and
     /// PG_workingset (v6.1: whether refs > 0); counts `evicted[tier]`.
+    /// Inlined into `workingset_eviction`.
+    #[inline(always)]
     pub(crate) fn lru_gen_eviction(&mut self, f: FolioId) -> u32 {
         let v = self.lru_gen_version();
         let fo = self.folios[f];
@@ -57,6 +59,7 @@ impl Sim {
     /// saturated refs; with `fix_underprotected`, 6.1.69+: in a fault or from
     /// refs 3, and with refs saturated too). v6.1 counts REFAULT only for
     /// recent refaults.
+    #[inline(never)]
     pub(crate) fn lru_gen_refault(&mut self, f: FolioId, shadow: u32) {
         let Some(s) = self.shadow_layout.unpack(shadow) else {
             return;
