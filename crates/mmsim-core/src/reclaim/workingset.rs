@@ -185,7 +185,9 @@ impl Sim {
     }
 
     /// `workingset_eviction()`: the shadow to leave in the slot of an evicted
-    /// folio, or None when this era keeps no shadow for it.
+    /// folio, or None when this era keeps no shadow for it. Inlined into
+    /// `remove_mapping`, its one caller (once per reclaimed folio).
+    #[inline(always)]
     pub(crate) fn workingset_eviction(&mut self, f: FolioId) -> Option<u32> {
         if let Policy::Mglru(_) = self.policy {
             return Some(self.lru_gen_eviction(f));
