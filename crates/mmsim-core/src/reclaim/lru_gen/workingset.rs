@@ -26,6 +26,9 @@ impl Sim {
     /// `lru_gen_eviction()`: the shadow of an evicted folio: a token of the
     /// type's min_seq and the folio's refs − 1, the folio's own group, and
     /// PG_workingset (v6.1: whether refs > 0); counts `evicted[tier]`.
+    /// Inlined into `workingset_eviction`, its one caller (once per folio
+    /// MGLRU evicts).
+    #[inline(always)]
     pub(crate) fn lru_gen_eviction(&mut self, f: FolioId) -> u32 {
         let v = self.lru_gen_version();
         let fo = self.folios[f];
