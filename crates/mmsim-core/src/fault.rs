@@ -458,33 +458,47 @@ impl Sim {
     /// goes on a write fault, when swap is more than half full, or on zram.
     /// `mem_cgroup_swap_full` reads state only, so it is asked last (the
     /// kernel asks it first): on a write fault or zram its group walk is
-    /// skipped, with the same outcome.
-    #[inline]
+    /// skipped, with the same outcome. Inlined into the swap fault (one
+    /// call per swap-in), with the order-0 `folio_free_swap`.
+    #[inline(always)]
     fn should_free_swap(&mut self, f: FolioId, write: bool) {
         let synchronous = self.cfg.swap.device == crate::config::DeviceKind::Zram;
         if write || synchronous || self.mem_cgroup_swap_full(self.folios[f].memcg) {
-            self.folio_free_swap(f);
+            self.folio_free_swap_inline(f);
         }
     }
 
     /// `folio_free_swap()`: drops the swap slot; the folio becomes dirty (it must be written again).
     pub(crate) fn folio_free_swap(&mut self, f: FolioId) {
+        self.folio_free_swap_inline(f);
+    }
+
+    /// [`Sim::folio_free_swap`] inlined where it runs once per swap-in;
+    /// a large folio's slots are freed out of line.
+    #[inline(always)]
+    fn folio_free_swap_inline(&mut self, f: FolioId) {
         let fo = &mut self.folios[f];
         if !fo.test(flags::SWAPCACHE) || fo.test(flags::WRITEBACK) {
             return;
         }
         let slot = fo.swap - 1;
-        let n = 1u32 << fo.order;
+        let order = fo.order;
         fo.swap = 0;
         fo.clear(flags::SWAPCACHE);
         fo.set(flags::DIRTY);
         self.nr_swapcache_folios -= 1;
-        // A large folio's PTEs all map it again by now
-        // (`Sim::map_swapcache_large`), so none of its slots is referenced.
-        if n == 1 {
+        if order == 0 {
             self.swap_free_of(f, slot);
-            return;
+        } else {
+            self.swap_free_of_range(f, slot, 1u32 << order);
         }
+    }
+
+    /// The slots `slot..slot + n` of large folio `f` freed by
+    /// [`Sim::folio_free_swap`]: its PTEs all map it again by now
+    /// (`Sim::map_swapcache_large`), so none of its slots is referenced.
+    #[inline(never)]
+    fn swap_free_of_range(&mut self, f: FolioId, slot: u32, n: u32) {
         for i in 0..n {
             self.swap_free_of(f, slot + i);
         }

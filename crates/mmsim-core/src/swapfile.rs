@@ -33,13 +33,14 @@ impl Sim {
     /// `folio_alloc_swap()`: a slot for anonymous folio `f`, charged to its
     /// group and recorded in the slot's owner (`swap_cgroup_record`); None
     /// when the device is full (counted as `memory.swap.events` fail) or the
-    /// group is at its `memory.swap.max`.
+    /// group is at its `memory.swap.max`. Inlined into reclaim's per-folio
+    /// paths (one call per order-0 anonymous folio swapped out); the
+    /// failures are out of line.
+    #[inline(always)]
     pub(crate) fn folio_alloc_swap(&mut self, f: crate::mem::folio::FolioId) -> Option<u32> {
         let m = self.folios[f].memcg;
         let Some(slot) = self.swap.as_mut().and_then(|s| s.alloc(m)) else {
-            if self.swap.is_some() {
-                self.count_memcg_events(m, MEMCG_SWAP_FAIL, 1);
-            }
+            self.folio_alloc_swap_full(m);
             return None;
         };
         if !self.mem_cgroup_try_charge_swap(m) {
@@ -47,6 +48,16 @@ impl Sim {
             return None;
         }
         Some(slot)
+    }
+
+    /// [`Sim::folio_alloc_swap`] found no free slot: `memory.swap.events`
+    /// fail, when there is a device at all.
+    #[cold]
+    #[inline(never)]
+    fn folio_alloc_swap_full(&mut self, m: MemcgId) {
+        if self.swap.is_some() {
+            self.count_memcg_events(m, MEMCG_SWAP_FAIL, 1);
+        }
     }
 
     /// `swap_free()` with `mem_cgroup_uncharge_swap()`: releases `slot` and
@@ -59,7 +70,8 @@ impl Sim {
     /// [`Sim::swap_free`] of the slot of swap-cache folio `f`, whose group is
     /// the slot's (a swapped-in folio is charged to the group recorded for its
     /// slot, `mem_cgroup_swapin_charge_folio`), so the owner array is not read.
-    #[inline]
+    /// Inlined: one call per order-0 swap-in that frees its slot.
+    #[inline(always)]
     pub(crate) fn swap_free_of(&mut self, f: crate::mem::folio::FolioId, slot: u32) {
         let m = self.folios[f].memcg;
         debug_assert_eq!(self.swap.as_ref().unwrap().owner(slot), m);
@@ -79,29 +91,45 @@ impl Sim {
     /// the swap counter only accounts (`memory.memsw.*` is not modelled).
     /// The charge lives as long as the slot (v2: "memory and swap charge
     /// lifetimes correspond 1:1 to page and swap slot lifetimes").
+    ///
+    /// The walk is `page_counter_try_charge()`'s (mm/page_counter.c): each
+    /// level from `m` up is charged in turn, and the first one found at its
+    /// limit undoes the levels charged below it, so a charge that fits
+    /// takes one walk.
+    #[inline(always)]
     pub(crate) fn mem_cgroup_try_charge_swap(&mut self, m: MemcgId) -> bool {
-        if self.cfg.cgroup_version == crate::config::CgroupVersion::V2 && m != ROOT {
-            let mut cur = Some(m);
-            while let Some(c) = cur {
-                let g = &self.memcgs[c as usize];
-                if g.swap_usage >= g.swap_max {
-                    self.count_memcg_events(m, MEMCG_SWAP_MAX, 1);
-                    self.count_memcg_events(m, MEMCG_SWAP_FAIL, 1);
-                    return false;
-                }
-                cur = g.parent;
-            }
-        }
+        let limited = self.cfg.cgroup_version == crate::config::CgroupVersion::V2 && m != ROOT;
         let mut cur = Some(m);
         while let Some(c) = cur {
             let g = &mut self.memcgs[c as usize];
+            if limited && g.swap_usage >= g.swap_max {
+                self.mem_cgroup_try_charge_swap_fail(m, c);
+                return false;
+            }
             g.swap_usage += 1;
             cur = g.parent;
         }
         true
     }
 
+    /// [`Sim::mem_cgroup_try_charge_swap`] found `over` at its
+    /// `memory.swap.max`: the levels from `m` below `over` give their charge
+    /// back, and `m` counts `memory.swap.events` max and fail.
+    #[cold]
+    #[inline(never)]
+    fn mem_cgroup_try_charge_swap_fail(&mut self, m: MemcgId, over: MemcgId) {
+        let mut cur = m;
+        while cur != over {
+            let g = &mut self.memcgs[cur as usize];
+            g.swap_usage -= 1;
+            cur = g.parent.expect("`over` is an ancestor of `m`");
+        }
+        self.count_memcg_events(m, MEMCG_SWAP_MAX, 1);
+        self.count_memcg_events(m, MEMCG_SWAP_FAIL, 1);
+    }
+
     /// `mem_cgroup_uncharge_swap()`: the slot charged to `m` was freed.
+    #[inline(always)]
     pub(crate) fn mem_cgroup_uncharge_swap(&mut self, m: MemcgId) {
         let mut cur = Some(m);
         while let Some(c) = cur {

@@ -872,7 +872,15 @@ impl Sim {
             fo.set(flags::SWAPCACHE | flags::DIRTY);
             self.nr_swapcache_folios += 1;
         }
-        if !self.try_to_unmap(f, sc) {
+        // A mapped order-0 anonymous folio takes `try_to_unmap`'s own path
+        // for it, inlined here (one per anonymous folio reclaimed).
+        let fo = self.folios[f];
+        let unmapped = if !file && fo.order == 0 && fo.mapcount > 0 {
+            self.try_to_unmap_anon(f, sc)
+        } else {
+            self.try_to_unmap(f, sc)
+        };
+        if !unmapped {
             // Still mapped (a VM_LOCKED VMA): activate_locked.
             if self.xp.is_some() {
                 self.xp_kept(f, sc, true, "try_to_unmap left it mapped (a VM_LOCKED VMA)");

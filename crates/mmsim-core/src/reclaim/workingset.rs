@@ -234,6 +234,8 @@ impl Sim {
 
     /// The refault distance of `shadow` and the workingset size it is compared
     /// with in `workingset_test_recent()`; None when the evicting group is gone.
+    /// Inlined into `workingset_test_recent` (one call per refault).
+    #[inline(always)]
     pub(crate) fn workingset_refault_distance(
         &self,
         shadow: Shadow,
