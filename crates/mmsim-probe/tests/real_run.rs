@@ -134,7 +134,10 @@ fn an_anon_touch_of_n_pages_takes_at_least_n_minor_faults() {
     assert!(r.run.minflt >= n as i64, "minflt {} < {n}", r.run.minflt);
     // Not wildly more: no huge pages, no double faults (read then write).
     assert!(r.run.minflt < 2 * n as i64, "minflt {}", r.run.minflt);
-    assert_eq!(r.run.majflt, 0);
+    // The touch itself never reads from disk. A few major faults can still come from
+    // the test binary's own text, paged out between runs by the host (these machines
+    // run a kdamond that pages out idle page cache): seen once in a loaded run.
+    assert!(r.run.majflt < 16, "majflt {}", r.run.majflt);
     assert_eq!(r.pid, std::process::id());
     assert!(r.workloads[0].file.is_none());
 }
