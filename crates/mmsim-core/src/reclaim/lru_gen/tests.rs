@@ -1090,6 +1090,19 @@ fn scan_folios_emits_lru_isolate_with_the_kernels_arguments() {
     }
 }
 
+/// A v6.1 machine (`mglru_fix_underprotected` = `fix`) with one 100-page file
+/// opened under FADV_RANDOM, so that each read is one page.
+fn v6_1_random_reader(fix: bool) -> (Sim, crate::event::FileId) {
+    let mut c = cfg(V1, 1 << 16, Some(1 << 14));
+    c.policy.mglru_fix_underprotected = fix;
+    let mut s = Sim::new(c).unwrap();
+    let t = s.add_task("t");
+    let file = s.add_file("f", 100).unwrap();
+    s.open(file, t).unwrap();
+    s.fadvise(file, Advice::Random).unwrap();
+    (s, file)
+}
+
 /// `machine.policy.mglru_fix_underprotected` (v6.1 model; 6.1.69+ stable, "mm/mglru:
 /// fix underprotected page cache"): a buffered read's folio enters min_seq + 1 rather
 /// than min_seq while more than MIN_NR_GENS generations exist, and eviction protects a
@@ -1100,13 +1113,7 @@ fn scan_folios_emits_lru_isolate_with_the_kernels_arguments() {
 #[test]
 fn v6_1_stable_places_fd_reads_one_generation_up_and_protects_saturated_refs() {
     for fix in [false, true] {
-        let mut c = cfg(V1, 1 << 16, Some(1 << 14));
-        c.policy.mglru_fix_underprotected = fix;
-        let mut s = Sim::new(c).unwrap();
-        let t = s.add_task("t");
-        let file = s.add_file("f", 100).unwrap();
-        s.open(file, t).unwrap();
-        s.fadvise(file, Advice::Random).unwrap();
+        let (mut s, file) = v6_1_random_reader(fix);
         // Page 1 read five times, pages 10..=14 once each (they also keep the
         // reads of page 1 from being pos_same_folio).
         for i in 0..5 {
@@ -1167,13 +1174,7 @@ fn v6_1_stable_places_fd_reads_one_generation_up_and_protects_saturated_refs() {
 #[test]
 fn v6_1_stable_refault_from_refs_three_comes_back_saturated() {
     for fix in [false, true] {
-        let mut c = cfg(V1, 1 << 16, Some(1 << 14));
-        c.policy.mglru_fix_underprotected = fix;
-        let mut s = Sim::new(c).unwrap();
-        let t = s.add_task("t");
-        let file = s.add_file("f", 100).unwrap();
-        s.open(file, t).unwrap();
-        s.fadvise(file, Advice::Random).unwrap();
+        let (mut s, file) = v6_1_random_reader(fix);
         for i in 0..4 {
             read(&mut s, file, 9);
             read(&mut s, file, 20 + i);
