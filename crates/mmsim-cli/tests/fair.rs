@@ -13,13 +13,20 @@ const SCENARIO: &str = "seed = 3\n[machine]\nmemory = \"32M\"\n\
     [[workload]]\nname = \"long\"\nkind = \"zipf\"\ntarget = \"anon\"\npages = \"24M\"\n\
     theta = 0.7\naccesses = 60000\n";
 
-#[test]
-fn the_fair_schedule_reports_each_workloads_cpu_and_sleep() {
+/// SCENARIO written twice in a fresh directory: as it is (`rr.toml`, round robin) and
+/// with `schedule = "fair"` (`fair.toml`).
+fn scenario_files() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let rr = dir.path().join("rr.toml");
     let fair = dir.path().join("fair.toml");
     std::fs::write(&rr, SCENARIO).unwrap();
     std::fs::write(&fair, format!("schedule = \"fair\"\n{SCENARIO}")).unwrap();
+    (dir, rr, fair)
+}
+
+#[test]
+fn the_fair_schedule_reports_each_workloads_cpu_and_sleep() {
+    let (dir, rr, fair) = scenario_files();
     let rr = json(&["run", rr.to_str().unwrap(), "--json"]);
     let fair = json(&["run", fair.to_str().unwrap(), "--json"]);
     for w in rr["workloads"].as_array().unwrap() {
@@ -66,11 +73,7 @@ fn an_unknown_schedule_names_the_field() {
 /// with the values allowed.
 #[test]
 fn the_schedule_flag_sets_the_scenarios_schedule() {
-    let dir = tempfile::tempdir().unwrap();
-    let rr = dir.path().join("rr.toml");
-    let fair = dir.path().join("fair.toml");
-    std::fs::write(&rr, SCENARIO).unwrap();
-    std::fs::write(&fair, format!("schedule = \"fair\"\n{SCENARIO}")).unwrap();
+    let (_dir, rr, fair) = scenario_files();
     let (rr, fair) = (rr.to_str().unwrap(), fair.to_str().unwrap());
     let by_flag = json(&["run", rr, "--schedule", "fair", "--json"]);
     let by_file = json(&["run", fair, "--json"]);
