@@ -68,6 +68,26 @@ fn machine(policy: PolicyName, memory_pages: u64, swap_pages: Option<u64>) -> Si
     Sim::new(cfg).unwrap()
 }
 
+/// A group `name` under `parent` limited to `max` pages, with a task in it reading
+/// a file of `pages` pages under FADV_RANDOM (one page a read), so that the group's
+/// own limit reclaim evicts what it read.
+fn limited_reader(
+    s: &mut Sim,
+    parent: crate::memcg::MemcgId,
+    name: &str,
+    max: u64,
+    pages: u64,
+) -> (crate::memcg::MemcgId, u32) {
+    let m = s.add_memcg(parent, name).unwrap();
+    let t = s.add_task(&format!("{name}-task"));
+    s.attach_task(t, m).unwrap();
+    s.set_memcg_max(m, max).unwrap();
+    let file = s.add_file(&format!("{name}-file"), pages).unwrap();
+    s.open(file, t).unwrap();
+    s.fadvise(file, Advice::Random).unwrap();
+    (m, file)
+}
+
 fn file_folio(sim: &Sim, file: u32, index: u32) -> FolioId {
     slot_folio(sim.files[file as usize].slot(index)).expect("resident")
 }

@@ -80,14 +80,7 @@ fn three_hundred_groups_each_refault_into_their_own() {
     let n = 300;
     let mut groups = Vec::new();
     for g in 0..n {
-        let m = s.add_memcg(0, &format!("g{g}")).unwrap();
-        let t = s.add_task(&format!("t{g}"));
-        s.attach_task(t, m).unwrap();
-        s.set_memcg_max(m, 64).unwrap();
-        let file = s.add_file(&format!("f{g}"), 200).unwrap();
-        s.open(file, t).unwrap();
-        s.fadvise(file, Advice::Random).unwrap();
-        groups.push((m, file));
+        groups.push(limited_reader(&mut s, 0, &format!("g{g}"), 64, 200));
     }
     assert_eq!(s.memcgs.len(), n + 1);
     assert_eq!(
@@ -187,13 +180,7 @@ fn quantisation_when_forced_is_the_kernels_and_reported() {
 #[test]
 fn shadows_survive_a_layout_change() {
     let mut s = machine(PolicyName::Cost, 1 << 16, None);
-    let a = s.add_memcg(0, "a").unwrap();
-    let t = s.add_task("t");
-    s.attach_task(t, a).unwrap();
-    s.set_memcg_max(a, 64).unwrap();
-    let file = s.add_file("f", 1000).unwrap();
-    s.open(file, t).unwrap();
-    s.fadvise(file, Advice::Random).unwrap();
+    let (_, file) = limited_reader(&mut s, 0, "a", 64, 1000);
     for i in 0..200 {
         s.step(&Event::FileRead {
             file,
