@@ -193,10 +193,15 @@ impl Sim {
     /// then a new zeroed order-0 folio (`folio_prealloc(…, need_zero)`) is
     /// charged, mapped young and dirty in place of the zero page, and added
     /// to the LRU. Nothing is copied and the zero page is not unmapped from
-    /// anywhere else.
+    /// anywhere else. Under `thp.kernel = "rfc-v2"` a large folio is tried
+    /// first (`crate::huge_memory_rfc`, RFC patch 15).
     fn wp_page_copy_zero(&mut self, vma: VmaId, index: u32) {
         if self.thp.huge_zero {
             self.split_huge_zero_pmd(vma, index);
+        }
+        // The RFC v2 variant: a large folio over the zero page's range.
+        if self.thp.rfc_order != 0 && self.do_anonymous_rfc(vma, index, true) {
+            return;
         }
         let Some(f) = self.map_new_anon_folio(vma, index) else {
             return;

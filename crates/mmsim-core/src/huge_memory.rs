@@ -46,6 +46,9 @@
 //! * **Mapping** (`set_ptes` of `do_anonymous_page`): every PTE of the block
 //!   maps the folio, dirty (VM_WRITE), young only where the access was.
 //!
+//! Seed 003's RFC v2 (`thp.kernel = "rfc-v2"`, no per-size controls, one
+//! arch-preferred order) is `crate::huge_memory_rfc`.
+//!
 //! Through reclaim (mm/vmscan.c `shrink_folio_list`, v6.8 and v6.12): a
 //! large anonymous folio not yet in the swap cache is, in v6.8, split at
 //! once unless PMD-mapped ("Split folios without a PMD map right away"),
@@ -92,6 +95,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::ConfigError;
+pub use crate::huge_memory_rfc::ThpKernel;
 use crate::mem::filemap::{slot_folio, SLOT_FOLIO};
 use crate::mem::folio::{flags, FolioId, NO_LIST};
 use crate::mem::pagetable::{pte_present, VmaId, PTE_FOLIO_MASK, PTE_PRESENT};
@@ -154,47 +158,6 @@ pub enum ThpDefrag {
     Never,
 }
 
-/// Which kernel's large-folio rules to follow: `"6.8"`, `"6.12"` or `"6.13"`
-/// (a TOML number, as `--set thp.kernel=6.8` writes it, is read the same).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub enum ThpKernel {
-    /// v6.8 (multi-size THP merged): PTE-mapped large folios are split
-    /// before swap-out; only PMD size can be swapped out whole.
-    #[serde(rename = "6.8")]
-    V6_8,
-    /// v6.12: any order is swapped out whole when slots allow (v6.10+).
-    #[default]
-    #[serde(rename = "6.12")]
-    V6_12,
-    /// v6.13: as 6.12, and a swap fault on a SWP_SYNCHRONOUS_IO device
-    /// (zram) reads a large folio back whole (`alloc_swap_folio`).
-    #[serde(rename = "6.13")]
-    V6_13,
-}
-
-impl<'de> Deserialize<'de> for ThpKernel {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Text(String),
-            Number(f64),
-        }
-        let v = match Raw::deserialize(d)? {
-            Raw::Text(s) => s,
-            Raw::Number(n) => format!("{n}"),
-        };
-        match v.as_str() {
-            "6.8" => Ok(ThpKernel::V6_8),
-            "6.12" => Ok(ThpKernel::V6_12),
-            "6.13" => Ok(ThpKernel::V6_13),
-            _ => Err(serde::de::Error::custom(format!(
-                "unknown kernel `{v}`, expected \"6.8\", \"6.12\" or \"6.13\""
-            ))),
-        }
-    }
-}
-
 /// The `madvise` advice every anonymous VMA of the scenario gets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -242,9 +205,17 @@ pub struct ThpConfig {
     #[serde(default)]
     pub defrag: ThpDefrag,
     /// Kernel version of the reclaim and swap-in rules: `"6.8"`, `"6.12"`
-    /// (default) or `"6.13"`.
+    /// (default) or `"6.13"`; or `"rfc-v2"`, seed 003's RFC
+    /// (`crate::huge_memory_rfc`).
     #[serde(default)]
     pub kernel: ThpKernel,
+    /// The RFC variant's `arch_wants_pte_order` (default 4, 64 KiB; 0 or
+    /// 2..=4; only with `kernel = "rfc-v2"`).
+    #[serde(
+        default = "crate::huge_memory_rfc::arch_order_default",
+        skip_serializing_if = "crate::huge_memory_rfc::is_arch_order_default"
+    )]
+    pub arch_order: u8,
     /// The advice of every anonymous VMA (`madvise(MADV_HUGEPAGE)`).
     #[serde(default)]
     pub vma_advice: VmaThpAdvice,
@@ -291,6 +262,7 @@ impl Default for ThpConfig {
             enabled: ThpEnabled::Never,
             defrag: ThpDefrag::Madvise,
             kernel: ThpKernel::V6_12,
+            arch_order: crate::huge_memory_rfc::RFC_MAX_ORDER,
             vma_advice: VmaThpAdvice::None,
             use_zero_page: true,
             hugepages_16kb: ThpSizeConfig::default(),
@@ -331,11 +303,13 @@ impl ThpConfig {
     /// anonymous fault is the order-0 one, as before multi-size THP).
     pub fn allows_large_folios(&self) -> bool {
         (self.orders_for(true) | self.orders_for(false)) != 0
+            || crate::huge_memory_rfc::rfc_order(self) != 0
     }
 
     /// Settings that need the kernel's LRU lists; the khugepaged knobs' ranges.
     pub(crate) fn validate(&self, policy_is_lru: bool) -> Result<(), ConfigError> {
         self.khugepaged.validate(policy_is_lru)?;
+        crate::huge_memory_rfc::validate_rfc(self)?;
         if policy_is_lru && self.allows_large_folios() {
             return Err(ConfigError::new(
                 "machine.thp",
@@ -459,6 +433,8 @@ pub(crate) struct Thp {
     pub gfp: [ThpGfp; 2],
     /// Reclaim rules.
     pub kernel: ThpKernel,
+    /// The RFC v2's order (`thp.kernel = "rfc-v2"`), else 0.
+    pub rfc_order: u8,
     /// Counters by order (index = order).
     pub stats: [MthpStats; PMD_ORDER as usize + 1],
     /// A PMD read fault maps the huge zero page (`machine.zero_page` and
@@ -499,6 +475,7 @@ impl Thp {
             orders_madv: cfg.orders_for(true),
             gfp: [cfg.gfp_for(false), cfg.gfp_for(true)],
             kernel: cfg.kernel,
+            rfc_order: crate::huge_memory_rfc::rfc_order(cfg),
             stats: Default::default(),
             huge_zero: zero_page && cfg.use_zero_page,
             huge_zero_allocated: false,
@@ -511,7 +488,7 @@ impl Thp {
     /// is the order-0 one, untouched).
     #[inline]
     pub(crate) fn active(&self) -> bool {
-        self.orders_plain | self.orders_madv != 0
+        self.orders_plain | self.orders_madv != 0 || self.rfc_order != 0
     }
 }
 
@@ -562,7 +539,7 @@ impl Sim {
     /// died in the attempt.
     pub(crate) fn do_anonymous_large(&mut self, vma: VmaId, index: u32) -> bool {
         let (mut orders, gfp) = self.thp_vma_allowable_orders(vma);
-        if orders == 0 {
+        if orders == 0 && self.thp.rfc_order == 0 {
             return false;
         }
         let len = self.vmas[vma as usize].len;
@@ -587,6 +564,9 @@ impl Sim {
                     }
                 }
             }
+        }
+        if self.thp.rfc_order != 0 {
+            return self.do_anonymous_rfc(vma, index, false);
         }
         // alloc_anon_folio(): drop orders whose block is not all none.
         while orders != 0 {
@@ -659,7 +639,7 @@ impl Sim {
     /// zeroes it (cost), maps every PTE of its aligned block (young at
     /// `index` only), counts `anon_fault_alloc` (and `thp_fault_alloc` at
     /// PMD size) and adds it to the LRU.
-    fn map_anon_large(&mut self, vma: VmaId, index: u32, f: FolioId) -> bool {
+    pub(crate) fn map_anon_large(&mut self, vma: VmaId, index: u32, f: FolioId) -> bool {
         let order = self.folios[f].order;
         let n = 1u32 << order;
         let start = index & !(n - 1);
@@ -754,7 +734,7 @@ impl Sim {
     /// split) head is still to be tried by the caller.
     pub(crate) fn add_to_swap_large(&mut self, f: FolioId, list: &mut Vec<FolioId>) -> bool {
         let order = self.folios[f].order;
-        if self.thp.kernel == ThpKernel::V6_8 && order != PMD_ORDER {
+        if matches!(self.thp.kernel, ThpKernel::V6_8 | ThpKernel::RfcV2) && order != PMD_ORDER {
             // "Split folios without a PMD map right away."
             self.split_folio_to_list(f, list);
             return false;

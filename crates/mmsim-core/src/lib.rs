@@ -65,6 +65,7 @@ mod exit;
 pub mod explain;
 mod fault;
 mod huge_memory;
+mod huge_memory_rfc;
 mod khugepaged;
 mod kmem;
 mod madvise;

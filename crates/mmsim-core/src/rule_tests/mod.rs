@@ -29,6 +29,7 @@ mod memcg;
 mod memcg_stats;
 mod memcg_swap;
 mod readahead;
+mod rfc;
 mod rmap;
 mod shadow;
 mod swap;

@@ -457,6 +457,7 @@ fn large_folios_keep_the_invariants_under_reclaim_with_both_lru_designs() {
                 ThpKernel::V6_12 | ThpKernel::V6_13 => {
                     assert!(st[4].swpout > 0, "{policy:?}: {st:?}")
                 }
+                ThpKernel::RfcV2 => unreachable!(),
             }
             if kernel == ThpKernel::V6_13 {
                 assert!(st[4].swpin > 0, "{policy:?}: {st:?}");
