@@ -150,6 +150,48 @@ fn bad_thp_settings_name_the_key() {
 }
 
 #[test]
+fn rfc_v2_settings_name_the_key() {
+    let dir = tempfile_dir("bad-rfc");
+    let t = trace_file(&dir, 16);
+    let check = |sets: &[&str], needles: &[&str]| {
+        let mut args = vec!["run", "--trace", &t, "--as", "anon"];
+        for s in sets {
+            args.extend(["--set", s]);
+        }
+        bad_input(&args, needles);
+    };
+    check(
+        &["thp.kernel=rfc-v3"],
+        &["thp.kernel", "unknown kernel `rfc-v3`", "\"rfc-v2\""],
+    );
+    for bad in ["1", "5", "9"] {
+        check(
+            &["thp.kernel=rfc-v2", &format!("thp.arch_order={bad}")],
+            &[
+                "machine.thp.arch_order",
+                &format!("{bad} is out of range (allowed: 0 or 2..=4"),
+            ],
+        );
+    }
+    check(
+        &["thp.arch_order=3"],
+        &["machine.thp.arch_order", "thp.kernel = \"rfc-v2\""],
+    );
+    check(
+        &["thp.kernel=rfc-v2", "thp.hugepages-64kB.enabled=always"],
+        &["machine.thp.hugepages-64kB.enabled", "no per-size controls"],
+    );
+    check(
+        &["thp.kernel=rfc-v2", "thp.hugepages-2048kB.enabled=never"],
+        &["machine.thp.hugepages-2048kB.enabled", "top-level"],
+    );
+    // The RFC's large folios need the kernel's lists too.
+    let mut args = vec!["run", "--trace", &t, "--as", "anon"];
+    args.extend(["--set", "thp.kernel=rfc-v2", "--policy", "lru"]);
+    bad_input(&args, &["machine.thp", "`lru` policy"]);
+}
+
+#[test]
 fn bad_khugepaged_settings_name_the_key_and_range() {
     let dir = tempfile_dir("bad-khugepaged");
     let t = trace_file(&dir, 16);
