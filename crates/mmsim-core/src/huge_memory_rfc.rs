@@ -53,6 +53,15 @@
 //!   `hugepages-<size>kB/stats` of v6.9). mmsim fills the per-size stats
 //!   anyway (`anon_fault_alloc`, `anon_fault_fallback`, …) so that reports
 //!   and comparisons work the same under every variant.
+//!
+//! Sources: the RFC v2 cover letter (seed 003: the four fault paths, the
+//! order-4 maximum, "VMA and PMD bounds, and state of neighboring PTEs",
+//! the fallback "all the way to 0", `__GFP_NORETRY`), and, for the code of
+//! `calc_anon_folio_order_alloc` (with its single scan remembering the
+//! first set PTE) and `try_vma_alloc_movable_folio`, the same functions as
+//! the series' June 2023 v1 carried them over from the RFC; the RFC's own
+//! patch texts for patches 05 and 15 were not at hand, so the zero-page
+//! rule's "none or zero-page PTEs" is mmsim's reading of the cover letter.
 
 use serde::{Deserialize, Serialize};
 
