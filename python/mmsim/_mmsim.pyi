@@ -58,6 +58,7 @@ def trace_info(
     limit: Optional[int] = None,
     csv_columns: Optional[str] = None,
     sample: Optional[float] = None,
+    sample_size: Optional[int] = None,
 ) -> str:
     """``mmsim trace info --json``'s report (without schema_version)."""
 

@@ -31,6 +31,7 @@ def info(
     limit: Optional[int] = None,
     csv_columns: Optional[str] = None,
     sample: Optional[float] = None,
+    sample_size: Optional[int] = None,
 ) -> TraceInfo:
     """Read a trace once: footprint, reads and writes, reuse (LRU stack) distances
     and the exact plain-LRU miss-ratio curve at ``sizes`` entries (default 1, 2,
@@ -40,7 +41,10 @@ def info(
     ``info["sniffed"]``) or a name from ``mmsim trace formats``; ``csv_columns``
     describes a ``csv`` trace (``"key=2,op=3,delimiter=tab"``). ``sample`` (a
     rate such as 0.01) estimates everything from a SHARDS sample of the keys
-    (``mmsim trace info --sample``; ``info["sample"]`` says so). The GIL is
+    (``mmsim trace info --sample``; ``info["sample"]`` says so); ``sample_size``
+    (a number of keys such as 65536) a fixed-size SHARDS sample whose rate falls
+    as keys arrive (``--sample-size``), so memory is bounded whatever the
+    footprint. The GIL is
     released while the trace is read. Raises :class:`mmsim.TraceError` for a
     trace that cannot be read, :class:`mmsim.ScenarioError` for a bad argument.
     """
@@ -51,6 +55,7 @@ def info(
         limit,
         csv_columns,
         sample,
+        sample_size,
     )
     return TraceInfo(json.loads(raw))
 

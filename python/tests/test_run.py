@@ -175,6 +175,16 @@ def test_trace_info_equals_cli(mmsim_bin, repo):
     assert est["sample"]["method"] == "SHARDS_adj, fixed rate"
     with pytest.raises(mmsim.ScenarioError, match="out of range"):
         mmsim.trace.info(LOOP, sample=0)
+    # Fixed-size SHARDS, as the CLI's.
+    fixed = mmsim.trace.info(LOOP, sizes=[10, 100, 1000], sample_size=64)
+    out = json.loads(cli(mmsim_bin, "trace", "info", LOOP, "--sizes", "10,100,1000",
+                         "--sample-size", "64", "--json").stdout)
+    out.pop("schema_version")
+    assert dict(fixed) == out
+    assert fixed["sample"]["method"] == "SHARDS_adj, fixed size"
+    assert fixed["sample"]["sampled_keys"] <= 64
+    with pytest.raises(mmsim.ScenarioError, match="--sample and --sample-size"):
+        mmsim.trace.info(LOOP, sample=0.5, sample_size=64)
 
 
 def test_scenarios_and_print_scenario(mmsim_bin):

@@ -81,6 +81,11 @@ struct InfoArgs {
     /// references, distances and curve are then estimates.
     #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
     sample: Option<f64>,
+    /// Estimate from a fixed-size SHARDS sample of at most N keys: the rate starts at 1
+    /// and falls as keys arrive, so memory stays bounded without knowing the footprint
+    /// (e.g. 8192; the final rate is reported).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    sample_size: Option<i64>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -155,14 +160,24 @@ fn for_each_batch(
 
 fn info(a: InfoArgs) -> Result<()> {
     trace_info::check_request(a.input.limit, a.sizes.as_deref()).map_err(cli_error)?;
-    trace_info::check_sample(a.sample).map_err(cli_error)?;
+    let keys = match a.sample_size {
+        Some(n) if n < 1 => {
+            return Err(UsageError(format!(
+                "--sample-size {n}: out of range [1, {}] (the most keys the sample holds)",
+                mmsim_trace::shards::MAX_SAMPLE_KEYS
+            ))
+            .into())
+        }
+        n => n.map(|n| n as u64),
+    };
+    let sampling = trace_info::Sampling::from_options(a.sample, keys).map_err(cli_error)?;
     let reader = open(&a.input)?;
-    let info = trace_info::trace_info_sampled(
+    let info = trace_info::trace_info_with(
         reader,
         &a.input.path.display().to_string(),
         a.input.limit,
         a.sizes,
-        a.sample,
+        sampling,
         Some(&crate::progress::CANCEL),
     )
     .map_err(cli_error)?;

@@ -111,6 +111,48 @@ fn sampled_info_estimates_the_exact_curve() {
         ));
 }
 
+/// `--sample-size N`: fixed-size SHARDS holds at most N keys whatever the footprint,
+/// lowering its rate as keys arrive, and its curve stays near the exact one.
+#[test]
+fn fixed_size_sampled_info_holds_at_most_n_keys() {
+    let oltp = trace("arc/OLTP.lis.zst");
+    let curve = |v: &serde_json::Value| -> Vec<f64> {
+        v["lru_mrc"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["miss_ratio"].as_f64().unwrap())
+            .collect()
+    };
+    let exact = json(&["trace", "info", &oltp, "--json"]);
+    let est = json(&["trace", "info", &oltp, "--sample-size", "16384", "--json"]);
+    let s = &est["sample"];
+    assert_eq!(s["method"], "SHARDS_adj, fixed size");
+    assert_eq!(s["max_keys"], 16384);
+    assert_eq!(
+        s["sampled_keys"], 16384,
+        "a footprint larger than the sample fills it"
+    );
+    let footprint = exact["footprint_pages"].as_f64().unwrap();
+    let rate = s["rate"].as_f64().unwrap();
+    assert!(
+        rate < 1.0 && (rate * footprint / 16384.0 - 1.0).abs() < 0.1,
+        "{rate}"
+    );
+    for (x, y) in curve(&exact).iter().zip(&curve(&est)) {
+        assert!((x - y).abs() < 0.01, "exact {x} vs sampled {y}");
+    }
+    let fs = est["footprint_pages"].as_f64().unwrap();
+    assert!((fs / footprint - 1.0).abs() < 0.05, "{fs} vs {footprint}");
+    mmsim()
+        .args(["trace", "info", &oltp, "--sample-size", "16384"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "sample       SHARDS_adj, fixed size of at most 16,384 keys, rate ",
+        ));
+}
+
 #[test]
 fn info_text_says_what_was_detected_and_skipped() {
     mmsim()
@@ -281,6 +323,24 @@ fn trace_errors_name_the_problem() {
             &["--sample", "out of range"],
         );
     }
+    for n in ["0", "-3", "67108865"] {
+        bad_input(
+            &["trace", "info", "/nonexistent/t.trace", "--sample-size", n],
+            &["--sample-size", "out of range"],
+        );
+    }
+    bad_input(
+        &[
+            "trace",
+            "info",
+            "/nonexistent/t.trace",
+            "--sample",
+            "0.1",
+            "--sample-size",
+            "100",
+        ],
+        &["--sample and --sample-size"],
+    );
     bad_input(&["trace", "head", g, "-n", "0"], &["-n 0"]);
     let truncated = dir.path().join("t.bin");
     std::fs::write(&truncated, [0u8; 30]).unwrap();

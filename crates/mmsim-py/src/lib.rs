@@ -427,7 +427,8 @@ fn compare(
 /// `mmsim trace info --json`'s report (without `schema_version`): footprint, reuse
 /// distances and the plain-LRU miss-ratio curve, read once with the GIL released.
 #[pyfunction]
-#[pyo3(signature = (path, format="auto", sizes=None, limit=None, csv_columns=None, sample=None))]
+#[pyo3(signature = (path, format="auto", sizes=None, limit=None, csv_columns=None, sample=None, sample_size=None))]
+#[allow(clippy::too_many_arguments)]
 fn trace_info(
     py: Python<'_>,
     path: PathBuf,
@@ -436,17 +437,18 @@ fn trace_info(
     limit: Option<u64>,
     csv_columns: Option<&str>,
     sample: Option<f64>,
+    sample_size: Option<u64>,
 ) -> PyResult<String> {
     let format: TraceFormat = parse("format", format)?;
     let csv = csv_columns
         .map(|c| parse::<mmsim_trace::CsvSpec>("csv_columns", c))
         .transpose()?;
     info::check_request(limit, sizes.as_deref()).map_err(trace_err)?;
-    info::check_sample(sample).map_err(trace_err)?;
+    let sampling = info::Sampling::from_options(sample, sample_size).map_err(trace_err)?;
     let name = path.display().to_string();
     let report = py.allow_threads(|| {
         let reader = info::open(&path, format, csv)?;
-        info::trace_info_sampled(reader, &name, limit, sizes, sample, None)
+        info::trace_info_with(reader, &name, limit, sizes, sampling, None)
     });
     let report = report.map_err(trace_err)?;
     serde_json::to_string(&report).map_err(|e| MmsimError::new_err(e.to_string()))

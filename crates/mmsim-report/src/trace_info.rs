@@ -14,7 +14,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use mmsim_trace::{
-    CsvSpec, Densifier, Format, ReadOptions, Record, Shards, StackDistance, TraceReader,
+    CsvSpec, Densifier, FixedSizeShards, Format, ReadOptions, Record, SampledCurve, Shards,
+    StackDistance, TraceReader,
 };
 use mmsim_workloads::TraceFormat;
 use serde::Serialize;
@@ -152,10 +153,13 @@ pub struct TraceInfo {
 /// The SHARDS sample behind an estimated [`TraceInfo`] ([`mmsim_trace::shards`]).
 #[derive(Clone, Debug, Serialize)]
 pub struct SampleInfo {
-    /// The method: `SHARDS_adj, fixed rate`.
+    /// The method: `SHARDS_adj, fixed rate` or `SHARDS_adj, fixed size`.
     pub method: &'static str,
-    /// The rate in effect (`T / 2^24`).
+    /// The rate in effect at the end (`T / 2^24`).
     pub rate: f64,
+    /// With a fixed size: the most keys the sample held.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_keys: Option<u64>,
     /// References in the sample.
     pub sampled_references: u64,
     /// Distinct keys in the sample.
@@ -223,6 +227,46 @@ pub fn check_sample(rate: Option<f64>) -> Result<(), TraceInfoError> {
     }
 }
 
+/// How [`trace_info_with`] samples the keys.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Sampling {
+    /// Every reference: exact.
+    Off,
+    /// SHARDS at a fixed rate in (0, 1].
+    Rate(f64),
+    /// Fixed-size SHARDS holding at most this many keys.
+    Keys(u64),
+}
+
+impl Sampling {
+    /// From the `--sample RATE` and `--sample-size N` options, checked; both at once
+    /// is an error.
+    pub fn from_options(rate: Option<f64>, keys: Option<u64>) -> Result<Sampling, TraceInfoError> {
+        match (rate, keys) {
+            (Some(_), Some(_)) => Err(TraceInfoError::Usage(
+                "--sample and --sample-size: give one (a fixed rate, or a fixed number of keys)"
+                    .into(),
+            )),
+            (Some(r), None) => check_sample(Some(r)).map(|()| Sampling::Rate(r)),
+            (None, Some(n)) => fixed_size(n, "").map(|_| Sampling::Keys(n)),
+            (None, None) => Ok(Sampling::Off),
+        }
+    }
+}
+
+/// A fixed-size sampler of `keys` keys, or the `--sample-size` error.
+fn fixed_size(keys: u64, name: &str) -> Result<FixedSizeShards, TraceInfoError> {
+    let n = u32::try_from(keys).unwrap_or(u32::MAX);
+    FixedSizeShards::new(n, name, MAX_DISTINCT)
+        .map_err(|_| {
+            format!(
+                "{keys}: out of range [1, {}] (the most keys the sample holds)",
+                mmsim_trace::shards::MAX_SAMPLE_KEYS
+            )
+        })
+        .map_err(|e| TraceInfoError::Usage(format!("--sample-size {e}")))
+}
+
 /// Reads `reader` (at most `limit` references) once and reports on it, the miss-ratio
 /// curve at `sizes` entries (default [`default_sizes`] of the footprint). `name` is the
 /// trace as the user named it.
@@ -240,17 +284,31 @@ pub fn trace_info(
 /// see [`mmsim_trace::shards`]) when given: distances are computed for the sampled
 /// keys only, so time and memory for them fall with the rate.
 pub fn trace_info_sampled(
-    mut reader: TraceReader,
+    reader: TraceReader,
     name: &str,
     limit: Option<u64>,
     sizes: Option<Vec<u64>>,
     sample: Option<f64>,
     cancel: Option<&AtomicBool>,
 ) -> Result<TraceInfo, TraceInfoError> {
+    let sampling = sample.map_or(Sampling::Off, Sampling::Rate);
+    trace_info_with(reader, name, limit, sizes, sampling, cancel)
+}
+
+/// [`trace_info`] with any [`Sampling`]: exact, a fixed SHARDS rate, or a fixed-size
+/// SHARDS sample (memory bounded by the number of keys whatever the footprint).
+pub fn trace_info_with(
+    mut reader: TraceReader,
+    name: &str,
+    limit: Option<u64>,
+    sizes: Option<Vec<u64>>,
+    sampling: Sampling,
+    cancel: Option<&AtomicBool>,
+) -> Result<TraceInfo, TraceInfoError> {
     check_request(limit, sizes.as_deref())?;
     let mut writes = 0u64;
-    let mut info = match sample {
-        None => {
+    let mut info = match sampling {
+        Sampling::Off => {
             let mut dense = Densifier::with_name(reader.name(), MAX_DISTINCT);
             let mut sd = StackDistance::default();
             for_each_batch(&mut reader, limit, cancel, |batch| {
@@ -262,7 +320,7 @@ pub fn trace_info_sampled(
             })?;
             exact(&sd, sizes)
         }
-        Some(rate) => {
+        Sampling::Rate(rate) => {
             let mut shards = Shards::new(rate, reader.name(), MAX_DISTINCT)
                 .map_err(|e| TraceInfoError::Usage(format!("--sample {e}")))?;
             for_each_batch(&mut reader, limit, cancel, |batch| {
@@ -272,7 +330,18 @@ pub fn trace_info_sampled(
                 }
                 Ok::<(), TraceInfoError>(())
             })?;
-            sampled(&shards, sizes)
+            sampled(&shards, sizes, None)
+        }
+        Sampling::Keys(keys) => {
+            let mut shards = fixed_size(keys, reader.name())?;
+            for_each_batch(&mut reader, limit, cancel, |batch| {
+                for r in batch {
+                    writes += r.write as u64;
+                    shards.reference(r.key)?;
+                }
+                Ok::<(), TraceInfoError>(())
+            })?;
+            sampled(&shards, sizes, Some(keys))
         }
     };
     info.trace = name.to_string();
@@ -312,8 +381,12 @@ fn exact(sd: &StackDistance, sizes: Option<Vec<u64>>) -> TraceInfo {
     )
 }
 
-/// The report's numbers estimated from a SHARDS sample.
-fn sampled(shards: &Shards, sizes: Option<Vec<u64>>) -> TraceInfo {
+/// The report's numbers estimated from a SHARDS sample (`max_keys` for a fixed size).
+fn sampled(
+    shards: &impl SampledCurve,
+    sizes: Option<Vec<u64>>,
+    max_keys: Option<u64>,
+) -> TraceInfo {
     let references = shards.references();
     let footprint = shards.distinct_estimate().round() as u64;
     let sizes = sizes.unwrap_or_else(|| default_sizes(footprint));
@@ -337,10 +410,11 @@ fn sampled(shards: &Shards, sizes: Option<Vec<u64>>) -> TraceInfo {
         ReuseSummary::of(|x| shards.quantile(x)),
         lru_mrc,
         Some(SampleInfo {
-            method: "SHARDS_adj, fixed rate",
+            method: shards.method(),
             rate: shards.rate(),
-            sampled_references: shards.sampled(),
-            sampled_keys: shards.stack().distinct() as u64,
+            max_keys,
+            sampled_references: shards.sampled_references(),
+            sampled_keys: shards.sampled_keys(),
         }),
     )
 }
@@ -450,13 +524,18 @@ pub fn render_info(i: &TraceInfo) -> String {
     match &i.sample {
         None => s += "\nLRU miss-ratio curve (one pass; each row equals `mmsim run --policy lru --memcg-max <entries>p`):\n",
         Some(sm) => {
+            let rate = format!("{:.6}", sm.rate)
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+                .to_string();
+            let rate = match sm.max_keys {
+                None => format!("at rate {rate}"),
+                Some(n) => format!("of at most {} keys, rate {rate} at the end", thousands(n)),
+            };
             s += &format!(
-                "sample       {} at rate {} (2^24 hash buckets): {} of the references, {} \
+                "sample       {} {rate} (2^24 hash buckets): {} of the references, {} \
                  keys; footprint, first references, distances and the curve are estimates\n",
                 sm.method,
-                format!("{:.6}", sm.rate)
-                    .trim_end_matches('0')
-                    .trim_end_matches('.'),
                 thousands(sm.sampled_references),
                 thousands(sm.sampled_keys)
             );

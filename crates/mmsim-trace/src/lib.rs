@@ -151,7 +151,7 @@ pub use error::{Position, TraceError, UnknownFormat};
 pub use native::{convert, convert_file, ConvertStats, NativeOptions, NativeWriter, WriteStats};
 pub use oracle::OracleRecord;
 pub use reader::TraceReader;
-pub use shards::Shards;
+pub use shards::{FixedSizeShards, SampledCurve, Shards};
 pub use sniff::{sniff_bytes, sniff_bytes_explained, Sniffed};
 pub use stackdist::StackDistance;
 

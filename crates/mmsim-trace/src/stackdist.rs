@@ -98,6 +98,21 @@ impl StackDistance {
         Some(d)
     }
 
+    /// Drops dense key `id` from the stack, as if it had never been referenced: later
+    /// distances no longer count it, and [`distinct`](StackDistance::distinct) falls by
+    /// one. The references it made stay in the histogram. Fixed-size SHARDS
+    /// ([`crate::shards::FixedSizeShards`]) forgets the keys that leave its sample.
+    pub fn forget(&mut self, id: u32) {
+        let Some(&t) = self.last.get(id as usize) else {
+            return;
+        };
+        if t != u32::MAX {
+            self.add(t, u32::MAX); // -1 in wrapping arithmetic
+            self.last[id as usize] = u32::MAX;
+            self.distinct -= 1;
+        }
+    }
+
     /// Renumbers the live marks 0.. in time order into a tree of twice their number.
     fn compact(&mut self) {
         let mut live: Vec<(u32, u32)> = self
@@ -149,7 +164,7 @@ impl StackDistance {
         self.cold
     }
 
-    /// Distinct keys seen.
+    /// Distinct keys seen (less those [`forget`](StackDistance::forget) dropped).
     pub fn distinct(&self) -> u32 {
         self.distinct
     }
@@ -235,6 +250,21 @@ mod tests {
         assert_eq!(s.lru_hits(2), 2);
         assert_eq!(s.lru_hits(3), 4);
         assert_eq!(s.quantile(0.5), Some(2));
+    }
+
+    #[test]
+    fn a_forgotten_key_no_longer_counts_in_distances() {
+        let mut s = StackDistance::default();
+        for k in [0, 1, 2] {
+            s.reference(k);
+        }
+        s.forget(1);
+        s.forget(1); // twice: no effect
+        s.forget(9); // never seen: no effect
+        assert_eq!(s.distinct(), 2);
+        // Key 0 was referenced 3 keys ago, one of them forgotten: distance 2, not 3.
+        assert_eq!(s.reference(0), Some(2));
+        assert_eq!(s.references(), 4);
     }
 
     #[test]

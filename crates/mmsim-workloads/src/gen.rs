@@ -604,7 +604,11 @@ impl Generator {
                 }
                 self.left -= gap;
                 sampler.offer(gap);
-                let page = z.page(&mut self.rng);
+                let mut page = z.page(&mut self.rng);
+                if let (Sink::Vma(vma), true) = (self.sink, sampler.renumbers()) {
+                    // Kept by construction, so always placed.
+                    page = sampler.place(vma, page).unwrap_or(page);
+                }
                 out.push(self.sink.event(page, self.writes.draw(&mut self.rng)));
                 pushed += 1;
             }

@@ -193,17 +193,24 @@ fn a_failed_huge_allocation_counts_thp_collapse_alloc_failed() {
     s.check_invariants().unwrap();
 }
 
+/// A group of `max` pages holding a task with a 512-page anonymous VMA whose
+/// pages 0..500 are written. Returns the group and the VMA.
+fn limited_writer(s: &mut Sim, max: u64) -> (crate::memcg::MemcgId, u32) {
+    let g = s.add_memcg(0, "g").unwrap();
+    let t = s.add_task("t");
+    s.attach_task(t, g).unwrap();
+    s.set_memcg_knob(g, crate::memcg::MemcgKnob::Max, max)
+        .unwrap();
+    let vma = s.mmap_anon(t, 512).unwrap();
+    write_pages(s, vma, 0..500);
+    (g, vma)
+}
+
 #[test]
 fn the_huge_folio_is_charged_to_the_tasks_group_before_the_old_pages_go() {
     let run = |max: u64| {
         let mut s = thp_machine(1 << 14, None, ThpConfig::default());
-        let g = s.add_memcg(0, "g").unwrap();
-        let t = s.add_task("t");
-        s.attach_task(t, g).unwrap();
-        s.set_memcg_knob(g, crate::memcg::MemcgKnob::Max, max)
-            .unwrap();
-        let vma = s.mmap_anon(t, 512).unwrap();
-        write_pages(&mut s, vma, 0..500);
+        let (g, vma) = limited_writer(&mut s, max);
         let r = s.madvise_collapse(vma, 0, 512);
         s.check_invariants().unwrap();
         (s, g, vma, r)
@@ -595,13 +602,7 @@ fn collapse_under_limit(khugepaged: bool, max: u64) -> ([u64; 4], [u64; 4], u64)
         ..Default::default()
     };
     let mut s = thp_machine(1 << 14, Some(4096), thp_madvise(k));
-    let g = s.add_memcg(0, "g").unwrap();
-    let t = s.add_task("t");
-    s.attach_task(t, g).unwrap();
-    s.set_memcg_knob(g, crate::memcg::MemcgKnob::Max, max)
-        .unwrap();
-    let vma = s.mmap_anon(t, 512).unwrap();
-    write_pages(&mut s, vma, 0..500);
+    let (g, vma) = limited_writer(&mut s, max);
     if khugepaged {
         s.madvise_thp(vma, VmaThpAdvice::Hugepage).unwrap();
         s.step(&Event::Think { ns: 1 });

@@ -136,13 +136,7 @@ fn page_tables_are_charged_per_range_touched() {
     let (mut s, a, _, t) = kmem_machine(None);
     let vma = s.mmap_anon(t, 1 << 20).unwrap();
     // 10 MiB touched: 5 PTE pages, 1 PMD page, 1 PUD page.
-    for i in 0..2560 {
-        s.step(&Event::Access {
-            vma,
-            index: i,
-            write: true,
-        });
-    }
+    touch(&mut s, vma, 2560);
     assert_eq!(s.kmem_report(a).unwrap().pagetables, 7 * 4096);
     // A page in the second GiB: a PTE page and a PMD page more.
     s.step(&Event::Access {
@@ -226,13 +220,7 @@ fn pagetable_run(frames: bool) -> (Sim, u32, u32) {
     s.cfg.pagetable_frames = frames;
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 1 << 20).unwrap();
-    for i in 0..2560 {
-        s.step(&Event::Access {
-            vma,
-            index: i,
-            write: true,
-        });
-    }
+    touch(&mut s, vma, 2560);
     s.check_invariants().unwrap();
     (s, t, vma)
 }

@@ -125,6 +125,7 @@ fn fault_anon(s: &mut Sim, vma: u32, index: u32) -> FolioId {
     s.vmas[vma as usize].pte(index) & crate::mem::pagetable::PTE_FOLIO_MASK
 }
 
+/// Writes pages `0..pages` of anonymous `vma`, faulting them in.
 fn touch(s: &mut Sim, vma: u32, pages: u32) {
     for i in 0..pages {
         s.step(&Event::Access {

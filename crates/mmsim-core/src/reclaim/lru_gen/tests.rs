@@ -897,15 +897,14 @@ fn look_around_without_a_walker_activates_after_two_sightings_in_v6_14() {
     s.check_invariants().unwrap();
 }
 
-#[test]
-fn v6_1_puts_a_rejected_folio_back_with_its_refs_and_no_retry() {
-    // v6.1 evict_folios(): every rejected folio not waiting for writeback is
-    // set active (→ max_seq) and keeps its refs and PG_workingset; one with
-    // PG_workingset gets PG_referenced back ("restore LRU_REFS_FLAGS
-    // cleared by isolate_folio()"). The clearing of those bits and the
-    // retry of written-back folios (359a5e1416ca, in Debian's 6.1.192
-    // source) are `mglru_retry_written_back`, off here.
-    let mut s = mg(V1);
+/// A v6.1 machine (`mglru_retry_written_back` = `retry`) without the page-table
+/// walk, whose file folio `f` is mapped with a young PTE, sits in the oldest
+/// file generation after three agings, and has PG_referenced, PG_workingset
+/// and one count in the refs bits from three fd reads.
+fn v6_1_rejected_mapped_folio(retry: bool) -> (Sim, FolioId) {
+    let mut c = cfg(V1, 1 << 16, Some(1 << 14));
+    c.policy.mglru_retry_written_back = retry;
+    let mut s = Sim::new(c).unwrap();
     s.lru_gen.enabled = LRU_GEN_CORE; // no page-table walk: the PTE stays young
     let t = s.add_task("t");
     let file = s.add_file("f", 100).unwrap();
@@ -923,14 +922,37 @@ fn v6_1_puts_a_rejected_folio_back_with_its_refs_and_no_retry() {
         read(&mut s, file, 1);
     }
     assert!(s.folios[f].test(flags::REFERENCED | flags::WORKINGSET));
-    let refs = folio_lru_refs(V1, &s.folios[f]);
-    assert_eq!(refs, 2, "one count in the refs bits plus PG_workingset");
+    assert_eq!(
+        folio_lru_refs(V1, &s.folios[f]),
+        2,
+        "one count in the refs bits plus PG_workingset"
+    );
+    (s, f)
+}
+
+/// Runs one eviction pass over the oldest file generation, which holds `f`,
+/// and checks that `f` was rejected: still live, activated because its PTE
+/// was young (pgactivate 1), and moved to max_seq.
+fn evict_the_oldest_file_generation_keeping(s: &mut Sim, f: FolioId) {
     let min = s.lru_gen_folio(0).min_seq[FILE];
-    assert_eq!(seq_of(&s, f), min);
+    assert_eq!(seq_of(s, f), min);
     s.lru_gen_run_eviction(0, min, Some(60), Some(1)).unwrap();
     assert!(s.folios.is_live(f));
     assert_eq!(s.vm.pgactivate, 1, "ACTIVATE: the PTE was young");
-    assert_eq!(seq_of(&s, f), s.lru_gen_folio(0).max_seq);
+    assert_eq!(seq_of(s, f), s.lru_gen_folio(0).max_seq);
+}
+
+#[test]
+fn v6_1_puts_a_rejected_folio_back_with_its_refs_and_no_retry() {
+    // v6.1 evict_folios(): every rejected folio not waiting for writeback is
+    // set active (→ max_seq) and keeps its refs and PG_workingset; one with
+    // PG_workingset gets PG_referenced back ("restore LRU_REFS_FLAGS
+    // cleared by isolate_folio()"). The clearing of those bits and the
+    // retry of written-back folios (359a5e1416ca, in Debian's 6.1.192
+    // source) are `mglru_retry_written_back`, off here.
+    let (mut s, f) = v6_1_rejected_mapped_folio(false);
+    let refs = folio_lru_refs(V1, &s.folios[f]);
+    evict_the_oldest_file_generation_keeping(&mut s, f);
     let fo = &s.folios[f];
     assert!(fo.test(flags::WORKINGSET) && fo.test(flags::REFERENCED));
     assert_eq!(folio_lru_refs(V1, fo), refs, "refs kept");
@@ -1329,32 +1351,8 @@ fn v6_1_retry_putback_clears_the_refs_of_a_rejected_folio() {
     // The putback that came with the retry (6.1.192): a rejected folio
     // loses its refs, PG_referenced and PG_workingset and goes active into
     // max_seq (compare v6_1_puts_a_rejected_folio_back_with_its_refs_and_no_retry).
-    let mut c = cfg(V1, 1 << 16, Some(1 << 14));
-    c.policy.mglru_retry_written_back = true;
-    let mut s = Sim::new(c).unwrap();
-    s.lru_gen.enabled = LRU_GEN_CORE; // no page-table walk: the PTE stays young
-    let t = s.add_task("t");
-    let file = s.add_file("f", 100).unwrap();
-    s.open(file, t).unwrap();
-    s.fadvise(file, Advice::Random).unwrap();
-    let map = s.mmap_file(t, file, 0, 1, false).unwrap();
-    touch(&mut s, map, 0);
-    let f = file_folio(&s, file, 0);
-    age(&mut s);
-    age(&mut s);
-    age(&mut s);
-    for _ in 0..3 {
-        read(&mut s, file, 0);
-        read(&mut s, file, 1);
-    }
-    assert!(s.folios[f].test(flags::REFERENCED | flags::WORKINGSET));
-    assert_eq!(folio_lru_refs(V1, &s.folios[f]), 2);
-    let min = s.lru_gen_folio(0).min_seq[FILE];
-    assert_eq!(seq_of(&s, f), min);
-    s.lru_gen_run_eviction(0, min, Some(60), Some(1)).unwrap();
-    assert!(s.folios.is_live(f));
-    assert_eq!(s.vm.pgactivate, 1, "ACTIVATE: the PTE was young");
-    assert_eq!(seq_of(&s, f), s.lru_gen_folio(0).max_seq);
+    let (mut s, f) = v6_1_rejected_mapped_folio(true);
+    evict_the_oldest_file_generation_keeping(&mut s, f);
     let fo = &s.folios[f];
     assert!(!fo.test(flags::WORKINGSET) && !fo.test(flags::REFERENCED));
     assert_eq!(folio_lru_refs(V1, fo), 0, "refs cleared");
