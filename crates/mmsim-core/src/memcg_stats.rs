@@ -53,8 +53,15 @@ use crate::timer::TimerKind;
 /// rstat last left them) and when the tree was last flushed.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct MemcgStats {
-    /// `machine.policy.memcg_stats_flush` is `ratelimited`.
+    /// Reads see the last flush: `machine.policy.memcg_stats_flush` is
+    /// `ratelimited` or `reclaim`.
     pub ratelimited: bool,
+    /// `memcg_stats_flush = "reclaim"` (5.15–6.11): `shrink_node()` flushes
+    /// the whole tree, and the refault test's delayed flush is of the whole
+    /// tree and sets `flush_next_time` as every flush does.
+    pub on_reclaim: bool,
+    /// Flushes by `shrink_node()` under `reclaim`.
+    pub reclaim_flushes: u64,
     /// `FLUSH_TIME`, ns (`machine.policy.memcg_stats_flush_ms`; 2 s in the kernel).
     pub flush_time: u64,
     /// `flush_last_time`: the last flush of the whole tree, ns.
@@ -73,7 +80,8 @@ impl MemcgStats {
     /// `flush_ms` ms.
     pub(crate) fn new(mode: MemcgStatsFlush, flush_ms: u64) -> Self {
         MemcgStats {
-            ratelimited: mode == MemcgStatsFlush::Ratelimited,
+            ratelimited: mode != MemcgStatsFlush::Sync,
+            on_reclaim: mode == MemcgStatsFlush::Reclaim,
             flush_time: flush_ms.saturating_mul(1_000_000),
             ..Default::default()
         }
@@ -106,10 +114,28 @@ impl Sim {
     /// (`now > flush_last_time + 2 * FLUSH_TIME`). A no-op under `sync`.
     pub(crate) fn mem_cgroup_flush_stats_ratelimited(&mut self, memcg: MemcgId, now: u64) {
         let s = &self.memcg_stats;
+        if s.on_reclaim {
+            // 6.1 `mem_cgroup_flush_stats_delayed()`: the whole tree, when
+            // `flush_next_time` (2 × FLUSH_TIME after any flush) has passed.
+            if now > s.flush_last_time + 2 * s.flush_time {
+                self.mem_cgroup_flush_stats(now);
+                self.memcg_stats.ratelimited_flushes += 1;
+            }
+            return;
+        }
         if s.ratelimited && now > s.flush_last_time + 2 * s.flush_time {
             self.do_flush_stats(memcg);
             self.memcg_stats.ratelimited_flushes += 1;
         }
+    }
+
+    /// 6.1 `mem_cgroup_flush_stats()` → `__mem_cgroup_flush_stats()` under
+    /// `memcg_stats_flush = "reclaim"`: the whole tree, setting
+    /// `flush_next_time` (here `flush_last_time`). Called by `shrink_node()`.
+    pub(crate) fn mem_cgroup_flush_stats(&mut self, now: u64) {
+        self.do_flush_stats(crate::memcg::ROOT);
+        self.memcg_stats.flush_last_time = now;
+        self.memcg_stats.reclaim_flushes += 1;
     }
 
     /// `do_flush_stats()` → `cgroup_rstat_flush()`: every group of

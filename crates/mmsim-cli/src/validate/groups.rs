@@ -74,7 +74,8 @@ pub fn parse(case: &Case, name: &str) -> Result<Spec, String> {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let c = counter(base).ok_or_else(|| format!("unknown counter `{base}` (known: {})", known()))?;
+    let c =
+        counter(base).ok_or_else(|| format!("unknown counter `{base}` (known: {})", known()))?;
     let per_group = GROUP_COUNTERS.contains(&base);
     if let Some(g) = &group {
         if !case.groups.contains(g) {
@@ -223,10 +224,13 @@ pub fn kernel_value(spec: &Spec, r: &KernelRun) -> Option<f64> {
 }
 
 /// mmsim's value of a counter; `one_group` is the group of a one-group case.
-pub fn sim_value(spec: &Spec, r: &ScenarioResult, one_group: &str, split: Option<&str>) -> Option<f64> {
-    let whole = spec
-        .base
-        .sim(r, spec.group.as_deref().unwrap_or(one_group));
+pub fn sim_value(
+    spec: &Spec,
+    r: &ScenarioResult,
+    one_group: &str,
+    split: Option<&str>,
+) -> Option<f64> {
+    let whole = spec.base.sim(r, spec.group.as_deref().unwrap_or(one_group));
     if spec.part == Part::Whole {
         return whole;
     }

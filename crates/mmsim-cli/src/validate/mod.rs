@@ -376,7 +376,14 @@ pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, St
                 s.machine.policy.mglru_retry_written_back =
                     s.machine.policy.mglru_version == mmsim_core::config::MglruVersion::V6_1;
             } else {
-                s.machine.policy.memcg_stats_flush = memcg_stats_flush_of(&r.kernel.release);
+                // A case of a kernel before 6.12 may choose the finer model of
+                // its flush (`reclaim`: read stale between reclaim passes).
+                let by_release = memcg_stats_flush_of(&r.kernel.release);
+                if !(by_release == mmsim_core::MemcgStatsFlush::Sync
+                    && s.machine.policy.memcg_stats_flush == mmsim_core::MemcgStatsFlush::Reclaim)
+                {
+                    s.machine.policy.memcg_stats_flush = by_release;
+                }
             }
         }
         Err(e) => {
@@ -558,7 +565,11 @@ pub fn render(c: &Comparison) -> String {
     }
     // Group-qualified names (`/long:workingset_refault_anon@before`) get a wider column.
     let w = if c.rows.iter().any(|r| r.counter.contains(':')) {
-        c.rows.iter().map(|r| r.counter.len() + 2).max().unwrap_or(26)
+        c.rows
+            .iter()
+            .map(|r| r.counter.len() + 2)
+            .max()
+            .unwrap_or(26)
     } else {
         26
     };

@@ -210,9 +210,11 @@ impl Suite {
                     super::groups::parse(&c, n).map_err(|m| at(field, m))?;
                 }
             }
-            if let Some(t) = c.enforce.iter().find(|n| {
-                super::groups::parse(&c, n).is_ok_and(|sp| sp.base.timing)
-            }) {
+            if let Some(t) = c
+                .enforce
+                .iter()
+                .find(|n| super::groups::parse(&c, n).is_ok_and(|sp| sp.base.timing))
+            {
                 return Err(at(
                     "enforce",
                     format!("`{t}` depends on timing, which mmsim models but does not match"),
