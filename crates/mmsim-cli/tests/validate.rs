@@ -621,7 +621,7 @@ fn several_group_cases_name_what_is_wrong() {
             "`@during` is not @before or @after",
         ),
         (
-            "groups = [\"/a\", \"/b\"]\nsplit_at = \"w\"\nenforce = [\"/a:pgmajfault\"]\ncounters = [\"pgscan@after\"]\n",
+            "groups = [\"/a\", \"/b\"]\nsplit_at = \"w\"\nenforce = [\"/a:pgmajfault\"]\ncounters = [\"end_ratio@after\"]\n",
             "only a group's own counters and pswpin, pswpout can be split",
         ),
         (

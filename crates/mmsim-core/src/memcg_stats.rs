@@ -21,6 +21,19 @@
 //! so the values were current to within a batch: mmsim reads the live lists
 //! ([`MemcgStatsFlush::Sync`], the default; bit-identical to before).
 //!
+//! That is exact inside `shrink_node()`, but not for what reclaim reads
+//! before it: v1 soft-limit reclaim, which `shrink_zones()` and
+//! `balance_pgdat()` call before `shrink_node()` (6.1's mm/vmscan.c), reads
+//! `inactive_is_low()` in each of its `mem_cgroup_shrink_node()` calls on the
+//! totals of the previous pass's flush. [`MemcgStatsFlush::Reclaim`] (opt-in)
+//! models 6.1 as it is: reads see the last flush, `shrink_node()` flushes the
+//! whole tree (`mem_cgroup_flush_stats()`, after the soft-limit pass),
+//! `flush_memcg_stats_dwork()` every `FLUSH_TIME`, and the refault test
+//! flushes when the last flush is over 2 × `FLUSH_TIME` old
+//! (`mem_cgroup_flush_stats_delayed()`, which 6.1's `__mem_cgroup_flush_stats()`
+//! times from any flush). Checked against Debian's 6.1.192 mm/memcontrol.c
+//! and mm/vmscan.c.
+//!
 //! 6.12 ("memcg: use ratelimited stats flush in the reclaim", Shakeel Butt,
 //! 2024) calls `mem_cgroup_flush_stats_ratelimited()` in
 //! `prepare_scan_control()`, and `workingset_test_recent()` already did
