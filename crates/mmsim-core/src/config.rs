@@ -11,6 +11,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::cost::CostModel;
+pub use crate::memcg_stats::MemcgStatsFlush;
 use crate::PAGE_SIZE;
 
 /// Error in a scenario or a command-line setting: names the field and what is allowed.
@@ -328,9 +329,7 @@ pub struct PolicyConfig {
     /// (default; up to 6.11, `mem_cgroup_flush_stats()` at every
     /// `shrink_node`) or `ratelimited` (6.12+: only the periodic flusher
     /// every 2 s, so `prepare_scan_control()` and the refault test read
-    /// statistics up to 2 s old) or `reclaim` (5.15–6.11 exactly: flushed
-    /// at every `shrink_node`, read stale in between, e.g. by v1 soft-limit
-    /// reclaim). See [`MemcgStatsFlush`].
+    /// statistics up to 2 s old) or `reclaim`. See [`MemcgStatsFlush`].
     #[serde(default)]
     pub memcg_stats_flush: MemcgStatsFlush,
     /// For `memcg_stats_flush = "ratelimited"`: the periodic flusher's
@@ -433,67 +432,6 @@ impl Default for PolicyConfig {
             mglru_fix_underprotected: false,
             mglru_writeback_in_reclaim: true,
             mglru_retry_written_back: false,
-        }
-    }
-}
-
-/// When the memory cgroup statistics that the classic LRU's reclaim reads
-/// (`lruvec_page_state()` of a memcg lruvec: list sizes and
-/// WORKINGSET_ACTIVATE_*) are brought up to date (mm/memcontrol.c rstat
-/// flushing; see `crate::memcg_stats`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum MemcgStatsFlush {
-    /// Up to 6.11: `shrink_node()` (6.1) or `prepare_scan_control()` (6.8)
-    /// calls `mem_cgroup_flush_stats()`, which flushes once more than
-    /// `MEMCG_CHARGE_BATCH` updates per CPU are pending: reclaim reads
-    /// statistics current to within a batch, modelled as exact.
-    #[default]
-    Sync,
-    /// 6.12+ ("memcg: use ratelimited stats flush in the reclaim"):
-    /// `prepare_scan_control()` and `workingset_test_recent()` call
-    /// `mem_cgroup_flush_stats_ratelimited()`, which flushes only when the
-    /// periodic flusher (`flush_memcg_stats_dwork`, every `FLUSH_TIME` =
-    /// 2 s) is a full cycle late: decisions use statistics up to 2 s old.
-    Ratelimited,
-    /// 5.15–6.11 as the kernel does it (mm/memcontrol.c and mm/vmscan.c of
-    /// 6.1): `lruvec_page_state()` reads the totals of the last rstat flush,
-    /// which `shrink_node()` (`prepare_scan_control()`) does at every pass
-    /// (`mem_cgroup_flush_stats()`, whole tree), `flush_memcg_stats_dwork()`
-    /// every `FLUSH_TIME`, and `workingset_refault()` when the last flush is
-    /// over 2 × `FLUSH_TIME` old (`mem_cgroup_flush_stats_delayed()`). What
-    /// reclaim reads outside `shrink_node()` is as of the previous pass: v1
-    /// soft-limit reclaim, which `shrink_zones()` and `balance_pgdat()` run
-    /// before `shrink_node()` (and so before its flush), decides
-    /// `inactive_is_low()` in each of its up to 100 `mem_cgroup_shrink_node()`
-    /// calls on those totals; also kswapd's `age_active_anon()`. Opt-in (the
-    /// 6.1 guest's soft-limit case sets it). Not modelled: the flush
-    /// threshold (`stats_flush_threshold` > CPUs: more than
-    /// `MEMCG_CHARGE_BATCH` updates per CPU pending), always met under reclaim.
-    Reclaim,
-}
-
-impl FromStr for MemcgStatsFlush {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "sync" => Ok(MemcgStatsFlush::Sync),
-            "ratelimited" => Ok(MemcgStatsFlush::Ratelimited),
-            "reclaim" => Ok(MemcgStatsFlush::Reclaim),
-            _ => Err(format!(
-                "unknown memcg_stats_flush `{s}`; allowed: sync, ratelimited, reclaim"
-            )),
-        }
-    }
-}
-
-impl MemcgStatsFlush {
-    /// The name used in scenario files and reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            MemcgStatsFlush::Sync => "sync",
-            MemcgStatsFlush::Ratelimited => "ratelimited",
-            MemcgStatsFlush::Reclaim => "reclaim",
         }
     }
 }

@@ -57,10 +57,62 @@
 //! updates), and the node-level vmstat reads (`file_is_tiny` reads
 //! `node_page_state`, exact per CPU batch: live here).
 
-use crate::config::MemcgStatsFlush;
+use serde::{Deserialize, Serialize};
+use std::str::FromStr;
+
 use crate::memcg::{MemcgId, SubtreeLruvec};
 use crate::sim::Sim;
 use crate::timer::TimerKind;
+
+/// When the memory cgroup statistics that the classic LRU's reclaim reads
+/// (`lruvec_page_state()` of a memcg lruvec: list sizes and
+/// WORKINGSET_ACTIVATE_*) are brought up to date (mm/memcontrol.c rstat
+/// flushing; see `crate::memcg_stats`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemcgStatsFlush {
+    /// Up to 6.11: `shrink_node()` (6.1) or `prepare_scan_control()` (6.8)
+    /// calls `mem_cgroup_flush_stats()`, which flushes once more than
+    /// `MEMCG_CHARGE_BATCH` updates per CPU are pending: reclaim reads
+    /// statistics current to within a batch, modelled as exact.
+    #[default]
+    Sync,
+    /// 6.12+ ("memcg: use ratelimited stats flush in the reclaim"):
+    /// `prepare_scan_control()` and `workingset_test_recent()` call
+    /// `mem_cgroup_flush_stats_ratelimited()`, which flushes only when the
+    /// periodic flusher (`flush_memcg_stats_dwork`, every `FLUSH_TIME` =
+    /// 2 s) is a full cycle late: decisions use statistics up to 2 s old.
+    Ratelimited,
+    /// 5.15–6.11 exactly: reads see the last flush, which every
+    /// `shrink_node()` takes; v1 soft-limit reclaim, run before it, reads the
+    /// previous pass's (opt-in; see `crate::memcg_stats`).
+    Reclaim,
+}
+
+impl FromStr for MemcgStatsFlush {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "sync" => Ok(MemcgStatsFlush::Sync),
+            "ratelimited" => Ok(MemcgStatsFlush::Ratelimited),
+            "reclaim" => Ok(MemcgStatsFlush::Reclaim),
+            _ => Err(format!(
+                "unknown memcg_stats_flush `{s}`; allowed: sync, ratelimited, reclaim"
+            )),
+        }
+    }
+}
+
+impl MemcgStatsFlush {
+    /// The name used in scenario files and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemcgStatsFlush::Sync => "sync",
+            MemcgStatsFlush::Ratelimited => "ratelimited",
+            MemcgStatsFlush::Reclaim => "reclaim",
+        }
+    }
+}
 
 /// The flushed memcg statistics (`memcg->vmstats`, `pn->lruvec_stats` as
 /// rstat last left them) and when the tree was last flushed.
