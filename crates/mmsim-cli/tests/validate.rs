@@ -601,23 +601,27 @@ fn several_group_cases_name_what_is_wrong() {
     let head = "[[case]]\nname = \"g\"\nscenario = \"x.toml\"\nkernel = \"guest\"\n";
     for (body, want) in [
         (
-            "groups = [\"/a\", \"/b\"]\nenforce = [\"/c:pgmajfault\"]\n",
+            "groups = [\"/a\", \"/b\"]\ncounters = [\"pswpin\"]\nenforce = [\"/c:pgmajfault\"]\n",
             "group `/c` is not in the case's `groups` (/a, /b)",
+        ),
+        (
+            "groups = [\"/a\", \"/b\"]\nenforce = [\"/a:pgmajfault\"]\n",
+            "case[0] (g).counters: a case with `groups` lists its counters",
         ),
         (
             "enforce = [\"/a:pgmajfault\"]\n",
             "a one-group case names its counters without a group",
         ),
         (
-            "groups = [\"/a\", \"/b\"]\nenforce = [\"/a:pswpin\"]\n",
+            "groups = [\"/a\", \"/b\"]\ncounters = [\"pswpin\"]\nenforce = [\"/a:pswpin\"]\n",
             "`pswpin` is not a group's own counter",
         ),
         (
-            "groups = [\"/a\", \"/b\"]\nenforce = [\"/a:pgmajfault@before\"]\n",
+            "groups = [\"/a\", \"/b\"]\ncounters = [\"pswpin\"]\nenforce = [\"/a:pgmajfault@before\"]\n",
             "@before/@after need `split_at`",
         ),
         (
-            "groups = [\"/a\", \"/b\"]\nsplit_at = \"w\"\nenforce = [\"/a:pgmajfault@during\"]\n",
+            "groups = [\"/a\", \"/b\"]\ncounters = [\"pswpin\"]\nsplit_at = \"w\"\nenforce = [\"/a:pgmajfault@during\"]\n",
             "`@during` is not @before or @after",
         ),
         (
@@ -637,7 +641,7 @@ fn several_group_cases_name_what_is_wrong() {
             "name each group once",
         ),
         (
-            "groups = [\"/a\", \"/b\"]\nenforce = [\"end_ratio\"]\n",
+            "groups = [\"/a\", \"/b\"]\ncounters = [\"pswpin\"]\nenforce = [\"end_ratio\"]\n",
             "depends on timing",
         ),
     ] {

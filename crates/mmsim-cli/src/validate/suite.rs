@@ -196,6 +196,13 @@ impl Suite {
                         .into(),
                 ));
             }
+            if !c.groups.is_empty() && c.counters.is_empty() {
+                return Err(at(
+                    "counters",
+                    "a case with `groups` lists its counters (`/short:pgmajfault`, `pswpout`, ...)"
+                        .into(),
+                ));
+            }
             if c.split_at.is_some() && c.groups.is_empty() {
                 return Err(at("split_at", "only for a case with `groups`".into()));
             }
