@@ -5,11 +5,26 @@ workingset_refault_anon, the node's pswpin/pswpout, and /long's refaults, major 
 and usage and the node's pswpout before and after /short's end (at the last 100 ms
 sample at or before it). With --json, one JSON object per run.
 
+With --validate, the `mmsim validate` result of the suite's case `guest-soft-v1`
+(validation/results/guest-soft-v1.json: the case, fair.toml's text and one kernel run
+per run of the log); --from-jsonl FILE reads the runs from a --json file instead of a
+console log. Then `mmsim validate --from-results --rebaseline --case guest-soft-v1` adds
+the event stream's digest and the accepted errors.
+
     python3 validation/guest-soft/summarize.py console.log [--json]
+    python3 validation/guest-soft/summarize.py console.log --validate [--date ISO] \
+        > validation/results/guest-soft-v1.json
+    python3 validation/guest-soft/summarize.py --from-jsonl results/kernel-6.1-416M.jsonl \
+        --validate --date 2026-11-28T23:13:00Z > validation/results/guest-soft-v1.json
 """
 import json
+import pathlib
 import re
 import sys
+import tomllib
+
+HERE = pathlib.Path(__file__).resolve().parent
+CASE = 'guest-soft-v1'
 
 
 def runs(text):
@@ -84,9 +99,61 @@ def summarize(run):
     return out
 
 
+def kernel_run(r):
+    """One run of summarize() as a KernelRun of `mmsim validate` (crates/mmsim-cli/src/
+    validate/counters.rs): each group's memory.stat counters, /proc/vmstat deltas, the
+    sample at /short's end and both jobs' ends."""
+    groups = {}
+    for g in ('short', 'long'):
+        x = r[g]
+        groups['/' + g] = {'pgmajfault': x['pgmajfault'],
+                           'workingset_refault_anon': x['workingset_refault_anon'],
+                           'pgfault': x['pgfault'], 'max_usage_in_bytes': x['max_usage']}
+    vmstat = {k: r[k] for k in ('pswpin', 'pswpout', 'pgscan_kswapd', 'pgscan_direct',
+                                'pgsteal_kswapd', 'pgsteal_direct', 'allocstall_normal',
+                                'allocstall_dma32', 'pgmajfault')}
+    out = {'memcg': {}, 'vmstat': vmstat,
+           'probe': {'short_wall_s': r['short']['wall_s'], 'long_wall_s': r['long']['wall_s']},
+           'groups': groups, 'ends_s': {'short': r['short_end_s'], 'long': r['long_end_s']}}
+    if 'at_short_end' in r:
+        a = r['at_short_end']
+        out['at_split'] = {
+            't_s': a['t_s'],
+            'groups': {'/long': {'workingset_refault_anon': a['long_refault'],
+                                 'pgmajfault': a['long_majflt'], 'usage_in_bytes': a['long_usage']}},
+            'vmstat': {'pswpout': r['pswpout_before_after'][0],
+                       'pswpin': r['pswpin_before_after'][0]}}
+    return out
+
+
+def case_result(res, release, date):
+    suite = tomllib.loads((HERE.parent / 'suite.toml').read_text())
+    case = next(c for c in suite['case'] if c['name'] == CASE)
+    return {'format': 'mmsim-validate', 'version': 1, 'case': case,
+            'scenario_toml': (HERE.parent / case['scenario']).read_text(),
+            'kernel': {'site': 'guest', 'release': release, 'date': date, 'lru_gen': False,
+                       'runs': [kernel_run(r) for r in res]},
+            'accepted': {}}
+
+
+def arg(name, default=None):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
 def main():
-    text = open(sys.argv[1], errors='replace').read()
-    res = [summarize(r) for r in runs(text)]
+    release = arg('--release')
+    if '--from-jsonl' in sys.argv:
+        res = [json.loads(line) for line in open(arg('--from-jsonl')) if line.strip()]
+    else:
+        text = open(sys.argv[1], errors='replace').read()
+        res = [summarize(r) for r in runs(text)]
+        m = re.search(r'SV-KERNEL (\S+)', text)
+        release = release or (m.group(1) if m else None)
+    if '--validate' in sys.argv:
+        import datetime
+        date = arg('--date') or datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
+        print(json.dumps(case_result(res, release or '6.1.0-50-cloud-amd64', date), indent=2))
+        return
     if '--json' in sys.argv:
         for r in res:
             print(json.dumps(r))

@@ -530,3 +530,176 @@ fn damon_reclaim_cases_compare_the_module_and_its_scheme() {
     assert!((14000.0..16500.0).contains(&k), "{k}");
     assert_eq!(swap["mmsim"].as_f64(), Some(16384.0));
 }
+
+/// The several-group case of the 6.1 guest (issue 15 item 2): each group's counters,
+/// the split at /short's end and the machine's, from the recorded runs.
+#[test]
+fn guest_soft_v1_compares_each_group_and_the_split() {
+    let out = mmsim()
+        .args([
+            "validate",
+            &suite(),
+            "--from-results",
+            "--case",
+            "guest-soft-v1",
+            "--json",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["cases"][0]["rows"].as_array().unwrap();
+    let row = |n: &str| {
+        rows.iter()
+            .find(|r| r["counter"] == n)
+            .unwrap_or_else(|| panic!("no row {n}"))
+    };
+    // The kernel means of the three recorded runs (results/kernel-6.1-416M.jsonl).
+    for (n, mean) in [
+        ("/short:pgmajfault", (15646.0 + 14704.0 + 13843.0) / 3.0),
+        (
+            "/long:workingset_refault_anon",
+            (33526.0 + 25724.0 + 26313.0) / 3.0,
+        ),
+        (
+            "/long:workingset_refault_anon@before",
+            (16949.0 + 16094.0 + 15353.0) / 3.0,
+        ),
+        (
+            "/long:workingset_refault_anon@after",
+            (16577.0 + 9630.0 + 10960.0) / 3.0,
+        ),
+        ("pswpout", (64871.0 + 50399.0 + 48086.0) / 3.0),
+        ("pswpout@after", 0.0),
+    ] {
+        let k = row(n)["kernel_mean"].as_f64().unwrap();
+        assert!((k - mean).abs() < 1e-6, "{n}: {k} != {mean}");
+    }
+    assert_eq!(row("/long:pgmajfault")["enforced"], true);
+    assert_eq!(row("pswpin")["enforced"], false);
+    // Before + after = the whole run, on both sides.
+    let m = |n: &str| row(n)["mmsim"].as_f64().unwrap();
+    assert_eq!(
+        m("/long:workingset_refault_anon@before") + m("/long:workingset_refault_anon@after"),
+        m("/long:workingset_refault_anon")
+    );
+    assert_eq!(m("pswpout@after"), 0.0);
+    let ratio = row("end_ratio");
+    assert!(ratio["kernel_mean"].as_f64().unwrap() > 0.5);
+    assert!(ratio["mmsim"].as_f64().unwrap() < 1.0);
+}
+
+#[test]
+fn several_group_cases_name_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("suite.toml");
+    let head = "[[case]]\nname = \"g\"\nscenario = \"x.toml\"\nkernel = \"guest\"\n";
+    for (body, want) in [
+        (
+            "groups = [\"/a\", \"/b\"]\ncounters = [\"pswpin\"]\nenforce = [\"/c:pgmajfault\"]\n",
+            "group `/c` is not in the case's `groups` (/a, /b)",
+        ),
+        (
+            "groups = [\"/a\", \"/b\"]\nenforce = [\"/a:pgmajfault\"]\n",
+            "case[0] (g).counters: a case with `groups` lists its counters",
+        ),
+        (
+            "enforce = [\"/a:pgmajfault\"]\n",
+            "a one-group case names its counters without a group",
+        ),
+        (
+            "groups = [\"/a\", \"/b\"]\ncounters = [\"pswpin\"]\nenforce = [\"/a:pswpin\"]\n",
+            "`pswpin` is not a group's own counter",
+        ),
+        (
+            "groups = [\"/a\", \"/b\"]\ncounters = [\"pswpin\"]\nenforce = [\"/a:pgmajfault@before\"]\n",
+            "@before/@after need `split_at`",
+        ),
+        (
+            "groups = [\"/a\", \"/b\"]\ncounters = [\"pswpin\"]\nsplit_at = \"w\"\nenforce = [\"/a:pgmajfault@during\"]\n",
+            "`@during` is not @before or @after",
+        ),
+        (
+            "groups = [\"/a\", \"/b\"]\nsplit_at = \"w\"\nenforce = [\"/a:pgmajfault\"]\ncounters = [\"end_ratio@after\"]\n",
+            "only a group's own counters and pswpin, pswpout can be split",
+        ),
+        (
+            "split_at = \"w\"\nenforce = [\"pgmajfault\"]\n",
+            "case[0] (g).split_at: only for a case with `groups`",
+        ),
+        (
+            "groups = [\"/a\"]\nenforce = [\"/a:pgmajfault\"]\n",
+            "case[0] (g).groups: one group",
+        ),
+        (
+            "groups = [\"/a\", \"/a\"]\nenforce = [\"/a:pgmajfault\"]\n",
+            "name each group once",
+        ),
+        (
+            "groups = [\"/a\", \"/b\"]\ncounters = [\"pswpin\"]\nenforce = [\"end_ratio\"]\n",
+            "depends on timing",
+        ),
+    ] {
+        std::fs::write(&s, format!("{head}{body}")).unwrap();
+        bad_input(
+            &["validate", s.to_str().unwrap(), "--from-results"],
+            &["suite.toml", want],
+        );
+    }
+    // The live runner refuses the case, and says how it is recorded.
+    bad_input(
+        &["validate", &suite(), "--case", "guest-soft-v1"],
+        &[
+            "several groups (/short, /long)",
+            "live runner cannot run",
+            "--from-results",
+        ],
+    );
+    // Recorded results that lack a group or the split sample.
+    let text = std::fs::read_to_string(repo("validation/results/guest-soft-v1.json")).unwrap();
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    let write = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut r: serde_json::Value = serde_json::from_str(&text).unwrap();
+        edit(&mut r);
+        std::fs::write(results.join("guest-soft-v1.json"), r.to_string()).unwrap();
+    };
+    let args = [
+        "validate",
+        &suite(),
+        "--from-results",
+        "--case",
+        "guest-soft-v1",
+        "--results",
+        results.to_str().unwrap(),
+    ];
+    write(&|r| {
+        r["kernel"]["runs"][2]["groups"]
+            .as_object_mut()
+            .unwrap()
+            .remove("/long");
+    });
+    bad_input(
+        &args,
+        &["kernel.runs[2].groups has no `/long`", "record it again"],
+    );
+    write(&|r| {
+        r["kernel"]["runs"][1]
+            .as_object_mut()
+            .unwrap()
+            .remove("at_split");
+    });
+    bad_input(&args, &["kernel.runs[1] has no `at_split`"]);
+    write(&|r| {
+        r["kernel"]["runs"][0]["at_split"]["groups"]
+            .as_object_mut()
+            .unwrap()
+            .remove("/long");
+    });
+    bad_input(&args, &["kernel.runs[0].at_split.groups has no `/long`"]);
+}

@@ -11,6 +11,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::cost::CostModel;
+pub use crate::memcg_stats::MemcgStatsFlush;
 use crate::PAGE_SIZE;
 
 /// Error in a scenario or a command-line setting: names the field and what is allowed.
@@ -328,7 +329,7 @@ pub struct PolicyConfig {
     /// (default; up to 6.11, `mem_cgroup_flush_stats()` at every
     /// `shrink_node`) or `ratelimited` (6.12+: only the periodic flusher
     /// every 2 s, so `prepare_scan_control()` and the refault test read
-    /// statistics up to 2 s old). See [`MemcgStatsFlush`].
+    /// statistics up to 2 s old) or `reclaim`. See [`MemcgStatsFlush`].
     #[serde(default)]
     pub memcg_stats_flush: MemcgStatsFlush,
     /// For `memcg_stats_flush = "ratelimited"`: the periodic flusher's
@@ -431,50 +432,6 @@ impl Default for PolicyConfig {
             mglru_fix_underprotected: false,
             mglru_writeback_in_reclaim: true,
             mglru_retry_written_back: false,
-        }
-    }
-}
-
-/// When the memory cgroup statistics that the classic LRU's reclaim reads
-/// (`lruvec_page_state()` of a memcg lruvec: list sizes and
-/// WORKINGSET_ACTIVATE_*) are brought up to date (mm/memcontrol.c rstat
-/// flushing; see `crate::memcg_stats`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum MemcgStatsFlush {
-    /// Up to 6.11: `shrink_node()` (6.1) or `prepare_scan_control()` (6.8)
-    /// calls `mem_cgroup_flush_stats()`, which flushes once more than
-    /// `MEMCG_CHARGE_BATCH` updates per CPU are pending: reclaim reads
-    /// statistics current to within a batch, modelled as exact.
-    #[default]
-    Sync,
-    /// 6.12+ ("memcg: use ratelimited stats flush in the reclaim"):
-    /// `prepare_scan_control()` and `workingset_test_recent()` call
-    /// `mem_cgroup_flush_stats_ratelimited()`, which flushes only when the
-    /// periodic flusher (`flush_memcg_stats_dwork`, every `FLUSH_TIME` =
-    /// 2 s) is a full cycle late: decisions use statistics up to 2 s old.
-    Ratelimited,
-}
-
-impl FromStr for MemcgStatsFlush {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "sync" => Ok(MemcgStatsFlush::Sync),
-            "ratelimited" => Ok(MemcgStatsFlush::Ratelimited),
-            _ => Err(format!(
-                "unknown memcg_stats_flush `{s}`; allowed: sync, ratelimited"
-            )),
-        }
-    }
-}
-
-impl MemcgStatsFlush {
-    /// The name used in scenario files and reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            MemcgStatsFlush::Sync => "sync",
-            MemcgStatsFlush::Ratelimited => "ratelimited",
         }
     }
 }

@@ -21,6 +21,19 @@
 //! so the values were current to within a batch: mmsim reads the live lists
 //! ([`MemcgStatsFlush::Sync`], the default; bit-identical to before).
 //!
+//! That is exact inside `shrink_node()`, but not for what reclaim reads
+//! before it: v1 soft-limit reclaim, which `shrink_zones()` and
+//! `balance_pgdat()` call before `shrink_node()` (6.1's mm/vmscan.c), reads
+//! `inactive_is_low()` in each of its `mem_cgroup_shrink_node()` calls on the
+//! totals of the previous pass's flush. [`MemcgStatsFlush::Reclaim`] (opt-in)
+//! models 6.1 as it is: reads see the last flush, `shrink_node()` flushes the
+//! whole tree (`mem_cgroup_flush_stats()`, after the soft-limit pass),
+//! `flush_memcg_stats_dwork()` every `FLUSH_TIME`, and the refault test
+//! flushes when the last flush is over 2 × `FLUSH_TIME` old
+//! (`mem_cgroup_flush_stats_delayed()`, which 6.1's `__mem_cgroup_flush_stats()`
+//! times from any flush). Checked against Debian's 6.1.192 mm/memcontrol.c
+//! and mm/vmscan.c.
+//!
 //! 6.12 ("memcg: use ratelimited stats flush in the reclaim", Shakeel Butt,
 //! 2024) calls `mem_cgroup_flush_stats_ratelimited()` in
 //! `prepare_scan_control()`, and `workingset_test_recent()` already did
@@ -44,17 +57,76 @@
 //! updates), and the node-level vmstat reads (`file_is_tiny` reads
 //! `node_page_state`, exact per CPU batch: live here).
 
-use crate::config::MemcgStatsFlush;
+use serde::{Deserialize, Serialize};
+use std::str::FromStr;
+
 use crate::memcg::{MemcgId, SubtreeLruvec};
 use crate::sim::Sim;
 use crate::timer::TimerKind;
+
+/// When the memory cgroup statistics that the classic LRU's reclaim reads
+/// (`lruvec_page_state()` of a memcg lruvec: list sizes and
+/// WORKINGSET_ACTIVATE_*) are brought up to date (mm/memcontrol.c rstat
+/// flushing; see `crate::memcg_stats`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemcgStatsFlush {
+    /// Up to 6.11: `shrink_node()` (6.1) or `prepare_scan_control()` (6.8)
+    /// calls `mem_cgroup_flush_stats()`, which flushes once more than
+    /// `MEMCG_CHARGE_BATCH` updates per CPU are pending: reclaim reads
+    /// statistics current to within a batch, modelled as exact.
+    #[default]
+    Sync,
+    /// 6.12+ ("memcg: use ratelimited stats flush in the reclaim"):
+    /// `prepare_scan_control()` and `workingset_test_recent()` call
+    /// `mem_cgroup_flush_stats_ratelimited()`, which flushes only when the
+    /// periodic flusher (`flush_memcg_stats_dwork`, every `FLUSH_TIME` =
+    /// 2 s) is a full cycle late: decisions use statistics up to 2 s old.
+    Ratelimited,
+    /// 5.15–6.11 exactly: reads see the last flush, which every
+    /// `shrink_node()` takes; v1 soft-limit reclaim, run before it, reads the
+    /// previous pass's (opt-in; see `crate::memcg_stats`).
+    Reclaim,
+}
+
+impl FromStr for MemcgStatsFlush {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "sync" => Ok(MemcgStatsFlush::Sync),
+            "ratelimited" => Ok(MemcgStatsFlush::Ratelimited),
+            "reclaim" => Ok(MemcgStatsFlush::Reclaim),
+            _ => Err(format!(
+                "unknown memcg_stats_flush `{s}`; allowed: sync, ratelimited, reclaim"
+            )),
+        }
+    }
+}
+
+impl MemcgStatsFlush {
+    /// The name used in scenario files and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemcgStatsFlush::Sync => "sync",
+            MemcgStatsFlush::Ratelimited => "ratelimited",
+            MemcgStatsFlush::Reclaim => "reclaim",
+        }
+    }
+}
 
 /// The flushed memcg statistics (`memcg->vmstats`, `pn->lruvec_stats` as
 /// rstat last left them) and when the tree was last flushed.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct MemcgStats {
-    /// `machine.policy.memcg_stats_flush` is `ratelimited`.
+    /// Reads see the last flush: `machine.policy.memcg_stats_flush` is
+    /// `ratelimited` or `reclaim`.
     pub ratelimited: bool,
+    /// `memcg_stats_flush = "reclaim"` (5.15–6.11): `shrink_node()` flushes
+    /// the whole tree, and the refault test's delayed flush is of the whole
+    /// tree and sets `flush_next_time` as every flush does.
+    pub on_reclaim: bool,
+    /// Flushes by `shrink_node()` under `reclaim`.
+    pub reclaim_flushes: u64,
     /// `FLUSH_TIME`, ns (`machine.policy.memcg_stats_flush_ms`; 2 s in the kernel).
     pub flush_time: u64,
     /// `flush_last_time`: the last flush of the whole tree, ns.
@@ -73,7 +145,8 @@ impl MemcgStats {
     /// `flush_ms` ms.
     pub(crate) fn new(mode: MemcgStatsFlush, flush_ms: u64) -> Self {
         MemcgStats {
-            ratelimited: mode == MemcgStatsFlush::Ratelimited,
+            ratelimited: mode != MemcgStatsFlush::Sync,
+            on_reclaim: mode == MemcgStatsFlush::Reclaim,
             flush_time: flush_ms.saturating_mul(1_000_000),
             ..Default::default()
         }
@@ -106,10 +179,28 @@ impl Sim {
     /// (`now > flush_last_time + 2 * FLUSH_TIME`). A no-op under `sync`.
     pub(crate) fn mem_cgroup_flush_stats_ratelimited(&mut self, memcg: MemcgId, now: u64) {
         let s = &self.memcg_stats;
+        if s.on_reclaim {
+            // 6.1 `mem_cgroup_flush_stats_delayed()`: the whole tree, when
+            // `flush_next_time` (2 × FLUSH_TIME after any flush) has passed.
+            if now > s.flush_last_time + 2 * s.flush_time {
+                self.mem_cgroup_flush_stats(now);
+                self.memcg_stats.ratelimited_flushes += 1;
+            }
+            return;
+        }
         if s.ratelimited && now > s.flush_last_time + 2 * s.flush_time {
             self.do_flush_stats(memcg);
             self.memcg_stats.ratelimited_flushes += 1;
         }
+    }
+
+    /// 6.1 `mem_cgroup_flush_stats()` → `__mem_cgroup_flush_stats()` under
+    /// `memcg_stats_flush = "reclaim"`: the whole tree, setting
+    /// `flush_next_time` (here `flush_last_time`). Called by `shrink_node()`.
+    pub(crate) fn mem_cgroup_flush_stats(&mut self, now: u64) {
+        self.do_flush_stats(crate::memcg::ROOT);
+        self.memcg_stats.flush_last_time = now;
+        self.memcg_stats.reclaim_flushes += 1;
     }
 
     /// `do_flush_stats()` → `cgroup_rstat_flush()`: every group of

@@ -41,6 +41,31 @@ pub struct KernelRun {
     /// Same, `full`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub psi_full_us: Option<u64>,
+    /// Cases with several groups (`groups` in the suite): each group's `memory.stat`
+    /// counters at the end of the run, by group path.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub groups: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Cases with a `split_at` workload: the counters at the runner's last sample at or
+    /// before that workload's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_split: Option<SplitSample>,
+    /// Each workload's end, seconds after the workloads started, by workload name
+    /// (several-process cases; `end_ratio`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ends_s: BTreeMap<String, f64>,
+}
+
+/// The counters of a kernel run at the split workload's end (see [`KernelRun::at_split`]).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct SplitSample {
+    /// The sample's time, seconds after the workloads started.
+    pub t_s: f64,
+    /// Each group's `memory.stat` counters then (the groups the runner sampled).
+    #[serde(default)]
+    pub groups: BTreeMap<String, BTreeMap<String, u64>>,
+    /// /proc/vmstat deltas from the run's start to then.
+    #[serde(default)]
+    pub vmstat: BTreeMap<String, u64>,
 }
 
 /// A compared counter.
@@ -619,6 +644,29 @@ pub const COUNTERS: &[Counter] = &[
         timing: false,
         kernel: |r| r.probe.get("anon_huge_kb").map(|v| v / 4.0),
         sim: |r, _| Some(r.result.anon_thp_pages as f64),
+    },
+    Counter {
+        name: "end_ratio",
+        what: "the first workload's end ÷ the last one's (kernel: the runner's end times \
+               of its processes; mmsim: each workload's exit_ns, else end_ns; timing: \
+               shown, never enforced)",
+        timing: true,
+        kernel: |r| {
+            let lo = r.ends_s.values().copied().fold(f64::INFINITY, f64::min);
+            let hi = r.ends_s.values().copied().fold(0.0, f64::max);
+            (hi > 0.0).then(|| lo / hi)
+        },
+        sim: |r, _| {
+            let ends: Vec<f64> = r
+                .workloads
+                .iter()
+                .filter_map(|w| w.exit_ns.or(w.end_ns))
+                .map(|n| n as f64)
+                .collect();
+            let lo = ends.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = ends.iter().copied().fold(0.0, f64::max);
+            (hi > 0.0).then(|| lo / hi)
+        },
     },
     Counter {
         name: "psi_some_ms",

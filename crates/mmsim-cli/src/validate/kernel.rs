@@ -848,6 +848,7 @@ pub fn run_host(
             psi_full_us,
             damon: BTreeMap::new(),
             thp: BTreeMap::new(),
+            ..KernelRun::default()
         };
         say(
             o,

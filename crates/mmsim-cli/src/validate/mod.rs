@@ -12,6 +12,7 @@
 //! whichever is larger, or the error accepted (and explained) when it was recorded.
 
 pub mod counters;
+pub mod groups;
 pub mod kernel;
 pub mod suite;
 
@@ -28,7 +29,7 @@ use mmsim_workloads::{run_scenario, RunOptions, Scenario, ScenarioResult};
 use serde::{Deserialize, Serialize};
 
 use crate::{Outcome, UsageError};
-use counters::{counter, KernelRun, COUNTERS};
+use counters::{KernelRun, COUNTERS};
 use suite::{Case, CasePolicy, KernelSite, Suite};
 
 /// Flags of `mmsim validate`.
@@ -375,7 +376,14 @@ pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, St
                 s.machine.policy.mglru_retry_written_back =
                     s.machine.policy.mglru_version == mmsim_core::config::MglruVersion::V6_1;
             } else {
-                s.machine.policy.memcg_stats_flush = memcg_stats_flush_of(&r.kernel.release);
+                // A case of a kernel before 6.12 may choose the finer model of
+                // its flush (`reclaim`: read stale between reclaim passes).
+                let by_release = memcg_stats_flush_of(&r.kernel.release);
+                if !(by_release == mmsim_core::MemcgStatsFlush::Sync
+                    && s.machine.policy.memcg_stats_flush == mmsim_core::MemcgStatsFlush::Reclaim)
+                {
+                    s.machine.policy.memcg_stats_flush = by_release;
+                }
             }
         }
         Err(e) => {
@@ -438,8 +446,15 @@ pub fn compare(r: &CaseResult) -> Result<Comparison> {
             .into());
         }
     }
+    // A case with several groups names each group's counters with the group; one
+    // with one group has its group from the scenario.
+    let group = if r.case.groups.is_empty() {
+        kernel::group_setup(&s)?.path
+    } else {
+        groups::check_record(&r.case, &r.kernel.runs, &s).map_err(UsageError)?;
+        String::new()
+    };
     let sim = simulate(r)?;
-    let group = kernel::group_setup(&s)?.path;
     let names: Vec<&str> = if r.case.counters.is_empty() {
         COUNTERS.iter().map(|c| c.name).collect()
     } else {
@@ -447,14 +462,23 @@ pub fn compare(r: &CaseResult) -> Result<Comparison> {
     };
     let mut rows = Vec::new();
     for name in names {
-        let c = counter(name).ok_or_else(|| UsageError(format!("unknown counter {name}")))?;
-        let vals: Vec<f64> = r.kernel.runs.iter().filter_map(|k| c.kernel(k)).collect();
+        let c = groups::parse(&r.case, name)
+            .map_err(|m| UsageError(format!("case {}: {m}", r.case.name)))?;
+        let vals: Vec<f64> = r
+            .kernel
+            .runs
+            .iter()
+            .filter_map(|k| groups::kernel_value(&c, k))
+            .collect();
         if vals.len() != r.kernel.runs.len() || vals.is_empty() {
             continue;
         }
         let enforced = r.case.enforce.iter().any(|e| e == name);
         let (mean, min, max, spread) = stats(&vals);
-        let mmsim = sim.as_ref().ok().and_then(|res| c.sim(res, &group));
+        let mmsim = sim
+            .as_ref()
+            .ok()
+            .and_then(|res| groups::sim_value(&c, res, &group, r.case.split_at.as_deref()));
         let error = mmsim.map(|m| {
             if mean.abs() > 0.0 {
                 (m - mean) / mean
@@ -539,15 +563,25 @@ pub fn render(c: &Comparison) -> String {
     if let Some(p) = &c.pending {
         let _ = writeln!(o, "  mmsim: pending: {p}");
     }
+    // Group-qualified names (`/long:workingset_refault_anon@before`) get a wider column.
+    let w = if c.rows.iter().any(|r| r.counter.contains(':')) {
+        c.rows
+            .iter()
+            .map(|r| r.counter.len() + 2)
+            .max()
+            .unwrap_or(26)
+    } else {
+        26
+    };
     let _ = writeln!(
         o,
-        "  {:<26} {:>14} {:>8} {:>14} {:>9} {:>8}  status",
+        "  {:<w$} {:>14} {:>8} {:>14} {:>9} {:>8}  status",
         "counter", "kernel mean", "spread", "mmsim", "error", "allowed"
     );
     for r in &c.rows {
         let _ = writeln!(
             o,
-            "  {:<26} {:>14} {:>7.2}% {:>14} {:>9} {:>8}  {}",
+            "  {:<w$} {:>14} {:>7.2}% {:>14} {:>9} {:>8}  {}",
             format!("{}{}", r.counter, if r.enforced { " *" } else { "" }),
             num(r.kernel_mean),
             r.kernel_spread * 100.0,
@@ -651,6 +685,17 @@ fn check_probe_stream(probe: &Path, scenario: &Path, dir: &Path) -> Result<()> {
 /// Runs the kernel side of a case and builds its result (accepted errors filled from
 /// the comparison at record time).
 fn record(case: &Case, a: &ValidateArgs) -> Result<CaseResult> {
+    if !case.groups.is_empty() {
+        return Err(UsageError(format!(
+            "case {}: it has several groups ({}), which the live runner cannot run (it runs \
+             one group and one probe process): record its kernel runs with the case's own \
+             scripts (validation/guest-soft/ for guest-soft-v1: run.sh, then summarize.py \
+             --validate) and compare with --from-results",
+            case.name,
+            case.groups.join(", ")
+        ))
+        .into());
+    }
     let text = std::fs::read_to_string(&case.scenario)
         .with_context(|| format!("reading {}", case.scenario.display()))?;
     let s = Scenario::from_file(&case.scenario)?;
@@ -876,6 +921,8 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
             r.case.note = case.note.clone();
             r.case.allow = case.allow.clone();
             r.case.app = case.app.clone();
+            r.case.groups = case.groups.clone();
+            r.case.split_at = case.split_at.clone();
             if a.rebaseline {
                 if r.stream.is_none() {
                     let s = r.scenario()?;

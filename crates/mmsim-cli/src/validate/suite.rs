@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::counters::COUNTERS;
 use crate::UsageError;
 
 /// Where the kernel side of a case runs.
@@ -95,6 +94,17 @@ pub struct Case {
     /// page), for the kernel's zero-filled swap pages (default false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub anon_read_alloc: bool,
+    /// A case with several groups (issue 15 item 2): the `[[cgroup]]` paths whose own
+    /// counters it compares, each named `GROUP:COUNTER` in `counters` and `enforce`
+    /// (`/long:pgmajfault`); machine-wide counters are named plainly. The live runner
+    /// runs one group and one probe process, so such a case is recorded by its own
+    /// scripts and compared with `--from-results` ([`super::groups`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
+    /// The workload (`exit = true`) whose end splits a counter named with `@before` or
+    /// `@after` (`/long:workingset_refault_anon@after`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_at: Option<String>,
 }
 
 fn default_site() -> KernelSite {
@@ -171,19 +181,46 @@ impl Suite {
                     "policy mglru needs kernel = \"guest\" (the host has no lru_gen)".into(),
                 ));
             }
-            for (field, list) in [("counters", &c.counters), ("enforce", &c.enforce)] {
-                if let Some(bad) = list.iter().find(|n| !COUNTERS.iter().any(|k| k.name == *n)) {
-                    let known: Vec<&str> = COUNTERS.iter().map(|k| k.name).collect();
+            for (j, g) in c.groups.iter().enumerate() {
+                if !g.starts_with('/') || g.len() < 2 || c.groups[..j].contains(g) {
                     return Err(at(
-                        field,
-                        format!("unknown counter `{bad}` (known: {})", known.join(", ")),
+                        "groups",
+                        format!("`{g}`: name each group once, by its [[cgroup]] path (`/short`)"),
                     ));
+                }
+            }
+            if c.groups.len() == 1 {
+                return Err(at(
+                    "groups",
+                    "one group: leave `groups` out (a one-group case names its counters plainly)"
+                        .into(),
+                ));
+            }
+            if !c.groups.is_empty() && c.counters.is_empty() {
+                return Err(at(
+                    "counters",
+                    "a case with `groups` lists its counters (`/short:pgmajfault`, `pswpout`, ...)"
+                        .into(),
+                ));
+            }
+            if c.split_at.is_some() && c.groups.is_empty() {
+                return Err(at("split_at", "only for a case with `groups`".into()));
+            }
+            if !c.groups.is_empty() && (c.app.is_some() || c.anon_read_alloc) {
+                return Err(at(
+                    "groups",
+                    "not with `app` or `anon_read_alloc` (one-process runners)".into(),
+                ));
+            }
+            for (field, list) in [("counters", &c.counters), ("enforce", &c.enforce)] {
+                for n in list {
+                    super::groups::parse(&c, n).map_err(|m| at(field, m))?;
                 }
             }
             if let Some(t) = c
                 .enforce
                 .iter()
-                .find(|n| COUNTERS.iter().any(|k| k.name == *n && k.timing))
+                .find(|n| super::groups::parse(&c, n).is_ok_and(|sp| sp.base.timing))
             {
                 return Err(at(
                     "enforce",

@@ -160,7 +160,28 @@ impl Sim {
             return self.lru_gen_shrink_node(sc);
         }
         let rules = self.rules();
-        if !mglru {
+        let global = sc.who != Reclaimer::Memcg;
+        let soft = if mglru {
+            SoftLimitReclaim::Off
+        } else {
+            self.cfg.soft_limit_reclaim
+        };
+        let on_reclaim = self.memcg_stats.on_reclaim && !mglru;
+        if on_reclaim && soft == SoftLimitReclaim::Tree && global {
+            // `memcg_stats_flush = "reclaim"`: in the kernel's order,
+            // `shrink_zones()` / `balance_pgdat()` run soft-limit reclaim
+            // before `shrink_node()`, so before the flush below: it reads
+            // the statistics of the previous pass.
+            let (reclaimed, scanned) = self.memcg1_soft_limit_reclaim(sc);
+            sc.nr_reclaimed += reclaimed;
+            if sc.who == Reclaimer::Direct {
+                sc.nr_scanned += scanned;
+            }
+        }
+        if on_reclaim {
+            // 5.15–6.11 `prepare_scan_control()`: `mem_cgroup_flush_stats()`.
+            self.mem_cgroup_flush_stats(sc.start + sc.elapsed());
+        } else if !mglru {
             // 6.12+: `mem_cgroup_flush_stats_ratelimited(sc->target_mem_cgroup)`.
             self.mem_cgroup_flush_stats_ratelimited(sc.target, sc.start + sc.elapsed());
         }
@@ -168,14 +189,8 @@ impl Sim {
         let before = sc.nr_reclaimed;
         sc.nr_file_taken = 0;
         sc.nr_unqueued_dirty = 0;
-        let global = sc.who != Reclaimer::Memcg;
-        let soft = if mglru {
-            SoftLimitReclaim::Off
-        } else {
-            self.cfg.soft_limit_reclaim
-        };
         match soft {
-            SoftLimitReclaim::Tree if global => {
+            SoftLimitReclaim::Tree if global && !on_reclaim => {
                 let (reclaimed, scanned) = self.memcg1_soft_limit_reclaim(sc);
                 sc.nr_reclaimed += reclaimed;
                 if sc.who == Reclaimer::Direct {
