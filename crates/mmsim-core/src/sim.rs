@@ -561,7 +561,7 @@ impl Sim {
     }
 
     /// Executes one event. This is the per-access hot path.
-    #[inline]
+    #[inline(always)]
     pub fn step(&mut self, ev: &Event) {
         if self.clock >= self.timers.next_expiry() {
             self.run_timers();
