@@ -652,16 +652,15 @@ impl Sim {
     }
 
     /// The PTE or page-cache slot an event will read, if it exists yet, and
-    /// whether it is a PTE. Tests rather than a `match`: the two prefetch
-    /// stages decode every event, and an access takes one compare this way
-    /// (the six-way `match` compiled to a jump table).
+    /// whether it is a PTE: two tests (Access first), not a six-way jump table.
     #[inline(always)]
     fn slot_ref(&self, ev: &Event) -> Option<(&u32, bool)> {
         if let Event::Access { vma, index, .. } = *ev {
             return Some((self.vmas.get(vma as usize)?.ptes.get(index as usize)?, true));
         }
         if let Event::FileRead { file, index, .. } | Event::FileWrite { file, index, .. } = *ev {
-            return Some((self.files.get(file as usize)?.slots.get(index as usize)?, false));
+            let slots = &self.files.get(file as usize)?.slots;
+            return Some((slots.get(index as usize)?, false));
         }
         None
     }
@@ -678,7 +677,9 @@ impl Sim {
     /// slot (which `do_swap_page` reads first).
     #[inline]
     fn prefetch_folio(&self, ev: &Event) {
-        let Some((&v, pte)) = self.slot_ref(ev) else { return };
+        let Some((&v, pte)) = self.slot_ref(ev) else {
+            return;
+        };
         if v & crate::mem::pagetable::PTE_PRESENT != 0 {
             let f = if pte {
                 v & crate::mem::pagetable::PTE_FOLIO_MASK
