@@ -114,7 +114,7 @@ impl Sim {
     /// A load or store to page `index` of VMA `vma`: the MMU's accessed-bit
     /// update on a hit, else `handle_mm_fault()` → `handle_pte_fault()`
     /// (mm/memory.c, v6.x) dispatching to the fault handlers below.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn access(&mut self, vma: VmaId, index: u32, write: bool) {
         let Some(v) = self.vmas.get_mut(vma as usize) else {
             self.acc.out_of_range += 1;
@@ -137,7 +137,14 @@ impl Sim {
             }
             return;
         }
-        let task = v.task;
+        self.handle_mm_fault(vma, index, write, old);
+    }
+
+    /// The rest of [`Sim::access`] after the hit test: `handle_mm_fault()`.
+    /// Out of line, so that the hit inlines into the event loop.
+    #[inline(never)]
+    fn handle_mm_fault(&mut self, vma: VmaId, index: u32, write: bool, old: u32) {
+        let task = self.vmas[vma as usize].task;
         if self.tasks[task as usize].dead {
             self.acc.dropped_killed += 1;
             return;
@@ -626,7 +633,7 @@ impl Sim {
     /// starts asynchronous readahead. Every page read is marked accessed,
     /// except that a read starting in the page where the previous read ended
     /// does not mark that page again (`pos_same_folio`).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn filemap_read(&mut self, file: FileId, index: u32, pages: u16) {
         if pages <= 1 && self.filemap_read_hit(file, index) {
             return;
@@ -637,7 +644,7 @@ impl Sim {
     /// The common case of [`Sim::filemap_read`] on its own: one page, cached,
     /// uptodate and not a readahead marker. Returns false (having changed
     /// nothing) for anything else.
-    #[inline]
+    #[inline(always)]
     fn filemap_read_hit(&mut self, file: FileId, index: u32) -> bool {
         let Some(fo) = self.files.get_mut(file as usize) else {
             return false;
@@ -665,6 +672,7 @@ impl Sim {
         true
     }
 
+    #[inline(never)]
     fn filemap_read_slow(&mut self, file: FileId, index: u32, pages: u16) {
         self.set_fd_memcg(file);
         let Some(fo) = self.files.get(file as usize) else {
