@@ -510,14 +510,8 @@ impl Sim {
     /// `lru_gen_del_folio()`: takes folio `f` off its MGLRU list (or the
     /// unevictable list). Unless `reclaiming`, a folio of one of the two
     /// youngest generations gets PG_active so that it is re-added young.
+    /// (`isolate_folio` inlines the case of `scan_folios`.)
     pub(crate) fn lru_gen_del_folio(&mut self, f: FolioId, reclaiming: bool) {
-        self.lru_gen_del_folio_inline(f, reclaiming);
-    }
-
-    /// [`Sim::lru_gen_del_folio`] inlined into `isolate_folio` (every folio
-    /// `scan_folios` isolates).
-    #[inline(always)]
-    pub(crate) fn lru_gen_del_folio_inline(&mut self, f: FolioId, reclaiming: bool) {
         let m = self.folios[f].memcg as usize;
         let tag = self.folios[f].lru;
         if !is_lru_gen_tag(tag) {
