@@ -475,8 +475,9 @@ impl Sim {
     /// v6.1: active → max_seq; anon not in swap cache or PG_reclaim with
     /// dirty/writeback → min_seq + 1; otherwise min_seq.
     ///
-    /// Inlined into `lru_gen_add_folio` (every folio added) and the
-    /// putback of `evict_folios`.
+    /// Its logic is `folio_seq`, inlined into `lru_gen_add_folio` (every
+    /// folio added, which has the folio and lruvec at hand) and, through
+    /// this method, into the putback of `evict_folios`.
     #[inline(always)]
     pub(crate) fn lru_gen_folio_seq(&self, m: MemcgId, f: FolioId, reclaiming: bool) -> u64 {
         folio_seq(
