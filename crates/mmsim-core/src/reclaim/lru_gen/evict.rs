@@ -16,21 +16,25 @@ impl Sim {
     /// v6.14's lazily promoted workingset, or with `fix_underprotected`
     /// v6.1.69+'s saturated refs) → min_seq + 1; under
     /// writeback or dirty file → min_seq + 1 with PG_reclaim.
-    pub(super) fn sort_folio(
+    ///
+    /// `v` is the version in force and `min_gen` min_seq's generation of the
+    /// folio's type, both read once per `scan_folios`.
+    #[inline(always)]
+    fn sort_folio(
         &mut self,
+        v: MglruVersion,
         m: MemcgId,
         f: FolioId,
+        min_gen: usize,
         tier_idx: usize,
         sc: &mut ScanControl,
     ) -> bool {
-        let v = self.lru_gen_version();
         let fo = self.folios[f];
         let ty = fo.is_file() as usize;
         let gen = folio_lru_gen(&fo).expect("on an MGLRU list");
         let refs = folio_lru_refs(v, &fo);
         let ws = fo.test(flags::WORKINGSET);
         let tier = lru_tier_from_refs(v, refs, ws);
-        let min_gen = lru_gen_from_seq(self.lrugen(m).min_seq[ty]);
         if gen != min_gen {
             self.lru_gen_move(m, f, gen, false);
             if self.xp.is_some() {
@@ -70,14 +74,7 @@ impl Sim {
             }
             self.lru_gen.stats.tier_protected += 1;
             if self.xp.is_some() {
-                let why = if lazily_promoted {
-                    "lazily promoted: refs saturated with PG_workingset (6.14)".to_string()
-                } else if tier > tier_idx {
-                    format!("protected by its tier {tier} > tier_idx {tier_idx} (PID controller)")
-                } else {
-                    "protected: refs saturated (6.1.69+, fix underprotected page cache)".to_string()
-                };
-                self.xp_sort_folio(f, sc, &why);
+                self.xp_sort_protected(f, sc, lazily_promoted, tier, tier_idx);
             }
             return true;
         }
@@ -105,14 +102,44 @@ impl Sim {
         false
     }
 
+    /// `mmsim explain`'s story of a folio `sort_folio` protected (out of
+    /// line: only with `--explain`).
+    #[cold]
+    #[inline(never)]
+    fn xp_sort_protected(
+        &mut self,
+        f: FolioId,
+        sc: &ScanControl,
+        lazily_promoted: bool,
+        tier: usize,
+        tier_idx: usize,
+    ) {
+        let why = if lazily_promoted {
+            "lazily promoted: refs saturated with PG_workingset (6.14)".to_string()
+        } else if tier > tier_idx {
+            format!("protected by its tier {tier} > tier_idx {tier_idx} (PID controller)")
+        } else {
+            "protected: refs saturated (6.1.69+, fix underprotected page cache)".to_string()
+        };
+        self.xp_sort_folio(f, sc, &why);
+    }
+
     /// `isolate_folio()`: takes folio `f` off its list for
     /// `shrink_folio_list`: clears PG_lru and PG_reclaim; without
     /// PG_referenced the refs bits are cleared (v6.1: also PG_workingset,
     /// and PG_referenced always).
-    pub(super) fn isolate_folio(&mut self, f: FolioId) {
-        let v = self.lru_gen_version();
-        self.lru_gen_del_folio_inline(f, true);
+    ///
+    /// `lru_gen_del_folio(reclaiming)` inlined for the case `scan_folios`
+    /// has: folio `f` is on, and its generation field names, generation
+    /// `gen` of type `ty` (`sort_folio` moved it otherwise).
+    #[inline(always)]
+    fn isolate_folio(&mut self, v: MglruVersion, m: MemcgId, f: FolioId, gen: usize, ty: usize) {
+        let nr = self.folios[f].nr_pages() as i64;
+        let lg = &mut self.memcgs[m as usize].lruvec.lrugen;
+        lg.lists[gen][ty].unlink(&mut self.folios, f);
+        lg.nr_pages[gen][ty] -= nr;
         let fo = &mut self.folios[f];
+        set_folio_gen(fo, None);
         fo.clear(flags::LRU);
         if !fo.test(flags::REFERENCED) {
             set_folio_refs(fo, 0);
@@ -140,6 +167,7 @@ impl Sim {
         if self.lrugen(m).nr_gens(ty) == MIN_NR_GENS {
             return 0;
         }
+        let v = self.lru_gen_version();
         let gen = lru_gen_from_seq(self.lrugen(m).min_seq[ty]);
         let (mut scanned, mut isolated, mut sorted) = (0u64, 0u64, 0u64);
         let mut remaining = MAX_LRU_BATCH;
@@ -154,10 +182,11 @@ impl Sim {
             }
             ahead = self.folios.prefetch_and_step_towards_head(ahead);
             scanned += 1;
-            if self.sort_folio(m, f, tier_idx, sc) {
+            // Sorting moves no min_seq: `gen` stays the oldest generation.
+            if self.sort_folio(v, m, f, gen, tier_idx, sc) {
                 sorted += 1;
             } else {
-                self.isolate_folio(f);
+                self.isolate_folio(v, m, f, gen, ty);
                 self.scratch.push(f);
                 isolated += 1;
             }

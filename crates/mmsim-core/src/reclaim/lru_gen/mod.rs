@@ -386,6 +386,59 @@ impl Lruvec {
     }
 }
 
+/// [`Sim::lru_gen_folio_seq`] of folio `fo` in the lruvec state `lg`, for
+/// version `v` (the callers read each once).
+#[inline(always)]
+fn folio_seq(
+    v: MglruVersion,
+    fix_underprotected: bool,
+    lg: &LruGenFolio,
+    fo: &Folio,
+    reclaiming: bool,
+) -> u64 {
+    let ty = fo.is_file() as usize;
+    let ws = fo.test(flags::WORKINGSET) as u64;
+    let cold_but_pending = (!fo.is_file() && !fo.test(flags::SWAPCACHE))
+        || (fo.test(flags::RECLAIM) && fo.test(flags::DIRTY | flags::WRITEBACK));
+    match v {
+        MglruVersion::V6_14 => {
+            let g = if fo.test(flags::ACTIVE) {
+                MIN_NR_GENS - ws
+            } else if reclaiming {
+                MAX_NR_GENS
+            } else if cold_but_pending {
+                MIN_NR_GENS
+            } else {
+                MAX_NR_GENS - ws
+            };
+            (lg.max_seq + 1).saturating_sub(g).max(lg.min_seq[ty])
+        }
+        MglruVersion::V6_1 if fix_underprotected => {
+            // 6.1.69+ ("mm/mglru: fix underprotected page cache"): the
+            // pending go to the second youngest generation, the clean and
+            // cold to the second oldest unless rotated or at MIN_NR_GENS.
+            if fo.test(flags::ACTIVE) {
+                lg.max_seq
+            } else if cold_but_pending {
+                lg.max_seq - 1
+            } else if reclaiming || lg.min_seq[ty] + MIN_NR_GENS >= lg.max_seq {
+                lg.min_seq[ty]
+            } else {
+                lg.min_seq[ty] + 1
+            }
+        }
+        MglruVersion::V6_1 => {
+            if fo.test(flags::ACTIVE) {
+                lg.max_seq
+            } else if cold_but_pending {
+                lg.min_seq[ty] + 1
+            } else {
+                lg.min_seq[ty]
+            }
+        }
+    }
+}
+
 impl Sim {
     /// The MGLRU version in force (v6.14 if the policy is not MGLRU).
     #[inline]
@@ -422,53 +475,18 @@ impl Sim {
     /// v6.1: active → max_seq; anon not in swap cache or PG_reclaim with
     /// dirty/writeback → min_seq + 1; otherwise min_seq.
     ///
-    /// Inlined into `lru_gen_add_folio` (every folio added) and the
-    /// putback of `evict_folios`.
+    /// Its logic is `folio_seq`, inlined into `lru_gen_add_folio` (every
+    /// folio added, which has the folio and lruvec at hand) and, through
+    /// this method, into the putback of `evict_folios`.
     #[inline(always)]
     pub(crate) fn lru_gen_folio_seq(&self, m: MemcgId, f: FolioId, reclaiming: bool) -> u64 {
-        let lg = self.lrugen(m);
-        let fo = &self.folios[f];
-        let ty = fo.is_file() as usize;
-        let ws = fo.test(flags::WORKINGSET) as u64;
-        let cold_but_pending = (!fo.is_file() && !fo.test(flags::SWAPCACHE))
-            || (fo.test(flags::RECLAIM) && fo.test(flags::DIRTY | flags::WRITEBACK));
-        match self.lru_gen_version() {
-            MglruVersion::V6_14 => {
-                let g = if fo.test(flags::ACTIVE) {
-                    MIN_NR_GENS - ws
-                } else if reclaiming {
-                    MAX_NR_GENS
-                } else if cold_but_pending {
-                    MIN_NR_GENS
-                } else {
-                    MAX_NR_GENS - ws
-                };
-                (lg.max_seq + 1).saturating_sub(g).max(lg.min_seq[ty])
-            }
-            MglruVersion::V6_1 if self.lru_gen.fix_underprotected => {
-                // 6.1.69+ ("mm/mglru: fix underprotected page cache"): the
-                // pending go to the second youngest generation, the clean and
-                // cold to the second oldest unless rotated or at MIN_NR_GENS.
-                if fo.test(flags::ACTIVE) {
-                    lg.max_seq
-                } else if cold_but_pending {
-                    lg.max_seq - 1
-                } else if reclaiming || lg.min_seq[ty] + MIN_NR_GENS >= lg.max_seq {
-                    lg.min_seq[ty]
-                } else {
-                    lg.min_seq[ty] + 1
-                }
-            }
-            MglruVersion::V6_1 => {
-                if fo.test(flags::ACTIVE) {
-                    lg.max_seq
-                } else if cold_but_pending {
-                    lg.min_seq[ty] + 1
-                } else {
-                    lg.min_seq[ty]
-                }
-            }
-        }
+        folio_seq(
+            self.lru_gen_version(),
+            self.lru_gen.fix_underprotected,
+            self.lrugen(m),
+            &self.folios[f],
+            reclaiming,
+        )
     }
 
     /// `lru_gen_add_folio()`: puts folio `f` on the list of the generation
@@ -476,28 +494,34 @@ impl Sim {
     /// clearing PG_active and setting PG_lru. Unevictable folios go to the
     /// classic unevictable list.
     pub(crate) fn lru_gen_add_folio(&mut self, f: FolioId, reclaiming: bool) {
-        self.lru_gen_add_folio_inline(f, reclaiming);
+        self.lru_gen_add_folio_inline(f, reclaiming, false);
     }
 
     /// [`Sim::lru_gen_add_folio`] inlined into `folio_add_lru` (every new
-    /// folio).
+    /// folio), which passes `fault`: an evictable folio gets PG_active
+    /// first. The folio and its lruvec are each looked up once.
     #[inline(always)]
-    pub(crate) fn lru_gen_add_folio_inline(&mut self, f: FolioId, reclaiming: bool) {
-        let m = self.folios[f].memcg;
-        self.folios[f].set(flags::LRU);
-        if self.folios[f].test(flags::UNEVICTABLE) {
+    pub(crate) fn lru_gen_add_folio_inline(&mut self, f: FolioId, reclaiming: bool, fault: bool) {
+        let v = self.lru_gen_version();
+        let fix_underprotected = self.lru_gen.fix_underprotected;
+        let fo = &mut self.folios[f];
+        let m = fo.memcg as usize;
+        fo.set(flags::LRU);
+        if fo.test(flags::UNEVICTABLE) {
             let l = LruList::Unevictable as usize;
-            self.memcgs[m as usize].lruvec.lists[l].push_head(&mut self.folios, f, l as u8);
+            self.memcgs[m].lruvec.lists[l].push_head(&mut self.folios, f, l as u8);
             return;
         }
-        let seq = self.lru_gen_folio_seq(m, f, reclaiming);
+        if fault {
+            fo.set(flags::ACTIVE);
+        }
+        let lg = &mut self.memcgs[m].lruvec.lrugen;
+        let seq = folio_seq(v, fix_underprotected, lg, fo, reclaiming);
         let gen = lru_gen_from_seq(seq);
-        let fo = &mut self.folios[f];
         let ty = fo.is_file() as usize;
         let nr = fo.nr_pages() as i64;
         fo.clear(flags::ACTIVE);
         set_folio_gen(fo, Some(gen));
-        let lg = &mut self.memcgs[m as usize].lruvec.lrugen;
         lg.nr_pages[gen][ty] += nr;
         let list = &mut lg.lists[gen][ty];
         if reclaiming {
@@ -510,14 +534,8 @@ impl Sim {
     /// `lru_gen_del_folio()`: takes folio `f` off its MGLRU list (or the
     /// unevictable list). Unless `reclaiming`, a folio of one of the two
     /// youngest generations gets PG_active so that it is re-added young.
+    /// (`isolate_folio` inlines the case of `scan_folios`.)
     pub(crate) fn lru_gen_del_folio(&mut self, f: FolioId, reclaiming: bool) {
-        self.lru_gen_del_folio_inline(f, reclaiming);
-    }
-
-    /// [`Sim::lru_gen_del_folio`] inlined into `isolate_folio` (every folio
-    /// `scan_folios` isolates).
-    #[inline(always)]
-    pub(crate) fn lru_gen_del_folio_inline(&mut self, f: FolioId, reclaiming: bool) {
         let m = self.folios[f].memcg as usize;
         let tag = self.folios[f].lru;
         if !is_lru_gen_tag(tag) {
@@ -545,10 +563,8 @@ impl Sim {
     /// (`lru_gen_in_fault()`) is marked PG_active first, so it enters a
     /// young generation; buffered-IO page cache enters cold.
     pub(crate) fn lru_gen_folio_add_lru(&mut self, f: FolioId) {
-        if self.lru_gen.in_fault && !self.folios[f].test(flags::UNEVICTABLE) {
-            self.folios[f].set(flags::ACTIVE);
-        }
-        self.lru_gen_add_folio_inline(f, false);
+        let fault = self.lru_gen.in_fault;
+        self.lru_gen_add_folio_inline(f, false, fault);
     }
 
     /// `folio_mark_accessed()` under MGLRU: counts an access through a file

@@ -42,6 +42,33 @@ impl BloomFilter {
     }
 }
 
+/// The accessed-bit scan of up to 64 consecutive PTEs (what `walk_pte_range`
+/// and `lru_gen_look_around` test one by one): bit `k` is set if `ptes[k]`
+/// is present and young. Sixteen PTEs at a time, so that the compiler turns
+/// the test into vector compares and a mask; the callers then visit only the
+/// young PTEs, in order. The same PTEs in the same order as a loop over every
+/// PTE, since nothing a visit does makes another PTE young.
+#[inline]
+pub(crate) fn young_mask(ptes: &[u32]) -> u64 {
+    debug_assert!(ptes.len() <= 64);
+    let mut mask = 0u64;
+    let mut chunks = ptes.chunks_exact(16);
+    let mut base = 0;
+    for c in &mut chunks {
+        let c: &[u32; 16] = c.try_into().expect("a chunk of 16");
+        let mut m = 0u16;
+        for (k, &p) in c.iter().enumerate() {
+            m |= (pte_present_young(p) as u16) << k;
+        }
+        mask |= (m as u64) << base;
+        base += 16;
+    }
+    for (k, &p) in chunks.remainder().iter().enumerate() {
+        mask |= (pte_present_young(p) as u64) << (base + k);
+    }
+    mask
+}
+
 impl Sim {
     /// `walk_update_folio()`: a young PTE of folio `f` was found and cleared.
     /// A dirty PTE dirties the folio (unless it is anon not in swap cache).
@@ -148,8 +175,17 @@ impl Sim {
         let new_gen = lru_gen_from_seq(self.lrugen(m).max_seq);
         // v6.1's loop met the (still young) target PTE too.
         let mut young = (v == MglruVersion::V6_1) as u64;
-        for i in lo..hi {
-            let p = self.vmas[vma as usize].pte(i);
+        // The young PTEs of lo..hi (a PTE never touched reads as none).
+        let mut bits = {
+            let ptes = &self.vmas[vma as usize].ptes;
+            let end = (hi as usize).min(ptes.len());
+            young_mask(&ptes[(lo as usize).min(end)..end])
+        };
+        while bits != 0 {
+            let i = lo + bits.trailing_zeros();
+            bits &= bits - 1;
+            // Read again: a visit may have cleaned a later PTE (writeback).
+            let p = self.vmas[vma as usize].ptes[i as usize];
             if !pte_present_young(p) {
                 continue;
             }
@@ -273,21 +309,29 @@ impl Sim {
                     sc.charge_pt_walk((hi - lo) as u64, self.cost.pte_walk_ns);
                     self.lru_gen.stats.leaf_total += (hi - lo) as u64;
                     let mut young = 0;
-                    for i in lo..hi {
-                        let p = self.vmas[vid as usize].ptes[i as usize];
-                        if !pte_present_young(p) {
-                            continue;
-                        }
-                        let g = p & PTE_FOLIO_MASK;
-                        let go = &self.folios[g];
-                        if go.memcg != m || folio_lru_gen(go).is_none() {
-                            continue;
-                        }
-                        self.ptep_test_and_clear_young(vid, i);
-                        young += 1;
-                        self.walk_update_folio(g, new_gen, p & PTE_DIRTY != 0, true);
-                        if self.xp.is_some() {
-                            self.xp_lru_gen_young(g, sc, "aging's page-table walk");
+                    for from in (lo..hi).step_by(64) {
+                        let to = (from + 64).min(hi);
+                        let ptes = &self.vmas[vid as usize].ptes[from as usize..to as usize];
+                        let mut bits = young_mask(ptes);
+                        while bits != 0 {
+                            let i = from + bits.trailing_zeros();
+                            bits &= bits - 1;
+                            // Read again: a visit may have cleaned a later PTE.
+                            let p = self.vmas[vid as usize].ptes[i as usize];
+                            if !pte_present_young(p) {
+                                continue;
+                            }
+                            let g = p & PTE_FOLIO_MASK;
+                            let go = &self.folios[g];
+                            if go.memcg != m || folio_lru_gen(go).is_none() {
+                                continue;
+                            }
+                            self.ptep_test_and_clear_young(vid, i);
+                            young += 1;
+                            self.walk_update_folio(g, new_gen, p & PTE_DIRTY != 0, true);
+                            if self.xp.is_some() {
+                                self.xp_lru_gen_young(g, sc, "aging's page-table walk");
+                            }
                         }
                     }
                     self.lru_gen.stats.leaf_young += young;

@@ -71,10 +71,7 @@ impl Sim {
         let m = self.folios[f].memcg;
         if self.memcgs[m as usize].id != s.memcg_id {
             if self.xp.is_some() {
-                let text = "refault into another group than the one that evicted it: ignored \
-                            (not counted, not recent)"
-                    .to_string();
-                self.xp_refault(f, "lru_gen_refault", text);
+                self.xp_lru_gen_refault_elsewhere(f);
             }
             return;
         }
@@ -98,26 +95,7 @@ impl Sim {
             self.count_events(m, item, 1);
         }
         if self.xp.is_some() {
-            let lg = self.lrugen(m);
-            let text = format!(
-                "shadow token seq {} refs {} (workingset {}); now min_seq {} max_seq {}: {}",
-                token >> LRU_REFS_WIDTH,
-                token & LRU_REFS_MASK as u64,
-                s.workingset,
-                lg.min_seq[ty],
-                lg.max_seq,
-                match (v, recent) {
-                    (MglruVersion::V6_14, true) => "recent (max_seq within MAX_NR_GENS of the \
-                                                    token): refaulted[tier] counted"
-                        .to_string(),
-                    (MglruVersion::V6_1, true) => {
-                        "recent (the token's seq is still min_seq): refaulted[tier] counted"
-                            .to_string()
-                    }
-                    (_, false) => "not recent: counted only, no protection".to_string(),
-                }
-            );
-            self.xp_refault(f, "lru_gen_refault", text);
+            self.xp_lru_gen_refault(f, m, token, s.workingset, recent);
         }
         if !recent {
             return;
@@ -169,5 +147,44 @@ impl Sim {
         } else if v == MglruVersion::V6_14 {
             set_folio_refs(&mut self.folios[f], (refs - 1) as u16);
         }
+    }
+
+    /// `mmsim explain`'s story of a refault into another group than the one
+    /// that evicted the folio (out of line: only with `--explain`).
+    #[cold]
+    #[inline(never)]
+    fn xp_lru_gen_refault_elsewhere(&mut self, f: FolioId) {
+        let text = "refault into another group than the one that evicted it: ignored \
+                    (not counted, not recent)"
+            .to_string();
+        self.xp_refault(f, "lru_gen_refault", text);
+    }
+
+    /// `mmsim explain`'s story of [`Sim::lru_gen_refault`]'s test of the
+    /// shadow token (out of line: only with `--explain`).
+    #[cold]
+    #[inline(never)]
+    fn xp_lru_gen_refault(&mut self, f: FolioId, m: MemcgId, token: u64, ws: bool, recent: bool) {
+        let v = self.lru_gen_version();
+        let ty = self.folios[f].is_file() as usize;
+        let lg = self.lrugen(m);
+        let text = format!(
+            "shadow token seq {} refs {} (workingset {}); now min_seq {} max_seq {}: {}",
+            token >> LRU_REFS_WIDTH,
+            token & LRU_REFS_MASK as u64,
+            ws,
+            lg.min_seq[ty],
+            lg.max_seq,
+            match (v, recent) {
+                (MglruVersion::V6_14, true) => "recent (max_seq within MAX_NR_GENS of the \
+                                                token): refaulted[tier] counted"
+                    .to_string(),
+                (MglruVersion::V6_1, true) => {
+                    "recent (the token's seq is still min_seq): refaulted[tier] counted".to_string()
+                }
+                (_, false) => "not recent: counted only, no protection".to_string(),
+            }
+        );
+        self.xp_refault(f, "lru_gen_refault", text);
     }
 }
