@@ -353,26 +353,13 @@ impl Sim {
         sc: &mut ScanControl,
         rules: crate::sim::ClassicRules,
     ) -> u64 {
-        let mut retry = std::mem::take(&mut self.lru_gen.retry);
-        retry.clear();
-        batch.retain(|&f| {
-            let fo = &self.folios[f];
-            let again = !fo.test(flags::ACTIVE | flags::DIRTY | flags::WRITEBACK)
+        let clean_unmapped = |s: &mut Sim, f: FolioId| {
+            let fo = &s.folios[f];
+            !fo.test(flags::ACTIVE | flags::DIRTY | flags::WRITEBACK)
                 && fo.mapcount == 0
-                && !fo.test(flags::UNEVICTABLE);
-            if again {
-                retry.push(f);
-            }
-            !again
-        });
-        let mut reclaimed = 0;
-        if !retry.is_empty() {
-            sc.nr_scanned = sc.nr_scanned.saturating_sub(retry.len() as u64);
-            reclaimed = self.shrink_folio_list(&mut retry, sc, rules).0;
-            batch.extend_from_slice(&retry);
-        }
-        self.lru_gen.retry = retry;
-        reclaimed
+                && !fo.test(flags::UNEVICTABLE)
+        };
+        self.retry_selected(batch, sc, rules, clean_unmapped, true, |_, _| {})
     }
 
     /// v6.1's `evict_folios()` after `shrink_folio_list()` with "mm:
@@ -390,12 +377,33 @@ impl Sim {
         sc: &mut ScanControl,
         rules: crate::sim::ClassicRules,
     ) -> u64 {
+        let sort = |s: &mut Sim, f: FolioId| s.putback_v6_1(f, false);
+        let reject = |s: &mut Sim, f: FolioId| {
+            s.putback_v6_1(f, true);
+        };
+        self.retry_selected(batch, sc, rules, sort, false, reject)
+    }
+
+    /// The retry both versions share: the folios of `batch` that `select`
+    /// picks (in order; the others stay in order) get one more
+    /// `shrink_folio_list` pass, then `after` each, and go back at the end of
+    /// `batch`. With `uncount`, the retried folios are taken out of
+    /// `sc.nr_scanned` first (6.2+). Returns the pages the retry reclaimed.
+    fn retry_selected(
+        &mut self,
+        batch: &mut Vec<FolioId>,
+        sc: &mut ScanControl,
+        rules: crate::sim::ClassicRules,
+        select: impl Fn(&mut Sim, FolioId) -> bool,
+        uncount: bool,
+        after: impl Fn(&mut Sim, FolioId),
+    ) -> u64 {
         let mut retry = std::mem::take(&mut self.lru_gen.retry);
         retry.clear();
         let mut keep = 0;
         for i in 0..batch.len() {
             let f = batch[i];
-            if self.putback_v6_1(f, false) {
+            if select(self, f) {
                 retry.push(f);
             } else {
                 batch[keep] = f;
@@ -405,9 +413,12 @@ impl Sim {
         batch.truncate(keep);
         let mut reclaimed = 0;
         if !retry.is_empty() {
+            if uncount {
+                sc.nr_scanned = sc.nr_scanned.saturating_sub(retry.len() as u64);
+            }
             reclaimed = self.shrink_folio_list(&mut retry, sc, rules).0;
             for &f in &retry {
-                self.putback_v6_1(f, true);
+                after(self, f);
             }
             batch.extend_from_slice(&retry);
         }
