@@ -55,6 +55,16 @@ fn info_on_sprite_matches_the_readme_and_lru_runs() {
     }
 }
 
+/// The miss ratios of `trace info --json`'s LRU curve, in size order.
+fn curve(v: &serde_json::Value) -> Vec<f64> {
+    v["lru_mrc"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["miss_ratio"].as_f64().unwrap())
+        .collect()
+}
+
 /// `--sample RATE`: SHARDS estimates of the curve. At rate 1 it is the exact curve; at
 /// 0.1 on OLTP (914 k references, 187 k pages) every point is within 0.005 of the exact
 /// miss ratio (the sample is a fixed function of the keys, so these numbers are too).
@@ -65,14 +75,6 @@ fn sampled_info_estimates_the_exact_curve() {
         let mut args = vec!["trace", "info", oltp.as_str(), "--json"];
         args.extend_from_slice(extra);
         json(&args)
-    };
-    let curve = |v: &serde_json::Value| -> Vec<f64> {
-        v["lru_mrc"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["miss_ratio"].as_f64().unwrap())
-            .collect()
     };
     let exact = info(&[]);
     assert!(exact.get("sample").is_none());
@@ -116,14 +118,6 @@ fn sampled_info_estimates_the_exact_curve() {
 #[test]
 fn fixed_size_sampled_info_holds_at_most_n_keys() {
     let oltp = trace("arc/OLTP.lis.zst");
-    let curve = |v: &serde_json::Value| -> Vec<f64> {
-        v["lru_mrc"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["miss_ratio"].as_f64().unwrap())
-            .collect()
-    };
     let exact = json(&["trace", "info", &oltp, "--json"]);
     let est = json(&["trace", "info", &oltp, "--sample-size", "16384", "--json"]);
     let s = &est["sample"];

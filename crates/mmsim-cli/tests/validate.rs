@@ -11,7 +11,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{bad_input, mmsim};
+use common::{bad_input, json, mmsim};
 
 fn repo(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -535,24 +535,15 @@ fn damon_reclaim_cases_compare_the_module_and_its_scheme() {
 /// the split at /short's end and the machine's, from the recorded runs.
 #[test]
 fn guest_soft_v1_compares_each_group_and_the_split() {
-    let out = mmsim()
-        .args([
-            "validate",
-            &suite(),
-            "--from-results",
-            "--case",
-            "guest-soft-v1",
-            "--json",
-            "-q",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json(&[
+        "validate",
+        &suite(),
+        "--from-results",
+        "--case",
+        "guest-soft-v1",
+        "--json",
+        "-q",
+    ]);
     let rows = v["cases"][0]["rows"].as_array().unwrap();
     let row = |n: &str| {
         rows.iter()

@@ -256,14 +256,7 @@ impl Sampling {
 
 /// A fixed-size sampler of `keys` keys, or the `--sample-size` error.
 fn fixed_size(keys: u64, name: &str) -> Result<FixedSizeShards, TraceInfoError> {
-    let n = u32::try_from(keys).unwrap_or(u32::MAX);
-    FixedSizeShards::new(n, name, MAX_DISTINCT)
-        .map_err(|_| {
-            format!(
-                "{keys}: out of range [1, {}] (the most keys the sample holds)",
-                mmsim_trace::shards::MAX_SAMPLE_KEYS
-            )
-        })
+    FixedSizeShards::new(keys, name, MAX_DISTINCT)
         .map_err(|e| TraceInfoError::Usage(format!("--sample-size {e}")))
 }
 

@@ -331,14 +331,14 @@ impl FixedSizeShards {
     /// A sample of at most `max_keys` keys (1 to [`MAX_SAMPLE_KEYS`]); `name` names the
     /// trace in errors, which come when more than `max_distinct` keys have been in the
     /// sample at some time.
-    pub fn new(max_keys: u32, name: &str, max_distinct: u32) -> Result<FixedSizeShards, String> {
-        if !(1..=MAX_SAMPLE_KEYS).contains(&max_keys) {
+    pub fn new(max_keys: u64, name: &str, max_distinct: u32) -> Result<FixedSizeShards, String> {
+        if !(1..=u64::from(MAX_SAMPLE_KEYS)).contains(&max_keys) {
             return Err(format!(
                 "{max_keys}: out of range [1, {MAX_SAMPLE_KEYS}] (the most keys the sample holds)"
             ));
         }
         Ok(FixedSizeShards {
-            max_keys,
+            max_keys: max_keys as u32,
             threshold: MODULUS,
             // Keys that left the sample keep their ids; a falling rate lets in about
             // `max_keys × (1 + ln(footprint / max_keys))` keys over a whole trace.
@@ -587,7 +587,7 @@ mod tests {
 
     #[test]
     fn bad_sample_sizes_are_refused() {
-        for n in [0, MAX_SAMPLE_KEYS + 1] {
+        for n in [0, u64::from(MAX_SAMPLE_KEYS) + 1] {
             let e = FixedSizeShards::new(n, "t", 10).unwrap_err();
             assert!(e.contains("out of range"), "{e}");
         }

@@ -251,8 +251,7 @@ impl PageSampler {
     #[inline]
     pub fn place(&mut self, vma: u32, index: u32) -> Option<u32> {
         let (threshold, shift) = (self.threshold, self.shift);
-        let keeps =
-            move |i: u64| spatial_hash((u64::from(vma) << 40) ^ (i >> shift)) % MODULUS < threshold;
+        let keeps = move |i: u64| kept(threshold, shift, u64::from(vma), i);
         let Some(dense) = self.dense.as_mut() else {
             return keeps(u64::from(index)).then_some(index);
         };
@@ -308,7 +307,7 @@ impl PageSampler {
     /// Whether page `index` of `space` (a VMA, or a file: see [`file_space`]) is kept.
     #[inline]
     pub fn keeps(&self, space: u64, index: u32) -> bool {
-        spatial_hash((space << 40) ^ u64::from(index >> self.shift)) % MODULUS < self.threshold
+        kept(self.threshold, self.shift, space, u64::from(index))
     }
 
     /// Counts `n` events offered to the sample (trace replays, which filter keys).
@@ -409,6 +408,13 @@ impl PageSampler {
             out.push(make(file, s as u32, (end - s) as u16));
         }
     }
+}
+
+/// Whether page `index` of `space` is in a sample of hash threshold `threshold` and
+/// blocks of `1 << shift` pages ([`PageSampler::keeps`]).
+#[inline]
+fn kept(threshold: u64, shift: u32, space: u64, index: u64) -> bool {
+    spatial_hash((space << 40) ^ (index >> shift)) % MODULUS < threshold
 }
 
 /// The key space of file `file` (VMAs use their id; files are set apart by bit 32).

@@ -402,43 +402,10 @@ fn the_rfc_settings_are_checked() {
 fn rfc_folios_keep_the_invariants_under_reclaim_with_both_lru_designs() {
     for policy in [PolicyName::Cost, PolicyName::Mglru] {
         for zero_page in [false, true] {
-            let mut cfg = MachineConfig {
-                memory: Size::from_pages(4096),
-                thp: rfc(4),
-                swap: DeviceConfig {
-                    size: Some(Size::from_pages(16384)),
-                    ..DeviceConfig::of(DeviceKind::Zram)
-                },
-                zero_page,
-                ..Default::default()
-            };
-            cfg.policy.name = policy;
-            let mut s = Sim::new(cfg).unwrap();
-            let t = s.add_task("t");
-            let vma = s.mmap_anon(t, 8006).unwrap();
-            // A strided pass (the VMA's last 6 pages take a 16K folio and
-            // two pages; zero-page reads leave more holes), then random reads
-            // and writes over twice the memory.
-            let mut x = 12345u64;
-            for step in 0..40_000u32 {
-                let index = if step < 16_000 {
-                    (step * 7) % 8006
-                } else {
-                    x = x
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    ((x >> 33) % 8006) as u32
-                };
-                access(&mut s, vma, index, step % 3 == 0);
-                if step % 4000 == 0 {
-                    s.check_invariants()
-                        .unwrap_or_else(|e| panic!("{policy:?} {zero_page} step {step}: {e}"));
-                }
-            }
-            s.check_invariants()
-                .unwrap_or_else(|e| panic!("{policy:?} {zero_page}: {e}"));
-            assert_eq!(s.vm.oom_kill, 0, "{policy:?} {zero_page}");
-            assert!(s.vm.pswpout > 0, "{policy:?} {zero_page}: reclaim swapped");
+            // The VMA's last 6 pages take a 16K folio and two pages; zero-page
+            // reads leave more holes.
+            let label = format!("zero_page {zero_page}");
+            let s = super::thp::mixed_anon_run(policy, rfc(4), zero_page, 8006, &label);
             let st = s.thp.stats;
             assert!(st[4].anon_fault_alloc > 0, "{policy:?} {zero_page}: {st:?}");
             assert!(

@@ -402,6 +402,60 @@ fn a_whole_swapped_folio_faulted_back_from_the_swap_cache_maps_every_pte() {
     s.check_invariants().unwrap();
 }
 
+/// A 4096-page machine with zram swap and `thp` (the zero page as `zero_page`)
+/// under `policy`: a task writes and reads a `pages`-page anonymous VMA (about
+/// twice the memory) with a stride of 7, which leaves holes for smaller orders,
+/// then at random, every third access a write. The invariants hold every 4,000
+/// steps and at the end, nothing is OOM-killed and reclaim swapped; `label`
+/// names the run in failures.
+pub(super) fn mixed_anon_run(
+    policy: PolicyName,
+    thp: ThpConfig,
+    zero_page: bool,
+    pages: u32,
+    label: &str,
+) -> Sim {
+    let mut cfg = MachineConfig {
+        memory: Size::from_pages(4096),
+        thp,
+        swap: DeviceConfig {
+            size: Some(Size::from_pages(16384)),
+            ..DeviceConfig::of(DeviceKind::Zram)
+        },
+        zero_page,
+        ..Default::default()
+    };
+    cfg.policy.name = policy;
+    let mut s = Sim::new(cfg).unwrap();
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, u64::from(pages)).unwrap();
+    let mut x = 12345u64;
+    for step in 0..40_000u32 {
+        let index = if step < 16_000 {
+            (step * 7) % pages
+        } else {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((x >> 33) % u64::from(pages)) as u32
+        };
+        s.step(&Event::Access {
+            vma,
+            index,
+            write: step % 3 == 0,
+        });
+        if step % 4000 == 0 {
+            s.check_invariants()
+                .unwrap_or_else(|e| panic!("{policy:?} {label} step {step}: {e}"));
+        }
+    }
+    s.check_invariants()
+        .unwrap_or_else(|e| panic!("{policy:?} {label}: {e}"));
+    assert_eq!(s.vm.oom_kill, 0, "{policy:?} {label}");
+    assert!(s.vm.pswpout > 0, "{policy:?} {label}: reclaim swapped");
+    s
+}
+
 #[test]
 fn large_folios_keep_the_invariants_under_reclaim_with_both_lru_designs() {
     for policy in [PolicyName::Cost, PolicyName::Mglru] {
@@ -411,45 +465,7 @@ fn large_folios_keep_the_invariants_under_reclaim_with_both_lru_designs() {
                 hugepages_16kb: size(ThpSizeEnabled::Always),
                 ..thp_64k(false)
             };
-            let mut cfg = MachineConfig {
-                memory: Size::from_pages(4096),
-                thp,
-                swap: DeviceConfig {
-                    size: Some(Size::from_pages(16384)),
-                    ..DeviceConfig::of(DeviceKind::Zram)
-                },
-                ..Default::default()
-            };
-            cfg.policy.name = policy;
-            let mut s = Sim::new(cfg).unwrap();
-            let t = s.add_task("t");
-            let vma = s.mmap_anon(t, 8000).unwrap();
-            // Two passes over twice the memory, with a stride that leaves holes
-            // for smaller orders, then random re-touches.
-            let mut x = 12345u64;
-            for step in 0..40_000u32 {
-                let index = if step < 16_000 {
-                    (step * 7) % 8000
-                } else {
-                    x = x
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    ((x >> 33) % 8000) as u32
-                };
-                s.step(&Event::Access {
-                    vma,
-                    index,
-                    write: step % 3 == 0,
-                });
-                if step % 4000 == 0 {
-                    s.check_invariants()
-                        .unwrap_or_else(|e| panic!("{policy:?} {kernel:?} step {step}: {e}"));
-                }
-            }
-            s.check_invariants()
-                .unwrap_or_else(|e| panic!("{policy:?} {kernel:?}: {e}"));
-            assert_eq!(s.vm.oom_kill, 0, "{policy:?} {kernel:?}");
-            assert!(s.vm.pswpout > 0, "{policy:?} {kernel:?}: reclaim swapped");
+            let s = mixed_anon_run(policy, thp, false, 8000, &format!("{kernel:?}"));
             let st = s.thp.stats;
             assert!(st[4].anon_fault_alloc > 0 && st[2].anon_fault_alloc > 0);
             match kernel {

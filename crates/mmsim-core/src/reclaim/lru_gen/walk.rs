@@ -102,6 +102,56 @@ impl Sim {
         }
     }
 
+    /// The step `lru_gen_look_around` and `walk_pte_range` (mm/vmscan.c,
+    /// v6.1+) share, over the PTEs `[from, to)` of `vma` (at most 64; a PTE
+    /// past the table reads as none): each young PTE mapping a folio of group
+    /// `m` on MGLRU's lists has its accessed bit cleared
+    /// (`ptep_test_and_clear_young`) and its folio moved to `new_gen`
+    /// (`walk_update_folio`; `walker` as there). With `--explain`, every folio
+    /// but `except` gets the story `why`. Returns the PTEs cleared.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn clear_young_ptes(
+        &mut self,
+        vma: VmaId,
+        from: u32,
+        to: u32,
+        m: MemcgId,
+        new_gen: usize,
+        walker: bool,
+        sc: &ScanControl,
+        except: Option<FolioId>,
+        why: &str,
+    ) -> u64 {
+        let mut bits = {
+            let ptes = &self.vmas[vma as usize].ptes;
+            let end = (to as usize).min(ptes.len());
+            young_mask(&ptes[(from as usize).min(end)..end])
+        };
+        let mut young = 0;
+        while bits != 0 {
+            let i = from + bits.trailing_zeros();
+            bits &= bits - 1;
+            // Read again: a visit may have cleaned a later PTE (writeback).
+            let p = self.vmas[vma as usize].ptes[i as usize];
+            if !pte_present_young(p) {
+                continue;
+            }
+            let g = p & PTE_FOLIO_MASK;
+            let go = &self.folios[g];
+            if go.memcg != m || folio_lru_gen(go).is_none() {
+                continue;
+            }
+            self.ptep_test_and_clear_young(vma, i);
+            young += 1;
+            self.walk_update_folio(g, new_gen, p & PTE_DIRTY != 0, walker);
+            if self.xp.is_some() && except != Some(g) {
+                self.xp_lru_gen_young(g, sc, why);
+            }
+        }
+        young
+    }
+
     /// `suitable_to_scan()`: a PTE table is worth walking next time if at
     /// least one in 8 of its PTEs was young (x86: 64-byte lines / 8-byte PTEs).
     #[inline]
@@ -175,32 +225,8 @@ impl Sim {
         let new_gen = lru_gen_from_seq(self.lrugen(m).max_seq);
         // v6.1's loop met the (still young) target PTE too.
         let mut young = (v == MglruVersion::V6_1) as u64;
-        // The young PTEs of lo..hi (a PTE never touched reads as none).
-        let mut bits = {
-            let ptes = &self.vmas[vma as usize].ptes;
-            let end = (hi as usize).min(ptes.len());
-            young_mask(&ptes[(lo as usize).min(end)..end])
-        };
-        while bits != 0 {
-            let i = lo + bits.trailing_zeros();
-            bits &= bits - 1;
-            // Read again: a visit may have cleaned a later PTE (writeback).
-            let p = self.vmas[vma as usize].ptes[i as usize];
-            if !pte_present_young(p) {
-                continue;
-            }
-            let g = p & PTE_FOLIO_MASK;
-            let go = &self.folios[g];
-            if go.memcg != m || folio_lru_gen(go).is_none() {
-                continue;
-            }
-            self.ptep_test_and_clear_young(vma, i);
-            young += 1;
-            self.walk_update_folio(g, new_gen, p & PTE_DIRTY != 0, walker);
-            if self.xp.is_some() && g != f {
-                self.xp_lru_gen_young(g, sc, "look-around next to an evicted folio");
-            }
-        }
+        let why = "look-around next to an evicted folio";
+        young += self.clear_young_ptes(vma, lo, hi, m, new_gen, walker, sc, Some(f), why);
         self.lru_gen.stats.look_around_young += young;
         if Self::suitable_to_scan((hi - lo) as u64, young) {
             let seq = self.lrugen(m).max_seq;
@@ -311,28 +337,9 @@ impl Sim {
                     let mut young = 0;
                     for from in (lo..hi).step_by(64) {
                         let to = (from + 64).min(hi);
-                        let ptes = &self.vmas[vid as usize].ptes[from as usize..to as usize];
-                        let mut bits = young_mask(ptes);
-                        while bits != 0 {
-                            let i = from + bits.trailing_zeros();
-                            bits &= bits - 1;
-                            // Read again: a visit may have cleaned a later PTE.
-                            let p = self.vmas[vid as usize].ptes[i as usize];
-                            if !pte_present_young(p) {
-                                continue;
-                            }
-                            let g = p & PTE_FOLIO_MASK;
-                            let go = &self.folios[g];
-                            if go.memcg != m || folio_lru_gen(go).is_none() {
-                                continue;
-                            }
-                            self.ptep_test_and_clear_young(vid, i);
-                            young += 1;
-                            self.walk_update_folio(g, new_gen, p & PTE_DIRTY != 0, true);
-                            if self.xp.is_some() {
-                                self.xp_lru_gen_young(g, sc, "aging's page-table walk");
-                            }
-                        }
+                        let why = "aging's page-table walk";
+                        young +=
+                            self.clear_young_ptes(vid, from, to, m, new_gen, true, sc, None, why);
                     }
                     self.lru_gen.stats.leaf_young += young;
                     if Self::suitable_to_scan((hi - lo) as u64, young) {
