@@ -268,7 +268,7 @@ fn bench_streams_long_runs_in_chunks_with_the_same_result() {
     assert_eq!(alias, alias_chunked);
     bad_input(
         &["bench", "--zipf-sampler", "vose"],
-        &["unknown zipf sampler \"vose\"; expected rejection-inversion or alias"],
+        &["unknown zipf sampler `vose`; allowed: rejection-inversion, alias"],
     );
     bad_input(
         &["bench", "--accesses", "0"],

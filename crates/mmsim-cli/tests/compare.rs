@@ -599,7 +599,10 @@ fn bad_input_names_the_flag_and_the_field() {
     );
     bad_input(
         &c(&["--cost-variant", "v5.9"]),
-        &["unknown cost variant `v5.9`", "v5.8, v6.2"],
+        &[
+            "unknown cost variant `v5.9`",
+            "allowed: v5.8 (alias 5.8), v6.2 (alias 6.2)",
+        ],
     );
     bad_input(
         &c(&["--policy", "cost,classic"]),

@@ -656,7 +656,7 @@ fn run_keys_offset_keeps_the_files_layout() {
         &["run", "--trace", p, "--keys", "sparse"],
         &[
             "--keys",
-            "unknown trace keys \"sparse\"; expected dense or offset",
+            "unknown trace keys `sparse`; allowed: dense, offset",
         ],
     );
     mmsim()

@@ -186,31 +186,11 @@ pub enum PolicyName {
     Mglru,
 }
 
-impl FromStr for PolicyName {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "lru" => Ok(PolicyName::Lru),
-            "scanned-rotated" => Ok(PolicyName::ScannedRotated),
-            "cost" | "classic" => Ok(PolicyName::Cost),
-            "mglru" | "lru_gen" => Ok(PolicyName::Mglru),
-            _ => Err(format!(
-                "unknown policy `{s}`; allowed: lru, scanned-rotated, cost (alias classic), mglru"
-            )),
-        }
-    }
-}
-
-impl PolicyName {
-    /// The name used on the command line and in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            PolicyName::Lru => "lru",
-            PolicyName::ScannedRotated => "scanned-rotated",
-            PolicyName::Cost => "cost",
-            PolicyName::Mglru => "mglru",
-        }
-    }
+crate::setting_names! { PolicyName, "policy",
+    Lru => "lru",
+    ScannedRotated => "scanned-rotated",
+    Cost => "cost" | "classic",
+    Mglru => "mglru" | "lru_gen",
 }
 
 /// Which `lru_note_cost()` weighting the `cost` policy uses.
@@ -227,23 +207,14 @@ pub enum CostVariant {
     V6_2,
 }
 
-impl FromStr for CostVariant {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "v5.8" | "5.8" => Ok(CostVariant::V5_8),
-            "v6.2" | "6.2" => Ok(CostVariant::V6_2),
-            _ => Err(format!("unknown cost variant `{s}`; allowed: v5.8, v6.2")),
-        }
-    }
+crate::setting_names! { CostVariant, "cost variant",
+    V5_8 => "v5.8" | "5.8",
+    V6_2 => "v6.2" | "6.2",
 }
 
 impl fmt::Display for CostVariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            CostVariant::V5_8 => "v5.8",
-            CostVariant::V6_2 => "v6.2",
-        })
+        f.write_str(self.name())
     }
 }
 
@@ -263,25 +234,9 @@ pub enum MglruVersion {
     V6_14,
 }
 
-impl FromStr for MglruVersion {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "v6.1" | "6.1" => Ok(MglruVersion::V6_1),
-            "v6.14" | "6.14" => Ok(MglruVersion::V6_14),
-            _ => Err(format!("unknown mglru version `{s}`; allowed: v6.1, v6.14")),
-        }
-    }
-}
-
-impl MglruVersion {
-    /// The name used on the command line and in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            MglruVersion::V6_1 => "v6.1",
-            MglruVersion::V6_14 => "v6.14",
-        }
-    }
+crate::setting_names! { MglruVersion, "mglru version",
+    V6_1 => "v6.1" | "6.1",
+    V6_14 => "v6.14" | "6.14",
 }
 
 fn default_exact_shadows() -> bool {
@@ -404,14 +359,9 @@ pub enum MglruRefaultActivate {
     Recent,
 }
 
-impl MglruRefaultActivate {
-    /// The name used in scenario files.
-    pub fn name(self) -> &'static str {
-        match self {
-            MglruRefaultActivate::Fault => "fault",
-            MglruRefaultActivate::Recent => "recent",
-        }
-    }
+crate::setting_names! { MglruRefaultActivate, "mglru_refault_activate",
+    Fault => "fault",
+    Recent => "recent",
 }
 
 fn default_memcg_stats_flush_ms() -> u64 {
@@ -455,18 +405,10 @@ pub enum SoftLimitReclaim {
     Off,
 }
 
-impl std::str::FromStr for SoftLimitReclaim {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "tree" => Ok(SoftLimitReclaim::Tree),
-            "seed-004" => Ok(SoftLimitReclaim::Seed004),
-            "off" => Ok(SoftLimitReclaim::Off),
-            _ => Err(format!(
-                "unknown soft-limit reclaim `{s}` (tree, seed-004, off)"
-            )),
-        }
-    }
+crate::setting_names! { SoftLimitReclaim, "soft-limit reclaim",
+    Tree => "tree",
+    Seed004 => "seed-004",
+    Off => "off",
 }
 
 /// Which cgroup hierarchy the memory controller is on.
@@ -503,21 +445,13 @@ pub enum DeviceKind {
     Fs,
 }
 
-impl FromStr for DeviceKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "none" => Ok(DeviceKind::None),
-            "zram" => Ok(DeviceKind::Zram),
-            "ssd" => Ok(DeviceKind::Ssd),
-            "hdd" => Ok(DeviceKind::Hdd),
-            "custom" => Ok(DeviceKind::Custom),
-            "fs" => Ok(DeviceKind::Fs),
-            _ => Err(format!(
-                "unknown device `{s}`; allowed: none, zram, ssd, hdd, custom, fs (swap on the filesystem's disk)"
-            )),
-        }
-    }
+crate::setting_names! { DeviceKind, "device",
+    None => "none",
+    Zram => "zram",
+    Ssd => "ssd",
+    Hdd => "hdd",
+    Custom => "custom",
+    Fs => "fs",
 }
 
 /// A block device: swap or filesystem.
@@ -826,32 +760,16 @@ pub enum SwapZeroPages {
     ZramSame,
 }
 
+crate::setting_names! { SwapZeroPages, "swap_zero_pages",
+    Write => "write",
+    Zeromap => "zeromap",
+    ZramSame => "zram-same",
+}
+
 impl SwapZeroPages {
-    /// The name used in scenario files.
-    pub fn name(self) -> &'static str {
-        match self {
-            SwapZeroPages::Write => "write",
-            SwapZeroPages::Zeromap => "zeromap",
-            SwapZeroPages::ZramSame => "zram-same",
-        }
-    }
     /// The default (`write`): serialized only when another value is set.
     pub fn is_default(&self) -> bool {
         *self == SwapZeroPages::Write
-    }
-}
-
-impl FromStr for SwapZeroPages {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "write" => Ok(SwapZeroPages::Write),
-            "zeromap" => Ok(SwapZeroPages::Zeromap),
-            "zram-same" => Ok(SwapZeroPages::ZramSame),
-            _ => Err(format!(
-                "unknown swap_zero_pages `{s}`; allowed: write, zeromap, zram-same"
-            )),
-        }
     }
 }
 

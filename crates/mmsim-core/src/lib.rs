@@ -82,6 +82,8 @@ pub mod reclaim;
 mod result;
 mod rmap;
 mod sched;
+#[doc(hidden)]
+pub mod setting_names;
 mod sim;
 mod smp;
 mod stats;

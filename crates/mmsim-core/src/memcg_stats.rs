@@ -58,7 +58,6 @@
 //! `node_page_state`, exact per CPU batch: live here).
 
 use serde::{Deserialize, Serialize};
-use std::str::FromStr;
 
 use crate::memcg::{MemcgId, SubtreeLruvec};
 use crate::sim::Sim;
@@ -89,29 +88,10 @@ pub enum MemcgStatsFlush {
     Reclaim,
 }
 
-impl FromStr for MemcgStatsFlush {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "sync" => Ok(MemcgStatsFlush::Sync),
-            "ratelimited" => Ok(MemcgStatsFlush::Ratelimited),
-            "reclaim" => Ok(MemcgStatsFlush::Reclaim),
-            _ => Err(format!(
-                "unknown memcg_stats_flush `{s}`; allowed: sync, ratelimited, reclaim"
-            )),
-        }
-    }
-}
-
-impl MemcgStatsFlush {
-    /// The name used in scenario files and reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            MemcgStatsFlush::Sync => "sync",
-            MemcgStatsFlush::Ratelimited => "ratelimited",
-            MemcgStatsFlush::Reclaim => "reclaim",
-        }
-    }
+crate::setting_names! { MemcgStatsFlush, "memcg_stats_flush",
+    Sync => "sync",
+    Ratelimited => "ratelimited",
+    Reclaim => "reclaim",
 }
 
 /// The flushed memcg statistics (`memcg->vmstats`, `pn->lruvec_stats` as

@@ -378,7 +378,7 @@ fn the_zipf_sampler_is_a_zipf_field() {
     let (msg, field) = err(&BASE.replace("theta = 0.9", "theta = 0.9\nsampler = \"vose\""));
     assert_eq!(field.as_deref(), Some("workload[1].sampler"), "{msg}");
     assert!(
-        msg.contains("unknown zipf sampler \"vose\"; expected rejection-inversion or alias"),
+        msg.contains("unknown zipf sampler `vose`; allowed: rejection-inversion, alias"),
         "{msg}"
     );
     let (msg, field) = err(&BASE.replace("pages = 10\n", "pages = 10\nsampler = \"alias\"\n"));

@@ -184,7 +184,7 @@ fn trace_keys_field_parses_and_is_checked() {
     };
     let e = bad("trace_keys = \"sparse\"");
     assert!(
-        e.contains("unknown trace keys \"sparse\"; expected dense or offset"),
+        e.contains("unknown trace keys `sparse`; allowed: dense, offset"),
         "{e}"
     );
     let e = bad("trace_keys = \"offset\"\npages = 268435457");

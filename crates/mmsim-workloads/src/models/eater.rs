@@ -52,7 +52,6 @@
 //! plus 1 with `collapse`.
 
 use std::fmt;
-use std::str::FromStr;
 
 use mmsim_core::memcg::MemcgId;
 use mmsim_core::{Event, Sim, SimError, VmaId};
@@ -77,33 +76,15 @@ pub enum EaterPattern {
     Random,
 }
 
-impl EaterPattern {
-    /// The name used in scenarios.
-    pub fn name(self) -> &'static str {
-        match self {
-            EaterPattern::Sequential => "sequential",
-            EaterPattern::Random => "random",
-        }
-    }
-}
-
 impl fmt::Display for EaterPattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
 }
 
-impl FromStr for EaterPattern {
-    type Err = String;
-    fn from_str(s: &str) -> Result<EaterPattern, String> {
-        match s {
-            "sequential" => Ok(EaterPattern::Sequential),
-            "random" => Ok(EaterPattern::Random),
-            _ => Err(format!(
-                "unknown pattern `{s}`; allowed: sequential, random"
-            )),
-        }
-    }
+mmsim_core::setting_names! { EaterPattern, "pattern",
+    Sequential => "sequential",
+    Random => "random",
 }
 
 impl Serialize for EaterPattern {

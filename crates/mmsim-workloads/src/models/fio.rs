@@ -116,17 +116,6 @@ pub enum FioRw {
 }
 
 impl FioRw {
-    /// fio's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            FioRw::Read => "read",
-            FioRw::Write => "write",
-            FioRw::RandRead => "randread",
-            FioRw::RandWrite => "randwrite",
-            FioRw::RandRw => "randrw",
-        }
-    }
-
     /// Random offsets (fio's `td_random`).
     pub fn is_random(self) -> bool {
         matches!(self, FioRw::RandRead | FioRw::RandWrite | FioRw::RandRw)
@@ -139,22 +128,12 @@ impl fmt::Display for FioRw {
     }
 }
 
-impl FromStr for FioRw {
-    type Err = String;
-    fn from_str(s: &str) -> Result<FioRw, String> {
-        Ok(match s {
-            "read" => FioRw::Read,
-            "write" => FioRw::Write,
-            "randread" => FioRw::RandRead,
-            "randwrite" => FioRw::RandWrite,
-            "randrw" => FioRw::RandRw,
-            _ => {
-                return Err(format!(
-                    "unknown rw `{s}`; allowed: read, write, randread, randwrite, randrw"
-                ))
-            }
-        })
-    }
+mmsim_core::setting_names! { FioRw, "rw",
+    Read => "read",
+    Write => "write",
+    RandRead => "randread",
+    RandWrite => "randwrite",
+    RandRw => "randrw",
 }
 
 impl Serialize for FioRw {

@@ -290,16 +290,6 @@ pub enum Target {
 }
 
 impl Target {
-    /// The name used in scenarios and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Target::Anon => "anon",
-            Target::File => "file",
-            Target::Mmap => "mmap",
-            Target::MmapExec => "mmap-exec",
-        }
-    }
-
     /// Whether the target is backed by a file (everything but `anon`).
     pub fn is_file(self) -> bool {
         self != Target::Anon
@@ -312,19 +302,11 @@ impl fmt::Display for Target {
     }
 }
 
-impl FromStr for Target {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Target, String> {
-        match s {
-            "anon" => Ok(Target::Anon),
-            "file" => Ok(Target::File),
-            "mmap" => Ok(Target::Mmap),
-            "mmap-exec" => Ok(Target::MmapExec),
-            _ => Err(format!(
-                "unknown target `{s}`; allowed: anon, file, mmap, mmap-exec"
-            )),
-        }
-    }
+mmsim_core::setting_names! { Target, "target",
+    Anon => "anon",
+    File => "file",
+    Mmap => "mmap",
+    MmapExec => "mmap-exec",
 }
 
 /// The format of a trace workload: detected from the content, or given.
@@ -408,33 +390,15 @@ pub enum TraceKeys {
     Offset,
 }
 
-impl TraceKeys {
-    /// `dense` or `offset`.
-    pub fn name(self) -> &'static str {
-        match self {
-            TraceKeys::Dense => "dense",
-            TraceKeys::Offset => "offset",
-        }
-    }
-}
-
 impl fmt::Display for TraceKeys {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
 }
 
-impl FromStr for TraceKeys {
-    type Err = String;
-    fn from_str(s: &str) -> Result<TraceKeys, String> {
-        match s {
-            "dense" => Ok(TraceKeys::Dense),
-            "offset" => Ok(TraceKeys::Offset),
-            _ => Err(format!(
-                "unknown trace keys {s:?}; expected dense or offset"
-            )),
-        }
-    }
+mmsim_core::setting_names! { TraceKeys, "trace keys",
+    Dense => "dense",
+    Offset => "offset",
 }
 
 impl Serialize for TraceKeys {
@@ -467,31 +431,14 @@ pub enum Schedule {
 }
 
 impl Schedule {
-    /// The name in a scenario file.
-    pub fn name(self) -> &'static str {
-        match self {
-            Schedule::RoundRobin => "round-robin",
-            Schedule::Fair => "fair",
-        }
-    }
-
     fn is_round_robin(&self) -> bool {
         *self == Schedule::RoundRobin
     }
 }
 
-impl std::str::FromStr for Schedule {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Schedule, String> {
-        match s {
-            "round-robin" => Ok(Schedule::RoundRobin),
-            "fair" => Ok(Schedule::Fair),
-            _ => Err(format!(
-                "unknown schedule {s:?}; expected round-robin or fair"
-            )),
-        }
-    }
+mmsim_core::setting_names! { Schedule, "schedule",
+    RoundRobin => "round-robin",
+    Fair => "fair",
 }
 
 impl Serialize for Schedule {
@@ -521,33 +468,15 @@ pub enum ZipfSampler {
     Alias,
 }
 
-impl ZipfSampler {
-    /// `rejection-inversion` or `alias`.
-    pub fn name(self) -> &'static str {
-        match self {
-            ZipfSampler::RejectionInversion => "rejection-inversion",
-            ZipfSampler::Alias => "alias",
-        }
-    }
-}
-
 impl fmt::Display for ZipfSampler {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
 }
 
-impl FromStr for ZipfSampler {
-    type Err = String;
-    fn from_str(s: &str) -> Result<ZipfSampler, String> {
-        match s {
-            "rejection-inversion" => Ok(ZipfSampler::RejectionInversion),
-            "alias" => Ok(ZipfSampler::Alias),
-            _ => Err(format!(
-                "unknown zipf sampler {s:?}; expected rejection-inversion or alias"
-            )),
-        }
-    }
+mmsim_core::setting_names! { ZipfSampler, "zipf sampler",
+    RejectionInversion => "rejection-inversion",
+    Alias => "alias",
 }
 
 impl Serialize for ZipfSampler {
