@@ -332,6 +332,10 @@ pub fn expected_events(plan: &[Experiment]) -> Option<u64> {
         .try_fold(0u64, |n, c| n.checked_add(c.scenario.expected_events()?))
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// A published change beside the simulated one, judged.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReproducedRow {
@@ -352,10 +356,22 @@ pub struct ReproducedRow {
     /// Whether the simulated change has the published direction (None: a value is
     /// undefined).
     pub agrees: Option<bool>,
-    /// |simulated| / |published| (None when either change is undefined or zero).
+    /// |simulated| / |published| (None when either change is undefined or zero, or
+    /// the change is not modelled).
     pub magnitude_ratio: Option<f64>,
     /// Where the published number comes from.
     pub source: String,
+    /// Why mmsim does not model the change (the entry's `not_modelled`): the row is
+    /// shown but not judged (`agrees` None) and counts in no verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_modelled: Option<String>,
+}
+
+impl ReproducedRow {
+    /// Whether the row is judged (its change is one mmsim models).
+    pub fn judged(&self) -> bool {
+        self.not_modelled.is_none()
+    }
 }
 
 /// What a seed's rows say together.
@@ -441,6 +457,9 @@ pub struct Summary {
     pub disagree: usize,
     /// Rows that could not be judged.
     pub undetermined: usize,
+    /// Published changes mmsim does not model (shown, not judged, not in `rows`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_modelled: usize,
     /// The verdict over every row.
     pub verdict: Verdict,
 }
@@ -513,10 +532,12 @@ pub fn judge_rows(
             };
             let magnitude_ratio = r
                 .simulated_pct
-                .filter(|_| r.published_pct != 0.0)
+                .filter(|_| r.published_pct != 0.0 && r.not_modelled.is_none())
                 .map(|s| s.abs() / r.published_pct.abs());
             ReproducedRow {
-                agrees: direction.map(|d| agrees(r.published_pct, d)),
+                agrees: direction
+                    .filter(|_| r.not_modelled.is_none())
+                    .map(|d| agrees(r.published_pct, d)),
                 magnitude_ratio,
                 baseline_value: b,
                 compared_value: c,
@@ -526,6 +547,7 @@ pub fn judge_rows(
                 published_pct: r.published_pct,
                 simulated_pct: r.simulated_pct,
                 source: r.source,
+                not_modelled: r.not_modelled,
             }
         })
         .collect()
@@ -593,20 +615,24 @@ pub fn run<E>(
         s.verdict = Verdict::of(
             s.experiments
                 .iter()
-                .flat_map(|e| e.rows.iter().map(|r| r.agrees)),
+                .flat_map(|e| e.rows.iter().filter(|r| r.judged()).map(|r| r.agrees)),
         );
     }
-    let rows: Vec<Option<bool>> = seeds
-        .iter()
-        .flat_map(|s| &s.experiments)
-        .flat_map(|e| e.rows.iter().map(|r| r.agrees))
-        .collect();
+    let all = || {
+        seeds
+            .iter()
+            .flat_map(|s| &s.experiments)
+            .flat_map(|e| &e.rows)
+    };
+    let rows: Vec<Option<bool>> = all().filter(|r| r.judged()).map(|r| r.agrees).collect();
+    let not_modelled = all().filter(|r| !r.judged()).count();
     let summary = Summary {
         seeds: seeds.len(),
         rows: rows.len(),
         agree: rows.iter().filter(|a| **a == Some(true)).count(),
         disagree: rows.iter().filter(|a| **a == Some(false)).count(),
         undetermined: rows.iter().filter(|a| a.is_none()).count(),
+        not_modelled,
         verdict: Verdict::of(rows.iter().copied()),
     };
     Ok(ReproduceReport {

@@ -229,6 +229,8 @@ fn accesses_equal_the_sum_of_the_workloads() {
                     pages: 3000,
                     stride: 1,
                     collapse: false,
+                    passes: 1,
+                    unmap: false,
                 },
             ),
             z(5000, 40_000, 1, Target::File),

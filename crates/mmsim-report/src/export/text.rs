@@ -317,6 +317,7 @@ pub fn published_table(rows: &[PublishedRow]) -> String {
                 pct(Some(r.published_pct)),
                 pct(r.simulated_pct),
                 match r.agrees {
+                    _ if r.not_modelled.is_some() => "not modelled".into(),
                     Some(true) => "agrees".into(),
                     Some(false) => "DISAGREES".into(),
                     None => "-".into(),

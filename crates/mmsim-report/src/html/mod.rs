@@ -297,7 +297,11 @@ fn published_table(rows: &[ReproducedRow]) -> String {
             escape(&r.baseline),
             escape(&r.compared),
             pct(Some(r.published_pct)),
-            mark(r.agrees),
+            if r.judged() {
+                mark(r.agrees)
+            } else {
+                "<td title=\"not modelled\">not modelled</td>".into()
+            },
             r.magnitude_ratio.map_or("-".into(), |x| format!("{x:.2}×")),
             escape(&r.source)
         );
@@ -494,7 +498,12 @@ pub fn reproduce_page(report: &ReproduceReport) -> String {
             escape(&s.seed),
             escape(&s.title)
         );
-        let rows: Vec<&ReproducedRow> = s.experiments.iter().flat_map(|e| &e.rows).collect();
+        let rows: Vec<&ReproducedRow> = s
+            .experiments
+            .iter()
+            .flat_map(|e| &e.rows)
+            .filter(|r| r.judged())
+            .collect();
         let agree = rows.iter().filter(|r| r.agrees == Some(true)).count();
         let _ = writeln!(
             b,
