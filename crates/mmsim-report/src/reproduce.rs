@@ -673,7 +673,16 @@ mod tests {
         assert_eq!(r[2].1, ["plrus-parsec-like"]);
         assert_eq!(
             r[3].1,
-            ["mthp-page-fault1", "mthp-sparse-touch", "mthp-kbuild"]
+            [
+                "mthp-page-fault1",
+                "mthp-sparse-touch",
+                "mthp-kbuild",
+                "mthp-malloc1",
+                "mthp-page-fault2",
+                "mthp-page-fault3",
+                "mthp-read1",
+                "mthp-read2"
+            ]
         );
         assert_eq!(
             r[4].1,
@@ -776,5 +785,63 @@ source = "seed 000 test: some change"
         let json = crate::export::json::to_string(&r).unwrap();
         let back: ReproduceReport = serde_json::from_str(&json).unwrap();
         assert_eq!(back, r);
+        assert!(!json.contains("not_modelled"), "only when used");
+    }
+
+    #[test]
+    fn a_not_modelled_row_is_shown_but_not_judged() {
+        // A published rise mmsim does not model: shown with its simulated change (none
+        // here: 64K anon folios do not touch a file read) and its reason, counted in no
+        // verdict; without the mark it would disagree.
+        let toml = r#"
+[machine]
+memory = "64M"
+[[workload]]
+kind = "sequential"
+target = "file"
+pages = 64
+passes = 3
+[[published]]
+metric = "throughput"
+baseline = "thp.hugepages-64kB.enabled=never"
+compared = "thp.hugepages-64kB.enabled=always"
+change_pct = 230.4
+source = "seed 003 test: a file-side gain"
+not_modelled = "not the anonymous folios"
+"#;
+        let s = Scenario::from_toml_str(toml, "t.toml").unwrap();
+        let r = run_plain(&plan_scenarios("all", vec![s.clone()]).unwrap(), false).unwrap();
+        let row = &r.seeds[0].experiments[0].rows[0];
+        assert_eq!(row.simulated_pct, Some(0.0));
+        assert_eq!(row.agrees, None);
+        assert_eq!(row.magnitude_ratio, None);
+        assert_eq!(
+            row.not_modelled.as_deref(),
+            Some("not the anonymous folios")
+        );
+        assert_eq!(r.seeds[0].verdict, Verdict::Undetermined);
+        assert_eq!(
+            (r.summary.rows, r.summary.not_modelled, r.summary.disagree),
+            (0, 1, 0)
+        );
+        assert!(!r.disagrees());
+        let text = crate::export::reproduce::reproduce_table(&r);
+        assert!(text.contains("not modelled  "), "{text}");
+        assert!(
+            text.contains("not modelled: throughput: not the anonymous folios"),
+            "{text}"
+        );
+        assert!(
+            text.contains("0 of 0 published directions agree; 1 not modelled"),
+            "{text}"
+        );
+        let json = crate::export::json::to_string(&r).unwrap();
+        let back: ReproduceReport = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, r);
+        // The same entry without the mark disagrees.
+        let mut judged = s;
+        judged.published[0].not_modelled = None;
+        let r = run_plain(&plan_scenarios("all", vec![judged]).unwrap(), false).unwrap();
+        assert_eq!(r.seeds[0].verdict, Verdict::Disagrees);
     }
 }

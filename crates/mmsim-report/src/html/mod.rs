@@ -475,7 +475,7 @@ pub fn reproduce_page(report: &ReproduceReport) -> String {
     let _ = writeln!(
         b,
         "<h1>mmsim reproduce{}</h1>\n<p class=\"verdict {}\">summary: {} seeds, {} published \
-         changes: {} agree, {} disagree, {} undetermined: <strong>{}</strong>{}</p>",
+         changes: {} agree, {} disagree, {} undetermined{}: <strong>{}</strong>{}</p>",
         if report.quick { " --quick" } else { "" },
         verdict_class(m.verdict),
         m.seeds,
@@ -483,6 +483,11 @@ pub fn reproduce_page(report: &ReproduceReport) -> String {
         m.agree,
         m.disagree,
         m.undetermined,
+        if m.not_modelled > 0 {
+            format!(", {} not modelled", m.not_modelled)
+        } else {
+            String::new()
+        },
         m.verdict.name(),
         if report.partial { " (PARTIAL)" } else { "" }
     );
