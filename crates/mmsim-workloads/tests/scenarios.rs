@@ -1036,7 +1036,11 @@ fn touch_unmap_runs_malloc1s_loop() {
     // the per-CPU charge stock (`MEMCG_CHARGE_BATCH`, 64 pages), not 100 passes' pages.
     assert_eq!(on.result.anon_thp_pages, 0);
     for r in [&off, &on] {
-        assert!(r.result.memcg_usage_pages <= 64, "{}", r.result.memcg_usage_pages);
+        assert!(
+            r.result.memcg_usage_pages <= 64,
+            "{}",
+            r.result.memcg_usage_pages
+        );
     }
     let s64 = on.result.mthp.iter().find(|s| s.size == "64kB").unwrap();
     assert_eq!(s64.stats.anon_fault_alloc, 100);
