@@ -835,6 +835,14 @@ not_modelled = "not the anonymous folios"
             text.contains("0 of 0 published directions agree; 1 not modelled"),
             "{text}"
         );
+        // `mmsim compare`'s table too.
+        let compare =
+            crate::export::text::published_table(&r.seeds[0].experiments[0].compare.published);
+        assert!(compare.contains("+0.0%  not modelled"), "{compare}");
+        assert!(
+            compare.contains("not modelled: throughput: not the anonymous folios"),
+            "{compare}"
+        );
         let json = crate::export::json::to_string(&r).unwrap();
         let back: ReproduceReport = serde_json::from_str(&json).unwrap();
         assert_eq!(back, r);

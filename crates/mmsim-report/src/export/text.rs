@@ -370,5 +370,10 @@ pub fn published_table(rows: &[PublishedRow]) -> String {
             line([&c[0], &c[1], &c[2], &c[3], &c[4], &c[5]].map(String::as_str))
         );
     }
+    for r in rows {
+        if let Some(why) = &r.not_modelled {
+            let _ = writeln!(t, "  not modelled: {}: {why}", r.metric);
+        }
+    }
     t
 }
