@@ -174,11 +174,15 @@ fn reproduce_has_every_seed_with_marks_and_charts() {
     }
     assert_eq!(
         html.matches("<td class=\"agrees\">✔ agrees</td>").count(),
-        23
+        25
     );
-    assert!(html.contains("summary: 5 seeds, 24 published changes: 23 agree, 1 disagree"));
+    assert!(html.contains(
+        "summary: 5 seeds, 26 published changes: 25 agree, 1 disagree, 0 undetermined, 4 not \
+         modelled"
+    ));
+    assert_eq!(html.matches(">not modelled</td>").count(), 4);
     let figs = figures(&html);
-    assert_eq!(figs.len(), 11 * CHARTS.len());
+    assert_eq!(figs.len(), 16 * CHARTS.len());
     // The memcg chart of the soft-limit experiments has each group.
     assert!(has_text(
         &html,

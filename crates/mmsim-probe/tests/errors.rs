@@ -90,6 +90,8 @@ fn an_invalid_scenario_is_the_scenarios_error() {
                 pages: 0,
                 stride: 1,
                 collapse: false,
+                passes: 1,
+                unmap: false,
             },
         )],
     ))

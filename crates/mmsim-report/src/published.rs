@@ -37,6 +37,10 @@ pub struct PublishedRow {
     pub agrees: Option<bool>,
     /// Where the published number comes from.
     pub source: String,
+    /// Why mmsim does not model the change (the entry's `not_modelled`): then
+    /// `agrees` is None and the row is not judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_modelled: Option<String>,
 }
 
 /// Checks that every entry names a metric a comparison of `s` has: Err is
@@ -152,8 +156,11 @@ pub fn rows(entries: &[Published], configs: &[ConfigReport]) -> (Vec<PublishedRo
                     compared: configs[ci].name.clone(),
                     published_pct: e.change_pct,
                     simulated_pct: simulated,
-                    agrees: simulated.map(|s| agrees(e.change_pct, s)),
+                    agrees: simulated
+                        .filter(|_| e.not_modelled.is_none())
+                        .map(|s| agrees(e.change_pct, s)),
                     source: e.source.clone(),
+                    not_modelled: e.not_modelled.clone(),
                 });
             }
         }

@@ -332,6 +332,10 @@ pub fn expected_events(plan: &[Experiment]) -> Option<u64> {
         .try_fold(0u64, |n, c| n.checked_add(c.scenario.expected_events()?))
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// A published change beside the simulated one, judged.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReproducedRow {
@@ -352,10 +356,22 @@ pub struct ReproducedRow {
     /// Whether the simulated change has the published direction (None: a value is
     /// undefined).
     pub agrees: Option<bool>,
-    /// |simulated| / |published| (None when either change is undefined or zero).
+    /// |simulated| / |published| (None when either change is undefined or zero, or
+    /// the change is not modelled).
     pub magnitude_ratio: Option<f64>,
     /// Where the published number comes from.
     pub source: String,
+    /// Why mmsim does not model the change (the entry's `not_modelled`): the row is
+    /// shown but not judged (`agrees` None) and counts in no verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_modelled: Option<String>,
+}
+
+impl ReproducedRow {
+    /// Whether the row is judged (its change is one mmsim models).
+    pub fn judged(&self) -> bool {
+        self.not_modelled.is_none()
+    }
 }
 
 /// What a seed's rows say together.
@@ -441,6 +457,9 @@ pub struct Summary {
     pub disagree: usize,
     /// Rows that could not be judged.
     pub undetermined: usize,
+    /// Published changes mmsim does not model (shown, not judged, not in `rows`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_modelled: usize,
     /// The verdict over every row.
     pub verdict: Verdict,
 }
@@ -513,10 +532,12 @@ pub fn judge_rows(
             };
             let magnitude_ratio = r
                 .simulated_pct
-                .filter(|_| r.published_pct != 0.0)
+                .filter(|_| r.published_pct != 0.0 && r.not_modelled.is_none())
                 .map(|s| s.abs() / r.published_pct.abs());
             ReproducedRow {
-                agrees: direction.map(|d| agrees(r.published_pct, d)),
+                agrees: direction
+                    .filter(|_| r.not_modelled.is_none())
+                    .map(|d| agrees(r.published_pct, d)),
                 magnitude_ratio,
                 baseline_value: b,
                 compared_value: c,
@@ -526,6 +547,7 @@ pub fn judge_rows(
                 published_pct: r.published_pct,
                 simulated_pct: r.simulated_pct,
                 source: r.source,
+                not_modelled: r.not_modelled,
             }
         })
         .collect()
@@ -593,20 +615,24 @@ pub fn run<E>(
         s.verdict = Verdict::of(
             s.experiments
                 .iter()
-                .flat_map(|e| e.rows.iter().map(|r| r.agrees)),
+                .flat_map(|e| e.rows.iter().filter(|r| r.judged()).map(|r| r.agrees)),
         );
     }
-    let rows: Vec<Option<bool>> = seeds
-        .iter()
-        .flat_map(|s| &s.experiments)
-        .flat_map(|e| e.rows.iter().map(|r| r.agrees))
-        .collect();
+    let all = || {
+        seeds
+            .iter()
+            .flat_map(|s| &s.experiments)
+            .flat_map(|e| &e.rows)
+    };
+    let rows: Vec<Option<bool>> = all().filter(|r| r.judged()).map(|r| r.agrees).collect();
+    let not_modelled = all().filter(|r| !r.judged()).count();
     let summary = Summary {
         seeds: seeds.len(),
         rows: rows.len(),
         agree: rows.iter().filter(|a| **a == Some(true)).count(),
         disagree: rows.iter().filter(|a| **a == Some(false)).count(),
         undetermined: rows.iter().filter(|a| a.is_none()).count(),
+        not_modelled,
         verdict: Verdict::of(rows.iter().copied()),
     };
     Ok(ReproduceReport {
@@ -647,7 +673,16 @@ mod tests {
         assert_eq!(r[2].1, ["plrus-parsec-like"]);
         assert_eq!(
             r[3].1,
-            ["mthp-page-fault1", "mthp-sparse-touch", "mthp-kbuild"]
+            [
+                "mthp-page-fault1",
+                "mthp-sparse-touch",
+                "mthp-kbuild",
+                "mthp-malloc1",
+                "mthp-page-fault2",
+                "mthp-page-fault3",
+                "mthp-read1",
+                "mthp-read2"
+            ]
         );
         assert_eq!(
             r[4].1,
@@ -750,5 +785,71 @@ source = "seed 000 test: some change"
         let json = crate::export::json::to_string(&r).unwrap();
         let back: ReproduceReport = serde_json::from_str(&json).unwrap();
         assert_eq!(back, r);
+        assert!(!json.contains("not_modelled"), "only when used");
+    }
+
+    #[test]
+    fn a_not_modelled_row_is_shown_but_not_judged() {
+        // A published rise mmsim does not model: shown with its simulated change (none
+        // here: 64K anon folios do not touch a file read) and its reason, counted in no
+        // verdict; without the mark it would disagree.
+        let toml = r#"
+[machine]
+memory = "64M"
+[[workload]]
+kind = "sequential"
+target = "file"
+pages = 64
+passes = 3
+[[published]]
+metric = "throughput"
+baseline = "thp.hugepages-64kB.enabled=never"
+compared = "thp.hugepages-64kB.enabled=always"
+change_pct = 230.4
+source = "seed 003 test: a file-side gain"
+not_modelled = "not the anonymous folios"
+"#;
+        let s = Scenario::from_toml_str(toml, "t.toml").unwrap();
+        let r = run_plain(&plan_scenarios("all", vec![s.clone()]).unwrap(), false).unwrap();
+        let row = &r.seeds[0].experiments[0].rows[0];
+        assert_eq!(row.simulated_pct, Some(0.0));
+        assert_eq!(row.agrees, None);
+        assert_eq!(row.magnitude_ratio, None);
+        assert_eq!(
+            row.not_modelled.as_deref(),
+            Some("not the anonymous folios")
+        );
+        assert_eq!(r.seeds[0].verdict, Verdict::Undetermined);
+        assert_eq!(
+            (r.summary.rows, r.summary.not_modelled, r.summary.disagree),
+            (0, 1, 0)
+        );
+        assert!(!r.disagrees());
+        let text = crate::export::reproduce::reproduce_table(&r);
+        assert!(text.contains("not modelled  "), "{text}");
+        assert!(
+            text.contains("not modelled: throughput: not the anonymous folios"),
+            "{text}"
+        );
+        assert!(
+            text.contains("0 of 0 published directions agree; 1 not modelled"),
+            "{text}"
+        );
+        // `mmsim compare`'s table too.
+        let compare =
+            crate::export::text::published_table(&r.seeds[0].experiments[0].compare.published);
+        assert!(compare.contains("+0.0%  not modelled"), "{compare}");
+        assert!(
+            compare.contains("not modelled: throughput: not the anonymous folios"),
+            "{compare}"
+        );
+        let json = crate::export::json::to_string(&r).unwrap();
+        let back: ReproduceReport = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, r);
+        // The same entry without the mark disagrees.
+        let mut judged = s;
+        judged.published[0].not_modelled = None;
+        let r = run_plain(&plan_scenarios("all", vec![judged]).unwrap(), false).unwrap();
+        assert_eq!(r.seeds[0].verdict, Verdict::Disagrees);
     }
 }

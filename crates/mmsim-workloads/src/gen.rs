@@ -37,6 +37,10 @@ use crate::trace_gen::TraceGen;
 pub use crate::trace_gen::TraceReport;
 use crate::zipf::{KeptRanks, ZipfAlias};
 
+/// Pages a PMD entry maps (`HPAGE_PMD_NR`, x86-64 with 4 KiB pages): the unit in
+/// which `zap_pmd_range` skips empty page tables (`touch` with `unmap`).
+const HPAGE_PMD_NR: u64 = 512;
+
 /// Where a workload's events go: the VMA it loads from and stores to, or the file it
 /// reads and writes through a descriptor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -254,6 +258,16 @@ enum Pattern {
         next: u32,
         step: u32,
     },
+    /// `touch` with `unmap`: `next` steps through `0..pages` by `step`; after the
+    /// last touch of a pass (`next == u32::MAX`) one `Event::Discard` of `zap`
+    /// pages from page 0 ends the pass.
+    TouchUnmap {
+        vma: VmaId,
+        pages: u32,
+        next: u32,
+        step: u32,
+        zap: u32,
+    },
     HotCold {
         hot: u32,
         cold: u32,
@@ -363,17 +377,41 @@ impl Generator {
                     },
                 )
             }
-            WorkloadKind::Touch { pages, stride, .. } => {
+            WorkloadKind::Touch {
+                pages,
+                stride,
+                passes,
+                unmap,
+                ..
+            } => {
                 let pages = clamp_pages(*pages);
                 let step = (*stride).clamp(1, pages);
-                (
-                    pages.div_ceil(step),
-                    Pattern::Sequential {
-                        pages: pages as u32,
-                        next: 0,
-                        step: step as u32,
-                    },
-                )
+                let touches = pages.div_ceil(step);
+                match (*unmap, sink) {
+                    (true, Sink::Vma(vma)) => {
+                        // From page 0 to the end of the last touch's PMD range.
+                        let last = (touches - 1) * step;
+                        let zap = (last / HPAGE_PMD_NR + 1) * HPAGE_PMD_NR;
+                        (
+                            (touches + 1).saturating_mul(*passes),
+                            Pattern::TouchUnmap {
+                                vma,
+                                pages: pages as u32,
+                                next: 0,
+                                step: step as u32,
+                                zap: zap.min(pages) as u32,
+                            },
+                        )
+                    }
+                    _ => (
+                        touches.saturating_mul(*passes),
+                        Pattern::Sequential {
+                            pages: pages as u32,
+                            next: 0,
+                            step: step as u32,
+                        },
+                    ),
+                }
             }
             WorkloadKind::HotCold {
                 pages,
@@ -736,6 +774,33 @@ impl Generator {
                     let to = u64::from(index) + u64::from(*step);
                     *next = if to >= u64::from(*pages) {
                         0
+                    } else {
+                        to as u32
+                    };
+                    out.push(sink.event(index, writes.draw(rng)));
+                }
+            }
+            Pattern::TouchUnmap {
+                vma,
+                pages,
+                next,
+                step,
+                zap,
+            } => {
+                for _ in 0..n {
+                    if *next == u32::MAX {
+                        *next = 0;
+                        out.push(Event::Discard {
+                            vma: *vma,
+                            index: 0,
+                            pages: *zap,
+                        });
+                        continue;
+                    }
+                    let index = *next;
+                    let to = u64::from(index) + u64::from(*step);
+                    *next = if to >= u64::from(*pages) {
+                        u32::MAX
                     } else {
                         to as u32
                     };

@@ -144,6 +144,20 @@ pub const EMBEDDED_SCENARIOS: &[(&str, &str)] = &[
         include_str!("../scenarios/mthp-sparse-touch.toml"),
     ),
     ("mthp-kbuild", include_str!("../scenarios/mthp-kbuild.toml")),
+    (
+        "mthp-malloc1",
+        include_str!("../scenarios/mthp-malloc1.toml"),
+    ),
+    (
+        "mthp-page-fault2",
+        include_str!("../scenarios/mthp-page-fault2.toml"),
+    ),
+    (
+        "mthp-page-fault3",
+        include_str!("../scenarios/mthp-page-fault3.toml"),
+    ),
+    ("mthp-read1", include_str!("../scenarios/mthp-read1.toml")),
+    ("mthp-read2", include_str!("../scenarios/mthp-read2.toml")),
 ];
 
 /// Scaled-down versions of embedded scenarios that carry published results, for

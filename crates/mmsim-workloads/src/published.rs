@@ -21,6 +21,7 @@
 //! | `baseline`, `compared` | configurations as `mmsim compare` names them: `key=value` pairs joined by commas | 1..=8 pairs each, over the same keys, different values |
 //! | `change_pct` | the published change of `compared` against `baseline`, percent | -100..=1000000 |
 //! | `source` | where the number comes from, with the raw values | 1..=400 characters |
+//! | `not_modelled` | optional: why mmsim cannot reproduce this change (its cause is a mechanism mmsim does not model); the row is shown with its simulated change and this reason, and not judged | 1..=400 characters |
 //!
 //! A comparison shows an entry for every pair of its configurations that have the
 //! entry's settings and agree on every other compared setting; `mmsim compare NAME`
@@ -53,6 +54,11 @@ pub struct Published {
     pub change_pct: f64,
     /// Where the number comes from.
     pub source: String,
+    /// Why mmsim does not model this change (None: it does). Such an entry is shown
+    /// beside its simulated change but not judged: it counts neither as agreeing nor
+    /// as disagreeing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_modelled: Option<String>,
 }
 
 /// Changes within this many percent count as no change when directions are compared.
@@ -109,6 +115,9 @@ impl Published {
         };
         text("metric", &self.metric, 128)?;
         text("source", &self.source, 400)?;
+        if let Some(why) = &self.not_modelled {
+            text("not_modelled", why, 400)?;
+        }
         let base = settings(&self.baseline).map_err(|e| ("baseline", e))?;
         let comp = settings(&self.compared).map_err(|e| ("compared", e))?;
         let mut bk: Vec<&str> = base.iter().map(|p| p.0).collect();
@@ -169,6 +178,7 @@ mod tests {
             compared: compared.into(),
             change_pct: pct,
             source: "a post".into(),
+            not_modelled: None,
         }
     }
 
@@ -186,6 +196,12 @@ mod tests {
         let mut e = entry("a=1", "a=2", 1.0);
         e.source = String::new();
         assert_eq!(field(e), "source");
+        let mut e = entry("a=1", "a=2", 1.0);
+        e.not_modelled = Some(" ".into());
+        assert_eq!(field(e), "not_modelled");
+        let mut e = entry("a=1", "a=2", 1.0);
+        e.not_modelled = Some("a file-side change".into());
+        assert_eq!(e.validate(), Ok(()));
     }
 
     #[test]

@@ -229,6 +229,8 @@ fn accesses_equal_the_sum_of_the_workloads() {
                     pages: 3000,
                     stride: 1,
                     collapse: false,
+                    passes: 1,
+                    unmap: false,
                 },
             ),
             z(5000, 40_000, 1, Target::File),
@@ -944,4 +946,103 @@ collapse = true
         e.contains("workload[0].collapse") && e.contains("target = \"anon\""),
         "{e}"
     );
+}
+
+// ---- touch with passes and unmap (will-it-scale's mmap/touch/munmap loops) ------------
+
+/// `touch` with `passes` and `unmap`: each pass's touches, then one discard from page 0
+/// to the end of the PMD range (512 pages) of the pass's last touch, cut at the region's
+/// end; the TOML names the fields only when set.
+#[test]
+fn touch_unmap_discards_what_each_pass_mapped() {
+    let events = |text: &str| -> Vec<Event> {
+        let s = Scenario::from_toml_str(text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
+        let mut g = Generator::new(&s.workloads[0], 1, Sink::Vma(2), "test", None).unwrap();
+        let mut buf = Vec::new();
+        while g.fill(&mut buf, 3).unwrap() > 0 {}
+        assert_eq!(s.workloads[0].kind.events(), Some(buf.len() as u64));
+        buf
+    };
+    let head = "[machine]\nmemory = \"64M\"\n[[workload]]\nkind = \"touch\"\ntarget = \"anon\"\n";
+    let a = |index| Event::Access {
+        vma: 2,
+        index,
+        write: true,
+    };
+    let d = |pages| Event::Discard {
+        vma: 2,
+        index: 0,
+        pages,
+    };
+    // Touches at 0, 300, 600 and 900: the last one's PMD range ends at 1024.
+    let sparse = events(&format!(
+        "{head}pages = 1100\nstride = 300\npasses = 2\nunmap = true\n"
+    ));
+    let pass = [a(0), a(300), a(600), a(900), d(1024)];
+    assert_eq!(sparse, [pass, pass].concat());
+    // malloc1's shape: one touch per region, the discard of its PMD range.
+    let one = events(&format!(
+        "{head}pages = 32768\nstride = 32768\npasses = 3\nunmap = true\n"
+    ));
+    assert_eq!(one, [a(0), d(512), a(0), d(512), a(0), d(512)]);
+    // Dense, in a region that ends inside a PMD range: the discard stops at its end.
+    let dense = events(&format!("{head}pages = 700\npasses = 1\nunmap = true\n"));
+    assert_eq!(dense.len(), 701);
+    assert_eq!(dense[700], d(700));
+    // passes without unmap: the same touches again, nothing discarded.
+    let again = events(&format!("{head}pages = 4\nstride = 2\npasses = 3\n"));
+    assert_eq!(again, [a(0), a(2)].repeat(3));
+    // The TOML round trip names passes and unmap only when set.
+    let s = Scenario::from_toml_str(
+        &format!("{head}pages = 1100\nstride = 300\npasses = 2\nunmap = true\n"),
+        "t.toml",
+    )
+    .unwrap();
+    let toml = s.to_toml_string();
+    assert!(
+        toml.contains("passes = 2") && toml.contains("unmap = true"),
+        "{toml}"
+    );
+    let plain = Scenario::from_toml_str(&format!("{head}pages = 8\n"), "t.toml").unwrap();
+    let toml = plain.to_toml_string();
+    assert!(
+        !toml.contains("passes") && !toml.contains("unmap"),
+        "{toml}"
+    );
+}
+
+/// The malloc1 loop run: one fault per pass and the discard frees what it mapped, so
+/// nothing stays; with 64 KiB folios each fault maps (and zeroes) 16 pages, so each pass
+/// costs more: fewer ops per second, as seed 003's malloc1 (-47.1 %).
+#[test]
+fn touch_unmap_runs_malloc1s_loop() {
+    let text = "[machine]\nmemory = \"256M\"\n[[workload]]\nkind = \"touch\"\n\
+                target = \"anon\"\npages = \"16M\"\nstride = 4096\npasses = 100\n\
+                unmap = true\n";
+    let off = run(&Scenario::from_toml_str(text, "t.toml").unwrap());
+    let on = run(&Scenario::from_toml_str(
+        &text.replace(
+            "[[workload]]",
+            "[machine.thp]\nhugepages-64kB.enabled = \"always\"\n[[workload]]",
+        ),
+        "t.toml",
+    )
+    .unwrap_or_else(|e| panic!("{e}")));
+    for r in [&off, &on] {
+        assert_eq!(r.result.vmstat.pgfault, 100);
+        assert_eq!(r.result.access.accesses, 100);
+    }
+    // Every pass's folio is freed: what stays charged is at most the page table and
+    // the per-CPU charge stock (`MEMCG_CHARGE_BATCH`, 64 pages), not 100 passes' pages.
+    assert_eq!(on.result.anon_thp_pages, 0);
+    for r in [&off, &on] {
+        assert!(
+            r.result.memcg_usage_pages <= 64,
+            "{}",
+            r.result.memcg_usage_pages
+        );
+    }
+    let s64 = on.result.mthp.iter().find(|s| s.size == "64kB").unwrap();
+    assert_eq!(s64.stats.anon_fault_alloc, 100);
+    assert!(on.result.throughput < off.result.throughput);
 }

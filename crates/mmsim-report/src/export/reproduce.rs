@@ -70,7 +70,9 @@ fn columns(rows: &[Vec<String>], right: &[bool]) -> String {
 }
 
 /// The seed's verdict line.
-fn verdict_line(seed: &str, v: Verdict, rows: &[&ReproducedRow]) -> String {
+fn verdict_line(seed: &str, v: Verdict, all: &[&ReproducedRow]) -> String {
+    let rows: Vec<&ReproducedRow> = all.iter().copied().filter(|r| r.judged()).collect();
+    let not_modelled = all.len() - rows.len();
     let agree = rows.iter().filter(|r| r.agrees == Some(true)).count();
     let disagree = rows.iter().filter(|r| r.agrees == Some(false)).count();
     let unknown = rows.len() - agree - disagree;
@@ -84,6 +86,9 @@ fn verdict_line(seed: &str, v: Verdict, rows: &[&ReproducedRow]) -> String {
     }
     if unknown > 0 {
         let _ = write!(t, ", {unknown} undetermined");
+    }
+    if not_modelled > 0 {
+        let _ = write!(t, "; {not_modelled} not modelled (not judged)");
     }
     t
 }
@@ -123,30 +128,52 @@ pub fn reproduce_table(r: &ReproduceReport) -> String {
                     row.compared.clone(),
                     pct(Some(row.published_pct)),
                     simulated(row),
-                    direction(row.agrees).into(),
+                    if row.judged() {
+                        direction(row.agrees).into()
+                    } else {
+                        "not modelled".into()
+                    },
                     ratio(row),
                     row.source.clone(),
                 ]);
                 all.push(row);
             }
             t.push_str(&columns(&rows, &right));
+            for row in e.rows.iter().filter(|r| !r.judged()) {
+                let _ = writeln!(
+                    t,
+                    "  not modelled: {}: {}",
+                    row.metric,
+                    row.not_modelled.as_deref().unwrap_or("")
+                );
+            }
         }
         let _ = writeln!(t, "\n{}\n", verdict_line(&s.seed, s.verdict, &all));
     }
     let m = &r.summary;
-    let _ =
-        writeln!(
+    let _ = writeln!(
         t,
-        "summary: {} seed{}{}, {} published changes: {} agree, {} disagree, {} undetermined: {}{}",
+        "summary: {} seed{}{}, {} published changes: {} agree, {} disagree, {}: {}{}",
         m.seeds,
         if m.seeds == 1 { "" } else { "s" },
         if r.quick { " (quick)" } else { "" },
         m.rows,
         m.agree,
         m.disagree,
-        m.undetermined,
+        if m.not_modelled > 0 {
+            format!(
+                "{} undetermined, {} not modelled",
+                m.undetermined, m.not_modelled
+            )
+        } else {
+            format!("{} undetermined", m.undetermined)
+        },
         m.verdict.name(),
-        if r.partial { " (PARTIAL: interrupted)" } else { "" }
+        if r.partial {
+            " (PARTIAL: interrupted)"
+        } else {
+            ""
+        }
     );
     let _ = writeln!(
         t,

@@ -317,6 +317,7 @@ pub fn published_table(rows: &[PublishedRow]) -> String {
                 pct(Some(r.published_pct)),
                 pct(r.simulated_pct),
                 match r.agrees {
+                    _ if r.not_modelled.is_some() => "not modelled".into(),
                     Some(true) => "agrees".into(),
                     Some(false) => "DISAGREES".into(),
                     None => "-".into(),
@@ -368,6 +369,11 @@ pub fn published_table(rows: &[PublishedRow]) -> String {
             "{}",
             line([&c[0], &c[1], &c[2], &c[3], &c[4], &c[5]].map(String::as_str))
         );
+    }
+    for r in rows {
+        if let Some(why) = &r.not_modelled {
+            let _ = writeln!(t, "  not modelled: {}: {why}", r.metric);
+        }
     }
     t
 }

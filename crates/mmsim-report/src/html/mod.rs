@@ -297,7 +297,11 @@ fn published_table(rows: &[ReproducedRow]) -> String {
             escape(&r.baseline),
             escape(&r.compared),
             pct(Some(r.published_pct)),
-            mark(r.agrees),
+            if r.judged() {
+                mark(r.agrees)
+            } else {
+                "<td title=\"not modelled\">not modelled</td>".into()
+            },
             r.magnitude_ratio.map_or("-".into(), |x| format!("{x:.2}×")),
             escape(&r.source)
         );
@@ -471,7 +475,7 @@ pub fn reproduce_page(report: &ReproduceReport) -> String {
     let _ = writeln!(
         b,
         "<h1>mmsim reproduce{}</h1>\n<p class=\"verdict {}\">summary: {} seeds, {} published \
-         changes: {} agree, {} disagree, {} undetermined: <strong>{}</strong>{}</p>",
+         changes: {} agree, {} disagree, {} undetermined{}: <strong>{}</strong>{}</p>",
         if report.quick { " --quick" } else { "" },
         verdict_class(m.verdict),
         m.seeds,
@@ -479,6 +483,11 @@ pub fn reproduce_page(report: &ReproduceReport) -> String {
         m.agree,
         m.disagree,
         m.undetermined,
+        if m.not_modelled > 0 {
+            format!(", {} not modelled", m.not_modelled)
+        } else {
+            String::new()
+        },
         m.verdict.name(),
         if report.partial { " (PARTIAL)" } else { "" }
     );
@@ -494,7 +503,12 @@ pub fn reproduce_page(report: &ReproduceReport) -> String {
             escape(&s.seed),
             escape(&s.title)
         );
-        let rows: Vec<&ReproducedRow> = s.experiments.iter().flat_map(|e| &e.rows).collect();
+        let rows: Vec<&ReproducedRow> = s
+            .experiments
+            .iter()
+            .flat_map(|e| &e.rows)
+            .filter(|r| r.judged())
+            .collect();
         let agree = rows.iter().filter(|r| r.agrees == Some(true)).count();
         let _ = writeln!(
             b,

@@ -412,6 +412,8 @@ impl Scenario {
                     pages,
                     stride,
                     collapse,
+                    passes,
+                    unmap,
                 } => {
                     check_pages(*pages)?;
                     if *collapse && w.target != Target::Anon {
@@ -428,6 +430,34 @@ impl Scenario {
                         return Err(invalid(
                             field("stride"),
                             format!("{stride} is out of range [1, {pages}] (the region's pages)"),
+                        ));
+                    }
+                    check_count("passes", *passes)?;
+                    let events = pages.div_ceil((*stride).max(1)).saturating_mul(*passes);
+                    if events > MAX_EVENTS {
+                        return Err(invalid(
+                            field("passes"),
+                            format!(
+                                "pages / stride × passes = {events} events is more than the \
+                                 2^40 limit"
+                            ),
+                        ));
+                    }
+                    if *unmap && w.target == Target::File {
+                        return Err(invalid(
+                            field("unmap"),
+                            "unmap needs a mapping to unmap: target = \"anon\", \"mmap\" or \
+                             \"mmap-exec\" (a `file` target is read and written through a \
+                             descriptor)"
+                                .into(),
+                        ));
+                    }
+                    if *unmap && *collapse {
+                        return Err(invalid(
+                            field("unmap"),
+                            "unmap and collapse exclude each other: the collapse runs after \
+                             the last pass, whose pages unmap has already zapped"
+                                .into(),
                         ));
                     }
                 }

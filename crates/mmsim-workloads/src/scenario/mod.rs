@@ -626,6 +626,21 @@ pub enum WorkloadKind {
         /// the collapse sequence of `validation/khugepaged/collapse.c`, which
         /// `mmsim-probe` runs on a real kernel.
         collapse: bool,
+        /// Times the touches are made, 1..=2^40 (default 1); pages / stride ×
+        /// passes at most 2^40. Without `unmap` a later pass finds the
+        /// pages mapped (no faults).
+        passes: u64,
+        /// After each pass, `munmap` of what the pass mapped
+        /// (`Event::Discard`; not for `target = "file"`, nor with `collapse`;
+        /// default false), so that the next pass faults afresh: the
+        /// `mmap`/touch/`munmap` loop of will-it-scale's page_fault* and
+        /// malloc1. The discarded range is the region's start up to the end of
+        /// the PMD range (2 MiB) of the pass's last touch: `zap_pmd_range`
+        /// (mm/memory.c, v6.12) skips PMD entries without a page table, so a
+        /// range no touch populated costs the kernel nothing and is left out.
+        /// One `Event::Discard` per pass (the VMA itself stays, as after
+        /// `MADV_DONTNEED`; its page tables are not freed).
+        unmap: bool,
     },
     /// `trace`: replays a trace file (streamed, never loaded whole); by default its keys
     /// are numbered in order of first appearance ([`mmsim_trace::Densifier`]) and become
@@ -750,7 +765,12 @@ impl WorkloadKind {
                 pages,
                 stride,
                 collapse,
-            } => Some(pages.div_ceil(stride.max(1)) + u64::from(collapse)),
+                passes,
+                unmap,
+            } => Some(
+                (pages.div_ceil(stride.max(1)) + u64::from(unmap)).saturating_mul(passes)
+                    + u64::from(collapse),
+            ),
             WorkloadKind::Trace { limit, .. } => limit,
             _ => unreachable!("the model kinds are handled above"),
         }

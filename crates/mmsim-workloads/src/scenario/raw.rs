@@ -85,7 +85,7 @@ impl KindName {
                 &["pages", "hot_fraction", "hot_probability", "accesses"],
                 &[],
             ),
-            KindName::Touch => (&["pages"], &["stride", "collapse"]),
+            KindName::Touch => (&["pages"], &["stride", "collapse", "passes", "unmap"]),
             KindName::Trace => (
                 &["path"],
                 &["format", "limit", "pages", "trace_keys", "trace_requests"],
@@ -279,6 +279,8 @@ pub(super) struct RawWorkload {
     // touch
     #[serde(default, skip_serializing_if = "Option::is_none")]
     stride: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    unmap: Option<bool>,
     // kbuild
     #[serde(default, skip_serializing_if = "Option::is_none")]
     jobs: Option<u32>,
@@ -399,7 +401,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 61] = [
+    let present: [(&'static str, bool); 62] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -447,6 +449,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("switches", r.switches.is_some()),
         ("touches", r.touches.is_some()),
         ("stride", r.stride.is_some()),
+        ("unmap", r.unmap.is_some()),
         ("jobs", r.jobs.is_some()),
         ("units", r.units.is_some()),
         ("source_size", r.source_size.is_some()),
@@ -546,6 +549,8 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             pages,
             stride: r.stride.unwrap_or(1),
             collapse: r.collapse.unwrap_or(false),
+            passes: r.passes.unwrap_or(1),
+            unmap: r.unmap.unwrap_or(false),
         },
         KindName::Trace => WorkloadKind::Trace {
             path: r.path.unwrap_or_default(),
@@ -743,6 +748,7 @@ impl From<WorkloadSpec> for RawWorkload {
             switches: None,
             touches: None,
             stride: None,
+            unmap: None,
             jobs: None,
             units: None,
             source_size: None,
@@ -797,10 +803,14 @@ impl From<WorkloadSpec> for RawWorkload {
                 pages,
                 stride,
                 collapse,
+                passes,
+                unmap,
             } => {
                 r.pages = Some(pages);
                 r.stride = (stride != 1).then_some(stride);
                 r.collapse = collapse.then_some(true);
+                r.passes = (passes != 1).then_some(passes);
+                r.unmap = unmap.then_some(true);
             }
             WorkloadKind::Trace {
                 path,
