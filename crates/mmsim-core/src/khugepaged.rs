@@ -248,6 +248,20 @@ pub enum CollapseError {
     Einval,
 }
 
+impl CollapseError {
+    /// The errno number `madvise` returns on x86-64 Linux
+    /// (include/uapi/asm-generic/errno-base.h): ENOMEM 12, EBUSY 16, EAGAIN
+    /// 11, EINVAL 22.
+    pub fn errno_number(self) -> u32 {
+        match self {
+            CollapseError::Enomem => 12,
+            CollapseError::Ebusy => 16,
+            CollapseError::Eagain => 11,
+            CollapseError::Einval => 22,
+        }
+    }
+}
+
 /// `enum scan_result` (mm/khugepaged.c, v6.12): the results the model produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ScanResult {
@@ -310,6 +324,10 @@ impl ScanResult {
     }
 }
 
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
+
 /// khugepaged and MADV_COLLAPSE in a run's result (present only when used).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KhugepagedReport {
@@ -325,6 +343,11 @@ pub struct KhugepagedReport {
     pub madvise_collapse_calls: u64,
     /// Of those, the ones that returned an error.
     pub madvise_collapse_failed: u64,
+    /// The errno number the last `madvise(MADV_COLLAPSE)` call returned
+    /// ([`CollapseError::errno_number`]; 0: it succeeded, or no call; absent
+    /// from JSON when 0).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub madvise_collapse_errno: u32,
     /// PMD ranges MADV_COLLAPSE collapsed.
     pub madvise_collapse_thps: u64,
 }
@@ -485,6 +508,7 @@ impl Sim {
         if r.is_err() {
             self.thp.khuge.report.madvise_collapse_failed += 1;
         }
+        self.thp.khuge.report.madvise_collapse_errno = r.err().map_or(0, |e| e.errno_number());
         r
     }
 

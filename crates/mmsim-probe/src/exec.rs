@@ -250,6 +250,10 @@ pub struct RunReport {
     /// when the run made `MADV_COLLAPSE` calls; the mappings are still held).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub anon_huge_kb: Option<u64>,
+    /// The errno number of the last `madvise(MADV_COLLAPSE)` call (0: it
+    /// succeeded; only when the run made such calls): EINVAL 22, EBUSY 16 …
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collapse_errno: Option<u64>,
 }
 
 /// `AnonHugePages` of `/proc/self/smaps_rollup`, KiB (None if unreadable).
@@ -509,6 +513,8 @@ struct Executor<'a> {
     touched: Vec<Vec<u64>>,
     /// `madvise(MADV_COLLAPSE)` calls that failed.
     collapse_failed: u64,
+    /// The errno of the last one (0: it succeeded).
+    collapse_errno: u64,
 }
 
 impl Executor<'_> {
@@ -650,7 +656,16 @@ impl Executor<'_> {
                 if r != 0 && !collapse {
                     return Err(ProbeError::last_os("madvise", &self.names[v.region]));
                 }
-                self.collapse_failed += u64::from(r != 0 && collapse);
+                if collapse {
+                    self.collapse_failed += u64::from(r != 0);
+                    self.collapse_errno = if r != 0 {
+                        std::io::Error::last_os_error()
+                            .raw_os_error()
+                            .map_or(0, |n| n as u64)
+                    } else {
+                        0
+                    };
+                }
             }
             Event::Think { ns } => match self.think {
                 ThinkMode::Busy => {
@@ -875,6 +890,7 @@ pub fn run(
         evicted: cfg.evict && !cfg.prepare_only,
         collapse_failed: None,
         anon_huge_kb: None,
+        collapse_errno: None,
     };
     if cfg.prepare_only {
         report.maxrss_kb = t_ready.ru.ru_maxrss;
@@ -894,6 +910,7 @@ pub fn run(
         index: 0,
         touched: vec![Vec::new(); plan.vmas()],
         collapse_failed: 0,
+        collapse_errno: 0,
     };
     for (i, r) in plan.regions.iter().enumerate() {
         match (r.id_kind, &mappings[i], &files[i]) {
@@ -950,6 +967,7 @@ pub fn run(
     let end = Snapshot::now();
     if ex.counts.collapse > 0 {
         report.collapse_failed = Some(ex.collapse_failed);
+        report.collapse_errno = Some(ex.collapse_errno);
         report.anon_huge_kb = anon_huge_kb();
     }
     report.run = start.until(&end, ex.index);

@@ -90,6 +90,9 @@ fn an_invalid_scenario_is_the_scenarios_error() {
                 pages: 0,
                 stride: 1,
                 collapse: false,
+                touched: None,
+                skip_every: None,
+                skip_offset: 0,
             },
         )],
     ))

@@ -254,6 +254,14 @@ enum Pattern {
         next: u32,
         step: u32,
     },
+    /// `touch` with `skip_every`: `next` runs through `0..pages` once,
+    /// leaving out each index ≡ `offset` (mod `every`).
+    TouchSkip {
+        pages: u32,
+        next: u32,
+        every: u32,
+        offset: u32,
+    },
     HotCold {
         hot: u32,
         cold: u32,
@@ -363,17 +371,41 @@ impl Generator {
                     },
                 )
             }
-            WorkloadKind::Touch { pages, stride, .. } => {
-                let pages = clamp_pages(*pages);
+            WorkloadKind::Touch {
+                pages,
+                stride,
+                touched,
+                skip_every,
+                skip_offset,
+                ..
+            } => {
+                // Only the first `touched` pages (the region stays `pages` long).
+                let pages = clamp_pages(touched.unwrap_or(*pages).min(*pages));
                 let step = (*stride).clamp(1, pages);
-                (
-                    pages.div_ceil(step),
-                    Pattern::Sequential {
-                        pages: pages as u32,
-                        next: 0,
-                        step: step as u32,
-                    },
-                )
+                match *skip_every {
+                    Some(every) if every >= 2 => {
+                        let every = every.min(1 << 31);
+                        let offset = (*skip_offset).min(every - 1);
+                        let skipped = pages / every + u64::from(pages % every > offset);
+                        (
+                            pages - skipped,
+                            Pattern::TouchSkip {
+                                pages: pages as u32,
+                                next: 0,
+                                every: every as u32,
+                                offset: offset as u32,
+                            },
+                        )
+                    }
+                    _ => (
+                        pages.div_ceil(step),
+                        Pattern::Sequential {
+                            pages: pages as u32,
+                            next: 0,
+                            step: step as u32,
+                        },
+                    ),
+                }
             }
             WorkloadKind::HotCold {
                 pages,
@@ -739,6 +771,23 @@ impl Generator {
                     } else {
                         to as u32
                     };
+                    out.push(sink.event(index, writes.draw(rng)));
+                }
+            }
+            Pattern::TouchSkip {
+                pages,
+                next,
+                every,
+                offset,
+            } => {
+                for _ in 0..n {
+                    // `left` is exact, so `next` stays below `pages`; wrap
+                    // rather than trust it.
+                    let mut index = if *next >= *pages { 0 } else { *next };
+                    if index % *every == *offset {
+                        index = (index + 1) % (*pages).max(1);
+                    }
+                    *next = index + 1;
                     out.push(sink.event(index, writes.draw(rng)));
                 }
             }

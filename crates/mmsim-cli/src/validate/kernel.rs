@@ -595,7 +595,7 @@ fn probe_report(json: &str) -> Result<BTreeMap<String, f64>> {
         .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
         .collect();
     // What the probe saw of its MADV_COLLAPSE calls (present only when it made some).
-    for k in ["collapse_failed", "anon_huge_kb"] {
+    for k in ["collapse_failed", "anon_huge_kb", "collapse_errno"] {
         if let Some(x) = v.get(k).and_then(|x| x.as_f64()) {
             out.insert(k.to_string(), x);
         }

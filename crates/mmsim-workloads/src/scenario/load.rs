@@ -412,6 +412,9 @@ impl Scenario {
                     pages,
                     stride,
                     collapse,
+                    touched,
+                    skip_every,
+                    skip_offset,
                 } => {
                     check_pages(*pages)?;
                     if *collapse && w.target != Target::Anon {
@@ -429,6 +432,53 @@ impl Scenario {
                             field("stride"),
                             format!("{stride} is out of range [1, {pages}] (the region's pages)"),
                         ));
+                    }
+                    if let Some(t) = touched {
+                        if !(1..=*pages).contains(t) {
+                            return Err(invalid(
+                                field("touched"),
+                                format!(
+                                    "{t} pages is out of range [1, {pages}] (the region's \
+                                     pages): the touches cover the first `touched` pages"
+                                ),
+                            ));
+                        }
+                    }
+                    match skip_every {
+                        Some(e) if !(2..=(*pages).max(2)).contains(e) => {
+                            return Err(invalid(
+                                field("skip_every"),
+                                format!(
+                                    "{e} is out of range [2, {pages}] (the region's pages): \
+                                     one page in `skip_every` is never touched"
+                                ),
+                            ));
+                        }
+                        Some(_) if *stride != 1 => {
+                            return Err(invalid(
+                                field("skip_every"),
+                                format!(
+                                    "needs stride = 1 (it is {stride}): skip_every leaves one \
+                                     page out of every `skip_every` consecutive pages"
+                                ),
+                            ));
+                        }
+                        Some(e) if skip_offset >= e => {
+                            return Err(invalid(
+                                field("skip_offset"),
+                                format!(
+                                    "{skip_offset} is out of range [0, {}] (skip_every − 1)",
+                                    e - 1
+                                ),
+                            ));
+                        }
+                        None if *skip_offset != 0 => {
+                            return Err(invalid(
+                                field("skip_offset"),
+                                "needs skip_every (the period the offset is in)".into(),
+                            ));
+                        }
+                        _ => {}
                     }
                 }
                 WorkloadKind::Trace {

@@ -697,6 +697,17 @@ pub enum WorkloadKind {
         /// the collapse sequence of `validation/khugepaged/collapse.c`, which
         /// `mmsim-probe` runs on a real kernel.
         collapse: bool,
+        /// `touched`: only the first this many pages of the region are
+        /// touched (`None`: all of them); the rest stays mapped and never
+        /// touched (no page table under it), as the `last-pmd-untouched` case
+        /// of `validation/khugepaged/collapse.c`. 1..=pages.
+        touched: Option<u64>,
+        /// `skip_every`: the page at offset `skip_offset` of every
+        /// `skip_every` pages is never touched (`None`: none skipped), as the
+        /// `511-of-512` case (512, 7). 2..=pages, with `stride` 1.
+        skip_every: Option<u64>,
+        /// `skip_offset`: see `skip_every` (default 0), below it.
+        skip_offset: u64,
     },
     /// `trace`: replays a trace file (streamed, never loaded whole); by default its keys
     /// are numbered in order of first appearance ([`mmsim_trace::Densifier`]) and become
@@ -821,7 +832,18 @@ impl WorkloadKind {
                 pages,
                 stride,
                 collapse,
-            } => Some(pages.div_ceil(stride.max(1)) + u64::from(collapse)),
+                touched,
+                skip_every,
+                skip_offset,
+            } => {
+                let touched = touched.unwrap_or(pages).min(pages);
+                // `skip_every` needs stride 1: every page below `touched` but
+                // one per `skip_every`.
+                let skipped = skip_every
+                    .filter(|&e| e > 0)
+                    .map_or(0, |e| touched / e + u64::from(touched % e > skip_offset));
+                Some(touched.div_ceil(stride.max(1)) - skipped + u64::from(collapse))
+            }
             WorkloadKind::Trace { limit, .. } => limit,
             _ => unreachable!("the model kinds are handled above"),
         }

@@ -85,7 +85,10 @@ impl KindName {
                 &["pages", "hot_fraction", "hot_probability", "accesses"],
                 &[],
             ),
-            KindName::Touch => (&["pages"], &["stride", "collapse"]),
+            KindName::Touch => (
+                &["pages"],
+                &["stride", "collapse", "touched", "skip_every", "skip_offset"],
+            ),
             KindName::Trace => (
                 &["path"],
                 &["format", "limit", "pages", "trace_keys", "trace_requests"],
@@ -279,6 +282,16 @@ pub(super) struct RawWorkload {
     // touch
     #[serde(default, skip_serializing_if = "Option::is_none")]
     stride: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "de_opt_pages",
+        skip_serializing_if = "Option::is_none"
+    )]
+    touched: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    skip_every: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    skip_offset: Option<u64>,
     // kbuild
     #[serde(default, skip_serializing_if = "Option::is_none")]
     jobs: Option<u32>,
@@ -399,7 +412,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 61] = [
+    let present: [(&'static str, bool); 64] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -447,6 +460,9 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("switches", r.switches.is_some()),
         ("touches", r.touches.is_some()),
         ("stride", r.stride.is_some()),
+        ("touched", r.touched.is_some()),
+        ("skip_every", r.skip_every.is_some()),
+        ("skip_offset", r.skip_offset.is_some()),
         ("jobs", r.jobs.is_some()),
         ("units", r.units.is_some()),
         ("source_size", r.source_size.is_some()),
@@ -546,6 +562,9 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             pages,
             stride: r.stride.unwrap_or(1),
             collapse: r.collapse.unwrap_or(false),
+            touched: r.touched,
+            skip_every: r.skip_every,
+            skip_offset: r.skip_offset.unwrap_or(0),
         },
         KindName::Trace => WorkloadKind::Trace {
             path: r.path.unwrap_or_default(),
@@ -743,6 +762,9 @@ impl From<WorkloadSpec> for RawWorkload {
             switches: None,
             touches: None,
             stride: None,
+            touched: None,
+            skip_every: None,
+            skip_offset: None,
             jobs: None,
             units: None,
             source_size: None,
@@ -797,10 +819,17 @@ impl From<WorkloadSpec> for RawWorkload {
                 pages,
                 stride,
                 collapse,
+                touched,
+                skip_every,
+                skip_offset,
             } => {
                 r.pages = Some(pages);
                 r.stride = (stride != 1).then_some(stride);
                 r.collapse = collapse.then_some(true);
+                // Written only when set, so scenarios printed before they existed stay.
+                r.touched = touched;
+                r.skip_every = skip_every;
+                r.skip_offset = (skip_offset != 0).then_some(skip_offset);
             }
             WorkloadKind::Trace {
                 path,
