@@ -527,6 +527,21 @@ impl Sim {
         Ok(())
     }
 
+    /// PMD-mapped anonymous pages now (`AnonHugePages` of /proc/meminfo
+    /// and smaps, in pages): the large anonymous folios, which are PMD-size
+    /// when every mTHP size is `never` (otherwise mTHP folios count too).
+    pub fn anon_huge_pages(&self) -> u64 {
+        self.anon_large_pages()
+    }
+
+    /// An [`crate::Event::ThpAdvice`]: [`Sim::madvise_thp`] of the whole
+    /// VMA; a file or unknown VMA counts out of range and changes nothing.
+    pub(crate) fn thp_advice_event(&mut self, vma: VmaId, advice: VmaThpAdvice) {
+        if self.madvise_thp(vma, advice).is_err() {
+            self.acc.out_of_range += 1;
+        }
+    }
+
     /// An [`crate::Event::Collapse`]: MADV_COLLAPSE, its result dropped.
     pub(crate) fn collapse_event(&mut self, vma: VmaId, index: u32, pages: u32) {
         let _ = self.madvise_collapse(vma, index, pages);

@@ -289,9 +289,10 @@ pub struct Generator {
     pattern: Pattern,
     /// A sampled run's page sampler (`crate::sample`); None: every event.
     sampler: Option<Box<crate::sample::PageSampler>>,
-    /// `touch` with `collapse`: the `Event::Collapse` (VMA, pages) still to
-    /// issue after the last touch.
-    collapse: Option<(VmaId, u32)>,
+    /// `touch` with `collapse`, `advise_after` or `snapshots`: the events
+    /// still to issue after the last touch, last first (`Event::Collapse`,
+    /// `Event::ThpAdvice`, then one `Event::Think` per snapshot gap).
+    tail: Vec<Event>,
 }
 
 impl Generator {
@@ -461,17 +462,31 @@ impl Generator {
             | WorkloadKind::Kbuild(_)
             | WorkloadKind::Tabs(_) => unreachable!("models are rejected above"),
         };
-        let collapse = match (&spec.kind, sink) {
-            (
-                WorkloadKind::Touch {
-                    collapse: true,
-                    pages,
-                    ..
-                },
-                Sink::Vma(vma),
-            ) => Some((vma, clamp_pages(*pages) as u32)),
-            _ => None,
-        };
+        let mut tail = Vec::new();
+        if let (
+            WorkloadKind::Touch {
+                collapse,
+                pages,
+                advise_after,
+                snapshots,
+                ..
+            },
+            Sink::Vma(vma),
+        ) = (&spec.kind, sink)
+        {
+            if *collapse {
+                tail.push(Event::Collapse {
+                    vma,
+                    index: 0,
+                    pages: clamp_pages(*pages) as u32,
+                });
+            }
+            if let Some(advice) = *advise_after {
+                tail.push(Event::ThpAdvice { vma, advice });
+            }
+            tail.extend(crate::scenario::snapshot_waits(snapshots).map(|ns| Event::Think { ns }));
+            tail.reverse();
+        }
         Ok(Generator {
             sink,
             writes: Writes::new(spec.effective_write_ratio()),
@@ -479,7 +494,7 @@ impl Generator {
             left,
             pattern,
             sampler: None,
-            collapse,
+            tail,
         })
     }
 
@@ -573,7 +588,7 @@ impl Generator {
                     left: u64::MAX,
                     pattern: Pattern::Trace(Box::new(g)),
                     sampler: None,
-                    collapse: None,
+                    tail: Vec::new(),
                 });
             }
             _ => {
@@ -589,7 +604,7 @@ impl Generator {
             left: u64::MAX,
             pattern,
             sampler: None,
-            collapse: None,
+            tail: Vec::new(),
         })
     }
 
@@ -602,12 +617,8 @@ impl Generator {
     /// appended); generation goes on until one is kept or the workload ends.
     pub fn fill(&mut self, out: &mut Vec<Event>, max: usize) -> Result<usize, WorkloadError> {
         if self.left == 0 && max > 0 {
-            if let Some((vma, pages)) = self.collapse.take() {
-                out.push(Event::Collapse {
-                    vma,
-                    index: 0,
-                    pages,
-                });
+            if let Some(e) = self.tail.pop() {
+                out.push(e);
                 return Ok(1);
             }
         }

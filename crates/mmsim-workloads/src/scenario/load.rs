@@ -415,6 +415,8 @@ impl Scenario {
                     touched,
                     skip_every,
                     skip_offset,
+                    advise_after,
+                    snapshots,
                 } => {
                     check_pages(*pages)?;
                     if *collapse && w.target != Target::Anon {
@@ -479,6 +481,52 @@ impl Scenario {
                             ));
                         }
                         _ => {}
+                    }
+                    match advise_after {
+                        Some(_) if w.target != Target::Anon => {
+                            return Err(invalid(
+                                field("advise_after"),
+                                format!(
+                                    "MADV_HUGEPAGE/MADV_NOHUGEPAGE are modelled on anonymous \
+                                     VMAs only, not on a `{}` region: advise_after needs \
+                                     target = \"anon\"",
+                                    w.target
+                                ),
+                            ));
+                        }
+                        Some(mmsim_core::VmaThpAdvice::None) => {
+                            return Err(invalid(
+                                field("advise_after"),
+                                "\"none\" is no madvise call: use \"hugepage\" or \
+                                 \"nohugepage\" (or leave advise_after out)"
+                                    .into(),
+                            ));
+                        }
+                        _ => {}
+                    }
+                    if snapshots.len() > 64 {
+                        return Err(invalid(
+                            field("snapshots"),
+                            format!("{} times: at most 64", snapshots.len()),
+                        ));
+                    }
+                    let mut prev = 0.0;
+                    for (j, &t) in snapshots.iter().enumerate() {
+                        if !(t.is_finite() && t > prev && t <= 3600.0) {
+                            return Err(invalid(
+                                format!("{}[{j}]", field("snapshots")),
+                                format!(
+                                    "{t} s: the times are seconds after the last touch, \
+                                     increasing, in (0, 3600]{}",
+                                    if j > 0 {
+                                        format!(" (the one before is {prev})")
+                                    } else {
+                                        String::new()
+                                    }
+                                ),
+                            ));
+                        }
+                        prev = t;
                     }
                 }
                 WorkloadKind::Trace {

@@ -87,7 +87,15 @@ impl KindName {
             ),
             KindName::Touch => (
                 &["pages"],
-                &["stride", "collapse", "touched", "skip_every", "skip_offset"],
+                &[
+                    "stride",
+                    "collapse",
+                    "touched",
+                    "skip_every",
+                    "skip_offset",
+                    "advise_after",
+                    "snapshots",
+                ],
             ),
             KindName::Trace => (
                 &["path"],
@@ -292,6 +300,10 @@ pub(super) struct RawWorkload {
     skip_every: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     skip_offset: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    advise_after: Option<mmsim_core::VmaThpAdvice>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    snapshots: Option<Vec<f64>>,
     // kbuild
     #[serde(default, skip_serializing_if = "Option::is_none")]
     jobs: Option<u32>,
@@ -412,7 +424,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 64] = [
+    let present: [(&'static str, bool); 66] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -463,6 +475,8 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("touched", r.touched.is_some()),
         ("skip_every", r.skip_every.is_some()),
         ("skip_offset", r.skip_offset.is_some()),
+        ("advise_after", r.advise_after.is_some()),
+        ("snapshots", r.snapshots.is_some()),
         ("jobs", r.jobs.is_some()),
         ("units", r.units.is_some()),
         ("source_size", r.source_size.is_some()),
@@ -565,6 +579,8 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             touched: r.touched,
             skip_every: r.skip_every,
             skip_offset: r.skip_offset.unwrap_or(0),
+            advise_after: r.advise_after,
+            snapshots: r.snapshots.unwrap_or_default(),
         },
         KindName::Trace => WorkloadKind::Trace {
             path: r.path.unwrap_or_default(),
@@ -765,6 +781,8 @@ impl From<WorkloadSpec> for RawWorkload {
             touched: None,
             skip_every: None,
             skip_offset: None,
+            advise_after: None,
+            snapshots: None,
             jobs: None,
             units: None,
             source_size: None,
@@ -822,6 +840,8 @@ impl From<WorkloadSpec> for RawWorkload {
                 touched,
                 skip_every,
                 skip_offset,
+                advise_after,
+                snapshots,
             } => {
                 r.pages = Some(pages);
                 r.stride = (stride != 1).then_some(stride);
@@ -830,6 +850,8 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.touched = touched;
                 r.skip_every = skip_every;
                 r.skip_offset = (skip_offset != 0).then_some(skip_offset);
+                r.advise_after = advise_after;
+                r.snapshots = (!snapshots.is_empty()).then_some(snapshots);
             }
             WorkloadKind::Trace {
                 path,
