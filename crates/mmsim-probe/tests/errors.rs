@@ -93,6 +93,8 @@ fn an_invalid_scenario_is_the_scenarios_error() {
                 touched: None,
                 skip_every: None,
                 skip_offset: 0,
+                advise_after: None,
+                snapshots: Vec::new(),
             },
         )],
     ))

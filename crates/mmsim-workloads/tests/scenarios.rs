@@ -232,6 +232,8 @@ fn accesses_equal_the_sum_of_the_workloads() {
                     touched: None,
                     skip_every: None,
                     skip_offset: 0,
+                    advise_after: None,
+                    snapshots: Vec::new(),
                 },
             ),
             z(5000, 40_000, 1, Target::File),
