@@ -77,8 +77,10 @@
 //!   `pages`), read at the trace's page offsets, as the simulator lays it out.
 //! * **Timing** does not exist in the stream: events follow one another as fast as the
 //!   machine goes; the simulator's `runtime_s` and the probe's wall time are not
-//!   comparable beyond order of magnitude. Think events only occur as idle waits for a
-//!   `start`, which is rejected, so in practice there are none.
+//!   comparable beyond order of magnitude. Think events come only from a `touch`'s
+//!   `snapshots` (waits of at most 100 ms after its `advise_after`; `mmsim validate`
+//!   runs the probe with `--think sleep`, so they are wall time), since the idle waits
+//!   for a `start` are rejected.
 //! * **First reads of anonymous memory** map the kernel's shared zero page (a minor fault,
 //!   no memory charged); the simulator allocates a page, as for a write. Touch anon
 //!   regions with writes first (`touch` does by default) to compare memory use, or
