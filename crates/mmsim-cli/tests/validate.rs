@@ -613,7 +613,15 @@ fn several_group_cases_name_what_is_wrong() {
         ),
         (
             "groups = [\"/a\", \"/b\"]\ncounters = [\"pswpin\"]\nsplit_at = \"w\"\nenforce = [\"/a:pgmajfault@during\"]\n",
-            "`@during` is not @before or @after",
+            "`@during` is not @before, @after or @sN (N ≥ 1, a snapshot)",
+        ),
+        (
+            "enforce = [\"anon_huge_pages@s0\"]\n",
+            "`@s0` is not @before, @after or @sN (N ≥ 1, a snapshot)",
+        ),
+        (
+            "enforce = [\"pgfault@s1\"]\n",
+            "only anon_huge_pages has snapshots",
         ),
         (
             "groups = [\"/a\", \"/b\"]\nsplit_at = \"w\"\nenforce = [\"/a:pgmajfault\"]\ncounters = [\"end_ratio@after\"]\n",

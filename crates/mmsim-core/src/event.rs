@@ -78,6 +78,16 @@ pub enum Event {
         /// Pages; at least 1.
         pages: u32,
     },
+    /// `madvise(MADV_HUGEPAGE)` or `madvise(MADV_NOHUGEPAGE)` of the whole
+    /// anonymous VMA `vma` (`hugepage_madvise`, `Sim::madvise_thp`): its THP
+    /// advice from now on; MADV_HUGEPAGE registers the task with khugepaged.
+    /// A file VMA or an unknown one is ignored (counted out of range).
+    ThpAdvice {
+        /// The VMA.
+        vma: VmaId,
+        /// The advice.
+        advice: crate::huge_memory::VmaThpAdvice,
+    },
 }
 
 #[cfg(test)]

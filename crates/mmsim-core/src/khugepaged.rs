@@ -248,6 +248,20 @@ pub enum CollapseError {
     Einval,
 }
 
+impl CollapseError {
+    /// The errno number `madvise` returns on x86-64 Linux
+    /// (include/uapi/asm-generic/errno-base.h): ENOMEM 12, EBUSY 16, EAGAIN
+    /// 11, EINVAL 22.
+    pub fn errno_number(self) -> u32 {
+        match self {
+            CollapseError::Enomem => 12,
+            CollapseError::Ebusy => 16,
+            CollapseError::Eagain => 11,
+            CollapseError::Einval => 22,
+        }
+    }
+}
+
 /// `enum scan_result` (mm/khugepaged.c, v6.12): the results the model produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ScanResult {
@@ -310,6 +324,10 @@ impl ScanResult {
     }
 }
 
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
+
 /// khugepaged and MADV_COLLAPSE in a run's result (present only when used).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KhugepagedReport {
@@ -325,6 +343,11 @@ pub struct KhugepagedReport {
     pub madvise_collapse_calls: u64,
     /// Of those, the ones that returned an error.
     pub madvise_collapse_failed: u64,
+    /// The errno number the last `madvise(MADV_COLLAPSE)` call returned
+    /// ([`CollapseError::errno_number`]; 0: it succeeded, or no call; absent
+    /// from JSON when 0).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub madvise_collapse_errno: u32,
     /// PMD ranges MADV_COLLAPSE collapsed.
     pub madvise_collapse_thps: u64,
 }
@@ -485,6 +508,7 @@ impl Sim {
         if r.is_err() {
             self.thp.khuge.report.madvise_collapse_failed += 1;
         }
+        self.thp.khuge.report.madvise_collapse_errno = r.err().map_or(0, |e| e.errno_number());
         r
     }
 
@@ -501,6 +525,21 @@ impl Sim {
             self.khugepaged_enter_vma(vma);
         }
         Ok(())
+    }
+
+    /// PMD-mapped anonymous pages now (`AnonHugePages` of /proc/meminfo
+    /// and smaps, in pages): the large anonymous folios, which are PMD-size
+    /// when every mTHP size is `never` (otherwise mTHP folios count too).
+    pub fn anon_huge_pages(&self) -> u64 {
+        self.anon_large_pages()
+    }
+
+    /// An [`crate::Event::ThpAdvice`]: [`Sim::madvise_thp`] of the whole
+    /// VMA; a file or unknown VMA counts out of range and changes nothing.
+    pub(crate) fn thp_advice_event(&mut self, vma: VmaId, advice: VmaThpAdvice) {
+        if self.madvise_thp(vma, advice).is_err() {
+            self.acc.out_of_range += 1;
+        }
     }
 
     /// An [`crate::Event::Collapse`]: MADV_COLLAPSE, its result dropped.

@@ -575,6 +575,7 @@ impl Sim {
             Event::Think { ns } => self.advance(ns),
             Event::Discard { vma, index, pages } => self.madvise_dontneed(vma, index, pages),
             Event::Collapse { vma, index, pages } => self.collapse_event(vma, index, pages),
+            Event::ThpAdvice { vma, advice } => self.thp_advice_event(vma, advice),
         }
         if self.pages_over_high > 0 {
             self.mem_cgroup_handle_over_high();
@@ -645,7 +646,7 @@ impl Sim {
                     }
                 }
                 Event::FileWrite { file, .. } => self.tp_task = self.tp_file_task(file),
-                Event::Think { .. } | Event::Discard { .. } | Event::Collapse { .. } => {}
+                _ => {} // Think, Discard, Collapse, ThpAdvice: no tracepoint
             }
             self.step(ev);
         }

@@ -228,7 +228,10 @@ fn records_of(
             matches!(e, Event::FileWrite { .. }),
         ),
         // A discard touches no page.
-        Event::Think { .. } | Event::Discard { .. } | Event::Collapse { .. } => (0, 0, 0, false),
+        Event::Think { .. }
+        | Event::Discard { .. }
+        | Event::Collapse { .. }
+        | Event::ThpAdvice { .. } => (0, 0, 0, false),
     };
     Ok((0..pages as u64).map(move |p| (first as u64 + p, write, region)))
 }

@@ -18,7 +18,7 @@
 //!
 //! | offset | size | field |
 //! |---|---|---|
-//! | 0 | 1 | `kind`: 0 `Access`, 1 `FileRead`, 2 `FileWrite`, 3 `Think`, 4 `Discard`, 5 `Collapse` (MADV_COLLAPSE; `id` the VMA, `value` the first page and, in its high half, the page count, as `Discard`) |
+//! | 0 | 1 | `kind`: 0 `Access`, 1 `FileRead`, 2 `FileWrite`, 3 `Think`, 4 `Discard`, 5 `Collapse` (MADV_COLLAPSE; `id` the VMA, `value` the first page and, in its high half, the page count, as `Discard`), 6 `ThpAdvice` (`id` the VMA, `value` 1 MADV_HUGEPAGE or 2 MADV_NOHUGEPAGE) |
 //! | 1 | 1 | `flags`: bit 0 = write (`Access` only); bit 1 = idle (a `Think` issued while every workload of the phase waited for its start, see `mmsim_workloads::Batch::Idle`); other bits 0 |
 //! | 2 | 2 | `pages` (`FileRead`/`FileWrite`: ≥ 1; otherwise 0) |
 //! | 4 | 4 | `id`: the VMA id (`Access`), the file id (`FileRead`/`FileWrite`), 0 (`Think`) |
@@ -41,7 +41,7 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use mmsim_core::Event;
+use mmsim_core::{Event, VmaThpAdvice};
 
 use crate::error::ProbeError;
 
@@ -80,6 +80,17 @@ pub fn encode(event: &Event, idle: bool) -> [u8; RECORD_SIZE] {
         Event::Collapse { vma, index, pages } => {
             (5, 0, 0, vma, index as u64 | (pages as u64) << 32)
         }
+        Event::ThpAdvice { vma, advice } => (
+            6,
+            0,
+            0,
+            vma,
+            match advice {
+                VmaThpAdvice::None => 0,
+                VmaThpAdvice::Hugepage => 1,
+                VmaThpAdvice::Nohugepage => 2,
+            },
+        ),
     };
     let mut r = [0u8; RECORD_SIZE];
     r[0] = kind;
@@ -97,7 +108,7 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
     let id = u32::from_le_bytes(r[4..8].try_into().expect("4 bytes"));
     let value = u64::from_le_bytes(r[8..16].try_into().expect("8 bytes"));
     let index = || u32::try_from(value).map_err(|_| format!("page index {value} is 2^32 or more"));
-    if kind > 5 {
+    if kind > 6 {
         return Err(format!("unknown kind {kind}"));
     }
     let allowed = match kind {
@@ -110,7 +121,8 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
     }
     match kind {
         1 | 2 if pages == 0 => return Err("pages is 0".into()),
-        0 | 3 | 4 | 5 if pages != 0 => return Err(format!("pages {pages} on kind {kind}")),
+        0 | 3 | 4 | 5 | 6 if pages != 0 => return Err(format!("pages {pages} on kind {kind}")),
+        6 if !(1..=2).contains(&value) => return Err(format!("advice {value} on kind 6")),
         4 if value >> 32 == 0 => return Err("discard of 0 pages".into()),
         5 if value >> 32 == 0 => return Err("collapse of 0 pages".into()),
         3 if id != 0 => return Err(format!("id {id} on a think")),
@@ -142,6 +154,14 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
             vma: id,
             index: value as u32,
             pages: (value >> 32) as u32,
+        },
+        6 => Event::ThpAdvice {
+            vma: id,
+            advice: if value == 1 {
+                VmaThpAdvice::Hugepage
+            } else {
+                VmaThpAdvice::Nohugepage
+            },
         },
         k => return Err(format!("unknown kind {k}")),
     };
@@ -407,6 +427,24 @@ mod tests {
             .unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].event, ev);
+    }
+
+    #[test]
+    fn a_thp_advice_round_trips_and_a_bad_one_is_refused() {
+        for advice in [VmaThpAdvice::Hugepage, VmaThpAdvice::Nohugepage] {
+            let ev = Event::ThpAdvice { vma: 3, advice };
+            let got = decode(&encode(&ev, false)).unwrap();
+            assert_eq!(got.event, ev);
+        }
+        let mut r = encode(
+            &Event::ThpAdvice {
+                vma: 3,
+                advice: VmaThpAdvice::Hugepage,
+            },
+            false,
+        );
+        r[8] = 3;
+        assert_eq!(decode(&r).unwrap_err(), "advice 3 on kind 6");
     }
 
     #[test]

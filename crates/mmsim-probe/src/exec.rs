@@ -250,6 +250,18 @@ pub struct RunReport {
     /// when the run made `MADV_COLLAPSE` calls; the mappings are still held).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub anon_huge_kb: Option<u64>,
+    /// The errno number of the last `madvise(MADV_COLLAPSE)` call (0: it
+    /// succeeded; only when the run made such calls): EINVAL 22, EBUSY 16 …
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collapse_errno: Option<u64>,
+    /// In a run with `ThpAdvice` events: `AnonHugePages` of
+    /// `/proc/self/smaps_rollup`, KiB, at each zero-length `Think` event after
+    /// the first advice (the touch's `snapshots`; absent otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub anon_huge_kb_at: Vec<u64>,
+    /// Seconds from the first `ThpAdvice` call to each of those readings.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub snapshot_s: Vec<f64>,
 }
 
 /// `AnonHugePages` of `/proc/self/smaps_rollup`, KiB (None if unreadable).
@@ -509,6 +521,13 @@ struct Executor<'a> {
     touched: Vec<Vec<u64>>,
     /// `madvise(MADV_COLLAPSE)` calls that failed.
     collapse_failed: u64,
+    /// The errno of the last one (0: it succeeded).
+    collapse_errno: u64,
+    /// When the first `ThpAdvice` call returned.
+    advised_at: Option<Instant>,
+    /// `AnonHugePages` (KiB) and seconds since `advised_at` at each
+    /// zero-length `Think` that followed it.
+    snapshots: Vec<(u64, f64)>,
 }
 
 impl Executor<'_> {
@@ -650,7 +669,16 @@ impl Executor<'_> {
                 if r != 0 && !collapse {
                     return Err(ProbeError::last_os("madvise", &self.names[v.region]));
                 }
-                self.collapse_failed += u64::from(r != 0 && collapse);
+                if collapse {
+                    self.collapse_failed += u64::from(r != 0);
+                    self.collapse_errno = if r != 0 {
+                        std::io::Error::last_os_error()
+                            .raw_os_error()
+                            .map_or(0, |n| n as u64)
+                    } else {
+                        0
+                    };
+                }
             }
             Event::Think { ns } => match self.think {
                 ThinkMode::Busy => {
@@ -661,6 +689,32 @@ impl Executor<'_> {
                 }
                 ThinkMode::Sleep => std::thread::sleep(Duration::from_nanos(ns)),
             },
+            Event::ThpAdvice { vma, advice } => {
+                let Some(Some(v)) = self.vmas.get(vma as usize).copied() else {
+                    return Err(self.bad(format!("no mapped region has VMA id {vma}")));
+                };
+                let (code, call) = match advice {
+                    VmaThpAdvice::Hugepage => (libc::MADV_HUGEPAGE, "madvise(MADV_HUGEPAGE)"),
+                    VmaThpAdvice::Nohugepage => (libc::MADV_NOHUGEPAGE, "madvise(MADV_NOHUGEPAGE)"),
+                    VmaThpAdvice::None => {
+                        return Err(self.bad("a ThpAdvice event without advice".into()))
+                    }
+                };
+                // SAFETY: the whole live mapping; the advice moves no page.
+                let r = unsafe {
+                    libc::madvise(v.base.cast(), v.pages as usize * PAGE_SIZE as usize, code)
+                };
+                if r != 0 {
+                    return Err(ProbeError::last_os(call, &self.names[v.region]));
+                }
+                self.advised_at.get_or_insert_with(Instant::now);
+            }
+        }
+        // The touch's `snapshots` (a zero-length Think after the advice is the
+        // mark): what the advice led to by then.
+        if let (Event::Think { ns: 0 }, Some(t0)) = (*e, self.advised_at) {
+            let kb = anon_huge_kb().unwrap_or(0);
+            self.snapshots.push((kb, t0.elapsed().as_secs_f64()));
         }
         Ok(())
     }
@@ -875,6 +929,9 @@ pub fn run(
         evicted: cfg.evict && !cfg.prepare_only,
         collapse_failed: None,
         anon_huge_kb: None,
+        collapse_errno: None,
+        anon_huge_kb_at: Vec::new(),
+        snapshot_s: Vec::new(),
     };
     if cfg.prepare_only {
         report.maxrss_kb = t_ready.ru.ru_maxrss;
@@ -894,6 +951,9 @@ pub fn run(
         index: 0,
         touched: vec![Vec::new(); plan.vmas()],
         collapse_failed: 0,
+        collapse_errno: 0,
+        advised_at: None,
+        snapshots: Vec::new(),
     };
     for (i, r) in plan.regions.iter().enumerate() {
         match (r.id_kind, &mappings[i], &files[i]) {
@@ -950,8 +1010,13 @@ pub fn run(
     let end = Snapshot::now();
     if ex.counts.collapse > 0 {
         report.collapse_failed = Some(ex.collapse_failed);
+        report.collapse_errno = Some(ex.collapse_errno);
+    }
+    if ex.counts.collapse > 0 || ex.counts.thp_advice > 0 {
         report.anon_huge_kb = anon_huge_kb();
     }
+    report.anon_huge_kb_at = ex.snapshots.iter().map(|s| s.0).collect();
+    report.snapshot_s = ex.snapshots.iter().map(|s| s.1).collect();
     report.run = start.until(&end, ex.index);
     if let (Some(w), Some(mid)) = (warmup, at_warmup) {
         report.warmup = Some(start.until(&mid, w));

@@ -45,7 +45,10 @@
 //! | `FileWrite { file, index, pages }` | `pwrite(fd, buf, pages × 4096, index × 4096)` of whole pages (no read) |
 //! | `Access { vma, index, write: false }` | a volatile load of the first byte of page `index` (with `--anon-read-alloc`, on an anon page not touched yet: a store of a zero byte) |
 //! | `Access { vma, index, write: true }` | a volatile store of a non-zero byte to it (one write fault on a new page; never an all-zero page) |
-//! | `Think { ns }` | a busy wait on the monotonic clock (`--think sleep`: `nanosleep`) |
+//! | `Think { ns }` | a busy wait on the monotonic clock (`--think sleep`: `nanosleep`); a zero-length one after a `ThpAdvice` event reads `AnonHugePages` of `/proc/self/smaps_rollup` (the report's `anon_huge_kb_at`: a touch's `snapshots`) |
+//! | `Discard { vma, index, pages }` | `madvise(MADV_DONTNEED)` of the pages |
+//! | `Collapse { vma, index, pages }` | `madvise(MADV_COLLAPSE)` of the pages (an error is counted, `collapse_failed`, and the last errno kept, `collapse_errno`) |
+//! | `ThpAdvice { vma, advice }` | `madvise(MADV_HUGEPAGE \| MADV_NOHUGEPAGE)` of the whole mapping |
 //!
 //! The output ([`exec::RunReport`], JSON) gives the wall time, the events executed per
 //! kind and per workload, `getrusage(RUSAGE_SELF)` deltas (minor and major faults, block
@@ -74,8 +77,10 @@
 //!   `pages`), read at the trace's page offsets, as the simulator lays it out.
 //! * **Timing** does not exist in the stream: events follow one another as fast as the
 //!   machine goes; the simulator's `runtime_s` and the probe's wall time are not
-//!   comparable beyond order of magnitude. Think events only occur as idle waits for a
-//!   `start`, which is rejected, so in practice there are none.
+//!   comparable beyond order of magnitude. Think events come only from a `touch`'s
+//!   `snapshots` (waits of at most 100 ms after its `advise_after`; `mmsim validate`
+//!   runs the probe with `--think sleep`, so they are wall time), since the idle waits
+//!   for a `start` are rejected.
 //! * **First reads of anonymous memory** map the kernel's shared zero page (a minor fault,
 //!   no memory charged); the simulator allocates a page, as for a write. Touch anon
 //!   regions with writes first (`touch` does by default) to compare memory use, or
@@ -137,6 +142,10 @@ pub struct EventCounts {
     /// `Collapse` events (`madvise(MADV_COLLAPSE)` calls; absent when none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub collapse: u64,
+    /// `ThpAdvice` events (`madvise(MADV_HUGEPAGE | MADV_NOHUGEPAGE)` calls; absent
+    /// when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub thp_advice: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -164,6 +173,7 @@ impl EventCounts {
             }
             Event::Discard { .. } => self.discard += 1,
             Event::Collapse { .. } => self.collapse += 1,
+            Event::ThpAdvice { .. } => self.thp_advice += 1,
         }
     }
 
@@ -176,5 +186,6 @@ impl EventCounts {
             + self.think
             + self.discard
             + self.collapse
+            + self.thp_advice
     }
 }

@@ -92,6 +92,11 @@ fn an_invalid_scenario_is_the_scenarios_error() {
                 collapse: false,
                 passes: 1,
                 unmap: false,
+                touched: None,
+                skip_every: None,
+                skip_offset: 0,
+                advise_after: None,
+                snapshots: Vec::new(),
             },
         )],
     ))

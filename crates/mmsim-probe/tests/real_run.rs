@@ -513,3 +513,44 @@ fn anon_thp_advice_follows_the_scenario() {
         assert!(out.status.success(), "{}", stderr(&out));
     }
 }
+
+/// A touch under MADV_NOHUGEPAGE whose MADV_COLLAPSE is refused (EINVAL kept as
+/// `collapse_errno`), then MADV_HUGEPAGE (`advise_after`) and two snapshots: the
+/// probe reads AnonHugePages at each zero-length Think, after sleeping the waits.
+#[test]
+fn advice_after_the_touch_and_snapshots_are_executed() {
+    if !Path::new("/sys/kernel/mm/transparent_hugepage/enabled").exists() {
+        eprintln!("skipped: no THP in this kernel");
+        return;
+    }
+    let s = scenario(
+        "snap",
+        &format!(
+            "{MACHINE}[machine.thp]\nenabled = \"madvise\"\nvma_advice = \"nohugepage\"\n\
+             [[workload]]\nkind = \"touch\"\ntarget = \"anon\"\npages = \"4M\"\n\
+             collapse = true\nadvise_after = \"hugepage\"\nsnapshots = [0.15, 0.3]\n"
+        ),
+    );
+    let plan = Plan::new(&s).unwrap();
+    let cfg = RunConfig {
+        think: mmsim_probe::ThinkMode::Sleep,
+        ..RunConfig::default()
+    };
+    let t0 = std::time::Instant::now();
+    let r = run(&plan, &cfg, &mut |_| {}).unwrap();
+    assert!(t0.elapsed().as_secs_f64() >= 0.3);
+    // 1024 stores, the collapse, the advice, 2 + 1 + 2 + 1 Thinks (0.15 s: 100 + 50
+    // ms and a mark; 0.15 s more: the same).
+    assert_eq!(r.events, 1024 + 2 + 6);
+    assert_eq!(
+        (r.per_kind.collapse, r.per_kind.thp_advice, r.per_kind.think),
+        (1, 1, 6)
+    );
+    assert_eq!((r.collapse_failed, r.collapse_errno), (Some(1), Some(22)));
+    assert_eq!(r.anon_huge_kb_at.len(), 2);
+    assert!(
+        r.snapshot_s[0] >= 0.15 && r.snapshot_s[1] >= 0.3 && r.snapshot_s[1] < 30.0,
+        "{:?}",
+        r.snapshot_s
+    );
+}

@@ -268,6 +268,14 @@ enum Pattern {
         step: u32,
         zap: u32,
     },
+    /// `touch` with `skip_every`: `next` runs through `0..pages` (once per pass),
+    /// leaving out each index ≡ `offset` (mod `every`).
+    TouchSkip {
+        pages: u32,
+        next: u32,
+        every: u32,
+        offset: u32,
+    },
     HotCold {
         hot: u32,
         cold: u32,
@@ -295,9 +303,10 @@ pub struct Generator {
     pattern: Pattern,
     /// A sampled run's page sampler (`crate::sample`); None: every event.
     sampler: Option<Box<crate::sample::PageSampler>>,
-    /// `touch` with `collapse`: the `Event::Collapse` (VMA, pages) still to
-    /// issue after the last touch.
-    collapse: Option<(VmaId, u32)>,
+    /// `touch` with `collapse`, `advise_after` or `snapshots`: the events
+    /// still to issue after the last touch, last first (`Event::Collapse`,
+    /// `Event::ThpAdvice`, then one `Event::Think` per snapshot gap).
+    tail: Vec<Event>,
 }
 
 impl Generator {
@@ -382,13 +391,17 @@ impl Generator {
                 stride,
                 passes,
                 unmap,
+                touched,
+                skip_every,
+                skip_offset,
                 ..
             } => {
-                let pages = clamp_pages(*pages);
+                // Only the first `touched` pages (the region stays `pages` long).
+                let pages = clamp_pages(touched.unwrap_or(*pages).min(*pages));
                 let step = (*stride).clamp(1, pages);
                 let touches = pages.div_ceil(step);
-                match (*unmap, sink) {
-                    (true, Sink::Vma(vma)) => {
+                match (*unmap, sink, *skip_every) {
+                    (true, Sink::Vma(vma), _) => {
                         // From page 0 to the end of the last touch's PMD range.
                         let last = (touches - 1) * step;
                         let zap = (last / HPAGE_PMD_NR + 1) * HPAGE_PMD_NR;
@@ -400,6 +413,20 @@ impl Generator {
                                 next: 0,
                                 step: step as u32,
                                 zap: zap.min(pages) as u32,
+                            },
+                        )
+                    }
+                    (_, _, Some(every)) if every >= 2 => {
+                        let every = every.min(1 << 31);
+                        let offset = (*skip_offset).min(every - 1);
+                        let skipped = pages / every + u64::from(pages % every > offset);
+                        (
+                            (pages - skipped).saturating_mul(*passes),
+                            Pattern::TouchSkip {
+                                pages: pages as u32,
+                                next: 0,
+                                every: every as u32,
+                                offset: offset as u32,
                             },
                         )
                     }
@@ -467,17 +494,31 @@ impl Generator {
             | WorkloadKind::Kbuild(_)
             | WorkloadKind::Tabs(_) => unreachable!("models are rejected above"),
         };
-        let collapse = match (&spec.kind, sink) {
-            (
-                WorkloadKind::Touch {
-                    collapse: true,
-                    pages,
-                    ..
-                },
-                Sink::Vma(vma),
-            ) => Some((vma, clamp_pages(*pages) as u32)),
-            _ => None,
-        };
+        let mut tail = Vec::new();
+        if let (
+            WorkloadKind::Touch {
+                collapse,
+                pages,
+                advise_after,
+                snapshots,
+                ..
+            },
+            Sink::Vma(vma),
+        ) = (&spec.kind, sink)
+        {
+            if *collapse {
+                tail.push(Event::Collapse {
+                    vma,
+                    index: 0,
+                    pages: clamp_pages(*pages) as u32,
+                });
+            }
+            if let Some(advice) = *advise_after {
+                tail.push(Event::ThpAdvice { vma, advice });
+            }
+            tail.extend(crate::scenario::snapshot_waits(snapshots).map(|ns| Event::Think { ns }));
+            tail.reverse();
+        }
         Ok(Generator {
             sink,
             writes: Writes::new(spec.effective_write_ratio()),
@@ -485,7 +526,7 @@ impl Generator {
             left,
             pattern,
             sampler: None,
-            collapse,
+            tail,
         })
     }
 
@@ -579,7 +620,7 @@ impl Generator {
                     left: u64::MAX,
                     pattern: Pattern::Trace(Box::new(g)),
                     sampler: None,
-                    collapse: None,
+                    tail: Vec::new(),
                 });
             }
             _ => {
@@ -595,7 +636,7 @@ impl Generator {
             left: u64::MAX,
             pattern,
             sampler: None,
-            collapse: None,
+            tail: Vec::new(),
         })
     }
 
@@ -608,12 +649,8 @@ impl Generator {
     /// appended); generation goes on until one is kept or the workload ends.
     pub fn fill(&mut self, out: &mut Vec<Event>, max: usize) -> Result<usize, WorkloadError> {
         if self.left == 0 && max > 0 {
-            if let Some((vma, pages)) = self.collapse.take() {
-                out.push(Event::Collapse {
-                    vma,
-                    index: 0,
-                    pages,
-                });
+            if let Some(e) = self.tail.pop() {
+                out.push(e);
                 return Ok(1);
             }
         }
@@ -804,6 +841,23 @@ impl Generator {
                     } else {
                         to as u32
                     };
+                    out.push(sink.event(index, writes.draw(rng)));
+                }
+            }
+            Pattern::TouchSkip {
+                pages,
+                next,
+                every,
+                offset,
+            } => {
+                for _ in 0..n {
+                    // `left` is exact, so `next` stays below `pages`; wrap
+                    // rather than trust it.
+                    let mut index = if *next >= *pages { 0 } else { *next };
+                    if index % *every == *offset {
+                        index = (index + 1) % (*pages).max(1);
+                    }
+                    *next = index + 1;
                     out.push(sink.event(index, writes.draw(rng)));
                 }
             }

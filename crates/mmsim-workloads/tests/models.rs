@@ -504,7 +504,10 @@ fn pgbench_transaction_mix_without_eviction() {
                 by_file.entry(file).or_default().1 += 1
             }
             Event::Access { .. } => accesses += 1,
-            Event::Think { .. } | Event::Discard { .. } | Event::Collapse { .. } => panic!(),
+            Event::Think { .. }
+            | Event::Discard { .. }
+            | Event::Collapse { .. }
+            | Event::ThpAdvice { .. } => panic!(),
         }
     }
     // Per transaction: 2 index descents of 2 levels, the account twice, a teller, a

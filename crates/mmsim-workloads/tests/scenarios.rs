@@ -231,6 +231,11 @@ fn accesses_equal_the_sum_of_the_workloads() {
                     collapse: false,
                     passes: 1,
                     unmap: false,
+                    touched: None,
+                    skip_every: None,
+                    skip_offset: 0,
+                    advise_after: None,
+                    snapshots: Vec::new(),
                 },
             ),
             z(5000, 40_000, 1, Target::File),
@@ -1045,4 +1050,107 @@ fn touch_unmap_runs_malloc1s_loop() {
     let s64 = on.result.mthp.iter().find(|s| s.size == "64kB").unwrap();
     assert_eq!(s64.stats.anon_fault_alloc, 100);
     assert!(on.result.throughput < off.result.throughput);
+}
+
+/// `touch` with `touched`, `skip_every`/`skip_offset`, `advise_after` and
+/// `snapshots`: the region stays its full size, the touches skip what they
+/// say, the advice and the snapshot waits follow the collapse; the counts
+/// are the ones `expected_events` announces, and every field round-trips.
+#[test]
+fn touch_writes_part_of_its_region_then_advises_and_waits() {
+    let text = r#"
+seed = 1
+[machine]
+memory = "256M"
+[[workload]]
+kind = "touch"
+target = "anon"
+pages = "8M"
+touched = "6M"
+skip_every = 512
+skip_offset = 7
+collapse = true
+advise_after = "hugepage"
+snapshots = [0.25, 1.0]
+"#;
+    let s = Scenario::from_toml_str(text, "t.toml").unwrap();
+    let back = Scenario::from_toml_str(&s.to_toml_string(), "t.toml").unwrap();
+    assert_eq!(back, s);
+    assert_eq!(s.workloads[0].kind.pages(), 2048);
+    let mut g = Generator::new(&s.workloads[0], 1, Sink::Vma(0), "w", None).unwrap();
+    let mut out = Vec::new();
+    while g.fill(&mut out, 300).unwrap() > 0 {}
+    // 1536 pages touched but 3 (7, 519, 1031), then the collapse of all 2048,
+    // the advice, 0.25 s as 100 + 100 + 50 ms and a mark, 0.75 s as 7 × 100
+    // + 50 ms and a mark.
+    let touches: Vec<u32> = out
+        .iter()
+        .filter_map(|e| match *e {
+            Event::Access { index, .. } => Some(index),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(touches.len(), 1533);
+    assert!(!touches.contains(&7) && !touches.contains(&519) && !touches.contains(&1031));
+    assert_eq!(
+        (touches[6], touches[7], *touches.last().unwrap()),
+        (6, 8, 1535)
+    );
+    let tail = &out[1533..];
+    assert_eq!(
+        tail[..2],
+        [
+            Event::Collapse {
+                vma: 0,
+                index: 0,
+                pages: 2048
+            },
+            Event::ThpAdvice {
+                vma: 0,
+                advice: mmsim_core::VmaThpAdvice::Hugepage
+            }
+        ]
+    );
+    let waits: Vec<u64> = tail[2..]
+        .iter()
+        .map(|e| match *e {
+            Event::Think { ns } => ns / 1_000_000,
+            _ => panic!("{e:?}"),
+        })
+        .collect();
+    assert_eq!(
+        waits,
+        [100, 100, 50, 0, 100, 100, 100, 100, 100, 100, 100, 50, 0]
+    );
+    assert_eq!(s.expected_events(), Some(out.len() as u64));
+    // The last PMD range of an 8 MiB region never written: MADV_COLLAPSE
+    // collapses the three before it and fails there (SCAN_PMD_NONE).
+    let r = run(&s);
+    assert_eq!(r.result.vmstat.thp_collapse_alloc, 3);
+    let k = r.result.khugepaged.as_ref().unwrap();
+    assert_eq!(
+        (k.madvise_collapse_failed, k.madvise_collapse_errno),
+        (1, 22)
+    );
+}
+
+/// `skip_every` with `passes` (without `unmap`): each pass leaves out the same pages,
+/// and the announced event count is the generated one.
+#[test]
+fn touch_skip_every_repeats_per_pass() {
+    let text = "[machine]\nmemory = \"64M\"\n[[workload]]\nkind = \"touch\"\ntarget = \"anon\"\n\
+                pages = 8\nskip_every = 4\npasses = 2\n";
+    let s = Scenario::from_toml_str(text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
+    let mut g = Generator::new(&s.workloads[0], 1, Sink::Vma(2), "test", None).unwrap();
+    let mut buf = Vec::new();
+    while g.fill(&mut buf, 5).unwrap() > 0 {}
+    assert_eq!(s.workloads[0].kind.events(), Some(buf.len() as u64));
+    let touched: Vec<u32> = buf
+        .iter()
+        .map(|e| match e {
+            Event::Access { index, .. } => *index,
+            e => panic!("{e:?}"),
+        })
+        .collect();
+    assert_eq!(touched, [1, 2, 3, 5, 6, 7].repeat(2));
 }

@@ -638,6 +638,22 @@ pub const COUNTERS: &[Counter] = &[
         },
     },
     Counter {
+        name: "collapse_errno",
+        what: "the errno number the last madvise(MADV_COLLAPSE) returned: 0, EINVAL 22, \
+               EBUSY 16, ENOMEM 12, EAGAIN 11 (kernel: the probe's; enforced, any \
+               difference is over the allowance)",
+        timing: false,
+        kernel: |r| r.probe.get("collapse_errno").copied(),
+        sim: |r, _| {
+            Some(
+                r.result
+                    .khugepaged
+                    .as_ref()
+                    .map_or(0, |k| k.madvise_collapse_errno) as f64,
+            )
+        },
+    },
+    Counter {
         name: "anon_huge_pages",
         what: "PMD-mapped anonymous pages after the last event (kernel: the probe's \
                AnonHugePages of /proc/self/smaps_rollup then, / 4 KiB; mmsim: anon_thp_pages)",

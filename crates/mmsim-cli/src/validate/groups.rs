@@ -43,6 +43,9 @@ pub enum Part {
     Before,
     /// After it.
     After,
+    /// At the N-th of a touch's `snapshots` (1-based; `anon_huge_pages@sN`, see
+    /// [`super::snapshots`]).
+    Snapshot(usize),
 }
 
 /// A counter as a case names it: `[GROUP:]NAME[@before|@after]`.
@@ -60,7 +63,22 @@ pub fn parse(case: &Case, name: &str) -> Result<Spec, String> {
     let (rest, part) = match name.rsplit_once('@') {
         Some((r, "before")) => (r, Part::Before),
         Some((r, "after")) => (r, Part::After),
-        Some((_, p)) => return Err(format!("`{name}`: `@{p}` is not @before or @after")),
+        Some((r, p)) if super::snapshots::snapshot_index(p).is_some() => {
+            if r != "anon_huge_pages" {
+                return Err(format!(
+                    "`{name}`: only anon_huge_pages has snapshots (`anon_huge_pages@sN`)"
+                ));
+            }
+            (
+                r,
+                Part::Snapshot(super::snapshots::snapshot_index(p).unwrap_or(1)),
+            )
+        }
+        Some((_, p)) => {
+            return Err(format!(
+                "`{name}`: `@{p}` is not @before, @after or @sN (N ≥ 1, a snapshot)"
+            ))
+        }
         None => (name, Part::Whole),
     };
     let (group, base) = match rest.rsplit_once(':') {
@@ -100,7 +118,7 @@ pub fn parse(case: &Case, name: &str) -> Result<Spec, String> {
             case.groups[0]
         ));
     }
-    if part != Part::Whole {
+    if matches!(part, Part::Before | Part::After) {
         if case.split_at.is_none() {
             return Err(format!(
                 "`{name}`: @before/@after need `split_at` (the workload whose end splits the run)"
@@ -209,8 +227,10 @@ pub fn kernel_value(spec: &Spec, r: &KernelRun) -> Option<f64> {
         Some(g) => spec.base.kernel(&group_view(r, g)),
         None => spec.base.kernel(r),
     };
-    if spec.part == Part::Whole {
-        return whole;
+    match spec.part {
+        Part::Whole => return whole,
+        Part::Snapshot(n) => return r.probe.get(&format!("anon_huge_kb@{n}")).map(|v| v / 4.0),
+        _ => {}
     }
     let sp = r.at_split.as_ref()?;
     let before = match &spec.group {
@@ -231,8 +251,11 @@ pub fn sim_value(
     split: Option<&str>,
 ) -> Option<f64> {
     let whole = spec.base.sim(r, spec.group.as_deref().unwrap_or(one_group));
-    if spec.part == Part::Whole {
-        return whole;
+    match spec.part {
+        Part::Whole => return whole,
+        // From the snapshot pass, not from the result (see `compare`).
+        Part::Snapshot(_) => return None,
+        _ => {}
     }
     let before = sim_before(spec, r, split?)?;
     match spec.part {

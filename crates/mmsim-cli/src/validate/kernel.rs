@@ -166,6 +166,8 @@ pub struct HostOptions {
     pub verbose: bool,
     /// Run the probe with `--anon-read-alloc` (the case's `anon_read_alloc`).
     pub anon_read_alloc: bool,
+    /// Wait before each run (the case's `pause_s`).
+    pub pause: Duration,
 }
 
 fn say(o: &HostOptions, m: &str) {
@@ -595,9 +597,24 @@ fn probe_report(json: &str) -> Result<BTreeMap<String, f64>> {
         .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
         .collect();
     // What the probe saw of its MADV_COLLAPSE calls (present only when it made some).
-    for k in ["collapse_failed", "anon_huge_kb"] {
+    for k in ["collapse_failed", "anon_huge_kb", "collapse_errno"] {
         if let Some(x) = v.get(k).and_then(|x| x.as_f64()) {
             out.insert(k.to_string(), x);
+        }
+    }
+    // A touch's `snapshots`: `anon_huge_kb@1`, … and `snapshot_s@1`, … (1-based).
+    for k in ["anon_huge_kb_at", "snapshot_s"] {
+        let name = k.trim_end_matches("_at");
+        for (i, x) in v
+            .get(k)
+            .and_then(|x| x.as_array())
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            if let Some(x) = x.as_f64() {
+                out.insert(format!("{name}@{}", i + 1), x);
+            }
         }
     }
     Ok(out)
@@ -691,6 +708,19 @@ pub fn run_host(
             run_cmd(&mut Command::new("sync"))?;
             write_file(Path::new("/proc/sys/vm/drop_caches"), "3")?;
         }
+        if !o.pause.is_zero() {
+            say(
+                o,
+                &format!("waiting {} s (the case's pause_s)", o.pause.as_secs()),
+            );
+            let end = std::time::Instant::now() + o.pause;
+            while std::time::Instant::now() < end && !CANCEL.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            if CANCEL.load(Ordering::Relaxed) {
+                bail!("interrupted (Ctrl-C); everything set up was undone");
+            }
+        }
         let name = format!("mmsim-validate-{}-{run}", std::process::id());
         let (memdir, v1) = match &ctl {
             Controller::V1(d) => (d.join(&name), true),
@@ -763,6 +793,10 @@ pub fn run_host(
             .arg("--dir")
             .arg(&o.dir)
             .args(o.anon_read_alloc.then_some("--anon-read-alloc"))
+            // Think events come only from a touch's `snapshots` here (the plan
+            // rejects start times): sleeping leaves the CPUs to the kernel's own
+            // threads (khugepaged runs at nice 19), as khugepaged.c's usleep does.
+            .args(["--think", "sleep"])
             .args(["--reuse", "-q", "--out"])
             .arg(&out_json)
             .stdin(Stdio::null())

@@ -14,6 +14,7 @@
 pub mod counters;
 pub mod groups;
 pub mod kernel;
+pub mod snapshots;
 pub mod suite;
 
 use std::collections::BTreeMap;
@@ -226,6 +227,10 @@ pub fn stream_digest(s: &Scenario) -> Result<StreamDigest> {
                     eat(&index.to_le_bytes());
                     eat(&pages.to_le_bytes());
                 }
+                Event::ThpAdvice { vma, advice } => {
+                    eat(&[6, advice as u8]);
+                    eat(&vma.to_le_bytes());
+                }
             }
         }
     }
@@ -356,9 +361,9 @@ pub fn mglru_fix_underprotected_of(release: &str) -> bool {
 /// scenario's relative paths (a trace's) resolve against its case file's directory.
 static SUITE_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
 
-/// Simulates the recorded scenario under the case's policy. `Err(reason)` when mmsim
-/// cannot (a policy it does not have yet): the case is pending.
-pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, String>> {
+/// The recorded scenario with the case's policy and the settings its kernel release
+/// implies, validated; `Err(reason)` when mmsim does not have the policy.
+pub fn sim_scenario(r: &CaseResult) -> Result<std::result::Result<Scenario, String>> {
     let mut s = r.scenario()?;
     match PolicyName::from_str(r.case.policy.mmsim_name()) {
         Ok(p) => {
@@ -394,6 +399,16 @@ pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, St
         }
     }
     s.validate()?;
+    Ok(Ok(s))
+}
+
+/// Simulates the recorded scenario under the case's policy. `Err(reason)` when mmsim
+/// cannot (a policy it does not have yet): the case is pending.
+pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, String>> {
+    let mut s = match sim_scenario(r)? {
+        Ok(s) => s,
+        Err(why) => return Ok(Err(why)),
+    };
     let first = run_scenario(&s, &mut RunOptions::default())?;
     if s.machine.policy.memcg_stats_flush != mmsim_core::MemcgStatsFlush::Ratelimited {
         return Ok(Ok(first));
@@ -460,6 +475,11 @@ pub fn compare(r: &CaseResult) -> Result<Comparison> {
     } else {
         r.case.counters.iter().map(String::as_str).collect()
     };
+    // A touch's snapshots (`anon_huge_pages@sN`): their own pass over the stream.
+    let snaps = match sim_scenario(r)? {
+        Ok(s) if names.iter().any(|n| n.contains("@s")) => snapshots::huge_pages_at_snapshots(&s)?,
+        _ => Vec::new(),
+    };
     let mut rows = Vec::new();
     for name in names {
         let c = groups::parse(&r.case, name)
@@ -475,10 +495,13 @@ pub fn compare(r: &CaseResult) -> Result<Comparison> {
         }
         let enforced = r.case.enforce.iter().any(|e| e == name);
         let (mean, min, max, spread) = stats(&vals);
-        let mmsim = sim
-            .as_ref()
-            .ok()
-            .and_then(|res| groups::sim_value(&c, res, &group, r.case.split_at.as_deref()));
+        let mmsim = match c.part {
+            groups::Part::Snapshot(n) => sim.as_ref().ok().and_then(|_| snaps.get(n - 1).copied()),
+            _ => sim
+                .as_ref()
+                .ok()
+                .and_then(|res| groups::sim_value(&c, res, &group, r.case.split_at.as_deref())),
+        };
         let error = mmsim.map(|m| {
             if mean.abs() > 0.0 {
                 (m - mean) / mean
@@ -716,6 +739,7 @@ fn record(case: &Case, a: &ValidateArgs) -> Result<CaseResult> {
                 timeout: std::time::Duration::from_secs(a.timeout),
                 verbose: !a.quiet,
                 anon_read_alloc: case.anon_read_alloc,
+                pause: std::time::Duration::from_secs(u64::from(case.pause_s)),
             };
             let runs = kernel::run_host(&case.scenario, &setup, runs, &o)?;
             let rel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
@@ -923,6 +947,7 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
             r.case.app = case.app.clone();
             r.case.groups = case.groups.clone();
             r.case.split_at = case.split_at.clone();
+            r.case.pause_s = case.pause_s;
             if a.rebaseline {
                 if r.stream.is_none() {
                     let s = r.scenario()?;

@@ -105,6 +105,17 @@ pub struct Case {
     /// `@after` (`/long:workingset_refault_anon@after`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split_at: Option<String>,
+    /// Host cases: seconds the runner waits before each run (default 0; at most
+    /// 600). For khugepaged's timing: a run's exited mm stays on khugepaged's list
+    /// until its next wake-up when it was the scan cursor, and MADV_HUGEPAGE wakes
+    /// khugepaged only when the list is empty (`__khugepaged_enter`), so the next run
+    /// waits one `scan_sleep_millisecs` or more.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pause_s: u32,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 fn default_site() -> KernelSite {
@@ -237,6 +248,12 @@ impl Suite {
                 if !(*v > 0.0 && *v <= 10.0) {
                     return Err(at("allow", format!("{name} = {v} is out of range (0, 10]")));
                 }
+            }
+            if c.pause_s > 600 {
+                return Err(at(
+                    "pause_s",
+                    format!("{} s is out of range [0, 600]", c.pause_s),
+                ));
             }
             if c.app.as_deref().is_some_and(|a| a.trim().is_empty()) {
                 return Err(at(

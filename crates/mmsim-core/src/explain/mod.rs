@@ -419,7 +419,8 @@ impl Sim {
         match *ev {
             Event::Access { vma, .. }
             | Event::Discard { vma, .. }
-            | Event::Collapse { vma, .. } => self
+            | Event::Collapse { vma, .. }
+            | Event::ThpAdvice { vma, .. } => self
                 .vmas
                 .get(vma as usize)
                 .map_or_else(String::new, |v| self.xp_task_name(v.task)),
@@ -625,7 +626,9 @@ impl Sim {
                     && key.index >= first
                     && key.index < first.saturating_add(pages)
             }
-            Event::Think { .. } => false,
+            // The advice changes no page: its later faults and collapses
+            // are their own events.
+            Event::Think { .. } | Event::ThpAdvice { .. } => false,
         }
     }
 

@@ -695,3 +695,47 @@ fn khugepaged_global_direct_reclaim_counts_on_the_node_as_khugepaged() {
     );
     s.check_invariants().unwrap();
 }
+
+#[test]
+fn thp_advice_events_are_madvise_thp_and_khugepaged_wakes_at_the_next_event() {
+    // The events of a touch's `advise_after` (validation case
+    // khugepaged-timing): MADV_NOHUGEPAGE refuses MADV_COLLAPSE (EINVAL,
+    // errno 22 kept), MADV_HUGEPAGE registers the task and khugepaged's
+    // first wake-up runs at the next event, a zero-length Think: all four
+    // ranges (fewer than the eight of one wake-up).
+    let mut s = thp_machine(1 << 16, None, thp_madvise(khugepaged_on()));
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 4 * 512).unwrap();
+    s.step(&Event::ThpAdvice {
+        vma,
+        advice: VmaThpAdvice::Nohugepage,
+    });
+    write_pages(&mut s, vma, 0..4 * 512);
+    s.step(&Event::Collapse {
+        vma,
+        index: 0,
+        pages: 4 * 512,
+    });
+    let r = s.khugepaged_report().unwrap();
+    assert_eq!(
+        (r.madvise_collapse_failed, r.madvise_collapse_errno),
+        (1, 22)
+    );
+    assert_eq!(s.anon_huge_pages(), 0);
+    s.step(&Event::ThpAdvice {
+        vma,
+        advice: VmaThpAdvice::Hugepage,
+    });
+    assert_eq!(s.anon_huge_pages(), 0);
+    s.step(&Event::Think { ns: 0 });
+    assert_eq!(s.anon_huge_pages(), 4 * 512);
+    assert_eq!(s.khugepaged_report().unwrap().pages_collapsed, 4);
+    // A successful call clears the errno.
+    s.step(&Event::Collapse {
+        vma,
+        index: 0,
+        pages: 4 * 512,
+    });
+    assert_eq!(s.khugepaged_report().unwrap().madvise_collapse_errno, 0);
+    s.check_invariants().unwrap();
+}

@@ -414,6 +414,11 @@ impl Scenario {
                     collapse,
                     passes,
                     unmap,
+                    touched,
+                    skip_every,
+                    skip_offset,
+                    advise_after,
+                    snapshots,
                 } => {
                     check_pages(*pages)?;
                     if *collapse && w.target != Target::Anon {
@@ -459,6 +464,107 @@ impl Scenario {
                              the last pass, whose pages unmap has already zapped"
                                 .into(),
                         ));
+                    }
+                    if *unmap && skip_every.is_some() {
+                        return Err(invalid(
+                            field("unmap"),
+                            "unmap with skip_every is not supported: a pass that is \
+                             unmapped touches every `stride`-th page"
+                                .into(),
+                        ));
+                    }
+                    if let Some(t) = touched {
+                        if !(1..=*pages).contains(t) {
+                            return Err(invalid(
+                                field("touched"),
+                                format!(
+                                    "{t} pages is out of range [1, {pages}] (the region's \
+                                     pages): the touches cover the first `touched` pages"
+                                ),
+                            ));
+                        }
+                    }
+                    match skip_every {
+                        Some(e) if !(2..=(*pages).max(2)).contains(e) => {
+                            return Err(invalid(
+                                field("skip_every"),
+                                format!(
+                                    "{e} is out of range [2, {pages}] (the region's pages): \
+                                     one page in `skip_every` is never touched"
+                                ),
+                            ));
+                        }
+                        Some(_) if *stride != 1 => {
+                            return Err(invalid(
+                                field("skip_every"),
+                                format!(
+                                    "needs stride = 1 (it is {stride}): skip_every leaves one \
+                                     page out of every `skip_every` consecutive pages"
+                                ),
+                            ));
+                        }
+                        Some(e) if skip_offset >= e => {
+                            return Err(invalid(
+                                field("skip_offset"),
+                                format!(
+                                    "{skip_offset} is out of range [0, {}] (skip_every − 1)",
+                                    e - 1
+                                ),
+                            ));
+                        }
+                        None if *skip_offset != 0 => {
+                            return Err(invalid(
+                                field("skip_offset"),
+                                "needs skip_every (the period the offset is in)".into(),
+                            ));
+                        }
+                        _ => {}
+                    }
+                    match advise_after {
+                        Some(_) if w.target != Target::Anon => {
+                            return Err(invalid(
+                                field("advise_after"),
+                                format!(
+                                    "MADV_HUGEPAGE/MADV_NOHUGEPAGE are modelled on anonymous \
+                                     VMAs only, not on a `{}` region: advise_after needs \
+                                     target = \"anon\"",
+                                    w.target
+                                ),
+                            ));
+                        }
+                        Some(mmsim_core::VmaThpAdvice::None) => {
+                            return Err(invalid(
+                                field("advise_after"),
+                                "\"none\" is no madvise call: use \"hugepage\" or \
+                                 \"nohugepage\" (or leave advise_after out)"
+                                    .into(),
+                            ));
+                        }
+                        _ => {}
+                    }
+                    if snapshots.len() > 64 {
+                        return Err(invalid(
+                            field("snapshots"),
+                            format!("{} times: at most 64", snapshots.len()),
+                        ));
+                    }
+                    let mut prev = 0.0;
+                    for (j, &t) in snapshots.iter().enumerate() {
+                        if !(t.is_finite() && t > prev && t <= 3600.0) {
+                            return Err(invalid(
+                                format!("{}[{j}]", field("snapshots")),
+                                format!(
+                                    "{t} s: the times are seconds after the last touch, \
+                                     increasing, in (0, 3600]{}",
+                                    if j > 0 {
+                                        format!(" (the one before is {prev})")
+                                    } else {
+                                        String::new()
+                                    }
+                                ),
+                            ));
+                        }
+                        prev = t;
                     }
                 }
                 WorkloadKind::Trace {

@@ -71,7 +71,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use mmsim_core::{Advice, MachineConfig};
+use mmsim_core::{Advice, MachineConfig, VmaThpAdvice};
 use mmsim_trace::Format;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -558,6 +558,29 @@ pub struct WorkloadSpec {
     pub kind: WorkloadKind,
 }
 
+/// The `Think` events of a touch's `snapshots` (seconds after its last touch,
+/// increasing): each gap cut into waits of at most [`SNAPSHOT_STEP_NS`], then a
+/// zero-length `Think`, the mark where `mmsim-probe` and `mmsim validate` read the huge
+/// pages. The simulator runs a timer at the first event at or after its expiry, so the
+/// cut keeps khugepaged's wake-ups within 100 ms of their time, as the kernel's sleep
+/// would not delay them.
+pub fn snapshot_waits(snapshots: &[f64]) -> impl Iterator<Item = u64> + '_ {
+    let mut at_ns = 0u64;
+    snapshots.iter().flat_map(move |s| {
+        let ns = (s * 1e9).round() as u64;
+        let gap = ns.saturating_sub(at_ns);
+        at_ns = ns;
+        let full = gap / SNAPSHOT_STEP_NS;
+        let rest = gap % SNAPSHOT_STEP_NS;
+        std::iter::repeat_n(SNAPSHOT_STEP_NS, full as usize)
+            .chain((rest > 0).then_some(rest))
+            .chain(std::iter::once(0))
+    })
+}
+
+/// The longest `Think` of a touch's snapshot waits: 100 ms.
+pub const SNAPSHOT_STEP_NS: u64 = 100_000_000;
+
 /// The access pattern of a workload, or the program it models. Page counts accept a
 /// number or a size string (`"512M"`, `"100p"`); every region is 1..=2^31 pages.
 #[derive(Clone, Debug, PartialEq)]
@@ -641,6 +664,29 @@ pub enum WorkloadKind {
         /// One `Event::Discard` per pass (the VMA itself stays, as after
         /// `MADV_DONTNEED`; its page tables are not freed).
         unmap: bool,
+        /// `touched`: only the first this many pages of the region are
+        /// touched (`None`: all of them); the rest stays mapped and never
+        /// touched (no page table under it), as the `last-pmd-untouched` case
+        /// of `validation/khugepaged/collapse.c`. 1..=pages.
+        touched: Option<u64>,
+        /// `skip_every`: the page at offset `skip_offset` of every
+        /// `skip_every` pages is never touched (`None`: none skipped), as the
+        /// `511-of-512` case (512, 7). 2..=pages, with `stride` 1.
+        skip_every: Option<u64>,
+        /// `skip_offset`: see `skip_every` (default 0), below it.
+        skip_offset: u64,
+        /// `advise_after`: after the last touch (and the collapse), one
+        /// `madvise(MADV_HUGEPAGE | MADV_NOHUGEPAGE)` of the whole region
+        /// (`Event::ThpAdvice`; `target = "anon"` only), as
+        /// `validation/khugepaged/khugepaged.c` does after writing under
+        /// MADV_NOHUGEPAGE.
+        advise_after: Option<VmaThpAdvice>,
+        /// `snapshots`: seconds after the last touch (and the collapse and the
+        /// advice), increasing, in (0, 3600], at most 64: the workload waits
+        /// until each ([`snapshot_waits`]: `Event::Think`s of at most 100 ms,
+        /// which `mmsim-probe` sleeps, then a zero-length one) and `mmsim
+        /// validate` reads the huge pages there (`anon_huge_pages@sN`).
+        snapshots: Vec<f64>,
     },
     /// `trace`: replays a trace file (streamed, never loaded whole); by default its keys
     /// are numbered in order of first appearance ([`mmsim_trace::Densifier`]) and become
@@ -767,10 +813,26 @@ impl WorkloadKind {
                 collapse,
                 passes,
                 unmap,
-            } => Some(
-                (pages.div_ceil(stride.max(1)) + u64::from(unmap)).saturating_mul(passes)
-                    + u64::from(collapse),
-            ),
+                touched,
+                skip_every,
+                skip_offset,
+                advise_after,
+                ref snapshots,
+            } => {
+                let touched = touched.unwrap_or(pages).min(pages);
+                // `skip_every` needs stride 1 (and no `unmap`): every page below
+                // `touched` but one per `skip_every`.
+                let skipped = skip_every
+                    .filter(|&e| e > 0)
+                    .map_or(0, |e| touched / e + u64::from(touched % e > skip_offset));
+                Some(
+                    (touched.div_ceil(stride.max(1)) - skipped + u64::from(unmap))
+                        .saturating_mul(passes)
+                        + u64::from(collapse)
+                        + u64::from(advise_after.is_some())
+                        + snapshot_waits(snapshots).count() as u64,
+                )
+            }
             WorkloadKind::Trace { limit, .. } => limit,
             _ => unreachable!("the model kinds are handled above"),
         }

@@ -85,7 +85,20 @@ impl KindName {
                 &["pages", "hot_fraction", "hot_probability", "accesses"],
                 &[],
             ),
-            KindName::Touch => (&["pages"], &["stride", "collapse", "passes", "unmap"]),
+            KindName::Touch => (
+                &["pages"],
+                &[
+                    "stride",
+                    "collapse",
+                    "passes",
+                    "unmap",
+                    "touched",
+                    "skip_every",
+                    "skip_offset",
+                    "advise_after",
+                    "snapshots",
+                ],
+            ),
             KindName::Trace => (
                 &["path"],
                 &["format", "limit", "pages", "trace_keys", "trace_requests"],
@@ -281,6 +294,20 @@ pub(super) struct RawWorkload {
     stride: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     unmap: Option<bool>,
+    #[serde(
+        default,
+        deserialize_with = "de_opt_pages",
+        skip_serializing_if = "Option::is_none"
+    )]
+    touched: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    skip_every: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    skip_offset: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    advise_after: Option<mmsim_core::VmaThpAdvice>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    snapshots: Option<Vec<f64>>,
     // kbuild
     #[serde(default, skip_serializing_if = "Option::is_none")]
     jobs: Option<u32>,
@@ -401,7 +428,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 62] = [
+    let present: [(&'static str, bool); 67] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -450,6 +477,11 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("touches", r.touches.is_some()),
         ("stride", r.stride.is_some()),
         ("unmap", r.unmap.is_some()),
+        ("touched", r.touched.is_some()),
+        ("skip_every", r.skip_every.is_some()),
+        ("skip_offset", r.skip_offset.is_some()),
+        ("advise_after", r.advise_after.is_some()),
+        ("snapshots", r.snapshots.is_some()),
         ("jobs", r.jobs.is_some()),
         ("units", r.units.is_some()),
         ("source_size", r.source_size.is_some()),
@@ -551,6 +583,11 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             collapse: r.collapse.unwrap_or(false),
             passes: r.passes.unwrap_or(1),
             unmap: r.unmap.unwrap_or(false),
+            touched: r.touched,
+            skip_every: r.skip_every,
+            skip_offset: r.skip_offset.unwrap_or(0),
+            advise_after: r.advise_after,
+            snapshots: r.snapshots.unwrap_or_default(),
         },
         KindName::Trace => WorkloadKind::Trace {
             path: r.path.unwrap_or_default(),
@@ -749,6 +786,11 @@ impl From<WorkloadSpec> for RawWorkload {
             touches: None,
             stride: None,
             unmap: None,
+            touched: None,
+            skip_every: None,
+            skip_offset: None,
+            advise_after: None,
+            snapshots: None,
             jobs: None,
             units: None,
             source_size: None,
@@ -805,12 +847,23 @@ impl From<WorkloadSpec> for RawWorkload {
                 collapse,
                 passes,
                 unmap,
+                touched,
+                skip_every,
+                skip_offset,
+                advise_after,
+                snapshots,
             } => {
                 r.pages = Some(pages);
                 r.stride = (stride != 1).then_some(stride);
                 r.collapse = collapse.then_some(true);
                 r.passes = (passes != 1).then_some(passes);
                 r.unmap = unmap.then_some(true);
+                // Written only when set, so scenarios printed before they existed stay.
+                r.touched = touched;
+                r.skip_every = skip_every;
+                r.skip_offset = (skip_offset != 0).then_some(skip_offset);
+                r.advise_after = advise_after;
+                r.snapshots = (!snapshots.is_empty()).then_some(snapshots);
             }
             WorkloadKind::Trace {
                 path,
