@@ -840,7 +840,9 @@ impl Sim {
 
     /// A buffered write of `pages` whole pages (`generic_perform_write()`,
     /// mm/filemap.c, v6.x):
-    /// each page is found or created without a read and dirtied.
+    /// each page is found or created without a read and dirtied. With
+    /// `machine.fs.large_folios`, v6.18's large folios
+    /// ([`Sim::generic_perform_write_large`], `crate::filemap_write`).
     pub(crate) fn generic_perform_write(&mut self, file: FileId, index: u32, pages: u16) {
         self.set_fd_memcg(file);
         let Some(fo) = self.files.get(file as usize) else {
@@ -850,6 +852,9 @@ impl Sim {
         let want = pages.max(1) as u32;
         let end = index.saturating_add(want).min(fo.pages.max(index));
         self.acc.out_of_range += (want - (end - index)) as u64;
+        if self.cfg.fs.large_folios {
+            return self.generic_perform_write_large(file, index, end);
+        }
         for page in index..end {
             self.acc.accesses += 1;
             self.advance(self.cost.fd_access_ns);
@@ -911,64 +916,6 @@ impl Sim {
         if !write {
             self.workingset_refault(f, old_slot);
         }
-        self.folio_add_lru(f);
-        Some(f)
-    }
-
-    /// `filemap_add_folio()` of a large folio (mm/filemap.c, v6.18) for
-    /// readahead on a filesystem with large folios: allocates a folio of
-    /// `order` (`filemap_alloc_folio` with `readahead_gfp_mask`: kswapd is
-    /// woken and one direct reclaim pass may run, `__GFP_NORETRY`),
-    /// charges it whole (`mem_cgroup_charge`, which gives up after one
-    /// reclaim pass and a stock drain), points the slots of all its pages
-    /// at it, and runs refault detection on the shadow the store replaced:
-    /// the last one in its range, as `xas_for_each_conflict` leaves it (a
-    /// large folio's eviction stores one shadow over its whole range).
-    /// None if the allocation or the charge failed; the caller has checked
-    /// that no page of the range is cached.
-    #[inline(never)]
-    pub(crate) fn filemap_add_large_folio(
-        &mut self,
-        file: FileId,
-        index: u32,
-        order: u8,
-    ) -> Option<FolioId> {
-        let n = 1u32 << order;
-        // readahead_gfp_mask: __GFP_NORETRY.
-        let gfp = crate::huge_memory::ThpGfp {
-            direct: true,
-            kswapd: true,
-            noretry: true,
-        };
-        let pfn = self.rmqueue_large(order, gfp)?;
-        if !self.try_charge_memcg_noretry(u64::from(n)) {
-            self.phys.zone.free_pages_block(pfn, order as usize);
-            self.node.free += u64::from(n);
-            return None;
-        }
-        self.count_vm_events(PGALLOC_NORMAL, u64::from(n));
-        self.memcg1_check_events(self.cur_memcg, u64::from(n));
-        let f = self.folios.alloc(file, index, 0, self.cur_memcg);
-        self.folios[f].order = order;
-        self.phys.set_frames_folio(pfn, order as usize, f);
-        self.folios.set_head_pfn(f, pfn as u32);
-        // The slots as the store finds them (reclaim in the allocation may
-        // have changed shadows).
-        let mut shadow = 0;
-        for i in index..index + n {
-            let cur = self.files[file as usize].slot(i);
-            if cur != 0 {
-                shadow = cur;
-            }
-            if self.kmem.is_some() {
-                self.kmem_slot_changed(file, i, cur, SLOT_FOLIO | f);
-            }
-            *self.files[file as usize].slot_mut(i) = SLOT_FOLIO | f;
-        }
-        if self.tp.is_some() {
-            self.trace_filemap_folio(f, true);
-        }
-        self.workingset_refault(f, shadow);
         self.folio_add_lru(f);
         Some(f)
     }

@@ -568,7 +568,7 @@ impl Sim {
             let slot = fo.slot(index);
             self.filemap_add_folio(file, index, slot, false)?
         } else {
-            self.filemap_add_large_folio(file, index, order)?
+            self.filemap_add_large_folio(file, index, order, false)?
         };
         if index == mark & !(n - 1) {
             self.folios[f].set(flags::READAHEAD);
