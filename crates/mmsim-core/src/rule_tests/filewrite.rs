@@ -203,16 +203,11 @@ fn a_failed_large_allocation_falls_to_the_next_order() {
 }
 
 #[test]
-fn a_failed_large_charge_falls_to_the_next_order_and_order_3_may_oom_kill() {
-    // A group of 600 pages holding 200 anonymous ones (no swap, nothing to
-    // reclaim; the written pages are dirty). 0..256: order 9 fails its
-    // charge after the reclaim retries, without an OOM kill (above
-    // PAGE_ALLOC_COSTLY_ORDER), order 8 fits (456). 256..384: order 8
-    // fails, 7 fits (584). 384..400: 7, 6, 5 fail, 4 fits (600). At 400
-    // (112 pages left, aligned to 16) order 4 fails and order 3's charge
-    // ends in the group's OOM killer (`mem_cgroup_oom`, order <= 3), which
-    // frees the 200 anonymous pages; the rest then fits at the orders of
-    // length and alignment.
+fn a_failed_large_charge_falls_to_the_next_order() {
+    // A group of 600 pages holding 200 anonymous ones (no swap: nothing to
+    // reclaim). The order-9 charge fails after its reclaim retries, without
+    // an OOM kill (above PAGE_ALLOC_COSTLY_ORDER); order 8 fits (456).
+    // (`write_begin` alone: see the allocation test.)
     let mut cfg = MachineConfig {
         memory: Size::from_pages(1 << 15),
         memcg_max: Some(Size::from_pages(600)),
@@ -231,21 +226,11 @@ fn a_failed_large_charge_falls_to_the_next_order_and_order_3_may_oom_kill() {
             write: true,
         });
     }
-    write(&mut s, file, 0, 512);
-    assert_eq!(
-        folios(&s, file, 512),
-        vec![
-            (0, 8),
-            (256, 7),
-            (384, 4),
-            (400, 3),
-            (408, 3),
-            (416, 5),
-            (448, 6)
-        ]
-    );
-    assert_eq!(s.vm.oom_kill, 1);
-    assert_eq!(s.nr_dirty, 512);
+    s.cur_memcg = crate::memcg::ROOT;
+    let f = s.write_begin_folio(file, 0, 512).unwrap();
+    assert_eq!((s.folios[f].index, s.folios[f].order), (0, 8));
+    assert_eq!(s.memcgs[0].usage, 456);
+    assert_eq!(s.vm.oom_kill, 0);
     s.check_invariants().unwrap();
 }
 
@@ -258,4 +243,48 @@ fn writes_stay_order_0_without_large_folios() {
         folios(&s, file, 4096),
         (0..64).map(|i| (i, 0)).collect::<Vec<_>>()
     );
+}
+
+#[test]
+fn a_dirty_large_folio_counts_its_pages_as_unqueued_dirty() {
+    // shrink_folio_list(): `stat->nr_unqueued_dirty += nr_pages`, compared
+    // with `nr_taken` (pages) to wake the flusher; counted per folio, a
+    // reclaim of dirty large folios never woke it.
+    let (mut s, file, f) = cached_0_80();
+    write(&mut s, file, 40, 1);
+    let lru = LruList::from_index(s.folios[f].lru);
+    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
+    s.folios[f].clear(flags::LRU);
+    let mut batch = vec![f];
+    let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
+    sc.ignore_references = true;
+    let rules = s.rules();
+    let (reclaimed, stat) = s.shrink_folio_list(&mut batch, &mut sc, rules);
+    assert_eq!((reclaimed, stat.nr_unqueued_dirty), (0, 16));
+}
+
+#[test]
+fn a_group_at_its_limit_takes_large_dirty_folios_without_oom() {
+    // 8192 pages written in 1 MiB writes into a v1 group of 1024 pages:
+    // limit reclaim finds only dirty folios, wakes the flusher and waits
+    // for the writeback; every charge of 256 pages then succeeds (the
+    // host's `w0x32768c256` in 32 MiB keeps order-8 folios only).
+    let mut cfg = MachineConfig {
+        memory: Size::from_pages(1 << 15),
+        memcg_max: Some(Size::from_pages(1024)),
+        cgroup_version: CgroupVersion::V1,
+        ..Default::default()
+    };
+    cfg.fs.large_folios = true;
+    let mut s = Sim::new(cfg).unwrap();
+    let task = s.add_task("t");
+    let file = s.add_file("f", 8192).unwrap();
+    s.open(file, task).unwrap();
+    write_chunked(&mut s, file, 0, 8192, 256);
+    assert_eq!(s.vm.oom_kill, 0);
+    assert_eq!(s.acc.accesses, 8192);
+    let cached = folios(&s, file, 8192);
+    assert!(cached.iter().all(|&(_, o)| o == 8), "{cached:?}");
+    assert_eq!(cached.len(), 4);
+    s.check_invariants().unwrap();
 }
