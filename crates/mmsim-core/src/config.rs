@@ -555,8 +555,9 @@ pub struct DeviceConfig {
     /// (`mapping_set_large_folios()`, as ext4 does since 6.16 and xfs since
     /// 5.18), so readahead allocates page-cache folios of up to
     /// `MAX_PAGECACHE_ORDER` (9) with v6.18's `page_cache_ra_order` (see
-    /// `crate::readahead`). Off (the default): order-0 page cache, v6.6
-    /// readahead.
+    /// `crate::readahead`) and buffered writes folios of the write's size
+    /// (v6.18's `write_begin`, `crate::filemap_write`). Off (the default):
+    /// order-0 page cache, v6.6 readahead.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub large_folios: bool,
 }

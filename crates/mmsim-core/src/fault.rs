@@ -32,7 +32,8 @@
 //! * A buffered write is `generic_perform_write()`: the folio is found or
 //!   created (no refault detection for `__GFP_WRITE` allocations,
 //!   `filemap_add_folio`) and dirtied; `FGP_WRITEBEGIN` has no FGP_ACCESSED in
-//!   6.x, so writes do not mark the folio accessed.
+//!   6.x, so writes do not mark the folio accessed. With
+//!   `machine.fs.large_folios` the folios are large (`crate::filemap_write`).
 //!
 //! Page allocation follows `get_page_from_freelist()` / `__alloc_pages_slowpath()`
 //! for order 0: take a page while free > low; else wake kswapd and take one

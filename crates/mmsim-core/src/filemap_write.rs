@@ -203,4 +203,43 @@ impl Sim {
         self.folio_add_lru(f);
         Some(f)
     }
+
+    /// The page-cache folios of `file` as `tools/wfprobe.c` prints those of
+    /// the real kernel: runs of folios of one order, `first..end/oORDER`,
+    /// then a line `folios:` with the count of each order (`oK=N`).
+    pub fn cached_folios(&self, file: FileId) -> String {
+        let Some(fo) = self.files.get(file as usize) else {
+            return String::new();
+        };
+        let mut runs = String::new();
+        let mut hist = [0u64; 16];
+        let mut run: Option<(u32, u32, u8)> = None;
+        let mut i = 0;
+        while i < fo.pages {
+            let Some(f) = slot_folio(fo.slot(i)) else {
+                i += 1;
+                continue;
+            };
+            let order = self.folios[f].order;
+            let end = self.folios[f].index + (1u32 << order);
+            hist[usize::from(order)] += 1;
+            run = match run {
+                Some((a, b, o)) if o == order && b == i => Some((a, end, o)),
+                Some((a, b, o)) => {
+                    runs.push_str(&format!("{a}..{b}/o{o} "));
+                    Some((i, end, order))
+                }
+                None => Some((i, end, order)),
+            };
+            i = end;
+        }
+        if let Some((a, b, o)) = run {
+            runs.push_str(&format!("{a}..{b}/o{o}"));
+        }
+        runs.push_str("\nfolios:");
+        for (o, n) in hist.iter().enumerate().filter(|(_, &n)| n > 0) {
+            runs.push_str(&format!(" o{o}={n}"));
+        }
+        runs
+    }
 }

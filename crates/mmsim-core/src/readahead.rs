@@ -73,9 +73,9 @@
 //! pointing at the folio, eviction storing one shadow over the range (a
 //! refault anywhere in it finds it), writeback and refault counts in
 //! pages, fault-around mapping a PTE per page, the rmap visiting each.
-//! Not modelled: MADV_HUGEPAGE's PMD-order read-around, PMD mappings of
-//! file folios, large folios from `write()` (6.18 creates them in
-//! `write_begin`; here writes allocate order 0).
+//! `write()` creates large folios too (`crate::filemap_write`, v6.18's
+//! `write_begin` orders). Not modelled: MADV_HUGEPAGE's PMD-order
+//! read-around, PMD mappings of file folios.
 //!
 //! ## Checked against a real kernel
 //!
