@@ -26,7 +26,7 @@ fn main() {
     let mut cfg = MachineConfig {
         memory: Size(4 << 30),
         cgroup_version: CgroupVersion::V1,
-        memcg_max: (memcg_mb > 0).then(|| Size(memcg_mb << 20)),
+        memcg_max: (memcg_mb > 0).then_some(Size(memcg_mb << 20)),
         ..MachineConfig::default()
     };
     cfg.fs.large_folios = !std::env::var("LARGE_FOLIOS").is_ok_and(|v| v == "0");
