@@ -3,7 +3,11 @@
 // ops: w<idx>x<n>[c<chunk>] = pwrite pages idx..idx+n (4 KiB pages), in pwrite()s of `chunk`
 //      pages (default: one pwrite of n pages);
 //      b<off>+<len> = one pwrite of len bytes at byte offset off (unaligned writes);
-//      d = fsync, then FADV_DONTNEED of this file only (drop its clean cache).
+//      d = fsync, then FADV_DONTNEED of this file only (drop its clean cache);
+//      M = map the file (its size now) read-only MAP_SHARED at a 2 MiB-aligned address;
+//      H = madvise(MADV_HUGEPAGE) on that mapping; t<idx>[x<n>] = read one byte of each of
+//      its pages idx..idx+n. With M, a line `faults:` gives the minor and major faults of
+//      the t ops (getrusage) and the mapping's FilePmdMapped (/proc/self/smaps).
 // The folios are read back without allocating anything: the file is mapped read-only, each
 // cached page (mincore) is touched (a minor fault, or fault-around), /proc/self/pagemap gives
 // its PFN and /proc/kpageflags its KPF_COMPOUND_HEAD/TAIL bits. A folio is a head page and
@@ -17,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,6 +58,10 @@ int main(int argc, char **argv) {
         if (need > bufsz) bufsz = (need + 4095) & ~4095UL;
     }
     char *buf = aligned_alloc(4096, bufsz);
+    char *pm_map = NULL;
+    size_t mlen = 0;
+    long minflt = 0, majflt = 0;
+    volatile char touched = 0;
     memset(buf, 0x5a, bufsz);
     for (int i = 2; i < argc; i++) {
         char *a = argv[i];
@@ -72,7 +81,44 @@ int main(int argc, char **argv) {
         } else if (a[0] == 'd') {
             fsync(fd);
             posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        } else if (a[0] == 'M') {
+            struct stat st0; fstat(fd, &st0);
+            mlen = (st0.st_size + 4095) & ~4095UL;
+            char *r = mmap(NULL, mlen + (2UL << 20), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (r == MAP_FAILED) { perror("mmap reserve"); return 1; }
+            char *al = (char *)(((uintptr_t)r + (2UL << 20) - 1) & ~((2UL << 20) - 1));
+            pm_map = mmap(al, mlen, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
+            if (pm_map == MAP_FAILED) { perror("mmap fixed"); return 1; }
+        } else if (a[0] == 'H') {
+            if (!pm_map || madvise(pm_map, mlen, MADV_HUGEPAGE)) { perror("MADV_HUGEPAGE"); return 1; }
+        } else if (a[0] == 't') {
+            long idx = strtol(a + 1, &a, 10), n = 1;
+            if (*a == 'x') n = strtol(a + 1, &a, 10);
+            if (!pm_map || (size_t)(idx + n) * 4096 > mlen) { fprintf(stderr, "t outside M\n"); return 2; }
+            struct rusage r0, r1;
+            getrusage(RUSAGE_SELF, &r0);
+            for (long p = idx; p < idx + n; p++) touched += pm_map[p * 4096];
+            getrusage(RUSAGE_SELF, &r1);
+            minflt += r1.ru_minflt - r0.ru_minflt;
+            majflt += r1.ru_majflt - r0.ru_majflt;
         } else { fprintf(stderr, "bad op %s\n", argv[i]); return 2; }
+    }
+    if (pm_map) {
+        // FilePmdMapped of our mapping in smaps.
+        FILE *sm = fopen("/proc/self/smaps", "r");
+        char line[256];
+        int in = 0;
+        long pmd_kb = -1;
+        while (sm && fgets(line, sizeof line, sm)) {
+            unsigned long lo, hi;
+            if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+                in = lo == (uintptr_t)pm_map;
+                continue;
+            }
+            if (in && sscanf(line, "FilePmdMapped: %ld kB", &pmd_kb) == 1) break;
+        }
+        if (sm) fclose(sm);
+        printf("faults: minflt=%ld majflt=%ld FilePmdMapped=%ld kB\n", minflt, majflt, pmd_kb);
     }
     struct stat st; fstat(fd, &st);
     size_t pages = (st.st_size + 4095) / 4096;

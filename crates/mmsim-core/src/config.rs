@@ -560,6 +560,12 @@ pub struct DeviceConfig {
     /// order-0 page cache, v6.6 readahead.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub large_folios: bool,
+    /// Filesystem device with `large_folios` only: a PMD-size page-cache
+    /// folio is mapped by a PMD at a fault (`do_set_pmd`, v6.18; counted
+    /// `thp_file_mapped`, `crate::filemap_pmd`). Off (the default): mapped
+    /// by PTEs, as before this option.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pmd_mappings: bool,
 }
 
 /// Default block-layer request queue depth (`BLKDEV_DEFAULT_RQ`).
@@ -576,6 +582,7 @@ impl DeviceConfig {
             bandwidth_mbps: None,
             queue_depth: None,
             large_folios: false,
+            pmd_mappings: false,
         }
     }
 
@@ -1107,6 +1114,19 @@ impl MachineConfig {
             return Err(ConfigError::new(
                 "machine.swap.large_folios",
                 "large folios are a filesystem setting: set machine.fs.large_folios",
+            ));
+        }
+        if self.swap.pmd_mappings {
+            return Err(ConfigError::new(
+                "machine.swap.pmd_mappings",
+                "PMD mappings of page-cache folios are a filesystem setting: set \
+                 machine.fs.pmd_mappings",
+            ));
+        }
+        if self.fs.pmd_mappings && !self.fs.large_folios {
+            return Err(ConfigError::new(
+                "machine.fs.pmd_mappings",
+                "PMD mappings need PMD-size page-cache folios: set machine.fs.large_folios = true too",
             ));
         }
         if let Some(s) = self.swap.size {

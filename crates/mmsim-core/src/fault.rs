@@ -525,12 +525,20 @@ impl Sim {
     /// trigger async readahead; a missing one is a major fault with mmap
     /// readahead, then a read of the page if readahead did not bring it.
     /// Write faults on a shared mapping (`do_shared_fault`) skip fault-around.
+    /// With `machine.fs.pmd_mappings` a PMD-size folio is mapped by a PMD
+    /// (`crate::filemap_pmd`) from fault-around or `finish_fault`.
     fn do_fault(&mut self, vma: VmaId, index: u32, file: FileId, findex: u32, write: bool) {
+        let pmd = self.cfg.fs.pmd_mappings;
+        let around = !write && self.cfg.fault_around_pages() > 1;
+        if pmd && around && self.filemap_map_pmd(vma, index, file, findex) {
+            self.advance(self.cost.minor_fault_ns);
+            return;
+        }
         if self.kmem.is_some() {
             // `__pte_alloc()`: a file PTE not present is none (crate::kmem).
             self.kmem_pte_alloc(vma, index);
         }
-        if !write && self.cfg.fault_around_pages() > 1 {
+        if around {
             self.do_fault_around(vma, index, findex - index);
             if self.vmas[vma as usize].pte(index) & PTE_PRESENT != 0 {
                 self.advance(self.cost.minor_fault_ns);
@@ -566,6 +574,10 @@ impl Sim {
                 }
             }
         };
+        // finish_fault(): a PMD-size folio is mapped by a PMD if it can be.
+        if pmd && self.do_set_pmd(vma, index, f, write) {
+            return;
+        }
         self.map_file_folio(vma, index, f, write);
         if write {
             self.folio_mark_dirty(f);

@@ -14,7 +14,7 @@ use crate::mem::pagetable::{PTE_DIRTY, PTE_PRESENT, PTE_YOUNG};
 
 /// A machine whose filesystem has large folios, with the host's readahead
 /// limits (`read_ahead_kb` 8192, `max_sectors_kb` 4096).
-pub(super) fn lf_machine(memory_pages: u64) -> Sim {
+pub(super) fn lf_config(memory_pages: u64) -> MachineConfig {
     let mut cfg = MachineConfig {
         memory: Size::from_pages(memory_pages),
         read_ahead_kb: 8192,
@@ -27,7 +27,12 @@ pub(super) fn lf_machine(memory_pages: u64) -> Sim {
         ..Default::default()
     };
     cfg.fs.large_folios = true;
-    Sim::new(cfg).unwrap()
+    cfg
+}
+
+/// A machine of [`lf_config`].
+pub(super) fn lf_machine(memory_pages: u64) -> Sim {
+    Sim::new(lf_config(memory_pages)).unwrap()
 }
 
 fn read(s: &mut Sim, file: u32, index: u32, pages: u16) {

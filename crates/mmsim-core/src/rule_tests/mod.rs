@@ -16,7 +16,7 @@
 //! `zero_pages.rs` zero-filled anonymous pages at swap-out and swap-in;
 //! `shadow.rs` shadow entries on big machines and with many groups;
 //! `filefolio.rs` large page-cache folios of readahead and `filewrite.rs`
-//! those of `write()`. This file
+//! those of `write()`, `filepmd.rs` their PMD mappings. This file
 //! holds the helpers they share.
 
 mod classic;
@@ -25,6 +25,7 @@ mod discard;
 mod exit;
 mod explain;
 mod filefolio;
+mod filepmd;
 mod filewrite;
 mod khugepaged;
 mod kmem;
