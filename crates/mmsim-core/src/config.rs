@@ -489,10 +489,17 @@ pub struct DeviceConfig {
     /// (`mapping_set_large_folios()`, as ext4 does since 6.16 and xfs since
     /// 5.18), so readahead allocates page-cache folios of up to
     /// `MAX_PAGECACHE_ORDER` (9) with v6.18's `page_cache_ra_order` (see
-    /// `crate::readahead`). Off (the default): order-0 page cache, v6.6
-    /// readahead.
+    /// `crate::readahead`) and buffered writes folios of the write's size
+    /// (v6.18's `write_begin`, `crate::filemap_write`). Off (the default):
+    /// order-0 page cache, v6.6 readahead.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub large_folios: bool,
+    /// Filesystem device with `large_folios` only: a PMD-size page-cache
+    /// folio is mapped by a PMD at a fault (`do_set_pmd`, v6.18; counted
+    /// `thp_file_mapped`, `crate::filemap_pmd`). Off (the default): mapped
+    /// by PTEs, as before this option.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pmd_mappings: bool,
 }
 
 /// Default block-layer request queue depth (`BLKDEV_DEFAULT_RQ`).
@@ -509,6 +516,7 @@ impl DeviceConfig {
             bandwidth_mbps: None,
             queue_depth: None,
             large_folios: false,
+            pmd_mappings: false,
         }
     }
 
@@ -1024,6 +1032,19 @@ impl MachineConfig {
             return Err(ConfigError::new(
                 "machine.swap.large_folios",
                 "large folios are a filesystem setting: set machine.fs.large_folios",
+            ));
+        }
+        if self.swap.pmd_mappings {
+            return Err(ConfigError::new(
+                "machine.swap.pmd_mappings",
+                "PMD mappings of page-cache folios are a filesystem setting: set \
+                 machine.fs.pmd_mappings",
+            ));
+        }
+        if self.fs.pmd_mappings && !self.fs.large_folios {
+            return Err(ConfigError::new(
+                "machine.fs.pmd_mappings",
+                "PMD mappings need PMD-size page-cache folios: set machine.fs.large_folios = true too",
             ));
         }
         if let Some(s) = self.swap.size {

@@ -32,7 +32,8 @@
 //! * A buffered write is `generic_perform_write()`: the folio is found or
 //!   created (no refault detection for `__GFP_WRITE` allocations,
 //!   `filemap_add_folio`) and dirtied; `FGP_WRITEBEGIN` has no FGP_ACCESSED in
-//!   6.x, so writes do not mark the folio accessed.
+//!   6.x, so writes do not mark the folio accessed. With
+//!   `machine.fs.large_folios` the folios are large (`crate::filemap_write`).
 //!
 //! Page allocation follows `get_page_from_freelist()` / `__alloc_pages_slowpath()`
 //! for order 0: take a page while free > low; else wake kswapd and take one
@@ -524,12 +525,20 @@ impl Sim {
     /// trigger async readahead; a missing one is a major fault with mmap
     /// readahead, then a read of the page if readahead did not bring it.
     /// Write faults on a shared mapping (`do_shared_fault`) skip fault-around.
+    /// With `machine.fs.pmd_mappings` a PMD-size folio is mapped by a PMD
+    /// (`crate::filemap_pmd`) from fault-around or `finish_fault`.
     fn do_fault(&mut self, vma: VmaId, index: u32, file: FileId, findex: u32, write: bool) {
+        let pmd = self.cfg.fs.pmd_mappings;
+        let around = !write && self.cfg.fault_around_pages() > 1;
+        if pmd && around && self.filemap_map_pmd(vma, index, file, findex) {
+            self.advance(self.cost.minor_fault_ns);
+            return;
+        }
         if self.kmem.is_some() {
             // `__pte_alloc()`: a file PTE not present is none (crate::kmem).
             self.kmem_pte_alloc(vma, index);
         }
-        if !write && self.cfg.fault_around_pages() > 1 {
+        if around {
             self.do_fault_around(vma, index, findex - index);
             if self.vmas[vma as usize].pte(index) & PTE_PRESENT != 0 {
                 self.advance(self.cost.minor_fault_ns);
@@ -565,6 +574,10 @@ impl Sim {
                 }
             }
         };
+        // finish_fault(): a PMD-size folio is mapped by a PMD if it can be.
+        if pmd && self.do_set_pmd(vma, index, f, write) {
+            return;
+        }
         self.map_file_folio(vma, index, f, write);
         if write {
             self.folio_mark_dirty(f);
@@ -840,7 +853,9 @@ impl Sim {
 
     /// A buffered write of `pages` whole pages (`generic_perform_write()`,
     /// mm/filemap.c, v6.x):
-    /// each page is found or created without a read and dirtied.
+    /// each page is found or created without a read and dirtied. With
+    /// `machine.fs.large_folios`, v6.18's large folios
+    /// ([`Sim::generic_perform_write_large`], `crate::filemap_write`).
     pub(crate) fn generic_perform_write(&mut self, file: FileId, index: u32, pages: u16) {
         self.set_fd_memcg(file);
         let Some(fo) = self.files.get(file as usize) else {
@@ -850,6 +865,9 @@ impl Sim {
         let want = pages.max(1) as u32;
         let end = index.saturating_add(want).min(fo.pages.max(index));
         self.acc.out_of_range += (want - (end - index)) as u64;
+        if self.cfg.fs.large_folios {
+            return self.generic_perform_write_large(file, index, end);
+        }
         for page in index..end {
             self.acc.accesses += 1;
             self.advance(self.cost.fd_access_ns);
@@ -911,64 +929,6 @@ impl Sim {
         if !write {
             self.workingset_refault(f, old_slot);
         }
-        self.folio_add_lru(f);
-        Some(f)
-    }
-
-    /// `filemap_add_folio()` of a large folio (mm/filemap.c, v6.18) for
-    /// readahead on a filesystem with large folios: allocates a folio of
-    /// `order` (`filemap_alloc_folio` with `readahead_gfp_mask`: kswapd is
-    /// woken and one direct reclaim pass may run, `__GFP_NORETRY`),
-    /// charges it whole (`mem_cgroup_charge`, which gives up after one
-    /// reclaim pass and a stock drain), points the slots of all its pages
-    /// at it, and runs refault detection on the shadow the store replaced:
-    /// the last one in its range, as `xas_for_each_conflict` leaves it (a
-    /// large folio's eviction stores one shadow over its whole range).
-    /// None if the allocation or the charge failed; the caller has checked
-    /// that no page of the range is cached.
-    #[inline(never)]
-    pub(crate) fn filemap_add_large_folio(
-        &mut self,
-        file: FileId,
-        index: u32,
-        order: u8,
-    ) -> Option<FolioId> {
-        let n = 1u32 << order;
-        // readahead_gfp_mask: __GFP_NORETRY.
-        let gfp = crate::huge_memory::ThpGfp {
-            direct: true,
-            kswapd: true,
-            noretry: true,
-        };
-        let pfn = self.rmqueue_large(order, gfp)?;
-        if !self.try_charge_memcg_noretry(u64::from(n)) {
-            self.phys.zone.free_pages_block(pfn, order as usize);
-            self.node.free += u64::from(n);
-            return None;
-        }
-        self.count_vm_events(PGALLOC_NORMAL, u64::from(n));
-        self.memcg1_check_events(self.cur_memcg, u64::from(n));
-        let f = self.folios.alloc(file, index, 0, self.cur_memcg);
-        self.folios[f].order = order;
-        self.phys.set_frames_folio(pfn, order as usize, f);
-        self.folios.set_head_pfn(f, pfn as u32);
-        // The slots as the store finds them (reclaim in the allocation may
-        // have changed shadows).
-        let mut shadow = 0;
-        for i in index..index + n {
-            let cur = self.files[file as usize].slot(i);
-            if cur != 0 {
-                shadow = cur;
-            }
-            if self.kmem.is_some() {
-                self.kmem_slot_changed(file, i, cur, SLOT_FOLIO | f);
-            }
-            *self.files[file as usize].slot_mut(i) = SLOT_FOLIO | f;
-        }
-        if self.tp.is_some() {
-            self.trace_filemap_folio(f, true);
-        }
-        self.workingset_refault(f, shadow);
         self.folio_add_lru(f);
         Some(f)
     }

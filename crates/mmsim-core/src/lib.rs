@@ -64,6 +64,8 @@ mod event;
 mod exit;
 pub mod explain;
 mod fault;
+mod filemap_pmd;
+mod filemap_write;
 mod huge_memory;
 mod huge_memory_rfc;
 mod khugepaged;

@@ -73,9 +73,9 @@
 //! pointing at the folio, eviction storing one shadow over the range (a
 //! refault anywhere in it finds it), writeback and refault counts in
 //! pages, fault-around mapping a PTE per page, the rmap visiting each.
-//! Not modelled: MADV_HUGEPAGE's PMD-order read-around, PMD mappings of
-//! file folios, large folios from `write()` (6.18 creates them in
-//! `write_begin`; here writes allocate order 0).
+//! `write()` creates large folios too (`crate::filemap_write`, v6.18's
+//! `write_begin` orders); PMD-size folios are mapped by PMDs and
+//! MADV_HUGEPAGE reads around in PMD-size folios (`crate::filemap_pmd`).
 //!
 //! ## Checked against a real kernel
 //!
@@ -568,7 +568,7 @@ impl Sim {
             let slot = fo.slot(index);
             self.filemap_add_folio(file, index, slot, false)?
         } else {
-            self.filemap_add_large_folio(file, index, order)?
+            self.filemap_add_large_folio(file, index, order, false)?
         };
         if index == mark & !(n - 1) {
             self.folios[f].set(flags::READAHEAD);
@@ -680,6 +680,10 @@ impl Sim {
         file: FileId,
         index: u32,
     ) -> u64 {
+        if self.vmas[vma as usize].thp_advice == crate::huge_memory::VmaThpAdvice::Hugepage {
+            // VM_HUGEPAGE: PMD-order read-around (`crate::filemap_pmd`).
+            return self.do_sync_mmap_readahead_pmd(vma, file, index);
+        }
         let owner = RaOwner::Vma(vma);
         let mut ra = self.ra_state(owner);
         if ra.advice == Advice::Random || ra.ra_pages == 0 {

@@ -539,6 +539,8 @@ counters! {
             memcg(Stat, "thp_collapse_alloc"), skip_if("is_zero");
         #[doc = "Counter: collapses whose PMD-size allocation failed (in JSON only when non-zero)."]
         THP_COLLAPSE_ALLOC_FAILED thp_collapse_alloc_failed: Event, Count, skip_if("is_zero");
+        #[doc = "Counter: PMD-size page-cache folios mapped by a PMD (`do_set_pmd`; in JSON only when non-zero)."]
+        THP_FILE_MAPPED thp_file_mapped: Event, Count, skip_if("is_zero");
         #[doc = "Counter: PMD-size THPs split."]
         THP_SPLIT_PAGE thp_split_page: Event, Count;
         #[doc = "Counter: PMD-size THPs swapped out whole."]
@@ -860,6 +862,7 @@ mod tests {
         "thp_fault_fallback_charge",
         "thp_collapse_alloc",
         "thp_collapse_alloc_failed",
+        "thp_file_mapped",
         "thp_split_page",
         "thp_swpout",
         "thp_swpout_fallback",

@@ -811,7 +811,8 @@ impl Sim {
             let fo = self.folios[f];
             let file = fo.is_file();
             if file && fo.test(flags::DIRTY) && !fo.test(flags::WRITEBACK) {
-                stat.nr_unqueued_dirty += 1;
+                // In pages (`+= nr_pages`), as `nr_taken` is.
+                stat.nr_unqueued_dirty += fo.nr_pages();
             }
             if !fo.test(flags::WRITEBACK) {
                 break file;

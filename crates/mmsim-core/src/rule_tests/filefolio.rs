@@ -14,7 +14,7 @@ use crate::mem::pagetable::{PTE_DIRTY, PTE_PRESENT, PTE_YOUNG};
 
 /// A machine whose filesystem has large folios, with the host's readahead
 /// limits (`read_ahead_kb` 8192, `max_sectors_kb` 4096).
-fn lf_machine(memory_pages: u64) -> Sim {
+pub(super) fn lf_config(memory_pages: u64) -> MachineConfig {
     let mut cfg = MachineConfig {
         memory: Size::from_pages(memory_pages),
         read_ahead_kb: 8192,
@@ -27,7 +27,12 @@ fn lf_machine(memory_pages: u64) -> Sim {
         ..Default::default()
     };
     cfg.fs.large_folios = true;
-    Sim::new(cfg).unwrap()
+    cfg
+}
+
+/// A machine of [`lf_config`].
+pub(super) fn lf_machine(memory_pages: u64) -> Sim {
+    Sim::new(lf_config(memory_pages)).unwrap()
 }
 
 fn read(s: &mut Sim, file: u32, index: u32, pages: u16) {
@@ -35,7 +40,7 @@ fn read(s: &mut Sim, file: u32, index: u32, pages: u16) {
 }
 
 /// The cached folios of `file` below `upto` as (first page, order).
-fn folios(s: &Sim, file: u32, upto: u32) -> Vec<(u32, u8)> {
+pub(super) fn folios(s: &Sim, file: u32, upto: u32) -> Vec<(u32, u8)> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < upto {
@@ -132,7 +137,7 @@ fn a_cached_page_in_the_window_ends_the_large_folios_and_the_rest_is_order_0() {
 
 /// Reads 0..80 as in the first test (folios up to order 4) and returns the
 /// sim and the order-4 folio at 32.
-fn cached_0_80() -> (Sim, u32, FolioId) {
+pub(super) fn cached_0_80() -> (Sim, u32, FolioId) {
     let mut s = lf_machine(1 << 16);
     let file = s.add_file("f", 16384).unwrap();
     for i in 0..5 {
@@ -145,7 +150,7 @@ fn cached_0_80() -> (Sim, u32, FolioId) {
 
 /// `shrink_folio_list` of folio `f` alone, references ignored: (pages
 /// reclaimed, pages scanned).
-fn reclaim_one(s: &mut Sim, f: FolioId) -> (u64, u64) {
+pub(super) fn reclaim_one(s: &mut Sim, f: FolioId) -> (u64, u64) {
     let lru = LruList::from_index(s.folios[f].lru);
     s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
     s.folios[f].clear(flags::LRU);

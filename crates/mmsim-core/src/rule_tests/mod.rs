@@ -14,7 +14,9 @@
 //! memory compaction and kcompactd; `khugepaged.rs`
 //! MADV_COLLAPSE and khugepaged; and
 //! `zero_pages.rs` zero-filled anonymous pages at swap-out and swap-in;
-//! `shadow.rs` shadow entries on big machines and with many groups. This file
+//! `shadow.rs` shadow entries on big machines and with many groups;
+//! `filefolio.rs` large page-cache folios of readahead and `filewrite.rs`
+//! those of `write()`, `filepmd.rs` their PMD mappings. This file
 //! holds the helpers they share.
 
 mod classic;
@@ -23,6 +25,8 @@ mod discard;
 mod exit;
 mod explain;
 mod filefolio;
+mod filepmd;
+mod filewrite;
 mod khugepaged;
 mod kmem;
 mod memcg;
