@@ -193,10 +193,17 @@ impl Lruvec {
         // generations give the compatibility view (`lru_gen_is_active`).
         self.lists[lru as usize].pages + self.lrugen.compat_size(lru)
     }
+    /// Pages on each evictable list, in [`LruList::EVICTABLE`] order (MGLRU's
+    /// compatibility view taken once for the four, as `compat_sizes`).
+    #[inline]
+    pub(crate) fn evictable_sizes(&self) -> [u64; 4] {
+        let compat = self.lrugen.compat_sizes();
+        LruList::EVICTABLE.map(|l| self.lists[l as usize].pages + compat[l as usize])
+    }
     /// Pages on the evictable lists (`lruvec_lru_size` summed over anon and file).
     #[inline]
     pub(crate) fn evictable(&self) -> u64 {
-        LruList::EVICTABLE.iter().map(|&l| self.size(l)).sum()
+        self.evictable_sizes().iter().sum()
     }
     /// Inactive and active size of a type (file = true).
     #[inline]
@@ -987,17 +994,44 @@ impl Sim {
     }
 
     /// Hierarchical lruvec state of `memcg` (its subtree's sum).
+    ///
+    /// A group without children (the usual eviction lruvec: a workload's
+    /// own group, read once per refault by `workingset_test_recent`) is its
+    /// own subtree: its lruvec is read directly, without the pre-order walk
+    /// (`mem_cgroup_iter`) and its per-group loop. Same sums.
+    #[inline]
     pub(crate) fn subtree_lruvec(&self, memcg: MemcgId) -> SubtreeLruvec {
+        let g = &self.memcgs[memcg as usize];
+        if g.children.is_empty() {
+            return Self::lruvec_state(&g.lruvec);
+        }
+        self.subtree_lruvec_walk(memcg)
+    }
+
+    /// One lruvec's list sizes (with MGLRU's compatibility view) and
+    /// WORKINGSET_ACTIVATE counts.
+    #[inline(always)]
+    fn lruvec_state(lv: &Lruvec) -> SubtreeLruvec {
+        let compat = lv.lrugen.compat_sizes();
+        SubtreeLruvec {
+            sizes: std::array::from_fn(|i| lv.lists[i].pages + compat[i]),
+            workingset_activate: lv.workingset_activate,
+        }
+    }
+
+    /// [`Sim::subtree_lruvec`] of a group with children: the sum over its
+    /// subtree in `mem_cgroup_iter` order.
+    #[inline(never)]
+    fn subtree_lruvec_walk(&self, memcg: MemcgId) -> SubtreeLruvec {
         let mut out = SubtreeLruvec::default();
         let mut cur = Some(memcg);
         while let Some(m) = cur {
-            let lv = &self.memcgs[m as usize].lruvec;
-            let compat = lv.lrugen.compat_sizes();
-            for (i, s) in out.sizes.iter_mut().enumerate() {
-                *s += lv.lists[i].pages + compat[i];
+            let one = Self::lruvec_state(&self.memcgs[m as usize].lruvec);
+            for (s, x) in out.sizes.iter_mut().zip(one.sizes) {
+                *s += x;
             }
-            out.workingset_activate[0] += lv.workingset_activate[0];
-            out.workingset_activate[1] += lv.workingset_activate[1];
+            out.workingset_activate[0] += one.workingset_activate[0];
+            out.workingset_activate[1] += one.workingset_activate[1];
             cur = self.mem_cgroup_iter(memcg, m);
         }
         out
