@@ -426,7 +426,8 @@ impl Sim {
     /// `slot` holds `shadow`: allocates and charges a folio, puts it in the
     /// swap cache, runs `workingset_refault()` and adds it to the LRU. None
     /// if no folio could be had, or if the allocation's own OOM kill took
-    /// the task (which freed its slots).
+    /// the task (which freed its slots). Inlined: one per swap-in.
+    #[inline(always)]
     fn swapin_folio(
         &mut self,
         vma: VmaId,
@@ -459,7 +460,7 @@ impl Sim {
 
     /// Maps a swap-cache folio at `index`; frees its slot on a write fault,
     /// when swap is more than half full, or on zram (`should_try_to_free_swap`).
-    #[inline]
+    #[inline(always)]
     fn map_anon(&mut self, vma: VmaId, index: u32, f: FolioId, write: bool) {
         self.folios[f].mapcount = self.folios[f].mapcount.saturating_add(1);
         *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, write);
@@ -468,10 +469,9 @@ impl Sim {
 
     /// `should_try_to_free_swap()`: after a swap fault mapped `f`, its slot
     /// goes on a write fault, when swap is more than half full, or on zram.
-    /// `mem_cgroup_swap_full` reads state only, so it is asked last (the
-    /// kernel asks it first): on a write fault or zram its group walk is
-    /// skipped, with the same outcome. Inlined into the swap fault (one
-    /// call per swap-in), with the order-0 `folio_free_swap`.
+    /// `mem_cgroup_swap_full` reads state only, so it is asked last (the kernel
+    /// asks it first): on a write fault or zram its group walk is skipped, with
+    /// the same outcome. Inlined, with the order-0 `folio_free_swap`.
     #[inline(always)]
     fn should_free_swap(&mut self, f: FolioId, write: bool) {
         let synchronous = self.cfg.swap.device == crate::config::DeviceKind::Zram;
