@@ -1134,7 +1134,17 @@ impl Sim {
     /// `get_page_from_freelist()` against WMARK_LOW, then
     /// `__alloc_pages_slowpath()` (wake kswapd, WMARK_MIN, direct reclaim with
     /// retries, `out_of_memory()`); the `lru` policy evicts one page instead.
+    #[inline]
     pub(crate) fn alloc_page(&mut self) -> bool {
+        if self.policy != Policy::Lru && self.node.free > self.node.wmark_low {
+            self.node.free -= 1; // the fast path, inline
+            return true;
+        }
+        self.alloc_page_slow()
+    }
+    /// [`Sim::alloc_page`] past its fast path (out of line).
+    #[inline(never)]
+    fn alloc_page_slow(&mut self) -> bool {
         if self.policy == Policy::Lru {
             if self.node.free == 0 && !self.lru_evict_one() {
                 return self.oom_then_take();
