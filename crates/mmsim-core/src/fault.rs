@@ -1121,7 +1121,7 @@ impl Sim {
         if !self.alloc_page() {
             return None;
         }
-        if !self.try_charge_memcg(1) {
+        if !self.try_charge_memcg_one() {
             self.node.free += 1;
             return None;
         }

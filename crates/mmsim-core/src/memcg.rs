@@ -709,6 +709,13 @@ impl Sim {
         self.try_charge_memcg_gfp(nr_pages, true)
     }
 
+    /// [`Sim::try_charge_memcg`] of one page, inlined with its counter fast
+    /// path into the order-0 allocation (`alloc_folio`, one per fault).
+    #[inline(always)]
+    pub(crate) fn try_charge_memcg_one(&mut self) -> bool {
+        self.try_charge_memcg_gfp(1, true)
+    }
+
     /// [`Sim::try_charge_memcg`] with the gfp's `__GFP_DIRECT_RECLAIM`:
     /// without it (`gfpflags_allow_blocking` false, as a THP fault's
     /// `GFP_TRANSHUGE_LIGHT`) a charge that does not fit fails at once,
@@ -716,11 +723,14 @@ impl Sim {
     /// PAGE_ALLOC_COSTLY_ORDER the group's OOM killer is not invoked
     /// (`mem_cgroup_oom` returns OOM_SKIPPED) and the charge fails after
     /// its retries (mm/memcontrol.c, v6.12).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn try_charge_memcg_gfp(&mut self, nr_pages: u64, blocking: bool) -> bool {
         let m = self.cur_memcg;
         if nr_pages <= MEMCG_CHARGE_BATCH && self.stock.0 == m && self.stock.1 >= nr_pages {
             self.stock.1 -= nr_pages;
+            return true;
+        }
+        if nr_pages == 1 && self.try_charge_one_quiet(m) {
             return true;
         }
         self.try_charge_memcg_counters(m, nr_pages, blocking, false)
