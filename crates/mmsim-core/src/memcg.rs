@@ -1008,8 +1008,9 @@ impl Sim {
     /// A group without children (the usual eviction lruvec: a workload's
     /// own group, read once per refault by `workingset_test_recent`) is its
     /// own subtree: its lruvec is read directly, without the pre-order walk
-    /// (`mem_cgroup_iter`) and its per-group loop. Same sums.
-    #[inline]
+    /// (`mem_cgroup_iter`) and its per-group loop, inline in the caller.
+    /// Same sums.
+    #[inline(always)]
     pub(crate) fn subtree_lruvec(&self, memcg: MemcgId) -> SubtreeLruvec {
         let g = &self.memcgs[memcg as usize];
         if g.children.is_empty() {
