@@ -730,7 +730,8 @@ impl Sim {
             self.stock.1 -= nr_pages;
             return true;
         }
-        if nr_pages == 1 && self.try_charge_one_quiet(m) {
+        // The textbook `lru` policy keeps its groups at their limit: no fast path.
+        if nr_pages == 1 && self.policy != crate::sim::Policy::Lru && self.try_charge_one_quiet(m) {
             return true;
         }
         self.try_charge_memcg_counters(m, nr_pages, blocking, false)

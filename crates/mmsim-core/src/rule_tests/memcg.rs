@@ -141,7 +141,10 @@ fn order0_charges_take_the_counters_fast_path_only_when_nothing_else_is_due() {
     s.memcgs[a as usize].max = u64::MAX;
     s.memcgs[a as usize].high = 40;
     assert!(s.try_charge_memcg_one());
-    assert_eq!((usage(&s, b), s.stock, s.pages_over_high), (74, (b, 63), 64));
+    assert_eq!(
+        (usage(&s, b), s.stock, s.pages_over_high),
+        (74, (b, 63), 64)
+    );
 }
 
 #[test]
