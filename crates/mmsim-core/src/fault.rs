@@ -427,7 +427,8 @@ impl Sim {
     /// `slot` holds `shadow`: allocates and charges a folio, puts it in the
     /// swap cache, runs `workingset_refault()` and adds it to the LRU. None
     /// if no folio could be had, or if the allocation's own OOM kill took
-    /// the task (which freed its slots).
+    /// the task (which freed its slots). Inlined: one per swap-in.
+    #[inline(always)]
     fn swapin_folio(
         &mut self,
         vma: VmaId,
@@ -460,7 +461,7 @@ impl Sim {
 
     /// Maps a swap-cache folio at `index`; frees its slot on a write fault,
     /// when swap is more than half full, or on zram (`should_try_to_free_swap`).
-    #[inline]
+    #[inline(always)]
     fn map_anon(&mut self, vma: VmaId, index: u32, f: FolioId, write: bool) {
         self.folios[f].mapcount = self.folios[f].mapcount.saturating_add(1);
         *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, write);
@@ -469,10 +470,9 @@ impl Sim {
 
     /// `should_try_to_free_swap()`: after a swap fault mapped `f`, its slot
     /// goes on a write fault, when swap is more than half full, or on zram.
-    /// `mem_cgroup_swap_full` reads state only, so it is asked last (the
-    /// kernel asks it first): on a write fault or zram its group walk is
-    /// skipped, with the same outcome. Inlined into the swap fault (one
-    /// call per swap-in), with the order-0 `folio_free_swap`.
+    /// `mem_cgroup_swap_full` reads state only, so it is asked last (the kernel
+    /// asks it first): on a write fault or zram its group walk is skipped, with
+    /// the same outcome. Inlined, with the order-0 `folio_free_swap`.
     #[inline(always)]
     fn should_free_swap(&mut self, f: FolioId, write: bool) {
         let synchronous = self.cfg.swap.device == crate::config::DeviceKind::Zram;
@@ -1081,7 +1081,7 @@ impl Sim {
         if !self.alloc_page() {
             return None;
         }
-        if !self.try_charge_memcg(1) {
+        if !self.try_charge_memcg_one() {
             self.node.free += 1;
             return None;
         }
@@ -1094,7 +1094,17 @@ impl Sim {
     /// `get_page_from_freelist()` against WMARK_LOW, then
     /// `__alloc_pages_slowpath()` (wake kswapd, WMARK_MIN, direct reclaim with
     /// retries, `out_of_memory()`); the `lru` policy evicts one page instead.
+    #[inline]
     pub(crate) fn alloc_page(&mut self) -> bool {
+        if self.policy != Policy::Lru && self.node.free > self.node.wmark_low {
+            self.node.free -= 1; // the fast path, inline
+            return true;
+        }
+        self.alloc_page_slow()
+    }
+    /// [`Sim::alloc_page`] past its fast path (out of line).
+    #[inline(never)]
+    fn alloc_page_slow(&mut self) -> bool {
         if self.policy == Policy::Lru {
             if self.node.free == 0 && !self.lru_evict_one() {
                 return self.oom_then_take();

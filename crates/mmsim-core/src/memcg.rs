@@ -193,10 +193,17 @@ impl Lruvec {
         // generations give the compatibility view (`lru_gen_is_active`).
         self.lists[lru as usize].pages + self.lrugen.compat_size(lru)
     }
+    /// Pages on each evictable list, in [`LruList::EVICTABLE`] order (MGLRU's
+    /// compatibility view taken once for the four, as `compat_sizes`).
+    #[inline]
+    pub(crate) fn evictable_sizes(&self) -> [u64; 4] {
+        let compat = self.lrugen.compat_sizes();
+        LruList::EVICTABLE.map(|l| self.lists[l as usize].pages + compat[l as usize])
+    }
     /// Pages on the evictable lists (`lruvec_lru_size` summed over anon and file).
     #[inline]
     pub(crate) fn evictable(&self) -> u64 {
-        LruList::EVICTABLE.iter().map(|&l| self.size(l)).sum()
+        self.evictable_sizes().iter().sum()
     }
     /// Inactive and active size of a type (file = true).
     #[inline]
@@ -702,6 +709,13 @@ impl Sim {
         self.try_charge_memcg_gfp(nr_pages, true)
     }
 
+    /// [`Sim::try_charge_memcg`] of one page, inlined with its counter fast
+    /// path into the order-0 allocation (`alloc_folio`, one per fault).
+    #[inline(always)]
+    pub(crate) fn try_charge_memcg_one(&mut self) -> bool {
+        self.try_charge_memcg_gfp(1, true)
+    }
+
     /// [`Sim::try_charge_memcg`] with the gfp's `__GFP_DIRECT_RECLAIM`:
     /// without it (`gfpflags_allow_blocking` false, as a THP fault's
     /// `GFP_TRANSHUGE_LIGHT`) a charge that does not fit fails at once,
@@ -709,11 +723,15 @@ impl Sim {
     /// PAGE_ALLOC_COSTLY_ORDER the group's OOM killer is not invoked
     /// (`mem_cgroup_oom` returns OOM_SKIPPED) and the charge fails after
     /// its retries (mm/memcontrol.c, v6.12).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn try_charge_memcg_gfp(&mut self, nr_pages: u64, blocking: bool) -> bool {
         let m = self.cur_memcg;
         if nr_pages <= MEMCG_CHARGE_BATCH && self.stock.0 == m && self.stock.1 >= nr_pages {
             self.stock.1 -= nr_pages;
+            return true;
+        }
+        // The textbook `lru` policy keeps its groups at their limit: no fast path.
+        if nr_pages == 1 && self.policy != crate::sim::Policy::Lru && self.try_charge_one_quiet(m) {
             return true;
         }
         self.try_charge_memcg_counters(m, nr_pages, blocking, false)
@@ -987,17 +1005,45 @@ impl Sim {
     }
 
     /// Hierarchical lruvec state of `memcg` (its subtree's sum).
+    ///
+    /// A group without children (the usual eviction lruvec: a workload's
+    /// own group, read once per refault by `workingset_test_recent`) is its
+    /// own subtree: its lruvec is read directly, without the pre-order walk
+    /// (`mem_cgroup_iter`) and its per-group loop, inline in the caller.
+    /// Same sums.
+    #[inline(always)]
     pub(crate) fn subtree_lruvec(&self, memcg: MemcgId) -> SubtreeLruvec {
+        let g = &self.memcgs[memcg as usize];
+        if g.children.is_empty() {
+            return Self::lruvec_state(&g.lruvec);
+        }
+        self.subtree_lruvec_walk(memcg)
+    }
+
+    /// One lruvec's list sizes (with MGLRU's compatibility view) and
+    /// WORKINGSET_ACTIVATE counts.
+    #[inline(always)]
+    fn lruvec_state(lv: &Lruvec) -> SubtreeLruvec {
+        let compat = lv.lrugen.compat_sizes();
+        SubtreeLruvec {
+            sizes: std::array::from_fn(|i| lv.lists[i].pages + compat[i]),
+            workingset_activate: lv.workingset_activate,
+        }
+    }
+
+    /// [`Sim::subtree_lruvec`] of a group with children: the sum over its
+    /// subtree in `mem_cgroup_iter` order.
+    #[inline(never)]
+    fn subtree_lruvec_walk(&self, memcg: MemcgId) -> SubtreeLruvec {
         let mut out = SubtreeLruvec::default();
         let mut cur = Some(memcg);
         while let Some(m) = cur {
-            let lv = &self.memcgs[m as usize].lruvec;
-            let compat = lv.lrugen.compat_sizes();
-            for (i, s) in out.sizes.iter_mut().enumerate() {
-                *s += lv.lists[i].pages + compat[i];
+            let one = Self::lruvec_state(&self.memcgs[m as usize].lruvec);
+            for (s, x) in out.sizes.iter_mut().zip(one.sizes) {
+                *s += x;
             }
-            out.workingset_activate[0] += lv.workingset_activate[0];
-            out.workingset_activate[1] += lv.workingset_activate[1];
+            out.workingset_activate[0] += one.workingset_activate[0];
+            out.workingset_activate[1] += one.workingset_activate[1];
             cur = self.mem_cgroup_iter(memcg, m);
         }
         out

@@ -197,8 +197,9 @@ impl Sim {
 
     /// `lruvec_page_state()` of group `m`'s lruvec, as reclaim reads it:
     /// the live hierarchical totals under `sync`, the last flushed ones
-    /// under `ratelimited`.
-    #[inline]
+    /// under `ratelimited`. Inlined, with [`Sim::subtree_lruvec`]'s read of
+    /// a group without children (one per refault).
+    #[inline(always)]
     pub(crate) fn lruvec_page_state(&self, m: MemcgId) -> SubtreeLruvec {
         if self.memcg_stats.ratelimited {
             self.memcg_stats

@@ -138,8 +138,10 @@ impl SwapDevice {
         self.owner[slot as usize]
     }
 
-    /// Releases a slot whose owner the caller knows.
-    #[inline]
+    /// Releases a slot whose owner the caller knows. Inlined into the swap
+    /// fault's slot freeing (one per swap-in), which LLVM would otherwise
+    /// call out of line.
+    #[inline(always)]
     pub(crate) fn release_owned(&mut self, slot: u32) {
         if !self.zeromap.is_empty() {
             self.zeromap_clear(slot, 1);

@@ -344,7 +344,7 @@ impl Sim {
         ) as u64;
         let lv = &self.memcgs[sc.memcg as usize].lruvec;
         let cgroup = sc.who == Reclaimer::Memcg;
-        let sizes = LruList::EVICTABLE.map(|l| lv.size(l));
+        let sizes = lv.evictable_sizes();
         let (balance, fraction, denominator) = match rules.balance {
             Balance::Cost(_) => {
                 let b = if !sc.may_swap || !self.can_reclaim_anon(sc.memcg) {

@@ -115,6 +115,39 @@ fn multi_page_charges_use_the_stock_only_when_it_holds_them_all() {
 }
 
 #[test]
+fn order0_charges_take_the_counters_fast_path_only_when_nothing_else_is_due() {
+    // try_charge_memcg(1) (v6.12) after consume_stock failed: the batch if
+    // every level has room for it, else the page; crossing memory.high
+    // leaves the overage owed (note_over_high), whichever path charged.
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let a = s.add_memcg(0, "a").unwrap();
+    let b = s.add_memcg(a, "b").unwrap();
+    s.cur_memcg = b;
+    let usage = |s: &Sim, m| s.memcgs[m as usize].usage;
+    assert!(s.try_charge_memcg_one());
+    assert_eq!((usage(&s, b), usage(&s, a), s.stock), (64, 64, (b, 63)));
+    // The parent's max leaves room for 9 pages, not a batch: one page.
+    s.drain_stock();
+    assert_eq!((usage(&s, b), usage(&s, a)), (1, 1));
+    s.memcgs[a as usize].max = 10;
+    for n in 2..=10 {
+        assert!(s.try_charge_memcg_one());
+        assert_eq!((usage(&s, b), usage(&s, a), s.stock), (n, n, (b, 0)));
+    }
+    assert_eq!(s.memcgs[a as usize].max_events, 0, "no reclaim was needed");
+    // The parent's memory.high is crossed by the batch: it is charged all
+    // the same and its 64 pages are owed, not yet reclaimed (64 is not
+    // more than a batch).
+    s.memcgs[a as usize].max = u64::MAX;
+    s.memcgs[a as usize].high = 40;
+    assert!(s.try_charge_memcg_one());
+    assert_eq!(
+        (usage(&s, b), s.stock, s.pages_over_high),
+        (74, (b, 63), 64)
+    );
+}
+
+#[test]
 fn a_group_at_its_max_reclaims_only_its_subtree() {
     let mut s = machine(PolicyName::Cost, 1 << 16, Some(1 << 14));
     let a = s.add_memcg(0, "a").unwrap();

@@ -263,10 +263,26 @@ impl LruGenFolio {
     pub(crate) fn pages(&self, gen: usize, ty: usize) -> u64 {
         self.nr_pages[gen][ty].max(0) as u64
     }
+    /// Whether no generation holds a page (the classic policies' case):
+    /// the largest count is at most 0, without branches (a loop over the
+    /// fixed-size array, which unrolls; an iterator over the flattened
+    /// slice did not).
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        let mut max = 0;
+        for g in &self.nr_pages {
+            max = max.max(g[0]).max(g[1]);
+        }
+        max <= 0
+    }
     /// The compatibility view of /proc/vmstat and memory.stat: pages of an
     /// evictable classic list (youngest two generations "active").
+    /// Nothing to add up when no generation holds a page, as under the
+    /// classic policies, whose `Lruvec::size` reads this view for every
+    /// list (as [`Self::compat_sizes`] does).
+    #[inline]
     pub(crate) fn compat_size(&self, lru: LruList) -> u64 {
-        if lru == LruList::Unevictable {
+        if lru == LruList::Unevictable || self.is_empty() {
             return 0;
         }
         let ty = lru.is_file() as usize;
@@ -284,7 +300,7 @@ impl LruGenFolio {
     #[inline]
     pub(crate) fn compat_sizes(&self) -> [u64; 5] {
         let mut out = [0; 5];
-        if self.nr_pages.iter().flatten().all(|&n| n <= 0) {
+        if self.is_empty() {
             return out;
         }
         for gen in 0..MAX_NR_GENS as usize {
