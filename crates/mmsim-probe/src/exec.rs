@@ -713,7 +713,10 @@ impl Executor<'_> {
         // The touch's `snapshots` (a zero-length Think after the advice is the
         // mark): what the advice led to by then.
         if let (Event::Think { ns: 0 }, Some(t0)) = (*e, self.advised_at) {
-            let kb = anon_huge_kb().unwrap_or(0);
+            // A reading that fails is an error, not a zero the case would compare.
+            let kb = anon_huge_kb().ok_or_else(|| {
+                self.bad("no AnonHugePages line in /proc/self/smaps_rollup".into())
+            })?;
             self.snapshots.push((kb, t0.elapsed().as_secs_f64()));
         }
         Ok(())
