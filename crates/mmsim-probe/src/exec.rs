@@ -370,6 +370,15 @@ fn fadvise_code(a: Advice) -> (i32, &'static str) {
     }
 }
 
+/// The `madvise` call of a THP advice (None: no call).
+fn thp_madvise_code(advice: VmaThpAdvice) -> Option<(libc::c_int, &'static str)> {
+    match advice {
+        VmaThpAdvice::None => None,
+        VmaThpAdvice::Hugepage => Some((libc::MADV_HUGEPAGE, "madvise(MADV_HUGEPAGE)")),
+        VmaThpAdvice::Nohugepage => Some((libc::MADV_NOHUGEPAGE, "madvise(MADV_NOHUGEPAGE)")),
+    }
+}
+
 fn madvise_code(a: Advice) -> (i32, &'static str) {
     match a {
         Advice::Normal => (libc::MADV_NORMAL, "madvise(MADV_NORMAL)"),
@@ -833,21 +842,14 @@ pub fn run(
                 )?;
                 // Without [machine.thp] sizes the simulator has 4 KiB pages only: no
                 // transparent huge pages (EINVAL: a kernel without THP, nothing to turn
-                // off). With them, the VMA gets the scenario's `vma_advice`, as
-                // mmsim's VMAs do (the machine's sysfs settings are the runner's).
+                // off). With them, the VMA gets the workload's `thp_advice` or
+                // else the scenario's `vma_advice`, as mmsim's VMAs do (the
+                // machine's sysfs settings are the runner's).
                 let thp = &s.machine.thp;
                 let advice = if !thp.allows_large_folios() {
-                    Some((libc::MADV_NOHUGEPAGE, "madvise(MADV_NOHUGEPAGE)"))
+                    thp_madvise_code(VmaThpAdvice::Nohugepage)
                 } else {
-                    match thp.vma_advice {
-                        VmaThpAdvice::None => None,
-                        VmaThpAdvice::Hugepage => {
-                            Some((libc::MADV_HUGEPAGE, "madvise(MADV_HUGEPAGE)"))
-                        }
-                        VmaThpAdvice::Nohugepage => {
-                            Some((libc::MADV_NOHUGEPAGE, "madvise(MADV_NOHUGEPAGE)"))
-                        }
-                    }
+                    thp_madvise_code(r.thp_advice.unwrap_or(thp.vma_advice))
                 };
                 if let Some((code, call)) = advice {
                     match m.madvise(code, call, &path) {
@@ -877,6 +879,10 @@ pub fn run(
                 let m = Mapping::new(bytes, prot, libc::MAP_SHARED, file.as_ref(), &path)?;
                 let (code, call) = madvise_code(r.advice);
                 m.madvise(code, call, &path)?;
+                // VM_HUGEPAGE: PMD-size read-around on a fault that misses.
+                if let Some((code, call)) = r.thp_advice.and_then(thp_madvise_code) {
+                    m.madvise(code, call, &path)?;
+                }
                 Some(m)
             }
         };

@@ -1,7 +1,7 @@
 //! What a scenario needs on the real machine: one region per workload, with the id its
 //! events carry, and the check that the probe can execute the scenario faithfully.
 
-use mmsim_core::{Advice, FileId, Sim, VmaId, PAGE_SIZE};
+use mmsim_core::{Advice, FileId, Sim, VmaId, VmaThpAdvice, PAGE_SIZE};
 use mmsim_workloads::{EventStream, Scenario, Sink, Target, WorkloadKind};
 use serde::Serialize;
 
@@ -22,6 +22,9 @@ pub struct Region {
     pub pages: u64,
     /// The advice in effect (`posix_fadvise` for `file`, `madvise` for mappings).
     pub advice: Advice,
+    /// The workload's `thp_advice` (MADV_HUGEPAGE / MADV_NOHUGEPAGE after the
+    /// `mmap`), if any.
+    pub thp_advice: Option<VmaThpAdvice>,
     /// The write ratio in effect.
     pub write_ratio: f64,
     /// Its phase.
@@ -271,6 +274,7 @@ impl Plan {
                 target: w.target,
                 pages,
                 advice: w.effective_advice(),
+                thp_advice: w.thp_advice,
                 write_ratio: w.effective_write_ratio(),
                 phase: w.phase,
                 weight: w.weight,

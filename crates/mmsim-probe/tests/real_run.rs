@@ -464,18 +464,37 @@ fn anon_thp_advice_follows_the_scenario() {
         eprintln!("skipped: no THP in this kernel");
         return;
     }
-    for (thp, want_nh, want_hg) in [
-        ("", true, false),
+    // (machine, the workload's thp_advice line, VM_NOHUGEPAGE, VM_HUGEPAGE).
+    for (thp, advice, want_nh, want_hg) in [
+        ("", "", true, false),
         (
             "[machine.thp]\nhugepages-64kB.enabled = \"always\"\n",
+            "",
             false,
             false,
         ),
         (
             "[machine.thp]\nhugepages-64kB.enabled = \"madvise\"\nvma_advice = \"hugepage\"\n",
+            "",
             false,
             true,
         ),
+        // The workload's own advice.
+        (
+            "[machine.thp]\nhugepages-64kB.enabled = \"madvise\"\n",
+            "thp_advice = \"hugepage\"\n",
+            false,
+            true,
+        ),
+        // ... in place of the machine's.
+        (
+            "[machine.thp]\nhugepages-64kB.enabled = \"madvise\"\nvma_advice = \"hugepage\"\n",
+            "thp_advice = \"nohugepage\"\n",
+            true,
+            false,
+        ),
+        // Without large folios in the simulator the mapping keeps VM_NOHUGEPAGE.
+        ("", "thp_advice = \"hugepage\"\n", true, false),
     ] {
         let tmp = tempfile::tempdir().unwrap();
         let scen = tmp.path().join("s.toml");
@@ -483,7 +502,7 @@ fn anon_thp_advice_follows_the_scenario() {
             &scen,
             format!(
                 "seed = 3\n{MACHINE}{thp}[[workload]]\nname = \"heap\"\nkind = \"touch\"\n\
-                 target = \"anon\"\npages = \"64M\"\nstride = 4096\n"
+                 target = \"anon\"\npages = \"64M\"\nstride = 4096\n{advice}"
             ),
         )
         .unwrap();

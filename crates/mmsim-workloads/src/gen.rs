@@ -626,6 +626,14 @@ impl Generator {
             _ => {
                 let sink = Sink::setup_in(sim, name, spec.target, spec.kind.pages(), advice, memcg)
                     .map_err(setup)?;
+                if let (Some(thp), Sink::Vma(vma)) = (spec.thp_advice, sink) {
+                    // `thp_advice`: madvise right after the mmap.
+                    match spec.target {
+                        Target::Anon => sim.madvise_thp(vma, thp),
+                        _ => sim.madvise_file_hugepage(vma, thp),
+                    }
+                    .map_err(setup)?;
+                }
                 return Generator::new(spec, seed, sink, what, base_dir);
             }
         };

@@ -1154,3 +1154,62 @@ fn touch_skip_every_repeats_per_pass() {
         .collect();
     assert_eq!(touched, [1, 2, 3, 5, 6, 7].repeat(2));
 }
+
+/// `thp_advice`: MADV_HUGEPAGE on one workload's mapping right after its mmap. Under
+/// `hugepages-64kB/enabled = madvise` only the advised anonymous workload gets 64 KiB
+/// folios (one fault per 16 pages); the other faults page by page. On a file mapping
+/// VM_HUGEPAGE reads around in 2 MiB windows even under MADV_RANDOM. The field
+/// round-trips.
+#[test]
+fn thp_advice_madvises_one_workloads_mapping() {
+    let text = r#"
+[machine]
+memory = "256M"
+[machine.thp]
+hugepages-64kB.enabled = "madvise"
+[[workload]]
+name = "advised"
+kind = "touch"
+target = "anon"
+pages = 256
+thp_advice = "hugepage"
+[[workload]]
+name = "plain"
+kind = "touch"
+target = "anon"
+pages = 256
+"#;
+    let s = Scenario::from_toml_str(text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        s.workloads[0].thp_advice,
+        Some(mmsim_core::VmaThpAdvice::Hugepage)
+    );
+    let back = Scenario::from_toml_str(&s.to_toml_string(), "t.toml").unwrap();
+    assert_eq!(back.workloads[0].thp_advice, s.workloads[0].thp_advice);
+    assert_eq!(back.workloads[1].thp_advice, None);
+    let r = run(&s);
+    let s64 = r.result.mthp.iter().find(|s| s.size == "64kB").unwrap();
+    assert_eq!(s64.stats.anon_fault_alloc, 16);
+    assert_eq!(r.result.vmstat.pgfault, 16 + 256);
+
+    let reader = |advice: &str| {
+        let text = format!(
+            "[machine]\nmemory = \"256M\"\n[[workload]]\nkind = \"sequential\"\n\
+             target = \"mmap\"\npages = \"8M\"\npasses = 1\nadvice = \"random\"\n{advice}"
+        );
+        run(&Scenario::from_toml_str(&text, "t.toml").unwrap_or_else(|e| panic!("{e}")))
+    };
+    let plain = reader("");
+    let huge = reader("thp_advice = \"hugepage\"\n");
+    assert_eq!(plain.result.access.accesses, 2048);
+    assert_eq!(huge.result.access.accesses, 2048);
+    // MADV_RANDOM: no read-around, a major fault per page; with VM_HUGEPAGE one
+    // 512-page (2 MiB) window per fault that misses.
+    assert_eq!(
+        (
+            plain.result.vmstat.pgmajfault,
+            huge.result.vmstat.pgmajfault
+        ),
+        (2048, 4)
+    );
+}

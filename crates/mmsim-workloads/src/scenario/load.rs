@@ -355,6 +355,42 @@ impl Scenario {
                     Err(invalid(field(name), format!("{v} is out of range (0, 1]")))
                 }
             };
+            match w.thp_advice {
+                Some(_) if w.target == Target::File => {
+                    return Err(invalid(
+                        field("thp_advice"),
+                        "madvise needs a mapping: target = \"anon\", \"mmap\" or \
+                         \"mmap-exec\" (a `file` target is read and written through a \
+                         descriptor)"
+                            .into(),
+                    ));
+                }
+                Some(_)
+                    if matches!(
+                        w.kind,
+                        WorkloadKind::Trace {
+                            keys: TraceKeys::Offset,
+                            ..
+                        }
+                    ) =>
+                {
+                    return Err(invalid(
+                        field("thp_advice"),
+                        "not with trace_keys = \"offset\": the replay maps each traced \
+                         file itself, and thp_advice does not reach those mappings"
+                            .into(),
+                    ));
+                }
+                Some(mmsim_core::VmaThpAdvice::None) => {
+                    return Err(invalid(
+                        field("thp_advice"),
+                        "\"none\" is no madvise call: use \"hugepage\" or \"nohugepage\" \
+                         (or leave thp_advice out)"
+                            .into(),
+                    ));
+                }
+                _ => {}
+            }
             match &w.kind {
                 WorkloadKind::Uniform { pages, accesses } => {
                     check_pages(*pages)?;

@@ -528,6 +528,17 @@ pub struct WorkloadSpec {
     /// included) and `fio`'s `fadvise_hint` for `fio` (`random` for random `rw`,
     /// `sequential` otherwise). No effect on `anon`.
     pub advice: Option<Advice>,
+    /// `thp_advice`: `madvise(MADV_HUGEPAGE)` (`"hugepage"`) or
+    /// `madvise(MADV_NOHUGEPAGE)` (`"nohugepage"`) of the workload's mapping
+    /// right after its `mmap` (`hugepage_madvise`, mm/khugepaged.c, v6.12),
+    /// for the access-pattern kinds on `anon`, `mmap` or `mmap-exec` (not
+    /// `file`: a descriptor has no VMA). On `anon` it replaces
+    /// `[machine.thp] vma_advice` for this mapping (the `madvise` sysfs
+    /// settings then allow or refuse its large folios; MADV_HUGEPAGE also
+    /// registers the task with khugepaged); on a file mapping VM_HUGEPAGE
+    /// makes a fault that misses read around in PMD-size folios
+    /// (`Sim::madvise_file_hugepage`). Default: none.
+    pub thp_advice: Option<mmsim_core::VmaThpAdvice>,
     /// Simulated time before which the workload issues nothing, ns (TOML: `start =
     /// "2s"`, a time string, 0..=10^6 s; default 0).
     ///
@@ -850,6 +861,7 @@ impl WorkloadSpec {
             phase: 0,
             weight: 1,
             advice: None,
+            thp_advice: None,
             start: 0,
             cgroup: None,
             exit: false,

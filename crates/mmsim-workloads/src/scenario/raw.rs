@@ -120,7 +120,10 @@ impl KindName {
                 "name, phase, weight, advice, start, cgroup, exit, write_ratio"
             }
             k if k.is_model() => "name, phase, weight, advice, start, cgroup, exit",
-            _ => "name, target, write_ratio, phase, weight, advice, start, cgroup, exit",
+            _ => {
+                "name, target, write_ratio, phase, weight, advice, thp_advice, start, cgroup, \
+                 exit"
+            }
         }
     }
 }
@@ -141,6 +144,8 @@ pub(super) struct RawWorkload {
     weight: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     advice: Option<Advice>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    thp_advice: Option<mmsim_core::VmaThpAdvice>,
     #[serde(
         default,
         deserialize_with = "models::de_opt_time",
@@ -428,7 +433,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 67] = [
+    let present: [(&'static str, bool); 68] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -497,19 +502,20 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         // Common fields that only some kinds take.
         ("target", r.target.is_some()),
         ("write_ratio", r.write_ratio.is_some()),
+        ("thp_advice", r.thp_advice.is_some()),
     ];
     let (required, optional) = kind.fields();
     let model = kind.is_model();
     for (field, is) in present {
         let common_ok = match field {
-            "target" => !model,
+            "target" | "thp_advice" => !model,
             "write_ratio" => !model || matches!(kind, KindName::Eater | KindName::Tabs),
             _ => false,
         };
         if is && !common_ok && !required.contains(&field) && !optional.contains(&field) {
             let all: Vec<&str> = required.iter().chain(optional).copied().collect();
             let hint = match field {
-                "target" => " (a model knows which files and mappings it uses)",
+                "target" | "thp_advice" => " (a model knows which files and mappings it uses)",
                 "write_ratio" => match kind {
                     KindName::Fio => " (use rw)",
                     KindName::Kv => " (use ratio)",
@@ -674,6 +680,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         phase: r.phase,
         weight: r.weight.unwrap_or(1),
         advice: r.advice,
+        thp_advice: r.thp_advice,
         start: r.start.unwrap_or(0),
         cgroup: r.cgroup,
         exit: r.exit,
@@ -735,6 +742,7 @@ impl From<WorkloadSpec> for RawWorkload {
             phase: w.phase,
             weight: (w.weight != 1).then_some(w.weight),
             advice: w.advice,
+            thp_advice: w.thp_advice,
             start: (w.start != 0).then_some(w.start),
             cgroup: w.cgroup,
             exit: w.exit,
