@@ -70,7 +70,7 @@ def test_schedule_and_sample_are_run_flags(mmsim_bin, small):
     out = cli(mmsim_bin, "run", small, "--sample", "0.5", "--sample-block", "2",
               "--json").stdout
     assert s.json == strip_host(out)
-    with pytest.raises(mmsim.ScenarioError, match="round-robin or fair"):
+    with pytest.raises(mmsim.ScenarioError, match="allowed: round-robin, fair"):
         mmsim.run(str(small), schedule="cfs")
 
 
