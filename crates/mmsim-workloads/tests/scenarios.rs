@@ -955,6 +955,16 @@ collapse = true
 
 // ---- touch with passes and unmap (will-it-scale's mmap/touch/munmap loops) ------------
 
+/// Every event of `s`'s first workload on VMA 2, drawn `chunk` at a time, checked
+/// against the count [`mmsim_workloads::WorkloadKind::events`] announces.
+fn announced_events(s: &Scenario, chunk: usize) -> Vec<Event> {
+    let mut g = Generator::new(&s.workloads[0], 1, Sink::Vma(2), "test", None).unwrap();
+    let mut buf = Vec::new();
+    while g.fill(&mut buf, chunk).unwrap() > 0 {}
+    assert_eq!(s.workloads[0].kind.events(), Some(buf.len() as u64));
+    buf
+}
+
 /// `touch` with `passes` and `unmap`: each pass's touches, then one discard from page 0
 /// to the end of the PMD range (512 pages) of the pass's last touch, cut at the region's
 /// end; the TOML names the fields only when set.
@@ -962,11 +972,7 @@ collapse = true
 fn touch_unmap_discards_what_each_pass_mapped() {
     let events = |text: &str| -> Vec<Event> {
         let s = Scenario::from_toml_str(text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
-        let mut g = Generator::new(&s.workloads[0], 1, Sink::Vma(2), "test", None).unwrap();
-        let mut buf = Vec::new();
-        while g.fill(&mut buf, 3).unwrap() > 0 {}
-        assert_eq!(s.workloads[0].kind.events(), Some(buf.len() as u64));
-        buf
+        announced_events(&s, 3)
     };
     let head = "[machine]\nmemory = \"64M\"\n[[workload]]\nkind = \"touch\"\ntarget = \"anon\"\n";
     let a = |index| Event::Access {
@@ -1141,10 +1147,7 @@ fn touch_skip_every_repeats_per_pass() {
     let text = "[machine]\nmemory = \"64M\"\n[[workload]]\nkind = \"touch\"\ntarget = \"anon\"\n\
                 pages = 8\nskip_every = 4\npasses = 2\n";
     let s = Scenario::from_toml_str(text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
-    let mut g = Generator::new(&s.workloads[0], 1, Sink::Vma(2), "test", None).unwrap();
-    let mut buf = Vec::new();
-    while g.fill(&mut buf, 5).unwrap() > 0 {}
-    assert_eq!(s.workloads[0].kind.events(), Some(buf.len() as u64));
+    let buf = announced_events(&s, 5);
     let touched: Vec<u32> = buf
         .iter()
         .map(|e| match e {

@@ -151,6 +151,16 @@ pub(super) fn cached_0_80() -> (Sim, u32, FolioId) {
 /// `shrink_folio_list` of folio `f` alone, references ignored: (pages
 /// reclaimed, pages scanned).
 pub(super) fn reclaim_one(s: &mut Sim, f: FolioId) -> (u64, u64) {
+    let (reclaimed, scanned, _) = shrink_alone(s, f);
+    (reclaimed, scanned)
+}
+
+/// [`reclaim_one`] with the list's statistics: (pages reclaimed, pages
+/// scanned, `struct reclaim_stat`).
+pub(super) fn shrink_alone(
+    s: &mut Sim,
+    f: FolioId,
+) -> (u64, u64, crate::reclaim::vmscan::ReclaimStat) {
     let lru = LruList::from_index(s.folios[f].lru);
     s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
     s.folios[f].clear(flags::LRU);
@@ -158,8 +168,8 @@ pub(super) fn reclaim_one(s: &mut Sim, f: FolioId) -> (u64, u64) {
     let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
     sc.ignore_references = true;
     let rules = s.rules();
-    let (reclaimed, _) = s.shrink_folio_list(&mut batch, &mut sc, rules);
-    (reclaimed, sc.nr_scanned)
+    let (reclaimed, stat) = s.shrink_folio_list(&mut batch, &mut sc, rules);
+    (reclaimed, sc.nr_scanned, stat)
 }
 
 #[test]

@@ -34,6 +34,18 @@ fn written(pgoff: u32) -> (Sim, u32, u32) {
     (s, file, vma)
 }
 
+/// A PMD-mapping machine with an uncached file of `pages` pages mapped
+/// whole and given MADV_HUGEPAGE: (sim, file, vma).
+fn hugepage_mapped(pages: u32) -> (Sim, u32, u32) {
+    let mut s = pmd_machine();
+    let task = s.add_task("t");
+    let file = s.add_file("f", pages.into()).unwrap();
+    let vma = s.mmap_file(task, file, 0, pages.into(), false).unwrap();
+    s.madvise_file_hugepage(vma, VmaThpAdvice::Hugepage)
+        .unwrap();
+    (s, file, vma)
+}
+
 fn fault(s: &mut Sim, vma: u32, index: u32) {
     s.step(&Event::Access {
         vma,
@@ -96,12 +108,7 @@ fn nohugepage_or_a_pte_table_in_the_range_keeps_ptes() {
 
 #[test]
 fn madv_hugepage_reads_around_in_pmd_size_folios() {
-    let mut s = pmd_machine();
-    let task = s.add_task("t");
-    let file = s.add_file("f", 4096).unwrap();
-    let vma = s.mmap_file(task, file, 0, 4096, false).unwrap();
-    s.madvise_file_hugepage(vma, VmaThpAdvice::Hugepage)
-        .unwrap();
+    let (mut s, file, vma) = hugepage_mapped(4096);
     // do_sync_mmap_readahead with VM_HUGEPAGE: 512..1536 (700 rounded
     // down to 512, two PMDs), the second asynchronous and marked; order 9.
     fault(&mut s, vma, 700);
@@ -150,12 +157,7 @@ fn pmd_mappings_are_a_filesystem_setting_that_needs_large_folios() {
 
 #[test]
 fn a_pmd_mapped_folio_is_unmapped_and_reclaimed_whole() {
-    let mut s = pmd_machine();
-    let task = s.add_task("t");
-    let file = s.add_file("f", 4096).unwrap();
-    let vma = s.mmap_file(task, file, 0, 4096, false).unwrap();
-    s.madvise_file_hugepage(vma, VmaThpAdvice::Hugepage)
-        .unwrap();
+    let (mut s, file, vma) = hugepage_mapped(4096);
     fault(&mut s, vma, 700);
     let f = slot_folio(s.files[file as usize].slot(512)).unwrap();
     assert_eq!(reclaim_one(&mut s, f), (512, 512));
@@ -201,12 +203,7 @@ fn host_madv_hugepage_faults_read_and_map_pmds() {
     // mapped; page 512's folio is marked, so its fault is a minor one that
     // maps it (the async readahead finds the end of the file): majflt 1,
     // minflt 1, FilePmdMapped 4096 kB, folios 0..1024/o9.
-    let mut s = pmd_machine();
-    let task = s.add_task("t");
-    let file = s.add_file("f", 1024).unwrap();
-    let vma = s.mmap_file(task, file, 0, 1024, false).unwrap();
-    s.madvise_file_hugepage(vma, VmaThpAdvice::Hugepage)
-        .unwrap();
+    let (mut s, file, vma) = hugepage_mapped(1024);
     for i in 0..1024 {
         fault(&mut s, vma, i);
     }

@@ -8,7 +8,7 @@
 //! on the 6.18 host (ext4) for the same writes (VALIDATION.md, "Large
 //! folios from write() on the 6.18 host").
 
-use super::filefolio::{cached_0_80, folios, lf_machine, reclaim_one};
+use super::filefolio::{cached_0_80, folios, lf_machine, reclaim_one, shrink_alone};
 use super::*;
 use crate::filemap_write::write_begin_order;
 
@@ -252,14 +252,7 @@ fn a_dirty_large_folio_counts_its_pages_as_unqueued_dirty() {
     // reclaim of dirty large folios never woke it.
     let (mut s, file, f) = cached_0_80();
     write(&mut s, file, 40, 1);
-    let lru = LruList::from_index(s.folios[f].lru);
-    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
-    s.folios[f].clear(flags::LRU);
-    let mut batch = vec![f];
-    let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
-    sc.ignore_references = true;
-    let rules = s.rules();
-    let (reclaimed, stat) = s.shrink_folio_list(&mut batch, &mut sc, rules);
+    let (reclaimed, _, stat) = shrink_alone(&mut s, f);
     assert_eq!((reclaimed, stat.nr_unqueued_dirty), (0, 16));
 }
 
