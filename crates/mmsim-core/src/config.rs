@@ -733,6 +733,12 @@ pub struct MachineConfig {
     /// default (page tables are counted, not placed, as before).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pagetable_frames: bool,
+    /// The read-around of a fault that misses in a MADV_HUGEPAGE file
+    /// mapping: `v6.18` (the default; every miss reads the PMD window) or
+    /// `v6.19` (only while `mmap_miss` is at most `MMAP_LOTSAMISS`). See
+    /// [`crate::HugepageReadaround`].
+    #[serde(default, skip_serializing_if = "crate::HugepageReadaround::is_default")]
+    pub hugepage_readaround: crate::HugepageReadaround,
 }
 
 /// What swap-out does with an anonymous page whose content is all zeros
@@ -826,6 +832,7 @@ impl Default for MachineConfig {
             swap_zero_pages: SwapZeroPages::Write,
             exact_shadows: default_exact_shadows(),
             pagetable_frames: false,
+            hugepage_readaround: Default::default(),
             memory: Size(4 << 30),
             min_free_kbytes: None,
             watermark_scale_factor: default_wsf(),

@@ -32,26 +32,70 @@
 //! saving shown is in faults.
 //!
 //! MADV_HUGEPAGE on a file mapping (`Sim::madvise_file_hugepage`, VM_HUGEPAGE)
-//! changes the read-around of a fault that misses (`do_sync_mmap_readahead`
-//! as before the 2025 rework that made it follow `mmap_miss`, which may or
-//! may not be in 6.18: not checked; the host cases of VALIDATION.md agree
-//! with this one): the window
-//! starts at the fault's index rounded down to 512 pages, is 1024 pages (512
-//! under `MADV_RANDOM`) with the last 512 asynchronous, with `ra->order` 9,
-//! even with readahead off, read by `page_cache_ra_order` into PMD-size
-//! folios (order-0 ones without large folios).
+//! changes the read-around of a fault that misses (`do_sync_mmap_readahead`):
+//! the window starts at the fault's index rounded down to 512 pages, is 1024
+//! pages (512 under `MADV_RANDOM`) with the last 512 asynchronous, with
+//! `ra->order` 9, even with readahead off, read by `page_cache_ra_order` into
+//! PMD-size folios (order-0 ones without large folios). Whether a miss first
+//! counts against `mmap_miss` is the kernel version
+//! ([`HugepageReadaround`], `machine.hugepage_readaround`): not up to 6.18
+//! (the default), yes from 6.19.
+
+use serde::{Deserialize, Serialize};
 
 use crate::event::FileId;
 use crate::huge_memory::VmaThpAdvice;
 use crate::mem::filemap::slot_folio;
 use crate::mem::folio::{flags, FolioId};
 use crate::mem::pagetable::{pte_present, VmaId, VmaKind};
-use crate::readahead::{Advice, RaOwner, MAX_PAGECACHE_ORDER};
+use crate::readahead::{Advice, RaOwner, MAX_PAGECACHE_ORDER, MMAP_LOTSAMISS};
 use crate::sim::{Sim, SimError};
 use crate::stats::item::*;
 
 /// `HPAGE_PMD_NR`: pages of a PMD mapping.
 const HPAGE_PMD_NR: u32 = 1 << MAX_PAGECACHE_ORDER;
+
+/// Which `do_sync_mmap_readahead()` a fault that misses in a VM_HUGEPAGE
+/// file mapping follows (`machine.hugepage_readaround`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum HugepageReadaround {
+    /// 5.18 (4687fdbb805a "mm/filemap: Support VM_HUGEPAGE for file
+    /// mappings") through 6.18 (the default): every miss reads the PMD
+    /// window, whatever `mmap_miss` says, and so does a miss with
+    /// readahead off, `MADV_RANDOM` or `MADV_SEQUENTIAL`.
+    #[default]
+    #[serde(rename = "v6.18")]
+    V6_18,
+    /// 6.19 ("mm: readahead: make thp readahead conditional to mmap_miss
+    /// logic", Roman Gushchin, v3 of 2025-10-06; queued in the mm tree
+    /// after the 6.18 merge window opened, so first in 6.19 — from the mm
+    /// tree's shortlogs, not checked against a 6.19 tree): outside
+    /// `MADV_SEQUENTIAL` the miss counts against `mmap_miss` first, and
+    /// beyond `MMAP_LOTSAMISS` the fault reads only its own page, as an
+    /// ordinary mapping's does; readahead off and `MADV_RANDOM` still take
+    /// the PMD window below that. It undoes a regression of 5.18 for
+    /// tight memory.max groups, where every fault read 2-4 MiB that
+    /// reclaim then threw away.
+    ///
+    /// A PMD mapping (`filemap_map_pmd`) maps no page through the
+    /// fault-around loop, so it takes nothing off `mmap_miss`: on a
+    /// mapping whose misses are all PMD-mapped the count only grows, and
+    /// the 101st miss reads one page.
+    #[serde(rename = "v6.19")]
+    V6_19,
+}
+
+crate::setting_names! { HugepageReadaround, "hugepage read-around",
+    V6_18 => "v6.18" | "6.18",
+    V6_19 => "v6.19" | "6.19",
+}
+
+impl HugepageReadaround {
+    /// The default (`v6.18`): serialized only when another value is set.
+    pub fn is_default(&self) -> bool {
+        *self == HugepageReadaround::V6_18
+    }
+}
 
 impl Sim {
     /// `madvise(MADV_HUGEPAGE)` (or `MADV_NOHUGEPAGE`, or neither with
@@ -140,14 +184,26 @@ impl Sim {
     /// `do_sync_mmap_readahead()` with VM_HUGEPAGE (v6.18): the window from
     /// `index` rounded down to 512 pages, 1024 pages (512 under
     /// `MADV_RANDOM`), its second half asynchronous, `ra->order` 9, read by
-    /// [`Sim::page_cache_ra_order`]; readahead off does not stop it.
+    /// [`Sim::page_cache_ra_order`]; readahead off does not stop it. Under
+    /// [`HugepageReadaround::V6_19`] a miss outside `MADV_SEQUENTIAL` first
+    /// counts against `mmap_miss`, and beyond `MMAP_LOTSAMISS` nothing is
+    /// read ahead (0: the fault reads its page alone).
     pub(crate) fn do_sync_mmap_readahead_pmd(
         &mut self,
         vma: VmaId,
         file: FileId,
         index: u32,
     ) -> u64 {
+        let v6_19 = self.cfg.hugepage_readaround == HugepageReadaround::V6_19;
         let ra = &mut self.vmas[vma as usize].file_ra;
+        if v6_19 && ra.advice != Advice::Sequential {
+            if ra.mmap_miss < MMAP_LOTSAMISS * 10 {
+                ra.mmap_miss += 1;
+            }
+            if ra.mmap_miss > MMAP_LOTSAMISS {
+                return 0;
+            }
+        }
         ra.start = index & !(HPAGE_PMD_NR - 1);
         ra.size = if ra.advice == Advice::Random {
             HPAGE_PMD_NR

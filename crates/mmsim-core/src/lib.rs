@@ -109,6 +109,7 @@ pub use damon::module_params::{DamonModule, DamonModuleWriteLog};
 pub use damon::sysfs::DamonConfig;
 pub use damon::{DamonCtxReport, DamonReport, DamosSchemeReport, DamosStat, RecordSnapshot};
 pub use event::{Event, FileId};
+pub use filemap_pmd::HugepageReadaround;
 pub use huge_memory::{
     MthpSizeReport, MthpStats, ThpConfig, ThpDefrag, ThpEnabled, ThpKernel, ThpSizeConfig,
     ThpSizeEnabled, VmaThpAdvice,

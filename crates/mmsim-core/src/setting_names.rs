@@ -89,6 +89,10 @@ mod tests {
         round_trips::<MglruVersion>(MglruVersion::NAMES, MglruVersion::name);
         round_trips::<DeviceKind>(DeviceKind::NAMES, DeviceKind::name);
         round_trips::<SoftLimitReclaim>(SoftLimitReclaim::NAMES, SoftLimitReclaim::name);
+        round_trips::<crate::HugepageReadaround>(
+            crate::HugepageReadaround::NAMES,
+            crate::HugepageReadaround::name,
+        );
         assert_eq!("classic".parse::<PolicyName>(), Ok(PolicyName::Cost));
         assert_eq!("lru_gen".parse::<PolicyName>(), Ok(PolicyName::Mglru));
         assert_eq!("6.1".parse::<MglruVersion>(), Ok(MglruVersion::V6_1));

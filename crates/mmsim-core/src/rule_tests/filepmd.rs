@@ -122,6 +122,47 @@ fn madv_hugepage_reads_around_in_pmd_size_folios() {
     s.check_invariants().unwrap();
 }
 
+/// 101 misses in separate 2 MiB chunks of a MADV_HUGEPAGE mapping, each
+/// chunk's PMD-size folio mapped whole by its fault: (sim, file, vma).
+fn hugepage_misses(version: crate::HugepageReadaround, advice: Advice) -> (Sim, u32, u32) {
+    let (mut s, file, vma) = hugepage_mapped(101 * 3 * 512);
+    s.cfg.hugepage_readaround = version;
+    s.madvise(vma, advice).unwrap();
+    for k in 0..100 {
+        fault(&mut s, vma, k * 3 * 512 + 7);
+    }
+    (s, file, vma)
+}
+
+#[test]
+fn v6_19_counts_hugepage_misses_against_mmap_miss() {
+    use crate::HugepageReadaround::{V6_18, V6_19};
+    let last = 100 * 3 * 512 + 7;
+    // v6.18: mmap_miss is not consulted; the 101st miss still reads its
+    // 512-page window (MADV_RANDOM: one PMD, no async half).
+    let (mut s, file, vma) = hugepage_misses(V6_18, Advice::Random);
+    assert_eq!(s.vmas[vma as usize].file_ra.mmap_miss, 0);
+    fault(&mut s, vma, last);
+    assert_eq!(s.acc.file_pages_read, 101 * 512);
+    assert_eq!(folios(&s, file, 101 * 1536).len(), 101);
+    // v6.19: every PMD-mapped miss counts (a PMD mapping is not a
+    // fault-around hit), so after 100 the 101st reads its page alone.
+    let (mut s, file, vma) = hugepage_misses(V6_19, Advice::Random);
+    assert_eq!(s.vmas[vma as usize].file_ra.mmap_miss, 100);
+    assert_eq!(s.acc.file_pages_read, 100 * 512);
+    fault(&mut s, vma, last);
+    assert_eq!(s.acc.file_pages_read, 100 * 512 + 1);
+    assert_eq!(s.vmas[vma as usize].file_ra.mmap_miss, 101);
+    assert_eq!(folios(&s, file, 101 * 1536).last(), Some(&(last, 0)));
+    assert_eq!(s.vm.pgmajfault, 101);
+    // MADV_SEQUENTIAL skips the count: the window is read every time.
+    let (mut s, _, vma) = hugepage_misses(V6_19, Advice::Sequential);
+    assert_eq!(s.vmas[vma as usize].file_ra.mmap_miss, 0);
+    fault(&mut s, vma, last);
+    assert_eq!(s.acc.file_pages_read, 101 * 1024);
+    s.check_invariants().unwrap();
+}
+
 #[test]
 fn without_pmd_mappings_a_pmd_size_folio_is_mapped_by_ptes() {
     let mut s = Sim::new(lf_config(1 << 16)).unwrap();
