@@ -739,6 +739,25 @@ pub struct MachineConfig {
     /// [`crate::HugepageReadaround`].
     #[serde(default, skip_serializing_if = "crate::HugepageReadaround::is_default")]
     pub hugepage_readaround: crate::HugepageReadaround,
+    /// A read fault that had to read its page is retried, as every kernel
+    /// since 5.1 does (6b4c9f446981 "filemap: drop the mmap_sem for all
+    /// blocking operations"; v6.18 `filemap_fault`): the read is done with
+    /// the mmap lock dropped (`maybe_unlock_mmap_for_io`), so the fault
+    /// returns `VM_FAULT_RETRY` and `handle_mm_fault` runs again with
+    /// `FAULT_FLAG_TRIED`. The second attempt's fault-around
+    /// (`filemap_map_pages`) maps the window's pages the read just brought
+    /// in, and every one that is not workingset is a hit against the
+    /// file's `mmap_miss`; if it did not map the faulting page,
+    /// `filemap_fault` finds it cached (`do_async_mmap_readahead`: one miss
+    /// less, async readahead if marked). So misses of pages read for the
+    /// first time never add up to `MMAP_LOTSAMISS`, and read-around goes
+    /// on (as reported on linux-mm, and as the 6.18 host shows:
+    /// VALIDATION.md); only refaults of workingset pages stop it. The retry
+    /// is not a second `pgfault` (the kernel counts a fault once it
+    /// completes). Off by default: the fault maps its page at once and
+    /// every miss counts, as mmsim did before (its recorded results).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fault_retry: bool,
 }
 
 /// What swap-out does with an anonymous page whose content is all zeros
@@ -833,6 +852,7 @@ impl Default for MachineConfig {
             exact_shadows: default_exact_shadows(),
             pagetable_frames: false,
             hugepage_readaround: Default::default(),
+            fault_retry: false,
             memory: Size(4 << 30),
             min_free_kbytes: None,
             watermark_scale_factor: default_wsf(),

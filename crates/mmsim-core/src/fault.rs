@@ -526,8 +526,22 @@ impl Sim {
     /// readahead, then a read of the page if readahead did not bring it.
     /// Write faults on a shared mapping (`do_shared_fault`) skip fault-around.
     /// With `machine.fs.pmd_mappings` a PMD-size folio is mapped by a PMD
-    /// (`crate::filemap_pmd`) from fault-around or `finish_fault`.
+    /// (`crate::filemap_pmd`) from fault-around or `finish_fault`. With
+    /// `machine.fault_retry` a read fault that read its page is retried
+    /// (`tried`; see [`crate::MachineConfig::fault_retry`]).
     fn do_fault(&mut self, vma: VmaId, index: u32, file: FileId, findex: u32, write: bool) {
+        self.do_fault_attempt(vma, index, file, findex, write, false);
+    }
+
+    fn do_fault_attempt(
+        &mut self,
+        vma: VmaId,
+        index: u32,
+        file: FileId,
+        findex: u32,
+        write: bool,
+        tried: bool,
+    ) {
         let pmd = self.cfg.fs.pmd_mappings;
         let around = !write && self.cfg.fault_around_pages() > 1;
         if pmd && around && self.filemap_map_pmd(vma, index, file, findex) {
@@ -562,7 +576,7 @@ impl Sim {
             None => {
                 self.count_events(self.cur_memcg, PGMAJFAULT, 1);
                 let done = self.do_sync_mmap_readahead(vma, file, findex);
-                match slot_folio(self.files[file as usize].slot(findex)) {
+                let f = match slot_folio(self.files[file as usize].slot(findex)) {
                     Some(f) => {
                         self.wait_readahead(done);
                         f
@@ -571,7 +585,11 @@ impl Sim {
                         Some(f) => f,
                         None => return,
                     },
+                };
+                if self.cfg.fault_retry && !write && !tried {
+                    return self.do_fault_attempt(vma, index, file, findex, write, true);
                 }
+                f
             }
         };
         // finish_fault(): a PMD-size folio is mapped by a PMD if it can be.

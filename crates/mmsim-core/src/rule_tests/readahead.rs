@@ -3,6 +3,7 @@
 //! and fault-around, `mmap_miss`, in-flight waits.
 
 use super::*;
+use crate::mem::pagetable::PTE_PRESENT;
 
 fn read(s: &mut Sim, file: u32, index: u32, pages: u16) {
     s.step(&Event::FileRead { file, index, pages });
@@ -215,6 +216,49 @@ fn mmap_miss_beyond_lotsamiss_stops_read_around() {
     // The 101st miss makes mmap_miss 101 > MMAP_LOTSAMISS: just the page.
     fault(&mut s, vma, 100 * 64 + 16);
     assert_eq!(s.acc.file_pages_read, 100 * 32 + 1);
+}
+
+/// 100 read faults 64 pages apart on an uncached 8000-page file mapping
+/// with fault-around on (64 KiB), each a miss whose read-around reads
+/// 32 pages: (sim, vma).
+fn hundred_misses(fault_retry: bool) -> (Sim, u32) {
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    s.cfg.fault_retry = fault_retry;
+    let task = s.add_task("t");
+    let file = s.add_file("f", 8000).unwrap();
+    let vma = s.mmap_file(task, file, 0, 8000, false).unwrap();
+    for k in 0..100 {
+        fault(&mut s, vma, k * 64 + 16);
+    }
+    assert_eq!(s.acc.file_pages_read, 100 * 32);
+    (s, vma)
+}
+
+fn present_ptes(s: &Sim, vma: u32) -> usize {
+    let v = &s.vmas[vma as usize];
+    (0..v.len).filter(|&i| v.pte(i) & PTE_PRESENT != 0).count()
+}
+
+#[test]
+fn a_retried_fault_maps_what_it_read_and_read_around_goes_on() {
+    // Without the retry each miss maps its page alone and counts: the
+    // 101st is past MMAP_LOTSAMISS and reads its page alone.
+    let (mut s, vma) = hundred_misses(false);
+    assert_eq!(s.vmas[vma as usize].file_ra.mmap_miss, 100);
+    assert_eq!(present_ptes(&s, vma), 100);
+    fault(&mut s, vma, 100 * 64 + 16);
+    assert_eq!(s.acc.file_pages_read, 100 * 32 + 1);
+    // With it (filemap_fault → VM_FAULT_RETRY), the second attempt's
+    // fault-around maps the 16-page block k*64+16..k*64+32 of the window
+    // k*64..k*64+32 but its PG_readahead page k*64+24: 15 hits, more than
+    // the miss, so mmap_miss stays 0 and the 101st miss reads its window.
+    let (mut s, vma) = hundred_misses(true);
+    assert_eq!(s.vmas[vma as usize].file_ra.mmap_miss, 0);
+    assert_eq!(present_ptes(&s, vma), 100 * 15);
+    fault(&mut s, vma, 100 * 64 + 16);
+    assert_eq!(s.acc.file_pages_read, 101 * 32);
+    // A fault is counted once, retried or not.
+    assert_eq!((s.vm.pgfault, s.vm.pgmajfault), (101, 101));
 }
 
 #[test]
