@@ -163,8 +163,8 @@ fn info(a: InfoArgs) -> Result<()> {
     let keys = match a.sample_size {
         Some(n) if n < 1 => {
             return Err(UsageError(format!(
-                "--sample-size {n}: out of range [1, {}] (the most keys the sample holds)",
-                mmsim_trace::shards::MAX_SAMPLE_KEYS
+                "--sample-size {}",
+                mmsim_trace::shards::sample_size_out_of_range(n)
             ))
             .into())
         }

@@ -86,18 +86,7 @@ fn an_invalid_scenario_is_the_scenarios_error() {
         Default::default(),
         vec![mmsim_workloads::WorkloadSpec::new(
             mmsim_workloads::Target::Anon,
-            mmsim_workloads::WorkloadKind::Touch {
-                pages: 0,
-                stride: 1,
-                collapse: false,
-                passes: 1,
-                unmap: false,
-                touched: None,
-                skip_every: None,
-                skip_offset: 0,
-                advise_after: None,
-                snapshots: Vec::new(),
-            },
+            mmsim_workloads::WorkloadKind::touch(0),
         )],
     ))
     .unwrap_err();

@@ -327,15 +327,19 @@ pub struct FixedSizeShards {
     sampled: u64,
 }
 
+/// The error of a fixed sample size `n` outside `[1, MAX_SAMPLE_KEYS]`, with
+/// `n` as the user gave it (a command line may pass a negative one).
+pub fn sample_size_out_of_range(n: impl std::fmt::Display) -> String {
+    format!("{n}: out of range [1, {MAX_SAMPLE_KEYS}] (the most keys the sample holds)")
+}
+
 impl FixedSizeShards {
     /// A sample of at most `max_keys` keys (1 to [`MAX_SAMPLE_KEYS`]); `name` names the
     /// trace in errors, which come when more than `max_distinct` keys have been in the
     /// sample at some time.
     pub fn new(max_keys: u64, name: &str, max_distinct: u32) -> Result<FixedSizeShards, String> {
         if !(1..=u64::from(MAX_SAMPLE_KEYS)).contains(&max_keys) {
-            return Err(format!(
-                "{max_keys}: out of range [1, {MAX_SAMPLE_KEYS}] (the most keys the sample holds)"
-            ));
+            return Err(sample_size_out_of_range(max_keys));
         }
         Ok(FixedSizeShards {
             max_keys: max_keys as u32,

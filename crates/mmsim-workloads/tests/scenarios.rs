@@ -223,21 +223,7 @@ fn accesses_equal_the_sum_of_the_workloads() {
         "sum",
         small_machine(),
         vec![
-            WorkloadSpec::new(
-                Target::Anon,
-                WorkloadKind::Touch {
-                    pages: 3000,
-                    stride: 1,
-                    collapse: false,
-                    passes: 1,
-                    unmap: false,
-                    touched: None,
-                    skip_every: None,
-                    skip_offset: 0,
-                    advise_after: None,
-                    snapshots: Vec::new(),
-                },
-            ),
+            WorkloadSpec::new(Target::Anon, WorkloadKind::touch(3000)),
             z(5000, 40_000, 1, Target::File),
             z(2000, 25_000, 1, Target::Mmap),
             WorkloadSpec {

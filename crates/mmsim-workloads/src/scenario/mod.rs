@@ -742,6 +742,25 @@ pub enum WorkloadKind {
 }
 
 impl WorkloadKind {
+    /// A `touch` of `pages` pages with every other field at its default:
+    /// each page once, in order, no collapse, no unmap, no advice, no
+    /// snapshots (what a scenario file's `kind = "touch"` with only
+    /// `pages` gives).
+    pub fn touch(pages: u64) -> Self {
+        WorkloadKind::Touch {
+            pages,
+            stride: 1,
+            collapse: false,
+            passes: 1,
+            unmap: false,
+            touched: None,
+            skip_every: None,
+            skip_offset: 0,
+            advise_after: None,
+            snapshots: Vec::new(),
+        }
+    }
+
     /// The `kind` name: `uniform`, `zipf`, `sequential`, `loop`, `hot-cold`, `touch`,
     /// `trace`, `fio`, `kv`, `pgbench`, `dd`, `eater`.
     pub fn name(&self) -> &'static str {
