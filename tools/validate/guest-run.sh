@@ -50,9 +50,9 @@
 # must have it enabled (the guest kernel has CONFIG_COMPACTION and kcompactd); its
 # extfrag_threshold and proactiveness are written to /proc/sys/vm at boot
 # (compact-setup.sh), and the run's JSON gets the /proc/vmstat deltas of compact_*,
-# pgmigrate_*, thp_* and allocstall_* besides the usual ones (the whole guest: only the
-# case runs there). /proc/buddyinfo and /proc/pagetypeinfo at the probe's --ready and
-# --hold go to the console log (MMV-BUDDY lines).
+# pgmigrate_*, thp_*, allocstall_*, pageoutrun and kswapd_* besides the usual ones
+# (the whole guest: only the case runs there). /proc/buddyinfo and /proc/pagetypeinfo
+# at the probe's --ready and --hold go to the console log (MMV-BUDDY lines).
 set -euo pipefail
 SCEN=$(readlink -f "${1:?usage: guest-run.sh SCENARIO.toml}")
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -492,7 +492,7 @@ for m in re.finditer(r'^MMV-BEGIN (\d+) rc=(\d+)\n(.*?)^MMV-END \1$', text, re.M
         # Compaction cases: the guest's compaction, migration, THP and allocation
         # stall event counters (only the case runs in the guest), zero deltas included.
         run['vmstat'].update({k: v - vm0.get(k, 0) for k, v in vm1.items()
-                              if re.match(r'(compact_|pgmigrate_|thp_|allocstall_)', k)})
+                              if re.match(r'(compact_|pgmigrate_|thp_|allocstall_|pageoutrun|kswapd_)', k)})
     if 'thp0' in sec:
         # mTHP cases: hugepages-<size>kB/stats/<stat> lines of `grep -r .` before and
         # after; the workload's mapping in smaps at the hold.
