@@ -732,7 +732,10 @@ impl Sim {
                 return CompactResult::Skipped;
             }
         }
-        if cc.order.is_some_and(|o| self.compact.compaction_restarting(o as u32)) {
+        if cc
+            .order
+            .is_some_and(|o| self.compact.compaction_restarting(o as u32))
+        {
             self.compact.reset_isolation_suitable();
         }
         self.ensure_mem_map();
@@ -872,7 +875,11 @@ impl Sim {
         let mut block_end_pfn = pageblock_end(low_pfn);
         while block_end_pfn <= cc.free_pfn {
             let block_start = pageblock_start(low_pfn).max(start);
-            if (low_pfn == block_start) && !self.compact.isolation_suitable(cc.ignore_skip_hint, block_start) {
+            if (low_pfn == block_start)
+                && !self
+                    .compact
+                    .isolation_suitable(cc.ignore_skip_hint, block_start)
+            {
                 low_pfn = block_end_pfn;
                 cc.migrate_pfn = low_pfn;
                 block_end_pfn += PAGEBLOCK_NR_PAGES;
@@ -1075,7 +1082,9 @@ impl Sim {
         };
         while block_start >= low_pfn {
             if self.suitable_migration_target(cc, block_start)
-                && self.compact.isolation_suitable(cc.ignore_skip_hint, block_start)
+                && self
+                    .compact
+                    .isolation_suitable(cc.ignore_skip_hint, block_start)
             {
                 let nr =
                     self.isolate_freepages_block(cc, &mut isolate_start, block_end_pfn, stride);

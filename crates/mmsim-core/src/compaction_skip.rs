@@ -34,7 +34,9 @@ impl Compaction {
     /// `get_pageblock_skip` of the pageblock holding `pfn`.
     fn skip_bit(&self, pfn: u64) -> bool {
         let b = (pfn >> PAGEBLOCK_ORDER) as usize;
-        self.skip.get(b / 64).is_some_and(|w| w >> (b % 64) & 1 == 1)
+        self.skip
+            .get(b / 64)
+            .is_some_and(|w| w >> (b % 64) & 1 == 1)
     }
 
     /// `set_pageblock_skip` of the pageblock holding `pfn` (`skip_hints` only).

@@ -509,7 +509,10 @@ fn skip_hints_make_the_next_compaction_pass_over_scanned_pageblocks() {
     assert_eq!(marked, (first..first + 15).collect::<Vec<_>>());
     // The next fault finds the zone still marked: two stalls, no scanning.
     fault_anon(&mut s, vma, 16);
-    assert_eq!((s.vm.compact_stall, s.vm.compact_migrate_scanned), (4, 7680));
+    assert_eq!(
+        (s.vm.compact_stall, s.vm.compact_migrate_scanned),
+        (4, 7680)
+    );
     // kswapd going to sleep clears the marks (reset_isolation_suitable);
     // the next fault scans the zone once more.
     s.kswapd_sleep_compact();
@@ -518,7 +521,10 @@ fn skip_hints_make_the_next_compaction_pass_over_scanned_pageblocks() {
     s.step(&Event::Think { ns: 1 });
     let vma2 = s.mmap_anon(t, 32).unwrap();
     fault_anon(&mut s, vma2, 0);
-    assert_eq!((s.vm.compact_stall, s.vm.compact_migrate_scanned), (6, 2 * 7680));
+    assert_eq!(
+        (s.vm.compact_stall, s.vm.compact_migrate_scanned),
+        (6, 2 * 7680)
+    );
 }
 
 #[test]
