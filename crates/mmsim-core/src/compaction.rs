@@ -127,6 +127,8 @@ use crate::sim::Sim;
 use crate::stats::item::*;
 use crate::timer::TimerKind;
 
+pub(crate) use crate::compaction_skip::{extfrag_for_order, fragmentation_index};
+
 /// `COMPACT_CLUSTER_MAX` (= `SWAP_CLUSTER_MAX`): folios isolated per batch.
 const COMPACT_CLUSTER_MAX: u64 = 32;
 /// `COMPACT_MAX_DEFER_SHIFT`.
@@ -371,45 +373,6 @@ fn pageblock_end(pfn: u64) -> u64 {
 /// `block_end_pfn(pfn, order)`.
 fn block_end(pfn: u64, order: usize) -> u64 {
     (pfn | ((1 << order) - 1)) + 1
-}
-
-/// `fill_contig_page_info` over the zone's free counts: (free pages, free
-/// blocks, free blocks of `order` that the larger blocks hold).
-fn contig_page_info(nr_free: &[u64; NR_PAGE_ORDERS], order: usize) -> (u64, u64, u64) {
-    let (mut pages, mut blocks, mut suitable) = (0, 0, 0);
-    for (o, &n) in nr_free.iter().enumerate() {
-        blocks += n;
-        pages += n << o;
-        if o >= order {
-            suitable += n << (o - order);
-        }
-    }
-    (pages, blocks, suitable)
-}
-
-/// `__fragmentation_index` (mm/vmstat.c, v6.12): -1000 when a block of
-/// `order` is free, else 0 (failure from lack of memory) to 1000 (failure
-/// from fragmentation).
-pub(crate) fn fragmentation_index(nr_free: &[u64; NR_PAGE_ORDERS], order: usize) -> i64 {
-    let (pages, blocks, suitable) = contig_page_info(nr_free, order);
-    if blocks == 0 {
-        return 0;
-    }
-    if suitable > 0 {
-        return -1000;
-    }
-    let requested = 1u64 << order;
-    1000 - ((1000 + pages * 1000 / requested) / blocks) as i64
-}
-
-/// `extfrag_for_order` (mm/vmstat.c): the percentage of free pages not in
-/// blocks of at least `order`.
-pub(crate) fn extfrag_for_order(nr_free: &[u64; NR_PAGE_ORDERS], order: usize) -> u64 {
-    let (pages, _, suitable) = contig_page_info(nr_free, order);
-    if pages == 0 {
-        return 0;
-    }
-    (pages - (suitable << order)) * 100 / pages
 }
 
 impl Sim {

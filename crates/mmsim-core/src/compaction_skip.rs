@@ -4,10 +4,12 @@
 //! `__reset_isolation_suitable`), `[machine.compaction] skip_hints`; where
 //! the scanners consult and set them is in `crate::compaction`. Also
 //! mm/vmscan.c's `compaction_ready` (`[machine.compaction]
-//! compaction_ready`), which the slow path's direct reclaim consults.
+//! compaction_ready`), which the slow path's direct reclaim consults, and
+//! mm/vmstat.c's fragmentation index and `extfrag_for_order`, which
+//! `compaction_suitable` and the proactive score read.
 
 use crate::compaction::{Compaction, COMPACT_MAX_DEFER_SHIFT};
-use crate::page_alloc::PAGEBLOCK_ORDER;
+use crate::page_alloc::{NR_PAGE_ORDERS, PAGEBLOCK_ORDER};
 use crate::sim::Sim;
 
 impl Sim {
@@ -64,4 +66,43 @@ impl Compaction {
             self.skip.iter_mut().for_each(|w| *w = 0);
         }
     }
+}
+
+/// `fill_contig_page_info` over the zone's free counts: (free pages, free
+/// blocks, free blocks of `order` that the larger blocks hold).
+fn contig_page_info(nr_free: &[u64; NR_PAGE_ORDERS], order: usize) -> (u64, u64, u64) {
+    let (mut pages, mut blocks, mut suitable) = (0, 0, 0);
+    for (o, &n) in nr_free.iter().enumerate() {
+        blocks += n;
+        pages += n << o;
+        if o >= order {
+            suitable += n << (o - order);
+        }
+    }
+    (pages, blocks, suitable)
+}
+
+/// `__fragmentation_index` (mm/vmstat.c, v6.12): -1000 when a block of
+/// `order` is free, else 0 (failure from lack of memory) to 1000 (failure
+/// from fragmentation).
+pub(crate) fn fragmentation_index(nr_free: &[u64; NR_PAGE_ORDERS], order: usize) -> i64 {
+    let (pages, blocks, suitable) = contig_page_info(nr_free, order);
+    if blocks == 0 {
+        return 0;
+    }
+    if suitable > 0 {
+        return -1000;
+    }
+    let requested = 1u64 << order;
+    1000 - ((1000 + pages * 1000 / requested) / blocks) as i64
+}
+
+/// `extfrag_for_order` (mm/vmstat.c): the percentage of free pages not in
+/// blocks of at least `order`.
+pub(crate) fn extfrag_for_order(nr_free: &[u64; NR_PAGE_ORDERS], order: usize) -> u64 {
+    let (pages, _, suitable) = contig_page_info(nr_free, order);
+    if pages == 0 {
+        return 0;
+    }
+    (pages - (suitable << order)) * 100 / pages
 }
