@@ -52,7 +52,8 @@
 //!   a THP, mTHP, khugepaged or large page-cache allocation): wake kswapd if
 //!   allowed, try the min watermark, then (costly orders, direct reclaim
 //!   allowed) async compaction; a `__GFP_NORETRY` allocation gives up when it
-//!   was skipped or deferred; then one direct reclaim, the min watermark
+//!   was skipped or deferred; then one direct reclaim (none when
+//!   `compaction_ready = true` and compaction is ready), the min watermark
 //!   (again after draining the per-CPU list, as `__alloc_pages_direct_reclaim`
 //!   does), and a second compaction (async for `__GFP_NORETRY` costly
 //!   allocations, else `MIGRATE_SYNC_LIGHT`). `__GFP_NORETRY` is set as
@@ -86,9 +87,11 @@
 //!   and the marks are cleared (`__reset_isolation_suitable`) when kswapd
 //!   goes to sleep or a deferred compaction restarts
 //!   (`compaction_restarting`). Proactive compaction ignores the marks.
-//!   Under steady pressure kswapd does not sleep, so direct compaction finds
-//!   the zone marked and ends at once, as the 6.12 guest shows
-//!   (VALIDATION.md, compact-mthp-always). Simplified: the reset clears every
+//!   Under steady pressure kswapd does not sleep, so kcompactd (and direct
+//!   compaction) finds the zone marked and ends at once, as the 6.12 guest
+//!   shows (VALIDATION.md, compact-mthp-defer). Without
+//!   `fast_isolate_freepages` the free scanner walks and marks far more
+//!   blocks than the kernel's when few pages are free. Simplified: the reset clears every
 //!   mark and leaves the cached positions (the kernel samples each block for
 //!   an LRU or free page and restarts the scanners at the first such ones).
 //!
