@@ -52,7 +52,8 @@
 //!   a THP, mTHP, khugepaged or large page-cache allocation): wake kswapd if
 //!   allowed, try the min watermark, then (costly orders, direct reclaim
 //!   allowed) async compaction; a `__GFP_NORETRY` allocation gives up when it
-//!   was skipped or deferred; then one direct reclaim, the min watermark
+//!   was skipped or deferred; then one direct reclaim (none when
+//!   `compaction_ready = true` and compaction is ready), the min watermark
 //!   (again after draining the per-CPU list, as `__alloc_pages_direct_reclaim`
 //!   does), and a second compaction (async for `__GFP_NORETRY` costly
 //!   allocations, else `MIGRATE_SYNC_LIGHT`). `__GFP_NORETRY` is set as
@@ -76,10 +77,28 @@
 //!   `crate::cost::COMPACT_SCAN_NS` per page either scanner looks at and
 //!   `crate::cost::MIGRATE_PAGE_NS` per page migrated.
 //!
+//! * **Skip hints** (`skip_hints = true`, off by default): v6.12's
+//!   `PB_migrate_skip` per pageblock. A scanner passes over a marked block
+//!   (`isolation_suitable`, checked at the block's first page); the migrate
+//!   scanner marks a block when it first isolates from it
+//!   (`test_and_set_skip`) or scans it to the end without isolating, the
+//!   free scanner when it scans a block to the end (`update_pageblock_skip`).
+//!   When direct compaction's scanners meet, `compact_blockskip_flush` is set,
+//!   and the marks are cleared (`__reset_isolation_suitable`) when kswapd
+//!   goes to sleep or a deferred compaction restarts
+//!   (`compaction_restarting`). Proactive compaction ignores the marks.
+//!   Under steady pressure kswapd does not sleep, so kcompactd (and direct
+//!   compaction) finds the zone marked and ends at once, as the 6.12 guest
+//!   shows (VALIDATION.md, compact-mthp-defer). Without
+//!   `fast_isolate_freepages` the free scanner walks and marks far more
+//!   blocks than the kernel's when few pages are free. Simplified: the reset clears every
+//!   mark and leaves the cached positions (the kernel samples each block for
+//!   an LRU or free page and restarts the scanners at the first such ones).
+//!
 //! Simplified (marked): no `fast_find_migrateblock` /
 //! `fast_isolate_freepages` (the free-list searches that start a scanner
-//! elsewhere), no pageblock skip hints (the cached scanner positions are
-//! kept), no page capture (`compact_capture`); the per-CPU list is drained
+//! elsewhere), no pageblock skip hints unless `skip_hints` (the cached scanner
+//! positions are kept), no page capture (`compact_capture`); the per-CPU list is drained
 //! when a run starts (the model's list holds up to the low watermark, as
 //! v6.12's `high_min` without the adaptive tuning; the kernel drains it after
 //! a failed direct reclaim, which the slow path here does too) and old frames
@@ -110,6 +129,8 @@ use crate::page_alloc::{
 use crate::sim::Sim;
 use crate::stats::item::*;
 use crate::timer::TimerKind;
+
+pub(crate) use crate::compaction_skip::{extfrag_for_order, fragmentation_index};
 
 /// `COMPACT_CLUSTER_MAX` (= `SWAP_CLUSTER_MAX`): folios isolated per batch.
 const COMPACT_CLUSTER_MAX: u64 = 32;
@@ -143,6 +164,20 @@ pub struct CompactionConfig {
     /// results before this option).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub kswapd_high_order: bool,
+    /// Pageblock skip hints (v6.12 `PB_migrate_skip`: `isolation_suitable`,
+    /// `test_and_set_skip`, `update_pageblock_skip`,
+    /// `__reset_isolation_suitable`). Default false: every run scans every
+    /// block between the cached positions (the results before this option).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub skip_hints: bool,
+    /// Direct reclaim for a costly order (the slow path's reclaim between
+    /// the two compactions) skips the zone when compaction is ready (v6.12
+    /// `shrink_zones` with `compaction_ready`: the allocation could
+    /// succeed, or the free pages are above the high watermark +
+    /// `compact_gap`); the stall is still counted. Default false: it
+    /// reclaims `SWAP_CLUSTER_MAX` pages (the results before this option).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub compaction_ready: bool,
 }
 
 impl Default for CompactionConfig {
@@ -153,6 +188,8 @@ impl Default for CompactionConfig {
             extfrag_threshold: 500,
             kcompactd: true,
             kswapd_high_order: false,
+            skip_hints: false,
+            compaction_ready: false,
         }
     }
 }
@@ -242,6 +279,12 @@ pub(crate) struct Compaction {
     proactive_at: u64,
     /// CPU time kcompactd spent (ns).
     pub kcompactd_ns: u64,
+    /// `PB_migrate_skip` of each pageblock, one bit each (`skip_hints`;
+    /// `crate::compaction_skip`).
+    pub(crate) skip: Vec<u64>,
+    /// `compact_blockskip_flush`: direct compaction's scanners met since the
+    /// marks were last cleared.
+    pub(crate) blockskip_flush: bool,
 }
 
 impl Compaction {
@@ -299,6 +342,8 @@ struct CompactControl {
     mode: MigrateMode,
     direct: bool,
     proactive: bool,
+    /// `ignore_skip_hint` (proactive runs).
+    ignore_skip_hint: bool,
     whole_zone: bool,
     migrate_pfn: u64,
     free_pfn: u64,
@@ -331,45 +376,6 @@ fn pageblock_end(pfn: u64) -> u64 {
 /// `block_end_pfn(pfn, order)`.
 fn block_end(pfn: u64, order: usize) -> u64 {
     (pfn | ((1 << order) - 1)) + 1
-}
-
-/// `fill_contig_page_info` over the zone's free counts: (free pages, free
-/// blocks, free blocks of `order` that the larger blocks hold).
-fn contig_page_info(nr_free: &[u64; NR_PAGE_ORDERS], order: usize) -> (u64, u64, u64) {
-    let (mut pages, mut blocks, mut suitable) = (0, 0, 0);
-    for (o, &n) in nr_free.iter().enumerate() {
-        blocks += n;
-        pages += n << o;
-        if o >= order {
-            suitable += n << (o - order);
-        }
-    }
-    (pages, blocks, suitable)
-}
-
-/// `__fragmentation_index` (mm/vmstat.c, v6.12): -1000 when a block of
-/// `order` is free, else 0 (failure from lack of memory) to 1000 (failure
-/// from fragmentation).
-pub(crate) fn fragmentation_index(nr_free: &[u64; NR_PAGE_ORDERS], order: usize) -> i64 {
-    let (pages, blocks, suitable) = contig_page_info(nr_free, order);
-    if blocks == 0 {
-        return 0;
-    }
-    if suitable > 0 {
-        return -1000;
-    }
-    let requested = 1u64 << order;
-    1000 - ((1000 + pages * 1000 / requested) / blocks) as i64
-}
-
-/// `extfrag_for_order` (mm/vmstat.c): the percentage of free pages not in
-/// blocks of at least `order`.
-pub(crate) fn extfrag_for_order(nr_free: &[u64; NR_PAGE_ORDERS], order: usize) -> u64 {
-    let (pages, _, suitable) = contig_page_info(nr_free, order);
-    if pages == 0 {
-        return 0;
-    }
-    (pages - (suitable << order)) * 100 / pages
 }
 
 impl Sim {
@@ -488,7 +494,13 @@ impl Sim {
                 return None;
             }
         }
-        self.try_to_free_pages();
+        if costly && self.compact.cfg.compaction_ready && self.compaction_ready(o) {
+            // shrink_zones skips the zone; do_try_to_free_pages still
+            // counted the stall.
+            self.count_vm_events(ALLOCSTALL_NORMAL, 1);
+        } else {
+            self.try_to_free_pages();
+        }
         if let Some(p) = self.take_block(order, self.node.wmark_min) {
             return Some(p);
         }
@@ -524,6 +536,7 @@ impl Sim {
     /// kswapd goes to sleep balanced (`kswapd_try_to_sleep`): it wakes
     /// kcompactd for the order it was woken for.
     pub(crate) fn kswapd_sleep_compact(&mut self) {
+        self.compact.reset_isolation_suitable();
         let order = std::mem::take(&mut self.compact.kswapd_order);
         if self.compact.cfg.enabled && order > 0 {
             self.wakeup_kcompactd(order);
@@ -685,6 +698,12 @@ impl Sim {
                 return CompactResult::Skipped;
             }
         }
+        if cc
+            .order
+            .is_some_and(|o| self.compact.compaction_restarting(o as u32))
+        {
+            self.compact.reset_isolation_suitable();
+        }
         self.ensure_mem_map();
         self.phys.zone.materialize_all_pristine();
         let (start, end) = self.phys.pfn_range();
@@ -771,6 +790,7 @@ impl Sim {
             let c = &mut self.compact;
             c.cached_migrate_pfn = [start, start];
             c.cached_free_pfn = pageblock_start(end - 1);
+            c.blockskip_flush |= cc.direct;
             return if cc.whole_zone {
                 CompactResult::Complete
             } else {
@@ -821,6 +841,16 @@ impl Sim {
         let mut block_end_pfn = pageblock_end(low_pfn);
         while block_end_pfn <= cc.free_pfn {
             let block_start = pageblock_start(low_pfn).max(start);
+            if (low_pfn == block_start)
+                && !self
+                    .compact
+                    .isolation_suitable(cc.ignore_skip_hint, block_start)
+            {
+                low_pfn = block_end_pfn;
+                cc.migrate_pfn = low_pfn;
+                block_end_pfn += PAGEBLOCK_NR_PAGES;
+                continue;
+            }
             if !self.suitable_migration_source(cc, block_start) {
                 self.update_cached_migrate(cc, block_end_pfn);
                 low_pfn = block_end_pfn;
@@ -937,7 +967,12 @@ impl Sim {
             low_pfn += 1;
         }
         low_pfn = low_pfn.min(end);
+        if nr_isolated > 0 && !cc.ignore_skip_hint {
+            // test_and_set_skip when the LRU lock is first taken in the block.
+            self.compact.set_skip(end - 1);
+        }
         if low_pfn == end && nr_isolated == 0 {
+            self.compact.set_skip(end - 1);
             self.update_cached_migrate(cc, low_pfn);
         }
         cc.total_migrate_scanned += nr_scanned;
@@ -1012,10 +1047,16 @@ impl Sim {
             1
         };
         while block_start >= low_pfn {
-            if self.suitable_migration_target(cc, block_start) {
+            if self.suitable_migration_target(cc, block_start)
+                && self
+                    .compact
+                    .isolation_suitable(cc.ignore_skip_hint, block_start)
+            {
                 let nr =
                     self.isolate_freepages_block(cc, &mut isolate_start, block_end_pfn, stride);
                 if isolate_start == block_end_pfn {
+                    // update_pageblock_skip
+                    self.compact.set_skip(block_start);
                     let pfn = block_start - PAGEBLOCK_NR_PAGES;
                     if pfn < self.compact.cached_free_pfn {
                         self.compact.cached_free_pfn = pfn;
@@ -1115,6 +1156,7 @@ impl CompactControl {
             mode,
             direct,
             proactive,
+            ignore_skip_hint: proactive,
             whole_zone: false,
             migrate_pfn: 0,
             free_pfn: 0,

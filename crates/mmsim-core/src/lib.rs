@@ -57,6 +57,7 @@
 // crates name items through them (`mmsim_core::memcg::MemcgId`, ...); every
 // other module is private and what other crates use is re-exported below.
 mod compaction;
+mod compaction_skip;
 pub mod config;
 mod cost;
 pub mod damon;

@@ -202,6 +202,15 @@ macro_rules! counter {
             sim: |r, _| module_sim(r, $param),
         }
     };
+    (compact $field:ident, $what:expr) => {
+        Counter {
+            name: stringify!($field),
+            what: $what,
+            timing: false,
+            kernel: |r| r.vmstat.get(stringify!($field)).map(|&v| v as f64),
+            sim: |r, _| Some(r.result.vmstat.$field as f64),
+        }
+    };
     (mthp64 $name:literal, $what:expr, $stat:ident) => {
         Counter {
             name: $name,
@@ -579,6 +588,27 @@ pub const COUNTERS: &[Counter] = &[
         anon_fault_fallback_charge
     ),
     Counter {
+        name: "mthp64_fallback_rate",
+        what: "anon_fault_fallback / (anon_fault_alloc + anon_fault_fallback) of \
+               hugepages-64kB/stats: the share of 64 KiB faults that fell back to a smaller \
+               size (compaction cases, issue 13 item 4)",
+        timing: false,
+        kernel: |r| {
+            let a = thp_kernel(r, "64kB/anon_fault_alloc")?;
+            let f = thp_kernel(r, "64kB/anon_fault_fallback")?;
+            (a + f > 0.0).then(|| f / (a + f))
+        },
+        sim: |r, _| {
+            let m = mthp_sim(r, "64kB");
+            let n = m.anon_fault_alloc + m.anon_fault_fallback;
+            Some(if n > 0 {
+                m.anon_fault_fallback as f64 / n as f64
+            } else {
+                0.0
+            })
+        },
+    },
+    Counter {
         name: "mthp64_nr_anon",
         what: "hugepages-64kB/stats/nr_anon: 64 KiB anonymous folios at the workload's end \
                (kernel: read while the probe holds its mapping)",
@@ -613,6 +643,54 @@ pub const COUNTERS: &[Counter] = &[
                     .sum(),
             )
         },
+    },
+    counter!(
+        compact compact_stall,
+        "direct compactions started (/proc/vmstat delta over the run, compaction cases: \
+         the whole guest; the kernel's include those of slab and other non-THP \
+         high-order allocations)"
+    ),
+    counter!(
+        compact compact_success,
+        "direct compactions after which the allocation succeeded (/proc/vmstat delta)"
+    ),
+    counter!(
+        compact compact_fail,
+        "direct compactions after which the allocation still failed (/proc/vmstat delta)"
+    ),
+    counter!(
+        compact compact_migrate_scanned,
+        "pages the migrate scanner looked at, direct and kcompactd (/proc/vmstat delta)"
+    ),
+    counter!(
+        compact compact_free_scanned,
+        "pages the free scanner looked at, direct and kcompactd (/proc/vmstat delta)"
+    ),
+    counter!(
+        compact compact_daemon_wake,
+        "kcompactd wake-ups (/proc/vmstat delta: woken by kswapd or an allocation, \
+         and its proactive runs)"
+    ),
+    counter!(
+        compact pgmigrate_success,
+        "pages migrated, compaction's and any other (/proc/vmstat delta)"
+    ),
+    Counter {
+        name: "allocstall",
+        what: "direct reclaims entered from the allocator (kernel: /proc/vmstat \
+               allocstall_* of every zone summed, compaction cases: a 512 MiB guest's \
+               memory is ZONE_DMA32; mmsim, one zone: allocstall_normal)",
+        timing: false,
+        kernel: |r| {
+            let v: Vec<u64> = r
+                .vmstat
+                .iter()
+                .filter(|(k, _)| k.starts_with("allocstall_"))
+                .map(|(_, &v)| v)
+                .collect();
+            (!v.is_empty()).then(|| v.iter().sum::<u64>() as f64)
+        },
+        sim: |r, _| Some(r.result.vmstat.allocstall_normal as f64),
     },
     Counter {
         name: "thp_collapse_alloc",

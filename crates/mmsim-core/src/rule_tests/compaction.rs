@@ -448,3 +448,108 @@ fn kswapd_reclaims_compact_gap_for_a_high_order_wakeup_with_kswapd_high_order() 
     assert!(!s.kswapd.running);
     assert_eq!(s.compact.kswapd_reclaim_order, 0);
 }
+
+/// Every frame taken as a movable kernel page (no folio: it cannot move),
+/// then 15 of each 16 given back: movable pageblocks whose every order-4
+/// chunk keeps one frame async compaction gives up at. Returns the machine
+/// (compaction on, `skip_hints` as given, defrag `always`: __GFP_NORETRY,
+/// async runs only) and the frames held.
+fn pinned_chunks(skip_hints: bool) -> (Sim, Vec<u64>) {
+    let mut s = thp_machine_with(8192, None, thp_64k(ThpDefrag::Always), |c| {
+        c.compaction.enabled = true;
+        c.compaction.kcompactd = false;
+        c.compaction.proactiveness = 0;
+        c.compaction.skip_hints = skip_hints;
+    });
+    let mut held = Vec::new();
+    while let Some(p) = s.phys.zone.alloc_pages(0, MigrateType::Movable) {
+        held.push(p);
+    }
+    s.node.free -= held.len() as u64;
+    held.retain(|&p| {
+        let keep = p % 16 == 15;
+        if !keep {
+            s.phys.zone.free_pages_block(p, 0);
+            s.node.free += 1;
+        }
+        keep
+    });
+    (s, held)
+}
+
+#[test]
+fn skip_hints_make_the_next_compaction_pass_over_scanned_pageblocks() {
+    // Without the hints each 64K fault runs two async compactions (before
+    // and after direct reclaim), and each scans pageblocks 0..14 (the free
+    // scanner starts in 15): 7680 pages, nothing isolated, the fault falls back.
+    let (mut s, _) = pinned_chunks(false);
+    let t = s.add_task("thp");
+    let vma = s.mmap_anon(t, 32).unwrap();
+    let f = fault_anon(&mut s, vma, 0);
+    assert_eq!(s.folios[f].order, 0);
+    assert_eq!((s.vm.compact_stall, s.vm.compact_fail), (2, 2));
+    assert_eq!(s.vm.compact_migrate_scanned, 2 * 7680);
+    // With them the first run marks every pageblock it scanned to the end
+    // without isolating (update_pageblock_skip) and, its scanners having
+    // met, sets compact_blockskip_flush; the second run passes over every
+    // marked block (isolation_suitable) and scans nothing.
+    let (mut s, _) = pinned_chunks(true);
+    let t = s.add_task("thp");
+    let vma = s.mmap_anon(t, 32).unwrap();
+    let f = fault_anon(&mut s, vma, 0);
+    assert_eq!(s.folios[f].order, 0);
+    assert_eq!((s.vm.compact_stall, s.vm.compact_fail), (2, 2));
+    assert_eq!(s.vm.compact_migrate_scanned, 7680);
+    assert!(s.compact.blockskip_flush);
+    // Pageblocks 0..14 of the zone (the bits are by absolute PFN).
+    let first = (s.phys.zone.start_pfn >> 9) as usize;
+    let marked: Vec<usize> = (0..s.compact.skip.len() * 64)
+        .filter(|&b| s.compact.skip[b / 64] >> (b % 64) & 1 == 1)
+        .collect();
+    assert_eq!(marked, (first..first + 15).collect::<Vec<_>>());
+    // The next fault finds the zone still marked: two stalls, no scanning.
+    fault_anon(&mut s, vma, 16);
+    assert_eq!(
+        (s.vm.compact_stall, s.vm.compact_migrate_scanned),
+        (4, 7680)
+    );
+    // kswapd going to sleep clears the marks (reset_isolation_suitable);
+    // the next fault scans the zone once more.
+    s.kswapd_sleep_compact();
+    assert!(!s.compact.blockskip_flush);
+    assert!(s.compact.skip.iter().all(|&w| w == 0));
+    s.step(&Event::Think { ns: 1 });
+    let vma2 = s.mmap_anon(t, 32).unwrap();
+    fault_anon(&mut s, vma2, 0);
+    assert_eq!(
+        (s.vm.compact_stall, s.vm.compact_migrate_scanned),
+        (6, 2 * 7680)
+    );
+}
+
+#[test]
+fn compaction_ready_skips_the_direct_reclaim_of_a_costly_allocation() {
+    let (mut s, _) = pinned_chunks(false);
+    s.compact.cfg.compaction_ready = true;
+    // 7680 free pages, far above high + compact_gap(4), and no order-4
+    // block: compaction is suitable and ready; order 3 is free already.
+    assert!(s.compaction_suitable(4));
+    assert!(s.compaction_ready(4));
+    assert!(s.compaction_ready(3));
+    // The fault: async compaction, the reclaim step skipped (the stall
+    // still counted, nothing scanned), async compaction again.
+    let t = s.add_task("thp");
+    let vma = s.mmap_anon(t, 32).unwrap();
+    let f = fault_anon(&mut s, vma, 0);
+    assert_eq!(s.folios[f].order, 0);
+    assert_eq!((s.vm.compact_stall, s.vm.allocstall_normal), (2, 1));
+    assert_eq!(s.vm.pgscan_direct, 0);
+    // Down to the high watermark + compact_gap(4): not ready (the check
+    // is strict), so the reclaim would run.
+    let mark = s.node.wmark_high + (2 << 4);
+    while s.phys.free_pages() > mark {
+        s.phys.zone.alloc_pages(0, MigrateType::Movable).unwrap();
+        s.node.free -= 1;
+    }
+    assert!(!s.compaction_ready(4));
+}
