@@ -59,6 +59,7 @@
 mod compaction;
 pub mod config;
 mod cost;
+mod cow;
 pub mod damon;
 mod event;
 mod exit;
@@ -105,6 +106,7 @@ pub use config::{
     SoftLimitReclaim, SwapZeroPages,
 };
 pub use cost::{CostModel, ReclaimProfile};
+pub use cow::MmCounters;
 pub use damon::module_params::{DamonModule, DamonModuleWriteLog};
 pub use damon::sysfs::DamonConfig;
 pub use damon::{DamonCtxReport, DamonReport, DamosSchemeReport, DamosStat, RecordSnapshot};

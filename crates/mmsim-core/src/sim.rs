@@ -519,7 +519,16 @@ impl Sim {
                 f.name, f.pages
             )));
         }
-        let id = self.mmap(task, VmaKind::File { file, pgoff }, pages, exec)?;
+        let id = self.mmap(
+            task,
+            VmaKind::File {
+                file,
+                pgoff,
+                private: false,
+            },
+            pages,
+            exec,
+        )?;
         self.files[file as usize].mappings.push(id);
         Ok(id)
     }

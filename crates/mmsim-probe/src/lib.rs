@@ -31,6 +31,8 @@
 //!   descriptor the reads use.
 //! * `mmap`: the same file, `mmap(MAP_SHARED, PROT_READ | PROT_WRITE)` of all of it,
 //!   `madvise(MADV_NORMAL | RANDOM | SEQUENTIAL)` per `advice`.
+//! * `mmap-private`: the same file, `mmap(MAP_PRIVATE, PROT_READ | PROT_WRITE)`: a
+//!   store copies the page into an anonymous page, the file is never written.
 //! * `mmap-exec`: the same with `PROT_READ | PROT_EXEC` (program text; loads only). A
 //!   `--dir` on a `noexec` mount makes the `mmap` fail with `EPERM`: the error says so.
 //! * Every file is `fsync`ed and dropped from the page cache

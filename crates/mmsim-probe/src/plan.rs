@@ -248,7 +248,9 @@ impl Plan {
                 (Target::Anon, "vma") if id as usize == vma_region.len() => {
                     vma_region.push(i);
                 }
-                (Target::Mmap | Target::MmapExec, "vma") if id as usize == vma_region.len() => {
+                (Target::Mmap | Target::MmapPrivate | Target::MmapExec, "vma")
+                    if id as usize == vma_region.len() =>
+                {
                     vma_region.push(i);
                     file_region.push(usize::MAX);
                 }

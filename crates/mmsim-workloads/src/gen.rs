@@ -91,6 +91,12 @@ impl Sink {
                 sim.madvise(vma, advice)?;
                 Sink::Vma(vma)
             }
+            Target::MmapPrivate => {
+                let file = sim.add_file(name, pages)?;
+                let vma = sim.mmap_file_private(task, file, 0, pages)?;
+                sim.madvise(vma, advice)?;
+                Sink::Vma(vma)
+            }
         })
     }
 

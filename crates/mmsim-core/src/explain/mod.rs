@@ -521,7 +521,7 @@ impl Sim {
                                                  at {vaddr:#x}"
                                             ),
                                         )),
-                                        VmaKind::File { file, pgoff } => {
+                                        VmaKind::File { file, pgoff, .. } => {
                                             let fi = pgoff + index;
                                             Ok((
                                                 PageKey {
@@ -602,7 +602,7 @@ impl Sim {
                 };
                 match v.kind {
                     VmaKind::Anon => !key.file && key.space == vma && key.index == index,
-                    VmaKind::File { file, pgoff } => {
+                    VmaKind::File { file, pgoff, .. } => {
                         key.file && key.space == file && key.index == pgoff + index
                     }
                 }
@@ -619,7 +619,7 @@ impl Sim {
                 };
                 let (space, first) = match v.kind {
                     VmaKind::Anon => (vma, index),
-                    VmaKind::File { file, pgoff } => (file, pgoff.saturating_add(index)),
+                    VmaKind::File { file, pgoff, .. } => (file, pgoff.saturating_add(index)),
                 };
                 key.file == matches!(v.kind, VmaKind::File { .. })
                     && key.space == space

@@ -359,8 +359,8 @@ impl Scenario {
                 Some(_) if w.target == Target::File => {
                     return Err(invalid(
                         field("thp_advice"),
-                        "madvise needs a mapping: target = \"anon\", \"mmap\" or \
-                         \"mmap-exec\" (a `file` target is read and written through a \
+                        "madvise needs a mapping: target = \"anon\", \"mmap\", \
+                         \"mmap-private\" or \"mmap-exec\" (a `file` target is read and written through a \
                          descriptor)"
                             .into(),
                     ));
@@ -487,8 +487,8 @@ impl Scenario {
                     if *unmap && w.target == Target::File {
                         return Err(invalid(
                             field("unmap"),
-                            "unmap needs a mapping to unmap: target = \"anon\", \"mmap\" or \
-                             \"mmap-exec\" (a `file` target is read and written through a \
+                            "unmap needs a mapping to unmap: target = \"anon\", \"mmap\", \
+                             \"mmap-private\" or \"mmap-exec\" (a `file` target is read and written through a \
                              descriptor)"
                                 .into(),
                         ));

@@ -14,7 +14,7 @@
 //! [[workload]]
 //! name = "db"           # optional; names the task, the file and the report line
 //! kind = "zipf"         # uniform | zipf | sequential | loop | hot-cold | touch | trace
-//! target = "file"       # anon | file | mmap | mmap-exec
+//! target = "file"       # anon | file | mmap | mmap-private | mmap-exec
 //! pages = "1200M"       # a page count, or a size ("1200M", "4G", "100p")
 //! theta = 0.9
 //! accesses = 2_000_000
@@ -285,6 +285,11 @@ pub enum Target {
     File,
     /// A shared mapping of a file (`MAP_SHARED`): loads and stores.
     Mmap,
+    /// A private mapping of a file (`MAP_PRIVATE`, as will-it-scale's page_fault2
+    /// maps its file): loads map the page cache, and the first store to a page
+    /// copies it into an anonymous page (`do_cow_fault`, `wp_page_copy`;
+    /// `Sim::mmap_file_private`).
+    MmapPrivate,
     /// A file mapped executable (`PROT_EXEC`, program text): loads only.
     MmapExec,
 }
@@ -306,6 +311,7 @@ mmsim_core::setting_names! { Target, "target",
     Anon => "anon",
     File => "file",
     Mmap => "mmap",
+    MmapPrivate => "mmap-private",
     MmapExec => "mmap-exec",
 }
 

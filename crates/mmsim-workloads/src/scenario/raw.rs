@@ -540,7 +540,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         return Err(KindError {
             field: None,
             message: format!(
-                "kind `{}` needs the field `target` (anon, file, mmap or mmap-exec)",
+                "kind `{}` needs the field `target` (anon, file, mmap, mmap-private or mmap-exec)",
                 kind.name()
             ),
         });
