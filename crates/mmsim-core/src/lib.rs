@@ -76,6 +76,7 @@ mod mem;
 pub mod memcg;
 mod memcg_stats;
 mod memcontrol_v1;
+mod mmap;
 mod oom;
 mod page_alloc;
 mod page_counter;

@@ -698,6 +698,9 @@ impl Executor<'_> {
                 }
                 ThinkMode::Sleep => std::thread::sleep(Duration::from_nanos(ns)),
             },
+            Event::Remap { .. } => {
+                return Err(self.bad("a Remap event: mmsim-probe does not run remap".into()))
+            }
             Event::ThpAdvice { vma, advice } => {
                 let Some(Some(v)) = self.vmas.get(vma as usize).copied() else {
                     return Err(self.bad(format!("no mapped region has VMA id {vma}")));

@@ -148,6 +148,9 @@ pub struct EventCounts {
     /// when none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub thp_advice: u64,
+    /// `Remap` events (`munmap` and `mmap` of a whole region; absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub remap: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -176,6 +179,7 @@ impl EventCounts {
             Event::Discard { .. } => self.discard += 1,
             Event::Collapse { .. } => self.collapse += 1,
             Event::ThpAdvice { .. } => self.thp_advice += 1,
+            Event::Remap { .. } => self.remap += 1,
         }
     }
 
@@ -189,5 +193,6 @@ impl EventCounts {
             + self.discard
             + self.collapse
             + self.thp_advice
+            + self.remap
     }
 }

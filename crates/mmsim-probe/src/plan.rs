@@ -192,6 +192,15 @@ impl Plan {
                     ))
                 }
             }
+            if let WorkloadKind::Touch { remap: true, .. } = w.kind {
+                return Err(unsupported(
+                    i,
+                    "remap",
+                    "mmsim-probe does not run remap (munmap and mmap of the region each \
+                     pass) yet: remove it"
+                        .into(),
+                ));
+            }
             if w.start != 0 {
                 return Err(unsupported(
                     i,

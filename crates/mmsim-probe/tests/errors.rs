@@ -92,6 +92,7 @@ fn an_invalid_scenario_is_the_scenarios_error() {
                 collapse: false,
                 passes: 1,
                 unmap: false,
+                remap: false,
                 touched: None,
                 skip_every: None,
                 skip_offset: 0,
@@ -103,6 +104,18 @@ fn an_invalid_scenario_is_the_scenarios_error() {
     .unwrap_err();
     assert!(matches!(e, ProbeError::Scenario(_)), "{e:?}");
     assert!(e.to_string().contains("workload[0].pages"), "{e}");
+}
+
+#[test]
+fn remap_is_refused_naming_the_field() {
+    let s = mmsim_workloads::Scenario::from_toml_str(
+        "[[workload]]\nkind = \"touch\"\ntarget = \"anon\"\npages = \"1M\"\ntouched = 0\n\
+         remap = true\npasses = 3\n",
+        "remap",
+    )
+    .unwrap();
+    let e = Plan::new(&s).unwrap_err();
+    assert!(e.to_string().contains("workload[0].remap"), "{e}");
 }
 
 #[test]

@@ -231,6 +231,7 @@ fn accesses_equal_the_sum_of_the_workloads() {
                     collapse: false,
                     passes: 1,
                     unmap: false,
+                    remap: false,
                     touched: None,
                     skip_every: None,
                     skip_offset: 0,

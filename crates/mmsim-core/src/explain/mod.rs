@@ -420,7 +420,8 @@ impl Sim {
             Event::Access { vma, .. }
             | Event::Discard { vma, .. }
             | Event::Collapse { vma, .. }
-            | Event::ThpAdvice { vma, .. } => self
+            | Event::ThpAdvice { vma, .. }
+            | Event::Remap { vma } => self
                 .vmas
                 .get(vma as usize)
                 .map_or_else(String::new, |v| self.xp_task_name(v.task)),
@@ -625,6 +626,21 @@ impl Sim {
                     && key.space == space
                     && key.index >= first
                     && key.index < first.saturating_add(pages)
+            }
+            // The remap's zap (a discard of the whole VMA).
+            Event::Remap { vma } => {
+                let Some(v) = self.vmas.get(vma as usize) else {
+                    return false;
+                };
+                match v.kind {
+                    VmaKind::Anon => !key.file && key.space == vma,
+                    VmaKind::File { file, pgoff, .. } => {
+                        key.file
+                            && key.space == file
+                            && key.index >= pgoff
+                            && key.index - pgoff < v.len
+                    }
+                }
             }
             // The advice changes no page: its later faults and collapses
             // are their own events.

@@ -61,6 +61,17 @@ pub(crate) enum VmaKind {
     },
 }
 
+impl VmaKind {
+    /// A `MAP_SHARED` mapping of `file` from page `pgoff`.
+    pub(crate) fn shared_file(file: u32, pgoff: u32) -> VmaKind {
+        VmaKind::File {
+            file,
+            pgoff,
+            private: false,
+        }
+    }
+}
+
 /// One VMA with its page table.
 #[derive(Clone, Debug)]
 pub(crate) struct Vma {

@@ -11,7 +11,8 @@
 //! `thp.rs` multi-size THP (orders at a fault, fallbacks, swap-out), and
 //! `zero_page.rs` the zero page and huge zero page of read faults, and
 //! `discard.rs` MADV_DONTNEED and the deferred split queue; `cow.rs` private
-//! file mappings (copy-on-write from the page cache); `compaction.rs`
+//! file mappings (copy-on-write from the page cache), `remap.rs` munmap and mmap
+//! of a whole VMA (`Event::Remap`); `compaction.rs`
 //! memory compaction and kcompactd; `khugepaged.rs`
 //! MADV_COLLAPSE and khugepaged; and
 //! `zero_pages.rs` zero-filled anonymous pages at swap-out and swap-in;
@@ -35,6 +36,7 @@ mod memcg;
 mod memcg_stats;
 mod memcg_swap;
 mod readahead;
+mod remap;
 mod rfc;
 mod rmap;
 mod shadow;

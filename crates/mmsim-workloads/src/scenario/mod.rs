@@ -681,10 +681,17 @@ pub enum WorkloadKind {
         /// One `Event::Discard` per pass (the VMA itself stays, as after
         /// `MADV_DONTNEED`; its page tables are not freed).
         unmap: bool,
+        /// `remap`: after each pass, `munmap` of the whole region and `mmap` of
+        /// a new one in its place (`Event::Remap`: the populated part zapped,
+        /// the page tables freed; not with `unmap`, `collapse` or `skip_every`,
+        /// nor for `target = "file"`; default false). With `touched = 0` a pass
+        /// touches nothing: the `mmap`/`munmap` loop of will-it-scale's mmap1.
+        remap: bool,
         /// `touched`: only the first this many pages of the region are
         /// touched (`None`: all of them); the rest stays mapped and never
         /// touched (no page table under it), as the `last-pmd-untouched` case
-        /// of `validation/khugepaged/collapse.c`. 1..=pages.
+        /// of `validation/khugepaged/collapse.c`. 1..=pages (0 with `remap`:
+        /// nothing touched).
         touched: Option<u64>,
         /// `skip_every`: the page at offset `skip_offset` of every
         /// `skip_every` pages is never touched (`None`: none skipped), as the
@@ -830,6 +837,7 @@ impl WorkloadKind {
                 collapse,
                 passes,
                 unmap,
+                remap,
                 touched,
                 skip_every,
                 skip_offset,
@@ -843,7 +851,7 @@ impl WorkloadKind {
                     .filter(|&e| e > 0)
                     .map_or(0, |e| touched / e + u64::from(touched % e > skip_offset));
                 Some(
-                    (touched.div_ceil(stride.max(1)) - skipped + u64::from(unmap))
+                    (touched.div_ceil(stride.max(1)) - skipped + u64::from(unmap || remap))
                         .saturating_mul(passes)
                         + u64::from(collapse)
                         + u64::from(advise_after.is_some())
