@@ -258,3 +258,32 @@ fn read_faults_map_the_page_cache_with_fault_around() {
     access(&mut s, vma, 1, true);
     assert_eq!(rss(&s, t), (file_rss - 1, 1, 0));
 }
+
+#[test]
+fn swapped_copies_come_back_one_page_at_a_time_under_6_13() {
+    // 16 copies swapped out in order hold 16 aligned contiguous slots; 6.13's
+    // large swap-in (`alloc_swap_folio`) is for anonymous VMAs only: a private
+    // file mapping is not `vma_is_anonymous`, so page 5 comes back alone.
+    let thp = ThpConfig {
+        hugepages_64kb: ThpSizeConfig {
+            enabled: ThpSizeEnabled::Always,
+        },
+        kernel: crate::huge_memory::ThpKernel::V6_13,
+        ..Default::default()
+    };
+    let mut s = super::thp::thp_machine(8192, Some(1024), thp);
+    let (_, _, vma) = mapped(&mut s, 64, true);
+    for i in 0..16 {
+        access(&mut s, vma, i, true);
+    }
+    for i in 0..16 {
+        let f = pte_folio(&s, vma, i);
+        super::filefolio::reclaim_one(&mut s, f);
+    }
+    assert_eq!(s.vm.pswpout, 16);
+    access(&mut s, vma, 5, false);
+    assert_eq!(s.folios[pte_folio(&s, vma, 5)].order, 0);
+    assert_eq!(s.vm.pswpin, 1);
+    assert_eq!(s.vmas[vma as usize].pte(6) & PTE_PRESENT, 0);
+    s.check_invariants().unwrap();
+}
