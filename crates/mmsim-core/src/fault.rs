@@ -239,7 +239,7 @@ impl Sim {
     /// mapcount 1; the caller adds it to the LRU. `None` when the allocation
     /// failed or its own OOM kill took the faulting task (the folio freed).
     #[inline]
-    pub(crate) fn map_new_anon_folio(&mut self, vma: VmaId, index: u32) -> Option<FolioId> {
+    fn map_new_anon_folio(&mut self, vma: VmaId, index: u32) -> Option<FolioId> {
         self.advance(self.cost.minor_fault_ns);
         let mut fl = flags::SWAPBACKED | flags::DIRTY;
         if let Policy::Classic(r) = self.policy {

@@ -53,8 +53,8 @@ pub enum Sink {
 
 impl Sink {
     /// Creates the task `name` and its region of `pages` pages on `target` in `sim`:
-    /// an anonymous VMA, a file (named `name`), or a file and a shared (optionally
-    /// executable) mapping of all of it. The task runs in the top group `/`.
+    /// an anonymous VMA, a file (named `name`), or a file and a shared, private or
+    /// executable mapping of all of it. The task runs in the top group `/`.
     pub fn setup(
         sim: &mut Sim,
         name: &str,

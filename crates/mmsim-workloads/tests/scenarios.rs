@@ -1249,7 +1249,7 @@ fn remap_without_touches_is_mmap1() {
     let s = Scenario::from_toml_str(text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
     let back = Scenario::from_toml_str(&s.to_toml_string(), "t.toml").unwrap();
     assert_eq!(back.workloads, s.workloads);
-    assert_eq!(s.workloads[0].events(), Some(100));
+    assert_eq!(s.workloads[0].kind.events(), Some(100));
     let mut sim = mmsim_core::Sim::new(s.machine.clone()).unwrap();
     let mut stream = mmsim_workloads::EventStream::build(&s, &mut sim).unwrap();
     let mut events = Vec::new();
