@@ -88,6 +88,14 @@ pub enum Event {
         /// The advice.
         advice: crate::huge_memory::VmaThpAdvice,
     },
+    /// `munmap()` of the whole VMA `vma` and an `mmap()` of the same kind and
+    /// size in its place (`crate::mmap`): its pages zapped as by
+    /// [`Event::Discard`], its page tables freed, nothing faulted in. The
+    /// loop of will-it-scale's mmap1. An unknown VMA counts out of range.
+    Remap {
+        /// The VMA.
+        vma: VmaId,
+    },
 }
 
 #[cfg(test)]

@@ -144,7 +144,7 @@ impl Sim {
     /// The rest of [`Sim::access`] after the hit test: `handle_mm_fault()`.
     /// Out of line, so that the hit inlines into the event loop.
     #[inline(never)]
-    fn handle_mm_fault(&mut self, vma: VmaId, index: u32, write: bool, old: u32) {
+    pub(crate) fn handle_mm_fault(&mut self, vma: VmaId, index: u32, write: bool, old: u32) {
         let task = self.vmas[vma as usize].task;
         if self.tasks[task as usize].dead {
             self.acc.dropped_killed += 1;
@@ -165,7 +165,16 @@ impl Sim {
         match self.vmas[vma as usize].kind {
             VmaKind::Anon if old == 0 => self.do_anonymous_page(vma, index, write),
             VmaKind::Anon => self.do_swap_page(vma, index, old - 1, write),
-            VmaKind::File { file, pgoff } => self.do_fault(vma, index, file, pgoff + index, write),
+            // A private file mapping's anonymous copy that was swapped out.
+            VmaKind::File { .. } if old != 0 => self.do_swap_page(vma, index, old - 1, write),
+            VmaKind::File {
+                file,
+                pgoff,
+                private: true,
+            } if write => self.do_cow_fault(vma, index, file, pgoff + index),
+            VmaKind::File { file, pgoff, .. } => {
+                self.do_fault(vma, index, file, pgoff + index, write, false)
+            }
         }
         if self.tracks_zero_pages() && self.vmas[vma as usize].kind == VmaKind::Anon {
             self.anon_fault_content(vma, index, old == 0, write);
@@ -180,6 +189,11 @@ impl Sim {
         let f = old & PTE_FOLIO_MASK;
         if f == self.zero_folio {
             self.wp_page_copy_zero(vma, index);
+            return;
+        }
+        if !self.folios[f].test(flags::SWAPBACKED) && self.vma_is_private_file(vma) {
+            // A page-cache folio mapped read-only in a MAP_PRIVATE mapping.
+            self.wp_page_copy_file(vma, index, f);
             return;
         }
         *self.vmas[vma as usize].pte_mut(index) = old | PTE_YOUNG | PTE_DIRTY;
@@ -529,11 +543,7 @@ impl Sim {
     /// (`crate::filemap_pmd`) from fault-around or `finish_fault`. With
     /// `machine.fault_retry` a read fault that read its page is retried
     /// (`tried`; see [`crate::MachineConfig::fault_retry`]).
-    fn do_fault(&mut self, vma: VmaId, index: u32, file: FileId, findex: u32, write: bool) {
-        self.do_fault_attempt(vma, index, file, findex, write, false);
-    }
-
-    fn do_fault_attempt(
+    fn do_fault(
         &mut self,
         vma: VmaId,
         index: u32,
@@ -559,39 +569,14 @@ impl Sim {
                 return;
             }
         }
-        if self.tp.is_some() {
-            self.trace_filemap_fault(vma, file, findex);
-        }
-        let slot = self.files[file as usize].slot(findex);
-        let f = match slot_folio(slot) {
-            Some(f) => {
-                self.advance(self.cost.minor_fault_ns);
-                let pending = self.inflight_until(RaOwner::Vma(vma), findex);
-                self.do_async_mmap_readahead(vma, file, f, findex);
-                if self.clock < pending {
-                    self.io_wait(pending, false);
-                }
-                f
-            }
-            None => {
-                self.count_events(self.cur_memcg, PGMAJFAULT, 1);
-                let done = self.do_sync_mmap_readahead(vma, file, findex);
-                let f = match slot_folio(self.files[file as usize].slot(findex)) {
-                    Some(f) => {
-                        self.wait_readahead(done);
-                        f
-                    }
-                    None => match self.page_cache_miss(file, findex, slot, false) {
-                        Some(f) => f,
-                        None => return,
-                    },
-                };
-                if self.cfg.fault_retry && !write && !tried {
-                    return self.do_fault_attempt(vma, index, file, findex, write, true);
-                }
-                f
-            }
+        let cached = slot_folio(self.files[file as usize].slot(findex)).is_some();
+        let Some(f) = self.filemap_fault(vma, file, findex) else {
+            return;
         };
+        if self.cfg.fault_retry && !write && !tried && !cached {
+            // VM_FAULT_RETRY: the read dropped the lock; the fault runs again.
+            return self.do_fault(vma, index, file, findex, write, true);
+        }
         // finish_fault(): a PMD-size folio is mapped by a PMD if it can be.
         if pmd && self.do_set_pmd(vma, index, f, write) {
             return;
@@ -600,6 +585,39 @@ impl Sim {
         if write {
             self.folio_mark_dirty(f);
         }
+    }
+
+    /// `filemap_fault()` (mm/filemap.c, v6.x) for page `findex` of `file`
+    /// through `vma`: a cached page is a minor fault that may start async
+    /// readahead (and waits for a read still in flight); a missing one is a
+    /// major fault (`pgmajfault`) with mmap readahead, then a read of the
+    /// page alone if readahead did not bring it. None if no folio could be had.
+    pub(crate) fn filemap_fault(
+        &mut self,
+        vma: VmaId,
+        file: FileId,
+        findex: u32,
+    ) -> Option<FolioId> {
+        if self.tp.is_some() {
+            self.trace_filemap_fault(vma, file, findex);
+        }
+        let slot = self.files[file as usize].slot(findex);
+        if let Some(f) = slot_folio(slot) {
+            self.advance(self.cost.minor_fault_ns);
+            let pending = self.inflight_until(RaOwner::Vma(vma), findex);
+            self.do_async_mmap_readahead(vma, file, f, findex);
+            if self.clock < pending {
+                self.io_wait(pending, false);
+            }
+            return Some(f);
+        }
+        self.count_events(self.cur_memcg, PGMAJFAULT, 1);
+        let done = self.do_sync_mmap_readahead(vma, file, findex);
+        if let Some(f) = slot_folio(self.files[file as usize].slot(findex)) {
+            self.wait_readahead(done);
+            return Some(f);
+        }
+        self.page_cache_miss(file, findex, slot, false)
     }
 
     /// Installs a PTE for file folio `f` at `index` of `vma`: young (x86

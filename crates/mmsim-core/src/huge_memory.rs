@@ -882,6 +882,11 @@ impl Sim {
         slot: u32,
         write: bool,
     ) -> bool {
+        // A private file mapping's swapped copy: the VMA is not anonymous
+        // (`vma_is_anonymous`), so `thp_vma_allowable_orders` gives no order.
+        if self.vmas[vma as usize].kind != crate::mem::pagetable::VmaKind::Anon {
+            return false;
+        }
         let (mut orders, gfp) = self.thp_vma_allowable_orders(vma);
         orders &= (1 << PMD_ORDER) - 1;
         if orders == 0 {

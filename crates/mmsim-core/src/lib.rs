@@ -60,6 +60,7 @@ mod compaction;
 mod compaction_skip;
 pub mod config;
 mod cost;
+mod cow;
 pub mod damon;
 mod event;
 mod exit;
@@ -76,6 +77,7 @@ mod mem;
 pub mod memcg;
 mod memcg_stats;
 mod memcontrol_v1;
+mod mmap;
 mod oom;
 mod page_alloc;
 mod page_counter;
@@ -106,6 +108,7 @@ pub use config::{
     SoftLimitReclaim, SwapZeroPages,
 };
 pub use cost::{CostModel, ReclaimProfile};
+pub use cow::MmCounters;
 pub use damon::module_params::{DamonModule, DamonModuleWriteLog};
 pub use damon::sysfs::DamonConfig;
 pub use damon::{DamonCtxReport, DamonReport, DamosSchemeReport, DamosStat, RecordSnapshot};

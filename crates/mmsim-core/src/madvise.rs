@@ -22,7 +22,8 @@
 //!   with it (`__try_to_reclaim_swap`).
 //! * **The zero page** (`machine.zero_page`): the PTE is cleared; a huge
 //!   zero PMD the range covers in part is split first (`thp_split_pmd`).
-//! * **A file mapping**: the page-cache folio stays cached; the PTE's dirty
+//! * **A file mapping**: an anonymous copy of a private mapping
+//!   (`crate::cow`) is zapped as anonymous memory above; a page-cache folio stays cached; the PTE's dirty
 //!   bit dirties it (`folio_mark_dirty`) and its young bit marks it accessed
 //!   (`folio_mark_accessed`, when the VMA has recency).
 //!
@@ -70,7 +71,8 @@ impl Sim {
             }
             self.vmas[vma as usize].ptes[i as usize] = 0;
             if pte & PTE_PRESENT == 0 {
-                // A swap entry (anonymous only).
+                // A swap entry (of anonymous memory: an anon VMA's page or a
+                // private file mapping's copy).
                 self.free_swap_and_cache(pte - 1);
                 continue;
             }
@@ -78,7 +80,9 @@ impl Sim {
             if f == self.zero_folio {
                 continue;
             }
-            if let VmaKind::File { .. } = kind {
+            // A page-cache folio (a private file mapping's PTEs may map
+            // anonymous copies too, zapped as anonymous).
+            if self.folios[f].is_file() {
                 let fo = &mut self.folios[f];
                 fo.mapcount = fo.mapcount.saturating_sub(1);
                 if pte & PTE_DIRTY != 0 {

@@ -519,7 +519,7 @@ impl Sim {
                 f.name, f.pages
             )));
         }
-        let id = self.mmap(task, VmaKind::File { file, pgoff }, pages, exec)?;
+        let id = self.mmap(task, VmaKind::shared_file(file, pgoff), pages, exec)?;
         self.files[file as usize].mappings.push(id);
         Ok(id)
     }
@@ -576,6 +576,7 @@ impl Sim {
             Event::Discard { vma, index, pages } => self.madvise_dontneed(vma, index, pages),
             Event::Collapse { vma, index, pages } => self.collapse_event(vma, index, pages),
             Event::ThpAdvice { vma, advice } => self.thp_advice_event(vma, advice),
+            Event::Remap { vma } => self.remap_event(vma),
         }
         if self.pages_over_high > 0 {
             self.mem_cgroup_handle_over_high();

@@ -231,7 +231,8 @@ fn records_of(
         Event::Think { .. }
         | Event::Discard { .. }
         | Event::Collapse { .. }
-        | Event::ThpAdvice { .. } => (0, 0, 0, false),
+        | Event::ThpAdvice { .. }
+        | Event::Remap { .. } => (0, 0, 0, false),
     };
     Ok((0..pages as u64).map(move |p| (first as u64 + p, write, region)))
 }

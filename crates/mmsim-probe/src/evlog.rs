@@ -91,6 +91,7 @@ pub fn encode(event: &Event, idle: bool) -> [u8; RECORD_SIZE] {
                 VmaThpAdvice::Nohugepage => 2,
             },
         ),
+        Event::Remap { vma } => (7, 0, 0, vma, 0),
     };
     let mut r = [0u8; RECORD_SIZE];
     r[0] = kind;
@@ -108,7 +109,7 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
     let id = u32::from_le_bytes(r[4..8].try_into().expect("4 bytes"));
     let value = u64::from_le_bytes(r[8..16].try_into().expect("8 bytes"));
     let index = || u32::try_from(value).map_err(|_| format!("page index {value} is 2^32 or more"));
-    if kind > 6 {
+    if kind > 7 {
         return Err(format!("unknown kind {kind}"));
     }
     let allowed = match kind {
@@ -121,11 +122,12 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
     }
     match kind {
         1 | 2 if pages == 0 => return Err("pages is 0".into()),
-        0 | 3 | 4 | 5 | 6 if pages != 0 => return Err(format!("pages {pages} on kind {kind}")),
+        0 | 3 | 4 | 5 | 6 | 7 if pages != 0 => return Err(format!("pages {pages} on kind {kind}")),
         6 if !(1..=2).contains(&value) => return Err(format!("advice {value} on kind 6")),
         4 if value >> 32 == 0 => return Err("discard of 0 pages".into()),
         5 if value >> 32 == 0 => return Err("collapse of 0 pages".into()),
         3 if id != 0 => return Err(format!("id {id} on a think")),
+        7 if value != 0 => return Err(format!("value {value} on a remap")),
         _ => {}
     }
     let event = match kind {
@@ -163,6 +165,7 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
                 VmaThpAdvice::Nohugepage
             },
         },
+        7 => Event::Remap { vma: id },
         k => return Err(format!("unknown kind {k}")),
     };
     Ok(LogRecord {

@@ -698,6 +698,9 @@ impl Executor<'_> {
                 }
                 ThinkMode::Sleep => std::thread::sleep(Duration::from_nanos(ns)),
             },
+            Event::Remap { .. } => {
+                return Err(self.bad("a Remap event: mmsim-probe does not run remap".into()))
+            }
             Event::ThpAdvice { vma, advice } => {
                 let Some(Some(v)) = self.vmas.get(vma as usize).copied() else {
                     return Err(self.bad(format!("no mapped region has VMA id {vma}")));
@@ -870,13 +873,19 @@ pub fn run(
                 )?;
                 None
             }
-            Target::Mmap | Target::MmapExec => {
+            Target::Mmap | Target::MmapPrivate | Target::MmapExec => {
                 let prot = if r.target == Target::MmapExec {
                     libc::PROT_READ | libc::PROT_EXEC
                 } else {
                     libc::PROT_READ | libc::PROT_WRITE
                 };
-                let m = Mapping::new(bytes, prot, libc::MAP_SHARED, file.as_ref(), &path)?;
+                // mmap-private: MAP_PRIVATE, so that a store copies the page.
+                let flags = if r.target == Target::MmapPrivate {
+                    libc::MAP_PRIVATE
+                } else {
+                    libc::MAP_SHARED
+                };
+                let m = Mapping::new(bytes, prot, flags, file.as_ref(), &path)?;
                 let (code, call) = madvise_code(r.advice);
                 m.madvise(code, call, &path)?;
                 // VM_HUGEPAGE: PMD-size read-around on a fault that misses.

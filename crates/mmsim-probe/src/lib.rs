@@ -31,6 +31,8 @@
 //!   descriptor the reads use.
 //! * `mmap`: the same file, `mmap(MAP_SHARED, PROT_READ | PROT_WRITE)` of all of it,
 //!   `madvise(MADV_NORMAL | RANDOM | SEQUENTIAL)` per `advice`.
+//! * `mmap-private`: the same file, `mmap(MAP_PRIVATE, PROT_READ | PROT_WRITE)`: a
+//!   store copies the page into an anonymous page, the file is never written.
 //! * `mmap-exec`: the same with `PROT_READ | PROT_EXEC` (program text; loads only). A
 //!   `--dir` on a `noexec` mount makes the `mmap` fail with `EPERM`: the error says so.
 //! * Every file is `fsync`ed and dropped from the page cache
@@ -146,6 +148,9 @@ pub struct EventCounts {
     /// when none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub thp_advice: u64,
+    /// `Remap` events (`munmap` and `mmap` of a whole region; absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub remap: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -174,6 +179,7 @@ impl EventCounts {
             Event::Discard { .. } => self.discard += 1,
             Event::Collapse { .. } => self.collapse += 1,
             Event::ThpAdvice { .. } => self.thp_advice += 1,
+            Event::Remap { .. } => self.remap += 1,
         }
     }
 
@@ -187,5 +193,6 @@ impl EventCounts {
             + self.discard
             + self.collapse
             + self.thp_advice
+            + self.remap
     }
 }

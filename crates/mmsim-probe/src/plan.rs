@@ -192,6 +192,15 @@ impl Plan {
                     ))
                 }
             }
+            if let WorkloadKind::Touch { remap: true, .. } = w.kind {
+                return Err(unsupported(
+                    i,
+                    "remap",
+                    "mmsim-probe does not run remap (munmap and mmap of the region each \
+                     pass) yet: remove it"
+                        .into(),
+                ));
+            }
             if w.start != 0 {
                 return Err(unsupported(
                     i,
@@ -248,7 +257,9 @@ impl Plan {
                 (Target::Anon, "vma") if id as usize == vma_region.len() => {
                     vma_region.push(i);
                 }
-                (Target::Mmap | Target::MmapExec, "vma") if id as usize == vma_region.len() => {
+                (Target::Mmap | Target::MmapPrivate | Target::MmapExec, "vma")
+                    if id as usize == vma_region.len() =>
+                {
                     vma_region.push(i);
                     file_region.push(usize::MAX);
                 }

@@ -95,6 +95,18 @@ fn an_invalid_scenario_is_the_scenarios_error() {
 }
 
 #[test]
+fn remap_is_refused_naming_the_field() {
+    let s = mmsim_workloads::Scenario::from_toml_str(
+        "[[workload]]\nkind = \"touch\"\ntarget = \"anon\"\npages = \"1M\"\ntouched = 0\n\
+         remap = true\npasses = 3\n",
+        "remap",
+    )
+    .unwrap();
+    let e = Plan::new(&s).unwrap_err();
+    assert!(e.to_string().contains("workload[0].remap"), "{e}");
+}
+
+#[test]
 fn the_command_line_reports_unsupported_kinds_with_exit_2() {
     let tmp = tempfile::tempdir().unwrap();
     let p = write_scenario(

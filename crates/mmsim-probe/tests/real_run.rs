@@ -573,3 +573,28 @@ fn advice_after_the_touch_and_snapshots_are_executed() {
         r.snapshot_s
     );
 }
+
+/// `target = "mmap-private"` maps the file MAP_PRIVATE: the run's stores fault (each
+/// page copied) and the file on disk stays as it was prepared.
+#[test]
+fn a_private_mapping_is_written_without_changing_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let toml = format!(
+        "{MACHINE}[[workload]]\nname = \"p\"\nkind = \"touch\"\ntarget = \"mmap-private\"\n\
+         pages = 256\n"
+    );
+    let path = write_scenario(tmp.path(), "private", &toml);
+    let files = tmp.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    let (dir, p) = (files.to_str().unwrap(), path.to_str().unwrap());
+    let o = run_probe(&[p, "--dir", dir, "--prepare", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = std::fs::read(files.join("mmsim-probe-0-p.dat")).unwrap();
+    let o = run_probe(&[p, "--dir", dir, "--reuse", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json(&o);
+    assert_eq!(r["per_kind"]["access_write"], 256);
+    assert!(r["run"]["minflt"].as_i64().unwrap() + r["run"]["majflt"].as_i64().unwrap() >= 256);
+    let after = std::fs::read(files.join("mmsim-probe-0-p.dat")).unwrap();
+    assert!(before == after, "MAP_PRIVATE stores reached the file");
+}

@@ -681,7 +681,8 @@ mod tests {
                 "mthp-page-fault2",
                 "mthp-page-fault3",
                 "mthp-read1",
-                "mthp-read2"
+                "mthp-read2",
+                "mthp-mmap1"
             ]
         );
         assert_eq!(

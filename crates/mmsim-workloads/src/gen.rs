@@ -53,8 +53,8 @@ pub enum Sink {
 
 impl Sink {
     /// Creates the task `name` and its region of `pages` pages on `target` in `sim`:
-    /// an anonymous VMA, a file (named `name`), or a file and a shared (optionally
-    /// executable) mapping of all of it. The task runs in the top group `/`.
+    /// an anonymous VMA, a file (named `name`), or a file and a shared, private or
+    /// executable mapping of all of it. The task runs in the top group `/`.
     pub fn setup(
         sim: &mut Sim,
         name: &str,
@@ -88,6 +88,12 @@ impl Sink {
             Target::Mmap | Target::MmapExec => {
                 let file = sim.add_file(name, pages)?;
                 let vma = sim.mmap_file(task, file, 0, pages, target == Target::MmapExec)?;
+                sim.madvise(vma, advice)?;
+                Sink::Vma(vma)
+            }
+            Target::MmapPrivate => {
+                let file = sim.add_file(name, pages)?;
+                let vma = sim.mmap_file_private(task, file, 0, pages)?;
                 sim.madvise(vma, advice)?;
                 Sink::Vma(vma)
             }
@@ -258,15 +264,17 @@ enum Pattern {
         next: u32,
         step: u32,
     },
-    /// `touch` with `unmap`: `next` steps through `0..pages` by `step`; after the
-    /// last touch of a pass (`next == u32::MAX`) one `Event::Discard` of `zap`
-    /// pages from page 0 ends the pass.
+    /// `touch` with `unmap` (or `remap`): `next` steps through `0..pages` by
+    /// `step`; after the last touch of a pass (`next == u32::MAX`) one
+    /// `Event::Discard` of `zap` pages from page 0 ends the pass (with `remap`,
+    /// one `Event::Remap`; `pages` 0: no touches, every pass the remap alone).
     TouchUnmap {
         vma: VmaId,
         pages: u32,
         next: u32,
         step: u32,
         zap: u32,
+        remap: bool,
     },
     /// `touch` with `skip_every`: `next` runs through `0..pages` (once per pass),
     /// leaving out each index ≡ `offset` (mod `every`).
@@ -391,6 +399,7 @@ impl Generator {
                 stride,
                 passes,
                 unmap,
+                remap,
                 touched,
                 skip_every,
                 skip_offset,
@@ -400,7 +409,19 @@ impl Generator {
                 let pages = clamp_pages(touched.unwrap_or(*pages).min(*pages));
                 let step = (*stride).clamp(1, pages);
                 let touches = pages.div_ceil(step);
-                match (*unmap, sink, *skip_every) {
+                match (*unmap || *remap, sink, *skip_every) {
+                    (true, Sink::Vma(vma), _) if *touched == Some(0) => (
+                        // `remap` without touches: each pass is the remap alone.
+                        *passes,
+                        Pattern::TouchUnmap {
+                            vma,
+                            pages: 0,
+                            next: u32::MAX,
+                            step: 1,
+                            zap: 0,
+                            remap: true,
+                        },
+                    ),
                     (true, Sink::Vma(vma), _) => {
                         // From page 0 to the end of the last touch's PMD range.
                         let last = (touches - 1) * step;
@@ -413,6 +434,7 @@ impl Generator {
                                 next: 0,
                                 step: step as u32,
                                 zap: zap.min(pages) as u32,
+                                remap: *remap,
                             },
                         )
                     }
@@ -831,14 +853,19 @@ impl Generator {
                 next,
                 step,
                 zap,
+                remap,
             } => {
                 for _ in 0..n {
                     if *next == u32::MAX {
-                        *next = 0;
-                        out.push(Event::Discard {
-                            vma: *vma,
-                            index: 0,
-                            pages: *zap,
+                        *next = if *pages == 0 { u32::MAX } else { 0 };
+                        out.push(if *remap {
+                            Event::Remap { vma: *vma }
+                        } else {
+                            Event::Discard {
+                                vma: *vma,
+                                index: 0,
+                                pages: *zap,
+                            }
                         });
                         continue;
                     }

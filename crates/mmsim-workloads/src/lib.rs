@@ -158,6 +158,7 @@ pub const EMBEDDED_SCENARIOS: &[(&str, &str)] = &[
     ),
     ("mthp-read1", include_str!("../scenarios/mthp-read1.toml")),
     ("mthp-read2", include_str!("../scenarios/mthp-read2.toml")),
+    ("mthp-mmap1", include_str!("../scenarios/mthp-mmap1.toml")),
 ];
 
 /// Scaled-down versions of embedded scenarios that carry published results, for

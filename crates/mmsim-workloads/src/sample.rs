@@ -362,8 +362,8 @@ impl PageSampler {
                         events.push(Event::Collapse { vma, index, pages });
                     }
                 }
-                // The advice is of the whole VMA, sampled or not.
-                Event::ThpAdvice { .. } => events.push(e),
+                // The advice and the remap are of the whole VMA, sampled or not.
+                Event::ThpAdvice { .. } | Event::Remap { .. } => events.push(e),
                 Event::Think { ns } => {
                     let t = u128::from(ns) * u128::from(self.threshold) + u128::from(self.carry);
                     self.carry = (t % u128::from(MODULUS)) as u64;

@@ -395,6 +395,12 @@ impl TraceGen {
                     sim.madvise(vma, advice).map_err(setup)?;
                     Sink::Vma(vma)
                 }
+                Target::MmapPrivate => {
+                    let file = sim.add_file(&file_name, size).map_err(setup)?;
+                    let vma = sim.mmap_file_private(task, file, 0, size).map_err(setup)?;
+                    sim.madvise(vma, advice).map_err(setup)?;
+                    Sink::Vma(vma)
+                }
             };
             sinks.push(sink);
         }

@@ -507,7 +507,8 @@ fn pgbench_transaction_mix_without_eviction() {
             Event::Think { .. }
             | Event::Discard { .. }
             | Event::Collapse { .. }
-            | Event::ThpAdvice { .. } => panic!(),
+            | Event::ThpAdvice { .. }
+            | Event::Remap { .. } => panic!(),
         }
     }
     // Per transaction: 2 index descents of 2 levels, the account twice, a teller, a

@@ -1202,3 +1202,47 @@ pages = 256
         (2048, 4)
     );
 }
+
+/// `target = "mmap-private"`: stores to a private file mapping copy each page into an
+/// anonymous page (`do_cow_fault`); the file pages stay in the page cache, clean. With
+/// `unmap` each pass frees its copies and the next copies again from the cache (minor
+/// faults only). The target round-trips.
+#[test]
+fn mmap_private_copies_on_write_and_unmap_frees_the_copies() {
+    let text = "[machine]\nmemory = \"256M\"\n[[workload]]\nkind = \"touch\"\n\
+                target = \"mmap-private\"\npages = 256\npasses = 3\nunmap = true\n";
+    let s = Scenario::from_toml_str(text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.workloads[0].target, Target::MmapPrivate);
+    let back = Scenario::from_toml_str(&s.to_toml_string(), "t.toml").unwrap();
+    assert_eq!(back.workloads[0].target, Target::MmapPrivate);
+    let r = run(&s);
+    let v = &r.result.vmstat;
+    assert_eq!(v.pgfault, 3 * 256);
+    // Only the first pass reads the file (its read-around windows).
+    assert!(v.pgmajfault > 0 && v.pgmajfault < 256, "{}", v.pgmajfault);
+    // 3 × 256 copies allocated and freed; the file's 256 pages stay cached, clean.
+    assert_eq!(v.nr_dirty, 0);
+    assert_eq!(r.result.memcg_usage_pages, 256);
+}
+
+/// `remap` with `touched = 0`: will-it-scale's mmap1, one `Event::Remap` per pass and
+/// nothing else; no fault, no page, and the runtime is the two system calls per pass.
+#[test]
+fn remap_without_touches_is_mmap1() {
+    let text = "[machine]\nmemory = \"256M\"\n[[workload]]\nkind = \"touch\"\n\
+                target = \"anon\"\npages = \"128M\"\ntouched = 0\nremap = true\npasses = 100\n";
+    let s = Scenario::from_toml_str(text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
+    let back = Scenario::from_toml_str(&s.to_toml_string(), "t.toml").unwrap();
+    assert_eq!(back.workloads, s.workloads);
+    assert_eq!(s.workloads[0].kind.events(), Some(100));
+    let mut sim = mmsim_core::Sim::new(s.machine.clone()).unwrap();
+    let mut stream = mmsim_workloads::EventStream::build(&s, &mut sim).unwrap();
+    let mut events = Vec::new();
+    while let Some(b) = stream.next_batch(0).unwrap() {
+        events.extend_from_slice(b.events());
+    }
+    assert_eq!(events, vec![mmsim_core::Event::Remap { vma: 0 }; 100]);
+    let r = run(&s);
+    assert_eq!((r.result.vmstat.pgfault, r.result.access.accesses), (0, 0));
+    assert_eq!(r.result.memcg_usage_pages, 0);
+}

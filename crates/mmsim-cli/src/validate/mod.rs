@@ -231,6 +231,10 @@ pub fn stream_digest(s: &Scenario) -> Result<StreamDigest> {
                     eat(&[6, advice as u8]);
                     eat(&vma.to_le_bytes());
                 }
+                Event::Remap { vma } => {
+                    eat(&[7]);
+                    eat(&vma.to_le_bytes());
+                }
             }
         }
     }

@@ -353,7 +353,7 @@ impl Sim {
             let first = ((s1 - s0) / crate::PAGE_SIZE) as u32;
             let last = ((e1 - s0) / crate::PAGE_SIZE) as u32;
             match self.vmas[vma as usize].kind {
-                VmaKind::File { file, pgoff } => {
+                VmaKind::File { file, pgoff, .. } => {
                     ns += self.cost.pte_walk_ns * (last - first) as u64;
                     self.force_page_cache_ra(file, pgoff + first, last - first, ra_pages);
                 }

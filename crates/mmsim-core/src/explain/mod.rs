@@ -420,7 +420,8 @@ impl Sim {
             Event::Access { vma, .. }
             | Event::Discard { vma, .. }
             | Event::Collapse { vma, .. }
-            | Event::ThpAdvice { vma, .. } => self
+            | Event::ThpAdvice { vma, .. }
+            | Event::Remap { vma } => self
                 .vmas
                 .get(vma as usize)
                 .map_or_else(String::new, |v| self.xp_task_name(v.task)),
@@ -521,7 +522,7 @@ impl Sim {
                                                  at {vaddr:#x}"
                                             ),
                                         )),
-                                        VmaKind::File { file, pgoff } => {
+                                        VmaKind::File { file, pgoff, .. } => {
                                             let fi = pgoff + index;
                                             Ok((
                                                 PageKey {
@@ -602,7 +603,7 @@ impl Sim {
                 };
                 match v.kind {
                     VmaKind::Anon => !key.file && key.space == vma && key.index == index,
-                    VmaKind::File { file, pgoff } => {
+                    VmaKind::File { file, pgoff, .. } => {
                         key.file && key.space == file && key.index == pgoff + index
                     }
                 }
@@ -619,12 +620,27 @@ impl Sim {
                 };
                 let (space, first) = match v.kind {
                     VmaKind::Anon => (vma, index),
-                    VmaKind::File { file, pgoff } => (file, pgoff.saturating_add(index)),
+                    VmaKind::File { file, pgoff, .. } => (file, pgoff.saturating_add(index)),
                 };
                 key.file == matches!(v.kind, VmaKind::File { .. })
                     && key.space == space
                     && key.index >= first
                     && key.index < first.saturating_add(pages)
+            }
+            // The remap's zap (a discard of the whole VMA).
+            Event::Remap { vma } => {
+                let Some(v) = self.vmas.get(vma as usize) else {
+                    return false;
+                };
+                match v.kind {
+                    VmaKind::Anon => !key.file && key.space == vma,
+                    VmaKind::File { file, pgoff, .. } => {
+                        key.file
+                            && key.space == file
+                            && key.index >= pgoff
+                            && key.index - pgoff < v.len
+                    }
+                }
             }
             // The advice changes no page: its later faults and collapses
             // are their own events.

@@ -47,13 +47,29 @@ pub(crate) fn pte_swap(slot: u32) -> u32 {
 pub(crate) enum VmaKind {
     /// Private anonymous memory (heap, stack, MAP_ANONYMOUS).
     Anon,
-    /// A shared file mapping: page `i` of the VMA is page `pgoff + i` of `file`.
+    /// A file mapping: page `i` of the VMA is page `pgoff + i` of `file`.
     File {
         /// The mapped file.
         file: u32,
         /// First file page mapped.
         pgoff: u32,
+        /// `MAP_PRIVATE` (no VM_SHARED): a store copies the page into an
+        /// anonymous folio (`crate::cow`), so the VMA's PTEs may map
+        /// page-cache folios, anonymous copies, or swap entries of those.
+        /// False: `MAP_SHARED`, whose PTEs map page-cache folios only.
+        private: bool,
     },
+}
+
+impl VmaKind {
+    /// A `MAP_SHARED` mapping of `file` from page `pgoff`.
+    pub(crate) fn shared_file(file: u32, pgoff: u32) -> VmaKind {
+        VmaKind::File {
+            file,
+            pgoff,
+            private: false,
+        }
+    }
 }
 
 /// One VMA with its page table.

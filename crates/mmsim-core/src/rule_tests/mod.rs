@@ -10,7 +10,9 @@
 //! nodes, the shadow-node shrinker, page tables), `rmap.rs` the reverse-map walk and the idle-page bits,
 //! `thp.rs` multi-size THP (orders at a fault, fallbacks, swap-out), and
 //! `zero_page.rs` the zero page and huge zero page of read faults, and
-//! `discard.rs` MADV_DONTNEED and the deferred split queue; `compaction.rs`
+//! `discard.rs` MADV_DONTNEED and the deferred split queue; `cow.rs` private
+//! file mappings (copy-on-write from the page cache), `remap.rs` munmap and mmap
+//! of a whole VMA (`Event::Remap`); `compaction.rs`
 //! memory compaction and kcompactd; `khugepaged.rs`
 //! MADV_COLLAPSE and khugepaged; and
 //! `zero_pages.rs` zero-filled anonymous pages at swap-out and swap-in;
@@ -21,6 +23,7 @@
 
 mod classic;
 mod compaction;
+mod cow;
 mod discard;
 mod exit;
 mod explain;
@@ -33,6 +36,7 @@ mod memcg;
 mod memcg_stats;
 mod memcg_swap;
 mod readahead;
+mod remap;
 mod rfc;
 mod rmap;
 mod shadow;

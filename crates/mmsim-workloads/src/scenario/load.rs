@@ -359,8 +359,8 @@ impl Scenario {
                 Some(_) if w.target == Target::File => {
                     return Err(invalid(
                         field("thp_advice"),
-                        "madvise needs a mapping: target = \"anon\", \"mmap\" or \
-                         \"mmap-exec\" (a `file` target is read and written through a \
+                        "madvise needs a mapping: target = \"anon\", \"mmap\", \
+                         \"mmap-private\" or \"mmap-exec\" (a `file` target is read and written through a \
                          descriptor)"
                             .into(),
                     ));
@@ -450,6 +450,7 @@ impl Scenario {
                     collapse,
                     passes,
                     unmap,
+                    remap,
                     touched,
                     skip_every,
                     skip_offset,
@@ -487,8 +488,8 @@ impl Scenario {
                     if *unmap && w.target == Target::File {
                         return Err(invalid(
                             field("unmap"),
-                            "unmap needs a mapping to unmap: target = \"anon\", \"mmap\" or \
-                             \"mmap-exec\" (a `file` target is read and written through a \
+                            "unmap needs a mapping to unmap: target = \"anon\", \"mmap\", \
+                             \"mmap-private\" or \"mmap-exec\" (a `file` target is read and written through a \
                              descriptor)"
                                 .into(),
                         ));
@@ -509,13 +510,41 @@ impl Scenario {
                                 .into(),
                         ));
                     }
+                    if *remap {
+                        let excluded = [
+                            ("unmap", *unmap),
+                            ("collapse", *collapse),
+                            ("skip_every", skip_every.is_some()),
+                        ];
+                        if let Some((other, _)) = excluded.iter().find(|e| e.1) {
+                            return Err(invalid(
+                                field("remap"),
+                                format!(
+                                    "remap and {other} exclude each other: remap ends each \
+                                     pass with a munmap and mmap of the whole region"
+                                ),
+                            ));
+                        }
+                        if w.target == Target::File {
+                            return Err(invalid(
+                                field("remap"),
+                                "remap needs a mapping: target = \"anon\", \"mmap\", \
+                                 \"mmap-private\" or \"mmap-exec\" (a `file` target is read \
+                                 and written through a descriptor)"
+                                    .into(),
+                            ));
+                        }
+                    }
                     if let Some(t) = touched {
-                        if !(1..=*pages).contains(t) {
+                        if *t == 0 && *remap {
+                            // mmap1: passes of mmap and munmap only.
+                        } else if !(1..=*pages).contains(t) {
                             return Err(invalid(
                                 field("touched"),
                                 format!(
                                     "{t} pages is out of range [1, {pages}] (the region's \
-                                     pages): the touches cover the first `touched` pages"
+                                     pages): the touches cover the first `touched` pages \
+                                     (0 only with remap)"
                                 ),
                             ));
                         }

@@ -14,7 +14,7 @@
 //! [[workload]]
 //! name = "db"           # optional; names the task, the file and the report line
 //! kind = "zipf"         # uniform | zipf | sequential | loop | hot-cold | touch | trace
-//! target = "file"       # anon | file | mmap | mmap-exec
+//! target = "file"       # anon | file | mmap | mmap-private | mmap-exec
 //! pages = "1200M"       # a page count, or a size ("1200M", "4G", "100p")
 //! theta = 0.9
 //! accesses = 2_000_000
@@ -285,6 +285,11 @@ pub enum Target {
     File,
     /// A shared mapping of a file (`MAP_SHARED`): loads and stores.
     Mmap,
+    /// A private mapping of a file (`MAP_PRIVATE`, as will-it-scale's page_fault2
+    /// maps its file): loads map the page cache, and the first store to a page
+    /// copies it into an anonymous page (`do_cow_fault`, `wp_page_copy`;
+    /// `Sim::mmap_file_private`).
+    MmapPrivate,
     /// A file mapped executable (`PROT_EXEC`, program text): loads only.
     MmapExec,
 }
@@ -306,6 +311,7 @@ mmsim_core::setting_names! { Target, "target",
     Anon => "anon",
     File => "file",
     Mmap => "mmap",
+    MmapPrivate => "mmap-private",
     MmapExec => "mmap-exec",
 }
 
@@ -675,10 +681,17 @@ pub enum WorkloadKind {
         /// One `Event::Discard` per pass (the VMA itself stays, as after
         /// `MADV_DONTNEED`; its page tables are not freed).
         unmap: bool,
+        /// `remap`: after each pass, `munmap` of the whole region and `mmap` of
+        /// a new one in its place (`Event::Remap`: the populated part zapped,
+        /// the page tables freed; not with `unmap`, `collapse` or `skip_every`,
+        /// nor for `target = "file"`; default false). With `touched = 0` a pass
+        /// touches nothing: the `mmap`/`munmap` loop of will-it-scale's mmap1.
+        remap: bool,
         /// `touched`: only the first this many pages of the region are
         /// touched (`None`: all of them); the rest stays mapped and never
         /// touched (no page table under it), as the `last-pmd-untouched` case
-        /// of `validation/khugepaged/collapse.c`. 1..=pages.
+        /// of `validation/khugepaged/collapse.c`. 1..=pages (0 with `remap`:
+        /// nothing touched).
         touched: Option<u64>,
         /// `skip_every`: the page at offset `skip_offset` of every
         /// `skip_every` pages is never touched (`None`: none skipped), as the
@@ -753,6 +766,7 @@ impl WorkloadKind {
             collapse: false,
             passes: 1,
             unmap: false,
+            remap: false,
             touched: None,
             skip_every: None,
             skip_offset: 0,
@@ -843,6 +857,7 @@ impl WorkloadKind {
                 collapse,
                 passes,
                 unmap,
+                remap,
                 touched,
                 skip_every,
                 skip_offset,
@@ -856,7 +871,7 @@ impl WorkloadKind {
                     .filter(|&e| e > 0)
                     .map_or(0, |e| touched / e + u64::from(touched % e > skip_offset));
                 Some(
-                    (touched.div_ceil(stride.max(1)) - skipped + u64::from(unmap))
+                    (touched.div_ceil(stride.max(1)) - skipped + u64::from(unmap || remap))
                         .saturating_mul(passes)
                         + u64::from(collapse)
                         + u64::from(advise_after.is_some())

@@ -92,6 +92,7 @@ impl KindName {
                     "collapse",
                     "passes",
                     "unmap",
+                    "remap",
                     "touched",
                     "skip_every",
                     "skip_offset",
@@ -299,6 +300,8 @@ pub(super) struct RawWorkload {
     stride: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     unmap: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    remap: Option<bool>,
     #[serde(
         default,
         deserialize_with = "de_opt_pages",
@@ -433,7 +436,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 68] = [
+    let present: [(&'static str, bool); 69] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -482,6 +485,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("touches", r.touches.is_some()),
         ("stride", r.stride.is_some()),
         ("unmap", r.unmap.is_some()),
+        ("remap", r.remap.is_some()),
         ("touched", r.touched.is_some()),
         ("skip_every", r.skip_every.is_some()),
         ("skip_offset", r.skip_offset.is_some()),
@@ -540,7 +544,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         return Err(KindError {
             field: None,
             message: format!(
-                "kind `{}` needs the field `target` (anon, file, mmap or mmap-exec)",
+                "kind `{}` needs the field `target` (anon, file, mmap, mmap-private or mmap-exec)",
                 kind.name()
             ),
         });
@@ -589,6 +593,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             collapse: r.collapse.unwrap_or(false),
             passes: r.passes.unwrap_or(1),
             unmap: r.unmap.unwrap_or(false),
+            remap: r.remap.unwrap_or(false),
             touched: r.touched,
             skip_every: r.skip_every,
             skip_offset: r.skip_offset.unwrap_or(0),
@@ -794,6 +799,7 @@ impl From<WorkloadSpec> for RawWorkload {
             touches: None,
             stride: None,
             unmap: None,
+            remap: None,
             touched: None,
             skip_every: None,
             skip_offset: None,
@@ -855,6 +861,7 @@ impl From<WorkloadSpec> for RawWorkload {
                 collapse,
                 passes,
                 unmap,
+                remap,
                 touched,
                 skip_every,
                 skip_offset,
@@ -866,6 +873,7 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.collapse = collapse.then_some(true);
                 r.passes = (passes != 1).then_some(passes);
                 r.unmap = unmap.then_some(true);
+                r.remap = remap.then_some(true);
                 // Written only when set, so scenarios printed before they existed stay.
                 r.touched = touched;
                 r.skip_every = skip_every;
