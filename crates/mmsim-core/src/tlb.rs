@@ -160,6 +160,9 @@ impl TlbConfig {
 
 /// An empty way.
 const EMPTY: u64 = u64::MAX;
+/// The folio of a coalesced 16 KiB entry, whose pages may be of several
+/// folios: not checked at lookup (the flushes alone keep it true).
+const ANY_FOLIO: FolioId = FolioId::MAX;
 /// Page-size shifts of the entries: 4 KiB, 16 KiB, 64 KiB, 2 MiB.
 const SHIFT_4K: u32 = 0;
 const SHIFT_16K: u32 = 2;
@@ -207,13 +210,13 @@ impl Level {
 
     /// Looks `k` up; a hit on folio `f` becomes the most recent. An entry of
     /// another folio is stale (a flush mmsim missed, or a recycled folio
-    /// id): dropped, and a miss.
+    /// id): dropped, and a miss. A coalesced entry matches any folio.
     #[inline]
     fn lookup(&mut self, k: u64, f: FolioId) -> bool {
         let s = self.set(k);
         for w in 0..self.ways {
             if self.keys[s + w] == k {
-                if self.folios[s + w] != f {
+                if self.folios[s + w] != f && self.folios[s + w] != ANY_FOLIO {
                     self.remove_at(s, w);
                     return false;
                 }
@@ -449,6 +452,7 @@ impl Sim {
         let stlb_2m = t.stlb_2m;
         let c = &mut t.cpus[cpu];
         let k = key(vma, sh, index);
+        let f = if sh == SHIFT_16K { ANY_FOLIO } else { f };
         if sh == SHIFT_2M {
             c.l1_2m.insert(k, f);
             if stlb_2m && hit.is_none() {
