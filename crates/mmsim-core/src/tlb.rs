@@ -168,6 +168,7 @@ const SHIFT_4K: u32 = 0;
 const SHIFT_16K: u32 = 2;
 const SHIFT_64K: u32 = 4;
 const SHIFT_2M: u32 = 9;
+const ALL_SHIFTS: [u32; 4] = [SHIFT_4K, SHIFT_16K, SHIFT_64K, SHIFT_2M];
 /// `tlb_single_page_flush_ceiling` (arch/x86/mm/tlb.c): above it, a full flush.
 const FLUSH_CEILING: u32 = 33;
 
@@ -182,13 +183,16 @@ fn key_vma(k: u64) -> VmaId {
     (k >> 36) as VmaId
 }
 
-/// One set-associative array: `ways` entries a set, most recent first.
+/// One set-associative array of `ways` entries a set, LRU by use stamps.
 #[derive(Clone, Debug)]
 struct Level {
     ways: usize,
     set_mask: u64,
     keys: Vec<u64>,
     folios: Vec<FolioId>,
+    /// When each entry was last used (`clock` then).
+    stamps: Vec<u64>,
+    clock: u64,
 }
 
 impl Level {
@@ -198,6 +202,8 @@ impl Level {
             set_mask: u64::from(entries / ways) - 1,
             keys: vec![EMPTY; entries as usize],
             folios: vec![0; entries as usize],
+            stamps: vec![0; entries as usize],
+            clock: 0,
         }
     }
 
@@ -214,59 +220,58 @@ impl Level {
     #[inline]
     fn lookup(&mut self, k: u64, f: FolioId) -> bool {
         let s = self.set(k);
-        for w in 0..self.ways {
-            if self.keys[s + w] == k {
-                if self.folios[s + w] != f && self.folios[s + w] != ANY_FOLIO {
-                    self.remove_at(s, w);
+        for w in s..s + self.ways {
+            if self.keys[w] == k {
+                if self.folios[w] != f && self.folios[w] != ANY_FOLIO {
+                    self.keys[w] = EMPTY;
                     return false;
                 }
-                self.keys[s..=s + w].rotate_right(1);
-                self.folios[s..=s + w].rotate_right(1);
+                self.clock += 1;
+                self.stamps[w] = self.clock;
                 return true;
             }
         }
         false
     }
 
-    /// Inserts `k` as the most recent, evicting the least recent way.
+    /// Inserts `k` as the most recent, in an empty way or else in place of
+    /// the least recently used one.
     fn insert(&mut self, k: u64, f: FolioId) {
         let s = self.set(k);
-        let e = s + self.ways;
-        self.keys[s..e].rotate_right(1);
-        self.folios[s..e].rotate_right(1);
-        self.keys[s] = k;
-        self.folios[s] = f;
+        let mut victim = s;
+        for w in s..s + self.ways {
+            if self.keys[w] == EMPTY {
+                victim = w;
+                break;
+            }
+            if self.stamps[w] < self.stamps[victim] {
+                victim = w;
+            }
+        }
+        self.clock += 1;
+        self.keys[victim] = k;
+        self.folios[victim] = f;
+        self.stamps[victim] = self.clock;
     }
 
-    fn remove_at(&mut self, s: usize, w: usize) {
-        let e = s + self.ways;
-        self.keys[s + w..e].rotate_left(1);
-        self.folios[s + w..e].rotate_left(1);
-        self.keys[e - 1] = EMPTY;
-    }
-
-    /// INVLPG of one page: drops every entry of `shifts` covering it.
-    fn invalidate(&mut self, vma: VmaId, index: u32, shifts: &[u32]) {
-        for &sh in shifts {
+    /// INVLPG of one page: drops every entry (of any size) covering it.
+    fn invalidate(&mut self, vma: VmaId, index: u32) {
+        for sh in ALL_SHIFTS {
             let k = key(vma, sh, index);
             let s = self.set(k);
-            if let Some(w) = (0..self.ways).find(|&w| self.keys[s + w] == k) {
-                self.remove_at(s, w);
+            for w in s..s + self.ways {
+                if self.keys[w] == k {
+                    self.keys[w] = EMPTY;
+                }
             }
         }
     }
 
     /// Drops every entry whose VMA `keep` rejects.
     fn retain(&mut self, mut keep: impl FnMut(VmaId) -> bool) {
-        for s in (0..self.keys.len()).step_by(self.ways) {
-            let mut w = 0;
-            while w < self.ways {
-                let k = self.keys[s + w];
-                if k != EMPTY && !keep(key_vma(k)) {
-                    self.remove_at(s, w);
-                } else {
-                    w += 1;
-                }
+        for k in self.keys.iter_mut() {
+            if *k != EMPTY && !keep(key_vma(*k)) {
+                *k = EMPTY;
             }
         }
     }
@@ -386,13 +391,6 @@ impl Tlb {
     fn cpu_of(&self, task: TaskId) -> usize {
         task as usize % self.cpus.len()
     }
-
-    /// Every shift an entry may have.
-    fn all_shifts(&self) -> Vec<u32> {
-        let mut v = self.small.clone();
-        v.push(SHIFT_2M);
-        v
-    }
 }
 
 impl Sim {
@@ -479,12 +477,11 @@ impl Sim {
         let Some(t) = self.tlb.as_mut() else {
             return;
         };
-        let shifts = t.all_shifts();
         let cpu = t.cpu_of(task);
         let c = &mut t.cpus[cpu];
-        c.l1.invalidate(vma, index, &shifts);
-        c.l1_2m.invalidate(vma, index, &shifts);
-        c.stlb.invalidate(vma, index, &shifts);
+        c.l1.invalidate(vma, index);
+        c.l1_2m.invalidate(vma, index);
+        c.stlb.invalidate(vma, index);
         if pte & PTE_PRESENT != 0 && !self.tasks[task as usize].dead {
             self.tlb_access(vma, index, pte);
         }
@@ -594,12 +591,11 @@ impl Sim {
                 t.stats.nr_tlb_local_flush_all += 1;
             }
         } else {
-            let shifts = t.all_shifts();
             let c = &mut t.cpus[cpu];
             for i in lo..hi {
-                c.l1.invalidate(vma, i, &shifts);
-                c.l1_2m.invalidate(vma, i, &shifts);
-                c.stlb.invalidate(vma, i, &shifts);
+                c.l1.invalidate(vma, i);
+                c.l1_2m.invalidate(vma, i);
+                c.stlb.invalidate(vma, i);
             }
             if !remote {
                 t.stats.nr_tlb_local_flush_one += u64::from(nr);
