@@ -190,7 +190,7 @@ struct Level {
     set_mask: u64,
     keys: Vec<u64>,
     folios: Vec<FolioId>,
-    /// When each entry was last used (`clock` then).
+    /// When each entry was last used (`clock` then; 0: empty).
     stamps: Vec<u64>,
     clock: u64,
 }
@@ -220,38 +220,42 @@ impl Level {
     #[inline]
     fn lookup(&mut self, k: u64, f: FolioId) -> bool {
         let s = self.set(k);
-        for w in s..s + self.ways {
-            if self.keys[w] == k {
-                if self.folios[w] != f && self.folios[w] != ANY_FOLIO {
-                    self.keys[w] = EMPTY;
-                    return false;
-                }
-                self.clock += 1;
-                self.stamps[w] = self.clock;
-                return true;
-            }
+        let Some(w) = self.keys[s..s + self.ways].iter().position(|&x| x == k) else {
+            return false;
+        };
+        let w = s + w;
+        if self.folios[w] != f && self.folios[w] != ANY_FOLIO {
+            self.drop_way(w);
+            return false;
         }
-        false
+        self.clock += 1;
+        self.stamps[w] = self.clock;
+        true
     }
 
-    /// Inserts `k` as the most recent, in an empty way or else in place of
-    /// the least recently used one.
+    /// Inserts `k` as the most recent, in place of the least recently used
+    /// way (an empty one has stamp 0, so it goes first).
+    #[inline]
     fn insert(&mut self, k: u64, f: FolioId) {
         let s = self.set(k);
         let mut victim = s;
-        for w in s..s + self.ways {
-            if self.keys[w] == EMPTY {
-                victim = w;
-                break;
-            }
-            if self.stamps[w] < self.stamps[victim] {
-                victim = w;
+        let mut oldest = u64::MAX;
+        for (w, &st) in self.stamps[s..s + self.ways].iter().enumerate() {
+            if st < oldest {
+                oldest = st;
+                victim = s + w;
             }
         }
         self.clock += 1;
         self.keys[victim] = k;
         self.folios[victim] = f;
         self.stamps[victim] = self.clock;
+    }
+
+    #[inline]
+    fn drop_way(&mut self, w: usize) {
+        self.keys[w] = EMPTY;
+        self.stamps[w] = 0;
     }
 
     /// INVLPG of one page: drops every entry (of any size) covering it.
@@ -261,7 +265,7 @@ impl Level {
             let s = self.set(k);
             for w in s..s + self.ways {
                 if self.keys[w] == k {
-                    self.keys[w] = EMPTY;
+                    self.drop_way(w);
                 }
             }
         }
@@ -269,15 +273,17 @@ impl Level {
 
     /// Drops every entry whose VMA `keep` rejects.
     fn retain(&mut self, mut keep: impl FnMut(VmaId) -> bool) {
-        for k in self.keys.iter_mut() {
-            if *k != EMPTY && !keep(key_vma(*k)) {
-                *k = EMPTY;
+        for w in 0..self.keys.len() {
+            let k = self.keys[w];
+            if k != EMPTY && !keep(key_vma(k)) {
+                self.drop_way(w);
             }
         }
     }
 
     fn clear(&mut self) {
         self.keys.fill(EMPTY);
+        self.stamps.fill(0);
     }
 }
 
