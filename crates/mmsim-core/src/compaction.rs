@@ -996,6 +996,11 @@ impl Sim {
                 enomem = true;
                 break;
             };
+            if self.folios[f].mapcount > 0 {
+                // try_to_migrate with TTU_BATCH_FLUSH (crate::tlb).
+                let fo = self.folios[f];
+                self.tlb_batch_add(&fo);
+            }
             let old = u64::from(self.folios.head_pfn(f));
             self.phys.set_frames_folio(old, order, NIL);
             self.phys.set_frames_folio(target, order, f);
@@ -1005,6 +1010,7 @@ impl Sim {
             self.count_vm_events(PGMIGRATE_SUCCESS, 1 << order);
         }
         cc.nr_migratepages = 0;
+        self.try_to_unmap_flush(!cc.direct);
         enomem
     }
 

@@ -668,6 +668,9 @@ pub struct MachineConfig {
         skip_serializing_if = "crate::compaction::CompactionConfig::is_default"
     )]
     pub compaction: crate::compaction::CompactionConfig,
+    /// The data TLB (`[machine.tlb]`, `crate::tlb`): off by default.
+    #[serde(default, skip_serializing_if = "crate::tlb::TlbConfig::is_default")]
+    pub tlb: crate::tlb::TlbConfig,
     /// The kernel's tracepoints to emit (`crate::tracepoint`; `mmsim run
     /// --tracepoints`). Off when absent (the default); results are the same
     /// with or without them.
@@ -874,6 +877,7 @@ impl Default for MachineConfig {
             damon: None,
             thp: Default::default(),
             compaction: Default::default(),
+            tlb: Default::default(),
         }
     }
 }
@@ -915,6 +919,7 @@ impl MachineConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.thp.validate(self.policy.name == PolicyName::Lru)?;
         self.compaction.validate()?;
+        self.tlb.validate()?;
         if self.zero_page && self.policy.name == PolicyName::Lru {
             return Err(ConfigError::new(
                 "machine.zero_page",

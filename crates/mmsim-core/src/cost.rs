@@ -73,6 +73,38 @@ pub struct CostModel {
     /// page's. Only large folios (`crate::huge_memory`) pay it.
     #[serde(default = "default_clear_page_ns")]
     pub clear_page_ns: u64,
+    /// A load that misses the L1 dTLB and hits the STLB (`crate::tlb`,
+    /// only with `[machine.tlb]`): ≈ 7 cycles on Golden Cove at ≈ 3.5 GHz, 2 ns.
+    #[serde(
+        default = "default_tlb_miss_ns",
+        skip_serializing_if = "is_tlb_miss_default"
+    )]
+    pub tlb_miss_ns: u64,
+    /// A load that misses the STLB: a page walk whose upper levels hit the
+    /// paging-structure caches and whose leaf PTE comes from L2/L3 (≈ 100
+    /// cycles, 30 ns; a walk missing to DRAM costs ≈ 3× more). An estimate;
+    /// only with `[machine.tlb]`.
+    #[serde(
+        default = "default_page_walk_ns",
+        skip_serializing_if = "is_page_walk_default"
+    )]
+    pub page_walk_ns: u64,
+}
+
+fn default_tlb_miss_ns() -> u64 {
+    2
+}
+
+fn default_page_walk_ns() -> u64 {
+    30
+}
+
+fn is_tlb_miss_default(v: &u64) -> bool {
+    *v == default_tlb_miss_ns()
+}
+
+fn is_page_walk_default(v: &u64) -> bool {
+    *v == default_page_walk_ns()
 }
 
 fn default_clear_page_ns() -> u64 {
@@ -161,6 +193,8 @@ impl Default for CostModel {
             lru_lock_ns: default_lru_lock_ns(),
             lru_lock_acquire_ns: default_lru_lock_acquire_ns(),
             clear_page_ns: default_clear_page_ns(),
+            tlb_miss_ns: default_tlb_miss_ns(),
+            page_walk_ns: default_page_walk_ns(),
         }
     }
 }
@@ -181,6 +215,8 @@ impl CostModel {
             ("lru_lock_ns", self.lru_lock_ns),
             ("lru_lock_acquire_ns", self.lru_lock_acquire_ns),
             ("clear_page_ns", self.clear_page_ns),
+            ("tlb_miss_ns", self.tlb_miss_ns),
+            ("page_walk_ns", self.page_walk_ns),
         ] {
             if v > 1_000_000_000 {
                 return Err(ConfigError::new(

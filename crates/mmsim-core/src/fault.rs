@@ -133,12 +133,18 @@ impl Sim {
             self.acc.accesses += 1;
             self.acc.hits += 1;
             self.advance(self.cost.access_ns);
+            if self.tlb.is_some() {
+                self.tlb_access(vma, index, old);
+            }
             if self.policy == Policy::Lru {
                 self.lru_touch(old & PTE_FOLIO_MASK);
             }
             return;
         }
         self.handle_mm_fault(vma, index, write, old);
+        if self.tlb.is_some() {
+            self.tlb_after_fault(vma, index);
+        }
     }
 
     /// The rest of [`Sim::access`] after the hit test: `handle_mm_fault()`.
@@ -221,6 +227,8 @@ impl Sim {
         if self.thp.huge_zero {
             self.split_huge_zero_pmd(vma, index);
         }
+        // ptep_clear_flush() of the zero page's PTE (crate::tlb).
+        self.flush_tlb_range(vma, index, index + 1, false);
         // The RFC v2 variant: a large folio over the zero page's range.
         if self.thp.rfc_order != 0 && self.do_anonymous_rfc(vma, index, true) {
             return;

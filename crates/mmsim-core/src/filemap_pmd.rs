@@ -28,8 +28,9 @@
 //! rmap walk sees one young PTE per accessed page, where the kernel sees
 //! one young PMD), splitting the PMD on a partial unmap (`thp_split_pmd`),
 //! the page-table page the kernel does not need (with `kmem`, the PTE table
-//! is still charged), and a TLB: the cost model has no TLB misses, so the
-//! saving shown is in faults.
+//! is still charged). The TLB saving shows only with `[machine.tlb]`
+//! (`crate::tlb`: such a mapping is one 2 MiB entry); otherwise the saving
+//! shown is in faults.
 //!
 //! MADV_HUGEPAGE on a file mapping (`Sim::madvise_file_hugepage`, VM_HUGEPAGE)
 //! changes the read-around of a fault that misses (`do_sync_mmap_readahead`):

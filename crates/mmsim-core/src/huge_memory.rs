@@ -687,6 +687,7 @@ impl Sim {
             self.count_vm_events(THP_SPLIT_PAGE, 1);
         }
         let anon = !fo.is_file();
+        self.tlb_unmap_folio(&fo);
         let mut mapped_head = 0u8;
         for i in 0..n {
             let t = if i == 0 {
@@ -859,6 +860,9 @@ impl Sim {
         if *w & (1 << (pmd % 64)) != 0 {
             *w &= !(1 << (pmd % 64));
             self.count_vm_events(THP_SPLIT_PMD, 1);
+            // pmdp_huge_clear_flush(): the PMD's range (crate::tlb).
+            let s = index & !((1 << PMD_ORDER) - 1);
+            self.flush_tlb_range(vma, s, s + (1 << PMD_ORDER), false);
         }
     }
 

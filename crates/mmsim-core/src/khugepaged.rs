@@ -728,6 +728,9 @@ impl Sim {
         if let Err(r) = self.scan_range(vma, start, cc, true) {
             return r;
         }
+        // pmdp_collapse_flush(): the PMD's 512 pages, from khugepaged's CPU
+        // or the caller's (crate::tlb).
+        self.flush_tlb_range(vma, start, start + HPAGE_PMD_NR, cc.khugepaged);
         // __collapse_huge_page_copy(): the copy, then the old pages go.
         self.advance(u64::from(HPAGE_PMD_NR) * self.cost.clear_page_ns);
         let mut nonzero = false;

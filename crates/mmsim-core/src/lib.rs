@@ -94,6 +94,7 @@ mod smp;
 mod stats;
 mod swapfile;
 mod timer;
+mod tlb;
 pub mod tracepoint;
 mod writeback;
 
@@ -131,6 +132,7 @@ pub use sim::Policy;
 pub use sim::{Sim, SimError};
 pub use stats::Vmstat;
 pub use timer::{SeriesMarker, SeriesMarkerKind, StatsSample};
+pub use tlb::{TlbConfig, TlbReport};
 
 /// Bytes in a base page.
 pub const PAGE_SIZE: u64 = 4096;

@@ -59,6 +59,7 @@ impl Sim {
         let kind = v.kind;
         self.cur_memcg = self.task_memcg(task);
         self.advance(self.cost.fd_access_ns + u64::from(end - index) * self.cost.pte_walk_ns);
+        self.tlb_zap_range(vma, index, end);
         if self.zero_folio != crate::mem::folio::NIL && kind == VmaKind::Anon {
             self.zap_huge_zero_pmds(vma, index, end);
         }

@@ -736,3 +736,30 @@ impl Sim {
         }
     }
 }
+
+impl Sim {
+    /// The cached pages of `file` as `start..end` ranges separated by spaces (as
+    /// `mincore` shows them; `tools/raprobe.c` prints the kernel's the same way).
+    pub fn cached_ranges(&self, file: FileId) -> String {
+        let Some(f) = self.files.get(file as usize) else {
+            return String::new();
+        };
+        let mut out = String::new();
+        let mut start = None;
+        for p in 0..=f.slots.len() {
+            let cached = f
+                .slots
+                .get(p)
+                .is_some_and(|&s| crate::mem::filemap::slot_folio(s).is_some());
+            match (cached, start) {
+                (true, None) => start = Some(p),
+                (false, Some(s)) => {
+                    out.push_str(&format!("{s}..{p} "));
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+}

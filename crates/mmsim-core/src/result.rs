@@ -172,6 +172,9 @@ pub struct RunResult {
     /// khugepaged and MADV_COLLAPSE (`crate::khugepaged`), when used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub khugepaged: Option<crate::khugepaged::KhugepagedReport>,
+    /// The data TLB's counts (`[machine.tlb]`, `crate::tlb`), when on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tlb: Option<crate::tlb::TlbReport>,
 }
 
 fn one() -> u32 {

@@ -259,6 +259,8 @@ pub struct Sim {
     pub(crate) zero_folio: FolioId,
     /// The flushed memcg statistics reclaim reads (`crate::memcg_stats`).
     pub(crate) memcg_stats: crate::memcg_stats::MemcgStats,
+    /// The data TLBs (`machine.tlb`, `crate::tlb`; None: off, the default).
+    pub(crate) tlb: Option<Box<crate::tlb::Tlb>>,
 }
 
 /// `dirty_writeback_centisecs` = 500: the flusher's period.
@@ -379,6 +381,7 @@ impl Sim {
                 cfg.policy.memcg_stats_flush,
                 cfg.policy.memcg_stats_flush_ms,
             ),
+            tlb: crate::tlb::Tlb::new(&cfg.tlb, cfg.cpus),
             cfg,
         };
         sim.timers
@@ -720,6 +723,9 @@ impl Sim {
         self.lru_gen.stats = Default::default();
         self.reset_memcg_stats();
         self.damon_begin_measurement();
+        if let Some(t) = self.tlb.as_mut() {
+            t.reset_stats();
+        }
         self.series_mark(
             crate::timer::SeriesMarkerKind::MeasurementStart,
             None,
@@ -829,6 +835,7 @@ impl Sim {
             mthp: self.thp_report(),
             anon_thp_pages: self.anon_large_pages(),
             khugepaged: self.khugepaged_report(),
+            tlb: self.tlb.as_ref().map(|t| t.report()),
             unapplied_writes: (self.knob_events.len() + self.lru_gen.pending.len()) as u64,
             first_unapplied_s: self
                 .knob_events
@@ -925,31 +932,6 @@ impl Sim {
         if reclaim {
             self.reclaim_stall_ns += ns;
         }
-    }
-
-    /// The cached pages of `file` as `start..end` ranges separated by spaces (as
-    /// `mincore` shows them; `tools/raprobe.c` prints the kernel's the same way).
-    pub fn cached_ranges(&self, file: FileId) -> String {
-        let Some(f) = self.files.get(file as usize) else {
-            return String::new();
-        };
-        let mut out = String::new();
-        let mut start = None;
-        for p in 0..=f.slots.len() {
-            let cached = f
-                .slots
-                .get(p)
-                .is_some_and(|&s| crate::mem::filemap::slot_folio(s).is_some());
-            match (cached, start) {
-                (true, None) => start = Some(p),
-                (false, Some(s)) => {
-                    out.push_str(&format!("{s}..{p} "));
-                    start = None;
-                }
-                _ => {}
-            }
-        }
-        out
     }
 
     /// A one-line summary of resident folios by state, for debugging and probes.

@@ -51,7 +51,8 @@ pub fn config_name<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> S
 /// [`MEMCG_METRICS`] of each group (besides `/`) that every run of every configuration
 /// has, groups in path order; then, in scenarios of several workloads, the end time of
 /// each workload every run has, in the first run's workload order; DAMON's; and the
-/// [`crate::metrics::THP_METRICS`] when some run has multi-size THP on.
+/// [`crate::metrics::THP_METRICS`] when some run has multi-size THP on; the
+/// [`crate::metrics::TLB_METRICS`] when every run has the TLB model on.
 pub fn metric_infos(configs: &[ConfigReport]) -> Vec<MetricInfo> {
     let mut out: Vec<MetricInfo> = METRICS
         .iter()
@@ -168,6 +169,13 @@ pub fn metric_infos(configs: &[ConfigReport]) -> Vec<MetricInfo> {
     });
     if thp_on {
         out.extend(crate::metrics::THP_METRICS.iter().map(|m| MetricInfo {
+            name: m.name.into(),
+            about: m.about.into(),
+        }));
+    }
+    // The data TLB's, when every run has the TLB model on (`tlb` in its result).
+    if !runs.is_empty() && runs.iter().all(|r| r.result.get("tlb").is_some()) {
+        out.extend(crate::metrics::TLB_METRICS.iter().map(|m| MetricInfo {
             name: m.name.into(),
             about: m.about.into(),
         }));

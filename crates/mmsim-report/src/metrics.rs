@@ -263,6 +263,54 @@ pub const THP_METRICS: &[Metric] = &[
     },
 ];
 
+/// The data TLB's (`[machine.tlb]`, `mmsim_core::TlbReport`), present in a
+/// run's metrics and a comparison only when the TLB model is on.
+pub const TLB_METRICS: &[Metric] = &[
+    Metric {
+        name: "dtlb_loads",
+        about: "loads looked up in the data TLB (perf dTLB-loads)",
+        format: Format::Count,
+        value: |r| r.result.tlb.map(|t| t.dtlb_loads as f64),
+    },
+    Metric {
+        name: "dtlb_load_misses",
+        about: "loads that walked the page table (perf dTLB-load-misses as Intel maps it: \
+                STLB misses)",
+        format: Format::Count,
+        value: |r| r.result.tlb.map(|t| t.dtlb_load_misses as f64),
+    },
+    Metric {
+        name: "stlb_hits",
+        about: "L1 dTLB misses that hit the STLB",
+        format: Format::Count,
+        value: |r| r.result.tlb.map(|t| t.stlb_hits as f64),
+    },
+    Metric {
+        name: "tlb_miss_s",
+        about: "time of STLB hits and page walks, seconds (part of runtime_s)",
+        format: Format::Decimals(4),
+        value: |r| r.result.tlb.map(|t| t.tlb_miss_s),
+    },
+    Metric {
+        name: "nr_tlb_local_flush_all",
+        about: "full TLB flushes on the flushing CPU (CONFIG_DEBUG_TLBFLUSH vmstat)",
+        format: Format::Count,
+        value: |r| r.result.tlb.map(|t| t.nr_tlb_local_flush_all as f64),
+    },
+    Metric {
+        name: "nr_tlb_local_flush_one",
+        about: "pages flushed one by one on the flushing CPU (CONFIG_DEBUG_TLBFLUSH vmstat)",
+        format: Format::Count,
+        value: |r| r.result.tlb.map(|t| t.nr_tlb_local_flush_one as f64),
+    },
+    Metric {
+        name: "nr_tlb_remote_flush",
+        about: "TLB flushes sent to other CPUs (CONFIG_DEBUG_TLBFLUSH vmstat)",
+        format: Format::Count,
+        value: |r| r.result.tlb.map(|t| t.nr_tlb_remote_flush as f64),
+    },
+];
+
 /// A metric of one memory cgroup: `memcg:<path>:<name>` in the comparison.
 #[derive(Clone, Copy, Debug)]
 pub struct MemcgMetric {
@@ -507,6 +555,7 @@ pub fn format_of(name: &str) -> Format {
     METRICS
         .iter()
         .chain(THP_METRICS)
+        .chain(TLB_METRICS)
         .find(|m| m.name == name)
         .map(|m| m.format)
         .or_else(|| split_memcg_name(name).map(|(_, m)| m.format))
@@ -536,6 +585,11 @@ pub fn values(r: &ScenarioResult) -> BTreeMap<String, Option<f64>> {
     }
     for (name, _, v) in damon_values(r) {
         out.insert(name, v.filter(|v| v.is_finite()));
+    }
+    if r.result.tlb.is_some() {
+        for m in TLB_METRICS {
+            out.insert(m.name.to_string(), (m.value)(r).filter(|v| v.is_finite()));
+        }
     }
     out
 }

@@ -71,6 +71,7 @@ pub fn check_metrics(s: &Scenario) -> Result<(), (String, String)> {
         let known = workload
             || METRICS.iter().any(|m| m.name == name)
             || crate::metrics::THP_METRICS.iter().any(|m| m.name == name)
+            || crate::metrics::TLB_METRICS.iter().any(|m| m.name == name)
             || nr_schemes.is_some_and(|n| crate::metrics::is_damon_metric(name, n))
             || name
                 .strip_prefix(MEMCG_PREFIX)

@@ -757,6 +757,7 @@ impl Sim {
         let mut reclaimed = 0;
         let mut keep = 0;
         let mut i = 0;
+        self.tlb_batch_from(sc.who == Reclaimer::Kswapd);
         // A split appends the tails to `batch`, which this loop reaches too.
         while i < batch.len() {
             let f = batch[i];
@@ -793,6 +794,8 @@ impl Sim {
             }
         }
         batch.truncate(keep);
+        self.try_to_unmap_flush(sc.who == Reclaimer::Kswapd);
+        self.tlb_batch_from(false);
         (reclaimed, stat)
     }
 
@@ -896,6 +899,9 @@ impl Sim {
         } else {
             self.try_to_unmap(f, sc)
         };
+        if fo.mapcount > 0 {
+            self.tlb_batch_add(&fo);
+        }
         if !unmapped {
             // Still mapped (a VM_LOCKED VMA): activate_locked.
             if self.xp.is_some() {

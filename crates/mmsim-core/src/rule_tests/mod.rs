@@ -18,7 +18,8 @@
 //! `zero_pages.rs` zero-filled anonymous pages at swap-out and swap-in;
 //! `shadow.rs` shadow entries on big machines and with many groups;
 //! `filefolio.rs` large page-cache folios of readahead and `filewrite.rs`
-//! those of `write()`, `filepmd.rs` their PMD mappings. This file
+//! those of `write()`, `filepmd.rs` their PMD mappings; `tlb.rs` the data
+//! TLB (entries per mapping size, eviction, flushes). This file
 //! holds the helpers they share.
 
 mod classic;
@@ -42,6 +43,7 @@ mod rmap;
 mod shadow;
 mod swap;
 mod thp;
+mod tlb;
 mod zero_page;
 mod zero_pages;
 

@@ -540,6 +540,9 @@ pub fn run_report(
     if !rr.mthp.is_empty() {
         mthp_table(&mut t, &rr.mthp, rr.anon_thp_pages);
     }
+    if let Some(tlb) = &rr.tlb {
+        tlb_lines(&mut t, tlb);
+    }
 
     if rr.memcg.len() > 1 {
         t.push('\n');
@@ -615,6 +618,43 @@ pub fn run_report(
         }
     }
     t
+}
+
+/// The data TLB (`[machine.tlb]`; printed only when it is on): loads, STLB
+/// hits, walks by entry size, their time, and the CONFIG_DEBUG_TLBFLUSH flush counters.
+fn tlb_lines(t: &mut String, r: &mmsim_core::TlbReport) {
+    let pct = |n: u64| {
+        if r.dtlb_loads == 0 {
+            0.0
+        } else {
+            n as f64 * 100.0 / r.dtlb_loads as f64
+        }
+    };
+    let _ = writeln!(
+        t,
+        "\ndata TLB: {} loads, {} L1 misses ({:.2}%), {} STLB hits, {} walks ({:.2}%; \
+         4K {}, 16K {}, 64K {}, 2M {}), {:.4} s",
+        r.dtlb_loads,
+        r.l1_dtlb_misses,
+        pct(r.l1_dtlb_misses),
+        r.stlb_hits,
+        r.dtlb_load_misses,
+        pct(r.dtlb_load_misses),
+        r.walks_4k,
+        r.walks_16k,
+        r.walks_64k,
+        r.walks_2m,
+        r.tlb_miss_s
+    );
+    let _ = writeln!(
+        t,
+        "  nr_tlb_local_flush_all {}, nr_tlb_local_flush_one {}, nr_tlb_remote_flush {}, \
+         nr_tlb_remote_flush_received {}",
+        r.nr_tlb_local_flush_all,
+        r.nr_tlb_local_flush_one,
+        r.nr_tlb_remote_flush,
+        r.nr_tlb_remote_flush_received
+    );
 }
 
 /// Multi-size THP (printed only when `[machine.thp]` allows some size, so runs
