@@ -871,30 +871,6 @@ impl Sim {
         n
     }
 
-    /// Waits for a synchronous readahead read that completes at `done`; a
-    /// memstall if it brought back workingset pages.
-    fn wait_readahead(&mut self, done: u64) {
-        let memstall = std::mem::take(&mut self.ra_workingset);
-        if done > 0 {
-            self.io_wait(done, memstall);
-        }
-    }
-
-    /// When the asynchronous readahead covering `page` completes, if it is
-    /// still in flight (0 otherwise). A reader that reached such a page
-    /// waits for it (`folio_wait_locked` on a folio not uptodate yet).
-    fn inflight_until(&self, owner: RaOwner, page: u32) -> u64 {
-        let ra = match owner {
-            RaOwner::Fd(file) => self.files[file as usize].ra,
-            RaOwner::Vma(vma) => self.vmas[vma as usize].file_ra,
-        };
-        if (ra.inflight_start..ra.inflight_end).contains(&page) && self.clock < ra.inflight_done {
-            ra.inflight_done
-        } else {
-            0
-        }
-    }
-
     /// A buffered write of `pages` whole pages (`generic_perform_write()`,
     /// mm/filemap.c, v6.x):
     /// each page is found or created without a read and dirtied. With

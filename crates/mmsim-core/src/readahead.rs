@@ -715,6 +715,30 @@ impl Sim {
         self.do_page_cache_ra(file, ra.start, ra.size, ra.async_size)
     }
 
+    /// Waits for a synchronous readahead read that completes at `done`; a
+    /// memstall if it brought back workingset pages.
+    pub(crate) fn wait_readahead(&mut self, done: u64) {
+        let memstall = std::mem::take(&mut self.ra_workingset);
+        if done > 0 {
+            self.io_wait(done, memstall);
+        }
+    }
+
+    /// When the asynchronous readahead covering `page` completes, if it is
+    /// still in flight (0 otherwise). A reader that reached such a page
+    /// waits for it (`folio_wait_locked` on a folio not uptodate yet).
+    pub(crate) fn inflight_until(&self, owner: RaOwner, page: u32) -> u64 {
+        let ra = match owner {
+            RaOwner::Fd(file) => self.files[file as usize].ra,
+            RaOwner::Vma(vma) => self.vmas[vma as usize].file_ra,
+        };
+        if (ra.inflight_start..ra.inflight_end).contains(&page) && self.clock < ra.inflight_done {
+            ra.inflight_done
+        } else {
+            0
+        }
+    }
+
     /// `do_async_mmap_readahead()`: a fault found folio `f` (file page
     /// `index`) cached: one miss less, and async readahead if it is marked.
     pub(crate) fn do_async_mmap_readahead(
