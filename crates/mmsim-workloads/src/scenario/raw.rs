@@ -9,7 +9,7 @@ use mmsim_core::{Advice, MachineConfig, Size};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{
-    default_seed, LruGenWrite, Scenario, Target, TraceFormat, TraceKeys, WorkloadKind,
+    default_seed, LruGenWrite, Scenario, Target, TraceFaults, TraceFormat, TraceKeys, WorkloadKind,
     WorkloadSpec, ZipfSampler,
 };
 use crate::cgroups::{CgroupChange, CgroupCycle, CgroupSpec};
@@ -101,7 +101,15 @@ impl KindName {
             ),
             KindName::Trace => (
                 &["path"],
-                &["format", "limit", "pages", "trace_keys", "trace_requests"],
+                &[
+                    "format",
+                    "limit",
+                    "pages",
+                    "trace_keys",
+                    "trace_requests",
+                    "trace_faults",
+                    "trace_fault_mappings",
+                ],
             ),
             KindName::Fio => models::fields_of::<FioSpec>(),
             KindName::Kv => models::fields_of::<KvSpec>(),
@@ -189,6 +197,10 @@ pub(super) struct RawWorkload {
     trace_keys: Option<TraceKeys>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     trace_requests: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trace_faults: Option<TraceFaults>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trace_fault_mappings: Option<u32>,
     // fio
     #[serde(default, skip_serializing_if = "Option::is_none")]
     rw: Option<FioRw>,
@@ -433,7 +445,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 68] = [
+    let present: [(&'static str, bool); 70] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -448,6 +460,8 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("limit", r.limit.is_some()),
         ("trace_keys", r.trace_keys.is_some()),
         ("trace_requests", r.trace_requests.is_some()),
+        ("trace_faults", r.trace_faults.is_some()),
+        ("trace_fault_mappings", r.trace_fault_mappings.is_some()),
         ("rw", r.rw.is_some()),
         ("bs", r.bs.is_some()),
         ("numjobs", r.numjobs.is_some()),
@@ -602,6 +616,8 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             pages: r.pages,
             keys: r.trace_keys.unwrap_or_default(),
             requests: r.trace_requests.unwrap_or(false),
+            faults: r.trace_faults.unwrap_or_default(),
+            fault_mappings: r.trace_fault_mappings.unwrap_or(1),
         },
         KindName::Fio => WorkloadKind::Fio(FioSpec {
             rw: r.rw.unwrap_or(FioRw::Read),
@@ -771,6 +787,8 @@ impl From<WorkloadSpec> for RawWorkload {
             norandommap: None,
             trace_keys: None,
             trace_requests: None,
+            trace_faults: None,
+            trace_fault_mappings: None,
             keys: None,
             value_size: None,
             gets: None,
@@ -880,6 +898,8 @@ impl From<WorkloadSpec> for RawWorkload {
                 pages,
                 keys,
                 requests,
+                faults,
+                fault_mappings,
             } => {
                 r.path = Some(path);
                 r.format = Some(format);
@@ -887,6 +907,8 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.pages = pages;
                 r.trace_keys = (keys != TraceKeys::Dense).then_some(keys);
                 r.trace_requests = requests.then_some(true);
+                r.trace_faults = (faults != TraceFaults::Read).then_some(faults);
+                r.trace_fault_mappings = (fault_mappings != 1).then_some(fault_mappings);
             }
             WorkloadKind::Fio(f) => {
                 r.rw = Some(f.rw);
