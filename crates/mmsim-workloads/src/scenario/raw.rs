@@ -18,7 +18,7 @@ use crate::models::eater::{EaterPattern, EaterSpec};
 use crate::models::fio::{FioDistribution, FioRw, FioSpec};
 use crate::models::kbuild::KbuildSpec;
 use crate::models::kv::{KeyPattern, KvRatio, KvSpec};
-use crate::models::pgbench::PgbenchSpec;
+use crate::models::pgbench::{PgbenchScript, PgbenchSpec};
 use crate::models::tabs::TabsSpec;
 use crate::models::{self, Model};
 
@@ -280,6 +280,26 @@ pub(super) struct RawWorkload {
         skip_serializing_if = "Option::is_none"
     )]
     max_wal_size: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    script: Option<PgbenchScript>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    clients: Option<u32>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    backend_memory: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    binary_size: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    full_page_writes: Option<bool>,
     // dd
     #[serde(default, skip_serializing_if = "Option::is_none")]
     count: Option<u64>,
@@ -445,7 +465,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 70] = [
+    let present: [(&'static str, bool); 75] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -485,6 +505,11 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("transactions", r.transactions.is_some()),
         ("wal_pages", r.wal_pages.is_some()),
         ("max_wal_size", r.max_wal_size.is_some()),
+        ("script", r.script.is_some()),
+        ("clients", r.clients.is_some()),
+        ("backend_memory", r.backend_memory.is_some()),
+        ("binary_size", r.binary_size.is_some()),
+        ("full_page_writes", r.full_page_writes.is_some()),
         ("count", r.count.is_some()),
         ("read", r.read.is_some()),
         ("pattern", r.pattern.is_some()),
@@ -650,6 +675,11 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
                 transactions: r.transactions.unwrap_or(0),
                 wal_pages: r.wal_pages.unwrap_or(defaults.wal_pages),
                 max_wal_size: r.max_wal_size.unwrap_or(defaults.max_wal_size),
+                script: r.script.unwrap_or_default(),
+                clients: r.clients.unwrap_or(0),
+                backend_memory: r.backend_memory.unwrap_or(defaults.backend_memory),
+                binary_size: r.binary_size.unwrap_or(0),
+                full_page_writes: r.full_page_writes.unwrap_or(false),
             })
         }
         KindName::Dd => WorkloadKind::Dd(DdSpec {
@@ -801,6 +831,11 @@ impl From<WorkloadSpec> for RawWorkload {
             transactions: None,
             wal_pages: None,
             max_wal_size: None,
+            script: None,
+            clients: None,
+            backend_memory: None,
+            binary_size: None,
+            full_page_writes: None,
             count: None,
             read: None,
             pattern: None,
@@ -939,6 +974,11 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.transactions = Some(p.transactions);
                 r.wal_pages = Some(p.wal_pages);
                 r.max_wal_size = Some(p.max_wal_size);
+                r.script = (p.script != PgbenchScript::TpcbLike).then_some(p.script);
+                r.clients = (p.clients != 0).then_some(p.clients);
+                r.backend_memory = (p.clients != 0).then_some(p.backend_memory);
+                r.binary_size = (p.binary_size != 0).then_some(p.binary_size);
+                r.full_page_writes = p.full_page_writes.then_some(true);
             }
             WorkloadKind::Dd(d) => {
                 r.bs = Some(d.bs);
