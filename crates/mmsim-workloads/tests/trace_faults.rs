@@ -214,3 +214,44 @@ fn trace_faults_errors_name_the_field() {
         "{e}"
     );
 }
+
+/// The new fields of `trace` and `pgbench` survive the scenario's TOML round trip and
+/// are written only when set.
+#[test]
+fn new_fields_round_trip_and_stay_out_when_unset() {
+    let toml = "[[workload]]\nkind = \"trace\"\npath = \"t.txt\"\nformat = \"filemap\"\n\
+                target = \"file\"\ntrace_keys = \"offset\"\ntrace_faults = \"mapped-exec\"\n\
+                trace_fault_mappings = 3\n\n[[workload]]\nkind = \"pgbench\"\nscale = 2\n\
+                transactions = 5\nscript = \"select-only\"\nclients = 4\n\
+                binary_size = \"28M\"\nfull_page_writes = true\n";
+    let s = Scenario::from_toml_str(toml, "t.toml").unwrap_or_else(|e| panic!("{e}"));
+    let text = s.to_toml_string();
+    for want in [
+        "trace_faults = \"mapped-exec\"",
+        "trace_fault_mappings = 3",
+        "script = \"select-only\"",
+        "clients = 4",
+        "backend_memory = \"4m\"",
+        "binary_size = \"28m\"",
+        "full_page_writes = true",
+    ] {
+        assert!(text.contains(want), "{want} in:\n{text}");
+    }
+    let again = Scenario::from_toml_str(&text, "t.toml").unwrap();
+    assert_eq!(again.to_toml_string(), text);
+    let plain = Scenario::from_toml_str(
+        "[[workload]]\nkind = \"pgbench\"\nscale = 2\ntransactions = 5\n",
+        "t.toml",
+    )
+    .unwrap()
+    .to_toml_string();
+    for absent in [
+        "script",
+        "clients",
+        "backend_memory",
+        "binary_size",
+        "full_page_writes",
+    ] {
+        assert!(!plain.contains(absent), "{absent} in:\n{plain}");
+    }
+}
