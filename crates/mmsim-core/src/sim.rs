@@ -934,6 +934,16 @@ impl Sim {
         }
     }
 
+    /// The folio caching page `index` of `file`: its mapcount (`folio_mapcount()`: the
+    /// PTEs and PMDs mapping it) and whether it is on an active LRU list
+    /// (`PG_active`); `None` if the page is not cached. For tests and tools.
+    pub fn file_folio_state(&self, file: FileId, index: u32) -> Option<(u32, bool)> {
+        let f = self.files.get(file as usize)?;
+        let folio = crate::mem::filemap::slot_folio(*f.slots.get(index as usize)?)?;
+        let fo = &self.folios[folio];
+        Some((u32::from(fo.mapcount), fo.test(flags::ACTIVE)))
+    }
+
     /// A one-line summary of resident folios by state, for debugging and probes.
     pub fn debug_summary(&self) -> String {
         let mut n = [0u64; 6]; // resident, swapcache, writeback, mapped, referenced, active

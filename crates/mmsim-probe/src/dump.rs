@@ -144,6 +144,7 @@ pub fn dump(plan: &Plan, dir: &Path) -> Result<DumpInfo, ProbeError> {
                     key,
                     write,
                     cont: false,
+                    fault: false,
                 })
                 .map_err(|e| ProbeError::dump_io(&*path, e))?;
             }

@@ -124,6 +124,7 @@ fn the_dump_is_the_simulators_stream() {
                             key: index as u64,
                             write,
                             cont: false,
+                            fault: false,
                         })
                     }
                     Event::FileRead {
@@ -134,6 +135,7 @@ fn the_dump_is_the_simulators_stream() {
                         key: index as u64,
                         write: false,
                         cont: false,
+                        fault: false,
                     }),
                     Event::FileWrite {
                         file,
@@ -143,6 +145,7 @@ fn the_dump_is_the_simulators_stream() {
                         key: index as u64,
                         write: true,
                         cont: false,
+                        fault: false,
                     }),
                     _ => None,
                 })

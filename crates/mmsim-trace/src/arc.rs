@@ -123,6 +123,7 @@ pub(crate) fn fill(
                 key: next + i,
                 write: false,
                 cont: false,
+                fault: false,
             }));
             // May wrap only when the request ends at u64::MAX, and then `left` becomes 0.
             pending.next = next.wrapping_add(n);

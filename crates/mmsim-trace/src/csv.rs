@@ -356,6 +356,7 @@ pub(crate) fn fill(
                         key,
                         write,
                         cont: false,
+                        fault: false,
                     });
                 }
                 (addr, Some(len), write) => {

@@ -346,6 +346,7 @@ mod tests {
                 key,
                 write: false,
                 cont: false,
+                fault: false,
             })
             .collect();
         let mut ids = Vec::new();
@@ -377,6 +378,7 @@ mod tests {
                 key,
                 write: false,
                 cont: false,
+                fault: false,
             })
             .collect();
         let mut ids = Vec::new();
@@ -405,6 +407,7 @@ mod tests {
                 key,
                 write: false,
                 cont: false,
+                fault: false,
             })
             .collect();
         let mut ids = Vec::new();

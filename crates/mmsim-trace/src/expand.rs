@@ -21,6 +21,8 @@ pub(crate) struct Run {
     /// The run's first key was yielded: the rest continue its request
     /// ([`Record::cont`]).
     begun: bool,
+    /// The run is a mapping's fault or fault-around ([`Record::fault`]).
+    fault: bool,
 }
 
 impl Run {
@@ -35,7 +37,16 @@ impl Run {
             modify: false,
             half: false,
             begun: false,
+            fault: false,
         };
+    }
+
+    /// Starts a run of `count` read keys from `first` that a mapping's page fault or
+    /// fault-around reported ([`Record::fault`]).
+    #[inline]
+    pub(crate) fn start_fault(&mut self, first: u64, count: u64) {
+        self.start(first, count, false);
+        self.fault = true;
     }
 
     /// Starts a run where each key is read, then written.
@@ -62,11 +73,12 @@ impl Run {
             return;
         }
         let n = self.left.min((max - out.len()) as u64);
-        let (next, write, begun) = (self.next, self.write, self.begun);
+        let (next, write, begun, fault) = (self.next, self.write, self.begun, self.fault);
         out.extend((0..n).map(|i| Record {
             key: next + i,
             write,
             cont: begun || i > 0,
+            fault,
         }));
         self.begun = true;
         if write {
@@ -84,6 +96,7 @@ impl Run {
                     key: self.next,
                     write: true,
                     cont: false,
+                    fault: false,
                 });
                 stats.writes += 1;
                 self.half = false;
@@ -94,6 +107,7 @@ impl Run {
                     key: self.next,
                     write: false,
                     cont: false,
+                    fault: false,
                 });
                 self.half = true;
             }

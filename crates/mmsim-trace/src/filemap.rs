@@ -34,6 +34,10 @@
 //! its ranges include one page past the read; the reader takes the numbers as printed.
 //! `add_to_page_cache` reports insertions (misses and readahead), the other three the
 //! pages a task actually reads or maps; trace either kind, mixing them counts pages twice.
+//! The pages of `mm_filemap_fault` and `mm_filemap_map_pages` are marked
+//! [`Record::fault`](crate::Record::fault) (reads through a mapping, which a replay may
+//! issue as accesses to a mapping of the file); the reader cannot tell an executable
+//! mapping from another (the events carry no VMA flags).
 //! ext4 calls its `write_begin` hook once per folio a buffered write touches, with the
 //! part of the write in that folio, so a write's pages are each reported once (`scripts/capture-app` records
 //! them beside the reads; a file system other than ext4 has its own event, not read here).
@@ -109,12 +113,15 @@ enum Event {
         pos: u64,
         len: u64,
     },
-    /// Pages `first ..= last` of file `(dev, ino)`, given as byte offsets.
+    /// Pages `first ..= last` of file `(dev, ino)`, given as byte offsets; `fault`: a
+    /// mapping's page fault or fault-around (`mm_filemap_fault`, `mm_filemap_map_pages`),
+    /// not a read.
     Range {
         dev: u64,
         ino: u64,
         first: u64,
         last: u64,
+        fault: bool,
     },
     /// `2^order` pages from byte offset `ofs`.
     Added {
@@ -266,6 +273,7 @@ fn parse_event(name: &[u8], payload: &[u8]) -> Result<Event, &'static str> {
                 ino,
                 first: ofs,
                 last,
+                fault: name == b"mm_filemap_map_pages",
             })
         }
         EXPECTED_FAULT => {
@@ -277,6 +285,7 @@ fn parse_event(name: &[u8], payload: &[u8]) -> Result<Event, &'static str> {
                 ino,
                 first: ofs,
                 last: ofs,
+                fault: true,
             })
         }
         _ => {
@@ -331,7 +340,7 @@ pub(crate) fn fill(
                 expected,
                 found: quote(line),
             })?;
-            let mut write = false;
+            let (mut write, mut fault) = (false, false);
             let (dev, ino, first_page, pages) = match parsed {
                 Event::Other => {
                     stats.skipped_events += 1;
@@ -357,7 +366,9 @@ pub(crate) fn fill(
                     ino,
                     first,
                     last,
+                    fault: f,
                 } => {
+                    fault = f;
                     if last < first {
                         return Err(TraceError::Invalid {
                             file: name.to_string(),
@@ -409,7 +420,11 @@ pub(crate) fn fill(
                     next
                 }
             };
-            run.start(key(file, first_page), pages, write);
+            if fault {
+                run.start_fault(key(file, first_page), pages);
+            } else {
+                run.start(key(file, first_page), pages, write);
+            }
             Ok(())
         },
     )
@@ -440,7 +455,8 @@ mod tests {
                 dev: 8 << 32 | 1,
                 ino: 0xc0ffee,
                 first: 0,
-                last: 16383
+                last: 16383,
+                fault: false,
             })
         );
         assert_eq!(
@@ -452,7 +468,8 @@ mod tests {
                 dev: 259 << 32 | 3,
                 ino: 0x1a,
                 first: 4096,
-                last: 8192
+                last: 8192,
+                fault: true,
             })
         );
         assert_eq!(
@@ -461,7 +478,8 @@ mod tests {
                 dev: 8 << 32 | 1,
                 ino: 0xc0ffee,
                 first: 40960,
-                last: 40960
+                last: 40960,
+                fault: true,
             })
         );
         assert_eq!(

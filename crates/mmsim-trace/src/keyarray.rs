@@ -52,6 +52,7 @@ pub(crate) fn fill<const N: usize>(
             key: decode(chunk.try_into().expect("chunks_exact")),
             write: false,
             cont: false,
+            fault: false,
         }));
         input.consume(n * N);
         stats.records += n as u64;

@@ -172,6 +172,12 @@ pub struct Record {
     /// record of a format without multi-page requests, has `false`. Not kept by the
     /// native format.
     pub cont: bool,
+    /// Whether the reference is a page fault or fault-around of a file mapping: a
+    /// `filemap` trace's `mm_filemap_fault` (`filemap_fault`) and `mm_filemap_map_pages`
+    /// (`filemap_map_pages`) events, which a replay may issue as accesses through a
+    /// mapping of the file (`trace_faults = "mapped"` in a scenario) rather than as
+    /// reads. Every other record has `false`. Not kept by the native format.
+    pub fault: bool,
 }
 
 /// A trace format (see the [crate documentation](crate) for the table).

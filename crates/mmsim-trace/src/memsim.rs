@@ -67,6 +67,7 @@ pub(crate) fn fill(
                 key,
                 write,
                 cont: false,
+                fault: false,
             });
             Ok(())
         },

@@ -244,8 +244,8 @@ pub struct WriteStats {
 /// use mmsim_trace::{Format, NativeWriter, Record, TraceReader};
 ///
 /// let mut w = NativeWriter::new("mem", Vec::new())?;
-/// w.write(Record { key: 7, write: false, cont: false })?;
-/// w.write(Record { key: 8, write: true, cont: false })?;
+/// w.write(Record { key: 7, write: false, cont: false , fault: false})?;
+/// w.write(Record { key: 8, write: true, cont: false , fault: false})?;
 /// let (bytes, stats) = w.finish()?;
 /// assert_eq!(stats.records, 2);
 /// let r = TraceReader::from_reader("mem", Box::new(std::io::Cursor::new(bytes)), Format::Native)?;
@@ -985,6 +985,7 @@ fn unpack<const W: usize>(
                 key,
                 write: v & 1 == 1,
                 cont: false,
+                fault: false,
             }
         }));
         stats.writes += writes;
@@ -995,6 +996,7 @@ fn unpack<const W: usize>(
                 key,
                 write: false,
                 cont: false,
+                fault: false,
             }
         }));
     }
@@ -1023,6 +1025,7 @@ fn unpack9(
             key,
             write: lo & 1 == 1,
             cont: false,
+            fault: false,
         });
     }
     *prev = key;

@@ -261,6 +261,7 @@ impl TraceReader {
                     key: oracle::obj_id(b),
                     write: false,
                     cont: false,
+                    fault: false,
                 }),
                 Format::Native => native::fill(input, name, stats, native, out, max),
                 Format::LibCacheSimCsv => {

@@ -105,6 +105,7 @@ pub(crate) fn fill(
                     key,
                     write: false,
                     cont: false,
+                    fault: false,
                 }),
                 None => {
                     return Err(TraceError::Parse {

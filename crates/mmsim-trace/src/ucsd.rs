@@ -86,6 +86,7 @@ pub(crate) fn fill(
                 key,
                 write,
                 cont: false,
+                fault: false,
             });
             Ok(())
         },

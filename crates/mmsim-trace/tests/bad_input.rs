@@ -131,6 +131,7 @@ fn malformed_text_line() {
                 key: 1,
                 write: false,
                 cont: false,
+                fault: false
             }]
         );
         assert_eq!(
@@ -610,11 +611,13 @@ fn csv_with_msr_columns_matches_the_msr_reader() {
                 key: 7,
                 write: false,
                 cont: false,
+                fault: false
             },
             Record {
                 key: 8,
                 write: true,
                 cont: false,
+                fault: false
             }
         ]
     );

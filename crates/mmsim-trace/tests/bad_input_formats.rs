@@ -70,16 +70,19 @@ fn vscsi_bad_records() {
                 key: 1,
                 write: false,
                 cont: false,
+                fault: false
             },
             Record {
                 key: 0,
                 write: true,
                 cont: false,
+                fault: false
             },
             Record {
                 key: 1,
                 write: true,
                 cont: true, // the second page of the WRITE(6)
+                fault: false,
             }
         ]
     );
@@ -153,11 +156,13 @@ fn vscsi_bad_records() {
                 key: 2,
                 write: false,
                 cont: false,
+                fault: false
             },
             Record {
                 key: 3,
                 write: false,
                 cont: true,
+                fault: false
             }
         ]
     );
@@ -206,6 +211,7 @@ fn csv_and_msr_bad_lines() {
             key: 0,
             write: false,
             cont: false,
+            fault: false
         }]
     );
     let e = e.unwrap();
@@ -365,6 +371,7 @@ fn keys(n: u64) -> Vec<Record> {
             key: i * 7 % 1000,
             write: i % 5 == 0,
             cont: false,
+            fault: false,
         })
         .collect()
 }
@@ -559,6 +566,7 @@ fn native_large_blocks_and_their_truncation() {
             key: splitmix64(i),
             write: i % 3 == 0,
             cont: false,
+            fault: false,
         })
         .collect();
     let bytes = native(

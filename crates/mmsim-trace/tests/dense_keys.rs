@@ -27,6 +27,7 @@ fn records(keys: &[u64]) -> Vec<Record> {
             key,
             write: i % 3 == 1,
             cont: false,
+            fault: false,
         })
         .collect()
 }

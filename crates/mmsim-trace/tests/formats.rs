@@ -53,6 +53,7 @@ fn check(data: &[u8], format: Format, want: &[Record]) -> ReadStats {
                 key: 999,
                 write: true,
                 cont: false,
+                fault: false,
             }]; // cleared by read_batch
             loop {
                 let n = r.read_batch(&mut batch, max).unwrap();
@@ -77,6 +78,7 @@ fn recs(keys: impl IntoIterator<Item = u64>) -> Vec<Record> {
             key,
             write: false,
             cont: false,
+            fault: false,
         })
         .collect()
 }

@@ -49,6 +49,7 @@ fn rec(key: u64, write: bool) -> Record {
         key,
         write,
         cont: false,
+        fault: false,
     }
 }
 
@@ -389,18 +390,21 @@ const PERF: &str = "             cat  4242 [001] 12345.678901: filemap:mm_filema
 fn filemap_excerpts() {
     // File 0 = (259:2, 0x2a0f31), file 1 = (259:2, 0x1b).
     // Each event is one request: its pages after the first continue it.
-    let req = |file: u32, pages: std::ops::Range<u64>| {
+    // The fault and fault-around events' pages are marked `fault`.
+    let req_as = |file: u32, pages: std::ops::Range<u64>, fault: bool| {
         let first = pages.start;
         pages.map(move |p| Record {
             cont: p > first,
+            fault,
             ..rec(file_key(file, p), false)
         })
     };
+    let req = |file, pages| req_as(file, pages, false);
     let mut want: Vec<Record> = req(0, 0..32).collect(); // 0-131071
     want.extend(req(0, 32..36)); // order 2 at 131072
     want.extend(req(0, 32..33)); // 131072-135167
-    want.extend(req(1, 2..3)); // fault at 8192
-    want.extend(req(1, 0..16)); // 0-65535
+    want.extend(req_as(1, 2..3, true)); // fault at 8192
+    want.extend(req_as(1, 0..16, true)); // map_pages 0-65535
     assert_eq!(want.len(), 54);
     for (name, text, comments) in [("trace", FTRACE, 12), ("perf.txt", PERF, 0)] {
         let r = TraceReader::from_reader(

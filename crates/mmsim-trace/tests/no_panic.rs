@@ -33,6 +33,7 @@ fn native_sample() -> Vec<u8> {
             key: i * 977 % 300,
             write: i % 4 == 0,
             cont: false,
+            fault: false,
         })
         .collect();
     let options = NativeOptions {
@@ -127,7 +128,7 @@ proptest! {
     ) {
         let records: Vec<Record> = records
             .into_iter()
-            .map(|(key, write)| Record { key, write, cont: false })
+            .map(|(key, write)| Record { key, write, cont: false , fault: false})
             .collect();
         let options = NativeOptions { block_records, ..NativeOptions::default() };
         let mut w = NativeWriter::with_options("n", Vec::new(), options).unwrap();

@@ -621,6 +621,8 @@ impl Generator {
                 pages,
                 keys: TraceKeys::Offset,
                 requests,
+                faults,
+                fault_mappings,
             } => {
                 let (g, sink) = TraceGen::setup_offset(
                     sim,
@@ -634,6 +636,8 @@ impl Generator {
                     advice,
                     memcg,
                     *requests,
+                    *faults,
+                    *fault_mappings as u8,
                 )?;
                 return Ok(Generator {
                     sink,

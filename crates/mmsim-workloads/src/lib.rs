@@ -95,7 +95,7 @@ pub use run::{
     WorkloadReport, SCHEMA_VERSION,
 };
 pub use scenario::{
-    DamonModuleWrite, LruGenWrite, Scenario, Schedule, Target, TraceFormat, TraceKeys,
+    DamonModuleWrite, LruGenWrite, Scenario, Schedule, Target, TraceFaults, TraceFormat, TraceKeys,
     WorkloadKind, WorkloadSpec, ZipfSampler,
 };
 

@@ -9,6 +9,26 @@
 //! `(dev, ino)` number of a `filemap` trace, [`mmsim_trace::filemap::key`]; 0 for a block
 //! device's pages), its low 40 bits the page.
 //!
+//! # Faults through mappings
+//!
+//! With `trace_faults = "mapped"` (or `"mapped-exec"`, `VM_EXEC`) on a `filemap` trace,
+//! each traced file is also mapped whole by the replay's task, `trace_fault_mappings`
+//! times (default once), and the trace's page faults and fault-around
+//! ([`mmsim_trace::Record::fault`]) become loads through a mapping (`Event::Access`)
+//! instead of reads: the page is faulted in (`do_fault`: fault-around of the cached
+//! neighbours, else `filemap_fault` with mmap read-around) and mapped with a young PTE,
+//! and reclaim's `folio_referenced` finds that reference as the kernel's
+//! `folio_check_references` does (mm/vmscan.c, v6.18). The kernel reports a fault only
+//! for a page its process had not mapped, so the n-th fault record of a page goes to
+//! mapping `n mod trace_fault_mappings` (processes are not in the trace). A
+//! fault-around event (`mm_filemap_map_pages`) prints the window `do_fault_around`
+//! tried, not the pages it mapped: `filemap_map_pages` maps the cached ones and reads
+//! none. It is replayed as one fault at the window's first page, whose own fault-around
+//! maps the cached pages of its window (aligned on the file offset here, on the virtual
+//! address in the kernel); the window's other pages are counted in
+//! [`TraceReport::fault_around_left`], not replayed (a load of each would read the
+//! missing ones in).
+//!
 //! # Bounded memory
 //!
 //! The trace is read twice: a first pass finds the files and the last page referenced in
@@ -33,7 +53,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::WorkloadError;
 use crate::gen::{Sink, Writes};
 use crate::scenario::{
-    Target, TraceFormat, TraceKeys, MAX_PAGES, OFFSET_DEFAULT_PAGES, OFFSET_MAX_TOTAL_PAGES,
+    Target, TraceFaults, TraceFormat, TraceKeys, MAX_PAGES, OFFSET_DEFAULT_PAGES,
+    OFFSET_MAX_TOTAL_PAGES,
 };
 
 /// Records read from the trace at a time.
@@ -91,6 +112,15 @@ pub struct TraceReport {
     /// write before them (the pages of multi-page requests after each one's first).
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub request_pages_joined: u64,
+    /// Under `trace_faults = "mapped"` / `"mapped-exec"`: references replayed as loads
+    /// through a mapping of their file (the trace's page faults and fault-around).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub mapped_references: u64,
+    /// Under `trace_faults = "mapped"` / `"mapped-exec"`: the pages of fault-around
+    /// windows (`mm_filemap_map_pages`) after each window's first, not replayed: the
+    /// window's first page is a fault, whose own fault-around maps the cached ones.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub fault_around_left: u64,
 }
 
 fn is_zero_u32(n: &u32) -> bool {
@@ -118,10 +148,22 @@ struct Offsets {
     sinks: Vec<Sink>,
     /// Each sink's size in pages.
     sizes: Vec<u64>,
+    /// Under `trace_faults = "mapped"` / `"mapped-exec"`: per sink, the mappings of its
+    /// file that fault and fault-around records ([`Record::fault`]) go to (one per
+    /// process of `trace_fault_mappings`); empty otherwise.
+    mapped: Vec<Vec<Sink>>,
+    /// Per sink, per page: how many fault records reached the page so far (mod the
+    /// mappings); the n-th goes to mapping n. Grown on first fault.
+    faulted: Vec<Vec<u8>>,
     /// Each sink's touched pages, a bit per page, grown on first touch.
     touched: Vec<Vec<u64>>,
     distinct: u64,
     skipped: u64,
+    /// References sent to a mapping (`TraceReport::mapped_references`).
+    mapped_refs: u64,
+    /// Fault-around pages left to the replay's own fault-around
+    /// (`TraceReport::fault_around_left`).
+    around_left: u64,
 }
 
 impl Offsets {
@@ -140,17 +182,23 @@ impl Offsets {
         debug_assert!(sizes.len() <= sinks.len());
         Offsets {
             sink_of,
+            mapped: Vec::new(),
+            faulted: Vec::new(),
             touched: vec![Vec::new(); sinks.len()],
             sinks,
             sizes,
             distinct: 0,
             skipped: 0,
+            mapped_refs: 0,
+            around_left: 0,
         }
     }
 
-    /// The sink and page of `key`, or `None` (counted) if it is outside the layout.
+    /// The sink and page of `key`, or `None` (counted) if it is outside the layout; a
+    /// fault record goes to one of its file's mappings when there are any (the n-th
+    /// fault of a page to mapping n modulo their number).
     #[inline]
-    fn map(&mut self, key: u64) -> Option<(Sink, u32)> {
+    fn map(&mut self, key: u64, fault: bool) -> Option<(Sink, u32)> {
         let file = key >> PAGE_BITS;
         let page = key & PAGE_MASK;
         let s = match self.sink_of.get(file as usize) {
@@ -170,7 +218,25 @@ impl Offsets {
             bits[word] |= bit;
             self.distinct += 1;
         }
-        Some((self.sinks[s], page as u32))
+        let to = match self.mapped.get(s) {
+            Some(maps) if fault => {
+                self.mapped_refs += 1;
+                let seen = &mut self.faulted[s];
+                if page as usize >= seen.len() {
+                    seen.resize(page as usize + 1, 0);
+                }
+                let n = &mut seen[page as usize];
+                let to = maps[usize::from(*n)];
+                *n = if usize::from(*n) + 1 == maps.len() {
+                    0
+                } else {
+                    *n + 1
+                };
+                to
+            }
+            _ => self.sinks[s],
+        };
+        Some((to, page as u32))
     }
 }
 
@@ -304,6 +370,8 @@ impl TraceGen {
         advice: Advice,
         memcg: MemcgId,
         requests: bool,
+        faults: TraceFaults,
+        mappings: u8,
     ) -> Result<(TraceGen, Sink), WorkloadError> {
         let trace_err = |source| WorkloadError::Trace {
             what: what.to_string(),
@@ -373,6 +441,7 @@ impl TraceGen {
         let task = sim.add_task(name);
         sim.attach_task(task, memcg).map_err(setup)?;
         let mut sinks = Vec::with_capacity(files);
+        let mut mapped = Vec::new();
         for (number, &size) in sizes.iter().enumerate().filter(|(_, &s)| s > 0) {
             let file_name = if files == 1 {
                 name.to_string()
@@ -385,6 +454,19 @@ impl TraceGen {
                     let file = sim.add_file(&file_name, size).map_err(setup)?;
                     sim.open(file, task).map_err(setup)?;
                     sim.fadvise(file, advice).map_err(setup)?;
+                    if faults != TraceFaults::Read {
+                        // `trace_faults`: the task also maps the whole file (shared,
+                        // read), as a program maps its binaries and libraries; the
+                        // trace's faults and fault-around are loads through it.
+                        let exec = faults == TraceFaults::MappedExec;
+                        let mut maps = Vec::with_capacity(usize::from(mappings));
+                        for _ in 0..mappings {
+                            let vma = sim.mmap_file(task, file, 0, size, exec).map_err(setup)?;
+                            sim.madvise(vma, advice).map_err(setup)?;
+                            maps.push(Sink::Vma(vma));
+                        }
+                        mapped.push(maps);
+                    }
                     Sink::File(file)
                 }
                 Target::Mmap | Target::MmapExec => {
@@ -413,7 +495,9 @@ impl TraceGen {
         let first = sinks[0];
         drop(scan);
         let reader = open_reader(path, format).map_err(trace_err)?;
-        let offsets = Offsets::new(&sizes, sinks);
+        let mut offsets = Offsets::new(&sizes, sinks);
+        offsets.faulted = vec![Vec::new(); mapped.len()];
+        offsets.mapped = mapped;
         let mut gen = TraceGen::with(
             what,
             reader,
@@ -476,6 +560,12 @@ impl TraceGen {
                     if !smp.keeps_key(r.key) {
                         continue;
                     }
+                    if let KeyMap::Offset(o) = &mut self.keys {
+                        if r.fault && r.cont && !o.mapped.is_empty() {
+                            o.around_left += 1;
+                            continue;
+                        }
+                    }
                     let ev = match &mut self.keys {
                         KeyMap::Dense(dense) => {
                             let page = dense.id(r.key).map_err(|source| WorkloadError::Trace {
@@ -485,7 +575,7 @@ impl TraceGen {
                             Some(sink.event(page, r.write || writes.draw(rng)))
                         }
                         KeyMap::Offset(offsets) => offsets
-                            .map(r.key)
+                            .map(r.key, r.fault)
                             .map(|(to, page)| to.event(page, r.write || writes.draw(rng))),
                     };
                     if let Some(ev) = ev {
@@ -516,7 +606,13 @@ impl TraceGen {
                 }
                 KeyMap::Offset(offsets) => {
                     for r in batch {
-                        if let Some((to, page)) = offsets.map(r.key) {
+                        if r.fault && r.cont && !offsets.mapped.is_empty() {
+                            // A fault-around window after its first page: left to
+                            // the replay's own `do_fault_around` (see `map`).
+                            offsets.around_left += 1;
+                            continue;
+                        }
+                        if let Some((to, page)) = offsets.map(r.key, r.fault) {
                             let write = r.write || writes.draw(rng);
                             if self.requests && r.cont && join(out.last_mut(), to, page, write) {
                                 self.joined += 1;
@@ -543,13 +639,15 @@ impl TraceGen {
     /// What the replay read so far, for workload `workload`.
     pub(crate) fn report(&self, workload: &str) -> TraceReport {
         let s = self.reader.stats();
-        let (keys, files, layout_pages, skipped) = match &self.keys {
-            KeyMap::Dense(_) => (TraceKeys::Dense, 0, 0, 0),
+        let (keys, files, layout_pages, skipped, mapped, around) = match &self.keys {
+            KeyMap::Dense(_) => (TraceKeys::Dense, 0, 0, 0, 0, 0),
             KeyMap::Offset(o) => (
                 TraceKeys::Offset,
                 o.sizes.len() as u32,
                 o.sizes.iter().sum(),
                 o.skipped,
+                o.mapped_refs,
+                o.around_left,
             ),
         };
         TraceReport {
@@ -567,6 +665,8 @@ impl TraceGen {
             layout_pages,
             skipped_beyond_limit: skipped,
             request_pages_joined: self.joined,
+            mapped_references: mapped,
+            fault_around_left: around,
         }
     }
 }

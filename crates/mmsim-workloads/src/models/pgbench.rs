@@ -1,5 +1,6 @@
-//! `pgbench`: PostgreSQL running pgbench's built-in TPC-B-like transaction, with its
-//! shared buffers in anonymous memory and its tables read through the page cache.
+//! `pgbench`: PostgreSQL running pgbench's built-in TPC-B-like or select-only
+//! transactions, with its shared buffers in anonymous memory and its tables read through
+//! the page cache.
 //!
 //! ## README
 //!
@@ -53,6 +54,46 @@
 //! | `transactions` | transactions to run | 1..=10^10 | required |
 //! | `wal_pages` | WAL pages written per commit | 1..=64 | 2 |
 //! | `max_wal_size` | size of the reused WAL file | 1 MiB..=1 TiB, at least `wal_pages` | `1G` |
+//! | `script` | `tpcb-like` or `select-only` (below) | | `tpcb-like` |
+//! | `clients` | backends whose private memory is modelled (below) | 0..=10000 | 0 |
+//! | `backend_memory` | private memory of each of those backends | 0..=1 GiB | `4M` |
+//! | `binary_size` | the server's binary and libraries, mapped and read at start-up | 0..=1 GiB | 0 |
+//! | `full_page_writes` | WAL full-page images and the checkpointer (below) | bool | false |
+//!
+//! The fields after `max_wal_size` are off by default (results of existing scenarios
+//! keep their bits); each models one reason VALIDATION.md found the model putting less
+//! pressure on the page cache than the real server ("The pgbench model's select-only
+//! script and server memory").
+//!
+//! * `script = "select-only"` is `pgbench -S` (pgbench.c's `builtin_script`
+//!   "select-only": `SELECT abalance FROM pgbench_accounts WHERE aid = :aid;`): per
+//!   transaction the primary-key descent and the account's heap block, read. A
+//!   read-only transaction gets no transaction id, and `RecordTransactionCommit`
+//!   (src/backend/access/transam/xact.c) writes a commit record only for one that has
+//!   one: no WAL.
+//! * `clients = N`: each of N backends (pgbench's `-c`, one server process per client)
+//!   has `backend_memory` of private memory (catalog and relation caches, plan cache,
+//!   `work_mem` for sorts and hashes: PostgreSQL's docs, "Resource Consumption"), an
+//!   anonymous mapping written once at connection. The default 4 MiB is from the
+//!   captures of VALIDATION.md: the server's largest `rss + shmem`, 52 MB, less the
+//!   32 MB of shared buffers, over 4 clients is 4.6 MiB, an upper bound (the auxiliary
+//!   processes and the shared memory outside the buffers are in it too).
+//! * `binary_size`: an executable shared mapping of a file of that size, each page
+//!   loaded once in order before the first transaction (the server's and its
+//!   libraries' start-up faults, with fault-around and mmap read-around; `VM_EXEC`, so
+//!   reclaim activates a referenced page on its first young scan). The pgbench
+//!   captures faulted 7,229 distinct pages (28 MiB) of fault-around windows.
+//! * `full_page_writes = true` (PostgreSQL's default `on`; docs, "Write Ahead Log":
+//!   "the PostgreSQL server writes the entire content of each disk page to WAL during
+//!   the first modification of that page after a checkpoint"): a TPC-B transaction's
+//!   first modification of an account, teller or branch block since the last
+//!   checkpoint adds the block's 8 KiB to its commit's WAL write (the history's blocks
+//!   are new: their first record initialises the page, `XLOG_HEAP_INIT_PAGE`, no
+//!   image). A checkpoint happens when the WAL is about to be reused (`max_wal_size`:
+//!   "the maximum size to let the WAL grow during automatic checkpoints"); then the
+//!   checkpointer writes every buffer dirty at that moment (`BufferSync`,
+//!   src/backend/storage/buffer/bufmgr.c), [`MAX_TX_EVENTS`] buffers scanned between
+//!   transactions, and blocks log images again.
 //!
 //! `advice` applies to the relation files (PostgreSQL gives none: default `normal`, so
 //! the kernel's readahead decides, and a random 8 KiB read reads just that).
@@ -87,10 +128,11 @@
 //!
 //! Not modelled: MVCC (an UPDATE rewrites the tuple in place: no new tuple versions, no
 //! table or index bloat, no HOT, no VACUUM), the teller and branch indexes (always in
-//! the buffers), the checkpointer and background writer (dirty buffers are written only
-//! when evicted), full-page images beyond `wal_pages`, the buffer ring strategies of
-//! bulk operations, several clients (one stream of transactions), and CPU time per
-//! transaction.
+//! the buffers), the background writer (without `full_page_writes` no checkpointer
+//! either: dirty buffers are written only when evicted), the system catalogs,
+//! free-space and visibility maps, the buffer ring strategies of bulk operations,
+//! several clients' transactions in parallel (one stream; `clients` adds their
+//! memory only), and CPU time per transaction.
 
 use mmsim_core::memcg::MemcgId;
 use mmsim_core::{Advice, Event, FileId, Sim, SimError, VmaId};
@@ -138,7 +180,64 @@ pub struct PgbenchSpec {
     pub wal_pages: u32,
     /// Bytes of WAL before it is reused (default 1 GiB).
     pub max_wal_size: u64,
+    /// The transaction script (default TPC-B-like).
+    pub script: PgbenchScript,
+    /// Backends with private memory (`clients`; default 0: none modelled).
+    pub clients: u32,
+    /// Private memory per backend, bytes (default [`DEFAULT_BACKEND_MEMORY`]; used only
+    /// with `clients`).
+    pub backend_memory: u64,
+    /// Bytes of the server's binary and libraries mapped and read at start-up
+    /// (`binary_size`; default 0: none).
+    pub binary_size: u64,
+    /// `full_page_writes`: WAL full-page images after each checkpoint, and the
+    /// checkpointer writing the dirty buffers (default false).
+    pub full_page_writes: bool,
 }
+
+/// pgbench's built-in scripts (`pgbench -b`, src/bin/pgbench/pgbench.c `builtin_script`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PgbenchScript {
+    /// `tpcb-like`, the default: the five statements of the TPC-B-like transaction.
+    #[default]
+    TpcbLike,
+    /// `select-only` (`pgbench -S`): `SELECT abalance FROM pgbench_accounts WHERE aid =
+    /// :aid`, one primary-key lookup and heap fetch; a read-only transaction is assigned
+    /// no transaction id and its commit writes no WAL (`RecordTransactionCommit`, which
+    /// logs a commit record only when the transaction has an xid).
+    SelectOnly,
+}
+
+mmsim_core::setting_names! { PgbenchScript, "pgbench script",
+    TpcbLike => "tpcb-like",
+    SelectOnly => "select-only",
+}
+
+impl std::fmt::Display for PgbenchScript {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl serde::Serialize for PgbenchScript {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for PgbenchScript {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<PgbenchScript, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Default private memory per backend with `clients`: 4 MiB (see the module docs).
+pub const DEFAULT_BACKEND_MEMORY: u64 = 4 << 20;
+/// Most `clients`.
+pub const MAX_CLIENTS: u32 = 10_000;
+/// Largest `backend_memory` and `binary_size`: 1 GiB.
+pub const MAX_PRIVATE: u64 = 1 << 30;
 
 /// Block counts of the relations for a scale factor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,6 +269,11 @@ impl PgbenchSpec {
             transactions,
             wal_pages: 2,
             max_wal_size: 1 << 30,
+            script: PgbenchScript::TpcbLike,
+            clients: 0,
+            backend_memory: DEFAULT_BACKEND_MEMORY,
+            binary_size: 0,
+            full_page_writes: false,
         }
     }
 
@@ -194,8 +298,15 @@ impl PgbenchSpec {
             levels[depth] = levels[depth - 1].div_ceil(DOWNLINKS);
             depth += 1;
         }
+        // With full_page_writes a TPC-B transaction logs at most 3 block images.
+        let per_tx = u64::from(self.wal_pages)
+            + if self.full_page_writes {
+                3 * u64::from(FPI_PAGES)
+            } else {
+                0
+            };
         let wal_pages = (self.max_wal_size / PAGE)
-            .min(self.transactions.saturating_mul(u64::from(self.wal_pages)))
+            .min(self.transactions.saturating_mul(per_tx))
             .max(u64::from(self.wal_pages).max(1));
         Layout {
             accounts: self.accounts().div_ceil(TUPLES_PER_BLOCK),
@@ -213,7 +324,15 @@ impl PgbenchSpec {
     pub fn pages(&self) -> u64 {
         let l = self.layout();
         let blocks = l.accounts + l.index + l.tellers + l.branches + l.history;
-        (self.buffers() + blocks) * u64::from(PAGES_PER_BLOCK) + l.wal_pages
+        (self.buffers() + blocks) * u64::from(PAGES_PER_BLOCK)
+            + l.wal_pages
+            + self.private_pages()
+            + self.binary_size.div_ceil(PAGE)
+    }
+
+    /// Pages of the backends' private memory (`clients` × `backend_memory`).
+    pub fn private_pages(&self) -> u64 {
+        u64::from(self.clients) * self.backend_memory.div_ceil(PAGE)
     }
 
     /// Checks every field against its range.
@@ -263,6 +382,23 @@ impl PgbenchSpec {
                     self.max_wal_size
                 ),
             ));
+        }
+        if self.clients > MAX_CLIENTS {
+            return Err(Bad::new(
+                "clients",
+                format!("{} is out of range [0, {MAX_CLIENTS}]", self.clients),
+            ));
+        }
+        for (field, v) in [
+            ("backend_memory", self.backend_memory),
+            ("binary_size", self.binary_size),
+        ] {
+            if v > MAX_PRIVATE {
+                return Err(Bad::new(
+                    field,
+                    format!("{v} bytes is out of range [0, 1g]"),
+                ));
+            }
         }
         Ok(())
     }
@@ -316,11 +452,29 @@ pub struct PgbenchGen {
     /// Events of the transaction being emitted (reused; at most [`MAX_TX_EVENTS`]).
     pending: Vec<Event>,
     pos: usize,
+    script: PgbenchScript,
+    /// Start-up: the binary's mapping and pages, then the backends' private memory and
+    /// its pages, touched in order before the first transaction; `startup_pos` counts
+    /// the pages touched so far.
+    binary: Option<(VmaId, u32)>,
+    private: Option<(VmaId, u32)>,
+    startup_pos: u64,
+    /// `full_page_writes`: one bit per global block but the history's, set at the
+    /// block's first modification since the last checkpoint (empty when off).
+    fpw: Vec<u64>,
+    /// Full-page images of the transaction being built, in WAL pages.
+    fpi_pages: u32,
+    /// The checkpointer's scan of the buffers after a checkpoint (`== tag.len()`: none
+    /// running).
+    ckpt_pos: u32,
 }
 
 /// Most events one transaction can emit: 2 lookups of up to 8 index levels and 5 heap
 /// blocks, each at most a write-out, a read and 2 stores, plus the WAL write.
 pub const MAX_TX_EVENTS: usize = (2 * 8 + 5) * 4 + 1;
+
+/// WAL pages of one full-page image: the 8 KiB block.
+const FPI_PAGES: u32 = PAGES_PER_BLOCK;
 
 const DIRTY: u8 = 0x80;
 
@@ -341,6 +495,9 @@ impl PgbenchGen {
             scale: spec.scale.clamp(1, MAX_SCALE),
             transactions: spec.transactions.clamp(1, MAX_TRANSACTIONS),
             wal_pages: spec.wal_pages.clamp(1, MAX_WAL_PAGES),
+            clients: spec.clients.min(MAX_CLIENTS),
+            backend_memory: spec.backend_memory.min(MAX_PRIVATE),
+            binary_size: spec.binary_size.min(MAX_PRIVATE),
             ..spec.clone()
         };
         let l = spec.layout();
@@ -382,6 +539,23 @@ impl PgbenchGen {
             keys_per_block = keys_per_block.saturating_mul(DOWNLINKS);
         }
         levels.reverse(); // root first, as a descent visits them
+                          // The server's binary and libraries: one executable shared mapping of a file.
+        let binary = match spec.binary_size.div_ceil(PAGE) {
+            0 => None,
+            pages => {
+                let file = sim.add_file(&format!("{name}.binary"), pages)?;
+                Some((sim.mmap_file(task, file, 0, pages, true)?, pages as u32))
+            }
+        };
+        let private = match spec.private_pages() {
+            0 => None,
+            pages => Some((sim.mmap_anon(task, pages)?, pages as u32)),
+        };
+        let fpw = if spec.full_page_writes {
+            vec![0u64; (starts[HISTORY] as usize).div_ceil(64)]
+        } else {
+            Vec::new()
+        };
         Ok(PgbenchGen {
             buffers_vma,
             files,
@@ -405,6 +579,13 @@ impl PgbenchGen {
             tx_done: 0,
             pending: Vec::with_capacity(MAX_TX_EVENTS),
             pos: 0,
+            script: spec.script,
+            binary,
+            private,
+            startup_pos: 0,
+            fpw,
+            fpi_pages: 0,
+            ckpt_pos: buffers as u32,
         })
     }
 
@@ -482,6 +663,15 @@ impl PgbenchGen {
     /// One access to global block `block` through the shared buffers (`ReadBuffer` and
     /// `PinBuffer` or `BufferAlloc`), pushed to `pending`.
     fn access(&mut self, block: u32, write: bool) {
+        if write && !self.fpw.is_empty() && block < self.starts[HISTORY] {
+            // full_page_writes: the first modification of a block after a checkpoint
+            // logs the whole block (XLogInsert's backup block, `XLogRecordAssemble`).
+            let (w, bit) = ((block / 64) as usize, 1u64 << (block % 64));
+            if self.fpw[w] & bit == 0 {
+                self.fpw[w] |= bit;
+                self.fpi_pages += FPI_PAGES;
+            }
+        }
         let vma = self.buffers_vma;
         let b = self.lookup(block);
         if b != NONE {
@@ -551,9 +741,17 @@ impl PgbenchGen {
         self.pending.clear();
         self.pos = 0;
         let aid = rng.random_range(0..self.accounts);
+        let account = self.starts[ACCOUNTS] + (aid / TUPLES_PER_BLOCK) as u32;
+        if self.script == PgbenchScript::SelectOnly {
+            // SELECT abalance … WHERE aid = :aid; a read-only commit writes no WAL.
+            self.index_lookup(aid);
+            self.access(account, false);
+            self.tx_done += 1;
+            self.tx_left -= 1;
+            return;
+        }
         let tid = rng.random_range(0..self.tellers);
         let bid = rng.random_range(0..self.branches);
-        let account = self.starts[ACCOUNTS] + (aid / TUPLES_PER_BLOCK) as u32;
         // UPDATE pgbench_accounts, then SELECT abalance: the index path and the heap block.
         self.index_lookup(aid);
         self.access(account, true);
@@ -572,18 +770,84 @@ impl PgbenchGen {
             self.starts[HISTORY] + h.min(self.starts[5] - self.starts[4] - 1),
             true,
         );
-        // Commit: the WAL.
-        if self.wal_pos + u32::from(self.wal_pages) > self.wal_file_pages {
+        // Commit: the WAL, with the transaction's full-page images.
+        let pages = (u32::from(self.wal_pages) + std::mem::take(&mut self.fpi_pages))
+            .min(self.wal_file_pages) as u16;
+        if self.wal_pos + u32::from(pages) > self.wal_file_pages {
             self.wal_pos = 0;
+            if !self.fpw.is_empty() {
+                self.checkpoint();
+            }
         }
         self.pending.push(Event::FileWrite {
             file: self.wal,
             index: self.wal_pos,
-            pages: self.wal_pages,
+            pages,
         });
-        self.wal_pos += u32::from(self.wal_pages);
+        self.wal_pos += u32::from(pages);
         self.tx_done += 1;
         self.tx_left -= 1;
+    }
+
+    /// A checkpoint, when the WAL is about to be reused (`max_wal_size`: PostgreSQL
+    /// starts one before the WAL since the last would exceed it): the next modification
+    /// of every block logs a full-page image again, and the checkpointer writes every
+    /// buffer dirty now (`BufferSync`), spread over the transactions that follow.
+    fn checkpoint(&mut self) {
+        self.fpw.fill(0);
+        self.ckpt_pos = 0;
+    }
+
+    /// Queues the checkpointer's next writes (at most [`MAX_TX_EVENTS`] buffers
+    /// scanned); returns whether it queued anything.
+    fn checkpointer(&mut self) -> bool {
+        self.pending.clear();
+        self.pos = 0;
+        let n = self.tag.len() as u32;
+        let end = (self.ckpt_pos + MAX_TX_EVENTS as u32).min(n);
+        for b in self.ckpt_pos..end {
+            let s = &mut self.state[b as usize];
+            let block = self.tag[b as usize];
+            if *s & DIRTY != 0 && block != NONE {
+                *s &= !DIRTY;
+                let (r, off) = self.relation(block);
+                self.pending.push(Event::FileWrite {
+                    file: self.files[r],
+                    index: off * PAGES_PER_BLOCK,
+                    pages: PAGES_PER_BLOCK as u16,
+                });
+            }
+        }
+        self.ckpt_pos = end;
+        !self.pending.is_empty()
+    }
+
+    /// Queues the next start-up events (the binary's pages read through its mapping,
+    /// then the backends' private memory written once); returns whether it queued any.
+    fn startup(&mut self) -> bool {
+        self.pending.clear();
+        self.pos = 0;
+        let bin = self.binary.map_or(0, |(_, p)| u64::from(p));
+        let private = self.private.map_or(0, |(_, p)| u64::from(p));
+        while self.pending.len() < MAX_TX_EVENTS && self.startup_pos < bin + private {
+            let i = self.startup_pos;
+            self.startup_pos += 1;
+            let ev = match (self.binary, self.private) {
+                (Some((vma, _)), _) if i < bin => Event::Access {
+                    vma,
+                    index: i as u32,
+                    write: false,
+                },
+                (_, Some((vma, _))) => Event::Access {
+                    vma,
+                    index: (i - bin) as u32,
+                    write: true,
+                },
+                _ => break,
+            };
+            self.pending.push(ev);
+        }
+        !self.pending.is_empty()
     }
 
     /// Appends up to `max` events to `out`; returns how many.
@@ -591,10 +855,14 @@ impl PgbenchGen {
         let mut n = 0;
         while n < max {
             if self.pos == self.pending.len() {
-                if self.tx_left == 0 {
+                if self.startup() || (self.ckpt_pos < self.tag.len() as u32 && self.checkpointer())
+                {
+                    // Start-up or checkpoint events queued.
+                } else if self.tx_left == 0 {
                     break;
+                } else {
+                    self.transaction(rng);
                 }
-                self.transaction(rng);
             }
             let take = (self.pending.len() - self.pos).min(max - n);
             out.extend_from_slice(&self.pending[self.pos..self.pos + take]);
@@ -613,7 +881,16 @@ impl PgbenchGen {
 impl super::Model for PgbenchSpec {
     const KIND: &'static str = "pgbench";
     const REQUIRED: &'static [&'static str] = &["scale", "transactions"];
-    const OPTIONAL: &'static [&'static str] = &["shared_buffers", "wal_pages", "max_wal_size"];
+    const OPTIONAL: &'static [&'static str] = &[
+        "shared_buffers",
+        "wal_pages",
+        "max_wal_size",
+        "script",
+        "clients",
+        "backend_memory",
+        "binary_size",
+        "full_page_writes",
+    ];
     const TARGET: crate::Target = crate::Target::File;
 
     fn pages(&self) -> u64 {
@@ -715,5 +992,115 @@ mod tests {
             g.levels,
             vec![(275, KEYS_PER_LEAF * DOWNLINKS), (1, KEYS_PER_LEAF)]
         );
+    }
+
+    /// All the events of a workload with `spec` at scale 1, and its generator.
+    fn events_of(spec: PgbenchSpec) -> (PgbenchGen, Vec<Event>) {
+        let mut sim = Sim::new(MachineConfig::default()).unwrap();
+        let mut g = PgbenchGen::setup(&mut sim, &spec, "pg", Advice::Normal, 0).unwrap();
+        let mut rng = Pcg64Mcg::new(1);
+        let mut out = Vec::new();
+        while g.fill(&mut rng, &mut out, 1000) > 0 {}
+        (g, out)
+    }
+
+    /// select-only: per transaction the index descent (2 levels at scale 1) and the
+    /// account's heap block, read; no store to a buffer but the loads of misses, no
+    /// file write (no WAL: a read-only commit logs nothing).
+    #[test]
+    fn select_only_reads_one_index_path_and_one_heap_block() {
+        let spec = PgbenchSpec {
+            script: PgbenchScript::SelectOnly,
+            ..PgbenchSpec::new(1, 100)
+        };
+        let (g, ev) = events_of(spec);
+        assert_eq!(g.transactions_done(), 100);
+        assert!(!ev.iter().any(|e| matches!(e, Event::FileWrite { .. })));
+        let reads = ev
+            .iter()
+            .filter(|e| matches!(e, Event::FileRead { .. }))
+            .count();
+        let loads = ev
+            .iter()
+            .filter(|e| matches!(e, Event::Access { write: false, .. }))
+            .count();
+        // Each of the 3 blocks is a hit (2 loads) or a miss (a read, 2 stores).
+        assert_eq!(loads / 2 + reads, 300);
+    }
+
+    /// Start-up: the binary's pages are loaded through its mapping, then each backend's
+    /// private memory is stored to, once each, before the first transaction.
+    #[test]
+    fn startup_reads_the_binary_and_writes_the_backends_memory() {
+        let spec = PgbenchSpec {
+            clients: 2,
+            backend_memory: 3 * PAGE,
+            binary_size: 5 * PAGE,
+            ..PgbenchSpec::new(1, 1)
+        };
+        let (g, ev) = events_of(spec);
+        let (bin, _) = g.binary.unwrap();
+        let (private, pages) = g.private.unwrap();
+        assert_eq!(pages, 6);
+        let want: Vec<Event> = (0..5)
+            .map(|index| Event::Access {
+                vma: bin,
+                index,
+                write: false,
+            })
+            .chain((0..6).map(|index| Event::Access {
+                vma: private,
+                index,
+                write: true,
+            }))
+            .collect();
+        assert_eq!(ev[..11], want[..]);
+        assert_eq!(g.transactions_done(), 1);
+    }
+
+    /// full_page_writes: a transaction's first modification of each block since the
+    /// checkpoint adds its 8 KiB image to the commit's WAL; the next modification of
+    /// the same block does not. The WAL reused (here after 3 commits' worth) is a
+    /// checkpoint: images again, and the checkpointer writes the dirty buffers.
+    #[test]
+    fn full_page_writes_log_a_blocks_first_modification_after_a_checkpoint() {
+        let mut sim = Sim::new(MachineConfig::default()).unwrap();
+        let spec = PgbenchSpec {
+            full_page_writes: true,
+            ..PgbenchSpec::new(1, 10)
+        };
+        let mut g = PgbenchGen::setup(&mut sim, &spec, "pg", Advice::Normal, 0).unwrap();
+        let wal = g.wal;
+        let wal_write = |g: &PgbenchGen| {
+            g.pending
+                .iter()
+                .find_map(|e| match *e {
+                    Event::FileWrite { file, pages, .. } if file == wal => Some(pages),
+                    _ => None,
+                })
+                .unwrap()
+        };
+        let mut rng = Pcg64Mcg::new(1);
+        g.transaction(&mut rng);
+        // Account, teller and branch blocks: 3 images (history blocks are new).
+        assert_eq!(wal_write(&g), 2 + 3 * 2);
+        g.transaction(&mut rng);
+        // Scale 1: one teller and one branch block, already logged; a new account
+        // block (1,640 of them) almost surely.
+        assert_eq!(wal_write(&g), 2 + 2);
+        // Reuse the WAL: the next commit does not fit, a checkpoint.
+        g.wal_file_pages = g.wal_pos + 1;
+        g.transaction(&mut rng);
+        assert_eq!(g.ckpt_pos, 0, "a checkpoint started");
+        assert_eq!(g.fpw.iter().map(|w| w.count_ones()).sum::<u32>(), 0);
+        assert!(g.checkpointer(), "dirty buffers to write");
+        let writes = g
+            .pending
+            .iter()
+            .filter(|e| matches!(e, Event::FileWrite { .. }))
+            .count();
+        // The teller, branch and history blocks and the accounts' (2 or 3).
+        assert!((5..=6).contains(&writes), "{writes}");
+        assert!(g.state.iter().all(|s| s & DIRTY == 0));
     }
 }

@@ -7,8 +7,8 @@ use mmsim_core::{ConfigError, MachineConfig};
 
 use super::raw::{convert, KindError, ScenarioToml};
 use super::{
-    default_seed, Scenario, Target, TraceKeys, WorkloadKind, WorkloadSpec, MAX_EVENTS, MAX_PAGES,
-    MAX_THETA, OFFSET_MAX_TOTAL_PAGES,
+    default_seed, Scenario, Target, TraceFaults, TraceKeys, WorkloadKind, WorkloadSpec, MAX_EVENTS,
+    MAX_PAGES, MAX_THETA, MAX_TRACE_FAULT_MAPPINGS, OFFSET_MAX_TOTAL_PAGES,
 };
 use crate::error::WorkloadError;
 use crate::models::{self, Bad, Model};
@@ -638,10 +638,42 @@ impl Scenario {
                     pages,
                     keys,
                     requests,
+                    faults,
+                    fault_mappings,
                     ..
                 } => {
                     if path.as_os_str().is_empty() {
                         return Err(invalid(field("path"), "is empty".into()));
+                    }
+                    if *faults != TraceFaults::Read
+                        && (*keys != TraceKeys::Offset || w.target != Target::File)
+                    {
+                        return Err(invalid(
+                            field("trace_faults"),
+                            format!(
+                                "\"{faults}\" maps each traced file next to the file the replay reads, \
+                                 so it needs trace_keys = \"offset\" and target = \"file\" (here \
+                                 trace_keys = \"{keys}\", target = \"{}\")",
+                                w.target
+                            ),
+                        ));
+                    }
+                    if !(1..=MAX_TRACE_FAULT_MAPPINGS).contains(fault_mappings) {
+                        return Err(invalid(
+                            field("trace_fault_mappings"),
+                            format!(
+                                "{fault_mappings} is out of range [1, {MAX_TRACE_FAULT_MAPPINGS}] \
+                                 (mappings of each traced file)"
+                            ),
+                        ));
+                    }
+                    if *fault_mappings != 1 && *faults == TraceFaults::Read {
+                        return Err(invalid(
+                            field("trace_fault_mappings"),
+                            "needs trace_faults = \"mapped\" or \"mapped-exec\": with \
+                             trace_faults = \"read\" nothing is mapped"
+                                .into(),
+                        ));
                     }
                     if *requests && (*keys != TraceKeys::Offset || w.target != Target::File) {
                         return Err(invalid(

@@ -420,6 +420,58 @@ impl<'de> Deserialize<'de> for TraceKeys {
     }
 }
 
+/// The most mappings per traced file `trace_fault_mappings` may ask for.
+pub const MAX_TRACE_FAULT_MAPPINGS: u32 = 64;
+
+/// How a `filemap` trace's page faults and fault-around (`mm_filemap_fault`,
+/// `mm_filemap_map_pages`, [`mmsim_trace::Record::fault`]) are replayed:
+/// `trace_faults` of a `trace` workload with `trace_keys = "offset"` on
+/// `target = "file"`. The default, [`TraceFaults::Read`], keeps existing results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub enum TraceFaults {
+    /// As reads of their pages (`filemap_read`), like the trace's other events.
+    #[default]
+    Read,
+    /// As loads through a shared mapping of the whole file (one per traced file, made
+    /// by the replay's task next to its open file): the page is faulted in (or found)
+    /// and mapped, its PTE's accessed bit set, so reclaim's `folio_referenced` sees the
+    /// reference as the kernel's `folio_check_references` (mm/vmscan.c, v6.18) does
+    /// for a mapped page: kept on the inactive list with PG_referenced on the first
+    /// scan that finds it young, activated on the second.
+    Mapped,
+    /// As [`TraceFaults::Mapped`], with the mappings executable (`VM_EXEC`): a
+    /// referenced file folio of an executable mapping is activated on its first young
+    /// scan (`folio_check_references`). The trace does not say which mappings were
+    /// executable: this takes every faulted file to be one (the binaries and
+    /// libraries a program maps).
+    MappedExec,
+}
+
+impl fmt::Display for TraceFaults {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+mmsim_core::setting_names! { TraceFaults, "trace faults",
+    Read => "read",
+    Mapped => "mapped",
+    MappedExec => "mapped-exec",
+}
+
+impl Serialize for TraceFaults {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for TraceFaults {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<TraceFaults, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// How the workloads of a phase share the machine (`schedule`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
 pub enum Schedule {
@@ -736,6 +788,17 @@ pub enum WorkloadKind {
         /// `page_cache_sync_ra` does), instead of one single-page read per page.
         /// Needs `trace_keys = "offset"` and `target = "file"`. Default false.
         requests: bool,
+        /// `trace_faults`: how the trace's page faults and fault-around are replayed
+        /// ([`TraceFaults`]; default `read`). Other than `read` needs
+        /// `trace_keys = "offset"` and `target = "file"`.
+        faults: TraceFaults,
+        /// `trace_fault_mappings`: under `trace_faults` other than `read`, how many
+        /// mappings of each traced file the replay makes (one per process that maps it
+        /// in the traced program; default 1, at most [`MAX_TRACE_FAULT_MAPPINGS`]). A
+        /// trace records no process: the n-th fault record of a page goes to mapping
+        /// `n mod trace_fault_mappings`, since the kernel reports a fault only for a
+        /// page the faulting process had not mapped.
+        fault_mappings: u32,
     },
     /// `fio`: fio's buffered file IO by `numjobs` jobs ([`crate::models::fio`]).
     Fio(FioSpec),
@@ -955,6 +1018,8 @@ impl WorkloadSpec {
                 pages: None,
                 keys: TraceKeys::Dense,
                 requests: false,
+                faults: TraceFaults::Read,
+                fault_mappings: 1,
             },
         )
     }

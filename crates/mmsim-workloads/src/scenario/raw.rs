@@ -9,7 +9,7 @@ use mmsim_core::{Advice, MachineConfig, Size};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{
-    default_seed, LruGenWrite, Scenario, Target, TraceFormat, TraceKeys, WorkloadKind,
+    default_seed, LruGenWrite, Scenario, Target, TraceFaults, TraceFormat, TraceKeys, WorkloadKind,
     WorkloadSpec, ZipfSampler,
 };
 use crate::cgroups::{CgroupChange, CgroupCycle, CgroupSpec};
@@ -18,7 +18,7 @@ use crate::models::eater::{EaterPattern, EaterSpec};
 use crate::models::fio::{FioDistribution, FioRw, FioSpec};
 use crate::models::kbuild::KbuildSpec;
 use crate::models::kv::{KeyPattern, KvRatio, KvSpec};
-use crate::models::pgbench::PgbenchSpec;
+use crate::models::pgbench::{PgbenchScript, PgbenchSpec};
 use crate::models::tabs::TabsSpec;
 use crate::models::{self, Model};
 
@@ -102,7 +102,15 @@ impl KindName {
             ),
             KindName::Trace => (
                 &["path"],
-                &["format", "limit", "pages", "trace_keys", "trace_requests"],
+                &[
+                    "format",
+                    "limit",
+                    "pages",
+                    "trace_keys",
+                    "trace_requests",
+                    "trace_faults",
+                    "trace_fault_mappings",
+                ],
             ),
             KindName::Fio => models::fields_of::<FioSpec>(),
             KindName::Kv => models::fields_of::<KvSpec>(),
@@ -190,6 +198,10 @@ pub(super) struct RawWorkload {
     trace_keys: Option<TraceKeys>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     trace_requests: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trace_faults: Option<TraceFaults>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trace_fault_mappings: Option<u32>,
     // fio
     #[serde(default, skip_serializing_if = "Option::is_none")]
     rw: Option<FioRw>,
@@ -269,6 +281,26 @@ pub(super) struct RawWorkload {
         skip_serializing_if = "Option::is_none"
     )]
     max_wal_size: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    script: Option<PgbenchScript>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    clients: Option<u32>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    backend_memory: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "models::de_opt_bytes",
+        serialize_with = "ser_opt_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    binary_size: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    full_page_writes: Option<bool>,
     // dd
     #[serde(default, skip_serializing_if = "Option::is_none")]
     count: Option<u64>,
@@ -436,7 +468,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 69] = [
+    let present: [(&'static str, bool); 76] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -451,6 +483,8 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("limit", r.limit.is_some()),
         ("trace_keys", r.trace_keys.is_some()),
         ("trace_requests", r.trace_requests.is_some()),
+        ("trace_faults", r.trace_faults.is_some()),
+        ("trace_fault_mappings", r.trace_fault_mappings.is_some()),
         ("rw", r.rw.is_some()),
         ("bs", r.bs.is_some()),
         ("numjobs", r.numjobs.is_some()),
@@ -474,6 +508,11 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("transactions", r.transactions.is_some()),
         ("wal_pages", r.wal_pages.is_some()),
         ("max_wal_size", r.max_wal_size.is_some()),
+        ("script", r.script.is_some()),
+        ("clients", r.clients.is_some()),
+        ("backend_memory", r.backend_memory.is_some()),
+        ("binary_size", r.binary_size.is_some()),
+        ("full_page_writes", r.full_page_writes.is_some()),
         ("count", r.count.is_some()),
         ("read", r.read.is_some()),
         ("pattern", r.pattern.is_some()),
@@ -607,6 +646,8 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             pages: r.pages,
             keys: r.trace_keys.unwrap_or_default(),
             requests: r.trace_requests.unwrap_or(false),
+            faults: r.trace_faults.unwrap_or_default(),
+            fault_mappings: r.trace_fault_mappings.unwrap_or(1),
         },
         KindName::Fio => WorkloadKind::Fio(FioSpec {
             rw: r.rw.unwrap_or(FioRw::Read),
@@ -639,6 +680,11 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
                 transactions: r.transactions.unwrap_or(0),
                 wal_pages: r.wal_pages.unwrap_or(defaults.wal_pages),
                 max_wal_size: r.max_wal_size.unwrap_or(defaults.max_wal_size),
+                script: r.script.unwrap_or_default(),
+                clients: r.clients.unwrap_or(0),
+                backend_memory: r.backend_memory.unwrap_or(defaults.backend_memory),
+                binary_size: r.binary_size.unwrap_or(0),
+                full_page_writes: r.full_page_writes.unwrap_or(false),
             })
         }
         KindName::Dd => WorkloadKind::Dd(DdSpec {
@@ -776,6 +822,8 @@ impl From<WorkloadSpec> for RawWorkload {
             norandommap: None,
             trace_keys: None,
             trace_requests: None,
+            trace_faults: None,
+            trace_fault_mappings: None,
             keys: None,
             value_size: None,
             gets: None,
@@ -788,6 +836,11 @@ impl From<WorkloadSpec> for RawWorkload {
             transactions: None,
             wal_pages: None,
             max_wal_size: None,
+            script: None,
+            clients: None,
+            backend_memory: None,
+            binary_size: None,
+            full_page_writes: None,
             count: None,
             read: None,
             pattern: None,
@@ -888,6 +941,8 @@ impl From<WorkloadSpec> for RawWorkload {
                 pages,
                 keys,
                 requests,
+                faults,
+                fault_mappings,
             } => {
                 r.path = Some(path);
                 r.format = Some(format);
@@ -895,6 +950,8 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.pages = pages;
                 r.trace_keys = (keys != TraceKeys::Dense).then_some(keys);
                 r.trace_requests = requests.then_some(true);
+                r.trace_faults = (faults != TraceFaults::Read).then_some(faults);
+                r.trace_fault_mappings = (fault_mappings != 1).then_some(fault_mappings);
             }
             WorkloadKind::Fio(f) => {
                 r.rw = Some(f.rw);
@@ -925,6 +982,11 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.transactions = Some(p.transactions);
                 r.wal_pages = Some(p.wal_pages);
                 r.max_wal_size = Some(p.max_wal_size);
+                r.script = (p.script != PgbenchScript::TpcbLike).then_some(p.script);
+                r.clients = (p.clients != 0).then_some(p.clients);
+                r.backend_memory = (p.clients != 0).then_some(p.backend_memory);
+                r.binary_size = (p.binary_size != 0).then_some(p.binary_size);
+                r.full_page_writes = p.full_page_writes.then_some(true);
             }
             WorkloadKind::Dd(d) => {
                 r.bs = Some(d.bs);
