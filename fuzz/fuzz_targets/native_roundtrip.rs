@@ -26,8 +26,10 @@ fuzz_target!(|data: &[u8]| {
         .map(|c| Record {
             key: u64::from_le_bytes(c[..8].try_into().unwrap()),
             write: c[8] & 0x80 != 0,
-            // The native format keeps keys and writes, not request boundaries.
+            // The native format keeps keys and writes, not request boundaries
+            // or whether a record was a fault.
             cont: false,
+            fault: false,
         })
         .collect();
     let mut w = NativeWriter::new("out", Vec::new()).expect("header");
