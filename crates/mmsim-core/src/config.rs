@@ -757,9 +757,10 @@ pub struct MachineConfig {
     /// on (as reported on linux-mm, and as the 6.18 host shows:
     /// VALIDATION.md); only refaults of workingset pages stop it. The retry
     /// is not a second `pgfault` (the kernel counts a fault once it
-    /// completes). Off by default: the fault maps its page at once and
-    /// every miss counts, as mmsim did before (its recorded results).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    /// completes). On by default. `false` maps the faulting page at once
+    /// and lets every miss count, as mmsim did before 2026-11-29 (and as
+    /// kernels before 5.1 did, which held the lock over the read).
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
     pub fault_retry: bool,
 }
 
@@ -855,7 +856,7 @@ impl Default for MachineConfig {
             exact_shadows: default_exact_shadows(),
             pagetable_frames: false,
             hugepage_readaround: Default::default(),
-            fault_retry: false,
+            fault_retry: true,
             memory: Size(4 << 30),
             min_free_kbytes: None,
             watermark_scale_factor: default_wsf(),

@@ -152,7 +152,8 @@ fn v6_19_counts_hugepage_misses_against_mmap_miss() {
     assert_eq!(s.acc.file_pages_read, 100 * 512);
     fault(&mut s, vma, last);
     assert_eq!(s.acc.file_pages_read, 100 * 512 + 1);
-    assert_eq!(s.vmas[vma as usize].file_ra.mmap_miss, 101);
+    // 101, less the retried fault's fault-around hit on the page it read.
+    assert_eq!(s.vmas[vma as usize].file_ra.mmap_miss, 100);
     assert_eq!(folios(&s, file, 101 * 1536).last(), Some(&(last, 0)));
     assert_eq!(s.vm.pgmajfault, 101);
     // MADV_SEQUENTIAL skips the count: the window is read every time.
