@@ -61,6 +61,16 @@ impl Compaction {
 
     /// `__reset_isolation_suitable` (simplified: every mark cleared), when
     /// `compact_blockskip_flush` is set.
+    ///
+    /// Known departure: kswapd's call (`reset_isolation_suitable(pgdat)`)
+    /// is gated by the flag, but `compact_zone`'s call when
+    /// `compaction_restarting` is not; there the kernel clears a block's
+    /// mark only where `__reset_isolation_pfn` samples an LRU page (the
+    /// migrate side) or a free page (the free side), and keeps persistent
+    /// marks. Both calls are gated here: the unconditional reset with this
+    /// clear-everything simplification made `compact-mthp-defer` fall back
+    /// 34 % where the kernel does 88 % (VALIDATION.md), so the per-block
+    /// sampling has to come first.
     pub(crate) fn reset_isolation_suitable(&mut self) {
         if std::mem::take(&mut self.blockskip_flush) {
             self.skip.iter_mut().for_each(|w| *w = 0);

@@ -920,7 +920,7 @@ impl MachineConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.thp.validate(self.policy.name == PolicyName::Lru)?;
         self.compaction.validate()?;
-        self.tlb.validate()?;
+        self.tlb.validate(self.cpus)?;
         if self.zero_page && self.policy.name == PolicyName::Lru {
             return Err(ConfigError::new(
                 "machine.zero_page",

@@ -163,7 +163,13 @@ impl Sim {
         }
         self.advance(self.cost.minor_fault_ns);
         let fo = &mut self.folios[old];
-        fo.mapcount = fo.mapcount.saturating_sub(1);
+        // A saturated count (a PMD-mapped folio, `do_set_pmd`) stays
+        // "unknown": rmap walks every mapping rather than trust it.
+        if fo.mapcount != u8::MAX {
+            fo.mapcount -= 1;
+        }
+        // ptep_clear_flush() of the page-cache PTE (crate::tlb).
+        self.flush_tlb_range(vma, index, index + 1, false);
         self.map_copy(vma, index, new);
     }
 

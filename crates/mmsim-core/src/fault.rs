@@ -581,6 +581,9 @@ impl Sim {
         let Some(f) = self.filemap_fault(vma, file, findex) else {
             return;
         };
+        if self.tasks[self.vmas[vma as usize].task as usize].dead {
+            return; // the read's allocation OOM-killed the faulting task
+        }
         if self.cfg.fault_retry && !write && !tried && !cached {
             // VM_FAULT_RETRY: the read dropped the lock; the fault runs again.
             return self.do_fault(vma, index, file, findex, write, true);

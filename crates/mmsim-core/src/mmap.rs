@@ -20,7 +20,8 @@
 //! task's number of VMAs (`mm->map_count`, [`Sim::map_count`]) is the same
 //! before and after. Cost: the two system calls (2 × `fd_access_ns`); the
 //! VMA allocation, maple-tree update and TLB flush have no cost of their
-//! own here, and the zap its `MADV_DONTNEED` cost.
+//! own here, and the zap of a touched VMA costs what a `MADV_DONTNEED`
+//! call does, its own system call included (three in all).
 
 use crate::mem::pagetable::{SwapRaInfo, TaskId, VmaId};
 use crate::sim::Sim;

@@ -54,15 +54,19 @@ impl Sim {
         for vi in 0..self.tasks[victim].vmas.len() {
             let vid = self.tasks[victim].vmas[vi] as usize;
             self.kmem_free_vma_tables(vid as u32);
+            // The oom_reaper's zap ends with its TLB flush (crate::tlb).
+            self.tlb_zap_range(vid as u32, 0, u32::MAX);
             let ptes = std::mem::take(&mut self.vmas[vid].ptes);
-            let anon = self.vmas[vid].kind == VmaKind::Anon;
             for &pte in &ptes {
                 if pte & PTE_PRESENT != 0 {
                     // A large folio is freed at its first PTE; its other
                     // PTEs then find a freed slot (no LRU flag) and skip it.
+                    // Anonymous folios are those of anonymous VMAs and the
+                    // copies of a MAP_PRIVATE file mapping (`crate::cow`).
                     let f = pte & PTE_FOLIO_MASK;
                     let fo = &mut self.folios[f];
                     fo.mapcount = fo.mapcount.saturating_sub(1);
+                    let anon = !fo.is_file();
                     if anon && !fo.test(flags::WRITEBACK) && fo.test(flags::LRU) {
                         let lru = LruList::from_index(fo.lru);
                         if fo.test(flags::SWAPCACHE) {
@@ -83,7 +87,8 @@ impl Sim {
                         }
                         self.free_folio(f);
                     }
-                } else if anon && pte != 0 {
+                } else if pte != 0 {
+                    // A swap entry: only anonymous memory has them.
                     let slot = pte - 1;
                     let swap = self.swap.as_ref().unwrap();
                     if slot_folio(swap.slots[slot as usize]).is_none() {

@@ -50,12 +50,19 @@
 //!   exist only with CONFIG_DEBUG_TLBFLUSH; mmsim reports them in the TLB
 //!   report, not in its /proc/vmstat. Flushed: MADV_DONTNEED and munmap
 //!   (the zapped range's present PTEs, `tlb_finish_mmu`), the write fault on
-//!   the zero page (`ptep_clear_flush`, one page), the huge zero PMD's split
+//!   the zero page and on a page-cache page of a private file mapping
+//!   (`ptep_clear_flush`, one page), an OOM kill's zap (the oom_reaper's
+//!   `tlb_finish_mmu`, per VMA), the huge zero PMD's split
 //!   and a collapse (`pmdp_collapse_flush`, 512 pages: a full flush); reclaim
 //!   and compaction batch theirs (`try_to_unmap` with TTU_BATCH_FLUSH,
 //!   `arch_tlbbatch_add_pending`) and flush every marked CPU whole once per
 //!   `shrink_folio_list` or `migrate_pages` (`try_to_unmap_flush`); a split of
-//!   a mapped large folio flushes at once (`unmap_folio`).
+//!   a mapped large folio flushes at once (`unmap_folio`). Known departures:
+//!   the flushing CPU is taken to be the flushed one (direct reclaim by one
+//!   task of another's pages counts local), a PMD zap counts its 512 pages
+//!   (x86 flushes it with PMD stride), exit flushes per VMA (the kernel's
+//!   `exit_mmap` once), and contpte's "same permissions" is the same dirty
+//!   bit (arm64 keeps a block folded through `contpte_ptep_set_access_flags`).
 //!
 //! Counters are named after perf's generic events where the kernel has
 //! none: `dtlb_loads` (`dTLB-loads`: every access), `dtlb_load_misses`
@@ -126,8 +133,24 @@ impl TlbConfig {
     }
 
     /// Each array: ways in [1, 64], entries in [ways, 65536] and a multiple
-    /// of the ways giving a power-of-two number of sets.
-    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
+    /// of the ways giving a power-of-two number of sets; and at most
+    /// [`MAX_TLB_ENTRIES`] entries over all `cpus` (20 bytes each).
+    pub(crate) fn validate(&self, cpus: u32) -> Result<(), ConfigError> {
+        if self.enabled {
+            let per_cpu = u64::from(self.l1_entries)
+                + u64::from(self.l1_2m_entries)
+                + u64::from(self.stlb_entries);
+            let total = per_cpu * u64::from(cpus);
+            if total > MAX_TLB_ENTRIES {
+                return Err(ConfigError::new(
+                    "machine.tlb",
+                    format!(
+                        "{per_cpu} entries per CPU on {cpus} CPUs is {total} entries, more than \
+                         the {MAX_TLB_ENTRIES} mmsim allocates (fewer CPUs or smaller arrays)"
+                    ),
+                ));
+            }
+        }
         for (name, entries, ways) in [
             ("l1", self.l1_entries, self.l1_ways),
             ("l1_2m", self.l1_2m_entries, self.l1_2m_ways),
@@ -157,6 +180,10 @@ impl TlbConfig {
         Ok(())
     }
 }
+
+/// Most TLB entries over all simulated CPUs (`[machine.tlb]` is refused
+/// above it): 2^24, 320 MiB of host memory.
+pub(crate) const MAX_TLB_ENTRIES: u64 = 1 << 24;
 
 /// An empty way.
 const EMPTY: u64 = u64::MAX;
@@ -510,10 +537,12 @@ impl Sim {
             return SHIFT_4K;
         };
         let fo = &self.folios[f];
-        // The folio's first page as a page index of the VMA.
+        // The folio's first page as a page index of the VMA: a page-cache
+        // folio is indexed by file page, an anonymous one (a private file
+        // mapping's copies too, `crate::cow`) by VMA page.
         let vstart = match v.kind {
-            VmaKind::Anon => i64::from(fo.index),
-            VmaKind::File { pgoff, .. } => i64::from(fo.index) - i64::from(pgoff),
+            VmaKind::File { pgoff, .. } if fo.is_file() => i64::from(fo.index) - i64::from(pgoff),
+            _ => i64::from(fo.index),
         };
         let n = 1i64 << fo.order;
         let covers = |b: u32, len: u32| {
@@ -521,7 +550,13 @@ impl Sim {
                 && i64::from(b) + i64::from(len) <= vstart + n
                 && b + len <= v.len
         };
-        if u32::from(fo.order) == SHIFT_2M && !fo.test(flags::PARTIALLY_MAPPED) {
+        // mmsim keeps no PMD bit: a whole order-9 folio mapped at an aligned
+        // place is taken as PMD-mapped (page-cache folios only with
+        // `fs.pmd_mappings`, without which they are always mapped by PTEs).
+        // Known overcount: an order-9 anonymous folio mapped back by 512
+        // PTEs from the swap cache, or with its middle zapped, still counts.
+        let pmd_possible = !fo.is_file() || self.cfg.fs.pmd_mappings;
+        if pmd_possible && u32::from(fo.order) == SHIFT_2M && !fo.test(flags::PARTIALLY_MAPPED) {
             let b = index & !511;
             if i64::from(b) == vstart
                 && covers(b, 512)
@@ -736,14 +771,38 @@ mod tests {
             stlb_ways: 0,
             ..Default::default()
         };
-        let e = c.validate().unwrap_err();
+        let e = c.validate(1).unwrap_err();
         assert_eq!(e.field, "machine.tlb.stlb_ways");
         let c = TlbConfig {
             l1_entries: 100,
             ..Default::default()
         };
-        let e = c.validate().unwrap_err();
+        let e = c.validate(1).unwrap_err();
         assert_eq!(e.field, "machine.tlb.l1_entries");
-        assert!(TlbConfig::default().validate().is_ok());
+        // 72 entries in 6 ways: 12 sets, not a power of two.
+        let c = TlbConfig {
+            l1_entries: 72,
+            ..Default::default()
+        };
+        let e = c.validate(1).unwrap_err();
+        assert!(
+            e.to_string().contains("not a power-of-two number of sets"),
+            "{e}"
+        );
+        assert!(TlbConfig::default().validate(1).is_ok());
+        // The default arrays (2,176 entries per CPU) on 4,096 CPUs: 8.9 M
+        // entries, allowed; the largest arrays on 4,096 CPUs are not.
+        let on = TlbConfig {
+            enabled: true,
+            ..Default::default()
+        };
+        assert!(on.validate(4096).is_ok());
+        let big = TlbConfig {
+            enabled: true,
+            stlb_entries: 65536,
+            ..Default::default()
+        };
+        assert_eq!(big.validate(4096).unwrap_err().field, "machine.tlb");
+        assert!(big.validate(200).is_ok());
     }
 }

@@ -27,7 +27,13 @@
 //! maps the cached pages of its window (aligned on the file offset here, on the virtual
 //! address in the kernel); the window's other pages are counted in
 //! [`TraceReport::fault_around_left`], not replayed (a load of each would read the
-//! missing ones in).
+//! missing ones in). Known departure: when the window's first page is not cached, that
+//! replayed fault is a major fault with mmap read-around, which the kernel's
+//! fault-around never does (it reads nothing); and the window's first page is usually
+//! not the page that faulted. The per-page fault counts that pick the mapping are never
+//! reset, so a page evicted and faulted again by the same process goes to the next
+//! mapping, where it may still be mapped. A filemap trace converted to the native
+//! format loses [`mmsim_trace::Record::fault`] and replays its faults as reads.
 //!
 //! # Bounded memory
 //!

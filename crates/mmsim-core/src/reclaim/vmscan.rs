@@ -899,7 +899,7 @@ impl Sim {
         } else {
             self.try_to_unmap(f, sc)
         };
-        if fo.mapcount > 0 {
+        if fo.mapcount > 0 && unmapped {
             self.tlb_batch_add(&fo);
         }
         if !unmapped {

@@ -287,3 +287,27 @@ fn swapped_copies_come_back_one_page_at_a_time_under_6_13() {
     assert_eq!(s.vmas[vma as usize].pte(6) & PTE_PRESENT, 0);
     s.check_invariants().unwrap();
 }
+
+#[test]
+fn an_oom_kill_frees_the_copies_and_their_swap_slots() {
+    let mut s = machine(PolicyName::Cost, 4096, Some(1024));
+    let (t, _, vma) = mapped(&mut s, 16, true);
+    for i in 0..4 {
+        access(&mut s, vma, i, true);
+    }
+    let copy = pte_folio(&s, vma, 3);
+    let (reclaimed, _) = super::filefolio::reclaim_one(&mut s, copy);
+    assert_eq!(reclaimed, 1);
+    assert_eq!(rss(&s, t), (0, 3, 1));
+    assert_eq!(s.swap.as_ref().unwrap().used, 1);
+    // An anonymous page gives the task its OOM badness.
+    let heap = s.mmap_anon(t, 4).unwrap();
+    access(&mut s, heap, 0, true);
+    assert_eq!(stat(&s), (4, 4));
+    assert!(s.out_of_memory(None));
+    // The three mapped copies and the heap page are freed, and the swapped
+    // copy's slot with them; the page cache stays.
+    assert_eq!(stat(&s), (0, 4));
+    assert_eq!(s.swap.as_ref().unwrap().used, 0);
+    s.check_invariants().unwrap();
+}

@@ -248,7 +248,6 @@ fn reclaim_unmaps_in_batches_and_flushes_once_per_list() {
     // remote (sent and received) from kswapd.
     assert_eq!(r.nr_tlb_local_flush_one, 0);
     assert!(r.nr_tlb_local_flush_all + r.nr_tlb_remote_flush > 0);
-    assert_eq!(r.nr_tlb_remote_flush, r.nr_tlb_remote_flush_received);
     // Far fewer flushes than pages swapped out.
     assert!(r.nr_tlb_local_flush_all + r.nr_tlb_remote_flush < s.vm.pswpout / 8);
     s.check_invariants().unwrap();

@@ -400,6 +400,23 @@ impl PgbenchSpec {
                 ));
             }
         }
+        // The backends' memory is one mapping of at most 2^31 pages, and the
+        // model's pages at most MAX_PAGES, like every other region.
+        if self.private_pages() > 1 << 31 || self.pages() > MAX_PAGES {
+            return Err(Bad::new(
+                "backend_memory",
+                format!(
+                    "{} clients x {} bytes is {} pages of backend memory; with the database \
+                     the model needs {} pages, more than a mapping ({}) or the model ({MAX_PAGES}) \
+                     may hold",
+                    self.clients,
+                    self.backend_memory,
+                    self.private_pages(),
+                    self.pages(),
+                    1u64 << 31
+                ),
+            ));
+        }
         Ok(())
     }
 }
@@ -792,7 +809,10 @@ impl PgbenchGen {
     /// A checkpoint, when the WAL is about to be reused (`max_wal_size`: PostgreSQL
     /// starts one before the WAL since the last would exceed it): the next modification
     /// of every block logs a full-page image again, and the checkpointer writes every
-    /// buffer dirty now (`BufferSync`), spread over the transactions that follow.
+    /// buffer dirty now (`BufferSync`). Here it writes them all before the next
+    /// transaction, in chunks of [`MAX_TX_EVENTS`] buffers scanned (`fill`), as one
+    /// burst; PostgreSQL spreads the writes over `checkpoint_completion_target` of the
+    /// interval while transactions go on (not modelled).
     fn checkpoint(&mut self) {
         self.fpw.fill(0);
         self.ckpt_pos = 0;
@@ -1026,6 +1046,24 @@ mod tests {
             .count();
         // Each of the 3 blocks is a hit (2 loads) or a miss (a read, 2 stores).
         assert_eq!(loads / 2 + reads, 300);
+    }
+
+    /// The backends' memory must fit one mapping: 10,000 clients of 1 GiB do not.
+    #[test]
+    fn backend_memory_beyond_one_mapping_is_refused() {
+        let spec = PgbenchSpec {
+            clients: MAX_CLIENTS,
+            backend_memory: MAX_PRIVATE,
+            ..PgbenchSpec::new(1, 1)
+        };
+        let e = spec.validate().unwrap_err();
+        assert!(format!("{e:?}").contains("backend_memory"), "{e:?}");
+        let fits = PgbenchSpec {
+            clients: 4,
+            backend_memory: MAX_PRIVATE,
+            ..PgbenchSpec::new(1, 1)
+        };
+        assert!(fits.validate().is_ok());
     }
 
     /// Start-up: the binary's pages are loaded through its mapping, then each backend's
