@@ -204,21 +204,13 @@ fn madv_random_mapping_faults_one_page_at_a_time() {
 
 #[test]
 fn mmap_miss_beyond_lotsamiss_stops_read_around() {
-    let mut cfg_machine = machine(PolicyName::Cost, 1 << 16, None);
-    cfg_machine.cfg.fault_around_bytes = 4096;
-    // Misses add up only when the fault is not retried (a retry finds its
-    // page cached: `do_async_mmap_readahead` takes one off again).
-    cfg_machine.cfg.fault_retry = false;
-    let mut s = cfg_machine;
-    let task = s.add_task("t");
-    let file = s.add_file("f", 8000).unwrap();
-    let vma = s.mmap_file(task, file, 0, 8000, false).unwrap();
-    // 100 misses 64 pages apart: each reads a 32-page window (the first is
-    // clamped at offset 0 to 0..32).
-    for k in 0..100 {
-        fault(&mut s, vma, k * 64 + 16);
-    }
-    assert_eq!(s.acc.file_pages_read, 100 * 32);
+    // Fault-around off, and misses add up only when the fault is not
+    // retried (a retry finds its page cached: `do_async_mmap_readahead`
+    // takes one off again).
+    let (mut s, vma) = hundred_misses(|s| {
+        s.cfg.fault_around_bytes = 4096;
+        s.cfg.fault_retry = false;
+    });
     assert_eq!(s.vmas[vma as usize].file_ra.mmap_miss, 100);
     // The 101st miss makes mmap_miss 101 > MMAP_LOTSAMISS: just the page.
     fault(&mut s, vma, 100 * 64 + 16);
@@ -226,11 +218,11 @@ fn mmap_miss_beyond_lotsamiss_stops_read_around() {
 }
 
 /// 100 read faults 64 pages apart on an uncached 8000-page file mapping
-/// with fault-around on (64 KiB), each a miss whose read-around reads
-/// 32 pages: (sim, vma).
-fn hundred_misses(fault_retry: bool) -> (Sim, u32) {
+/// of a machine `configure`d first, each a miss whose read-around reads
+/// 32 pages (the first clamped at offset 0 to 0..32): (sim, vma).
+fn hundred_misses(configure: impl FnOnce(&mut Sim)) -> (Sim, u32) {
     let mut s = machine(PolicyName::Cost, 1 << 16, None);
-    s.cfg.fault_retry = fault_retry;
+    configure(&mut s);
     let task = s.add_task("t");
     let file = s.add_file("f", 8000).unwrap();
     let vma = s.mmap_file(task, file, 0, 8000, false).unwrap();
@@ -250,7 +242,7 @@ fn present_ptes(s: &Sim, vma: u32) -> usize {
 fn a_retried_fault_maps_what_it_read_and_read_around_goes_on() {
     // Without the retry each miss maps its page alone and counts: the
     // 101st is past MMAP_LOTSAMISS and reads its page alone.
-    let (mut s, vma) = hundred_misses(false);
+    let (mut s, vma) = hundred_misses(|s| s.cfg.fault_retry = false);
     assert_eq!(s.vmas[vma as usize].file_ra.mmap_miss, 100);
     assert_eq!(present_ptes(&s, vma), 100);
     fault(&mut s, vma, 100 * 64 + 16);
@@ -259,7 +251,7 @@ fn a_retried_fault_maps_what_it_read_and_read_around_goes_on() {
     // fault-around maps the 16-page block k*64+16..k*64+32 of the window
     // k*64..k*64+32 but its PG_readahead page k*64+24: 15 hits, more than
     // the miss, so mmap_miss stays 0 and the 101st miss reads its window.
-    let (mut s, vma) = hundred_misses(true);
+    let (mut s, vma) = hundred_misses(|s| s.cfg.fault_retry = true);
     assert_eq!(s.vmas[vma as usize].file_ra.mmap_miss, 0);
     assert_eq!(present_ptes(&s, vma), 100 * 15);
     fault(&mut s, vma, 100 * 64 + 16);
