@@ -755,6 +755,19 @@ impl Sim {
         self.obj_cgroup_uncharge(m, TASK_SLAB_BYTES, false);
     }
 
+    /// Page-table pages (PTE, PMD and PUD levels) VMA `vma` holds, as
+    /// `mm_pgtables_bytes` counts them; None when accounting is off.
+    pub(crate) fn kmem_vma_tables(&self, vma: u32) -> Option<u64> {
+        let k = self.kmem.as_ref()?;
+        Some(k.vmas.get(vma as usize).map_or(0, |vt| {
+            vt.levels
+                .iter()
+                .flat_map(|w| w.iter())
+                .map(|w| u64::from(w.count_ones()))
+                .sum()
+        }))
+    }
+
     /// The page tables of a killed task's VMAs freed (`free_pgtables` at exit).
     pub(crate) fn kmem_free_vma_tables(&mut self, vma: u32) {
         let Some(k) = self.kmem.as_mut() else {

@@ -991,19 +991,6 @@ impl Sim {
         None
     }
 
-    /// `mem_cgroup_is_descendant()` (include/linux/memcontrol.h, v6.x):
-    /// whether `memcg` is `root` or one of its descendants.
-    pub(crate) fn mem_cgroup_is_descendant(&self, memcg: MemcgId, root: MemcgId) -> bool {
-        let mut m = Some(memcg);
-        while let Some(x) = m {
-            if x == root {
-                return true;
-            }
-            m = self.memcgs[x as usize].parent;
-        }
-        false
-    }
-
     /// Hierarchical lruvec state of `memcg` (its subtree's sum).
     ///
     /// A group without children (the usual eviction lruvec: a workload's

@@ -1,12 +1,27 @@
-//! The OOM killer (mm/oom_kill.c), simplified: the victim is the live task
-//! with the most resident anonymous pages plus swap entries (`oom_badness`
-//! without the oom_score_adj term); killing it frees its anonymous memory
-//! and swap slots and unmaps its file mappings. Later events of a killed
-//! task are dropped and counted.
+//! The OOM killer (mm/oom_kill.c, v6.12): `select_bad_process` picks the
+//! task with the highest `oom_badness` — its resident pages (file and
+//! anonymous, `get_mm_rss`), its swap entries (`MM_SWAPENTS`) and its page
+//! tables (`mm_pgtables_bytes / PAGE_SIZE`), without the `oom_score_adj`
+//! term (mmsim has no adjustment) — visiting the tasks as the kernel does:
+//! a memcg OOM walks the groups of the subtree in pre-order
+//! (`mem_cgroup_scan_tasks`) and each group's tasks in creation order; a
+//! global OOM walks every task in creation order (`for_each_process`). A
+//! task that scores as much as the one chosen so far replaces it
+//! (`oom_evaluate_task` skips only `points < chosen_points`), so ties go
+//! to the task visited last. Killing it frees its anonymous memory and swap
+//! slots and unmaps its file mappings (the page cache stays). Later events
+//! of a killed task are dropped and counted.
+//!
+//! Departures: a task scoring 0 (nothing resident, swapped or mapped) is
+//! never chosen, as killing it would free nothing here; page tables are
+//! counted from `machine.kmem_accounting`'s per-VMA tables when it is on,
+//! else from the 2 MiB, 1 GiB and 512 GiB ranges that hold a PTE or swap
+//! entry now (the kernel keeps a table whose entries were all zapped until
+//! `munmap` or exit, so it may count a few more).
 
 use crate::mem::filemap::slot_folio;
 use crate::mem::folio::{flags, LruList};
-use crate::mem::pagetable::{VmaKind, PTE_FOLIO_MASK, PTE_PRESENT};
+use crate::mem::pagetable::{PTE_FOLIO_MASK, PTE_PRESENT};
 use crate::sim::Sim;
 use crate::stats::item::*;
 
@@ -16,26 +31,9 @@ impl Sim {
     /// only among the tasks of group `scope`'s subtree; a global one among all.
     pub(crate) fn out_of_memory(&mut self, scope: Option<crate::memcg::MemcgId>) -> bool {
         let mut best: Option<(u64, usize)> = None;
-        for (t, task) in self.tasks.iter().enumerate() {
-            if task.dead {
-                continue;
-            }
-            if scope.is_some_and(|root| !self.mem_cgroup_is_descendant(task.memcg, root)) {
-                continue;
-            }
-            let badness: u64 = task
-                .vmas
-                .iter()
-                .filter(|&&v| self.vmas[v as usize].kind == VmaKind::Anon)
-                .map(|&v| {
-                    self.vmas[v as usize]
-                        .ptes
-                        .iter()
-                        .filter(|&&p| p != 0)
-                        .count() as u64
-                })
-                .sum();
-            if badness > 0 && best.is_none_or(|(b, _)| badness > b) {
+        for t in self.oom_candidates(scope) {
+            let badness = self.oom_badness(t);
+            if badness > 0 && best.is_none_or(|(b, _)| badness >= b) {
                 best = Some((badness, t));
             }
         }
@@ -98,5 +96,56 @@ impl Sim {
             }
         }
         self.node.free > before
+    }
+
+    /// The live tasks an OOM of `scope` chooses among, in the kernel's
+    /// visiting order (see the module overview).
+    fn oom_candidates(&self, scope: Option<crate::memcg::MemcgId>) -> Vec<usize> {
+        let live = |t: &usize| !self.tasks[*t].dead;
+        let Some(root) = scope else {
+            return (0..self.tasks.len()).filter(live).collect();
+        };
+        let mut order = Vec::new();
+        let mut m = Some(root);
+        while let Some(g) = m {
+            order.extend((0..self.tasks.len()).filter(|&t| self.tasks[t].memcg == g && live(&t)));
+            m = self.mem_cgroup_iter(root, g);
+        }
+        order
+    }
+
+    /// `oom_badness()` (mm/oom_kill.c, v6.12) of task `t` without
+    /// `oom_score_adj`: `get_mm_rss` + `MM_SWAPENTS` + its page-table pages.
+    pub(crate) fn oom_badness(&self, t: usize) -> u64 {
+        let c = self.mm_counters(t as u32).unwrap_or_default();
+        c.file + c.anon + c.swap + self.task_pgtable_pages(t)
+    }
+
+    /// `mm_pgtables_bytes(mm) / PAGE_SIZE` of task `t` (PTE, PMD and PUD
+    /// tables; see the module overview for how they are counted).
+    fn task_pgtable_pages(&self, t: usize) -> u64 {
+        self.tasks[t]
+            .vmas
+            .iter()
+            .map(|&v| {
+                self.kmem_vma_tables(v).unwrap_or_else(|| {
+                    let mut last = [u32::MAX; 3];
+                    let mut n = 0;
+                    for (i, &pte) in self.vmas[v as usize].ptes.iter().enumerate() {
+                        if pte == 0 {
+                            continue;
+                        }
+                        for (l, shift) in [9u32, 18, 27].into_iter().enumerate() {
+                            let range = i as u32 >> shift;
+                            if last[l] != range {
+                                last[l] = range;
+                                n += 1;
+                            }
+                        }
+                    }
+                    n
+                })
+            })
+            .sum()
     }
 }

@@ -36,6 +36,7 @@ mod kmem;
 mod memcg;
 mod memcg_stats;
 mod memcg_swap;
+mod oom;
 mod readahead;
 mod remap;
 mod rfc;

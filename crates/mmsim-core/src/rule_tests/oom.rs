@@ -1,0 +1,95 @@
+//! Rule tests of the OOM killer's victim choice (`crate::oom`, v6.12
+//! `select_bad_process`/`oom_badness`): every resident page counts, file
+//! pages included, with swap entries and page tables; ties go to the task
+//! visited last; a memcg OOM visits its subtree's groups in pre-order.
+
+use super::*;
+
+/// A task with `pages` anonymous pages written.
+fn anon_task(s: &mut Sim, pages: u32) -> (u32, u32) {
+    let t = s.add_task("anon");
+    let vma = s.mmap_anon(t, u64::from(pages)).unwrap();
+    touch(s, vma, pages);
+    (t, vma)
+}
+
+/// A task with `pages` pages of a shared file mapping read in.
+fn file_task(s: &mut Sim, pages: u32) -> u32 {
+    let t = s.add_task("file");
+    let file = s.add_file("f", u64::from(pages)).unwrap();
+    let vma = s.mmap_file(t, file, 0, u64::from(pages), false).unwrap();
+    s.madvise(vma, Advice::Random).unwrap();
+    for index in 0..pages {
+        s.step(&Event::Access {
+            vma,
+            index,
+            write: false,
+        });
+    }
+    t
+}
+
+#[test]
+fn mapped_file_pages_count_in_the_badness() {
+    let mut s = machine(PolicyName::Cost, 4096, None);
+    let (anon, _) = anon_task(&mut s, 10);
+    let file = file_task(&mut s, 15);
+    // RSS plus one page table each (one 2 MiB range, one 1 GiB, one 512 GiB).
+    assert_eq!(s.oom_badness(anon as usize), 10 + 3);
+    assert_eq!(s.oom_badness(file as usize), 15 + 3);
+    assert!(!s.out_of_memory(None), "killing the reader frees no page");
+    // The file reader was chosen (the old rule counted anonymous VMAs only
+    // and took the writer); its mappings are gone, the page cache stays.
+    assert!(s.tasks[file as usize].dead);
+    assert!(!s.tasks[anon as usize].dead);
+    assert_eq!(s.memcg_report(0).file, 15);
+    assert_eq!(s.memcg_report(0).anon, 10);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn a_tie_goes_to_the_task_visited_last() {
+    let mut s = machine(PolicyName::Cost, 4096, None);
+    let (first, _) = anon_task(&mut s, 8);
+    let (second, _) = anon_task(&mut s, 8);
+    assert!(s.out_of_memory(None));
+    assert!(!s.tasks[first as usize].dead);
+    assert!(s.tasks[second as usize].dead);
+    assert_eq!(s.memcg_report(0).anon, 8);
+}
+
+#[test]
+fn swap_entries_and_page_tables_count() {
+    let mut s = machine(PolicyName::Cost, 4096, Some(1024));
+    // 600 pages span two 2 MiB ranges: two PTE tables, one PMD, one PUD.
+    let (t, vma) = anon_task(&mut s, 600);
+    assert_eq!(s.oom_badness(t as usize), 600 + 4);
+    let f = s.vmas[vma as usize].pte(0) & crate::mem::pagetable::PTE_FOLIO_MASK;
+    let (reclaimed, _) = super::filefolio::reclaim_one(&mut s, f);
+    assert_eq!(reclaimed, 1);
+    // The swapped page counts as a swap entry instead of a resident page.
+    assert_eq!(s.oom_badness(t as usize), 599 + 1 + 4);
+}
+
+#[test]
+fn a_memcg_oom_visits_its_groups_in_pre_order() {
+    let mut s = machine(PolicyName::Cost, 4096, None);
+    let a = s.add_memcg(0, "a").unwrap();
+    let b = s.add_memcg(a, "b").unwrap();
+    let c = s.add_memcg(a, "c").unwrap();
+    // Created in the order c, b, a; visited a, b, c: the tie goes to c's.
+    let mut tasks = Vec::new();
+    for g in [c, b, a] {
+        let (t, _) = anon_task(&mut s, 5);
+        s.attach_task(t, g).unwrap();
+        tasks.push(t);
+    }
+    assert!(s.out_of_memory(Some(a)));
+    assert!(s.tasks[tasks[0] as usize].dead, "c's task is visited last");
+    assert!(!s.tasks[tasks[1] as usize].dead);
+    assert!(!s.tasks[tasks[2] as usize].dead);
+    // A global OOM visits by creation order: the tie now goes to a's task.
+    assert!(s.out_of_memory(None));
+    assert!(s.tasks[tasks[2] as usize].dead);
+    assert!(!s.tasks[tasks[1] as usize].dead);
+}
