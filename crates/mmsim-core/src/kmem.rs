@@ -31,7 +31,11 @@
 //! * **The shadow-node shrinker** (mm/workingset.c): at every group of a
 //!   reclaim walk `shrink_slab` runs it. `count_shadow_nodes` allows the
 //!   group `pages >> (XA_CHUNK_SHIFT - 3)` shadow-only nodes, `pages` its
-//!   own LRU pages plus its slab pages, and reports the excess;
+//!   own LRU pages plus its slab pages (`lruvec_page_state_local`: current
+//!   up to 6.7; since 6.8 the values of the group's last rstat flush, which
+//!   mmsim follows under `machine.policy.memcg_stats_flush = "ratelimited"`
+//!   — a group not flushed yet reads 0, so every shadow-only node is
+//!   excess), and reports the excess;
 //!   `do_shrink_slab` with `seeks = 0` scans half the excess plus the
 //!   deferred work `>> priority` (at most twice the excess) in batches of
 //!   `SHRINK_BATCH` (128), the rest deferred per group; `shadow_lru_isolate`
@@ -180,6 +184,10 @@ pub(crate) struct KmemGroup {
     shadow_nodes: u64,
     /// The shrinker's deferred work for this group (`nr_deferred`).
     nr_deferred: u64,
+    /// What `count_shadow_nodes` reads under `memcg_stats_flush =
+    /// "ratelimited"`: the group's own LRU pages plus its slab pages as of
+    /// its last rstat flush (`lruvec_page_state_local`), 0 before the first.
+    flushed_pages: u64,
 }
 
 impl KmemGroup {
@@ -515,6 +523,26 @@ impl Sim {
         }
     }
 
+    /// Group `m`'s own LRU pages plus its slab pages, live: the `pages` of
+    /// `count_shadow_nodes` for a memcg.
+    fn kmem_local_pages(&mut self, m: MemcgId) -> u64 {
+        let g = self.kmem.as_mut().unwrap().group(m);
+        let slab = (g.slab_reclaimable + g.slab_unreclaimable) / PAGE_SIZE;
+        let lv = &self.memcgs[m as usize].lruvec;
+        let compat = lv.lrugen.compat_sizes();
+        let lru_pages: u64 = (0..5).map(|l| lv.lists[l].pages + compat[l]).sum();
+        lru_pages + slab
+    }
+
+    /// The rstat flush of group `m` as the shadow-node shrinker sees it
+    /// (`crate::memcg_stats`): its local pages recorded.
+    pub(crate) fn kmem_flush_stats(&mut self, m: MemcgId) {
+        if self.kmem.is_some() {
+            let pages = self.kmem_local_pages(m);
+            self.kmem.as_mut().unwrap().group(m).flushed_pages = pages;
+        }
+    }
+
     /// `shrink_slab()` of the shadow-node shrinker for group `m` at
     /// `priority` (`do_shrink_slab` with `count_shadow_nodes` and
     /// `scan_shadow_nodes`); returns the nodes reclaimed.
@@ -529,15 +557,20 @@ impl Sim {
         if nodes == 0 {
             return 0;
         }
-        let slab = (g.slab_reclaimable + g.slab_unreclaimable) / PAGE_SIZE;
-        let lv = &self.memcgs[m as usize].lruvec;
-        let compat = lv.lrugen.compat_sizes();
-        let lru_pages: u64 = (0..5).map(|l| lv.lists[l].pages + compat[l]).sum();
         let pages = if m == ROOT && self.memcgs.len() == 1 {
             // No memcg: node_present_pages.
             self.cfg.memory.pages()
+        } else if self.memcg_stats.ratelimited && !self.memcg_stats.on_reclaim {
+            // 6.8+ (f82e6bf9bb9b moved the local statistics to rstat;
+            // 417dbd7be383 ratelimited this flush): the local statistics as
+            // of the group's last flush, which a group younger than the
+            // periodic flusher's 2 s has never had (0 pages: every node
+            // over none is excess). Up to 6.7 (`reclaim`, `sync`) the local
+            // statistics were per-CPU sums, current.
+            self.mem_cgroup_flush_stats_ratelimited(m, self.clock);
+            self.kmem.as_mut().unwrap().group(m).flushed_pages
         } else {
-            lru_pages + slab
+            self.kmem_local_pages(m)
         };
         let max_nodes = pages >> (XA_CHUNK_SHIFT - 3);
         let freeable = nodes.saturating_sub(max_nodes);

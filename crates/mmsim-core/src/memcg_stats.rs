@@ -191,6 +191,7 @@ impl Sim {
         let mut cur = Some(memcg);
         while let Some(m) = cur {
             self.memcg_stats.flushed[m as usize] = self.subtree_lruvec(m);
+            self.kmem_flush_stats(m);
             cur = self.mem_cgroup_iter(memcg, m);
         }
     }

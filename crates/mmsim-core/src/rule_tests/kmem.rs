@@ -131,6 +131,33 @@ fn shrinker_leaves_nodes_within_an_eighth_of_the_pages() {
     assert_eq!(s.kmem_shadow_nodes(a), 300);
 }
 
+/// 6.8+ (`memcg_stats_flush = "ratelimited"`): `count_shadow_nodes` reads
+/// the group's statistics as of its last rstat flush. The 4,000 LRU pages
+/// that allow 500 nodes live count for nothing before the first flush.
+#[test]
+fn shrinker_reads_the_last_flushed_pages_under_ratelimited_stats() {
+    use crate::memcg_stats::{MemcgStats, MemcgStatsFlush};
+    let (mut s, a, file, _) = kmem_machine(None);
+    s.memcg_stats = MemcgStats::new(MemcgStatsFlush::Ratelimited, 2000);
+    let other = s.add_file("g", 10_000).unwrap();
+    s.fadvise(other, Advice::Random).unwrap();
+    s.files[other as usize].task = s.files[file as usize].task;
+    for i in 0..4000 {
+        read(&mut s, other, i);
+    }
+    shadow_leaves(&mut s, a, file, 300);
+    // Never flushed: pages 0, max_nodes 0, freeable 300, delta 150: one
+    // batch of 128 (the live statistics allow all 300: see above).
+    assert_eq!(s.shrink_slab_shadow(a, 12), 128);
+    assert_eq!(s.kmem_shadow_nodes(a), 172);
+    // The periodic flush records 4,000 LRU pages and the nodes' slab:
+    // max_nodes 500, nothing is excess.
+    let now = s.clock;
+    s.flush_memcg_stats_dwork(now);
+    assert_eq!(s.shrink_slab_shadow(a, 0), 0);
+    assert_eq!(s.kmem_shadow_nodes(a), 172);
+}
+
 #[test]
 fn page_tables_are_charged_per_range_touched() {
     let (mut s, a, _, t) = kmem_machine(None);
