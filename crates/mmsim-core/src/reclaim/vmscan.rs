@@ -1045,7 +1045,10 @@ impl Sim {
     }
 
     /// When folio `f`'s writeback completes, if it is under writeback (a
-    /// folio has at most one event: see [`Sim::queue_writeback`]).
+    /// folio has at most one event: see [`Sim::queue_writeback`]). Cold:
+    /// cgroup v1 limit reclaim alone waits for a write.
+    #[cold]
+    #[inline(never)]
     fn writeback_done_time(&self, f: FolioId) -> Option<u64> {
         self.writeback
             .iter()
