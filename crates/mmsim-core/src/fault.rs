@@ -1165,7 +1165,7 @@ impl Sim {
         let next = self
             .writeback
             .iter()
-            .filter_map(|q| q.front().map(|&(t, _, _)| t))
+            .filter_map(|q| q.front().map(|&(t, _)| t))
             .min();
         let Some(t) = next else { return false };
         self.workload_stall(t.saturating_sub(self.clock), true);

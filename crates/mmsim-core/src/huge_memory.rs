@@ -675,6 +675,8 @@ impl Sim {
     /// swap cache, its own slot; the tails are appended to `list` (the
     /// caller's `folio_list`). Counts `split` (and `thp_split_page` at PMD size).
     pub(crate) fn split_folio_to_list(&mut self, f: FolioId, list: &mut Vec<FolioId>) {
+        // Its tails would inherit PG_writeback with no completion event.
+        debug_assert!(!self.folios[f].test(flags::WRITEBACK));
         if self.folios[f].test(flags::PARTIALLY_MAPPED) {
             self.deferred_split_unqueue(f);
         }
@@ -697,8 +699,6 @@ impl Sim {
                     .folios
                     .alloc(fo.space, fo.index + i, fo.flags, fo.memcg);
                 self.folios[t].gen_refs = fo.gen_refs;
-                // A new folio's writeback sequence: never written back.
-                self.folios.set_wb_seq(t, 0);
                 self.folios.set_head_pfn(t, pfn + i);
                 self.phys.set_frames_folio(u64::from(pfn + i), 0, t);
                 // Each split-off folio keeps PG_swapcache with its own slot.

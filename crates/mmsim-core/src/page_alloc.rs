@@ -108,11 +108,13 @@ impl<T: Copy> std::ops::IndexMut<usize> for PageArray<T> {
     }
 }
 
-/// One page frame's state (the parts of `struct page` the model keeps),
-/// packed so that one lookup reaches all of it: the free-list links and
-/// order of a free block's head (`page->buddy_list`, `buddy_order`), the
-/// migrate type an allocated block was asked for, and the folio that holds
-/// an allocated page (`mem_map`'s `page_folio`).
+/// One page frame's state (the parts of `struct page` the page allocator
+/// keeps), packed so that one lookup reaches all of it: the free-list
+/// links and order of a free block's head (`page->buddy_list`,
+/// `buddy_order`) and the migrate type an allocated block was asked for.
+/// 12 bytes. The folio that holds an allocated page (`mem_map`'s
+/// `page_folio`) is apart, in [`Zone`]'s `mem_map` array, allocated only
+/// when something reads it ([`PhysMem::mem_map`]).
 #[derive(Debug, Clone, Copy)]
 #[repr(C)]
 struct Frame {
@@ -120,8 +122,6 @@ struct Frame {
     next: u32,
     /// Previous block on the free list, or `NONE`.
     prev: u32,
-    /// The folio whose pages include this frame, or `NIL`.
-    folio: FolioId,
     /// Order of the free block headed here, or `NOT_FREE` (`PageBuddy` + `buddy_order`).
     free_order: u8,
     /// Migrate type the allocated block holding this page was asked for;
@@ -130,12 +130,11 @@ struct Frame {
 }
 
 /// A frame never written: not free (free blocks set their state when
-/// added), no folio. Links are read only for free blocks, and the
-/// allocation type only for allocated pages, which set them.
+/// added). Links are read only for free blocks, and the allocation type
+/// only for allocated pages, which set them.
 const BLANK_FRAME: Frame = Frame {
     next: 0,
     prev: 0,
-    folio: NIL,
     free_order: NOT_FREE,
     alloc_type: 0,
 };
@@ -228,6 +227,10 @@ pub(crate) struct Zone {
     tails: [[u32; MIGRATE_TYPES]; NR_PAGE_ORDERS],
     /// Per-frame state, `struct page` by `struct page`.
     frames: PageArray<Frame>,
+    /// `mem_map`'s folio of each frame (`page_folio`), or `NIL`: written
+    /// only while [`PhysMem::mem_map`] is on, so its chunks exist only
+    /// then (4 bytes per page frame; none on a machine without DAMON).
+    mem_map: PageArray<FolioId>,
     /// Migrate type per pageblock (`pageblock_flags`).
     block_type: Vec<MigrateType>,
     /// The untouched part of the zone: the `MAX_PAGE_ORDER` blocks from this
@@ -277,6 +280,7 @@ impl Zone {
             heads: [[NONE; MIGRATE_TYPES]; NR_PAGE_ORDERS],
             tails: [[NONE; MIGRATE_TYPES]; NR_PAGE_ORDERS],
             frames: PageArray::new(nr_pages, BLANK_FRAME),
+            mem_map: PageArray::new(nr_pages, NIL),
             block_type: vec![MigrateType::Movable; blocks],
             pristine_next: 0,
             pristine_end: whole * max_block,
@@ -644,7 +648,7 @@ impl Zone {
     /// `page_folio` of an allocated frame (NIL for a frame no folio holds:
     /// a kernel page, or one on the per-CPU list). Needs `mem_map`.
     pub(crate) fn frame_folio(&self, pfn: u64) -> FolioId {
-        self.frames[self.idx(pfn)].folio
+        self.mem_map[self.idx(pfn)]
     }
 
     /// `__isolate_free_page`'s list removal: takes the free block at `pfn`
@@ -740,7 +744,7 @@ impl Zone {
 
     /// Host bytes of this zone's arrays.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.frames.heap_bytes() + self.block_type.capacity()
+        self.frames.heap_bytes() + self.mem_map.heap_bytes() + self.block_type.capacity()
     }
 }
 
@@ -792,10 +796,10 @@ impl PerCpuPages {
     }
 }
 
-/// The node's physical memory: its zone and the per-CPU list. The zone's
-/// frames carry the PFN → folio map that stands in for `mem_map`
-/// (`pfn_folio`), stored in chunks like SPARSEMEM's sections so that host
-/// memory follows what was touched.
+/// The node's physical memory: its zone and the per-CPU list. The zone
+/// carries, beside its frames, the PFN → folio map that stands in for
+/// `mem_map` (`pfn_folio`), both stored in chunks like SPARSEMEM's sections
+/// so that host memory follows what was touched.
 #[derive(Debug, Clone)]
 pub(crate) struct PhysMem {
     /// ZONE_NORMAL, holding every managed page.
@@ -834,7 +838,7 @@ impl PhysMem {
     /// [`PhysMem::pfn_range`]). Only with [`PhysMem::mem_map`] on.
     pub(crate) fn pfn_folio(&self, pfn: u32) -> FolioId {
         debug_assert!(self.mem_map, "pfn_folio without mem_map");
-        self.zone.frames[(u64::from(pfn) - self.zone.start_pfn) as usize].folio
+        self.zone.mem_map[(u64::from(pfn) - self.zone.start_pfn) as usize]
     }
 
     /// The zone's PFNs `[first, end)`: the one "System RAM" resource
@@ -916,11 +920,11 @@ impl PhysMem {
         }
         let first = (pfn - self.zone.start_pfn) as usize;
         if order == 0 {
-            self.zone.frames[first].folio = f;
+            self.zone.mem_map[first] = f;
             return;
         }
         for i in first..first + (1 << order) {
-            self.zone.frames[i].folio = f;
+            self.zone.mem_map[i] = f;
         }
     }
 
@@ -1014,8 +1018,7 @@ impl Sim {
         }
         let mut mapped = 0u64;
         let mut err = None;
-        self.phys.zone.frames.for_each_allocated(|i, frame| {
-            let f = frame.folio;
+        self.phys.zone.mem_map.for_each_allocated(|i, f| {
             if f == NIL || err.is_some() {
                 return;
             }
@@ -1046,8 +1049,8 @@ impl Sim {
     /// and the folios' frame ranges lie in the zone without overlapping.
     fn check_frames_disjoint(&self) -> Result<(), String> {
         let mut named = None;
-        self.phys.zone.frames.for_each_allocated(|i, frame| {
-            if frame.folio != NIL && named.is_none() {
+        self.phys.zone.mem_map.for_each_allocated(|i, f| {
+            if f != NIL && named.is_none() {
                 named = Some(i);
             }
         });

@@ -249,3 +249,17 @@ proptest! {
         prop_assert_eq!(zone.buddyinfo(), [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4]);
     }
 }
+
+#[test]
+fn a_frame_is_12_bytes_and_mem_map_is_allocated_only_when_kept() {
+    assert_eq!(std::mem::size_of::<Frame>(), 12);
+    // Without mem_map, allocations and frees write no mem_map chunk.
+    let mut p = PhysMem::new(1 << 16, 0, 1, false);
+    let pfn = p.alloc_order0().unwrap();
+    p.set_frames_folio(pfn, 0, 7);
+    assert_eq!(p.zone.mem_map.heap_bytes(), 2 * 8);
+    p.mem_map = true;
+    p.set_frames_folio(pfn, 0, 7);
+    assert_eq!(p.pfn_folio(pfn as u32), 7);
+    assert_eq!(p.zone.mem_map.heap_bytes(), (1 << 15) * 4 + 2 * 8);
+}

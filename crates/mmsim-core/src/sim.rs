@@ -218,10 +218,9 @@ pub struct Sim {
     /// doubled each time `machine.stats_max_samples` thins the samples.
     pub(crate) stats_interval_ns: u64,
     /// Writeback completions in submission order, per device (0 swap, 1 fs):
-    /// (completion time, folio, the folio's `wb_seq` at submission).
-    pub(crate) writeback: [VecDeque<(u64, FolioId, u32)>; 2],
-    /// Last writeback sequence number handed out.
-    pub(crate) wb_seq: u32,
+    /// (completion time, folio or NIL for a write cut short; see
+    /// `Sim::queue_writeback`).
+    pub(crate) writeback: [VecDeque<(u64, FolioId)>; 2],
     /// Dirty file folios in dirtying order, with the time they were dirtied.
     pub(crate) dirty_fifo: VecDeque<(u64, FolioId)>,
     /// Scratch buffer for isolated folios (reused, never shrunk).
@@ -353,7 +352,6 @@ impl Sim {
             kmem: cfg.kmem_accounting.then(Default::default),
             stats_interval_ns: 0,
             writeback: [VecDeque::new(), VecDeque::new()],
-            wb_seq: 0,
             dirty_fifo: VecDeque::new(),
             scratch: Vec::with_capacity(64),
             shadow_layout: crate::reclaim::workingset::ShadowLayout::new(

@@ -7,10 +7,10 @@
 //! The data model carries an `order` (0 for a 4 KiB page); anonymous faults
 //! make larger ones when multi-size THP is on (`crate::huge_memory`). Each folio's head page frame
 //! (`folio_pfn`) is in its slot, read where the slot is read anyway (a
-//! free reads it beside the group and the order); the writeback sequence
-//! number, used by writeback alone, lives in a third dense array, 4 bytes
-//! per folio, so a resident folio costs 24 + 8 + 4 = 36 host bytes; the
-//! PFN → folio map (`mem_map`) is in `crate::page_alloc`.
+//! free reads it beside the group and the order), so a resident folio
+//! costs 24 + 8 = 32 host bytes (a writeback completion names its folio
+//! by id alone: see `Sim::queue_writeback`); the PFN → folio map
+//! (`mem_map`) is in `crate::page_alloc`.
 
 /// Dense index of a folio in the arena.
 pub(crate) type FolioId = u32;
@@ -225,20 +225,12 @@ impl Folio {
 pub(crate) type Links = [FolioId; 2];
 
 /// The arena of folios with a free list; ids are reused LIFO. Each folio
-/// has a 24-byte slot (with its head PFN), an 8-byte link pair and a
-/// 4-byte writeback sequence number: 36 bytes per resident folio.
+/// has a 24-byte slot (with its head PFN) and an 8-byte link pair: 32
+/// bytes per resident folio.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct FolioArena {
     slots: Vec<Folio>,
     links: Vec<Links>,
-    /// Sequence number of each folio's current writeback (matches its
-    /// completion event). Written when writeback starts
-    /// ([`FolioArena::set_wb_seq`]) and read only for folios under
-    /// writeback, so a freed and reused id needs no reset: a stale event
-    /// names a sequence number the new folio's own writeback never gets,
-    /// and a folio not under writeback matches no event. Split-off folios
-    /// are set to 0, the value of a folio never written back.
-    wb_seqs: Vec<u32>,
     free: Vec<FolioId>,
 }
 
@@ -248,7 +240,6 @@ impl FolioArena {
         FolioArena {
             slots: Vec::with_capacity(capacity),
             links: Vec::with_capacity(capacity),
-            wb_seqs: Vec::with_capacity(capacity),
             free: Vec::new(),
         }
     }
@@ -303,11 +294,9 @@ impl FolioArena {
             let more = (self.slots.len() / 16).max(1024);
             self.slots.reserve_exact(more);
             self.links.reserve_exact(more);
-            self.wb_seqs.reserve_exact(more);
         }
         self.slots.push(f);
         self.links.push([NIL, NIL]);
-        self.wb_seqs.push(0);
         (self.slots.len() - 1) as FolioId
     }
 
@@ -332,18 +321,6 @@ impl FolioArena {
     #[inline]
     pub(crate) fn set_head_pfn(&mut self, id: FolioId, pfn: u32) {
         self.slots[id as usize].pfn = pfn;
-    }
-
-    /// The sequence number of folio `id`'s last writeback (see the field).
-    #[inline]
-    pub(crate) fn wb_seq(&self, id: FolioId) -> u32 {
-        self.wb_seqs[id as usize]
-    }
-
-    /// Records the sequence number of the writeback folio `id` starts.
-    #[inline]
-    pub(crate) fn set_wb_seq(&mut self, id: FolioId, seq: u32) {
-        self.wb_seqs[id as usize] = seq;
     }
 
     /// Base pages of the folios holding page frames (every live folio but
@@ -386,7 +363,6 @@ impl FolioArena {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.slots.capacity() * std::mem::size_of::<Folio>()
             + self.links.capacity() * 8
-            + self.wb_seqs.capacity() * 4
             + self.free.capacity() * 4
     }
 

@@ -97,8 +97,7 @@ impl Sim {
         let fo = self.folios[f];
         if fo.test(flags::WRITEBACK) {
             // The reference policy does not wait: the write is cut short.
-            self.folios[f].clear(flags::WRITEBACK);
-            self.nr_writeback -= 1;
+            self.writeback_cut_short(f);
         }
         if fo.test(flags::DIRTY) {
             self.folios[f].clear(flags::DIRTY);

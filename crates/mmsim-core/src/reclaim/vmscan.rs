@@ -1040,19 +1040,21 @@ impl Sim {
         let fo = &mut self.folios[f];
         fo.set(flags::WRITEBACK | flags::RECLAIM);
         self.nr_writeback += nr;
-        let seq = self.start_writeback_seq(f);
-        self.queue_writeback(q, done, f, seq);
+        self.queue_writeback(q, done, f);
         false
     }
 
-    /// When folio `f`'s writeback completes, if it is under writeback.
+    /// When folio `f`'s writeback completes, if it is under writeback (a
+    /// folio has at most one event: see [`Sim::queue_writeback`]). Cold:
+    /// cgroup v1 limit reclaim alone waits for a write.
+    #[cold]
+    #[inline(never)]
     fn writeback_done_time(&self, f: FolioId) -> Option<u64> {
-        let seq = self.folios.wb_seq(f);
         self.writeback
             .iter()
             .flat_map(|q| q.iter())
-            .find(|&&(_, g, s)| g == f && s == seq)
-            .map(|&(t, _, _)| t)
+            .find(|&&(_, g)| g == f)
+            .map(|&(t, _)| t)
     }
 
     /// `__remove_mapping()` + free: leaves the shadow in the slot, uncharges, frees.
@@ -1110,6 +1112,10 @@ impl Sim {
     #[inline(always)]
     pub(crate) fn free_folio_inline(&mut self, f: FolioId) {
         let fo = self.folios[f];
+        debug_assert!(
+            !fo.test(flags::WRITEBACK),
+            "freeing folio {f} under writeback (its completion event would outlive it)"
+        );
         if fo.test(flags::PARTIALLY_MAPPED) {
             self.deferred_split_unqueue(f);
         }
