@@ -337,6 +337,18 @@ pub struct PolicyConfig {
     /// Written to results only when set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mglru_retry_written_back: bool,
+    /// For `mglru` `v6.1`: `lru_gen_look_around()` follows 6.1's own rule
+    /// (mm/vmscan.c, read in 6.1.192): without a page-table walker (every
+    /// reclaimer but kswapd) and with fewer than `PAGEVEC_SIZE` (15) young
+    /// neighbours to promote, each goes through `folio_activate()`: moved to
+    /// max_seq's list at once, its refs kept, counted in `pgactivate`
+    /// (instead of having its generation rewritten in place for
+    /// `sort_folio()` to move and count in `pgrefill`); isolated neighbours
+    /// get PG_referenced. Default false: the earlier model, every promoted
+    /// neighbour's generation rewritten in place. The v6.14 model ignores
+    /// it. Written to results only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mglru_look_around_activate: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -382,6 +394,7 @@ impl Default for PolicyConfig {
             mglru_fix_underprotected: false,
             mglru_writeback_in_reclaim: true,
             mglru_retry_written_back: false,
+            mglru_look_around_activate: false,
         }
     }
 }

@@ -300,6 +300,7 @@ impl Sim {
             fix_underprotected: cfg.policy.mglru_fix_underprotected,
             writeback_in_reclaim: cfg.policy.mglru_writeback_in_reclaim,
             retry_written_back: cfg.policy.mglru_retry_written_back,
+            look_around_activate: cfg.policy.mglru_look_around_activate,
             ..Default::default()
         };
         let swap = match (cfg.swap.device, cfg.swap.size) {
