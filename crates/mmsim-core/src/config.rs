@@ -349,6 +349,21 @@ pub struct PolicyConfig {
     /// it. Written to results only when set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mglru_look_around_activate: bool,
+    /// For `mglru` with `mglru_writeback_in_reclaim`: the writes a batch's
+    /// `shrink_folio_list()` starts stay in the block plug that
+    /// `lru_gen_shrink_lruvec()` holds around its eviction loop
+    /// (`blk_start_plug()` … `blk_finish_plug()`, 6.1 and 6.12 mm/vmscan.c;
+    /// a batch's swap writes merge into one request, which the plug keeps
+    /// until the next request or the end), so none of them completes
+    /// before `evict_folios()` puts the batch back: a written folio is not
+    /// freed by the retry of folios written back while isolated but rotated
+    /// by `folio_rotate_reclaimable()` when its write ends and freed by a
+    /// later isolation (counted again in `pgscan`). Writes of earlier
+    /// batches complete by the reclaimer's clock as before. Default false:
+    /// a write may complete while its batch is isolated. Written to results
+    /// only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mglru_writeback_plugged: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -395,6 +410,7 @@ impl Default for PolicyConfig {
             mglru_writeback_in_reclaim: true,
             mglru_retry_written_back: false,
             mglru_look_around_activate: false,
+            mglru_writeback_plugged: false,
         }
     }
 }

@@ -220,6 +220,9 @@ pub struct Sim {
     /// Writeback completions in submission order, per device (0 swap, 1 fs):
     /// (completion time, folio, the folio's `wb_seq` at submission).
     pub(crate) writeback: [VecDeque<(u64, FolioId, u32)>; 2],
+    /// Writes ever queued on each `writeback` queue (for the block plug of
+    /// `Sim::complete_writeback_before`).
+    pub(crate) writeback_queued: [u64; 2],
     /// Last writeback sequence number handed out.
     pub(crate) wb_seq: u32,
     /// Dirty file folios in dirtying order, with the time they were dirtied.
@@ -301,6 +304,7 @@ impl Sim {
             writeback_in_reclaim: cfg.policy.mglru_writeback_in_reclaim,
             retry_written_back: cfg.policy.mglru_retry_written_back,
             look_around_activate: cfg.policy.mglru_look_around_activate,
+            writeback_plugged: cfg.policy.mglru_writeback_plugged,
             ..Default::default()
         };
         let swap = match (cfg.swap.device, cfg.swap.size) {
@@ -354,6 +358,7 @@ impl Sim {
             kmem: cfg.kmem_accounting.then(Default::default),
             stats_interval_ns: 0,
             writeback: [VecDeque::new(), VecDeque::new()],
+            writeback_queued: [0; 2],
             wb_seq: 0,
             dirty_fifo: VecDeque::new(),
             scratch: Vec::with_capacity(64),

@@ -371,6 +371,9 @@ pub(crate) struct LruGenState {
     /// activates fewer than `PAGEVEC_SIZE` promoted neighbours through
     /// `folio_activate()`, as 6.1 does.
     pub look_around_activate: bool,
+    /// `machine.policy.mglru_writeback_plugged`: a batch's writes stay in
+    /// the block plug until `evict_folios()` has put the batch back.
+    pub writeback_plugged: bool,
     /// `current->in_lru_fault`: inside a page fault (set by the fault path).
     pub in_fault: bool,
     /// v6.1 `sc->memcgs_need_aging` of kswapd's scan control.

@@ -1487,3 +1487,53 @@ fn v6_1_look_around_marks_an_isolated_neighbour_referenced() {
         assert_eq!(s.vm.pgactivate, on as u64);
     }
 }
+
+#[test]
+fn plugged_writes_of_a_batch_do_not_end_while_it_is_isolated() {
+    // Writes of 1 ns + 4 ns of transfer, as in
+    // v6_1_retries_folios_whose_write_ended_while_isolated. With
+    // `mglru_writeback_plugged` the batch's four writes sit in
+    // lru_gen_shrink_lruvec()'s block plug until evict_folios() has put the
+    // batch back: none ends while the batch is isolated, so the retry
+    // frees nothing and all four wait under writeback with PG_reclaim
+    // (v6.1: min_seq + 1; v6.14: max_seq − 1). The next eviction (its
+    // clock 10 ms later) first completes them: folio_rotate_reclaimable()
+    // moves each to the tail of the oldest generation (pgrotated 4), and
+    // that batch frees all four clean swap-cache folios without writing
+    // them again. Every folio was isolated twice: pgscan 8 for pgsteal 4.
+    // Without the plug the retry freed three of them in the first pass.
+    for v in [V1, V2] {
+        for plugged in [false, true] {
+            let (mut s, fs) = swapping(v, 0.001, true, true);
+            s.lru_gen.writeback_plugged = plugged;
+            let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
+            s.evict_folios(0, &mut sc, SWAPPINESS_ANON_ONLY);
+            assert_eq!((s.vm.pswpout, s.vm.pgscan_anon), (4, 4), "{v:?} {plugged}");
+            if !plugged {
+                assert_eq!(s.vm.pgsteal_anon, 3, "{v:?}: the retry freed three");
+                continue;
+            }
+            assert_eq!((s.vm.pgsteal_anon, s.vm.pgrotated), (0, 0), "{v:?}");
+            for &f in &fs {
+                let fo = &s.folios[f];
+                assert!(
+                    fo.test(flags::WRITEBACK) && fo.test(flags::RECLAIM),
+                    "{v:?}"
+                );
+            }
+            if v == V2 {
+                age(&mut s);
+            }
+            let mut sc = ScanControl::new(Reclaimer::Direct, 32, 10_000_000);
+            s.evict_folios(0, &mut sc, SWAPPINESS_ANON_ONLY);
+            assert_eq!(s.vm.pgrotated, 4, "{v:?}");
+            assert_eq!(
+                (s.vm.pswpout, s.vm.pgscan_anon, s.vm.pgsteal_anon),
+                (4, 8, 4),
+                "{v:?}"
+            );
+            assert!(fs.iter().all(|&f| !s.folios.is_live(f)));
+            s.check_invariants().unwrap();
+        }
+    }
+}
