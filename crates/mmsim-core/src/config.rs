@@ -337,6 +337,33 @@ pub struct PolicyConfig {
     /// Written to results only when set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mglru_retry_written_back: bool,
+    /// For `mglru` `v6.1`: `lru_gen_look_around()` follows 6.1's own rule
+    /// (mm/vmscan.c, read in 6.1.192): without a page-table walker (every
+    /// reclaimer but kswapd) and with fewer than `PAGEVEC_SIZE` (15) young
+    /// neighbours to promote, each goes through `folio_activate()`: moved to
+    /// max_seq's list at once, its refs kept, counted in `pgactivate`
+    /// (instead of having its generation rewritten in place for
+    /// `sort_folio()` to move and count in `pgrefill`); isolated neighbours
+    /// get PG_referenced. Default false: the earlier model, every promoted
+    /// neighbour's generation rewritten in place. The v6.14 model ignores
+    /// it. Written to results only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mglru_look_around_activate: bool,
+    /// For `mglru` with `mglru_writeback_in_reclaim`: the writes a batch's
+    /// `shrink_folio_list()` starts stay in the block plug that
+    /// `lru_gen_shrink_lruvec()` holds around its eviction loop
+    /// (`blk_start_plug()` … `blk_finish_plug()`, 6.1 and 6.12 mm/vmscan.c;
+    /// a batch's swap writes merge into one request, which the plug keeps
+    /// until the next request or the end), so none of them completes
+    /// before `evict_folios()` puts the batch back: a written folio is not
+    /// freed by the retry of folios written back while isolated but rotated
+    /// by `folio_rotate_reclaimable()` when its write ends and freed by a
+    /// later isolation (counted again in `pgscan`). Writes of earlier
+    /// batches complete by the reclaimer's clock as before. Default false:
+    /// a write may complete while its batch is isolated. Written to results
+    /// only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mglru_writeback_plugged: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -382,6 +409,8 @@ impl Default for PolicyConfig {
             mglru_fix_underprotected: false,
             mglru_writeback_in_reclaim: true,
             mglru_retry_written_back: false,
+            mglru_look_around_activate: false,
+            mglru_writeback_plugged: false,
         }
     }
 }

@@ -221,6 +221,9 @@ pub struct Sim {
     /// (completion time, folio or NIL for a write cut short; see
     /// `Sim::queue_writeback`).
     pub(crate) writeback: [VecDeque<(u64, FolioId)>; 2],
+    /// Writes ever queued on each `writeback` queue (for the block plug of
+    /// `Sim::complete_writeback_before`).
+    pub(crate) writeback_queued: [u64; 2],
     /// Dirty file folios in dirtying order, with the time they were dirtied.
     pub(crate) dirty_fifo: VecDeque<(u64, FolioId)>,
     /// Scratch buffer for isolated folios (reused, never shrunk).
@@ -299,6 +302,8 @@ impl Sim {
             fix_underprotected: cfg.policy.mglru_fix_underprotected,
             writeback_in_reclaim: cfg.policy.mglru_writeback_in_reclaim,
             retry_written_back: cfg.policy.mglru_retry_written_back,
+            look_around_activate: cfg.policy.mglru_look_around_activate,
+            writeback_plugged: cfg.policy.mglru_writeback_plugged,
             ..Default::default()
         };
         let swap = match (cfg.swap.device, cfg.swap.size) {
@@ -352,6 +357,7 @@ impl Sim {
             kmem: cfg.kmem_accounting.then(Default::default),
             stats_interval_ns: 0,
             writeback: [VecDeque::new(), VecDeque::new()],
+            writeback_queued: [0; 2],
             dirty_fifo: VecDeque::new(),
             scratch: Vec::with_capacity(64),
             shadow_layout: crate::reclaim::workingset::ShadowLayout::new(

@@ -53,6 +53,40 @@ impl Sim {
         self.arm_writeback_timer(q);
     }
 
+    /// [`Sim::complete_writeback`] for the writes queued before `marks`
+    /// (the values of [`Sim::writeback_marks`] taken earlier): the later
+    /// ones are still in the submitter's block plug (`blk_start_plug()`,
+    /// block/blk-core.c), not yet dispatched to the device, and complete
+    /// only at a later call.
+    pub(crate) fn complete_writeback_before(&mut self, now: u64, marks: [u64; 2]) {
+        for (q, &mark) in marks.iter().enumerate() {
+            let plugged = (self.writeback_queued[q] - mark) as usize;
+            while self.writeback[q].len() > plugged {
+                let &(done, f) = self.writeback[q].front().expect("longer than plugged");
+                if done > now {
+                    break;
+                }
+                self.writeback[q].pop_front();
+                // As in `complete_writeback_on`: NIL is a write cut short.
+                if f == NIL {
+                    continue;
+                }
+                debug_assert!(
+                    self.folios.is_live(f) && self.folios[f].test(flags::WRITEBACK),
+                    "a writeback completion for folio {f}, which is not under writeback"
+                );
+                self.folio_end_writeback(f);
+            }
+            self.arm_writeback_timer(q);
+        }
+    }
+
+    /// The writes queued so far on each device, for
+    /// [`Sim::complete_writeback_before`].
+    pub(crate) fn writeback_marks(&self) -> [u64; 2] {
+        self.writeback_queued
+    }
+
     /// Queues a writeback completion on device `q` (0 swap, 1 filesystem);
     /// the device's timer follows its oldest write.
     ///
@@ -65,6 +99,7 @@ impl Sim {
     /// reference policy evicting a folio whose write is in flight, strikes
     /// the id out of the event first ([`Sim::writeback_cut_short`]).
     pub(crate) fn queue_writeback(&mut self, q: usize, done: u64, f: FolioId) {
+        self.writeback_queued[q] += 1;
         self.writeback[q].push_back((done, f));
         if self.writeback[q].len() == 1 {
             self.timers

@@ -384,6 +384,12 @@ pub fn sim_scenario(r: &CaseResult) -> Result<std::result::Result<Scenario, Stri
                 s.machine.policy.mglru_writeback_in_reclaim = true;
                 s.machine.policy.mglru_retry_written_back =
                     s.machine.policy.mglru_version == mmsim_core::config::MglruVersion::V6_1;
+                // 6.1's look-around activates fewer than PAGEVEC_SIZE
+                // promoted neighbours one by one (the v6.14 model ignores it).
+                s.machine.policy.mglru_look_around_activate =
+                    s.machine.policy.mglru_version == mmsim_core::config::MglruVersion::V6_1;
+                // 6.1 and 6.12 hold a block plug around the eviction loop.
+                s.machine.policy.mglru_writeback_plugged = true;
             } else {
                 // A case of a kernel before 6.12 may choose the finer model of
                 // its flush (`reclaim`: read stale between reclaim passes).

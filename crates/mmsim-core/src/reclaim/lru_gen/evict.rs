@@ -256,7 +256,10 @@ impl Sim {
     /// restored when PG_workingset is set; with `mglru_retry_written_back`,
     /// 6.1.192's retry and putback instead, [`Sim::retry_written_back_v6_1`]).
     /// With `mglru_writeback_in_reclaim`, writes due by the reclaimer's
-    /// clock complete before the isolation and after `shrink_folio_list`.
+    /// clock complete before the isolation and after `shrink_folio_list`
+    /// (with `mglru_writeback_plugged`, after it only those queued before
+    /// it: the batch's own writes are in `lru_gen_shrink_lruvec()`'s block
+    /// plug).
     /// Returns the number scanned (0 = no progress: the caller ages).
     pub(crate) fn evict_folios(
         &mut self,
@@ -283,11 +286,17 @@ impl Sim {
         }
         let mut batch = std::mem::take(&mut self.scratch);
         let rules = self.rules();
+        let marks = self.writeback_marks();
         let (mut reclaimed, stat) = self.shrink_folio_list(&mut batch, sc, rules);
         if self.lru_gen.writeback_in_reclaim {
             // Writes that ended while the batch was isolated: PG_reclaim
-            // cleared, no rotation (the folio was off the LRU).
-            self.complete_writeback(sc.now());
+            // cleared, no rotation (the folio was off the LRU). With the
+            // plug, not the batch's own writes.
+            if self.lru_gen.writeback_plugged {
+                self.complete_writeback_before(sc.now(), marks);
+            } else {
+                self.complete_writeback(sc.now());
+            }
         }
         let stable = v == MglruVersion::V6_1 && self.lru_gen.retry_written_back;
         if v == MglruVersion::V6_14 {

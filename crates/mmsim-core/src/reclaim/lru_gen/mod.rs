@@ -367,6 +367,13 @@ pub(crate) struct LruGenState {
     /// `machine.policy.mglru_retry_written_back` (v6.1 model): 6.1's
     /// retry of folios written back while isolated, and its putback.
     pub retry_written_back: bool,
+    /// `machine.policy.mglru_look_around_activate` (v6.1 model): look-around
+    /// activates fewer than `PAGEVEC_SIZE` promoted neighbours through
+    /// `folio_activate()`, as 6.1 does.
+    pub look_around_activate: bool,
+    /// `machine.policy.mglru_writeback_plugged`: a batch's writes stay in
+    /// the block plug until `evict_folios()` has put the batch back.
+    pub writeback_plugged: bool,
     /// `current->in_lru_fault`: inside a page fault (set by the fault path).
     pub in_fault: bool,
     /// v6.1 `sc->memcgs_need_aging` of kswapd's scan control.

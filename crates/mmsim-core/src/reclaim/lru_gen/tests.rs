@@ -897,6 +897,8 @@ fn look_around_without_a_walker_activates_after_two_sightings_in_v6_14() {
     assert_eq!(seq_of(&s, f1), 5, "second: activated into max_seq");
     assert!(s.folios[f1].test(flags::WORKINGSET));
     assert_eq!(s.vm.pgactivate, 1);
+    // lru_activate() counts the group's event too (__count_memcg_events).
+    assert_eq!(s.memcgs[0].stat.pgactivate, 1);
     s.check_invariants().unwrap();
 }
 
@@ -1360,4 +1362,178 @@ fn v6_1_retry_putback_clears_the_refs_of_a_rejected_folio() {
     assert!(!fo.test(flags::WORKINGSET) && !fo.test(flags::REFERENCED));
     assert_eq!(folio_lru_refs(V1, fo), 0, "refs cleared");
     s.check_invariants().unwrap();
+}
+
+/// A v6.1 machine with `mglru_look_around_activate` = `on` and no page-table
+/// walk, whose anon VMA of 100 pages has pages `0..n` faulted in (young
+/// PTEs) and aged twice, so that they sit in seq 3 of max_seq 5 (the young
+/// bits stay set). Returns it with the VMA.
+fn v6_1_young_neighbours(on: bool, n: u32) -> (Sim, u32) {
+    let mut c = cfg(V1, 1 << 16, Some(1 << 14));
+    c.policy.mglru_look_around_activate = on;
+    let mut s = Sim::new(c).unwrap();
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 100).unwrap();
+    for i in 0..n {
+        touch(&mut s, vma, i);
+    }
+    s.lru_gen.enabled = LRU_GEN_CORE;
+    age(&mut s);
+    age(&mut s);
+    assert_eq!(s.lru_gen_folio(0).max_seq, 5);
+    (s, vma)
+}
+
+/// The MGLRU list folio `f` is on, as a seq (its list, not its generation
+/// field, which `folio_update_gen()` rewrites without moving it).
+fn list_seq_of(s: &Sim, f: FolioId) -> u64 {
+    let tag = s.folios[f].lru;
+    assert!(is_lru_gen_tag(tag), "on an MGLRU list");
+    let gen = ((tag - LRU_GEN_TAG) / 2) as usize;
+    let lg = s.lru_gen_folio(0);
+    (lg.max_seq.saturating_sub(3)..=lg.max_seq)
+        .find(|&q| lru_gen_from_seq(q) == gen)
+        .unwrap()
+}
+
+#[test]
+fn v6_1_look_around_activates_fewer_than_fifteen_neighbours_one_by_one() {
+    // 6.1's lru_gen_look_around(): direct reclaim has no walker, and 9
+    // young neighbours outside max_seq are fewer than PAGEVEC_SIZE, so each
+    // goes through folio_activate(): moved to max_seq's list now, counted
+    // in pgactivate (node and group), refs and PG_workingset kept. Without
+    // the setting (the earlier model) their generation fields are rewritten
+    // in place, refs cleared, nothing counted, and they stay on seq 3's
+    // list for sort_folio() to move and count as sorted (pgrefill).
+    for on in [false, true] {
+        let (mut s, vma) = v6_1_young_neighbours(on, 10);
+        let (f0, f5) = (anon_folio(&s, vma, 0), anon_folio(&s, vma, 5));
+        s.folios[f5].set(flags::WORKINGSET);
+        assert_eq!((seq_of(&s, f5), list_seq_of(&s, f5)), (3, 3));
+        s.lru_gen_del_folio(f0, true); // isolated for eviction
+        let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
+        let r = s.lru_gen_check_references(f0, &mut sc);
+        assert_eq!(r, crate::reclaim::vmscan::FolioReferences::Activate);
+        assert_eq!(s.lru_gen.stats.look_around_young, 10, "the target counts");
+        for i in 1..10 {
+            let f = anon_folio(&s, vma, i);
+            assert_eq!(seq_of(&s, f), 5, "{on}: page {i}'s generation is max_seq");
+            assert_eq!(
+                list_seq_of(&s, f),
+                if on { 5 } else { 3 },
+                "{on}: page {i}'s list"
+            );
+            assert_eq!(s.vmas[vma as usize].pte(i) & PTE_YOUNG, 0);
+        }
+        if on {
+            assert_eq!((s.vm.pgactivate, s.memcgs[0].stat.pgactivate), (9, 9));
+            assert!(s.folios[f5].test(flags::WORKINGSET), "refs kept");
+        } else {
+            assert_eq!((s.vm.pgactivate, s.memcgs[0].stat.pgactivate), (0, 0));
+            assert!(
+                !s.folios[f5].test(flags::WORKINGSET),
+                "folio_update_gen clears it"
+            );
+        }
+        s.lru_gen_add_folio(f0, false);
+        s.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn v6_1_look_around_rewrites_generations_from_fifteen_neighbours_or_with_a_walker() {
+    // 15 young neighbours outside max_seq (not fewer than PAGEVEC_SIZE), or
+    // kswapd's walker: folio_update_gen() for each, nothing counted.
+    for (n, who) in [(16, Reclaimer::Direct), (10, Reclaimer::Kswapd)] {
+        let (mut s, vma) = v6_1_young_neighbours(true, n);
+        let f0 = anon_folio(&s, vma, 0);
+        s.lru_gen_del_folio(f0, true);
+        let mut sc = ScanControl::new(who, 32, 0);
+        s.lru_gen_check_references(f0, &mut sc);
+        for i in 1..n {
+            let f = anon_folio(&s, vma, i);
+            assert_eq!((seq_of(&s, f), list_seq_of(&s, f)), (5, 3), "{n} {who:?}");
+        }
+        assert_eq!(s.vm.pgactivate, 0, "{n} {who:?}");
+        s.lru_gen_add_folio(f0, false);
+        s.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn v6_1_look_around_marks_an_isolated_neighbour_referenced() {
+    // get_pfn_folio() does not look at PG_lru: a young neighbour isolated in
+    // the same batch has its accessed bit cleared and gets PG_referenced;
+    // its own reference check then finds no young PTE and reclaims it (an
+    // anon folio's PG_referenced alone does not keep it). The earlier model
+    // left it young, and its check activated it.
+    for on in [false, true] {
+        let (mut s, vma) = v6_1_young_neighbours(on, 3);
+        let (f0, f1) = (anon_folio(&s, vma, 0), anon_folio(&s, vma, 1));
+        s.lru_gen_del_folio(f0, true);
+        s.lru_gen_del_folio(f1, true);
+        let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
+        s.lru_gen_check_references(f0, &mut sc);
+        assert_eq!(s.folios[f1].test(flags::REFERENCED), on);
+        assert_eq!(s.vmas[vma as usize].pte(1) & PTE_YOUNG == 0, on);
+        let r = s.lru_gen_check_references(f1, &mut sc);
+        let want = if on {
+            crate::reclaim::vmscan::FolioReferences::Reclaim
+        } else {
+            crate::reclaim::vmscan::FolioReferences::Activate
+        };
+        assert_eq!(r, want, "{on}");
+        // The third page: activated by folio_activate() (fewer than 15).
+        assert_eq!(s.vm.pgactivate, on as u64);
+    }
+}
+
+#[test]
+fn plugged_writes_of_a_batch_do_not_end_while_it_is_isolated() {
+    // Writes of 1 ns + 4 ns of transfer, as in
+    // v6_1_retries_folios_whose_write_ended_while_isolated. With
+    // `mglru_writeback_plugged` the batch's four writes sit in
+    // lru_gen_shrink_lruvec()'s block plug until evict_folios() has put the
+    // batch back: none ends while the batch is isolated, so the retry
+    // frees nothing and all four wait under writeback with PG_reclaim
+    // (v6.1: min_seq + 1; v6.14: max_seq − 1). The next eviction (its
+    // clock 10 ms later) first completes them: folio_rotate_reclaimable()
+    // moves each to the tail of the oldest generation (pgrotated 4), and
+    // that batch frees all four clean swap-cache folios without writing
+    // them again. Every folio was isolated twice: pgscan 8 for pgsteal 4.
+    // Without the plug the retry freed three of them in the first pass.
+    for v in [V1, V2] {
+        for plugged in [false, true] {
+            let (mut s, fs) = swapping(v, 0.001, true, true);
+            s.lru_gen.writeback_plugged = plugged;
+            let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
+            s.evict_folios(0, &mut sc, SWAPPINESS_ANON_ONLY);
+            assert_eq!((s.vm.pswpout, s.vm.pgscan_anon), (4, 4), "{v:?} {plugged}");
+            if !plugged {
+                assert_eq!(s.vm.pgsteal_anon, 3, "{v:?}: the retry freed three");
+                continue;
+            }
+            assert_eq!((s.vm.pgsteal_anon, s.vm.pgrotated), (0, 0), "{v:?}");
+            for &f in &fs {
+                let fo = &s.folios[f];
+                assert!(
+                    fo.test(flags::WRITEBACK) && fo.test(flags::RECLAIM),
+                    "{v:?}"
+                );
+            }
+            if v == V2 {
+                age(&mut s);
+            }
+            let mut sc = ScanControl::new(Reclaimer::Direct, 32, 10_000_000);
+            s.evict_folios(0, &mut sc, SWAPPINESS_ANON_ONLY);
+            assert_eq!(s.vm.pgrotated, 4, "{v:?}");
+            assert_eq!(
+                (s.vm.pswpout, s.vm.pgscan_anon, s.vm.pgsteal_anon),
+                (4, 8, 4),
+                "{v:?}"
+            );
+            assert!(fs.iter().all(|&f| !s.folios.is_live(f)));
+            s.check_invariants().unwrap();
+        }
+    }
 }

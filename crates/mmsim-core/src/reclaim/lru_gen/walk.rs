@@ -11,6 +11,10 @@ use super::*;
 use crate::rmap::pte_present_young;
 use crate::stats::item::*;
 
+/// `PAGEVEC_SIZE` of v6.1 (15; 31 from 6.5): v6.1's look-around activates
+/// fewer promoted neighbours than this one by one.
+const PAGEVEC_SIZE_V6_1: u32 = 15;
+
 /// A Bloom filter of hot PTE tables (`bloom_filters[]`): 2^15 bits, two
 /// 15-bit keys from a 30-bit hash of the table's identity.
 #[derive(Clone, Debug)]
@@ -75,7 +79,9 @@ impl Sim {
     /// With a walker (kswapd, or aging) the generation is updated in place;
     /// without one (v6.14), `lru_gen_set_refs` decides and the folio is
     /// activated through `folio_activate` (re-added young). v6.1 updates in
-    /// place in both cases (its batch fallback also ends in `max_seq`).
+    /// place in both cases (the model's default look-around; with
+    /// `mglru_look_around_activate` look-around follows 6.1's own rule,
+    /// [`Sim::look_around_activate`]).
     pub(super) fn walk_update_folio(
         &mut self,
         f: FolioId,
@@ -83,6 +89,19 @@ impl Sim {
         pte_dirty: bool,
         walker: bool,
     ) {
+        self.walk_folio_dirty(f, pte_dirty);
+        if walker || self.lru_gen_version() == MglruVersion::V6_1 {
+            self.folio_update_gen(f, new_gen);
+        } else if self.lru_gen_set_refs(f) && folio_lru_gen(&self.folios[f]) != Some(new_gen) {
+            self.lru_gen_folio_activate(f);
+        }
+    }
+
+    /// The first step of `walk_update_folio()` (and of v6.1's and v6.12's
+    /// look-around loops): a dirty PTE dirties folio `f`, unless it is anon
+    /// not in the swap cache.
+    #[inline]
+    fn walk_folio_dirty(&mut self, f: FolioId, pte_dirty: bool) {
         let fo = self.folios[f];
         if pte_dirty && !fo.test(flags::DIRTY) {
             if fo.is_file() {
@@ -91,15 +110,26 @@ impl Sim {
                 self.folios[f].set(flags::DIRTY);
             }
         }
-        if walker || self.lru_gen_version() == MglruVersion::V6_1 {
-            self.folio_update_gen(f, new_gen);
-        } else if self.lru_gen_set_refs(f) && folio_lru_gen(&self.folios[f]) != Some(new_gen) {
-            // folio_activate() → lru_activate(): delete, PG_active, re-add.
-            self.lru_gen_del_folio(f, false);
-            self.folios[f].set(flags::ACTIVE);
-            self.lru_gen_add_folio(f, false);
-            self.count_vm_events(PGACTIVATE, 1);
+    }
+
+    /// `folio_activate()` under MGLRU (mm/swap.c: v6.1 `folio_activate_fn`,
+    /// v6.12 `lru_activate`): a folio on an LRU list, neither active nor
+    /// unevictable, is deleted (`lru_gen_del_folio`), marked PG_active and
+    /// re-added (`lru_gen_add_folio`: a young generation, at the head),
+    /// counting `PGACTIVATE` for the node and its group (`__count_vm_events`
+    /// and `__count_memcg_events`). The per-CPU batch that delays the move
+    /// until it holds `PAGEVEC_SIZE` folios is drained at once (not
+    /// modelled). Returns whether it moved.
+    pub(super) fn lru_gen_folio_activate(&mut self, f: FolioId) -> bool {
+        let fo = self.folios[f];
+        if !fo.test(flags::LRU) || fo.test(flags::ACTIVE | flags::UNEVICTABLE) {
+            return false;
         }
+        self.lru_gen_del_folio(f, false);
+        self.folios[f].set(flags::ACTIVE);
+        self.lru_gen_add_folio(f, false);
+        self.count_events(fo.memcg, PGACTIVATE, fo.nr_pages());
+        true
     }
 
     /// The step `lru_gen_look_around` and `walk_pte_range` (mm/vmscan.c,
@@ -226,7 +256,11 @@ impl Sim {
         // v6.1's loop met the (still young) target PTE too.
         let mut young = (v == MglruVersion::V6_1) as u64;
         let why = "look-around next to an evicted folio";
-        young += self.clear_young_ptes(vma, lo, hi, m, new_gen, walker, sc, Some(f), why);
+        young += if v == MglruVersion::V6_1 && self.lru_gen.look_around_activate {
+            self.look_around_activate(vma, lo, hi, m, new_gen, walker, sc, f, why)
+        } else {
+            self.clear_young_ptes(vma, lo, hi, m, new_gen, walker, sc, Some(f), why)
+        };
         self.lru_gen.stats.look_around_young += young;
         if Self::suitable_to_scan((hi - lo) as u64, young) {
             let seq = self.lrugen(m).max_seq;
@@ -237,6 +271,81 @@ impl Sim {
             }
         }
         true
+    }
+
+    /// The loop of v6.1's `lru_gen_look_around()` over the PTEs `[lo, hi)`
+    /// of `vma` (mm/vmscan.c, read in 6.1.192; `mglru_look_around_activate`;
+    /// the target `f`'s PTE is already cleared). Each young PTE mapping a
+    /// folio of group `m` is cleared (`ptep_test_and_clear_young`), a dirty
+    /// one dirties its folio, and a folio on no list (isolated for
+    /// eviction: `get_pfn_folio()` does not look at PG_lru) gets
+    /// PG_referenced. The folios outside max_seq's generation `new_gen` are
+    /// collected in a bitmap; without a page-table walker
+    /// (`current->reclaim_state->mm_walk`, which only kswapd has) and fewer
+    /// than `PAGEVEC_SIZE` (15) of them, each goes through `folio_activate()`
+    /// ([`Sim::lru_gen_folio_activate`]: moved to max_seq at once, refs
+    /// kept, `pgactivate`); otherwise each has its generation rewritten
+    /// (`folio_update_gen()`: refs and flags cleared), which `sort_folio()`
+    /// later moves and counts in `pgrefill`. A folio already in `new_gen`
+    /// keeps its refs. Returns the PTEs cleared.
+    #[allow(clippy::too_many_arguments)]
+    fn look_around_activate(
+        &mut self,
+        vma: VmaId,
+        lo: u32,
+        hi: u32,
+        m: MemcgId,
+        new_gen: usize,
+        walker: bool,
+        sc: &ScanControl,
+        f: FolioId,
+        why: &str,
+    ) -> u64 {
+        let mut bits = {
+            let ptes = &self.vmas[vma as usize].ptes;
+            let end = (hi as usize).min(ptes.len());
+            young_mask(&ptes[(lo as usize).min(end)..end])
+        };
+        // The bitmap of the folios to promote (bit k: PTE lo + k).
+        let mut promote = 0u64;
+        let mut young = 0;
+        while bits != 0 {
+            let k = bits.trailing_zeros();
+            bits &= bits - 1;
+            let i = lo + k;
+            // Read again: a visit may have cleaned a later PTE (writeback).
+            let p = self.vmas[vma as usize].ptes[i as usize];
+            if !pte_present_young(p) {
+                continue;
+            }
+            let g = p & PTE_FOLIO_MASK;
+            if self.folios[g].memcg != m {
+                continue;
+            }
+            self.ptep_test_and_clear_young(vma, i);
+            young += 1;
+            self.walk_folio_dirty(g, p & PTE_DIRTY != 0);
+            match folio_lru_gen(&self.folios[g]) {
+                None => self.folios[g].set(flags::REFERENCED),
+                Some(old) if old != new_gen => promote |= 1 << k,
+                Some(_) => {}
+            }
+            if self.xp.is_some() && g != f {
+                self.xp_lru_gen_young(g, sc, why);
+            }
+        }
+        let activate = !walker && promote.count_ones() < PAGEVEC_SIZE_V6_1;
+        while promote != 0 {
+            let i = lo + promote.trailing_zeros();
+            promote &= promote - 1;
+            let g = self.vmas[vma as usize].ptes[i as usize] & PTE_FOLIO_MASK;
+            if activate {
+                self.lru_gen_folio_activate(g);
+            } else {
+                self.folio_update_gen(g, new_gen);
+            }
+        }
+        young
     }
 
     /// The MGLRU reference rule of `shrink_folio_list()`
