@@ -94,7 +94,7 @@ impl Sim {
     /// order-0 anonymous folio for a copy, allocated and charged (active
     /// first under `new_anon_active`), not mapped nor on a list yet. None if
     /// it could not be had or its own OOM kill took the faulting task.
-    fn folio_prealloc_copy(&mut self, vma: VmaId, index: u32) -> Option<FolioId> {
+    pub(crate) fn folio_prealloc_copy(&mut self, vma: VmaId, index: u32) -> Option<FolioId> {
         let mut fl = flags::SWAPBACKED | flags::DIRTY;
         if let Policy::Classic(r) = self.policy {
             if r.new_anon_active {
@@ -115,7 +115,7 @@ impl Sim {
 
     /// Maps the copy `f` young and dirty at `index` of `vma` with mapcount 1
     /// and puts it on the LRU (`set_pte_range`, `folio_add_lru_vma`).
-    fn map_copy(&mut self, vma: VmaId, index: u32, f: FolioId) {
+    pub(crate) fn map_copy(&mut self, vma: VmaId, index: u32, f: FolioId) {
         self.folios[f].mapcount = 1;
         *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, true);
         // The store makes the copy non-zero (`machine.swap_zero_pages`).

@@ -200,7 +200,7 @@ pub(crate) fn rfc_order(cfg: &ThpConfig) -> u8 {
 /// `try_vma_alloc_movable_folio`'s gfp for orders above 0: `GFP_HIGHUSER_MOVABLE`
 /// (kswapd wakeup and direct reclaim) with `__GFP_NORETRY`; the charge is
 /// `GFP_KERNEL` (may reclaim).
-const RFC_GFP: ThpGfp = ThpGfp {
+pub(crate) const RFC_GFP: ThpGfp = ThpGfp {
     direct: true,
     kswapd: true,
     noretry: true,

@@ -182,6 +182,8 @@ pub struct Sim {
     /// `current->memcg_nr_pages_over_high`: pages charged over some
     /// `memory.high`, settled on return to user space.
     pub(crate) pages_over_high: u64,
+    /// Fork state (`crate::fork`): None until a task forks.
+    pub(crate) fork: Option<Box<crate::fork::ForkState>>,
     /// Scheduled knob writes, latest first (popped from the end).
     pub(crate) knob_events: Vec<crate::memcg::KnobEvent>,
     /// Insertion counter of the soft-limit tree.
@@ -326,6 +328,7 @@ impl Sim {
             cur_memcg: crate::memcg::ROOT,
             stock: (crate::memcg::ROOT, 0),
             pages_over_high: 0,
+            fork: None,
             knob_events: Vec::new(),
             soft_tree_seq: 0,
             node: Node {
