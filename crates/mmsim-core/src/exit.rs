@@ -51,6 +51,9 @@ impl Sim {
                 self.madvise_dontneed(vma, 0, len);
             }
             self.kmem_free_vma_tables(vma);
+            if self.fork.is_some() {
+                self.unlink_anon_vma(vma);
+            }
             // The page table's host memory goes with the mm.
             self.vmas[vma as usize].ptes = Vec::new();
         }

@@ -59,8 +59,9 @@
 //!   (`folio_remove_rmap_pte`). In v6.12 `wp_can_reuse_anon_folio` returns
 //!   false for every large folio, so a page of a large folio that lost
 //!   PageAnonExclusive at fork is copied on every first store — even after
-//!   the other task exited, until the folio is gone (6.16 added reuse of
-//!   exclusively-mapped large folios). A large folio left with pages no PTE
+//!   the other task exited, until the folio is gone (later kernels reuse an
+//!   exclusively mapped large folio, `__wp_can_reuse_large_anon_folio` of
+//!   the CONFIG_MM_ID series). A large folio left with pages no PTE
 //!   maps is queued for a deferred split; one no PTE maps is freed.
 //! * Under `thp.kernel = "rfc-v2"`, seed 003's RFC (patches 09-14): a
 //!   non-exclusive large folio is copied into a new folio of its own order
@@ -255,6 +256,55 @@ impl Sim {
         }
         self.advance(self.cost.fd_access_ns + copied * self.cost.pte_walk_ns);
         Ok(child)
+    }
+
+    /// An [`Event::Fork`](crate::Event::Fork) of the task owning `vma`:
+    /// fork, the child's stores to the first `pages` pages of its copy of
+    /// `vma`, its exit. An unknown or file VMA counts out of range; a
+    /// killed or exited task's event is dropped.
+    pub(crate) fn fork_event(&mut self, vma: VmaId, pages: u32) {
+        let Some(v) = self.vmas.get(vma as usize) else {
+            self.acc.out_of_range += 1;
+            return;
+        };
+        if v.kind != VmaKind::Anon {
+            self.acc.out_of_range += 1;
+            return;
+        }
+        let (task, len) = (v.task, v.len);
+        if self.tasks[task as usize].dead {
+            self.acc.dropped_killed += 1;
+            return;
+        }
+        let at = self.tasks[task as usize]
+            .vmas
+            .iter()
+            .position(|&x| x == vma)
+            .expect("a VMA is in its task's list");
+        let child = self.fork_task(task).expect("a live task forks");
+        let cvma = self.tasks[child as usize].vmas[at];
+        for i in 0..pages.min(len) {
+            if self.tasks[child as usize].dead {
+                break;
+            }
+            self.access(cvma, i, true);
+        }
+        self.exit_task(child).expect("the child exists");
+        self.cur_memcg = self.task_memcg(task);
+    }
+
+    /// `unlink_anon_vmas` of an exiting or killed task's VMA: it leaves the
+    /// anon_vma trees of the VMAs it was forked from (its own stays, for
+    /// the folios its own children still map).
+    pub(crate) fn unlink_anon_vma(&mut self, vma: VmaId) {
+        let Some(fk) = self.fork.as_mut() else {
+            return;
+        };
+        let mut a = fk.parent.get(vma as usize).copied().unwrap_or(u32::MAX);
+        while a != u32::MAX {
+            fk.desc[a as usize].retain(|&d| d != vma);
+            a = fk.parent[a as usize];
+        }
     }
 
     /// The VMAs of `task` in mapping order (for a forked child: the copies
@@ -729,5 +779,6 @@ impl Sim {
     pub(crate) fn oom_reap_forked(&mut self, vid: VmaId) {
         let len = self.vmas[vid as usize].len;
         self.zap_pte_range(vid, 0, len);
+        self.unlink_anon_vma(vid);
     }
 }

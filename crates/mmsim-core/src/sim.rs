@@ -583,6 +583,7 @@ impl Sim {
             Event::Collapse { vma, index, pages } => self.collapse_event(vma, index, pages),
             Event::ThpAdvice { vma, advice } => self.thp_advice_event(vma, advice),
             Event::Remap { vma } => self.remap_event(vma),
+            Event::Fork { vma, pages } => self.fork_event(vma, pages),
         }
         if self.pages_over_high > 0 {
             self.mem_cgroup_handle_over_high();

@@ -92,6 +92,7 @@ pub fn encode(event: &Event, idle: bool) -> [u8; RECORD_SIZE] {
             },
         ),
         Event::Remap { vma } => (7, 0, 0, vma, 0),
+        Event::Fork { vma, pages } => (8, 0, 0, vma, u64::from(pages)),
     };
     let mut r = [0u8; RECORD_SIZE];
     r[0] = kind;
@@ -166,6 +167,10 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
             },
         },
         7 => Event::Remap { vma: id },
+        8 => Event::Fork {
+            vma: id,
+            pages: value as u32,
+        },
         k => return Err(format!("unknown kind {k}")),
     };
     Ok(LogRecord {

@@ -442,3 +442,33 @@ fn fork_refuses_unknown_and_dead_tasks() {
     let e = s.fork_task(t).unwrap_err().to_string();
     assert!(e.contains("exited or was killed"), "{e}");
 }
+
+#[test]
+fn a_fork_event_runs_the_child_s_stores_and_exit_in_the_task_s_time() {
+    let mut s = machine(PolicyName::Cost, 4096, None);
+    let t = s.add_task("p");
+    let vma = s.mmap_anon(t, 8).unwrap();
+    for i in 0..8 {
+        access(&mut s, vma, i, true);
+    }
+    let before = s.clock;
+    s.step(&Event::Fork { vma, pages: 3 });
+    // Three copy faults by the child, whose copies went with it.
+    assert_eq!(s.vm.pgfault, 11);
+    let st = s.fork_stats();
+    assert_eq!((st.forks, st.cow_copies), (1, 3));
+    assert_eq!(anon(&s), 8);
+    assert!(s.clock > before);
+    assert!(s.tasks[1].exited);
+    // The parent's pages are its own again: each store reuses.
+    for i in 0..8 {
+        access(&mut s, vma, i, true);
+    }
+    assert_eq!((s.vm.pgfault, s.fork_stats().cow_reuses), (19, 8));
+    // Past the VMA's end the child writes what there is; a bad VMA is out of range.
+    s.step(&Event::Fork { vma, pages: 100 });
+    assert_eq!(s.fork_stats().cow_copies, 11);
+    s.step(&Event::Fork { vma: 9, pages: 1 });
+    assert_eq!(s.fork_stats().forks, 2);
+    check(&s);
+}
