@@ -110,7 +110,7 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
     let id = u32::from_le_bytes(r[4..8].try_into().expect("4 bytes"));
     let value = u64::from_le_bytes(r[8..16].try_into().expect("8 bytes"));
     let index = || u32::try_from(value).map_err(|_| format!("page index {value} is 2^32 or more"));
-    if kind > 7 {
+    if kind > 8 {
         return Err(format!("unknown kind {kind}"));
     }
     let allowed = match kind {
