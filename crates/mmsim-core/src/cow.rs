@@ -31,7 +31,8 @@
 //!   by reclaim (the PTE becomes a swap entry, which `handle_mm_fault` sends to
 //!   `do_swap_page` in a file VMA too), freed by `munmap`/`MADV_DONTNEED`/exit.
 //!   A write to a clean PTE of a copy (after a swap-in by a read) reuses it
-//!   (`wp_can_reuse_anon_folio`: exclusive, no fork).
+//!   (`wp_can_reuse_anon_folio`: exclusive; `crate::fork` does not share a
+//!   private file mapping's copies with a child).
 //!
 //! Cost: `do_cow_fault` is the file fault's own cost (`minor_fault_ns` on a
 //! cached page, the read and its wait on a miss) plus `minor_fault_ns` for

@@ -430,6 +430,7 @@ impl Sim {
 
     /// `free_folio`'s hook: a freed folio id forgets its sharing.
     #[cold]
+    #[inline(never)]
     pub(crate) fn fork_forget_folio(&mut self, f: FolioId) {
         if let Some(fk) = self.fork.as_mut() {
             fk.set_shared(f, false);
@@ -446,6 +447,8 @@ impl Sim {
     /// `free_swap_and_cache`'s `swap_entry_put` for a slot fork shared:
     /// drops one swap PTE's count; true if others remain (the caller then
     /// frees nothing).
+    #[cold]
+    #[inline(never)]
     pub(crate) fn swap_put_shared(&mut self, slot: u32) -> bool {
         let Some(fk) = self.fork.as_mut() else {
             return false;
@@ -460,6 +463,8 @@ impl Sim {
 
     /// The PTEs of every VMA of folio `f`'s anon_vma tree that map it, and
     /// whether some page of it is mapped by none.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn anon_family_mapped(&self, f: FolioId) -> (u32, bool) {
         let fo = self.folios[f];
         let n = 1u32 << fo.order;
@@ -482,6 +487,8 @@ impl Sim {
     /// `do_wp_page` for a store to page `index` of `vma` whose clean PTE
     /// `old` maps anonymous folio `f`, when fork shared it: true if handled
     /// here (copied), false to take the reuse path of an exclusive page.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn do_wp_page_forked(
         &mut self,
         vma: VmaId,
@@ -656,6 +663,8 @@ impl Sim {
     /// `vma`, when fork shared its slot or the folio: true if handled here
     /// (mapped read-only, copied on a store), false for the path of an
     /// unshared entry.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn map_anon_forked(
         &mut self,
         vma: VmaId,
@@ -749,6 +758,8 @@ impl Sim {
     /// `__split_huge_page_tail` remapping page `i` of large anonymous folio
     /// `fo` (id `f`) to folio `t` in every VMA of its anon_vma tree; returns
     /// the PTEs now mapping `t`.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn split_remap_forked(
         &mut self,
         fo: &crate::mem::folio::Folio,
@@ -776,6 +787,8 @@ impl Sim {
     /// The OOM reaper's zap of anonymous VMA `vid` of a victim once a task
     /// forked (`__oom_reap_task_mm` → `unmap_page_range`): the zap of
     /// MADV_DONTNEED without its cost.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn oom_reap_forked(&mut self, vid: VmaId) {
         let len = self.vmas[vid as usize].len;
         self.zap_pte_range(vid, 0, len);

@@ -59,7 +59,8 @@ pub(crate) fn pte_present_young(pte: u32) -> bool {
 }
 
 /// The cursor of [`Sim::rmap_walk`]: `rmap_walk_anon` visits the anonymous
-/// folio's one VMA (no `fork`, so each `anon_vma` has one), `rmap_walk_file`
+/// folio's VMA and those forked from it (`crate::fork`; one VMA when no task
+/// forked), `rmap_walk_file`
 /// each VMA of the file's `i_mmap` that covers the folio's index, in mapping
 /// order.
 #[derive(Clone, Copy, Debug)]
@@ -601,7 +602,7 @@ impl Sim {
 
     /// [`Sim::try_to_unmap`] of a mapped order-0 anonymous folio: the walk
     /// of its one VMA (`anon_vma` of a private mapping that was never
-    /// forked) written out, one rmap step for its one PTE. A PTE that does
+    /// forked; a forked one takes `Sim::try_to_unmap_forked`) written out, one rmap step for its one PTE. A PTE that does
     /// not map the folio leaves it unmapped; a VM_LOCKED VMA keeps it
     /// mapped; otherwise the PTE becomes the folio's swap entry (it is in
     /// the swap cache by now) and a dirty PTE dirties the folio. The same

@@ -472,3 +472,52 @@ fn a_fork_event_runs_the_child_s_stores_and_exit_in_the_task_s_time() {
     assert_eq!(s.fork_stats().forks, 2);
     check(&s);
 }
+
+/// Forks under memory pressure (swap-in readahead, shared entries swapped in
+/// by one task, reclaim of pages both map): the mapcounts and slot counts stay
+/// exact, and the last exit frees every page and slot.
+#[test]
+fn forks_under_pressure_keep_every_count_and_free_everything_at_exit() {
+    for device in [DeviceKind::Ssd, DeviceKind::Zram] {
+        let cfg = MachineConfig {
+            memory: Size::from_pages(1 << 14),
+            memcg_max: Some(Size::from_pages(48)),
+            swap: DeviceConfig {
+                size: Some(Size::from_pages(1024)),
+                ..DeviceConfig::of(device)
+            },
+            ..Default::default()
+        };
+        let mut s = Sim::new(cfg).unwrap();
+        let t = s.add_task("p");
+        let vma = s.mmap_anon(t, 64).unwrap();
+        for _ in 0..2 {
+            for i in 0..64 {
+                access(&mut s, vma, i, true);
+            }
+            s.step(&Event::Fork { vma, pages: 16 });
+            check(&s);
+        }
+        assert_eq!(s.fork_stats().cow_copies, 32, "{device:?}");
+        // Slots: the parent's swap entries and the swap cache's, nothing else.
+        let swap_ptes = s.vmas[vma as usize]
+            .ptes
+            .iter()
+            .filter(|&&p| p != 0 && p & PTE_PRESENT == 0)
+            .count() as u64;
+        assert!(s.memcgs[0].swap_usage >= swap_ptes, "{device:?}");
+        assert!(
+            s.memcgs[0].swap_usage <= swap_ptes + s.nr_swapcache_folios,
+            "{device:?}"
+        );
+        s.step(&Event::Think { ns: 1_000_000_000 });
+        s.exit_task(t).unwrap();
+        check(&s);
+        assert_eq!(
+            (s.memcgs[0].swap_usage, s.nr_swapcache_folios),
+            (0, 0),
+            "{device:?}"
+        );
+        assert_eq!(anon(&s), 0, "{device:?}");
+    }
+}
