@@ -318,10 +318,7 @@ impl Sim {
         }
         self.count_events(self.cur_memcg, PGMAJFAULT, 1);
         self.advance(self.cost.major_fault_ns);
-        if self.thp.swapin_large
-            && !self.swap_slot_shared(slot)
-            && self.do_swap_page_large(vma, index, slot, write)
-        {
+        if self.thp.swapin_large && self.do_swap_page_large(vma, index, slot, write) {
             return;
         }
         let task = self.vmas[vma as usize].task as usize;

@@ -902,6 +902,11 @@ impl Sim {
         if self.vmas[vma as usize].kind != crate::mem::pagetable::VmaKind::Anon {
             return false;
         }
+        // `__swap_count(entry) > 1`, an entry fork shared: the swap cache's
+        // order-0 path (`crate::fork`).
+        if self.swap_slot_shared(slot) {
+            return false;
+        }
         let (mut orders, gfp) = self.thp_vma_allowable_orders(vma);
         orders &= (1 << PMD_ORDER) - 1;
         if orders == 0 {
