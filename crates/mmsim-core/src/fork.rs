@@ -533,7 +533,7 @@ impl Sim {
                 return false;
             }
         }
-        self.wp_page_copy_anon(vma, index, old, f);
+        self.wp_page_copy_anon(vma, index, old, f, false);
         true
     }
 
@@ -567,8 +567,9 @@ impl Sim {
     }
 
     /// `wp_page_copy()` of anonymous folio `f` mapped read-only at `index`
-    /// of `vma` by `old` (see the module overview).
-    fn wp_page_copy_anon(&mut self, vma: VmaId, index: u32, old: u32, f: FolioId) {
+    /// of `vma` by `old` (see the module overview); `swapin`: at the end of
+    /// the `do_swap_page` that mapped it (the access counted as a miss).
+    fn wp_page_copy_anon(&mut self, vma: VmaId, index: u32, old: u32, f: FolioId, swapin: bool) {
         let rfc =
             self.thp.kernel == crate::huge_memory_rfc::ThpKernel::RfcV2 && self.thp.rfc_order != 0;
         let mut order = if rfc && self.folios[f].order > 0 {
@@ -619,7 +620,11 @@ impl Sim {
             if !self.tasks[task].dead {
                 // The fault returns and the store faults again.
                 self.acc.accesses -= 1;
-                self.acc.hits -= 1;
+                if swapin {
+                    self.acc.misses -= 1;
+                } else {
+                    self.acc.hits -= 1;
+                }
                 let pte = self.vmas[vma as usize].pte(index);
                 self.handle_mm_fault(vma, index, true, pte);
             }
@@ -713,7 +718,7 @@ impl Sim {
             self.should_free_swap(f, write);
         }
         if write {
-            self.wp_page_copy_anon(vma, index, pte, f);
+            self.wp_page_copy_anon(vma, index, pte, f, true);
         }
         true
     }
