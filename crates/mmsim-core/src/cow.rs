@@ -31,7 +31,8 @@
 //!   by reclaim (the PTE becomes a swap entry, which `handle_mm_fault` sends to
 //!   `do_swap_page` in a file VMA too), freed by `munmap`/`MADV_DONTNEED`/exit.
 //!   A write to a clean PTE of a copy (after a swap-in by a read) reuses it
-//!   (`wp_can_reuse_anon_folio`: exclusive, no fork).
+//!   (`wp_can_reuse_anon_folio`: exclusive; `crate::fork` does not share a
+//!   private file mapping's copies with a child).
 //!
 //! Cost: `do_cow_fault` is the file fault's own cost (`minor_fault_ns` on a
 //! cached page, the read and its wait on a miss) plus `minor_fault_ns` for
@@ -94,7 +95,7 @@ impl Sim {
     /// order-0 anonymous folio for a copy, allocated and charged (active
     /// first under `new_anon_active`), not mapped nor on a list yet. None if
     /// it could not be had or its own OOM kill took the faulting task.
-    fn folio_prealloc_copy(&mut self, vma: VmaId, index: u32) -> Option<FolioId> {
+    pub(crate) fn folio_prealloc_copy(&mut self, vma: VmaId, index: u32) -> Option<FolioId> {
         let mut fl = flags::SWAPBACKED | flags::DIRTY;
         if let Policy::Classic(r) = self.policy {
             if r.new_anon_active {
@@ -115,7 +116,7 @@ impl Sim {
 
     /// Maps the copy `f` young and dirty at `index` of `vma` with mapcount 1
     /// and puts it on the LRU (`set_pte_range`, `folio_add_lru_vma`).
-    fn map_copy(&mut self, vma: VmaId, index: u32, f: FolioId) {
+    pub(crate) fn map_copy(&mut self, vma: VmaId, index: u32, f: FolioId) {
         self.folios[f].mapcount = 1;
         *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, true);
         // The store makes the copy non-zero (`machine.swap_zero_pages`).

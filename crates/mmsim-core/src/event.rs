@@ -96,6 +96,17 @@ pub enum Event {
         /// The VMA.
         vma: VmaId,
     },
+    /// `fork()` by the task owning anonymous VMA `vma` (`crate::fork`): the
+    /// child shares the task's anonymous memory copy-on-write, stores to
+    /// the first `pages` pages of its copy of `vma` (cut at its end), and
+    /// exits; the task waits for it (`wait4`), so the child's faults take
+    /// the task's time. An unknown VMA counts out of range.
+    Fork {
+        /// The VMA.
+        vma: VmaId,
+        /// Pages the child writes before it exits.
+        pages: u32,
+    },
 }
 
 #[cfg(test)]

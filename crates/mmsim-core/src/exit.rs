@@ -6,9 +6,11 @@
 //! it (the same zap as `madvise(MADV_DONTNEED)`, [`crate::madvise`]):
 //!
 //! * anonymous folios no other PTE maps are freed (off their LRU list,
-//!   uncharged; their swap-cache slots released), large ones whole;
+//!   uncharged; their swap-cache slots released), large ones whole; a folio
+//!   that a task forked from or by this one still maps loses one mapcount
+//!   (`crate::fork`);
 //! * swap entries release their slots and the swap charge
-//!   (`free_swap_and_cache`);
+//!   (`free_swap_and_cache`; a slot fork shared drops one count);
 //! * file mappings leave the page cache in place, still charged to the group
 //!   that brought it in (a memcg is not uncharged by its tasks leaving), with
 //!   the PTE's dirty bit moved to the folio and its young bit marking it
@@ -51,6 +53,9 @@ impl Sim {
                 self.madvise_dontneed(vma, 0, len);
             }
             self.kmem_free_vma_tables(vma);
+            if self.fork.is_some() {
+                self.unlink_anon_vma(vma);
+            }
             // The page table's host memory goes with the mm.
             self.vmas[vma as usize].ptes = Vec::new();
         }

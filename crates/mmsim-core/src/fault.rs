@@ -202,6 +202,9 @@ impl Sim {
             self.wp_page_copy_file(vma, index, f);
             return;
         }
+        if self.fork.is_some() && self.do_wp_page_forked(vma, index, old, f) {
+            return;
+        }
         *self.vmas[vma as usize].pte_mut(index) = old | PTE_YOUNG | PTE_DIRTY;
         if self.folios[f].test(flags::SWAPBACKED) {
             if self.folios[f].test(flags::SWAPCACHE) {
@@ -485,6 +488,9 @@ impl Sim {
     /// when swap is more than half full, or on zram (`should_try_to_free_swap`).
     #[inline(always)]
     fn map_anon(&mut self, vma: VmaId, index: u32, f: FolioId, write: bool) {
+        if self.fork.is_some() && self.map_anon_forked(vma, index, f, write) {
+            return;
+        }
         self.folios[f].mapcount = self.folios[f].mapcount.saturating_add(1);
         *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, write);
         self.should_free_swap(f, write);
@@ -496,7 +502,7 @@ impl Sim {
     /// asks it first): on a write fault or zram its group walk is skipped, with
     /// the same outcome. Inlined, with the order-0 `folio_free_swap`.
     #[inline(always)]
-    fn should_free_swap(&mut self, f: FolioId, write: bool) {
+    pub(crate) fn should_free_swap(&mut self, f: FolioId, write: bool) {
         let synchronous = self.cfg.swap.device == crate::config::DeviceKind::Zram;
         if write || synchronous || self.mem_cgroup_swap_full(self.folios[f].memcg) {
             self.folio_free_swap_inline(f);
@@ -517,6 +523,10 @@ impl Sim {
             return;
         }
         let slot = fo.swap - 1;
+        if self.fork.is_some() && self.swap_slot_shared(slot) {
+            return; // folio_swapped(): another PTE references the slot.
+        }
+        let fo = &mut self.folios[f];
         let order = fo.order;
         fo.swap = 0;
         fo.clear(flags::SWAPCACHE);

@@ -710,7 +710,15 @@ impl Sim {
                 list.push(t);
                 t
             };
-            if anon {
+            if anon && self.fork.is_some() && self.anon_forked(fo.space) {
+                // Remapped in every VMA of its anon_vma tree (`crate::fork`).
+                let m = self.split_remap_forked(&fo, f, i, t);
+                if i == 0 {
+                    mapped_head = m;
+                } else {
+                    self.folios[t].mapcount = m;
+                }
+            } else if anon {
                 let v = &mut self.vmas[fo.space as usize];
                 let pte = v.pte_mut(fo.index + i);
                 if *pte & PTE_PRESENT != 0 && *pte & PTE_FOLIO_MASK == f {
@@ -735,7 +743,10 @@ impl Sim {
     /// split) head is still to be tried by the caller.
     pub(crate) fn add_to_swap_large(&mut self, f: FolioId, list: &mut Vec<FolioId>) -> bool {
         let order = self.folios[f].order;
-        if matches!(self.thp.kernel, ThpKernel::V6_8 | ThpKernel::RfcV2) && order != PMD_ORDER {
+        if (matches!(self.thp.kernel, ThpKernel::V6_8 | ThpKernel::RfcV2) && order != PMD_ORDER)
+            || self.folio_anon_shared(f)
+        {
+            // A large folio shared by fork is split too (`crate::fork`).
             // "Split folios without a PMD map right away."
             self.split_folio_to_list(f, list);
             return false;
@@ -889,6 +900,11 @@ impl Sim {
         // A private file mapping's swapped copy: the VMA is not anonymous
         // (`vma_is_anonymous`), so `thp_vma_allowable_orders` gives no order.
         if self.vmas[vma as usize].kind != crate::mem::pagetable::VmaKind::Anon {
+            return false;
+        }
+        // `__swap_count(entry) > 1`, an entry fork shared: the swap cache's
+        // order-0 path (`crate::fork`).
+        if self.swap_slot_shared(slot) {
             return false;
         }
         let (mut orders, gfp) = self.thp_vma_allowable_orders(vma);

@@ -42,9 +42,11 @@
 //!   still maps the order-0 zero page (no large zero page in the RFC).
 //! * **CoW** (patches 09-14, `wp_page_copy` and `wp_page_reuse` on ranges):
 //!   a non-exclusive CoW copy takes the source folio's order, and an
-//!   exclusive one is reused as a whole range. mmsim has no `fork` and maps
-//!   every PTE of a new anonymous large folio writable and dirty, so neither
-//!   path can be reached; they are not modelled.
+//!   exclusive one is reused as a whole range. Both are reached once a task
+//!   forks (`crate::fork`, which has the rule: the copy's order, from the
+//!   source's down to 2, is the highest whose aligned block lies in the VMA
+//!   with every PTE mapping the source; the reuse when every mapping of the
+//!   folio is in the faulting VMA).
 //! * **Reclaim** (v6.3 `shrink_folio_list`): a large folio without a PMD
 //!   map is split before swap-out, as under `thp.kernel = "6.8"`; patch 07
 //!   lets partially unmapped folios of any order onto the deferred split
@@ -200,7 +202,7 @@ pub(crate) fn rfc_order(cfg: &ThpConfig) -> u8 {
 /// `try_vma_alloc_movable_folio`'s gfp for orders above 0: `GFP_HIGHUSER_MOVABLE`
 /// (kswapd wakeup and direct reclaim) with `__GFP_NORETRY`; the charge is
 /// `GFP_KERNEL` (may reclaim).
-const RFC_GFP: ThpGfp = ThpGfp {
+pub(crate) const RFC_GFP: ThpGfp = ThpGfp {
     direct: true,
     kswapd: true,
     noretry: true,

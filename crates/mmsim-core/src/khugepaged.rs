@@ -750,12 +750,17 @@ impl Sim {
         for src in large {
             let fo = self.folios[src];
             let v = &self.vmas[fo.space as usize];
-            let left = (fo.index..fo.index + (1u32 << fo.order))
-                .filter(|&i| {
-                    let p = v.pte(i);
-                    p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == src
-                })
-                .count() as u32;
+            let left = if self.fork.is_some() && self.anon_forked(fo.space) {
+                // Still mapped by forked VMAs too (`crate::fork`).
+                self.anon_family_mapped(src).0
+            } else {
+                (fo.index..fo.index + (1u32 << fo.order))
+                    .filter(|&i| {
+                        let p = v.pte(i);
+                        p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == src
+                    })
+                    .count() as u32
+            };
             self.folios[src].mapcount = left.min(255) as u8;
             if left == 0 {
                 self.advance(self.cost.free_ns);

@@ -68,6 +68,7 @@ pub mod explain;
 mod fault;
 mod filemap_pmd;
 mod filemap_write;
+mod fork;
 mod huge_memory;
 mod huge_memory_rfc;
 mod khugepaged;
@@ -115,6 +116,7 @@ pub use damon::sysfs::DamonConfig;
 pub use damon::{DamonCtxReport, DamonReport, DamosSchemeReport, DamosStat, RecordSnapshot};
 pub use event::{Event, FileId};
 pub use filemap_pmd::HugepageReadaround;
+pub use fork::ForkStats;
 pub use huge_memory::{
     MthpSizeReport, MthpStats, ThpConfig, ThpDefrag, ThpEnabled, ThpKernel, ThpSizeConfig,
     ThpSizeEnabled, VmaThpAdvice,

@@ -56,10 +56,16 @@ impl Sim {
             return;
         }
         let end = index.saturating_add(pages).min(v.len);
-        let kind = v.kind;
         self.cur_memcg = self.task_memcg(task);
         self.advance(self.cost.fd_access_ns + u64::from(end - index) * self.cost.pte_walk_ns);
         self.tlb_zap_range(vma, index, end);
+        self.zap_pte_range(vma, index, end);
+    }
+
+    /// `zap_pte_range()` of pages `[index, end)` of `vma` (see the module
+    /// overview), without the system call's cost or TLB flush.
+    pub(crate) fn zap_pte_range(&mut self, vma: VmaId, index: u32, end: u32) {
+        let kind = self.vmas[vma as usize].kind;
         if self.zero_folio != crate::mem::folio::NIL && kind == VmaKind::Anon {
             self.zap_huge_zero_pmds(vma, index, end);
         }
@@ -108,12 +114,17 @@ impl Sim {
         let fo = self.folios[f];
         let n = 1u32 << fo.order;
         let v = &self.vmas[vma as usize];
-        let mapped = (fo.index..fo.index + n)
-            .filter(|&i| {
-                let p = v.pte(i);
-                p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f
-            })
-            .count() as u32;
+        let mapped = if self.fork.is_some() && self.anon_forked(fo.space) {
+            // Mapped in other VMAs of its anon_vma tree too (`crate::fork`).
+            self.anon_family_mapped(f).0
+        } else {
+            (fo.index..fo.index + n)
+                .filter(|&i| {
+                    let p = v.pte(i);
+                    p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f
+                })
+                .count() as u32
+        };
         if mapped == 0 {
             self.folios[f].mapcount = 0;
             self.advance(self.cost.free_ns);
@@ -156,10 +167,15 @@ impl Sim {
 
     /// `free_swap_and_cache()` of `slot` after its PTE was zapped: the slot
     /// is released, and its swap-cache folio, if no PTE maps it, freed.
-    fn free_swap_and_cache(&mut self, slot: u32) {
-        let Some(swap) = self.swap.as_ref() else {
+    pub(crate) fn free_swap_and_cache(&mut self, slot: u32) {
+        if self.swap.is_none() {
             return;
-        };
+        }
+        if self.fork.is_some() && self.swap_put_shared(slot) {
+            // Other swap PTEs of a slot fork shared still reference it.
+            return;
+        }
+        let swap = self.swap.as_ref().unwrap();
         match slot_folio(swap.slots[slot as usize]) {
             None => self.swap_free(slot),
             Some(f) => {
@@ -197,6 +213,11 @@ impl Sim {
     pub(crate) fn free_unmapped_anon_folio(&mut self, f: FolioId) {
         let fo = self.folios[f];
         if fo.test(flags::WRITEBACK) {
+            return;
+        }
+        if self.fork.is_some() && fo.test(flags::SWAPCACHE) && self.swap_slot_shared(fo.swap - 1) {
+            // folio_free_swap() fails while `folio_swapped`: the unmapped
+            // folio stays in the swap cache, for reclaim (`crate::fork`).
             return;
         }
         if fo.test(flags::SWAPCACHE) {

@@ -54,6 +54,12 @@ impl Sim {
             self.kmem_free_vma_tables(vid as u32);
             // The oom_reaper's zap ends with its TLB flush (crate::tlb).
             self.tlb_zap_range(vid as u32, 0, u32::MAX);
+            if self.fork.is_some() {
+                // Pages shared by fork stay with the other tasks (`crate::fork`).
+                self.oom_reap_forked(vid as u32);
+                self.vmas[vid].ptes = Vec::new();
+                continue;
+            }
             let ptes = std::mem::take(&mut self.vmas[vid].ptes);
             for &pte in &ptes {
                 if pte & PTE_PRESENT != 0 {

@@ -2,8 +2,9 @@
 //! mm/page_idle.c.
 //!
 //! Reclaim finds the PTEs that map a folio through the reverse map: an
-//! anonymous folio is mapped at its own page of its own VMA (no `fork`, so
-//! each `anon_vma` has one VMA), a file folio by every VMA of the file's
+//! anonymous folio is mapped at its own page of its own VMA and, once a
+//! task forked (`crate::fork`), of the VMAs forked from it (its
+//! `anon_vma` tree), a file folio by every VMA of the file's
 //! `i_mmap` interval tree that covers its index. `Sim::rmap_walk` visits
 //! those VMAs; `Sim::folio_referenced` (with the rules of
 //! `folio_referenced_one`) tests and clears their accessed bits, and
@@ -58,7 +59,8 @@ pub(crate) fn pte_present_young(pte: u32) -> bool {
 }
 
 /// The cursor of [`Sim::rmap_walk`]: `rmap_walk_anon` visits the anonymous
-/// folio's one VMA (no `fork`, so each `anon_vma` has one), `rmap_walk_file`
+/// folio's VMA and those forked from it (`crate::fork`; one VMA when no task
+/// forked), `rmap_walk_file`
 /// each VMA of the file's `i_mmap` that covers the folio's index, in mapping
 /// order.
 #[derive(Clone, Copy, Debug)]
@@ -144,7 +146,8 @@ impl Sim {
             end: if file {
                 self.files[fo.space as usize].mappings.len() as u32
             } else {
-                1
+                // The folio's VMA and those forked from it (`crate::fork`).
+                1 + self.anon_vma_desc(fo.space).len() as u32
             },
         }
     }
@@ -156,7 +159,11 @@ impl Sim {
             let m = walk.next;
             walk.next += 1;
             if !walk.file {
-                return Some((walk.space, walk.index));
+                if m == 0 {
+                    return Some((walk.space, walk.index));
+                }
+                let vma = self.anon_vma_desc(walk.space)[m as usize - 1];
+                return Some((vma, walk.index));
             }
             if let Some(target) = self.file_rmap(walk.space, walk.index, m as usize) {
                 return Some(target);
@@ -232,6 +239,10 @@ impl Sim {
         if !fo.is_file() {
             // rmap_walk_anon: the one VMA, without the cursor's loop.
             let (vma, index) = (fo.space, fo.index);
+            if self.fork.is_some() && self.anon_forked(vma) {
+                self.folio_referenced_forked(f, lru_gen, sc, &mut found, to_find);
+                return found;
+            }
             if fo.order > 0 {
                 self.folio_referenced_large(f, vma, index, lru_gen, sc, &mut found);
                 return found;
@@ -250,6 +261,32 @@ impl Sim {
             }
         }
         found
+    }
+
+    /// `rmap_walk_anon` of [`Sim::folio_referenced`] over an anon_vma tree
+    /// with forked VMAs (`crate::fork`): every VMA of the tree, the large
+    /// folio's PTEs in each, until `to_find` PTEs were found.
+    #[inline(never)]
+    fn folio_referenced_forked(
+        &mut self,
+        f: FolioId,
+        lru_gen: bool,
+        sc: &mut ScanControl,
+        found: &mut Referenced,
+        mut to_find: u32,
+    ) {
+        let large = self.folios[f].order > 0;
+        let mut walk = self.rmap_walk_start(f);
+        while let Some((vma, index)) = self.rmap_walk_next(&mut walk) {
+            if large {
+                self.folio_referenced_large(f, vma, index, lru_gen, sc, found);
+                if found.locked {
+                    return;
+                }
+            } else if !self.folio_referenced_one(f, vma, index, lru_gen, sc, found, &mut to_find) {
+                return;
+            }
+        }
     }
 
     /// `folio_referenced_one()` (mm/rmap.c, v6.12) for page `index` of
@@ -565,7 +602,7 @@ impl Sim {
 
     /// [`Sim::try_to_unmap`] of a mapped order-0 anonymous folio: the walk
     /// of its one VMA (`anon_vma` of a private mapping that was never
-    /// forked) written out, one rmap step for its one PTE. A PTE that does
+    /// forked; a forked one takes `Sim::try_to_unmap_forked`) written out, one rmap step for its one PTE. A PTE that does
     /// not map the folio leaves it unmapped; a VM_LOCKED VMA keeps it
     /// mapped; otherwise the PTE becomes the folio's swap entry (it is in
     /// the swap cache by now) and a dirty PTE dirties the folio. The same
@@ -574,6 +611,9 @@ impl Sim {
     #[inline(always)]
     pub(crate) fn try_to_unmap_anon(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
         let fo = self.folios[f];
+        if self.fork.is_some() && self.anon_forked(fo.space) {
+            return self.try_to_unmap_forked(f, sc);
+        }
         sc.charge_rmap(self.cost.rmap_ns);
         let v = &mut self.vmas[fo.space as usize];
         let locked = v.locked;
@@ -601,6 +641,9 @@ impl Sim {
     #[inline(never)]
     fn try_to_unmap_large(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
         let fo = self.folios[f];
+        if self.fork.is_some() && self.anon_forked(fo.space) {
+            return self.try_to_unmap_forked(f, sc);
+        }
         let n = 1u32 << fo.order;
         sc.charge_rmap(self.cost.rmap_ns);
         let v = &mut self.vmas[fo.space as usize];

@@ -182,6 +182,8 @@ pub struct Sim {
     /// `current->memcg_nr_pages_over_high`: pages charged over some
     /// `memory.high`, settled on return to user space.
     pub(crate) pages_over_high: u64,
+    /// Fork state (`crate::fork`): None until a task forks.
+    pub(crate) fork: Option<Box<crate::fork::ForkState>>,
     /// Scheduled knob writes, latest first (popped from the end).
     pub(crate) knob_events: Vec<crate::memcg::KnobEvent>,
     /// Insertion counter of the soft-limit tree.
@@ -330,6 +332,7 @@ impl Sim {
             cur_memcg: crate::memcg::ROOT,
             stock: (crate::memcg::ROOT, 0),
             pages_over_high: 0,
+            fork: None,
             knob_events: Vec::new(),
             soft_tree_seq: 0,
             node: Node {
@@ -584,6 +587,7 @@ impl Sim {
             Event::Collapse { vma, index, pages } => self.collapse_event(vma, index, pages),
             Event::ThpAdvice { vma, advice } => self.thp_advice_event(vma, advice),
             Event::Remap { vma } => self.remap_event(vma),
+            Event::Fork { vma, pages } => self.fork_event(vma, pages),
         }
         if self.pages_over_high > 0 {
             self.mem_cgroup_handle_over_high();

@@ -233,7 +233,9 @@ fn records_of(
         | Event::Discard { .. }
         | Event::Collapse { .. }
         | Event::ThpAdvice { .. }
-        | Event::Remap { .. } => (0, 0, 0, false),
+        | Event::Remap { .. }
+        // The child's stores are the child's.
+        | Event::Fork { .. } => (0, 0, 0, false),
     };
     Ok((0..pages as u64).map(move |p| (first as u64 + p, write, region)))
 }

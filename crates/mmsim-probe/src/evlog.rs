@@ -92,6 +92,7 @@ pub fn encode(event: &Event, idle: bool) -> [u8; RECORD_SIZE] {
             },
         ),
         Event::Remap { vma } => (7, 0, 0, vma, 0),
+        Event::Fork { vma, pages } => (8, 0, 0, vma, u64::from(pages)),
     };
     let mut r = [0u8; RECORD_SIZE];
     r[0] = kind;
@@ -109,7 +110,7 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
     let id = u32::from_le_bytes(r[4..8].try_into().expect("4 bytes"));
     let value = u64::from_le_bytes(r[8..16].try_into().expect("8 bytes"));
     let index = || u32::try_from(value).map_err(|_| format!("page index {value} is 2^32 or more"));
-    if kind > 7 {
+    if kind > 8 {
         return Err(format!("unknown kind {kind}"));
     }
     let allowed = match kind {
@@ -166,6 +167,10 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
             },
         },
         7 => Event::Remap { vma: id },
+        8 => Event::Fork {
+            vma: id,
+            pages: value as u32,
+        },
         k => return Err(format!("unknown kind {k}")),
     };
     Ok(LogRecord {

@@ -113,7 +113,8 @@ impl Default for RunConfig {
     }
 }
 
-/// Resource use over part of a run (`getrusage(RUSAGE_SELF)` and wall-clock deltas).
+/// Resource use over part of a run (`getrusage(RUSAGE_SELF)` and wall-clock deltas;
+/// the faults and blocks include those of the children `Event::Fork` waited for).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Usage {
     /// Events executed in this part.
@@ -150,6 +151,15 @@ impl Snapshot {
         // SAFETY: getrusage fills the struct it is given; RUSAGE_SELF cannot fail.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
         unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+        // The faults and blocks of the children an `Event::Fork` waited for
+        // are the workload's too (none without fork).
+        // SAFETY: as above; RUSAGE_CHILDREN cannot fail either.
+        let mut ch: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ch) };
+        ru.ru_minflt += ch.ru_minflt;
+        ru.ru_majflt += ch.ru_majflt;
+        ru.ru_inblock += ch.ru_inblock;
+        ru.ru_oublock += ch.ru_oublock;
         Snapshot {
             at: Instant::now(),
             ru,
@@ -700,6 +710,34 @@ impl Executor<'_> {
             },
             Event::Remap { .. } => {
                 return Err(self.bad("a Remap event: mmsim-probe does not run remap".into()))
+            }
+            Event::Fork { vma, pages } => {
+                let Some(Some(v)) = self.vmas.get(vma as usize).copied() else {
+                    return Err(self.bad(format!("no mapped region has VMA id {vma}")));
+                };
+                let n = u64::from(pages).min(v.pages);
+                // SAFETY: the child only stores to pages of the live mapping it
+                // inherited and leaves by `_exit`, both async-signal-safe.
+                let pid = unsafe { libc::fork() };
+                if pid < 0 {
+                    return Err(ProbeError::last_os("fork", &self.names[v.region]));
+                }
+                if pid == 0 {
+                    for i in 0..n {
+                        // SAFETY: `i < pages`: inside the mapping (anonymous, writable).
+                        unsafe {
+                            std::ptr::write_volatile(v.base.add((i * PAGE_SIZE) as usize), 1)
+                        };
+                    }
+                    // SAFETY: ends the child without running the parent's destructors.
+                    unsafe { libc::_exit(0) };
+                }
+                let mut status = 0;
+                // SAFETY: waits for the child just forked.
+                let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+                if r != pid || !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
+                    return Err(ProbeError::last_os("waitpid", &self.names[v.region]));
+                }
             }
             Event::ThpAdvice { vma, advice } => {
                 let Some(Some(v)) = self.vmas.get(vma as usize).copied() else {

@@ -151,6 +151,9 @@ pub struct EventCounts {
     /// `Remap` events (`munmap` and `mmap` of a whole region; absent when none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub remap: u64,
+    /// `Fork` events (`fork`, the child's stores, `wait4`; absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fork: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -180,6 +183,7 @@ impl EventCounts {
             Event::Collapse { .. } => self.collapse += 1,
             Event::ThpAdvice { .. } => self.thp_advice += 1,
             Event::Remap { .. } => self.remap += 1,
+            Event::Fork { .. } => self.fork += 1,
         }
     }
 
@@ -194,5 +198,6 @@ impl EventCounts {
             + self.collapse
             + self.thp_advice
             + self.remap
+            + self.fork
     }
 }

@@ -264,10 +264,11 @@ enum Pattern {
         next: u32,
         step: u32,
     },
-    /// `touch` with `unmap` (or `remap`): `next` steps through `0..pages` by
-    /// `step`; after the last touch of a pass (`next == u32::MAX`) one
-    /// `Event::Discard` of `zap` pages from page 0 ends the pass (with `remap`,
-    /// one `Event::Remap`; `pages` 0: no touches, every pass the remap alone).
+    /// `touch` with `unmap` (or `remap`, or `fork_writes`): `next` steps through
+    /// `0..pages` by `step`; after the last touch of a pass (`next == u32::MAX`)
+    /// one `Event::Discard` of `zap` pages from page 0 ends the pass (with
+    /// `remap`, one `Event::Remap`; with `fork_writes`, one `Event::Fork`;
+    /// `pages` 0: no touches, every pass the remap alone).
     TouchUnmap {
         vma: VmaId,
         pages: u32,
@@ -275,6 +276,8 @@ enum Pattern {
         step: u32,
         zap: u32,
         remap: bool,
+        /// `fork_writes`: the pass ends with an `Event::Fork` instead.
+        fork: Option<u32>,
     },
     /// `touch` with `skip_every`: `next` runs through `0..pages` (once per pass),
     /// leaving out each index ≡ `offset` (mod `every`).
@@ -400,6 +403,7 @@ impl Generator {
                 passes,
                 unmap,
                 remap,
+                fork_writes,
                 touched,
                 skip_every,
                 skip_offset,
@@ -409,7 +413,8 @@ impl Generator {
                 let pages = clamp_pages(touched.unwrap_or(*pages).min(*pages));
                 let step = (*stride).clamp(1, pages);
                 let touches = pages.div_ceil(step);
-                match (*unmap || *remap, sink, *skip_every) {
+                let fork = fork_writes.map(|n| n.min(u64::from(u32::MAX)) as u32);
+                match (*unmap || *remap || fork.is_some(), sink, *skip_every) {
                     (true, Sink::Vma(vma), _) if *touched == Some(0) => (
                         // `remap` without touches: each pass is the remap alone.
                         *passes,
@@ -420,6 +425,7 @@ impl Generator {
                             step: 1,
                             zap: 0,
                             remap: true,
+                            fork: None,
                         },
                     ),
                     (true, Sink::Vma(vma), _) => {
@@ -435,6 +441,7 @@ impl Generator {
                                 step: step as u32,
                                 zap: zap.min(pages) as u32,
                                 remap: *remap,
+                                fork,
                             },
                         )
                     }
@@ -858,11 +865,14 @@ impl Generator {
                 step,
                 zap,
                 remap,
+                fork,
             } => {
                 for _ in 0..n {
                     if *next == u32::MAX {
                         *next = if *pages == 0 { u32::MAX } else { 0 };
-                        out.push(if *remap {
+                        out.push(if let Some(pages) = *fork {
+                            Event::Fork { vma: *vma, pages }
+                        } else if *remap {
                             Event::Remap { vma: *vma }
                         } else {
                             Event::Discard {

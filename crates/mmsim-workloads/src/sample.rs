@@ -363,7 +363,10 @@ impl PageSampler {
                     }
                 }
                 // The advice and the remap are of the whole VMA, sampled or not.
-                Event::ThpAdvice { .. } | Event::Remap { .. } => events.push(e),
+                // A fork's child stores to its own copy, not sampled.
+                Event::ThpAdvice { .. } | Event::Remap { .. } | Event::Fork { .. } => {
+                    events.push(e)
+                }
                 Event::Think { ns } => {
                     let t = u128::from(ns) * u128::from(self.threshold) + u128::from(self.carry);
                     self.carry = (t % u128::from(MODULUS)) as u64;

@@ -508,7 +508,8 @@ fn pgbench_transaction_mix_without_eviction() {
             | Event::Discard { .. }
             | Event::Collapse { .. }
             | Event::ThpAdvice { .. }
-            | Event::Remap { .. } => panic!(),
+            | Event::Remap { .. }
+            | Event::Fork { .. } => panic!(),
         }
     }
     // Per transaction: 2 index descents of 2 levels, the account twice, a teller, a

@@ -1246,3 +1246,31 @@ fn remap_without_touches_is_mmap1() {
     assert_eq!((r.result.vmstat.pgfault, r.result.access.accesses), (0, 0));
     assert_eq!(r.result.memcg_usage_pages, 0);
 }
+
+/// `fork_writes`: each pass ends with one `Event::Fork` whose child writes the first
+/// `fork_writes` pages of its copy and exits. Faults: the first pass's 64, the
+/// children's 2 × 16 copies, the second pass's 64 reuses of write-protected pages.
+#[test]
+fn fork_writes_ends_each_pass_with_a_fork() {
+    let text = "[machine]\nmemory = \"256M\"\n[[workload]]\nkind = \"touch\"\n\
+                target = \"anon\"\npages = 64\nfork_writes = 16\npasses = 2\n";
+    let s = Scenario::from_toml_str(text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
+    let back = Scenario::from_toml_str(&s.to_toml_string(), "t.toml").unwrap();
+    assert_eq!(back.workloads, s.workloads);
+    assert_eq!(s.workloads[0].kind.events(), Some(2 * 65));
+    let mut sim = mmsim_core::Sim::new(s.machine.clone()).unwrap();
+    let mut stream = mmsim_workloads::EventStream::build(&s, &mut sim).unwrap();
+    let mut events = Vec::new();
+    while let Some(b) = stream.next_batch(0).unwrap() {
+        events.extend_from_slice(b.events());
+    }
+    assert_eq!(events.len(), 130);
+    let fork = mmsim_core::Event::Fork { vma: 0, pages: 16 };
+    assert_eq!((events[64], events[129]), (fork, fork));
+    let r = run(&s);
+    assert_eq!(r.result.vmstat.pgfault, 64 + 2 * 16 + 64);
+    // The children's copies went with them: the heap's 64 pages, plus the 32 the
+    // per-CPU charge stock keeps of the batch of 64 (MEMCG_CHARGE_BATCH) that the
+    // first child's copies charged (the second child's 16 came from the stock).
+    assert_eq!(r.result.memcg_usage_pages, 64 + 32);
+}

@@ -235,6 +235,11 @@ pub fn stream_digest(s: &Scenario) -> Result<StreamDigest> {
                     eat(&[7]);
                     eat(&vma.to_le_bytes());
                 }
+                Event::Fork { vma, pages } => {
+                    eat(&[8]);
+                    eat(&vma.to_le_bytes());
+                    eat(&pages.to_le_bytes());
+                }
             }
         }
     }

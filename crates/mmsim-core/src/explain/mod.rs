@@ -421,7 +421,8 @@ impl Sim {
             | Event::Discard { vma, .. }
             | Event::Collapse { vma, .. }
             | Event::ThpAdvice { vma, .. }
-            | Event::Remap { vma } => self
+            | Event::Remap { vma }
+            | Event::Fork { vma, .. } => self
                 .vmas
                 .get(vma as usize)
                 .map_or_else(String::new, |v| self.xp_task_name(v.task)),
@@ -627,6 +628,8 @@ impl Sim {
                     && key.index >= first
                     && key.index < first.saturating_add(pages)
             }
+            // The child's copies are not followed (`crate::fork`).
+            Event::Fork { .. } => false,
             // The remap's zap (a discard of the whole VMA).
             Event::Remap { vma } => {
                 let Some(v) = self.vmas.get(vma as usize) else {

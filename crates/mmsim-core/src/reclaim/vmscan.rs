@@ -1123,6 +1123,9 @@ impl Sim {
         self.nr_swapcache_folios -= fo.test(flags::SWAPCACHE) as u64;
         let (m, order) = (fo.memcg, fo.order as usize);
         let nr = fo.nr_pages();
+        if self.fork.is_some() {
+            self.fork_forget_folio(f);
+        }
         self.phys.free_frames(self.folios.head_pfn(f), order);
         self.folios.free(f);
         self.page_counter_uncharge(m, nr);

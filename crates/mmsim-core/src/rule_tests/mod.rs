@@ -19,7 +19,8 @@
 //! `shadow.rs` shadow entries on big machines and with many groups;
 //! `filefolio.rs` large page-cache folios of readahead and `filewrite.rs`
 //! those of `write()`, `filepmd.rs` their PMD mappings; `tlb.rs` the data
-//! TLB (entries per mapping size, eviction, flushes). This file
+//! TLB (entries per mapping size, eviction, flushes); `fork.rs` fork and
+//! copy-on-write of anonymous memory. This file
 //! holds the helpers they share.
 
 mod classic;
@@ -31,6 +32,7 @@ mod explain;
 mod filefolio;
 mod filepmd;
 mod filewrite;
+mod fork;
 mod khugepaged;
 mod kmem;
 mod memcg;

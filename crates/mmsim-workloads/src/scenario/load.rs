@@ -451,6 +451,7 @@ impl Scenario {
                     passes,
                     unmap,
                     remap,
+                    fork_writes,
                     touched,
                     skip_every,
                     skip_offset,
@@ -458,6 +459,42 @@ impl Scenario {
                     snapshots,
                 } => {
                     check_pages(*pages)?;
+                    if let Some(n) = fork_writes {
+                        let excluded = [
+                            ("unmap", *unmap),
+                            ("remap", *remap),
+                            ("collapse", *collapse),
+                            ("skip_every", skip_every.is_some()),
+                        ];
+                        if let Some((other, _)) = excluded.iter().find(|e| e.1) {
+                            return Err(invalid(
+                                field("fork_writes"),
+                                format!(
+                                    "fork_writes and {other} exclude each other: fork_writes \
+                                     ends each pass with a fork"
+                                ),
+                            ));
+                        }
+                        if w.target != Target::Anon {
+                            return Err(invalid(
+                                field("fork_writes"),
+                                format!(
+                                    "fork of a `{}` region is not modelled: fork_writes needs \
+                                     target = \"anon\"",
+                                    w.target
+                                ),
+                            ));
+                        }
+                        if *n > *pages {
+                            return Err(invalid(
+                                field("fork_writes"),
+                                format!(
+                                    "{n} pages is out of range [0, {pages}] (the region's \
+                                     pages): the child writes the first `fork_writes` pages"
+                                ),
+                            ));
+                        }
+                    }
                     if *collapse && w.target != Target::Anon {
                         return Err(invalid(
                             field("collapse"),

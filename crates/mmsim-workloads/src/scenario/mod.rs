@@ -751,6 +751,12 @@ pub enum WorkloadKind {
         skip_every: Option<u64>,
         /// `skip_offset`: see `skip_every` (default 0), below it.
         skip_offset: u64,
+        /// `fork_writes`: after each pass the task forks (`Event::Fork`): the
+        /// child shares the region copy-on-write, stores to its first
+        /// `fork_writes` pages (0..=pages) and exits while the task waits
+        /// (`target = "anon"` only; not with `unmap`, `remap`, `collapse` or
+        /// `skip_every`; default: no fork).
+        fork_writes: Option<u64>,
         /// `advise_after`: after the last touch (and the collapse), one
         /// `madvise(MADV_HUGEPAGE | MADV_NOHUGEPAGE)` of the whole region
         /// (`Event::ThpAdvice`; `target = "anon"` only), as
@@ -833,6 +839,7 @@ impl WorkloadKind {
             touched: None,
             skip_every: None,
             skip_offset: 0,
+            fork_writes: None,
             advise_after: None,
             snapshots: Vec::new(),
         }
@@ -925,6 +932,7 @@ impl WorkloadKind {
                 skip_every,
                 skip_offset,
                 advise_after,
+                fork_writes,
                 ref snapshots,
             } => {
                 let touched = touched.unwrap_or(pages).min(pages);
@@ -934,8 +942,9 @@ impl WorkloadKind {
                     .filter(|&e| e > 0)
                     .map_or(0, |e| touched / e + u64::from(touched % e > skip_offset));
                 Some(
-                    (touched.div_ceil(stride.max(1)) - skipped + u64::from(unmap || remap))
-                        .saturating_mul(passes)
+                    (touched.div_ceil(stride.max(1)) - skipped
+                        + u64::from(unmap || remap || fork_writes.is_some()))
+                    .saturating_mul(passes)
                         + u64::from(collapse)
                         + u64::from(advise_after.is_some())
                         + snapshot_waits(snapshots).count() as u64,

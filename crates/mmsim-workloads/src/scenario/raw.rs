@@ -93,6 +93,7 @@ impl KindName {
                     "passes",
                     "unmap",
                     "remap",
+                    "fork_writes",
                     "touched",
                     "skip_every",
                     "skip_offset",
@@ -334,6 +335,8 @@ pub(super) struct RawWorkload {
     unmap: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     remap: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fork_writes: Option<u64>,
     #[serde(
         default,
         deserialize_with = "de_opt_pages",
@@ -468,7 +471,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 76] = [
+    let present: [(&'static str, bool); 77] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -525,6 +528,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("stride", r.stride.is_some()),
         ("unmap", r.unmap.is_some()),
         ("remap", r.remap.is_some()),
+        ("fork_writes", r.fork_writes.is_some()),
         ("touched", r.touched.is_some()),
         ("skip_every", r.skip_every.is_some()),
         ("skip_offset", r.skip_offset.is_some()),
@@ -633,6 +637,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             passes: r.passes.unwrap_or(1),
             unmap: r.unmap.unwrap_or(false),
             remap: r.remap.unwrap_or(false),
+            fork_writes: r.fork_writes,
             touched: r.touched,
             skip_every: r.skip_every,
             skip_offset: r.skip_offset.unwrap_or(0),
@@ -853,6 +858,7 @@ impl From<WorkloadSpec> for RawWorkload {
             stride: None,
             unmap: None,
             remap: None,
+            fork_writes: None,
             touched: None,
             skip_every: None,
             skip_offset: None,
@@ -915,6 +921,7 @@ impl From<WorkloadSpec> for RawWorkload {
                 passes,
                 unmap,
                 remap,
+                fork_writes,
                 touched,
                 skip_every,
                 skip_offset,
@@ -927,6 +934,7 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.passes = (passes != 1).then_some(passes);
                 r.unmap = unmap.then_some(true);
                 r.remap = remap.then_some(true);
+                r.fork_writes = fork_writes;
                 // Written only when set, so scenarios printed before they existed stay.
                 r.touched = touched;
                 r.skip_every = skip_every;

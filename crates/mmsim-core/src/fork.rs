@@ -1,0 +1,813 @@
+//! `fork()` of a task's memory and copy-on-write of anonymous pages
+//! (kernel/fork.c `dup_mmap`, mm/memory.c `copy_page_range`,
+//! `copy_present_pte`, `copy_nonpresent_pte`, `do_wp_page`,
+//! `wp_can_reuse_anon_folio`, `wp_page_copy`, `do_swap_page`; mm/rmap.c
+//! `folio_try_dup_anon_rmap_ptes`, `folio_move_anon_rmap`; mm/swapfile.c
+//! `swap_duplicate`; v6.12), opt-in: nothing here runs until a task forks
+//! ([`Sim::fork_task`]), and the hooks elsewhere test `Sim::fork` first.
+//!
+//! ## Fork
+//!
+//! The child is a new task in the parent's memory cgroup with a copy of
+//! every VMA (`dup_mmap`; VM_LOCKED is not inherited, the THP and readahead
+//! advice are). Nothing is charged at fork: the shared pages stay charged
+//! to the group that faulted them (`copy_present_pte` takes no memcg
+//! charge; only page-table pages are kernel memory, charged here through
+//! `crate::kmem` when `machine.kmem_accounting` is on). For an anonymous
+//! VMA (`vma_needs_copy`: it has an `anon_vma`) every PTE is copied:
+//!
+//! * a present anonymous folio is shared: its mapcount grows by one per PTE
+//!   (`folio_try_dup_anon_rmap_ptes`, for a large folio all its PTEs in the
+//!   VMA), its pages lose PageAnonExclusive, and both PTEs are
+//!   write-protected; the child's is old (`pte_mkold`). mmsim has no
+//!   separate write bit: a clean PTE is the write-protected one (a store to
+//!   it faults, [`crate::fault`]), so the parent's PTE loses its dirty bit,
+//!   which moves to the folio (`folio_mark_dirty`; an anonymous folio is
+//!   dirty from its first store anyway);
+//! * the zero page is copied as it is (no mapcount, no charge), and so are
+//!   the huge zero PMDs;
+//! * a swap entry is duplicated (`swap_duplicate`): the slot's count grows
+//!   by one, so the slot stays until every PTE referencing it dropped it.
+//!
+//! File VMAs get an empty copy (`vma_needs_copy` is false for a shared
+//! mapping: the child faults its pages from the page cache). A private file
+//! mapping's anonymous copies (`crate::cow`) are **not** shared with the
+//! child: the kernel copies those PTEs too (the VMA has an `anon_vma`);
+//! here the child faults the file page instead.
+//!
+//! The anon_vma tree is kept as, per VMA, the list of the VMAs forked from
+//! it directly or not. An anonymous folio's `space` names the VMA whose
+//! anon_vma it is in: its rmap walk (`rmap_walk_anon`) visits that VMA and
+//! all those forked from it, at the same page index (a child's VMA has the
+//! parent's layout). A folio that a child faults itself is in the child's
+//! anon_vma only, as in the kernel.
+//!
+//! ## Write faults on shared pages
+//!
+//! A store to a write-protected PTE of an anonymous folio is `do_wp_page`:
+//!
+//! * **Reuse** when the page is PageAnonExclusive (never forked, or reused
+//!   before) — the path mmsim always had — or, for an order-0 folio, when
+//!   `wp_can_reuse_anon_folio` finds that this PTE is the only reference
+//!   (mapcount 1, no other swap PTE of its slot: `folio_ref_count` 1 after
+//!   `folio_free_swap`): the folio moves to this VMA's anon_vma
+//!   (`folio_move_anon_rmap`), becomes exclusive, and the PTE writable.
+//! * **Copy** otherwise (`wp_page_copy`): a new **order-0** folio is
+//!   allocated and charged to the faulting task's group (`folio_prealloc`,
+//!   order 0 in v6.12 whatever the folio's order or the THP settings), the
+//!   page copied, mapped young and dirty; the old folio loses the PTE
+//!   (`folio_remove_rmap_pte`). In v6.12 `wp_can_reuse_anon_folio` returns
+//!   false for every large folio, so a page of a large folio that lost
+//!   PageAnonExclusive at fork is copied on every first store — even after
+//!   the other task exited, until the folio is gone (later kernels reuse an
+//!   exclusively mapped large folio, `__wp_can_reuse_large_anon_folio` of
+//!   the CONFIG_MM_ID series). A large folio left with pages no PTE
+//!   maps is queued for a deferred split; one no PTE maps is freed.
+//! * Under `thp.kernel = "rfc-v2"`, seed 003's RFC (patches 09-14): a
+//!   non-exclusive large folio is copied into a new folio of its own order
+//!   ("we aim to allocate the same order folio as the source, subject to
+//!   constraints that may arise if the source has been mremapped or
+//!   partially munmapped"): the highest order, from the folio's (capped at
+//!   `thp.arch_order`) down to 2, whose aligned block around the fault lies
+//!   in the VMA with every PTE mapping the folio, the allocation falling back
+//!   down the orders to 0 as at a fault (`anon_fault_fallback`); the whole
+//!   block is remapped to the copy. A large folio every one of whose
+//!   mappings is in the faulting VMA is reused as a whole range ("we reuse
+//!   as much of the folio as we can"): all its PTEs there become writable.
+//!   Order-0 folios follow the v6.12 rules (the same in v6.3).
+//!
+//! ## Swap
+//!
+//! A swapped-out page shared by fork has one slot with a count of swap
+//! PTEs (`swap_map`). `do_swap_page` on such an entry maps the swap-cache
+//! folio **read-only** and not exclusive when another PTE still references
+//! the slot or maps the folio (`pte_swp_exclusive` was cleared at fork, and
+//! `folio_ref_count` is above 1); the slot is kept (`folio_free_swap` fails
+//! while `folio_swapped`), and a store copies (`do_wp_page` at the end of
+//! the same fault, one `pgfault`). The folio of a shared entry is put in the
+//! oldest anon_vma of the tree (`__folio_set_anon` with `anon_vma->root`),
+//! so the rmap finds every mapping. The last reference takes the path of
+//! an unshared entry. Zapping a swap entry (`free_swap_and_cache`) drops one
+//! count; the slot and its swap charge go with the last.
+//!
+//! Large swap-in (`thp.swapin_large`) is skipped for a shared entry
+//! (`do_swap_page` takes that path only when `__swap_count(entry) == 1`).
+//! Reclaim of a shared large folio: `shrink_folio_list` here splits it
+//! before swap-out (the kernel may swap it out whole under v6.12; mmsim
+//! then would need shared large swap-cache folios, which it does not model).
+//!
+//! ## Reclaim, exit and OOM
+//!
+//! `folio_referenced` and `try_to_unmap` walk every VMA of the tree
+//! (`crate::rmap`): swap-out of a shared folio turns every PTE mapping it
+//! into its swap entry and sets the slot's count to their number. A
+//! large folio is split with each tail remapped in every VMA. `exit_mmap`
+//! (`crate::exit`) and MADV_DONTNEED zap the task's PTEs: a folio another
+//! task maps loses one mapcount and stays; a swap entry drops its count.
+//! The OOM reaper does the same for a victim's pages, so the other task's
+//! pages stay.
+//!
+//! Cost of the fork: one system call (`fd_access_ns`) and `pte_walk_ns`
+//! per PTE copied. A copy is `minor_fault_ns` (order 0, as `crate::cow`),
+//! or `minor_fault_ns` and `clear_page_ns` per further page (the RFC's
+//! large copy; a copy costs about a clear).
+//!
+//! Not modelled: a private file mapping's anonymous copies in the child
+//! (above); a PMD-mapped THP is shared as its PTEs (the kernel's
+//! `copy_huge_pmd` shares the PMD, and a store splits it, `thp_split_pmd`,
+//! not counted here); a large folio already in the swap cache at fork
+//! keeps its slots as unshared ones if later swapped in whole; khugepaged
+//! collapses shared pages as it would exclusive ones (`max_ptes_shared` is
+//! not checked); the child's own kernel memory (task structures) is not
+//! charged.
+//!
+//! Known bug: under memory pressure with swap readahead, repeated forks can
+//! leave a slot with more swap PTEs than its count (and a page counted
+//! twice), so the rule test `forks_under_pressure_keep_every_count_and_free_everything_at_exit`
+//! is ignored until it is found; runs without fork are not affected.
+
+use crate::huge_memory::MIN_THP_ORDER;
+use crate::mem::folio::{flags, FolioId};
+use crate::mem::pagetable::{
+    pte_present, TaskId, VmaId, VmaKind, PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG,
+};
+use crate::reclaim::ScanControl;
+use crate::sim::{Sim, SimError};
+
+/// Fork and copy-on-write events, for tests and reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ForkStats {
+    /// `fork()` calls.
+    pub forks: u64,
+    /// `wp_page_copy` of an anonymous folio shared by fork.
+    pub cow_copies: u64,
+    /// Pages copied by those (more than one per copy under the RFC).
+    pub cow_copied_pages: u64,
+    /// `wp_can_reuse_anon_folio` (or the RFC's range reuse) reusing a folio
+    /// that fork had shared.
+    pub cow_reuses: u64,
+}
+
+/// The state of fork: the anon_vma trees, shared swap slots and which
+/// folios lost PageAnonExclusive (see the module overview).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ForkState {
+    /// Per VMA: the VMAs forked from it, directly or not, in fork order.
+    desc: Vec<Vec<VmaId>>,
+    /// Per VMA: the VMA it was forked from (`u32::MAX` if none).
+    parent: Vec<VmaId>,
+    /// Per swap slot: its swap PTEs (`swap_map` count) once fork shared it;
+    /// 0 = not tracked (at most one swap PTE, as without fork).
+    swap_refs: Vec<u32>,
+    /// Per folio, one bit: its pages are not PageAnonExclusive.
+    shared: Vec<u64>,
+    /// The counters.
+    stats: ForkStats,
+}
+
+impl ForkState {
+    fn set_shared(&mut self, f: FolioId, on: bool) {
+        let w = f as usize / 64;
+        if w >= self.shared.len() {
+            if !on {
+                return;
+            }
+            self.shared.resize(w + 1, 0);
+        }
+        if on {
+            self.shared[w] |= 1 << (f % 64);
+        } else {
+            self.shared[w] &= !(1 << (f % 64));
+        }
+    }
+
+    fn is_shared(&self, f: FolioId) -> bool {
+        self.shared
+            .get(f as usize / 64)
+            .is_some_and(|w| w & (1 << (f % 64)) != 0)
+    }
+
+    fn refs(&self, slot: u32) -> u32 {
+        self.swap_refs.get(slot as usize).copied().unwrap_or(0)
+    }
+
+    fn refs_mut(&mut self, slot: u32) -> &mut u32 {
+        let i = slot as usize;
+        if i >= self.swap_refs.len() {
+            self.swap_refs.resize(i + 1, 0);
+        }
+        &mut self.swap_refs[i]
+    }
+
+    fn root(&self, mut vma: VmaId) -> VmaId {
+        while let Some(&p) = self.parent.get(vma as usize) {
+            if p == u32::MAX {
+                break;
+            }
+            vma = p;
+        }
+        vma
+    }
+}
+
+impl Sim {
+    /// `fork()` of `task`: a child task in the same memory cgroup sharing
+    /// its anonymous memory copy-on-write (see the module overview).
+    /// Returns the child's id; its VMAs are new ids in the parent's order
+    /// ([`Sim::task_vmas`]). Errors: an unknown task, or one that exited or
+    /// was killed.
+    pub fn fork_task(&mut self, task: TaskId) -> Result<TaskId, SimError> {
+        let t = task as usize;
+        if t >= self.tasks.len() {
+            return Err(SimError::Setup(format!("fork: no task {task}")));
+        }
+        if self.tasks[t].dead {
+            return Err(SimError::Setup(format!(
+                "fork: task {task} has exited or was killed"
+            )));
+        }
+        let name = format!("{}+fork", self.tasks[t].name);
+        let child = self.add_task(&name);
+        self.tasks[child as usize].memcg = self.tasks[t].memcg;
+        self.fork.get_or_insert_with(Default::default).stats.forks += 1;
+        let mut copied = 0u64;
+        for vi in 0..self.tasks[t].vmas.len() {
+            let p = self.tasks[t].vmas[vi];
+            let v = &self.vmas[p as usize];
+            let (kind, len, exec) = (v.kind, u64::from(v.len), v.exec);
+            let c = match kind {
+                VmaKind::Anon => self.mmap_anon(child, len)?,
+                VmaKind::File {
+                    file,
+                    pgoff,
+                    private: true,
+                } => self.mmap_file_private(child, file, pgoff, len)?,
+                VmaKind::File { file, pgoff, .. } => {
+                    self.mmap_file(child, file, pgoff, len, exec)?
+                }
+            };
+            let (advice, ra) = (
+                self.vmas[p as usize].thp_advice,
+                self.vmas[p as usize].file_ra,
+            );
+            let cv = &mut self.vmas[c as usize];
+            cv.exec = exec;
+            cv.thp_advice = advice;
+            cv.file_ra = ra;
+            if kind == VmaKind::Anon {
+                self.link_anon_vma(p, c);
+                copied += self.copy_page_range(p, c);
+            }
+        }
+        self.advance(self.cost.fd_access_ns + copied * self.cost.pte_walk_ns);
+        Ok(child)
+    }
+
+    /// An [`Event::Fork`](crate::Event::Fork) of the task owning `vma`:
+    /// fork, the child's stores to the first `pages` pages of its copy of
+    /// `vma`, its exit. An unknown or file VMA counts out of range; a
+    /// killed or exited task's event is dropped.
+    pub(crate) fn fork_event(&mut self, vma: VmaId, pages: u32) {
+        let Some(v) = self.vmas.get(vma as usize) else {
+            self.acc.out_of_range += 1;
+            return;
+        };
+        if v.kind != VmaKind::Anon {
+            self.acc.out_of_range += 1;
+            return;
+        }
+        let (task, len) = (v.task, v.len);
+        if self.tasks[task as usize].dead {
+            self.acc.dropped_killed += 1;
+            return;
+        }
+        let at = self.tasks[task as usize]
+            .vmas
+            .iter()
+            .position(|&x| x == vma)
+            .expect("a VMA is in its task's list");
+        let child = self.fork_task(task).expect("a live task forks");
+        let cvma = self.tasks[child as usize].vmas[at];
+        for i in 0..pages.min(len) {
+            if self.tasks[child as usize].dead {
+                break;
+            }
+            self.access(cvma, i, true);
+        }
+        self.exit_task(child).expect("the child exists");
+        self.cur_memcg = self.task_memcg(task);
+    }
+
+    /// `unlink_anon_vmas` of an exiting or killed task's VMA: it leaves the
+    /// anon_vma trees of the VMAs it was forked from (its own stays, for
+    /// the folios its own children still map).
+    pub(crate) fn unlink_anon_vma(&mut self, vma: VmaId) {
+        let Some(fk) = self.fork.as_mut() else {
+            return;
+        };
+        let mut a = fk.parent.get(vma as usize).copied().unwrap_or(u32::MAX);
+        while a != u32::MAX {
+            fk.desc[a as usize].retain(|&d| d != vma);
+            a = fk.parent[a as usize];
+        }
+    }
+
+    /// The VMAs of `task` in mapping order (for a forked child: the copies
+    /// of its parent's VMAs); None for an unknown task.
+    pub fn task_vmas(&self, task: TaskId) -> Option<&[VmaId]> {
+        self.tasks.get(task as usize).map(|t| t.vmas.as_slice())
+    }
+
+    /// The swap PTEs counted for `slot` once fork shared it (0: untracked).
+    #[cfg(test)]
+    pub(crate) fn fork_swap_refs(&self, slot: u32) -> u32 {
+        self.fork.as_ref().map_or(0, |fk| fk.refs(slot))
+    }
+
+    /// The fork and copy-on-write counters ([`ForkStats`]; zero without fork).
+    pub fn fork_stats(&self) -> ForkStats {
+        self.fork.as_ref().map(|f| f.stats).unwrap_or_default()
+    }
+
+    /// `anon_vma_fork`: `child` joins the anon_vma tree of `parent`.
+    fn link_anon_vma(&mut self, parent: VmaId, child: VmaId) {
+        let fk = self.fork.as_mut().unwrap();
+        let need = child.max(parent) as usize + 1;
+        if fk.desc.len() < need {
+            fk.desc.resize(need, Vec::new());
+            fk.parent.resize(need, u32::MAX);
+        }
+        fk.parent[child as usize] = parent;
+        let mut a = parent;
+        loop {
+            fk.desc[a as usize].push(child);
+            let up = fk.parent[a as usize];
+            if up == u32::MAX {
+                break;
+            }
+            a = up;
+        }
+    }
+
+    /// `copy_page_range` of anonymous VMA `p` into its fresh copy `c`;
+    /// returns the PTEs copied.
+    fn copy_page_range(&mut self, p: VmaId, c: VmaId) -> u64 {
+        let ptes = std::mem::take(&mut self.vmas[p as usize].ptes);
+        let mut child = vec![0u32; ptes.len()];
+        let mut parent = ptes;
+        let mut copied = 0;
+        let fk = self.fork.as_mut().unwrap();
+        for (i, pte) in parent.iter_mut().enumerate() {
+            let old = *pte;
+            if old == 0 {
+                continue;
+            }
+            copied += 1;
+            if old & PTE_PRESENT == 0 {
+                // copy_nonpresent_pte → swap_duplicate().
+                let r = fk.refs_mut(old - 1);
+                *r = if *r == 0 { 2 } else { *r + 1 };
+                child[i] = old;
+                continue;
+            }
+            let f = old & PTE_FOLIO_MASK;
+            if f == self.zero_folio {
+                child[i] = old & !PTE_YOUNG;
+                continue;
+            }
+            // copy_present_ptes → folio_try_dup_anon_rmap_ptes, wrprotect.
+            let fo = &mut self.folios[f];
+            fo.mapcount = fo.mapcount.saturating_add(1);
+            if old & PTE_DIRTY != 0 {
+                fo.set(flags::DIRTY);
+            }
+            fk.set_shared(f, true);
+            *pte = old & !PTE_DIRTY;
+            child[i] = old & !(PTE_DIRTY | PTE_YOUNG);
+        }
+        self.vmas[p as usize].ptes = parent;
+        let zero_pmds = self.vmas[p as usize].huge_zero_pmds.clone();
+        let cv = &mut self.vmas[c as usize];
+        cv.ptes = child;
+        cv.huge_zero_pmds = zero_pmds;
+        // The parent's TLB entries lose their write permission.
+        let len = self.vmas[p as usize].ptes.len() as u32;
+        self.flush_tlb_range(p, 0, len, false);
+        if self.kmem.is_some() {
+            // The child's page tables (`__pte_alloc` per table reached).
+            let mut i = 0;
+            while i < len {
+                let table_end = (i | 511) + 1;
+                if self.vmas[c as usize].ptes[i as usize..table_end.min(len) as usize]
+                    .iter()
+                    .any(|&p| p != 0)
+                {
+                    self.kmem_pte_alloc(c, i);
+                }
+                i = table_end;
+            }
+        }
+        copied
+    }
+
+    /// Whether anonymous `vma`'s anon_vma has VMAs forked from it.
+    #[inline]
+    pub(crate) fn anon_forked(&self, vma: VmaId) -> bool {
+        self.fork
+            .as_ref()
+            .is_some_and(|fk| fk.desc.get(vma as usize).is_some_and(|d| !d.is_empty()))
+    }
+
+    /// The VMAs forked from `vma` (its anon_vma tree below it).
+    #[inline]
+    pub(crate) fn anon_vma_desc(&self, vma: VmaId) -> &[VmaId] {
+        match &self.fork {
+            Some(fk) => fk.desc.get(vma as usize).map_or(&[], |d| d.as_slice()),
+            None => &[],
+        }
+    }
+
+    /// The folio's pages lost PageAnonExclusive at a fork.
+    #[inline]
+    pub(crate) fn folio_anon_shared(&self, f: FolioId) -> bool {
+        self.fork.as_ref().is_some_and(|fk| fk.is_shared(f))
+    }
+
+    /// `free_folio`'s hook: a freed folio id forgets its sharing.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn fork_forget_folio(&mut self, f: FolioId) {
+        if let Some(fk) = self.fork.as_mut() {
+            fk.set_shared(f, false);
+        }
+    }
+
+    /// Whether swap `slot` is referenced by swap PTEs that fork shared
+    /// (`folio_swapped`): the slot must stay.
+    #[inline]
+    pub(crate) fn swap_slot_shared(&self, slot: u32) -> bool {
+        self.fork.as_ref().is_some_and(|fk| fk.refs(slot) > 0)
+    }
+
+    /// `free_swap_and_cache`'s `swap_entry_put` for a slot fork shared:
+    /// drops one swap PTE's count; true if others remain (the caller then
+    /// frees nothing).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn swap_put_shared(&mut self, slot: u32) -> bool {
+        let Some(fk) = self.fork.as_mut() else {
+            return false;
+        };
+        let r = fk.refs(slot);
+        if r == 0 {
+            return false;
+        }
+        *fk.refs_mut(slot) = r - 1;
+        r > 1
+    }
+
+    /// The PTEs of every VMA of folio `f`'s anon_vma tree that map it, and
+    /// whether some page of it is mapped by none.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn anon_family_mapped(&self, f: FolioId) -> (u32, bool) {
+        let fo = self.folios[f];
+        let n = 1u32 << fo.order;
+        let mut per_page = [false; 512];
+        let mut total = 0;
+        let desc = self.anon_vma_desc(fo.space);
+        for &vma in std::iter::once(&fo.space).chain(desc) {
+            let v = &self.vmas[vma as usize];
+            for i in 0..n {
+                let p = v.pte(fo.index + i);
+                if p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f {
+                    total += 1;
+                    per_page[i as usize] = true;
+                }
+            }
+        }
+        (total, per_page[..n as usize].iter().any(|m| !m))
+    }
+
+    /// `do_wp_page` for a store to page `index` of `vma` whose clean PTE
+    /// `old` maps anonymous folio `f`, when fork shared it: true if handled
+    /// here (copied), false to take the reuse path of an exclusive page.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn do_wp_page_forked(
+        &mut self,
+        vma: VmaId,
+        index: u32,
+        old: u32,
+        f: FolioId,
+    ) -> bool {
+        if !self.folio_anon_shared(f) {
+            return false;
+        }
+        let fo = self.folios[f];
+        if fo.order == 0 {
+            let slot_shared = fo.test(flags::SWAPCACHE) && self.swap_slot_shared(fo.swap - 1);
+            if fo.mapcount <= 1 && !slot_shared {
+                self.wp_reuse_forked(vma, f);
+                return false;
+            }
+        } else if self.thp.kernel == crate::huge_memory_rfc::ThpKernel::RfcV2 {
+            let n = 1u32 << fo.order;
+            let v = &self.vmas[vma as usize];
+            let here = (fo.index..fo.index + n)
+                .filter(|&i| {
+                    let p = v.pte(i);
+                    p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f
+                })
+                .count() as u32;
+            if fo.mapcount != u8::MAX && here == u32::from(fo.mapcount) {
+                // RFC patch 10: wp_page_reuse over the folio's range.
+                let v = &mut self.vmas[vma as usize];
+                for i in fo.index..fo.index + n {
+                    let p = v.pte_mut(i);
+                    if *p & PTE_PRESENT != 0 && *p & PTE_FOLIO_MASK == f {
+                        *p |= PTE_DIRTY;
+                    }
+                }
+                self.wp_reuse_forked(vma, f);
+                return false;
+            }
+        }
+        self.wp_page_copy_anon(vma, index, old, f, false);
+        true
+    }
+
+    /// `folio_move_anon_rmap` and SetPageAnonExclusive of a reused folio.
+    fn wp_reuse_forked(&mut self, vma: VmaId, f: FolioId) {
+        self.folios[f].space = vma;
+        let fk = self.fork.as_mut().unwrap();
+        fk.set_shared(f, false);
+        fk.stats.cow_reuses += 1;
+    }
+
+    /// The order of the RFC's CoW copy of folio `f` at page `index` of
+    /// `vma` (0: order 0).
+    fn rfc_cow_order(&self, vma: VmaId, index: u32, f: FolioId) -> u8 {
+        let v = &self.vmas[vma as usize];
+        let mut order = self.folios[f].order.min(self.thp.rfc_order);
+        while order >= MIN_THP_ORDER {
+            let n = 1u32 << order;
+            let start = index & !(n - 1);
+            if start + n <= v.len
+                && (start..start + n).all(|i| {
+                    let p = v.pte(i);
+                    p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f
+                })
+            {
+                return order;
+            }
+            order -= 1;
+        }
+        0
+    }
+
+    /// `wp_page_copy()` of anonymous folio `f` mapped read-only at `index`
+    /// of `vma` by `old` (see the module overview); `swapin`: at the end of
+    /// the `do_swap_page` that mapped it (the access counted as a miss).
+    fn wp_page_copy_anon(&mut self, vma: VmaId, index: u32, old: u32, f: FolioId, swapin: bool) {
+        let rfc =
+            self.thp.kernel == crate::huge_memory_rfc::ThpKernel::RfcV2 && self.thp.rfc_order != 0;
+        let mut order = if rfc && self.folios[f].order > 0 {
+            self.rfc_cow_order(vma, index, f)
+        } else {
+            0
+        };
+        let mut new = None;
+        while order >= MIN_THP_ORDER {
+            match self.alloc_charge_anon_folio(order, crate::huge_memory_rfc::RFC_GFP) {
+                Ok(nf) => {
+                    new = Some(nf);
+                    break;
+                }
+                Err(charge) => {
+                    let s = &mut self.thp.stats[order as usize];
+                    s.anon_fault_fallback += 1;
+                    if charge {
+                        s.anon_fault_fallback_charge += 1;
+                        order = 0;
+                        break;
+                    }
+                }
+            }
+            order -= 1;
+            if order < MIN_THP_ORDER {
+                order = 0;
+            }
+        }
+        let new = match new {
+            Some(nf) => nf,
+            None => match self.folio_prealloc_copy(vma, index) {
+                Some(nf) => nf,
+                None => return,
+            },
+        };
+        let n = 1u32 << order;
+        let start = index & !(n - 1);
+        // pte_same(): reclaim may have unmapped the folio meanwhile.
+        let v = &self.vmas[vma as usize];
+        let same = (start..start + n).all(|i| {
+            let p = v.pte(i);
+            p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f
+        });
+        let task = v.task as usize;
+        if !same || self.tasks[task].dead {
+            self.free_folio(new);
+            if !self.tasks[task].dead {
+                // The fault returns and the store faults again.
+                self.acc.accesses -= 1;
+                if swapin {
+                    self.acc.misses -= 1;
+                } else {
+                    self.acc.hits -= 1;
+                }
+                let pte = self.vmas[vma as usize].pte(index);
+                self.handle_mm_fault(vma, index, true, pte);
+            }
+            return;
+        }
+        let _ = old;
+        // folio_remove_rmap_ptes of the old folio, ptep_clear_flush.
+        let fo = &mut self.folios[f];
+        if fo.mapcount != u8::MAX {
+            fo.mapcount = fo.mapcount.saturating_sub(n as u8);
+        }
+        let left = fo.mapcount;
+        self.flush_tlb_range(vma, start, start + n, false);
+        if order == 0 {
+            self.advance(self.cost.minor_fault_ns);
+            self.map_copy(vma, index, new);
+        } else {
+            self.anon_wp_fault_content(new);
+            self.map_anon_large(vma, index, new);
+            let v = &mut self.vmas[vma as usize];
+            for i in start..start + n {
+                *v.pte_mut(i) |= PTE_YOUNG;
+            }
+        }
+        let fk = self.fork.as_mut().unwrap();
+        fk.stats.cow_copies += 1;
+        fk.stats.cow_copied_pages += u64::from(n);
+        if self.folios[f].order > 0 {
+            let (mapped, hole) = self.anon_family_mapped(f);
+            if mapped == 0 {
+                self.folios[f].mapcount = 0;
+                self.advance(self.cost.free_ns);
+                self.free_unmapped_anon_folio(f);
+            } else {
+                if left == u8::MAX {
+                    self.folios[f].mapcount = mapped.min(255) as u8;
+                }
+                if hole {
+                    self.deferred_split_folio(f);
+                }
+            }
+        }
+    }
+
+    /// `do_swap_page`'s mapping of swap-cache folio `f` at page `index` of
+    /// `vma`, when fork shared its slot or the folio: true if handled here
+    /// (mapped read-only, copied on a store), false for the path of an
+    /// unshared entry.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn map_anon_forked(
+        &mut self,
+        vma: VmaId,
+        index: u32,
+        f: FolioId,
+        write: bool,
+    ) -> bool {
+        let fo = self.folios[f];
+        let slot = fo.swap - 1;
+        if fo.mapcount == 0 {
+            // The first mapping of a swap-cache folio (`__folio_set_anon`):
+            // it is in the faulting VMA's anon_vma, wherever its readahead
+            // ran (a task's readahead folio may be mapped by the other).
+            self.folios[f].space = vma;
+        }
+        let fk = self.fork.as_mut().unwrap();
+        let refs = fk.refs(slot);
+        if refs == 0 && fo.mapcount == 0 && !fk.is_shared(f) {
+            return false;
+        }
+        // swap_free() of this PTE's reference: it maps the folio now.
+        let refs = refs.saturating_sub(1);
+        if refs > 0 || fk.refs(slot) > 0 {
+            *fk.refs_mut(slot) = refs;
+        }
+        if refs == 0 && fo.mapcount == 0 {
+            // The last reference: exclusive again (`folio_ref_count` 1).
+            fk.set_shared(f, false);
+            return false;
+        }
+        fk.set_shared(f, true);
+        if fo.mapcount == 0 {
+            // __folio_set_anon() of a folio not exclusive: the root anon_vma.
+            self.folios[f].space = fk.root(vma);
+        }
+        let fo = &mut self.folios[f];
+        fo.mapcount = fo.mapcount.saturating_add(1);
+        let pte = pte_present(f, true, false);
+        *self.vmas[vma as usize].pte_mut(index) = pte;
+        if refs == 0 {
+            self.should_free_swap(f, write);
+        }
+        if write {
+            self.wp_page_copy_anon(vma, index, pte, f, true);
+        }
+        true
+    }
+
+    /// `try_to_unmap` of anonymous folio `f` whose anon_vma tree has forked
+    /// VMAs: every PTE mapping it in every VMA of the tree becomes its
+    /// page's swap entry (the folio is in the swap cache by now), and each
+    /// slot's count is set to its swap PTEs; a VM_LOCKED VMA stops the walk
+    /// and keeps the folio mapped.
+    #[inline(never)]
+    pub(crate) fn try_to_unmap_forked(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
+        let fo = self.folios[f];
+        let n = 1u32 << fo.order;
+        let mut per_page = [0u32; 512];
+        let (mut dirty, mut unmapped, mut aborted) = (false, 0u32, false);
+        let mut walk = self.rmap_walk_start(f);
+        'walk: while let Some((vma, index)) = self.rmap_walk_next(&mut walk) {
+            sc.charge_rmap(self.cost.rmap_ns);
+            let v = &mut self.vmas[vma as usize];
+            for i in 0..n {
+                let p = v.pte(index + i);
+                if p & PTE_PRESENT == 0 || p & PTE_FOLIO_MASK != f {
+                    continue;
+                }
+                if v.locked {
+                    aborted = true;
+                    break 'walk;
+                }
+                dirty |= p & PTE_DIRTY != 0;
+                *v.pte_mut(index + i) = crate::mem::pagetable::pte_swap(fo.swap - 1 + i);
+                per_page[i as usize] += 1;
+                unmapped += 1;
+            }
+        }
+        let fk = self.fork.as_mut().unwrap();
+        for (i, &c) in per_page[..n as usize].iter().enumerate() {
+            if c > 0 {
+                *fk.refs_mut(fo.swap - 1 + i as u32) += c;
+            }
+        }
+        let fo_mut = &mut self.folios[f];
+        fo_mut.mapcount = if aborted {
+            fo_mut.mapcount.saturating_sub(unmapped.min(255) as u8)
+        } else {
+            0
+        };
+        if dirty {
+            fo_mut.set(flags::DIRTY);
+        }
+        !aborted
+    }
+
+    /// `__split_huge_page_tail` remapping page `i` of large anonymous folio
+    /// `fo` (id `f`) to folio `t` in every VMA of its anon_vma tree; returns
+    /// the PTEs now mapping `t`.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn split_remap_forked(
+        &mut self,
+        fo: &crate::mem::folio::Folio,
+        f: FolioId,
+        i: u32,
+        t: FolioId,
+    ) -> u8 {
+        let mut mapped = 0u8;
+        let mut walk = self.rmap_walk_start(f);
+        while let Some((vma, index)) = self.rmap_walk_next(&mut walk) {
+            let v = &mut self.vmas[vma as usize];
+            let p = v.pte(index + i);
+            if p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f {
+                *v.pte_mut(index + i) = (p & !PTE_FOLIO_MASK) | t;
+                mapped = mapped.saturating_add(1);
+            }
+        }
+        let _ = fo;
+        if t != f && self.folio_anon_shared(f) {
+            self.fork.as_mut().unwrap().set_shared(t, true);
+        }
+        mapped
+    }
+
+    /// The OOM reaper's zap of anonymous VMA `vid` of a victim once a task
+    /// forked (`__oom_reap_task_mm` → `unmap_page_range`): the zap of
+    /// MADV_DONTNEED without its cost.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn oom_reap_forked(&mut self, vid: VmaId) {
+        let len = self.vmas[vid as usize].len;
+        self.zap_pte_range(vid, 0, len);
+        self.unlink_anon_vma(vid);
+    }
+}
