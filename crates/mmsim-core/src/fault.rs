@@ -329,6 +329,9 @@ impl Sim {
         if self.tasks[task].dead {
             return;
         }
+        if self.swap.as_ref().unwrap().slots[slot as usize] != SLOT_FOLIO | f {
+            return self.swapin_folio_lost(vma, index, slot, write);
+        }
         // swap_read_folio(): the read, a memstall if the folio is workingset.
         let now = self.clock;
         if self.swap_read_zero(f) {
@@ -454,7 +457,7 @@ impl Sim {
     /// if no folio could be had, or if the allocation's own OOM kill took
     /// the task (which freed its slots). Inlined: one per swap-in.
     #[inline(always)]
-    fn swapin_folio(
+    pub(crate) fn swapin_folio(
         &mut self,
         vma: VmaId,
         index: u32,
@@ -487,7 +490,7 @@ impl Sim {
     /// Maps a swap-cache folio at `index`; frees its slot on a write fault,
     /// when swap is more than half full, or on zram (`should_try_to_free_swap`).
     #[inline(always)]
-    fn map_anon(&mut self, vma: VmaId, index: u32, f: FolioId, write: bool) {
+    pub(crate) fn map_anon(&mut self, vma: VmaId, index: u32, f: FolioId, write: bool) {
         if self.fork.is_some() && self.map_anon_forked(vma, index, f, write) {
             return;
         }

@@ -122,9 +122,10 @@
 //! charged.
 //!
 //! Known bug: under memory pressure with swap readahead, repeated forks can
-//! leave a slot with more swap PTEs than its count (and a page counted
-//! twice), so the rule test `forks_under_pressure_keep_every_count_and_free_everything_at_exit`
-//! is ignored until it is found; runs without fork are not affected.
+//! leave a slot's count above its swap PTEs, so the last exit leaves slots
+//! and swap-cache folios behind; the rule test
+//! `forks_under_pressure_keep_every_count_and_free_everything_at_exit` is
+//! ignored until it is found. Runs without fork are not affected.
 
 use crate::huge_memory::MIN_THP_ORDER;
 use crate::mem::folio::{flags, FolioId};

@@ -80,6 +80,35 @@ impl Sim {
     }
 }
 
+/// A swap-in whose folio was lost (`crate::fault`'s `do_swap_page`).
+impl Sim {
+    /// The folio a swap-in just allocated was reclaimed while its readahead
+    /// allocated the window (in a small group it reaches the list's tail in
+    /// one pass; the kernel's is locked for its read and cannot go, and a
+    /// folio id reused meanwhile would map another page): the fault reads
+    /// its page again, one more read without a second `pgmajfault`.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn swapin_folio_lost(&mut self, vma: u32, index: u32, slot: u32, write: bool) {
+        let sv = self.swap.as_ref().unwrap().slots[slot as usize];
+        let Some(f) = self.swapin_folio(vma, index, slot, sv, 0) else {
+            return;
+        };
+        if self.tasks[self.vmas[vma as usize].task as usize].dead {
+            return;
+        }
+        if !self.swap_read_zero(f) {
+            let now = self.clock;
+            let done = self.swap_dev(|d| d.read(now, 1));
+            self.count_vm_events(crate::stats::item::PSWPIN, 1);
+            self.count_vm_events(crate::stats::item::PGPGIN, 4);
+            let ws = self.folios[f].test(crate::mem::folio::flags::WORKINGSET);
+            self.io_wait(done, ws);
+        }
+        self.map_anon(vma, index, f, write);
+    }
+}
+
 /// Swap charges of memory cgroups: mm/memcontrol.c (v6.12).
 impl Sim {
     /// `__mem_cgroup_try_charge_swap()` (mm/memcontrol.c, v5.8–v6.14): at
