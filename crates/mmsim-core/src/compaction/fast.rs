@@ -14,7 +14,8 @@
 //!   order - 1) down, round-robin, for a block at or above `low_pfn` (the top
 //!   quarter of the range between the scanners), remembering the highest one
 //!   in the top half (`min_pfn`); at most `freelist_scan_limit / 2` blocks
-//!   per order (halved when a candidate is seen and for each next order;
+//!   per order (halved when a candidate is seen, and for the next order when an
+//!   order used it up;
 //!   `pageblock_nr_pages / 2` when the free scanner is at its start,
 //!   `compact_init_free_pfn`). The list is rotated so that the next search
 //!   starts with the blocks not yet looked at. The block found is isolated
