@@ -89,16 +89,31 @@
 //!   (`compaction_restarting`). Proactive compaction ignores the marks.
 //!   Under steady pressure kswapd does not sleep, so kcompactd (and direct
 //!   compaction) finds the zone marked and ends at once, as the 6.12 guest
-//!   shows (VALIDATION.md, compact-mthp-defer). Without
-//!   `fast_isolate_freepages` the free scanner walks and marks far more
+//!   shows (VALIDATION.md, compact-mthp-defer). Without `fast_search`
+//!   (`fast_isolate_freepages`) the free scanner walks and marks far more
 //!   blocks than the kernel's when few pages are free. Simplified: the reset clears every
 //!   mark and leaves the cached positions (the kernel samples each block for
 //!   an LRU or free page and restarts the scanners at the first such ones).
 //!
-//! Simplified (marked): no `fast_find_migrateblock` /
-//! `fast_isolate_freepages` (the free-list searches that start a scanner
-//! elsewhere), no pageblock skip hints unless `skip_hints` (the cached scanner
-//! positions are kept), no page capture (`compact_capture`); the per-CPU list is drained
+//! * **Free-list searches** (`fast_search = true`, off by default):
+//!   `fast_isolate_freepages` and `fast_find_migrateblock`, in
+//!   `crate::compaction::fast` (its overview has the rules).
+//! * **Page capture** (`capture = true`, off by default; direct compaction
+//!   only): v6.12's `capture_control`. While the run is on, the first block
+//!   of the target order that a free forms (`__free_one_page` merging the
+//!   migrated folio's old frames with free buddies: `compaction_capture`)
+//!   is kept off the free lists; the run ends `COMPACT_SUCCESS` after that
+//!   migration batch, and the allocation takes the block without a
+//!   watermark check (`compact_zone_order`, `__alloc_pages_direct_compact`,
+//!   which on success also clears `compact_blockskip_flush`). Simplified:
+//!   the old frames are freed to the buddy lists at once, so the capture
+//!   happens at the migration; the kernel frees order-0 sources to the
+//!   per-CPU list and captures when `lru_add_drain_cpu_zone` drains it
+//!   after the migrate scanner leaves the order-aligned block.
+//!
+//! Simplified (marked): without `fast_search` no free-list searches start
+//! a scanner elsewhere, no pageblock skip hints unless `skip_hints` (the cached scanner
+//! positions are kept), no page capture unless `capture`; the per-CPU list is drained
 //! when a run starts (the model's list holds up to the low watermark, as
 //! v6.12's `high_min` without the adaptive tuning; the kernel drains it after
 //! a failed direct reclaim, which the slow path here does too) and old frames
@@ -116,9 +131,6 @@
 
 use std::collections::VecDeque;
 
-use serde::{Deserialize, Serialize};
-
-use crate::config::ConfigError;
 use crate::cost::{COMPACT_SCAN_NS, MIGRATE_PAGE_NS};
 use crate::huge_memory::ThpGfp;
 use crate::mem::folio::{flags, FolioId, NIL};
@@ -131,6 +143,10 @@ use crate::stats::item::*;
 use crate::timer::TimerKind;
 
 pub(crate) use crate::compaction_skip::{extfrag_for_order, fragmentation_index};
+pub use config::CompactionConfig;
+
+mod config;
+mod fast;
 
 /// `COMPACT_CLUSTER_MAX` (= `SWAP_CLUSTER_MAX`): folios isolated per batch.
 const COMPACT_CLUSTER_MAX: u64 = 32;
@@ -140,89 +156,6 @@ pub(crate) const COMPACT_MAX_DEFER_SHIFT: u32 = 6;
 pub(crate) const HPAGE_FRAG_CHECK_INTERVAL_NS: u64 = 500_000_000;
 /// `COMPACTION_HPAGE_ORDER` on x86-64: the order the fragmentation score is for.
 const COMPACTION_HPAGE_ORDER: usize = 9;
-
-/// `[machine.compaction]`: memory compaction (off by default).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct CompactionConfig {
-    /// Compact on the allocation slow path and run kcompactd (CONFIG_COMPACTION).
-    pub enabled: bool,
-    /// `vm.compaction_proactiveness` (0..=100, default 20): kcompactd's
-    /// proactive compaction target; 0 turns it off.
-    pub proactiveness: u32,
-    /// `vm.extfrag_threshold` (0..=1000, default 500): costly orders are
-    /// compacted only when the fragmentation index is above it.
-    pub extfrag_threshold: u32,
-    /// Run kcompactd (woken by kswapd and light allocations, and proactive).
-    pub kcompactd: bool,
-    /// kswapd reclaims for the order of the allocation that woke it
-    /// (v6.12 `wakeup_kswapd` and `balance_pgdat` with `sc.order`:
-    /// `pgdat_balanced` at that order, `kswapd_shrink_node` dropping to
-    /// order 0 once `compact_gap` pages are reclaimed), then wakes kcompactd
-    /// when it sleeps. Default false: kswapd balances order 0 only, and a
-    /// high-order wakeup of a balanced node wakes kcompactd at once (the
-    /// results before this option).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub kswapd_high_order: bool,
-    /// Pageblock skip hints (v6.12 `PB_migrate_skip`: `isolation_suitable`,
-    /// `test_and_set_skip`, `update_pageblock_skip`,
-    /// `__reset_isolation_suitable`). Default false: every run scans every
-    /// block between the cached positions (the results before this option).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub skip_hints: bool,
-    /// Direct reclaim for a costly order (the slow path's reclaim between
-    /// the two compactions) skips the zone when compaction is ready (v6.12
-    /// `shrink_zones` with `compaction_ready`: the allocation could
-    /// succeed, or the free pages are above the high watermark +
-    /// `compact_gap`); the stall is still counted. Default false: it
-    /// reclaims `SWAP_CLUSTER_MAX` pages (the results before this option).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub compaction_ready: bool,
-}
-
-impl Default for CompactionConfig {
-    fn default() -> Self {
-        CompactionConfig {
-            enabled: false,
-            proactiveness: 20,
-            extfrag_threshold: 500,
-            kcompactd: true,
-            kswapd_high_order: false,
-            skip_hints: false,
-            compaction_ready: false,
-        }
-    }
-}
-
-impl CompactionConfig {
-    /// Whether every field has its default (the section is left out).
-    pub fn is_default(&self) -> bool {
-        *self == CompactionConfig::default()
-    }
-
-    /// Each knob in its kernel range; the error names the field.
-    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
-        if self.proactiveness > 100 {
-            return Err(ConfigError::new(
-                "machine.compaction.proactiveness",
-                format!(
-                    "{} is out of range (allowed: 0..=100, as vm.compaction_proactiveness)",
-                    self.proactiveness
-                ),
-            ));
-        }
-        if self.extfrag_threshold > 1000 {
-            return Err(ConfigError::new(
-                "machine.compaction.extfrag_threshold",
-                format!(
-                    "{} is out of range (allowed: 0..=1000, as vm.extfrag_threshold)",
-                    self.extfrag_threshold
-                ),
-            ));
-        }
-        Ok(())
-    }
-}
 
 /// `enum migrate_mode` as compaction uses it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -267,7 +200,7 @@ pub(crate) struct Compaction {
     /// `compact_cached_migrate_pfn[async, sync]` (0 = unset).
     cached_migrate_pfn: [u64; 2],
     /// `compact_cached_free_pfn` (0 = unset).
-    cached_free_pfn: u64,
+    pub(crate) cached_free_pfn: u64,
     /// `kcompactd_max_order` (0 = no request).
     pub kcompactd_max_order: u32,
     /// `kswapd_order`: the highest order kswapd was woken for since it last slept.
@@ -285,6 +218,8 @@ pub(crate) struct Compaction {
     /// `compact_blockskip_flush`: direct compaction's scanners met since the
     /// marks were last cleared.
     pub(crate) blockskip_flush: bool,
+    /// `compact_init_free_pfn` (`fast_search`): 0 until a reset sets it.
+    pub(crate) init_free_pfn: u64,
 }
 
 impl Compaction {
@@ -356,6 +291,15 @@ struct CompactControl {
     total_migrate_scanned: u64,
     total_free_scanned: u64,
     migrated: u64,
+    /// `fast_search` on (`crate::compaction::fast`).
+    fast: bool,
+    /// Page capture on (direct compaction with `capture`).
+    capture: bool,
+    /// `cc->search_order`, `cc->fast_search_fail`, `cc->fast_start_pfn`
+    /// (0 = unset, `u64::MAX` = used).
+    search_order: usize,
+    fast_search_fail: u32,
+    fast_start_pfn: u64,
 }
 
 /// What one `isolate_migratepages` call found.
@@ -559,7 +503,13 @@ impl Sim {
             CompactResult::Deferred
         } else {
             let mut cc = CompactControl::new(Some(o), prio, true, false);
-            let r = self.compact_zone(&mut cc);
+            cc.capture = self.compact.cfg.capture;
+            let mut r = self.compact_zone(&mut cc);
+            // compact_zone_order: hide capture_control, read the page.
+            self.phys.zone.capture_order = u8::MAX;
+            if self.phys.zone.captured.is_some() {
+                r = CompactResult::Success;
+            }
             self.advance(
                 (cc.total_migrate_scanned + cc.total_free_scanned) * COMPACT_SCAN_NS
                     + cc.migrated * MIGRATE_PAGE_NS,
@@ -577,7 +527,12 @@ impl Sim {
             return (None, r);
         }
         self.count_vm_events(COMPACTSTALL, 1);
-        if let Some(p) = self.take_block(order, self.node.wmark_min) {
+        let page = self.phys.zone.captured.take().inspect(|_| {
+            self.node.free -= 1 << order;
+        });
+        if let Some(p) = page.or_else(|| self.take_block(order, self.node.wmark_min)) {
+            // v6.12 clears compact_blockskip_flush here (kept to `capture`).
+            self.compact.blockskip_flush &= !self.compact.cfg.capture;
             self.compact.compaction_defer_reset(u32::from(order), true);
             self.count_vm_events(COMPACTSUCCESS, 1);
             return (Some(p), r);
@@ -697,7 +652,11 @@ impl Sim {
             if !self.compaction_suitable(o) {
                 return CompactResult::Skipped;
             }
+            if cc.capture {
+                self.phys.zone.capture_order = o as u8;
+            }
         }
+        cc.fast = self.compact.cfg.fast_search;
         if cc
             .order
             .is_some_and(|o| self.compact.compaction_restarting(o as u32))
@@ -746,6 +705,9 @@ impl Sim {
                 Isolate::Success => update_cached = false,
             }
             let enomem = self.migrate_pages(cc);
+            if self.phys.zone.captured.is_some() {
+                break CompactResult::Success;
+            }
             if enomem {
                 if !self.scanners_met(cc) {
                     break CompactResult::Contended;
@@ -837,11 +799,14 @@ impl Sim {
     /// suitable pageblock is scanned by `isolate_migratepages_block`.
     fn isolate_migratepages(&mut self, cc: &mut CompactControl) -> Isolate {
         let (start, _) = self.phys.pfn_range();
-        let mut low_pfn = cc.migrate_pfn;
+        let mut low_pfn = self.fast_find_migrateblock(cc);
+        // fast_find_block: the found block's mark was checked already.
+        let mut fast_find_block = low_pfn != cc.migrate_pfn && cc.fast_search_fail == 0;
         let mut block_end_pfn = pageblock_end(low_pfn);
         while block_end_pfn <= cc.free_pfn {
             let block_start = pageblock_start(low_pfn).max(start);
             if (low_pfn == block_start)
+                && !std::mem::take(&mut fast_find_block)
                 && !self
                     .compact
                     .isolation_suitable(cc.ignore_skip_hint, block_start)
@@ -1042,6 +1007,10 @@ impl Sim {
     /// from the free scanner's pageblock to the one above the migrate
     /// scanner's, until enough pages are isolated.
     fn isolate_freepages(&mut self, cc: &mut CompactControl) {
+        self.fast_isolate_freepages(cc);
+        if cc.nr_freepages > 0 {
+            return;
+        }
         let (_, end) = self.phys.pfn_range();
         let mut isolate_start = cc.free_pfn;
         let mut block_start = pageblock_start(isolate_start);
@@ -1173,6 +1142,11 @@ impl CompactControl {
             total_migrate_scanned: 0,
             total_free_scanned: 0,
             migrated: 0,
+            fast: false,
+            capture: false,
+            search_order: order.unwrap_or(0),
+            fast_search_fail: 0,
+            fast_start_pfn: 0,
         }
     }
 }

@@ -74,6 +74,9 @@ impl Compaction {
     pub(crate) fn reset_isolation_suitable(&mut self) {
         if std::mem::take(&mut self.blockskip_flush) {
             self.skip.iter_mut().for_each(|w| *w = 0);
+            // compact_init_free_pfn: where the free scanner restarts (the
+            // cached position, which this reset leaves).
+            self.init_free_pfn = self.cached_free_pfn;
         }
     }
 }

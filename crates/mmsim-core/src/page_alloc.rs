@@ -242,6 +242,11 @@ pub(crate) struct Zone {
     /// End (zone-relative index) of the pristine blocks: the zone's pages
     /// rounded down to whole `MAX_PAGE_ORDER` blocks.
     pristine_end: u64,
+    /// `capture_control` of direct compaction (`crate::compaction`): a
+    /// block freed or merged to this order is captured, or `NOT_FREE`.
+    pub(crate) capture_order: u8,
+    /// The captured block (`capc->page`).
+    pub(crate) captured: Option<u64>,
 }
 
 /// Free blocks per order per migrate type, and pageblocks per type:
@@ -284,6 +289,8 @@ impl Zone {
             block_type: vec![MigrateType::Movable; blocks],
             pristine_next: 0,
             pristine_end: whole * max_block,
+            capture_order: NOT_FREE,
+            captured: None,
         };
         // The whole MAX_PAGE_ORDER blocks are freed in ascending order to the
         // tail: they stay pristine, counted but not written. The rest, in the
@@ -427,6 +434,15 @@ impl Zone {
     fn free_one_page(&mut self, mut pfn: u64, mut order: usize, to_tail: bool) {
         let mt = self.pageblock_type(pfn);
         while order < MAX_PAGE_ORDER {
+            // compaction_capture (v6.12): one block of the wanted order.
+            if order == self.capture_order as usize && self.captured.is_none() {
+                self.captured = Some(pfn);
+                let i = self.idx(pfn);
+                for k in i..i + (1 << order) {
+                    self.frames[k].alloc_type = MigrateType::Movable as u8;
+                }
+                return;
+            }
             let Some(buddy) = self.free_buddy(pfn, order) else {
                 break;
             };
@@ -661,6 +677,39 @@ impl Zone {
         for k in i..i + (1 << order) {
             self.frames[k].alloc_type = MigrateType::Movable as u8;
         }
+    }
+
+    /// Hooks of `crate::compaction`'s free-list searches: the head (or,
+    /// `tail`, the last) block of one free list (orders below
+    /// `MAX_PAGE_ORDER`: no pristine blocks).
+    pub(crate) fn free_list_end(&self, order: usize, mt: MigrateType, tail: bool) -> Option<u64> {
+        let i = if tail { self.tails } else { self.heads }[order][mt as usize];
+        (i != NONE).then(|| self.start_pfn + u64::from(i))
+    }
+
+    /// The block after (or, `back`, before) the free block at `pfn` on its list.
+    pub(crate) fn free_list_step(&self, pfn: u64, back: bool) -> Option<u64> {
+        let f = &self.frames[self.idx(pfn)];
+        let i = if back { f.prev } else { f.next };
+        (i != NONE).then(|| self.start_pfn + u64::from(i))
+    }
+
+    /// Rotates one free list so that the block at `pfn` is its head (the
+    /// blocks before it go to the tail, in order): `move_freelist_head` /
+    /// `move_freelist_tail` of mm/compaction.c.
+    pub(crate) fn rotate_free_list(&mut self, order: usize, mt: MigrateType, pfn: u64) {
+        let (m, i) = (mt as usize, self.idx(pfn) as u32);
+        let (head, tail) = (self.heads[order][m], self.tails[order][m]);
+        if head == i || head == NONE {
+            return;
+        }
+        let prev = self.frames[i as usize].prev;
+        self.frames[tail as usize].next = head;
+        self.frames[head as usize].prev = tail;
+        self.frames[i as usize].prev = NONE;
+        self.frames[prev as usize].next = NONE;
+        self.heads[order][m] = i;
+        self.tails[order][m] = prev;
     }
 
     /// Writes every pristine block onto the tail of the order-10 movable

@@ -553,3 +553,53 @@ fn compaction_ready_skips_the_direct_reclaim_of_a_costly_allocation() {
     }
     assert!(!s.compaction_ready(4));
 }
+
+#[test]
+fn capture_hands_the_block_a_migration_frees_to_the_fault() {
+    // As an_order_4_fault_fails_without_compaction_and_succeeds_with_it,
+    // with page capture (v6.12 compaction_capture).
+    let mut s = thp_machine_with(8192, None, thp_64k(ThpDefrag::Always), |c| {
+        c.compaction.enabled = true;
+        c.compaction.kcompactd = false;
+        c.compaction.proactiveness = 0;
+        c.compaction.capture = true;
+    });
+    let (frag, held) = fragment(&mut s, 4096);
+    let t = s.add_task("thp");
+    let vma = s.mmap_anon(t, 16).unwrap();
+    let f = fault_anon(&mut s, vma, 0);
+    assert_eq!(s.folios[f].order, 4);
+    let v = &s.vm;
+    assert_eq!(
+        (v.compact_stall, v.compact_success, v.compact_fail),
+        (1, 1, 0)
+    );
+    // Async compaction isolates pageblock 0's first chunk's folio (page
+    // 15) and stops at the chunk's end (skip_on_failure); the free scanner
+    // takes the order-3 block at 3584 (pageblocks 15..8 held: 16 pages
+    // each at stride 32, then 8). Migrating page 15 frees frame 15, which
+    // merges with the free 0..14 (orders 3, 2, 1, 0) into an order-4
+    // block: captured for the fault, and the run ends there (without
+    // capture it goes on to the pageblock's end: 512 pages scanned, 32
+    // folios moved).
+    assert_eq!(
+        (
+            v.compact_migrate_scanned,
+            v.compact_free_scanned,
+            v.pgmigrate_success
+        ),
+        (16, 136, 1)
+    );
+    assert_eq!((pfn_of(&s, vma, 0), pfn_of(&s, frag, 15)), (0, 3584));
+    assert!(s.phys.zone.captured.is_none());
+    // The rest of pageblock 0 is as fragmented as before.
+    assert_eq!(pfn_of(&s, frag, 31), 31);
+    assert_eq!(
+        s.phys.zone.buddy_order_at(s.phys.zone.start_pfn + 16),
+        Some(3)
+    );
+    s.check_page_alloc().unwrap();
+    check_zone_covered(&s, held.len());
+    release(&mut s, &held);
+    s.check_invariants().unwrap();
+}

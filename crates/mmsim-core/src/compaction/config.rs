@@ -1,0 +1,109 @@
+//! `[machine.compaction]`: the settings of `crate::compaction` (moved out
+//! of compaction.rs to keep it under the line limit).
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::ConfigError;
+
+/// `[machine.compaction]`: memory compaction (off by default).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CompactionConfig {
+    /// Compact on the allocation slow path and run kcompactd (CONFIG_COMPACTION).
+    pub enabled: bool,
+    /// `vm.compaction_proactiveness` (0..=100, default 20): kcompactd's
+    /// proactive compaction target; 0 turns it off.
+    pub proactiveness: u32,
+    /// `vm.extfrag_threshold` (0..=1000, default 500): costly orders are
+    /// compacted only when the fragmentation index is above it.
+    pub extfrag_threshold: u32,
+    /// Run kcompactd (woken by kswapd and light allocations, and proactive).
+    pub kcompactd: bool,
+    /// kswapd reclaims for the order of the allocation that woke it
+    /// (v6.12 `wakeup_kswapd` and `balance_pgdat` with `sc.order`:
+    /// `pgdat_balanced` at that order, `kswapd_shrink_node` dropping to
+    /// order 0 once `compact_gap` pages are reclaimed), then wakes kcompactd
+    /// when it sleeps. Default false: kswapd balances order 0 only, and a
+    /// high-order wakeup of a balanced node wakes kcompactd at once (the
+    /// results before this option).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub kswapd_high_order: bool,
+    /// Pageblock skip hints (v6.12 `PB_migrate_skip`: `isolation_suitable`,
+    /// `test_and_set_skip`, `update_pageblock_skip`,
+    /// `__reset_isolation_suitable`). Default false: every run scans every
+    /// block between the cached positions (the results before this option).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub skip_hints: bool,
+    /// Direct reclaim for a costly order (the slow path's reclaim between
+    /// the two compactions) skips the zone when compaction is ready (v6.12
+    /// `shrink_zones` with `compaction_ready`: the allocation could
+    /// succeed, or the free pages are above the high watermark +
+    /// `compact_gap`); the stall is still counted. Default false: it
+    /// reclaims `SWAP_CLUSTER_MAX` pages (the results before this option).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub compaction_ready: bool,
+    /// The free-list searches of v6.12's scanners: `fast_isolate_freepages`
+    /// (the free scanner takes a free block of an order below the target
+    /// from the MOVABLE lists, preferring the top quarter of the scan space,
+    /// before any linear scan) and `fast_find_migrateblock` (the migrate
+    /// scanner starts at a pageblock holding a free block of order
+    /// `PAGE_ALLOC_COSTLY_ORDER`..target, in the first half or eighth of the
+    /// scan space). Default false: linear scans only (the results before
+    /// this option).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fast_search: bool,
+    /// Page capture (v6.12 `capture_control`, `compaction_capture` in
+    /// `__free_one_page`): during direct compaction, a block of the target
+    /// order formed by the frames a migration frees goes straight to the
+    /// allocating task (no watermark check) and ends the run with
+    /// `COMPACT_SUCCESS`. Default false: the allocation takes a block from
+    /// the free lists after the run (the results before this option).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub capture: bool,
+}
+
+impl Default for CompactionConfig {
+    fn default() -> Self {
+        CompactionConfig {
+            enabled: false,
+            proactiveness: 20,
+            extfrag_threshold: 500,
+            kcompactd: true,
+            kswapd_high_order: false,
+            skip_hints: false,
+            compaction_ready: false,
+            fast_search: false,
+            capture: false,
+        }
+    }
+}
+
+impl CompactionConfig {
+    /// Whether every field has its default (the section is left out).
+    pub fn is_default(&self) -> bool {
+        *self == CompactionConfig::default()
+    }
+
+    /// Each knob in its kernel range; the error names the field.
+    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
+        if self.proactiveness > 100 {
+            return Err(ConfigError::new(
+                "machine.compaction.proactiveness",
+                format!(
+                    "{} is out of range (allowed: 0..=100, as vm.compaction_proactiveness)",
+                    self.proactiveness
+                ),
+            ));
+        }
+        if self.extfrag_threshold > 1000 {
+            return Err(ConfigError::new(
+                "machine.compaction.extfrag_threshold",
+                format!(
+                    "{} is out of range (allowed: 0..=1000, as vm.extfrag_threshold)",
+                    self.extfrag_threshold
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
