@@ -86,12 +86,15 @@ impl Sim {
     /// allocated the window (in a small group it reaches the list's tail in
     /// one pass; the kernel's is locked for its read and cannot go, and a
     /// folio id reused meanwhile would map another page): the fault reads
-    /// its page again, one more read without a second `pgmajfault`.
+    /// its page again. The kernel makes one swap-in of it, so the fault's
+    /// counts stay one swap-in's: `pgmajfault` and the refault were counted
+    /// with the lost folio (the shadow it left is not tested again), and
+    /// `pswpin` is counted here, where the fault's one read is done.
     #[cold]
     #[inline(never)]
     pub(crate) fn swapin_folio_lost(&mut self, vma: u32, index: u32, slot: u32, write: bool) {
-        let sv = self.swap.as_ref().unwrap().slots[slot as usize];
-        let Some(f) = self.swapin_folio(vma, index, slot, sv, 0) else {
+        // A slot value of 0: no shadow to test.
+        let Some(f) = self.swapin_folio(vma, index, slot, 0, 0) else {
             return;
         };
         if self.tasks[self.vmas[vma as usize].task as usize].dead {
