@@ -325,12 +325,13 @@ impl Sim {
         let Some(f) = self.swapin_folio(vma, index, slot, sv, 0) else {
             return;
         };
+        let ws = self.folios[f].test(flags::WORKINGSET);
         let ra = self.swap_vma_readahead(vma, index);
         if self.tasks[task].dead {
             return;
         }
         if self.swap.as_ref().unwrap().slots[slot as usize] != SLOT_FOLIO | f {
-            return self.swapin_folio_lost(vma, index, slot, write);
+            return self.swapin_folio_lost(vma, index, slot, write, ra, ws);
         }
         // swap_read_folio(): the read, a memstall if the folio is workingset.
         let now = self.clock;

@@ -537,7 +537,8 @@ impl Sim {
     /// The rstat flush of group `m` as the shadow-node shrinker sees it
     /// (`crate::memcg_stats`): its local pages recorded.
     pub(crate) fn kmem_flush_stats(&mut self, m: MemcgId) {
-        if self.kmem.is_some() {
+        // Read only under 6.8+'s ratelimited flush (see `shrink_slab_shadow`).
+        if self.kmem.is_some() && !self.memcg_stats.on_reclaim {
             let pages = self.kmem_local_pages(m);
             self.kmem.as_mut().unwrap().group(m).flushed_pages = pages;
         }

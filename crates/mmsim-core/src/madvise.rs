@@ -209,15 +209,19 @@ impl Sim {
     /// Frees anonymous folio `f`, which no PTE maps: off its LRU list (if on
     /// one), its swap slots released, uncharged and freed. A folio under
     /// writeback is left on its list to reclaim, which frees it as an
-    /// unmapped folio.
+    /// unmapped folio, and its slots with it (`Sim::orphan_swap_slots`).
     pub(crate) fn free_unmapped_anon_folio(&mut self, f: FolioId) {
         let fo = self.folios[f];
-        if fo.test(flags::WRITEBACK) {
-            return;
-        }
-        if self.fork.is_some() && fo.test(flags::SWAPCACHE) && self.swap_slot_shared(fo.swap - 1) {
+        let shared =
+            self.fork.is_some() && fo.test(flags::SWAPCACHE) && self.swap_slot_shared(fo.swap - 1);
+        if shared {
             // folio_free_swap() fails while `folio_swapped`: the unmapped
             // folio stays in the swap cache, for reclaim (`crate::fork`).
+            return;
+        }
+        if fo.test(flags::WRITEBACK) {
+            // No PTE holds its slots any more (`crate::swapfile`).
+            self.orphan_swap_slots(f);
             return;
         }
         if fo.test(flags::SWAPCACHE) {

@@ -19,7 +19,6 @@
 //! entry now (the kernel keeps a table whose entries were all zapped until
 //! `munmap` or exit, so it may count a few more).
 
-use crate::mem::filemap::slot_folio;
 use crate::mem::folio::{flags, LruList};
 use crate::mem::pagetable::{PTE_FOLIO_MASK, PTE_PRESENT};
 use crate::sim::Sim;
@@ -27,7 +26,9 @@ use crate::stats::item::*;
 
 impl Sim {
     /// `out_of_memory()`: kills a task if one holds memory; returns whether
-    /// it freed anything. A memcg OOM (`mem_cgroup_out_of_memory`) chooses
+    /// it killed one (as `mem_cgroup_out_of_memory` does), not whether that
+    /// freed a page: a reader's mapped page cache is only unmapped, and the
+    /// caller's next reclaim takes it. A memcg OOM (`mem_cgroup_out_of_memory`) chooses
     /// only among the tasks of group `scope`'s subtree; a global one among all.
     pub(crate) fn out_of_memory(&mut self, scope: Option<crate::memcg::MemcgId>) -> bool {
         let mut best: Option<(u64, usize)> = None;
@@ -48,7 +49,6 @@ impl Sim {
             format!("task {victim}"),
         );
         self.tasks[victim].dead = true;
-        let before = self.node.free;
         for vi in 0..self.tasks[victim].vmas.len() {
             let vid = self.tasks[victim].vmas[vi] as usize;
             self.kmem_free_vma_tables(vid as u32);
@@ -90,18 +90,19 @@ impl Sim {
                             self.memcgs[m].lruvec.lists[lru as usize].unlink(&mut self.folios, f);
                         }
                         self.free_folio(f);
+                    } else if anon && self.folios[f].test(flags::WRITEBACK) {
+                        // Its slots go when reclaim frees it (`crate::swapfile`).
+                        self.orphan_swap_slots(f);
                     }
                 } else if pte != 0 {
-                    // A swap entry: only anonymous memory has them.
-                    let slot = pte - 1;
-                    let swap = self.swap.as_ref().unwrap();
-                    if slot_folio(swap.slots[slot as usize]).is_none() {
-                        self.swap_free(slot);
-                    }
+                    // A swap entry (only anonymous memory has them):
+                    // `free_swap_and_cache`, which also frees an unmapped
+                    // swap-cache folio of the slot (readahead's).
+                    self.free_swap_and_cache(pte - 1);
                 }
             }
         }
-        self.node.free > before
+        true
     }
 
     /// The live tasks an OOM of `scope` chooses among, in the kernel's

@@ -229,7 +229,8 @@ pub(crate) struct Zone {
     frames: PageArray<Frame>,
     /// `mem_map`'s folio of each frame (`page_folio`), or `NIL`: written
     /// only while [`PhysMem::mem_map`] is on, so its chunks exist only
-    /// then (4 bytes per page frame; none on a machine without DAMON).
+    /// then (4 bytes per page frame; none on a machine without DAMON, or
+    /// before its first compaction, which builds it).
     mem_map: PageArray<FolioId>,
     /// Migrate type per pageblock (`pageblock_flags`).
     block_type: Vec<MigrateType>,

@@ -80,6 +80,44 @@ impl Sim {
     }
 }
 
+/// Swap slots whose last swap PTE went while their folio was under writeback.
+impl Sim {
+    /// `free_swap_and_cache` of the last reference to swap-cache folio
+    /// `f`'s slots while `f` is under writeback (v6.12: `__try_to_reclaim_swap`
+    /// fails, `folio_swapcache_freeable` being false, and `swap_map` stays at
+    /// `SWAP_HAS_CACHE`): its slots are marked, so that reclaim's removal of
+    /// `f` frees them ([`Sim::put_orphan_slots`]) instead of leaving shadows
+    /// no PTE will ever fault.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn orphan_swap_slots(&mut self, f: crate::mem::folio::FolioId) {
+        let fo = self.folios[f];
+        if !fo.test(crate::mem::folio::flags::SWAPCACHE) {
+            return;
+        }
+        let swap = self.swap.as_mut().unwrap();
+        for s in fo.swap - 1..fo.swap - 1 + fo.nr_pages() as u32 {
+            swap.mark_orphan(s);
+        }
+    }
+
+    /// `__remove_mapping` → `put_swap_folio` of swap-cache folio `f` whose
+    /// slots are orphans: frees them (uncharging their swap) and returns
+    /// true; false (nothing done) for a folio whose slots PTEs still hold.
+    #[inline]
+    pub(crate) fn put_orphan_slots(&mut self, f: crate::mem::folio::FolioId) -> bool {
+        let swap = self.swap.as_ref().unwrap();
+        if swap.orphans.is_empty() || !swap.is_orphan(self.folios[f].swap - 1) {
+            return false;
+        }
+        let (first, n) = (self.folios[f].swap - 1, self.folios[f].nr_pages() as u32);
+        for s in first..first + n {
+            self.swap_free_of(f, s);
+        }
+        true
+    }
+}
+
 /// A swap-in whose folio was lost (`crate::fault`'s `do_swap_page`).
 impl Sim {
     /// The folio a swap-in just allocated was reclaimed while its readahead
@@ -92,7 +130,17 @@ impl Sim {
     /// `pswpin` is counted here, where the fault's one read is done.
     #[cold]
     #[inline(never)]
-    pub(crate) fn swapin_folio_lost(&mut self, vma: u32, index: u32, slot: u32, write: bool) {
+    /// `ra` and `workingset` are the lost swap-in's readahead pages and
+    /// PG_workingset, which the read and its stall keep.
+    pub(crate) fn swapin_folio_lost(
+        &mut self,
+        vma: u32,
+        index: u32,
+        slot: u32,
+        write: bool,
+        ra: u64,
+        workingset: bool,
+    ) {
         // A slot value of 0: no shadow to test.
         let Some(f) = self.swapin_folio(vma, index, slot, 0, 0) else {
             return;
@@ -100,13 +148,19 @@ impl Sim {
         if self.tasks[self.vmas[vma as usize].task as usize].dead {
             return;
         }
-        if !self.swap_read_zero(f) {
-            let now = self.clock;
-            let done = self.swap_dev(|d| d.read(now, 1));
+        if workingset {
+            self.folios[f].set(crate::mem::folio::flags::WORKINGSET);
+        }
+        let now = self.clock;
+        if self.swap_read_zero(f) {
+            if ra > 0 {
+                self.swap_dev(|d| d.read(now, ra));
+            }
+        } else {
+            let done = self.swap_dev(|d| d.read(now, 1 + ra));
             self.count_vm_events(crate::stats::item::PSWPIN, 1);
             self.count_vm_events(crate::stats::item::PGPGIN, 4);
-            let ws = self.folios[f].test(crate::mem::folio::flags::WORKINGSET);
-            self.io_wait(done, ws);
+            self.io_wait(done, workingset);
         }
         self.map_anon(vma, index, f, write);
     }

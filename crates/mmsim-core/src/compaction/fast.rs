@@ -162,8 +162,13 @@ impl Sim {
                     page = Some(highest);
                     cc.free_pfn = highest;
                 } else if cc.direct {
-                    page = Some(min_pfn);
+                    // v6.8+ ("avoid fast_isolate_around() to set
+                    // pageblock_skip on reserved pages"): only a suitable
+                    // target block is scanned around.
                     cc.free_pfn = min_pfn;
+                    page = self
+                        .suitable_migration_target(cc, min_pfn)
+                        .then_some(min_pfn);
                 }
             }
         }
@@ -200,8 +205,13 @@ impl Sim {
         let Some(target) = cc.order else {
             return pfn;
         };
+        // Without skip hints nothing marks the blocks it found, and the
+        // kernel relies on them "to avoid repeats on the fast search": a
+        // block that isolates nothing would be found again and again (the
+        // scanners never meet). So the search needs `skip_hints`.
         if !cc.fast
             || cc.ignore_skip_hint
+            || !self.compact.cfg.skip_hints
             || (pfn != start && pfn != pageblock_start(pfn))
             || target <= PAGE_ALLOC_COSTLY_ORDER as usize
         {

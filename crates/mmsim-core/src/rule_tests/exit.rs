@@ -107,3 +107,41 @@ fn an_exited_task_uncharges_its_page_tables_and_baseline() {
     assert!(after.slab_unreclaimable < before.slab_unreclaimable);
     s.check_invariants().unwrap();
 }
+
+/// A swap slot whose last swap PTE goes while its folio is under writeback
+/// (`free_swap_and_cache` cannot free it then: v6.12 leaves `swap_map` at
+/// `SWAP_HAS_CACHE`) is freed with the folio when reclaim removes it
+/// (`put_swap_folio`), not left holding a shadow no PTE will fault.
+#[test]
+fn a_slot_zapped_under_writeback_is_freed_with_its_folio() {
+    let cfg = MachineConfig {
+        memory: Size::from_pages(4096),
+        swap: DeviceConfig {
+            size: Some(Size::from_pages(1024)),
+            ..DeviceConfig::of(DeviceKind::Ssd)
+        },
+        ..Default::default()
+    };
+    let mut s = Sim::new(cfg).unwrap();
+    let t = s.add_task("t");
+    let v = s.mmap_anon(t, 4).unwrap();
+    touch(&mut s, v, 4);
+    let f = s.vmas[v as usize].pte(0) & crate::mem::pagetable::PTE_FOLIO_MASK;
+    let (reclaimed, _) = super::filefolio::reclaim_one(&mut s, f);
+    assert_eq!(reclaimed, 0, "the write is in flight");
+    assert!(s.folios[f].test(flags::WRITEBACK));
+    assert_eq!(s.memcgs[0].swap_usage, 1);
+    // Put back on its list, as `shrink_inactive_list` does.
+    s.folio_add_lru(f);
+    s.exit_task(t).unwrap();
+    // The folio (under writeback) and its slot stay, mapped by nothing.
+    assert_eq!((s.memcgs[0].swap_usage, s.nr_swapcache_folios), (1, 1));
+    // The write completes (`folio_end_writeback`).
+    s.complete_writeback(u64::MAX);
+    assert!(!s.folios[f].test(flags::WRITEBACK));
+    let (reclaimed, _) = super::filefolio::reclaim_one(&mut s, f);
+    assert_eq!(reclaimed, 1);
+    assert_eq!((s.memcgs[0].swap_usage, s.nr_swapcache_folios), (0, 0));
+    assert_eq!(s.swap.as_ref().unwrap().used, 0);
+    s.check_invariants().unwrap();
+}
