@@ -333,19 +333,7 @@ impl Sim {
         if self.swap.as_ref().unwrap().slots[slot as usize] != SLOT_FOLIO | f {
             return self.swapin_folio_lost(vma, index, slot, write, ra, ws);
         }
-        // swap_read_folio(): the read, a memstall if the folio is workingset.
-        let now = self.clock;
-        if self.swap_read_zero(f) {
-            // Filled without IO; the readahead's reads go on without the fault.
-            if ra > 0 {
-                self.swap_dev(|d| d.read(now, ra));
-            }
-        } else {
-            let done = self.swap_dev(|d| d.read(now, 1 + ra));
-            self.count_vm_events(PSWPIN, 1);
-            self.count_vm_events(PGPGIN, 4);
-            self.io_wait(done, self.folios[f].test(flags::WORKINGSET));
-        }
+        self.swap_read_folio(f, ra);
         self.map_anon(vma, index, f, write);
     }
 

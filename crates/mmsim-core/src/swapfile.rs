@@ -80,6 +80,29 @@ impl Sim {
     }
 }
 
+/// The read of a swap-in.
+impl Sim {
+    /// `swap_read_folio()` of swap-in folio `f` with the `ra` pages of its
+    /// readahead in one batch: the fault waits for the read, a memstall if
+    /// the folio is workingset; a zero-filled slot is filled without IO and
+    /// the readahead's reads go on without the fault.
+    #[inline(always)]
+    pub(crate) fn swap_read_folio(&mut self, f: crate::mem::folio::FolioId, ra: u64) {
+        let now = self.clock;
+        if self.swap_read_zero(f) {
+            if ra > 0 {
+                self.swap_dev(|d| d.read(now, ra));
+            }
+        } else {
+            let done = self.swap_dev(|d| d.read(now, 1 + ra));
+            self.count_vm_events(crate::stats::item::PSWPIN, 1);
+            self.count_vm_events(crate::stats::item::PGPGIN, 4);
+            let ws = self.folios[f].test(crate::mem::folio::flags::WORKINGSET);
+            self.io_wait(done, ws);
+        }
+    }
+}
+
 /// Swap slots whose last swap PTE went while their folio was under writeback.
 impl Sim {
     /// `free_swap_and_cache` of the last reference to swap-cache folio
@@ -151,17 +174,7 @@ impl Sim {
         if workingset {
             self.folios[f].set(crate::mem::folio::flags::WORKINGSET);
         }
-        let now = self.clock;
-        if self.swap_read_zero(f) {
-            if ra > 0 {
-                self.swap_dev(|d| d.read(now, ra));
-            }
-        } else {
-            let done = self.swap_dev(|d| d.read(now, 1 + ra));
-            self.count_vm_events(crate::stats::item::PSWPIN, 1);
-            self.count_vm_events(crate::stats::item::PGPGIN, 4);
-            self.io_wait(done, workingset);
-        }
+        self.swap_read_folio(f, ra);
         self.map_anon(vma, index, f, write);
     }
 }

@@ -34,7 +34,27 @@ impl Sim {
     /// Completes device `q`'s writeback IOs that finished by `now`, in
     /// submission order, and re-arms its timer for the next one.
     pub(crate) fn complete_writeback_on(&mut self, q: usize, now: u64) {
-        while let Some(&(done, f)) = self.writeback[q].front() {
+        self.complete_writeback_keeping(q, now, 0);
+    }
+
+    /// [`Sim::complete_writeback`] for the writes queued before `marks`
+    /// (the values of [`Sim::writeback_marks`] taken earlier): the later
+    /// ones are still in the submitter's block plug (`blk_start_plug()`,
+    /// block/blk-core.c), not yet dispatched to the device, and complete
+    /// only at a later call.
+    pub(crate) fn complete_writeback_before(&mut self, now: u64, marks: [u64; 2]) {
+        for (q, &mark) in marks.iter().enumerate() {
+            let plugged = (self.writeback_queued[q] - mark) as usize;
+            self.complete_writeback_keeping(q, now, plugged);
+        }
+    }
+
+    /// Device `q`'s writes that finished by `now`, but for the last
+    /// `plugged` queued (still in a block plug), completed in submission
+    /// order; the device's timer re-armed.
+    fn complete_writeback_keeping(&mut self, q: usize, now: u64, plugged: usize) {
+        while self.writeback[q].len() > plugged {
+            let (done, f) = self.writeback[q][0];
             if done > now {
                 break;
             }
@@ -51,34 +71,6 @@ impl Sim {
             self.folio_end_writeback(f);
         }
         self.arm_writeback_timer(q);
-    }
-
-    /// [`Sim::complete_writeback`] for the writes queued before `marks`
-    /// (the values of [`Sim::writeback_marks`] taken earlier): the later
-    /// ones are still in the submitter's block plug (`blk_start_plug()`,
-    /// block/blk-core.c), not yet dispatched to the device, and complete
-    /// only at a later call.
-    pub(crate) fn complete_writeback_before(&mut self, now: u64, marks: [u64; 2]) {
-        for (q, &mark) in marks.iter().enumerate() {
-            let plugged = (self.writeback_queued[q] - mark) as usize;
-            while self.writeback[q].len() > plugged {
-                let &(done, f) = self.writeback[q].front().expect("longer than plugged");
-                if done > now {
-                    break;
-                }
-                self.writeback[q].pop_front();
-                // As in `complete_writeback_on`: NIL is a write cut short.
-                if f == NIL {
-                    continue;
-                }
-                debug_assert!(
-                    self.folios.is_live(f) && self.folios[f].test(flags::WRITEBACK),
-                    "a writeback completion for folio {f}, which is not under writeback"
-                );
-                self.folio_end_writeback(f);
-            }
-            self.arm_writeback_timer(q);
-        }
     }
 
     /// The writes queued so far on each device, for

@@ -76,17 +76,10 @@ fn forked(s: &mut Sim, pages: u32) -> (u32, u32, u32, u32) {
     (t, vma, c, cvma)
 }
 
-/// Swaps out order-0 folio `f` as reclaim's `shrink_folio_list` does,
+/// Swaps out folio `f` (alone in its batch) as reclaim's `shrink_folio_list` does,
 /// ignoring references; returns the pages reclaimed.
 fn swap_out(s: &mut Sim, f: FolioId) -> u64 {
-    let lru = LruList::from_index(s.folios[f].lru);
-    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
-    s.folios[f].clear(flags::LRU);
-    let mut batch = vec![f];
-    let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
-    sc.ignore_references = true;
-    let rules = s.rules();
-    s.shrink_folio_list(&mut batch, &mut sc, rules).0
+    super::filefolio::reclaim_one(s, f).0
 }
 
 #[test]
@@ -385,15 +378,7 @@ fn a_shared_large_folio_is_split_in_both_tasks_before_swap_out() {
     let c = s.fork_task(t).unwrap();
     let cvma = s.task_vmas(c).unwrap()[0];
     let big = pte_folio(&s, vma, 0);
-    let lru = LruList::from_index(s.folios[big].lru);
-    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, big);
-    s.folios[big].clear(flags::LRU);
-    let mut batch = vec![big];
-    let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
-    sc.ignore_references = true;
-    let rules = s.rules();
-    let (reclaimed, _) = s.shrink_folio_list(&mut batch, &mut sc, rules);
-    assert_eq!(reclaimed, 16);
+    assert_eq!(swap_out(&mut s, big), 16);
     assert_eq!(s.thp.stats[4].split, 1);
     for i in 0..16 {
         let p = pte(&s, vma, i);

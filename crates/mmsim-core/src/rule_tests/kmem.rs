@@ -116,16 +116,21 @@ fn shadow_node_shrinker_reclaims_the_excess() {
     s.check_invariants().unwrap();
 }
 
-#[test]
-fn shrinker_leaves_nodes_within_an_eighth_of_the_pages() {
-    // 4000 resident pages (LRU) allow 500 shadow-only nodes: 300 stay.
-    let (mut s, a, file, _) = kmem_machine(None);
+/// 4,000 resident pages of a second file, read by `file`'s task.
+fn cache_4000_pages(s: &mut Sim, file: u32) {
     let other = s.add_file("g", 10_000).unwrap();
     s.fadvise(other, Advice::Random).unwrap();
     s.files[other as usize].task = s.files[file as usize].task;
     for i in 0..4000 {
-        read(&mut s, other, i);
+        read(s, other, i);
     }
+}
+
+#[test]
+fn shrinker_leaves_nodes_within_an_eighth_of_the_pages() {
+    // 4000 resident pages (LRU) allow 500 shadow-only nodes: 300 stay.
+    let (mut s, a, file, _) = kmem_machine(None);
+    cache_4000_pages(&mut s, file);
     shadow_leaves(&mut s, a, file, 300);
     assert_eq!(s.shrink_slab_shadow(a, 0), 0);
     assert_eq!(s.kmem_shadow_nodes(a), 300);
@@ -139,12 +144,7 @@ fn shrinker_reads_the_last_flushed_pages_under_ratelimited_stats() {
     use crate::memcg_stats::{MemcgStats, MemcgStatsFlush};
     let (mut s, a, file, _) = kmem_machine(None);
     s.memcg_stats = MemcgStats::new(MemcgStatsFlush::Ratelimited, 2000);
-    let other = s.add_file("g", 10_000).unwrap();
-    s.fadvise(other, Advice::Random).unwrap();
-    s.files[other as usize].task = s.files[file as usize].task;
-    for i in 0..4000 {
-        read(&mut s, other, i);
-    }
+    cache_4000_pages(&mut s, file);
     shadow_leaves(&mut s, a, file, 300);
     // Never flushed: pages 0, max_nodes 0, freeable 300, delta 150: one
     // batch of 128 (the live statistics allow all 300: see above).
