@@ -546,10 +546,13 @@ impl Sim {
 
     /// `shrink_slab()` of the shadow-node shrinker for group `m` at
     /// `priority` (`do_shrink_slab` with `count_shadow_nodes` and
-    /// `scan_shadow_nodes`); returns the nodes reclaimed.
+    /// `scan_shadow_nodes`) by a reclaimer whose clock reads `now` (ns:
+    /// its `ScanControl`'s start plus the time it has spent, which is what
+    /// `jiffies_64` is when the kernel's reclaimer gets here); returns the
+    /// nodes reclaimed.
     #[cold]
     #[inline(never)]
-    pub(crate) fn shrink_slab_shadow(&mut self, m: MemcgId, priority: u32) -> u64 {
+    pub(crate) fn shrink_slab_shadow(&mut self, m: MemcgId, priority: u32, now: u64) -> u64 {
         let Some(k) = self.kmem.as_mut() else {
             return 0;
         };
@@ -568,7 +571,7 @@ impl Sim {
             // periodic flusher's 2 s has never had (0 pages: every node
             // over none is excess). Up to 6.7 (`reclaim`, `sync`) the local
             // statistics were per-CPU sums, current.
-            self.mem_cgroup_flush_stats_ratelimited(m, self.clock);
+            self.mem_cgroup_flush_stats_ratelimited(m, now);
             self.kmem.as_mut().unwrap().group(m).flushed_pages
         } else {
             self.kmem_local_pages(m)

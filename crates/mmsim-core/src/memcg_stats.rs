@@ -170,6 +170,11 @@ impl Sim {
         }
         if s.ratelimited && now > s.flush_last_time + 2 * s.flush_time {
             self.do_flush_stats(memcg);
+            // `__mem_cgroup_flush_stats()` (v6.12) records the time of any
+            // flush of the root, not only the periodic worker's.
+            if memcg == crate::memcg::ROOT {
+                self.memcg_stats.flush_last_time = now;
+            }
             self.memcg_stats.ratelimited_flushes += 1;
         }
     }

@@ -248,7 +248,7 @@ impl Sim {
             sc.memcg = m;
             self.shrink_lruvec(sc, rules);
             if self.kmem.is_some() {
-                self.shrink_slab_shadow(m, sc.priority);
+                self.shrink_slab_shadow(m, sc.priority, sc.start + sc.elapsed());
             }
             if !self.thp.split_queues.is_empty() {
                 self.shrink_slab_deferred_split(m, sc.priority);

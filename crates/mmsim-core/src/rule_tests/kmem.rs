@@ -90,7 +90,7 @@ fn shadow_node_shrinker_reclaims_the_excess() {
     // count_shadow_nodes: pages = 0 LRU + 306·592 B of slab = 44 pages,
     // max_nodes = 44 >> 3 = 5, freeable = 295. do_shrink_slab (seeks 0):
     // delta = 147, one batch of 128, 19 deferred.
-    assert_eq!(s.shrink_slab_shadow(a, 12), 128);
+    assert_eq!(s.shrink_slab_shadow(a, 12, s.clock), 128);
     let r = s.kmem_report(a).unwrap();
     assert_eq!(r.workingset_nodereclaim, 128);
     assert_eq!(r.shadow_nodes, 172);
@@ -109,9 +109,9 @@ fn shadow_node_shrinker_reclaims_the_excess() {
     // max_nodes 3, freeable 168, delta 84 < 128 and < 168: nothing scanned,
     // 19 + 84 deferred.
     assert_eq!(s.kmem_shadow_nodes(a), 171);
-    assert_eq!(s.shrink_slab_shadow(a, 12), 0);
+    assert_eq!(s.shrink_slab_shadow(a, 12, s.clock), 0);
     // At priority 0 the deferred 103 count whole: 103 + 84 = 187: one batch.
-    assert_eq!(s.shrink_slab_shadow(a, 0), 128);
+    assert_eq!(s.shrink_slab_shadow(a, 0, s.clock), 128);
     assert_eq!(s.kmem_report(a).unwrap().workingset_nodereclaim, 256);
     s.check_invariants().unwrap();
 }
@@ -132,7 +132,7 @@ fn shrinker_leaves_nodes_within_an_eighth_of_the_pages() {
     let (mut s, a, file, _) = kmem_machine(None);
     cache_4000_pages(&mut s, file);
     shadow_leaves(&mut s, a, file, 300);
-    assert_eq!(s.shrink_slab_shadow(a, 0), 0);
+    assert_eq!(s.shrink_slab_shadow(a, 0, s.clock), 0);
     assert_eq!(s.kmem_shadow_nodes(a), 300);
 }
 
@@ -148,13 +148,13 @@ fn shrinker_reads_the_last_flushed_pages_under_ratelimited_stats() {
     shadow_leaves(&mut s, a, file, 300);
     // Never flushed: pages 0, max_nodes 0, freeable 300, delta 150: one
     // batch of 128 (the live statistics allow all 300: see above).
-    assert_eq!(s.shrink_slab_shadow(a, 12), 128);
+    assert_eq!(s.shrink_slab_shadow(a, 12, s.clock), 128);
     assert_eq!(s.kmem_shadow_nodes(a), 172);
     // The periodic flush records 4,000 LRU pages and the nodes' slab:
     // max_nodes 500, nothing is excess.
     let now = s.clock;
     s.flush_memcg_stats_dwork(now);
-    assert_eq!(s.shrink_slab_shadow(a, 0), 0);
+    assert_eq!(s.shrink_slab_shadow(a, 0, s.clock), 0);
     assert_eq!(s.kmem_shadow_nodes(a), 172);
 }
 
@@ -293,4 +293,24 @@ fn page_tables_take_unmovable_frames_only_with_pagetable_frames() {
     assert_eq!(s.node.free, s.node.managed);
     assert_eq!(s.vm.pgfree, 2560 + 7);
     s.check_invariants().unwrap();
+}
+
+/// The shrinker's ratelimited flush runs on the reclaimer's clock, not the
+/// simulation's: a reclaimer 5 s into its run, with the periodic flusher
+/// last at 0, is a cycle late and flushes (`now > flush_last_time + 4 s`),
+/// so the 4,000 pages count; the same call at the simulation's clock (0)
+/// would not flush and would free a batch.
+#[test]
+fn shrinker_flushes_on_the_reclaimers_clock() {
+    use crate::memcg_stats::{MemcgStats, MemcgStatsFlush};
+    const SEC: u64 = 1_000_000_000;
+    for (now, freed, flushes) in [(0, 128, 0), (5 * SEC, 0, 1)] {
+        let (mut s, a, file, _) = kmem_machine(None);
+        s.memcg_stats = MemcgStats::new(MemcgStatsFlush::Ratelimited, 2000);
+        cache_4000_pages(&mut s, file);
+        shadow_leaves(&mut s, a, file, 300);
+        assert!(s.clock < SEC, "the simulation's clock stays early");
+        assert_eq!(s.shrink_slab_shadow(a, 12, now), freed, "now {now}");
+        assert_eq!(s.memcg_stats.ratelimited_flushes, flushes, "now {now}");
+    }
 }

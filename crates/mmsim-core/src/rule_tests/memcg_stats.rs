@@ -108,9 +108,13 @@ fn reclaim_flushes_itself_only_when_the_flusher_is_a_cycle_late() {
     s.mem_cgroup_flush_stats_ratelimited(ROOT, 4 * SEC + 1);
     assert_eq!(s.memcg_stats.ratelimited_flushes, 1);
     assert_eq!(s.lruvec_page_state(ROOT).size(LruList::ActiveFile), 100);
-    // A reclaim's own flush does not move flush_last_time (only the root
-    // flush of the periodic worker does).
-    assert_eq!(s.memcg_stats.flush_last_time, 0);
+    // A flush of the root records its time whoever asks for it
+    // (`__mem_cgroup_flush_stats`: `if (mem_cgroup_is_root(memcg))
+    // WRITE_ONCE(flush_last_time, jiffies_64)`), so the next reclaim
+    // within 4 s does not flush again.
+    assert_eq!(s.memcg_stats.flush_last_time, 4 * SEC + 1);
+    s.mem_cgroup_flush_stats_ratelimited(ROOT, 8 * SEC + 1);
+    assert_eq!(s.memcg_stats.ratelimited_flushes, 1);
     // Under sync the call never flushes.
     let mut s = machine_flushing(MemcgStatsFlush::Sync);
     s.mem_cgroup_flush_stats_ratelimited(ROOT, 100 * SEC);

@@ -168,7 +168,7 @@ impl Sim {
         sc.memcg = m;
         let young = self.try_to_shrink_lruvec(m, sc);
         if self.kmem.is_some() {
-            self.shrink_slab_shadow(m, sc.priority);
+            self.shrink_slab_shadow(m, sc.priority, sc.start + sc.elapsed());
         }
         if !self.thp.split_queues.is_empty() {
             self.shrink_slab_deferred_split(m, sc.priority);
