@@ -42,6 +42,24 @@
 //! part of the write in that folio, so a write's pages are each reported once (`scripts/capture-app` records
 //! them beside the reads; a file system other than ext4 has its own event, not read here).
 //!
+//! # Reads of several calls
+//!
+//! `filemap_read` (mm/filemap.c, v6.12–6.18) calls `filemap_get_pages` in a loop, and
+//! each call emits `mm_filemap_get_pages` with the rest of the read: `index` where the
+//! copy has got to, `last_index` the read's last page. A call returns a short batch
+//! when `filemap_get_read_batch` stops at a page not cached or after one marked
+//! `PG_readahead`, so a read of 96 KiB whose tail is still being read ahead shows as
+//! `ofs=98304-116834` then `ofs=102400-116834`: pages 24–28, then 25–28, each copied
+//! (and `folio_mark_accessed`) once. Read as two requests, pages 25–28 are read twice and
+//! a replay marks them accessed twice (activating them). With
+//! [`ReadOptions::read_calls`](crate::ReadOptions::read_calls) an event that continues
+//! the `mm_filemap_get_pages` before it (same file, same last byte, a first byte after
+//! that event's first and not past its last) is skipped: the read is replayed once,
+//! with the range of its first call (the request `page_cache_sync_ra` saw). A read of
+//! another task interleaved between two calls hides the continuation (it is replayed as
+//! before); a new read that starts inside the previous one and ends at the same byte is
+//! taken for a continuation. Off by default.
+//!
 //! # Keys
 //!
 //! Every event names one file by `(dev, ino)`. Files are numbered 0, 1, 2, … in order of
@@ -97,10 +115,12 @@ pub fn key(file: u32, page: u64) -> u64 {
     (u64::from(file) << PAGE_BITS) | page
 }
 
-/// The `(dev, ino)` → file number map.
+/// The `(dev, ino)` → file number map, and the last read's range.
 #[derive(Debug, Default)]
 pub(crate) struct Files {
     map: HashMap<(u64, u64), u32, BuildKeyHasher>,
+    /// The last `mm_filemap_get_pages` event replayed: `(dev, ino, first, last)` bytes.
+    last_read: Option<(u64, u64, u64, u64)>,
 }
 
 /// The events read.
@@ -310,11 +330,12 @@ pub(crate) fn fill(
     stats: &mut ReadStats,
     run: &mut Run,
     files: &mut Files,
-    max_files: u32,
+    options: &crate::ReadOptions,
     out: &mut Vec<Record>,
     max: usize,
 ) -> Result<(), TraceError> {
-    let max_files = max_files.min(MAX_FILES);
+    let max_files = options.max_files.min(MAX_FILES);
+    let read_calls = options.read_calls;
     fill_lines(
         input,
         stats,
@@ -383,6 +404,17 @@ pub(crate) fn fill(
                             last - first + 1,
                             MAX_REQUEST_BYTES,
                         ));
+                    }
+                    if read_calls && !fault {
+                        // A later `filemap_get_pages` call of the same read: its pages
+                        // were replayed with the first call's range.
+                        if let Some((d, i, f, l)) = files.last_read {
+                            if (d, i) == (dev, ino) && last == l && first > f && first <= l {
+                                stats.skipped_events += 1;
+                                return Ok(());
+                            }
+                        }
+                        files.last_read = Some((dev, ino, first, last));
                     }
                     let p = first >> PAGE_SHIFT;
                     (dev, ino, p, (last >> PAGE_SHIFT) - p + 1)
@@ -588,6 +620,53 @@ mod tests {
             ]
         );
         assert_eq!(r.stats().skipped_zero_length, 1);
+    }
+
+    /// `read_calls`: the later calls of one read (same file, same last byte, a first
+    /// byte inside the first call's range) are skipped; a read of the same range again,
+    /// a read of another file in between, a fault and a read that ends elsewhere are not.
+    #[test]
+    fn read_calls_replay_a_read_once() {
+        let text = "mm_filemap_get_pages: dev=254:0 ino=a ofs=0-98303\n\
+                    mm_filemap_get_pages: dev=254:0 ino=a ofs=98304-116834\n\
+                    mm_filemap_get_pages: dev=254:0 ino=a ofs=102400-116834\n\
+                    mm_filemap_get_pages: dev=254:0 ino=a ofs=110592-116834\n\
+                    mm_filemap_get_pages: dev=254:0 ino=a ofs=98304-116834\n\
+                    mm_filemap_get_pages: dev=254:0 ino=b ofs=0-4095\n\
+                    mm_filemap_get_pages: dev=254:0 ino=a ofs=102400-116834\n\
+                    mm_filemap_fault: dev=254:0 ino=a ofs=106496\n\
+                    mm_filemap_get_pages: dev=254:0 ino=a ofs=106496-110591\n";
+        let pages = |read_calls: bool| {
+            let options = crate::ReadOptions {
+                read_calls,
+                ..Default::default()
+            };
+            let mut r = crate::TraceReader::from_reader_with(
+                "t",
+                Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
+                crate::Format::Filemap,
+                options,
+            )
+            .unwrap();
+            let (mut batch, mut got) = (Vec::new(), Vec::new());
+            while r.read_batch(&mut batch, 100).unwrap() > 0 {
+                got.extend(batch.iter().map(|x| x.key));
+            }
+            (got, r.stats().skipped_events)
+        };
+        let (all, skipped) = pages(false);
+        assert_eq!(
+            (all.len(), skipped),
+            (24 + 5 + 4 + 2 + 5 + 1 + 4 + 1 + 1, 0)
+        );
+        let (once, skipped) = pages(true);
+        let mut want: Vec<u64> = (0..29).collect(); // the first read: pages 0-23, 24-28
+        want.extend(24..29); // the same range read again
+        want.push(key(1, 0)); // file b
+        want.extend(25..29); // after b: not known to continue a's read
+        want.push(26); // the fault
+        want.push(26); // ends at another byte: a read of its own
+        assert_eq!((once, skipped), (want, 2));
     }
 
     #[test]

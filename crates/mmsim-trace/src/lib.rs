@@ -406,6 +406,13 @@ pub struct ReadOptions {
     /// maximum [`filemap::MAX_FILES`]; larger values act as the maximum); one more file is a
     /// [`TraceError::TooLarge`].
     pub max_files: u32,
+    /// [`Format::Filemap`]: replay a buffered read once however many
+    /// `filemap_get_pages` calls it made (default `false`): a `mm_filemap_get_pages`
+    /// event that continues the read of the `mm_filemap_get_pages` event before it —
+    /// the same file, the same last byte, a first byte after the earlier event's and
+    /// not past its end — is skipped and counted in [`ReadStats::skipped_events`]. See
+    /// [`filemap`]'s "Reads of several calls".
+    pub read_calls: bool,
     /// [`Format::Csv`]: the column layout (required for that format: opening a csv
     /// trace without one is a [`TraceError::Invalid`]).
     pub csv: Option<CsvSpec>,
@@ -416,6 +423,7 @@ impl Default for ReadOptions {
         ReadOptions {
             instructions: true,
             max_files: filemap::DEFAULT_MAX_FILES,
+            read_calls: false,
             csv: None,
         }
     }

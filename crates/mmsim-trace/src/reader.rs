@@ -277,9 +277,7 @@ impl TraceReader {
                 Format::Lackey => {
                     lackey::fill(input, name, stats, run, options.instructions, out, max)
                 }
-                Format::Filemap => {
-                    filemap::fill(input, name, stats, run, files, options.max_files, out, max)
-                }
+                Format::Filemap => filemap::fill(input, name, stats, run, files, options, out, max),
                 Format::Csv => {
                     // from_reader_with refuses a csv reader without a layout.
                     let spec = options.csv.as_ref().expect("csv layout checked at open");

@@ -498,6 +498,7 @@ impl Generator {
                 limit,
                 pages,
                 keys,
+                read_calls,
                 ..
             } => {
                 let resolved = resolve(path, base_dir);
@@ -505,6 +506,7 @@ impl Generator {
                     what,
                     &resolved,
                     *format,
+                    *read_calls,
                     *limit,
                     pages.unwrap_or(match keys {
                         TraceKeys::Dense => MAX_PAGES,
@@ -630,6 +632,7 @@ impl Generator {
                 requests,
                 faults,
                 fault_mappings,
+                read_calls,
             } => {
                 let (g, sink) = TraceGen::setup_offset(
                     sim,
@@ -637,6 +640,7 @@ impl Generator {
                     name,
                     &resolve(path, base_dir),
                     *format,
+                    *read_calls,
                     *limit,
                     *pages,
                     spec.target,

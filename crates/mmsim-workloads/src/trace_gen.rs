@@ -301,11 +301,21 @@ impl std::fmt::Debug for TraceGen {
     }
 }
 
-/// The trace at `path`, opened in `format`.
-fn open_reader(path: &Path, format: TraceFormat) -> Result<TraceReader, mmsim_trace::TraceError> {
+/// The trace at `path`, opened in `format`; `read_calls`: a filemap trace's reads
+/// replayed once however many `filemap_get_pages` calls they made
+/// (`mmsim_trace::ReadOptions::read_calls`).
+fn open_reader(
+    path: &Path,
+    format: TraceFormat,
+    read_calls: bool,
+) -> Result<TraceReader, mmsim_trace::TraceError> {
+    let options = mmsim_trace::ReadOptions {
+        read_calls,
+        ..Default::default()
+    };
     match format {
-        TraceFormat::Auto => TraceReader::open_auto(path),
-        TraceFormat::Fixed(f) => TraceReader::open(path, f),
+        TraceFormat::Auto => TraceReader::open_auto_with(path, options),
+        TraceFormat::Fixed(f) => TraceReader::open_with(path, f, options),
     }
 }
 
@@ -313,19 +323,22 @@ impl TraceGen {
     /// A replay of the trace at `path` whose keys go to `sink`: numbered by first
     /// appearance (at most `pages` distinct keys), or under `offset` taken as pages of
     /// that one region of `pages` pages (keys of other files or beyond it skipped).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn open(
         what: &str,
         path: &Path,
         format: TraceFormat,
+        read_calls: bool,
         limit: Option<u64>,
         pages: u64,
         keys: TraceKeys,
         sink: Sink,
     ) -> Result<TraceGen, WorkloadError> {
-        let reader = open_reader(path, format).map_err(|source| WorkloadError::Trace {
-            what: what.to_string(),
-            source,
-        })?;
+        let reader =
+            open_reader(path, format, read_calls).map_err(|source| WorkloadError::Trace {
+                what: what.to_string(),
+                source,
+            })?;
         let keys = match keys {
             TraceKeys::Dense => {
                 let max_distinct = pages.min(MAX_PAGES - 1) as u32;
@@ -370,6 +383,7 @@ impl TraceGen {
         name: &str,
         path: &Path,
         format: TraceFormat,
+        read_calls: bool,
         limit: Option<u64>,
         pages: Option<u64>,
         target: Target,
@@ -396,7 +410,7 @@ impl TraceGen {
             ));
         }
         let per_file = pages.unwrap_or(OFFSET_DEFAULT_PAGES);
-        let mut scan = open_reader(path, format).map_err(trace_err)?;
+        let mut scan = open_reader(path, format, read_calls).map_err(trace_err)?;
         let mut sizes: Vec<u64> = Vec::new();
         let mut batch = Vec::with_capacity(TRACE_BATCH);
         let mut left = limit;
@@ -500,7 +514,7 @@ impl TraceGen {
         }
         let first = sinks[0];
         drop(scan);
-        let reader = open_reader(path, format).map_err(trace_err)?;
+        let reader = open_reader(path, format, read_calls).map_err(trace_err)?;
         let mut offsets = Offsets::new(&sizes, sinks);
         offsets.faulted = vec![Vec::new(); mapped.len()];
         offsets.mapped = mapped;

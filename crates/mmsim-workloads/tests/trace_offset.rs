@@ -266,3 +266,34 @@ fn trace_requests_without_offset_keys_or_a_file_is_an_error() {
         );
     }
 }
+
+/// `trace_read_calls`: grep's read of the last 18,531 bytes of a 116,835-byte file after
+/// a 96 KiB read shows as two `mm_filemap_get_pages` events, pages 24–28 then 25–28 (the
+/// first `filemap_get_pages` call stopped after the `PG_readahead` page 24). Replayed as
+/// two reads, pages 25–28 are read twice: the second `folio_mark_accessed` activates
+/// them. With `trace_read_calls = true` the second event is skipped (counted in the
+/// reader's skipped events): 29 pages read once each, none active.
+#[test]
+fn trace_read_calls_replay_a_read_of_several_calls_once() {
+    let t = "  grep 7 [000] 1.000001: filemap:mm_filemap_get_pages: dev=8:1 ino=5 ofs=0-98303\n  \
+             grep 7 [000] 1.000002: filemap:mm_filemap_get_pages: dev=8:1 ino=5 ofs=98304-116834\n  \
+             grep 7 [000] 1.000003: filemap:mm_filemap_get_pages: dev=8:1 ino=5 ofs=102400-116834\n";
+    let path = write_trace("read_calls.txt", t);
+    let keys = "trace_keys = \"offset\"\ntrace_requests = true";
+    let calls = run(&scenario(&path, "file", keys));
+    let once = run(&scenario(
+        &path,
+        "file",
+        &format!("{keys}\ntrace_read_calls = true"),
+    ));
+    let (c, o) = (&calls.result, &once.result);
+    // Pages 0-23, 24-28, 25-28 read: 33 accesses of 29 pages, 25-28 activated (their
+    // second `folio_mark_accessed`, on the LRU: `folio_activate`, counted).
+    let active = |r: &mmsim_core::RunResult| (r.vmstat.pgactivate, r.vmstat.nr_active_file);
+    assert_eq!((c.access.accesses, c.access.file_pages_read), (33, 29));
+    assert_eq!(active(c), (4, 4));
+    assert_eq!((o.access.accesses, o.access.file_pages_read), (29, 29));
+    assert_eq!(active(o), (0, 0));
+    assert_eq!(calls.trace[0].read.skipped_events, 0);
+    assert_eq!(once.trace[0].read.skipped_events, 1);
+}

@@ -441,9 +441,22 @@ pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, St
         return Ok(Ok(first));
     }
     let kernel_wall = walls.iter().sum::<f64>() / walls.len() as f64;
-    let ms = (2000.0 * first.result.runtime_s / kernel_wall).round() as u64;
-    s.machine.policy.memcg_stats_flush_ms = ms.clamp(1, 3_600_000);
+    s.machine.policy.memcg_stats_flush_ms =
+        replay_flush_ms(r.case.stats_read_ms, first.result.runtime_s, kernel_wall);
     Ok(Ok(run_scenario(&s, &mut RunOptions::default())?))
+}
+
+/// The replay's `memcg_stats_flush_ms` for a kernel run of `kernel_wall_s` seconds
+/// that mmsim simulates in `runtime_s`: the kernel's flush interval — `FLUSH_TIME`
+/// (2 s) of the periodic flusher, or `stats_read_ms` when a reader of the group's
+/// `memory.stat` flushed it more often — in units of the workload's progress, at
+/// least 1 ms and at most an hour.
+pub fn replay_flush_ms(stats_read_ms: u32, runtime_s: f64, kernel_wall_s: f64) -> u64 {
+    let flush_ms = match stats_read_ms {
+        0 => 2000.0,
+        read => f64::from(read.min(2000)),
+    };
+    ((flush_ms * runtime_s / kernel_wall_s).round() as u64).clamp(1, 3_600_000)
 }
 
 fn stats(v: &[f64]) -> (f64, f64, f64, f64) {
@@ -963,6 +976,7 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
             r.case.groups = case.groups.clone();
             r.case.split_at = case.split_at.clone();
             r.case.pause_s = case.pause_s;
+            r.case.stats_read_ms = case.stats_read_ms;
             if a.rebaseline {
                 if r.stream.is_none() {
                     let s = r.scenario()?;
@@ -1032,7 +1046,7 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
 mod tests {
     use super::{
         memcg_stats_flush_of, mglru_fix_underprotected_of, mglru_refault_activate_of,
-        mglru_version_of,
+        mglru_version_of, replay_flush_ms,
     };
     use mmsim_core::config::MglruVersion;
 
@@ -1047,6 +1061,15 @@ mod tests {
         assert_eq!(mglru_version_of("6.18.44-fc-v657"), MglruVersion::V6_14);
         assert_eq!(mglru_version_of("7.0"), MglruVersion::V6_14);
         assert_eq!(mglru_version_of("garbage"), MglruVersion::V6_1);
+    }
+
+    #[test]
+    fn a_stats_reader_shortens_the_replays_flush_interval() {
+        // grep-include: 1.65 s simulated, 5.68 s on the kernel.
+        assert_eq!(replay_flush_ms(0, 1.65, 5.68), 581);
+        assert_eq!(replay_flush_ms(200, 1.65, 5.68), 58);
+        assert_eq!(replay_flush_ms(5000, 1.65, 5.68), 581);
+        assert_eq!(replay_flush_ms(1, 0.001, 100.0), 1);
     }
 
     #[test]

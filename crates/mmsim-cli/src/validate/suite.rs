@@ -112,6 +112,15 @@ pub struct Case {
     /// waits one `scan_sleep_millisecs` or more.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pause_s: u32,
+    /// The kernel runs read the group's `memory.stat` every this many ms of their wall
+    /// clock (`scripts/capture-app` samples it every 200 ms); 0 (default): nothing read
+    /// it. Reading `memory.stat` flushes the group's statistics
+    /// (`memcg_stat_format` → `mem_cgroup_flush_stats`), so under the 6.12+
+    /// ratelimited flush the statistics reclaim and `count_shadow_nodes` read are at
+    /// most this old, not the periodic flusher's 2 s: the replay's
+    /// `memcg_stats_flush_ms` is scaled from the smaller of the two.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stats_read_ms: u32,
 }
 
 fn is_zero(v: &u32) -> bool {

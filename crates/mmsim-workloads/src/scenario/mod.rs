@@ -805,6 +805,12 @@ pub enum WorkloadKind {
         /// `n mod trace_fault_mappings`, since the kernel reports a fault only for a
         /// page the faulting process had not mapped.
         fault_mappings: u32,
+        /// `trace_read_calls`: replay a buffered read of a `filemap` trace once, however
+        /// many `filemap_get_pages` calls (and `mm_filemap_get_pages` events) the kernel
+        /// made for it: an event continuing the read of the one before it is skipped
+        /// (`mmsim_trace::ReadOptions::read_calls`). Default false: every event is a
+        /// read of its range.
+        read_calls: bool,
     },
     /// `fio`: fio's buffered file IO by `numjobs` jobs ([`crate::models::fio`]).
     Fio(FioSpec),
@@ -1029,6 +1035,7 @@ impl WorkloadSpec {
                 requests: false,
                 faults: TraceFaults::Read,
                 fault_mappings: 1,
+                read_calls: false,
             },
         )
     }

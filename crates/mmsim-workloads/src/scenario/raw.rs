@@ -111,6 +111,7 @@ impl KindName {
                     "trace_requests",
                     "trace_faults",
                     "trace_fault_mappings",
+                    "trace_read_calls",
                 ],
             ),
             KindName::Fio => models::fields_of::<FioSpec>(),
@@ -203,6 +204,8 @@ pub(super) struct RawWorkload {
     trace_faults: Option<TraceFaults>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     trace_fault_mappings: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trace_read_calls: Option<bool>,
     // fio
     #[serde(default, skip_serializing_if = "Option::is_none")]
     rw: Option<FioRw>,
@@ -471,7 +474,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 77] = [
+    let present: [(&'static str, bool); 78] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -488,6 +491,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("trace_requests", r.trace_requests.is_some()),
         ("trace_faults", r.trace_faults.is_some()),
         ("trace_fault_mappings", r.trace_fault_mappings.is_some()),
+        ("trace_read_calls", r.trace_read_calls.is_some()),
         ("rw", r.rw.is_some()),
         ("bs", r.bs.is_some()),
         ("numjobs", r.numjobs.is_some()),
@@ -653,6 +657,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             requests: r.trace_requests.unwrap_or(false),
             faults: r.trace_faults.unwrap_or_default(),
             fault_mappings: r.trace_fault_mappings.unwrap_or(1),
+            read_calls: r.trace_read_calls.unwrap_or(false),
         },
         KindName::Fio => WorkloadKind::Fio(FioSpec {
             rw: r.rw.unwrap_or(FioRw::Read),
@@ -829,6 +834,7 @@ impl From<WorkloadSpec> for RawWorkload {
             trace_requests: None,
             trace_faults: None,
             trace_fault_mappings: None,
+            trace_read_calls: None,
             keys: None,
             value_size: None,
             gets: None,
@@ -951,6 +957,7 @@ impl From<WorkloadSpec> for RawWorkload {
                 requests,
                 faults,
                 fault_mappings,
+                read_calls,
             } => {
                 r.path = Some(path);
                 r.format = Some(format);
@@ -960,6 +967,7 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.trace_requests = requests.then_some(true);
                 r.trace_faults = (faults != TraceFaults::Read).then_some(faults);
                 r.trace_fault_mappings = (fault_mappings != 1).then_some(fault_mappings);
+                r.trace_read_calls = read_calls.then_some(true);
             }
             WorkloadKind::Fio(f) => {
                 r.rw = Some(f.rw);
