@@ -262,6 +262,7 @@ impl TraceReader {
                     write: false,
                     cont: false,
                     fault: false,
+                    sync: crate::SyncSpan::NONE,
                 }),
                 Format::Native => native::fill(input, name, stats, native, out, max),
                 Format::LibCacheSimCsv => {
@@ -278,7 +279,11 @@ impl TraceReader {
                     lackey::fill(input, name, stats, run, options.instructions, out, max)
                 }
                 Format::Filemap => {
-                    filemap::fill(input, name, stats, run, files, options.max_files, out, max)
+                    let limits = filemap::Limits {
+                        max_files: options.max_files,
+                        syncs: options.syncs,
+                    };
+                    filemap::fill(input, name, stats, run, files, limits, out, max)
                 }
                 Format::Csv => {
                     // from_reader_with refuses a csv reader without a layout.
