@@ -737,7 +737,11 @@ mod tests {
                 (key(0, 0), SyncSpan::new(0, true)),
             ]
         );
-        assert_eq!((stats.references, stats.syncs), (1, 2));
+        assert_eq!(
+            (stats.references, stats.syncs),
+            (3, 2),
+            "syncs are references too"
+        );
         assert_eq!(got[2].1.pages(), 0, "to the end of the file");
         assert!(got[2].1.wait() && !got[1].1.wait());
         // Without the option they are other events, as before.

@@ -477,7 +477,7 @@ impl Default for ReadOptions {
 /// Counts of what the reader did, reported to the user (never silent loss).
 ///
 /// Every line or record read is counted in `records`; what it became is counted in
-/// `references` (one or more [`Record`]s), in `syncs` (one sync [`Record`]) or in
+/// `references` (one or more [`Record`]s; a sync [`Record`] in `syncs` too) or in
 /// exactly one of the `skipped_*` counters (the reason it yielded nothing).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReadStats {
@@ -511,8 +511,8 @@ pub struct ReadStats {
     /// filemap: lines of other events (or other text) skipped, including
     /// `mm_filemap_delete_from_page_cache`.
     pub skipped_events: u64,
-    /// filemap with [`ReadOptions::syncs`]: `ext4_writepages` lines yielded as one
-    /// [`Record::sync`] record each (not counted in `references`).
+    /// Of the `references`, the sync records ([`Record::sync`]): with
+    /// [`ReadOptions::syncs`], a filemap trace's `ext4_writepages` lines, one each.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub syncs: u64,
 }
