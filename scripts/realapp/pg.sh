@@ -6,7 +6,10 @@
 #                         the default TPC-B-like script) for SECS seconds, stop it. Run
 #                         inside the memory cgroup, so the server is charged to it.
 # Settings (env): PGD data dir, SCALE (30: a 856 MB data directory with its WAL),
-# SB shared_buffers (32MB), CLIENTS (4), PG bin dir PGBIN (/usr/local/bin).
+# SB shared_buffers (32MB), CLIENTS (4), PG bin dir PGBIN (/usr/local/bin), FSYNC (off:
+# no fsync, no synchronous commit, no sync_file_range; on: PostgreSQL's defaults, a WAL
+# fdatasync per commit and sync_file_range writeback of data and WAL, which capture-app
+# records as ext4_writepages events).
 set -e
 PGD=${PGD:-/var/tmp/mmsim-realapp/pg}
 SOCK=${SOCK:-/var/tmp/mmsim-realapp/sock}
@@ -15,7 +18,8 @@ SCALE=${SCALE:-30}
 SB=${SB:-32MB}
 CLIENTS=${CLIENTS:-4}
 PORT=54329
-OPTS="-c listen_addresses='' -c unix_socket_directories=$SOCK -c port=$PORT -c shared_buffers=$SB -c fsync=off -c synchronous_commit=off -c autovacuum=off -c max_wal_size=4GB -c checkpoint_timeout=1h"
+FSYNC=${FSYNC:-off}
+OPTS="-c listen_addresses='' -c unix_socket_directories=$SOCK -c port=$PORT -c shared_buffers=$SB -c fsync=$FSYNC -c synchronous_commit=$FSYNC -c autovacuum=off -c max_wal_size=4GB -c checkpoint_timeout=1h"
 as_pg() { su postgres -s /bin/bash -c "$1"; }
 start() { mkdir -p "$SOCK"; chown postgres "$SOCK"; as_pg "$PGBIN/pg_ctl -D $PGD -w -o \"$OPTS\" -l $PGD/../log start" >/dev/null; }
 stop() { as_pg "$PGBIN/pg_ctl -D $PGD -w -m fast stop" >/dev/null; }

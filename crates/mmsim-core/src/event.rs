@@ -49,6 +49,23 @@ pub enum Event {
         /// Pages written; at least 1.
         pages: u16,
     },
+    /// Writeback the task starts itself on `pages` pages from page `index`
+    /// of a file (from `index` to the file's end when `pages` is 0):
+    /// `sync_file_range(SYNC_FILE_RANGE_WRITE)` (`wait` false) or
+    /// `fsync()`/`fdatasync()` (`wait` true, the whole file), see
+    /// `crate::filemap_sync`. Dirty pages of the range are written at once
+    /// instead of when the flusher comes; with `wait` the task sleeps until
+    /// every write of the range has completed.
+    FileSync {
+        /// The file.
+        file: FileId,
+        /// First page index in the file.
+        index: u32,
+        /// Pages in the range; 0: to the end of the file.
+        pages: u16,
+        /// Wait for the range's writeback to complete (fsync).
+        wait: bool,
+    },
     /// The task computes for `ns` nanoseconds without touching memory.
     Think {
         /// Nanoseconds.

@@ -67,6 +67,7 @@ mod exit;
 pub mod explain;
 mod fault;
 mod filemap_pmd;
+mod filemap_sync;
 mod filemap_write;
 mod fork;
 mod huge_memory;

@@ -197,8 +197,7 @@ pub struct Sim {
     pub(crate) clock: u64,
     /// The workload's CPUs and their lock contention.
     pub(crate) smp: crate::smp::Smp,
-    /// Where reclaim in the workload's tasks (direct and memcg-limit
-    /// reclaim) spent its CPU.
+    /// Where reclaim in the workload's tasks (direct and memcg-limit reclaim) spent its CPU.
     pub(crate) direct_profile: crate::cost::ReclaimProfile,
     /// The timers of background work (`timer.rs`): writeback completions,
     /// the flusher, kswapd, scheduled writes, the stats sampler.
@@ -582,6 +581,7 @@ impl Sim {
             Event::FileWrite { file, index, pages } => {
                 self.generic_perform_write(file, index, pages)
             }
+            Event::FileSync { .. } => self.file_sync(ev),
             Event::Think { ns } => self.advance(ns),
             Event::Discard { vma, index, pages } => self.madvise_dontneed(vma, index, pages),
             Event::Collapse { vma, index, pages } => self.collapse_event(vma, index, pages),

@@ -172,7 +172,7 @@ impl Sim {
     }
 
     /// Starts writeback of one dirty file folio at `now`.
-    fn write_folio(&mut self, f: FolioId, now: u64) {
+    pub(crate) fn write_folio(&mut self, f: FolioId, now: u64) {
         if !self.folios.is_live(f) {
             return;
         }

@@ -145,6 +145,7 @@ pub fn dump(plan: &Plan, dir: &Path) -> Result<DumpInfo, ProbeError> {
                     write,
                     cont: false,
                     fault: false,
+                    sync: mmsim_trace::SyncSpan::NONE,
                 })
                 .map_err(|e| ProbeError::dump_io(&*path, e))?;
             }
@@ -235,7 +236,9 @@ fn records_of(
         | Event::ThpAdvice { .. }
         | Event::Remap { .. }
         // The child's stores are the child's.
-        | Event::Fork { .. } => (0, 0, 0, false),
+        | Event::Fork { .. }
+        // A sync writes back what the writes dirtied: no access of its own.
+        | Event::FileSync { .. } => (0, 0, 0, false),
     };
     Ok((0..pages as u64).map(move |p| (first as u64 + p, write, region)))
 }

@@ -58,6 +58,8 @@ pub const RECORD_SIZE: usize = 16;
 pub const FLAG_WRITE: u8 = 1;
 /// Record flag: a think issued while every workload of the phase waited (an idle batch).
 pub const FLAG_IDLE: u8 = 2;
+/// Record flag: a file sync that waits (`fdatasync`).
+pub const FLAG_WAIT: u8 = 4;
 
 /// One record: an event and whether it was an idle wait.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +95,12 @@ pub fn encode(event: &Event, idle: bool) -> [u8; RECORD_SIZE] {
         ),
         Event::Remap { vma } => (7, 0, 0, vma, 0),
         Event::Fork { vma, pages } => (8, 0, 0, vma, u64::from(pages)),
+        Event::FileSync {
+            file,
+            index,
+            pages,
+            wait,
+        } => (9, wait as u8 * FLAG_WAIT, pages, file, u64::from(index)),
     };
     let mut r = [0u8; RECORD_SIZE];
     r[0] = kind;
@@ -110,12 +118,13 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
     let id = u32::from_le_bytes(r[4..8].try_into().expect("4 bytes"));
     let value = u64::from_le_bytes(r[8..16].try_into().expect("8 bytes"));
     let index = || u32::try_from(value).map_err(|_| format!("page index {value} is 2^32 or more"));
-    if kind > 8 {
+    if kind > 9 {
         return Err(format!("unknown kind {kind}"));
     }
     let allowed = match kind {
         0 => FLAG_WRITE,
         3 => FLAG_IDLE,
+        9 => FLAG_WAIT,
         _ => 0,
     };
     if flags & !allowed != 0 {
@@ -170,6 +179,12 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
         8 => Event::Fork {
             vma: id,
             pages: value as u32,
+        },
+        9 => Event::FileSync {
+            file: id,
+            index: index()?,
+            pages,
+            wait: flags & FLAG_WAIT != 0,
         },
         k => return Err(format!("unknown kind {k}")),
     };
@@ -414,6 +429,18 @@ mod tests {
                 index: u32::MAX - 1,
                 pages: u32::MAX,
             },
+            Event::FileSync {
+                file: 1,
+                index: 3,
+                pages: 8,
+                wait: false,
+            },
+            Event::FileSync {
+                file: 2,
+                index: 0,
+                pages: 0,
+                wait: true,
+            },
         ]
     }
 
@@ -491,9 +518,9 @@ mod tests {
         extra.push(0);
         assert!(msg(&extra).contains("after the footer"));
         let mut bad = bytes.clone();
-        bad[16] = 9;
+        bad[16] = 10;
         assert!(
-            msg(&bad).contains("record 0: unknown kind 9"),
+            msg(&bad).contains("record 0: unknown kind 10"),
             "{}",
             msg(&bad)
         );

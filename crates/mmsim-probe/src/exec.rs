@@ -656,6 +656,37 @@ impl Executor<'_> {
                     });
                 }
             }
+            Event::FileSync {
+                file,
+                index,
+                pages,
+                wait,
+            } => {
+                let Some(Some(f)) = self.files.get(file as usize).copied() else {
+                    return Err(self.bad(format!("no file region has file id {file}")));
+                };
+                let off = index as i64 * PAGE_SIZE as i64;
+                // `pages` 0: to the end of the file (sync_file_range's nbytes 0).
+                let len = pages as i64 * PAGE_SIZE as i64;
+                let (call, r) = if wait && pages == 0 {
+                    // SAFETY: a plain system call on an open descriptor.
+                    ("fdatasync", unsafe { libc::fdatasync(f.fd) })
+                } else {
+                    let flags = if wait {
+                        libc::SYNC_FILE_RANGE_WAIT_BEFORE
+                            | libc::SYNC_FILE_RANGE_WRITE
+                            | libc::SYNC_FILE_RANGE_WAIT_AFTER
+                    } else {
+                        libc::SYNC_FILE_RANGE_WRITE
+                    };
+                    // SAFETY: as above.
+                    let r = unsafe { libc::sync_file_range(f.fd, off, len, flags) };
+                    ("sync_file_range", r)
+                };
+                if r != 0 {
+                    return Err(ProbeError::last_os(call, &self.names[f.region]));
+                }
+            }
             Event::Discard { vma, index, pages } | Event::Collapse { vma, index, pages } => {
                 let collapse = matches!(*e, Event::Collapse { .. });
                 let Some(Some(v)) = self.vmas.get(vma as usize).copied() else {

@@ -154,6 +154,10 @@ pub struct EventCounts {
     /// `Fork` events (`fork`, the child's stores, `wait4`; absent when none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub fork: u64,
+    /// `FileSync` events (`sync_file_range(SYNC_FILE_RANGE_WRITE)` or `fdatasync`
+    /// calls; absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub file_sync: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -184,6 +188,7 @@ impl EventCounts {
             Event::ThpAdvice { .. } => self.thp_advice += 1,
             Event::Remap { .. } => self.remap += 1,
             Event::Fork { .. } => self.fork += 1,
+            Event::FileSync { .. } => self.file_sync += 1,
         }
     }
 
@@ -199,5 +204,6 @@ impl EventCounts {
             + self.thp_advice
             + self.remap
             + self.fork
+            + self.file_sync
     }
 }

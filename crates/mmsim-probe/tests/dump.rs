@@ -125,6 +125,7 @@ fn the_dump_is_the_simulators_stream() {
                             write,
                             cont: false,
                             fault: false,
+                            sync: mmsim_trace::SyncSpan::NONE,
                         })
                     }
                     Event::FileRead {
@@ -136,6 +137,7 @@ fn the_dump_is_the_simulators_stream() {
                         write: false,
                         cont: false,
                         fault: false,
+                        sync: mmsim_trace::SyncSpan::NONE,
                     }),
                     Event::FileWrite {
                         file,
@@ -146,6 +148,7 @@ fn the_dump_is_the_simulators_stream() {
                         write: true,
                         cont: false,
                         fault: false,
+                        sync: mmsim_trace::SyncSpan::NONE,
                     }),
                     _ => None,
                 })

@@ -124,6 +124,7 @@ pub(crate) fn fill(
                 write: false,
                 cont: false,
                 fault: false,
+                sync: crate::SyncSpan::NONE,
             }));
             // May wrap only when the request ends at u64::MAX, and then `left` becomes 0.
             pending.next = next.wrapping_add(n);

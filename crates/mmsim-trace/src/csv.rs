@@ -357,6 +357,7 @@ pub(crate) fn fill(
                         write,
                         cont: false,
                         fault: false,
+                        sync: crate::SyncSpan::NONE,
                     });
                 }
                 (addr, Some(len), write) => {

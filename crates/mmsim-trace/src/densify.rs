@@ -347,6 +347,7 @@ mod tests {
                 write: false,
                 cont: false,
                 fault: false,
+                sync: crate::SyncSpan::NONE,
             })
             .collect();
         let mut ids = Vec::new();
@@ -379,6 +380,7 @@ mod tests {
                 write: false,
                 cont: false,
                 fault: false,
+                sync: crate::SyncSpan::NONE,
             })
             .collect();
         let mut ids = Vec::new();
@@ -408,6 +410,7 @@ mod tests {
                 write: false,
                 cont: false,
                 fault: false,
+                sync: crate::SyncSpan::NONE,
             })
             .collect();
         let mut ids = Vec::new();

@@ -79,6 +79,7 @@ impl Run {
             write,
             cont: begun || i > 0,
             fault,
+            sync: crate::SyncSpan::NONE,
         }));
         self.begun = true;
         if write {
@@ -97,6 +98,7 @@ impl Run {
                     write: true,
                     cont: false,
                     fault: false,
+                    sync: crate::SyncSpan::NONE,
                 });
                 stats.writes += 1;
                 self.half = false;
@@ -108,6 +110,7 @@ impl Run {
                     write: false,
                     cont: false,
                     fault: false,
+                    sync: crate::SyncSpan::NONE,
                 });
                 self.half = true;
             }

@@ -97,7 +97,7 @@ use crate::expand::Run;
 use crate::input::Input;
 use crate::lines::{fill_lines, parse_hex};
 use crate::text::parse_u64;
-use crate::{Position, ReadStats, Record, TraceError};
+use crate::{Position, ReadStats, Record, SyncSpan, TraceError};
 
 /// Bits of a key that hold the page index; the file number is above them.
 pub const PAGE_BITS: u32 = 40;
@@ -143,6 +143,15 @@ enum Event {
         last: u64,
         fault: bool,
     },
+    /// A writeback of bytes `start ..= end` of file `(dev, ino)` (`ext4_writepages`);
+    /// `wait`: `sync_mode` `WB_SYNC_ALL` (fsync), else `WB_SYNC_NONE`.
+    Sync {
+        dev: u64,
+        ino: u64,
+        start: u64,
+        end: u64,
+        wait: bool,
+    },
     /// `2^order` pages from byte offset `ofs`.
     Added {
         dev: u64,
@@ -162,13 +171,23 @@ const EXPECTED_WRITE: &str = "`dev MAJOR,MINOR ino DECIMAL pos OFFSET len BYTES`
 /// The ext4 write events read (their `TP_printk` in include/trace/events/ext4.h).
 const WRITE_EVENTS: [&[u8]; 2] = [b"ext4_da_write_begin", b"ext4_write_begin"];
 
+/// ext4's `do_writepages` event: a writeback of a range of one inode (read only with
+/// [`crate::ReadOptions::syncs`]).
+const WRITEPAGES: &[u8] = b"ext4_writepages";
+
+const EXPECTED_WRITEPAGES: &str = "`dev MAJOR,MINOR ino DECIMAL nr_to_write N pages_skipped N \
+     range_start BYTE range_end BYTE sync_mode 0|1 ...`";
+
 /// The event name and the text after its `:`, if the line holds a `mm_filemap_` event
-/// or an ext4 write event.
-pub(crate) fn find_event(line: &[u8]) -> Option<(&[u8], &[u8])> {
+/// or an ext4 write event (or, with `syncs`, `ext4_writepages`).
+pub(crate) fn find_event(line: &[u8], syncs: bool) -> Option<(&[u8], &[u8])> {
     find_prefixed(line, b"mm_filemap_").or_else(|| {
-        WRITE_EVENTS.iter().find_map(|name| {
-            find_prefixed(line, name).filter(|(found, _)| found.len() == name.len())
-        })
+        WRITE_EVENTS
+            .iter()
+            .chain(syncs.then_some(&WRITEPAGES))
+            .find_map(|name| {
+                find_prefixed(line, name).filter(|(found, _)| found.len() == name.len())
+            })
     })
 }
 
@@ -237,10 +256,58 @@ fn parse_write(payload: &[u8]) -> Result<Event, &'static str> {
     })
 }
 
+/// Parses `dev 8,1 ino 1234 nr_to_write 9223372036854775807 pages_skipped 0
+/// range_start 0 range_end 9223372036854775807 sync_mode 1 for_kupdate 0 range_cyclic 0
+/// writeback_index 0` (`ext4_writepages`; the fields after `sync_mode` are ignored).
+fn parse_writepages(payload: &[u8]) -> Result<Event, &'static str> {
+    let e = EXPECTED_WRITEPAGES;
+    let mut t = payload
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|t| !t.is_empty());
+    let mut field = |name: &[u8]| {
+        if t.next() != Some(name) {
+            return Err(e);
+        }
+        t.next().ok_or(e)
+    };
+    let dev = field(b"dev")?;
+    let comma = dev.iter().position(|&b| b == b',').ok_or(e)?;
+    let (Some(major), Some(minor)) = (parse_u64(&dev[..comma]), parse_u64(&dev[comma + 1..]))
+    else {
+        return Err(e);
+    };
+    if major > u64::from(u32::MAX) || minor > u64::from(u32::MAX) {
+        return Err(e);
+    }
+    let ino = parse_u64(field(b"ino")?).ok_or(e)?;
+    field(b"nr_to_write")?;
+    field(b"pages_skipped")?;
+    let start = parse_u64(field(b"range_start")?).ok_or(e)?;
+    let end = parse_u64(field(b"range_end")?).ok_or(e)?;
+    let wait = match field(b"sync_mode")? {
+        b"0" => false,
+        b"1" => true,
+        _ => return Err(e),
+    };
+    if end < start {
+        return Err(e);
+    }
+    Ok(Event::Sync {
+        dev: major << 32 | minor,
+        ino,
+        start,
+        end,
+        wait,
+    })
+}
+
 /// Parses the payload of event `name`.
 fn parse_event(name: &[u8], payload: &[u8]) -> Result<Event, &'static str> {
     if WRITE_EVENTS.contains(&name) {
         return parse_write(payload);
+    }
+    if name == WRITEPAGES {
+        return parse_writepages(payload);
     }
     let expected = match name {
         b"mm_filemap_get_pages" | b"mm_filemap_map_pages" => EXPECTED_RANGE,
@@ -342,8 +409,8 @@ pub(crate) fn fill(
         run,
         out,
         max,
-        |line, line_no, stats, run, _| {
-            let Some((event, payload)) = find_event(line) else {
+        |line, line_no, stats, run, out| {
+            let Some((event, payload)) = find_event(line, options.syncs) else {
                 stats.skipped_events += 1;
                 return Ok(());
             };
@@ -361,7 +428,7 @@ pub(crate) fn fill(
                 expected,
                 found: quote(line),
             })?;
-            let (mut write, mut fault) = (false, false);
+            let (mut write, mut fault, mut sync) = (false, false, SyncSpan::NONE);
             let (dev, ino, first_page, pages) = match parsed {
                 Event::Other => {
                     stats.skipped_events += 1;
@@ -419,6 +486,19 @@ pub(crate) fn fill(
                     let p = first >> PAGE_SHIFT;
                     (dev, ino, p, (last >> PAGE_SHIFT) - p + 1)
                 }
+                Event::Sync {
+                    dev,
+                    ino,
+                    start,
+                    end,
+                    wait,
+                } => {
+                    // fsync's range is the whole file (`range_end` LLONG_MAX): a span
+                    // past SyncSpan::MAX_PAGES is "to the end of the file".
+                    let p = start >> PAGE_SHIFT;
+                    sync = SyncSpan::new((end >> PAGE_SHIFT) - p + 1, wait);
+                    (dev, ino, p, 1)
+                }
                 Event::Added {
                     dev,
                     ino,
@@ -452,7 +532,16 @@ pub(crate) fn fill(
                     next
                 }
             };
-            if fault {
+            if sync.is_sync() {
+                stats.syncs += 1;
+                out.push(Record {
+                    key: key(file, first_page),
+                    write: false,
+                    cont: false,
+                    fault: false,
+                    sync,
+                });
+            } else if fault {
                 run.start_fault(key(file, first_page), pages);
             } else {
                 run.start(key(file, first_page), pages, write);
@@ -469,14 +558,18 @@ mod tests {
     #[test]
     fn finds_events() {
         let perf = b"cat    1234 [002]  5678.901234: filemap:mm_filemap_get_pages: dev=8:1 ino=c0ffee ofs=0-16383";
-        let (name, payload) = find_event(perf).unwrap();
+        let (name, payload) = find_event(perf, false).unwrap();
         assert_eq!(name, b"mm_filemap_get_pages");
         assert_eq!(payload, b"dev=8:1 ino=c0ffee ofs=0-16383");
         let ftrace =
             b"cat-1234    [002] .....  5678.901300: mm_filemap_fault: dev=8:1 ino=c0ffee ofs=40960";
-        assert_eq!(find_event(ftrace).unwrap().0, b"mm_filemap_fault");
-        assert!(find_event(b"cat 1 [0] 1.0: sched:sched_switch: prev=mm_filemap_x").is_none());
-        assert!(find_event(b"xmm_filemap_fault: dev=1:2").is_none());
+        assert_eq!(find_event(ftrace, false).unwrap().0, b"mm_filemap_fault");
+        assert!(find_event(
+            b"cat 1 [0] 1.0: sched:sched_switch: prev=mm_filemap_x",
+            false
+        )
+        .is_none());
+        assert!(find_event(b"xmm_filemap_fault: dev=1:2", false).is_none());
     }
 
     #[test]
@@ -550,7 +643,7 @@ mod tests {
     #[test]
     fn reads_ext4_writes() {
         let line = b"postgres-812 [001] ..... 620.1: ext4_da_write_begin: dev 254,0 ino 1234 pos 8192 len 8192";
-        let (name, payload) = find_event(line).unwrap();
+        let (name, payload) = find_event(line, false).unwrap();
         assert_eq!(name, b"ext4_da_write_begin");
         assert_eq!(
             parse_event(name, payload),
@@ -561,8 +654,11 @@ mod tests {
                 len: 8192
             })
         );
-        let (name, payload) =
-            find_event(b"ext4_write_begin: dev 8,1 ino 7 pos 100 len 1 flags 0").unwrap();
+        let (name, payload) = find_event(
+            b"ext4_write_begin: dev 8,1 ino 7 pos 100 len 1 flags 0",
+            false,
+        )
+        .unwrap();
         assert_eq!(name, b"ext4_write_begin");
         assert!(matches!(
             parse_event(name, payload),
@@ -574,8 +670,12 @@ mod tests {
             })
         ));
         // Other ext4 events are not found; a bad write payload is an error.
-        assert!(find_event(b"ext4_da_write_end: dev 8,1 ino 7 pos 0 len 1 copied 1").is_none());
-        assert!(find_event(b"ext4_da_write_beginx: dev 8,1").is_none());
+        assert!(find_event(
+            b"ext4_da_write_end: dev 8,1 ino 7 pos 0 len 1 copied 1",
+            false
+        )
+        .is_none());
+        assert!(find_event(b"ext4_da_write_beginx: dev 8,1", false).is_none());
         for bad in [
             &b"dev 8:1 ino 7 pos 0 len 1"[..],
             b"dev 8,1 ino 7f pos 0 len 1",
@@ -667,6 +767,66 @@ mod tests {
         want.push(26); // the fault
         want.push(26); // ends at another byte: a read of its own
         assert_eq!((once, skipped), (want, 2));
+    }
+
+    /// `ext4_writepages` lines as printed on the 6.18 host: a `sync_file_range` of
+    /// 16 KiB at 8 KiB (`WB_SYNC_NONE`) and an fsync (`WB_SYNC_ALL`, the whole file).
+    #[test]
+    fn writepages_become_syncs_when_asked() {
+        let text = "mm_filemap_get_pages: dev=254:0 ino=63 ofs=0-4095\n\
+                    ext4_writepages: dev 254,0 ino 99 nr_to_write 4 pages_skipped 0 \
+                    range_start 8192 range_end 24575 sync_mode 0 for_kupdate 0 \
+                    range_cyclic 0 writeback_index 0\n\
+                    ext4_writepages: dev 254,0 ino 99 nr_to_write 9223372036854775807 \
+                    pages_skipped 0 range_start 0 range_end 9223372036854775807 \
+                    sync_mode 1 for_kupdate 0 range_cyclic 0 writeback_index 0\n";
+        let read = |syncs: bool| {
+            let mut r = crate::TraceReader::from_reader_with(
+                "t",
+                Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
+                crate::Format::Filemap,
+                crate::ReadOptions {
+                    syncs,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            let (mut batch, mut got) = (Vec::new(), Vec::new());
+            while r.read_batch(&mut batch, 100).unwrap() > 0 {
+                got.extend(batch.iter().map(|x| (x.key, x.sync)));
+            }
+            (got, r.stats().clone())
+        };
+        let (got, stats) = read(true);
+        assert_eq!(
+            got,
+            vec![
+                (0, SyncSpan::NONE),
+                // ino 99 is the filemap events' ino=63 (hex): the same file.
+                (key(0, 2), SyncSpan::new(4, false)),
+                (key(0, 0), SyncSpan::new(0, true)),
+            ]
+        );
+        assert_eq!(
+            (stats.references, stats.syncs),
+            (3, 2),
+            "syncs are references too"
+        );
+        assert_eq!(got[2].1.pages(), 0, "to the end of the file");
+        assert!(got[2].1.wait() && !got[1].1.wait());
+        // Without the option they are other events, as before.
+        let (got, stats) = read(false);
+        assert_eq!(got, vec![(0, SyncSpan::NONE)]);
+        assert_eq!((stats.syncs, stats.skipped_events), (0, 2));
+        // A malformed one names what is expected.
+        assert_eq!(
+            parse_event(WRITEPAGES, b"dev 8,1 ino 7 nr_to_write 1 pages_skipped 0 range_start 9 range_end 2 sync_mode 0"),
+            Err(EXPECTED_WRITEPAGES)
+        );
+        assert_eq!(
+            parse_event(WRITEPAGES, b"dev 8,1 ino 7 nr_to_write 1 pages_skipped 0 range_start 0 range_end 2 sync_mode 2"),
+            Err(EXPECTED_WRITEPAGES)
+        );
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub(crate) fn fill<const N: usize>(
             write: false,
             cont: false,
             fault: false,
+            sync: crate::SyncSpan::NONE,
         }));
         input.consume(n * N);
         stats.records += n as u64;

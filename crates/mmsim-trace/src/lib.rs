@@ -178,6 +178,52 @@ pub struct Record {
     /// mapping of the file (`trace_faults = "mapped"` in a scenario) rather than as
     /// reads. Every other record has `false`. Not kept by the native format.
     pub fault: bool,
+    /// Whether the record is not a reference but a writeback the program started on
+    /// the file of `key` from its page (`SyncSpan::NONE` for every reference): a
+    /// `filemap` trace's `ext4_writepages` events of the traced program
+    /// (`sync_file_range`, `fsync`), which a replay issues as a sync
+    /// (`Event::FileSync` of mmsim-core). Not kept by the native format.
+    pub sync: SyncSpan,
+}
+
+/// A writeback a program started itself on a range of a file ([`Record::sync`]):
+/// how many pages, and whether the program waited for it (`fsync`, `fdatasync`, a
+/// `WB_SYNC_ALL` writeback) or not (`sync_file_range(SYNC_FILE_RANGE_WRITE)`,
+/// `WB_SYNC_NONE`). Four bytes, so that a [`Record`] stays 16.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SyncSpan(u32);
+
+impl SyncSpan {
+    /// Not a sync: a reference.
+    pub const NONE: SyncSpan = SyncSpan(0);
+    const IS_SYNC: u32 = 1 << 31;
+    const WAIT: u32 = 1 << 30;
+    /// The most pages a span names; more, or 0, is "to the end of the file".
+    pub const MAX_PAGES: u32 = (1 << 30) - 1;
+
+    /// A sync of `pages` pages (0 or more than [`SyncSpan::MAX_PAGES`]: to the end of
+    /// the file), waited for or not.
+    pub fn new(pages: u64, wait: bool) -> SyncSpan {
+        let pages = if pages > u64::from(Self::MAX_PAGES) {
+            0
+        } else {
+            pages as u32
+        };
+        SyncSpan(Self::IS_SYNC | if wait { Self::WAIT } else { 0 } | pages)
+    }
+    /// Whether this is a sync (not [`SyncSpan::NONE`]).
+    #[inline]
+    pub fn is_sync(self) -> bool {
+        self.0 & Self::IS_SYNC != 0
+    }
+    /// Whether the program waited for the writeback.
+    pub fn wait(self) -> bool {
+        self.0 & Self::WAIT != 0
+    }
+    /// Pages in the range; 0: to the end of the file.
+    pub fn pages(self) -> u32 {
+        self.0 & Self::MAX_PAGES
+    }
 }
 
 /// A trace format (see the [crate documentation](crate) for the table).
@@ -416,6 +462,12 @@ pub struct ReadOptions {
     /// [`Format::Csv`]: the column layout (required for that format: opening a csv
     /// trace without one is a [`TraceError::Invalid`]).
     pub csv: Option<CsvSpec>,
+    /// [`Format::Filemap`]: yield the traced program's own writebacks
+    /// (`ext4_writepages` events: `fsync`, `fdatasync`, `sync_file_range`) as
+    /// [`Record::sync`] records, counted in [`ReadStats::syncs`] (default `false`:
+    /// they are skipped and counted in [`ReadStats::skipped_events`], as every other
+    /// event; a replay that cannot tell files apart has no use for them).
+    pub syncs: bool,
 }
 
 impl Default for ReadOptions {
@@ -425,6 +477,7 @@ impl Default for ReadOptions {
             max_files: filemap::DEFAULT_MAX_FILES,
             read_calls: false,
             csv: None,
+            syncs: false,
         }
     }
 }
@@ -432,8 +485,8 @@ impl Default for ReadOptions {
 /// Counts of what the reader did, reported to the user (never silent loss).
 ///
 /// Every line or record read is counted in `records`; what it became is counted in
-/// `references` (one or more [`Record`]s) or in exactly one of the `skipped_*` counters
-/// (the reason it yielded nothing).
+/// `references` (one or more [`Record`]s; a sync [`Record`] in `syncs` too) or in
+/// exactly one of the `skipped_*` counters (the reason it yielded nothing).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReadStats {
     /// Lines (text formats, all of them, skipped ones included) or binary records read
@@ -466,6 +519,14 @@ pub struct ReadStats {
     /// filemap: lines of other events (or other text) skipped, including
     /// `mm_filemap_delete_from_page_cache`.
     pub skipped_events: u64,
+    /// Of the `references`, the sync records ([`Record::sync`]): with
+    /// [`ReadOptions::syncs`], a filemap trace's `ext4_writepages` lines, one each.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub syncs: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl ReadStats {

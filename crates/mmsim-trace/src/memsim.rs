@@ -68,6 +68,7 @@ pub(crate) fn fill(
                 write,
                 cont: false,
                 fault: false,
+                sync: crate::SyncSpan::NONE,
             });
             Ok(())
         },

@@ -244,8 +244,8 @@ pub struct WriteStats {
 /// use mmsim_trace::{Format, NativeWriter, Record, TraceReader};
 ///
 /// let mut w = NativeWriter::new("mem", Vec::new())?;
-/// w.write(Record { key: 7, write: false, cont: false , fault: false})?;
-/// w.write(Record { key: 8, write: true, cont: false , fault: false})?;
+/// w.write(Record { key: 7, write: false, cont: false , fault: false, sync: crate::SyncSpan::NONE })?;
+/// w.write(Record { key: 8, write: true, cont: false , fault: false, sync: crate::SyncSpan::NONE })?;
 /// let (bytes, stats) = w.finish()?;
 /// assert_eq!(stats.records, 2);
 /// let r = TraceReader::from_reader("mem", Box::new(std::io::Cursor::new(bytes)), Format::Native)?;
@@ -986,6 +986,7 @@ fn unpack<const W: usize>(
                 write: v & 1 == 1,
                 cont: false,
                 fault: false,
+                sync: crate::SyncSpan::NONE,
             }
         }));
         stats.writes += writes;
@@ -997,6 +998,7 @@ fn unpack<const W: usize>(
                 write: false,
                 cont: false,
                 fault: false,
+                sync: crate::SyncSpan::NONE,
             }
         }));
     }
@@ -1026,6 +1028,7 @@ fn unpack9(
             write: lo & 1 == 1,
             cont: false,
             fault: false,
+            sync: crate::SyncSpan::NONE,
         });
     }
     *prev = key;

@@ -262,6 +262,7 @@ impl TraceReader {
                     write: false,
                     cont: false,
                     fault: false,
+                    sync: crate::SyncSpan::NONE,
                 }),
                 Format::Native => native::fill(input, name, stats, native, out, max),
                 Format::LibCacheSimCsv => {

@@ -252,7 +252,7 @@ fn sniff_text(head: &[u8], complete: bool) -> Result<Sniffed, String> {
             .map(|(i, raw)| (i + 1, raw.trim_ascii()))
             .filter(|(_, l)| !l.is_empty() && l[0] != b'#')
     };
-    if lines().any(|(_, l)| filemap::find_event(l).is_some()) {
+    if lines().any(|(_, l)| filemap::find_event(l, false).is_some()) {
         return Ok(sure(
             Format::Filemap,
             "text with lines of mm_filemap_* tracepoint events (perf script / ftrace)",

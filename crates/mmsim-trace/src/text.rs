@@ -106,6 +106,7 @@ pub(crate) fn fill(
                     write: false,
                     cont: false,
                     fault: false,
+                    sync: crate::SyncSpan::NONE,
                 }),
                 None => {
                     return Err(TraceError::Parse {

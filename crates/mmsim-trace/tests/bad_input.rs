@@ -131,7 +131,8 @@ fn malformed_text_line() {
                 key: 1,
                 write: false,
                 cont: false,
-                fault: false
+                fault: false,
+                sync: mmsim_trace::SyncSpan::NONE,
             }]
         );
         assert_eq!(
@@ -611,13 +612,15 @@ fn csv_with_msr_columns_matches_the_msr_reader() {
                 key: 7,
                 write: false,
                 cont: false,
-                fault: false
+                fault: false,
+                sync: mmsim_trace::SyncSpan::NONE,
             },
             Record {
                 key: 8,
                 write: true,
                 cont: false,
-                fault: false
+                fault: false,
+                sync: mmsim_trace::SyncSpan::NONE,
             }
         ]
     );

@@ -70,19 +70,22 @@ fn vscsi_bad_records() {
                 key: 1,
                 write: false,
                 cont: false,
-                fault: false
+                fault: false,
+                sync: mmsim_trace::SyncSpan::NONE,
             },
             Record {
                 key: 0,
                 write: true,
                 cont: false,
-                fault: false
+                fault: false,
+                sync: mmsim_trace::SyncSpan::NONE,
             },
             Record {
                 key: 1,
                 write: true,
                 cont: true, // the second page of the WRITE(6)
                 fault: false,
+                sync: mmsim_trace::SyncSpan::NONE,
             }
         ]
     );
@@ -156,13 +159,15 @@ fn vscsi_bad_records() {
                 key: 2,
                 write: false,
                 cont: false,
-                fault: false
+                fault: false,
+                sync: mmsim_trace::SyncSpan::NONE,
             },
             Record {
                 key: 3,
                 write: false,
                 cont: true,
-                fault: false
+                fault: false,
+                sync: mmsim_trace::SyncSpan::NONE,
             }
         ]
     );
@@ -211,7 +216,8 @@ fn csv_and_msr_bad_lines() {
             key: 0,
             write: false,
             cont: false,
-            fault: false
+            fault: false,
+            sync: mmsim_trace::SyncSpan::NONE,
         }]
     );
     let e = e.unwrap();
@@ -372,6 +378,7 @@ fn keys(n: u64) -> Vec<Record> {
             write: i % 5 == 0,
             cont: false,
             fault: false,
+            sync: mmsim_trace::SyncSpan::NONE,
         })
         .collect()
 }
@@ -567,6 +574,7 @@ fn native_large_blocks_and_their_truncation() {
             write: i % 3 == 0,
             cont: false,
             fault: false,
+            sync: mmsim_trace::SyncSpan::NONE,
         })
         .collect();
     let bytes = native(

@@ -28,6 +28,7 @@ fn records(keys: &[u64]) -> Vec<Record> {
             write: i % 3 == 1,
             cont: false,
             fault: false,
+            sync: mmsim_trace::SyncSpan::NONE,
         })
         .collect()
 }

@@ -54,6 +54,7 @@ fn check(data: &[u8], format: Format, want: &[Record]) -> ReadStats {
                 write: true,
                 cont: false,
                 fault: false,
+                sync: mmsim_trace::SyncSpan::NONE,
             }]; // cleared by read_batch
             loop {
                 let n = r.read_batch(&mut batch, max).unwrap();
@@ -79,6 +80,7 @@ fn recs(keys: impl IntoIterator<Item = u64>) -> Vec<Record> {
             write: false,
             cont: false,
             fault: false,
+            sync: mmsim_trace::SyncSpan::NONE,
         })
         .collect()
 }

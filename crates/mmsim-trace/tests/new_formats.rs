@@ -50,6 +50,7 @@ fn rec(key: u64, write: bool) -> Record {
         write,
         cont: false,
         fault: false,
+        sync: mmsim_trace::SyncSpan::NONE,
     }
 }
 

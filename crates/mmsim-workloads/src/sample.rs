@@ -363,10 +363,13 @@ impl PageSampler {
                     }
                 }
                 // The advice and the remap are of the whole VMA, sampled or not.
-                // A fork's child stores to its own copy, not sampled.
-                Event::ThpAdvice { .. } | Event::Remap { .. } | Event::Fork { .. } => {
-                    events.push(e)
-                }
+                // A fork's child stores to its own copy, not sampled. A sync's
+                // range passes whole: a file keeps its page indices, and the
+                // pages outside the sample are never cached, so not written.
+                Event::ThpAdvice { .. }
+                | Event::Remap { .. }
+                | Event::Fork { .. }
+                | Event::FileSync { .. } => events.push(e),
                 Event::Think { ns } => {
                     let t = u128::from(ns) * u128::from(self.threshold) + u128::from(self.carry);
                     self.carry = (t % u128::from(MODULUS)) as u64;

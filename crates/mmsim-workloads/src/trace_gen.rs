@@ -52,7 +52,7 @@ use std::path::Path;
 use mmsim_core::memcg::MemcgId;
 use mmsim_core::{Advice, Event, Sim};
 use mmsim_trace::filemap::PAGE_BITS;
-use mmsim_trace::{Densifier, Record, TraceReader};
+use mmsim_trace::{Densifier, ReadOptions, Record, TraceReader};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
@@ -200,6 +200,33 @@ impl Offsets {
         }
     }
 
+    /// The `Event::FileSync` of sync record `r` (a writeback the program started,
+    /// `Record::sync`) on its file's sink, or `None` (counted as skipped) when its
+    /// file is outside the layout or is not replayed as a file. A range of more
+    /// pages than an event holds (65,535) is synced to the end of the file.
+    #[cold]
+    fn sync_event(&mut self, r: &Record) -> Option<Event> {
+        let file = r.key >> PAGE_BITS;
+        let page = r.key & PAGE_MASK;
+        let s = match self.sink_of.get(file as usize) {
+            Some(&s) if s != NO_SINK && page < self.sizes[s as usize] => s as usize,
+            _ => {
+                self.skipped += 1;
+                return None;
+            }
+        };
+        let Sink::File(file) = self.sinks[s] else {
+            self.skipped += 1;
+            return None;
+        };
+        Some(Event::FileSync {
+            file,
+            index: page as u32,
+            pages: u16::try_from(r.sync.pages()).unwrap_or(0),
+            wait: r.sync.wait(),
+        })
+    }
+
     /// The sink and page of `key`, or `None` (counted) if it is outside the layout; a
     /// fault record goes to one of its file's mappings when there are any (the n-th
     /// fault of a page to mapping n modulo their number).
@@ -303,14 +330,17 @@ impl std::fmt::Debug for TraceGen {
 
 /// The trace at `path`, opened in `format`; `read_calls`: a filemap trace's reads
 /// replayed once however many `filemap_get_pages` calls they made
-/// (`mmsim_trace::ReadOptions::read_calls`).
+/// (`mmsim_trace::ReadOptions::read_calls`); `syncs`: its `ext4_writepages` events read
+/// as sync records (`mmsim_trace::ReadOptions::syncs`).
 fn open_reader(
     path: &Path,
     format: TraceFormat,
     read_calls: bool,
+    syncs: bool,
 ) -> Result<TraceReader, mmsim_trace::TraceError> {
-    let options = mmsim_trace::ReadOptions {
+    let options = ReadOptions {
         read_calls,
+        syncs,
         ..Default::default()
     };
     match format {
@@ -334,11 +364,12 @@ impl TraceGen {
         keys: TraceKeys,
         sink: Sink,
     ) -> Result<TraceGen, WorkloadError> {
-        let reader =
-            open_reader(path, format, read_calls).map_err(|source| WorkloadError::Trace {
+        let reader = open_reader(path, format, read_calls, false).map_err(|source| {
+            WorkloadError::Trace {
                 what: what.to_string(),
                 source,
-            })?;
+            }
+        })?;
         let keys = match keys {
             TraceKeys::Dense => {
                 let max_distinct = pages.min(MAX_PAGES - 1) as u32;
@@ -410,7 +441,10 @@ impl TraceGen {
             ));
         }
         let per_file = pages.unwrap_or(OFFSET_DEFAULT_PAGES);
-        let mut scan = open_reader(path, format, read_calls).map_err(trace_err)?;
+        // A replay into files replays the program's own writebacks (a filemap
+        // trace's `ext4_writepages`: fsync, sync_file_range) as `Event::FileSync`.
+        let syncs = target == Target::File;
+        let mut scan = open_reader(path, format, read_calls, syncs).map_err(trace_err)?;
         let mut sizes: Vec<u64> = Vec::new();
         let mut batch = Vec::with_capacity(TRACE_BATCH);
         let mut left = limit;
@@ -429,7 +463,8 @@ impl TraceGen {
             }
             for r in &batch {
                 let (file, page) = (r.key >> PAGE_BITS, r.key & PAGE_MASK);
-                if file >= MAX_OFFSET_FILES || page >= per_file {
+                // A sync references no page: it does not size its file.
+                if file >= MAX_OFFSET_FILES || page >= per_file || r.sync.is_sync() {
                     continue;
                 }
                 let file = file as usize;
@@ -514,7 +549,7 @@ impl TraceGen {
         }
         let first = sinks[0];
         drop(scan);
-        let reader = open_reader(path, format, read_calls).map_err(trace_err)?;
+        let reader = open_reader(path, format, read_calls, syncs).map_err(trace_err)?;
         let mut offsets = Offsets::new(&sizes, sinks);
         offsets.faulted = vec![Vec::new(); mapped.len()];
         offsets.mapped = mapped;
@@ -577,6 +612,16 @@ impl TraceGen {
                 while i < self.records.len() && n < max {
                     let r = self.records[i];
                     i += 1;
+                    if r.sync.is_sync() {
+                        // A sync passes whole (`crate::sample`).
+                        if let KeyMap::Offset(o) = &mut self.keys {
+                            if let Some(ev) = o.sync_event(&r) {
+                                out.push(ev);
+                                n += 1;
+                            }
+                        }
+                        continue;
+                    }
                     if !smp.keeps_key(r.key) {
                         continue;
                     }
@@ -626,6 +671,13 @@ impl TraceGen {
                 }
                 KeyMap::Offset(offsets) => {
                     for r in batch {
+                        if r.sync.is_sync() {
+                            if let Some(ev) = offsets.sync_event(r) {
+                                out.push(ev);
+                                n += 1;
+                            }
+                            continue;
+                        }
                         if r.fault && r.cont && !offsets.mapped.is_empty() {
                             // A fault-around window after its first page: left to
                             // the replay's own `do_fault_around` (see `map`).

@@ -509,7 +509,8 @@ fn pgbench_transaction_mix_without_eviction() {
             | Event::Collapse { .. }
             | Event::ThpAdvice { .. }
             | Event::Remap { .. }
-            | Event::Fork { .. } => panic!(),
+            | Event::Fork { .. }
+            | Event::FileSync { .. } => panic!(),
         }
     }
     // Per transaction: 2 index descents of 2 levels, the account twice, a teller, a

@@ -240,6 +240,17 @@ pub fn stream_digest(s: &Scenario) -> Result<StreamDigest> {
                     eat(&vma.to_le_bytes());
                     eat(&pages.to_le_bytes());
                 }
+                Event::FileSync {
+                    file,
+                    index,
+                    pages,
+                    wait,
+                } => {
+                    eat(&[9, u8::from(wait)]);
+                    eat(&file.to_le_bytes());
+                    eat(&index.to_le_bytes());
+                    eat(&pages.to_le_bytes());
+                }
             }
         }
     }

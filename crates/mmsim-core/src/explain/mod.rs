@@ -426,7 +426,9 @@ impl Sim {
                 .vmas
                 .get(vma as usize)
                 .map_or_else(String::new, |v| self.xp_task_name(v.task)),
-            Event::FileRead { file, .. } | Event::FileWrite { file, .. } => {
+            Event::FileRead { file, .. }
+            | Event::FileWrite { file, .. }
+            | Event::FileSync { file, .. } => {
                 let t = self
                     .files
                     .get(file as usize)
@@ -646,8 +648,9 @@ impl Sim {
                 }
             }
             // The advice changes no page: its later faults and collapses
-            // are their own events.
-            Event::Think { .. } | Event::ThpAdvice { .. } => false,
+            // are their own events. A sync's writes are the flusher's kind
+            // (`explain` follows their completion, not their start).
+            Event::Think { .. } | Event::ThpAdvice { .. } | Event::FileSync { .. } => false,
         }
     }
 

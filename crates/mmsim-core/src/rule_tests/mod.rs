@@ -31,6 +31,7 @@ mod exit;
 mod explain;
 mod filefolio;
 mod filepmd;
+mod filesync;
 mod filewrite;
 mod fork;
 mod khugepaged;

@@ -1,0 +1,117 @@
+//! Writeback a task starts itself: `sync_file_range(2)` and `fsync(2)` /
+//! `fdatasync(2)` ([`Event::FileSync`](crate::Event::FileSync)), as v6.12
+//! runs them (fs/sync.c, mm/filemap.c, mm/page-writeback.c).
+//!
+//! Databases do not leave their writes to the flusher: PostgreSQL calls
+//! `sync_file_range(SYNC_FILE_RANGE_WRITE)` on the ranges it wrote
+//! (`pg_flush_data`: `checkpoint_flush_after`, `bgwriter_flush_after`,
+//! `backend_flush_after`, `wal_writer_flush_after`) and `fdatasync()` on
+//! the WAL at every commit. Without them mmsim keeps every written page
+//! dirty until the flusher's 30 s expiry or reclaim's wake-up, while the
+//! kernel cleans it within milliseconds; reclaim then treats the pages
+//! differently (a dirty file folio at the inactive tail is activated with
+//! PG_reclaim and left to the flusher, a clean one is freed).
+//!
+//! * `sync_file_range(fd, offset, nbytes, SYNC_FILE_RANGE_WRITE)` →
+//!   `__filemap_fdatawrite_range(mapping, start, end, WB_SYNC_NONE)` →
+//!   `do_writepages()`: every dirty folio of the range is written
+//!   (`folio_prepare_writeback()`: one already under writeback is skipped
+//!   under `WB_SYNC_NONE`), and the call returns without waiting.
+//! * `fsync()`/`fdatasync()` → `vfs_fsync_range()` → the file system's
+//!   `fsync` (`ext4_sync_file()`) → `file_write_and_wait_range(file, 0,
+//!   LLONG_MAX)`: `__filemap_fdatawrite_range(..., WB_SYNC_ALL)`, then
+//!   `__filemap_fdatawait_range()`: the task sleeps until every folio of
+//!   the range is out of writeback. Under `WB_SYNC_ALL` a folio that is
+//!   under writeback and dirty again is waited for and written a second
+//!   time; mmsim keeps one write in flight per folio, so fsync waits for
+//!   the first write and leaves the folio dirty (the next sync or the
+//!   flusher writes it).
+//!
+//! Each write goes through the same path as the flusher's
+//! (`Sim::write_folio`: one request per folio on the file system's
+//! device, `pgpgout` counted, completion by `folio_end_writeback()`). The
+//! call itself costs one system call (`fd_access_ns`); the wait is IO wait
+//! (`io_wait_s`), not a memory stall.
+//!
+//! Not modelled: the journal commit of `ext4_sync_file()` (jbd2 writes its
+//! own blocks, outside the page cache), `fdatasync()`'s skipping of the
+//! inode when only timestamps changed, `SYNC_FILE_RANGE_WAIT_BEFORE` /
+//! `WAIT_AFTER`, and the block layer's request-queue throttling of a
+//! task that submits many writes (the writes' completion times follow the
+//! device's queue, the task is not delayed by them).
+
+use crate::event::{Event, FileId};
+use crate::mem::filemap::slot_folio;
+use crate::mem::folio::flags;
+use crate::sim::Sim;
+
+impl Sim {
+    /// [`Event::FileSync`]: writes the dirty folios
+    /// of pages `index ..` (`pages` of them, or to the end of the file when
+    /// 0) and, with `wait`, sleeps until the range's writeback completes.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn file_sync(&mut self, ev: &Event) {
+        let Event::FileSync {
+            file,
+            index,
+            pages,
+            wait,
+        } = *ev
+        else {
+            return;
+        };
+        self.advance(self.cost.fd_access_ns);
+        let Some(f) = self.files.get(file as usize) else {
+            return;
+        };
+        let size = f.pages;
+        let end = if pages == 0 {
+            size
+        } else {
+            index.saturating_add(u32::from(pages)).min(size)
+        };
+        let now = self.clock;
+        let mut i = index;
+        while i < end {
+            let slot = self.files[file as usize].slot(i);
+            let Some(f) = slot_folio(slot) else {
+                i += 1;
+                continue;
+            };
+            let fo = self.folios[f];
+            // The folio's first page may lie before `index` (a large
+            // folio): it is written whole, and the walk goes on after it.
+            i = fo.index + fo.nr_pages() as u32;
+            if fo.test(flags::DIRTY) && !fo.test(flags::WRITEBACK) {
+                self.write_folio(f, now);
+            }
+        }
+        if wait {
+            let done = self.range_writeback_done(file, index, end);
+            if done > 0 {
+                self.io_wait(done, false);
+            }
+        }
+    }
+
+    /// The latest completion time of the file-system writes in flight for
+    /// folios of pages `start..end` of `file`; 0 when there is none. The
+    /// walk is over the device's queue of writes in flight, which `sync`
+    /// calls are too rare for to matter.
+    fn range_writeback_done(&self, file: FileId, start: u32, end: u32) -> u64 {
+        let mut latest = 0;
+        for &(done, f) in &self.writeback[1] {
+            if f == crate::mem::folio::NIL {
+                continue;
+            }
+            let fo = &self.folios[f];
+            let first = fo.index;
+            let last = first + fo.nr_pages() as u32;
+            if fo.space == file && fo.is_file() && first < end && last > start {
+                latest = latest.max(done);
+            }
+        }
+        latest
+    }
+}
