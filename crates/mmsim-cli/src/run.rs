@@ -84,7 +84,7 @@ pub struct ScenarioArgs {
     /// are reported).
     #[arg(long, value_name = "SCHEDULE")]
     pub schedule: Option<mmsim_workloads::Schedule>,
-    /// Multi-gen LRU version of the mglru policy: v6.1 or v6.14 (default).
+    /// Multi-gen LRU version of the mglru policy: v6.1, v6.12 or v6.14 (default).
     #[arg(long, value_name = "VERSION")]
     pub mglru_version: Option<mmsim_core::MglruVersion>,
     /// /sys/kernel/mm/lru_gen/min_ttl_ms for the mglru policy (0 = off).

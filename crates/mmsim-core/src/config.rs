@@ -221,11 +221,25 @@ impl fmt::Display for CostVariant {
 /// Which multi-gen LRU the `mglru` policy models.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 pub enum MglruVersion {
-    /// v6.1 (the first release, "MGLRU-v1" of the spec, ≈6.1–6.13 where
+    /// v6.1 (the first release, "MGLRU-v1" of the spec, ≈6.1–6.11 where
     /// later changes are not modelled): faults enter `max_seq`, one young
     /// sighting promotes, tiers 1:2 gains, kswapd ages in `lru_gen_age_node`.
     #[serde(rename = "v6.1")]
     V6_1,
+    /// v6.12 (mm/vmscan.c, mm/swap.c, mm/workingset.c, include/linux/mm_inline.h
+    /// read in Debian's 6.12 source; also 6.13): the refs, tiers, PID
+    /// controller, aging feedback and refault test of v6.1 with "mm/mglru: fix
+    /// underprotected page cache" and the retry of folios written back while
+    /// isolated; the memcg LRU and driving loops of v6.14. Its own rules:
+    /// `lru_gen_look_around()` clears a young neighbour's refs and activates
+    /// it (`folio_activate()`) whatever their number, `folio_check_references()`
+    /// is the classic one on PG_referenced (which `isolate_folio()` clears),
+    /// `lru_gen_add_folio()` clears an active folio's refs and PG_referenced,
+    /// `sort_folio()` has no writeback clause and counts no
+    /// `workingset_activate`, and every recent refault counts
+    /// `workingset_activate`.
+    #[serde(rename = "v6.12")]
+    V6_12,
     /// v6.14 (current, "MGLRU-v2"): `lru_gen_folio_seq` insertion, two
     /// sightings before promotion, 2:3 gains, aging only on the eviction path,
     /// the memcg LRU.
@@ -236,6 +250,7 @@ pub enum MglruVersion {
 
 crate::setting_names! { MglruVersion, "mglru version",
     V6_1 => "v6.1" | "6.1",
+    V6_12 => "v6.12" | "6.12",
     V6_14 => "v6.14" | "6.14",
 }
 
@@ -265,7 +280,7 @@ pub struct PolicyConfig {
     /// For `cost`: `v6.2` (default, current kernels) or `v5.8`.
     #[serde(default)]
     pub cost_variant: CostVariant,
-    /// For `mglru`: `v6.14` (default) or `v6.1`.
+    /// For `mglru`: `v6.14` (default), `v6.12` or `v6.1`.
     #[serde(default)]
     pub mglru_version: MglruVersion,
     /// For `mglru`: `/sys/kernel/mm/lru_gen/enabled` (default 0x0007):
@@ -297,7 +312,8 @@ pub struct PolicyConfig {
     pub memcg_stats_flush_ms: u64,
     /// For `mglru` `v6.14`: which refaults count `WORKINGSET_ACTIVATE_*`:
     /// `fault` (default, 6.14+) or `recent` (6.12–6.13). See
-    /// [`MglruRefaultActivate`].
+    /// [`MglruRefaultActivate`]. The `v6.12` model counts every recent
+    /// refault whatever it says; `v6.1` ignores it.
     #[serde(default)]
     pub mglru_refault_activate: MglruRefaultActivate,
     /// For `mglru` `v6.1`: 6.1.69+ stable's "mm/mglru: fix underprotected page
@@ -305,7 +321,8 @@ pub struct PolicyConfig {
     /// it `sort_folio()` protects saturated refs whatever `tier_idx`,
     /// `lru_gen_add_folio()` adds clean cold folios to min_seq + 1 (pending ones
     /// to max_seq − 1), and `lru_gen_refault()` restores from refs 3 with the
-    /// refs saturated (6.1.192 source). v6.14 ignores it; written only when set.
+    /// refs saturated (6.1.192 source). v6.12 has it always and v6.14 ignores
+    /// it; written only when set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mglru_fix_underprotected: bool,
     /// For `mglru` (both versions): swap and file writes that completed by
@@ -333,7 +350,8 @@ pub struct PolicyConfig {
     /// missed them) one more pass, and puts every other rejected folio back
     /// active with its refs, PG_referenced and PG_workingset cleared.
     /// Default false: the v6.1 model's putback keeps the refs and has no
-    /// retry. The v6.14 model always has both and ignores the field.
+    /// retry. The v6.12 and v6.14 models always have both (v6.12 as 6.1.192,
+    /// v6.14 its own) and ignore the field.
     /// Written to results only when set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mglru_retry_written_back: bool,
@@ -345,8 +363,9 @@ pub struct PolicyConfig {
     /// (instead of having its generation rewritten in place for
     /// `sort_folio()` to move and count in `pgrefill`); isolated neighbours
     /// get PG_referenced. Default false: the earlier model, every promoted
-    /// neighbour's generation rewritten in place. The v6.14 model ignores
-    /// it. Written to results only when set.
+    /// neighbour's generation rewritten in place. The v6.12 model (which
+    /// activates every one, `look_around_v6_12`) and v6.14 ignore it.
+    /// Written to results only when set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mglru_look_around_activate: bool,
     /// For `mglru` with `mglru_writeback_in_reclaim`: the writes a batch's

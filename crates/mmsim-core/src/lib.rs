@@ -28,7 +28,7 @@
 //!   weighting by default ([`config::CostVariant`]).
 //! * `scanned-rotated`: the same lists as in v4.9, balanced by
 //!   recent_scanned/recent_rotated (the ≈3.11–5.7 model).
-//! * `mglru`: the multi-gen LRU of v6.1 or v6.14 (`reclaim::lru_gen`).
+//! * `mglru`: the multi-gen LRU of v6.1, v6.12 or v6.14 (`reclaim::lru_gen`).
 //! * `lru`: textbook LRU, for exact comparison with published cache results.
 //!
 //! ## CPUs

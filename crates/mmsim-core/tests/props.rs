@@ -91,6 +91,7 @@ fn policies() -> impl Strategy<Value = (PolicyName, MglruVersion)> {
         Just((PolicyName::Lru, v)),
         Just((PolicyName::Mglru, MglruVersion::V6_14)),
         Just((PolicyName::Mglru, MglruVersion::V6_1)),
+        Just((PolicyName::Mglru, MglruVersion::V6_12)),
     ]
 }
 
@@ -205,13 +206,12 @@ proptest! {
     /// chunks: invariants hold and runs repeat.
     #[test]
     fn mglru_with_groups_and_debugfs_commands(
-        v1 in any::<bool>(),
+        version in prop_oneof![Just(MglruVersion::V6_1), Just(MglruVersion::V6_12), Just(MglruVersion::V6_14)],
         swap in any::<bool>(),
         limit in prop_oneof![Just(None), (300u64..2000).prop_map(Some)],
         cmds in prop::collection::vec((any::<bool>(), 0u64..12, prop_oneof![Just(None), (0u32..=201).prop_map(Some)]), 0..12),
         codes in prop::collection::vec((any::<u8>(), 0u32..8000, any::<bool>()), 1..4000),
     ) {
-        let version = if v1 { MglruVersion::V6_1 } else { MglruVersion::V6_14 };
         let run = || {
             let (mut sim, vmas, file) = build((PolicyName::Mglru, version), swap, None, 1);
             let g = sim.add_memcg(0, "g").unwrap();

@@ -316,16 +316,19 @@ impl Comparison {
 }
 
 /// The modelled multi-gen LRU closest to kernel `release` (`6.1.0-50-cloud-amd64`):
-/// `v6.1` before 6.12, else `v6.14`. The guest results decide the boundary: 6.1 counts
-/// an anon refault in `workingset_refault_anon` only when its eviction generation is
-/// still `min_seq` (half of them in `guest-anon-zipf-mglru`), 6.12 counts every one,
-/// as v6.14 does.
+/// `v6.1` before 6.12, `v6.12` for 6.12 and 6.13 (the "mm/mglru: rework
+/// workingset protection" series, which the `v6.14` model follows, is 6.14's), else
+/// `v6.14`. 6.1 counts an anon refault in `workingset_refault_anon` only when its
+/// eviction generation is still `min_seq` (half of them in `guest-anon-zipf-mglru`);
+/// 6.12 counts every one, as v6.14 does.
 pub fn mglru_version_of(release: &str) -> mmsim_core::config::MglruVersion {
     let mut parts = release.split(|c: char| !c.is_ascii_digit());
     let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
     let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
     if (major, minor) < (6, 12) {
         mmsim_core::config::MglruVersion::V6_1
+    } else if (major, minor) < (6, 14) {
+        mmsim_core::config::MglruVersion::V6_12
     } else {
         mmsim_core::config::MglruVersion::V6_14
     }
@@ -396,7 +399,7 @@ pub fn sim_scenario(r: &CaseResult) -> Result<std::result::Result<Scenario, Stri
                     mglru_fix_underprotected_of(&r.kernel.release);
                 // The kernel completes writes by interrupt while reclaim
                 // runs; 6.1 has the retry of folios that completed while
-                // isolated (v6.14 has it always).
+                // isolated (v6.12 and v6.14 have it always).
                 s.machine.policy.mglru_writeback_in_reclaim = true;
                 s.machine.policy.mglru_retry_written_back =
                     s.machine.policy.mglru_version == mmsim_core::config::MglruVersion::V6_1;
@@ -1067,8 +1070,10 @@ mod tests {
         assert_eq!(mglru_version_of("6.11.3"), MglruVersion::V6_1);
         assert_eq!(
             mglru_version_of("6.12.107+deb13-cloud-amd64"),
-            MglruVersion::V6_14
+            MglruVersion::V6_12
         );
+        assert_eq!(mglru_version_of("6.13.2"), MglruVersion::V6_12);
+        assert_eq!(mglru_version_of("6.14.0"), MglruVersion::V6_14);
         assert_eq!(mglru_version_of("6.18.44-fc-v657"), MglruVersion::V6_14);
         assert_eq!(mglru_version_of("7.0"), MglruVersion::V6_14);
         assert_eq!(mglru_version_of("garbage"), MglruVersion::V6_1);

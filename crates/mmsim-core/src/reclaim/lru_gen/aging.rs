@@ -1,5 +1,5 @@
-//! The aging: creating and retiring generations (mm/vmscan.c, v6.1 and
-//! v6.14).
+//! The aging: creating and retiring generations (mm/vmscan.c, v6.1, v6.12
+//! and v6.14).
 //!
 //! Models `folio_inc_gen`, `lru_gen_move`, `inc_min_seq`, `inc_max_seq`,
 //! `try_to_inc_max_seq`, `try_to_inc_min_seq`, and `lru_gen_age_node`
@@ -10,7 +10,7 @@ use super::*;
 impl Sim {
     /// `folio_inc_gen()`: moves a folio of min_seq's generation to
     /// min_seq + 1 (or keeps the generation a walker promoted it to),
-    /// clearing refs and PG_referenced (v6.1: PG_workingset too); with
+    /// clearing refs and PG_referenced (v6.1, v6.12: PG_workingset too); with
     /// `reclaiming`, sets PG_reclaim. Returns the new generation; the caller
     /// moves it between lists.
     pub(super) fn folio_inc_gen(&mut self, m: MemcgId, f: FolioId, reclaiming: bool) -> usize {
@@ -29,7 +29,7 @@ impl Sim {
         set_folio_gen(fo, Some(new_gen));
         set_folio_refs(fo, 0);
         fo.clear(flags::REFERENCED);
-        if v == MglruVersion::V6_1 {
+        if v != MglruVersion::V6_14 {
             fo.clear(flags::WORKINGSET);
         }
         if reclaiming {
@@ -140,8 +140,9 @@ impl Sim {
 
     /// `try_to_inc_min_seq()`: advances each evictable type's min_seq over
     /// empty generations (keeping at least MIN_NR_GENS). v6.14: then keeps
-    /// the types within one generation of max_seq − 2 of each other; v6.1:
-    /// anon's min_seq may not pass file's. Returns whether anything moved.
+    /// the types within one generation of max_seq − 2 of each other; v6.1
+    /// and v6.12: anon's min_seq may not pass file's. Returns whether
+    /// anything moved.
     pub(crate) fn try_to_inc_min_seq(&mut self, m: MemcgId, swappiness: u32) -> bool {
         let v = self.lru_gen_version();
         let lg = self.lrugen(m);
@@ -170,7 +171,7 @@ impl Sim {
                     }
                 }
             }
-            MglruVersion::V6_1 => {
+            MglruVersion::V6_1 | MglruVersion::V6_12 => {
                 if swappiness != 0 {
                     min_seq[ANON] = min_seq[ANON].min(min_seq[FILE]);
                     min_seq[FILE] = min_seq[ANON].max(lg.min_seq[FILE]);
@@ -191,7 +192,7 @@ impl Sim {
 
     /// `lru_gen_age_node()`, run by kswapd each `balance_pgdat` iteration.
     ///
-    /// v6.14: `set_initial_priority`, then with `min_ttl_ms` set: if no
+    /// v6.14 and v6.12: `set_initial_priority`, then with `min_ttl_ms` set: if no
     /// group is reclaimable (not below memory.min, sizable at this priority,
     /// and its oldest evictable generation born at least min_ttl ago), invoke
     /// the OOM killer instead of evicting the working set.
@@ -203,7 +204,9 @@ impl Sim {
         let min_ttl = self.lru_gen.min_ttl_ns;
         let now = sc.now();
         match self.lru_gen_version() {
-            MglruVersion::V6_14 => {
+            // 6.12's `lruvec_is_reclaimable()` reads the birth of min_seq[file]
+            // where 6.14 reads the evictable min_seq (a departure with min_ttl).
+            MglruVersion::V6_14 | MglruVersion::V6_12 => {
                 self.set_initial_priority(sc);
                 let mut reclaimable = min_ttl == 0;
                 let mut cur = Some(crate::memcg::ROOT);

@@ -1,5 +1,5 @@
 //! The eviction: sorting, isolating and reclaiming folios of the oldest
-//! generation (mm/vmscan.c, v6.1 and v6.14).
+//! generation (mm/vmscan.c, v6.1, v6.12 and v6.14).
 //!
 //! Models `sort_folio`, `isolate_folio`, `scan_folios`, `isolate_folios`,
 //! `evict_folios` (with `shrink_folio_list` and the putback), the v6.14
@@ -13,9 +13,12 @@ impl Sim {
     /// `sort_folio()`: true if folio `f` (at the tail of min_seq's list) was
     /// moved instead of being isolated: promoted (its generation field
     /// differs) → its generation's head; protected by tier (> `tier_idx`,
-    /// v6.14's lazily promoted workingset, or with `fix_underprotected`
-    /// v6.1.69+'s saturated refs) → min_seq + 1; under
-    /// writeback or dirty file → min_seq + 1 with PG_reclaim.
+    /// v6.14's lazily promoted workingset, or v6.12's and (with
+    /// `fix_underprotected`) v6.1.69+'s saturated refs) → min_seq + 1; under
+    /// writeback or dirty file → min_seq + 1 with PG_reclaim (not v6.12: its
+    /// `sort_folio()` has no such clause, so `shrink_folio_list()` meets
+    /// them). v6.12 counts `protected[tier − 1]` as v6.1 but no
+    /// `workingset_activate` (6.12's is counted by `lru_gen_refault()`).
     ///
     /// `v` is the version in force and `min_gen` min_seq's generation of the
     /// folio's type, both read once per `scan_folios`.
@@ -46,10 +49,10 @@ impl Sim {
         }
         let lazily_promoted =
             v == MglruVersion::V6_14 && refs + ws as u64 == LRU_REFS_MASK as u64 + 2;
-        // 6.1.69+ (`fix_underprotected`): saturated refs are protected whatever
-        // tier_idx says.
-        let saturated = v == MglruVersion::V6_1
-            && self.lru_gen.fix_underprotected
+        // 6.1.69+ (`fix_underprotected`) and 6.12: saturated refs are
+        // protected whatever tier_idx says.
+        let saturated = (v == MglruVersion::V6_12
+            || (v == MglruVersion::V6_1 && self.lru_gen.fix_underprotected))
             && refs == 1 << LRU_REFS_WIDTH;
         if tier > tier_idx || lazily_promoted || saturated {
             let g = self.folio_inc_gen(m, f, false);
@@ -71,12 +74,19 @@ impl Sim {
                     };
                     self.vm_workingset_activate(m, ty == FILE, nr);
                 }
+                MglruVersion::V6_12 => {
+                    self.lru_gen_move(m, f, g, true);
+                    self.lrugen_mut(m).protected[ty][tier - 1] += 1;
+                }
             }
             self.lru_gen.stats.tier_protected += 1;
             if self.xp.is_some() {
                 self.xp_sort_protected(f, sc, lazily_promoted, tier, tier_idx);
             }
             return true;
+        }
+        if v == MglruVersion::V6_12 {
+            return false;
         }
         let dirty = fo.test(flags::DIRTY);
         let writeback = fo.test(flags::WRITEBACK);
@@ -126,8 +136,9 @@ impl Sim {
 
     /// `isolate_folio()`: takes folio `f` off its list for
     /// `shrink_folio_list`: clears PG_lru and PG_reclaim; without
-    /// PG_referenced the refs bits are cleared (v6.1: also PG_workingset,
-    /// and PG_referenced always).
+    /// PG_referenced the refs bits are cleared (v6.1 and v6.12: also
+    /// PG_workingset, and PG_referenced always, for the classic
+    /// `folio_check_references()`).
     ///
     /// `lru_gen_del_folio(reclaiming)` inlined for the case `scan_folios`
     /// has: folio `f` is on, and its generation field names, generation
@@ -143,12 +154,12 @@ impl Sim {
         fo.clear(flags::LRU);
         if !fo.test(flags::REFERENCED) {
             set_folio_refs(fo, 0);
-            if v == MglruVersion::V6_1 {
+            if v != MglruVersion::V6_14 {
                 fo.clear(flags::WORKINGSET);
             }
         }
         fo.clear(flags::RECLAIM);
-        if v == MglruVersion::V6_1 {
+        if v != MglruVersion::V6_14 {
             fo.clear(flags::REFERENCED);
         }
     }
@@ -202,6 +213,11 @@ impl Sim {
         self.count_memcg_events(m, PGREFILL, sorted);
         self.count_reclaim_events(m, sc.who, crate::stats::PGSCAN, isolated);
         if ty == FILE {
+            if v == MglruVersion::V6_12 {
+                // 6.12: `sc->nr.file_taken += isolated` (dirty ones are
+                // counted by `shrink_folio_list()`).
+                sc.nr_file_taken += isolated;
+            }
             self.count_vm_events(PGSCAN_FILE, isolated);
         } else {
             self.count_vm_events(PGSCAN_ANON, isolated);
@@ -288,6 +304,9 @@ impl Sim {
         let rules = self.rules();
         let marks = self.writeback_marks();
         let (mut reclaimed, stat) = self.shrink_folio_list(&mut batch, sc, rules);
+        if v == MglruVersion::V6_12 {
+            sc.nr_unqueued_dirty += stat.nr_unqueued_dirty;
+        }
         if self.lru_gen.writeback_in_reclaim {
             // Writes that ended while the batch was isolated: PG_reclaim
             // cleared, no rotation (the folio was off the LRU). With the
@@ -298,7 +317,9 @@ impl Sim {
                 self.complete_writeback(sc.now());
             }
         }
-        let stable = v == MglruVersion::V6_1 && self.lru_gen.retry_written_back;
+        // 6.12 has 6.1.192's retry and putback always.
+        let stable = v == MglruVersion::V6_12
+            || (v == MglruVersion::V6_1 && self.lru_gen.retry_written_back);
         if v == MglruVersion::V6_14 {
             reclaimed += self.retry_written_back(&mut batch, sc, rules);
         } else if stable {
@@ -324,8 +345,8 @@ impl Sim {
                     }
                 }
                 // Flags already set by `retry_written_back_v6_1`.
-                MglruVersion::V6_1 if stable => {}
-                MglruVersion::V6_1 => {
+                MglruVersion::V6_1 | MglruVersion::V6_12 if stable => {}
+                MglruVersion::V6_1 | MglruVersion::V6_12 => {
                     if fo.test(flags::WORKINGSET) {
                         fo.set(flags::REFERENCED);
                     }

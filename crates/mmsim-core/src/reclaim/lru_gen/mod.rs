@@ -1,7 +1,8 @@
 //! The multi-gen LRU (`CONFIG_LRU_GEN`, the `lru_gen` parts of mm/vmscan.c,
-//! mm/workingset.c, include/linux/mm_inline.h and mm/swap.c), in two
-//! versions selected by [`MglruVersion`]: v6.1 (the first release) and
-//! v6.14 (current). Behaviour follows spec part D (`lru.md` §6); where the
+//! mm/workingset.c, include/linux/mm_inline.h and mm/swap.c), in three
+//! versions selected by [`MglruVersion`]: v6.1 (the first release), v6.12
+//! (v6.1's refs, tiers and PID controller with v6.14's driving loops and
+//! its own look-around and reference rules) and v6.14 (current). Behaviour follows spec part D (`lru.md` §6); where the
 //! versions differ each function says how.
 //!
 //! State. Each lruvec has a `LruGenFolio` (`struct lru_gen_folio`):
@@ -156,7 +157,7 @@ pub(crate) fn order_base_2(n: u64) -> usize {
 
 /// `folio_lru_refs()`: accesses through file descriptors the folio's flags
 /// record. v6.14: 0 without PG_referenced, else refs + 1 (= N for N in 1..=4).
-/// v6.1: refs + PG_workingset (= N − 1 beyond PG_referenced, up to 4).
+/// v6.1 and v6.12: refs + PG_workingset (= N − 1 beyond PG_referenced, up to 4).
 #[inline]
 pub(crate) fn folio_lru_refs(v: MglruVersion, f: &Folio) -> u64 {
     match v {
@@ -167,12 +168,14 @@ pub(crate) fn folio_lru_refs(v: MglruVersion, f: &Folio) -> u64 {
                 0
             }
         }
-        MglruVersion::V6_1 => folio_refs(f) as u64 + f.test(flags::WORKINGSET) as u64,
+        MglruVersion::V6_1 | MglruVersion::V6_12 => {
+            folio_refs(f) as u64 + f.test(flags::WORKINGSET) as u64
+        }
     }
 }
 
 /// `lru_tier_from_refs()`. v6.14: tier 3 for PG_workingset, else
-/// order_base_2(refs). v6.1: order_base_2(refs + 1).
+/// order_base_2(refs). v6.1 and v6.12: order_base_2(refs + 1).
 #[inline]
 pub(crate) fn lru_tier_from_refs(v: MglruVersion, refs: u64, workingset: bool) -> usize {
     match v {
@@ -183,7 +186,7 @@ pub(crate) fn lru_tier_from_refs(v: MglruVersion, refs: u64, workingset: bool) -
                 order_base_2(refs)
             }
         }
-        MglruVersion::V6_1 => order_base_2(refs + 1).min(MAX_NR_TIERS - 1),
+        MglruVersion::V6_1 | MglruVersion::V6_12 => order_base_2(refs + 1).min(MAX_NR_TIERS - 1),
     }
 }
 
@@ -436,8 +439,8 @@ fn folio_seq(
             };
             (lg.max_seq + 1).saturating_sub(g).max(lg.min_seq[ty])
         }
-        MglruVersion::V6_1 if fix_underprotected => {
-            // 6.1.69+ ("mm/mglru: fix underprotected page cache"): the
+        _ if v == MglruVersion::V6_12 || fix_underprotected => {
+            // 6.1.69+ and 6.12 ("mm/mglru: fix underprotected page cache"): the
             // pending go to the second youngest generation, the clean and
             // cold to the second oldest unless rotated or at MIN_NR_GENS.
             if fo.test(flags::ACTIVE) {
@@ -450,7 +453,7 @@ fn folio_seq(
                 lg.min_seq[ty] + 1
             }
         }
-        MglruVersion::V6_1 => {
+        MglruVersion::V6_1 | MglruVersion::V6_12 => {
             if fo.test(flags::ACTIVE) {
                 lg.max_seq
             } else if cold_but_pending {
@@ -497,6 +500,9 @@ impl Sim {
     /// (one younger with PG_workingset); never below min_seq.
     /// v6.1: active → max_seq; anon not in swap cache or PG_reclaim with
     /// dirty/writeback → min_seq + 1; otherwise min_seq.
+    /// v6.12 (and v6.1 with `mglru_fix_underprotected`): active → max_seq;
+    /// those pending → max_seq − 1; reclaiming, or with only MIN_NR_GENS
+    /// generations → min_seq; otherwise min_seq + 1.
     ///
     /// Its logic is `folio_seq`, inlined into `lru_gen_add_folio` (every
     /// folio added, which has the folio and lruvec at hand) and, through
@@ -514,8 +520,9 @@ impl Sim {
 
     /// `lru_gen_add_folio()`: puts folio `f` on the list of the generation
     /// [`Sim::lru_gen_folio_seq`] picks, at the head (tail if `reclaiming`),
-    /// clearing PG_active and setting PG_lru. Unevictable folios go to the
-    /// classic unevictable list.
+    /// clearing PG_active and setting PG_lru (v6.12: an active folio's refs
+    /// and PG_referenced too). Unevictable folios go to the classic
+    /// unevictable list.
     pub(crate) fn lru_gen_add_folio(&mut self, f: FolioId, reclaiming: bool) {
         self.lru_gen_add_folio_inline(f, reclaiming, false);
     }
@@ -543,6 +550,12 @@ impl Sim {
         let gen = lru_gen_from_seq(seq);
         let ty = fo.is_file() as usize;
         let nr = fo.nr_pages() as i64;
+        if v == MglruVersion::V6_12 && fo.test(flags::ACTIVE) {
+            // 6.12: `mask |= LRU_REFS_MASK | BIT(PG_referenced) | BIT(PG_active)`
+            // (PG_workingset kept).
+            set_folio_refs(fo, 0);
+            fo.clear(flags::REFERENCED);
+        }
         fo.clear(flags::ACTIVE);
         set_folio_gen(fo, Some(gen));
         lg.nr_pages[gen][ty] += nr;
@@ -595,8 +608,8 @@ impl Sim {
     ///
     /// v6.14 `lru_gen_inc_refs()`: 1st access sets PG_referenced (refs 0),
     /// 2nd–4th increment refs, the 5th and later set PG_workingset.
-    /// v6.1 `folio_inc_refs()`: 1st sets PG_referenced, 2nd PG_workingset,
-    /// then refs += 1 up to its mask.
+    /// v6.1 and v6.12 `folio_inc_refs()`: 1st sets PG_referenced, 2nd
+    /// PG_workingset, then refs += 1 up to its mask.
     pub(crate) fn lru_gen_inc_refs(&mut self, f: FolioId) {
         let v = self.lru_gen_version();
         let fo = &mut self.folios[f];
@@ -619,7 +632,7 @@ impl Sim {
                     set_folio_refs(fo, r + 1);
                 }
             }
-            MglruVersion::V6_1 => {
+            MglruVersion::V6_1 | MglruVersion::V6_12 => {
                 if !fo.test(flags::WORKINGSET) {
                     fo.set(flags::WORKINGSET);
                     return;
@@ -639,8 +652,8 @@ impl Sim {
     /// v6.14: a folio with neither PG_referenced nor PG_workingset only gets
     /// PG_referenced (second chance: two sightings before promotion); a
     /// promoted folio loses refs/PG_referenced and gains PG_workingset.
-    /// v6.1: promotes at the first sighting, clearing refs, PG_referenced
-    /// and PG_workingset.
+    /// v6.1 and v6.12: promotes at the first sighting, clearing refs,
+    /// PG_referenced and PG_workingset.
     pub(crate) fn folio_update_gen(&mut self, f: FolioId, gen: usize) -> Option<usize> {
         let v = self.lru_gen_version();
         let fo = &mut self.folios[f];
@@ -655,7 +668,7 @@ impl Sim {
         fo.clear(flags::REFERENCED);
         match v {
             MglruVersion::V6_14 => fo.set(flags::WORKINGSET),
-            MglruVersion::V6_1 => fo.clear(flags::WORKINGSET),
+            MglruVersion::V6_1 | MglruVersion::V6_12 => fo.clear(flags::WORKINGSET),
         }
         if old == gen {
             return None;

@@ -1,5 +1,5 @@
 //! The PID controller that chooses the type and tiers to evict
-//! (mm/vmscan.c, v6.1 and v6.14).
+//! (mm/vmscan.c, v6.1, v6.12 and v6.14; v6.12 as v6.1).
 //!
 //! Models `struct ctrl_pos`, `positive_ctrl_err`, `read_ctrl_pos`,
 //! `reset_ctrl_pos`, `get_tier_idx` and `get_type_to_scan`.
@@ -40,8 +40,8 @@ impl Sim {
             lg.avg_refaulted[ty][tier] = (lg.avg_refaulted[ty][tier] + lg.refaulted[ty][tier]) / 2;
             let protected = match v {
                 MglruVersion::V6_14 => lg.protected[ty][tier],
-                MglruVersion::V6_1 if tier > 0 => lg.protected[ty][tier - 1],
-                MglruVersion::V6_1 => 0,
+                MglruVersion::V6_1 | MglruVersion::V6_12 if tier > 0 => lg.protected[ty][tier - 1],
+                MglruVersion::V6_1 | MglruVersion::V6_12 => 0,
             };
             lg.avg_total[ty][tier] =
                 (lg.avg_total[ty][tier] + lg.evicted[ty][tier] + protected) / 2;
@@ -72,8 +72,8 @@ impl Sim {
             pos.total += lg.avg_total[ty][i] + lg.evicted[ty][i];
             pos.total += match v {
                 MglruVersion::V6_14 => lg.protected[ty][i],
-                MglruVersion::V6_1 if i > 0 => lg.protected[ty][i - 1],
-                MglruVersion::V6_1 => 0,
+                MglruVersion::V6_1 | MglruVersion::V6_12 if i > 0 => lg.protected[ty][i - 1],
+                MglruVersion::V6_1 | MglruVersion::V6_12 => 0,
             };
         }
         pos
@@ -86,7 +86,7 @@ impl Sim {
     pub(crate) fn get_tier_idx(&self, m: MemcgId, ty: usize) -> usize {
         let (gs, gp) = match self.lru_gen_version() {
             MglruVersion::V6_14 => (2, 3),
-            MglruVersion::V6_1 => (1, 2),
+            MglruVersion::V6_1 | MglruVersion::V6_12 => (1, 2),
         };
         let sp = self.read_ctrl_pos(m, ty, 0, gs);
         for tier in 1..MAX_NR_TIERS {
@@ -103,7 +103,8 @@ impl Sim {
     /// v6.14 `get_type_to_scan()`: swappiness ≤ 1 → file, ≥ 200 → anon,
     /// else the PID comparison over all tiers with gains (swappiness,
     /// 200 − swappiness): file when its refault rate is not worse.
-    /// v6.1 (`isolate_folios` + `get_type_to_scan`): 0 → file; anon when
+    /// v6.1 and v6.12 (`isolate_folios` + `get_type_to_scan`; 6.12 also picks
+    /// file without `__GFP_IO`, not modelled): 0 → file; anon when
     /// its min_seq is older; 1 → file; 200 → anon; else compare tier 0 of
     /// both types, and the chosen type's tiers against the other's tier 0.
     pub(crate) fn get_type_to_scan(&self, m: MemcgId, swappiness: u32) -> (usize, Option<usize>) {
@@ -127,7 +128,7 @@ impl Sim {
                     None,
                 )
             }
-            MglruVersion::V6_1 => {
+            MglruVersion::V6_1 | MglruVersion::V6_12 => {
                 let lg = self.lrugen(m);
                 if swappiness == 0 {
                     return (FILE, None);

@@ -1,4 +1,5 @@
-//! The driving loops of MGLRU reclaim (mm/vmscan.c, v6.1 and v6.14).
+//! The driving loops of MGLRU reclaim (mm/vmscan.c, v6.1 and v6.14; v6.12
+//! drives reclaim as v6.14 and tests for aging as v6.1).
 //!
 //! Models `get_swappiness` (`lru_gen_swappiness`), `should_run_aging`,
 //! `get_nr_to_scan`, `should_abort_scan`, `try_to_shrink_lruvec`,
@@ -25,7 +26,7 @@ impl Sim {
 
     /// `should_run_aging()`: (must/should age, pages evictable).
     /// v6.14: age when only MIN_NR_GENS + 1 generations remain (must, and
-    /// nothing to scan, with MIN_NR_GENS). v6.1: must age with 2; with 3,
+    /// nothing to scan, with MIN_NR_GENS). v6.1 and v6.12: must age with 2; with 3,
     /// age if the youngest holds over half the pages or max_seq − 2 under a
     /// quarter; never with 4.
     pub(crate) fn should_run_aging(&self, m: MemcgId, swappiness: u32) -> (bool, u64) {
@@ -37,7 +38,7 @@ impl Sim {
         let total = lg.evictable_pages(swappiness);
         match self.lru_gen_version() {
             MglruVersion::V6_14 => (min + MIN_NR_GENS == lg.max_seq, total),
-            MglruVersion::V6_1 => {
+            MglruVersion::V6_1 | MglruVersion::V6_12 => {
                 if min + MIN_NR_GENS < lg.max_seq {
                     return (false, total);
                 }
@@ -61,7 +62,7 @@ impl Sim {
 
     /// `get_nr_to_scan()`: how much to scan in group `m`; −1 after aging
     /// (v6.14: stop and rotate the group), 0 to stop.
-    /// v6.14: no aging needed or DEF_PRIORITY → total >> priority; else age.
+    /// v6.14 and v6.12: no aging needed or DEF_PRIORITY → total >> priority; else age.
     /// v6.1: at DEF_PRIORITY skip aging; kswapd leaves aging to
     /// `lru_gen_age_node`; others age and then scan.
     pub(crate) fn get_nr_to_scan(
@@ -73,7 +74,7 @@ impl Sim {
         let (age, n) = self.should_run_aging(m, swappiness);
         let max_seq = self.lrugen(m).max_seq;
         match self.lru_gen_version() {
-            MglruVersion::V6_14 => {
+            MglruVersion::V6_14 | MglruVersion::V6_12 => {
                 if self.memcg_below_min(sc.target, m) {
                     return -1;
                 }
@@ -144,7 +145,7 @@ impl Sim {
                 break;
             }
             match v {
-                MglruVersion::V6_14 => {
+                MglruVersion::V6_14 | MglruVersion::V6_12 => {
                     if self.should_abort_scan(sc) {
                         break;
                     }

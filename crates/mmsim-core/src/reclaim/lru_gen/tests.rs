@@ -156,6 +156,7 @@ fn tier_of_a_folio_read_n_times() {
         }
         assert_eq!(tiers, vec![0, 1, 2, 2, 3, 3], "{v:?}");
         let want = match v {
+            MglruVersion::V6_12 => unreachable!("not among this test's versions"),
             V2 => vec![
                 (true, 0, false),
                 (true, 1, false),
@@ -200,6 +201,7 @@ fn accessed_bit_promotes_after_two_sightings_in_v6_14_and_one_in_v6_1() {
             "walk clears young"
         );
         match v {
+            MglruVersion::V6_12 => unreachable!("not among this test's versions"),
             V2 => {
                 assert_eq!(seq_of(&s, f), start, "first sighting: second chance only");
                 assert!(s.folios[f].test(flags::REFERENCED));
@@ -330,6 +332,7 @@ fn min_seq_advances_when_its_lists_empty() {
         // Anon's lists are empty up to its page (v6.14: seq 2, v6.1: 3), but
         // at least MIN_NR_GENS stay; file's gen 0 holds a page.
         match v {
+            MglruVersion::V6_12 => unreachable!("not among this test's versions"),
             // v6.14: anon may go to max_seq - 2 = 1 (file stays within one).
             V2 => assert_eq!(s.lru_gen_folio(0).min_seq, [1, 0]),
             // v6.1: anon may not pass file.
@@ -445,6 +448,7 @@ fn recent_refault_is_activated_and_an_old_one_is_not() {
         assert_eq!(s.vm.workingset_refault_file, 1, "{v:?}");
         assert_eq!(s.lru_gen_folio(0).refaulted[FILE][0], 1, "{v:?}");
         match v {
+            MglruVersion::V6_12 => unreachable!("not among this test's versions"),
             V2 => {
                 assert_eq!(s.vm.workingset_activate_file, 1);
                 assert_eq!(seq_of(&s, f), 2, "active: max_seq - 1");
@@ -500,8 +504,10 @@ fn young_mapped_folio_at_eviction_is_kept_in_v6_14_and_activated_in_v6_1() {
     // A young PTE found by eviction's rmap walk (look-around). v6.14: the
     // first sighting is KEEP (lru_gen_set_refs' second chance), put back
     // young because its insertion seq would be min_seq; v6.1: ACTIVATE
-    // into max_seq.
-    for v in [V2, V1] {
+    // into max_seq. v6.12: KEEP (the classic folio_check_references(), with
+    // PG_referenced cleared by isolate_folio()), and the putback of a
+    // mapped rejected folio sets PG_active: max_seq, not counted.
+    for v in [V2, V1, MglruVersion::V6_12] {
         let mut s = mg(v);
         s.lru_gen.enabled = LRU_GEN_CORE; // no page-table walk: the PTE stays young
         let t = s.add_task("t");
@@ -525,6 +531,11 @@ fn young_mapped_folio_at_eviction_is_kept_in_v6_14_and_activated_in_v6_1() {
             V1 => {
                 assert_eq!(s.vm.pgactivate, 1, "ACTIVATE");
                 assert_eq!(seq_of(&s, f), 6, "max_seq");
+            }
+            MglruVersion::V6_12 => {
+                assert_eq!(s.vm.pgactivate, 0, "KEEP");
+                assert_eq!(seq_of(&s, f), 6, "max_seq");
+                assert!(!s.folios[f].test(flags::REFERENCED), "putback clears it");
             }
         }
         s.check_invariants().unwrap();
@@ -608,7 +619,7 @@ fn bad_settings_name_the_field() {
     assert_eq!(c.validate().unwrap_err().field, "machine.policy.min_ttl_ms");
     let e = "v6.2".parse::<MglruVersion>().unwrap_err();
     assert!(
-        e.contains("allowed: v6.1 (alias 6.1), v6.14 (alias 6.14)"),
+        e.contains("allowed: v6.1 (alias 6.1), v6.12 (alias 6.12), v6.14 (alias 6.14)"),
         "{e}"
     );
 }
@@ -1537,3 +1548,5 @@ fn plugged_writes_of_a_batch_do_not_end_while_it_is_isolated() {
         }
     }
 }
+
+mod v6_12;

@@ -1,5 +1,5 @@
 //! Promotion by accessed bits: the aging's page-table walk and the
-//! reclaimer's look-around (mm/vmscan.c, v6.1 and v6.14).
+//! reclaimer's look-around (mm/vmscan.c, v6.1, v6.12 and v6.14).
 //!
 //! Models `walk_mm` (with `walk_pte_range` folded in) and its Bloom
 //! filters of hot PTE tables (`bloom_filters[]`, `test_bloom_filter`,
@@ -81,7 +81,8 @@ impl Sim {
     /// activated through `folio_activate` (re-added young). v6.1 updates in
     /// place in both cases (the model's default look-around; with
     /// `mglru_look_around_activate` look-around follows 6.1's own rule,
-    /// [`Sim::look_around_activate`]).
+    /// [`Sim::look_around_activate`]; v6.12's look-around is
+    /// [`Sim::look_around_v6_12`]).
     pub(super) fn walk_update_folio(
         &mut self,
         f: FolioId,
@@ -90,7 +91,7 @@ impl Sim {
         walker: bool,
     ) {
         self.walk_folio_dirty(f, pte_dirty);
-        if walker || self.lru_gen_version() == MglruVersion::V6_1 {
+        if walker || self.lru_gen_version() != MglruVersion::V6_14 {
             self.folio_update_gen(f, new_gen);
         } else if self.lru_gen_set_refs(f) && folio_lru_gen(&self.folios[f]) != Some(new_gen) {
             self.lru_gen_folio_activate(f);
@@ -195,7 +196,9 @@ impl Sim {
     /// the VMA, centred on `index`), promoting young folios of this group
     /// (`walk_update_folio` with max_seq's generation) and feeding a hot
     /// table to the Bloom filter of max_seq. Returns whether the target was
-    /// young. v6.1 also counts the isolated target itself (PG_referenced).
+    /// young. v6.1 also counts the isolated target itself (PG_referenced);
+    /// v6.12 counts it in `young` but leaves its flags to
+    /// `folio_check_references()`.
     ///
     /// `pte` is the target's PTE as the caller's `page_vma_mapped_walk`
     /// found it (the kernel passes its `pvmw`). Inline up to the accessed
@@ -253,10 +256,13 @@ impl Sim {
         sc.charge_pt_walk((hi - lo) as u64, self.cost.pte_walk_ns);
         let walker = sc.who == Reclaimer::Kswapd;
         let new_gen = lru_gen_from_seq(self.lrugen(m).max_seq);
-        // v6.1's loop met the (still young) target PTE too.
-        let mut young = (v == MglruVersion::V6_1) as u64;
+        // v6.1's loop met the (still young) target PTE too; 6.12 starts
+        // from `young = 1` for it.
+        let mut young = (v != MglruVersion::V6_14) as u64;
         let why = "look-around next to an evicted folio";
-        young += if v == MglruVersion::V6_1 && self.lru_gen.look_around_activate {
+        young += if v == MglruVersion::V6_12 {
+            self.look_around_v6_12(vma, lo, hi, m, new_gen, walker, sc, f, why)
+        } else if v == MglruVersion::V6_1 && self.lru_gen.look_around_activate {
             self.look_around_activate(vma, lo, hi, m, new_gen, walker, sc, f, why)
         } else {
             self.clear_young_ptes(vma, lo, hi, m, new_gen, walker, sc, Some(f), why)
@@ -348,6 +354,75 @@ impl Sim {
         young
     }
 
+    /// The loop of v6.12's `lru_gen_look_around()` over the PTEs `[lo, hi)`
+    /// of `vma` (mm/vmscan.c, read in Debian's 6.12 source; the target `f`'s
+    /// PTE is already cleared, so the loop passes over it). Each young PTE
+    /// mapping a folio of group `m` is cleared (`ptep_clear_young_notify`)
+    /// and a dirty one dirties its folio. With a page-table walker (kswapd)
+    /// the folio's generation is rewritten in place (`folio_update_gen()`:
+    /// refs and flags cleared; an isolated folio gets PG_referenced).
+    /// Without one, a folio on no list (isolated for eviction) gets
+    /// PG_referenced, and one outside max_seq's generation `new_gen` has its
+    /// refs, PG_referenced and PG_workingset cleared (`folio_clear_lru_refs()`)
+    /// and goes through `folio_activate()` ([`Sim::lru_gen_folio_activate`]:
+    /// moved to max_seq at once, `pgactivate`), whatever their number (6.1
+    /// does so only below `PAGEVEC_SIZE`; 6.14 first asks
+    /// `lru_gen_set_refs()`). Returns the PTEs cleared.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    pub(super) fn look_around_v6_12(
+        &mut self,
+        vma: VmaId,
+        lo: u32,
+        hi: u32,
+        m: MemcgId,
+        new_gen: usize,
+        walker: bool,
+        sc: &ScanControl,
+        f: FolioId,
+        why: &str,
+    ) -> u64 {
+        let mut bits = {
+            let ptes = &self.vmas[vma as usize].ptes;
+            let end = (hi as usize).min(ptes.len());
+            young_mask(&ptes[(lo as usize).min(end)..end])
+        };
+        let mut young = 0;
+        while bits != 0 {
+            let i = lo + bits.trailing_zeros();
+            bits &= bits - 1;
+            // Read again: a visit may have cleaned a later PTE (writeback).
+            let p = self.vmas[vma as usize].ptes[i as usize];
+            if !pte_present_young(p) {
+                continue;
+            }
+            let g = p & PTE_FOLIO_MASK;
+            if self.folios[g].memcg != m {
+                continue;
+            }
+            self.ptep_test_and_clear_young(vma, i);
+            young += 1;
+            self.walk_folio_dirty(g, p & PTE_DIRTY != 0);
+            match folio_lru_gen(&self.folios[g]) {
+                None => self.folios[g].set(flags::REFERENCED),
+                Some(_) if walker => {
+                    self.folio_update_gen(g, new_gen);
+                }
+                Some(old) if old != new_gen => {
+                    let go = &mut self.folios[g];
+                    set_folio_refs(go, 0);
+                    go.clear(flags::REFERENCED | flags::WORKINGSET);
+                    self.lru_gen_folio_activate(g);
+                }
+                Some(_) => {}
+            }
+            if self.xp.is_some() && g != f {
+                self.xp_lru_gen_young(g, sc, why);
+            }
+        }
+        young
+    }
+
     /// The MGLRU reference rule of `shrink_folio_list()`
     /// (`folio_check_references()`; `crate::rmap`'s `folio_referenced`
     /// calls look-around for every PTE mapping the folio).
@@ -356,6 +431,13 @@ impl Sim {
     /// young → `lru_gen_set_refs`: first sighting keep, else activate.
     /// v6.1: look-around marked the folio PG_referenced, so a young PTE
     /// activates (the classic rule); otherwise reclaim.
+    /// v6.12: the classic rule itself (6.12 `folio_check_references()` has no
+    /// MGLRU case): PG_referenced is tested and cleared (`isolate_folio()`
+    /// cleared it, so only a look-around of a neighbour in the same batch
+    /// set it); with young PTEs the folio gets PG_referenced and is activated
+    /// if it had it or was young in more than one VMA (or is file-backed in
+    /// an executable VMA), else kept; without, a file folio that had it is
+    /// reclaimed clean, others reclaimed.
     pub(crate) fn lru_gen_check_references(
         &mut self,
         f: FolioId,
@@ -367,10 +449,26 @@ impl Sim {
             self.folios[f].clear(flags::REFERENCED);
             return FolioReferences::Activate;
         }
+        let v = self.lru_gen_version();
+        if v == MglruVersion::V6_12 {
+            let fo = &mut self.folios[f];
+            let was_ref = fo.test_and_clear(flags::REFERENCED);
+            if referenced.vmas > 0 {
+                fo.set(flags::REFERENCED);
+                if was_ref || referenced.vmas > 1 || (referenced.exec && fo.is_file()) {
+                    return FolioReferences::Activate;
+                }
+                return FolioReferences::Keep;
+            }
+            if was_ref && fo.is_file() {
+                return FolioReferences::ReclaimClean;
+            }
+            return FolioReferences::Reclaim;
+        }
         if referenced.vmas == 0 {
             return FolioReferences::Reclaim;
         }
-        match self.lru_gen_version() {
+        match v {
             MglruVersion::V6_14 => {
                 if self.lru_gen_set_refs(f) {
                     FolioReferences::Activate
@@ -378,7 +476,7 @@ impl Sim {
                     FolioReferences::Keep
                 }
             }
-            MglruVersion::V6_1 => {
+            MglruVersion::V6_1 | MglruVersion::V6_12 => {
                 self.folios[f].clear(flags::REFERENCED);
                 FolioReferences::Activate
             }

@@ -1,5 +1,5 @@
-//! Shadow tokens and refaults of the multi-gen LRU (mm/workingset.c, v6.1
-//! and v6.14).
+//! Shadow tokens and refaults of the multi-gen LRU (mm/workingset.c, v6.1,
+//! v6.12 and v6.14).
 //!
 //! Models `lru_gen_eviction` (the shadow entry: memcg, min_seq, tier),
 //! `lru_gen_refault` (PID refault counters, PG_workingset, tier
@@ -25,7 +25,7 @@ impl Sim {
 
     /// `lru_gen_eviction()`: the shadow of an evicted folio: a token of the
     /// type's min_seq and the folio's refs − 1, the folio's own group, and
-    /// PG_workingset (v6.1: whether refs > 0); counts `evicted[tier]`.
+    /// PG_workingset (v6.1, v6.12: whether refs > 0); counts `evicted[tier]`.
     /// Inlined into `workingset_eviction`.
     #[inline(always)]
     pub(crate) fn lru_gen_eviction(&mut self, f: FolioId) -> u32 {
@@ -45,7 +45,7 @@ impl Sim {
             memcg_id: self.memcgs[m as usize].id,
             workingset: match v {
                 MglruVersion::V6_14 => ws,
-                MglruVersion::V6_1 => refs > 0,
+                MglruVersion::V6_1 | MglruVersion::V6_12 => refs > 0,
             },
         })
     }
@@ -53,12 +53,13 @@ impl Sim {
     /// `lru_gen_refault()`: a folio comes back whose slot held `shadow`.
     /// Ignored unless it refaults into the group that evicted it. Counts
     /// WORKINGSET_REFAULT; if recent — v6.14: max_seq within MAX_NR_GENS of
-    /// the token's seq (`lru_gen_test_recent`); v6.1: the token's seq is
-    /// still min_seq — counts `refaulted[tier]`, and restores PG_workingset
-    /// (v6.14: if the shadow had it, else the refs; v6.1: in a fault or with
-    /// saturated refs; with `fix_underprotected`, 6.1.69+: in a fault or from
-    /// refs 3, and with refs saturated too). v6.1 counts REFAULT only for
-    /// recent refaults.
+    /// the token's seq (`lru_gen_test_recent`); v6.1 and v6.12: the token's
+    /// seq is still min_seq — counts `refaulted[tier]`, and restores
+    /// PG_workingset (v6.14: if the shadow had it, else the refs; v6.1: in a
+    /// fault or with saturated refs; v6.12 and, with `fix_underprotected`,
+    /// 6.1.69+: in a fault or from refs 3, and with refs saturated too). v6.1
+    /// counts REFAULT only for recent refaults. v6.12 counts
+    /// WORKINGSET_ACTIVATE for every recent refault.
     #[inline(never)]
     pub(crate) fn lru_gen_refault(&mut self, f: FolioId, shadow: u32) {
         let Some(s) = self.shadow_layout.unpack(shadow) else {
@@ -68,6 +69,9 @@ impl Sim {
             self.xp_count_refault(f);
         }
         let v = self.lru_gen_version();
+        // "mm/mglru: fix underprotected page cache" (6.1.69+ with the option; 6.12).
+        let fixed = v == MglruVersion::V6_12
+            || (v == MglruVersion::V6_1 && self.lru_gen.fix_underprotected);
         let m = self.folios[f].memcg;
         if self.memcgs[m as usize].id != s.memcg_id {
             if self.xp.is_some() {
@@ -84,9 +88,11 @@ impl Sim {
             MglruVersion::V6_14 => {
                 (lg.max_seq & seq_mask).abs_diff(token >> LRU_REFS_WIDTH) < MAX_NR_GENS
             }
-            MglruVersion::V6_1 => token >> LRU_REFS_WIDTH == lg.min_seq[ty] & seq_mask,
+            MglruVersion::V6_1 | MglruVersion::V6_12 => {
+                token >> LRU_REFS_WIDTH == lg.min_seq[ty] & seq_mask
+            }
         };
-        if v == MglruVersion::V6_14 || recent {
+        if v != MglruVersion::V6_1 || recent {
             let item = if file {
                 WORKINGSET_REFAULT_FILE
             } else {
@@ -110,12 +116,13 @@ impl Sim {
                     s.workingset,
                 )
             }
-            MglruVersion::V6_1 => {
+            MglruVersion::V6_1 | MglruVersion::V6_12 => {
                 let refs = low + s.workingset as u64;
-                // 6.1.69+ (`fix_underprotected`): from refs BIT(LRU_REFS_WIDTH) - 1,
-                // "they would have been protected by sort_folio()".
+                // 6.1.69+ (`fix_underprotected`) and 6.12: from refs
+                // BIT(LRU_REFS_WIDTH) - 1, "they would have been protected by
+                // sort_folio()".
                 let restore = self.lru_gen.in_fault
-                    || if self.lru_gen.fix_underprotected {
+                    || if fixed {
                         refs >= (1 << LRU_REFS_WIDTH) - 1
                     } else {
                         refs == 1 << LRU_REFS_WIDTH
@@ -127,12 +134,14 @@ impl Sim {
         // 6.14+ ("mm/mglru: rework workingset protection"): "see folio_add_lru()
         // where folio_set_active() will be called", only in a fault; before it
         // (6.12, 6.13) every recent refault counted WORKINGSET_ACTIVATE.
-        if v == MglruVersion::V6_14 && (self.lru_gen.in_fault || self.lru_gen.activate_recent) {
+        if v == MglruVersion::V6_12
+            || (v == MglruVersion::V6_14 && (self.lru_gen.in_fault || self.lru_gen.activate_recent))
+        {
             let nr = if file { self.folios[f].nr_pages() } else { 1 };
             self.vm_workingset_activate(m, file, nr);
         }
         if restore {
-            if v == MglruVersion::V6_1 && self.lru_gen.fix_underprotected {
+            if fixed {
                 // set_mask_bits(LRU_REFS_MASK | PG_workingset): refs saturated, so
                 // that sort_folio() protects it.
                 set_folio_refs(&mut self.folios[f], LRU_REFS_MASK);
@@ -179,7 +188,7 @@ impl Sim {
                 (MglruVersion::V6_14, true) => "recent (max_seq within MAX_NR_GENS of the \
                                                 token): refaulted[tier] counted"
                     .to_string(),
-                (MglruVersion::V6_1, true) => {
+                (MglruVersion::V6_1 | MglruVersion::V6_12, true) => {
                     "recent (the token's seq is still min_seq): refaulted[tier] counted".to_string()
                 }
                 (_, false) => "not recent: counted only, no protection".to_string(),
