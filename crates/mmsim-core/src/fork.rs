@@ -1,10 +1,12 @@
 //! `fork()` of a task's memory and copy-on-write of anonymous pages
 //! (kernel/fork.c `dup_mmap`, mm/memory.c `copy_page_range`,
 //! `copy_present_pte`, `copy_nonpresent_pte`, `do_wp_page`,
-//! `wp_can_reuse_anon_folio`, `wp_page_copy`, `do_swap_page`; mm/rmap.c
+//! `wp_can_reuse_anon_folio`, `wp_page_copy`, `do_swap_page`,
+//! `can_swapin_thp`; mm/internal.h `swap_pte_batch`; mm/rmap.c
 //! `folio_try_dup_anon_rmap_ptes`, `folio_move_anon_rmap`; mm/swapfile.c
-//! `swap_duplicate`; v6.12), opt-in: nothing here runs until a task forks
-//! ([`Sim::fork_task`]), and the hooks elsewhere test `Sim::fork` first.
+//! `swap_duplicate`, `swap_free_nr`; v6.12), opt-in: nothing here runs
+//! until a task forks ([`Sim::fork_task`]), and the hooks elsewhere test
+//! `Sim::fork` first.
 //!
 //! ## Fork
 //!
@@ -90,11 +92,34 @@
 //! an unshared entry. Zapping a swap entry (`free_swap_and_cache`) drops one
 //! count; the slot and its swap charge go with the last.
 //!
-//! Large swap-in (`thp.swapin_large`) is skipped for a shared entry
-//! (`do_swap_page` takes that path only when `__swap_count(entry) == 1`).
+//! A slot is counted (`swap_map`) only while its swap PTEs are not
+//! exclusive: fork cleared `pte_swp_exclusive` on both copies
+//! (`copy_nonpresent_pte`), or they came from a page that was not
+//! PageAnonExclusive; an exclusive page's one swap PTE is not counted, as
+//! without fork. So `__swap_count(entry)` is the count, or 1.
+//!
+//! A **large folio in the swap cache** (swapped out whole before the fork,
+//! its entries duplicated) is mapped by `do_swap_page`
+//! ([`Sim::do_swap_page_swapcache_large`]) as 6.12 does: whole only when
+//! `swap_pte_batch` finds all its PTEs holding its entries in order, inside
+//! the VMA and the PMD, with the faulting entry's exclusive bit; else the
+//! faulting page alone. `swap_free_nr` drops one count per slot mapped;
+//! the folio is mapped exclusive only if the faulting entry was or nothing
+//! else holds it (out of the swap cache, mapped nowhere), otherwise
+//! read-only, and a store copies its page (order 0 in v6.12).
+//! `folio_swapped` looks at every slot of a large folio.
+//!
+//! Large swap-in (`thp.swapin_large`, 6.13 on zram) is taken only when
+//! `__swap_count(entry) == 1` (else the swap cache's order-0 path), and an
+//! order only when its block's entries are alike (`can_swapin_thp`:
+//! `swap_pte_batch` compares the exclusive bit and the swap cgroup,
+//! `swap_zeromap_batch` the zeromap; [`Sim::swap_batch_uniform`]): entries
+//! the other task dropped (count 1, not exclusive) are read whole, a block
+//! mixing forked and unforked entries falls back to a smaller order. The
+//! fresh folio is exclusive; `swap_free_nr` leaves the other task its
+//! count of a slot it still holds.
 //! Reclaim of a shared large folio: `shrink_folio_list` here splits it
-//! before swap-out (the kernel may swap it out whole under v6.12; mmsim
-//! then would need shared large swap-cache folios, which it does not model).
+//! before swap-out (the kernel may swap it out whole under v6.12).
 //!
 //! ## Reclaim, exit and OOM
 //!
@@ -107,6 +132,14 @@
 //! The OOM reaper does the same for a victim's pages, so the other task's
 //! pages stay.
 //!
+//! A copy whose allocation reclaimed the page it copies (`pte_same`
+//! fails) frees the copy and faults again; the retries run as a loop
+//! ([`Sim::retry_fault`]), not a recursion.
+//!
+//! TLB (`[machine.tlb]`): `dup_mmap` ends with `flush_tlb_mm(oldmm)`, one
+//! full flush of the parent's entries per fork (`nr_tlb_local_flush_all`),
+//! whatever it copied.
+//!
 //! Cost of the fork: one system call (`fd_access_ns`) and `pte_walk_ns`
 //! per PTE copied. A copy is `minor_fault_ns` (order 0, as `crate::cow`),
 //! or `minor_fault_ns` and `clear_page_ns` per further page (the RFC's
@@ -118,15 +151,10 @@
 //! not counted here); khugepaged
 //! collapses shared pages as it would exclusive ones (`max_ptes_shared` is
 //! not checked); the child's own kernel memory (task structures) is not
-//! charged.
-//!
-//! Known gaps (fork with large swap-ins, both opt-in): a large folio that
-//! is in the swap cache at fork and is then mapped whole from it
-//! (`map_swapcache_large`) bypasses this module — its slots keep their fork
-//! counts and both tasks may map it writable; and `do_swap_page_large`
-//! (`thp.swapin_large`) checks only the faulting slot's count, not its
-//! neighbours'. Runs that fork with `thp.swapin_large` or large anonymous
-//! folios in the swap cache should not be trusted for swap counts yet.
+//! charged. A large swap-cache folio of a task that never forked is still
+//! mapped back over every PTE of its block that holds its entry
+//! (`crate::huge_memory`), where 6.12 maps the faulting page alone when
+//! one PTE of the block no longer does.
 
 use crate::huge_memory::MIN_THP_ORDER;
 use crate::mem::folio::{flags, FolioId};
