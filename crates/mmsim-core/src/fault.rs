@@ -309,9 +309,7 @@ impl Sim {
             self.advance(self.cost.minor_fault_ns);
             self.swap_update_readahead(vma, index, f);
             if self.folios[f].order > 0 {
-                self.map_swapcache_large(vma, f, write);
-                self.should_free_swap(f, write);
-                return;
+                return self.do_swap_page_swapcache_large(vma, index, slot, f, write);
             }
             self.map_anon(vma, index, f, write);
             return;
@@ -515,8 +513,8 @@ impl Sim {
             return;
         }
         let slot = fo.swap - 1;
-        if self.fork.is_some() && self.swap_slot_shared(slot) {
-            return; // folio_swapped(): another PTE references the slot.
+        if self.fork.is_some() && self.folio_swapped_forked(f) {
+            return; // folio_swapped(): another PTE references a slot.
         }
         let fo = &mut self.folios[f];
         let order = fo.order;

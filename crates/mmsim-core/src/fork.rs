@@ -1,10 +1,12 @@
 //! `fork()` of a task's memory and copy-on-write of anonymous pages
 //! (kernel/fork.c `dup_mmap`, mm/memory.c `copy_page_range`,
 //! `copy_present_pte`, `copy_nonpresent_pte`, `do_wp_page`,
-//! `wp_can_reuse_anon_folio`, `wp_page_copy`, `do_swap_page`; mm/rmap.c
+//! `wp_can_reuse_anon_folio`, `wp_page_copy`, `do_swap_page`,
+//! `can_swapin_thp`; mm/internal.h `swap_pte_batch`; mm/rmap.c
 //! `folio_try_dup_anon_rmap_ptes`, `folio_move_anon_rmap`; mm/swapfile.c
-//! `swap_duplicate`; v6.12), opt-in: nothing here runs until a task forks
-//! ([`Sim::fork_task`]), and the hooks elsewhere test `Sim::fork` first.
+//! `swap_duplicate`, `swap_free_nr`; v6.12), opt-in: nothing here runs
+//! until a task forks ([`Sim::fork_task`]), and the hooks elsewhere test
+//! `Sim::fork` first.
 //!
 //! ## Fork
 //!
@@ -90,11 +92,34 @@
 //! an unshared entry. Zapping a swap entry (`free_swap_and_cache`) drops one
 //! count; the slot and its swap charge go with the last.
 //!
-//! Large swap-in (`thp.swapin_large`) is skipped for a shared entry
-//! (`do_swap_page` takes that path only when `__swap_count(entry) == 1`).
+//! A slot is counted (`swap_map`) only while its swap PTEs are not
+//! exclusive: fork cleared `pte_swp_exclusive` on both copies
+//! (`copy_nonpresent_pte`), or they came from a page that was not
+//! PageAnonExclusive; an exclusive page's one swap PTE is not counted, as
+//! without fork. So `__swap_count(entry)` is the count, or 1.
+//!
+//! A **large folio in the swap cache** (swapped out whole before the fork,
+//! its entries duplicated) is mapped by `do_swap_page`
+//! ([`Sim::do_swap_page_swapcache_large`]) as 6.12 does: whole only when
+//! `swap_pte_batch` finds all its PTEs holding its entries in order, inside
+//! the VMA and the PMD, with the faulting entry's exclusive bit; else the
+//! faulting page alone. `swap_free_nr` drops one count per slot mapped;
+//! the folio is mapped exclusive only if the faulting entry was or nothing
+//! else holds it (out of the swap cache, mapped nowhere), otherwise
+//! read-only, and a store copies its page (order 0 in v6.12).
+//! `folio_swapped` looks at every slot of a large folio.
+//!
+//! Large swap-in (`thp.swapin_large`, 6.13 on zram) is taken only when
+//! `__swap_count(entry) == 1` (else the swap cache's order-0 path), and an
+//! order only when its block's entries are alike (`can_swapin_thp`:
+//! `swap_pte_batch` compares the exclusive bit and the swap cgroup,
+//! `swap_zeromap_batch` the zeromap; [`Sim::swap_batch_uniform`]): entries
+//! the other task dropped (count 1, not exclusive) are read whole, a block
+//! mixing forked and unforked entries falls back to a smaller order. The
+//! fresh folio is exclusive; `swap_free_nr` leaves the other task its
+//! count of a slot it still holds.
 //! Reclaim of a shared large folio: `shrink_folio_list` here splits it
-//! before swap-out (the kernel may swap it out whole under v6.12; mmsim
-//! then would need shared large swap-cache folios, which it does not model).
+//! before swap-out (the kernel may swap it out whole under v6.12).
 //!
 //! ## Reclaim, exit and OOM
 //!
@@ -107,6 +132,14 @@
 //! The OOM reaper does the same for a victim's pages, so the other task's
 //! pages stay.
 //!
+//! A copy whose allocation reclaimed the page it copies (`pte_same`
+//! fails) frees the copy and faults again; the retries run as a loop
+//! ([`Sim::retry_fault`]), not a recursion.
+//!
+//! TLB (`[machine.tlb]`): `dup_mmap` ends with `flush_tlb_mm(oldmm)`, one
+//! full flush of the parent's entries per fork (`nr_tlb_local_flush_all`),
+//! whatever it copied.
+//!
 //! Cost of the fork: one system call (`fd_access_ns`) and `pte_walk_ns`
 //! per PTE copied. A copy is `minor_fault_ns` (order 0, as `crate::cow`),
 //! or `minor_fault_ns` and `clear_page_ns` per further page (the RFC's
@@ -118,15 +151,10 @@
 //! not counted here); khugepaged
 //! collapses shared pages as it would exclusive ones (`max_ptes_shared` is
 //! not checked); the child's own kernel memory (task structures) is not
-//! charged.
-//!
-//! Known gaps (fork with large swap-ins, both opt-in): a large folio that
-//! is in the swap cache at fork and is then mapped whole from it
-//! (`map_swapcache_large`) bypasses this module — its slots keep their fork
-//! counts and both tasks may map it writable; and `do_swap_page_large`
-//! (`thp.swapin_large`) checks only the faulting slot's count, not its
-//! neighbours'. Runs that fork with `thp.swapin_large` or large anonymous
-//! folios in the swap cache should not be trusted for swap counts yet.
+//! charged. A large swap-cache folio of a task that never forked is still
+//! mapped back over every PTE of its block that holds its entry
+//! (`crate::huge_memory`), where 6.12 maps the faulting page alone when
+//! one PTE of the block no longer does.
 
 use crate::huge_memory::MIN_THP_ORDER;
 use crate::mem::folio::{flags, FolioId};
@@ -165,6 +193,10 @@ pub(crate) struct ForkState {
     shared: Vec<u64>,
     /// The counters.
     stats: ForkStats,
+    /// A retried fault runs ([`Sim::retry_fault`]).
+    retrying: bool,
+    /// The store to fault again after the one running (VMA, page).
+    retry: Option<(VmaId, u32)>,
 }
 
 impl ForkState {
@@ -261,6 +293,9 @@ impl Sim {
                 copied += self.copy_page_range(p, c);
             }
         }
+        // `dup_mmap` ends with `flush_tlb_mm(oldmm)`: the parent's TLB
+        // entries lose their write permission, all at once.
+        self.flush_tlb_mm(task);
         self.advance(self.cost.fd_access_ns + copied * self.cost.pte_walk_ns);
         Ok(child)
     }
@@ -324,6 +359,14 @@ impl Sim {
     #[cfg(test)]
     pub(crate) fn fork_swap_refs(&self, slot: u32) -> u32 {
         self.fork.as_ref().map_or(0, |fk| fk.refs(slot))
+    }
+
+    /// No retried fault is running or queued ([`Sim::retry_fault`]).
+    #[cfg(test)]
+    pub(crate) fn fork_retry_idle(&self) -> bool {
+        self.fork
+            .as_ref()
+            .is_none_or(|fk| !fk.retrying && fk.retry.is_none())
     }
 
     /// The fork and copy-on-write counters ([`ForkStats`]; zero without fork).
@@ -392,9 +435,7 @@ impl Sim {
         let cv = &mut self.vmas[c as usize];
         cv.ptes = child;
         cv.huge_zero_pmds = zero_pmds;
-        // The parent's TLB entries lose their write permission.
         let len = self.vmas[p as usize].ptes.len() as u32;
-        self.flush_tlb_range(p, 0, len, false);
         if self.kmem.is_some() {
             // The child's page tables (`__pte_alloc` per table reached).
             let mut i = 0;
@@ -503,6 +544,19 @@ impl Sim {
         old: u32,
         f: FolioId,
     ) -> bool {
+        self.do_wp_page_forked_as(vma, index, old, f, false)
+    }
+
+    /// [`Sim::do_wp_page_forked`]; `swapin`: at the end of the
+    /// `do_swap_page` that mapped the folio (the access counted as a miss).
+    fn do_wp_page_forked_as(
+        &mut self,
+        vma: VmaId,
+        index: u32,
+        old: u32,
+        f: FolioId,
+        swapin: bool,
+    ) -> bool {
         if !self.folio_anon_shared(f) {
             return false;
         }
@@ -535,7 +589,7 @@ impl Sim {
                 return false;
             }
         }
-        self.wp_page_copy_anon(vma, index, old, f, false);
+        self.wp_page_copy_anon(vma, index, old, f, swapin);
         true
     }
 
@@ -627,8 +681,7 @@ impl Sim {
                 } else {
                     self.acc.hits -= 1;
                 }
-                let pte = self.vmas[vma as usize].pte(index);
-                self.handle_mm_fault(vma, index, true, pte);
+                self.retry_fault(vma, index);
             }
             return;
         }
@@ -671,6 +724,40 @@ impl Sim {
         }
     }
 
+    /// The store to page `index` of `vma` faults again after
+    /// [`Sim::wp_page_copy_anon`] found its PTE changed (`pte_same` failed:
+    /// the copy's allocation reclaimed). Run as a loop, not a recursion: the
+    /// outermost retry runs the faults one after another, and a retry
+    /// asked for inside one of them is queued for the next turn, so an
+    /// allocation that keeps reclaiming the page cannot grow the stack. The
+    /// order of events is the recursion's: nothing between the nested
+    /// `wp_page_copy_anon` and its `handle_mm_fault` acts after it returns
+    /// but that fault's `anon_fault_content`, which a pending retry skips
+    /// ([`Sim::fault_retry_pending`]) as the retried fault does it itself.
+    fn retry_fault(&mut self, vma: VmaId, index: u32) {
+        let fk = self.fork.as_mut().unwrap();
+        if fk.retrying {
+            debug_assert!(fk.retry.is_none(), "one retry per fault");
+            fk.retry = Some((vma, index));
+            return;
+        }
+        fk.retrying = true;
+        let mut next = Some((vma, index));
+        while let Some((v, i)) = next {
+            let pte = self.vmas[v as usize].pte(i);
+            self.handle_mm_fault(v, i, true, pte);
+            next = self.fork.as_mut().unwrap().retry.take();
+        }
+        self.fork.as_mut().unwrap().retrying = false;
+    }
+
+    /// A fault's retry is queued ([`Sim::retry_fault`]): the fault that
+    /// asked for it is unwinding.
+    #[inline]
+    pub(crate) fn fault_retry_pending(&self) -> bool {
+        self.fork.as_ref().is_some_and(|fk| fk.retry.is_some())
+    }
+
     /// `do_swap_page`'s mapping of swap-cache folio `f` at page `index` of
     /// `vma`, when fork shared its slot or the folio: true if handled here
     /// (mapped read-only, copied on a store), false for the path of an
@@ -685,7 +772,7 @@ impl Sim {
         write: bool,
     ) -> bool {
         let fo = self.folios[f];
-        let slot = fo.swap - 1;
+        let slot = fo.swap - 1 + index.wrapping_sub(fo.index) * u32::from(fo.order > 0);
         if fo.mapcount == 0 {
             // The first mapping of a swap-cache folio (`__folio_set_anon`):
             // it is in the faulting VMA's anon_vma, wherever its readahead
@@ -732,6 +819,175 @@ impl Sim {
         true
     }
 
+    /// `do_swap_page` finding large folio `f` in the swap cache for the
+    /// swap entry of `slot` at page `index` of `vma` (v6.12, "entirely map
+    /// large folios found in swapcache"). Without fork, or when every entry
+    /// of the folio is exclusive, [`Sim::map_swapcache_large`] maps it
+    /// whole. Once fork shared its entries or the folio:
+    ///
+    /// * the whole folio is mapped only when `swap_pte_batch` finds its
+    ///   `nr` PTEs, inside the VMA and the fault's PMD, holding its `nr`
+    ///   entries in order with the faulting entry's exclusive bit; else the
+    ///   faulting page alone (`check_folio` with `nr_pages` = 1);
+    /// * `swap_free_nr` drops one count from each slot mapped, then
+    ///   `should_try_to_free_swap` frees the slots if nobody else maps the
+    ///   folio (under `folio_free_swap`'s `folio_swapped`: no slot may be
+    ///   referenced by another swap PTE);
+    /// * the folio is mapped exclusive (writable on a store) when the
+    ///   faulting entry was exclusive or nothing else holds it
+    ///   (`folio_ref_count` 1: out of the swap cache and mapped by no one);
+    ///   otherwise read-only and not PageAnonExclusive, and a store copies
+    ///   (`do_wp_page`: v6.12 copies a page of a large folio at order 0;
+    ///   under `thp.kernel = "rfc-v2"` the RFC's rules).
+    pub(crate) fn do_swap_page_swapcache_large(
+        &mut self,
+        vma: VmaId,
+        index: u32,
+        slot: u32,
+        f: FolioId,
+        write: bool,
+    ) {
+        if self.fork.is_some() && self.map_swapcache_large_forked(vma, index, slot, f, write) {
+            return;
+        }
+        self.map_swapcache_large(vma, f, write);
+        self.should_free_swap(f, write);
+    }
+
+    /// [`Sim::do_swap_page_swapcache_large`] once a task forked: true if
+    /// handled here.
+    #[cold]
+    #[inline(never)]
+    fn map_swapcache_large_forked(
+        &mut self,
+        vma: VmaId,
+        index: u32,
+        slot: u32,
+        f: FolioId,
+        write: bool,
+    ) -> bool {
+        let fo = self.folios[f];
+        let n = 1u32 << fo.order;
+        let first = fo.swap - 1;
+        let fk = self.fork.as_ref().unwrap();
+        let forked = (first..first + n).any(|s| fk.refs(s) > 0);
+        if !forked && !fk.is_shared(f) && fo.mapcount == 0 {
+            return false;
+        }
+        let excl = fk.refs(slot) == 0;
+        let idx = slot - first;
+        let v = &self.vmas[vma as usize];
+        let pmd = index & !511;
+        let batch = index >= idx
+            && index - idx == fo.index
+            && fo.index >= pmd
+            && fo.index + n <= v.len.min(pmd + 512)
+            && (0..n)
+                .all(|i| v.pte(fo.index + i) == first + i + 1 && (fk.refs(first + i) == 0) == excl);
+        if batch && excl && !fk.is_shared(f) && fo.mapcount == 0 {
+            return false;
+        }
+        let (start, from, nr) = if batch {
+            (fo.index, first, n)
+        } else {
+            (index, slot, 1)
+        };
+        self.map_swapcache_ptes(vma, index, f, (start, from, nr), excl, write);
+        true
+    }
+
+    /// Maps `nr` pages of swap-cache folio `f` from page `start` of `vma`
+    /// in place of the swap entries of slots `from..` (`excl`: the faulting
+    /// entry at `index` was exclusive); see
+    /// [`Sim::do_swap_page_swapcache_large`].
+    fn map_swapcache_ptes(
+        &mut self,
+        vma: VmaId,
+        index: u32,
+        f: FolioId,
+        (start, from, nr): (u32, u32, u32),
+        excl: bool,
+        write: bool,
+    ) {
+        let before = self.folios[f].mapcount;
+        // swap_free_nr(): each slot loses this PTE's count.
+        let fk = self.fork.as_mut().unwrap();
+        for s in from..from + nr {
+            let r = fk.refs(s);
+            if r > 0 {
+                *fk.refs_mut(s) = r - 1;
+            }
+        }
+        let v = &mut self.vmas[vma as usize];
+        for i in start..start + nr {
+            *v.pte_mut(i) = pte_present(f, true, false);
+        }
+        let fo = &mut self.folios[f];
+        fo.mapcount = (u32::from(fo.mapcount) + nr).min(255) as u8;
+        // should_try_to_free_swap(), as for an order-0 shared entry.
+        if before == 0 {
+            self.should_free_swap(f, write);
+        } else if self.mem_cgroup_swap_full(self.folios[f].memcg) {
+            self.folio_free_swap(f);
+        }
+        let exclusive = excl || (before == 0 && !self.folios[f].test(flags::SWAPCACHE));
+        let fk = self.fork.as_mut().unwrap();
+        fk.set_shared(f, !exclusive);
+        if before == 0 {
+            self.folios[f].space = if exclusive { vma } else { fk.root(vma) };
+        }
+        if exclusive {
+            if write {
+                let v = &mut self.vmas[vma as usize];
+                for i in start..start + nr {
+                    *v.pte_mut(i) |= PTE_DIRTY;
+                }
+            }
+            return;
+        }
+        if write {
+            // do_wp_page() at the end of the same fault.
+            let old = self.vmas[vma as usize].pte(index);
+            if !self.do_wp_page_forked_as(vma, index, old, f, true) {
+                // Reused (the RFC's whole-range reuse).
+                *self.vmas[vma as usize].pte_mut(index) = old | PTE_YOUNG | PTE_DIRTY;
+                if self.folios[f].test(flags::SWAPCACHE) {
+                    self.folio_free_swap(f);
+                }
+                self.anon_wp_fault_content(f);
+            }
+        }
+    }
+
+    /// `folio_swapped()` of swap-cache folio `f` once a task forked: some
+    /// slot of it is still referenced by a swap PTE — a counted one (not
+    /// exclusive), or, for a large folio, an exclusive one left in its
+    /// anon_vma tree when only some of its pages were mapped back.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn folio_swapped_forked(&self, f: FolioId) -> bool {
+        let fo = self.folios[f];
+        let n = 1u32 << fo.order;
+        let first = fo.swap - 1;
+        if (first..first + n).any(|s| self.swap_slot_shared(s)) {
+            return true;
+        }
+        fo.order > 0
+            && std::iter::once(&fo.space)
+                .chain(self.anon_vma_desc(fo.space))
+                .any(|&vma| {
+                    let v = &self.vmas[vma as usize];
+                    (0..n).any(|i| v.pte(fo.index + i) == first + i + 1)
+                })
+    }
+
+    /// `__swap_count(entry) > 1` for the entry of `slot`: other swap PTEs
+    /// reference it (so `do_swap_page` takes the swap cache's order-0 path).
+    #[inline]
+    pub(crate) fn swap_count_above_one(&self, slot: u32) -> bool {
+        self.fork.as_ref().is_some_and(|fk| fk.refs(slot) > 1)
+    }
+
     /// `try_to_unmap` of anonymous folio `f` whose anon_vma tree has forked
     /// VMAs: every PTE mapping it in every VMA of the tree becomes its
     /// page's swap entry (the folio is in the swap cache by now), and each
@@ -762,9 +1018,13 @@ impl Sim {
                 unmapped += 1;
             }
         }
+        // A page that lost PageAnonExclusive leaves swap PTEs that are not
+        // exclusive (`pte_swp_exclusive` clear), counted per slot; an
+        // exclusive page leaves one exclusive swap PTE, as without fork.
+        let shared = self.folio_anon_shared(f);
         let fk = self.fork.as_mut().unwrap();
         for (i, &c) in per_page[..n as usize].iter().enumerate() {
-            if c > 0 {
+            if c > 1 || (c > 0 && shared) {
                 *fk.refs_mut(fo.swap - 1 + i as u32) += c;
             }
         }

@@ -904,7 +904,7 @@ impl Sim {
         }
         // `__swap_count(entry) > 1`, an entry fork shared: the swap cache's
         // order-0 path (`crate::fork`).
-        if self.swap_slot_shared(slot) {
+        if self.swap_count_above_one(slot) {
             return false;
         }
         let (mut orders, gfp) = self.thp_vma_allowable_orders(vma);
@@ -953,7 +953,8 @@ impl Sim {
 
     /// `can_swapin_thp`: the `1 << order` PTEs of the aligned block around
     /// `index` are swap entries of the slots of the same block around
-    /// `slot`, and none of those slots has a folio in the swap cache.
+    /// `slot`, none of those slots has a folio in the swap cache, and the
+    /// entries are alike ([`Sim::swap_batch_uniform`]).
     fn can_swapin_thp(&self, vma: VmaId, index: u32, slot: u32, order: u8) -> bool {
         let n = 1u32 << order;
         let (start, first) = (index & !(n - 1), slot & !(n - 1));
@@ -962,7 +963,7 @@ impl Sim {
         (0..n).all(|i| {
             let s = first + i;
             v.pte(start + i) == s + 1 && slot_folio(swap.slots[s as usize]).is_none()
-        })
+        }) && self.swap_batch_uniform(first, n)
     }
 
     /// Reads large folio `f` from the slots `first..` and maps it at the
@@ -1005,9 +1006,7 @@ impl Sim {
         for i in 0..n {
             v.ptes[(start + i) as usize] = pte_present(f, start + i == index, write);
         }
-        for i in 0..n {
-            self.swap_free(first + i);
-        }
+        self.swap_free_nr(first, n);
         true
     }
 

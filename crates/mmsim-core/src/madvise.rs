@@ -213,7 +213,7 @@ impl Sim {
     pub(crate) fn free_unmapped_anon_folio(&mut self, f: FolioId) {
         let fo = self.folios[f];
         let shared =
-            self.fork.is_some() && fo.test(flags::SWAPCACHE) && self.swap_slot_shared(fo.swap - 1);
+            self.fork.is_some() && fo.test(flags::SWAPCACHE) && self.folio_swapped_forked(f);
         if shared {
             // folio_free_swap() fails while `folio_swapped`: the unmapped
             // folio stays in the swap cache, for reclaim (`crate::fork`).

@@ -80,6 +80,43 @@ impl Sim {
     }
 }
 
+/// Batches of swap entries: mm/internal.h `swap_pte_batch`, mm/swap.h
+/// `swap_zeromap_batch`, mm/swapfile.c `swap_free_nr` (v6.12).
+impl Sim {
+    /// Whether the swap entries of slots `first..first + n` (which the
+    /// caller found in consecutive PTEs) are alike as `can_swapin_thp`
+    /// requires: `swap_pte_batch` compares the swap PTE bits, of which
+    /// mmsim has the exclusive one (`pte_swp_exclusive`, cleared by fork:
+    /// a slot fork counts, `crate::fork`), and the swap cgroup
+    /// (`lookup_swap_cgroup_id`); `swap_zeromap_batch` the zeromap bits
+    /// (`machine.swap_zero_pages = "zeromap"`).
+    pub(crate) fn swap_batch_uniform(&self, first: u32, n: u32) -> bool {
+        let swap = self.swap.as_ref().expect("swap entries without a device");
+        let owner = swap.owner(first);
+        let forked = self.fork.is_some();
+        let shared = forked && self.swap_slot_shared(first);
+        let zeromap = self.cfg.swap_zero_pages == SwapZeroPages::Zeromap;
+        let zero = zeromap && swap.zeromap_test(first);
+        (first + 1..first + n).all(|s| {
+            swap.owner(s) == owner
+                && (!forked || self.swap_slot_shared(s) == shared)
+                && (!zeromap || swap.zeromap_test(s) == zero)
+        })
+    }
+
+    /// `swap_free_nr()` of the `n` entries from `first` that a swap-in
+    /// mapped: each slot loses one count, and goes (with its swap charge)
+    /// with its last; a slot fork shared keeps its other swap PTEs'.
+    pub(crate) fn swap_free_nr(&mut self, first: u32, n: u32) {
+        for s in first..first + n {
+            if self.fork.is_some() && self.swap_put_shared(s) {
+                continue;
+            }
+            self.swap_free(s);
+        }
+    }
+}
+
 /// The read of a swap-in.
 impl Sim {
     /// `swap_read_folio()` of swap-in folio `f` with the `ra` pages of its
@@ -291,6 +328,9 @@ impl Sim {
     /// ([`Sim::anon_wp_fault_content`]), as the kernel's store after a
     /// read of the zero page is (`do_wp_page` → `wp_page_copy`).
     pub(crate) fn anon_fault_content(&mut self, vma: VmaId, index: u32, new: bool, write: bool) {
+        if self.fork.is_some() && self.fault_retry_pending() {
+            return; // the retried fault (`crate::fork`) marks its own folio
+        }
         let pte = self.vmas[vma as usize].pte(index);
         if pte & PTE_PRESENT == 0 {
             return; // the fault got no folio (its task was OOM-killed)

@@ -52,7 +52,9 @@
 //!   (the zapped range's present PTEs, `tlb_finish_mmu`), the write fault on
 //!   the zero page and on a page-cache page of a private file mapping
 //!   (`ptep_clear_flush`, one page), an OOM kill's zap (the oom_reaper's
-//!   `tlb_finish_mmu`, per VMA), the huge zero PMD's split
+//!   `tlb_finish_mmu`, per VMA), a fork's write-protection of the parent's
+//!   PTEs (`dup_mmap` ends with `flush_tlb_mm`: one full flush per fork,
+//!   whatever it copied), the huge zero PMD's split
 //!   and a collapse (`pmdp_collapse_flush`, 512 pages: a full flush); reclaim
 //!   and compaction batch theirs (`try_to_unmap` with TTU_BATCH_FLUSH,
 //!   `arch_tlbbatch_add_pending`) and flush every marked CPU whole once per
@@ -646,6 +648,25 @@ impl Sim {
             t.stats.nr_tlb_remote_flush += 1;
             t.stats.nr_tlb_remote_flush_received += 1;
         }
+    }
+
+    /// `flush_tlb_mm()` of `task`'s address space (x86: `flush_tlb_mm_range`
+    /// over `TLB_FLUSH_ALL`, arch/x86/include/asm/tlbflush.h, v6.x): every
+    /// entry of the task on its CPU goes, counted as one
+    /// `nr_tlb_local_flush_all` (mmsim's task runs on one CPU, so no other
+    /// CPU of its `mm_cpumask` is sent one). `dup_mmap` ends with it.
+    pub(crate) fn flush_tlb_mm(&mut self, task: TaskId) {
+        let vmas = &self.vmas;
+        let Some(t) = self.tlb.as_mut() else {
+            return;
+        };
+        let cpu = t.cpu_of(task);
+        let keep = |v: VmaId| vmas.get(v as usize).is_none_or(|x| x.task != task);
+        let c = &mut t.cpus[cpu];
+        c.l1.retain(keep);
+        c.l1_2m.retain(keep);
+        c.stlb.retain(keep);
+        t.stats.nr_tlb_local_flush_all += 1;
     }
 
     /// The flush of MADV_DONTNEED's (or exit's) zap of `[lo, hi)` of

@@ -18,7 +18,11 @@
 //!   order used it up;
 //!   `pageblock_nr_pages / 2` when the free scanner is at its start,
 //!   `compact_init_free_pfn`). The list is rotated so that the next search
-//!   starts with the blocks not yet looked at. The block found is isolated
+//!   starts with the blocks not yet looked at. The search loop's step
+//!   (`next_search_order`) runs after a find too, unless enough pages are
+//!   isolated: a block taken from the top half at the round robin's last
+//!   order wraps it, and `search_order` steps down for the next call. The
+//!   block found is isolated
 //!   (`__isolate_free_page`, the min watermark + the block's pages) and the
 //!   search ends; when none is found at the scan start the free scanner
 //!   jumps to the highest pageblock seen above `min_pfn`, or for direct
@@ -129,6 +133,7 @@ impl Sim {
             if let Some(f) = freepage {
                 self.phys.zone.rotate_free_list(o, MigrateType::Movable, f);
             }
+            let mut failed = false;
             if let Some(pfn) = page {
                 let n = 1u64 << o;
                 if self.phys.zone.watermark_ok(0, self.node.wmark_min + n) {
@@ -138,22 +143,27 @@ impl Sim {
                     cc.freepages[o].push_back(pfn);
                     self.count_vm_events(COMPACTISOLATED, n);
                 } else {
-                    // Isolation failed: abort the search (the kernel's
-                    // `order = search_order + 1` makes the next step wrap).
                     page = None;
-                    next_search_order(cc, cc.search_order + 1, target);
-                    break;
+                    failed = true;
                 }
             }
             if cc.nr_freepages >= cc.nr_migratepages {
                 break;
             }
+            if failed {
+                // Isolation failed: abort the search (the kernel's
+                // `order = search_order + 1` makes the next step wrap).
+                next_search_order(cc, cc.search_order + 1, target);
+                break;
+            }
             if order_scanned >= limit {
                 limit = (limit >> 1).max(1);
             }
-            if page.is_none() {
-                order = next_search_order(cc, o, target);
-            }
+            // The `for` loop's step runs after a find too (the loop then
+            // ends on `page`): a block taken from the top half at the last
+            // order of the round robin (`search_order` unchanged) wraps it,
+            // so `search_order` steps down for the next call.
+            order = next_search_order(cc, o, target);
         }
         if page.is_none() {
             cc.fast_search_fail += 1;
@@ -371,10 +381,17 @@ mod tests {
         // A second run: nothing in the quarter; c (in the half) is the
         // candidate, a is looked at too, and c is taken.
         let mut cc = cc_at(&s, z, 0, 5632, 1);
+        cc.nr_migratepages = 2;
         s.fast_isolate_freepages(&mut cc);
         assert_eq!(cc.freepages[0].iter().copied().collect::<Vec<_>>(), [z + c]);
         assert_eq!((cc.nr_freepages, cc.total_free_scanned), (1, 2));
         assert_eq!(s.phys.zone.free_list(0, MigrateType::Movable), abs(&[a]));
+        // Taken from the top half at order 0, the last order of the round
+        // robin from 3: `search_order` is left, and the `for` loop's step
+        // (`next_search_order`) wraps to it and steps it down. (With the
+        // migrate list filled, `nr_freepages >= nr_migratepages` breaks
+        // before the step and it stays 3.)
+        assert_eq!(cc.search_order, 2);
 
         // A third: only a (pageblock 2) is left, below the half. At the
         // scan start a direct run's free scanner jumps to the half's

@@ -521,3 +521,291 @@ fn forks_under_pressure_keep_every_count_and_free_everything_at_exit() {
         assert_eq!(anon(&s), 0, "{device:?}");
     }
 }
+
+/// A zram machine with 64K mTHP under `kernel` whose task wrote page 0 (an
+/// order-4 folio over pages 0..16 of a 64-page VMA) and had it swapped out
+/// whole: `in_cache` keeps the folio in the swap cache, unmapped (as a
+/// swap-out under writeback would), else reclaim freed it (zram). Returns
+/// (sim, task, VMA, folio).
+fn swapped_64k(kernel: ThpKernel, in_cache: bool) -> (Sim, u32, u32, FolioId) {
+    let thp = ThpConfig {
+        kernel,
+        hugepages_64kb: ThpSizeConfig {
+            enabled: ThpSizeEnabled::Always,
+        },
+        ..Default::default()
+    };
+    let mut s = super::thp::thp_machine(8192, Some(1024), thp);
+    let t = s.add_task("p");
+    let vma = s.mmap_anon(t, 64).unwrap();
+    access(&mut s, vma, 0, true);
+    let f = pte_folio(&s, vma, 0);
+    assert_eq!(s.folios[f].order, 4);
+    if in_cache {
+        let lru = LruList::from_index(s.folios[f].lru);
+        s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
+        let mut tails = Vec::new();
+        assert!(s.add_to_swap_large(f, &mut tails));
+        let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
+        assert!(s.try_to_unmap(f, &mut sc));
+        s.memcgs[0].lruvec.lists[lru as usize].push_head(&mut s.folios, f, lru as u8);
+    } else {
+        assert_eq!(swap_out(&mut s, f), 16);
+        assert_eq!(s.thp.stats[4].swpout, 1);
+    }
+    for i in 0..16 {
+        assert_eq!(pte(&s, vma, i), i + 1, "page {i}: the entry of slot {i}");
+    }
+    (s, t, vma, f)
+}
+
+#[test]
+fn a_large_swap_cache_folio_shared_by_fork_is_mapped_read_only_and_copied_on_a_store() {
+    let (mut s, t, vma, big) = swapped_64k(ThpKernel::V6_12, true);
+    let c = s.fork_task(t).unwrap();
+    let cvma = s.task_vmas(c).unwrap()[0];
+    for slot in 0..16 {
+        assert_eq!(s.fork_swap_refs(slot), 2);
+    }
+    // The parent's load: a minor fault maps the whole folio (its 16
+    // entries are alike), read-only and not exclusive; each slot loses
+    // one count and stays (the child's entries), even on zram.
+    let (faults, major) = (s.vm.pgfault, s.vm.pgmajfault);
+    access(&mut s, vma, 9, false);
+    assert_eq!((s.vm.pgfault, s.vm.pgmajfault), (faults + 1, major));
+    for i in 0..16 {
+        assert_eq!(pte_folio(&s, vma, i), big);
+        assert_eq!(pte(&s, vma, i) & PTE_DIRTY, 0, "page {i}");
+        assert_eq!(s.fork_swap_refs(i), 1);
+    }
+    assert_eq!(s.folios[big].mapcount, 16);
+    assert!(s.folios[big].test(flags::SWAPCACHE));
+    assert!(s.folio_anon_shared(big));
+    assert_eq!(s.memcgs[0].swap_usage, 16);
+    assert_eq!((rss(&s, t), rss(&s, c)), ((16, 0), (0, 16)));
+    check(&s);
+    // The child's store: its last references to the slots map the folio
+    // (another task maps it: still not exclusive), and the store copies its
+    // page at order 0 in the same fault.
+    access(&mut s, cvma, 3, true);
+    assert_eq!((s.vm.pgfault, s.vm.pgmajfault), (faults + 2, major));
+    let copy = pte_folio(&s, cvma, 3);
+    assert_ne!(copy, big);
+    assert_eq!(s.folios[copy].order, 0);
+    assert_eq!(pte(&s, cvma, 3) & PTE_DIRTY, PTE_DIRTY);
+    for i in (0..16).filter(|&i| i != 3) {
+        assert_eq!(pte_folio(&s, cvma, i), big);
+        assert_eq!(pte(&s, cvma, i) & PTE_DIRTY, 0, "page {i}");
+    }
+    assert_eq!(s.folios[big].mapcount, 31);
+    assert_eq!(s.fork_stats().cow_copies, 1);
+    // No swap PTE is left; the slots stay with the swap-cache folio.
+    for i in 0..16 {
+        assert_eq!(s.fork_swap_refs(i), 0);
+    }
+    assert!(s.folios[big].test(flags::SWAPCACHE));
+    assert_eq!(s.memcgs[0].swap_usage, 16);
+    check(&s);
+    // The parent's store copies too (v6.12 never reuses a large folio).
+    access(&mut s, vma, 9, true);
+    assert_ne!(pte_folio(&s, vma, 9), big);
+    assert_eq!((s.fork_stats().cow_copies, s.folios[big].mapcount), (2, 30));
+    check(&s);
+    // Both exit: the folio and its slots go with the last mapping.
+    s.exit_task(c).unwrap();
+    s.exit_task(t).unwrap();
+    assert_eq!((anon(&s), s.memcgs[0].swap_usage), (0, 0));
+    check(&s);
+}
+
+#[test]
+fn a_large_swap_cache_folio_maps_only_the_faulting_page_where_its_entries_differ() {
+    let (mut s, t, vma, big) = swapped_64k(ThpKernel::V6_12, true);
+    let c = s.fork_task(t).unwrap();
+    let cvma = s.task_vmas(c).unwrap()[0];
+    // The child drops page 0: slot 0 keeps the parent's count.
+    s.step(&Event::Discard {
+        vma: cvma,
+        index: 0,
+        pages: 1,
+    });
+    assert_eq!(s.fork_swap_refs(0), 1);
+    // The child's load of page 5: its block is no longer all swap entries
+    // (`swap_pte_batch` fails), so page 5 alone is mapped, read-only.
+    access(&mut s, cvma, 5, false);
+    assert_eq!(pte_folio(&s, cvma, 5), big);
+    assert_eq!(pte(&s, cvma, 5) & PTE_DIRTY, 0);
+    for i in (1..16).filter(|&i| i != 5) {
+        assert_eq!(pte(&s, cvma, i), i + 1, "page {i} keeps its entry");
+        assert_eq!(s.fork_swap_refs(i), 2);
+    }
+    assert_eq!((s.fork_swap_refs(5), s.folios[big].mapcount), (1, 1));
+    assert_eq!(rss(&s, c), (1, 14));
+    check(&s);
+    // The parent's 16 entries are alike: all mapped, each slot one count less.
+    access(&mut s, vma, 0, false);
+    assert_eq!(s.folios[big].mapcount, 17);
+    assert_eq!((s.fork_swap_refs(0), s.fork_swap_refs(5)), (0, 0));
+    assert_eq!(s.fork_swap_refs(7), 1);
+    assert!(s.folios[big].test(flags::SWAPCACHE));
+    assert_eq!(s.memcgs[0].swap_usage, 16);
+    check(&s);
+    s.exit_task(t).unwrap();
+    s.exit_task(c).unwrap();
+    assert_eq!((anon(&s), s.memcgs[0].swap_usage), (0, 0));
+    check(&s);
+}
+
+#[test]
+fn v6_13_reads_a_large_folio_back_only_for_an_entry_of_one_count() {
+    // Both tasks hold the 16 entries (count 2): the swap cache's order-0 path.
+    let (mut s, t, vma, _) = swapped_64k(ThpKernel::V6_13, false);
+    let c = s.fork_task(t).unwrap();
+    access(&mut s, vma, 5, false);
+    let f = pte_folio(&s, vma, 5);
+    assert_eq!(s.folios[f].order, 0);
+    assert_eq!((s.vm.pswpin, s.thp.stats[4].swpin), (1, 0));
+    assert_eq!(s.fork_swap_refs(5), 1);
+    check(&s);
+    s.exit_task(c).unwrap();
+    assert_eq!(s.memcgs[0].swap_usage, 16);
+    // The child exited before touching them: count 1, not exclusive, all
+    // alike; one fault reads the whole folio and frees every slot.
+    let (mut s, t, vma, _) = swapped_64k(ThpKernel::V6_13, false);
+    let c = s.fork_task(t).unwrap();
+    s.exit_task(c).unwrap();
+    for slot in 0..16 {
+        assert_eq!(s.fork_swap_refs(slot), 1);
+    }
+    access(&mut s, vma, 5, true);
+    let f = pte_folio(&s, vma, 5);
+    assert_eq!((s.folios[f].order, s.folios[f].index), (4, 0));
+    assert_eq!((s.vm.pswpin, s.thp.stats[4].swpin), (16, 1));
+    assert_eq!(s.memcgs[0].swap_usage, 0);
+    assert!(!s.folio_anon_shared(f));
+    assert_eq!(pte(&s, vma, 5) & PTE_DIRTY, PTE_DIRTY);
+    for slot in 0..16 {
+        assert_eq!(s.fork_swap_refs(slot), 0);
+    }
+    check(&s);
+}
+
+#[test]
+fn v6_13_reads_no_large_folio_over_entries_with_different_exclusive_bits() {
+    // Pages 0..16: swapped out whole before the fork (slots 0..16, entries
+    // not exclusive once forked); the child drops its copies (count 1).
+    let (mut s, t, vma, _) = swapped_64k(ThpKernel::V6_13, false);
+    let c = s.fork_task(t).unwrap();
+    let cvma = s.task_vmas(c).unwrap()[0];
+    s.step(&Event::Discard {
+        vma: cvma,
+        index: 0,
+        pages: 16,
+    });
+    // Pages 16..32: a new folio of the parent, exclusive, swapped out
+    // whole after the fork (slots 16..32: exclusive entries).
+    access(&mut s, vma, 16, true);
+    let g = pte_folio(&s, vma, 16);
+    assert_eq!((s.folios[g].order, s.folios[g].index), (4, 16));
+    assert_eq!(swap_out(&mut s, g), 16);
+    for i in 16..32 {
+        assert_eq!(pte(&s, vma, i), i + 1);
+        assert_eq!(s.fork_swap_refs(i), 0);
+    }
+    // 128K allowed now: its block 0..32 is 32 consecutive entries of
+    // aligned slots, but `swap_pte_batch` stops at the exclusive bit.
+    s.thp.orders_plain |= 1 << 5;
+    access(&mut s, vma, 20, false);
+    let f = pte_folio(&s, vma, 20);
+    assert_eq!((s.folios[f].order, s.folios[f].index), (4, 16));
+    assert_eq!((s.thp.stats[5].swpin, s.thp.stats[4].swpin), (0, 1));
+    assert_eq!(pte(&s, vma, 0), 1, "pages 0..16 stay swapped out");
+    assert_eq!(s.memcgs[0].swap_usage, 16);
+    // The forked block alone is alike: read whole, its slots' last counts go.
+    access(&mut s, vma, 5, false);
+    let f = pte_folio(&s, vma, 5);
+    assert_eq!((s.folios[f].order, s.folios[f].index), (4, 0));
+    assert_eq!(s.thp.stats[4].swpin, 2);
+    assert_eq!(s.memcgs[0].swap_usage, 0);
+    check(&s);
+}
+
+#[test]
+fn fork_flushes_the_parent_s_tlb_once_whatever_it_copied() {
+    let tlb = crate::tlb::TlbConfig {
+        enabled: true,
+        ..Default::default()
+    };
+    let mut s = super::thp::thp_machine_with(4096, None, ThpConfig::default(), |c| c.tlb = tlb);
+    let t = s.add_task("p");
+    let vma = s.mmap_anon(t, 8).unwrap();
+    let other = s.mmap_anon(t, 100).unwrap();
+    for i in 0..8 {
+        access(&mut s, vma, i, true);
+    }
+    access(&mut s, other, 50, true);
+    // Every page again: all hits in the L1 dTLB.
+    for i in 0..8 {
+        access(&mut s, vma, i, false);
+    }
+    let before = s.tlb.as_ref().unwrap().stats;
+    s.fork_task(t).unwrap();
+    // `dup_mmap`'s one `flush_tlb_mm`: a full flush, not 8 + 100 pages.
+    let after = s.tlb.as_ref().unwrap().stats;
+    assert_eq!(
+        (after.nr_tlb_local_flush_all, after.nr_tlb_local_flush_one),
+        (
+            before.nr_tlb_local_flush_all + 1,
+            before.nr_tlb_local_flush_one
+        )
+    );
+    // The parent's next loads walk the page table again.
+    access(&mut s, vma, 2, false);
+    access(&mut s, other, 50, false);
+    let walked = s.tlb.as_ref().unwrap().stats;
+    assert_eq!(walked.dtlb_load_misses, after.dtlb_load_misses + 2);
+    check(&s);
+}
+
+/// A store whose copy's charge reclaims the very page it copies: the copy
+/// is dropped (`pte_same` fails), and the store faults again — through
+/// `Sim::retry_fault`'s loop, not a recursion — reading the page back from
+/// swap and copying it then.
+#[test]
+fn a_store_whose_copy_reclaimed_its_page_faults_again() {
+    for device in [DeviceKind::Ssd, DeviceKind::Zram] {
+        let cfg = MachineConfig {
+            memory: Size::from_pages(1 << 14),
+            memcg_max: Some(Size::from_pages(32)),
+            swap: DeviceConfig {
+                size: Some(Size::from_pages(1024)),
+                ..DeviceConfig::of(device)
+            },
+            ..Default::default()
+        };
+        let mut s = Sim::new(cfg).unwrap();
+        let (_, vma, _, cvma) = forked(&mut s, 32);
+        // Nothing referenced since: reclaim takes the oldest pages first.
+        for i in 0..32 {
+            s.vmas[vma as usize].ptes[i] &= !PTE_YOUNG;
+        }
+        let (faults, accesses) = (s.vm.pgfault, s.acc.accesses);
+        access(&mut s, cvma, 0, true);
+        // Two faults (the write-protect fault and its retry, a major swap
+        // fault), one access, one copy.
+        assert_eq!(
+            (s.vm.pgfault, s.vm.pgmajfault, s.acc.accesses),
+            (faults + 2, 1, accesses + 1),
+            "{device:?}"
+        );
+        assert_eq!(s.fork_stats().cow_copies, 1, "{device:?}");
+        let copy = pte_folio(&s, cvma, 0);
+        assert_eq!(pte(&s, cvma, 0) & PTE_DIRTY, PTE_DIRTY, "{device:?}");
+        // The parent keeps the swap entry, now its own.
+        assert_eq!(pte(&s, vma, 0), 1, "{device:?}");
+        assert_eq!(s.fork_swap_refs(0), 1, "{device:?}");
+        assert_ne!(Some(copy), slot_folio(s.swap.as_ref().unwrap().slots[0]));
+        assert!(s.fork_retry_idle(), "{device:?}");
+        check(&s);
+    }
+}
