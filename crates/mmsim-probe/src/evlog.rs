@@ -489,8 +489,8 @@ mod tests {
         w.write_batch(&sample(), false).unwrap();
         w.write_batch(&[Event::Think { ns: 5 }], true).unwrap();
         let (bytes, n) = w.finish().unwrap();
-        assert_eq!(n, 7);
-        assert_eq!(bytes.len(), RECORD_SIZE * 9);
+        assert_eq!(n, 9);
+        assert_eq!(bytes.len(), RECORD_SIZE * 11);
         let got: Vec<LogRecord> = LogReader::new(path, &bytes[..])
             .unwrap()
             .collect::<Result<_, _>>()
@@ -500,7 +500,7 @@ mod tests {
         want.push(Event::Think { ns: 5 });
         assert_eq!(events, want);
         assert_eq!(got.iter().filter(|r| r.idle).count(), 1);
-        assert!(got[6].idle);
+        assert!(got[8].idle);
     }
 
     #[test]

@@ -235,17 +235,20 @@ pub struct WriteStats {
     pub blocks: u64,
     /// Bytes written, header and footer included.
     pub bytes: u64,
+    /// Sync records ([`Record::sync`]) given and not written: the native format keeps
+    /// references only.
+    pub syncs_dropped: u64,
 }
 
 /// Streaming writer of a native trace (see the [module documentation](self) for the
 /// layout).
 ///
 /// ```
-/// use mmsim_trace::{Format, NativeWriter, Record, TraceReader};
+/// use mmsim_trace::{Format, NativeWriter, Record, SyncSpan, TraceReader};
 ///
 /// let mut w = NativeWriter::new("mem", Vec::new())?;
-/// w.write(Record { key: 7, write: false, cont: false , fault: false, sync: crate::SyncSpan::NONE })?;
-/// w.write(Record { key: 8, write: true, cont: false , fault: false, sync: crate::SyncSpan::NONE })?;
+/// w.write(Record { key: 7, write: false, cont: false, fault: false, sync: SyncSpan::NONE })?;
+/// w.write(Record { key: 8, write: true, cont: false, fault: false, sync: SyncSpan::NONE })?;
 /// let (bytes, stats) = w.finish()?;
 /// assert_eq!(stats.records, 2);
 /// let r = TraceReader::from_reader("mem", Box::new(std::io::Cursor::new(bytes)), Format::Native)?;
@@ -344,6 +347,10 @@ impl<W: Write> NativeWriter<W> {
     /// only on an output error, or with dense keys past 2^32 − 1 distinct keys.
     #[inline]
     pub fn write(&mut self, record: Record) -> Result<(), TraceError> {
+        if record.sync.is_sync() {
+            self.stats.syncs_dropped += 1;
+            return Ok(());
+        }
         let key = match &mut self.dense {
             Some(d) => u64::from(d.id(record.key)?),
             None => record.key,
@@ -1064,6 +1071,29 @@ pub(crate) fn fill(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sync_records_are_dropped_and_counted() {
+        let rec = |key, sync| Record {
+            key,
+            write: false,
+            cont: false,
+            fault: false,
+            sync,
+        };
+        let mut w = NativeWriter::new("t", Vec::new()).unwrap();
+        w.write(rec(7, crate::SyncSpan::NONE)).unwrap();
+        w.write(rec(7, crate::SyncSpan::new(4, true))).unwrap();
+        let (bytes, stats) = w.finish().unwrap();
+        assert_eq!((stats.records, stats.syncs_dropped), (1, 1));
+        let r = crate::TraceReader::from_reader(
+            "t",
+            Box::new(std::io::Cursor::new(bytes)),
+            crate::Format::Native,
+        )
+        .unwrap();
+        assert_eq!(r.count(), 1);
+    }
 
     #[test]
     fn zigzag_round_trips() {

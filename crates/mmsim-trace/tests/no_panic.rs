@@ -129,7 +129,7 @@ proptest! {
     ) {
         let records: Vec<Record> = records
             .into_iter()
-            .map(|(key, write)| Record { key, write, cont: false , fault: false, sync: mmsim_trace::SyncSpan::NONE })
+            .map(|(key, write)| Record { key, write, cont: false, fault: false, sync: mmsim_trace::SyncSpan::NONE })
             .collect();
         let options = NativeOptions { block_records, ..NativeOptions::default() };
         let mut w = NativeWriter::with_options("n", Vec::new(), options).unwrap();
