@@ -226,8 +226,8 @@ pub struct Sim {
     /// Writes ever queued on each `writeback` queue (for the block plug of
     /// `Sim::complete_writeback_before`).
     pub(crate) writeback_queued: [u64; 2],
-    /// Dirty file folios in dirtying order, with the time they were dirtied.
-    pub(crate) dirty_fifo: VecDeque<(u64, FolioId)>,
+    /// Dirty file folios in dirtying order, with the time dirtied (`Sim::dirty_fifo_unqueue`).
+    pub(crate) dirty_fifo: crate::mem::queue::FolioQueue<u64>,
     /// Scratch buffer for isolated folios (reused, never shrunk).
     pub(crate) scratch: Vec<FolioId>,
     /// How shadow entries share their bits between memcg id and eviction
@@ -361,7 +361,7 @@ impl Sim {
             stats_interval_ns: 0,
             writeback: [VecDeque::new(), VecDeque::new()],
             writeback_queued: [0; 2],
-            dirty_fifo: VecDeque::new(),
+            dirty_fifo: Default::default(),
             scratch: Vec::with_capacity(64),
             shadow_layout: crate::reclaim::workingset::ShadowLayout::new(
                 1,

@@ -1019,6 +1019,7 @@ impl Sim {
         self.count_vm_events(PGPGOUT, 4 * nr);
         let (io, sync, q) = if file {
             self.nr_dirty -= nr;
+            self.dirty_fifo_unqueue(f);
             (self.fs.write_placed(now, place, nr), false, 1)
         } else {
             self.count_vm_events(PSWPOUT, nr);
@@ -1118,6 +1119,9 @@ impl Sim {
         );
         if fo.test(flags::PARTIALLY_MAPPED) {
             self.deferred_split_unqueue(f);
+        }
+        if fo.test(flags::DIRTY) && fo.is_file() {
+            self.dirty_fifo_unqueue(f);
         }
         // NR_SWAPCACHE: a folio freed from the swap cache leaves it.
         self.nr_swapcache_folios -= fo.test(flags::SWAPCACHE) as u64;
