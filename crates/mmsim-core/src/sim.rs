@@ -398,7 +398,7 @@ impl Sim {
         sim.compaction_init();
         if sim.cfg.zero_page {
             // ZERO_PAGE(0): never on a list, never freed.
-            sim.zero_folio = sim.folios.alloc(u32::MAX - 1, 0, 0, 0);
+            sim.zero_folio = sim.alloc_zero_folio();
         }
         if let Some(d) = sim.cfg.damon.clone() {
             // Configured but with nothing running (a module's `enabled = false`),
