@@ -174,8 +174,9 @@ impl Sim {
     /// Dirty file folio `f` leaves the flusher's queue
     /// ([`crate::mem::queue`]): reclaim's `pageout` writes it
     /// (`folio_clear_dirty_for_io`, then `__folio_start_writeback` clears
-    /// PAGECACHE_TAG_DIRTY; v6.12 mm/page-writeback.c), or it leaves the
-    /// page cache dirty (`__filemap_remove_folio`, mm/filemap.c). Its entry is skipped when met, so a folio that
+    /// PAGECACHE_TAG_DIRTY; v6.12 mm/page-writeback.c), or the `lru`
+    /// reference policy writes it as it evicts it. No path frees a dirty
+    /// file folio (`free_folio` asserts it), so these are all. Its entry is skipped when met, so a folio that
     /// reuses the id, or this one dirtied again, is written at its own
     /// time and not at the old entry's.
     #[inline(never)]

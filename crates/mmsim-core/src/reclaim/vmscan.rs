@@ -1117,11 +1117,14 @@ impl Sim {
             !fo.test(flags::WRITEBACK),
             "freeing folio {f} under writeback (its completion event would outlive it)"
         );
+        // A dirty file folio is written first (`pageout`, the `lru`
+        // policy's eviction), which takes it off the flusher's queue.
+        debug_assert!(
+            !(fo.test(flags::DIRTY) && fo.is_file()),
+            "freeing dirty file folio {f} (nr_dirty and the flusher's queue would keep it)"
+        );
         if fo.test(flags::PARTIALLY_MAPPED) {
             self.deferred_split_unqueue(f);
-        }
-        if fo.test(flags::DIRTY) && fo.is_file() {
-            self.dirty_fifo_unqueue(f);
         }
         // NR_SWAPCACHE: a folio freed from the swap cache leaves it.
         self.nr_swapcache_folios -= fo.test(flags::SWAPCACHE) as u64;
