@@ -1113,15 +1113,11 @@ impl Sim {
     #[inline(always)]
     pub(crate) fn free_folio_inline(&mut self, f: FolioId) {
         let fo = self.folios[f];
+        // Not under writeback (its completion event would outlive it), not a
+        // dirty file folio (`pageout`, the `lru` policy write it first).
         debug_assert!(
-            !fo.test(flags::WRITEBACK),
-            "freeing folio {f} under writeback (its completion event would outlive it)"
-        );
-        // A dirty file folio is written first (`pageout`, the `lru`
-        // policy's eviction), which takes it off the flusher's queue.
-        debug_assert!(
-            !(fo.test(flags::DIRTY) && fo.is_file()),
-            "freeing dirty file folio {f} (nr_dirty and the flusher's queue would keep it)"
+            !(fo.test(flags::WRITEBACK) || (fo.test(flags::DIRTY) && fo.is_file())),
+            "freeing folio {f} under writeback or dirty"
         );
         if fo.test(flags::PARTIALLY_MAPPED) {
             self.deferred_split_unqueue(f);
