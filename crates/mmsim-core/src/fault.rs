@@ -993,7 +993,7 @@ impl Sim {
         fo.set(flags::DIRTY);
         if fo.is_file() {
             self.nr_dirty += fo.nr_pages();
-            self.dirty_fifo.push_back((self.clock, f));
+            self.dirty_fifo.push_back(self.clock, f);
             self.balance_dirty_pages();
         }
     }

@@ -456,9 +456,9 @@ pub(crate) struct Thp {
 /// folios, oldest first, and the shrinker's deferred work for it.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct DeferredSplit {
-    /// `split_queue`. Entries whose folio was split or freed since (no
-    /// PG_partially_mapped, or another group's) are dropped when met.
-    pub queue: std::collections::VecDeque<FolioId>,
+    /// `split_queue`. A folio split or freed leaves it at once
+    /// (`folio_unqueue_deferred_split`; [`crate::mem::queue`]).
+    pub queue: crate::mem::queue::FolioQueue<()>,
     /// `split_queue_len`: the folios really queued.
     pub len: u64,
     /// The shrinker's `nr_deferred` for the group.
@@ -1032,18 +1032,21 @@ impl Sim {
             self.thp.split_queues.resize_with(m + 1, Default::default);
         }
         let q = &mut self.thp.split_queues[m];
-        q.queue.push_back(f);
+        q.queue.push_back((), f);
         q.len += 1;
     }
 
     /// Takes folio `f` off its deferred split queue (its split, or its
-    /// freeing: `folio_unqueue_deferred_split`); the queue's entry is
-    /// dropped when the shrinker meets it.
+    /// freeing: `folio_unqueue_deferred_split`, v6.12): its entry is
+    /// skipped when the shrinker meets it and counts in no scan, so a
+    /// folio that reuses the id and is queued later is met at its own
+    /// place ([`crate::mem::queue`]).
     pub(crate) fn deferred_split_unqueue(&mut self, f: FolioId) {
         let fo = &mut self.folios[f];
         fo.clear(flags::PARTIALLY_MAPPED);
-        let m = fo.memcg as usize;
-        self.thp.split_queues[m].len -= 1;
+        let q = &mut self.thp.split_queues[fo.memcg as usize];
+        q.len -= 1;
+        q.queue.unqueue(f);
     }
 
     /// `shrink_slab()` of the deferred split shrinker for group `m` at
@@ -1095,22 +1098,22 @@ impl Sim {
     /// `__split_huge_page`), the others go back to the LRU. Returns the
     /// folios split and whether the scan should stop (`SHRINK_STOP`: none
     /// split and the queue empty).
-    fn deferred_split_scan(&mut self, m: crate::memcg::MemcgId, nr: u64) -> (u64, bool) {
+    pub(crate) fn deferred_split_scan(&mut self, m: crate::memcg::MemcgId, nr: u64) -> (u64, bool) {
         let mut split = 0;
         let mut tails = Vec::new();
         for _ in 0..nr {
-            let Some(f) = self.thp.split_queues[m as usize].queue.pop_front() else {
+            let Some(((), f)) = self.thp.split_queues[m as usize].queue.pop_front() else {
                 break;
             };
             let fo = self.folios[f];
-            if !fo.test(flags::PARTIALLY_MAPPED) || fo.memcg != m || fo.order == 0 {
-                // Split or freed since it was queued.
-                continue;
-            }
+            debug_assert!(
+                fo.test(flags::PARTIALLY_MAPPED) && fo.memcg == m && fo.order > 0,
+                "deferred split queue {m}: folio {f} left it but its entry is live"
+            );
             // `split_folio` fails (-EBUSY) under writeback; a folio not
             // on the LRU is isolated by someone else: either stays queued.
             if fo.test(flags::WRITEBACK) || !self.folio_isolate_lru(f) {
-                self.thp.split_queues[m as usize].queue.push_back(f);
+                self.thp.split_queues[m as usize].queue.push_back((), f);
                 continue;
             }
             tails.clear();
@@ -1127,7 +1130,7 @@ impl Sim {
                 }
             }
         }
-        let empty = self.thp.split_queues[m as usize].queue.is_empty();
+        let empty = self.thp.split_queues[m as usize].len == 0;
         (split, split == 0 && empty)
     }
 

@@ -801,6 +801,14 @@ impl Zone {
 /// First PFN of the simulated ZONE_NORMAL: 4 GiB, above x86-64's DMA32.
 pub(crate) const NORMAL_START_PFN: u64 = 1 << 20;
 
+/// The page frame of the zero page (`ZERO_PAGE(0)`, `Sim::zero_folio`):
+/// the last below ZONE_NORMAL. The kernel's `empty_zero_page` is in the
+/// kernel image's `.bss` (arch/x86/kernel/head_64.S), in ZONE_DMA32 on
+/// x86-64, never in the buddy allocator; here too it is outside the zone's
+/// span, so it takes no free page, and `mem_map` and the zone's checks
+/// leave it out ([`PhysMem::in_zone`]).
+pub(crate) const ZERO_PAGE_PFN: u32 = (NORMAL_START_PFN - 1) as u32;
+
 /// The per-CPU page list of order-0 movable pages (`struct per_cpu_pages`,
 /// mm/page_alloc.c v6.12) of the one CPU that allocates: frees go to its
 /// head (`free_unref_page_commit`) and allocations take its head
@@ -891,6 +899,14 @@ impl PhysMem {
         self.zone.mem_map[(u64::from(pfn) - self.zone.start_pfn) as usize]
     }
 
+    /// Whether `pfn` is a frame of the zone (every folio's head but the
+    /// zero page's, [`ZERO_PAGE_PFN`]; not a freed slot's [`NO_PFN`]).
+    #[inline]
+    pub(crate) fn in_zone(&self, pfn: u32) -> bool {
+        let (first, end) = self.pfn_range();
+        (first..end).contains(&u64::from(pfn))
+    }
+
     /// The zone's PFNs `[first, end)`: the one "System RAM" resource
     /// (DAMON's paddr operations cover it).
     pub(crate) fn pfn_range(&self) -> (u64, u64) {
@@ -979,8 +995,9 @@ impl PhysMem {
     }
 
     /// Returns the `1 << order` frames from `pfn` (`free_unref_folios`),
-    /// `mem_map` cleared first; nothing for [`NO_PFN`] (a folio made
-    /// without frames). Order 0 inline: the path of every reclaimed page.
+    /// `mem_map` cleared first; nothing for [`NO_PFN`] (no folio is
+    /// without a frame; a guard). Order 0 inline: the path of every
+    /// reclaimed page.
     #[inline(always)]
     pub(crate) fn free_frames(&mut self, pfn: u32, order: usize) {
         if pfn == NO_PFN {
@@ -1044,7 +1061,7 @@ impl Sim {
         self.phys.mem_map = true;
         for f in 0..self.folios.id_end() {
             let pfn = self.folios.head_pfn(f);
-            if pfn != NO_PFN && self.folios.is_live(f) {
+            if self.phys.in_zone(pfn) && self.folios.is_live(f) {
                 let order = self.folios[f].order as usize;
                 self.phys.set_frames_folio(u64::from(pfn), order, f);
             }
@@ -1086,7 +1103,7 @@ impl Sim {
         if let Some(e) = err {
             return Err(e);
         }
-        let framed = self.folios.framed_pages();
+        let framed = self.framed_pages();
         if mapped != framed {
             return Err(format!(
                 "mem_map has {mapped} pages but {framed} folios have frames"
@@ -1111,7 +1128,7 @@ impl Sim {
         let mut ranges = Vec::new();
         for f in 0..self.folios.id_end() {
             let pfn = self.folios.head_pfn(f);
-            if pfn != NO_PFN && self.folios.is_live(f) {
+            if self.phys.in_zone(pfn) && self.folios.is_live(f) {
                 ranges.push((u64::from(pfn), self.folio_nr_pages(f), f));
             }
         }
@@ -1126,6 +1143,25 @@ impl Sim {
             next = pfn + n;
         }
         Ok(())
+    }
+
+    /// `ZERO_PAGE(0)` (`machine.zero_page`): a folio on no list, never
+    /// freed, whose frame is [`ZERO_PAGE_PFN`] below the zone, so that it
+    /// takes no free page.
+    pub(crate) fn alloc_zero_folio(&mut self) -> FolioId {
+        (self.folios).alloc_framed(u32::MAX - 1, 0, 0, 0, ZERO_PAGE_PFN)
+    }
+
+    /// Base pages of the live folios whose frames are the zone's (all but
+    /// the zero page).
+    pub(crate) fn framed_pages(&self) -> u64 {
+        let mut n = 0;
+        for f in 0..self.folios.id_end() {
+            if self.folios.is_live(f) && self.phys.in_zone(self.folios.head_pfn(f)) {
+                n += self.folio_nr_pages(f);
+            }
+        }
+        n
     }
 
     /// `/proc/buddyinfo`'s line of the zone.

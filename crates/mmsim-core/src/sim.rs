@@ -225,8 +225,8 @@ pub struct Sim {
     /// Writes ever queued on each `writeback` queue (for the block plug of
     /// `Sim::complete_writeback_before`).
     pub(crate) writeback_queued: [u64; 2],
-    /// Dirty file folios in dirtying order, with the time they were dirtied.
-    pub(crate) dirty_fifo: VecDeque<(u64, FolioId)>,
+    /// Dirty file folios in dirtying order, with the time dirtied (`Sim::dirty_fifo_unqueue`).
+    pub(crate) dirty_fifo: crate::mem::queue::FolioQueue<u64>,
     /// Scratch buffer for isolated folios (reused, never shrunk).
     pub(crate) scratch: Vec<FolioId>,
     /// How shadow entries share their bits between memcg id and eviction
@@ -360,7 +360,7 @@ impl Sim {
             stats_interval_ns: 0,
             writeback: [VecDeque::new(), VecDeque::new()],
             writeback_queued: [0; 2],
-            dirty_fifo: VecDeque::new(),
+            dirty_fifo: Default::default(),
             scratch: Vec::with_capacity(64),
             shadow_layout: crate::reclaim::workingset::ShadowLayout::new(
                 1,
@@ -397,7 +397,7 @@ impl Sim {
         sim.compaction_init();
         if sim.cfg.zero_page {
             // ZERO_PAGE(0): never on a list, never freed.
-            sim.zero_folio = sim.folios.alloc(u32::MAX - 1, 0, 0, 0);
+            sim.zero_folio = sim.alloc_zero_folio();
         }
         if let Some(d) = sim.cfg.damon.clone() {
             // Configured but with nothing running (a module's `enabled = false`),

@@ -171,6 +171,19 @@ impl Sim {
         debug_assert!(false, "folio {f} under writeback has no completion event");
     }
 
+    /// Dirty file folio `f` leaves the flusher's queue
+    /// ([`crate::mem::queue`]): reclaim's `pageout` writes it
+    /// (`folio_clear_dirty_for_io`, then `__folio_start_writeback` clears
+    /// PAGECACHE_TAG_DIRTY; v6.12 mm/page-writeback.c), or the `lru`
+    /// reference policy writes it as it evicts it. No path frees a dirty
+    /// file folio (`free_folio` asserts it), so these are all. Its entry is skipped when met, so a folio that
+    /// reuses the id, or this one dirtied again, is written at its own
+    /// time and not at the old entry's.
+    #[inline(never)]
+    pub(crate) fn dirty_fifo_unqueue(&mut self, f: FolioId) {
+        self.dirty_fifo.unqueue(f);
+    }
+
     /// Starts writeback of one dirty file folio at `now`.
     pub(crate) fn write_folio(&mut self, f: FolioId, now: u64) {
         if !self.folios.is_live(f) {
@@ -195,7 +208,7 @@ impl Sim {
 
     /// Periodic flusher: writes folios dirty for longer than dirty_expire.
     pub(crate) fn flusher_periodic(&mut self, now: u64) {
-        while let Some(&(t, f)) = self.dirty_fifo.front() {
+        while let Some((t, f)) = self.dirty_fifo.front() {
             if t + crate::sim::DIRTY_EXPIRE_NS > now {
                 break;
             }
@@ -292,5 +305,50 @@ mod tests {
         s.complete_writeback(done1);
         assert!(!s.folios[f1].test(flags::WRITEBACK));
         assert_eq!((s.nr_writeback, s.writeback[1].len()), (0, 0));
+    }
+
+    /// A dirty file folio freed by the `lru` policy (written at once, not
+    /// by the flusher) leaves the flusher's queue: when a folio that reuses
+    /// its id is dirtied later, the old entry does not write it when the
+    /// old one's dirty time expires; it is written when its own does.
+    #[test]
+    fn a_freed_dirty_folios_entry_does_not_write_the_folio_reusing_its_id_early() {
+        use crate::sim::DIRTY_EXPIRE_NS;
+        let mut s = Sim::new(MachineConfig {
+            memory: Size::from_pages(4096),
+            policy: PolicyConfig {
+                name: PolicyName::Lru,
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+        .unwrap();
+        let t = s.add_task("t");
+        let file = s.add_file("f", 16).unwrap();
+        s.open(file, t).unwrap();
+        let folio_at = |s: &Sim, i: u32| slot_folio(s.files[file as usize].slot(i));
+        let write = |s: &mut Sim, index: u32| {
+            s.step(&Event::FileWrite {
+                file,
+                index,
+                pages: 1,
+            })
+        };
+        write(&mut s, 0);
+        let (t0, f0) = (s.clock, folio_at(&s, 0).unwrap());
+        assert!(s.lru_evict_one());
+        assert_eq!((folio_at(&s, 0), s.nr_dirty), (None, 0));
+        s.clock += DIRTY_EXPIRE_NS / 2;
+        write(&mut s, 1);
+        let (t1, f1) = (s.clock, folio_at(&s, 1).unwrap());
+        assert_eq!(f1, f0);
+        assert_eq!(s.nr_dirty, 1);
+        // The old entry's time has expired, the new one's not.
+        s.flusher_periodic(t0 + DIRTY_EXPIRE_NS);
+        assert!(s.folios[f1].test(flags::DIRTY));
+        assert_eq!((s.nr_dirty, s.nr_writeback), (1, 0));
+        s.flusher_periodic(t1 + DIRTY_EXPIRE_NS);
+        assert!(s.folios[f1].test(flags::WRITEBACK));
+        assert_eq!((s.nr_dirty, s.nr_writeback), (0, 1));
     }
 }

@@ -14,8 +14,8 @@
 
 /// Dense index of a folio in the arena.
 pub(crate) type FolioId = u32;
-/// "No page frame": the head PFN of a freed slot, or of a folio made
-/// outside the page allocator (rule tests' dummy list fill).
+/// "No page frame": the head PFN of a freed slot (every live folio has a
+/// frame: the zone's, or the zero page's `ZERO_PAGE_PFN` below it).
 pub(crate) const NO_PFN: u32 = u32::MAX;
 /// "No folio": end of a list, or an empty link.
 pub(crate) const NIL: FolioId = u32::MAX;
@@ -321,16 +321,6 @@ impl FolioArena {
     #[inline]
     pub(crate) fn set_head_pfn(&mut self, id: FolioId, pfn: u32) {
         self.slots[id as usize].pfn = pfn;
-    }
-
-    /// Base pages of the folios holding page frames (every live folio but
-    /// the dummies of rule tests).
-    pub(crate) fn framed_pages(&self) -> u64 {
-        self.slots
-            .iter()
-            .filter(|f| f.pfn != NO_PFN)
-            .map(|f| f.nr_pages())
-            .sum()
     }
 
     /// Calls `f` on every live folio.

@@ -8,4 +8,5 @@ pub(crate) mod filemap;
 pub(crate) mod folio;
 pub(crate) mod list;
 pub(crate) mod pagetable;
+pub(crate) mod queue;
 pub(crate) mod swap;

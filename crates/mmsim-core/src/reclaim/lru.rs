@@ -103,6 +103,7 @@ impl Sim {
             self.folios[f].clear(flags::DIRTY);
             if fo.is_file() {
                 self.nr_dirty -= 1;
+                self.dirty_fifo_unqueue(f);
                 self.fs.write(self.clock, 1);
             } else {
                 self.count_vm_events(PSWPOUT, 1);

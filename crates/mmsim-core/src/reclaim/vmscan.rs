@@ -1021,6 +1021,7 @@ impl Sim {
         self.count_vm_events(PGPGOUT, 4 * nr);
         let (io, sync, q) = if file {
             self.nr_dirty -= nr;
+            self.dirty_fifo_unqueue(f);
             (self.fs.write_placed(now, place, nr), false, 1)
         } else {
             self.count_vm_events(PSWPOUT, nr);
@@ -1114,9 +1115,11 @@ impl Sim {
     #[inline(always)]
     pub(crate) fn free_folio_inline(&mut self, f: FolioId) {
         let fo = self.folios[f];
+        // Not under writeback (its completion event would outlive it), not a
+        // dirty file folio (`pageout`, the `lru` policy write it first).
         debug_assert!(
-            !fo.test(flags::WRITEBACK),
-            "freeing folio {f} under writeback (its completion event would outlive it)"
+            !(fo.test(flags::WRITEBACK) || (fo.test(flags::DIRTY) && fo.is_file())),
+            "freeing folio {f} under writeback or dirty"
         );
         if fo.test(flags::PARTIALLY_MAPPED) {
             self.deferred_split_unqueue(f);

@@ -106,7 +106,7 @@ fn check_zone_covered(s: &Sim, held: usize) {
         pfn += n;
     }
     assert_eq!(free, zone.free_pages());
-    assert_eq!(framed, s.folios.framed_pages());
+    assert_eq!(framed, s.framed_pages());
     assert_eq!(other, s.phys.pcp.count() + held as u64);
 }
 

@@ -254,3 +254,42 @@ fn discards_keep_the_invariants_under_reclaim_with_both_lru_designs() {
         s.check_invariants().unwrap();
     }
 }
+
+/// `folio_unqueue_deferred_split` (v6.12): a folio freed while queued
+/// leaves the queue at once, so it takes no place in a scan, and a folio
+/// that reuses its id and is queued later is met at its own place, behind
+/// the folios queued before it. (Before the queue's exact removal, the
+/// freed folio's entry stayed, met the new folio first and split it ahead
+/// of an older one.)
+#[test]
+fn a_folio_freed_while_queued_leaves_the_queue_and_its_ids_next_folio_waits_its_turn() {
+    let mut s = thp_machine(8192, thp_64k(), false);
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 64).unwrap();
+    let a = fault_anon(&mut s, vma, 0);
+    let c = fault_anon(&mut s, vma, 16);
+    discard(&mut s, vma, 4, 4);
+    discard(&mut s, vma, 20, 4);
+    assert_eq!(queued(&s), 2);
+    // A's other pages zapped: it is freed, off the queue.
+    discard(&mut s, vma, 0, 16);
+    assert!(!s.folios.is_live(a));
+    assert_eq!(queued(&s), 1);
+    // B takes A's id and is queued behind C.
+    let b = fault_anon(&mut s, vma, 0);
+    assert_eq!((b, s.folios[b].order), (a, 4));
+    discard(&mut s, vma, 4, 4);
+    assert_eq!(queued(&s), 2);
+    // One folio scanned: C, the older.
+    assert_eq!(s.deferred_split_scan(0, 1), (1, false));
+    assert_eq!(s.folios[c].order, 0);
+    assert_eq!(s.folios[b].order, 4);
+    assert!(s.folios[b].test(flags::PARTIALLY_MAPPED));
+    assert_eq!(queued(&s), 1);
+    assert_eq!(s.thp.stats[4].split, 1);
+    // Then B; then the queue is empty and the shrinker stops.
+    assert_eq!(s.deferred_split_scan(0, 1), (1, false));
+    assert_eq!((s.folios[b].order, queued(&s)), (0, 0));
+    assert_eq!(s.deferred_split_scan(0, 1), (0, true));
+    s.check_invariants().unwrap();
+}

@@ -139,7 +139,7 @@ fn a_written_large_folio_is_one_dirty_lru_entry_counted_in_pages() {
     assert!(s.folios[f].test(flags::DIRTY));
     assert!(!s.folios[f].test(flags::REFERENCED));
     assert_eq!(s.nr_dirty, 16);
-    assert_eq!(s.dirty_fifo.len(), 1);
+    assert_eq!(s.dirty_fifo.held(), 1);
     let list = &s.memcgs[0].lruvec.lists[LruList::InactiveFile as usize];
     assert_eq!((list.len, list.pages), (1, 16));
     assert_eq!(s.vm.pgalloc_normal, 16);

@@ -111,7 +111,8 @@ fn list_of(sim: &Sim, f: FolioId) -> LruList {
     LruList::from_index(sim.folios[f].lru)
 }
 
-/// Puts `sizes[i]` dummy folios on list i (flags matching the list).
+/// Puts `sizes[i]` dummy folios on list i (flags matching the list), each
+/// with a free page and a frame of the zone (not charged to a group).
 fn fill_lists(s: &mut Sim, sizes: [u64; 4]) {
     for (i, &n) in sizes.iter().enumerate() {
         let lru = LruList::from_index(i as u8);
@@ -123,7 +124,9 @@ fn fill_lists(s: &mut Sim, sizes: [u64; 4]) {
             fl |= flags::ACTIVE;
         }
         for _ in 0..n {
-            let f = s.folios.alloc(u32::MAX - 1, 0, fl, 0);
+            // Each takes a free page and its frame, as a fault's folio does.
+            s.node.free -= 1;
+            let f = s.alloc_order0_folio(u32::MAX - 1, 0, fl);
             s.memcgs[0].lruvec.lists[i].push_head(&mut s.folios, f, i as u8);
         }
     }

@@ -56,6 +56,12 @@ fn a_read_fault_maps_the_zero_page_without_a_folio_or_a_charge() {
     assert_eq!(used(&s), 0);
     assert_eq!(s.folios.live(), 1);
     assert_eq!(s.folios[s.zero_folio].lru, crate::mem::folio::NO_LIST);
+    // Its frame is below the zone: no free page, not in `mem_map`.
+    let zero_pfn = s.folios.head_pfn(s.zero_folio);
+    assert_eq!(zero_pfn, crate::page_alloc::ZERO_PAGE_PFN);
+    assert!(!s.phys.in_zone(zero_pfn));
+    assert_eq!((s.phys.free_pages(), s.framed_pages()), (s.node.free, 0));
+    s.ensure_mem_map();
     s.check_invariants().unwrap();
 }
 
