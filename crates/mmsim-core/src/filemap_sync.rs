@@ -84,6 +84,8 @@ impl Sim {
             // folio): it is written whole, and the walk goes on after it.
             i = fo.index + fo.nr_pages() as u32;
             if fo.test(flags::DIRTY) && !fo.test(flags::WRITEBACK) {
+                // The dirty tag goes with the write: the flusher's entry too.
+                self.dirty_fifo_unqueue(f);
                 self.write_folio(f, now);
             }
         }

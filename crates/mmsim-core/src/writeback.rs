@@ -174,11 +174,13 @@ impl Sim {
     /// Dirty file folio `f` leaves the flusher's queue
     /// ([`crate::mem::queue`]): reclaim's `pageout` writes it
     /// (`folio_clear_dirty_for_io`, then `__folio_start_writeback` clears
-    /// PAGECACHE_TAG_DIRTY; v6.12 mm/page-writeback.c), or the `lru`
-    /// reference policy writes it as it evicts it. No path frees a dirty
-    /// file folio (`free_folio` asserts it), so these are all. Its entry is skipped when met, so a folio that
-    /// reuses the id, or this one dirtied again, is written at its own
-    /// time and not at the old entry's.
+    /// PAGECACHE_TAG_DIRTY; v6.12 mm/page-writeback.c), the task's own
+    /// `sync_file_range`/`fsync` writes it (`crate::filemap_sync`), or the
+    /// `lru` reference policy writes it as it evicts it. No path frees a
+    /// dirty file folio (`free_folio` asserts it), so these are all. Its
+    /// entry is skipped when met, so a folio that reuses the id, or this
+    /// one dirtied again, is written at its own time and not at the old
+    /// entry's.
     #[inline(never)]
     pub(crate) fn dirty_fifo_unqueue(&mut self, f: FolioId) {
         self.dirty_fifo.unqueue(f);

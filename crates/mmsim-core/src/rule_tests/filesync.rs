@@ -113,3 +113,27 @@ fn a_range_past_the_end_of_the_file_stops_at_its_end() {
     sync(&mut s, 99, 0, 0, true);
     assert_eq!((s.nr_dirty, s.nr_writeback), (6, 2));
 }
+
+/// A sync takes the folio's entry out of the flusher's queue, as the
+/// kernel's write clears the page-cache dirty tag: a page dirtied again
+/// after its fsync waits its own 30 s (`dirty_expire_centisecs`), not
+/// those of its first write.
+#[test]
+fn a_page_dirtied_again_after_its_sync_expires_from_its_new_write() {
+    const SEC: u64 = 1_000_000_000;
+    let (mut s, file) = eight_dirty_pages();
+    sync(&mut s, file, 0, 0, true);
+    s.step(&Event::Think { ns: 20 * SEC });
+    s.step(&Event::FileWrite {
+        file,
+        index: 0,
+        pages: 1,
+    });
+    assert_eq!(s.nr_dirty, 1);
+    // 31 s after the first writes, 11 s after the second.
+    let now = 31 * SEC;
+    s.flusher_periodic(now);
+    assert_eq!((s.nr_dirty, s.nr_writeback), (1, 0));
+    s.flusher_periodic(now + 20 * SEC);
+    assert_eq!((s.nr_dirty, s.nr_writeback), (0, 1));
+}
