@@ -5,7 +5,7 @@
 use std::io::Cursor;
 
 use libfuzzer_sys::fuzz_target;
-use mmsim_trace::{Format, NativeWriter, Record, TraceReader};
+use mmsim_trace::{Format, NativeWriter, Record, SyncSpan, TraceReader};
 
 fuzz_target!(|data: &[u8]| {
     // Arbitrary bytes as a native file.
@@ -26,10 +26,11 @@ fuzz_target!(|data: &[u8]| {
         .map(|c| Record {
             key: u64::from_le_bytes(c[..8].try_into().unwrap()),
             write: c[8] & 0x80 != 0,
-            // The native format keeps keys and writes, not request boundaries
-            // or whether a record was a fault.
+            // The native format keeps keys and writes, not request boundaries,
+            // whether a record was a fault, or syncs.
             cont: false,
             fault: false,
+            sync: SyncSpan::NONE,
         })
         .collect();
     let mut w = NativeWriter::new("out", Vec::new()).expect("header");

@@ -22,6 +22,9 @@ fuzz_target!(|data: &[u8]| {
     };
     let options = ReadOptions {
         csv: Some(spec.parse().expect("fixed spec")),
+        // The filemap reader's optional events, from the same byte.
+        syncs: pick & 4 != 0,
+        read_calls: pick & 8 != 0,
         ..ReadOptions::default()
     };
     let Ok(reader) = TraceReader::from_reader_with(

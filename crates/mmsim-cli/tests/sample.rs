@@ -137,7 +137,8 @@ fn a_sampled_offset_replay_filters_keys_before_the_layout() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("files.txt");
     let mut text = String::new();
-    // 4 files × 512 pages, each page read twice (two passes).
+    // 4 files × 512 pages, each page read twice (two passes), and after each pass an
+    // fsync of each file: syncs are no page accesses, so not offered to the sample.
     for _pass in 0..2 {
         for page in 0..512u64 {
             for ino in 1..=4 {
@@ -149,6 +150,14 @@ fn a_sampled_offset_replay_filters_keys_before_the_layout() {
                 );
             }
         }
+        for ino in 1..=4 {
+            text += &format!(
+                "  cat 1234 [000] 10.000002: ext4:ext4_writepages: dev 8,1 ino {ino} \
+                 nr_to_write 9223372036854775807 pages_skipped 0 range_start 0 \
+                 range_end 9223372036854775807 sync_mode 1 for_kupdate 0 range_cyclic 0 \
+                 writeback_index 0\n"
+            );
+        }
     }
     std::fs::write(&path, &text).unwrap();
     let p = path.to_str().unwrap();
@@ -159,6 +168,7 @@ fn a_sampled_offset_replay_filters_keys_before_the_layout() {
     let s = json(&args);
     let smp = &s["sample"];
     assert_eq!(smp["events_offered"], 4096);
+    assert_eq!(s["trace"][0]["syncs"], 8);
     let kept = smp["events_kept"].as_u64().unwrap();
     // Both passes over a kept page are kept: an even count, and about half.
     assert_eq!(kept % 2, 0, "{kept}");

@@ -325,7 +325,7 @@ pub struct PolicyConfig {
     /// it; written only when set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mglru_fix_underprotected: bool,
-    /// For `mglru` (both versions): swap and file writes that completed by
+    /// For `mglru` (every version): swap and file writes that completed by
     /// the reclaimer's clock are completed while multi-gen LRU reclaim runs
     /// (`folio_end_writeback()` → `folio_rotate_reclaimable()`, which the
     /// kernel runs from the bio completion interrupt, concurrently with

@@ -51,8 +51,9 @@ pub enum Event {
     },
     /// Writeback the task starts itself on `pages` pages from page `index`
     /// of a file (from `index` to the file's end when `pages` is 0):
-    /// `sync_file_range(SYNC_FILE_RANGE_WRITE)` (`wait` false) or
-    /// `fsync()`/`fdatasync()` (`wait` true, the whole file), see
+    /// `sync_file_range(SYNC_FILE_RANGE_WRITE)` (`wait` false), or with
+    /// `wait` `fsync()`/`fdatasync()` (the whole file: `index` and `pages`
+    /// 0) or `sync_file_range` with its wait flags (a range); see
     /// `crate::filemap_sync`. Dirty pages of the range are written at once
     /// instead of when the flusher comes; with `wait` the task sleeps until
     /// every write of the range has completed.

@@ -916,7 +916,7 @@ impl Sim {
     }
 
     /// Charges of an fd access go to the group of the file's reader task.
-    fn set_fd_memcg(&mut self, file: FileId) {
+    pub(crate) fn set_fd_memcg(&mut self, file: FileId) {
         self.cur_memcg = match self.files.get(file as usize).and_then(|f| f.task) {
             Some(t) => self.task_memcg(t),
             None => crate::memcg::ROOT,

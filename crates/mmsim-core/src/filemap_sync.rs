@@ -61,8 +61,12 @@ impl Sim {
         else {
             return;
         };
+        self.set_fd_memcg(file);
         self.advance(self.cost.fd_access_ns);
         let Some(f) = self.files.get(file as usize) else {
+            // No such file: the call reaches nothing, counted as FileRead's
+            // and FileWrite's are.
+            self.acc.out_of_range += 1;
             return;
         };
         let size = f.pages;
@@ -97,10 +101,11 @@ impl Sim {
         }
     }
 
-    /// The latest completion time of the file-system writes in flight for
-    /// folios of pages `start..end` of `file`; 0 when there is none. The
-    /// walk is over the device's queue of writes in flight, which `sync`
-    /// calls are too rare for to matter.
+    /// `__filemap_fdatawait_range()`'s wait: the latest completion time of
+    /// the file-system writes in flight for folios of pages `start..end` of
+    /// `file`; 0 when there is none. The walk is over the device's whole
+    /// queue of writes in flight (the kernel's walks the range's
+    /// `PAGECACHE_TAG_WRITEBACK` entries): cold, once per waited sync.
     fn range_writeback_done(&self, file: FileId, start: u32, end: u32) -> u64 {
         let mut latest = 0;
         for &(done, f) in &self.writeback[1] {

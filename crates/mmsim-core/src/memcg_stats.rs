@@ -172,8 +172,11 @@ impl Sim {
             self.do_flush_stats(memcg);
             // `__mem_cgroup_flush_stats()` (v6.12) records the time of any
             // flush of the root, not only the periodic worker's.
+            // A reclaimer's clock may run ahead of the periodic worker's;
+            // `jiffies_64` never goes back.
             if memcg == crate::memcg::ROOT {
-                self.memcg_stats.flush_last_time = now;
+                let last = &mut self.memcg_stats.flush_last_time;
+                *last = (*last).max(now);
             }
             self.memcg_stats.ratelimited_flushes += 1;
         }

@@ -658,7 +658,7 @@ impl Sim {
                     }
                 }
                 Event::FileWrite { file, .. } => self.tp_task = self.tp_file_task(file),
-                _ => {} // Think, Discard, Collapse, ThpAdvice: no tracepoint
+                _ => {} // Think, Discard, Collapse, ThpAdvice, FileSync: no tracepoint
             }
             self.step(ev);
         }

@@ -58,7 +58,7 @@ pub const RECORD_SIZE: usize = 16;
 pub const FLAG_WRITE: u8 = 1;
 /// Record flag: a think issued while every workload of the phase waited (an idle batch).
 pub const FLAG_IDLE: u8 = 2;
-/// Record flag: a file sync that waits (`fdatasync`).
+/// Record flag: a file sync that waits (`fdatasync`, or `sync_file_range` with its wait flags).
 pub const FLAG_WAIT: u8 = 4;
 
 /// One record: an event and whether it was an idle wait.

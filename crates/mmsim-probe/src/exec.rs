@@ -668,7 +668,7 @@ impl Executor<'_> {
                 let off = index as i64 * PAGE_SIZE as i64;
                 // `pages` 0: to the end of the file (sync_file_range's nbytes 0).
                 let len = pages as i64 * PAGE_SIZE as i64;
-                let (call, r) = if wait && pages == 0 {
+                let (call, r) = if wait && pages == 0 && index == 0 {
                     // SAFETY: a plain system call on an open descriptor.
                     ("fdatasync", unsafe { libc::fdatasync(f.fd) })
                 } else {

@@ -154,8 +154,8 @@ pub struct EventCounts {
     /// `Fork` events (`fork`, the child's stores, `wait4`; absent when none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub fork: u64,
-    /// `FileSync` events (`sync_file_range(SYNC_FILE_RANGE_WRITE)` or `fdatasync`
-    /// calls; absent when none).
+    /// `FileSync` events (`sync_file_range` calls, or `fdatasync` for a waited sync of
+    /// a whole file; absent when none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub file_sync: u64,
 }

@@ -26,6 +26,7 @@
 //! | `mm_filemap_delete_from_page_cache` | as above | none: an eviction, not an access; skipped and counted in [`ReadStats::skipped_events`] |
 //!
 //! | `ext4_da_write_begin`, `ext4_write_begin` (buffered writes: `ext4_da_write_begin()`, `ext4_write_begin()` of fs/ext4/inode.c, `include/trace/events/ext4.h`) | `dev %d,%d ino %lu pos %lld len %u` (the inode in decimal) | pages `pos >> 12 ..= (pos + len - 1) >> 12`, **writes**; `len` 0 is skipped and counted in [`ReadStats::skipped_zero_length`] |
+//! | `ext4_writepages` (`do_writepages` of an inode: `fsync`, `fdatasync`, `sync_file_range`; read only with [`ReadOptions::syncs`](crate::ReadOptions::syncs)) | `dev %d,%d ino %lu nr_to_write %ld pages_skipped %ld range_start %lld range_end %lld sync_mode %d for_kupdate %d range_cyclic %d writeback_index %lu` | one [`Record::sync`](crate::Record::sync) record from page `range_start >> 12`, `range_end` LLONG_MAX meaning the whole file, waited for when `sync_mode` is 1 (`WB_SYNC_ALL`); the flusher's own passes (`for_kupdate` or `range_cyclic` 1) are skipped as other events |
 //!
 //! The form `ofs=%lld max_ofs=%lld` of the range events' v2 patch (the second number the
 //! offset of the last page) is accepted too. The page size is taken to be 4 KiB
@@ -291,6 +292,14 @@ fn parse_writepages(payload: &[u8]) -> Result<Event, &'static str> {
     };
     if end < start {
         return Err(e);
+    }
+    // The flusher's own writeback (`wb_writeback`: periodic `for_kupdate`, or a
+    // `range_cyclic` background pass) is not the program's: a trace taken without
+    // capture-app's per-process filter has it too. Skipped as another event.
+    while let (Some(name), Some(v)) = (t.next(), t.next()) {
+        if (name == b"for_kupdate" || name == b"range_cyclic") && v != b"0" {
+            return Ok(Event::Other);
+        }
     }
     Ok(Event::Sync {
         dev: major << 32 | minor,
@@ -779,7 +788,10 @@ mod tests {
                     range_cyclic 0 writeback_index 0\n\
                     ext4_writepages: dev 254,0 ino 99 nr_to_write 9223372036854775807 \
                     pages_skipped 0 range_start 0 range_end 9223372036854775807 \
-                    sync_mode 1 for_kupdate 0 range_cyclic 0 writeback_index 0\n";
+                    sync_mode 1 for_kupdate 0 range_cyclic 0 writeback_index 0\n\
+                    ext4_writepages: dev 254,0 ino 99 nr_to_write 1024 pages_skipped 0 \
+                    range_start 0 range_end 9223372036854775807 sync_mode 0 for_kupdate 0 \
+                    range_cyclic 1 writeback_index 0\n";
         let read = |syncs: bool| {
             let mut r = crate::TraceReader::from_reader_with(
                 "t",
@@ -812,12 +824,14 @@ mod tests {
             (3, 2),
             "syncs are references too"
         );
+        // The flusher's background pass (`range_cyclic 1`) is not the program's.
+        assert_eq!(stats.skipped_events, 1);
         assert_eq!(got[2].1.pages(), 0, "to the end of the file");
         assert!(got[2].1.wait() && !got[1].1.wait());
         // Without the option they are other events, as before.
         let (got, stats) = read(false);
         assert_eq!(got, vec![(0, SyncSpan::NONE)]);
-        assert_eq!((stats.syncs, stats.skipped_events), (0, 2));
+        assert_eq!((stats.syncs, stats.skipped_events), (0, 3));
         // A malformed one names what is expected.
         assert_eq!(
             parse_event(WRITEPAGES, b"dev 8,1 ino 7 nr_to_write 1 pages_skipped 0 range_start 9 range_end 2 sync_mode 0"),

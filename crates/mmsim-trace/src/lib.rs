@@ -186,6 +186,10 @@ pub struct Record {
     pub sync: SyncSpan,
 }
 
+// `Record::sync` fits in the padding: a record stays 16 bytes (replays move batches
+// of them).
+const _: () = assert!(std::mem::size_of::<Record>() == 16);
+
 /// A writeback a program started itself on a range of a file ([`Record::sync`]):
 /// how many pages, and whether the program waited for it (`fsync`, `fdatasync`, a
 /// `WB_SYNC_ALL` writeback) or not (`sync_file_range(SYNC_FILE_RANGE_WRITE)`,

@@ -608,12 +608,14 @@ impl TraceGen {
                 }
             }
             if let Some(smp) = sampler.as_deref_mut() {
-                let mut i = self.pos;
+                let (mut i, mut syncs) = (self.pos, 0u64);
                 while i < self.records.len() && n < max {
                     let r = self.records[i];
                     i += 1;
                     if r.sync.is_sync() {
-                        // A sync passes whole (`crate::sample`).
+                        // A sync passes whole (`crate::sample`) and is no
+                        // page access: not offered to the sampler.
+                        syncs += 1;
                         if let KeyMap::Offset(o) = &mut self.keys {
                             if let Some(ev) = o.sync_event(&r) {
                                 out.push(ev);
@@ -648,7 +650,7 @@ impl TraceGen {
                         n += 1;
                     }
                 }
-                smp.offer((i - self.pos) as u64);
+                smp.offer((i - self.pos) as u64 - syncs);
                 self.pos = i;
                 continue;
             }

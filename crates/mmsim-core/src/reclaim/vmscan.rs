@@ -150,15 +150,11 @@ impl Sim {
     /// pre-order. Every walk is a full one (the kernel's direct reclaim
     /// resumes a shared partial walk through a reclaim cookie; not modelled).
     pub(crate) fn shrink_node(&mut self, sc: &mut ScanControl) {
-        // MGLRU: root reclaim goes through lru_gen_shrink_node() (v6.14,
-        // v6.12); v6.1 and cgroup reclaim through shrink_lruvec() below. Soft
-        // limits are not honoured under MGLRU.
+        // MGLRU: root reclaim goes through lru_gen_shrink_node() (v6.12+);
+        // v6.1 and cgroup reclaim through shrink_lruvec() below. Soft limits
+        // are not honoured under MGLRU.
         let mglru = matches!(self.policy, Policy::Mglru(_));
-        if matches!(
-            self.policy,
-            Policy::Mglru(crate::config::MglruVersion::V6_14 | crate::config::MglruVersion::V6_12)
-        ) && sc.who != Reclaimer::Memcg
-        {
+        if self.lru_gen_root_reclaim(sc) {
             return self.lru_gen_shrink_node(sc);
         }
         let rules = self.rules();

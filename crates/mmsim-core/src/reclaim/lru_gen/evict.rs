@@ -181,6 +181,9 @@ impl Sim {
         let v = self.lru_gen_version();
         let gen = lru_gen_from_seq(self.lrugen(m).min_seq[ty]);
         let (mut scanned, mut isolated, mut sorted) = (0u64, 0u64, 0u64);
+        // The kernel's `isolated` counts pages (`delta = folio_nr_pages()`);
+        // v6.12's `nr.file_taken` needs them, as `nr_unqueued_dirty` is in pages.
+        let mut isolated_pages = 0u64;
         let mut remaining = MAX_LRU_BATCH;
         let mut ahead = self.lrugen(m).lists[gen][ty].tail;
         for _ in 0..8 {
@@ -200,6 +203,7 @@ impl Sim {
                 self.isolate_folio(v, m, f, gen, ty);
                 self.scratch.push(f);
                 isolated += 1;
+                isolated_pages += self.folios[f].nr_pages();
             }
             remaining -= 1;
             if remaining == 0 || isolated >= MIN_LRU_BATCH {
@@ -214,9 +218,9 @@ impl Sim {
         self.count_reclaim_events(m, sc.who, crate::stats::PGSCAN, isolated);
         if ty == FILE {
             if v == MglruVersion::V6_12 {
-                // 6.12: `sc->nr.file_taken += isolated` (dirty ones are
-                // counted by `shrink_folio_list()`).
-                sc.nr_file_taken += isolated;
+                // 6.12: `sc->nr.file_taken += isolated`, in pages (dirty
+                // ones are counted by `shrink_folio_list()`, in pages too).
+                sc.nr_file_taken += isolated_pages;
             }
             self.count_vm_events(PGSCAN_FILE, isolated);
         } else {

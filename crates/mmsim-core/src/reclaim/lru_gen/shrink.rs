@@ -195,9 +195,26 @@ impl Sim {
         sc.priority = p.clamp(DEF_PRIORITY as i64 / 2, DEF_PRIORITY as i64) as u32;
     }
 
-    /// `lru_gen_shrink_node()` (v6.14 root reclaim: kswapd and direct):
-    /// `set_initial_priority`, then `shrink_many` over the memcg LRU.
+    /// Whether `shrink_node()` hands reclaim `sc` to
+    /// [`Sim::lru_gen_shrink_node`]: `lru_gen_enabled() && root_reclaim(sc)`
+    /// (global reclaim, not a memcg limit's) in the v6.12 and v6.14 models;
+    /// v6.1 reclaims every lruvec through `shrink_lruvec()`.
+    pub(crate) fn lru_gen_root_reclaim(&self, sc: &ScanControl) -> bool {
+        matches!(
+            self.policy,
+            crate::sim::Policy::Mglru(MglruVersion::V6_14 | MglruVersion::V6_12)
+        ) && sc.who != Reclaimer::Memcg
+    }
+
+    /// `lru_gen_shrink_node()` (v6.12 and v6.14 root reclaim: kswapd and
+    /// direct): `set_initial_priority`, then `shrink_many` over the memcg LRU.
     pub(crate) fn lru_gen_shrink_node(&mut self, sc: &mut ScanControl) {
+        // `shrink_node()` clears `sc->nr` before calling it (6.12:
+        // `memset(&sc->nr, 0, sizeof(sc->nr))`), so one pass's clean file
+        // folios do not hide the next pass's dirty ones from the flusher
+        // wake-up of `try_to_shrink_lruvec()`.
+        sc.nr_file_taken = 0;
+        sc.nr_unqueued_dirty = 0;
         self.set_initial_priority(sc);
         let before = sc.nr_reclaimed;
         self.shrink_many(sc);
