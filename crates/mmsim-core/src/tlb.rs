@@ -426,6 +426,17 @@ impl Tlb {
     fn cpu_of(&self, task: TaskId) -> usize {
         task as usize % self.cpus.len()
     }
+
+    /// Drops every entry of `task`'s VMAs (`vmas`) from `cpu`'s TLBs: the
+    /// full flush of `flush_tlb_mm_range()` (`TLB_FLUSH_ALL`, or a range
+    /// over the ceiling). The caller counts it.
+    fn flush_task_all(&mut self, vmas: &[crate::mem::pagetable::Vma], task: TaskId, cpu: usize) {
+        let keep = |v: VmaId| vmas.get(v as usize).is_none_or(|x| x.task != task);
+        let c = &mut self.cpus[cpu];
+        c.l1.retain(keep);
+        c.l1_2m.retain(keep);
+        c.stlb.retain(keep);
+    }
 }
 
 impl Sim {
@@ -625,11 +636,7 @@ impl Sim {
         let cpu = t.cpu_of(task);
         let nr = hi - lo;
         if nr > FLUSH_CEILING {
-            let keep = |v: VmaId| vmas.get(v as usize).is_none_or(|x| x.task != task);
-            let c = &mut t.cpus[cpu];
-            c.l1.retain(keep);
-            c.l1_2m.retain(keep);
-            c.stlb.retain(keep);
+            t.flush_task_all(vmas, task, cpu);
             if !remote {
                 t.stats.nr_tlb_local_flush_all += 1;
             }
@@ -661,11 +668,7 @@ impl Sim {
             return;
         };
         let cpu = t.cpu_of(task);
-        let keep = |v: VmaId| vmas.get(v as usize).is_none_or(|x| x.task != task);
-        let c = &mut t.cpus[cpu];
-        c.l1.retain(keep);
-        c.l1_2m.retain(keep);
-        c.stlb.retain(keep);
+        t.flush_task_all(vmas, task, cpu);
         t.stats.nr_tlb_local_flush_all += 1;
     }
 

@@ -224,68 +224,76 @@ fn parse_ino(s: &[u8]) -> Option<u64> {
     parse_hex(s.strip_prefix(b"0x").unwrap_or(s))
 }
 
-/// Parses `dev 8,1 ino 1234 pos 0 len 8192` (ext4's write events).
-fn parse_write(payload: &[u8]) -> Result<Event, &'static str> {
-    let e = EXPECTED_WRITE;
-    let mut t = payload
-        .split(|b| b.is_ascii_whitespace())
-        .filter(|t| !t.is_empty());
-    let mut field = |name: &[u8]| {
-        if t.next() != Some(name) {
+/// The `name value` pairs of an ext4 event's payload, read in the order its
+/// `TP_printk` prints them; `expected` is the error for any departure.
+struct Ext4Fields<'a, I: Iterator<Item = &'a [u8]>> {
+    tokens: I,
+    expected: &'static str,
+}
+
+impl<'a, I: Iterator<Item = &'a [u8]>> Ext4Fields<'a, I> {
+    /// The value of the next field, which must be `name`.
+    fn next(&mut self, name: &[u8]) -> Result<&'a [u8], &'static str> {
+        if self.tokens.next() != Some(name) {
+            return Err(self.expected);
+        }
+        self.tokens.next().ok_or(self.expected)
+    }
+    /// The next field `name`, a decimal number.
+    fn number(&mut self, name: &[u8]) -> Result<u64, &'static str> {
+        parse_u64(self.next(name)?).ok_or(self.expected)
+    }
+    /// The leading `dev MAJOR,MINOR ino DECIMAL` every ext4 event prints, as
+    /// `(major << 32 | minor, ino)`.
+    fn dev_ino(&mut self) -> Result<(u64, u64), &'static str> {
+        let e = self.expected;
+        let dev = self.next(b"dev")?;
+        let comma = dev.iter().position(|&b| b == b',').ok_or(e)?;
+        let (Some(major), Some(minor)) = (parse_u64(&dev[..comma]), parse_u64(&dev[comma + 1..]))
+        else {
+            return Err(e);
+        };
+        if major > u64::from(u32::MAX) || minor > u64::from(u32::MAX) {
             return Err(e);
         }
-        t.next().ok_or(e)
-    };
-    let dev = field(b"dev")?;
-    let comma = dev.iter().position(|&b| b == b',').ok_or(e)?;
-    let (major, minor) = (parse_u64(&dev[..comma]), parse_u64(&dev[comma + 1..]));
-    let (Some(major), Some(minor)) = (major, minor) else {
-        return Err(e);
-    };
-    if major > u64::from(u32::MAX) || minor > u64::from(u32::MAX) {
-        return Err(e);
+        Ok((major << 32 | minor, self.number(b"ino")?))
     }
-    let ino = parse_u64(field(b"ino")?).ok_or(e)?;
-    let pos = parse_u64(field(b"pos")?).ok_or(e)?;
-    let len = parse_u64(field(b"len")?).ok_or(e)?;
+}
+
+fn ext4_fields<'a>(
+    payload: &'a [u8],
+    expected: &'static str,
+) -> Ext4Fields<'a, impl Iterator<Item = &'a [u8]>> {
+    Ext4Fields {
+        tokens: payload
+            .split(|b| b.is_ascii_whitespace())
+            .filter(|t| !t.is_empty()),
+        expected,
+    }
+}
+
+/// Parses `dev 8,1 ino 1234 pos 0 len 8192` (ext4's write events).
+fn parse_write(payload: &[u8]) -> Result<Event, &'static str> {
+    let mut f = ext4_fields(payload, EXPECTED_WRITE);
+    let (dev, ino) = f.dev_ino()?;
+    let pos = f.number(b"pos")?;
+    let len = f.number(b"len")?;
     // Later kernels print more fields (`flags`): ignored.
-    Ok(Event::Write {
-        dev: major << 32 | minor,
-        ino,
-        pos,
-        len,
-    })
+    Ok(Event::Write { dev, ino, pos, len })
 }
 
 /// Parses `dev 8,1 ino 1234 nr_to_write 9223372036854775807 pages_skipped 0
 /// range_start 0 range_end 9223372036854775807 sync_mode 1 for_kupdate 0 range_cyclic 0
-/// writeback_index 0` (`ext4_writepages`; the fields after `sync_mode` are ignored).
+/// writeback_index 0` (`ext4_writepages`).
 fn parse_writepages(payload: &[u8]) -> Result<Event, &'static str> {
     let e = EXPECTED_WRITEPAGES;
-    let mut t = payload
-        .split(|b| b.is_ascii_whitespace())
-        .filter(|t| !t.is_empty());
-    let mut field = |name: &[u8]| {
-        if t.next() != Some(name) {
-            return Err(e);
-        }
-        t.next().ok_or(e)
-    };
-    let dev = field(b"dev")?;
-    let comma = dev.iter().position(|&b| b == b',').ok_or(e)?;
-    let (Some(major), Some(minor)) = (parse_u64(&dev[..comma]), parse_u64(&dev[comma + 1..]))
-    else {
-        return Err(e);
-    };
-    if major > u64::from(u32::MAX) || minor > u64::from(u32::MAX) {
-        return Err(e);
-    }
-    let ino = parse_u64(field(b"ino")?).ok_or(e)?;
-    field(b"nr_to_write")?;
-    field(b"pages_skipped")?;
-    let start = parse_u64(field(b"range_start")?).ok_or(e)?;
-    let end = parse_u64(field(b"range_end")?).ok_or(e)?;
-    let wait = match field(b"sync_mode")? {
+    let mut f = ext4_fields(payload, e);
+    let (dev, ino) = f.dev_ino()?;
+    f.next(b"nr_to_write")?;
+    f.next(b"pages_skipped")?;
+    let start = f.number(b"range_start")?;
+    let end = f.number(b"range_end")?;
+    let wait = match f.next(b"sync_mode")? {
         b"0" => false,
         b"1" => true,
         _ => return Err(e),
@@ -296,13 +304,14 @@ fn parse_writepages(payload: &[u8]) -> Result<Event, &'static str> {
     // The flusher's own writeback (`wb_writeback`: periodic `for_kupdate`, or a
     // `range_cyclic` background pass) is not the program's: a trace taken without
     // capture-app's per-process filter has it too. Skipped as another event.
+    let t = &mut f.tokens;
     while let (Some(name), Some(v)) = (t.next(), t.next()) {
         if (name == b"for_kupdate" || name == b"range_cyclic") && v != b"0" {
             return Ok(Event::Other);
         }
     }
     Ok(Event::Sync {
-        dev: major << 32 | minor,
+        dev,
         ino,
         start,
         end,

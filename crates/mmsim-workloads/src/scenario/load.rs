@@ -671,16 +671,33 @@ impl Scenario {
                 }
                 WorkloadKind::Trace {
                     path,
+                    format,
                     limit,
                     pages,
                     keys,
                     requests,
+                    read_calls,
                     faults,
                     fault_mappings,
                     ..
                 } => {
                     if path.as_os_str().is_empty() {
                         return Err(invalid(field("path"), "is empty".into()));
+                    }
+                    if *read_calls
+                        && !matches!(
+                            format,
+                            crate::TraceFormat::Auto
+                                | crate::TraceFormat::Fixed(mmsim_trace::Format::Filemap)
+                        )
+                    {
+                        return Err(invalid(
+                            field("trace_read_calls"),
+                            format!(
+                                "joins the mm_filemap_get_pages events of one read, so it needs \
+                                 format = \"filemap\" (here format = \"{format}\")"
+                            ),
+                        ));
                     }
                     if *faults != TraceFaults::Read
                         && (*keys != TraceKeys::Offset || w.target != Target::File)
