@@ -154,31 +154,53 @@ impl Sim {
         except: Option<FolioId>,
         why: &str,
     ) -> u64 {
+        let take = |go: &crate::mem::folio::Folio| folio_lru_gen(go).is_some();
+        self.for_each_young_pte(vma, from, to, m, take, |s, g, _, p| {
+            s.walk_update_folio(g, new_gen, p & PTE_DIRTY != 0, walker);
+            if s.xp.is_some() && except != Some(g) {
+                s.xp_lru_gen_young(g, sc, why);
+            }
+        })
+    }
+
+    /// The young PTEs among `[lo, hi)` of `vma` that map a folio of group
+    /// `m` accepted by `take`: each is read again (a visit may have cleaned
+    /// a later PTE: writeback), cleared (`ptep_test_and_clear_young`) and
+    /// handed to `visit` with its folio, its offset from `lo` and its value
+    /// before the clear. The loop all look-around and walk variants share.
+    /// Returns the PTEs cleared.
+    #[inline(always)]
+    fn for_each_young_pte(
+        &mut self,
+        vma: VmaId,
+        lo: u32,
+        hi: u32,
+        m: MemcgId,
+        take: impl Fn(&crate::mem::folio::Folio) -> bool,
+        mut visit: impl FnMut(&mut Self, FolioId, u32, u32),
+    ) -> u64 {
         let mut bits = {
             let ptes = &self.vmas[vma as usize].ptes;
-            let end = (to as usize).min(ptes.len());
-            young_mask(&ptes[(from as usize).min(end)..end])
+            let end = (hi as usize).min(ptes.len());
+            young_mask(&ptes[(lo as usize).min(end)..end])
         };
         let mut young = 0;
         while bits != 0 {
-            let i = from + bits.trailing_zeros();
+            let k = bits.trailing_zeros();
             bits &= bits - 1;
-            // Read again: a visit may have cleaned a later PTE (writeback).
+            let i = lo + k;
             let p = self.vmas[vma as usize].ptes[i as usize];
             if !pte_present_young(p) {
                 continue;
             }
             let g = p & PTE_FOLIO_MASK;
             let go = &self.folios[g];
-            if go.memcg != m || folio_lru_gen(go).is_none() {
+            if go.memcg != m || !take(go) {
                 continue;
             }
             self.ptep_test_and_clear_young(vma, i);
             young += 1;
-            self.walk_update_folio(g, new_gen, p & PTE_DIRTY != 0, walker);
-            if self.xp.is_some() && except != Some(g) {
-                self.xp_lru_gen_young(g, sc, why);
-            }
+            visit(self, g, k, p);
         }
         young
     }
@@ -307,39 +329,26 @@ impl Sim {
         f: FolioId,
         why: &str,
     ) -> u64 {
-        let mut bits = {
-            let ptes = &self.vmas[vma as usize].ptes;
-            let end = (hi as usize).min(ptes.len());
-            young_mask(&ptes[(lo as usize).min(end)..end])
-        };
         // The bitmap of the folios to promote (bit k: PTE lo + k).
         let mut promote = 0u64;
-        let mut young = 0;
-        while bits != 0 {
-            let k = bits.trailing_zeros();
-            bits &= bits - 1;
-            let i = lo + k;
-            // Read again: a visit may have cleaned a later PTE (writeback).
-            let p = self.vmas[vma as usize].ptes[i as usize];
-            if !pte_present_young(p) {
-                continue;
-            }
-            let g = p & PTE_FOLIO_MASK;
-            if self.folios[g].memcg != m {
-                continue;
-            }
-            self.ptep_test_and_clear_young(vma, i);
-            young += 1;
-            self.walk_folio_dirty(g, p & PTE_DIRTY != 0);
-            match folio_lru_gen(&self.folios[g]) {
-                None => self.folios[g].set(flags::REFERENCED),
-                Some(old) if old != new_gen => promote |= 1 << k,
-                Some(_) => {}
-            }
-            if self.xp.is_some() && g != f {
-                self.xp_lru_gen_young(g, sc, why);
-            }
-        }
+        let young = self.for_each_young_pte(
+            vma,
+            lo,
+            hi,
+            m,
+            |_| true,
+            |s, g, k, p| {
+                s.walk_folio_dirty(g, p & PTE_DIRTY != 0);
+                match folio_lru_gen(&s.folios[g]) {
+                    None => s.folios[g].set(flags::REFERENCED),
+                    Some(old) if old != new_gen => promote |= 1 << k,
+                    Some(_) => {}
+                }
+                if s.xp.is_some() && g != f {
+                    s.xp_lru_gen_young(g, sc, why);
+                }
+            },
+        );
         let activate = !walker && promote.count_ones() < PAGEVEC_SIZE_V6_1;
         while promote != 0 {
             let i = lo + promote.trailing_zeros();
@@ -382,45 +391,32 @@ impl Sim {
         f: FolioId,
         why: &str,
     ) -> u64 {
-        let mut bits = {
-            let ptes = &self.vmas[vma as usize].ptes;
-            let end = (hi as usize).min(ptes.len());
-            young_mask(&ptes[(lo as usize).min(end)..end])
-        };
-        let mut young = 0;
-        while bits != 0 {
-            let i = lo + bits.trailing_zeros();
-            bits &= bits - 1;
-            // Read again: a visit may have cleaned a later PTE (writeback).
-            let p = self.vmas[vma as usize].ptes[i as usize];
-            if !pte_present_young(p) {
-                continue;
-            }
-            let g = p & PTE_FOLIO_MASK;
-            if self.folios[g].memcg != m {
-                continue;
-            }
-            self.ptep_test_and_clear_young(vma, i);
-            young += 1;
-            self.walk_folio_dirty(g, p & PTE_DIRTY != 0);
-            match folio_lru_gen(&self.folios[g]) {
-                None => self.folios[g].set(flags::REFERENCED),
-                Some(_) if walker => {
-                    self.folio_update_gen(g, new_gen);
+        self.for_each_young_pte(
+            vma,
+            lo,
+            hi,
+            m,
+            |_| true,
+            |s, g, _, p| {
+                s.walk_folio_dirty(g, p & PTE_DIRTY != 0);
+                match folio_lru_gen(&s.folios[g]) {
+                    None => s.folios[g].set(flags::REFERENCED),
+                    Some(_) if walker => {
+                        s.folio_update_gen(g, new_gen);
+                    }
+                    Some(old) if old != new_gen => {
+                        let go = &mut s.folios[g];
+                        set_folio_refs(go, 0);
+                        go.clear(flags::REFERENCED | flags::WORKINGSET);
+                        s.lru_gen_folio_activate(g);
+                    }
+                    Some(_) => {}
                 }
-                Some(old) if old != new_gen => {
-                    let go = &mut self.folios[g];
-                    set_folio_refs(go, 0);
-                    go.clear(flags::REFERENCED | flags::WORKINGSET);
-                    self.lru_gen_folio_activate(g);
+                if s.xp.is_some() && g != f {
+                    s.xp_lru_gen_young(g, sc, why);
                 }
-                Some(_) => {}
-            }
-            if self.xp.is_some() && g != f {
-                self.xp_lru_gen_young(g, sc, why);
-            }
-        }
-        young
+            },
+        )
     }
 
     /// The MGLRU reference rule of `shrink_folio_list()`
