@@ -603,6 +603,32 @@ fn convert_interrupted_leaves_the_output_alone() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
 
+/// A filemap trace's `ext4_writepages` (the program's own fsync or sync_file_range) are
+/// replayed as syncs when the files are kept, and the text report counts them; a dense
+/// replay skips them as other events.
+#[test]
+fn run_reports_the_syncs_of_a_filemap_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sync.txt");
+    let text = "  pg 7 [000] 1.0: filemap:mm_filemap_get_pages: dev=8:1 ino=a ofs=0-8191\n\
+                \x20 pg 7 [000] 1.1: ext4:ext4_da_write_begin: dev 8,1 ino 10 pos 0 len 4096\n\
+                \x20 pg 7 [000] 1.2: ext4:ext4_writepages: dev 8,1 ino 10 nr_to_write 1 \
+                pages_skipped 0 range_start 0 range_end 9223372036854775807 sync_mode 1 \
+                for_kupdate 0 range_cyclic 0 writeback_index 0\n";
+    std::fs::write(&path, text).unwrap();
+    let p = path.to_str().unwrap();
+    mmsim()
+        .args(["run", "--trace", p, "--keys", "offset"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "references        4 (1 writes, 1 syncs: the program's fsync or sync_file_range)",
+        ));
+    let dense = json(&["run", "--trace", p, "--json", "-q"]);
+    assert_eq!(dense["trace"][0]["skipped_events"], 1);
+    assert!(dense["trace"][0].get("syncs").is_none());
+}
+
 /// `mmsim run --trace T --keys offset`: a filemap trace of two files read page by page,
 /// interleaved, keeps each file's layout (one readahead miss per file instead of 32
 /// misses), says so in the text and JSON reports, and refuses bad modes, `--keys`

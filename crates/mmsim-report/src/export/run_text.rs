@@ -582,8 +582,17 @@ pub fn run_report(
         let _ = writeln!(t, "  records           {}", rd.records);
         let _ = writeln!(
             t,
-            "  references        {} ({} writes)",
-            rd.references, rd.writes
+            "  references        {} ({} writes{})",
+            rd.references,
+            rd.writes,
+            if rd.syncs > 0 {
+                format!(
+                    ", {} syncs: the program's fsync or sync_file_range",
+                    rd.syncs
+                )
+            } else {
+                String::new()
+            }
         );
         let _ = writeln!(t, "  distinct keys     {}", tr.distinct);
         if tr.keys == "offset" {
