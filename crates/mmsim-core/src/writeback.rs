@@ -208,21 +208,49 @@ impl Sim {
         self.queue_writeback(1, done, f);
     }
 
+    /// The flusher writes the folio of an entry it took off its queue.
+    ///
+    /// A folio dirtied again while its earlier write is in flight is
+    /// skipped: the flusher writes under `WB_SYNC_NONE`, and v6.12
+    /// `folio_prepare_writeback()` passes over a folio under writeback
+    /// instead of waiting for it. The folio keeps its dirty tag, so
+    /// `requeue_inode()` puts its inode back on `b_dirty`
+    /// (`redirty_tail_locked()`, dirtied now at the latest) and a later pass
+    /// writes it: the folio is queued again at `now`. Without this its entry
+    /// would be gone and nothing but reclaim or a sync would ever write it.
+    fn flusher_write(&mut self, f: FolioId, now: u64) {
+        if self.folios.is_live(f) {
+            let fo = &self.folios[f];
+            if fo.is_file() && fo.test(flags::DIRTY) && fo.test(flags::WRITEBACK) {
+                self.dirty_fifo.push_back(now, f);
+                return;
+            }
+        }
+        self.write_folio(f, now);
+    }
+
     /// Periodic flusher: writes folios dirty for longer than dirty_expire.
+    /// An entry queued again by [`Sim::flusher_write`] is not yet expired,
+    /// so the pass ends before it.
     pub(crate) fn flusher_periodic(&mut self, now: u64) {
         while let Some((t, f)) = self.dirty_fifo.front() {
             if t + crate::sim::DIRTY_EXPIRE_NS > now {
                 break;
             }
             self.dirty_fifo.pop_front();
-            self.write_folio(f, now);
+            self.flusher_write(f, now);
         }
     }
 
-    /// `wakeup_flusher_threads(WB_REASON_VMSCAN)`: writes all dirty file folios.
+    /// `wakeup_flusher_threads(WB_REASON_VMSCAN)`: writes all dirty file
+    /// folios. One pass over the entries queued when it starts: those it
+    /// queues again ([`Sim::flusher_write`]) wait for a later pass.
     pub(crate) fn wakeup_flusher(&mut self, now: u64) {
-        while let Some((_, f)) = self.dirty_fifo.pop_front() {
-            self.write_folio(f, now);
+        for _ in 0..self.dirty_fifo.held() {
+            let Some((_, f)) = self.dirty_fifo.pop_front() else {
+                break;
+            };
+            self.flusher_write(f, now);
         }
     }
 
@@ -237,11 +265,16 @@ impl Sim {
             return;
         }
         let now = self.clock;
-        while self.nr_dirty > thresh {
+        // One pass, as in `wakeup_flusher`: if every dirty folio left is
+        // under writeback, the pass ends with them queued again.
+        for _ in 0..self.dirty_fifo.held() {
+            if self.nr_dirty <= thresh {
+                break;
+            }
             let Some((_, f)) = self.dirty_fifo.pop_front() else {
                 break;
             };
-            self.write_folio(f, now);
+            self.flusher_write(f, now);
         }
     }
 }
@@ -254,16 +287,13 @@ mod tests {
     use crate::mem::folio::{flags, NIL};
     use crate::sim::Sim;
 
-    /// The `lru` reference policy frees a folio whose write is in flight:
-    /// its completion event is struck out, so when the id is reused by a
-    /// folio that starts its own write, the old event's completion leaves
-    /// the new folio under writeback and only its own event ends it.
-    #[test]
-    fn a_write_cut_short_completes_nothing_when_its_folio_id_is_reused() {
+    /// A 16 MiB machine under `policy` with one task and a 16-page file it
+    /// has open.
+    fn machine_with_a_file(policy: PolicyName) -> (Sim, crate::event::FileId) {
         let mut s = Sim::new(MachineConfig {
             memory: Size::from_pages(4096),
             policy: PolicyConfig {
-                name: PolicyName::Lru,
+                name: policy,
                 ..Default::default()
             },
             ..Default::default()
@@ -272,6 +302,16 @@ mod tests {
         let t = s.add_task("t");
         let file = s.add_file("f", 16).unwrap();
         s.open(file, t).unwrap();
+        (s, file)
+    }
+
+    /// The `lru` reference policy frees a folio whose write is in flight:
+    /// its completion event is struck out, so when the id is reused by a
+    /// folio that starts its own write, the old event's completion leaves
+    /// the new folio under writeback and only its own event ends it.
+    #[test]
+    fn a_write_cut_short_completes_nothing_when_its_folio_id_is_reused() {
+        let (mut s, file) = machine_with_a_file(PolicyName::Lru);
         let folio_at = |s: &Sim, i: u32| slot_folio(s.files[file as usize].slot(i));
         s.step(&Event::FileWrite {
             file,
@@ -316,18 +356,7 @@ mod tests {
     #[test]
     fn a_freed_dirty_folios_entry_does_not_write_the_folio_reusing_its_id_early() {
         use crate::sim::DIRTY_EXPIRE_NS;
-        let mut s = Sim::new(MachineConfig {
-            memory: Size::from_pages(4096),
-            policy: PolicyConfig {
-                name: PolicyName::Lru,
-                ..Default::default()
-            },
-            ..Default::default()
-        })
-        .unwrap();
-        let t = s.add_task("t");
-        let file = s.add_file("f", 16).unwrap();
-        s.open(file, t).unwrap();
+        let (mut s, file) = machine_with_a_file(PolicyName::Lru);
         let folio_at = |s: &Sim, i: u32| slot_folio(s.files[file as usize].slot(i));
         let write = |s: &mut Sim, index: u32| {
             s.step(&Event::FileWrite {
@@ -352,5 +381,37 @@ mod tests {
         s.flusher_periodic(t1 + DIRTY_EXPIRE_NS);
         assert!(s.folios[f1].test(flags::WRITEBACK));
         assert_eq!((s.nr_dirty, s.nr_writeback), (0, 1));
+    }
+
+    /// A folio dirtied again while its write is in flight is passed over
+    /// by the flusher (`folio_prepare_writeback` under `WB_SYNC_NONE`) and
+    /// stays queued: once the first write completes, the next pass writes
+    /// it. Before, the pass dropped its entry and the folio stayed dirty.
+    #[test]
+    fn a_folio_dirtied_again_under_writeback_is_written_by_a_later_pass() {
+        let (mut s, file) = machine_with_a_file(PolicyName::default());
+        let write = |s: &mut Sim| {
+            s.step(&Event::FileWrite {
+                file,
+                index: 0,
+                pages: 1,
+            })
+        };
+        write(&mut s);
+        let f = slot_folio(s.files[file as usize].slot(0)).unwrap();
+        s.wakeup_flusher(s.clock);
+        let done = s.writeback[1][0].0;
+        write(&mut s);
+        let fo = s.folios[f];
+        assert!(fo.test(flags::DIRTY) && fo.test(flags::WRITEBACK));
+        s.wakeup_flusher(s.clock);
+        assert_eq!(s.writeback[1].len(), 1, "no second write in flight");
+        assert_eq!(s.dirty_fifo.front().map(|e| e.1), Some(f), "still queued");
+        s.complete_writeback(done);
+        assert_eq!((s.nr_dirty, s.nr_writeback), (1, 0));
+        s.wakeup_flusher(s.clock.max(done));
+        assert!(!s.folios[f].test(flags::DIRTY) && s.folios[f].test(flags::WRITEBACK));
+        assert_eq!((s.nr_dirty, s.nr_writeback), (0, 1));
+        assert_eq!(s.dirty_fifo.front(), None);
     }
 }

@@ -128,8 +128,8 @@ impl<T: Copy> FolioQueue<T> {
         self.front().is_none()
     }
 
-    /// The entries held, stale ones included.
-    #[cfg(test)]
+    /// The entries held, stale ones included: a bound on the live ones,
+    /// for a pass that may queue entries again.
     pub(crate) fn held(&self) -> usize {
         self.entries.len()
     }
