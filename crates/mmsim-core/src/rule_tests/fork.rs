@@ -458,22 +458,28 @@ fn a_fork_event_runs_the_child_s_stores_and_exit_in_the_task_s_time() {
     check(&s);
 }
 
+/// A 64 MiB machine whose group is limited to `limit` pages, with 4 MiB of
+/// swap on `device`.
+fn pressure_machine(device: DeviceKind, limit: u64) -> Sim {
+    Sim::new(MachineConfig {
+        memory: Size::from_pages(1 << 14),
+        memcg_max: Some(Size::from_pages(limit)),
+        swap: DeviceConfig {
+            size: Some(Size::from_pages(1024)),
+            ..DeviceConfig::of(device)
+        },
+        ..Default::default()
+    })
+    .unwrap()
+}
+
 /// Forks under memory pressure (swap-in readahead, shared entries swapped in
 /// by one task, reclaim of pages both map): the mapcounts and slot counts stay
 /// exact, and the last exit frees every page and slot.
 #[test]
 fn forks_under_pressure_keep_every_count_and_free_everything_at_exit() {
     for device in [DeviceKind::Ssd, DeviceKind::Zram] {
-        let cfg = MachineConfig {
-            memory: Size::from_pages(1 << 14),
-            memcg_max: Some(Size::from_pages(48)),
-            swap: DeviceConfig {
-                size: Some(Size::from_pages(1024)),
-                ..DeviceConfig::of(device)
-            },
-            ..Default::default()
-        };
-        let mut s = Sim::new(cfg).unwrap();
+        let mut s = pressure_machine(device, 48);
         let t = s.add_task("p");
         let vma = s.mmap_anon(t, 64).unwrap();
         for _ in 0..2 {
@@ -774,16 +780,7 @@ fn fork_flushes_the_parent_s_tlb_once_whatever_it_copied() {
 #[test]
 fn a_store_whose_copy_reclaimed_its_page_faults_again() {
     for device in [DeviceKind::Ssd, DeviceKind::Zram] {
-        let cfg = MachineConfig {
-            memory: Size::from_pages(1 << 14),
-            memcg_max: Some(Size::from_pages(32)),
-            swap: DeviceConfig {
-                size: Some(Size::from_pages(1024)),
-                ..DeviceConfig::of(device)
-            },
-            ..Default::default()
-        };
-        let mut s = Sim::new(cfg).unwrap();
+        let mut s = pressure_machine(device, 32);
         let (_, vma, _, cvma) = forked(&mut s, 32);
         // Nothing referenced since: reclaim takes the oldest pages first.
         for i in 0..32 {
