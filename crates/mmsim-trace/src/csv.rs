@@ -352,13 +352,7 @@ pub(crate) fn fill(
             match parse_line(spec, name, line_no, line)? {
                 (key, None, write) => {
                     stats.writes += u64::from(write);
-                    out.push(Record {
-                        key,
-                        write,
-                        cont: false,
-                        fault: false,
-                        sync: crate::SyncSpan::NONE,
-                    });
+                    out.push(Record::access(key, write));
                 }
                 (addr, Some(len), write) => {
                     let offset =

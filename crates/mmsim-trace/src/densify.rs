@@ -340,16 +340,7 @@ mod tests {
             assert_eq!(*reference.entry(k).or_insert(n), id);
         }
         let mut batched = Densifier::new(u32::MAX - 1);
-        let records: Vec<Record> = keys
-            .iter()
-            .map(|&key| Record {
-                key,
-                write: false,
-                cont: false,
-                fault: false,
-                sync: crate::SyncSpan::NONE,
-            })
-            .collect();
+        let records: Vec<Record> = keys.iter().map(|&key| Record::access(key, false)).collect();
         let mut ids = Vec::new();
         for chunk in records.chunks(1000) {
             batched.ids(chunk, &mut ids).unwrap();
@@ -375,13 +366,7 @@ mod tests {
         assert_eq!(d.table_bytes(), 0);
         let records: Vec<Record> = [0u64, 1, 0, 2, 1]
             .iter()
-            .map(|&key| Record {
-                key,
-                write: false,
-                cont: false,
-                fault: false,
-                sync: crate::SyncSpan::NONE,
-            })
+            .map(|&key| Record::access(key, false))
             .collect();
         let mut ids = Vec::new();
         d.ids(&records, &mut ids).unwrap();
@@ -405,13 +390,7 @@ mod tests {
         let mut d = Densifier::with_name("t.txt", 2);
         let records: Vec<Record> = [5u64, 6, 5, 7, 5]
             .iter()
-            .map(|&key| Record {
-                key,
-                write: false,
-                cont: false,
-                fault: false,
-                sync: crate::SyncSpan::NONE,
-            })
+            .map(|&key| Record::access(key, false))
             .collect();
         let mut ids = Vec::new();
         let e = d.ids(&records, &mut ids).unwrap_err();

@@ -48,13 +48,11 @@ pub(crate) fn fill<const N: usize>(
         }
         let n = (avail / N).min(max - out.len());
         let bytes = &input.available()[..n * N];
-        out.extend(bytes.chunks_exact(N).map(|chunk| Record {
-            key: decode(chunk.try_into().expect("chunks_exact")),
-            write: false,
-            cont: false,
-            fault: false,
-            sync: crate::SyncSpan::NONE,
-        }));
+        out.extend(
+            bytes.chunks_exact(N).map(|chunk| {
+                Record::access(decode(chunk.try_into().expect("chunks_exact")), false)
+            }),
+        );
         input.consume(n * N);
         stats.records += n as u64;
     }

@@ -186,6 +186,21 @@ pub struct Record {
     pub sync: SyncSpan,
 }
 
+impl Record {
+    /// A single-page reference to `key`: not continuing a request, not a fault, not a
+    /// sync.
+    #[inline]
+    pub const fn access(key: u64, write: bool) -> Record {
+        Record {
+            key,
+            write,
+            cont: false,
+            fault: false,
+            sync: SyncSpan::NONE,
+        }
+    }
+}
+
 // `Record::sync` fits in the padding: a record stays 16 bytes (replays move batches
 // of them).
 const _: () = assert!(std::mem::size_of::<Record>() == 16);

@@ -39,6 +39,34 @@ where
     }
 }
 
+/// [`fill_lines`] for the formats whose every content line is one page reference:
+/// `parse` turns a line (with its 1-based number) into `(page, write)`.
+pub(crate) fn fill_page_lines<F>(
+    input: &mut Input,
+    stats: &mut ReadStats,
+    run: &mut Run,
+    out: &mut Vec<Record>,
+    max: usize,
+    mut parse: F,
+) -> Result<(), TraceError>
+where
+    F: FnMut(&[u8], u64) -> Result<(u64, bool), TraceError>,
+{
+    fill_lines(
+        input,
+        stats,
+        run,
+        out,
+        max,
+        |line, line_no, stats, _, out| {
+            let (key, write) = parse(line, line_no)?;
+            stats.writes += u64::from(write);
+            out.push(Record::access(key, write));
+            Ok(())
+        },
+    )
+}
+
 /// Parses 1 to 16 hexadecimal digits (either case, no prefix) into a u64.
 #[inline]
 pub(crate) fn parse_hex(digits: &[u8]) -> Option<u64> {

@@ -1000,13 +1000,7 @@ fn unpack<const W: usize>(
     } else {
         out.extend(values.map(|v| {
             key = key.wrapping_add(unzigzag(v));
-            Record {
-                key,
-                write: false,
-                cont: false,
-                fault: false,
-                sync: crate::SyncSpan::NONE,
-            }
+            Record::access(key, false)
         }));
     }
     *prev = key;

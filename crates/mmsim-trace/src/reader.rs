@@ -257,12 +257,8 @@ impl TraceReader {
                 Format::Text => text::fill(input, name, stats, false, out, max),
                 Format::Lirs => text::fill(input, name, stats, true, out, max),
                 Format::Arc => arc::fill(input, name, stats, arc, out, max),
-                Format::OracleGeneral => oracle::fill(input, name, stats, out, max, |b| Record {
-                    key: oracle::obj_id(b),
-                    write: false,
-                    cont: false,
-                    fault: false,
-                    sync: crate::SyncSpan::NONE,
+                Format::OracleGeneral => oracle::fill(input, name, stats, out, max, |b| {
+                    Record::access(oracle::obj_id(b), false)
                 }),
                 Format::Native => native::fill(input, name, stats, native, out, max),
                 Format::LibCacheSimCsv => {

@@ -101,13 +101,7 @@ pub(crate) fn fill(
             Some(b'#') => stats.skipped_comments += 1,
             Some(b'*') if lirs && line.len() == 1 => stats.skipped_markers += 1,
             _ => match parse_u64(line) {
-                Some(key) => out.push(Record {
-                    key,
-                    write: false,
-                    cont: false,
-                    fault: false,
-                    sync: crate::SyncSpan::NONE,
-                }),
+                Some(key) => out.push(Record::access(key, false)),
                 None => {
                     return Err(TraceError::Parse {
                         file: name.to_string(),

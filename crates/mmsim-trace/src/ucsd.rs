@@ -21,7 +21,7 @@
 use crate::error::quote;
 use crate::expand::Run;
 use crate::input::Input;
-use crate::lines::{fill_lines, parse_hex, split_ws};
+use crate::lines::{fill_page_lines, parse_hex, split_ws};
 use crate::text::parse_u64;
 use crate::{ReadStats, Record, TraceError};
 
@@ -73,25 +73,9 @@ pub(crate) fn fill(
     out: &mut Vec<Record>,
     max: usize,
 ) -> Result<(), TraceError> {
-    fill_lines(
-        input,
-        stats,
-        run,
-        out,
-        max,
-        |line, line_no, stats, _, out| {
-            let (key, write) = parse_line(name, line_no, line)?;
-            stats.writes += u64::from(write);
-            out.push(Record {
-                key,
-                write,
-                cont: false,
-                fault: false,
-                sync: crate::SyncSpan::NONE,
-            });
-            Ok(())
-        },
-    )
+    fill_page_lines(input, stats, run, out, max, |line, line_no| {
+        parse_line(name, line_no, line)
+    })
 }
 
 #[cfg(test)]
