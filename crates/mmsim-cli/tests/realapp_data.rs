@@ -1,0 +1,56 @@
+//! The derived real-application traces of `data/realapp` can be made again from the
+//! repository: `scripts/realapp/derive-grep-group` turns `grep-include.trace.zst` and
+//! the exclusion list `grep-include-group.exclude` into the content of the shipped
+//! `grep-include-group.trace.zst`, byte for byte (`data/realapp/SOURCES.md`).
+//!
+//! Needs `bash` and the `zstd` command (`.ci/run` installs it): without them the test
+//! fails, saying so, rather than passing unchecked.
+
+use std::path::Path;
+use std::process::Command;
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+}
+
+fn run(cmd: &mut Command) -> Vec<u8> {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e} (needs bash and zstd)"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+#[test]
+fn grep_include_group_is_derived_from_the_capture_by_its_exclusion_list() {
+    let root = repo();
+    let derived = run(Command::new("bash")
+        .arg(root.join("scripts/realapp/derive-grep-group"))
+        .current_dir(root));
+    let shipped = run(Command::new("zstd")
+        .arg("-dc")
+        .arg(root.join("data/realapp/grep-include-group.trace.zst")));
+    assert_eq!(
+        derived.len(),
+        shipped.len(),
+        "derived and shipped sizes differ"
+    );
+    assert!(
+        derived == shipped,
+        "the derived trace differs from the shipped one"
+    );
+    // The list is what makes the difference: 22 files, 347 events fewer.
+    let full = run(Command::new("zstd")
+        .arg("-dc")
+        .arg(root.join("data/realapp/grep-include.trace.zst")));
+    let lines = |b: &[u8]| b.iter().filter(|&&c| c == b'\n').count();
+    assert_eq!(lines(&full) + 1 - lines(&shipped), 347);
+}
