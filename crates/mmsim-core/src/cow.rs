@@ -25,7 +25,8 @@
 //!   `ptep_clear_flush` drops the old PTE's accessed bit with it. If the PTE
 //!   changed while the allocation reclaimed (`pte_same` fails), the new folio
 //!   is freed and the fault runs again, counted again as the kernel's retried
-//!   fault would be.
+//!   fault would be ([`Sim::retry_fault`], shared with `crate::fork`'s copies
+//!   of anonymous pages: a loop, not a recursion).
 //! * The copies are ordinary anonymous folios of the VMA (`space` = the VMA,
 //!   `index` = the page in it): charged as anon, on the anon LRU, swapped out
 //!   by reclaim (the PTE becomes a swap entry, which `handle_mm_fault` sends to
@@ -62,6 +63,14 @@ pub struct MmCounters {
     pub anon: u64,
     /// MM_SWAPENTS: swap entries in the task's page tables.
     pub swap: u64,
+}
+
+/// The state of [`Sim::retry_fault`]: whether a retried fault runs, and the
+/// store to fault again after it (VMA, page).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct FaultRetry {
+    retrying: bool,
+    retry: Option<(VmaId, u32)>,
 }
 
 impl Sim {
@@ -159,7 +168,7 @@ impl Sim {
             self.free_folio(new);
             self.acc.accesses -= 1;
             self.acc.hits -= 1;
-            self.handle_mm_fault(vma, index, true, pte);
+            self.retry_fault(vma, index);
             return;
         }
         self.advance(self.cost.minor_fault_ns);
@@ -172,6 +181,50 @@ impl Sim {
         // ptep_clear_flush() of the page-cache PTE (crate::tlb).
         self.flush_tlb_range(vma, index, index + 1, false);
         self.map_copy(vma, index, new);
+    }
+
+    /// The store to page `index` of `vma` faults again: its copy-on-write
+    /// found the PTE changed (`pte_same` failed in `wp_page_copy()`, v6.12
+    /// mm/memory.c: the copy's allocation reclaimed the page), and the
+    /// kernel returns from the fault for the store to fault anew. Called by
+    /// [`Sim::wp_page_copy_file`] and `crate::fork`'s `wp_page_copy_anon`.
+    ///
+    /// Run as a loop, not a recursion: the outermost retry runs the faults
+    /// one after another, and a retry asked for inside one of them is
+    /// queued for the next turn, so an allocation that keeps reclaiming the
+    /// page cannot grow the stack. The order of events is the recursion's:
+    /// nothing between the nested copy and its `handle_mm_fault` acts after
+    /// it returns but that fault's `anon_fault_content`, which a pending
+    /// retry skips ([`Sim::fault_retry_pending`]) as the retried fault does
+    /// it itself.
+    pub(crate) fn retry_fault(&mut self, vma: VmaId, index: u32) {
+        let r = &mut self.fault_retry;
+        if r.retrying {
+            debug_assert!(r.retry.is_none(), "one retry per fault");
+            r.retry = Some((vma, index));
+            return;
+        }
+        r.retrying = true;
+        let mut next = Some((vma, index));
+        while let Some((v, i)) = next {
+            let pte = self.vmas[v as usize].pte(i);
+            self.handle_mm_fault(v, i, true, pte);
+            next = self.fault_retry.retry.take();
+        }
+        self.fault_retry.retrying = false;
+    }
+
+    /// A fault's retry is queued ([`Sim::retry_fault`]): the fault that
+    /// asked for it is unwinding.
+    #[inline]
+    pub(crate) fn fault_retry_pending(&self) -> bool {
+        self.fault_retry.retry.is_some()
+    }
+
+    /// No retried fault is running or queued ([`Sim::retry_fault`]).
+    #[cfg(test)]
+    pub(crate) fn fault_retry_idle(&self) -> bool {
+        !self.fault_retry.retrying && self.fault_retry.retry.is_none()
     }
 
     /// The RSS counters of `task` (see [`MmCounters`]), counted from its

@@ -134,7 +134,7 @@
 //!
 //! A copy whose allocation reclaimed the page it copies (`pte_same`
 //! fails) frees the copy and faults again; the retries run as a loop
-//! ([`Sim::retry_fault`]), not a recursion.
+//! ([`Sim::retry_fault`], `crate::cow`), not a recursion.
 //!
 //! TLB (`[machine.tlb]`): `dup_mmap` ends with `flush_tlb_mm(oldmm)`, one
 //! full flush of the parent's entries per fork (`nr_tlb_local_flush_all`),
@@ -193,10 +193,6 @@ pub(crate) struct ForkState {
     shared: Vec<u64>,
     /// The counters.
     stats: ForkStats,
-    /// A retried fault runs ([`Sim::retry_fault`]).
-    retrying: bool,
-    /// The store to fault again after the one running (VMA, page).
-    retry: Option<(VmaId, u32)>,
 }
 
 impl ForkState {
@@ -359,14 +355,6 @@ impl Sim {
     #[cfg(test)]
     pub(crate) fn fork_swap_refs(&self, slot: u32) -> u32 {
         self.fork.as_ref().map_or(0, |fk| fk.refs(slot))
-    }
-
-    /// No retried fault is running or queued ([`Sim::retry_fault`]).
-    #[cfg(test)]
-    pub(crate) fn fork_retry_idle(&self) -> bool {
-        self.fork
-            .as_ref()
-            .is_none_or(|fk| !fk.retrying && fk.retry.is_none())
     }
 
     /// The fork and copy-on-write counters ([`ForkStats`]; zero without fork).
@@ -722,40 +710,6 @@ impl Sim {
                 }
             }
         }
-    }
-
-    /// The store to page `index` of `vma` faults again after
-    /// [`Sim::wp_page_copy_anon`] found its PTE changed (`pte_same` failed:
-    /// the copy's allocation reclaimed). Run as a loop, not a recursion: the
-    /// outermost retry runs the faults one after another, and a retry
-    /// asked for inside one of them is queued for the next turn, so an
-    /// allocation that keeps reclaiming the page cannot grow the stack. The
-    /// order of events is the recursion's: nothing between the nested
-    /// `wp_page_copy_anon` and its `handle_mm_fault` acts after it returns
-    /// but that fault's `anon_fault_content`, which a pending retry skips
-    /// ([`Sim::fault_retry_pending`]) as the retried fault does it itself.
-    fn retry_fault(&mut self, vma: VmaId, index: u32) {
-        let fk = self.fork.as_mut().unwrap();
-        if fk.retrying {
-            debug_assert!(fk.retry.is_none(), "one retry per fault");
-            fk.retry = Some((vma, index));
-            return;
-        }
-        fk.retrying = true;
-        let mut next = Some((vma, index));
-        while let Some((v, i)) = next {
-            let pte = self.vmas[v as usize].pte(i);
-            self.handle_mm_fault(v, i, true, pte);
-            next = self.fork.as_mut().unwrap().retry.take();
-        }
-        self.fork.as_mut().unwrap().retrying = false;
-    }
-
-    /// A fault's retry is queued ([`Sim::retry_fault`]): the fault that
-    /// asked for it is unwinding.
-    #[inline]
-    pub(crate) fn fault_retry_pending(&self) -> bool {
-        self.fork.as_ref().is_some_and(|fk| fk.retry.is_some())
     }
 
     /// `do_swap_page`'s mapping of swap-cache folio `f` at page `index` of

@@ -16,8 +16,6 @@
 //! clock ([`crate::timer`]). Everything is integer arithmetic on one clock:
 //! the same events give the same bits on any machine.
 
-use std::collections::VecDeque;
-
 use crate::config::{ConfigError, CostVariant, DeviceKind, MachineConfig, PolicyName};
 use crate::cost::CostModel;
 use crate::event::{Event, FileId};
@@ -184,6 +182,8 @@ pub struct Sim {
     pub(crate) pages_over_high: u64,
     /// Fork state (`crate::fork`): None until a task forks.
     pub(crate) fork: Option<Box<crate::fork::ForkState>>,
+    /// A store's fault run again (`Sim::retry_fault`, `crate::cow`).
+    pub(crate) fault_retry: crate::cow::FaultRetry,
     /// Scheduled knob writes, latest first (popped from the end).
     pub(crate) knob_events: Vec<crate::memcg::KnobEvent>,
     /// Insertion counter of the soft-limit tree.
@@ -219,11 +219,9 @@ pub struct Sim {
     /// doubled each time `machine.stats_max_samples` thins the samples.
     pub(crate) stats_interval_ns: u64,
     /// Writeback completions in submission order, per device (0 swap, 1 fs):
-    /// (completion time, folio or NIL for a write cut short; see
-    /// `Sim::queue_writeback`).
-    pub(crate) writeback: [VecDeque<(u64, FolioId)>; 2],
-    /// Writes ever queued on each `writeback` queue (for the block plug of
-    /// `Sim::complete_writeback_before`).
+    /// (completion time, folio or NIL for a write cut short: `Sim::queue_writeback`).
+    pub(crate) writeback: [std::collections::VecDeque<(u64, FolioId)>; 2],
+    /// Writes ever queued per `writeback` queue (`Sim::complete_writeback_before`'s plug).
     pub(crate) writeback_queued: [u64; 2],
     /// Dirty file folios in dirtying order, with the time dirtied (`Sim::dirty_fifo_unqueue`).
     pub(crate) dirty_fifo: crate::mem::queue::FolioQueue<u64>,
@@ -332,6 +330,7 @@ impl Sim {
             stock: (crate::memcg::ROOT, 0),
             pages_over_high: 0,
             fork: None,
+            fault_retry: Default::default(),
             knob_events: Vec::new(),
             soft_tree_seq: 0,
             node: Node {
@@ -358,7 +357,7 @@ impl Sim {
             xp: crate::explain::Explainer::new(cfg.explain.as_ref()),
             kmem: cfg.kmem_accounting.then(Default::default),
             stats_interval_ns: 0,
-            writeback: [VecDeque::new(), VecDeque::new()],
+            writeback: Default::default(),
             writeback_queued: [0; 2],
             dirty_fifo: Default::default(),
             scratch: Vec::with_capacity(64),

@@ -328,7 +328,7 @@ impl Sim {
     /// ([`Sim::anon_wp_fault_content`]), as the kernel's store after a
     /// read of the zero page is (`do_wp_page` → `wp_page_copy`).
     pub(crate) fn anon_fault_content(&mut self, vma: VmaId, index: u32, new: bool, write: bool) {
-        if self.fork.is_some() && self.fault_retry_pending() {
+        if self.fault_retry_pending() {
             return; // the retried fault (`crate::fork`) marks its own folio
         }
         let pte = self.vmas[vma as usize].pte(index);

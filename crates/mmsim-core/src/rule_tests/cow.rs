@@ -311,3 +311,39 @@ fn an_oom_kill_frees_the_copies_and_their_swap_slots() {
     assert_eq!(s.swap.as_ref().unwrap().used, 0);
     s.check_invariants().unwrap();
 }
+
+/// A store whose copy's charge reclaims the very page-cache page it copies:
+/// `wp_page_copy`'s `pte_same` fails, the copy is freed and the store
+/// faults again (`Sim::retry_fault`'s loop, shared with fork's copies), now
+/// on a PTE that is none: `do_cow_fault` reads the page back, a major
+/// fault, and maps its copy.
+#[test]
+fn a_store_whose_copy_reclaimed_the_page_cache_page_faults_again() {
+    let mut s = machine(PolicyName::Cost, 4096, None);
+    let m = s.add_memcg(crate::memcg::ROOT, "g").unwrap();
+    let (t, file, vma) = mapped(&mut s, 16, true);
+    s.attach_task(t, m).unwrap();
+    s.set_memcg_max(m, 16).unwrap();
+    for i in 0..16 {
+        access(&mut s, vma, i, false);
+    }
+    // Nothing referenced since: reclaim takes the oldest pages first.
+    for pte in &mut s.vmas[vma as usize].ptes {
+        *pte &= !crate::mem::pagetable::PTE_YOUNG;
+    }
+    let old = file_folio(&s, file, 0);
+    assert_eq!(pte_folio(&s, vma, 0), old);
+    let (faults, majors, accesses) = (s.vm.pgfault, s.vm.pgmajfault, s.acc.accesses);
+    access(&mut s, vma, 0, true);
+    // Two faults (the write-protect fault, then its retry: a major fault
+    // reading the page back), one access, the copy mapped.
+    assert_eq!(
+        (s.vm.pgfault, s.vm.pgmajfault, s.acc.accesses),
+        (faults + 2, majors + 1, accesses + 1)
+    );
+    let copy = pte_folio(&s, vma, 0);
+    assert!(s.folios[copy].test(flags::SWAPBACKED));
+    assert_ne!(Some(copy), slot_folio(s.files[file as usize].slot(0)));
+    assert!(s.fault_retry_idle());
+    s.check_invariants().unwrap();
+}

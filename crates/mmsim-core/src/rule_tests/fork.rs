@@ -802,7 +802,7 @@ fn a_store_whose_copy_reclaimed_its_page_faults_again() {
         assert_eq!(pte(&s, vma, 0), 1, "{device:?}");
         assert_eq!(s.fork_swap_refs(0), 1, "{device:?}");
         assert_ne!(Some(copy), slot_folio(s.swap.as_ref().unwrap().slots[0]));
-        assert!(s.fork_retry_idle(), "{device:?}");
+        assert!(s.fault_retry_idle(), "{device:?}");
         check(&s);
     }
 }
