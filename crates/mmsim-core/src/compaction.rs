@@ -91,9 +91,12 @@
 //!   compaction) finds the zone marked and ends at once, as the 6.12 guest
 //!   shows (VALIDATION.md, compact-mthp-defer). Without `fast_search`
 //!   (`fast_isolate_freepages`) the free scanner walks and marks far more
-//!   blocks than the kernel's when few pages are free. Simplified: the reset clears every
-//!   mark and leaves the cached positions (the kernel samples each block for
-//!   an LRU or free page and restarts the scanners at the first such ones).
+//!   blocks than the kernel's when few pages are free. Both resets go through
+//!   `__reset_isolation_suitable`, which runs only when the flag is set
+//!   (`crate::compaction_skip`): it samples each block for an LRU page
+//!   (migrate side, the zone's lower half) or a free page (free side, the
+//!   upper half), clears the marks of the blocks it finds them in, keeps
+//!   the others, and restarts the scanners at the first such blocks.
 //!
 //! * **Free-list searches** (`fast_search = true`, off by default):
 //!   `fast_isolate_freepages` and `fast_find_migrateblock`, in
@@ -198,7 +201,7 @@ pub(crate) struct Compaction {
     /// `compact_order_failed`.
     pub order_failed: u32,
     /// `compact_cached_migrate_pfn[async, sync]` (0 = unset).
-    cached_migrate_pfn: [u64; 2],
+    pub(crate) cached_migrate_pfn: [u64; 2],
     /// `compact_cached_free_pfn` (0 = unset).
     pub(crate) cached_free_pfn: u64,
     /// `kcompactd_max_order` (0 = no request).
@@ -220,6 +223,9 @@ pub(crate) struct Compaction {
     pub(crate) blockskip_flush: bool,
     /// `compact_init_free_pfn` (`fast_search`): 0 until a reset sets it.
     pub(crate) init_free_pfn: u64,
+    /// `compact_init_migrate_pfn`: 0 until a reset of the marks sets it
+    /// (`skip_hints`); a run starting at or below it covers the whole zone.
+    pub(crate) init_migrate_pfn: u64,
 }
 
 impl Compaction {
@@ -480,7 +486,7 @@ impl Sim {
     /// kswapd goes to sleep balanced (`kswapd_try_to_sleep`): it wakes
     /// kcompactd for the order it was woken for.
     pub(crate) fn kswapd_sleep_compact(&mut self) {
-        self.compact.reset_isolation_suitable();
+        self.reset_isolation_suitable();
         let order = std::mem::take(&mut self.compact.kswapd_order);
         if self.compact.cfg.enabled && order > 0 {
             self.wakeup_kcompactd(order);
@@ -661,7 +667,7 @@ impl Sim {
             .order
             .is_some_and(|o| self.compact.compaction_restarting(o as u32))
         {
-            self.compact.reset_isolation_suitable();
+            self.reset_isolation_suitable();
         }
         self.ensure_mem_map();
         self.phys.zone.materialize_all_pristine();
@@ -683,7 +689,9 @@ impl Sim {
                 cc.migrate_pfn = start;
                 c.cached_migrate_pfn = [start, start];
             }
-            cc.whole_zone = cc.migrate_pfn <= start;
+            // compact_init_migrate_pfn, or the zone start before a reset
+            // set it (the kernel's 0 is below a zone that starts higher).
+            cc.whole_zone = cc.migrate_pfn <= c.init_migrate_pfn.max(start);
         }
         let mut update_cached = sync == 0 && {
             let c = &self.compact.cached_migrate_pfn;

@@ -1,7 +1,9 @@
 //! Pageblock skip hints of memory compaction (mm/compaction.c, Linux
 //! v6.12: `PB_migrate_skip`, `isolation_suitable`, `test_and_set_skip`,
 //! `update_pageblock_skip`, `compaction_restarting`,
-//! `__reset_isolation_suitable`), `[machine.compaction] skip_hints`; where
+//! `reset_isolation_suitable`, `__reset_isolation_suitable`,
+//! `__reset_isolation_pfn`, `pageblock_skip_persistent`),
+//! `[machine.compaction] skip_hints`; where
 //! the scanners consult and set them is in `crate::compaction`. Also
 //! mm/vmscan.c's `compaction_ready` (`[machine.compaction]
 //! compaction_ready`), which the slow path's direct reclaim consults, and
@@ -9,7 +11,10 @@
 //! `compaction_suitable` and the proactive score read.
 
 use crate::compaction::{Compaction, COMPACT_MAX_DEFER_SHIFT};
-use crate::page_alloc::{NR_PAGE_ORDERS, PAGEBLOCK_ORDER};
+use crate::mem::folio::{flags, NIL};
+use crate::page_alloc::{
+    MigrateType, NR_PAGE_ORDERS, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER, PAGE_ALLOC_COSTLY_ORDER,
+};
 use crate::sim::Sim;
 
 impl Sim {
@@ -59,25 +64,130 @@ impl Compaction {
         ignore_skip_hint || !self.skip_bit(pfn)
     }
 
-    /// `__reset_isolation_suitable` (simplified: every mark cleared), when
-    /// `compact_blockskip_flush` is set.
-    ///
-    /// Known departure: kswapd's call (`reset_isolation_suitable(pgdat)`)
-    /// is gated by the flag, but `compact_zone`'s call when
-    /// `compaction_restarting` is not; there the kernel clears a block's
-    /// mark only where `__reset_isolation_pfn` samples an LRU page (the
-    /// migrate side) or a free page (the free side), and keeps persistent
-    /// marks. Both calls are gated here: the unconditional reset with this
-    /// clear-everything simplification made `compact-mthp-defer` fall back
-    /// 34 % where the kernel does 88 % (VALIDATION.md), so the per-block
-    /// sampling has to come first.
-    pub(crate) fn reset_isolation_suitable(&mut self) {
-        if std::mem::take(&mut self.blockskip_flush) {
-            self.skip.iter_mut().for_each(|w| *w = 0);
-            // compact_init_free_pfn: where the free scanner restarts (the
-            // cached position, which this reset leaves).
-            self.init_free_pfn = self.cached_free_pfn;
+    /// `clear_pageblock_skip` of the pageblock holding `pfn`.
+    fn clear_skip(&mut self, pfn: u64) {
+        let b = (pfn >> PAGEBLOCK_ORDER) as usize;
+        if let Some(w) = self.skip.get_mut(b / 64) {
+            *w &= !(1 << (b % 64));
         }
+    }
+}
+
+impl Sim {
+    /// `reset_isolation_suitable` (kswapd going to sleep) and
+    /// `compact_zone`'s call when `compaction_restarting`: both end in
+    /// v6.12's `__reset_isolation_suitable`, which does nothing unless
+    /// `compact_blockskip_flush` is set and clears it. The gate is in
+    /// `__reset_isolation_suitable` itself (since v5.1's "be selective
+    /// about what pageblocks to clear skip hints"), so the restart's reset
+    /// is gated as kswapd's is; VALIDATION.md's earlier reading (an
+    /// ungated restart) was wrong.
+    ///
+    /// With `skip_hints` the walk is [`Sim::reset_isolation_walk`]. Without
+    /// them there are no marks, and the reset only records the cached free
+    /// position as `compact_init_free_pfn` (the earlier model, kept so that
+    /// runs without the hints keep their bits).
+    pub(crate) fn reset_isolation_suitable(&mut self) {
+        if !std::mem::take(&mut self.compact.blockskip_flush) {
+            return;
+        }
+        if !self.compact.cfg.skip_hints {
+            self.compact.init_free_pfn = self.compact.cached_free_pfn;
+            return;
+        }
+        self.reset_isolation_walk();
+    }
+
+    /// The walk of `__reset_isolation_suitable` (v6.12): a migrate-side
+    /// cursor goes up from the zone start by pageblocks and a free-side one
+    /// down from the zone's last page, in step, until they meet, each block
+    /// going through [`Sim::reset_isolation_pfn`]. The migrate side looks
+    /// for an LRU page until it found its first block, then for an LRU or
+    /// a free page; the free side looks for a free page in a movable block
+    /// until it found its first block, then for either. A block neither
+    /// side clears keeps its mark. The lowest block the migrate side
+    /// cleared becomes `compact_init_migrate_pfn` and both cached migrate
+    /// positions; the highest the free side cleared (the cursor, the
+    /// block's last page) `compact_init_free_pfn` and the cached free
+    /// position. If no migrate block lies below the free block, both
+    /// cached positions are left where the cursors met, so that the next
+    /// run's scanners meet at once ("leave no distance").
+    ///
+    /// The previous model cleared every mark and left the cached positions.
+    pub(crate) fn reset_isolation_walk(&mut self) {
+        self.ensure_mem_map();
+        self.phys.zone.materialize_all_pristine();
+        let (start, end) = self.phys.pfn_range();
+        let mut migrate_pfn = start;
+        let mut free_pfn = end - 1;
+        let (mut reset_migrate, mut reset_free) = (free_pfn, migrate_pfn);
+        let (mut source_set, mut free_set) = (false, false);
+        while migrate_pfn < free_pfn {
+            if self.reset_isolation_pfn(migrate_pfn, true, source_set)
+                && migrate_pfn < reset_migrate
+            {
+                source_set = true;
+                reset_migrate = migrate_pfn;
+                let c = &mut self.compact;
+                c.init_migrate_pfn = migrate_pfn;
+                c.cached_migrate_pfn = [migrate_pfn; 2];
+            }
+            if self.reset_isolation_pfn(free_pfn, free_set, true) && free_pfn > reset_free {
+                free_set = true;
+                reset_free = free_pfn;
+                let c = &mut self.compact;
+                c.init_free_pfn = free_pfn;
+                c.cached_free_pfn = free_pfn;
+            }
+            migrate_pfn += PAGEBLOCK_NR_PAGES;
+            let Some(next) = free_pfn.checked_sub(PAGEBLOCK_NR_PAGES) else {
+                break;
+            };
+            free_pfn = next;
+        }
+        if reset_migrate >= reset_free {
+            let c = &mut self.compact;
+            c.cached_migrate_pfn = [migrate_pfn; 2];
+            c.cached_free_pfn = free_pfn;
+        }
+    }
+
+    /// `__reset_isolation_pfn` (v6.12): whether the pageblock of `pfn` is a
+    /// migration source (`check_source`: it has an LRU page) or target
+    /// (`check_target`: a free page), clearing its mark if so. A block
+    /// that a folio of at least a pageblock covers keeps its mark
+    /// (`pageblock_skip_persistent`); with both checks an unmarked block
+    /// counts without a look; the free side's first block must be movable.
+    /// The look samples the block's first page and every eighth after it
+    /// (`1 << PAGE_ALLOC_COSTLY_ORDER`): a free block counts only where a
+    /// sampled page is its first page (`PageBuddy`), a folio wherever a
+    /// sampled page lies in it (`PageLRU` reads the head).
+    fn reset_isolation_pfn(&mut self, pfn: u64, check_source: bool, check_target: bool) -> bool {
+        let (start, end) = self.phys.pfn_range();
+        let zone = &self.phys.zone;
+        let f = zone.frame_folio(pfn);
+        if f != NIL && usize::from(self.folios[f].order) >= PAGEBLOCK_ORDER {
+            return false;
+        }
+        if check_source && check_target && !self.compact.skip_bit(pfn) {
+            return true;
+        }
+        if !check_source && check_target && zone.pageblock_type(pfn) != MigrateType::Movable {
+            return false;
+        }
+        let first = (pfn & !(PAGEBLOCK_NR_PAGES - 1)).max(start);
+        let last = ((pfn | (PAGEBLOCK_NR_PAGES - 1)).min(end - 1)).max(first);
+        let mut p = first;
+        while p <= last {
+            let f = zone.frame_folio(p);
+            let lru = check_source && f != NIL && self.folios[f].test(flags::LRU);
+            if lru || check_target && zone.buddy_order_at(p).is_some() {
+                self.compact.clear_skip(p);
+                return true;
+            }
+            p += 1 << PAGE_ALLOC_COSTLY_ORDER;
+        }
+        false
     }
 }
 

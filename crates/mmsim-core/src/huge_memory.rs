@@ -886,7 +886,9 @@ impl Sim {
     /// which is in the swap cache (`can_swapin_thp`) are tried highest
     /// first: a buddy failure counts `swpin_fallback`, a charge failure (to
     /// the slot's group) `swpin_fallback_charge` too. The folio is read in
-    /// one request (`swpin`, `pswpin` per page), every PTE of the block
+    /// one request (`swpin`, `pswpin` per page), or, when its slots are
+    /// zero-filled under the zeromap, filled without IO
+    /// ([`Sim::swap_read_large_zero`]); every PTE of the block
     /// maps it (young at `index`), its slots are freed (the swap cache is
     /// skipped) and `workingset_refault` sees the faulting slot's shadow.
     /// False leaves the fault to the order-0 path.
@@ -995,13 +997,15 @@ impl Sim {
         }
         self.workingset_refault(f, shadow);
         self.folio_add_lru(f);
-        let now = self.clock;
-        let done = self.swap_dev(|d| d.read(now, u64::from(n)));
-        self.count_vm_events(PSWPIN, u64::from(n));
-        self.count_vm_events(PGPGIN, 4 * u64::from(n));
-        self.thp.stats[order as usize].swpin += 1;
-        let ws = self.folios[f].test(flags::WORKINGSET);
-        self.io_wait(done, ws);
+        if !self.swap_read_large_zero(f, first) {
+            let now = self.clock;
+            let done = self.swap_dev(|d| d.read(now, u64::from(n)));
+            self.count_vm_events(PSWPIN, u64::from(n));
+            self.count_vm_events(PGPGIN, 4 * u64::from(n));
+            self.thp.stats[order as usize].swpin += 1;
+            let ws = self.folios[f].test(flags::WORKINGSET);
+            self.io_wait(done, ws);
+        }
         let v = &mut self.vmas[vma as usize];
         for i in 0..n {
             v.ptes[(start + i) as usize] = pte_present(f, start + i == index, write);

@@ -420,6 +420,34 @@ impl Sim {
         true
     }
 
+    /// `swap_read_folio()` of large folio `f` swapped in whole from the
+    /// slots from `first` (v6.13 `alloc_swap_folio`), when zero-filled pages
+    /// are tracked. Its content bit: non-zero unless every slot's zeromap
+    /// bit is set. Under the zeromap the slots are all zero-filled or all
+    /// not (`can_swapin_thp` checked `swap_zeromap_batch`), and when they
+    /// are `swap_read_folio_zeromap` fills the folio without IO: true,
+    /// counting `swpin_zero` per page, and no `pswpin`, `pgpgin`, device
+    /// read or mTHP `swpin` (the block-device read paths count those).
+    /// False when the caller reads it from the device.
+    pub(crate) fn swap_read_large_zero(&mut self, f: FolioId, first: u32) -> bool {
+        if !self.tracks_zero_pages() {
+            return false;
+        }
+        let n = self.folios[f].nr_pages() as u32;
+        let swap = self.swap.as_ref().unwrap();
+        let all_zero = (first..first + n).all(|s| swap.zeromap_test(s));
+        if !all_zero {
+            self.folios[f].set(flags::NONZERO);
+            return false;
+        }
+        if self.cfg.swap_zero_pages != SwapZeroPages::Zeromap {
+            return false; // zram's same-filled pages are still a device read
+        }
+        let m = self.folios[f].memcg;
+        self.count_events(m, SWPIN_ZERO, u64::from(n));
+        true
+    }
+
     /// The content bit of a folio just read into the swap cache from `slot`:
     /// non-zero unless the slot's zeromap bit says it was zero-filled.
     #[inline]

@@ -43,9 +43,10 @@
 //!
 //! Simplified (marked): `cc->finish_pageblock` (the rescan of a pageblock
 //! whose migrated pages were taken before it was cleared) is not modelled;
-//! `compact_init_free_pfn` is 0 until the first reset of the skip marks and
-//! then the cached free position (the kernel's reset samples blocks for a
-//! free page, `__reset_isolation_pfn`).
+//! `compact_init_free_pfn` is 0 until the first reset of the skip marks,
+//! which sets it to the last page of the highest block it found a free page
+//! in (`__reset_isolation_pfn`, `crate::compaction_skip`; without
+//! `skip_hints` to the cached free position).
 
 use super::{pageblock_start, CompactControl, MigrateMode, COMPACT_CLUSTER_MAX};
 use crate::page_alloc::{MigrateType, PAGEBLOCK_NR_PAGES, PAGE_ALLOC_COSTLY_ORDER};

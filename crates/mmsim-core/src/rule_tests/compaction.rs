@@ -513,18 +513,157 @@ fn skip_hints_make_the_next_compaction_pass_over_scanned_pageblocks() {
         (s.vm.compact_stall, s.vm.compact_migrate_scanned),
         (4, 7680)
     );
-    // kswapd going to sleep clears the marks (reset_isolation_suitable);
-    // the next fault scans the zone once more.
+    // kswapd going to sleep resets the marks (reset_isolation_suitable →
+    // __reset_isolation_suitable, v6.12): the zone has no LRU page, so the
+    // migrate side (blocks 0..7) clears nothing and keeps its marks; the
+    // free side (15..8) finds a free block at each block's first page and
+    // clears 14..8. No migration source lies below the free block, so both
+    // cached positions are left where the walk's cursors met (block 8's
+    // first page and block 7's last).
     s.kswapd_sleep_compact();
     assert!(!s.compact.blockskip_flush);
-    assert!(s.compact.skip.iter().all(|&w| w == 0));
+    let z = s.phys.zone.start_pfn;
+    let marked: Vec<usize> = (0..s.compact.skip.len() * 64)
+        .filter(|&b| s.compact.skip[b / 64] >> (b % 64) & 1 == 1)
+        .collect();
+    assert_eq!(marked, (first..first + 8).collect::<Vec<_>>());
+    assert_eq!(s.compact.cached_migrate_pfn, [z + 4096; 2]);
+    assert_eq!(s.compact.cached_free_pfn, z + 4095);
+    assert_eq!(
+        (s.compact.init_migrate_pfn, s.compact.init_free_pfn),
+        (0, z + 8191)
+    );
+    // The next fault: the first run's scanners meet at once (nothing
+    // scanned; it resets the cached positions and sets the flag again),
+    // the second passes over blocks 0..7 and scans 8..14.
     s.step(&Event::Think { ns: 1 });
     let vma2 = s.mmap_anon(t, 32).unwrap();
     fault_anon(&mut s, vma2, 0);
     assert_eq!(
         (s.vm.compact_stall, s.vm.compact_migrate_scanned),
-        (6, 2 * 7680)
+        (6, 7680 + 7 * 512)
     );
+    assert!(s.compact.blockskip_flush);
+}
+
+/// The marks set on every pageblock of a 16-block zone but blocks 7 and
+/// 12, `compact_blockskip_flush` set: blocks 0..7 hold order-0 anonymous
+/// pages (block 0 and 2 only at offset 5, free elsewhere), blocks 8..15
+/// frames of no folio, with one free frame at offset 3 of block 14 and at
+/// offset 8 of block 13.
+fn sampled_zone() -> Sim {
+    let mut s = thp_machine_with(8192, None, thp_64k(ThpDefrag::Always), |c| {
+        c.compaction.enabled = true;
+        c.compaction.kcompactd = false;
+        c.compaction.proactiveness = 0;
+        c.compaction.skip_hints = true;
+    });
+    let t = s.add_task("lru");
+    let vma = s.mmap_anon(t, 4096).unwrap();
+    s.madvise_thp(vma, VmaThpAdvice::Nohugepage).unwrap();
+    for i in 0..4096 {
+        fault_anon(&mut s, vma, i);
+    }
+    assert_eq!((pfn_of(&s, vma, 0), pfn_of(&s, vma, 4095)), (0, 4095));
+    s.phys.drain_pages();
+    let mut held = Vec::new();
+    while let Some(p) = s.phys.zone.alloc_pages(0, MigrateType::Movable) {
+        held.push(p);
+    }
+    s.node.free -= held.len() as u64;
+    for base in [0, 1024] {
+        for (index, pages) in [(base, 5), (base + 6, 506)] {
+            s.step(&Event::Discard { vma, index, pages });
+        }
+    }
+    s.phys.drain_pages();
+    let z = s.phys.zone.start_pfn;
+    for p in [z + 14 * 512 + 3, z + 13 * 512 + 8] {
+        assert!(held.contains(&p));
+        s.phys.zone.free_pages_block(p, 0);
+        s.node.free += 1;
+    }
+    for b in (0..16).filter(|&b| b != 7 && b != 12) {
+        s.compact.set_skip(z + b * 512);
+    }
+    s.compact.blockskip_flush = true;
+    s
+}
+
+/// The pageblocks marked skip, zone-relative.
+fn marked_blocks(s: &Sim) -> Vec<u64> {
+    let first = s.phys.zone.start_pfn >> 9;
+    (0..16)
+        .filter(|&b| {
+            let a = (first + b) as usize;
+            s.compact.skip[a / 64] >> (a % 64) & 1 == 1
+        })
+        .collect()
+}
+
+#[test]
+fn reset_clears_a_mark_only_where_a_sampled_page_is_on_the_lru_or_free() {
+    // Without compact_blockskip_flush nothing is reset, at kswapd's sleep
+    // or at compaction_restarting (the gate is in __reset_isolation_suitable).
+    let mut s = sampled_zone();
+    let z = s.phys.zone.start_pfn;
+    s.compact.blockskip_flush = false;
+    s.reset_isolation_suitable();
+    assert_eq!(
+        marked_blocks(&s),
+        [0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 13, 14, 15]
+    );
+    // With it (v6.12 __reset_isolation_suitable / __reset_isolation_pfn,
+    // sampling the first page of a block and every eighth after it):
+    // block 0 keeps its mark (its one LRU page, at offset 5, is not
+    // sampled, and before the first source is found the migrate side looks
+    // for LRU pages only); block 1 is the first source; block 2 is cleared
+    // for the free page at its offset 0; 3..6 for their LRU pages; 7 counts
+    // unlooked. The free side: 15 (no free page) and 14 (its free page, at
+    // offset 3, is not sampled) keep their marks; 13 (a free page at offset
+    // 8) is the first target; 12 counts unlooked; 11..8 hold neither.
+    let mut s = sampled_zone();
+    s.reset_isolation_suitable();
+    assert!(!s.compact.blockskip_flush);
+    assert_eq!(marked_blocks(&s), [0, 8, 9, 10, 11, 14, 15]);
+    // The scanners restart at the first blocks found: the migrate scanner
+    // at block 1, the free scanner at block 13's last page (the cursor).
+    assert_eq!(s.compact.cached_migrate_pfn, [z + 512; 2]);
+    assert_eq!(s.compact.init_migrate_pfn, z + 512);
+    assert_eq!(s.compact.cached_free_pfn, z + 14 * 512 - 1);
+    assert_eq!(s.compact.init_free_pfn, z + 14 * 512 - 1);
+}
+
+#[test]
+fn compaction_restarting_resets_the_marks_as_kswapd_does() {
+    // The first fault's runs mark pageblocks 0..14 and set the flag.
+    let (mut s, _) = pinned_chunks(true);
+    let t = s.add_task("thp");
+    let vma = s.mmap_anon(t, 32).unwrap();
+    fault_anon(&mut s, vma, 0);
+    assert_eq!(s.vm.compact_migrate_scanned, 7680);
+    assert!(s.compact.blockskip_flush);
+    // The deferral at its limit: the next attempt is not deferred and
+    // restarts (compaction_restarting), so compact_zone resets the marks
+    // (__reset_isolation_suitable, v6.12) before scanning: blocks 0..7
+    // (no LRU page) keep theirs, and the cached positions are left where
+    // the walk's cursors met. The run's scanners meet at once and it scans
+    // nothing; the met scanners set the flag again, so the fault's second
+    // run resets once more, to the same effect.
+    s.compact.order_failed = 4;
+    s.compact.defer_shift = 6;
+    s.compact.considered = 63;
+    fault_anon(&mut s, vma, 16);
+    assert_eq!(
+        (
+            s.vm.compact_stall,
+            s.vm.compact_fail,
+            s.vm.compact_migrate_scanned
+        ),
+        (4, 4, 7680)
+    );
+    assert!(s.compact.blockskip_flush);
+    assert_eq!(marked_blocks(&s), [0, 1, 2, 3, 4, 5, 6, 7]);
 }
 
 #[test]

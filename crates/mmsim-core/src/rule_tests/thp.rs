@@ -306,6 +306,13 @@ fn reclaim_64k(kernel: ThpKernel, swap_pages: u64, pre_used_slots: u32) -> (Sim,
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 64).unwrap();
     let f = fault_anon(&mut s, vma, 0);
+    let reclaimed = reclaim_whole(&mut s, f);
+    (s, vma, reclaimed)
+}
+
+/// Reclaims 64K folio `f` through `shrink_folio_list` (references
+/// ignored); returns the pages reclaimed.
+fn reclaim_whole(s: &mut Sim, f: FolioId) -> u64 {
     assert_eq!(s.folios[f].order, 4);
     let lru = LruList::from_index(s.folios[f].lru);
     s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
@@ -317,7 +324,7 @@ fn reclaim_64k(kernel: ThpKernel, swap_pages: u64, pre_used_slots: u32) -> (Sim,
     let (reclaimed, _) = s.shrink_folio_list(&mut batch, &mut sc, rules);
     assert_eq!(sc.nr_scanned, 16);
     assert!(batch.is_empty(), "every page was reclaimed");
-    (s, vma, reclaimed)
+    reclaimed
 }
 
 #[test]
@@ -561,4 +568,55 @@ fn v6_13_swaps_in_a_smaller_block_when_a_pte_of_the_folio_is_gone() {
     assert_eq!(s.vm.pswpin, 1);
     // No allocation was tried: no fallback counted.
     assert_eq!(s.thp.stats[4].swpin_fallback, 0);
+}
+
+/// 6.13 on zram with the 6.12 zeromap: the 64K folio of pages 0..16,
+/// loaded (zero-filled) or stored to, swapped out whole, then page 5 read.
+fn zeromap_large_swapin(store: bool) -> Sim {
+    let thp = ThpConfig {
+        kernel: ThpKernel::V6_13,
+        ..thp_64k(false)
+    };
+    let mut s = thp_machine_with(8192, Some(1024), thp, |c| {
+        c.swap_zero_pages = crate::config::SwapZeroPages::Zeromap;
+    });
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 64).unwrap();
+    s.step(&Event::Access {
+        vma,
+        index: 0,
+        write: store,
+    });
+    let f = s.vmas[vma as usize].pte(0) & crate::mem::pagetable::PTE_FOLIO_MASK;
+    assert_eq!(reclaim_whole(&mut s, f), 16);
+    s.step(&Event::Access {
+        vma,
+        index: 5,
+        write: false,
+    });
+    s.check_invariants().unwrap();
+    s
+}
+
+#[test]
+fn v6_13_fills_a_zero_filled_large_swap_in_without_io() {
+    // Swapped out as zero-filled (swpout_zero, nothing written), read back
+    // whole: swap_read_folio_zeromap fills it (swpin_zero per page), with
+    // no device read, pswpin, pgpgin or mTHP swpin; the fault is still major.
+    let s = zeromap_large_swapin(false);
+    assert_eq!((s.vm.swpout_zero, s.vm.pswpout), (16, 0));
+    let f = s.vmas[0].pte(5) & crate::mem::pagetable::PTE_FOLIO_MASK;
+    assert_eq!(s.folios[f].order, 4);
+    assert_eq!((s.vm.swpin_zero, s.vm.pswpin, s.vm.pgpgin), (16, 0, 0));
+    assert_eq!(s.vm.pgmajfault, 1);
+    assert_eq!(s.thp.stats[4].swpin, 0);
+    assert_eq!(s.swap.as_ref().unwrap().dev.pages_read, 0);
+    assert!(!s.folios[f].test(flags::NONZERO));
+    // Stored to: read from the device, and the folio keeps its data (a
+    // later swap-out writes it).
+    let s = zeromap_large_swapin(true);
+    let f = s.vmas[0].pte(5) & crate::mem::pagetable::PTE_FOLIO_MASK;
+    assert_eq!((s.vm.swpin_zero, s.vm.pswpin, s.vm.pgpgin), (0, 16, 64));
+    assert_eq!(s.thp.stats[4].swpin, 1);
+    assert!(s.folios[f].test(flags::NONZERO));
 }
