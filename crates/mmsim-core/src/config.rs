@@ -383,6 +383,27 @@ pub struct PolicyConfig {
     /// only when set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mglru_writeback_plugged: bool,
+    /// For `mglru` `v6.12`: "mm/mglru: reset page lru tier bits when
+    /// activating" (Wei Xu; mainline 6.13, 6.12.114 stable; in Debian's
+    /// 6.12.117 source, not in its 6.12.107): `lru_gen_add_folio()` clears an
+    /// active folio's refs and PG_referenced (PG_workingset kept), and
+    /// `lru_gen_look_around()` clears a neighbour's refs, PG_referenced and
+    /// PG_workingset (`folio_clear_lru_refs()`) before `folio_activate()`.
+    /// Default false (6.12.0 to 6.12.113: the refs stay). Other versions
+    /// ignore it. Written to results only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mglru_reset_tier_bits: bool,
+    /// For `mglru` `v6.12`: "mm/mglru: use the common routine for
+    /// dirty/writeback reactivation" (Kairui Song; 6.12.114 stable; in
+    /// Debian's 6.12.117 source, not in its 6.12.107): `sort_folio()` no
+    /// longer moves a folio under writeback or a dirty file folio to
+    /// min_seq + 1 with PG_reclaim; it is isolated and `shrink_folio_list()`
+    /// deals with it. Default false (6.12.0 to 6.12.113: `sort_folio()`'s
+    /// "waiting for writeback" clause, counting a dirty file folio in
+    /// `nr.file_taken` and, unless under writeback, `nr.unqueued_dirty`).
+    /// Other versions ignore it. Written to results only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mglru_common_reactivation: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -430,6 +451,8 @@ impl Default for PolicyConfig {
             mglru_retry_written_back: false,
             mglru_look_around_activate: false,
             mglru_writeback_plugged: false,
+            mglru_reset_tier_bits: false,
+            mglru_common_reactivation: false,
         }
     }
 }

@@ -292,19 +292,7 @@ impl Sim {
             }
             PolicyName::Mglru => Policy::Mglru(cfg.policy.mglru_version),
         };
-        let lru_gen = crate::reclaim::lru_gen::LruGenState {
-            version: cfg.policy.mglru_version,
-            enabled: cfg.policy.lru_gen_enabled,
-            min_ttl_ns: cfg.policy.min_ttl_ms * 1_000_000,
-            activate_recent: cfg.policy.mglru_refault_activate
-                == crate::config::MglruRefaultActivate::Recent,
-            fix_underprotected: cfg.policy.mglru_fix_underprotected,
-            writeback_in_reclaim: cfg.policy.mglru_writeback_in_reclaim,
-            retry_written_back: cfg.policy.mglru_retry_written_back,
-            look_around_activate: cfg.policy.mglru_look_around_activate,
-            writeback_plugged: cfg.policy.mglru_writeback_plugged,
-            ..Default::default()
-        };
+        let lru_gen = crate::reclaim::lru_gen::LruGenState::new(&cfg.policy);
         let swap = match (cfg.swap.device, cfg.swap.size) {
             (DeviceKind::None, _) | (_, None) => None,
             (_, Some(size)) => Some(SwapDevice::new(&cfg.swap, size.pages())),

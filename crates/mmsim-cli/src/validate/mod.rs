@@ -380,6 +380,45 @@ pub fn mglru_fix_underprotected_of(release: &str) -> bool {
     }
 }
 
+/// The stable version of a 6.12 kernel `release` (`6.12.107+deb13-cloud-amd64` →
+/// 107), None for another series.
+fn v6_12_sublevel(release: &str) -> Option<u32> {
+    let nums: Vec<u32> = release
+        .split(|c: char| !c.is_ascii_digit())
+        .take(3)
+        .map(|p| p.parse().unwrap_or(0))
+        .collect();
+    match nums.as_slice() {
+        [6, 12, sub] => Some(*sub),
+        [6, 12] => Some(0),
+        _ => None,
+    }
+}
+
+/// Whether kernel `release` has "mm/mglru: reset page lru tier bits when
+/// activating" (the v6.12 model's `mglru_reset_tier_bits`): mainline from 6.13,
+/// 6.12 stable from 6.12.114 (Debian's changelog lists it under 6.12.114; its
+/// 6.12.107 source lacks it, its 6.12.117 source has it).
+pub fn mglru_reset_tier_bits_of(release: &str) -> bool {
+    match v6_12_sublevel(release) {
+        Some(sub) => sub >= 114,
+        None => {
+            let mut parts = release.split(|c: char| !c.is_ascii_digit());
+            let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+            let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+            (major, minor) == (6, 13)
+        }
+    }
+}
+
+/// Whether 6.12 kernel `release` has "mm/mglru: use the common routine for
+/// dirty/writeback reactivation" (the v6.12 model's `mglru_common_reactivation`):
+/// 6.12 stable from 6.12.114, with the tier-bits reset; not 6.13, whose
+/// `sort_folio()` keeps the clause.
+pub fn mglru_common_reactivation_of(release: &str) -> bool {
+    v6_12_sublevel(release).is_some_and(|sub| sub >= 114)
+}
+
 /// The suite's directory, once `mmsim validate` has read the suite: a recorded
 /// scenario's relative paths (a trace's) resolve against its case file's directory.
 static SUITE_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
@@ -409,6 +448,11 @@ pub fn sim_scenario(r: &CaseResult) -> Result<std::result::Result<Scenario, Stri
                     s.machine.policy.mglru_version == mmsim_core::config::MglruVersion::V6_1;
                 // 6.1 and 6.12 hold a block plug around the eviction loop.
                 s.machine.policy.mglru_writeback_plugged = true;
+                // 6.12.114's backports (the v6.12 model; others ignore them).
+                s.machine.policy.mglru_reset_tier_bits =
+                    mglru_reset_tier_bits_of(&r.kernel.release);
+                s.machine.policy.mglru_common_reactivation =
+                    mglru_common_reactivation_of(&r.kernel.release);
             } else {
                 // A case of a kernel before 6.12 may choose the finer model of
                 // its flush (`reclaim`: read stale between reclaim passes).
@@ -1059,8 +1103,8 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
 #[cfg(test)]
 mod tests {
     use super::{
-        memcg_stats_flush_of, mglru_fix_underprotected_of, mglru_refault_activate_of,
-        mglru_version_of, replay_flush_ms,
+        memcg_stats_flush_of, mglru_common_reactivation_of, mglru_fix_underprotected_of,
+        mglru_refault_activate_of, mglru_reset_tier_bits_of, mglru_version_of, replay_flush_ms,
     };
     use mmsim_core::config::MglruVersion;
 
@@ -1123,5 +1167,20 @@ mod tests {
         assert!(!mglru_fix_underprotected_of("6.1.0"));
         assert!(!mglru_fix_underprotected_of("6.12.107+deb13-cloud-amd64"));
         assert!(!mglru_fix_underprotected_of("garbage"));
+        // 6.12.114's backports: the guest's 6.12.107 has neither; 6.13 the reset only.
+        for (release, reset, common) in [
+            ("6.12.107+deb13-cloud-amd64", false, false),
+            ("6.12.113", false, false),
+            ("6.12.114", true, true),
+            ("6.12.117+deb13-amd64", true, true),
+            ("6.12", false, false),
+            ("6.13.2", true, false),
+            ("6.1.0-50-cloud-amd64", false, false),
+            ("6.14.0", false, false),
+            ("garbage", false, false),
+        ] {
+            assert_eq!(mglru_reset_tier_bits_of(release), reset, "{release}");
+            assert_eq!(mglru_common_reactivation_of(release), common, "{release}");
+        }
     }
 }

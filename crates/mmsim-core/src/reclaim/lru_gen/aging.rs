@@ -130,6 +130,10 @@ impl Sim {
             return false;
         }
         if self.lru_gen.enabled & LRU_GEN_MM_WALK != 0 {
+            if sc.who == Reclaimer::Kswapd {
+                // v6.1: `walk->can_swap = can_swap` of pgdat->mm_walk.
+                self.lru_gen.kswapd_walk_can_swap = swappiness != 0;
+            }
             self.walk_mm(m, seq, swappiness, force_scan, sc);
         }
         self.lrugen_mut(m).mm_seq = seq;

@@ -15,10 +15,11 @@ impl Sim {
     /// differs) → its generation's head; protected by tier (> `tier_idx`,
     /// v6.14's lazily promoted workingset, or v6.12's and (with
     /// `fix_underprotected`) v6.1.69+'s saturated refs) → min_seq + 1; under
-    /// writeback or dirty file → min_seq + 1 with PG_reclaim (not v6.12: its
-    /// `sort_folio()` has no such clause, so `shrink_folio_list()` meets
-    /// them). v6.12 counts `protected[tier − 1]` as v6.1 but no
-    /// `workingset_activate` (6.12's is counted by `lru_gen_refault()`).
+    /// writeback or dirty file → min_seq + 1 with PG_reclaim (not v6.12 with
+    /// `mglru_common_reactivation`: 6.12.114+'s `sort_folio()` has no such
+    /// clause, so `shrink_folio_list()` meets them). v6.12 counts
+    /// `protected[tier − 1]` as v6.1 but no `workingset_activate` (6.12's is
+    /// counted by `lru_gen_refault()`).
     ///
     /// `v` is the version in force and `min_gen` min_seq's generation of the
     /// folio's type, both read once per `scan_folios`.
@@ -85,15 +86,21 @@ impl Sim {
             }
             return true;
         }
-        if v == MglruVersion::V6_12 {
+        if v == MglruVersion::V6_12 && self.lru_gen.common_reactivation {
             return false;
         }
         let dirty = fo.test(flags::DIRTY);
         let writeback = fo.test(flags::WRITEBACK);
         if ty == FILE && dirty {
-            sc.nr_file_taken += 1;
+            // 6.12 counts `delta`, pages (v6.1 and v6.14 models: one a folio).
+            let delta = if v == MglruVersion::V6_12 {
+                fo.nr_pages()
+            } else {
+                1
+            };
+            sc.nr_file_taken += delta;
             if !writeback {
-                sc.nr_unqueued_dirty += 1;
+                sc.nr_unqueued_dirty += delta;
             }
         }
         if writeback || (ty == FILE && dirty) {

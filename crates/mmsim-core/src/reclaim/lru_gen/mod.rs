@@ -377,6 +377,17 @@ pub(crate) struct LruGenState {
     /// `machine.policy.mglru_writeback_plugged`: a batch's writes stay in
     /// the block plug until `evict_folios()` has put the batch back.
     pub writeback_plugged: bool,
+    /// `machine.policy.mglru_reset_tier_bits` (v6.12 model): 6.12.114+'s
+    /// "mm/mglru: reset page lru tier bits when activating".
+    pub reset_tier_bits: bool,
+    /// `machine.policy.mglru_common_reactivation` (v6.12 model): 6.12.114+'s
+    /// "mm/mglru: use the common routine for dirty/writeback reactivation".
+    pub common_reactivation: bool,
+    /// `pgdat->mm_walk.can_swap` (v6.1): whether kswapd's page-table walker
+    /// last walked with swap allowed (`try_to_inc_max_seq()` sets it; zero
+    /// at boot), which v6.1's look-around of kswapd passes to
+    /// `get_pfn_folio()`.
+    pub kswapd_walk_can_swap: bool,
     /// `current->in_lru_fault`: inside a page fault (set by the fault path).
     pub in_fault: bool,
     /// v6.1 `sc->memcgs_need_aging` of kswapd's scan control.
@@ -395,6 +406,27 @@ pub(crate) struct LruGenState {
     pub log: Vec<LruGenWriteLog>,
     /// Scratch list of `evict_folios`' retried folios (reused).
     pub retry: Vec<FolioId>,
+}
+
+impl LruGenState {
+    /// The state of a new machine with the MGLRU settings of `p`.
+    pub(crate) fn new(p: &crate::config::PolicyConfig) -> Self {
+        LruGenState {
+            version: p.mglru_version,
+            enabled: p.lru_gen_enabled,
+            min_ttl_ns: p.min_ttl_ms * 1_000_000,
+            activate_recent: p.mglru_refault_activate
+                == crate::config::MglruRefaultActivate::Recent,
+            fix_underprotected: p.mglru_fix_underprotected,
+            writeback_in_reclaim: p.mglru_writeback_in_reclaim,
+            retry_written_back: p.mglru_retry_written_back,
+            look_around_activate: p.mglru_look_around_activate,
+            writeback_plugged: p.mglru_writeback_plugged,
+            reset_tier_bits: p.mglru_reset_tier_bits,
+            common_reactivation: p.mglru_common_reactivation,
+            ..Default::default()
+        }
+    }
 }
 
 impl Lruvec {
@@ -520,8 +552,9 @@ impl Sim {
 
     /// `lru_gen_add_folio()`: puts folio `f` on the list of the generation
     /// [`Sim::lru_gen_folio_seq`] picks, at the head (tail if `reclaiming`),
-    /// clearing PG_active and setting PG_lru (v6.12: an active folio's refs
-    /// and PG_referenced too). Unevictable folios go to the classic
+    /// clearing PG_active and setting PG_lru (v6.12 with
+    /// `mglru_reset_tier_bits`, 6.12.114+: an active folio's refs and
+    /// PG_referenced too). Unevictable folios go to the classic
     /// unevictable list.
     pub(crate) fn lru_gen_add_folio(&mut self, f: FolioId, reclaiming: bool) {
         self.lru_gen_add_folio_inline(f, reclaiming, false);
@@ -534,6 +567,7 @@ impl Sim {
     pub(crate) fn lru_gen_add_folio_inline(&mut self, f: FolioId, reclaiming: bool, fault: bool) {
         let v = self.lru_gen_version();
         let fix_underprotected = self.lru_gen.fix_underprotected;
+        let reset_tier_bits = self.lru_gen.reset_tier_bits;
         let fo = &mut self.folios[f];
         let m = fo.memcg as usize;
         fo.set(flags::LRU);
@@ -550,9 +584,10 @@ impl Sim {
         let gen = lru_gen_from_seq(seq);
         let ty = fo.is_file() as usize;
         let nr = fo.nr_pages() as i64;
-        if v == MglruVersion::V6_12 && fo.test(flags::ACTIVE) {
-            // 6.12: `mask |= LRU_REFS_MASK | BIT(PG_referenced) | BIT(PG_active)`
-            // (PG_workingset kept).
+        if v == MglruVersion::V6_12 && reset_tier_bits && fo.test(flags::ACTIVE) {
+            // 6.12.114+ ("reset page lru tier bits when activating"): `mask |=
+            // LRU_REFS_MASK | BIT(PG_referenced) | BIT(PG_active)` (PG_workingset
+            // kept). 6.12.107 clears only LRU_GEN_MASK and PG_active.
             set_folio_refs(fo, 0);
             fo.clear(flags::REFERENCED);
         }

@@ -17,6 +17,7 @@ use crate::sim::{Policy, Sim};
 
 const V1: MglruVersion = MglruVersion::V6_1;
 const V2: MglruVersion = MglruVersion::V6_14;
+const V12: MglruVersion = MglruVersion::V6_12;
 const ANON: usize = 0;
 const FILE: usize = 1;
 
@@ -80,7 +81,12 @@ fn touch(s: &mut Sim, vma: u32, index: u32) {
 
 /// One anon page faulted in, and a file of 100 pages opened for random reads.
 fn setup(v: MglruVersion) -> (Sim, u32, u32) {
-    let mut s = mg(v);
+    setup_in(cfg(v, 1 << 16, Some(1 << 14)))
+}
+
+/// [`setup`] on a machine of config `c`.
+fn setup_in(c: MachineConfig) -> (Sim, u32, u32) {
+    let mut s = Sim::new(c).unwrap();
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 100).unwrap();
     let file = s.add_file("f", 100).unwrap();
@@ -136,9 +142,13 @@ fn workingset_fd_refault_enters_one_generation_younger_in_v6_14() {
 
 #[test]
 fn tier_of_a_folio_read_n_times() {
-    // N = 1..=6 reads through a descriptor: tiers 0, 1, 2, 2, 3, 3 in both
-    // versions, reached through different flag states.
-    for v in [V2, V1] {
+    // N = 1..=6 reads through a descriptor: tiers 0, 1, 2, 2, 3, 3 in every
+    // version, reached through different flag states. 6.12 (6.12.107 mm/swap.c
+    // folio_mark_accessed() → folio_inc_refs(), the same function as 6.1's):
+    // PG_referenced, then PG_workingset, then refs up to LRU_REFS_MASK; its
+    // folio_lru_refs() is refs + PG_workingset and lru_tier_from_refs()
+    // order_base_2(refs + 1), so refs 0, 1, 2, 3, 4, 4 → tiers 0, 1, 2, 2, 3, 3.
+    for v in [V2, V1, V12] {
         let (mut s, _, file) = setup(v);
         let mut tiers = vec![];
         let mut states = vec![];
@@ -156,7 +166,6 @@ fn tier_of_a_folio_read_n_times() {
         }
         assert_eq!(tiers, vec![0, 1, 2, 2, 3, 3], "{v:?}");
         let want = match v {
-            MglruVersion::V6_12 => unreachable!("not among this test's versions"),
             V2 => vec![
                 (true, 0, false),
                 (true, 1, false),
@@ -165,7 +174,7 @@ fn tier_of_a_folio_read_n_times() {
                 (true, 3, true),
                 (true, 3, true),
             ],
-            V1 => vec![
+            V1 | V12 => vec![
                 (true, 0, false),
                 (true, 0, true),
                 (true, 1, true),
@@ -175,8 +184,11 @@ fn tier_of_a_folio_read_n_times() {
             ],
         };
         assert_eq!(states, want, "{v:?}");
-        // Tiers never move a folio: still in the oldest generation.
-        assert_eq!(seq_of(&s, file_folio(&s, file, 7)), 0);
+        // Tiers never move a folio: still where the read added it, the oldest
+        // generation (6.12's lru_gen_add_folio(), "fix underprotected page
+        // cache": min_seq + 1 while more than MIN_NR_GENS generations exist).
+        let added = if v == V12 { 1 } else { 0 };
+        assert_eq!(seq_of(&s, file_folio(&s, file, 7)), added, "{v:?}");
     }
 }
 
@@ -188,7 +200,13 @@ fn age(s: &mut Sim) {
 
 #[test]
 fn accessed_bit_promotes_after_two_sightings_in_v6_14_and_one_in_v6_1() {
-    for v in [V2, V1] {
+    // 6.12 as 6.1: the fault adds the folio active (folio_add_lru() in a
+    // fault) to max_seq (3); the aging's walk_pte_range() clears the young
+    // PTE and folio_update_gen() rewrites the generation to the walk's
+    // max_seq (3, no move) clearing refs, PG_referenced and PG_workingset
+    // (6.12.107 mm/vmscan.c, no second chance: that is 6.14's
+    // lru_gen_set_refs()); the next walk promotes it to 4, PG_workingset clear.
+    for v in [V2, V1, V12] {
         let (mut s, vma, _) = setup(v);
         touch(&mut s, vma, 0); // faulted in young
         let f = anon_folio(&s, vma, 0);
@@ -201,12 +219,11 @@ fn accessed_bit_promotes_after_two_sightings_in_v6_14_and_one_in_v6_1() {
             "walk clears young"
         );
         match v {
-            MglruVersion::V6_12 => unreachable!("not among this test's versions"),
             V2 => {
                 assert_eq!(seq_of(&s, f), start, "first sighting: second chance only");
                 assert!(s.folios[f].test(flags::REFERENCED));
             }
-            V1 => {
+            V1 | V12 => {
                 assert_eq!(seq_of(&s, f), 3, "promoted to the max_seq of the walk");
                 assert!(!s.folios[f].test(flags::REFERENCED | flags::WORKINGSET));
             }
@@ -322,38 +339,43 @@ fn v6_1_ages_three_generations_only_when_unevenly_spread() {
 
 #[test]
 fn min_seq_advances_when_its_lists_empty() {
-    for v in [V2, V1] {
+    for v in [V2, V1, V12] {
         let (mut s, vma, file) = setup(v);
-        read(&mut s, file, 1); // file in gen 0
+        read(&mut s, file, 1); // file in gen 0 (v6.12: gen 1)
         touch(&mut s, vma, 1); // anon young
         assert_eq!(s.lru_gen_folio(0).min_seq, [0, 0]);
-        // v6.1: anon may not pass file, whose gen 0 holds a page: no move.
-        assert_eq!(s.try_to_inc_min_seq(0, 60), v == V2, "{v:?}");
-        // Anon's lists are empty up to its page (v6.14: seq 2, v6.1: 3), but
-        // at least MIN_NR_GENS stay; file's gen 0 holds a page.
-        match v {
-            MglruVersion::V6_12 => unreachable!("not among this test's versions"),
+        // Anon's lists are empty up to its page (v6.14: seq 2, v6.1 and
+        // v6.12: 3), but at least MIN_NR_GENS stay.
+        let (moved, min_seq) = match v {
             // v6.14: anon may go to max_seq - 2 = 1 (file stays within one).
-            V2 => assert_eq!(s.lru_gen_folio(0).min_seq, [1, 0]),
-            // v6.1: anon may not pass file.
-            V1 => assert_eq!(s.lru_gen_folio(0).min_seq, [0, 0]),
-        }
+            V2 => (true, [1, 0]),
+            // v6.1: anon may not pass file, whose gen 0 holds a page: no move.
+            V1 => (false, [0, 0]),
+            // 6.12.107 try_to_inc_min_seq() (6.1's): anon's empty lists take
+            // it to 2 and file's to its page in 1; then anon = min(2, 1) and
+            // file = max(1, 0): both move to 1.
+            V12 => (true, [1, 1]),
+        };
+        assert_eq!(s.try_to_inc_min_seq(0, 60), moved, "{v:?}");
+        assert_eq!(s.lru_gen_folio(0).min_seq, min_seq, "{v:?}");
         if v == V1 {
             continue;
         }
-        // Empty the file list: both advance as far as the window allows.
+        // Empty the file list: both advance as far as the window allows
+        // (v6.12: anon = min(2, 2), file = max(2, 1)).
         let f = file_folio(&s, file, 1);
         s.lru_gen_del_folio(f, true);
         s.lru_gen_add_folio_at_for_test(f, 2);
         assert!(s.try_to_inc_min_seq(0, 60));
-        assert_eq!(s.lru_gen_folio(0).min_seq, [2, 2]);
-        // Without swap (swappiness 0) only file moves.
-        let mut t = mg(V2);
+        assert_eq!(s.lru_gen_folio(0).min_seq, [2, 2], "{v:?}");
+        // Without swap (swappiness 0) only file moves (v6.12: `type =
+        // !can_swap` skips anon, and the min/max step needs can_swap).
+        let mut t = mg(v);
         let task = t.add_task("t");
         let vm = t.mmap_anon(task, 4).unwrap();
         touch(&mut t, vm, 0);
         assert!(t.try_to_inc_min_seq(0, 0));
-        assert_eq!(t.lru_gen_folio(0).min_seq, [0, 2]);
+        assert_eq!(t.lru_gen_folio(0).min_seq, [0, 2], "{v:?}");
     }
 }
 
@@ -431,15 +453,16 @@ fn moving_average_halves_history_when_min_seq_advances() {
 
 #[test]
 fn recent_refault_is_activated_and_an_old_one_is_not() {
-    for v in [V2, V1] {
+    for v in [V2, V1, V12] {
         let mut s = mg(v);
         let t = s.add_task("t");
         let file = s.add_file("f", 100).unwrap();
         let map = s.mmap_file(t, file, 0, 100, false).unwrap();
         s.open(file, t).unwrap();
         s.fadvise(file, Advice::Random).unwrap();
-        read(&mut s, file, 9); // oldest generation
-        s.lru_gen_run_eviction(0, 0, Some(60), None).unwrap();
+        read(&mut s, file, 9); // oldest generation (v6.12: min_seq + 1)
+        let seq = seq_of(&s, file_folio(&s, file, 9));
+        s.lru_gen_run_eviction(0, seq, Some(60), None).unwrap();
         assert!(slot_folio(s.files[file as usize].slot(9)).is_none());
         assert_eq!(s.lru_gen_folio(0).evicted[FILE][0], 1);
         // Refault through the mapping, in a fault: recent.
@@ -448,7 +471,20 @@ fn recent_refault_is_activated_and_an_old_one_is_not() {
         assert_eq!(s.vm.workingset_refault_file, 1, "{v:?}");
         assert_eq!(s.lru_gen_folio(0).refaulted[FILE][0], 1, "{v:?}");
         match v {
-            MglruVersion::V6_12 => unreachable!("not among this test's versions"),
+            V12 => {
+                // 6.12.107 lru_gen_refault(): the token's seq is min_seq
+                // (recent): WORKINGSET_ACTIVATE_FILE; in a fault, refs
+                // saturated and PG_workingset set, WORKINGSET_RESTORE_FILE.
+                // filemap_add_folio() then calls folio_add_lru(), which in a
+                // fault sets PG_active: lru_gen_add_folio() puts it in max_seq
+                // and (6.12.107, without "reset page lru tier bits when
+                // activating") keeps the refs.
+                let w = (s.vm.workingset_activate_file, s.vm.workingset_restore_file);
+                assert_eq!(w, (1, 1));
+                assert!(s.folios[f].test(flags::WORKINGSET));
+                assert_eq!(folio_refs(&s.folios[f]), LRU_REFS_MASK);
+                assert_eq!(seq_of(&s, f), 3);
+            }
             V2 => {
                 assert_eq!(s.vm.workingset_activate_file, 1);
                 assert_eq!(seq_of(&s, f), 2, "active: max_seq - 1");
@@ -463,14 +499,16 @@ fn recent_refault_is_activated_and_an_old_one_is_not() {
         // Evict again, then age far beyond the window: not recent.
         let (mut s2, _, file2) = setup(v);
         read(&mut s2, file2, 9);
-        s2.lru_gen_run_eviction(0, 0, Some(60), None).unwrap();
+        let seq = seq_of(&s2, file_folio(&s2, file2, 9));
+        s2.lru_gen_run_eviction(0, seq, Some(60), None).unwrap();
         for _ in 0..5 {
             age(&mut s2);
         }
         read(&mut s2, file2, 9);
         assert_eq!(s2.lru_gen_folio(0).refaulted[FILE], [0; 4], "{v:?}");
-        // v6.14 counts every refault; v6.1 only recent ones.
-        assert_eq!(s2.vm.workingset_refault_file, (v == V2) as u64);
+        // v6.14 and v6.12 count every refault (6.12.107: WORKINGSET_REFAULT
+        // before `if (!recent)`); v6.1 only recent ones.
+        assert_eq!(s2.vm.workingset_refault_file, (v != V1) as u64, "{v:?}");
     }
 }
 
@@ -507,7 +545,7 @@ fn young_mapped_folio_at_eviction_is_kept_in_v6_14_and_activated_in_v6_1() {
     // into max_seq. v6.12: KEEP (the classic folio_check_references(), with
     // PG_referenced cleared by isolate_folio()), and the putback of a
     // mapped rejected folio sets PG_active: max_seq, not counted.
-    for v in [V2, V1, MglruVersion::V6_12] {
+    for v in [V2, V1, V12] {
         let mut s = mg(v);
         s.lru_gen.enabled = LRU_GEN_CORE; // no page-table walk: the PTE stays young
         let t = s.add_task("t");
@@ -532,7 +570,7 @@ fn young_mapped_folio_at_eviction_is_kept_in_v6_14_and_activated_in_v6_1() {
                 assert_eq!(s.vm.pgactivate, 1, "ACTIVATE");
                 assert_eq!(seq_of(&s, f), 6, "max_seq");
             }
-            MglruVersion::V6_12 => {
+            V12 => {
                 assert_eq!(s.vm.pgactivate, 0, "KEEP");
                 assert_eq!(seq_of(&s, f), 6, "max_seq");
                 assert!(!s.folios[f].test(flags::REFERENCED), "putback clears it");
@@ -557,6 +595,9 @@ fn look_around_promotes_young_neighbours() {
     age(&mut s);
     age(&mut s);
     assert_eq!(seq_of(&s, f5), 3);
+    // 6.1's kswapd passes its walker's can_swap (set by its last walk, here
+    // none: as after one with swap) to get_pfn_folio().
+    s.lru_gen.kswapd_walk_can_swap = true;
     let mut sc = ScanControl::new(Reclaimer::Kswapd, 32, 0);
     let r = s.lru_gen_check_references(f0, &mut sc);
     assert_eq!(r, crate::reclaim::vmscan::FolioReferences::Activate);
@@ -1375,13 +1416,24 @@ fn v6_1_retry_putback_clears_the_refs_of_a_rejected_folio() {
     s.check_invariants().unwrap();
 }
 
-/// A v6.1 machine with `mglru_look_around_activate` = `on` and no page-table
-/// walk, whose anon VMA of 100 pages has pages `0..n` faulted in (young
-/// PTEs) and aged twice, so that they sit in seq 3 of max_seq 5 (the young
-/// bits stay set). Returns it with the VMA.
+/// A v6.1 machine with `mglru_look_around_activate` = `on`: see
+/// [`young_neighbours_in`].
 fn v6_1_young_neighbours(on: bool, n: u32) -> (Sim, u32) {
     let mut c = cfg(V1, 1 << 16, Some(1 << 14));
     c.policy.mglru_look_around_activate = on;
+    young_neighbours_in(c, n)
+}
+
+/// [`young_neighbours_in`] of the test machine of version `v`.
+fn young_neighbours(v: MglruVersion, n: u32) -> (Sim, u32) {
+    young_neighbours_in(cfg(v, 1 << 16, Some(1 << 14)), n)
+}
+
+/// A machine of config `c` (v6.1 or v6.12: a fault enters max_seq) without
+/// the page-table walk, whose anon VMA of 100 pages has pages `0..n`
+/// faulted in (young PTEs) and aged twice, so that they sit in seq 3 of
+/// max_seq 5 (the young bits stay set). Returns it with the VMA.
+fn young_neighbours_in(c: MachineConfig, n: u32) -> (Sim, u32) {
     let mut s = Sim::new(c).unwrap();
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 100).unwrap();
@@ -1457,6 +1509,7 @@ fn v6_1_look_around_rewrites_generations_from_fifteen_neighbours_or_with_a_walke
     // kswapd's walker: folio_update_gen() for each, nothing counted.
     for (n, who) in [(16, Reclaimer::Direct), (10, Reclaimer::Kswapd)] {
         let (mut s, vma) = v6_1_young_neighbours(true, n);
+        s.lru_gen.kswapd_walk_can_swap = true; // as after kswapd's walk with swap
         let f0 = anon_folio(&s, vma, 0);
         s.lru_gen_del_folio(f0, true);
         let mut sc = ScanControl::new(who, 32, 0);

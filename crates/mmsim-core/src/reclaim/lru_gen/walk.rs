@@ -138,8 +138,11 @@ impl Sim {
     /// past the table reads as none): each young PTE mapping a folio of group
     /// `m` on MGLRU's lists has its accessed bit cleared
     /// (`ptep_test_and_clear_young`) and its folio moved to `new_gen`
-    /// (`walk_update_folio`; `walker` as there). With `--explain`, every folio
-    /// but `except` gets the story `why`. Returns the PTEs cleared.
+    /// (`walk_update_folio`; `walker` as there). Without `can_swap` an anon
+    /// folio is passed over, its PTE left young (`get_pfn_folio()`'s "file
+    /// VMAs can contain anon pages from COW", v6.1 and v6.12). With
+    /// `--explain`, every folio but `except` gets the story `why`. Returns
+    /// the PTEs cleared.
     #[inline]
     #[allow(clippy::too_many_arguments)]
     fn clear_young_ptes(
@@ -150,11 +153,14 @@ impl Sim {
         m: MemcgId,
         new_gen: usize,
         walker: bool,
+        can_swap: bool,
         sc: &ScanControl,
         except: Option<FolioId>,
         why: &str,
     ) -> u64 {
-        let take = |go: &crate::mem::folio::Folio| folio_lru_gen(go).is_some();
+        let take = |go: &crate::mem::folio::Folio| {
+            folio_lru_gen(go).is_some() && (can_swap || go.is_file())
+        };
         self.for_each_young_pte(vma, from, to, m, take, |s, g, _, p| {
             s.walk_update_folio(g, new_gen, p & PTE_DIRTY != 0, walker);
             if s.xp.is_some() && except != Some(g) {
@@ -220,7 +226,10 @@ impl Sim {
     /// table to the Bloom filter of max_seq. Returns whether the target was
     /// young. v6.1 also counts the isolated target itself (PG_referenced);
     /// v6.12 counts it in `young` but leaves its flags to
-    /// `folio_check_references()`.
+    /// `folio_check_references()`. Anon neighbours (COW copies in a file
+    /// VMA) are passed over when `get_pfn_folio()`'s `can_swap` is false:
+    /// v6.12 (6.12.107): when the target is a file folio; v6.1 (6.1.176):
+    /// for kswapd whose walker last walked without swap; v6.14: never.
     ///
     /// `pte` is the target's PTE as the caller's `page_vma_mapped_walk`
     /// found it (the kernel passes its `pvmw`). Inline up to the accessed
@@ -277,17 +286,29 @@ impl Sim {
         }
         sc.charge_pt_walk((hi - lo) as u64, self.cost.pte_walk_ns);
         let walker = sc.who == Reclaimer::Kswapd;
+        // get_pfn_folio()'s can_swap, which skips anon neighbours (COW copies
+        // in a file VMA) when false. 6.12 ("Multi-gen LRU: fix can_swap in
+        // lru_gen_look_around()", 6.5): whether the target is anon; 6.1.176
+        // (not backported): `!walk || walk->can_swap`, kswapd's walker's
+        // setting from its last walk; 6.14 dropped the filter.
+        let can_swap = match v {
+            MglruVersion::V6_12 => !self.folios[f].is_file(),
+            MglruVersion::V6_1 => !walker || self.lru_gen.kswapd_walk_can_swap,
+            MglruVersion::V6_14 => true,
+        };
         let new_gen = lru_gen_from_seq(self.lrugen(m).max_seq);
         // v6.1's loop met the (still young) target PTE too; 6.12 starts
         // from `young = 1` for it.
         let mut young = (v != MglruVersion::V6_14) as u64;
         let why = "look-around next to an evicted folio";
+        let (span, cur) = ((lo, hi), (m, new_gen, walker, can_swap));
         young += if v == MglruVersion::V6_12 {
-            self.look_around_v6_12(vma, lo, hi, m, new_gen, walker, sc, f, why)
+            self.look_around_v6_12(vma, span, cur, sc, f, why)
         } else if v == MglruVersion::V6_1 && self.lru_gen.look_around_activate {
-            self.look_around_activate(vma, lo, hi, m, new_gen, walker, sc, f, why)
+            self.look_around_activate(vma, span, cur, sc, f, why)
         } else {
-            self.clear_young_ptes(vma, lo, hi, m, new_gen, walker, sc, Some(f), why)
+            let (m, new_gen, walker, can_swap) = cur;
+            self.clear_young_ptes(vma, lo, hi, m, new_gen, walker, can_swap, sc, Some(f), why)
         };
         self.lru_gen.stats.look_around_young += young;
         if Self::suitable_to_scan((hi - lo) as u64, young) {
@@ -316,15 +337,11 @@ impl Sim {
     /// (`folio_update_gen()`: refs and flags cleared), which `sort_folio()`
     /// later moves and counts in `pgrefill`. A folio already in `new_gen`
     /// keeps its refs. Returns the PTEs cleared.
-    #[allow(clippy::too_many_arguments)]
     fn look_around_activate(
         &mut self,
         vma: VmaId,
-        lo: u32,
-        hi: u32,
-        m: MemcgId,
-        new_gen: usize,
-        walker: bool,
+        (lo, hi): (u32, u32),
+        (m, new_gen, walker, can_swap): (MemcgId, usize, bool, bool),
         sc: &ScanControl,
         f: FolioId,
         why: &str,
@@ -336,7 +353,7 @@ impl Sim {
             lo,
             hi,
             m,
-            |_| true,
+            |go| can_swap || go.is_file(),
             |s, g, k, p| {
                 s.walk_folio_dirty(g, p & PTE_DIRTY != 0);
                 match folio_lru_gen(&s.folios[g]) {
@@ -364,39 +381,38 @@ impl Sim {
     }
 
     /// The loop of v6.12's `lru_gen_look_around()` over the PTEs `[lo, hi)`
-    /// of `vma` (mm/vmscan.c, read in Debian's 6.12 source; the target `f`'s
-    /// PTE is already cleared, so the loop passes over it). Each young PTE
-    /// mapping a folio of group `m` is cleared (`ptep_clear_young_notify`)
+    /// of `vma` (mm/vmscan.c, read in Debian's 6.12.107 and 6.12.117 sources;
+    /// the target `f`'s PTE is already cleared, so the loop passes over it).
+    /// Each young PTE mapping a folio of group `m` (not anon without
+    /// `can_swap`: a file target's) is cleared (`ptep_clear_young_notify`)
     /// and a dirty one dirties its folio. With a page-table walker (kswapd)
     /// the folio's generation is rewritten in place (`folio_update_gen()`:
     /// refs and flags cleared; an isolated folio gets PG_referenced).
     /// Without one, a folio on no list (isolated for eviction) gets
-    /// PG_referenced, and one outside max_seq's generation `new_gen` has its
-    /// refs, PG_referenced and PG_workingset cleared (`folio_clear_lru_refs()`)
-    /// and goes through `folio_activate()` ([`Sim::lru_gen_folio_activate`]:
+    /// PG_referenced, and one outside max_seq's generation `new_gen` goes
+    /// through `folio_activate()` (with `mglru_reset_tier_bits`, 6.12.114+,
+    /// its refs, PG_referenced and PG_workingset cleared first:
+    /// `folio_clear_lru_refs()`) ([`Sim::lru_gen_folio_activate`]:
     /// moved to max_seq at once, `pgactivate`), whatever their number (6.1
     /// does so only below `PAGEVEC_SIZE`; 6.14 first asks
     /// `lru_gen_set_refs()`). Returns the PTEs cleared.
-    #[allow(clippy::too_many_arguments)]
     #[inline(never)]
     pub(super) fn look_around_v6_12(
         &mut self,
         vma: VmaId,
-        lo: u32,
-        hi: u32,
-        m: MemcgId,
-        new_gen: usize,
-        walker: bool,
+        (lo, hi): (u32, u32),
+        (m, new_gen, walker, can_swap): (MemcgId, usize, bool, bool),
         sc: &ScanControl,
         f: FolioId,
         why: &str,
     ) -> u64 {
+        let reset_tier_bits = self.lru_gen.reset_tier_bits;
         self.for_each_young_pte(
             vma,
             lo,
             hi,
             m,
-            |_| true,
+            |go| can_swap || go.is_file(),
             |s, g, _, p| {
                 s.walk_folio_dirty(g, p & PTE_DIRTY != 0);
                 match folio_lru_gen(&s.folios[g]) {
@@ -405,9 +421,12 @@ impl Sim {
                         s.folio_update_gen(g, new_gen);
                     }
                     Some(old) if old != new_gen => {
-                        let go = &mut s.folios[g];
-                        set_folio_refs(go, 0);
-                        go.clear(flags::REFERENCED | flags::WORKINGSET);
+                        if reset_tier_bits {
+                            // 6.12.114+: folio_clear_lru_refs().
+                            let go = &mut s.folios[g];
+                            set_folio_refs(go, 0);
+                            go.clear(flags::REFERENCED | flags::WORKINGSET);
+                        }
                         s.lru_gen_folio_activate(g);
                     }
                     Some(_) => {}
@@ -484,6 +503,7 @@ impl Sim {
     /// file when it is 201), each PTE table that is in the Bloom filter of
     /// `seq` (or every table with `force_scan`, or when that filter does not
     /// exist yet): every young PTE of a folio of this group on an MGLRU list
+    /// (v6.1 and v6.12 at swappiness 0: not an anon one, `walk->can_swap`)
     /// is cleared and promoted to `seq`'s generation (`walk_pte_range` →
     /// `walk_update_folio` with a walker), and a table with enough young
     /// PTEs goes into the filter of `seq + 1` (`reset_bloom_filter` cleared
@@ -507,6 +527,10 @@ impl Sim {
         }
         let new_gen = lru_gen_from_seq(seq);
         let cur = (seq % 2) as usize;
+        // walk_pte_range()'s get_pfn_folio(…, walk->can_swap) (v6.1, v6.12):
+        // without swap, anon folios in file VMAs (COW copies) are passed over;
+        // v6.14 dropped the filter (should_skip_vma() alone).
+        let can_swap = self.lru_gen_version() == MglruVersion::V6_14 || swappiness != 0;
         for t in 0..self.tasks.len() {
             if self.tasks[t].dead || self.tasks[t].memcg != m {
                 continue;
@@ -541,8 +565,9 @@ impl Sim {
                     for from in (lo..hi).step_by(64) {
                         let to = (from + 64).min(hi);
                         let why = "aging's page-table walk";
-                        young +=
-                            self.clear_young_ptes(vid, from, to, m, new_gen, true, sc, None, why);
+                        young += self.clear_young_ptes(
+                            vid, from, to, m, new_gen, true, can_swap, sc, None, why,
+                        );
                     }
                     self.lru_gen.stats.leaf_young += young;
                     if Self::suitable_to_scan((hi - lo) as u64, young) {
