@@ -303,3 +303,50 @@ fn errors() {
         .unwrap();
     assert_eq!(r.status.code(), Some(2));
 }
+
+#[test]
+fn page_cache_events_print_the_folio_order() {
+    // `mm_filemap_add_to_page_cache`/`delete_from_page_cache` print
+    // `folio_order()`: a 64 KiB write into ext4's large folios is one
+    // order-4 folio, sixteen order-0 ones without them.
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("w.txt");
+    std::fs::write(
+        &input,
+        "ext4_da_write_begin: dev 254,0 ino 12 pos 0 len 65536\n",
+    )
+    .unwrap();
+    let input = input.display().to_string();
+    for (large, expect) in [("true", vec!["order=4"]), ("false", vec!["order=0"; 16])] {
+        let out = dir.path().join(format!("tp-{large}.txt"));
+        let o = out.display().to_string();
+        let lf = format!("fs.large_folios={large}");
+        mmsim()
+            .args([
+                "run",
+                "--trace",
+                &input,
+                "--format",
+                "filemap",
+                "--as",
+                "file",
+                "--keys",
+                "offset",
+                "--trace-requests",
+                "--set",
+                &lf,
+                "-q",
+                "--tracepoints",
+                "filemap:mm_filemap_add_to_page_cache",
+                "--tracepoints-out",
+                &o,
+            ])
+            .assert()
+            .success();
+        let orders: Vec<String> = lines(&out)
+            .iter()
+            .map(|l| event(l).1.rsplit(' ').next().unwrap().to_string())
+            .collect();
+        assert_eq!(orders, expect, "large_folios={large}");
+    }
+}

@@ -690,7 +690,8 @@ impl Sim {
         let (file, index) = (fo.space, u64::from(fo.index));
         let ino = Self::tp_ino(file);
         let pfn = u64::from(self.folios.head_pfn(f));
-        let order = 0;
+        // `folio_order(folio)`, as the kernel prints it (large page-cache folios).
+        let order = u32::from(fo.order);
         let event = if add {
             TpEvent::FilemapAdd {
                 ino,

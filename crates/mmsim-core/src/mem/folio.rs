@@ -44,8 +44,15 @@ pub(crate) mod flags {
     pub(crate) const RECLAIM: u16 = 1 << 9;
     /// Mapped executable (VM_EXEC) by at least one VMA: cached union of vm_flags.
     pub(crate) const EXEC_MAPPED: u16 = 1 << 10;
-    /// PG_readahead: brought in by readahead and not yet used.
-    pub(crate) const READAHEAD: u16 = 1 << 11;
+    /// PG_readahead: brought in by readahead and not yet used. The same bit
+    /// as PG_reclaim (`PG_readahead = PG_reclaim` in `enum pageflags`,
+    /// include/linux/page-flags.h, through v6.18): a dirty or writeback
+    /// folio reclaim marked is a readahead marker to the next read
+    /// (`filemap_get_pages` → `page_cache_async_ra`, which clears it and so
+    /// cancels the rotation at writeback completion), and a readahead marker
+    /// under writeback is rotated when its write completes
+    /// (`folio_end_writeback`). Bit 11 is free.
+    pub(crate) const READAHEAD: u16 = RECLAIM;
     /// PG_young: an accessed bit of the folio was cleared by someone other
     /// than reclaim (idle page tracking, DAMON); `folio_referenced` counts it.
     pub(crate) const YOUNG: u16 = 1 << 12;

@@ -41,6 +41,7 @@ mod memcg_stats;
 mod memcg_swap;
 mod oom;
 mod readahead;
+mod reclaim_mark;
 mod remap;
 mod rfc;
 mod rmap;
