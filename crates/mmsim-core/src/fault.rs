@@ -992,7 +992,11 @@ impl Sim {
         }
         fo.set(flags::DIRTY);
         if fo.is_file() {
-            self.nr_dirty += fo.nr_pages();
+            let (space, index, nr) = (fo.space, fo.index, fo.nr_pages());
+            self.nr_dirty += nr;
+            if let Some(file) = self.files.get_mut(space as usize) {
+                file.note_dirty(index, nr as u32);
+            }
             self.dirty_fifo.push_back(self.clock, f);
             self.balance_dirty_pages();
         }

@@ -76,8 +76,16 @@ impl Sim {
             index.saturating_add(u32::from(pages)).min(size)
         };
         let now = self.clock;
-        let mut i = index;
-        while i < end {
+        // Only the file's dirty range can hold a dirty folio (`File::dirty_lo`):
+        // the same folios written in the same order as a walk of every page.
+        let fl = &self.files[file as usize];
+        let (lo, hi) = (fl.dirty_lo, fl.dirty_hi);
+        let covers = index <= lo && end >= hi;
+        let walk_end = end.min(hi).min(fl.slots.len() as u32);
+        // The dirty folios the walk leaves (under writeback): the range left.
+        let (mut left_lo, mut left_hi) = (u32::MAX, 0);
+        let mut i = index.max(lo);
+        while i < walk_end {
             let slot = self.files[file as usize].slot(i);
             let Some(f) = slot_folio(slot) else {
                 i += 1;
@@ -87,11 +95,20 @@ impl Sim {
             // The folio's first page may lie before `index` (a large
             // folio): it is written whole, and the walk goes on after it.
             i = fo.index + fo.nr_pages() as u32;
-            if fo.test(flags::DIRTY) && !fo.test(flags::WRITEBACK) {
-                // The dirty tag goes with the write: the flusher's entry too.
-                self.dirty_fifo_unqueue(f);
-                self.write_folio(f, now);
+            if fo.test(flags::DIRTY) {
+                if !fo.test(flags::WRITEBACK) {
+                    // The dirty tag goes with the write: the flusher's entry too.
+                    self.dirty_fifo_unqueue(f);
+                    self.write_folio(f, now);
+                } else {
+                    left_lo = left_lo.min(fo.index);
+                    left_hi = left_hi.max(i);
+                }
             }
+        }
+        if covers {
+            let fl = &mut self.files[file as usize];
+            (fl.dirty_lo, fl.dirty_hi) = (left_lo, left_hi);
         }
         if wait {
             let done = self.range_writeback_done(file, index, end);
@@ -120,5 +137,31 @@ impl Sim {
             }
         }
         latest
+    }
+
+    /// The invariants of folio flags (`Sim::check_invariants`): the swap
+    /// cache count, then the dirty ranges.
+    pub(crate) fn check_folio_flags(&self) -> Result<(), String> {
+        self.check_swapcache_count()?;
+        self.check_dirty_ranges()
+    }
+
+    /// Invariant (`Sim::check_invariants`): every dirty file folio lies in
+    /// its file's dirty range (`File::dirty_lo`), which the sync walks.
+    pub(crate) fn check_dirty_ranges(&self) -> Result<(), String> {
+        let mut err = None;
+        self.folios.for_each_live(|fo| {
+            if fo.is_file() && fo.test(flags::DIRTY) && err.is_none() {
+                let fl = &self.files[fo.space as usize];
+                let end = fo.index + fo.nr_pages() as u32;
+                if fo.index < fl.dirty_lo || end > fl.dirty_hi {
+                    err = Some(format!(
+                        "dirty folio at pages {}..{end} of file {} outside its dirty range {}..{}",
+                        fo.index, fo.space, fl.dirty_lo, fl.dirty_hi
+                    ));
+                }
+            }
+        });
+        err.map_or(Ok(()), Err)
     }
 }

@@ -40,6 +40,13 @@ pub(crate) struct File {
     /// ([`crate::Sim::open`]): its page-cache misses are charged to that
     /// task's memory cgroup (the top group if none).
     pub task: Option<crate::mem::pagetable::TaskId>,
+    /// Pages `dirty_lo..dirty_hi` hold every dirty folio of the file (the
+    /// range may hold clean ones too; empty when `dirty_lo >= dirty_hi`):
+    /// widened by `Sim::folio_mark_dirty`, narrowed by a sync that covers
+    /// it (`crate::filemap_sync`), which walks only this range instead of
+    /// every page of the file (the kernel walks `PAGECACHE_TAG_DIRTY`).
+    pub(crate) dirty_lo: u32,
+    pub(crate) dirty_hi: u32,
 }
 
 impl File {
@@ -52,6 +59,8 @@ impl File {
             mappings: Vec::new(),
             ra: FileRaState::new(ra_pages),
             task: None,
+            dirty_lo: u32::MAX,
+            dirty_hi: 0,
         }
     }
 
@@ -77,6 +86,14 @@ impl File {
             .max(i + 1);
         self.slots.reserve_exact(want - cur);
         self.slots.resize(want, 0);
+    }
+
+    /// Pages `index..index + nr` now hold a dirty folio: widens the dirty
+    /// range.
+    #[inline]
+    pub(crate) fn note_dirty(&mut self, index: u32, nr: u32) {
+        self.dirty_lo = self.dirty_lo.min(index);
+        self.dirty_hi = self.dirty_hi.max(index + nr);
     }
 
     /// The slot of page `index`, 0 if never touched.

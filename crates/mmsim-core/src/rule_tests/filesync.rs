@@ -137,3 +137,38 @@ fn a_page_dirtied_again_after_its_sync_expires_from_its_new_write() {
     s.flusher_periodic(now + 20 * SEC);
     assert_eq!((s.nr_dirty, s.nr_writeback), (0, 1));
 }
+
+/// The sync walks only the file's dirty range (`File::dirty_lo`): written
+/// pages widen it, a sync covering it leaves only the dirty folios it could
+/// not write (under writeback), and a sync of part of it keeps it whole.
+#[test]
+fn the_dirty_range_follows_the_writes_and_the_syncs_that_cover_it() {
+    let (mut s, file) = eight_dirty_pages();
+    let range = |s: &Sim| {
+        let fl = &s.files[file as usize];
+        (fl.dirty_lo, fl.dirty_hi)
+    };
+    assert_eq!(range(&s), (0, 8));
+    // Part of it: the range stays.
+    sync(&mut s, file, 2, 4, false);
+    assert_eq!(range(&s), (0, 8));
+    // Pages 2..6 dirtied again while under writeback, 12 for the first time.
+    s.step(&Event::FileWrite {
+        file,
+        index: 3,
+        pages: 1,
+    });
+    s.step(&Event::FileWrite {
+        file,
+        index: 12,
+        pages: 1,
+    });
+    assert_eq!(range(&s), (0, 13));
+    // The whole file: 0..2, 6..8 and 12 written; page 3 (dirty, under
+    // writeback) is all that is left.
+    sync(&mut s, file, 0, 0, false);
+    assert_eq!(state(&s, file, 3), (true, true));
+    assert_eq!(state(&s, file, 12), (false, true));
+    assert_eq!(range(&s), (3, 4));
+    assert_eq!(s.check_invariants(), Ok(()));
+}

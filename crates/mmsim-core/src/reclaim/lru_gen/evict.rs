@@ -185,7 +185,20 @@ impl Sim {
         if self.lrugen(m).nr_gens(ty) == MIN_NR_GENS {
             return 0;
         }
-        let v = self.lru_gen_version();
+        with_version!(self.lru_gen_version(), X => self.scan_folios_v::<X>(m, ty, tier_idx, sc))
+    }
+
+    /// [`Sim::scan_folios`] for version `X` ([`super::version`]): `sort_folio`
+    /// and `isolate_folio` inlined with their version clauses resolved.
+    #[inline(always)]
+    fn scan_folios_v<X: Ver>(
+        &mut self,
+        m: MemcgId,
+        ty: usize,
+        tier_idx: usize,
+        sc: &mut ScanControl,
+    ) -> u64 {
+        let v = X::V;
         let gen = lru_gen_from_seq(self.lrugen(m).min_seq[ty]);
         let (mut scanned, mut isolated, mut sorted) = (0u64, 0u64, 0u64);
         // The kernel's `isolated` counts pages (`delta = folio_nr_pages()`);

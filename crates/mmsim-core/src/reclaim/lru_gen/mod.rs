@@ -42,7 +42,8 @@
 //! walk and look-around, `evict.rs` the eviction, `pid.rs` the PID
 //! controller, `shrink.rs` the driving loops, `memcg_lru.rs` the memcg LRU
 //! of global reclaim, `workingset.rs` shadow tokens and refaults,
-//! `debugfs.rs` the control files, and `report.rs` what a run reports.
+//! `debugfs.rs` the control files, `report.rs` what a run reports, and
+//! `version.rs` the version as a type (hot loops test it once).
 
 mod aging;
 mod debugfs;
@@ -53,6 +54,7 @@ mod report;
 mod shrink;
 #[cfg(test)]
 mod tests;
+pub(crate) mod version;
 mod walk;
 mod workingset;
 
@@ -71,6 +73,7 @@ use crate::memcg::{Lruvec, MemcgId};
 use crate::reclaim::vmscan::FolioReferences;
 use crate::reclaim::{Reclaimer, ScanControl, DEF_PRIORITY};
 use crate::sim::{Policy, Sim, SimError};
+use version::{with_version, Ver};
 
 /// `MIN_NR_GENS`: eviction needs at least this many generations.
 pub(crate) const MIN_NR_GENS: u64 = 2;
@@ -565,7 +568,16 @@ impl Sim {
     /// first. The folio and its lruvec are each looked up once.
     #[inline(always)]
     pub(crate) fn lru_gen_add_folio_inline(&mut self, f: FolioId, reclaiming: bool, fault: bool) {
-        let v = self.lru_gen_version();
+        with_version!(self.lru_gen_version(), X => {
+            self.lru_gen_add_folio_v::<X>(f, reclaiming, fault)
+        })
+    }
+
+    /// [`Sim::lru_gen_add_folio_inline`] for version `X` (its clauses
+    /// resolved at compile time, [`version`]).
+    #[inline(always)]
+    fn lru_gen_add_folio_v<X: Ver>(&mut self, f: FolioId, reclaiming: bool, fault: bool) {
+        let v = X::V;
         let fix_underprotected = self.lru_gen.fix_underprotected;
         let reset_tier_bits = self.lru_gen.reset_tier_bits;
         let fo = &mut self.folios[f];

@@ -62,13 +62,19 @@ impl Sim {
     /// WORKINGSET_ACTIVATE for every recent refault.
     #[inline(never)]
     pub(crate) fn lru_gen_refault(&mut self, f: FolioId, shadow: u32) {
+        with_version!(self.lru_gen_version(), X => self.lru_gen_refault_v::<X>(f, shadow))
+    }
+
+    /// [`Sim::lru_gen_refault`] for version `X` ([`super::version`]).
+    #[inline(always)]
+    fn lru_gen_refault_v<X: Ver>(&mut self, f: FolioId, shadow: u32) {
         let Some(s) = self.shadow_layout.unpack(shadow) else {
             return;
         };
         if self.xp.is_some() {
             self.xp_count_refault(f);
         }
-        let v = self.lru_gen_version();
+        let v = X::V;
         // "mm/mglru: fix underprotected page cache" (6.1.69+ with the option; 6.12).
         let fixed = v == MglruVersion::V6_12
             || (v == MglruVersion::V6_1 && self.lru_gen.fix_underprotected);
