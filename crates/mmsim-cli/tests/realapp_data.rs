@@ -51,6 +51,12 @@ fn grep_include_group_is_derived_from_the_capture_by_its_exclusion_list() {
     let full = run(Command::new("zstd")
         .arg("-dc")
         .arg(root.join("data/realapp/grep-include.trace.zst")));
-    let lines = |b: &[u8]| b.iter().filter(|&&c| c == b'\n').count();
+    let lines = |b: &[u8]| b.iter().filter(|&&c| c == b'\n').count() as i64;
     assert_eq!(lines(&full) + 1 - lines(&shipped), 347);
+    let list = std::fs::read_to_string(root.join("data/realapp/grep-include-group.exclude"))
+        .expect("the exclusion list");
+    let files = list
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty());
+    assert_eq!(files.count(), 22);
 }

@@ -336,8 +336,13 @@ impl Sim {
     }
 
     /// `swap_update_readahead()`: a swap-cache hit records the fault address
-    /// and, for a page brought in by readahead, a hit.
+    /// and, for a page brought in by readahead, a hit. A large folio is
+    /// passed over (v6.12 `swap_cache_get_folio()`: no PG_readahead for anon
+    /// THP), so the bit, which is PG_reclaim, stays for its writeback's end.
     fn swap_update_readahead(&mut self, vma: VmaId, index: u32, f: FolioId) {
+        if self.folios[f].order > 0 {
+            return;
+        }
         let readahead = self.folios[f].test_and_clear(flags::READAHEAD);
         let ra = &mut self.vmas[vma as usize].swap_ra;
         if readahead {

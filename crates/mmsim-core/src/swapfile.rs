@@ -329,7 +329,7 @@ impl Sim {
     /// read of the zero page is (`do_wp_page` → `wp_page_copy`).
     pub(crate) fn anon_fault_content(&mut self, vma: VmaId, index: u32, new: bool, write: bool) {
         if self.fault_retry_pending() {
-            return; // the retried fault (`crate::fork`) marks its own folio
+            return; // the retried fault (`Sim::retry_fault`, `crate::cow`) marks its own folio
         }
         let pte = self.vmas[vma as usize].pte(index);
         if pte & PTE_PRESENT == 0 {

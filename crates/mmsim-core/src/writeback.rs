@@ -218,15 +218,17 @@ impl Sim {
     /// (`redirty_tail_locked()`, dirtied now at the latest) and a later pass
     /// writes it: the folio is queued again at `now`. Without this its entry
     /// would be gone and nothing but reclaim or a sync would ever write it.
-    fn flusher_write(&mut self, f: FolioId, now: u64) {
+    /// Returns false for such a folio.
+    fn flusher_write(&mut self, f: FolioId, now: u64) -> bool {
         if self.folios.is_live(f) {
             let fo = &self.folios[f];
             if fo.is_file() && fo.test(flags::DIRTY) && fo.test(flags::WRITEBACK) {
                 self.dirty_fifo.push_back(now, f);
-                return;
+                return false;
             }
         }
         self.write_folio(f, now);
+        true
     }
 
     /// Periodic flusher: writes folios dirty for longer than dirty_expire.
@@ -238,7 +240,7 @@ impl Sim {
                 break;
             }
             self.dirty_fifo.pop_front();
-            self.flusher_write(f, now);
+            let _ = self.flusher_write(f, now);
         }
     }
 
@@ -250,7 +252,7 @@ impl Sim {
             let Some((_, f)) = self.dirty_fifo.pop_front() else {
                 break;
             };
-            self.flusher_write(f, now);
+            let _ = self.flusher_write(f, now);
         }
     }
 
@@ -265,16 +267,19 @@ impl Sim {
             return;
         }
         let now = self.clock;
-        // One pass, as in `wakeup_flusher`: if every dirty folio left is
-        // under writeback, the pass ends with them queued again.
-        for _ in 0..self.dirty_fifo.held() {
-            if self.nr_dirty <= thresh {
-                break;
-            }
+        // The oldest entry's folio under writeback ends the pass, queued
+        // again: the kernel's background writeback, finding no progress to
+        // make, sleeps on that inode's writeback (`wb_writeback()` →
+        // `inode_sleep_on_writeback()`) rather than walk every dirty inode
+        // at each dirtying, and a walk here would make a writer that keeps
+        // dirtying folios under writeback quadratic.
+        while self.nr_dirty > thresh {
             let Some((_, f)) = self.dirty_fifo.pop_front() else {
                 break;
             };
-            self.flusher_write(f, now);
+            if !self.flusher_write(f, now) {
+                break;
+            }
         }
     }
 }

@@ -152,7 +152,7 @@ fn the_dirty_range_follows_the_writes_and_the_syncs_that_cover_it() {
     // Part of it: the range stays.
     sync(&mut s, file, 2, 4, false);
     assert_eq!(range(&s), (0, 8));
-    // Pages 2..6 dirtied again while under writeback, 12 for the first time.
+    // Page 3 dirtied again while under writeback (pages 2..6 are), 12 for the first time.
     s.step(&Event::FileWrite {
         file,
         index: 3,
