@@ -306,9 +306,10 @@ fn errors() {
 
 #[test]
 fn page_cache_events_print_the_folio_order() {
-    // `mm_filemap_add_to_page_cache`/`delete_from_page_cache` print
-    // `folio_order()`: a 64 KiB write into ext4's large folios is one
-    // order-4 folio, sixteen order-0 ones without them.
+    // `mm_filemap_add_to_page_cache` prints `folio_order()` (as
+    // `delete_from_page_cache` does, through the same formatter, not run
+    // here): a 64 KiB write into ext4's large folios is one order-4 folio,
+    // sixteen order-0 ones without them.
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("w.txt");
     std::fs::write(

@@ -163,12 +163,8 @@ impl Sim {
         };
         let pte = self.vmas[vma as usize].pte(index);
         if pte & PTE_PRESENT == 0 || pte & PTE_FOLIO_MASK != old {
-            // `pte_same()` failed: reclaim unmapped the page meanwhile. The
-            // fault returns and the store faults again.
-            self.free_folio(new);
-            self.acc.accesses -= 1;
-            self.acc.hits -= 1;
-            self.retry_fault(vma, index);
+            // `pte_same()` failed: reclaim unmapped the page meanwhile.
+            self.retry_copy_fault(new, vma, index, false);
             return;
         }
         self.advance(self.cost.minor_fault_ns);
@@ -212,6 +208,21 @@ impl Sim {
             next = self.fault_retry.retry.take();
         }
         self.fault_retry.retrying = false;
+    }
+
+    /// The copy `new` of a write-protect fault is dropped, `pte_same` having
+    /// failed: the fault returns uncounted (its access undone, and its hit,
+    /// or its miss when it read the page from swap) and the store faults
+    /// again ([`Sim::retry_fault`]).
+    pub(crate) fn retry_copy_fault(&mut self, new: FolioId, vma: VmaId, index: u32, swapin: bool) {
+        self.free_folio(new);
+        self.acc.accesses -= 1;
+        if swapin {
+            self.acc.misses -= 1;
+        } else {
+            self.acc.hits -= 1;
+        }
+        self.retry_fault(vma, index);
     }
 
     /// A fault's retry is queued ([`Sim::retry_fault`]): the fault that

@@ -659,18 +659,12 @@ impl Sim {
             p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f
         });
         let task = v.task as usize;
-        if !same || self.tasks[task].dead {
+        if self.tasks[task].dead {
             self.free_folio(new);
-            if !self.tasks[task].dead {
-                // The fault returns and the store faults again.
-                self.acc.accesses -= 1;
-                if swapin {
-                    self.acc.misses -= 1;
-                } else {
-                    self.acc.hits -= 1;
-                }
-                self.retry_fault(vma, index);
-            }
+            return;
+        }
+        if !same {
+            self.retry_copy_fault(new, vma, index, swapin);
             return;
         }
         let _ = old;

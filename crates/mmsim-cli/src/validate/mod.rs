@@ -1183,4 +1183,32 @@ mod tests {
             assert_eq!(mglru_common_reactivation_of(release), common, "{release}");
         }
     }
+
+    /// `sim_scenario` writes the two 6.12.114 backports into the MGLRU policy of the
+    /// case it replays, each from its own release test (a recorded guest612 case
+    /// relabelled to later releases).
+    #[test]
+    fn sim_scenario_sets_the_backports_the_release_has() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../validation/results/guest612-anon-zipf-mglru.json"
+        );
+        let mut r: super::CaseResult =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        for (release, reset, common) in [
+            ("6.12.107+deb13-cloud-amd64", false, false),
+            ("6.12.117+deb13-amd64", true, true),
+            ("6.13.2", true, false),
+        ] {
+            r.kernel.release = release.to_string();
+            let s = super::sim_scenario(&r).unwrap().unwrap();
+            let p = &s.machine.policy;
+            assert_eq!(p.mglru_version, MglruVersion::V6_12, "{release}");
+            assert_eq!(
+                (p.mglru_reset_tier_bits, p.mglru_common_reactivation),
+                (reset, common),
+                "{release}"
+            );
+        }
+    }
 }
