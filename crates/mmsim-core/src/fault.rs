@@ -212,7 +212,7 @@ impl Sim {
             }
             self.anon_wp_fault_content(f);
         } else {
-            self.folio_mark_dirty(f);
+            self.folio_mark_dirty_mapped(f);
         }
         if self.policy == Policy::Lru {
             self.lru_touch(f);
@@ -599,7 +599,7 @@ impl Sim {
         }
         self.map_file_folio(vma, index, f, write);
         if write {
-            self.folio_mark_dirty(f);
+            self.folio_mark_dirty_mapped(f);
         }
     }
 

@@ -152,7 +152,7 @@ impl Sim {
         }
         self.count_vm_events(THP_FILE_MAPPED, 1);
         if write {
-            self.folio_mark_dirty(f);
+            self.folio_mark_dirty_mapped(f);
         }
         true
     }

@@ -93,7 +93,7 @@ impl Sim {
                 let fo = &mut self.folios[f];
                 fo.mapcount = fo.mapcount.saturating_sub(1);
                 if pte & PTE_DIRTY != 0 {
-                    self.folio_mark_dirty(f);
+                    self.folio_mark_dirty_mapped(f);
                 }
                 if pte & PTE_YOUNG != 0 && self.vmas[vma as usize].has_recency() {
                     self.folio_mark_accessed(f);

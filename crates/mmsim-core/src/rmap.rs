@@ -492,7 +492,7 @@ impl Sim {
             0
         };
         if dirty {
-            self.folio_mark_dirty(f);
+            self.folio_mark_dirty_mapped(f);
         }
         !aborted
     }
@@ -591,11 +591,7 @@ impl Sim {
             0
         };
         if dirty {
-            if fo.is_file() {
-                self.folio_mark_dirty(f);
-            } else {
-                self.folios[f].set(flags::DIRTY);
-            }
+            self.folio_mark_dirty_mapped(f);
         }
         !aborted
     }

@@ -131,6 +131,22 @@ impl Sim {
         }
     }
 
+    /// `folio_mark_dirty()` (v6.12 mm/page-writeback.c) from a dirty PTE or
+    /// a store through a shared mapping: a folio with a mapping (page cache
+    /// or swap cache) loses PG_reclaim first, dirty already or not, so that
+    /// reclaim's mark neither rotates it when an earlier write ends nor, as
+    /// PG_readahead (the same bit), starts readahead at the next read. The
+    /// buffered write path does not come here: ext4's `block_write_end` →
+    /// `mark_buffer_dirty` and iomap's `filemap_dirty_folio` dirty the
+    /// folio without clearing the mark ([`Sim::folio_mark_dirty`]).
+    pub(crate) fn folio_mark_dirty_mapped(&mut self, f: FolioId) {
+        let fo = &mut self.folios[f];
+        if fo.is_file() || fo.test(flags::SWAPCACHE) {
+            fo.clear(flags::RECLAIM);
+        }
+        self.folio_mark_dirty(f);
+    }
+
     /// Tells `explain` that folio `f`'s write completed and rotated it.
     #[cold]
     fn xp_end_writeback(&mut self, f: FolioId) {

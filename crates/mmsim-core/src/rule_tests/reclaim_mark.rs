@@ -44,3 +44,41 @@ fn a_dirty_folio_reclaim_marked_starts_readahead_when_it_is_read() {
     assert!(!s.folios[f].test(flags::RECLAIM));
     assert_eq!(s.acc.file_pages_read, 4);
 }
+
+/// `folio_mark_dirty()` clears PG_reclaim: a store through a shared mapping
+/// takes reclaim's mark off a dirty folio (so it is neither rotated at the
+/// end of a write nor a readahead marker), where a buffered write, which
+/// dirties the folio through its buffers, leaves the mark.
+#[test]
+fn a_store_through_a_mapping_clears_reclaims_mark_and_a_buffered_write_does_not() {
+    for mapped in [false, true] {
+        let mut s = machine(PolicyName::Cost, 1 << 16, None);
+        let t = s.add_task("t");
+        let file = s.add_file("f", 1000).unwrap();
+        s.open(file, t).unwrap();
+        let vma = s.mmap_file(t, file, 0, 1000, false).unwrap();
+        s.step(&Event::FileWrite {
+            file,
+            index: 100,
+            pages: 1,
+        });
+        let f = file_folio(&s, file, 100);
+        s.folios[f].set(flags::RECLAIM);
+        if mapped {
+            s.step(&Event::Access {
+                vma,
+                index: 100,
+                write: true,
+            });
+            assert_eq!(s.folios[f].mapcount, 1);
+        } else {
+            s.step(&Event::FileWrite {
+                file,
+                index: 100,
+                pages: 1,
+            });
+        }
+        assert!(s.folios[f].test(flags::DIRTY));
+        assert_eq!(s.folios[f].test(flags::RECLAIM), !mapped, "mapped {mapped}");
+    }
+}

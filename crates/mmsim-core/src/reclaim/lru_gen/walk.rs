@@ -106,9 +106,9 @@ impl Sim {
         let fo = self.folios[f];
         if pte_dirty && !fo.test(flags::DIRTY) {
             if fo.is_file() {
-                self.folio_mark_dirty(f);
+                self.folio_mark_dirty_mapped(f);
             } else if fo.test(flags::SWAPCACHE) {
-                self.folios[f].set(flags::DIRTY);
+                self.folio_mark_dirty_mapped(f);
             }
         }
     }
