@@ -104,12 +104,8 @@ impl Sim {
     #[inline]
     fn walk_folio_dirty(&mut self, f: FolioId, pte_dirty: bool) {
         let fo = self.folios[f];
-        if pte_dirty && !fo.test(flags::DIRTY) {
-            if fo.is_file() {
-                self.folio_mark_dirty_mapped(f);
-            } else if fo.test(flags::SWAPCACHE) {
-                self.folio_mark_dirty_mapped(f);
-            }
+        if pte_dirty && !fo.test(flags::DIRTY) && (fo.is_file() || fo.test(flags::SWAPCACHE)) {
+            self.folio_mark_dirty_mapped(f);
         }
     }
 
