@@ -139,13 +139,6 @@ impl Sim {
         latest
     }
 
-    /// The invariants of folio flags (`Sim::check_invariants`): the swap
-    /// cache count, then the dirty ranges.
-    pub(crate) fn check_folio_flags(&self) -> Result<(), String> {
-        self.check_swapcache_count()?;
-        self.check_dirty_ranges()
-    }
-
     /// Invariant (`Sim::check_invariants`): every dirty file folio lies in
     /// its file's dirty range (`File::dirty_lo`), which the sync walks.
     pub(crate) fn check_dirty_ranges(&self) -> Result<(), String> {

@@ -315,6 +315,17 @@ impl Comparison {
     }
 }
 
+/// Kernel `release`'s version, patch level and sublevel as numbers
+/// (`6.12.107+deb13-cloud-amd64` → (6, 12, 107)); a part that is missing or not a
+/// number is 0.
+fn release_version(release: &str) -> (u32, u32, u32) {
+    let mut parts = release
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|p| p.parse().unwrap_or(0));
+    let mut next = || parts.next().unwrap_or(0);
+    (next(), next(), next())
+}
+
 /// The modelled multi-gen LRU closest to kernel `release` (`6.1.0-50-cloud-amd64`):
 /// `v6.1` before 6.12, `v6.12` for 6.12 and 6.13 (the "mm/mglru: rework
 /// workingset protection" series, which the `v6.14` model follows, is 6.14's), else
@@ -322,9 +333,7 @@ impl Comparison {
 /// eviction generation is still `min_seq` (half of them in `guest-anon-zipf-mglru`);
 /// 6.12 counts every one, as v6.14 does.
 pub fn mglru_version_of(release: &str) -> mmsim_core::config::MglruVersion {
-    let mut parts = release.split(|c: char| !c.is_ascii_digit());
-    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let (major, minor, _) = release_version(release);
     if (major, minor) < (6, 12) {
         mmsim_core::config::MglruVersion::V6_1
     } else if (major, minor) < (6, 14) {
@@ -339,9 +348,7 @@ pub fn mglru_version_of(release: &str) -> mmsim_core::config::MglruVersion {
 /// workingset protection", 6.14), only faults from 6.14 (and the v6.1 model,
 /// used before 6.12, ignores it).
 pub fn mglru_refault_activate_of(release: &str) -> mmsim_core::MglruRefaultActivate {
-    let mut parts = release.split(|c: char| !c.is_ascii_digit());
-    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let (major, minor, _) = release_version(release);
     if (major, minor) < (6, 14) {
         mmsim_core::MglruRefaultActivate::Recent
     } else {
@@ -353,9 +360,7 @@ pub fn mglru_refault_activate_of(release: &str) -> mmsim_core::MglruRefaultActiv
 /// from 6.12 ("memcg: use ratelimited stats flush in the reclaim": reclaim
 /// reads statistics up to 2 s old), `sync` before.
 pub fn memcg_stats_flush_of(release: &str) -> mmsim_core::MemcgStatsFlush {
-    let mut parts = release.split(|c: char| !c.is_ascii_digit());
-    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let (major, minor, _) = release_version(release);
     if (major, minor) < (6, 12) {
         mmsim_core::MemcgStatsFlush::Sync
     } else {
@@ -380,34 +385,14 @@ pub fn mglru_fix_underprotected_of(release: &str) -> bool {
     }
 }
 
-/// The stable version of a 6.12 kernel `release` (`6.12.107+deb13-cloud-amd64` →
-/// 107), None for another series.
-fn v6_12_sublevel(release: &str) -> Option<u32> {
-    let nums: Vec<u32> = release
-        .split(|c: char| !c.is_ascii_digit())
-        .take(3)
-        .map(|p| p.parse().unwrap_or(0))
-        .collect();
-    match nums.as_slice() {
-        [6, 12, sub] => Some(*sub),
-        [6, 12] => Some(0),
-        _ => None,
-    }
-}
-
 /// Whether kernel `release` has "mm/mglru: reset page lru tier bits when
 /// activating" (the v6.12 model's `mglru_reset_tier_bits`): mainline from 6.13,
 /// 6.12 stable from 6.12.114 (Debian's changelog lists it under 6.12.114; its
 /// 6.12.107 source lacks it, its 6.12.117 source has it).
 pub fn mglru_reset_tier_bits_of(release: &str) -> bool {
-    match v6_12_sublevel(release) {
-        Some(sub) => sub >= 114,
-        None => {
-            let mut parts = release.split(|c: char| !c.is_ascii_digit());
-            let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-            let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-            (major, minor) == (6, 13)
-        }
+    match release_version(release) {
+        (6, 12, sub) => sub >= 114,
+        (major, minor, _) => (major, minor) == (6, 13),
     }
 }
 
@@ -416,7 +401,7 @@ pub fn mglru_reset_tier_bits_of(release: &str) -> bool {
 /// 6.12 stable from 6.12.114, with the tier-bits reset; not 6.13, whose
 /// `sort_folio()` keeps the clause.
 pub fn mglru_common_reactivation_of(release: &str) -> bool {
-    v6_12_sublevel(release).is_some_and(|sub| sub >= 114)
+    matches!(release_version(release), (6, 12, sub) if sub >= 114)
 }
 
 /// The suite's directory, once `mmsim validate` has read the suite: a recorded

@@ -140,16 +140,11 @@ impl Sim {
     /// `--explain`, every folio but `except` gets the story `why`. Returns
     /// the PTEs cleared.
     #[inline]
-    #[allow(clippy::too_many_arguments)]
     fn clear_young_ptes(
         &mut self,
         vma: VmaId,
-        from: u32,
-        to: u32,
-        m: MemcgId,
-        new_gen: usize,
-        walker: bool,
-        can_swap: bool,
+        (from, to): (u32, u32),
+        (m, new_gen, walker, can_swap): (MemcgId, usize, bool, bool),
         sc: &ScanControl,
         except: Option<FolioId>,
         why: &str,
@@ -303,8 +298,7 @@ impl Sim {
         } else if v == MglruVersion::V6_1 && self.lru_gen.look_around_activate {
             self.look_around_activate(vma, span, cur, sc, f, why)
         } else {
-            let (m, new_gen, walker, can_swap) = cur;
-            self.clear_young_ptes(vma, lo, hi, m, new_gen, walker, can_swap, sc, Some(f), why)
+            self.clear_young_ptes(vma, span, cur, sc, Some(f), why)
         };
         self.lru_gen.stats.look_around_young += young;
         if Self::suitable_to_scan((hi - lo) as u64, young) {
@@ -561,9 +555,8 @@ impl Sim {
                     for from in (lo..hi).step_by(64) {
                         let to = (from + 64).min(hi);
                         let why = "aging's page-table walk";
-                        young += self.clear_young_ptes(
-                            vid, from, to, m, new_gen, true, can_swap, sc, None, why,
-                        );
+                        let cur = (m, new_gen, true, can_swap);
+                        young += self.clear_young_ptes(vid, (from, to), cur, sc, None, why);
                     }
                     self.lru_gen.stats.leaf_young += young;
                     if Self::suitable_to_scan((hi - lo) as u64, young) {
