@@ -435,4 +435,105 @@ mod tests {
         assert_eq!((s.nr_dirty, s.nr_writeback), (0, 1));
         assert_eq!(s.dirty_fifo.front(), None);
     }
+
+    /// The periodic flusher meets an expired entry whose folio was dirtied
+    /// again under writeback: it queues it again at the pass's time and
+    /// ends the pass there (the new entry is not yet expired), and a pass
+    /// a full expiry interval later, after the first write completed,
+    /// writes it.
+    #[test]
+    fn the_periodic_flusher_requeues_a_folio_under_writeback_for_a_later_pass() {
+        use crate::sim::DIRTY_EXPIRE_NS;
+        let (mut s, file) = machine_with_a_file(PolicyName::default());
+        let write = |s: &mut Sim| {
+            s.step(&Event::FileWrite {
+                file,
+                index: 0,
+                pages: 1,
+            })
+        };
+        write(&mut s);
+        let f = slot_folio(s.files[file as usize].slot(0)).unwrap();
+        s.wakeup_flusher(s.clock);
+        let done = s.writeback[1][0].0;
+        write(&mut s);
+        let pass = s.clock + DIRTY_EXPIRE_NS;
+        s.flusher_periodic(pass);
+        assert_eq!(s.writeback[1].len(), 1, "no second write in flight");
+        assert_eq!(
+            s.dirty_fifo.front(),
+            Some((pass, f)),
+            "queued again at the pass"
+        );
+        assert_eq!(s.dirty_fifo.held(), 1);
+        s.complete_writeback(done);
+        s.flusher_periodic(pass + DIRTY_EXPIRE_NS - 1);
+        assert!(s.folios[f].test(flags::DIRTY), "not expired yet");
+        s.flusher_periodic(pass + DIRTY_EXPIRE_NS);
+        assert!(!s.folios[f].test(flags::DIRTY) && s.folios[f].test(flags::WRITEBACK));
+        assert_eq!((s.nr_dirty, s.nr_writeback, s.dirty_fifo.held()), (0, 1, 0));
+    }
+
+    /// Background writeback ends its pass at an oldest folio still under
+    /// writeback (the kernel's `wb_writeback` sleeps on the inode), queued
+    /// again behind the others: the write that takes the dirty count over
+    /// the background threshold writes nothing, the next writes the folios
+    /// that are now oldest, and the requeued folio stays dirty and queued.
+    #[test]
+    fn background_writeback_stops_at_a_folio_under_writeback() {
+        use crate::mem::folio::LruList;
+        use crate::writeback::DIRTY_BACKGROUND_RATIO;
+        // A write takes 10 s: page 0's stays in flight throughout.
+        let mut fs = crate::config::DeviceConfig::of(crate::config::DeviceKind::Ssd);
+        fs.write_latency_us = Some(1e7);
+        let mut s = Sim::new(MachineConfig {
+            memory: Size::from_pages(4096),
+            fs,
+            ..Default::default()
+        })
+        .unwrap();
+        let t = s.add_task("t");
+        let file = s.add_file("f", 2048).unwrap();
+        s.open(file, t).unwrap();
+        let folio_at = |s: &Sim, i: u32| slot_folio(s.files[file as usize].slot(i)).unwrap();
+        let write = |s: &mut Sim, index: u32| {
+            s.step(&Event::FileWrite {
+                file,
+                index,
+                pages: 1,
+            })
+        };
+        write(&mut s, 0);
+        let f0 = folio_at(&s, 0);
+        s.wakeup_flusher(s.clock);
+        write(&mut s, 0);
+        let thresh = |s: &Sim| {
+            let lv = s.subtree_lruvec(crate::memcg::ROOT);
+            let dirtyable =
+                s.node.free + lv.size(LruList::ActiveFile) + lv.size(LruList::InactiveFile);
+            dirtyable * DIRTY_BACKGROUND_RATIO / 100
+        };
+        let mut index = 1;
+        while s.nr_dirty <= thresh(&s) {
+            assert_eq!(s.nr_writeback, 1, "nothing written below the threshold");
+            write(&mut s, index);
+            index += 1;
+        }
+        // The crossing write's pass met f0 first, under writeback, and stopped.
+        assert_eq!(s.nr_dirty, thresh(&s) + 1);
+        assert_eq!(s.nr_writeback, 1);
+        assert_eq!(s.dirty_fifo.front().map(|e| e.1), Some(folio_at(&s, 1)));
+        assert_eq!(s.dirty_fifo.held() as u64, s.nr_dirty);
+        // The next write's pass writes the now oldest folios, pages 1 and
+        // 2, down to the threshold.
+        write(&mut s, index);
+        for i in [1, 2] {
+            let fi = folio_at(&s, i);
+            assert!(s.folios[fi].test(flags::WRITEBACK) && !s.folios[fi].test(flags::DIRTY));
+        }
+        assert_eq!((s.nr_writeback, s.nr_dirty), (3, thresh(&s)));
+        let fo = s.folios[f0];
+        assert!(fo.test(flags::DIRTY) && fo.test(flags::WRITEBACK));
+        assert_eq!(s.dirty_fifo.held() as u64, s.nr_dirty);
+    }
 }
