@@ -1,0 +1,175 @@
+"""Tests of the real-application capture scripts' refusals and of raw-perfile's per-file
+accounting on a scripted raw trace (scripts/capture-app, scripts/realapp/*).
+
+capture-app itself needs root, cgroup v1, tracefs and a real program; what can be checked
+without them is that it refuses bad command lines before touching anything. The scripts
+run as the user runs them, as programs; a PATH without zstd is a directory holding only
+the tools the script needs before its zstd check.
+"""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CAPTURE_APP = ROOT / "scripts" / "capture-app"
+DERIVE = ROOT / "scripts" / "realapp" / "derive-grep-group"
+RAW_PERFILE = ROOT / "scripts" / "realapp" / "raw-perfile"
+
+
+def path_with(tmp_path, *tools):
+    """A PATH directory holding links to `tools` only."""
+    d = tmp_path / "bin"
+    d.mkdir(exist_ok=True)
+    for t in tools:
+        (d / os.path.basename(t)).symlink_to(shutil.which(t) or t)
+    return str(d)
+
+
+def capture_app(args, env=None):
+    return subprocess.run([sys.executable, str(CAPTURE_APP), *args], capture_output=True,
+                          text=True, env=env)
+
+
+# Never a command line that passes every check: as root it would start a capture.
+REQUIRED = ["--limit", "192M", "--fs-dir", "/tmp", "--comm", "true", "--out",
+            "/nonexistent/mmsim-capture-app-test"]
+
+
+def test_capture_app_refuses_keep_raw_without_the_trace():
+    r = capture_app(REQUIRED + ["--keep-raw", "--no-trace", "--", "true"])
+    assert r.returncode == 2
+    assert "--keep-raw keeps the raw tracepoint lines: it needs the trace" in r.stderr
+    assert not Path(REQUIRED[-1]).exists()
+
+
+def test_capture_app_refuses_a_trace_without_zstd(tmp_path):
+    env = dict(os.environ, PATH=path_with(tmp_path, sys.executable))
+    r = capture_app(REQUIRED + ["--", "true"], env=env)
+    assert r.returncode == 2
+    assert "zstd, which is not installed (or use --no-trace)" in r.stderr
+    # --no-trace needs no zstd: the run gets past that check to the next refusal (a bad
+    # --limit, or not root), which stops it before it makes anything.
+    r = capture_app(["--limit", "12Q"] + REQUIRED[2:] + ["--no-trace", "--", "true"], env=env)
+    assert r.returncode == 1 and "zstd" not in r.stderr
+
+
+def test_capture_app_refuses_no_command():
+    r = capture_app(REQUIRED + ["--"])
+    assert r.returncode == 2
+    assert "no COMMAND (after --)" in r.stderr
+
+
+def test_capture_app_refuses_a_bad_limit_or_a_non_root_user():
+    r = capture_app(["--limit", "12Q"] + REQUIRED[2:] + ["--no-trace", "--", "true"])
+    assert r.returncode == 1
+    if os.geteuid() == 0:
+        assert "capture-app: --limit 12Q: expected a size such as 192M" in r.stderr
+    else:
+        assert "capture-app: needs root" in r.stderr
+    assert not Path(REQUIRED[-1]).exists()
+
+
+def test_derive_grep_group_refuses_without_zstd(tmp_path):
+    env = dict(os.environ, PATH=path_with(tmp_path, "bash", "dirname"))
+    r = subprocess.run([str(DERIVE)], capture_output=True, text=True, env=env)
+    assert r.returncode == 1
+    assert r.stderr.strip() == "derive-grep-group: needs zstd"
+    assert r.stdout == ""
+
+
+def derive_in_a_copy(tmp_path, exclude):
+    """derive-grep-group run from a copy of the repository's layout whose exclusion list
+    is `exclude` (None: no list); returns the run and its output path."""
+    if shutil.which("zstd") is None:
+        pytest.fail("zstd is needed (CI installs it)")
+    tree = tmp_path / "repo"
+    (tree / "scripts" / "realapp").mkdir(parents=True)
+    (tree / "data" / "realapp").mkdir(parents=True)
+    shutil.copy(DERIVE, tree / "scripts" / "realapp" / "derive-grep-group")
+    if exclude is not None:
+        (tree / "data" / "realapp" / "grep-include-group.exclude").write_text(exclude)
+    out = tmp_path / "out.txt"
+    r = subprocess.run([str(tree / "scripts" / "realapp" / "derive-grep-group"), str(out)],
+                       capture_output=True, text=True)
+    return r, out
+
+
+def test_derive_grep_group_refuses_an_empty_exclusion_list(tmp_path):
+    r, out = derive_in_a_copy(tmp_path, "# comments and blank lines only\n\n   \n")
+    assert r.returncode == 1
+    assert r.stderr.strip() == "derive-grep-group: empty exclusion list"
+    assert not out.exists(), "nothing written"
+
+
+def test_derive_grep_group_names_a_missing_exclusion_list(tmp_path):
+    r, out = derive_in_a_copy(tmp_path, None)
+    assert r.returncode == 1
+    assert r.stderr.startswith("derive-grep-group: cannot read ")
+    assert r.stderr.strip().endswith("data/realapp/grep-include-group.exclude")
+    assert not out.exists()
+
+
+# A raw trace as `capture-app --keep-raw` keeps it: ftrace's columns, then the event.
+RAW = """\
+# tracer: nop
+    postgres-10    [001] .....   100.000001: mm_filemap_add_to_page_cache: dev 254:1 ino 1a pfn=0x100 ofs=0 order=0
+    postgres-10    [001] .....   100.000002: mm_filemap_add_to_page_cache: dev 254:1 ino 1a pfn=0x101 ofs=4096 order=0
+    postgres-10    [001] .....   100.000003: mm_filemap_add_to_page_cache: dev 254:1 ino 1a pfn=0x102 ofs=8192 order=0
+    postgres-10    [001] .....   100.000004: mm_filemap_get_pages: dev=254:1 ino=1a ofs=0-4095
+     kswapd0-90    [000] .....   100.000005: mm_vmscan_lru_shrink_inactive: nid=0 nr_scanned=32
+     kswapd0-90    [000] .....   100.000006: mm_filemap_delete_from_page_cache: dev 254:1 ino 1a pfn=0x101 ofs=4096 order=0
+    postgres-10    [001] .....   100.000007: mm_filemap_add_to_page_cache: dev 254:1 ino 1a pfn=0x103 ofs=4096 order=0
+    postgres-10    [001] .....   100.000008: mm_filemap_get_pages: dev=254:1 ino=1a ofs=4096-4096
+    postgres-11    [000] .....   100.000009: ext4_da_write_begin: dev 254,1 ino 38 pos 0 len 8192
+    postgres-11    [000] .....   100.000010: mm_filemap_add_to_page_cache: dev 254:1 ino 26 pfn=0x200 ofs=0 order=1
+    postgres-12    [001] .....   100.000011: mm_filemap_add_to_page_cache: dev 254:1 ino 26 pfn=0x202 ofs=8192 order=0
+    postgres-12    [001] .....   100.000012: mm_filemap_add_to_page_cache: dev 254:1 ino 26 pfn=0x203 ofs=12288 order=0
+    postgres-12    [001] .....   100.000013: mm_filemap_get_pages: dev=254:1 ino=26 ofs=0-4095
+"""
+COLS = ["demand", "ahead", "by_write", "evicted", "refault", "async_clean", "async_clean_pages",
+        "async_written", "async_written_pages"]
+
+
+def perfile(path):
+    r = subprocess.run([sys.executable, str(RAW_PERFILE), str(path)], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["inode"] + COLS
+    return {l.split()[0]: dict(zip(COLS, map(int, l.split()[1:]))) for l in lines[1:]}
+
+
+def test_raw_perfile_tells_each_files_story(tmp_path):
+    raw = tmp_path / "trace.raw.txt"
+    raw.write_text(RAW)
+    rows = perfile(raw)
+    # 1a: a read of page 0 with pages 1-2 read ahead; page 1 evicted by kswapd (its vmscan
+    # line skipped) and read again: a refault, demanded.
+    assert rows["1a"] == dict(demand=2, ahead=2, by_write=0, evicted=1, refault=1,
+                              async_clean=0, async_clean_pages=0, async_written=0,
+                              async_written_pages=0)
+    # 26 (inode 38 in ext4's decimal): an order-1 folio inserted by the write of pages
+    # 0-1; another task's read of page 0 finds it cached and inserts pages 2-3:
+    # asynchronous readahead from a page written since it was inserted.
+    assert rows["26"] == dict(demand=0, ahead=2, by_write=2, evicted=0, refault=0,
+                              async_clean=0, async_clean_pages=0, async_written=1,
+                              async_written_pages=2)
+    assert rows["total"]["ahead"] == 4 and rows["total"]["by_write"] == 2
+    assert list(rows) == ["1a", "26", "total"], "sorted by evictions + demand"
+    # The same trace compressed, as capture-app keeps it.
+    if shutil.which("zstd") is None:
+        pytest.fail("zstd is needed (CI installs it)")
+    subprocess.run(["zstd", "-q", str(raw), "-o", str(tmp_path / "t.zst")], check=True)
+    assert perfile(tmp_path / "t.zst") == rows
+
+
+def test_raw_perfile_names_a_trace_it_cannot_read(tmp_path):
+    missing = tmp_path / "missing.raw.txt.zst"
+    r = subprocess.run([sys.executable, str(RAW_PERFILE), str(missing)], capture_output=True,
+                       text=True)
+    assert r.returncode == 1
+    assert f"raw-perfile: zstdcat {missing} failed" in r.stderr
