@@ -22,8 +22,6 @@ fn a_dirty_folio_reclaim_marked_starts_readahead_when_it_is_read() {
     // helper does not put the list back).
     let (reclaimed, _, stat) = shrink_alone(&mut s, f);
     assert_eq!((reclaimed, stat.nr_unqueued_dirty), (0, 1));
-    // One bit (include/linux/page-flags.h: PG_readahead = PG_reclaim).
-    assert_eq!(flags::READAHEAD, flags::RECLAIM);
     for flag in [flags::RECLAIM, flags::ACTIVE, flags::DIRTY] {
         assert!(s.folios[f].test(flag));
     }
