@@ -21,7 +21,7 @@
 //!   or always on a SWP_SYNCHRONOUS_IO device such as zram (verified in the
 //!   2025 mm/memory.c: "swap cache pinning the slot ... is a more critical
 //!   issue"; older kernels skipped the swap cache for such devices, with the
-//!   same effect).
+//!   same effect). A large folio found in the swap cache: `crate::fault_swapcache`.
 //! * The first write to a clean present PTE is a write-protect fault
 //!   (`do_wp_page()`): an anonymous folio in the swap cache loses its slot
 //!   (`wp_can_reuse_anon_folio` → `folio_free_swap`), a file folio is dirtied.
@@ -523,6 +523,10 @@ impl Sim {
         }
         let fo = &mut self.folios[f];
         let order = fo.order;
+        if order > 0 && self.fork.is_none() && self.folio_swapped_ptes(f) {
+            return; // folio_swapped() (crate::fault_swapcache)
+        }
+        let fo = &mut self.folios[f];
         fo.swap = 0;
         fo.clear(flags::SWAPCACHE);
         fo.set(flags::DIRTY);
@@ -535,8 +539,7 @@ impl Sim {
     }
 
     /// The slots `slot..slot + n` of large folio `f` freed by
-    /// [`Sim::folio_free_swap`]: its PTEs all map it again by now
-    /// (`Sim::map_swapcache_large`), so none of its slots is referenced.
+    /// [`Sim::folio_free_swap`]: no swap PTE references them (`folio_swapped`).
     #[inline(never)]
     fn swap_free_of_range(&mut self, f: FolioId, slot: u32, n: u32) {
         for i in 0..n {

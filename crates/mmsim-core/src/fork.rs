@@ -769,11 +769,13 @@ impl Sim {
 
     /// `do_swap_page` finding large folio `f` in the swap cache for the
     /// swap entry of `slot` at page `index` of `vma` (v6.12, "entirely map
-    /// large folios found in swapcache"). Without fork, or when every entry
-    /// of the folio is exclusive, [`Sim::map_swapcache_large`] maps it
-    /// whole. Once fork shared its entries or the folio:
+    /// large folios found in swapcache", v6.11+). Without fork, or when every
+    /// entry of the folio is exclusive and nothing maps it,
+    /// [`Sim::map_swapcache_large`] maps it (`crate::fault_swapcache`).
+    /// Once fork shared its entries or the folio:
     ///
-    /// * the whole folio is mapped only when `swap_pte_batch` finds its
+    /// * the whole folio is mapped (under `thp.kernel` 6.12 or later; one
+    ///   page per fault before) only when `swap_pte_batch` finds its
     ///   `nr` PTEs, inside the VMA and the fault's PMD, holding its `nr`
     ///   entries in order with the faulting entry's exclusive bit; else the
     ///   faulting page alone (`check_folio` with `nr_pages` = 1);
@@ -798,8 +800,7 @@ impl Sim {
         if self.fork.is_some() && self.map_swapcache_large_forked(vma, index, slot, f, write) {
             return;
         }
-        self.map_swapcache_large(vma, f, write);
-        self.should_free_swap(f, write);
+        self.map_swapcache_large(vma, index, slot, f, write);
     }
 
     /// [`Sim::do_swap_page_swapcache_large`] once a task forked: true if
@@ -826,7 +827,8 @@ impl Sim {
         let idx = slot - first;
         let v = &self.vmas[vma as usize];
         let pmd = index & !511;
-        let batch = index >= idx
+        let batch = self.thp.swapcache_batch
+            && index >= idx
             && index - idx == fo.index
             && fo.index >= pmd
             && fo.index + n <= v.len.min(pmd + 512)

@@ -69,7 +69,9 @@
 //! folio left the swap cache reads a large folio back whole when its block
 //! is all swap entries of consecutive, equally aligned slots (see
 //! [`Sim::do_swap_page_large`]); 6.8 and 6.12 read one page (plus readahead
-//! on other devices).
+//! on other devices). A fault that finds a large folio still in the swap
+//! cache maps it whole under 6.12 and 6.13, a page per fault under 6.8
+//! (`crate::fault_swapcache`).
 //!
 //! **The huge zero page** (`machine.zero_page` with `use_zero_page`, the
 //! kernel's default): a read fault where a PMD-size folio could go maps it
@@ -448,6 +450,9 @@ pub(crate) struct Thp {
     /// A swap fault may read a large folio whole: `kernel` 6.13, some order
     /// allowed, swap on zram (one test on the swap-fault path).
     pub swapin_large: bool,
+    /// `do_swap_page` maps a large swap-cache folio whole when its PTEs
+    /// allow (v6.11+: `kernel` 6.12 or 6.13; `crate::fault_swapcache`).
+    pub swapcache_batch: bool,
     /// khugepaged and MADV_COLLAPSE (`crate::khugepaged`).
     pub khuge: crate::khugepaged::Khugepaged,
 }
@@ -471,6 +476,7 @@ impl Thp {
         let any = cfg.allows_large_folios();
         Thp {
             swapin_large: cfg.kernel == ThpKernel::V6_13 && any && zram,
+            swapcache_batch: matches!(cfg.kernel, ThpKernel::V6_12 | ThpKernel::V6_13),
             orders_plain: cfg.orders_for(false),
             orders_madv: cfg.orders_for(true),
             gfp: [cfg.gfp_for(false), cfg.gfp_for(true)],
@@ -797,26 +803,6 @@ impl Sim {
         if order == PMD_ORDER {
             self.count_vm_events(THP_SWPOUT, 1);
         }
-    }
-
-    /// `do_swap_page` finding large folio `f` in the swap cache (v6.10+,
-    /// "entirely map large folios found in swapcache"): every PTE of its
-    /// block that still holds one of its swap entries maps it again, so
-    /// a large folio's PTEs map it all or none.
-    pub(crate) fn map_swapcache_large(&mut self, vma: VmaId, f: FolioId, write: bool) {
-        let fo = self.folios[f];
-        let n = 1u32 << fo.order;
-        let v = &mut self.vmas[vma as usize];
-        let mut mapped = 0u32;
-        for i in 0..n {
-            let pte = v.pte_mut(fo.index + i);
-            if *pte == fo.swap + i {
-                *pte = pte_present(f, true, write);
-                mapped += 1;
-            }
-        }
-        let fo = &mut self.folios[f];
-        fo.mapcount = (u32::from(fo.mapcount) + mapped).min(255) as u8;
     }
 
     /// `do_huge_pmd_anonymous_page`'s read-fault branch (mm/huge_memory.c,

@@ -66,6 +66,7 @@ mod event;
 mod exit;
 pub mod explain;
 mod fault;
+mod fault_swapcache;
 mod filemap_pmd;
 mod filemap_sync;
 mod filemap_write;

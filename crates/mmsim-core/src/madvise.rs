@@ -179,6 +179,9 @@ impl Sim {
         match slot_folio(swap.slots[slot as usize]) {
             None => self.swap_free(slot),
             Some(f) => {
+                if self.swap_zap_keeps_large(slot, f) {
+                    return; // crate::fault_swapcache
+                }
                 if self.folios[f].mapcount == 0 {
                     self.free_unmapped_anon_folio(f);
                 }
@@ -218,6 +221,9 @@ impl Sim {
             // folio_free_swap() fails while `folio_swapped`: the unmapped
             // folio stays in the swap cache, for reclaim (`crate::fork`).
             return;
+        }
+        if self.unmapped_large_stays_swapped(f) {
+            return; // swap PTEs hold some of its slots (crate::fault_swapcache)
         }
         if fo.test(flags::WRITEBACK) {
             // No PTE holds its slots any more (`crate::swapfile`).

@@ -161,18 +161,32 @@ impl Sim {
         }
     }
 
-    /// `__remove_mapping` → `put_swap_folio` of swap-cache folio `f` whose
-    /// slots are orphans: frees them (uncharging their swap) and returns
-    /// true; false (nothing done) for a folio whose slots PTEs still hold.
+    /// `__remove_mapping` → `put_swap_folio` of swap-cache folio `f` some
+    /// of whose slots are orphans: frees those (uncharging their swap),
+    /// leaves `shadow` (or no shadow) in the others, which swap PTEs still
+    /// hold (a large folio partly zapped, `crate::fault_swapcache`), and
+    /// returns true; false (nothing done) when no slot of `f` is an orphan.
     #[inline]
-    pub(crate) fn put_orphan_slots(&mut self, f: crate::mem::folio::FolioId) -> bool {
+    pub(crate) fn put_orphan_slots(
+        &mut self,
+        f: crate::mem::folio::FolioId,
+        shadow: Option<u32>,
+    ) -> bool {
         let swap = self.swap.as_ref().unwrap();
-        if swap.orphans.is_empty() || !swap.is_orphan(self.folios[f].swap - 1) {
+        if swap.orphans.is_empty() {
             return false;
         }
         let (first, n) = (self.folios[f].swap - 1, self.folios[f].nr_pages() as u32);
+        if !(first..first + n).any(|s| swap.is_orphan(s)) {
+            return false;
+        }
         for s in first..first + n {
-            self.swap_free_of(f, s);
+            if self.swap.as_ref().unwrap().is_orphan(s) {
+                self.swap_free_of(f, s);
+            } else {
+                let v = shadow.unwrap_or(crate::mem::swap::SWAP_NO_SHADOW);
+                self.swap.as_mut().unwrap().slots[s as usize] = v;
+            }
         }
         true
     }

@@ -1082,7 +1082,7 @@ impl Sim {
                     *self.files[fo.space as usize].slot_mut(index) = new;
                 }
             }
-        } else if fo.test(flags::SWAPCACHE) && !self.put_orphan_slots(f) {
+        } else if fo.test(flags::SWAPCACHE) && !self.put_orphan_slots(f, shadow) {
             // Every page of the folio leaves the shadow in its slot.
             let swap = self.swap.as_mut().unwrap();
             let first = (fo.swap - 1) as usize;

@@ -20,7 +20,8 @@
 //! `filefolio.rs` large page-cache folios of readahead and `filewrite.rs`
 //! those of `write()`, `filepmd.rs` their PMD mappings; `tlb.rs` the data
 //! TLB (entries per mapping size, eviction, flushes); `fork.rs` fork and
-//! copy-on-write of anonymous memory. This file
+//! copy-on-write of anonymous memory; `swapcache.rs` large folios mapped
+//! back from the swap cache. This file
 //! holds the helpers they share.
 
 mod classic;
@@ -47,6 +48,7 @@ mod rfc;
 mod rmap;
 mod shadow;
 mod swap;
+mod swapcache;
 mod thp;
 mod tlb;
 mod zero_page;

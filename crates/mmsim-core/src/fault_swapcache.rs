@@ -1,0 +1,164 @@
+//! `do_swap_page` (mm/memory.c) on a large folio found in the swap cache,
+//! without fork (fork's shared entries: `crate::fork`).
+//!
+//! A large folio swapped out whole (`crate::huge_memory`, v6.10+) stays in the
+//! swap cache until reclaim frees it, under writeback on a disk or waiting for
+//! the next pass; a fault on one of its swap PTEs then finds it there (a minor
+//! fault: `pgfault` only, no `pgmajfault`, `pswpin` or per-size `swpin`, and
+//! no readahead hit, `swap_cache_get_folio` passes large folios over).
+//!
+//! * **v6.11 and later** (`thp.kernel` 6.12, 6.13): "mm: swap: entirely map
+//!   large folios found in swapcache" (Chuanhua Han, Barry Song; posted in
+//!   May 2024, after v6.10's merge window: v6.10's `do_swap_page` still
+//!   maps one PTE and calls `swap_free(entry)`). When the folio's `nr` pages
+//!   lie inside the VMA and the fault's page table (the PMD) and the `nr`
+//!   PTEs from `address - idx` hold the folio's `nr` swap entries in order
+//!   (`pte_same` of the first with the faulting entry moved back by `idx`,
+//!   then `swap_pte_batch(folio_ptep, nr, folio_pte) == nr`: consecutive
+//!   offsets with the same swap PTE bits, all exclusive here), one fault maps
+//!   them all: `swap_free_nr(entry, nr)`, `folio_ref_add(folio, nr - 1)`,
+//!   `add_mm_counter(MM_ANONPAGES, nr)`, `folio_add_anon_rmap_ptes(…, nr,
+//!   RMAP_EXCLUSIVE)` and `set_ptes` of the same PTE, young (the x86
+//!   `vm_page_prot` carries the accessed bit) and, on a write fault to the
+//!   exclusive folio, dirty and writable (`maybe_mkwrite(pte_mkdirty)`, so no
+//!   `do_wp_page` follows). Otherwise (a neighbour PTE is none, present or
+//!   another entry: partial) the fault maps its own page only, as before.
+//! * **Before** (`thp.kernel` 6.8 and the RFC's v6.3): every page is its
+//!   own fault (`folio_add_anon_rmap_pte`, `set_pte_at`, `swap_free`).
+//!
+//! Freeing the slots (`should_try_to_free_swap` then `folio_free_swap`):
+//! when swap is more than half full (`mem_cgroup_swap_full`), on zram (the
+//! model's rule for SWP_SYNCHRONOUS_IO devices, `crate::fault`), or on a write
+//! fault when the fault holds the only reference besides the swap cache's:
+//! `folio_ref_count(folio) == 1 + folio_nr_pages(folio)` since v6.11
+//! ("mm: swap: make should_try_to_free_swap() support large-folio"), that is
+//! no page of the folio was mapped before this fault; `== 2` before, which a
+//! large folio in the swap cache never meets. `folio_free_swap` then fails
+//! while `folio_swapped`: a swap PTE still holds one of the folio's slots
+//! ([`Sim::folio_swapped_ptes`]), so a partial fault leaves every slot.
+//!
+//! MADV_DONTNEED of some of the swap PTEs (`zap_pte_range` →
+//! `free_swap_and_cache_nr` → `__try_to_reclaim_swap`, v6.12) leaves the
+//! folio in the swap cache while another of its slots is referenced
+//! (`swap_is_has_cache` fails): the zapped slot keeps only the swap cache's
+//! reference, and goes when the folio leaves the cache (`put_swap_folio`;
+//! here an orphan slot, `crate::swapfile`).
+
+use crate::mem::folio::{flags, FolioId};
+use crate::mem::pagetable::{pte_present, VmaId};
+use crate::sim::Sim;
+
+impl Sim {
+    /// `do_swap_page` mapping large folio `f`, found in the swap cache for
+    /// the swap entry of `slot` at page `index` of `vma` (see the module
+    /// overview): the whole folio when `thp.kernel` is 6.12 or later and
+    /// [`Sim::swap_pte_batch_folio`] holds, else page `index` alone.
+    pub(crate) fn map_swapcache_large(
+        &mut self,
+        vma: VmaId,
+        index: u32,
+        slot: u32,
+        f: FolioId,
+        write: bool,
+    ) {
+        let fo = self.folios[f];
+        let idx = slot - (fo.swap - 1);
+        let before = fo.mapcount;
+        let whole = self.thp.swapcache_batch && self.swap_pte_batch_folio(vma, index, slot, f);
+        let (start, nr) = if whole {
+            (index - idx, 1u32 << fo.order)
+        } else {
+            (index, 1)
+        };
+        // set_ptes(): exclusive entries, so a store maps dirty and writable.
+        let v = &mut self.vmas[vma as usize];
+        for i in start..start + nr {
+            *v.pte_mut(i) = pte_present(f, true, write);
+        }
+        let fo = &mut self.folios[f];
+        fo.mapcount = (u32::from(fo.mapcount) + nr).min(255) as u8;
+        // should_try_to_free_swap(): the fault's own reference and the swap
+        // cache's only (v6.11+; never for a large folio before).
+        let only_ref = write && before == 0 && self.thp.swapcache_batch;
+        let synchronous = self.cfg.swap.device == crate::config::DeviceKind::Zram;
+        if only_ref || synchronous || self.mem_cgroup_swap_full(self.folios[f].memcg) {
+            self.folio_free_swap(f);
+        }
+    }
+
+    /// The batch test of v6.12 `do_swap_page` for large swap-cache folio
+    /// `f` and the faulting entry of `slot` at page `index` of `vma`: the
+    /// folio's pages from `index - idx` (`idx` = the entry's page in the
+    /// folio) lie inside the VMA and the PMD of `index`, and their PTEs
+    /// hold the folio's swap entries in order (`swap_pte_batch`).
+    pub(crate) fn swap_pte_batch_folio(
+        &self,
+        vma: VmaId,
+        index: u32,
+        slot: u32,
+        f: FolioId,
+    ) -> bool {
+        let fo = self.folios[f];
+        let (first, n) = (fo.swap - 1, 1u32 << fo.order);
+        let idx = slot - first;
+        let v = &self.vmas[vma as usize];
+        let pmd = index & !511;
+        let Some(start) = index.checked_sub(idx) else {
+            return false;
+        };
+        start >= pmd
+            && u64::from(start) + u64::from(n) <= u64::from(v.len.min(pmd + 512))
+            && (0..n).all(|i| v.pte(start + i) == first + i + 1)
+    }
+
+    /// `folio_swapped()` (mm/swapfile.c, v6.12) of large swap-cache folio
+    /// `f` without fork: a swap PTE of its VMA still holds one of its
+    /// slots (the swap count of some slot is above the cache's reference).
+    pub(crate) fn folio_swapped_ptes(&self, f: FolioId) -> bool {
+        let fo = self.folios[f];
+        let (first, n) = (fo.swap - 1, 1u32 << fo.order);
+        let v = &self.vmas[fo.space as usize];
+        (0..n).any(|i| v.pte(fo.index + i) == first + i + 1)
+    }
+
+    /// `free_swap_and_cache_nr` of `slot`, whose swap PTE was just zapped,
+    /// held by large swap-cache folio `f` without fork: true when the folio
+    /// stays in the swap cache (mapped, or another of its slots still
+    /// referenced by a swap PTE; `__try_to_reclaim_swap` needs every slot at
+    /// the cache's reference only), the slot an orphan that goes with the
+    /// folio's removal from the swap cache.
+    pub(crate) fn swap_zap_keeps_large(&mut self, slot: u32, f: FolioId) -> bool {
+        let fo = self.folios[f];
+        if fo.order == 0 || self.fork.is_some() {
+            return false;
+        }
+        if fo.mapcount == 0 && !self.folio_swapped_ptes(f) {
+            return false;
+        }
+        self.swap.as_mut().unwrap().mark_orphan(slot);
+        true
+    }
+
+    /// The last mapped page of large swap-cache folio `f` zapped (without
+    /// fork) while swap PTEs still hold some of its slots (a partial swap-in
+    /// of v6.8): `folio_free_swap` fails (`folio_swapped`), so the folio
+    /// stays in the swap cache for reclaim, and its slots no swap PTE holds
+    /// become orphans. False when the folio may be freed.
+    pub(crate) fn unmapped_large_stays_swapped(&mut self, f: FolioId) -> bool {
+        let fo = self.folios[f];
+        if fo.order == 0
+            || self.fork.is_some()
+            || !fo.test(flags::SWAPCACHE)
+            || !self.folio_swapped_ptes(f)
+        {
+            return false;
+        }
+        let (first, n) = (fo.swap - 1, 1u32 << fo.order);
+        for i in 0..n {
+            if self.vmas[fo.space as usize].pte(fo.index + i) != first + i + 1 {
+                self.swap.as_mut().unwrap().mark_orphan(first + i);
+            }
+        }
+        true
+    }
+}
