@@ -523,7 +523,7 @@ impl Sim {
         }
         let fo = &mut self.folios[f];
         let order = fo.order;
-        if order > 0 && self.fork.is_none() && self.folio_swapped_ptes(f) {
+        if self.fork.is_none() && self.folio_swapped_ptes(f) {
             return; // folio_swapped() (crate::fault_swapcache)
         }
         let fo = &mut self.folios[f];

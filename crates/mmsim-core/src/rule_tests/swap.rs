@@ -93,6 +93,51 @@ fn sequential_swap_in_reads_ahead_on_ssd_but_not_on_zram() {
     }
 }
 
+/// `folio_free_swap()` (mm/swapfile.c, v6.12) fails while `folio_swapped()`:
+/// an order-0 swap-cache folio that swap readahead brought in, not yet
+/// mapped, keeps its slot while its PTE still holds the swap entry (the
+/// reclaim activation that frees swap when it is more than half full must
+/// not cut it off), and the fault on it is a swap-cache hit, not a read.
+#[test]
+fn an_unmapped_readahead_folio_keeps_its_slot_while_its_pte_holds_the_entry() {
+    let (mut s, vma) = swapped_out_region(DeviceKind::Ssd, 256, 2048);
+    let mut i = 0;
+    // Sequential swap-ins until one reads a page ahead of the fault.
+    let (index, f, slot) = loop {
+        s.step(&Event::Access {
+            vma,
+            index: i,
+            write: false,
+        });
+        i += 1;
+        let pte = s.vmas[vma as usize].pte(i);
+        if pte != 0 && pte & crate::mem::pagetable::PTE_PRESENT == 0 {
+            let slot = pte - 1;
+            if let Some(f) = slot_folio(s.swap.as_ref().unwrap().slots[slot as usize]) {
+                break (i, f, slot);
+            }
+        }
+        assert!(i < 512, "no swap readahead");
+    };
+    assert_eq!(s.folios[f].mapcount, 0);
+    s.folio_free_swap(f);
+    assert!(s.folios[f].test(flags::SWAPCACHE), "the PTE holds the slot");
+    assert_eq!(s.folios[f].swap, slot + 1);
+    let majors = s.vm.pgmajfault;
+    s.step(&Event::Access {
+        vma,
+        index,
+        write: false,
+    });
+    assert_eq!(s.vm.pgmajfault, majors, "a swap-cache hit");
+    let pte = s.vmas[vma as usize].pte(index);
+    assert_eq!(pte & crate::mem::pagetable::PTE_FOLIO_MASK, f);
+    // Mapped now, its slot may go.
+    s.folio_free_swap(f);
+    assert!(!s.folios[f].test(flags::SWAPCACHE));
+    s.check_invariants().unwrap();
+}
+
 /// A machine whose `memcg_max`-page group has written `pages` anonymous
 /// pages in order (so the oldest are swapped out to `kind`), with pending
 /// writeback given time to complete.
