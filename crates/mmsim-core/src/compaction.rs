@@ -178,9 +178,12 @@ pub(crate) enum CompactResult {
     Deferred,
     /// `COMPACT_CONTINUE` (internal).
     Continue,
-    /// `COMPACT_COMPLETE`: the scanners met over the whole zone.
+    /// `COMPACT_COMPLETE`: the scanners met in a `whole_zone` run (one
+    /// whose migrate scanner started at or below `compact_init_migrate_pfn`).
     Complete,
-    /// `COMPACT_PARTIAL_SKIPPED`: they met, having started from cached positions.
+    /// `COMPACT_PARTIAL_SKIPPED`: they met in any other run (and before the
+    /// first reset of the skip marks, every run of a zone starting above
+    /// pfn 0 is such a run).
     PartialSkipped,
     /// `COMPACT_CONTENDED`: no free page for a migration target.
     Contended,
@@ -497,7 +500,7 @@ impl Sim {
     /// `compact_zone_order` for one zone: the block and the run's result;
     /// counts `compact_stall` / `compact_success` / `compact_fail` and
     /// charges the scanning and migration to the allocating task.
-    fn alloc_pages_direct_compact(
+    pub(crate) fn alloc_pages_direct_compact(
         &mut self,
         order: u8,
         prio: MigrateMode,
@@ -690,12 +693,11 @@ impl Sim {
                 c.cached_migrate_pfn = [start, start];
             }
             // v6.12 compact_zone(): whole_zone when migrate_pfn <=
-            // compact_init_migrate_pfn. Known departure: that field is 0
-            // until the first reset, so in the kernel a zone starting above
-            // pfn 0 is never "whole" before one; here the zone start stands
-            // in for it until then (kept: changing it moves the compaction
-            // cases; open in issue 13).
-            cc.whole_zone = cc.migrate_pfn <= c.init_migrate_pfn.max(start);
+            // compact_init_migrate_pfn, which is 0 until the first reset of
+            // the skip marks (`__reset_isolation_suitable`) sets it: before
+            // one, a zone starting above pfn 0 is never "whole", and its
+            // runs whose scanners meet end COMPACT_PARTIAL_SKIPPED.
+            cc.whole_zone = cc.migrate_pfn <= c.init_migrate_pfn;
         }
         let mut update_cached = sync == 0 && {
             let c = &self.compact.cached_migrate_pfn;

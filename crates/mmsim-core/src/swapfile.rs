@@ -442,7 +442,11 @@ impl Sim {
     /// are `swap_read_folio_zeromap` fills the folio without IO: true,
     /// counting `swpin_zero` per page, and no `pswpin`, `pgpgin`, device
     /// read or mTHP `swpin` (the block-device read paths count those).
-    /// False when the caller reads it from the device.
+    /// Under `zram-same` a block whose pages are all same-filled is read
+    /// without a device read either (zram fills each page), counted as the
+    /// bio's IO. False when the caller reads it from the device (under
+    /// `zram-same` a block with any other page is read whole: simplified,
+    /// zram would fill its same-filled pages and decompress only the rest).
     pub(crate) fn swap_read_large_zero(&mut self, f: FolioId, first: u32) -> bool {
         if !self.tracks_zero_pages() {
             return false;
@@ -454,8 +458,17 @@ impl Sim {
             self.folios[f].set(flags::NONZERO);
             return false;
         }
-        if self.cfg.swap_zero_pages != SwapZeroPages::Zeromap {
-            return false; // zram's same-filled pages are still a device read
+        if self.cfg.swap_zero_pages == SwapZeroPages::ZramSame {
+            // zram (v6.12/v6.13 `zram_bio_read` → `zram_read_page` per page
+            // of the bio): a same-filled page is filled from its pattern
+            // (`zram_fill_page`), no decompression. The bio was still
+            // submitted (`swap_read_folio_bdev_sync`): `pswpin` per page,
+            // `pgpgin` and the mTHP `swpin`, as the order-0 path counts.
+            let nr = u64::from(n);
+            self.count_vm_events(PSWPIN, nr);
+            self.count_vm_events(PGPGIN, 4 * nr);
+            self.thp.stats[self.folios[f].order as usize].swpin += 1;
+            return true;
         }
         let m = self.folios[f].memcg;
         self.count_events(m, SWPIN_ZERO, u64::from(n));

@@ -742,3 +742,32 @@ fn capture_hands_the_block_a_migration_frees_to_the_fault() {
     release(&mut s, &held);
     s.check_invariants().unwrap();
 }
+
+#[test]
+fn a_run_is_whole_zone_only_from_compact_init_migrate_pfn() {
+    use crate::compaction::{CompactResult, MigrateMode};
+    // v6.12 compact_zone(): a run is whole_zone when its migrate scanner
+    // starts at or below compact_init_migrate_pfn, which is 0 until the
+    // first reset of the skip marks. The zone starts above pfn 0, so the
+    // first run, which scans pageblocks 0..14 and meets the free scanner,
+    // ends COMPACT_PARTIAL_SKIPPED, not COMPACT_COMPLETE.
+    let (mut s, _) = pinned_chunks(true);
+    assert!(s.phys.zone.start_pfn > 0);
+    assert_eq!(s.compact.init_migrate_pfn, 0);
+    assert_eq!(
+        s.alloc_pages_direct_compact(4, MigrateMode::Async),
+        (None, CompactResult::PartialSkipped)
+    );
+    assert_eq!(s.vm.compact_migrate_scanned, 7680);
+    assert!(s.compact.blockskip_flush);
+    // Once a reset has set it to the zone start (the migrate side found an
+    // LRU page in pageblock 0), a run from the zone start covers the whole
+    // zone: its scanners meet at once (every block is marked) and it ends
+    // COMPACT_COMPLETE.
+    s.compact.init_migrate_pfn = s.phys.zone.start_pfn;
+    assert_eq!(
+        s.alloc_pages_direct_compact(4, MigrateMode::Async),
+        (None, CompactResult::Complete)
+    );
+    assert_eq!(s.vm.compact_migrate_scanned, 7680);
+}

@@ -573,12 +573,17 @@ fn v6_13_swaps_in_a_smaller_block_when_a_pte_of_the_folio_is_gone() {
 /// 6.13 on zram with the 6.12 zeromap: the 64K folio of pages 0..16,
 /// loaded (zero-filled) or stored to, swapped out whole, then page 5 read.
 fn zeromap_large_swapin(store: bool) -> Sim {
+    large_swapin_zero_tracked(store, crate::config::SwapZeroPages::Zeromap)
+}
+
+/// As [`zeromap_large_swapin`], zero-filled pages tracked as `mode` says.
+fn large_swapin_zero_tracked(store: bool, mode: crate::config::SwapZeroPages) -> Sim {
     let thp = ThpConfig {
         kernel: ThpKernel::V6_13,
         ..thp_64k(false)
     };
     let mut s = thp_machine_with(8192, Some(1024), thp, |c| {
-        c.swap_zero_pages = crate::config::SwapZeroPages::Zeromap;
+        c.swap_zero_pages = mode;
     });
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 64).unwrap();
@@ -618,5 +623,30 @@ fn v6_13_fills_a_zero_filled_large_swap_in_without_io() {
     let f = s.vmas[0].pte(5) & crate::mem::pagetable::PTE_FOLIO_MASK;
     assert_eq!((s.vm.swpin_zero, s.vm.pswpin, s.vm.pgpgin), (0, 16, 64));
     assert_eq!(s.thp.stats[4].swpin, 1);
+    assert!(s.folios[f].test(flags::NONZERO));
+}
+
+#[test]
+fn v6_13_zram_fills_a_same_filled_large_swap_in_without_a_device_read() {
+    // zram's same-filled pages (`zram-same`): the zero-filled 64K folio went
+    // to zram as a pattern (pswpout 16, no swpout_zero). Read back whole,
+    // the bio is submitted (pswpin 16, pgpgin 64, the mTHP swpin) but zram
+    // fills each page from its pattern (v6.13 zram_bio_read →
+    // zram_read_page): no device page is read, as for an order-0 page.
+    use crate::config::SwapZeroPages;
+    let s = large_swapin_zero_tracked(false, SwapZeroPages::ZramSame);
+    assert_eq!((s.vm.swpout_zero, s.vm.pswpout), (0, 16));
+    let f = s.vmas[0].pte(5) & crate::mem::pagetable::PTE_FOLIO_MASK;
+    assert_eq!(s.folios[f].order, 4);
+    assert_eq!((s.vm.swpin_zero, s.vm.pswpin, s.vm.pgpgin), (0, 16, 64));
+    assert_eq!(s.thp.stats[4].swpin, 1);
+    assert_eq!(s.swap.as_ref().unwrap().dev.pages_read, 0);
+    assert!(!s.folios[f].test(flags::NONZERO));
+    // Stored to: the same counts, and the 16 pages are read (decompressed).
+    let s = large_swapin_zero_tracked(true, SwapZeroPages::ZramSame);
+    let f = s.vmas[0].pte(5) & crate::mem::pagetable::PTE_FOLIO_MASK;
+    assert_eq!((s.vm.swpin_zero, s.vm.pswpin, s.vm.pgpgin), (0, 16, 64));
+    assert_eq!(s.thp.stats[4].swpin, 1);
+    assert_eq!(s.swap.as_ref().unwrap().dev.pages_read, 16);
     assert!(s.folios[f].test(flags::NONZERO));
 }
