@@ -806,6 +806,13 @@ fn memcg_stats_flush_is_a_scenario_setting() {
             "0 is out of range [1, 3600000]",
         ],
     );
+    bad_input(
+        &["run", case, "--set", "policy.memcg_stats_read_ms=3600001"],
+        &[
+            "machine.policy.memcg_stats_read_ms",
+            "3600001 is out of range [0, 3600000]",
+        ],
+    );
 }
 
 /// `machine.swap_zero_pages`: `write` (the default) counts no zero-filled pages and

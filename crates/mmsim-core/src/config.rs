@@ -12,6 +12,7 @@ use std::str::FromStr;
 
 use crate::cost::CostModel;
 pub use crate::memcg_stats::MemcgStatsFlush;
+pub use crate::reclaim::lru_gen::version::MglruRefaultActivate;
 use crate::PAGE_SIZE;
 
 /// Error in a scenario or a command-line setting: names the field and what is allowed.
@@ -308,8 +309,14 @@ pub struct PolicyConfig {
     /// machine it runs on; a slower machine (a TCG guest) runs fewer
     /// accesses per period, which a shorter simulated period reproduces.
     /// Range 1..=3600000.
-    #[serde(default = "default_memcg_stats_flush_ms")]
+    #[serde(default = "crate::memcg_stats::default_flush_ms")]
     pub memcg_stats_flush_ms: u64,
+    /// For `ratelimited`: a reader of each top-level group's `memory.stat`
+    /// every this many ms of simulated time, which flushes the group past the
+    /// update threshold (`crate::memcg_stats`). Default 0 (none, not written
+    /// to results); 0..=3600000.
+    #[serde(default, skip_serializing_if = "crate::memcg_stats::is_zero")]
+    pub memcg_stats_read_ms: u64,
     /// For `mglru` `v6.14`: which refaults count `WORKINGSET_ACTIVATE_*`:
     /// `fault` (default, 6.14+) or `recent` (6.12–6.13). See
     /// [`MglruRefaultActivate`]. The `v6.12` model counts every recent
@@ -410,31 +417,6 @@ fn is_false(b: &bool) -> bool {
     !b
 }
 
-/// Which multi-gen LRU refaults `lru_gen_refault()` counts in
-/// `WORKINGSET_ACTIVATE_{ANON,FILE}` (the v6.14 model; v6.1 counts the
-/// folios `sort_folio()` protects instead).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum MglruRefaultActivate {
-    /// 6.14+ ("mm/mglru: rework workingset protection"): only a refault in a
-    /// page fault, whose folio `folio_add_lru()` activates.
-    #[default]
-    Fault,
-    /// Before that rework (6.12 and 6.13): every refault whose shadow passes
-    /// `lru_gen_test_recent()`, buffered reads included (the 6.12 guest counts
-    /// `workingset_activate_file` = `workingset_refault_file`).
-    Recent,
-}
-
-crate::setting_names! { MglruRefaultActivate, "mglru_refault_activate",
-    Fault => "fault",
-    Recent => "recent",
-}
-
-fn default_memcg_stats_flush_ms() -> u64 {
-    2000
-}
-
 impl Default for PolicyConfig {
     fn default() -> Self {
         PolicyConfig {
@@ -444,7 +426,8 @@ impl Default for PolicyConfig {
             lru_gen_enabled: default_lru_gen_enabled(),
             min_ttl_ms: 0,
             memcg_stats_flush: MemcgStatsFlush::default(),
-            memcg_stats_flush_ms: default_memcg_stats_flush_ms(),
+            memcg_stats_flush_ms: crate::memcg_stats::default_flush_ms(),
+            memcg_stats_read_ms: 0,
             mglru_refault_activate: MglruRefaultActivate::default(),
             mglru_fix_underprotected: false,
             mglru_writeback_in_reclaim: true,
@@ -1055,14 +1038,15 @@ impl MachineConfig {
                 ),
             ));
         }
-        if !(1..=3_600_000).contains(&self.policy.memcg_stats_flush_ms) {
-            return Err(ConfigError::new(
-                "machine.policy.memcg_stats_flush_ms",
-                format!(
-                    "{} is out of range [1, 3600000]",
-                    self.policy.memcg_stats_flush_ms
-                ),
-            ));
+        let p = &self.policy;
+        for (name, v, lo) in [
+            ("memcg_stats_flush_ms", p.memcg_stats_flush_ms, 1),
+            ("memcg_stats_read_ms", p.memcg_stats_read_ms, 0),
+        ] {
+            if !(lo..=3_600_000).contains(&v) {
+                let msg = format!("{v} is out of range [{lo}, 3600000]");
+                return Err(ConfigError::new(format!("machine.policy.{name}"), msg));
+            }
         }
         if self.policy.min_ttl_ms > u32::MAX as u64 {
             return Err(ConfigError::new(

@@ -1039,6 +1039,7 @@ impl Sim {
     /// Zeroes every group's event counters and pressure (measurement start).
     pub(crate) fn reset_memcg_stats(&mut self) {
         self.kmem_reset_stats();
+        self.memcg_stats.flushed_events.fill(0);
         let now = self.clock;
         for m in &mut self.memcgs {
             m.max_events = 0;

@@ -52,10 +52,39 @@
 //! so their flushed totals start at zero), the ratelimited flush of the
 //! reclaim root's or eviction group's subtree when the periodic one is more
 //! than 4 s old, and a flush copying each group's hierarchical totals
-//! ([`crate::memcg::SubtreeLruvec`]). Not modelled: the flush threshold
-//! of `mem_cgroup_flush_stats()` (a flush 4 s late always has pending
-//! updates), and the node-level vmstat reads (`file_is_tiny` reads
-//! `node_page_state`, exact per CPU batch: live here).
+//! ([`crate::memcg::SubtreeLruvec`]). Not modelled: the node-level vmstat
+//! reads (`file_is_tiny` reads `node_page_state`, exact per CPU batch: live
+//! here).
+//!
+//! **The update threshold** (v6.12 and v6.18 mm/memcontrol.c, per memcg
+//! since 6.8's "make stats flushing threshold per-memcg"):
+//! `mem_cgroup_flush_stats(memcg)` — called by `mem_cgroup_flush_stats_ratelimited()`
+//! and by a read of `memory.stat` (`memory_stat_format()`, v1's
+//! `memcg1_stat_format()`) — goes through `__mem_cgroup_flush_stats(memcg,
+//! false)`, which flushes only when `memcg_vmstats_needs_flush()`: more than
+//! `MEMCG_CHARGE_BATCH` (64) × `num_online_cpus()` updates pending in
+//! `memcg->vmstats->stats_updates`. `flush_memcg_stats_dwork()` passes
+//! `force = true` and ignores it. `memcg_rstat_updated()` adds `abs(val)` of
+//! every statistics update (a list's page count, an event's count) to a
+//! per-CPU counter of the group and of each ancestor, moving it to the
+//! group's atomic count once it reaches `MEMCG_CHARGE_BATCH`; a flush
+//! zeroes the counts of the groups it flushes (`mem_cgroup_css_rstat_flush`),
+//! not their ancestors'. (6.12 counts every ancestor; 6.18 stops at the first
+//! one already over the threshold, whose ancestors are over it too: the same
+//! decisions for the flushes modelled here.) mmsim counts a group's pending
+//! updates as a lower bound, from the subtree's totals at its last flush:
+//! the change of each list size and of WORKINGSET_ACTIVATE_*, plus the
+//! `memory.stat` events counted since ([`Sim::memcg_rstat_pending`]); the
+//! kernel also counts NR_FILE_PAGES, mapped, dirty, writeback and slab
+//! updates, and both halves of a list move. The updates are counted on one
+//! CPU, whose batches of 64 reach the atomic count; the threshold uses
+//! `machine.cpus`.
+//!
+//! **A reader of `memory.stat`** (`machine.policy.memcg_stats_read_ms`,
+//! opt-in; capture-app reads its group's every 200 ms): every that many ms
+//! each group under the root is flushed if past the threshold
+//! (`TimerKind::MemcgStatsRead`). A group's flush does not set
+//! `flush_last_time` (only the root's does).
 
 use serde::{Deserialize, Serialize};
 
@@ -118,7 +147,34 @@ pub(crate) struct MemcgStats {
     pub periodic_flushes: u64,
     /// Flushes by reclaim because the periodic one was a cycle late.
     pub ratelimited_flushes: u64,
+    /// The `memory.stat` reader's period, ns (`machine.policy.memcg_stats_read_ms`;
+    /// 0: no reader).
+    pub read_time: u64,
+    /// `memory.stat` reads that flushed (past the threshold) and that did not.
+    pub read_flushes: u64,
+    /// See `read_flushes`.
+    pub read_skips: u64,
+    /// Flushes `mem_cgroup_flush_stats()` skipped under the threshold, any caller.
+    pub threshold_skips: u64,
+    /// `num_online_cpus()` (`machine.cpus`).
+    pub cpus: u64,
+    /// Each group's subtree `memory.stat` event total at its last flush
+    /// (the event half of [`Sim::memcg_rstat_pending`]).
+    pub flushed_events: Vec<u64>,
 }
+
+/// `FLUSH_TIME` in ms: the default of `machine.policy.memcg_stats_flush_ms`.
+pub(crate) fn default_flush_ms() -> u64 {
+    2000
+}
+
+/// Whether `v` is 0 (`memcg_stats_read_ms` unset: left out of results).
+pub(crate) fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+/// `MEMCG_CHARGE_BATCH` (include/linux/memcontrol.h; 64 since v6.1).
+pub(crate) const MEMCG_CHARGE_BATCH: u64 = 64;
 
 impl MemcgStats {
     /// The state for a machine whose option is `mode`, flushed every
@@ -128,9 +184,29 @@ impl MemcgStats {
             ratelimited: mode != MemcgStatsFlush::Sync,
             on_reclaim: mode == MemcgStatsFlush::Reclaim,
             flush_time: flush_ms.saturating_mul(1_000_000),
+            cpus: 1,
             ..Default::default()
         }
     }
+
+    /// With a reader of `memory.stat` every `read_ms` ms (0: none) on a
+    /// machine of `cpus` CPUs.
+    pub(crate) fn with_reader(mut self, read_ms: u64, cpus: u32) -> Self {
+        self.read_time = read_ms.saturating_mul(1_000_000);
+        self.cpus = u64::from(cpus.max(1));
+        self
+    }
+}
+
+/// The `memory.stat` event total of one group's own counters: the items
+/// `memcg_vm_event_stat[]` lists, each counted through `memcg_rstat_updated()`.
+fn rstat_events(stat: &crate::stats::MemcgStat) -> u64 {
+    use crate::stats::{Kind, MemcgFile, VmItem};
+    VmItem::ALL
+        .iter()
+        .filter(|i| i.kind() == Kind::Event && i.memcg().is_some_and(|l| l.file == MemcgFile::Stat))
+        .filter_map(|&i| stat.get(i))
+        .sum()
 }
 
 impl Sim {
@@ -140,7 +216,90 @@ impl Sim {
         if self.memcg_stats.ratelimited {
             self.timers
                 .add_timer(TimerKind::MemcgStatsFlush, self.memcg_stats.flush_time);
+            if self.memcg_stats.read_time > 0 && !self.memcg_stats.on_reclaim {
+                self.timers
+                    .add_timer(TimerKind::MemcgStatsRead, self.memcg_stats.read_time);
+            }
         }
+    }
+
+    /// A reader of `memory.stat` (capture-app's, every
+    /// `machine.policy.memcg_stats_read_ms`): `memory_stat_show()` →
+    /// `memory_stat_format()` (v1: `memcg1_stat_format()`) →
+    /// `mem_cgroup_flush_stats(memcg)` of each group under the root (v6.12,
+    /// v6.18), which flushes only past the update threshold and leaves
+    /// `flush_last_time` alone. Requeues itself one period later.
+    pub(crate) fn memory_stat_read(&mut self, now: u64) {
+        let top = self.memcgs[crate::memcg::ROOT as usize].children.len();
+        for i in 0..top {
+            let g = self.memcgs[crate::memcg::ROOT as usize].children[i];
+            if self.flush_stats_if_needed(g, false, now) {
+                self.memcg_stats.read_flushes += 1;
+            } else {
+                self.memcg_stats.read_skips += 1;
+            }
+        }
+        let period = self.memcg_stats.read_time;
+        let next = now - now % period + period;
+        self.timers.mod_timer(TimerKind::MemcgStatsRead, next);
+    }
+
+    /// The pending statistics updates of group `m`'s subtree since `m` was
+    /// last flushed (`memcg->vmstats->stats_updates` before the per-CPU
+    /// batching), as a lower bound (see `crate::memcg_stats`): the change of
+    /// each list size and of WORKINGSET_ACTIVATE_*, plus the `memory.stat`
+    /// events counted since.
+    pub(crate) fn memcg_rstat_pending(&self, m: MemcgId) -> u64 {
+        let s = &self.memcg_stats;
+        let then = s.flushed.get(m as usize).copied().unwrap_or_default();
+        let now = self.subtree_lruvec(m);
+        let lists: u64 = (now.sizes.iter().zip(then.sizes))
+            .map(|(&a, b)| a.abs_diff(b))
+            .sum();
+        let activate: u64 = (0..2)
+            .map(|i| now.workingset_activate[i].abs_diff(then.workingset_activate[i]))
+            .sum();
+        let events = self.subtree_rstat_events(m);
+        let then_events = s.flushed_events.get(m as usize).copied().unwrap_or(0);
+        lists + activate + events.saturating_sub(then_events)
+    }
+
+    /// The `memory.stat` event total of group `m`'s subtree.
+    fn subtree_rstat_events(&self, m: MemcgId) -> u64 {
+        let mut total = 0;
+        let mut cur = Some(m);
+        while let Some(g) = cur {
+            total += rstat_events(&self.memcgs[g as usize].stat);
+            cur = self.mem_cgroup_iter(m, g);
+        }
+        total
+    }
+
+    /// `memcg_vmstats_needs_flush()` (v6.12, v6.18): more than
+    /// `MEMCG_CHARGE_BATCH × num_online_cpus()` updates have reached group
+    /// `m`'s atomic count, which one CPU's per-CPU counter feeds in whole
+    /// batches of `MEMCG_CHARGE_BATCH` (`memcg_rstat_updated()`).
+    pub(crate) fn memcg_vmstats_needs_flush(&self, m: MemcgId) -> bool {
+        let pending = self.memcg_rstat_pending(m);
+        let atomic = pending - pending % MEMCG_CHARGE_BATCH;
+        atomic > MEMCG_CHARGE_BATCH * self.memcg_stats.cpus
+    }
+
+    /// `__mem_cgroup_flush_stats(memcg, force)` (v6.12, v6.18): unless
+    /// `force`, nothing under the update threshold; a flush of the root
+    /// records `flush_last_time` (never backwards: a reclaimer's clock may
+    /// run ahead of the timers'). Returns whether it flushed.
+    pub(crate) fn flush_stats_if_needed(&mut self, m: MemcgId, force: bool, now: u64) -> bool {
+        if !force && !self.memcg_vmstats_needs_flush(m) {
+            self.memcg_stats.threshold_skips += 1;
+            return false;
+        }
+        self.do_flush_stats(m);
+        if m == crate::memcg::ROOT {
+            let last = &mut self.memcg_stats.flush_last_time;
+            *last = (*last).max(now);
+        }
+        true
     }
 
     /// `flush_memcg_stats_dwork()`: flushes the whole tree, records
@@ -168,16 +327,13 @@ impl Sim {
             }
             return;
         }
-        if s.ratelimited && now > s.flush_last_time + 2 * s.flush_time {
-            self.do_flush_stats(memcg);
-            // `__mem_cgroup_flush_stats()` (v6.12) records the time of any
-            // flush of the root, not only the periodic worker's.
-            // A reclaimer's clock may run ahead of the periodic worker's;
-            // `jiffies_64` never goes back.
-            if memcg == crate::memcg::ROOT {
-                let last = &mut self.memcg_stats.flush_last_time;
-                *last = (*last).max(now);
-            }
+        // `mem_cgroup_flush_stats(memcg)`: past the update threshold only;
+        // `__mem_cgroup_flush_stats()` records the time of any flush of the
+        // root, not only the periodic worker's.
+        if s.ratelimited
+            && now > s.flush_last_time + 2 * s.flush_time
+            && self.flush_stats_if_needed(memcg, false, now)
+        {
             self.memcg_stats.ratelimited_flushes += 1;
         }
     }
@@ -196,9 +352,12 @@ impl Sim {
     fn do_flush_stats(&mut self, memcg: MemcgId) {
         let n = self.memcgs.len();
         self.memcg_stats.flushed.resize(n, SubtreeLruvec::default());
+        self.memcg_stats.flushed_events.resize(n, 0);
         let mut cur = Some(memcg);
         while let Some(m) = cur {
             self.memcg_stats.flushed[m as usize] = self.subtree_lruvec(m);
+            // `mem_cgroup_css_rstat_flush()`: the group's `stats_updates` zeroed.
+            self.memcg_stats.flushed_events[m as usize] = self.subtree_rstat_events(m);
             self.kmem_flush_stats(m);
             cur = self.mem_cgroup_iter(memcg, m);
         }

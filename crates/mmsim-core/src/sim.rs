@@ -373,7 +373,8 @@ impl Sim {
             memcg_stats: crate::memcg_stats::MemcgStats::new(
                 cfg.policy.memcg_stats_flush,
                 cfg.policy.memcg_stats_flush_ms,
-            ),
+            )
+            .with_reader(cfg.policy.memcg_stats_read_ms, cfg.cpus),
             tlb: crate::tlb::Tlb::new(&cfg.tlb, cfg.cpus),
             cfg,
         };

@@ -63,6 +63,9 @@ pub(crate) enum TimerKind {
     /// The periodic memcg statistics flush (`flush_memcg_stats_dwork`,
     /// every 2 s; armed only with `memcg_stats_flush = "ratelimited"`).
     MemcgStatsFlush,
+    /// A reader of the groups' `memory.stat` (`Sim::memory_stat_read`;
+    /// armed only with `memcg_stats_read_ms` under `ratelimited`).
+    MemcgStatsRead,
     /// The stats sampler (`machine.stats_interval_ms`).
     StatsSample,
     /// The next step of a kdamond's loop (`crate::damon`): after the
@@ -78,7 +81,7 @@ pub(crate) enum TimerKind {
 
 impl TimerKind {
     /// Every kind, in visit order.
-    pub(crate) const ALL: [TimerKind; 11] = [
+    pub(crate) const ALL: [TimerKind; 12] = [
         TimerKind::WritebackSwap,
         TimerKind::WritebackFs,
         TimerKind::Flusher,
@@ -86,6 +89,7 @@ impl TimerKind {
         TimerKind::LruGenWrite,
         TimerKind::MemcgKnob,
         TimerKind::MemcgStatsFlush,
+        TimerKind::MemcgStatsRead,
         TimerKind::StatsSample,
         TimerKind::Kdamond,
         TimerKind::Khugepaged,
@@ -361,6 +365,7 @@ impl Sim {
                 self.arm_knob_timer();
             }
             TimerKind::MemcgStatsFlush => self.flush_memcg_stats_dwork(now),
+            TimerKind::MemcgStatsRead => self.memory_stat_read(now),
             TimerKind::StatsSample => {
                 while let Some(t) = self.timers.expires(kind).filter(|&t| t <= now) {
                     self.sample_stats(t);

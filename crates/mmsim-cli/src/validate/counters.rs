@@ -68,6 +68,18 @@ pub struct SplitSample {
     pub vmstat: BTreeMap<String, u64>,
 }
 
+/// How often the kernel runs read the group's `memory.stat`, ms: capture-app's
+/// `memory_stat_read_ms` (its probe report), the shortest over the runs; 0 when no run
+/// says (runs recorded before capture-app wrote it, and probe runs).
+pub fn stats_read_ms_of(runs: &[KernelRun]) -> u32 {
+    let ms = runs
+        .iter()
+        .filter_map(|k| k.probe.get("memory_stat_read_ms"));
+    ms.map(|&v| v.round().clamp(0.0, f64::from(u32::MAX)) as u32)
+        .min()
+        .unwrap_or(0)
+}
+
 /// A compared counter.
 pub struct Counter {
     /// Name in tables, the suite and the JSON.
@@ -782,4 +794,40 @@ pub const COUNTERS: &[Counter] = &[
 /// The counter named `name`.
 pub fn counter(name: &str) -> Option<&'static Counter> {
     COUNTERS.iter().find(|c| c.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{stats_read_ms_of, KernelRun};
+    use crate::validate::replay_flush_ms;
+
+    #[test]
+    fn a_stats_reader_shortens_the_replays_flush_interval() {
+        // grep-include: 1.65 s simulated, 5.68 s on the kernel.
+        assert_eq!(replay_flush_ms(0, 1.65, 5.68), 581);
+        assert_eq!(replay_flush_ms(200, 1.65, 5.68), 58);
+        assert_eq!(replay_flush_ms(5000, 1.65, 5.68), 581);
+        assert_eq!(replay_flush_ms(1, 0.001, 100.0), 1);
+    }
+
+    /// capture-app writes its `memory.stat` read period into the probe report; runs
+    /// recorded before it (and probe runs) say nothing: 0, no reader.
+    #[test]
+    fn the_kernel_runs_say_how_often_they_read_memory_stat() {
+        let run = |ms: Option<f64>| {
+            let mut k = KernelRun::default();
+            k.probe.insert("wall_s".into(), 10.0);
+            if let Some(ms) = ms {
+                k.probe.insert("memory_stat_read_ms".into(), ms);
+            }
+            k
+        };
+        assert_eq!(stats_read_ms_of(&[]), 0);
+        assert_eq!(stats_read_ms_of(&[run(None)]), 0);
+        assert_eq!(stats_read_ms_of(&[run(Some(200.0))]), 200);
+        assert_eq!(
+            stats_read_ms_of(&[run(None), run(Some(250.4)), run(Some(200.0))]),
+            200
+        );
+    }
 }

@@ -113,12 +113,12 @@ pub struct Case {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pause_s: u32,
     /// The kernel runs read the group's `memory.stat` every this many ms of their wall
-    /// clock (`scripts/capture-app` samples it every 200 ms); 0 (default): nothing read
-    /// it. Reading `memory.stat` flushes the group's statistics
-    /// (`memcg_stat_format` → `mem_cgroup_flush_stats`), so under the 6.12+
-    /// ratelimited flush the statistics reclaim and `count_shadow_nodes` read are at
-    /// most this old, not the periodic flusher's 2 s: the replay's
-    /// `memcg_stats_flush_ms` is scaled from the smaller of the two.
+    /// clock (`scripts/capture-app` samples it every 200 ms); 0 (default): what the
+    /// kernel runs say (capture-app's `memory_stat_read_ms`), else nothing read it. Reading `memory.stat` flushes the group's statistics
+    /// (`memcg_stat_format` → `mem_cgroup_flush_stats`) when more updates than the
+    /// threshold are pending, so under the 6.12+ ratelimited flush the statistics
+    /// reclaim and `count_shadow_nodes` read can be fresher than the periodic
+    /// flusher's 2 s: the replay's `memcg_stats_read_ms` is scaled from it.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stats_read_ms: u32,
 }

@@ -99,7 +99,9 @@ fn ratelimited_refaults_are_seen_once_per_flush() {
 #[test]
 fn reclaim_flushes_itself_only_when_the_flusher_is_a_cycle_late() {
     let mut s = machine_flushing(MemcgStatsFlush::Ratelimited);
+    // 110 updates pending: past the update threshold of one CPU (see below).
     fill_lists(&mut s, [0, 0, 10, 100]);
+    fill_lists(&mut s, [0, 0, 20, 0]);
     // flush_last_time is 0: at 4 s the flusher is exactly 2 × FLUSH_TIME
     // old, which is not late (`time_after64` is strict).
     s.mem_cgroup_flush_stats_ratelimited(ROOT, 4 * SEC);
@@ -248,4 +250,145 @@ fn soft_limit_reclaim_reads_the_previous_pass_statistics() {
         (288, 18278, 3136, 19047, 19),
         "exact outcomes: 11 times the deactivations, 4 % more swap-outs"
     );
+}
+
+/// A machine of `cpus` CPUs under the ratelimited flush, with group `a`
+/// under the root and a reader of `memory.stat` every `read_ms` ms.
+fn group_machine(cpus: u32, read_ms: u64) -> (Sim, crate::memcg::MemcgId) {
+    let cfg = MachineConfig {
+        memory: Size::from_pages(65536),
+        cpus,
+        policy: PolicyConfig {
+            name: PolicyName::Cost,
+            cost_variant: CostVariant::V6_2,
+            memcg_stats_flush: MemcgStatsFlush::Ratelimited,
+            memcg_stats_read_ms: read_ms,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let mut s = Sim::new(cfg).unwrap();
+    let a = s.add_memcg(ROOT, "a").unwrap();
+    (s, a)
+}
+
+/// Puts `n` order-0 pages on group `m`'s inactive file list: `n` updates
+/// of NR_INACTIVE_FILE (`memcg_rstat_updated(memcg, 1)` each).
+fn add_inactive_file(s: &mut Sim, m: crate::memcg::MemcgId, n: u64) {
+    let i = LruList::InactiveFile as usize;
+    for _ in 0..n {
+        s.node.free -= 1;
+        let f = s.alloc_order0_folio(u32::MAX - 1, 0, flags::LRU);
+        s.memcgs[m as usize].lruvec.lists[i].push_head(&mut s.folios, f, i as u8);
+    }
+}
+
+fn flushed_inactive_file(s: &Sim, m: crate::memcg::MemcgId) -> u64 {
+    s.lruvec_page_state(m).size(LruList::InactiveFile)
+}
+
+/// `memory_stat_show()` → `mem_cgroup_flush_stats(memcg)` (v6.12, v6.18):
+/// the group is flushed only when `memcg_vmstats_needs_flush()`, more than
+/// `MEMCG_CHARGE_BATCH` × CPUs updates in the atomic count, which one CPU
+/// feeds in batches of 64. With 2 CPUs: 191 updates are 2 batches (128, not
+/// more than 128): no flush; the 192nd makes 3 batches (192): flushed. A
+/// group's flush leaves `flush_last_time` (the root's) alone.
+#[test]
+fn a_memory_stat_read_flushes_only_past_the_update_threshold() {
+    let (mut s, a) = group_machine(2, 100);
+    assert_eq!(s.timers.expires(TimerKind::MemcgStatsRead), Some(SEC / 10));
+    add_inactive_file(&mut s, a, 191);
+    assert_eq!(s.memcg_rstat_pending(a), 191);
+    assert!(!s.memcg_vmstats_needs_flush(a));
+    s.clock = SEC / 10;
+    s.run_timers();
+    assert_eq!(
+        (s.memcg_stats.read_flushes, s.memcg_stats.read_skips),
+        (0, 1)
+    );
+    assert_eq!(flushed_inactive_file(&s, a), 0);
+    assert_eq!(
+        s.timers.expires(TimerKind::MemcgStatsRead),
+        Some(2 * SEC / 10)
+    );
+    add_inactive_file(&mut s, a, 1);
+    assert!(s.memcg_vmstats_needs_flush(a));
+    s.clock = 2 * SEC / 10;
+    s.run_timers();
+    assert_eq!(
+        (s.memcg_stats.read_flushes, s.memcg_stats.read_skips),
+        (1, 1)
+    );
+    assert_eq!(flushed_inactive_file(&s, a), 192);
+    assert_eq!(s.memcg_stats.flush_last_time, 0);
+    // The flush zeroed the group's count; the root's (not flushed) keeps its 192.
+    assert_eq!(s.memcg_rstat_pending(a), 0);
+    assert_eq!(s.memcg_rstat_pending(ROOT), 192);
+    // One CPU: the threshold is 64, and 128 updates (2 batches) pass it.
+    let (mut s, a) = group_machine(1, 100);
+    add_inactive_file(&mut s, a, 128);
+    s.clock = SEC / 10;
+    s.run_timers();
+    assert_eq!(
+        (s.memcg_stats.read_flushes, flushed_inactive_file(&s, a)),
+        (1, 128)
+    );
+}
+
+/// The update count is of every statistics update, events too
+/// (`count_memcg_events()` → `memcg_rstat_updated(memcg, count)`): 129
+/// page faults of the group pass one CPU's threshold (2 batches of 64).
+#[test]
+fn memory_stat_events_count_as_updates() {
+    let (mut s, a) = group_machine(1, 100);
+    s.count_memcg_events(a, crate::stats::item::PGFAULT, 127);
+    assert!(!s.memcg_vmstats_needs_flush(a));
+    s.count_memcg_events(a, crate::stats::item::PGFAULT, 1);
+    assert_eq!(s.memcg_rstat_pending(a), 128);
+    assert!(s.memcg_vmstats_needs_flush(a));
+    // A counter of memory.events (`memcg_memory_event()`) is no rstat update.
+    let (mut s, a) = group_machine(1, 100);
+    s.count_memcg_events(a, crate::stats::item::MEMCG_LOW, 500);
+    assert_eq!(s.memcg_rstat_pending(a), 0);
+}
+
+/// `mem_cgroup_flush_stats_ratelimited()` (v6.12, v6.18): a full cycle late,
+/// it calls `mem_cgroup_flush_stats()`, which still skips a group under the
+/// update threshold; the periodic `flush_memcg_stats_dwork()` is forced and
+/// flushes whatever is pending.
+#[test]
+fn the_ratelimited_flush_skips_a_group_under_the_threshold_and_the_periodic_one_does_not() {
+    let (mut s, a) = group_machine(1, 0);
+    assert_eq!(s.timers.expires(TimerKind::MemcgStatsRead), None);
+    add_inactive_file(&mut s, a, 127);
+    s.mem_cgroup_flush_stats_ratelimited(a, 4 * SEC + 1);
+    assert_eq!(s.memcg_stats.ratelimited_flushes, 0);
+    assert_eq!(s.memcg_stats.threshold_skips, 1);
+    assert_eq!(flushed_inactive_file(&s, a), 0);
+    add_inactive_file(&mut s, a, 1);
+    s.mem_cgroup_flush_stats_ratelimited(a, 4 * SEC + 1);
+    assert_eq!(s.memcg_stats.ratelimited_flushes, 1);
+    assert_eq!(flushed_inactive_file(&s, a), 128);
+    // Not the root: flush_last_time stays, so the next call flushes again
+    // once more than the threshold is pending.
+    assert_eq!(s.memcg_stats.flush_last_time, 0);
+    // One update pending: the periodic flush takes it all the same.
+    add_inactive_file(&mut s, a, 1);
+    s.clock = 2 * SEC;
+    s.run_timers();
+    assert_eq!(s.memcg_stats.periodic_flushes, 1);
+    assert_eq!(flushed_inactive_file(&s, a), 129);
+    assert_eq!(s.memcg_stats.flush_last_time, 2 * SEC);
+}
+
+#[test]
+fn memcg_stats_read_ms_is_checked() {
+    let mut cfg = MachineConfig::default();
+    cfg.policy.memcg_stats_read_ms = 3_600_001;
+    let e = Sim::new(cfg)
+        .err()
+        .expect("over an hour is refused")
+        .to_string();
+    assert!(e.contains("machine.policy.memcg_stats_read_ms"), "{e}");
+    assert!(e.contains("[0, 3600000]"), "{e}");
 }

@@ -330,6 +330,15 @@ pub fn run_report(
                 m.policy.memcg_stats_flush_ms
             ),
         );
+        if m.policy.memcg_stats_read_ms > 0 {
+            line(
+                "memcg stats",
+                format!(
+                    "a memory.stat reader every {} ms flushes each top group past the update threshold",
+                    m.policy.memcg_stats_read_ms
+                ),
+            );
+        }
     }
     let [min, low, high] = rr.watermarks;
     line(

@@ -10,6 +10,8 @@
 //! clauses compiled out. The behaviour is the same as testing `v` (the
 //! results digest is unchanged).
 
+use serde::{Deserialize, Serialize};
+
 use crate::config::MglruVersion;
 
 /// A multi-gen LRU version known at compile time.
@@ -57,3 +59,24 @@ macro_rules! with_version {
     };
 }
 pub(crate) use with_version;
+
+/// Which multi-gen LRU refaults `lru_gen_refault()` counts in
+/// `WORKINGSET_ACTIVATE_{ANON,FILE}` (the v6.14 model; v6.1 counts the
+/// folios `sort_folio()` protects instead).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MglruRefaultActivate {
+    /// 6.14+ ("mm/mglru: rework workingset protection"): only a refault in a
+    /// page fault, whose folio `folio_add_lru()` activates.
+    #[default]
+    Fault,
+    /// Before that rework (6.12 and 6.13): every refault whose shadow passes
+    /// `lru_gen_test_recent()`, buffered reads included (the 6.12 guest counts
+    /// `workingset_activate_file` = `workingset_refault_file`).
+    Recent,
+}
+
+crate::setting_names! { MglruRefaultActivate, "mglru_refault_activate",
+    Fault => "fault",
+    Recent => "recent",
+}
