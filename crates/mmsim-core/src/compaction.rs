@@ -31,10 +31,12 @@
 //!   the order of the kernel's migrate list (the last isolated first); each
 //!   takes the first isolated free block of its order or the smallest larger
 //!   one, split with the upper halves kept (v6.10+ per-order free lists). A
-//!   folio that moves keeps its identity: its PTEs, LRU position, memcg
-//!   charge, mapcount, flags and accessed state are unchanged; its head PFN
-//!   and `mem_map` entries change and its old frames go back to the buddy
-//!   allocator, merging. Isolated free blocks left over are released
+//!   folio that moves becomes a new folio (new id) at the target frames, as
+//!   `migrate_folio_move` makes one: its page-cache or swap-cache slots,
+//!   PTEs, queue entries and LRU place name the new id, with its flags,
+//!   charge and mapcount (`crate::compaction::migrate`); its old frames go
+//!   back to the buddy allocator, merging, and its old id is freed after
+//!   the batch's TLB flush. Isolated free blocks left over are released
 //!   (`release_free_list`).
 //! * **When to stop** (`__compact_finished`): at each pageblock boundary of
 //!   the migrate scanner, a free block of at least the order on the movable
@@ -150,6 +152,7 @@ pub use config::CompactionConfig;
 
 mod config;
 mod fast;
+mod migrate;
 
 /// `COMPACT_CLUSTER_MAX` (= `SWAP_CLUSTER_MAX`): folios isolated per batch.
 const COMPACT_CLUSTER_MAX: u64 = 32;
@@ -967,6 +970,7 @@ impl Sim {
     /// folio found no target (-ENOMEM); the folios after it stay.
     fn migrate_pages(&mut self, cc: &mut CompactControl) -> bool {
         let list = std::mem::take(&mut cc.migratepages);
+        let mut moved = Vec::with_capacity(list.len());
         let mut enomem = false;
         for &f in list.iter().rev() {
             let order = self.folios[f].order as usize;
@@ -982,14 +986,18 @@ impl Sim {
             }
             let old = u64::from(self.folios.head_pfn(f));
             self.phys.set_frames_folio(old, order, NIL);
-            self.phys.set_frames_folio(target, order, f);
-            self.folios.set_head_pfn(f, target as u32);
+            self.migrate_folio_move(f, target);
             self.phys.zone.free_pages_block(old, order);
+            moved.push(f);
             cc.migrated += 1 << order;
             self.count_vm_events(PGMIGRATE_SUCCESS, 1 << order);
         }
         cc.nr_migratepages = 0;
         self.try_to_unmap_flush(!cc.direct);
+        // The sources' ids, once no TLB holds them (crate::compaction::migrate).
+        for f in moved {
+            self.migrate_free_src(f);
+        }
         enomem
     }
 

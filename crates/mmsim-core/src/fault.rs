@@ -628,7 +628,9 @@ impl Sim {
             if self.clock < pending {
                 self.io_wait(pending, false);
             }
-            return Some(f);
+            // Its large folios' allocation may have compacted, migrating `f`
+            // to a new id (crate::compaction::migrate): the slot has it.
+            return slot_folio(self.files[file as usize].slot(findex)).or(Some(f));
         }
         self.count_events(self.cur_memcg, PGMAJFAULT, 1);
         let done = self.do_sync_mmap_readahead(vma, file, findex);

@@ -473,6 +473,18 @@ impl Sim {
         }
     }
 
+    /// A migration's hook (`crate::compaction::migrate`): the destination
+    /// `dst` of folio `src` takes its PageAnonExclusive bit.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn fork_migrate_folio(&mut self, src: FolioId, dst: FolioId) {
+        if let Some(fk) = self.fork.as_mut() {
+            let shared = fk.is_shared(src);
+            fk.set_shared(src, false);
+            fk.set_shared(dst, shared);
+        }
+    }
+
     /// Whether swap `slot` is referenced by swap PTEs that fork shared
     /// (`folio_swapped`): the slot must stay.
     #[inline]

@@ -60,6 +60,16 @@ pub struct CompactionConfig {
     /// the free lists after the run (the results before this option).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub capture: bool,
+    /// A migrated folio goes back on its LRU as v6.12 puts it
+    /// (`migrate_folio_move` → `folio_add_lru(dst)`): the source is isolated
+    /// (`folio_isolate_lru`; under MGLRU a folio of the two youngest
+    /// generations gets PG_active) and the destination added at the head of
+    /// the list its flags select, or of the generation `lru_gen_folio_seq`
+    /// picks. Default false: the destination takes the source's place on
+    /// its list (the results before this option). See
+    /// `crate::compaction::migrate`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub migrate_lru_add: bool,
 }
 
 impl Default for CompactionConfig {
@@ -74,6 +84,7 @@ impl Default for CompactionConfig {
             compaction_ready: false,
             fast_search: false,
             capture: false,
+            migrate_lru_add: false,
         }
     }
 }

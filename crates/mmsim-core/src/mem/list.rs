@@ -114,6 +114,31 @@ impl List {
         self.head = id;
     }
 
+    /// Puts folio `new` (on no list) in the place of folio `old` on this
+    /// list: `new` takes `old`'s links and tag, its neighbours (or the
+    /// list's head and tail) point at `new`, and `old` is left on no list.
+    /// The length is unchanged; the page count too, as the two folios are
+    /// of one order (a migration's destination: `crate::compaction::migrate`).
+    pub(crate) fn replace(&mut self, a: &mut FolioArena, old: FolioId, new: FolioId) {
+        debug_assert_eq!(a[new].lru, NO_LIST);
+        debug_assert_eq!(a[old].order, a[new].order);
+        let [p, n] = a.links(old);
+        a[new].lru = a[old].lru;
+        *a.links_mut(new) = [p, n];
+        *a.links_mut(old) = [NIL, NIL];
+        a[old].lru = NO_LIST;
+        if p != NIL {
+            a.links_mut(p)[1] = new;
+        } else {
+            self.head = new;
+        }
+        if n != NIL {
+            a.links_mut(n)[0] = new;
+        } else {
+            self.tail = new;
+        }
+    }
+
     /// Removes and returns the tail, or None when empty.
     #[inline]
     pub(crate) fn pop_tail(&mut self, a: &mut FolioArena) -> Option<FolioId> {
@@ -164,6 +189,32 @@ mod tests {
         assert_eq!(l.len, 3);
         assert_eq!(a[2].lru, 2);
         assert_eq!(a[1].lru, NO_LIST);
+    }
+
+    /// `replace` puts the new folio in the old one's place, at the head,
+    /// in the middle and at the tail, and takes the old one off.
+    #[test]
+    fn replace_takes_the_place() {
+        let mut a = FolioArena::default();
+        let ids: Vec<_> = (0..3).map(|i| a.alloc(0, i, 0, 0)).collect();
+        let mut l = List::default();
+        for &i in &ids {
+            l.push_head(&mut a, i, 2);
+        }
+        let (x, y, z) = (
+            a.alloc(0, 7, 0, 0),
+            a.alloc(0, 8, 0, 0),
+            a.alloc(0, 9, 0, 0),
+        );
+        l.replace(&mut a, 1, x);
+        assert_eq!(order(&l, &a), vec![2, x, 0]);
+        l.replace(&mut a, 2, y);
+        l.replace(&mut a, 0, z);
+        assert_eq!(order(&l, &a), vec![y, x, z]);
+        assert_eq!(order_from_tail(&l, &a), vec![z, x, y]);
+        assert_eq!((l.len, l.pages), (3, 3));
+        assert_eq!((a[x].lru, a[1].lru), (2, NO_LIST));
+        assert_eq!(a.links(1), [NIL, NIL]);
     }
 
     /// The list from its tail through the `prev` links: a splice that

@@ -79,6 +79,28 @@ impl<T: Copy> FolioQueue<T> {
         self.marks.push_back((mark, f));
     }
 
+    /// Folio `old`'s live entries become folio `new`'s, each in its place
+    /// (a migration: the kernel's dirty tag and deferred split list entry
+    /// go with the folio, `crate::compaction::migrate`); `old` then has
+    /// none. Stale entries of `new`'s id from an earlier folio with that
+    /// id are handed to `old`'s id, whose every entry is then stale, so
+    /// `new` has exactly the live entries `old` had. O(entries).
+    pub(crate) fn replace(&mut self, old: FolioId, new: FolioId) {
+        if self.entries.is_empty() {
+            return;
+        }
+        let old_mark = self.stale.get(&old).copied();
+        let new_mark = self.stale.remove(&new);
+        for (seq, e) in (self.popped..).zip(self.entries.iter_mut()) {
+            if e.1 == old && old_mark.is_none_or(|m| seq >= m) {
+                e.1 = new;
+            } else if e.1 == new && new_mark.is_some_and(|m| seq < m) {
+                e.1 = old;
+            }
+        }
+        self.unqueue(old);
+    }
+
     /// Drops stale entries at the front and forgets the marks the front
     /// has passed.
     fn skip_stale(&mut self) {
@@ -138,6 +160,28 @@ impl<T: Copy> FolioQueue<T> {
 #[cfg(test)]
 mod tests {
     use super::FolioQueue;
+
+    /// `replace` hands a folio's live entries to its migration's
+    /// destination in place; the destination id's stale entries from an
+    /// earlier folio stay stale, and the old id then has none live.
+    #[test]
+    fn replace_moves_live_entries_in_place_and_keeps_stale_ones_stale() {
+        let mut q = FolioQueue::default();
+        q.push_back(10u64, 5); // an earlier folio with id 5, which left
+        q.unqueue(5);
+        q.push_back(11, 1); // stale: 1 left after it
+        q.unqueue(1);
+        q.push_back(12, 2);
+        q.push_back(13, 1); // live
+        q.push_back(14, 3);
+        q.replace(1, 5);
+        q.push_back(15, 1); // the old id reused later: live
+        let mut got = Vec::new();
+        while let Some(e) = q.pop_front() {
+            got.push(e);
+        }
+        assert_eq!(got, vec![(12, 2), (13, 5), (14, 3), (15, 1)]);
+    }
 
     /// An entry of a folio that left is skipped, even when the id is
     /// queued again; the new entry is met at its own place.

@@ -40,6 +40,7 @@ mod kmem;
 mod memcg;
 mod memcg_stats;
 mod memcg_swap;
+mod migrate;
 mod oom;
 mod readahead;
 mod reclaim_mark;

@@ -1,0 +1,226 @@
+//! Moving one folio to a new one (mm/migrate.c, Linux v6.12): the
+//! destination is a new folio, with its own id, at the free block
+//! `compaction_alloc` gave, and every reference to the source is rewritten
+//! to it before the source's id is freed.
+//!
+//! What was read: v6.12's `migrate_pages_batch`, `migrate_folio_unmap`,
+//! `migrate_folio_move`, `move_to_new_folio`, `migrate_folio` /
+//! `__migrate_folio`, `folio_migrate_mapping` / `__folio_migrate_mapping`,
+//! `folio_migrate_flags`, `remove_migration_ptes` / `remove_migration_pte`
+//! and `migrate_folio_done`; `mem_cgroup_migrate` of mm/memcontrol.c.
+//! What moves from the source to the destination ([`Sim::migrate_folio_move`]):
+//!
+//! * **The page-cache or swap-cache slots** (`__folio_migrate_mapping`:
+//!   `xas_store` of the new folio in each of the source's slots): the file's
+//!   slots `index .. index + nr`, or the swap slots `swap - 1 ..`, that hold
+//!   the source. The xarray's shape does not change (`crate::kmem` counts
+//!   nothing: a folio replaces a folio).
+//! * **The flags and the LRU state** (`folio_migrate_flags`): the folio's
+//!   slot is copied whole (flags, refs and generation bits, mapcount,
+//!   memcg — `mem_cgroup_migrate` moves the charge, which changes no
+//!   count — order, owner and index), with the new head PFN.
+//! * **The LRU position.** Departure, kept from before (mmsim keeps the
+//!   isolated folios on their lists while compaction runs): the destination
+//!   takes the source's place on its list ([`crate::mem::list::List::replace`]),
+//!   the same list or MGLRU generation. v6.12 isolates the source
+//!   (`folio_isolate_lru`; under MGLRU `lru_gen_del_folio` marks a folio of
+//!   the two youngest generations PG_active, which `folio_migrate_flags`
+//!   moves) and adds the destination with `folio_add_lru` in
+//!   `migrate_folio_move`: at the head of its list, or of the generation
+//!   `lru_gen_folio_seq` picks (not `reclaiming`). BENCHMARKS.md ("Stage B
+//!   blocker 1") says what that would change.
+//! * **The PTEs** (`remove_migration_ptes`, an rmap walk): every present
+//!   PTE that maps the source, in its own VMA and the VMAs forked from it
+//!   (anonymous) or every VMA of the file's `i_mmap` over its pages, keeps
+//!   its young and dirty bits and maps the destination. The source's TLB
+//!   entries (`crate::tlb`) go in the migration's batched flush
+//!   (`try_to_unmap_flush`), after which the source ids are freed: a
+//!   freed id is never in a TLB.
+//! * **The queues the folio is on**: the dirty queue (`dirty_fifo`: the
+//!   page cache's dirty tag moves with the slot), the writeback queue of
+//!   its device, and its group's deferred split queue, each entry in place
+//!   ([`crate::mem::queue::FolioQueue::replace`]); fork's per-folio
+//!   PageAnonExclusive bit (`crate::fork`).
+//!
+//! Nothing else holds a folio id across a migration: the explainer keys its
+//! pages by owner and index, DAMON and the page allocator by PFN (`mem_map`
+//! is rewritten with the frames), and only folios smaller than the
+//! compaction's target order move (`skip_isolation_on_order`), so an
+//! allocation's caller that holds a folio of at least that order keeps it.
+
+use crate::mem::filemap::SLOT_FOLIO;
+use crate::mem::folio::{flags, FolioId, NO_LIST};
+use crate::mem::pagetable::{VmaKind, PTE_FOLIO_MASK, PTE_PRESENT};
+use crate::reclaim::lru_gen::is_lru_gen_tag;
+use crate::sim::{Policy, Sim};
+
+impl Sim {
+    /// `migrate_folio_move` (v6.12) of folio `src` to a new folio at the
+    /// free block at `pfn` (see the module overview): returns the new id.
+    /// The source's frames are not freed here, nor its id: the caller
+    /// frees the frames at once and the id after the TLB flush
+    /// ([`Sim::migrate_free_src`]).
+    pub(crate) fn migrate_folio_move(&mut self, src: FolioId, pfn: u64) -> FolioId {
+        let fo = self.folios[src];
+        let order = fo.order as usize;
+        let dst = self
+            .folios
+            .alloc_framed(fo.space, fo.index, fo.flags, fo.memcg, pfn as u32);
+        {
+            let d = &mut self.folios[dst];
+            d.swap = fo.swap;
+            d.mapcount = fo.mapcount;
+            d.order = fo.order;
+            d.gen_refs = fo.gen_refs;
+        }
+        self.phys.set_frames_folio(pfn, order, dst);
+        if fo.lru != NO_LIST {
+            if self.compact.cfg.migrate_lru_add {
+                self.migrate_lru_add(src, dst);
+            } else {
+                self.migrate_lru_replace(src, dst);
+            }
+        }
+        let n = 1u32 << order;
+        let (old, new) = (SLOT_FOLIO | src, SLOT_FOLIO | dst);
+        if fo.is_file() {
+            let file = &mut self.files[fo.space as usize];
+            for i in fo.index..fo.index + n {
+                if file.slots.get(i as usize) == Some(&old) {
+                    *file.slot_mut(i) = new;
+                }
+            }
+        } else if fo.test(flags::SWAPCACHE) {
+            let slots = &mut self.swap.as_mut().expect("swap cache").slots;
+            for s in fo.swap - 1..fo.swap - 1 + n {
+                if let Some(v) = slots.get_mut(s as usize).filter(|v| **v == old) {
+                    *v = new;
+                }
+            }
+        }
+        if fo.mapcount > 0 {
+            let found = self.remove_migration_ptes(src, dst);
+            debug_assert!(
+                fo.mapcount == u8::MAX || found == u32::from(fo.mapcount),
+                "migration found {found} PTEs of a folio mapped {} times",
+                fo.mapcount
+            );
+        }
+        if fo.is_file() && fo.test(flags::DIRTY) {
+            self.dirty_fifo.replace(src, dst);
+        }
+        if fo.test(flags::WRITEBACK) {
+            for q in &mut self.writeback {
+                for e in q.iter_mut().filter(|e| e.1 == src) {
+                    e.1 = dst;
+                }
+            }
+        }
+        if fo.test(flags::PARTIALLY_MAPPED) {
+            let q = &mut self.thp.split_queues[fo.memcg as usize].queue;
+            q.replace(src, dst);
+        }
+        if self.fork.is_some() {
+            self.fork_migrate_folio(src, dst);
+        }
+        dst
+    }
+
+    /// Frees the id of a migrated folio's source, whose references
+    /// [`Sim::migrate_folio_move`] rewrote (`migrate_folio_done`'s put;
+    /// its frames are freed already).
+    pub(crate) fn migrate_free_src(&mut self, src: FolioId) {
+        debug_assert_eq!(self.folios[src].lru, NO_LIST);
+        self.folios.free(src);
+    }
+
+    /// The destination `dst` takes the place of `src` on its LRU list: the
+    /// list its tag names (the `lru` policy's one list, an MGLRU
+    /// generation's, or a classic list of its group).
+    fn migrate_lru_replace(&mut self, src: FolioId, dst: FolioId) {
+        let fo = &self.folios[src];
+        let (tag, m) = (fo.lru, fo.memcg as usize);
+        let lruvec = match self.policy {
+            Policy::Lru => &mut self.memcgs[0].lruvec,
+            _ => &mut self.memcgs[m].lruvec,
+        };
+        let list = if is_lru_gen_tag(tag) {
+            let i = (tag - crate::reclaim::lru_gen::LRU_GEN_TAG) as usize;
+            &mut lruvec.lrugen.lists[i / 2][i % 2]
+        } else {
+            &mut lruvec.lists[tag as usize]
+        };
+        list.replace(&mut self.folios, src, dst);
+    }
+
+    /// `migrate_lru_add` (v6.12's order, the kernel's placement): the
+    /// source leaves its list as `isolate_migratepages_block` takes it
+    /// (`folio_isolate_lru`, which under MGLRU sets PG_active on a folio
+    /// of the two youngest generations), the destination gets its flags
+    /// (`folio_migrate_flags`: PG_active among them) and is added by
+    /// `folio_add_lru`: at the head of the list its flags select, or under
+    /// MGLRU by `lru_gen_add_folio` (not `reclaiming`; compaction runs
+    /// with PF_MEMALLOC, so the fault's PG_active of `folio_add_lru` is not
+    /// set). The tier bits are copied as they are.
+    fn migrate_lru_add(&mut self, src: FolioId, dst: FolioId) {
+        match self.policy {
+            Policy::Lru => {
+                self.lru_policy_del(src);
+                self.folios[src].clear(flags::LRU);
+                self.folios[dst].lru = NO_LIST;
+                self.lru_policy_add(dst);
+                return;
+            }
+            _ => {
+                self.folio_isolate_lru(src);
+            }
+        }
+        let s = self.folios[src];
+        let d = &mut self.folios[dst];
+        d.flags = s.flags;
+        d.gen_refs = s.gen_refs;
+        d.lru = NO_LIST;
+        self.damon_putback_lru(dst);
+    }
+
+    /// `remove_migration_ptes` (v6.12): every present PTE mapping `src`
+    /// maps `dst`, young and dirty bits kept. Returns the PTEs rewritten.
+    fn remove_migration_ptes(&mut self, src: FolioId, dst: FolioId) -> u32 {
+        let fo = self.folios[dst];
+        let n = 1u32 << fo.order;
+        let mut found = 0;
+        let mut rewrite = |ptes: &mut [u32], lo: u32, hi: u32| {
+            let hi = (hi as usize).min(ptes.len());
+            for p in ptes.get_mut(lo as usize..hi).into_iter().flatten() {
+                if *p & PTE_PRESENT != 0 && *p & PTE_FOLIO_MASK == src {
+                    *p = (*p & !PTE_FOLIO_MASK) | dst;
+                    found += 1;
+                }
+            }
+        };
+        if fo.is_file() {
+            for &vid in &self.files[fo.space as usize].mappings {
+                let v = &mut self.vmas[vid as usize];
+                let VmaKind::File { pgoff, .. } = v.kind else {
+                    continue;
+                };
+                // The folio's pages `index .. index + n` in the VMA's range.
+                let lo = fo.index.max(pgoff);
+                let hi = (fo.index + n).min(pgoff.saturating_add(v.len));
+                if lo < hi {
+                    rewrite(&mut v.ptes, lo - pgoff, hi - pgoff);
+                }
+            }
+        } else {
+            let desc = match &self.fork {
+                Some(_) => self.anon_vma_desc(fo.space).to_vec(),
+                None => Vec::new(),
+            };
+            for vid in std::iter::once(fo.space).chain(desc) {
+                let v = &mut self.vmas[vid as usize];
+                rewrite(&mut v.ptes, fo.index, fo.index + n);
+            }
+        }
+        found
+    }
+}

@@ -1,0 +1,290 @@
+//! Migration makes a new folio (`crate::compaction::migrate`, v6.12
+//! `migrate_folio_move`): a folio compaction moves gets a new id at its new
+//! frames, and every reference to the old id is rewritten.
+
+use std::collections::BTreeMap;
+
+use super::thp::thp_machine_with;
+use crate::config::PolicyName;
+use crate::event::Event;
+use crate::huge_memory::{ThpConfig, ThpDefrag, ThpSizeConfig, ThpSizeEnabled, VmaThpAdvice};
+use crate::mem::filemap::slot_folio;
+use crate::mem::folio::{Folio, FolioId, NIL};
+use crate::mem::list::List;
+use crate::mem::pagetable::{PTE_FOLIO_MASK, PTE_PRESENT};
+use crate::page_alloc::MigrateType;
+use crate::sim::Sim;
+
+/// An 8192-page machine with compaction under `policy`: 64K folios
+/// `always`, top-level `defrag = always`.
+fn machine(policy: PolicyName, lru_add: bool) -> Sim {
+    let thp = ThpConfig {
+        hugepages_64kb: ThpSizeConfig {
+            enabled: ThpSizeEnabled::Always,
+        },
+        defrag: ThpDefrag::Always,
+        ..Default::default()
+    };
+    thp_machine_with(8192, None, thp, |c| {
+        c.policy.name = policy;
+        c.compaction.enabled = true;
+        c.compaction.proactiveness = 0;
+        c.compaction.migrate_lru_add = lru_add;
+    })
+}
+
+/// Every folio id on every list of every group, head to tail, list by list
+/// (the classic lists, then MGLRU's generations).
+fn lists(s: &Sim) -> Vec<Vec<FolioId>> {
+    let walk = |l: &List| {
+        let mut v = Vec::new();
+        let mut c = l.head;
+        while c != NIL {
+            v.push(c);
+            c = s.folios.links(c)[1];
+        }
+        v
+    };
+    let mut out = Vec::new();
+    for m in &s.memcgs {
+        out.extend(m.lruvec.lists.iter().map(walk));
+        for gen in &m.lruvec.lrugen.lists {
+            out.extend(gen.iter().map(walk));
+        }
+    }
+    out
+}
+
+/// The folio each mapped page of `vmas` and each cached page of `file`
+/// (`pages` of each) is, by (VMA or `u32::MAX` for the page cache, index).
+fn refs(s: &Sim, vmas: &[u32], file: u32, pages: u32) -> BTreeMap<(u32, u32), FolioId> {
+    let mut m = BTreeMap::new();
+    for &v in vmas {
+        for i in 0..pages {
+            let p = s.vmas[v as usize].pte(i);
+            if p & PTE_PRESENT != 0 {
+                m.insert((v, i), p & PTE_FOLIO_MASK);
+            }
+        }
+    }
+    for i in 0..pages {
+        if let Some(f) = slot_folio(s.files[file as usize].slot(i)) {
+            m.insert((u32::MAX, i), f);
+        }
+    }
+    m
+}
+
+/// The fields migration keeps (all but the head PFN).
+fn kept(f: &Folio) -> (u32, u32, u32, u16, u8, u8, u16, u8, u8) {
+    (
+        f.space, f.index, f.swap, f.flags, f.mapcount, f.lru, f.memcg, f.order, f.gen_refs,
+    )
+}
+
+/// The zone of the tests below: pageblock 0 holds, in each 16-page chunk,
+/// one folio that stays: an anonymous page (even chunks) or a page of a
+/// file mapped shared by two tasks (odd chunks; every fourth chunk's
+/// stored to, so dirty and queued for the flusher). The rest of the zone
+/// is held, so a 64K fault compacts pageblock 0. Returns the machine, the
+/// anonymous VMA and the file's two mappings, the file, and the frames held.
+fn fragmented(policy: PolicyName, lru_add: bool) -> (Sim, [u32; 3], u32, Vec<u64>) {
+    let mut s = machine(policy, lru_add);
+    let (t1, t2) = (s.add_task("a"), s.add_task("b"));
+    let anon = s.mmap_anon(t1, 4096).unwrap();
+    s.madvise_thp(anon, VmaThpAdvice::Nohugepage).unwrap();
+    let file = s.add_file("f", 256).unwrap();
+    let (ma, mb) = (
+        s.mmap_file(t1, file, 0, 256, false).unwrap(),
+        s.mmap_file(t2, file, 0, 256, false).unwrap(),
+    );
+    // MADV_RANDOM: one page per file fault (no read-around).
+    for v in [ma, mb] {
+        s.madvise(v, crate::readahead::Advice::Random).unwrap();
+    }
+    for k in 0..256u32 {
+        for i in 16 * k..16 * k + 15 {
+            s.step(&Event::Access {
+                vma: anon,
+                index: i,
+                write: true,
+            });
+        }
+        let (vma, index, write) = if k % 2 == 0 {
+            (anon, 16 * k + 15, true)
+        } else {
+            (ma, k, k % 4 == 1)
+        };
+        s.step(&Event::Access { vma, index, write });
+        if k % 2 == 1 {
+            s.step(&Event::Access {
+                vma: mb,
+                index: k,
+                write: false,
+            });
+        }
+    }
+    s.phys.drain_pages();
+    let mut held = Vec::new();
+    while let Some(p) = s.phys.zone.alloc_pages(0, MigrateType::Movable) {
+        held.push(p);
+    }
+    s.node.free -= held.len() as u64;
+    for k in 0..256u32 {
+        s.step(&Event::Discard {
+            vma: anon,
+            index: 16 * k,
+            pages: 15,
+        });
+    }
+    s.phys.drain_pages();
+    (s, [anon, ma, mb], file, held)
+}
+
+/// Gives the frames [`fragmented`] held back (free + used = managed again).
+fn release(s: &mut Sim, held: &[u64]) {
+    for &p in held {
+        s.phys.zone.free_pages_block(p, 0);
+    }
+    s.node.free += held.len() as u64;
+}
+
+/// The ids of the folios compaction moved: (old, new), from the PTEs and
+/// slots `before` and after.
+fn moved_ids(
+    before: &BTreeMap<(u32, u32), FolioId>,
+    after: &BTreeMap<(u32, u32), FolioId>,
+) -> BTreeMap<FolioId, FolioId> {
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>()
+    );
+    let mut map: BTreeMap<FolioId, FolioId> = BTreeMap::new();
+    for (k, &old) in before {
+        let new = after[k];
+        assert_eq!(*map.entry(old).or_insert(new), new, "{k:?}");
+    }
+    map
+}
+
+/// The 64K fault moves pageblock 0's 32 folios, each to a new id, and
+/// the PTEs (both mappings of a file page), the page-cache slots, the LRU
+/// lists (position and, under MGLRU, generation), the dirty queue and
+/// `mem_map` name the new ids; the old ids are freed.
+#[test]
+fn a_migrated_folio_is_a_new_id_in_every_place_of_the_old() {
+    for policy in [PolicyName::Cost, PolicyName::Mglru] {
+        let (mut s, vmas, file, held) = fragmented(policy, false);
+        let before = refs(&s, &vmas, file, 4096);
+        let lists_before = lists(&s);
+        let folios_before: BTreeMap<FolioId, (Folio, u32)> = before
+            .values()
+            .map(|&f| (f, (s.folios[f], s.folios.head_pfn(f))))
+            .collect();
+        let mut dirty_before = Vec::new();
+        let mut q = s.dirty_fifo.clone();
+        while let Some((t, f)) = q.pop_front() {
+            dirty_before.push((t, f));
+        }
+        assert_eq!(dirty_before.len(), 64, "{policy:?}");
+
+        let t3 = s.add_task("thp");
+        let thp = s.mmap_anon(t3, 16).unwrap();
+        let big = super::fault_anon(&mut s, thp, 0);
+        assert_eq!(s.folios[big].order, 4, "{policy:?}");
+        assert_eq!(s.vm.pgmigrate_success, 32, "{policy:?}");
+
+        // old id -> new id, from the same PTE or slot before and after.
+        let map = moved_ids(&before, &refs(&s, &vmas, file, 4096));
+        let moved: Vec<(FolioId, FolioId)> = map
+            .iter()
+            .filter(|(o, n)| o != n)
+            .map(|(&o, &n)| (o, n))
+            .collect();
+        assert_eq!(
+            moved.len(),
+            32,
+            "{policy:?}: every moved folio has a new id"
+        );
+        let (mut anon_moved, mut file_moved) = (0, 0);
+        let news: Vec<FolioId> = moved.iter().map(|m| m.1).collect();
+        for &(old, new) in &moved {
+            let ((a, old_pfn), b) = (&folios_before[&old], &s.folios[new]);
+            assert_eq!(kept(a), kept(b), "{policy:?}: flags, list, gen, mapcount");
+            let pfn = u64::from(s.folios.head_pfn(new));
+            assert_ne!(pfn, u64::from(*old_pfn));
+            assert_eq!(s.phys.zone.frame_folio(pfn), new);
+            // The old id is free, or some moved folio's or the 64K folio's.
+            assert!(!s.folios.is_live(old) || news.contains(&old) || old == big);
+            if a.is_file() {
+                file_moved += 1;
+                assert_eq!(b.mapcount, 2, "{policy:?}: both mappings rewritten");
+            } else {
+                anon_moved += 1;
+            }
+        }
+        assert_eq!((anon_moved, file_moved), (16, 16), "{policy:?}");
+        // Same lists, same places, same generations.
+        let image: Vec<Vec<FolioId>> = lists_before
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .map(|f| map.get(f).copied().unwrap_or(*f))
+                    .collect()
+            })
+            .collect();
+        let now: Vec<Vec<FolioId>> = lists(&s)
+            .into_iter()
+            .map(|l| l.into_iter().filter(|&f| f != big).collect())
+            .collect();
+        assert_eq!(now, image, "{policy:?}");
+        // The dirty queue: the same entries, in order, with the new ids.
+        let mut dirty_after = Vec::new();
+        let mut q = s.dirty_fifo.clone();
+        while let Some((t, f)) = q.pop_front() {
+            dirty_after.push((t, f));
+        }
+        let want: Vec<(u64, FolioId)> = dirty_before.iter().map(|&(t, f)| (t, map[&f])).collect();
+        assert_eq!(dirty_after, want, "{policy:?}");
+        assert!(want.iter().zip(&dirty_before).any(|(a, b)| a.1 != b.1));
+        release(&mut s, &held);
+        s.check_page_alloc().unwrap();
+        s.check_invariants().unwrap();
+    }
+}
+
+/// With `migrate_lru_add` (v6.12's `folio_add_lru(dst)`), each moved
+/// folio's new id is at the head of the list it was on, ahead of every
+/// folio that did not move, which keep their order.
+#[test]
+fn with_migrate_lru_add_a_moved_folio_goes_to_the_head_of_its_list() {
+    let (mut s, vmas, file, held) = fragmented(PolicyName::Cost, true);
+    let before = refs(&s, &vmas, file, 4096);
+    let lists_before = lists(&s);
+    let t = s.add_task("thp");
+    let thp = s.mmap_anon(t, 16).unwrap();
+    let big = super::fault_anon(&mut s, thp, 0);
+    assert_eq!(s.vm.pgmigrate_success, 32);
+    let map = moved_ids(&before, &refs(&s, &vmas, file, 4096));
+    let mut nonempty = 0;
+    for (was, now) in lists_before.iter().zip(lists(&s)) {
+        let now: Vec<FolioId> = now.into_iter().filter(|&f| f != big).collect();
+        let mut moved_here: Vec<FolioId> = was
+            .iter()
+            .filter(|f| map[f] != **f)
+            .map(|f| map[f])
+            .collect();
+        let stayed: Vec<FolioId> = was.iter().copied().filter(|f| map[f] == *f).collect();
+        let k = moved_here.len();
+        nonempty += usize::from(k > 0);
+        let mut head = now[..k].to_vec();
+        head.sort_unstable();
+        moved_here.sort_unstable();
+        assert_eq!(head, moved_here);
+        assert_eq!(now[k..], stayed[..]);
+    }
+    // The anonymous pages' list and the file pages' list.
+    assert_eq!(nonempty, 2);
+    release(&mut s, &held);
+    s.check_invariants().unwrap();
+}
