@@ -165,7 +165,15 @@ impl Sim {
                 self.lru_gen.memcgs_need_aging = false;
             }
         }
-        if sc.nr_file_taken > 0 && sc.nr_unqueued_dirty == sc.nr_file_taken {
+        // 6.12 and 6.14 (1bc542c6a0d1, read in 6.12.107): "if too many
+        // file cache in the coldest generation can't be evicted due to being
+        // dirty, wake up the flusher" — every file page this `shrink_node`
+        // pass took (sorted dirty and isolated, in pages) was dirty and not
+        // queued. 6.1's MGLRU never wakes it from reclaim (6.1.176).
+        if v != MglruVersion::V6_1
+            && sc.nr_file_taken > 0
+            && sc.nr_unqueued_dirty == sc.nr_file_taken
+        {
             self.wakeup_flusher(sc.now());
         }
         n < 0
