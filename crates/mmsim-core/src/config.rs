@@ -363,8 +363,8 @@ pub struct PolicyConfig {
     #[serde(default, skip_serializing_if = "is_false")]
     pub mglru_retry_written_back: bool,
     /// For `mglru` `v6.1`: `lru_gen_look_around()` follows 6.1's own rule
-    /// (mm/vmscan.c, read in 6.1.192): without a page-table walker (every
-    /// reclaimer but kswapd) and with fewer than `PAGEVEC_SIZE` (15) young
+    /// (mm/vmscan.c, read in 6.1.192): without a page-table walker (kswapd's,
+    /// or one a direct reclaimer's aging left) and fewer than `PAGEVEC_SIZE` (15) young
     /// neighbours to promote, each goes through `folio_activate()`: moved to
     /// max_seq's list at once, its refs kept, counted in `pgactivate`
     /// (instead of having its generation rewritten in place for

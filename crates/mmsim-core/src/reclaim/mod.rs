@@ -127,6 +127,14 @@ pub(crate) struct ScanControl {
     pub memcg_low_skipped: bool,
     /// `memory.reclaim`'s `swappiness=` (`sc->proactive_swappiness`).
     pub proactive_swappiness: Option<u32>,
+    /// MGLRU: the page-table walker of a reclaimer other than kswapd
+    /// (`current->reclaim_state->mm_walk`): `Some(walk->can_swap)` once its
+    /// aging walked page tables (`try_to_inc_max_seq()` allocates it with
+    /// `set_mm_walk(NULL…)`), `None` before that and after `clear_mm_walk()`
+    /// at the end of `lru_gen_shrink_lruvec()` (and, v6.12 and v6.14, of
+    /// `lru_gen_shrink_node()`). Look-around acts as kswapd's while it is
+    /// set (v6.1, v6.12 and v6.14 mm/vmscan.c).
+    pub mm_walk: Option<bool>,
     /// Where `cpu_ns` went (kswapd's profile).
     pub prof: crate::cost::ReclaimProfile,
     /// CPUs sharing the reclaimer's clock: 1 for kswapd (its own CPU), the
@@ -168,6 +176,7 @@ impl ScanControl {
             memcg_low_reclaim: false,
             memcg_low_skipped: false,
             proactive_swappiness: None,
+            mm_walk: None,
             prof: crate::cost::ReclaimProfile::default(),
             par: 1,
             ignore_references: false,

@@ -133,6 +133,10 @@ impl Sim {
             if sc.who == Reclaimer::Kswapd {
                 // v6.1: `walk->can_swap = can_swap` of pgdat->mm_walk.
                 self.lru_gen.kswapd_walk_can_swap = swappiness != 0;
+            } else {
+                // `set_mm_walk(NULL…)`: another reclaimer's walker, kept in
+                // `current->reclaim_state` until `clear_mm_walk()`.
+                sc.mm_walk = Some(swappiness != 0);
             }
             self.walk_mm(m, seq, swappiness, force_scan, sc);
         }

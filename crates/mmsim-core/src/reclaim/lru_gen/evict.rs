@@ -19,7 +19,10 @@ impl Sim {
     /// `mglru_common_reactivation`: 6.12.114+'s `sort_folio()` has no such
     /// clause, so `shrink_folio_list()` meets them). v6.12 counts
     /// `protected[tier − 1]` as v6.1 but no `workingset_activate` (6.12's is
-    /// counted by `lru_gen_refault()`).
+    /// counted by `lru_gen_refault()`). v6.12 and v6.14 count a dirty file
+    /// folio's pages in `sc.nr_file_taken` and, unless under writeback, in
+    /// `sc.nr_unqueued_dirty` (read in 6.12.107 and in 1bc542c6a0d1, which
+    /// 6.13+ carry; v6.1 counts nothing: 6.1.176 has no such clause).
     ///
     /// `v` is the version in force and `min_gen` min_seq's generation of the
     /// folio's type, both read once per `scan_folios`.
@@ -91,13 +94,13 @@ impl Sim {
         }
         let dirty = fo.test(flags::DIRTY);
         let writeback = fo.test(flags::WRITEBACK);
-        if ty == FILE && dirty {
-            // 6.12 counts `delta`, pages (v6.1 and v6.14 models: one a folio).
-            let delta = if v == MglruVersion::V6_12 {
-                fo.nr_pages()
-            } else {
-                1
-            };
+        if ty == FILE && dirty && v != MglruVersion::V6_1 {
+            // 6.12 and 6.14 (1bc542c6a0d1 "mm/vmscan: wake up flushers
+            // conditionally to avoid cgroup OOM", October 2024; read in
+            // 6.12.107, and in 6.14 and 6.19 sort_folio()): `delta`, pages,
+            // for the flusher wake-up of `try_to_shrink_lruvec()`. 6.1
+            // counts nothing here.
+            let delta = fo.nr_pages();
             sc.nr_file_taken += delta;
             if !writeback {
                 sc.nr_unqueued_dirty += delta;
@@ -202,7 +205,8 @@ impl Sim {
         let gen = lru_gen_from_seq(self.lrugen(m).min_seq[ty]);
         let (mut scanned, mut isolated, mut sorted) = (0u64, 0u64, 0u64);
         // The kernel's `isolated` counts pages (`delta = folio_nr_pages()`);
-        // v6.12's `nr.file_taken` needs them, as `nr_unqueued_dirty` is in pages.
+        // v6.12's and v6.14's `nr.file_taken` needs them, as
+        // `nr_unqueued_dirty` is in pages.
         let mut isolated_pages = 0u64;
         let mut remaining = MAX_LRU_BATCH;
         let mut ahead = self.lrugen(m).lists[gen][ty].tail;
@@ -237,9 +241,10 @@ impl Sim {
         self.count_memcg_events(m, PGREFILL, sorted);
         self.count_reclaim_events(m, sc.who, crate::stats::PGSCAN, isolated);
         if ty == FILE {
-            if v == MglruVersion::V6_12 {
-                // 6.12: `sc->nr.file_taken += isolated`, in pages (dirty
-                // ones are counted by `shrink_folio_list()`, in pages too).
+            if v != MglruVersion::V6_1 {
+                // 6.12 and 6.14: `sc->nr.file_taken += isolated`, in pages
+                // (dirty ones are counted by `shrink_folio_list()`, in pages
+                // too). 6.1 has no such count.
                 sc.nr_file_taken += isolated_pages;
             }
             self.count_vm_events(PGSCAN_FILE, isolated);
@@ -328,7 +333,8 @@ impl Sim {
         let rules = self.rules();
         let marks = self.writeback_marks();
         let (mut reclaimed, stat) = self.shrink_folio_list(&mut batch, sc, rules);
-        if v == MglruVersion::V6_12 {
+        if v != MglruVersion::V6_1 {
+            // 6.12 and 6.14: `sc->nr.unqueued_dirty += stat.nr_unqueued_dirty`.
             sc.nr_unqueued_dirty += stat.nr_unqueued_dirty;
         }
         if self.lru_gen.writeback_in_reclaim {

@@ -165,7 +165,15 @@ impl Sim {
                 self.lru_gen.memcgs_need_aging = false;
             }
         }
-        if sc.nr_file_taken > 0 && sc.nr_unqueued_dirty == sc.nr_file_taken {
+        // 6.12 and 6.14 (1bc542c6a0d1, read in 6.12.107): "if too many
+        // file cache in the coldest generation can't be evicted due to being
+        // dirty, wake up the flusher" — every file page this `shrink_node`
+        // pass took (sorted dirty and isolated, in pages) was dirty and not
+        // queued. 6.1's MGLRU never wakes it from reclaim (6.1.176).
+        if v != MglruVersion::V6_1
+            && sc.nr_file_taken > 0
+            && sc.nr_unqueued_dirty == sc.nr_file_taken
+        {
             self.wakeup_flusher(sc.now());
         }
         n < 0
@@ -173,10 +181,16 @@ impl Sim {
 
     /// `lru_gen_shrink_lruvec()`: reclaim from one group's lruvec (cgroup
     /// reclaim in v6.14; every reclaim in v6.1, called from the classic
-    /// `shrink_node_memcgs`).
+    /// `shrink_node_memcgs`). A reclaimer other than kswapd starts without
+    /// a page-table walker (v6.1 `set_mm_walk(pgdat)`; v6.12 and v6.14
+    /// `set_mm_walk(NULL, sc->proactive)`: proactive reclaim's is not
+    /// modelled) and drops the one its aging allocated at the end
+    /// (`clear_mm_walk()`): [`ScanControl::mm_walk`].
     pub(crate) fn lru_gen_shrink_lruvec(&mut self, sc: &mut ScanControl) {
         let m = sc.memcg;
+        sc.mm_walk = None;
         self.try_to_shrink_lruvec(m, sc);
+        sc.mm_walk = None;
     }
 
     /// `set_initial_priority()` (v6.14): for a large goal, start at the
@@ -217,7 +231,12 @@ impl Sim {
         sc.nr_unqueued_dirty = 0;
         self.set_initial_priority(sc);
         let before = sc.nr_reclaimed;
+        // `set_mm_walk(pgdat, sc->proactive)` … `clear_mm_walk()`: a direct
+        // reclaimer's walker, once its aging allocated it, serves every
+        // group `shrink_many` visits after.
+        sc.mm_walk = None;
         self.shrink_many(sc);
+        sc.mm_walk = None;
         if sc.nr_reclaimed > before {
             self.kswapd.failures = 0;
         }

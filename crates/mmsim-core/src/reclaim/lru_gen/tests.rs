@@ -718,7 +718,8 @@ fn swappiness_decides_the_evictable_types() {
 
 #[test]
 fn dirty_file_folio_at_eviction_waits_in_min_seq_plus_one() {
-    for v in [V2, V1] {
+    // Counted for the flusher wake-up by 6.14 only (tests/dirty.rs).
+    for (v, counted) in [(V2, (1, 1)), (V1, (0, 0))] {
         let (mut s, _, file) = setup(v);
         s.step(&Event::FileWrite {
             file,
@@ -736,7 +737,7 @@ fn dirty_file_folio_at_eviction_waits_in_min_seq_plus_one() {
         assert!(s.scratch.is_empty());
         assert_eq!(seq_of(&s, f), 1, "{v:?}");
         assert!(s.folios[f].test(flags::RECLAIM));
-        assert_eq!((sc.nr_file_taken, sc.nr_unqueued_dirty), (1, 1));
+        assert_eq!((sc.nr_file_taken, sc.nr_unqueued_dirty), counted);
         assert_eq!(s.vm.pgrefill, 1, "sorted folios count as PGREFILL");
     }
 }
@@ -1179,5 +1180,6 @@ fn list_seq_of(s: &Sim, f: FolioId) -> u64 {
         .unwrap()
 }
 
+mod dirty;
 mod v6_12;
 mod variants;

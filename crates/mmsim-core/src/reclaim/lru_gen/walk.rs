@@ -220,7 +220,9 @@ impl Sim {
     /// `folio_check_references()`. Anon neighbours (COW copies in a file
     /// VMA) are passed over when `get_pfn_folio()`'s `can_swap` is false:
     /// v6.12 (6.12.107): when the target is a file folio; v6.1 (6.1.176):
-    /// for kswapd whose walker last walked without swap; v6.14: never.
+    /// for a reclaimer whose walker (kswapd's, or the one another
+    /// reclaimer's aging left in `current->reclaim_state`) last walked
+    /// without swap; v6.14: never.
     ///
     /// `pte` is the target's PTE as the caller's `page_vma_mapped_walk`
     /// found it (the kernel passes its `pvmw`). Inline up to the accessed
@@ -276,7 +278,11 @@ impl Sim {
             }
         }
         sc.charge_pt_walk((hi - lo) as u64, self.cost.pte_walk_ns);
-        let walker = sc.who == Reclaimer::Kswapd;
+        // `current->reclaim_state->mm_walk`: kswapd's, or the one another
+        // reclaimer's aging allocated in this `lru_gen_shrink_lruvec()`
+        // (v6.12, v6.14: `lru_gen_shrink_node()`), which it keeps until
+        // `clear_mm_walk()`.
+        let walker = sc.who == Reclaimer::Kswapd || sc.mm_walk.is_some();
         // get_pfn_folio()'s can_swap, which skips anon neighbours (COW copies
         // in a file VMA) when false. 6.12 ("Multi-gen LRU: fix can_swap in
         // lru_gen_look_around()", 6.5): whether the target is anon; 6.1.176
@@ -284,7 +290,8 @@ impl Sim {
         // setting from its last walk; 6.14 dropped the filter.
         let can_swap = match v {
             MglruVersion::V6_12 => !self.folios[f].is_file(),
-            MglruVersion::V6_1 => !walker || self.lru_gen.kswapd_walk_can_swap,
+            MglruVersion::V6_1 if sc.who == Reclaimer::Kswapd => self.lru_gen.kswapd_walk_can_swap,
+            MglruVersion::V6_1 => sc.mm_walk.unwrap_or(true),
             MglruVersion::V6_14 => true,
         };
         let new_gen = lru_gen_from_seq(self.lrugen(m).max_seq);
@@ -320,7 +327,8 @@ impl Sim {
     /// eviction: `get_pfn_folio()` does not look at PG_lru) gets
     /// PG_referenced. The folios outside max_seq's generation `new_gen` are
     /// collected in a bitmap; without a page-table walker
-    /// (`current->reclaim_state->mm_walk`, which only kswapd has) and fewer
+    /// (`current->reclaim_state->mm_walk`: kswapd's, or another reclaimer's
+    /// once its aging allocated one, [`ScanControl::mm_walk`]) and fewer
     /// than `PAGEVEC_SIZE` (15) of them, each goes through `folio_activate()`
     /// ([`Sim::lru_gen_folio_activate`]: moved to max_seq at once, refs
     /// kept, `pgactivate`); otherwise each has its generation rewritten
@@ -375,7 +383,8 @@ impl Sim {
     /// the target `f`'s PTE is already cleared, so the loop passes over it).
     /// Each young PTE mapping a folio of group `m` (not anon without
     /// `can_swap`: a file target's) is cleared (`ptep_clear_young_notify`)
-    /// and a dirty one dirties its folio. With a page-table walker (kswapd)
+    /// and a dirty one dirties its folio. With a page-table walker (kswapd,
+    /// or another reclaimer after its aging: [`ScanControl::mm_walk`])
     /// the folio's generation is rewritten in place (`folio_update_gen()`:
     /// refs and flags cleared; an isolated folio gets PG_referenced).
     /// Without one, a folio on no list (isolated for eviction) gets

@@ -428,3 +428,39 @@ fn plugged_writes_of_a_batch_do_not_end_while_it_is_isolated() {
         }
     }
 }
+
+#[test]
+fn v6_1_look_around_after_a_direct_reclaimers_aging_uses_its_walker() {
+    // 6.1's try_to_inc_max_seq() gives a direct reclaimer a walker
+    // (`set_mm_walk(NULL)`), which stays in `current->reclaim_state` until
+    // lru_gen_shrink_lruvec()'s clear_mm_walk(): a look-around after that
+    // aging acts as kswapd's, folio_update_gen() for each of the 9 young
+    // neighbours, nothing counted (the earlier model activated them: only
+    // kswapd had a walker). The walk skips the VMA's one PTE table (not in
+    // max_seq 5's Bloom filter: the round before found it cold), so the
+    // neighbours stay young. Without the aging: folio_activate(), 9
+    // pgactivate.
+    for aged in [false, true] {
+        let (mut s, vma) = v6_1_young_neighbours(true, 10);
+        s.lru_gen.enabled = LRU_GEN_CORE | LRU_GEN_MM_WALK;
+        s.lrugen_mut(0).filters[1] = Some(BloomFilter::new());
+        let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
+        if aged {
+            assert!(s.try_to_inc_max_seq(0, 5, 60, false, &mut sc));
+            assert_eq!(sc.mm_walk, Some(true), "walk->can_swap");
+        }
+        let max = s.lru_gen_folio(0).max_seq;
+        assert_eq!(max, 5 + aged as u64);
+        let f0 = anon_folio(&s, vma, 0);
+        s.lru_gen_del_folio(f0, true);
+        s.lru_gen_check_references(f0, &mut sc);
+        for i in 1..10 {
+            let f = anon_folio(&s, vma, i);
+            let list = if aged { 3 } else { max };
+            assert_eq!((seq_of(&s, f), list_seq_of(&s, f)), (max, list), "{aged}");
+        }
+        assert_eq!(s.vm.pgactivate, if aged { 0 } else { 9 });
+        s.lru_gen_add_folio(f0, false);
+        s.check_invariants().unwrap();
+    }
+}
