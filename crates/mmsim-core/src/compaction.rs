@@ -129,7 +129,8 @@
 //! pinning or `too_many_isolated` checks (writeback folios are not isolated
 //! in async mode); migration never fails once a target is found. The kernel
 //! puts a migrated folio back at its list's head (`folio_add_lru` of the
-//! new folio); here it keeps its place. One zone; the kswapd side reclaims
+//! new folio); here it keeps its place unless `migrate_lru_add` is set
+//! (`crate::compaction::migrate`). One zone; the kswapd side reclaims
 //! for a high order only with `kswapd_high_order` (otherwise `kswapd_order`
 //! only decides the kcompactd wake). Non-costly orders do not loop in
 //! `should_compact_retry`.

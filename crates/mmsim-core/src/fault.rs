@@ -521,8 +521,7 @@ impl Sim {
         if self.fork.is_some() && self.folio_swapped_forked(f) {
             return; // folio_swapped(): another PTE references a slot.
         }
-        let fo = &mut self.folios[f];
-        let order = fo.order;
+        let order = self.folios[f].order;
         if self.fork.is_none() && self.folio_swapped_ptes(f) {
             return; // folio_swapped() (crate::fault_swapcache)
         }
@@ -629,8 +628,13 @@ impl Sim {
                 self.io_wait(pending, false);
             }
             // Its large folios' allocation may have compacted, migrating `f`
-            // to a new id (crate::compaction::migrate): the slot has it.
-            return slot_folio(self.files[file as usize].slot(findex)).or(Some(f));
+            // to a new id (crate::compaction::migrate): the slot has it. Or
+            // its direct reclaim evicted `f` (departure: the kernel's fault
+            // holds a reference, so it cannot): the page is read as a miss
+            // below, never mapped by a freed id.
+            if let Some(f) = slot_folio(self.files[file as usize].slot(findex)) {
+                return Some(f);
+            }
         }
         self.count_events(self.cur_memcg, PGMAJFAULT, 1);
         let done = self.do_sync_mmap_readahead(vma, file, findex);

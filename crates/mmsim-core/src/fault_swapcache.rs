@@ -114,8 +114,8 @@ impl Sim {
     /// `folio_swapped()` (mm/swapfile.c, v6.12) of swap-cache folio `f`
     /// without fork: a swap PTE of its VMA still holds one of its slots (the
     /// swap count of some slot is above the cache's reference). For an
-    /// order-0 folio that is `swap_page_trans_huge_swapped()` of its one
-    /// slot: a folio swap readahead brought in, not yet mapped.
+    /// order-0 folio that is `swap_swapcount()` of its one slot: a folio
+    /// swap readahead brought in, not yet mapped.
     pub(crate) fn folio_swapped_ptes(&self, f: FolioId) -> bool {
         let fo = self.folios[f];
         let (first, n) = (fo.swap - 1, 1u32 << fo.order);

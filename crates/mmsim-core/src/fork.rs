@@ -923,8 +923,10 @@ impl Sim {
 
     /// `folio_swapped()` of swap-cache folio `f` once a task forked: some
     /// slot of it is still referenced by a swap PTE — a counted one (not
-    /// exclusive), or, for a large folio, an exclusive one left in its
-    /// anon_vma tree when only some of its pages were mapped back.
+    /// exclusive), or an exclusive one left in its anon_vma tree: a large
+    /// folio's when only some of its pages were mapped back, an order-0
+    /// folio's when swap readahead brought it in (v6.12 `swap_swapcount()`
+    /// counts exclusive PTEs too).
     #[cold]
     #[inline(never)]
     pub(crate) fn folio_swapped_forked(&self, f: FolioId) -> bool {
@@ -934,13 +936,12 @@ impl Sim {
         if (first..first + n).any(|s| self.swap_slot_shared(s)) {
             return true;
         }
-        fo.order > 0
-            && std::iter::once(&fo.space)
-                .chain(self.anon_vma_desc(fo.space))
-                .any(|&vma| {
-                    let v = &self.vmas[vma as usize];
-                    (0..n).any(|i| v.pte(fo.index + i) == first + i + 1)
-                })
+        std::iter::once(&fo.space)
+            .chain(self.anon_vma_desc(fo.space))
+            .any(|&vma| {
+                let v = &self.vmas[vma as usize];
+                (0..n).any(|i| v.pte(fo.index + i) == first + i + 1)
+            })
     }
 
     /// `__swap_count(entry) > 1` for the entry of `slot`: other swap PTEs

@@ -284,11 +284,13 @@ impl Sim {
         }
         let now = self.clock;
         // The oldest entry's folio under writeback ends the pass, queued
-        // again: the kernel's background writeback, finding no progress to
-        // make, sleeps on that inode's writeback (`wb_writeback()` →
-        // `inode_sleep_on_writeback()`) rather than walk every dirty inode
-        // at each dirtying, and a walk here would make a writer that keeps
-        // dirtying folios under writeback quadratic.
+        // again. Simplification: v6.12's `writeback_get_folio()` passes over
+        // it (`folio_prepare_writeback()` under `WB_SYNC_NONE`) and writes
+        // the inode's next dirty folios in the same pass; `wb_writeback()`
+        // sleeps on the inode (`inode_sleep_on_writeback()`) only after a
+        // pass that made no progress. Stopping here keeps a writer that
+        // keeps dirtying folios under writeback from making each dirtying
+        // walk the queue (quadratic); the next dirtying's pass goes on.
         while self.nr_dirty > thresh {
             let Some((_, f)) = self.dirty_fifo.pop_front() else {
                 break;
@@ -475,8 +477,8 @@ mod tests {
     }
 
     /// Background writeback ends its pass at an oldest folio still under
-    /// writeback (the kernel's `wb_writeback` sleeps on the inode), queued
-    /// again behind the others: the write that takes the dirty count over
+    /// writeback (mmsim's simplification of `wb_writeback`, see
+    /// `Sim::balance_dirty_pages`), queued again behind the others: the write that takes the dirty count over
     /// the background threshold writes nothing, the next writes the folios
     /// that are now oldest, and the requeued folio stays dirty and queued.
     #[test]

@@ -64,8 +64,8 @@ pub struct CompactionConfig {
     /// (`migrate_folio_move` → `folio_add_lru(dst)`): the source is isolated
     /// (`folio_isolate_lru`; under MGLRU a folio of the two youngest
     /// generations gets PG_active) and the destination added at the head of
-    /// the list its flags select, or of the generation `lru_gen_folio_seq`
-    /// picks. Default false: the destination takes the source's place on
+    /// the list its flags select, or of the generation `lru_gen_add_folio`
+    /// picks (v6.12 inline; `lru_gen_folio_seq` from v6.14). Default false: the destination takes the source's place on
     /// its list (the results before this option). See
     /// `crate::compaction::migrate`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]

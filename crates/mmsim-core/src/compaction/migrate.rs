@@ -27,7 +27,8 @@
 //!   the two youngest generations PG_active, which `folio_migrate_flags`
 //!   moves) and adds the destination with `folio_add_lru` in
 //!   `migrate_folio_move`: at the head of its list, or of the generation
-//!   `lru_gen_folio_seq` picks (not `reclaiming`). BENCHMARKS.md ("Stage B
+//!   `lru_gen_add_folio` picks (not `reclaiming`; v6.12 picks it inline,
+//!   v6.14 through `lru_gen_folio_seq`). BENCHMARKS.md ("Stage B
 //!   blocker 1") says what that would change.
 //! * **The PTEs** (`remove_migration_ptes`, an rmap walk): every present
 //!   PTE that maps the source, in its own VMA and the VMAs forked from it
@@ -37,10 +38,19 @@
 //!   (`try_to_unmap_flush`), after which the source ids are freed: a
 //!   freed id is never in a TLB.
 //! * **The queues the folio is on**: the dirty queue (`dirty_fifo`: the
-//!   page cache's dirty tag moves with the slot), the writeback queue of
-//!   its device, and its group's deferred split queue, each entry in place
+//!   page cache's dirty tag moves with the slot) and the writeback queue of
+//!   its device, each entry in place
 //!   ([`crate::mem::queue::FolioQueue::replace`]); fork's per-folio
-//!   PageAnonExclusive bit (`crate::fork`).
+//!   PageAnonExclusive bit (`crate::fork`). The deferred split queue does
+//!   not: v6.12 `__folio_migrate_mapping` unqueues the source
+//!   (`folio_unqueue_deferred_split`) and the destination is not
+//!   partially mapped until a later unmap queues it again.
+//! * **Departure: a folio under writeback moves.** v6.12
+//!   `migrate_folio_unmap` fails it (`-EBUSY`) in every mode but
+//!   `MIGRATE_SYNC`, which waits for the write first; mmsim's
+//!   `SyncLight` mode isolates it (see `crate::compaction`) and the write
+//!   in flight is carried to the destination. Left: changing it moves the
+//!   compaction cases.
 //!
 //! Nothing else holds a folio id across a migration: the explainer keys its
 //! pages by owner and index, DAMON and the page allocator by PFN (`mem_map`
@@ -117,8 +127,11 @@ impl Sim {
             }
         }
         if fo.test(flags::PARTIALLY_MAPPED) {
-            let q = &mut self.thp.split_queues[fo.memcg as usize].queue;
-            q.replace(src, dst);
+            // v6.12 `__folio_migrate_mapping` takes the source off the
+            // deferred split queue (`folio_unqueue_deferred_split`, which
+            // clears PG_partially_mapped) and does not queue the destination.
+            self.deferred_split_unqueue(src);
+            self.folios[dst].clear(flags::PARTIALLY_MAPPED);
         }
         if self.fork.is_some() {
             self.fork_migrate_folio(src, dst);

@@ -80,8 +80,8 @@ impl<T: Copy> FolioQueue<T> {
     }
 
     /// Folio `old`'s live entries become folio `new`'s, each in its place
-    /// (a migration: the kernel's dirty tag and deferred split list entry
-    /// go with the folio, `crate::compaction::migrate`); `old` then has
+    /// (a migration: the kernel's dirty tag goes with the folio's slot,
+    /// `crate::compaction::migrate`); `old` then has
     /// none. Stale entries of `new`'s id from an earlier folio with that
     /// id are handed to `old`'s id, whose every entry is then stale, so
     /// `new` has exactly the live entries `old` had. O(entries).

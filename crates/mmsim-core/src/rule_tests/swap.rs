@@ -100,7 +100,20 @@ fn sequential_swap_in_reads_ahead_on_ssd_but_not_on_zram() {
 /// not cut it off), and the fault on it is a swap-cache hit, not a read.
 #[test]
 fn an_unmapped_readahead_folio_keeps_its_slot_while_its_pte_holds_the_entry() {
+    for forked in [false, true] {
+        an_unmapped_readahead_folio_keeps_its_slot(forked);
+    }
+}
+
+/// With `forked`, another task has forked (so fork's rmap state decides
+/// `folio_swapped`), not this one: the entry is still exclusive.
+fn an_unmapped_readahead_folio_keeps_its_slot(forked: bool) {
     let (mut s, vma) = swapped_out_region(DeviceKind::Ssd, 256, 2048);
+    if forked {
+        let other = s.add_task("other");
+        s.mmap_anon(other, 4).unwrap();
+        s.fork_task(other).unwrap();
+    }
     let mut i = 0;
     // Sequential swap-ins until one reads a page ahead of the fault.
     let (index, f, slot) = loop {
@@ -121,7 +134,10 @@ fn an_unmapped_readahead_folio_keeps_its_slot_while_its_pte_holds_the_entry() {
     };
     assert_eq!(s.folios[f].mapcount, 0);
     s.folio_free_swap(f);
-    assert!(s.folios[f].test(flags::SWAPCACHE), "the PTE holds the slot");
+    assert!(
+        s.folios[f].test(flags::SWAPCACHE),
+        "forked={forked}: the PTE holds the slot"
+    );
     assert_eq!(s.folios[f].swap, slot + 1);
     let majors = s.vm.pgmajfault;
     s.step(&Event::Access {
