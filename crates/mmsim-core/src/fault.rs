@@ -769,6 +769,9 @@ impl Sim {
                 if n == 0 {
                     let slot = self.files[file as usize].slot(pos);
                     if self.page_cache_miss(file, pos, slot, false).is_none() {
+                        // No folio could be had (the group's limit, an OOM
+                        // kill): the access happened and missed.
+                        self.acc.accesses += 1;
                         break;
                     }
                     done = 0;
