@@ -517,13 +517,14 @@ impl Sim {
         if !fo.test(flags::SWAPCACHE) || fo.test(flags::WRITEBACK) {
             return;
         }
-        let slot = fo.swap - 1;
-        if self.fork.is_some() && self.folio_swapped_forked(f) {
-            return; // folio_swapped(): another PTE references a slot.
-        }
-        let order = self.folios[f].order;
-        if self.fork.is_none() && self.folio_swapped_ptes(f) {
-            return; // folio_swapped() (crate::fault_swapcache)
+        let (slot, order) = (fo.swap - 1, fo.order);
+        // folio_swapped(): a swap PTE still references a slot.
+        let swapped = match self.fork {
+            Some(_) => self.folio_swapped_forked(f),
+            None => self.folio_swapped_ptes(f),
+        };
+        if swapped {
+            return;
         }
         let fo = &mut self.folios[f];
         fo.swap = 0;

@@ -77,13 +77,11 @@ impl Sim {
         }
         let fo = &mut self.folios[f];
         fo.mapcount = (u32::from(fo.mapcount) + nr).min(255) as u8;
-        // should_try_to_free_swap(): the fault's own reference and the swap
-        // cache's only (v6.11+; never for a large folio before).
+        // should_try_to_free_swap(): a store frees the slots when the fault
+        // holds the only reference besides the swap cache's (v6.11+; never
+        // for a large folio before).
         let only_ref = write && before == 0 && self.thp.swapcache_batch;
-        let synchronous = self.cfg.swap.device == crate::config::DeviceKind::Zram;
-        if only_ref || synchronous || self.mem_cgroup_swap_full(self.folios[f].memcg) {
-            self.folio_free_swap(f);
-        }
+        self.should_free_swap(f, only_ref);
     }
 
     /// The batch test of v6.12 `do_swap_page` for large swap-cache folio
@@ -117,9 +115,15 @@ impl Sim {
     /// order-0 folio that is `swap_swapcount()` of its one slot: a folio
     /// swap readahead brought in, not yet mapped.
     pub(crate) fn folio_swapped_ptes(&self, f: FolioId) -> bool {
+        self.swap_ptes_hold(self.folios[f].space, f)
+    }
+
+    /// Whether a swap PTE of `vma`, at swap-cache folio `f`'s pages, still
+    /// holds one of its slots (each page's PTE its own slot's entry).
+    pub(crate) fn swap_ptes_hold(&self, vma: VmaId, f: FolioId) -> bool {
         let fo = self.folios[f];
         let (first, n) = (fo.swap - 1, 1u32 << fo.order);
-        let v = &self.vmas[fo.space as usize];
+        let v = &self.vmas[vma as usize];
         (0..n).any(|i| v.pte(fo.index + i) == first + i + 1)
     }
 

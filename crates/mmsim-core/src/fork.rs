@@ -836,16 +836,11 @@ impl Sim {
             return false;
         }
         let excl = fk.refs(slot) == 0;
-        let idx = slot - first;
-        let v = &self.vmas[vma as usize];
-        let pmd = index & !511;
+        // swap_pte_batch() also wants every entry's exclusive bit alike.
         let batch = self.thp.swapcache_batch
-            && index >= idx
-            && index - idx == fo.index
-            && fo.index >= pmd
-            && fo.index + n <= v.len.min(pmd + 512)
-            && (0..n)
-                .all(|i| v.pte(fo.index + i) == first + i + 1 && (fk.refs(first + i) == 0) == excl);
+            && self.swap_pte_batch_folio(vma, index, slot, f)
+            && index - (slot - first) == fo.index
+            && (0..n).all(|i| (fk.refs(first + i) == 0) == excl);
         if batch && excl && !fk.is_shared(f) && fo.mapcount == 0 {
             return false;
         }
@@ -938,10 +933,7 @@ impl Sim {
         }
         std::iter::once(&fo.space)
             .chain(self.anon_vma_desc(fo.space))
-            .any(|&vma| {
-                let v = &self.vmas[vma as usize];
-                (0..n).any(|i| v.pte(fo.index + i) == first + i + 1)
-            })
+            .any(|&vma| self.swap_ptes_hold(vma, f))
     }
 
     /// `__swap_count(entry) > 1` for the entry of `slot`: other swap PTEs

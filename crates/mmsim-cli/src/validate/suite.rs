@@ -114,7 +114,8 @@ pub struct Case {
     pub pause_s: u32,
     /// The kernel runs read the group's `memory.stat` every this many ms of their wall
     /// clock (`scripts/capture-app` samples it every 200 ms); 0 (default): what the
-    /// kernel runs say (capture-app's `memory_stat_read_ms`), else nothing read it. Reading `memory.stat` flushes the group's statistics
+    /// kernel runs say (capture-app's `memory_stat_read_ms`), else nothing read it.
+    /// Reading `memory.stat` flushes the group's statistics
     /// (`memcg_stat_format` → `mem_cgroup_flush_stats`) when more updates than the
     /// threshold are pending, so under the 6.12+ ratelimited flush the statistics
     /// reclaim and `count_shadow_nodes` read can be fresher than the periodic

@@ -176,18 +176,14 @@ impl Sim {
     /// with PF_MEMALLOC, so the fault's PG_active of `folio_add_lru` is not
     /// set). The tier bits are copied as they are.
     fn migrate_lru_add(&mut self, src: FolioId, dst: FolioId) {
-        match self.policy {
-            Policy::Lru => {
-                self.lru_policy_del(src);
-                self.folios[src].clear(flags::LRU);
-                self.folios[dst].lru = NO_LIST;
-                self.lru_policy_add(dst);
-                return;
-            }
-            _ => {
-                self.folio_isolate_lru(src);
-            }
+        if self.policy == Policy::Lru {
+            self.lru_policy_del(src);
+            self.folios[src].clear(flags::LRU);
+            self.folios[dst].lru = NO_LIST;
+            self.lru_policy_add(dst);
+            return;
         }
+        self.folio_isolate_lru(src);
         let s = self.folios[src];
         let d = &mut self.folios[dst];
         d.flags = s.flags;
