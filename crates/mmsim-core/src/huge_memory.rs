@@ -986,9 +986,7 @@ impl Sim {
         if !self.swap_read_large_zero(f, first) {
             let now = self.clock;
             let done = self.swap_dev(|d| d.read(now, u64::from(n)));
-            self.count_vm_events(PSWPIN, u64::from(n));
-            self.count_vm_events(PGPGIN, 4 * u64::from(n));
-            self.thp.stats[order as usize].swpin += 1;
+            self.count_large_swap_read(order, n);
             let ws = self.folios[f].test(flags::WORKINGSET);
             self.io_wait(done, ws);
         }

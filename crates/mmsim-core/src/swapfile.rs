@@ -434,6 +434,16 @@ impl Sim {
         true
     }
 
+    /// The counts of a large folio's swap read of `n` pages (v6.13
+    /// `swap_read_folio_bdev_sync` → `count_swpin_vm_event`,
+    /// `count_mthp_stat(MTHP_STAT_SWPIN)`): `pswpin` per page, `pgpgin`,
+    /// and the order's mTHP `swpin`.
+    pub(crate) fn count_large_swap_read(&mut self, order: u8, n: u32) {
+        self.count_vm_events(PSWPIN, u64::from(n));
+        self.count_vm_events(PGPGIN, 4 * u64::from(n));
+        self.thp.stats[order as usize].swpin += 1;
+    }
+
     /// `swap_read_folio()` of large folio `f` swapped in whole from the
     /// slots from `first` (v6.13 `alloc_swap_folio`), when zero-filled pages
     /// are tracked. Its content bit: non-zero unless every slot's zeromap
@@ -464,10 +474,7 @@ impl Sim {
             // (`zram_fill_page`), no decompression. The bio was still
             // submitted (`swap_read_folio_bdev_sync`): `pswpin` per page,
             // `pgpgin` and the mTHP `swpin`, as the order-0 path counts.
-            let nr = u64::from(n);
-            self.count_vm_events(PSWPIN, nr);
-            self.count_vm_events(PGPGIN, 4 * nr);
-            self.thp.stats[self.folios[f].order as usize].swpin += 1;
+            self.count_large_swap_read(self.folios[f].order, n);
             return true;
         }
         let m = self.folios[f].memcg;

@@ -336,7 +336,7 @@ fn a_memory_stat_read_flushes_only_past_the_update_threshold() {
 }
 
 /// The update count is of every statistics update, events too
-/// (`count_memcg_events()` → `memcg_rstat_updated(memcg, count)`): 129
+/// (`count_memcg_events()` → `memcg_rstat_updated(memcg, count)`): 128
 /// page faults of the group pass one CPU's threshold (2 batches of 64).
 #[test]
 fn memory_stat_events_count_as_updates() {
