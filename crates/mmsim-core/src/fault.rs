@@ -500,27 +500,35 @@ impl Sim {
     pub(crate) fn should_free_swap(&mut self, f: FolioId, write: bool) {
         let synchronous = self.cfg.swap.device == crate::config::DeviceKind::Zram;
         if write || synchronous || self.mem_cgroup_swap_full(self.folios[f].memcg) {
-            self.folio_free_swap_inline(f);
+            self.folio_free_swap_inline(f, true);
         }
     }
 
     /// `folio_free_swap()`: drops the swap slot; the folio becomes dirty (it must be written again).
     pub(crate) fn folio_free_swap(&mut self, f: FolioId) {
-        self.folio_free_swap_inline(f);
+        self.folio_free_swap_inline(f, false);
     }
 
     /// [`Sim::folio_free_swap`] inlined where it runs once per swap-in;
-    /// a large folio's slots are freed out of line.
+    /// a large folio's slots are freed out of line. `just_mapped`: the
+    /// caller's fault has just mapped `f` (`should_free_swap`).
     #[inline(always)]
-    fn folio_free_swap_inline(&mut self, f: FolioId) {
+    fn folio_free_swap_inline(&mut self, f: FolioId, just_mapped: bool) {
         let fo = &mut self.folios[f];
         if !fo.test(flags::SWAPCACHE) || fo.test(flags::WRITEBACK) {
             return;
         }
         let (slot, order) = (fo.swap - 1, fo.order);
-        // folio_swapped(): a swap PTE still references a slot.
+        // folio_swapped(): a swap PTE still references a slot. Without fork
+        // an order-0 folio has one PTE, which a fault that just mapped it
+        // holds: that answer is known, and the PTE is not read again (it
+        // would cost every zram swap-in about 40 instructions).
         let swapped = match self.fork {
             Some(_) => self.folio_swapped_forked(f),
+            None if just_mapped && order == 0 => {
+                debug_assert!(!self.folio_swapped_ptes(f));
+                false
+            }
             None => self.folio_swapped_ptes(f),
         };
         if swapped {
