@@ -129,8 +129,10 @@
 //! pinning or `too_many_isolated` checks (writeback folios are not isolated
 //! in async mode); migration never fails once a target is found. The kernel
 //! puts a migrated folio back at its list's head (`folio_add_lru` of the
-//! new folio); here it keeps its place unless `migrate_lru_add` is set
-//! (`crate::compaction::migrate`). One zone; the kswapd side reclaims
+//! new folio), and so a folio isolated but not migrated (`putback_movable_pages`
+//! → `folio_putback_lru`: a batch given up, or those left by a migration
+//! that found no target); here both keep their places unless `migrate_lru_add`
+//! is set (`crate::compaction::migrate`). One zone; the kswapd side reclaims
 //! for a high order only with `kswapd_high_order` (otherwise `kswapd_order`
 //! only decides the kcompactd wake). Non-costly orders do not loop in
 //! `should_compact_retry`.
@@ -938,7 +940,10 @@ impl Sim {
             }
             if fail && skip_on_failure {
                 if nr_isolated > 0 {
-                    isolated_here.clear();
+                    // putback_movable_pages(&cc->migratepages): the kernel's
+                    // list holds the last isolated first.
+                    let batch = std::mem::take(&mut isolated_here);
+                    self.putback_movable_pages(batch.into_iter().rev());
                     cc.nr_migratepages = 0;
                     nr_isolated = 0;
                 }
@@ -978,6 +983,10 @@ impl Sim {
             let Some(target) = self.compaction_alloc(cc, order) else {
                 self.count_vm_events(PGMIGRATE_FAIL, 1 << order);
                 enomem = true;
+                // This folio and those after it stay on the list, which
+                // compact_zone puts back.
+                let left = list.len() - moved.len();
+                self.putback_movable_pages(list[..left].iter().rev().copied());
                 break;
             };
             if self.folios[f].mapcount > 0 {

@@ -38,11 +38,15 @@
 //! ([`Sim::folio_swapped_ptes`]), so a partial fault leaves every slot.
 //!
 //! MADV_DONTNEED of some of the swap PTEs (`zap_pte_range` →
-//! `free_swap_and_cache_nr` → `__try_to_reclaim_swap`, v6.12) leaves the
+//! `free_swap_and_cache_nr` → `__try_to_reclaim_swap`, v6.12;
+//! [`Sim::try_to_reclaim_swap_zapped`] in `crate::swapfile`) leaves the
 //! folio in the swap cache while another of its slots is referenced
-//! (`swap_is_has_cache` fails): the zapped slot keeps only the swap cache's
-//! reference, and goes when the folio leaves the cache (`put_swap_folio`;
-//! here an orphan slot, `crate::swapfile`).
+//! (`swap_is_has_cache` fails), or while it is mapped and swap is not
+//! more than half full (`TTRS_UNMAPPED` and `TTRS_FULL`): the zapped slot
+//! keeps only the swap cache's reference, and goes when the folio leaves
+//! the cache (`put_swap_folio`; here an orphan slot). With swap over half
+//! full a mapped folio whose slots are all unreferenced leaves the cache
+//! at once, its slots freed.
 
 use crate::mem::folio::{flags, FolioId};
 use crate::mem::pagetable::{pte_present, VmaId};
@@ -125,24 +129,6 @@ impl Sim {
         let (first, n) = (fo.swap - 1, 1u32 << fo.order);
         let v = &self.vmas[vma as usize];
         (0..n).any(|i| v.pte(fo.index + i) == first + i + 1)
-    }
-
-    /// `free_swap_and_cache_nr` of `slot`, whose swap PTE was just zapped,
-    /// held by large swap-cache folio `f` without fork: true when the folio
-    /// stays in the swap cache (mapped, or another of its slots still
-    /// referenced by a swap PTE; `__try_to_reclaim_swap` needs every slot at
-    /// the cache's reference only), the slot an orphan that goes with the
-    /// folio's removal from the swap cache.
-    pub(crate) fn swap_zap_keeps_large(&mut self, slot: u32, f: FolioId) -> bool {
-        let fo = self.folios[f];
-        if fo.order == 0 || self.fork.is_some() {
-            return false;
-        }
-        if fo.mapcount == 0 && !self.folio_swapped_ptes(f) {
-            return false;
-        }
-        self.swap.as_mut().unwrap().mark_orphan(slot);
-        true
     }
 
     /// The last mapped page of large swap-cache folio `f` zapped (without

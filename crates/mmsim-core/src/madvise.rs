@@ -17,9 +17,13 @@
 //!   its PMD has the PMD split first when the range covers part of it
 //!   (`__split_huge_pmd`, `thp_split_pmd`); the whole PMD zapped frees it
 //!   (`zap_huge_pmd`).
-//! * **Anonymous, swap entry**: `free_swap_and_cache` releases the slot
-//!   (and its swap charge); a swap-cache folio that no PTE maps is freed
-//!   with it (`__try_to_reclaim_swap`).
+//! * **Anonymous, swap entry**: `free_swap_and_cache_nr` drops the PTE's
+//!   reference to the slot; a slot nothing else holds is released (with
+//!   its swap charge). One its swap-cache folio still holds has the folio
+//!   tried by `__try_to_reclaim_swap(TTRS_UNMAPPED | TTRS_FULL)`
+//!   (`Sim::try_to_reclaim_swap_zapped`, `crate::swapfile`): the folio
+//!   leaves the swap cache with all its slots when no swap PTE holds any of
+//!   them and it is unmapped (then freed) or swap is over half full.
 //! * **The zero page** (`machine.zero_page`): the PTE is cleared; a huge
 //!   zero PMD the range covers in part is split first (`thp_split_pmd`).
 //! * **A file mapping**: an anonymous copy of a private mapping
@@ -32,7 +36,6 @@
 //! the range and `free_ns` per folio freed.
 
 use crate::huge_memory::PMD_ORDER;
-use crate::mem::filemap::slot_folio;
 use crate::mem::folio::{flags, FolioId, LruList};
 use crate::mem::pagetable::{VmaId, VmaKind, PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG};
 use crate::sim::{Policy, Sim};
@@ -161,30 +164,6 @@ impl Sim {
                 }
             } else {
                 self.split_huge_zero_pmd(vma, s);
-            }
-        }
-    }
-
-    /// `free_swap_and_cache()` of `slot` after its PTE was zapped: the slot
-    /// is released, and its swap-cache folio, if no PTE maps it, freed.
-    pub(crate) fn free_swap_and_cache(&mut self, slot: u32) {
-        if self.swap.is_none() {
-            return;
-        }
-        if self.fork.is_some() && self.swap_put_shared(slot) {
-            // Other swap PTEs of a slot fork shared still reference it.
-            return;
-        }
-        let swap = self.swap.as_ref().unwrap();
-        match slot_folio(swap.slots[slot as usize]) {
-            None => self.swap_free(slot),
-            Some(f) => {
-                if self.swap_zap_keeps_large(slot, f) {
-                    return; // crate::fault_swapcache
-                }
-                if self.folios[f].mapcount == 0 {
-                    self.free_unmapped_anon_folio(f);
-                }
             }
         }
     }

@@ -65,8 +65,11 @@ pub struct CompactionConfig {
     /// (`folio_isolate_lru`; under MGLRU a folio of the two youngest
     /// generations gets PG_active) and the destination added at the head of
     /// the list its flags select, or of the generation `lru_gen_add_folio`
-    /// picks (v6.12 inline; `lru_gen_folio_seq` from v6.14). Default false: the destination takes the source's place on
-    /// its list (the results before this option). See
+    /// picks (v6.12 inline; `lru_gen_folio_seq` from v6.14); a folio
+    /// isolated but not migrated goes back the same way
+    /// (`putback_movable_pages` → `folio_putback_lru`). Default false: the
+    /// destination takes the source's place on its list and the folios not
+    /// migrated keep theirs (the results before this option). See
     /// `crate::compaction::migrate`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub migrate_lru_add: bool,

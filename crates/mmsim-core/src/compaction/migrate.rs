@@ -29,7 +29,9 @@
 //!   `migrate_folio_move`: at the head of its list, or of the generation
 //!   `lru_gen_add_folio` picks (not `reclaiming`; v6.12 picks it inline,
 //!   v6.14 through `lru_gen_folio_seq`). BENCHMARKS.md ("Stage B
-//!   blocker 1") says what that would change.
+//!   blocker 1") says what that would change. The opt-in
+//!   `migrate_lru_add` does as v6.12, for the folios isolated but not
+//!   migrated too ([`Sim::putback_movable_pages`]).
 //! * **The PTEs** (`remove_migration_ptes`, an rmap walk): every present
 //!   PTE that maps the source, in its own VMA and the VMAs forked from it
 //!   (anonymous) or every VMA of the file's `i_mmap` over its pages, keeps
@@ -190,6 +192,33 @@ impl Sim {
         d.gen_refs = s.gen_refs;
         d.lru = NO_LIST;
         self.damon_putback_lru(dst);
+    }
+
+    /// `putback_movable_pages` (v6.12, mm/migrate.c) of folios compaction
+    /// isolated but did not migrate, `list` in the order of the kernel's
+    /// list (the last isolated first): the folio a `migrate_pages` that
+    /// found no target stopped at and those after it (`compact_zone` puts
+    /// back what `migrate_pages` left on `cc->migratepages`), or a batch
+    /// `isolate_migratepages_block` gave up (`skip_on_failure`). Under
+    /// `migrate_lru_add` each goes back by `folio_putback_lru` →
+    /// `folio_add_lru`: it leaves its list as `folio_isolate_lru` took it
+    /// (MGLRU: PG_active on a folio of the two youngest generations) and
+    /// is added at the head of the list its flags select, or by
+    /// `lru_gen_add_folio` (not `reclaiming`), in turn, so the last of
+    /// `list` ends at the head (the per-CPU `lru_add` batch is drained in
+    /// order). Without the option isolation takes no folio off its list,
+    /// so they keep their places.
+    pub(crate) fn putback_movable_pages(&mut self, list: impl Iterator<Item = FolioId>) {
+        if !self.compact.cfg.migrate_lru_add {
+            return;
+        }
+        for f in list {
+            if self.policy == Policy::Lru {
+                self.lru_touch(f);
+            } else if self.folio_isolate_lru(f) {
+                self.damon_putback_lru(f);
+            }
+        }
     }
 
     /// `remove_migration_ptes` (v6.12): every present PTE mapping `src`

@@ -288,3 +288,55 @@ fn with_migrate_lru_add_a_moved_folio_goes_to_the_head_of_its_list() {
     release(&mut s, &held);
     s.check_invariants().unwrap();
 }
+
+/// [`fragmented`] with every free page above the lowest pageblock held
+/// too, then one async direct compaction for order 4: the migrate scanner
+/// isolates from pageblock 0, but the free scanner, which stops above it,
+/// finds no target (`compaction_alloc` fails, `migrate_pages` returns
+/// -ENOMEM). Returns the lists before and after, and the sim.
+fn no_target(lru_add: bool) -> (Vec<Vec<FolioId>>, Vec<Vec<FolioId>>, Sim) {
+    use crate::compaction::{CompactResult, MigrateMode};
+    use crate::page_alloc::PAGEBLOCK_ORDER;
+    let (mut s, _, _, mut held) = fragmented(PolicyName::Cost, lru_add);
+    let lowest = s.phys.pfn_range().0 >> PAGEBLOCK_ORDER;
+    let mut low = Vec::new();
+    while let Some(p) = s.phys.zone.alloc_pages(0, MigrateType::Movable) {
+        if p >> PAGEBLOCK_ORDER == lowest {
+            low.push(p);
+        } else {
+            held.push(p);
+            s.node.free -= 1;
+        }
+    }
+    for p in low {
+        s.phys.zone.free_pages_block(p, 0);
+    }
+    let before = lists(&s);
+    assert_eq!(
+        s.alloc_pages_direct_compact(4, MigrateMode::Async),
+        (None, CompactResult::PartialSkipped)
+    );
+    assert_eq!((s.vm.pgmigrate_success, s.vm.pgmigrate_fail), (0, 1));
+    let after = lists(&s);
+    release(&mut s, &held);
+    s.check_invariants().unwrap();
+    (before, after, s)
+}
+
+/// A folio compaction isolated but could not migrate goes back with
+/// `putback_movable_pages` → `folio_putback_lru` → `folio_add_lru`: under
+/// `migrate_lru_add` at the head of its list; without the option it never
+/// left its place.
+#[test]
+fn with_migrate_lru_add_a_folio_not_migrated_is_put_back_at_the_head() {
+    let (before, after, _) = no_target(false);
+    assert_eq!(after, before, "the option off: nothing moves");
+    let (before, after, _) = no_target(true);
+    // The lowest pageblock's first folio, the anonymous page of chunk 0
+    // (the first anonymous folio faulted: the tail of its list).
+    let f = *before[0].last().unwrap();
+    let mut want = before.clone();
+    want[0].pop();
+    want[0].insert(0, f);
+    assert_eq!(after, want);
+}

@@ -21,7 +21,8 @@
 //! those of `write()`, `filepmd.rs` their PMD mappings; `tlb.rs` the data
 //! TLB (entries per mapping size, eviction, flushes); `fork.rs` fork and
 //! copy-on-write of anonymous memory; `swapcache.rs` large folios mapped
-//! back from the swap cache. This file
+//! back from the swap cache, `swapzap.rs` the zap of a swap PTE whose slot
+//! a swap-cache folio holds. This file
 //! holds the helpers they share.
 
 mod classic;
@@ -50,6 +51,7 @@ mod rmap;
 mod shadow;
 mod swap;
 mod swapcache;
+mod swapzap;
 mod thp;
 mod tlb;
 mod zero_page;
