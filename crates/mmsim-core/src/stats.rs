@@ -504,6 +504,8 @@ counters! {
         ALLOCSTALL_NORMAL allocstall_normal: Event, Count;
         #[doc = "Counter: kswapd went to sleep and was woken again quickly (low mark)."]
         KSWAPD_LOW_WMARK_HIT_QUICKLY kswapd_low_wmark_hit_quickly: Event, Count;
+        #[doc = "Counter: kswapd found the node unbalanced when it tried to sleep, or after its HZ/10 nap (`compaction.kswapd_nap`; in JSON only when non-zero)."]
+        KSWAPD_HIGH_WMARK_HIT_QUICKLY kswapd_high_wmark_hit_quickly: Event, Count, skip_if("is_zero");
         #[doc = "Counter: OOM kills (a group's: `memory.events` oom_kill, tasks of the group killed)."]
         OOM_KILL oom_kill: Event, Count, memcg(Events, "oom_kill");
         #[doc = "Counter: pages migrated (`migrate_pages`; here by compaction, `crate::compaction`; in JSON only when non-zero)."]

@@ -346,6 +346,9 @@ impl Sim {
                 self.timers.mod_timer(TimerKind::Flusher, next);
             }
             TimerKind::Kswapd => {
+                if self.kswapd.nap_until != 0 && self.kswapd.nap_until <= now {
+                    self.kswapd_nap_end();
+                }
                 while self.kswapd.running && self.kswapd.clock <= now {
                     self.kswapd_step();
                 }
@@ -380,9 +383,15 @@ impl Sim {
         }
     }
 
-    /// Arms kswapd's timer for its clock while it runs, else disarms it.
+    /// Arms kswapd's timer for its clock while it runs, for the end of its
+    /// nap while it naps (`compaction.kswapd_nap`), else disarms it.
     pub(crate) fn arm_kswapd_timer(&mut self) {
-        let next = self.kswapd.running.then_some(self.kswapd.clock);
+        let k = &self.kswapd;
+        let next = if k.running {
+            Some(k.clock)
+        } else {
+            (k.nap_until != 0).then_some(k.nap_until)
+        };
         self.timers.set(TimerKind::Kswapd, next);
     }
 

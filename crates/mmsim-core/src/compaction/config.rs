@@ -28,6 +28,19 @@ pub struct CompactionConfig {
     /// results before this option).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub kswapd_high_order: bool,
+    /// kswapd goes to sleep as v6.12 `kswapd_try_to_sleep` does: when
+    /// `prepare_kswapd_sleep` holds (the node balanced, or kswapd hopeless
+    /// after `MAX_RECLAIM_RETRIES` fruitless runs) it resets the skip hints
+    /// and wakes kcompactd, then naps for HZ/10; a node no longer balanced
+    /// after the nap (nobody woke kswapd) counts
+    /// `kswapd_high_wmark_hit_quickly` and starts another `balance_pgdat`,
+    /// as does a run that ends unbalanced. Default false: kswapd sleeps at
+    /// once until an allocation wakes it, and resets the hints only when the
+    /// free pages are above the high watermark (the results before this
+    /// option). Lives here because what it changes is mostly compaction's:
+    /// how often the skip hints are reset.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub kswapd_nap: bool,
     /// Pageblock skip hints (v6.12 `PB_migrate_skip`: `isolation_suitable`,
     /// `test_and_set_skip`, `update_pageblock_skip`,
     /// `__reset_isolation_suitable`). Default false: every run scans every
@@ -83,6 +96,7 @@ impl Default for CompactionConfig {
             extfrag_threshold: 500,
             kcompactd: true,
             kswapd_high_order: false,
+            kswapd_nap: false,
             skip_hints: false,
             compaction_ready: false,
             fast_search: false,

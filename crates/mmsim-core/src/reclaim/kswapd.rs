@@ -16,6 +16,10 @@ use crate::sim::{Policy, Sim};
 use crate::stats::item::*;
 use crate::tracepoint::{TpEvent, TpScope, TpTask};
 
+/// kswapd's short nap in `kswapd_try_to_sleep` (v6.12: HZ/10), and the
+/// window in which a wakeup counts `kswapd_low_wmark_hit_quickly`.
+const KSWAPD_NAP_NS: u64 = 100_000_000;
+
 impl Sim {
     /// Wakes kswapd (`wakeup_kswapd()`), unless it runs already, the node is
     /// balanced, or kswapd has given up (16 fruitless runs). A wakeup within
@@ -44,9 +48,10 @@ impl Sim {
         }
         self.compact.kswapd_reclaim_order = order;
         let k = &mut self.kswapd;
-        if k.slept_at > 0 && self.clock.saturating_sub(k.slept_at) < 100_000_000 {
+        if k.slept_at > 0 && self.clock.saturating_sub(k.slept_at) < KSWAPD_NAP_NS {
             self.vm.count(KSWAPD_LOW_WMARK_HIT_QUICKLY, 1);
         }
+        k.nap_until = 0;
         k.running = true;
         k.clock = k.clock.max(self.clock);
         k.run_start = k.clock;
@@ -120,6 +125,44 @@ impl Sim {
         }
     }
 
+    /// The end of kswapd's HZ/10 nap (v6.12 `kswapd_try_to_sleep`, with
+    /// `compaction.kswapd_nap`; nobody woke it, or [`Sim::wakeup_kswapd_at`]
+    /// would have ended the nap): `prepare_kswapd_sleep` again at the order
+    /// the last run returned. Balanced (or hopeless): sleep until woken.
+    /// Not: count `kswapd_high_wmark_hit_quickly` and start another
+    /// `balance_pgdat` run at once, for `pgdat->kswapd_order` (the `kswapd()`
+    /// loop), no wakeup needed.
+    pub(crate) fn kswapd_nap_end(&mut self) {
+        let k = &mut self.kswapd;
+        let at = std::mem::take(&mut k.nap_until);
+        let hopeless = k.failures >= crate::fault::MAX_RECLAIM_RETRIES;
+        if hopeless || self.pgdat_balanced(self.kswapd.nap_order) {
+            if self.tp.is_some() {
+                self.trace_event(at, TpTask::Kswapd, TpScope::default(), TpEvent::KswapdSleep);
+            }
+            return;
+        }
+        self.vm.count(KSWAPD_HIGH_WMARK_HIT_QUICKLY, 1);
+        let order = if self.compact.cfg.kswapd_high_order {
+            std::mem::take(&mut self.compact.kswapd_order)
+        } else {
+            0
+        };
+        self.compact.kswapd_reclaim_order = order;
+        let k = &mut self.kswapd;
+        k.running = true;
+        k.clock = k.clock.max(at);
+        k.run_start = k.clock;
+        k.priority = DEF_PRIORITY;
+        k.reclaimed = 0;
+        self.vm.count(PAGEOUTRUN, 1);
+        self.lru_gen.memcgs_need_aging = false;
+        if self.tp.is_some() {
+            let (t, e) = (self.kswapd.clock, TpEvent::KswapdWake { order });
+            self.trace_event(t, TpTask::Kswapd, TpScope::default(), e);
+        }
+    }
+
     /// `pgdat_balanced(pgdat, order, …)` (v6.12): free pages above the
     /// high watermark, and for `order` > 0 (only with
     /// `compaction.kswapd_high_order`) a free block of at least `order`
@@ -142,13 +185,23 @@ impl Sim {
         if self.kswapd.reclaimed == 0 {
             self.kswapd.failures += 1;
         }
-        let balanced = self.pgdat_balanced(self.compact.kswapd_reclaim_order);
+        let reclaim_order = self.compact.kswapd_reclaim_order;
+        let balanced = self.pgdat_balanced(reclaim_order);
+        let nap = self.compact.cfg.kswapd_nap;
         let k = &mut self.kswapd;
         if balanced || k.failures >= crate::fault::MAX_RECLAIM_RETRIES {
             k.running = false;
             k.slept_at = k.clock;
             self.node.dirty = false;
             self.compact.kswapd_reclaim_order = 0;
+            if nap {
+                // kswapd_try_to_sleep(): prepare_kswapd_sleep() held, so
+                // reset the hints, wake kcompactd and nap for HZ/10.
+                k.nap_until = k.clock + KSWAPD_NAP_NS;
+                k.nap_order = reclaim_order;
+                self.kswapd_sleep_compact();
+                return;
+            }
             if self.node.free > self.node.wmark_high {
                 self.kswapd_sleep_compact();
             }
@@ -158,6 +211,11 @@ impl Sim {
             }
             return;
         }
+        if nap {
+            // kswapd_try_to_sleep(): prepare_kswapd_sleep() failed, no nap.
+            self.vm.count(KSWAPD_HIGH_WMARK_HIT_QUICKLY, 1);
+        }
+        let k = &mut self.kswapd;
         k.run_start = k.clock;
         k.priority = DEF_PRIORITY;
         k.reclaimed = 0;

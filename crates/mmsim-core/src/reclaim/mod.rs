@@ -45,6 +45,12 @@ pub(crate) struct Kswapd {
     pub cpu_ns: u64,
     /// When kswapd last went to sleep (for the hit-quickly counters).
     pub slept_at: u64,
+    /// With `compaction.kswapd_nap`: when kswapd's HZ/10 nap ends (0: not
+    /// napping; asleep for good or running).
+    pub nap_until: u64,
+    /// The order `prepare_kswapd_sleep` checks after the nap
+    /// (`balance_pgdat`'s returned `sc.order`).
+    pub nap_order: u32,
     /// Where kswapd's CPU went.
     pub profile: crate::cost::ReclaimProfile,
 }
