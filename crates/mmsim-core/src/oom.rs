@@ -19,8 +19,6 @@
 //! entry now (the kernel keeps a table whose entries were all zapped until
 //! `munmap` or exit, so it may count a few more).
 
-use crate::mem::folio::{flags, LruList};
-use crate::mem::pagetable::{PTE_FOLIO_MASK, PTE_PRESENT};
 use crate::sim::Sim;
 use crate::stats::item::*;
 
@@ -60,47 +58,12 @@ impl Sim {
                 self.vmas[vid].ptes = Vec::new();
                 continue;
             }
-            let ptes = std::mem::take(&mut self.vmas[vid].ptes);
-            for &pte in &ptes {
-                if pte & PTE_PRESENT != 0 {
-                    // A large folio is freed at its first PTE; its other
-                    // PTEs then find a freed slot (no LRU flag) and skip it.
-                    // Anonymous folios are those of anonymous VMAs and the
-                    // copies of a MAP_PRIVATE file mapping (`crate::cow`).
-                    let f = pte & PTE_FOLIO_MASK;
-                    let fo = &mut self.folios[f];
-                    fo.mapcount = fo.mapcount.saturating_sub(1);
-                    let anon = !fo.is_file();
-                    if anon && !fo.test(flags::WRITEBACK) && fo.test(flags::LRU) {
-                        let lru = LruList::from_index(fo.lru);
-                        if fo.test(flags::SWAPCACHE) {
-                            // Every slot of the folio (a large one has
-                            // contiguous slots, `crate::huge_memory`).
-                            let (slot, n) = (fo.swap - 1, fo.nr_pages() as u32);
-                            for i in 0..n {
-                                self.swap_free_of(f, slot + i);
-                            }
-                        }
-                        if self.policy == crate::sim::Policy::Lru {
-                            self.lru_policy_del(f);
-                        } else if crate::reclaim::lru_gen::is_lru_gen_tag(self.folios[f].lru) {
-                            self.lru_gen_del_folio(f, true);
-                        } else {
-                            let m = self.folios[f].memcg as usize;
-                            self.memcgs[m].lruvec.lists[lru as usize].unlink(&mut self.folios, f);
-                        }
-                        self.free_folio(f);
-                    } else if anon && self.folios[f].test(flags::WRITEBACK) {
-                        // Its slots go when reclaim frees it (`crate::swapfile`).
-                        self.orphan_swap_slots(f);
-                    }
-                } else if pte != 0 {
-                    // A swap entry (only anonymous memory has them):
-                    // `free_swap_and_cache`, which also frees an unmapped
-                    // swap-cache folio of the slot (readahead's).
-                    self.free_swap_and_cache(pte - 1);
-                }
-            }
+            // `__oom_reap_task_mm` → `unmap_page_range`: the zap of
+            // MADV_DONTNEED (each swap entry put once, a large swap-cache
+            // folio's slots freed with the folio, `crate::madvise`).
+            let len = self.vmas[vid].len;
+            self.zap_pte_range(vid as u32, 0, len);
+            self.vmas[vid].ptes = Vec::new();
         }
         true
     }

@@ -424,9 +424,10 @@ impl Sim {
         n
     }
 
-    /// `mem_cgroup_swap_full()`: the device is more than half full
+    /// `mem_cgroup_swap_full()` (v6.12): the device is more than half full
     /// (`vm_swap_full`), or, under v2, `m` or an ancestor uses at least half
-    /// its `memory.swap.max`; then swap-in and activation free the slot.
+    /// its `memory.swap.high` or its `memory.swap.max` (swap.high counts
+    /// since v5.8); then swap-in, activation and a zap free the slot.
     pub(crate) fn mem_cgroup_swap_full(&self, m: MemcgId) -> bool {
         if self.swap.as_ref().is_some_and(|s| s.half_full()) {
             return true;
@@ -435,7 +436,8 @@ impl Sim {
             let mut cur = Some(m);
             while let Some(c) = cur.filter(|&c| c != ROOT) {
                 let g = &self.memcgs[c as usize];
-                if g.swap_max != u64::MAX && g.swap_usage * 2 >= g.swap_max {
+                let half_of = |limit: u64| limit != u64::MAX && g.swap_usage * 2 >= limit;
+                if half_of(g.swap_high) || half_of(g.swap_max) {
                     return true;
                 }
                 cur = g.parent;

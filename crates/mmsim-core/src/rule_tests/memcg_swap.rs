@@ -41,6 +41,19 @@ fn swap_max_caps_the_subtrees_swap_then_anon_is_not_reclaimed() {
     // At half its swap.max and more, the group's swap counts as full.
     assert!(s.mem_cgroup_swap_full(b));
     assert!(!s.mem_cgroup_swap_full(0));
+    // memory.swap.high counts as swap.max does: at half of it the group's
+    // swap is full, whatever its swap.max (v6.12 mem_cgroup_swap_full).
+    s.set_memcg_knob(a, crate::memcg::MemcgKnob::SwapMax, u64::MAX)
+        .unwrap();
+    assert!(!s.mem_cgroup_swap_full(b));
+    s.set_memcg_knob(a, crate::memcg::MemcgKnob::SwapHigh, 21)
+        .unwrap();
+    assert!(!s.mem_cgroup_swap_full(b));
+    s.set_memcg_knob(a, crate::memcg::MemcgKnob::SwapHigh, 20)
+        .unwrap();
+    assert!(s.mem_cgroup_swap_full(b));
+    s.set_memcg_knob(a, crate::memcg::MemcgKnob::SwapMax, 10)
+        .unwrap();
     // With no swap left for the group, get_scan_count scans only file: the
     // group's limit can no longer be met by reclaim, so the OOM killer runs,
     // and the victim's swap slots are uncharged.

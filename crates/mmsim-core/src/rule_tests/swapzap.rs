@@ -259,3 +259,33 @@ fn under_fork_an_order_0_folio_mapped_by_one_task_leaves_the_cache_on_a_full_swa
         s.check_invariants().unwrap();
     }
 }
+
+/// The OOM reaper zaps a victim's PTEs as MADV_DONTNEED does (v6.12
+/// `__oom_reap_task_mm` → `unmap_page_range` → `zap_pte_range`): each swap
+/// entry is put once, and a large swap-cache folio's slots go with it. The
+/// unmapped cached 64K folio: its 16 swap PTEs free it and its slots.
+#[test]
+fn the_oom_reaper_puts_each_slot_of_an_unmapped_large_swap_cache_folio_once() {
+    let (mut s, _, _, _) = cached_64k(ThpKernel::V6_12, 2048);
+    assert_eq!(used(&s), 16);
+    assert!(s.out_of_memory(None));
+    assert_eq!((used(&s), s.memcgs[0].swap_usage), (0, 0));
+    s.check_invariants().unwrap();
+}
+
+/// The same with the folio partly mapped again (page 0's swap PTE zapped,
+/// pages 1..5 loaded back): its present PTEs and its remaining swap PTEs
+/// free every slot once (the reaper's own loop freed them all at the first
+/// present PTE, then again at each swap PTE).
+#[test]
+fn the_oom_reaper_puts_each_slot_of_a_partly_mapped_large_swap_cache_folio_once() {
+    let (mut s, _, vma, f) = cached_64k(ThpKernel::V6_12, 2048);
+    discard(&mut s, vma, 0, 1);
+    for i in 1..5 {
+        access(&mut s, vma, i, false);
+    }
+    assert_eq!(s.folios[f].mapcount, 4);
+    assert!(s.out_of_memory(None));
+    assert_eq!((used(&s), s.memcgs[0].swap_usage), (0, 0));
+    s.check_invariants().unwrap();
+}
