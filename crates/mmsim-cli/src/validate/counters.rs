@@ -857,12 +857,12 @@ mod tests {
                 ("online_cpus", 2.0),
             ])
         };
-        assert_eq!(measured_stats_read_ms_of(&[old.clone()]), None);
+        assert_eq!(measured_stats_read_ms_of(std::slice::from_ref(&old)), None);
         assert_eq!(
             measured_stats_read_ms_of(&[old.clone(), new(203.0), new(205.0)]),
             Some(204.0)
         );
-        assert_eq!(online_cpus_of(&[old.clone()]), 0);
+        assert_eq!(online_cpus_of(std::slice::from_ref(&old)), 0);
         assert_eq!(online_cpus_of(&[new(203.0), old]), 2);
     }
 
