@@ -73,6 +73,32 @@ def test_capture_app_refuses_a_bad_limit_or_a_non_root_user():
     assert not Path(REQUIRED[-1]).exists()
 
 
+def load_capture_app():
+    """capture-app as a module (its main() runs only as a program)."""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("capture_app", str(CAPTURE_APP))
+    spec = importlib.util.spec_from_loader("capture_app", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def test_capture_app_reports_the_measured_read_period_and_the_cpus():
+    ca = load_capture_app()
+    # Reads started 0.2 s apart plus each read's 3 ms, then one slower read: the mean
+    # of the 4 intervals, next to the nominal 200 ms.
+    starts = [10.0, 10.203, 10.406, 10.609, 10.830]
+    assert ca.stat_read_report(starts, "0-1\n") == {
+        "memory_stat_read_ms": 200,
+        "memory_stat_read_mean_ms": 207.5,
+        "online_cpus": 2,
+    }
+    # One read (a program that ended at once): no period was measured; no CPU list.
+    assert ca.stat_read_report([10.0], "") == {"memory_stat_read_ms": 200}
+    assert ca.online_cpus("0,2-3,8") == 4
+
+
 def test_derive_grep_group_refuses_without_zstd(tmp_path):
     env = dict(os.environ, PATH=path_with(tmp_path, "bash", "dirname"))
     r = subprocess.run([str(DERIVE)], capture_output=True, text=True, env=env)

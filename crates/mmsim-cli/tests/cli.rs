@@ -815,6 +815,77 @@ fn memcg_stats_flush_is_a_scenario_setting() {
     );
 }
 
+/// The `ratelimited` flush's reader and threshold CPUs: the run report counts the
+/// flushes and skips (mmsim's own counters, `mmsim_memcg_flush` in the JSON); a
+/// reader or threshold CPUs under `sync` (which nothing reads there) and CPUs out of
+/// `machine.cpus`' range are bad input naming the field (and the mode).
+#[test]
+fn memcg_stats_reader_and_cpus_are_ratelimited_settings() {
+    let case = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../validation/cases/guest-file-zipf-b.toml"
+    );
+    let rl = [
+        "--set",
+        "policy.memcg_stats_flush=ratelimited",
+        "--set",
+        "policy.memcg_stats_read_ms=50",
+    ];
+    let flushes = |extra: &[&str]| {
+        let mut args = vec!["run", case, "-q", "--json"];
+        args.extend_from_slice(&rl);
+        args.extend_from_slice(extra);
+        let v = json(&args);
+        let f = &v["mmsim_memcg_flush"];
+        (
+            f["read"].as_u64().unwrap(),
+            f["read_skipped"].as_u64().unwrap(),
+        )
+    };
+    let (one_read, one_skipped) = flushes(&[]);
+    let (many_read, many_skipped) = flushes(&["--set", "policy.memcg_stats_cpus=64"]);
+    assert!(one_read > 0, "{one_read}");
+    // The same reads; a 64-CPU threshold (4096 updates) skips more of them.
+    assert_eq!(one_read + one_skipped, many_read + many_skipped);
+    assert!(
+        many_skipped > one_skipped,
+        "{many_skipped} vs {one_skipped}"
+    );
+    let mut args = vec!["run", case];
+    args.extend_from_slice(&rl);
+    let out = mmsim().args(&args).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(&format!(
+            "memory.stat reads {one_read} ({one_skipped} skipped)"
+        )),
+        "{text}"
+    );
+    let sync = json(&["run", case, "-q", "--json"]);
+    assert!(sync.get("mmsim_memcg_flush").is_none());
+    bad_input(
+        &["run", case, "--set", "policy.memcg_stats_read_ms=200"],
+        &[
+            "machine.policy.memcg_stats_read_ms",
+            "200 is set, but memcg_stats_flush = \"sync\" has no memory.stat reader",
+        ],
+    );
+    bad_input(
+        &[
+            "run",
+            case,
+            "--set",
+            "policy.memcg_stats_flush=ratelimited",
+            "--set",
+            "policy.memcg_stats_cpus=4097",
+        ],
+        &[
+            "machine.policy.memcg_stats_cpus",
+            "4097 is out of range [0, 4096]",
+        ],
+    );
+}
+
 /// `machine.swap_zero_pages`: `write` (the default) counts no zero-filled pages and
 /// leaves `swpout_zero`/`swpin_zero` out of the JSON; `zeromap` (the validation case
 /// anon-zero-swap) swaps the pages only loaded out without IO, on the node and in the

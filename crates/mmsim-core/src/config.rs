@@ -317,6 +317,11 @@ pub struct PolicyConfig {
     /// to results); 0..=3600000.
     #[serde(default, skip_serializing_if = "crate::memcg_stats::is_zero")]
     pub memcg_stats_read_ms: u64,
+    /// For `ratelimited`: the CPUs of the update threshold only
+    /// (`MEMCG_CHARGE_BATCH × num_online_cpus()`); 0 (default, not written to
+    /// results): `machine.cpus`. 0..=4096 (`crate::memcg_stats`).
+    #[serde(default, skip_serializing_if = "crate::memcg_stats::is_zero_u32")]
+    pub memcg_stats_cpus: u32,
     /// For `mglru` `v6.14`: which refaults count `WORKINGSET_ACTIVATE_*`:
     /// `fault` (default, 6.14+) or `recent` (6.12–6.13). See
     /// [`MglruRefaultActivate`]. The `v6.12` model counts every recent
@@ -428,6 +433,7 @@ impl Default for PolicyConfig {
             memcg_stats_flush: MemcgStatsFlush::default(),
             memcg_stats_flush_ms: crate::memcg_stats::default_flush_ms(),
             memcg_stats_read_ms: 0,
+            memcg_stats_cpus: 0,
             mglru_refault_activate: MglruRefaultActivate::default(),
             mglru_fix_underprotected: false,
             mglru_writeback_in_reclaim: true,
@@ -1038,16 +1044,7 @@ impl MachineConfig {
                 ),
             ));
         }
-        let p = &self.policy;
-        for (name, v, lo) in [
-            ("memcg_stats_flush_ms", p.memcg_stats_flush_ms, 1),
-            ("memcg_stats_read_ms", p.memcg_stats_read_ms, 0),
-        ] {
-            if !(lo..=3_600_000).contains(&v) {
-                let msg = format!("{v} is out of range [{lo}, 3600000]");
-                return Err(ConfigError::new(format!("machine.policy.{name}"), msg));
-            }
-        }
+        crate::memcg_stats::validate_policy(&self.policy)?;
         if self.policy.min_ttl_ms > u32::MAX as u64 {
             return Err(ConfigError::new(
                 "machine.policy.min_ttl_ms",

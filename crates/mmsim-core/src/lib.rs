@@ -128,6 +128,7 @@ pub use kmem::KmemReport;
 pub use mem::pagetable::{TaskId, VmaId};
 pub use memcg::{MemcgId, MemcgKnob, MemcgReport};
 pub use memcg::{MAX_MEMCGS, ROOT};
+pub use memcg_stats::MemcgFlushReport;
 pub use page_alloc::PageTypeInfo;
 pub use readahead::Advice;
 pub use reclaim::lru_gen::{parse_lru_gen_file_write, LruGenReport, LRU_GEN_DEBUG};

@@ -1040,6 +1040,7 @@ impl Sim {
     pub(crate) fn reset_memcg_stats(&mut self) {
         self.kmem_reset_stats();
         self.memcg_stats.flushed_events.fill(0);
+        self.memcg_stats.reset_counts();
         let now = self.clock;
         for m in &mut self.memcgs {
             m.max_events = 0;

@@ -77,17 +77,36 @@
 //! `memory.stat` events counted since ([`Sim::memcg_rstat_pending`]); the
 //! kernel also counts NR_FILE_PAGES, mapped, dirty, writeback and slab
 //! updates, and both halves of a list move. The updates are counted on one
-//! CPU, whose batches of 64 reach the atomic count; the threshold uses
-//! `machine.cpus`.
+//! CPU, whose batches of 64 reach the atomic count; the threshold's
+//! `num_online_cpus()` is `machine.policy.memcg_stats_cpus`, or `machine.cpus`
+//! when that is 0 (the default). The knob is the threshold's alone: a replay of
+//! a kernel run captured on a 2-CPU host (`mmsim validate`) keeps the
+//! scenario's `cpus` for the clock and lock contention and the host's CPUs here.
 //!
 //! **A reader of `memory.stat`** (`machine.policy.memcg_stats_read_ms`,
 //! opt-in; capture-app reads its group's every 200 ms): every that many ms
 //! each group under the root is flushed if past the threshold
 //! (`TimerKind::MemcgStatsRead`). A group's flush does not set
-//! `flush_last_time` (only the root's does).
+//! `flush_last_time` (only the root's does). A reader slower than the
+//! periodic flusher still adds flushes: a read between two periodic flushes
+//! finds the updates since the last one and flushes its group past the
+//! threshold (rule test
+//! `a_reader_slower_than_the_periodic_flusher_still_flushes_between_its_ticks`).
+//!
+//! The reader and `memcg_stats_cpus` model the 6.12+ flush only: under `sync`
+//! and `reclaim` nothing reads them, and setting them is a configuration error
+//! naming the field and the mode ([`validate_policy`]).
+//!
+//! **What the results say** ([`MemcgFlushReport`], `mmsim_memcg_flush` in the
+//! results, under `ratelimited` and `reclaim`): the flushes each caller did and
+//! the ones the threshold skipped. The kernel counts none of them (no vmstat or
+//! `memory.stat` item; 6.18, not 6.12, has a `memcg:memcg_flush_stats`
+//! tracepoint in `__mem_cgroup_flush_stats()` with the pending count, `force`
+//! and `needs_flush`), so they are mmsim's own counts under an mmsim name.
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::{ConfigError, PolicyConfig};
 use crate::memcg::{MemcgId, SubtreeLruvec};
 use crate::sim::Sim;
 use crate::timer::TimerKind;
@@ -156,7 +175,8 @@ pub(crate) struct MemcgStats {
     pub read_skips: u64,
     /// Flushes `mem_cgroup_flush_stats()` skipped under the threshold, any caller.
     pub threshold_skips: u64,
-    /// `num_online_cpus()` (`machine.cpus`).
+    /// The threshold's `num_online_cpus()` (`machine.policy.memcg_stats_cpus`,
+    /// else `machine.cpus`).
     pub cpus: u64,
     /// Each group's subtree `memory.stat` event total at its last flush
     /// (the event half of [`Sim::memcg_rstat_pending`]).
@@ -170,6 +190,11 @@ pub(crate) fn default_flush_ms() -> u64 {
 
 /// Whether `v` is 0 (`memcg_stats_read_ms` unset: left out of results).
 pub(crate) fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+/// Whether `v` is 0 (`memcg_stats_cpus` unset: left out of results).
+pub(crate) fn is_zero_u32(v: &u32) -> bool {
     *v == 0
 }
 
@@ -189,13 +214,106 @@ impl MemcgStats {
         }
     }
 
-    /// With a reader of `memory.stat` every `read_ms` ms (0: none) on a
-    /// machine of `cpus` CPUs.
-    pub(crate) fn with_reader(mut self, read_ms: u64, cpus: u32) -> Self {
-        self.read_time = read_ms.saturating_mul(1_000_000);
-        self.cpus = u64::from(cpus.max(1));
+    /// With policy `p`'s reader of `memory.stat` (`memcg_stats_read_ms`, 0:
+    /// none) and the threshold's CPUs (`memcg_stats_cpus`, 0: the machine's
+    /// `cpus`).
+    pub(crate) fn with_reader(mut self, p: &PolicyConfig, cpus: u32) -> Self {
+        self.read_time = p.memcg_stats_read_ms.saturating_mul(1_000_000);
+        let threshold_cpus = match p.memcg_stats_cpus {
+            0 => cpus,
+            n => n,
+        };
+        self.cpus = u64::from(threshold_cpus.max(1));
         self
     }
+
+    /// Zeroes the flush counts (measurement start).
+    pub(crate) fn reset_counts(&mut self) {
+        self.periodic_flushes = 0;
+        self.reclaim_flushes = 0;
+        self.ratelimited_flushes = 0;
+        self.read_flushes = 0;
+        self.read_skips = 0;
+        self.threshold_skips = 0;
+    }
+
+    /// The flush counts for the results (None under `sync`, which models no
+    /// flush).
+    pub(crate) fn report(&self) -> Option<MemcgFlushReport> {
+        self.ratelimited.then(|| MemcgFlushReport {
+            periodic: self.periodic_flushes,
+            reclaim: self.reclaim_flushes,
+            ratelimited: self.ratelimited_flushes,
+            ratelimited_skipped: self.threshold_skips - self.read_skips,
+            read: self.read_flushes,
+            read_skipped: self.read_skips,
+        })
+    }
+}
+
+/// How often the memcg statistics were flushed, by caller, and how often the
+/// update threshold (`memcg_vmstats_needs_flush()`) skipped a flush: mmsim's
+/// own counts (`mmsim_memcg_flush` in the results; the kernel exposes none,
+/// see `crate::memcg_stats`), from the measurement's start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemcgFlushReport {
+    /// Forced flushes of the whole tree by `flush_memcg_stats_dwork()`.
+    pub periodic: u64,
+    /// `reclaim` (5.15–6.11): `shrink_node()`'s flushes of the whole tree.
+    pub reclaim: u64,
+    /// Flushes by `mem_cgroup_flush_stats_ratelimited()` (reclaim, the refault
+    /// test, the shadow-node shrinker) once the periodic one was a cycle late;
+    /// under `reclaim`, 6.1's delayed flush of the refault test.
+    pub ratelimited: u64,
+    /// `mem_cgroup_flush_stats_ratelimited()` calls past the time rule that
+    /// the update threshold skipped (`ratelimited` only).
+    pub ratelimited_skipped: u64,
+    /// `memory.stat` reads (`memcg_stats_read_ms`) that flushed their group.
+    pub read: u64,
+    /// `memory.stat` reads under the update threshold: no flush.
+    pub read_skipped: u64,
+}
+
+/// The checks of the `machine.policy.memcg_stats_*` numbers (from
+/// `MachineConfig::validate`): the periods' ranges, the threshold's CPUs
+/// (`machine.cpus`' range), and the reader and the CPUs only under
+/// `ratelimited`, the only mode that reads them.
+pub(crate) fn validate_policy(p: &PolicyConfig) -> Result<(), ConfigError> {
+    for (name, v, lo, hi) in [
+        ("memcg_stats_flush_ms", p.memcg_stats_flush_ms, 1, 3_600_000),
+        ("memcg_stats_read_ms", p.memcg_stats_read_ms, 0, 3_600_000),
+        ("memcg_stats_cpus", u64::from(p.memcg_stats_cpus), 0, 4096),
+    ] {
+        if !(lo..=hi).contains(&v) {
+            let msg = format!("{v} is out of range [{lo}, {hi}]");
+            return Err(ConfigError::new(format!("machine.policy.{name}"), msg));
+        }
+    }
+    if p.memcg_stats_flush == MemcgStatsFlush::Ratelimited {
+        return Ok(());
+    }
+    for (name, v, what) in [
+        (
+            "memcg_stats_read_ms",
+            p.memcg_stats_read_ms,
+            "memory.stat reader",
+        ),
+        (
+            "memcg_stats_cpus",
+            u64::from(p.memcg_stats_cpus),
+            "update threshold",
+        ),
+    ] {
+        if v != 0 {
+            let msg = format!(
+                "{v} is set, but memcg_stats_flush = \"{}\" has no {what} (6.12+'s flush: \
+                 set memcg_stats_flush = \"ratelimited\", or leave it out)",
+                p.memcg_stats_flush.name()
+            );
+            return Err(ConfigError::new(format!("machine.policy.{name}"), msg));
+        }
+    }
+    Ok(())
 }
 
 /// The `memory.stat` event total of one group's own counters: the items

@@ -175,6 +175,12 @@ pub struct RunResult {
     /// The data TLB's counts (`[machine.tlb]`, `crate::tlb`), when on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tlb: Option<crate::tlb::TlbReport>,
+    /// The memcg statistics flushes by caller and those the update threshold
+    /// skipped: mmsim's own counts, which the kernel does not expose
+    /// (`crate::memcg_stats`); under `memcg_stats_flush` `ratelimited` and
+    /// `reclaim` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mmsim_memcg_flush: Option<crate::memcg_stats::MemcgFlushReport>,
 }
 
 fn one() -> u32 {

@@ -374,7 +374,7 @@ impl Sim {
                 cfg.policy.memcg_stats_flush,
                 cfg.policy.memcg_stats_flush_ms,
             )
-            .with_reader(cfg.policy.memcg_stats_read_ms, cfg.cpus),
+            .with_reader(&cfg.policy, cfg.cpus),
             tlb: crate::tlb::Tlb::new(&cfg.tlb, cfg.cpus),
             cfg,
         };
@@ -842,6 +842,7 @@ impl Sim {
                 .min()
                 .map(|at| at as f64 / 1e9),
             shadow_quantised: self.shadow_layout.quantised(),
+            mmsim_memcg_flush: self.memcg_stats.report(),
         }
     }
 

@@ -68,14 +68,35 @@ pub struct SplitSample {
     pub vmstat: BTreeMap<String, u64>,
 }
 
-/// How often the kernel runs read the group's `memory.stat`, ms: capture-app's
-/// `memory_stat_read_ms` (its probe report), the shortest over the runs; 0 when no run
-/// says (runs recorded before capture-app wrote it, and probe runs).
+/// The period capture-app measured between its reads of the group's `memory.stat`, ms
+/// (`memory_stat_read_mean_ms` of its probe report: each read takes time, and the loop
+/// sleeps 0.2 s after it), the mean over the runs that have it; None when none does.
+pub fn measured_stats_read_ms_of(runs: &[KernelRun]) -> Option<f64> {
+    let v: Vec<f64> = (runs.iter())
+        .filter_map(|k| k.probe.get("memory_stat_read_mean_ms").copied())
+        .filter(|ms| *ms > 0.0)
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// How often capture-app meant to read the group's `memory.stat`, ms (its nominal
+/// `memory_stat_read_ms`), the shortest over the runs; 0 when no run says (runs
+/// recorded before capture-app wrote it, and probe runs).
 pub fn stats_read_ms_of(runs: &[KernelRun]) -> u32 {
     let ms = runs
         .iter()
         .filter_map(|k| k.probe.get("memory_stat_read_ms"));
     ms.map(|&v| v.round().clamp(0.0, f64::from(u32::MAX)) as u32)
+        .min()
+        .unwrap_or(0)
+}
+
+/// The online CPUs of the machine the kernel runs ran on (`online_cpus` of the probe
+/// report, which capture-app and the host runner write; the fewest over the runs); 0
+/// when no run says (runs recorded before, and guest runs).
+pub fn online_cpus_of(runs: &[KernelRun]) -> u32 {
+    let n = runs.iter().filter_map(|k| k.probe.get("online_cpus"));
+    n.map(|&v| v.round().clamp(0.0, 4096.0) as u32)
         .min()
         .unwrap_or(0)
 }
@@ -798,16 +819,51 @@ pub fn counter(name: &str) -> Option<&'static Counter> {
 
 #[cfg(test)]
 mod tests {
-    use super::{stats_read_ms_of, KernelRun};
+    use super::{measured_stats_read_ms_of, online_cpus_of, stats_read_ms_of, KernelRun};
     use crate::validate::replay_flush_ms;
 
+    /// The replay's periods are the kernel's scaled to the workload's progress. A
+    /// reader slower than the periodic flusher is scaled as it is, not capped at the
+    /// flusher's 2 s: its reads still flush its group between the flusher's ticks
+    /// (rule test
+    /// `a_reader_slower_than_the_periodic_flusher_still_flushes_between_its_ticks`).
     #[test]
     fn a_stats_reader_shortens_the_replays_flush_interval() {
         // grep-include: 1.65 s simulated, 5.68 s on the kernel.
-        assert_eq!(replay_flush_ms(0, 1.65, 5.68), 581);
-        assert_eq!(replay_flush_ms(200, 1.65, 5.68), 58);
-        assert_eq!(replay_flush_ms(5000, 1.65, 5.68), 581);
-        assert_eq!(replay_flush_ms(1, 0.001, 100.0), 1);
+        assert_eq!(replay_flush_ms(0.0, 1.65, 5.68), 581);
+        assert_eq!(replay_flush_ms(200.0, 1.65, 5.68), 58);
+        assert_eq!(replay_flush_ms(5000.0, 1.65, 5.68), 1452);
+        assert_eq!(replay_flush_ms(1.0, 0.001, 100.0), 1);
+        // A measured period keeps its fraction: 203.4 ms × 1.65 / 5.68 = 59.09.
+        assert_eq!(replay_flush_ms(203.4, 1.65, 5.68), 59);
+    }
+
+    /// capture-app's measured read period comes before its nominal one; the host's
+    /// CPUs are the fewest any run reports, 0 when none does.
+    #[test]
+    fn the_kernel_runs_say_their_measured_read_period_and_cpus() {
+        let run = |probe: &[(&str, f64)]| {
+            let mut k = KernelRun::default();
+            for (key, v) in probe {
+                k.probe.insert(key.to_string(), *v);
+            }
+            k
+        };
+        let old = run(&[("memory_stat_read_ms", 200.0)]);
+        let new = |mean: f64| {
+            run(&[
+                ("memory_stat_read_ms", 200.0),
+                ("memory_stat_read_mean_ms", mean),
+                ("online_cpus", 2.0),
+            ])
+        };
+        assert_eq!(measured_stats_read_ms_of(std::slice::from_ref(&old)), None);
+        assert_eq!(
+            measured_stats_read_ms_of(&[old.clone(), new(203.0), new(205.0)]),
+            Some(204.0)
+        );
+        assert_eq!(online_cpus_of(std::slice::from_ref(&old)), 0);
+        assert_eq!(online_cpus_of(&[new(203.0), old]), 2);
     }
 
     /// capture-app writes its `memory.stat` read period into the probe report; runs

@@ -586,6 +586,17 @@ pub fn parse_bpf(text: &str, comm: &str, vmstat: &str) -> Result<BTreeMap<String
     Ok(out)
 }
 
+/// `num_online_cpus()` from /sys/devices/system/cpu/online's list (`0-1`, `0,2-3`).
+fn online_cpus(list: &str) -> Option<u32> {
+    let mut n = 0;
+    for part in list.trim().split(',') {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
+        n += b.checked_sub(a)? + 1;
+    }
+    Some(n)
+}
+
 fn probe_report(json: &str) -> Result<BTreeMap<String, f64>> {
     let v: serde_json::Value = serde_json::from_str(json).context("parsing the probe's JSON")?;
     let run = v
@@ -873,11 +884,17 @@ pub fn run_host(
             ),
             _ => (None, None),
         };
+        let mut probe = probe_report(&json)?;
+        // The update threshold of the 6.12+ memcg statistics flush counts them.
+        let cpus = std::fs::read_to_string("/sys/devices/system/cpu/online");
+        if let Some(n) = cpus.ok().as_deref().and_then(online_cpus) {
+            probe.insert("online_cpus".into(), f64::from(n));
+        }
         let r = KernelRun {
             memcg,
             memcg_events: events,
             vmstat,
-            probe: probe_report(&json)?,
+            probe,
             psi_some_us,
             psi_full_us,
             damon: BTreeMap::new(),
@@ -993,5 +1010,14 @@ mod tests {
     fn psi_totals_parse() {
         let t = "some avg10=0.00 avg60=0.00 avg300=0.00 total=1234\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=99\n";
         assert_eq!(psi_totals(t), (Some(1234), Some(99)));
+    }
+
+    #[test]
+    fn online_cpu_lists_count() {
+        assert_eq!(online_cpus("0-1\n"), Some(2));
+        assert_eq!(online_cpus("0"), Some(1));
+        assert_eq!(online_cpus("0,2-3,8"), Some(4));
+        assert_eq!(online_cpus("3-1"), None);
+        assert_eq!(online_cpus(""), None);
     }
 }

@@ -14,6 +14,7 @@
 pub mod counters;
 pub mod groups;
 pub mod kernel;
+pub mod replay;
 pub mod snapshots;
 pub mod suite;
 
@@ -31,6 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Outcome, UsageError};
 use counters::{KernelRun, COUNTERS};
+pub use replay::replay_flush_ms;
 use suite::{Case, CasePolicy, KernelSite, Suite};
 
 /// Flags of `mmsim validate`.
@@ -456,6 +458,10 @@ pub fn sim_scenario(r: &CaseResult) -> Result<std::result::Result<Scenario, Stri
             )))
         }
     }
+    // The update threshold counts the kernel machine's CPUs, not the replay's.
+    if s.machine.policy.memcg_stats_flush == mmsim_core::MemcgStatsFlush::Ratelimited {
+        s.machine.policy.memcg_stats_cpus = replay::kernel_cpus(r);
+    }
     s.validate()?;
     Ok(Ok(s))
 }
@@ -485,24 +491,10 @@ pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, St
     }
     let kernel_wall = walls.iter().sum::<f64>() / walls.len() as f64;
     let scaled = |ms| replay_flush_ms(ms, first.result.runtime_s, kernel_wall);
-    let read = match r.case.stats_read_ms {
-        0 => counters::stats_read_ms_of(&r.kernel.runs),
-        ms => ms,
-    };
-    s.machine.policy.memcg_stats_flush_ms = scaled(0);
-    s.machine.policy.memcg_stats_read_ms = if read > 0 { scaled(read) } else { 0 };
+    let read = replay::stats_read_period(r);
+    s.machine.policy.memcg_stats_flush_ms = scaled(0.0);
+    s.machine.policy.memcg_stats_read_ms = if read > 0.0 { scaled(read) } else { 0 };
     Ok(Ok(run_scenario(&s, &mut RunOptions::default())?))
-}
-
-/// A replay's period for a kernel run of `kernel_wall_s` seconds that mmsim simulates
-/// in `runtime_s`: `FLUSH_TIME` (2 s, `stats_read_ms` 0) or a `memory.stat` reader's
-/// `stats_read_ms` (at most 2 s), in units of the workload's progress, 1 ms to an hour.
-pub fn replay_flush_ms(stats_read_ms: u32, runtime_s: f64, kernel_wall_s: f64) -> u64 {
-    let flush_ms = match stats_read_ms {
-        0 => 2000.0,
-        read => f64::from(read.min(2000)),
-    };
-    ((flush_ms * runtime_s / kernel_wall_s).round() as u64).clamp(1, 3_600_000)
 }
 
 fn stats(v: &[f64]) -> (f64, f64, f64, f64) {
@@ -1023,6 +1015,7 @@ pub fn validate(a: ValidateArgs) -> Result<Outcome> {
             r.case.split_at = case.split_at.clone();
             r.case.pause_s = case.pause_s;
             r.case.stats_read_ms = case.stats_read_ms;
+            r.case.kernel_cpus = case.kernel_cpus;
             if a.rebaseline {
                 if r.stream.is_none() {
                     let s = r.scenario()?;

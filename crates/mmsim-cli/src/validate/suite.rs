@@ -113,8 +113,10 @@ pub struct Case {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pause_s: u32,
     /// The kernel runs read the group's `memory.stat` every this many ms of their wall
-    /// clock (`scripts/capture-app` samples it every 200 ms); 0 (default): what the
-    /// kernel runs say (capture-app's `memory_stat_read_ms`), else nothing read it.
+    /// clock (`scripts/capture-app` samples it every 200 ms), for runs that do not say:
+    /// the period capture-app measured (`memory_stat_read_mean_ms`) comes first, this
+    /// next, then capture-app's nominal `memory_stat_read_ms`; 0 (default) and none of
+    /// them: nothing read it.
     /// Reading `memory.stat` flushes the group's statistics
     /// (`memcg_stat_format` → `mem_cgroup_flush_stats`) when more updates than the
     /// threshold are pending, so under the 6.12+ ratelimited flush the statistics
@@ -122,6 +124,12 @@ pub struct Case {
     /// flusher's 2 s: the replay's `memcg_stats_read_ms` is scaled from it.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stats_read_ms: u32,
+    /// The CPUs of the machine the kernel runs ran on, for runs that do not say
+    /// (capture-app and the host runner write `online_cpus` now): the replay's
+    /// `memcg_stats_cpus`, the update threshold's `num_online_cpus()` under the 6.12+
+    /// flush, and nothing else. 0 (default) and no run says: the scenario's `cpus`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub kernel_cpus: u32,
 }
 
 fn is_zero(v: &u32) -> bool {

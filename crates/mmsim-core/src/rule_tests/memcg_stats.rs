@@ -255,6 +255,16 @@ fn soft_limit_reclaim_reads_the_previous_pass_statistics() {
 /// A machine of `cpus` CPUs under the ratelimited flush, with group `a`
 /// under the root and a reader of `memory.stat` every `read_ms` ms.
 fn group_machine(cpus: u32, read_ms: u64) -> (Sim, crate::memcg::MemcgId) {
+    group_machine_threshold(cpus, read_ms, 0)
+}
+
+/// [`group_machine`] whose update threshold counts `threshold_cpus` CPUs
+/// (`machine.policy.memcg_stats_cpus`; 0: `cpus`).
+fn group_machine_threshold(
+    cpus: u32,
+    read_ms: u64,
+    threshold_cpus: u32,
+) -> (Sim, crate::memcg::MemcgId) {
     let cfg = MachineConfig {
         memory: Size::from_pages(65536),
         cpus,
@@ -263,6 +273,7 @@ fn group_machine(cpus: u32, read_ms: u64) -> (Sim, crate::memcg::MemcgId) {
             cost_variant: CostVariant::V6_2,
             memcg_stats_flush: MemcgStatsFlush::Ratelimited,
             memcg_stats_read_ms: read_ms,
+            memcg_stats_cpus: threshold_cpus,
             ..Default::default()
         },
         ..Default::default()
@@ -391,4 +402,123 @@ fn memcg_stats_read_ms_is_checked() {
         .to_string();
     assert!(e.contains("machine.policy.memcg_stats_read_ms"), "{e}");
     assert!(e.contains("[0, 3600000]"), "{e}");
+}
+
+/// `machine.policy.memcg_stats_cpus` is the update threshold's
+/// `num_online_cpus()` and nothing else: a 1-CPU machine (one CPU's clock, no
+/// `lru_lock` contention) with the threshold of the 2-CPU host a kernel run
+/// was captured on skips a read of 191 pending updates (2 batches, 128: not
+/// more than 64 × 2) that its own CPU count flushes (more than 64 × 1).
+#[test]
+fn memcg_stats_cpus_sets_the_update_threshold_alone() {
+    let read = |threshold_cpus| {
+        let (mut s, a) = group_machine_threshold(1, 100, threshold_cpus);
+        add_inactive_file(&mut s, a, 191);
+        s.clock = SEC / 10;
+        s.run_timers();
+        let r = s.finish();
+        assert_eq!(r.cpus, 1);
+        let f = r
+            .mmsim_memcg_flush
+            .expect("ratelimited reports its flushes");
+        (f.read, f.read_skipped, s.memcg_stats.cpus)
+    };
+    assert_eq!(read(0), (1, 0, 1));
+    assert_eq!(read(2), (0, 1, 2));
+    // And a 2-CPU machine told to count one CPU flushes.
+    let (mut s, a) = group_machine_threshold(2, 100, 1);
+    add_inactive_file(&mut s, a, 191);
+    s.clock = SEC / 10;
+    s.run_timers();
+    assert_eq!(s.smp.cpus, 2);
+    assert_eq!(
+        (s.memcg_stats.read_flushes, s.memcg_stats.read_skips),
+        (1, 0)
+    );
+}
+
+/// A reader slower than the periodic flusher (every 3 s against 2 s) still
+/// flushes: the read at 3 s finds the updates since the periodic flush at
+/// 2 s and, past the threshold, flushes its group, so reclaim reads them a
+/// second before the next periodic flush would bring them (v6.18
+/// `mem_cgroup_flush_stats()` from `memory_stat_format()`).
+#[test]
+fn a_reader_slower_than_the_periodic_flusher_still_flushes_between_its_ticks() {
+    let (mut s, a) = group_machine(1, 3000);
+    add_inactive_file(&mut s, a, 10);
+    s.clock = 2 * SEC;
+    s.run_timers();
+    assert_eq!(s.memcg_stats.periodic_flushes, 1);
+    assert_eq!(flushed_inactive_file(&s, a), 10);
+    add_inactive_file(&mut s, a, 128);
+    s.clock = 3 * SEC;
+    s.run_timers();
+    assert_eq!(
+        (s.memcg_stats.read_flushes, s.memcg_stats.read_skips),
+        (1, 0)
+    );
+    assert_eq!(flushed_inactive_file(&s, a), 138);
+    assert_eq!(s.memcg_stats.periodic_flushes, 1);
+    assert_eq!(s.timers.expires(TimerKind::MemcgStatsRead), Some(6 * SEC));
+}
+
+/// The results count each caller's flushes and the threshold's skips
+/// (`mmsim_memcg_flush`): two skipped reads and a flushing one, a skipped and
+/// a flushing ratelimited call, one periodic flush; none under `sync`; zeroed
+/// at the measurement's start.
+#[test]
+fn the_results_count_the_flushes_and_the_skips() {
+    let (mut s, a) = group_machine(2, 100);
+    add_inactive_file(&mut s, a, 191);
+    s.clock = SEC / 10;
+    s.run_timers();
+    add_inactive_file(&mut s, a, 1);
+    s.clock = 2 * SEC / 10;
+    s.run_timers();
+    s.mem_cgroup_flush_stats_ratelimited(a, 4 * SEC + 1);
+    add_inactive_file(&mut s, a, 192);
+    s.mem_cgroup_flush_stats_ratelimited(a, 4 * SEC + 1);
+    s.clock = 2 * SEC;
+    s.run_timers();
+    let r = s.finish().mmsim_memcg_flush;
+    let want = crate::memcg_stats::MemcgFlushReport {
+        periodic: 1,
+        reclaim: 0,
+        ratelimited: 1,
+        ratelimited_skipped: 1,
+        read: 1,
+        // 0.1 s, and the timer's one late run at 2 s (nothing pending then).
+        read_skipped: 2,
+    };
+    assert_eq!(r, Some(want));
+    s.begin_measurement();
+    let zero = crate::memcg_stats::MemcgFlushReport::default();
+    assert_eq!(s.finish().mmsim_memcg_flush, Some(zero));
+    let mut s = machine_flushing(MemcgStatsFlush::Sync);
+    assert_eq!(s.finish().mmsim_memcg_flush, None);
+}
+
+/// The reader and the threshold's CPUs are of the 6.12+ flush: under `sync`
+/// and `reclaim` a run would ignore them, so they are refused, naming the
+/// field and the mode; `memcg_stats_cpus` has `machine.cpus`' range.
+#[test]
+fn the_reader_and_its_cpus_are_refused_outside_the_ratelimited_flush() {
+    let err = |mode, read_ms, cpus| {
+        let mut cfg = MachineConfig::default();
+        cfg.policy.memcg_stats_flush = mode;
+        cfg.policy.memcg_stats_read_ms = read_ms;
+        cfg.policy.memcg_stats_cpus = cpus;
+        Sim::new(cfg).err().map(|e| e.to_string())
+    };
+    let e = err(MemcgStatsFlush::Sync, 200, 0).expect("a reader under sync");
+    assert!(e.contains("machine.policy.memcg_stats_read_ms"), "{e}");
+    assert!(e.contains("memcg_stats_flush = \"sync\""), "{e}");
+    let e = err(MemcgStatsFlush::Reclaim, 0, 2).expect("cpus under reclaim");
+    assert!(e.contains("machine.policy.memcg_stats_cpus"), "{e}");
+    assert!(e.contains("memcg_stats_flush = \"reclaim\""), "{e}");
+    assert_eq!(err(MemcgStatsFlush::Ratelimited, 200, 2), None);
+    assert_eq!(err(MemcgStatsFlush::Sync, 0, 0), None);
+    let e = err(MemcgStatsFlush::Ratelimited, 0, 4097).expect("over 4096 CPUs");
+    assert!(e.contains("machine.policy.memcg_stats_cpus"), "{e}");
+    assert!(e.contains("4097 is out of range [0, 4096]"), "{e}");
 }

@@ -334,8 +334,12 @@ pub fn run_report(
             line(
                 "memcg stats",
                 format!(
-                    "a memory.stat reader every {} ms flushes each top group past the update threshold",
-                    m.policy.memcg_stats_read_ms
+                    "a memory.stat reader every {} ms flushes each top group past the update threshold{}",
+                    m.policy.memcg_stats_read_ms,
+                    match m.policy.memcg_stats_cpus {
+                        0 => String::new(),
+                        n => format!(" of {n} CPUs"),
+                    }
                 ),
             );
         }
@@ -495,6 +499,16 @@ pub fn run_report(
             None => format!("{} pages", rr.memcg_usage_pages),
         },
     );
+    if let Some(f) = &rr.mmsim_memcg_flush {
+        line(
+            "memcg flushes",
+            format!(
+                "periodic {}, reclaim {}, ratelimited {} ({} skipped under the threshold), \
+                 memory.stat reads {} ({} skipped) (mmsim's counts)",
+                f.periodic, f.reclaim, f.ratelimited, f.ratelimited_skipped, f.read, f.read_skipped
+            ),
+        );
+    }
     line("swap used", format!("{} pages", rr.swap_used_pages));
     line(
         "sim memory",

@@ -1,0 +1,45 @@
+//! What a replay of recorded kernel runs takes from the machine they ran on, for the
+//! 6.12+ memcg statistics flush (`mmsim_core`'s `memcg_stats`): how often something
+//! read the group's `memory.stat` (each read flushes it past the update threshold), and
+//! how many CPUs that threshold counted (`MEMCG_CHARGE_BATCH × num_online_cpus()`,
+//! v6.12 and v6.18 `memcg_vmstats_needs_flush`).
+
+use super::counters;
+use super::CaseResult;
+
+/// How often the case's kernel runs read the group's `memory.stat`, ms of their wall
+/// clock (0: never): the period capture-app measured, else the suite's
+/// `stats_read_ms`, else capture-app's nominal period.
+pub fn stats_read_period(r: &CaseResult) -> f64 {
+    let runs = &r.kernel.runs;
+    match (
+        counters::measured_stats_read_ms_of(runs),
+        r.case.stats_read_ms,
+    ) {
+        (Some(ms), _) => ms,
+        (None, 0) => f64::from(counters::stats_read_ms_of(runs)),
+        (None, ms) => f64::from(ms),
+    }
+}
+
+/// The update threshold's CPUs for the replay (`machine.policy.memcg_stats_cpus`): the
+/// suite's `kernel_cpus`, else what the runs say (`online_cpus`), else 0 (the
+/// scenario's `cpus`: nothing recorded says otherwise, as for the guest runs, whose
+/// qemu has one vCPU unless a DAMON case asks for more). The replay's `cpus` (its
+/// clock, its lock contention) stays the scenario's.
+pub fn kernel_cpus(r: &CaseResult) -> u32 {
+    match r.case.kernel_cpus {
+        0 => counters::online_cpus_of(&r.kernel.runs),
+        n => n,
+    }
+}
+
+/// A replay's period for a kernel run of `kernel_wall_s` seconds that mmsim simulates
+/// in `runtime_s`: `FLUSH_TIME` (2 s, `period_ms` 0) or a `memory.stat` reader's
+/// `period_ms`, in units of the workload's progress, 1 ms to an hour. A reader slower
+/// than the flusher is not capped at 2 s: it still flushes its group past the update
+/// threshold between the flusher's ticks, so it is replayed at its own period.
+pub fn replay_flush_ms(period_ms: f64, runtime_s: f64, kernel_wall_s: f64) -> u64 {
+    let ms = if period_ms > 0.0 { period_ms } else { 2000.0 };
+    ((ms * runtime_s / kernel_wall_s).round() as u64).clamp(1, 3_600_000)
+}
