@@ -814,8 +814,17 @@ impl Sim {
                         if retries > 0 {
                             retries -= 1;
                             // Stands in for reclaim_throttle() in the reclaim
-                            // that found everything under writeback.
-                            self.reclaim_throttle_writeback();
+                            // that found everything under writeback. Not
+                            // under MGLRU: its memcg reclaim fills none of
+                            // the `sc->nr` counts that throttle (6.1.176,
+                            // 6.12.107: `shrink_node()`'s LRUVEC_CONGESTED
+                            // test, `shrink_inactive_list()`'s throttle),
+                            // so the retries follow at once and a group
+                            // full of dirty folios goes to the OOM killer
+                            // unless writes end within them.
+                            if !matches!(self.policy, crate::sim::Policy::Mglru(_)) {
+                                self.reclaim_throttle_writeback();
+                            }
                             continue;
                         }
                     }

@@ -21,6 +21,25 @@ use crate::tracepoint::{TpEvent, TpScope, TpTask};
 const KSWAPD_NAP_NS: u64 = 100_000_000;
 
 impl Sim {
+    /// Whether kswapd's pass through `shrink_node()` (the classic LRU, and
+    /// v6.1 MGLRU, whose root reclaim goes through `shrink_node_memcgs()`)
+    /// sets PGDAT_DIRTY: every file page it isolated was dirty and not
+    /// queued for writeback (`sc->nr.unqueued_dirty == sc->nr.file_taken`).
+    /// Older kernels tested the bare equality (true also for 0 == 0); later
+    /// ones added the non-zero guard the classic model has, and the newest
+    /// remove the flag with kswapd's file writeback. v6.1 MGLRU: 6.1.176's
+    /// bare equality, and its MGLRU eviction fills no `sc->nr` count, so
+    /// every pass sets the flag; it frees nothing there, as kswapd writes a
+    /// dirty file folio only if it has PG_reclaim and `isolate_folio()`
+    /// cleared that before `shrink_folio_list()` (and `sort_folio()` keeps
+    /// dirty file folios from isolation).
+    pub(crate) fn kswapd_sets_pgdat_dirty(&self, sc: &ScanControl) -> bool {
+        if self.policy == Policy::Mglru(crate::config::MglruVersion::V6_1) {
+            return sc.nr_unqueued_dirty == sc.nr_file_taken;
+        }
+        sc.nr_unqueued_dirty > 0 && sc.nr_unqueued_dirty == sc.nr_file_taken
+    }
+
     /// Wakes kswapd (`wakeup_kswapd()`), unless it runs already, the node is
     /// balanced, or kswapd has given up (16 fruitless runs). A wakeup within
     /// HZ/10 of going to sleep counts `kswapd_low_wmark_hit_quickly`, as

@@ -138,8 +138,9 @@ pub(crate) struct ScanControl {
     /// aging walked page tables (`try_to_inc_max_seq()` allocates it with
     /// `set_mm_walk(NULL…)`), `None` before that and after `clear_mm_walk()`
     /// at the end of `lru_gen_shrink_lruvec()` (and, v6.12 and v6.14, of
-    /// `lru_gen_shrink_node()`). Look-around acts as kswapd's while it is
-    /// set (v6.1, v6.12 and v6.14 mm/vmscan.c).
+    /// `lru_gen_shrink_node()`); a debugfs write's commands have one from
+    /// the start (`lru_gen_seq_write()`). Look-around acts as kswapd's while
+    /// it is set (v6.1, v6.12 and v6.14 mm/vmscan.c).
     pub mm_walk: Option<bool>,
     /// Where `cpu_ns` went (kswapd's profile).
     pub prof: crate::cost::ReclaimProfile,

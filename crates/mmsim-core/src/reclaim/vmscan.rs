@@ -209,14 +209,9 @@ impl Sim {
             self.kswapd.failures = 0;
         }
         // PGDAT_DIRTY ("Allow kswapd to start writing pages during reclaim"):
-        // every isolated file folio was dirty and not queued. Older kernels
-        // tested the bare equality (true also for 0 == 0); later ones added
-        // the non-zero guard modelled here, and the newest remove the flag
-        // together with kswapd's file writeback.
-        if sc.who == Reclaimer::Kswapd
-            && sc.nr_unqueued_dirty > 0
-            && sc.nr_unqueued_dirty == sc.nr_file_taken
-        {
+        // every isolated file folio was dirty and not queued
+        // ([`Sim::kswapd_sets_pgdat_dirty`]).
+        if sc.who == Reclaimer::Kswapd && self.kswapd_sets_pgdat_dirty(sc) {
             self.node.dirty = true;
         }
     }

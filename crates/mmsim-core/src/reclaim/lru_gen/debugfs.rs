@@ -6,6 +6,13 @@
 //! `run_aging`, `run_eviction`, `run_cmd`, `enabled_store`
 //! (`lru_gen_set_enabled`, `lru_gen_change_state`) and `min_ttl_ms_store`,
 //! and writes scheduled during a run.
+//!
+//! A write's commands share one page-table walker: `lru_gen_seq_write()`
+//! allocates it before the first command (6.1.176 `set_mm_walk(NULL)`,
+//! 6.12.107 `set_mm_walk(NULL, true)`) and frees it after the last
+//! (`clear_mm_walk()`), so a look-around during `-`'s eviction acts as
+//! kswapd's ([`ScanControl::mm_walk`]). Its `can_swap` (6.1) starts as the
+//! zeroed allocation's `false` and is set by an aging that walks page tables.
 
 use super::*;
 
@@ -19,6 +26,11 @@ fn check_swappiness(s: u32) -> Result<(), String> {
     Ok(())
 }
 
+/// The walker `lru_gen_seq_write()` allocates for a write
+/// ([`ScanControl::mm_walk`]): zeroed, so 6.1's `walk->can_swap` is false
+/// until an aging sets it.
+pub(super) const DEBUGFS_WALK: Option<bool> = Some(false);
+
 impl Sim {
     /// The debugfs `+ memcg_id node_id seq [swappiness [force_scan]]`
     /// command (`run_aging`): make generation `seq` + 1 in group `memcg`.
@@ -29,6 +41,20 @@ impl Sim {
         seq: u64,
         swappiness: Option<u32>,
         force_scan: bool,
+    ) -> Result<(), String> {
+        let mut walk = DEBUGFS_WALK;
+        self.lru_gen_run_aging_with(memcg, seq, swappiness, force_scan, &mut walk)
+    }
+
+    /// [`Sim::lru_gen_run_aging`] with the write's walker `walk`
+    /// (`Some(walk->can_swap)`), which the aging's page-table walk updates.
+    fn lru_gen_run_aging_with(
+        &mut self,
+        memcg: MemcgId,
+        seq: u64,
+        swappiness: Option<u32>,
+        force_scan: bool,
+        walk: &mut Option<bool>,
     ) -> Result<(), String> {
         if !matches!(self.policy, Policy::Mglru(_)) {
             return Err("lru_gen: the policy is not mglru".into());
@@ -45,6 +71,7 @@ impl Sim {
         let mut sc = ScanControl::new(Reclaimer::Memcg, 0, self.clock);
         sc.target = memcg;
         sc.memcg = memcg;
+        sc.mm_walk = *walk;
         let sw = match swappiness {
             Some(s) => {
                 check_swappiness(s)?;
@@ -52,7 +79,9 @@ impl Sim {
             }
             None => self.lru_gen_swappiness(memcg, &sc),
         };
-        if !self.try_to_inc_max_seq(memcg, max_seq, sw, force_scan, &mut sc) {
+        let aged = self.try_to_inc_max_seq(memcg, max_seq, sw, force_scan, &mut sc);
+        *walk = sc.mm_walk;
+        if !aged {
             return Err(format!(
                 "lru_gen +: no new generation after {max_seq} (EEXIST)"
             ));
@@ -69,6 +98,22 @@ impl Sim {
         seq: u64,
         swappiness: Option<u32>,
         nr_to_reclaim: Option<u64>,
+    ) -> Result<u64, String> {
+        let mut walk = DEBUGFS_WALK;
+        self.lru_gen_run_eviction_with(memcg, seq, swappiness, nr_to_reclaim, &mut walk)
+    }
+
+    /// [`Sim::lru_gen_run_eviction`] with the write's walker `walk`: a
+    /// look-around during the eviction finds it in
+    /// `current->reclaim_state->mm_walk` (v6.1 and v6.12 `run_eviction()`
+    /// under `lru_gen_seq_write()`'s `set_mm_walk()`).
+    pub(super) fn lru_gen_run_eviction_with(
+        &mut self,
+        memcg: MemcgId,
+        seq: u64,
+        swappiness: Option<u32>,
+        nr_to_reclaim: Option<u64>,
+        walk: &mut Option<bool>,
     ) -> Result<u64, String> {
         if !matches!(self.policy, Policy::Mglru(_)) {
             return Err("lru_gen: the policy is not mglru".into());
@@ -90,6 +135,7 @@ impl Sim {
         sc.target = memcg;
         sc.memcg = memcg;
         sc.priority = 0;
+        sc.mm_walk = *walk;
         let sw = match swappiness {
             Some(s) => {
                 check_swappiness(s)?;
@@ -103,6 +149,7 @@ impl Sim {
                 break;
             }
         }
+        *walk = sc.mm_walk;
         self.clock += sc.cpu_ns;
         Ok(sc.nr_reclaimed)
     }
@@ -292,15 +339,20 @@ impl Sim {
             .ok_or_else(|| format!("`{}`: no memcg with id {id}", c.text))
     }
 
-    /// Runs one parsed command now; the result as the log shows it.
-    pub(crate) fn lru_gen_run_command(&mut self, c: &LruGenCommand) -> Result<String, String> {
+    /// Runs one parsed command now, with its write's walker `walk`; the
+    /// result as the log shows it.
+    pub(crate) fn lru_gen_run_command(
+        &mut self,
+        c: &LruGenCommand,
+        walk: &mut Option<bool>,
+    ) -> Result<String, String> {
         let m = self.lru_gen_memcg(c)?;
         match c.op {
             LruGenOp::Age { force_scan } => self
-                .lru_gen_run_aging(m, c.seq, c.swappiness, force_scan)
+                .lru_gen_run_aging_with(m, c.seq, c.swappiness, force_scan, walk)
                 .map(|()| "ok".to_string()),
             LruGenOp::Evict { nr_to_reclaim } => self
-                .lru_gen_run_eviction(m, c.seq, c.swappiness, nr_to_reclaim)
+                .lru_gen_run_eviction_with(m, c.seq, c.swappiness, nr_to_reclaim, walk)
                 .map(|n| format!("ok, {n} pages reclaimed")),
         }
     }
@@ -339,8 +391,10 @@ impl Sim {
             let t = self.clock as f64 / 1e9;
             match w {
                 LruGenFileWrite::Debug(cmds) => {
+                    // One walker for the whole write.
+                    let mut walk = DEBUGFS_WALK;
                     for c in cmds {
-                        let result = match self.lru_gen_run_command(&c) {
+                        let result = match self.lru_gen_run_command(&c, &mut walk) {
                             Ok(r) => r,
                             Err(e) => format!("error: {e}"),
                         };

@@ -2,7 +2,9 @@
 //! (`sc->nr.file_taken`, `sc->nr.unqueued_dirty`) and of the wake-up itself,
 //! per version: 6.12 and 6.14 count in `sort_folio()`, `scan_folios()` and
 //! `evict_folios()` and wake the flusher at the end of
-//! `try_to_shrink_lruvec()` (1bc542c6a0d1); 6.1 has neither.
+//! `try_to_shrink_lruvec()` (1bc542c6a0d1); 6.1 has neither. Also what a
+//! group at its limit full of dirty page cache gets (no MGLRU version's
+//! memcg reclaim throttles on writeback), and v6.1 kswapd's PGDAT_DIRTY.
 
 use super::*;
 
@@ -113,6 +115,130 @@ fn clean_file_pages_taken_with_a_dirty_one_leave_the_flusher_asleep() {
         s.try_to_shrink_lruvec(0, &mut sc);
         assert_eq!(sc.nr_reclaimed, 2, "{v:?}");
         assert_eq!((s.nr_dirty, s.nr_writeback), (1, 0), "{v:?}");
+        s.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn v6_1_kswapd_sets_pgdat_dirty_with_nothing_counted_and_writes_no_file_folio() {
+    // 6.1.176 shrink_node(): kswapd sets PGDAT_DIRTY when
+    // `sc->nr.unqueued_dirty == sc->nr.file_taken`, with no non-zero guard,
+    // and 6.1's MGLRU eviction counts neither: 0 == 0 after every pass,
+    // also the one that took (and freed) the clean pages 4 and 5. The
+    // flag writes nothing: sort_folio() keeps the dirty pages 1-3 from
+    // isolation (min_seq + 1, PG_reclaim), and isolate_folio() clears the
+    // PG_reclaim kswapd's pageout needs. They stay dirty, nothing written
+    // (the model before set the flag only with a dirty page counted, so
+    // never under 6.1). 6.12 and 6.14: kswapd's root reclaim leaves
+    // shrink_node() through lru_gen_shrink_node() before the test: never
+    // set; with only dirty pages taken the flusher writes them.
+    for v in [V1, V12, V2] {
+        for clean in [&[][..], &[4u32, 5][..]] {
+            let (mut s, _) = oldest_gen_of(v, clean, &[1, 2, 3]);
+            for pass in 0..2 {
+                let mut sc = ScanControl::new(Reclaimer::Kswapd, 32, 0);
+                sc.priority = 0;
+                sc.may_swap = false;
+                s.shrink_node(&mut sc);
+                let freed = if pass == 0 { clean.len() as u64 } else { 0 };
+                assert_eq!(sc.nr_reclaimed, freed, "{v:?} {clean:?} {pass}");
+                assert_eq!(s.node.dirty, v == V1, "{v:?} {clean:?} {pass}");
+                assert_eq!(s.vm.nr_vmscan_write, 0, "{v:?} {clean:?} {pass}");
+            }
+            let written = v != V1 && (clean.is_empty() || v == V12);
+            let want = if written { (0, 3) } else { (3, 0) };
+            assert_eq!((s.nr_dirty, s.nr_writeback), want, "{v:?} {clean:?}");
+            s.check_invariants().unwrap();
+        }
+    }
+}
+
+/// A v1 group of 64 pages (no swap) on a 32768-page machine of version
+/// `v`, its file system on `fs`; its task holds 8 anonymous pages (an OOM
+/// victim, as dd's few pages of RSS) and writes pages 0..63 of a file, all
+/// dirty. Returns it with the file.
+fn group_full_of_dirty(v: MglruVersion, fs: DeviceKind) -> (Sim, u32) {
+    let mut c = cfg(v, 1 << 15, None);
+    c.memcg_max = Some(Size::from_pages(72));
+    c.cgroup_version = crate::config::CgroupVersion::V1;
+    c.fs.device = fs;
+    let mut s = Sim::new(c).unwrap();
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 8).unwrap();
+    for index in 0..8 {
+        s.step(&Event::Access {
+            vma,
+            index,
+            write: true,
+        });
+    }
+    let file = s.add_file("f", 1024).unwrap();
+    s.open(file, t).unwrap();
+    for index in 0..64 {
+        s.step(&Event::FileWrite {
+            file,
+            index,
+            pages: 1,
+        });
+    }
+    assert_eq!((s.nr_dirty, s.vm.oom_kill), (64, 0), "{v:?}");
+    (s, file)
+}
+
+#[test]
+fn v6_1_group_full_of_dirty_page_cache_goes_to_the_oom_killer() {
+    // The next write's charge: limit reclaim sorts the 64 dirty folios to
+    // min_seq + 1 and frees nothing; 6.1 neither wakes the flusher nor
+    // throttles, so after MAX_RECLAIM_RETRIES fruitless retries
+    // mem_cgroup_out_of_memory() kills the task, all 64 pages still dirty
+    // (the report behind 1bc542c6a0d1: "file_dirty 303247360,
+    // file_writeback 0"); the victim's 8 pages uncharged, the write's page
+    // is charged: 65 dirty, nothing written or reclaimed. 6.12 and 6.14 wake the flusher from the first
+    // fruitless reclaim; the SSD's writes end within the retries and the
+    // charge succeeds.
+    for (v, killed) in [(V1, true), (V12, false), (V2, false)] {
+        let (mut s, file) = group_full_of_dirty(v, DeviceKind::Ssd);
+        s.step(&Event::FileWrite {
+            file,
+            index: 64,
+            pages: 1,
+        });
+        assert_eq!(s.vm.oom_kill, killed as u64, "{v:?}");
+        if killed {
+            assert_eq!(
+                (s.nr_dirty, s.nr_writeback, s.vm.pgsteal_file),
+                (65, 0, 0),
+                "{v:?}"
+            );
+        } else {
+            assert!(s.vm.pgsteal_file > 0, "{v:?}");
+        }
+        s.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn mglru_limit_reclaim_does_not_wait_for_writeback() {
+    // The 64 dirty pages under writeback to a disk (the flusher woken
+    // before the write). Limit reclaim sorts folios under writeback to
+    // min_seq + 1 and frees nothing; no MGLRU version's memcg reclaim
+    // throttles (its `sc->nr` has no dirty/congested/immediate count for
+    // shrink_node()), so the retries follow at once and the OOM killer
+    // runs while the writes are still milliseconds from done, every page
+    // still under writeback. (The model before slept until the next write
+    // ended on every retry, as for the classic LRU, and the charge
+    // succeeded without a kill.)
+    for v in [V1, V12, V2] {
+        let (mut s, file) = group_full_of_dirty(v, DeviceKind::Hdd);
+        s.wakeup_flusher(s.clock);
+        assert_eq!((s.nr_dirty, s.nr_writeback), (0, 64), "{v:?}");
+        s.step(&Event::FileWrite {
+            file,
+            index: 64,
+            pages: 1,
+        });
+        assert_eq!(s.vm.oom_kill, 1, "{v:?}");
+        assert_eq!((s.nr_writeback, s.vm.pgsteal_file), (64, 0), "{v:?}");
         s.check_invariants().unwrap();
     }
 }
