@@ -73,6 +73,7 @@ mod filemap_write;
 mod fork;
 mod huge_memory;
 mod huge_memory_rfc;
+mod id_order;
 mod khugepaged;
 mod kmem;
 mod madvise;

@@ -308,6 +308,8 @@ pub(crate) fn run(
             let ran0 = sim.task_ran_ns();
             let evs = &lane.buf[lane.pos..lane.pos + take];
             let k = sim.run_task(evs, slice_left, until);
+            // A no-op unless `MMSIM_PERMUTE_FOLIO_IDS` (`crate::run`).
+            sim.shuffle_free_folio_ids();
             if let Some(f) = opts.on_batch.as_mut() {
                 f(&evs[..k]);
             }

@@ -634,6 +634,20 @@ pub(crate) fn run_scenario_chunked(
         what: "machine".into(),
         source,
     })?;
+    // `MMSIM_PERMUTE_FOLIO_IDS` set (any value; its bytes seed the order):
+    // folio ids are handed out in a permuted order and reused at random
+    // (`Sim::permute_folio_ids`), a test that no result depends on them
+    // (the CLI test `id_order.rs` compares such runs with plain ones).
+    let permute_ids = std::env::var_os("MMSIM_PERMUTE_FOLIO_IDS").is_some_and(|v| {
+        let seed = v
+            .as_encoded_bytes()
+            .iter()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        sim.permute_folio_ids(seed);
+        true
+    });
     crate::cgroups::setup(&mut sim, s)?;
     for (i, w) in s.lru_gen_writes.iter().enumerate() {
         sim.schedule_lru_gen_write(w.at, w.path(), &w.write)
@@ -701,6 +715,9 @@ pub(crate) fn run_scenario_chunked(
             _ => sim.run(out),
         }
         done += out.len() as u64;
+        if permute_ids {
+            sim.shuffle_free_folio_ids();
+        }
         if exits {
             exit_finished(&mut sim, s, &stream, &mut exited)?;
         }

@@ -239,6 +239,9 @@ pub(crate) struct FolioArena {
     slots: Vec<Folio>,
     links: Vec<Links>,
     free: Vec<FolioId>,
+    /// The test mode's generator state ([`FolioArena::permute_ids`]);
+    /// `None`: off (ids handed out in order, reused LIFO).
+    id_rng: Option<u64>,
 }
 
 impl FolioArena {
@@ -248,7 +251,53 @@ impl FolioArena {
             slots: Vec::with_capacity(capacity),
             links: Vec::with_capacity(capacity),
             free: Vec::new(),
+            id_rng: None,
         }
+    }
+
+    /// Test mode (issue #18, Stage B blocker 5: results must not depend on
+    /// which id a folio gets): makes the ids below `ids` that no folio
+    /// holds free slots and puts them on the free list in an order drawn
+    /// from `seed`, so that new folios take them in that order instead of
+    /// 0, 1, 2, …. Changes only the free list's contents: `alloc` and
+    /// `free` run the same code (nothing is added to the hot path). Ids
+    /// past `ids` are still handed out in order if the run needs them.
+    pub(crate) fn permute_ids(&mut self, ids: usize, seed: u64) {
+        self.id_rng = Some(seed);
+        let start = self.slots.len();
+        if ids > start {
+            self.slots.reserve_exact(ids - start);
+            self.links.reserve_exact(ids - start);
+            for id in start..ids {
+                self.slots.push(Folio::FREE);
+                self.links.push([NIL, NIL]);
+                self.free.push(id as FolioId);
+            }
+        }
+        self.shuffle_free(usize::MAX);
+    }
+
+    /// Test mode ([`FolioArena::permute_ids`]): the next `k` ids the free
+    /// list hands out are drawn at random from all of it (a partial
+    /// Fisher–Yates shuffle of its top), so which id a new folio reuses is
+    /// no longer the last one freed. No-op when the mode is off.
+    pub(crate) fn shuffle_free(&mut self, k: usize) {
+        let Some(mut rng) = self.id_rng else {
+            return;
+        };
+        let n = self.free.len();
+        for i in 0..k.min(n) {
+            let top = n - 1 - i;
+            // SplitMix64 (Steele, Lea, Flood 2014).
+            rng = rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = rng;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            let j = (z % (top as u64 + 1)) as usize;
+            self.free.swap(top, j);
+        }
+        self.id_rng = Some(rng);
     }
 
     /// Allocates a folio slot, initialised for `space`/`index` with `flags`.
@@ -448,5 +497,52 @@ mod tests {
         assert_eq!(a[x].index, 6);
         assert_eq!(a.live(), 2);
         assert!(a.is_live(y));
+    }
+
+    /// The test mode hands out every free id exactly once, not in order,
+    /// the same order for the same seed, and keeps the live folios' ids.
+    #[test]
+    fn permuted_ids_are_a_permutation_of_the_free_ids() {
+        let take = |seed| {
+            let mut a = FolioArena::default();
+            let z = a.alloc(7, 0, 0, 0);
+            a.permute_ids(100, seed);
+            assert_eq!(a.live(), 1);
+            assert!(a.is_live(z));
+            let ids: Vec<FolioId> = (0..99).map(|i| a.alloc(1, i, 0, 0)).collect();
+            assert_eq!(a.alloc(1, 99, 0, 0), 100, "past `ids`: in order");
+            ids
+        };
+        let ids = take(42);
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (1..100).collect::<Vec<_>>());
+        assert_ne!(ids, sorted);
+        assert_eq!(take(42), ids);
+        assert_ne!(take(43), ids);
+    }
+
+    /// With the mode on, `shuffle_free` changes which freed id is reused
+    /// next; with it off it does nothing (LIFO).
+    #[test]
+    fn shuffle_free_draws_the_next_ids_from_the_whole_free_list() {
+        let mut off = FolioArena::default();
+        let ids: Vec<FolioId> = (0..50).map(|i| off.alloc(1, i, 0, 0)).collect();
+        for &f in &ids {
+            off.free(f);
+        }
+        off.shuffle_free(8);
+        let lifo: Vec<FolioId> = (0..8).map(|i| off.alloc(1, i, 0, 0)).collect();
+        assert_eq!(lifo, (42..50).rev().collect::<Vec<_>>());
+        let mut on = FolioArena::default();
+        on.permute_ids(50, 7);
+        let ids: Vec<FolioId> = (0..50).map(|i| on.alloc(1, i, 0, 0)).collect();
+        for &f in &ids {
+            on.free(f);
+        }
+        on.shuffle_free(8);
+        let drawn: Vec<FolioId> = (0..8).map(|i| on.alloc(1, i, 0, 0)).collect();
+        assert_ne!(drawn, ids[42..].iter().rev().copied().collect::<Vec<_>>());
+        assert_eq!(on.live(), 8);
     }
 }
