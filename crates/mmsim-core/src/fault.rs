@@ -25,10 +25,7 @@
 //! * The first write to a clean present PTE is a write-protect fault
 //!   (`do_wp_page()`): an anonymous folio in the swap cache loses its slot
 //!   (`wp_can_reuse_anon_folio` → `folio_free_swap`), a file folio is dirtied.
-//! * A file-descriptor read is `filemap_read()` without readahead (as after
-//!   FADV_RANDOM): a miss allocates, runs `workingset_refault()` on the
-//!   shadow and reads the page; then the folio is marked accessed unless the
-//!   previous read on the file was the same folio (`pos_same_folio`, v5.16+).
+//! * A file-descriptor read is `filemap_read()` (`crate::filemap_read`).
 //! * A buffered write is `generic_perform_write()`: the folio is found or
 //!   created (no refault detection for `__GFP_WRITE` allocations,
 //!   `filemap_add_folio`) and dirtied; `FGP_WRITEBEGIN` has no FGP_ACCESSED in
@@ -48,7 +45,7 @@ use crate::mem::folio::{flags, FolioId, LruList, NIL};
 use crate::mem::pagetable::{
     pte_present, VmaId, VmaKind, PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG,
 };
-use crate::readahead::{FileRaState, RaOwner};
+use crate::readahead::RaOwner;
 use crate::sim::{Policy, Sim};
 use crate::stats::item::*;
 
@@ -99,16 +96,6 @@ pub(crate) fn swapin_nr_pages(
     pages = pages.min(max_pages);
     // Don't shrink readahead too fast.
     pages.max(prev_win / 2)
-}
-
-/// `pos_same_folio()` (mm/filemap.c, v6.x) of a read starting in folio
-/// `fo` after a read that ended before page `prev_index`: whether that
-/// read's last page lies in `fo` (for an order-0 folio, whether it is
-/// `fo`'s page).
-#[inline]
-fn pos_same_folio(prev_index: u32, fo: &crate::mem::folio::Folio) -> bool {
-    prev_index != FileRaState::NO_PREV
-        && prev_index.wrapping_sub(1).wrapping_sub(fo.index) < (1u32 << fo.order)
 }
 
 impl Sim {
@@ -703,201 +690,6 @@ impl Sim {
         }
         let ra = &mut self.vmas[vma as usize].file_ra;
         ra.mmap_miss = ra.mmap_miss.saturating_sub(mapped_hits);
-    }
-
-    /// A buffered read of `pages` pages from page `index` (`filemap_read()`
-    /// of v6.6).
-    ///
-    /// Batches of consecutive cached pages are looked up
-    /// (`filemap_get_read_batch`: at most [`FOLIO_BATCH`] folios, ending
-    /// after a `PG_readahead` one); an empty batch starts synchronous
-    /// readahead and waits for it, and if that brought nothing the page is
-    /// read alone (`filemap_create_folio`). A batch ending in a marked folio
-    /// starts asynchronous readahead. Every page read is marked accessed,
-    /// except that a read starting in the page where the previous read ended
-    /// does not mark that page again (`pos_same_folio`).
-    #[inline(always)]
-    pub(crate) fn filemap_read(&mut self, file: FileId, index: u32, pages: u16) {
-        if pages <= 1 && self.filemap_read_hit(file, index) {
-            return;
-        }
-        self.filemap_read_slow(file, index, pages);
-    }
-
-    /// The common case of [`Sim::filemap_read`] on its own: one page, cached,
-    /// uptodate and not a readahead marker. Returns false (having changed
-    /// nothing) for anything else.
-    #[inline(always)]
-    fn filemap_read_hit(&mut self, file: FileId, index: u32) -> bool {
-        let Some(fo) = self.files.get_mut(file as usize) else {
-            return false;
-        };
-        let Some(f) = fo.slots.get(index as usize).and_then(|&s| slot_folio(s)) else {
-            return false;
-        };
-        let ra = &mut fo.ra;
-        let in_flight =
-            index >= ra.inflight_start && index < ra.inflight_end && self.clock < ra.inflight_done;
-        if in_flight || self.folios[f].test(flags::READAHEAD) {
-            return false;
-        }
-        // `pos_same_folio`: for an order-0 folio, its own page.
-        let same = ra.prev_index != FileRaState::NO_PREV
-            && (index + 1 == ra.prev_index
-                || (self.folios[f].order > 0 && pos_same_folio(ra.prev_index, &self.folios[f])));
-        ra.prev_index = index + 1;
-        self.acc.accesses += 1;
-        self.acc.hits += 1;
-        self.advance(self.cost.fd_access_ns);
-        if self.policy == Policy::Lru || !same {
-            self.folio_mark_accessed(f);
-        }
-        true
-    }
-
-    #[inline(never)]
-    fn filemap_read_slow(&mut self, file: FileId, index: u32, pages: u16) {
-        self.set_fd_memcg(file);
-        let Some(fo) = self.files.get(file as usize) else {
-            self.acc.out_of_range += pages.max(1) as u64;
-            return;
-        };
-        let want = pages.max(1) as u32;
-        let end = index.saturating_add(want).min(fo.pages.max(index));
-        self.acc.out_of_range += (want - (end - index)) as u64;
-        let mut last_pos = fo.ra.prev_index;
-        let mut pos = index;
-        while pos < end {
-            let mut n = self.read_batch(file, pos, end);
-            let mut missed = 0;
-            if n == 0 {
-                missed = 1;
-                self.acc.misses += 1;
-                let mut done = self.page_cache_sync_ra(RaOwner::Fd(file), file, pos, end - pos);
-                n = self.read_batch(file, pos, end);
-                if n == 0 {
-                    let slot = self.files[file as usize].slot(pos);
-                    if self.page_cache_miss(file, pos, slot, false).is_none() {
-                        // No folio could be had (the group's limit, an OOM
-                        // kill): the access happened and missed.
-                        self.acc.accesses += 1;
-                        break;
-                    }
-                    done = 0;
-                    n = 1;
-                }
-                self.wait_readahead(done);
-            }
-            let lastp = pos + n - 1;
-            let pending = self.inflight_until(RaOwner::Fd(file), lastp);
-            let lastf = slot_folio(self.files[file as usize].slot(lastp)).unwrap_or(NIL);
-            if lastf != NIL && self.folios[lastf].test(flags::READAHEAD) {
-                // filemap_readahead(): from the marked folio's first page.
-                let fi = self.folios[lastf].index;
-                self.page_cache_async_ra(RaOwner::Fd(file), file, lastf, fi, end - fi);
-            }
-            if self.clock < pending {
-                self.io_wait(pending, false);
-            }
-            if !self.cfg.fs.large_folios {
-                for i in 0..n {
-                    let page = pos + i;
-                    let same = i == 0 && last_pos != FileRaState::NO_PREV && page + 1 == last_pos;
-                    let Some(f) = slot_folio(self.files[file as usize].slot(page)) else {
-                        continue;
-                    };
-                    self.advance(self.cost.fd_access_ns);
-                    if self.policy == Policy::Lru || !same {
-                        self.folio_mark_accessed(f);
-                    }
-                }
-                self.acc.accesses += n as u64;
-                self.acc.hits += (n - missed) as u64;
-                pos += n;
-                last_pos = pos;
-                continue;
-            }
-            let mut prev = NIL;
-            for i in 0..n {
-                let page = pos + i;
-                let Some(f) = slot_folio(self.files[file as usize].slot(page)) else {
-                    continue;
-                };
-                self.advance(self.cost.fd_access_ns);
-                // Once per folio: the pages of a large folio after its first
-                // read here are the same folio.
-                if f == prev {
-                    continue;
-                }
-                prev = f;
-                let same = i == 0 && pos_same_folio(last_pos, &self.folios[f]);
-                if self.policy == Policy::Lru || !same {
-                    self.folio_mark_accessed(f);
-                }
-            }
-            self.acc.accesses += n as u64;
-            self.acc.hits += (n - missed) as u64;
-            pos += n;
-            last_pos = pos;
-        }
-        self.files[file as usize].ra.prev_index = last_pos;
-    }
-
-    /// `filemap_get_read_batch()`: how many consecutive pages from `pos`
-    /// (before `end`) are cached, in at most [`FOLIO_BATCH`] folios,
-    /// stopping after a folio marked `PG_readahead` or still being read
-    /// (all of its pages before `end`).
-    fn read_batch(&self, file: FileId, pos: u32, end: u32) -> u32 {
-        let fo = &self.files[file as usize];
-        if !self.cfg.fs.large_folios {
-            // Order-0 page cache: one folio per page. The in-flight window
-            // is read once: empty once its read has completed.
-            let inflight = if self.clock < fo.ra.inflight_done {
-                fo.ra.inflight_start..fo.ra.inflight_end
-            } else {
-                0..0
-            };
-            let limit = (end - pos).min(FOLIO_BATCH);
-            let mut n = 0;
-            while n < limit {
-                let Some(&slot) = fo.slots.get((pos + n) as usize) else {
-                    break;
-                };
-                let Some(f) = slot_folio(slot) else { break };
-                n += 1;
-                if self.folios[f].test(flags::READAHEAD) || inflight.contains(&(pos + n - 1)) {
-                    break;
-                }
-            }
-            return n;
-        }
-        let ra = fo.ra;
-        let limit = end - pos;
-        let (mut n, mut nr_folios, mut prev) = (0, 0, NIL);
-        while n < limit {
-            let Some(&slot) = fo.slots.get((pos + n) as usize) else {
-                break;
-            };
-            let Some(f) = slot_folio(slot) else { break };
-            if f != prev {
-                // A new folio: the batch holds at most FOLIO_BATCH.
-                if nr_folios == FOLIO_BATCH {
-                    break;
-                }
-                nr_folios += 1;
-                prev = f;
-            }
-            n += 1;
-            let in_flight = (ra.inflight_start..ra.inflight_end).contains(&(pos + n - 1))
-                && self.clock < ra.inflight_done;
-            if in_flight || self.folios[f].test(flags::READAHEAD) {
-                // The batch ends with this folio, all of it.
-                let fo_end = self.folios[f].index + (1u32 << self.folios[f].order);
-                n = (fo_end - pos).min(limit);
-                break;
-            }
-        }
-        n
     }
 
     /// A buffered write of `pages` whole pages (`generic_perform_write()`,

@@ -68,6 +68,7 @@ pub mod explain;
 mod fault;
 mod fault_swapcache;
 mod filemap_pmd;
+mod filemap_read;
 mod filemap_sync;
 mod filemap_write;
 mod fork;
