@@ -867,7 +867,14 @@ fn memcg_stats_reader_and_cpus_are_ratelimited_settings() {
         &["run", case, "--set", "policy.memcg_stats_read_ms=200"],
         &[
             "machine.policy.memcg_stats_read_ms",
-            "200 is set, but memcg_stats_flush = \"sync\" has no memory.stat reader",
+            "200 is set, but mmsim's memcg_stats_flush = \"sync\" models no memory.stat reader",
+        ],
+    );
+    bad_input(
+        &["run", case, "--set", "policy.memcg_stats_cpus=2"],
+        &[
+            "machine.policy.memcg_stats_cpus",
+            "2 is set, but mmsim's memcg_stats_flush = \"sync\" models no update threshold",
         ],
     );
     bad_input(

@@ -93,9 +93,13 @@
 //! threshold (rule test
 //! `a_reader_slower_than_the_periodic_flusher_still_flushes_between_its_ticks`).
 //!
-//! The reader and `memcg_stats_cpus` model the 6.12+ flush only: under `sync`
-//! and `reclaim` nothing reads them, and setting them is a configuration error
-//! naming the field and the mode ([`validate_policy`]).
+//! The reader and `memcg_stats_cpus` are modelled for the 6.12+ flush only:
+//! the `sync` and `reclaim` models read neither, and setting them there is a
+//! configuration error naming the field and the mode ([`validate_policy`]).
+//! Departure: 5.15–6.11 kernels have both too (6.1 `memory_stat_format()`
+//! starts with `mem_cgroup_flush_stats()`, which flushes only past a global
+//! threshold of `num_online_cpus()` batches; per group from 6.8), which the
+//! `reclaim` model leaves out.
 //!
 //! **What the results say** ([`MemcgFlushReport`], `mmsim_memcg_flush` in the
 //! results, under `ratelimited` and `reclaim`): the flushes each caller did and
@@ -306,8 +310,8 @@ pub(crate) fn validate_policy(p: &PolicyConfig) -> Result<(), ConfigError> {
     ] {
         if v != 0 {
             let msg = format!(
-                "{v} is set, but memcg_stats_flush = \"{}\" has no {what} (6.12+'s flush: \
-                 set memcg_stats_flush = \"ratelimited\", or leave it out)",
+                "{v} is set, but mmsim's memcg_stats_flush = \"{}\" models no {what} (only \
+                 the 6.12+ flush does: set memcg_stats_flush = \"ratelimited\", or leave it out)",
                 p.memcg_stats_flush.name()
             );
             return Err(ConfigError::new(format!("machine.policy.{name}"), msg));

@@ -22,14 +22,20 @@ pub fn stats_read_period(r: &CaseResult) -> f64 {
     }
 }
 
-/// The update threshold's CPUs for the replay (`machine.policy.memcg_stats_cpus`): the
-/// suite's `kernel_cpus`, else what the runs say (`online_cpus`), else 0 (the
-/// scenario's `cpus`: nothing recorded says otherwise, as for the guest runs, whose
-/// qemu has one vCPU unless a DAMON case asks for more). The replay's `cpus` (its
-/// clock, its lock contention) stays the scenario's.
+/// The update threshold's CPUs for the replay (`machine.policy.memcg_stats_cpus`):
+/// what the runs say (`online_cpus`), else the suite's `kernel_cpus` (for runs
+/// recorded before capture recorded it), else 0 (the scenario's `cpus`: nothing
+/// recorded says otherwise, as for the guest runs, whose qemu has one vCPU unless a
+/// DAMON case asks for more). The replay's `cpus` (its clock, its lock contention)
+/// stays the scenario's.
 pub fn kernel_cpus(r: &CaseResult) -> u32 {
-    match r.case.kernel_cpus {
-        0 => counters::online_cpus_of(&r.kernel.runs),
+    threshold_cpus(counters::online_cpus_of(&r.kernel.runs), r.case.kernel_cpus)
+}
+
+/// [`kernel_cpus`] from the runs' recorded count (0: none) and the suite's.
+fn threshold_cpus(recorded: u32, suite: u32) -> u32 {
+    match recorded {
+        0 => suite,
         n => n,
     }
 }
@@ -42,4 +48,17 @@ pub fn kernel_cpus(r: &CaseResult) -> u32 {
 pub fn replay_flush_ms(period_ms: f64, runtime_s: f64, kernel_wall_s: f64) -> u64 {
     let ms = if period_ms > 0.0 { period_ms } else { 2000.0 };
     ((ms * runtime_s / kernel_wall_s).round() as u64).clamp(1, 3_600_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::threshold_cpus;
+
+    /// A run that recorded its CPUs wins over the suite's fallback.
+    #[test]
+    fn the_recorded_cpu_count_comes_before_the_suites() {
+        assert_eq!(threshold_cpus(4, 2), 4);
+        assert_eq!(threshold_cpus(0, 2), 2);
+        assert_eq!(threshold_cpus(0, 0), 0);
+    }
 }

@@ -120,10 +120,11 @@ fn a_mapped_large_folio_leaves_the_swap_cache_when_swap_is_over_half_full() {
 }
 
 #[test]
-fn a_full_swap_keeps_a_folio_whose_other_slots_swap_ptes_hold() {
-    // 6.12, nothing mapped, swap over half full: zapping page 0 leaves 15
-    // swap PTEs holding slots (`swap_is_has_cache` fails), so the folio
-    // stays; the last zap frees it with every slot.
+fn an_unmapped_folio_stays_while_swap_ptes_hold_its_other_slots() {
+    // 6.12, nothing mapped (TTRS_UNMAPPED holds, whether swap is full or
+    // not): zapping page 0 leaves 15 swap PTEs holding slots
+    // (`swap_is_has_cache` fails), so the folio stays; the last zap frees
+    // it with every slot.
     let (mut s, _, vma, f) = cached_64k(ThpKernel::V6_12, 24);
     discard(&mut s, vma, 0, 1);
     assert!(s.folios[f].test(flags::SWAPCACHE));
