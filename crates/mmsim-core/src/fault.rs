@@ -692,20 +692,31 @@ impl Sim {
         ra.mmap_miss = ra.mmap_miss.saturating_sub(mapped_hits);
     }
 
+    /// The end of a `read()`/`write()` of `pages` pages (at least one) from
+    /// page `index` of `file`, in the calling task's group: pages past the
+    /// file's end, or all of them for an unknown file (None), count out of
+    /// range.
+    pub(crate) fn fd_range(&mut self, file: FileId, index: u32, pages: u16) -> Option<u32> {
+        self.set_fd_memcg(file);
+        let want = pages.max(1) as u32;
+        let Some(fo) = self.files.get(file as usize) else {
+            self.acc.out_of_range += u64::from(want);
+            return None;
+        };
+        let end = index.saturating_add(want).min(fo.pages.max(index));
+        self.acc.out_of_range += u64::from(want - (end - index));
+        Some(end)
+    }
+
     /// A buffered write of `pages` whole pages (`generic_perform_write()`,
     /// mm/filemap.c, v6.x):
     /// each page is found or created without a read and dirtied. With
     /// `machine.fs.large_folios`, v6.18's large folios
     /// ([`Sim::generic_perform_write_large`], `crate::filemap_write`).
     pub(crate) fn generic_perform_write(&mut self, file: FileId, index: u32, pages: u16) {
-        self.set_fd_memcg(file);
-        let Some(fo) = self.files.get(file as usize) else {
-            self.acc.out_of_range += pages.max(1) as u64;
+        let Some(end) = self.fd_range(file, index, pages) else {
             return;
         };
-        let want = pages.max(1) as u32;
-        let end = index.saturating_add(want).min(fo.pages.max(index));
-        self.acc.out_of_range += (want - (end - index)) as u64;
         if self.cfg.fs.large_folios {
             return self.generic_perform_write_large(file, index, end);
         }

@@ -82,15 +82,10 @@ impl Sim {
 
     #[inline(never)]
     fn filemap_read_slow(&mut self, file: FileId, index: u32, pages: u16) {
-        self.set_fd_memcg(file);
-        let Some(fo) = self.files.get(file as usize) else {
-            self.acc.out_of_range += pages.max(1) as u64;
+        let Some(end) = self.fd_range(file, index, pages) else {
             return;
         };
-        let want = pages.max(1) as u32;
-        let end = index.saturating_add(want).min(fo.pages.max(index));
-        self.acc.out_of_range += (want - (end - index)) as u64;
-        let mut last_pos = fo.ra.prev_index;
+        let mut last_pos = self.files[file as usize].ra.prev_index;
         let mut pos = index;
         while pos < end {
             let mut n = self.read_batch(file, pos, end);

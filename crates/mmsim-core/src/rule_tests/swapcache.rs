@@ -9,6 +9,23 @@ use super::*;
 use crate::huge_memory::{ThpConfig, ThpKernel, ThpSizeConfig, ThpSizeEnabled};
 use crate::mem::pagetable::{PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG};
 
+/// Faults a folio of `order` at page 0 of `vma`, takes it off its list,
+/// adds it to the swap cache and unmaps it as `shrink_folio_list` does
+/// (`add_to_swap` → `try_to_unmap`), then puts it back at the head of its
+/// list: its PTEs hold swap entries and the folio waits in the swap cache.
+pub(super) fn swap_out_keeping_cache(s: &mut Sim, vma: u32, order: u8) -> FolioId {
+    let f = fault_anon(s, vma, 0);
+    assert_eq!(s.folios[f].order, order);
+    let lru = LruList::from_index(s.folios[f].lru);
+    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
+    let mut tails = Vec::new();
+    assert!(s.add_to_swap_large(f, &mut tails));
+    let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
+    assert!(s.try_to_unmap(f, &mut sc));
+    s.memcgs[0].lruvec.lists[lru as usize].push_head(&mut s.folios, f, lru as u8);
+    f
+}
+
 /// A folio of `order` (4: 64K, 9: 2M) faulted at page 0 of a 1024-page VMA
 /// on a 8192-page machine with a 2048-slot SSD swap under `kernel`, then
 /// added to the swap cache and unmapped as `shrink_folio_list` does
@@ -33,15 +50,7 @@ fn cached_folio(kernel: ThpKernel, order: u8) -> (Sim, u32, FolioId, u32) {
     });
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 1024).unwrap();
-    let f = fault_anon(&mut s, vma, 0);
-    assert_eq!(s.folios[f].order, order);
-    let lru = LruList::from_index(s.folios[f].lru);
-    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
-    let mut tails = Vec::new();
-    assert!(s.add_to_swap_large(f, &mut tails));
-    let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
-    assert!(s.try_to_unmap(f, &mut sc));
-    s.memcgs[0].lruvec.lists[lru as usize].push_head(&mut s.folios, f, lru as u8);
+    let f = swap_out_keeping_cache(&mut s, vma, order);
     let first = s.folios[f].swap - 1;
     for i in 0..1u32 << order {
         assert_eq!(s.vmas[vma as usize].pte(i), first + i + 1, "pte {i}");

@@ -6,6 +6,7 @@
 //! slots; else the zapped slot stays with the folio and goes when it leaves
 //! the cache. Order 0 and large, with and without fork.
 
+use super::swapcache::swap_out_keeping_cache;
 use super::thp::thp_machine_with;
 use super::*;
 use crate::huge_memory::{ThpConfig, ThpKernel, ThpSizeConfig, ThpSizeEnabled};
@@ -51,15 +52,7 @@ fn cached_64k(kernel: ThpKernel, swap_pages: u64) -> (Sim, u32, u32, FolioId) {
     });
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 64).unwrap();
-    let f = fault_anon(&mut s, vma, 0);
-    assert_eq!(s.folios[f].order, 4);
-    let lru = LruList::from_index(s.folios[f].lru);
-    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
-    let mut tails = Vec::new();
-    assert!(s.add_to_swap_large(f, &mut tails));
-    let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
-    assert!(s.try_to_unmap(f, &mut sc));
-    s.memcgs[0].lruvec.lists[lru as usize].push_head(&mut s.folios, f, lru as u8);
+    let f = swap_out_keeping_cache(&mut s, vma, 4);
     for i in 0..16 {
         assert_eq!(s.vmas[vma as usize].pte(i), i + 1, "pte {i}");
     }
@@ -154,15 +147,7 @@ fn forked_cached_64k(swap_pages: u64) -> (Sim, u32, u32, FolioId) {
     let mut s = super::thp::thp_machine(8192, Some(swap_pages), thp);
     let t = s.add_task("p");
     let vma = s.mmap_anon(t, 64).unwrap();
-    let f = fault_anon(&mut s, vma, 0);
-    assert_eq!(s.folios[f].order, 4);
-    let lru = LruList::from_index(s.folios[f].lru);
-    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
-    let mut tails = Vec::new();
-    assert!(s.add_to_swap_large(f, &mut tails));
-    let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
-    assert!(s.try_to_unmap(f, &mut sc));
-    s.memcgs[0].lruvec.lists[lru as usize].push_head(&mut s.folios, f, lru as u8);
+    let f = swap_out_keeping_cache(&mut s, vma, 4);
     let c = s.fork_task(t).unwrap();
     let cvma = s.task_vmas(c).unwrap()[0];
     for i in 0..16 {
