@@ -492,9 +492,9 @@ impl Sim {
         }
     }
 
-    /// kswapd goes to sleep balanced, or hopeless with `kswapd_nap`
-    /// (`kswapd_try_to_sleep`): it resets the skip hints and wakes kcompactd
-    /// for the order it was woken for.
+    /// kswapd goes to sleep above the high watermark (without `kswapd_nap`;
+    /// with it, `Sim::kswapd_try_to_sleep`): it resets the skip hints and
+    /// wakes kcompactd for the order it was woken for.
     pub(crate) fn kswapd_sleep_compact(&mut self) {
         self.reset_isolation_suitable();
         let order = std::mem::take(&mut self.compact.kswapd_order);

@@ -30,11 +30,14 @@ pub struct CompactionConfig {
     pub kswapd_high_order: bool,
     /// kswapd goes to sleep as v6.12 `kswapd_try_to_sleep` does: when
     /// `prepare_kswapd_sleep` holds (the node balanced, or kswapd hopeless
-    /// after `MAX_RECLAIM_RETRIES` fruitless runs) it resets the skip hints
-    /// and wakes kcompactd, then naps for HZ/10; a node no longer balanced
-    /// after the nap (nobody woke kswapd) counts
-    /// `kswapd_high_wmark_hit_quickly` and starts another `balance_pgdat`,
-    /// as does a run that ends unbalanced. Default false: kswapd sleeps at
+    /// after `MAX_RECLAIM_RETRIES` fruitless runs; only a balanced node
+    /// clears PGDAT_DIRTY) it resets the skip hints and wakes kcompactd,
+    /// then naps for HZ/10; a wakeup in the nap counts
+    /// `kswapd_low_wmark_hit_quickly`; a node no longer balanced after the
+    /// nap (nobody woke kswapd) counts `kswapd_high_wmark_hit_quickly` and
+    /// starts another `balance_pgdat`, as does a run that ends unbalanced;
+    /// each run is for the order `kswapd()` reads from `kswapd_order` (the
+    /// wakeups since the last read). Default false: kswapd sleeps at
     /// once until an allocation wakes it, and resets the hints only when the
     /// free pages are above the high watermark (the results before this
     /// option). Lives here because what it changes is mostly compaction's:

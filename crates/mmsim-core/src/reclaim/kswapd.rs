@@ -65,7 +65,20 @@ impl Sim {
         if self.pgdat_balanced(order) {
             return;
         }
-        self.compact.kswapd_reclaim_order = order;
+        let order = if self.compact.cfg.kswapd_nap {
+            // kswapd_try_to_sleep(), woken in its nap ("remaining"): it
+            // raises kswapd_order to the order it was to sleep at; then
+            // kswapd() reads kswapd_order for the run and clears it.
+            let c = &mut self.compact;
+            if self.kswapd.nap_until != 0 {
+                c.kswapd_order = c.kswapd_order.max(self.kswapd.nap_order);
+            }
+            c.kswapd_order = c.kswapd_order.max(order);
+            self.kswapd_read_order()
+        } else {
+            self.compact.kswapd_reclaim_order = order;
+            order
+        };
         let k = &mut self.kswapd;
         if k.slept_at > 0 && self.clock.saturating_sub(k.slept_at) < KSWAPD_NAP_NS {
             self.vm.count(KSWAPD_LOW_WMARK_HIT_QUICKLY, 1);
@@ -144,33 +157,105 @@ impl Sim {
         }
     }
 
+    /// `kswapd()` reading `pgdat->kswapd_order` for the next
+    /// `balance_pgdat` (with `compaction.kswapd_nap`; mm/vmscan.c v6.12):
+    /// the run's `alloc_order` is the highest order asked for since the
+    /// last read, and `kswapd_order` starts again from 0, so that wakeups
+    /// during the run are what the next run reads. The run reclaims for
+    /// that order with `compaction.kswapd_high_order`, else for order 0.
+    fn kswapd_read_order(&mut self) -> u32 {
+        let alloc = std::mem::take(&mut self.compact.kswapd_order);
+        self.kswapd.alloc_order = alloc;
+        let order = if self.compact.cfg.kswapd_high_order {
+            alloc
+        } else {
+            0
+        };
+        self.compact.kswapd_reclaim_order = order;
+        order
+    }
+
+    /// `prepare_kswapd_sleep(pgdat, order, …)` (mm/vmscan.c v6.12): a
+    /// hopeless node (`kswapd_failures >= MAX_RECLAIM_RETRIES`) may sleep
+    /// and returns before anything is cleared; a balanced one clears its
+    /// flags (`clear_pgdat_congested`: PGDAT_DIRTY here) and may sleep.
+    fn prepare_kswapd_sleep(&mut self, order: u32) -> bool {
+        if self.kswapd.failures >= crate::fault::MAX_RECLAIM_RETRIES {
+            return true;
+        }
+        if self.pgdat_balanced(order) {
+            self.node.dirty = false;
+            return true;
+        }
+        false
+    }
+
+    /// What `kswapd()` does after `balance_pgdat` returned, with
+    /// `compaction.kswapd_nap` (mm/vmscan.c v6.12): a run that ended below
+    /// its order (`reclaim_order < alloc_order`) tries to sleep at both;
+    /// else the loop's top reads `kswapd_order` (wakeups during the run)
+    /// for both. Then `kswapd_try_to_sleep`: if `prepare_kswapd_sleep`
+    /// holds, reset the skip hints, wake kcompactd for `alloc_order` and
+    /// nap for HZ/10 (ended by [`Sim::kswapd_nap_end`] or a wakeup); if not,
+    /// count `kswapd_high_wmark_hit_quickly` and start another run for
+    /// the order read from `kswapd_order`, no wakeup needed.
+    fn kswapd_try_to_sleep(&mut self) {
+        let reclaim = std::mem::take(&mut self.compact.kswapd_reclaim_order);
+        let (alloc, reclaim) = if reclaim < self.kswapd.alloc_order {
+            (self.kswapd.alloc_order, reclaim)
+        } else {
+            let k = self.compact.kswapd_order;
+            (
+                k,
+                if self.compact.cfg.kswapd_high_order {
+                    k
+                } else {
+                    0
+                },
+            )
+        };
+        if self.prepare_kswapd_sleep(reclaim) {
+            let k = &mut self.kswapd;
+            k.running = false;
+            k.slept_at = k.clock;
+            k.nap_until = k.clock + KSWAPD_NAP_NS;
+            k.nap_order = reclaim;
+            self.reset_isolation_suitable();
+            self.wakeup_kcompactd(alloc);
+            return;
+        }
+        self.vm.count(KSWAPD_HIGH_WMARK_HIT_QUICKLY, 1);
+        self.kswapd_rerun();
+    }
+
     /// The end of kswapd's HZ/10 nap (v6.12 `kswapd_try_to_sleep`, with
     /// `compaction.kswapd_nap`; nobody woke it, or [`Sim::wakeup_kswapd_at`]
     /// would have ended the nap): `prepare_kswapd_sleep` again at the order
-    /// the last run returned. Balanced (or hopeless): sleep until woken.
-    /// Not: count `kswapd_high_wmark_hit_quickly` and start another
-    /// `balance_pgdat` run at once, for `pgdat->kswapd_order` (the `kswapd()`
-    /// loop), no wakeup needed.
+    /// it napped at. Holds (balanced or hopeless): sleep until woken. Not:
+    /// count `kswapd_high_wmark_hit_quickly` and start another
+    /// `balance_pgdat` run at once for the order `kswapd()` reads from
+    /// `kswapd_order`, no wakeup needed.
     pub(crate) fn kswapd_nap_end(&mut self) {
-        let k = &mut self.kswapd;
-        let at = std::mem::take(&mut k.nap_until);
-        let hopeless = k.failures >= crate::fault::MAX_RECLAIM_RETRIES;
-        if hopeless || self.pgdat_balanced(self.kswapd.nap_order) {
+        let at = std::mem::take(&mut self.kswapd.nap_until);
+        if self.prepare_kswapd_sleep(self.kswapd.nap_order) {
             if self.tp.is_some() {
                 self.trace_event(at, TpTask::Kswapd, TpScope::default(), TpEvent::KswapdSleep);
             }
             return;
         }
         self.vm.count(KSWAPD_HIGH_WMARK_HIT_QUICKLY, 1);
-        let order = if self.compact.cfg.kswapd_high_order {
-            std::mem::take(&mut self.compact.kswapd_order)
-        } else {
-            0
-        };
-        self.compact.kswapd_reclaim_order = order;
         let k = &mut self.kswapd;
         k.running = true;
         k.clock = k.clock.max(at);
+        self.kswapd_rerun();
+    }
+
+    /// A `balance_pgdat` run that no wakeup started (`kswapd_try_to_sleep`
+    /// found the node unbalanced, or the nap ended so): for the order read
+    /// from `kswapd_order` ([`Sim::kswapd_read_order`]), on kswapd's clock.
+    fn kswapd_rerun(&mut self) {
+        let order = self.kswapd_read_order();
+        let k = &mut self.kswapd;
         k.run_start = k.clock;
         k.priority = DEF_PRIORITY;
         k.reclaimed = 0;
@@ -204,23 +289,17 @@ impl Sim {
         if self.kswapd.reclaimed == 0 {
             self.kswapd.failures += 1;
         }
-        let reclaim_order = self.compact.kswapd_reclaim_order;
-        let balanced = self.pgdat_balanced(reclaim_order);
-        let nap = self.compact.cfg.kswapd_nap;
+        if self.compact.cfg.kswapd_nap {
+            self.kswapd_try_to_sleep();
+            return;
+        }
+        let balanced = self.pgdat_balanced(self.compact.kswapd_reclaim_order);
         let k = &mut self.kswapd;
         if balanced || k.failures >= crate::fault::MAX_RECLAIM_RETRIES {
             k.running = false;
             k.slept_at = k.clock;
             self.node.dirty = false;
             self.compact.kswapd_reclaim_order = 0;
-            if nap {
-                // kswapd_try_to_sleep(): prepare_kswapd_sleep() held, so
-                // reset the hints, wake kcompactd and nap for HZ/10.
-                k.nap_until = k.clock + KSWAPD_NAP_NS;
-                k.nap_order = reclaim_order;
-                self.kswapd_sleep_compact();
-                return;
-            }
             if self.node.free > self.node.wmark_high {
                 self.kswapd_sleep_compact();
             }
@@ -229,10 +308,6 @@ impl Sim {
                 self.trace_event(t, TpTask::Kswapd, TpScope::default(), TpEvent::KswapdSleep);
             }
             return;
-        }
-        if nap {
-            // kswapd_try_to_sleep(): prepare_kswapd_sleep() failed, no nap.
-            self.vm.count(KSWAPD_HIGH_WMARK_HIT_QUICKLY, 1);
         }
         let k = &mut self.kswapd;
         k.run_start = k.clock;

@@ -49,8 +49,12 @@ pub(crate) struct Kswapd {
     /// napping; asleep for good or running).
     pub nap_until: u64,
     /// The order `prepare_kswapd_sleep` checks after the nap
-    /// (`balance_pgdat`'s returned `sc.order`).
+    /// (`kswapd_try_to_sleep`'s `reclaim_order`).
     pub nap_order: u32,
+    /// With `compaction.kswapd_nap`: `kswapd()`'s `alloc_order`, the order
+    /// read from `kswapd_order` for the current (or last) run; kcompactd is
+    /// woken for it when a run that ended below it naps.
+    pub alloc_order: u32,
     /// Where kswapd's CPU went.
     pub profile: crate::cost::ReclaimProfile,
 }

@@ -10,7 +10,7 @@ use crate::page_alloc::MigrateType;
 use crate::sim::Sim;
 
 /// 64K folios `always`, the top-level `defrag` as given.
-fn thp_64k(defrag: ThpDefrag) -> ThpConfig {
+pub(super) fn thp_64k(defrag: ThpDefrag) -> ThpConfig {
     ThpConfig {
         hugepages_64kb: ThpSizeConfig {
             enabled: ThpSizeEnabled::Always,
@@ -770,93 +770,4 @@ fn a_run_is_whole_zone_only_from_compact_init_migrate_pfn() {
         (None, CompactResult::Complete)
     );
     assert_eq!(s.vm.compact_migrate_scanned, 7680);
-}
-
-/// An 8192-page machine with swap, compaction and skip hints on and
-/// `kswapd_nap` as given, after kswapd's first run: anonymous order-0 pages
-/// faulted until kswapd woke, then 20 ms for it to reclaim to the high
-/// watermark and go to sleep. Returns the machine and its VMA.
-fn after_kswapd_run(nap: bool) -> (Sim, u32) {
-    let mut s = thp_machine_with(8192, Some(4096), thp_64k(ThpDefrag::Never), |c| {
-        c.compaction.enabled = true;
-        c.compaction.kcompactd = false;
-        c.compaction.proactiveness = 0;
-        c.compaction.skip_hints = true;
-        c.compaction.kswapd_nap = nap;
-    });
-    let t = s.add_task("anon");
-    let vma = s.mmap_anon(t, 8192).unwrap();
-    s.madvise_thp(vma, VmaThpAdvice::Nohugepage).unwrap();
-    let mut i = 0;
-    while s.vm.pageoutrun == 0 {
-        fault_anon(&mut s, vma, i);
-        i += 1;
-    }
-    s.step(&Event::Think { ns: 20_000_000 });
-    s.step(&Event::Think { ns: 1 });
-    assert!(!s.kswapd.running);
-    assert!(s.node.free > s.node.wmark_high);
-    // With the nap, one run ended at priority 0 short of the high
-    // watermark: kswapd_try_to_sleep found the node unbalanced, counted
-    // kswapd_high_wmark_hit_quickly and ran again.
-    assert_eq!(s.vm.kswapd_high_wmark_hit_quickly, u64::from(nap));
-    (s, vma)
-}
-
-#[test]
-fn kswapd_naps_then_runs_again_and_resets_the_hints_when_the_node_is_unbalanced() {
-    for nap in [false, true] {
-        let (mut s, _) = after_kswapd_run(nap);
-        // Memory the kernel takes (frames of no folio) brings the free
-        // pages between the low and the high watermark: no allocation
-        // reaches the low watermark, so nobody wakes kswapd. A direct
-        // compaction whose scanners met has asked for a reset.
-        let take = s.node.free - s.node.wmark_high + 10;
-        for _ in 0..take {
-            s.phys.zone.alloc_pages(0, MigrateType::Movable).unwrap();
-        }
-        s.node.free -= take;
-        assert!(s.node.free > s.node.wmark_low);
-        s.compact.blockskip_flush = true;
-        let runs = s.vm.pageoutrun;
-        s.step(&Event::Think { ns: 150_000_000 });
-        s.step(&Event::Think { ns: 1 });
-        if nap {
-            // kswapd_try_to_sleep (v6.12): after the HZ/10 nap the node is
-            // not balanced: kswapd_high_wmark_hit_quickly, another
-            // balance_pgdat run without a wakeup, and when it goes to sleep
-            // balanced the reset the compaction asked for.
-            assert_eq!(s.vm.kswapd_high_wmark_hit_quickly, 2);
-            assert_eq!(s.vm.pageoutrun, runs + 1);
-            assert!(s.node.free > s.node.wmark_high);
-            assert!(!s.compact.blockskip_flush);
-        } else {
-            // Before: kswapd sleeps until an allocation wakes it; the
-            // marks stay until then.
-            assert_eq!(s.vm.kswapd_high_wmark_hit_quickly, 0);
-            assert_eq!(s.vm.pageoutrun, runs);
-            assert!(s.compact.blockskip_flush);
-        }
-    }
-}
-
-#[test]
-fn kswapd_wakes_during_its_nap_and_after_it_sleeps_for_good() {
-    // A wakeup within the nap counts kswapd_low_wmark_hit_quickly (both
-    // ways); a balanced node after the nap: kswapd sleeps until woken, and
-    // a wakeup then counts neither.
-    for nap in [false, true] {
-        let (mut s, vma) = after_kswapd_run(nap);
-        let (runs, quick) = (s.vm.pageoutrun, s.vm.kswapd_low_wmark_hit_quickly);
-        s.step(&Event::Think { ns: 150_000_000 });
-        s.step(&Event::Think { ns: 1 });
-        assert_eq!(s.vm.pageoutrun, runs, "balanced after the nap: asleep");
-        assert_eq!(s.vm.kswapd_high_wmark_hit_quickly, u64::from(nap));
-        let mut i = 4096;
-        while s.vm.pageoutrun == runs {
-            fault_anon(&mut s, vma, i);
-            i += 1;
-        }
-        assert_eq!(s.vm.kswapd_low_wmark_hit_quickly, quick);
-    }
 }

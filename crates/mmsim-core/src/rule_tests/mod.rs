@@ -13,7 +13,7 @@
 //! `discard.rs` MADV_DONTNEED and the deferred split queue; `cow.rs` private
 //! file mappings (copy-on-write from the page cache), `remap.rs` munmap and mmap
 //! of a whole VMA (`Event::Remap`); `compaction.rs`
-//! memory compaction and kcompactd; `khugepaged.rs`
+//! memory compaction and kcompactd, `kswapd_nap.rs` kswapd's HZ/10 nap; `khugepaged.rs`
 //! MADV_COLLAPSE and khugepaged; and
 //! `zero_pages.rs` zero-filled anonymous pages at swap-out and swap-in;
 //! `shadow.rs` shadow entries on big machines and with many groups;
@@ -38,6 +38,7 @@ mod filewrite;
 mod fork;
 mod khugepaged;
 mod kmem;
+mod kswapd_nap;
 mod memcg;
 mod memcg_stats;
 mod memcg_swap;
