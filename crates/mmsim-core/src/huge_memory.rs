@@ -52,7 +52,8 @@
 //! Through reclaim (mm/vmscan.c `shrink_folio_list`, v6.8 and v6.12): a
 //! large anonymous folio not yet in the swap cache is, in v6.8, split at
 //! once unless PMD-mapped ("Split folios without a PMD map right away"),
-//! while v6.10+ keeps it whole; `add_to_swap` then needs
+//! while v6.10+ keeps it whole unless partially mapped (then split in every
+//! version, [`Sim::add_to_swap_large`]); `add_to_swap` then needs
 //! `folio_nr_pages` contiguous, aligned swap slots (the kernel's per-order
 //! cluster; here fresh space of the device, see
 //! `crate::mem::swap::SwapDevice::alloc_contig`). When that fails the folio
@@ -747,13 +748,29 @@ impl Sim {
     /// overview): may split `f` (tails onto `list`) and returns whether `f`
     /// now has slots. False means the order-0 `add_to_swap` of the (now
     /// split) head is still to be tried by the caller.
+    ///
+    /// A partially mapped folio (PG_partially_mapped, on its deferred split
+    /// queue) is split first under every `thp.kernel`, so that only its
+    /// mapped pages keep slots (mm/vmscan.c `shrink_folio_list`): v6.12
+    /// "Split partially mapped folios right away" tests
+    /// `folio_test_partially_mapped` (commit 8422acdc97ed); v6.10 and v6.11
+    /// split any folio on a deferred split list (commit 5ed890ce5147), the
+    /// same folios here, where only partially mapped ones are queued; v6.8
+    /// splits every folio without a PMD mapping (`!folio_entire_mapcount`),
+    /// every mTHP and a PMD-size folio whose PMD the partial unmap split.
+    /// The split unqueues it (`split`, not `swpout_fallback`, is counted);
+    /// its unmapped pages go through reclaim as order-0 folios nothing maps,
+    /// whose slots are freed when they leave the swap cache
+    /// ([`Sim::put_swap_folio`]).
     pub(crate) fn add_to_swap_large(&mut self, f: FolioId, list: &mut Vec<FolioId>) -> bool {
         let order = self.folios[f].order;
-        if (matches!(self.thp.kernel, ThpKernel::V6_8 | ThpKernel::RfcV2) && order != PMD_ORDER)
+        if self.folios[f].test(flags::PARTIALLY_MAPPED)
+            || (matches!(self.thp.kernel, ThpKernel::V6_8 | ThpKernel::RfcV2) && order != PMD_ORDER)
             || self.folio_anon_shared(f)
         {
             // A large folio shared by fork is split too (`crate::fork`).
-            // "Split folios without a PMD map right away."
+            // "Split folios without a PMD map right away" (v6.8), "Split
+            // partially mapped folios right away" (v6.10+).
             self.split_folio_to_list(f, list);
             return false;
         }

@@ -966,7 +966,7 @@ impl Sim {
     /// Checks the data-structure invariants; returns a description of the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
         self.check_swapcache_count()?;
-        self.check_swap_slots_held_forked()?;
+        self.check_swap_slots_held()?;
         self.check_dirty_ranges()?;
         let mut on_lists = 0u64;
         let mut own = vec![0u64; self.memcgs.len()];

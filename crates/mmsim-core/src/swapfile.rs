@@ -146,7 +146,7 @@ impl Sim {
     /// `f`'s slots while `f` is under writeback (v6.12: `__try_to_reclaim_swap`
     /// fails, `folio_swapcache_freeable` being false, and `swap_map` stays at
     /// `SWAP_HAS_CACHE`): its slots are marked, so that reclaim's removal of
-    /// `f` frees them ([`Sim::put_orphan_slots`]) instead of leaving shadows
+    /// `f` frees them ([`Sim::put_swap_folio`]) instead of leaving shadows
     /// no PTE will ever fault.
     #[cold]
     #[inline(never)]
@@ -161,34 +161,73 @@ impl Sim {
         }
     }
 
-    /// `__remove_mapping` → `put_swap_folio` of swap-cache folio `f` some
-    /// of whose slots are orphans: frees those (uncharging their swap),
-    /// leaves `shadow` (or no shadow) in the others, which swap PTEs still
-    /// hold (a large folio partly zapped, `crate::fault_swapcache`), and
-    /// returns true; false (nothing done) when no slot of `f` is an orphan.
-    #[inline]
-    pub(crate) fn put_orphan_slots(
-        &mut self,
-        f: crate::mem::folio::FolioId,
-        shadow: Option<u32>,
-    ) -> bool {
-        let swap = self.swap.as_ref().unwrap();
-        if swap.orphans.is_empty() {
-            return false;
-        }
-        let (first, n) = (self.folios[f].swap - 1, self.folios[f].nr_pages() as u32);
-        if !(first..first + n).any(|s| swap.is_orphan(s)) {
-            return false;
-        }
-        for s in first..first + n {
-            if self.swap.as_ref().unwrap().is_orphan(s) {
-                self.swap_free_of(f, s);
+    /// `__remove_mapping` → `__delete_from_swap_cache` and `put_swap_folio`
+    /// (mm/swap_state.c, mm/swapfile.c, v6.12) of reclaimed swap-cache folio
+    /// `f`: the swap cache drops its reference (`SWAP_HAS_CACHE`) to each
+    /// slot. A slot a swap PTE references keeps `shadow` (or no shadow); a
+    /// slot none references (its `swap_map` count is 0, so
+    /// `__swap_entry_free_locked` returns 0) is freed with its swap charge
+    /// (`swap_entry_range_free`, which drops the shadow too). Such slots:
+    /// the unmapped pages of a partially mapped folio split at swap-out
+    /// (`crate::huge_memory`), the pages of a swap-cache folio zapped while
+    /// mapped (a present PTE's zap drops no swap count), and orphans (their
+    /// last swap PTE zapped while the folio could not go). Without fork the
+    /// only swap PTE that can hold a slot is the folio's own page's PTE in
+    /// its VMA; with fork, fork's count of the slot or a swap PTE in the
+    /// folio's anon_vma tree ([`Sim::swap_slot_held`]). Inlined into
+    /// `remove_mapping` (one call per anonymous folio reclaimed): an
+    /// order-0 folio without fork reads the one PTE `try_to_unmap` just
+    /// wrote.
+    #[inline(always)]
+    pub(crate) fn put_swap_folio(&mut self, f: FolioId, shadow: Option<u32>) {
+        let fo = self.folios[f];
+        let v = shadow.unwrap_or(crate::mem::swap::SWAP_NO_SHADOW);
+        if fo.order == 0 && self.fork.is_none() {
+            let slot = fo.swap - 1;
+            if self.vmas[fo.space as usize].pte(fo.index) == fo.swap {
+                debug_assert!(!self.swap.as_ref().unwrap().is_orphan(slot));
+                self.swap.as_mut().unwrap().slots[slot as usize] = v;
             } else {
-                let v = shadow.unwrap_or(crate::mem::swap::SWAP_NO_SHADOW);
+                self.swap_free_of(f, slot);
+            }
+            return;
+        }
+        self.put_swap_folio_slots(f, v);
+    }
+
+    /// [`Sim::put_swap_folio`] of a large folio, or of any once a task
+    /// forked: slot by slot.
+    #[inline(never)]
+    fn put_swap_folio_slots(&mut self, f: FolioId, v: u32) {
+        let fo = self.folios[f];
+        let first = fo.swap - 1;
+        for page in 0..fo.nr_pages() as u32 {
+            let s = first + page;
+            if self.swap_slot_held(f, page) {
+                debug_assert!(!self.swap.as_ref().unwrap().is_orphan(s));
                 self.swap.as_mut().unwrap().slots[s as usize] = v;
+            } else {
+                self.swap_free_of(f, s);
             }
         }
-        true
+    }
+
+    /// Whether a swap PTE references the slot of page `page` of swap-cache
+    /// folio `f` (`swap_map` count above 0): the page's PTE in `f`'s VMA
+    /// holds its entry, or, once a task forked, fork counted the slot or a
+    /// PTE of another VMA of the anon_vma tree holds it.
+    pub(crate) fn swap_slot_held(&self, f: FolioId, page: u32) -> bool {
+        let fo = self.folios[f];
+        let (entry, index) = (fo.swap + page, fo.index + page);
+        if self.vmas[fo.space as usize].pte(index) == entry {
+            return true;
+        }
+        self.fork.is_some()
+            && (self.swap_slot_shared(entry - 1)
+                || self
+                    .anon_vma_desc(fo.space)
+                    .iter()
+                    .any(|&vma| self.vmas[vma as usize].pte(index) == entry))
     }
 }
 
@@ -235,7 +274,7 @@ impl Sim {
     /// zap's reference was the last). Otherwise the folio stays in the
     /// swap cache and `slot` keeps only the cache's reference: when no PTE
     /// maps its page either, it is marked an orphan, so that the folio's
-    /// removal frees it ([`Sim::put_orphan_slots`]) instead of leaving a
+    /// removal frees it ([`Sim::put_swap_folio`]) instead of leaving a
     /// shadow no PTE will fault; a page still mapped (a task fork shared it
     /// with) gets its slot back from `try_to_unmap`.
     pub(crate) fn try_to_reclaim_swap_zapped(&mut self, slot: u32, f: FolioId) {
@@ -278,16 +317,14 @@ impl Sim {
         self.fork.is_some() && self.anon_vma_desc(fo.space).iter().any(|&v| maps(v))
     }
 
-    /// Once a task forked: every used swap slot is held, by a folio in the
-    /// swap cache or, when its page was swapped out (a shadow), by at least
-    /// one swap PTE of a live VMA. A slot neither holds is leaked (no fault
-    /// can read it and no zap free it). For `Sim::check_invariants`;
-    /// O(slots + PTEs). Not checked without fork: two property tests
-    /// without fork still leak slots this way (`rule_tests::discard`'s
-    /// discards under reclaim with 64K folios, `rule_tests::khugepaged`'s
-    /// mixed events), paths not traced yet.
-    pub(crate) fn check_swap_slots_held_forked(&self) -> Result<(), String> {
-        let Some(swap) = self.swap.as_ref().filter(|_| self.fork.is_some()) else {
+    /// Every used swap slot is held, by a folio in the swap cache or, when
+    /// its page was swapped out (a shadow), by at least one swap PTE of a
+    /// live VMA (with or without fork). A slot neither holds is leaked (no
+    /// fault can read it and no zap free it; the kernel's `swap_map` count
+    /// would be 0 and the slot free). For `Sim::check_invariants`;
+    /// O(slots + PTEs).
+    pub(crate) fn check_swap_slots_held(&self) -> Result<(), String> {
+        let Some(swap) = self.swap.as_ref() else {
             return Ok(());
         };
         let mut held = vec![false; swap.slots.len()];

@@ -11,7 +11,6 @@
 use crate::config::{CostVariant, SoftLimitReclaim};
 use crate::mem::filemap::SLOT_FOLIO;
 use crate::mem::folio::{flags, FolioId, LruList};
-use crate::mem::swap::SWAP_NO_SHADOW;
 use crate::reclaim::{Reclaimer, ScanBalance, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::sim::{Balance, ClassicRules, Policy, Sim};
 use crate::stats::item::*;
@@ -1077,16 +1076,9 @@ impl Sim {
                     *self.files[fo.space as usize].slot_mut(index) = new;
                 }
             }
-        } else if fo.test(flags::SWAPCACHE) && !self.put_orphan_slots(f, shadow) {
-            // Every page of the folio leaves the shadow in its slot.
-            let swap = self.swap.as_mut().unwrap();
-            let first = (fo.swap - 1) as usize;
-            let v = shadow.unwrap_or(SWAP_NO_SHADOW);
-            if fo.order == 0 {
-                swap.slots[first] = v;
-            } else {
-                swap.slots[first..first + fo.nr_pages() as usize].fill(v);
-            }
+        } else if fo.test(flags::SWAPCACHE) {
+            // Each slot a swap PTE holds keeps the shadow; the others are freed.
+            self.put_swap_folio(f, shadow);
         }
         self.free_folio_inline(f);
     }

@@ -22,7 +22,8 @@
 //! TLB (entries per mapping size, eviction, flushes); `fork.rs` fork and
 //! copy-on-write of anonymous memory; `swapcache.rs` large folios mapped
 //! back from the swap cache, `swapzap.rs` the zap of a swap PTE whose slot
-//! a swap-cache folio holds. This file
+//! a swap-cache folio holds, `swapsplit.rs` the slots of a large folio
+//! unmapped in part before its swap-out. This file
 //! holds the helpers they share.
 
 mod classic;
@@ -52,6 +53,7 @@ mod rmap;
 mod shadow;
 mod swap;
 mod swapcache;
+mod swapsplit;
 mod swapzap;
 mod thp;
 mod tlb;

@@ -1,0 +1,184 @@
+//! Rule tests of the swap slots of a large anonymous folio unmapped in
+//! part before reclaim, without fork: `shrink_folio_list` splits a partially
+//! mapped folio before `add_to_swap` (v6.12 "Split partially mapped folios
+//! right away", `folio_test_partially_mapped`; v6.8 splits every folio
+//! without a PMD mapping), and `__remove_mapping` → `put_swap_folio` frees
+//! a slot no swap PTE references (its `swap_map` count is 0) with its swap
+//! charge instead of leaving a shadow in it. Either way the swap usage and
+//! charge end at the mapped pages' slots.
+
+use super::thp::thp_machine;
+use super::*;
+use crate::huge_memory::{ThpConfig, ThpEnabled, ThpKernel, ThpSizeConfig, ThpSizeEnabled};
+use crate::mem::pagetable::PTE_PRESENT;
+
+fn discard(s: &mut Sim, vma: u32, index: u32, pages: u32) {
+    s.step(&Event::Discard { vma, index, pages });
+}
+
+fn used_slots(s: &Sim) -> u64 {
+    s.swap.as_ref().unwrap().used
+}
+
+/// Takes folio `f` off its LRU list, as `isolate_lru_folios` does.
+fn isolate(s: &mut Sim, f: FolioId) -> LruList {
+    let lru = LruList::from_index(s.folios[f].lru);
+    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
+    s.folios[f].clear(flags::LRU);
+    lru
+}
+
+/// Runs isolated folio `f` through `shrink_folio_list` (references
+/// ignored, direct reclaim); returns (pages reclaimed, pages scanned,
+/// folios left in the batch).
+fn shrink(s: &mut Sim, f: FolioId) -> (u64, u64, usize) {
+    let mut batch = vec![f];
+    let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
+    sc.ignore_references = true;
+    let rules = s.rules();
+    let (reclaimed, _) = s.shrink_folio_list(&mut batch, &mut sc, rules);
+    (reclaimed, sc.nr_scanned, batch.len())
+}
+
+/// Page `i`'s PTE holds a swap entry whose slot is used and holds a shadow
+/// (or no shadow), not a folio.
+fn swapped_out(s: &Sim, vma: u32, i: u32) -> bool {
+    let pte = s.vmas[vma as usize].pte(i);
+    let swap = s.swap.as_ref().unwrap();
+    pte != 0
+        && pte & PTE_PRESENT == 0
+        && swap.slots[(pte - 1) as usize] != 0
+        && slot_folio(swap.slots[(pte - 1) as usize]).is_none()
+}
+
+fn thp_64k(kernel: ThpKernel) -> ThpConfig {
+    ThpConfig {
+        kernel,
+        hugepages_64kb: ThpSizeConfig {
+            enabled: ThpSizeEnabled::Always,
+        },
+        ..Default::default()
+    }
+}
+
+#[test]
+fn v6_12_splits_a_partially_mapped_64k_folio_before_swap_out() {
+    let mut s = thp_machine(8192, Some(1024), thp_64k(ThpKernel::V6_12));
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 64).unwrap();
+    let f = fault_anon(&mut s, vma, 0);
+    assert_eq!(s.folios[f].order, 4);
+    // MADV_DONTNEED of 4 of its 16 pages: partially mapped, queued.
+    discard(&mut s, vma, 4, 4);
+    assert_eq!(s.folios[f].mapcount, 12);
+    assert!(s.folios[f].test(flags::PARTIALLY_MAPPED));
+    assert_eq!(s.thp.split_queues[0].len, 1);
+    isolate(&mut s, f);
+    let (reclaimed, scanned, kept) = shrink(&mut s, f);
+    // Split before add_to_swap: the head and 15 tails, each scanned and
+    // reclaimed as an order-0 folio; no whole swap-out, no fallback.
+    assert_eq!((reclaimed, scanned, kept), (16, 16, 0));
+    let st = s.thp.stats[4];
+    assert_eq!(
+        (st.split, st.swpout, st.swpout_fallback, st.split_deferred),
+        (1, 0, 0, 1)
+    );
+    assert_eq!(s.thp.split_queues[0].len, 0);
+    assert_eq!(s.vm.thp_split_page, 0, "not PMD size");
+    // The four unmapped pages went through reclaim too: written to a slot
+    // each (shrink_folio_list has no shortcut for an unmapped anonymous
+    // folio), and the slot freed as the folio left the swap cache.
+    assert_eq!(s.vm.pswpout, 16);
+    assert_eq!(used_slots(&s), 12);
+    assert_eq!(s.memcgs[0].swap_usage, 12);
+    for i in (0..4).chain(8..16) {
+        assert!(swapped_out(&s, vma, i), "page {i}");
+    }
+    for i in 4..8 {
+        assert_eq!(s.vmas[vma as usize].pte(i), 0, "page {i}");
+    }
+    assert_eq!(s.folios.live(), 0);
+    assert_eq!(s.node.free, s.node.managed);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn a_partially_mapped_pmd_thp_is_split_before_swap_out_under_v6_8_and_v6_12() {
+    for kernel in [ThpKernel::V6_8, ThpKernel::V6_12] {
+        for partial in [false, true] {
+            let thp = ThpConfig {
+                kernel,
+                enabled: ThpEnabled::Always,
+                ..Default::default()
+            };
+            let mut s = thp_machine(8192, Some(1024), thp);
+            let t = s.add_task("t");
+            let vma = s.mmap_anon(t, 512).unwrap();
+            let f = fault_anon(&mut s, vma, 0);
+            assert_eq!(s.folios[f].order, 9);
+            if partial {
+                // The PMD is split (v6.8: no entire mapcount left).
+                discard(&mut s, vma, 100, 10);
+                assert_eq!(s.vm.thp_split_pmd, 1);
+            }
+            isolate(&mut s, f);
+            let (reclaimed, scanned, kept) = shrink(&mut s, f);
+            assert_eq!((reclaimed, scanned, kept), (512, 512, 0), "{kernel:?}");
+            let split = u64::from(partial);
+            assert_eq!(
+                (
+                    s.vm.thp_split_page,
+                    s.vm.thp_swpout,
+                    s.vm.thp_swpout_fallback
+                ),
+                (split, 1 - split, 0),
+                "{kernel:?} partial {partial}"
+            );
+            assert_eq!(s.thp.stats[9].split, split);
+            assert_eq!(s.vm.pswpout, 512);
+            let mapped = if partial { 502 } else { 512 };
+            assert_eq!(used_slots(&s), mapped, "{kernel:?} partial {partial}");
+            assert_eq!(s.memcgs[0].swap_usage, mapped);
+            s.check_invariants().unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_swap_cache_folio_zapped_in_part_frees_the_zapped_pages_slots_when_reclaimed() {
+    // A 64K folio added to swap whole (16 slots) but not yet unmapped, then
+    // 4 of its pages zapped: a present PTE's zap drops no swap count, and a
+    // swap-cache folio is not queued for a deferred split (v6.12
+    // `deferred_split_folio`), so reclaim keeps it whole.
+    let mut s = thp_machine(8192, Some(1024), thp_64k(ThpKernel::V6_12));
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 64).unwrap();
+    let f = fault_anon(&mut s, vma, 0);
+    let lru = isolate(&mut s, f);
+    let mut tails = Vec::new();
+    assert!(s.add_to_swap_large(f, &mut tails));
+    s.memcgs[0].lruvec.lists[lru as usize].push_head(&mut s.folios, f, lru as u8);
+    s.folios[f].set(flags::LRU);
+    assert_eq!(used_slots(&s), 16);
+    discard(&mut s, vma, 4, 4);
+    assert_eq!(s.folios[f].mapcount, 12);
+    assert!(!s.folios[f].test(flags::PARTIALLY_MAPPED));
+    isolate(&mut s, f);
+    let (reclaimed, scanned, kept) = shrink(&mut s, f);
+    assert_eq!((reclaimed, scanned, kept), (16, 16, 0));
+    let st = s.thp.stats[4];
+    assert_eq!((st.split, st.swpout), (0, 1));
+    // Written whole; at its removal the 12 slots swap PTEs hold keep the
+    // shadow and the 4 zapped pages' slots are freed with their charge.
+    assert_eq!(s.vm.pswpout, 16);
+    assert_eq!(used_slots(&s), 12);
+    assert_eq!(s.memcgs[0].swap_usage, 12);
+    for i in (0..4).chain(8..16) {
+        assert_eq!(s.vmas[vma as usize].pte(i), i + 1, "page {i}");
+        assert!(swapped_out(&s, vma, i), "page {i}");
+    }
+    for i in 4..8 {
+        assert_eq!(s.swap.as_ref().unwrap().slots[i], 0, "slot {i}");
+    }
+    s.check_invariants().unwrap();
+}
