@@ -166,16 +166,31 @@ impl Sim {
     /// leaves `shadow` (or no shadow) in the others, which swap PTEs still
     /// hold (a large folio partly zapped, `crate::fault_swapcache`), and
     /// returns true; false (nothing done) when no slot of `f` is an orphan.
-    #[inline]
+    ///
+    /// Runs once per anonymous folio reclaimed, and almost never finds an
+    /// orphan: the test for none at all is inline in the caller
+    /// (`__remove_mapping` in `shrink_folio_list`), the search out of line.
+    #[inline(always)]
     pub(crate) fn put_orphan_slots(
         &mut self,
         f: crate::mem::folio::FolioId,
         shadow: Option<u32>,
     ) -> bool {
-        let swap = self.swap.as_ref().unwrap();
-        if swap.orphans.is_empty() {
-            return false;
+        match &self.swap {
+            Some(swap) if !swap.orphans.is_empty() => self.put_orphan_slots_some(f, shadow),
+            _ => false,
         }
+    }
+
+    /// [`Sim::put_orphan_slots`] while some slot is an orphan.
+    #[cold]
+    #[inline(never)]
+    fn put_orphan_slots_some(
+        &mut self,
+        f: crate::mem::folio::FolioId,
+        shadow: Option<u32>,
+    ) -> bool {
+        let swap = self.swap.as_ref().unwrap();
         let (first, n) = (self.folios[f].swap - 1, self.folios[f].nr_pages() as u32);
         if !(first..first + n).any(|s| swap.is_orphan(s)) {
             return false;
