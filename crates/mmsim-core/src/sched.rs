@@ -105,7 +105,23 @@ impl Sim {
     /// union of the event's sleeps); else the clock moves to `t`. A memstall
     /// is recorded in PSI over the sleep, for the system and the task's
     /// groups. Returns the time slept beyond the sleeps already recorded.
+    ///
+    /// Every swap-in's read waits here: the plain sleep without the fair
+    /// schedule (the clock moves, no memstall) is inline in the caller, the
+    /// rest out of line.
+    #[inline(always)]
     pub(crate) fn task_sleep_until(&mut self, t: u64, memstall: bool) -> u64 {
+        if !self.smp.fair && !memstall {
+            let wait = t.saturating_sub(self.clock);
+            self.advance(wait);
+            return wait;
+        }
+        self.task_sleep_until_slow(t, memstall)
+    }
+
+    /// [`Sim::task_sleep_until`] of a memstall or under the fair schedule.
+    #[inline(never)]
+    fn task_sleep_until_slow(&mut self, t: u64, memstall: bool) -> u64 {
         if !self.smp.fair {
             let wait = t.saturating_sub(self.clock);
             if memstall {
