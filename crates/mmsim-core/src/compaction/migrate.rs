@@ -182,7 +182,15 @@ impl Sim {
     /// `folio_add_lru`: at the head of the list its flags select, or under
     /// MGLRU by `lru_gen_add_folio` (not `reclaiming`; compaction runs
     /// with PF_MEMALLOC, so the fault's PG_active of `folio_add_lru` is not
-    /// set). The tier bits are copied as they are.
+    /// set). `migrate_pages` moves a batch in the order of the kernel's list
+    /// (the last isolated first) and each destination is added at the head
+    /// in turn (the per-CPU `lru_add` batch drains in order), so the batch
+    /// ends at the head in isolation order, its lowest PFN first. The tier
+    /// bits (`LRU_REFS_MASK`): v6.12's `folio_migrate_flags` does not copy
+    /// them (the destination's are clear, as every page's from the buddy
+    /// allocator), so under MGLRU v6.1/v6.12 they start at 0; later trees
+    /// copy them (`folio_migrate_refs`; which release added it was not
+    /// checked), kept for v6.14.
     fn migrate_lru_add(&mut self, src: FolioId, dst: FolioId) {
         if self.policy == Policy::Lru {
             self.lru_policy_del(src);
@@ -193,9 +201,13 @@ impl Sim {
         }
         self.folio_isolate_lru(src);
         let s = self.folios[src];
+        let copy_refs = self.lru_gen_version() == MglruVersion::V6_14;
         let d = &mut self.folios[dst];
         d.flags = s.flags;
         d.gen_refs = s.gen_refs;
+        if !copy_refs {
+            set_folio_refs(d, 0);
+        }
         d.lru = NO_LIST;
         self.damon_putback_lru(dst);
     }
