@@ -125,9 +125,9 @@
 //! go to the buddy lists at once (where `compact_zone`'s
 //! `lru_add_drain_cpu_zone` would put them a chunk later);
 //! `compaction_suitable` reads the free pages the model's watermarks read
-//! (`Node::free`, per-CPU list included); no writeback,
-//! pinning or `too_many_isolated` checks (writeback folios are not isolated
-//! in async mode); migration never fails once a target is found. The kernel
+//! (`Node::free`, per-CPU list included); no pinning or `too_many_isolated`
+//! checks (a folio under writeback is not isolated: `folio_isolatable`);
+//! migration never fails once a target is found. The kernel
 //! puts a migrated folio back at its list's head (`folio_add_lru` of the
 //! new folio), and so a folio isolated but not migrated (`putback_movable_pages`
 //! → `folio_putback_lru`: a batch given up, or those left by a migration
@@ -875,10 +875,16 @@ impl Sim {
     }
 
     /// Whether compaction may isolate folio `f` (`isolate_migratepages_block`'s
-    /// checks): on an LRU list, and not under writeback in async mode.
-    fn folio_isolatable(&self, f: FolioId, mode: MigrateMode) -> bool {
+    /// checks, v6.12): on an LRU list, and not under writeback. v6.12
+    /// `isolate_migratepages` passes `ISOLATE_ASYNC_MIGRATE` in every mode but
+    /// `MIGRATE_SYNC` (since v4.8, 1d2047fefa20), and under it a folio with
+    /// PG_writeback is not isolated (`isolate_fail_put`: scanned, not counted
+    /// in `compact_isolated`). Both of mmsim's modes, async and sync-light,
+    /// are such modes; `MIGRATE_SYNC` (`compact_node` for
+    /// `/proc/sys/vm/compact_memory`, `alloc_contig_range`) is not modelled.
+    fn folio_isolatable(&self, f: FolioId) -> bool {
         let fo = &self.folios[f];
-        fo.test(flags::LRU) && !(mode == MigrateMode::Async && fo.test(flags::WRITEBACK))
+        fo.test(flags::LRU) && !fo.test(flags::WRITEBACK)
     }
 
     /// `isolate_migratepages_block` (v6.12): isolates the movable folios of
@@ -924,7 +930,7 @@ impl Sim {
                     nr_scanned += last - low_pfn;
                     low_pfn = last;
                     fail = true;
-                } else if !self.folio_isolatable(f, cc.mode) {
+                } else if !self.folio_isolatable(f) {
                     fail = true;
                 } else {
                     isolated_here.push(f);

@@ -890,8 +890,9 @@ impl Sim {
     /// first: a buddy failure counts `swpin_fallback`, a charge failure (to
     /// the slot's group) `swpin_fallback_charge` too. The folio is read in
     /// one request (`swpin`, `pswpin` per page), or, when its slots are
-    /// zero-filled under the zeromap, filled without IO
-    /// ([`Sim::swap_read_large_zero`]); every PTE of the block
+    /// zero-filled under the zeromap, filled without IO (under `zram-same`
+    /// zram decompresses only its pages that are not same-filled:
+    /// [`Sim::swap_read_large_zero`]); every PTE of the block
     /// maps it (young at `index`), its slots are freed (the swap cache is
     /// skipped) and `workingset_refault` sees the faulting slot's shadow.
     /// False leaves the fault to the order-0 path.
@@ -1000,12 +1001,14 @@ impl Sim {
         }
         self.workingset_refault(f, shadow);
         self.folio_add_lru(f);
-        if !self.swap_read_large_zero(f, first) {
-            let now = self.clock;
-            let done = self.swap_dev(|d| d.read(now, u64::from(n)));
+        if let Some(read) = self.swap_read_large_zero(f, first) {
             self.count_large_swap_read(order, n);
-            let ws = self.folios[f].test(flags::WORKINGSET);
-            self.io_wait(done, ws);
+            if read > 0 {
+                let now = self.clock;
+                let done = self.swap_dev(|d| d.read(now, u64::from(read)));
+                let ws = self.folios[f].test(flags::WORKINGSET);
+                self.io_wait(done, ws);
+            }
         }
         let v = &mut self.vmas[vma as usize];
         for i in 0..n {

@@ -603,41 +603,42 @@ impl Sim {
     }
 
     /// `swap_read_folio()` of large folio `f` swapped in whole from the
-    /// slots from `first` (v6.13 `alloc_swap_folio`), when zero-filled pages
-    /// are tracked. Its content bit: non-zero unless every slot's zeromap
-    /// bit is set. Under the zeromap the slots are all zero-filled or all
-    /// not (`can_swapin_thp` checked `swap_zeromap_batch`), and when they
-    /// are `swap_read_folio_zeromap` fills the folio without IO: true,
-    /// counting `swpin_zero` per page, and no `pswpin`, `pgpgin`, device
-    /// read or mTHP `swpin` (the block-device read paths count those).
-    /// Under `zram-same` a block whose pages are all same-filled is read
-    /// without a device read either (zram fills each page), counted as the
-    /// bio's IO. False when the caller reads it from the device (under
-    /// `zram-same` a block with any other page is read whole: simplified,
-    /// zram would fill its same-filled pages and decompress only the rest).
-    pub(crate) fn swap_read_large_zero(&mut self, f: FolioId, first: u32) -> bool {
-        if !self.tracks_zero_pages() {
-            return false;
-        }
+    /// slots from `first` (v6.13 `alloc_swap_folio`): `None` when the folio
+    /// is filled without a bio, else the pages of the folio the swap device
+    /// reads (the caller submits the bio and counts it: `pswpin` per page,
+    /// `pgpgin` and the mTHP `swpin`, as `swap_read_folio_bdev_sync` does).
+    /// Untracked zero-filled pages: all `n`. Tracked, the folio's content
+    /// bit is non-zero unless every slot's zeromap bit is set. Under the
+    /// zeromap the slots are all zero-filled or all not (`can_swapin_thp`
+    /// checked `swap_zeromap_batch`; v6.12 `swap_read_folio_zeromap` refuses
+    /// a mixed folio), and when they are it fills the folio without IO
+    /// (`None`), counting `swpin_zero` per page, and no `pswpin`, `pgpgin`,
+    /// device read or mTHP `swpin`. Under `zram-same` the bio is submitted
+    /// whatever the pages hold, and zram reads it page by page (v6.12
+    /// `zram_bio_read` → `zram_bvec_read` → `zram_read_page` →
+    /// `zram_read_from_zspool`): a same-filled page (`ZRAM_SAME`) is filled
+    /// from its pattern (`zram_fill_page`), only the others are
+    /// decompressed, so the device reads the pages whose slot is not
+    /// marked; `swpin_zero` is the zeromap's alone.
+    pub(crate) fn swap_read_large_zero(&mut self, f: FolioId, first: u32) -> Option<u32> {
         let n = self.folios[f].nr_pages() as u32;
+        if !self.tracks_zero_pages() {
+            return Some(n);
+        }
         let swap = self.swap.as_ref().unwrap();
-        let all_zero = (first..first + n).all(|s| swap.zeromap_test(s));
-        if !all_zero {
+        let same = (first..first + n).filter(|&s| swap.zeromap_test(s)).count() as u32;
+        if same < n {
             self.folios[f].set(flags::NONZERO);
-            return false;
         }
-        if self.cfg.swap_zero_pages == SwapZeroPages::ZramSame {
-            // zram (v6.12/v6.13 `zram_bio_read` → `zram_read_page` per page
-            // of the bio): a same-filled page is filled from its pattern
-            // (`zram_fill_page`), no decompression. The bio was still
-            // submitted (`swap_read_folio_bdev_sync`): `pswpin` per page,
-            // `pgpgin` and the mTHP `swpin`, as the order-0 path counts.
-            self.count_large_swap_read(self.folios[f].order, n);
-            return true;
+        match self.cfg.swap_zero_pages {
+            SwapZeroPages::ZramSame => Some(n - same),
+            _ if same == n => {
+                let m = self.folios[f].memcg;
+                self.count_events(m, SWPIN_ZERO, u64::from(n));
+                None
+            }
+            _ => Some(n),
         }
-        let m = self.folios[f].memcg;
-        self.count_events(m, SWPIN_ZERO, u64::from(n));
-        true
     }
 
     /// The content bit of a folio just read into the swap cache from `slot`:

@@ -83,7 +83,9 @@ pub struct CompactionConfig {
     /// the list its flags select, or of the generation `lru_gen_add_folio`
     /// picks (v6.12 inline; `lru_gen_folio_seq` from v6.14); a folio
     /// isolated but not migrated goes back the same way
-    /// (`putback_movable_pages` → `folio_putback_lru`). Default false: the
+    /// (`putback_movable_pages` → `folio_putback_lru`). Under MGLRU v6.1 and
+    /// v6.12 the destination's tier bits start clear (v6.12
+    /// `folio_migrate_flags` does not copy `LRU_REFS_MASK`). Default false: the
     /// destination takes the source's place on its list and the folios not
     /// migrated keep theirs (the results before this option). See
     /// `crate::compaction::migrate`.

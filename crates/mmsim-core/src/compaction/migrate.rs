@@ -40,19 +40,24 @@
 //!   (`try_to_unmap_flush`), after which the source ids are freed: a
 //!   freed id is never in a TLB.
 //! * **The queues the folio is on**: the dirty queue (`dirty_fifo`: the
-//!   page cache's dirty tag moves with the slot) and the writeback queue of
-//!   its device, each entry in place
+//!   page cache's dirty tag moves with the slot), its entry in place
 //!   ([`crate::mem::queue::FolioQueue::replace`]); fork's per-folio
 //!   PageAnonExclusive bit (`crate::fork`). The deferred split queue does
 //!   not: v6.12 `__folio_migrate_mapping` unqueues the source
 //!   (`folio_unqueue_deferred_split`) and the destination is not
 //!   partially mapped until a later unmap queues it again.
-//! * **Departure: a folio under writeback moves.** v6.12
-//!   `migrate_folio_unmap` fails it (`-EBUSY`) in every mode but
-//!   `MIGRATE_SYNC`, which waits for the write first; mmsim's
-//!   `SyncLight` mode isolates it (see `crate::compaction`) and the write
-//!   in flight is carried to the destination. Left: changing it moves the
-//!   compaction cases.
+//! * **No folio under writeback moves**, so no device writeback queue
+//!   entry is rewritten (a debug assertion checks it). v6.12
+//!   `isolate_migratepages_block` does not isolate one in any mode but
+//!   `MIGRATE_SYNC` (`ISOLATE_ASYNC_MIGRATE`), and `migrate_folio_unmap`
+//!   fails one that went under writeback after isolation (`-EBUSY`, counted
+//!   in `pgmigrate_fail`) in those modes, and waits for the write
+//!   (`folio_wait_writeback`) only in `MIGRATE_SYNC`; `migrate_folio`
+//!   asserts the write is done. mmsim compacts in async and sync-light
+//!   modes only (v6.12's direct compaction at every priority,
+//!   `compact_zone_order`; kcompactd; proactive compaction), and no write
+//!   starts between isolation and migration, so neither the `-EBUSY` nor
+//!   the wait can happen here (`crate::compaction`'s `folio_isolatable`).
 //!
 //! Nothing else holds a folio id across a migration: the explainer keys its
 //! pages by owner and index, DAMON and the page allocator by PFN (`mem_map`
@@ -60,10 +65,11 @@
 //! compaction's target order move (`skip_isolation_on_order`), so an
 //! allocation's caller that holds a folio of at least that order keeps it.
 
+use crate::config::MglruVersion;
 use crate::mem::filemap::SLOT_FOLIO;
 use crate::mem::folio::{flags, FolioId, NO_LIST};
 use crate::mem::pagetable::{VmaKind, PTE_FOLIO_MASK, PTE_PRESENT};
-use crate::reclaim::lru_gen::is_lru_gen_tag;
+use crate::reclaim::lru_gen::{is_lru_gen_tag, set_folio_refs};
 use crate::sim::{Policy, Sim};
 
 impl Sim {
@@ -121,13 +127,13 @@ impl Sim {
         if fo.is_file() && fo.test(flags::DIRTY) {
             self.dirty_fifo.replace(src, dst);
         }
-        if fo.test(flags::WRITEBACK) {
-            for q in &mut self.writeback {
-                for e in q.iter_mut().filter(|e| e.1 == src) {
-                    e.1 = dst;
-                }
-            }
-        }
+        // v6.12 `migrate_folio`: the write must be complete. Compaction
+        // does not isolate a folio under writeback (`folio_isolatable`), so
+        // no device writeback queue names `src`.
+        debug_assert!(
+            !fo.test(flags::WRITEBACK),
+            "migrating folio {src}, which is under writeback"
+        );
         if fo.test(flags::PARTIALLY_MAPPED) {
             // v6.12 `__folio_migrate_mapping` takes the source off the
             // deferred split queue (`folio_unqueue_deferred_split`, which
@@ -176,7 +182,15 @@ impl Sim {
     /// `folio_add_lru`: at the head of the list its flags select, or under
     /// MGLRU by `lru_gen_add_folio` (not `reclaiming`; compaction runs
     /// with PF_MEMALLOC, so the fault's PG_active of `folio_add_lru` is not
-    /// set). The tier bits are copied as they are.
+    /// set). `migrate_pages` moves a batch in the order of the kernel's list
+    /// (the last isolated first) and each destination is added at the head
+    /// in turn (the per-CPU `lru_add` batch drains in order), so the batch
+    /// ends at the head in isolation order, its lowest PFN first. The tier
+    /// bits (`LRU_REFS_MASK`): v6.12's `folio_migrate_flags` does not copy
+    /// them (the destination's are clear, as every page's from the buddy
+    /// allocator), so under MGLRU v6.1/v6.12 they start at 0; later trees
+    /// copy them (`folio_migrate_refs`; which release added it was not
+    /// checked), kept for v6.14.
     fn migrate_lru_add(&mut self, src: FolioId, dst: FolioId) {
         if self.policy == Policy::Lru {
             self.lru_policy_del(src);
@@ -187,9 +201,13 @@ impl Sim {
         }
         self.folio_isolate_lru(src);
         let s = self.folios[src];
+        let copy_refs = self.lru_gen_version() == MglruVersion::V6_14;
         let d = &mut self.folios[dst];
         d.flags = s.flags;
         d.gen_refs = s.gen_refs;
+        if !copy_refs {
+            set_folio_refs(d, 0);
+        }
         d.lru = NO_LIST;
         self.damon_putback_lru(dst);
     }

@@ -18,6 +18,15 @@ use crate::sim::Sim;
 /// An 8192-page machine with compaction under `policy`: 64K folios
 /// `always`, top-level `defrag = always`.
 fn machine(policy: PolicyName, lru_add: bool) -> Sim {
+    machine_with(policy, lru_add, |_| {})
+}
+
+/// [`machine`] with the configuration tweaked.
+fn machine_with(
+    policy: PolicyName,
+    lru_add: bool,
+    tweak: impl FnOnce(&mut crate::config::MachineConfig),
+) -> Sim {
     let thp = ThpConfig {
         hugepages_64kb: ThpSizeConfig {
             enabled: ThpSizeEnabled::Always,
@@ -30,6 +39,7 @@ fn machine(policy: PolicyName, lru_add: bool) -> Sim {
         c.compaction.enabled = true;
         c.compaction.proactiveness = 0;
         c.compaction.migrate_lru_add = lru_add;
+        tweak(c);
     })
 }
 
@@ -89,7 +99,11 @@ fn kept(f: &Folio) -> (u32, u32, u32, u16, u8, u8, u16, u8, u8) {
 /// is held, so a 64K fault compacts pageblock 0. Returns the machine, the
 /// anonymous VMA and the file's two mappings, the file, and the frames held.
 fn fragmented(policy: PolicyName, lru_add: bool) -> (Sim, [u32; 3], u32, Vec<u64>) {
-    let mut s = machine(policy, lru_add);
+    fragmented_on(machine(policy, lru_add))
+}
+
+/// [`fragmented`] on machine `s`.
+fn fragmented_on(mut s: Sim) -> (Sim, [u32; 3], u32, Vec<u64>) {
     let (t1, t2) = (s.add_task("a"), s.add_task("b"));
     let anon = s.mmap_anon(t1, 4096).unwrap();
     s.madvise_thp(anon, VmaThpAdvice::Nohugepage).unwrap();
@@ -339,4 +353,198 @@ fn with_migrate_lru_add_a_folio_not_migrated_is_put_back_at_the_head() {
     want[0].pop();
     want[0].insert(0, f);
     assert_eq!(after, want);
+}
+
+/// v6.12 `isolate_migratepages` isolates with `ISOLATE_ASYNC_MIGRATE` in
+/// every mode but `MIGRATE_SYNC`, so `isolate_migratepages_block` passes over
+/// a folio under writeback in async and in sync-light compaction alike (a
+/// sync-light run used to isolate and move it). [`fragmented`]'s dirty file
+/// pages of the lowest pageblock are put under writeback (as `pageout`
+/// does); one direct compaction for order 4 in each mode moves the other
+/// folios of the block and leaves those: same ids, same frames, still under
+/// writeback, their writes still queued; `compact_isolated` (with the
+/// free scanner's pages) and `pgmigrate_success` count only the others,
+/// `pgmigrate_fail` nothing.
+#[test]
+fn a_folio_under_writeback_is_not_isolated_in_async_or_sync_light_mode() {
+    use crate::compaction::{CompactResult, MigrateMode};
+    use crate::mem::folio::flags;
+    use crate::page_alloc::PAGEBLOCK_ORDER;
+    for mode in [MigrateMode::Async, MigrateMode::SyncLight] {
+        let (mut s, vmas, file, held) = fragmented(PolicyName::Cost, false);
+        let lowest = s.phys.pfn_range().0 >> PAGEBLOCK_ORDER;
+        let in_lowest =
+            |s: &Sim, f: FolioId| u64::from(s.folios.head_pfn(f)) >> PAGEBLOCK_ORDER == lowest;
+        let before = refs(&s, &vmas, file, 4096);
+        let movable = before
+            .values()
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .filter(|&&f| in_lowest(&s, f))
+            .count() as u64;
+        let mut written = Vec::new();
+        for i in 0..256 {
+            let Some(f) = slot_folio(s.files[file as usize].slot(i)) else {
+                continue;
+            };
+            if in_lowest(&s, f) && s.folios[f].test(flags::DIRTY) {
+                s.dirty_fifo_unqueue(f);
+                s.write_folio(f, s.now());
+                written.push((f, s.folios.head_pfn(f)));
+            }
+        }
+        assert_eq!((movable, written.len()), (32, 8), "{mode:?}");
+        let queued = s.writeback[1].len();
+        let (isolated, success) = (s.vm.compact_isolated, s.vm.pgmigrate_success);
+        let (page, r) = s.alloc_pages_direct_compact(4, mode);
+        assert!(page.is_some(), "{mode:?}");
+        assert_eq!(r, CompactResult::Success, "{mode:?}");
+        // compact_isolated: the 24 other folios' pages, and the free pages
+        // the free scanner took (27 with the async stride, 31 without).
+        let free_side = if mode == MigrateMode::Async { 27 } else { 31 };
+        assert_eq!(s.vm.compact_isolated - isolated, 24 + free_side, "{mode:?}");
+        assert_eq!(s.vm.compact_migrate_scanned, 512, "{mode:?}");
+        assert_eq!(s.vm.pgmigrate_success - success, 24, "{mode:?}");
+        assert_eq!(s.vm.pgmigrate_fail, 0, "{mode:?}");
+        for &(f, pfn) in &written {
+            assert!(s.folios.is_live(f), "{mode:?}");
+            assert_eq!(s.folios.head_pfn(f), pfn, "{mode:?}: not moved");
+            assert!(s.folios[f].test(flags::WRITEBACK), "{mode:?}");
+        }
+        let map = moved_ids(&before, &refs(&s, &vmas, file, 4096));
+        assert_eq!(map.iter().filter(|(o, n)| o != n).count(), 24, "{mode:?}");
+        let mut q: Vec<FolioId> = s.writeback[1].iter().map(|e| e.1).collect();
+        q.retain(|f| written.iter().any(|w| w.0 == *f));
+        assert_eq!((s.writeback[1].len(), q.len()), (queued, 8), "{mode:?}");
+        release(&mut s, &held);
+        s.phys.zone.free_pages_block(page.unwrap(), 4);
+        s.node.free += 16;
+        s.check_page_alloc().unwrap();
+        s.check_invariants().unwrap();
+    }
+}
+
+/// `migrate_lru_add` in each mode (v6.12 `migrate_pages_batch`: a batch is
+/// moved in the order of `cc->migratepages`, the last isolated first, and
+/// each `folio_add_lru(dst)` goes to the head as the per-CPU `lru_add`
+/// batch drains in order). Sync-light compaction isolates pageblock 0's 32
+/// folios as one batch, so they end at the head of their lists in isolation
+/// order, the lowest old PFN first. Async direct compaction isolates an
+/// order-4 chunk at a time and migrates as soon as the scanner leaves a
+/// chunk with a folio isolated (`skip_on_failure`: `if (nr_isolated)
+/// break`), so each folio is a batch of its own and the last moved, the
+/// highest PFN, ends at the head. The folios that stayed follow.
+#[test]
+fn with_migrate_lru_add_a_batch_ends_at_the_head_in_isolation_order() {
+    use crate::compaction::MigrateMode;
+    for mode in [MigrateMode::SyncLight, MigrateMode::Async] {
+        let (mut s, vmas, file, held) = fragmented(PolicyName::Cost, true);
+        let before = refs(&s, &vmas, file, 4096);
+        let lists_before = lists(&s);
+        let pfn_before: BTreeMap<FolioId, u32> = before
+            .values()
+            .map(|&f| (f, s.folios.head_pfn(f)))
+            .collect();
+        let page = s.alloc_pages_direct_compact(4, mode).0.unwrap();
+        assert_eq!(s.vm.pgmigrate_success, 32, "{mode:?}");
+        let map = moved_ids(&before, &refs(&s, &vmas, file, 4096));
+        let mut heads = 0;
+        for (was, now) in lists_before.iter().zip(lists(&s)) {
+            let mut moved: Vec<FolioId> = was.iter().copied().filter(|f| map[f] != *f).collect();
+            moved.sort_by_key(|f| pfn_before[f]);
+            if mode == MigrateMode::Async {
+                moved.reverse();
+            }
+            let want: Vec<FolioId> = moved.iter().map(|f| map[f]).collect();
+            let stayed: Vec<FolioId> = was.iter().copied().filter(|f| map[f] == *f).collect();
+            assert_eq!(now[..want.len()], want[..], "{mode:?}");
+            assert_eq!(now[want.len()..], stayed[..], "{mode:?}");
+            heads += want.len();
+        }
+        assert_eq!(heads, 32, "{mode:?}");
+        release(&mut s, &held);
+        s.phys.zone.free_pages_block(page, 4);
+        s.node.free += 16;
+        s.check_invariants().unwrap();
+    }
+}
+
+/// `migrate_lru_add` under MGLRU v6.12: `folio_isolate_lru` →
+/// `lru_gen_del_folio` marks PG_active only a folio of the two youngest
+/// generations, and `lru_gen_add_folio` places the destination by its
+/// flags, at the head. [`fragmented`]'s anonymous pages were faulted into
+/// the youngest generation (`max_seq` = 3) and its file pages, read
+/// faults, into `min_seq + 1` = 1. As they are, an anonymous destination
+/// (PG_active) goes back to `max_seq`; a file one (not active, more than
+/// `MIN_NR_GENS` generations) to `min_seq + 1`. Aged two generations first
+/// (`max_seq` 5, `min_seq` 2), no source is young: an anonymous destination
+/// (not in the swap cache) goes to `max_seq - 1` = 4, a file one to
+/// `min_seq + 1` = 3. Every source is given a tier (`LRU_REFS_MASK` = 1,
+/// as two reads through `read()` would); v6.12's `folio_migrate_flags`
+/// does not copy it, so every destination's is 0.
+#[test]
+fn with_migrate_lru_add_under_mglru_a_destination_takes_the_generation_of_its_flags() {
+    use crate::reclaim::lru_gen::{folio_lru_gen, folio_refs, set_folio_refs};
+    for aged in [false, true] {
+        let (mut s, vmas, file, held) = fragmented_on(machine_with(PolicyName::Mglru, true, |c| {
+            c.policy.mglru_version = crate::config::MglruVersion::V6_12;
+        }));
+        if aged {
+            for _ in 0..2 {
+                let seq = s.memcgs[0].lruvec.lrugen.max_seq;
+                assert!(s.inc_max_seq(0, seq, 60, s.clock));
+            }
+        }
+        let before = refs(&s, &vmas, file, 4096);
+        let lg = &s.memcgs[0].lruvec.lrugen;
+        let (max_seq, min_seq) = (lg.max_seq, lg.min_seq);
+        assert_eq!(
+            (max_seq, min_seq),
+            if aged { (5, [2, 2]) } else { (3, [0, 0]) }
+        );
+        let mut src_gens = std::collections::BTreeSet::new();
+        for &f in before.values() {
+            let fo = &mut s.folios[f];
+            src_gens.insert((fo.is_file(), folio_lru_gen(fo)));
+            set_folio_refs(fo, 1);
+        }
+        // (file, generation): seq 3 and 1, or (aged) 3 and 2.
+        let want_src = if aged {
+            [(false, 3), (true, 2)]
+        } else {
+            [(false, 3), (true, 1)]
+        };
+        let want_src: std::collections::BTreeSet<_> =
+            want_src.iter().map(|&(f, g)| (f, Some(g))).collect();
+        assert_eq!(src_gens, want_src, "aged {aged}");
+        let page = s
+            .alloc_pages_direct_compact(4, crate::compaction::MigrateMode::Async)
+            .0
+            .unwrap();
+        assert_eq!(s.vm.pgmigrate_success, 32);
+        let map = moved_ids(&before, &refs(&s, &vmas, file, 4096));
+        let mut seen = [0; 2];
+        for &new in map.iter().filter(|(o, n)| o != n).map(|(_, n)| n) {
+            let d = &s.folios[new];
+            let ty = d.is_file() as usize;
+            // Sequence numbers: generation = seq % MAX_NR_GENS (4).
+            let want = match (ty, aged) {
+                (0, false) => max_seq,
+                (0, true) => max_seq - 1,
+                _ => min_seq[1] + 1,
+            };
+            assert_eq!(
+                folio_lru_gen(d),
+                Some((want % 4) as usize),
+                "aged {aged} file {ty}"
+            );
+            assert_eq!(folio_refs(d), 0, "aged {aged} file {ty}");
+            seen[ty] += 1;
+        }
+        assert_eq!(seen, [16, 16]);
+        release(&mut s, &held);
+        s.phys.zone.free_pages_block(page, 4);
+        s.node.free += 16;
+        s.check_invariants().unwrap();
+    }
 }

@@ -650,3 +650,65 @@ fn v6_13_zram_fills_a_same_filled_large_swap_in_without_a_device_read() {
     assert_eq!(s.swap.as_ref().unwrap().dev.pages_read, 16);
     assert!(s.folios[f].test(flags::NONZERO));
 }
+
+/// A 64K block that mixes same-filled and ordinary zram pages (`zram-same`):
+/// v6.12 zram reads the large folio's bio page by page (`zram_bio_read` →
+/// `zram_read_page`), filling a `ZRAM_SAME` page from its pattern and
+/// decompressing only the others. The stored-to 64K folio is swapped out
+/// (16 pages written), then 4 of its slots are marked same-filled, as
+/// zram's per-page `page_same_filled` would have marked pages holding a
+/// pattern. The whole-folio swap-in counts the bio as before (`pswpin` 16,
+/// `pgpgin` 64, the mTHP `swpin`, no `swpin_zero`: that is the zeromap's
+/// count of all-zero folios, `swap_read_folio_zeromap`), but the device
+/// reads 12 pages, and the fault waits for 12 pages' transfer, not 16.
+#[test]
+fn v6_13_zram_reads_only_the_pages_of_a_large_swap_in_that_are_not_same_filled() {
+    use crate::config::{DeviceKind, SwapZeroPages};
+    use crate::mem::pagetable::PTE_FOLIO_MASK;
+    // (device pages read, the swap-in fault's time) with `same` slots marked.
+    let run = |same: u32| {
+        let thp = ThpConfig {
+            kernel: ThpKernel::V6_13,
+            ..thp_64k(false)
+        };
+        let mut s = thp_machine_with(8192, Some(1024), thp, |c| {
+            c.swap_zero_pages = SwapZeroPages::ZramSame;
+        });
+        assert_eq!(s.cfg.swap.device, DeviceKind::Zram);
+        let t = s.add_task("t");
+        let vma = s.mmap_anon(t, 64).unwrap();
+        let write = |s: &mut Sim, index| {
+            s.step(&Event::Access {
+                vma,
+                index,
+                write: true,
+            })
+        };
+        write(&mut s, 0);
+        let f = s.vmas[vma as usize].pte(0) & PTE_FOLIO_MASK;
+        assert_eq!(reclaim_whole(&mut s, f), 16);
+        assert_eq!(s.vm.pswpout, 16);
+        let first = s.vmas[vma as usize].pte(0) - 1;
+        s.swap.as_mut().unwrap().zeromap_set(first + 2, same);
+        let (read0, t0) = (s.swap.as_ref().unwrap().dev.pages_read, s.clock);
+        s.step(&Event::Access {
+            vma,
+            index: 5,
+            write: false,
+        });
+        let f = s.vmas[vma as usize].pte(5) & PTE_FOLIO_MASK;
+        assert_eq!(s.folios[f].order, 4);
+        assert!(s.folios[f].test(flags::NONZERO));
+        assert_eq!((s.vm.swpin_zero, s.vm.pswpin, s.vm.pgpgin), (0, 16, 64));
+        assert_eq!(s.thp.stats[4].swpin, 1);
+        s.check_invariants().unwrap();
+        (
+            s.swap.as_ref().unwrap().dev.pages_read - read0,
+            s.clock - t0,
+        )
+    };
+    let (read_none, ns_none) = run(0);
+    let (read_mixed, ns_mixed) = run(4);
+    assert_eq!((read_none, read_mixed), (16, 12));
+    assert!(ns_mixed < ns_none, "{ns_mixed} < {ns_none}");
+}

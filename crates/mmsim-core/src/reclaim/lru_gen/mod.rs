@@ -137,7 +137,7 @@ pub(crate) fn folio_refs(f: &Folio) -> u16 {
 }
 
 #[inline]
-fn set_folio_refs(f: &mut Folio, refs: u16) {
+pub(crate) fn set_folio_refs(f: &mut Folio, refs: u16) {
     f.gen_refs =
         (f.gen_refs & !((LRU_REFS_MASK as u8) << 3)) | (((refs & LRU_REFS_MASK) as u8) << 3);
 }
