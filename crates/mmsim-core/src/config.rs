@@ -416,6 +416,18 @@ pub struct PolicyConfig {
     /// Other versions ignore it. Written to results only when set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mglru_common_reactivation: bool,
+    /// For the classic LRU (`cost`, `scanned-rotated`, and `mglru` with
+    /// lru_gen's core bit clear): kswapd's `shrink_node()` sets PGDAT_DIRTY
+    /// only when the pass counted a dirty page, `sc->nr.unqueued_dirty &&
+    /// sc->nr.unqueued_dirty == sc->nr.file_taken` ("mm: fix shrink
+    /// nr.unqueued_dirty counter issue", Zhiguo Jiang, v6.13-rc1). Default
+    /// true (6.13 and later). False: the bare equality of 4.16 to 6.12
+    /// (6.12.118's `shrink_node()` still has it), which also holds for a
+    /// pass that took no file page (0 == 0). MGLRU ignores it (v6.1 tests
+    /// the bare equality, v6.12 and v6.14 kswapd never reach the test).
+    /// Written to results only when false.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub pgdat_dirty_guard: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -442,6 +454,7 @@ impl Default for PolicyConfig {
             mglru_writeback_plugged: false,
             mglru_reset_tier_bits: false,
             mglru_common_reactivation: false,
+            pgdat_dirty_guard: true,
         }
     }
 }

@@ -43,6 +43,7 @@ mod memcg_stats;
 mod memcg_swap;
 mod migrate;
 mod oom;
+mod pgdat_dirty;
 mod readahead;
 mod reclaim_mark;
 mod remap;
