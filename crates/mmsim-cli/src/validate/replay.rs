@@ -25,8 +25,9 @@ pub fn stats_read_period(r: &CaseResult) -> f64 {
 /// The update threshold's CPUs for the replay (`machine.policy.memcg_stats_cpus`):
 /// what the runs say (`online_cpus`), else the suite's `kernel_cpus` (for runs
 /// recorded before capture recorded it), else 0 (the scenario's `cpus`: nothing
-/// recorded says otherwise, as for the guest runs, whose qemu has one vCPU unless a
-/// DAMON case asks for more). The replay's `cpus` (its clock, its lock contention)
+/// recorded says otherwise, as for the guest runs recorded before guest-run.sh
+/// recorded `online_cpus`, whose qemu has one vCPU unless a DAMON case asks for
+/// more). The replay's `cpus` (its clock, its lock contention)
 /// stays the scenario's.
 pub fn kernel_cpus(r: &CaseResult) -> u32 {
     threshold_cpus(counters::online_cpus_of(&r.kernel.runs), r.case.kernel_cpus)
