@@ -25,6 +25,7 @@
 //! a swap-cache folio holds. This file
 //! holds the helpers they share.
 
+mod cgwb;
 mod classic;
 mod compaction;
 mod cow;
