@@ -13,7 +13,8 @@
 #   LRUGEN=y RUNS=3 PROBE=target/release/mmsim-probe tools/validate/guest-run.sh SCENARIO.toml
 #
 # Prints one line `MMV-RUN {json}` per run (kernel release, memory.stat and
-# /proc/vmstat deltas of the guest, the probe's report, PSI) on stdout; the
+# /proc/vmstat deltas of the guest, the probe's report with the guest's online CPUs
+# as `online_cpus`, as the host's recorder has it, PSI) on stdout; the
 # console log goes to $W/console-*.log.
 #
 # Needs (installed if missing, from Debian): qemu-system-x86 busybox-static cpio
@@ -408,6 +409,15 @@ import sys, json, re
 text = open(sys.argv[1], errors='replace').read().replace('\r', '')
 rel = re.search(r'MMV-KERNEL (\S+)', text)
 lru = re.search(r'MMV-LRUGEN (\S+)', text)
+cpus = re.search(r'MMV-CPUS (\S+)', text)
+def online_cpus(text):
+    """num_online_cpus() from /sys/devices/system/cpu/online's list (`0-1`, `0,2-3`),
+    as the host's recorder (`mmsim validate`) and capture-app count it."""
+    n = 0
+    for part in text.strip().split(','):
+        a, _, b = part.partition('-')
+        n += int(b or a) - int(a) + 1
+    return n
 def kv(block):
     d = {}
     for l in block.splitlines():
@@ -481,6 +491,9 @@ for m in re.finditer(r'^MMV-BEGIN (\d+) rc=(\d+)\n(.*?)^MMV-END \1$', text, re.M
     probe = json.loads(sec['probe'])['run']
     run = {'memcg': memcg, 'vmstat': vmstat, 'probe': {k: float(v) for k, v in probe.items()},
            'psi_some_us': int(psi['some']), 'psi_full_us': int(psi['full'])}
+    if cpus:
+        # The update threshold of the 6.12+ memcg statistics flush counts them.
+        run['probe']['online_cpus'] = float(online_cpus(cpus.group(1)))
     if 'damon' in sec:
         # DAMON cases: the schemes' and the modules' stats; the reclaim and LRU
         # counters of the whole guest (only the case runs there).

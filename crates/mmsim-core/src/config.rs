@@ -416,6 +416,14 @@ pub struct PolicyConfig {
     /// Other versions ignore it. Written to results only when set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mglru_common_reactivation: bool,
+    /// Classic LRU: kswapd's `shrink_node()` sets PGDAT_DIRTY only if the
+    /// pass counted a dirty page (`unqueued_dirty && unqueued_dirty ==
+    /// file_taken`, "mm: fix shrink nr.unqueued_dirty counter issue", 6.13):
+    /// default true. False: 4.16–6.12's bare equality (6.12.118 too), true
+    /// also for a pass that took no file page. MGLRU ignores it. Written to
+    /// results only when false.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub pgdat_dirty_guard: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -442,6 +450,7 @@ impl Default for PolicyConfig {
             mglru_writeback_plugged: false,
             mglru_reset_tier_bits: false,
             mglru_common_reactivation: false,
+            pgdat_dirty_guard: true,
         }
     }
 }
@@ -688,6 +697,12 @@ pub struct MachineConfig {
     /// The cgroup hierarchy of the memory controller: `v2` (default) or `v1`.
     #[serde(default)]
     pub cgroup_version: CgroupVersion,
+    /// Cgroup writeback (a filesystem with it, as ext4, xfs, btrfs): under
+    /// v2 each group but the root has a dirty domain of its own
+    /// (`crate::cgwb`, v6.12). Default true; false: the global domain only,
+    /// as v1 has. Written to results only when false.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub cgroup_writeback: bool,
     /// How global reclaim honours v1 soft limits: `tree` (default),
     /// `seed-004` or `off`.
     #[serde(default)]
@@ -930,6 +945,7 @@ impl Default for MachineConfig {
             max_sectors_kb: default_max_sectors_kb(),
             fault_around_bytes: default_fault_around_bytes(),
             cgroup_version: CgroupVersion::default(),
+            cgroup_writeback: true,
             soft_limit_reclaim: SoftLimitReclaim::default(),
             cpus: default_cpus(),
             cost: CostModel::default(),

@@ -821,13 +821,16 @@ impl Sim {
         }
         fo.set(flags::DIRTY);
         if fo.is_file() {
-            let (space, index, nr) = (fo.space, fo.index, fo.nr_pages());
-            self.nr_dirty += nr;
+            let (space, index, nr, m) = (fo.space, fo.index, fo.nr_pages(), fo.memcg);
+            self.file_dirty_add(m, nr);
             if let Some(file) = self.files.get_mut(space as usize) {
                 file.note_dirty(index, nr as u32);
             }
             self.dirty_fifo.push_back(self.clock, f);
             self.balance_dirty_pages();
+            if self.has_memcg_domain(m) {
+                self.balance_dirty_pages_memcg(m);
+            }
         }
     }
 

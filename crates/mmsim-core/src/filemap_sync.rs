@@ -155,6 +155,7 @@ impl Sim {
                 }
             }
         });
-        err.map_or(Ok(()), Err)
+        err.map_or(Ok(()), Err)?;
+        self.check_memcg_dirty_counts()
     }
 }

@@ -56,6 +56,7 @@
 // `config`, `memcg` and `reclaim::lru_gen` stay public paths because other
 // crates name items through them (`mmsim_core::memcg::MemcgId`, ...); every
 // other module is private and what other crates use is re-exported below.
+mod cgwb;
 mod compaction;
 mod compaction_skip;
 pub mod config;

@@ -274,6 +274,12 @@ pub struct Memcg {
     pub(crate) stat: MemcgStat,
     /// The lruvec of this memcg on the one node.
     pub(crate) lruvec: Lruvec,
+    /// Dirty file pages of this group's own (`NR_FILE_DIRTY` of its
+    /// lruvec; `memory.stat`'s `file_dirty` sums the subtree).
+    pub(crate) nr_file_dirty: u64,
+    /// Pages of this group's own under writeback, file and swap
+    /// (`NR_WRITEBACK`; `file_writeback` sums the subtree).
+    pub(crate) nr_writeback: u64,
 }
 
 impl Memcg {
@@ -304,6 +310,8 @@ impl Memcg {
             stat: MemcgStat::default(),
             psi: crate::psi::Psi::default(),
             lruvec: Lruvec::default(),
+            nr_file_dirty: 0,
+            nr_writeback: 0,
         }
     }
 }

@@ -7,8 +7,9 @@
 //! finds only unqueued dirty folios (`wakeup_flusher_threads(WB_REASON_VMSCAN)`);
 //! and, as background writeback, enough to bring dirty pages under
 //! `dirty_background_ratio` = 10 % of dirtyable memory (free + file pages).
-//! Writer throttling above `dirty_ratio` (`balance_dirty_pages` sleeping) is
-//! not modelled yet.
+//! Under cgroup v2 a group's own dirty domain starts its background
+//! writeback too (`crate::cgwb`). Writer throttling above `dirty_ratio`
+//! (`balance_dirty_pages` sleeping) is not modelled yet, in either domain.
 //!
 //! On completion a folio with PG_reclaim is rotated to the tail of the
 //! inactive list (`folio_rotate_reclaimable` → `lru_move_tail`, which also
@@ -104,7 +105,9 @@ impl Sim {
         let fo = &mut self.folios[f];
         debug_assert!(fo.test(flags::WRITEBACK));
         fo.clear(flags::WRITEBACK);
-        self.nr_writeback -= fo.nr_pages();
+        let (nr, m) = (fo.nr_pages(), fo.memcg);
+        self.writeback_sub(m, nr);
+        let fo = &mut self.folios[f];
         if !fo.test_and_clear(flags::RECLAIM) {
             return;
         }
@@ -177,7 +180,8 @@ impl Sim {
         let fo = &mut self.folios[f];
         debug_assert!(fo.test(flags::WRITEBACK));
         fo.clear(flags::WRITEBACK);
-        self.nr_writeback -= fo.nr_pages();
+        let (nr, m) = (fo.nr_pages(), fo.memcg);
+        self.writeback_sub(m, nr);
         for q in &mut self.writeback {
             if let Some(e) = q.iter_mut().find(|e| e.1 == f) {
                 e.1 = NIL;
@@ -214,9 +218,9 @@ impl Sim {
         fo.clear(flags::DIRTY);
         fo.set(flags::WRITEBACK);
         // A large folio is written whole.
-        let nr = fo.nr_pages();
-        self.nr_dirty -= nr;
-        self.nr_writeback += nr;
+        let (nr, m) = (fo.nr_pages(), fo.memcg);
+        self.file_dirty_sub(m, nr);
+        self.writeback_add(m, nr);
         self.count_vm_events(PGPGOUT, 4 * nr);
         // The flusher is its own thread: a full request queue delays its
         // submissions (reflected in `done`), not the workload.
@@ -275,10 +279,7 @@ impl Sim {
     /// Background writeback when dirty pages exceed dirty_background_ratio
     /// of dirtyable memory (`balance_dirty_pages` → `wb_start_background_writeback`).
     pub(crate) fn balance_dirty_pages(&mut self) {
-        let lv = self.subtree_lruvec(crate::memcg::ROOT);
-        let dirtyable =
-            self.node.free + lv.size(LruList::ActiveFile) + lv.size(LruList::InactiveFile);
-        let thresh = dirtyable * DIRTY_BACKGROUND_RATIO / 100;
+        let thresh = self.global_dirtyable_memory() * DIRTY_BACKGROUND_RATIO / 100;
         if self.nr_dirty <= thresh {
             return;
         }

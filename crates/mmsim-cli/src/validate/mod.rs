@@ -449,6 +449,8 @@ pub fn sim_scenario(r: &CaseResult) -> Result<std::result::Result<Scenario, Stri
                 {
                     s.machine.policy.memcg_stats_flush = by_release;
                 }
+                s.machine.policy.pgdat_dirty_guard =
+                    replay::pgdat_dirty_guard_of(&r.kernel.release);
             }
         }
         Err(e) => {

@@ -25,8 +25,9 @@ pub fn stats_read_period(r: &CaseResult) -> f64 {
 /// The update threshold's CPUs for the replay (`machine.policy.memcg_stats_cpus`):
 /// what the runs say (`online_cpus`), else the suite's `kernel_cpus` (for runs
 /// recorded before capture recorded it), else 0 (the scenario's `cpus`: nothing
-/// recorded says otherwise, as for the guest runs, whose qemu has one vCPU unless a
-/// DAMON case asks for more). The replay's `cpus` (its clock, its lock contention)
+/// recorded says otherwise, as for the guest runs recorded before guest-run.sh
+/// recorded `online_cpus`, whose qemu has one vCPU unless a DAMON case asks for
+/// more). The replay's `cpus` (its clock, its lock contention)
 /// stays the scenario's.
 pub fn kernel_cpus(r: &CaseResult) -> u32 {
     threshold_cpus(counters::online_cpus_of(&r.kernel.runs), r.case.kernel_cpus)
@@ -50,9 +51,33 @@ pub fn replay_flush_ms(period_ms: f64, runtime_s: f64, kernel_wall_s: f64) -> u6
     ((ms * runtime_s / kernel_wall_s).round() as u64).clamp(1, 3_600_000)
 }
 
+/// Whether kernel `release`'s kswapd sets PGDAT_DIRTY only with a dirty page counted
+/// (`machine.policy.pgdat_dirty_guard`): mainline from 6.13 ("mm: fix shrink
+/// nr.unqueued_dirty counter issue"); 6.12 stable has the bare equality (6.12.118's
+/// `shrink_node()`), and so do 6.1 and the kernels before.
+pub fn pgdat_dirty_guard_of(release: &str) -> bool {
+    super::release_version(release) >= (6, 13, 0)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::threshold_cpus;
+    use super::{pgdat_dirty_guard_of, threshold_cpus};
+
+    /// The guard is 6.13's: the 6.1 and 6.12 guests test the bare equality, the
+    /// 6.18 host the guarded one.
+    #[test]
+    fn the_pgdat_dirty_guard_follows_the_release() {
+        for (release, guard) in [
+            ("6.1.0-50-cloud-amd64", false),
+            ("6.12.107+deb13-cloud-amd64", false),
+            ("6.12.118", false),
+            ("6.13", true),
+            ("6.18.44-fc-v669", true),
+            ("7.0", true),
+        ] {
+            assert_eq!(pgdat_dirty_guard_of(release), guard, "{release}");
+        }
+    }
 
     /// A run that recorded its CPUs wins over the suite's fallback.
     #[test]

@@ -177,6 +177,21 @@ impl<T: Copy> FolioQueue<T> {
         Some(e)
     }
 
+    /// Calls `visit` on the live entries, oldest first, each with the
+    /// folio it is now of, without taking them off, until it returns false.
+    pub(crate) fn scan_live(&self, mut visit: impl FnMut(T, FolioId) -> bool) {
+        for (i, &(t, f)) in self.entries.iter().enumerate() {
+            let r = if self.marks.is_empty() {
+                f
+            } else {
+                self.resolve(self.popped + i as u64, f)
+            };
+            if r != NIL && !visit(t, r) {
+                return;
+            }
+        }
+    }
+
     /// True if no live entry is queued.
     #[cfg(test)]
     pub(crate) fn is_empty(&mut self) -> bool {

@@ -25,9 +25,11 @@ impl Sim {
     /// v6.1 MGLRU, whose root reclaim goes through `shrink_node_memcgs()`)
     /// sets PGDAT_DIRTY: every file page it isolated was dirty and not
     /// queued for writeback (`sc->nr.unqueued_dirty == sc->nr.file_taken`).
-    /// Older kernels tested the bare equality (true also for 0 == 0); later
-    /// ones added the non-zero guard the classic model has, and the newest
-    /// remove the flag with kswapd's file writeback. v6.1 MGLRU: 6.1.176's
+    /// Kernels 4.16 to 6.12 test the bare equality (true also for 0 == 0, a
+    /// pass that took no file page); 6.13 added the non-zero guard ("mm: fix
+    /// shrink nr.unqueued_dirty counter issue"), and the newest remove the
+    /// flag with kswapd's file writeback. The classic LRU follows
+    /// `machine.policy.pgdat_dirty_guard` (default: the guard). v6.1 MGLRU: 6.1.176's
     /// bare equality, and its MGLRU eviction fills no `sc->nr` count, so
     /// every pass sets the flag; it frees nothing there, as kswapd writes a
     /// dirty file folio only if it has PG_reclaim and `isolate_folio()`
@@ -37,7 +39,8 @@ impl Sim {
         if self.policy == Policy::Mglru(crate::config::MglruVersion::V6_1) {
             return sc.nr_unqueued_dirty == sc.nr_file_taken;
         }
-        sc.nr_unqueued_dirty > 0 && sc.nr_unqueued_dirty == sc.nr_file_taken
+        (sc.nr_unqueued_dirty > 0 || !self.cfg.policy.pgdat_dirty_guard)
+            && sc.nr_unqueued_dirty == sc.nr_file_taken
     }
 
     /// Wakes kswapd (`wakeup_kswapd()`), unless it runs already, the node is

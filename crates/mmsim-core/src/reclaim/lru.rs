@@ -102,7 +102,7 @@ impl Sim {
         if fo.test(flags::DIRTY) {
             self.folios[f].clear(flags::DIRTY);
             if fo.is_file() {
-                self.nr_dirty -= 1;
+                self.file_dirty_sub(fo.memcg, 1);
                 self.dirty_fifo_unqueue(f);
                 self.fs.write(self.clock, 1);
             } else {

@@ -1006,11 +1006,11 @@ impl Sim {
         let fo = &mut self.folios[f];
         fo.clear(flags::DIRTY);
         let file = fo.is_file();
-        let (order, nr) = (fo.order, fo.nr_pages());
+        let (order, nr, m) = (fo.order, fo.nr_pages(), fo.memcg);
         self.count_vm_events(NR_VMSCAN_WRITE, nr);
         self.count_vm_events(PGPGOUT, 4 * nr);
         let (io, sync, q) = if file {
-            self.nr_dirty -= nr;
+            self.file_dirty_sub(m, nr);
             self.dirty_fifo_unqueue(f);
             (self.fs.write_placed(now, place, nr), false, 1)
         } else {
@@ -1032,7 +1032,7 @@ impl Sim {
         let done = io.done;
         let fo = &mut self.folios[f];
         fo.set(flags::WRITEBACK | flags::RECLAIM);
-        self.nr_writeback += nr;
+        self.writeback_add(m, nr);
         self.queue_writeback(q, done, f);
         false
     }

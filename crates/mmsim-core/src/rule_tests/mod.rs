@@ -26,6 +26,7 @@
 //! unmapped in part before its swap-out. This file
 //! holds the helpers they share.
 
+mod cgwb;
 mod classic;
 mod compaction;
 mod cow;
@@ -45,6 +46,7 @@ mod memcg_stats;
 mod memcg_swap;
 mod migrate;
 mod oom;
+mod pgdat_dirty;
 mod readahead;
 mod reclaim_mark;
 mod remap;
