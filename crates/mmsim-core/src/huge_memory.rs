@@ -759,9 +759,10 @@ impl Sim {
     /// splits every folio without a PMD mapping (`!folio_entire_mapcount`),
     /// every mTHP and a PMD-size folio whose PMD the partial unmap split.
     /// The split unqueues it (`split`, not `swpout_fallback`, is counted);
-    /// its unmapped pages go through reclaim as order-0 folios nothing maps,
-    /// whose slots are freed when they leave the swap cache
-    /// ([`Sim::put_swap_folio`]).
+    /// its unmapped pages go through reclaim as order-0 folios nothing maps:
+    /// each gets a slot, and `swap_writepage` frees it instead of writing
+    /// (no swap PTE holds it) and the folio is freed at putback
+    /// ([`Sim::swap_writepage_free_swap`]).
     pub(crate) fn add_to_swap_large(&mut self, f: FolioId, list: &mut Vec<FolioId>) -> bool {
         let order = self.folios[f].order;
         if self.folios[f].test(flags::PARTIALLY_MAPPED)

@@ -321,18 +321,27 @@ impl Sim {
     /// its page was swapped out (a shadow), by at least one swap PTE of a
     /// live VMA (with or without fork). A slot neither holds is leaked (no
     /// fault can read it and no zap free it; the kernel's `swap_map` count
-    /// would be 0 and the slot free). For `Sim::check_invariants`;
-    /// O(slots + PTEs).
+    /// would be 0 and the slot free). And the converse: every swap PTE
+    /// references a used slot (the kernel's swap PTE holds a `swap_map`
+    /// count, so its slot cannot be free; one freed under it would read
+    /// another page's data). For `Sim::check_invariants`; O(slots + PTEs).
     pub(crate) fn check_swap_slots_held(&self) -> Result<(), String> {
         let Some(swap) = self.swap.as_ref() else {
             return Ok(());
         };
         let mut held = vec![false; swap.slots.len()];
-        for v in &self.vmas {
-            for &p in &v.ptes {
+        for (vma, v) in self.vmas.iter().enumerate() {
+            for (i, &p) in v.ptes.iter().enumerate() {
                 if p != 0 && p & PTE_PRESENT == 0 {
-                    if let Some(h) = held.get_mut((p - 1) as usize) {
-                        *h = true;
+                    match held.get_mut((p - 1) as usize) {
+                        Some(h) if swap.slots[(p - 1) as usize] != 0 => *h = true,
+                        _ => {
+                            return Err(format!(
+                                "VMA {vma} page {i}: its swap PTE references slot {}, \
+                                 which is free or beyond the device",
+                                p - 1
+                            ))
+                        }
                     }
                 }
             }
@@ -619,7 +628,11 @@ impl Sim {
     /// `zram_read_from_zspool`): a same-filled page (`ZRAM_SAME`) is filled
     /// from its pattern (`zram_fill_page`), only the others are
     /// decompressed, so the device reads the pages whose slot is not
-    /// marked; `swpin_zero` is the zeromap's alone.
+    /// marked; `swpin_zero` is the zeromap's alone. That pairing is
+    /// hypothetical: `zram-same` is zram up to 6.11, and whole-folio
+    /// swap-in from zram starts in 6.13, where a zero-filled page never
+    /// reaches zram (the zeromap takes it) and a mixed block is swapped in
+    /// page by page (`can_swapin_thp`).
     pub(crate) fn swap_read_large_zero(&mut self, f: FolioId, first: u32) -> Option<u32> {
         let n = self.folios[f].nr_pages() as u32;
         if !self.tracks_zero_pages() {
@@ -696,5 +709,69 @@ impl Sim {
             ));
         }
         Ok(())
+    }
+}
+
+/// `pageout` of an anonymous folio nothing maps, in reclaim.
+impl Sim {
+    /// `swap_writepage()`'s first test (mm/page_io.c, v6.12; the same since
+    /// v2.6): "stale swap cache pages", a swap-cache folio whose slots no
+    /// swap PTE references (`folio_free_swap`: `!folio_swapped`, not under
+    /// writeback), are not written. `folio_free_swap` deletes it from the
+    /// swap cache (every slot freed with its swap charge) and dirties it
+    /// again; `pageout` still returns PAGE_SUCCESS, so `nr_vmscan_write` and
+    /// `mm_vmscan_write_folio` count it, but no `pswpout`. Back in
+    /// `shrink_folio_list` the dirty folio goes to `keep`, and
+    /// `move_folios_to_lru` drops the last reference (the folio is isolated
+    /// and unmapped): it is uncharged and freed without counting as
+    /// reclaimed (no `pgsteal`). Such folios: the unmapped pages of a
+    /// partially mapped folio split before `add_to_swap`
+    /// (`crate::huge_memory`: v6.12's "We can free the unmapped pages
+    /// without IO"), a swap-cache folio whose every PTE was zapped while it
+    /// was isolated. Only for a folio nothing mapped before `try_to_unmap`
+    /// (the caller tests that): one any PTE mapped has a swap PTE now.
+    /// Returns false (write it) when a swap PTE holds one of its slots.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn swap_writepage_free_swap(
+        &mut self,
+        f: FolioId,
+        sc: &mut crate::reclaim::ScanControl,
+    ) -> bool {
+        let fo = self.folios[f];
+        if !fo.test(flags::SWAPCACHE) || fo.test(flags::WRITEBACK) {
+            return false;
+        }
+        let swapped = match self.fork {
+            Some(_) => self.folio_swapped_forked(f),
+            None => self.folio_swapped_ptes(f),
+        };
+        if swapped {
+            return false;
+        }
+        sc.charge_pageout(self.cost.pageout_ns);
+        if self.tp.is_some() {
+            let e = crate::tracepoint::TpEvent::WriteFolio {
+                pfn: u64::from(self.folios.head_pfn(f)),
+                file: false,
+            };
+            self.trace_vmscan(sc.now(), Some(sc.memcg), e);
+        }
+        self.count_vm_events(crate::stats::item::NR_VMSCAN_WRITE, fo.nr_pages());
+        self.folio_free_swap(f);
+        if self.xp.is_some() {
+            self.xp_actor(
+                f,
+                "reclaim",
+                "swap_writepage",
+                "nothing maps it and no swap PTE holds its slots: folio_free_swap drops \
+                 them instead of writing it; dirty again, freed at putback \
+                 (move_folios_to_lru), not counted as reclaimed"
+                    .to_string(),
+            );
+        }
+        self.free_folio(f);
+        sc.charge_free(self.cost.free_ns);
+        true
     }
 }

@@ -783,6 +783,7 @@ impl Sim {
                     batch[keep] = f;
                     keep += 1;
                 }
+                Fate::FreedAtPutback => {}
             }
         }
         batch.truncate(keep);
@@ -886,6 +887,9 @@ impl Sim {
         // A mapped order-0 anonymous folio takes `try_to_unmap`'s own path
         // for it, inlined here (one per anonymous folio reclaimed).
         let fo = self.folios[f];
+        // Nothing maps it (a split's zapped tail; a swap-cache folio zapped
+        // whole): no swap PTE may hold its slots (`swap_writepage`, below).
+        let unmapped_anon = !file && fo.mapcount == 0;
         let unmapped = if !file && fo.order == 0 && fo.mapcount > 0 {
             self.try_to_unmap_anon(f, sc)
         } else {
@@ -942,6 +946,9 @@ impl Sim {
             }
             // pageout()
             stat.nr_pageout += 1;
+            if unmapped_anon && self.swap_writepage_free_swap(f, sc) {
+                return Fate::FreedAtPutback;
+            }
             if !self.pageout(f, sc) {
                 if self.xp.is_some() {
                     self.xp_kept(
@@ -1129,6 +1136,9 @@ enum Fate {
     Freed,
     Activate,
     Keep,
+    /// Dirty again and put back, where its last reference went: freed by
+    /// `move_folios_to_lru`, not counted as reclaimed ([`Sim::swap_writepage_free_swap`]).
+    FreedAtPutback,
 }
 
 /// `inactive_is_low()` on raw sizes: the target inactive:active ratio is

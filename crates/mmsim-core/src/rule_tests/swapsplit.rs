@@ -2,10 +2,12 @@
 //! part before reclaim, without fork: `shrink_folio_list` splits a partially
 //! mapped folio before `add_to_swap` (v6.12 "Split partially mapped folios
 //! right away", `folio_test_partially_mapped`; v6.8 splits every folio
-//! without a PMD mapping), and `__remove_mapping` → `put_swap_folio` frees
-//! a slot no swap PTE references (its `swap_map` count is 0) with its swap
-//! charge instead of leaving a shadow in it. Either way the swap usage and
-//! charge end at the mapped pages' slots.
+//! without a PMD mapping), whose unmapped pages `swap_writepage` frees
+//! without IO (`folio_free_swap`: no swap PTE holds their slots), and
+//! `__remove_mapping` → `put_swap_folio` frees a slot no swap PTE
+//! references (its `swap_map` count is 0) with its swap charge instead of
+//! leaving a shadow in it. Either way the swap usage and charge end at the
+//! mapped pages' slots.
 
 use super::thp::thp_machine;
 use super::*;
@@ -75,9 +77,10 @@ fn v6_12_splits_a_partially_mapped_64k_folio_before_swap_out() {
     assert_eq!(s.thp.split_queues[0].len, 1);
     isolate(&mut s, f);
     let (reclaimed, scanned, kept) = shrink(&mut s, f);
-    // Split before add_to_swap: the head and 15 tails, each scanned and
-    // reclaimed as an order-0 folio; no whole swap-out, no fallback.
-    assert_eq!((reclaimed, scanned, kept), (16, 16, 0));
+    // Split before add_to_swap: the head and 15 tails, each scanned as an
+    // order-0 folio; the 12 mapped ones reclaimed, the 4 unmapped ones
+    // freed at putback (below); no whole swap-out, no fallback.
+    assert_eq!((reclaimed, scanned, kept), (12, 16, 0));
     let st = s.thp.stats[4];
     assert_eq!(
         (st.split, st.swpout, st.swpout_fallback, st.split_deferred),
@@ -85,10 +88,13 @@ fn v6_12_splits_a_partially_mapped_64k_folio_before_swap_out() {
     );
     assert_eq!(s.thp.split_queues[0].len, 0);
     assert_eq!(s.vm.thp_split_page, 0, "not PMD size");
-    // The four unmapped pages went through reclaim too: written to a slot
-    // each (shrink_folio_list has no shortcut for an unmapped anonymous
-    // folio), and the slot freed as the folio left the swap cache.
-    assert_eq!(s.vm.pswpout, 16);
+    // The four unmapped pages went through reclaim too, each given a slot
+    // by add_to_swap and sent to pageout, but not written: swap_writepage's
+    // folio_free_swap finds no swap PTE holding the slot, frees it and
+    // dirties the folio, which move_folios_to_lru then frees ("We can free
+    // the unmapped pages without IO"). nr_vmscan_write counts all 16.
+    assert_eq!(s.vm.pswpout, 12);
+    assert_eq!(s.vm.nr_vmscan_write, 16);
     assert_eq!(used_slots(&s), 12);
     assert_eq!(s.memcgs[0].swap_usage, 12);
     for i in (0..4).chain(8..16) {
@@ -123,7 +129,9 @@ fn a_partially_mapped_pmd_thp_is_split_before_swap_out_under_v6_8_and_v6_12() {
             }
             isolate(&mut s, f);
             let (reclaimed, scanned, kept) = shrink(&mut s, f);
-            assert_eq!((reclaimed, scanned, kept), (512, 512, 0), "{kernel:?}");
+            let mapped = if partial { 502 } else { 512 };
+            // The 10 unmapped pages of the split are freed without IO.
+            assert_eq!((reclaimed, scanned, kept), (mapped, 512, 0), "{kernel:?}");
             let split = u64::from(partial);
             assert_eq!(
                 (
@@ -135,8 +143,13 @@ fn a_partially_mapped_pmd_thp_is_split_before_swap_out_under_v6_8_and_v6_12() {
                 "{kernel:?} partial {partial}"
             );
             assert_eq!(s.thp.stats[9].split, split);
-            assert_eq!(s.vm.pswpout, 512);
-            let mapped = if partial { 502 } else { 512 };
+            assert_eq!(s.vm.pswpout, mapped);
+            assert_eq!(s.vm.nr_vmscan_write, 512);
+            assert_eq!(
+                s.node.free,
+                s.node.managed - mapped,
+                "{kernel:?} partial {partial}"
+            );
             assert_eq!(used_slots(&s), mapped, "{kernel:?} partial {partial}");
             assert_eq!(s.memcgs[0].swap_usage, mapped);
             s.check_invariants().unwrap();
