@@ -484,8 +484,6 @@ impl Sim {
     /// one that may reclaim, kswapd first reclaims `compact_gap` pages for
     /// the order and wakes kcompactd when it sleeps (`kswapd_high_order`).
     fn wakeup_kswapd_order(&mut self, order: usize) {
-        let c = &mut self.compact;
-        c.kswapd_order = c.kswapd_order.max(order as u32);
         self.wakeup_kswapd_at(order as u32);
         if !self.kswapd.running {
             self.wakeup_kcompactd(order as u32);

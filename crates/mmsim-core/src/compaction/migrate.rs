@@ -16,9 +16,14 @@
 //!   the source. The xarray's shape does not change (`crate::kmem` counts
 //!   nothing: a folio replaces a folio).
 //! * **The flags and the LRU state** (`folio_migrate_flags`): the folio's
-//!   slot is copied whole (flags, refs and generation bits, mapcount,
-//!   memcg — `mem_cgroup_migrate` moves the charge, which changes no
-//!   count — order, owner and index), with the new head PFN.
+//!   slot is copied whole (flags, generation bits, mapcount, memcg —
+//!   `mem_cgroup_migrate` moves the charge, which changes no count —
+//!   order, owner and index), with the new head PFN. The MGLRU tier bits
+//!   (`LRU_REFS_MASK`) are not copied under v6.1/v6.12 (v6.12
+//!   `folio_migrate_flags` names the flags it copies and they are not
+//!   among them; the destination's are clear from the buddy allocator);
+//!   they are under v6.14 (`folio_migrate_refs` of later trees; the
+//!   release that added it was not checked).
 //! * **The LRU position.** Departure, kept from before (mmsim keeps the
 //!   isolated folios on their lists while compaction runs): the destination
 //!   takes the source's place on its list ([`crate::mem::list::List::replace`]),
@@ -90,6 +95,11 @@ impl Sim {
             d.mapcount = fo.mapcount;
             d.order = fo.order;
             d.gen_refs = fo.gen_refs;
+        }
+        if self.lru_gen_version() != MglruVersion::V6_14 {
+            // MGLRU v6.1/v6.12: `folio_migrate_flags` leaves the tier bits
+            // (LRU_REFS_MASK) behind; the destination's are clear.
+            set_folio_refs(&mut self.folios[dst], 0);
         }
         self.phys.set_frames_folio(pfn, order, dst);
         if fo.lru != NO_LIST {

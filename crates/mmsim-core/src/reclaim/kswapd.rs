@@ -55,8 +55,11 @@ impl Sim {
     /// [`Sim::wakeup_kswapd`], the node judged balanced at `order` when
     /// `compaction.kswapd_high_order` is on (at order 0 otherwise), and the
     /// run started then balancing for that order (`balance_pgdat`'s
-    /// `sc.order`, from `pgdat->kswapd_order`).
+    /// `sc.order`, from `pgdat->kswapd_order`). Like v6.12, it raises
+    /// `kswapd_order` to `order` first, whether kswapd then runs or not.
     pub(crate) fn wakeup_kswapd_at(&mut self, order: u32) {
+        let c = &mut self.compact;
+        c.kswapd_order = c.kswapd_order.max(order);
         if self.kswapd.running || self.kswapd.failures >= crate::fault::MAX_RECLAIM_RETRIES {
             return;
         }

@@ -171,8 +171,9 @@ fn kswapd_reads_kswapd_order_for_the_run_after_an_unbalanced_end() {
     assert_eq!(s.kswapd.alloc_order, 0);
     // An order-4 allocation while kswapd runs: wakeup_kswapd raises
     // kswapd_order only.
-    s.compact.kswapd_order = 4;
+    assert_eq!(s.compact.kswapd_order, 0);
     s.wakeup_kswapd_at(4);
+    assert_eq!(s.compact.kswapd_order, 4);
     assert_eq!(s.vm.pageoutrun, 1);
     assert_eq!(s.compact.kswapd_reclaim_order, 0);
     // The order-0 run ends at priority 0 short of the high watermark:
