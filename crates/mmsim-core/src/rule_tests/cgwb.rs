@@ -279,8 +279,10 @@ fn the_periodic_flusher_writes_a_group_over_its_bg_thresh() {
 
 #[test]
 fn under_the_lru_policy_no_group_has_a_domain() {
-    // Every folio is on the root's list, so g's file pages would be 0
-    // (avail 872, freerun ceiling 130): 151 writes write nothing.
+    // Every folio is on the root's list, so g's file pages would be 0 and
+    // its avail its headroom alone (808 once 129 pages are charged: thresh
+    // 161, bg_thresh 80, freerun ceiling 120, so the 129th write would
+    // start its writeback): 151 writes write nothing.
     let (mut s, g, file) = group_writer_on(
         MachineConfig {
             cgroup_version: CgroupVersion::V2,
