@@ -31,35 +31,76 @@
 //! or under `(thresh + bg_thresh) / 2` (`dirty_freerun_ceiling`). When the
 //! group's domain is not, the task's wb starts background writeback
 //! (`wb_start_background_writeback`, "Start writeback even when in laptop
-//! mode"), and the flusher writes the wb's inodes while `wb_over_bg_thresh()`
-//! holds, for the group: its dirty pages, writeback not counted, above the
-//! `bg_thresh` computed without writeback. So a group's background
-//! writeback starts at its freerun ceiling (the global one starts at the
-//! global `bg_thresh`: `nr_dirty > gdtc->bg_thresh`) and brings its dirty
-//! pages down to its `bg_thresh`.
+//! mode"). The flusher's `wb_writeback()` then runs passes while
+//! `wb_over_bg_thresh()` holds, for the group: its dirty pages, writeback
+//! not counted, above the `bg_thresh` computed without writeback. It checks
+//! only between passes: within one, `writeback_sb_inodes()` writes each
+//! inode up to `writeback_chunk_size()` pages, `round_down(min(bandwidth /
+//! 2, global dirty_limit / DIRTY_SCOPE) + MIN_WRITEBACK_PAGES,
+//! MIN_WRITEBACK_PAGES)`, at least `MIN_WRITEBACK_PAGES` (4 MiB, 1024
+//! pages; v6.12 fs/fs-writeback.c). So a group's background writeback
+//! starts at its freerun ceiling (the global one starts at the global
+//! `bg_thresh`: `nr_dirty > gdtc->bg_thresh`) and writes at least a chunk,
+//! or all the group's dirty pages if fewer, before it looks at its
+//! `bg_thresh` again. The periodic flusher's `wb_check_background_flush()`
+//! runs the same passes for each group over its `bg_thresh`, every
+//! `dirty_writeback_interval`.
 //!
-//! mmsim computes the group's domain at each dirtying of a file folio of a
-//! v2 group other than the root (`machine.cgroup_writeback`, default on) and
-//! writes the group's own dirty folios, oldest dirtied first (its wb's
-//! inodes: a folio's wb is its group's), passing over folios under
-//! writeback as `WB_SYNC_NONE` does. Not modelled: the throttling pause of
+//! mmsim computes the group's domain when a task of a v2 group other than
+//! the root dirties a file folio by writing (`generic_perform_write()` and
+//! `fault_dirty_shared_page()` call `balance_dirty_pages_ratelimited()` with
+//! the writing task's wb, `wb_get_create_current()`; `folio_mark_dirty()`
+//! itself, as reclaim's unmap or a zap reach it, balances nothing), with
+//! `machine.cgroup_writeback` (default on), and writes the group's own dirty
+//! folios (its wb's inodes: a folio's wb is its group's), oldest dirtied
+//! first, a chunk a pass, the chunk's bandwidth term fixed at `INIT_BW` (100
+//! MB/s: mmsim keeps no `avg_write_bandwidth`) and `dirty_limit` the
+//! global domain's `thresh`. A pass counts the chunk over the group's
+//! folios, not per inode (the kernel writes up to a chunk of each inode on
+//! `b_io`: the same for a group writing one file, fewer pages for several).
+//! A folio dirtied again while under writeback ends the writeback, queued
+//! again at the tail, as the global background writeback does
+//! (`Sim::balance_dirty_pages`; v6.12 passes over it, `WB_SYNC_NONE`). Under
+//! `policy = "lru"` no group has a domain: every folio is on the root's
+//! list, so a group's file pages would be 0. Not modelled: the throttling pause of
 //! either domain (`balance_dirty_pages` sleeping: mmsim has none, globally or
 //! per group), the per-wb shares (`wb_thresh`, `wb_bg_thresh`, strictlimit),
 //! the ratelimit of the calls (`balance_dirty_pages_ratelimited`: here every
-//! dirtying), stale statistics (`mem_cgroup_flush_stats_ratelimited`: exact
+//! dirtying of a clean folio), stale statistics (`mem_cgroup_flush_stats_ratelimited`: exact
 //! counts here), foreign inodes, real-time tasks' lifted limits,
-//! `vm_dirty_bytes`/`dirty_background_bytes`, and the global domain's split
+//! `vm_dirty_bytes`/`dirty_background_bytes`, the global domain's share in
+//! `wb_over_bg_thresh()` of a group's wb, and the global domain's split
 //! into per-group wbs (mmsim's global background writeback writes the
 //! oldest dirty folios of every group). The global domain's dirtyable
 //! memory is mmsim's (free + file pages; the kernel subtracts
 //! `totalreserve_pages` from the free pages and adds 1).
 
-use crate::mem::folio::{flags, FolioId, LruList};
+use crate::mem::folio::{flags, LruList};
 use crate::memcg::{MemcgId, ROOT};
 use crate::sim::Sim;
 
 /// `vm_dirty_ratio` (percent).
 pub(crate) const VM_DIRTY_RATIO: u64 = 20;
+
+/// `MIN_WRITEBACK_PAGES` (v6.12 fs/fs-writeback.c): 4 MiB of pages.
+pub(crate) const MIN_WRITEBACK_PAGES: u64 = (4 << 20) / crate::PAGE_SIZE;
+
+/// `DIRTY_SCOPE` (include/linux/writeback.h).
+const DIRTY_SCOPE: u64 = 8;
+
+/// `INIT_BW` (mm/backing-dev.c): a wb's first write bandwidth estimate,
+/// 100 MB/s in pages a second.
+const INIT_BW: u64 = (100 << 20) / crate::PAGE_SIZE;
+
+/// `writeback_chunk_size()` (v6.12 fs/fs-writeback.c) of background
+/// writeback (`nr_pages` unbounded, `WB_SYNC_NONE`), given the global
+/// `dirty_limit`: `round_down(min(avg_write_bandwidth / 2, dirty_limit /
+/// DIRTY_SCOPE) + MIN_WRITEBACK_PAGES, MIN_WRITEBACK_PAGES)`, the bandwidth
+/// at `INIT_BW`.
+pub(crate) fn writeback_chunk_size(dirty_limit: u64) -> u64 {
+    let pages = (INIT_BW / 2).min(dirty_limit / DIRTY_SCOPE);
+    (pages + MIN_WRITEBACK_PAGES) / MIN_WRITEBACK_PAGES * MIN_WRITEBACK_PAGES
+}
 
 /// A dirty domain (`struct dirty_throttle_control`): dirtyable pages, dirty
 /// pages and the two thresholds, in pages.
@@ -116,12 +157,14 @@ impl Sim {
 
     /// Whether group `m`'s wb has a memcg domain: cgroup v2 with cgroup
     /// writeback, and not the root group (`mem_cgroup_wb_domain()` is NULL
-    /// for the root).
+    /// for the root). Never under `policy = "lru"`, whose one list is the
+    /// root's (a group's `filepages` would be 0).
     #[inline]
     pub(crate) fn has_memcg_domain(&self, m: MemcgId) -> bool {
         m != ROOT
             && self.cfg.cgroup_writeback
             && self.cfg.cgroup_version == crate::config::CgroupVersion::V2
+            && self.policy != crate::sim::Policy::Lru
     }
 
     /// `mem_cgroup_wb_stats()` of group `m` (v6.12 mm/memcontrol.c).
@@ -177,6 +220,19 @@ impl Sim {
         [g, md]
     }
 
+    /// `balance_dirty_pages_ratelimited()` (v6.12 mm/page-writeback.c)
+    /// after a writer (a buffered write, a write fault on a shared mapping)
+    /// dirtied a clean file folio, its memcg domain: that of the writing
+    /// task's wb (`wb_get_create_current()`: the group charged now,
+    /// `Sim::cur_memcg`), not the folio's group.
+    #[inline]
+    pub(crate) fn balance_dirty_pages_memcg_current(&mut self) {
+        let m = self.cur_memcg;
+        if self.has_memcg_domain(m) {
+            self.balance_dirty_pages_memcg(m);
+        }
+    }
+
     /// `balance_dirty_pages()`'s memcg domain for the wb of group `m`
     /// (see the module documentation): outside its freerun range, the
     /// group's background writeback. Only for a group with a domain.
@@ -188,39 +244,81 @@ impl Sim {
         self.memcg_background_writeback(m);
     }
 
-    /// The background writeback of group `m`'s wb: its own dirty folios,
-    /// oldest dirtied first, while its dirty pages exceed its background
+    /// `wb_check_background_flush()` of every group's wb, after the
+    /// periodic flusher's pass (`wb_do_writeback()`, every
+    /// `dirty_writeback_interval`): a group with a domain over its
+    /// `bg_thresh` gets its background writeback.
+    pub(crate) fn memcg_background_flush(&mut self) {
+        for m in 1..self.memcgs.len() as MemcgId {
+            if self.memcgs[m as usize].nr_file_dirty > 0 && self.has_memcg_domain(m) {
+                self.memcg_background_writeback(m);
+            }
+        }
+    }
+
+    /// The background writeback of group `m`'s wb (`wb_writeback()` with
+    /// `for_background`): while its dirty pages exceed its background
     /// threshold (`wb_over_bg_thresh()`'s memcg part, writeback not
-    /// counted). A folio under writeback is passed over and stays queued.
+    /// counted), a pass writes a chunk of its own dirty folios, oldest
+    /// dirtied first ([`writeback_chunk_size`]). It ends after a pass that
+    /// wrote nothing or met a folio under writeback.
     #[cold]
     #[inline(never)]
     fn memcg_background_writeback(&mut self, m: MemcgId) {
-        let [_, md] = self.memcg_dirty_domain(m, false);
-        if md.dirty <= md.bg_thresh {
-            return;
-        }
-        let mut need = md.dirty - md.bg_thresh;
-        let mut take: Vec<FolioId> = Vec::new();
-        let folios = &self.folios;
-        self.dirty_fifo.scan_live(|_, f| {
-            if folios.is_live(f) {
-                let fo = &folios[f];
-                if fo.memcg == m
-                    && fo.is_file()
-                    && fo.test(flags::DIRTY)
-                    && !fo.test(flags::WRITEBACK)
-                {
-                    take.push(f);
-                    need = need.saturating_sub(fo.nr_pages());
-                }
+        loop {
+            let [g, md] = self.memcg_dirty_domain(m, false);
+            if md.dirty <= md.bg_thresh {
+                return;
             }
-            need > 0
-        });
-        let now = self.clock;
-        for f in take {
-            self.dirty_fifo_unqueue(f);
-            self.write_folio(f, now);
+            let chunk = writeback_chunk_size(g.thresh);
+            if !self.memcg_writeback_pass(m, chunk) {
+                return;
+            }
         }
+    }
+
+    /// One pass of group `m`'s background writeback: its oldest dirty
+    /// folios until `chunk` pages are written (a large folio whole), the
+    /// walk of the flusher's queue resumed where the last one stopped
+    /// (`Memcg::wb_cursor`). A folio dirtied again under writeback is
+    /// queued again at the tail and ends the pass, as in
+    /// `Sim::balance_dirty_pages`. True if the pass wrote a chunk and
+    /// another may follow.
+    fn memcg_writeback_pass(&mut self, m: MemcgId, chunk: u64) -> bool {
+        let now = self.clock;
+        let mut seq = self.memcgs[m as usize]
+            .wb_cursor
+            .max(self.dirty_fifo.front_seq());
+        let mut wrote = 0;
+        let more = loop {
+            if wrote >= chunk {
+                break true;
+            }
+            let Some(entry) = self.dirty_fifo.entry_at(seq) else {
+                break false;
+            };
+            seq += 1;
+            let Some((_, f)) = entry else {
+                continue;
+            };
+            if !self.folios.is_live(f) {
+                continue;
+            }
+            let fo = &self.folios[f];
+            if fo.memcg != m || !fo.is_file() || !fo.test(flags::DIRTY) {
+                continue;
+            }
+            let under_writeback = fo.test(flags::WRITEBACK);
+            self.dirty_fifo_unqueue(f);
+            if under_writeback {
+                self.dirty_fifo.push_back(now, f);
+                break false;
+            }
+            wrote += self.folios[f].nr_pages();
+            self.write_folio(f, now);
+        };
+        self.memcgs[m as usize].wb_cursor = seq;
+        more
     }
 
     /// Each group's own dirty file pages and pages under writeback are

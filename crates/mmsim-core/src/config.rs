@@ -420,8 +420,10 @@ pub struct PolicyConfig {
     /// pass counted a dirty page (`unqueued_dirty && unqueued_dirty ==
     /// file_taken`, "mm: fix shrink nr.unqueued_dirty counter issue", 6.13):
     /// default true. False: 4.16–6.12's bare equality (6.12.118 too), true
-    /// also for a pass that took no file page. MGLRU ignores it. Written to
-    /// results only when false.
+    /// also for a pass that took no file page. MGLRU with lru_gen's core
+    /// bit clear runs the classic path and reads it; MGLRU proper ignores it
+    /// (v6.1 tests the bare equality, v6.12 and v6.14 kswapd never reach
+    /// the test). Written to results only when false.
     #[serde(default = "default_true", skip_serializing_if = "is_true")]
     pub pgdat_dirty_guard: bool,
 }

@@ -198,8 +198,8 @@ impl Sim {
                 self.folio_free_swap(f);
             }
             self.anon_wp_fault_content(f);
-        } else {
-            self.folio_mark_dirty_mapped(f);
+        } else if self.folio_mark_dirty_mapped(f) {
+            self.balance_dirty_pages_memcg_current();
         }
         if self.policy == Policy::Lru {
             self.lru_touch(f);
@@ -596,8 +596,8 @@ impl Sim {
             return;
         }
         self.map_file_folio(vma, index, f, write);
-        if write {
-            self.folio_mark_dirty_mapped(f);
+        if write && self.folio_mark_dirty_mapped(f) {
+            self.balance_dirty_pages_memcg_current();
         }
     }
 
@@ -740,7 +740,9 @@ impl Sim {
                     }
                 }
             };
-            self.folio_mark_dirty(f);
+            if self.folio_mark_dirty(f) {
+                self.balance_dirty_pages_memcg_current();
+            }
         }
     }
 
@@ -813,25 +815,27 @@ impl Sim {
         self.io_wait_ns += self.task_sleep_until(done, memstall);
     }
 
-    /// `folio_mark_dirty()` for a file folio: accounted, queued for the flusher.
-    pub(crate) fn folio_mark_dirty(&mut self, f: FolioId) {
+    /// `folio_mark_dirty()` for a file folio: accounted, queued for the
+    /// flusher. True if it dirtied a clean file folio: a writer then calls
+    /// [`Sim::balance_dirty_pages_ratelimited`] (v6.12: only writers
+    /// balance, not reclaim's unmap or a zap that reach `folio_mark_dirty`).
+    pub(crate) fn folio_mark_dirty(&mut self, f: FolioId) -> bool {
         let fo = &mut self.folios[f];
         if fo.test(flags::DIRTY) {
-            return;
+            return false;
         }
         fo.set(flags::DIRTY);
-        if fo.is_file() {
-            let (space, index, nr, m) = (fo.space, fo.index, fo.nr_pages(), fo.memcg);
-            self.file_dirty_add(m, nr);
-            if let Some(file) = self.files.get_mut(space as usize) {
-                file.note_dirty(index, nr as u32);
-            }
-            self.dirty_fifo.push_back(self.clock, f);
-            self.balance_dirty_pages();
-            if self.has_memcg_domain(m) {
-                self.balance_dirty_pages_memcg(m);
-            }
+        if !fo.is_file() {
+            return false;
         }
+        let (space, index, nr, m) = (fo.space, fo.index, fo.nr_pages(), fo.memcg);
+        self.file_dirty_add(m, nr);
+        if let Some(file) = self.files.get_mut(space as usize) {
+            file.note_dirty(index, nr as u32);
+        }
+        self.dirty_fifo.push_back(self.clock, f);
+        self.balance_dirty_pages();
+        true
     }
 
     /// `folio_add_lru()` (mm/swap.c, v6.x): a new folio goes to the head of

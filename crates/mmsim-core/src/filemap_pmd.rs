@@ -151,8 +151,8 @@ impl Sim {
             *v.pte_mut(i) = pte;
         }
         self.count_vm_events(THP_FILE_MAPPED, 1);
-        if write {
-            self.folio_mark_dirty_mapped(f);
+        if write && self.folio_mark_dirty_mapped(f) {
+            self.balance_dirty_pages_memcg_current();
         }
         true
     }

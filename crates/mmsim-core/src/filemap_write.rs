@@ -103,7 +103,9 @@ impl Sim {
                 self.acc.hits += u64::from(n);
             }
             self.advance(self.cost.fd_access_ns * u64::from(n));
-            self.folio_mark_dirty(f);
+            if self.folio_mark_dirty(f) {
+                self.balance_dirty_pages_memcg_current();
+            }
             pos += n;
         }
     }

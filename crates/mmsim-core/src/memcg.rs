@@ -280,6 +280,10 @@ pub struct Memcg {
     /// Pages of this group's own under writeback, file and swap
     /// (`NR_WRITEBACK`; `file_writeback` sums the subtree).
     pub(crate) nr_writeback: u64,
+    /// Where this group's background writeback resumes its walk of the
+    /// flusher's queue (`crate::cgwb`): no live entry before it is a
+    /// folio of this group that it could write.
+    pub(crate) wb_cursor: u64,
 }
 
 impl Memcg {
@@ -312,6 +316,7 @@ impl Memcg {
             lruvec: Lruvec::default(),
             nr_file_dirty: 0,
             nr_writeback: 0,
+            wb_cursor: 0,
         }
     }
 }

@@ -141,13 +141,14 @@ impl Sim {
     /// PG_readahead (the same bit), starts readahead at the next read. The
     /// buffered write path does not come here: ext4's `block_write_end` →
     /// `mark_buffer_dirty` and iomap's `filemap_dirty_folio` dirty the
-    /// folio without clearing the mark ([`Sim::folio_mark_dirty`]).
-    pub(crate) fn folio_mark_dirty_mapped(&mut self, f: FolioId) {
+    /// folio without clearing the mark ([`Sim::folio_mark_dirty`]). True
+    /// if it dirtied a clean file folio.
+    pub(crate) fn folio_mark_dirty_mapped(&mut self, f: FolioId) -> bool {
         let fo = &mut self.folios[f];
         if fo.is_file() || fo.test(flags::SWAPCACHE) {
             fo.clear(flags::RECLAIM);
         }
-        self.folio_mark_dirty(f);
+        self.folio_mark_dirty(f)
     }
 
     /// Tells `explain` that folio `f`'s write completed and rotated it.
@@ -262,6 +263,7 @@ impl Sim {
             self.dirty_fifo.pop_front();
             let _ = self.flusher_write(f, now);
         }
+        self.memcg_background_flush();
     }
 
     /// `wakeup_flusher_threads(WB_REASON_VMSCAN)`: writes all dirty file

@@ -449,9 +449,9 @@ pub fn sim_scenario(r: &CaseResult) -> Result<std::result::Result<Scenario, Stri
                 {
                     s.machine.policy.memcg_stats_flush = by_release;
                 }
-                s.machine.policy.pgdat_dirty_guard =
-                    replay::pgdat_dirty_guard_of(&r.kernel.release);
             }
+            // MGLRU too: with lru_gen's core bit clear it runs the classic path.
+            s.machine.policy.pgdat_dirty_guard = replay::pgdat_dirty_guard_of(&r.kernel.release);
         }
         Err(e) => {
             return Ok(Err(format!(
@@ -1169,18 +1169,23 @@ mod tests {
         );
         let mut r: super::CaseResult =
             serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        for (release, reset, common) in [
-            ("6.12.107+deb13-cloud-amd64", false, false),
-            ("6.12.117+deb13-amd64", true, true),
-            ("6.13.2", true, false),
+        // And PGDAT_DIRTY's guard (6.13+), read if lru_gen's core bit is clear.
+        for (release, reset, common, guard) in [
+            ("6.12.107+deb13-cloud-amd64", false, false, false),
+            ("6.12.117+deb13-amd64", true, true, false),
+            ("6.13.2", true, false, true),
         ] {
             r.kernel.release = release.to_string();
             let s = super::sim_scenario(&r).unwrap().unwrap();
             let p = &s.machine.policy;
             assert_eq!(p.mglru_version, MglruVersion::V6_12, "{release}");
             assert_eq!(
-                (p.mglru_reset_tier_bits, p.mglru_common_reactivation),
-                (reset, common),
+                (
+                    p.mglru_reset_tier_bits,
+                    p.mglru_common_reactivation,
+                    p.pgdat_dirty_guard
+                ),
+                (reset, common, guard),
                 "{release}"
             );
         }

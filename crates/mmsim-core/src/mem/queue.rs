@@ -177,19 +177,25 @@ impl<T: Copy> FolioQueue<T> {
         Some(e)
     }
 
-    /// Calls `visit` on the live entries, oldest first, each with the
-    /// folio it is now of, without taking them off, until it returns false.
-    pub(crate) fn scan_live(&self, mut visit: impl FnMut(T, FolioId) -> bool) {
-        for (i, &(t, f)) in self.entries.iter().enumerate() {
-            let r = if self.marks.is_empty() {
-                f
-            } else {
-                self.resolve(self.popped + i as u64, f)
-            };
-            if r != NIL && !visit(t, r) {
-                return;
-            }
-        }
+    /// The sequence number of the oldest entry held (the entries popped
+    /// so far); entry `seq` is held while `front_seq() <= seq < pushed`.
+    #[inline]
+    pub(crate) fn front_seq(&self) -> u64 {
+        self.popped
+    }
+
+    /// Entry number `seq` without taking it off: `None` past the last
+    /// entry pushed, `Some(None)` if stale, else the entry with the folio
+    /// it is now of. `seq` must not be below [`FolioQueue::front_seq`].
+    pub(crate) fn entry_at(&self, seq: u64) -> Option<Option<(T, FolioId)>> {
+        debug_assert!(seq >= self.popped);
+        let &(t, f) = self.entries.get((seq - self.popped) as usize)?;
+        let r = if self.marks.is_empty() {
+            f
+        } else {
+            self.resolve(seq, f)
+        };
+        Some((r != NIL).then_some((t, r)))
     }
 
     /// True if no live entry is queued.

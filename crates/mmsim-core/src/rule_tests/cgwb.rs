@@ -17,14 +17,28 @@ fn group_writer(
     cgwb: bool,
     parent_max: Option<u64>,
 ) -> (Sim, MemcgId, u32) {
+    group_writer_on(
+        MachineConfig {
+            cgroup_version: version,
+            cgroup_writeback: cgwb,
+            ..Default::default()
+        },
+        parent_max,
+        1000,
+    )
+}
+
+/// [`group_writer`] on `cfg` (its memory and file system replaced) with
+/// the group's `memory.max` `max`: over 1000, a 32768-page machine and an
+/// 8192-page file.
+fn group_writer_on(cfg: MachineConfig, parent_max: Option<u64>, max: u64) -> (Sim, MemcgId, u32) {
     let mut fs = DeviceConfig::of(DeviceKind::Ssd);
     fs.write_latency_us = Some(1e7);
+    let pages = if max > 1000 { 32768 } else { 4096 };
     let mut s = Sim::new(MachineConfig {
-        memory: Size::from_pages(4096),
-        cgroup_version: version,
-        cgroup_writeback: cgwb,
+        memory: Size::from_pages(pages),
         fs,
-        ..Default::default()
+        ..cfg
     })
     .unwrap();
     let parent = match parent_max {
@@ -36,10 +50,10 @@ fn group_writer(
         None => ROOT,
     };
     let g = s.add_memcg(parent, "g").unwrap();
-    s.set_memcg_max(g, 1000).unwrap();
+    s.set_memcg_max(g, max).unwrap();
     let t = s.add_task("t");
     s.attach_task(t, g).unwrap();
-    let file = s.add_file("f", 1024).unwrap();
+    let file = s.add_file("f", pages / 4).unwrap();
     s.open(file, t).unwrap();
     (s, g, file)
 }
@@ -118,39 +132,172 @@ fn an_ancestors_limit_bounds_the_headroom() {
 }
 
 #[test]
-fn a_groups_background_writeback_starts_at_its_freerun_ceiling_and_stops_at_its_bg_thresh() {
+fn a_groups_background_writeback_starts_at_its_freerun_ceiling_and_writes_a_chunk() {
     // After n writes the group holds n dirty pages and, with the stock's
     // 64-page batches, a usage of 64 * ceil(n / 64): from n = 129 on 192,
     // headroom 808, avail n + 808. n = 141: avail 949, thresh 819 * 949 /
     // 4096 = 189, bg_thresh 409 * 949 / 4096 = 94, freerun ceiling 141:
     // nothing written (the global background threshold is about 400).
     // n = 142: avail 950, thresh 189, bg_thresh 94, ceiling 141 < 142: the
-    // group's wb writes its oldest dirty pages, 0..=47, until 94 (its
-    // bg_thresh, writeback not counted; its avail is the same 950 without
-    // the writeback) are left. n = 143: avail 951, thresh 190, bg_thresh 94,
-    // ceiling 142 < 95 + 48: page 48 is written. n = 144: avail 952, thresh
-    // 190, bg_thresh 95: out of freerun (96 + 49 > 142) but 95 dirty pages
-    // are not over 95: nothing written.
+    // group's wb runs a pass (its 142 dirty pages over its bg_thresh 94),
+    // which writes a chunk, 1024 pages (the global thresh / DIRTY_SCOPE is
+    // under 1024): all 142. Before, it stopped at the bg_thresh (48 written).
+    // n = 143: dirty 1 + writeback 142 = 143 over the ceiling (951: thresh
+    // 190, bg_thresh 94, ceiling 142), but 1 dirty page is not over 94:
+    // nothing written.
     let (mut s, g, file) = group_writer(CgroupVersion::V2, true, None);
     write_pages(&mut s, file, 0, 141);
     assert_eq!((s.nr_dirty, s.nr_writeback), (141, 0));
-    let [_, md] = s.memcg_dirty_domain(g, true);
+    let [global, md] = s.memcg_dirty_domain(g, true);
     assert_eq!((md.avail, md.thresh, md.bg_thresh), (949, 189, 94));
+    assert!(global.thresh / 8 < 1024, "{global:?}");
+    assert_eq!(crate::cgwb::writeback_chunk_size(global.thresh), 1024);
     write_pages(&mut s, file, 141, 142);
-    assert_eq!((s.nr_dirty, s.nr_writeback), (94, 48));
+    assert_eq!((s.nr_dirty, s.nr_writeback), (0, 142));
     let grp = &s.memcgs[g as usize];
-    assert_eq!((grp.nr_file_dirty, grp.nr_writeback), (94, 48));
+    assert_eq!((grp.nr_file_dirty, grp.nr_writeback), (0, 142));
+    // The walk of the flusher's queue resumes after its last entry.
+    assert_eq!(grp.wb_cursor, 142);
     let under_wb = |s: &Sim, i: u32| s.folios[file_folio(s, file, i)].test(flags::WRITEBACK);
-    assert!((0..48).all(|i| under_wb(&s, i)));
-    assert!((48..142).all(|i| !under_wb(&s, i)));
+    assert!((0..142).all(|i| under_wb(&s, i)));
     write_pages(&mut s, file, 142, 143);
-    assert_eq!((s.nr_dirty, s.nr_writeback), (94, 49));
-    assert!(under_wb(&s, 48) && !under_wb(&s, 49));
-    write_pages(&mut s, file, 143, 144);
-    let [_, md] = s.memcg_dirty_domain(g, false);
-    assert_eq!((md.avail, md.dirty, md.bg_thresh), (952, 95, 95));
-    assert_eq!((s.nr_dirty, s.nr_writeback), (95, 49));
+    let [_, md] = s.memcg_dirty_domain(g, true);
+    assert_eq!((md.avail, md.dirty, md.freerun_ceiling()), (951, 143, 142));
+    assert_eq!((s.nr_dirty, s.nr_writeback), (1, 142));
+    assert!(!under_wb(&s, 142));
     s.check_invariants().unwrap();
+}
+
+#[test]
+fn a_pass_writes_one_chunk_then_checks_the_groups_bg_thresh() {
+    // A 32768-page machine, memory.max 16000: the global avail is 32768,
+    // thresh 819 * 32768 / 4096 = 6552, 6552 / DIRTY_SCOPE = 819, so a chunk
+    // is round_down(819 + 1024, 1024) = 1024 pages; the global background
+    // threshold (3276) stays above the group's freerun ceiling. n = 2392
+    // writes: usage 64 * 38 = 2432, headroom 13568, avail 15960, thresh
+    // 819 * 15960 / 4096 = 3191, bg_thresh 409 * 15960 / 4096 = 1593,
+    // ceiling 2392: freerun. n = 2393: avail 15961, thresh 3191, bg_thresh
+    // 1593, ceiling 2392 < 2393: one pass writes the oldest 1024 pages;
+    // the 1369 left are under 1593, so no second pass. Before, the
+    // writeback stopped at the bg_thresh: 2393 - 1593 = 800 pages.
+    let (mut s, g, file) = group_writer_on(
+        MachineConfig {
+            cgroup_version: CgroupVersion::V2,
+            ..Default::default()
+        },
+        None,
+        16000,
+    );
+    write_pages(&mut s, file, 0, 2392);
+    assert_eq!((s.nr_dirty, s.nr_writeback), (2392, 0));
+    write_pages(&mut s, file, 2392, 2393);
+    let [global, md] = s.memcg_dirty_domain(g, false);
+    assert_eq!((global.avail, global.thresh), (32768, 6552));
+    assert_eq!(crate::cgwb::writeback_chunk_size(global.thresh), 1024);
+    assert_eq!(
+        (md.avail, md.dirty, md.thresh, md.bg_thresh),
+        (15961, 1369, 3191, 1593)
+    );
+    assert_eq!((s.nr_dirty, s.nr_writeback), (1369, 1024));
+    let under_wb = |s: &Sim, i: u32| s.folios[file_folio(s, file, i)].test(flags::WRITEBACK);
+    assert!((0..1024).all(|i| under_wb(&s, i)));
+    assert!((1024..2393).all(|i| !under_wb(&s, i)));
+    // The next pass resumes after the last entry it looked at.
+    assert_eq!(s.memcgs[g as usize].wb_cursor, 1024);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn a_folio_dirtied_again_under_writeback_ends_the_pass_queued_again() {
+    // As above to n = 143: pages 0..142 under writeback (queue entries
+    // 0..=141), page 142 dirty (entry 142), the walk's cursor at 142, the
+    // group's avail 951, bg_thresh 94. Rewriting pages 0..93 dirties them
+    // again under writeback (entries 143..=236); the 94th makes 95 dirty
+    // pages, over 94: the pass writes page 142 (entry 142), then meets
+    // page 0 (entry 143) under writeback: queued again at the tail (entry
+    // 237), the pass ends, the cursor at 144. The next rewrite (page 94, 96
+    // dirty) resumes there and meets page 1: nothing written, cursor 145.
+    let (mut s, g, file) = group_writer(CgroupVersion::V2, true, None);
+    write_pages(&mut s, file, 0, 143);
+    assert_eq!((s.nr_dirty, s.nr_writeback), (1, 142));
+    assert_eq!(s.memcgs[g as usize].wb_cursor, 142);
+    write_pages(&mut s, file, 0, 93);
+    assert_eq!((s.nr_dirty, s.nr_writeback), (94, 142));
+    write_pages(&mut s, file, 93, 94);
+    assert_eq!((s.nr_dirty, s.nr_writeback), (94, 143));
+    assert!(s.folios[file_folio(&s, file, 142)].test(flags::WRITEBACK));
+    assert_eq!(s.memcgs[g as usize].wb_cursor, 144);
+    let f0 = file_folio(&s, file, 0);
+    assert_eq!(s.dirty_fifo.entry_at(143), Some(None));
+    assert_eq!(s.dirty_fifo.entry_at(237).unwrap().unwrap().1, f0);
+    write_pages(&mut s, file, 94, 95);
+    assert_eq!((s.nr_dirty, s.nr_writeback), (95, 143));
+    assert_eq!(s.memcgs[g as usize].wb_cursor, 145);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn the_writing_tasks_group_balances_not_the_folios() {
+    // Group g's task reads pages 0..200 (charged to g); a task of the root
+    // group then writes them: v6.12 balances the writer's wb (the root's,
+    // which has no memcg domain), so g's 200 dirty pages, over its freerun
+    // ceiling, are not written. Before, the folio's group (g) balanced.
+    let (mut s, g, file) = group_writer(CgroupVersion::V2, true, None);
+    s.step(&Event::FileRead {
+        file,
+        index: 0,
+        pages: 200,
+    });
+    assert!((0..200).all(|i| s.folios[file_folio(&s, file, i)].memcg == g));
+    let root_task = s.add_task("root-task");
+    s.open(file, root_task).unwrap();
+    write_pages(&mut s, file, 0, 200);
+    assert_eq!((s.nr_dirty, s.nr_writeback), (200, 0));
+    assert_eq!(s.memcgs[g as usize].nr_file_dirty, 200);
+    let [_, md] = s.memcg_dirty_domain(g, true);
+    assert!(md.dirty > md.freerun_ceiling(), "{md:?}");
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn the_periodic_flusher_writes_a_group_over_its_bg_thresh() {
+    // 120 dirty pages: over g's bg_thresh, under its freerun ceiling
+    // (usage 128, headroom 872, avail 992: thresh 198, bg_thresh 99,
+    // ceiling 148), so no write starts them. The periodic flusher's pass,
+    // before any page expires, runs wb_check_background_flush: one chunk
+    // (1024 pages) writes all 120. Before, nothing was written.
+    let (mut s, g, file) = group_writer(CgroupVersion::V2, true, None);
+    write_pages(&mut s, file, 0, 120);
+    let [_, md] = s.memcg_dirty_domain(g, true);
+    assert_eq!((md.avail, md.thresh, md.bg_thresh), (992, 198, 99));
+    assert_eq!((s.nr_dirty, s.nr_writeback), (120, 0));
+    let now = s.clock;
+    s.flusher_periodic(now);
+    assert_eq!((s.nr_dirty, s.nr_writeback), (0, 120));
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn under_the_lru_policy_no_group_has_a_domain() {
+    // Every folio is on the root's list, so g's file pages would be 0 and
+    // its avail its headroom alone (808 once 129 pages are charged: thresh
+    // 161, bg_thresh 80, freerun ceiling 120, so the 129th write would
+    // start its writeback): 151 writes write nothing.
+    let (mut s, g, file) = group_writer_on(
+        MachineConfig {
+            cgroup_version: CgroupVersion::V2,
+            policy: PolicyConfig {
+                name: PolicyName::Lru,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        None,
+        1000,
+    );
+    assert!(!s.has_memcg_domain(g));
+    write_pages(&mut s, file, 0, 151);
+    assert_eq!((s.nr_dirty, s.nr_writeback), (151, 0));
 }
 
 #[test]
@@ -169,7 +316,8 @@ fn v1_the_root_group_and_a_filesystem_without_cgwb_keep_the_global_domain_alone(
         s.check_invariants().unwrap();
     }
     // A task of the root group under v2.
-    let (mut s, _, _) = group_writer(CgroupVersion::V2, true, None);
+    let (mut s, g, _) = group_writer(CgroupVersion::V2, true, None);
+    assert!(!s.has_memcg_domain(ROOT) && s.has_memcg_domain(g));
     let t = s.add_task("root-task");
     let file = s.add_file("r", 1024).unwrap();
     s.open(file, t).unwrap();
