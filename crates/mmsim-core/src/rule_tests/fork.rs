@@ -548,13 +548,7 @@ fn swapped_64k(kernel: ThpKernel, in_cache: bool) -> (Sim, u32, u32, FolioId) {
     let f = pte_folio(&s, vma, 0);
     assert_eq!(s.folios[f].order, 4);
     if in_cache {
-        let lru = LruList::from_index(s.folios[f].lru);
-        s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
-        let mut tails = Vec::new();
-        assert!(s.add_to_swap_large(f, &mut tails));
-        let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
-        assert!(s.try_to_unmap(f, &mut sc));
-        s.memcgs[0].lruvec.lists[lru as usize].push_head(&mut s.folios, f, lru as u8);
+        super::swapcache::unmap_into_swap_cache(&mut s, f);
     } else {
         assert_eq!(swap_out(&mut s, f), 16);
         assert_eq!(s.thp.stats[4].swpout, 1);

@@ -16,6 +16,13 @@ use crate::mem::pagetable::{PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG};
 pub(super) fn swap_out_keeping_cache(s: &mut Sim, vma: u32, order: u8) -> FolioId {
     let f = fault_anon(s, vma, 0);
     assert_eq!(s.folios[f].order, order);
+    unmap_into_swap_cache(s, f);
+    f
+}
+
+/// Large folio `f`, on its LRU list, added to the swap cache whole and
+/// unmapped (`try_to_unmap`), then put back at the head of its list.
+pub(super) fn unmap_into_swap_cache(s: &mut Sim, f: FolioId) {
     let lru = LruList::from_index(s.folios[f].lru);
     s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
     let mut tails = Vec::new();
@@ -23,7 +30,6 @@ pub(super) fn swap_out_keeping_cache(s: &mut Sim, vma: u32, order: u8) -> FolioI
     let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
     assert!(s.try_to_unmap(f, &mut sc));
     s.memcgs[0].lruvec.lists[lru as usize].push_head(&mut s.folios, f, lru as u8);
-    f
 }
 
 /// A folio of `order` (4: 64K, 9: 2M) faulted at page 0 of a 1024-page VMA

@@ -379,13 +379,7 @@ fn a_whole_swapped_folio_faulted_back_from_the_swap_cache_maps_every_pte() {
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 64).unwrap();
     let f = fault_anon(&mut s, vma, 0);
-    let lru = LruList::from_index(s.folios[f].lru);
-    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
-    let mut tails = Vec::new();
-    assert!(s.add_to_swap_large(f, &mut tails));
-    let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
-    assert!(s.try_to_unmap(f, &mut sc));
-    s.memcgs[0].lruvec.lists[lru as usize].push_head(&mut s.folios, f, lru as u8);
+    super::swapcache::unmap_into_swap_cache(&mut s, f);
     assert_eq!(s.folios[f].mapcount, 0);
     // A read of page 9: a minor fault maps all 16 PTEs again; on zram the
     // slots are freed (should_try_to_free_swap).
