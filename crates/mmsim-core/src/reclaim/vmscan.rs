@@ -29,10 +29,12 @@ pub(crate) enum FolioReferences {
     ReclaimClean,
 }
 
-/// Per-call statistics of `shrink_folio_list()` (`struct reclaim_stat`).
+/// Per-call statistics of `shrink_folio_list()` (`struct reclaim_stat`),
+/// in base pages as v6.12's are.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ReclaimStat {
     pub(crate) nr_unqueued_dirty: u64,
+    /// Pages `pageout()` returned PAGE_SUCCESS for (`+= nr_pages`).
     nr_pageout: u64,
 }
 
@@ -944,8 +946,11 @@ impl Sim {
                 }
                 return Fate::Keep;
             }
-            // pageout()
-            stat.nr_pageout += 1;
+            // pageout(): PAGE_SUCCESS counts the folio's pages (`nr_pageout +=
+            // nr_pages`, in pages since v5.8's "mm: vmscan: reclaim writepage
+            // is IO cost" introduced it; 1 for a folio split above, as the
+            // kernel's reset `nr_pages` is), the IO `lru_note_cost` charges.
+            stat.nr_pageout += fo.nr_pages();
             if unmapped_anon && self.swap_writepage_free_swap(f, sc) {
                 return Fate::FreedAtPutback;
             }

@@ -369,6 +369,36 @@ fn v6_12_splits_when_no_contiguous_slots_are_left() {
     assert_eq!(s.swap.as_ref().unwrap().used, 17);
 }
 
+/// v6.12 `shrink_folio_list` counts `nr_pageout` in pages (`+= nr_pages`,
+/// as it has since v5.8 made reclaim's writes an IO cost), and
+/// `shrink_inactive_list` hands it to `lru_note_cost` as the IO: a 64K
+/// folio swapped out whole costs the anon list 16 pages of IO, not one.
+#[test]
+fn a_64k_folio_swapped_out_whole_is_sixteen_pages_of_io_cost() {
+    let mut s = thp_machine(8192, Some(1024), thp_64k(false));
+    // 4096 active file pages: the list size keeps the cost below the decay
+    // (file_cost + anon_cost > lrusize / 4 halves both).
+    fill_lists(&mut s, [0, 0, 0, 4096]);
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 64).unwrap();
+    let f = fault_anon(&mut s, vma, 0);
+    assert_eq!(
+        (s.folios[f].order, list_of(&s, f)),
+        (4, LruList::InactiveAnon)
+    );
+    // Unreferenced: the rmap walk finds no young PTE.
+    for i in 0..16 {
+        *s.vmas[vma as usize].pte_mut(i) &= !PTE_YOUNG;
+    }
+    let rules = s.rules();
+    let mut sc = ScanControl::new(Reclaimer::Kswapd, 32, s.clock);
+    assert_eq!(s.shrink_inactive_list(32, false, &mut sc, rules), 16);
+    assert_eq!((s.thp.stats[4].swpout, s.vm.pswpout), (1, 16));
+    // v6.2+ cost: nr_io × SWAP_CLUSTER_MAX + nr_rotated = 16 × 32 + 0.
+    assert_eq!(s.memcgs[0].lruvec.anon_cost, 512);
+    assert_eq!(s.memcgs[0].lruvec.file_cost, 0);
+}
+
 #[test]
 fn a_whole_swapped_folio_faulted_back_from_the_swap_cache_maps_every_pte() {
     // SSD swap keeps the folio in the swap cache under writeback; reclaim
