@@ -44,7 +44,7 @@
 //! (`swap_is_has_cache` fails), or while it is mapped and swap is not
 //! more than half full (`TTRS_UNMAPPED` and `TTRS_FULL`): the zapped slot
 //! keeps only the swap cache's reference, and goes when the folio leaves
-//! the cache (`put_swap_folio`; here an orphan slot). With swap over half
+//! the cache (`put_swap_folio`: no swap PTE holds it). With swap over half
 //! full a mapped folio whose slots are all unreferenced leaves the cache
 //! at once, its slots freed.
 
@@ -134,23 +134,13 @@ impl Sim {
     /// The last mapped page of large swap-cache folio `f` zapped (without
     /// fork) while swap PTEs still hold some of its slots (a partial swap-in
     /// of v6.8): `folio_free_swap` fails (`folio_swapped`), so the folio
-    /// stays in the swap cache for reclaim, and its slots no swap PTE holds
-    /// become orphans. False when the folio may be freed.
-    pub(crate) fn unmapped_large_stays_swapped(&mut self, f: FolioId) -> bool {
+    /// stays in the swap cache for reclaim, whose `put_swap_folio` frees the
+    /// slots no swap PTE holds. False when the folio may be freed.
+    pub(crate) fn unmapped_large_stays_swapped(&self, f: FolioId) -> bool {
         let fo = self.folios[f];
-        if fo.order == 0
-            || self.fork.is_some()
-            || !fo.test(flags::SWAPCACHE)
-            || !self.folio_swapped_ptes(f)
-        {
-            return false;
-        }
-        let (first, n) = (fo.swap - 1, 1u32 << fo.order);
-        for i in 0..n {
-            if self.vmas[fo.space as usize].pte(fo.index + i) != first + i + 1 {
-                self.swap.as_mut().unwrap().mark_orphan(first + i);
-            }
-        }
-        true
+        fo.order > 0
+            && self.fork.is_none()
+            && fo.test(flags::SWAPCACHE)
+            && self.folio_swapped_ptes(f)
     }
 }

@@ -191,7 +191,8 @@ impl Sim {
     /// Frees anonymous folio `f`, which no PTE maps: off its LRU list (if on
     /// one), its swap slots released, uncharged and freed. A folio under
     /// writeback is left on its list to reclaim, which frees it as an
-    /// unmapped folio, and its slots with it (`Sim::orphan_swap_slots`).
+    /// unmapped folio, and its slots with it (`Sim::put_swap_folio`: no swap
+    /// PTE holds them).
     pub(crate) fn free_unmapped_anon_folio(&mut self, f: FolioId) {
         let fo = self.folios[f];
         let shared =
@@ -205,8 +206,8 @@ impl Sim {
             return; // swap PTEs hold some of its slots (crate::fault_swapcache)
         }
         if fo.test(flags::WRITEBACK) {
-            // No PTE holds its slots any more (`crate::swapfile`).
-            self.orphan_swap_slots(f);
+            // No PTE holds its slots any more: reclaim's `put_swap_folio`
+            // frees them (`crate::swapfile`).
             return;
         }
         if fo.test(flags::SWAPCACHE) {

@@ -140,27 +140,8 @@ impl Sim {
     }
 }
 
-/// Swap slots whose last swap PTE went while their folio was under writeback.
+/// The swap cache's reference to a reclaimed folio's slots.
 impl Sim {
-    /// `free_swap_and_cache` of the last reference to swap-cache folio
-    /// `f`'s slots while `f` is under writeback (v6.12: `__try_to_reclaim_swap`
-    /// fails, `folio_swapcache_freeable` being false, and `swap_map` stays at
-    /// `SWAP_HAS_CACHE`): its slots are marked, so that reclaim's removal of
-    /// `f` frees them ([`Sim::put_swap_folio`]) instead of leaving shadows
-    /// no PTE will ever fault.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn orphan_swap_slots(&mut self, f: crate::mem::folio::FolioId) {
-        let fo = self.folios[f];
-        if !fo.test(crate::mem::folio::flags::SWAPCACHE) {
-            return;
-        }
-        let swap = self.swap.as_mut().unwrap();
-        for s in fo.swap - 1..fo.swap - 1 + fo.nr_pages() as u32 {
-            swap.mark_orphan(s);
-        }
-    }
-
     /// `__remove_mapping` → `__delete_from_swap_cache` and `put_swap_folio`
     /// (mm/swap_state.c, mm/swapfile.c, v6.12) of reclaimed swap-cache folio
     /// `f`: the swap cache drops its reference (`SWAP_HAS_CACHE`) to each
@@ -170,8 +151,11 @@ impl Sim {
     /// (`swap_entry_range_free`, which drops the shadow too). Such slots:
     /// the unmapped pages of a partially mapped folio split at swap-out
     /// (`crate::huge_memory`), the pages of a swap-cache folio zapped while
-    /// mapped (a present PTE's zap drops no swap count), and orphans (their
-    /// last swap PTE zapped while the folio could not go). Without fork the
+    /// mapped (a present PTE's zap drops no swap count), and slots whose last
+    /// swap PTE was zapped while the folio could not leave the swap cache
+    /// (under writeback, or other slots still referenced:
+    /// [`Sim::try_to_reclaim_swap_zapped`]; `free_unmapped_anon_folio`).
+    /// No mark is kept for those: the test below finds them. Without fork the
     /// only swap PTE that can hold a slot is the folio's own page's PTE in
     /// its VMA; with fork, fork's count of the slot or a swap PTE in the
     /// folio's anon_vma tree ([`Sim::swap_slot_held`]). Inlined into
@@ -185,7 +169,6 @@ impl Sim {
         if fo.order == 0 && self.fork.is_none() {
             let slot = fo.swap - 1;
             if self.vmas[fo.space as usize].pte(fo.index) == fo.swap {
-                debug_assert!(!self.swap.as_ref().unwrap().is_orphan(slot));
                 self.swap.as_mut().unwrap().slots[slot as usize] = v;
             } else {
                 self.swap_free_of(f, slot);
@@ -204,7 +187,6 @@ impl Sim {
         for page in 0..fo.nr_pages() as u32 {
             let s = first + page;
             if self.swap_slot_held(f, page) {
-                debug_assert!(!self.swap.as_ref().unwrap().is_orphan(s));
                 self.swap.as_mut().unwrap().slots[s as usize] = v;
             } else {
                 self.swap_free_of(f, s);
@@ -252,13 +234,13 @@ impl Sim {
         let swap = self.swap.as_ref().unwrap();
         match crate::mem::filemap::slot_folio(swap.slots[slot as usize]) {
             None => self.swap_free(slot),
-            Some(f) => self.try_to_reclaim_swap_zapped(slot, f),
+            Some(f) => self.try_to_reclaim_swap_zapped(f),
         }
     }
 
     /// `__try_to_reclaim_swap(si, offset, TTRS_UNMAPPED | TTRS_FULL)`
-    /// (v6.12) of swap-cache folio `f`, whose `slot` just lost its last swap
-    /// PTE. The folio leaves the swap cache when
+    /// (v6.12) of swap-cache folio `f`, one of whose slots just lost its
+    /// last swap PTE. The folio leaves the swap cache when
     ///
     /// * it is not mapped (`TTRS_UNMAPPED`: `!folio_mapped`, every mapping
     ///   of every task) or swap is more than half full (`TTRS_FULL`:
@@ -272,12 +254,12 @@ impl Sim {
     /// Then `delete_from_swap_cache` frees every slot with its swap charge
     /// and the folio is dirty again; one that nothing maps is freed (the
     /// zap's reference was the last). Otherwise the folio stays in the
-    /// swap cache and `slot` keeps only the cache's reference: when no PTE
-    /// maps its page either, it is marked an orphan, so that the folio's
-    /// removal frees it ([`Sim::put_swap_folio`]) instead of leaving a
-    /// shadow no PTE will fault; a page still mapped (a task fork shared it
-    /// with) gets its slot back from `try_to_unmap`.
-    pub(crate) fn try_to_reclaim_swap_zapped(&mut self, slot: u32, f: FolioId) {
+    /// swap cache and the slot keeps only the cache's reference: when no PTE
+    /// maps its page either, the folio's removal frees it
+    /// ([`Sim::put_swap_folio`] finds no swap PTE holding it) instead of
+    /// leaving a shadow no PTE will fault; a page still mapped (a task fork
+    /// shared it with) gets its slot back from `try_to_unmap`.
+    pub(crate) fn try_to_reclaim_swap_zapped(&mut self, f: FolioId) {
         let fo = self.folios[f];
         let mapped = fo.mapcount > 0;
         let need = !mapped || self.mem_cgroup_swap_full(fo.memcg);
@@ -291,30 +273,7 @@ impl Sim {
             } else {
                 self.free_unmapped_anon_folio(f);
             }
-            return;
         }
-        let page = slot - (fo.swap - 1);
-        if !self.anon_page_mapped(f, page) {
-            self.swap.as_mut().unwrap().mark_orphan(slot);
-        }
-    }
-
-    /// Whether a present PTE maps page `page` of anonymous folio `f`: in
-    /// its VMA, or, once a task forked, in any VMA of its anon_vma tree.
-    fn anon_page_mapped(&self, f: FolioId, page: u32) -> bool {
-        let fo = self.folios[f];
-        if fo.mapcount == 0 {
-            return false;
-        }
-        let i = fo.index + page;
-        let maps = |vma: VmaId| {
-            let p = self.vmas[vma as usize].pte(i);
-            p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f
-        };
-        if maps(fo.space) {
-            return true;
-        }
-        self.fork.is_some() && self.anon_vma_desc(fo.space).iter().any(|&v| maps(v))
     }
 
     /// Every used swap slot is held, by a folio in the swap cache or, when

@@ -26,11 +26,6 @@ pub(crate) struct SwapDevice {
     /// at swap-out, so nothing was written. Empty until a bit is first set
     /// (only under `machine.swap_zero_pages`).
     zeromap: Vec<u64>,
-    /// One bit per slot whose last swap PTE went while its swap-cache folio
-    /// was under writeback (`swap_map` left at `SWAP_HAS_CACHE`): removing
-    /// the folio frees the slot (`put_swap_folio`) instead of leaving a
-    /// shadow. Empty until a bit is first set.
-    pub orphans: Vec<u64>,
     /// Capacity in slots (pages).
     pub capacity: u64,
     /// Slots in use.
@@ -47,7 +42,6 @@ impl SwapDevice {
             owner: Vec::new(),
             free: Vec::new(),
             zeromap: Vec::new(),
-            orphans: Vec::new(),
             capacity,
             used: 0,
             dev: BlockDev::new(cfg),
@@ -131,39 +125,12 @@ impl SwapDevice {
             .is_some_and(|w| w & (1 << (slot % 64)) != 0)
     }
 
-    /// Marks slot `slot` an orphan (see [`SwapDevice::orphans`]).
-    pub(crate) fn mark_orphan(&mut self, slot: u32) {
-        let w = slot as usize / 64;
-        if self.orphans.len() <= w {
-            self.orphans
-                .resize(self.slots.len().div_ceil(64).max(w + 1), 0);
-        }
-        self.orphans[w] |= 1 << (slot % 64);
-    }
-
-    /// Whether slot `slot` is an orphan (see [`SwapDevice::orphans`]).
-    #[inline]
-    pub(crate) fn is_orphan(&self, slot: u32) -> bool {
-        self.orphans
-            .get(slot as usize / 64)
-            .is_some_and(|w| w & (1 << (slot % 64)) != 0)
-    }
-
-    fn clear_orphan(&mut self, slot: u32) {
-        if let Some(w) = self.orphans.get_mut(slot as usize / 64) {
-            *w &= !(1 << (slot % 64));
-        }
-    }
-
     /// Releases a slot; returns the group it was charged to (the caller
     /// uncharges it: `Sim::swap_free`).
     #[inline]
     pub(crate) fn release(&mut self, slot: u32) -> MemcgId {
         if !self.zeromap.is_empty() {
             self.zeromap_clear(slot, 1);
-        }
-        if !self.orphans.is_empty() {
-            self.clear_orphan(slot);
         }
         self.slots[slot as usize] = 0;
         self.used -= 1;
@@ -178,9 +145,6 @@ impl SwapDevice {
     pub(crate) fn release_owned(&mut self, slot: u32) {
         if !self.zeromap.is_empty() {
             self.zeromap_clear(slot, 1);
-        }
-        if !self.orphans.is_empty() {
-            self.clear_orphan(slot);
         }
         self.slots[slot as usize] = 0;
         self.used -= 1;
@@ -217,6 +181,5 @@ impl SwapDevice {
             + self.free.capacity() * 4
             + self.owner.capacity()
             + self.zeromap.capacity() * 8
-            + self.orphans.capacity() * 8
     }
 }

@@ -29,8 +29,27 @@ fn used(s: &Sim) -> u64 {
     s.swap.as_ref().unwrap().used
 }
 
-fn orphan(s: &Sim, slot: u32) -> bool {
-    s.swap.as_ref().unwrap().is_orphan(slot)
+/// Whether a swap PTE holds the slot of page `page` of swap-cache folio
+/// `f` (its `swap_map` count is above the cache's `SWAP_HAS_CACHE`).
+fn held(s: &Sim, f: FolioId, page: u32) -> bool {
+    s.swap_slot_held(f, page)
+}
+
+/// Reclaims swap-cache folio `f` of the SSD machine in two passes of
+/// `shrink_folio_list`: the first writes it (`pageout`: kept under
+/// writeback, put back on its list), the write completes, and the second
+/// removes it from the swap cache (`__remove_mapping` → `put_swap_folio`,
+/// which frees each slot no swap PTE holds). Returns the pages the second
+/// pass reclaimed.
+fn reclaim_after_its_write(s: &mut Sim, f: FolioId) -> u64 {
+    let lru = s.folios[f].lru;
+    assert_eq!(super::filefolio::reclaim_one(s, f).0, 0);
+    assert!(s.folios[f].test(flags::WRITEBACK));
+    s.memcgs[0].lruvec.lists[lru as usize].push_head(&mut s.folios, f, lru);
+    s.folios[f].set(flags::LRU);
+    s.complete_writeback(u64::MAX);
+    assert!(!s.folios[f].test(flags::WRITEBACK));
+    super::filefolio::reclaim_one(s, f).0
 }
 
 /// A 8192-page machine with a `swap_pages`-slot SSD swap (no zram bypass)
@@ -68,7 +87,7 @@ fn mapped_but_the_last_swap_pte_zapped(swap_pages: u64) -> (Sim, u32, FolioId) {
     let (mut s, _, vma, f) = cached_64k(ThpKernel::V6_12, swap_pages);
     discard(&mut s, vma, 0, 1);
     assert!(s.folios[f].test(flags::SWAPCACHE));
-    assert!(orphan(&s, 0));
+    assert!(!held(&s, f, 0));
     for i in 1..15 {
         access(&mut s, vma, i, false);
     }
@@ -82,13 +101,20 @@ fn mapped_but_the_last_swap_pte_zapped(swap_pages: u64) -> (Sim, u32, FolioId) {
 #[test]
 fn a_mapped_large_folio_keeps_its_slots_when_swap_is_not_half_full() {
     // 16 of 2048 slots: TTRS_UNMAPPED fails (14 pages mapped), TTRS_FULL too.
-    let (s, vma, f) = mapped_but_the_last_swap_pte_zapped(2048);
+    let (mut s, vma, f) = mapped_but_the_last_swap_pte_zapped(2048);
     assert!(s.folios[f].test(flags::SWAPCACHE));
     assert_eq!(used(&s), 16);
-    // Slots 0 and 15: only the cache's reference left, their pages mapped
-    // nowhere: orphans, freed when the folio leaves the swap cache.
-    assert!(orphan(&s, 0) && orphan(&s, 15));
-    assert!((1..15).all(|i| !orphan(&s, i) && maps(&s, vma, i, f)));
+    // Every slot has only the cache's reference left; pages 1..15 are
+    // mapped, pages 0 and 15 mapped nowhere.
+    assert!((0..16).all(|i| !held(&s, f, i)));
+    assert!((1..15).all(|i| maps(&s, vma, i, f)));
+    s.check_invariants().unwrap();
+    // Reclaim: `try_to_unmap` gives pages 1..15 swap PTEs again, so
+    // `put_swap_folio` leaves their 14 slots a shadow each and frees slots
+    // 0 and 15, which no swap PTE holds.
+    assert_eq!(reclaim_after_its_write(&mut s, f), 16);
+    assert_eq!((used(&s), s.memcgs[0].swap_usage), (14, 14));
+    assert!((1..15).all(|i| s.vmas[vma as usize].pte(i) == i + 1));
     s.check_invariants().unwrap();
 }
 
@@ -102,7 +128,6 @@ fn a_mapped_large_folio_leaves_the_swap_cache_when_swap_is_over_half_full() {
     assert!(s.folios[f].test(flags::DIRTY));
     assert_eq!(s.folios[f].swap, 0);
     assert_eq!((used(&s), s.memcgs[0].swap_usage), (0, 0));
-    assert!(!orphan(&s, 0) && !orphan(&s, 15));
     assert_eq!(s.folios[f].mapcount, 14);
     assert!((1..15).all(|i| maps(&s, vma, i, f)));
     assert_eq!(
@@ -122,7 +147,7 @@ fn an_unmapped_folio_stays_while_swap_ptes_hold_its_other_slots() {
     discard(&mut s, vma, 0, 1);
     assert!(s.folios[f].test(flags::SWAPCACHE));
     assert_eq!(used(&s), 16);
-    assert!(orphan(&s, 0));
+    assert!(!held(&s, f, 0) && (1..16).all(|i| held(&s, f, i)));
     s.check_invariants().unwrap();
     let anon = s.memcg_report(0).anon;
     discard(&mut s, vma, 1, 15);
@@ -162,14 +187,14 @@ fn forked_cached_64k(swap_pages: u64) -> (Sim, u32, u32, FolioId) {
 fn under_fork_a_slot_zapped_by_both_tasks_is_freed_when_its_folio_is_reclaimed() {
     let (mut s, vma, cvma, f) = forked_cached_64k(1024);
     discard(&mut s, cvma, 0, 1);
-    assert_eq!((s.fork_swap_refs(0), orphan(&s, 0)), (1, false));
+    assert_eq!((s.fork_swap_refs(0), held(&s, f, 0)), (1, true));
     // The parent's zap drops slot 0's last swap PTE: the folio is unmapped
     // but slots 1..16 have two swap PTEs each, so it stays in the swap
     // cache, slot 0 at SWAP_HAS_CACHE only.
     discard(&mut s, vma, 0, 1);
     assert_eq!(s.fork_swap_refs(0), 0);
     assert!(s.folios[f].test(flags::SWAPCACHE));
-    assert!(orphan(&s, 0));
+    assert!(!held(&s, f, 0));
     assert_eq!(used(&s), 16);
     s.check_invariants().unwrap();
     // Reclaim removes the folio (`put_swap_folio`): slot 0 is freed, the
@@ -190,8 +215,8 @@ fn under_fork_zapping_the_last_swap_ptes_of_a_folio_another_task_maps() {
     // The parent maps the whole folio (one load: its 16 entries are alike);
     // the child's 16 swap PTEs are then the last references, and its
     // MADV_DONTNEED drops them. 16 of 1024 slots: the mapped folio stays in
-    // the swap cache, its slots at SWAP_HAS_CACHE, none an orphan (the
-    // parent's pages get them back at the next swap-out).
+    // the swap cache, its slots at SWAP_HAS_CACHE, each page mapped by the
+    // parent (which gets its slot back at the next swap-out).
     let (mut s, vma, cvma, f) = forked_cached_64k(1024);
     access(&mut s, vma, 3, false);
     assert_eq!(s.folios[f].mapcount, 16);
@@ -199,7 +224,7 @@ fn under_fork_zapping_the_last_swap_ptes_of_a_folio_another_task_maps() {
     discard(&mut s, cvma, 0, 16);
     assert!(s.folios[f].test(flags::SWAPCACHE));
     assert_eq!(used(&s), 16);
-    assert!((0..16).all(|i| s.fork_swap_refs(i) == 0 && !orphan(&s, i)));
+    assert!((0..16).all(|i| s.fork_swap_refs(i) == 0 && !held(&s, f, i) && maps(&s, vma, i, f)));
     s.check_invariants().unwrap();
     // Over half full (16 of 24): the last zap takes the folio out of the
     // swap cache (TTRS_FULL), freeing all 16 slots; the parent keeps it.
@@ -240,7 +265,6 @@ fn under_fork_an_order_0_folio_mapped_by_one_task_leaves_the_cache_on_a_full_swa
         // Mapped: TTRS_UNMAPPED fails; a full swap (1 of 1 slot) frees it.
         assert_eq!(s.folios[g].test(flags::SWAPCACHE), !leaves, "{swap_pages}");
         assert_eq!(used(&s), u64::from(!leaves), "{swap_pages}");
-        assert!(!orphan(&s, slot));
         assert!(maps(&s, vma, 0, g));
         s.check_invariants().unwrap();
     }
