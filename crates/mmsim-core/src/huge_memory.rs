@@ -94,6 +94,19 @@
 //! queued (6.12's `thp_underused_split_page` needs `max_ptes_none` below
 //! 511, and the default is 511). The split tails go to the head of their
 //! list (the kernel puts them right after the head page).
+//!
+//! **Zero-filled pages at a split: not modelled.** v6.12's
+//! `__split_huge_page` restores an anonymous folio's PTEs with
+//! `remap_page(.., RMP_USE_SHARED_ZEROPAGE)` for every caller (reclaim, the
+//! deferred split shrinker, any `split_folio`): `remove_migration_pte` →
+//! `try_to_map_unused_to_zeropage` maps each zero-filled page to the zero
+//! page instead, and the page is freed (6.12's "remap unused subpages to
+//! shared zeropage when splitting isolated thp"). The shrinker's underused
+//! path (`thp_underused`, `thp_underused_split_page`, sysfs
+//! `shrink_underused`) tests pages the same way. mmsim keeps one content bit
+//! per folio (`flags::NONZERO`, under `machine.swap_zero_pages` only), so it
+//! cannot tell which pages of a written large folio are zero-filled: every
+//! page of a split stays mapped.
 
 use serde::{Deserialize, Serialize};
 
