@@ -91,9 +91,11 @@
 //! a short queue is split only at a low priority; `deferred_split_scan`
 //! splits each queued folio to order 0 (`split`, `thp_split_page`) and
 //! frees the pages no PTE maps. Folios not yet partially mapped are not
-//! queued (6.12's `thp_underused_split_page` needs `max_ptes_none` below
-//! 511, and the default is 511). The split tails go to the head of their
-//! list (the kernel puts them right after the head page).
+//! queued. **Departure:** 6.12 queues each PMD-size THP at fault
+//! (`deferred_split_folio(folio, false)`, `shrink_underused` on) and the
+//! shrinker drops it unsplit while `thp_underused` is false (always at
+//! `max_ptes_none` 511): a longer queue, and a PMD folio keeps its place
+//! from the fault. Split tails go to the head of their list.
 //!
 //! **Zero-filled pages at a split: not modelled.** v6.12's
 //! `__split_huge_page` restores an anonymous folio's PTEs with
@@ -106,7 +108,8 @@
 //! `shrink_underused`) tests pages the same way. mmsim keeps one content bit
 //! per folio (`flags::NONZERO`, under `machine.swap_zero_pages` only), so it
 //! cannot tell which pages of a written large folio are zero-filled: every
-//! page of a split stays mapped.
+//! page of a split stays mapped (6.13 the same), even one known to be all
+//! zero (`NONZERO` clear, e.g. 6.13's zeromap swap-in).
 
 use serde::{Deserialize, Serialize};
 

@@ -276,7 +276,8 @@ impl Sim {
         }
     }
 
-    /// Every used swap slot is held, by a folio in the swap cache or, when
+    /// Every used swap slot is held, by a live swap-cache folio whose slots
+    /// cover it or, when
     /// its page was swapped out (a shadow), by at least one swap PTE of a
     /// live VMA (with or without fork). A slot neither holds is leaked (no
     /// fault can read it and no zap free it; the kernel's `swap_map` count
@@ -306,13 +307,38 @@ impl Sim {
             }
         }
         for (s, &v) in swap.slots.iter().enumerate() {
-            if v != 0 && crate::mem::filemap::slot_folio(v).is_none() && !held[s] {
-                return Err(format!(
-                    "swap slot {s} is used (a swapped-out page) but no swap PTE references it"
-                ));
+            match crate::mem::filemap::slot_folio(v) {
+                Some(f) => self.check_swap_cache_slot(s as u32, f)?,
+                None if v != 0 && !held[s] => {
+                    return Err(format!(
+                        "swap slot {s} is used (a swapped-out page) but no swap PTE references it"
+                    ))
+                }
+                None => {}
             }
         }
         Ok(())
+    }
+
+    /// A slot that names a swap-cache folio is held by it: the folio is
+    /// live, in the swap cache, and its slots cover this one (a folio freed
+    /// or split without `put_swap_folio` / `folio_free_swap` would leave a
+    /// charged slot naming a dead or foreign folio).
+    fn check_swap_cache_slot(&self, slot: u32, f: FolioId) -> Result<(), String> {
+        let ok = self.folios.is_live(f) && {
+            let fo = &self.folios[f];
+            fo.test(flags::SWAPCACHE)
+                && fo.swap != 0
+                && (fo.swap - 1..fo.swap - 1 + (1u32 << fo.order)).contains(&slot)
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!(
+                "swap slot {slot} names folio {f}, which is not a live swap-cache folio \
+                 covering it"
+            ))
+        }
     }
 }
 

@@ -263,3 +263,21 @@ fn v6_8_zapping_the_only_mapped_page_keeps_the_cached_folio_for_its_swap_ptes() 
     assert!(maps(&s, vma, 10, f));
     s.check_invariants().unwrap();
 }
+
+#[test]
+fn the_slot_check_catches_a_swap_cache_slot_its_folio_no_longer_holds() {
+    // The invariant the orphan marks used to back: a swap-cache folio that
+    // lost its SWAPCACHE state (or its slot range) without put_swap_folio /
+    // folio_free_swap leaves slots that name it, charged and leaked.
+    let (mut s, _, f, first) = cached_folio(ThpKernel::V6_12, 4);
+    s.check_swap_slots_held().unwrap();
+    s.folios[f].swap += 1;
+    let err = s.check_swap_slots_held().unwrap_err();
+    assert!(
+        err.contains(&format!("swap slot {first} names folio {f}")),
+        "{err}"
+    );
+    s.folios[f].swap -= 1;
+    s.folios[f].flags &= !flags::SWAPCACHE;
+    assert!(s.check_swap_slots_held().is_err());
+}
