@@ -221,12 +221,20 @@ impl Sim {
     }
 
     /// `balance_dirty_pages_ratelimited()` (v6.12 mm/page-writeback.c)
-    /// after a writer (a buffered write, a write fault on a shared mapping)
-    /// dirtied a clean file folio, its memcg domain: that of the writing
+    /// after a writer dirtied a clean file folio: `generic_perform_write()`
+    /// (a buffered write), `fault_dirty_shared_page()` (a write fault on a
+    /// shared mapping: `do_shared_fault()`, `wp_page_shared()`, and mmsim's
+    /// PMD mapping of a page-cache folio). Only writers call it: reclaim's
+    /// unmap, the MGLRU walk and a zap reach `folio_mark_dirty()` from a
+    /// dirty PTE and balance nothing. The global domain first
+    /// ([`Sim::balance_dirty_pages`]), then the memcg domain of the writing
     /// task's wb (`wb_get_create_current()`: the group charged now,
-    /// `Sim::cur_memcg`), not the folio's group.
+    /// `Sim::cur_memcg`), not the folio's group. Not modelled: the
+    /// ratelimit itself (`nr_dirtied_pause`, `ratelimit_pages`): here every
+    /// dirtying of a clean folio balances.
     #[inline]
-    pub(crate) fn balance_dirty_pages_memcg_current(&mut self) {
+    pub(crate) fn balance_dirty_pages_ratelimited(&mut self) {
+        self.balance_dirty_pages();
         let m = self.cur_memcg;
         if self.has_memcg_domain(m) {
             self.balance_dirty_pages_memcg(m);

@@ -279,7 +279,9 @@ impl Sim {
     }
 
     /// Background writeback when dirty pages exceed dirty_background_ratio
-    /// of dirtyable memory (`balance_dirty_pages` → `wb_start_background_writeback`).
+    /// of dirtyable memory (`balance_dirty_pages` → `wb_start_background_writeback`),
+    /// the global domain: called by writers only, through
+    /// [`Sim::balance_dirty_pages_ratelimited`].
     pub(crate) fn balance_dirty_pages(&mut self) {
         let thresh = self.global_dirtyable_memory() * DIRTY_BACKGROUND_RATIO / 100;
         if self.nr_dirty <= thresh {
