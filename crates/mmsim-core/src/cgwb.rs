@@ -72,8 +72,8 @@
 //! `wb_over_bg_thresh()` of a group's wb, and the global domain's split
 //! into per-group wbs (mmsim's global background writeback writes the
 //! oldest dirty folios of every group). The global domain's dirtyable
-//! memory is mmsim's (free + file pages; the kernel subtracts
-//! `totalreserve_pages` from the free pages and adds 1).
+//! memory is the kernel's (`Sim::global_dirtyable_memory`: free pages less
+//! `totalreserve_pages`, plus file pages, plus 1).
 
 use crate::mem::folio::{flags, LruList};
 use crate::memcg::{MemcgId, ROOT};
@@ -148,11 +148,25 @@ pub(crate) struct WbStats {
 }
 
 impl Sim {
-    /// The global domain's dirtyable pages (`global_dirtyable_memory()`, as
-    /// mmsim counts it: free pages and the file LRU pages).
+    /// `totalreserve_pages` (`calculate_totalreserve_pages()`, v6.12
+    /// mm/page_alloc.c): per zone, its largest `lowmem_reserve` plus its
+    /// high watermark, at most its managed pages. mmsim's node has one zone,
+    /// the highest, whose `lowmem_reserve` is 0 (it protects a zone only
+    /// against allocations allowed above it: `setup_per_zone_lowmem_reserve`
+    /// sums the managed pages of the zones above): its high watermark.
+    pub(crate) fn totalreserve_pages(&self) -> u64 {
+        self.node.wmark_high.min(self.node.managed)
+    }
+
+    /// The global domain's dirtyable pages (`global_dirtyable_memory()`,
+    /// v6.12 mm/page-writeback.c): the free pages (`NR_FREE_PAGES`: the
+    /// zone's, not those on the per-CPU lists) less [`Sim::totalreserve_pages`],
+    /// plus the file LRU pages, plus 1 ("never 0"). No highmem here.
     pub(crate) fn global_dirtyable_memory(&self) -> u64 {
         let lv = self.subtree_lruvec(ROOT);
-        self.node.free + lv.size(LruList::ActiveFile) + lv.size(LruList::InactiveFile)
+        let free = self.phys.zone.free_pages();
+        let free = free - free.min(self.totalreserve_pages());
+        free + lv.size(LruList::ActiveFile) + lv.size(LruList::InactiveFile) + 1
     }
 
     /// Whether group `m`'s wb has a memcg domain: cgroup v2 with cgroup
@@ -221,12 +235,20 @@ impl Sim {
     }
 
     /// `balance_dirty_pages_ratelimited()` (v6.12 mm/page-writeback.c)
-    /// after a writer (a buffered write, a write fault on a shared mapping)
-    /// dirtied a clean file folio, its memcg domain: that of the writing
+    /// after a writer dirtied a clean file folio: `generic_perform_write()`
+    /// (a buffered write), `fault_dirty_shared_page()` (a write fault on a
+    /// shared mapping: `do_shared_fault()`, `wp_page_shared()`, and mmsim's
+    /// PMD mapping of a page-cache folio). Only writers call it: reclaim's
+    /// unmap, the MGLRU walk and a zap reach `folio_mark_dirty()` from a
+    /// dirty PTE and balance nothing. The global domain first
+    /// ([`Sim::balance_dirty_pages`]), then the memcg domain of the writing
     /// task's wb (`wb_get_create_current()`: the group charged now,
-    /// `Sim::cur_memcg`), not the folio's group.
+    /// `Sim::cur_memcg`), not the folio's group. Not modelled: the
+    /// ratelimit itself (`nr_dirtied_pause`, `ratelimit_pages`): here every
+    /// dirtying of a clean folio balances.
     #[inline]
-    pub(crate) fn balance_dirty_pages_memcg_current(&mut self) {
+    pub(crate) fn balance_dirty_pages_ratelimited(&mut self) {
+        self.balance_dirty_pages();
         let m = self.cur_memcg;
         if self.has_memcg_domain(m) {
             self.balance_dirty_pages_memcg(m);

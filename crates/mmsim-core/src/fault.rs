@@ -199,7 +199,7 @@ impl Sim {
             }
             self.anon_wp_fault_content(f);
         } else if self.folio_mark_dirty_mapped(f) {
-            self.balance_dirty_pages_memcg_current();
+            self.balance_dirty_pages_ratelimited();
         }
         if self.policy == Policy::Lru {
             self.lru_touch(f);
@@ -597,7 +597,7 @@ impl Sim {
         }
         self.map_file_folio(vma, index, f, write);
         if write && self.folio_mark_dirty_mapped(f) {
-            self.balance_dirty_pages_memcg_current();
+            self.balance_dirty_pages_ratelimited();
         }
     }
 
@@ -741,7 +741,7 @@ impl Sim {
                 }
             };
             if self.folio_mark_dirty(f) {
-                self.balance_dirty_pages_memcg_current();
+                self.balance_dirty_pages_ratelimited();
             }
         }
     }
@@ -834,7 +834,6 @@ impl Sim {
             file.note_dirty(index, nr as u32);
         }
         self.dirty_fifo.push_back(self.clock, f);
-        self.balance_dirty_pages();
         true
     }
 

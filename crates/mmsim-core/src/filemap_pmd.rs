@@ -152,7 +152,7 @@ impl Sim {
         }
         self.count_vm_events(THP_FILE_MAPPED, 1);
         if write && self.folio_mark_dirty_mapped(f) {
-            self.balance_dirty_pages_memcg_current();
+            self.balance_dirty_pages_ratelimited();
         }
         true
     }

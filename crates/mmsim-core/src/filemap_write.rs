@@ -104,7 +104,7 @@ impl Sim {
             }
             self.advance(self.cost.fd_access_ns * u64::from(n));
             if self.folio_mark_dirty(f) {
-                self.balance_dirty_pages_memcg_current();
+                self.balance_dirty_pages_ratelimited();
             }
             pos += n;
         }

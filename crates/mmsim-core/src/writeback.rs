@@ -6,7 +6,9 @@
 //! longer than `dirty_expire_centisecs` = 30 s; all of them when reclaim
 //! finds only unqueued dirty folios (`wakeup_flusher_threads(WB_REASON_VMSCAN)`);
 //! and, as background writeback, enough to bring dirty pages under
-//! `dirty_background_ratio` = 10 % of dirtyable memory (free + file pages).
+//! `dirty_background_ratio` = 10 % of dirtyable memory (free pages less
+//! `totalreserve_pages`, plus file pages: `global_dirtyable_memory()`), as
+//! per-4096 ratios (409/4096: `domain_dirty_limits()`).
 //! Under cgroup v2 a group's own dirty domain starts its background
 //! writeback too (`crate::cgwb`). Writer throttling above `dirty_ratio`
 //! (`balance_dirty_pages` sleeping) is not modelled yet, in either domain.
@@ -279,9 +281,18 @@ impl Sim {
     }
 
     /// Background writeback when dirty pages exceed dirty_background_ratio
-    /// of dirtyable memory (`balance_dirty_pages` → `wb_start_background_writeback`).
+    /// of dirtyable memory (`balance_dirty_pages` → `wb_start_background_writeback`),
+    /// the global domain: called by writers only, through
+    /// [`Sim::balance_dirty_pages_ratelimited`].
+    ///
+    /// The threshold is `gdtc->bg_thresh` of v6.12 `domain_dirty_limits()`
+    /// ([`crate::cgwb::domain_dirty_limits`]: `dirty_background_ratio` per
+    /// 4096, 409 for 10 %, times `global_dirtyable_memory()`, divided by
+    /// 4096; halved `thresh` if not below it). Not modelled: the limits a
+    /// real-time or deadline task gets lifted by a quarter
+    /// (`rt_or_dl_task()`), as mmsim's tasks have no scheduling class.
     pub(crate) fn balance_dirty_pages(&mut self) {
-        let thresh = self.global_dirtyable_memory() * DIRTY_BACKGROUND_RATIO / 100;
+        let (_, thresh) = crate::cgwb::domain_dirty_limits(self.global_dirtyable_memory());
         if self.nr_dirty <= thresh {
             return;
         }
@@ -512,11 +523,14 @@ mod tests {
         let f0 = folio_at(&s, 0);
         s.wakeup_flusher(s.clock);
         write(&mut s, 0);
+        // `domain_dirty_limits()`'s bg_thresh: 409/4096 of the free pages
+        // (no per-CPU ones) over the high watermark, plus file pages, plus 1.
         let thresh = |s: &Sim| {
             let lv = s.subtree_lruvec(crate::memcg::ROOT);
+            let free = s.phys.zone.free_pages() - s.node.wmark_high;
             let dirtyable =
-                s.node.free + lv.size(LruList::ActiveFile) + lv.size(LruList::InactiveFile);
-            dirtyable * DIRTY_BACKGROUND_RATIO / 100
+                free + lv.size(LruList::ActiveFile) + lv.size(LruList::InactiveFile) + 1;
+            DIRTY_BACKGROUND_RATIO * 4096 / 100 * dirtyable / 4096
         };
         let mut index = 1;
         while s.nr_dirty <= thresh(&s) {

@@ -30,6 +30,7 @@ mod cgwb;
 mod classic;
 mod compaction;
 mod cow;
+mod dirty_balance;
 mod discard;
 mod exit;
 mod explain;
