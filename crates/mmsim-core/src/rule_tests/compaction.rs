@@ -298,7 +298,21 @@ fn compaction_suitable_needs_the_watermark_gap_and_a_fragmentation_index() {
 
 #[test]
 fn kswapd_going_to_sleep_wakes_kcompactd_for_the_order() {
-    let mut s = machine(true, true, ThpDefrag::Defer);
+    for nap in [false, true] {
+        kswapd_sleep_wakes_kcompactd(nap);
+    }
+}
+
+/// [`kswapd_going_to_sleep_wakes_kcompactd_for_the_order`] with
+/// `compaction.kswapd_nap` as given: kcompactd is woken the same way both
+/// ways (the nap's `kswapd_try_to_sleep` for the run's `alloc_order`).
+fn kswapd_sleep_wakes_kcompactd(nap: bool) {
+    let mut s = thp_machine_with(8192, None, thp_64k(ThpDefrag::Defer), |c| {
+        c.compaction.enabled = true;
+        c.compaction.kcompactd = true;
+        c.compaction.proactiveness = 0;
+        c.compaction.kswapd_nap = nap;
+    });
     // 17 chunks of 15 free pages: 255, under kswapd's high watermark (271)
     // and above the low one (226).
     let (_, held) = fragment(&mut s, 272);
@@ -309,7 +323,12 @@ fn kswapd_going_to_sleep_wakes_kcompactd_for_the_order() {
     let f = fault_anon(&mut s, vma, 0);
     assert_eq!(s.folios[f].order, 0);
     assert!(s.kswapd.running);
-    assert_eq!(s.compact.kswapd_order, 4);
+    if nap {
+        // kswapd() read kswapd_order for the run (v6.12) and cleared it.
+        assert_eq!((s.compact.kswapd_order, s.kswapd.alloc_order), (0, 4));
+    } else {
+        assert_eq!(s.compact.kswapd_order, 4);
+    }
     assert_eq!(s.vm.compact_daemon_wake, 0);
     // Someone frees 20 pages 16 apart at the top of the zone (no order-4
     // block): kswapd's next
@@ -390,11 +409,12 @@ fn proactive_compaction_runs_every_500_ms_while_the_score_is_high() {
 /// pages, each beside one order-0 anon page (swap on, so kswapd can
 /// reclaim them). Returns the machine after the fault and 1 s more, and
 /// what kswapd did right after the fault (running, its order).
-fn high_order_wake(high_order: bool) -> (Sim, bool, u32) {
+fn high_order_wake(high_order: bool, nap: bool) -> (Sim, bool, u32) {
     let mut s = thp_machine_with(8192, Some(4096), thp_64k(ThpDefrag::Defer), |c| {
         c.compaction.enabled = true;
         c.compaction.proactiveness = 0;
         c.compaction.kswapd_high_order = high_order;
+        c.compaction.kswapd_nap = nap;
     });
     let (_, held) = fragment(&mut s, 4096);
     assert_eq!(s.node.free, 3840);
@@ -418,16 +438,20 @@ fn high_order_wake(high_order: bool) -> (Sim, bool, u32) {
 
 #[test]
 fn kswapd_reclaims_compact_gap_for_a_high_order_wakeup_with_kswapd_high_order() {
+    // Without kswapd's nap (`kswapd_nap = false`): the runs after a
+    // fruitless one stay at order 4 until compact_gap(4) is reclaimed,
+    // which is what this test follows; with the nap kswapd gives the order
+    // up after one run (kswapd_gives_a_high_order_up_after_a_fruitless_run).
     // Off (as before): balanced at order 0, kswapd stays asleep and
     // kcompactd is woken at once.
-    let (s, running, order) = high_order_wake(false);
+    let (s, running, order) = high_order_wake(false, false);
     assert_eq!((running, order), (false, 0));
     assert_eq!((s.vm.pageoutrun, s.vm.pgsteal_kswapd), (0, 0));
     assert_eq!(s.vm.compact_daemon_wake, 1);
     // On: pgdat_balanced(order 4) fails (no order-4 block), kswapd runs for
     // order 4, reclaims at least compact_gap(4) = 32 pages, then sleeps and
     // wakes kcompactd for the order.
-    let (s, running, order) = high_order_wake(true);
+    let (s, running, order) = high_order_wake(true, false);
     assert_eq!((running, order), (true, 4));
     // 7 runs (the first ones mostly deactivate the young pages), 32 pages
     // reclaimed in all: the last run reached compact_gap(4), dropped to
@@ -447,6 +471,33 @@ fn kswapd_reclaims_compact_gap_for_a_high_order_wakeup_with_kswapd_high_order() 
     assert_eq!(s.vm.compact_daemon_wake, 1);
     assert!(!s.kswapd.running);
     assert_eq!(s.compact.kswapd_reclaim_order, 0);
+}
+
+#[test]
+fn kswapd_gives_a_high_order_up_after_a_fruitless_run() {
+    // With kswapd's nap (the default; v6.12 kswapd()): the run for order
+    // 4 reclaims nothing (it only deactivates the young pages) and
+    // balance_pgdat returns order 4, not below alloc_order, so the loop's
+    // top reads kswapd_order again: 0, cleared when this run read it.
+    // Balanced at order 0, kswapd naps and then sleeps; kcompactd, woken
+    // for order 0, is not woken at all.
+    let (s, running, order) = high_order_wake(true, true);
+    assert_eq!((running, order), (true, 4));
+    assert_eq!(s.kswapd.alloc_order, 4);
+    assert_eq!(
+        (
+            s.vm.pageoutrun,
+            s.vm.pgsteal_kswapd,
+            s.vm.pgscan_kswapd,
+            s.vm.compact_daemon_wake
+        ),
+        (1, 0, 44, 0)
+    );
+    assert_eq!(s.vm.kswapd_high_wmark_hit_quickly, 0);
+    assert_eq!(s.kswapd.failures, 1);
+    assert!(!s.kswapd.running);
+    assert_eq!(s.kswapd.nap_until, 0);
+    assert_eq!(s.compact.kswapd_order, 0);
 }
 
 /// Every frame taken as a movable kernel page (no folio: it cannot move),
