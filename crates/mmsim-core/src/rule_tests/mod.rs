@@ -31,6 +31,7 @@ mod classic;
 mod compaction;
 mod cow;
 mod discard;
+mod dma_zone;
 mod exit;
 mod explain;
 mod filefolio;
