@@ -30,15 +30,33 @@
 //!   each direct reclaim. The per-access fast path's node check is
 //!   switched off (`Node::fast_low`), so every allocation walks the
 //!   zonelist.
+//! - kswapd (mm/vmscan.c): `pgdat_balanced` is true when **any** zone is
+//!   balanced at its high watermark plus its `lowmem_reserve`
+//!   (`zone_watermark_ok_safe`), so a DMA above high + reserve lets kswapd
+//!   sleep while the upper zone is below its own high watermark;
+//!   `kswapd_shrink_node` reclaims Σ max(high, `SWAP_CLUSTER_MAX`) over the
+//!   zones.
+//! - Direct reclaim for a costly order (`shrink_zones` with
+//!   `compaction.compaction_ready`): the node is skipped only when every zone
+//!   is `compaction_ready`, each with its own watermarks, reserve and
+//!   fragmentation index.
 //!
 //! Not modelled (yet): DMA's per-CPU list (DMA's order-0 pages go to and
 //! from its buddy lists directly; its `zone_batchsize` is 1 on a 16 MiB
-//! zone), kswapd, direct reclaim and compaction per zone (they read the
-//! node's sums and compact the upper zone only), DMA in DAMON's physical
-//! address range, and page-table pages (`machine.pagetable_frames`) in DMA.
+//! zone); compaction per zone (`compact_zone` runs on the upper zone only,
+//! and `compaction_suitable`, the fragmentation score and kswapd's other
+//! reads such as the sleep-time checks of the node's free pages read the
+//! node's sums); DMA in DAMON's physical address range, buddyinfo and
+//! the results' pagetypeinfo; page-table pages (`machine.pagetable_frames`)
+//! in DMA (they stay in the upper zone); the LRU stays per node, as in the
+//! kernel (movable allocations use both zones, so reclaim skips nothing).
 
+use crate::compaction_skip::fragmentation_index;
 use crate::config::{ConfigError, MachineConfig, PolicyName};
-use crate::page_alloc::{MigrateType, PerCpuPages, PhysMem, Zone, NORMAL_START_PFN};
+use crate::page_alloc::{
+    MigrateType, PerCpuPages, PhysMem, Zone, NORMAL_START_PFN, PAGE_ALLOC_COSTLY_ORDER,
+};
+use crate::reclaim::SWAP_CLUSTER_MAX;
 use crate::sim::Sim;
 
 /// `lowmem_reserve_ratio[ZONE_DMA]` (mm/page_alloc.c, v6.12 default).
@@ -130,7 +148,7 @@ impl MachineConfig {
                 "machine.dma_zone_pages",
                 format!(
                     "{n} is out of range [0, {max}]: ZONE_DMA is at most 16 MiB (4096 pages) \
-                     and must leave the machine's other zone ({} pages) some pages",
+                     and smaller than the machine ({} pages), which keeps a second zone",
                     self.memory.pages()
                 ),
             ));
@@ -305,4 +323,86 @@ impl Sim {
 /// `skip_serializing_if` of `machine.dma_zone_pages`: the default, 0.
 pub(crate) fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// What kswapd and direct reclaim read per zone on the two-zone node
+/// (mm/vmscan.c, v6.12).
+impl Sim {
+    /// `pgdat_balanced` (v6.12) on the two-zone node: true when **any**
+    /// zone, bottom-up (DMA, then the upper zone), is balanced:
+    /// `zone_watermark_ok_safe(zone, order, high_wmark_pages(zone),
+    /// highest_zoneidx)`, which adds the zone's `lowmem_reserve` (DMA's
+    /// for a movable allocation; the upper zone's own is 0). The upper
+    /// zone's order-0 check reads its free pages with the per-CPU list's,
+    /// as the one-zone check reads `Node::free`.
+    pub(crate) fn pgdat_balanced_zoned(&self, order: u32) -> bool {
+        let Some(d) = self.phys.dma.as_ref() else {
+            return false;
+        };
+        let o = order as usize;
+        if d.zone.watermark_ok(o, d.wmark.high + d.lowmem_reserve) {
+            return true;
+        }
+        let high = d.upper_wmark.high;
+        self.upper_free() > high && (o == 0 || self.phys.zone.watermark_ok(o, high))
+    }
+
+    /// `kswapd_shrink_node`'s `sc->nr_to_reclaim` (v6.12): Σ over the
+    /// node's zones of max(high watermark, `SWAP_CLUSTER_MAX`).
+    pub(crate) fn kswapd_nr_to_reclaim(&self) -> u64 {
+        match self.phys.dma.as_ref() {
+            None => self.node.wmark_high.max(SWAP_CLUSTER_MAX),
+            Some(d) => {
+                d.wmark.high.max(SWAP_CLUSTER_MAX) + d.upper_wmark.high.max(SWAP_CLUSTER_MAX)
+            }
+        }
+    }
+
+    /// `shrink_zones` with `compaction_ready` (v6.12) for a costly order on
+    /// the two-zone node: the node is skipped only when **every** zone is
+    /// ready (the first zone of the zonelist that is not ready has the
+    /// node shrunk). A zone is ready when the allocation could succeed at
+    /// its min watermark, or compaction is suitable and its free pages are
+    /// above high + `compact_gap(order)`, each with the zone's
+    /// `lowmem_reserve`.
+    pub(crate) fn compaction_ready_zoned(&self, order: usize) -> bool {
+        let Some(d) = self.phys.dma.as_ref() else {
+            return false;
+        };
+        let upper = (&self.phys.zone, self.upper_free(), d.upper_wmark, 0);
+        let dma = (&d.zone, d.zone.free_pages(), d.wmark, d.lowmem_reserve);
+        [upper, dma].into_iter().all(|(zone, free, wm, reserve)| {
+            if zone.watermark_ok(order, wm.min + reserve) {
+                return true;
+            }
+            self.zone_compaction_suitable(zone, free, wm, reserve, order)
+                && free > wm.high + (2u64 << order) + reserve
+        })
+    }
+
+    /// `compaction_suitable(zone, order, highest_zoneidx)` (v6.12) of one
+    /// zone with `free` pages: above its watermark (low for costly orders,
+    /// else min) + `reserve` + `compact_gap`, and for costly orders a
+    /// fragmentation index of the zone above `extfrag_threshold`.
+    pub(crate) fn zone_compaction_suitable(
+        &self,
+        zone: &Zone,
+        free: u64,
+        wm: ZoneWmarks,
+        reserve: u64,
+        order: usize,
+    ) -> bool {
+        let costly = order > PAGE_ALLOC_COSTLY_ORDER as usize;
+        let mark = if costly { wm.low } else { wm.min } + reserve + (2u64 << order);
+        if free <= mark {
+            return false;
+        }
+        if costly {
+            let idx = fragmentation_index(&zone.buddyinfo(), order);
+            if idx >= 0 && idx <= i64::from(self.compact.cfg.extfrag_threshold) {
+                return false;
+            }
+        }
+        true
+    }
 }

@@ -89,5 +89,74 @@ fn below_the_upper_zones_low_watermark_pages_come_from_dma_until_its_low_plus_re
         (s.upper_free(), s.vm.pageoutrun, i),
         (397, 0, 28798 - 397 + 3970 - 165)
     );
+    // Neither zone is balanced (DMA 165 <= high 63 + reserve 112, DMA32 397
+    // <= 476) though the node's 562 free pages are above the zones' summed
+    // high watermark, 539: pgdat_balanced (any zone) is false.
+    assert!(!s.pgdat_balanced_zoned(0));
+    assert!(s.node.free > s.node.wmark_high);
+    // Both zones fail the low watermark: the slow path wakes kswapd and
+    // takes the page at the min watermark from DMA32 (397 > 318).
+    fault_anon(&mut s, vma, i);
+    assert_eq!(
+        (s.upper_free(), dma_free(&s), s.vm.pageoutrun),
+        (396, 165, 1)
+    );
     s.check_invariants().unwrap();
+}
+
+#[test]
+fn the_node_is_balanced_when_dma_is_while_the_upper_zone_is_below_its_high_watermark() {
+    let mut s = dma_machine(3970);
+    let t = s.add_task("anon");
+    let vma = s.mmap_anon(t, 32768).unwrap();
+    // Memory the kernel takes from DMA (frames of no folio).
+    let take_dma = |s: &mut Sim, n: u64| {
+        let d = s.phys.dma.as_mut().unwrap();
+        for _ in 0..n {
+            d.zone
+                .alloc_pages(0, crate::page_alloc::MigrateType::Movable)
+                .unwrap();
+        }
+        s.node.free -= n;
+    };
+    let mut i = 0;
+    fault_until(&mut s, vma, &mut i, |s| s.upper_free() == 400);
+    // DMA32 below its high watermark (476), DMA (3970 > 63 + 112) balanced.
+    assert!(s.pgdat_balanced_zoned(0));
+    // DMA at high + reserve + 1: still balanced; at high + reserve: not.
+    take_dma(&mut s, 3970 - 176);
+    assert!(s.pgdat_balanced_zoned(0));
+    take_dma(&mut s, 1);
+    assert!(!s.pgdat_balanced_zoned(0));
+}
+
+#[test]
+fn kswapd_reclaims_the_sum_over_zones_of_max_high_and_swap_cluster_max() {
+    // 3970-page DMA: 63 + 476 (the zones' high watermarks).
+    assert_eq!(dma_machine(3970).kswapd_nr_to_reclaim(), 539);
+    // A 512-page DMA's high watermark is 7 (min 362 × 512 / 32768 = 5, gap
+    // 1): SWAP_CLUSTER_MAX (32) counts for it; DMA32's high is 356 + 2 × 89.
+    let s = dma_machine(512);
+    assert_eq!(s.phys.dma.as_ref().unwrap().wmark.high, 7);
+    assert_eq!(s.kswapd_nr_to_reclaim(), 32 + 534);
+    // One zone: max(high, 32) of the node.
+    assert_eq!(dma_machine(0).kswapd_nr_to_reclaim(), 542);
+}
+
+#[test]
+fn costly_direct_reclaim_skips_the_node_only_when_every_zone_is_compaction_ready() {
+    let mut s = dma_machine(3970);
+    // All free: an order-4 allocation could succeed in both zones.
+    assert!(s.compaction_ready(4));
+    // DMA with 150 free pages: 150 - 15 <= min 43 + reserve 112 and not
+    // suitable (150 <= low 53 + 112 + compact_gap 32): DMA is not ready, so
+    // the node is shrunk though DMA32 is all free.
+    let d = s.phys.dma.as_mut().unwrap();
+    for _ in 0..3970 - 150 {
+        d.zone
+            .alloc_pages(0, crate::page_alloc::MigrateType::Movable)
+            .unwrap();
+    }
+    s.node.free -= 3970 - 150;
+    assert!(!s.compaction_ready(4));
 }
