@@ -124,6 +124,12 @@ pub(crate) struct DmaZone {
 }
 
 impl PhysMem {
+    /// Whether `pfn` is a frame of ZONE_DMA (none without it).
+    pub(crate) fn dma_in_zone(&self, pfn: u64) -> bool {
+        let dma = self.dma.as_ref().map_or(0, |d| d.zone.spanned_pages);
+        pfn < dma
+    }
+
     /// Frees the block at `pfn` to its zone's buddy lists (ZONE_DMA's
     /// below the upper zone).
     pub(crate) fn free_block(&mut self, pfn: u64, order: usize) {

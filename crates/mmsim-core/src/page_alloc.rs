@@ -910,11 +910,7 @@ impl PhysMem {
     #[inline]
     pub(crate) fn in_zone(&self, pfn: u32) -> bool {
         let (first, end) = self.pfn_range();
-        (first..end).contains(&u64::from(pfn))
-            || self
-                .dma
-                .as_ref()
-                .is_some_and(|d| d.zone.in_zone(u64::from(pfn)))
+        (first..end).contains(&u64::from(pfn)) || self.dma_in_zone(u64::from(pfn))
     }
 
     /// The zone's PFNs `[first, end)`: the one "System RAM" resource
@@ -1107,8 +1103,7 @@ impl Sim {
         let mut mapped = 0u64;
         let mut err = None;
         let dma = self.phys.dma.as_ref().map(|d| &d.zone);
-        let zones = std::iter::once(&self.phys.zone).chain(dma);
-        zones.for_each(|z| {
+        for z in std::iter::once(&self.phys.zone).chain(dma) {
             z.mem_map.for_each_allocated(|i, f| {
                 if f == NIL || err.is_some() {
                     return;
@@ -1124,7 +1119,7 @@ impl Sim {
                 }
                 mapped += 1;
             })
-        });
+        }
         if let Some(e) = err {
             return Err(e);
         }
@@ -1161,8 +1156,7 @@ impl Sim {
         ranges.sort_unstable();
         let mut next = if dma_end > 0 { 0 } else { first };
         for (pfn, n, f) in ranges {
-            let in_dma = pfn + n <= dma_end;
-            if pfn < next || pfn + n > end || (!in_dma && pfn < first) {
+            if pfn < next || pfn + n > end || (pfn + n > dma_end && pfn < first) {
                 return Err(format!(
                     "folio {f} at pfn {pfn:#x} overlaps or leaves the zone"
                 ));
