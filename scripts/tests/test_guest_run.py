@@ -35,6 +35,14 @@ def console(cpus_line):
         "pgscan_kswapd 10",
         "MMV-SECTION vm1",
         "pgscan_kswapd 25",
+        "MMV-SECTION zi0",
+        "Node 0, zone      DMA",
+        "  pages free     3952",
+        "        min      21",
+        "MMV-SECTION zi1",
+        "Node 0, zone      DMA",
+        "  pages free     160",
+        "        min      21",
         "MMV-SECTION ms0",
         "pgscan 0",
         "MMV-SECTION ms1",
@@ -68,6 +76,8 @@ def test_a_guest_run_records_its_online_cpus_in_the_probe_report(tmp_path):
     assert run["kernel_release"] == "6.12.107+deb13-cloud-amd64"
     assert run["run"]["probe"] == {"events": 100.0, "wall_s": 1.5, "online_cpus": 2.0}
     assert run["run"]["vmstat"] == {"pgscan_kswapd": 15}
+    # The zoneinfo sections (zi0, zi1) stay in the console log, out of the JSON.
+    assert "zi0" not in json.dumps(run) and "DMA" not in json.dumps(run)
     # A sparse list counts each CPU once.
     assert parse(tmp_path, "MMV-CPUS 0,2-3,8")["run"]["probe"]["online_cpus"] == 4.0
 

@@ -54,6 +54,8 @@
 # pgmigrate_*, thp_*, allocstall_*, pageoutrun and kswapd_* besides the usual ones
 # (the whole guest: only the case runs there). /proc/buddyinfo and /proc/pagetypeinfo
 # at the probe's --ready and --hold go to the console log (MMV-BUDDY lines).
+# Every run's /proc/zoneinfo before and after it is saved in the console log (sections
+# zi0 and zi1, written by guest-init; the run's JSON leaves them out).
 set -euo pipefail
 SCEN=$(readlink -f "${1:?usage: guest-run.sh SCENARIO.toml}")
 HERE=$(cd "$(dirname "$0")" && pwd)

@@ -893,6 +893,38 @@ fn memcg_stats_reader_and_cpus_are_ratelimited_settings() {
     );
 }
 
+/// `machine.dma_zone_pages` (the node's ZONE_DMA, opt-in): larger than 16 MiB (4096
+/// pages) or than the machine, or with the textbook `lru` policy, names the field.
+#[test]
+fn dma_zone_pages_out_of_range_names_the_field() {
+    bad_input(
+        &["run", "--set", "dma_zone_pages=4097", "-q"],
+        &["machine.dma_zone_pages", "4097 is out of range [0, 4096]"],
+    );
+    bad_input(
+        &[
+            "run",
+            "--set",
+            "memory=16M",
+            "--set",
+            "dma_zone_pages=4096",
+            "-q",
+        ],
+        &["machine.dma_zone_pages", "4096 is out of range [0, 4095]"],
+    );
+    bad_input(
+        &[
+            "run",
+            "--set",
+            "policy.name=lru",
+            "--set",
+            "dma_zone_pages=3970",
+            "-q",
+        ],
+        &["machine.dma_zone_pages", "needs the kernel's LRU lists"],
+    );
+}
+
 /// `machine.swap_zero_pages`: `write` (the default) counts no zero-filled pages and
 /// leaves `swpout_zero`/`swpin_zero` out of the JSON; `zeromap` (the validation case
 /// anon-zero-swap) swaps the pages only loaded out without IO, on the node and in the

@@ -142,6 +142,7 @@ use std::collections::VecDeque;
 use crate::cost::{COMPACT_SCAN_NS, MIGRATE_PAGE_NS};
 use crate::huge_memory::ThpGfp;
 use crate::mem::folio::{flags, FolioId, NIL};
+use crate::mmzone::Wmark;
 use crate::page_alloc::{
     can_steal_fallback, MigrateType, NR_PAGE_ORDERS, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER,
     PAGE_ALLOC_COSTLY_ORDER,
@@ -346,7 +347,7 @@ impl Sim {
     /// leave `Node::free`. (Here rather than in `crate::huge_memory`, whose
     /// fault path, `crate::khugepaged` and large page-cache folios call it.)
     pub(crate) fn rmqueue_large(&mut self, order: u8, gfp: ThpGfp) -> Option<u64> {
-        if let Some(p) = self.take_block(order, self.node.wmark_low) {
+        if let Some(p) = self.take_block(order, Wmark::Low) {
             return Some(p);
         }
         if !gfp.kswapd && !gfp.direct {
@@ -361,13 +362,16 @@ impl Sim {
         if gfp.direct {
             self.try_to_free_pages();
         }
-        self.take_block(order, self.node.wmark_min)
+        self.take_block(order, Wmark::Min)
     }
 
     /// A free block of `order` if free pages minus the order's unusable
     /// ones stay above `mark` (`__zone_watermark_ok`).
-    pub(crate) fn take_block(&mut self, order: u8, mark: u64) -> Option<u64> {
-        let n = 1u64 << order;
+    pub(crate) fn take_block(&mut self, order: u8, w: Wmark) -> Option<u64> {
+        if self.phys.dma.is_some() {
+            return self.take_block_zoned(order, w);
+        }
+        let (n, mark) = (1u64 << order, self.node_wmark(w));
         if self.node.free < n || self.node.free - (n - 1) <= mark {
             return None;
         }
@@ -437,7 +441,7 @@ impl Sim {
         if gfp.kswapd {
             self.wakeup_kswapd_order(o);
         }
-        if let Some(p) = self.take_block(order, self.node.wmark_min) {
+        if let Some(p) = self.take_block(order, Wmark::Min) {
             return Some(p);
         }
         if !gfp.direct {
@@ -460,13 +464,13 @@ impl Sim {
         } else {
             self.try_to_free_pages();
         }
-        if let Some(p) = self.take_block(order, self.node.wmark_min) {
+        if let Some(p) = self.take_block(order, Wmark::Min) {
             return Some(p);
         }
         // __alloc_pages_direct_reclaim: a failure after reclaim drains the
         // per-CPU lists (drain_all_pages) and tries once more.
         self.phys.drain_pages();
-        if let Some(p) = self.take_block(order, self.node.wmark_min) {
+        if let Some(p) = self.take_block(order, Wmark::Min) {
             return Some(p);
         }
         let prio = if costly && gfp.noretry {
@@ -544,7 +548,7 @@ impl Sim {
         let page = self.phys.zone.captured.take().inspect(|_| {
             self.node.free -= 1 << order;
         });
-        if let Some(p) = page.or_else(|| self.take_block(order, self.node.wmark_min)) {
+        if let Some(p) = page.or_else(|| self.take_block(order, Wmark::Min)) {
             // v6.12 clears compact_blockskip_flush here (kept to `capture`).
             self.compact.blockskip_flush &= !self.compact.cfg.capture;
             self.compact.compaction_defer_reset(u32::from(order), true);
@@ -742,7 +746,7 @@ impl Sim {
         let mut high = 0;
         for o in 0..NR_PAGE_ORDERS {
             while let Some(p) = cc.freepages[o].pop_front() {
-                self.phys.zone.free_pages_block(p, o);
+                self.phys.free_block(p, o);
                 high = high.max(p);
             }
         }
@@ -1002,7 +1006,7 @@ impl Sim {
             let old = u64::from(self.folios.head_pfn(f));
             self.phys.set_frames_folio(old, order, NIL);
             self.migrate_folio_move(f, target);
-            self.phys.zone.free_pages_block(old, order);
+            self.phys.free_block(old, order);
             moved.push(f);
             cc.migrated += 1 << order;
             self.count_vm_events(PGMIGRATE_SUCCESS, 1 << order);

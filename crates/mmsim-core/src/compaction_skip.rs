@@ -20,8 +20,12 @@ use crate::sim::Sim;
 impl Sim {
     /// `compaction_ready` of mm/vmscan.c (v6.12): the allocation could
     /// already succeed, or compaction is suitable and the free pages are
-    /// above the high watermark + `compact_gap(order)`.
+    /// above the high watermark + `compact_gap(order)`. Two zones: every
+    /// zone ready (`crate::mmzone`).
     pub(crate) fn compaction_ready(&self, order: usize) -> bool {
+        if self.phys.dma.is_some() {
+            return self.compaction_ready_zoned(order);
+        }
         if self.phys.zone.watermark_ok(order, self.node.wmark_min) {
             return true;
         }

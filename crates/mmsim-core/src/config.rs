@@ -745,6 +745,9 @@ pub struct MachineConfig {
         skip_serializing_if = "crate::compaction::CompactionConfig::is_default"
     )]
     pub compaction: crate::compaction::CompactionConfig,
+    /// ZONE_DMA's pages, the node's lowest (`crate::mmzone`); 0 (default): one zone.
+    #[serde(default, skip_serializing_if = "crate::mmzone::is_zero")]
+    pub dma_zone_pages: u64,
     /// The data TLB (`[machine.tlb]`, `crate::tlb`): off by default.
     #[serde(default, skip_serializing_if = "crate::tlb::TlbConfig::is_default")]
     pub tlb: crate::tlb::TlbConfig,
@@ -956,6 +959,7 @@ impl Default for MachineConfig {
             damon: None,
             thp: Default::default(),
             compaction: Default::default(),
+            dma_zone_pages: 0,
             tlb: Default::default(),
         }
     }
@@ -973,16 +977,6 @@ pub const MAX_MEMORY_PAGES: u64 = 1 << 29;
 pub(crate) const MAX_SWAP_PAGES: u64 = 1 << 30;
 
 impl MachineConfig {
-    /// `bdi->ra_pages`: the readahead limit in pages.
-    pub fn ra_pages(&self) -> u32 {
-        self.read_ahead_kb / 4
-    }
-
-    /// `bdi->io_pages`: the largest IO in pages (`max_sectors_kb` / 4).
-    pub fn io_pages(&self) -> u32 {
-        self.max_sectors_kb / 4
-    }
-
     /// `fault_around_pages` as `fault_around_bytes_set()` computes it:
     /// the byte count rounded down to a power of two of pages, at least 1.
     pub fn fault_around_pages(&self) -> u32 {
@@ -998,6 +992,7 @@ impl MachineConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.thp.validate(self.policy.name == PolicyName::Lru)?;
         self.compaction.validate()?;
+        self.validate_dma_zone()?;
         self.tlb.validate(self.cpus)?;
         if self.zero_page && self.policy.name == PolicyName::Lru {
             return Err(ConfigError::new(

@@ -958,7 +958,7 @@ impl Sim {
     /// retries, `out_of_memory()`); the `lru` policy evicts one page instead.
     #[inline]
     pub(crate) fn alloc_page(&mut self) -> bool {
-        if self.policy != Policy::Lru && self.node.free > self.node.wmark_low {
+        if self.policy != Policy::Lru && self.node.free > self.node.fast_low {
             self.node.free -= 1; // the fast path, inline
             return true;
         }
@@ -973,6 +973,9 @@ impl Sim {
             }
             self.node.free -= 1;
             return true;
+        }
+        if self.phys.dma.is_some() {
+            return self.alloc_page_zoned();
         }
         if self.node.free > self.node.wmark_low {
             self.node.free -= 1;

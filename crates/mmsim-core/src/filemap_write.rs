@@ -173,7 +173,7 @@ impl Sim {
             self.try_charge_memcg_noretry(u64::from(n))
         };
         if !charged {
-            self.phys.zone.free_pages_block(pfn, order as usize);
+            self.phys.free_block(pfn, order as usize);
             self.node.free += u64::from(n);
             return None;
         }

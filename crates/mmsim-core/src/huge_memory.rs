@@ -639,7 +639,7 @@ impl Sim {
             return Err(false);
         };
         if !self.try_charge_memcg_gfp(n, gfp.direct) {
-            self.phys.zone.free_pages_block(pfn, order as usize);
+            self.phys.free_block(pfn, order as usize);
             self.node.free += n;
             return Err(true);
         }

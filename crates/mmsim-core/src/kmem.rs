@@ -655,7 +655,7 @@ impl Sim {
             }
             if self.tasks[self.vmas[vma as usize].task as usize].dead {
                 for &pfn in &frames[..taken] {
-                    self.phys.zone.free_pages_block(u64::from(pfn), 0);
+                    self.phys.free_block(u64::from(pfn), 0);
                 }
                 self.node.free += taken as u64;
                 self.count_vm_events(crate::stats::item::PGFREE, taken as u64);
@@ -828,7 +828,7 @@ impl Sim {
         }
         // `pagetable_free` → `__free_page` of each table page.
         for &pfn in &frames {
-            self.phys.zone.free_pages_block(u64::from(pfn), 0);
+            self.phys.free_block(u64::from(pfn), 0);
         }
         self.node.free += frames.len() as u64;
         self.count_vm_events(crate::stats::item::PGFREE, frames.len() as u64);

@@ -84,6 +84,7 @@ pub mod memcg;
 mod memcg_stats;
 mod memcontrol_v1;
 mod mmap;
+mod mmzone;
 mod oom;
 mod page_alloc;
 mod page_counter;

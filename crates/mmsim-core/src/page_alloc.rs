@@ -12,8 +12,8 @@
 //! are not modelled.
 //!
 //! In `Sim` the node's memory is one ZONE_NORMAL starting at 4 GiB (PFN
-//! 0x100000, where x86-64's ZONE_NORMAL begins above DMA32); the DMA and
-//! DMA32 zones are not modelled, every managed page is in Normal. Each
+//! 0x100000, where x86-64's ZONE_NORMAL begins above DMA32), every managed
+//! page in it; `machine.dma_zone_pages` adds ZONE_DMA (`crate::mmzone`). Each
 //! folio allocation takes its page frames here (`MIGRATE_MOVABLE`, user
 //! pages and page cache) and each free returns them; `mem_map` maps a PFN
 //! to its folio (4 bytes per page frame), kept only when something reads it
@@ -875,6 +875,8 @@ pub(crate) struct PhysMem {
     /// page` picked by PFN (a cache miss per reclaimed folio on the bench).
     /// The kernel always writes them; nothing else here differs.
     pub mem_map: bool,
+    /// ZONE_DMA (`machine.dma_zone_pages`, `crate::mmzone`); None: one zone.
+    pub dma: Option<Box<crate::mmzone::DmaZone>>,
 }
 
 impl PhysMem {
@@ -889,6 +891,7 @@ impl PhysMem {
             zone: Zone::new("Normal", NORMAL_START_PFN, managed),
             pcp: PerCpuPages::new(managed, low_wmark, cpus),
             mem_map: damon,
+            dma: None,
         }
     }
 
@@ -896,6 +899,9 @@ impl PhysMem {
     /// [`PhysMem::pfn_range`]). Only with [`PhysMem::mem_map`] on.
     pub(crate) fn pfn_folio(&self, pfn: u32) -> FolioId {
         debug_assert!(self.mem_map, "pfn_folio without mem_map");
+        if let (Some(d), true) = (&self.dma, u64::from(pfn) < self.zone.start_pfn) {
+            return d.zone.mem_map[pfn as usize];
+        }
         self.zone.mem_map[(u64::from(pfn) - self.zone.start_pfn) as usize]
     }
 
@@ -904,7 +910,7 @@ impl PhysMem {
     #[inline]
     pub(crate) fn in_zone(&self, pfn: u32) -> bool {
         let (first, end) = self.pfn_range();
-        (first..end).contains(&u64::from(pfn))
+        (first..end).contains(&u64::from(pfn)) || self.dma_in_zone(u64::from(pfn))
     }
 
     /// The zone's PFNs `[first, end)`: the one "System RAM" resource
@@ -916,7 +922,8 @@ impl PhysMem {
 
     /// Free pages: the zone's and the per-CPU list's.
     pub(crate) fn free_pages(&self) -> u64 {
-        self.zone.free_pages() + self.pcp.count()
+        let dma = self.dma.as_ref().map_or(0, |d| d.zone.free_pages());
+        self.zone.free_pages() + self.pcp.count() + dma
     }
 
     /// `rmqueue` for one order-0 page (`rmqueue_pcplist`, the path of
@@ -925,6 +932,10 @@ impl PhysMem {
     /// from the zone directly (`Sim::rmqueue_large`).
     #[inline(always)]
     pub(crate) fn alloc_order0(&mut self) -> Option<u64> {
+        if let Some(d) = self.dma.as_mut().filter(|d| d.take_dma) {
+            d.take_dma = false;
+            return d.zone.alloc_pages(0, MigrateType::Movable);
+        }
         if self.pcp.list.is_empty() {
             self.rmqueue_bulk();
         }
@@ -984,6 +995,9 @@ impl PhysMem {
         if !self.mem_map {
             return;
         }
+        if let (Some(d), true) = (self.dma.as_mut(), pfn < self.zone.start_pfn) {
+            return (0..1 << order).for_each(|i| d.zone.mem_map[pfn as usize + i] = f);
+        }
         let first = (pfn - self.zone.start_pfn) as usize;
         if order == 0 {
             self.zone.mem_map[first] = f;
@@ -1004,16 +1018,19 @@ impl PhysMem {
             return;
         }
         self.set_frames_folio(u64::from(pfn), order, NIL);
-        if order == 0 {
+        if u64::from(pfn) < self.zone.start_pfn {
+            self.free_block(u64::from(pfn), order);
+        } else if order == 0 {
             self.free_order0(u64::from(pfn));
         } else {
             self.zone.free_pages_block(u64::from(pfn), order);
         }
     }
 
-    /// Host bytes of the zone, the list and the map.
+    /// Host bytes of the zones, the list and the map.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.zone.heap_bytes() + self.pcp.list.capacity() * 8
+        let dma = self.dma.as_ref().map_or(0, |d| d.zone.heap_bytes());
+        self.zone.heap_bytes() + self.pcp.list.capacity() * 8 + dma
     }
 }
 
@@ -1085,21 +1102,24 @@ impl Sim {
         }
         let mut mapped = 0u64;
         let mut err = None;
-        self.phys.zone.mem_map.for_each_allocated(|i, f| {
-            if f == NIL || err.is_some() {
-                return;
-            }
-            let pfn = self.phys.zone.start_pfn + i as u64;
-            if !self.folios.is_live(f) {
-                err = Some(format!("pfn {pfn:#x} maps freed folio {f}"));
-                return;
-            }
-            let head = u64::from(self.folios.head_pfn(f));
-            if pfn < head || pfn >= head + self.folio_nr_pages(f) {
-                err = Some(format!("pfn {pfn:#x} maps folio {f} with head {head:#x}"));
-            }
-            mapped += 1;
-        });
+        let dma = self.phys.dma.as_ref().map(|d| &d.zone);
+        for z in std::iter::once(&self.phys.zone).chain(dma) {
+            z.mem_map.for_each_allocated(|i, f| {
+                if f == NIL || err.is_some() {
+                    return;
+                }
+                let pfn = z.start_pfn + i as u64;
+                if !self.folios.is_live(f) {
+                    err = Some(format!("pfn {pfn:#x} maps freed folio {f}"));
+                    return;
+                }
+                let head = u64::from(self.folios.head_pfn(f));
+                if pfn < head || pfn >= head + self.folio_nr_pages(f) {
+                    err = Some(format!("pfn {pfn:#x} maps folio {f} with head {head:#x}"));
+                }
+                mapped += 1;
+            })
+        }
         if let Some(e) = err {
             return Err(e);
         }
@@ -1125,6 +1145,7 @@ impl Sim {
             return Err(format!("mem_map off but frame {i} names a folio"));
         }
         let (first, end) = self.phys.pfn_range();
+        let dma_end = self.phys.dma.as_ref().map_or(0, |d| d.zone.spanned_pages);
         let mut ranges = Vec::new();
         for f in 0..self.folios.id_end() {
             let pfn = self.folios.head_pfn(f);
@@ -1133,9 +1154,9 @@ impl Sim {
             }
         }
         ranges.sort_unstable();
-        let mut next = first;
+        let mut next = if dma_end > 0 { 0 } else { first };
         for (pfn, n, f) in ranges {
-            if pfn < next || pfn + n > end {
+            if pfn < next || pfn + n > end || (pfn + n > dma_end && pfn < first) {
                 return Err(format!(
                     "folio {f} at pfn {pfn:#x} overlaps or leaves the zone"
                 ));

@@ -152,6 +152,8 @@ pub(crate) struct Node {
     pub wmark_low: u64,
     /// WMARK_HIGH.
     pub wmark_high: u64,
+    /// The order-0 fast path's mark: WMARK_LOW, or none (`u64::MAX`) with two zones.
+    pub fast_low: u64,
     /// PGDAT_DIRTY: kswapd met only dirty file pages at the inactive tail.
     pub dirty: bool,
 }
@@ -327,6 +329,7 @@ impl Sim {
                 wmark_min: min,
                 wmark_low: low,
                 wmark_high: high,
+                fast_low: low,
                 dirty: false,
             },
             kswapd: Kswapd::default(),
@@ -382,6 +385,7 @@ impl Sim {
             .add_timer(crate::timer::TimerKind::Flusher, DIRTY_WRITEBACK_NS);
         sim.arm_stats_sampler();
         sim.arm_memcg_stats_flush();
+        sim.setup_dma_zone();
         sim.compaction_init();
         if sim.cfg.zero_page {
             // ZERO_PAGE(0): never on a list, never freed.

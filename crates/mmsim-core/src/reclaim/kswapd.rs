@@ -116,7 +116,7 @@ impl Sim {
         let rules = self.rules();
         let mut sc = ScanControl::new(
             Reclaimer::Kswapd,
-            self.node.wmark_high.max(SWAP_CLUSTER_MAX),
+            self.kswapd_nr_to_reclaim(),
             self.kswapd.clock,
         );
         sc.priority = self.kswapd.priority;
@@ -276,8 +276,12 @@ impl Sim {
     /// `pgdat_balanced(pgdat, order, …)` (v6.12): free pages above the
     /// high watermark, and for `order` > 0 (only with
     /// `compaction.kswapd_high_order`) a free block of at least `order`
-    /// with the zone's free pages above it (`zone_watermark_ok_safe`).
+    /// with the zone's free pages above it (`zone_watermark_ok_safe`). Two
+    /// zones (`machine.dma_zone_pages`): any zone balanced, `crate::mmzone`.
     fn pgdat_balanced(&self, order: u32) -> bool {
+        if self.phys.dma.is_some() {
+            return self.pgdat_balanced_zoned(order);
+        }
         self.node.free > self.node.wmark_high
             && (order == 0
                 || self

@@ -32,6 +32,7 @@ mod compaction;
 mod cow;
 mod dirty_balance;
 mod discard;
+mod dma_zone;
 mod exit;
 mod explain;
 mod filefolio;
