@@ -108,7 +108,7 @@ fn the_default_scenarios_report_is_small_complete_and_changes_no_result() {
         v
     };
     let with_json: Value = serde_json::from_slice(&with.stdout).unwrap();
-    assert_eq!(with_json["stats_samples"].as_array().unwrap().len(), 384);
+    assert_eq!(with_json["stats_samples"].as_array().unwrap().len(), 385);
     assert_eq!(strip(&with.stdout), strip(&without.stdout));
 }
 
