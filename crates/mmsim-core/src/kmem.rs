@@ -723,6 +723,13 @@ impl Sim {
         }
         self.count_vm_events(crate::stats::item::PGALLOC_NORMAL, 1);
         let mt = crate::page_alloc::MigrateType::Unmovable;
+        // With ZONE_DMA the zonelist walk may have picked DMA for this page
+        // (GFP_PGTABLE_USER falls back to it as user pages do).
+        if let Some(d) = self.phys.dma.as_mut().filter(|d| d.take_dma) {
+            d.take_dma = false;
+            let pfn = d.zone.alloc_pages(0, mt);
+            return Some(pfn.expect("the zonelist picked DMA with a free page") as u32);
+        }
         let pfn = match self.phys.zone.alloc_pages(0, mt) {
             Some(p) => p,
             None => {

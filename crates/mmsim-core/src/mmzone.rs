@@ -47,9 +47,16 @@
 //! and `compaction_suitable`, the fragmentation score and kswapd's other
 //! reads such as the sleep-time checks of the node's free pages read the
 //! node's sums); DMA in DAMON's physical address range, buddyinfo and
-//! the results' pagetypeinfo; page-table pages (`machine.pagetable_frames`)
-//! in DMA (they stay in the upper zone); the LRU stays per node, as in the
-//! kernel (movable allocations use both zones, so reclaim skips nothing).
+//! the results' pagetypeinfo; the LRU stays per node, as in the kernel
+//! (movable allocations use both zones, so reclaim skips nothing).
+//! **Departure:** with some zones `compaction_ready` and others not,
+//! v6.12 `shrink_zones` sets `sc->compaction_ready` and
+//! `do_try_to_free_pages` stops after that one pass at DEF_PRIORITY; here
+//! the node is reclaimed in full (falling priorities) unless every zone is
+//! ready, so direct reclaim of a costly order can reclaim more than the
+//! kernel's with a DMA below its compaction gap. MGLRU's
+//! `should_abort_scan` also still reads the node's sums (v6.12 asks every
+//! zone for high + 64 with its reserve).
 
 use crate::compaction_skip::fragmentation_index;
 use crate::config::{ConfigError, MachineConfig, PolicyName};
@@ -167,16 +174,6 @@ impl MachineConfig {
             ));
         }
         Ok(())
-    }
-
-    /// `bdi->ra_pages`: the readahead limit in pages.
-    pub fn ra_pages(&self) -> u32 {
-        self.read_ahead_kb / 4
-    }
-
-    /// `bdi->io_pages`: the largest IO in pages (`max_sectors_kb` / 4).
-    pub fn io_pages(&self) -> u32 {
-        self.max_sectors_kb / 4
     }
 }
 

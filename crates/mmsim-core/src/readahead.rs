@@ -787,3 +787,15 @@ impl Sim {
         out
     }
 }
+
+impl crate::config::MachineConfig {
+    /// `bdi->ra_pages`: the readahead limit in pages.
+    pub fn ra_pages(&self) -> u32 {
+        self.read_ahead_kb / 4
+    }
+
+    /// `bdi->io_pages`: the largest IO in pages (`max_sectors_kb` / 4).
+    pub fn io_pages(&self) -> u32 {
+        self.max_sectors_kb / 4
+    }
+}

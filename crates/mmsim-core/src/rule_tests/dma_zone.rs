@@ -150,7 +150,9 @@ fn costly_direct_reclaim_skips_the_node_only_when_every_zone_is_compaction_ready
     assert!(s.compaction_ready(4));
     // DMA with 150 free pages: 150 - 15 <= min 43 + reserve 112 and not
     // suitable (150 <= low 53 + 112 + compact_gap 32): DMA is not ready, so
-    // the node is shrunk though DMA32 is all free.
+    // the node is shrunk though DMA32 is all free (in v6.12 for one pass
+    // only: DMA32 being ready stops do_try_to_free_pages after it; mmsim's
+    // departure, mmzone.rs).
     let d = s.phys.dma.as_mut().unwrap();
     for _ in 0..3970 - 150 {
         d.zone
