@@ -150,21 +150,30 @@ pub(crate) struct WbStats {
 impl Sim {
     /// `totalreserve_pages` (`calculate_totalreserve_pages()`, v6.12
     /// mm/page_alloc.c): per zone, its largest `lowmem_reserve` plus its
-    /// high watermark, at most its managed pages. mmsim's node has one zone,
-    /// the highest, whose `lowmem_reserve` is 0 (it protects a zone only
-    /// against allocations allowed above it: `setup_per_zone_lowmem_reserve`
-    /// sums the managed pages of the zones above): its high watermark.
+    /// high watermark, at most its managed pages. The highest zone's
+    /// `lowmem_reserve` is 0 (it protects a zone only against allocations
+    /// allowed above it: `setup_per_zone_lowmem_reserve` sums the managed
+    /// pages of the zones above), so one zone gives its high watermark;
+    /// with ZONE_DMA (`machine.dma_zone_pages`) DMA adds its high watermark
+    /// and its reserve.
     pub(crate) fn totalreserve_pages(&self) -> u64 {
-        self.node.wmark_high.min(self.node.managed)
+        match self.phys.dma.as_deref() {
+            None => self.node.wmark_high.min(self.node.managed),
+            Some(d) => {
+                let dma = (d.wmark.high + d.lowmem_reserve).min(d.zone.managed_pages);
+                dma + d.upper_wmark.high.min(self.phys.zone.managed_pages)
+            }
+        }
     }
 
     /// The global domain's dirtyable pages (`global_dirtyable_memory()`,
     /// v6.12 mm/page-writeback.c): the free pages (`NR_FREE_PAGES`: the
-    /// zone's, not those on the per-CPU lists) less [`Sim::totalreserve_pages`],
+    /// zones', not those on the per-CPU lists) less [`Sim::totalreserve_pages`],
     /// plus the file LRU pages, plus 1 ("never 0"). No highmem here.
     pub(crate) fn global_dirtyable_memory(&self) -> u64 {
         let lv = self.subtree_lruvec(ROOT);
-        let free = self.phys.zone.free_pages();
+        let dma = self.phys.dma.as_ref().map_or(0, |d| d.zone.free_pages());
+        let free = self.phys.zone.free_pages() + dma;
         let free = free - free.min(self.totalreserve_pages());
         free + lv.size(LruList::ActiveFile) + lv.size(LruList::InactiveFile) + 1
     }

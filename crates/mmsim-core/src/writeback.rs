@@ -527,7 +527,7 @@ mod tests {
         // (no per-CPU ones) over the high watermark, plus file pages, plus 1.
         let thresh = |s: &Sim| {
             let lv = s.subtree_lruvec(crate::memcg::ROOT);
-            let free = s.phys.zone.free_pages() - s.node.wmark_high;
+            let free = s.phys.zone.free_pages().saturating_sub(s.node.wmark_high);
             let dirtyable =
                 free + lv.size(LruList::ActiveFile) + lv.size(LruList::InactiveFile) + 1;
             DIRTY_BACKGROUND_RATIO * 4096 / 100 * dirtyable / 4096

@@ -162,3 +162,13 @@ fn costly_direct_reclaim_skips_the_node_only_when_every_zone_is_compaction_ready
     s.node.free -= 3970 - 150;
     assert!(!s.compaction_ready(4));
 }
+
+#[test]
+fn the_dirty_limits_count_both_zones_free_pages_and_reserves() {
+    // v6.12 global_dirtyable_memory(): NR_FREE_PAGES of both zones less
+    // totalreserve_pages = DMA's (high 63 + lowmem_reserve 112) + DMA32's
+    // high 476 = 651, plus the file pages (none yet), plus 1.
+    let s = dma_machine(3970);
+    assert_eq!(s.totalreserve_pages(), 651);
+    assert_eq!(s.global_dirtyable_memory(), 32768 - 651 + 1);
+}
