@@ -500,14 +500,7 @@ mod tests {
         use crate::mem::folio::LruList;
         use crate::writeback::DIRTY_BACKGROUND_RATIO;
         // A write takes 10 s: page 0's stays in flight throughout.
-        let mut fs = crate::config::DeviceConfig::of(crate::config::DeviceKind::Ssd);
-        fs.write_latency_us = Some(1e7);
-        let mut s = Sim::new(MachineConfig {
-            memory: Size::from_pages(4096),
-            fs,
-            ..Default::default()
-        })
-        .unwrap();
+        let mut s = crate::rule_tests::dirty_balance::slow_write_machine();
         let t = s.add_task("t");
         let file = s.add_file("f", 2048).unwrap();
         s.open(file, t).unwrap();

@@ -4,17 +4,23 @@
 
 use super::*;
 
-/// A 4096-page machine whose file system takes 10 s a write, a task with a
-/// 1024-page file open and mapped shared whole: (sim, file, vma).
-fn shared_writer() -> (Sim, u32, crate::mem::pagetable::VmaId) {
+/// A 4096-page machine whose file system takes 10 s a write (a write
+/// started stays in flight through a test).
+pub(crate) fn slow_write_machine() -> Sim {
     let mut fs = DeviceConfig::of(DeviceKind::Ssd);
     fs.write_latency_us = Some(1e7);
-    let mut s = Sim::new(MachineConfig {
+    Sim::new(MachineConfig {
         memory: Size::from_pages(4096),
         fs,
         ..Default::default()
     })
-    .unwrap();
+    .unwrap()
+}
+
+/// [`slow_write_machine`] with a task that has a 1024-page file open and
+/// mapped shared whole: (sim, file, vma).
+fn shared_writer() -> (Sim, u32, crate::mem::pagetable::VmaId) {
+    let mut s = slow_write_machine();
     let t = s.add_task("t");
     let file = s.add_file("f", 1024).unwrap();
     s.open(file, t).unwrap();

@@ -30,7 +30,7 @@ mod cgwb;
 mod classic;
 mod compaction;
 mod cow;
-mod dirty_balance;
+pub(crate) mod dirty_balance;
 mod discard;
 mod dma_zone;
 mod exit;
