@@ -63,10 +63,10 @@
 //! (`Sim::balance_dirty_pages`; v6.12 passes over it, `WB_SYNC_NONE`). Under
 //! `policy = "lru"` no group has a domain: every folio is on the root's
 //! list, so a group's file pages would be 0. Not modelled: the throttling pause of
-//! either domain (`balance_dirty_pages` sleeping: mmsim has none, globally or
-//! per group), the per-wb shares (`wb_thresh`, `wb_bg_thresh`, strictlimit),
+//! the memcg domain (the global domain's is `crate::page_writeback_throttle`,
+//! opt-in), the per-wb shares (`wb_thresh`, `wb_bg_thresh`, strictlimit),
 //! the ratelimit of the calls (`balance_dirty_pages_ratelimited`: here every
-//! dirtying of a clean folio), stale statistics (`mem_cgroup_flush_stats_ratelimited`: exact
+//! dirtying of a clean folio; the pause has it), stale statistics (`mem_cgroup_flush_stats_ratelimited`: exact
 //! counts here), foreign inodes, real-time tasks' lifted limits,
 //! `vm_dirty_bytes`/`dirty_background_bytes`, the global domain's share in
 //! `wb_over_bg_thresh()` of a group's wb, and the global domain's split
@@ -254,13 +254,18 @@ impl Sim {
     /// task's wb (`wb_get_create_current()`: the group charged now,
     /// `Sim::cur_memcg`), not the folio's group. Not modelled: the
     /// ratelimit itself (`nr_dirtied_pause`, `ratelimit_pages`): here every
-    /// dirtying of a clean folio balances.
+    /// dirtying of a clean folio balances. With `policy.dirty_throttle`
+    /// the writer then pauses (`crate::page_writeback_throttle`), with
+    /// the kernel's ratelimit.
     #[inline]
     pub(crate) fn balance_dirty_pages_ratelimited(&mut self) {
         self.balance_dirty_pages();
         let m = self.cur_memcg;
         if self.has_memcg_domain(m) {
             self.balance_dirty_pages_memcg(m);
+        }
+        if self.cfg.policy.dirty_throttle {
+            self.balance_dirty_pages_pause();
         }
     }
 
@@ -379,6 +384,7 @@ impl Sim {
     /// `NR_FILE_DIRTY` of the node and of group `m` go up by `nr` pages.
     #[inline]
     pub(crate) fn file_dirty_add(&mut self, m: MemcgId, nr: u64) {
+        self.bdp_account_dirtied(nr);
         self.nr_dirty += nr;
         self.memcgs[m as usize].nr_file_dirty += nr;
     }

@@ -426,6 +426,9 @@ pub struct PolicyConfig {
     /// the test). Written to results only when false.
     #[serde(default = "default_true", skip_serializing_if = "is_true")]
     pub pgdat_dirty_guard: bool,
+    /// The writer's `balance_dirty_pages()` pause (`crate::page_writeback_throttle`); default off.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dirty_throttle: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -453,6 +456,7 @@ impl Default for PolicyConfig {
             mglru_reset_tier_bits: false,
             mglru_common_reactivation: false,
             pgdat_dirty_guard: true,
+            dirty_throttle: false,
         }
     }
 }

@@ -181,6 +181,10 @@ pub struct RunResult {
     /// `reclaim` only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mmsim_memcg_flush: Option<crate::memcg_stats::MemcgFlushReport>,
+    /// The writer's `balance_dirty_pages()` pauses and the dirty thresholds
+    /// (`policy.dirty_throttle`, `crate::page_writeback_throttle`), when on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty_throttle: Option<crate::page_writeback_throttle::DirtyThrottleReport>,
 }
 
 fn one() -> u32 {

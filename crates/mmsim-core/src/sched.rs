@@ -22,8 +22,9 @@
 //! the event. A memstall sleep (a refault of a workingset page) is recorded
 //! in PSI over the sleep. `reclaim_throttle` inside direct reclaim is not a
 //! scheduler sleep here: reclaim continues after it at the wake time, so it
-//! stays in the reclaiming task's time. There is no `balance_dirty_pages`
-//! pause in mmsim (only background writeback), so none is slept.
+//! stays in the reclaiming task's time. The `balance_dirty_pages` pause
+//! (`policy.dirty_throttle`, `crate::page_writeback_throttle`) is such a
+//! sleep, not a memstall.
 //!
 //! Outside the fair schedule (the default) a sleep moves the clock as
 //! before and nothing here changes a result.

@@ -236,6 +236,8 @@ pub struct Sim {
     pub(crate) reclaim_stall_ns: u64,
     /// Time the workload waited for IO, ns.
     pub(crate) io_wait_ns: u64,
+    /// The writer's dirty throttle (`crate::page_writeback_throttle`).
+    pub(crate) bdp: crate::page_writeback_throttle::DirtyThrottle,
     /// Whether a readahead read since the caller last looked brought back a
     /// workingset page (its wait is a memstall).
     pub(crate) ra_workingset: bool,
@@ -359,6 +361,7 @@ impl Sim {
             ),
             reclaim_stall_ns: 0,
             io_wait_ns: 0,
+            bdp: Default::default(),
             ra_workingset: false,
             nr_dirty: 0,
             nr_swapcache_folios: 0,
@@ -716,6 +719,7 @@ impl Sim {
         self.psi = Psi::starting_at(self.clock);
         self.reclaim_stall_ns = 0;
         self.io_wait_ns = 0;
+        self.dirty_throttle_begin_measurement();
         self.kswapd.cpu_ns = 0;
         self.kswapd.profile = Default::default();
         self.direct_profile = Default::default();
@@ -777,6 +781,7 @@ impl Sim {
             kswapd_cpu_s: self.kswapd.cpu_ns as f64 / 1e9,
             reclaim_stall_s: self.reclaim_stall_ns as f64 / 1e9,
             io_wait_s: self.io_wait_ns as f64 / 1e9,
+            dirty_throttle: self.dirty_throttle_report(),
             memcg_usage_pages: self.memcgs[0].usage,
             memcg_max_pages: (self.memcgs[0].max != u64::MAX).then_some(self.memcgs[0].max),
             memcg_max_events: self.memcgs.iter().map(|m| m.max_events).sum(),

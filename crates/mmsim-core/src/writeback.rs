@@ -10,8 +10,8 @@
 //! `totalreserve_pages`, plus file pages: `global_dirtyable_memory()`), as
 //! per-4096 ratios (409/4096: `domain_dirty_limits()`).
 //! Under cgroup v2 a group's own dirty domain starts its background
-//! writeback too (`crate::cgwb`). Writer throttling above `dirty_ratio`
-//! (`balance_dirty_pages` sleeping) is not modelled yet, in either domain.
+//! writeback too (`crate::cgwb`). The writer's pause (`balance_dirty_pages`
+//! sleeping) is `crate::page_writeback_throttle` (opt-in, global domain).
 //!
 //! On completion a folio with PG_reclaim is rotated to the tail of the
 //! inactive list (`folio_rotate_reclaimable` → `lru_move_tail`, which also
@@ -107,8 +107,11 @@ impl Sim {
         let fo = &mut self.folios[f];
         debug_assert!(fo.test(flags::WRITEBACK));
         fo.clear(flags::WRITEBACK);
-        let (nr, m) = (fo.nr_pages(), fo.memcg);
+        let (nr, m, file) = (fo.nr_pages(), fo.memcg, fo.is_file());
         self.writeback_sub(m, nr);
+        if file {
+            self.bdp_account_written(nr);
+        }
         let fo = &mut self.folios[f];
         if !fo.test_and_clear(flags::RECLAIM) {
             return;

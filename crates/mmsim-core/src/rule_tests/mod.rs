@@ -23,7 +23,8 @@
 //! copy-on-write of anonymous memory; `swapcache.rs` large folios mapped
 //! back from the swap cache, `swapzap.rs` the zap of a swap PTE whose slot
 //! a swap-cache folio holds, `swapsplit.rs` the slots of a large folio
-//! unmapped in part before its swap-out. This file
+//! unmapped in part before its swap-out; `dirty_throttle.rs` the writer's
+//! `balance_dirty_pages()` pause. This file
 //! holds the helpers they share.
 
 mod cgwb;
@@ -31,6 +32,7 @@ mod classic;
 mod compaction;
 mod cow;
 pub(crate) mod dirty_balance;
+mod dirty_throttle;
 mod discard;
 mod dma_zone;
 mod exit;
