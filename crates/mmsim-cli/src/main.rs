@@ -31,7 +31,8 @@
 //!   side (the probe in a memory cgroup under the runner's own, a swap file, a bpftrace
 //!   capture of the `memcg:*` tracepoints, PSI; every change undone by guards, also on
 //!   error or Ctrl-C; guest cases through `tools/validate/guest-run.sh`); `counters.rs`
-//!   each compared counter on both sides; `mod.rs` the result JSON, the comparison,
+//!   each compared counter on both sides; `replayed.rs` the `--set` flags of what the
+//!   mmsim side changed in the recorded scenario; `mod.rs` the result JSON, the comparison,
 //!   `--from-results`/`--check`/`--rebaseline` and `--kernel-run` (a real application
 //!   recorded by `scripts/capture-app`).
 //!

@@ -702,3 +702,66 @@ fn several_group_cases_name_what_is_wrong() {
     });
     bad_input(&args, &["kernel.runs[0].at_split.groups has no `/long`"]);
 }
+
+/// What validate changes in a recorded scenario (the 6.12 guest's ratelimited memcg
+/// statistics flush, its period scaled to the guest's wall clock, and 6.12's
+/// unguarded PGDAT_DIRTY test) is printed as `--set` flags; `mmsim run` of the
+/// case's scenario file with them gives the mmsim column (compact-mthp-always:
+/// compact_stall 2,966 and compact_success 36; a plain run gives 1,699 and 58).
+#[test]
+fn validate_prints_the_settings_a_plain_run_needs_to_reproduce_its_column() {
+    let case = ["--case", "compact-mthp-always"];
+    let out = mmsim()
+        .args(["validate", &suite(), "--from-results"])
+        .args(case)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("mmsim ran the scenario with"))
+        .unwrap_or_else(|| panic!("no settings line:\n{text}"));
+    let flags: Vec<&str> = line.split("--set ").skip(1).map(str::trim).collect();
+    assert_eq!(flags.len(), 3, "{line}");
+    assert_eq!(flags[0], "policy.memcg_stats_flush=ratelimited");
+    assert!(
+        flags[1].starts_with("policy.memcg_stats_flush_ms="),
+        "{line}"
+    );
+    assert_eq!(flags[2], "policy.pgdat_dirty_guard=false");
+    let v = json(&[
+        "validate",
+        &suite(),
+        "--from-results",
+        "--json",
+        case[0],
+        case[1],
+    ]);
+    let c = &v["cases"][0];
+    assert_eq!(c["replayed_with"].as_array().unwrap().len(), 3);
+    let col = |name: &str| {
+        let rows = c["rows"].as_array().unwrap();
+        rows.iter().find(|r| r["counter"] == name).unwrap()["mmsim"]
+            .as_f64()
+            .unwrap()
+    };
+    let scenario = repo("validation/cases/compact-mthp-always.toml");
+    let run = |flags: &[&str]| {
+        let mut args = vec!["run", scenario.to_str().unwrap(), "--json", "-q"];
+        for f in flags {
+            args.extend(["--set", f]);
+        }
+        let r = json(&args);
+        let vm = |k: &str| r["vmstat"][k].as_f64().unwrap();
+        (vm("compact_stall"), vm("compact_success"))
+    };
+    let with = run(&flags);
+    assert_eq!(with, (col("compact_stall"), col("compact_success")));
+    // Without them the run is another one (the settings are not cosmetic).
+    assert_ne!(run(&[]), with);
+}

@@ -462,7 +462,7 @@ impl Sim {
             // counted the stall.
             self.count_vm_events(ALLOCSTALL_NORMAL, 1);
         } else {
-            self.try_to_free_pages();
+            self.try_to_free_pages_order(o);
         }
         if let Some(p) = self.take_block(order, Wmark::Min) {
             return Some(p);

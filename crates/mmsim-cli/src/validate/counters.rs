@@ -101,6 +101,23 @@ pub fn online_cpus_of(runs: &[KernelRun]) -> u32 {
         .unwrap_or(0)
 }
 
+/// Mean, min, max and spread (the largest relative distance from the mean) of
+/// the kernel runs' values of one counter.
+pub fn stats(v: &[f64]) -> (f64, f64, f64, f64) {
+    let n = v.len().max(1) as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let spread = if mean.abs() > 0.0 {
+        v.iter()
+            .map(|x| ((x - mean) / mean).abs())
+            .fold(0.0, f64::max)
+    } else {
+        0.0
+    };
+    (mean, min, max, spread)
+}
+
 /// A compared counter.
 pub struct Counter {
     /// Name in tables, the suite and the JSON.

@@ -5,7 +5,8 @@
 //! A case (`validation/suite.toml`) names a scenario whose workloads all run in one
 //! `[[cgroup]]` group. The kernel side runs `mmsim-probe` (the scenario's exact event
 //! stream) in a memory cgroup with that group's limit ([`kernel`]); the mmsim side runs
-//! the same scenario. Kernel results are saved as JSON (`validation/results/<case>.json`,
+//! the same scenario with the settings the kernel release implies, printed as `--set`
+//! flags under the case ([`replayed`]). Kernel results are saved as JSON (`validation/results/<case>.json`,
 //! with the scenario text that ran); `--from-results` re-renders and re-simulates from
 //! them without a kernel, and `--check` fails when an enforced counter's error exceeds
 //! what the case allows: the kernel's run-to-run spread or 2 % (5 % for MGLRU),
@@ -15,6 +16,7 @@ pub mod counters;
 pub mod groups;
 pub mod kernel;
 pub mod replay;
+pub mod replayed;
 pub mod snapshots;
 pub mod suite;
 
@@ -306,6 +308,9 @@ pub struct Comparison {
     pub runs: usize,
     /// Why mmsim did not run (a policy it does not have).
     pub pending: Option<String>,
+    /// `mmsim run --set` flags (KEY=VALUE) of what mmsim ran besides the
+    /// recorded scenario (`replayed::set_flags`).
+    pub replayed_with: Vec<String>,
     /// The rows.
     pub rows: Vec<Row>,
 }
@@ -468,16 +473,17 @@ pub fn sim_scenario(r: &CaseResult) -> Result<std::result::Result<Scenario, Stri
     Ok(Ok(s))
 }
 
-/// Simulates the recorded scenario under the case's policy. `Err(reason)` when mmsim
-/// cannot (a policy it does not have yet): the case is pending.
-pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, String>> {
+/// Simulates the recorded scenario under the case's policy: the scenario last run and
+/// its result. `Err(reason)` when mmsim cannot (a policy it does not have yet): the
+/// case is pending.
+pub fn simulate(r: &CaseResult) -> Result<std::result::Result<(Scenario, ScenarioResult), String>> {
     let mut s = match sim_scenario(r)? {
         Ok(s) => s,
         Err(why) => return Ok(Err(why)),
     };
     let first = run_scenario(&s, &mut RunOptions::default())?;
     if s.machine.policy.memcg_stats_flush != mmsim_core::MemcgStatsFlush::Ratelimited {
-        return Ok(Ok(first));
+        return Ok(Ok((s, first)));
     }
     // FLUSH_TIME (2 s) and a `memory.stat` reader's period are of the kernel
     // machine's wall clock: scaled to the workload's progress (a machine k
@@ -489,29 +495,15 @@ pub fn simulate(r: &CaseResult) -> Result<std::result::Result<ScenarioResult, St
         .filter_map(|k| k.probe.get("wall_s").copied())
         .collect();
     if walls.is_empty() || first.result.runtime_s <= 0.0 {
-        return Ok(Ok(first));
+        return Ok(Ok((s, first)));
     }
     let kernel_wall = walls.iter().sum::<f64>() / walls.len() as f64;
     let scaled = |ms| replay_flush_ms(ms, first.result.runtime_s, kernel_wall);
     let read = replay::stats_read_period(r);
     s.machine.policy.memcg_stats_flush_ms = scaled(0.0);
     s.machine.policy.memcg_stats_read_ms = if read > 0.0 { scaled(read) } else { 0 };
-    Ok(Ok(run_scenario(&s, &mut RunOptions::default())?))
-}
-
-fn stats(v: &[f64]) -> (f64, f64, f64, f64) {
-    let n = v.len().max(1) as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let spread = if mean.abs() > 0.0 {
-        v.iter()
-            .map(|x| ((x - mean) / mean).abs())
-            .fold(0.0, f64::max)
-    } else {
-        0.0
-    };
-    (mean, min, max, spread)
+    let last = run_scenario(&s, &mut RunOptions::default())?;
+    Ok(Ok((s, last)))
 }
 
 /// Compares a recorded case with mmsim.
@@ -537,7 +529,10 @@ pub fn compare(r: &CaseResult) -> Result<Comparison> {
         groups::check_record(&r.case, &r.kernel.runs, &s).map_err(UsageError)?;
         String::new()
     };
-    let sim = simulate(r)?;
+    let (sim, replayed_with) = match simulate(r)? {
+        Ok((sim, res)) => (Ok(res), replayed::set_flags(&s.machine, &sim.machine)),
+        Err(why) => (Err(why), Vec::new()),
+    };
     let names: Vec<&str> = if r.case.counters.is_empty() {
         COUNTERS.iter().map(|c| c.name).collect()
     } else {
@@ -562,7 +557,7 @@ pub fn compare(r: &CaseResult) -> Result<Comparison> {
             continue;
         }
         let enforced = r.case.enforce.iter().any(|e| e == name);
-        let (mean, min, max, spread) = stats(&vals);
+        let (mean, min, max, spread) = counters::stats(&vals);
         let mmsim = match c.part {
             groups::Part::Snapshot(n) => sim.as_ref().ok().and_then(|_| snaps.get(n - 1).copied()),
             _ => sim
@@ -612,6 +607,7 @@ pub fn compare(r: &CaseResult) -> Result<Comparison> {
         date: r.kernel.date.clone(),
         runs: r.kernel.runs.len(),
         pending: sim.err(),
+        replayed_with,
         rows,
     })
 }
@@ -654,6 +650,7 @@ pub fn render(c: &Comparison) -> String {
     if let Some(p) = &c.pending {
         let _ = writeln!(o, "  mmsim: pending: {p}");
     }
+    o.push_str(&replayed::render(&c.replayed_with));
     // Group-qualified names (`/long:workingset_refault_anon@before`) get a wider column.
     let w = if c.rows.iter().any(|r| r.counter.contains(':')) {
         c.rows

@@ -52,25 +52,28 @@ impl Sim {
     }
 
     /// `wakeup_kswapd(…, order, …)` (mm/vmscan.c, v6.12): as
-    /// [`Sim::wakeup_kswapd`], the node judged balanced at `order` when
-    /// `compaction.kswapd_high_order` is on (at order 0 otherwise), and the
-    /// run started then balancing for that order (`balance_pgdat`'s
-    /// `sc.order`, from `pgdat->kswapd_order`). Like v6.12, it raises
-    /// `kswapd_order` to `order` first, whether kswapd then runs or not.
+    /// [`Sim::wakeup_kswapd`], the node judged balanced at the waker's
+    /// `order` when `compaction.kswapd_high_order` is on (at order 0
+    /// otherwise), and the run started then balancing for `pgdat->kswapd_order`
+    /// (`balance_pgdat`'s `sc.order`). Like v6.12, it raises `kswapd_order` to
+    /// `order` first, whether kswapd then runs or not; a higher order an
+    /// earlier wakeup left there is the run's order but not the test's (a
+    /// node balanced at this allocation's order stays asleep).
     pub(crate) fn wakeup_kswapd_at(&mut self, order: u32) {
         let c = &mut self.compact;
         c.kswapd_order = c.kswapd_order.max(order);
         if self.kswapd.running || self.kswapd.failures >= crate::fault::MAX_RECLAIM_RETRIES {
             return;
         }
-        let order = if self.compact.cfg.kswapd_high_order {
+        let high_order = self.compact.cfg.kswapd_high_order;
+        if self.pgdat_balanced(if high_order { order } else { 0 }) {
+            return;
+        }
+        let order = if high_order {
             order.max(self.compact.kswapd_order)
         } else {
             0
         };
-        if self.pgdat_balanced(order) {
-            return;
-        }
         let order = if self.compact.cfg.kswapd_nap {
             // kswapd_try_to_sleep(), woken in its nap ("remaining"): it
             // raises kswapd_order to the order it was to sleep at; then

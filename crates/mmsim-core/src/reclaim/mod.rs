@@ -1,12 +1,15 @@
 //! Page reclaim (mm/vmscan.c, mm/workingset.c, mm/swap.c).
 //!
-//! Entry points, in `vmscan` (kswapd's own loop in `kswapd`):
+//! Entry points, in `vmscan` (kswapd's own loop in `kswapd`, direct
+//! reclaim's entry and its zonelist pass in `direct`):
 //!
 //! * kswapd (`balance_pgdat`): woken when an allocation finds free pages at
 //!   or below the low watermark, reclaims until free pages exceed the high
 //!   watermark, priority 12 → 1, on its own simulated CPU;
 //! * direct reclaim (`try_to_free_pages`): an allocation at or below the min
-//!   watermark reclaims SWAP_CLUSTER_MAX pages itself, priority 12 → 0;
+//!   watermark reclaims SWAP_CLUSTER_MAX pages itself, priority 12 → 0 (a
+//!   costly order on two zones stops after a pass that found a zone
+//!   `compaction_ready`);
 //! * memcg-limit reclaim (`try_to_free_mem_cgroup_pages`): a charge at
 //!   `memory.max` reclaims from the group, with cgroup-reclaim rules.
 //!
@@ -20,6 +23,7 @@
 //! enum, never through a trait object.
 
 pub(crate) mod balance;
+pub(crate) mod direct;
 pub(crate) mod kswapd;
 pub(crate) mod lru;
 pub mod lru_gen;
@@ -155,6 +159,13 @@ pub(crate) struct ScanControl {
     /// Reclaim without checking references (`shrink_folio_list`'s
     /// `ignore_references`, v6.10+): `reclaim_pages()` for DAMON's pageout.
     pub ignore_references: bool,
+    /// A costly allocation's order whose `compaction_ready` direct reclaim's
+    /// `shrink_zones` asks of each zone (two zones and
+    /// `compaction.compaction_ready` only; 0: not asked).
+    pub compaction_ready_order: usize,
+    /// `sc->compaction_ready`: a zone was skipped as `compaction_ready`;
+    /// `do_try_to_free_pages` stops after this pass (v6.12).
+    pub compaction_ready: bool,
     /// This reclaimer as an `lru_lock` requester (0 until it first takes
     /// the lock with `machine.cpus` > 1; see [`crate::smp::LruLock::acquire_by`]).
     pub lock_owner: u64,
@@ -191,6 +202,8 @@ impl ScanControl {
             prof: crate::cost::ReclaimProfile::default(),
             par: 1,
             ignore_references: false,
+            compaction_ready_order: 0,
+            compaction_ready: false,
             lock_owner: 0,
         }
     }

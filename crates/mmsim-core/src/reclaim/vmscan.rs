@@ -48,27 +48,6 @@ impl Sim {
         }
     }
 
-    /// `try_to_free_pages()`: direct reclaim of SWAP_CLUSTER_MAX pages by the
-    /// allocating task; a memstall. Returns pages reclaimed.
-    pub(crate) fn try_to_free_pages(&mut self) -> u64 {
-        self.count_vm_events(ALLOCSTALL_NORMAL, 1);
-        let mut sc =
-            ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, self.clock).on_cpus(self.smp.par);
-        if self.tp.is_some() {
-            self.trace_vmscan(self.clock, None, TpEvent::DirectReclaimBegin);
-        }
-        self.do_try_to_free_pages(&mut sc);
-        if self.tp.is_some() {
-            let e = TpEvent::DirectReclaimEnd {
-                nr_reclaimed: sc.nr_reclaimed,
-            };
-            self.trace_vmscan(sc.now(), None, e);
-        }
-        self.direct_profile.add(&sc.prof);
-        self.workload_stall(sc.elapsed(), true);
-        sc.nr_reclaimed
-    }
-
     /// `try_to_free_mem_cgroup_pages()`: reclaim from the subtree of group
     /// `target` at its `memory.max`, target max(nr, SWAP_CLUSTER_MAX); a
     /// memstall of the allocating task.
@@ -102,22 +81,25 @@ impl Sim {
         sc
     }
 
-    /// `do_try_to_free_pages()`: priority 12 → 0 until the target is met,
-    /// then `snapshot_refaults()`. If nothing was reclaimed: one retry with
+    /// `do_try_to_free_pages()`: priority 12 → 0 until the target is met
+    /// or a zone is `compaction_ready` (`crate::reclaim::direct`), then
+    /// `snapshot_refaults()`. If nothing was reclaimed: one retry with
     /// `force_deactivate` if active lists were skipped, then one retry that
     /// reclaims below `memory.low` if a protected group was spared.
     pub(crate) fn do_try_to_free_pages(&mut self, sc: &mut ScanControl) {
         loop {
             loop {
                 sc.nr_scanned = 0;
-                self.shrink_node(sc);
-                if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.priority == 0 {
+                self.shrink_zones(sc);
+                let done = sc.nr_reclaimed >= sc.nr_to_reclaim || sc.compaction_ready;
+                if done || sc.priority == 0 {
                     break;
                 }
                 sc.priority -= 1;
             }
             self.snapshot_refaults(sc.target);
-            if sc.nr_reclaimed > 0 {
+            // Aborted to try compaction: no retry (the kernel returns 1).
+            if sc.nr_reclaimed > 0 || sc.compaction_ready {
                 return;
             }
             if sc.skipped_deactivate && !sc.force_deactivate {

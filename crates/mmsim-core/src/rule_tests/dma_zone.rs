@@ -150,9 +150,9 @@ fn costly_direct_reclaim_skips_the_node_only_when_every_zone_is_compaction_ready
     assert!(s.compaction_ready(4));
     // DMA with 150 free pages: 150 - 15 <= min 43 + reserve 112 and not
     // suitable (150 <= low 53 + 112 + compact_gap 32): DMA is not ready, so
-    // the node is shrunk though DMA32 is all free (in v6.12 for one pass
-    // only: DMA32 being ready stops do_try_to_free_pages after it; mmsim's
-    // departure, mmzone.rs).
+    // the node is shrunk though DMA32 is all free (for one pass only:
+    // DMA32 being ready stops do_try_to_free_pages after it, the test
+    // below).
     let d = s.phys.dma.as_mut().unwrap();
     for _ in 0..3970 - 150 {
         d.zone
@@ -171,4 +171,59 @@ fn the_dirty_limits_count_both_zones_free_pages_and_reserves() {
     let s = dma_machine(3970);
     assert_eq!(s.totalreserve_pages(), 651);
     assert_eq!(s.global_dirtyable_memory(), 32768 - 651 + 1);
+}
+
+/// A 32,768-page machine with a 3,970-page DMA and `compaction_ready` on,
+/// 8,192 anonymous pages faulted (all in the upper zone, which stays
+/// `compaction_ready` for order 4), then DMA's free pages taken down to 150
+/// (not ready, the test above).
+fn mixed_compaction_ready() -> Sim {
+    let mut s = thp_machine_with(32768, Some(8192), Default::default(), |c| {
+        c.dma_zone_pages = 3970;
+        c.compaction.enabled = true;
+        c.compaction.compaction_ready = true;
+    });
+    let t = s.add_task("anon");
+    let vma = s.mmap_anon(t, 8192).unwrap();
+    for i in 0..8192 {
+        fault_anon(&mut s, vma, i);
+    }
+    let d = s.phys.dma.as_mut().unwrap();
+    let take = d.zone.free_pages() - 150;
+    for _ in 0..take {
+        d.zone
+            .alloc_pages(0, crate::page_alloc::MigrateType::Movable)
+            .unwrap();
+    }
+    s.node.free -= take;
+    assert!(s.zone_compaction_ready(4, false));
+    assert!(!s.zone_compaction_ready(4, true));
+    s
+}
+
+#[test]
+fn costly_direct_reclaim_with_one_zone_compaction_ready_stops_after_one_pass() {
+    use crate::reclaim::{Reclaimer, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+    // v6.12 shrink_zones: DMA32 (the upper zone) is compaction_ready, so
+    // it is skipped and sets sc->compaction_ready; DMA is not, so the node
+    // is shrunk once at DEF_PRIORITY; do_try_to_free_pages then breaks
+    // though fewer than SWAP_CLUSTER_MAX pages were reclaimed, and does
+    // not retry.
+    let mut s = mixed_compaction_ready();
+    let stalls = s.vm.allocstall_normal;
+    s.try_to_free_pages_order(4);
+    // The same machine, one shrink_node pass at DEF_PRIORITY by hand.
+    let mut one = mixed_compaction_ready();
+    let mut sc =
+        ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, one.clock).on_cpus(one.smp.par);
+    assert_eq!(sc.priority, DEF_PRIORITY);
+    one.shrink_node(&mut sc);
+    assert!(sc.nr_reclaimed < SWAP_CLUSTER_MAX);
+    assert_eq!(s.vm.allocstall_normal, stalls + 1);
+    assert_eq!(s.vm.pgscan_direct, one.vm.pgscan_direct);
+    assert_eq!(s.vm.pgsteal_direct, one.vm.pgsteal_direct);
+    // Order 3 is not costly: the whole priority loop (more scanned).
+    let mut s = mixed_compaction_ready();
+    s.try_to_free_pages_order(3);
+    assert!(s.vm.pgscan_direct > one.vm.pgscan_direct);
 }

@@ -234,3 +234,49 @@ fn a_hopeless_kswapd_naps_and_sleeps_keeping_pgdat_dirty() {
     assert_eq!(s.vm.kswapd_high_wmark_hit_quickly, 0);
     assert!(s.node.dirty);
 }
+
+#[test]
+fn wakeup_kswapd_judges_the_node_at_the_wakers_order_not_kswapd_order() {
+    // v6.12 wakeup_kswapd: pgdat_balanced(pgdat, order, …) at this
+    // allocation's order; kswapd_order (a higher order an earlier wakeup
+    // left for kswapd to read) is raised first but not judged.
+    let (mut s, vma) = kswapd_woken(true, |c| c.compaction.kswapd_high_order = true);
+    // kswapd's run, its nap, then asleep.
+    think(&mut s, 20_000_000);
+    think(&mut s, 150_000_000);
+    assert!(!s.kswapd.running);
+    assert_eq!(s.kswapd.nap_until, 0);
+    // The last 64 pages faulted are dropped (MADV_DONTNEED) and the per-CPU
+    // lists drained into the buddy lists: 336 free pages, no order-9 block.
+    let top = s.vm.pgfault as u32;
+    s.madvise_dontneed(vma, top - 64, 64);
+    s.phys.drain_pages();
+    let high = s.node.wmark_high;
+    assert_eq!(
+        (s.node.free, s.phys.zone.free_pages(), high),
+        (336, 336, 271)
+    );
+    assert_eq!(s.phys.zone.buddyinfo()[9..], [0, 0]);
+    assert!(s.phys.zone.watermark_ok(4, high));
+    assert!(!s.phys.zone.watermark_ok(9, high));
+    let runs = s.vm.pageoutrun;
+    // A hopeless kswapd: an order-9 wakeup only raises kswapd_order.
+    s.kswapd.failures = crate::fault::MAX_RECLAIM_RETRIES;
+    s.wakeup_kswapd_at(9);
+    assert_eq!(s.compact.kswapd_order, 9);
+    assert_eq!(s.vm.pageoutrun, runs);
+    // Reclaim made progress since (shrink_node clears kswapd_failures).
+    s.kswapd.failures = 0;
+    // An order-4 wakeup: the node is balanced at order 4, so kswapd stays
+    // asleep, though not at the order-9 kswapd_order.
+    s.wakeup_kswapd_at(4);
+    assert!(!s.kswapd.running);
+    assert_eq!(s.vm.pageoutrun, runs);
+    assert_eq!(s.compact.kswapd_order, 9);
+    // An order-9 wakeup finds it unbalanced: kswapd runs for order 9.
+    s.wakeup_kswapd_at(9);
+    assert!(s.kswapd.running);
+    assert_eq!(s.vm.pageoutrun, runs + 1);
+    assert_eq!((s.kswapd.alloc_order, s.compact.kswapd_order), (9, 0));
+    assert_eq!(s.compact.kswapd_reclaim_order, 9);
+}

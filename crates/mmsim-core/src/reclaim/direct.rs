@@ -1,0 +1,105 @@
+//! Direct reclaim's entry and its zonelist pass (mm/vmscan.c, v6.12):
+//! `try_to_free_pages` and `shrink_zones` with `compaction_ready`.
+//!
+//! Split out of `vmscan.rs` (its priority loop, `do_try_to_free_pages`,
+//! stays there) only to keep files short. On the two-zone node
+//! (`machine.dma_zone_pages`, `crate::mmzone`) a costly allocation's direct
+//! reclaim with `compaction.compaction_ready` walks the zonelist as v6.12
+//! `shrink_zones` does: a zone that is `compaction_ready` is skipped and
+//! sets `sc->compaction_ready`, the node is shrunk once for the first zone
+//! that is not, and `do_try_to_free_pages` stops after a pass that set the
+//! flag (`if (sc->compaction_ready) break;`) and does not retry. With one
+//! zone the caller skips the reclaim when the zone is ready, so that path is
+//! unchanged (it does not re-check the zone between priorities, which v6.12
+//! does at the start of each pass; a pass that reclaimed fewer than
+//! `SWAP_CLUSTER_MAX` pages and made the zone ready is the difference).
+
+use crate::page_alloc::PAGE_ALLOC_COSTLY_ORDER;
+use crate::reclaim::{Reclaimer, ScanControl, SWAP_CLUSTER_MAX};
+use crate::sim::Sim;
+use crate::stats::item::*;
+use crate::tracepoint::TpEvent;
+
+impl Sim {
+    /// `try_to_free_pages()`: direct reclaim of SWAP_CLUSTER_MAX pages by the
+    /// allocating task; a memstall. Returns pages reclaimed.
+    pub(crate) fn try_to_free_pages(&mut self) -> u64 {
+        self.try_to_free_pages_order(0)
+    }
+
+    /// `try_to_free_pages()` for an allocation of `order`: as
+    /// [`Sim::try_to_free_pages`]; for a costly order on the two-zone node
+    /// with `compaction.compaction_ready`, `shrink_zones` checks each zone's
+    /// `compaction_ready` on every pass (the module overview).
+    pub(crate) fn try_to_free_pages_order(&mut self, order: usize) -> u64 {
+        self.count_vm_events(ALLOCSTALL_NORMAL, 1);
+        let mut sc =
+            ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, self.clock).on_cpus(self.smp.par);
+        if order > PAGE_ALLOC_COSTLY_ORDER as usize
+            && self.compact.cfg.compaction_ready
+            && self.phys.dma.is_some()
+        {
+            sc.compaction_ready_order = order;
+        }
+        if self.tp.is_some() {
+            self.trace_vmscan(self.clock, None, TpEvent::DirectReclaimBegin);
+        }
+        self.do_try_to_free_pages(&mut sc);
+        if self.tp.is_some() {
+            let e = TpEvent::DirectReclaimEnd {
+                nr_reclaimed: sc.nr_reclaimed,
+            };
+            self.trace_vmscan(sc.now(), None, e);
+        }
+        self.direct_profile.add(&sc.prof);
+        self.workload_stall(sc.elapsed(), true);
+        sc.nr_reclaimed
+    }
+
+    /// `shrink_zones()` (v6.12) for one pass of `do_try_to_free_pages`:
+    /// `shrink_node` once, except that on the two-zone node, for a costly
+    /// order (`sc.compaction_ready_order`), the zonelist is walked upper
+    /// zone first: a zone that is `compaction_ready` is skipped and sets
+    /// `sc.compaction_ready`; the node is shrunk for the first zone that is
+    /// not (once: `last_pgdat`). DMA is checked after the upper zone's
+    /// shrink, as the kernel's walk reaches it then.
+    pub(crate) fn shrink_zones(&mut self, sc: &mut ScanControl) {
+        let order = sc.compaction_ready_order;
+        if order == 0 {
+            self.shrink_node(sc);
+            return;
+        }
+        let upper = self.zone_compaction_ready(order, false);
+        if !upper {
+            self.shrink_node(sc);
+        }
+        let dma = self.zone_compaction_ready(order, true);
+        if upper && !dma {
+            self.shrink_node(sc);
+        }
+        sc.compaction_ready |= upper || dma;
+    }
+
+    /// `compaction_ready(zone, sc)` (mm/vmscan.c, v6.12) of the upper zone
+    /// or (`dma`) ZONE_DMA, with the zone's watermarks, `lowmem_reserve` and
+    /// fragmentation index: the allocation could succeed at the min
+    /// watermark, or compaction is suitable and the free pages are above
+    /// high + `compact_gap(order)`. The per-zone test of
+    /// `Sim::compaction_ready_zoned` (`crate::mmzone`), which asks it of
+    /// every zone. False without a DMA zone.
+    pub(crate) fn zone_compaction_ready(&self, order: usize, dma: bool) -> bool {
+        let Some(d) = self.phys.dma.as_ref() else {
+            return false;
+        };
+        let (zone, free, wm, reserve) = if dma {
+            (&d.zone, d.zone.free_pages(), d.wmark, d.lowmem_reserve)
+        } else {
+            (&self.phys.zone, self.upper_free(), d.upper_wmark, 0)
+        };
+        if zone.watermark_ok(order, wm.min + reserve) {
+            return true;
+        }
+        self.zone_compaction_suitable(zone, free, wm, reserve, order)
+            && free > wm.high + (2u64 << order) + reserve
+    }
+}
