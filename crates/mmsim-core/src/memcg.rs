@@ -743,8 +743,12 @@ impl Sim {
             self.stock.1 -= nr_pages;
             return true;
         }
-        // The textbook `lru` policy keeps its groups at their limit: no fast path.
-        if nr_pages == 1 && self.policy != crate::sim::Policy::Lru && self.try_charge_one_quiet(m) {
+        // The textbook `lru` policy keeps its groups at their limit: no
+        // quiet fast path, its own loop.
+        if self.policy == crate::sim::Policy::Lru {
+            return self.lru_charge_counters(m, nr_pages, blocking);
+        }
+        if nr_pages == 1 && self.try_charge_one_quiet(m) {
             return true;
         }
         self.try_charge_memcg_counters(m, nr_pages, blocking, false)
@@ -761,11 +765,58 @@ impl Sim {
             self.stock.1 -= nr_pages;
             return true;
         }
+        if self.policy == crate::sim::Policy::Lru {
+            return self.lru_charge_counters(m, nr_pages, true);
+        }
         self.try_charge_memcg_counters(m, nr_pages, true, true)
     }
 
+    /// [`Sim::try_charge_memcg_counters`] (`try_charge_memcg()`,
+    /// mm/memcontrol.c v6.12, past `consume_stock`) under the textbook
+    /// `lru` policy, which meets it on every miss once its group is full: at the limit it
+    /// evicts one page and retries (no reclaim, no stock drain, no retry
+    /// count, so `noretry` changes nothing), and calls the OOM killer only
+    /// when nothing can be evicted. The same steps as the general loop's
+    /// `lru` branch, in a function of its own so that its frame holds only
+    /// what they need.
+    #[inline(never)]
+    fn lru_charge_counters(&mut self, m: MemcgId, nr_pages: u64, blocking: bool) -> bool {
+        let mut batch = MEMCG_CHARGE_BATCH.max(nr_pages);
+        loop {
+            match self.page_counter_try_charge_batch(m, batch, nr_pages) {
+                Ok(charged) => {
+                    if charged > nr_pages {
+                        self.refill_stock(m, charged - nr_pages);
+                    }
+                    self.note_over_high(m, charged);
+                    if self.pages_over_high > MEMCG_CHARGE_BATCH {
+                        self.mem_cgroup_handle_over_high();
+                    }
+                    return true;
+                }
+                Err(_) if !blocking => return false,
+                Err(over) => {
+                    batch = nr_pages;
+                    // memcg_memory_event(MEMCG_MAX) on every pass.
+                    self.memcgs[over as usize].max_events += 1;
+                    if self.lru_evict_one() {
+                        continue;
+                    }
+                    if nr_pages > 1 << crate::page_alloc::PAGE_ALLOC_COSTLY_ORDER {
+                        return false;
+                    }
+                    self.count_memcg_events(over, MEMCG_OOM, 1);
+                    if !self.out_of_memory(Some(over)) {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+
     /// The part of [`Sim::try_charge_memcg_gfp`] after `consume_stock`
-    /// failed: out of line, so that a charge the stock covers (most of
+    /// failed, under every policy but `lru` (its own
+    /// [`Sim::lru_charge_counters`]): out of line, so that a charge the stock covers (most of
     /// them) inlines into the fault path.
     #[inline(never)]
     fn try_charge_memcg_counters(
@@ -775,6 +826,10 @@ impl Sim {
         blocking: bool,
         noretry: bool,
     ) -> bool {
+        debug_assert!(
+            self.policy != crate::sim::Policy::Lru,
+            "lru_charge_counters"
+        );
         let mut batch = MEMCG_CHARGE_BATCH.max(nr_pages);
         let mut drained = false;
         let mut retries = crate::fault::MAX_RECLAIM_RETRIES;
@@ -798,48 +853,41 @@ impl Sim {
                     batch = nr_pages;
                     // memcg_memory_event(MEMCG_MAX) on every pass.
                     self.memcgs[over as usize].max_events += 1;
-                    if self.policy == crate::sim::Policy::Lru {
-                        if self.lru_evict_one() {
-                            continue;
+                    let reclaimed = self.try_to_free_mem_cgroup_pages(over, nr_pages);
+                    // mem_cgroup_margin(mem_over_limit) >= nr_pages
+                    let g = &self.memcgs[over as usize];
+                    if g.max.saturating_sub(g.usage) >= nr_pages {
+                        continue;
+                    }
+                    if !drained {
+                        drained = true;
+                        self.drain_stock();
+                        continue;
+                    }
+                    if noretry {
+                        return false;
+                    }
+                    // Progress: retry without counting, for at most
+                    // 1 << PAGE_ALLOC_COSTLY_ORDER pages.
+                    if reclaimed > 0 && nr_pages <= 1 << crate::page_alloc::PAGE_ALLOC_COSTLY_ORDER
+                    {
+                        continue;
+                    }
+                    if retries > 0 {
+                        retries -= 1;
+                        // Stands in for reclaim_throttle() in the reclaim
+                        // that found everything under writeback. Not
+                        // under MGLRU: its memcg reclaim fills none of
+                        // the `sc->nr` counts that throttle (6.1.176,
+                        // 6.12.107: `shrink_node()`'s LRUVEC_CONGESTED
+                        // test, `shrink_inactive_list()`'s throttle),
+                        // so the retries follow at once and a group
+                        // full of dirty folios goes to the OOM killer
+                        // unless writes end within them.
+                        if !matches!(self.policy, crate::sim::Policy::Mglru(_)) {
+                            self.reclaim_throttle_writeback();
                         }
-                    } else {
-                        let reclaimed = self.try_to_free_mem_cgroup_pages(over, nr_pages);
-                        // mem_cgroup_margin(mem_over_limit) >= nr_pages
-                        let g = &self.memcgs[over as usize];
-                        if g.max.saturating_sub(g.usage) >= nr_pages {
-                            continue;
-                        }
-                        if !drained {
-                            drained = true;
-                            self.drain_stock();
-                            continue;
-                        }
-                        if noretry {
-                            return false;
-                        }
-                        // Progress: retry without counting, for at most
-                        // 1 << PAGE_ALLOC_COSTLY_ORDER pages.
-                        if reclaimed > 0
-                            && nr_pages <= 1 << crate::page_alloc::PAGE_ALLOC_COSTLY_ORDER
-                        {
-                            continue;
-                        }
-                        if retries > 0 {
-                            retries -= 1;
-                            // Stands in for reclaim_throttle() in the reclaim
-                            // that found everything under writeback. Not
-                            // under MGLRU: its memcg reclaim fills none of
-                            // the `sc->nr` counts that throttle (6.1.176,
-                            // 6.12.107: `shrink_node()`'s LRUVEC_CONGESTED
-                            // test, `shrink_inactive_list()`'s throttle),
-                            // so the retries follow at once and a group
-                            // full of dirty folios goes to the OOM killer
-                            // unless writes end within them.
-                            if !matches!(self.policy, crate::sim::Policy::Mglru(_)) {
-                                self.reclaim_throttle_writeback();
-                            }
-                            continue;
-                        }
+                        continue;
                     }
                     if nr_pages > 1 << crate::page_alloc::PAGE_ALLOC_COSTLY_ORDER {
                         return false;

@@ -302,13 +302,20 @@ impl LruGenFolio {
     /// Nothing to add up when no generation holds a page, as under the
     /// classic policies, which read this view in every hierarchical list
     /// size (`Sim::subtree_lruvec`): eight loads and no generation
-    /// arithmetic.
-    #[inline]
+    /// arithmetic. The test is inlined into every caller (one per
+    /// refault under the classic policies: `workingset_refault_classic`'s
+    /// `lruvec_page_state`); the sum is out of line.
+    #[inline(always)]
     pub(crate) fn compat_sizes(&self) -> [u64; 5] {
-        let mut out = [0; 5];
         if self.is_empty() {
-            return out;
+            return [0; 5];
         }
+        self.compat_sizes_sum()
+    }
+    /// [`Self::compat_sizes`] when some generation holds a page (MGLRU).
+    #[inline(never)]
+    fn compat_sizes_sum(&self) -> [u64; 5] {
+        let mut out = [0; 5];
         for gen in 0..MAX_NR_GENS as usize {
             let active = self.is_active(gen) as usize;
             out[LruList::InactiveAnon as usize + active] += self.pages(gen, ANON);
