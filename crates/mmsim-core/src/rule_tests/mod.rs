@@ -32,6 +32,7 @@ mod compaction;
 mod cow;
 pub(crate) mod dirty_balance;
 mod discard;
+mod dma_compact;
 mod dma_zone;
 mod exit;
 mod explain;
