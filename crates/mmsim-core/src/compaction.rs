@@ -132,7 +132,8 @@
 //! new folio), and so a folio isolated but not migrated (`putback_movable_pages`
 //! → `folio_putback_lru`: a batch given up, or those left by a migration
 //! that found no target); here both keep their places unless `migrate_lru_add`
-//! is set (`crate::compaction::migrate`). One zone; the kswapd side reclaims
+//! is set (`crate::compaction::migrate`). Per zone with ZONE_DMA
+//! (`crate::compaction::zones`), else one zone; the kswapd side reclaims
 //! for a high order only with `kswapd_high_order` (otherwise `kswapd_order`
 //! only decides the kcompactd wake). Non-costly orders do not loop in
 //! `should_compact_retry`.
