@@ -132,7 +132,8 @@
 //! new folio), and so a folio isolated but not migrated (`putback_movable_pages`
 //! → `folio_putback_lru`: a batch given up, or those left by a migration
 //! that found no target); here both keep their places unless `migrate_lru_add`
-//! is set (`crate::compaction::migrate`). One zone; the kswapd side reclaims
+//! is set (`crate::compaction::migrate`). Per zone with ZONE_DMA
+//! (`crate::compaction::zones`), else one zone; the kswapd side reclaims
 //! for a high order only with `kswapd_high_order` (otherwise `kswapd_order`
 //! only decides the kcompactd wake). Non-costly orders do not loop in
 //! `should_compact_retry`.
@@ -151,12 +152,15 @@ use crate::sim::Sim;
 use crate::stats::item::*;
 use crate::timer::TimerKind;
 
-pub(crate) use crate::compaction_skip::{extfrag_for_order, fragmentation_index};
+pub(crate) use crate::compaction_skip::extfrag_for_order;
+#[cfg(test)]
+pub(crate) use crate::compaction_skip::fragmentation_index;
 pub use config::CompactionConfig;
 
 mod config;
 mod fast;
 mod migrate;
+mod zones;
 
 /// `COMPACT_CLUSTER_MAX` (= `SWAP_CLUSTER_MAX`): folios isolated per batch.
 const COMPACT_CLUSTER_MAX: u64 = 32;
@@ -236,6 +240,12 @@ pub(crate) struct Compaction {
     /// `compact_init_migrate_pfn`: 0 until a reset of the marks sets it
     /// (`skip_hints`); a run starting at or below it covers the whole zone.
     pub(crate) init_migrate_pfn: u64,
+    /// ZONE_DMA is the zone being compacted (its state swapped in;
+    /// `crate::compaction::zones`).
+    pub(crate) in_dma: bool,
+    /// The per-zone state of the zone not being compacted (ZONE_DMA's
+    /// unless `in_dma`).
+    pub(crate) dma_state: zones::ZoneCompact,
 }
 
 impl Compaction {
@@ -383,43 +393,6 @@ impl Sim {
         Some(pfn)
     }
 
-    /// `compaction_suitable` (v6.12): enough order-0 free pages above the
-    /// watermark (low for costly orders, else min) plus `compact_gap`, and
-    /// for costly orders a fragmentation index above `extfrag_threshold`.
-    pub(crate) fn compaction_suitable(&self, order: usize) -> bool {
-        let zone = &self.phys.zone;
-        let mark = if order > PAGE_ALLOC_COSTLY_ORDER as usize {
-            self.node.wmark_low
-        } else {
-            self.node.wmark_min
-        } + (2u64 << order);
-        // The order-0 check on the free pages the model's watermarks read
-        // (`Node::free`: the buddy lists and the per-CPU list, which
-        // `compact_zone` drains first).
-        if self.phys.free_pages() <= mark {
-            return false;
-        }
-        if order > PAGE_ALLOC_COSTLY_ORDER as usize {
-            let idx = fragmentation_index(&zone.buddyinfo(), order);
-            if idx >= 0 && idx <= i64::from(self.compact.cfg.extfrag_threshold) {
-                return false;
-            }
-        }
-        true
-    }
-
-    /// `fragmentation_score_zone`: `extfrag_for_order` at order 9.
-    fn fragmentation_score_zone(&self) -> u64 {
-        extfrag_for_order(&self.phys.zone.buddyinfo(), COMPACTION_HPAGE_ORDER)
-    }
-
-    /// `fragmentation_score_node`: the one zone's score weighted by
-    /// `present / (node present + 1)`.
-    pub(crate) fn fragmentation_score(&self) -> u64 {
-        let n = self.phys.zone.spanned_pages;
-        self.fragmentation_score_zone() * n / (n + 1)
-    }
-
     /// `fragmentation_score_wmark`: the low (stop) or high (start) mark.
     fn fragmentation_score_wmark(&self, low: bool) -> u64 {
         let wmark_low = 100u64
@@ -505,60 +478,6 @@ impl Sim {
         }
     }
 
-    /// `__alloc_pages_direct_compact` → `try_to_compact_pages` →
-    /// `compact_zone_order` for one zone: the block and the run's result;
-    /// counts `compact_stall` / `compact_success` / `compact_fail` and
-    /// charges the scanning and migration to the allocating task.
-    pub(crate) fn alloc_pages_direct_compact(
-        &mut self,
-        order: u8,
-        prio: MigrateMode,
-    ) -> (Option<u64>, CompactResult) {
-        let o = order as usize;
-        // try_to_compact_pages: every priority above MIN_COMPACT_PRIORITY
-        // (sync full, unused here) checks the deferral.
-        let r = if self.compact.compaction_deferred(u32::from(order)) {
-            CompactResult::Deferred
-        } else {
-            let mut cc = CompactControl::new(Some(o), prio, true, false);
-            cc.capture = self.compact.cfg.capture;
-            let mut r = self.compact_zone(&mut cc);
-            // compact_zone_order: hide capture_control, read the page.
-            self.phys.zone.capture_order = u8::MAX;
-            if self.phys.zone.captured.is_some() {
-                r = CompactResult::Success;
-            }
-            self.advance(
-                (cc.total_migrate_scanned + cc.total_free_scanned) * COMPACT_SCAN_NS
-                    + cc.migrated * MIGRATE_PAGE_NS,
-            );
-            if r == CompactResult::Success {
-                self.compact.compaction_defer_reset(u32::from(order), false);
-            } else if prio != MigrateMode::Async
-                && matches!(r, CompactResult::Complete | CompactResult::PartialSkipped)
-            {
-                self.compact.defer_compaction(u32::from(order));
-            }
-            r
-        };
-        if r == CompactResult::Skipped {
-            return (None, r);
-        }
-        self.count_vm_events(COMPACTSTALL, 1);
-        let page = self.phys.zone.captured.take().inspect(|_| {
-            self.node.free -= 1 << order;
-        });
-        if let Some(p) = page.or_else(|| self.take_block(order, Wmark::Min)) {
-            // v6.12 clears compact_blockskip_flush here (kept to `capture`).
-            self.compact.blockskip_flush &= !self.compact.cfg.capture;
-            self.compact.compaction_defer_reset(u32::from(order), true);
-            self.count_vm_events(COMPACTSUCCESS, 1);
-            return (Some(p), r);
-        }
-        self.count_vm_events(COMPACTFAIL, 1);
-        (None, r)
-    }
-
     /// `wakeup_kcompactd`: records the order and, if compaction could help
     /// (`kcompactd_node_suitable`), wakes kcompactd now.
     pub(crate) fn wakeup_kcompactd(&mut self, order: u32) {
@@ -570,13 +489,6 @@ impl Sim {
         if self.kcompactd_node_suitable() {
             self.timers.mod_timer(TimerKind::Kcompactd, self.clock);
         }
-    }
-
-    /// `kcompactd_node_suitable`: the order's min watermark is not met and
-    /// compaction is suitable.
-    fn kcompactd_node_suitable(&self) -> bool {
-        let o = self.compact.kcompactd_max_order as usize;
-        !self.phys.zone.watermark_ok(o, self.node.wmark_min) && self.compaction_suitable(o)
     }
 
     /// Arms kcompactd's first proactive check (at boot, with compaction,
@@ -604,10 +516,7 @@ impl Sim {
                 && self.fragmentation_score() > self.fragmentation_score_wmark(false)
             {
                 let prev = self.fragmentation_score();
-                let mut cc = CompactControl::new(None, MigrateMode::SyncLight, false, true);
-                cc.whole_zone = true;
-                self.compact_zone(&mut cc);
-                self.kcompactd_account(&cc);
+                self.proactive_compact_node();
                 if self.fragmentation_score() >= prev {
                     next = now + (HPAGE_FRAG_CHECK_INTERVAL_NS << COMPACT_MAX_DEFER_SHIFT);
                 }
@@ -617,33 +526,6 @@ impl Sim {
         let at = self.compact.proactive_at;
         self.timers
             .set(TimerKind::Kcompactd, (at != u64::MAX).then_some(at));
-    }
-
-    /// `kcompactd_do_work` (v6.12): one sync-light run for
-    /// `kcompactd_max_order` unless deferred, already satisfied or not
-    /// suitable; defers on failure.
-    fn kcompactd_do_work(&mut self) {
-        let order = self.compact.kcompactd_max_order;
-        self.count_vm_events(KCOMPACTD_WAKE, 1);
-        let o = order as usize;
-        if !self.compact.compaction_deferred(order)
-            && !self.phys.zone.watermark_ok(o, self.node.wmark_min)
-            && self.compaction_suitable(o)
-        {
-            let mut cc = CompactControl::new(Some(o), MigrateMode::SyncLight, false, false);
-            let r = self.compact_zone(&mut cc);
-            self.kcompactd_account(&cc);
-            if r == CompactResult::Success {
-                self.compact.compaction_defer_reset(order, false);
-            } else if matches!(r, CompactResult::Complete | CompactResult::PartialSkipped) {
-                // drain_all_pages(zone), then defer.
-                self.phys.drain_pages();
-                self.compact.defer_compaction(order);
-            }
-        }
-        if self.compact.kcompactd_max_order <= order {
-            self.compact.kcompactd_max_order = 0;
-        }
     }
 
     /// kcompactd's counters and CPU time for one run.
@@ -662,13 +544,13 @@ impl Sim {
         // The model's per-CPU list holds up to the low watermark (no
         // adaptive `high`): drained first so that its pages merge and can
         // be targets (the kernel's slow path drains after failed reclaim).
-        self.phys.drain_pages();
+        // (ZONE_DMA has no per-CPU list: `crate::compaction::zones`.)
+        if !self.compact.in_dma {
+            self.phys.drain_pages();
+        }
         if let Some(o) = cc.order {
-            if self.phys.zone.watermark_ok(o, self.node.wmark_min) {
-                return CompactResult::Success;
-            }
-            if !self.compaction_suitable(o) {
-                return CompactResult::Skipped;
+            if let Some(r) = self.compact_zone_suit(o) {
+                return r;
             }
             if cc.capture {
                 self.phys.zone.capture_order = o as u8;
@@ -679,7 +561,7 @@ impl Sim {
             .order
             .is_some_and(|o| self.compact.compaction_restarting(o as u32))
         {
-            self.reset_isolation_suitable();
+            self.reset_isolation_suitable_zone();
         }
         self.ensure_mem_map();
         self.phys.zone.materialize_all_pristine();
@@ -693,7 +575,9 @@ impl Sim {
             let c = &mut self.compact;
             cc.migrate_pfn = c.cached_migrate_pfn[sync];
             cc.free_pfn = c.cached_free_pfn;
-            if cc.free_pfn < start || cc.free_pfn >= end {
+            // 0 = unset, also in ZONE_DMA, which starts at pfn 0 here (at
+            // pfn 1 in x86-64's kernel, so that 0 is below it there too).
+            if cc.free_pfn == 0 || cc.free_pfn < start || cc.free_pfn >= end {
                 cc.free_pfn = last_block;
                 c.cached_free_pfn = cc.free_pfn;
             }
@@ -705,7 +589,10 @@ impl Sim {
             // compact_init_migrate_pfn, which is 0 until the first reset of
             // the skip marks (`__reset_isolation_suitable`) sets it: before
             // one, a zone starting above pfn 0 is never "whole", and its
-            // runs whose scanners meet end COMPACT_PARTIAL_SKIPPED.
+            // runs whose scanners meet end COMPACT_PARTIAL_SKIPPED. ZONE_DMA
+            // starts at pfn 0 here, so its runs from its start are whole
+            // from the first (the kernel's starts at pfn 1; both results
+            // defer).
             cc.whole_zone = cc.migrate_pfn <= c.init_migrate_pfn;
         }
         let mut update_cached = sync == 0 && {
@@ -1141,7 +1028,7 @@ impl Sim {
             };
             // __isolate_free_page: the order-0 watermark above min + the block.
             let n = 1u64 << order;
-            if !zone.watermark_ok(0, self.node.wmark_min + n) {
+            if !zone.watermark_ok(0, self.compact_wmark_min() + n) {
                 break;
             }
             self.phys.zone.isolate_free_block(pfn, order);

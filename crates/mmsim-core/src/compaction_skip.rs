@@ -91,7 +91,7 @@ impl Sim {
     /// them there are no marks, and the reset only records the cached free
     /// position as `compact_init_free_pfn` (the earlier model, kept so that
     /// runs without the hints keep their bits).
-    pub(crate) fn reset_isolation_suitable(&mut self) {
+    pub(crate) fn reset_isolation_suitable_zone(&mut self) {
         if !std::mem::take(&mut self.compact.blockskip_flush) {
             return;
         }

@@ -36,6 +36,9 @@
 //!   sleep while the upper zone is below its own high watermark;
 //!   `kswapd_shrink_node` reclaims Σ max(high, `SWAP_CLUSTER_MAX`) over the
 //!   zones.
+//! - Compaction per zone (`crate::compaction::zones`): each zone's own
+//!   scanners, cached PFNs, skip hints and deferral; direct compaction,
+//!   kcompactd and proactive compaction walk the zones.
 //! - Direct reclaim for a costly order (`shrink_zones` with
 //!   `compaction.compaction_ready`): the node is skipped only when every zone
 //!   is `compaction_ready`, each with its own watermarks, reserve and
@@ -43,10 +46,9 @@
 //!
 //! Not modelled (yet): DMA's per-CPU list (DMA's order-0 pages go to and
 //! from its buddy lists directly; its `zone_batchsize` is 1 on a 16 MiB
-//! zone); compaction per zone (`compact_zone` runs on the upper zone only,
-//! and `compaction_suitable`, the fragmentation score and kswapd's other
-//! reads such as the sleep-time checks of the node's free pages read the
-//! node's sums); DMA in DAMON's physical address range, buddyinfo and
+//! zone); kswapd's other reads such as the sleep-time checks of the
+//! node's free pages (they read the node's sums); DMA in DAMON's physical
+//! address range, buddyinfo and
 //! the results' pagetypeinfo; the LRU stays per node, as in the kernel
 //! (movable allocations use both zones, so reclaim skips nothing).
 //! **Departure:** with some zones `compaction_ready` and others not,

@@ -137,7 +137,7 @@ impl Sim {
             let mut failed = false;
             if let Some(pfn) = page {
                 let n = 1u64 << o;
-                if self.phys.zone.watermark_ok(0, self.node.wmark_min + n) {
+                if self.phys.zone.watermark_ok(0, self.compact_wmark_min() + n) {
                     self.phys.zone.isolate_free_block(pfn, o);
                     nr_scanned += n - 1;
                     cc.nr_freepages += n;

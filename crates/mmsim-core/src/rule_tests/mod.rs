@@ -34,6 +34,7 @@ mod cow;
 pub(crate) mod dirty_balance;
 mod dirty_throttle;
 mod discard;
+mod dma_compact;
 mod dma_zone;
 mod exit;
 mod explain;
