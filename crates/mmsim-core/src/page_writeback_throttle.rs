@@ -25,7 +25,9 @@
 //!   last pause, bounded by `wb_max_pause()` (at most `MAX_PAUSE` = HZ/5,
 //!   200 ms) and skipped under `wb_min_pause()` (the time is carried to the
 //!   next period). At or above the limit `pos_ratio` is 0: the writer sleeps
-//!   `max_pause` again and again until the dirty pages drop under it.
+//!   `max_pause` again and again until the dirty pages drop under it —
+//!   without the fair schedule; under it one `max_pause` per check, and
+//!   with `nr_dirtied_pause` then 0 the writer dirties one page a pause.
 //! * **Estimates.** `avg_write_bandwidth`, `dirty_ratelimit` and
 //!   `balanced_dirty_ratelimit` start at `INIT_BW` (100 MB/s in pages a
 //!   second) and are updated every `BANDWIDTH_INTERVAL` (HZ/5) by the
@@ -56,7 +58,14 @@
 //! writeback), and the estimate restarts (`wb_bandwidth_estimate_start()`)
 //! when a throttled writer finds no write in flight after an idle second;
 //! background writeback still starts at every dirtying of a clean folio as
-//! before (`Sim::balance_dirty_pages`).
+//! before (`Sim::balance_dirty_pages`); the repeated pauses at the limit also
+//! end when no write is in flight (mmsim's own exit: v6.12 leaves the loop
+//! only when `task_ratelimit` > 0, the wb's dirty pages fall under
+//! `wb_stat_error()`, or on a fatal signal — with nothing in flight mmsim's
+//! clock would otherwise never bring a completion); `wb_position_ratio()`'s
+//! `thresh - wb_thresh` saturates at 0 where the kernel's unsigned
+//! arithmetic wraps (it differs only when `dirty_limit` exceeds about 8.75 ×
+//! `thresh`, after dirtyable memory collapsed).
 
 use serde::{Deserialize, Serialize};
 
@@ -293,6 +302,21 @@ pub struct DirtyThrottleReport {
 }
 
 impl Sim {
+    /// `page_writeback_init()` at boot, after the zones are set up (v6.12
+    /// mm/page-writeback.c): `writeback_set_ratelimit()` starts the global
+    /// domain's `dirty_limit` at the boot-time `dirty_thresh` (it moves only
+    /// in `update_dirty_limit()`, while a writer is throttled); and the
+    /// flusher's periodic timer (`wb_wakeup_delayed()`, every
+    /// `dirty_writeback_centisecs`) is armed.
+    pub(crate) fn page_writeback_init(&mut self) {
+        let (thresh, _) = crate::cgwb::domain_dirty_limits(self.global_dirtyable_memory());
+        self.bdp.dirty_limit = thresh;
+        self.timers.add_timer(
+            crate::timer::TimerKind::Flusher,
+            crate::sim::DIRTY_WRITEBACK_NS,
+        );
+    }
+
     /// `folio_account_dirtied()`'s `current->nr_dirtied` and `WB_DIRTIED`:
     /// `nr` file pages dirtied (counted whether the throttle is on or not;
     /// read only by it).
@@ -408,8 +432,16 @@ impl Sim {
             d.dirty_paused_when = Some(now + pause);
             d.nr_dirtied = 0;
             d.nr_dirtied_pause = nr_dirtied_pause;
-            // `io_schedule_timeout(pause)`: not a memstall.
-            self.task_sleep_until(self.clock + pause * NS_PER_JIFFY, false);
+            // `io_schedule_timeout(pause)`: not a memstall. Under the fair
+            // schedule the task may already be blocked on an IO of this
+            // event (`smp.wake_at`): the pause follows that wait, as the
+            // kernel's comes after the writer's IO, so all of it is slept.
+            let from = if self.smp.fair {
+                self.clock.max(self.smp.wake_at)
+            } else {
+                self.clock
+            };
+            self.task_sleep_until(from + pause * NS_PER_JIFFY, false);
             if task_ratelimit > 0 || self.smp.fair {
                 return;
             }

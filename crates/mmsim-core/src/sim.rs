@@ -384,11 +384,10 @@ impl Sim {
             tlb: crate::tlb::Tlb::new(&cfg.tlb, cfg.cpus),
             cfg,
         };
-        sim.timers
-            .add_timer(crate::timer::TimerKind::Flusher, DIRTY_WRITEBACK_NS);
+        sim.setup_dma_zone();
+        sim.page_writeback_init();
         sim.arm_stats_sampler();
         sim.arm_memcg_stats_flush();
-        sim.setup_dma_zone();
         sim.compaction_init();
         if sim.cfg.zero_page {
             // ZERO_PAGE(0): never on a list, never freed.

@@ -73,7 +73,9 @@ fn the_control_functions_give_v6_12s_values() {
 /// freeruns to the freerun ceiling (584), then checks every
 /// `nr_dirtied_pause` pages:
 ///
-/// * the 648th page (64 dirtied since the last check, dirty 648):
+/// * the 648th page (64 dirtied since the freerun reset at 584: the checks
+///   at 592, 600 and 616 found a period of 0 jiffies and doubled
+///   `nr_dirtied_pause`, 8 → 16 → 32 → 64; dirty 648):
 ///   `pos_ratio` 1065, `task_ratelimit` 25600 × 1065 >> 10 = 26625,
 ///   period 1000 × 64 / 26625 = 2 jiffies, none elapsed since the last
 ///   check's jiffy: a 2 ms pause (≥ min_pause 2), next check in 75 pages;
@@ -112,7 +114,20 @@ fn a_writer_faster_than_the_device_sleeps_the_computed_pause() {
     // completed, less than a pause before.
     let (i, slept) = pauses[2];
     assert_eq!(i, 797);
+    // 9.997 s in 1,197 pauses (the first write's 10 s less what passed
+    // since it was queued), each `wb_max_pause()` of the falling estimates:
+    // with no write completed the write bandwidth averages down to 3,547
+    // pages/s and `dirty_ratelimit` to 7,596 (from INIT_BW's 25,600).
+    assert_eq!(slept, 9_997_000_000);
     let r = on.dirty_throttle_report().unwrap();
+    assert_eq!(
+        (
+            r.balance_dirty_pages_pauses,
+            r.avg_write_bandwidth,
+            r.dirty_ratelimit
+        ),
+        (1_199, 3_547, 7_596)
+    );
     assert_eq!(r.balance_dirty_pages_pause_ns, 5_000_000 + slept);
     assert_eq!(on.clock, off.clock + r.balance_dirty_pages_pause_ns);
     assert_eq!(r.nr_dirty_writeback_peak, 798);
