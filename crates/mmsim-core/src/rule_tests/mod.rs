@@ -23,7 +23,8 @@
 //! copy-on-write of anonymous memory; `swapcache.rs` large folios mapped
 //! back from the swap cache, `swapzap.rs` the zap of a swap PTE whose slot
 //! a swap-cache folio holds, `swapsplit.rs` the slots of a large folio
-//! unmapped in part before its swap-out. This file
+//! unmapped in part before its swap-out; `mkclean.rs` `folio_mkclean()` at
+//! writeback and the periodic flusher's global background check. This file
 //! holds the helpers they share.
 
 mod cgwb;
@@ -47,6 +48,7 @@ mod memcg;
 mod memcg_stats;
 mod memcg_swap;
 mod migrate;
+mod mkclean;
 mod oom;
 mod pgdat_dirty;
 mod readahead;
