@@ -175,7 +175,18 @@ impl Sim {
         self.lru_gen.in_fault = false;
     }
 
-    /// First store through a clean present PTE (`do_wp_page`).
+    /// First store through a clean present PTE (`do_wp_page`, mm/memory.c
+    /// v6.12). For a page-cache folio in a shared mapping (mapped read-only
+    /// by a read fault, or cleaned by `folio_mkclean()` at writeback) it is
+    /// `wp_page_shared()` → `fault_dirty_shared_page()`: the PTE made
+    /// writable and dirty, the folio dirtied, and if that dirtied it, the
+    /// writer balances (`balance_dirty_pages_ratelimited`). Counted as a
+    /// fault (`pgfault`; a minor one, no `pgmajfault`), charged
+    /// `access_ns` as every write-protect fault here. Departure: with
+    /// `page_mkwrite` (ext4, xfs) v6.12 also calls the balance when the
+    /// folio was dirty already; its ratelimit counts only new dirtyings
+    /// (`current->nr_dirtied`), so that call acts only on a ratelimit an
+    /// earlier dirtying reached.
     fn do_wp_page(&mut self, vma: VmaId, index: u32, old: u32) {
         self.count_events(self.cur_memcg, PGFAULT, 1);
         self.advance(self.cost.access_ns);

@@ -8,7 +8,9 @@
 //! `i_mmap` interval tree that covers its index. `Sim::rmap_walk` visits
 //! those VMAs; `Sim::folio_referenced` (with the rules of
 //! `folio_referenced_one`) tests and clears their accessed bits, and
-//! `Sim::try_to_unmap` (`try_to_unmap_one`) removes the PTEs. Every clear
+//! `Sim::try_to_unmap` (`try_to_unmap_one`) removes the PTEs, and
+//! `Sim::folio_mkclean` cleans and write-protects a page-cache folio's
+//! shared PTEs before its write (`crate::writeback`). Every clear
 //! of a PTE's accessed bit goes through `Sim::ptep_test_and_clear_young`:
 //! the reclaim walk here, MGLRU's look-around and page-table walk
 //! (`crate::reclaim::lru_gen`), and the idle-page tracking below.
@@ -660,6 +662,56 @@ impl Sim {
             self.folios[f].set(flags::DIRTY);
         }
         true
+    }
+
+    /// `folio_mkclean()` with `page_mkclean_one()` → `page_vma_mkclean_one()`
+    /// (mm/rmap.c, v6.12) of page-cache folio `f`: every PTE that maps it
+    /// in a shared VMA of its file is cleaned and write-protected
+    /// (`ptep_clear_flush`, `pte_wrprotect`, `pte_mkclean`; the accessed
+    /// bit stays); returns how many were dirty or writable. Private VMAs are
+    /// skipped (`invalid_mkclean_vma`: not VM_SHARED; they map page-cache
+    /// folios read-only). mmsim's PTE has one bit for dirty and writable: in
+    /// a shared file mapping the two go together (a read fault maps the page
+    /// read-only under write-notify, a write fault writable and dirty,
+    /// `set_pte_range` → `maybe_mkwrite(pte_mkdirty())`, and only this walk
+    /// cleans), so clearing `PTE_DIRTY` is the write-protection, and the
+    /// next store takes `do_wp_page`. Each PTE cleaned is flushed from the
+    /// TLB, one page (`crate::tlb`; counted as a remote flush: the flusher
+    /// is a kworker, and a task's own `fsync` is not told apart). A
+    /// PMD-mapped folio (`crate::filemap_pmd`: its 512 PTEs) is cleaned PTE
+    /// by PTE where the kernel cleans the PMD once. Charges no CPU: the
+    /// flusher is its own thread. Nothing for an unmapped folio.
+    pub(crate) fn folio_mkclean(&mut self, f: FolioId) -> u32 {
+        let fo = &self.folios[f];
+        if fo.mapcount == 0 || !fo.is_file() {
+            return 0;
+        }
+        let file = fo.space as usize;
+        let mut cleaned = 0;
+        for m in 0..self.files[file].mappings.len() {
+            let vid = self.files[file].mappings[m];
+            if !matches!(
+                self.vmas[vid as usize].kind,
+                VmaKind::File { private: false, .. }
+            ) {
+                continue;
+            }
+            let Some((lo, hi)) = self.file_large_range(f, vid) else {
+                continue;
+            };
+            for i in lo..hi {
+                let Some(pte) = self.page_vma_mapped_walk(f, vid, i) else {
+                    continue;
+                };
+                if pte & PTE_DIRTY == 0 {
+                    continue;
+                }
+                self.vmas[vid as usize].ptes[i as usize] = pte & !PTE_DIRTY;
+                self.flush_tlb_range(vid, i, i + 1, true);
+                cleaned += 1;
+            }
+        }
+        cleaned
     }
 
     /// `page_idle_clear_pte_refs()` with `page_idle_clear_pte_refs_one()`

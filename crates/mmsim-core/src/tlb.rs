@@ -51,7 +51,8 @@
 //!   report, not in its /proc/vmstat. Flushed: MADV_DONTNEED and munmap
 //!   (the zapped range's present PTEs, `tlb_finish_mmu`), the write fault on
 //!   the zero page and on a page-cache page of a private file mapping
-//!   (`ptep_clear_flush`, one page), an OOM kill's zap (the oom_reaper's
+//!   (`ptep_clear_flush`, one page), `folio_mkclean` at writeback (one page
+//!   per shared PTE it cleans, counted remote), an OOM kill's zap (the oom_reaper's
 //!   `tlb_finish_mmu`, per VMA), a fork's write-protection of the parent's
 //!   PTEs (`dup_mmap` ends with `flush_tlb_mm`: one full flush per fork,
 //!   whatever it copied), the huge zero PMD's split

@@ -8,7 +8,11 @@
 //! and, as background writeback, enough to bring dirty pages under
 //! `dirty_background_ratio` = 10 % of dirtyable memory (free pages less
 //! `totalreserve_pages`, plus file pages: `global_dirtyable_memory()`), as
-//! per-4096 ratios (409/4096: `domain_dirty_limits()`).
+//! per-4096 ratios (409/4096: `domain_dirty_limits()`), started by a writer
+//! (`balance_dirty_pages`) or by the periodic flusher's own check
+//! (`wb_check_background_flush`). Before a page-cache folio is written its
+//! PTEs are cleaned and write-protected (`folio_clear_dirty_for_io` →
+//! `folio_mkclean`, v6.12), so a later store faults and dirties it again.
 //! Under cgroup v2 a group's own dirty domain starts its background
 //! writeback too (`crate::cgwb`). The writer's pause (`balance_dirty_pages`
 //! sleeping) is `crate::page_writeback_throttle` (opt-in, global domain).
@@ -212,16 +216,19 @@ impl Sim {
         self.dirty_fifo.unqueue(f);
     }
 
-    /// Starts writeback of one dirty file folio at `now`.
+    /// Starts writeback of one dirty file folio at `now`: PG_dirty cleared
+    /// by [`Sim::folio_clear_dirty_for_io`], then PG_writeback set
+    /// (`__folio_start_writeback`).
     pub(crate) fn write_folio(&mut self, f: FolioId, now: u64) {
         if !self.folios.is_live(f) {
             return;
         }
-        let fo = &mut self.folios[f];
+        let fo = &self.folios[f];
         if !fo.is_file() || !fo.test(flags::DIRTY) || fo.test(flags::WRITEBACK) {
             return;
         }
-        fo.clear(flags::DIRTY);
+        self.folio_clear_dirty_for_io(f);
+        let fo = &mut self.folios[f];
         fo.set(flags::WRITEBACK);
         // A large folio is written whole.
         let (nr, m) = (fo.nr_pages(), fo.memcg);
@@ -232,6 +239,28 @@ impl Sim {
         // submissions (reflected in `done`), not the workload.
         let done = self.fs.write(now, nr).done;
         self.queue_writeback(1, done, f);
+    }
+
+    /// `folio_clear_dirty_for_io()` (v6.12 mm/page-writeback.c) of dirty
+    /// page-cache folio `f`, before its write: `folio_mkclean()` cleans and
+    /// write-protects the PTEs that map it ([`Sim::folio_mkclean`]); if it
+    /// cleaned any, `folio_mark_dirty()` moves their dirty bit into the
+    /// folio (already dirty here, as every writer checks PG_dirty first, so
+    /// only its side effect shows: PG_reclaim cleared,
+    /// [`Sim::folio_mark_dirty_mapped`]); then PG_dirty is cleared. The
+    /// caller accounts the pages (`NR_FILE_DIRTY`). Since the PTEs are clean
+    /// and read-only, a store after the write faults (`do_wp_page` →
+    /// `wp_page_shared` → `fault_dirty_shared_page`: dirtied again, and the
+    /// writer balances), and reclaim's unmap, the MGLRU walk or a zap no
+    /// longer find a stale dirty bit to dirty the written folio with.
+    /// Before, mmsim left the PTEs dirty and writable (VALIDATION.md, "no
+    /// `folio_mkclean()` at writeback"). An unmapped folio (every buffered
+    /// write's) takes one test.
+    pub(crate) fn folio_clear_dirty_for_io(&mut self, f: FolioId) {
+        if self.folios[f].mapcount > 0 && self.folio_mkclean(f) > 0 {
+            self.folio_mark_dirty_mapped(f);
+        }
+        self.folios[f].clear(flags::DIRTY);
     }
 
     /// The flusher writes the folio of an entry it took off its queue.
@@ -257,9 +286,13 @@ impl Sim {
         true
     }
 
-    /// Periodic flusher: writes folios dirty for longer than dirty_expire.
-    /// An entry queued again by [`Sim::flusher_write`] is not yet expired,
-    /// so the pass ends before it.
+    /// Periodic flusher (`wb_do_writeback()`, v6.12 fs/fs-writeback.c,
+    /// every `dirty_writeback_interval`): `wb_check_old_data_flush()` writes
+    /// folios dirty for longer than dirty_expire, then
+    /// `wb_check_background_flush()` runs the background writeback of the
+    /// global domain ([`Sim::wb_check_background_flush`]) and of each
+    /// group's ([`Sim::memcg_background_flush`]). An entry queued again by
+    /// [`Sim::flusher_write`] is not yet expired, so the pass ends before it.
     pub(crate) fn flusher_periodic(&mut self, now: u64) {
         while let Some((t, f)) = self.dirty_fifo.front() {
             if t + crate::sim::DIRTY_EXPIRE_NS > now {
@@ -268,7 +301,28 @@ impl Sim {
             self.dirty_fifo.pop_front();
             let _ = self.flusher_write(f, now);
         }
+        self.wb_check_background_flush(now);
         self.memcg_background_flush();
+    }
+
+    /// `wb_check_background_flush()` of the root wb (v6.12
+    /// fs/fs-writeback.c): when `wb_over_bg_thresh()` finds the global
+    /// domain's dirty pages (`NR_FILE_DIRTY`, writeback not counted) above
+    /// its `bg_thresh`, `wb_writeback()` with `for_background` writes until
+    /// they are not, whether or not anyone is writing. Before, only a
+    /// writer's `balance_dirty_pages()` started the global background
+    /// writeback, so dirty pages left over the threshold with no further
+    /// writes (a threshold lowered by allocations, dirtying that does not
+    /// balance) waited for their expiry. The writing is
+    /// [`Sim::global_background_writeback`]'s, as a writer's. Not modelled:
+    /// the per-wb part of `wb_over_bg_thresh()` (`wb_calc_thresh()` of
+    /// `WB_RECLAIMABLE`), as in `crate::cgwb`.
+    pub(crate) fn wb_check_background_flush(&mut self, now: u64) {
+        if self.nr_dirty == 0 {
+            return;
+        }
+        let (_, bg_thresh) = crate::cgwb::domain_dirty_limits(self.global_dirtyable_memory());
+        self.global_background_writeback(bg_thresh, now);
     }
 
     /// `wakeup_flusher_threads(WB_REASON_VMSCAN)`: writes all dirty file
@@ -286,7 +340,8 @@ impl Sim {
     /// Background writeback when dirty pages exceed dirty_background_ratio
     /// of dirtyable memory (`balance_dirty_pages` → `wb_start_background_writeback`),
     /// the global domain: called by writers only, through
-    /// [`Sim::balance_dirty_pages_ratelimited`].
+    /// [`Sim::balance_dirty_pages_ratelimited`] (the periodic flusher's own
+    /// check is [`Sim::wb_check_background_flush`]).
     ///
     /// The threshold is `gdtc->bg_thresh` of v6.12 `domain_dirty_limits()`
     /// ([`crate::cgwb::domain_dirty_limits`]: `dirty_background_ratio` per
@@ -299,7 +354,14 @@ impl Sim {
         if self.nr_dirty <= thresh {
             return;
         }
-        let now = self.clock;
+        self.global_background_writeback(thresh, self.clock);
+    }
+
+    /// The global domain's background writeback at `now`: the oldest dirty
+    /// folios written while the dirty pages exceed `thresh` (`bg_thresh`).
+    /// Started by a writer ([`Sim::balance_dirty_pages`]) or by the periodic
+    /// flusher ([`Sim::wb_check_background_flush`]).
+    fn global_background_writeback(&mut self, thresh: u64, now: u64) {
         // The oldest entry's folio under writeback ends the pass, queued
         // again. Simplification: v6.12's `writeback_get_folio()` passes over
         // it (`folio_prepare_writeback()` under `WB_SYNC_NONE`) and writes

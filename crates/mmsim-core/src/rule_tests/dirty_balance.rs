@@ -30,12 +30,18 @@ fn shared_writer() -> (Sim, u32, crate::mem::pagetable::VmaId) {
 
 /// Only writers balance the global domain: v6.12 calls
 /// `balance_dirty_pages_ratelimited()` from `generic_perform_write()` and
-/// `fault_dirty_shared_page()`, not from `folio_mark_dirty()`, so a zap that
-/// finds dirty PTEs over clean folios (`zap_pte_range()` →
-/// `folio_mark_dirty()`) dirties them past the background threshold and
-/// starts no writeback; the next buffered write does.
+/// `fault_dirty_shared_page()`, not from `folio_mark_dirty()`, which a zap
+/// reaches for a dirty PTE (`zap_pte_range()`). Since `folio_mkclean()` at
+/// writeback (`crate::writeback::Sim::folio_clear_dirty_for_io`) a dirty
+/// shared PTE maps a dirty folio, so the zap dirties no folio and has
+/// nothing to balance: the stores' own balancing left the dirty pages at
+/// the background threshold and the rest under writeback with clean PTEs,
+/// and the zap of all 600 pages leaves both counts as they were; the next
+/// buffered write balances. Before `folio_mkclean()` the written folios'
+/// stale dirty PTEs dirtied all 600 again at the zap (600 dirty, 211 under
+/// writeback), a state v6.12 cannot reach.
 #[test]
-fn a_zap_that_dirties_folios_starts_no_background_writeback_and_the_next_write_does() {
+fn a_zap_after_writeback_dirties_nothing_and_the_next_write_balances() {
     let (mut s, file, vma) = shared_writer();
     for index in 0..600 {
         s.step(&Event::Access {
@@ -44,32 +50,30 @@ fn a_zap_that_dirties_folios_starts_no_background_writeback_and_the_next_write_d
             write: true,
         });
     }
-    // Every page written and its write completed: 600 clean folios whose
-    // PTEs stay dirty. mmsim does not `folio_mkclean()` at writeback (a
-    // known departure, VALIDATION.md "no folio_mkclean()"): in v6.12 this
-    // state is unreachable, and the test pins the zap's not balancing on it.
-    s.wakeup_flusher(s.clock);
-    s.complete_writeback(u64::MAX);
-    assert_eq!((s.nr_dirty, s.nr_writeback), (0, 0));
     // 3456 free pages and 640 file pages (the 600 and read-around's):
     // dirtyable 3456 - 192 (the high watermark) + 640 + 1 = 3905, the
-    // background threshold 409 * 3905 / 4096 = 389 pages.
+    // background threshold 409 * 3905 / 4096 = 389 pages. Each store past
+    // it wrote the oldest page (the writes take 10 s: all in flight).
     assert_eq!((s.node.free, s.global_dirtyable_memory()), (3456, 3905));
+    assert_eq!((s.nr_dirty, s.nr_writeback), (389, 211));
+    let written = |s: &Sim| {
+        (0..600)
+            .filter(|&i| s.vmas[vma as usize].pte(i) & crate::mem::pagetable::PTE_DIRTY == 0)
+            .count()
+    };
+    assert_eq!(written(&s), 211, "the written pages' PTEs are clean");
     s.step(&Event::Discard {
         vma,
         index: 0,
         pages: 600,
     });
-    // Before: the zap's 600 dirtyings balanced, writing down to the
-    // threshold.
-    assert_eq!((s.nr_dirty, s.nr_writeback), (600, 0));
+    assert_eq!((s.nr_dirty, s.nr_writeback), (389, 211));
     s.step(&Event::FileWrite {
         file,
         index: 600,
         pages: 1,
     });
-    // The oldest dirtied written down to the threshold: 389 dirty, 212
-    // under writeback.
+    // 390 dirty: the oldest dirty page written.
     assert_eq!((s.nr_dirty, s.nr_writeback), (389, 212));
 }
 

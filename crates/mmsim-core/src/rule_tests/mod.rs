@@ -24,7 +24,8 @@
 //! back from the swap cache, `swapzap.rs` the zap of a swap PTE whose slot
 //! a swap-cache folio holds, `swapsplit.rs` the slots of a large folio
 //! unmapped in part before its swap-out; `dirty_throttle.rs` the writer's
-//! `balance_dirty_pages()` pause. This file
+//! `balance_dirty_pages()` pause; `mkclean.rs` `folio_mkclean()` at
+//! writeback and the periodic flusher's global background check. This file
 //! holds the helpers they share.
 
 mod cgwb;
@@ -50,6 +51,7 @@ mod memcg;
 mod memcg_stats;
 mod memcg_swap;
 mod migrate;
+mod mkclean;
 mod oom;
 mod pgdat_dirty;
 mod readahead;
