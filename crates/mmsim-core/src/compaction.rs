@@ -430,9 +430,10 @@ impl Sim {
                 return None;
             }
         }
-        if costly && self.compact.cfg.compaction_ready && self.compaction_ready(o) {
-            // shrink_zones skips the zone; do_try_to_free_pages still
-            // counted the stall.
+        // One zone: shrink_zones skips it, do_try_to_free_pages still counts
+        // the stall. Two: `reclaim::direct`'s shrink_zones asks each zone.
+        let one_zone = self.phys.dma.is_none();
+        if costly && self.compact.cfg.compaction_ready && one_zone && self.compaction_ready(o) {
             self.count_vm_events(ALLOCSTALL_NORMAL, 1);
         } else {
             self.try_to_free_pages_order(o);

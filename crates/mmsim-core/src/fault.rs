@@ -181,8 +181,11 @@ impl Sim {
     /// `wp_page_shared()` → `fault_dirty_shared_page()`: the PTE made
     /// writable and dirty, the folio dirtied, and if that dirtied it, the
     /// writer balances (`balance_dirty_pages_ratelimited`). Counted as a
-    /// fault (`pgfault`; a minor one, no `pgmajfault`), charged
-    /// `access_ns` as every write-protect fault here. Departure: with
+    /// fault (`pgfault`; a minor one, no `pgmajfault`); the shared
+    /// page-cache case costs `minor_fault_ns` in all, as a cached
+    /// `filemap_fault` does (v6.12 runs `do_page_mkwrite()` —
+    /// `ext4_page_mkwrite`, `file_update_time` — then
+    /// `finish_mkwrite_fault()`), the anonymous reuse `access_ns`. Departure: with
     /// `page_mkwrite` (ext4, xfs) v6.12 also calls the balance when the
     /// folio was dirty already; its ratelimit counts only new dirtyings
     /// (`current->nr_dirtied`), so that call acts only on a ratelimit an
@@ -209,8 +212,12 @@ impl Sim {
                 self.folio_free_swap(f);
             }
             self.anon_wp_fault_content(f);
-        } else if self.folio_mark_dirty_mapped(f) {
-            self.balance_dirty_pages_ratelimited();
+        } else {
+            let mkwrite = self.cost.minor_fault_ns.saturating_sub(self.cost.access_ns);
+            self.advance(mkwrite);
+            if self.folio_mark_dirty_mapped(f) {
+                self.balance_dirty_pages_ratelimited();
+            }
         }
         if self.policy == Policy::Lru {
             self.lru_touch(f);

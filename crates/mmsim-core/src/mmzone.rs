@@ -40,9 +40,10 @@
 //!   scanners, cached PFNs, skip hints and deferral; direct compaction,
 //!   kcompactd and proactive compaction walk the zones.
 //! - Direct reclaim for a costly order (`shrink_zones` with
-//!   `compaction.compaction_ready`): the node is skipped only when every zone
-//!   is `compaction_ready`, each with its own watermarks, reserve and
-//!   fragmentation index.
+//!   `compaction.compaction_ready`, `crate::reclaim::direct`): the node is
+//!   skipped only when every zone is `compaction_ready`, each with its own
+//!   watermarks, reserve and fragmentation index, and direct reclaim stops
+//!   after a pass that found some zone ready (`do_try_to_free_pages`).
 //!
 //! Not modelled (yet): DMA's per-CPU list (DMA's order-0 pages go to and
 //! from its buddy lists directly; its `zone_batchsize` is 1 on a 16 MiB
@@ -51,14 +52,8 @@
 //! address range, buddyinfo and
 //! the results' pagetypeinfo; the LRU stays per node, as in the kernel
 //! (movable allocations use both zones, so reclaim skips nothing).
-//! **Departure:** with some zones `compaction_ready` and others not,
-//! v6.12 `shrink_zones` sets `sc->compaction_ready` and
-//! `do_try_to_free_pages` stops after that one pass at DEF_PRIORITY; here
-//! the node is reclaimed in full (falling priorities) unless every zone is
-//! ready, so direct reclaim of a costly order can reclaim more than the
-//! kernel's with a DMA below its compaction gap. MGLRU's
-//! `should_abort_scan` also still reads the node's sums (v6.12 asks every
-//! zone for high + 64 with its reserve).
+//! **Departure:** MGLRU's `should_abort_scan` still reads the node's sums
+//! (v6.12 asks every zone for high + 64 with its reserve).
 
 use crate::compaction_skip::fragmentation_index;
 use crate::config::{ConfigError, MachineConfig, PolicyName};
@@ -371,18 +366,7 @@ impl Sim {
     /// above high + `compact_gap(order)`, each with the zone's
     /// `lowmem_reserve`.
     pub(crate) fn compaction_ready_zoned(&self, order: usize) -> bool {
-        let Some(d) = self.phys.dma.as_ref() else {
-            return false;
-        };
-        let upper = (&self.phys.zone, self.upper_free(), d.upper_wmark, 0);
-        let dma = (&d.zone, d.zone.free_pages(), d.wmark, d.lowmem_reserve);
-        [upper, dma].into_iter().all(|(zone, free, wm, reserve)| {
-            if zone.watermark_ok(order, wm.min + reserve) {
-                return true;
-            }
-            self.zone_compaction_suitable(zone, free, wm, reserve, order)
-                && free > wm.high + (2u64 << order) + reserve
-        })
+        self.zone_compaction_ready(order, false) && self.zone_compaction_ready(order, true)
     }
 
     /// `compaction_suitable(zone, order, highest_zoneidx)` (v6.12) of one

@@ -64,8 +64,13 @@
 //!   the flushing CPU is taken to be the flushed one (direct reclaim by one
 //!   task of another's pages counts local), a PMD zap counts its 512 pages
 //!   (x86 flushes it with PMD stride), exit flushes per VMA (the kernel's
-//!   `exit_mmap` once), and contpte's "same permissions" is the same dirty
-//!   bit (arm64 keeps a block folded through `contpte_ptep_set_access_flags`).
+//!   `exit_mmap` once), contpte's "same permissions" is the same dirty
+//!   bit (arm64 keeps a block folded through `contpte_ptep_set_access_flags`),
+//!   `folio_mkclean` of a PMD-mapped page-cache folio flushes per PTE, 512
+//!   remote flushes where v6.12 `page_vma_mkclean_one` does one
+//!   `pmdp_invalidate`, and the next store does not split the PMD
+//!   (`wp_huge_pmd`), and a task's own `fsync` counts its cleaning flushes
+//!   remote (the kernel's are local for the task's own mm).
 //!
 //! Counters are named after perf's generic events where the kernel has
 //! none: `dtlb_loads` (`dTLB-loads`: every access), `dtlb_load_misses`

@@ -357,8 +357,10 @@ impl Sim {
         self.global_background_writeback(thresh, self.clock);
     }
 
-    /// The global domain's background writeback at `now`: the oldest dirty
-    /// folios written while the dirty pages exceed `thresh` (`bg_thresh`).
+    /// The global domain's background writeback at `now` (v6.12
+    /// fs/fs-writeback.c `wb_writeback()` with `for_background`, which stops
+    /// once `wb_over_bg_thresh()` is false): the oldest dirty folios written
+    /// while the dirty pages exceed `thresh` (`bg_thresh`).
     /// Started by a writer ([`Sim::balance_dirty_pages`]) or by the periodic
     /// flusher ([`Sim::wb_check_background_flush`]).
     fn global_background_writeback(&mut self, thresh: u64, now: u64) {

@@ -14,8 +14,11 @@ use mmsim_workloads::scenario::overrides::toml_value;
 
 /// `--set KEY=VALUE` flags (without `--set`) that turn `recorded` into
 /// `simulated`: every leaf of `[machine]` whose value differs, dotted. A
-/// leaf the simulated machine does not write (an integer or flag left at
-/// its zero default) is set to 0 or false.
+/// leaf the simulated machine does not write is at the value serde skips:
+/// an integer 0, and a flag the opposite of the recorded one (a flag is
+/// written only when it differs from its skipped default, false for most,
+/// true for `policy.pgdat_dirty_guard` and `mglru_writeback_in_reclaim`).
+/// A table on one side only is compared leaf by leaf with an empty one.
 pub fn set_flags(recorded: &MachineConfig, simulated: &MachineConfig) -> Vec<String> {
     let (Ok(a), Ok(b)) = (
         toml::Table::try_from(recorded),
@@ -36,9 +39,15 @@ fn diff(prefix: &str, a: &toml::Table, b: &toml::Table, out: &mut Vec<String>) {
             (Some(toml::Value::Table(x)), Some(toml::Value::Table(y))) => {
                 diff(&format!("{key}."), x, y, out)
             }
+            (None, Some(toml::Value::Table(y))) => {
+                diff(&format!("{key}."), &toml::Table::new(), y, out)
+            }
+            (Some(toml::Value::Table(x)), None) => {
+                diff(&format!("{key}."), x, &toml::Table::new(), out)
+            }
             (x, Some(y)) if x != Some(y) => out.push(format!("{key}={}", shown(y))),
             (Some(toml::Value::Integer(_)), None) => out.push(format!("{key}=0")),
-            (Some(toml::Value::Boolean(_)), None) => out.push(format!("{key}=false")),
+            (Some(toml::Value::Boolean(x)), None) => out.push(format!("{key}={}", !x)),
             _ => {}
         }
     }
@@ -89,7 +98,18 @@ mod tests {
                 "policy.pgdat_dirty_guard=false",
             ]
         );
-        // Back to the zero default, which the machine does not write.
-        assert_eq!(set_flags(&b, &a)[0], "policy.memcg_stats_cpus=0");
+        // Back to the defaults, which the machine does not write: the zero
+        // and, for a flag serde skips at true, true.
+        let back = set_flags(&b, &a);
+        assert_eq!(back[0], "policy.memcg_stats_cpus=0");
+        assert_eq!(back[3], "policy.pgdat_dirty_guard=true");
+        // A table the recorded machine lacks: each of its leaves.
+        let mut c = a.clone();
+        c.thp.enabled = mmsim_core::ThpEnabled::Always;
+        let flags = set_flags(&a, &c);
+        assert!(!flags.is_empty());
+        assert!(flags
+            .iter()
+            .all(|f| f.starts_with("thp.") && !f.contains('{')));
     }
 }

@@ -1,6 +1,6 @@
 //! Compaction per zone (mm/compaction.c and mm/page_alloc.c, Linux v6.12):
 //! the zone walks of `try_to_compact_pages`, `kcompactd_do_work`,
-//! `kcompactd_node_suitable` and `proactive_compact_node`, the node's
+//! `kcompactd_node_suitable` and `compact_node(pgdat, proactive = true)`, the node's
 //! weighted `fragmentation_score_node`, and `compaction_suitable` /
 //! `compaction_suit_allocation_order` of one zone.
 //!
@@ -50,7 +50,7 @@
 //!   order and is suitable (with the reserve of the highest zone asked for).
 //! - Proactive compaction: the node's score (`fragmentation_score_node`) is
 //!   Σ over zones of `extfrag_for_order(zone, 9)` × the zone's pages / (the
-//!   node's pages + 1); `proactive_compact_node` runs a whole-zone run on
+//!   node's pages + 1); `compact_node(pgdat, proactive = true)` runs a whole-zone run on
 //!   each zone, DMA first, each ending at its own zone's score.
 //! - kswapd's and the restart's `reset_isolation_suitable` clear each zone's
 //!   marks (each gated by its own `compact_blockskip_flush`).
@@ -353,7 +353,7 @@ impl Sim {
         }
     }
 
-    /// `proactive_compact_node` (v6.12): a whole-zone proactive run on each
+    /// `compact_node(pgdat, proactive = true)` (v6.12): a whole-zone proactive run on each
     /// zone, lowest first.
     pub(super) fn proactive_compact_node(&mut self) {
         for &dma in self.compact_zonelist().iter().rev() {
@@ -370,7 +370,17 @@ impl Sim {
     /// (`Sim::reset_isolation_suitable_zone`).
     pub(crate) fn reset_isolation_suitable(&mut self) {
         for &dma in self.compact_zonelist().iter().rev() {
-            self.on_zone(dma, Sim::reset_isolation_suitable_zone);
+            // `__reset_isolation_suitable` returns at once without the
+            // zone's `compact_blockskip_flush`: test it before swapping the
+            // zone in, which would build `mem_map` for nothing.
+            let flush = if dma == self.compact.in_dma {
+                self.compact.blockskip_flush
+            } else {
+                self.compact.dma_state.blockskip_flush
+            };
+            if flush {
+                self.on_zone(dma, Sim::reset_isolation_suitable_zone);
+            }
         }
     }
 }
