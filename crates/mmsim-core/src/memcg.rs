@@ -785,13 +785,7 @@ impl Sim {
         loop {
             match self.page_counter_try_charge_batch(m, batch, nr_pages) {
                 Ok(charged) => {
-                    if charged > nr_pages {
-                        self.refill_stock(m, charged - nr_pages);
-                    }
-                    self.note_over_high(m, charged);
-                    if self.pages_over_high > MEMCG_CHARGE_BATCH {
-                        self.mem_cgroup_handle_over_high();
-                    }
+                    self.charged_counters(m, nr_pages, charged);
                     return true;
                 }
                 Err(_) if !blocking => return false,
@@ -811,6 +805,20 @@ impl Sim {
                     }
                 }
             }
+        }
+    }
+
+    /// A charge of `nr_pages` that took `charged` (the batch) from the
+    /// counters (`try_charge_memcg()`'s `done_restock`, v6.12): the surplus
+    /// goes to the stock, and `memory.high` is checked.
+    #[inline(always)]
+    fn charged_counters(&mut self, m: MemcgId, nr_pages: u64, charged: u64) {
+        if charged > nr_pages {
+            self.refill_stock(m, charged - nr_pages);
+        }
+        self.note_over_high(m, charged);
+        if self.pages_over_high > MEMCG_CHARGE_BATCH {
+            self.mem_cgroup_handle_over_high();
         }
     }
 
@@ -839,13 +847,7 @@ impl Sim {
             // failure, `nr_pages` only.
             match self.page_counter_try_charge_batch(m, batch, nr_pages) {
                 Ok(charged) => {
-                    if charged > nr_pages {
-                        self.refill_stock(m, charged - nr_pages);
-                    }
-                    self.note_over_high(m, charged);
-                    if self.pages_over_high > MEMCG_CHARGE_BATCH {
-                        self.mem_cgroup_handle_over_high();
-                    }
+                    self.charged_counters(m, nr_pages, charged);
                     return true;
                 }
                 Err(_) if !blocking => return false,
