@@ -796,11 +796,7 @@ impl Sim {
                     if self.lru_evict_one() {
                         continue;
                     }
-                    if nr_pages > 1 << crate::page_alloc::PAGE_ALLOC_COSTLY_ORDER {
-                        return false;
-                    }
-                    self.count_memcg_events(over, MEMCG_OOM, 1);
-                    if !self.out_of_memory(Some(over)) {
+                    if !self.charge_oom(over, nr_pages) {
                         return false;
                     }
                 }
@@ -820,6 +816,20 @@ impl Sim {
         if self.pages_over_high > MEMCG_CHARGE_BATCH {
             self.mem_cgroup_handle_over_high();
         }
+    }
+
+    /// The charge's OOM step (`try_charge_memcg()` → `mem_cgroup_oom()`,
+    /// v6.12), shared by both charge loops: a costly charge (over
+    /// `1 << PAGE_ALLOC_COSTLY_ORDER` pages) fails at once (`nomem`);
+    /// otherwise `MEMCG_OOM` is counted and the group's OOM killer runs.
+    /// True when it killed something, so the charge retries.
+    #[inline(always)]
+    fn charge_oom(&mut self, over: MemcgId, nr_pages: u64) -> bool {
+        if nr_pages > 1 << crate::page_alloc::PAGE_ALLOC_COSTLY_ORDER {
+            return false;
+        }
+        self.count_memcg_events(over, MEMCG_OOM, 1);
+        self.out_of_memory(Some(over))
     }
 
     /// The part of [`Sim::try_charge_memcg_gfp`] after `consume_stock`
@@ -891,11 +901,7 @@ impl Sim {
                         }
                         continue;
                     }
-                    if nr_pages > 1 << crate::page_alloc::PAGE_ALLOC_COSTLY_ORDER {
-                        return false;
-                    }
-                    self.count_memcg_events(over, MEMCG_OOM, 1);
-                    if !self.out_of_memory(Some(over)) {
+                    if !self.charge_oom(over, nr_pages) {
                         return false;
                     }
                     retries = crate::fault::MAX_RECLAIM_RETRIES;
