@@ -178,7 +178,8 @@ impl Sim {
     /// First store through a clean present PTE (`do_wp_page`, mm/memory.c
     /// v6.12). For a page-cache folio in a shared mapping (mapped read-only
     /// by a read fault, or cleaned by `folio_mkclean()` at writeback) it is
-    /// `wp_page_shared()` → `fault_dirty_shared_page()`: the PTE made
+    /// `wp_page_shared()` → `fault_dirty_shared_page()` (one mapped by a
+    /// PMD takes `wp_huge_pmd()` instead, [`Sim::wp_huge_pmd_file`]): the PTE made
     /// writable and dirty, the folio dirtied, and if that dirtied it, the
     /// writer balances (`balance_dirty_pages_ratelimited`). Counted as a
     /// fault (`pgfault`; a minor one, no `pgmajfault`); the shared
@@ -197,6 +198,13 @@ impl Sim {
         if f == self.zero_folio {
             self.wp_page_copy_zero(vma, index);
             return;
+        }
+        if self.cfg.fs.pmd_mappings {
+            if let Some(base) = self.file_pmd_mapped(vma, f) {
+                // A PMD-mapped page-cache folio: `wp_huge_pmd()`.
+                self.wp_huge_pmd_file(vma, index, f, base);
+                return;
+            }
         }
         if !self.folios[f].test(flags::SWAPBACKED) && self.vma_is_private_file(vma) {
             // A page-cache folio mapped read-only in a MAP_PRIVATE mapping.
@@ -572,7 +580,7 @@ impl Sim {
     /// (`crate::filemap_pmd`) from fault-around or `finish_fault`. With
     /// `machine.fault_retry` a read fault that read its page is retried
     /// (`tried`; see [`crate::MachineConfig::fault_retry`]).
-    fn do_fault(
+    pub(crate) fn do_fault(
         &mut self,
         vma: VmaId,
         index: u32,

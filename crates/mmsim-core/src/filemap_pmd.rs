@@ -26,7 +26,9 @@
 //! zero page's are, `crate::huge_memory`), so that reclaim's rmap walk and
 //! unmap work unchanged. Not modelled: the PMD's single accessed bit (the
 //! rmap walk sees one young PTE per accessed page, where the kernel sees
-//! one young PMD), splitting the PMD on a partial unmap (`thp_split_pmd`),
+//! one young PMD), splitting the PMD on a partial unmap (`thp_split_pmd`;
+//! the split of a store through a write-protected PMD is modelled:
+//! [`Sim::wp_huge_pmd_file`]),
 //! the page-table page the kernel does not need (with `kmem`, the PTE table
 //! is still charged). The TLB saving shows only with `[machine.tlb]`
 //! (`crate::tlb`: such a mapping is one 2 MiB entry); otherwise the saving
@@ -48,7 +50,9 @@ use crate::event::FileId;
 use crate::huge_memory::VmaThpAdvice;
 use crate::mem::filemap::slot_folio;
 use crate::mem::folio::{flags, FolioId};
-use crate::mem::pagetable::{pte_present, VmaId, VmaKind};
+use crate::mem::pagetable::{
+    pte_present, VmaId, VmaKind, PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG,
+};
 use crate::readahead::{Advice, RaOwner, MAX_PAGECACHE_ORDER, MMAP_LOTSAMISS};
 use crate::sim::{Sim, SimError};
 use crate::stats::item::*;
@@ -155,6 +159,88 @@ impl Sim {
             self.balance_dirty_pages_ratelimited();
         }
         true
+    }
+
+    /// Whether page-cache folio `f` is mapped by a PMD in shared file
+    /// mapping `vma` (mmsim keeps no PMD bit: with `fs.pmd_mappings`, an
+    /// order-9 folio whose aligned 2 MiB of the VMA holds its 512 pages,
+    /// every PTE present and mapping it, as [`Sim::do_set_pmd`] leaves it):
+    /// the PMD's first page of the VMA. `page_vma_mapped_walk()` finding
+    /// `pvmw->pmd` set (mm/page_vma_mapped.c, v6.12). Cold: 512 PTE reads.
+    pub(crate) fn file_pmd_mapped(&self, vma: VmaId, f: FolioId) -> Option<u32> {
+        let fo = &self.folios[f];
+        if !self.cfg.fs.pmd_mappings || fo.order != MAX_PAGECACHE_ORDER || !fo.is_file() {
+            return None;
+        }
+        let v = &self.vmas[vma as usize];
+        let VmaKind::File {
+            file,
+            pgoff,
+            private: false,
+        } = v.kind
+        else {
+            return None;
+        };
+        if file != fo.space || pgoff % HPAGE_PMD_NR != 0 || fo.index < pgoff {
+            return None;
+        }
+        let base = fo.index - pgoff;
+        let maps = |i: u32| {
+            let p = v.pte(i);
+            p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f
+        };
+        (base + HPAGE_PMD_NR <= v.len && (base..base + HPAGE_PMD_NR).all(maps)).then_some(base)
+    }
+
+    /// The first store through a write-protected PMD of page-cache folio
+    /// `f` in shared mapping `vma` (`folio_mkclean` cleaned it at
+    /// writeback, or a read fault mapped it), v6.12 mm/memory.c and
+    /// mm/huge_memory.c: `__handle_mm_fault()` → `wp_huge_pmd()`; a shared
+    /// VMA's `huge_fault` is tried first, but only DAX has one that
+    /// does not fall back (ext4's is DAX-only, xfs's `xfs_filemap_huge_fault`
+    /// returns VM_FAULT_FALLBACK for a non-DAX inode, shmem has none), so
+    /// `__split_huge_pmd()` → `__split_huge_pmd_locked()`, which for a file
+    /// VMA does not remap the PMD by PTEs: it counts `thp_split_pmd`, zaps
+    /// the PMD (`pmdp_huge_clear_flush`: one flush of the PMD's range from
+    /// the faulting task, [`Sim::flush_pmd_tlb_range`]), carries its young
+    /// bit into PG_referenced (`folio_set_referenced` if not set) and its
+    /// dirty bit into the folio, and drops the mapping. The fault falls back
+    /// to `handle_pte_fault()` on a PMD that is none now: `do_fault()` →
+    /// `do_shared_fault()` → `filemap_fault()` (cached) and
+    /// `do_page_mkwrite()`, then `finish_fault()`, which maps a PMD-size
+    /// folio by a PMD again (`do_set_pmd`, writable and dirty,
+    /// `thp_file_mapped` counted again) — so the store dirties the whole
+    /// PMD, not one PTE; no PTE-level `do_wp_page` runs. One fault
+    /// (`pgfault`, counted by the caller).
+    pub(crate) fn wp_huge_pmd_file(&mut self, vma: VmaId, index: u32, f: FolioId, base: u32) {
+        self.count_vm_events(THP_SPLIT_PMD, 1);
+        self.flush_pmd_tlb_range(vma, base, false);
+        let v = &mut self.vmas[vma as usize];
+        let (mut young, mut dirty) = (false, false);
+        for i in base..base + HPAGE_PMD_NR {
+            let p = v.pte_mut(i);
+            young |= *p & PTE_YOUNG != 0;
+            dirty |= *p & PTE_DIRTY != 0;
+            *p = 0;
+        }
+        let VmaKind::File { file, pgoff, .. } = v.kind else {
+            return;
+        };
+        let fo = &mut self.folios[f];
+        // `folio_remove_rmap_pmd`: a saturated count (every PMD mapping's)
+        // stays "unknown" for the rmap walks; `do_set_pmd` adds again.
+        if fo.mapcount != u8::MAX {
+            fo.mapcount = 0;
+        }
+        if young && !fo.test(flags::REFERENCED) {
+            fo.set(flags::REFERENCED);
+        }
+        if dirty && !fo.test(flags::DIRTY) {
+            self.folio_mark_dirty_mapped(f);
+        }
+        self.lru_gen.in_fault = self.vmas[vma as usize].file_ra.advice == Advice::Normal;
+        self.do_fault(vma, index, file, pgoff + index, true, false);
+        self.lru_gen.in_fault = false;
     }
 
     /// `filemap_map_pages()`'s `filemap_map_pmd()` (v6.18): before

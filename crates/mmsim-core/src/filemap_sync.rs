@@ -29,7 +29,10 @@
 //!
 //! Each write goes through the same path as the flusher's
 //! (`Sim::write_folio`: one request per folio on the file system's
-//! device, `pgpgout` counted, completion by `folio_end_writeback()`). The
+//! device, `pgpgout` counted, completion by `folio_end_writeback()`),
+//! cleaning the folio's shared mappings first (`folio_mkclean`) from the
+//! caller's context: the TLB flushes of the task's own mappings are local,
+//! those of other tasks' mappings remote (`crate::tlb`). The
 //! call itself costs one system call (`fd_access_ns`); the wait is IO wait
 //! (`io_wait_s`), not a memory stall.
 //!
@@ -76,6 +79,8 @@ impl Sim {
             index.saturating_add(u32::from(pages)).min(size)
         };
         let now = self.clock;
+        // The caller: the task that holds the file open (`File::task`).
+        let by = self.files[file as usize].task;
         // Only the file's dirty range can hold a dirty folio (`File::dirty_lo`):
         // the same folios written in the same order as a walk of every page.
         let fl = &self.files[file as usize];
@@ -99,7 +104,7 @@ impl Sim {
                 if !fo.test(flags::WRITEBACK) {
                     // The dirty tag goes with the write: the flusher's entry too.
                     self.dirty_fifo_unqueue(f);
-                    self.write_folio(f, now);
+                    self.write_folio_by(f, now, by);
                 } else {
                     left_lo = left_lo.min(fo.index);
                     left_hi = left_hi.max(i);

@@ -10,7 +10,9 @@
 //! `folio_referenced_one`) tests and clears their accessed bits, and
 //! `Sim::try_to_unmap` (`try_to_unmap_one`) removes the PTEs, and
 //! `Sim::folio_mkclean` cleans and write-protects a page-cache folio's
-//! shared PTEs before its write (`crate::writeback`). Every clear
+//! shared PTEs, or its PMD once, before its write (`crate::writeback`,
+//! `crate::filemap_sync`), flushing locally for the mappings of the task
+//! whose `fsync` writes it and remotely for the rest. Every clear
 //! of a PTE's accessed bit goes through `Sim::ptep_test_and_clear_young`:
 //! the reclaim walk here, MGLRU's look-around and page-table walk
 //! (`crate::reclaim::lru_gen`), and the idle-page tracking below.
@@ -37,7 +39,7 @@
 
 use crate::mem::folio::{flags, FolioId};
 use crate::mem::pagetable::{
-    pte_swap, VmaId, VmaKind, PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG,
+    pte_swap, TaskId, VmaId, VmaKind, PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG,
 };
 use crate::reclaim::ScanControl;
 use crate::sim::{Policy, Sim};
@@ -665,23 +667,35 @@ impl Sim {
     }
 
     /// `folio_mkclean()` with `page_mkclean_one()` → `page_vma_mkclean_one()`
-    /// (mm/rmap.c, v6.12) of page-cache folio `f`: every PTE that maps it
-    /// in a shared VMA of its file is cleaned and write-protected
-    /// (`ptep_clear_flush`, `pte_wrprotect`, `pte_mkclean`; the accessed
-    /// bit stays); returns how many were dirty or writable. Private VMAs are
+    /// (mm/rmap.c, v6.12) of page-cache folio `f`, run by task `by` (its
+    /// own `fsync` or `sync_file_range`, `crate::filemap_sync`) or, with
+    /// `None`, by a kworker (the flusher, background writeback): every
+    /// mapping of it in a shared VMA of its file is cleaned and
+    /// write-protected; returns how many were dirty or writable (`ret` of
+    /// `page_vma_mkclean_one`: a PMD counts once). Private VMAs are
     /// skipped (`invalid_mkclean_vma`: not VM_SHARED; they map page-cache
     /// folios read-only). mmsim's PTE has one bit for dirty and writable: in
     /// a shared file mapping the two go together (a read fault maps the page
     /// read-only under write-notify, a write fault writable and dirty,
     /// `set_pte_range` → `maybe_mkwrite(pte_mkdirty())`, and only this walk
-    /// cleans), so clearing `PTE_DIRTY` is the write-protection, and the
-    /// next store takes `do_wp_page`. Each PTE cleaned is flushed from the
-    /// TLB, one page (`crate::tlb`; counted as a remote flush: the flusher
-    /// is a kworker, and a task's own `fsync` is not told apart). A
-    /// PMD-mapped folio (`crate::filemap_pmd`: its 512 PTEs) is cleaned PTE
-    /// by PTE where the kernel cleans the PMD once. Charges no CPU: the
-    /// flusher is its own thread. Nothing for an unmapped folio.
-    pub(crate) fn folio_mkclean(&mut self, f: FolioId) -> u32 {
+    /// cleans), so clearing `PTE_DIRTY` is the write-protection.
+    ///
+    /// * A PTE (`ptep_clear_flush`, `pte_wrprotect`, `pte_mkclean`; the
+    ///   accessed bit stays) is flushed from the TLB, one page
+    ///   (`crate::tlb`); the next store takes `do_wp_page`.
+    /// * A PMD (`crate::filemap_pmd`, [`Sim::file_pmd_mapped`]: its 512
+    ///   PTEs) is cleaned once: `pmdp_invalidate`, `pmd_wrprotect`,
+    ///   `pmd_mkclean`, all 512 PTEs together, one
+    ///   [`Sim::flush_pmd_tlb_range`] (a full flush on x86); the next store
+    ///   takes `wp_huge_pmd` ([`Sim::wp_huge_pmd_file`]).
+    ///
+    /// The flush is local when `by` owns the VMA (the kernel flushes from
+    /// the caller's CPU, where its own mm is loaded; mmsim runs a task on
+    /// one CPU, so no other CPU of its `mm_cpumask` is sent one), remote
+    /// otherwise (another task's mapping of the file, or a kworker's
+    /// flush). Charges no CPU (the flusher is its own thread; the fsync's
+    /// walk is in its system call). Nothing for an unmapped folio.
+    pub(crate) fn folio_mkclean(&mut self, f: FolioId, by: Option<TaskId>) -> u32 {
         let fo = &self.folios[f];
         if fo.mapcount == 0 || !fo.is_file() {
             return 0;
@@ -699,6 +713,19 @@ impl Sim {
             let Some((lo, hi)) = self.file_large_range(f, vid) else {
                 continue;
             };
+            let remote = by != Some(self.vmas[vid as usize].task);
+            if let Some(base) = self.file_pmd_mapped(vid, f) {
+                let ptes = &mut self.vmas[vid as usize].ptes[base as usize..base as usize + 512];
+                if ptes.iter().all(|&p| p & PTE_DIRTY == 0) {
+                    continue;
+                }
+                for p in ptes {
+                    *p &= !PTE_DIRTY;
+                }
+                self.flush_pmd_tlb_range(vid, base, remote);
+                cleaned += 1;
+                continue;
+            }
             for i in lo..hi {
                 let Some(pte) = self.page_vma_mapped_walk(f, vid, i) else {
                     continue;
@@ -707,7 +734,7 @@ impl Sim {
                     continue;
                 }
                 self.vmas[vid as usize].ptes[i as usize] = pte & !PTE_DIRTY;
-                self.flush_tlb_range(vid, i, i + 1, true);
+                self.flush_tlb_range(vid, i, i + 1, remote);
                 cleaned += 1;
             }
         }

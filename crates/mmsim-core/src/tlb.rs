@@ -52,7 +52,13 @@
 //!   (the zapped range's present PTEs, `tlb_finish_mmu`), the write fault on
 //!   the zero page and on a page-cache page of a private file mapping
 //!   (`ptep_clear_flush`, one page), `folio_mkclean` at writeback (one page
-//!   per shared PTE it cleans, counted remote), an OOM kill's zap (the oom_reaper's
+//!   per shared PTE it cleans; a PMD once, by `pmdp_invalidate`, which on
+//!   x86 is a full flush: `flush_pmd_tlb_range` falls back to
+//!   `flush_tlb_range` at page stride, 512 pages over the ceiling; local
+//!   for the mappings of the task whose own `fsync`/`sync_file_range`
+//!   writes the folio, remote for other tasks' and for the flusher's
+//!   kworker), a store through a write-protected file PMD (its split
+//!   zaps it: `pmdp_huge_clear_flush`, a local full flush), an OOM kill's zap (the oom_reaper's
 //!   `tlb_finish_mmu`, per VMA), a fork's write-protection of the parent's
 //!   PTEs (`dup_mmap` ends with `flush_tlb_mm`: one full flush per fork,
 //!   whatever it copied), the huge zero PMD's split
@@ -66,11 +72,8 @@
 //!   (x86 flushes it with PMD stride), exit flushes per VMA (the kernel's
 //!   `exit_mmap` once), contpte's "same permissions" is the same dirty
 //!   bit (arm64 keeps a block folded through `contpte_ptep_set_access_flags`),
-//!   `folio_mkclean` of a PMD-mapped page-cache folio flushes per PTE, 512
-//!   remote flushes where v6.12 `page_vma_mkclean_one` does one
-//!   `pmdp_invalidate`, and the next store does not split the PMD
-//!   (`wp_huge_pmd`), and a task's own `fsync` counts its cleaning flushes
-//!   remote (the kernel's are local for the task's own mm).
+//!   and a task is one mm on one CPU, so a local flush sends no IPI to
+//!   other CPUs of its `mm_cpumask` (threads are not modelled).
 //!
 //! Counters are named after perf's generic events where the kernel has
 //! none: `dtlb_loads` (`dTLB-loads`: every access), `dtlb_load_misses`
@@ -661,6 +664,21 @@ impl Sim {
             t.stats.nr_tlb_remote_flush += 1;
             t.stats.nr_tlb_remote_flush_received += 1;
         }
+    }
+
+    /// `flush_pmd_tlb_range()` of the PMD mapping pages `[base, base +
+    /// 512)` of `vma` (`pmdp_invalidate` in `folio_mkclean`,
+    /// `pmdp_huge_clear_flush` in a file PMD's split; mm/pgtable-generic.c,
+    /// v6.12). x86 does not define `__HAVE_ARCH_FLUSH_PMD_TLB_RANGE`
+    /// (arm64, powerpc and arc do), so the generic fallback runs:
+    /// `flush_tlb_range()`, whose stride is `PAGE_SHIFT` for a VMA that is
+    /// not hugetlb; 512 pages are over `tlb_single_page_flush_ceiling`, so
+    /// it is one full flush of the address space (`nr_tlb_local_flush_all`,
+    /// or one remote flush sent and received), as [`Sim::flush_tlb_range`]
+    /// counts it. (An mmu_gather's zap tracks `cleared_pmds` and flushes
+    /// with PMD stride instead: `tlb_get_unmap_shift`.)
+    pub(crate) fn flush_pmd_tlb_range(&mut self, vma: VmaId, base: u32, remote: bool) {
+        self.flush_tlb_range(vma, base, base + 512, remote);
     }
 
     /// `flush_tlb_mm()` of `task`'s address space (x86: `flush_tlb_mm_range`

@@ -23,6 +23,7 @@
 //! reclaim frees it next.
 
 use crate::mem::folio::{flags, FolioId, LruList, NIL};
+use crate::mem::pagetable::TaskId;
 use crate::sim::Sim;
 use crate::stats::item::*;
 
@@ -220,6 +221,13 @@ impl Sim {
     /// by [`Sim::folio_clear_dirty_for_io`], then PG_writeback set
     /// (`__folio_start_writeback`).
     pub(crate) fn write_folio(&mut self, f: FolioId, now: u64) {
+        self.write_folio_by(f, now, None);
+    }
+
+    /// [`Sim::write_folio`] run by task `by` (its own `fsync` or
+    /// `sync_file_range`, `crate::filemap_sync`; `None`: a kworker), which
+    /// decides whose TLB flushes `folio_mkclean` counts local.
+    pub(crate) fn write_folio_by(&mut self, f: FolioId, now: u64, by: Option<TaskId>) {
         if !self.folios.is_live(f) {
             return;
         }
@@ -227,7 +235,7 @@ impl Sim {
         if !fo.is_file() || !fo.test(flags::DIRTY) || fo.test(flags::WRITEBACK) {
             return;
         }
-        self.folio_clear_dirty_for_io(f);
+        self.folio_clear_dirty_for_io(f, by);
         let fo = &mut self.folios[f];
         fo.set(flags::WRITEBACK);
         // A large folio is written whole.
@@ -242,8 +250,9 @@ impl Sim {
     }
 
     /// `folio_clear_dirty_for_io()` (v6.12 mm/page-writeback.c) of dirty
-    /// page-cache folio `f`, before its write: `folio_mkclean()` cleans and
-    /// write-protects the PTEs that map it ([`Sim::folio_mkclean`]); if it
+    /// page-cache folio `f`, before its write by task `by` (`None`: a
+    /// kworker): `folio_mkclean()` cleans and write-protects the PTEs or
+    /// PMDs that map it ([`Sim::folio_mkclean`]); if it
     /// cleaned any, `folio_mark_dirty()` moves their dirty bit into the
     /// folio (already dirty here, as every writer checks PG_dirty first, so
     /// only its side effect shows: PG_reclaim cleared,
@@ -256,8 +265,8 @@ impl Sim {
     /// Before, mmsim left the PTEs dirty and writable (VALIDATION.md, "no
     /// `folio_mkclean()` at writeback"). An unmapped folio (every buffered
     /// write's) takes one test.
-    pub(crate) fn folio_clear_dirty_for_io(&mut self, f: FolioId) {
-        if self.folios[f].mapcount > 0 && self.folio_mkclean(f) > 0 {
+    pub(crate) fn folio_clear_dirty_for_io(&mut self, f: FolioId, by: Option<TaskId>) {
+        if self.folios[f].mapcount > 0 && self.folio_mkclean(f, by) > 0 {
             self.folio_mark_dirty_mapped(f);
         }
         self.folios[f].clear(flags::DIRTY);

@@ -149,7 +149,7 @@ fn only_shared_mappings_are_cleaned() {
     assert_eq!(s.vmas[private as usize].pte(0), private_pte);
     assert_eq!(s.vmas[shared as usize].pte(0) & PTE_DIRTY, 0);
     assert!(s.folios[f].test(flags::WRITEBACK));
-    assert_eq!(s.folio_mkclean(f), 0, "nothing left to clean");
+    assert_eq!(s.folio_mkclean(f, None), 0, "nothing left to clean");
 }
 
 /// (c) A memsim-style trace through a shared mapping: one store to each of

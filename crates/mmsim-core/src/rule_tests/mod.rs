@@ -25,7 +25,9 @@
 //! a swap-cache folio holds, `swapsplit.rs` the slots of a large folio
 //! unmapped in part before its swap-out; `dirty_throttle.rs` the writer's
 //! `balance_dirty_pages()` pause; `mkclean.rs` `folio_mkclean()` at
-//! writeback and the periodic flusher's global background check. This file
+//! writeback and the periodic flusher's global background check,
+//! `mkclean_pmd.rs` that of a PMD-mapped folio, the store that splits the
+//! PMD, and whose flushes count local. This file
 //! holds the helpers they share.
 
 mod cgwb;
@@ -52,6 +54,7 @@ mod memcg_stats;
 mod memcg_swap;
 mod migrate;
 mod mkclean;
+mod mkclean_pmd;
 mod oom;
 mod pgdat_dirty;
 mod readahead;
