@@ -186,7 +186,9 @@ impl Sim {
     /// page-cache case costs `minor_fault_ns` in all, as a cached
     /// `filemap_fault` does (v6.12 runs `do_page_mkwrite()` —
     /// `ext4_page_mkwrite`, `file_update_time` — then
-    /// `finish_mkwrite_fault()`), the anonymous reuse `access_ns`. Departure: with
+    /// `finish_mkwrite_fault()`), the anonymous reuse `access_ns`; the
+    /// PMD case `access_ns` and then the fallback fault's `minor_fault_ns`
+    /// (`filemap_fault` of a cached folio). Departure: with
     /// `page_mkwrite` (ext4, xfs) v6.12 also calls the balance when the
     /// folio was dirty already; its ratelimit counts only new dirtyings
     /// (`current->nr_dirtied`), so that call acts only on a ratelimit an

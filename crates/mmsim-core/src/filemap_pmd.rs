@@ -149,6 +149,7 @@ impl Sim {
         if exec {
             fo.set(flags::EXEC_MAPPED);
         }
+        fo.set(flags::PMD_MAPPED);
         let pte = pte_present(f, true, write);
         let v = &mut self.vmas[vma as usize];
         for i in base..base + HPAGE_PMD_NR {
@@ -163,10 +164,16 @@ impl Sim {
 
     /// Whether page-cache folio `f` is mapped by a PMD in shared file
     /// mapping `vma` (mmsim keeps no PMD bit: with `fs.pmd_mappings`, an
-    /// order-9 folio whose aligned 2 MiB of the VMA holds its 512 pages,
-    /// every PTE present and mapping it, as [`Sim::do_set_pmd`] leaves it):
-    /// the PMD's first page of the VMA. `page_vma_mapped_walk()` finding
-    /// `pvmw->pmd` set (mm/page_vma_mapped.c, v6.12). Cold: 512 PTE reads.
+    /// order-9 folio [`Sim::do_set_pmd`] mapped (`flags::PMD_MAPPED`) whose
+    /// aligned 2 MiB of the VMA holds its 512 pages, every PTE present and
+    /// mapping it, as `do_set_pmd` leaves it): the PMD's first page of the
+    /// VMA. `page_vma_mapped_walk()` finding `pvmw->pmd` set
+    /// (mm/page_vma_mapped.c, v6.12). Cold: 512 PTE reads. **Departure:**
+    /// the flag is per folio and is cleared only by the split at a store
+    /// ([`Sim::wp_huge_pmd_file`]) or when the folio is freed, so a folio
+    /// that is PMD-mapped in one VMA (or was, before a zap) and mapped
+    /// whole page by page in another (VM_NOHUGEPAGE) is taken as
+    /// PMD-mapped in both.
     pub(crate) fn file_pmd_mapped(&self, vma: VmaId, f: FolioId) -> Option<u32> {
         let fo = &self.folios[f];
         if !self.cfg.fs.pmd_mappings || fo.order != MAX_PAGECACHE_ORDER || !fo.is_file() {
@@ -181,7 +188,11 @@ impl Sim {
         else {
             return None;
         };
-        if file != fo.space || pgoff % HPAGE_PMD_NR != 0 || fo.index < pgoff {
+        if !fo.test(flags::PMD_MAPPED)
+            || file != fo.space
+            || pgoff % HPAGE_PMD_NR != 0
+            || fo.index < pgoff
+        {
             return None;
         }
         let base = fo.index - pgoff;
@@ -227,11 +238,9 @@ impl Sim {
             return;
         };
         let fo = &mut self.folios[f];
-        // `folio_remove_rmap_pmd`: a saturated count (every PMD mapping's)
-        // stays "unknown" for the rmap walks; `do_set_pmd` adds again.
-        if fo.mapcount != u8::MAX {
-            fo.mapcount = 0;
-        }
+        // `folio_remove_rmap_pmd`: the count `do_set_pmd` saturated stays
+        // "unknown" for the rmap walks; `do_set_pmd` maps it again below.
+        fo.clear(flags::PMD_MAPPED);
         if young && !fo.test(flags::REFERENCED) {
             fo.set(flags::REFERENCED);
         }

@@ -668,8 +668,8 @@ impl Sim {
 
     /// `flush_pmd_tlb_range()` of the PMD mapping pages `[base, base +
     /// 512)` of `vma` (`pmdp_invalidate` in `folio_mkclean`,
-    /// `pmdp_huge_clear_flush` in a file PMD's split; mm/pgtable-generic.c,
-    /// v6.12). x86 does not define `__HAVE_ARCH_FLUSH_PMD_TLB_RANGE`
+    /// `pmdp_huge_clear_flush` in a file PMD's split, mm/pgtable-generic.c;
+    /// the fallback in include/linux/pgtable.h, v6.12). x86 does not define `__HAVE_ARCH_FLUSH_PMD_TLB_RANGE`
     /// (arm64, powerpc and arc do), so the generic fallback runs:
     /// `flush_tlb_range()`, whose stride is `PAGE_SHIFT` for a VMA that is
     /// not hugetlb; 512 pages are over `tlb_single_page_flush_ceiling`, so

@@ -214,3 +214,46 @@ fn a_tasks_own_fsync_flushes_its_pmd_locally_once() {
         (1, 0, 0, 0)
     );
 }
+
+/// An order-9 folio mapped page by page (a VM_NOHUGEPAGE VMA: `do_set_pmd`
+/// refuses it, `finish_fault` maps one PTE per write fault) is PTE-mapped
+/// even when all 512 PTEs are present: writeback cleans it PTE by PTE (one
+/// page flush each, sent by the flusher) and the next store is a PTE-level
+/// `do_wp_page` (`wp_page_shared`) — no split, one PTE dirty. Before the
+/// `PMD_MAPPED` flag, mmsim took the 512 PTEs for a PMD: one flush, and a
+/// split at the store.
+#[test]
+fn a_folio_mapped_page_by_page_is_not_a_pmd() {
+    let mut s = machine(true);
+    let t = s.add_task("t");
+    let file = s.add_file("f", 1024).unwrap();
+    s.open(file, t).unwrap();
+    s.step(&Event::FileWrite {
+        file,
+        index: 0,
+        pages: 512,
+    });
+    s.wakeup_flusher(s.clock);
+    s.complete_writeback(u64::MAX);
+    let vma = s.mmap_file(t, file, 0, 1024, false).unwrap();
+    s.madvise_file_hugepage(vma, crate::huge_memory::VmaThpAdvice::Nohugepage)
+        .unwrap();
+    for i in 0..512 {
+        store(&mut s, vma, i);
+    }
+    assert_eq!((s.vm.thp_file_mapped, s.vm.pgfault), (0, 512));
+    assert_eq!(pmd_ptes(&s, vma, 0), (512, 512));
+    let before = flushes(&s);
+    s.wakeup_flusher(s.clock);
+    assert_eq!(pmd_ptes(&s, vma, 0), (512, 0), "mapped, clean");
+    let after = flushes(&s);
+    assert_eq!(
+        (after.0 - before.0, after.2 - before.2, after.3 - before.3),
+        (0, 512, 512)
+    );
+    s.complete_writeback(u64::MAX);
+    store(&mut s, vma, 7);
+    assert_eq!((s.vm.pgfault, s.vm.thp_split_pmd), (513, 0));
+    assert_eq!(pmd_ptes(&s, vma, 0), (512, 1));
+    s.check_invariants().unwrap();
+}
