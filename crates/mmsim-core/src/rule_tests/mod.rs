@@ -28,6 +28,7 @@
 //! writeback and the periodic flusher's global background check. This file
 //! holds the helpers they share.
 
+mod boost;
 mod cgwb;
 mod classic;
 mod compaction;
