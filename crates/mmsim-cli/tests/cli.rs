@@ -893,6 +893,38 @@ fn memcg_stats_reader_and_cpus_are_ratelimited_settings() {
     );
 }
 
+/// `machine.policy.watermark_boost_factor`: above the sysctl's `INT_MAX`, or set with a
+/// second zone (or the textbook `lru` policy), names the field.
+#[test]
+fn watermark_boost_factor_out_of_range_names_the_field() {
+    bad_input(
+        &[
+            "run",
+            "--set",
+            "policy.watermark_boost_factor=2147483648",
+            "-q",
+        ],
+        &[
+            "machine.policy.watermark_boost_factor",
+            "2147483648 is out of range [0, 2147483647]",
+        ],
+    );
+    bad_input(
+        &[
+            "run",
+            "--set",
+            "policy.watermark_boost_factor=15000",
+            "--set",
+            "dma_zone_pages=3970",
+            "-q",
+        ],
+        &[
+            "machine.policy.watermark_boost_factor",
+            "modelled for one zone (machine.dma_zone_pages = 0)",
+        ],
+    );
+}
+
 /// `machine.dma_zone_pages` (the node's ZONE_DMA, opt-in): larger than 16 MiB (4096
 /// pages) or than the machine, or with the textbook `lru` policy, names the field.
 #[test]

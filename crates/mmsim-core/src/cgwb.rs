@@ -158,7 +158,7 @@ impl Sim {
     /// and its reserve.
     pub(crate) fn totalreserve_pages(&self) -> u64 {
         match self.phys.dma.as_deref() {
-            None => self.node.wmark_high.min(self.node.managed),
+            None => self.high_wmark_unboosted().min(self.node.managed),
             Some(d) => {
                 let dma = (d.wmark.high + d.lowmem_reserve).min(d.zone.managed_pages);
                 dma + d.upper_wmark.high.min(self.phys.zone.managed_pages)

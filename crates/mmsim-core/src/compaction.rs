@@ -356,7 +356,15 @@ impl Sim {
     /// `[machine.compaction]`, `Sim::alloc_slowpath_compact`. The pages
     /// leave `Node::free`. (Here rather than in `crate::huge_memory`, whose
     /// fault path, `crate::khugepaged` and large page-cache folios call it.)
+    /// Then `rmqueue`'s tail: a boosting steal wakes kswapd when `gfp` may
+    /// (`crate::page_alloc_boost`).
     pub(crate) fn rmqueue_large(&mut self, order: u8, gfp: ThpGfp) -> Option<u64> {
+        let pfn = self.rmqueue_large_slowpath(order, gfp);
+        self.rmqueue_boosted(gfp.kswapd);
+        pfn
+    }
+
+    fn rmqueue_large_slowpath(&mut self, order: u8, gfp: ThpGfp) -> Option<u64> {
         if let Some(p) = self.take_block(order, Wmark::Low) {
             return Some(p);
         }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
+use crate::config_defaults::*;
 use crate::cost::CostModel;
 pub use crate::memcg_stats::MemcgStatsFlush;
 pub use crate::reclaim::lru_gen::version::MglruRefaultActivate;
@@ -429,6 +430,11 @@ pub struct PolicyConfig {
     /// The writer's `balance_dirty_pages()` pause (`crate::page_writeback_throttle`); default off.
     #[serde(default, skip_serializing_if = "is_false")]
     pub dirty_throttle: bool,
+    /// `vm.watermark_boost_factor` (`crate::page_alloc_boost`; range 0..=2147483647, as the
+    /// sysctl's `SYSCTL_ZERO`..`INT_MAX`). The kernel's default is 15000; mmsim's is 0 (off)
+    /// until the flip is validated. Written to results only when set.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub watermark_boost_factor: u32,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -457,6 +463,7 @@ impl Default for PolicyConfig {
             mglru_common_reactivation: false,
             pgdat_dirty_guard: true,
             dirty_throttle: false,
+            watermark_boost_factor: 0,
         }
     }
 }
@@ -894,40 +901,6 @@ impl SwapZeroPages {
     }
 }
 
-fn default_cpus() -> u32 {
-    1
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
-}
-
-fn default_read_ahead_kb() -> u32 {
-    128
-}
-fn default_max_sectors_kb() -> u32 {
-    1280
-}
-fn default_fault_around_bytes() -> u32 {
-    65536
-}
-
-fn default_wsf() -> u32 {
-    10
-}
-fn default_swappiness() -> u32 {
-    60
-}
-fn default_page_cluster() -> u32 {
-    3
-}
-fn default_swap() -> DeviceConfig {
-    DeviceConfig::of(DeviceKind::None)
-}
-fn default_fs() -> DeviceConfig {
-    DeviceConfig::of(DeviceKind::Ssd)
-}
-
 impl Default for MachineConfig {
     fn default() -> Self {
         MachineConfig {
@@ -997,6 +970,7 @@ impl MachineConfig {
         self.thp.validate(self.policy.name == PolicyName::Lru)?;
         self.compaction.validate()?;
         self.validate_dma_zone()?;
+        self.validate_watermark_boost()?;
         self.tlb.validate(self.cpus)?;
         if self.zero_page && self.policy.name == PolicyName::Lru {
             return Err(ConfigError::new(

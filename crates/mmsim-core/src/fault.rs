@@ -977,7 +977,9 @@ impl Sim {
         }
         self.count_vm_events(PGALLOC_NORMAL, 1);
         self.memcg1_check_events(self.cur_memcg, 1);
-        Some(self.alloc_order0_folio(space, index, fl))
+        let f = self.alloc_order0_folio(space, index, fl);
+        self.rmqueue_boosted(true);
+        Some(f)
     }
 
     /// Takes a free page from the node, reclaiming as the allocator does:

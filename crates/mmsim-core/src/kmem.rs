@@ -741,6 +741,7 @@ impl Sim {
                     .expect("Node::free promised a free page")
             }
         };
+        self.rmqueue_boosted(true);
         Some(pfn as u32)
     }
 

@@ -248,6 +248,8 @@ pub(crate) struct Zone {
     pub(crate) capture_order: u8,
     /// The captured block (`capc->page`).
     pub(crate) captured: Option<u64>,
+    /// `watermark_boost` (`crate::page_alloc_boost`).
+    pub(crate) boost: crate::page_alloc_boost::ZoneBoost,
 }
 
 /// Free blocks per order per migrate type, and pageblocks per type:
@@ -292,6 +294,7 @@ impl Zone {
             pristine_end: whole * max_block,
             capture_order: NOT_FREE,
             captured: None,
+            boost: Default::default(),
         };
         // The whole MAX_PAGE_ORDER blocks are freed in ascending order to the
         // tail: they stay pristine, counted but not written. The rest, in the
@@ -554,6 +557,7 @@ impl Zone {
             self.expand(pfn, order, current, start);
             return pfn;
         }
+        self.boost_watermark();
         if whole_block {
             let (free, alike) = self.count_block(pfn, start, block_mt);
             if free + alike >= PAGEBLOCK_NR_PAGES / 2 {

@@ -385,6 +385,7 @@ impl Sim {
             cfg,
         };
         sim.setup_dma_zone();
+        sim.setup_watermark_boost();
         sim.page_writeback_init();
         sim.arm_stats_sampler();
         sim.arm_memcg_stats_flush();

@@ -66,7 +66,10 @@ impl Sim {
             return;
         }
         let high_order = self.compact.cfg.kswapd_high_order;
-        if self.pgdat_balanced(if high_order { order } else { 0 }) {
+        // A boosted zone wakes a balanced node (`pgdat_watermark_boosted`).
+        if self.pgdat_balanced(if high_order { order } else { 0 })
+            && !self.pgdat_watermark_boosted()
+        {
             return;
         }
         let order = if high_order {
@@ -101,6 +104,7 @@ impl Sim {
         self.vm.count(PAGEOUTRUN, 1);
         self.timers
             .add_timer(crate::timer::TimerKind::Kswapd, k.clock);
+        self.kswapd_boost_run_start();
         // v6.1: balance_pgdat()'s scan_control starts with memcgs_need_aging clear.
         self.lru_gen.memcgs_need_aging = false;
         if self.tp.is_some() {
@@ -111,8 +115,11 @@ impl Sim {
 
     /// One iteration of `balance_pgdat()`'s priority loop on kswapd's clock:
     /// background anon aging, then `shrink_node()` towards the high watermark.
+    /// While boosted reclaim lasts (`crate::page_alloc_boost`) it goes on
+    /// past balance, without swap or writes.
     pub(crate) fn kswapd_step(&mut self) {
-        if self.pgdat_balanced(self.compact.kswapd_reclaim_order) {
+        let balanced = self.pgdat_balanced(self.compact.kswapd_reclaim_order);
+        if self.kswapd_boost_loop_top(balanced) {
             self.kswapd_end_run();
             return;
         }
@@ -123,6 +130,9 @@ impl Sim {
             self.kswapd.clock,
         );
         sc.priority = self.kswapd.priority;
+        let boosting = self.kswapd.nr_boost_reclaim > 0;
+        sc.may_swap = !boosting;
+        sc.may_writepage = !boosting || sc.priority < DEF_PRIORITY - 2;
         let task = std::mem::replace(&mut self.tp_task, TpTask::Kswapd);
         // kswapd_age_node(): keep enough inactive anon, judged on the whole
         // node, by deactivating in every group; under MGLRU lru_gen_age_node().
@@ -156,6 +166,10 @@ impl Sim {
         let order = self.compact.kswapd_reclaim_order;
         if order > 0 && k.reclaimed >= 2u64 << order {
             self.compact.kswapd_reclaim_order = 0;
+        }
+        let (raise, stop) = self.kswapd_boost_after_pass(raise, sc.nr_reclaimed);
+        if stop {
+            return self.kswapd_end_run();
         }
         let k = &mut self.kswapd;
         if raise || sc.nr_reclaimed == 0 {
@@ -269,6 +283,7 @@ impl Sim {
         k.priority = DEF_PRIORITY;
         k.reclaimed = 0;
         self.vm.count(PAGEOUTRUN, 1);
+        self.kswapd_boost_run_start();
         self.lru_gen.memcgs_need_aging = false;
         if self.tp.is_some() {
             let (t, e) = (self.kswapd.clock, TpEvent::KswapdWake { order });
@@ -296,6 +311,7 @@ impl Sim {
     /// End of a `balance_pgdat()` run: PSI, refault snapshot, failure count;
     /// sleep if balanced, else start another run unless kswapd has failed 16 times.
     fn kswapd_end_run(&mut self) {
+        self.kswapd_boost_run_end();
         let (start, end) = (self.kswapd.run_start, self.kswapd.clock);
         self.psi.stall(PsiCpu::Kswapd, start, end);
         self.snapshot_refaults(crate::memcg::ROOT);
@@ -327,5 +343,6 @@ impl Sim {
         k.priority = DEF_PRIORITY;
         k.reclaimed = 0;
         self.count_vm_events(PAGEOUTRUN, 1);
+        self.kswapd_boost_run_start();
     }
 }

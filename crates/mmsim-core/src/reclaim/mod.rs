@@ -61,6 +61,11 @@ pub(crate) struct Kswapd {
     pub alloc_order: u32,
     /// Where kswapd's CPU went.
     pub profile: crate::cost::ReclaimProfile,
+    /// `balance_pgdat`'s `nr_boost_reclaim`: boosted reclaim left in this
+    /// run (`crate::page_alloc_boost`).
+    pub nr_boost_reclaim: u64,
+    /// `balance_pgdat`'s `zone_boosts[]`: the boost when the run started.
+    pub zone_boosts: u64,
 }
 
 /// `SWAP_CLUSTER_MAX`: reclaim batch size.
@@ -107,6 +112,9 @@ pub(crate) struct ScanControl {
     pub priority: u32,
     /// Anonymous pages may be swapped.
     pub may_swap: bool,
+    /// Dirty folios may be written (`may_writepage`; off in kswapd's
+    /// boosted reclaim, `crate::page_alloc_boost`).
+    pub may_writepage: bool,
     /// `may_deactivate` for [anon, file].
     pub may_deactivate: [bool; 2],
     /// An active list was not deactivated because may_deactivate forbade it.
@@ -181,6 +189,7 @@ impl ScanControl {
             nr_scanned: 0,
             priority: DEF_PRIORITY,
             may_swap: true,
+            may_writepage: true,
             may_deactivate: [false, false],
             skipped_deactivate: false,
             force_deactivate: false,

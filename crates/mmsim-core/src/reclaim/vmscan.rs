@@ -928,6 +928,13 @@ impl Sim {
                 }
                 return Fate::Keep;
             }
+            if !sc.may_writepage {
+                if self.xp.is_some() {
+                    let why = "dirty, and kswapd's boosted reclaim may not write (may_writepage)";
+                    self.xp_kept(f, sc, false, why);
+                }
+                return Fate::Keep;
+            }
             // pageout(): PAGE_SUCCESS counts the folio's pages (`nr_pageout +=
             // nr_pages`, in pages since v5.8's "mm: vmscan: reclaim writepage
             // is IO cost" introduced it; 1 for a folio split above, as the

@@ -30,6 +30,7 @@
 //! PMD, and whose flushes count local. This file
 //! holds the helpers they share.
 
+mod boost;
 mod cgwb;
 mod classic;
 mod compaction;
