@@ -321,11 +321,27 @@ struct CompactControl {
     fast: bool,
     /// Page capture on (direct compaction with `capture`).
     capture: bool,
-    /// `cc->search_order`, `cc->fast_search_fail`, `cc->fast_start_pfn`
-    /// (0 = unset, `u64::MAX` = used).
+    /// `cc->search_order`, `cc->fast_search_fail`, `cc->fast_start_pfn`.
     search_order: usize,
     fast_search_fail: u32,
-    fast_start_pfn: u64,
+    fast_start_pfn: FastStart,
+}
+
+/// `cc->fast_start_pfn` (v6.12 `update_fast_start_pfn`, `reinit_migrate_pfn`):
+/// the lowest block `fast_find_migrateblock` started the migrate scanner at.
+/// The kernel keeps it in one `unsigned long`, 0 for unset and `ULONG_MAX`
+/// for used; 0 can be no zone's block there (x86-64's ZONE_DMA starts at
+/// pfn 1), but mmsim's ZONE_DMA starts at pfn 0, so unset is a state of
+/// its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FastStart {
+    /// No block found yet (the kernel's 0).
+    Unset,
+    /// The lowest block found (a pfn, 0 included).
+    At(u64),
+    /// `reinit_migrate_pfn` restarted the scanner there (the kernel's
+    /// `ULONG_MAX`): no more updates this run.
+    Used,
 }
 
 /// What one `isolate_migratepages` call found.
@@ -1075,7 +1091,7 @@ impl CompactControl {
             capture: false,
             search_order: order.unwrap_or(0),
             fast_search_fail: 0,
-            fast_start_pfn: 0,
+            fast_start_pfn: FastStart::Unset,
         }
     }
 }
