@@ -493,7 +493,14 @@ mod tests {
             // Used: a later failure leaves the scanner where it is.
             cc.migrate_pfn = 2560;
             let fourth = s.fast_find_migrateblock(&mut cc);
-            (first, second, third, cc.migrate_pfn, fourth, cc.fast_search_fail)
+            (
+                first,
+                second,
+                third,
+                cc.migrate_pfn,
+                fourth,
+                cc.fast_search_fail,
+            )
         });
         assert_eq!(got, (0, 1024, 0, 2560, 2560, 2));
     }
