@@ -446,14 +446,9 @@ impl Sim {
                 return None;
             }
         }
-        // One zone: shrink_zones skips it, do_try_to_free_pages still counts
-        // the stall. Two: `reclaim::direct`'s shrink_zones asks each zone.
-        let one_zone = self.phys.dma.is_none();
-        if costly && self.compact.cfg.compaction_ready && one_zone && self.compaction_ready(o) {
-            self.count_vm_events(ALLOCSTALL_NORMAL, 1);
-        } else {
-            self.try_to_free_pages_order(o);
-        }
+        // `reclaim::direct`'s shrink_zones asks each zone for
+        // compaction_ready on every pass (one zone or two).
+        self.try_to_free_pages_order(o);
         if let Some(p) = self.take_block(order, Wmark::Min) {
             return Some(p);
         }
