@@ -54,8 +54,10 @@
 //!   a THP, mTHP, khugepaged or large page-cache allocation): wake kswapd if
 //!   allowed, try the min watermark, then (costly orders, direct reclaim
 //!   allowed) async compaction; a `__GFP_NORETRY` allocation gives up when it
-//!   was skipped or deferred; then one direct reclaim (none when
-//!   `compaction_ready = true` and compaction is ready), the min watermark
+//!   was skipped or deferred; then one direct reclaim (with
+//!   `compaction_ready = true` each of its priority passes first asks
+//!   whether compaction is ready, and the first that finds it so skips the
+//!   node and ends the reclaim: `crate::reclaim::direct`), the min watermark
 //!   (again after draining the per-CPU list, as `__alloc_pages_direct_reclaim`
 //!   does), and a second compaction (async for `__GFP_NORETRY` costly
 //!   allocations, else `MIGRATE_SYNC_LIGHT`). `__GFP_NORETRY` is set as
