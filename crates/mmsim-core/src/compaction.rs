@@ -54,8 +54,10 @@
 //!   a THP, mTHP, khugepaged or large page-cache allocation): wake kswapd if
 //!   allowed, try the min watermark, then (costly orders, direct reclaim
 //!   allowed) async compaction; a `__GFP_NORETRY` allocation gives up when it
-//!   was skipped or deferred; then one direct reclaim (none when
-//!   `compaction_ready = true` and compaction is ready), the min watermark
+//!   was skipped or deferred; then one direct reclaim (with
+//!   `compaction_ready = true` each of its priority passes first asks
+//!   whether compaction is ready, and the first that finds it so skips the
+//!   node and ends the reclaim: `crate::reclaim::direct`), the min watermark
 //!   (again after draining the per-CPU list, as `__alloc_pages_direct_reclaim`
 //!   does), and a second compaction (async for `__GFP_NORETRY` costly
 //!   allocations, else `MIGRATE_SYNC_LIGHT`). `__GFP_NORETRY` is set as
@@ -321,11 +323,27 @@ struct CompactControl {
     fast: bool,
     /// Page capture on (direct compaction with `capture`).
     capture: bool,
-    /// `cc->search_order`, `cc->fast_search_fail`, `cc->fast_start_pfn`
-    /// (0 = unset, `u64::MAX` = used).
+    /// `cc->search_order`, `cc->fast_search_fail`, `cc->fast_start_pfn`.
     search_order: usize,
     fast_search_fail: u32,
-    fast_start_pfn: u64,
+    fast_start_pfn: FastStart,
+}
+
+/// `cc->fast_start_pfn` (v6.12 `update_fast_start_pfn`, `reinit_migrate_pfn`):
+/// the lowest block `fast_find_migrateblock` started the migrate scanner at.
+/// The kernel keeps it in one `unsigned long`, 0 for unset and `ULONG_MAX`
+/// for used; 0 can be no zone's block there (x86-64's ZONE_DMA starts at
+/// pfn 1), but mmsim's ZONE_DMA starts at pfn 0, so unset is a state of
+/// its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FastStart {
+    /// No block found yet (the kernel's 0).
+    Unset,
+    /// The lowest block found (a pfn, 0 included).
+    At(u64),
+    /// `reinit_migrate_pfn` restarted the scanner there (the kernel's
+    /// `ULONG_MAX`): no more updates this run.
+    Used,
 }
 
 /// What one `isolate_migratepages` call found.
@@ -438,14 +456,9 @@ impl Sim {
                 return None;
             }
         }
-        // One zone: shrink_zones skips it, do_try_to_free_pages still counts
-        // the stall. Two: `reclaim::direct`'s shrink_zones asks each zone.
-        let one_zone = self.phys.dma.is_none();
-        if costly && self.compact.cfg.compaction_ready && one_zone && self.compaction_ready(o) {
-            self.count_vm_events(ALLOCSTALL_NORMAL, 1);
-        } else {
-            self.try_to_free_pages_order(o);
-        }
+        // `reclaim::direct`'s shrink_zones asks each zone for
+        // compaction_ready on every pass (one zone or two).
+        self.try_to_free_pages_order(o);
         if let Some(p) = self.take_block(order, Wmark::Min) {
             return Some(p);
         }
@@ -1083,7 +1096,7 @@ impl CompactControl {
             capture: false,
             search_order: order.unwrap_or(0),
             fast_search_fail: 0,
-            fast_start_pfn: 0,
+            fast_start_pfn: FastStart::Unset,
         }
     }
 }

@@ -44,6 +44,8 @@
 //!   skipped only when every zone is `compaction_ready`, each with its own
 //!   watermarks, reserve and fragmentation index, and direct reclaim stops
 //!   after a pass that found some zone ready (`do_try_to_free_pages`).
+//! - MGLRU's `should_abort_scan` (kswapd, order 0): every zone above its
+//!   high watermark + `MIN_LRU_BATCH` (DMA with its `lowmem_reserve`).
 //!
 //! Not modelled (yet): DMA's per-CPU list (DMA's order-0 pages go to and
 //! from its buddy lists directly; its `zone_batchsize` is 1 on a 16 MiB
@@ -52,8 +54,6 @@
 //! address range, buddyinfo and
 //! the results' pagetypeinfo; the LRU stays per node, as in the kernel
 //! (movable allocations use both zones, so reclaim skips nothing).
-//! **Departure:** MGLRU's `should_abort_scan` still reads the node's sums
-//! (v6.12 asks every zone for high + 64 with its reserve).
 
 use crate::compaction_skip::fragmentation_index;
 use crate::config::{ConfigError, MachineConfig, PolicyName};
@@ -227,6 +227,7 @@ impl Sim {
     /// Free pages of the upper zone: its buddy lists and the per-CPU list
     /// (`Node::free` less DMA's).
     pub(crate) fn upper_free(&self) -> u64 {
+        self.debug_assert_upper_zone_in("upper_free");
         let dma = self.phys.dma.as_ref().map_or(0, |d| d.zone.free_pages());
         self.node.free - dma
     }
@@ -295,6 +296,7 @@ impl Sim {
     /// unusable ones stay above its watermark `w` (DMA's plus its
     /// `lowmem_reserve`) and that has a free block of the order.
     pub(crate) fn take_block_zoned(&mut self, order: u8, w: Wmark) -> Option<u64> {
+        self.debug_assert_upper_zone_in("take_block_zoned");
         let d = self.phys.dma.as_ref()?;
         let n = 1u64 << order;
         let (upper_mark, dma_mark) = (d.upper_wmark.get(w), d.wmark.get(w) + d.lowmem_reserve);
@@ -339,12 +341,26 @@ impl Sim {
         let Some(d) = self.phys.dma.as_ref() else {
             return false;
         };
+        self.debug_assert_upper_zone_in("pgdat_balanced");
         let o = order as usize;
         if d.zone.watermark_ok(o, d.wmark.high + d.lowmem_reserve) {
             return true;
         }
         let high = d.upper_wmark.high;
         self.upper_free() > high && (o == 0 || self.phys.zone.watermark_ok(o, high))
+    }
+
+    /// MGLRU's `should_abort_scan` (v6.12) for kswapd on the two-zone node:
+    /// every zone passes `zone_watermark_ok(zone, 0, high + extra,
+    /// reclaim_idx, 0)`, i.e. its free pages are above its high watermark +
+    /// `extra` (DMA's + its `lowmem_reserve`; the upper zone's free pages
+    /// with the per-CPU list's, as in [`Sim::pgdat_balanced_zoned`]).
+    pub(crate) fn zones_watermark_ok_order0(&self, extra: u64) -> bool {
+        let Some(d) = self.phys.dma.as_ref() else {
+            return false;
+        };
+        d.zone.free_pages() > d.wmark.high + extra + d.lowmem_reserve
+            && self.upper_free() > d.upper_wmark.high + extra
     }
 
     /// `kswapd_shrink_node`'s `sc->nr_to_reclaim` (v6.12): Σ over the

@@ -57,7 +57,8 @@ pub struct CompactionConfig {
     /// the two compactions) skips the zone when compaction is ready (v6.12
     /// `shrink_zones` with `compaction_ready`: the allocation could
     /// succeed, or the free pages are above the high watermark +
-    /// `compact_gap`); the stall is still counted. Default false: it
+    /// `compact_gap`), checked before each priority pass, and stops after
+    /// the pass that found it ready; the stall is still counted. Default false: it
     /// reclaims `SWAP_CLUSTER_MAX` pages (the results before this option).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub compaction_ready: bool,

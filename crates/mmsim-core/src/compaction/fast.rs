@@ -48,7 +48,7 @@
 //! in (`__reset_isolation_pfn`, `crate::compaction_skip`; without
 //! `skip_hints` to the cached free position).
 
-use super::{pageblock_start, CompactControl, MigrateMode, COMPACT_CLUSTER_MAX};
+use super::{pageblock_start, CompactControl, FastStart, MigrateMode, COMPACT_CLUSTER_MAX};
 use crate::page_alloc::{MigrateType, PAGEBLOCK_NR_PAGES, PAGE_ALLOC_COSTLY_ORDER};
 use crate::sim::Sim;
 use crate::stats::item::COMPACTISOLATED;
@@ -261,12 +261,11 @@ impl Sim {
                     }
                     self.rotate_past(order, free_pfn, next);
                     // update_fast_start_pfn
-                    if cc.fast_start_pfn != u64::MAX {
-                        if cc.fast_start_pfn == 0 {
-                            cc.fast_start_pfn = free_pfn;
-                        }
-                        cc.fast_start_pfn = cc.fast_start_pfn.min(free_pfn);
-                    }
+                    cc.fast_start_pfn = match cc.fast_start_pfn {
+                        FastStart::Unset => FastStart::At(free_pfn),
+                        FastStart::At(p) => FastStart::At(p.min(free_pfn)),
+                        FastStart::Used => FastStart::Used,
+                    };
                     pfn = pageblock_start(free_pfn).max(start);
                     cc.fast_search_fail = 0;
                     found = true;
@@ -279,9 +278,9 @@ impl Sim {
         if !found {
             cc.fast_search_fail += 1;
             // reinit_migrate_pfn
-            if cc.fast_start_pfn != 0 && cc.fast_start_pfn != u64::MAX {
-                cc.migrate_pfn = cc.fast_start_pfn;
-                cc.fast_start_pfn = u64::MAX;
+            if let FastStart::At(p) = cc.fast_start_pfn {
+                cc.migrate_pfn = p;
+                cc.fast_start_pfn = FastStart::Used;
             }
             pfn = cc.migrate_pfn;
         }
@@ -303,7 +302,7 @@ impl Sim {
 mod tests {
     //! Rule tests of the free-list searches on a scripted zone: every frame
     //! is taken (kernel pages), then chosen frames are given back.
-    use super::super::{CompactControl, MigrateMode};
+    use super::super::{CompactControl, FastStart, MigrateMode};
     use crate::config::{MachineConfig, Size};
     use crate::page_alloc::{MigrateType, PAGEBLOCK_NR_PAGES};
     use crate::sim::Sim;
@@ -422,7 +421,10 @@ mod tests {
         let mut cc = cc_at(&s, z, 0, 5632, 0);
         let pfn = s.fast_find_migrateblock(&mut cc);
         assert_eq!(pfn, z + PAGEBLOCK_NR_PAGES);
-        assert_eq!((cc.fast_start_pfn, cc.fast_search_fail), (z + q, 0));
+        assert_eq!(
+            (cc.fast_start_pfn, cc.fast_search_fail),
+            (FastStart::At(z + q), 0)
+        );
         assert_eq!(cc.total_migrate_scanned, 1);
         // move_freelist_tail: q went to the tail.
         assert_eq!(
@@ -441,5 +443,65 @@ mod tests {
         cc.order = Some(3);
         assert_eq!(s.fast_find_migrateblock(&mut cc), z);
         assert_eq!(cc.total_migrate_scanned, 0);
+    }
+
+    #[test]
+    fn a_block_at_pfn_0_of_zone_dma_is_a_real_fast_start() {
+        // ZONE_DMA of 4096 pages (8 pageblocks) starts at pfn 0 here. Every
+        // DMA frame held but two order-4 blocks, at pfn 1040 (pageblock 2)
+        // then at pfn 0: the order-4 MOVABLE list is 0, 1040.
+        let mut cfg = MachineConfig {
+            memory: Size::from_pages(16_384),
+            dma_zone_pages: 4096,
+            ..Default::default()
+        };
+        cfg.compaction.enabled = true;
+        cfg.compaction.fast_search = true;
+        cfg.compaction.skip_hints = true;
+        let mut s = Sim::new(cfg).unwrap();
+        let got = s.on_zone(true, |s| {
+            let z = &mut s.phys.zone;
+            assert_eq!((z.start_pfn, z.spanned_pages), (0, 4096));
+            let mut held = 0;
+            while z.alloc_pages(0, MigrateType::Movable).is_some() {
+                held += 1;
+            }
+            for b in [1040, 0] {
+                for p in b..b + 16 {
+                    z.free_pages_block(p, 0);
+                }
+            }
+            s.node.free -= held - 32;
+            assert_eq!(s.phys.zone.free_list(4, MigrateType::Movable), [0, 1040]);
+            // An order-5 run, scanners at 0 and pageblock 7: the first half
+            // ends at 1536. The first search finds the block at pfn 0
+            // (update_fast_start_pfn: 0), the second the one at 1040
+            // (the lowest stays 0).
+            let mut cc = CompactControl::new(Some(5), MigrateMode::SyncLight, true, false);
+            cc.fast = true;
+            cc.free_pfn = 3584;
+            let first = s.fast_find_migrateblock(&mut cc);
+            let second = s.fast_find_migrateblock(&mut cc);
+            // Both pageblocks marked, the migrate scanner at pageblock 4:
+            // the search fails and reinit_migrate_pfn restarts the linear
+            // scan at the lowest block found, pfn 0 (with 0 taken for
+            // "unset" it went to 1040 after the second search, or stayed).
+            s.compact.set_skip(0);
+            s.compact.set_skip(1040);
+            cc.migrate_pfn = 2048;
+            let third = s.fast_find_migrateblock(&mut cc);
+            // Used: a later failure leaves the scanner where it is.
+            cc.migrate_pfn = 2560;
+            let fourth = s.fast_find_migrateblock(&mut cc);
+            (
+                first,
+                second,
+                third,
+                cc.migrate_pfn,
+                fourth,
+                cc.fast_search_fail,
+            )
+        });
+        assert_eq!(got, (0, 1024, 0, 2560, 2560, 2));
     }
 }

@@ -45,7 +45,12 @@
 //!   watermark met, or not suitable (both with `highest_zoneidx` = the zone
 //!   itself, so DMA without its reserve) → next zone; else a sync-light
 //!   run; success resets the deferral, a run whose scanners met drains the
-//!   zone's per-CPU list and defers the zone.
+//!   zone's per-CPU list and defers the zone. The run's own check
+//!   (`compact_zone`, with the request's highest zone) adds DMA's reserve,
+//!   so a DMA suitable only without it returns `COMPACT_SKIPPED` (nothing
+//!   scanned or deferred): the loop's reserve-less check changes no
+//!   outcome (a zone it stops would be stopped with the reserve too). Nor
+//!   does the order of the zones: each run reads and changes only its own.
 //!   `kcompactd_node_suitable`: some zone misses its min watermark for the
 //!   order and is suitable (with the reserve of the highest zone asked for).
 //! - Proactive compaction: the node's score (`fragmentation_score_node`) is
@@ -103,6 +108,20 @@ impl Sim {
         } else {
             &[false]
         }
+    }
+
+    /// Debug builds: panics when ZONE_DMA is swapped into `PhysMem::zone`
+    /// and `Compaction` (an [`Sim::on_zone`] call for DMA is under way).
+    /// The entry points that read the upper zone there or its compaction
+    /// state in `Compaction` call it (`who` names them): the zonelist walks
+    /// of the allocator, kswapd's and direct reclaim's per-zone checks, and
+    /// the compaction walks, which each start from the upper zone.
+    #[inline(always)]
+    pub(crate) fn debug_assert_upper_zone_in(&self, who: &str) {
+        debug_assert!(
+            !self.compact.in_dma,
+            "ZONE_DMA is swapped in (on_zone): {who} reads the upper zone"
+        );
     }
 
     /// Runs `f` with ZONE_DMA (`dma`) or the upper zone as the zone being
@@ -245,6 +264,7 @@ impl Sim {
         order: u8,
         prio: MigrateMode,
     ) -> (Option<u64>, CompactResult) {
+        self.debug_assert_upper_zone_in("try_to_compact_pages");
         let (o, ord) = (order as usize, u32::from(order));
         let mut rc = CompactResult::Skipped;
         let mut captured = None;
@@ -311,7 +331,7 @@ impl Sim {
     /// `kcompactd_node_suitable` (v6.12): some zone misses the order's min
     /// watermark (with the reserve of the highest zone asked for) and
     /// compaction is suitable there.
-    pub(super) fn kcompactd_node_suitable(&self) -> bool {
+    pub(crate) fn kcompactd_node_suitable(&self) -> bool {
         let o = self.compact.kcompactd_max_order as usize;
         self.compact_zonelist()
             .iter()
@@ -321,9 +341,10 @@ impl Sim {
 
     /// `kcompactd_do_work` (v6.12): per zone, lowest first, one sync-light
     /// run for `kcompactd_max_order` unless deferred, already satisfied or
-    /// not suitable (checked with `highest_zoneidx` = the zone); defers
-    /// the zone on failure.
+    /// not suitable (checked with `highest_zoneidx` = the zone; the run's
+    /// own check adds DMA's reserve); defers the zone on failure.
     pub(crate) fn kcompactd_do_work(&mut self) {
+        self.debug_assert_upper_zone_in("kcompactd_do_work");
         let order = self.compact.kcompactd_max_order;
         self.count_vm_events(KCOMPACTD_WAKE, 1);
         let o = order as usize;
@@ -356,6 +377,7 @@ impl Sim {
     /// `compact_node(pgdat, proactive = true)` (v6.12): a whole-zone proactive run on each
     /// zone, lowest first.
     pub(super) fn proactive_compact_node(&mut self) {
+        self.debug_assert_upper_zone_in("compact_node");
         for &dma in self.compact_zonelist().iter().rev() {
             self.on_zone(dma, |s| {
                 let mut cc = CompactControl::new(None, MigrateMode::SyncLight, false, true);
@@ -369,6 +391,7 @@ impl Sim {
     /// `reset_isolation_suitable(pgdat)`: each zone's marks
     /// (`Sim::reset_isolation_suitable_zone`).
     pub(crate) fn reset_isolation_suitable(&mut self) {
+        self.debug_assert_upper_zone_in("reset_isolation_suitable");
         for &dma in self.compact_zonelist().iter().rev() {
             // `__reset_isolation_suitable` returns at once without the
             // zone's `compact_blockskip_flush`: test it before swapping the

@@ -2,17 +2,18 @@
 //! `try_to_free_pages` and `shrink_zones` with `compaction_ready`.
 //!
 //! Split out of `vmscan.rs` (its priority loop, `do_try_to_free_pages`,
-//! stays there) only to keep files short. On the two-zone node
-//! (`machine.dma_zone_pages`, `crate::mmzone`) a costly allocation's direct
+//! stays there) only to keep files short. A costly allocation's direct
 //! reclaim with `compaction.compaction_ready` walks the zonelist as v6.12
-//! `shrink_zones` does: a zone that is `compaction_ready` is skipped and
-//! sets `sc->compaction_ready`, the node is shrunk once for the first zone
-//! that is not, and `do_try_to_free_pages` stops after a pass that set the
-//! flag (`if (sc->compaction_ready) break;`) and does not retry. With one
-//! zone the caller skips the reclaim when the zone is ready, so that path is
-//! unchanged (it does not re-check the zone between priorities, which v6.12
-//! does at the start of each pass; a pass that reclaimed fewer than
-//! `SWAP_CLUSTER_MAX` pages and made the zone ready is the difference).
+//! `shrink_zones` does on every pass of the priority loop: a zone that is
+//! `compaction_ready` is skipped and sets `sc->compaction_ready`, the node
+//! is shrunk once for the first zone that is not, and
+//! `do_try_to_free_pages` stops after a pass that set the flag (`if
+//! (sc->compaction_ready) break;`) and does not retry. With one zone that
+//! is the one zone's check before each pass: ready before the first, the
+//! node is not shrunk (the stall is still counted and the refaults
+//! snapshot taken); made ready by a pass that reclaimed fewer than
+//! `SWAP_CLUSTER_MAX` pages, no lower priority follows. Two zones
+//! (`machine.dma_zone_pages`, `crate::mmzone`): the upper zone, then DMA.
 
 use crate::page_alloc::PAGE_ALLOC_COSTLY_ORDER;
 use crate::reclaim::{Reclaimer, ScanControl, SWAP_CLUSTER_MAX};
@@ -28,17 +29,14 @@ impl Sim {
     }
 
     /// `try_to_free_pages()` for an allocation of `order`: as
-    /// [`Sim::try_to_free_pages`]; for a costly order on the two-zone node
-    /// with `compaction.compaction_ready`, `shrink_zones` checks each zone's
+    /// [`Sim::try_to_free_pages`]; for a costly order with
+    /// `compaction.compaction_ready`, `shrink_zones` checks each zone's
     /// `compaction_ready` on every pass (the module overview).
     pub(crate) fn try_to_free_pages_order(&mut self, order: usize) -> u64 {
         self.count_vm_events(ALLOCSTALL_NORMAL, 1);
         let mut sc =
             ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, self.clock).on_cpus(self.smp.par);
-        if order > PAGE_ALLOC_COSTLY_ORDER as usize
-            && self.compact.cfg.compaction_ready
-            && self.phys.dma.is_some()
-        {
+        if order > PAGE_ALLOC_COSTLY_ORDER as usize && self.compact.cfg.compaction_ready {
             sc.compaction_ready_order = order;
         }
         if self.tp.is_some() {
@@ -57,9 +55,10 @@ impl Sim {
     }
 
     /// `shrink_zones()` (v6.12) for one pass of `do_try_to_free_pages`:
-    /// `shrink_node` once, except that on the two-zone node, for a costly
-    /// order (`sc.compaction_ready_order`), the zonelist is walked upper
-    /// zone first: a zone that is `compaction_ready` is skipped and sets
+    /// `shrink_node` once; for a costly order (`sc.compaction_ready_order`)
+    /// the one zone, when `compaction_ready`, is skipped and sets
+    /// `sc.compaction_ready` instead; on the two-zone node the zonelist is
+    /// walked upper zone first: a zone that is `compaction_ready` is skipped and sets
     /// `sc.compaction_ready`; the node is shrunk for the first zone that is
     /// not (once: `last_pgdat`). DMA is checked after the upper zone's
     /// shrink, as the kernel's walk reaches it then.
@@ -67,6 +66,14 @@ impl Sim {
         let order = sc.compaction_ready_order;
         if order == 0 {
             self.shrink_node(sc);
+            return;
+        }
+        if self.phys.dma.is_none() {
+            if self.compaction_ready(order) {
+                sc.compaction_ready = true;
+            } else {
+                self.shrink_node(sc);
+            }
             return;
         }
         let upper = self.zone_compaction_ready(order, false);
@@ -91,6 +98,7 @@ impl Sim {
         let Some(d) = self.phys.dma.as_ref() else {
             return false;
         };
+        self.debug_assert_upper_zone_in("compaction_ready");
         let (zone, free, wm, reserve) = if dma {
             (&d.zone, d.zone.free_pages(), d.wmark, d.lowmem_reserve)
         } else {

@@ -72,6 +72,7 @@ mod thp;
 mod tlb;
 mod zero_page;
 mod zero_pages;
+mod zone_reclaim;
 
 use crate::config::{
     CgroupVersion, CostVariant, DeviceConfig, DeviceKind, MachineConfig, PolicyConfig, PolicyName,

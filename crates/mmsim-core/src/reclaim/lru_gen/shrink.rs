@@ -110,16 +110,26 @@ impl Sim {
         }
     }
 
-    /// `should_abort_scan()` (v6.14): root reclaim stops once the goal is
-    /// met, kswapd also once free pages clear the high watermark + 64.
-    pub(super) fn should_abort_scan(&self, sc: &ScanControl) -> bool {
+    /// `should_abort_scan()` (v6.12, v6.14): root reclaim stops once the
+    /// goal is met, kswapd also once free pages clear the high watermark +
+    /// `MIN_LRU_BATCH` (64): with one zone the node's; on the two-zone node
+    /// every zone's (`zone_watermark_ok(zone, 0, high + MIN_LRU_BATCH,
+    /// reclaim_idx, 0)` with DMA's `lowmem_reserve`,
+    /// `Sim::zones_watermark_ok_order0`).
+    pub(crate) fn should_abort_scan(&self, sc: &ScanControl) -> bool {
         if sc.who == Reclaimer::Memcg {
             return false;
         }
         if sc.nr_reclaimed >= sc.nr_to_reclaim.max(2) {
             return true;
         }
-        sc.who == Reclaimer::Kswapd && self.node.free >= self.node.wmark_high + MIN_LRU_BATCH
+        if sc.who != Reclaimer::Kswapd {
+            return false;
+        }
+        if self.phys.dma.is_some() {
+            return self.zones_watermark_ok_order0(MIN_LRU_BATCH);
+        }
+        self.node.free >= self.node.wmark_high + MIN_LRU_BATCH
     }
 
     /// `try_to_shrink_lruvec()` (v6.14) / v6.1 `lru_gen_shrink_lruvec()`'s
