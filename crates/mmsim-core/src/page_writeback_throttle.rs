@@ -95,7 +95,8 @@
 //! exceeds about 8.75 × `thresh`, after dirtyable memory collapsed); the
 //! memcg domain's statistics are exact (no `mem_cgroup_flush_stats` lag)
 //! and foreign inodes (`mem_cgroup_flush_foreign()`) are not modelled. The
-//! report's `dirty_ratelimit` and `avg_write_bandwidth` are the root wb's.
+//! report's `dirty_ratelimit` and `avg_write_bandwidth` are those of the wb
+//! throttled last (the root's before any throttling).
 
 use serde::{Deserialize, Serialize};
 
@@ -348,6 +349,8 @@ pub(crate) struct DirtyThrottle {
     pauses: u64,
     /// Of those, the pauses whose `pos_ratio` was the memcg domain's.
     memcg_pauses: u64,
+    /// The wb of the writer throttled last (0, the root's, before any).
+    last_wb: usize,
     /// The most `NR_FILE_DIRTY` and `NR_FILE_DIRTY + NR_WRITEBACK` a
     /// dirtying writer saw.
     nr_dirty_peak: u64,
@@ -366,6 +369,7 @@ impl Default for DirtyThrottle {
             pause_ns: 0,
             pauses: 0,
             memcg_pauses: 0,
+            last_wb: 0,
             nr_dirty_peak: 0,
             dirty_peak: 0,
         }
@@ -390,10 +394,11 @@ pub struct DirtyThrottleReport {
     pub nr_dirty_threshold: u64,
     /// /proc/vmstat `nr_dirty_background_threshold` at the end.
     pub nr_dirty_background_threshold: u64,
-    /// `wb->dirty_ratelimit` at the end, pages a second (the
+    /// `wb->dirty_ratelimit` at the end, pages a second, of the wb whose
+    /// writer was throttled last (the root's before any; the
     /// `bdi_dirty_ratelimit` tracepoint's `dirty_ratelimit`, in KB/s there).
     pub dirty_ratelimit: u64,
-    /// `wb->avg_write_bandwidth` at the end, pages a second.
+    /// `wb->avg_write_bandwidth` at the end, pages a second, of the same wb.
     pub avg_write_bandwidth: u64,
     /// mmsim's own: the most `nr_dirty` a dirtying writer saw.
     pub nr_dirty_peak: u64,
@@ -584,6 +589,7 @@ impl Sim {
     #[inline(never)]
     fn balance_dirty_pages_throttle(&mut self, w: usize) {
         let pages_dirtied = self.bdp.nr_dirtied;
+        self.bdp.last_wb = w;
         loop {
             let mut now = self.clock / NS_PER_JIFFY;
             let (g, md) = self.bdp_domains(w);
@@ -708,8 +714,8 @@ impl Sim {
             balance_dirty_pages_memcg_pauses: d.memcg_pauses,
             nr_dirty_threshold: thresh,
             nr_dirty_background_threshold: bg_thresh,
-            dirty_ratelimit: d.wbs[0].dirty_ratelimit,
-            avg_write_bandwidth: d.wbs[0].avg_write_bandwidth,
+            dirty_ratelimit: d.wbs[d.last_wb].dirty_ratelimit,
+            avg_write_bandwidth: d.wbs[d.last_wb].avg_write_bandwidth,
             nr_dirty_peak: d.nr_dirty_peak,
             nr_dirty_writeback_peak: d.dirty_peak,
         })

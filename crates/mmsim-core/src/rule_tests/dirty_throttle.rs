@@ -219,8 +219,14 @@ fn a_groups_small_dirty_domain_pauses_its_writer_where_the_global_one_would_not(
             r.balance_dirty_pages_memcg_pauses,
         ));
         if version == CgroupVersion::V2 {
-            // The group's domain `dirty_limit` followed its thresh up.
-            assert_eq!(s.bdp_wb(g as usize).1, 188);
+            // The group's domain `dirty_limit` followed its thresh up; the
+            // report gives the group's wb's estimates, which fell with no
+            // write completing, not the root wb's (at `INIT_BW`).
+            let ((rl, _, avg, _), limit) = s.bdp_wb(g as usize);
+            assert_eq!(limit, 188);
+            assert_eq!((r.dirty_ratelimit, r.avg_write_bandwidth), (rl, avg));
+            assert_eq!((rl, avg), (6_930, 3_511));
+            assert_eq!(s.bdp_wb(0).0 .0, INIT_BW);
         }
     }
     assert_eq!(
