@@ -62,9 +62,9 @@
 //! again at the tail, as the global background writeback does
 //! (`Sim::balance_dirty_pages`; v6.12 passes over it, `WB_SYNC_NONE`). Under
 //! `policy = "lru"` no group has a domain: every folio is on the root's
-//! list, so a group's file pages would be 0. Not modelled: the throttling pause of
-//! the memcg domain (the global domain's is `crate::page_writeback_throttle`,
-//! opt-in), the per-wb shares (`wb_thresh`, `wb_bg_thresh`, strictlimit),
+//! list, so a group's file pages would be 0. The throttling pause of both
+//! domains (the lower `pos_ratio`) is `crate::page_writeback_throttle`
+//! (opt-in). Not modelled: the per-wb shares (`wb_thresh`, `wb_bg_thresh`, strictlimit),
 //! the ratelimit of the calls (`balance_dirty_pages_ratelimited`: here every
 //! dirtying of a clean folio; the pause has it), stale statistics (`mem_cgroup_flush_stats_ratelimited`: exact
 //! counts here), foreign inodes, real-time tasks' lifted limits,
@@ -384,7 +384,7 @@ impl Sim {
     /// `NR_FILE_DIRTY` of the node and of group `m` go up by `nr` pages.
     #[inline]
     pub(crate) fn file_dirty_add(&mut self, m: MemcgId, nr: u64) {
-        self.bdp_account_dirtied(nr);
+        self.bdp_account_dirtied(m, nr);
         self.nr_dirty += nr;
         self.memcgs[m as usize].nr_file_dirty += nr;
     }

@@ -1,13 +1,18 @@
 //! The writer's pause in `balance_dirty_pages()` (v6.12 mm/page-writeback.c):
-//! dirty throttling of the global domain, `machine.policy.dirty_throttle`
-//! (opt-in; off, nothing here changes a result).
+//! dirty throttling of the global domain and, for a cgroup v2 group's wb,
+//! of its memcg domain; `machine.policy.dirty_throttle` (opt-in; off,
+//! nothing here changes a result).
 //!
 //! Read in v6.12 mm/page-writeback.c: `balance_dirty_pages`,
-//! `balance_dirty_pages_ratelimited_flags`, `wb_position_ratio`,
+//! `balance_dirty_pages_ratelimited_flags`, `balance_domain_limits`,
+//! `balance_wb_limits`, `wb_dirty_exceeded`, `wb_position_ratio`,
 //! `pos_ratio_polynom`, `wb_max_pause`, `wb_min_pause`,
-//! `dirty_poll_interval`, `dirty_freerun_ceiling`, `__wb_update_bandwidth`,
-//! `wb_update_write_bandwidth`, `wb_update_dirty_ratelimit`,
-//! `update_dirty_limit`, `wb_bandwidth_estimate_start`.
+//! `dirty_poll_interval`, `domain_poll_intv`, `dirty_freerun_ceiling`,
+//! `__wb_update_bandwidth`, `wb_update_bandwidth`, `do_writepages`,
+//! `wb_inode_writeback_end`, `wb_update_write_bandwidth`,
+//! `wb_update_dirty_ratelimit`, `update_dirty_limit`,
+//! `wb_bandwidth_estimate_start`, `wb_domain_init`; mm/backing-dev.c
+//! `wb_update_bandwidth_workfn`.
 //!
 //! * **Ratelimit.** Every page a task dirties (`folio_account_dirtied()`:
 //!   `current->nr_dirtied`, the wb's `WB_DIRTIED`) counts; a writer enters
@@ -28,13 +33,33 @@
 //!   `max_pause` again and again until the dirty pages drop under it —
 //!   without the fair schedule; under it one `max_pause` per check, and
 //!   with `nr_dirtied_pause` then 0 the writer dirties one page a pause.
-//! * **Estimates.** `avg_write_bandwidth`, `dirty_ratelimit` and
-//!   `balanced_dirty_ratelimit` start at `INIT_BW` (100 MB/s in pages a
-//!   second) and are updated every `BANDWIDTH_INTERVAL` (HZ/5) by the
-//!   throttled writer (`__wb_update_bandwidth(gdtc, NULL, true)`) from the
-//!   pages dirtied and the writes completed (`WB_WRITTEN`) since the last
-//!   update; the global domain's `dirty_limit` follows `thresh` up at once
-//!   and down by 1/32 of the gap an interval.
+//! * **The memcg domain.** For the wb of a cgroup v2 group with cgroup
+//!   writeback (`mdtc`, `crate::cgwb`: `mem_cgroup_wb_stats()`,
+//!   `mdtc_calc_avail()`, `domain_dirty_limits()`), the writer freeruns only
+//!   while both domains are at or under their freerun ceilings (the next
+//!   check after the smaller of their poll intervals); else both
+//!   `pos_ratio`s are computed and the lower throttles (`sdtc`: its dirty
+//!   pages give `max_pause` and the `wb_stat_error()` exit), and the wb's
+//!   `dirty_exceeded` is either domain's. A group whose limit is small
+//!   pauses its writers where the global domain lets them run. The memcg
+//!   domain has its own `dirty_limit` (`memcg->cgwb_domain`, from 0 at
+//!   `wb_domain_init()`), updated with the global one's.
+//! * **Estimates.** Per wb (the root's; a group's own with cgroup
+//!   writeback, created at its first use with `wb_init()`'s values):
+//!   `avg_write_bandwidth`, `dirty_ratelimit` and `balanced_dirty_ratelimit`
+//!   start at `INIT_BW` (100 MB/s in pages a second). A throttled writer
+//!   updates them every `BANDWIDTH_INTERVAL` (HZ/5,
+//!   `__wb_update_bandwidth(gdtc, mdtc, true)`: the global domain's
+//!   `dirty_limit` and the ratelimit, then the memcg domain's, then the
+//!   write bandwidth) from the pages dirtied and the writes completed
+//!   (`WB_WRITTEN`) since the last update; a domain's `dirty_limit` follows
+//!   `thresh` up at once and down by 1/32 of the gap an interval. After
+//!   writeback the write bandwidth alone (`wb_update_bandwidth()`):
+//!   `do_writepages()` when an interval has passed since the last estimate,
+//!   and the wb's `bw_dwork`, queued for an interval later when its writeback
+//!   ends (`wb_inode_writeback_end()`), so the estimate follows completions
+//!   with no writer throttled. `do_writepages()` also restarts the
+//!   estimate of a wb idle for a second (`wb_bandwidth_estimate_start()`).
 //!
 //! The sleep (`io_schedule_timeout()`) is simulated task time
 //! ([`Sim::task_sleep_until`]): without the fair schedule the clock moves
@@ -44,28 +69,34 @@
 //! `balance_dirty_pages()` has no `psi_memstall_enter()` (the sleep is
 //! iowait). `HZ` is mmsim's 1000 (`crate::memcg::HZ`).
 //!
-//! Simplified: one wb (the file device's), whose `wb_thresh` is the
-//! domain's `thresh` and `wb_dirty` its dirty pages (the kernel's
-//! `__wb_calc_thresh()` share of completions tends to 1 with one device
-//! written); `hard_dirty_limit()` is `max(thresh, dirty_limit)` of the
-//! global domain only: the memcg domain's pause (`mdtc`'s `pos_ratio`, taken
-//! when lower) is not modelled, its background writeback is
-//! (`crate::cgwb`); one writer state for the machine (`current->nr_dirtied`,
+//! Simplified: one device, so a group has one wb; a wb's `wb_thresh` is
+//! its domain's `thresh` and `wb_dirty` the domain's dirty pages (the
+//! kernel's `__wb_calc_thresh()` share of completions tends to 1 with one
+//! wb written in the domain: exact for the memcg domain, whose one wb is
+//! the group's; in the global domain several groups' wbs would share it);
+//! one writer state for the machine (`current->nr_dirtied`,
 //! `dirty_paused_when`, `nr_dirtied_pause` are per task in the kernel: with
 //! several writers they share one); no per-CPU `bdp_ratelimits` /
-//! `ratelimit_pages` check and no `dirty_throttle_leaks`; the bandwidth is
-//! estimated only by throttled writers (not by `wb_update_bandwidth()` after
-//! writeback), and the estimate restarts (`wb_bandwidth_estimate_start()`)
-//! when a throttled writer finds no write in flight after an idle second;
-//! background writeback still starts at every dirtying of a clean folio as
-//! before (`Sim::balance_dirty_pages`); the repeated pauses at the limit also
-//! end when no write is in flight (mmsim's own exit: v6.12 leaves the loop
-//! only when `task_ratelimit` > 0, the wb's dirty pages fall under
-//! `wb_stat_error()`, or on a fatal signal — with nothing in flight mmsim's
-//! clock would otherwise never bring a completion); `wb_position_ratio()`'s
-//! `thresh - wb_thresh` saturates at 0 where the kernel's unsigned
-//! arithmetic wraps (it differs only when `dirty_limit` exceeds about 8.75 ×
-//! `thresh`, after dirtyable memory collapsed).
+//! `ratelimit_pages` check and no `dirty_throttle_leaks`; no strictlimit, no
+//! `PF_LOCAL_THROTTLE`, no `BDP_ASYNC`; `wb_inode_writeback_end()` is taken
+//! when the wb has no page under writeback left (the kernel's, when one
+//! inode has none: the same for a wb writing one file, later with several),
+//! and `do_writepages()`'s calls are per folio written (the kernel's per
+//! inode's `writepages`); the `bw_dwork` timer fires at the first event
+//! boundary after it is due and updates with the due jiffy; background
+//! writeback still starts at every dirtying of a clean folio as before
+//! (`Sim::balance_dirty_pages`, `crate::cgwb`); the repeated pauses at the
+//! limit also end when no write is in flight (mmsim's own exit: v6.12
+//! leaves the loop only when `task_ratelimit` > 0, the wb's dirty pages fall
+//! under `wb_stat_error()`, or on a fatal signal — with nothing in flight
+//! mmsim's clock would otherwise never bring a completion);
+//! `wb_position_ratio()`'s `thresh - wb_thresh` saturates at 0 where the
+//! kernel's unsigned arithmetic wraps (it differs only when `dirty_limit`
+//! exceeds about 8.75 × `thresh`, after dirtyable memory collapsed); the
+//! memcg domain's statistics are exact (no `mem_cgroup_flush_stats` lag)
+//! and foreign inodes (`mem_cgroup_flush_foreign()`) are not modelled. The
+//! report's `dirty_ratelimit` and `avg_write_bandwidth` are those of the wb
+//! throttled last (the root's before any throttling).
 
 use serde::{Deserialize, Serialize};
 
@@ -209,18 +240,11 @@ pub(crate) fn dirty_poll_interval(dirty: u64, thresh: u64) -> u64 {
     }
 }
 
-/// The throttle's state: the writer's (`current->nr_dirtied`,
-/// `nr_dirtied_pause`, `dirty_paused_when`), the wb's estimates and the
-/// global domain's `dirty_limit`; and the pauses slept.
+/// One `bdi_writeback`'s estimates (`struct bdi_writeback`, v6.12
+/// include/linux/backing-dev-defs.h), and, for a group's wb, its memcg's
+/// `wb_domain` (`memcg->cgwb_domain`): one wb per group on the one device.
 #[derive(Clone, Debug)]
-pub(crate) struct DirtyThrottle {
-    /// Pages dirtied since the writer's last check (`current->nr_dirtied`).
-    nr_dirtied: u64,
-    /// Pages to dirty before the next check (`current->nr_dirtied_pause`).
-    nr_dirtied_pause: u64,
-    /// When the last pause ended, jiffies (`current->dirty_paused_when`;
-    /// None: 0, never).
-    dirty_paused_when: Option<u64>,
+pub(crate) struct Wb {
     /// `wb->dirty_exceeded`.
     dirty_exceeded: bool,
     /// `wb->dirty_ratelimit`, pages a second.
@@ -239,12 +263,94 @@ pub(crate) struct DirtyThrottle {
     /// `wb->dirtied_stamp`, `wb->written_stamp`.
     dirtied_stamp: u64,
     written_stamp: u64,
+    /// The wb's file pages under writeback (mmsim's stand-in for
+    /// `wb->writeback_inodes`, the inodes with pages under writeback).
+    writeback: u64,
+    /// When `wb->bw_dwork` runs, jiffies, while queued.
+    bw_dwork: Option<u64>,
+    /// The memcg domain's `dirty_limit` and `dirty_limit_tstamp` (a
+    /// group's wb only; `wb_domain_init()`: 0 and the creation time).
+    mdom_dirty_limit: u64,
+    mdom_dirty_limit_tstamp: u64,
+}
+
+impl Wb {
+    /// `wb_init()` at jiffy `now`: the estimates at `INIT_BW`.
+    fn new(now: u64) -> Wb {
+        Wb {
+            dirty_exceeded: false,
+            dirty_ratelimit: INIT_BW,
+            balanced_dirty_ratelimit: INIT_BW,
+            write_bandwidth: INIT_BW,
+            avg_write_bandwidth: INIT_BW,
+            bw_time_stamp: now,
+            dirtied: 0,
+            written: 0,
+            dirtied_stamp: 0,
+            written_stamp: 0,
+            writeback: 0,
+            bw_dwork: None,
+            mdom_dirty_limit: 0,
+            mdom_dirty_limit_tstamp: now,
+        }
+    }
+}
+
+/// One domain's values in `balance_dirty_pages()` (`struct
+/// dirty_throttle_control`): `thresh`, `bg_thresh`, `dirty` (with
+/// writeback) and `hard_dirty_limit()`; its one wb's `wb_thresh` and
+/// `wb_dirty` are `thresh` and `dirty` (see the module documentation).
+#[derive(Clone, Copy, Debug)]
+struct Dtc {
+    thresh: u64,
+    bg_thresh: u64,
+    dirty: u64,
+    limit: u64,
+}
+
+impl Dtc {
+    /// `domain_dirty_freerun()` (no strictlimit).
+    fn freerun(&self) -> bool {
+        self.dirty <= (self.thresh + self.bg_thresh) / 2
+    }
+
+    /// `wb_position_ratio()` of the domain, with the wb's bandwidth.
+    fn pos_ratio(&self, write_bw: u64) -> u64 {
+        wb_position_ratio(
+            self.thresh,
+            self.bg_thresh,
+            self.limit,
+            self.dirty,
+            write_bw,
+        )
+    }
+}
+
+/// The throttle's state: the writer's (`current->nr_dirtied`,
+/// `nr_dirtied_pause`, `dirty_paused_when`), each wb's estimates (index 0
+/// the root wb, else the group's id) and the global domain's
+/// `dirty_limit`; and the pauses slept.
+#[derive(Clone, Debug)]
+pub(crate) struct DirtyThrottle {
+    /// Pages dirtied since the writer's last check (`current->nr_dirtied`).
+    nr_dirtied: u64,
+    /// Pages to dirty before the next check (`current->nr_dirtied_pause`).
+    nr_dirtied_pause: u64,
+    /// When the last pause ended, jiffies (`current->dirty_paused_when`;
+    /// None: 0, never).
+    dirty_paused_when: Option<u64>,
+    /// The wbs: the root's, then a group's at its id once it has one.
+    wbs: Vec<Wb>,
     /// The global `wb_domain`'s `dirty_limit` and `dirty_limit_tstamp`.
     dirty_limit: u64,
     dirty_limit_tstamp: u64,
     /// Pause time and pauses slept since the measurement began.
     pause_ns: u64,
     pauses: u64,
+    /// Of those, the pauses whose `pos_ratio` was the memcg domain's.
+    memcg_pauses: u64,
+    /// The wb of the writer throttled last (0, the root's, before any).
+    last_wb: usize,
     /// The most `NR_FILE_DIRTY` and `NR_FILE_DIRTY + NR_WRITEBACK` a
     /// dirtying writer saw.
     nr_dirty_peak: u64,
@@ -257,20 +363,13 @@ impl Default for DirtyThrottle {
             nr_dirtied: 0,
             nr_dirtied_pause: DIRTY_POLL_THRESH,
             dirty_paused_when: None,
-            dirty_exceeded: false,
-            dirty_ratelimit: INIT_BW,
-            balanced_dirty_ratelimit: INIT_BW,
-            write_bandwidth: INIT_BW,
-            avg_write_bandwidth: INIT_BW,
-            bw_time_stamp: 0,
-            dirtied: 0,
-            written: 0,
-            dirtied_stamp: 0,
-            written_stamp: 0,
+            wbs: vec![Wb::new(0)],
             dirty_limit: 0,
             dirty_limit_tstamp: 0,
             pause_ns: 0,
             pauses: 0,
+            memcg_pauses: 0,
+            last_wb: 0,
             nr_dirty_peak: 0,
             dirty_peak: 0,
         }
@@ -286,14 +385,20 @@ pub struct DirtyThrottleReport {
     pub balance_dirty_pages_pause_ns: u64,
     /// The pauses slept (tracepoint events with `pause` > 0).
     pub balance_dirty_pages_pauses: u64,
+    /// Of those, the pauses throttled by the memcg domain (its `pos_ratio`
+    /// the lower: the tracepoint's `limit`, `setpoint`, `dirty` are the
+    /// group's).
+    #[serde(default)]
+    pub balance_dirty_pages_memcg_pauses: u64,
     /// /proc/vmstat `nr_dirty_threshold` at the end (the global `thresh`).
     pub nr_dirty_threshold: u64,
     /// /proc/vmstat `nr_dirty_background_threshold` at the end.
     pub nr_dirty_background_threshold: u64,
-    /// `wb->dirty_ratelimit` at the end, pages a second (the
+    /// `wb->dirty_ratelimit` at the end, pages a second, of the wb whose
+    /// writer was throttled last (the root's before any; the
     /// `bdi_dirty_ratelimit` tracepoint's `dirty_ratelimit`, in KB/s there).
     pub dirty_ratelimit: u64,
-    /// `wb->avg_write_bandwidth` at the end, pages a second.
+    /// `wb->avg_write_bandwidth` at the end, pages a second, of the same wb.
     pub avg_write_bandwidth: u64,
     /// mmsim's own: the most `nr_dirty` a dirtying writer saw.
     pub nr_dirty_peak: u64,
@@ -317,85 +422,210 @@ impl Sim {
         );
     }
 
-    /// `folio_account_dirtied()`'s `current->nr_dirtied` and `WB_DIRTIED`:
-    /// `nr` file pages dirtied (counted whether the throttle is on or not;
-    /// read only by it).
+    /// The wb of group `m`'s pages and writers: its own under cgroup
+    /// writeback ([`Sim::has_memcg_domain`]), else the root's (0).
     #[inline]
-    pub(crate) fn bdp_account_dirtied(&mut self, nr: u64) {
-        self.bdp.nr_dirtied += nr;
-        self.bdp.dirtied += nr;
+    pub(crate) fn wb_index(&self, m: crate::memcg::MemcgId) -> usize {
+        if self.has_memcg_domain(m) {
+            m as usize
+        } else {
+            0
+        }
     }
 
-    /// `WB_WRITTEN` (`wb_writeout_inc()` at `__folio_end_writeback()`): `nr`
-    /// file pages' writes completed.
+    /// Wb `w`, created (`cgwb_create()`, at the clock's jiffy) if it is new.
     #[inline]
-    pub(crate) fn bdp_account_written(&mut self, nr: u64) {
-        self.bdp.written += nr;
+    fn wb_mut(&mut self, w: usize) -> &mut Wb {
+        if w >= self.bdp.wbs.len() {
+            self.wb_create(w);
+        }
+        &mut self.bdp.wbs[w]
+    }
+
+    /// Creates the wbs up to `w` (`cgwb_create()`).
+    #[cold]
+    #[inline(never)]
+    fn wb_create(&mut self, w: usize) {
+        let now = self.clock / NS_PER_JIFFY;
+        self.bdp.wbs.resize_with(w + 1, || Wb::new(now));
+    }
+
+    /// `folio_account_dirtied()`'s `current->nr_dirtied` and `WB_DIRTIED`
+    /// of group `m`'s wb: `nr` file pages dirtied (counted whether the
+    /// throttle is on or not; read only by it).
+    #[inline]
+    pub(crate) fn bdp_account_dirtied(&mut self, m: crate::memcg::MemcgId, nr: u64) {
+        self.bdp.nr_dirtied += nr;
+        let w = self.wb_index(m);
+        self.wb_mut(w).dirtied += nr;
+    }
+
+    /// `WB_WRITTEN` (`__wb_writeout_add()` at `__folio_end_writeback()`) of
+    /// group `m`'s wb: `nr` file pages' writes completed at `done` ns. With
+    /// the throttle,
+    /// `wb_inode_writeback_end()`: when the wb has no page under writeback
+    /// left, its `bw_dwork` is queued for `BANDWIDTH_INTERVAL` later (not
+    /// moved if already queued).
+    #[inline]
+    pub(crate) fn bdp_account_written(&mut self, m: crate::memcg::MemcgId, nr: u64, done: u64) {
+        let w = self.wb_index(m);
+        let throttle = self.cfg.policy.dirty_throttle;
+        let now = done / NS_PER_JIFFY;
+        let wb = self.wb_mut(w);
+        wb.written += nr;
+        if throttle {
+            wb.writeback = wb.writeback.saturating_sub(nr);
+            if wb.writeback == 0 && wb.bw_dwork.is_none() {
+                wb.bw_dwork = Some(now + BANDWIDTH_INTERVAL);
+                self.arm_wb_bandwidth_timer();
+            }
+        }
+    }
+
+    /// A write of group `m`'s `nr` file pages the `lru` reference policy cut
+    /// short: no longer under writeback, nothing written.
+    #[cold]
+    pub(crate) fn bdp_writeback_cut_short(&mut self, m: crate::memcg::MemcgId, nr: u64) {
+        let w = self.wb_index(m);
+        let wb = self.wb_mut(w);
+        wb.writeback = wb.writeback.saturating_sub(nr);
+    }
+
+    /// `do_writepages()` (v6.12 mm/page-writeback.c) around the write of a
+    /// file folio of group `m` at `now` ns, `nr` pages, with the throttle:
+    /// `wb_bandwidth_estimate_start()` before (an idle wb — no page under
+    /// writeback, no estimate for `WB_BANDWIDTH_IDLE_JIF` — restarts its
+    /// stamps), and after, `wb_update_bandwidth()` once
+    /// `BANDWIDTH_INTERVAL` has passed since the last estimate ("if
+    /// there's constant writeback being submitted"). The kernel does this
+    /// per inode's `writepages`; mmsim per folio written (the flusher's
+    /// writes of one pass share a time).
+    #[cold]
+    pub(crate) fn bdp_do_writepages(&mut self, m: crate::memcg::MemcgId, nr: u64, now: u64) {
+        let w = self.wb_index(m);
+        let now = now / NS_PER_JIFFY;
+        let wb = self.wb_mut(w);
+        if now.saturating_sub(wb.bw_time_stamp) > WB_BANDWIDTH_IDLE_JIF && wb.writeback == 0 {
+            (wb.dirtied_stamp, wb.written_stamp, wb.bw_time_stamp) = (wb.dirtied, wb.written, now);
+        }
+        wb.writeback += nr;
+        if now > wb.bw_time_stamp + BANDWIDTH_INTERVAL {
+            wb.update_bandwidth(now);
+        }
+    }
+
+    /// The `bw_dwork` timer (`wb_update_bandwidth_workfn()`, mm/backing-dev.c
+    /// v6.12): at `now` ns, every wb whose work is due runs
+    /// `wb_update_bandwidth()` at the jiffy it was due (the timer fires at
+    /// the first event boundary after it); the timer follows the next.
+    pub(crate) fn wb_bandwidth_dwork(&mut self, now: u64) {
+        let now = now / NS_PER_JIFFY;
+        for wb in &mut self.bdp.wbs {
+            if let Some(due) = wb.bw_dwork.filter(|&t| t <= now) {
+                wb.bw_dwork = None;
+                wb.update_bandwidth(due);
+            }
+        }
+        self.arm_wb_bandwidth_timer();
+    }
+
+    /// Arms the `bw_dwork` timer for the earliest queued work, or disarms it.
+    fn arm_wb_bandwidth_timer(&mut self) {
+        let next = self.bdp.wbs.iter().filter_map(|w| w.bw_dwork).min();
+        self.timers.set(
+            crate::timer::TimerKind::WbBandwidth,
+            next.map(|j| j * NS_PER_JIFFY),
+        );
     }
 
     /// `balance_dirty_pages_ratelimited_flags()`'s ratelimit and
-    /// `balance_dirty_pages()`'s pause for the global domain (see the
-    /// module documentation), after a writer dirtied a clean folio, with
+    /// `balance_dirty_pages()`'s pause (see the module documentation),
+    /// after a writer dirtied a clean folio, with
     /// `machine.policy.dirty_throttle`.
     pub(crate) fn balance_dirty_pages_pause(&mut self) {
         let dirty = self.nr_dirty + self.nr_writeback;
+        let w = self.wb_index(self.cur_memcg);
+        let exceeded = self.wb_mut(w).dirty_exceeded;
         let d = &mut self.bdp;
         d.nr_dirty_peak = d.nr_dirty_peak.max(self.nr_dirty);
         d.dirty_peak = d.dirty_peak.max(dirty);
         let mut ratelimit = d.nr_dirtied_pause;
-        if d.dirty_exceeded {
+        if exceeded {
             ratelimit = ratelimit.min(32 >> (crate::PAGE_SIZE.trailing_zeros() - 10));
         }
         if d.nr_dirtied < ratelimit {
             return;
         }
-        self.balance_dirty_pages_throttle();
+        self.balance_dirty_pages_throttle(w);
     }
 
-    /// `balance_dirty_pages()`'s loop (v6.12) over the global domain.
+    /// The domains of `balance_dirty_pages()`'s loop for wb `w` (v6.12
+    /// `balance_domain_limits()`): the global one, and the memcg one of a
+    /// group's wb (`mdtc`), each with its `hard_dirty_limit()`.
+    fn bdp_domains(&self, w: usize) -> (Dtc, Option<Dtc>) {
+        let (thresh, bg_thresh) = crate::cgwb::domain_dirty_limits(self.global_dirtyable_memory());
+        let g = Dtc {
+            thresh,
+            bg_thresh,
+            dirty: self.nr_dirty + self.nr_writeback,
+            limit: thresh.max(self.bdp.dirty_limit),
+        };
+        if w == 0 {
+            return (g, None);
+        }
+        let [_, md] = self.memcg_dirty_domain(w as crate::memcg::MemcgId, true);
+        let m = Dtc {
+            thresh: md.thresh,
+            bg_thresh: md.bg_thresh,
+            dirty: md.dirty,
+            limit: md.thresh.max(self.bdp.wbs[w].mdom_dirty_limit),
+        };
+        (g, Some(m))
+    }
+
+    /// `balance_dirty_pages()`'s loop (v6.12) for wb `w`: the global domain
+    /// and, for a group's wb, the memcg domain.
     #[cold]
     #[inline(never)]
-    fn balance_dirty_pages_throttle(&mut self) {
+    fn balance_dirty_pages_throttle(&mut self, w: usize) {
         let pages_dirtied = self.bdp.nr_dirtied;
-        // `wb_bandwidth_estimate_start()`, here at the throttle.
-        let now = self.clock / NS_PER_JIFFY;
-        if now.saturating_sub(self.bdp.bw_time_stamp) > WB_BANDWIDTH_IDLE_JIF
-            && self.nr_writeback == 0
-        {
-            let d = &mut self.bdp;
-            (d.dirtied_stamp, d.written_stamp, d.bw_time_stamp) = (d.dirtied, d.written, now);
-        }
+        self.bdp.last_wb = w;
         loop {
             let mut now = self.clock / NS_PER_JIFFY;
-            let (thresh, bg_thresh) =
-                crate::cgwb::domain_dirty_limits(self.global_dirtyable_memory());
-            let dirty = self.nr_dirty + self.nr_writeback;
-            if dirty <= (thresh + bg_thresh) / 2 {
+            let (g, md) = self.bdp_domains(w);
+            if g.freerun() && md.is_none_or(|m| m.freerun()) {
+                let intv = dirty_poll_interval(g.dirty, g.thresh);
+                let m_intv = md.map_or(u64::MAX, |m| dirty_poll_interval(m.dirty, m.thresh));
                 let d = &mut self.bdp;
                 d.dirty_paused_when = Some(now);
                 d.nr_dirtied = 0;
-                d.nr_dirtied_pause = dirty_poll_interval(dirty, thresh);
+                d.nr_dirtied_pause = intv.min(m_intv);
                 return;
             }
-            self.bdp.dirty_exceeded = dirty > thresh;
-            let limit = thresh.max(self.bdp.dirty_limit);
-            let pos_ratio = wb_position_ratio(
-                thresh,
-                bg_thresh,
-                limit,
-                dirty,
-                self.bdp.avg_write_bandwidth,
-            );
-            if now > self.bdp.bw_time_stamp + BANDWIDTH_INTERVAL {
+            let wb = &self.bdp.wbs[w];
+            let g_pos = g.pos_ratio(wb.avg_write_bandwidth);
+            let mut exceeded = g.dirty > g.thresh;
+            let (mut sdtc, mut pos_ratio, mut by_memcg) = (g, g_pos, false);
+            let m_ctl = md.map(|m| {
+                let m_pos = m.pos_ratio(wb.avg_write_bandwidth);
+                exceeded |= m.dirty > m.thresh;
+                if m_pos < g_pos {
+                    (sdtc, pos_ratio, by_memcg) = (m, m_pos, true);
+                }
+                (m, m_pos)
+            });
+            self.bdp.wbs[w].dirty_exceeded = exceeded;
+            if now > self.bdp.wbs[w].bw_time_stamp + BANDWIDTH_INTERVAL {
                 self.bdp
-                    .update_bandwidth(now, thresh, bg_thresh, dirty, pos_ratio);
+                    .update_bandwidth_throttled(w, now, (g, g_pos), m_ctl);
             }
             let d = &mut self.bdp;
-            let dirty_ratelimit = d.dirty_ratelimit;
+            let wb = &d.wbs[w];
+            let dirty_ratelimit = wb.dirty_ratelimit;
             let task_ratelimit = (dirty_ratelimit * pos_ratio) >> RATELIMIT_CALC_SHIFT;
-            let max_pause = wb_max_pause(d.avg_write_bandwidth, dirty);
+            let max_pause = wb_max_pause(wb.avg_write_bandwidth, sdtc.dirty);
             let (min_pause, nr_dirtied_pause) = wb_min_pause(
-                d.avg_write_bandwidth,
+                wb.avg_write_bandwidth,
                 dirty_ratelimit,
                 max_pause,
                 task_ratelimit,
@@ -429,6 +659,7 @@ impl Sim {
             let pause = pause as u64;
             d.pause_ns += pause * NS_PER_JIFFY;
             d.pauses += 1;
+            d.memcg_pauses += u64::from(by_memcg);
             d.dirty_paused_when = Some(now + pause);
             d.nr_dirtied = 0;
             d.nr_dirtied_pause = nr_dirtied_pause;
@@ -447,13 +678,23 @@ impl Sim {
             }
             // `wb_stat_error()`: `nr_cpu_ids × WB_STAT_BATCH`.
             let cpus = self.smp.cpus.max(1);
-            if dirty <= cpus * 8 * (1 + ilog2(cpus) as u64) {
+            if sdtc.dirty <= cpus * 8 * (1 + ilog2(cpus) as u64) {
                 return;
             }
-            // While the writer slept: the writes completed by now end, and
-            // background writeback goes on.
+            // While the writer slept: the writes completed by now end, the
+            // bandwidth work due runs, and background writeback goes on
+            // (the group's too).
             self.complete_writeback(self.clock);
+            if self
+                .timers
+                .due(crate::timer::TimerKind::WbBandwidth, self.clock)
+            {
+                self.wb_bandwidth_dwork(self.clock);
+            }
             self.balance_dirty_pages();
+            if w != 0 {
+                self.balance_dirty_pages_memcg(w as crate::memcg::MemcgId);
+            }
             if self.nr_writeback == 0 {
                 return;
             }
@@ -470,10 +711,11 @@ impl Sim {
         Some(DirtyThrottleReport {
             balance_dirty_pages_pause_ns: d.pause_ns,
             balance_dirty_pages_pauses: d.pauses,
+            balance_dirty_pages_memcg_pauses: d.memcg_pauses,
             nr_dirty_threshold: thresh,
             nr_dirty_background_threshold: bg_thresh,
-            dirty_ratelimit: d.dirty_ratelimit,
-            avg_write_bandwidth: d.avg_write_bandwidth,
+            dirty_ratelimit: d.wbs[d.last_wb].dirty_ratelimit,
+            avg_write_bandwidth: d.wbs[d.last_wb].avg_write_bandwidth,
             nr_dirty_peak: d.nr_dirty_peak,
             nr_dirty_writeback_peak: d.dirty_peak,
         })
@@ -485,34 +727,102 @@ impl Sim {
         self.bdp.pause_ns
     }
 
+    /// Wb `w`'s `(dirty_ratelimit, write_bandwidth, avg_write_bandwidth,
+    /// bw_time_stamp)`, and the memcg domain's `dirty_limit`.
+    #[cfg(test)]
+    pub(crate) fn bdp_wb(&self, w: usize) -> ((u64, u64, u64, u64), u64) {
+        let wb = &self.bdp.wbs[w];
+        let est = (
+            wb.dirty_ratelimit,
+            wb.write_bandwidth,
+            wb.avg_write_bandwidth,
+            wb.bw_time_stamp,
+        );
+        (est, wb.mdom_dirty_limit)
+    }
+
     /// A measurement starts: the pauses and peaks counted from here.
     pub(crate) fn dirty_throttle_begin_measurement(&mut self) {
         let d = &mut self.bdp;
         (d.pause_ns, d.pauses, d.nr_dirty_peak, d.dirty_peak) = (0, 0, 0, 0);
+        d.memcg_pauses = 0;
     }
 }
 
 impl DirtyThrottle {
-    /// `__wb_update_bandwidth(gdtc, NULL, true)` (v6.12) at jiffy `now`:
-    /// `domain_update_dirty_limit()`, `wb_update_dirty_ratelimit()` and
-    /// `wb_update_write_bandwidth()`, then the stamps.
-    fn update_bandwidth(&mut self, now: u64, thresh: u64, bg: u64, dirty: u64, pos_ratio: u64) {
-        let elapsed = now.saturating_sub(self.bw_time_stamp).max(1);
-        // `domain_update_dirty_limit()` → `update_dirty_limit()`.
-        if now >= self.dirty_limit_tstamp + BANDWIDTH_INTERVAL {
-            if self.dirty_limit < thresh {
-                self.dirty_limit = thresh;
-            } else {
-                let target = thresh.max(dirty);
-                if self.dirty_limit > target {
-                    self.dirty_limit -= (self.dirty_limit - target) >> 5;
-                }
-            }
-            self.dirty_limit_tstamp = now;
+    /// `__wb_update_bandwidth(gdtc, mdtc, true)` (v6.12) of wb `w` at jiffy
+    /// `now`, from the throttle: for the global domain and then the memcg
+    /// domain (each `domain_update_dirty_limit()` and
+    /// `wb_update_dirty_ratelimit()`: the second starts from the first's
+    /// `dirty_ratelimit`), then `wb_update_write_bandwidth()` and the stamps.
+    /// Each domain comes with its `pos_ratio`.
+    fn update_bandwidth_throttled(
+        &mut self,
+        w: usize,
+        now: u64,
+        g: (Dtc, u64),
+        m: Option<(Dtc, u64)>,
+    ) {
+        let wb = &mut self.wbs[w];
+        let elapsed = now.saturating_sub(wb.bw_time_stamp).max(1);
+        update_dirty_limit(
+            &mut self.dirty_limit,
+            &mut self.dirty_limit_tstamp,
+            now,
+            g.0,
+        );
+        wb.update_dirty_ratelimit(g.0, self.dirty_limit, g.1, elapsed);
+        if let Some((md, pos_ratio)) = m {
+            let (mut dl, mut ts) = (wb.mdom_dirty_limit, wb.mdom_dirty_limit_tstamp);
+            update_dirty_limit(&mut dl, &mut ts, now, md);
+            (wb.mdom_dirty_limit, wb.mdom_dirty_limit_tstamp) = (dl, ts);
+            wb.update_dirty_ratelimit(md, dl, pos_ratio, elapsed);
         }
-        // `wb_update_dirty_ratelimit()`.
-        let freerun = (thresh + bg) / 2;
-        let limit = thresh.max(self.dirty_limit);
+        wb.update_write_bandwidth(elapsed);
+        wb.stamp(now);
+    }
+}
+
+/// `domain_update_dirty_limit()` → `update_dirty_limit()` (v6.12) of a
+/// domain's `dirty_limit` at jiffy `now`: up to `thresh` at once, down by
+/// 1/32 of the gap to `max(thresh, dirty)` an interval.
+fn update_dirty_limit(dirty_limit: &mut u64, tstamp: &mut u64, now: u64, dtc: Dtc) {
+    if now < *tstamp + BANDWIDTH_INTERVAL {
+        return;
+    }
+    if *dirty_limit < dtc.thresh {
+        *dirty_limit = dtc.thresh;
+    } else {
+        let target = dtc.thresh.max(dtc.dirty);
+        if *dirty_limit > target {
+            *dirty_limit -= (*dirty_limit - target) >> 5;
+        }
+    }
+    *tstamp = now;
+}
+
+impl Wb {
+    /// `wb_update_bandwidth()` (v6.12, `update_ratelimit` false): from
+    /// `do_writepages()` or the `bw_dwork` after writeback ended: the write
+    /// bandwidth and the stamps only.
+    fn update_bandwidth(&mut self, now: u64) {
+        let elapsed = now.saturating_sub(self.bw_time_stamp).max(1);
+        self.update_write_bandwidth(elapsed);
+        self.stamp(now);
+    }
+
+    /// The stamps of `__wb_update_bandwidth()`.
+    fn stamp(&mut self, now: u64) {
+        (self.dirtied_stamp, self.written_stamp, self.bw_time_stamp) =
+            (self.dirtied, self.written, now);
+    }
+
+    /// `wb_update_dirty_ratelimit()` (v6.12) for one domain, whose
+    /// `dirty_limit` is `dom_limit` and `pos_ratio` `pos_ratio`.
+    fn update_dirty_ratelimit(&mut self, dtc: Dtc, dom_limit: u64, pos_ratio: u64, elapsed: u64) {
+        let (thresh, dirty) = (dtc.thresh, dtc.dirty);
+        let freerun = (thresh + dtc.bg_thresh) / 2;
+        let limit = thresh.max(dom_limit);
         let setpoint = (freerun + limit) / 2;
         let write_bw = self.avg_write_bandwidth;
         let mut rl = self.dirty_ratelimit;
@@ -550,7 +860,13 @@ impl DirtyThrottle {
         }
         self.dirty_ratelimit = rl.max(1);
         self.balanced_dirty_ratelimit = balanced;
-        // `wb_update_write_bandwidth()`.
+    }
+
+    /// `wb_update_write_bandwidth()` (v6.12): the pages written in
+    /// `elapsed` jiffies averaged into `write_bandwidth` over a
+    /// `roundup_pow_of_two(3 × HZ)` period, `avg_write_bandwidth` following
+    /// it by 1/8 of the gap when both moved the same way.
+    fn update_write_bandwidth(&mut self, elapsed: u64) {
         let period = roundup_pow_of_two(3 * HZ);
         let mut avg = self.avg_write_bandwidth;
         let old = self.write_bandwidth;
@@ -570,7 +886,5 @@ impl DirtyThrottle {
         }
         self.write_bandwidth = bw;
         self.avg_write_bandwidth = avg.max(1);
-        (self.dirtied_stamp, self.written_stamp, self.bw_time_stamp) =
-            (self.dirtied, self.written, now);
     }
 }

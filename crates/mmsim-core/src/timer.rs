@@ -51,6 +51,10 @@ pub(crate) enum TimerKind {
     WritebackSwap,
     /// The next writeback completion on the filesystem's device.
     WritebackFs,
+    /// The earliest queued `bw_dwork` of a wb (`wb_update_bandwidth_workfn`,
+    /// `BANDWIDTH_INTERVAL` after its writeback ended; armed only with
+    /// `policy.dirty_throttle`), after the completions it follows.
+    WbBandwidth,
     /// The flusher's periodic wakeup (`wb_workfn` requeued every
     /// `dirty_writeback_centisecs`).
     Flusher,
@@ -81,9 +85,10 @@ pub(crate) enum TimerKind {
 
 impl TimerKind {
     /// Every kind, in visit order.
-    pub(crate) const ALL: [TimerKind; 12] = [
+    pub(crate) const ALL: [TimerKind; 13] = [
         TimerKind::WritebackSwap,
         TimerKind::WritebackFs,
+        TimerKind::WbBandwidth,
         TimerKind::Flusher,
         TimerKind::Kswapd,
         TimerKind::LruGenWrite,
@@ -340,6 +345,7 @@ impl Sim {
         match kind {
             TimerKind::WritebackSwap => self.complete_writeback_on(0, now),
             TimerKind::WritebackFs => self.complete_writeback_on(1, now),
+            TimerKind::WbBandwidth => self.wb_bandwidth_dwork(now),
             TimerKind::Flusher => {
                 self.flusher_periodic(now);
                 let next = now - now % DIRTY_WRITEBACK_NS + DIRTY_WRITEBACK_NS;

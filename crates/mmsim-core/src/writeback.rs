@@ -15,7 +15,7 @@
 //! `folio_mkclean`, v6.12), so a later store faults and dirties it again.
 //! Under cgroup v2 a group's own dirty domain starts its background
 //! writeback too (`crate::cgwb`). The writer's pause (`balance_dirty_pages`
-//! sleeping) is `crate::page_writeback_throttle` (opt-in, global domain).
+//! sleeping) is `crate::page_writeback_throttle` (opt-in: the global and memcg domains).
 //!
 //! On completion a folio with PG_reclaim is rotated to the tail of the
 //! inactive list (`folio_rotate_reclaimable` → `lru_move_tail`, which also
@@ -76,7 +76,7 @@ impl Sim {
                 self.folios.is_live(f) && self.folios[f].test(flags::WRITEBACK),
                 "a writeback completion for folio {f}, which is not under writeback"
             );
-            self.folio_end_writeback(f);
+            self.folio_end_writeback(f, done);
         }
         self.arm_writeback_timer(q);
     }
@@ -107,15 +107,15 @@ impl Sim {
         }
     }
 
-    /// `folio_end_writeback()`.
-    fn folio_end_writeback(&mut self, f: FolioId) {
+    /// `folio_end_writeback()` of the write that completed at `done` ns.
+    fn folio_end_writeback(&mut self, f: FolioId, done: u64) {
         let fo = &mut self.folios[f];
         debug_assert!(fo.test(flags::WRITEBACK));
         fo.clear(flags::WRITEBACK);
         let (nr, m, file) = (fo.nr_pages(), fo.memcg, fo.is_file());
         self.writeback_sub(m, nr);
         if file {
-            self.bdp_account_written(nr);
+            self.bdp_account_written(m, nr, done);
         }
         let fo = &mut self.folios[f];
         if !fo.test_and_clear(flags::RECLAIM) {
@@ -193,6 +193,9 @@ impl Sim {
         fo.clear(flags::WRITEBACK);
         let (nr, m) = (fo.nr_pages(), fo.memcg);
         self.writeback_sub(m, nr);
+        if self.folios[f].is_file() {
+            self.bdp_writeback_cut_short(m, nr);
+        }
         for q in &mut self.writeback {
             if let Some(e) = q.iter_mut().find(|e| e.1 == f) {
                 e.1 = NIL;
@@ -243,6 +246,9 @@ impl Sim {
         self.file_dirty_sub(m, nr);
         self.writeback_add(m, nr);
         self.count_vm_events(PGPGOUT, 4 * nr);
+        if self.cfg.policy.dirty_throttle {
+            self.bdp_do_writepages(m, nr, now);
+        }
         // The flusher is its own thread: a full request queue delays its
         // submissions (reflected in `done`), not the workload.
         let done = self.fs.write(now, nr).done;

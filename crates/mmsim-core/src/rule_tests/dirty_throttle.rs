@@ -144,3 +144,175 @@ fn a_writer_faster_than_the_device_sleeps_the_computed_pause() {
     assert_eq!(off.nr_dirty + off.nr_writeback, 900);
     assert_eq!(off.dirty_throttle_report(), None);
 }
+
+/// A 4096-page machine (cgroup `version`) whose writes take 10 s, the
+/// throttle on, a group `g` with `memory.max` 1000 pages and its task with a
+/// 1024-page file open.
+fn group_writer(version: CgroupVersion) -> (Sim, crate::memcg::MemcgId, u32) {
+    let mut fs = DeviceConfig::of(DeviceKind::Ssd);
+    fs.write_latency_us = Some(1e7);
+    let mut s = Sim::new(MachineConfig {
+        memory: Size::from_pages(4096),
+        fs,
+        cgroup_version: version,
+        policy: PolicyConfig {
+            dirty_throttle: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .unwrap();
+    let g = s.add_memcg(crate::memcg::ROOT, "g").unwrap();
+    s.set_memcg_max(g, 1000).unwrap();
+    let t = s.add_task("t");
+    s.attach_task(t, g).unwrap();
+    let file = s.add_file("f", 1024).unwrap();
+    s.open(file, t).unwrap();
+    (s, g, file)
+}
+
+/// A v2 group of `memory.max` 1000 pages writes 250 pages. The global
+/// domain (thresh 780, bg_thresh 389: freerun up to 584 pages) never
+/// throttles; the group's (`avail` = its file pages + `memory.max` − usage,
+/// usage charged in 64-page batches) does, from its freerun ceiling:
+///
+/// * freerun checks every 8 pages (`min(dirty_poll_interval())` of the two
+///   domains: the group's 1 << (ilog2(193 − 32) >> 1) = 8 at 32 pages), then
+///   4 (at 136: thresh 188, 188 − 136 = 52);
+/// * at 144 pages (usage 192: avail 144 + 808 = 952, thresh 819 × 952 /
+///   4096 = 190, bg_thresh 95, ceiling 142) the group's domain is over its
+///   ceiling: its `pos_ratio` (1720) is below the global one's (5560) and
+///   throttles; the periods of 4, 8 and 16 pages at 25600 × pos_ratio >>
+///   10 pages/s round to 0 jiffies and double `nr_dirtied_pause`;
+/// * at 172 pages (32 dirtied; avail 172 + 808 = 980, thresh 195,
+///   bg_thresh 97, setpoint (146 + 195) / 2 = 170): `pos_ratio_polynom`'s
+///   x = −2048 / 25 = −81, x² >> 10 = 6, × x >> 10 = −1: 1023; the wb line
+///   1023 × 204798 / 204801 = 1022; `task_ratelimit` 25600 × 1022 >> 10 = 25550, period 32000 /
+///   25550 = 1 jiffy: a 1 ms pause (`wb_min_pause()`: 1 jiffy, next check
+///   in 25 pages);
+/// * at 197 pages (avail 197 + 744 = 941, thresh 188): over the group's
+///   limit, `pos_ratio` 0: `max_pause` after `max_pause` (1 jiffy, then
+///   longer as the estimate falls), 3,935 pauses and 10.001 s in all,
+///   until its first writes (queued at the ceiling, 0.36 ms) complete.
+///
+/// The same group under cgroup v1 has no domain of its own: no pause.
+#[test]
+fn a_groups_small_dirty_domain_pauses_its_writer_where_the_global_one_would_not() {
+    let mut pauses = Vec::new();
+    for version in [CgroupVersion::V2, CgroupVersion::V1] {
+        let (mut s, g, file) = group_writer(version);
+        let mut p = Vec::new();
+        for i in 0..250 {
+            let p0 = s.bdp_pause_ns();
+            write(&mut s, file, i);
+            let slept = s.bdp_pause_ns() - p0;
+            if slept > 0 {
+                p.push((i, slept));
+            }
+            let [gd, _] = s.memcg_dirty_domain(g, true);
+            assert!(gd.dirty <= gd.freerun_ceiling(), "page {i}");
+        }
+        let r = s.dirty_throttle_report().unwrap();
+        pauses.push((
+            p,
+            r.balance_dirty_pages_pauses,
+            r.balance_dirty_pages_memcg_pauses,
+        ));
+        if version == CgroupVersion::V2 {
+            // The group's domain `dirty_limit` followed its thresh up; the
+            // report gives the group's wb's estimates, which fell with no
+            // write completing, not the root wb's (at `INIT_BW`).
+            let ((rl, _, avg, _), limit) = s.bdp_wb(g as usize);
+            assert_eq!(limit, 188);
+            assert_eq!((r.dirty_ratelimit, r.avg_write_bandwidth), (rl, avg));
+            assert_eq!((rl, avg), (6_930, 3_511));
+            assert_eq!(s.bdp_wb(0).0 .0, INIT_BW);
+        }
+    }
+    assert_eq!(
+        pauses[0],
+        (vec![(171, 1_000_000), (196, 10_001_000_000)], 3_936, 3_936)
+    );
+    assert_eq!(pauses[1], (vec![], 0, 0));
+}
+
+/// `wb_update_bandwidth()` after writeback (v6.12): no writer is throttled,
+/// yet the estimate follows the completions. 64 pages written by
+/// `sync_file_range` at 0.16 ms on a device whose writes take 100 ms: the
+/// last completes at 100.29 ms, the wb has no page under writeback left and
+/// its `bw_dwork` runs `BANDWIDTH_INTERVAL` later, at jiffy 300: elapsed
+/// 300, `write_bandwidth` = (64 × 1000 + 25600 × (4096 − 300)) >> 12 =
+/// 23740 (`avg_write_bandwidth` stays: it moves only when the two estimates
+/// moved the same way). At the next sync, jiffy 1000, more than an interval
+/// since: `do_writepages()` updates first, nothing written since: 23740 ×
+/// (4096 − 700) >> 12 = 19682, the average 1/8 of the gap down: 25600 −
+/// (25600 − 23740) / 8 = 25368. Its writes end at 1100.45 ms, the work runs
+/// at jiffy 1300: (64000 + 19682 × 3796) >> 12 = 18256, average 25368 −
+/// 5686 / 8 = 24658. `dirty_ratelimit` moves only with a throttled writer.
+#[test]
+fn the_write_bandwidth_estimate_follows_completed_writeback() {
+    let (mut s, file) = writer(true, 100.0);
+    let mut seen = Vec::new();
+    for round in 0..2u32 {
+        for i in 0..64 {
+            write(&mut s, file, round * 64 + i);
+        }
+        s.step(&Event::FileSync {
+            file,
+            index: round * 64,
+            pages: 64,
+            wait: false,
+        });
+        seen.push(s.bdp_wb(0).0);
+        s.idle(1_000_000_000);
+        // The timers due by the idle's end run at the next event.
+        s.step(&Event::Think { ns: 1 });
+        seen.push(s.bdp_wb(0).0);
+    }
+    assert_eq!(
+        seen,
+        [
+            (INIT_BW, INIT_BW, INIT_BW, 0),
+            (INIT_BW, 23_740, INIT_BW, 300),
+            (INIT_BW, 19_682, 25_368, 1000),
+            (INIT_BW, 18_256, 24_658, 1300),
+        ]
+    );
+}
+
+/// Under the fair schedule the throttled writer blocks for its pause and
+/// another task runs meanwhile: the writer of
+/// [`a_writer_faster_than_the_device_sleeps_the_computed_pause`] sleeps 2 ms
+/// at its 648th page; a task thinking 100 µs an event runs 20 events, to
+/// exactly the writer's wake; the writer's own time excludes the pause; its
+/// next pause, 3 ms at the 723rd page, is the same as without the schedule.
+#[test]
+fn under_the_fair_schedule_another_task_runs_during_the_pause() {
+    let (mut s, file) = writer(true, 1e4);
+    s.add_task("other");
+    s.set_fair_schedule(true);
+    s.set_runnable(2);
+    let writes: Vec<Event> = (0..900)
+        .map(|index| Event::FileWrite {
+            file,
+            index,
+            pages: 1,
+        })
+        .collect();
+    let think = vec![Event::Think { ns: 100_000 }; 100];
+    let mut next = 0;
+    let mut slept = Vec::new();
+    for _ in 0..2 {
+        let ran0 = s.task_ran_ns();
+        let n = s.run_task(&writes[next..], u64::MAX, u64::MAX);
+        next += n;
+        let (at, ran) = (s.clock, s.task_ran_ns() - ran0);
+        let wake = s.take_task_wake().expect("the writer sleeps");
+        // The writer's time is its writes' (2.5 µs each), not the pause.
+        assert_eq!((at, ran), (s.clock, n as u64 * 2_500));
+        let others = s.run_task(&think, u64::MAX, wake);
+        assert_eq!(s.clock, wake, "the other task ran to the wake");
+        slept.push((next - 1, wake - at, others));
+    }
+    assert_eq!(slept, [(647, 2_000_000, 20), (722, 3_000_000, 30)]);
+}
