@@ -613,6 +613,17 @@ impl Sim {
             return self.try_to_unmap_forked(f, sc);
         }
         sc.charge_rmap(self.cost.rmap_ns);
+        self.try_to_unmap_anon_pte(f)
+    }
+
+    /// The step of [`Sim::try_to_unmap_anon`] past its fork test and its
+    /// charge: `try_to_unmap_one()` (mm/rmap.c, v6.12) on the one PTE of an
+    /// order-0 anonymous folio of a VMA that was never forked. The `lru`
+    /// reference policy, which charges no CPU, calls it without building a
+    /// `ScanControl`.
+    #[inline(always)]
+    pub(crate) fn try_to_unmap_anon_pte(&mut self, f: FolioId) -> bool {
+        let fo = self.folios[f];
         let v = &mut self.vmas[fo.space as usize];
         let locked = v.locked;
         let pte = v.pte_mut(fo.index);
