@@ -986,9 +986,18 @@ impl Sim {
     /// `get_page_from_freelist()` against WMARK_LOW, then
     /// `__alloc_pages_slowpath()` (wake kswapd, WMARK_MIN, direct reclaim with
     /// retries, `out_of_memory()`); the `lru` policy evicts one page instead.
+    ///
+    /// The fast path is inline for every policy: above WMARK_LOW (the
+    /// zone's fast mark) for the kernel's, any free page for the `lru`
+    /// policy, which evicts only at `node.free == 0` (in the slow path).
     #[inline]
     pub(crate) fn alloc_page(&mut self) -> bool {
-        if self.policy != Policy::Lru && self.node.free > self.node.fast_low {
+        let mark = if self.policy == Policy::Lru {
+            0
+        } else {
+            self.node.fast_low
+        };
+        if self.node.free > mark {
             self.node.free -= 1; // the fast path, inline
             return true;
         }

@@ -15,6 +15,7 @@
 //! four 8-byte entries that stay in cache, and the victim's folio is
 //! prefetched while its predecessors are walked.
 
+use crate::config::DeviceKind;
 use crate::mem::folio::{flags, FolioId, LruList};
 use crate::reclaim::ScanControl;
 use crate::sim::Sim;
@@ -84,12 +85,16 @@ impl Sim {
         // it, and an unmapped folio (`try_to_unmap` returns at once for it:
         // every page-cache folio only read through a file descriptor) needs none.
         if fo.mapcount > 0 {
-            let mut sc = ScanControl::new(crate::reclaim::Reclaimer::Direct, 0, self.clock);
-            // An order-0 anonymous folio takes `try_to_unmap`'s own path for
-            // it, inlined here, so that the unread ScanControl is not built.
-            let unmapped = if fo.order == 0 && !fo.is_file() {
-                self.try_to_unmap_anon(f, &mut sc)
+            // An order-0 anonymous folio of a VMA never forked takes
+            // `try_to_unmap`'s own step for it, without the unread
+            // ScanControl; every other folio the general walk, with one.
+            let unmapped = if fo.order == 0
+                && !fo.is_file()
+                && !(self.fork.is_some() && self.anon_forked(fo.space))
+            {
+                self.try_to_unmap_anon_pte(f)
             } else {
+                let mut sc = ScanControl::new(crate::reclaim::Reclaimer::Direct, 0, self.clock);
                 self.try_to_unmap(f, &mut sc)
             };
             debug_assert!(unmapped, "the lru policy maps no VM_LOCKED memory");
@@ -99,23 +104,36 @@ impl Sim {
             // The reference policy does not wait: the write is cut short.
             self.writeback_cut_short(f);
         }
-        if fo.test(flags::DIRTY) {
-            self.folios[f].clear(flags::DIRTY);
-            if fo.is_file() {
+        let dirty = fo.test(flags::DIRTY);
+        if !fo.is_file() {
+            if dirty {
+                self.folios[f].clear(flags::DIRTY);
+                self.count_vm_events(PSWPOUT, 1);
+                self.count_vm_events(PGPGOUT, 4);
+            }
+            // One test of the swap device for the write and the slot
+            // (`Sim::swap_dev`'s choice of device written out).
+            let (now, on_fs) = (self.clock, self.cfg.swap.device == DeviceKind::Fs);
+            let swap = self
+                .swap
+                .as_mut()
+                .expect("an anonymous folio has a swap slot");
+            if dirty {
+                if on_fs {
+                    self.fs.write(now, 1);
+                } else {
+                    swap.dev.write(now, 1);
+                }
+            }
+            swap.slots[(fo.swap - 1) as usize] = crate::mem::swap::SWAP_NO_SHADOW;
+        } else {
+            if dirty {
+                self.folios[f].clear(flags::DIRTY);
                 self.file_dirty_sub(fo.memcg, 1);
                 self.dirty_fifo_unqueue(f);
                 self.fs.write(self.clock, 1);
-            } else {
-                self.count_vm_events(PSWPOUT, 1);
-                let now = self.clock;
-                self.swap_dev(|d| d.write(now, 1));
+                self.count_vm_events(PGPGOUT, 4);
             }
-            self.count_vm_events(PGPGOUT, 4);
-        }
-        if !fo.is_file() {
-            self.swap.as_mut().unwrap().slots[(fo.swap - 1) as usize] =
-                crate::mem::swap::SWAP_NO_SHADOW;
-        } else {
             if self.kmem.is_some() {
                 let old = crate::mem::filemap::SLOT_FOLIO | f;
                 self.kmem_slot_changed(fo.space, fo.index, old, 0);
