@@ -168,8 +168,8 @@ pub(crate) struct ScanControl {
     /// `ignore_references`, v6.10+): `reclaim_pages()` for DAMON's pageout.
     pub ignore_references: bool,
     /// A costly allocation's order whose `compaction_ready` direct reclaim's
-    /// `shrink_zones` asks of each zone (two zones and
-    /// `compaction.compaction_ready` only; 0: not asked).
+    /// `shrink_zones` asks of each zone before every pass
+    /// (`compaction.compaction_ready` or two zones; 0: not asked).
     pub compaction_ready_order: usize,
     /// `sc->compaction_ready`: a zone was skipped as `compaction_ready`;
     /// `do_try_to_free_pages` stops after this pass (v6.12).
