@@ -71,9 +71,15 @@
 //!
 //! Simplified: one device, so a group has one wb; a wb's `wb_thresh` is
 //! its domain's `thresh` and `wb_dirty` the domain's dirty pages (the
-//! kernel's `__wb_calc_thresh()` share of completions tends to 1 with one
-//! wb written in the domain: exact for the memcg domain, whose one wb is
-//! the group's; in the global domain several groups' wbs would share it);
+//! kernel's `__wb_calc_thresh()` share of completions is 1 with one wb
+//! written in the domain: so in the memcg domain, whose one wb is the
+//! group's, once it has completed a write — before that its
+//! `memcg_completions` are 0 and so is `wb_thresh`, which
+//! `wb_position_ratio()` raises to `(limit - dirty) / 8`, as here; in the
+//! global domain a group's wb has its share of the machine's completions
+//! and its own dirty and writeback pages, where mmsim uses the domain's
+//! `thresh` and dirty pages; and the memcg domain's dirty pages include
+//! the group's swap writeback, which v6.12's `wb_dirty` does not);
 //! one writer state for the machine (`current->nr_dirtied`,
 //! `dirty_paused_when`, `nr_dirtied_pause` are per task in the kernel: with
 //! several writers they share one); no per-CPU `bdp_ratelimits` /
@@ -147,10 +153,12 @@ pub(crate) fn pos_ratio_polynom(setpoint: u64, dirty: u64, limit: u64) -> i64 {
 }
 
 /// `wb_position_ratio()` (v6.12, no strictlimit) of the one wb, whose
-/// `wb_thresh` is `thresh` and `wb_dirty` is `dirty`: 0 at or above
+/// `wb_dirty` is `dirty` and whose `wb_thresh` (at most `thresh`) is
+/// raised to `(limit - dirty) / 8` as the kernel's is: 0 at or above
 /// `limit`, else the global control line times the wb's.
 pub(crate) fn wb_position_ratio(
     thresh: u64,
+    wb_thresh: u64,
     bg_thresh: u64,
     limit: u64,
     dirty: u64,
@@ -163,7 +171,7 @@ pub(crate) fn wb_position_ratio(
     let setpoint = (freerun + limit) / 2;
     let mut pos_ratio = pos_ratio_polynom(setpoint, dirty, limit) as u64;
     let wb_dirty = dirty;
-    let wb_thresh = thresh.max((limit - dirty) / 8);
+    let wb_thresh = wb_thresh.min(thresh).max((limit - dirty) / 8);
     let x = (wb_thresh << 16) / (thresh | 1);
     let wb_setpoint = (setpoint * x) >> 16;
     let span = ((thresh.saturating_sub(wb_thresh) + 8 * write_bw) * x) >> 16;
@@ -303,6 +311,9 @@ impl Wb {
 #[derive(Clone, Copy, Debug)]
 struct Dtc {
     thresh: u64,
+    /// The wb's `wb_thresh`: `thresh`, or 0 in a memcg domain whose wb
+    /// has completed no write yet (the module documentation).
+    wb_thresh: u64,
     bg_thresh: u64,
     dirty: u64,
     limit: u64,
@@ -318,6 +329,7 @@ impl Dtc {
     fn pos_ratio(&self, write_bw: u64) -> u64 {
         wb_position_ratio(
             self.thresh,
+            self.wb_thresh,
             self.bg_thresh,
             self.limit,
             self.dirty,
@@ -482,6 +494,16 @@ impl Sim {
         }
     }
 
+    /// `__folio_start_writeback()` of group `m`'s `nr` file pages outside
+    /// `do_writepages()` (reclaim's `pageout()` → `->writepage`): the wb's
+    /// pages under writeback (`WB_WRITEBACK`, `wb_inode_writeback_start`),
+    /// with no bandwidth update (v6.12: that is `do_writepages()`'s).
+    #[cold]
+    pub(crate) fn bdp_writeback_start(&mut self, m: crate::memcg::MemcgId, nr: u64) {
+        let w = self.wb_index(m);
+        self.wb_mut(w).writeback += nr;
+    }
+
     /// A write of group `m`'s `nr` file pages the `lru` reference policy cut
     /// short: no longer under writeback, nothing written.
     #[cold]
@@ -566,6 +588,7 @@ impl Sim {
         let (thresh, bg_thresh) = crate::cgwb::domain_dirty_limits(self.global_dirtyable_memory());
         let g = Dtc {
             thresh,
+            wb_thresh: thresh,
             bg_thresh,
             dirty: self.nr_dirty + self.nr_writeback,
             limit: thresh.max(self.bdp.dirty_limit),
@@ -574,8 +597,15 @@ impl Sim {
             return (g, None);
         }
         let [_, md] = self.memcg_dirty_domain(w as crate::memcg::MemcgId, true);
+        // `__wb_calc_thresh(mdtc)`: the wb's share of the group's
+        // `memcg_completions`, 0 before its first completed write.
         let m = Dtc {
             thresh: md.thresh,
+            wb_thresh: if self.bdp.wbs[w].written > 0 {
+                md.thresh
+            } else {
+                0
+            },
             bg_thresh: md.bg_thresh,
             dirty: md.dirty,
             limit: md.thresh.max(self.bdp.wbs[w].mdom_dirty_limit),
@@ -589,7 +619,6 @@ impl Sim {
     #[inline(never)]
     fn balance_dirty_pages_throttle(&mut self, w: usize) {
         let pages_dirtied = self.bdp.nr_dirtied;
-        self.bdp.last_wb = w;
         loop {
             let mut now = self.clock / NS_PER_JIFFY;
             let (g, md) = self.bdp_domains(w);
@@ -602,6 +631,7 @@ impl Sim {
                 d.nr_dirtied_pause = intv.min(m_intv);
                 return;
             }
+            self.bdp.last_wb = w;
             let wb = &self.bdp.wbs[w];
             let g_pos = g.pos_ratio(wb.avg_write_bandwidth);
             let mut exceeded = g.dirty > g.thresh;

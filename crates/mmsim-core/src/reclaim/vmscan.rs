@@ -1034,6 +1034,9 @@ impl Sim {
         let fo = &mut self.folios[f];
         fo.set(flags::WRITEBACK | flags::RECLAIM);
         self.writeback_add(m, nr);
+        if file && self.cfg.policy.dirty_throttle {
+            self.bdp_writeback_start(m, nr);
+        }
         self.queue_writeback(q, done, f);
         false
     }

@@ -47,10 +47,14 @@ fn the_control_functions_give_v6_12s_values() {
     assert_eq!(pos_ratio_polynom(682, 0, 780), 2048, "clamped to 2.0");
     // The wb line: x_intercept 681 + 204537, slope ~1 / (8 × write_bw):
     // 1065 × 204570 / 204537 = 1065, 951 × 204495 / 204537 = 950.
-    assert_eq!(wb_position_ratio(780, 389, 780, 648, INIT_BW), 1065);
-    assert_eq!(wb_position_ratio(780, 389, 780, 723, INIT_BW), 950);
+    assert_eq!(wb_position_ratio(780, 780, 389, 780, 648, INIT_BW), 1065);
+    assert_eq!(wb_position_ratio(780, 780, 389, 780, 723, INIT_BW), 950);
+    // A fresh group's wb (`wb_thresh` 0, raised to (195 − 172) / 8 = 2):
+    // x = (2 << 16) / 195 = 672, wb_setpoint 170 × 672 >> 16 = 1, span
+    // (193 + 204800) × 672 >> 16 = 2101: 1023 × 1930 / 2101 = 939.
+    assert_eq!(wb_position_ratio(195, 0, 97, 195, 172, INIT_BW), 939);
     assert_eq!(
-        wb_position_ratio(780, 389, 780, 780, INIT_BW),
+        wb_position_ratio(780, 780, 389, 780, 780, INIT_BW),
         0,
         "at the limit"
     );
@@ -181,14 +185,17 @@ fn group_writer(version: CgroupVersion) -> (Sim, crate::memcg::MemcgId, u32) {
 ///   4 (at 136: thresh 188, 188 − 136 = 52);
 /// * at 144 pages (usage 192: avail 144 + 808 = 952, thresh 819 × 952 /
 ///   4096 = 190, bg_thresh 95, ceiling 142) the group's domain is over its
-///   ceiling: its `pos_ratio` (1720) is below the global one's (5560) and
+///   ceiling: its `pos_ratio` (1675: the group's wb has completed no
+///   write, so its `wb_thresh` is 0, raised to (limit − dirty) / 8) is
+///   below the global one's (5560) and
 ///   throttles; the periods of 4, 8 and 16 pages at 25600 × pos_ratio >>
 ///   10 pages/s round to 0 jiffies and double `nr_dirtied_pause`;
 /// * at 172 pages (32 dirtied; avail 172 + 808 = 980, thresh 195,
 ///   bg_thresh 97, setpoint (146 + 195) / 2 = 170): `pos_ratio_polynom`'s
 ///   x = −2048 / 25 = −81, x² >> 10 = 6, × x >> 10 = −1: 1023; the wb line
-///   1023 × 204798 / 204801 = 1022; `task_ratelimit` 25600 × 1022 >> 10 = 25550, period 32000 /
-///   25550 = 1 jiffy: a 1 ms pause (`wb_min_pause()`: 1 jiffy, next check
+///   with `wb_thresh` 2 (`the_control_functions_give_v6_12s_values`): 939;
+///   `task_ratelimit` 25600 × 939 >> 10 = 23475, period 32000 / 23475 = 1
+///   jiffy: a 1 ms pause (`wb_min_pause()`: 1 jiffy, next check
 ///   in 25 pages);
 /// * at 197 pages (avail 197 + 744 = 941, thresh 188): over the group's
 ///   limit, `pos_ratio` 0: `max_pause` after `max_pause` (1 jiffy, then
@@ -303,13 +310,14 @@ fn under_the_fair_schedule_another_task_runs_during_the_pause() {
     let mut next = 0;
     let mut slept = Vec::new();
     for _ in 0..2 {
-        let ran0 = s.task_ran_ns();
+        let (ran0, clock0) = (s.task_ran_ns(), s.clock);
         let n = s.run_task(&writes[next..], u64::MAX, u64::MAX);
         next += n;
         let (at, ran) = (s.clock, s.task_ran_ns() - ran0);
         let wake = s.take_task_wake().expect("the writer sleeps");
-        // The writer's time is its writes' (2.5 µs each), not the pause.
-        assert_eq!((at, ran), (s.clock, n as u64 * 2_500));
+        // The writer's time is its writes' (2.5 µs each), not the pause:
+        // the clock has not slept through it.
+        assert_eq!((at - clock0, ran), (n as u64 * 2_500, n as u64 * 2_500));
         let others = s.run_task(&think, u64::MAX, wake);
         assert_eq!(s.clock, wake, "the other task ran to the wake");
         slept.push((next - 1, wake - at, others));
