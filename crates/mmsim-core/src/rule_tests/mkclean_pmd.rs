@@ -67,10 +67,9 @@ fn pmd_ptes(s: &Sim, vma: u32, base: u32) -> (usize, usize) {
 
 /// A PMD-mapping machine with a 1024-page file whose pages 0..512 were
 /// written in one 2 MiB write (one order-9 folio) and written back, held
-/// open by task `t` and mapped shared whole by it; then a store to page 5
-/// maps the folio by one PMD, writable and dirty (`finish_fault` →
-/// `do_set_pmd`). Returns (sim, file, vma).
-fn pmd_stored() -> (Sim, u32, u32) {
+/// open by task `t` and mapped shared whole by it, not yet faulted.
+/// Returns (sim, file, vma).
+fn written_back_and_mapped() -> (Sim, u32, u32) {
     let mut s = machine(true);
     let t = s.add_task("t");
     let file = s.add_file("f", 1024).unwrap();
@@ -86,6 +85,13 @@ fn pmd_stored() -> (Sim, u32, u32) {
     assert_eq!(s.folios[f].order, 9);
     assert_eq!((s.nr_dirty, s.nr_writeback), (0, 0));
     let vma = s.mmap_file(t, file, 0, 1024, false).unwrap();
+    (s, file, vma)
+}
+
+/// [`written_back_and_mapped`], then a store to page 5 maps the folio by
+/// one PMD, writable and dirty (`finish_fault` → `do_set_pmd`).
+fn pmd_stored() -> (Sim, u32, u32) {
+    let (mut s, file, vma) = written_back_and_mapped();
     store(&mut s, vma, 5);
     assert_eq!((s.vm.thp_file_mapped, s.vm.pgfault), (1, 1));
     assert_eq!(pmd_ptes(&s, vma, 0), (512, 512));
@@ -224,18 +230,7 @@ fn a_tasks_own_fsync_flushes_its_pmd_locally_once() {
 /// split at the store.
 #[test]
 fn a_folio_mapped_page_by_page_is_not_a_pmd() {
-    let mut s = machine(true);
-    let t = s.add_task("t");
-    let file = s.add_file("f", 1024).unwrap();
-    s.open(file, t).unwrap();
-    s.step(&Event::FileWrite {
-        file,
-        index: 0,
-        pages: 512,
-    });
-    s.wakeup_flusher(s.clock);
-    s.complete_writeback(u64::MAX);
-    let vma = s.mmap_file(t, file, 0, 1024, false).unwrap();
+    let (mut s, _, vma) = written_back_and_mapped();
     s.madvise_file_hugepage(vma, crate::huge_memory::VmaThpAdvice::Nohugepage)
         .unwrap();
     for i in 0..512 {
