@@ -23,6 +23,17 @@ fn machine(pmd: bool) -> Sim {
     Sim::new(cfg).unwrap()
 }
 
+/// [`flushes`] counted since `before`.
+fn flushes_since(s: &Sim, before: (u64, u64, u64, u64)) -> (u64, u64, u64, u64) {
+    let after = flushes(s);
+    (
+        after.0 - before.0,
+        after.1 - before.1,
+        after.2 - before.2,
+        after.3 - before.3,
+    )
+}
+
 fn stats(s: &Sim) -> TlbReport {
     s.tlb.as_ref().expect("TLB on").stats
 }
@@ -111,16 +122,7 @@ fn writeback_cleans_a_pmd_once_with_one_flush() {
     s.wakeup_flusher(s.clock);
     assert_eq!((s.nr_dirty, s.nr_writeback), (0, 512));
     assert_eq!(pmd_ptes(&s, vma, 0), (512, 0), "mapped, clean");
-    let after = flushes(&s);
-    assert_eq!(
-        (
-            after.0 - before.0,
-            after.1 - before.1,
-            after.2 - before.2,
-            after.3 - before.3
-        ),
-        (0, 0, 1, 1)
-    );
+    assert_eq!(flushes_since(&s, before), (0, 0, 1, 1));
     let f = file_folio(&s, file, 0);
     assert_eq!(s.folio_mkclean(f, None), 0, "nothing left to clean");
     assert_eq!(s.vm.thp_split_pmd, 0);
@@ -181,16 +183,7 @@ fn a_tasks_own_fsync_flushes_its_own_mapping_locally() {
     assert_eq!(s.nr_dirty, 0);
     assert_eq!(s.vmas[mine as usize].pte(0) & PTE_DIRTY, 0);
     assert_eq!(s.vmas[theirs as usize].pte(0) & PTE_DIRTY, 0);
-    let after = flushes(&s);
-    assert_eq!(
-        (
-            after.0 - before.0,
-            after.1 - before.1,
-            after.2 - before.2,
-            after.3 - before.3
-        ),
-        (0, 1, 1, 1)
-    );
+    assert_eq!(flushes_since(&s, before), (0, 1, 1, 1));
     // The flusher (a kworker) cleaning the same PTE is remote.
     s.complete_writeback(u64::MAX);
     store(&mut s, mine, 0);
@@ -209,16 +202,7 @@ fn a_tasks_own_fsync_flushes_its_pmd_locally_once() {
     fsync(&mut s, file);
     assert_eq!((s.nr_dirty, s.nr_writeback), (0, 512));
     assert_eq!(pmd_ptes(&s, vma, 0), (512, 0));
-    let after = flushes(&s);
-    assert_eq!(
-        (
-            after.0 - before.0,
-            after.1 - before.1,
-            after.2 - before.2,
-            after.3 - before.3
-        ),
-        (1, 0, 0, 0)
-    );
+    assert_eq!(flushes_since(&s, before), (1, 0, 0, 0));
 }
 
 /// An order-9 folio mapped page by page (a VM_NOHUGEPAGE VMA: `do_set_pmd`
