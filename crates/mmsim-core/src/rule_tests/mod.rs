@@ -29,6 +29,7 @@
 //! holds the helpers they share.
 
 mod boost;
+mod boost_rules;
 mod cgwb;
 mod classic;
 mod compaction;
