@@ -558,46 +558,20 @@ impl Zone {
             return pfn;
         }
         self.boost_watermark();
-        if whole_block {
-            let (free, alike) = self.count_block(pfn, start, block_mt);
-            if free + alike >= PAGEBLOCK_NR_PAGES / 2 {
-                self.move_freepages_block(pfn, block_mt, start);
-                return self
-                    .rmqueue_smallest(order, start)
-                    .expect("claimed block has free pages");
-            }
+        let counts = if whole_block {
+            self.count_block(pfn, start, block_mt)
+        } else {
+            None
+        };
+        if counts.is_some_and(|(free, alike)| free + alike >= PAGEBLOCK_NR_PAGES / 2) {
+            self.move_freepages_block(pfn, block_mt, start);
+            return self
+                .rmqueue_smallest(order, start)
+                .expect("claimed block has free pages");
         }
         self.del_from_free_list(pfn, current, block_mt);
         self.expand(pfn, order, current, block_mt);
         pfn
-    }
-
-    /// Free pages and "alike" allocated pages in the pageblock of `pfn`: for a
-    /// movable claim the pages allocated movable; for others, when the block
-    /// is not movable, every allocated page that is not movable (v6.12).
-    fn count_block(&self, pfn: u64, start: MigrateType, block_mt: MigrateType) -> (u64, u64) {
-        let first = self.start_pfn + ((self.block_index(pfn) as u64) << PAGEBLOCK_ORDER);
-        let end = (first + PAGEBLOCK_NR_PAGES).min(self.start_pfn + self.spanned_pages);
-        let (mut free, mut movable, mut p) = (0, 0, first);
-        while p < end {
-            let i = self.idx(p);
-            if self.frames[i].free_order != NOT_FREE {
-                let size = 1u64 << self.frames[i].free_order;
-                free += size;
-                p += size;
-            } else {
-                movable += u64::from(self.frames[i].alloc_type == MigrateType::Movable as u8);
-                p += 1;
-            }
-        }
-        let alike = if start == MigrateType::Movable {
-            movable
-        } else if block_mt == MigrateType::Movable {
-            0
-        } else {
-            (end - first) - free - movable
-        };
-        (free, alike)
     }
 
     /// `move_freepages_block` (v6.12 `__move_freepages_block`): move every
@@ -1194,6 +1168,8 @@ impl Sim {
         self.phys.zone.buddyinfo_line(0)
     }
 }
+
+mod claim;
 
 #[cfg(test)]
 #[path = "page_alloc_tests.rs"]

@@ -31,7 +31,11 @@
 //!   (`pgdat_watermark_boosted`).
 //! - `balance_pgdat`: `nr_boost_reclaim` = the boost at the run's start; while
 //!   it lasts reclaim neither swaps nor writes (`may_swap`, `may_writepage`
-//!   off), the priority stays at or above `DEF_PRIORITY - 2`, and a pass that
+//!   off; under MGLRU v6.12 and v6.14 it reclaims nothing at all, since
+//!   `lru_gen_shrink_node` returns at once without `may_writepage`; v6.1's
+//!   `lru_gen_shrink_lruvec` turns `!may_swap` into swappiness 1 for global
+//!   reclaim, file first but anon when no file is left in the oldest
+//!   generation), the priority stays at or above `DEF_PRIORITY - 2`, and a pass that
 //!   reclaims nothing ends the run; a node found unbalanced drops the boosted
 //!   mode and restarts at `DEF_PRIORITY` as ordinary reclaim. At the end the
 //!   boost the run started with is subtracted and kcompactd is woken at
@@ -41,6 +45,18 @@
 //!   user, page-cache or page-table page without `__GFP_HIGH`.
 //! - `setup_per_zone_wmarks` resets the boost; the marks are set once at
 //!   boot here (no runtime `min_free_kbytes` change), when it is 0.
+//!
+//! Which 6.12: the placement of v6.12.0 (`steal_suitable_fallback`, which
+//! boosts at every fallback below `pageblock_order` before it tries to claim,
+//! including a movable allocation's fallback to the smallest block
+//! `find_suitable_fallback` finds when it may not steal). Later 6.12.y stable
+//! kernels that carry the v6.15 split into `__rmqueue_claim` and
+//! `__rmqueue_steal` (Debian's 6.12.118 does) boost only in
+//! `try_to_steal_block`, i.e. only at a fallback allowed to claim
+//! (`can_steal`); `__rmqueue_steal`'s single-page steals never boost. That
+//! variant is not built; whether the guest's 6.12.107 carries the backport
+//! is not checked. Whether a steal claims its pageblock (the same rule in
+//! both) is `crate::page_alloc`'s `claim.rs`.
 //!
 //! Not modelled: ZONE_DMA (`machine.dma_zone_pages` is refused with a boost
 //! factor); ALLOC_NOFRAGMENT (not modelled by the allocator either). Nothing
@@ -154,9 +170,11 @@ impl Sim {
         n.fast_low = n.wmark_low;
     }
 
-    /// `zone->_watermark[WMARK_HIGH]`, without the boost.
+    /// `zone->_watermark[WMARK_HIGH]`, without the boost: the stored mark
+    /// (exact also while a steal's boost is pending, not yet in the node's
+    /// marks).
     pub(crate) fn high_wmark_unboosted(&self) -> u64 {
-        self.node.wmark_high - self.phys.zone.boost.boost
+        self.phys.zone.boost.wmark[2]
     }
 
     /// `pgdat_watermark_boosted()` (mm/vmscan.c v6.12).

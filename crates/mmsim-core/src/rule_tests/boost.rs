@@ -40,9 +40,10 @@ fn boosts(z: &mut Zone, n: usize) -> Vec<u64> {
 #[test]
 fn each_steal_boosts_by_a_pageblock_up_to_max_boost() {
     // 65536 pages, high 768, factor 15000: max_boost = 768 × 1.5 = 1152.
-    // Each unmovable page falls back to a movable order-2 (then order-1,
-    // order-0) block of a movable pageblock, which it may not claim (4 free
-    // pages < 256): every allocation is a steal and boosts by 512.
+    // Each unmovable page falls back to a movable pageblock's order-2 block
+    // (the largest-first search takes a fresh one each time), which it may
+    // not claim (4 free pages + 0 unmovable < 256): every allocation is a
+    // steal and boosts by 512.
     let mut z = fragmented_zone(1 << 16, 15_000, 768);
     assert_eq!(boosts(&mut z, 4), [512, 1024, 1152, 1152]);
     assert!(z.boost.pending);
@@ -53,9 +54,12 @@ fn each_steal_boosts_by_a_pageblock_up_to_max_boost() {
     let mut z = fragmented_zone(1 << 16, 0, 768);
     assert_eq!(boosts(&mut z, 2), [0, 0]);
     assert!(!z.boost.pending);
-    // The small-zone guard: fewer than four pageblocks' pages (1536).
-    let mut z = fragmented_zone(1536, 15_000, 768);
+    // The small-zone guard: fewer than four pageblocks' pages
+    // (`pageblock_nr_pages * 4 > managed`): 2047 pages never boost, 2048 do.
+    let mut z = fragmented_zone(2047, 15_000, 768);
     assert_eq!(boosts(&mut z, 2), [0, 0]);
+    let mut z = fragmented_zone(2048, 15_000, 768);
+    assert_eq!(boosts(&mut z, 2), [512, 1024]);
     // No high watermark yet (max_boost 0): no boost.
     let mut z = fragmented_zone(1 << 16, 15_000, 0);
     assert_eq!(boosts(&mut z, 2), [0, 0]);
@@ -82,14 +86,19 @@ fn a_steal_of_a_pageblock_or_more_does_not_boost() {
 /// compaction and kcompactd on (proactiveness 0), page-table frames, and
 /// the factor given.
 fn boost_machine(factor: u32) -> Sim {
+    boost_machine_with(PolicyConfig {
+        name: PolicyName::Cost,
+        cost_variant: CostVariant::V6_2,
+        watermark_boost_factor: factor,
+        ..Default::default()
+    })
+}
+
+/// [`boost_machine`] with the policy given.
+pub(super) fn boost_machine_with(policy: PolicyConfig) -> Sim {
     let mut cfg = MachineConfig {
         memory: Size::from_pages(1 << 16),
-        policy: PolicyConfig {
-            name: PolicyName::Cost,
-            cost_variant: CostVariant::V6_2,
-            watermark_boost_factor: factor,
-            ..Default::default()
-        },
+        policy,
         swap: DeviceConfig {
             size: Some(Size::from_pages(1 << 16)),
             ..DeviceConfig::of(DeviceKind::Zram)

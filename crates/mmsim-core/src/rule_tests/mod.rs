@@ -31,6 +31,7 @@
 //! holds the helpers they share.
 
 mod boost;
+mod boost_rules;
 mod cgwb;
 mod classic;
 mod compaction;

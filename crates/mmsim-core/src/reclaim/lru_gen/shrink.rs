@@ -12,9 +12,11 @@ impl Sim {
     /// `get_swappiness()`: 0 when anon cannot be swapped (no `may_swap`, or
     /// fewer than 64 swap slots the group may use, `memory.swap.max`
     /// included: `mem_cgroup_get_nr_swap_pages`), else the group's or the
-    /// system's.
+    /// system's. v6.1's `get_swappiness()` does not test `may_swap`: its
+    /// `lru_gen_shrink_lruvec()` does ([`Sim::lru_gen_shrink_swappiness`]).
     pub(super) fn lru_gen_swappiness(&self, m: MemcgId, sc: &ScanControl) -> u32 {
-        if !sc.may_swap || self.mem_cgroup_get_nr_swap_pages(m) < MIN_LRU_BATCH {
+        let v6_1 = self.lru_gen_version() == MglruVersion::V6_1;
+        if (!sc.may_swap && !v6_1) || self.mem_cgroup_get_nr_swap_pages(m) < MIN_LRU_BATCH {
             return 0;
         }
         sc.proactive_swappiness.unwrap_or(
@@ -22,6 +24,20 @@ impl Sim {
                 .swappiness
                 .unwrap_or(self.cfg.swappiness),
         )
+    }
+
+    /// The swappiness reclaim's eviction loop runs with: v6.1
+    /// `lru_gen_shrink_lruvec()` without `may_swap` (kswapd's boosted
+    /// reclaim) uses 1 (file first, anon only when no file is left in the
+    /// oldest generation) for global reclaim if `get_swappiness()` is not 0,
+    /// and 0 for cgroup reclaim; later versions fold `may_swap` into
+    /// `get_swappiness()` (0).
+    pub(crate) fn lru_gen_shrink_swappiness(&self, m: MemcgId, sc: &ScanControl) -> u32 {
+        let sw = self.lru_gen_swappiness(m, sc);
+        if sc.may_swap || self.lru_gen_version() != MglruVersion::V6_1 {
+            return sw;
+        }
+        u32::from(sc.who != Reclaimer::Memcg && sw > 0)
     }
 
     /// `should_run_aging()`: (must/should age, pages evictable).
@@ -143,7 +159,7 @@ impl Sim {
     /// Returns true if the group aged (v6.14: rotate it in the memcg LRU).
     pub(super) fn try_to_shrink_lruvec(&mut self, m: MemcgId, sc: &mut ScanControl) -> bool {
         let v = self.lru_gen_version();
-        let swappiness = self.lru_gen_swappiness(m, sc);
+        let swappiness = self.lru_gen_shrink_swappiness(m, sc);
         let start = sc.nr_reclaimed;
         let mut scanned = 0u64;
         let mut n;
@@ -245,6 +261,14 @@ impl Sim {
         // wake-up of `try_to_shrink_lruvec()`.
         sc.nr_file_taken = 0;
         sc.nr_unqueued_dirty = 0;
+        // v6.12 and v6.14 `lru_gen_shrink_node()` returns at once when
+        // reclaim may not write or unmap (clean unmapped folios are taken
+        // first anyway): kswapd's boosted reclaim (`may_writepage` off at
+        // DEF_PRIORITY - 2 and above) reclaims nothing here. mmsim's
+        // reclaim always unmaps, so only `may_writepage` can be off.
+        if !sc.may_writepage {
+            return;
+        }
         self.set_initial_priority(sc);
         let before = sc.nr_reclaimed;
         // `set_mm_walk(pgdat, sc->proactive)` … `clear_mm_walk()`: a direct
