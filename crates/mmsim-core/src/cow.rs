@@ -41,10 +41,11 @@
 //! includes) and the PTE; `wp_page_copy` is `access_ns` (the fault) plus
 //! `minor_fault_ns`.
 //!
-//! Not modelled: a PMD-mapped page-cache folio (`machine.fs.pmd_mappings`)
-//! written through a private mapping has its PMD split first
-//! (`do_huge_pmd_wp_page` → `__split_huge_pmd`, `thp_split_pmd`): here its
-//! PTEs stand for the PMD already and no split is counted. `mmsim explain`
+//! A page-cache folio mapped by a PMD (`machine.fs.pmd_mappings`, a read
+//! fault) and written through a private mapping has its PMD split first
+//! (`wp_huge_pmd` → `__split_huge_pmd`, `thp_split_pmd`: all 512 pages
+//! unmapped), then the store is a `do_cow_fault` of its page
+//! ([`Sim::wp_huge_pmd_file`]). `mmsim explain`
 //! follows the file page of a private mapping, not its anonymous copies.
 
 use crate::event::FileId;

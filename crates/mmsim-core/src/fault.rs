@@ -179,7 +179,8 @@ impl Sim {
     /// v6.12). For a page-cache folio in a shared mapping (mapped read-only
     /// by a read fault, or cleaned by `folio_mkclean()` at writeback) it is
     /// `wp_page_shared()` → `fault_dirty_shared_page()` (one mapped by a
-    /// PMD takes `wp_huge_pmd()` instead, [`Sim::wp_huge_pmd_file`]): the PTE made
+    /// PMD, shared or private, takes `wp_huge_pmd()` instead,
+    /// [`Sim::wp_huge_pmd_file`]): the PTE made
     /// writable and dirty, the folio dirtied, and if that dirtied it, the
     /// writer balances (`balance_dirty_pages_ratelimited`). Counted as a
     /// fault (`pgfault`; a minor one, no `pgmajfault`); the shared

@@ -24,15 +24,32 @@
 //!
 //! Here the PMD entry is its 512 PTEs, all present and young (as the huge
 //! zero page's are, `crate::huge_memory`), so that reclaim's rmap walk and
-//! unmap work unchanged. Not modelled: the PMD's single accessed bit (the
-//! rmap walk sees one young PTE per accessed page, where the kernel sees
-//! one young PMD), splitting the PMD on a partial unmap (`thp_split_pmd`;
-//! the split of a store through a write-protected PMD is modelled:
-//! [`Sim::wp_huge_pmd_file`]),
-//! the page-table page the kernel does not need (with `kmem`, the PTE table
-//! is still charged). The TLB saving shows only with `[machine.tlb]`
+//! unmap work unchanged, and a bit of the VMA ([`Vma::file_pmds`], mmsim's
+//! `pmd_trans_huge`) says which 512 PTEs are a PMD — the page table's
+//! answer, per VMA, as the kernel's walks read it (a folio flag, or a count
+//! such as `folio_entire_mapcount`, cannot say which VMA holds the PMD).
+//! The entry goes as the kernel's does (v6.12 mm/huge_memory.c, v6.16+
+//! for the accessed mark):
+//!
+//! * a zap covering it whole (`MADV_DONTNEED`, `munmap`, exit):
+//!   [`Sim::zap_huge_pmd_file`], one entry, one flush entry at PMD stride,
+//!   one `folio_mark_accessed` if young;
+//! * a zap covering it in part, a store through it once write-protected
+//!   (shared: refaulted by a PMD; private: `do_cow_fault` of one page), or
+//!   reclaim's `try_to_unmap`: the split ([`Sim::split_file_pmd`],
+//!   `thp_split_pmd`), which for a file VMA zaps all 512 pages.
+//!
+//! After either, the folio's count is counted again from the page tables
+//! ([`Sim::file_folio_remap_count`]). Not modelled: the PMD's single
+//! accessed bit (the rmap walk sees one young PTE per accessed page, where
+//! the kernel sees one young PMD), the page-table page the kernel does not
+//! need (with `kmem`, the PTE table is still charged), a PMD left with a
+//! PTE table after its pages were zapped (mmsim's "PMD none" is "no PTE of
+//! the 2 MiB set", so such a range is mapped by a PMD again). The TLB saving shows only with `[machine.tlb]`
 //! (`crate::tlb`: such a mapping is one 2 MiB entry); otherwise the saving
 //! shown is in faults.
+//!
+//! [`Vma::file_pmds`]: crate::mem::pagetable::Vma::file_pmds
 //!
 //! MADV_HUGEPAGE on a file mapping (`Sim::madvise_file_hugepage`, VM_HUGEPAGE)
 //! changes the read-around of a fault that misses (`do_sync_mmap_readahead`):
@@ -149,12 +166,12 @@ impl Sim {
         if exec {
             fo.set(flags::EXEC_MAPPED);
         }
-        fo.set(flags::PMD_MAPPED);
         let pte = pte_present(f, true, write);
         let v = &mut self.vmas[vma as usize];
         for i in base..base + HPAGE_PMD_NR {
             *v.pte_mut(i) = pte;
         }
+        v.set_file_pmd(base / HPAGE_PMD_NR, true);
         self.count_vm_events(THP_FILE_MAPPED, 1);
         if write && self.folio_mark_dirty_mapped(f) {
             self.balance_dirty_pages_ratelimited();
@@ -162,70 +179,52 @@ impl Sim {
         true
     }
 
-    /// Whether page-cache folio `f` is mapped by a PMD in shared file
-    /// mapping `vma` (mmsim keeps no PMD bit: with `fs.pmd_mappings`, an
-    /// order-9 folio [`Sim::do_set_pmd`] mapped (`flags::PMD_MAPPED`) whose
-    /// aligned 2 MiB of the VMA holds its 512 pages, every PTE present and
-    /// mapping it, as `do_set_pmd` leaves it): the PMD's first page of the
-    /// VMA. `page_vma_mapped_walk()` finding `pvmw->pmd` set
-    /// (mm/page_vma_mapped.c, v6.12). Cold: 512 PTE reads. **Departure:**
-    /// the flag is per folio and is cleared only by the split at a store
-    /// ([`Sim::wp_huge_pmd_file`]) or when the folio is freed, so a folio
-    /// that is PMD-mapped in one VMA (or was, before a zap) and mapped
-    /// whole page by page in another (VM_NOHUGEPAGE) is taken as
-    /// PMD-mapped in both.
+    /// Whether page-cache folio `f` is mapped by a PMD in file mapping
+    /// `vma` (shared or private): the bit of its PMD in [`Vma::file_pmds`]
+    /// (mmsim's `pmd_trans_huge`), whose 512 PTEs map `f`. Returns the
+    /// PMD's first page of the VMA. `page_vma_mapped_walk()` finding
+    /// `pvmw->pmd` set (mm/page_vma_mapped.c, v6.12): the kernel reads the
+    /// page table of that VMA, not the folio, so a folio PMD-mapped in one
+    /// VMA and mapped page by page in another (VM_NOHUGEPAGE, or after the
+    /// PMD's zap) is a PMD in the first only. (mmsim used a folio flag,
+    /// a stand-in for `folio_entire_mapcount() > 0`, before: a count of
+    /// PMD mappings cannot tell which VMA holds one either.) Cold: 512 PTE
+    /// reads.
+    ///
+    /// [`Vma::file_pmds`]: crate::mem::pagetable::Vma::file_pmds
     pub(crate) fn file_pmd_mapped(&self, vma: VmaId, f: FolioId) -> Option<u32> {
         let fo = &self.folios[f];
         if !self.cfg.fs.pmd_mappings || fo.order != MAX_PAGECACHE_ORDER || !fo.is_file() {
             return None;
         }
         let v = &self.vmas[vma as usize];
-        let VmaKind::File {
-            file,
-            pgoff,
-            private: false,
-        } = v.kind
-        else {
+        let VmaKind::File { file, pgoff, .. } = v.kind else {
             return None;
         };
-        if !fo.test(flags::PMD_MAPPED)
-            || file != fo.space
-            || pgoff % HPAGE_PMD_NR != 0
-            || fo.index < pgoff
-        {
+        if v.file_pmds.is_empty() || file != fo.space || fo.index < pgoff {
             return None;
         }
         let base = fo.index - pgoff;
+        if !base.is_multiple_of(HPAGE_PMD_NR) || !v.file_pmd(base / HPAGE_PMD_NR) {
+            return None;
+        }
         let maps = |i: u32| {
             let p = v.pte(i);
             p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f
         };
+        debug_assert!(
+            (base..base + HPAGE_PMD_NR).all(maps),
+            "a PMD bit maps its folio"
+        );
         (base + HPAGE_PMD_NR <= v.len && (base..base + HPAGE_PMD_NR).all(maps)).then_some(base)
     }
 
-    /// The first store through a write-protected PMD of page-cache folio
-    /// `f` in shared mapping `vma` (`folio_mkclean` cleaned it at
-    /// writeback, or a read fault mapped it), v6.12 mm/memory.c and
-    /// mm/huge_memory.c: `__handle_mm_fault()` → `wp_huge_pmd()`; a shared
-    /// VMA's `huge_fault` is tried first, but only DAX has one that
-    /// does not fall back (ext4's is DAX-only, xfs's `xfs_filemap_huge_fault`
-    /// returns VM_FAULT_FALLBACK for a non-DAX inode, shmem has none), so
-    /// `__split_huge_pmd()` → `__split_huge_pmd_locked()`, which for a file
-    /// VMA does not remap the PMD by PTEs: it counts `thp_split_pmd`, zaps
-    /// the PMD (`pmdp_huge_clear_flush`: one flush of the PMD's range from
-    /// the faulting task, [`Sim::flush_pmd_tlb_range`]), carries its young
-    /// bit into PG_referenced (`folio_set_referenced` if not set) and its
-    /// dirty bit into the folio, and drops the mapping. The fault falls back
-    /// to `handle_pte_fault()` on a PMD that is none now: `do_fault()` →
-    /// `do_shared_fault()` → `filemap_fault()` (cached) and
-    /// `do_page_mkwrite()`, then `finish_fault()`, which maps a PMD-size
-    /// folio by a PMD again (`do_set_pmd`, writable and dirty,
-    /// `thp_file_mapped` counted again) — so the store dirties the whole
-    /// PMD, not one PTE; no PTE-level `do_wp_page` runs. One fault
-    /// (`pgfault`, counted by the caller).
-    pub(crate) fn wp_huge_pmd_file(&mut self, vma: VmaId, index: u32, f: FolioId, base: u32) {
-        self.count_vm_events(THP_SPLIT_PMD, 1);
-        self.flush_pmd_tlb_range(vma, base, false);
+    /// The PMD of file VMA `vma` at page `base`, mapping page-cache folio
+    /// `f`, is cleared: its 512 PTEs and its bit (mmsim's `pmd_clear`); the
+    /// folio's count loses the 512 (`folio_remove_rmap_pmd`,
+    /// [`Sim::file_folio_remap_count`]). Returns the entry's (young,
+    /// dirty) bits.
+    fn clear_file_pmd(&mut self, vma: VmaId, base: u32, f: FolioId) -> (bool, bool) {
         let v = &mut self.vmas[vma as usize];
         let (mut young, mut dirty) = (false, false);
         for i in base..base + HPAGE_PMD_NR {
@@ -234,21 +233,147 @@ impl Sim {
             dirty |= *p & PTE_DIRTY != 0;
             *p = 0;
         }
-        let VmaKind::File { file, pgoff, .. } = v.kind else {
-            return;
-        };
+        v.set_file_pmd(base / HPAGE_PMD_NR, false);
+        self.file_folio_remap_count(f);
+        (young, dirty)
+    }
+
+    /// `folio_mapcount()` of page-cache folio `f` counted again from the
+    /// page tables of its file's mappings (min 255): after a PMD of it went
+    /// or PTEs of a saturated count were zapped, a count that saturated at
+    /// 255 cannot be decremented (it may stand for more mappings than 255),
+    /// and a count left at 0 while other VMAs still map the folio would let
+    /// reclaim free it mapped. Cold: a walk of the folio's range in each
+    /// mapping.
+    pub(crate) fn file_folio_remap_count(&mut self, f: FolioId) {
+        let file = self.folios[f].space as usize;
+        let mut n = 0u32;
+        for m in 0..self.files[file].mappings.len() {
+            let vid = self.files[file].mappings[m];
+            let Some((lo, hi)) = self.file_large_range(f, vid) else {
+                continue;
+            };
+            let v = &self.vmas[vid as usize];
+            n += (lo..hi)
+                .filter(|&i| {
+                    let p = v.pte(i);
+                    p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f
+                })
+                .count() as u32;
+        }
+        self.folios[f].mapcount = n.min(255) as u8;
+    }
+
+    /// `__split_huge_pmd()` → `__split_huge_pmd_locked()` of the PMD of
+    /// page-cache folio `f` at page `base` of file VMA `vma` (v6.12
+    /// mm/huge_memory.c): for a file VMA the PMD is not remapped by PTEs,
+    /// it is zapped. Counts `thp_split_pmd`, flushes the PMD's range from
+    /// the task (`pmdp_huge_clear_flush`: [`Sim::flush_pmd_tlb_range`], a
+    /// full flush on x86), carries the entry's young bit into PG_referenced
+    /// (`folio_set_referenced` if not set) and its dirty bit into the folio,
+    /// and drops the mapping (`folio_remove_rmap_pmd`; MM_FILEPAGES by
+    /// HPAGE_PMD_NR: mmsim counts RSS from the PTEs). Reached from a store
+    /// through the write-protected PMD ([`Sim::wp_huge_pmd_file`]) and from
+    /// a zap that covers the PMD in part (`zap_pmd_range`, `crate::madvise`).
+    pub(crate) fn split_file_pmd(&mut self, vma: VmaId, base: u32, f: FolioId) {
+        self.count_vm_events(THP_SPLIT_PMD, 1);
+        self.flush_pmd_tlb_range(vma, base, false);
+        let (young, dirty) = self.clear_file_pmd(vma, base, f);
         let fo = &mut self.folios[f];
-        // `folio_remove_rmap_pmd`: the count `do_set_pmd` saturated stays
-        // "unknown" for the rmap walks; `do_set_pmd` maps it again below.
-        fo.clear(flags::PMD_MAPPED);
         if young && !fo.test(flags::REFERENCED) {
             fo.set(flags::REFERENCED);
         }
         if dirty && !fo.test(flags::DIRTY) {
             self.folio_mark_dirty_mapped(f);
         }
+    }
+
+    /// `zap_huge_pmd()` (mm/huge_memory.c) of the PMD of page-cache folio
+    /// `f` at page `base` of file VMA `vma`, which a zap (`MADV_DONTNEED`,
+    /// `munmap`, exit: `zap_pmd_range`) covers whole: the entry is cleared
+    /// (`pmdp_huge_get_and_clear_full`), one `folio_remove_rmap_pmd`, RSS
+    /// by HPAGE_PMD_NR at once; its flush is the zap's, at PMD stride
+    /// (`tlb_remove_pmd_tlb_entry`, [`Sim::tlb_zap_range`]); the folio stays
+    /// cached. Its dirty bit is not carried (a writable PMD maps a folio
+    /// dirtied when it was mapped writable or made so, `do_set_pmd` /
+    /// [`Sim::wp_huge_pmd_file`]). A young PMD marks the folio accessed
+    /// once (`folio_mark_accessed`, when the VMA has recency): v6.16's
+    /// "mm: huge_memory: add folio_mark_accessed() when zapping file THP"
+    /// (Baolin Wang, April 2025), which this module's v6.18 has; v6.12
+    /// does not mark it. Before, mmsim zapped the 512 PTEs one by one:
+    /// 512 `folio_mark_accessed` calls (a young PMD activated its folio,
+    /// under MGLRU raised its tier), the count decremented 512 times.
+    pub(crate) fn zap_huge_pmd_file(&mut self, vma: VmaId, base: u32, f: FolioId) {
+        let (young, _) = self.clear_file_pmd(vma, base, f);
+        if young && self.vmas[vma as usize].has_recency() {
+            self.folio_mark_accessed(f);
+        }
+    }
+
+    /// The page-cache PMDs of file VMA `vma` that the zap of pages `[lo,
+    /// hi)` reaches (`zap_pmd_range`, mm/memory.c v6.12): one covered whole
+    /// is zapped ([`Sim::zap_huge_pmd_file`]), one covered in part split
+    /// first ([`Sim::split_file_pmd`]: all its 512 pages are unmapped, not
+    /// only the range's). Before `zap_pte_range` walks the PTEs, which
+    /// then finds these none.
+    pub(crate) fn zap_file_pmds(&mut self, vma: VmaId, lo: u32, hi: u32) {
+        let first = lo / HPAGE_PMD_NR;
+        let last = (hi - 1) / HPAGE_PMD_NR;
+        for pmd in first..=last {
+            if !self.vmas[vma as usize].file_pmd(pmd) {
+                continue;
+            }
+            let (s, e) = (pmd * HPAGE_PMD_NR, (pmd + 1) * HPAGE_PMD_NR);
+            let f = self.vmas[vma as usize].pte(s) & PTE_FOLIO_MASK;
+            if lo <= s && hi >= e {
+                self.zap_huge_pmd_file(vma, s, f);
+            } else {
+                self.split_file_pmd(vma, s, f);
+            }
+        }
+    }
+
+    /// The first store through a write-protected PMD of page-cache folio
+    /// `f` in file mapping `vma`, v6.12 mm/memory.c and mm/huge_memory.c:
+    /// `__handle_mm_fault()` → `wp_huge_pmd()`. The VMA is not anonymous
+    /// (a private file mapping has `vm_ops`), so `do_huge_pmd_wp_page` is
+    /// not called; a shared VMA's `huge_fault` is tried first, but only DAX
+    /// has one that does not fall back (ext4's is DAX-only, xfs's
+    /// `xfs_filemap_huge_fault` returns VM_FAULT_FALLBACK for a non-DAX
+    /// inode, shmem has none); then "COW or write-notify handled on pte
+    /// level": `__split_huge_pmd()` ([`Sim::split_file_pmd`]), and the
+    /// fault falls back to `handle_pte_fault()` on a PMD that is none now:
+    /// `do_pte_missing()` → `do_fault()`.
+    ///
+    /// * Shared: `do_shared_fault()` → `filemap_fault()` (cached) and
+    ///   `do_page_mkwrite()`, then `finish_fault()`, which maps a PMD-size
+    ///   folio by a PMD again (`do_set_pmd`, writable and dirty,
+    ///   `thp_file_mapped` counted again) — so the store dirties the whole
+    ///   PMD, not one PTE; no PTE-level `do_wp_page` runs.
+    /// * Private (`MAP_PRIVATE`, read-faulted by a PMD): `do_cow_fault()`
+    ///   ([`Sim::do_cow_fault`]): an order-0 anonymous copy of the stored
+    ///   page, mapped by one PTE (a PTE table is allocated, `__pte_alloc`);
+    ///   the folio's other 511 pages are unmapped until faulted again, by
+    ///   PTEs (the PMD has a table now). Before, mmsim copied the page in
+    ///   place and left the other 511 PTEs mapped, without a split.
+    ///
+    /// One fault (`pgfault`, counted by the caller).
+    pub(crate) fn wp_huge_pmd_file(&mut self, vma: VmaId, index: u32, f: FolioId, base: u32) {
+        self.split_file_pmd(vma, base, f);
+        let VmaKind::File {
+            file,
+            pgoff,
+            private,
+        } = self.vmas[vma as usize].kind
+        else {
+            return;
+        };
         self.lru_gen.in_fault = self.vmas[vma as usize].file_ra.advice == Advice::Normal;
-        self.do_fault(vma, index, file, pgoff + index, true, false);
+        if private {
+            self.do_cow_fault(vma, index, file, pgoff + index);
+        } else {
+            self.do_fault(vma, index, file, pgoff + index, true, false);
+        }
         self.lru_gen.in_fault = false;
     }
 

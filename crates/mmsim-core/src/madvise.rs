@@ -29,7 +29,12 @@
 //! * **A file mapping**: an anonymous copy of a private mapping
 //!   (`crate::cow`) is zapped as anonymous memory above; a page-cache folio stays cached; the PTE's dirty
 //!   bit dirties it (`folio_mark_dirty`) and its young bit marks it accessed
-//!   (`folio_mark_accessed`, when the VMA has recency).
+//!   (`folio_mark_accessed`, when the VMA has recency). A folio whose count
+//!   saturated (255) is counted again after the zap
+//!   (`Sim::file_folio_remap_count`), not decremented. A page-cache PMD
+//!   (`crate::filemap_pmd`) the range covers whole is one entry
+//!   (`zap_huge_pmd`), one it covers in part is split first, which unmaps
+//!   all its 512 pages (`__split_huge_pmd`, `thp_split_pmd`).
 //!
 //! A later access to a discarded anonymous page faults a new zero-filled
 //! page. Cost: one system call (`fd_access_ns`), `pte_walk_ns` per page of
@@ -72,8 +77,13 @@ impl Sim {
         if self.zero_folio != crate::mem::folio::NIL && kind == VmaKind::Anon {
             self.zap_huge_zero_pmds(vma, index, end);
         }
+        if !self.vmas[vma as usize].file_pmds.is_empty() {
+            // Page-cache PMDs: zapped whole or split (crate::filemap_pmd).
+            self.zap_file_pmds(vma, index, end);
+        }
         let top = end.min(self.vmas[vma as usize].ptes.len() as u32);
         let mut large: Vec<FolioId> = Vec::new();
+        let mut saturated: Vec<FolioId> = Vec::new();
         for i in index..top {
             let pte = self.vmas[vma as usize].ptes[i as usize];
             if pte == 0 {
@@ -94,7 +104,15 @@ impl Sim {
             // anonymous copies too, zapped as anonymous).
             if self.folios[f].is_file() {
                 let fo = &mut self.folios[f];
-                fo.mapcount = fo.mapcount.saturating_sub(1);
+                if fo.mapcount == u8::MAX {
+                    // A saturated count stays "unknown" until counted
+                    // again below (`Sim::file_folio_remap_count`).
+                    if !saturated.contains(&f) {
+                        saturated.push(f);
+                    }
+                } else {
+                    fo.mapcount = fo.mapcount.saturating_sub(1);
+                }
                 if pte & PTE_DIRTY != 0 {
                     self.folio_mark_dirty_mapped(f);
                 }
@@ -107,6 +125,9 @@ impl Sim {
         }
         for f in large {
             self.zap_large_anon(vma, f, index, end);
+        }
+        for f in saturated {
+            self.file_folio_remap_count(f);
         }
     }
 

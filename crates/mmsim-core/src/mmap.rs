@@ -49,6 +49,7 @@ impl Sim {
         let v = &mut self.vmas[vma as usize];
         v.ptes = Vec::new();
         v.huge_zero_pmds = Vec::new();
+        v.file_pmds = Vec::new();
         v.swap_ra = SwapRaInfo::default();
         let (advice, ra_pages) = (v.file_ra.advice, v.file_ra.ra_pages);
         v.file_ra = crate::readahead::FileRaState::new(ra_pages);

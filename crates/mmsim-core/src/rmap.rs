@@ -395,7 +395,7 @@ impl Sim {
     /// The pages of large file folio `f` that VMA `vid` maps, as indexes in
     /// that VMA: the folio's range cut to the VMA's window of the file.
     #[inline]
-    fn file_large_range(&self, f: FolioId, vid: VmaId) -> Option<(u32, u32)> {
+    pub(crate) fn file_large_range(&self, f: FolioId, vid: VmaId) -> Option<(u32, u32)> {
         let fo = &self.folios[f];
         let v = &self.vmas[vid as usize];
         let VmaKind::File { pgoff, .. } = v.kind else {
@@ -462,7 +462,12 @@ impl Sim {
     /// `try_to_unmap()` of a large page-cache folio (mm/rmap.c, v6.12):
     /// in each VMA of the file overlapping its range (one rmap step each),
     /// every PTE mapping it is cleared, a dirty one dirtying the folio; a
-    /// VM_LOCKED VMA stops the walk with the folio still mapped there.
+    /// VM_LOCKED VMA stops the walk with the folio still mapped there. A
+    /// PMD mapping of it (`crate::filemap_pmd`) is split first
+    /// (`TTU_SPLIT_HUGE_PMD` → `split_huge_pmd_locked`, which for a file
+    /// VMA zaps it: `thp_split_pmd`, a flush of its range at once by the
+    /// reclaiming CPU, `pmdp_huge_clear_flush`), then its PTEs are cleared
+    /// as below.
     #[inline(never)]
     fn try_to_unmap_file_large(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
         let file = self.folios[f].space as usize;
@@ -473,6 +478,14 @@ impl Sim {
                 continue;
             };
             sc.charge_rmap(self.cost.rmap_ns);
+            if !self.vmas[vid as usize].locked {
+                if let Some(base) = self.file_pmd_mapped(vid, f) {
+                    self.count_vm_events(crate::stats::item::THP_SPLIT_PMD, 1);
+                    let remote = sc.who == crate::reclaim::Reclaimer::Kswapd;
+                    self.flush_pmd_tlb_range(vid, base, remote);
+                    self.vmas[vid as usize].set_file_pmd(base / 512, false);
+                }
+            }
             let v = &mut self.vmas[vid as usize];
             for i in lo..hi {
                 let pte = v.pte_mut(i);

@@ -173,8 +173,7 @@ pub struct Sim {
     pub(crate) fs: BlockDev,
     /// The memory cgroups; index 0 is the top group `/`.
     pub(crate) memcgs: Vec<Memcg>,
-    /// The group new folios are charged to: set by the fault and read paths
-    /// from the task doing the access.
+    /// The group new folios are charged to (the faulting or reading task's).
     pub(crate) cur_memcg: crate::memcg::MemcgId,
     /// The per-CPU charge stock (`memcg_stock_pcp`): group and pages
     /// charged to it but not used yet.
@@ -556,6 +555,7 @@ impl Sim {
             },
             ptes: Vec::new(),
             huge_zero_pmds: Vec::new(),
+            file_pmds: Vec::new(),
             swap_ra: Default::default(),
             file_ra: crate::readahead::FileRaState::new(self.cfg.ra_pages()),
         });

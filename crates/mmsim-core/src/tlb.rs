@@ -66,10 +66,11 @@
 //!   and compaction batch theirs (`try_to_unmap` with TTU_BATCH_FLUSH,
 //!   `arch_tlbbatch_add_pending`) and flush every marked CPU whole once per
 //!   `shrink_folio_list` or `migrate_pages` (`try_to_unmap_flush`); a split of
-//!   a mapped large folio flushes at once (`unmap_folio`). Known departures:
-//!   the flushing CPU is taken to be the flushed one (direct reclaim by one
-//!   task of another's pages counts local), a PMD zap counts its 512 pages
-//!   (x86 flushes it with PMD stride), exit flushes per VMA (the kernel's
+//!   a mapped large folio flushes at once (`unmap_folio`). A zap that
+//!   clears only page-cache PMDs covered whole flushes at PMD stride (one
+//!   entry a PMD, `tlb_get_unmap_shift`). Known departures: the flushing
+//!   CPU is taken to be the flushed one (direct reclaim by one task of
+//!   another's pages counts local), exit flushes per VMA (the kernel's
 //!   `exit_mmap` once), contpte's "same permissions" is the same dirty
 //!   bit (arm64 keeps a block folded through `contpte_ptep_set_access_flags`),
 //!   and a task is one mm on one CPU, so a local flush sends no IPI to
@@ -697,20 +698,73 @@ impl Sim {
     }
 
     /// The flush of MADV_DONTNEED's (or exit's) zap of `[lo, hi)` of
-    /// `vma`: the range from the first to the last present PTE
-    /// (`tlb_finish_mmu`; nothing when none was present). Call before zapping.
+    /// `vma` (`tlb_finish_mmu` → `tlb_flush_mmu` → x86
+    /// `flush_tlb_mm_range`, v6.12): over the range from the first to the
+    /// last entry cleared (nothing when none was present), at the stride
+    /// `tlb_get_unmap_shift` gives: page stride if any PTE was cleared,
+    /// PMD stride if only page-cache PMDs covered whole were
+    /// (`zap_huge_pmd`'s `tlb_remove_pmd_tlb_entry`: one zapped PMD is one
+    /// `nr_tlb_local_flush_one`, not 512 pages over the ceiling). A PMD the
+    /// range covers in part is split, which flushes it itself
+    /// (`crate::filemap_pmd`), and is left out. Call before zapping.
     pub(crate) fn tlb_zap_range(&mut self, vma: VmaId, lo: u32, hi: u32) {
         if self.tlb.is_none() {
             return;
         }
         let v = &self.vmas[vma as usize];
-        let hi = hi.min(v.ptes.len() as u32);
-        let present = |i: &u32| v.ptes[*i as usize] & PTE_PRESENT != 0;
-        let Some(first) = (lo..hi).find(present) else {
+        let top = hi.min(v.ptes.len() as u32);
+        let (mut first, mut last, mut ptes) = (u32::MAX, 0u32, false);
+        let mut i = lo;
+        while i < top {
+            let pmd = i >> SHIFT_2M;
+            if !v.file_pmds.is_empty() && v.file_pmd(pmd) {
+                let (s, e) = (pmd << SHIFT_2M, (pmd + 1) << SHIFT_2M);
+                if lo <= s && hi >= e {
+                    first = first.min(s);
+                    last = last.max(e - 1);
+                }
+                i = e;
+                continue;
+            }
+            if v.ptes[i as usize] & PTE_PRESENT != 0 {
+                first = first.min(i);
+                last = last.max(i);
+                ptes = true;
+            }
+            i += 1;
+        }
+        if first == u32::MAX {
             return;
-        };
-        let last = (lo..hi).rev().find(present).unwrap_or(first);
-        self.flush_tlb_range(vma, first, last + 1, false);
+        }
+        if ptes {
+            self.flush_tlb_range(vma, first, last + 1, false);
+        } else {
+            self.flush_tlb_range_pmd_stride(vma, first, last + 1);
+        }
+    }
+
+    /// `flush_tlb_mm_range()` at PMD stride (`stride_shift` PMD_SHIFT,
+    /// arch/x86/mm/tlb.c v6.12) of pages `[lo, hi)` of `vma`, a multiple of
+    /// PMDs, from its task's CPU: `(hi - lo) / 512` entries, each one
+    /// `nr_tlb_local_flush_one`, or a full flush above the ceiling.
+    fn flush_tlb_range_pmd_stride(&mut self, vma: VmaId, lo: u32, hi: u32) {
+        let task = self.vmas[vma as usize].task;
+        let vmas = &self.vmas;
+        let t = self.tlb.as_mut().expect("on");
+        let cpu = t.cpu_of(task);
+        let nr = (hi - lo) >> SHIFT_2M;
+        if nr > FLUSH_CEILING {
+            t.flush_task_all(vmas, task, cpu);
+            t.stats.nr_tlb_local_flush_all += 1;
+            return;
+        }
+        let c = &mut t.cpus[cpu];
+        for i in lo..hi {
+            c.l1.invalidate(vma, i);
+            c.l1_2m.invalidate(vma, i);
+            c.stlb.invalidate(vma, i);
+        }
+        t.stats.nr_tlb_local_flush_one += u64::from(nr);
     }
 
     /// `arch_tlbbatch_add_pending()` for a folio about to be unmapped by

@@ -53,13 +53,8 @@ pub(crate) mod flags {
     /// under writeback is rotated when its write completes
     /// (`folio_end_writeback`).
     pub(crate) const READAHEAD: u16 = RECLAIM;
-    /// Not a kernel flag: a page-cache folio mapped by a PMD somewhere
-    /// (mmsim's stand-in for `folio_entire_mapcount() > 0`), set by
-    /// `do_set_pmd` and cleared by the PMD's split (`crate::filemap_pmd`).
-    /// mmsim's page tables keep no PMD bit, so without it an order-9
-    /// folio mapped page by page (a VM_NOHUGEPAGE VMA) would look
-    /// PMD-mapped.
-    pub(crate) const PMD_MAPPED: u16 = 1 << 11;
+    // Bit 11 is free: mmsim's PMD_MAPPED folio flag went for the per-VMA
+    // bits of `Vma::file_pmds` (`crate::filemap_pmd`).
     /// PG_young: an accessed bit of the folio was cleared by someone other
     /// than reclaim (idle page tracking, DAMON); `folio_referenced` counts it.
     pub(crate) const YOUNG: u16 = 1 << 12;

@@ -95,6 +95,15 @@ pub(crate) struct Vma {
     /// the PMD entry until a write splits it). Empty unless
     /// `machine.zero_page` and PMD-size THP are on.
     pub huge_zero_pmds: Vec<u64>,
+    /// One bit per PMD (512 pages) of a file VMA mapped by a PMD entry of
+    /// a PMD-size page-cache folio (`do_set_pmd`, `crate::filemap_pmd`; its
+    /// 512 PTEs all map that folio, standing for the entry): mmsim's
+    /// `pmd_trans_huge(*pmd)` of this VMA's page table, which is what the
+    /// kernel reads (`page_vma_mapped_walk`, `zap_pmd_range`,
+    /// `__handle_mm_fault`) to tell a PMD from 512 PTEs. Set by
+    /// `do_set_pmd`, cleared where the entry goes (its split, its zap,
+    /// `try_to_unmap`). Empty unless `machine.fs.pmd_mappings`.
+    pub file_pmds: Vec<u64>,
     /// `vma->swap_readahead_info`: the last swap fault's page, window and hits.
     pub swap_ra: SwapRaInfo,
     /// Readahead state for faults on a file mapping (`vma->vm_file->f_ra`),
@@ -144,6 +153,29 @@ impl Vma {
             .max(i + 1);
         self.ptes.reserve_exact(want - cur);
         self.ptes.resize(want, 0);
+    }
+
+    /// Whether PMD `pmd` (pages `pmd * 512 ..`) is a page-cache PMD mapping
+    /// ([`Vma::file_pmds`]).
+    #[inline]
+    pub(crate) fn file_pmd(&self, pmd: u32) -> bool {
+        let p = pmd as usize;
+        self.file_pmds
+            .get(p / 64)
+            .is_some_and(|w| w & (1 << (p % 64)) != 0)
+    }
+
+    /// Sets or clears the bit of PMD `pmd` in [`Vma::file_pmds`].
+    pub(crate) fn set_file_pmd(&mut self, pmd: u32, on: bool) {
+        let p = pmd as usize;
+        if on {
+            if self.file_pmds.len() <= p / 64 {
+                self.file_pmds.resize(p / 64 + 1, 0);
+            }
+            self.file_pmds[p / 64] |= 1 << (p % 64);
+        } else if let Some(w) = self.file_pmds.get_mut(p / 64) {
+            *w &= !(1 << (p % 64));
+        }
     }
 
     /// The PTE for page `index`, or 0 if never touched.

@@ -236,3 +236,44 @@ fn a_folio_mapped_page_by_page_is_not_a_pmd() {
     assert_eq!(pmd_ptes(&s, vma, 0), (512, 1));
     s.check_invariants().unwrap();
 }
+
+/// The folio PMD-mapped in VMA `a` (a read fault) and mapped page by page
+/// in a VM_NOHUGEPAGE VMA `b` (512 stores) at once: which one is a PMD is
+/// the page table's answer (`page_vma_mapped_walk` reads `pmd_trans_huge`
+/// of each VMA), not the folio's. Writeback cleans `b`'s 512 PTEs one by
+/// one (`a`'s clean, read-only PMD needs nothing); the next
+/// store in `b` is a PTE-level `wp_page_shared` — no split, one PTE dirty,
+/// `a`'s PMD untouched. Before, mmsim's per-folio `PMD_MAPPED` flag (a
+/// stand-in for `folio_entire_mapcount`) made `b`'s 512 PTEs a PMD too:
+/// one flush for them, and a split of `b` at the store.
+#[test]
+fn a_pmd_in_one_vma_does_not_make_another_vmas_ptes_a_pmd() {
+    let (mut s, file, a) = written_back_and_mapped();
+    s.step(&Event::Access {
+        vma: a,
+        index: 5,
+        write: false,
+    });
+    assert_eq!(s.vm.thp_file_mapped, 1);
+    let b = s.mmap_file(0, file, 0, 1024, false).unwrap();
+    s.madvise_file_hugepage(b, crate::huge_memory::VmaThpAdvice::Nohugepage)
+        .unwrap();
+    for i in 0..512 {
+        store(&mut s, b, i);
+    }
+    assert_eq!((s.vm.thp_file_mapped, s.vm.pgfault), (1, 513));
+    assert_eq!(pmd_ptes(&s, a, 0), (512, 0));
+    assert_eq!(pmd_ptes(&s, b, 0), (512, 512));
+    let before = flushes(&s);
+    s.wakeup_flusher(s.clock);
+    assert_eq!(pmd_ptes(&s, b, 0), (512, 0), "mapped, clean");
+    // b's PTEs: 512 remote page flushes; a's PMD, mapped clean and
+    // read-only by the read fault, needs no cleaning (no flush).
+    assert_eq!(flushes_since(&s, before), (0, 0, 512, 512));
+    s.complete_writeback(u64::MAX);
+    store(&mut s, b, 7);
+    assert_eq!((s.vm.pgfault, s.vm.thp_split_pmd), (514, 0));
+    assert_eq!(pmd_ptes(&s, b, 0), (512, 1));
+    assert_eq!(pmd_ptes(&s, a, 0), (512, 0));
+    s.check_invariants().unwrap();
+}

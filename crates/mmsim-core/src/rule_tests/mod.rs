@@ -18,7 +18,8 @@
 //! `zero_pages.rs` zero-filled anonymous pages at swap-out and swap-in;
 //! `shadow.rs` shadow entries on big machines and with many groups;
 //! `filefolio.rs` large page-cache folios of readahead and `filewrite.rs`
-//! those of `write()`, `filepmd.rs` their PMD mappings; `tlb.rs` the data
+//! those of `write()`, `filepmd.rs` their PMD mappings and `filepmd_zap.rs`
+//! the zap, split and unmap of those; `tlb.rs` the data
 //! TLB (entries per mapping size, eviction, flushes); `fork.rs` fork and
 //! copy-on-write of anonymous memory; `swapcache.rs` large folios mapped
 //! back from the swap cache, `swapzap.rs` the zap of a swap PTE whose slot
@@ -45,6 +46,7 @@ mod exit;
 mod explain;
 mod filefolio;
 mod filepmd;
+mod filepmd_zap;
 mod filesync;
 mod filewrite;
 mod fork;
