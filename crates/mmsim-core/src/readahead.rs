@@ -16,6 +16,27 @@
 //! `read()` (every file is opened once, as by threads sharing a descriptor)
 //! and one per file mapping for faults (`vma->vm_file->f_ra`).
 //!
+//! **Departure (per open file):** v6.12 keeps one `file_ra_state` per
+//! `struct file` (`file_ra_state_init` at each `open`), so two tasks that
+//! open a file each and read it sequentially at different offsets have
+//! independent windows. mmsim cannot tell them apart: `Event::FileRead`
+//! carries the file, not an open file or a task (a file has one reader,
+//! `Sim::open`'s last caller, whose group every miss of it is charged to),
+//! so their reads share [`RaOwner::Fd`]'s one state and interleave in it
+//! (`ondemand_readahead` sees a jump, not a stream). This is what fio's
+//! `shared_file` jobs do here, where fio opens the file once per job.
+//! Modelling it needs an open-file id on `Event::FileRead` and on every
+//! source of it (the trace readers and the native format, the generators
+//! and models, the Python bindings) and a table of opens in place of
+//! `File::ra` — too large for an opt-in setting alone, so it is left as is.
+//! The mapping side is per VMA, which is per open when each `mmap` is of a
+//! fresh `open` (as mmsim's workloads map files); it departs where the
+//! kernel shares one `struct file`: two mappings of one descriptor share
+//! its `f_ra`, a forked child's VMA shares the parent's (mmsim copies the
+//! state at the fork, `crate::fork`, and the two then diverge), and
+//! `munmap` + `mmap` of the same descriptor keeps it (`Event::Remap`
+//! starts a fresh one, `crate::mmap`).
+//!
 //! ## The rules
 //!
 //! * `Sim::page_cache_sync_ra` (`page_cache_sync_ra`): on a miss. Under
