@@ -377,6 +377,42 @@ impl Sim {
         self.lru_gen.in_fault = false;
     }
 
+    /// Invariant of [`Vma::file_pmds`] (`Sim::check_invariants`): every
+    /// PMD bit of a live file VMA has its 512 PTEs present and mapping one
+    /// order-9 page-cache folio of the VMA's file at the matching index.
+    ///
+    /// [`Vma::file_pmds`]: crate::mem::pagetable::Vma::file_pmds
+    pub(crate) fn check_file_pmds(&self) -> Result<(), String> {
+        for (vid, v) in self.vmas.iter().enumerate() {
+            let VmaKind::File { file, pgoff, .. } = v.kind else {
+                continue;
+            };
+            for pmd in 0..(v.file_pmds.len() * 64) as u32 {
+                if !v.file_pmd(pmd) {
+                    continue;
+                }
+                let base = pmd * HPAGE_PMD_NR;
+                let f = v.pte(base) & PTE_FOLIO_MASK;
+                let fo = &self.folios[f];
+                let ok = base + HPAGE_PMD_NR <= v.len
+                    && fo.is_file()
+                    && fo.order == MAX_PAGECACHE_ORDER
+                    && fo.space == file
+                    && fo.index == pgoff + base
+                    && (base..base + HPAGE_PMD_NR).all(|i| {
+                        let p = v.pte(i);
+                        p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f
+                    });
+                if !ok {
+                    return Err(format!(
+                        "VMA {vid}: PMD {pmd} does not map one PMD-size folio"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// `filemap_map_pages()`'s `filemap_map_pmd()` (v6.18): before
     /// fault-around, the folio cached at file page `findex` is mapped by a
     /// PMD if it is uptodate (no readahead still in flight over it), not

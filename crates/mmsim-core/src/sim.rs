@@ -175,8 +175,7 @@ pub struct Sim {
     pub(crate) memcgs: Vec<Memcg>,
     /// The group new folios are charged to (the faulting or reading task's).
     pub(crate) cur_memcg: crate::memcg::MemcgId,
-    /// The per-CPU charge stock (`memcg_stock_pcp`): group and pages
-    /// charged to it but not used yet.
+    /// The per-CPU charge stock (`memcg_stock_pcp`): group, pages charged but unused.
     pub(crate) stock: (crate::memcg::MemcgId, u64),
     /// `current->memcg_nr_pages_over_high`: pages charged over some
     /// `memory.high`, settled on return to user space.
@@ -977,6 +976,7 @@ impl Sim {
         self.check_swapcache_count()?;
         self.check_swap_slots_held()?;
         self.check_dirty_ranges()?;
+        self.check_file_pmds()?;
         let mut on_lists = 0u64;
         let mut own = vec![0u64; self.memcgs.len()];
         for (m, memcg) in self.memcgs.iter().enumerate() {
