@@ -196,3 +196,37 @@ fn reclaim_splits_the_pmd_it_unmaps() {
     assert!(!s.vmas[vma as usize].file_pmd(0));
     s.check_invariants().unwrap();
 }
+
+/// Without PMD mappings: an order-9 folio (a 2 MiB write) mapped by all
+/// 512 PTEs of VMA `b` (fault-around, 32 faults) and by 16 of VMA `c`: its
+/// count saturated at 255, so the zap of `b`'s 512 PTEs counts it again
+/// from the page tables: `c`'s 16. Before, each zapped PTE took one off the
+/// saturated count: 0 while `c` still mapped 16 pages.
+#[test]
+fn a_zap_of_a_saturated_count_counts_it_again() {
+    let mut s = Sim::new(lf_config(1 << 16)).unwrap();
+    let t = s.add_task("t");
+    let file = s.add_file("f", 1024).unwrap();
+    s.open(file, t).unwrap();
+    s.step(&Event::FileWrite {
+        file,
+        index: 0,
+        pages: 512,
+    });
+    let f = file_folio(&s, file, 0);
+    assert_eq!(s.folios[f].order, 9);
+    let b = s.mmap_file(t, file, 0, 1024, false).unwrap();
+    let c = s.mmap_file(t, file, 0, 1024, false).unwrap();
+    for i in (0..512).step_by(16) {
+        access(&mut s, b, i, false);
+    }
+    access(&mut s, c, 5, false);
+    assert_eq!(present(&s, b).len(), 512);
+    assert_eq!(present(&s, c), (0..16).collect::<Vec<_>>());
+    assert_eq!(s.folios[f].mapcount, 255);
+    discard(&mut s, b, 0, 512);
+    assert_eq!(s.folios[f].mapcount, 16);
+    discard(&mut s, c, 0, 16);
+    assert_eq!(s.folios[f].mapcount, 0);
+    s.check_invariants().unwrap();
+}
