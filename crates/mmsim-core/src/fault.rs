@@ -978,9 +978,10 @@ impl Sim {
         }
         self.count_vm_events(PGALLOC_NORMAL, 1);
         self.memcg1_check_events(self.cur_memcg, 1);
-        let f = self.alloc_order0_folio(space, index, fl);
-        self.rmqueue_boosted(true);
-        Some(f)
+        // `rmqueue`'s boosted-watermark test is in the refill of the
+        // per-CPU list, the one step of an order-0 allocation that can
+        // steal (`Sim::alloc_order0_refill`).
+        Some(self.alloc_order0_folio(space, index, fl))
     }
 
     /// Takes a free page from the node, reclaiming as the allocator does:

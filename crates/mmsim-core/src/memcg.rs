@@ -771,39 +771,6 @@ impl Sim {
         self.try_charge_memcg_counters(m, nr_pages, true, true)
     }
 
-    /// [`Sim::try_charge_memcg_counters`] (`try_charge_memcg()`,
-    /// mm/memcontrol.c v6.12, past `consume_stock`) under the textbook
-    /// `lru` policy, which meets it on every miss once its group is full: at the limit it
-    /// evicts one page and retries (no reclaim, no stock drain, no retry
-    /// count, so `noretry` changes nothing), and calls the OOM killer only
-    /// when nothing can be evicted. The same steps as the general loop's
-    /// `lru` branch, in a function of its own so that its frame holds only
-    /// what they need.
-    #[inline(never)]
-    fn lru_charge_counters(&mut self, m: MemcgId, nr_pages: u64, blocking: bool) -> bool {
-        let mut batch = MEMCG_CHARGE_BATCH.max(nr_pages);
-        loop {
-            match self.page_counter_try_charge_batch(m, batch, nr_pages) {
-                Ok(charged) => {
-                    self.charged_counters(m, nr_pages, charged);
-                    return true;
-                }
-                Err(_) if !blocking => return false,
-                Err(over) => {
-                    batch = nr_pages;
-                    // memcg_memory_event(MEMCG_MAX) on every pass.
-                    self.memcgs[over as usize].max_events += 1;
-                    if self.lru_evict_one() {
-                        continue;
-                    }
-                    if !self.charge_oom(over, nr_pages) {
-                        return false;
-                    }
-                }
-            }
-        }
-    }
-
     /// A charge of `nr_pages` that took `charged` (the batch) from the
     /// counters (`try_charge_memcg()`'s `done_restock`, v6.12): the surplus
     /// goes to the stock, and `memory.high` is checked.
@@ -824,7 +791,7 @@ impl Sim {
     /// otherwise `MEMCG_OOM` is counted and the group's OOM killer runs.
     /// True when it killed something, so the charge retries.
     #[inline(always)]
-    fn charge_oom(&mut self, over: MemcgId, nr_pages: u64) -> bool {
+    pub(crate) fn charge_oom(&mut self, over: MemcgId, nr_pages: u64) -> bool {
         if nr_pages > 1 << crate::page_alloc::PAGE_ALLOC_COSTLY_ORDER {
             return false;
         }
@@ -915,7 +882,7 @@ impl Sim {
     /// `memory.swap.high`) makes the task owe `batch` pages
     /// (`memcg_nr_pages_over_high`), handled on return to user space, or
     /// right away once more than a batch is owed.
-    fn note_over_high(&mut self, m: MemcgId, batch: u64) {
+    pub(crate) fn note_over_high(&mut self, m: MemcgId, batch: u64) {
         let v2 = self.cfg.cgroup_version == crate::config::CgroupVersion::V2;
         let mut cur = Some(m);
         while let Some(c) = cur {

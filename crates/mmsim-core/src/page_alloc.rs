@@ -905,17 +905,17 @@ impl PhysMem {
     }
 
     /// `rmqueue` for one order-0 page (`rmqueue_pcplist`, the path of
-    /// every order-0 fault and page-cache miss): the per-CPU list's head,
-    /// refilled from the buddy lists when empty. Larger orders are taken
-    /// from the zone directly (`Sim::rmqueue_large`).
+    /// every order-0 fault and page-cache miss) without the refill: DMA's
+    /// page when the zonelist picked DMA, else the per-CPU list's head, or
+    /// None when the list is empty (the caller refills it from the buddy
+    /// lists: `Sim::alloc_order0_refill`, `page_alloc/rmqueue.rs`). Larger
+    /// orders are taken from the zone directly (`Sim::rmqueue_large`).
     #[inline(always)]
-    pub(crate) fn alloc_order0(&mut self) -> Option<u64> {
+    pub(crate) fn alloc_order0_pcp(&mut self) -> Option<u64> {
         if let Some(d) = self.dma.as_mut().filter(|d| d.take_dma) {
             d.take_dma = false;
-            return d.zone.alloc_pages(0, MigrateType::Movable);
-        }
-        if self.pcp.list.is_empty() {
-            self.rmqueue_bulk();
+            let pfn = d.zone.alloc_pages(0, MigrateType::Movable);
+            return Some(pfn.expect("Node::free promised a free page"));
         }
         self.pcp.list.pop()
     }
@@ -1029,10 +1029,11 @@ impl Sim {
     /// id on the frame).
     #[inline(always)]
     pub(crate) fn alloc_order0_folio(&mut self, space: u32, index: u32, fl: u16) -> FolioId {
-        let pfn = self
-            .phys
-            .alloc_order0()
-            .expect("Node::free promised a free page");
+        debug_assert!(!self.phys.zone.boost.pending, "a boost left pending");
+        let pfn = match self.phys.alloc_order0_pcp() {
+            Some(pfn) => pfn,
+            None => self.alloc_order0_refill(),
+        };
         let f = self
             .folios
             .alloc_framed(space, index, fl, self.cur_memcg, pfn as u32);
@@ -1170,6 +1171,7 @@ impl Sim {
 }
 
 mod claim;
+mod rmqueue;
 
 #[cfg(test)]
 #[path = "page_alloc_tests.rs"]

@@ -8,6 +8,9 @@
 //! of `MEMCG_CHARGE_BATCH` pages at a time and keeps the surplus in the
 //! per-CPU stock (`memcg_stock_pcp`, one group's pages, `Sim::stock`),
 //! which later charges of that group consume without touching the counters.
+//! The textbook `lru` policy's charge at its limit (`Sim::lru_charge_counters`)
+//! walks the groups once, charging on the way up as v6.12's
+//! `page_counter_try_charge` does.
 
 use crate::memcg::{MemcgId, MEMCG_CHARGE_BATCH};
 use crate::sim::Sim;
@@ -62,6 +65,119 @@ impl Sim {
             }
             cur = g.parent;
         }
+    }
+}
+
+/// The textbook `lru` policy's charge (mm/memcontrol.c `try_charge_memcg`
+/// and mm/page_counter.c `page_counter_try_charge`, v6.12).
+impl Sim {
+    /// [`Sim::try_charge_memcg_counters`] (`try_charge_memcg()`,
+    /// mm/memcontrol.c v6.12, past `consume_stock`) under the textbook
+    /// `lru` policy, which meets it on every miss once its group is full: at the limit it
+    /// evicts one page and retries (no reclaim, no stock drain, no retry
+    /// count, so `noretry` changes nothing), and calls the OOM killer only
+    /// when nothing can be evicted. The same steps as the general loop's
+    /// `lru` branch, in a function of its own so that its frame holds only
+    /// what they need; the counters and the `memory.high` test in one walk
+    /// ([`Sim::page_counter_try_charge_high`]).
+    #[inline(never)]
+    pub(crate) fn lru_charge_counters(
+        &mut self,
+        m: MemcgId,
+        nr_pages: u64,
+        blocking: bool,
+    ) -> bool {
+        let mut batch = MEMCG_CHARGE_BATCH.max(nr_pages);
+        loop {
+            match self.page_counter_try_charge_high(m, batch, nr_pages) {
+                Ok((charged, maybe_high)) => {
+                    // `done_restock`: the surplus to the stock, then the
+                    // high check (`Sim::charged_counters`' steps).
+                    if charged > nr_pages {
+                        self.refill_stock(m, charged - nr_pages);
+                    }
+                    if maybe_high {
+                        // Some group may be over its `memory.high` (the
+                        // walk's test is looser, and the stock's refill
+                        // may have drained another group's stock, lowering
+                        // usages): the kernel's walk decides, after it.
+                        self.note_over_high(m, charged);
+                    }
+                    if self.pages_over_high > MEMCG_CHARGE_BATCH {
+                        self.mem_cgroup_handle_over_high();
+                    }
+                    return true;
+                }
+                Err(_) if !blocking => return false,
+                Err(over) => {
+                    batch = nr_pages;
+                    // memcg_memory_event(MEMCG_MAX) on every pass.
+                    self.memcgs[over as usize].max_events += 1;
+                    if self.lru_evict_one() {
+                        continue;
+                    }
+                    if !self.charge_oom(over, nr_pages) {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`Sim::page_counter_try_charge_batch`] as v6.12's
+    /// `page_counter_try_charge()` walks (mm/page_counter.c): `nr` pages
+    /// added to each group on the way up, and, at the first group without
+    /// room for them, taken back from the groups below it (the kernel's
+    /// `page_counter_cancel` loop) and that group returned. The same walk
+    /// notes whether every group has room for `batch` (then the rest of the
+    /// batch is added in a second walk, as the kernel's first call of
+    /// `try_charge_memcg` would have charged it) and whether any group
+    /// would be over its `memory.high` (or, under v2, its
+    /// `memory.swap.high`) after the charge, for the batch and for `nr`:
+    /// returns what was charged and that test for it, which is
+    /// `note_over_high`'s (mm/memcontrol.c `try_charge_memcg`) before any
+    /// stock refill. The same outcome as `page_counter_try_charge_batch`
+    /// and the high walk: the `lru` policy's one charge per miss at its
+    /// limit walks the groups once instead of three times.
+    #[inline(always)]
+    pub(crate) fn page_counter_try_charge_high(
+        &mut self,
+        m: MemcgId,
+        batch: u64,
+        nr: u64,
+    ) -> Result<(u64, bool), MemcgId> {
+        debug_assert!(nr <= batch);
+        let (mut fits_batch, mut maybe_high) = (true, false);
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let g = &mut self.memcgs[c as usize];
+            if g.usage + nr > g.max {
+                let mut undo = Some(m);
+                while let Some(u) = undo.filter(|&u| u != c) {
+                    let g = &mut self.memcgs[u as usize];
+                    g.usage -= nr;
+                    undo = g.parent;
+                }
+                return Err(c);
+            }
+            fits_batch &= g.usage + batch <= g.max;
+            // Over `memory.high` after a charge of the batch (so also
+            // maybe after one of `nr`), or over `memory.swap.high`
+            // (whatever the cgroup version): `note_over_high` decides.
+            maybe_high |= g.usage + batch > g.high || g.swap_usage > g.swap_high;
+            g.usage += nr;
+            cur = g.parent;
+        }
+        if !fits_batch || batch == nr {
+            return Ok((nr, maybe_high));
+        }
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let g = &mut self.memcgs[c as usize];
+            g.usage += batch - nr;
+            cur = g.parent;
+        }
+        Ok((batch, maybe_high))
     }
 }
 

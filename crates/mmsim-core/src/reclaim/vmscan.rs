@@ -917,21 +917,12 @@ impl Sim {
                     Fate::Keep
                 };
             }
-            if refs == FolioReferences::ReclaimClean {
+            // One test for both reasons to keep a dirty folio unwritten
+            // (FOLIOREF_RECLAIM_CLEAN, then `!sc->may_writepage`), their
+            // explanations out of line.
+            if refs == FolioReferences::ReclaimClean || !sc.may_writepage {
                 if self.xp.is_some() {
-                    self.xp_kept(
-                        f,
-                        sc,
-                        false,
-                        "dirty, and PG_referenced (FOLIOREF_RECLAIM_CLEAN): reclaimed only if clean",
-                    );
-                }
-                return Fate::Keep;
-            }
-            if !sc.may_writepage {
-                if self.xp.is_some() {
-                    let why = "dirty, and kswapd's boosted reclaim may not write (may_writepage)";
-                    self.xp_kept(f, sc, false, why);
+                    self.xp_kept_unwritten(f, sc, refs);
                 }
                 return Fate::Keep;
             }
@@ -972,6 +963,21 @@ impl Sim {
         }
         sc.charge_free(self.cost.free_ns);
         Fate::Freed
+    }
+
+    /// [`Sim::xp_kept`] of a dirty folio that reclaim keeps without
+    /// writing it: referenced (FOLIOREF_RECLAIM_CLEAN) or in kswapd's
+    /// boosted reclaim (`!sc->may_writepage`), tested in that order as
+    /// v6.12 `shrink_folio_list` does.
+    #[cold]
+    #[inline(never)]
+    fn xp_kept_unwritten(&mut self, f: FolioId, sc: &ScanControl, refs: FolioReferences) {
+        let why = if refs == FolioReferences::ReclaimClean {
+            "dirty, and PG_referenced (FOLIOREF_RECLAIM_CLEAN): reclaimed only if clean"
+        } else {
+            "dirty, and kswapd's boosted reclaim may not write (may_writepage)"
+        };
+        self.xp_kept(f, sc, false, why);
     }
 
     /// `pageout()`: starts writeback of a dirty folio to swap or the

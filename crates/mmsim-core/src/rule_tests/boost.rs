@@ -256,3 +256,54 @@ fn without_may_writepage_kswapd_keeps_a_dirty_file_folio_it_would_write() {
         assert_eq!((s.vm.nr_vmscan_write, s.nr_dirty, s.nr_writeback), want);
     }
 }
+
+#[test]
+fn a_steal_by_the_per_cpu_refill_of_an_anonymous_fault_wakes_kswapd() {
+    // No page-table frames: the fault's one buddy allocation is the per-CPU
+    // list's refill (`rmqueue_bulk`, movable pages). Every frame was taken
+    // unmovable (each pageblock claimed unmovable), then the first half of
+    // each pageblock given back as an order-8 block: the refill finds no
+    // movable page and steals from an unmovable block, below
+    // pageblock_order: one boost of a pageblock, and the fault's `rmqueue`
+    // wakes kswapd (`Sim::alloc_order0_refill`), 32,768 free pages above
+    // the boosted high mark (1,280) notwithstanding.
+    for factor in [15_000, 0] {
+        let mut cfg = MachineConfig {
+            memory: Size::from_pages(1 << 16),
+            policy: PolicyConfig {
+                name: PolicyName::Cost,
+                cost_variant: CostVariant::V6_2,
+                watermark_boost_factor: factor,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        cfg.compaction.enabled = true;
+        cfg.compaction.proactiveness = 0;
+        let mut s = Sim::new(cfg).unwrap();
+        s.phys.drain_pages();
+        let mut taken = 0;
+        while s.phys.zone.alloc_pages(0, MigrateType::Unmovable).is_some() {
+            taken += 1;
+        }
+        s.node.free -= taken;
+        for b in 0..s.node.managed / PAGEBLOCK_NR_PAGES {
+            s.phys
+                .zone
+                .free_pages_block(NORMAL_START_PFN + b * PAGEBLOCK_NR_PAGES, 8);
+            s.node.free += PAGEBLOCK_NR_PAGES / 2;
+        }
+        // The set-up's own steals boosted nothing that counts here.
+        s.phys.zone.boost.boost = 0;
+        s.phys.zone.boost.pending = false;
+        assert_eq!(s.node.free, 32_768);
+        let t = s.add_task("t");
+        let vma = s.mmap_anon(t, 64).unwrap();
+        fault_anon(&mut s, vma, 0);
+        let on = factor > 0;
+        assert_eq!(s.phys.zone.boost.boost, if on { 512 } else { 0 });
+        assert_eq!(s.node.wmark_high, 768 + if on { 512 } else { 0 });
+        assert_eq!(s.kswapd.running, on, "{factor}");
+        assert!(!s.phys.zone.boost.pending);
+    }
+}

@@ -28,7 +28,7 @@
 //! `balance_dirty_pages()` pause; `mkclean.rs` `folio_mkclean()` at
 //! writeback and the periodic flusher's global background check,
 //! `mkclean_pmd.rs` that of a PMD-mapped folio, the store that splits the
-//! PMD, and whose flushes count local. This file
+//! PMD, and whose flushes count local. `lru_charge.rs` the `lru` policy's charge walk. This file
 //! holds the helpers they share.
 
 mod boost;
@@ -53,6 +53,7 @@ mod fork;
 mod khugepaged;
 mod kmem;
 mod kswapd_nap;
+mod lru_charge;
 mod memcg;
 mod memcg_stats;
 mod memcg_swap;

@@ -1,0 +1,50 @@
+//! The refill of the per-CPU list in an order-0 folio allocation
+//! (`rmqueue()` → `rmqueue_pcplist()` → `rmqueue_bulk()`, mm/page_alloc.c
+//! v6.12), with the boosted-watermark test at the end of `rmqueue()`
+//! (`crate::page_alloc_boost`), out of line of the per-fault path.
+
+use super::PhysMem;
+use crate::sim::Sim;
+
+impl PhysMem {
+    /// `rmqueue` for one order-0 page (`rmqueue_pcplist`): the per-CPU
+    /// list's head, refilled from the buddy lists when empty. Tests only;
+    /// the fault path takes [`PhysMem::alloc_order0_pcp`] and
+    /// [`Sim::alloc_order0_refill`].
+    #[cfg(test)]
+    pub(crate) fn alloc_order0(&mut self) -> Option<u64> {
+        if let Some(p) = self.alloc_order0_pcp() {
+            return Some(p);
+        }
+        self.rmqueue_bulk();
+        self.pcp.list.pop()
+    }
+}
+
+impl Sim {
+    /// The per-CPU list was empty: `rmqueue_bulk` refills it from the buddy
+    /// lists and its head is taken, then `rmqueue`'s tail
+    /// ([`Sim::rmqueue_boosted`]): a steal of the refill that boosted the
+    /// watermarks wakes kswapd (every order-0 folio allocation has
+    /// ALLOC_KSWAPD). Only the refill can steal: the per-CPU list and
+    /// DMA's page (a boost needs one zone) never boost, and every other
+    /// allocation from the buddy lists (`Sim::rmqueue_large`, page-table
+    /// pages in `crate::kmem`) ends with its own `rmqueue_boosted`, so no
+    /// boost is pending when an order-0 folio allocation starts, and
+    /// testing it here only is the same as v6.12's test at the end of every
+    /// `rmqueue` (mm/page_alloc.c), without a load per fault.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn alloc_order0_refill(&mut self) -> u64 {
+        debug_assert!(!self.phys.zone.boost.pending, "a boost left pending");
+        self.phys.rmqueue_bulk();
+        let pfn = self
+            .phys
+            .pcp
+            .list
+            .pop()
+            .expect("Node::free promised a free page");
+        self.rmqueue_boosted(true);
+        pfn
+    }
+}
