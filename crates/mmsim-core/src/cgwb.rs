@@ -392,6 +392,7 @@ impl Sim {
     /// `NR_FILE_DIRTY` of the node and of group `m` go down by `nr` pages.
     #[inline]
     pub(crate) fn file_dirty_sub(&mut self, m: MemcgId, nr: u64) {
+        self.bdp_account_cleaned(m, nr);
         self.nr_dirty -= nr;
         self.memcgs[m as usize].nr_file_dirty -= nr;
     }
