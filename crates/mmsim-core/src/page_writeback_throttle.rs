@@ -875,6 +875,13 @@ impl Sim {
         self.bdp.pause_ns
     }
 
+    /// Task `t`'s `(nr_dirtied, nr_dirtied_pause, dirty_paused_when)`.
+    #[cfg(test)]
+    pub(crate) fn bdp_task(&self, t: u32) -> (u64, u64, Option<u64>) {
+        let ts = self.bdp.tasks.get(t as usize).copied().unwrap_or_default();
+        (ts.nr_dirtied, ts.nr_dirtied_pause, ts.dirty_paused_when)
+    }
+
     /// Wb `w`'s `(dirty_ratelimit, write_bandwidth, avg_write_bandwidth,
     /// bw_time_stamp)`, and the memcg domain's `dirty_limit`.
     #[cfg(test)]

@@ -47,8 +47,14 @@ fn the_control_functions_give_v6_12s_values() {
     assert_eq!(pos_ratio_polynom(682, 0, 780), 2048, "clamped to 2.0");
     // The wb line: x_intercept 681 + 204537, slope ~1 / (8 × write_bw):
     // 1065 × 204570 / 204537 = 1065, 951 × 204495 / 204537 = 950.
-    assert_eq!(wb_position_ratio(780, 780, 389, 780, 648, 648, INIT_BW), 1065);
-    assert_eq!(wb_position_ratio(780, 780, 389, 780, 723, 723, INIT_BW), 950);
+    assert_eq!(
+        wb_position_ratio(780, 780, 389, 780, 648, 648, INIT_BW),
+        1065
+    );
+    assert_eq!(
+        wb_position_ratio(780, 780, 389, 780, 723, 723, INIT_BW),
+        950
+    );
     // A fresh group's wb (`wb_thresh` 0, raised to (195 − 172) / 8 = 2):
     // x = (2 << 16) / 195 = 672, wb_setpoint 170 × 672 >> 16 = 1, span
     // (193 + 204800) × 672 >> 16 = 2101: 1023 × 1930 / 2101 = 939.

@@ -38,6 +38,7 @@ mod compaction;
 mod cow;
 pub(crate) mod dirty_balance;
 mod dirty_throttle;
+mod dirty_throttle_wb;
 mod discard;
 mod dma_compact;
 mod dma_zone;
