@@ -11,8 +11,10 @@
 //! `__wb_update_bandwidth`, `wb_update_bandwidth`, `do_writepages`,
 //! `wb_inode_writeback_end`, `wb_update_write_bandwidth`,
 //! `wb_update_dirty_ratelimit`, `update_dirty_limit`,
-//! `wb_bandwidth_estimate_start`, `wb_domain_init`; mm/backing-dev.c
-//! `wb_update_bandwidth_workfn`.
+//! `wb_bandwidth_estimate_start`, `wb_domain_init`, `wb_dirty_limits`,
+//! `__wb_calc_thresh`, `folio_account_dirtied`; mm/backing-dev.c
+//! `wb_update_bandwidth_workfn`; kernel/fork.c `copy_process` (the task's
+//! writer state).
 //!
 //! * **Ratelimit.** Every page a task dirties (`folio_account_dirtied()`:
 //!   `current->nr_dirtied`, the wb's `WB_DIRTIED`) counts; a writer enters
@@ -69,21 +71,31 @@
 //! `balance_dirty_pages()` has no `psi_memstall_enter()` (the sleep is
 //! iowait). `HZ` is mmsim's 1000 (`crate::memcg::HZ`).
 //!
-//! Simplified: one device, so a group has one wb; a wb's `wb_thresh` is
-//! its domain's `thresh` and `wb_dirty` the domain's dirty pages (the
-//! kernel's `__wb_calc_thresh()` share of completions is 1 with one wb
-//! written in the domain: so in the memcg domain, whose one wb is the
-//! group's, once it has completed a write — before that its
-//! `memcg_completions` are 0 and so is `wb_thresh`, which
-//! `wb_position_ratio()` raises to `(limit - dirty) / 8`, as here; in the
-//! global domain a group's wb has its share of the machine's completions
-//! and its own dirty and writeback pages, where mmsim uses the domain's
-//! `thresh` and dirty pages; and the memcg domain's dirty pages include
-//! the group's swap writeback, which v6.12's `wb_dirty` does not);
-//! one writer state for the machine (`current->nr_dirtied`,
-//! `dirty_paused_when`, `nr_dirtied_pause` are per task in the kernel: with
-//! several writers they share one); no per-CPU `bdp_ratelimits` /
-//! `ratelimit_pages` check and no `dirty_throttle_leaks`; no strictlimit, no
+//! * **Per wb.** In each domain the wb has its `wb_thresh`, its
+//!   `__wb_calc_thresh()` share of the domain's writeout completions
+//!   (`crate::page_writeback_domain`: the global domain's shared by the
+//!   root wb and every group's, aged every `VM_COMPLETIONS_PERIOD_LEN`; a
+//!   memcg domain's, whose one wb is the group's), and its `wb_dirty`, its
+//!   own file pages dirty and under writeback (`WB_RECLAIMABLE` +
+//!   `WB_WRITEBACK`: not the group's swap writeback, which the memcg
+//!   domain's `dirty` counts). `wb_position_ratio()`'s wb line,
+//!   `wb_dirty_exceeded()` (the wb over its share and the domain over
+//!   `thresh`), `wb_max_pause()` and the `wb_stat_error()` exit read them.
+//!   A wb that has completed no write has `wb_thresh` 0, which
+//!   `wb_position_ratio()` raises to `(limit - dirty) / 8`.
+//! * **Per task.** `nr_dirtied`, `nr_dirtied_pause` and
+//!   `dirty_paused_when` are each task's (`current`: the task of the event
+//!   that writes or faults; kswapd's dirtying counts for none), in an
+//!   array by task id grown once per task.
+//!
+//! Simplified: one device, so a group has one wb; the running task is the
+//! one of the last write or fault (kdamond's and khugepaged's dirtying,
+//! rare, counts for it, where the kernel's counts for the kernel thread);
+//! an exiting task's `nr_dirtied` is dropped (no `dirty_throttle_leaks`);
+//! the wb's counts and the completion proportions are exact (the kernel's
+//! `wb_stat()` and `percpu_counter_read()` may lag by the per-CPU
+//! batches); no per-CPU `bdp_ratelimits` /
+//! `ratelimit_pages` check; no strictlimit, no
 //! `PF_LOCAL_THROTTLE`, no `BDP_ASYNC`; `wb_inode_writeback_end()` is taken
 //! when the wb has no page under writeback left (the kernel's, when one
 //! inode has none: the same for a wb writing one file, later with several),
