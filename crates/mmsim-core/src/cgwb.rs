@@ -64,7 +64,8 @@
 //! `policy = "lru"` no group has a domain: every folio is on the root's
 //! list, so a group's file pages would be 0. The throttling pause of both
 //! domains (the lower `pos_ratio`) is `crate::page_writeback_throttle`
-//! (opt-in). Not modelled: the per-wb shares (`wb_thresh`, `wb_bg_thresh`, strictlimit),
+//! (opt-in; it has the wb's `wb_thresh` share). Not modelled here: the per-wb
+//! shares of background writeback (`wb_bg_thresh`, strictlimit),
 //! the ratelimit of the calls (`balance_dirty_pages_ratelimited`: here every
 //! dirtying of a clean folio; the pause has it), stale statistics (`mem_cgroup_flush_stats_ratelimited`: exact
 //! counts here), foreign inodes, real-time tasks' lifted limits,
@@ -392,6 +393,7 @@ impl Sim {
     /// `NR_FILE_DIRTY` of the node and of group `m` go down by `nr` pages.
     #[inline]
     pub(crate) fn file_dirty_sub(&mut self, m: MemcgId, nr: u64) {
+        self.bdp_account_cleaned(m, nr);
         self.nr_dirty -= nr;
         self.memcgs[m as usize].nr_file_dirty -= nr;
     }

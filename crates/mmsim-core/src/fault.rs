@@ -144,6 +144,7 @@ impl Sim {
             return;
         }
         self.cur_memcg = self.task_memcg(task);
+        self.bdp_set_current(task);
         self.acc.accesses += 1;
         if old & PTE_PRESENT != 0 {
             self.acc.hits += 1;
@@ -776,11 +777,16 @@ impl Sim {
     }
 
     /// Charges of an fd access go to the group of the file's reader task.
+    /// The file's task is also the running one (`current`, whose
+    /// `nr_dirtied` its writes count: `crate::page_writeback_throttle`);
+    /// task 0 for a file no task opened, as the tracepoints name it.
     pub(crate) fn set_fd_memcg(&mut self, file: FileId) {
-        self.cur_memcg = match self.files.get(file as usize).and_then(|f| f.task) {
+        let task = self.files.get(file as usize).and_then(|f| f.task);
+        self.cur_memcg = match task {
             Some(t) => self.task_memcg(t),
             None => crate::memcg::ROOT,
         };
+        self.bdp_set_current(task.unwrap_or(0));
     }
 
     /// `filemap_add_folio()` (mm/filemap.c, v6.x): allocates a folio for

@@ -90,6 +90,7 @@ mod oom;
 mod page_alloc;
 mod page_alloc_boost;
 mod page_counter;
+mod page_writeback_domain;
 mod page_writeback_throttle;
 mod psi;
 mod readahead;

@@ -11,8 +11,10 @@
 //! `__wb_update_bandwidth`, `wb_update_bandwidth`, `do_writepages`,
 //! `wb_inode_writeback_end`, `wb_update_write_bandwidth`,
 //! `wb_update_dirty_ratelimit`, `update_dirty_limit`,
-//! `wb_bandwidth_estimate_start`, `wb_domain_init`; mm/backing-dev.c
-//! `wb_update_bandwidth_workfn`.
+//! `wb_bandwidth_estimate_start`, `wb_domain_init`, `wb_dirty_limits`,
+//! `__wb_calc_thresh`, `folio_account_dirtied`; mm/backing-dev.c
+//! `wb_update_bandwidth_workfn`; kernel/fork.c `copy_process` (the task's
+//! writer state).
 //!
 //! * **Ratelimit.** Every page a task dirties (`folio_account_dirtied()`:
 //!   `current->nr_dirtied`, the wb's `WB_DIRTIED`) counts; a writer enters
@@ -69,21 +71,31 @@
 //! `balance_dirty_pages()` has no `psi_memstall_enter()` (the sleep is
 //! iowait). `HZ` is mmsim's 1000 (`crate::memcg::HZ`).
 //!
-//! Simplified: one device, so a group has one wb; a wb's `wb_thresh` is
-//! its domain's `thresh` and `wb_dirty` the domain's dirty pages (the
-//! kernel's `__wb_calc_thresh()` share of completions is 1 with one wb
-//! written in the domain: so in the memcg domain, whose one wb is the
-//! group's, once it has completed a write — before that its
-//! `memcg_completions` are 0 and so is `wb_thresh`, which
-//! `wb_position_ratio()` raises to `(limit - dirty) / 8`, as here; in the
-//! global domain a group's wb has its share of the machine's completions
-//! and its own dirty and writeback pages, where mmsim uses the domain's
-//! `thresh` and dirty pages; and the memcg domain's dirty pages include
-//! the group's swap writeback, which v6.12's `wb_dirty` does not);
-//! one writer state for the machine (`current->nr_dirtied`,
-//! `dirty_paused_when`, `nr_dirtied_pause` are per task in the kernel: with
-//! several writers they share one); no per-CPU `bdp_ratelimits` /
-//! `ratelimit_pages` check and no `dirty_throttle_leaks`; no strictlimit, no
+//! * **Per wb.** In each domain the wb has its `wb_thresh`, its
+//!   `__wb_calc_thresh()` share of the domain's writeout completions
+//!   (`crate::page_writeback_domain`: the global domain's shared by the
+//!   root wb and every group's, aged every `VM_COMPLETIONS_PERIOD_LEN`; a
+//!   memcg domain's, whose one wb is the group's), and its `wb_dirty`, its
+//!   own file pages dirty and under writeback (`WB_RECLAIMABLE` +
+//!   `WB_WRITEBACK`: not the group's swap writeback, which the memcg
+//!   domain's `dirty` counts). `wb_position_ratio()`'s wb line,
+//!   `wb_dirty_exceeded()` (the wb over its share and the domain over
+//!   `thresh`), `wb_max_pause()` and the `wb_stat_error()` exit read them.
+//!   A wb that has completed no write has `wb_thresh` 0, which
+//!   `wb_position_ratio()` raises to `(limit - dirty) / 8`.
+//! * **Per task.** `nr_dirtied`, `nr_dirtied_pause` and
+//!   `dirty_paused_when` are each task's (`current`: the task of the event
+//!   that writes or faults; kswapd's dirtying counts for none), in an
+//!   array by task id grown once per task.
+//!
+//! Simplified: one device, so a group has one wb; the running task is the
+//! one of the last write or fault (kdamond's and khugepaged's dirtying,
+//! rare, counts for it, where the kernel's counts for the kernel thread);
+//! an exiting task's `nr_dirtied` is dropped (no `dirty_throttle_leaks`);
+//! the wb's counts and the completion proportions are exact (the kernel's
+//! `wb_stat()` and `percpu_counter_read()` may lag by the per-CPU
+//! batches); no per-CPU `bdp_ratelimits` /
+//! `ratelimit_pages` check; no strictlimit, no
 //! `PF_LOCAL_THROTTLE`, no `BDP_ASYNC`; `wb_inode_writeback_end()` is taken
 //! when the wb has no page under writeback left (the kernel's, when one
 //! inode has none: the same for a wb writing one file, later with several),
@@ -107,6 +119,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::memcg::HZ;
+use crate::page_writeback_domain::{FpropLocal, WbDomain};
 use crate::sim::Sim;
 
 /// Nanoseconds in a jiffy.
@@ -152,16 +165,18 @@ pub(crate) fn pos_ratio_polynom(setpoint: u64, dirty: u64, limit: u64) -> i64 {
     pos_ratio.clamp(0, 2 << RATELIMIT_CALC_SHIFT)
 }
 
-/// `wb_position_ratio()` (v6.12, no strictlimit) of the one wb, whose
-/// `wb_dirty` is `dirty` and whose `wb_thresh` (at most `thresh`) is
-/// raised to `(limit - dirty) / 8` as the kernel's is: 0 at or above
-/// `limit`, else the global control line times the wb's.
+/// `wb_position_ratio()` (v6.12, no strictlimit) of a wb whose dirty and
+/// writeback pages are `wb_dirty` and whose `wb_thresh` (its
+/// `__wb_calc_thresh()` share, at most `thresh`) is raised to `(limit -
+/// dirty) / 8` as the kernel's is: 0 at or above `limit`, else the global
+/// control line (the domain's `dirty`) times the wb's (its `wb_dirty`).
 pub(crate) fn wb_position_ratio(
     thresh: u64,
     wb_thresh: u64,
     bg_thresh: u64,
     limit: u64,
     dirty: u64,
+    wb_dirty: u64,
     write_bw: u64,
 ) -> u64 {
     if dirty >= limit {
@@ -170,7 +185,6 @@ pub(crate) fn wb_position_ratio(
     let freerun = (thresh + bg_thresh) / 2;
     let setpoint = (freerun + limit) / 2;
     let mut pos_ratio = pos_ratio_polynom(setpoint, dirty, limit) as u64;
-    let wb_dirty = dirty;
     let wb_thresh = wb_thresh.min(thresh).max((limit - dirty) / 8);
     let x = (wb_thresh << 16) / (thresh | 1);
     let wb_setpoint = (setpoint * x) >> 16;
@@ -271,9 +285,20 @@ pub(crate) struct Wb {
     /// `wb->dirtied_stamp`, `wb->written_stamp`.
     dirtied_stamp: u64,
     written_stamp: u64,
-    /// The wb's file pages under writeback (mmsim's stand-in for
-    /// `wb->writeback_inodes`, the inodes with pages under writeback).
+    /// The wb's file pages under writeback (`WB_WRITEBACK`; also mmsim's
+    /// stand-in for `wb->writeback_inodes`, the inodes with pages under
+    /// writeback).
     writeback: u64,
+    /// The wb's dirty file pages (`WB_RECLAIMABLE`: `folio_account_dirtied()`
+    /// adds, `folio_clear_dirty_for_io()` and `folio_account_cleaned()`
+    /// subtract).
+    reclaimable: u64,
+    /// `wb->completions`: its share of the global domain's completions.
+    completions: FpropLocal,
+    /// `wb->memcg_completions` and the memcg domain's completions
+    /// (`memcg->cgwb_domain`; a group's wb only).
+    memcg_completions: FpropLocal,
+    mdom: WbDomain,
     /// When `wb->bw_dwork` runs, jiffies, while queued.
     bw_dwork: Option<u64>,
     /// The memcg domain's `dirty_limit` and `dirty_limit_tstamp` (a
@@ -297,6 +322,10 @@ impl Wb {
             dirtied_stamp: 0,
             written_stamp: 0,
             writeback: 0,
+            reclaimable: 0,
+            completions: FpropLocal::default(),
+            memcg_completions: FpropLocal::default(),
+            mdom: WbDomain::default(),
             bw_dwork: None,
             mdom_dirty_limit: 0,
             mdom_dirty_limit_tstamp: now,
@@ -306,20 +335,29 @@ impl Wb {
 
 /// One domain's values in `balance_dirty_pages()` (`struct
 /// dirty_throttle_control`): `thresh`, `bg_thresh`, `dirty` (with
-/// writeback) and `hard_dirty_limit()`; its one wb's `wb_thresh` and
-/// `wb_dirty` are `thresh` and `dirty` (see the module documentation).
-#[derive(Clone, Copy, Debug)]
-struct Dtc {
-    thresh: u64,
-    /// The wb's `wb_thresh`: `thresh`, or 0 in a memcg domain whose wb
-    /// has completed no write yet (the module documentation).
-    wb_thresh: u64,
-    bg_thresh: u64,
-    dirty: u64,
-    limit: u64,
+/// writeback) and `hard_dirty_limit()`, and the wb's `wb_thresh` and
+/// `wb_dirty` (`wb_dirty_limits()`, v6.12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Dtc {
+    pub thresh: u64,
+    /// The wb's `wb_thresh`: its `__wb_calc_thresh()` share of `thresh`
+    /// (`crate::page_writeback_domain`).
+    pub wb_thresh: u64,
+    pub bg_thresh: u64,
+    pub dirty: u64,
+    pub limit: u64,
+    /// The wb's `wb_dirty`: its own `WB_RECLAIMABLE` + `WB_WRITEBACK`, file
+    /// pages only (exact, so `wb_stat()` and `wb_stat_sum()` agree).
+    pub wb_dirty: u64,
 }
 
 impl Dtc {
+    /// `wb_dirty_exceeded()` (v6.12, no strictlimit): the wb over its share
+    /// and the domain over its `thresh`.
+    fn exceeded(&self) -> bool {
+        self.wb_dirty > self.wb_thresh && self.dirty > self.thresh
+    }
+
     /// `domain_dirty_freerun()` (no strictlimit).
     fn freerun(&self) -> bool {
         self.dirty <= (self.thresh + self.bg_thresh) / 2
@@ -333,26 +371,55 @@ impl Dtc {
             self.bg_thresh,
             self.limit,
             self.dirty,
+            self.wb_dirty,
             write_bw,
         )
     }
 }
 
-/// The throttle's state: the writer's (`current->nr_dirtied`,
-/// `nr_dirtied_pause`, `dirty_paused_when`), each wb's estimates (index 0
-/// the root wb, else the group's id) and the global domain's
-/// `dirty_limit`; and the pauses slept.
-#[derive(Clone, Debug)]
-pub(crate) struct DirtyThrottle {
-    /// Pages dirtied since the writer's last check (`current->nr_dirtied`).
+/// A task's writer state (v6.12 include/linux/sched.h `task_struct`):
+/// `nr_dirtied`, `nr_dirtied_pause`, `dirty_paused_when`, as kernel/fork.c
+/// `copy_process()` starts them (0, `128 >> (PAGE_SHIFT - 10)`, 0).
+#[derive(Clone, Copy, Debug)]
+struct TaskDirty {
+    /// Pages dirtied since the task's last check (`current->nr_dirtied`).
     nr_dirtied: u64,
     /// Pages to dirty before the next check (`current->nr_dirtied_pause`).
     nr_dirtied_pause: u64,
     /// When the last pause ended, jiffies (`current->dirty_paused_when`;
     /// None: 0, never).
     dirty_paused_when: Option<u64>,
+}
+
+impl Default for TaskDirty {
+    fn default() -> Self {
+        TaskDirty {
+            nr_dirtied: 0,
+            nr_dirtied_pause: DIRTY_POLL_THRESH,
+            dirty_paused_when: None,
+        }
+    }
+}
+
+/// The running task is a kernel thread (kswapd): the pages it dirties
+/// count for no writer (its `current->nr_dirtied`, which no
+/// `balance_dirty_pages()` reads).
+pub(crate) const KTHREAD: u32 = u32::MAX;
+
+/// The throttle's state: each task's (`TaskDirty`, by task id), each wb's
+/// estimates (index 0 the root wb, else the group's id) and the global
+/// domain's completions and `dirty_limit`; and the pauses slept.
+#[derive(Clone, Debug)]
+pub(crate) struct DirtyThrottle {
+    /// The tasks' writer states, by task id (a task's is created with
+    /// `copy_process()`'s values when it first dirties a page).
+    tasks: Vec<TaskDirty>,
+    /// The running task (`current`), or [`KTHREAD`].
+    cur_task: u32,
     /// The wbs: the root's, then a group's at its id once it has one.
     wbs: Vec<Wb>,
+    /// The global `wb_domain`'s completions (`global_wb_domain`).
+    dom: WbDomain,
     /// The global `wb_domain`'s `dirty_limit` and `dirty_limit_tstamp`.
     dirty_limit: u64,
     dirty_limit_tstamp: u64,
@@ -372,10 +439,10 @@ pub(crate) struct DirtyThrottle {
 impl Default for DirtyThrottle {
     fn default() -> Self {
         DirtyThrottle {
-            nr_dirtied: 0,
-            nr_dirtied_pause: DIRTY_POLL_THRESH,
-            dirty_paused_when: None,
+            tasks: Vec::new(),
+            cur_task: 0,
             wbs: vec![Wb::new(0)],
+            dom: WbDomain::default(),
             dirty_limit: 0,
             dirty_limit_tstamp: 0,
             pause_ns: 0,
@@ -462,19 +529,61 @@ impl Sim {
         self.bdp.wbs.resize_with(w + 1, || Wb::new(now));
     }
 
-    /// `folio_account_dirtied()`'s `current->nr_dirtied` and `WB_DIRTIED`
-    /// of group `m`'s wb: `nr` file pages dirtied (counted whether the
-    /// throttle is on or not; read only by it).
+    /// `folio_account_dirtied()`'s `current->nr_dirtied` (the running
+    /// task's, none for a kernel thread) and `WB_DIRTIED` and
+    /// `WB_RECLAIMABLE` of group `m`'s wb: `nr` file pages dirtied (counted
+    /// whether the throttle is on or not; read only by it).
     #[inline]
     pub(crate) fn bdp_account_dirtied(&mut self, m: crate::memcg::MemcgId, nr: u64) {
-        self.bdp.nr_dirtied += nr;
+        let t = self.bdp.cur_task;
+        if t != KTHREAD {
+            self.bdp_task_mut(t).nr_dirtied += nr;
+        }
         let w = self.wb_index(m);
-        self.wb_mut(w).dirtied += nr;
+        let wb = self.wb_mut(w);
+        wb.dirtied += nr;
+        wb.reclaimable += nr;
+    }
+
+    /// `WB_RECLAIMABLE` of group `m`'s wb down by `nr` pages
+    /// (`folio_clear_dirty_for_io()`, `folio_account_cleaned()`: wherever
+    /// `NR_FILE_DIRTY` goes down).
+    #[inline]
+    pub(crate) fn bdp_account_cleaned(&mut self, m: crate::memcg::MemcgId, nr: u64) {
+        let w = self.wb_index(m);
+        let wb = self.wb_mut(w);
+        wb.reclaimable = wb.reclaimable.saturating_sub(nr);
+    }
+
+    /// The running task becomes `t` (`current`: the task of the event that
+    /// writes or faults), or [`KTHREAD`] for kswapd; returns the one before.
+    #[inline]
+    pub(crate) fn bdp_set_current(&mut self, t: u32) -> u32 {
+        std::mem::replace(&mut self.bdp.cur_task, t)
+    }
+
+    /// Task `t`'s writer state, created (`copy_process()`'s values) if new:
+    /// the per-task array grows once per task, not per page.
+    #[inline]
+    fn bdp_task_mut(&mut self, t: u32) -> &mut TaskDirty {
+        if t as usize >= self.bdp.tasks.len() {
+            self.bdp_task_create(t);
+        }
+        &mut self.bdp.tasks[t as usize]
+    }
+
+    /// Creates the writer states up to task `t`'s.
+    #[cold]
+    #[inline(never)]
+    fn bdp_task_create(&mut self, t: u32) {
+        let n = (t as usize + 1).max(self.tasks.len());
+        self.bdp.tasks.resize(n, TaskDirty::default());
     }
 
     /// `WB_WRITTEN` (`__wb_writeout_add()` at `__folio_end_writeback()`) of
     /// group `m`'s wb: `nr` file pages' writes completed at `done` ns. With
-    /// the throttle,
+    /// the throttle, the completions of the domains
+    /// (`crate::page_writeback_domain`), `WB_WRITEBACK` down, and
     /// `wb_inode_writeback_end()`: when the wb has no page under writeback
     /// left, its `bw_dwork` is queued for `BANDWIDTH_INTERVAL` later (not
     /// moved if already queued).
@@ -483,9 +592,16 @@ impl Sim {
         let w = self.wb_index(m);
         let throttle = self.cfg.policy.dirty_throttle;
         let now = done / NS_PER_JIFFY;
-        let wb = self.wb_mut(w);
-        wb.written += nr;
+        self.wb_mut(w).written += nr;
         if throttle {
+            // `wb_domain_writeout_add()` of the global domain and, for a
+            // group's wb, of its memcg domain (`__wb_writeout_add()`).
+            let d = &mut self.bdp;
+            let wb = &mut d.wbs[w];
+            d.dom.writeout_add(&mut wb.completions, nr, now);
+            if w != 0 {
+                wb.mdom.writeout_add(&mut wb.memcg_completions, nr, now);
+            }
             wb.writeback = wb.writeback.saturating_sub(nr);
             if wb.writeback == 0 && wb.bw_dwork.is_none() {
                 wb.bw_dwork = Some(now + BANDWIDTH_INTERVAL);
@@ -565,80 +681,93 @@ impl Sim {
     /// after a writer dirtied a clean folio, with
     /// `machine.policy.dirty_throttle`.
     pub(crate) fn balance_dirty_pages_pause(&mut self) {
+        let t = self.bdp.cur_task;
+        if t == KTHREAD {
+            return;
+        }
         let dirty = self.nr_dirty + self.nr_writeback;
         let w = self.wb_index(self.cur_memcg);
         let exceeded = self.wb_mut(w).dirty_exceeded;
+        let ts = *self.bdp_task_mut(t);
         let d = &mut self.bdp;
         d.nr_dirty_peak = d.nr_dirty_peak.max(self.nr_dirty);
         d.dirty_peak = d.dirty_peak.max(dirty);
-        let mut ratelimit = d.nr_dirtied_pause;
+        let mut ratelimit = ts.nr_dirtied_pause;
         if exceeded {
             ratelimit = ratelimit.min(32 >> (crate::PAGE_SIZE.trailing_zeros() - 10));
         }
-        if d.nr_dirtied < ratelimit {
+        if ts.nr_dirtied < ratelimit {
             return;
         }
-        self.balance_dirty_pages_throttle(w);
+        self.balance_dirty_pages_throttle(w, t as usize);
     }
 
     /// The domains of `balance_dirty_pages()`'s loop for wb `w` (v6.12
-    /// `balance_domain_limits()`): the global one, and the memcg one of a
-    /// group's wb (`mdtc`), each with its `hard_dirty_limit()`.
-    fn bdp_domains(&self, w: usize) -> (Dtc, Option<Dtc>) {
+    /// `balance_domain_limits()`, `wb_dirty_limits()`): the global one, and
+    /// the memcg one of a group's wb (`mdtc`), each with its
+    /// `hard_dirty_limit()` and the wb's `wb_thresh` (`__wb_calc_thresh()`:
+    /// its share of the domain's completions) and `wb_dirty` (its own file
+    /// pages dirty and under writeback: not the group's swap writeback,
+    /// which the memcg domain's `dirty` counts, `mem_cgroup_wb_stats()`'s
+    /// `NR_WRITEBACK`).
+    pub(crate) fn bdp_domains(&mut self, w: usize) -> (Dtc, Option<Dtc>) {
+        let now = self.clock / NS_PER_JIFFY;
         let (thresh, bg_thresh) = crate::cgwb::domain_dirty_limits(self.global_dirtyable_memory());
+        let dirty = self.nr_dirty + self.nr_writeback;
+        let d = &mut self.bdp;
+        let wb = &mut d.wbs[w];
         let g = Dtc {
             thresh,
-            wb_thresh: thresh,
+            wb_thresh: d.dom.wb_calc_thresh(&mut wb.completions, thresh, now),
             bg_thresh,
-            dirty: self.nr_dirty + self.nr_writeback,
-            limit: thresh.max(self.bdp.dirty_limit),
+            dirty,
+            limit: thresh.max(d.dirty_limit),
+            wb_dirty: wb.reclaimable + wb.writeback,
         };
         if w == 0 {
             return (g, None);
         }
         let [_, md] = self.memcg_dirty_domain(w as crate::memcg::MemcgId, true);
-        // `__wb_calc_thresh(mdtc)`: the wb's share of the group's
-        // `memcg_completions`, 0 before its first completed write.
+        let wb = &mut self.bdp.wbs[w];
         let m = Dtc {
             thresh: md.thresh,
-            wb_thresh: if self.bdp.wbs[w].written > 0 {
-                md.thresh
-            } else {
-                0
-            },
+            wb_thresh: wb
+                .mdom
+                .wb_calc_thresh(&mut wb.memcg_completions, md.thresh, now),
             bg_thresh: md.bg_thresh,
             dirty: md.dirty,
-            limit: md.thresh.max(self.bdp.wbs[w].mdom_dirty_limit),
+            limit: md.thresh.max(wb.mdom_dirty_limit),
+            wb_dirty: g.wb_dirty,
         };
         (g, Some(m))
     }
 
-    /// `balance_dirty_pages()`'s loop (v6.12) for wb `w`: the global domain
-    /// and, for a group's wb, the memcg domain.
+    /// `balance_dirty_pages()`'s loop (v6.12) for wb `w` and task `t`: the
+    /// global domain and, for a group's wb, the memcg domain.
     #[cold]
     #[inline(never)]
-    fn balance_dirty_pages_throttle(&mut self, w: usize) {
-        let pages_dirtied = self.bdp.nr_dirtied;
+    fn balance_dirty_pages_throttle(&mut self, w: usize, t: usize) {
+        let pages_dirtied = self.bdp.tasks[t].nr_dirtied;
         loop {
             let mut now = self.clock / NS_PER_JIFFY;
             let (g, md) = self.bdp_domains(w);
             if g.freerun() && md.is_none_or(|m| m.freerun()) {
                 let intv = dirty_poll_interval(g.dirty, g.thresh);
                 let m_intv = md.map_or(u64::MAX, |m| dirty_poll_interval(m.dirty, m.thresh));
-                let d = &mut self.bdp;
-                d.dirty_paused_when = Some(now);
-                d.nr_dirtied = 0;
-                d.nr_dirtied_pause = intv.min(m_intv);
+                let ts = &mut self.bdp.tasks[t];
+                ts.dirty_paused_when = Some(now);
+                ts.nr_dirtied = 0;
+                ts.nr_dirtied_pause = intv.min(m_intv);
                 return;
             }
             self.bdp.last_wb = w;
             let wb = &self.bdp.wbs[w];
             let g_pos = g.pos_ratio(wb.avg_write_bandwidth);
-            let mut exceeded = g.dirty > g.thresh;
+            let mut exceeded = g.exceeded();
             let (mut sdtc, mut pos_ratio, mut by_memcg) = (g, g_pos, false);
             let m_ctl = md.map(|m| {
                 let m_pos = m.pos_ratio(wb.avg_write_bandwidth);
-                exceeded |= m.dirty > m.thresh;
+                exceeded |= m.exceeded();
                 if m_pos < g_pos {
                     (sdtc, pos_ratio, by_memcg) = (m, m_pos, true);
                 }
@@ -653,7 +782,7 @@ impl Sim {
             let wb = &d.wbs[w];
             let dirty_ratelimit = wb.dirty_ratelimit;
             let task_ratelimit = (dirty_ratelimit * pos_ratio) >> RATELIMIT_CALC_SHIFT;
-            let max_pause = wb_max_pause(wb.avg_write_bandwidth, sdtc.dirty);
+            let max_pause = wb_max_pause(wb.avg_write_bandwidth, sdtc.wb_dirty);
             let (min_pause, nr_dirtied_pause) = wb_min_pause(
                 wb.avg_write_bandwidth,
                 dirty_ratelimit,
@@ -661,23 +790,24 @@ impl Sim {
                 task_ratelimit,
             );
             let mut pause = max_pause as i64;
+            let ts = &mut d.tasks[t];
             // `task_ratelimit` 0: `max_pause`.
             if let Some(period) = (HZ * pages_dirtied).checked_div(task_ratelimit) {
                 let period = period as i64;
                 pause = period;
-                if let Some(when) = d.dirty_paused_when {
+                if let Some(when) = ts.dirty_paused_when {
                     pause -= now as i64 - when as i64;
                 }
                 if pause < min_pause {
                     if pause < -(HZ as i64) {
-                        d.dirty_paused_when = Some(now);
-                        d.nr_dirtied = 0;
+                        ts.dirty_paused_when = Some(now);
+                        ts.nr_dirtied = 0;
                     } else if period > 0 {
-                        let when = d.dirty_paused_when.unwrap_or(0);
-                        d.dirty_paused_when = Some((when as i64 + period) as u64);
-                        d.nr_dirtied = 0;
-                    } else if d.nr_dirtied_pause <= pages_dirtied {
-                        d.nr_dirtied_pause += pages_dirtied;
+                        let when = ts.dirty_paused_when.unwrap_or(0);
+                        ts.dirty_paused_when = Some((when as i64 + period) as u64);
+                        ts.nr_dirtied = 0;
+                    } else if ts.nr_dirtied_pause <= pages_dirtied {
+                        ts.nr_dirtied_pause += pages_dirtied;
                     }
                     return;
                 }
@@ -687,12 +817,12 @@ impl Sim {
                 }
             }
             let pause = pause as u64;
+            ts.dirty_paused_when = Some(now + pause);
+            ts.nr_dirtied = 0;
+            ts.nr_dirtied_pause = nr_dirtied_pause;
             d.pause_ns += pause * NS_PER_JIFFY;
             d.pauses += 1;
             d.memcg_pauses += u64::from(by_memcg);
-            d.dirty_paused_when = Some(now + pause);
-            d.nr_dirtied = 0;
-            d.nr_dirtied_pause = nr_dirtied_pause;
             // `io_schedule_timeout(pause)`: not a memstall. Under the fair
             // schedule the task may already be blocked on an IO of this
             // event (`smp.wake_at`): the pause follows that wait, as the
@@ -708,7 +838,7 @@ impl Sim {
             }
             // `wb_stat_error()`: `nr_cpu_ids × WB_STAT_BATCH`.
             let cpus = self.smp.cpus.max(1);
-            if sdtc.dirty <= cpus * 8 * (1 + ilog2(cpus) as u64) {
+            if sdtc.wb_dirty <= cpus * 8 * (1 + ilog2(cpus) as u64) {
                 return;
             }
             // While the writer slept: the writes completed by now end, the
@@ -755,6 +885,13 @@ impl Sim {
     #[cfg(test)]
     pub(crate) fn bdp_pause_ns(&self) -> u64 {
         self.bdp.pause_ns
+    }
+
+    /// Task `t`'s `(nr_dirtied, nr_dirtied_pause, dirty_paused_when)`.
+    #[cfg(test)]
+    pub(crate) fn bdp_task(&self, t: u32) -> (u64, u64, Option<u64>) {
+        let ts = self.bdp.tasks.get(t as usize).copied().unwrap_or_default();
+        (ts.nr_dirtied, ts.nr_dirtied_pause, ts.dirty_paused_when)
     }
 
     /// Wb `w`'s `(dirty_ratelimit, write_bandwidth, avg_write_bandwidth,

@@ -134,6 +134,8 @@ impl Sim {
         sc.may_swap = !boosting;
         sc.may_writepage = !boosting || sc.priority < DEF_PRIORITY - 2;
         let task = std::mem::replace(&mut self.tp_task, TpTask::Kswapd);
+        // kswapd is `current`: what its unmap dirties counts for no writer.
+        let writer = self.bdp_set_current(crate::page_writeback_throttle::KTHREAD);
         // kswapd_age_node(): keep enough inactive anon, judged on the whole
         // node, by deactivating in every group; under MGLRU lru_gen_age_node().
         let (inactive, active) = self.lruvec_page_state(crate::memcg::ROOT).type_sizes(false);
@@ -151,6 +153,7 @@ impl Sim {
         sc.nr_scanned = 0;
         self.shrink_node(&mut sc);
         self.tp_task = task;
+        self.bdp_set_current(writer);
         let raise = sc.nr_scanned < sc.nr_to_reclaim;
         let k = &mut self.kswapd;
         if mglru {

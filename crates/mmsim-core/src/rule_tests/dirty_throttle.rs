@@ -47,14 +47,20 @@ fn the_control_functions_give_v6_12s_values() {
     assert_eq!(pos_ratio_polynom(682, 0, 780), 2048, "clamped to 2.0");
     // The wb line: x_intercept 681 + 204537, slope ~1 / (8 × write_bw):
     // 1065 × 204570 / 204537 = 1065, 951 × 204495 / 204537 = 950.
-    assert_eq!(wb_position_ratio(780, 780, 389, 780, 648, INIT_BW), 1065);
-    assert_eq!(wb_position_ratio(780, 780, 389, 780, 723, INIT_BW), 950);
+    assert_eq!(
+        wb_position_ratio(780, 780, 389, 780, 648, 648, INIT_BW),
+        1065
+    );
+    assert_eq!(
+        wb_position_ratio(780, 780, 389, 780, 723, 723, INIT_BW),
+        950
+    );
     // A fresh group's wb (`wb_thresh` 0, raised to (195 − 172) / 8 = 2):
     // x = (2 << 16) / 195 = 672, wb_setpoint 170 × 672 >> 16 = 1, span
     // (193 + 204800) × 672 >> 16 = 2101: 1023 × 1930 / 2101 = 939.
-    assert_eq!(wb_position_ratio(195, 0, 97, 195, 172, INIT_BW), 939);
+    assert_eq!(wb_position_ratio(195, 0, 97, 195, 172, 172, INIT_BW), 939);
     assert_eq!(
-        wb_position_ratio(780, 780, 389, 780, 780, INIT_BW),
+        wb_position_ratio(780, 780, 389, 780, 780, 780, INIT_BW),
         0,
         "at the limit"
     );
@@ -75,18 +81,34 @@ fn the_control_functions_give_v6_12s_values() {
 /// 10 s, with the throttle and without, in step. Without it nothing
 /// sleeps: 900 pages dirty or under writeback. With it the writer
 /// freeruns to the freerun ceiling (584), then checks every
-/// `nr_dirtied_pause` pages:
+/// `nr_dirtied_pause` pages. The root wb has completed no write, so its
+/// `__wb_calc_thresh()` share of the global domain is 0 / 1
+/// (`crate::page_writeback_domain`), raised by `wb_position_ratio()` to
+/// `(limit − dirty) / 8`; its `wb_dirty` is the domain's dirty pages (the
+/// one wb):
 ///
 /// * the 648th page (64 dirtied since the freerun reset at 584: the checks
 ///   at 592, 600 and 616 found a period of 0 jiffies and doubled
-///   `nr_dirtied_pause`, 8 → 16 → 32 → 64; dirty 648):
-///   `pos_ratio` 1065, `task_ratelimit` 25600 × 1065 >> 10 = 26625,
-///   period 1000 × 64 / 26625 = 2 jiffies, none elapsed since the last
-///   check's jiffy: a 2 ms pause (≥ min_pause 2), next check in 75 pages;
-/// * the 723rd (75 dirtied, dirty 723): `pos_ratio` 950, 23750 pages/s,
-///   period 75000 / 23750 = 3 jiffies: 3 ms;
-/// * the 798th (dirty 798, over the limit 780): `pos_ratio` 0, the writer
-///   sleeps `max_pause` again and again until the first writes complete.
+///   `nr_dirtied_pause`, 8 → 16 → 32 → 64; dirty 648): `wb_thresh` (780 −
+///   648) / 8 = 16, x = (16 << 16) / 781 = 1342, wb_setpoint 682 × 1342 >>
+///   16 = 13, span (764 + 204800) × 1342 >> 16 = 4209: `pos_ratio` 1065 ×
+///   3574 / 4209 = 904, `task_ratelimit` 25600 × 904 >> 10 = 22600, period
+///   1000 × 64 / 22600 = 2 jiffies, none elapsed since the last check's
+///   jiffy: a 2 ms pause (≥ min_pause 2), next check in 75 pages;
+/// * the 723rd (75 dirtied, dirty 723): `wb_thresh` 7, x 587, wb_setpoint
+///   6, span 1841: `pos_ratio` 951 × 1124 / 1841 = 580, 14500 pages/s,
+///   period 75000 / 14500 = 5 jiffies, over `max_pause` (723 / 201 + 1 =
+///   4): 4 ms, the extra jiffy carried into `dirty_paused_when`; next check
+///   in 14500 × 4 / 1024 = 56 pages;
+/// * the 779th (dirty 779, `wb_thresh` 0): the wb line at its floor,
+///   `pos_ratio_polynom` 62 / 4 = 15, 375 pages/s, period 149 jiffies:
+///   `max_pause`, 4 ms, next check in 1 page;
+/// * the 780th (at the limit 780): `pos_ratio` 0, the writer sleeps
+///   `max_pause` again and again until the first writes complete.
+///
+/// (With the domain's `thresh` as the wb's share, as mmsim had it, the
+/// pauses were 2 ms at the 648th, 3 ms at the 723rd, and the limit was
+/// passed at the 798th.)
 ///
 /// Its elapsed time grows by exactly the pauses, and the dirty and
 /// writeback pages never pass the limit by more than a check's pages.
@@ -111,18 +133,21 @@ fn a_writer_faster_than_the_device_sleeps_the_computed_pause() {
         }
         assert!(on.nr_dirty + on.nr_writeback <= 780 + 75, "page {i}");
     }
-    assert_eq!(&pauses[..2], &[(647, 2_000_000), (722, 3_000_000)]);
-    assert_eq!(pauses.len(), 3);
-    // The third: max_pause after max_pause (4 ms, longer as the estimated
+    assert_eq!(
+        &pauses[..3],
+        &[(647, 2_000_000), (722, 4_000_000), (778, 4_000_000)]
+    );
+    assert_eq!(pauses.len(), 4);
+    // The fourth: max_pause after max_pause (4 ms, longer as the estimated
     // bandwidth falls with no write completing), until the first write
     // completed, less than a pause before.
-    let (i, slept) = pauses[2];
-    assert_eq!(i, 797);
-    // 9.997 s in 1,197 pauses (the first write's 10 s less what passed
-    // since it was queued), each `wb_max_pause()` of the falling estimates:
-    // with no write completed the write bandwidth averages down to 3,547
-    // pages/s and `dirty_ratelimit` to 7,596 (from INIT_BW's 25,600).
-    assert_eq!(slept, 9_997_000_000);
+    let (i, slept) = pauses[3];
+    assert_eq!(i, 779);
+    // 10 s in 1,235 pauses, each `wb_max_pause()` of the falling
+    // estimates: with no write completed the write bandwidth averages down
+    // to 3,554 pages/s and `dirty_ratelimit` to 7,579 (from INIT_BW's
+    // 25,600).
+    assert_eq!(slept, 10_000_000_000);
     let r = on.dirty_throttle_report().unwrap();
     assert_eq!(
         (
@@ -130,11 +155,11 @@ fn a_writer_faster_than_the_device_sleeps_the_computed_pause() {
             r.avg_write_bandwidth,
             r.dirty_ratelimit
         ),
-        (1_199, 3_547, 7_596)
+        (1_238, 3_554, 7_579)
     );
-    assert_eq!(r.balance_dirty_pages_pause_ns, 5_000_000 + slept);
+    assert_eq!(r.balance_dirty_pages_pause_ns, 10_000_000 + slept);
     assert_eq!(on.clock, off.clock + r.balance_dirty_pages_pause_ns);
-    assert_eq!(r.nr_dirty_writeback_peak, 798);
+    assert_eq!(r.nr_dirty_writeback_peak, 780);
     assert_eq!(
         (r.nr_dirty_threshold, r.nr_dirty_background_threshold),
         (780, 389)
@@ -292,7 +317,7 @@ fn the_write_bandwidth_estimate_follows_completed_writeback() {
 /// [`a_writer_faster_than_the_device_sleeps_the_computed_pause`] sleeps 2 ms
 /// at its 648th page; a task thinking 100 µs an event runs 20 events, to
 /// exactly the writer's wake; the writer's own time excludes the pause; its
-/// next pause, 3 ms at the 723rd page, is the same as without the schedule.
+/// next pause, 4 ms at the 723rd page, is the same as without the schedule.
 #[test]
 fn under_the_fair_schedule_another_task_runs_during_the_pause() {
     let (mut s, file) = writer(true, 1e4);
@@ -322,5 +347,5 @@ fn under_the_fair_schedule_another_task_runs_during_the_pause() {
         assert_eq!(s.clock, wake, "the other task ran to the wake");
         slept.push((next - 1, wake - at, others));
     }
-    assert_eq!(slept, [(647, 2_000_000, 20), (722, 3_000_000, 30)]);
+    assert_eq!(slept, [(647, 2_000_000, 20), (722, 4_000_000, 40)]);
 }

@@ -25,7 +25,8 @@
 //! back from the swap cache, `swapzap.rs` the zap of a swap PTE whose slot
 //! a swap-cache folio holds, `swapsplit.rs` the slots of a large folio
 //! unmapped in part before its swap-out; `dirty_throttle.rs` the writer's
-//! `balance_dirty_pages()` pause; `mkclean.rs` `folio_mkclean()` at
+//! `balance_dirty_pages()` pause, `dirty_throttle_wb.rs` its per-wb
+//! `wb_thresh` and `wb_dirty` and per-task writer state; `mkclean.rs` `folio_mkclean()` at
 //! writeback and the periodic flusher's global background check,
 //! `mkclean_pmd.rs` that of a PMD-mapped folio, the store that splits the
 //! PMD, and whose flushes count local. `lru_charge.rs` the `lru` policy's charge walk. This file
@@ -39,6 +40,7 @@ mod compaction;
 mod cow;
 pub(crate) mod dirty_balance;
 mod dirty_throttle;
+mod dirty_throttle_wb;
 mod discard;
 mod dma_compact;
 mod dma_zone;
