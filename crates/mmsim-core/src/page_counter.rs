@@ -76,9 +76,9 @@ impl Sim {
     /// `lru` policy, which meets it on every miss once its group is full: at the limit it
     /// evicts one page and retries (no reclaim, no stock drain, no retry
     /// count, so `noretry` changes nothing), and calls the OOM killer only
-    /// when nothing can be evicted. The same steps as the general loop's
-    /// `lru` branch, in a function of its own so that its frame holds only
-    /// what they need; the counters and the `memory.high` test in one walk
+    /// when nothing can be evicted. A function of its own (the general
+    /// loop asserts it never sees `lru`) so that its frame holds only what
+    /// these steps need; the counters and the `memory.high` test in one walk
     /// ([`Sim::page_counter_try_charge_high`]).
     #[inline(never)]
     pub(crate) fn lru_charge_counters(
@@ -132,11 +132,10 @@ impl Sim {
     /// notes whether every group has room for `batch` (then the rest of the
     /// batch is added in a second walk, as the kernel's first call of
     /// `try_charge_memcg` would have charged it) and whether any group
-    /// would be over its `memory.high` (or, under v2, its
-    /// `memory.swap.high`) after the charge, for the batch and for `nr`:
-    /// returns what was charged and that test for it, which is
-    /// `note_over_high`'s (mm/memcontrol.c `try_charge_memcg`) before any
-    /// stock refill. The same outcome as `page_counter_try_charge_batch`
+    /// might be over its `memory.high` or `memory.swap.high` after the
+    /// charge: returns what was charged and that loose test for it (true
+    /// whenever `note_over_high`, mm/memcontrol.c `try_charge_memcg`, could
+    /// find a group over its high; `note_over_high` then decides). The same outcome as `page_counter_try_charge_batch`
     /// and the high walk: the `lru` policy's one charge per miss at its
     /// limit walks the groups once instead of three times.
     #[inline(always)]

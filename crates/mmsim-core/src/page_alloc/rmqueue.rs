@@ -36,7 +36,6 @@ impl Sim {
     #[cold]
     #[inline(never)]
     pub(super) fn alloc_order0_refill(&mut self) -> u64 {
-        debug_assert!(!self.phys.zone.boost.pending, "a boost left pending");
         self.phys.rmqueue_bulk();
         let pfn = self
             .phys

@@ -64,3 +64,26 @@ fn memory_high_is_owed_only_when_the_charged_pages_cross_it() {
     assert_eq!(usages(&s, a, b), [22, 12, 12]);
     assert_eq!(s.pages_over_high, 1);
 }
+
+#[test]
+fn a_full_root_cancels_every_group_below_it() {
+    // b and a have room, the root (max 20) has none: the walk charged b
+    // and a on its way up and takes the page back from both.
+    let (mut s, a, b) = nested();
+    s.memcgs[0].max = 20;
+    assert_eq!(s.page_counter_try_charge_high(b, 64, 1), Err(0));
+    assert_eq!(usages(&s, a, b), [20, 10, 10]);
+}
+
+#[test]
+fn a_batch_that_crosses_memory_high_owes_the_whole_batch() {
+    // Every group has room for the batch: 64 pages charged, b ends at 74,
+    // over its `memory.high` of 50, so `try_charge_memcg` owes the batch
+    // (`current->memcg_nr_pages_over_high += batch`), not the excess.
+    let (mut s, a, b) = nested();
+    s.memcgs[b as usize].high = 50;
+    s.cur_memcg = b;
+    assert!(s.try_charge_memcg(1));
+    assert_eq!(usages(&s, a, b), [84, 74, 74]);
+    assert_eq!(s.pages_over_high, 64);
+}
