@@ -27,7 +27,8 @@
 //! `balance_dirty_pages()` pause; `mkclean.rs` `folio_mkclean()` at
 //! writeback and the periodic flusher's global background check,
 //! `mkclean_pmd.rs` that of a PMD-mapped folio, the store that splits the
-//! PMD, and whose flushes count local. This file
+//! PMD, and whose flushes count local. `rmqueue_claim.rs`: v6.12.0's
+//! `__rmqueue_fallback()` against v6.15's claim/steal split (where each boosts). This file
 //! holds the helpers they share.
 
 mod boost;
@@ -64,6 +65,7 @@ mod reclaim_mark;
 mod remap;
 mod rfc;
 mod rmap;
+mod rmqueue_claim;
 mod shadow;
 mod swap;
 mod swapcache;
