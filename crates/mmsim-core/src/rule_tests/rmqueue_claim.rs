@@ -5,6 +5,7 @@
 //! a claim attempt, steals the smallest block, and keeps `rmqueue_bulk()`'s
 //! mode across a batch.
 
+use super::*;
 use crate::page_alloc::{
     MigrateType, RmqueueFallback, RmqueueMode, Zone, NORMAL_START_PFN, PAGEBLOCK_NR_PAGES,
 };
@@ -176,4 +177,47 @@ fn the_setting_reaches_the_zone_and_names_its_values() {
         "6.13".parse::<RmqueueFallback>(),
         Err("unknown rmqueue_fallback `6.13`; allowed: 6.12, 6.15".to_string())
     );
+}
+
+#[test]
+fn direct_reclaim_retries_while_it_makes_progress_up_to_a_boosted_min() {
+    // 6.15's claim attempts can boost by several pageblocks in one
+    // allocation, lifting WMARK_MIN far above the free pages. v6.12
+    // `__alloc_pages_slowpath()` retries direct reclaim as long as it makes
+    // progress (`no_progress_loops` reset); 16 reclaims of 32 pages each
+    // fall short here. A 65536-page machine full of clean page cache, the
+    // zone boosted to its cap (768 * 1.5 = 1152: min 1664): the order-0
+    // allocation reclaims until free passes 1664, with no OOM kill.
+    let mut s = super::boost::boost_machine_with(PolicyConfig {
+        name: PolicyName::Cost,
+        cost_variant: CostVariant::V6_2,
+        watermark_boost_factor: 15_000,
+        ..Default::default()
+    });
+    let t = s.add_task("t");
+    let file = s.add_file("f", 1 << 17).unwrap();
+    s.open(file, t).unwrap();
+    s.fadvise(file, crate::readahead::Advice::Random).unwrap();
+    for index in 0..70_000 {
+        s.step(&Event::FileRead {
+            file,
+            index,
+            pages: 1,
+        });
+    }
+    while s.kswapd.running {
+        s.kswapd_step();
+    }
+    for _ in 0..3 {
+        s.phys.zone.boost_watermark();
+    }
+    s.rmqueue_boosted(false);
+    assert_eq!(s.node.wmark_min, 512 + 1152);
+    let (free, stalls) = (s.node.free, s.vm.allocstall_normal);
+    assert!(free + 16 * 32 < s.node.wmark_min, "free {free}");
+    assert!(s.alloc_page());
+    assert_eq!(s.vm.oom_kill, 0);
+    assert!(s.node.free >= s.node.wmark_min);
+    // 21 direct reclaims, each with progress: more than MAX_RECLAIM_RETRIES.
+    assert_eq!(s.vm.allocstall_normal - stalls, 21);
 }
