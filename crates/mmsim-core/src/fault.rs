@@ -65,7 +65,7 @@ pub(crate) enum SwapRead {
 pub(crate) const MAX_RECLAIM_RETRIES: u32 = 16;
 
 /// `__alloc_pages_slowpath()`'s `no_progress_loops` (v6.12
-/// `should_reclaim_retry()`, order 0): a direct reclaim that made progress
+/// `should_reclaim_retry()`, order 0; read in Debian's 6.12.107): a direct reclaim that made progress
 /// resets the count, so the allocation retries as long as reclaim frees
 /// pages (the free pages rise by what it frees, so the loop ends at the
 /// min watermark or when reclaim stops freeing); a fruitless one counts,

@@ -8,9 +8,9 @@
 //! ChangeLog-6.12.29), so the guest the validate cases ran on, Debian's
 //! 6.12.107, has them. Read in Debian's linux_6.12.107 source, mm/page_alloc.c:
 //! `try_to_steal_block()` (the v6.15 `try_to_claim_block()` under its
-//! 6.12.y name, lines 1936–2010), `find_suitable_fallback()` (2018–2042),
-//! `__rmqueue_claim()` (2198–2247), `__rmqueue_steal()` (2250–2274),
-//! `__rmqueue()` (2287–2351), `rmqueue_bulk()` (2358–2387). The later v6.15
+//! 6.12.y name, lines 1937–2010), `find_suitable_fallback()` (2018–2044),
+//! `__rmqueue_claim()` (2199–2244), `__rmqueue_steal()` (2251–2274),
+//! `__rmqueue()` (2288–2351), `rmqueue_bulk()` (2358–2388). The later v6.15
 //! cleanups ("remove remnants of unlocked migratetype updates", the renames
 //! of "clarify terminology in migratetype fallback code") are not in
 //! 6.12.107 and change nothing modelled here.
