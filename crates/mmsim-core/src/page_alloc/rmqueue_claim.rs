@@ -43,8 +43,10 @@
 use super::{MigrateType, Zone, NR_PAGE_ORDERS, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER};
 use serde::{Deserialize, Serialize};
 
-/// Which kernel's `__rmqueue` fallback (`machine.policy.rmqueue_fallback`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Which kernel's `__rmqueue` fallback (`machine.policy.rmqueue_fallback`):
+/// `"6.12"` or `"6.15"` (a TOML number, as `--set policy.rmqueue_fallback=6.15`
+/// writes it, is read the same).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub enum RmqueueFallback {
     /// v6.12.0–6.12.28 `__rmqueue_fallback()` / `steal_suitable_fallback()`:
     /// a boost at every steal below `pageblock_order`.
@@ -60,6 +62,22 @@ pub enum RmqueueFallback {
 crate::setting_names! { RmqueueFallback, "rmqueue_fallback",
     V6_12 => "6.12",
     V6_15 => "6.15",
+}
+
+impl<'de> Deserialize<'de> for RmqueueFallback {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Number(f64),
+        }
+        let v = match Raw::deserialize(d)? {
+            Raw::Text(s) => s,
+            Raw::Number(n) => format!("{n}"),
+        };
+        v.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 /// `enum rmqueue_mode` (v6.15 / 6.12.29+, no CMA): where the last
