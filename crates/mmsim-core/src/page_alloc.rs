@@ -613,12 +613,7 @@ impl Zone {
         m: &mut RmqueueMode,
     ) -> Option<u64> {
         assert!(order <= MAX_PAGE_ORDER);
-        let pfn = match self.fallback {
-            RmqueueFallback::V6_12 => self
-                .rmqueue_smallest(order, mt)
-                .or_else(|| self.rmqueue_fallback(order, mt))?,
-            RmqueueFallback::V6_15 => self.rmqueue_v6_15(order, mt, m)?,
-        };
+        let pfn = self.rmqueue(order, mt, m)?;
         let i = self.idx(pfn);
         for k in i..i + (1 << order) {
             self.frames[k].alloc_type = mt as u8;

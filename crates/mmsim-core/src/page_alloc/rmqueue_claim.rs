@@ -92,9 +92,25 @@ pub(crate) enum RmqueueMode {
 }
 
 impl Zone {
+    /// `__rmqueue` without CMA: v6.12.0's (`__rmqueue_smallest`, then
+    /// `Zone::rmqueue_fallback`) or v6.15's, per `self.fallback`.
+    pub(super) fn rmqueue(
+        &mut self,
+        order: usize,
+        mt: MigrateType,
+        mode: &mut RmqueueMode,
+    ) -> Option<u64> {
+        match self.fallback {
+            RmqueueFallback::V6_12 => self
+                .rmqueue_smallest(order, mt)
+                .or_else(|| self.rmqueue_fallback(order, mt)),
+            RmqueueFallback::V6_15 => self.rmqueue_v6_15(order, mt, mode),
+        }
+    }
+
     /// `__rmqueue()` (v6.15 / 6.12.29+): the request's lists (normal mode
     /// only), a claim, then a steal; `mode` as `rmqueue_bulk()` keeps it.
-    pub(super) fn rmqueue_v6_15(
+    fn rmqueue_v6_15(
         &mut self,
         order: usize,
         start: MigrateType,
