@@ -925,6 +925,25 @@ fn watermark_boost_factor_out_of_range_names_the_field() {
     );
 }
 
+/// `machine.policy.rmqueue_fallback`: `--set` writes 6.15 as a TOML number, read as the
+/// string; an unknown kernel names the field and the allowed values.
+#[test]
+fn rmqueue_fallback_reads_a_number_and_names_the_field() {
+    mmsim()
+        .args(["run", "zipf-file", "--set", "policy.rmqueue_fallback=6.15"])
+        .args(["--print-scenario"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("rmqueue_fallback = \"6.15\""));
+    bad_input(
+        &["run", "--set", "policy.rmqueue_fallback=6.13", "-q"],
+        &[
+            "machine.policy.rmqueue_fallback",
+            "unknown rmqueue_fallback `6.13`; allowed: 6.12, 6.15",
+        ],
+    );
+}
+
 /// `machine.dma_zone_pages` (the node's ZONE_DMA, opt-in): larger than 16 MiB (4096
 /// pages) or than the machine, or with the textbook `lru` policy, names the field.
 #[test]

@@ -13,6 +13,7 @@ use std::str::FromStr;
 use crate::config_defaults::*;
 use crate::cost::CostModel;
 pub use crate::memcg_stats::MemcgStatsFlush;
+pub use crate::page_alloc::RmqueueFallback;
 pub use crate::reclaim::lru_gen::version::MglruRefaultActivate;
 use crate::PAGE_SIZE;
 
@@ -435,6 +436,16 @@ pub struct PolicyConfig {
     /// until the flip is validated. Written to results only when set.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub watermark_boost_factor: u32,
+    /// `__rmqueue`'s fallback (`crate::page_alloc`'s `rmqueue_claim.rs`): `"6.12"` (default,
+    /// v6.12.0–6.12.28: a boost at every steal below pageblock order) or `"6.15"` (also 6.12.29+,
+    /// the guest's 6.12.107: claim, then steal the smallest block; a boost only at a claim
+    /// attempt). Written to results only when not the default.
+    #[serde(default, skip_serializing_if = "is_default_fallback")]
+    pub rmqueue_fallback: RmqueueFallback,
+}
+
+fn is_default_fallback(f: &RmqueueFallback) -> bool {
+    *f == RmqueueFallback::default()
 }
 
 fn is_false(b: &bool) -> bool {
@@ -464,6 +475,7 @@ impl Default for PolicyConfig {
             pgdat_dirty_guard: true,
             dirty_throttle: false,
             watermark_boost_factor: 0,
+            rmqueue_fallback: RmqueueFallback::default(),
         }
     }
 }

@@ -64,6 +64,24 @@ pub(crate) enum SwapRead {
 /// `MAX_RECLAIM_RETRIES` (mm/internal.h).
 pub(crate) const MAX_RECLAIM_RETRIES: u32 = 16;
 
+/// `__alloc_pages_slowpath()`'s `no_progress_loops` (v6.12
+/// `should_reclaim_retry()`, order 0; read in Debian's 6.12.107): a direct reclaim that made progress
+/// resets the count, so the allocation retries as long as reclaim frees
+/// pages (the free pages rise by what it frees, so the loop ends at the
+/// min watermark or when reclaim stops freeing); a fruitless one counts,
+/// and returns false (the caller then throttles on writeback or gives up).
+/// Departure kept: no retry without progress unless writeback is pending
+/// (the kernel also retries while free plus reclaimable pages pass the
+/// min watermark).
+pub(crate) fn reclaim_retry(reclaimed: u64, no_progress_loops: &mut u32) -> bool {
+    if reclaimed > 0 {
+        *no_progress_loops = 0;
+        return true;
+    }
+    *no_progress_loops += 1;
+    false
+}
+
 /// `PAGEVEC_SIZE`: folios a `struct folio_batch` holds (31 since v6.5 \[R\];
 /// 15 before), which bounds `filemap_get_read_batch`.
 pub(crate) const FOLIO_BATCH: u32 = 31;
@@ -1033,13 +1051,16 @@ impl Sim {
             self.node.free -= 1;
             return true;
         }
-        for _ in 0..MAX_RECLAIM_RETRIES {
+        let mut no_progress_loops = 0;
+        while no_progress_loops < MAX_RECLAIM_RETRIES {
             let reclaimed = self.try_to_free_pages();
             if self.node.free > self.node.wmark_min {
                 self.node.free -= 1;
                 return true;
             }
-            if reclaimed == 0 && !self.reclaim_throttle_writeback() {
+            if !reclaim_retry(reclaimed, &mut no_progress_loops)
+                && !self.reclaim_throttle_writeback()
+            {
                 break;
             }
         }

@@ -116,8 +116,8 @@ pub use compaction::CompactionConfig;
 pub use config::MAX_MEMORY_PAGES;
 pub use config::{
     CgroupVersion, ConfigError, CostVariant, DeviceConfig, DeviceKind, MachineConfig,
-    MemcgStatsFlush, MglruRefaultActivate, MglruVersion, PolicyConfig, PolicyName, Size,
-    SoftLimitReclaim, SwapZeroPages,
+    MemcgStatsFlush, MglruRefaultActivate, MglruVersion, PolicyConfig, PolicyName, RmqueueFallback,
+    Size, SoftLimitReclaim, SwapZeroPages,
 };
 pub use cost::{CostModel, ReclaimProfile};
 pub use cow::MmCounters;

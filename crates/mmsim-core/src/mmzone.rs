@@ -273,12 +273,15 @@ impl Sim {
         if self.take_order0_zoned(Wmark::Min) {
             return true;
         }
-        for _ in 0..crate::fault::MAX_RECLAIM_RETRIES {
+        let mut no_progress_loops = 0;
+        while no_progress_loops < crate::fault::MAX_RECLAIM_RETRIES {
             let reclaimed = self.try_to_free_pages();
             if self.take_order0_zoned(Wmark::Min) {
                 return true;
             }
-            if reclaimed == 0 && !self.reclaim_throttle_writeback() {
+            if !crate::fault::reclaim_retry(reclaimed, &mut no_progress_loops)
+                && !self.reclaim_throttle_writeback()
+            {
                 break;
             }
         }

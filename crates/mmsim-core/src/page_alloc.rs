@@ -250,6 +250,8 @@ pub(crate) struct Zone {
     pub(crate) captured: Option<u64>,
     /// `watermark_boost` (`crate::page_alloc_boost`).
     pub(crate) boost: crate::page_alloc_boost::ZoneBoost,
+    /// `machine.policy.rmqueue_fallback` (`rmqueue_claim.rs`).
+    pub(crate) fallback: RmqueueFallback,
 }
 
 /// Free blocks per order per migrate type, and pageblocks per type:
@@ -295,6 +297,7 @@ impl Zone {
             capture_order: NOT_FREE,
             captured: None,
             boost: Default::default(),
+            fallback: RmqueueFallback::V6_12,
         };
         // The whole MAX_PAGE_ORDER blocks are freed in ascending order to the
         // tail: they stay pristine, counted but not written. The rest, in the
@@ -598,10 +601,19 @@ impl Zone {
     /// `__rmqueue` (v6.12, no CMA): allocate `1 << order` pages of `mt`,
     /// returning the head PFN, or `None` when no block is large enough.
     pub(crate) fn alloc_pages(&mut self, order: usize, mt: MigrateType) -> Option<u64> {
+        self.alloc_pages_mode(order, mt, &mut RmqueueMode::Normal)
+    }
+
+    /// [`Zone::alloc_pages`] as one of `rmqueue_bulk`'s, `mode` kept across
+    /// the batch (read only by `rmqueue_fallback = "6.15"`).
+    pub(crate) fn alloc_pages_mode(
+        &mut self,
+        order: usize,
+        mt: MigrateType,
+        m: &mut RmqueueMode,
+    ) -> Option<u64> {
         assert!(order <= MAX_PAGE_ORDER);
-        let pfn = self
-            .rmqueue_smallest(order, mt)
-            .or_else(|| self.rmqueue_fallback(order, mt))?;
+        let pfn = self.rmqueue(order, mt, m)?;
         let i = self.idx(pfn);
         for k in i..i + (1 << order) {
             self.frames[k].alloc_type = mt as u8;
@@ -926,8 +938,12 @@ impl PhysMem {
     #[inline(never)]
     fn rmqueue_bulk(&mut self) {
         debug_assert!(self.pcp.list.is_empty(), "refilled only when empty");
+        let mut mode = RmqueueMode::Normal;
         for _ in 0..self.pcp.batch {
-            match self.zone.alloc_pages(0, MigrateType::Movable) {
+            match self
+                .zone
+                .alloc_pages_mode(0, MigrateType::Movable, &mut mode)
+            {
                 Some(pfn) => self.pcp.list.push(pfn),
                 None => break,
             }
@@ -1172,6 +1188,9 @@ impl Sim {
 
 mod claim;
 mod rmqueue;
+mod rmqueue_claim;
+pub use rmqueue_claim::RmqueueFallback;
+pub(crate) use rmqueue_claim::RmqueueMode;
 
 #[cfg(test)]
 #[path = "page_alloc_tests.rs"]

@@ -46,17 +46,17 @@
 //! - `setup_per_zone_wmarks` resets the boost; the marks are set once at
 //!   boot here (no runtime `min_free_kbytes` change), when it is 0.
 //!
-//! Which 6.12: the placement of v6.12.0 (`steal_suitable_fallback`, which
-//! boosts at every fallback below `pageblock_order` before it tries to claim,
-//! including a movable allocation's fallback to the smallest block
-//! `find_suitable_fallback` finds when it may not steal). Later 6.12.y stable
-//! kernels that carry the v6.15 split into `__rmqueue_claim` and
-//! `__rmqueue_steal` (Debian's 6.12.118 does) boost only in
-//! `try_to_steal_block`, i.e. only at a fallback allowed to claim
-//! (`can_steal`); `__rmqueue_steal`'s single-page steals never boost. That
-//! variant is not built; whether the guest's 6.12.107 carries the backport
-//! is not checked. Whether a steal claims its pageblock (the same rule in
-//! both) is `crate::page_alloc`'s `claim.rs`.
+//! Which 6.12: `machine.policy.rmqueue_fallback`. `"6.12"` (the default) is
+//! v6.12.0's placement (`steal_suitable_fallback`, which boosts at every
+//! fallback below `pageblock_order` before it tries to claim, including a
+//! movable allocation's fallback to the smallest block
+//! `find_suitable_fallback` finds when it may not steal). `"6.15"` is the
+//! v6.15 split into `__rmqueue_claim` and `__rmqueue_steal`, backported to
+//! 6.12.29 stable and so in the guest's Debian 6.12.107 (checked in its
+//! mm/page_alloc.c): `try_to_steal_block` boosts at each claim attempt
+//! below `pageblock_order` (claimed or not), `__rmqueue_steal`'s single-page
+//! steals never boost (`crate::page_alloc`'s `rmqueue_claim.rs`). Whether a
+//! steal claims its pageblock (the same rule in both) is its `claim.rs`.
 //!
 //! Not modelled: ZONE_DMA (`machine.dma_zone_pages` is refused with a boost
 //! factor); ALLOC_NOFRAGMENT (not modelled by the allocator either). Nothing
@@ -137,6 +137,11 @@ impl Sim {
             boost: 0,
             pending: false,
         };
+        let fallback = self.cfg.policy.rmqueue_fallback;
+        self.phys.zone.fallback = fallback;
+        if let Some(d) = self.phys.dma.as_mut() {
+            d.zone.fallback = fallback;
+        }
     }
 
     /// The end of `rmqueue` after an allocation that may have stolen

@@ -29,7 +29,9 @@
 //! `wb_thresh` and `wb_dirty` and per-task writer state; `mkclean.rs` `folio_mkclean()` at
 //! writeback and the periodic flusher's global background check,
 //! `mkclean_pmd.rs` that of a PMD-mapped folio, the store that splits the
-//! PMD, and whose flushes count local. `lru_charge.rs` the `lru` policy's charge walk. This file
+//! PMD, and whose flushes count local. `lru_charge.rs` the `lru` policy's charge walk.
+//! `rmqueue_claim.rs`: v6.12.0's
+//! `__rmqueue_fallback()` against v6.15's claim/steal split (where each boosts). This file
 //! holds the helpers they share.
 
 mod boost;
@@ -69,6 +71,7 @@ mod reclaim_mark;
 mod remap;
 mod rfc;
 mod rmap;
+mod rmqueue_claim;
 mod shadow;
 mod swap;
 mod swapcache;
