@@ -222,3 +222,28 @@ fn classic_boosted_kswapd_does_not_write_dirty_file_pages() {
     assert_eq!(s.kswapd.failures, 1);
     assert_eq!(s.phys.zone.boost.boost, 0);
 }
+
+#[test]
+fn a_boost_factor_with_the_lru_policy_is_refused() {
+    // The textbook `lru` policy has one list and no kswapd reclaim to
+    // boost: `MachineConfig::validate` refuses a factor with it, naming the
+    // field. Factor 0 with `lru`, and the factor with `cost`, are accepted.
+    let cfg = |name, factor| MachineConfig {
+        policy: PolicyConfig {
+            name,
+            watermark_boost_factor: factor,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let e = cfg(PolicyName::Lru, 15_000).validate().unwrap_err();
+    assert_eq!(e.field, "machine.policy.watermark_boost_factor");
+    assert_eq!(
+        e.message,
+        "watermark boosting is modelled for one zone (machine.dma_zone_pages = 0) and the \
+         kernel's LRU lists (policy cost, scanned-rotated or mglru)"
+    );
+    assert!(Sim::new(cfg(PolicyName::Lru, 15_000)).is_err());
+    assert!(cfg(PolicyName::Lru, 0).validate().is_ok());
+    assert!(cfg(PolicyName::Cost, 15_000).validate().is_ok());
+}
