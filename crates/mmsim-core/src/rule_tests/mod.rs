@@ -27,11 +27,13 @@
 //! `balance_dirty_pages()` pause; `mkclean.rs` `folio_mkclean()` at
 //! writeback and the periodic flusher's global background check,
 //! `mkclean_pmd.rs` that of a PMD-mapped folio, the store that splits the
-//! PMD, and whose flushes count local. This file
+//! PMD, and whose flushes count local; `boost_setup.rs` the machine and file
+//! setup that `boost.rs` and `boost_rules.rs` (watermark boosting) share. This file
 //! holds the helpers they share.
 
 mod boost;
 mod boost_rules;
+mod boost_setup;
 mod cgwb;
 mod classic;
 mod compaction;
