@@ -38,6 +38,7 @@ mod cgwb;
 mod classic;
 mod compaction;
 mod cow;
+mod direct_reclaim;
 pub(crate) mod dirty_balance;
 mod dirty_throttle;
 mod discard;
