@@ -40,6 +40,7 @@ impl Sim {
         self.count_vm_events(ALLOCSTALL_NORMAL, 1);
         let mut sc =
             ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, self.clock).on_cpus(self.smp.par);
+        sc.order = order as u32;
         if order > PAGE_ALLOC_COSTLY_ORDER as usize
             && self.compact.cfg.enabled
             && self.compact.cfg.compaction_ready

@@ -9,6 +9,7 @@ use super::thp::thp_machine_with;
 use super::*;
 use crate::huge_memory::{ThpDefrag, VmaThpAdvice};
 use crate::page_alloc::MigrateType;
+use crate::reclaim::SWAP_CLUSTER_MAX;
 
 /// An 8192-page machine, 64K mTHP under `defrag = madvise` (a
 /// MADV_HUGEPAGE fault may reclaim directly, without `__GFP_NORETRY`), no
@@ -148,4 +149,63 @@ fn a_reclaim_aborted_for_compaction_counts_as_progress() {
     assert!(s.compaction_ready(4));
     let (order, stalls, stolen, left) = thp_fault(&mut s);
     assert_eq!((order, stalls, stolen, left), (4, 1, 0, 0));
+}
+
+#[test]
+fn mglru_root_reclaim_aims_for_compact_gap_of_its_order() {
+    // v6.12 `should_abort_scan`: root reclaim stops at
+    // `max(nr_to_reclaim, compact_gap(sc->order))`: 32 at order 0 to 4,
+    // 1,024 at order 9; memcg reclaim never stops here.
+    let s = thp_machine_with(32768, None, Default::default(), |c| {
+        c.policy.name = PolicyName::Mglru;
+        c.policy.mglru_version = crate::config::MglruVersion::V6_12;
+    });
+    let stops = |who, order, reclaimed| {
+        let mut sc = ScanControl::new(who, SWAP_CLUSTER_MAX, 0);
+        sc.order = order;
+        sc.nr_reclaimed = reclaimed;
+        s.should_abort_scan(&sc)
+    };
+    let direct = Reclaimer::Direct;
+    assert_eq!([stops(direct, 0, 31), stops(direct, 0, 32)], [false, true]);
+    assert_eq!([stops(direct, 4, 31), stops(direct, 4, 32)], [false, true]);
+    assert_eq!(
+        [stops(direct, 9, 1023), stops(direct, 9, 1024)],
+        [false, true]
+    );
+    assert!(!stops(Reclaimer::Memcg, 0, 1 << 20));
+}
+
+#[test]
+fn mglru_direct_reclaim_for_a_thp_reclaims_compact_gap() {
+    // 16384 clean file pages on a 32768-page MGLRU (v6.12) machine, no
+    // swap; one `shrink_node` pass of direct reclaim at priority 4 (below
+    // DEF_PRIORITY: `set_initial_priority` leaves it, and the scan budget
+    // is 16384 >> 4 = 1,024 pages). For order 0 `should_abort_scan`
+    // stops it after the first eviction batch past 32 pages (64); for
+    // order 9 it goes on to compact_gap(9) = 1,024 pages.
+    let mut got = Vec::new();
+    for order in [0, 9] {
+        let mut s = thp_machine_with(32768, None, Default::default(), |c| {
+            c.policy.name = PolicyName::Mglru;
+            c.policy.mglru_version = crate::config::MglruVersion::V6_12;
+        });
+        let t = s.add_task("t");
+        let f = s.add_file("f", 16384).unwrap();
+        s.open(f, t).unwrap();
+        s.fadvise(f, Advice::Random).unwrap();
+        for index in 0..16384 {
+            s.step(&Event::FileRead {
+                file: f,
+                index,
+                pages: 1,
+            });
+        }
+        let mut sc = ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, s.clock);
+        sc.priority = 4;
+        sc.order = order;
+        s.shrink_node(&mut sc);
+        got.push(sc.nr_reclaimed);
+    }
+    assert_eq!(got, [64, 1024]);
 }
