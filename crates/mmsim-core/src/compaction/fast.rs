@@ -169,7 +169,20 @@ impl Sim {
         if page.is_none() {
             cc.fast_search_fail += 1;
             if scan_start {
-                if highest >= min_pfn && highest > 0 {
+                // v6.12 tests `highest >= min_pfn` with `highest = 0` as
+                // its "none": with nothing found and `min_pfn` 0 (a scan
+                // start in the first two pageblocks of a zone at the bottom
+                // of memory: ZONE_DMA, which starts at pfn 0 here and at 1
+                // in x86-64's kernel) the kernel takes the zone's first
+                // block (`pfn_to_page(0)`; `fast_isolate_around` clamps to
+                // `zone_start_pfn`) and sets `cc->free_pfn` to 0, for any
+                // run, with no suitability check. Followed; a find is
+                // never 0 in the kernel (`max(.., zone_start_pfn)` ≥ 1), so
+                // a find in ZONE_DMA's block 0 (0 here) is the same case.
+                // (`high_pfn`'s 0 only matters when `min_pfn` is 0 below
+                // a `low_pfn` above it, which pageblock-aligned scanners
+                // never give.)
+                if highest >= min_pfn {
                     page = Some(highest);
                     cc.free_pfn = highest;
                 } else if cc.direct {
@@ -183,6 +196,9 @@ impl Sim {
                 }
             }
         }
+        // `if (highest && highest >= compact_cached_free_pfn)`: the
+        // kernel's block-0 find (1 there) would move the cached position
+        // only from 1 or below, and underflow; here 0 is left alone.
         if highest > 0 && highest >= self.compact.cached_free_pfn {
             self.compact.cached_free_pfn = highest - PAGEBLOCK_NR_PAGES;
         }
@@ -404,6 +420,52 @@ mod tests {
         // The search wrapped from order 0 to 3 (its start): the next one
         // starts an order lower (next_search_order).
         assert_eq!(cc.search_order, 2);
+    }
+
+    #[test]
+    fn a_scan_start_at_the_bottom_of_zone_dma_with_nothing_found_takes_its_first_block() {
+        // The two-zone node: ZONE_DMA is pfns 0..4096 (8 pageblocks).
+        // Every DMA frame held but pageblocks 4..7 (order-10 and order-9
+        // blocks, far above DMA's min mark) and an order-4 block at pfn 16.
+        let mut cfg = MachineConfig {
+            memory: Size::from_pages(16384),
+            dma_zone_pages: 4096,
+            ..Default::default()
+        };
+        cfg.compaction.enabled = true;
+        cfg.compaction.fast_search = true;
+        cfg.compaction.skip_hints = true;
+        let mut s = Sim::new(cfg).unwrap();
+        let cc = s.on_zone(true, |s| {
+            assert_eq!(s.phys.pfn_range(), (0, 4096));
+            let mut held = 0;
+            while s.phys.zone.alloc_pages(0, MigrateType::Movable).is_some() {
+                held += 1;
+            }
+            s.node.free -= held;
+            for p in (4 * PAGEBLOCK_NR_PAGES..8 * PAGEBLOCK_NR_PAGES).chain(16..32) {
+                s.phys.zone.free_pages_block(p, 0);
+                s.node.free += 1;
+            }
+            assert_eq!(s.phys.zone.buddy_order_at(16), Some(4));
+            // kcompactd's order-4 run (not direct), scanners at 0 and
+            // pageblock 1: a scan start (`compact_init_free_pfn` unset),
+            // min_pfn = low_pfn = 0. Orders 3..0 have nothing: `highest`
+            // stays 0 ≥ min_pfn, so the first block is taken around and
+            // the order-4 block at 16 isolated; the free scanner goes to 0.
+            let mut cc = CompactControl::new(Some(4), MigrateMode::SyncLight, false, false);
+            cc.fast = true;
+            cc.migrate_pfn = 0;
+            cc.free_pfn = PAGEBLOCK_NR_PAGES;
+            cc.nr_migratepages = 1;
+            s.fast_isolate_freepages(&mut cc);
+            cc
+        });
+        assert_eq!(cc.fast_search_fail, 1);
+        assert_eq!(cc.free_pfn, 0);
+        assert_eq!(cc.nr_freepages, 16);
+        assert_eq!(cc.freepages[4].iter().copied().collect::<Vec<_>>(), [16]);
+        assert_eq!(s.compact.dma_state.cached_free_pfn, 0);
     }
 
     #[test]
