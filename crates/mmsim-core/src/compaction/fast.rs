@@ -354,6 +354,20 @@ mod tests {
         (s, start)
     }
 
+    /// A 16384-page two-zone node: ZONE_DMA of 4096 pages (8 pageblocks)
+    /// from pfn 0 here, compaction with `fast_search` and skip hints.
+    fn two_zone_node() -> Sim {
+        let mut cfg = MachineConfig {
+            memory: Size::from_pages(16_384),
+            dma_zone_pages: 4096,
+            ..Default::default()
+        };
+        cfg.compaction.enabled = true;
+        cfg.compaction.fast_search = true;
+        cfg.compaction.skip_hints = true;
+        Sim::new(cfg).unwrap()
+    }
+
     /// A direct async run for order 4 with `nr` pages to migrate, the
     /// scanners at `migrate` and `free` (zone-relative).
     fn cc_at(s: &Sim, start: u64, migrate: u64, free: u64, nr: u64) -> CompactControl {
@@ -427,15 +441,7 @@ mod tests {
         // The two-zone node: ZONE_DMA is pfns 0..4096 (8 pageblocks).
         // Every DMA frame held but pageblocks 4..7 (order-10 and order-9
         // blocks, far above DMA's min mark) and an order-4 block at pfn 16.
-        let mut cfg = MachineConfig {
-            memory: Size::from_pages(16384),
-            dma_zone_pages: 4096,
-            ..Default::default()
-        };
-        cfg.compaction.enabled = true;
-        cfg.compaction.fast_search = true;
-        cfg.compaction.skip_hints = true;
-        let mut s = Sim::new(cfg).unwrap();
+        let mut s = two_zone_node();
         let cc = s.on_zone(true, |s| {
             assert_eq!(s.phys.pfn_range(), (0, 4096));
             let mut held = 0;
@@ -512,15 +518,7 @@ mod tests {
         // ZONE_DMA of 4096 pages (8 pageblocks) starts at pfn 0 here. Every
         // DMA frame held but two order-4 blocks, at pfn 1040 (pageblock 2)
         // then at pfn 0: the order-4 MOVABLE list is 0, 1040.
-        let mut cfg = MachineConfig {
-            memory: Size::from_pages(16_384),
-            dma_zone_pages: 4096,
-            ..Default::default()
-        };
-        cfg.compaction.enabled = true;
-        cfg.compaction.fast_search = true;
-        cfg.compaction.skip_hints = true;
-        let mut s = Sim::new(cfg).unwrap();
+        let mut s = two_zone_node();
         let got = s.on_zone(true, |s| {
             let z = &mut s.phys.zone;
             assert_eq!((z.start_pfn, z.spanned_pages), (0, 4096));

@@ -28,7 +28,9 @@
 //! writeback and the periodic flusher's global background check,
 //! `mkclean_pmd.rs` that of a PMD-mapped folio, the store that splits the
 //! PMD, and whose flushes count local; `boost_setup.rs` the machine and file
-//! setup that `boost.rs` and `boost_rules.rs` (watermark boosting) share. This file
+//! setup that `boost.rs` and `boost_rules.rs` (watermark boosting) share;
+//! `direct_reclaim.rs` direct reclaim in a large folio's slow path
+//! (`__alloc_pages_direct_reclaim`, MGLRU's `compact_gap(sc->order)` goal). This file
 //! holds the helpers they share.
 
 mod boost;
