@@ -944,6 +944,26 @@ fn rmqueue_fallback_reads_a_number_and_names_the_field() {
     );
 }
 
+/// `machine.policy.watermark_boost_factor` with the textbook `lru` policy (whose single
+/// list has no pageblock fallbacks to boost for): refused, naming the field (row 175).
+#[test]
+fn watermark_boost_factor_with_the_lru_policy_names_the_field() {
+    bad_input(
+        &[
+            "run",
+            "--set",
+            "policy.name=lru",
+            "--set",
+            "policy.watermark_boost_factor=15000",
+            "-q",
+        ],
+        &[
+            "machine.policy.watermark_boost_factor",
+            "the kernel's LRU lists (policy cost, scanned-rotated or mglru)",
+        ],
+    );
+}
+
 /// `machine.dma_zone_pages` (the node's ZONE_DMA, opt-in): larger than 16 MiB (4096
 /// pages) or than the machine, or with the textbook `lru` policy, names the field.
 #[test]

@@ -57,9 +57,10 @@
 //!   was skipped or deferred; then one direct reclaim (with
 //!   `compaction_ready = true` each of its priority passes first asks
 //!   whether compaction is ready, and the first that finds it so skips the
-//!   node and ends the reclaim: `crate::reclaim::direct`), the min watermark
-//!   (again after draining the per-CPU list, as `__alloc_pages_direct_reclaim`
-//!   does), and a second compaction (async for `__GFP_NORETRY` costly
+//!   node and ends the reclaim: `crate::reclaim::direct`), if it made
+//!   progress the min watermark (again after draining the per-CPU list, as
+//!   `__alloc_pages_direct_reclaim` does; after no progress neither), and a
+//!   second compaction (async for `__GFP_NORETRY` costly
 //!   allocations, else `MIGRATE_SYNC_LIGHT`). `__GFP_NORETRY` is set as
 //!   `vma_thp_gfp_mask` sets it (defrag `always` outside MADV_HUGEPAGE VMAs)
 //!   and for readahead's large folios. Every attempt checks the deferral;
@@ -395,9 +396,34 @@ impl Sim {
         if gfp.kswapd {
             self.wakeup_kswapd();
         }
-        if gfp.direct {
-            self.try_to_free_pages();
+        if let Some(p) = self.take_block(order, Wmark::Min) {
+            return Some(p);
         }
+        if !gfp.direct {
+            return None;
+        }
+        self.alloc_pages_direct_reclaim(order)
+    }
+
+    /// `__alloc_pages_direct_reclaim()` (mm/page_alloc.c, v6.12) for a block
+    /// of `order`: `__perform_reclaim` (`try_to_free_pages` for the order);
+    /// `if (unlikely(!(*did_some_progress))) goto out;` — a reclaim that
+    /// made no progress (nothing reclaimed and not aborted for compaction,
+    /// whose `do_try_to_free_pages` returns 1) neither retries the free
+    /// lists nor drains; else `get_page_from_freelist` at the min mark,
+    /// and on failure `drain_all_pages` and once more. (The kernel's
+    /// `unreserve_highatomic_pageblock` before the drain has nothing to do
+    /// here: mmsim has no MIGRATE_HIGHATOMIC reserve.) Checked against
+    /// v6.12; the slow path's retry loop around it (`should_reclaim_retry`
+    /// for non-costly orders) is not modelled: one reclaim per allocation.
+    fn alloc_pages_direct_reclaim(&mut self, order: u8) -> Option<u64> {
+        if self.try_to_free_pages_order(order as usize) == 0 {
+            return None;
+        }
+        if let Some(p) = self.take_block(order, Wmark::Min) {
+            return Some(p);
+        }
+        self.phys.drain_pages();
         self.take_block(order, Wmark::Min)
     }
 
@@ -458,14 +484,7 @@ impl Sim {
         }
         // `reclaim::direct`'s shrink_zones asks each zone for
         // compaction_ready on every pass (one zone or two).
-        self.try_to_free_pages_order(o);
-        if let Some(p) = self.take_block(order, Wmark::Min) {
-            return Some(p);
-        }
-        // __alloc_pages_direct_reclaim: a failure after reclaim drains the
-        // per-CPU lists (drain_all_pages) and tries once more.
-        self.phys.drain_pages();
-        if let Some(p) = self.take_block(order, Wmark::Min) {
+        if let Some(p) = self.alloc_pages_direct_reclaim(order) {
             return Some(p);
         }
         let prio = if costly && gfp.noretry {

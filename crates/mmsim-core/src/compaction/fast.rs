@@ -169,7 +169,20 @@ impl Sim {
         if page.is_none() {
             cc.fast_search_fail += 1;
             if scan_start {
-                if highest >= min_pfn && highest > 0 {
+                // v6.12 tests `highest >= min_pfn` with `highest = 0` as
+                // its "none": with nothing found and `min_pfn` 0 (a scan
+                // start in the first two pageblocks of a zone at the bottom
+                // of memory: ZONE_DMA, which starts at pfn 0 here and at 1
+                // in x86-64's kernel) the kernel takes the zone's first
+                // block (`pfn_to_page(0)`; `fast_isolate_around` clamps to
+                // `zone_start_pfn`) and sets `cc->free_pfn` to 0, for any
+                // run, with no suitability check. Followed; a find is
+                // never 0 in the kernel (`max(.., zone_start_pfn)` ≥ 1), so
+                // a find in ZONE_DMA's block 0 (0 here) is the same case.
+                // (`high_pfn`'s 0 only matters when `min_pfn` is 0 below
+                // a `low_pfn` above it, which pageblock-aligned scanners
+                // never give.)
+                if highest >= min_pfn {
                     page = Some(highest);
                     cc.free_pfn = highest;
                 } else if cc.direct {
@@ -183,6 +196,9 @@ impl Sim {
                 }
             }
         }
+        // `if (highest && highest >= compact_cached_free_pfn)`: the
+        // kernel's block-0 find (1 there) would move the cached position
+        // only from 1 or below, and underflow; here 0 is left alone.
         if highest > 0 && highest >= self.compact.cached_free_pfn {
             self.compact.cached_free_pfn = highest - PAGEBLOCK_NR_PAGES;
         }
@@ -338,6 +354,20 @@ mod tests {
         (s, start)
     }
 
+    /// A 16384-page two-zone node: ZONE_DMA of 4096 pages (8 pageblocks)
+    /// from pfn 0 here, compaction with `fast_search` and skip hints.
+    fn two_zone_node() -> Sim {
+        let mut cfg = MachineConfig {
+            memory: Size::from_pages(16_384),
+            dma_zone_pages: 4096,
+            ..Default::default()
+        };
+        cfg.compaction.enabled = true;
+        cfg.compaction.fast_search = true;
+        cfg.compaction.skip_hints = true;
+        Sim::new(cfg).unwrap()
+    }
+
     /// A direct async run for order 4 with `nr` pages to migrate, the
     /// scanners at `migrate` and `free` (zone-relative).
     fn cc_at(s: &Sim, start: u64, migrate: u64, free: u64, nr: u64) -> CompactControl {
@@ -407,6 +437,44 @@ mod tests {
     }
 
     #[test]
+    fn a_scan_start_at_the_bottom_of_zone_dma_with_nothing_found_takes_its_first_block() {
+        // The two-zone node: ZONE_DMA is pfns 0..4096 (8 pageblocks).
+        // Every DMA frame held but pageblocks 4..7 (order-10 and order-9
+        // blocks, far above DMA's min mark) and an order-4 block at pfn 16.
+        let mut s = two_zone_node();
+        let cc = s.on_zone(true, |s| {
+            assert_eq!(s.phys.pfn_range(), (0, 4096));
+            let mut held = 0;
+            while s.phys.zone.alloc_pages(0, MigrateType::Movable).is_some() {
+                held += 1;
+            }
+            s.node.free -= held;
+            for p in (4 * PAGEBLOCK_NR_PAGES..8 * PAGEBLOCK_NR_PAGES).chain(16..32) {
+                s.phys.zone.free_pages_block(p, 0);
+                s.node.free += 1;
+            }
+            assert_eq!(s.phys.zone.buddy_order_at(16), Some(4));
+            // kcompactd's order-4 run (not direct), scanners at 0 and
+            // pageblock 1: a scan start (`compact_init_free_pfn` unset),
+            // min_pfn = low_pfn = 0. Orders 3..0 have nothing: `highest`
+            // stays 0 ≥ min_pfn, so the first block is taken around and
+            // the order-4 block at 16 isolated; the free scanner goes to 0.
+            let mut cc = CompactControl::new(Some(4), MigrateMode::SyncLight, false, false);
+            cc.fast = true;
+            cc.migrate_pfn = 0;
+            cc.free_pfn = PAGEBLOCK_NR_PAGES;
+            cc.nr_migratepages = 1;
+            s.fast_isolate_freepages(&mut cc);
+            cc
+        });
+        assert_eq!(cc.fast_search_fail, 1);
+        assert_eq!(cc.free_pfn, 0);
+        assert_eq!(cc.nr_freepages, 16);
+        assert_eq!(cc.freepages[4].iter().copied().collect::<Vec<_>>(), [16]);
+        assert_eq!(s.compact.dma_state.cached_free_pfn, 0);
+    }
+
+    #[test]
     fn fast_find_migrateblock_starts_the_migrate_scanner_at_a_block_with_free_pages() {
         // Order-3 free blocks in pageblocks 5 (p) then 1 (q): the order-3
         // MOVABLE list is q, p.
@@ -450,15 +518,7 @@ mod tests {
         // ZONE_DMA of 4096 pages (8 pageblocks) starts at pfn 0 here. Every
         // DMA frame held but two order-4 blocks, at pfn 1040 (pageblock 2)
         // then at pfn 0: the order-4 MOVABLE list is 0, 1040.
-        let mut cfg = MachineConfig {
-            memory: Size::from_pages(16_384),
-            dma_zone_pages: 4096,
-            ..Default::default()
-        };
-        cfg.compaction.enabled = true;
-        cfg.compaction.fast_search = true;
-        cfg.compaction.skip_hints = true;
-        let mut s = Sim::new(cfg).unwrap();
+        let mut s = two_zone_node();
         let got = s.on_zone(true, |s| {
             let z = &mut s.phys.zone;
             assert_eq!((z.start_pfn, z.spanned_pages), (0, 4096));

@@ -31,12 +31,20 @@ impl Sim {
     /// `try_to_free_pages()` for an allocation of `order`: as
     /// [`Sim::try_to_free_pages`]; for a costly order with
     /// `compaction.compaction_ready`, `shrink_zones` checks each zone's
-    /// `compaction_ready` on every pass (the module overview).
+    /// `compaction_ready` on every pass (the module overview). Returns
+    /// what v6.12 `do_try_to_free_pages` returns: the pages reclaimed, else
+    /// 1 if the reclaim stopped for `compaction_ready` ("Aborted reclaim to
+    /// try compaction? don't OOM, then"), else 0 — the progress
+    /// `__alloc_pages_direct_reclaim` tests.
     pub(crate) fn try_to_free_pages_order(&mut self, order: usize) -> u64 {
         self.count_vm_events(ALLOCSTALL_NORMAL, 1);
         let mut sc =
             ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, self.clock).on_cpus(self.smp.par);
-        if order > PAGE_ALLOC_COSTLY_ORDER as usize && self.compact.cfg.compaction_ready {
+        sc.order = order as u32;
+        if order > PAGE_ALLOC_COSTLY_ORDER as usize
+            && self.compact.cfg.enabled
+            && self.compact.cfg.compaction_ready
+        {
             sc.compaction_ready_order = order;
         }
         if self.tp.is_some() {
@@ -51,7 +59,11 @@ impl Sim {
         }
         self.direct_profile.add(&sc.prof);
         self.workload_stall(sc.elapsed(), true);
-        sc.nr_reclaimed
+        if sc.nr_reclaimed == 0 && sc.compaction_ready {
+            1
+        } else {
+            sc.nr_reclaimed
+        }
     }
 
     /// `shrink_zones()` (v6.12) for one pass of `do_try_to_free_pages`:

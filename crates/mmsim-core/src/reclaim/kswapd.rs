@@ -130,6 +130,7 @@ impl Sim {
             self.kswapd.clock,
         );
         sc.priority = self.kswapd.priority;
+        sc.order = self.compact.kswapd_reclaim_order;
         let boosting = self.kswapd.nr_boost_reclaim > 0;
         sc.may_swap = !boosting;
         sc.may_writepage = !boosting || sc.priority < DEF_PRIORITY - 2;

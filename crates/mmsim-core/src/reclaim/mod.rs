@@ -167,6 +167,17 @@ pub(crate) struct ScanControl {
     /// Reclaim without checking references (`shrink_folio_list`'s
     /// `ignore_references`, v6.10+): `reclaim_pages()` for DAMON's pageout.
     pub ignore_references: bool,
+    /// `sc->order` (v6.12): the order of the allocation direct reclaim runs
+    /// for (`try_to_free_pages`), kswapd's `balance_pgdat` order
+    /// (`Compaction::kswapd_reclaim_order`, dropped to 0 once
+    /// `kswapd_shrink_node` has reclaimed `compact_gap` pages), 0 for memcg
+    /// reclaim. Read by MGLRU's `should_abort_scan` (its goal,
+    /// `max(nr_to_reclaim, compact_gap(sc->order))`); classic reclaim's
+    /// `compaction_ready` reads [`ScanControl::compaction_ready_order`],
+    /// which is set only when that check is modelled.
+    ///
+    /// [`Compaction::kswapd_reclaim_order`]: crate::compaction::Compaction::kswapd_reclaim_order
+    pub order: u32,
     /// A costly allocation's order whose `compaction_ready` direct reclaim's
     /// `shrink_zones` asks of each zone before every pass
     /// (`compaction.compaction_ready` or two zones; 0: not asked).
@@ -211,6 +222,7 @@ impl ScanControl {
             prof: crate::cost::ReclaimProfile::default(),
             par: 1,
             ignore_references: false,
+            order: 0,
             compaction_ready_order: 0,
             compaction_ready: false,
             lock_owner: 0,

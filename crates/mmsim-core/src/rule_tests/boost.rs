@@ -5,6 +5,7 @@
 //! reclaim (no swap, no writes, the boost cleared, kcompactd woken at
 //! `pageblock_order`).
 
+use super::boost_setup::{boost_and_run_kswapd, boost_machine, file_pages, random_file};
 use super::*;
 use crate::page_alloc::{MigrateType, Zone, NORMAL_START_PFN, PAGEBLOCK_NR_PAGES};
 use crate::page_alloc_boost::ZoneBoost;
@@ -80,41 +81,6 @@ fn a_steal_of_a_pageblock_or_more_does_not_boost() {
         z.pagetypeinfo().pageblocks[MigrateType::Unmovable as usize],
         2
     );
-}
-
-/// A 65536-page `cost` machine (watermarks 512/640/768) with a zram swap,
-/// compaction and kcompactd on (proactiveness 0), page-table frames, and
-/// the factor given.
-fn boost_machine(factor: u32) -> Sim {
-    boost_machine_with(PolicyConfig {
-        name: PolicyName::Cost,
-        cost_variant: CostVariant::V6_2,
-        watermark_boost_factor: factor,
-        ..Default::default()
-    })
-}
-
-/// [`boost_machine`] with the policy given.
-pub(super) fn boost_machine_with(policy: PolicyConfig) -> Sim {
-    let mut cfg = MachineConfig {
-        memory: Size::from_pages(1 << 16),
-        policy,
-        swap: DeviceConfig {
-            size: Some(Size::from_pages(1 << 16)),
-            ..DeviceConfig::of(DeviceKind::Zram)
-        },
-        kmem_accounting: true,
-        pagetable_frames: true,
-        ..Default::default()
-    };
-    cfg.compaction.enabled = true;
-    cfg.compaction.proactiveness = 0;
-    let s = Sim::new(cfg).unwrap();
-    assert_eq!(
-        [s.node.wmark_min, s.node.wmark_low, s.node.wmark_high],
-        [512, 640, 768]
-    );
-    s
 }
 
 /// Takes every free frame of the zone (the kernel's, no folio), then gives
@@ -197,22 +163,8 @@ fn boosted_reclaim_goes_past_balance_for_the_boost_then_stops() {
     // reclaims file pages for nr_boost_reclaim (512) although the node is
     // balanced, then finds it balanced with no boost left and stops.
     let mut s = boost_machine(15_000);
-    let t = s.add_task("t");
-    let file = s.add_file("f", 4096).unwrap();
-    s.open(file, t).unwrap();
-    s.fadvise(file, crate::readahead::Advice::Random).unwrap();
-    for index in 0..4096 {
-        s.step(&Event::FileRead {
-            file,
-            index,
-            pages: 1,
-        });
-    }
-    s.phys.zone.boost_watermark();
-    s.rmqueue_boosted(true);
-    while s.kswapd.running {
-        s.kswapd_step();
-    }
+    file_pages(&mut s, 4096, false);
+    boost_and_run_kswapd(&mut s);
     assert_eq!(s.vm.pgsteal_kswapd, 512);
     assert_eq!(s.vm.pswpout, 0);
     assert_eq!(s.vm.nr_vmscan_write, 0);
@@ -228,10 +180,7 @@ fn without_may_writepage_kswapd_keeps_a_dirty_file_folio_it_would_write() {
     // `may_writepage` is off (boosted reclaim), which keeps them.
     for may_writepage in [true, false] {
         let mut s = boost_machine(0);
-        let t = s.add_task("t");
-        let file = s.add_file("f", 16).unwrap();
-        s.open(file, t).unwrap();
-        s.fadvise(file, crate::readahead::Advice::Random).unwrap();
+        let file = random_file(&mut s, 16);
         let mut batch = Vec::new();
         for index in 0..8 {
             s.step(&Event::FileWrite {

@@ -5,7 +5,7 @@
 //! `lru_gen_shrink_lruvec` runs file-first with swappiness 1), the classic
 //! boosted kswapd's dirty pages, and the unboosted high mark.
 
-use super::boost::boost_machine_with;
+use super::boost_setup::{boost_and_run_kswapd, boost_machine, boost_machine_with, file_pages};
 use super::*;
 use crate::config::MglruVersion;
 use crate::page_alloc::{MigrateType, Zone, NORMAL_START_PFN, PAGEBLOCK_NR_PAGES};
@@ -86,32 +86,6 @@ fn mglru_boost_machine(v: MglruVersion) -> Sim {
     })
 }
 
-/// Reads `pages` clean file pages (random access, no readahead).
-fn read_file_pages(s: &mut Sim, pages: u32) {
-    let t = s.add_task("t");
-    let file = s.add_file("f", u64::from(pages)).unwrap();
-    s.open(file, t).unwrap();
-    s.fadvise(file, crate::readahead::Advice::Random).unwrap();
-    for index in 0..pages {
-        s.step(&Event::FileRead {
-            file,
-            index,
-            pages: 1,
-        });
-    }
-}
-
-/// Boosts the zone by a pageblock (a steal's `boost_watermark`, then
-/// `rmqueue`'s kswapd wakeup) and runs kswapd to sleep.
-fn boost_and_run_kswapd(s: &mut Sim) {
-    s.phys.zone.boost_watermark();
-    s.rmqueue_boosted(true);
-    assert!(s.kswapd.running);
-    while s.kswapd.running {
-        s.kswapd_step();
-    }
-}
-
 #[test]
 fn mglru_6_12_and_6_14_boosted_kswapd_reclaims_nothing() {
     // 4096 clean file pages, two boosts of 512 on a balanced node, kswapd
@@ -126,7 +100,7 @@ fn mglru_6_12_and_6_14_boosted_kswapd_reclaims_nothing() {
     // second (now aging) none.
     for v in [MglruVersion::V6_12, MglruVersion::V6_14, MglruVersion::V6_1] {
         let mut s = mglru_boost_machine(v);
-        read_file_pages(&mut s, 4096);
+        file_pages(&mut s, 4096, false);
         let mut got = Vec::new();
         for _ in 0..2 {
             boost_and_run_kswapd(&mut s);
@@ -173,12 +147,7 @@ fn mglru_6_1_reclaim_without_may_swap_runs_at_swappiness_1_for_global_reclaim() 
 fn high_wmark_unboosted_is_the_stored_mark_while_a_boost_is_pending() {
     // A steal's boost is in the zone (pending) before `rmqueue` puts it in
     // the node's marks: the unboosted high mark is 768 either side of it.
-    let mut s = boost_machine_with(PolicyConfig {
-        name: PolicyName::Cost,
-        cost_variant: CostVariant::V6_2,
-        watermark_boost_factor: 15_000,
-        ..Default::default()
-    });
+    let mut s = boost_machine(15_000);
     s.phys.zone.boost_watermark();
     assert!(s.phys.zone.boost.pending);
     assert_eq!(s.high_wmark_unboosted(), 768);
@@ -195,22 +164,9 @@ fn classic_boosted_kswapd_does_not_write_dirty_file_pages() {
     // `may_writepage` off (DEF_PRIORITY): nothing written by reclaim
     // (`nr_vmscan_write`; the flusher kswapd wakes cleans them), nothing
     // freed, the fruitless pass ends the run.
-    let mut s = boost_machine_with(PolicyConfig {
-        name: PolicyName::Cost,
-        cost_variant: CostVariant::V6_2,
-        watermark_boost_factor: 15_000,
-        ..Default::default()
-    });
-    let t = s.add_task("t");
-    let file = s.add_file("f", 4096).unwrap();
-    s.open(file, t).unwrap();
-    s.fadvise(file, crate::readahead::Advice::Random).unwrap();
+    let mut s = boost_machine(15_000);
+    let file = file_pages(&mut s, 4096, true);
     for index in 0..4096 {
-        s.step(&Event::FileWrite {
-            file,
-            index,
-            pages: 1,
-        });
         let f = file_folio(&s, file, index);
         s.folios[f].set(flags::RECLAIM);
     }
@@ -221,4 +177,29 @@ fn classic_boosted_kswapd_does_not_write_dirty_file_pages() {
     assert_eq!(s.vm.pgsteal_kswapd, 0);
     assert_eq!(s.kswapd.failures, 1);
     assert_eq!(s.phys.zone.boost.boost, 0);
+}
+
+#[test]
+fn a_boost_factor_with_the_lru_policy_is_refused() {
+    // The textbook `lru` policy has one list and no kswapd reclaim to
+    // boost: `MachineConfig::validate` refuses a factor with it, naming the
+    // field. Factor 0 with `lru`, and the factor with `cost`, are accepted.
+    let cfg = |name, factor| MachineConfig {
+        policy: PolicyConfig {
+            name,
+            watermark_boost_factor: factor,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let e = cfg(PolicyName::Lru, 15_000).validate().unwrap_err();
+    assert_eq!(e.field, "machine.policy.watermark_boost_factor");
+    assert_eq!(
+        e.message,
+        "watermark boosting is modelled for one zone (machine.dma_zone_pages = 0) and the \
+         kernel's LRU lists (policy cost, scanned-rotated or mglru)"
+    );
+    assert!(Sim::new(cfg(PolicyName::Lru, 15_000)).is_err());
+    assert!(cfg(PolicyName::Lru, 0).validate().is_ok());
+    assert!(cfg(PolicyName::Cost, 15_000).validate().is_ok());
 }

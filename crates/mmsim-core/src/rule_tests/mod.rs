@@ -29,17 +29,22 @@
 //! `wb_thresh` and `wb_dirty` and per-task writer state; `mkclean.rs` `folio_mkclean()` at
 //! writeback and the periodic flusher's global background check,
 //! `mkclean_pmd.rs` that of a PMD-mapped folio, the store that splits the
-//! PMD, and whose flushes count local. `lru_charge.rs` the `lru` policy's charge walk.
-//! `rmqueue_claim.rs`: v6.12.0's
-//! `__rmqueue_fallback()` against v6.15's claim/steal split (where each boosts). This file
+//! PMD, and whose flushes count local; `lru_charge.rs` the `lru` policy's charge walk;
+//! `rmqueue_claim.rs` v6.12.0's `__rmqueue_fallback()` against v6.15's claim/steal split
+//! (where each boosts); `boost_setup.rs` the machine and file
+//! setup that `boost.rs` and `boost_rules.rs` (watermark boosting) share;
+//! `direct_reclaim.rs` direct reclaim in a large folio's slow path
+//! (`__alloc_pages_direct_reclaim`, MGLRU's `compact_gap(sc->order)` goal). This file
 //! holds the helpers they share.
 
 mod boost;
 mod boost_rules;
+mod boost_setup;
 mod cgwb;
 mod classic;
 mod compaction;
 mod cow;
+mod direct_reclaim;
 pub(crate) mod dirty_balance;
 mod dirty_throttle;
 mod dirty_throttle_wb;

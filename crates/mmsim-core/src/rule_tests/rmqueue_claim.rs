@@ -188,7 +188,7 @@ fn direct_reclaim_retries_while_it_makes_progress_up_to_a_boosted_min() {
     // fall short here. A 65536-page machine full of clean page cache, the
     // zone boosted to its cap (768 * 1.5 = 1152: min 1664): the order-0
     // allocation reclaims until free passes 1664, with no OOM kill.
-    let mut s = super::boost::boost_machine_with(PolicyConfig {
+    let mut s = super::boost_setup::boost_machine_with(PolicyConfig {
         name: PolicyName::Cost,
         cost_variant: CostVariant::V6_2,
         watermark_boost_factor: 15_000,

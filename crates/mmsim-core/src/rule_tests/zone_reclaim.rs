@@ -202,15 +202,15 @@ fn mglru_kswapd_aborts_only_when_every_zone_clears_high_plus_a_batch() {
 fn mglru_kswapd_abort_on_one_zone_is_strict_and_order_0_only() {
     // v6.12 should_abort_scan: `__zone_watermark_ok` fails at free ==
     // high + MIN_LRU_BATCH (it needs more), and kswapd reclaiming for a
-    // higher order (`sc->order`, mmsim's `kswapd_reclaim_order`) never
-    // aborts on watermarks.
+    // higher order (`sc->order`, which `kswapd_step` takes from
+    // `kswapd_reclaim_order`) never aborts on watermarks.
     let mut s = thp_machine_with(32768, Some(8192), Default::default(), |_| {});
     let mark = s.node.wmark_high + crate::reclaim::lru_gen::MIN_LRU_BATCH;
-    let sc = ScanControl::new(Reclaimer::Kswapd, 1 << 20, s.clock);
+    let mut sc = ScanControl::new(Reclaimer::Kswapd, 1 << 20, s.clock);
     s.node.free = mark;
     assert!(!s.should_abort_scan(&sc));
     s.node.free = mark + 1;
     assert!(s.should_abort_scan(&sc));
-    s.compact.kswapd_reclaim_order = 4;
+    sc.order = 4;
     assert!(!s.should_abort_scan(&sc));
 }

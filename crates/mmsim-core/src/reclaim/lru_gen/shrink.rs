@@ -127,25 +127,27 @@ impl Sim {
     }
 
     /// `should_abort_scan()` (v6.12, v6.14): root reclaim stops once the
-    /// goal is met, kswapd at order 0 (`if (!current_is_kswapd() ||
-    /// sc->order) return false`: not while `kswapd_shrink_node` reclaims
-    /// for a higher order) also once free pages clear the high watermark +
+    /// goal is met, `max(sc->nr_to_reclaim, compact_gap(sc->order))`
+    /// ([`ScanControl::order`]: 1,024 pages for a 2 MiB THP's direct
+    /// reclaim, 32 for an order-4 mTHP's, 2 at order 0), kswapd at order 0
+    /// (`if (!current_is_kswapd() || sc->order) return false`: not while
+    /// `kswapd_shrink_node` reclaims for a higher order) also once free
+    /// pages clear the high watermark +
     /// `MIN_LRU_BATCH` (64), strictly (`__zone_watermark_ok`: `free <= mark`
     /// fails): with one zone the node's; on the two-zone node every zone's
     /// (`zone_watermark_ok(zone, 0, high + MIN_LRU_BATCH, reclaim_idx, 0)`
     /// with DMA's `lowmem_reserve`, `Sim::zones_watermark_ok_order0`).
-    /// Departure: the goal is `max(nr_to_reclaim, compact_gap(0))`; v6.12
-    /// uses the reclaim's order (`compact_gap(sc->order)`, 1,024 pages for a
-    /// 2 MiB THP's direct reclaim), which mmsim's `ScanControl` does not
-    /// carry.
+    /// Checked against v6.12 mm/vmscan.c (the goal is in
+    /// `should_abort_scan`; `set_initial_priority` reads no order).
     pub(crate) fn should_abort_scan(&self, sc: &ScanControl) -> bool {
         if sc.who == Reclaimer::Memcg {
             return false;
         }
-        if sc.nr_reclaimed >= sc.nr_to_reclaim.max(2) {
+        let compact_gap = 2u64 << sc.order;
+        if sc.nr_reclaimed >= sc.nr_to_reclaim.max(compact_gap) {
             return true;
         }
-        if sc.who != Reclaimer::Kswapd || self.compact.kswapd_reclaim_order != 0 {
+        if sc.who != Reclaimer::Kswapd || sc.order != 0 {
             return false;
         }
         if self.phys.dma.is_some() {
