@@ -200,11 +200,11 @@ fn reclaim_splits_the_pmd_it_unmaps() {
     let before = flushes(&s);
     let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
     assert!(s.try_to_unmap(f, &mut sc));
+    let fo = &s.folios[f];
+    assert!(fo.test(flags::REFERENCED) && !fo.test(flags::ACTIVE));
+    assert_eq!(fo.mapcount, 0);
     assert!(!sc.unmapped_ptes);
     assert_eq!(s.vm.thp_split_pmd, 1);
-    let fo = &s.folios[f];
-    assert_eq!(fo.mapcount, 0);
-    assert!(fo.test(flags::REFERENCED) && !fo.test(flags::ACTIVE));
     let after = flushes(&s);
     assert_eq!((after.0 - before.0, after.1 - before.1), (1, 0));
     assert!(present(&s, vma).is_empty());
