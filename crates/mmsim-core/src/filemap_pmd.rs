@@ -36,10 +36,14 @@
 //!   one `folio_mark_accessed` if young;
 //! * a zap covering it in part, a store through it once write-protected
 //!   (shared: refaulted by a PMD; private: `do_cow_fault` of one page), or
-//!   reclaim's `try_to_unmap`: the split ([`Sim::split_file_pmd`],
-//!   `thp_split_pmd`), which for a file VMA zaps all 512 pages.
+//!   reclaim's `try_to_unmap` (`TTU_SPLIT_HUGE_PMD`, kswapd's flush a
+//!   remote one; the restarted walk finds no PTE there, so a walk that
+//!   only split PMDs queues no batched flush): the split
+//!   ([`Sim::split_file_pmd`], `thp_split_pmd`, PG_referenced from the
+//!   young bit), which for a file VMA zaps all 512 pages.
 //!
-//! After either, the folio's count is counted again from the page tables
+//! After either, and after an unmap stopped by a VM_LOCKED VMA, the
+//! folio's count is counted again from the page tables
 //! ([`Sim::file_folio_remap_count`]). Not modelled: the PMD's single
 //! accessed bit (the rmap walk sees one young PTE per accessed page, where
 //! the kernel sees one young PMD), the page-table page the kernel does not
