@@ -36,10 +36,14 @@
 //!   one `folio_mark_accessed` if young;
 //! * a zap covering it in part, a store through it once write-protected
 //!   (shared: refaulted by a PMD; private: `do_cow_fault` of one page), or
-//!   reclaim's `try_to_unmap`: the split ([`Sim::split_file_pmd`],
-//!   `thp_split_pmd`), which for a file VMA zaps all 512 pages.
+//!   reclaim's `try_to_unmap` (`TTU_SPLIT_HUGE_PMD`, kswapd's flush a
+//!   remote one; the restarted walk finds no PTE there, so a walk that
+//!   only split PMDs queues no batched flush): the split
+//!   ([`Sim::split_file_pmd`], `thp_split_pmd`, PG_referenced from the
+//!   young bit), which for a file VMA zaps all 512 pages.
 //!
-//! After either, the folio's count is counted again from the page tables
+//! After either, and after an unmap stopped by a VM_LOCKED VMA, the
+//! folio's count is counted again from the page tables
 //! ([`Sim::file_folio_remap_count`]). Not modelled: the PMD's single
 //! accessed bit (the rmap walk sees one young PTE per accessed page, where
 //! the kernel sees one young PMD), the page-table page the kernel does not
@@ -244,24 +248,31 @@ impl Sim {
     /// 255 cannot be decremented (it may stand for more mappings than 255),
     /// and a count left at 0 while other VMAs still map the folio would let
     /// reclaim free it mapped. Cold: a walk of the folio's range in each
-    /// mapping.
+    /// mapping that has page tables (the file's `mappings` keeps VMAs
+    /// unmapped since, with no PTEs), stopping once 255 are found.
     pub(crate) fn file_folio_remap_count(&mut self, f: FolioId) {
         let file = self.folios[f].space as usize;
         let mut n = 0u32;
-        for m in 0..self.files[file].mappings.len() {
+        'walk: for m in 0..self.files[file].mappings.len() {
             let vid = self.files[file].mappings[m];
+            if self.vmas[vid as usize].ptes.is_empty() {
+                continue;
+            }
             let Some((lo, hi)) = self.file_large_range(f, vid) else {
                 continue;
             };
             let v = &self.vmas[vid as usize];
-            n += (lo..hi)
-                .filter(|&i| {
-                    let p = v.pte(i);
-                    p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f
-                })
-                .count() as u32;
+            for i in lo..hi {
+                let p = v.pte(i);
+                if p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f {
+                    n += 1;
+                    if n == 255 {
+                        break 'walk;
+                    }
+                }
+            }
         }
-        self.folios[f].mapcount = n.min(255) as u8;
+        self.folios[f].mapcount = n as u8;
     }
 
     /// `__split_huge_pmd()` → `__split_huge_pmd_locked()` of the PMD of
@@ -269,15 +280,19 @@ impl Sim {
     /// mm/huge_memory.c): for a file VMA the PMD is not remapped by PTEs,
     /// it is zapped. Counts `thp_split_pmd`, flushes the PMD's range from
     /// the task (`pmdp_huge_clear_flush`: [`Sim::flush_pmd_tlb_range`], a
-    /// full flush on x86), carries the entry's young bit into PG_referenced
+    /// full flush on x86; `remote` when the splitting CPU is not the
+    /// task's, kswapd's), carries the entry's young bit into PG_referenced
     /// (`folio_set_referenced` if not set) and its dirty bit into the folio,
     /// and drops the mapping (`folio_remove_rmap_pmd`; MM_FILEPAGES by
     /// HPAGE_PMD_NR: mmsim counts RSS from the PTEs). Reached from a store
-    /// through the write-protected PMD ([`Sim::wp_huge_pmd_file`]) and from
-    /// a zap that covers the PMD in part (`zap_pmd_range`, `crate::madvise`).
-    pub(crate) fn split_file_pmd(&mut self, vma: VmaId, base: u32, f: FolioId) {
+    /// through the write-protected PMD ([`Sim::wp_huge_pmd_file`]), from
+    /// a zap that covers the PMD in part (`zap_pmd_range`, `crate::madvise`)
+    /// and from reclaim's `try_to_unmap_one` with `TTU_SPLIT_HUGE_PMD`
+    /// (`split_huge_pmd_locked` → `__split_huge_pmd_locked`, the same
+    /// steps: `Sim::try_to_unmap_file_large`).
+    pub(crate) fn split_file_pmd(&mut self, vma: VmaId, base: u32, f: FolioId, remote: bool) {
         self.count_vm_events(THP_SPLIT_PMD, 1);
-        self.flush_pmd_tlb_range(vma, base, false);
+        self.flush_pmd_tlb_range(vma, base, remote);
         let (young, dirty) = self.clear_file_pmd(vma, base, f);
         let fo = &mut self.folios[f];
         if young && !fo.test(flags::REFERENCED) {
@@ -328,7 +343,7 @@ impl Sim {
             if lo <= s && hi >= e {
                 self.zap_huge_pmd_file(vma, s, f);
             } else {
-                self.split_file_pmd(vma, s, f);
+                self.split_file_pmd(vma, s, f, false);
             }
         }
     }
@@ -359,7 +374,7 @@ impl Sim {
     ///
     /// One fault (`pgfault`, counted by the caller).
     pub(crate) fn wp_huge_pmd_file(&mut self, vma: VmaId, index: u32, f: FolioId, base: u32) {
-        self.split_file_pmd(vma, base, f);
+        self.split_file_pmd(vma, base, f, false);
         let VmaKind::File {
             file,
             pgoff,

@@ -106,8 +106,12 @@ impl Sim {
                 let fo = &mut self.folios[f];
                 if fo.mapcount == u8::MAX {
                     // A saturated count stays "unknown" until counted
-                    // again below (`Sim::file_folio_remap_count`).
-                    if !saturated.contains(&f) {
+                    // again below (`Sim::file_folio_remap_count`). A
+                    // folio's PTEs in one VMA are contiguous (page i of a
+                    // file VMA maps file page pgoff + i; between them only
+                    // none, swap or anonymous-copy PTEs), so the last
+                    // entry is the only one to compare with: O(1) per PTE.
+                    if saturated.last() != Some(&f) {
                         saturated.push(f);
                     }
                 } else {
@@ -126,6 +130,10 @@ impl Sim {
         for f in large {
             self.zap_large_anon(vma, f, index, end);
         }
+        // Bounded dedupe should a folio's PTEs ever not be contiguous
+        // (a recount is idempotent; this only spares repeating it).
+        saturated.sort_unstable();
+        saturated.dedup();
         for f in saturated {
             self.file_folio_remap_count(f);
         }

@@ -463,15 +463,27 @@ impl Sim {
     /// in each VMA of the file overlapping its range (one rmap step each),
     /// every PTE mapping it is cleared, a dirty one dirtying the folio; a
     /// VM_LOCKED VMA stops the walk with the folio still mapped there. A
-    /// PMD mapping of it (`crate::filemap_pmd`) is split first
-    /// (`TTU_SPLIT_HUGE_PMD` → `split_huge_pmd_locked`, which for a file
-    /// VMA zaps it: `thp_split_pmd`, a flush of its range at once by the
-    /// reclaiming CPU, `pmdp_huge_clear_flush`), then its PTEs are cleared
-    /// as below.
+    /// PMD mapping of it (`crate::filemap_pmd`) in a VMA not VM_LOCKED
+    /// (`try_to_unmap_one` tests VM_LOCKED first) is split first
+    /// (`TTU_SPLIT_HUGE_PMD` → `split_huge_pmd_locked` →
+    /// `__split_huge_pmd_locked`, v6.12, [`Sim::split_file_pmd`]: for a
+    /// file VMA it zaps the PMD — `thp_split_pmd`, a flush of its range at
+    /// once by the reclaiming CPU, `pmdp_huge_clear_flush`, kswapd's a
+    /// remote one; PG_referenced from its young bit, the folio dirtied from
+    /// its dirty bit), then `page_vma_mapped_walk_restart` finds no PTE
+    /// there, and PTEs elsewhere are cleared as below. Whether any PTE was
+    /// cleared goes to [`ScanControl::unmapped_ptes`]: a walk that only
+    /// split PMDs queues no batched flush (`set_tlb_ubc_flush_pending` is
+    /// per PTE). A walk stopped by a VM_LOCKED VMA leaves the count as
+    /// what is still mapped, counted again from the page tables
+    /// ([`Sim::file_folio_remap_count`]): a saturated 255 may stand for
+    /// more than it, so taking the cleared PTEs off it could reach 0 with
+    /// the folio still mapped.
     #[inline(never)]
     fn try_to_unmap_file_large(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
         let file = self.folios[f].space as usize;
         let (mut dirty, mut unmapped, mut aborted) = (false, 0u32, false);
+        let remote = sc.who == crate::reclaim::Reclaimer::Kswapd;
         'walk: for m in 0..self.files[file].mappings.len() {
             let vid = self.files[file].mappings[m];
             let Some((lo, hi)) = self.file_large_range(f, vid) else {
@@ -480,10 +492,7 @@ impl Sim {
             sc.charge_rmap(self.cost.rmap_ns);
             if !self.vmas[vid as usize].locked {
                 if let Some(base) = self.file_pmd_mapped(vid, f) {
-                    self.count_vm_events(crate::stats::item::THP_SPLIT_PMD, 1);
-                    let remote = sc.who == crate::reclaim::Reclaimer::Kswapd;
-                    self.flush_pmd_tlb_range(vid, base, remote);
-                    self.vmas[vid as usize].set_file_pmd(base / 512, false);
+                    self.split_file_pmd(vid, base, f, remote);
                 }
             }
             let v = &mut self.vmas[vid as usize];
@@ -502,12 +511,15 @@ impl Sim {
                 unmapped += 1;
             }
         }
-        let fo = &mut self.folios[f];
-        fo.mapcount = if aborted {
-            fo.mapcount.saturating_sub(unmapped.min(255) as u8)
+        sc.unmapped_ptes = unmapped > 0;
+        if aborted {
+            // Counted again: a saturated count cannot be decremented, and
+            // a split PMD's recount already left out PTEs cleared before
+            // it in this walk (cold: VM_LOCKED).
+            self.file_folio_remap_count(f);
         } else {
-            0
-        };
+            self.folios[f].mapcount = 0;
+        }
         if dirty {
             self.folio_mark_dirty_mapped(f);
         }
@@ -602,11 +614,16 @@ impl Sim {
             }
         }
         let fo_mut = &mut self.folios[f];
-        fo_mut.mapcount = if aborted {
-            fo_mut.mapcount.saturating_sub(unmapped)
+        if !aborted {
+            fo_mut.mapcount = 0;
+        } else if fo_mut.mapcount == u8::MAX {
+            // Saturated: 255 may stand for more, so what is still mapped
+            // is counted again (`Sim::file_folio_remap_count`), not taken
+            // down by the PTEs cleared (which could reach 0 still mapped).
+            self.file_folio_remap_count(f);
         } else {
-            0
-        };
+            fo_mut.mapcount = fo_mut.mapcount.saturating_sub(unmapped);
+        }
         if dirty {
             self.folio_mark_dirty_mapped(f);
         }

@@ -188,6 +188,10 @@ pub(crate) struct ScanControl {
     /// This reclaimer as an `lru_lock` requester (0 until it first takes
     /// the lock with `machine.cpus` > 1; see [`crate::smp::LruLock::acquire_by`]).
     pub lock_owner: u64,
+    /// Set by the last `try_to_unmap` of a large page-cache folio: whether
+    /// it cleared a PTE (`set_tlb_ubc_flush_pending`, mm/rmap.c v6.12),
+    /// not only split PMDs, which flush themselves (`crate::filemap_pmd`).
+    pub unmapped_ptes: bool,
 }
 
 impl ScanControl {
@@ -226,6 +230,7 @@ impl ScanControl {
             compaction_ready_order: 0,
             compaction_ready: false,
             lock_owner: 0,
+            unmapped_ptes: false,
         }
     }
 

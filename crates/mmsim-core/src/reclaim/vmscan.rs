@@ -879,7 +879,9 @@ impl Sim {
         } else {
             self.try_to_unmap(f, sc)
         };
-        if fo.mapcount > 0 && unmapped {
+        // A large page-cache folio whose walk only split PMDs queued no
+        // batched flush (each split flushed its PMD: `crate::filemap_pmd`).
+        if fo.mapcount > 0 && unmapped && !(fo.is_file() && fo.order > 0 && !sc.unmapped_ptes) {
             self.tlb_batch_add(&fo);
         }
         if !unmapped {

@@ -185,15 +185,128 @@ fn a_store_through_a_private_pmd_splits_it_and_copies_one_page() {
 }
 
 /// Reclaim of a PMD-mapped folio: `try_to_unmap` with `TTU_SPLIT_HUGE_PMD`
-/// splits the PMD first (`thp_split_pmd`; for a file VMA the split zaps
-/// it), and the folio is reclaimed whole. Before, no split was counted.
+/// splits the PMD first (`split_huge_pmd_locked` → `__split_huge_pmd_locked`,
+/// v6.12: `thp_split_pmd`; for a file VMA the split zaps it, flushing it
+/// at once — a full flush on x86 — and carrying its young bit into
+/// PG_referenced), and the restarted walk finds no PTE: no batched flush
+/// is queued, so the split's is the only one. The folio is reclaimed
+/// whole. Before, no split was counted, PG_referenced was not set, and
+/// `shrink_folio_list` queued a batched flush of every CPU as well.
 #[test]
 fn reclaim_splits_the_pmd_it_unmaps() {
+    // The unmap alone (the folio stays, unmapped): PG_referenced from the
+    // young PMD, no PTE cleared.
     let (mut s, _, _, vma, f) = pmd_read(false);
+    let before = flushes(&s);
+    let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
+    assert!(s.try_to_unmap(f, &mut sc));
+    let fo = &s.folios[f];
+    assert!(fo.test(flags::REFERENCED) && !fo.test(flags::ACTIVE));
+    assert_eq!(fo.mapcount, 0);
+    assert!(!sc.unmapped_ptes);
+    assert_eq!(s.vm.thp_split_pmd, 1);
+    let after = flushes(&s);
+    assert_eq!((after.0 - before.0, after.1 - before.1), (1, 0));
+    assert!(present(&s, vma).is_empty());
+    s.check_invariants().unwrap();
+    // shrink_folio_list: the split's flush only, no batched one.
+    let (mut s, _, _, vma, f) = pmd_read(false);
+    let before = flushes(&s);
     assert_eq!(reclaim_one(&mut s, f), (512, 512));
     assert!(present(&s, vma).is_empty());
     assert_eq!(s.vm.thp_split_pmd, 1);
     assert!(!s.vmas[vma as usize].file_pmd(0));
+    let after = flushes(&s);
+    assert_eq!((after.0 - before.0, after.1 - before.1), (1, 0));
+    let r = s.tlb.as_ref().unwrap().stats;
+    assert_eq!(
+        (r.nr_tlb_remote_flush, r.nr_tlb_remote_flush_received),
+        (0, 0)
+    );
+    s.check_invariants().unwrap();
+}
+
+/// kswapd's reclaim of a folio PMD-mapped in VMA `a` and mapped by 16
+/// PTEs in VMA `b`: the split flushes `a`'s PMD from kswapd's CPU (a
+/// remote flush), and `b`'s cleared PTEs queue the batched flush (every
+/// CPU, a file folio), flushed at the end of `shrink_folio_list`.
+#[test]
+fn kswapd_splits_remotely_and_batches_the_ptes_of_other_vmas() {
+    let (mut s, t, file, a, f) = pmd_read(false);
+    let b = s.mmap_file(t, file, 0, 2048, false).unwrap();
+    s.madvise_file_hugepage(b, VmaThpAdvice::Nohugepage)
+        .unwrap();
+    access(&mut s, b, 5, false);
+    assert_eq!(present(&s, b), (0..16).collect::<Vec<_>>());
+    let r0 = s.tlb.as_ref().unwrap().stats;
+    let mut sc = ScanControl::new(Reclaimer::Kswapd, 32, s.clock);
+    assert!(s.try_to_unmap(f, &mut sc));
+    assert!(sc.unmapped_ptes);
+    assert!(present(&s, a).is_empty() && present(&s, b).is_empty());
+    let r = s.tlb.as_ref().unwrap().stats;
+    assert_eq!(
+        (
+            r.nr_tlb_local_flush_all - r0.nr_tlb_local_flush_all,
+            r.nr_tlb_remote_flush - r0.nr_tlb_remote_flush,
+        ),
+        (0, 1)
+    );
+    assert_eq!(s.folios[f].mapcount, 0);
+    s.check_invariants().unwrap();
+}
+
+/// The folio PMD-mapped in VMA `a` and by 16 PTEs in a VM_LOCKED VMA `c`
+/// mapped after it: `try_to_unmap` splits `a`'s PMD, then stops at `c`.
+/// The count is what `c` still maps: 16 (counted again). PG_referenced is
+/// set from the split PMD's young bit.
+#[test]
+fn reclaim_stopped_by_vm_locked_after_a_split_keeps_the_right_count() {
+    let (mut s, t, file, a, f) = pmd_read(false);
+    let c = s.mmap_file(t, file, 0, 2048, false).unwrap();
+    s.madvise_file_hugepage(c, VmaThpAdvice::Nohugepage)
+        .unwrap();
+    access(&mut s, c, 5, false);
+    s.vmas[c as usize].locked = true;
+    let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
+    assert!(!s.try_to_unmap(f, &mut sc));
+    assert!(present(&s, a).is_empty());
+    assert_eq!(present(&s, c), (0..16).collect::<Vec<_>>());
+    assert_eq!(s.vm.thp_split_pmd, 1);
+    assert_eq!(s.folios[f].mapcount, 16);
+    assert!(s.folios[f].test(flags::REFERENCED));
+    s.check_invariants().unwrap();
+}
+
+/// Without PMD mappings: an order-9 folio mapped by all 512 PTEs of VMA
+/// `b` and by 16 of a VM_LOCKED VMA `c` (its count saturated at 255):
+/// `try_to_unmap` clears `b`'s 512 and stops at `c`; the count is counted
+/// again: 16. Before, 512 (cut to 255) came off the saturated 255: 0 with
+/// `c` still mapping 16 pages.
+#[test]
+fn a_saturated_large_count_stopped_by_vm_locked_is_counted_again() {
+    let mut s = Sim::new(lf_config(1 << 16)).unwrap();
+    let t = s.add_task("t");
+    let file = s.add_file("f", 1024).unwrap();
+    s.open(file, t).unwrap();
+    s.step(&Event::FileWrite {
+        file,
+        index: 0,
+        pages: 512,
+    });
+    let f = file_folio(&s, file, 0);
+    let b = s.mmap_file(t, file, 0, 1024, false).unwrap();
+    let c = s.mmap_file(t, file, 0, 1024, false).unwrap();
+    for i in (0..512).step_by(16) {
+        access(&mut s, b, i, false);
+    }
+    access(&mut s, c, 5, false);
+    assert_eq!(s.folios[f].mapcount, 255);
+    s.vmas[c as usize].locked = true;
+    let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
+    assert!(!s.try_to_unmap(f, &mut sc));
+    assert!(present(&s, b).is_empty());
+    assert_eq!(present(&s, c), (0..16).collect::<Vec<_>>());
+    assert_eq!(s.folios[f].mapcount, 16);
     s.check_invariants().unwrap();
 }
 

@@ -55,6 +55,7 @@ mod exit;
 mod explain;
 mod filefolio;
 mod filepmd;
+mod filepmd_flush;
 mod filepmd_zap;
 mod filesync;
 mod filewrite;

@@ -146,3 +146,39 @@ fn the_walk_ends_once_mapcount_ptes_were_found() {
     assert_eq!(s.folio_referenced(f, &mut sc).vmas, 0);
     assert_eq!(sc.prof.rmap_walks, 2);
 }
+
+/// Page 0 of a file (an order-0 folio) mapped by 300 VMAs, the last
+/// VM_LOCKED: the folio's count saturated at 255. `try_to_unmap` clears
+/// the 299 PTEs before the locked VMA stops it; the count is then counted
+/// again from the page tables: 1, the locked VMA's. Before, the 299
+/// cleared PTEs were taken off the saturated 255: 0 while still mapped
+/// (the next reclaim would take it for unmapped and free it mapped).
+#[test]
+fn a_walk_stopped_by_vm_locked_counts_a_saturated_count_again() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let task = s.add_task("t");
+    let file = s.add_file("f", 8).unwrap();
+    let vmas: Vec<u32> = (0..300)
+        .map(|_| s.mmap_file(task, file, 0, 8, false).unwrap())
+        .collect();
+    for &vma in &vmas {
+        s.step(&Event::Access {
+            vma,
+            index: 0,
+            write: false,
+        });
+    }
+    let f = file_folio(&s, file, 0);
+    assert_eq!(s.folios[f].mapcount, 255);
+    let last = *vmas.last().unwrap();
+    s.vmas[last as usize].locked = true;
+    let mut sc = ScanControl::new(Reclaimer::Kswapd, 32, 0);
+    assert!(!s.try_to_unmap(f, &mut sc));
+    assert_eq!(sc.prof.rmap_walks, 300);
+    for &vma in &vmas[..299] {
+        assert_eq!(s.vmas[vma as usize].pte(0), 0);
+    }
+    assert!(s.vmas[last as usize].pte(0) & PTE_PRESENT != 0);
+    assert_eq!(s.folios[f].mapcount, 1);
+    s.check_invariants().unwrap();
+}
