@@ -831,7 +831,11 @@ impl Sim {
             self.cur_memcg,
         );
         self.thp.khuge.current = true;
+        // khugepaged is `current`: what its collapses dirty counts for no
+        // writer (`crate::page_writeback_throttle`).
+        let writer = self.bdp_set_current(crate::page_writeback_throttle::KTHREAD);
         let next = self.khugepaged_do_scan(now);
+        self.bdp_set_current(writer);
         let k = &mut self.thp.khuge;
         k.current = false;
         k.report.khugepaged_ns += self.clock - saved.0;

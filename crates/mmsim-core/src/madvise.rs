@@ -65,6 +65,10 @@ impl Sim {
         }
         let end = index.saturating_add(pages).min(v.len);
         self.cur_memcg = self.task_memcg(task);
+        // The VMA's task is `current` (the caller of `madvise()`, or the
+        // exiting task): the dirty PTEs the zap moves to its folios count
+        // in its `nr_dirtied` (`crate::page_writeback_throttle`).
+        self.bdp_set_current(task);
         self.advance(self.cost.fd_access_ns + u64::from(end - index) * self.cost.pte_walk_ns);
         self.tlb_zap_range(vma, index, end);
         self.zap_pte_range(vma, index, end);

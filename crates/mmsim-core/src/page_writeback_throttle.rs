@@ -40,8 +40,8 @@
 //!   `mdtc_calc_avail()`, `domain_dirty_limits()`), the writer freeruns only
 //!   while both domains are at or under their freerun ceilings (the next
 //!   check after the smaller of their poll intervals); else both
-//!   `pos_ratio`s are computed and the lower throttles (`sdtc`: its dirty
-//!   pages give `max_pause` and the `wb_stat_error()` exit), and the wb's
+//!   `pos_ratio`s are computed and the lower throttles (`sdtc`: its
+//!   `wb_dirty` gives `max_pause` and the `wb_stat_error()` exit), and the wb's
 //!   `dirty_exceeded` is either domain's. A group whose limit is small
 //!   pauses its writers where the global domain lets them run. The memcg
 //!   domain has its own `dirty_limit` (`memcg->cgwb_domain`, from 0 at
@@ -85,12 +85,16 @@
 //!   `wb_position_ratio()` raises to `(limit - dirty) / 8`.
 //! * **Per task.** `nr_dirtied`, `nr_dirtied_pause` and
 //!   `dirty_paused_when` are each task's (`current`: the task of the event
-//!   that writes or faults; kswapd's dirtying counts for none), in an
-//!   array by task id grown once per task.
+//!   that writes, faults or discards, or exits: `madvise_dontneed()`'s
+//!   VMA's task; kswapd's, kdamond's and khugepaged's dirtying counts for
+//!   none, `KTHREAD`), in an array by task id grown once per task.
 //!
-//! Simplified: one device, so a group has one wb; the running task is the
-//! one of the last write or fault (kdamond's and khugepaged's dirtying,
-//! rare, counts for it, where the kernel's counts for the kernel thread);
+//! Simplified: one device, so a group has one wb; a write to a file no
+//! task opened counts for task 0 (`Sim::set_fd_memcg`: mmsim has no other
+//! task to charge it to, and a kernel thread's would leave it unthrottled);
+//! reclaim run by `Sim::set_memcg_max` (the kernel's, in the task writing
+//! `memory.max`) counts what it dirties for the last task that wrote,
+//! faulted or discarded;
 //! an exiting task's `nr_dirtied` is dropped (no `dirty_throttle_leaks`);
 //! the wb's counts and the completion proportions are exact (the kernel's
 //! `wb_stat()` and `percpu_counter_read()` may lag by the per-CPU
@@ -112,7 +116,12 @@
 //! kernel's unsigned arithmetic wraps (it differs only when `dirty_limit`
 //! exceeds about 8.75 × `thresh`, after dirtyable memory collapsed); the
 //! memcg domain's statistics are exact (no `mem_cgroup_flush_stats` lag)
-//! and foreign inodes (`mem_cgroup_flush_foreign()`) are not modelled. The
+//! and foreign inodes (`mem_cgroup_flush_foreign()`) are not modelled;
+//! the completion counts are aged lazily at the jiffy of the throttle's
+//! read, while writes complete at event boundaries, so a completion due
+//! before a `writeout_period` expiry but applied after it is not halved by
+//! that period (the kernel's `__wb_writeout_add()` runs at the completion,
+//! before the timer). The
 //! report's `dirty_ratelimit` and `avg_write_bandwidth` are those of the wb
 //! throttled last (the root's before any throttling).
 
@@ -354,7 +363,7 @@ pub(crate) struct Dtc {
 impl Dtc {
     /// `wb_dirty_exceeded()` (v6.12, no strictlimit): the wb over its share
     /// and the domain over its `thresh`.
-    fn exceeded(&self) -> bool {
+    pub(crate) fn exceeded(&self) -> bool {
         self.wb_dirty > self.wb_thresh && self.dirty > self.thresh
     }
 
@@ -401,7 +410,8 @@ impl Default for TaskDirty {
     }
 }
 
-/// The running task is a kernel thread (kswapd): the pages it dirties
+/// The running task is a kernel thread (kswapd, kdamond, khugepaged): the
+/// pages it dirties
 /// count for no writer (its `current->nr_dirtied`, which no
 /// `balance_dirty_pages()` reads).
 pub(crate) const KTHREAD: u32 = u32::MAX;
@@ -556,7 +566,8 @@ impl Sim {
     }
 
     /// The running task becomes `t` (`current`: the task of the event that
-    /// writes or faults), or [`KTHREAD`] for kswapd; returns the one before.
+    /// writes, faults or discards), or [`KTHREAD`] for a kernel thread;
+    /// returns the one before.
     #[inline]
     pub(crate) fn bdp_set_current(&mut self, t: u32) -> u32 {
         std::mem::replace(&mut self.bdp.cur_task, t)

@@ -390,6 +390,9 @@ impl Sim {
         let Some(mut d) = self.damon.take() else {
             return;
         };
+        // kdamond is `current`: what its schemes dirty (a `pageout` zap's
+        // dirty PTEs) counts for no writer (`crate::page_writeback_throttle`).
+        let writer = self.bdp_set_current(crate::page_writeback_throttle::KTHREAD);
         loop {
             // A module parameter write due by now runs after the steps due
             // before it (and before those due at its own time).
@@ -408,6 +411,7 @@ impl Sim {
             }
             self.damon_module_write(&mut d);
         }
+        self.bdp_set_current(writer);
         let next = d.next_timer();
         self.damon = Some(d);
         self.timers.set(TimerKind::Kdamond, next);

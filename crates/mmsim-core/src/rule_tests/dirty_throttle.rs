@@ -55,6 +55,36 @@ fn the_control_functions_give_v6_12s_values() {
         wb_position_ratio(780, 780, 389, 780, 723, 723, INIT_BW),
         950
     );
+    // A wb with half the domain's share (`wb_thresh` 390) and its own
+    // `wb_dirty` under the domain's 648: x = (390 << 16) / 781 = 32726,
+    // wb_setpoint 682 × 32726 >> 16 = 340, span (390 + 204800) × 32726 >>
+    // 16 = 102463. `wb_dirty` 300: 1065 × 102503 / 102463 = 1065 (with
+    // the domain's 648, 1065 × 102155 / 102463 = 1061); `wb_dirty` 100,
+    // 1067, under `wb_thresh` / 2 = 195 (and over 195 / 8): × 195 / 100.
+    assert_eq!(
+        wb_position_ratio(780, 390, 389, 780, 648, 300, INIT_BW),
+        1065
+    );
+    assert_eq!(
+        wb_position_ratio(780, 390, 389, 780, 648, 648, INIT_BW),
+        1061
+    );
+    assert_eq!(
+        wb_position_ratio(780, 390, 389, 780, 648, 100, INIT_BW),
+        2080
+    );
+    // `wb_dirty_exceeded()`: the domain over `thresh` is not enough, the
+    // wb's own `wb_dirty` must pass its share.
+    let dtc = |wb_dirty| Dtc {
+        thresh: 726,
+        wb_thresh: 239,
+        bg_thresh: 362,
+        dirty: 760,
+        limit: 780,
+        wb_dirty,
+    };
+    assert!(!dtc(239).exceeded());
+    assert!(dtc(240).exceeded());
     // A fresh group's wb (`wb_thresh` 0, raised to (195 − 172) / 8 = 2):
     // x = (2 << 16) / 195 = 672, wb_setpoint 170 × 672 >> 16 = 1, span
     // (193 + 204800) × 672 >> 16 = 2101: 1023 × 1930 / 2101 = 939.

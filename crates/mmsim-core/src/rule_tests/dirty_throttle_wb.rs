@@ -14,7 +14,7 @@ fn write(s: &mut Sim, file: u32, index: u32) {
 }
 
 /// Writes `pages` pages of `file` from `from`, starts their writeback
-/// (`sync_file_range`), and lets a second pass (the writes take 100 ms).
+/// (`sync_file_range`), and idles one second (the writes take 100 ms).
 fn write_and_complete(s: &mut Sim, file: u32, from: u32, pages: u16) {
     for i in from..from + u32::from(pages) {
         write(s, file, i);
@@ -31,8 +31,9 @@ fn write_and_complete(s: &mut Sim, file: u32, from: u32, pages: u16) {
 
 /// A 4096-page cgroup v2 machine, the throttle on, file writes taking 100
 /// ms, swap on an ssd whose writes take 10 s; a root task with a 1024-page
-/// file, and a group `g` (`memory.max` 300 pages while it touches its anonymous pages) whose task has a
-/// 1024-page file and 400 anonymous pages.
+/// file, and a group `g` (`memory.max` 300 pages while it touches its
+/// anonymous pages) whose task has a 1024-page file and 400 anonymous
+/// pages.
 fn two_wbs() -> (Sim, crate::memcg::MemcgId, [u32; 2], u32) {
     let mut fs = DeviceConfig::of(DeviceKind::Ssd);
     fs.write_latency_us = Some(1e5);
@@ -180,4 +181,36 @@ fn each_writer_has_its_own_ratelimit_and_pause_state() {
         }
     }
     assert_eq!(pauses, [(703, 0, 2), (768, 1, 4), (784, 1, 10_002)]);
+}
+
+/// `current` is the task whose VMA a discard or an exit zaps (v6.12
+/// `madvise_dontneed_single_vma()` runs in the caller, `exit_mmap()` in
+/// the exiting task): the folios its dirty PTEs dirty count in that task's
+/// `nr_dirtied`, not in the task that wrote last (as mmsim had it: only a
+/// write or fault set it).
+#[test]
+fn a_discard_or_an_exit_runs_as_the_vmas_task() {
+    use crate::page_writeback_throttle::KTHREAD;
+    let (mut s, _, [fr, _], v) = two_wbs();
+    let current = |s: &mut Sim| {
+        let t = s.bdp_set_current(KTHREAD);
+        s.bdp_set_current(t);
+        t
+    };
+    s.step(&Event::Access {
+        vma: v,
+        index: 0,
+        write: true,
+    });
+    write(&mut s, fr, 0);
+    assert_eq!(current(&mut s), 0, "root task r wrote last");
+    s.step(&Event::Discard {
+        vma: v,
+        index: 0,
+        pages: 1,
+    });
+    assert_eq!(current(&mut s), 1, "g's task t discarded");
+    write(&mut s, fr, 1);
+    s.exit_task(1).unwrap();
+    assert_eq!(current(&mut s), 1, "t exited");
 }
