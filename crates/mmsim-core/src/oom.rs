@@ -47,6 +47,11 @@ impl Sim {
             format!("task {victim}"),
         );
         self.tasks[victim].dead = true;
+        // The pages the zap dirties count for no writer: the victim's own
+        // `exit_mmap` (whose `nr_dirtied` dies with it) or the oom_reaper
+        // kernel thread (v6.12 `__oom_reap_task_mm`), never the task whose
+        // allocation chose the victim.
+        let writer = self.bdp_set_current(crate::page_writeback_throttle::KTHREAD);
         for vi in 0..self.tasks[victim].vmas.len() {
             let vid = self.tasks[victim].vmas[vi] as usize;
             self.kmem_free_vma_tables(vid as u32);
@@ -56,6 +61,7 @@ impl Sim {
                 // Pages shared by fork stay with the other tasks (`crate::fork`).
                 self.oom_reap_forked(vid as u32);
                 self.vmas[vid].ptes = Vec::new();
+                self.vmas[vid].file_pmds = Vec::new();
                 continue;
             }
             // `__oom_reap_task_mm` → `unmap_page_range`: the zap of
@@ -64,7 +70,9 @@ impl Sim {
             let len = self.vmas[vid].len;
             self.zap_pte_range(vid as u32, 0, len);
             self.vmas[vid].ptes = Vec::new();
+            self.vmas[vid].file_pmds = Vec::new();
         }
+        self.bdp_set_current(writer);
         true
     }
 

@@ -573,6 +573,12 @@ impl Sim {
         std::mem::replace(&mut self.bdp.cur_task, t)
     }
 
+    /// Whether a kernel thread (kswapd, kdamond, khugepaged) is `current`.
+    #[inline]
+    pub(crate) fn current_is_kthread(&self) -> bool {
+        self.bdp.cur_task == KTHREAD
+    }
+
     /// Task `t`'s writer state, created (`copy_process()`'s values) if new:
     /// the per-task array grows once per task, not per page.
     #[inline]

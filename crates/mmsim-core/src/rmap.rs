@@ -483,7 +483,9 @@ impl Sim {
     fn try_to_unmap_file_large(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
         let file = self.folios[f].space as usize;
         let (mut dirty, mut unmapped, mut aborted) = (false, 0u32, false);
-        let remote = sc.who == crate::reclaim::Reclaimer::Kswapd;
+        // A kernel thread's split (kswapd; kdamond's DAMOS pageout, which
+        // reclaims as `Direct`) flushes the task's CPUs from another CPU.
+        let remote = sc.who == crate::reclaim::Reclaimer::Kswapd || self.current_is_kthread();
         'walk: for m in 0..self.files[file].mappings.len() {
             let vid = self.files[file].mappings[m];
             let Some((lo, hi)) = self.file_large_range(f, vid) else {

@@ -58,7 +58,9 @@
 //!   for the mappings of the task whose own `fsync`/`sync_file_range`
 //!   writes the folio, remote for other tasks' and for the flusher's
 //!   kworker), a store through a write-protected file PMD (its split
-//!   zaps it: `pmdp_huge_clear_flush`, a local full flush), an OOM kill's zap (the oom_reaper's
+//!   zaps it: `pmdp_huge_clear_flush`, a local full flush; the same split in
+//!   reclaim's `try_to_unmap`, remote from kswapd or kdamond, and of a
+//!   PMD a zap covers only in part), an OOM kill's zap (the oom_reaper's
 //!   `tlb_finish_mmu`, per VMA), a fork's write-protection of the parent's
 //!   PTEs (`dup_mmap` ends with `flush_tlb_mm`: one full flush per fork,
 //!   whatever it copied), the huge zero PMD's split

@@ -24,8 +24,9 @@ impl PhysMem {
 impl Sim {
     /// The per-CPU list was empty: `rmqueue_bulk` refills it from the buddy
     /// lists and its head is taken, then `rmqueue`'s tail
-    /// ([`Sim::rmqueue_boosted`]): a steal of the refill that boosted the
-    /// watermarks wakes kswapd (every order-0 folio allocation has
+    /// ([`Sim::rmqueue_boosted`]): a refill that boosted the watermarks (a
+    /// steal below pageblock order under `rmqueue_fallback = "6.12"`, a
+    /// claim attempt under "6.15", even one that failed) wakes kswapd (every order-0 folio allocation has
     /// ALLOC_KSWAPD). Only the refill can steal: the per-CPU list and
     /// DMA's page (a boost needs one zone) never boost, and every other
     /// allocation from the buddy lists (`Sim::rmqueue_large`, page-table

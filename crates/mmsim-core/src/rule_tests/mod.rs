@@ -19,7 +19,8 @@
 //! `shadow.rs` shadow entries on big machines and with many groups;
 //! `filefolio.rs` large page-cache folios of readahead and `filewrite.rs`
 //! those of `write()`, `filepmd.rs` their PMD mappings and `filepmd_zap.rs`
-//! the zap, split and unmap of those; `tlb.rs` the data
+//! the zap, split and unmap of those, `filepmd_flush.rs` the zap's flush
+//! stride and ceiling and `file_pmds` cleared by Remap and exit; `tlb.rs` the data
 //! TLB (entries per mapping size, eviction, flushes); `fork.rs` fork and
 //! copy-on-write of anonymous memory; `swapcache.rs` large folios mapped
 //! back from the swap cache, `swapzap.rs` the zap of a swap PTE whose slot
