@@ -70,9 +70,13 @@ pub(crate) const MAX_RECLAIM_RETRIES: u32 = 16;
 /// pages (the free pages rise by what it frees, so the loop ends at the
 /// min watermark or when reclaim stops freeing); a fruitless one counts,
 /// and returns false (the caller then throttles on writeback or gives up).
-/// Departure kept: no retry without progress unless writeback is pending
-/// (the kernel also retries while free plus reclaimable pages pass the
-/// min watermark).
+/// The caller first applies `should_reclaim_retry()`'s watermark test
+/// ([`crate::sim::Sim::reclaim_could_pass_min`]): no zone's free plus reclaimable pages
+/// above its min mark ends the retries whatever the progress.
+/// Departures kept: no retry without progress unless writeback is pending
+/// (the kernel retries up to `MAX_RECLAIM_RETRIES` fruitless reclaims while
+/// the watermark test passes); and the kernel gives up when
+/// `++no_progress_loops > MAX_RECLAIM_RETRIES` (16), mmsim's loop at 16.
 pub(crate) fn reclaim_retry(reclaimed: u64, no_progress_loops: &mut u32) -> bool {
     if reclaimed > 0 {
         *no_progress_loops = 0;
@@ -1049,6 +1053,9 @@ impl Sim {
             if self.node.free > self.node.wmark_min {
                 self.node.free -= 1;
                 return true;
+            }
+            if !self.reclaim_could_pass_min() {
+                break;
             }
             if !reclaim_retry(reclaimed, &mut no_progress_loops)
                 && !self.reclaim_throttle_writeback()
