@@ -75,18 +75,37 @@ crate::setting_names! { RmqueueFallback, "rmqueue_fallback",
 }
 
 impl<'de> Deserialize<'de> for RmqueueFallback {
+    /// A string or a number; anything else is refused with the allowed
+    /// values (`unknown rmqueue_fallback `true`; allowed: 6.12, 6.15`).
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Text(String),
-            Number(f64),
+        struct V;
+        impl V {
+            fn named<E: serde::de::Error>(v: &str) -> Result<RmqueueFallback, E> {
+                v.parse().map_err(E::custom)
+            }
         }
-        let v = match Raw::deserialize(d)? {
-            Raw::Text(s) => s,
-            Raw::Number(n) => format!("{n}"),
-        };
-        v.parse().map_err(serde::de::Error::custom)
+        impl serde::de::Visitor<'_> for V {
+            type Value = RmqueueFallback;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("rmqueue_fallback \"6.12\" or \"6.15\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Self::named(v)
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Self::named(&format!("{v}"))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Self::named(&format!("{v}"))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Self::named(&format!("{v}"))
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                Self::named(&format!("{v}"))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
