@@ -75,8 +75,8 @@ pub(crate) const MAX_RECLAIM_RETRIES: u32 = 16;
 /// above its min mark ends the retries whatever the progress.
 /// Departures kept: no retry without progress unless writeback is pending
 /// (the kernel retries up to `MAX_RECLAIM_RETRIES` fruitless reclaims while
-/// the watermark test passes); and the kernel gives up when
-/// `++no_progress_loops > MAX_RECLAIM_RETRIES` (16), mmsim's loop at 16.
+/// the watermark test passes). As the kernel's `++no_progress_loops >
+/// MAX_RECLAIM_RETRIES`, the loop allows 17 fruitless (throttled) reclaims.
 pub(crate) fn reclaim_retry(reclaimed: u64, no_progress_loops: &mut u32) -> bool {
     if reclaimed > 0 {
         *no_progress_loops = 0;
@@ -1048,7 +1048,7 @@ impl Sim {
             return true;
         }
         let mut no_progress_loops = 0;
-        while no_progress_loops < MAX_RECLAIM_RETRIES {
+        while no_progress_loops <= MAX_RECLAIM_RETRIES {
             let reclaimed = self.try_to_free_pages();
             if self.node.free > self.node.wmark_min {
                 self.node.free -= 1;

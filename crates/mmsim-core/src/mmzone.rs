@@ -315,7 +315,7 @@ impl Sim {
             return true;
         }
         let mut no_progress_loops = 0;
-        while no_progress_loops < crate::fault::MAX_RECLAIM_RETRIES {
+        while no_progress_loops <= crate::fault::MAX_RECLAIM_RETRIES {
             let reclaimed = self.try_to_free_pages();
             if self.take_order0_zoned(Wmark::Min) {
                 return true;
