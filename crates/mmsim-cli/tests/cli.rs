@@ -942,6 +942,14 @@ fn rmqueue_fallback_reads_a_number_and_names_the_field() {
             "unknown rmqueue_fallback `6.13`; allowed: 6.12, 6.15",
         ],
     );
+    // A TOML boolean: the allowed values, not serde's untagged-enum message.
+    bad_input(
+        &["run", "--set", "policy.rmqueue_fallback=true", "-q"],
+        &[
+            "machine.policy.rmqueue_fallback",
+            "unknown rmqueue_fallback `true`; allowed: 6.12, 6.15",
+        ],
+    );
 }
 
 /// `machine.policy.watermark_boost_factor` with the textbook `lru` policy (whose single

@@ -70,9 +70,13 @@ pub(crate) const MAX_RECLAIM_RETRIES: u32 = 16;
 /// pages (the free pages rise by what it frees, so the loop ends at the
 /// min watermark or when reclaim stops freeing); a fruitless one counts,
 /// and returns false (the caller then throttles on writeback or gives up).
-/// Departure kept: no retry without progress unless writeback is pending
-/// (the kernel also retries while free plus reclaimable pages pass the
-/// min watermark).
+/// The caller first applies `should_reclaim_retry()`'s watermark test
+/// ([`crate::sim::Sim::reclaim_could_pass_min`]): no zone's free plus reclaimable pages
+/// above its min mark ends the retries whatever the progress.
+/// Departures kept: no retry without progress unless writeback is pending
+/// (the kernel retries up to `MAX_RECLAIM_RETRIES` fruitless reclaims while
+/// the watermark test passes). As the kernel's `++no_progress_loops >
+/// MAX_RECLAIM_RETRIES`, the loop allows 17 fruitless (throttled) reclaims.
 pub(crate) fn reclaim_retry(reclaimed: u64, no_progress_loops: &mut u32) -> bool {
     if reclaimed > 0 {
         *no_progress_loops = 0;
@@ -1052,11 +1056,14 @@ impl Sim {
             return true;
         }
         let mut no_progress_loops = 0;
-        while no_progress_loops < MAX_RECLAIM_RETRIES {
+        while no_progress_loops <= MAX_RECLAIM_RETRIES {
             let reclaimed = self.try_to_free_pages();
             if self.node.free > self.node.wmark_min {
                 self.node.free -= 1;
                 return true;
+            }
+            if !self.reclaim_could_pass_min() {
+                break;
             }
             if !reclaim_retry(reclaimed, &mut no_progress_loops)
                 && !self.reclaim_throttle_writeback()

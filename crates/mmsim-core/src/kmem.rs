@@ -726,6 +726,9 @@ impl Sim {
         // With ZONE_DMA the zonelist walk may have picked DMA for this page
         // (GFP_PGTABLE_USER falls back to it as user pages do).
         if let Some(d) = self.phys.dma.as_mut().filter(|d| d.take_dma) {
+            // No `rmqueue_boosted` here: boosting is refused with ZONE_DMA
+            // (`validate_watermark_boost`), so no steal is ever pending.
+            debug_assert!(!self.phys.zone.boost.pending);
             d.take_dma = false;
             let pfn = d.zone.alloc_pages(0, mt);
             return Some(pfn.expect("the zonelist picked DMA with a free page") as u32);

@@ -254,6 +254,47 @@ impl Sim {
         true
     }
 
+    /// `zone_reclaimable_pages()` (v6.12.107 mm/vmscan.c 368-386) of the
+    /// upper zone, read exactly as its `zone_page_state_snapshot()`: the
+    /// file LRU pages, plus the anon ones when `can_reclaim_anon_pages()`
+    /// (free swap slots, `get_nr_swap_pages() > 0`; mmsim has no demotion
+    /// targets), or its free pages when both are empty. Departure: mmsim
+    /// keeps no per-zone LRU counts, so every LRU page counts in the upper
+    /// zone (the node's only zone without ZONE_DMA) and ZONE_DMA has none.
+    pub(crate) fn zone_reclaimable_pages(&self, zone_free: u64) -> u64 {
+        use crate::mem::folio::LruList;
+        let s = self.subtree_lruvec(crate::memcg::ROOT).sizes;
+        let mut nr = s[LruList::InactiveFile as usize] + s[LruList::ActiveFile as usize];
+        if self.swap.as_ref().is_some_and(|d| d.nr_free() > 0) {
+            nr += s[LruList::InactiveAnon as usize] + s[LruList::ActiveAnon as usize];
+        }
+        if nr == 0 {
+            nr = zone_free;
+        }
+        nr
+    }
+
+    /// `should_reclaim_retry()`'s watermark test (v6.12.107
+    /// mm/page_alloc.c 4160-4235, order 0): would a zone of the zonelist
+    /// pass its min mark (`__zone_watermark_ok` on free plus
+    /// [`Sim::zone_reclaimable_pages`], DMA's with its `lowmem_reserve`) if
+    /// all its reclaimable pages were freed? If none would, direct reclaim
+    /// stops retrying and the allocation goes to the OOM killer. Not
+    /// modelled: `unreserve_highatomic_pageblock()` before OOM.
+    pub(crate) fn reclaim_could_pass_min(&self) -> bool {
+        match self.phys.dma.as_ref() {
+            None => {
+                let free = self.node.free;
+                free + self.zone_reclaimable_pages(free) > self.node.wmark_min
+            }
+            Some(d) => {
+                let (upper, dma) = (self.upper_free(), d.zone.free_pages());
+                upper + self.zone_reclaimable_pages(upper) > d.upper_wmark.min
+                    || 2 * dma > d.wmark.min + d.lowmem_reserve
+            }
+        }
+    }
+
     fn take_order0_from(&mut self, dma: bool) {
         if let Some(d) = self.phys.dma.as_mut() {
             d.take_dma = dma;
@@ -274,10 +315,13 @@ impl Sim {
             return true;
         }
         let mut no_progress_loops = 0;
-        while no_progress_loops < crate::fault::MAX_RECLAIM_RETRIES {
+        while no_progress_loops <= crate::fault::MAX_RECLAIM_RETRIES {
             let reclaimed = self.try_to_free_pages();
             if self.take_order0_zoned(Wmark::Min) {
                 return true;
+            }
+            if !self.reclaim_could_pass_min() {
+                break;
             }
             if !crate::fault::reclaim_retry(reclaimed, &mut no_progress_loops)
                 && !self.reclaim_throttle_writeback()

@@ -598,8 +598,8 @@ impl Zone {
         self.set_range_type(first, PAGEBLOCK_ORDER, to);
     }
 
-    /// `__rmqueue` (v6.12, no CMA): allocate `1 << order` pages of `mt`,
-    /// returning the head PFN, or `None` when no block is large enough.
+    /// `__rmqueue` (no CMA) of the zone's `fallback` variant (v6.12.0 or v6.15):
+    /// `1 << order` pages of `mt`, the head PFN, or `None` when no block fits.
     pub(crate) fn alloc_pages(&mut self, order: usize, mt: MigrateType) -> Option<u64> {
         self.alloc_pages_mode(order, mt, &mut RmqueueMode::Normal)
     }

@@ -84,7 +84,9 @@ pub(crate) struct ZoneBoost {
 
 impl Zone {
     /// `boost_watermark(zone)` (mm/page_alloc.c, v6.12), called by
-    /// `steal_suitable_fallback` below `pageblock_order`.
+    /// v6.12.0's `steal_suitable_fallback` below `pageblock_order` (every
+    /// steal), or by v6.15's `try_to_steal_block` (a claim attempt only;
+    /// `machine.policy.rmqueue_fallback = "6.15"`, 6.12.107 lines 1937-1970).
     pub(crate) fn boost_watermark(&mut self) {
         let b = &mut self.boost;
         if b.factor == 0 || PAGEBLOCK_NR_PAGES * 4 > self.managed_pages {
@@ -128,7 +130,8 @@ impl MachineConfig {
 
 impl Sim {
     /// Boot: the factor and the unboosted marks (`setup_per_zone_wmarks`
-    /// leaves the boost at 0).
+    /// leaves the boost at 0), and each zone's `__rmqueue` fallback variant
+    /// (`machine.policy.rmqueue_fallback`).
     pub(crate) fn setup_watermark_boost(&mut self) {
         let n = &self.node;
         self.phys.zone.boost = ZoneBoost {

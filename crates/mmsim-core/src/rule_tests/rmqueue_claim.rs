@@ -221,3 +221,65 @@ fn direct_reclaim_retries_while_it_makes_progress_up_to_a_boosted_min() {
     // 21 direct reclaims, each with progress: more than MAX_RECLAIM_RETRIES.
     assert_eq!(s.vm.allocstall_normal - stalls, 21);
 }
+
+#[test]
+fn direct_reclaim_stops_when_free_plus_reclaimable_cannot_pass_min() {
+    // v6.12.107 `should_reclaim_retry()`: even with progress, direct reclaim
+    // stops when no zone's free plus `zone_reclaimable_pages()` (file LRU;
+    // anon only with free swap slots) passes its min mark. No swap, the
+    // machine full of anon pages and 400 clean cache pages, the zone boosted
+    // to min 1664: after one reclaim (32 cache pages freed) free + the
+    // remaining cache stays below 1664, so the allocation OOM-kills at once
+    // (without the check: one reclaim per 32 cache pages until none is left).
+    let mut cfg = MachineConfig {
+        memory: Size::from_pages(1 << 16),
+        policy: PolicyConfig {
+            name: PolicyName::Cost,
+            cost_variant: CostVariant::V6_2,
+            watermark_boost_factor: 15_000,
+            ..Default::default()
+        },
+        swap: DeviceConfig::of(DeviceKind::None),
+        ..Default::default()
+    };
+    cfg.compaction.enabled = true;
+    cfg.compaction.proactiveness = 0;
+    let mut s = Sim::new(cfg).unwrap();
+    assert!(s.swap.is_none());
+    let t = s.add_task("t");
+    let file = s.add_file("f", 400).unwrap();
+    s.open(file, t).unwrap();
+    s.fadvise(file, crate::readahead::Advice::Random).unwrap();
+    for index in 0..400 {
+        s.step(&Event::FileRead {
+            file,
+            index,
+            pages: 1,
+        });
+    }
+    let vma = s.mmap_anon(t, 1 << 16).unwrap();
+    let mut index = 0;
+    while s.node.free > 1000 {
+        s.step(&Event::Access {
+            vma,
+            index,
+            write: true,
+        });
+        index += 1;
+    }
+    while s.kswapd.running {
+        s.kswapd_step();
+    }
+    for _ in 0..3 {
+        s.phys.zone.boost_watermark();
+    }
+    s.rmqueue_boosted(false);
+    assert_eq!(s.node.wmark_min, 512 + 1152);
+    let cache = s.zone_reclaimable_pages(s.node.free);
+    let (free, stalls) = (s.node.free, s.vm.allocstall_normal);
+    assert!(free + cache < s.node.wmark_min, "free {free} cache {cache}");
+    assert!(cache > 3 * 32, "cache {cache}");
+    assert!(s.alloc_page());
+    assert_eq!(s.vm.oom_kill, 1);
+    assert_eq!(s.vm.allocstall_normal - stalls, 1);
+}
