@@ -106,9 +106,11 @@ fn a_direct_reclaim_with_progress_drains_and_takes_the_block() {
     // `size >> priority` until the goal of SWAP_CLUSTER_MAX is passed),
     // order-0 frames between held ones (no block); the look at the
     // min mark fails, the drain merges the discarded pages into an order-4
-    // block and the second look takes it. With compaction on or off (the
-    // slow path without compaction follows `__alloc_pages_direct_reclaim`
-    // too: it drained nothing before).
+    // block and the second look takes it. With compaction off this fails
+    // without the change (the slow path without compaction follows
+    // `__alloc_pages_direct_reclaim` too: it drained nothing before); the
+    // compaction-on half passes without it too (the old path already
+    // drained after reclaim): it is a guard that the drain stays.
     for compaction in [true, false] {
         let mut s = cut_up(compaction, 64);
         let (order, stalls, stolen, left) = thp_fault(&mut s);
