@@ -3,6 +3,8 @@
 //! no progress goes straight out (`if (unlikely(!(*did_some_progress)))
 //! goto out;`): no second look at the free lists and no `drain_all_pages`;
 //! one that made progress looks, drains the per-CPU list and looks again.
+//! And `sc->order` (v6.12 `try_to_free_pages`, `balance_pgdat`) read by
+//! MGLRU's `should_abort_scan`, through the real direct and kswapd paths.
 
 use super::compaction::thp_64k;
 use super::thp::thp_machine_with;
