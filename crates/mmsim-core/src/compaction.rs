@@ -66,6 +66,11 @@
 //!   and for readahead's large folios. Every attempt checks the deferral;
 //!   only sync runs defer (`try_to_compact_pages`). A deferred attempt still
 //!   counts `compact_stall` (and `compact_fail`), a skipped one does not.
+//!   Departure: without `[machine.compaction]` a costly `__GFP_NORETRY`
+//!   allocation still reclaims directly, where the kernel's
+//!   compaction-disabled `__alloc_pages_direct_compact` stub returns
+//!   `COMPACT_SKIPPED` and the slow path gives up (`goto nopage`); THP
+//!   selects COMPACTION, so that kernel has no real counterpart.
 //! * **kcompactd** (`TimerKind::Kcompactd`, `kcompactd = true`): woken for
 //!   the allocation's order when an allocation that wakes kswapd finds the
 //!   node balanced (`wakeup_kswapd`), and by kswapd when it goes to sleep
@@ -370,8 +375,10 @@ fn block_end(pfn: u64, order: usize) -> u64 {
 impl Sim {
     /// `get_page_from_freelist` / `__alloc_pages_slowpath` for a THP order:
     /// a free block above the low watermark (`zone_watermark_fast` with the
-    /// order's unusable pages); else, as the gfp allows, wake kswapd and/or
-    /// reclaim directly once, then try above the min watermark; with
+    /// order's unusable pages); else, as the gfp allows, wake kswapd, try
+    /// above the min watermark, then reclaim directly once and, only if it
+    /// made progress, the min watermark, a per-CPU drain and the min
+    /// watermark again (`Sim::alloc_pages_direct_reclaim`); with
     /// `[machine.compaction]`, `Sim::alloc_slowpath_compact`. The pages
     /// leave `Node::free`. (Here rather than in `crate::huge_memory`, whose
     /// fault path, `crate::khugepaged` and large page-cache folios call it.)

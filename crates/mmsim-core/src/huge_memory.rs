@@ -39,8 +39,8 @@
 //!   at `memory.max` (`gfpflags_allow_blocking` false). A charge that may
 //!   reclaim does so as `try_charge_memcg` does, without the OOM killer
 //!   above order 3 (`mem_cgroup_oom`, PAGE_ALLOC_COSTLY_ORDER). Without
-//!   `[machine.compaction]` the slow path is one direct-reclaim pass then
-//!   the min watermark; with it, `crate::compaction`'s.
+//!   `[machine.compaction]`: min mark, one direct reclaim, then only after
+//!   progress min mark, drain, min mark; with it, `crate::compaction`'s.
 //! * **Zeroing**: the whole folio is cleared at the fault
 //!   (`folio_zero_user`): `minor_fault_ns` plus `clear_page_ns` per extra page.
 //! * **Mapping** (`set_ptes` of `do_anonymous_page`): every PTE of the block

@@ -103,8 +103,14 @@ impl Sim {
 
     /// `memcg1_soft_limit_reclaim()`: reclaims from the biggest offenders
     /// before a global reclaim pass; returns (reclaimed, scanned) and adds
-    /// its time to `outer`.
+    /// its time to `outer`. As v6.12 `memcg1_soft_limit_reclaim()`
+    /// (mm/memcontrol-v1.c), a reclaim for a higher-order allocation
+    /// (`sc->order > 0`: direct reclaim for a large folio, kswapd's
+    /// reclaim order) does no soft-limit reclaim.
     pub(crate) fn memcg1_soft_limit_reclaim(&mut self, outer: &mut ScanControl) -> (u64, u64) {
+        if outer.order > 0 {
+            return (0, 0);
+        }
         let (mut reclaimed, mut scanned) = (0, 0);
         let mut next: Option<MemcgId> = None;
         let mut loops = 0;

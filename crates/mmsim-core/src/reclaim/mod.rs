@@ -174,7 +174,13 @@ pub(crate) struct ScanControl {
     /// reclaim. Read by MGLRU's `should_abort_scan` (its goal,
     /// `max(nr_to_reclaim, compact_gap(sc->order))`); classic reclaim's
     /// `compaction_ready` reads [`ScanControl::compaction_ready_order`],
-    /// which is set only when that check is modelled.
+    /// which is set only when that check is modelled, and
+    /// `memcg1_soft_limit_reclaim` does nothing for `order > 0`. Departure:
+    /// classic reclaim's `should_continue_reclaim` (v6.12 `shrink_node`:
+    /// for a costly order, or any order > 0 below `DEF_PRIORITY - 2`, the
+    /// node is shrunk again while the pass reclaimed something, no zone is
+    /// `compaction_suitable` and more than `compact_gap(sc->order)`
+    /// inactive pages remain) is not modelled: one pass per priority.
     ///
     /// [`Compaction::kswapd_reclaim_order`]: crate::compaction::Compaction::kswapd_reclaim_order
     pub order: u32,

@@ -3,6 +3,8 @@
 //! no progress goes straight out (`if (unlikely(!(*did_some_progress)))
 //! goto out;`): no second look at the free lists and no `drain_all_pages`;
 //! one that made progress looks, drains the per-CPU list and looks again.
+//! And `sc->order` (v6.12 `try_to_free_pages`, `balance_pgdat`) read by
+//! MGLRU's `should_abort_scan`, through the real direct and kswapd paths.
 
 use super::compaction::thp_64k;
 use super::thp::thp_machine_with;
@@ -106,9 +108,11 @@ fn a_direct_reclaim_with_progress_drains_and_takes_the_block() {
     // `size >> priority` until the goal of SWAP_CLUSTER_MAX is passed),
     // order-0 frames between held ones (no block); the look at the
     // min mark fails, the drain merges the discarded pages into an order-4
-    // block and the second look takes it. With compaction on or off (the
-    // slow path without compaction follows `__alloc_pages_direct_reclaim`
-    // too: it drained nothing before).
+    // block and the second look takes it. With compaction off this fails
+    // without the change (the slow path without compaction follows
+    // `__alloc_pages_direct_reclaim` too: it drained nothing before); the
+    // compaction-on half passes without it too (the old path already
+    // drained after reclaim): it is a guard that the drain stays.
     for compaction in [true, false] {
         let mut s = cut_up(compaction, 64);
         let (order, stalls, stolen, left) = thp_fault(&mut s);
@@ -208,4 +212,88 @@ fn mglru_direct_reclaim_for_a_thp_reclaims_compact_gap() {
         got.push(sc.nr_reclaimed);
     }
     assert_eq!(got, [64, 1024]);
+}
+
+/// A 32768-page MGLRU (v6.12) machine, no swap, with 16384 clean file
+/// pages read at random.
+fn mglru_file_machine() -> Sim {
+    let mut s = thp_machine_with(32768, None, Default::default(), |c| {
+        c.policy.name = PolicyName::Mglru;
+        c.policy.mglru_version = crate::config::MglruVersion::V6_12;
+    });
+    let t = s.add_task("t");
+    let f = s.add_file("f", 16384).unwrap();
+    s.open(f, t).unwrap();
+    s.fadvise(f, Advice::Random).unwrap();
+    for index in 0..16384 {
+        s.step(&Event::FileRead {
+            file: f,
+            index,
+            pages: 1,
+        });
+    }
+    s
+}
+
+#[test]
+fn mglru_try_to_free_pages_for_a_thp_reclaims_compact_gap() {
+    // The real path: `try_to_free_pages_order` sets `sc.order` (v6.12
+    // `try_to_free_pages`'s `.order = order`). 24 groups of 1,024 clean
+    // file pages on a 32768-page MGLRU (v6.12) machine, no swap. The first
+    // pass (DEF_PRIORITY: `set_initial_priority` leaves it for
+    // nr_to_reclaim 32 < MIN_LRU_BATCH) evicts one batch of 64 per group,
+    // and `shrink_many` asks `should_abort_scan` after each group: order 0
+    // stops after the first group (64 >= 32), order 9 after 16 groups
+    // (compact_gap(9) = 1,024); `do_try_to_free_pages` then stops
+    // (reclaimed >= nr_to_reclaim).
+    let mut got = Vec::new();
+    for order in [0, 9] {
+        let mut s = thp_machine_with(32768, None, Default::default(), |c| {
+            c.policy.name = PolicyName::Mglru;
+            c.policy.mglru_version = crate::config::MglruVersion::V6_12;
+        });
+        for g in 0..24 {
+            let m = s.add_memcg(0, &format!("g{g}")).unwrap();
+            let t = s.add_task("t");
+            s.attach_task(t, m).unwrap();
+            let f = s.add_file("f", 1024).unwrap();
+            s.open(f, t).unwrap();
+            s.fadvise(f, Advice::Random).unwrap();
+            for index in 0..1024 {
+                s.step(&Event::FileRead {
+                    file: f,
+                    index,
+                    pages: 1,
+                });
+            }
+        }
+        let progress = s.try_to_free_pages_order(order);
+        got.push((progress, s.vm.pgsteal_direct));
+    }
+    assert_eq!(got, [(64, 64), (1024, 1024)]);
+}
+
+#[test]
+fn mglru_kswapd_for_order_4_does_not_stop_at_the_high_mark() {
+    // `kswapd_step` sets `sc.order` from `kswapd_reclaim_order` (v6.12
+    // `balance_pgdat`'s `.order = order`). 16384 clean file pages on a
+    // 32768-page MGLRU (v6.12) machine, free pages taken down to exactly
+    // the high mark (not balanced at any order). At order 0
+    // `should_abort_scan` stops once free > high + MIN_LRU_BATCH (two
+    // batches: 128); at order 4 it never aborts on watermarks ("exclude
+    // compaction-induced reclaim") and kswapd reclaims 576.
+    let mut got = Vec::new();
+    for order in [0, 4] {
+        let mut s = mglru_file_machine();
+        let mut held = Vec::new();
+        while s.node.free > s.node.wmark_high {
+            held.push(s.phys.zone.alloc_pages(0, MigrateType::Movable).unwrap());
+            s.node.free -= 1;
+        }
+        s.compact.kswapd_reclaim_order = order;
+        s.kswapd.running = true;
+        s.kswapd_step();
+        got.push((s.vm.pgsteal_kswapd, s.node.free - s.node.wmark_high));
+    }
+    assert_eq!(got, [(128, 128), (576, 576)]);
 }

@@ -610,3 +610,31 @@ fn memory_reclaim_reclaims_on_demand_and_honours_swappiness() {
     assert!(s.memcgs[g as usize].usage <= usage - 200);
     s.check_invariants().unwrap();
 }
+
+/// v6.12 `memcg1_soft_limit_reclaim()` returns 0 at once for `order > 0`:
+/// a reclaim for a large folio (`sc.order` 4) leaves the offender and the
+/// tree alone; the same reclaim at order 0 takes pages from it.
+#[test]
+fn soft_limit_reclaim_is_skipped_for_a_higher_order_reclaim() {
+    use crate::reclaim::{Reclaimer, ScanControl, SWAP_CLUSTER_MAX};
+    let (mut s, a, _, fa, _) = soft_limit_machine(crate::config::SoftLimitReclaim::Tree);
+    for i in 0..2048 {
+        s.step(&Event::FileRead {
+            file: fa,
+            index: i,
+            pages: 1,
+        });
+    }
+    let key = s.memcgs[a as usize].soft_tree_key;
+    assert!(key.is_some(), "a is in the soft-limit tree");
+    let mut sc = ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, s.clock);
+    sc.order = 4;
+    assert_eq!(s.memcg1_soft_limit_reclaim(&mut sc), (0, 0));
+    assert_eq!(s.memcgs[a as usize].soft_tree_key, key, "not popped");
+    assert_eq!(s.memcg_report(a).pgsteal, 0);
+    sc.order = 0;
+    let (reclaimed, _) = s.memcg1_soft_limit_reclaim(&mut sc);
+    assert_eq!(reclaimed, 512, "order 0: the offender is reclaimed");
+    assert_eq!(s.memcg_report(a).pgsteal, 512);
+    s.check_invariants().unwrap();
+}
