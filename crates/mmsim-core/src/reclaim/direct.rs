@@ -51,19 +51,22 @@ impl Sim {
             self.trace_vmscan(self.clock, None, TpEvent::DirectReclaimBegin);
         }
         self.do_try_to_free_pages(&mut sc);
+        let progress = if sc.nr_reclaimed == 0 && sc.compaction_ready {
+            1
+        } else {
+            sc.nr_reclaimed
+        };
         if self.tp.is_some() {
+            // v6.12 `try_to_free_pages` traces what `do_try_to_free_pages`
+            // returned: the 1 of an abort for compaction too.
             let e = TpEvent::DirectReclaimEnd {
-                nr_reclaimed: sc.nr_reclaimed,
+                nr_reclaimed: progress,
             };
             self.trace_vmscan(sc.now(), None, e);
         }
         self.direct_profile.add(&sc.prof);
         self.workload_stall(sc.elapsed(), true);
-        if sc.nr_reclaimed == 0 && sc.compaction_ready {
-            1
-        } else {
-            sc.nr_reclaimed
-        }
+        progress
     }
 
     /// `shrink_zones()` (v6.12) for one pass of `do_try_to_free_pages`:

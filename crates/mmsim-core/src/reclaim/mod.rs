@@ -186,7 +186,8 @@ pub(crate) struct ScanControl {
     pub order: u32,
     /// A costly allocation's order whose `compaction_ready` direct reclaim's
     /// `shrink_zones` asks of each zone before every pass
-    /// (`compaction.compaction_ready` or two zones; 0: not asked).
+    /// (with `compaction.enabled` and `compaction.compaction_ready`; 0: not
+    /// asked).
     pub compaction_ready_order: usize,
     /// `sc->compaction_ready`: a zone was skipped as `compaction_ready`;
     /// `do_try_to_free_pages` stops after this pass (v6.12).
