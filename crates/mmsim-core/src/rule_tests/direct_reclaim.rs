@@ -190,21 +190,7 @@ fn mglru_direct_reclaim_for_a_thp_reclaims_compact_gap() {
     // order 9 it goes on to compact_gap(9) = 1,024 pages.
     let mut got = Vec::new();
     for order in [0, 9] {
-        let mut s = thp_machine_with(32768, None, Default::default(), |c| {
-            c.policy.name = PolicyName::Mglru;
-            c.policy.mglru_version = crate::config::MglruVersion::V6_12;
-        });
-        let t = s.add_task("t");
-        let f = s.add_file("f", 16384).unwrap();
-        s.open(f, t).unwrap();
-        s.fadvise(f, Advice::Random).unwrap();
-        for index in 0..16384 {
-            s.step(&Event::FileRead {
-                file: f,
-                index,
-                pages: 1,
-            });
-        }
+        let mut s = mglru_file_machine();
         let mut sc = ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, s.clock);
         sc.priority = 4;
         sc.order = order;
@@ -214,13 +200,18 @@ fn mglru_direct_reclaim_for_a_thp_reclaims_compact_gap() {
     assert_eq!(got, [64, 1024]);
 }
 
+/// A 32768-page MGLRU (v6.12) machine, no swap.
+fn mglru_machine() -> Sim {
+    thp_machine_with(32768, None, Default::default(), |c| {
+        c.policy.name = PolicyName::Mglru;
+        c.policy.mglru_version = crate::config::MglruVersion::V6_12;
+    })
+}
+
 /// A 32768-page MGLRU (v6.12) machine, no swap, with 16384 clean file
 /// pages read at random.
 fn mglru_file_machine() -> Sim {
-    let mut s = thp_machine_with(32768, None, Default::default(), |c| {
-        c.policy.name = PolicyName::Mglru;
-        c.policy.mglru_version = crate::config::MglruVersion::V6_12;
-    });
+    let mut s = mglru_machine();
     let t = s.add_task("t");
     let f = s.add_file("f", 16384).unwrap();
     s.open(f, t).unwrap();
@@ -248,10 +239,7 @@ fn mglru_try_to_free_pages_for_a_thp_reclaims_compact_gap() {
     // (reclaimed >= nr_to_reclaim).
     let mut got = Vec::new();
     for order in [0, 9] {
-        let mut s = thp_machine_with(32768, None, Default::default(), |c| {
-            c.policy.name = PolicyName::Mglru;
-            c.policy.mglru_version = crate::config::MglruVersion::V6_12;
-        });
+        let mut s = mglru_machine();
         for g in 0..24 {
             let m = s.add_memcg(0, &format!("g{g}")).unwrap();
             let t = s.add_task("t");

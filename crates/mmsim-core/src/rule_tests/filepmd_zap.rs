@@ -68,6 +68,30 @@ fn present(s: &Sim, vma: u32) -> Vec<u32> {
         .collect()
 }
 
+/// Without PMD mappings: an order-9 folio (a 2 MiB write) mapped by all
+/// 512 PTEs of VMA `b` (fault-around, 32 faults) and by 16 of VMA `c`, so
+/// its count saturated at 255. Returns the machine, the folio, `b`, `c`.
+fn saturated_large_folio() -> (Sim, FolioId, u32, u32) {
+    let mut s = Sim::new(lf_config(1 << 16)).unwrap();
+    let t = s.add_task("t");
+    let file = s.add_file("f", 1024).unwrap();
+    s.open(file, t).unwrap();
+    s.step(&Event::FileWrite {
+        file,
+        index: 0,
+        pages: 512,
+    });
+    let f = file_folio(&s, file, 0);
+    assert_eq!(s.folios[f].order, 9);
+    let b = s.mmap_file(t, file, 0, 1024, false).unwrap();
+    let c = s.mmap_file(t, file, 0, 1024, false).unwrap();
+    for i in (0..512).step_by(16) {
+        access(&mut s, b, i, false);
+    }
+    access(&mut s, c, 5, false);
+    (s, f, b, c)
+}
+
 /// (local full flushes, local one-entry flushes).
 fn flushes(s: &Sim) -> (u64, u64) {
     let r = s.tlb.as_ref().expect("TLB on").stats;
@@ -284,22 +308,7 @@ fn reclaim_stopped_by_vm_locked_after_a_split_keeps_the_right_count() {
 /// `c` still mapping 16 pages.
 #[test]
 fn a_saturated_large_count_stopped_by_vm_locked_is_counted_again() {
-    let mut s = Sim::new(lf_config(1 << 16)).unwrap();
-    let t = s.add_task("t");
-    let file = s.add_file("f", 1024).unwrap();
-    s.open(file, t).unwrap();
-    s.step(&Event::FileWrite {
-        file,
-        index: 0,
-        pages: 512,
-    });
-    let f = file_folio(&s, file, 0);
-    let b = s.mmap_file(t, file, 0, 1024, false).unwrap();
-    let c = s.mmap_file(t, file, 0, 1024, false).unwrap();
-    for i in (0..512).step_by(16) {
-        access(&mut s, b, i, false);
-    }
-    access(&mut s, c, 5, false);
+    let (mut s, f, b, c) = saturated_large_folio();
     assert_eq!(s.folios[f].mapcount, 255);
     s.vmas[c as usize].locked = true;
     let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
@@ -317,23 +326,7 @@ fn a_saturated_large_count_stopped_by_vm_locked_is_counted_again() {
 /// saturated count: 0 while `c` still mapped 16 pages.
 #[test]
 fn a_zap_of_a_saturated_count_counts_it_again() {
-    let mut s = Sim::new(lf_config(1 << 16)).unwrap();
-    let t = s.add_task("t");
-    let file = s.add_file("f", 1024).unwrap();
-    s.open(file, t).unwrap();
-    s.step(&Event::FileWrite {
-        file,
-        index: 0,
-        pages: 512,
-    });
-    let f = file_folio(&s, file, 0);
-    assert_eq!(s.folios[f].order, 9);
-    let b = s.mmap_file(t, file, 0, 1024, false).unwrap();
-    let c = s.mmap_file(t, file, 0, 1024, false).unwrap();
-    for i in (0..512).step_by(16) {
-        access(&mut s, b, i, false);
-    }
-    access(&mut s, c, 5, false);
+    let (mut s, f, b, c) = saturated_large_folio();
     assert_eq!(present(&s, b).len(), 512);
     assert_eq!(present(&s, c), (0..16).collect::<Vec<_>>());
     assert_eq!(s.folios[f].mapcount, 255);

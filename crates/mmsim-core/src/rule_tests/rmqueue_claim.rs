@@ -205,14 +205,7 @@ fn direct_reclaim_retries_while_it_makes_progress_up_to_a_boosted_min() {
             pages: 1,
         });
     }
-    while s.kswapd.running {
-        s.kswapd_step();
-    }
-    for _ in 0..3 {
-        s.phys.zone.boost_watermark();
-    }
-    s.rmqueue_boosted(false);
-    assert_eq!(s.node.wmark_min, 512 + 1152);
+    settle_and_boost_to_the_cap(&mut s);
     let (free, stalls) = (s.node.free, s.vm.allocstall_normal);
     assert!(free + 16 * 32 < s.node.wmark_min, "free {free}");
     assert!(s.alloc_page());
@@ -267,6 +260,20 @@ fn direct_reclaim_stops_when_free_plus_reclaimable_cannot_pass_min() {
         });
         index += 1;
     }
+    settle_and_boost_to_the_cap(&mut s);
+    let cache = s.zone_reclaimable_pages(s.node.free);
+    let (free, stalls) = (s.node.free, s.vm.allocstall_normal);
+    assert!(free + cache < s.node.wmark_min, "free {free} cache {cache}");
+    assert!(cache > 3 * 32, "cache {cache}");
+    assert!(s.alloc_page());
+    assert_eq!(s.vm.oom_kill, 1);
+    assert_eq!(s.vm.allocstall_normal - stalls, 1);
+}
+
+/// kswapd's run ends, then the zone is boosted three pageblocks, to its
+/// cap (768 * 1.5 = 1152 pages over min 512), and the boost is taken
+/// without waking kswapd.
+fn settle_and_boost_to_the_cap(s: &mut Sim) {
     while s.kswapd.running {
         s.kswapd_step();
     }
@@ -275,11 +282,4 @@ fn direct_reclaim_stops_when_free_plus_reclaimable_cannot_pass_min() {
     }
     s.rmqueue_boosted(false);
     assert_eq!(s.node.wmark_min, 512 + 1152);
-    let cache = s.zone_reclaimable_pages(s.node.free);
-    let (free, stalls) = (s.node.free, s.vm.allocstall_normal);
-    assert!(free + cache < s.node.wmark_min, "free {free} cache {cache}");
-    assert!(cache > 3 * 32, "cache {cache}");
-    assert!(s.alloc_page());
-    assert_eq!(s.vm.oom_kill, 1);
-    assert_eq!(s.vm.allocstall_normal - stalls, 1);
 }
