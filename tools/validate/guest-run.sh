@@ -56,6 +56,16 @@
 # at the probe's --ready and --hold go to the console log (MMV-BUDDY lines).
 # Every run's /proc/zoneinfo before and after it is saved in the console log (sections
 # zi0 and zi1, written by guest-init; the run's JSON leaves them out).
+#
+# TRACE=FILE (opt-in, for investigations; off in `mmsim validate`): the guest's own
+# tracepoints around each run. FILE has one event a line, `group/event` optionally
+# followed by a filter (`compaction/mm_compaction_finished ret > 4`); `#` lines are
+# comments. tracefs is mounted in the guest only; the ring buffer (TRACE_KB per CPU,
+# default 8192, taken from the guest's memory) is cleared before each run, tracing is
+# switched on right before the probe starts and off when it exits, and the buffer goes
+# to the console log as the run's `trace` section (the buffer's stats, lost events
+# included, as `tracestats`). The run's JSON leaves both out:
+# tools/validate/trace-compaction.py reads them from the console log.
 set -euo pipefail
 SCEN=$(readlink -f "${1:?usage: guest-run.sh SCENARIO.toml}")
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -375,6 +385,21 @@ fi
 if [ "$COMPACT" = 1 ]; then
   cp "$W/damon/compact-setup.sh" "$R/"
   DAMONARGS="$DAMONARGS mmv_compact=1"
+fi
+if [ -n "${TRACE:-}" ]; then
+  # trace-setup.sh, sourced by /init before each run: clear, size, enable, filter.
+  {
+    echo 'mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; TR=/sys/kernel/tracing'
+    echo 'tw() { echo "$2" > "$1" 2>/dev/null || echo "MMV-ERROR trace write $1 <- $2"; }'
+    echo 'tw $TR/tracing_on 0; tw $TR/trace_clock global'
+    echo "tw \$TR/buffer_size_kb ${TRACE_KB:-8192}; echo > \$TR/trace"
+    grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$TRACE" | while read -r ev filt; do
+      [ -n "$filt" ] && printf "tw \$TR/events/%s/filter '%s'\n" "$ev" "$filt"
+      echo "tw \$TR/events/$ev/enable 1"
+    done
+  } > "$W/damon/trace-setup.sh"
+  cp "$W/damon/trace-setup.sh" "$R/"
+  DAMONARGS="$DAMONARGS mmv_trace=1"
 fi
 # TCG unless ACCEL=kvm (see the header); DAMON cases always TCG.
 ACCEL=${ACCEL:-tcg}
