@@ -60,12 +60,13 @@
 # TRACE=FILE (opt-in, for investigations; off in `mmsim validate`): the guest's own
 # tracepoints around each run. FILE has one event a line, `group/event` optionally
 # followed by a filter (`compaction/mm_compaction_finished ret > 4`); `#` lines are
-# comments. tracefs is mounted in the guest only; the ring buffer (TRACE_KB per CPU,
-# default 8192, taken from the guest's memory) is cleared before each run, tracing is
-# switched on right before the probe starts and off when it exits, and the buffer goes
-# to the console log as the run's `trace` section (the buffer's stats, lost events
-# included, as `tracestats`). The run's JSON leaves both out:
-# tools/validate/trace-compaction.py reads them from the console log.
+# comments. tracefs is mounted in the guest only. The ring buffer (TRACE_KB per CPU,
+# default 3072) comes out of the guest's memory: 8192 moved compact-mthp-always's runs
+# into another mode (VALIDATION.md). It is cleared before each run, tracing is switched
+# on right before the probe starts and off when it exits, and the buffer goes to the
+# console log as the run's `trace` section (the buffer's stats, lost events included,
+# as `tracestats`). The run's JSON leaves both out: tools/validate/trace-compaction.py
+# reads them from the console log.
 set -euo pipefail
 SCEN=$(readlink -f "${1:?usage: guest-run.sh SCENARIO.toml}")
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -392,7 +393,7 @@ if [ -n "${TRACE:-}" ]; then
     echo 'mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; TR=/sys/kernel/tracing'
     echo 'tw() { echo "$2" > "$1" 2>/dev/null || echo "MMV-ERROR trace write $1 <- $2"; }'
     echo 'tw $TR/tracing_on 0; tw $TR/trace_clock global'
-    echo "tw \$TR/buffer_size_kb ${TRACE_KB:-8192}; echo > \$TR/trace"
+    echo "tw \$TR/buffer_size_kb ${TRACE_KB:-3072}; echo > \$TR/trace"
     grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$TRACE" | while read -r ev filt; do
       [ -n "$filt" ] && printf "tw \$TR/events/%s/filter '%s'\n" "$ev" "$filt"
       echo "tw \$TR/events/$ev/enable 1"

@@ -209,7 +209,8 @@ def main():
         print("   failed stalls by the zones' results:", dict(ends.most_common(8)))
         print("   per-zone results (zone, status, how):", dict(zone_ends.most_common(12)))
         print("   (priority, got page):", dict(prio))
-        print("   (got page, kthreads on the CPU during the call):", dict(ran))
+        if wins:
+            print("   (got page, kthreads on the CPU during the call):", dict(ran))
         # Where a captured block lies against its run's scanners: inside the range
         # the migrate scanner covered in that run (its migrations freed it), or not.
         where = Counter()
