@@ -253,7 +253,11 @@ fn a_write_fault_after_another_tasks_hit_runs_as_the_faulting_task() {
     assert_eq!(s.acc.hits, hits + 1, "b's load hit");
     assert_eq!(current(&mut s), a, "a hit runs no kernel code");
     touch(&mut s, vb, 0, true);
-    assert_eq!(s.acc.hits, hits + 2, "the write-protect fault counts as a hit");
+    assert_eq!(
+        s.acc.hits,
+        hits + 2,
+        "the write-protect fault counts as a hit"
+    );
     assert_eq!(current(&mut s), b);
     assert_eq!((s.bdp_task(a).0, s.bdp_task(b).0), (1, 1));
     touch(&mut s, va, 0, false);
