@@ -790,28 +790,6 @@ impl Sim {
         t.pending_any = true;
     }
 
-    /// `set_tlb_ubc_flush_pending()` (mm/rmap.c, v6.12) after reclaim's
-    /// `try_to_unmap()` unmapped folio `f`, which was mapped before it: the
-    /// reclaiming CPU's batch owes a flush of its mappings
-    /// ([`Sim::tlb_batch_add`]; the unmap changed neither the folio's kind,
-    /// order nor owner). A large page-cache folio whose walk only split
-    /// PMDs (`unmapped_ptes` false: [`crate::reclaim::ScanControl::unmapped_ptes`])
-    /// queued none: each split flushed its PMD (`crate::filemap_pmd`). Out
-    /// of line and called only with `machine.tlb`, so that
-    /// `shrink_folio_list`'s order-0 path pays one test for it.
-    #[inline(never)]
-    pub(crate) fn tlb_batch_add_unmapped(
-        &mut self,
-        f: crate::mem::folio::FolioId,
-        unmapped_ptes: bool,
-    ) {
-        let fo = self.folios[f];
-        if fo.is_file() && fo.order > 0 && !unmapped_ptes {
-            return;
-        }
-        self.tlb_batch_add(&fo);
-    }
-
     /// Whether batched flushes are done from another CPU than the
     /// workload's (kswapd): set at the start of `shrink_folio_list`, cleared
     /// at its end.

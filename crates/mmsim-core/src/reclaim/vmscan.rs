@@ -870,18 +870,19 @@ impl Sim {
         }
         // A mapped order-0 anonymous folio takes `try_to_unmap`'s own path
         // for it, inlined here (one per anonymous folio reclaimed).
-        let (mapcount, order) = (self.folios[f].mapcount, self.folios[f].order);
+        let fo = self.folios[f];
         // Nothing maps it (a split's zapped tail; a swap-cache folio zapped
         // whole): no swap PTE may hold its slots (`swap_writepage`, below).
-        let unmapped_anon = !file && mapcount == 0;
-        let unmapped = if !file && order == 0 && mapcount > 0 {
+        let unmapped_anon = !file && fo.mapcount == 0;
+        let unmapped = if !file && fo.order == 0 && fo.mapcount > 0 {
             self.try_to_unmap_anon(f, sc)
         } else {
             self.try_to_unmap(f, sc)
         };
-        // The batched flush: one test here without `machine.tlb`.
-        if self.tlb.is_some() && mapcount > 0 && unmapped {
-            self.tlb_batch_add_unmapped(f, sc.unmapped_ptes);
+        // A large page-cache folio whose walk only split PMDs queued no
+        // batched flush (each split flushed its PMD: `crate::filemap_pmd`).
+        if fo.mapcount > 0 && unmapped && !(fo.is_file() && fo.order > 0 && !sc.unmapped_ptes) {
+            self.tlb_batch_add(&fo);
         }
         if !unmapped {
             // Still mapped (a VM_LOCKED VMA): activate_locked.

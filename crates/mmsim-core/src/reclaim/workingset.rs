@@ -192,14 +192,10 @@ impl Sim {
     /// Inlined into `remove_mapping` (one call per reclaimed folio).
     #[inline(always)]
     pub(crate) fn workingset_eviction(&mut self, f: FolioId) -> Option<u32> {
-        // The classic variant tested first: `Policy` keeps its tag in a
-        // niche of `ClassicRules`, so that test is one compare where the
-        // MGLRU one first decodes the tag (8 instructions per reclaimed
-        // folio, the `cost` / file profile of perf22).
+        if let Policy::Mglru(_) = self.policy {
+            return Some(self.lru_gen_eviction(f));
+        }
         let Policy::Classic(rules) = self.policy else {
-            if let Policy::Mglru(_) = self.policy {
-                return Some(self.lru_gen_eviction(f));
-            }
             return None;
         };
         let fo = &self.folios[f];
