@@ -567,7 +567,13 @@ impl Sim {
 
     /// The running task becomes `t` (`current`: the task of the event that
     /// writes, faults or discards), or [`KTHREAD`] for a kernel thread;
-    /// returns the one before.
+    /// returns the one before. Set where kernel code runs for the task (a
+    /// fault, `Sim::handle_mm_fault`; a read or write call past its
+    /// one-page cached fast path, `Sim::set_fd_memcg`; a discard, an exit),
+    /// not by an access that hits in the MMU or a cached one-page read,
+    /// which neither dirty, balance nor reclaim: `current` is read only
+    /// under those (`folio_account_dirtied()`, the pause, reclaim's
+    /// kernel-thread test).
     #[inline]
     pub(crate) fn bdp_set_current(&mut self, t: u32) -> u32 {
         std::mem::replace(&mut self.bdp.cur_task, t)

@@ -214,3 +214,54 @@ fn a_discard_or_an_exit_runs_as_the_vmas_task() {
     s.exit_task(1).unwrap();
     assert_eq!(current(&mut s), 1, "t exited");
 }
+
+/// `current` after an access that hit: a hit in the MMU (a load, or a
+/// store through a dirty PTE) runs no kernel code, so only the faults and
+/// file calls that can dirty, balance or reclaim make their task `current`
+/// (`Sim::handle_mm_fault`, `Sim::set_fd_memcg`); a hit leaves it as it
+/// was. Tasks a and b each map a file shared. b read-faults its page 0
+/// (clean), a write-faults its page 0 (a's 1st dirtied page, a is
+/// current), b's load of its page 0 hits (a stays current: nothing reads
+/// it before the next fault), then b's store to that clean page is a
+/// write-protect fault (`wp_page_shared()` → `folio_mark_dirty()` →
+/// `folio_account_dirtied()`): b becomes current and the page counts in
+/// b's `nr_dirtied`, not a's. Then a's load hits and b write-faults a
+/// new page: b's 2nd. (Without the fault's store of `current`, both of b's
+/// dirtyings counted for task 0, a.)
+#[test]
+fn a_write_fault_after_another_tasks_hit_runs_as_the_faulting_task() {
+    use crate::page_writeback_throttle::KTHREAD;
+    let (mut s, _, _, _) = two_wbs();
+    let current = |s: &mut Sim| {
+        let t = s.bdp_set_current(KTHREAD);
+        s.bdp_set_current(t);
+        t
+    };
+    let (a, b) = (0, 1);
+    let (fa, fb) = (s.add_file("a", 16).unwrap(), s.add_file("b", 16).unwrap());
+    let (va, vb) = (
+        s.mmap_file(a, fa, 0, 16, false).unwrap(),
+        s.mmap_file(b, fb, 0, 16, false).unwrap(),
+    );
+    let touch = |s: &mut Sim, vma, index, write| s.step(&Event::Access { vma, index, write });
+    touch(&mut s, vb, 0, false);
+    assert_eq!(current(&mut s), b);
+    touch(&mut s, va, 0, true);
+    assert_eq!((current(&mut s), s.bdp_task(a).0), (a, 1));
+    let hits = s.acc.hits;
+    touch(&mut s, vb, 0, false);
+    assert_eq!(s.acc.hits, hits + 1, "b's load hit");
+    assert_eq!(current(&mut s), a, "a hit runs no kernel code");
+    touch(&mut s, vb, 0, true);
+    assert_eq!(
+        s.acc.hits,
+        hits + 2,
+        "the write-protect fault counts as a hit"
+    );
+    assert_eq!(current(&mut s), b);
+    assert_eq!((s.bdp_task(a).0, s.bdp_task(b).0), (1, 1));
+    touch(&mut s, va, 0, false);
+    touch(&mut s, vb, 1, true);
+    assert_eq!(current(&mut s), b);
+    assert_eq!((s.bdp_task(a).0, s.bdp_task(b).0), (1, 2));
+}
