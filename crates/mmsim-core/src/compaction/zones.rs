@@ -263,9 +263,9 @@ impl Sim {
     /// page's zone's `compact_blockskip_flush` (v6.12, mm/page_alloc.c),
     /// whether the page was captured or taken from the free lists, so that
     /// kswapd's next sleep does not reset the skip hints; the clear came
-    /// with the flag itself (v3.7, "mm: compaction: cache if a pageblock
-    /// was scanned and no pages were isolated"), so every modelled kernel
-    /// has it. (Until 2026-12-01 mmsim cleared it only with `capture`.)
+    /// with the flag itself (v3.7, Mel Gorman's skip-hint series), long
+    /// before page capture (v5.1), so every modelled kernel has it. (Until
+    /// 2026-12-01 mmsim cleared it only with `capture`.)
     pub(crate) fn alloc_pages_direct_compact(
         &mut self,
         order: u8,
