@@ -93,7 +93,9 @@
 //!   scanner marks a block when it first isolates from it
 //!   (`test_and_set_skip`) or scans it to the end without isolating, the
 //!   free scanner when it scans a block to the end (`update_pageblock_skip`).
-//!   When direct compaction's scanners meet, `compact_blockskip_flush` is set,
+//!   When direct compaction's scanners meet, `compact_blockskip_flush` is set
+//!   (a direct compaction that gets its page, captured or from the free
+//!   lists, clears it: v6.12 `__alloc_pages_direct_compact`, as since v3.7),
 //!   and the marks are cleared (`__reset_isolation_suitable`) when kswapd
 //!   goes to sleep or a deferred compaction restarts
 //!   (`compaction_restarting`). Proactive compaction ignores the marks.

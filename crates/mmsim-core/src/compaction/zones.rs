@@ -38,7 +38,8 @@
 //!   `COMPACT_SKIPPED`: every zone was unsuitable), takes the captured
 //!   block or walks the zonelist at the min watermark, and counts
 //!   `compact_success` (resetting the deferral of the zone the page came
-//!   from, and its `compact_blockskip_flush` with `capture`) or
+//!   from, and its `compact_blockskip_flush`, whether the page was captured
+//!   or taken from the free lists) or
 //!   `compact_fail`, once per call.
 //! - kcompactd (`kcompactd_do_work`): one `compact_daemon_wake`; zones from
 //!   the lowest (DMA first); per zone: deferred, or the order's min
@@ -258,7 +259,13 @@ impl Sim {
     /// `compact_zone_order` per zone (the module overview): the block and
     /// the result (the maximum over the zones); counts `compact_stall` /
     /// `compact_success` / `compact_fail` once per call and charges the
-    /// scanning and migration to the allocating task.
+    /// scanning and migration to the allocating task. A success clears the
+    /// page's zone's `compact_blockskip_flush` (v6.12, mm/page_alloc.c),
+    /// whether the page was captured or taken from the free lists, so that
+    /// kswapd's next sleep does not reset the skip hints; the clear came
+    /// with the flag itself (v3.7, Mel Gorman's skip-hint series), long
+    /// before page capture (v5.1), so every modelled kernel has it. (Until
+    /// 2026-12-01 mmsim cleared it only with `capture`.)
     pub(crate) fn alloc_pages_direct_compact(
         &mut self,
         order: u8,
@@ -315,10 +322,10 @@ impl Sim {
                 .map(|p| (p, self.phys.dma_in_zone(p))),
         };
         if let Some((p, dma)) = page {
-            let capture = self.compact.cfg.capture;
             self.on_zone(dma, |s| {
-                // v6.12 clears compact_blockskip_flush here (kept to `capture`).
-                s.compact.blockskip_flush &= !capture;
+                // Any page, captured or from the free lists: the flag has been
+                // cleared here since v3.7 (every modelled kernel).
+                s.compact.blockskip_flush = false;
                 s.compact.compaction_defer_reset(ord, true);
             });
             self.count_vm_events(COMPACTSUCCESS, 1);

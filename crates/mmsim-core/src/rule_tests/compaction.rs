@@ -822,3 +822,45 @@ fn a_run_is_whole_zone_only_from_compact_init_migrate_pfn() {
     );
     assert_eq!(s.vm.compact_migrate_scanned, 7680);
 }
+
+#[test]
+fn a_success_from_the_free_lists_clears_compact_blockskip_flush() {
+    // As an_order_4_fault_fails_without_compaction_and_succeeds_with_it
+    // (capture off), with skip hints, pageblock 3 marked and
+    // compact_blockskip_flush set, as an earlier run whose scanners met
+    // leaves them. The run never reaches block 3: it ends at block 0's end
+    // with an order-4 block on the free lists, and the fault takes it
+    // (no captured page).
+    let mut s = thp_machine_with(8192, None, thp_64k(ThpDefrag::Always), |c| {
+        c.compaction.enabled = true;
+        c.compaction.kcompactd = false;
+        c.compaction.proactiveness = 0;
+        c.compaction.skip_hints = true;
+    });
+    let (_, held) = fragment(&mut s, 4096);
+    let z = s.phys.zone.start_pfn;
+    s.compact.set_skip(z + 3 * 512);
+    s.compact.blockskip_flush = true;
+    let t = s.add_task("thp");
+    let vma = s.mmap_anon(t, 16).unwrap();
+    let f = fault_anon(&mut s, vma, 0);
+    assert_eq!(s.folios[f].order, 4);
+    let v = &s.vm;
+    assert_eq!(
+        (v.compact_stall, v.compact_success, v.compact_fail),
+        (1, 1, 0)
+    );
+    assert_eq!((v.compact_migrate_scanned, v.pgmigrate_success), (512, 32));
+    // The run marked block 0 (test_and_set_skip) and the blocks the free
+    // scanner scanned to their end, 15 down to 6 (update_pageblock_skip).
+    let marked = [0, 3, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+    assert_eq!(marked_blocks(&s), marked);
+    // v6.12 __alloc_pages_direct_compact clears the flag on any success,
+    // not only a captured page's, so kswapd's next sleep resets nothing
+    // (__reset_isolation_suitable is gated by it): every mark stays.
+    assert!(!s.compact.blockskip_flush);
+    s.kswapd_sleep_compact();
+    assert_eq!(marked_blocks(&s), marked);
+    release(&mut s, &held);
+    s.check_invariants().unwrap();
+}
