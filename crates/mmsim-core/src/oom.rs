@@ -55,6 +55,8 @@ impl Sim {
         for vi in 0..self.tasks[victim].vmas.len() {
             let vid = self.tasks[victim].vmas[vi] as usize;
             self.kmem_free_vma_tables(vid as u32);
+            // The victim's `exit_mmap()` puts its files.
+            self.vma_put_file(vid as u32);
             // The oom_reaper's zap ends with its TLB flush (crate::tlb).
             self.tlb_zap_range(vid as u32, 0, u32::MAX);
             if self.fork.is_some() {
