@@ -280,7 +280,9 @@ impl Sim {
             };
             // `vm_area_dup()` copies the flags (`VM_SEQ_READ`,
             // `VM_RAND_READ`); `get_file()`: the child's VMA holds the
-            // parent's `struct file`, and so shares its `f_ra`.
+            // parent's `struct file`, and so shares its `f_ra`. The slot
+            // is live even if an allocation of this fork OOM-killed the
+            // parent: a kill puts no file (`crate::oom`).
             let pv = &self.vmas[p as usize];
             let (advice, ra_advice, slot) = (pv.thp_advice, pv.ra_advice, pv.ra_slot);
             self.vma_put_file(c);

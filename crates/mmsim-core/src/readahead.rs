@@ -36,7 +36,8 @@
 //! `f_ra` slot; a forked child's VMA holds the parent's (`dup_mmap()` →
 //! `get_file()`, `crate::fork`), so parent and child read ahead in one
 //! state, as v6.12's do; a slot is freed when the last VMA holding it goes
-//! (exit, OOM kill, `Event::Remap`), counted per slot. The `madvise`
+//! (exit, `Event::Remap`; an OOM kill keeps them, [`RaSlots`]), counted
+//! per slot. The `madvise`
 //! advice is the VMA's (`vm_flags`, `Vma::ra_advice`), not the slot's.
 //! Departures left: two mappings of one descriptor (mmsim has no
 //! descriptor to name: each `mmap` is its own open), and `munmap` + `mmap`
@@ -284,8 +285,10 @@ pub(crate) fn ractl_max_pages(ra_pages: u32, io_pages: u32, req: u32) -> u32 {
 /// whose `vm_file` is that `struct file` (v6.12: `mmap_region()` takes the
 /// caller's file, `dup_mmap()` gives the child's VMA the parent's with
 /// `get_file()`), with a count of those VMAs; a slot is freed when the last
-/// one goes (`fput()` at `remove_vma()`: exit, an OOM kill, `Event::Remap`'s
-/// `munmap`) and reused by the next `mmap`. A fault reads the state through
+/// one goes (`fput()` at `remove_vma()`: exit, `Event::Remap`'s `munmap`)
+/// and reused by the next `mmap`. An OOM kill puts nothing (the kernel's
+/// `fput` is the victim's later `exit_mmap`, which mmsim does not model
+/// after a kill): a killed task's VMAs hold their slots to the end. A fault reads the state through
 /// the VMA's slot index ([`crate::mem::pagetable::Vma::ra_slot`]): no
 /// lookup. The advice (`VM_SEQ_READ`, `VM_RAND_READ`) is the VMA's own
 /// (`vm_flags`), not the file's: [`crate::mem::pagetable::Vma::ra_advice`].
