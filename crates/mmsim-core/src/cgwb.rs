@@ -254,14 +254,20 @@ impl Sim {
     /// shared mapping: `do_shared_fault()`, `wp_page_shared()`, and mmsim's
     /// PMD mapping of a page-cache folio). Only writers call it: reclaim's
     /// unmap, the MGLRU walk and a zap reach `folio_mark_dirty()` from a
-    /// dirty PTE and balance nothing. The global domain first
-    /// ([`Sim::balance_dirty_pages`]), then the memcg domain of the writing
-    /// task's wb (`wb_get_create_current()`: the group charged now,
-    /// `Sim::cur_memcg`), not the folio's group. Not modelled: the
-    /// ratelimit itself (`nr_dirtied_pause`, `ratelimit_pages`): here every
-    /// dirtying of a clean folio balances. With `policy.dirty_throttle`
-    /// the writer then pauses (`crate::page_writeback_throttle`), with
-    /// the kernel's ratelimit.
+    /// dirty PTE and balance nothing. The wb is the writing task's
+    /// (`wb_get_create_current()`: the group charged now,
+    /// `Sim::cur_memcg`), not the folio's group's. Without
+    /// `policy.dirty_throttle`: the global domain first
+    /// ([`Sim::balance_dirty_pages`]), then that wb's memcg domain
+    /// ([`Sim::balance_dirty_pages_memcg`]); the ratelimit itself
+    /// (`nr_dirtied_pause`, `ratelimit_pages`) is not modelled: every
+    /// dirtying of a clean folio balances. With `policy.dirty_throttle`:
+    /// [`Sim::wb_start_background_writeback`] of that wb
+    /// (`wb_index(cur_memcg)`: the global domain's and its memcg domain's
+    /// tests, then the per-wb background writeback of
+    /// `crate::wb_over_bg_thresh`), still at every dirtying, then the
+    /// writer's pause ([`Sim::balance_dirty_pages_pause`], with the
+    /// kernel's ratelimit, `crate::page_writeback_throttle`).
     #[inline]
     pub(crate) fn balance_dirty_pages_ratelimited(&mut self) {
         if self.cfg.policy.dirty_throttle {

@@ -161,8 +161,10 @@ impl Sim {
     /// the pass wrote a chunk and another may follow. Without the throttle
     /// only a group with its own domain calls it (`crate::cgwb`), whose
     /// wb's folios are its own; with it, an entry written at the queue's
-    /// front is taken off it (the root wb alone writes from the front, so
-    /// its queue does not fill with entries left behind).
+    /// front is taken off it (by whichever wb's walk starts there and
+    /// writes it), so the queue does not fill with written entries left
+    /// behind; an entry written further in is unqueued (its entry
+    /// skipped when met, `Sim::dirty_fifo_unqueue`).
     pub(crate) fn wb_writeback_pass(&mut self, w: usize, chunk: u64, now: u64) -> bool {
         let throttle = self.cfg.policy.dirty_throttle;
         if throttle {
