@@ -159,7 +159,14 @@ fn a_groups_wb_over_its_share_of_its_memcg_bg_thresh_is_written() {
 /// writes its own 190 pages (one pass, under a chunk) and stops (the
 /// global domain at 200, the wb with none left); the root's 200, older,
 /// stay dirty. (mmsim wrote the oldest dirty folio of any group: one of the
-/// root's, leaving 389.)
+/// root's, leaving 389.) The 190th page as the start point is mmsim's:
+/// here background writeback is started at every dirtying of a clean
+/// folio (a documented departure, `crate::page_writeback_throttle`),
+/// whereas the kernel reaches `balance_dirty_pages()` only when the task
+/// has dirtied its ratelimit (`nr_dirtied_pause`, 32 pages at first), so
+/// it would start at the first such check past 389 (the 192nd page if
+/// the pause stayed 32), and write that many. The rule tested (the
+/// writer's own wb, not the oldest folio of any) is the same.
 #[test]
 fn a_writer_over_bg_thresh_writes_its_own_wbs_pages() {
     let (mut s, g, [fr, fg]) = machine(u64::MAX);
@@ -174,4 +181,46 @@ fn a_writer_over_bg_thresh_writes_its_own_wbs_pages() {
     assert_eq!(i, 190);
     assert_eq!(counts(&s, ROOT), (200, 0));
     assert_eq!(counts(&s, g), (0, 190));
+}
+
+/// `writeback_chunk_size()` (v6.12 fs/fs-writeback.c) sizes each pass of a
+/// background run, and `wb_over_bg_thresh()` is tested between passes. A
+/// 131072-page machine (boot `dirty_limit` 25991; with the 11000 pages
+/// dirty, `dirty_thresh` 25990 and `bg_thresh` 12979): the chunk is
+/// round_down(min(25600 / 2, 25991 / 8) + 1024, 1024) = 4096 pages. The
+/// root wb has completed one write (its share of `bg_thresh`: 12979 / 2 =
+/// 6489) and dirties 11000 pages, under the global `bg_thresh`, over its
+/// share: the periodic flusher's run writes a chunk (6904 left, still
+/// over), another (2808 left, under: the test turns false), and stops:
+/// 8192 pages, two chunks. (A 2048-page chunk would write 6144, a 1-page
+/// one 4511.)
+#[test]
+fn a_background_run_writes_whole_chunks_until_the_wb_is_under_its_share() {
+    let mut fs = DeviceConfig::of(DeviceKind::Ssd);
+    fs.write_latency_us = Some(1e5);
+    let mut s = Sim::new(MachineConfig {
+        memory: Size::from_pages(1 << 17),
+        fs,
+        cgroup_version: CgroupVersion::V2,
+        policy: PolicyConfig {
+            dirty_throttle: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .unwrap();
+    let r = s.add_task("r");
+    let fr = s.add_file("fr", 1 << 15).unwrap();
+    s.open(fr, r).unwrap();
+    write_and_complete(&mut s, fr, 0, 1);
+    for i in 1..=11_000 {
+        write(&mut s, fr, i);
+    }
+    let (thresh, bg_thresh) = crate::cgwb::domain_dirty_limits(s.global_dirtyable_memory());
+    assert_eq!((thresh, bg_thresh), (25990, 12979));
+    assert_eq!(s.wb_chunk_inputs(0), (25600, 25991));
+    assert_eq!(s.wb_bg_dirty_limits(0, bg_thresh, false), (11_000, 6489));
+    assert_eq!(counts(&s, ROOT), (11_000, 0), "no writer started it");
+    s.flusher_periodic(s.clock);
+    assert_eq!(counts(&s, ROOT), (2808, 8192));
 }
