@@ -64,15 +64,19 @@
 //! `policy = "lru"` no group has a domain: every folio is on the root's
 //! list, so a group's file pages would be 0. The throttling pause of both
 //! domains (the lower `pos_ratio`) is `crate::page_writeback_throttle`
-//! (opt-in; it has the wb's `wb_thresh` share). Not modelled here: the per-wb
-//! shares of background writeback (`wb_bg_thresh`, strictlimit),
+//! (opt-in; it has the wb's `wb_thresh` share). With the same opt-in
+//! (where the shares exist), background writeback is per wb as the
+//! kernel's: `wb_over_bg_thresh()` whole, each domain's `bg_thresh` and
+//! the wb's `wb_bg_thresh` share of it, the global domain's included for a
+//! group's wb, and the global domain's background writeback split into its
+//! wbs, each writing its own folios (`crate::wb_over_bg_thresh`). Without
+//! it, what is above: a group's writeback tests its memcg domain alone,
+//! and the global background writeback writes the oldest dirty folios of
+//! every group. Not modelled here: strictlimit,
 //! the ratelimit of the calls (`balance_dirty_pages_ratelimited`: here every
 //! dirtying of a clean folio; the pause has it), stale statistics (`mem_cgroup_flush_stats_ratelimited`: exact
 //! counts here), foreign inodes, real-time tasks' lifted limits,
-//! `vm_dirty_bytes`/`dirty_background_bytes`, the global domain's share in
-//! `wb_over_bg_thresh()` of a group's wb, and the global domain's split
-//! into per-group wbs (mmsim's global background writeback writes the
-//! oldest dirty folios of every group). The global domain's dirtyable
+//! `vm_dirty_bytes`/`dirty_background_bytes`. The global domain's dirtyable
 //! memory is the kernel's (`Sim::global_dirtyable_memory`: free pages less
 //! `totalreserve_pages`, plus file pages, plus 1).
 
@@ -250,23 +254,33 @@ impl Sim {
     /// shared mapping: `do_shared_fault()`, `wp_page_shared()`, and mmsim's
     /// PMD mapping of a page-cache folio). Only writers call it: reclaim's
     /// unmap, the MGLRU walk and a zap reach `folio_mark_dirty()` from a
-    /// dirty PTE and balance nothing. The global domain first
-    /// ([`Sim::balance_dirty_pages`]), then the memcg domain of the writing
-    /// task's wb (`wb_get_create_current()`: the group charged now,
-    /// `Sim::cur_memcg`), not the folio's group. Not modelled: the
-    /// ratelimit itself (`nr_dirtied_pause`, `ratelimit_pages`): here every
-    /// dirtying of a clean folio balances. With `policy.dirty_throttle`
-    /// the writer then pauses (`crate::page_writeback_throttle`), with
-    /// the kernel's ratelimit.
+    /// dirty PTE and balance nothing. The wb is the writing task's
+    /// (`wb_get_create_current()`: the group charged now,
+    /// `Sim::cur_memcg`), not the folio's group's. Without
+    /// `policy.dirty_throttle`: the global domain first
+    /// ([`Sim::balance_dirty_pages`]), then that wb's memcg domain
+    /// ([`Sim::balance_dirty_pages_memcg`]); the ratelimit itself
+    /// (`nr_dirtied_pause`, `ratelimit_pages`) is not modelled: every
+    /// dirtying of a clean folio balances. With `policy.dirty_throttle`:
+    /// [`Sim::wb_start_background_writeback`] of that wb
+    /// (`wb_index(cur_memcg)`: the global domain's and its memcg domain's
+    /// tests, then the per-wb background writeback of
+    /// `crate::wb_over_bg_thresh`), still at every dirtying, then the
+    /// writer's pause ([`Sim::balance_dirty_pages_pause`], with the
+    /// kernel's ratelimit, `crate::page_writeback_throttle`).
     #[inline]
     pub(crate) fn balance_dirty_pages_ratelimited(&mut self) {
+        if self.cfg.policy.dirty_throttle {
+            // Per wb, with its shares (`crate::wb_over_bg_thresh`).
+            let w = self.wb_index(self.cur_memcg);
+            self.wb_start_background_writeback(w);
+            self.balance_dirty_pages_pause();
+            return;
+        }
         self.balance_dirty_pages();
         let m = self.cur_memcg;
         if self.has_memcg_domain(m) {
             self.balance_dirty_pages_memcg(m);
-        }
-        if self.cfg.policy.dirty_throttle {
-            self.balance_dirty_pages_pause();
         }
     }
 
@@ -294,11 +308,13 @@ impl Sim {
     }
 
     /// The background writeback of group `m`'s wb (`wb_writeback()` with
-    /// `for_background`): while its dirty pages exceed its background
-    /// threshold (`wb_over_bg_thresh()`'s memcg part, writeback not
-    /// counted), a pass writes a chunk of its own dirty folios, oldest
-    /// dirtied first ([`writeback_chunk_size`]). It ends after a pass that
-    /// wrote nothing or met a folio under writeback.
+    /// `for_background`) without `policy.dirty_throttle`: while its dirty
+    /// pages exceed its background threshold (`wb_over_bg_thresh()`'s
+    /// memcg domain part, writeback not counted), a pass writes a chunk of
+    /// its own dirty folios, oldest dirtied first ([`writeback_chunk_size`],
+    /// `Sim::wb_writeback_pass`). It ends after a pass that wrote less than
+    /// a chunk or met a folio under writeback. With the throttle, the whole
+    /// test is `Sim::wb_over_bg_thresh`.
     #[cold]
     #[inline(never)]
     fn memcg_background_writeback(&mut self, m: MemcgId) {
@@ -308,54 +324,10 @@ impl Sim {
                 return;
             }
             let chunk = writeback_chunk_size(g.thresh);
-            if !self.memcg_writeback_pass(m, chunk) {
+            if !self.wb_writeback_pass(m as usize, chunk, self.clock) {
                 return;
             }
         }
-    }
-
-    /// One pass of group `m`'s background writeback: its oldest dirty
-    /// folios until `chunk` pages are written (a large folio whole), the
-    /// walk of the flusher's queue resumed where the last one stopped
-    /// (`Memcg::wb_cursor`). A folio dirtied again under writeback is
-    /// queued again at the tail and ends the pass, as in
-    /// `Sim::balance_dirty_pages`. True if the pass wrote a chunk and
-    /// another may follow.
-    fn memcg_writeback_pass(&mut self, m: MemcgId, chunk: u64) -> bool {
-        let now = self.clock;
-        let mut seq = self.memcgs[m as usize]
-            .wb_cursor
-            .max(self.dirty_fifo.front_seq());
-        let mut wrote = 0;
-        let more = loop {
-            if wrote >= chunk {
-                break true;
-            }
-            let Some(entry) = self.dirty_fifo.entry_at(seq) else {
-                break false;
-            };
-            seq += 1;
-            let Some((_, f)) = entry else {
-                continue;
-            };
-            if !self.folios.is_live(f) {
-                continue;
-            }
-            let fo = &self.folios[f];
-            if fo.memcg != m || !fo.is_file() || !fo.test(flags::DIRTY) {
-                continue;
-            }
-            let under_writeback = fo.test(flags::WRITEBACK);
-            self.dirty_fifo_unqueue(f);
-            if under_writeback {
-                self.dirty_fifo.push_back(now, f);
-                break false;
-            }
-            wrote += self.folios[f].nr_pages();
-            self.write_folio(f, now);
-        };
-        self.memcgs[m as usize].wb_cursor = seq;
-        more
     }
 
     /// Each group's own dirty file pages and pages under writeback are

@@ -428,7 +428,8 @@ pub struct PolicyConfig {
     /// the test). Written to results only when false.
     #[serde(default = "default_true", skip_serializing_if = "is_true")]
     pub pgdat_dirty_guard: bool,
-    /// The writer's `balance_dirty_pages()` pause (`crate::page_writeback_throttle`); default off.
+    /// The writer's `balance_dirty_pages()` pause (`crate::page_writeback_throttle`) and
+    /// background writeback per wb (`crate::wb_over_bg_thresh`); default off.
     #[serde(default, skip_serializing_if = "is_false")]
     pub dirty_throttle: bool,
     /// `vm.watermark_boost_factor` (`crate::page_alloc_boost`; range 0..=2147483647, as the

@@ -59,6 +59,7 @@ impl Sim {
             // The page table's host memory goes with the mm.
             self.vmas[vma as usize].ptes = Vec::new();
             self.vmas[vma as usize].file_pmds = Vec::new();
+            self.vma_put_file(vma);
         }
         self.kmem_free_task(t);
         self.tasks[t].dead = true;

@@ -177,7 +177,7 @@ impl Sim {
         self.count_events(self.cur_memcg, PGFAULT, 1);
         // current->in_lru_fault (handle_mm_fault, VMAs without VM_SEQ_READ/VM_RAND_READ).
         self.lru_gen.in_fault =
-            self.vmas[vma as usize].file_ra.advice == crate::readahead::Advice::Normal;
+            self.vmas[vma as usize].ra_advice == crate::readahead::Advice::Normal;
         match self.vmas[vma as usize].kind {
             VmaKind::Anon if old == 0 => self.do_anonymous_page(vma, index, write),
             VmaKind::Anon => self.do_swap_page(vma, index, old - 1, write),
@@ -720,7 +720,7 @@ impl Sim {
         let VmaKind::File { file, .. } = self.vmas[vma as usize].kind else {
             return;
         };
-        let ra = self.vmas[vma as usize].file_ra;
+        let ra = self.vma_ra(vma);
         let mut mapped_hits = 0u32;
         for i in from..to {
             if self.vmas[vma as usize].pte(i) != 0 {
@@ -740,7 +740,7 @@ impl Sim {
             }
             self.map_file_folio(vma, i, f, false);
         }
-        let ra = &mut self.vmas[vma as usize].file_ra;
+        let ra = self.vma_ra_mut(vma);
         ra.mmap_miss = ra.mmap_miss.saturating_sub(mapped_hits);
     }
 

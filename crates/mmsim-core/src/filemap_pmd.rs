@@ -383,7 +383,7 @@ impl Sim {
         else {
             return;
         };
-        self.lru_gen.in_fault = self.vmas[vma as usize].file_ra.advice == Advice::Normal;
+        self.lru_gen.in_fault = self.vmas[vma as usize].ra_advice == Advice::Normal;
         if private {
             self.do_cow_fault(vma, index, file, pgoff + index);
         } else {
@@ -446,7 +446,7 @@ impl Sim {
         if self.folios[f].order != MAX_PAGECACHE_ORDER || self.folios[f].test(flags::READAHEAD) {
             return false;
         }
-        let ra = self.vmas[vma as usize].file_ra;
+        let ra = self.vma_ra(vma);
         if (ra.inflight_start..ra.inflight_end).contains(&findex) && self.clock < ra.inflight_done {
             return false;
         }
@@ -467,8 +467,9 @@ impl Sim {
         index: u32,
     ) -> u64 {
         let v6_19 = self.cfg.hugepage_readaround == HugepageReadaround::V6_19;
-        let ra = &mut self.vmas[vma as usize].file_ra;
-        if v6_19 && ra.advice != Advice::Sequential {
+        let advice = self.vmas[vma as usize].ra_advice;
+        let ra = self.vma_ra_mut(vma);
+        if v6_19 && advice != Advice::Sequential {
             if ra.mmap_miss < MMAP_LOTSAMISS * 10 {
                 ra.mmap_miss += 1;
             }
@@ -477,7 +478,7 @@ impl Sim {
             }
         }
         ra.start = index & !(HPAGE_PMD_NR - 1);
-        ra.size = if ra.advice == Advice::Random {
+        ra.size = if advice == Advice::Random {
             HPAGE_PMD_NR
         } else {
             2 * HPAGE_PMD_NR

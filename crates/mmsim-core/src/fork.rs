@@ -12,7 +12,9 @@
 //!
 //! The child is a new task in the parent's memory cgroup with a copy of
 //! every VMA (`dup_mmap`; VM_LOCKED is not inherited, the THP and readahead
-//! advice are). Nothing is charged at fork: the shared pages stay charged
+//! advice are); a file VMA's copy holds the parent's `struct file`
+//! (`get_file()`), so the two share its readahead state (`f_ra`,
+//! `crate::readahead::RaSlots`). Nothing is charged at fork: the shared pages stay charged
 //! to the group that faulted them (`copy_present_pte` takes no memcg
 //! charge; only page-table pages are kernel memory, charged here through
 //! `crate::kmem` when `machine.kmem_accounting` is on). For an anonymous
@@ -276,14 +278,20 @@ impl Sim {
                     self.mmap_file(child, file, pgoff, len, exec)?
                 }
             };
-            let (advice, ra) = (
-                self.vmas[p as usize].thp_advice,
-                self.vmas[p as usize].file_ra,
-            );
+            // `vm_area_dup()` copies the flags (`VM_SEQ_READ`,
+            // `VM_RAND_READ`); `get_file()`: the child's VMA holds the
+            // parent's `struct file`, and so shares its `f_ra`. The slot
+            // is live even if an allocation of this fork OOM-killed the
+            // parent: a kill puts no file (`crate::oom`).
+            let pv = &self.vmas[p as usize];
+            let (advice, ra_advice, slot) = (pv.thp_advice, pv.ra_advice, pv.ra_slot);
+            self.vma_put_file(c);
+            let slot = self.ra_slots.share(slot);
             let cv = &mut self.vmas[c as usize];
             cv.exec = exec;
             cv.thp_advice = advice;
-            cv.file_ra = ra;
+            cv.ra_advice = ra_advice;
+            cv.ra_slot = slot;
             if kind == VmaKind::Anon {
                 self.link_anon_vma(p, c);
                 copied += self.copy_page_range(p, c);

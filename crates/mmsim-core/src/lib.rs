@@ -107,6 +107,7 @@ mod swapfile;
 mod timer;
 mod tlb;
 pub mod tracepoint;
+mod wb_over_bg_thresh;
 mod writeback;
 
 #[cfg(test)]

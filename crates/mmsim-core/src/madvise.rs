@@ -47,6 +47,23 @@ use crate::sim::{Policy, Sim};
 use crate::stats::item::*;
 
 impl Sim {
+    /// `madvise(addr, len, advice)` over a whole mapping: `MADV_RANDOM` sets
+    /// `VM_RAND_READ`, `MADV_SEQUENTIAL` `VM_SEQ_READ` (`madvise_behavior()`,
+    /// the VMA's own flags: it does not double the window, nor touch the
+    /// file's shared `f_ra`).
+    pub fn madvise(
+        &mut self,
+        vma: VmaId,
+        advice: crate::readahead::Advice,
+    ) -> Result<(), crate::SimError> {
+        let v = self
+            .vmas
+            .get_mut(vma as usize)
+            .ok_or_else(|| crate::SimError::Setup(format!("no mapping {vma}")))?;
+        v.ra_advice = advice;
+        Ok(())
+    }
+
     /// `madvise(MADV_DONTNEED)` of `pages` pages from page `index` of `vma`
     /// (see the module overview). A range past the VMA's end is cut at it;
     /// one starting past it, or an unknown VMA, counts out of range.

@@ -12,7 +12,10 @@
 //! * `mmap_region()`: a new VMA of the same kind, length and file offset
 //!   at the same address. It has no page table, a fresh swap readahead
 //!   state and a fresh file readahead state (`file_ra_state_init` is per
-//!   open file, here per mapping as mmsim keeps it); it keeps the VMA's
+//!   open file: the old VMA's `f_ra` slot is put, freed if it held the last
+//!   reference, and a new one opened; the kernel keeps the descriptor's
+//!   when the same one is mapped again, which the event does not say,
+//!   `crate::readahead`); it keeps the VMA's
 //!   advice and THP advice (a workload that `madvise`s after its `mmap` does
 //!   so again each time).
 //!
@@ -51,9 +54,13 @@ impl Sim {
         v.huge_zero_pmds = Vec::new();
         v.file_pmds = Vec::new();
         v.swap_ra = SwapRaInfo::default();
-        let (advice, ra_pages) = (v.file_ra.advice, v.file_ra.ra_pages);
-        v.file_ra = crate::readahead::FileRaState::new(ra_pages);
-        v.file_ra.advice = advice;
+        // A fresh `struct file`'s readahead state (the event does not say
+        // whether the program mapped the same descriptor again); the
+        // VMA's advice stays.
+        if v.ra_slot != crate::readahead::RaSlots::NONE {
+            self.vma_put_file(vma);
+            self.vmas[vma as usize].ra_slot = self.ra_slots.open(self.cfg.ra_pages());
+        }
     }
 
     /// `mm->map_count` of `task`: its VMAs; None for an unknown task.

@@ -9,7 +9,10 @@
 //! task that scores as much as the one chosen so far replaces it
 //! (`oom_evaluate_task` skips only `points < chosen_points`), so ties go
 //! to the task visited last. Killing it frees its anonymous memory and swap
-//! slots and unmaps its file mappings (the page cache stays). Later events
+//! slots and unmaps its file mappings (the page cache stays); its VMAs keep
+//! their `struct file`s (their `f_ra` slots, `crate::readahead::RaSlots`):
+//! the kernel's `fput` is the victim's own `exit_mmap`, which mmsim does not
+//! model after a kill, so the holds stay for the rest of the run. Later events
 //! of a killed task are dropped and counted.
 //!
 //! Departures: a task scoring 0 (nothing resident, swapped or mapped) is
@@ -55,6 +58,13 @@ impl Sim {
         for vi in 0..self.tasks[victim].vmas.len() {
             let vid = self.tasks[victim].vmas[vi] as usize;
             self.kmem_free_vma_tables(vid as u32);
+            // No `fput` here: the oom_reaper only zaps (v6.12
+            // `__oom_reap_task_mm`); the victim's own `exit_mmap()` →
+            // `remove_vma()` puts its files later. mmsim never exits a
+            // killed task, so its VMAs keep their `f_ra` slots: a readahead
+            // of the victim's that goes on after the kill (the kill came
+            // from its own charge) still finds its state, and a fork of it
+            // in progress hands the child a live slot.
             // The oom_reaper's zap ends with its TLB flush (crate::tlb).
             self.tlb_zap_range(vid as u32, 0, u32::MAX);
             if self.fork.is_some() {

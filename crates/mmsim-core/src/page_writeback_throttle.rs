@@ -106,8 +106,8 @@
 //! and `do_writepages()`'s calls are per folio written (the kernel's per
 //! inode's `writepages`); the `bw_dwork` timer fires at the first event
 //! boundary after it is due and updates with the due jiffy; background
-//! writeback still starts at every dirtying of a clean folio as before
-//! (`Sim::balance_dirty_pages`, `crate::cgwb`); the repeated pauses at the
+//! writeback still starts at every dirtying of a clean folio, not at the
+//! ratelimited check (per wb, `crate::wb_over_bg_thresh`); the repeated pauses at the
 //! limit also end when no write is in flight (mmsim's own exit: v6.12
 //! leaves the loop only when `task_ratelimit` > 0, the wb's dirty pages fall
 //! under `wb_stat_error()`, or on a fatal signal — with nothing in flight
@@ -765,6 +765,46 @@ impl Sim {
         (g, Some(m))
     }
 
+    /// `wb_bg_dirty_limits()` (v6.12) of wb `w` in the global domain
+    /// (`memcg` false) or in its memcg domain: `(wb_dirty, wb_bg_thresh)`,
+    /// its `WB_RECLAIMABLE` (exact: `wb_stat()` and `wb_stat_sum()` agree)
+    /// and its `__wb_calc_thresh()` share of the domain's `bg_thresh`.
+    pub(crate) fn wb_bg_dirty_limits(
+        &mut self,
+        w: usize,
+        bg_thresh: u64,
+        memcg: bool,
+    ) -> (u64, u64) {
+        let now = self.clock / NS_PER_JIFFY;
+        self.wb_mut(w);
+        let d = &mut self.bdp;
+        let wb = &mut d.wbs[w];
+        let share = if memcg {
+            wb.mdom
+                .wb_calc_thresh(&mut wb.memcg_completions, bg_thresh, now)
+        } else {
+            d.dom.wb_calc_thresh(&mut wb.completions, bg_thresh, now)
+        };
+        (wb.reclaimable, share)
+    }
+
+    /// Wb `w`'s `avg_write_bandwidth` (pages a second) and the global
+    /// domain's `dirty_limit`, for `writeback_chunk_size()`.
+    pub(crate) fn wb_chunk_inputs(&self, w: usize) -> (u64, u64) {
+        (self.bdp.wbs[w].avg_write_bandwidth, self.bdp.dirty_limit)
+    }
+
+    /// The wbs that exist: the root's and each group's created so far (by
+    /// index, [`Sim::wb_index`]).
+    pub(crate) fn nr_wbs(&self) -> usize {
+        self.bdp.wbs.len()
+    }
+
+    /// Wb `w`'s `WB_RECLAIMABLE`, 0 for a wb not created yet.
+    pub(crate) fn wb_reclaimable(&self, w: usize) -> u64 {
+        self.bdp.wbs.get(w).map_or(0, |wb| wb.reclaimable)
+    }
+
     /// `balance_dirty_pages()`'s loop (v6.12) for wb `w` and task `t`: the
     /// global domain and, for a group's wb, the memcg domain.
     #[cold]
@@ -865,8 +905,8 @@ impl Sim {
                 return;
             }
             // While the writer slept: the writes completed by now end, the
-            // bandwidth work due runs, and background writeback goes on
-            // (the group's too).
+            // bandwidth work due runs, and the wb's background writeback
+            // goes on (`crate::wb_over_bg_thresh`).
             self.complete_writeback(self.clock);
             if self
                 .timers
@@ -874,10 +914,7 @@ impl Sim {
             {
                 self.wb_bandwidth_dwork(self.clock);
             }
-            self.balance_dirty_pages();
-            if w != 0 {
-                self.balance_dirty_pages_memcg(w as crate::memcg::MemcgId);
-            }
+            self.wb_start_background_writeback(w);
             if self.nr_writeback == 0 {
                 return;
             }

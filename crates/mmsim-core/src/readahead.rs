@@ -14,7 +14,8 @@
 //! (`read_ahead_kb` / 4, doubled by `FADV_SEQUENTIAL`), `prev_pos` (where
 //! the previous read ended) and `mmap_miss`. mmsim keeps one per file for
 //! `read()` (every file is opened once, as by threads sharing a descriptor)
-//! and one per file mapping for faults (`vma->vm_file->f_ra`).
+//! and one per open file of the mappings for faults (`vma->vm_file->f_ra`,
+//! [`RaSlots`]).
 //!
 //! **Departure (per open file):** v6.12 keeps one `file_ra_state` per
 //! `struct file` (`file_ra_state_init` at each `open`), so two tasks that
@@ -29,12 +30,19 @@
 //! source of it (the trace readers and the native format, the generators
 //! and models, the Python bindings) and a table of opens in place of
 //! `File::ra` — too large for an opt-in setting alone, so it is left as is.
-//! The mapping side is per VMA, which is per open when each `mmap` is of a
-//! fresh `open` (as mmsim's workloads map files); it departs where the
-//! kernel shares one `struct file`: two mappings of one descriptor share
-//! its `f_ra`, a forked child's VMA shares the parent's (mmsim copies the
-//! state at the fork, `crate::fork`, and the two then diverge), and
-//! `munmap` + `mmap` of the same descriptor keeps it (`Event::Remap`
+//! The mapping side has the kernel's open-file descriptions
+//! ([`RaSlots`]): each `mmap` (`Sim::mmap_file`, `Sim::mmap_file_private`)
+//! is of a fresh `open`, as mmsim's workloads map files, and gets its own
+//! `f_ra` slot; a forked child's VMA holds the parent's (`dup_mmap()` →
+//! `get_file()`, `crate::fork`), so parent and child read ahead in one
+//! state, as v6.12's do; a slot is freed when the last VMA holding it goes
+//! (exit, `Event::Remap`; an OOM kill keeps them, [`RaSlots`]), counted
+//! per slot. The `madvise`
+//! advice is the VMA's (`vm_flags`, `Vma::ra_advice`), not the slot's.
+//! Departures left: two mappings of one descriptor (mmsim has no
+//! descriptor to name: each `mmap` is its own open), and `munmap` + `mmap`
+//! of the same descriptor, which keeps its `f_ra` in the kernel
+//! (`Event::Remap` does not say whether the descriptor is the same, and
 //! starts a fresh one, `crate::mmap`).
 //!
 //! ## The rules
@@ -272,6 +280,100 @@ pub(crate) fn ractl_max_pages(ra_pages: u32, io_pages: u32, req: u32) -> u32 {
     }
 }
 
+/// The open-file descriptions of file mappings, as far as readahead sees
+/// them: one `file_ra_state` (`file->f_ra`) per slot, shared by every VMA
+/// whose `vm_file` is that `struct file` (v6.12: `mmap_region()` takes the
+/// caller's file, `dup_mmap()` gives the child's VMA the parent's with
+/// `get_file()`), with a count of those VMAs; a slot is freed when the last
+/// one goes (`fput()` at `remove_vma()`: exit, `Event::Remap`'s `munmap`)
+/// and reused by the next `mmap`. An OOM kill puts nothing (the kernel's
+/// `fput` is the victim's later `exit_mmap`, which mmsim does not model
+/// after a kill): a killed task's VMAs hold their slots to the end. A fault reads the state through
+/// the VMA's slot index ([`crate::mem::pagetable::Vma::ra_slot`]): no
+/// lookup. The advice (`VM_SEQ_READ`, `VM_RAND_READ`) is the VMA's own
+/// (`vm_flags`), not the file's: [`crate::mem::pagetable::Vma::ra_advice`].
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RaSlots {
+    states: Vec<FileRaState>,
+    refs: Vec<u32>,
+    free: Vec<u32>,
+}
+
+impl RaSlots {
+    /// No slot: an anonymous VMA, or one whose task has exited.
+    pub(crate) const NONE: u32 = u32::MAX;
+
+    /// A new `struct file` (`file_ra_state_init()`, limit `ra_pages`) held
+    /// by one VMA; a freed slot is reused first.
+    pub(crate) fn open(&mut self, ra_pages: u32) -> u32 {
+        let st = FileRaState::new(ra_pages);
+        if let Some(slot) = self.free.pop() {
+            self.states[slot as usize] = st;
+            self.refs[slot as usize] = 1;
+            return slot;
+        }
+        self.states.push(st);
+        self.refs.push(1);
+        (self.states.len() - 1) as u32
+    }
+
+    /// One VMA more holds `slot` (`get_file()`).
+    pub(crate) fn share(&mut self, slot: u32) -> u32 {
+        if slot != Self::NONE {
+            self.refs[slot as usize] += 1;
+        }
+        slot
+    }
+
+    /// One VMA less holds `slot` (`fput()`); the last frees it.
+    pub(crate) fn put(&mut self, slot: u32) {
+        if slot == Self::NONE {
+            return;
+        }
+        let r = &mut self.refs[slot as usize];
+        *r -= 1;
+        if *r == 0 {
+            self.free.push(slot);
+        }
+    }
+
+    /// The state of `slot`.
+    #[inline]
+    pub(crate) fn get(&self, slot: u32) -> &FileRaState {
+        &self.states[slot as usize]
+    }
+
+    /// The state of `slot`, to change.
+    #[inline]
+    pub(crate) fn get_mut(&mut self, slot: u32) -> &mut FileRaState {
+        &mut self.states[slot as usize]
+    }
+
+    /// Each slot's count is the number of VMAs in `slots` (the live VMAs'
+    /// slot indices) that hold it, and the free slots are those with none
+    /// (`Sim::check_invariants`).
+    pub(crate) fn check(&self, slots: impl Iterator<Item = u32>) -> Result<(), String> {
+        let mut held = vec![0u32; self.refs.len()];
+        for s in slots.filter(|&s| s != Self::NONE) {
+            *held
+                .get_mut(s as usize)
+                .ok_or_else(|| format!("a VMA holds f_ra slot {s}, which does not exist"))? += 1;
+        }
+        let mut free = self.free.clone();
+        free.sort_unstable();
+        let unheld: Vec<u32> = (0..held.len() as u32)
+            .filter(|&s| held[s as usize] == 0)
+            .collect();
+        if held != self.refs || free != unheld {
+            return Err(format!(
+                "f_ra slots: counts {:?}, VMAs holding {held:?}, free {free:?}",
+                self.refs
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Which state a readahead works on: the file's `read()` state or a mapping's.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum RaOwner {
@@ -285,15 +387,41 @@ impl Sim {
     fn ra_state(&self, owner: RaOwner) -> FileRaState {
         match owner {
             RaOwner::Fd(file) => self.files[file as usize].ra,
-            RaOwner::Vma(vma) => self.vmas[vma as usize].file_ra,
+            RaOwner::Vma(vma) => self.vma_ra(vma),
         }
     }
 
     fn set_ra_state(&mut self, owner: RaOwner, ra: FileRaState) {
         match owner {
             RaOwner::Fd(file) => self.files[file as usize].ra = ra,
-            RaOwner::Vma(vma) => self.vmas[vma as usize].file_ra = ra,
+            RaOwner::Vma(vma) => *self.vma_ra_mut(vma) = ra,
         }
+    }
+
+    /// The `vma->vm_file->f_ra` of file mapping `vma` (its slot's, shared
+    /// with the other VMAs of its `struct file`), with the VMA's own
+    /// advice.
+    #[inline]
+    pub(crate) fn vma_ra(&self, vma: crate::VmaId) -> FileRaState {
+        let v = &self.vmas[vma as usize];
+        let mut ra = *self.ra_slots.get(v.ra_slot);
+        ra.advice = v.ra_advice;
+        ra
+    }
+
+    /// The `vma->vm_file->f_ra` of file mapping `vma`, to change (its
+    /// `advice` is not read: the VMA's is, [`Sim::vma_ra`]).
+    #[inline]
+    pub(crate) fn vma_ra_mut(&mut self, vma: crate::VmaId) -> &mut FileRaState {
+        let slot = self.vmas[vma as usize].ra_slot;
+        self.ra_slots.get_mut(slot)
+    }
+
+    /// VMA `vma` goes (`remove_vma()` → `fput()`): it no longer holds its
+    /// `struct file`'s readahead state.
+    pub(crate) fn vma_put_file(&mut self, vma: crate::VmaId) {
+        let slot = std::mem::replace(&mut self.vmas[vma as usize].ra_slot, RaSlots::NONE);
+        self.ra_slots.put(slot);
     }
 
     /// `page_cache_sync_ra()`: a miss at `index` for a request of `req`
@@ -749,10 +877,7 @@ impl Sim {
     /// still in flight (0 otherwise). A reader that reached such a page
     /// waits for it (`folio_wait_locked` on a folio not uptodate yet).
     pub(crate) fn inflight_until(&self, owner: RaOwner, page: u32) -> u64 {
-        let ra = match owner {
-            RaOwner::Fd(file) => self.files[file as usize].ra,
-            RaOwner::Vma(vma) => self.vmas[vma as usize].file_ra,
-        };
+        let ra = self.ra_state(owner);
         if (ra.inflight_start..ra.inflight_end).contains(&page) && self.clock < ra.inflight_done {
             ra.inflight_done
         } else {

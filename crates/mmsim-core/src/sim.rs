@@ -167,6 +167,8 @@ pub struct Sim {
     /// The zone's buddy allocator and `mem_map` (page frames of the folios).
     pub(crate) phys: crate::page_alloc::PhysMem,
     pub(crate) vmas: Vec<Vma>,
+    /// The file mappings' `struct file` readahead states (`Vma::ra_slot`).
+    pub(crate) ra_slots: crate::readahead::RaSlots,
     pub(crate) tasks: Vec<Task>,
     pub(crate) files: Vec<File>,
     pub(crate) swap: Option<SwapDevice>,
@@ -311,6 +313,7 @@ impl Sim {
             folios: FolioArena::with_capacity(1024),
             phys: crate::page_alloc::PhysMem::new(managed, low, cfg.cpus, cfg.damon.is_some()),
             vmas: Vec::new(),
+            ra_slots: Default::default(),
             tasks: Vec::new(),
             files: Vec::new(),
             swap,
@@ -478,23 +481,6 @@ impl Sim {
         Ok(())
     }
 
-    /// `madvise(addr, len, advice)` over a whole file mapping.
-    pub fn madvise(
-        &mut self,
-        vma: VmaId,
-        advice: crate::readahead::Advice,
-    ) -> Result<(), SimError> {
-        let ra_pages = self.cfg.ra_pages();
-        let v = self
-            .vmas
-            .get_mut(vma as usize)
-            .ok_or_else(|| SimError::Setup(format!("no mapping {vma}")))?;
-        // MADV_SEQUENTIAL sets VM_SEQ_READ; it does not double the window.
-        v.file_ra.advise(advice, ra_pages);
-        v.file_ra.ra_pages = ra_pages;
-        Ok(())
-    }
-
     /// Maps `pages` pages of private anonymous memory into `task`.
     pub fn mmap_anon(&mut self, task: TaskId, pages: u64) -> Result<VmaId, SimError> {
         self.mmap(task, VmaKind::Anon, pages, false)
@@ -556,7 +542,11 @@ impl Sim {
             huge_zero_pmds: Vec::new(),
             file_pmds: Vec::new(),
             swap_ra: Default::default(),
-            file_ra: crate::readahead::FileRaState::new(self.cfg.ra_pages()),
+            ra_slot: match kind {
+                VmaKind::Anon => crate::readahead::RaSlots::NONE,
+                _ => self.ra_slots.open(self.cfg.ra_pages()),
+            },
+            ra_advice: crate::readahead::Advice::Normal,
         });
         let id = (self.vmas.len() - 1) as VmaId;
         self.tasks[task as usize].vmas.push(id);
@@ -977,6 +967,7 @@ impl Sim {
         self.check_swap_slots_held()?;
         self.check_dirty_ranges()?;
         self.check_file_pmds()?;
+        self.ra_slots.check(self.vmas.iter().map(|v| v.ra_slot))?;
         let mut on_lists = 0u64;
         let mut own = vec![0u64; self.memcgs.len()];
         for (m, memcg) in self.memcgs.iter().enumerate() {

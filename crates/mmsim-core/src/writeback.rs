@@ -306,7 +306,9 @@ impl Sim {
     /// folios dirty for longer than dirty_expire, then
     /// `wb_check_background_flush()` runs the background writeback of the
     /// global domain ([`Sim::wb_check_background_flush`]) and of each
-    /// group's ([`Sim::memcg_background_flush`]). An entry queued again by
+    /// group's ([`Sim::memcg_background_flush`]); with
+    /// `policy.dirty_throttle`, of each wb ([`Sim::wb_check_background_flush_all`]).
+    /// An entry queued again by
     /// [`Sim::flusher_write`] is not yet expired, so the pass ends before it.
     pub(crate) fn flusher_periodic(&mut self, now: u64) {
         while let Some((t, f)) = self.dirty_fifo.front() {
@@ -315,6 +317,10 @@ impl Sim {
             }
             self.dirty_fifo.pop_front();
             let _ = self.flusher_write(f, now);
+        }
+        if self.cfg.policy.dirty_throttle {
+            self.wb_check_background_flush_all(now);
+            return;
         }
         self.wb_check_background_flush(now);
         self.memcg_background_flush();
@@ -329,9 +335,10 @@ impl Sim {
     /// writeback, so dirty pages left over the threshold with no further
     /// writes (a threshold lowered by allocations, dirtying that does not
     /// balance) waited for their expiry. The writing is
-    /// [`Sim::global_background_writeback`]'s, as a writer's. Not modelled:
-    /// the per-wb part of `wb_over_bg_thresh()` (`wb_calc_thresh()` of
-    /// `WB_RECLAIMABLE`), as in `crate::cgwb`.
+    /// [`Sim::global_background_writeback`]'s, as a writer's. This is the
+    /// path without `policy.dirty_throttle`; with it, each wb's, with the
+    /// per-wb part of `wb_over_bg_thresh()` (`Sim::wb_check_background_flush_all`,
+    /// `crate::wb_over_bg_thresh`).
     pub(crate) fn wb_check_background_flush(&mut self, now: u64) {
         if self.nr_dirty == 0 {
             return;

@@ -106,9 +106,13 @@ pub(crate) struct Vma {
     pub file_pmds: Vec<u64>,
     /// `vma->swap_readahead_info`: the last swap fault's page, window and hits.
     pub swap_ra: SwapRaInfo,
-    /// Readahead state for faults on a file mapping (`vma->vm_file->f_ra`),
-    /// with the `madvise` advice (`VM_RAND_READ`/`VM_SEQ_READ`).
-    pub file_ra: crate::readahead::FileRaState,
+    /// The readahead state of its file (`vma->vm_file->f_ra`): a slot of
+    /// `crate::readahead::RaSlots`, shared with every VMA of the same
+    /// `struct file` (a forked child's copy); `RaSlots::NONE` for an
+    /// anonymous VMA or once the task has exited.
+    pub ra_slot: u32,
+    /// The `madvise` advice (`VM_RAND_READ`/`VM_SEQ_READ`, `vm_flags`).
+    pub ra_advice: crate::readahead::Advice,
 }
 
 /// Per-VMA swap readahead state (`SWAP_RA_VAL(addr, win, hits)`, mm/swap_state.c).
@@ -127,7 +131,7 @@ impl Vma {
     /// `MADV_SEQUENTIAL`, whose references reclaim ignores.
     #[inline]
     pub(crate) fn has_recency(&self) -> bool {
-        self.file_ra.advice == crate::readahead::Advice::Normal
+        self.ra_advice == crate::readahead::Advice::Normal
     }
 
     /// The PTE for page `index`, growing the table if needed. `index < len` is the caller's contract.

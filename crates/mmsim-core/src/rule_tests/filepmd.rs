@@ -141,24 +141,24 @@ fn v6_19_counts_hugepage_misses_against_mmap_miss() {
     // v6.18: mmap_miss is not consulted; the 101st miss still reads its
     // 512-page window (MADV_RANDOM: one PMD, no async half).
     let (mut s, file, vma) = hugepage_misses(V6_18, Advice::Random);
-    assert_eq!(s.vmas[vma as usize].file_ra.mmap_miss, 0);
+    assert_eq!(s.vma_ra(vma).mmap_miss, 0);
     fault(&mut s, vma, last);
     assert_eq!(s.acc.file_pages_read, 101 * 512);
     assert_eq!(folios(&s, file, 101 * 1536).len(), 101);
     // v6.19: every PMD-mapped miss counts (a PMD mapping is not a
     // fault-around hit), so after 100 the 101st reads its page alone.
     let (mut s, file, vma) = hugepage_misses(V6_19, Advice::Random);
-    assert_eq!(s.vmas[vma as usize].file_ra.mmap_miss, 100);
+    assert_eq!(s.vma_ra(vma).mmap_miss, 100);
     assert_eq!(s.acc.file_pages_read, 100 * 512);
     fault(&mut s, vma, last);
     assert_eq!(s.acc.file_pages_read, 100 * 512 + 1);
     // 101, less the retried fault's fault-around hit on the page it read.
-    assert_eq!(s.vmas[vma as usize].file_ra.mmap_miss, 100);
+    assert_eq!(s.vma_ra(vma).mmap_miss, 100);
     assert_eq!(folios(&s, file, 101 * 1536).last(), Some(&(last, 0)));
     assert_eq!(s.vm.pgmajfault, 101);
     // MADV_SEQUENTIAL skips the count: the window is read every time.
     let (mut s, _, vma) = hugepage_misses(V6_19, Advice::Sequential);
-    assert_eq!(s.vmas[vma as usize].file_ra.mmap_miss, 0);
+    assert_eq!(s.vma_ra(vma).mmap_miss, 0);
     fault(&mut s, vma, last);
     assert_eq!(s.acc.file_pages_read, 101 * 1024);
     s.check_invariants().unwrap();

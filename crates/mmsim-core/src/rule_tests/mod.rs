@@ -27,7 +27,8 @@
 //! a swap-cache folio holds, `swapsplit.rs` the slots of a large folio
 //! unmapped in part before its swap-out; `dirty_throttle.rs` the writer's
 //! `balance_dirty_pages()` pause, `dirty_throttle_wb.rs` its per-wb
-//! `wb_thresh` and `wb_dirty` and per-task writer state; `mkclean.rs` `folio_mkclean()` at
+//! `wb_thresh` and `wb_dirty` and per-task writer state, `wb_bg_thresh.rs`
+//! background writeback per wb with its share of `bg_thresh`; `mkclean.rs` `folio_mkclean()` at
 //! writeback and the periodic flusher's global background check,
 //! `mkclean_pmd.rs` that of a PMD-mapped folio, the store that splits the
 //! PMD, and whose flushes count local; `lru_charge.rs` the `lru` policy's charge walk;
@@ -86,6 +87,7 @@ mod swapsplit;
 mod swapzap;
 mod thp;
 mod tlb;
+mod wb_bg_thresh;
 mod zero_page;
 mod zero_pages;
 mod zone_reclaim;

@@ -94,3 +94,53 @@ fn a_memcg_oom_visits_its_groups_in_pre_order() {
     assert!(s.tasks[tasks[2] as usize].dead);
     assert!(!s.tasks[tasks[1] as usize].dead);
 }
+
+/// A root task maps a file and faults page 100 (read-around 84..116, the
+/// mark on 108); a task of group `g` (`memory.max` 64 pages, no swap) fills
+/// its 64 pages with anonymous memory, maps the same file and faults the
+/// marked page 108. The async readahead's first charge finds the group
+/// full and no reclaimable page: the memcg OOM kills the faulting task
+/// itself, inside its own readahead. The kill does not `fput` the victim's
+/// files (v6.12: the oom_reaper only zaps; `remove_vma` → `fput` is the
+/// victim's own `exit_mmap`, later), so the readahead that goes on after
+/// the kill still finds the VMA's `f_ra` (it read past a freed slot,
+/// index `u32::MAX`, when the kill put it).
+#[test]
+fn an_oom_kill_inside_the_victims_own_readahead_keeps_its_file_ra() {
+    let mut s = machine(PolicyName::Cost, 4096, None);
+    let root = s.add_task("root");
+    let file = s.add_file("f", 1000).unwrap();
+    let rv = s.mmap_file(root, file, 0, 1000, false).unwrap();
+    s.step(&Event::Access {
+        vma: rv,
+        index: 100,
+        write: false,
+    });
+    let g = s.add_memcg(0, "g").unwrap();
+    s.set_memcg_max(g, 64).unwrap();
+    let t = s.add_task("victim");
+    s.tasks[t as usize].memcg = g;
+    let anon = s.mmap_anon(t, 64).unwrap();
+    touch(&mut s, anon, 64);
+    let fv = s.mmap_file(t, file, 0, 1000, false).unwrap();
+    let slot = s.vmas[fv as usize].ra_slot;
+    s.step(&Event::Access {
+        vma: fv,
+        index: 108,
+        write: false,
+    });
+    assert!(s.tasks[t as usize].dead, "the faulting task is the victim");
+    assert!(!s.tasks[root as usize].dead);
+    // The victim's VMA still holds its `struct file` (no exit follows the
+    // kill in mmsim: the hold stays), and the root's is untouched.
+    assert_eq!(s.vmas[fv as usize].ra_slot, slot);
+    assert_ne!(s.vmas[rv as usize].ra_slot, slot);
+    s.check_invariants().unwrap();
+    // Later events of the victim are dropped; the root reads on.
+    s.step(&Event::Access {
+        vma: rv,
+        index: 108,
+        write: false,
+    });
+    s.check_invariants().unwrap();
+}

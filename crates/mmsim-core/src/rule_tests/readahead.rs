@@ -211,7 +211,7 @@ fn mmap_miss_beyond_lotsamiss_stops_read_around() {
         s.cfg.fault_around_bytes = 4096;
         s.cfg.fault_retry = false;
     });
-    assert_eq!(s.vmas[vma as usize].file_ra.mmap_miss, 100);
+    assert_eq!(s.vma_ra(vma).mmap_miss, 100);
     // The 101st miss makes mmap_miss 101 > MMAP_LOTSAMISS: just the page.
     fault(&mut s, vma, 100 * 64 + 16);
     assert_eq!(s.acc.file_pages_read, 100 * 32 + 1);
@@ -243,7 +243,7 @@ fn a_retried_fault_maps_what_it_read_and_read_around_goes_on() {
     // Without the retry each miss maps its page alone and counts: the
     // 101st is past MMAP_LOTSAMISS and reads its page alone.
     let (mut s, vma) = hundred_misses(|s| s.cfg.fault_retry = false);
-    assert_eq!(s.vmas[vma as usize].file_ra.mmap_miss, 100);
+    assert_eq!(s.vma_ra(vma).mmap_miss, 100);
     assert_eq!(present_ptes(&s, vma), 100);
     fault(&mut s, vma, 100 * 64 + 16);
     assert_eq!(s.acc.file_pages_read, 100 * 32 + 1);
@@ -252,7 +252,7 @@ fn a_retried_fault_maps_what_it_read_and_read_around_goes_on() {
     // k*64..k*64+32 but its PG_readahead page k*64+24: 15 hits, more than
     // the miss, so mmap_miss stays 0 and the 101st miss reads its window.
     let (mut s, vma) = hundred_misses(|s| s.cfg.fault_retry = true);
-    assert_eq!(s.vmas[vma as usize].file_ra.mmap_miss, 0);
+    assert_eq!(s.vma_ra(vma).mmap_miss, 0);
     assert_eq!(present_ptes(&s, vma), 100 * 15);
     fault(&mut s, vma, 100 * 64 + 16);
     assert_eq!(s.acc.file_pages_read, 101 * 32);
@@ -271,4 +271,70 @@ fn async_readahead_in_flight_is_waited_for() {
     assert!(s.clock < ra.inflight_done);
     read(&mut s, file, 4, 1); // must wait for the in-flight window
     assert!(s.clock >= ra.inflight_done);
+}
+
+/// A forked child's file mapping holds the parent's `struct file`
+/// (`dup_mmap()` → `get_file()`), so the two share one `f_ra` (v6.12).
+/// The parent's major fault at 100 reads around it, 84..116 with the mark
+/// at 108 (`ra` start 84, size 32, async 8), and the parent forks. Then
+/// parent and child fault the marked pages in turn: the parent's at 108 is
+/// the expected mark (84 + 32 − 8): async readahead of 116..148 (start
+/// 116, size 32, async 32), marked at 116; the child's at 116 finds that
+/// same state's expected mark (116 + 32 − 32) and reads 148..180, marked
+/// at 148; the parent's at 148 reads 180..212, the child's at 180
+/// 212..244. With a copy at the fork (mmsim's before), the child's state
+/// was still the read-around's, its fault at 116 no expected mark, and the
+/// two diverged: windows (116, 32, 16), (132, 32, 8), (164, 32, 8) after
+/// the last three faults, marks left at 156 and 188. A slot is freed
+/// when its last VMA goes and reused by the next mapping.
+#[test]
+fn a_forked_child_shares_its_parents_file_readahead_state() {
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    s.cfg.fault_retry = false;
+    let task = s.add_task("t");
+    let file = s.add_file("f", 1000).unwrap();
+    let vma = s.mmap_file(task, file, 0, 1000, false).unwrap();
+    fault(&mut s, vma, 100);
+    assert_eq!(resident(&s, file, 1000), (84..116).collect::<Vec<_>>());
+    let child = s.fork_task(task).unwrap();
+    let cvma = s.tasks[child as usize].vmas[0];
+    let window = |s: &Sim, v: u32| {
+        let ra = s.vma_ra(v);
+        (ra.start, ra.size, ra.async_size)
+    };
+    let mut ends = Vec::new();
+    for (v, i) in [(vma, 108), (cvma, 116), (vma, 148), (cvma, 180)] {
+        fault(&mut s, v, i);
+        ends.push((window(&s, v), marked(&s, file, 1000)));
+    }
+    assert_eq!(
+        ends,
+        vec![
+            ((116, 32, 32), vec![116]),
+            ((148, 32, 32), vec![148]),
+            ((180, 32, 32), vec![180]),
+            ((212, 32, 32), vec![212]),
+        ]
+    );
+    assert_eq!(resident(&s, file, 1000), (84..244).collect::<Vec<_>>());
+    assert_eq!(window(&s, vma), window(&s, cvma));
+    assert_eq!(s.vmas[cvma as usize].ra_slot, s.vmas[vma as usize].ra_slot);
+    s.check_invariants().unwrap();
+    // The child's exit puts its hold; the parent's then frees the slot.
+    let slot = s.vmas[vma as usize].ra_slot;
+    s.exit_task(child).unwrap();
+    assert_eq!(
+        s.vmas[cvma as usize].ra_slot,
+        crate::readahead::RaSlots::NONE
+    );
+    s.check_invariants().unwrap();
+    s.exit_task(task).unwrap();
+    s.check_invariants().unwrap();
+    let other = s.add_task("u");
+    let v2 = s.mmap_file(other, file, 0, 1000, false).unwrap();
+    assert_eq!(
+        s.vmas[v2 as usize].ra_slot, slot,
+        "the freed slot is reused"
+    );
+    assert_eq!(window(&s, v2), (0, 0, 0));
 }

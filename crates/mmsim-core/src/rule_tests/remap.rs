@@ -60,7 +60,7 @@ fn a_remap_of_a_private_file_mapping_frees_the_copies_and_keeps_the_cache() {
     let r = s.memcg_report(0);
     assert_eq!((r.anon, r.file), (0, 4));
     // The advice stays with the mapping; the cached pages copy on a minor fault.
-    assert_eq!(s.vmas[vma as usize].file_ra.advice, Advice::Random);
+    assert_eq!(s.vmas[vma as usize].ra_advice, Advice::Random);
     fault_anon(&mut s, vma, 2);
     assert_eq!((s.vm.pgfault, s.vm.pgmajfault), (5, 4));
     s.check_invariants().unwrap();

@@ -542,7 +542,7 @@ impl Sim {
                     continue;
                 }
                 // VM_SEQ_READ / VM_RAND_READ: no recency to learn.
-                if !anon && v.file_ra.advice != crate::readahead::Advice::Normal {
+                if !anon && v.ra_advice != crate::readahead::Advice::Normal {
                     continue;
                 }
                 let n = v.ptes.len() as u32;
