@@ -799,7 +799,7 @@ pub(crate) const NORMAL_START_PFN: u64 = 1 << 20;
 /// leave it out ([`PhysMem::in_zone`]).
 pub(crate) const ZERO_PAGE_PFN: u32 = (NORMAL_START_PFN - 1) as u32;
 
-/// The node's physical memory: its zone and the per-CPU list. The zone
+/// The node's physical memory: its zone and the per-CPU lists. The zone
 /// carries, beside its frames, the PFN → folio map that stands in for
 /// `mem_map` (`pfn_folio`), both stored in chunks like SPARSEMEM's sections
 /// so that host memory follows what was touched.
@@ -807,7 +807,7 @@ pub(crate) const ZERO_PAGE_PFN: u32 = (NORMAL_START_PFN - 1) as u32;
 pub(crate) struct PhysMem {
     /// ZONE_NORMAL, holding every managed page.
     pub zone: Zone,
-    /// Order-0 movable pages held per CPU.
+    /// Order-0 pages held per CPU, a list per migrate type (`page_alloc/pcp.rs`).
     pub pcp: PerCpuPages,
     /// Whether `mem_map`'s folio entries are kept ([`PhysMem::set_frames_folio`]).
     /// Its one reader on the simulated machine is DAMON's physical-address
@@ -865,7 +865,7 @@ impl PhysMem {
         (z.start_pfn, z.start_pfn + z.spanned_pages)
     }
 
-    /// Free pages: the zone's and the per-CPU list's.
+    /// Free pages: the zone's and the per-CPU lists'.
     pub(crate) fn free_pages(&self) -> u64 {
         let dma = self.dma.as_ref().map_or(0, |d| d.zone.free_pages());
         self.zone.free_pages() + self.pcp.count() + dma
@@ -910,10 +910,10 @@ impl PhysMem {
         }
     }
 
-    /// Host bytes of the zones, the list and the map.
+    /// Host bytes of the zones, the lists and the map.
     pub(crate) fn heap_bytes(&self) -> usize {
         let dma = self.dma.as_ref().map_or(0, |d| d.zone.heap_bytes());
-        self.zone.heap_bytes() + self.pcp.list.capacity() * 8 + dma
+        self.zone.heap_bytes() + self.pcp.heap_bytes() + dma
     }
 }
 
@@ -925,7 +925,7 @@ impl Sim {
     }
 
     /// A new order-0 folio with its page frame (`folio_alloc` of order 0:
-    /// `__rmqueue` through the per-CPU list, `MIGRATE_MOVABLE`, then the
+    /// `__rmqueue` through the per-CPU movable list, then the
     /// folio's fields), after `alloc_page` has taken the page from
     /// `Node::free`, which stays the count reclaim and the watermarks read:
     /// which frame a folio gets decides nothing yet. The frame is taken
@@ -969,7 +969,7 @@ impl Sim {
         }
     }
 
-    /// The page allocator's invariants: the zone's and the per-CPU list's
+    /// The page allocator's invariants: the zone's and the per-CPU lists'
     /// free pages equal `Node::free`, every folio with frames is what
     /// `mem_map` says of each of its PFNs, and `mem_map` names no other folio.
     pub(crate) fn check_page_alloc(&self) -> Result<(), String> {

@@ -1,28 +1,56 @@
-//! The per-CPU page list (`struct per_cpu_pages`, mm/page_alloc.c v6.12):
-//! `rmqueue_pcplist`'s take from it, `rmqueue_bulk`'s refill,
-//! `free_unref_page_commit`'s free to it, `free_pcppages_bulk` and
-//! `drain_pages_zone`.
+//! The per-CPU page lists (`struct per_cpu_pages`, include/linux/mmzone.h
+//! and mm/page_alloc.c, v6.12) of the one CPU that allocates: one order-0
+//! list per migrate type of the buddy lists (`MIGRATE_PCPTYPES`:
+//! unmovable, movable, reclaimable; `order_to_pindex(mt, 0)` is `mt`, so a
+//! list's index here is the kernel's `pindex`), one `count` over all of
+//! them, one `high` and one `batch`.
+//!
+//! - Allocation (`rmqueue_pcplist` → `__rmqueue_pcplist`): the head of the
+//!   list of the request's type; an empty list is refilled with `batch`
+//!   pages of that type by one `rmqueue_bulk` (one `__rmqueue` per page,
+//!   `enum rmqueue_mode` kept across the batch under `rmqueue_fallback =
+//!   "6.15"`), each added at the tail. Order-0 folios take the movable list
+//!   ([`PhysMem::alloc_order0_pcp`]), page-table pages
+//!   (`machine.pagetable_frames`, `crate::kmem`) the unmovable one
+//!   ([`PhysMem::rmqueue_pcplist`]).
+//! - Free (`free_unref_page` / `free_unref_folios` →
+//!   `free_unref_page_commit`): to the head of the list of the freed page's
+//!   pageblock type (`get_pfnblock_migratetype`), whatever type the page
+//!   was allocated as; when `count` reaches `high`, `free_pcppages_bulk`
+//!   returns `batch` pages starting with the list just freed to and going
+//!   round the lists in index order, each list emptied from its tail before
+//!   the next.
+//! - `drain_pages_zone`: `free_pcppages_bulk` from index 0 until `count` is
+//!   0, `batch << CONFIG_PCP_BATCH_SCALE_MAX` (5) pages a call.
+//!
+//! Not modelled: the lists of orders 1–3 and of THP (`NR_PCP_LISTS`; larger
+//! orders go to the zone directly), MIGRATE_ISOLATE (v6.12 frees an
+//! isolated pageblock's page straight to the buddy lists) and
+//! MIGRATE_HIGHATOMIC / CMA (freed to the movable list): no pageblock here
+//! has those types. Without unmovable or reclaimable pageblocks (no
+//! `pagetable_frames`) every page is freed to the movable list and the
+//! round robin starts and ends there: the single list of before.
 
-use super::{MigrateType, PhysMem, RmqueueMode};
+use super::{MigrateType, PhysMem, RmqueueMode, MIGRATE_TYPES};
 
-/// The per-CPU page list of order-0 movable pages (`struct per_cpu_pages`,
-/// mm/page_alloc.c v6.12) of the one CPU that allocates: frees go to its
-/// head (`free_unref_page_commit`) and allocations take its head
-/// (`__rmqueue_pcplist`); an empty list is refilled with `batch` pages
-/// (`rmqueue_bulk`, each added at the tail) and a list at `high` gives
-/// `batch` pages from its tail back to the buddy lists
-/// (`free_pcppages_bulk`). `high` is `zone_highsize` without auto-tuning:
-/// the low watermark over the node's CPUs, at least `4 × batch`; v6.12's
-/// adaptive `high` (`decay_pcp_high`, `nr_pcp_free`'s growing free count)
-/// is not modelled. Pages on the list are free for `Node::free` but not in
-/// the zone's free count, as in the kernel (`NR_FREE_PAGES`).
+/// `CONFIG_PCP_BATCH_SCALE_MAX` (mm/Kconfig, v6.12 default 5).
+const PCP_BATCH_SCALE_MAX: u32 = 5;
+
+/// The per-CPU page lists of order 0 (`struct per_cpu_pages`, v6.12): see
+/// the module. `high` is `zone_highsize` without auto-tuning: the low
+/// watermark over the node's CPUs, at least `4 × batch`; v6.12's adaptive
+/// `high` (`nr_pcp_high`, `decay_pcp_high`), `nr_pcp_free`'s growing free
+/// count and `nr_pcp_alloc`'s growing refill (`alloc_factor`) are not
+/// modelled: a refill takes `batch` pages and a drain at `high` returns
+/// `batch`. Pages on the lists are free for `Node::free` but not in the
+/// zone's free count, as in the kernel (`NR_FREE_PAGES`).
 #[derive(Debug, Clone)]
 pub(crate) struct PerCpuPages {
-    /// The list, head at the back: a plain vector, since the per-page
-    /// operations (free and allocate) are at the head; the tail is touched
-    /// only a batch at a time, by the refill of an empty list and the
-    /// drain at `high`.
-    pub(super) list: Vec<u64>,
+    /// `pcp->lists[order_to_pindex(mt, 0)]`, indexed by `mt`; each head
+    /// at the back: a plain vector, since the per-page operations (free and
+    /// allocate) are at the head; the tail is touched only a batch at a
+    /// time, by the refill of an empty list and the drains.
+    pub(super) lists: [Vec<u64>; MIGRATE_TYPES],
     /// `pcp->batch` (`zone_batchsize`).
     pub batch: usize,
     /// `pcp->high` (`zone_highsize`).
@@ -38,25 +66,37 @@ impl PerCpuPages {
         let batch = (((1u64 << (63 - x.leading_zeros())) - 1) as usize).max(1);
         let high = ((low_wmark / u64::from(cpus.max(1))) as usize).max(batch << 2);
         PerCpuPages {
-            list: Vec::new(),
+            lists: Default::default(),
             batch,
             high,
         }
     }
 
-    /// Pages on the list (`pcp->count`).
+    /// Pages on all the lists (`pcp->count`).
+    #[inline(always)]
     pub(crate) fn count(&self) -> u64 {
-        self.list.len() as u64
+        self.lists.iter().map(|l| l.len() as u64).sum()
+    }
+
+    /// The list of `mt`, head first (rule tests).
+    #[cfg(test)]
+    pub(crate) fn list(&self, mt: MigrateType) -> Vec<u64> {
+        self.lists[mt as usize].iter().rev().copied().collect()
+    }
+
+    /// Host bytes of the lists.
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.lists.iter().map(|l| l.capacity() * 8).sum()
     }
 }
 
 impl PhysMem {
-    /// `rmqueue` for one order-0 page (`rmqueue_pcplist`, the path of
-    /// every order-0 fault and page-cache miss) without the refill: DMA's
-    /// page when the zonelist picked DMA, else the per-CPU list's head, or
-    /// None when the list is empty (the caller refills it from the buddy
-    /// lists: `Sim::alloc_order0_refill`, `page_alloc/rmqueue.rs`). Larger
-    /// orders are taken from the zone directly (`Sim::rmqueue_large`).
+    /// `rmqueue` for one order-0 movable page (`rmqueue_pcplist`, the path
+    /// of every order-0 fault and page-cache miss) without the refill:
+    /// DMA's page when the zonelist picked DMA, else the movable list's
+    /// head, or None when that list is empty (the caller refills it from
+    /// the buddy lists: `Sim::alloc_order0_refill`, `page_alloc/rmqueue.rs`).
+    /// Larger orders are taken from the zone directly (`Sim::rmqueue_large`).
     #[inline(always)]
     pub(crate) fn alloc_order0_pcp(&mut self) -> Option<u64> {
         if let Some(d) = self.dma.as_mut().filter(|d| d.take_dma) {
@@ -64,56 +104,96 @@ impl PhysMem {
             let pfn = d.zone.alloc_pages(0, MigrateType::Movable);
             return Some(pfn.expect("Node::free promised a free page"));
         }
-        self.pcp.list.pop()
+        self.pcp.lists[MigrateType::Movable as usize].pop()
     }
 
-    /// `rmqueue_bulk`: up to `batch` pages from the buddy lists, each at the
-    /// tail, so that the first taken is the first used.
+    /// `__rmqueue_pcplist` (v6.12) of one order-0 page of `mt` from
+    /// ZONE_NORMAL: the head of `mt`'s list, which [`PhysMem::rmqueue_bulk`]
+    /// refills when it is empty. When the refill finds nothing (every free
+    /// page is on the other lists: `Node::free` counts them), the lists are
+    /// drained and the refill tried again; the kernel, whose watermarks do
+    /// not count per-CPU pages, gets there through its slow path
+    /// (`__alloc_pages_direct_reclaim` → `drain_all_pages`).
+    pub(crate) fn rmqueue_pcplist(&mut self, mt: MigrateType) -> u64 {
+        if let Some(pfn) = self.pcp.lists[mt as usize].pop() {
+            return pfn;
+        }
+        self.rmqueue_bulk(mt);
+        if let Some(pfn) = self.pcp.lists[mt as usize].pop() {
+            return pfn;
+        }
+        self.drain_pages();
+        self.rmqueue_bulk(mt);
+        (self.pcp.lists[mt as usize].pop()).expect("Node::free promised a free page")
+    }
+
+    /// `rmqueue_bulk` (v6.12): up to `batch` order-0 pages of `mt` from the
+    /// buddy lists (`__rmqueue`, one mode across the batch), each at the
+    /// tail of `mt`'s list, so that the first taken is the first used.
     #[cold]
     #[inline(never)]
-    pub(super) fn rmqueue_bulk(&mut self) {
-        debug_assert!(self.pcp.list.is_empty(), "refilled only when empty");
+    pub(super) fn rmqueue_bulk(&mut self, mt: MigrateType) {
+        let batch = self.pcp.batch;
+        let list = &mut self.pcp.lists[mt as usize];
+        debug_assert!(list.is_empty(), "refilled only when empty");
         let mut mode = RmqueueMode::Normal;
-        for _ in 0..self.pcp.batch {
-            match self
-                .zone
-                .alloc_pages_mode(0, MigrateType::Movable, &mut mode)
-            {
-                Some(pfn) => self.pcp.list.push(pfn),
+        for _ in 0..batch {
+            match self.zone.alloc_pages_mode(0, mt, &mut mode) {
+                Some(pfn) => list.push(pfn),
                 None => break,
             }
         }
         // Each went to the tail (the front): the first taken is at the head.
-        self.pcp.list.reverse();
+        list.reverse();
     }
 
-    /// `free_unref_folios` of one order-0 page (`free_unref_page_commit`):
-    /// to the per-CPU list's head, `batch` pages drained from its tail at
-    /// `high`.
+    /// `free_unref_page` / `free_unref_folios` of one order-0 page of
+    /// ZONE_NORMAL (`free_unref_page_commit`, v6.12): to the head of the
+    /// list of its pageblock's type (`get_pfnblock_migratetype`); when the
+    /// shared count reaches `high`, `batch` pages go back to the buddy
+    /// lists, that list's first.
     #[inline(always)]
     pub(super) fn free_order0(&mut self, pfn: u64) {
-        self.pcp.list.push(pfn);
-        if self.pcp.list.len() >= self.pcp.high {
-            self.free_pcppages_bulk();
+        let pindex = self.zone.pageblock_type(pfn) as usize;
+        self.pcp.lists[pindex].push(pfn);
+        if self.pcp.count() >= self.pcp.high as u64 {
+            self.free_pcppages_bulk(self.pcp.batch, pindex);
         }
     }
 
-    /// `free_pcppages_bulk`: `batch` pages from the per-CPU list's tail back
-    /// to the buddy lists.
+    /// `free_pcppages_bulk` (v6.12): up to `count` pages back to the buddy
+    /// lists (`__free_one_page` with each page's pageblock type), from the
+    /// tail of list `pindex` first, then round the lists in index order,
+    /// each emptied (or `count` reached) before the next.
     #[cold]
     #[inline(never)]
-    fn free_pcppages_bulk(&mut self) {
-        let n = self.pcp.batch.min(self.pcp.list.len());
-        for p in self.pcp.list.drain(..n) {
-            self.zone.free_pages_block(p, 0);
+    fn free_pcppages_bulk(&mut self, count: usize, pindex: usize) {
+        let mut count = count.min(self.pcp.count() as usize);
+        let mut p = pindex + MIGRATE_TYPES - 1;
+        while count > 0 {
+            p = (p + 1) % MIGRATE_TYPES;
+            while self.pcp.lists[p].is_empty() {
+                p = (p + 1) % MIGRATE_TYPES;
+            }
+            let n = count.min(self.pcp.lists[p].len());
+            for pfn in self.pcp.lists[p].drain(..n) {
+                self.zone.free_pages_block(pfn, 0);
+            }
+            count -= n;
         }
     }
 
-    /// `drain_pages_zone` (mm/page_alloc.c, v6.12): every page of the
-    /// per-CPU list back to the buddy lists, oldest first.
+    /// `drain_pages_zone` (v6.12): every page of the lists back to the
+    /// buddy lists, `free_pcppages_bulk` from list 0 a
+    /// `batch << CONFIG_PCP_BATCH_SCALE_MAX` at a time: the unmovable list,
+    /// then the movable, then the reclaimable, each oldest first.
     pub(crate) fn drain_pages(&mut self) {
-        for p in self.pcp.list.drain(..) {
-            self.zone.free_pages_block(p, 0);
+        loop {
+            let count = self.pcp.count() as usize;
+            if count == 0 {
+                return;
+            }
+            self.free_pcppages_bulk(count.min(self.pcp.batch << PCP_BATCH_SCALE_MAX), 0);
         }
     }
 }
