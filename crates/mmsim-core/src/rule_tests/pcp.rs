@@ -170,3 +170,43 @@ fn the_shared_count_drains_a_batch_at_high_from_the_list_freed_to_then_round_the
     assert_eq!(p.pcp.count(), 0);
     assert_eq!(p.zone.free_pages(), zone_free + 12);
 }
+
+#[test]
+fn a_drain_at_high_starts_at_the_movable_list_when_the_free_reaching_high_is_movable() {
+    // The same machine (batch 3, high 12): one unmovable page freed first
+    // (count 1), then ten movable ones (count 11), then an eleventh movable
+    // one: the shared count reaches 12 = high at a free to the movable list
+    // (index 1) while the unmovable list (index 0) holds one page.
+    // `free_pcppages_bulk(3)` starts at the list freed to: the movable
+    // list's tail, its three oldest pages (BASE + 1024, + 1025, + 1026);
+    // the unmovable list keeps its page. A drain from list 0 would return
+    // BASE first.
+    const BASE: u64 = NORMAL_START_PFN;
+    let mut p = PhysMem::new(1 << 14, 12, 1, false);
+    assert_eq!((p.pcp.batch, p.pcp.high), (3, 12));
+    let u = p.zone.alloc_pages(0, MigrateType::Unmovable).unwrap();
+    assert_eq!(u, BASE);
+    let m: Vec<u64> = (0..11)
+        .map(|_| p.zone.alloc_pages(0, MigrateType::Movable).unwrap())
+        .collect();
+    assert_eq!(m, (BASE + 1024..BASE + 1035).collect::<Vec<_>>());
+    let zone_free = p.zone.free_pages();
+    p.free_frames(u as u32, 0);
+    for &pfn in &m[..10] {
+        p.free_frames(pfn as u32, 0);
+    }
+    assert_eq!(p.pcp.count(), 11);
+    assert_eq!(p.zone.free_pages(), zone_free);
+    p.free_frames(m[10] as u32, 0);
+    assert_eq!(p.pcp.count(), 9);
+    assert_eq!(p.pcp.list(MigrateType::Unmovable), [BASE]);
+    let movable: Vec<u64> = (BASE + 1027..BASE + 1035).rev().collect();
+    assert_eq!(p.pcp.list(MigrateType::Movable), movable);
+    assert_eq!(p.zone.free_pages(), zone_free + 3);
+    // The three drained pages are on the buddy lists: BASE + 1024 and
+    // + 1025 merged at order 1, BASE + 1026 alone (its buddy + 1027 is on
+    // the movable list).
+    assert_eq!(p.zone.buddy_order_at(BASE + 1024), Some(1));
+    assert_eq!(p.zone.buddy_order_at(BASE + 1026), Some(0));
+    assert_eq!(p.zone.buddy_order_at(BASE), None);
+}
