@@ -973,6 +973,7 @@ impl Sim {
     /// free pages equal `Node::free`, every folio with frames is what
     /// `mem_map` says of each of its PFNs, and `mem_map` names no other folio.
     pub(crate) fn check_page_alloc(&self) -> Result<(), String> {
+        self.phys.pcp.check()?;
         if self.phys.free_pages() != self.node.free {
             return Err(format!(
                 "zone free {} + per-CPU {} != node free {}",

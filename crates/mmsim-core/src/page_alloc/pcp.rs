@@ -50,7 +50,11 @@ pub(crate) struct PerCpuPages {
     /// at the back: a plain vector, since the per-page operations (free and
     /// allocate) are at the head; the tail is touched only a batch at a
     /// time, by the refill of an empty list and the drains.
-    pub(super) lists: [Vec<u64>; MIGRATE_TYPES],
+    lists: [Vec<u64>; MIGRATE_TYPES],
+    /// `pcp->count`: the pages on all the lists, kept on every push, pop,
+    /// refill and drain so that a free compares it with `high` without
+    /// summing the lists ([`PerCpuPages::check`] checks the sum).
+    count: usize,
     /// `pcp->batch` (`zone_batchsize`).
     pub batch: usize,
     /// `pcp->high` (`zone_highsize`).
@@ -67,6 +71,7 @@ impl PerCpuPages {
         let high = ((low_wmark / u64::from(cpus.max(1))) as usize).max(batch << 2);
         PerCpuPages {
             lists: Default::default(),
+            count: 0,
             batch,
             high,
         }
@@ -75,7 +80,27 @@ impl PerCpuPages {
     /// Pages on all the lists (`pcp->count`).
     #[inline(always)]
     pub(crate) fn count(&self) -> u64 {
-        self.lists.iter().map(|l| l.len() as u64).sum()
+        self.count as u64
+    }
+
+    /// The head of `mt`'s list, taken off it.
+    #[inline(always)]
+    pub(super) fn pop(&mut self, mt: MigrateType) -> Option<u64> {
+        let pfn = self.lists[mt as usize].pop()?;
+        self.count -= 1;
+        Some(pfn)
+    }
+
+    /// `count` is the sum of the lists' lengths (`Sim::check_invariants`).
+    pub(super) fn check(&self) -> Result<(), String> {
+        let sum: usize = self.lists.iter().map(Vec::len).sum();
+        if sum != self.count {
+            return Err(format!(
+                "per-CPU count {} != {sum} on the lists",
+                self.count
+            ));
+        }
+        Ok(())
     }
 
     /// The list of `mt`, head first (rule tests).
@@ -104,7 +129,7 @@ impl PhysMem {
             let pfn = d.zone.alloc_pages(0, MigrateType::Movable);
             return Some(pfn.expect("Node::free promised a free page"));
         }
-        self.pcp.lists[MigrateType::Movable as usize].pop()
+        self.pcp.pop(MigrateType::Movable)
     }
 
     /// `__rmqueue_pcplist` (v6.12) of one order-0 page of `mt` from
@@ -115,16 +140,16 @@ impl PhysMem {
     /// not count per-CPU pages, gets there through its slow path
     /// (`__alloc_pages_direct_reclaim` → `drain_all_pages`).
     pub(crate) fn rmqueue_pcplist(&mut self, mt: MigrateType) -> u64 {
-        if let Some(pfn) = self.pcp.lists[mt as usize].pop() {
+        if let Some(pfn) = self.pcp.pop(mt) {
             return pfn;
         }
         self.rmqueue_bulk(mt);
-        if let Some(pfn) = self.pcp.lists[mt as usize].pop() {
+        if let Some(pfn) = self.pcp.pop(mt) {
             return pfn;
         }
         self.drain_pages();
         self.rmqueue_bulk(mt);
-        (self.pcp.lists[mt as usize].pop()).expect("Node::free promised a free page")
+        (self.pcp.pop(mt)).expect("Node::free promised a free page")
     }
 
     /// `rmqueue_bulk` (v6.12): up to `batch` order-0 pages of `mt` from the
@@ -145,6 +170,7 @@ impl PhysMem {
         }
         // Each went to the tail (the front): the first taken is at the head.
         list.reverse();
+        self.pcp.count += list.len();
     }
 
     /// `free_unref_page` / `free_unref_folios` of one order-0 page of
@@ -156,7 +182,8 @@ impl PhysMem {
     pub(super) fn free_order0(&mut self, pfn: u64) {
         let pindex = self.zone.pageblock_type(pfn) as usize;
         self.pcp.lists[pindex].push(pfn);
-        if self.pcp.count() >= self.pcp.high as u64 {
+        self.pcp.count += 1;
+        if self.pcp.count >= self.pcp.high {
             self.free_pcppages_bulk(self.pcp.batch, pindex);
         }
     }
@@ -168,7 +195,8 @@ impl PhysMem {
     #[cold]
     #[inline(never)]
     fn free_pcppages_bulk(&mut self, count: usize, pindex: usize) {
-        let mut count = count.min(self.pcp.count() as usize);
+        let mut count = count.min(self.pcp.count);
+        self.pcp.count -= count;
         let mut p = pindex + MIGRATE_TYPES - 1;
         while count > 0 {
             p = (p + 1) % MIGRATE_TYPES;
@@ -189,7 +217,7 @@ impl PhysMem {
     /// then the movable, then the reclaimable, each oldest first.
     pub(crate) fn drain_pages(&mut self) {
         loop {
-            let count = self.pcp.count() as usize;
+            let count = self.pcp.count;
             if count == 0 {
                 return;
             }

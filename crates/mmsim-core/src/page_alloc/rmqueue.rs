@@ -17,7 +17,7 @@ impl PhysMem {
             return Some(p);
         }
         self.rmqueue_bulk(MigrateType::Movable);
-        self.pcp.lists[MigrateType::Movable as usize].pop()
+        self.pcp.pop(MigrateType::Movable)
     }
 }
 
