@@ -716,9 +716,14 @@ impl Sim {
     /// as every order-0 allocation takes it (`alloc_page`: WMARK_LOW, kswapd,
     /// direct reclaim, the OOM killer), then its frame from the per-CPU
     /// `MIGRATE_UNMOVABLE` list (`rmqueue_pcplist`), which `rmqueue_bulk`
-    /// refills `batch` pages at a time from the buddy lists (one fallback
-    /// search per refill when the unmovable lists are empty, perhaps
-    /// claiming a movable pageblock; `page_alloc/pcp.rs`). None when not
+    /// refills `batch` pages at a time from the buddy lists, one `__rmqueue`
+    /// a page (`page_alloc/pcp.rs`). When the unmovable buddy lists are
+    /// empty: under `rmqueue_fallback = "6.15"` one claim search per refill
+    /// (perhaps claiming a movable pageblock), steal mode for the rest of
+    /// the batch; under `"6.12"` (v6.12.0's `rmqueue_bulk` keeps no mode)
+    /// each page that still finds them empty does its own
+    /// `__rmqueue_fallback`, a claim attempt and perhaps a boost each,
+    /// until one claims a pageblock. None when not
     /// even the OOM killer made room (the table is still counted; the
     /// kernel's fault would fail with VM_FAULT_OOM).
     fn pagetable_alloc_frame(&mut self) -> Option<u32> {
