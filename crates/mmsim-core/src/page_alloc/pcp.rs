@@ -129,7 +129,27 @@ impl PhysMem {
             let pfn = d.zone.alloc_pages(0, MigrateType::Movable);
             return Some(pfn.expect("Node::free promised a free page"));
         }
-        self.pcp.pop(MigrateType::Movable)
+        self.pcp_take(MigrateType::Movable)
+    }
+
+    /// The head of `mt`'s list, taken off it and counted as allocated `mt`
+    /// again for `Zone::count_block` (a page taken movable
+    /// becomes an LRU page).
+    #[inline(always)]
+    pub(super) fn pcp_take(&mut self, mt: MigrateType) -> Option<u64> {
+        let pfn = self.pcp.pop(mt)?;
+        let i = self.zone.idx(pfn);
+        self.zone.frames[i].alloc_type = mt as u8;
+        Some(pfn)
+    }
+
+    /// A page put on a per-CPU list: neither free (`PageBuddy`) nor
+    /// movable (`PageLRU` / `__PageMovable`) for
+    /// `prep_move_freepages_block()`'s count (`Zone::count_block`).
+    #[inline(always)]
+    fn pcp_mark(&mut self, pfn: u64) {
+        let i = self.zone.idx(pfn);
+        self.zone.frames[i].alloc_type = MigrateType::Unmovable as u8;
     }
 
     /// `__rmqueue_pcplist` (v6.12) of one order-0 page of `mt` from
@@ -140,16 +160,16 @@ impl PhysMem {
     /// not count per-CPU pages, gets there through its slow path
     /// (`__alloc_pages_direct_reclaim` → `drain_all_pages`).
     pub(crate) fn rmqueue_pcplist(&mut self, mt: MigrateType) -> u64 {
-        if let Some(pfn) = self.pcp.pop(mt) {
+        if let Some(pfn) = self.pcp_take(mt) {
             return pfn;
         }
         self.rmqueue_bulk(mt);
-        if let Some(pfn) = self.pcp.pop(mt) {
+        if let Some(pfn) = self.pcp_take(mt) {
             return pfn;
         }
         self.drain_pages();
         self.rmqueue_bulk(mt);
-        (self.pcp.pop(mt)).expect("Node::free promised a free page")
+        (self.pcp_take(mt)).expect("Node::free promised a free page")
     }
 
     /// `rmqueue_bulk` (v6.12): up to `batch` order-0 pages of `mt` from the
@@ -164,7 +184,11 @@ impl PhysMem {
         let mut mode = RmqueueMode::Normal;
         for _ in 0..batch {
             match self.zone.alloc_pages_mode(0, mt, &mut mode) {
-                Some(pfn) => list.push(pfn),
+                Some(pfn) => {
+                    let i = self.zone.idx(pfn);
+                    self.zone.frames[i].alloc_type = MigrateType::Unmovable as u8;
+                    list.push(pfn);
+                }
                 None => break,
             }
         }
@@ -181,6 +205,7 @@ impl PhysMem {
     #[inline(always)]
     pub(super) fn free_order0(&mut self, pfn: u64) {
         let pindex = self.zone.pageblock_type(pfn) as usize;
+        self.pcp_mark(pfn);
         self.pcp.lists[pindex].push(pfn);
         self.pcp.count += 1;
         if self.pcp.count >= self.pcp.high {

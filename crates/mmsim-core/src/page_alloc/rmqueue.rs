@@ -17,7 +17,7 @@ impl PhysMem {
             return Some(p);
         }
         self.rmqueue_bulk(MigrateType::Movable);
-        self.pcp.pop(MigrateType::Movable)
+        self.pcp_take(MigrateType::Movable)
     }
 }
 

@@ -210,3 +210,34 @@ fn a_drain_at_high_starts_at_the_movable_list_when_the_free_reaching_high_is_mov
     assert_eq!(p.zone.buddy_order_at(BASE + 1026), Some(0));
     assert_eq!(p.zone.buddy_order_at(BASE), None);
 }
+
+#[test]
+fn a_page_on_a_per_cpu_list_is_alike_for_an_unmovable_claim_of_its_movable_pageblock() {
+    // Every page of the 16384-page zone taken movable, then 248 pages of
+    // pageblock 0 given back to the buddy lists (blocks of order 7, 6, 5,
+    // 4, 3 at offsets 0, 128, 192, 224, 240) and 11 more (offsets 248..259)
+    // freed to the per-CPU movable list (count 11 < high 12). An unmovable
+    // page falls back to the order-7 block: a claim attempt below
+    // pageblock order. v6.12 `prep_move_freepages_block()` counts the 11
+    // per-CPU pages neither free nor movable (not `PageBuddy`, not
+    // `PageLRU`), so they are alike: 248 + 11 = 259 >= 256, the pageblock
+    // becomes UNMOVABLE. Counted movable (as allocated) they would not be
+    // alike: 248 < 256, no claim.
+    const BASE: u64 = NORMAL_START_PFN;
+    let mut p = PhysMem::new(1 << 14, 12, 1, false);
+    assert_eq!((p.pcp.batch, p.pcp.high), (3, 12));
+    while p.zone.alloc_pages(0, MigrateType::Movable).is_some() {}
+    for (off, order) in [(0, 7), (128, 6), (192, 5), (224, 4), (240, 3)] {
+        p.zone.free_pages_block(BASE + off, order);
+    }
+    assert_eq!(p.zone.free_pages(), 248);
+    for off in 248..259 {
+        p.free_frames((BASE + off) as u32, 0);
+    }
+    assert_eq!(p.pcp.count(), 11);
+    assert_eq!(p.zone.pageblock_type(BASE), MigrateType::Movable);
+    let pfn = p.zone.alloc_pages(0, MigrateType::Unmovable).unwrap();
+    assert_eq!(p.zone.pageblock_type(BASE), MigrateType::Unmovable);
+    assert_eq!(pfn / PAGEBLOCK_NR_PAGES, BASE / PAGEBLOCK_NR_PAGES);
+    assert_eq!(p.zone.free_pages(), 247);
+}
