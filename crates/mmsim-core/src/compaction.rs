@@ -22,7 +22,7 @@
 //!   pageblocks (`suitable_migration_source`) and gives up an order-aligned
 //!   chunk at its first page that cannot move (`skip_on_failure`). Free
 //!   blocks it meets are skipped whole; frames of no folio (kernel pages,
-//!   pages on the per-CPU list) cannot move. The free scanner isolates free
+//!   pages on the per-CPU lists) cannot move. The free scanner isolates free
 //!   buddy blocks (`__isolate_free_page` with its min-watermark check) of
 //!   movable pageblocks whose first page is not already a free block of the
 //!   target order, with the async stride (`COMPACT_CLUSTER_MAX`, reset to 1
@@ -58,7 +58,7 @@
 //!   `compaction_ready = true` each of its priority passes first asks
 //!   whether compaction is ready, and the first that finds it so skips the
 //!   node and ends the reclaim: `crate::reclaim::direct`), if it made
-//!   progress the min watermark (again after draining the per-CPU list, as
+//!   progress the min watermark (again after draining the per-CPU lists, as
 //!   `__alloc_pages_direct_reclaim` does; after no progress neither), and a
 //!   second compaction (async for `__GFP_NORETRY` costly
 //!   allocations, else `MIGRATE_SYNC_LIGHT`). `__GFP_NORETRY` is set as
@@ -123,19 +123,19 @@
 //!   which on success also clears `compact_blockskip_flush`). Simplified:
 //!   the old frames are freed to the buddy lists at once, so the capture
 //!   happens at the migration; the kernel frees order-0 sources to the
-//!   per-CPU list and captures when `lru_add_drain_cpu_zone` drains it
+//!   per-CPU lists and captures when `lru_add_drain_cpu_zone` drains them
 //!   after the migrate scanner leaves the order-aligned block.
 //!
 //! Simplified (marked): without `fast_search` no free-list searches start
 //! a scanner elsewhere, no pageblock skip hints unless `skip_hints` (the cached scanner
-//! positions are kept), no page capture unless `capture`; the per-CPU list is drained
+//! positions are kept), no page capture unless `capture`; the per-CPU lists are drained
 //! when a run starts (the model's list holds up to the low watermark, as
 //! v6.12's `high_min` without the adaptive tuning; the kernel drains it after
 //! a failed direct reclaim, which the slow path here does too) and old frames
 //! go to the buddy lists at once (where `compact_zone`'s
 //! `lru_add_drain_cpu_zone` would put them a chunk later);
 //! `compaction_suitable` reads the free pages the model's watermarks read
-//! (`Node::free`, per-CPU list included); no pinning or `too_many_isolated`
+//! (`Node::free`, per-CPU lists included); no pinning or `too_many_isolated`
 //! checks (a folio under writeback is not isolated: `folio_isolatable`);
 //! migration never fails once a target is found. The kernel
 //! puts a migrated folio back at its list's head (`folio_add_lru` of the
@@ -591,10 +591,10 @@ impl Sim {
     /// `compact_migrate_scanned`, `compact_free_scanned`, `compact_isolated`,
     /// `pgmigrate_success` and `pgmigrate_fail`.
     fn compact_zone(&mut self, cc: &mut CompactControl) -> CompactResult {
-        // The model's per-CPU list holds up to the low watermark (no
+        // The model's per-CPU lists hold up to the low watermark (no
         // adaptive `high`): drained first so that its pages merge and can
         // be targets (the kernel's slow path drains after failed reclaim).
-        // (ZONE_DMA has no per-CPU list: `crate::compaction::zones`.)
+        // (ZONE_DMA has no per-CPU lists: `crate::compaction::zones`.)
         if !self.compact.in_dma {
             self.phys.drain_pages();
         }

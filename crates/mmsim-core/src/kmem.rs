@@ -58,8 +58,11 @@
 //! groups' counters do), percpu and socket memory, dentries and inodes.
 //! With `machine.pagetable_frames` the page-table pages of faults (PTE, PMD
 //! and PUD pages, not the baseline's PGD page) do take frames: order-0
-//! `MIGRATE_UNMOVABLE` pages of the buddy allocator, counted in the node's
-//! free pages, returned at exit and OOM kill (`free_pgtables`).
+//! `MIGRATE_UNMOVABLE` pages of the buddy allocator, taken through the
+//! per-CPU unmovable list (v6.12 `rmqueue_pcplist`, refilled by
+//! `rmqueue_bulk`), counted in the node's free pages, returned at exit and
+//! OOM kill (`free_pgtables`) to the per-CPU list of their pageblock's type
+//! (`free_unref_page`).
 
 use std::collections::VecDeque;
 
@@ -655,7 +658,7 @@ impl Sim {
             }
             if self.tasks[self.vmas[vma as usize].task as usize].dead {
                 for &pfn in &frames[..taken] {
-                    self.phys.free_block(u64::from(pfn), 0);
+                    self.phys.free_frames(pfn, 0);
                 }
                 self.node.free += taken as u64;
                 self.count_vm_events(crate::stats::item::PGFREE, taken as u64);
@@ -711,12 +714,18 @@ impl Sim {
     /// `pte_alloc_one` → `pagetable_alloc(GFP_PGTABLE_USER, 0)` with
     /// `machine.pagetable_frames` (mm/page_alloc.c, v6.12): one page taken
     /// as every order-0 allocation takes it (`alloc_page`: WMARK_LOW, kswapd,
-    /// direct reclaim, the OOM killer), then its frame from the buddy lists
-    /// as `MIGRATE_UNMOVABLE` (`__rmqueue`, falling back to and perhaps
-    /// claiming a movable pageblock). None when not even the OOM killer made
-    /// room (the table is still counted; the kernel's fault would fail with
-    /// VM_FAULT_OOM). The kernel takes unmovable order-0 pages through a
-    /// per-CPU list of their own; here they come from the zone one at a time.
+    /// direct reclaim, the OOM killer), then its frame from the per-CPU
+    /// `MIGRATE_UNMOVABLE` list (`rmqueue_pcplist`), which `rmqueue_bulk`
+    /// refills `batch` pages at a time from the buddy lists, one `__rmqueue`
+    /// a page (`page_alloc/pcp.rs`). When the unmovable buddy lists are
+    /// empty: under `rmqueue_fallback = "6.15"` one claim search per refill
+    /// (perhaps claiming a movable pageblock), steal mode for the rest of
+    /// the batch; under `"6.12"` (v6.12.0's `rmqueue_bulk` keeps no mode)
+    /// each page that still finds them empty does its own
+    /// `__rmqueue_fallback`, a claim attempt and perhaps a boost each,
+    /// until one claims a pageblock. None when not
+    /// even the OOM killer made room (the table is still counted; the
+    /// kernel's fault would fail with VM_FAULT_OOM).
     fn pagetable_alloc_frame(&mut self) -> Option<u32> {
         if !self.alloc_page() {
             return None;
@@ -733,17 +742,7 @@ impl Sim {
             let pfn = d.zone.alloc_pages(0, mt);
             return Some(pfn.expect("the zonelist picked DMA with a free page") as u32);
         }
-        let pfn = match self.phys.zone.alloc_pages(0, mt) {
-            Some(p) => p,
-            None => {
-                // Every free page is on the per-CPU list of movable pages.
-                self.phys.drain_pages();
-                self.phys
-                    .zone
-                    .alloc_pages(0, mt)
-                    .expect("Node::free promised a free page")
-            }
-        };
+        let pfn = self.phys.rmqueue_pcplist(mt);
         self.rmqueue_boosted(true);
         Some(pfn as u32)
     }
@@ -837,9 +836,10 @@ impl Sim {
             k.group(owner).pagetables -= nr;
             self.page_counter_uncharge(owner, nr);
         }
-        // `pagetable_free` → `__free_page` of each table page.
+        // `pagetable_free` → `__free_page` → `free_unref_page` of each
+        // table page: to the per-CPU list of its pageblock's type.
         for &pfn in &frames {
-            self.phys.free_block(u64::from(pfn), 0);
+            self.phys.free_frames(pfn, 0);
         }
         self.node.free += frames.len() as u64;
         self.count_vm_events(crate::stats::item::PGFREE, frames.len() as u64);

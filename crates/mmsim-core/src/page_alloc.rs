@@ -799,52 +799,7 @@ pub(crate) const NORMAL_START_PFN: u64 = 1 << 20;
 /// leave it out ([`PhysMem::in_zone`]).
 pub(crate) const ZERO_PAGE_PFN: u32 = (NORMAL_START_PFN - 1) as u32;
 
-/// The per-CPU page list of order-0 movable pages (`struct per_cpu_pages`,
-/// mm/page_alloc.c v6.12) of the one CPU that allocates: frees go to its
-/// head (`free_unref_page_commit`) and allocations take its head
-/// (`__rmqueue_pcplist`); an empty list is refilled with `batch` pages
-/// (`rmqueue_bulk`, each added at the tail) and a list at `high` gives
-/// `batch` pages from its tail back to the buddy lists
-/// (`free_pcppages_bulk`). `high` is `zone_highsize` without auto-tuning:
-/// the low watermark over the node's CPUs, at least `4 × batch`; v6.12's
-/// adaptive `high` (`decay_pcp_high`, `nr_pcp_free`'s growing free count)
-/// is not modelled. Pages on the list are free for `Node::free` but not in
-/// the zone's free count, as in the kernel (`NR_FREE_PAGES`).
-#[derive(Debug, Clone)]
-pub(crate) struct PerCpuPages {
-    /// The list, head at the back: a plain vector, since the per-page
-    /// operations (free and allocate) are at the head; the tail is touched
-    /// only a batch at a time, by the refill of an empty list and the
-    /// drain at `high`.
-    list: Vec<u64>,
-    /// `pcp->batch` (`zone_batchsize`).
-    pub batch: usize,
-    /// `pcp->high` (`zone_highsize`).
-    pub high: usize,
-}
-
-impl PerCpuPages {
-    /// `zone_batchsize` and `zone_highsize` (v6.12, `percpu_pagelist_high_fraction` 0).
-    pub(crate) fn new(managed: u64, low_wmark: u64, cpus: u32) -> Self {
-        let batch = ((managed >> 10).min((1 << 20) / 4096) / 4).max(1);
-        // rounddown_pow_of_two(batch + batch / 2) - 1, at least 1 (pageset_update).
-        let x = batch + batch / 2;
-        let batch = (((1u64 << (63 - x.leading_zeros())) - 1) as usize).max(1);
-        let high = ((low_wmark / u64::from(cpus.max(1))) as usize).max(batch << 2);
-        PerCpuPages {
-            list: Vec::new(),
-            batch,
-            high,
-        }
-    }
-
-    /// Pages on the list (`pcp->count`).
-    pub(crate) fn count(&self) -> u64 {
-        self.list.len() as u64
-    }
-}
-
-/// The node's physical memory: its zone and the per-CPU list. The zone
+/// The node's physical memory: its zone and the per-CPU lists. The zone
 /// carries, beside its frames, the PFN → folio map that stands in for
 /// `mem_map` (`pfn_folio`), both stored in chunks like SPARSEMEM's sections
 /// so that host memory follows what was touched.
@@ -852,7 +807,7 @@ impl PerCpuPages {
 pub(crate) struct PhysMem {
     /// ZONE_NORMAL, holding every managed page.
     pub zone: Zone,
-    /// Order-0 movable pages held per CPU.
+    /// Order-0 pages held per CPU, a list per migrate type (`page_alloc/pcp.rs`).
     pub pcp: PerCpuPages,
     /// Whether `mem_map`'s folio entries are kept ([`PhysMem::set_frames_folio`]).
     /// Its one reader on the simulated machine is DAMON's physical-address
@@ -910,76 +865,10 @@ impl PhysMem {
         (z.start_pfn, z.start_pfn + z.spanned_pages)
     }
 
-    /// Free pages: the zone's and the per-CPU list's.
+    /// Free pages: the zone's and the per-CPU lists'.
     pub(crate) fn free_pages(&self) -> u64 {
         let dma = self.dma.as_ref().map_or(0, |d| d.zone.free_pages());
         self.zone.free_pages() + self.pcp.count() + dma
-    }
-
-    /// `rmqueue` for one order-0 page (`rmqueue_pcplist`, the path of
-    /// every order-0 fault and page-cache miss) without the refill: DMA's
-    /// page when the zonelist picked DMA, else the per-CPU list's head, or
-    /// None when the list is empty (the caller refills it from the buddy
-    /// lists: `Sim::alloc_order0_refill`, `page_alloc/rmqueue.rs`). Larger
-    /// orders are taken from the zone directly (`Sim::rmqueue_large`).
-    #[inline(always)]
-    pub(crate) fn alloc_order0_pcp(&mut self) -> Option<u64> {
-        if let Some(d) = self.dma.as_mut().filter(|d| d.take_dma) {
-            d.take_dma = false;
-            let pfn = d.zone.alloc_pages(0, MigrateType::Movable);
-            return Some(pfn.expect("Node::free promised a free page"));
-        }
-        self.pcp.list.pop()
-    }
-
-    /// `rmqueue_bulk`: up to `batch` pages from the buddy lists, each at the
-    /// tail, so that the first taken is the first used.
-    #[cold]
-    #[inline(never)]
-    fn rmqueue_bulk(&mut self) {
-        debug_assert!(self.pcp.list.is_empty(), "refilled only when empty");
-        let mut mode = RmqueueMode::Normal;
-        for _ in 0..self.pcp.batch {
-            match self
-                .zone
-                .alloc_pages_mode(0, MigrateType::Movable, &mut mode)
-            {
-                Some(pfn) => self.pcp.list.push(pfn),
-                None => break,
-            }
-        }
-        // Each went to the tail (the front): the first taken is at the head.
-        self.pcp.list.reverse();
-    }
-
-    /// `free_unref_folios` of one order-0 page (`free_unref_page_commit`):
-    /// to the per-CPU list's head, `batch` pages drained from its tail at
-    /// `high`.
-    #[inline(always)]
-    fn free_order0(&mut self, pfn: u64) {
-        self.pcp.list.push(pfn);
-        if self.pcp.list.len() >= self.pcp.high {
-            self.free_pcppages_bulk();
-        }
-    }
-
-    /// `free_pcppages_bulk`: `batch` pages from the per-CPU list's tail back
-    /// to the buddy lists.
-    #[cold]
-    #[inline(never)]
-    fn free_pcppages_bulk(&mut self) {
-        let n = self.pcp.batch.min(self.pcp.list.len());
-        for p in self.pcp.list.drain(..n) {
-            self.zone.free_pages_block(p, 0);
-        }
-    }
-
-    /// `drain_pages_zone` (mm/page_alloc.c, v6.12): every page of the
-    /// per-CPU list back to the buddy lists, oldest first.
-    pub(crate) fn drain_pages(&mut self) {
-        for p in self.pcp.list.drain(..) {
-            self.zone.free_pages_block(p, 0);
-        }
     }
 
     /// Points `mem_map` at folio `f` (or `NIL`) for the `1 << order` frames
@@ -1021,10 +910,10 @@ impl PhysMem {
         }
     }
 
-    /// Host bytes of the zones, the list and the map.
+    /// Host bytes of the zones, the lists and the map.
     pub(crate) fn heap_bytes(&self) -> usize {
         let dma = self.dma.as_ref().map_or(0, |d| d.zone.heap_bytes());
-        self.zone.heap_bytes() + self.pcp.list.capacity() * 8 + dma
+        self.zone.heap_bytes() + self.pcp.heap_bytes() + dma
     }
 }
 
@@ -1036,7 +925,7 @@ impl Sim {
     }
 
     /// A new order-0 folio with its page frame (`folio_alloc` of order 0:
-    /// `__rmqueue` through the per-CPU list, `MIGRATE_MOVABLE`, then the
+    /// `__rmqueue` through the per-CPU movable list, then the
     /// folio's fields), after `alloc_page` has taken the page from
     /// `Node::free`, which stays the count reclaim and the watermarks read:
     /// which frame a folio gets decides nothing yet. The frame is taken
@@ -1080,10 +969,11 @@ impl Sim {
         }
     }
 
-    /// The page allocator's invariants: the zone's and the per-CPU list's
+    /// The page allocator's invariants: the zone's and the per-CPU lists'
     /// free pages equal `Node::free`, every folio with frames is what
     /// `mem_map` says of each of its PFNs, and `mem_map` names no other folio.
     pub(crate) fn check_page_alloc(&self) -> Result<(), String> {
+        self.phys.pcp.check()?;
         if self.phys.free_pages() != self.node.free {
             return Err(format!(
                 "zone free {} + per-CPU {} != node free {}",
@@ -1187,6 +1077,8 @@ impl Sim {
 }
 
 mod claim;
+mod pcp;
+pub(crate) use pcp::PerCpuPages;
 mod rmqueue;
 mod rmqueue_claim;
 pub use rmqueue_claim::RmqueueFallback;

@@ -87,7 +87,7 @@ pub struct RunResult {
     /// `/proc/pagetypeinfo` of the zone at the end.
     #[serde(default)]
     pub pagetypeinfo: crate::page_alloc::PageTypeInfo,
-    /// Free pages on the per-CPU list at the end (`pcp->count`): free for
+    /// Free pages on the per-CPU lists at the end (`pcp->count`): free for
     /// `nr_free_pages` but in no buddy list.
     #[serde(default)]
     pub pcp_pages: u64,

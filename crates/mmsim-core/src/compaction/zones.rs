@@ -22,7 +22,7 @@
 //! is in), and swaps them back after. During the call only DMA's frames
 //! are touched (the scanners stay inside the zone's PFNs, `free_block`,
 //! `pfn_folio` and `set_frames_folio` find DMA frames in `PhysMem::zone`),
-//! the per-CPU list (upper-zone pages) is not drained, and `mem_map` is
+//! the per-CPU lists (upper-zone pages) are not drained, and `mem_map` is
 //! built before the swap.
 //!
 //! Rules (v6.12):
@@ -46,7 +46,7 @@
 //!   watermark met, or not suitable (both with `highest_zoneidx` = the zone
 //!   itself, so DMA without its reserve) → next zone; else a sync-light
 //!   run; success resets the deferral, a run whose scanners met drains the
-//!   zone's per-CPU list and defers the zone. The run's own check
+//!   zone's per-CPU lists and defers the zone. The run's own check
 //!   (`compact_zone`, with the request's highest zone) adds DMA's reserve,
 //!   so a DMA suitable only without it returns `COMPACT_SKIPPED` (nothing
 //!   scanned or deferred): the loop's reserve-less check changes no
@@ -92,7 +92,7 @@ pub(crate) struct ZoneCompact {
 /// One zone as compaction's checks read it.
 struct ZoneView<'a> {
     zone: &'a Zone,
-    /// Free pages (the upper zone's with the per-CPU list's, as the
+    /// Free pages (the upper zone's with the per-CPU lists', as the
     /// model's watermarks read them).
     free: u64,
     wm: ZoneWmarks,
@@ -221,7 +221,7 @@ impl Sim {
     /// free pages above the watermark (low for costly orders, else min)
     /// plus `compact_gap`, and for costly orders a fragmentation index
     /// above `extfrag_threshold`. With one zone the free pages are the
-    /// node's (`Node::free`: the buddy lists and the per-CPU list, which
+    /// node's (`Node::free`: the buddy lists and the per-CPU lists, which
     /// `compact_zone` drains first).
     pub(crate) fn compaction_suitable(&self, order: usize) -> bool {
         let v = self.zone_view(self.compact.in_dma);
@@ -368,7 +368,7 @@ impl Sim {
                 if r == CompactResult::Success {
                     s.compact.compaction_defer_reset(order, false);
                 } else if matches!(r, CompactResult::Complete | CompactResult::PartialSkipped) {
-                    // drain_all_pages(zone) (DMA has no per-CPU list), then defer.
+                    // drain_all_pages(zone) (DMA has no per-CPU lists), then defer.
                     if !dma {
                         s.phys.drain_pages();
                     }

@@ -17,8 +17,16 @@ impl Zone {
     /// every page neither free nor movable (`pageblock_nr_pages - (free +
     /// movable)`); for one falling back between unmovable and reclaimable
     /// blocks, none (their pages cannot be told apart). Movable pages are the
-    /// frames allocated movable (the kernel counts `PageLRU` or
-    /// `__PageMovable` pages).
+    /// frames allocated movable; the kernel counts `PageLRU` or
+    /// `__PageMovable` pages. A page on a per-CPU list is neither free
+    /// (`PageBuddy`) nor movable there, so it is alike for an unmovable or
+    /// reclaimable claim in a MOVABLE block and not alike for a movable
+    /// claim: `page_alloc/pcp.rs` counts it allocated unmovable while it is
+    /// on a list (`pcp_mark`, `pcp_take`), whatever it was allocated as.
+    /// Departure: a page allocated movable but off the LRU for a while (in
+    /// a `folio_batch` before `lru_add`, isolated by reclaim or compaction)
+    /// still counts movable here, where the kernel counts it alike for an
+    /// unmovable claim.
     pub(super) fn count_block(
         &self,
         pfn: u64,

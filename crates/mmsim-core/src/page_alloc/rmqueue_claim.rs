@@ -40,15 +40,17 @@
 //! it may not claim and of a movable request's smallest block). Not
 //! modelled in either: CMA, ALLOC_NOFRAGMENT, highatomic blocks.
 //!
-//! Departure (both variants): each page-table page
-//! (`machine.pagetable_frames`) is its own `__rmqueue` call in normal mode.
-//! The kernel takes order-0 unmovable pages from a per-CPU list that
-//! `rmqueue_bulk()` refills a batch at a time: one claim search (and its
-//! boosts) per batch, steal mode for the rest of that batch, and per-CPU
-//! hits with no `__rmqueue` at all between refills. mmsim therefore makes
-//! more claim attempts, and boosts more, than the kernel would; this is the
-//! likely cause of compact-mthp-always's overshoot with factor 15000, so
-//! that case's 6.15 column is not a fair test of the variant.
+//! Page-table pages (`machine.pagetable_frames`) come from the per-CPU
+//! unmovable list (`page_alloc/pcp.rs`), which `rmqueue_bulk()` refills a
+//! batch at a time, one `__rmqueue()` a page, with per-CPU hits and no
+//! `__rmqueue()` between refills, as in the kernel. Under `"6.15"` the
+//! refill keeps its `enum rmqueue_mode`: one claim search per refill that
+//! finds the unmovable lists empty, steal mode for the rest of the batch.
+//! Under `"6.12"` (v6.12.0's `rmqueue_bulk()` keeps no mode) each page of
+//! the refill that finds the unmovable lists empty does its own
+//! `__rmqueue_fallback()` (a claim attempt, a boost when it steals below
+//! pageblock order), until one claims a pageblock whose pages then serve
+//! the rest from the unmovable lists.
 
 use super::{MigrateType, Zone, NR_PAGE_ORDERS, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER};
 use serde::{Deserialize, Serialize};

@@ -36,7 +36,9 @@
 //! (where each boosts); `boost_setup.rs` the machine and file
 //! setup that `boost.rs` and `boost_rules.rs` (watermark boosting) share;
 //! `direct_reclaim.rs` direct reclaim in a large folio's slow path
-//! (`__alloc_pages_direct_reclaim`, MGLRU's `compact_gap(sc->order)` goal). This file
+//! (`__alloc_pages_direct_reclaim`, MGLRU's `compact_gap(sc->order)` goal);
+//! `pcp.rs` the per-CPU lists per migrate type (page-table pages through the
+//! unmovable list, frees by pageblock type, the shared count). This file
 //! holds the helpers they share.
 
 mod boost;
@@ -73,6 +75,7 @@ mod migrate;
 mod mkclean;
 mod mkclean_pmd;
 mod oom;
+mod pcp;
 mod pgdat_dirty;
 mod readahead;
 mod reclaim_mark;
