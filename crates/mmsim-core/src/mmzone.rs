@@ -88,6 +88,26 @@ pub(crate) struct ZoneWmarks {
     pub high: u64,
 }
 
+/// The node (`pg_data_t`, include/linux/mmzone.h): free pages and
+/// watermarks (with ZONE_DMA, the zones' sums).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Node {
+    /// Managed pages.
+    pub managed: u64,
+    /// Free pages.
+    pub free: u64,
+    /// WMARK_MIN.
+    pub wmark_min: u64,
+    /// WMARK_LOW.
+    pub wmark_low: u64,
+    /// WMARK_HIGH.
+    pub wmark_high: u64,
+    /// The order-0 fast path's mark: WMARK_LOW, or none (`u64::MAX`) with two zones.
+    pub fast_low: u64,
+    /// PGDAT_DIRTY: kswapd met only dirty file pages at the inactive tail.
+    pub dirty: bool,
+}
+
 impl ZoneWmarks {
     /// The mark of `w`.
     pub(crate) fn get(&self, w: Wmark) -> u64 {

@@ -27,6 +27,7 @@ pub(crate) mod direct;
 pub(crate) mod kswapd;
 pub(crate) mod lru;
 pub mod lru_gen;
+pub(crate) mod should_continue_reclaim;
 pub(crate) mod vmscan;
 pub(crate) mod workingset;
 
