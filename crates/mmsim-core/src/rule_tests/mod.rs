@@ -35,7 +35,9 @@
 //! (where each boosts); `boost_setup.rs` the machine and file
 //! setup that `boost.rs` and `boost_rules.rs` (watermark boosting) share;
 //! `direct_reclaim.rs` direct reclaim in a large folio's slow path
-//! (`__alloc_pages_direct_reclaim`, MGLRU's `compact_gap(sc->order)` goal). This file
+//! (`__alloc_pages_direct_reclaim`, MGLRU's `compact_gap(sc->order)` goal);
+//! `should_continue_reclaim.rs` classic `shrink_node`'s reclaim/compaction
+//! passes (`should_continue_reclaim`). This file
 //! holds the helpers they share.
 
 mod boost;
