@@ -35,12 +35,14 @@
 //! does, the inactive counts being MGLRU's compatibility view
 //! (`lru_gen_is_active`: all but the two youngest generations).
 //!
-//! Kernel history (checked against v4.9-era, v5.3 and v6.1-era sources):
+//! Kernel history (read: v4.x-era sources and the 2019 patches through the
+//! code search, Debian's 6.1.192 `mm/vmscan.c` and `mm/compaction.c`):
 //! 2019's "mm, reclaim: make should_continue_reclaim perform dryrun
 //! detection" and "mm, reclaim: cleanup should_continue_reclaim()" (v5.3)
 //! gave the rule its present form; v6.1 has the same rule, its
 //! `compaction_suitable` returning `COMPACT_SUCCESS` for the "allocation
-//! can already succeed" test that v6.12 writes out before calling it. Before v5.3 (v4.9, the `scanned-rotated` policy's era,
+//! can already succeed" test that v6.12 writes out before calling it.
+//! Before v5.3 (v4.9, the `scanned-rotated` policy's era,
 //! [`crate::sim::ClassicRules::reclaim_compaction_gap_first`]): a pass
 //! that reclaimed nothing stops (for an allocation without
 //! `__GFP_RETRY_MAYFAIL`/`__GFP_REPEAT`, as every mmsim allocation is);
@@ -52,9 +54,8 @@
 //!
 //! Departures: `gfp_compaction_allowed` (`__GFP_IO`) holds for every
 //! allocation mmsim models, so it is not tested; the zone tests are
-//! mmsim's v6.12 ones for both eras (v4.9's `__compaction_suitable` asks
-//! the same watermarks and fragmentation index of the allocations mmsim
-//! models).
+//! mmsim's v6.12 ones for both eras (v4.9's `compaction_suitable` was not
+//! compared line by line).
 
 use crate::mem::folio::LruList;
 use crate::page_alloc::PAGE_ALLOC_COSTLY_ORDER;
