@@ -44,6 +44,11 @@
 //!   skipped only when every zone is `compaction_ready`, each with its own
 //!   watermarks, reserve and fragmentation index, and direct reclaim stops
 //!   after a pass that found some zone ready (`do_try_to_free_pages`).
+//! - Classic reclaim's `should_continue_reclaim`
+//!   (`crate::reclaim::should_continue_reclaim`): the node is shrunk again
+//!   only while no zone, each with its own watermarks (DMA with its
+//!   `lowmem_reserve`), could take the allocation at its min watermark or
+//!   is `compaction_suitable`.
 //! - MGLRU's `should_abort_scan` (kswapd, order 0): every zone above its
 //!   high watermark + `MIN_LRU_BATCH` (DMA with its `lowmem_reserve`).
 //!

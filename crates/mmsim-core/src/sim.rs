@@ -81,10 +81,10 @@ pub struct ClassicRules {
     /// are activated with PG_reclaim ("mm: vmscan: move dirty pages out of
     /// the way until they're flushed", 4.13) instead of kept on the inactive list.
     pub dirty_activates: bool,
-    /// `should_continue_reclaim` as before 5.3 (v4.9): continue while the
+    /// `should_continue_reclaim` as before 5.4 (v4.9): continue while the
     /// reclaim's total is below `compact_gap` and more inactive pages are
     /// left, else stop only if a zone is ready or `compaction_suitable`;
-    /// otherwise v5.3+'s order (`crate::reclaim::should_continue_reclaim`).
+    /// otherwise v5.4+'s order (`crate::reclaim::should_continue_reclaim`).
     pub reclaim_compaction_gap_first: bool,
 }
 

@@ -38,11 +38,13 @@
 //! Kernel history (read: v4.x-era sources and the 2019 patches through the
 //! code search, Debian's 6.1.192 `mm/vmscan.c` and `mm/compaction.c`):
 //! 2019's "mm, reclaim: make should_continue_reclaim perform dryrun
-//! detection" and "mm, reclaim: cleanup should_continue_reclaim()" (v5.3)
+//! detection" and "mm, reclaim: cleanup should_continue_reclaim()" (v5.4:
+//! posted in August 2019 after v5.3-rc3, with Mike Kravetz's hugetlb
+//! series, so after v5.3's merge window; not checked against a v5.4 tree)
 //! gave the rule its present form; v6.1 has the same rule, its
 //! `compaction_suitable` returning `COMPACT_SUCCESS` for the "allocation
 //! can already succeed" test that v6.12 writes out before calling it.
-//! Before v5.3 (v4.9, the `scanned-rotated` policy's era,
+//! Before v5.4 (v4.9, the `scanned-rotated` policy's era,
 //! [`crate::sim::ClassicRules::reclaim_compaction_gap_first`]): a pass
 //! that reclaimed nothing stops (for an allocation without
 //! `__GFP_RETRY_MAYFAIL`/`__GFP_REPEAT`, as every mmsim allocation is);
@@ -55,7 +57,13 @@
 //! Departures: `gfp_compaction_allowed` (`__GFP_IO`) holds for every
 //! allocation mmsim models, so it is not tested; the zone tests are
 //! mmsim's v6.12 ones for both eras (v4.9's `compaction_suitable` was not
-//! compared line by line).
+//! compared line by line). The order-0 free pages of the zone tests
+//! (`compaction_suitable` through `zone_view`, `Node::free`; the upper
+//! zone's `upper_free()`) count the pages on the per-CPU list as free,
+//! mmsim's convention for the zone checks; the kernel's `NR_FREE_PAGES`
+//! does not, and nothing drains the per-CPU lists before
+//! `should_continue_reclaim`, so a zone here can look `compaction_suitable`
+//! (and stop the loop) up to a per-CPU list's worth of pages earlier.
 
 use crate::mem::folio::LruList;
 use crate::page_alloc::PAGE_ALLOC_COSTLY_ORDER;

@@ -132,9 +132,11 @@ impl Sim {
     /// over the lruvec of every group in the reclaim root's subtree, in
     /// `mem_cgroup_iter` pre-order; returns `should_continue_reclaim` (the
     /// loop and MGLRU's `lru_gen_shrink_node` are [`Sim::shrink_node`]).
-    /// Every walk is a full one (the kernel's direct reclaim resumes a
-    /// shared partial walk through a reclaim cookie; not modelled). Soft
-    /// limits are not honoured under MGLRU (v6.1, cgroup reclaim).
+    /// Every walk is a full one (direct reclaim's shared partial walk through
+    /// a reclaim cookie is not modelled); no soft limits under MGLRU (v6.1,
+    /// cgroup reclaim). Departure: under `soft_limit_reclaim = "seed-004"`
+    /// one `should_continue_reclaim` loop wraps the soft-only walk and its
+    /// all-groups fallback (3.12-rc1: one loop per `__shrink_zone` call).
     pub(crate) fn shrink_node_pass(&mut self, sc: &mut ScanControl) -> bool {
         let mglru = matches!(self.policy, Policy::Mglru(_));
         let rules = self.rules();
