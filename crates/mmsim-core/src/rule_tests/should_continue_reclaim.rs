@@ -7,6 +7,7 @@
 
 use super::thp::thp_machine_with;
 use super::*;
+use crate::config::{MachineConfig, MglruVersion};
 use crate::page_alloc::MigrateType;
 
 /// A 32768-page machine (watermarks min 362, low 452, high 542), no
@@ -18,9 +19,29 @@ use crate::page_alloc::MigrateType;
 /// `compaction_suitable(9)` needs free > low + `compact_gap(9)` = 1,476
 /// (the fragmentation index of single frames is 998, above 500).
 fn machine(policy: PolicyName, compaction: bool, file: u32, free: u64) -> Sim {
-    let mut s = thp_machine_with(32768, None, Default::default(), |c| {
+    machine_with(file, free, Setup::default(), |c| {
         c.policy.name = policy;
         c.compaction.enabled = compaction;
+    })
+}
+
+/// What [`machine_with`] adds to [`machine`]'s setup.
+#[derive(Default, Clone, Copy)]
+struct Setup {
+    /// Swap pages (zram), if any.
+    swap: Option<u64>,
+    /// Anonymous pages written after the file reads (inactive anon).
+    anon: u32,
+    /// Give back one whole aligned order-9 block of the held frames too
+    /// (it stays free: order-0 allocations take the single frames first).
+    block: bool,
+}
+
+/// [`machine`] with compaction on, `setup`, and `tweak` on the config.
+fn machine_with(file: u32, free: u64, setup: Setup, tweak: impl FnOnce(&mut MachineConfig)) -> Sim {
+    let mut s = thp_machine_with(32768, setup.swap, Default::default(), |c| {
+        c.compaction.enabled = true;
+        tweak(c);
         c.compaction.kcompactd = false;
         c.compaction.proactiveness = 0;
     });
@@ -30,9 +51,22 @@ fn machine(policy: PolicyName, compaction: bool, file: u32, free: u64) -> Sim {
         held.push(p);
     }
     s.node.free -= held.len() as u64;
-    for &p in held.iter().step_by(2) {
-        s.phys.zone.free_pages_block(p, 0);
-        s.node.free += 1;
+    let mut sorted = held.clone();
+    sorted.sort_unstable();
+    let block = setup
+        .block
+        .then(|| {
+            sorted
+                .windows(512)
+                .find_map(|w| (w[0] % 512 == 0 && w[511] == w[0] + 511).then_some(w[0]))
+        })
+        .flatten();
+    for (i, &p) in held.iter().enumerate() {
+        let in_block = block.is_some_and(|b| (b..b + 512).contains(&p));
+        if i % 2 == 0 || in_block {
+            s.phys.zone.free_pages_block(p, 0);
+            s.node.free += 1;
+        }
     }
     let t = s.add_task("t");
     let f = s.add_file("f", u64::from(file)).unwrap();
@@ -45,6 +79,10 @@ fn machine(policy: PolicyName, compaction: bool, file: u32, free: u64) -> Sim {
             pages: 1,
         });
     }
+    if setup.anon > 0 {
+        let vma = s.mmap_anon(t, u64::from(setup.anon)).unwrap();
+        touch(&mut s, vma, setup.anon);
+    }
     s.phys.drain_pages();
     while s.node.free > free {
         s.phys.zone.alloc_pages(0, MigrateType::Movable).unwrap();
@@ -54,6 +92,9 @@ fn machine(policy: PolicyName, compaction: bool, file: u32, free: u64) -> Sim {
         (s.node.wmark_min, s.node.wmark_low, s.node.free),
         (362, 452, free)
     );
+    if let Some(b) = block {
+        assert_eq!(s.phys.zone.buddy_order_at(b), Some(9), "block at {b}");
+    }
     s
 }
 
@@ -163,4 +204,78 @@ fn v4_9_continues_below_compact_gap_before_looking_at_the_zones() {
         got.push((below, at_gap, few));
     }
     assert_eq!(got, [(true, false, true), (false, false, false)]);
+}
+
+#[test]
+fn mglru_v6_1_direct_reclaim_shrinks_the_node_again_but_v6_14_does_not() {
+    // The first test's machine under MGLRU: v6.1 root reclaim goes through
+    // the classic `shrink_node`, so its order-9 reclaim repeats the pass
+    // while the zone is not `compaction_suitable`; v6.14 hands root
+    // reclaim to `lru_gen_shrink_node`, which never asks. v6.1: each pass
+    // at DEF_PRIORITY frees 64 pages; with compaction 14 passes (896
+    // pages) until free 1,496 > 1,476, without it one pass (64 >= 32
+    // ends the reclaim), as v6.14's single `lru_gen_shrink_node` call.
+    let mut got = Vec::new();
+    for (v, compaction) in [
+        (MglruVersion::V6_1, true),
+        (MglruVersion::V6_1, false),
+        (MglruVersion::V6_14, true),
+    ] {
+        let mut s = machine_with(15_000, 600, Setup::default(), |c| {
+            c.policy.name = PolicyName::Mglru;
+            c.policy.mglru_version = v;
+            c.compaction.enabled = compaction;
+        });
+        let progress = s.try_to_free_pages_order(9);
+        got.push((progress, s.vm.pgscan_direct, s.node.free));
+    }
+    assert_eq!(got, [(896, 896, 1496), (64, 64, 664), (64, 64, 664)]);
+}
+
+#[test]
+fn should_continue_reclaim_stops_when_a_zone_can_take_the_allocation_at_min() {
+    // 1,000 free pages, below compaction_suitable(9)'s 1,477: as single
+    // frames the node is shrunk again; with one of them a free order-9
+    // block, `zone_watermark_ok(9, min)` holds (1,000 - 511 > 362 and a
+    // block of the order) and the loop stops.
+    let got: Vec<bool> = [false, true]
+        .into_iter()
+        .map(|block| {
+            let setup = Setup {
+                block,
+                ..Setup::default()
+            };
+            let s = machine_with(14_000, 1000, setup, |_| {});
+            s.should_continue_reclaim(1, &direct_sc(9, 12))
+        })
+        .collect();
+    assert_eq!(got, [true, false]);
+}
+
+#[test]
+fn inactive_anon_counts_toward_compact_gap_only_with_swap() {
+    // 525 inactive file + 500 inactive anon = 1,025 > compact_gap(9):
+    // with a free swap slot the node is shrunk again; without swap only
+    // the 525 file pages count and the loop stops.
+    let got: Vec<bool> = [Some(4096), None]
+        .into_iter()
+        .map(|swap| {
+            let setup = Setup {
+                swap,
+                anon: 500,
+                ..Setup::default()
+            };
+            let s = machine_with(525, 600, setup, |_| {});
+            let lv = s.subtree_lruvec(crate::memcg::ROOT);
+            assert_eq!(
+                (
+                    lv.size(LruList::InactiveFile),
+                    lv.size(LruList::InactiveAnon)
+                ),
+                (525, 500)
+            );
+            s.should_continue_reclaim(1, &direct_sc(9, 12))
+        })
+        .collect();
+    assert_eq!(got, [true, false]);
 }
