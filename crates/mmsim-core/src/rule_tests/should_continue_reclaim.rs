@@ -279,3 +279,56 @@ fn inactive_anon_counts_toward_compact_gap_only_with_swap() {
         .collect();
     assert_eq!(got, [true, false]);
 }
+
+#[test]
+fn with_zone_dma_a_zone_that_can_take_the_allocation_stops_the_loop() {
+    // An 8192-page node whose lowest 1024 frames are ZONE_DMA (min 22,
+    // `lowmem_reserve` 28; DMA32 min 158, low 197): 2,000 inactive file
+    // pages in DMA32, then DMA32's other frames taken but 600 single ones
+    // (below its compaction_suitable(9) mark, low 197 + 1,024). With DMA
+    // untouched (free order-9 blocks, 1,024 - 511 > 22 + 28) DMA could
+    // take the allocation and the loop stops; with DMA's frames all taken
+    // no zone is ready or suitable and the node is shrunk again.
+    let mut got = Vec::new();
+    for dma_free in [true, false] {
+        let mut s = thp_machine_with(8192, None, Default::default(), |c| {
+            c.dma_zone_pages = 1024;
+            c.compaction.enabled = true;
+            c.compaction.kcompactd = false;
+            c.compaction.proactiveness = 0;
+        });
+        let t = s.add_task("t");
+        let f = s.add_file("f", 2000).unwrap();
+        s.open(f, t).unwrap();
+        s.fadvise(f, Advice::Random).unwrap();
+        for index in 0..2000 {
+            s.step(&Event::FileRead {
+                file: f,
+                index,
+                pages: 1,
+            });
+        }
+        s.phys.drain_pages();
+        let mut held = Vec::new();
+        while let Some(p) = s.phys.zone.alloc_pages(0, MigrateType::Movable) {
+            held.push(p);
+        }
+        s.node.free -= held.len() as u64;
+        for &p in held.iter().step_by(2).take(600) {
+            s.phys.zone.free_pages_block(p, 0);
+            s.node.free += 1;
+        }
+        if !dma_free {
+            let d = &mut s.phys.dma.as_mut().unwrap().zone;
+            let mut n = 0;
+            while d.alloc_pages(0, MigrateType::Movable).is_some() {
+                n += 1;
+            }
+            s.node.free -= n;
+        }
+        let dma = s.phys.dma.as_ref().unwrap().zone.free_pages();
+        let cont = s.should_continue_reclaim(1, &direct_sc(9, 12));
+        got.push((s.upper_free(), dma, cont));
+    }
+    assert_eq!(got, [(600, 1024, false), (600, 0, true)]);
+}
