@@ -44,6 +44,11 @@
 //!   skipped only when every zone is `compaction_ready`, each with its own
 //!   watermarks, reserve and fragmentation index, and direct reclaim stops
 //!   after a pass that found some zone ready (`do_try_to_free_pages`).
+//! - Classic reclaim's `should_continue_reclaim`
+//!   (`crate::reclaim::should_continue_reclaim`): the node is shrunk again
+//!   only while no zone, each with its own watermarks (DMA with its
+//!   `lowmem_reserve`), could take the allocation at its min watermark or
+//!   is `compaction_suitable`.
 //! - MGLRU's `should_abort_scan` (kswapd, order 0): every zone above its
 //!   high watermark + `MIN_LRU_BATCH` (DMA with its `lowmem_reserve`).
 //!
@@ -86,6 +91,26 @@ pub(crate) struct ZoneWmarks {
     pub low: u64,
     /// WMARK_HIGH.
     pub high: u64,
+}
+
+/// The node (`pg_data_t`, include/linux/mmzone.h): free pages and
+/// watermarks (with ZONE_DMA, the zones' sums).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Node {
+    /// Managed pages.
+    pub managed: u64,
+    /// Free pages.
+    pub free: u64,
+    /// WMARK_MIN.
+    pub wmark_min: u64,
+    /// WMARK_LOW.
+    pub wmark_low: u64,
+    /// WMARK_HIGH.
+    pub wmark_high: u64,
+    /// The order-0 fast path's mark: WMARK_LOW, or none (`u64::MAX`) with two zones.
+    pub fast_low: u64,
+    /// PGDAT_DIRTY: kswapd met only dirty file pages at the inactive tail.
+    pub dirty: bool,
 }
 
 impl ZoneWmarks {

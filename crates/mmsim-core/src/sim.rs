@@ -25,6 +25,7 @@ use crate::mem::folio::{flags, FolioArena, FolioId, LruList};
 use crate::mem::pagetable::{TaskId, Vma, VmaId, VmaKind};
 use crate::mem::swap::SwapDevice;
 use crate::memcg::Memcg;
+pub(crate) use crate::mmzone::Node;
 use crate::psi::{Psi, PsiCpu};
 use crate::reclaim::Kswapd;
 use crate::result::{AccessStats, RunResult};
@@ -80,6 +81,11 @@ pub struct ClassicRules {
     /// are activated with PG_reclaim ("mm: vmscan: move dirty pages out of
     /// the way until they're flushed", 4.13) instead of kept on the inactive list.
     pub dirty_activates: bool,
+    /// `should_continue_reclaim` as before 5.4 (v4.9): continue while the
+    /// reclaim's total is below `compact_gap` and more inactive pages are
+    /// left, else stop only if a zone is ready or `compaction_suitable`;
+    /// otherwise v5.4+'s order (`crate::reclaim::should_continue_reclaim`).
+    pub reclaim_compaction_gap_first: bool,
 }
 
 impl ClassicRules {
@@ -95,6 +101,7 @@ impl ClassicRules {
             putback_active_ages: false,
             eviction_reads_before_inc: false,
             dirty_activates: false,
+            reclaim_compaction_gap_first: true,
         }
     }
     /// v6.x (current): cost-based balancing.
@@ -109,6 +116,7 @@ impl ClassicRules {
             putback_active_ages: true,
             eviction_reads_before_inc: true,
             dirty_activates: true,
+            reclaim_compaction_gap_first: false,
         }
     }
 }
@@ -137,25 +145,6 @@ pub(crate) struct Task {
     pub exited: bool,
     /// The memory cgroup it runs in (charges go there).
     pub memcg: crate::memcg::MemcgId,
-}
-
-/// The node (`pg_data_t`) with one zone: free pages and watermarks.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Node {
-    /// Managed pages.
-    pub managed: u64,
-    /// Free pages.
-    pub free: u64,
-    /// WMARK_MIN.
-    pub wmark_min: u64,
-    /// WMARK_LOW.
-    pub wmark_low: u64,
-    /// WMARK_HIGH.
-    pub wmark_high: u64,
-    /// The order-0 fast path's mark: WMARK_LOW, or none (`u64::MAX`) with two zones.
-    pub fast_low: u64,
-    /// PGDAT_DIRTY: kswapd met only dirty file pages at the inactive tail.
-    pub dirty: bool,
 }
 
 /// The simulated machine.

@@ -9,7 +9,8 @@
 //! * direct reclaim (`try_to_free_pages`): an allocation at or below the min
 //!   watermark reclaims SWAP_CLUSTER_MAX pages itself, priority 12 → 0 (a
 //!   costly order on two zones stops after a pass that found a zone
-//!   `compaction_ready`);
+//!   `compaction_ready`; a high order with compaction shrinks the node
+//!   again while `should_continue_reclaim` holds);
 //! * memcg-limit reclaim (`try_to_free_mem_cgroup_pages`): a charge at
 //!   `memory.max` reclaims from the group, with cgroup-reclaim rules.
 //!
@@ -27,6 +28,7 @@ pub(crate) mod direct;
 pub(crate) mod kswapd;
 pub(crate) mod lru;
 pub mod lru_gen;
+pub(crate) mod should_continue_reclaim;
 pub(crate) mod vmscan;
 pub(crate) mod workingset;
 
@@ -171,16 +173,18 @@ pub(crate) struct ScanControl {
     /// for (`try_to_free_pages`), kswapd's `balance_pgdat` order
     /// (`Compaction::kswapd_reclaim_order`, dropped to 0 once
     /// `kswapd_shrink_node` has reclaimed `compact_gap` pages), 0 for memcg
-    /// reclaim. Read by MGLRU's `should_abort_scan` (its goal,
-    /// `max(nr_to_reclaim, compact_gap(sc->order))`); classic reclaim's
-    /// `compaction_ready` reads [`ScanControl::compaction_ready_order`],
-    /// which is set only when that check is modelled, and
-    /// `memcg1_soft_limit_reclaim` does nothing for `order > 0`. Departure:
-    /// classic reclaim's `should_continue_reclaim` (v6.12 `shrink_node`:
-    /// for a costly order, or any order > 0 below `DEF_PRIORITY - 2`, the
-    /// node is shrunk again while the pass reclaimed something, no zone is
-    /// `compaction_suitable` and more than `compact_gap(sc->order)`
-    /// inactive pages remain) is not modelled: one pass per priority.
+    /// reclaim. Read by MGLRU's `should_abort_scan` (v6.12, v6.14: its goal,
+    /// `max(nr_to_reclaim, compact_gap(sc->order))`; v6.1's reads no
+    /// order); classic reclaim's `compaction_ready` reads
+    /// [`ScanControl::compaction_ready_order`], which is set only when that
+    /// check is modelled; `memcg1_soft_limit_reclaim` does nothing for
+    /// `order > 0`; classic (and v6.1 MGLRU) `shrink_node` shrinks the node
+    /// again at the same priority while `should_continue_reclaim` holds
+    /// (with `compaction.enabled`: for a costly order, or any order > 0
+    /// below `DEF_PRIORITY - 2`, while the pass reclaimed something, no
+    /// zone is ready or `compaction_suitable` and more than
+    /// `compact_gap(sc->order)` inactive pages remain;
+    /// `crate::reclaim::should_continue_reclaim`).
     ///
     /// [`Compaction::kswapd_reclaim_order`]: crate::compaction::Compaction::kswapd_reclaim_order
     pub order: u32,

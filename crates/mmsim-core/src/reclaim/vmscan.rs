@@ -127,19 +127,18 @@ impl Sim {
         self.memcgs[target as usize].lruvec.refaults = activate;
     }
 
-    /// `shrink_node()` with `prepare_scan_control()` and
-    /// `shrink_node_memcgs()`: one pass at `sc.priority` over the lruvec of
-    /// every group in the reclaim root's subtree, in `mem_cgroup_iter`
-    /// pre-order. Every walk is a full one (the kernel's direct reclaim
-    /// resumes a shared partial walk through a reclaim cookie; not modelled).
-    pub(crate) fn shrink_node(&mut self, sc: &mut ScanControl) {
-        // MGLRU: root reclaim goes through lru_gen_shrink_node() (v6.12+);
-        // v6.1 and cgroup reclaim through shrink_lruvec() below. Soft limits
-        // are not honoured under MGLRU.
+    /// One pass of `shrink_node()` from its `again:` label, with
+    /// `prepare_scan_control()` and `shrink_node_memcgs()`: at `sc.priority`
+    /// over the lruvec of every group in the reclaim root's subtree, in
+    /// `mem_cgroup_iter` pre-order; returns `should_continue_reclaim` (the
+    /// loop and MGLRU's `lru_gen_shrink_node` are [`Sim::shrink_node`]).
+    /// Every walk is a full one (direct reclaim's shared partial walk through
+    /// a reclaim cookie is not modelled); no soft limits under MGLRU (v6.1,
+    /// cgroup reclaim). Departure: under `soft_limit_reclaim = "seed-004"`
+    /// one `should_continue_reclaim` loop wraps the soft-only walk and its
+    /// all-groups fallback (3.12-rc1: one loop per `__shrink_zone` call).
+    pub(crate) fn shrink_node_pass(&mut self, sc: &mut ScanControl) -> bool {
         let mglru = matches!(self.policy, Policy::Mglru(_));
-        if self.lru_gen_root_reclaim(sc) {
-            return self.lru_gen_shrink_node(sc);
-        }
         let rules = self.rules();
         let global = sc.who != Reclaimer::Memcg;
         let soft = if mglru {
@@ -197,6 +196,7 @@ impl Sim {
         if sc.who == Reclaimer::Kswapd && self.kswapd_sets_pgdat_dirty(sc) {
             self.node.dirty = true;
         }
+        self.should_continue_reclaim(sc.nr_reclaimed - before, sc)
     }
 
     /// `shrink_node_memcgs()`: the lruvec of every group of the reclaim

@@ -38,7 +38,9 @@
 //! `direct_reclaim.rs` direct reclaim in a large folio's slow path
 //! (`__alloc_pages_direct_reclaim`, MGLRU's `compact_gap(sc->order)` goal);
 //! `pcp.rs` the per-CPU lists per migrate type (page-table pages through the
-//! unmovable list, frees by pageblock type, the shared count). This file
+//! unmovable list, frees by pageblock type, the shared count);
+//! `should_continue_reclaim.rs` classic `shrink_node`'s reclaim/compaction
+//! passes (`should_continue_reclaim`). This file
 //! holds the helpers they share.
 
 mod boost;
@@ -84,6 +86,7 @@ mod rfc;
 mod rmap;
 mod rmqueue_claim;
 mod shadow;
+mod should_continue_reclaim;
 mod swap;
 mod swapcache;
 mod swapsplit;

@@ -185,6 +185,18 @@ impl Sim {
                     }
                 }
                 MglruVersion::V6_1 => {
+                    // Departure (found 2026-12-01, left so): this is
+                    // v6.3–v6.6's `get_nr_to_reclaim` goal at order 0.
+                    // 6.1.0 and Debian's 6.1.192 ask `should_abort_scan(
+                    // lruvec, max_seq, sc, need_swapping)`: a direct
+                    // reclaimer stops once it aged twice, or is at its goal
+                    // after swapping (cgroup reclaim: nothing else); kswapd
+                    // goes on until `nr_to_reclaim` past `last_reclaimed`;
+                    // then, at priority 10 or below, both stop once every
+                    // zone's free pages reach its low (kswapd: high) mark,
+                    // adding MIN_LRU_BATCH to `nr_reclaimed`. No
+                    // `sc->order`: a high order reclaims more only through
+                    // classic `should_continue_reclaim` (compaction on).
                     if sc.who != Reclaimer::Memcg
                         && sc.nr_reclaimed - start >= sc.nr_to_reclaim.max(2)
                     {
