@@ -144,12 +144,18 @@ impl Sim {
             !fo.test(flags::WRITEBACK),
             "migrating folio {src}, which is under writeback"
         );
-        if fo.test(flags::PARTIALLY_MAPPED) {
+        if fo.test(flags::DEFERRED_QUEUED) {
             // v6.12 `__folio_migrate_mapping` takes the source off the
             // deferred split queue (`folio_unqueue_deferred_split`, which
-            // clears PG_partially_mapped) and does not queue the destination.
+            // clears PG_partially_mapped); the destination is not queued
+            // (a departure: `crate::deferred_split`).
             self.deferred_split_unqueue(src);
-            self.folios[dst].clear(flags::PARTIALLY_MAPPED);
+            self.folios[dst].clear(flags::PARTIALLY_MAPPED | flags::DEFERRED_QUEUED);
+        }
+        if self.thp.content.on && !fo.is_file() {
+            // `folio_copy`: the contents move (`crate::split_zeropage`).
+            let from = self.folios.head_pfn(src);
+            self.thp.content.copy_range(from, pfn as u32, 1 << order);
         }
         if self.fork.is_some() {
             self.fork_migrate_folio(src, dst);

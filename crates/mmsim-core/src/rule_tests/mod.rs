@@ -80,6 +80,7 @@ mod rfc;
 mod rmap;
 mod rmqueue_claim;
 mod shadow;
+mod split_zeropage;
 mod swap;
 mod swapcache;
 mod swapsplit;
