@@ -197,6 +197,15 @@ fn max_ptes_none_511_never_finds_a_thp_underused() {
     assert!(!s.thp_underused(f));
     let (s, _, f) = thp_written(ThpKernel::V6_12, 510, None, &[0]);
     assert!(s.thp_underused(f));
+    // All 512 zero-filled (a read fault allocates without machine.zero_page):
+    // more than 511, yet the early return says not underused.
+    let mut s = thp_machine(8192, None, pmd_thp(ThpKernel::V6_12, 511));
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 512).unwrap();
+    read(&mut s, vma, 0);
+    let f = s.vmas[vma as usize].pte(0) & PTE_FOLIO_MASK;
+    assert_eq!(s.folios[f].order, 9);
+    assert!(!s.thp_underused(f));
 }
 
 #[test]
