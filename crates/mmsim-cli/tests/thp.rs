@@ -215,6 +215,10 @@ fn bad_thp_settings_name_the_key() {
         &["thp.defrag", "unknown variant `maybe`"],
     );
     check("thp.kernel=6.1", &["thp.kernel", "unknown kernel `6.1`"]);
+    check(
+        "thp.shrink_underused=maybe",
+        &["machine.thp.shrink_underused", "expected a boolean"],
+    );
     check("thp.kernel=\"5\"", &["thp.kernel", "unknown kernel `5`"]);
     // Large folios need the kernel's lists.
     let args = run("thp.enabled=always");
