@@ -27,9 +27,9 @@
 //! `seeks = 2` scans `(queued >> priority) * 2` plus its deferred work, so
 //! a short queue is scanned only at a low priority.
 //!
-//! Departure: a migrated folio (`crate::compaction`) leaves the queue and
-//! its destination is not queued (v6.12 `migrate_folio_move` queues the
-//! destination again, `deferred_split_folio(dst, src_partially_mapped)`).
+//! A migrated folio (`crate::compaction`) leaves the queue and its
+//! destination is queued at the tail (v6.12 `migrate_folio_move`,
+//! `deferred_split_folio(dst, src_partially_mapped)`).
 
 use crate::huge_memory::{ThpKernel, PMD_ORDER};
 use crate::mem::folio::{flags, FolioId};

@@ -320,6 +320,12 @@ impl ThpConfig {
     pub(crate) fn validate(&self, policy_is_lru: bool) -> Result<(), ConfigError> {
         self.khugepaged.validate(policy_is_lru)?;
         crate::huge_memory_rfc::validate_rfc(self)?;
+        if !self.shrink_underused && !crate::deferred_split::queues_whole(self.kernel) {
+            return Err(ConfigError::new(
+                "machine.thp.shrink_underused",
+                "a v6.12+ sysfs setting (transparent_hugepage/shrink_underused); needs                  machine.thp.kernel = \"6.12\" or \"6.13\"",
+            ));
+        }
         if policy_is_lru && self.allows_large_folios() {
             return Err(ConfigError::new(
                 "machine.thp",

@@ -186,7 +186,7 @@ impl Sim {
     #[inline(never)]
     pub(crate) fn store_to_zero_subpage(&mut self, vma: VmaId, index: u32, old: u32) -> bool {
         let f = old & PTE_FOLIO_MASK;
-        if self.fork.is_some() || f == self.zero_folio || f == NIL {
+        if f == self.zero_folio || f == NIL {
             return false;
         }
         let fo = self.folios[f];

@@ -655,7 +655,6 @@ impl Sim {
         go.order > 0
             && !go.is_file()
             && !go.test(flags::SWAPCACHE)
-            && self.fork.is_none()
             && off < 1 << go.order
             && !self.thp.content.test(self.folios.head_pfn(g) + off)
     }

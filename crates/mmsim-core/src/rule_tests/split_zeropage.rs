@@ -237,3 +237,56 @@ fn v6_8_queues_no_whole_thp_and_keeps_every_page_of_a_split() {
     assert_eq!(zero_ptes(&s, vma), 0);
     assert!(tails.iter().all(|&t| s.folios[t].mapcount == 1));
 }
+
+#[test]
+fn after_a_fork_a_fresh_thps_later_stores_are_hits_and_a_shared_thps_are_faults() {
+    // A THP of the parent, pages 0 and 100 stored before the fork.
+    let (mut s, shared, f) = thp_written(ThpKernel::V6_12, 511, None, &[0, 100]);
+    let t = s.vmas[shared as usize].task;
+    s.fork_task(t).unwrap();
+    // copy_page_range write-protects every PTE of the shared THP: a store
+    // to a page not yet stored to is a write-protect fault too.
+    let head = s.folios.head_pfn(f);
+    assert!((0..512).all(|i| s.thp.content.test(head + i)));
+    let base = s.vm.pgfault;
+    write(&mut s, shared, 300);
+    assert_eq!(s.vm.pgfault, base + 1);
+    // A THP faulted after the fork: one fault, then two hits.
+    let vma = s.mmap_anon(t, 512).unwrap();
+    let base = s.vm.pgfault;
+    let hits = s.acc.hits;
+    for i in THREE {
+        write(&mut s, vma, i);
+    }
+    let g = s.vmas[vma as usize].pte(0) & PTE_FOLIO_MASK;
+    assert_eq!(s.folios[g].order, 9);
+    assert_eq!((s.vm.pgfault - base, s.acc.hits - hits), (1, 2));
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn under_swap_zero_pages_a_read_faulted_thps_first_store_is_a_write_protect_fault() {
+    use crate::config::SwapZeroPages;
+    let mut s = super::thp::thp_machine_with(
+        8192,
+        Some(4096),
+        pmd_thp(ThpKernel::V6_12, 511),
+        |c| c.swap_zero_pages = SwapZeroPages::Zeromap,
+    );
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 512).unwrap();
+    read(&mut s, vma, 0);
+    let f = s.vmas[vma as usize].pte(0) & PTE_FOLIO_MASK;
+    assert_eq!(s.folios[f].order, 9);
+    assert_eq!(s.vm.pgfault, 1);
+    // mmsim allocated the THP at the read and write-protected its PTEs:
+    // each first store is a fault (do_wp_page), the second store a hit.
+    write(&mut s, vma, 0);
+    write(&mut s, vma, 100);
+    assert_eq!(s.vm.pgfault, 3);
+    let hits = s.acc.hits;
+    write(&mut s, vma, 100);
+    assert_eq!((s.vm.pgfault, s.acc.hits - hits), (3, 1));
+    assert!(s.folios[f].test(flags::NONZERO));
+    s.check_invariants().unwrap();
+}
