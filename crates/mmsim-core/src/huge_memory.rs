@@ -323,7 +323,7 @@ impl ThpConfig {
         if !self.shrink_underused && !crate::deferred_split::queues_whole(self.kernel) {
             return Err(ConfigError::new(
                 "machine.thp.shrink_underused",
-                "a v6.12+ sysfs setting (transparent_hugepage/shrink_underused); needs                  machine.thp.kernel = \"6.12\" or \"6.13\"",
+                "a v6.12+ sysfs setting (transparent_hugepage/shrink_underused); needs machine.thp.kernel = \"6.12\" or \"6.13\"",
             ));
         }
         if policy_is_lru && self.allows_large_folios() {
@@ -785,7 +785,8 @@ impl Sim {
     /// "Split partially mapped folios right away" tests
     /// `folio_test_partially_mapped` (commit 8422acdc97ed); v6.10 and v6.11
     /// split any folio on a deferred split list (commit 5ed890ce5147), the
-    /// same folios here, where only partially mapped ones are queued; v6.8
+    /// same folios as 6.12's test (before 6.12 only partially mapped folios
+    /// were queued; whole ones are queued from 6.12, `crate::deferred_split`); v6.8
     /// splits every folio without a PMD mapping (`!folio_entire_mapcount`),
     /// every mTHP and a PMD-size folio whose PMD the partial unmap split.
     /// The split unqueues it (`split`, not `swpout_fallback`, is counted);

@@ -25,12 +25,19 @@
 //!   hit's cost and TLB access). The faulting page of a write fault is
 //!   marked at the fault.
 //! * A store through a clean PTE that is a fault (a write-protect fault:
-//!   fork, swap cache) marks the page at the fault; a PTE made dirty for
+//!   fork, swap cache) marks the page at the fault. Invariant: a clean PTE
+//!   over a clear bit means the kernel has that PTE writable and dirty, so
+//!   whatever write-protects a large folio's PTEs sets their bits first:
+//!   `copy_page_range` at a fork (`crate::fork`), and a read fault under
+//!   `machine.swap_zero_pages` (mmsim allocates the folio where the
+//!   kernel maps the zero page; its pages then count as data at a split).
+//!   A PTE made dirty for
 //!   every page of a folio at once (a write fault mapping a large
 //!   swap-cache folio whole) marks every page it maps.
 //! * A collapse (`crate::khugepaged`) marks the pages copied from a page
-//!   that held data (under `machine.swap_zero_pages`: whose folio is
-//!   non-zero; otherwise every copied page) and maps the others clean; a
+//!   that held data (an order-0 source under `machine.swap_zero_pages`:
+//!   whose folio is non-zero; otherwise every copied page) and maps the
+//!   others clean; a
 //!   large folio read back from swap is marked whole (its slots' contents
 //!   are not known page by page; under the zeromap an all-zero folio is
 //!   left unmarked).
@@ -54,7 +61,11 @@
 //! (`folio_test_mlocked` is not modelled apart from it); with
 //! `[machine.tlb]` the clean PTEs of pages not yet stored to break a
 //! contpte or coalesced entry that the kernel's uniform dirty PTEs would
-//! allow.
+//! allow; a large folio left mapped in the swap cache (`add_to_swap`
+//! succeeded, the unmap failed or the folio was activated) is excluded
+//! from the hits above, so a store to a page not yet stored to is a
+//! `do_wp_page` fault that frees the swap cache (`crate::fault`), where in
+//! the kernel the PTE is dirty and the store a hit.
 
 use crate::huge_memory::ThpKernel;
 use crate::mem::folio::{flags, FolioId, NIL};

@@ -267,12 +267,10 @@ fn after_a_fork_a_fresh_thps_later_stores_are_hits_and_a_shared_thps_are_faults(
 #[test]
 fn under_swap_zero_pages_a_read_faulted_thps_first_store_is_a_write_protect_fault() {
     use crate::config::SwapZeroPages;
-    let mut s = super::thp::thp_machine_with(
-        8192,
-        Some(4096),
-        pmd_thp(ThpKernel::V6_12, 511),
-        |c| c.swap_zero_pages = SwapZeroPages::Zeromap,
-    );
+    let mut s =
+        super::thp::thp_machine_with(8192, Some(4096), pmd_thp(ThpKernel::V6_12, 511), |c| {
+            c.swap_zero_pages = SwapZeroPages::Zeromap
+        });
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 512).unwrap();
     read(&mut s, vma, 0);
@@ -289,4 +287,49 @@ fn under_swap_zero_pages_a_read_faulted_thps_first_store_is_a_write_protect_faul
     assert_eq!((s.vm.pgfault, s.acc.hits - hits), (3, 1));
     assert!(s.folios[f].test(flags::NONZERO));
     s.check_invariants().unwrap();
+}
+
+/// `migrate_folio_move` of THP `f` (taken off its LRU list) to a free
+/// PMD block, as `migrate_pages` does it; returns the destination.
+fn migrate_thp(s: &mut Sim, f: FolioId) -> FolioId {
+    let lru = LruList::from_index(s.folios[f].lru);
+    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
+    s.folios[f].clear(flags::LRU);
+    let target = s
+        .phys
+        .zone
+        .alloc_pages(9, crate::page_alloc::MigrateType::Movable)
+        .unwrap();
+    let old = u64::from(s.folios.head_pfn(f));
+    s.phys.set_frames_folio(old, 9, crate::mem::folio::NIL);
+    let dst = s.migrate_folio_move(f, target);
+    s.phys.free_block(old, 9);
+    dst
+}
+
+#[test]
+fn a_migrated_thps_destination_is_queued_again_as_its_source_was() {
+    // Queued whole at its fault: the destination is queued whole.
+    let (mut s, _, f) = thp_written(ThpKernel::V6_12, 511, None, &THREE);
+    let d = migrate_thp(&mut s, f);
+    assert_ne!(d, f);
+    assert_eq!(queued(&s), 1);
+    assert!(s.folios[d].test(flags::DEFERRED_QUEUED));
+    assert!(!s.folios[d].test(flags::PARTIALLY_MAPPED));
+    assert!(!s.folios[f].test(flags::DEFERRED_QUEUED));
+    assert_eq!(s.vm.thp_deferred_split_page, 0);
+    // The content bits moved with it (`folio_copy`).
+    let written = (0..512)
+        .filter(|&i| !s.page_zero_filled(d, i))
+        .collect::<Vec<_>>();
+    assert_eq!(written, THREE);
+    // Partially mapped: the destination is too, and counted again.
+    let (mut s, _, f) = thp_written(ThpKernel::V6_12, 511, None, &THREE);
+    s.deferred_split_folio(f);
+    assert_eq!(s.vm.thp_deferred_split_page, 1);
+    let d = migrate_thp(&mut s, f);
+    assert_eq!(queued(&s), 1);
+    assert!(s.folios[d].test(flags::DEFERRED_QUEUED));
+    assert!(s.folios[d].test(flags::PARTIALLY_MAPPED));
+    assert_eq!(s.vm.thp_deferred_split_page, 2);
 }
