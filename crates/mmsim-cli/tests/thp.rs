@@ -215,7 +215,19 @@ fn bad_thp_settings_name_the_key() {
         &["thp.defrag", "unknown variant `maybe`"],
     );
     check("thp.kernel=6.1", &["thp.kernel", "unknown kernel `6.1`"]);
+    check(
+        "thp.shrink_underused=maybe",
+        &["machine.thp.shrink_underused", "expected a boolean"],
+    );
     check("thp.kernel=\"5\"", &["thp.kernel", "unknown kernel `5`"]);
+    // shrink_underused is a v6.12+ setting: off under 6.8 is an error.
+    let args = run("thp.shrink_underused=false");
+    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+    args.extend(["--set", "thp.kernel=6.8"]);
+    bad_input(
+        &args,
+        &["machine.thp.shrink_underused", "needs machine.thp.kernel"],
+    );
     // Large folios need the kernel's lists.
     let args = run("thp.enabled=always");
     let mut args: Vec<&str> = args.iter().map(String::as_str).collect();

@@ -41,7 +41,7 @@
 
 use crate::event::FileId;
 use crate::mem::filemap::{slot_folio, SLOT_FOLIO};
-use crate::mem::folio::{flags, FolioId, LruList, NIL};
+use crate::mem::folio::{flags, FolioId, LruList};
 use crate::mem::pagetable::{
     pte_present, VmaId, VmaKind, PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG,
 };
@@ -150,6 +150,15 @@ impl Sim {
             }
             return;
         }
+        // A large folio's zero-filled page under the 6.12 content bits:
+        // the kernel's PTE is writable, so the store is a hit.
+        if write
+            && old & PTE_PRESENT != 0
+            && self.thp.content.on
+            && self.store_to_zero_subpage(vma, index, old)
+        {
+            return;
+        }
         self.handle_mm_fault(vma, index, write, old);
         if self.tlb.is_some() {
             self.tlb_after_fault(vma, index);
@@ -171,6 +180,9 @@ impl Sim {
         if old & PTE_PRESENT != 0 {
             self.acc.hits += 1;
             self.do_wp_page(vma, index, old);
+            if self.thp.content.on {
+                self.page_content_store_fault(vma, index);
+            }
             return;
         }
         self.acc.misses += 1;
@@ -194,6 +206,9 @@ impl Sim {
         }
         if self.tracks_zero_pages() && self.vmas[vma as usize].kind == VmaKind::Anon {
             self.anon_fault_content(vma, index, old == 0, write);
+        }
+        if write && self.thp.content.on {
+            self.page_content_store_fault(vma, index);
         }
         self.lru_gen.in_fault = false;
     }
@@ -314,7 +329,7 @@ impl Sim {
             // `__pte_alloc()`: the PTE was none (crate::kmem).
             self.kmem_pte_alloc(vma, index);
         }
-        if !write && self.zero_folio != NIL {
+        if !write && self.cfg.zero_page {
             // create_huge_pmd() comes first in __handle_mm_fault().
             if self.thp.huge_zero && self.do_huge_zero_page(vma, index) {
                 return;

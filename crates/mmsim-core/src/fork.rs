@@ -417,6 +417,16 @@ impl Sim {
                 continue;
             }
             // copy_present_ptes → folio_try_dup_anon_rmap_ptes, wrprotect.
+            if self.thp.content.on && self.folios[f].order > 0 {
+                // The write-protected PTE makes the first store a fault
+                // from now on, so the page leaves the 6.12 content bits'
+                // "clean PTE, clear bit = writable and dirty" state
+                // (`crate::split_zeropage`): it may hold data.
+                let off = (i as u32).wrapping_sub(self.folios[f].index);
+                if off < 1 << self.folios[f].order {
+                    self.thp.content.set(self.folios.head_pfn(f) + off);
+                }
+            }
             let fo = &mut self.folios[f];
             fo.mapcount = fo.mapcount.saturating_add(1);
             if old & PTE_DIRTY != 0 {

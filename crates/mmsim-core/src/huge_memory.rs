@@ -83,33 +83,16 @@
 //!
 //! **Partial unmap** (`Event::Discard`, `crate::madvise`): a large folio
 //! left partly mapped is marked PG_partially_mapped and put on its group's
-//! deferred split queue (`deferred_split_folio`, v6.12: `split_deferred`,
-//! `nr_anon_partially_mapped`, and `thp_deferred_split_page` at PMD size).
-//! The deferred split shrinker runs at each group of a reclaim walk, where
-//! the shadow-node shrinker runs (`shrink_slab`): `do_shrink_slab` with
-//! `seeks = 2` scans `(queued >> priority) * 2` plus its deferred work, so
-//! a short queue is split only at a low priority; `deferred_split_scan`
-//! splits each queued folio to order 0 (`split`, `thp_split_page`) and
-//! frees the pages no PTE maps. Folios not yet partially mapped are not
-//! queued. **Departure:** 6.12 queues each PMD-size THP at fault
-//! (`deferred_split_folio(folio, false)`, `shrink_underused` on) and the
-//! shrinker drops it unsplit while `thp_underused` is false (always at
-//! `max_ptes_none` 511): a longer queue, and a PMD folio keeps its place
-//! from the fault. Split tails go to the head of their list.
+//! deferred split queue; under 6.12/6.13 each PMD-size THP is queued whole
+//! at its fault too (`shrink_underused`), and the shrinker splits it only
+//! when `thp_underused`: `crate::deferred_split`. Split tails go to the
+//! head of their list.
 //!
-//! **Zero-filled pages at a split: not modelled.** v6.12's
-//! `__split_huge_page` restores an anonymous folio's PTEs with
-//! `remap_page(.., RMP_USE_SHARED_ZEROPAGE)` for every caller (reclaim, the
-//! deferred split shrinker, any `split_folio`): `remove_migration_pte` →
-//! `try_to_map_unused_to_zeropage` maps each zero-filled page to the zero
-//! page instead, and the page is freed (6.12's "remap unused subpages to
-//! shared zeropage when splitting isolated thp"). The shrinker's underused
-//! path (`thp_underused`, `thp_underused_split_page`, sysfs
-//! `shrink_underused`) tests pages the same way. mmsim keeps one content bit
-//! per folio (`flags::NONZERO`, under `machine.swap_zero_pages` only), so it
-//! cannot tell which pages of a written large folio are zero-filled: every
-//! page of a split stays mapped (6.13 the same), even one known to be all
-//! zero (`NONZERO` clear, e.g. 6.13's zeromap swap-in).
+//! **Zero-filled pages at a split** (6.12/6.13, every caller: reclaim, the
+//! shrinker): each zero-filled page a PTE maps is mapped to the zero page
+//! instead and freed (`try_to_map_unused_to_zeropage`), from a content bit
+//! per page: `crate::split_zeropage`. 6.8 and the RFC v2 model keep every
+//! page mapped.
 
 use serde::{Deserialize, Serialize};
 
@@ -266,6 +249,13 @@ pub struct ThpConfig {
     /// 2 MiB (order 9, PMD size; default `inherit`, the kernel's).
     #[serde(rename = "hugepages-2048kB", default = "inherit")]
     pub hugepages_2048kb: ThpSizeConfig,
+    /// `shrink_underused` (default true, the kernel's; `thp.kernel` 6.12
+    /// and 6.13 only): each PMD-size THP is queued for the deferred split
+    /// shrinker at its fault, which splits it when more than
+    /// `khugepaged.max_ptes_none` of its pages are zero-filled
+    /// (`crate::deferred_split`).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub shrink_underused: bool,
     /// `khugepaged/` (`[machine.thp.khugepaged]`; off by default, see
     /// `crate::khugepaged`).
     #[serde(
@@ -284,6 +274,7 @@ impl Default for ThpConfig {
             arch_order: crate::huge_memory_rfc::RFC_MAX_ORDER,
             vma_advice: VmaThpAdvice::None,
             use_zero_page: true,
+            shrink_underused: true,
             hugepages_16kb: ThpSizeConfig::default(),
             hugepages_32kb: ThpSizeConfig::default(),
             hugepages_64kb: ThpSizeConfig::default(),
@@ -329,6 +320,12 @@ impl ThpConfig {
     pub(crate) fn validate(&self, policy_is_lru: bool) -> Result<(), ConfigError> {
         self.khugepaged.validate(policy_is_lru)?;
         crate::huge_memory_rfc::validate_rfc(self)?;
+        if !self.shrink_underused && !crate::deferred_split::queues_whole(self.kernel) {
+            return Err(ConfigError::new(
+                "machine.thp.shrink_underused",
+                "a v6.12+ sysfs setting (transparent_hugepage/shrink_underused); needs machine.thp.kernel = \"6.12\" or \"6.13\"",
+            ));
+        }
         if policy_is_lru && self.allows_large_folios() {
             return Err(ConfigError::new(
                 "machine.thp",
@@ -472,6 +469,11 @@ pub(crate) struct Thp {
     pub swapcache_batch: bool,
     /// khugepaged and MADV_COLLAPSE (`crate::khugepaged`).
     pub khuge: crate::khugepaged::Khugepaged,
+    /// Per-page content under 6.12/6.13 (`crate::split_zeropage`).
+    pub content: crate::split_zeropage::PageContent,
+    /// PMD-size folios are queued whole at their fault and collapse
+    /// (`shrink_underused` under 6.12/6.13: `crate::deferred_split`).
+    pub shrink_underused: bool,
 }
 
 /// One group's `struct deferred_split`: its queue of partially mapped large
@@ -504,6 +506,9 @@ impl Thp {
             huge_zero_allocated: false,
             split_queues: Vec::new(),
             khuge: crate::khugepaged::Khugepaged::new(&cfg.khugepaged, cfg.pmd_enabled()),
+            content: crate::split_zeropage::PageContent::new(cfg.kernel, any || cfg.khugepaged.run),
+            shrink_underused: cfg.shrink_underused
+                && crate::deferred_split::queues_whole(cfg.kernel),
         }
     }
 
@@ -655,13 +660,16 @@ impl Sim {
         self.folios[f].order = order;
         self.phys.set_frames_folio(pfn, order as usize, f);
         self.folios.set_head_pfn(f, pfn as u32);
+        self.page_content_new(f);
         Ok(f)
     }
 
     /// `do_anonymous_page` / `map_anon_folio_pmd` for large folio `f`:
     /// zeroes it (cost), maps every PTE of its aligned block (young at
-    /// `index` only), counts `anon_fault_alloc` (and `thp_fault_alloc` at
-    /// PMD size) and adds it to the LRU.
+    /// `index` only; dirty, but clean under the 6.12 content bits,
+    /// `crate::split_zeropage`), counts `anon_fault_alloc` (and
+    /// `thp_fault_alloc` at PMD size, queued whole for the deferred split
+    /// shrinker under 6.12/6.13) and adds it to the LRU.
     pub(crate) fn map_anon_large(&mut self, vma: VmaId, index: u32, f: FolioId) -> bool {
         let order = self.folios[f].order;
         let n = 1u32 << order;
@@ -678,14 +686,16 @@ impl Sim {
             self.free_folio(f);
             return true;
         }
+        let dirty = !self.thp.content.on;
         let v = &mut self.vmas[vma as usize];
         v.pte_mut(start + n - 1);
         for i in start..start + n {
-            v.ptes[i as usize] = pte_present(f, i == index, true);
+            v.ptes[i as usize] = pte_present(f, i == index, dirty);
         }
         self.thp.stats[order as usize].anon_fault_alloc += 1;
         if order == PMD_ORDER {
             self.count_events(self.cur_memcg, THP_FAULT_ALLOC, 1);
+            self.deferred_split_folio_whole(f);
         }
         self.folio_add_lru(f);
         true
@@ -694,13 +704,15 @@ impl Sim {
     /// `split_huge_page_to_list_to_order(…, 0)` (mm/huge_memory.c, v6.12)
     /// of an isolated large folio `f`: each tail page becomes an order-0
     /// folio with the head's flags, group, MGLRU generation and refs, its
-    /// page frame, its PTE (keeping the young and dirty bits) and, in the
+    /// page frame, its PTE (keeping the young and dirty bits; under
+    /// 6.12/6.13 a zero-filled page's PTE maps the zero page instead,
+    /// [`Sim::split_map_unused_to_zeropage`]) and, in the
     /// swap cache, its own slot; the tails are appended to `list` (the
     /// caller's `folio_list`). Counts `split` (and `thp_split_page` at PMD size).
     pub(crate) fn split_folio_to_list(&mut self, f: FolioId, list: &mut Vec<FolioId>) {
         // Its tails would inherit PG_writeback with no completion event.
         debug_assert!(!self.folios[f].test(flags::WRITEBACK));
-        if self.folios[f].test(flags::PARTIALLY_MAPPED) {
+        if self.folios[f].test(flags::DEFERRED_QUEUED) {
             self.deferred_split_unqueue(f);
         }
         let fo = self.folios[f];
@@ -741,6 +753,8 @@ impl Sim {
                 } else {
                     self.folios[t].mapcount = m;
                 }
+            } else if anon && self.split_map_unused_to_zeropage(f, &fo, i, t) {
+                // Mapped to the zero page: the page is left unmapped.
             } else if anon {
                 let v = &mut self.vmas[fo.space as usize];
                 let pte = v.pte_mut(fo.index + i);
@@ -771,7 +785,8 @@ impl Sim {
     /// "Split partially mapped folios right away" tests
     /// `folio_test_partially_mapped` (commit 8422acdc97ed); v6.10 and v6.11
     /// split any folio on a deferred split list (commit 5ed890ce5147), the
-    /// same folios here, where only partially mapped ones are queued; v6.8
+    /// same folios as 6.12's test (before 6.12 only partially mapped folios
+    /// were queued; whole ones are queued from 6.12, `crate::deferred_split`); v6.8
     /// splits every folio without a PMD mapping (`!folio_entire_mapcount`),
     /// every mTHP and a PMD-size folio whose PMD the partial unmap split.
     /// The split unqueues it (`split`, not `swpout_fallback`, is counted);
@@ -1027,136 +1042,19 @@ impl Sim {
                 self.io_wait(done, ws);
             }
         }
+        if self.thp.content.on && (!self.tracks_zero_pages() || self.folios[f].test(flags::NONZERO))
+        {
+            // Its slots' contents are not known page by page.
+            for i in 0..n {
+                self.page_content_mark(f, i);
+            }
+        }
         let v = &mut self.vmas[vma as usize];
         for i in 0..n {
             v.ptes[(start + i) as usize] = pte_present(f, start + i == index, write);
         }
         self.swap_free_nr(first, n);
         true
-    }
-
-    /// `deferred_split_folio(folio, partially_mapped = true)`
-    /// (mm/huge_memory.c, v6.12) of large anonymous folio `f`, some of whose
-    /// pages were just unmapped: unless it is in the swap cache or already
-    /// partially mapped, it is marked PG_partially_mapped, counted
-    /// (`thp_deferred_split_page` at PMD size, per-size `split_deferred`
-    /// and `nr_anon_partially_mapped`) and queued at the tail of its group's
-    /// deferred split queue.
-    pub(crate) fn deferred_split_folio(&mut self, f: FolioId) {
-        let fo = &mut self.folios[f];
-        if fo.order == 0 || fo.test(flags::SWAPCACHE) || fo.test(flags::PARTIALLY_MAPPED) {
-            return;
-        }
-        fo.set(flags::PARTIALLY_MAPPED);
-        let (order, m) = (fo.order, fo.memcg as usize);
-        if order == PMD_ORDER {
-            self.count_vm_events(THP_DEFERRED_SPLIT_PAGE, 1);
-        }
-        self.thp.stats[order as usize].split_deferred += 1;
-        if self.thp.split_queues.len() <= m {
-            self.thp.split_queues.resize_with(m + 1, Default::default);
-        }
-        let q = &mut self.thp.split_queues[m];
-        q.queue.push_back((), f);
-        q.len += 1;
-    }
-
-    /// Takes folio `f` off its deferred split queue (its split, or its
-    /// freeing: `folio_unqueue_deferred_split`, v6.12): its entry is
-    /// skipped when the shrinker meets it and counts in no scan, so a
-    /// folio that reuses the id and is queued later is met at its own
-    /// place ([`crate::mem::queue`]).
-    pub(crate) fn deferred_split_unqueue(&mut self, f: FolioId) {
-        let fo = &mut self.folios[f];
-        fo.clear(flags::PARTIALLY_MAPPED);
-        let q = &mut self.thp.split_queues[fo.memcg as usize];
-        q.len -= 1;
-        q.queue.unqueue(f);
-    }
-
-    /// `shrink_slab()` of the deferred split shrinker for group `m` at
-    /// `priority` (mm/shrinker.c `do_shrink_slab`, v6.12, with
-    /// `deferred_split_count` = the queue's length and the default
-    /// `seeks` of 2): scans `(len >> priority) * 2` plus the deferred work
-    /// `>> priority` (at most twice the length) in batches of 128, the
-    /// rest deferred; so a short queue waits for a low priority. Returns
-    /// the folios split.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn shrink_slab_deferred_split(
-        &mut self,
-        m: crate::memcg::MemcgId,
-        priority: u32,
-    ) -> u64 {
-        const SHRINK_BATCH: u64 = 128;
-        let Some(q) = self.thp.split_queues.get_mut(m as usize) else {
-            return 0;
-        };
-        let freeable = q.len;
-        if freeable == 0 {
-            return 0;
-        }
-        let nr = std::mem::take(&mut q.nr_deferred);
-        let delta = (freeable >> priority) * 4 / 2;
-        let mut total_scan = ((nr >> priority) + delta).min(2 * freeable);
-        let mut scanned = 0;
-        let mut freed = 0;
-        while total_scan >= SHRINK_BATCH || total_scan >= freeable {
-            let n = total_scan.min(SHRINK_BATCH);
-            let (split, stop) = self.deferred_split_scan(m, n);
-            freed += split;
-            if stop {
-                break;
-            }
-            total_scan -= n;
-            scanned += n;
-        }
-        let next = (nr + delta).saturating_sub(scanned).min(2 * freeable);
-        self.thp.split_queues[m as usize].nr_deferred += next;
-        freed
-    }
-
-    /// `deferred_split_scan()` (mm/huge_memory.c, v6.12): up to `nr` folios
-    /// from the head of `m`'s queue are split to order 0
-    /// (`split_folio`: counts `split`, `thp_split_page`); the pages no PTE
-    /// maps any more are freed (`free_page_and_swap_cache` in
-    /// `__split_huge_page`), the others go back to the LRU. Returns the
-    /// folios split and whether the scan should stop (`SHRINK_STOP`: none
-    /// split and the queue empty).
-    pub(crate) fn deferred_split_scan(&mut self, m: crate::memcg::MemcgId, nr: u64) -> (u64, bool) {
-        let mut split = 0;
-        let mut tails = Vec::new();
-        for _ in 0..nr {
-            let Some(((), f)) = self.thp.split_queues[m as usize].queue.pop_front() else {
-                break;
-            };
-            let fo = self.folios[f];
-            debug_assert!(
-                fo.test(flags::PARTIALLY_MAPPED) && fo.memcg == m && fo.order > 0,
-                "deferred split queue {m}: folio {f} left it but its entry is live"
-            );
-            // `split_folio` fails (-EBUSY) under writeback; a folio not
-            // on the LRU is isolated by someone else: either stays queued.
-            if fo.test(flags::WRITEBACK) || !self.folio_isolate_lru(f) {
-                self.thp.split_queues[m as usize].queue.push_back((), f);
-                continue;
-            }
-            tails.clear();
-            self.split_folio_to_list(f, &mut tails);
-            split += 1;
-            tails.push(f);
-            for &t in &tails {
-                if self.folios[t].mapcount == 0 {
-                    // Off every list: freed at once.
-                    self.advance(self.cost.free_ns);
-                    self.free_unmapped_anon_folio(t);
-                } else {
-                    self.damon_putback_lru(t);
-                }
-            }
-        }
-        let empty = self.thp.split_queues[m as usize].len == 0;
-        (split, split == 0 && empty)
     }
 
     /// The per-size stats of the run (sizes with any activity), and

@@ -94,7 +94,7 @@ use crate::config::ConfigError;
 use crate::huge_memory::{ThpConfig, ThpEnabled, ThpGfp, ThpSizeEnabled, VmaThpAdvice, PMD_ORDER};
 use crate::mem::folio::{flags, FolioId};
 use crate::mem::pagetable::{
-    pte_present, TaskId, VmaId, VmaKind, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG,
+    pte_present, TaskId, VmaId, VmaKind, PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG,
 };
 use crate::sim::{Policy, Sim, SimError};
 use crate::stats::item::*;
@@ -745,6 +745,9 @@ impl Sim {
                 continue;
             }
             nonzero |= self.folios[src].test(flags::NONZERO);
+            if self.thp.content.on && (pte & PTE_DIRTY != 0 || self.collapse_copies_data(src, i)) {
+                self.page_content_mark(f, i - start);
+            }
             self.zap_anon_pte(src, &mut large);
         }
         for src in large {
@@ -778,14 +781,31 @@ impl Sim {
                 fo.set(flags::NONZERO);
             }
         }
+        let head = self.folios.head_pfn(f);
+        let content = &self.thp.content;
         let v = &mut self.vmas[vma as usize];
         v.pte_mut(start + HPAGE_PMD_NR - 1);
         for i in start..start + HPAGE_PMD_NR {
-            v.ptes[i as usize] = pte_present(f, i == start, true);
+            // Clean over a zero-filled page under the 6.12 content bits.
+            let dirty = !content.on || content.test(head + i - start);
+            v.ptes[i as usize] = pte_present(f, i == start, dirty);
         }
         self.folio_add_lru(f);
+        self.deferred_split_folio_whole(f);
         self.thp.khuge.collapsed_any = true;
         ScanResult::Succeed
+    }
+
+    /// Whether the page of `src` at VMA page `i` that a collapse copies
+    /// holds data (`crate::split_zeropage`): a large folio's own bit;
+    /// an order-0 folio's `NONZERO` under `machine.swap_zero_pages`,
+    /// else always (its content is not tracked).
+    fn collapse_copies_data(&self, src: FolioId, i: u32) -> bool {
+        let fo = self.folios[src];
+        if fo.order > 0 {
+            return !self.page_zero_filled(src, i - fo.index);
+        }
+        !self.tracks_zero_pages() || fo.test(flags::NONZERO)
     }
 
     /// `khugepaged_enter_vma` at the mapping of VMA `vma`: registers its

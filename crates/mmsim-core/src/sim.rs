@@ -1019,18 +1019,18 @@ impl Sim {
                 on_lists += n as u64;
             }
         }
-        // Each group's deferred split queue length counts its partially mapped folios.
+        // Each group's deferred split queue length counts its queued folios.
         if !self.thp.split_queues.is_empty() {
             let mut pm = vec![0u64; self.thp.split_queues.len().max(self.memcgs.len())];
             self.folios.for_each_live(|fo| {
-                if fo.test(flags::PARTIALLY_MAPPED) {
+                if fo.test(flags::DEFERRED_QUEUED) {
                     pm[fo.memcg as usize] += 1;
                 }
             });
             for (m, q) in self.thp.split_queues.iter().enumerate() {
                 if q.len != pm[m] {
                     return Err(format!(
-                        "group {m}: deferred split queue length {} but {} partially mapped folios",
+                        "group {m}: deferred split queue length {} but {} queued folios",
                         q.len, pm[m]
                     ));
                 }

@@ -555,6 +555,8 @@ counters! {
         THP_SPLIT_PMD thp_split_pmd: Event, Count, skip_if("is_zero");
         #[doc = "Counter: large folios queued for a deferred split (`deferred_split_folio`; in JSON only when non-zero)."]
         THP_DEFERRED_SPLIT_PAGE thp_deferred_split_page: Event, Count, skip_if("is_zero");
+        #[doc = "Counter: PMD-size THPs queued whole that the deferred split shrinker split as underused (`thp_underused`, v6.12; in JSON only when non-zero)."]
+        THP_UNDERUSED_SPLIT_PAGE thp_underused_split_page: Event, Count, skip_if("is_zero");
         #[doc = "Counter: khugepaged scans stopped by more none or zero-page PTEs than `max_ptes_none` (in JSON only when non-zero)."]
         THP_SCAN_EXCEED_NONE_PTE thp_scan_exceed_none_pte: Event, Count, skip_if("is_zero");
         #[doc = "Counter: khugepaged scans stopped by more swap PTEs than `max_ptes_swap` (in JSON only when non-zero)."]
@@ -871,6 +873,7 @@ mod tests {
         "thp_zero_page_alloc",
         "thp_split_pmd",
         "thp_deferred_split_page",
+        "thp_underused_split_page",
         "thp_scan_exceed_none_pte",
         "thp_scan_exceed_swap_pte",
         "swap_ra",

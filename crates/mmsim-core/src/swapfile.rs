@@ -492,7 +492,14 @@ impl Sim {
     /// non-zero; a load's first touch leaves it zero-filled and maps it with
     /// clean PTEs, so that the first store is a write-protect fault
     /// ([`Sim::anon_wp_fault_content`]), as the kernel's store after a
-    /// read of the zero page is (`do_wp_page` → `wp_page_copy`).
+    /// read of the zero page is (`do_wp_page` → `wp_page_copy`). The
+    /// kernel's read fault maps the zero page (no folio); mmsim's model
+    /// allocates the folio, large ones included, and write-protects it.
+    /// Under the 6.12 content bits (`crate::split_zeropage`) a large
+    /// folio's pages are all marked here, so that their clean PTEs stay
+    /// write-protect faults rather than the hits of a fresh write-faulted
+    /// THP; such pages count as data at a split (departure: the kernel
+    /// would find them zero-filled, but it never allocated them).
     pub(crate) fn anon_fault_content(&mut self, vma: VmaId, index: u32, new: bool, write: bool) {
         if self.fault_retry_pending() {
             return; // the retried fault (`Sim::retry_fault`, `crate::cow`) marks its own folio
@@ -514,6 +521,16 @@ impl Sim {
                 let p = v.pte_mut(i);
                 if *p & PTE_PRESENT != 0 && *p & PTE_FOLIO_MASK == f {
                     *p &= !PTE_DIRTY;
+                }
+            }
+            if self.thp.content.on && fo.order > 0 {
+                // Keep the first store to each page a write-protect fault:
+                // a clean PTE with a clear content bit is a hit there
+                // (`crate::split_zeropage`). The pages then count as data
+                // at a split (NONZERO is left alone).
+                let pfn = self.folios.head_pfn(f);
+                for i in 0..1u32 << fo.order {
+                    self.thp.content.set(pfn + i);
                 }
             }
         }

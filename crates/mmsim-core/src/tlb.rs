@@ -599,8 +599,10 @@ impl Sim {
                 && (i64::from(b) - vstart) % 16 == 0
                 && (b..b + 16).all(|i| {
                     let p = v.pte(i);
+                    let off = |i: u32| (i64::from(i) - vstart) as u32;
                     p & (PTE_PRESENT | PTE_FOLIO_MASK) == PTE_PRESENT | f
-                        && p & PTE_DIRTY == pte & PTE_DIRTY
+                        && self.pte_dirty_as_kernel(p, f, off(i))
+                            == self.pte_dirty_as_kernel(pte, f, off(index))
                 })
             {
                 return SHIFT_64K;
@@ -608,9 +610,10 @@ impl Sim {
         }
         if t.coalescing {
             let b = index & !3;
+            let index_off = (i64::from(index) - vstart) as u32;
             let pfn_of = |i: u32| -> Option<i64> {
                 let p = v.pte(i);
-                if p & PTE_PRESENT == 0 || p & PTE_DIRTY != pte & PTE_DIRTY {
+                if p & PTE_PRESENT == 0 {
                     return None;
                 }
                 let g = p & PTE_FOLIO_MASK;
@@ -622,6 +625,12 @@ impl Sim {
                     VmaKind::Anon => i64::from(go.index),
                     VmaKind::File { pgoff, .. } => i64::from(go.index) - i64::from(pgoff),
                 };
+                let off = (i64::from(i) - gstart) as u32;
+                if self.pte_dirty_as_kernel(p, g, off)
+                    != self.pte_dirty_as_kernel(pte, f, index_off)
+                {
+                    return None;
+                }
                 Some(i64::from(self.folios.head_pfn(g)) + i64::from(i) - gstart)
             };
             if b + 4 <= v.len {
@@ -633,6 +642,21 @@ impl Sim {
             }
         }
         SHIFT_4K
+    }
+
+    /// The dirty bit of present PTE `p` (page `off` of folio `g`) as the
+    /// kernel has it: a clean PTE over a large folio's zero-filled page
+    /// under the 6.12 content bits is dirty there (`crate::split_zeropage`).
+    fn pte_dirty_as_kernel(&self, p: u32, g: FolioId, off: u32) -> bool {
+        if p & PTE_DIRTY != 0 || !self.thp.content.on || g == self.zero_folio {
+            return p & PTE_DIRTY != 0;
+        }
+        let go = &self.folios[g];
+        go.order > 0
+            && !go.is_file()
+            && !go.test(flags::SWAPCACHE)
+            && off < 1 << go.order
+            && !self.thp.content.test(self.folios.head_pfn(g) + off)
     }
 
     /// `flush_tlb_mm_range()` (arch/x86/mm/tlb.c, v6.x) of pages `[lo, hi)`

@@ -47,10 +47,11 @@
 //! * **The queues the folio is on**: the dirty queue (`dirty_fifo`: the
 //!   page cache's dirty tag moves with the slot), its entry in place
 //!   ([`crate::mem::queue::FolioQueue::replace`]); fork's per-folio
-//!   PageAnonExclusive bit (`crate::fork`). The deferred split queue does
-//!   not: v6.12 `__folio_migrate_mapping` unqueues the source
-//!   (`folio_unqueue_deferred_split`) and the destination is not
-//!   partially mapped until a later unmap queues it again.
+//!   PageAnonExclusive bit (`crate::fork`). The deferred split queue: v6.12
+//!   `__folio_migrate_mapping` unqueues the source
+//!   (`folio_unqueue_deferred_split`) and `migrate_folio_move` queues the
+//!   destination at the tail (`deferred_split_folio(dst,
+//!   src_partially_mapped)`, v6.12.107).
 //! * **No folio under writeback moves**, so no device writeback queue
 //!   entry is rewritten (a debug assertion checks it). v6.12
 //!   `isolate_migratepages_block` does not isolate one in any mode but
@@ -144,12 +145,27 @@ impl Sim {
             !fo.test(flags::WRITEBACK),
             "migrating folio {src}, which is under writeback"
         );
-        if fo.test(flags::PARTIALLY_MAPPED) {
+        if fo.test(flags::DEFERRED_QUEUED) {
             // v6.12 `__folio_migrate_mapping` takes the source off the
             // deferred split queue (`folio_unqueue_deferred_split`, which
-            // clears PG_partially_mapped) and does not queue the destination.
+            // clears PG_partially_mapped); `migrate_folio_move` queues the
+            // destination again with the source's partially-mapped state
+            // recorded before the move (`deferred_split_folio(dst,
+            // src_partially_mapped)`, mm/migrate.c v6.12.107), counting it
+            // again when partially mapped, at its queue's tail.
+            let partially = fo.test(flags::PARTIALLY_MAPPED);
             self.deferred_split_unqueue(src);
-            self.folios[dst].clear(flags::PARTIALLY_MAPPED);
+            self.folios[dst].clear(flags::PARTIALLY_MAPPED | flags::DEFERRED_QUEUED);
+            if partially {
+                self.deferred_split_folio(dst);
+            } else if order == crate::huge_memory::PMD_ORDER as usize {
+                self.deferred_split_folio_whole(dst);
+            }
+        }
+        if self.thp.content.on && !fo.is_file() {
+            // `folio_copy`: the contents move (`crate::split_zeropage`).
+            let from = self.folios.head_pfn(src);
+            self.thp.content.copy_range(from, pfn as u32, 1 << order);
         }
         if self.fork.is_some() {
             self.fork_migrate_folio(src, dst);

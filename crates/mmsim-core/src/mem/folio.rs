@@ -53,8 +53,13 @@ pub(crate) mod flags {
     /// under writeback is rotated when its write completes
     /// (`folio_end_writeback`).
     pub(crate) const READAHEAD: u16 = RECLAIM;
-    // Bit 11 is free: mmsim's PMD_MAPPED folio flag went for the per-VMA
-    // bits of `Vma::file_pmds` (`crate::filemap_pmd`).
+    /// On its group's deferred split queue (`!list_empty(&folio->_deferred_list)`,
+    /// v6.12): every PG_partially_mapped folio, and under `thp.kernel`
+    /// 6.12/6.13 with `shrink_underused` a PMD-size folio queued whole at
+    /// its fault or collapse (`deferred_split_folio(folio, false)`,
+    /// `crate::deferred_split`). Never copied to split-off folios.
+    /// (Bit 11 was mmsim's PMD_MAPPED, which went for `Vma::file_pmds`.)
+    pub(crate) const DEFERRED_QUEUED: u16 = 1 << 11;
     /// PG_young: an accessed bit of the folio was cleared by someone other
     /// than reclaim (idle page tracking, DAMON); `folio_referenced` counts it.
     pub(crate) const YOUNG: u16 = 1 << 12;

@@ -1116,7 +1116,7 @@ impl Sim {
             !(fo.test(flags::WRITEBACK) || (fo.test(flags::DIRTY) && fo.is_file())),
             "freeing folio {f} under writeback or dirty"
         );
-        if fo.test(flags::PARTIALLY_MAPPED) {
+        if fo.test(flags::DEFERRED_QUEUED) {
             self.deferred_split_unqueue(f);
         }
         // NR_SWAPCACHE: a folio freed from the swap cache leaves it.

@@ -101,6 +101,8 @@ fn the_shrinker_splits_at_a_low_priority_and_frees_the_unmapped_pages() {
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 64).unwrap();
     fault_anon(&mut s, vma, 0);
+    // Every page written: v6.12's split maps zero-filled ones to the zero page (split_zeropage.rs).
+    touch(&mut s, vma, 16);
     discard(&mut s, vma, 4, 6);
     let free = s.node.free;
     // One queued folio: (1 >> 12) * 2 = 0 to scan at the default priority.
@@ -160,6 +162,8 @@ fn a_partly_discarded_pmd_thp_splits_its_pmd_and_counts_thp_deferred_split_page(
     let f = fault_anon(&mut s, vma, 0);
     let g = fault_anon(&mut s, vma, 512);
     assert_eq!((s.folios[f].order, s.vm.thp_fault_alloc), (9, 2));
+    // Every page written: v6.12's split maps zero-filled ones to the zero page (split_zeropage.rs).
+    touch(&mut s, vma, 512);
     discard(&mut s, vma, 0, 256);
     assert_eq!(s.vm.thp_split_pmd, 1);
     assert_eq!(s.vm.thp_deferred_split_page, 1);

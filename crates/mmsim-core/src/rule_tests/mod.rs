@@ -87,6 +87,7 @@ mod rmap;
 mod rmqueue_claim;
 mod shadow;
 mod should_continue_reclaim;
+mod split_zeropage;
 mod swap;
 mod swapcache;
 mod swapsplit;

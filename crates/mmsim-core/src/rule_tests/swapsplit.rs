@@ -70,6 +70,8 @@ fn v6_12_splits_a_partially_mapped_64k_folio_before_swap_out() {
     let vma = s.mmap_anon(t, 64).unwrap();
     let f = fault_anon(&mut s, vma, 0);
     assert_eq!(s.folios[f].order, 4);
+    // Every page written: v6.12's split maps zero-filled ones to the zero page (split_zeropage.rs).
+    touch(&mut s, vma, 16);
     // MADV_DONTNEED of 4 of its 16 pages: partially mapped, queued.
     discard(&mut s, vma, 4, 4);
     assert_eq!(s.folios[f].mapcount, 12);
@@ -122,6 +124,9 @@ fn a_partially_mapped_pmd_thp_is_split_before_swap_out_under_v6_8_and_v6_12() {
             let vma = s.mmap_anon(t, 512).unwrap();
             let f = fault_anon(&mut s, vma, 0);
             assert_eq!(s.folios[f].order, 9);
+            // Every page written: v6.12's split maps zero-filled ones to
+            // the zero page (split_zeropage.rs).
+            touch(&mut s, vma, 512);
             if partial {
                 // The PMD is split (v6.8: no entire mapcount left).
                 discard(&mut s, vma, 100, 10);

@@ -306,6 +306,8 @@ fn reclaim_64k(kernel: ThpKernel, swap_pages: u64, pre_used_slots: u32) -> (Sim,
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 64).unwrap();
     let f = fault_anon(&mut s, vma, 0);
+    // Every page written: v6.12's split maps zero-filled ones to the zero page (split_zeropage.rs).
+    touch(&mut s, vma, 16);
     let reclaimed = reclaim_whole(&mut s, f);
     (s, vma, reclaimed)
 }
