@@ -8,7 +8,7 @@
 //! (`PhysMem::zone`, named DMA32 on a machine of at most 4 GiB as in a
 //! guest of 512 MiB, else Normal; its PFNs start at 4 GiB as the single
 //! zone's do). Each zone has its own buddy free lists, pageblocks and free
-//! count; `Node::free` is their sum (with the per-CPU list, which holds
+//! count; `Node::free` is their sum (with the per-CPU lists, which hold
 //! upper-zone pages only).
 //!
 //! - Watermarks: `__setup_per_zone_wmarks` splits `min_free_kbytes` by
@@ -249,7 +249,7 @@ impl Sim {
         }
     }
 
-    /// Free pages of the upper zone: its buddy lists and the per-CPU list
+    /// Free pages of the upper zone: its buddy lists and the per-CPU lists
     /// (`Node::free` less DMA's).
     pub(crate) fn upper_free(&self) -> u64 {
         self.debug_assert_upper_zone_in("upper_free");
@@ -407,7 +407,7 @@ impl Sim {
     /// `zone_watermark_ok_safe(zone, order, high_wmark_pages(zone),
     /// highest_zoneidx)`, which adds the zone's `lowmem_reserve` (DMA's
     /// for a movable allocation; the upper zone's own is 0). The upper
-    /// zone's order-0 check reads its free pages with the per-CPU list's,
+    /// zone's order-0 check reads its free pages with the per-CPU lists',
     /// as the one-zone check reads `Node::free`.
     pub(crate) fn pgdat_balanced_zoned(&self, order: u32) -> bool {
         let Some(d) = self.phys.dma.as_ref() else {
@@ -426,7 +426,7 @@ impl Sim {
     /// every zone passes `zone_watermark_ok(zone, 0, high + extra,
     /// reclaim_idx, 0)`, i.e. its free pages are above its high watermark +
     /// `extra` (DMA's + its `lowmem_reserve`; the upper zone's free pages
-    /// with the per-CPU list's, as in [`Sim::pgdat_balanced_zoned`]).
+    /// with the per-CPU lists', as in [`Sim::pgdat_balanced_zoned`]).
     pub(crate) fn zones_watermark_ok_order0(&self, extra: u64) -> bool {
         let Some(d) = self.phys.dma.as_ref() else {
             return false;

@@ -1,4 +1,4 @@
-//! The refill of the per-CPU list in an order-0 folio allocation
+//! The refill of the per-CPU movable list in an order-0 folio allocation
 //! (`rmqueue()` → `rmqueue_pcplist()` → `rmqueue_bulk()`, mm/page_alloc.c
 //! v6.12), with the boosted-watermark test at the end of `rmqueue()`
 //! (`crate::page_alloc_boost`), out of line of the per-fault path.

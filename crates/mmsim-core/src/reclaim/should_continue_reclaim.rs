@@ -59,11 +59,11 @@
 //! mmsim's v6.12 ones for both eras (v4.9's `compaction_suitable` was not
 //! compared line by line). The order-0 free pages of the zone tests
 //! (`compaction_suitable` through `zone_view`, `Node::free`; the upper
-//! zone's `upper_free()`) count the pages on the per-CPU list as free,
+//! zone's `upper_free()`) count the pages on the per-CPU lists as free,
 //! mmsim's convention for the zone checks; the kernel's `NR_FREE_PAGES`
 //! does not, and nothing drains the per-CPU lists before
 //! `should_continue_reclaim`, so a zone here can look `compaction_suitable`
-//! (and stop the loop) up to a per-CPU list's worth of pages earlier.
+//! (and stop the loop) up to the per-CPU lists' worth of pages earlier.
 
 use crate::mem::folio::LruList;
 use crate::page_alloc::PAGE_ALLOC_COSTLY_ORDER;

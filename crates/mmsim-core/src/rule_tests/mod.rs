@@ -40,7 +40,8 @@
 //! `pcp.rs` the per-CPU lists per migrate type (page-table pages through the
 //! unmovable list, frees by pageblock type, the shared count);
 //! `should_continue_reclaim.rs` classic `shrink_node`'s reclaim/compaction
-//! passes (`should_continue_reclaim`). This file
+//! passes (`should_continue_reclaim`); `split_zeropage.rs` v6.12's zero-filled
+//! subpages at a THP split and the underused THP shrinker. This file
 //! holds the helpers they share.
 
 mod boost;
