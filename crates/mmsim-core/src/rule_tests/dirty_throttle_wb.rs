@@ -5,7 +5,7 @@
 use super::*;
 use crate::page_writeback_throttle::Dtc;
 
-fn write(s: &mut Sim, file: u32, index: u32) {
+pub(super) fn write(s: &mut Sim, file: u32, index: u32) {
     s.step(&Event::FileWrite {
         file,
         index,
@@ -15,7 +15,7 @@ fn write(s: &mut Sim, file: u32, index: u32) {
 
 /// Writes `pages` pages of `file` from `from`, starts their writeback
 /// (`sync_file_range`), and idles one second (the writes take 100 ms).
-fn write_and_complete(s: &mut Sim, file: u32, from: u32, pages: u16) {
+pub(super) fn write_and_complete(s: &mut Sim, file: u32, from: u32, pages: u16) {
     for i in from..from + u32::from(pages) {
         write(s, file, i);
     }

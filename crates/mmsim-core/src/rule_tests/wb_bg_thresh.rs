@@ -3,33 +3,9 @@
 //! `domain_over_bg_thresh()`, `wb_bg_dirty_limits()`;
 //! `policy.dirty_throttle`): the pages each background run writes.
 
+use super::dirty_throttle_wb::{write, write_and_complete};
 use super::*;
 use crate::memcg::{MemcgId, ROOT};
-
-fn write(s: &mut Sim, file: u32, index: u32) {
-    s.step(&Event::FileWrite {
-        file,
-        index,
-        pages: 1,
-    });
-}
-
-/// Writes `pages` pages of `file` from `from`, starts their writeback
-/// (`sync_file_range`), and idles one second (the writes take 100 ms): the
-/// wb's `pages` completions.
-fn write_and_complete(s: &mut Sim, file: u32, from: u32, pages: u16) {
-    for i in from..from + u32::from(pages) {
-        write(s, file, i);
-    }
-    s.step(&Event::FileSync {
-        file,
-        index: from,
-        pages,
-        wait: false,
-    });
-    s.idle(1_000_000_000);
-    s.step(&Event::Think { ns: 1 });
-}
 
 /// A 4096-page cgroup v2 machine with the throttle, file writes taking 100
 /// ms; a root task with a 1024-page file, and a group `g` (`memory.max`
