@@ -59,6 +59,14 @@ pub(crate) struct PerCpuPages {
     pub batch: usize,
     /// `pcp->high` (`zone_highsize`).
     pub high: usize,
+    /// The lists are typed: set by the first non-movable request
+    /// ([`PhysMem::pcp_type_lists`]). Until then every pageblock is
+    /// MOVABLE (only a non-movable allocation's fallback can claim a block
+    /// for another type), so every free goes to the movable list and no
+    /// claim reads `alloc_type`: the pageblock lookup and the marks of
+    /// `Zone::count_block`'s view are skipped, with the same results, and
+    /// the order-0 path costs what the single list did.
+    typed: bool,
 }
 
 impl PerCpuPages {
@@ -74,6 +82,7 @@ impl PerCpuPages {
             count: 0,
             batch,
             high,
+            typed: false,
         }
     }
 
@@ -138,8 +147,10 @@ impl PhysMem {
     #[inline(always)]
     pub(super) fn pcp_take(&mut self, mt: MigrateType) -> Option<u64> {
         let pfn = self.pcp.pop(mt)?;
-        let i = self.zone.idx(pfn);
-        self.zone.frames[i].alloc_type = mt as u8;
+        if self.pcp.typed {
+            let i = self.zone.idx(pfn);
+            self.zone.frames[i].alloc_type = mt as u8;
+        }
         Some(pfn)
     }
 
@@ -160,6 +171,9 @@ impl PhysMem {
     /// not count per-CPU pages, gets there through its slow path
     /// (`__alloc_pages_direct_reclaim` → `drain_all_pages`).
     pub(crate) fn rmqueue_pcplist(&mut self, mt: MigrateType) -> u64 {
+        if !self.pcp.typed && mt != MigrateType::Movable {
+            self.pcp_type_lists();
+        }
         if let Some(pfn) = self.pcp_take(mt) {
             return pfn;
         }
@@ -178,15 +192,17 @@ impl PhysMem {
     #[cold]
     #[inline(never)]
     pub(super) fn rmqueue_bulk(&mut self, mt: MigrateType) {
-        let batch = self.pcp.batch;
+        let (batch, typed) = (self.pcp.batch, self.pcp.typed);
         let list = &mut self.pcp.lists[mt as usize];
         debug_assert!(list.is_empty(), "refilled only when empty");
         let mut mode = RmqueueMode::Normal;
         for _ in 0..batch {
             match self.zone.alloc_pages_mode(0, mt, &mut mode) {
                 Some(pfn) => {
-                    let i = self.zone.idx(pfn);
-                    self.zone.frames[i].alloc_type = MigrateType::Unmovable as u8;
+                    if typed {
+                        let i = self.zone.idx(pfn);
+                        self.zone.frames[i].alloc_type = MigrateType::Unmovable as u8;
+                    }
                     list.push(pfn);
                 }
                 None => break,
@@ -204,12 +220,32 @@ impl PhysMem {
     /// lists, that list's first.
     #[inline(always)]
     pub(super) fn free_order0(&mut self, pfn: u64) {
-        let pindex = self.zone.pageblock_type(pfn) as usize;
-        self.pcp_mark(pfn);
+        let pindex = if self.pcp.typed {
+            self.pcp_mark(pfn);
+            self.zone.pageblock_type(pfn) as usize
+        } else {
+            MigrateType::Movable as usize
+        };
         self.pcp.lists[pindex].push(pfn);
         self.pcp.count += 1;
         if self.pcp.count >= self.pcp.high {
             self.free_pcppages_bulk(self.pcp.batch, pindex);
+        }
+    }
+
+    /// The first non-movable request types the lists
+    /// ([`PerCpuPages::typed`]): the pages already on them are marked as
+    /// neither free nor movable for `Zone::count_block`, as every page put
+    /// on a list from now on is.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn pcp_type_lists(&mut self) {
+        self.pcp.typed = true;
+        for mt in 0..MIGRATE_TYPES {
+            for k in 0..self.pcp.lists[mt].len() {
+                let pfn = self.pcp.lists[mt][k];
+                self.pcp_mark(pfn);
+            }
         }
     }
 

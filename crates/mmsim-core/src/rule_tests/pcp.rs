@@ -140,6 +140,9 @@ fn the_shared_count_drains_a_batch_at_high_from_the_list_freed_to_then_round_the
     const BASE: u64 = NORMAL_START_PFN;
     let mut p = PhysMem::new(1 << 14, 12, 1, false);
     assert_eq!((p.pcp.batch, p.pcp.high), (3, 12));
+    // Unmovable pages are taken from the zone directly below: type the
+    // lists as `rmqueue_pcplist`'s first unmovable request would.
+    p.pcp_type_lists();
     let u: Vec<u64> = (0..2)
         .map(|_| p.zone.alloc_pages(0, MigrateType::Unmovable).unwrap())
         .collect();
@@ -184,6 +187,9 @@ fn a_drain_at_high_starts_at_the_movable_list_when_the_free_reaching_high_is_mov
     const BASE: u64 = NORMAL_START_PFN;
     let mut p = PhysMem::new(1 << 14, 12, 1, false);
     assert_eq!((p.pcp.batch, p.pcp.high), (3, 12));
+    // Unmovable pages are taken from the zone directly below: type the
+    // lists as `rmqueue_pcplist`'s first unmovable request would.
+    p.pcp_type_lists();
     let u = p.zone.alloc_pages(0, MigrateType::Unmovable).unwrap();
     assert_eq!(u, BASE);
     let m: Vec<u64> = (0..11)
@@ -236,6 +242,9 @@ fn a_page_on_a_per_cpu_list_is_alike_for_an_unmovable_claim_of_its_movable_pageb
     }
     assert_eq!(p.pcp.count(), 11);
     assert_eq!(p.zone.pageblock_type(BASE), MigrateType::Movable);
+    // The first unmovable request types the lists (`rmqueue_pcplist`),
+    // marking the 11 pages already on them.
+    p.pcp_type_lists();
     let pfn = p.zone.alloc_pages(0, MigrateType::Unmovable).unwrap();
     assert_eq!(p.zone.pageblock_type(BASE), MigrateType::Unmovable);
     assert_eq!(pfn / PAGEBLOCK_NR_PAGES, BASE / PAGEBLOCK_NR_PAGES);
