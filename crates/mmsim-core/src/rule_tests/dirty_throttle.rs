@@ -4,12 +4,17 @@
 use super::*;
 use crate::page_writeback_throttle::*;
 
-/// A 4096-page machine whose file system takes `write_ms` a write, the
-/// throttle on or off, with a task that has a 2048-page file open.
-fn writer(throttle: bool, write_ms: f64) -> (Sim, u32) {
+/// A 4096-page machine whose file system takes `write_us` a write, the
+/// throttle on or off, with `tweak` applied to its configuration (the
+/// dirty-throttle rule tests' shared machine).
+pub(super) fn throttle_machine(
+    throttle: bool,
+    write_us: f64,
+    tweak: impl FnOnce(&mut MachineConfig),
+) -> Sim {
     let mut fs = DeviceConfig::of(DeviceKind::Ssd);
-    fs.write_latency_us = Some(write_ms * 1e3);
-    let mut s = Sim::new(MachineConfig {
+    fs.write_latency_us = Some(write_us);
+    let mut cfg = MachineConfig {
         memory: Size::from_pages(4096),
         fs,
         policy: PolicyConfig {
@@ -17,15 +22,23 @@ fn writer(throttle: bool, write_ms: f64) -> (Sim, u32) {
             ..Default::default()
         },
         ..Default::default()
-    })
-    .unwrap();
+    };
+    tweak(&mut cfg);
+    Sim::new(cfg).unwrap()
+}
+
+/// A 4096-page machine whose file system takes `write_ms` a write, the
+/// throttle on or off, with a task that has a 2048-page file open.
+fn writer(throttle: bool, write_ms: f64) -> (Sim, u32) {
+    let mut s = throttle_machine(throttle, write_ms * 1e3, |_| {});
     let t = s.add_task("t");
     let file = s.add_file("f", 2048).unwrap();
     s.open(file, t).unwrap();
     (s, file)
 }
 
-fn write(s: &mut Sim, file: u32, index: u32) {
+/// One page of `file` written at `index`.
+pub(super) fn write(s: &mut Sim, file: u32, index: u32) {
     s.step(&Event::FileWrite {
         file,
         index,
@@ -208,19 +221,7 @@ fn a_writer_faster_than_the_device_sleeps_the_computed_pause() {
 /// throttle on, a group `g` with `memory.max` 1000 pages and its task with a
 /// 1024-page file open.
 fn group_writer(version: CgroupVersion) -> (Sim, crate::memcg::MemcgId, u32) {
-    let mut fs = DeviceConfig::of(DeviceKind::Ssd);
-    fs.write_latency_us = Some(1e7);
-    let mut s = Sim::new(MachineConfig {
-        memory: Size::from_pages(4096),
-        fs,
-        cgroup_version: version,
-        policy: PolicyConfig {
-            dirty_throttle: true,
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-    .unwrap();
+    let mut s = throttle_machine(true, 1e7, |c| c.cgroup_version = version);
     let g = s.add_memcg(crate::memcg::ROOT, "g").unwrap();
     s.set_memcg_max(g, 1000).unwrap();
     let t = s.add_task("t");

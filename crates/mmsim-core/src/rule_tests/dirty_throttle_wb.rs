@@ -2,16 +2,9 @@
 //! writer state (`crate::page_writeback_throttle`,
 //! `crate::page_writeback_domain`, v6.12, `policy.dirty_throttle`).
 
+use super::dirty_throttle::{throttle_machine, write};
 use super::*;
 use crate::page_writeback_throttle::Dtc;
-
-pub(super) fn write(s: &mut Sim, file: u32, index: u32) {
-    s.step(&Event::FileWrite {
-        file,
-        index,
-        pages: 1,
-    });
-}
 
 /// Writes `pages` pages of `file` from `from`, starts their writeback
 /// (`sync_file_range`), and idles one second (the writes take 100 ms).
@@ -35,23 +28,13 @@ pub(super) fn write_and_complete(s: &mut Sim, file: u32, from: u32, pages: u16) 
 /// anonymous pages) whose task has a 1024-page file and 400 anonymous
 /// pages.
 fn two_wbs() -> (Sim, crate::memcg::MemcgId, [u32; 2], u32) {
-    let mut fs = DeviceConfig::of(DeviceKind::Ssd);
-    fs.write_latency_us = Some(1e5);
-    let mut swap = DeviceConfig::of(DeviceKind::Ssd);
-    swap.write_latency_us = Some(1e7);
-    swap.size = Some(Size::from_pages(4096));
-    let mut s = Sim::new(MachineConfig {
-        memory: Size::from_pages(4096),
-        fs,
-        swap,
-        cgroup_version: CgroupVersion::V2,
-        policy: PolicyConfig {
-            dirty_throttle: true,
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-    .unwrap();
+    let mut s = throttle_machine(true, 1e5, |c| {
+        let mut swap = DeviceConfig::of(DeviceKind::Ssd);
+        swap.write_latency_us = Some(1e7);
+        swap.size = Some(Size::from_pages(4096));
+        c.swap = swap;
+        c.cgroup_version = CgroupVersion::V2;
+    });
     let g = s.add_memcg(crate::memcg::ROOT, "g").unwrap();
     let (r, t) = (s.add_task("r"), s.add_task("t"));
     s.attach_task(t, g).unwrap();
@@ -143,18 +126,7 @@ fn each_wb_has_its_share_of_the_domains_completions_and_its_own_dirty_pages() {
 /// the pages.
 #[test]
 fn each_writer_has_its_own_ratelimit_and_pause_state() {
-    let mut fs = DeviceConfig::of(DeviceKind::Ssd);
-    fs.write_latency_us = Some(1e7);
-    let mut s = Sim::new(MachineConfig {
-        memory: Size::from_pages(4096),
-        fs,
-        policy: PolicyConfig {
-            dirty_throttle: true,
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-    .unwrap();
+    let mut s = throttle_machine(true, 1e7, |_| {});
     let mut files = [0; 2];
     for (i, f) in files.iter_mut().enumerate() {
         let t = s.add_task(if i == 0 { "a" } else { "b" });

@@ -3,7 +3,8 @@
 //! `domain_over_bg_thresh()`, `wb_bg_dirty_limits()`;
 //! `policy.dirty_throttle`): the pages each background run writes.
 
-use super::dirty_throttle_wb::{write, write_and_complete};
+use super::dirty_throttle::{throttle_machine, write};
+use super::dirty_throttle_wb::write_and_complete;
 use super::*;
 use crate::memcg::{MemcgId, ROOT};
 
@@ -11,19 +12,7 @@ use crate::memcg::{MemcgId, ROOT};
 /// ms; a root task with a 1024-page file, and a group `g` (`memory.max`
 /// `max`) whose task has a 1024-page file.
 fn machine(max: u64) -> (Sim, MemcgId, [u32; 2]) {
-    let mut fs = DeviceConfig::of(DeviceKind::Ssd);
-    fs.write_latency_us = Some(1e5);
-    let mut s = Sim::new(MachineConfig {
-        memory: Size::from_pages(4096),
-        fs,
-        cgroup_version: CgroupVersion::V2,
-        policy: PolicyConfig {
-            dirty_throttle: true,
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-    .unwrap();
+    let mut s = throttle_machine(true, 1e5, |c| c.cgroup_version = CgroupVersion::V2);
     let g = s.add_memcg(ROOT, "g").unwrap();
     s.set_memcg_max(g, max).unwrap();
     let (r, t) = (s.add_task("r"), s.add_task("t"));
@@ -172,19 +161,10 @@ fn a_writer_over_bg_thresh_writes_its_own_wbs_pages() {
 /// one 4511.)
 #[test]
 fn a_background_run_writes_whole_chunks_until_the_wb_is_under_its_share() {
-    let mut fs = DeviceConfig::of(DeviceKind::Ssd);
-    fs.write_latency_us = Some(1e5);
-    let mut s = Sim::new(MachineConfig {
-        memory: Size::from_pages(1 << 17),
-        fs,
-        cgroup_version: CgroupVersion::V2,
-        policy: PolicyConfig {
-            dirty_throttle: true,
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-    .unwrap();
+    let mut s = throttle_machine(true, 1e5, |c| {
+        c.memory = Size::from_pages(1 << 17);
+        c.cgroup_version = CgroupVersion::V2;
+    });
     let r = s.add_task("r");
     let fr = s.add_file("fr", 1 << 15).unwrap();
     s.open(fr, r).unwrap();
