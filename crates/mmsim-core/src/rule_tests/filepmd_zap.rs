@@ -53,6 +53,20 @@ fn pmd_read(private: bool) -> (Sim, u32, u32, u32, FolioId) {
     (s, t, file, vma, f)
 }
 
+/// [`pmd_read`] (shared) and a second mapping `b` of the whole file with
+/// MADV_NOHUGEPAGE, read at page 5: fault-around maps the PMD-mapped
+/// folio's pages 0..16 in `b` by PTEs. Returns (sim, `a`: the PMD's VMA,
+/// `b`, the folio).
+fn pmd_and_ptes() -> (Sim, u32, u32, FolioId) {
+    let (mut s, t, file, a, f) = pmd_read(false);
+    let b = s.mmap_file(t, file, 0, 2048, false).unwrap();
+    s.madvise_file_hugepage(b, VmaThpAdvice::Nohugepage)
+        .unwrap();
+    access(&mut s, b, 5, false);
+    assert_eq!(present(&s, b), (0..16).collect::<Vec<_>>());
+    (s, a, b, f)
+}
+
 fn access(s: &mut Sim, vma: u32, index: u32, write: bool) {
     s.step(&Event::Access { vma, index, write });
 }
@@ -154,12 +168,7 @@ fn a_zap_of_part_of_the_pmd_splits_it_and_unmaps_all_512() {
 /// have taken the folio for unmapped (`try_to_unmap` returns at once).
 #[test]
 fn the_count_after_a_pmd_zap_is_what_other_vmas_still_map() {
-    let (mut s, t, file, a, f) = pmd_read(false);
-    let b = s.mmap_file(t, file, 0, 2048, false).unwrap();
-    s.madvise_file_hugepage(b, VmaThpAdvice::Nohugepage)
-        .unwrap();
-    access(&mut s, b, 5, false);
-    assert_eq!(present(&s, b), (0..16).collect::<Vec<_>>());
+    let (mut s, a, b, f) = pmd_and_ptes();
     assert_eq!(s.folios[f].mapcount, 255);
     discard(&mut s, a, 0, 512);
     assert_eq!(s.folios[f].mapcount, 16);
@@ -256,12 +265,7 @@ fn reclaim_splits_the_pmd_it_unmaps() {
 /// CPU, a file folio), flushed at the end of `shrink_folio_list`.
 #[test]
 fn kswapd_splits_remotely_and_batches_the_ptes_of_other_vmas() {
-    let (mut s, t, file, a, f) = pmd_read(false);
-    let b = s.mmap_file(t, file, 0, 2048, false).unwrap();
-    s.madvise_file_hugepage(b, VmaThpAdvice::Nohugepage)
-        .unwrap();
-    access(&mut s, b, 5, false);
-    assert_eq!(present(&s, b), (0..16).collect::<Vec<_>>());
+    let (mut s, a, b, f) = pmd_and_ptes();
     let r0 = s.tlb.as_ref().unwrap().stats;
     let mut sc = ScanControl::new(Reclaimer::Kswapd, 32, s.clock);
     assert!(s.try_to_unmap(f, &mut sc));
@@ -285,11 +289,7 @@ fn kswapd_splits_remotely_and_batches_the_ptes_of_other_vmas() {
 /// set from the split PMD's young bit.
 #[test]
 fn reclaim_stopped_by_vm_locked_after_a_split_keeps_the_right_count() {
-    let (mut s, t, file, a, f) = pmd_read(false);
-    let c = s.mmap_file(t, file, 0, 2048, false).unwrap();
-    s.madvise_file_hugepage(c, VmaThpAdvice::Nohugepage)
-        .unwrap();
-    access(&mut s, c, 5, false);
+    let (mut s, a, c, f) = pmd_and_ptes();
     s.vmas[c as usize].locked = true;
     let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
     assert!(!s.try_to_unmap(f, &mut sc));
