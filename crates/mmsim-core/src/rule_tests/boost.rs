@@ -83,13 +83,14 @@ fn a_steal_of_a_pageblock_or_more_does_not_boost() {
     );
 }
 
-/// Takes every free frame of the zone (the kernel's, no folio), then gives
+/// Takes every free frame of the zone as `mt` pages (the kernel's, no
+/// folio; unmovable ones claim each pageblock for their type), then gives
 /// back the first half of each pageblock as an order-8 block: half the
 /// machine free, none of it in a block of `pageblock_order`.
-fn fragment(s: &mut Sim) {
+fn fragment(s: &mut Sim, mt: MigrateType) {
     s.phys.drain_pages();
     let mut taken = 0;
-    while s.phys.zone.alloc_pages(0, MigrateType::Movable).is_some() {
+    while s.phys.zone.alloc_pages(0, mt).is_some() {
         taken += 1;
     }
     s.node.free -= taken;
@@ -105,7 +106,7 @@ fn fragment(s: &mut Sim) {
 fn a_boosting_steal_wakes_kswapd_on_a_balanced_node() {
     for factor in [15_000, 0] {
         let mut s = boost_machine(factor);
-        fragment(&mut s);
+        fragment(&mut s, MigrateType::Movable);
         assert_eq!(s.node.free, 32_768);
         let t = s.add_task("t");
         let vma = s.mmap_anon(t, 64).unwrap();
@@ -230,18 +231,7 @@ fn a_steal_by_the_per_cpu_refill_of_an_anonymous_fault_wakes_kswapd() {
         cfg.compaction.enabled = true;
         cfg.compaction.proactiveness = 0;
         let mut s = Sim::new(cfg).unwrap();
-        s.phys.drain_pages();
-        let mut taken = 0;
-        while s.phys.zone.alloc_pages(0, MigrateType::Unmovable).is_some() {
-            taken += 1;
-        }
-        s.node.free -= taken;
-        for b in 0..s.node.managed / PAGEBLOCK_NR_PAGES {
-            s.phys
-                .zone
-                .free_pages_block(NORMAL_START_PFN + b * PAGEBLOCK_NR_PAGES, 8);
-            s.node.free += PAGEBLOCK_NR_PAGES / 2;
-        }
+        fragment(&mut s, MigrateType::Unmovable);
         // The set-up's own steals boosted nothing that counts here.
         s.phys.zone.boost.boost = 0;
         s.phys.zone.boost.pending = false;
