@@ -20,6 +20,18 @@ pub(super) fn thp_64k(defrag: ThpDefrag) -> ThpConfig {
     }
 }
 
+/// [`machine`] with direct compaction only (kcompactd off) under defrag
+/// `always` (__GFP_NORETRY: async runs only), and `tweak` applied to its
+/// compaction settings (capture, skip hints).
+fn compaction_machine(tweak: impl FnOnce(&mut crate::compaction::CompactionConfig)) -> Sim {
+    thp_machine_with(8192, None, thp_64k(ThpDefrag::Always), |c| {
+        c.compaction.enabled = true;
+        c.compaction.kcompactd = false;
+        c.compaction.proactiveness = 0;
+        tweak(&mut c.compaction);
+    })
+}
+
 /// An 8192-page machine (16 pageblocks) with compaction on or off.
 fn machine(compaction: bool, kcompactd: bool, defrag: ThpDefrag) -> Sim {
     thp_machine_with(8192, None, thp_64k(defrag), |c| {
@@ -56,6 +68,22 @@ fn fragment(s: &mut Sim, pages: u32) -> (u32, Vec<u64>) {
     }
     s.phys.drain_pages();
     (vma, held)
+}
+
+/// A new task's 64K fault at page 0 of a 16-page VMA that one direct
+/// compaction run makes succeed (one stall, one success): the folio is
+/// order 4. Returns the VMA.
+fn order_4_fault_compacted(s: &mut Sim) -> u32 {
+    let t = s.add_task("thp");
+    let vma = s.mmap_anon(t, 16).unwrap();
+    let f = fault_anon(s, vma, 0);
+    assert_eq!(s.folios[f].order, 4);
+    let v = &s.vm;
+    assert_eq!(
+        (v.compact_stall, v.compact_success, v.compact_fail),
+        (1, 1, 0)
+    );
+    vma
 }
 
 /// The PFN (zone-relative) of page `index` of `vma`.
@@ -506,12 +534,7 @@ fn kswapd_gives_a_high_order_up_after_a_fruitless_run() {
 /// (compaction on, `skip_hints` as given, defrag `always`: __GFP_NORETRY,
 /// async runs only) and the frames held.
 fn pinned_chunks(skip_hints: bool) -> (Sim, Vec<u64>) {
-    let mut s = thp_machine_with(8192, None, thp_64k(ThpDefrag::Always), |c| {
-        c.compaction.enabled = true;
-        c.compaction.kcompactd = false;
-        c.compaction.proactiveness = 0;
-        c.compaction.skip_hints = skip_hints;
-    });
+    let mut s = compaction_machine(|c| c.skip_hints = skip_hints);
     let mut held = Vec::new();
     while let Some(p) = s.phys.zone.alloc_pages(0, MigrateType::Movable) {
         held.push(p);
@@ -603,12 +626,7 @@ fn skip_hints_make_the_next_compaction_pass_over_scanned_pageblocks() {
 /// frames of no folio, with one free frame at offset 3 of block 14 and at
 /// offset 8 of block 13.
 fn sampled_zone() -> Sim {
-    let mut s = thp_machine_with(8192, None, thp_64k(ThpDefrag::Always), |c| {
-        c.compaction.enabled = true;
-        c.compaction.kcompactd = false;
-        c.compaction.proactiveness = 0;
-        c.compaction.skip_hints = true;
-    });
+    let mut s = compaction_machine(|c| c.skip_hints = true);
     let t = s.add_task("lru");
     let vma = s.mmap_anon(t, 4096).unwrap();
     s.madvise_thp(vma, VmaThpAdvice::Nohugepage).unwrap();
@@ -748,22 +766,10 @@ fn compaction_ready_skips_the_direct_reclaim_of_a_costly_allocation() {
 fn capture_hands_the_block_a_migration_frees_to_the_fault() {
     // As an_order_4_fault_fails_without_compaction_and_succeeds_with_it,
     // with page capture (v6.12 compaction_capture).
-    let mut s = thp_machine_with(8192, None, thp_64k(ThpDefrag::Always), |c| {
-        c.compaction.enabled = true;
-        c.compaction.kcompactd = false;
-        c.compaction.proactiveness = 0;
-        c.compaction.capture = true;
-    });
+    let mut s = compaction_machine(|c| c.capture = true);
     let (frag, held) = fragment(&mut s, 4096);
-    let t = s.add_task("thp");
-    let vma = s.mmap_anon(t, 16).unwrap();
-    let f = fault_anon(&mut s, vma, 0);
-    assert_eq!(s.folios[f].order, 4);
+    let vma = order_4_fault_compacted(&mut s);
     let v = &s.vm;
-    assert_eq!(
-        (v.compact_stall, v.compact_success, v.compact_fail),
-        (1, 1, 0)
-    );
     // Async compaction isolates pageblock 0's first chunk's folio (page
     // 15) and stops at the chunk's end (skip_on_failure); the free scanner
     // takes the order-3 block at 3584 (pageblocks 15..8 held: 16 pages
@@ -831,25 +837,13 @@ fn a_success_from_the_free_lists_clears_compact_blockskip_flush() {
     // leaves them. The run never reaches block 3: it ends at block 0's end
     // with an order-4 block on the free lists, and the fault takes it
     // (no captured page).
-    let mut s = thp_machine_with(8192, None, thp_64k(ThpDefrag::Always), |c| {
-        c.compaction.enabled = true;
-        c.compaction.kcompactd = false;
-        c.compaction.proactiveness = 0;
-        c.compaction.skip_hints = true;
-    });
+    let mut s = compaction_machine(|c| c.skip_hints = true);
     let (_, held) = fragment(&mut s, 4096);
     let z = s.phys.zone.start_pfn;
     s.compact.set_skip(z + 3 * 512);
     s.compact.blockskip_flush = true;
-    let t = s.add_task("thp");
-    let vma = s.mmap_anon(t, 16).unwrap();
-    let f = fault_anon(&mut s, vma, 0);
-    assert_eq!(s.folios[f].order, 4);
+    order_4_fault_compacted(&mut s);
     let v = &s.vm;
-    assert_eq!(
-        (v.compact_stall, v.compact_success, v.compact_fail),
-        (1, 1, 0)
-    );
     assert_eq!((v.compact_migrate_scanned, v.pgmigrate_success), (512, 32));
     // The run marked block 0 (test_and_set_skip) and the blocks the free
     // scanner scanned to their end, 15 down to 6 (update_pageblock_skip).
