@@ -46,16 +46,7 @@ fn cut_up(compaction: bool, file: u32) -> Sim {
         s.node.free += 1;
     }
     if file > 0 {
-        let f = s.add_file("f", u64::from(file)).unwrap();
-        s.open(f, t).unwrap();
-        s.fadvise(f, Advice::Random).unwrap();
-        for index in 0..file {
-            s.step(&Event::FileRead {
-                file: f,
-                index,
-                pages: 1,
-            });
-        }
+        read_random(&mut s, t, u64::from(file), file);
     }
     s.step(&Event::Discard {
         vma,
@@ -213,16 +204,7 @@ fn mglru_machine() -> Sim {
 fn mglru_file_machine() -> Sim {
     let mut s = mglru_machine();
     let t = s.add_task("t");
-    let f = s.add_file("f", 16384).unwrap();
-    s.open(f, t).unwrap();
-    s.fadvise(f, Advice::Random).unwrap();
-    for index in 0..16384 {
-        s.step(&Event::FileRead {
-            file: f,
-            index,
-            pages: 1,
-        });
-    }
+    read_random(&mut s, t, 16384, 16384);
     s
 }
 
@@ -244,16 +226,7 @@ fn mglru_try_to_free_pages_for_a_thp_reclaims_compact_gap() {
             let m = s.add_memcg(0, &format!("g{g}")).unwrap();
             let t = s.add_task("t");
             s.attach_task(t, m).unwrap();
-            let f = s.add_file("f", 1024).unwrap();
-            s.open(f, t).unwrap();
-            s.fadvise(f, Advice::Random).unwrap();
-            for index in 0..1024 {
-                s.step(&Event::FileRead {
-                    file: f,
-                    index,
-                    pages: 1,
-                });
-            }
+            read_random(&mut s, t, 1024, 1024);
         }
         let progress = s.try_to_free_pages_order(order);
         got.push((progress, s.vm.pgsteal_direct));

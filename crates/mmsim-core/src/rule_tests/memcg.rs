@@ -55,16 +55,7 @@ fn charges_sum_up_the_tree_and_uncharge_on_free() {
     assert_eq!(s.memcgs[b as usize].lruvec.evictable(), 300);
     assert_eq!(s.memcgs[a as usize].lruvec.evictable(), 0);
     // A file read by tc's descriptor is charged to c.
-    let file = s.add_file("f", 50).unwrap();
-    s.open(file, tc).unwrap();
-    s.fadvise(file, Advice::Random).unwrap();
-    for i in 0..50 {
-        s.step(&Event::FileRead {
-            file,
-            index: i,
-            pages: 1,
-        });
-    }
+    read_random(&mut s, tc, 50, 50);
     // 50 page-cache pages come out of c's stock.
     assert_eq!((usage(&s, c), usage(&s, 0)), (256, 556));
     assert_eq!(s.stock, (c, 6));
@@ -210,16 +201,7 @@ fn shadows_name_the_evicting_group_and_age_its_ancestors() {
     let t = s.add_task("t");
     s.attach_task(t, b).unwrap();
     s.set_memcg_max(b, 64).unwrap();
-    let file = s.add_file("f", 1000).unwrap();
-    s.open(file, t).unwrap();
-    s.fadvise(file, Advice::Random).unwrap();
-    for i in 0..200 {
-        s.step(&Event::FileRead {
-            file,
-            index: i,
-            pages: 1,
-        });
-    }
+    let file = read_random(&mut s, t, 1000, 200);
     // Evictions aged b's clock and its ancestors', not c-like siblings'.
     let age = |m: crate::memcg::MemcgId| s.memcgs[m as usize].lruvec.nonresident_age;
     assert!(age(b) >= 136, "b evicted at least 200 - 64 pages");
@@ -265,16 +247,7 @@ fn memory_high_reclaims_file_and_throttles_what_it_cannot_reclaim() {
         .unwrap();
     let t = s.add_task("t");
     s.attach_task(t, g).unwrap();
-    let file = s.add_file("f", 4000).unwrap();
-    s.open(file, t).unwrap();
-    s.fadvise(file, Advice::Random).unwrap();
-    for i in 0..2000 {
-        s.step(&Event::FileRead {
-            file,
-            index: i,
-            pages: 1,
-        });
-    }
+    read_random(&mut s, t, 4000, 2000);
     let r = s.memcg_report(g);
     assert!(r.current <= 256 + 64, "kept near high: {}", r.current);
     assert!(r.events.high > 0 && r.pgsteal > 1500);

@@ -152,6 +152,23 @@ fn limited_reader(
     (m, file)
 }
 
+/// Opens a new file of `size` pages as `task` under FADV_RANDOM (no
+/// readahead) and reads its pages `0..pages`, one page a read: `pages`
+/// clean page-cache folios, charged to `task`'s group. Returns the file.
+fn read_random(s: &mut Sim, task: u32, size: u64, pages: u32) -> u32 {
+    let file = s.add_file("f", size).unwrap();
+    s.open(file, task).unwrap();
+    s.fadvise(file, Advice::Random).unwrap();
+    for index in 0..pages {
+        s.step(&Event::FileRead {
+            file,
+            index,
+            pages: 1,
+        });
+    }
+    file
+}
+
 fn file_folio(sim: &Sim, file: u32, index: u32) -> FolioId {
     slot_folio(sim.files[file as usize].slot(index)).expect("resident")
 }

@@ -195,16 +195,7 @@ fn direct_reclaim_retries_while_it_makes_progress_up_to_a_boosted_min() {
         ..Default::default()
     });
     let t = s.add_task("t");
-    let file = s.add_file("f", 1 << 17).unwrap();
-    s.open(file, t).unwrap();
-    s.fadvise(file, crate::readahead::Advice::Random).unwrap();
-    for index in 0..70_000 {
-        s.step(&Event::FileRead {
-            file,
-            index,
-            pages: 1,
-        });
-    }
+    read_random(&mut s, t, 1 << 17, 70_000);
     settle_and_boost_to_the_cap(&mut s);
     let (free, stalls) = (s.node.free, s.vm.allocstall_normal);
     assert!(free + 16 * 32 < s.node.wmark_min, "free {free}");
@@ -240,16 +231,7 @@ fn direct_reclaim_stops_when_free_plus_reclaimable_cannot_pass_min() {
     let mut s = Sim::new(cfg).unwrap();
     assert!(s.swap.is_none());
     let t = s.add_task("t");
-    let file = s.add_file("f", 400).unwrap();
-    s.open(file, t).unwrap();
-    s.fadvise(file, crate::readahead::Advice::Random).unwrap();
-    for index in 0..400 {
-        s.step(&Event::FileRead {
-            file,
-            index,
-            pages: 1,
-        });
-    }
+    read_random(&mut s, t, 400, 400);
     let vma = s.mmap_anon(t, 1 << 16).unwrap();
     let mut index = 0;
     while s.node.free > 1000 {

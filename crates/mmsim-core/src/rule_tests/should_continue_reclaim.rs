@@ -69,16 +69,7 @@ fn machine_with(file: u32, free: u64, setup: Setup, tweak: impl FnOnce(&mut Mach
         }
     }
     let t = s.add_task("t");
-    let f = s.add_file("f", u64::from(file)).unwrap();
-    s.open(f, t).unwrap();
-    s.fadvise(f, Advice::Random).unwrap();
-    for index in 0..file {
-        s.step(&Event::FileRead {
-            file: f,
-            index,
-            pages: 1,
-        });
-    }
+    read_random(&mut s, t, u64::from(file), file);
     if setup.anon > 0 {
         let vma = s.mmap_anon(t, u64::from(setup.anon)).unwrap();
         touch(&mut s, vma, setup.anon);
@@ -298,16 +289,7 @@ fn with_zone_dma_a_zone_that_can_take_the_allocation_stops_the_loop() {
             c.compaction.proactiveness = 0;
         });
         let t = s.add_task("t");
-        let f = s.add_file("f", 2000).unwrap();
-        s.open(f, t).unwrap();
-        s.fadvise(f, Advice::Random).unwrap();
-        for index in 0..2000 {
-            s.step(&Event::FileRead {
-                file: f,
-                index,
-                pages: 1,
-            });
-        }
+        read_random(&mut s, t, 2000, 2000);
         s.phys.drain_pages();
         let mut held = Vec::new();
         while let Some(p) = s.phys.zone.alloc_pages(0, MigrateType::Movable) {
