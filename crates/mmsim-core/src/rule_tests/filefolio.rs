@@ -157,19 +157,10 @@ pub(super) fn reclaim_one(s: &mut Sim, f: FolioId) -> (u64, u64) {
 
 /// [`reclaim_one`] with the list's statistics: (pages reclaimed, pages
 /// scanned, `struct reclaim_stat`).
-pub(super) fn shrink_alone(
-    s: &mut Sim,
-    f: FolioId,
-) -> (u64, u64, crate::reclaim::vmscan::ReclaimStat) {
-    let lru = LruList::from_index(s.folios[f].lru);
-    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
-    s.folios[f].clear(flags::LRU);
-    let mut batch = vec![f];
-    let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
-    sc.ignore_references = true;
-    let rules = s.rules();
-    let (reclaimed, stat) = s.shrink_folio_list(&mut batch, &mut sc, rules);
-    (reclaimed, sc.nr_scanned, stat)
+pub(super) fn shrink_alone(s: &mut Sim, f: FolioId) -> (u64, u64, ReclaimStat) {
+    isolate(s, f);
+    let (reclaimed, scanned, _, stat) = shrink_isolated(s, f);
+    (reclaimed, scanned, stat)
 }
 
 #[test]

@@ -108,7 +108,9 @@ use crate::event::Event;
 use crate::mem::filemap::slot_folio;
 use crate::mem::folio::{flags, FolioId, LruList};
 use crate::readahead::Advice;
-use crate::reclaim::vmscan::{cost_fractions, inactive_is_low, scanned_rotated_fractions};
+use crate::reclaim::vmscan::{
+    cost_fractions, inactive_is_low, scanned_rotated_fractions, ReclaimStat,
+};
 use crate::reclaim::workingset::Shadow;
 use crate::reclaim::{Reclaimer, ScanControl};
 use crate::sim::{ClassicRules, Sim};
@@ -175,6 +177,27 @@ fn file_folio(sim: &Sim, file: u32, index: u32) -> FolioId {
 
 fn list_of(sim: &Sim, f: FolioId) -> LruList {
     LruList::from_index(sim.folios[f].lru)
+}
+
+/// Takes folio `f` off its LRU list, as `isolate_lru_folios` does;
+/// returns the list.
+fn isolate(s: &mut Sim, f: FolioId) -> LruList {
+    let lru = list_of(s, f);
+    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
+    s.folios[f].clear(flags::LRU);
+    lru
+}
+
+/// Runs isolated folio `f` alone through `shrink_folio_list` (direct
+/// reclaim, references ignored); returns (pages reclaimed, pages scanned,
+/// folios left in the batch, `struct reclaim_stat`).
+fn shrink_isolated(s: &mut Sim, f: FolioId) -> (u64, u64, usize, ReclaimStat) {
+    let mut batch = vec![f];
+    let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
+    sc.ignore_references = true;
+    let rules = s.rules();
+    let (reclaimed, stat) = s.shrink_folio_list(&mut batch, &mut sc, rules);
+    (reclaimed, sc.nr_scanned, batch.len(), stat)
 }
 
 /// Puts `sizes[i]` dummy folios on list i (flags matching the list), each

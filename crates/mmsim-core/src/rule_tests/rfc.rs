@@ -333,14 +333,7 @@ fn reclaim_splits_an_rfc_folio_before_swap_out_as_v6_8_does() {
     let vma = s.mmap_anon(t, 64).unwrap();
     let f = fault_anon(&mut s, vma, 0);
     assert_eq!(s.folios[f].order, 4);
-    let lru = LruList::from_index(s.folios[f].lru);
-    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
-    s.folios[f].clear(flags::LRU);
-    let mut batch = vec![f];
-    let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
-    sc.ignore_references = true;
-    let rules = s.rules();
-    let (reclaimed, _) = s.shrink_folio_list(&mut batch, &mut sc, rules);
+    let (reclaimed, _) = super::filefolio::reclaim_one(&mut s, f);
     assert_eq!(reclaimed, 16);
     let st = s.thp.stats[4];
     assert_eq!((st.swpout, st.swpout_fallback, st.split), (0, 0, 1));

@@ -142,14 +142,7 @@ fn reclaim_splitting_a_thp_for_want_of_slots_frees_its_509_zero_filled_pages() {
     // 64 swap pages: no 512 contiguous slots, so the THP is split
     // (thp_swpout_fallback) and its pages go through reclaim at order 0.
     let (mut s, vma, f) = thp_written(ThpKernel::V6_12, 511, Some(64), &THREE);
-    let lru = LruList::from_index(s.folios[f].lru);
-    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
-    s.folios[f].clear(flags::LRU);
-    let mut batch = vec![f];
-    let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
-    sc.ignore_references = true;
-    let rules = s.rules();
-    let (reclaimed, _) = s.shrink_folio_list(&mut batch, &mut sc, rules);
+    let (reclaimed, _) = super::filefolio::reclaim_one(&mut s, f);
     assert_eq!((s.vm.thp_swpout_fallback, s.vm.thp_split_page), (1, 1));
     assert_eq!(s.vm.thp_underused_split_page, 0);
     // The three written pages are swapped out; the 509 others are mapped
@@ -228,9 +221,7 @@ fn v6_8_queues_no_whole_thp_and_keeps_every_page_of_a_split() {
     assert_eq!(s.shrink_slab_deferred_split(0, 0), 0);
     assert_eq!((s.folios[f].order, used(&s)), (9, 512));
     // A split by reclaim keeps all 512 pages mapped, each swapped out.
-    let lru = LruList::from_index(s.folios[f].lru);
-    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
-    s.folios[f].clear(flags::LRU);
+    isolate(&mut s, f);
     let mut tails = Vec::new();
     assert!(!s.add_to_swap_large(f, &mut tails));
     assert_eq!((s.vm.thp_split_page, tails.len()), (1, 511));
@@ -292,9 +283,7 @@ fn under_swap_zero_pages_a_read_faulted_thps_first_store_is_a_write_protect_faul
 /// `migrate_folio_move` of THP `f` (taken off its LRU list) to a free
 /// PMD block, as `migrate_pages` does it; returns the destination.
 fn migrate_thp(s: &mut Sim, f: FolioId) -> FolioId {
-    let lru = LruList::from_index(s.folios[f].lru);
-    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
-    s.folios[f].clear(flags::LRU);
+    isolate(s, f);
     let target = s
         .phys
         .zone

@@ -223,14 +223,7 @@ fn reclaim_of_a_partly_zapped_cached_folio_frees_the_zapped_slot_only() {
     access(&mut s, vma, 5, false);
     // Written already: reclaim unmaps page 5 and frees the folio at once.
     s.folios[f].clear(flags::DIRTY);
-    let lru = LruList::from_index(s.folios[f].lru);
-    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
-    s.folios[f].clear(flags::LRU);
-    let mut batch = vec![f];
-    let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
-    sc.ignore_references = true;
-    let rules = s.rules();
-    let (reclaimed, _) = s.shrink_folio_list(&mut batch, &mut sc, rules);
+    let (reclaimed, _) = super::filefolio::reclaim_one(&mut s, f);
     assert_eq!(reclaimed, 16);
     // put_swap_folio(): slot 0 had only the cache's reference and goes;
     // slots 1..16 keep their PTEs' references (a shadow each).

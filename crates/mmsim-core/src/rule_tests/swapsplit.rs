@@ -22,24 +22,11 @@ fn used_slots(s: &Sim) -> u64 {
     s.swap.as_ref().unwrap().used
 }
 
-/// Takes folio `f` off its LRU list, as `isolate_lru_folios` does.
-fn isolate(s: &mut Sim, f: FolioId) -> LruList {
-    let lru = LruList::from_index(s.folios[f].lru);
-    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
-    s.folios[f].clear(flags::LRU);
-    lru
-}
-
-/// Runs isolated folio `f` through `shrink_folio_list` (references
-/// ignored, direct reclaim); returns (pages reclaimed, pages scanned,
-/// folios left in the batch).
+/// Runs isolated folio `f` through `shrink_folio_list`: (pages
+/// reclaimed, pages scanned, folios left in the batch).
 fn shrink(s: &mut Sim, f: FolioId) -> (u64, u64, usize) {
-    let mut batch = vec![f];
-    let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
-    sc.ignore_references = true;
-    let rules = s.rules();
-    let (reclaimed, _) = s.shrink_folio_list(&mut batch, &mut sc, rules);
-    (reclaimed, sc.nr_scanned, batch.len())
+    let (reclaimed, scanned, kept, _) = shrink_isolated(s, f);
+    (reclaimed, scanned, kept)
 }
 
 /// Page `i`'s PTE holds a swap entry whose slot is used and holds a shadow

@@ -316,16 +316,10 @@ fn reclaim_64k(kernel: ThpKernel, swap_pages: u64, pre_used_slots: u32) -> (Sim,
 /// ignored); returns the pages reclaimed.
 fn reclaim_whole(s: &mut Sim, f: FolioId) -> u64 {
     assert_eq!(s.folios[f].order, 4);
-    let lru = LruList::from_index(s.folios[f].lru);
-    s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
-    s.folios[f].clear(flags::LRU);
-    let mut batch = vec![f];
-    let mut sc = ScanControl::new(Reclaimer::Direct, 32, s.clock);
-    sc.ignore_references = true;
-    let rules = s.rules();
-    let (reclaimed, _) = s.shrink_folio_list(&mut batch, &mut sc, rules);
-    assert_eq!(sc.nr_scanned, 16);
-    assert!(batch.is_empty(), "every page was reclaimed");
+    isolate(s, f);
+    let (reclaimed, scanned, kept, _) = shrink_isolated(s, f);
+    assert_eq!(scanned, 16);
+    assert_eq!(kept, 0, "every page was reclaimed");
     reclaimed
 }
 
