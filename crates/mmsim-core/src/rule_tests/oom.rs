@@ -144,3 +144,97 @@ fn an_oom_kill_inside_the_victims_own_readahead_keeps_its_file_ra() {
     });
     s.check_invariants().unwrap();
 }
+
+/// A parent OOM-killed in the middle of `fork_task`, between the copy of
+/// its anonymous VMA and that of its file VMA (v6.12 `dup_mmap`: the
+/// child's page tables are allocated, `__pte_alloc`, while `copy_page_range`
+/// copies each VMA, and a memcg charge of them may OOM-kill the parent
+/// mid-loop). The parent maps a 64-page anonymous VMA `a` and then a file
+/// VMA `fv` whose fault at page 100 (in the root group) read around
+/// 84..116, marked 108 and mapped 96..112 but the marked page: 15 PTEs,
+/// window (84, 32, 8) in `fv`'s `f_ra` slot 0. Moved to group `g`
+/// (`memory.max` 67, no swap), it writes `a`: 64 pages and `a`'s 3 table
+/// pages fill `g`. The fork copies `a` first; the charge of the child's 3
+/// table pages finds nothing to reclaim (anonymous, no swap) and `g`'s OOM
+/// kills the parent (64 + 15 + 6 tables = 85 against the child's 64 + 3).
+/// The fork goes on to `fv`: the killed parent's VMA still holds slot 0 (a
+/// kill puts no file, `crate::oom`), and the child's copy shares it
+/// (`get_file()`), so the slot's count is 2: the parent's hold and the
+/// child's. The child's read-around continues the parent's window in it;
+/// the child's exit puts its hold only, and slot 0 stays allocated for
+/// the killed parent's VMA (the next mapping reuses slot 1, which the
+/// fork's own `mmap_file` opened and gave back).
+#[test]
+fn a_parent_oom_killed_mid_fork_keeps_its_file_ra_and_the_child_shares_it() {
+    let mut s = Sim::new(MachineConfig {
+        memory: Size::from_pages(4096),
+        policy: PolicyConfig {
+            name: PolicyName::Cost,
+            cost_variant: CostVariant::V6_2,
+            ..Default::default()
+        },
+        kmem_accounting: true,
+        ..Default::default()
+    })
+    .unwrap();
+    let p = s.add_task("parent");
+    let file = s.add_file("f", 1000).unwrap();
+    let a = s.mmap_anon(p, 64).unwrap();
+    let fv = s.mmap_file(p, file, 0, 1000, false).unwrap();
+    let read = |s: &mut Sim, vma: u32, index: u32| {
+        s.step(&Event::Access {
+            vma,
+            index,
+            write: false,
+        })
+    };
+    let window = |s: &Sim, vma: u32| {
+        let ra = s.vma_ra(vma);
+        (ra.start, ra.size, ra.async_size)
+    };
+    read(&mut s, fv, 100);
+    let slot = s.vmas[fv as usize].ra_slot;
+    assert_eq!((slot, window(&s, fv)), (0, (84, 32, 8)));
+    let g = s.add_memcg(0, "g").unwrap();
+    s.set_memcg_max(g, 67).unwrap();
+    s.attach_task(p, g).unwrap();
+    touch(&mut s, a, 64);
+    assert_eq!((s.memcgs[g as usize].usage, s.stock), (67, (g, 0)));
+    let c = s.mm_counters(p).unwrap();
+    assert_eq!((c.anon, c.file, s.oom_badness(p as usize)), (64, 15, 85));
+    // The fork runs in the parent's context: its charges go to `g`.
+    let child = s.fork_task(p).unwrap();
+    assert!(s.tasks[p as usize].dead && !s.tasks[child as usize].dead);
+    assert_eq!(s.vm.oom_kill, 1);
+    let (ca, cf) = match s.tasks[child as usize].vmas[..] {
+        [ca, cf] => (ca, cf),
+        ref v => panic!("the child's VMAs: {v:?}"),
+    };
+    // The child's copy of `a` kept the 64 pages the kill's reap left it.
+    assert_eq!(s.mm_counters(child).unwrap().anon, 64);
+    assert_eq!(s.memcgs[g as usize].usage, 67);
+    // Both VMAs hold slot 0: the killed parent's and the child's copy.
+    assert_eq!(s.vmas[fv as usize].ra_slot, slot);
+    assert_eq!(s.vmas[cf as usize].ra_slot, slot);
+    assert_eq!(s.vmas[ca as usize].ra_slot, crate::readahead::RaSlots::NONE);
+    assert_eq!(window(&s, cf), (84, 32, 8));
+    s.check_invariants().unwrap();
+    // The child's fault at the marked page 108: the async readahead of the
+    // shared state, the next window (116, 32, 32) marked at its start.
+    s.set_memcg_max(g, 1000).unwrap();
+    read(&mut s, cf, 108);
+    assert_eq!(window(&s, cf), (116, 32, 32));
+    assert_eq!(window(&s, fv), (116, 32, 32));
+    assert!(s.folios[file_folio(&s, file, 116)].test(flags::READAHEAD));
+    s.check_invariants().unwrap();
+    // The child's exit puts its hold; the killed parent's keeps slot 0.
+    s.exit_task(child).unwrap();
+    assert_eq!(s.vmas[cf as usize].ra_slot, crate::readahead::RaSlots::NONE);
+    assert_eq!(s.vmas[fv as usize].ra_slot, slot);
+    s.check_invariants().unwrap();
+    let other = s.add_task("other");
+    let v2 = s.mmap_file(other, file, 0, 1000, false).unwrap();
+    assert_eq!(s.vmas[v2 as usize].ra_slot, 1);
+    assert_eq!(window(&s, fv), (116, 32, 32));
+    s.check_invariants().unwrap();
+}
