@@ -39,6 +39,15 @@
 //! child: the kernel copies those PTEs too (the VMA has an `anon_vma`);
 //! here the child faults the file page instead.
 //!
+//! **Departure (a parent killed mid-fork):** v6.12 `dup_mmap` tests
+//! `fatal_signal_pending(current)` before each VMA and fails the fork with
+//! `-EINTR` once the parent is an OOM victim (the memcg charge of the
+//! child's page tables in `copy_page_range` can make it one): the
+//! half-built mm is torn down and no child runs. mmsim completes the fork,
+//! and the child lives on with the pages the kill's reap left it and the
+//! killed parent's `f_ra` slots shared (the `rule_tests/oom.rs` test
+//! `a_parent_oom_killed_mid_fork_keeps_its_file_ra_and_the_child_shares_it`).
+//!
 //! The anon_vma tree is kept as, per VMA, the list of the VMAs forked from
 //! it directly or not. An anonymous folio's `space` names the VMA whose
 //! anon_vma it is in: its rmap walk (`rmap_walk_anon`) visits that VMA and

@@ -1,7 +1,9 @@
 //! Rule tests of the OOM killer's victim choice (`crate::oom`, v6.12
 //! `select_bad_process`/`oom_badness`): every resident page counts, file
 //! pages included, with swap entries and page tables; ties go to the task
-//! visited last; a memcg OOM visits its subtree's groups in pre-order.
+//! visited last; a memcg OOM visits its subtree's groups in pre-order; a
+//! kill keeps the victim's `f_ra` slots (inside its own readahead, and in
+//! the middle of its fork).
 
 use super::*;
 
@@ -157,7 +159,9 @@ fn an_oom_kill_inside_the_victims_own_readahead_keeps_its_file_ra() {
 /// pages fill `g`. The fork copies `a` first; the charge of the child's 3
 /// table pages finds nothing to reclaim (anonymous, no swap) and `g`'s OOM
 /// kills the parent (64 + 15 + 6 tables = 85 against the child's 64 + 3).
-/// The fork goes on to `fv`: the killed parent's VMA still holds slot 0 (a
+/// (v6.12 `dup_mmap` would stop here, `fatal_signal_pending`, with
+/// `-EINTR` and no child: a departure, `crate::fork`.) mmsim's fork goes
+/// on to `fv`: the killed parent's VMA still holds slot 0 (a
 /// kill puts no file, `crate::oom`), and the child's copy shares it
 /// (`get_file()`), so the slot's count is 2: the parent's hold and the
 /// child's. The child's read-around continues the parent's window in it;
