@@ -73,12 +73,15 @@ fn sync_file_range_writes_the_dirty_pages_of_its_range_and_returns() {
 #[test]
 fn fsync_writes_the_whole_file_and_waits_for_it() {
     let (mut s, file) = eight_dirty_pages();
+    let (before, waited) = (s.clock, s.io_wait_ns);
     sync(&mut s, file, 0, 0, true);
     assert_eq!((s.nr_dirty, s.nr_writeback), (0, 8));
-    // The task slept until the last of the 8 writes completed.
+    // The task slept until the last of the 8 writes completed: all of the
+    // time after the system call is IO wait.
     let last = s.writeback[1].iter().map(|&(done, _)| done).max().unwrap();
     assert_eq!(s.clock, last);
-    assert!(s.io_wait_ns > 0);
+    assert_eq!(waited, 0);
+    assert_eq!(s.io_wait_ns, last - before - s.cost.fd_access_ns);
     // The next event completes them.
     s.step(&Event::Think { ns: 0 });
     assert_eq!((s.nr_dirty, s.nr_writeback), (0, 0));
