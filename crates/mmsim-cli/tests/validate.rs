@@ -149,83 +149,42 @@ fn a_changed_event_stream_is_refused() {
 fn bad_suites_and_results_name_the_file_and_field() {
     let dir = tempfile::tempdir().unwrap();
     let s = dir.path().join("suite.toml");
-    std::fs::write(
-        &s,
+    // Suite `text` is refused with an error naming each of `needles`.
+    let rejects = |text: &str, needles: &[&str]| {
+        std::fs::write(&s, text).unwrap();
+        bad_input(
+            &["validate", s.to_str().unwrap(), "--from-results"],
+            needles,
+        );
+    };
+    rejects(
         "[[case]]\nname = \"a\"\nscenario = \"x.toml\"\nenforce = [\"misses\"]\n",
-    )
-    .unwrap();
-    bad_input(
-        &["validate", s.to_str().unwrap(), "--from-results"],
         &[
             "suite.toml",
             "case[0] (a).enforce",
             "unknown counter `misses`",
         ],
     );
-    std::fs::write(
-        &s,
+    rejects(
         "[[case]]\nname = \"a\"\nscenario = \"x.toml\"\nenforce = [\"wall_s\"]\n",
-    )
-    .unwrap();
-    bad_input(
-        &["validate", s.to_str().unwrap(), "--from-results"],
         &["case[0] (a).enforce", "depends on timing"],
     );
-    std::fs::write(
-        &s,
-        "[[case]]\nname = \"a\"\nscenario = \"x.toml\"\nkernel = \"host\"\npolicy = \"mglru\"\nenforce = [\"pgmajfault\"]\n",
-    )
-    .unwrap();
-    bad_input(
-        &["validate", s.to_str().unwrap(), "--from-results"],
-        &["case[0] (a).kernel", "guest"],
-    );
-    std::fs::write(
-        &s,
-        "[[case]]\nname = \"a\"\nscenario = \"x.toml\"\nguest_kernel = \"linux-image-x\"\nenforce = [\"pgmajfault\"]\n",
-    )
-    .unwrap();
-    bad_input(
-        &["validate", s.to_str().unwrap(), "--from-results"],
-        &["case[0] (a).guest_kernel", "only for kernel = \"guest\""],
-    );
-    std::fs::write(
-        &s,
+    rejects("[[case]]\nname = \"a\"\nscenario = \"x.toml\"\nkernel = \"host\"\npolicy = \"mglru\"\nenforce = [\"pgmajfault\"]\n", &["case[0] (a).kernel", "guest"]);
+    rejects("[[case]]\nname = \"a\"\nscenario = \"x.toml\"\nguest_kernel = \"linux-image-x\"\nenforce = [\"pgmajfault\"]\n", &["case[0] (a).guest_kernel", "only for kernel = \"guest\""]);
+    rejects(
         "[[case]]\nname = \"a\"\nscenario = \"x.toml\"\nenforce = [\"pgmajfault\"]\nrunz = 3\n",
-    )
-    .unwrap();
-    bad_input(
-        &["validate", s.to_str().unwrap(), "--from-results"],
         &["suite.toml", "runz"],
     );
-    std::fs::write(
-        &s,
-        "[[case]]\nname = \"a\"\nscenario = \"x.toml\"\nenforce = [\"pgmajfault\"]\n",
-    )
-    .unwrap();
     let results = dir.path().join("results");
     std::fs::create_dir(&results).unwrap();
     std::fs::write(results.join("a.json"), "{\"format\": \"other\"}").unwrap();
-    bad_input(
-        &["validate", s.to_str().unwrap(), "--from-results"],
+    rejects(
+        "[[case]]\nname = \"a\"\nscenario = \"x.toml\"\nenforce = [\"pgmajfault\"]\n",
         &["a.json"],
     );
-    std::fs::write(
-        &s,
-        "[[case]]\nname = \"a\"\nscenario = \"x.toml\"\nkernel = \"guest\"\napp = \"x\"\nenforce = [\"pgmajfault\"]\n",
-    )
-    .unwrap();
-    bad_input(
-        &["validate", s.to_str().unwrap(), "--from-results"],
-        &["case[0] (a).app", "kernel = \"host\""],
-    );
-    std::fs::write(
-        &s,
+    rejects("[[case]]\nname = \"a\"\nscenario = \"x.toml\"\nkernel = \"guest\"\napp = \"x\"\nenforce = [\"pgmajfault\"]\n", &["case[0] (a).app", "kernel = \"host\""]);
+    rejects(
         "[[case]]\nname = \"a\"\nscenario = \"x.toml\"\napp = \" \"\nenforce = [\"pgmajfault\"]\n",
-    )
-    .unwrap();
-    bad_input(
-        &["validate", s.to_str().unwrap(), "--from-results"],
         &["case[0] (a).app", "name the capture command"],
     );
     bad_input(
