@@ -39,13 +39,24 @@
 //! child: the kernel copies those PTEs too (the VMA has an `anon_vma`);
 //! here the child faults the file page instead.
 //!
-//! **Departure (a parent killed mid-fork):** v6.12 `dup_mmap` tests
-//! `fatal_signal_pending(current)` before each VMA and fails the fork with
-//! `-EINTR` once the parent is an OOM victim (the memcg charge of the
-//! child's page tables in `copy_page_range` can make it one): the
-//! half-built mm is torn down and no child runs. mmsim completes the fork,
-//! and the child lives on with the pages the kill's reap left it and the
-//! killed parent's `f_ra` slots shared (the `rule_tests/oom.rs` test
+//! **Departure (a parent killed mid-fork):** v6.12 `copy_page_range`
+//! (mm/memory.c) allocates the child's tables (`p4d_alloc`, `pud_alloc`,
+//! `pmd_alloc`, `pte_alloc_map_lock` in `copy_p4d_range` ...
+//! `copy_pte_range`, `GFP_PGTABLE_USER`: accounted) before it copies the
+//! PTEs they hold; mmsim copies a VMA's PTEs first and charges its tables
+//! after. When such a charge OOM-kills the forking parent itself, v6.12
+//! `try_charge_memcg` (mm/memcontrol.c) retries; unless the retries find
+//! room (the victim's memory is reaped by the oom_reaper `OOM_REAPER_DELAY`,
+//! 2 s, later or at its exit; mmsim reaps at the kill), it reaches
+//! `passed_oom && task_is_dying()` and goes to `nomem`, and as
+//! `GFP_PGTABLE_USER` has neither `__GFP_NOFAIL` nor `__GFP_HIGH` the
+//! charge fails with `-ENOMEM`. `copy_page_range` returns `-ENOMEM`,
+//! `dup_mmap` (kernel/fork.c) stops at that VMA, and `dup_mm` tears the
+//! half-built mm down (`mmput`): the fork fails and no child runs. (Its
+//! `fatal_signal_pending` check, `-EINTR`, only catches a kill that lands
+//! between two VMAs.) mmsim completes the fork, and the child lives on with
+//! the pages the kill's reap left it and the killed parent's `f_ra` slots
+//! shared (the `rule_tests/oom.rs` test
 //! `a_parent_oom_killed_mid_fork_keeps_its_file_ra_and_the_child_shares_it`).
 //!
 //! The anon_vma tree is kept as, per VMA, the list of the VMAs forked from

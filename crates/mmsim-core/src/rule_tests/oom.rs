@@ -159,9 +159,11 @@ fn an_oom_kill_inside_the_victims_own_readahead_keeps_its_file_ra() {
 /// pages fill `g`. The fork copies `a` first; the charge of the child's 3
 /// table pages finds nothing to reclaim (anonymous, no swap) and `g`'s OOM
 /// kills the parent (64 + 15 + 6 tables = 85 against the child's 64 + 3).
-/// (v6.12 `dup_mmap` would stop here, `fatal_signal_pending`, with
-/// `-EINTR` and no child: a departure, `crate::fork`.) mmsim's fork goes
-/// on to `fv`: the killed parent's VMA still holds slot 0 (a
+/// (v6.12 would fail that very charge: after the kill `try_charge_memcg`
+/// reaches `passed_oom && task_is_dying()`, `GFP_PGTABLE_USER` may not
+/// force it, so `copy_page_range` returns `-ENOMEM`, `dup_mmap` stops at
+/// `a` and there is no child: a departure, `crate::fork`.) mmsim's fork
+/// goes on to `fv`: the killed parent's VMA still holds slot 0 (a
 /// kill puts no file, `crate::oom`), and the child's copy shares it
 /// (`get_file()`), so the slot's count is 2: the parent's hold and the
 /// child's. The child's read-around continues the parent's window in it;
@@ -214,8 +216,23 @@ fn a_parent_oom_killed_mid_fork_keeps_its_file_ra_and_the_child_shares_it() {
         [ca, cf] => (ca, cf),
         ref v => panic!("the child's VMAs: {v:?}"),
     };
-    // The child's copy of `a` kept the 64 pages the kill's reap left it.
+    // Where the kill landed: the fork's only charge is the child's 3
+    // tables of `a`, taken after its PTEs are copied (`copy_page_range`);
+    // `fv`'s copy copies no PTE and allocates no table, and the child's
+    // `mmap_anon`/`mmap_file` charge nothing. So the kill came after `a`'s
+    // PTEs were shared — else the reap would have freed the parent's 64
+    // pages and the child would map none — and before `fv` was copied.
+    // `g` holds the child's pages and tables only: the parent's 64 pages
+    // are the child's, its own 3 tables were freed by the kill.
     assert_eq!(s.mm_counters(child).unwrap().anon, 64);
+    assert_eq!(
+        (s.kmem_vma_tables(ca), s.kmem_vma_tables(cf)),
+        (Some(3), Some(0))
+    );
+    assert_eq!(
+        (s.kmem_vma_tables(a), s.kmem_vma_tables(fv)),
+        (Some(0), Some(0))
+    );
     assert_eq!(s.memcgs[g as usize].usage, 67);
     // Both VMAs hold slot 0: the killed parent's and the child's copy.
     assert_eq!(s.vmas[fv as usize].ra_slot, slot);
