@@ -46,6 +46,17 @@ impl Sim {
             Some(self.tasks[t].memcg),
             format!("task {task}"),
         );
+        self.exit_mmap(t);
+        self.kmem_free_task(t);
+        self.tasks[t].dead = true;
+        self.tasks[t].exited = true;
+        Ok(())
+    }
+
+    /// `exit_mmap()` of task `t`'s VMAs (see the module overview): each
+    /// zapped, its page tables freed, its `struct file` put. Also the
+    /// teardown of a failed fork's half-built mm (`crate::fork`).
+    pub(crate) fn exit_mmap(&mut self, t: usize) {
         for vi in 0..self.tasks[t].vmas.len() {
             let vma = self.tasks[t].vmas[vi];
             let len = self.vmas[vma as usize].len;
@@ -61,9 +72,5 @@ impl Sim {
             self.vmas[vma as usize].file_pmds = Vec::new();
             self.vma_put_file(vma);
         }
-        self.kmem_free_task(t);
-        self.tasks[t].dead = true;
-        self.tasks[t].exited = true;
-        Ok(())
     }
 }

@@ -39,25 +39,31 @@
 //! child: the kernel copies those PTEs too (the VMA has an `anon_vma`);
 //! here the child faults the file page instead.
 //!
-//! **Departure (a parent killed mid-fork):** v6.12 `copy_page_range`
-//! (mm/memory.c) allocates the child's tables (`p4d_alloc`, `pud_alloc`,
-//! `pmd_alloc`, `pte_alloc_map_lock` in `copy_p4d_range` ...
-//! `copy_pte_range`, `GFP_PGTABLE_USER`: accounted) before it copies the
-//! PTEs they hold; mmsim copies a VMA's PTEs first and charges its tables
-//! after. When such a charge OOM-kills the forking parent itself, v6.12
-//! `try_charge_memcg` (mm/memcontrol.c) retries; unless the retries find
-//! room (the victim's memory is reaped by the oom_reaper `OOM_REAPER_DELAY`,
-//! 2 s, later or at its exit; mmsim reaps at the kill), it reaches
-//! `passed_oom && task_is_dying()` and goes to `nomem`, and as
-//! `GFP_PGTABLE_USER` has neither `__GFP_NOFAIL` nor `__GFP_HIGH` the
-//! charge fails with `-ENOMEM`. `copy_page_range` returns `-ENOMEM`,
-//! `dup_mmap` (kernel/fork.c) stops at that VMA, and `dup_mm` tears the
-//! half-built mm down (`mmput`): the fork fails and no child runs. (Its
-//! `fatal_signal_pending` check, `-EINTR`, only catches a kill that lands
-//! between two VMAs.) mmsim completes the fork, and the child lives on with
-//! the pages the kill's reap left it and the killed parent's `f_ra` slots
-//! shared (the `rule_tests/oom.rs` test
-//! `a_parent_oom_killed_mid_fork_keeps_its_file_ra_and_the_child_shares_it`).
+//! **A parent killed mid-fork.** v6.12 `copy_page_range` (mm/memory.c)
+//! allocates the child's tables (`p4d_alloc`, `pud_alloc`, `pmd_alloc`,
+//! `pte_alloc_map_lock` in `copy_p4d_range` ... `copy_pte_range`,
+//! `GFP_PGTABLE_USER`: accounted). When such a charge OOM-kills the forking
+//! parent itself, `try_charge_memcg` (mm/memcontrol.c) retries; unless the
+//! retries find room (the victim's memory is reaped by the oom_reaper
+//! `OOM_REAPER_DELAY`, 2 s, later), it reaches `passed_oom &&
+//! task_is_dying()` and goes to `nomem`, and as `GFP_PGTABLE_USER` has
+//! neither `__GFP_NOFAIL` nor `__GFP_HIGH` the charge fails with
+//! `-ENOMEM`. `copy_page_range` returns `-ENOMEM`, `dup_mmap`
+//! (kernel/fork.c) stops at that VMA, and `dup_mm` tears the half-built mm
+//! down (`mmput` → `exit_mmap`): the fork fails and no child runs. mmsim
+//! does the same ([`Sim::fork_task`] returns an error): the copy stops at
+//! the VMA whose table charge killed the parent, and the child's VMAs
+//! copied so far are zapped, their tables uncharged and their files (`f_ra`
+//! slots) put, as at exit but without counting an exit or a fork.
+//! Departures: mmsim copies a VMA's PTEs first and charges its tables
+//! after (the kernel allocates each table before filling it), and the
+//! charge that killed the parent succeeds here (mmsim reaps at the kill)
+//! before the teardown uncharges it, so the end state is the kernel's. A
+//! kill by another allocation of the fork (a global OOM under
+//! `machine.pagetable_frames`) fails it the same way; the kernel would
+//! fail it with `-EINTR` at `dup_mmap`'s `fatal_signal_pending` check
+//! before the next VMA or `copy_process`'s after `dup_mmap`, with the same
+//! end state. The child's task id stays used by a dead task.
 //!
 //! The anon_vma tree is kept as, per VMA, the list of the VMAs forked from
 //! it directly or not. An anonymous folio's `space` names the VMA whose
@@ -189,7 +195,8 @@ use crate::sim::{Sim, SimError};
 /// Fork and copy-on-write events, for tests and reports.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ForkStats {
-    /// `fork()` calls.
+    /// `fork()` calls that succeeded (`total_forks`, counted at the end of
+    /// `copy_process`): a fork that failed is not counted.
     pub forks: u64,
     /// `wp_page_copy` of an anonymous folio shared by fork.
     pub cow_copies: u64,
@@ -267,7 +274,9 @@ impl Sim {
     /// its anonymous memory copy-on-write (see the module overview).
     /// Returns the child's id; its VMAs are new ids in the parent's order
     /// ([`Sim::task_vmas`]). Errors: an unknown task, or one that exited or
-    /// was killed.
+    /// was killed; or the fork failed because a page-table charge of the
+    /// copy OOM-killed the task (the module overview): the child's id is
+    /// then used by a dead task that never ran.
     pub fn fork_task(&mut self, task: TaskId) -> Result<TaskId, SimError> {
         let t = task as usize;
         if t >= self.tasks.len() {
@@ -281,7 +290,7 @@ impl Sim {
         let name = format!("{}+fork", self.tasks[t].name);
         let child = self.add_task(&name);
         self.tasks[child as usize].memcg = self.tasks[t].memcg;
-        self.fork.get_or_insert_with(Default::default).stats.forks += 1;
+        self.fork.get_or_insert_with(Default::default);
         let mut copied = 0u64;
         for vi in 0..self.tasks[t].vmas.len() {
             let p = self.tasks[t].vmas[vi];
@@ -300,9 +309,7 @@ impl Sim {
             };
             // `vm_area_dup()` copies the flags (`VM_SEQ_READ`,
             // `VM_RAND_READ`); `get_file()`: the child's VMA holds the
-            // parent's `struct file`, and so shares its `f_ra`. The slot
-            // is live even if an allocation of this fork OOM-killed the
-            // parent: a kill puts no file (`crate::oom`).
+            // parent's `struct file`, and so shares its `f_ra`.
             let pv = &self.vmas[p as usize];
             let (advice, ra_advice, slot) = (pv.thp_advice, pv.ra_advice, pv.ra_slot);
             self.vma_put_file(c);
@@ -315,12 +322,32 @@ impl Sim {
             if kind == VmaKind::Anon {
                 self.link_anon_vma(p, c);
                 copied += self.copy_page_range(p, c);
+                if self.tasks[t].dead {
+                    // A charge of this copy OOM-killed the parent: the
+                    // fork fails here (the module overview).
+                    break;
+                }
             }
         }
         // `dup_mmap` ends with `flush_tlb_mm(oldmm)`: the parent's TLB
         // entries lose their write permission, all at once.
         self.flush_tlb_mm(task);
         self.advance(self.cost.fd_access_ns + copied * self.cost.pte_walk_ns);
+        if self.tasks[t].dead {
+            // `dup_mm` → `mmput` of the half-built mm: `exit_mmap` zaps the
+            // copies (the shared folios' mapcounts and swap counts drop),
+            // frees their tables (uncharged) and puts their files. The child
+            // never ran: not an exit, no `total_forks`.
+            let c = child as usize;
+            self.exit_mmap(c);
+            self.tasks[c].dead = true;
+            self.tasks[c].exited = true;
+            return Err(SimError::Setup(format!(
+                "fork: task {task} was OOM-killed by the fork's own page-table \
+                 charge (-ENOMEM); no child"
+            )));
+        }
+        self.fork.as_mut().unwrap().stats.forks += 1;
         Ok(child)
     }
 
@@ -347,7 +374,11 @@ impl Sim {
             .iter()
             .position(|&x| x == vma)
             .expect("a VMA is in its task's list");
-        let child = self.fork_task(task).expect("a live task forks");
+        let Ok(child) = self.fork_task(task) else {
+            // The fork failed: its charge OOM-killed the task, no child.
+            self.cur_memcg = self.task_memcg(task);
+            return;
+        };
         let cvma = self.tasks[child as usize].vmas[at];
         for i in 0..pages.min(len) {
             if self.tasks[child as usize].dead {
@@ -463,9 +494,12 @@ impl Sim {
         cv.huge_zero_pmds = zero_pmds;
         let len = self.vmas[p as usize].ptes.len() as u32;
         if self.kmem.is_some() {
-            // The child's page tables (`__pte_alloc` per table reached).
+            // The child's page tables (`__pte_alloc` per table reached),
+            // until a charge OOM-kills the parent: v6.12 fails that charge
+            // (`passed_oom && task_is_dying()`) and the copy stops.
+            let parent = self.vmas[p as usize].task as usize;
             let mut i = 0;
-            while i < len {
+            while i < len && !self.tasks[parent].dead {
                 let table_end = (i | 511) + 1;
                 if self.vmas[c as usize].ptes[i as usize..table_end.min(len) as usize]
                     .iter()

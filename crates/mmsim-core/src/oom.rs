@@ -63,8 +63,9 @@ impl Sim {
             // `remove_vma()` puts its files later. mmsim never exits a
             // killed task, so its VMAs keep their `f_ra` slots: a readahead
             // of the victim's that goes on after the kill (the kill came
-            // from its own charge) still finds its state, and a fork of it
-            // in progress hands the child a live slot.
+            // from its own charge) still finds its state; a fork of it in
+            // progress fails, and only its child's copies put their holds
+            // (`crate::fork`).
             // The oom_reaper's zap ends with its TLB flush (crate::tlb).
             self.tlb_zap_range(vid as u32, 0, u32::MAX);
             if self.fork.is_some() {

@@ -337,6 +337,12 @@ impl RaSlots {
         }
     }
 
+    /// The VMAs holding `slot` (its `struct file`'s count here).
+    #[cfg(test)]
+    pub(crate) fn refs(&self, slot: u32) -> u32 {
+        self.refs[slot as usize]
+    }
+
     /// The state of `slot`.
     #[inline]
     pub(crate) fn get(&self, slot: u32) -> &FileRaState {

@@ -2,8 +2,8 @@
 //! `select_bad_process`/`oom_badness`): every resident page counts, file
 //! pages included, with swap entries and page tables; ties go to the task
 //! visited last; a memcg OOM visits its subtree's groups in pre-order; a
-//! kill keeps the victim's `f_ra` slots (inside its own readahead, and in
-//! the middle of its fork).
+//! kill keeps the victim's `f_ra` slots (inside its own readahead, and when
+//! it fails the victim's fork).
 
 use super::*;
 
@@ -147,31 +147,26 @@ fn an_oom_kill_inside_the_victims_own_readahead_keeps_its_file_ra() {
     s.check_invariants().unwrap();
 }
 
-/// A parent OOM-killed in the middle of `fork_task`, between the copy of
-/// its anonymous VMA and that of its file VMA (v6.12 `dup_mmap`: the
-/// child's page tables are allocated, `__pte_alloc`, while `copy_page_range`
-/// copies each VMA, and a memcg charge of them may OOM-kill the parent
-/// mid-loop). The parent maps a 64-page anonymous VMA `a` and then a file
-/// VMA `fv` whose fault at page 100 (in the root group) read around
-/// 84..116, marked 108 and mapped 96..112 but the marked page: 15 PTEs,
-/// window (84, 32, 8) in `fv`'s `f_ra` slot 0. Moved to group `g`
-/// (`memory.max` 67, no swap), it writes `a`: 64 pages and `a`'s 3 table
-/// pages fill `g`. The fork copies `a` first; the charge of the child's 3
-/// table pages finds nothing to reclaim (anonymous, no swap) and `g`'s OOM
-/// kills the parent (64 + 15 + 6 tables = 85 against the child's 64 + 3).
-/// (v6.12 would fail that very charge: after the kill `try_charge_memcg`
-/// reaches `passed_oom && task_is_dying()`, `GFP_PGTABLE_USER` may not
-/// force it, so `copy_page_range` returns `-ENOMEM`, `dup_mmap` stops at
-/// `a` and there is no child: a departure, `crate::fork`.) mmsim's fork
-/// goes on to `fv`: the killed parent's VMA still holds slot 0 (a
-/// kill puts no file, `crate::oom`), and the child's copy shares it
-/// (`get_file()`), so the slot's count is 2: the parent's hold and the
-/// child's. The child's read-around continues the parent's window in it;
-/// the child's exit puts its hold only, and slot 0 stays allocated for
-/// the killed parent's VMA (the next mapping reuses slot 1, which the
-/// fork's own `mmap_file` opened and gave back).
+/// A parent OOM-killed by its own fork: v6.12 `copy_page_range` charges
+/// the child's page tables (`GFP_PGTABLE_USER`) to the parent's group; when
+/// that charge OOM-kills the parent, `try_charge_memcg` reaches
+/// `passed_oom && task_is_dying()` and fails it (`-ENOMEM`), `dup_mmap`
+/// stops at that VMA and `dup_mm`'s `mmput` tears the half-built mm down.
+/// The parent maps a 64-page anonymous VMA `a` and then a file VMA `fv`
+/// whose fault at page 100 (in the root group) read around 84..116, marked
+/// 108 and mapped 96..112 but the marked page: 15 PTEs, window (84, 32, 8)
+/// in `fv`'s `f_ra` slot 0. Moved to group `g` (`memory.max` 67, no swap),
+/// it writes `a`: 64 pages and `a`'s 3 table pages fill `g`. The fork
+/// copies `a` first; the charge of the child's 3 table pages finds nothing
+/// to reclaim (anonymous, no swap) and `g`'s OOM kills the parent (64 +
+/// 15 + 6 tables = 85 against the child's 64 + 3). The fork fails there: the
+/// child's only VMA is its copy of `a`, zapped (the 64 pages, which the
+/// kill's reap left to the child, are freed), its tables uncharged; `fv`
+/// was never copied, so slot 0 keeps the killed parent's hold alone (count
+/// 1: a kill puts no file, `crate::oom`) and its window. No fork is
+/// counted; the child's id is a dead task that never ran.
 #[test]
-fn a_parent_oom_killed_mid_fork_keeps_its_file_ra_and_the_child_shares_it() {
+fn a_parent_oom_killed_by_its_fork_fails_it_and_keeps_its_file_ra() {
     let mut s = Sim::new(MachineConfig {
         memory: Size::from_pages(4096),
         policy: PolicyConfig {
@@ -209,53 +204,35 @@ fn a_parent_oom_killed_mid_fork_keeps_its_file_ra_and_the_child_shares_it() {
     let c = s.mm_counters(p).unwrap();
     assert_eq!((c.anon, c.file, s.oom_badness(p as usize)), (64, 15, 85));
     // The fork runs in the parent's context: its charges go to `g`.
-    let child = s.fork_task(p).unwrap();
-    assert!(s.tasks[p as usize].dead && !s.tasks[child as usize].dead);
+    let child = s.tasks.len();
+    let err = s.fork_task(p).unwrap_err().to_string();
+    assert!(err.contains("-ENOMEM"), "{err}");
     assert_eq!(s.vm.oom_kill, 1);
-    let (ca, cf) = match s.tasks[child as usize].vmas[..] {
-        [ca, cf] => (ca, cf),
+    assert!(s.tasks[p as usize].dead);
+    assert!(s.tasks[child].dead && s.tasks[child].exited);
+    assert_eq!(s.fork_stats().forks, 0);
+    // The copy stopped at `a`: the child has its copy of `a` only, torn
+    // down (no PTE, no table), and the parent's tables went with the kill.
+    let ca = match s.tasks[child].vmas[..] {
+        [ca] => ca,
         ref v => panic!("the child's VMAs: {v:?}"),
     };
-    // Where the kill landed: the fork's only charge is the child's 3
-    // tables of `a`, taken after its PTEs are copied (`copy_page_range`);
-    // `fv`'s copy copies no PTE and allocates no table, and the child's
-    // `mmap_anon`/`mmap_file` charge nothing. So the kill came after `a`'s
-    // PTEs were shared — else the reap would have freed the parent's 64
-    // pages and the child would map none — and before `fv` was copied.
-    // `g` holds the child's pages and tables only: the parent's 64 pages
-    // are the child's, its own 3 tables were freed by the kill.
-    assert_eq!(s.mm_counters(child).unwrap().anon, 64);
+    assert!(s.vmas[ca as usize].ptes.is_empty());
     assert_eq!(
-        (s.kmem_vma_tables(ca), s.kmem_vma_tables(cf)),
-        (Some(3), Some(0))
-    );
-    assert_eq!(
-        (s.kmem_vma_tables(a), s.kmem_vma_tables(fv)),
+        (s.kmem_vma_tables(a), s.kmem_vma_tables(ca)),
         (Some(0), Some(0))
     );
-    assert_eq!(s.memcgs[g as usize].usage, 67);
-    // Both VMAs hold slot 0: the killed parent's and the child's copy.
+    // Nothing is left charged to `g`: the 64 pages and every table freed.
+    assert_eq!(s.memcgs[g as usize].usage, 0);
+    // Slot 0: the killed parent's `fv` alone holds it, its window intact.
     assert_eq!(s.vmas[fv as usize].ra_slot, slot);
-    assert_eq!(s.vmas[cf as usize].ra_slot, slot);
-    assert_eq!(s.vmas[ca as usize].ra_slot, crate::readahead::RaSlots::NONE);
-    assert_eq!(window(&s, cf), (84, 32, 8));
+    assert_eq!(s.ra_slots.refs(slot), 1);
+    assert_eq!(window(&s, fv), (84, 32, 8));
     s.check_invariants().unwrap();
-    // The child's fault at the marked page 108: the async readahead of the
-    // shared state, the next window (116, 32, 32) marked at its start.
-    s.set_memcg_max(g, 1000).unwrap();
-    read(&mut s, cf, 108);
-    assert_eq!(window(&s, cf), (116, 32, 32));
-    assert_eq!(window(&s, fv), (116, 32, 32));
-    assert!(s.folios[file_folio(&s, file, 116)].test(flags::READAHEAD));
-    s.check_invariants().unwrap();
-    // The child's exit puts its hold; the killed parent's keeps slot 0.
-    s.exit_task(child).unwrap();
-    assert_eq!(s.vmas[cf as usize].ra_slot, crate::readahead::RaSlots::NONE);
-    assert_eq!(s.vmas[fv as usize].ra_slot, slot);
-    s.check_invariants().unwrap();
+    // The next mapping of the file opens a new slot.
     let other = s.add_task("other");
     let v2 = s.mmap_file(other, file, 0, 1000, false).unwrap();
     assert_eq!(s.vmas[v2 as usize].ra_slot, 1);
-    assert_eq!(window(&s, fv), (116, 32, 32));
+    assert_eq!(s.ra_slots.refs(slot), 1);
     s.check_invariants().unwrap();
 }
