@@ -433,6 +433,7 @@ impl Sim {
     /// `page_cache_sync_ra()`: a miss at `index` for a request of `req`
     /// pages. Returns when the pages it read are uptodate (0 if it read
     /// nothing).
+    #[inline]
     pub(crate) fn page_cache_sync_ra(
         &mut self,
         owner: RaOwner,

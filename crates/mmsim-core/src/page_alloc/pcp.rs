@@ -51,9 +51,12 @@ pub(crate) struct PerCpuPages {
     /// allocate) are at the head; the tail is touched only a batch at a
     /// time, by the refill of an empty list and the drains.
     lists: [Vec<u64>; MIGRATE_TYPES],
-    /// `pcp->count`: the pages on all the lists, kept on every push, pop,
-    /// refill and drain so that a free compares it with `high` without
-    /// summing the lists ([`PerCpuPages::check`] checks the sum).
+    /// `pcp->count` once the lists are typed: the pages on all the lists,
+    /// kept on every push, pop, refill and drain so that a free compares it
+    /// with `high` without summing the lists ([`PerCpuPages::check`] checks
+    /// the sum). Untyped, only the movable list has pages and its length is
+    /// the count ([`PerCpuPages::total`]): this field is 0 and not kept, so
+    /// an order-0 free or allocation is the single list's push or pop.
     count: usize,
     /// `pcp->batch` (`zone_batchsize`).
     pub batch: usize,
@@ -89,23 +92,34 @@ impl PerCpuPages {
     /// Pages on all the lists (`pcp->count`).
     #[inline(always)]
     pub(crate) fn count(&self) -> u64 {
-        self.count as u64
+        self.total() as u64
     }
 
-    /// The head of `mt`'s list, taken off it.
+    /// Pages on all the lists: `count` once typed, else the movable list's
+    /// length (the only list with pages then).
     #[inline(always)]
-    pub(super) fn pop(&mut self, mt: MigrateType) -> Option<u64> {
-        let pfn = self.lists[mt as usize].pop()?;
-        self.count -= 1;
-        Some(pfn)
+    fn total(&self) -> usize {
+        if self.typed {
+            self.count
+        } else {
+            self.lists[MigrateType::Movable as usize].len()
+        }
     }
 
-    /// `count` is the sum of the lists' lengths (`Sim::check_invariants`).
+    /// `count` is the sum of the lists' lengths once typed; untyped, only
+    /// the movable list has pages and `count` is 0 (`Sim::check_invariants`).
     pub(super) fn check(&self) -> Result<(), String> {
         let sum: usize = self.lists.iter().map(Vec::len).sum();
-        if sum != self.count {
+        let movable = self.lists[MigrateType::Movable as usize].len();
+        if self.typed && sum != self.count {
             return Err(format!(
                 "per-CPU count {} != {sum} on the lists",
+                self.count
+            ));
+        }
+        if !self.typed && (sum != movable || self.count != 0) {
+            return Err(format!(
+                "untyped per-CPU lists: {sum} pages, {movable} of them movable, count {}",
                 self.count
             ));
         }
@@ -146,8 +160,9 @@ impl PhysMem {
     /// becomes an LRU page).
     #[inline(always)]
     pub(super) fn pcp_take(&mut self, mt: MigrateType) -> Option<u64> {
-        let pfn = self.pcp.pop(mt)?;
+        let pfn = self.pcp.lists[mt as usize].pop()?;
         if self.pcp.typed {
+            self.pcp.count -= 1;
             let i = self.zone.idx(pfn);
             self.zone.frames[i].alloc_type = mt as u8;
         }
@@ -210,7 +225,9 @@ impl PhysMem {
         }
         // Each went to the tail (the front): the first taken is at the head.
         list.reverse();
-        self.pcp.count += list.len();
+        if typed {
+            self.pcp.count += list.len();
+        }
     }
 
     /// `free_unref_page` / `free_unref_folios` of one order-0 page of
@@ -218,14 +235,27 @@ impl PhysMem {
     /// list of its pageblock's type (`get_pfnblock_migratetype`); when the
     /// shared count reaches `high`, `batch` pages go back to the buddy
     /// lists, that list's first.
+    /// Untyped ([`PerCpuPages::typed`]), the push to the movable list and
+    /// its length against `high`, as the single list's free was.
     #[inline(always)]
     pub(super) fn free_order0(&mut self, pfn: u64) {
-        let pindex = if self.pcp.typed {
-            self.pcp_mark(pfn);
-            self.zone.pageblock_type(pfn) as usize
-        } else {
-            MigrateType::Movable as usize
-        };
+        if !self.pcp.typed {
+            let list = &mut self.pcp.lists[MigrateType::Movable as usize];
+            list.push(pfn);
+            if list.len() >= self.pcp.high {
+                self.free_pcppages_bulk(self.pcp.batch, MigrateType::Movable as usize);
+            }
+            return;
+        }
+        self.free_order0_typed(pfn);
+    }
+
+    /// [`PhysMem::free_order0`] of typed lists: to the list of the page's
+    /// pageblock type, marked for `Zone::count_block`, counted.
+    #[inline(always)]
+    fn free_order0_typed(&mut self, pfn: u64) {
+        self.pcp_mark(pfn);
+        let pindex = self.zone.pageblock_type(pfn) as usize;
         self.pcp.lists[pindex].push(pfn);
         self.pcp.count += 1;
         if self.pcp.count >= self.pcp.high {
@@ -240,6 +270,7 @@ impl PhysMem {
     #[cold]
     #[inline(never)]
     pub(crate) fn pcp_type_lists(&mut self) {
+        self.pcp.count = self.pcp.total();
         self.pcp.typed = true;
         for mt in 0..MIGRATE_TYPES {
             for k in 0..self.pcp.lists[mt].len() {
@@ -256,8 +287,10 @@ impl PhysMem {
     #[cold]
     #[inline(never)]
     fn free_pcppages_bulk(&mut self, count: usize, pindex: usize) {
-        let mut count = count.min(self.pcp.count);
-        self.pcp.count -= count;
+        let mut count = count.min(self.pcp.total());
+        if self.pcp.typed {
+            self.pcp.count -= count;
+        }
         let mut p = pindex + MIGRATE_TYPES - 1;
         while count > 0 {
             p = (p + 1) % MIGRATE_TYPES;
@@ -278,7 +311,7 @@ impl PhysMem {
     /// then the movable, then the reclaimable, each oldest first.
     pub(crate) fn drain_pages(&mut self) {
         loop {
-            let count = self.pcp.count;
+            let count = self.pcp.total();
             if count == 0 {
                 return;
             }

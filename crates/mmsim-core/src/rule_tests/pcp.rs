@@ -250,3 +250,31 @@ fn a_page_on_a_per_cpu_list_is_alike_for_an_unmovable_claim_of_its_movable_pageb
     assert_eq!(pfn / PAGEBLOCK_NR_PAGES, BASE / PAGEBLOCK_NR_PAGES);
     assert_eq!(p.zone.free_pages(), 247);
 }
+
+#[test]
+fn typing_the_lists_carries_the_count_of_the_pages_freed_before() {
+    // 16384 pages: batch 3, high 12. Eleven movable pages freed before any
+    // non-movable request: the lists are untyped, the movable list alone
+    // holds pages and its length is the count (11). The first unmovable
+    // request types the lists (`pcp_type_lists`), which takes that count
+    // over; the unmovable page's free then makes it 12 = high:
+    // `free_pcppages_bulk(3)`, three pages back to the zone, count 9. A
+    // count restarted at 0 by the typing would be 1 and drain nothing.
+    let mut p = PhysMem::new(1 << 14, 12, 1, false);
+    assert_eq!((p.pcp.batch, p.pcp.high), (3, 12));
+    let m: Vec<u64> = (0..11)
+        .map(|_| p.zone.alloc_pages(0, MigrateType::Movable).unwrap())
+        .collect();
+    for &pfn in &m {
+        p.free_frames(pfn as u32, 0);
+    }
+    assert_eq!(p.pcp.count(), 11);
+    assert_eq!(p.pcp.list(MigrateType::Movable).len(), 11);
+    p.pcp_type_lists();
+    assert_eq!(p.pcp.count(), 11);
+    let u = p.zone.alloc_pages(0, MigrateType::Unmovable).unwrap();
+    let zone_free = p.zone.free_pages();
+    p.free_frames(u as u32, 0);
+    assert_eq!(p.pcp.count(), 9);
+    assert_eq!(p.zone.free_pages(), zone_free + 3);
+}
