@@ -65,7 +65,9 @@ pub(crate) struct PerCpuPages {
     /// The lists are typed: set by the first non-movable request
     /// ([`PhysMem::pcp_type_lists`]). Until then every pageblock is
     /// MOVABLE (only a non-movable allocation's fallback can claim a block
-    /// for another type), so every free goes to the movable list and no
+    /// for another type; this holds because every request of order > 0,
+    /// `rmqueue_large`, is movable: a non-movable one would have to type
+    /// the lists first), so every free goes to the movable list and no
     /// claim reads `alloc_type`: the pageblock lookup and the marks of
     /// `Zone::count_block`'s view are skipped, with the same results, and
     /// the order-0 path costs what the single list did.
@@ -108,7 +110,7 @@ impl PerCpuPages {
 
     /// `count` is the sum of the lists' lengths once typed; untyped, only
     /// the movable list has pages and `count` is 0 (`Sim::check_invariants`).
-    pub(super) fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         let sum: usize = self.lists.iter().map(Vec::len).sum();
         let movable = self.lists[MigrateType::Movable as usize].len();
         if self.typed && sum != self.count {

@@ -270,11 +270,14 @@ fn typing_the_lists_carries_the_count_of_the_pages_freed_before() {
     }
     assert_eq!(p.pcp.count(), 11);
     assert_eq!(p.pcp.list(MigrateType::Movable).len(), 11);
+    p.pcp.check().unwrap();
     p.pcp_type_lists();
     assert_eq!(p.pcp.count(), 11);
+    p.pcp.check().unwrap();
     let u = p.zone.alloc_pages(0, MigrateType::Unmovable).unwrap();
     let zone_free = p.zone.free_pages();
     p.free_frames(u as u32, 0);
     assert_eq!(p.pcp.count(), 9);
     assert_eq!(p.zone.free_pages(), zone_free + 3);
+    p.pcp.check().unwrap();
 }
