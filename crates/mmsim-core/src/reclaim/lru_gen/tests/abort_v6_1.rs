@@ -20,12 +20,42 @@ fn file_machine(file: u32, free: Option<u64>) -> Sim {
         read(&mut s, f, index);
     }
     if let Some(free) = free {
-        s.phys.drain_pages();
-        while s.node.free > free {
-            s.phys.zone.alloc_pages(0, MigrateType::Movable).unwrap();
-            s.node.free -= 1;
-        }
+        hold_until(&mut s, free);
     }
+    s
+}
+
+/// Takes free frames (after draining the per-CPU lists) out of
+/// `Node::free` until `free` are left, as memory the kernel holds.
+fn hold_until(s: &mut Sim, free: u64) {
+    s.phys.drain_pages();
+    while s.node.free > free {
+        s.phys.zone.alloc_pages(0, MigrateType::Movable).unwrap();
+        s.node.free -= 1;
+    }
+}
+
+/// A 32,768-page v6.1 machine without swap whose node has a 3,970-page
+/// ZONE_DMA (watermarks min/low/high 43/53/63; DMA32's 318/397/476, as in
+/// rule_tests/dma_zone.rs), with `dma` free pages left in DMA and `upper`
+/// in DMA32 (the rest taken by hand).
+fn dma_machine(dma: u64, upper: u64) -> Sim {
+    let mut c = cfg(V1, 32768, None);
+    c.dma_zone_pages = 3970;
+    let mut s = Sim::new(c).unwrap();
+    s.phys.drain_pages();
+    let d = &mut s.phys.dma.as_mut().unwrap().zone;
+    let n = d.free_pages() - dma;
+    for _ in 0..n {
+        d.alloc_pages(0, MigrateType::Movable).unwrap();
+    }
+    s.node.free -= n;
+    let n = s.phys.zone.free_pages() - upper;
+    for _ in 0..n {
+        s.phys.zone.alloc_pages(0, MigrateType::Movable).unwrap();
+    }
+    s.node.free -= n;
+    assert_eq!(s.upper_free(), upper);
     s
 }
 
@@ -76,15 +106,59 @@ fn v6_1_should_abort_scan_decides_by_reclaimer_priority_and_watermarks() {
             "{who:?} {prio} {done} {swapping} {seq}"
         );
     }
-    // Free pages between the low and the high mark: direct reclaim stops,
-    // kswapd does not; below the low mark neither does.
-    for (free, direct, kswapd) in [(high - 1, true, false), (low - 1, false, false)] {
+    // Free pages at the high mark: both stop (`wmark > free` goes on);
+    // between the low and the high mark, or at the low mark: direct reclaim
+    // stops, kswapd does not; below the low mark neither does.
+    let marks = [
+        (high, true, true),
+        (high - 1, true, false),
+        (low, true, false),
+        (low - 1, false, false),
+    ];
+    for (free, direct, kswapd) in marks {
         let s = file_machine(100, Some(free));
         let mut sc = sc_of(Direct, 10, 32, 0, false);
         let d = s.should_abort_scan_v6_1(0, max, &mut sc);
         let mut sc = sc_of(Kswapd, 10, 100, 100, false);
         let k = s.should_abort_scan_v6_1(0, max, &mut sc);
         assert_eq!((d, k), (direct, kswapd), "free {free}");
+    }
+}
+
+#[test]
+fn v6_1_should_abort_scan_checks_each_zone_against_its_own_mark() {
+    // On the two-zone node every zone must have free pages at or above its
+    // own low (kswapd: high) watermark, DMA's without `lowmem_reserve`
+    // (6.1 reads `zone_page_state(zone, NR_FREE_PAGES)` against
+    // `low_wmark_pages`/`high_wmark_pages` only). Priority 10, kswapd past
+    // its goal; (DMA free, DMA32 free) → (direct aborts, kswapd aborts).
+    let s = dma_machine(3970, 28798);
+    let d = s.phys.dma.as_ref().unwrap();
+    assert_eq!((d.wmark.low, d.wmark.high), (53, 63));
+    assert_eq!((d.upper_wmark.low, d.upper_wmark.high), (397, 476));
+    assert_eq!((s.node.wmark_low, s.node.wmark_high), (450, 539));
+    let cases = [
+        // Both zones at their high marks; both at their low marks.
+        ((63, 476), (true, true)),
+        ((53, 397), (true, false)),
+        // DMA between its marks, DMA32 far above: direct only.
+        ((62, 28798), (true, false)),
+        // DMA below its low (high) mark while DMA32 is far above: neither
+        // (the node's sum, 28,850, is far above the node's marks 450/539).
+        ((52, 28798), (false, false)),
+        ((3970, 475), (true, false)),
+        // The converse: DMA32 below its low mark, DMA full.
+        ((3970, 396), (false, false)),
+    ];
+    for ((dma, upper), want) in cases {
+        let s = dma_machine(dma, upper);
+        let max = s.lru_gen_folio(0).max_seq;
+        let mut sc = sc_of(Reclaimer::Direct, 10, 32, 0, false);
+        let d = s.should_abort_scan_v6_1(0, max, &mut sc);
+        assert_eq!(sc.nr_reclaimed, if d { 64 } else { 0 });
+        let mut sc = sc_of(Reclaimer::Kswapd, 10, 100, 100, false);
+        let k = s.should_abort_scan_v6_1(0, max, &mut sc);
+        assert_eq!((d, k), want, "DMA {dma} DMA32 {upper}");
     }
 }
 
@@ -102,7 +176,7 @@ fn v6_1_direct_reclaim_scans_past_its_goal_until_the_low_mark_is_met() {
         let mut s = file_machine(20_000, None);
         if below_low {
             let free = s.node.wmark_low - 200;
-            s = file_machine(20_000, Some(free));
+            hold_until(&mut s, free);
         }
         let mut sc = sc_of(Reclaimer::Direct, 7, 32, 0, false);
         s.lru_gen_shrink_lruvec(&mut sc);
