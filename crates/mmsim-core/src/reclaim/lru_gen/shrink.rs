@@ -196,7 +196,13 @@ impl Sim {
     /// Departures: `fatal_signal_pending` (a reclaimer being killed) never
     /// holds here (no task is signalled inside a reclaim); the zones' free
     /// pages count the per-CPU lists (`Node::free`, mmsim's convention for
-    /// the zone checks; the kernel's `NR_FREE_PAGES` does not).
+    /// the zone checks; the kernel's `NR_FREE_PAGES` does not); the kernel
+    /// loops over zones `0..=sc->reclaim_idx`, skipping zones with no
+    /// managed pages, while mmsim checks every zone of the node (its scan
+    /// control has no `reclaim_idx`). They agree as long as no allocation
+    /// is restricted to ZONE_DMA (none is modelled: every reclaim's
+    /// `reclaim_idx` is the upper zone) and every zone has managed pages
+    /// (mmsim's zones always do).
     pub(crate) fn should_abort_scan_v6_1(
         &self,
         m: MemcgId,
