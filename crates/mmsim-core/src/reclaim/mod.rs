@@ -203,6 +203,12 @@ pub(crate) struct ScanControl {
     /// it cleared a PTE (`set_tlb_ubc_flush_pending`, mm/rmap.c v6.12),
     /// not only split PMDs, which flush themselves (`crate::filemap_pmd`).
     pub unmapped_ptes: bool,
+    /// v6.1 MGLRU: `lru_gen_shrink_lruvec()`'s `need_swapping`, set by
+    /// `evict_folios()` when it isolated a batch of anonymous folios
+    /// (`type == LRU_GEN_ANON` with a non-empty list); read by v6.1
+    /// `should_abort_scan()` (`crate::reclaim::lru_gen`). Cleared at the
+    /// start of each lruvec's shrink.
+    pub mglru_need_swapping: bool,
 }
 
 impl ScanControl {
@@ -242,6 +248,7 @@ impl ScanControl {
             compaction_ready: false,
             lock_owner: 0,
             unmapped_ptes: false,
+            mglru_need_swapping: false,
         }
     }
 

@@ -314,3 +314,32 @@ fn with_zone_dma_a_zone_that_can_take_the_allocation_stops_the_loop() {
     }
     assert_eq!(got, [(600, 1024, false), (600, 0, true)]);
 }
+
+#[test]
+fn kswapd_at_order_4_shrinks_the_node_again_until_compaction_is_suitable() {
+    // kswapd's `balance_pgdat` with `sc.order` = 4 (`kswapd_reclaim_order`,
+    // as `compaction.kswapd_high_order` sets it): order 4 is costly, so
+    // kswapd's `shrink_node` is in reclaim/compaction mode at DEF_PRIORITY
+    // and repeats its pass (3 of the 15,000 inactive file pages each)
+    // while the zone is not `compaction_suitable(4)` (free > low 452 +
+    // compact_gap(4) 32): from 400 free, 29 passes, 87 pages, 487 free, in
+    // one `balance_pgdat` iteration; having reclaimed compact_gap(4), the
+    // rest of the run is at order 0 (`kswapd_shrink_node`). At order 0,
+    // and at order 4 without compaction, one pass: 3 pages (the order
+    // stays 4 then, 3 < 32).
+    let mut got = Vec::new();
+    for (compaction, order) in [(true, 4), (true, 0), (false, 4)] {
+        let mut s = machine(PolicyName::Cost, compaction, 15_000, 400);
+        s.compact.kswapd_reclaim_order = order;
+        // A run as `wakeup_kswapd` starts it: at DEF_PRIORITY.
+        s.kswapd.running = true;
+        s.kswapd.priority = crate::reclaim::DEF_PRIORITY;
+        s.kswapd_step();
+        got.push((
+            s.vm.pgsteal_kswapd,
+            s.node.free,
+            s.compact.kswapd_reclaim_order,
+        ));
+    }
+    assert_eq!(got, [(87, 487, 0), (3, 403, 0), (3, 403, 4)]);
+}

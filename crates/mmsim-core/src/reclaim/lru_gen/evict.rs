@@ -329,6 +329,10 @@ impl Sim {
         if self.scratch.is_empty() {
             return scanned;
         }
+        // v6.1 `evict_folios()`: `if (need_swapping && type == LRU_GEN_ANON)
+        // *need_swapping = true;` once a batch was isolated (6.1.0 and
+        // 6.1.192 alike; later versions dropped it).
+        sc.mglru_need_swapping |= ty == ANON;
         let mut batch = std::mem::take(&mut self.scratch);
         let rules = self.rules();
         let marks = self.writeback_marks();

@@ -2,7 +2,8 @@
 //! drives reclaim as v6.14 and tests for aging as v6.1).
 //!
 //! Models `get_swappiness` (`lru_gen_swappiness`), `should_run_aging`,
-//! `get_nr_to_scan`, `should_abort_scan`, `try_to_shrink_lruvec`,
+//! `get_nr_to_scan`, `should_abort_scan` (v6.1's and v6.12's),
+//! `try_to_shrink_lruvec`,
 //! `lru_gen_shrink_lruvec`, `set_initial_priority` and
 //! `lru_gen_shrink_node`.
 
@@ -79,50 +80,64 @@ impl Sim {
     /// `get_nr_to_scan()`: how much to scan in group `m`; −1 after aging
     /// (v6.14: stop and rotate the group), 0 to stop.
     /// v6.14 and v6.12: no aging needed or DEF_PRIORITY → total >> priority; else age.
-    /// v6.1: at DEF_PRIORITY skip aging; kswapd leaves aging to
-    /// `lru_gen_age_node`; others age and then scan.
+    /// v6.1: [`Sim::get_nr_to_scan_v6_1`].
     pub(crate) fn get_nr_to_scan(
         &mut self,
         m: MemcgId,
         sc: &mut ScanControl,
         swappiness: u32,
     ) -> i64 {
-        let (age, n) = self.should_run_aging(m, swappiness);
-        let max_seq = self.lrugen(m).max_seq;
         match self.lru_gen_version() {
             MglruVersion::V6_14 | MglruVersion::V6_12 => {
                 if self.memcg_below_min(sc.target, m) {
                     return -1;
                 }
+                let (age, n) = self.should_run_aging(m, swappiness);
                 if !age || sc.priority == DEF_PRIORITY {
                     return (n >> sc.priority) as i64;
                 }
+                let max_seq = self.lrugen(m).max_seq;
                 if self.try_to_inc_max_seq(m, max_seq, swappiness, false, sc) {
                     -1
                 } else {
                     0
                 }
             }
-            MglruVersion::V6_1 => {
-                let nr = (n >> sc.priority) as i64;
-                if !age {
-                    return nr;
-                }
-                if sc.priority != DEF_PRIORITY {
-                    if sc.who == Reclaimer::Kswapd {
-                        return 0;
-                    }
-                    if self.try_to_inc_max_seq(m, max_seq, swappiness, false, sc) {
-                        return nr;
-                    }
-                }
-                let lg = self.lrugen(m);
-                if lg.evictable_min_seq(swappiness) + MIN_NR_GENS <= lg.max_seq {
-                    nr
-                } else {
-                    0
-                }
+            MglruVersion::V6_1 => self.get_nr_to_scan_v6_1(m, sc, swappiness).0,
+        }
+    }
+
+    /// v6.1 `get_nr_to_scan(lruvec, sc, can_swap, &need_aging)` (6.1.192
+    /// mm/vmscan.c): (pages to scan, `need_aging` — what
+    /// `should_run_aging` said before any aging here). At DEF_PRIORITY skip
+    /// aging; kswapd leaves aging to `lru_gen_age_node`; others age and
+    /// then scan. (Its `mem_cgroup_below_min`/`below_low` return is
+    /// `shrink_node_memcgs`' skip here, before the lruvec is shrunk.)
+    pub(crate) fn get_nr_to_scan_v6_1(
+        &mut self,
+        m: MemcgId,
+        sc: &mut ScanControl,
+        swappiness: u32,
+    ) -> (i64, bool) {
+        let (age, n) = self.should_run_aging(m, swappiness);
+        let max_seq = self.lrugen(m).max_seq;
+        let nr = (n >> sc.priority) as i64;
+        if !age {
+            return (nr, age);
+        }
+        if sc.priority != DEF_PRIORITY {
+            if sc.who == Reclaimer::Kswapd {
+                return (0, age);
             }
+            if self.try_to_inc_max_seq(m, max_seq, swappiness, false, sc) {
+                return (nr, age);
+            }
+        }
+        let lg = self.lrugen(m);
+        if lg.evictable_min_seq(swappiness) + MIN_NR_GENS <= lg.max_seq {
+            (nr, age)
+        } else {
+            (0, age)
         }
     }
 
@@ -139,6 +154,7 @@ impl Sim {
     /// with DMA's `lowmem_reserve`, `Sim::zones_watermark_ok_order0`).
     /// Checked against v6.12 mm/vmscan.c (the goal is in
     /// `should_abort_scan`; `set_initial_priority` reads no order).
+    /// v6.1's is [`Sim::should_abort_scan_v6_1`].
     pub(crate) fn should_abort_scan(&self, sc: &ScanControl) -> bool {
         if sc.who == Reclaimer::Memcg {
             return false;
@@ -156,13 +172,104 @@ impl Sim {
         self.node.free > self.node.wmark_high + MIN_LRU_BATCH
     }
 
+    /// v6.1 `should_abort_scan(lruvec, seq, sc, need_swapping)` (read in
+    /// Debian's 6.1.192 mm/vmscan.c; the same function as v6.1.0's, from
+    /// "mm: multi-gen LRU: optimize multiple memcgs", MGLRU v15 09/14;
+    /// v6.3 replaced it with `get_nr_to_reclaim`), asked after each batch
+    /// of [`Sim::try_to_shrink_lruvec`] with `seq` = the group's `max_seq`
+    /// when its shrink began. It reads no `sc->order`.
+    ///
+    /// * Not kswapd (direct and cgroup reclaim): stop once this shrink aged
+    ///   the group twice (`max_seq - seq > 1`), or once the whole reclaim's
+    ///   `nr_reclaimed` reached `nr_to_reclaim` after a batch of anonymous
+    ///   folios (`need_swapping`, [`ScanControl::mglru_need_swapping`]);
+    ///   cgroup reclaim never stops otherwise.
+    /// * kswapd: go on while this `balance_pgdat` iteration has reclaimed
+    ///   less than `nr_to_reclaim` (`nr_reclaimed - last_reclaimed`;
+    ///   `lru_gen_age_node` sets `last_reclaimed` at each iteration's start,
+    ///   and kswapd's scan control here starts each iteration at 0).
+    /// * Then, only at priority `DEF_PRIORITY - 2` (10) or below: stop once
+    ///   every zone up to `reclaim_idx` has free pages at or above its low
+    ///   (kswapd: high) watermark, adding `MIN_LRU_BATCH` (64) to
+    ///   `sc.nr_reclaimed` ("a minimum amount of work was done").
+    ///
+    /// Departures: `fatal_signal_pending` (a reclaimer being killed) never
+    /// holds here (no task is signalled inside a reclaim); the zones' free
+    /// pages count the per-CPU lists (`Node::free`, mmsim's convention for
+    /// the zone checks; the kernel's `NR_FREE_PAGES` does not); the kernel
+    /// loops over zones `0..=sc->reclaim_idx`, skipping zones with no
+    /// managed pages, while mmsim checks every zone of the node (its scan
+    /// control has no `reclaim_idx`). They agree as long as no allocation
+    /// is restricted to ZONE_DMA (none is modelled: every reclaim's
+    /// `reclaim_idx` is the upper zone) and every zone has managed pages
+    /// (mmsim's zones always do).
+    pub(crate) fn should_abort_scan_v6_1(
+        &self,
+        m: MemcgId,
+        seq: u64,
+        sc: &mut ScanControl,
+    ) -> bool {
+        let kswapd = sc.who == Reclaimer::Kswapd;
+        if !kswapd {
+            if self.lrugen(m).max_seq - seq > 1 {
+                return true;
+            }
+            if sc.nr_reclaimed >= sc.nr_to_reclaim && sc.mglru_need_swapping {
+                return true;
+            }
+            if sc.who == Reclaimer::Memcg {
+                return false;
+            }
+        } else if sc.nr_reclaimed < sc.nr_to_reclaim {
+            return false;
+        }
+        if sc.priority > DEF_PRIORITY - 2 {
+            return false;
+        }
+        let ok = match self.phys.dma.as_ref() {
+            None => {
+                let mark = if kswapd {
+                    self.node.wmark_high
+                } else {
+                    self.node.wmark_low
+                };
+                self.node.free >= mark
+            }
+            Some(d) => {
+                let (wd, wu) = if kswapd {
+                    (d.wmark.high, d.upper_wmark.high)
+                } else {
+                    (d.wmark.low, d.upper_wmark.low)
+                };
+                d.zone.free_pages() >= wd && self.upper_free() >= wu
+            }
+        };
+        if !ok {
+            return false;
+        }
+        sc.nr_reclaimed += MIN_LRU_BATCH;
+        true
+    }
+
     /// `try_to_shrink_lruvec()` (v6.14) / v6.1 `lru_gen_shrink_lruvec()`'s
     /// loop: evict until the scan target is met, aging when needed.
     /// Returns true if the group aged (v6.14: rotate it in the memcg LRU).
+    ///
+    /// v6.1 (6.1.192 `lru_gen_shrink_lruvec`): the swappiness is worked out
+    /// again before each batch; the loop stops at
+    /// [`Sim::should_abort_scan_v6_1`]; after a loop that ended by
+    /// `break` (not by nothing to scan or nothing evicted, its `goto
+    /// done`) with `MIN_LRU_BATCH` or more reclaimed in it (the abort's 64
+    /// included) and no aging needed at the last `get_nr_to_scan`, kswapd's
+    /// `memcgs_need_aging` is cleared (a direct or cgroup reclaimer clears
+    /// its own scan control's flag, which nothing reads).
     pub(super) fn try_to_shrink_lruvec(&mut self, m: MemcgId, sc: &mut ScanControl) -> bool {
         let v = self.lru_gen_version();
+        if v == MglruVersion::V6_1 {
+            self.lru_gen_shrink_lruvec_v6_1(m, sc);
+            return false;
+        }
         let swappiness = self.lru_gen_shrink_swappiness(m, sc);
-        let start = sc.nr_reclaimed;
         let mut scanned = 0u64;
         let mut n;
         loop {
@@ -178,37 +285,8 @@ impl Sim {
             if scanned >= n as u64 {
                 break;
             }
-            match v {
-                MglruVersion::V6_14 | MglruVersion::V6_12 => {
-                    if self.should_abort_scan(sc) {
-                        break;
-                    }
-                }
-                MglruVersion::V6_1 => {
-                    // Departure (found 2026-12-01, left so): this is
-                    // v6.3–v6.6's `get_nr_to_reclaim` goal at order 0.
-                    // 6.1.0 and Debian's 6.1.192 ask `should_abort_scan(
-                    // lruvec, max_seq, sc, need_swapping)`: a direct
-                    // reclaimer stops once it aged twice, or is at its goal
-                    // after swapping (cgroup reclaim: nothing else); kswapd
-                    // goes on until `nr_to_reclaim` past `last_reclaimed`;
-                    // then, at priority 10 or below, both stop once every
-                    // zone's free pages reach its low (kswapd: high) mark,
-                    // adding MIN_LRU_BATCH to `nr_reclaimed`. No
-                    // `sc->order`: a high order reclaims more only through
-                    // classic `should_continue_reclaim` (compaction on).
-                    if sc.who != Reclaimer::Memcg
-                        && sc.nr_reclaimed - start >= sc.nr_to_reclaim.max(2)
-                    {
-                        break;
-                    }
-                }
-            }
-        }
-        if v == MglruVersion::V6_1 && sc.nr_reclaimed - start >= MIN_LRU_BATCH {
-            let (age, _) = self.should_run_aging(m, swappiness);
-            if !age {
-                self.lru_gen.memcgs_need_aging = false;
+            if self.should_abort_scan(sc) {
+                break;
             }
         }
         // 6.12 and 6.14 (1bc542c6a0d1, read in 6.12.107): "if too many
@@ -216,13 +294,37 @@ impl Sim {
         // dirty, wake up the flusher" — every file page this `shrink_node`
         // pass took (sorted dirty and isolated, in pages) was dirty and not
         // queued. 6.1's MGLRU never wakes it from reclaim (6.1.176).
-        if v != MglruVersion::V6_1
-            && sc.nr_file_taken > 0
-            && sc.nr_unqueued_dirty == sc.nr_file_taken
-        {
+        if sc.nr_file_taken > 0 && sc.nr_unqueued_dirty == sc.nr_file_taken {
             self.wakeup_flusher(sc.now());
         }
         n < 0
+    }
+
+    /// v6.1 `lru_gen_shrink_lruvec()`'s loop (6.1.192 mm/vmscan.c; the
+    /// overview of [`Sim::try_to_shrink_lruvec`]).
+    fn lru_gen_shrink_lruvec_v6_1(&mut self, m: MemcgId, sc: &mut ScanControl) {
+        let start = sc.nr_reclaimed;
+        let seq = self.lrugen(m).max_seq;
+        sc.mglru_need_swapping = false;
+        let mut scanned = 0u64;
+        let need_aging = loop {
+            let swappiness = self.lru_gen_shrink_swappiness(m, sc);
+            let (n, need_aging) = self.get_nr_to_scan_v6_1(m, sc, swappiness);
+            if n <= 0 {
+                return;
+            }
+            let d = self.evict_folios(m, sc, swappiness);
+            if d == 0 {
+                return;
+            }
+            scanned += d;
+            if scanned >= n as u64 || self.should_abort_scan_v6_1(m, seq, sc) {
+                break need_aging;
+            }
+        };
+        if sc.who == Reclaimer::Kswapd && sc.nr_reclaimed - start >= MIN_LRU_BATCH && !need_aging {
+            self.lru_gen.memcgs_need_aging = false;
+        }
     }
 
     /// `lru_gen_shrink_lruvec()`: reclaim from one group's lruvec (cgroup

@@ -1180,6 +1180,7 @@ fn list_seq_of(s: &Sim, f: FolioId) -> u64 {
         .unwrap()
 }
 
+mod abort_v6_1;
 mod debugfs_walk;
 mod dirty;
 mod v6_12;

@@ -464,3 +464,16 @@ fn v6_1_look_around_after_a_direct_reclaimers_aging_uses_its_walker() {
         s.check_invariants().unwrap();
     }
 }
+
+#[test]
+fn v6_1_evict_folios_sets_need_swapping_after_a_batch_of_anon() {
+    // v6.1 `evict_folios(…, &need_swapping)`: a batch isolated from the
+    // anon lists sets it (`type == LRU_GEN_ANON`), which lets
+    // `should_abort_scan` stop a direct reclaimer at its goal; the file
+    // batch of `abort_v6_1`'s tests leaves it clear.
+    let (mut s, _) = swapping(V1, 1000.0, false, false);
+    let mut sc = ScanControl::new(Reclaimer::Direct, 32, 0);
+    assert!(!sc.mglru_need_swapping);
+    s.evict_folios(0, &mut sc, SWAPPINESS_ANON_ONLY);
+    assert_eq!((s.vm.pswpout, sc.mglru_need_swapping), (4, true));
+}
