@@ -219,7 +219,7 @@ impl PhysMem {
     /// shared count reaches `high`, `batch` pages go back to the buddy
     /// lists, that list's first.
     #[inline(always)]
-    pub(super) fn free_order0(&mut self, pfn: u64) {
+    pub(crate) fn free_order0(&mut self, pfn: u64) {
         let pindex = if self.pcp.typed {
             self.pcp_mark(pfn);
             self.zone.pageblock_type(pfn) as usize
