@@ -168,6 +168,7 @@ pub use config::CompactionConfig;
 
 mod config;
 mod drain;
+use drain::last_migrated_pfn;
 mod fast;
 mod migrate;
 mod zones;
@@ -657,6 +658,10 @@ impl Sim {
             if r != CompactResult::Continue {
                 break r;
             }
+            // cc->finish_pageblock (v6.12): the last isolation took folios
+            // from the pageblock this iteration starts in (0 for none).
+            let finish_pageblock =
+                pageblock_start(last_migrated.unwrap_or(0)) == pageblock_start(cc.migrate_pfn);
             match self.isolate_migratepages(cc) {
                 Isolate::None => {
                     if update_cached {
@@ -667,7 +672,7 @@ impl Sim {
                 }
                 Isolate::Success => {
                     update_cached = false;
-                    last_migrated = Some(pageblock_start(cc.migrate_pfn - 1).max(start));
+                    last_migrated = Some(last_migrated_pfn(cc, start));
                     let enomem = self.migrate_pages(cc);
                     if self.phys.zone.captured.is_some() {
                         break CompactResult::Success;
@@ -676,6 +681,7 @@ impl Sim {
                         if !self.scanners_met(cc) {
                             break CompactResult::Contended;
                         }
+                        self.compact_failed_drain(cc, finish_pageblock, &mut last_migrated);
                         if cc.direct && cc.mode == MigrateMode::Async {
                             if let Some(o) = cc.order {
                                 cc.migrate_pfn = block_end(cc.migrate_pfn - 1, o);

@@ -1,6 +1,13 @@
 //! Where a migrated folio's old frames go, and when compaction drains them
-//! (Linux v6.12; the drain has been in `compact_zone` since v4.1, so every
-//! modelled kernel has it: no option).
+//! (Linux v6.12). The drain's condition as modelled is v5.1+ (Mel Gorman's
+//! "mm, compaction: remove last_migrated_pfn from compact_control" made
+//! `last_migrated_pfn` a local of `compact_zone`, set when an isolation
+//! succeeds; v6.12 sets it to the start of the pageblock the isolation
+//! ended in). Before v5.1 it was `cc->last_migrated_pfn`, the first pfn
+//! `isolate_migratepages_block` isolated, so a scanner past that pfn's
+//! order-aligned block drained even within the pageblock; that older
+//! variant is not modelled (no option: every kernel the model's options
+//! select is newer).
 //!
 //! - **The free** ([`Sim::migrate_free_old_frames`]): v6.12
 //!   `migrate_folio_move` → `migrate_folio_done` → `folio_put` →
@@ -35,13 +42,24 @@
 //!   pageblock" test never refuses. Proactive runs (`cc->order` = -1) never
 //!   drain; kcompactd's runs drain the same list (the guest this models has
 //!   one CPU, and mmsim one set of per-CPU lists).
+//! - **No drain after a failed THP migration** ([`Sim::compact_failed_drain`]):
+//!   v6.12 clears `last_migrated_pfn` when a migration fails for
+//!   `cc->order` = `COMPACTION_HPAGE_ORDER` inside a pageblock it is not
+//!   already finishing (the pageblock cannot become free).
 //!
 //! Departures: `lru_add_drain_cpu` (the per-CPU LRU batches) is nothing here
 //! (mmsim adds folios to the LRU at once); the whole-list drain is the
 //! model's one set of lists; `compact_zone` still drains the lists when a
 //! run starts (`crate::compaction`'s overview: the model's fixed `high`).
+//! At a run's end v6.12's `release_free_list` hands the free scanner's
+//! unused blocks back with `__free_pages` → `free_unref_page`, so the
+//! orders `pcp_allowed_order` allows (0..=`PAGE_ALLOC_COSTLY_ORDER` and
+//! `HPAGE_PMD_ORDER`) land on the per-CPU lists; mmsim frees every order
+//! to the buddy lists (`free_block` in `compact_zone`), where they
+//! merge at once.
 
-use super::{CompactControl, Sim};
+use super::{pageblock_start, CompactControl, Sim, COMPACTION_HPAGE_ORDER};
+use crate::page_alloc::PAGEBLOCK_NR_PAGES;
 
 impl Sim {
     /// The old frames of a migrated folio (`folio_put` of the source after
@@ -69,6 +87,53 @@ impl Sim {
             if !self.compact.in_dma {
                 self.phys.drain_pages();
             }
+            *last = None;
+        }
+    }
+}
+
+/// `last_migrated_pfn` after a successful isolation (v6.12 `compact_zone`,
+/// `ISOLATE_SUCCESS`): the start of the pageblock the isolation ended in,
+/// `max(zone_start_pfn, pageblock_start_pfn(cc->migrate_pfn - 1))` (the
+/// module overview; v5.1's was the scan's start pfn).
+#[inline]
+pub(super) fn last_migrated_pfn(cc: &CompactControl, zone_start: u64) -> u64 {
+    pageblock_start(cc.migrate_pfn - 1).max(zone_start)
+}
+
+/// The migration failure's reset of `last_migrated_pfn` (v6.12
+/// `compact_zone`, mm/compaction.c; since v6.2, "mm, compaction: finish
+/// pageblocks on complete migration failure", with v6.12's conditions): after a failed migration
+/// (here only -ENOMEM with the scanners met) with the migrate scanner
+/// inside a pageblock, skip hints honoured, a mode below `MIGRATE_SYNC`
+/// (every mode here) and `cc->finish_pageblock` not yet set, the kernel
+/// rescans the rest of the pageblock, and for `cc->order` =
+/// `COMPACTION_HPAGE_ORDER` it clears `last_migrated_pfn` ("draining does
+/// not help THP": the pageblock cannot become free): no drain until the
+/// next migration. `finish_pageblock` is the kernel's flag as
+/// `compact_zone` sets it at the iteration's start. Departure: mmsim does
+/// not rescan (the module overview of `crate::compaction::fast`); before
+/// v6.2 the kernel instead skipped the rest of the `cc->order` block and
+/// cleared it for every order, for direct async runs.
+#[inline]
+fn failed_migration_stops_drain(cc: &CompactControl, finish_pageblock: bool) -> bool {
+    !cc.migrate_pfn.is_multiple_of(PAGEBLOCK_NR_PAGES)
+        && !cc.ignore_skip_hint
+        && !finish_pageblock
+        && cc.order == Some(COMPACTION_HPAGE_ORDER)
+}
+
+impl Sim {
+    /// `compact_zone` after a failed migration (v6.12): clears
+    /// `last_migrated_pfn` where [`failed_migration_stops_drain`] holds.
+    #[inline]
+    pub(super) fn compact_failed_drain(
+        &self,
+        cc: &CompactControl,
+        finish_pageblock: bool,
+        last: &mut Option<u64>,
+    ) {
+        if failed_migration_stops_drain(cc, finish_pageblock) {
             *last = None;
         }
     }
@@ -150,6 +215,49 @@ mod tests {
         let (mut s, start) = one_source_freed(false);
         assert_eq!(check(&mut s, start, Some(9), 1552), (false, 1));
         assert_eq!(check(&mut s, start, Some(9), 2048), (true, 0));
+    }
+
+    #[test]
+    fn last_migrated_pfn_is_the_pageblock_start_so_a_scanner_past_its_first_chunk_drains() {
+        // The isolation took folios from chunk 2 of pageblock 3 (zone pfns
+        // 1552..1559) and stopped at 1560 (COMPACT_CLUSTER_MAX), inside
+        // that order-4 block. last_migrated_pfn is the pageblock's start,
+        // 1536 (not 1559, nor the order-aligned 1552), which is below the
+        // block start 1552: check_drain drains at once.
+        let (mut s, start) = one_source_freed(false);
+        let mut cc = CompactControl::new(Some(4), MigrateMode::Async, true, false);
+        cc.migrate_pfn = start + 1560;
+        let l = super::last_migrated_pfn(&cc, start);
+        assert_eq!(l, start + 1536);
+        let mut last = Some(l);
+        s.compact_check_drain(&cc, &mut last);
+        assert_eq!((last, s.phys.pcp.count()), (None, 0));
+        // In the zone's first pageblock it is the zone's start.
+        cc.migrate_pfn = start + 20;
+        assert_eq!(super::last_migrated_pfn(&cc, start), start);
+    }
+
+    #[test]
+    fn a_failed_thp_migration_inside_a_pageblock_ends_the_pending_drain() {
+        // v6.12: -ENOMEM with the migrate scanner at 1560 (inside pageblock
+        // 3), not finishing a pageblock, skip hints honoured: for order 9
+        // (COMPACTION_HPAGE_ORDER) last_migrated_pfn is cleared, so the
+        // scanner leaving the block drains nothing.
+        let (s, start) = one_source_freed(false);
+        let at = |order, migrate: u64, finish, proactive| {
+            let mut cc = CompactControl::new(order, MigrateMode::Async, true, proactive);
+            cc.migrate_pfn = start + migrate;
+            let mut last = Some(start + 1536);
+            s.compact_failed_drain(&cc, finish, &mut last);
+            last.is_none()
+        };
+        assert!(at(Some(9), 1560, false, false));
+        // Not for a smaller order, at a pageblock boundary, when the
+        // pageblock is being finished, or ignoring skip hints.
+        assert!(!at(Some(4), 1560, false, false));
+        assert!(!at(Some(9), 2048, false, false));
+        assert!(!at(Some(9), 1560, true, false));
+        assert!(!at(Some(9), 1560, false, true));
     }
 
     #[test]
