@@ -120,20 +120,19 @@
 //!   is kept off the free lists; the run ends `COMPACT_SUCCESS` after that
 //!   migration batch, and the allocation takes the block without a
 //!   watermark check (`compact_zone_order`, `__alloc_pages_direct_compact`,
-//!   which on success also clears `compact_blockskip_flush`). Simplified:
-//!   the old frames are freed to the buddy lists at once, so the capture
-//!   happens at the migration; the kernel frees order-0 sources to the
-//!   per-CPU lists and captures when `lru_add_drain_cpu_zone` drains them
-//!   after the migrate scanner leaves the order-aligned block.
+//!   which on success also clears `compact_blockskip_flush`). Order-0
+//!   sources are freed to the per-CPU lists, so their blocks form (and are
+//!   captured) when `compact_zone` drains the lists after the migrate
+//!   scanner leaves the order-aligned block (`crate::compaction::drain`,
+//!   with or without capture; until 2026-12-01 they went to the buddy
+//!   lists at once and the capture happened at the migration).
 //!
 //! Simplified (marked): without `fast_search` no free-list searches start
 //! a scanner elsewhere, no pageblock skip hints unless `skip_hints` (the cached scanner
 //! positions are kept), no page capture unless `capture`; the per-CPU lists are drained
 //! when a run starts (the model's list holds up to the low watermark, as
 //! v6.12's `high_min` without the adaptive tuning; the kernel drains it after
-//! a failed direct reclaim, which the slow path here does too) and old frames
-//! go to the buddy lists at once (where `compact_zone`'s
-//! `lru_add_drain_cpu_zone` would put them a chunk later);
+//! a failed direct reclaim, which the slow path here does too);
 //! `compaction_suitable` reads the free pages the model's watermarks read
 //! (`Node::free`, per-CPU lists included); no pinning or `too_many_isolated`
 //! checks (a folio under writeback is not isolated: `folio_isolatable`);
@@ -168,6 +167,8 @@ pub(crate) use crate::compaction_skip::fragmentation_index;
 pub use config::CompactionConfig;
 
 mod config;
+mod drain;
+use drain::last_migrated_pfn;
 mod fast;
 mod migrate;
 mod zones;
@@ -649,35 +650,47 @@ impl Sim {
             let c = &self.compact.cached_migrate_pfn;
             c[0] == c[1]
         };
+        // `last_migrated_pfn` (None for the kernel's 0): the pageblock the
+        // last isolation took folios from (`crate::compaction::drain`).
+        let mut last_migrated = None;
         let ret = loop {
             let r = self.compact_finished(cc);
             if r != CompactResult::Continue {
                 break r;
             }
+            // cc->finish_pageblock (v6.12): the last isolation took folios
+            // from the pageblock this iteration starts in (0 for none).
+            let finish_pageblock =
+                pageblock_start(last_migrated.unwrap_or(0)) == pageblock_start(cc.migrate_pfn);
             match self.isolate_migratepages(cc) {
                 Isolate::None => {
                     if update_cached {
                         let c = &mut self.compact.cached_migrate_pfn;
                         c[1] = c[0];
                     }
-                    continue;
+                    // goto check_drain
                 }
-                Isolate::Success => update_cached = false,
-            }
-            let enomem = self.migrate_pages(cc);
-            if self.phys.zone.captured.is_some() {
-                break CompactResult::Success;
-            }
-            if enomem {
-                if !self.scanners_met(cc) {
-                    break CompactResult::Contended;
-                }
-                if cc.direct && cc.mode == MigrateMode::Async {
-                    if let Some(o) = cc.order {
-                        cc.migrate_pfn = block_end(cc.migrate_pfn - 1, o);
+                Isolate::Success => {
+                    update_cached = false;
+                    last_migrated = Some(last_migrated_pfn(cc, start));
+                    let enomem = self.migrate_pages(cc);
+                    if self.phys.zone.captured.is_some() {
+                        break CompactResult::Success;
+                    }
+                    if enomem {
+                        if !self.scanners_met(cc) {
+                            break CompactResult::Contended;
+                        }
+                        self.compact_failed_drain(cc, finish_pageblock, &mut last_migrated);
+                        if cc.direct && cc.mode == MigrateMode::Async {
+                            if let Some(o) = cc.order {
+                                cc.migrate_pfn = block_end(cc.migrate_pfn - 1, o);
+                            }
+                        }
                     }
                 }
             }
+            self.compact_check_drain(cc, &mut last_migrated);
         };
         // release_free_list, and where the free scanner restarts.
         let mut high = 0;
@@ -943,7 +956,7 @@ impl Sim {
             let old = u64::from(self.folios.head_pfn(f));
             self.phys.set_frames_folio(old, order, NIL);
             self.migrate_folio_move(f, target);
-            self.phys.free_block(old, order);
+            self.migrate_free_old_frames(old, order);
             moved.push(f);
             cc.migrated += 1 << order;
             self.count_vm_events(PGMIGRATE_SUCCESS, 1 << order);

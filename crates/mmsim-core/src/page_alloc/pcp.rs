@@ -240,7 +240,7 @@ impl PhysMem {
     /// Untyped ([`PerCpuPages::typed`]), the push to the movable list and
     /// its length against `high`, as the single list's free was.
     #[inline(always)]
-    pub(super) fn free_order0(&mut self, pfn: u64) {
+    pub(crate) fn free_order0(&mut self, pfn: u64) {
         if !self.pcp.typed {
             let list = &mut self.pcp.lists[MigrateType::Movable as usize];
             list.push(pfn);

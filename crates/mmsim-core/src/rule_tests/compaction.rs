@@ -413,22 +413,28 @@ fn proactive_compaction_runs_every_500_ms_while_the_score_is_high() {
     // The check is due at 500 ms: it runs before the next event.
     s.step(&Event::Think { ns: 1 });
     let v = &s.vm;
-    // A whole-zone sync-light run until the zone's score is at or under
-    // the low mark (80): two pageblocks' folios (64) moved.
+    // A whole-zone sync-light run (cc->order = -1) until the scanners meet:
+    // 172 folios moved, their old frames all on the per-CPU list (v6.12
+    // free_unref_page; its high not reached), since compact_zone
+    // drains only for cc->order > 0 (crate::compaction::drain). Nothing
+    // merged, so the score stays 99. (With the old frames freed to the
+    // buddy lists at once, the run ended at the low mark, 80, after two
+    // pageblocks: 1024 scanned, 64 moved, score 72.)
     assert_eq!(
         (
             v.compact_daemon_migrate_scanned,
             v.compact_daemon_free_scanned
         ),
-        (1024, 1125)
+        (3072, 1237)
     );
-    assert_eq!(v.pgmigrate_success, 64);
+    assert_eq!(v.pgmigrate_success, 172);
     assert_eq!(v.compact_daemon_wake, 0, "proactive runs are not wakes");
-    assert_eq!(s.fragmentation_score(), 72);
-    // The next check is 500 ms later: 72 is under the start mark (90).
+    assert_eq!((s.fragmentation_score(), s.phys.pcp.count()), (99, 172));
+    // The run did not lower the score: kcompactd backs off, and the
+    // check 500 ms later runs nothing.
     s.step(&Event::Think { ns: 500_000_000 });
     s.step(&Event::Think { ns: 1 });
-    assert_eq!(s.vm.compact_daemon_migrate_scanned, 1024);
+    assert_eq!(s.vm.compact_daemon_migrate_scanned, 3072);
     s.check_page_alloc().unwrap();
 }
 
@@ -773,25 +779,43 @@ fn capture_hands_the_block_a_migration_frees_to_the_fault() {
     // Async compaction isolates pageblock 0's first chunk's folio (page
     // 15) and stops at the chunk's end (skip_on_failure); the free scanner
     // takes the order-3 block at 3584 (pageblocks 15..8 held: 16 pages
-    // each at stride 32, then 8). Migrating page 15 frees frame 15, which
-    // merges with the free 0..14 (orders 3, 2, 1, 0) into an order-4
-    // block: captured for the fault, and the run ends there (without
-    // capture it goes on to the pageblock's end: 512 pages scanned, 32
-    // folios moved).
+    // each at stride 32, then 8). Migrating page 15 frees frame 15 to the
+    // per-CPU list (v6.12 free_unref_page); the migrate scanner has left
+    // the order-4 block (16 > pageblock 0's start), so compact_zone drains
+    // the list (lru_add_drain_cpu_zone), frame 15 merges with the free
+    // 0..14 (orders 3, 2, 1, 0) into an order-4 block, and
+    // compaction_capture takes it. The capture is tested after the next
+    // migration: the second chunk's folio (page 31) moves too, to 3585,
+    // and the run ends there (without capture it goes on to the
+    // pageblock's end: 512 pages scanned, 32 folios moved; with the old
+    // frames freed to the buddy lists at once, the capture came at the
+    // first migration: 16 scanned, 1 moved).
     assert_eq!(
         (
             v.compact_migrate_scanned,
             v.compact_free_scanned,
             v.pgmigrate_success
         ),
-        (16, 136, 1)
+        (32, 136, 2)
     );
-    assert_eq!((pfn_of(&s, vma, 0), pfn_of(&s, frag, 15)), (0, 3584));
+    assert_eq!(
+        (
+            pfn_of(&s, vma, 0),
+            pfn_of(&s, frag, 15),
+            pfn_of(&s, frag, 31)
+        ),
+        (0, 3584, 3585)
+    );
+    // Frame 31 waits on the per-CPU list: no drain after the capture.
+    assert_eq!(
+        s.phys.pcp.list(MigrateType::Movable),
+        [s.phys.zone.start_pfn + 31]
+    );
     assert!(s.phys.zone.captured.is_none());
     // The rest of pageblock 0 is as fragmented as before.
-    assert_eq!(pfn_of(&s, frag, 31), 31);
+    assert_eq!(pfn_of(&s, frag, 47), 47);
     assert_eq!(
-        s.phys.zone.buddy_order_at(s.phys.zone.start_pfn + 16),
+        s.phys.zone.buddy_order_at(s.phys.zone.start_pfn + 32),
         Some(3)
     );
     s.check_page_alloc().unwrap();
