@@ -72,9 +72,11 @@
 //! wbs, each writing its own folios (`crate::wb_over_bg_thresh`). Without
 //! it, what is above: a group's writeback tests its memcg domain alone,
 //! and the global background writeback writes the oldest dirty folios of
-//! every group. Not modelled here: strictlimit,
-//! the ratelimit of the calls (`balance_dirty_pages_ratelimited`: here every
-//! dirtying of a clean folio; the pause has it), stale statistics (`mem_cgroup_flush_stats_ratelimited`: exact
+//! every group. The ratelimit of the calls (`balance_dirty_pages_ratelimited`)
+//! is `crate::page_writeback_ratelimit`, under `policy.dirty_ratelimit`
+//! (opt-in; without it every dirtying of a clean folio balances and only
+//! the pause has the task's ratelimit). Not modelled here: strictlimit,
+//! stale statistics (`mem_cgroup_flush_stats_ratelimited`: exact
 //! counts here), foreign inodes, real-time tasks' lifted limits,
 //! `vm_dirty_bytes`/`dirty_background_bytes`. The global domain's dirtyable
 //! memory is the kernel's (`Sim::global_dirtyable_memory`: free pages less
@@ -259,22 +261,31 @@ impl Sim {
     /// `Sim::cur_memcg`), not the folio's group's. Without
     /// `policy.dirty_throttle`: the global domain first
     /// ([`Sim::balance_dirty_pages`]), then that wb's memcg domain
-    /// ([`Sim::balance_dirty_pages_memcg`]); the ratelimit itself
-    /// (`nr_dirtied_pause`, `ratelimit_pages`) is not modelled: every
-    /// dirtying of a clean folio balances. With `policy.dirty_throttle`:
+    /// ([`Sim::balance_dirty_pages_memcg`]); without
+    /// `policy.dirty_ratelimit` every dirtying of a clean folio balances,
+    /// with it only the task's ratelimited checks do
+    /// (`crate::page_writeback_ratelimit`). With `policy.dirty_throttle`:
     /// [`Sim::wb_start_background_writeback`] of that wb
     /// (`wb_index(cur_memcg)`: the global domain's and its memcg domain's
     /// tests, then the per-wb background writeback of
-    /// `crate::wb_over_bg_thresh`), still at every dirtying, then the
+    /// `crate::wb_over_bg_thresh`), at every dirtying without
+    /// `dirty_ratelimit`, at the ratelimited check with it, then the
     /// writer's pause ([`Sim::balance_dirty_pages_pause`], with the
     /// kernel's ratelimit, `crate::page_writeback_throttle`).
     #[inline]
     pub(crate) fn balance_dirty_pages_ratelimited(&mut self) {
         if self.cfg.policy.dirty_throttle {
-            // Per wb, with its shares (`crate::wb_over_bg_thresh`).
-            let w = self.wb_index(self.cur_memcg);
-            self.wb_start_background_writeback(w);
+            // Per wb, with its shares (`crate::wb_over_bg_thresh`); under
+            // `dirty_ratelimit` started at the ratelimited check.
+            if !self.cfg.policy.dirty_ratelimit {
+                let w = self.wb_index(self.cur_memcg);
+                self.wb_start_background_writeback(w);
+            }
             self.balance_dirty_pages_pause();
+            return;
+        }
+        if self.cfg.policy.dirty_ratelimit {
+            self.balance_dirty_pages_ratelimited_flags();
             return;
         }
         self.balance_dirty_pages();

@@ -50,6 +50,9 @@ impl Sim {
             format!("task {victim}"),
         );
         self.tasks[victim].dead = true;
+        // Its `do_exit()` leaves its `nr_dirtied` in `dirty_throttle_leaks`
+        // (read under `policy.dirty_ratelimit`).
+        self.bdp_task_exit(victim as u32);
         // The pages the zap dirties count for no writer: the victim's own
         // `exit_mmap` (whose `nr_dirtied` dies with it) or the oom_reaper
         // kernel thread (v6.12 `__oom_reap_task_mm`), never the task whose

@@ -53,6 +53,7 @@ mod compaction;
 mod cow;
 mod direct_reclaim;
 pub(crate) mod dirty_balance;
+mod dirty_ratelimit;
 mod dirty_throttle;
 mod dirty_throttle_wb;
 mod discard;
