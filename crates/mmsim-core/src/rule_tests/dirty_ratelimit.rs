@@ -82,7 +82,11 @@ fn without_the_throttle_background_writeback_starts_at_the_first_check_past_bg_t
 #[test]
 fn with_two_cpus_the_first_check_is_the_tasks_32nd_page() {
     let (mut s, file) = writer(false, true, 2);
-    assert_eq!(s.bdp_ratelimit_state().0, 16, "780 / (2 × 32) = 12, at least 16");
+    assert_eq!(
+        s.bdp_ratelimit_state().0,
+        16,
+        "780 / (2 × 32) = 12, at least 16"
+    );
     for i in 0..31 {
         write(&mut s, file, i);
     }
