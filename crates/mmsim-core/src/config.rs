@@ -443,7 +443,7 @@ pub struct PolicyConfig {
     /// ratelimit, background writeback does not). Written to results only
     /// when set.
     #[serde(default, skip_serializing_if = "is_false")]
-    pub dirty_ratelimit: bool,
+    pub bdp_ratelimit: bool,
     /// `vm.watermark_boost_factor` (`crate::page_alloc_boost`; range 0..=2147483647, as the
     /// sysctl's `SYSCTL_ZERO`..`INT_MAX`). The kernel's default is 15000; mmsim's is 0 (off)
     /// until the flip is validated. Written to results only when set.
@@ -487,7 +487,7 @@ impl Default for PolicyConfig {
             mglru_common_reactivation: false,
             pgdat_dirty_guard: true,
             dirty_throttle: false,
-            dirty_ratelimit: false,
+            bdp_ratelimit: false,
             watermark_boost_factor: 0,
             rmqueue_fallback: RmqueueFallback::default(),
         }

@@ -62,7 +62,7 @@ impl Sim {
             self.vma_put_file(vma);
         }
         self.kmem_free_task(t);
-        // `dirty_throttle_leaks` (read under `policy.dirty_ratelimit`).
+        // `dirty_throttle_leaks` (read under `policy.bdp_ratelimit`).
         self.bdp_task_exit(task);
         self.tasks[t].dead = true;
         self.tasks[t].exited = true;

@@ -1,4 +1,4 @@
-//! The ratelimit of `balance_dirty_pages()`'s calls (`policy.dirty_ratelimit`,
+//! The ratelimit of `balance_dirty_pages()`'s calls (`policy.bdp_ratelimit`,
 //! opt-in; off, nothing here runs and every dirtying of a clean folio
 //! balances): v6.12 mm/page-writeback.c `balance_dirty_pages_ratelimited_flags`,
 //! `folio_account_dirtied` (its `bdp_ratelimits`), `writeback_set_ratelimit`
@@ -10,10 +10,14 @@
 //! dirty rate limit", "writeback: charge leaked page dirties to active
 //! tasks").
 //!
-//! A writer that dirties a clean file folio (`generic_perform_write()`,
-//! `fault_dirty_shared_page()`) calls `balance_dirty_pages_ratelimited()`,
-//! which enters `balance_dirty_pages()` only when
-//! `current->nr_dirtied >= ratelimit`:
+//! A buffered write calls `balance_dirty_pages_ratelimited()` at the top of
+//! every chunk (`generic_perform_write()`, before `write_begin`: each page
+//! of the order-0 page cache, each folio-sized step with large folios),
+//! whether the chunk dirties a clean folio or not; a write fault on a
+//! shared file mapping calls it after `folio_mark_dirty()`, the folio dirty
+//! already or not, the file system having `->page_mkwrite`
+//! ([`Sim::fault_dirty_shared_page`]). It enters `balance_dirty_pages()`
+//! only when `current->nr_dirtied >= ratelimit`:
 //!
 //! * `ratelimit` is the task's `nr_dirtied_pause` (32 pages at fork,
 //!   `128 >> (PAGE_SHIFT - 10)`), at most 8 (`32 >> (PAGE_SHIFT - 10)`)
@@ -45,18 +49,28 @@
 //! domain's, `crate::cgwb`) and, here, the freerun bookkeeping. With it, the
 //! gate is [`Sim::bdp_ratelimit_check`] and the rest is the throttle's loop.
 //!
-//! Departures: `bdp_ratelimits` and `dirty_throttle_leaks` are one count
-//! each (mmsim's tasks have no CPU): exact with `machine.cpus` = 1, where
-//! every task shares the CPU; with more CPUs the per-CPU check is not made
-//! (one count of all CPUs' dirtying would reach `ratelimit_pages` `cpus`
-//! times too early) and an exited task's leak goes to the next writer on
-//! any CPU. Without `policy.dirty_throttle` there is no pause: a check out
-//! of the freerun range keeps the freerun bookkeeping (`nr_dirtied` 0,
-//! `nr_dirtied_pause` the poll interval, 1 at or over `thresh`) where the
-//! kernel's pause sets `nr_dirtied_pause` from `wb_min_pause()`.
-//! `writeback_in_progress()` is always false at a check: mmsim's background
-//! run is synchronous (`crate::wb_over_bg_thresh`), done when the call
-//! returns.
+//! Departures: mmsim's tasks have no CPU. With `machine.cpus` = 1
+//! `bdp_ratelimits` is the one CPU's count, every task's and kernel
+//! thread's dirtying in it: exact. With more CPUs each task is taken to run
+//! on a CPU of its own: its `bdp_ratelimits` counts its own dirtying
+//! (`TaskDirty::bdp_ratelimits`), so a lone writer checks at
+//! `min(nr_dirtied_pause, ratelimit_pages)` pages, as the kernel's does;
+//! exact for one writer per CPU, where the kernel's tasks sharing a CPU
+//! reach `ratelimit_pages` sooner, and kernel threads' dirtying counts on
+//! no writer's CPU. `dirty_throttle_leaks` is one count: an exited task's
+//! leak goes to the next writer on any CPU. Without
+//! `policy.dirty_throttle` there is no pause: a check out of the freerun
+//! range keeps the freerun bookkeeping (`nr_dirtied` 0, `nr_dirtied_pause`
+//! the poll interval, 1 at or over `thresh`) where the kernel's pause sets
+//! `nr_dirtied_pause` from `wb_min_pause()`. `writeback_in_progress()` is
+//! always false at a check: mmsim's background run is synchronous
+//! (`crate::wb_over_bg_thresh`, [`Sim::balance_dirty_pages`]), over when
+//! the call returns; a global pass that stops at a folio under writeback
+//! (see [`Sim::balance_dirty_pages`]) is not taken up again until the
+//! task's next ratelimited check (or the periodic flusher), where the
+//! kernel's `wb_writeback()` goes on past it. With the throttle, the
+//! dirty-page peaks of its report are sampled at each call, before the
+//! chunk's dirtying.
 
 use crate::page_writeback_throttle::{dirty_poll_interval, KTHREAD};
 use crate::sim::Sim;
@@ -66,8 +80,9 @@ use crate::sim::Sim;
 const DIRTY_EXCEEDED_RATELIMIT: u64 = 32 >> (crate::PAGE_SIZE.trailing_zeros() - 10);
 
 /// The ratelimit's counts besides each task's (`TaskDirty`): the per-CPU
-/// `bdp_ratelimits` and `dirty_throttle_leaks` (one each, see the module
-/// documentation) and `ratelimit_pages`.
+/// `bdp_ratelimits` (the one CPU's with `machine.cpus` = 1) and
+/// `dirty_throttle_leaks` (see the module documentation) and
+/// `ratelimit_pages`.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct BdpRatelimit {
     /// `bdp_ratelimits`: pages dirtied since a task last reached its
@@ -97,18 +112,24 @@ impl Sim {
     /// the leaks taken up).
     pub(crate) fn bdp_ratelimit_check(&mut self, w: usize, t: u32) -> bool {
         let exceeded = self.wb_dirty_exceeded(w);
-        let per_cpu = self.smp.cpus == 1;
-        let ts = *self.bdp_task_mut(t);
+        let one_cpu = self.smp.cpus == 1;
+        let mut ts = *self.bdp_task_mut(t);
         let rl = &mut self.bdp.rl;
+        // The CPU's count: the one count with one CPU, else the task's own.
+        let p = if one_cpu {
+            &mut rl.bdp_ratelimits
+        } else {
+            &mut ts.bdp_ratelimits
+        };
         let mut ratelimit = ts.nr_dirtied_pause;
         if exceeded {
             ratelimit = ratelimit.min(DIRTY_EXCEEDED_RATELIMIT);
         }
         let mut nr_dirtied = ts.nr_dirtied;
         if nr_dirtied >= ratelimit {
-            rl.bdp_ratelimits = 0;
-        } else if per_cpu && rl.bdp_ratelimits >= rl.ratelimit_pages {
-            rl.bdp_ratelimits = 0;
+            *p = 0;
+        } else if *p >= rl.ratelimit_pages {
+            *p = 0;
             ratelimit = 0;
         }
         if rl.dirty_throttle_leaks > 0 && nr_dirtied < ratelimit {
@@ -118,7 +139,8 @@ impl Sim {
         }
         let balance = nr_dirtied >= ratelimit;
         rl.checks += u64::from(balance);
-        self.bdp_task_mut(t).nr_dirtied = nr_dirtied;
+        ts.nr_dirtied = nr_dirtied;
+        *self.bdp_task_mut(t) = ts;
         balance
     }
 
@@ -153,6 +175,21 @@ impl Sim {
         let ts = self.bdp_task_mut(t);
         ts.nr_dirtied = 0;
         ts.nr_dirtied_pause = intv;
+    }
+
+    /// `fault_dirty_shared_page()` (v6.12 mm/memory.c) for file folio `f`
+    /// after a write fault on a shared mapping: `folio_mark_dirty()`, then
+    /// whether the writer calls `balance_dirty_pages_ratelimited()`. The
+    /// kernel's condition is `(dirtied || page_mkwrite) && mapping`; mmsim's
+    /// file systems have `->page_mkwrite` (ext4, xfs), so under
+    /// `policy.bdp_ratelimit` every such fault calls it, the folio dirty
+    /// already or not. Without the ratelimit only the dirtying of a clean
+    /// folio does (each call balances then, and the results recorded before
+    /// the ratelimit are kept).
+    #[inline]
+    pub(crate) fn fault_dirty_shared_page(&mut self, f: crate::mem::folio::FolioId) -> bool {
+        let dirtied = self.folio_mark_dirty_mapped(f);
+        dirtied || self.cfg.policy.bdp_ratelimit
     }
 
     /// `do_exit()`'s `dirty_throttle_leaks` (v6.12 kernel/exit.c): task

@@ -96,11 +96,11 @@
 //! `memory.max`) counts what it dirties for the last task that wrote,
 //! faulted or discarded;
 //! an exiting task's `nr_dirtied` is dropped (`dirty_throttle_leaks` only
-//! under `policy.dirty_ratelimit`, `crate::page_writeback_ratelimit`);
+//! under `policy.bdp_ratelimit`, `crate::page_writeback_ratelimit`);
 //! the wb's counts and the completion proportions are exact (the kernel's
 //! `wb_stat()` and `percpu_counter_read()` may lag by the per-CPU
 //! batches); no per-CPU `bdp_ratelimits` /
-//! `ratelimit_pages` check (under `policy.dirty_ratelimit`: one count, with
+//! `ratelimit_pages` check (under `policy.bdp_ratelimit`: one count, with
 //! one CPU); no strictlimit, no
 //! `PF_LOCAL_THROTTLE`, no `BDP_ASYNC`; `wb_inode_writeback_end()` is taken
 //! when the wb has no page under writeback left (the kernel's, when one
@@ -110,7 +110,7 @@
 //! boundary after it is due and updates with the due jiffy; background
 //! writeback starts at every dirtying of a clean folio, not at the
 //! ratelimited check (per wb, `crate::wb_over_bg_thresh`), unless
-//! `policy.dirty_ratelimit`; the repeated pauses at the
+//! `policy.bdp_ratelimit`; the repeated pauses at the
 //! limit also end when no write is in flight (mmsim's own exit: v6.12
 //! leaves the loop only when `task_ratelimit` > 0, the wb's dirty pages fall
 //! under `wb_stat_error()`, or on a fatal signal — with nothing in flight
@@ -401,6 +401,9 @@ pub(crate) struct TaskDirty {
     /// When the last pause ended, jiffies (`current->dirty_paused_when`;
     /// None: 0, never).
     dirty_paused_when: Option<u64>,
+    /// The task's own `bdp_ratelimits` with `machine.cpus` > 1 (each task
+    /// on a CPU of its own, `crate::page_writeback_ratelimit`).
+    pub(crate) bdp_ratelimits: u64,
 }
 
 impl Default for TaskDirty {
@@ -409,6 +412,7 @@ impl Default for TaskDirty {
             nr_dirtied: 0,
             nr_dirtied_pause: DIRTY_POLL_THRESH,
             dirty_paused_when: None,
+            bdp_ratelimits: 0,
         }
     }
 }
@@ -429,7 +433,7 @@ pub(crate) struct DirtyThrottle {
     tasks: Vec<TaskDirty>,
     /// The running task (`current`), or [`KTHREAD`].
     pub(crate) cur_task: u32,
-    /// The ratelimit's per-CPU counts (`policy.dirty_ratelimit`,
+    /// The ratelimit's per-CPU counts (`policy.bdp_ratelimit`,
     /// `crate::page_writeback_ratelimit`).
     pub(crate) rl: crate::page_writeback_ratelimit::BdpRatelimit,
     /// The wbs: the root's, then a group's at its id once it has one.
@@ -555,7 +559,9 @@ impl Sim {
     pub(crate) fn bdp_account_dirtied(&mut self, m: crate::memcg::MemcgId, nr: u64) {
         let t = self.bdp.cur_task;
         if t != KTHREAD {
-            self.bdp_task_mut(t).nr_dirtied += nr;
+            let ts = self.bdp_task_mut(t);
+            ts.nr_dirtied += nr;
+            ts.bdp_ratelimits += nr;
         }
         self.bdp.rl.bdp_ratelimits += nr;
         let w = self.wb_index(m);
@@ -719,7 +725,7 @@ impl Sim {
     /// after a writer dirtied a clean folio, with
     /// `machine.policy.dirty_throttle`.
     ///
-    /// With `policy.dirty_ratelimit` the whole ratelimit (per-CPU count and
+    /// With `policy.bdp_ratelimit` the whole ratelimit (per-CPU count and
     /// exited tasks' leaks included) gates the call, and the wb's background
     /// writeback is started here, at the check, not at every dirtying
     /// (`crate::page_writeback_ratelimit`).
@@ -729,7 +735,7 @@ impl Sim {
             return;
         }
         let w = self.wb_index(self.cur_memcg);
-        let balance = if self.cfg.policy.dirty_ratelimit {
+        let balance = if self.cfg.policy.bdp_ratelimit {
             let balance = self.bdp_ratelimit_check(w, t);
             if balance {
                 self.wb_start_background_writeback(w);
