@@ -1079,3 +1079,23 @@ fn kmem_accounting_is_a_machine_setting() {
         &["kmem_accounting"],
     );
 }
+
+/// `machine.policy.bdp_ratelimit` (the ratelimit of `balance_dirty_pages()`'s calls): a
+/// boolean, written to the scenario when set; anything else refused, naming the field
+/// (row 179).
+#[test]
+fn bdp_ratelimit_is_a_boolean_and_names_the_field() {
+    mmsim()
+        .args(["run", "zipf-file", "--set", "policy.bdp_ratelimit=true"])
+        .args(["--print-scenario"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("bdp_ratelimit = true"));
+    bad_input(
+        &["run", "--set", "policy.bdp_ratelimit=maybe", "-q"],
+        &[
+            "machine.policy.bdp_ratelimit",
+            "invalid type: string \"maybe\", expected a boolean",
+        ],
+    );
+}

@@ -47,9 +47,11 @@
 //! `dirty_writeback_interval`.
 //!
 //! mmsim computes the group's domain when a task of a v2 group other than
-//! the root dirties a file folio by writing (`generic_perform_write()` and
-//! `fault_dirty_shared_page()` call `balance_dirty_pages_ratelimited()` with
-//! the writing task's wb, `wb_get_create_current()`; `folio_mark_dirty()`
+//! the root dirties a file folio by writing, or under
+//! `policy.bdp_ratelimit` at the writer's ratelimited check
+//! (`generic_perform_write()` and `fault_dirty_shared_page()` call
+//! `balance_dirty_pages_ratelimited()` with the writing task's wb,
+//! `wb_get_create_current()`; `folio_mark_dirty()`
 //! itself, as reclaim's unmap or a zap reach it, balances nothing), with
 //! `machine.cgroup_writeback` (default on), and writes the group's own dirty
 //! folios (its wb's inodes: a folio's wb is its group's), oldest dirtied
@@ -72,9 +74,11 @@
 //! wbs, each writing its own folios (`crate::wb_over_bg_thresh`). Without
 //! it, what is above: a group's writeback tests its memcg domain alone,
 //! and the global background writeback writes the oldest dirty folios of
-//! every group. Not modelled here: strictlimit,
-//! the ratelimit of the calls (`balance_dirty_pages_ratelimited`: here every
-//! dirtying of a clean folio; the pause has it), stale statistics (`mem_cgroup_flush_stats_ratelimited`: exact
+//! every group. The ratelimit of the calls (`balance_dirty_pages_ratelimited`)
+//! is `crate::page_writeback_ratelimit`, under `policy.bdp_ratelimit`
+//! (opt-in; without it every dirtying of a clean folio balances and only
+//! the pause has the task's ratelimit). Not modelled here: strictlimit,
+//! stale statistics (`mem_cgroup_flush_stats_ratelimited`: exact
 //! counts here), foreign inodes, real-time tasks' lifted limits,
 //! `vm_dirty_bytes`/`dirty_background_bytes`. The global domain's dirtyable
 //! memory is the kernel's (`Sim::global_dirtyable_memory`: free pages less
@@ -249,32 +253,45 @@ impl Sim {
     }
 
     /// `balance_dirty_pages_ratelimited()` (v6.12 mm/page-writeback.c)
-    /// after a writer dirtied a clean file folio: `generic_perform_write()`
-    /// (a buffered write), `fault_dirty_shared_page()` (a write fault on a
-    /// shared mapping: `do_shared_fault()`, `wp_page_shared()`, and mmsim's
-    /// PMD mapping of a page-cache folio). Only writers call it: reclaim's
+    /// from `generic_perform_write()` (a buffered write) and
+    /// `fault_dirty_shared_page()` (a write fault on a shared mapping:
+    /// `do_shared_fault()`, `wp_page_shared()`, and mmsim's PMD mapping of a
+    /// page-cache folio). Without `policy.bdp_ratelimit` mmsim calls it
+    /// after each dirtying of a clean file folio; with it where the kernel
+    /// does: at the top of every chunk of a write, clean folio or not, and
+    /// after every shared write fault (`crate::page_writeback_ratelimit`).
+    /// Only writers call it: reclaim's
     /// unmap, the MGLRU walk and a zap reach `folio_mark_dirty()` from a
     /// dirty PTE and balance nothing. The wb is the writing task's
     /// (`wb_get_create_current()`: the group charged now,
     /// `Sim::cur_memcg`), not the folio's group's. Without
     /// `policy.dirty_throttle`: the global domain first
     /// ([`Sim::balance_dirty_pages`]), then that wb's memcg domain
-    /// ([`Sim::balance_dirty_pages_memcg`]); the ratelimit itself
-    /// (`nr_dirtied_pause`, `ratelimit_pages`) is not modelled: every
-    /// dirtying of a clean folio balances. With `policy.dirty_throttle`:
+    /// ([`Sim::balance_dirty_pages_memcg`]); without
+    /// `policy.bdp_ratelimit` every dirtying of a clean folio balances,
+    /// with it only the task's ratelimited checks do
+    /// (`crate::page_writeback_ratelimit`). With `policy.dirty_throttle`:
     /// [`Sim::wb_start_background_writeback`] of that wb
     /// (`wb_index(cur_memcg)`: the global domain's and its memcg domain's
     /// tests, then the per-wb background writeback of
-    /// `crate::wb_over_bg_thresh`), still at every dirtying, then the
+    /// `crate::wb_over_bg_thresh`), at every dirtying without
+    /// `bdp_ratelimit`, at the ratelimited check with it, then the
     /// writer's pause ([`Sim::balance_dirty_pages_pause`], with the
     /// kernel's ratelimit, `crate::page_writeback_throttle`).
     #[inline]
     pub(crate) fn balance_dirty_pages_ratelimited(&mut self) {
         if self.cfg.policy.dirty_throttle {
-            // Per wb, with its shares (`crate::wb_over_bg_thresh`).
-            let w = self.wb_index(self.cur_memcg);
-            self.wb_start_background_writeback(w);
+            // Per wb, with its shares (`crate::wb_over_bg_thresh`); under
+            // `bdp_ratelimit` started at the ratelimited check.
+            if !self.cfg.policy.bdp_ratelimit {
+                let w = self.wb_index(self.cur_memcg);
+                self.wb_start_background_writeback(w);
+            }
             self.balance_dirty_pages_pause();
+            return;
+        }
+        if self.cfg.policy.bdp_ratelimit {
+            self.balance_dirty_pages_ratelimited_flags();
             return;
         }
         self.balance_dirty_pages();

@@ -432,6 +432,18 @@ pub struct PolicyConfig {
     /// background writeback per wb (`crate::wb_over_bg_thresh`); default off.
     #[serde(default, skip_serializing_if = "is_false")]
     pub dirty_throttle: bool,
+    /// `balance_dirty_pages_ratelimited_flags()`'s ratelimit
+    /// (`crate::page_writeback_ratelimit`: each task's `nr_dirtied_pause`,
+    /// the `dirty_exceeded` clamp, the per-CPU `bdp_ratelimits` against
+    /// `ratelimit_pages`, `dirty_throttle_leaks`; every kernel since 3.2):
+    /// `balance_dirty_pages()`, and with it the start of background
+    /// writeback, runs only when the writing task has dirtied its
+    /// ratelimit. Default false: every dirtying of a clean folio balances
+    /// (mmsim's older model; with `dirty_throttle` the pause has the task's
+    /// ratelimit, background writeback does not). Written to results only
+    /// when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bdp_ratelimit: bool,
     /// `vm.watermark_boost_factor` (`crate::page_alloc_boost`; range 0..=2147483647, as the
     /// sysctl's `SYSCTL_ZERO`..`INT_MAX`). The kernel's default is 15000; mmsim's is 0 (off)
     /// until the flip is validated. Written to results only when set.
@@ -475,6 +487,7 @@ impl Default for PolicyConfig {
             mglru_common_reactivation: false,
             pgdat_dirty_guard: true,
             dirty_throttle: false,
+            bdp_ratelimit: false,
             watermark_boost_factor: 0,
             rmqueue_fallback: RmqueueFallback::default(),
         }

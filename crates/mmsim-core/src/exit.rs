@@ -48,6 +48,8 @@ impl Sim {
         );
         self.exit_mmap(t);
         self.kmem_free_task(t);
+        // `dirty_throttle_leaks` (read under `policy.bdp_ratelimit`).
+        self.bdp_task_exit(task);
         self.tasks[t].dead = true;
         self.tasks[t].exited = true;
         Ok(())

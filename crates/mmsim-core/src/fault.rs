@@ -264,7 +264,7 @@ impl Sim {
         } else {
             let mkwrite = self.cost.minor_fault_ns.saturating_sub(self.cost.access_ns);
             self.advance(mkwrite);
-            if self.folio_mark_dirty_mapped(f) {
+            if self.fault_dirty_shared_page(f) {
                 self.balance_dirty_pages_ratelimited();
             }
         }
@@ -663,7 +663,7 @@ impl Sim {
             return;
         }
         self.map_file_folio(vma, index, f, write);
-        if write && self.folio_mark_dirty_mapped(f) {
+        if write && self.fault_dirty_shared_page(f) {
             self.balance_dirty_pages_ratelimited();
         }
     }
@@ -787,7 +787,15 @@ impl Sim {
         if self.cfg.fs.large_folios {
             return self.generic_perform_write_large(file, index, end);
         }
+        // Under `policy.bdp_ratelimit` the check is at the top of every
+        // page (a chunk of the order-0 page cache), before `write_begin`,
+        // clean or not (v6.12 `generic_perform_write()`, after `retry:`);
+        // without it, after each dirtying of a clean folio.
+        let top = self.cfg.policy.bdp_ratelimit;
         for page in index..end {
+            if top {
+                self.balance_dirty_pages_ratelimited();
+            }
             self.acc.accesses += 1;
             self.advance(self.cost.fd_access_ns);
             let slot = self.files[file as usize].slot(page);
@@ -807,7 +815,7 @@ impl Sim {
                     }
                 }
             };
-            if self.folio_mark_dirty(f) {
+            if self.folio_mark_dirty(f) && !top {
                 self.balance_dirty_pages_ratelimited();
             }
         }

@@ -177,7 +177,7 @@ impl Sim {
         }
         v.set_file_pmd(base / HPAGE_PMD_NR, true);
         self.count_vm_events(THP_FILE_MAPPED, 1);
-        if write && self.folio_mark_dirty_mapped(f) {
+        if write && self.fault_dirty_shared_page(f) {
             self.balance_dirty_pages_ratelimited();
         }
         true

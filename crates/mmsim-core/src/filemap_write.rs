@@ -81,10 +81,18 @@ impl Sim {
     /// hits. Stops if even an order-0 folio cannot be had (OOM).
     #[inline(never)]
     pub(crate) fn generic_perform_write_large(&mut self, file: FileId, index: u32, end: u32) {
+        // Under `policy.bdp_ratelimit` the check is at the top of every
+        // step, before `write_begin`, whether the step dirties a clean folio
+        // or not (v6.12 `generic_perform_write()`, after `retry:`); without
+        // it, after each dirtying of a clean folio.
+        let top = self.cfg.policy.bdp_ratelimit;
         let mut pos = index;
         while pos < end {
             let offset = pos & (WRITE_CHUNK_PAGES - 1);
             let bytes = (WRITE_CHUNK_PAGES - offset).min(end - pos);
+            if top {
+                self.balance_dirty_pages_ratelimited();
+            }
             let slot = self.files[file as usize].slot(pos);
             let (f, created) = match slot_folio(slot) {
                 Some(f) => (f, false),
@@ -103,7 +111,7 @@ impl Sim {
                 self.acc.hits += u64::from(n);
             }
             self.advance(self.cost.fd_access_ns * u64::from(n));
-            if self.folio_mark_dirty(f) {
+            if self.folio_mark_dirty(f) && !top {
                 self.balance_dirty_pages_ratelimited();
             }
             pos += n;

@@ -92,6 +92,7 @@ mod page_alloc;
 mod page_alloc_boost;
 mod page_counter;
 mod page_writeback_domain;
+mod page_writeback_ratelimit;
 mod page_writeback_throttle;
 mod psi;
 mod readahead;

@@ -50,11 +50,14 @@ impl Sim {
             format!("task {victim}"),
         );
         self.tasks[victim].dead = true;
-        // The pages the zap dirties count for no writer: the victim's own
-        // `exit_mmap` (whose `nr_dirtied` dies with it) or the oom_reaper
-        // kernel thread (v6.12 `__oom_reap_task_mm`), never the task whose
-        // allocation chose the victim.
-        let writer = self.bdp_set_current(crate::page_writeback_throttle::KTHREAD);
+        // The pages the zap dirties (dirty PTEs of shared file mappings)
+        // count for the victim, never for the task whose allocation chose
+        // it: v6.12's oom_reaper (`__oom_reap_task_mm`) skips `VM_SHARED`
+        // file mappings, so only the victim's own `exit_mmap()` zaps them,
+        // into its `current->nr_dirtied`; its `do_exit()` then leaves that
+        // in `dirty_throttle_leaks` (read under `policy.bdp_ratelimit`),
+        // after the zap ([`Sim::bdp_task_exit`] below).
+        let writer = self.bdp_set_current(victim as u32);
         for vi in 0..self.tasks[victim].vmas.len() {
             let vid = self.tasks[victim].vmas[vi] as usize;
             self.kmem_free_vma_tables(vid as u32);
@@ -84,6 +87,7 @@ impl Sim {
             self.vmas[vid].file_pmds = Vec::new();
         }
         self.bdp_set_current(writer);
+        self.bdp_task_exit(victim as u32);
         true
     }
 

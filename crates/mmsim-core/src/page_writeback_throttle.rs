@@ -95,19 +95,22 @@
 //! reclaim run by `Sim::set_memcg_max` (the kernel's, in the task writing
 //! `memory.max`) counts what it dirties for the last task that wrote,
 //! faulted or discarded;
-//! an exiting task's `nr_dirtied` is dropped (no `dirty_throttle_leaks`);
+//! an exiting task's `nr_dirtied` is dropped (`dirty_throttle_leaks` only
+//! under `policy.bdp_ratelimit`, `crate::page_writeback_ratelimit`);
 //! the wb's counts and the completion proportions are exact (the kernel's
 //! `wb_stat()` and `percpu_counter_read()` may lag by the per-CPU
 //! batches); no per-CPU `bdp_ratelimits` /
-//! `ratelimit_pages` check; no strictlimit, no
+//! `ratelimit_pages` check (under `policy.bdp_ratelimit`: one count, with
+//! one CPU); no strictlimit, no
 //! `PF_LOCAL_THROTTLE`, no `BDP_ASYNC`; `wb_inode_writeback_end()` is taken
 //! when the wb has no page under writeback left (the kernel's, when one
 //! inode has none: the same for a wb writing one file, later with several),
 //! and `do_writepages()`'s calls are per folio written (the kernel's per
 //! inode's `writepages`); the `bw_dwork` timer fires at the first event
 //! boundary after it is due and updates with the due jiffy; background
-//! writeback still starts at every dirtying of a clean folio, not at the
-//! ratelimited check (per wb, `crate::wb_over_bg_thresh`); the repeated pauses at the
+//! writeback starts at every dirtying of a clean folio, not at the
+//! ratelimited check (per wb, `crate::wb_over_bg_thresh`), unless
+//! `policy.bdp_ratelimit`; the repeated pauses at the
 //! limit also end when no write is in flight (mmsim's own exit: v6.12
 //! leaves the loop only when `task_ratelimit` > 0, the wb's dirty pages fall
 //! under `wb_stat_error()`, or on a fatal signal — with nothing in flight
@@ -390,14 +393,17 @@ impl Dtc {
 /// `nr_dirtied`, `nr_dirtied_pause`, `dirty_paused_when`, as kernel/fork.c
 /// `copy_process()` starts them (0, `128 >> (PAGE_SHIFT - 10)`, 0).
 #[derive(Clone, Copy, Debug)]
-struct TaskDirty {
+pub(crate) struct TaskDirty {
     /// Pages dirtied since the task's last check (`current->nr_dirtied`).
-    nr_dirtied: u64,
+    pub(crate) nr_dirtied: u64,
     /// Pages to dirty before the next check (`current->nr_dirtied_pause`).
-    nr_dirtied_pause: u64,
+    pub(crate) nr_dirtied_pause: u64,
     /// When the last pause ended, jiffies (`current->dirty_paused_when`;
     /// None: 0, never).
     dirty_paused_when: Option<u64>,
+    /// The task's own `bdp_ratelimits` with `machine.cpus` > 1 (each task
+    /// on a CPU of its own, `crate::page_writeback_ratelimit`).
+    pub(crate) bdp_ratelimits: u64,
 }
 
 impl Default for TaskDirty {
@@ -406,6 +412,7 @@ impl Default for TaskDirty {
             nr_dirtied: 0,
             nr_dirtied_pause: DIRTY_POLL_THRESH,
             dirty_paused_when: None,
+            bdp_ratelimits: 0,
         }
     }
 }
@@ -425,7 +432,10 @@ pub(crate) struct DirtyThrottle {
     /// `copy_process()`'s values when it first dirties a page).
     tasks: Vec<TaskDirty>,
     /// The running task (`current`), or [`KTHREAD`].
-    cur_task: u32,
+    pub(crate) cur_task: u32,
+    /// The ratelimit's per-CPU counts (`policy.bdp_ratelimit`,
+    /// `crate::page_writeback_ratelimit`).
+    pub(crate) rl: crate::page_writeback_ratelimit::BdpRatelimit,
     /// The wbs: the root's, then a group's at its id once it has one.
     wbs: Vec<Wb>,
     /// The global `wb_domain`'s completions (`global_wb_domain`).
@@ -451,6 +461,7 @@ impl Default for DirtyThrottle {
         DirtyThrottle {
             tasks: Vec::new(),
             cur_task: 0,
+            rl: Default::default(),
             wbs: vec![Wb::new(0)],
             dom: WbDomain::default(),
             dirty_limit: 0,
@@ -505,6 +516,7 @@ impl Sim {
     pub(crate) fn page_writeback_init(&mut self) {
         let (thresh, _) = crate::cgwb::domain_dirty_limits(self.global_dirtyable_memory());
         self.bdp.dirty_limit = thresh;
+        self.writeback_set_ratelimit(thresh);
         self.timers.add_timer(
             crate::timer::TimerKind::Flusher,
             crate::sim::DIRTY_WRITEBACK_NS,
@@ -547,8 +559,11 @@ impl Sim {
     pub(crate) fn bdp_account_dirtied(&mut self, m: crate::memcg::MemcgId, nr: u64) {
         let t = self.bdp.cur_task;
         if t != KTHREAD {
-            self.bdp_task_mut(t).nr_dirtied += nr;
+            let ts = self.bdp_task_mut(t);
+            ts.nr_dirtied += nr;
+            ts.bdp_ratelimits += nr;
         }
+        self.bdp.rl.bdp_ratelimits += nr;
         let w = self.wb_index(m);
         let wb = self.wb_mut(w);
         wb.dirtied += nr;
@@ -588,11 +603,17 @@ impl Sim {
     /// Task `t`'s writer state, created (`copy_process()`'s values) if new:
     /// the per-task array grows once per task, not per page.
     #[inline]
-    fn bdp_task_mut(&mut self, t: u32) -> &mut TaskDirty {
+    pub(crate) fn bdp_task_mut(&mut self, t: u32) -> &mut TaskDirty {
         if t as usize >= self.bdp.tasks.len() {
             self.bdp_task_create(t);
         }
         &mut self.bdp.tasks[t as usize]
+    }
+
+    /// How many tasks have a writer state.
+    #[inline]
+    pub(crate) fn bdp_tasks_len(&self) -> usize {
+        self.bdp.tasks.len()
     }
 
     /// Creates the writer states up to task `t`'s.
@@ -703,26 +724,45 @@ impl Sim {
     /// `balance_dirty_pages()`'s pause (see the module documentation),
     /// after a writer dirtied a clean folio, with
     /// `machine.policy.dirty_throttle`.
+    ///
+    /// With `policy.bdp_ratelimit` the whole ratelimit (per-CPU count and
+    /// exited tasks' leaks included) gates the call, and the wb's background
+    /// writeback is started here, at the check, not at every dirtying
+    /// (`crate::page_writeback_ratelimit`).
     pub(crate) fn balance_dirty_pages_pause(&mut self) {
         let t = self.bdp.cur_task;
         if t == KTHREAD {
             return;
         }
-        let dirty = self.nr_dirty + self.nr_writeback;
         let w = self.wb_index(self.cur_memcg);
-        let exceeded = self.wb_mut(w).dirty_exceeded;
-        let ts = *self.bdp_task_mut(t);
+        let balance = if self.cfg.policy.bdp_ratelimit {
+            let balance = self.bdp_ratelimit_check(w, t);
+            if balance {
+                self.wb_start_background_writeback(w);
+            }
+            balance
+        } else {
+            let exceeded = self.wb_mut(w).dirty_exceeded;
+            let ts = *self.bdp_task_mut(t);
+            let mut ratelimit = ts.nr_dirtied_pause;
+            if exceeded {
+                ratelimit = ratelimit.min(32 >> (crate::PAGE_SIZE.trailing_zeros() - 10));
+            }
+            ts.nr_dirtied >= ratelimit
+        };
+        let dirty = self.nr_dirty + self.nr_writeback;
         let d = &mut self.bdp;
         d.nr_dirty_peak = d.nr_dirty_peak.max(self.nr_dirty);
         d.dirty_peak = d.dirty_peak.max(dirty);
-        let mut ratelimit = ts.nr_dirtied_pause;
-        if exceeded {
-            ratelimit = ratelimit.min(32 >> (crate::PAGE_SIZE.trailing_zeros() - 10));
+        if balance {
+            self.balance_dirty_pages_throttle(w, t as usize);
         }
-        if ts.nr_dirtied < ratelimit {
-            return;
-        }
-        self.balance_dirty_pages_throttle(w, t as usize);
+    }
+
+    /// `wb->dirty_exceeded` of wb `w` (created if new).
+    #[inline]
+    pub(crate) fn wb_dirty_exceeded(&mut self, w: usize) -> bool {
+        self.wb_mut(w).dirty_exceeded
     }
 
     /// The domains of `balance_dirty_pages()`'s loop for wb `w` (v6.12

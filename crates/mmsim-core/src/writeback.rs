@@ -393,7 +393,9 @@ impl Sim {
         // sleeps on the inode (`inode_sleep_on_writeback()`) only after a
         // pass that made no progress. Stopping here keeps a writer that
         // keeps dirtying folios under writeback from making each dirtying
-        // walk the queue (quadratic); the next dirtying's pass goes on.
+        // walk the queue (quadratic). The next pass goes on: at the next
+        // dirtying of a clean folio, or under `policy.bdp_ratelimit` at the
+        // writer's next ratelimited check (the periodic flusher's, sooner).
         while self.nr_dirty > thresh {
             let Some((_, f)) = self.dirty_fifo.pop_front() else {
                 break;

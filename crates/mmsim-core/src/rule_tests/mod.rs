@@ -25,7 +25,8 @@
 //! copy-on-write of anonymous memory; `swapcache.rs` large folios mapped
 //! back from the swap cache, `swapzap.rs` the zap of a swap PTE whose slot
 //! a swap-cache folio holds, `swapsplit.rs` the slots of a large folio
-//! unmapped in part before its swap-out; `dirty_throttle.rs` the writer's
+//! unmapped in part before its swap-out; `dirty_ratelimit.rs` the ratelimit of
+//! `balance_dirty_pages()`'s calls; `dirty_throttle.rs` the writer's
 //! `balance_dirty_pages()` pause, `dirty_throttle_wb.rs` its per-wb
 //! `wb_thresh` and `wb_dirty` and per-task writer state, `wb_bg_thresh.rs`
 //! background writeback per wb with its share of `bg_thresh`; `mkclean.rs` `folio_mkclean()` at
@@ -53,6 +54,7 @@ mod compaction;
 mod cow;
 mod direct_reclaim;
 pub(crate) mod dirty_balance;
+mod dirty_ratelimit;
 mod dirty_throttle;
 mod dirty_throttle_wb;
 mod discard;

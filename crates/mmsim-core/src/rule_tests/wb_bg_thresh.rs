@@ -124,9 +124,10 @@ fn a_groups_wb_over_its_share_of_its_memcg_bg_thresh_is_written() {
 /// writes its own 190 pages (one pass, under a chunk) and stops (the
 /// global domain at 200, the wb with none left); the root's 200, older,
 /// stay dirty. (mmsim wrote the oldest dirty folio of any group: one of the
-/// root's, leaving 389.) The 190th page as the start point is mmsim's:
-/// here background writeback is started at every dirtying of a clean
-/// folio (a documented departure, `crate::page_writeback_throttle`),
+/// root's, leaving 389.) The 190th page as the start point is mmsim's
+/// without `policy.bdp_ratelimit`: background writeback is started at
+/// every dirtying of a clean folio (`crate::page_writeback_ratelimit` has
+/// the kernel's ratelimited start, `rule_tests::dirty_ratelimit`),
 /// whereas the kernel reaches `balance_dirty_pages()` only when the task
 /// has dirtied its ratelimit (`nr_dirtied_pause`, 32 pages at first), so
 /// it would start at the first such check past 389 (the 192nd page if
