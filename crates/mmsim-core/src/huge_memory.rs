@@ -925,8 +925,11 @@ impl Sim {
     /// zero-filled under the zeromap, filled without IO (under `zram-same`
     /// zram decompresses only its pages that are not same-filled:
     /// [`Sim::swap_read_large_zero`]); every PTE of the block
-    /// maps it (young at `index`), its slots are freed (the swap cache is
-    /// skipped) and `workingset_refault` sees the faulting slot's shadow.
+    /// maps it (every PTE young: `set_ptes` of one `mk_pte(page, vm_page_prot)`,
+    /// whose protection holds the accessed bit on x86 and arm64; dirty at a
+    /// store), its slots are freed (the swap cache is skipped) and
+    /// `workingset_refault` sees the faulting slot's shadow; no page is marked
+    /// accessed (no `folio_mark_accessed`): `folio_add_lru` places it.
     /// False leaves the fault to the order-0 path.
     pub(crate) fn do_swap_page_large(
         &mut self,
@@ -1051,7 +1054,7 @@ impl Sim {
         }
         let v = &mut self.vmas[vma as usize];
         for i in 0..n {
-            v.ptes[(start + i) as usize] = pte_present(f, start + i == index, write);
+            v.ptes[(start + i) as usize] = pte_present(f, true, write);
         }
         self.swap_free_nr(first, n);
         true

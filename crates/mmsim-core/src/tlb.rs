@@ -655,6 +655,7 @@ impl Sim {
         go.order > 0
             && !go.is_file()
             && !go.test(flags::SWAPCACHE)
+            && !self.folio_anon_shared(g)
             && off < 1 << go.order
             && !self.thp.content.test(self.folios.head_pfn(g) + off)
     }
