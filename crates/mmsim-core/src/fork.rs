@@ -111,7 +111,7 @@
 //! read-only, and a store copies its page (order 0 in v6.12).
 //! `folio_swapped` looks at every slot of a large folio.
 //!
-//! Large swap-in (`thp.swapin_large`, 6.13 on zram) is taken only when
+//! Large swap-in (`thp.swapin_large`, 6.12+ on zram) is taken only when
 //! `__swap_count(entry) == 1` (else the swap cache's order-0 path), and an
 //! order only when its block's entries are alike (`can_swapin_thp`:
 //! `swap_pte_batch` compares the exclusive bit and the swap cgroup,
@@ -1018,7 +1018,7 @@ impl Sim {
     }
 
     /// `__split_huge_page_tail` remapping page `i` of large anonymous folio
-    /// `fo` (id `f`) to folio `t` in every VMA of its anon_vma tree; returns
+    /// `f` to folio `t` in every VMA of its anon_vma tree; returns
     /// the PTEs now mapping `t`.
     ///
     /// v6.12 `remap_page` → `remove_migration_ptes(…,
@@ -1031,16 +1031,17 @@ impl Sim {
     /// `folio_test_mlocked(folio) || vma->vm_flags & VM_LOCKED`: here the
     /// folio counts as mlocked when any VMA that maps the page is
     /// VM_LOCKED (a child does not inherit VM_LOCKED, `dup_mmap`), so then
-    /// no VMA gets the zero page.
+    /// no VMA gets the zero page. Departure: the kernel decides per VMA
+    /// (`folio_test_mlocked` is the folio's PG_mlocked, which mlock sets on
+    /// a large folio only where a VM_LOCKED VMA maps it whole,
+    /// `allow_mlock_munlock` in mm/mlock.c); mmsim
+    /// decides once, for every VMA, from the page's mappings — the same
+    /// outcome when PG_mlocked is set, but where it is not (a VM_LOCKED VMA
+    /// mapping only part of the folio) the kernel maps the zero page in
+    /// the other VMAs and mmsim does not.
     #[cold]
     #[inline(never)]
-    pub(crate) fn split_remap_forked(
-        &mut self,
-        fo: &crate::mem::folio::Folio,
-        f: FolioId,
-        i: u32,
-        t: FolioId,
-    ) -> u8 {
+    pub(crate) fn split_remap_forked(&mut self, f: FolioId, i: u32, t: FolioId) -> u8 {
         let maps = |p: u32| p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f;
         let mut zero = self.split_page_zero_filled(f, i, t);
         if zero {
@@ -1067,7 +1068,6 @@ impl Sim {
             };
             *self.vmas[vma as usize].pte_mut(index + i) = new;
         }
-        let _ = fo;
         if t != f && self.folio_anon_shared(f) {
             self.fork.as_mut().unwrap().set_shared(t, true);
         }

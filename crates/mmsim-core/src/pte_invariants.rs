@@ -4,10 +4,11 @@
 //!
 //! * The zero page (`ZERO_PAGE(0)`, [`Sim::zero_folio`]) is a special
 //!   mapping (`pte_mkspecial`; `vm_normal_page` returns no page for it):
-//!   it has no mapcount, no LRU list, no swap slot and no group's charge,
-//!   and `mm_counters` skips it (MM_ANONPAGES and MM_FILEPAGES count no
-//!   zero-page PTE: `try_to_map_unused_to_zeropage` and `do_anonymous_page`'s
-//!   zero-page path add nothing). Its PTEs are read-only (mmsim: clean, so
+//!   checked here, it is order 0 with no mapcount, no LRU list and no swap
+//!   slot. (It is also charged to no group and counted in no
+//!   `mm_counters` — `try_to_map_unused_to_zeropage` and
+//!   `do_anonymous_page`'s zero-page path add nothing — but those two are
+//!   not checked here.) Its PTEs are read-only (mmsim: clean, so
 //!   that a store faults and copies, `wp_page_copy`) and live only in
 //!   anonymous VMAs (`do_anonymous_page`, the 6.12 split), never in a file
 //!   VMA (`do_read_fault` maps the page-cache folio).

@@ -63,7 +63,11 @@
 //! (underused or partially mapped), reclaim (`shrink_folio_list`: a
 //! partially mapped folio, or the split after `add_to_swap` failed),
 //! migration (`try_split_folio`, not modelled: mmsim's compaction moves a
-//! large folio whole); a partial unmap only queues the folio. The split
+//! large folio whole); a partial unmap only queues the folio. (Reclaim
+//! of a large folio shared by fork is a departure: mmsim splits it before
+//! swap-out, `crate::fork`, where v6.12 `add_to_swap`s it whole, so that
+//! split, and the zero pages it maps, have no counterpart in the kernel
+//! there.) The split
 //! is to order 0 at each of those callers, so `PageCompound` never stops
 //! it. A folio shared by fork is walked in every VMA of its anon_vma
 //! tree (`Sim::split_remap_forked`): the zero page in each. A read of such a PTE hits
@@ -73,7 +77,12 @@
 //!
 //! Departures: mlock is VM_LOCKED only (`folio_test_mlocked` is not
 //! modelled apart from it: a folio is taken as mlocked when a VMA that
-//! maps the page is VM_LOCKED); with
+//! maps the page is VM_LOCKED). v6.12 `try_to_map_unused_to_zeropage`
+//! (mm/migrate.c) tests `folio_test_mlocked(folio) || VM_LOCKED` per VMA
+//! as `remove_migration_ptes` walks them; for a folio shared by fork
+//! `Sim::split_remap_forked` decides once for every VMA (any mapping VMA
+//! VM_LOCKED: the page keeps its folio in all), which is the kernel's
+//! outcome whenever a VM_LOCKED mapping has set PG_mlocked; with
 //! `[machine.tlb]` the clean PTEs of pages not yet stored to break a
 //! contpte or coalesced entry that the kernel's uniform dirty PTEs would
 //! allow; a large folio left mapped in the swap cache (`add_to_swap`
@@ -299,8 +308,13 @@ impl Sim {
     }
 
     /// The PTE `try_to_map_unused_to_zeropage` writes over present PTE
-    /// `old`: the zero page (`pte_mkspecial(my_zero_pfn)`, read-only),
-    /// young as `old` was. The zero page is set up at its first use.
+    /// `old`: the zero page (`pte_mkspecial(pfn_pte(my_zero_pfn,
+    /// vm_page_prot))`, mm/migrate.c v6.12), read-only, young as `old` was.
+    /// Departure: the kernel's PTE is young whatever `old` was
+    /// (`vm_page_prot` carries the accessed bit on x86 and arm64); not yet
+    /// changed here because DAMON, MGLRU's walk and khugepaged read the
+    /// bit and the change was not checked against the digest.
+    /// The zero page is set up at its first use.
     pub(crate) fn zero_page_pte(&mut self, old: u32) -> u32 {
         if self.zero_folio == NIL {
             // ZERO_PAGE(0) without `machine.zero_page`: set up at first use.
