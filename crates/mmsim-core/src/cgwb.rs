@@ -348,7 +348,8 @@ impl Sim {
     }
 
     /// Each group's own dirty file pages and pages under writeback are
-    /// those of its live folios (`Sim::check_invariants`).
+    /// those of its live folios, and each wb's count of dirty pages is its
+    /// groups' (`Sim::check_invariants`).
     pub(crate) fn check_memcg_dirty_counts(&self) -> Result<(), String> {
         let mut counts = vec![(0u64, 0u64); self.memcgs.len()];
         self.folios.for_each_live(|fo| {
@@ -368,7 +369,7 @@ impl Sim {
                 ));
             }
         }
-        Ok(())
+        self.check_wb_reclaimable()
     }
 
     /// `NR_FILE_DIRTY` of the node and of group `m` go up by `nr` pages.

@@ -137,7 +137,7 @@
 //! read-only, and a store copies its page (order 0 in v6.12).
 //! `folio_swapped` looks at every slot of a large folio.
 //!
-//! Large swap-in (`thp.swapin_large`, 6.13 on zram) is taken only when
+//! Large swap-in (`thp.swapin_large`, 6.12+ on zram) is taken only when
 //! `__swap_count(entry) == 1` (else the swap cache's order-0 path), and an
 //! order only when its block's entries are alike (`can_swapin_thp`:
 //! `swap_pte_batch` compares the exclusive bit and the swap cgroup,
@@ -154,7 +154,10 @@
 //! `folio_referenced` and `try_to_unmap` walk every VMA of the tree
 //! (`crate::rmap`): swap-out of a shared folio turns every PTE mapping it
 //! into its swap entry and sets the slot's count to their number. A
-//! large folio is split with each tail remapped in every VMA. `exit_mmap`
+//! large folio is split with each tail remapped in every VMA; under the
+//! 6.12 content bits a zero-filled page maps the zero page in every VMA
+//! instead and is freed (`remove_migration_ptes` walks them all,
+//! `crate::split_zeropage`). `exit_mmap`
 //! (`crate::exit`) and MADV_DONTNEED zap the task's PTEs: a folio another
 //! task maps loses one mapcount and stays; a swap entry drops its count.
 //! The OOM reaper does the same for a victim's pages, so the other task's
@@ -468,11 +471,12 @@ impl Sim {
                 continue;
             }
             // copy_present_ptes → folio_try_dup_anon_rmap_ptes, wrprotect.
-            if self.thp.content.on && self.folios[f].order > 0 {
-                // The write-protected PTE makes the first store a fault
-                // from now on, so the page leaves the 6.12 content bits'
-                // "clean PTE, clear bit = writable and dirty" state
-                // (`crate::split_zeropage`): it may hold data.
+            if self.thp.content.on && self.folios[f].order > 0 && old & PTE_DIRTY != 0 {
+                // The 6.12 content bits (`crate::split_zeropage`): the
+                // page's data moves from the dirty PTE, cleared below, to
+                // its bit. A page never stored to stays zero-filled; the
+                // folio being shared makes a store to it a fault from now
+                // on (`Sim::store_to_zero_subpage`).
                 let off = (i as u32).wrapping_sub(self.folios[f].index);
                 if off < 1 << self.folios[f].order {
                     self.thp.content.set(self.folios.head_pfn(f) + off);
@@ -1068,28 +1072,56 @@ impl Sim {
     }
 
     /// `__split_huge_page_tail` remapping page `i` of large anonymous folio
-    /// `fo` (id `f`) to folio `t` in every VMA of its anon_vma tree; returns
+    /// `f` to folio `t` in every VMA of its anon_vma tree; returns
     /// the PTEs now mapping `t`.
+    ///
+    /// v6.12 `remap_page` → `remove_migration_ptes(…,
+    /// RMP_USE_SHARED_ZEROPAGE)` walks every VMA of the anon_vma
+    /// (`rmap_walk`), and `try_to_map_unused_to_zeropage` tests the page,
+    /// not its mappings: no mapcount or PageAnonExclusive test. So a
+    /// zero-filled page of a folio shared by fork maps the zero page in the
+    /// parent and in every child that maps it
+    /// ([`Sim::split_page_zero_filled`]), and is freed. Its mlock test is
+    /// `folio_test_mlocked(folio) || vma->vm_flags & VM_LOCKED`: here the
+    /// folio counts as mlocked when any VMA that maps the page is
+    /// VM_LOCKED (a child does not inherit VM_LOCKED, `dup_mmap`), so then
+    /// no VMA gets the zero page. Departure: the kernel decides per VMA
+    /// (`folio_test_mlocked` is the folio's PG_mlocked, which mlock sets on
+    /// a large folio only where a VM_LOCKED VMA maps it whole,
+    /// `allow_mlock_munlock` in mm/mlock.c); mmsim
+    /// decides once, for every VMA, from the page's mappings — the same
+    /// outcome when PG_mlocked is set, but where it is not (a VM_LOCKED VMA
+    /// mapping only part of the folio) the kernel maps the zero page in
+    /// the other VMAs and mmsim does not.
     #[cold]
     #[inline(never)]
-    pub(crate) fn split_remap_forked(
-        &mut self,
-        fo: &crate::mem::folio::Folio,
-        f: FolioId,
-        i: u32,
-        t: FolioId,
-    ) -> u8 {
+    pub(crate) fn split_remap_forked(&mut self, f: FolioId, i: u32, t: FolioId) -> u8 {
+        let maps = |p: u32| p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f;
+        let mut zero = self.split_page_zero_filled(f, i, t);
+        if zero {
+            let mut walk = self.rmap_walk_start(f);
+            while let Some((vma, index)) = self.rmap_walk_next(&mut walk) {
+                let v = &self.vmas[vma as usize];
+                if v.locked && maps(v.pte(index + i)) {
+                    zero = false;
+                }
+            }
+        }
         let mut mapped = 0u8;
         let mut walk = self.rmap_walk_start(f);
         while let Some((vma, index)) = self.rmap_walk_next(&mut walk) {
-            let v = &mut self.vmas[vma as usize];
-            let p = v.pte(index + i);
-            if p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f {
-                *v.pte_mut(index + i) = (p & !PTE_FOLIO_MASK) | t;
-                mapped = mapped.saturating_add(1);
+            let p = self.vmas[vma as usize].pte(index + i);
+            if !maps(p) {
+                continue;
             }
+            let new = if zero {
+                self.zero_page_pte(p)
+            } else {
+                mapped = mapped.saturating_add(1);
+                (p & !PTE_FOLIO_MASK) | t
+            };
+            *self.vmas[vma as usize].pte_mut(index + i) = new;
         }
-        let _ = fo;
         if t != f && self.folio_anon_shared(f) {
             self.fork.as_mut().unwrap().set_shared(t, true);
         }

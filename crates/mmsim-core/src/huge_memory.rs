@@ -65,12 +65,12 @@
 //! folio with the head's flags, group, generation and swap slot, the PTEs
 //! pointing at them, and the tails on the caller's list.
 //!
-//! **Swap-in** (`thp.kernel = "6.13"`; mm/memory.c `alloc_swap_folio`, which
-//! 6.13 added for SWP_SYNCHRONOUS_IO devices): on zram a swap fault whose
+//! **Swap-in** (6.12/6.13; mm/memory.c `alloc_swap_folio`, added in v6.12
+//! by 242d12c98174 for SWP_SYNCHRONOUS_IO devices): on zram a swap fault whose
 //! folio left the swap cache reads a large folio back whole when its block
 //! is all swap entries of consecutive, equally aligned slots (see
-//! [`Sim::do_swap_page_large`]); 6.8 and 6.12 read one page (plus readahead
-//! on other devices). A fault that finds a large folio still in the swap
+//! [`Sim::do_swap_page_large`]); 6.8 reads one page (plus readahead on
+//! other devices), and so does every kernel on a device that is not zram. A fault that finds a large folio still in the swap
 //! cache maps it whole under 6.12 and 6.13, a page per fault under 6.8
 //! (`crate::fault_swapcache`).
 //!
@@ -416,7 +416,7 @@ pub struct MthpStats {
     /// non-zero).
     #[serde(default, skip_serializing_if = "crate::stats::is_zero")]
     pub nr_anon_partially_mapped: u64,
-    /// Folios of this size read back from swap whole (`swpin`, 6.13 on
+    /// Folios of this size read back from swap whole (`swpin`, 6.12+ on
     /// zram; in JSON only when non-zero).
     #[serde(default, skip_serializing_if = "crate::stats::is_zero")]
     pub swpin: u64,
@@ -461,7 +461,7 @@ pub(crate) struct Thp {
     /// The deferred split queues by group (`memcg->deferred_split_queue`,
     /// v6.12), grown on first use.
     pub split_queues: Vec<DeferredSplit>,
-    /// A swap fault may read a large folio whole: `kernel` 6.13, some order
+    /// A swap fault may read a large folio whole: `kernel` 6.12/6.13, some order
     /// allowed, swap on zram (one test on the swap-fault path).
     pub swapin_large: bool,
     /// `do_swap_page` maps a large swap-cache folio whole when its PTEs
@@ -494,7 +494,7 @@ impl Thp {
     pub(crate) fn new(cfg: &ThpConfig, zero_page: bool, zram: bool) -> Thp {
         let any = cfg.allows_large_folios();
         Thp {
-            swapin_large: cfg.kernel == ThpKernel::V6_13 && any && zram,
+            swapin_large: matches!(cfg.kernel, ThpKernel::V6_12 | ThpKernel::V6_13) && any && zram,
             swapcache_batch: matches!(cfg.kernel, ThpKernel::V6_12 | ThpKernel::V6_13),
             orders_plain: cfg.orders_for(false),
             orders_madv: cfg.orders_for(true),
@@ -747,7 +747,7 @@ impl Sim {
             };
             if anon && self.fork.is_some() && self.anon_forked(fo.space) {
                 // Remapped in every VMA of its anon_vma tree (`crate::fork`).
-                let m = self.split_remap_forked(&fo, f, i, t);
+                let m = self.split_remap_forked(f, i, t);
                 if i == 0 {
                     mapped_head = m;
                 } else {
@@ -912,7 +912,7 @@ impl Sim {
         }
     }
 
-    /// `alloc_swap_folio` (mm/memory.c, v6.13) and the rest of
+    /// `alloc_swap_folio` (mm/memory.c, v6.12) and the rest of
     /// `do_swap_page` for a large folio: on a SWP_SYNCHRONOUS_IO device
     /// (zram), with the faulting slot's folio not in the swap cache, the
     /// allowed orders below PMD size that are suitable in the VMA
@@ -925,8 +925,11 @@ impl Sim {
     /// zero-filled under the zeromap, filled without IO (under `zram-same`
     /// zram decompresses only its pages that are not same-filled:
     /// [`Sim::swap_read_large_zero`]); every PTE of the block
-    /// maps it (young at `index`), its slots are freed (the swap cache is
-    /// skipped) and `workingset_refault` sees the faulting slot's shadow.
+    /// maps it (every PTE young: `set_ptes` of one `mk_pte(page, vm_page_prot)`,
+    /// whose protection holds the accessed bit on x86 and arm64; dirty at a
+    /// store), its slots are freed (the swap cache is skipped) and
+    /// `workingset_refault` sees the faulting slot's shadow; no page is marked
+    /// accessed (no `folio_mark_accessed`): `folio_add_lru` places it.
     /// False leaves the fault to the order-0 path.
     pub(crate) fn do_swap_page_large(
         &mut self,
@@ -1051,7 +1054,7 @@ impl Sim {
         }
         let v = &mut self.vmas[vma as usize];
         for i in 0..n {
-            v.ptes[(start + i) as usize] = pte_present(f, start + i == index, write);
+            v.ptes[(start + i) as usize] = pte_present(f, true, write);
         }
         self.swap_free_nr(first, n);
         true

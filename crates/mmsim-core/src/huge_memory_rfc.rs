@@ -84,12 +84,14 @@ pub enum ThpKernel {
     /// before swap-out; only PMD size can be swapped out whole.
     #[serde(rename = "6.8")]
     V6_8,
-    /// v6.12: any order is swapped out whole when slots allow (v6.10+).
+    /// v6.12: any order is swapped out whole when slots allow (v6.10+), and
+    /// a swap fault on a SWP_SYNCHRONOUS_IO device (zram) reads a large
+    /// folio back whole (`alloc_swap_folio`, v6.12).
     #[default]
     #[serde(rename = "6.12")]
     V6_12,
-    /// v6.13: as 6.12, and a swap fault on a SWP_SYNCHRONOUS_IO device
-    /// (zram) reads a large folio back whole (`alloc_swap_folio`).
+    /// v6.13: as 6.12 (mmsim models no 6.13 change yet; 6.13's
+    /// `do_huge_zero_wp_pmd` is not modelled).
     #[serde(rename = "6.13")]
     V6_13,
     /// Seed 003's RFC v2 on v6.3-rc6 (see the module overview): every

@@ -95,6 +95,7 @@ mod page_writeback_domain;
 mod page_writeback_ratelimit;
 mod page_writeback_throttle;
 mod psi;
+mod pte_invariants;
 mod readahead;
 pub mod reclaim;
 mod result;

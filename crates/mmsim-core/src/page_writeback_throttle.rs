@@ -572,12 +572,47 @@ impl Sim {
 
     /// `WB_RECLAIMABLE` of group `m`'s wb down by `nr` pages
     /// (`folio_clear_dirty_for_io()`, `folio_account_cleaned()`: wherever
-    /// `NR_FILE_DIRTY` goes down).
+    /// `NR_FILE_DIRTY` goes down). Exact: the count is the dirty file pages
+    /// of the groups the wb serves ([`Sim::check_wb_reclaimable`]), so it
+    /// cannot go below 0; the subtraction still saturates (mmsim never
+    /// panics or wraps on any input), and a desync is caught by that
+    /// invariant check in the tests, not here.
     #[inline]
     pub(crate) fn bdp_account_cleaned(&mut self, m: crate::memcg::MemcgId, nr: u64) {
         let w = self.wb_index(m);
         let wb = self.wb_mut(w);
         wb.reclaimable = wb.reclaimable.saturating_sub(nr);
+    }
+
+    /// Invariant (`Sim::check_invariants`): each wb's `WB_RECLAIMABLE` is
+    /// the `NR_FILE_DIRTY` of the groups it serves (the root's wb: the root
+    /// and every group without a memcg domain; a group's own wb: that
+    /// group's), as `folio_account_dirtied()` and `folio_account_cleaned()`
+    /// move both together (`Sim::file_dirty_add`, `Sim::file_dirty_sub`).
+    pub(crate) fn check_wb_reclaimable(&self) -> Result<(), String> {
+        let mut want = vec![0u64; self.bdp.wbs.len()];
+        for (m, g) in self.memcgs.iter().enumerate() {
+            let w = self.wb_index(m as crate::memcg::MemcgId);
+            match want.get_mut(w) {
+                Some(n) => *n += g.nr_file_dirty,
+                None if g.nr_file_dirty == 0 => {}
+                None => {
+                    return Err(format!(
+                        "group {m}: {} dirty file pages but no wb {w}",
+                        g.nr_file_dirty
+                    ))
+                }
+            }
+        }
+        for (w, (wb, n)) in self.bdp.wbs.iter().zip(want).enumerate() {
+            if wb.reclaimable != n {
+                return Err(format!(
+                    "wb {w}: WB_RECLAIMABLE {} but its groups have {n} dirty file pages",
+                    wb.reclaimable
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The running task becomes `t` (`current`: the task of the event that
@@ -843,6 +878,12 @@ impl Sim {
     /// Wb `w`'s `WB_RECLAIMABLE`, 0 for a wb not created yet.
     pub(crate) fn wb_reclaimable(&self, w: usize) -> u64 {
         self.bdp.wbs.get(w).map_or(0, |wb| wb.reclaimable)
+    }
+
+    /// Wb `w`'s `WB_RECLAIMABLE`, for tests that break the invariant.
+    #[cfg(test)]
+    pub(crate) fn wb_reclaimable_mut(&mut self, w: usize) -> &mut u64 {
+        &mut self.bdp.wbs[w].reclaimable
     }
 
     /// `balance_dirty_pages()`'s loop (v6.12) for wb `w` and task `t`: the

@@ -955,7 +955,7 @@ impl Sim {
         self.check_swapcache_count()?;
         self.check_swap_slots_held()?;
         self.check_dirty_ranges()?;
-        self.check_file_pmds()?;
+        self.check_ptes()?;
         self.ra_slots.check(self.vmas.iter().map(|v| v.ra_slot))?;
         let mut on_lists = 0u64;
         let mut own = vec![0u64; self.memcgs.len()];

@@ -26,9 +26,14 @@
 //!   marked at the fault.
 //! * A store through a clean PTE that is a fault (a write-protect fault:
 //!   fork, swap cache) marks the page at the fault. Invariant: a clean PTE
-//!   over a clear bit means the kernel has that PTE writable and dirty, so
-//!   whatever write-protects a large folio's PTEs sets their bits first:
-//!   `copy_page_range` at a fork (`crate::fork`), and a read fault under
+//!   over a clear bit means the kernel has that PTE writable and dirty,
+//!   except in a folio shared by fork (`crate::fork`, its pages not
+//!   PageAnonExclusive), whose PTEs are all write-protected: there a store
+//!   is a `do_wp_page` fault that copies the page (v6.12 reuses no large
+//!   folio) and leaves the shared page zero-filled. `copy_page_range` at
+//!   the fork moves a dirty PTE's data to its page's bit; a page never
+//!   stored to keeps its bit clear. Whatever else write-protects a large
+//!   folio's PTEs sets their bits first: a read fault under
 //!   `machine.swap_zero_pages` (mmsim allocates the folio where the
 //!   kernel maps the zero page; its pages then count as data at a split).
 //!   A PTE made dirty for
@@ -51,14 +56,33 @@
 //! mapped to the zero page instead (`pte_mkspecial(my_zero_pfn)`,
 //! MM_ANONPAGES − 1); the page is then unmapped, so the caller frees it
 //! (the deferred split shrinker at once; reclaim at putback, as it does an
-//! unmapped page of a partially mapped folio). A read of such a PTE hits
+//! unmapped page of a partially mapped folio). Every split of an anonymous
+//! folio takes this path: v6.12 `__split_huge_page` passes
+//! `RMP_USE_SHARED_ZEROPAGE` for any anonymous folio (mm/huge_memory.c
+//! 3311 in 6.12.107), whoever splits it — the deferred split shrinker
+//! (underused or partially mapped), reclaim (`shrink_folio_list`: a
+//! partially mapped folio, or the split after `add_to_swap` failed),
+//! migration (`try_split_folio`, not modelled: mmsim's compaction moves a
+//! large folio whole); a partial unmap only queues the folio. (Reclaim
+//! of a large folio shared by fork is a departure: mmsim splits it before
+//! swap-out, `crate::fork`, where v6.12 `add_to_swap`s it whole, so that
+//! split, and the zero pages it maps, have no counterpart in the kernel
+//! there.) The split
+//! is to order 0 at each of those callers, so `PageCompound` never stops
+//! it. A folio shared by fork is walked in every VMA of its anon_vma
+//! tree (`Sim::split_remap_forked`): the zero page in each. A read of such a PTE hits
 //! the zero page; a store copies it (`wp_page_copy`, `crate::fault`). The
 //! zero page is set up for this at its first use even without
 //! `machine.zero_page` (then read faults still allocate, as before).
 //!
-//! Departures: a folio of a task that forked (`crate::fork`'s anon_vma
-//! tree) keeps every page mapped at a split; mlock is VM_LOCKED only
-//! (`folio_test_mlocked` is not modelled apart from it); with
+//! Departures: mlock is VM_LOCKED only (`folio_test_mlocked` is not
+//! modelled apart from it: a folio is taken as mlocked when a VMA that
+//! maps the page is VM_LOCKED). v6.12 `try_to_map_unused_to_zeropage`
+//! (mm/migrate.c) tests `folio_test_mlocked(folio) || VM_LOCKED` per VMA
+//! as `remove_migration_ptes` walks them; for a folio shared by fork
+//! `Sim::split_remap_forked` decides once for every VMA (any mapping VMA
+//! VM_LOCKED: the page keeps its folio in all), which is the kernel's
+//! outcome whenever a VM_LOCKED mapping has set PG_mlocked; with
 //! `[machine.tlb]` the clean PTEs of pages not yet stored to break a
 //! contpte or coalesced entry that the kernel's uniform dirty PTEs would
 //! allow; a large folio left mapped in the swap cache (`add_to_swap`
@@ -205,6 +229,7 @@ impl Sim {
             || fo.is_file()
             || fo.test(flags::SWAPCACHE)
             || self.vmas[vma as usize].kind != VmaKind::Anon
+            || self.folio_anon_shared(f)
         {
             return false;
         }
@@ -248,6 +273,26 @@ impl Sim {
         i: u32,
         t: FolioId,
     ) -> bool {
+        if !self.split_page_zero_filled(f, i, t) || self.vmas[fo.space as usize].locked {
+            return false;
+        }
+        let v = &self.vmas[fo.space as usize];
+        let pte = v.pte(fo.index + i);
+        if pte & PTE_PRESENT == 0 || pte & PTE_FOLIO_MASK != f {
+            return false;
+        }
+        let zpte = self.zero_page_pte(pte);
+        *self.vmas[fo.space as usize].pte_mut(fo.index + i) = zpte;
+        true
+    }
+
+    /// Whether page `i` of anonymous folio `f`, split off as folio `t`,
+    /// gets the zero page where it is mapped (`remap_page` with
+    /// `RMP_USE_SHARED_ZEROPAGE`, which v6.12 `__split_huge_page` passes for
+    /// every anonymous folio, and `pages_identical`): the 6.12 rule applies
+    /// and the page is zero-filled. Under `machine.swap_zero_pages` `t`
+    /// takes the page's own content (`NONZERO`).
+    pub(crate) fn split_page_zero_filled(&mut self, f: FolioId, i: u32, t: FolioId) -> bool {
         if !self.thp.content.on {
             return false;
         }
@@ -259,21 +304,22 @@ impl Sim {
                 self.folios[t].set(flags::NONZERO);
             }
         }
-        let v = &self.vmas[fo.space as usize];
-        if !zero || v.locked {
-            return false;
-        }
-        let pte = v.pte(fo.index + i);
-        if pte & PTE_PRESENT == 0 || pte & PTE_FOLIO_MASK != f {
-            return false;
-        }
+        zero
+    }
+
+    /// The PTE `try_to_map_unused_to_zeropage` writes over present PTE
+    /// `old`: the zero page (`pte_mkspecial(pfn_pte(my_zero_pfn,
+    /// vm_page_prot))`, mm/migrate.c v6.12), read-only, young as `old` was.
+    /// Departure: the kernel's PTE is young whatever `old` was
+    /// (`vm_page_prot` carries the accessed bit on x86 and arm64); not yet
+    /// changed here because DAMON, MGLRU's walk and khugepaged read the
+    /// bit and the change was not checked against the digest.
+    /// The zero page is set up at its first use.
+    pub(crate) fn zero_page_pte(&mut self, old: u32) -> u32 {
         if self.zero_folio == NIL {
             // ZERO_PAGE(0) without `machine.zero_page`: set up at first use.
             self.zero_folio = self.alloc_zero_folio();
         }
-        let zf = self.zero_folio;
-        *self.vmas[fo.space as usize].pte_mut(fo.index + i) =
-            pte_present(zf, pte & PTE_YOUNG != 0, false);
-        true
+        pte_present(self.zero_folio, old & PTE_YOUNG != 0, false)
     }
 }

@@ -614,7 +614,7 @@ impl Sim {
     }
 
     /// `swap_read_folio()` of large folio `f` swapped in whole from the
-    /// slots from `first` (v6.13 `alloc_swap_folio`): `None` when the folio
+    /// slots from `first` (v6.12+ `alloc_swap_folio`): `None` when the folio
     /// is filled without a bio, else the pages of the folio the swap device
     /// reads (the caller submits the bio and counts it: `pswpin` per page,
     /// `pgpgin` and the mTHP `swpin`, as `swap_read_folio_bdev_sync` does).

@@ -646,7 +646,9 @@ impl Sim {
 
     /// The dirty bit of present PTE `p` (page `off` of folio `g`) as the
     /// kernel has it: a clean PTE over a large folio's zero-filled page
-    /// under the 6.12 content bits is dirty there (`crate::split_zeropage`).
+    /// under the 6.12 content bits is dirty there (`crate::split_zeropage`),
+    /// except over a folio in the swap cache or shared by fork: those are
+    /// excluded and the PTE's own bit is returned.
     fn pte_dirty_as_kernel(&self, p: u32, g: FolioId, off: u32) -> bool {
         if p & PTE_DIRTY != 0 || !self.thp.content.on || g == self.zero_folio {
             return p & PTE_DIRTY != 0;
@@ -655,6 +657,7 @@ impl Sim {
         go.order > 0
             && !go.is_file()
             && !go.test(flags::SWAPCACHE)
+            && !self.folio_anon_shared(g)
             && off < 1 << go.order
             && !self.thp.content.test(self.folios.head_pfn(g) + off)
     }

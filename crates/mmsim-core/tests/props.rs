@@ -262,3 +262,66 @@ proptest! {
         prop_assert_eq!(a, b);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(12), ..ProptestConfig::default() })]
+
+    /// THP (PMD size and 64K) under 6.8 or 6.12 with the zero page, swap
+    /// on zram (large swap-in), forks and partial unmaps, and a task in a
+    /// v2 group with cgroup writeback writing files: the page-table
+    /// invariants (`pte_invariants.rs`: zero-page PTEs, anonymous
+    /// mapcounts) and each wb's `WB_RECLAIMABLE` hold after every chunk,
+    /// and runs repeat.
+    #[test]
+    fn thp_fork_zero_page_and_cgroup_writeback_invariants(
+        v6_12 in any::<bool>(),
+        codes in prop::collection::vec((any::<u8>(), 0u32..8000, any::<bool>()), 1..3000),
+    ) {
+        use mmsim_core::{ThpConfig, ThpEnabled, ThpKernel, ThpSizeConfig, ThpSizeEnabled};
+        let run = || {
+            let mut thp = ThpConfig {
+                kernel: if v6_12 { ThpKernel::V6_12 } else { ThpKernel::V6_8 },
+                enabled: ThpEnabled::Always,
+                ..Default::default()
+            };
+            thp.hugepages_64kb = ThpSizeConfig { enabled: ThpSizeEnabled::Always };
+            let cfg = MachineConfig {
+                memory: Size::from_pages(4096),
+                swap: DeviceConfig {
+                    size: Some(Size::from_pages(2048)),
+                    ..DeviceConfig::of(DeviceKind::Zram)
+                },
+                thp,
+                zero_page: true,
+                cgroup_writeback: true,
+                ..Default::default()
+            };
+            let mut sim = Sim::new(cfg).unwrap();
+            let g = sim.add_memcg(0, "g").unwrap();
+            let t = sim.add_task("t");
+            sim.attach_task(t, g).unwrap();
+            let anon = sim.mmap_anon(t, 3000).unwrap();
+            let file = sim.add_file("f", 6000).unwrap();
+            let map = sim.mmap_file(t, file, 0, 2000, false).unwrap();
+            let exec = sim.mmap_file(t, file, 2000, 500, true).unwrap();
+            for chunk in codes.chunks(300) {
+                let ev: Vec<Event> = chunk
+                    .iter()
+                    .map(|&(k, idx, w)| match k % 16 {
+                        14 => Event::Fork { vma: anon, pages: idx % 64 },
+                        15 => Event::Discard { vma: anon, index: idx % 3000, pages: 1 + idx % 40 },
+                        _ => event((k, idx, w), [anon, map, exec], file, true),
+                    })
+                    .collect();
+                sim.run(&ev);
+                sim.check_invariants().map_err(TestCaseError::fail)?;
+            }
+            let r = sim.finish();
+            prop_assert_eq!(r.access.hits + r.access.misses, r.access.accesses);
+            Ok(serde_json::to_string(&r).unwrap())
+        };
+        let a = run()?;
+        let b = run()?;
+        prop_assert_eq!(a, b);
+    }
+}

@@ -380,3 +380,41 @@ fn under_the_fair_schedule_another_task_runs_during_the_pause() {
     }
     assert_eq!(slept, [(647, 2_000_000, 20), (722, 4_000_000, 40)]);
 }
+
+/// `WB_RECLAIMABLE` is exact: a wb's count is the dirty file pages of the
+/// groups it serves, as writes dirty them and writeback cleans them;
+/// `Sim::check_invariants` compares the two.
+#[test]
+fn each_wbs_reclaimable_count_is_its_groups_dirty_pages_and_the_invariant_checks_it() {
+    let (mut s, g, file) = group_writer(CgroupVersion::V2);
+    for i in 0..40 {
+        write(&mut s, file, i);
+    }
+    // A root task's writes count in the root's wb.
+    let r = s.add_task("r");
+    let f2 = s.add_file("f2", 64).unwrap();
+    s.open(f2, r).unwrap();
+    for i in 0..10 {
+        write(&mut s, f2, i);
+    }
+    let gd = s.memcgs[g as usize].nr_file_dirty;
+    assert_eq!(gd, 40);
+    assert_eq!(s.wb_reclaimable(g as usize), 40);
+    assert_eq!(s.wb_reclaimable(0), s.memcgs[0].nr_file_dirty);
+    assert_eq!(s.wb_reclaimable(0), 10);
+    s.check_invariants().unwrap();
+    // One page too many in the group's wb: the check names it.
+    *s.wb_reclaimable_mut(g as usize) += 1;
+    assert_eq!(
+        s.check_invariants().unwrap_err(),
+        format!("wb {g}: WB_RECLAIMABLE 41 but its groups have 40 dirty file pages")
+    );
+    *s.wb_reclaimable_mut(g as usize) -= 1;
+    // Writeback cleans them: both counts fall together.
+    s.finish();
+    assert_eq!(
+        s.wb_reclaimable(g as usize),
+        s.memcgs[g as usize].nr_file_dirty
+    );
+    s.check_invariants().unwrap();
+}

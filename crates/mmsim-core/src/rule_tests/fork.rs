@@ -374,7 +374,11 @@ fn a_shared_large_folio_is_split_in_both_tasks_before_swap_out() {
     let mut s = super::thp::thp_machine(8192, Some(1024), thp);
     let t = s.add_task("p");
     let vma = s.mmap_anon(t, 16).unwrap();
-    access(&mut s, vma, 0, true);
+    // Every page stored to: none is zero-filled, so the split (v6.12)
+    // maps none to the zero page (`crate::split_zeropage`).
+    for i in 0..16 {
+        access(&mut s, vma, i, true);
+    }
     let c = s.fork_task(t).unwrap();
     let cvma = s.task_vmas(c).unwrap()[0];
     let big = pte_folio(&s, vma, 0);

@@ -4,7 +4,8 @@
 //! `thp_underused_split_page`, `shrink_underused`; `crate::deferred_split`):
 //! a PMD THP with 3 pages written maps 509 zero-page PTEs at its split
 //! (by reclaim or by the shrinker) and frees 509 pages; `max_ptes_none`
-//! decides which whole THPs the shrinker splits; 6.8 keeps every page.
+//! decides which whole THPs the shrinker splits; 6.8 keeps every page; a
+//! THP shared by fork gets the zero page in the parent and the child.
 
 use super::thp::thp_machine;
 use super::*;
@@ -235,13 +236,23 @@ fn after_a_fork_a_fresh_thps_later_stores_are_hits_and_a_shared_thps_are_faults(
     let (mut s, shared, f) = thp_written(ThpKernel::V6_12, 511, None, &[0, 100]);
     let t = s.vmas[shared as usize].task;
     s.fork_task(t).unwrap();
-    // copy_page_range write-protects every PTE of the shared THP: a store
-    // to a page not yet stored to is a write-protect fault too.
+    // copy_page_range write-protects every PTE of the shared THP; the data
+    // of the two stored pages moves from their dirty PTEs to their bits,
+    // the 510 others stay zero-filled.
     let head = s.folios.head_pfn(f);
-    assert!((0..512).all(|i| s.thp.content.test(head + i)));
+    let data = (0..512)
+        .filter(|&i| s.thp.content.test(head + i))
+        .collect::<Vec<_>>();
+    assert_eq!(data, [0, 100]);
+    // A store to a page not yet stored to is a write-protect fault that
+    // copies it (order 0): the shared page stays zero-filled.
     let base = s.vm.pgfault;
     write(&mut s, shared, 300);
     assert_eq!(s.vm.pgfault, base + 1);
+    assert_ne!(s.vmas[shared as usize].pte(300) & PTE_FOLIO_MASK, f);
+    assert_eq!(s.fork_stats().cow_copies, 1);
+    assert!(s.page_zero_filled(f, 300));
+    assert!(!s.thp.content.test(head + 300));
     // A THP faulted after the fork: one fault, then two hits.
     let vma = s.mmap_anon(t, 512).unwrap();
     let base = s.vm.pgfault;
@@ -253,6 +264,82 @@ fn after_a_fork_a_fresh_thps_later_stores_are_hits_and_a_shared_thps_are_faults(
     assert_eq!(s.folios[g].order, 9);
     assert_eq!((s.vm.pgfault - base, s.acc.hits - hits), (1, 2));
     s.check_invariants().unwrap();
+}
+
+/// [`thp_written`] with pages [`THREE`] stored, then forked: (machine,
+/// parent VMA, child VMA, THP).
+fn thp_forked(max_ptes_none: u32, swap: Option<u64>) -> (Sim, u32, u32, FolioId) {
+    let (mut s, vma, f) = thp_written(ThpKernel::V6_12, max_ptes_none, swap, &THREE);
+    let t = s.vmas[vma as usize].task;
+    let c = s.fork_task(t).unwrap();
+    let cvma = s.task_vmas(c).unwrap()[0];
+    assert_eq!(s.folios[f].mapcount, 255, "512 PTEs, saturated");
+    (s, vma, cvma, f)
+}
+
+#[test]
+fn the_shrinker_maps_a_forked_thps_zero_filled_pages_to_the_zero_page_in_both_tasks() {
+    // v6.12 remove_migration_ptes walks every VMA of the anon_vma, and
+    // try_to_map_unused_to_zeropage tests the page, not its mapcount.
+    let (mut s, vma, cvma, f) = thp_forked(409, None);
+    assert!(s.thp_underused(f));
+    assert_eq!(s.deferred_split_scan(0, 1), (1, false));
+    assert_eq!(s.vm.thp_underused_split_page, 1);
+    assert_eq!((zero_ptes(&s, vma), zero_ptes(&s, cvma)), (509, 509));
+    // The 509 pages are freed; the three written ones stay, each mapped
+    // by both tasks.
+    assert_eq!(used(&s), 3);
+    for i in THREE {
+        let p = s.vmas[vma as usize].pte(i);
+        let g = p & PTE_FOLIO_MASK;
+        assert!(p & PTE_PRESENT != 0 && g != s.zero_folio);
+        assert_eq!(s.vmas[cvma as usize].pte(i) & PTE_FOLIO_MASK, g);
+        assert_eq!((s.folios[g].order, s.folios[g].mapcount), (0, 2));
+    }
+    let (pt, ct) = (s.vmas[vma as usize].task, s.vmas[cvma as usize].task);
+    assert_eq!(s.mm_counters(pt).unwrap().anon, 3);
+    assert_eq!(s.mm_counters(ct).unwrap().anon, 3);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn reclaim_splitting_a_forked_thp_frees_its_zero_filled_pages_from_both_tasks() {
+    // Pins a departure: mmsim splits a shared large folio before swap-out
+    // (`crate::fork`), where v6.12 `add_to_swap`s the whole THP; this
+    // outcome is mmsim's, not the kernel's. The split maps the 509 zero-filled pages to the zero page in the
+    // parent and the child, and only the three written pages are
+    // swapped, each slot referenced by both tasks' swap PTEs.
+    let (mut s, vma, cvma, f) = thp_forked(511, Some(1024));
+    assert_eq!(super::filefolio::reclaim_one(&mut s, f).0, 3);
+    assert_eq!(s.vm.thp_split_page, 1);
+    assert_eq!(s.vm.pswpout, 3);
+    assert_eq!((zero_ptes(&s, vma), zero_ptes(&s, cvma)), (509, 509));
+    assert_eq!(used(&s), 0);
+    for i in THREE {
+        let p = s.vmas[vma as usize].pte(i);
+        assert!(p != 0 && p & PTE_PRESENT == 0, "page {i} swapped");
+        assert_eq!(s.vmas[cvma as usize].pte(i), p);
+        assert_eq!(s.fork_swap_refs(p - 1), 2);
+    }
+    assert_eq!(s.swap.as_ref().unwrap().used, 3);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn a_forked_thp_whose_parent_vma_is_mlocked_keeps_every_page_in_both_tasks() {
+    // folio_test_mlocked(folio): the parent's VM_LOCKED mlocked the folio,
+    // so the child's mapping (VM_LOCKED is not inherited) keeps it too.
+    let (mut s, vma, cvma, f) = thp_forked(409, None);
+    s.vmas[vma as usize].locked = true;
+    assert_eq!(s.deferred_split_scan(0, 1), (1, false));
+    assert_eq!(s.folios[f].order, 0);
+    assert_eq!((zero_ptes(&s, vma), zero_ptes(&s, cvma)), (0, 0));
+    assert_eq!(used(&s), 512);
+    for i in [1, 200, 511] {
+        let g = s.vmas[vma as usize].pte(i) & PTE_FOLIO_MASK;
+        assert_eq!(s.vmas[cvma as usize].pte(i) & PTE_FOLIO_MASK, g);
+        assert_eq!(s.folios[g].mapcount, 2);
+    }
 }
 
 #[test]
@@ -321,4 +408,68 @@ fn a_migrated_thps_destination_is_queued_again_as_its_source_was() {
     assert!(s.folios[d].test(flags::DEFERRED_QUEUED));
     assert!(s.folios[d].test(flags::PARTIALLY_MAPPED));
     assert_eq!(s.vm.thp_deferred_split_page, 2);
+}
+
+/// `Sim::check_invariants` on zero-page PTEs (`crate::pte_invariants`): a
+/// zero-page PTE is read-only (clean) and the zero page has no mapcount;
+/// an anonymous folio's mapcount is its present PTEs.
+#[test]
+fn the_invariants_catch_a_dirty_zero_page_pte_a_mapped_zero_page_and_a_wrong_mapcount() {
+    let (mut s, vma, _) = thp_written(ThpKernel::V6_12, 409, None, &THREE);
+    assert_eq!(s.deferred_split_scan(0, 1), (1, false));
+    s.check_invariants().unwrap();
+    let v = vma as usize;
+    let p = s.vmas[v].pte(1);
+    assert_eq!(p & PTE_FOLIO_MASK, s.zero_folio);
+    *s.vmas[v].pte_mut(1) = p | crate::mem::pagetable::PTE_DIRTY;
+    assert_eq!(
+        s.check_invariants().unwrap_err(),
+        format!("VMA {vma} page 1: a dirty PTE maps the zero page")
+    );
+    *s.vmas[v].pte_mut(1) = p;
+    let z = s.zero_folio;
+    s.folios[z].mapcount = 1;
+    assert_eq!(
+        s.check_invariants().unwrap_err(),
+        format!("zero page {z}: mapcount 1, list 255, swap 0, order 0")
+    );
+    s.folios[z].mapcount = 0;
+    s.folios[z].lru = 0;
+    assert_eq!(
+        s.check_invariants().unwrap_err(),
+        format!("zero page {z}: mapcount 0, list 0, swap 0, order 0")
+    );
+    s.folios[z].lru = crate::mem::folio::NO_LIST;
+    s.folios[z].swap = 7;
+    assert_eq!(
+        s.check_invariants().unwrap_err(),
+        format!("zero page {z}: mapcount 0, list 255, swap 7, order 0")
+    );
+    s.folios[z].swap = 0;
+    s.folios[z].order = 1;
+    assert_eq!(
+        s.check_invariants().unwrap_err(),
+        format!("zero page {z}: mapcount 0, list 255, swap 0, order 1")
+    );
+    s.folios[z].order = 0;
+    let g = s.vmas[v].pte(100) & PTE_FOLIO_MASK;
+    s.folios[g].mapcount = 2;
+    assert_eq!(
+        s.check_invariants().unwrap_err(),
+        format!("anonymous folio {g} (order 0): mapcount 2 but 1 PTEs map it")
+    );
+    s.folios[g].mapcount = 1;
+    s.check_invariants().unwrap();
+    // A file VMA mapping the zero page (`do_read_fault` maps the page
+    // cache's folio, never the zero page).
+    let t = s.vmas[v].task;
+    let file = s.add_file("f", 4).unwrap();
+    let fv = s.mmap_file(t, file, 0, 4, false).unwrap();
+    *s.vmas[fv as usize].pte_mut(2) = p;
+    assert_eq!(
+        s.check_invariants().unwrap_err(),
+        format!("file VMA {fv} page 2 maps the zero page")
+    );
+    *s.vmas[fv as usize].pte_mut(2) = 0;
+    s.check_invariants().unwrap();
 }
