@@ -29,6 +29,7 @@ use crate::config::SoftLimitReclaim;
 use crate::memcg::MemcgId;
 use crate::reclaim::{Reclaimer, ScanControl, SWAP_CLUSTER_MAX};
 use crate::sim::Sim;
+use crate::tracepoint::TpEvent;
 
 /// `SOFTLIMIT_EVENTS_TARGET`: page events between soft-limit tree updates.
 pub(crate) const SOFTLIMIT_EVENTS_TARGET: u64 = 1024;
@@ -188,7 +189,17 @@ impl Sim {
         sc.target = m;
         sc.memcg = m;
         sc.lock_owner = outer.lock_owner; // the same task
+        if self.tp.is_some() {
+            let e = TpEvent::MemcgSoftlimitReclaimBegin;
+            self.trace_vmscan(sc.now(), Some(m), e);
+        }
         self.shrink_lruvec(&mut sc, rules);
+        if self.tp.is_some() {
+            let e = TpEvent::MemcgSoftlimitReclaimEnd {
+                nr_reclaimed: sc.nr_reclaimed,
+            };
+            self.trace_vmscan(sc.now(), Some(m), e);
+        }
         outer.lock_owner = sc.lock_owner;
         outer.cpu_ns += sc.cpu_ns;
         outer.prof.add(&sc.prof);

@@ -638,3 +638,50 @@ fn soft_limit_reclaim_is_skipped_for_a_higher_order_reclaim() {
     assert_eq!(s.memcg_report(a).pgsteal, 512);
     s.check_invariants().unwrap();
 }
+
+/// v6.1/v6.12 `mem_cgroup_shrink_node()` (mm/vmscan.c) wraps its one
+/// `shrink_lruvec()` in `mm_vmscan_memcg_softlimit_reclaim_begin` and
+/// `_end` (with that call's `nr_reclaimed`): each round of soft-limit
+/// reclaim over the offender is one begin/end pair around its batches.
+/// Here 16 rounds of 32 clean file pages each, 512 in all.
+#[test]
+fn soft_limit_reclaim_emits_a_begin_end_pair_per_shrink_node() {
+    use crate::reclaim::{Reclaimer, ScanControl, SWAP_CLUSTER_MAX};
+    use crate::tracepoint::{TpEvent, TracepointConfig, Tracer};
+    let (mut s, _, _, fa, _) = soft_limit_machine(crate::config::SoftLimitReclaim::Tree);
+    for i in 0..2048 {
+        s.step(&Event::FileRead {
+            file: fa,
+            index: i,
+            pages: 1,
+        });
+    }
+    s.tp = Tracer::new(&TracepointConfig {
+        events: vec!["vmscan:*".into()],
+        max_events: 10_000,
+        ..Default::default()
+    });
+    let mut sc = ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, s.clock);
+    let (reclaimed, _) = s.memcg1_soft_limit_reclaim(&mut sc);
+    assert_eq!(reclaimed, 512);
+    let tp = s.tp.take().unwrap();
+    let kinds: Vec<String> = tp
+        .records
+        .iter()
+        .filter_map(|r| match r.event {
+            TpEvent::MemcgSoftlimitReclaimBegin => Some("begin".to_string()),
+            TpEvent::MemcgSoftlimitReclaimEnd { nr_reclaimed } => {
+                Some(format!("end {nr_reclaimed}"))
+            }
+            TpEvent::LruShrinkInactive { nr_reclaimed, .. } => {
+                Some(format!("batch {nr_reclaimed}"))
+            }
+            _ => None,
+        })
+        .collect();
+    let round = ["begin", "batch 32", "end 32"];
+    assert_eq!(kinds.len(), 16 * 3, "{kinds:?}");
+    for r in kinds.chunks(3) {
+        assert_eq!(r, round);
+    }
+}
