@@ -428,6 +428,15 @@ pub struct PolicyConfig {
     /// the test). Written to results only when false.
     #[serde(default = "default_true", skip_serializing_if = "is_true")]
     pub pgdat_dirty_guard: bool,
+    /// v1 soft limits (`soft_limit_reclaim = "tree"`): kswapd runs
+    /// `memcg1_soft_limit_reclaim()` one `mem_cgroup_shrink_node()` per step
+    /// of its clock, as the kernel's kswapd frees those pages one after the
+    /// other while the tasks run (and may enter direct reclaim, each with a
+    /// soft-limit pass of its own, the offender kswapd holds being out of
+    /// the tree meanwhile). False (default): the whole pass in one step, so
+    /// that all of its pages are free at its start. Written only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub kswapd_soft_limit_rounds: bool,
     /// The writer's `balance_dirty_pages()` pause (`crate::page_writeback_throttle`) and
     /// background writeback per wb (`crate::wb_over_bg_thresh`); default off.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -474,6 +483,7 @@ impl Default for PolicyConfig {
             mglru_reset_tier_bits: false,
             mglru_common_reactivation: false,
             pgdat_dirty_guard: true,
+            kswapd_soft_limit_rounds: false,
             dirty_throttle: false,
             watermark_boost_factor: 0,
             rmqueue_fallback: RmqueueFallback::default(),

@@ -38,6 +38,39 @@ pub(crate) const MEM_CGROUP_MAX_RECLAIM_LOOPS: u32 = 100;
 /// `MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS`: fruitless offenders tried.
 pub(crate) const MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS: u32 = 2;
 
+/// Where `memcg1_soft_limit_reclaim()`'s loop is (kswapd's, resumed step
+/// by step under `policy.kswapd_soft_limit_rounds`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SoftPass {
+    /// `nr_reclaimed` so far.
+    pub reclaimed: u64,
+    /// `*total_scanned` so far.
+    pub scanned: u64,
+    /// `next_mz`: the offender to try after a fruitless one.
+    next: Option<MemcgId>,
+    /// `loop`: offenders finished.
+    loops: u32,
+    /// The `mem_cgroup_soft_reclaim()` under way.
+    round: Option<SoftRound>,
+}
+
+/// Where one `mem_cgroup_soft_reclaim()` is.
+#[derive(Clone, Copy, Debug)]
+struct SoftRound {
+    /// The offender (`root_memcg`).
+    root: MemcgId,
+    /// Its excess when the call started.
+    excess: u64,
+    /// Pages reclaimed so far (`total`).
+    total: u64,
+    /// Pages scanned so far.
+    scanned: u64,
+    /// Walks of the subtree finished (`loop`).
+    loops: u32,
+    /// The last group shrunk (`victim`).
+    victim: Option<MemcgId>,
+}
+
 impl Sim {
     /// `soft_limit_excess()`: pages over the soft limit.
     pub(crate) fn soft_limit_excess(&self, m: MemcgId) -> u64 {
@@ -109,72 +142,95 @@ impl Sim {
     /// (`sc->order > 0`: direct reclaim for a large folio, kswapd's
     /// reclaim order) does no soft-limit reclaim.
     pub(crate) fn memcg1_soft_limit_reclaim(&mut self, outer: &mut ScanControl) -> (u64, u64) {
-        if outer.order > 0 {
-            return (0, 0);
-        }
-        let (mut reclaimed, mut scanned) = (0, 0);
-        let mut next: Option<MemcgId> = None;
-        let mut loops = 0;
-        loop {
-            let m = match next.take() {
-                Some(m) => m,
-                None => match self.soft_tree_pop_largest() {
-                    Some(m) => m,
-                    None => break,
-                },
-            };
-            let (r, s) = self.mem_cgroup_soft_reclaim(m, outer);
-            reclaimed += r;
-            scanned += s;
-            if r == 0 {
-                next = self.soft_tree_pop_largest();
-            }
-            let excess = self.soft_limit_excess(m);
-            self.soft_tree_insert(m, excess);
-            loops += 1;
-            if reclaimed == 0 && (next.is_none() || loops > MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS)
-            {
-                break;
-            }
-            if reclaimed > 0 {
-                break;
-            }
-        }
+        let mut pass = SoftPass::default();
+        while !self.soft_limit_reclaim_step(&mut pass, outer) {}
         // A group taken for a next try that did not happen stays out of the
         // tree until its next update, as in the kernel.
-        (reclaimed, scanned)
+        (pass.reclaimed, pass.scanned)
     }
 
-    /// `mem_cgroup_soft_reclaim()`: rounds over `root`'s subtree, each
-    /// group shrunk at priority 0, until its excess is gone, or after two
-    /// rounds if nothing came back or a quarter of the excess did.
-    fn mem_cgroup_soft_reclaim(&mut self, root: MemcgId, outer: &mut ScanControl) -> (u64, u64) {
-        let excess = self.soft_limit_excess(root);
-        let (mut total, mut scanned) = (0u64, 0u64);
-        let mut rounds = 0;
-        let mut victim: Option<MemcgId> = None;
+    /// One `mem_cgroup_shrink_node()` of `memcg1_soft_limit_reclaim()`'s
+    /// loop (and the bookkeeping around it), resuming `pass`; true when the
+    /// loop is over. [`Sim::memcg1_soft_limit_reclaim`] runs the steps back
+    /// to back; kswapd under `policy.kswapd_soft_limit_rounds` runs one per
+    /// step of its clock.
+    pub(crate) fn soft_limit_reclaim_step(
+        &mut self,
+        pass: &mut SoftPass,
+        outer: &mut ScanControl,
+    ) -> bool {
+        if outer.order > 0 {
+            return true;
+        }
+        let mut round = match pass.round.take() {
+            Some(r) => r,
+            None => {
+                let m = match pass.next.take() {
+                    Some(m) => m,
+                    None => match self.soft_tree_pop_largest() {
+                        Some(m) => m,
+                        None => return true,
+                    },
+                };
+                SoftRound {
+                    root: m,
+                    excess: self.soft_limit_excess(m),
+                    total: 0,
+                    scanned: 0,
+                    loops: 0,
+                    victim: None,
+                }
+            }
+        };
+        if !self.mem_cgroup_soft_reclaim_step(&mut round, outer) {
+            pass.round = Some(round);
+            return false;
+        }
+        // mem_cgroup_soft_reclaim() returned `round.total`.
+        let m = round.root;
+        pass.reclaimed += round.total;
+        pass.scanned += round.scanned;
+        if round.total == 0 {
+            pass.next = self.soft_tree_pop_largest();
+        }
+        let excess = self.soft_limit_excess(m);
+        self.soft_tree_insert(m, excess);
+        pass.loops += 1;
+        if pass.reclaimed == 0
+            && (pass.next.is_none() || pass.loops > MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS)
+        {
+            return true;
+        }
+        pass.reclaimed > 0
+    }
+
+    /// `mem_cgroup_soft_reclaim()` up to and including its next
+    /// `mem_cgroup_shrink_node()`: rounds over `root`'s subtree, each group
+    /// shrunk at priority 0, until its excess is gone, or after two rounds
+    /// if nothing came back or a quarter of the excess did. True when it
+    /// has returned.
+    fn mem_cgroup_soft_reclaim_step(&mut self, r: &mut SoftRound, outer: &mut ScanControl) -> bool {
         loop {
-            victim = match victim {
-                None => Some(root),
-                Some(v) => self.mem_cgroup_iter(root, v),
+            r.victim = match r.victim {
+                None => Some(r.root),
+                Some(v) => self.mem_cgroup_iter(r.root, v),
             };
-            let Some(v) = victim else {
-                rounds += 1;
-                if rounds >= 2
-                    && (total == 0 || total >= excess >> 2 || rounds > MEM_CGROUP_MAX_RECLAIM_LOOPS)
+            let Some(v) = r.victim else {
+                r.loops += 1;
+                if r.loops >= 2
+                    && (r.total == 0
+                        || r.total >= r.excess >> 2
+                        || r.loops > MEM_CGROUP_MAX_RECLAIM_LOOPS)
                 {
-                    break;
+                    return true;
                 }
                 continue;
             };
-            let (r, s) = self.mem_cgroup_shrink_node(v, outer);
-            total += r;
-            scanned += s;
-            if self.soft_limit_excess(root) == 0 {
-                break;
-            }
+            let (got, scanned) = self.mem_cgroup_shrink_node(v, outer);
+            r.total += got;
+            r.scanned += scanned;
+            return self.soft_limit_excess(r.root) == 0;
         }
-        (total, scanned)
     }
 
     /// `mem_cgroup_shrink_node()`: `shrink_lruvec` of group `m` alone at

@@ -685,3 +685,55 @@ fn soft_limit_reclaim_emits_a_begin_end_pair_per_shrink_node() {
         assert_eq!(r, round);
     }
 }
+
+/// v6.1/v6.12 `balance_pgdat()` runs the soft-limit pass
+/// (`memcg1_soft_limit_reclaim`) one `mem_cgroup_shrink_node()` after the
+/// other on kswapd's own time. With `policy.kswapd_soft_limit_rounds` each
+/// kswapd step is one of them: the offender a (2,048 clean file pages over
+/// a zero soft limit) gives 32 pages a step for 16 steps; the 17th finds
+/// the walk's end (`mem_cgroup_iter` NULL) with a quarter of the excess
+/// (512) back, ends the pass and goes on to `kswapd_shrink_node()`.
+/// Without it the first step takes all 512 at once.
+#[test]
+fn kswapd_soft_limit_pass_runs_one_shrink_node_per_step() {
+    use crate::page_alloc::MigrateType;
+    let mut got = Vec::new();
+    for on in [false, true] {
+        let (mut s, a, _, fa, _) = soft_limit_machine(crate::config::SoftLimitReclaim::Tree);
+        s.cfg.policy.kswapd_soft_limit_rounds = on;
+        for i in 0..2048 {
+            s.step(&Event::FileRead {
+                file: fa,
+                index: i,
+                pages: 1,
+            });
+        }
+        let mut held = Vec::new();
+        while s.node.free > s.node.wmark_high {
+            held.push(s.phys.zone.alloc_pages(0, MigrateType::Movable).unwrap());
+            s.node.free -= 1;
+        }
+        s.kswapd.running = true;
+        s.kswapd.priority = crate::reclaim::DEF_PRIORITY;
+        let mut steps = Vec::new();
+        for _ in 0..17 {
+            let before = s.kswapd.clock;
+            s.kswapd_step();
+            steps.push((
+                s.memcg_report(a).pgsteal,
+                s.kswapd.soft.is_some(),
+                s.kswapd.clock > before,
+            ));
+        }
+        got.push(steps);
+    }
+    assert_eq!(
+        got[0][0],
+        (512, false, true),
+        "off: the whole pass in one step"
+    );
+    let on: Vec<_> = (1..=17u64)
+        .map(|i| (32 * i.min(16), i < 17, true))
+        .collect();
+    assert_eq!(got[1], on, "on: 32 pages a step, the pass over at the 17th");
+}
