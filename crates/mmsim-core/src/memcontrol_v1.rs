@@ -17,7 +17,9 @@
 //!   the next offender if nothing came back, and gives up after
 //!   MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS fruitless tries. Normal reclaim
 //!   then runs anyway. The walks start at the offender each time (the
-//!   kernel resumes a shared cursor).
+//!   kernel resumes a shared cursor). kswapd runs the pass in one step of
+//!   its clock, or, under `policy.kswapd_soft_limit_rounds`, one
+//!   `mem_cgroup_shrink_node()` per step, as the kernel's frees come.
 //! * `seed-004` — 3.12-rc1's "memcg: integrate soft reclaim tighter with
 //!   zone shrinking code" (reverted before 3.12): each `shrink_node` pass
 //!   first visits only the groups that are, or have an ancestor, over their
