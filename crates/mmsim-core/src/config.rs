@@ -1059,6 +1059,7 @@ impl MachineConfig {
             ));
         }
         crate::memcg_stats::validate_policy(&self.policy)?;
+        crate::memcontrol_v1::validate_kswapd_soft_limit_rounds(self)?;
         if self.policy.min_ttl_ms > u32::MAX as u64 {
             return Err(ConfigError::new(
                 "machine.policy.min_ttl_ms",

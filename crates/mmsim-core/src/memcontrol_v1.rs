@@ -40,6 +40,37 @@ pub(crate) const MEM_CGROUP_MAX_RECLAIM_LOOPS: u32 = 100;
 /// `MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS`: fruitless offenders tried.
 pub(crate) const MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS: u32 = 2;
 
+/// Checks `policy.kswapd_soft_limit_rounds`: kswapd's pass round by round
+/// exists only where kswapd runs the tree's `memcg1_soft_limit_reclaim()`,
+/// i.e. `soft_limit_reclaim = "tree"` on the classic LRU lists (v6.12
+/// `memcg1_soft_limit_reclaim()` returns at once when `lru_gen_enabled()`;
+/// seed 004 and `off` have no such pass). Set anywhere else it would be
+/// ignored, so it is refused, naming the field.
+pub(crate) fn validate_kswapd_soft_limit_rounds(
+    cfg: &crate::config::MachineConfig,
+) -> Result<(), crate::config::ConfigError> {
+    if !cfg.policy.kswapd_soft_limit_rounds {
+        return Ok(());
+    }
+    let why = if cfg.policy.name == crate::config::PolicyName::Mglru {
+        "policy.name = \"mglru\" models no soft-limit pass in kswapd (lru_gen kernels skip \
+         memcg1_soft_limit_reclaim(): use a classic LRU policy, or leave it out)"
+            .to_string()
+    } else if cfg.soft_limit_reclaim != SoftLimitReclaim::Tree {
+        format!(
+            "soft_limit_reclaim = \"{}\" models no soft-limit pass in kswapd (only the v1 tree \
+             does: set soft_limit_reclaim = \"tree\", or leave it out)",
+            cfg.soft_limit_reclaim.name()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(crate::config::ConfigError::new(
+        "machine.policy.kswapd_soft_limit_rounds",
+        format!("true is set, but mmsim's {why}"),
+    ))
+}
+
 /// Where `memcg1_soft_limit_reclaim()`'s loop is (kswapd's, resumed step
 /// by step under `policy.kswapd_soft_limit_rounds`).
 #[derive(Clone, Copy, Debug, Default)]

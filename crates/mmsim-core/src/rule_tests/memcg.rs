@@ -437,7 +437,15 @@ fn scheduled_knob_writes_apply_when_the_clock_reaches_them() {
 fn soft_limit_machine(
     design: crate::config::SoftLimitReclaim,
 ) -> (Sim, crate::memcg::MemcgId, crate::memcg::MemcgId, u32, u32) {
-    let cfg = MachineConfig {
+    soft_limit_machine_swap(design, None)
+}
+
+/// [`soft_limit_machine`] with `swap` pages of zram swap (none: no swap).
+fn soft_limit_machine_swap(
+    design: crate::config::SoftLimitReclaim,
+    swap: Option<u64>,
+) -> (Sim, crate::memcg::MemcgId, crate::memcg::MemcgId, u32, u32) {
+    let mut cfg = MachineConfig {
         memory: Size::from_pages(8192),
         soft_limit_reclaim: design,
         policy: PolicyConfig {
@@ -447,6 +455,12 @@ fn soft_limit_machine(
         },
         ..Default::default()
     };
+    if let Some(pages) = swap {
+        cfg.swap = DeviceConfig {
+            size: Some(Size::from_pages(pages)),
+            ..DeviceConfig::of(DeviceKind::Zram)
+        };
+    }
     let mut s = Sim::new(cfg).unwrap();
     let a = s.add_memcg(0, "a").unwrap();
     let b = s.add_memcg(0, "b").unwrap();
@@ -692,14 +706,21 @@ fn soft_limit_reclaim_emits_a_begin_end_pair_per_shrink_node() {
 /// kswapd step is one of them: the offender a (2,048 clean file pages over
 /// a zero soft limit) gives 32 pages a step for 16 steps; the 17th finds
 /// the walk's end (`mem_cgroup_iter` NULL) with a quarter of the excess
-/// (512) back, ends the pass and goes on to `kswapd_shrink_node()`.
-/// Without it the first step takes all 512 at once.
+/// (512) back, ends the pass, adds its 512 pages to the iteration's
+/// `sc.nr_reclaimed` and goes on to `kswapd_shrink_node()` (which frees
+/// nothing more at priority 12). `kswapd_age_node()` runs once, at the
+/// pass's first step, as the kernel ages once per priority iteration:
+/// group b's 1,024 active anon pages (none inactive; 4,096 pages of swap)
+/// lose 32 to the inactive list then, not 32 a step, and 32 more in
+/// `shrink_node()`'s own deactivation at the step that ends the pass.
+/// Without the option the first step does it all.
 #[test]
 fn kswapd_soft_limit_pass_runs_one_shrink_node_per_step() {
     use crate::page_alloc::MigrateType;
     let mut got = Vec::new();
     for on in [false, true] {
-        let (mut s, a, _, fa, _) = soft_limit_machine(crate::config::SoftLimitReclaim::Tree);
+        let tree = crate::config::SoftLimitReclaim::Tree;
+        let (mut s, a, b, fa, _) = soft_limit_machine_swap(tree, Some(4096));
         s.cfg.policy.kswapd_soft_limit_rounds = on;
         for i in 0..2048 {
             s.step(&Event::FileRead {
@@ -707,6 +728,20 @@ fn kswapd_soft_limit_pass_runs_one_shrink_node_per_step() {
                 index: i,
                 pages: 1,
             });
+        }
+        // 1,024 anon pages of group b (no soft limit), made active.
+        let t = s.add_task("anon");
+        s.attach_task(t, b).unwrap();
+        let vma = s.mmap_anon(t, 1024).unwrap();
+        for i in 0..1024 {
+            let f = fault_anon(&mut s, vma, i);
+            if list_of(&s, f) == LruList::InactiveAnon {
+                let lv = &mut s.memcgs[b as usize].lruvec;
+                lv.lists[LruList::InactiveAnon as usize].unlink(&mut s.folios, f);
+                s.folios[f].set(flags::ACTIVE);
+                let active = LruList::ActiveAnon as u8;
+                lv.lists[active as usize].push_head(&mut s.folios, f, active);
+            }
         }
         let mut held = Vec::new();
         while s.node.free > s.node.wmark_high {
@@ -717,23 +752,28 @@ fn kswapd_soft_limit_pass_runs_one_shrink_node_per_step() {
         s.kswapd.priority = crate::reclaim::DEF_PRIORITY;
         let mut steps = Vec::new();
         for _ in 0..17 {
-            let before = s.kswapd.clock;
             s.kswapd_step();
+            let inactive_anon =
+                s.memcgs[b as usize].lruvec.lists[LruList::InactiveAnon as usize].pages;
             steps.push((
                 s.memcg_report(a).pgsteal,
                 s.kswapd.soft.is_some(),
-                s.kswapd.clock > before,
+                s.kswapd.reclaimed,
+                inactive_anon,
             ));
         }
         got.push(steps);
     }
     assert_eq!(
         got[0][0],
-        (512, false, true),
+        (512, false, 512, 64),
         "off: the whole pass in one step"
     );
     let on: Vec<_> = (1..=17u64)
-        .map(|i| (32 * i.min(16), i < 17, true))
+        .map(|i| {
+            let (reclaimed, inactive_anon) = if i < 17 { (0, 32) } else { (512, 64) };
+            (32 * i.min(16), i < 17, reclaimed, inactive_anon)
+        })
         .collect();
     assert_eq!(got[1], on, "on: 32 pages a step, the pass over at the 17th");
 }
