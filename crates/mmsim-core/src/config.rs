@@ -428,13 +428,12 @@ pub struct PolicyConfig {
     /// the test). Written to results only when false.
     #[serde(default = "default_true", skip_serializing_if = "is_true")]
     pub pgdat_dirty_guard: bool,
-    /// v1 soft limits (`soft_limit_reclaim = "tree"`): kswapd runs
+    /// v1 soft limits (tree, classic LRU; refused elsewhere): kswapd runs
     /// `memcg1_soft_limit_reclaim()` one `mem_cgroup_shrink_node()` per step
-    /// of its clock, as the kernel's kswapd frees those pages one after the
-    /// other while the tasks run (and may enter direct reclaim, each with a
-    /// soft-limit pass of its own, the offender kswapd holds being out of
-    /// the tree meanwhile). False (default): the whole pass in one step, so
-    /// that all of its pages are free at its start. Written only when set.
+    /// of its clock, and before `shrink_node()` as v6.12 `balance_pgdat()`
+    /// does (timing and order; see `crate::memcontrol_v1`, which also gives
+    /// the default path's departure). False (default): the whole pass in one
+    /// step, all its pages free at its start. Written only when set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub kswapd_soft_limit_rounds: bool,
     /// The writer's `balance_dirty_pages()` pause (`crate::page_writeback_throttle`) and

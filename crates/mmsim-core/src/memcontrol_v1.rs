@@ -19,7 +19,18 @@
 //!   then runs anyway. The walks start at the offender each time (the
 //!   kernel resumes a shared cursor). kswapd runs the pass in one step of
 //!   its clock, or, under `policy.kswapd_soft_limit_rounds`, one
-//!   `mem_cgroup_shrink_node()` per step, as the kernel's frees come.
+//!   `mem_cgroup_shrink_node()` per step, as the kernel's frees come (the
+//!   offender out of the tree during its round and until its next
+//!   `memcg1_update_tree()`, after 1,024 page events, re-keys it).
+//!   Departure of the default path: unless `memcg_stats_flush = "reclaim"`,
+//!   the pass runs inside `shrink_node()` after `prepare_scan_control()`, so
+//!   `file_is_tiny`, `cache_trim_mode` and `may_deactivate` are decided
+//!   before its pages come free, and its pages count in `shrink_node()`'s
+//!   progress (resetting `kswapd_failures`); v6.12 runs it before
+//!   `shrink_node()` (`balance_pgdat()`, `shrink_zones()`, mm/vmscan.c) and
+//!   `shrink_node()`'s `reclaimable` excludes it. kswapd under the option
+//!   runs it in the kernel's order, so the option changes order as well as
+//!   timing.
 //! * `seed-004` — 3.12-rc1's "memcg: integrate soft reclaim tighter with
 //!   zone shrinking code" (reverted before 3.12): each `shrink_node` pass
 //!   first visits only the groups that are, or have an ancestor, over their
