@@ -11,6 +11,10 @@
 #     validation/guest-soft/run.sh > console.log
 #   python3 validation/guest-soft/summarize.py console.log
 #
+# SVTRACE=1 adds the vmscan tracepoints of each soft-limit round to the console
+# (init, sv_trace); `softlimit_trace.py console.log` sums them per round and per reclaim
+# entry, and reads mmsim's `--tracepoints 'vmscan:*'` output the same way.
+#
 # The jobs: short.toml and long.toml here, each the probe's exact stream of one workload
 # of validation/guest-soft/fair.toml (long.toml keeps fair.toml's workload order with a
 # one-access stand-in for /short, so that its generator gets the same seed).
@@ -54,6 +58,6 @@ ACC=(-accel tcg,thread=single)
 timeout "${TIMEOUT:-1800}" qemu-system-x86_64 "${ACC[@]}" -m "$MEM" -smp "${SMP:-1}" -nographic -no-reboot \
   -kernel "$VMLINUZ" -initrd "$W/soft-initramfs.cpio.gz" \
   -drive "file=$W/soft-swap.img,format=raw,if=none,id=s0" -device nvme,drive=s0,serial=svswap \
-  -append "console=ttyS0 quiet panic=-1 no_timer_check $PTI sv_lrugen=$LRUGEN sv_softA=$SOFTA sv_softB=$SOFTB sv_parent=$PARENT sv_runs=$RUNS" \
+  -append "console=ttyS0 quiet panic=-1 no_timer_check $PTI sv_lrugen=$LRUGEN sv_softA=$SOFTA sv_softB=$SOFTB sv_parent=$PARENT sv_runs=$RUNS sv_trace=${SVTRACE:-0}" \
   < /dev/null
 rm -f "$W/soft-swap.img"

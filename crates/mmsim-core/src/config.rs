@@ -428,6 +428,14 @@ pub struct PolicyConfig {
     /// the test). Written to results only when false.
     #[serde(default = "default_true", skip_serializing_if = "is_true")]
     pub pgdat_dirty_guard: bool,
+    /// v1 soft limits (tree, classic LRU; refused elsewhere): kswapd runs
+    /// `memcg1_soft_limit_reclaim()` one `mem_cgroup_shrink_node()` per step
+    /// of its clock, and before `shrink_node()` as v6.12 `balance_pgdat()`
+    /// does (timing and order; see `crate::memcontrol_v1`, which also gives
+    /// the default path's departure). False (default): the whole pass in one
+    /// step, all its pages free at its start. Written only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub kswapd_soft_limit_rounds: bool,
     /// The writer's `balance_dirty_pages()` pause (`crate::page_writeback_throttle`) and
     /// background writeback per wb (`crate::wb_over_bg_thresh`); default off.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -486,6 +494,7 @@ impl Default for PolicyConfig {
             mglru_reset_tier_bits: false,
             mglru_common_reactivation: false,
             pgdat_dirty_guard: true,
+            kswapd_soft_limit_rounds: false,
             dirty_throttle: false,
             bdp_ratelimit: false,
             watermark_boost_factor: 0,
@@ -1062,6 +1071,7 @@ impl MachineConfig {
             ));
         }
         crate::memcg_stats::validate_policy(&self.policy)?;
+        crate::memcontrol_v1::validate_kswapd_soft_limit_rounds(self)?;
         if self.policy.min_ttl_ms > u32::MAX as u64 {
             return Err(ConfigError::new(
                 "machine.policy.min_ttl_ms",

@@ -83,3 +83,35 @@ fn validation_names_the_field() {
     c.cpus = 1;
     assert!(c.validate().is_ok());
 }
+
+#[test]
+fn kswapd_soft_limit_rounds_needs_the_tree_on_the_classic_lru() {
+    let mut c = MachineConfig::default();
+    c.policy.kswapd_soft_limit_rounds = true;
+    assert!(c.validate().is_ok());
+    c.soft_limit_reclaim = SoftLimitReclaim::Seed004;
+    let e = c.validate().unwrap_err();
+    assert_eq!(e.field, "machine.policy.kswapd_soft_limit_rounds");
+    assert!(
+        e.to_string()
+            .contains("soft_limit_reclaim = \"seed-004\" models no soft-limit pass in kswapd"),
+        "{e}"
+    );
+    c.soft_limit_reclaim = SoftLimitReclaim::Off;
+    let e = c.validate().unwrap_err();
+    assert!(
+        e.to_string().contains("soft_limit_reclaim = \"off\""),
+        "{e}"
+    );
+    c.soft_limit_reclaim = SoftLimitReclaim::Tree;
+    c.policy.name = PolicyName::Mglru;
+    let e = c.validate().unwrap_err();
+    assert_eq!(e.field, "machine.policy.kswapd_soft_limit_rounds");
+    assert!(
+        e.to_string()
+            .contains("policy.name = \"mglru\" models no soft-limit pass"),
+        "{e}"
+    );
+    c.policy.kswapd_soft_limit_rounds = false;
+    assert!(c.validate().is_ok());
+}

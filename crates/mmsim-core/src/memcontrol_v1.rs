@@ -17,7 +17,20 @@
 //!   the next offender if nothing came back, and gives up after
 //!   MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS fruitless tries. Normal reclaim
 //!   then runs anyway. The walks start at the offender each time (the
-//!   kernel resumes a shared cursor).
+//!   kernel resumes a shared cursor). kswapd runs the pass in one step of
+//!   its clock, or, under `policy.kswapd_soft_limit_rounds`, one
+//!   `mem_cgroup_shrink_node()` per step, as the kernel's frees come (the
+//!   offender out of the tree during its round and until its next
+//!   `memcg1_update_tree()`, after 1,024 page events, re-keys it).
+//!   Departure of the default path: unless `memcg_stats_flush = "reclaim"`,
+//!   the pass runs inside `shrink_node()` after `prepare_scan_control()`, so
+//!   `file_is_tiny`, `cache_trim_mode` and `may_deactivate` are decided
+//!   before its pages come free, and its pages count in `shrink_node()`'s
+//!   progress (resetting `kswapd_failures`); v6.12 runs it before
+//!   `shrink_node()` (`balance_pgdat()`, `shrink_zones()`, mm/vmscan.c) and
+//!   `shrink_node()`'s `reclaimable` excludes it. kswapd under the option
+//!   runs it in the kernel's order, so the option changes order as well as
+//!   timing.
 //! * `seed-004` — 3.12-rc1's "memcg: integrate soft reclaim tighter with
 //!   zone shrinking code" (reverted before 3.12): each `shrink_node` pass
 //!   first visits only the groups that are, or have an ancestor, over their
@@ -29,6 +42,7 @@ use crate::config::SoftLimitReclaim;
 use crate::memcg::MemcgId;
 use crate::reclaim::{Reclaimer, ScanControl, SWAP_CLUSTER_MAX};
 use crate::sim::Sim;
+use crate::tracepoint::TpEvent;
 
 /// `SOFTLIMIT_EVENTS_TARGET`: page events between soft-limit tree updates.
 pub(crate) const SOFTLIMIT_EVENTS_TARGET: u64 = 1024;
@@ -36,6 +50,70 @@ pub(crate) const SOFTLIMIT_EVENTS_TARGET: u64 = 1024;
 pub(crate) const MEM_CGROUP_MAX_RECLAIM_LOOPS: u32 = 100;
 /// `MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS`: fruitless offenders tried.
 pub(crate) const MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS: u32 = 2;
+
+/// Checks `policy.kswapd_soft_limit_rounds`: kswapd's pass round by round
+/// exists only where kswapd runs the tree's `memcg1_soft_limit_reclaim()`,
+/// i.e. `soft_limit_reclaim = "tree"` on the classic LRU lists (v6.12
+/// `memcg1_soft_limit_reclaim()` returns at once when `lru_gen_enabled()`;
+/// seed 004 and `off` have no such pass). Set anywhere else it would be
+/// ignored, so it is refused, naming the field.
+pub(crate) fn validate_kswapd_soft_limit_rounds(
+    cfg: &crate::config::MachineConfig,
+) -> Result<(), crate::config::ConfigError> {
+    if !cfg.policy.kswapd_soft_limit_rounds {
+        return Ok(());
+    }
+    let why = if cfg.policy.name == crate::config::PolicyName::Mglru {
+        "policy.name = \"mglru\" models no soft-limit pass in kswapd (lru_gen kernels skip \
+         memcg1_soft_limit_reclaim(): use a classic LRU policy, or leave it out)"
+            .to_string()
+    } else if cfg.soft_limit_reclaim != SoftLimitReclaim::Tree {
+        format!(
+            "soft_limit_reclaim = \"{}\" models no soft-limit pass in kswapd (only the v1 tree \
+             does: set soft_limit_reclaim = \"tree\", or leave it out)",
+            cfg.soft_limit_reclaim.name()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(crate::config::ConfigError::new(
+        "machine.policy.kswapd_soft_limit_rounds",
+        format!("true is set, but mmsim's {why}"),
+    ))
+}
+
+/// Where `memcg1_soft_limit_reclaim()`'s loop is (kswapd's, resumed step
+/// by step under `policy.kswapd_soft_limit_rounds`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SoftPass {
+    /// `nr_reclaimed` so far.
+    pub reclaimed: u64,
+    /// `*total_scanned` so far.
+    pub scanned: u64,
+    /// `next_mz`: the offender to try after a fruitless one.
+    next: Option<MemcgId>,
+    /// `loop`: offenders finished.
+    loops: u32,
+    /// The `mem_cgroup_soft_reclaim()` under way.
+    round: Option<SoftRound>,
+}
+
+/// Where one `mem_cgroup_soft_reclaim()` is.
+#[derive(Clone, Copy, Debug)]
+struct SoftRound {
+    /// The offender (`root_memcg`).
+    root: MemcgId,
+    /// Its excess when the call started.
+    excess: u64,
+    /// Pages reclaimed so far (`total`).
+    total: u64,
+    /// Pages scanned so far.
+    scanned: u64,
+    /// Walks of the subtree finished (`loop`).
+    loops: u32,
+    /// The last group shrunk (`victim`).
+    victim: Option<MemcgId>,
+}
 
 impl Sim {
     /// `soft_limit_excess()`: pages over the soft limit.
@@ -108,72 +186,95 @@ impl Sim {
     /// (`sc->order > 0`: direct reclaim for a large folio, kswapd's
     /// reclaim order) does no soft-limit reclaim.
     pub(crate) fn memcg1_soft_limit_reclaim(&mut self, outer: &mut ScanControl) -> (u64, u64) {
-        if outer.order > 0 {
-            return (0, 0);
-        }
-        let (mut reclaimed, mut scanned) = (0, 0);
-        let mut next: Option<MemcgId> = None;
-        let mut loops = 0;
-        loop {
-            let m = match next.take() {
-                Some(m) => m,
-                None => match self.soft_tree_pop_largest() {
-                    Some(m) => m,
-                    None => break,
-                },
-            };
-            let (r, s) = self.mem_cgroup_soft_reclaim(m, outer);
-            reclaimed += r;
-            scanned += s;
-            if r == 0 {
-                next = self.soft_tree_pop_largest();
-            }
-            let excess = self.soft_limit_excess(m);
-            self.soft_tree_insert(m, excess);
-            loops += 1;
-            if reclaimed == 0 && (next.is_none() || loops > MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS)
-            {
-                break;
-            }
-            if reclaimed > 0 {
-                break;
-            }
-        }
+        let mut pass = SoftPass::default();
+        while !self.soft_limit_reclaim_step(&mut pass, outer) {}
         // A group taken for a next try that did not happen stays out of the
         // tree until its next update, as in the kernel.
-        (reclaimed, scanned)
+        (pass.reclaimed, pass.scanned)
     }
 
-    /// `mem_cgroup_soft_reclaim()`: rounds over `root`'s subtree, each
-    /// group shrunk at priority 0, until its excess is gone, or after two
-    /// rounds if nothing came back or a quarter of the excess did.
-    fn mem_cgroup_soft_reclaim(&mut self, root: MemcgId, outer: &mut ScanControl) -> (u64, u64) {
-        let excess = self.soft_limit_excess(root);
-        let (mut total, mut scanned) = (0u64, 0u64);
-        let mut rounds = 0;
-        let mut victim: Option<MemcgId> = None;
+    /// One `mem_cgroup_shrink_node()` of `memcg1_soft_limit_reclaim()`'s
+    /// loop (and the bookkeeping around it), resuming `pass`; true when the
+    /// loop is over. [`Sim::memcg1_soft_limit_reclaim`] runs the steps back
+    /// to back; kswapd under `policy.kswapd_soft_limit_rounds` runs one per
+    /// step of its clock.
+    pub(crate) fn soft_limit_reclaim_step(
+        &mut self,
+        pass: &mut SoftPass,
+        outer: &mut ScanControl,
+    ) -> bool {
+        if outer.order > 0 {
+            return true;
+        }
+        let mut round = match pass.round.take() {
+            Some(r) => r,
+            None => {
+                let m = match pass.next.take() {
+                    Some(m) => m,
+                    None => match self.soft_tree_pop_largest() {
+                        Some(m) => m,
+                        None => return true,
+                    },
+                };
+                SoftRound {
+                    root: m,
+                    excess: self.soft_limit_excess(m),
+                    total: 0,
+                    scanned: 0,
+                    loops: 0,
+                    victim: None,
+                }
+            }
+        };
+        if !self.mem_cgroup_soft_reclaim_step(&mut round, outer) {
+            pass.round = Some(round);
+            return false;
+        }
+        // mem_cgroup_soft_reclaim() returned `round.total`.
+        let m = round.root;
+        pass.reclaimed += round.total;
+        pass.scanned += round.scanned;
+        if round.total == 0 {
+            pass.next = self.soft_tree_pop_largest();
+        }
+        let excess = self.soft_limit_excess(m);
+        self.soft_tree_insert(m, excess);
+        pass.loops += 1;
+        if pass.reclaimed == 0
+            && (pass.next.is_none() || pass.loops > MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS)
+        {
+            return true;
+        }
+        pass.reclaimed > 0
+    }
+
+    /// `mem_cgroup_soft_reclaim()` up to and including its next
+    /// `mem_cgroup_shrink_node()`: rounds over `root`'s subtree, each group
+    /// shrunk at priority 0, until its excess is gone, or after two rounds
+    /// if nothing came back or a quarter of the excess did. True when it
+    /// has returned.
+    fn mem_cgroup_soft_reclaim_step(&mut self, r: &mut SoftRound, outer: &mut ScanControl) -> bool {
         loop {
-            victim = match victim {
-                None => Some(root),
-                Some(v) => self.mem_cgroup_iter(root, v),
+            r.victim = match r.victim {
+                None => Some(r.root),
+                Some(v) => self.mem_cgroup_iter(r.root, v),
             };
-            let Some(v) = victim else {
-                rounds += 1;
-                if rounds >= 2
-                    && (total == 0 || total >= excess >> 2 || rounds > MEM_CGROUP_MAX_RECLAIM_LOOPS)
+            let Some(v) = r.victim else {
+                r.loops += 1;
+                if r.loops >= 2
+                    && (r.total == 0
+                        || r.total >= r.excess >> 2
+                        || r.loops > MEM_CGROUP_MAX_RECLAIM_LOOPS)
                 {
-                    break;
+                    return true;
                 }
                 continue;
             };
-            let (r, s) = self.mem_cgroup_shrink_node(v, outer);
-            total += r;
-            scanned += s;
-            if self.soft_limit_excess(root) == 0 {
-                break;
-            }
+            let (got, scanned) = self.mem_cgroup_shrink_node(v, outer);
+            r.total += got;
+            r.scanned += scanned;
+            return self.soft_limit_excess(r.root) == 0;
         }
-        (total, scanned)
     }
 
     /// `mem_cgroup_shrink_node()`: `shrink_lruvec` of group `m` alone at
@@ -188,7 +289,17 @@ impl Sim {
         sc.target = m;
         sc.memcg = m;
         sc.lock_owner = outer.lock_owner; // the same task
+        if self.tp.is_some() {
+            let e = TpEvent::MemcgSoftlimitReclaimBegin;
+            self.trace_vmscan(sc.now(), Some(m), e);
+        }
         self.shrink_lruvec(&mut sc, rules);
+        if self.tp.is_some() {
+            let e = TpEvent::MemcgSoftlimitReclaimEnd {
+                nr_reclaimed: sc.nr_reclaimed,
+            };
+            self.trace_vmscan(sc.now(), Some(m), e);
+        }
         outer.lock_owner = sc.lock_owner;
         outer.cpu_ns += sc.cpu_ns;
         outer.prof.add(&sc.prof);

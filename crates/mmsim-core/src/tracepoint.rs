@@ -91,7 +91,7 @@ fn default_max() -> u64 {
 }
 
 /// Every event, `(system, name)`, in bit order.
-pub const EVENTS: [(&str, &str); 14] = [
+pub const EVENTS: [(&str, &str); 16] = [
     ("vmscan", "mm_vmscan_kswapd_wake"),
     ("vmscan", "mm_vmscan_kswapd_sleep"),
     ("vmscan", "mm_vmscan_direct_reclaim_begin"),
@@ -106,6 +106,8 @@ pub const EVENTS: [(&str, &str); 14] = [
     ("filemap", "mm_filemap_delete_from_page_cache"),
     ("filemap", "mm_filemap_get_pages"),
     ("filemap", "mm_filemap_fault"),
+    ("vmscan", "mm_vmscan_memcg_softlimit_reclaim_begin"),
+    ("vmscan", "mm_vmscan_memcg_softlimit_reclaim_end"),
 ];
 
 impl TracepointConfig {
@@ -194,6 +196,14 @@ pub enum TpEvent {
     MemcgReclaimBegin,
     /// `mm_vmscan_memcg_reclaim_end`.
     MemcgReclaimEnd {
+        /// `nr_reclaimed`.
+        nr_reclaimed: u64,
+    },
+    /// `mm_vmscan_memcg_softlimit_reclaim_begin`: one
+    /// `mem_cgroup_shrink_node()` of v1 soft-limit reclaim (mm/vmscan.c).
+    MemcgSoftlimitReclaimBegin,
+    /// `mm_vmscan_memcg_softlimit_reclaim_end`.
+    MemcgSoftlimitReclaimEnd {
         /// `nr_reclaimed`.
         nr_reclaimed: u64,
     },
@@ -308,6 +318,8 @@ impl TpEvent {
             TpEvent::FilemapDelete { .. } => 11,
             TpEvent::GetPages { .. } => 12,
             TpEvent::Fault { .. } => 13,
+            TpEvent::MemcgSoftlimitReclaimBegin => 14,
+            TpEvent::MemcgSoftlimitReclaimEnd { .. } => 15,
         }
     }
 
@@ -342,11 +354,14 @@ impl fmt::Display for TpEvent {
         match *self {
             TpEvent::KswapdWake { order } => write!(f, "nid=0 order={order}"),
             TpEvent::KswapdSleep => write!(f, "nid=0"),
-            TpEvent::DirectReclaimBegin | TpEvent::MemcgReclaimBegin => {
+            TpEvent::DirectReclaimBegin
+            | TpEvent::MemcgReclaimBegin
+            | TpEvent::MemcgSoftlimitReclaimBegin => {
                 write!(f, "order=0 gfp_flags=GFP_HIGHUSER_MOVABLE")
             }
             TpEvent::DirectReclaimEnd { nr_reclaimed }
-            | TpEvent::MemcgReclaimEnd { nr_reclaimed } => {
+            | TpEvent::MemcgReclaimEnd { nr_reclaimed }
+            | TpEvent::MemcgSoftlimitReclaimEnd { nr_reclaimed } => {
                 write!(f, "nr_reclaimed={nr_reclaimed}")
             }
             TpEvent::LruIsolate {
@@ -727,7 +742,7 @@ mod tests {
 
     /// The `TP_printk` format strings, copied from include/trace/events/vmscan.h
     /// and filemap.h (v6.12) for these tests.
-    const KERNEL_FORMATS: [(&str, &str); 14] = [
+    const KERNEL_FORMATS: [(&str, &str); 16] = [
         ("mm_vmscan_kswapd_wake", "nid=%d order=%d"),
         ("mm_vmscan_kswapd_sleep", "nid=%d"),
         ("mm_vmscan_direct_reclaim_begin", "order=%d gfp_flags=%s"),
@@ -761,6 +776,11 @@ mod tests {
         ),
         ("mm_filemap_get_pages", "dev=%d:%d ino=%lx ofs=%lld-%lld"),
         ("mm_filemap_fault", "dev=%d:%d ino=%lx ofs=%lld"),
+        (
+            "mm_vmscan_memcg_softlimit_reclaim_begin",
+            "order=%d gfp_flags=%s",
+        ),
+        ("mm_vmscan_memcg_softlimit_reclaim_end", "nr_reclaimed=%lu"),
     ];
 
     /// Matches `text` against a printf format: literals equal, each conversion
@@ -869,6 +889,8 @@ mod tests {
                 ino: 0x2a,
                 index: 9,
             },
+            TpEvent::MemcgSoftlimitReclaimBegin,
+            TpEvent::MemcgSoftlimitReclaimEnd { nr_reclaimed: 33 },
         ]
     }
 
@@ -945,9 +967,9 @@ mod tests {
             events: e.iter().map(|s| s.to_string()).collect(),
             ..Default::default()
         };
-        assert_eq!(c(&["vmscan:*"]).mask(), Ok(0x3ff));
+        assert_eq!(c(&["vmscan:*"]).mask(), Ok(0x3ff | 0x3 << 14));
         assert_eq!(c(&["filemap:*"]).mask(), Ok(0xf << 10));
-        assert_eq!(c(&["*"]).mask(), Ok(0x3fff));
+        assert_eq!(c(&["*"]).mask(), Ok(0xffff));
         assert_eq!(c(&["vmscan:mm_vmscan_write_folio"]).mask(), Ok(1 << 9));
         let e = c(&["vmscan:mm_vmscan_lru_gen_scan"]).mask().unwrap_err();
         assert_eq!(e.field, "machine.tracepoints.events");

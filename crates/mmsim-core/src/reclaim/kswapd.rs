@@ -117,11 +117,21 @@ impl Sim {
     /// background anon aging, then `shrink_node()` towards the high watermark.
     /// While boosted reclaim lasts (`crate::page_alloc_boost`) it goes on
     /// past balance, without swap or writes.
+    ///
+    /// Under `policy.kswapd_soft_limit_rounds` (v1 soft limits) a step is
+    /// one `mem_cgroup_shrink_node()` of v6.1/v6.12 `balance_pgdat()`'s
+    /// soft-limit pass (`memcg1_soft_limit_reclaim`, after `kswapd_age_node`)
+    /// while the pass lasts, and the step that ends it goes on to
+    /// `kswapd_shrink_node()`; the loop's top (balance, boost) is tested
+    /// only when a new priority iteration starts, as in the kernel.
     pub(crate) fn kswapd_step(&mut self) {
-        let balanced = self.pgdat_balanced(self.compact.kswapd_reclaim_order);
-        if self.kswapd_boost_loop_top(balanced) {
-            self.kswapd_end_run();
-            return;
+        let resuming = self.kswapd.soft.is_some();
+        if !resuming {
+            let balanced = self.pgdat_balanced(self.compact.kswapd_reclaim_order);
+            if self.kswapd_boost_loop_top(balanced) {
+                self.kswapd_end_run();
+                return;
+            }
         }
         let rules = self.rules();
         let mut sc = ScanControl::new(
@@ -141,15 +151,35 @@ impl Sim {
         // node, by deactivating in every group; under MGLRU lru_gen_age_node().
         let (inactive, active) = self.lruvec_page_state(crate::memcg::ROOT).type_sizes(false);
         let mglru = matches!(self.policy, Policy::Mglru(_));
+        // A resumed soft-limit pass aged the node at its first step.
         if mglru {
             self.lru_gen_age_node(&mut sc);
-        } else if self.can_age_anon() && inactive_is_low(inactive, active) {
+        } else if !resuming && self.can_age_anon() && inactive_is_low(inactive, active) {
             let mut memcg = Some(crate::memcg::ROOT);
             while let Some(m) = memcg {
                 sc.memcg = m;
                 self.shrink_active_list(SWAP_CLUSTER_MAX, false, &mut sc, rules);
                 memcg = self.mem_cgroup_iter(crate::memcg::ROOT, m);
             }
+        }
+        if self.cfg.policy.kswapd_soft_limit_rounds
+            && self.cfg.soft_limit_reclaim == crate::config::SoftLimitReclaim::Tree
+            && !mglru
+        {
+            let mut pass = self.kswapd.soft.take().unwrap_or_default();
+            if !self.soft_limit_reclaim_step(&mut pass, &mut sc) {
+                self.kswapd.soft = Some(pass);
+                self.tp_task = task;
+                self.bdp_set_current(writer);
+                let k = &mut self.kswapd;
+                k.clock += sc.elapsed().max(1);
+                k.cpu_ns += sc.cpu_ns;
+                k.profile.add(&sc.prof);
+                return;
+            }
+            // balance_pgdat(): `sc.nr_reclaimed += nr_soft_reclaimed`.
+            sc.nr_reclaimed += pass.reclaimed;
+            sc.soft_done = true;
         }
         sc.nr_scanned = 0;
         self.shrink_node(&mut sc);

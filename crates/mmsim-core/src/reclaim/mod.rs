@@ -68,6 +68,9 @@ pub(crate) struct Kswapd {
     pub nr_boost_reclaim: u64,
     /// `balance_pgdat`'s `zone_boosts[]`: the boost when the run started.
     pub zone_boosts: u64,
+    /// Under `policy.kswapd_soft_limit_rounds`: the soft-limit pass of the
+    /// current priority iteration, under way.
+    pub soft: Option<crate::memcontrol_v1::SoftPass>,
 }
 
 /// `SWAP_CLUSTER_MAX`: reclaim batch size.
@@ -121,6 +124,9 @@ pub(crate) struct ScanControl {
     pub may_deactivate: [bool; 2],
     /// An active list was not deactivated because may_deactivate forbade it.
     pub skipped_deactivate: bool,
+    /// kswapd's soft-limit pass was run already, step by step
+    /// (`policy.kswapd_soft_limit_rounds`): `shrink_node` skips it.
+    pub soft_done: bool,
     /// Retry with deactivation forced.
     pub force_deactivate: bool,
     /// Reclaim file only while inactive file is plentiful and not thrashing.
@@ -224,6 +230,7 @@ impl ScanControl {
             may_writepage: true,
             may_deactivate: [false, false],
             skipped_deactivate: false,
+            soft_done: false,
             force_deactivate: false,
             cache_trim_mode: false,
             file_is_tiny: false,

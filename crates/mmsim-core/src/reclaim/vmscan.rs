@@ -147,7 +147,7 @@ impl Sim {
             self.cfg.soft_limit_reclaim
         };
         let on_reclaim = self.memcg_stats.on_reclaim && !mglru;
-        if on_reclaim && soft == SoftLimitReclaim::Tree && global {
+        if on_reclaim && soft == SoftLimitReclaim::Tree && global && !sc.soft_done {
             // `memcg_stats_flush = "reclaim"`: in the kernel's order,
             // `shrink_zones()` / `balance_pgdat()` run soft-limit reclaim
             // before `shrink_node()`, so before the flush below: it reads
@@ -170,7 +170,7 @@ impl Sim {
         sc.nr_file_taken = 0;
         sc.nr_unqueued_dirty = 0;
         match soft {
-            SoftLimitReclaim::Tree if global && !on_reclaim => {
+            SoftLimitReclaim::Tree if global && !on_reclaim && !sc.soft_done => {
                 let (reclaimed, scanned) = self.memcg1_soft_limit_reclaim(sc);
                 sc.nr_reclaimed += reclaimed;
                 if sc.who == Reclaimer::Direct {

@@ -410,7 +410,15 @@ fn scheduled_knob_writes_apply_when_the_clock_reaches_them() {
 fn soft_limit_machine(
     design: crate::config::SoftLimitReclaim,
 ) -> (Sim, crate::memcg::MemcgId, crate::memcg::MemcgId, u32, u32) {
-    let cfg = MachineConfig {
+    soft_limit_machine_swap(design, None)
+}
+
+/// [`soft_limit_machine`] with `swap` pages of zram swap (none: no swap).
+fn soft_limit_machine_swap(
+    design: crate::config::SoftLimitReclaim,
+    swap: Option<u64>,
+) -> (Sim, crate::memcg::MemcgId, crate::memcg::MemcgId, u32, u32) {
+    let mut cfg = MachineConfig {
         memory: Size::from_pages(8192),
         soft_limit_reclaim: design,
         policy: PolicyConfig {
@@ -420,6 +428,12 @@ fn soft_limit_machine(
         },
         ..Default::default()
     };
+    if let Some(pages) = swap {
+        cfg.swap = DeviceConfig {
+            size: Some(Size::from_pages(pages)),
+            ..DeviceConfig::of(DeviceKind::Zram)
+        };
+    }
     let mut s = Sim::new(cfg).unwrap();
     let a = s.add_memcg(0, "a").unwrap();
     let b = s.add_memcg(0, "b").unwrap();
@@ -610,4 +624,129 @@ fn soft_limit_reclaim_is_skipped_for_a_higher_order_reclaim() {
     assert_eq!(reclaimed, 512, "order 0: the offender is reclaimed");
     assert_eq!(s.memcg_report(a).pgsteal, 512);
     s.check_invariants().unwrap();
+}
+
+/// v6.1/v6.12 `mem_cgroup_shrink_node()` (mm/vmscan.c) wraps its one
+/// `shrink_lruvec()` in `mm_vmscan_memcg_softlimit_reclaim_begin` and
+/// `_end` (with that call's `nr_reclaimed`): each round of soft-limit
+/// reclaim over the offender is one begin/end pair around its batches.
+/// Here 16 rounds of 32 clean file pages each, 512 in all.
+#[test]
+fn soft_limit_reclaim_emits_a_begin_end_pair_per_shrink_node() {
+    use crate::reclaim::{Reclaimer, ScanControl, SWAP_CLUSTER_MAX};
+    use crate::tracepoint::{TpEvent, TracepointConfig, Tracer};
+    let (mut s, _, _, fa, _) = soft_limit_machine(crate::config::SoftLimitReclaim::Tree);
+    for i in 0..2048 {
+        s.step(&Event::FileRead {
+            file: fa,
+            index: i,
+            pages: 1,
+        });
+    }
+    s.tp = Tracer::new(&TracepointConfig {
+        events: vec!["vmscan:*".into()],
+        max_events: 10_000,
+        ..Default::default()
+    });
+    let mut sc = ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, s.clock);
+    let (reclaimed, _) = s.memcg1_soft_limit_reclaim(&mut sc);
+    assert_eq!(reclaimed, 512);
+    let tp = s.tp.take().unwrap();
+    let kinds: Vec<String> = tp
+        .records
+        .iter()
+        .filter_map(|r| match r.event {
+            TpEvent::MemcgSoftlimitReclaimBegin => Some("begin".to_string()),
+            TpEvent::MemcgSoftlimitReclaimEnd { nr_reclaimed } => {
+                Some(format!("end {nr_reclaimed}"))
+            }
+            TpEvent::LruShrinkInactive { nr_reclaimed, .. } => {
+                Some(format!("batch {nr_reclaimed}"))
+            }
+            _ => None,
+        })
+        .collect();
+    let round = ["begin", "batch 32", "end 32"];
+    assert_eq!(kinds.len(), 16 * 3, "{kinds:?}");
+    for r in kinds.chunks(3) {
+        assert_eq!(r, round);
+    }
+}
+
+/// v6.1/v6.12 `balance_pgdat()` runs the soft-limit pass
+/// (`memcg1_soft_limit_reclaim`) one `mem_cgroup_shrink_node()` after the
+/// other on kswapd's own time. With `policy.kswapd_soft_limit_rounds` each
+/// kswapd step is one of them: the offender a (2,048 clean file pages over
+/// a zero soft limit) gives 32 pages a step for 16 steps; the 17th finds
+/// the walk's end (`mem_cgroup_iter` NULL) with a quarter of the excess
+/// (512) back, ends the pass, adds its 512 pages to the iteration's
+/// `sc.nr_reclaimed` and goes on to `kswapd_shrink_node()` (which frees
+/// nothing more at priority 12). `kswapd_age_node()` runs once, at the
+/// pass's first step, as the kernel ages once per priority iteration:
+/// group b's 1,024 active anon pages (none inactive; 4,096 pages of swap)
+/// lose 32 to the inactive list then, not 32 a step, and 32 more in
+/// `shrink_node()`'s own deactivation at the step that ends the pass.
+/// Without the option the first step does it all.
+#[test]
+fn kswapd_soft_limit_pass_runs_one_shrink_node_per_step() {
+    use crate::page_alloc::MigrateType;
+    let mut got = Vec::new();
+    for on in [false, true] {
+        let tree = crate::config::SoftLimitReclaim::Tree;
+        let (mut s, a, b, fa, _) = soft_limit_machine_swap(tree, Some(4096));
+        s.cfg.policy.kswapd_soft_limit_rounds = on;
+        for i in 0..2048 {
+            s.step(&Event::FileRead {
+                file: fa,
+                index: i,
+                pages: 1,
+            });
+        }
+        // 1,024 anon pages of group b (no soft limit), made active.
+        let t = s.add_task("anon");
+        s.attach_task(t, b).unwrap();
+        let vma = s.mmap_anon(t, 1024).unwrap();
+        for i in 0..1024 {
+            let f = fault_anon(&mut s, vma, i);
+            if list_of(&s, f) == LruList::InactiveAnon {
+                let lv = &mut s.memcgs[b as usize].lruvec;
+                lv.lists[LruList::InactiveAnon as usize].unlink(&mut s.folios, f);
+                s.folios[f].set(flags::ACTIVE);
+                let active = LruList::ActiveAnon as u8;
+                lv.lists[active as usize].push_head(&mut s.folios, f, active);
+            }
+        }
+        let mut held = Vec::new();
+        while s.node.free > s.node.wmark_high {
+            held.push(s.phys.zone.alloc_pages(0, MigrateType::Movable).unwrap());
+            s.node.free -= 1;
+        }
+        s.kswapd.running = true;
+        s.kswapd.priority = crate::reclaim::DEF_PRIORITY;
+        let mut steps = Vec::new();
+        for _ in 0..17 {
+            s.kswapd_step();
+            let inactive_anon =
+                s.memcgs[b as usize].lruvec.lists[LruList::InactiveAnon as usize].pages;
+            steps.push((
+                s.memcg_report(a).pgsteal,
+                s.kswapd.soft.is_some(),
+                s.kswapd.reclaimed,
+                inactive_anon,
+            ));
+        }
+        got.push(steps);
+    }
+    assert_eq!(
+        got[0][0],
+        (512, false, 512, 64),
+        "off: the whole pass in one step"
+    );
+    let on: Vec<_> = (1..=17u64)
+        .map(|i| {
+            let (reclaimed, inactive_anon) = if i < 17 { (0, 32) } else { (512, 64) };
+            (32 * i.min(16), i < 17, reclaimed, inactive_anon)
+        })
+        .collect();
+    assert_eq!(got[1], on, "on: 32 pages a step, the pass over at the 17th");
 }
