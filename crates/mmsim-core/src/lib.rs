@@ -61,6 +61,7 @@ mod compaction;
 mod compaction_skip;
 pub mod config;
 mod config_defaults;
+mod config_size;
 mod cost;
 mod cow;
 pub mod damon;
