@@ -147,6 +147,7 @@ mod tests {
     use super::super::{CompactControl, MigrateMode};
     use crate::config::{MachineConfig, Size};
     use crate::page_alloc::{MigrateType, PAGEBLOCK_NR_PAGES};
+    use crate::rule_tests::take_all_free;
     use crate::sim::Sim;
 
     /// An 8192-page machine with compaction (and `capture` as given), every
@@ -162,13 +163,8 @@ mod tests {
         cfg.compaction.enabled = true;
         cfg.compaction.capture = capture;
         let mut s = Sim::new(cfg).unwrap();
-        s.phys.drain_pages();
+        take_all_free(&mut s);
         let start = s.phys.zone.start_pfn;
-        let mut held = 0;
-        while s.phys.zone.alloc_pages(0, MigrateType::Movable).is_some() {
-            held += 1;
-        }
-        s.node.free -= held;
         let chunk = start + 3 * PAGEBLOCK_NR_PAGES;
         for p in chunk..chunk + 15 {
             s.phys.zone.free_pages_block(p, 0);

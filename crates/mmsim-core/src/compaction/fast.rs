@@ -321,6 +321,7 @@ mod tests {
     use super::super::{CompactControl, FastStart, MigrateMode};
     use crate::config::{MachineConfig, Size};
     use crate::page_alloc::{MigrateType, PAGEBLOCK_NR_PAGES};
+    use crate::rule_tests::take_all_free;
     use crate::sim::Sim;
 
     /// An 8192-page machine (16 pageblocks), compaction with `fast_search`,
@@ -336,13 +337,8 @@ mod tests {
         cfg.compaction.fast_search = true;
         cfg.compaction.skip_hints = true;
         let mut s = Sim::new(cfg).unwrap();
-        s.phys.drain_pages();
+        take_all_free(&mut s);
         let start = s.phys.zone.start_pfn;
-        let mut held = 0;
-        while s.phys.zone.alloc_pages(0, MigrateType::Movable).is_some() {
-            held += 1;
-        }
-        s.node.free -= held;
         for p in 12 * PAGEBLOCK_NR_PAGES..16 * PAGEBLOCK_NR_PAGES {
             s.phys.zone.free_pages_block(start + p, 0);
         }

@@ -5,8 +5,8 @@
 //! fragmentation score.
 
 use super::compaction::thp_64k;
-use super::fault_anon;
 use super::thp::thp_machine_with;
+use super::{fault_anon, take_all_free};
 use crate::compaction::{CompactResult, MigrateMode};
 use crate::event::Event;
 use crate::huge_memory::{ThpDefrag, VmaThpAdvice};
@@ -306,12 +306,7 @@ fn direct_compaction_stops_at_dma32_s_success_and_leaves_dma_alone() {
 /// pageblock 1). Returns the VMA.
 fn dma_only(free: u64) -> (Sim, u32) {
     let mut s = machine();
-    s.phys.drain_pages();
-    let mut n = 0;
-    while s.phys.zone.alloc_pages(0, MigrateType::Movable).is_some() {
-        n += 1;
-    }
-    s.node.free -= n;
+    take_all_free(&mut s);
     let t = s.add_task("dma");
     let vma = s.mmap_anon(t, 64).unwrap();
     s.madvise_thp(vma, VmaThpAdvice::Nohugepage).unwrap();

@@ -156,6 +156,24 @@ fn limited_reader(
     (m, file)
 }
 
+/// Drains the per-CPU lists and takes every free frame of the zone as memory
+/// the kernel holds (frames of no folio, off `node.free`); returns how many.
+/// The tests that script the buddy lists frame by frame start from it.
+pub(crate) fn take_all_free(s: &mut Sim) -> u64 {
+    s.phys.drain_pages();
+    let mut n = 0;
+    while s
+        .phys
+        .zone
+        .alloc_pages(0, crate::page_alloc::MigrateType::Movable)
+        .is_some()
+    {
+        n += 1;
+    }
+    s.node.free -= n;
+    n
+}
+
 /// Opens a new file of `size` pages as `task` under FADV_RANDOM (no
 /// readahead) and reads its pages `0..pages`, one page a read: `pages`
 /// clean page-cache folios, charged to `task`'s group. Returns the file.

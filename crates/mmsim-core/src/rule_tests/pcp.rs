@@ -26,12 +26,7 @@ fn fragmented(f: RmqueueFallback) -> Sim {
         ..Default::default()
     });
     assert_eq!((s.phys.pcp.batch, s.phys.pcp.high), (15, 640));
-    s.phys.drain_pages();
-    let mut taken = 0;
-    while s.phys.zone.alloc_pages(0, MigrateType::Movable).is_some() {
-        taken += 1;
-    }
-    s.node.free -= taken;
+    take_all_free(&mut s);
     for b in 0..s.node.managed / PAGEBLOCK_NR_PAGES {
         for off in [0, 128, 256] {
             let pfn = NORMAL_START_PFN + b * PAGEBLOCK_NR_PAGES + off;
