@@ -427,31 +427,34 @@ fn the_invariants_catch_a_dirty_zero_page_pte_a_mapped_zero_page_and_a_wrong_map
         format!("VMA {vma} page 1: a dirty PTE maps the zero page")
     );
     *s.vmas[v].pte_mut(1) = p;
+    // Each field of the zero page broken in turn, then restored.
     let z = s.zero_folio;
-    s.folios[z].mapcount = 1;
-    assert_eq!(
-        s.check_invariants().unwrap_err(),
-        format!("zero page {z}: mapcount 1, list 255, swap 0, order 0")
-    );
-    s.folios[z].mapcount = 0;
-    s.folios[z].lru = 0;
-    assert_eq!(
-        s.check_invariants().unwrap_err(),
-        format!("zero page {z}: mapcount 0, list 0, swap 0, order 0")
-    );
-    s.folios[z].lru = crate::mem::folio::NO_LIST;
-    s.folios[z].swap = 7;
-    assert_eq!(
-        s.check_invariants().unwrap_err(),
-        format!("zero page {z}: mapcount 0, list 255, swap 7, order 0")
-    );
-    s.folios[z].swap = 0;
-    s.folios[z].order = 1;
-    assert_eq!(
-        s.check_invariants().unwrap_err(),
-        format!("zero page {z}: mapcount 0, list 255, swap 0, order 1")
-    );
-    s.folios[z].order = 0;
+    let broken: [(fn(&mut crate::mem::folio::Folio, bool), &str); 4] = [
+        (
+            |f, b| f.mapcount = u8::from(b),
+            "mapcount 1, list 255, swap 0, order 0",
+        ),
+        (
+            |f, b| f.lru = if b { 0 } else { crate::mem::folio::NO_LIST },
+            "mapcount 0, list 0, swap 0, order 0",
+        ),
+        (
+            |f, b| f.swap = if b { 7 } else { 0 },
+            "mapcount 0, list 255, swap 7, order 0",
+        ),
+        (
+            |f, b| f.order = u8::from(b),
+            "mapcount 0, list 255, swap 0, order 1",
+        ),
+    ];
+    for (set, fields) in broken {
+        set(&mut s.folios[z], true);
+        assert_eq!(
+            s.check_invariants().unwrap_err(),
+            format!("zero page {z}: {fields}")
+        );
+        set(&mut s.folios[z], false);
+    }
     let g = s.vmas[v].pte(100) & PTE_FOLIO_MASK;
     s.folios[g].mapcount = 2;
     assert_eq!(
