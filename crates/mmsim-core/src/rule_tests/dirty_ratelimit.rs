@@ -14,7 +14,7 @@
 //! cache), before it dirties the page: the check in the write of page `i`
 //! sees the `i` pages dirtied before it.
 
-use super::dirty_throttle::{throttle_machine, write};
+use super::dirty_throttle::{throttle_machine, write, write_slept, writer_with};
 use super::*;
 
 /// The 4096-page machine, 10 s writes, `dirty_throttle` as given, the
@@ -167,15 +167,10 @@ fn an_exited_tasks_unbalanced_pages_go_to_the_next_writer() {
 /// (`dirty_throttle::a_writer_faster_than_the_device_sleeps_the_computed_pause`).
 #[test]
 fn with_the_throttle_the_pauses_come_at_the_ratelimited_checks() {
-    let mut s = throttle_machine(true, 1e4, |c| c.policy.bdp_ratelimit = true);
-    let t = s.add_task("t");
-    let file = s.add_file("f", 2048).unwrap();
-    s.open(file, t).unwrap();
+    let (mut s, file) = writer_with(true, 10.0, |c| c.policy.bdp_ratelimit = true);
     let mut pauses = Vec::new();
     for i in 0..900 {
-        let p0 = s.bdp_pause_ns();
-        write(&mut s, file, i);
-        let slept = s.bdp_pause_ns() - p0;
+        let slept = write_slept(&mut s, file, i);
         if slept > 0 {
             pauses.push((i, slept));
         }

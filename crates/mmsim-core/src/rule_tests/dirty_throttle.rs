@@ -30,7 +30,16 @@ pub(super) fn throttle_machine(
 /// A 4096-page machine whose file system takes `write_ms` a write, the
 /// throttle on or off, with a task that has a 2048-page file open.
 fn writer(throttle: bool, write_ms: f64) -> (Sim, u32) {
-    let mut s = throttle_machine(throttle, write_ms * 1e3, |_| {});
+    writer_with(throttle, write_ms, |_| {})
+}
+
+/// [`writer`] with `tweak` applied to the machine's configuration.
+pub(super) fn writer_with(
+    throttle: bool,
+    write_ms: f64,
+    tweak: impl FnOnce(&mut MachineConfig),
+) -> (Sim, u32) {
+    let mut s = throttle_machine(throttle, write_ms * 1e3, tweak);
     let t = s.add_task("t");
     let file = s.add_file("f", 2048).unwrap();
     s.open(file, t).unwrap();
@@ -44,6 +53,14 @@ pub(super) fn write(s: &mut Sim, file: u32, index: u32) {
         index,
         pages: 1,
     });
+}
+
+/// [`write`], returning how long the writer slept in `balance_dirty_pages`
+/// (ns; 0 when it did not pause).
+pub(super) fn write_slept(s: &mut Sim, file: u32, index: u32) -> u64 {
+    let p0 = s.bdp_pause_ns();
+    write(s, file, index);
+    s.bdp_pause_ns() - p0
 }
 
 /// The control functions give v6.12's values, worked by hand for the
@@ -266,9 +283,7 @@ fn a_groups_small_dirty_domain_pauses_its_writer_where_the_global_one_would_not(
         let (mut s, g, file) = group_writer(version);
         let mut p = Vec::new();
         for i in 0..250 {
-            let p0 = s.bdp_pause_ns();
-            write(&mut s, file, i);
-            let slept = s.bdp_pause_ns() - p0;
+            let slept = write_slept(&mut s, file, i);
             if slept > 0 {
                 p.push((i, slept));
             }

@@ -2,7 +2,7 @@
 //! writer state (`crate::page_writeback_throttle`,
 //! `crate::page_writeback_domain`, v6.12, `policy.dirty_throttle`).
 
-use super::dirty_throttle::{throttle_machine, write};
+use super::dirty_throttle::{throttle_machine, write, write_slept};
 use super::*;
 use crate::page_writeback_throttle::Dtc;
 
@@ -136,9 +136,7 @@ fn each_writer_has_its_own_ratelimit_and_pause_state() {
     let mut pauses = Vec::new();
     for i in 0..800u32 {
         let task = i % 2;
-        let p0 = s.bdp_pause_ns();
-        write(&mut s, files[task as usize], i / 2);
-        let slept = s.bdp_pause_ns() - p0;
+        let slept = write_slept(&mut s, files[task as usize], i / 2);
         if slept > 0 {
             pauses.push((i + 1, task, slept / 1_000_000));
         }
