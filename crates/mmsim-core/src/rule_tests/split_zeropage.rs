@@ -429,7 +429,8 @@ fn the_invariants_catch_a_dirty_zero_page_pte_a_mapped_zero_page_and_a_wrong_map
     *s.vmas[v].pte_mut(1) = p;
     // Each field of the zero page broken in turn, then restored.
     let z = s.zero_folio;
-    let broken: [(fn(&mut crate::mem::folio::Folio, bool), &str); 4] = [
+    type Break = fn(&mut crate::mem::folio::Folio, bool);
+    let broken: [(Break, &str); 4] = [
         (
             |f, b| f.mapcount = u8::from(b),
             "mapcount 1, list 255, swap 0, order 0",
