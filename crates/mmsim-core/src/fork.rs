@@ -341,8 +341,12 @@ impl Sim {
             // copies (the shared folios' mapcounts and swap counts drop),
             // frees their tables (uncharged) and puts their files. The child
             // never ran: not an exit, no `total_forks`.
+            // `mmput` runs as the parent: `current` is restored after the
+            // zap (`madvise_dontneed` sets it to the VMA's task).
             let c = child as usize;
+            let w = self.bdp_set_current(task);
             self.exit_mmap(c);
+            self.bdp_set_current(w);
             self.tasks[c].dead = true;
             self.tasks[c].exited = true;
             return Err(SimError::Setup(format!(

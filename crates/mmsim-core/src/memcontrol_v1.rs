@@ -54,8 +54,10 @@ pub(crate) const MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS: u32 = 2;
 /// Checks `policy.kswapd_soft_limit_rounds`: kswapd's pass round by round
 /// exists only where kswapd runs the tree's `memcg1_soft_limit_reclaim()`,
 /// i.e. `soft_limit_reclaim = "tree"` on the classic LRU lists (v6.12
-/// `memcg1_soft_limit_reclaim()` returns at once when `lru_gen_enabled()`;
-/// seed 004 and `off` have no such pass). Set anywhere else it would be
+/// `memcg1_soft_limit_reclaim()` returns at once when `lru_gen_enabled()`,
+/// since the v6.3 memcg LRU; v6.1 still ran the tree under MGLRU, which
+/// mmsim's MGLRU v6.1 does not model: a departure; seed 004 and `off` have
+/// no such pass). Set anywhere else it would be
 /// ignored, so it is refused, naming the field.
 pub(crate) fn validate_kswapd_soft_limit_rounds(
     cfg: &crate::config::MachineConfig,
@@ -64,8 +66,9 @@ pub(crate) fn validate_kswapd_soft_limit_rounds(
         return Ok(());
     }
     let why = if cfg.policy.name == crate::config::PolicyName::Mglru {
-        "policy.name = \"mglru\" models no soft-limit pass in kswapd (lru_gen kernels skip \
-         memcg1_soft_limit_reclaim(): use a classic LRU policy, or leave it out)"
+        "policy.name = \"mglru\" models no soft-limit pass in kswapd (v6.3+ skip the soft-limit \
+         tree under lru_gen; mmsim's MGLRU has none for any version: use a classic LRU \
+         policy, or leave it out)"
             .to_string()
     } else if cfg.soft_limit_reclaim != SoftLimitReclaim::Tree {
         format!(

@@ -603,7 +603,7 @@ impl Sim {
         true
     }
 
-    /// The counts of a large folio's swap read of `n` pages (v6.13
+    /// The counts of a large folio's swap read of `n` pages (v6.12
     /// `swap_read_folio_bdev_sync` → `count_swpin_vm_event`,
     /// `count_mthp_stat(MTHP_STAT_SWPIN)`): `pswpin` per page, `pgpgin`,
     /// and the order's mTHP `swpin`.
@@ -632,7 +632,7 @@ impl Sim {
     /// decompressed, so the device reads the pages whose slot is not
     /// marked; `swpin_zero` is the zeromap's alone. That pairing is
     /// hypothetical: `zram-same` is zram up to 6.11, and whole-folio
-    /// swap-in from zram starts in 6.13, where a zero-filled page never
+    /// swap-in from zram starts in 6.12, where a zero-filled page never
     /// reaches zram (the zeromap takes it) and a mixed block is swapped in
     /// page by page (`can_swapin_thp`).
     pub(crate) fn swap_read_large_zero(&mut self, f: FolioId, first: u32) -> Option<u32> {
