@@ -14,7 +14,7 @@
 //! cache), before it dirties the page: the check in the write of page `i`
 //! sees the `i` pages dirtied before it.
 
-use super::dirty_throttle::{throttle_machine, write, write_slept, writer_with};
+use super::dirty_throttle::{group_writer_with, throttle_machine, write, write_slept, writer_with};
 use super::*;
 
 /// The 4096-page machine, 10 s writes, `dirty_throttle` as given, the
@@ -201,13 +201,9 @@ fn with_the_throttle_the_pauses_come_at_the_ratelimited_checks() {
 /// come every 8 pages.
 #[test]
 fn a_groups_writer_checks_at_the_smaller_poll_interval_of_the_two_domains() {
-    let mut s = throttle_machine(false, 1e7, |c| c.policy.bdp_ratelimit = true);
-    let g = s.add_memcg(crate::memcg::ROOT, "g").unwrap();
-    s.set_memcg_max(g, 1000).unwrap();
-    let t = s.add_task("t");
-    s.attach_task(t, g).unwrap();
-    let file = s.add_file("f", 1024).unwrap();
-    s.open(file, t).unwrap();
+    let (mut s, _, file) = group_writer_with(false, |c| c.policy.bdp_ratelimit = true);
+    // The writer: the task `group_writer_with` added last.
+    let t = (s.tasks.len() - 1) as u32;
     let mut checks = Vec::new();
     for i in 0..50 {
         let c0 = s.bdp_ratelimit_state().3;

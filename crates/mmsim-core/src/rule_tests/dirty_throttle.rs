@@ -238,7 +238,15 @@ fn a_writer_faster_than_the_device_sleeps_the_computed_pause() {
 /// throttle on, a group `g` with `memory.max` 1000 pages and its task with a
 /// 1024-page file open.
 fn group_writer(version: CgroupVersion) -> (Sim, crate::memcg::MemcgId, u32) {
-    let mut s = throttle_machine(true, 1e7, |c| c.cgroup_version = version);
+    group_writer_with(true, |c| c.cgroup_version = version)
+}
+
+/// [`group_writer`] with the throttle as given and `tweak` applied.
+pub(super) fn group_writer_with(
+    throttle: bool,
+    tweak: impl FnOnce(&mut MachineConfig),
+) -> (Sim, crate::memcg::MemcgId, u32) {
+    let mut s = throttle_machine(throttle, 1e7, tweak);
     let g = s.add_memcg(crate::memcg::ROOT, "g").unwrap();
     s.set_memcg_max(g, 1000).unwrap();
     let t = s.add_task("t");
