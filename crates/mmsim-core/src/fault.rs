@@ -25,6 +25,9 @@
 //! * The first write to a clean present PTE is a write-protect fault
 //!   (`do_wp_page()`): an anonymous folio in the swap cache loses its slot
 //!   (`wp_can_reuse_anon_folio` → `folio_free_swap`), a file folio is dirtied.
+//!   Except where a v6.11+ read swap-in mapped an exclusive folio writable
+//!   (`thp.kernel` 6.12/6.13, `crate::fault_swapcache`): that store is a
+//!   hit that dirties the PTE, and the folio keeps its swap slot.
 //! * A file-descriptor read is `filemap_read()` (`crate::filemap_read`).
 //! * A buffered write is `generic_perform_write()`: the folio is found or
 //!   created (no refault detection for `__GFP_WRITE` allocations,
@@ -156,6 +159,14 @@ impl Sim {
             && old & PTE_PRESENT != 0
             && self.thp.content.on
             && self.store_to_zero_subpage(vma, index, old)
+        {
+            return;
+        }
+        // So is a store to a page a v6.11+ read swap-in mapped writable.
+        if write
+            && old & PTE_PRESENT != 0
+            && self.thp.swapin_mkwrite
+            && self.store_to_writable_clean(vma, index, old)
         {
             return;
         }
@@ -534,15 +545,25 @@ impl Sim {
     }
 
     /// Maps a swap-cache folio at `index`; frees its slot on a write fault,
-    /// when swap is more than half full, or on zram (`should_try_to_free_swap`).
+    /// when swap is more than half full, or on zram (`should_try_to_free_swap`);
+    /// a read fault maps it writable when v6.11+ would
+    /// ([`Sim::swapin_pte_mkwrite`]).
     #[inline(always)]
     pub(crate) fn map_anon(&mut self, vma: VmaId, index: u32, f: FolioId, write: bool) {
-        if self.fork.is_some() && self.map_anon_forked(vma, index, f, write) {
-            return;
+        // Without fork every swap entry is exclusive (`pte_swp_exclusive`).
+        let mut exclusive = true;
+        if self.fork.is_some() {
+            match self.map_anon_forked(vma, index, f, write) {
+                Some(e) => exclusive = e,
+                None => return,
+            }
         }
         self.folios[f].mapcount = self.folios[f].mapcount.saturating_add(1);
         *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, write);
         self.should_free_swap(f, write);
+        if !write && self.thp.swapin_mkwrite {
+            self.swapin_pte_mkwrite(f, exclusive);
+        }
     }
 
     /// `should_try_to_free_swap()`: after a swap fault mapped `f`, its slot

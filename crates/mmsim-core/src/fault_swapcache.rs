@@ -37,6 +37,14 @@
 //! while `folio_swapped`: a swap PTE still holds one of the folio's slots
 //! ([`Sim::folio_swapped_ptes`]), so a partial fault leaves every slot.
 //!
+//! **The PTE a swap-in installs** (order 0 and large, swap-cache hit or
+//! read, fork's entries included: [`Sim::swapin_pte_mkwrite`]): young
+//! (`vm_page_prot`); dirty on a write fault; on a read fault writable and
+//! clean since v6.11 when the entry was exclusive (or the folio is left
+//! with no other reference), so the first store is no fault
+//! ([`Sim::store_to_writable_clean`]); read-only before (6.8, the RFC's
+//! v6.3: that store is `do_wp_page`).
+//!
 //! MADV_DONTNEED of some of the swap PTEs (`zap_pte_range` →
 //! `free_swap_and_cache_nr` → `__try_to_reclaim_swap`, v6.12;
 //! [`Sim::try_to_reclaim_swap_zapped`] in `crate::swapfile`) leaves the
@@ -48,9 +56,9 @@
 //! full a mapped folio whose slots are all unreferenced leaves the cache
 //! at once, its slots freed.
 
-use crate::mem::folio::{flags, FolioId};
-use crate::mem::pagetable::{pte_present, VmaId};
-use crate::sim::Sim;
+use crate::mem::folio::{flags, FolioId, NIL};
+use crate::mem::pagetable::{pte_present, VmaId, PTE_DIRTY, PTE_FOLIO_MASK, PTE_YOUNG};
+use crate::sim::{Policy, Sim};
 
 impl Sim {
     /// `do_swap_page` mapping large folio `f`, found in the swap cache for
@@ -86,6 +94,72 @@ impl Sim {
         // for a large folio before).
         let only_ref = write && before == 0 && self.thp.swapcache_batch;
         self.should_free_swap(f, only_ref);
+        if !write && self.thp.swapin_mkwrite {
+            self.swapin_pte_mkwrite(f, true);
+        }
+    }
+
+    /// The end of `do_swap_page` (mm/memory.c v6.12, 4537-4553) on a read
+    /// fault that mapped anonymous folio `f` (`exclusive`: the swap entry's
+    /// `pte_swp_exclusive`, or a fresh folio the swap cache never held):
+    /// since v6.11 (Barry Song, "mm: swap: reuse exclusive folio directly
+    /// instead of wp page faults", c18160dba5ff, June 2024) the PTE is made
+    /// writable (`pte_mkwrite`) when the folio is not KSM and is exclusive
+    /// or `folio_ref_count(folio) == 1` (here: out of the swap cache after
+    /// `should_try_to_free_swap` and mapped by this fault alone), the VMA
+    /// has VM_WRITE and neither uffd-wp nor soft-dirty tracking wants a
+    /// write fault; dirty only on a write fault. Before (v6.10 back to the
+    /// `reuse_swap_page` era) only a write fault mapped it writable, so the
+    /// first store after a read swap-in was a `do_wp_page` fault. Under
+    /// `thp.kernel` 6.12/6.13 only ([`crate::huge_memory::Thp::swapin_mkwrite`];
+    /// 6.8 and the RFC's v6.3 keep the fault). mmsim's PTE has no write
+    /// bit: the folio is marked ([`crate::mem::folio::GEN_REFS_MAYWRITE`])
+    /// and its clean PTEs count as writable
+    /// ([`Sim::store_to_writable_clean`]). Departures: every VMA is taken
+    /// to have VM_WRITE (mmsim has no `mprotect`, uffd-wp, soft-dirty or
+    /// KSM); a folio under writeback on a SWP_STABLE_WRITES device (zram)
+    /// is not made non-exclusive (mmsim's zram writes complete at once).
+    #[inline]
+    pub(crate) fn swapin_pte_mkwrite(&mut self, f: FolioId, exclusive: bool) {
+        let fo = &mut self.folios[f];
+        if exclusive || (!fo.test(flags::SWAPCACHE) && fo.mapcount == 1) {
+            fo.set_maywrite(true);
+        }
+    }
+
+    /// A store through the clean present PTE `old` at page `index` of `vma`
+    /// whose folio v6.11+ `do_swap_page` mapped writable
+    /// ([`Sim::swapin_pte_mkwrite`]): no fault, the hardware sets the
+    /// dirty (and accessed) bit, and the access is the hit it is. Unlike
+    /// the write-protect fault it replaces (`do_wp_page`, which mmsim
+    /// counted as a `pgfault` and which freed the swap slot), the folio
+    /// stays in the swap cache with its slot; the dirty PTE dirties it at
+    /// reclaim (`try_to_unmap`), which writes it to that slot again. False
+    /// when the store is a fault (the caller's `handle_mm_fault`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn store_to_writable_clean(&mut self, vma: VmaId, index: u32, old: u32) -> bool {
+        let f = old & PTE_FOLIO_MASK;
+        if f == self.zero_folio || f == NIL || !self.folios[f].maywrite() {
+            return false;
+        }
+        debug_assert!(!self.folio_anon_shared(f));
+        *self.vmas[vma as usize].pte_mut(index) = old | PTE_YOUNG | PTE_DIRTY;
+        self.acc.accesses += 1;
+        self.acc.hits += 1;
+        self.advance(self.cost.access_ns);
+        if self.tlb.is_some() {
+            self.tlb_access(vma, index, old | PTE_DIRTY);
+        }
+        if self.policy == Policy::Lru {
+            self.lru_touch(f);
+        }
+        // The store makes the page data (`crate::split_zeropage`).
+        self.anon_wp_fault_content(f);
+        if self.thp.content.on {
+            self.page_content_store_fault(vma, index);
+        }
+        true
     }
 
     /// The batch test of v6.12 `do_swap_page` for large swap-cache folio

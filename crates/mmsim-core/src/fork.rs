@@ -117,7 +117,9 @@
 //! the same fault, one `pgfault`). The folio of a shared entry is put in the
 //! oldest anon_vma of the tree (`__folio_set_anon` with `anon_vma->root`),
 //! so the rmap finds every mapping. The last reference takes the path of
-//! an unshared entry. Zapping a swap entry (`free_swap_and_cache`) drops one
+//! an unshared entry (but not exclusive: a read maps it writable under
+//! v6.11+ only once the folio left the swap cache, `folio_ref_count` 1,
+//! `crate::fault_swapcache`). Zapping a swap entry (`free_swap_and_cache`) drops one
 //! count; the slot and its swap charge go with the last.
 //!
 //! A slot is counted (`swap_map`) only while its swap PTEs are not
@@ -492,6 +494,7 @@ impl Sim {
                 fo.set(flags::DIRTY);
             }
             fk.set_shared(f, true);
+            fo.set_maywrite(false);
             *pte = old & !PTE_DIRTY;
             child[i] = old & !(PTE_DIRTY | PTE_YOUNG);
         }
@@ -799,9 +802,12 @@ impl Sim {
     }
 
     /// `do_swap_page`'s mapping of swap-cache folio `f` at page `index` of
-    /// `vma`, when fork shared its slot or the folio: true if handled here
-    /// (mapped read-only, copied on a store), false for the path of an
-    /// unshared entry.
+    /// `vma`, when fork shared its slot or the folio: `None` if handled here
+    /// (mapped read-only, copied on a store), else the path of an unshared
+    /// entry with whether the entry was exclusive (`pte_swp_exclusive`:
+    /// false for the last reference of an entry fork shared, which
+    /// [`Sim::swapin_pte_mkwrite`] maps writable only once the folio left
+    /// the swap cache, `folio_ref_count` 1).
     #[cold]
     #[inline(never)]
     pub(crate) fn map_anon_forked(
@@ -810,7 +816,7 @@ impl Sim {
         index: u32,
         f: FolioId,
         write: bool,
-    ) -> bool {
+    ) -> Option<bool> {
         let fo = self.folios[f];
         let slot = fo.swap - 1 + index.wrapping_sub(fo.index) * u32::from(fo.order > 0);
         if fo.mapcount == 0 {
@@ -822,7 +828,7 @@ impl Sim {
         let fk = self.fork.as_mut().unwrap();
         let refs = fk.refs(slot);
         if refs == 0 && fo.mapcount == 0 && !fk.is_shared(f) {
-            return false;
+            return Some(true);
         }
         // swap_free() of this PTE's reference: it maps the folio now.
         let refs = refs.saturating_sub(1);
@@ -832,9 +838,10 @@ impl Sim {
         if refs == 0 && fo.mapcount == 0 {
             // The last reference: exclusive again (`folio_ref_count` 1).
             fk.set_shared(f, false);
-            return false;
+            return Some(false);
         }
         fk.set_shared(f, true);
+        self.folios[f].set_maywrite(false);
         if fo.mapcount == 0 {
             // __folio_set_anon() of a folio not exclusive: the root anon_vma.
             self.folios[f].space = fk.root(vma);
@@ -856,7 +863,7 @@ impl Sim {
         if write {
             self.wp_page_copy_anon(vma, index, pte, f, true);
         }
-        true
+        None
     }
 
     /// `do_swap_page` finding large folio `f` in the swap cache for the
@@ -979,9 +986,12 @@ impl Sim {
                 for i in start..start + nr {
                     *v.pte_mut(i) |= PTE_DIRTY;
                 }
+            } else if self.thp.swapin_mkwrite {
+                self.folios[f].set_maywrite(true);
             }
             return;
         }
+        self.folios[f].set_maywrite(false);
         if write {
             // do_wp_page() at the end of the same fault.
             let old = self.vmas[vma as usize].pte(index);
@@ -1119,7 +1129,7 @@ impl Sim {
                 continue;
             }
             let new = if zero {
-                self.zero_page_pte(p)
+                self.zero_page_pte()
             } else {
                 mapped = mapped.saturating_add(1);
                 (p & !PTE_FOLIO_MASK) | t

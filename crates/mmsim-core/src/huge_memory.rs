@@ -467,6 +467,10 @@ pub(crate) struct Thp {
     /// `do_swap_page` maps a large swap-cache folio whole when its PTEs
     /// allow (v6.11+: `kernel` 6.12 or 6.13; `crate::fault_swapcache`).
     pub swapcache_batch: bool,
+    /// `do_swap_page` maps an exclusive folio writable on a read fault too
+    /// (v6.11+, "mm: swap: reuse exclusive folio directly instead of wp
+    /// page faults": `kernel` 6.12 or 6.13; `crate::fault_swapcache`).
+    pub swapin_mkwrite: bool,
     /// khugepaged and MADV_COLLAPSE (`crate::khugepaged`).
     pub khuge: crate::khugepaged::Khugepaged,
     /// Per-page content under 6.12/6.13 (`crate::split_zeropage`).
@@ -496,6 +500,7 @@ impl Thp {
         Thp {
             swapin_large: matches!(cfg.kernel, ThpKernel::V6_12 | ThpKernel::V6_13) && any && zram,
             swapcache_batch: matches!(cfg.kernel, ThpKernel::V6_12 | ThpKernel::V6_13),
+            swapin_mkwrite: matches!(cfg.kernel, ThpKernel::V6_12 | ThpKernel::V6_13),
             orders_plain: cfg.orders_for(false),
             orders_madv: cfg.orders_for(true),
             gfp: [cfg.gfp_for(false), cfg.gfp_for(true)],
@@ -665,9 +670,14 @@ impl Sim {
     }
 
     /// `do_anonymous_page` / `map_anon_folio_pmd` for large folio `f`:
-    /// zeroes it (cost), maps every PTE of its aligned block (young at
-    /// `index` only; dirty, but clean under the 6.12 content bits,
-    /// `crate::split_zeropage`), counts `anon_fault_alloc` (and
+    /// zeroes it (cost), maps every PTE of its aligned block (all young:
+    /// v6.12 `do_anonymous_page` builds one `mk_pte(page, vm_page_prot)`
+    /// and `set_ptes` it over `nr_pages`, and `map_anon_folio_pmd` one
+    /// `mk_huge_pmd`; `pte_sw_mkyoung` is a no-op on x86, whose
+    /// `protection_map` entries (`PAGE_COPY`, `PAGE_SHARED`, … in
+    /// arch/x86/include/asm/pgtable_types.h) carry `_PAGE_ACCESSED`, as
+    /// arm64's `PROT_DEFAULT` carries `PTE_AF`; dirty, but clean under the
+    /// 6.12 content bits, `crate::split_zeropage`), counts `anon_fault_alloc` (and
     /// `thp_fault_alloc` at PMD size, queued whole for the deferred split
     /// shrinker under 6.12/6.13) and adds it to the LRU.
     pub(crate) fn map_anon_large(&mut self, vma: VmaId, index: u32, f: FolioId) -> bool {
@@ -690,7 +700,7 @@ impl Sim {
         let v = &mut self.vmas[vma as usize];
         v.pte_mut(start + n - 1);
         for i in start..start + n {
-            v.ptes[i as usize] = pte_present(f, i == index, dirty);
+            v.ptes[i as usize] = pte_present(f, true, dirty);
         }
         self.thp.stats[order as usize].anon_fault_alloc += 1;
         if order == PMD_ORDER {
@@ -861,7 +871,9 @@ impl Sim {
     /// PMD entry: the 512 PTEs map the zero folio and the VMA's bit for the
     /// PMD says they stand for one huge zero PMD. The huge zero page is
     /// allocated once per run (`thp_zero_page_alloc`; the kernel's
-    /// shrinker may free it when unused, which is not modelled). Returns
+    /// shrinker may free it when unused, which is not modelled). The PMD is
+    /// young (`folio_mk_pmd(zero_folio, vm_page_prot)`: the x86 and arm64
+    /// protections carry the accessed bit), so all 512 PTEs are. Returns
     /// false when the fault goes on to the order-0 zero page.
     pub(crate) fn do_huge_zero_page(&mut self, vma: VmaId, index: u32) -> bool {
         let (orders, _) = self.thp_vma_allowable_orders(vma);
@@ -882,7 +894,7 @@ impl Sim {
         let v = &mut self.vmas[vma as usize];
         v.pte_mut(start + (1 << PMD_ORDER) - 1);
         for i in start..start + (1 << PMD_ORDER) {
-            v.ptes[i as usize] = pte_present(zero, i == index, false);
+            v.ptes[i as usize] = pte_present(zero, true, false);
         }
         let pmd = (index >> PMD_ORDER) as usize;
         if v.huge_zero_pmds.len() <= pmd / 64 {
@@ -1057,6 +1069,10 @@ impl Sim {
             v.ptes[(start + i) as usize] = pte_present(f, true, write);
         }
         self.swap_free_nr(first, n);
+        if !write && self.thp.swapin_mkwrite {
+            // A fresh folio the swap cache never held: exclusive.
+            self.swapin_pte_mkwrite(f, true);
+        }
         true
     }
 

@@ -281,7 +281,7 @@ impl Sim {
         if pte & PTE_PRESENT == 0 || pte & PTE_FOLIO_MASK != f {
             return false;
         }
-        let zpte = self.zero_page_pte(pte);
+        let zpte = self.zero_page_pte();
         *self.vmas[fo.space as usize].pte_mut(fo.index + i) = zpte;
         true
     }
@@ -307,19 +307,18 @@ impl Sim {
         zero
     }
 
-    /// The PTE `try_to_map_unused_to_zeropage` writes over present PTE
-    /// `old`: the zero page (`pte_mkspecial(pfn_pte(my_zero_pfn,
-    /// vm_page_prot))`, mm/migrate.c v6.12), read-only, young as `old` was.
-    /// Departure: the kernel's PTE is young whatever `old` was
-    /// (`vm_page_prot` carries the accessed bit on x86 and arm64); not yet
-    /// changed here because DAMON, MGLRU's walk and khugepaged read the
-    /// bit and the change was not checked against the digest.
+    /// The PTE `try_to_map_unused_to_zeropage` writes over a present
+    /// PTE: the zero page (`pte_mkspecial(pfn_pte(my_zero_pfn,
+    /// vm_page_prot))`, mm/migrate.c v6.12), read-only and young whatever
+    /// `old` was: `vm_page_prot` carries the accessed bit on x86
+    /// (`_PAGE_ACCESSED` in every user `protection_map` entry,
+    /// arch/x86/include/asm/pgtable_types.h) and arm64 (`PTE_AF`).
     /// The zero page is set up at its first use.
-    pub(crate) fn zero_page_pte(&mut self, old: u32) -> u32 {
+    pub(crate) fn zero_page_pte(&mut self) -> u32 {
         if self.zero_folio == NIL {
             // ZERO_PAGE(0) without `machine.zero_page`: set up at first use.
             self.zero_folio = self.alloc_zero_folio();
         }
-        pte_present(self.zero_folio, old & PTE_YOUNG != 0, false)
+        pte_present(self.zero_folio, true, false)
     }
 }

@@ -788,7 +788,7 @@ impl Sim {
         }
         // A resident page's flags or generation changed.
         let changes = flag_changes(last.flags, now.flags);
-        let gen_text = if now.gen_refs != last.gen_refs {
+        let gen_text = if (now.gen_refs ^ last.gen_refs) & 0x1f != 0 {
             let g = |v: u8| match v & 7 {
                 0 => "none".to_string(),
                 g => (g - 1).to_string(),

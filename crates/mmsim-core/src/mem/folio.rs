@@ -182,6 +182,8 @@ pub(crate) struct Folio {
     /// Multi-gen LRU fields of `folio->flags` (`LRU_GEN_MASK`,
     /// `LRU_REFS_MASK`): bits 0–2 the generation + 1 (0: not on an MGLRU
     /// list), bits 3–4 the refs counter. See `crate::reclaim::lru_gen`.
+    /// Bit 7 is not MGLRU's: [`GEN_REFS_MAYWRITE`] (a spare bit of the
+    /// 36-byte folio; the MGLRU code keeps bits 5–7 as they are).
     pub gen_refs: u8,
     /// Head page frame (`folio_pfn`), or [`NO_PFN`]: see [`FolioArena::head_pfn`].
     pfn: u32,
@@ -233,7 +235,35 @@ impl Folio {
     pub(crate) fn nr_pages(&self) -> u64 {
         1 << self.order
     }
+    /// Whether the clean PTEs mapping this anonymous folio are writable
+    /// ([`GEN_REFS_MAYWRITE`]).
+    #[inline]
+    pub(crate) fn maywrite(&self) -> bool {
+        self.gen_refs & GEN_REFS_MAYWRITE != 0
+    }
+    /// Sets or clears [`GEN_REFS_MAYWRITE`].
+    #[inline]
+    pub(crate) fn set_maywrite(&mut self, on: bool) {
+        if on {
+            self.gen_refs |= GEN_REFS_MAYWRITE;
+        } else {
+            self.gen_refs &= !GEN_REFS_MAYWRITE;
+        }
+    }
 }
+
+/// [`Folio::gen_refs`] bit 7: the kernel maps this exclusive anonymous
+/// folio **writable** where mmsim's PTE is clean. mmsim's PTE has no write
+/// bit (a clean PTE is a write-protected one, `crate::mem::pagetable`);
+/// the one case where v6.12 maps an anonymous page writable and clean is a
+/// read fault on an exclusive swap entry (`do_swap_page`'s `pte_mkwrite`,
+/// v6.11+, `crate::fault_swapcache`), so the bit is per folio: set by such
+/// a fault, cleared by fork's write-protection (`copy_present_ptes`), gone
+/// with the folio (a freed folio's fields are reset), kept by migration
+/// and a split (both copy `gen_refs`). A store through a clean PTE of a
+/// folio with the bit is the hardware setting the dirty bit, not a fault
+/// ([`crate::sim::Sim::store_to_writable_clean`]).
+pub(crate) const GEN_REFS_MAYWRITE: u8 = 1 << 7;
 
 /// The links of a folio on its LRU list: [prev (towards the head), next (towards the tail)].
 pub(crate) type Links = [FolioId; 2];

@@ -7,7 +7,10 @@
 //! * none (0),
 //! * present: `PTE_PRESENT | young | dirty | folio id` — the hardware sets
 //!   *young* on every access and *dirty* on every write; reclaim's rmap walk
-//!   (`folio_referenced`) tests and clears young,
+//!   (`folio_referenced`) tests and clears young; there is no write bit: a
+//!   clean PTE is write-protected (a store faults), except a clean PTE of an
+//!   anonymous folio marked [`super::folio::GEN_REFS_MAYWRITE`] (a v6.11+
+//!   read swap-in mapped it writable),
 //! * a swap entry (anonymous only): `slot + 1` with the present bit clear.
 //!
 //! Four bytes per virtual page keeps a terabyte-class address space cheap.

@@ -93,6 +93,7 @@ mod should_continue_reclaim;
 mod split_zeropage;
 mod swap;
 mod swapcache;
+mod swapin_mkwrite;
 mod swapsplit;
 mod swapzap;
 mod thp;

@@ -45,7 +45,7 @@ fn read(s: &mut Sim, vma: u32, index: u32) {
 
 /// A task whose 512-page VMA is one PMD THP with `written` pages stored to
 /// (the first by the fault); returns the machine, the VMA and the folio.
-fn thp_written(
+pub(super) fn thp_written(
     kernel: ThpKernel,
     max_ptes_none: u32,
     swap: Option<u64>,

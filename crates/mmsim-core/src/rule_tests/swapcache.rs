@@ -38,7 +38,7 @@ pub(super) fn unmap_into_swap_cache(s: &mut Sim, f: FolioId) {
 /// (`add_to_swap` → `try_to_unmap`), and put back on its list: every PTE
 /// holds its page's swap entry and the folio waits in the swap cache.
 /// Returns the sim, the VMA, the folio and its first slot.
-fn cached_folio(kernel: ThpKernel, order: u8) -> (Sim, u32, FolioId, u32) {
+pub(super) fn cached_folio(kernel: ThpKernel, order: u8) -> (Sim, u32, FolioId, u32) {
     let mut thp = ThpConfig {
         kernel,
         ..Default::default()
