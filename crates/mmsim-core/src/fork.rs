@@ -148,15 +148,22 @@
 //! mixing forked and unforked entries falls back to a smaller order. The
 //! fresh folio is exclusive; `swap_free_nr` leaves the other task its
 //! count of a slot it still holds.
-//! Reclaim of a shared large folio: `shrink_folio_list` here splits it
-//! before swap-out (the kernel may swap it out whole under v6.12).
+//! Reclaim of a shared large folio (v6.12 `shrink_folio_list`, which
+//! splits only a partially mapped one): it is swapped out whole
+//! (`add_to_swap` of `folio_nr_pages` slots, `swpout`/`thp_swpout`), every
+//! PTE of every VMA becoming its page's entry, not exclusive, each slot
+//! counted per swap PTE ([`Sim::try_to_unmap_forked`]). A later swap-in
+//! takes the rules above: an entry still counted twice is read at order 0
+//! through the swap cache; once the other task dropped its entries (exit,
+//! zap) a large swap-in may read the folio back whole.
 //!
 //! ## Reclaim, exit and OOM
 //!
 //! `folio_referenced` and `try_to_unmap` walk every VMA of the tree
 //! (`crate::rmap`): swap-out of a shared folio turns every PTE mapping it
 //! into its swap entry and sets the slot's count to their number. A
-//! large folio is split with each tail remapped in every VMA; under the
+//! large folio that is split (partially mapped, swap fallback, the
+//! deferred split shrinker) has each tail remapped in every VMA; under the
 //! 6.12 content bits a zero-filled page maps the zero page in every VMA
 //! instead and is freed (`remove_migration_ptes` walks them all,
 //! `crate::split_zeropage`). `exit_mmap`

@@ -804,13 +804,23 @@ impl Sim {
     /// each gets a slot, and `swap_writepage` frees it instead of writing
     /// (no swap PTE holds it) and the folio is freed at putback
     /// ([`Sim::swap_writepage_free_swap`]).
+    ///
+    /// A folio shared by fork (mapped in several VMAs of its anon_vma tree,
+    /// its pages not PageAnonExclusive) is not split for that: v6.12
+    /// `shrink_folio_list` (mm/vmscan.c) tests no mapcount before
+    /// `add_to_swap`, so it gets its slots whole (`swpout`, `thp_swpout`;
+    /// no `thp_split_page`), and `try_to_unmap`'s rmap walk turns every PTE
+    /// of every VMA into its page's entry, each slot counted once per swap
+    /// PTE (mm/rmap.c `try_to_unmap_one` → `swap_duplicate`;
+    /// `Sim::try_to_unmap_forked`). The kernel's PMD mapping of a PMD-size
+    /// folio (shared at fork by `copy_huge_pmd`) is split to PTEs first
+    /// (`TTU_SPLIT_HUGE_PMD`); mmsim maps anonymous THPs with PTEs only, so
+    /// that step and its `thp_split_pmd` are not modelled (as without fork).
     pub(crate) fn add_to_swap_large(&mut self, f: FolioId, list: &mut Vec<FolioId>) -> bool {
         let order = self.folios[f].order;
         if self.folios[f].test(flags::PARTIALLY_MAPPED)
             || (matches!(self.thp.kernel, ThpKernel::V6_8 | ThpKernel::RfcV2) && order != PMD_ORDER)
-            || self.folio_anon_shared(f)
         {
-            // A large folio shared by fork is split too (`crate::fork`).
             // "Split folios without a PMD map right away" (v6.8), "Split
             // partially mapped folios right away" (v6.10+).
             self.split_folio_to_list(f, list);

@@ -64,10 +64,8 @@
 //! partially mapped folio, or the split after `add_to_swap` failed),
 //! migration (`try_split_folio`, not modelled: mmsim's compaction moves a
 //! large folio whole); a partial unmap only queues the folio. (Reclaim
-//! of a large folio shared by fork is a departure: mmsim splits it before
-//! swap-out, `crate::fork`, where v6.12 `add_to_swap`s it whole, so that
-//! split, and the zero pages it maps, have no counterpart in the kernel
-//! there.) The split
+//! does not split a large folio shared by fork: v6.12 `add_to_swap`s it
+//! whole, and so does mmsim, zero-filled pages included.) The split
 //! is to order 0 at each of those callers, so `PageCompound` never stops
 //! it. A folio shared by fork is walked in every VMA of its anon_vma
 //! tree (`Sim::split_remap_forked`): the zero page in each. A read of such a PTE hits

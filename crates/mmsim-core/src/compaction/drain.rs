@@ -257,6 +257,65 @@ mod tests {
     }
 
     #[test]
+    fn an_isolation_that_finds_nothing_still_drains_the_last_migration_s_sources() {
+        // v6.12 compact_zone: ISOLATE_NONE keeps last_migrated_pfn and goes
+        // to check_drain ("there might still be unflushed migrations from
+        // previous cc->order aligned block"). Zone layout: every frame held
+        // but the zone's first 32 (32 order-0 anonymous folios) and
+        // every other frame of pageblocks 8..15 (free, order 0: 2048
+        // pages, none merging, so order 9 is suitable and unmet).
+        use crate::event::Event;
+        let mut cfg = MachineConfig {
+            memory: Size::from_pages(8192),
+            ..Default::default()
+        };
+        cfg.compaction.enabled = true;
+        cfg.compaction.kcompactd = false;
+        cfg.compaction.proactiveness = 0;
+        let mut s = Sim::new(cfg).unwrap();
+        let t = s.add_task("t");
+        let vma = s.mmap_anon(t, 32).unwrap();
+        for index in 0..32 {
+            s.step(&Event::Access {
+                vma,
+                index,
+                write: true,
+            });
+        }
+        take_all_free(&mut s);
+        let start = s.phys.zone.start_pfn;
+        let chunk = start;
+        let pfn_of = |s: &Sim, i: u32| {
+            let f = s.vmas[vma as usize].pte(i) & crate::mem::pagetable::PTE_FOLIO_MASK;
+            u64::from(s.folios.head_pfn(f))
+        };
+        for i in 0..32 {
+            assert_eq!(pfn_of(&s, i), chunk + u64::from(i));
+        }
+        let (_, end) = s.phys.pfn_range();
+        let frees: Vec<u64> = (start + 8 * PAGEBLOCK_NR_PAGES..end).step_by(2).collect();
+        for &p in &frees {
+            s.phys.zone.free_pages_block(p, 0);
+        }
+        s.node.free += frees.len() as u64;
+        // Async direct compaction for order 9. Pageblock 0: 32 folios
+        // isolated (COMPACT_CLUSTER_MAX), the scanner stops at 32 and they
+        // migrate; their frames wait on the per-CPU list (the scanner is
+        // still in the migration's order-9 block). The next isolation
+        // fails at 32 and skips to 512 (ISOLATE_NONE): check_drain drains,
+        // and the 32 frames merge into an order-5 block at the zone start.
+        let mut cc = CompactControl::new(Some(9), MigrateMode::Async, true, false);
+        s.compact_zone(&mut cc);
+        assert_eq!(s.vm.pgmigrate_success, 32);
+        for i in 0..32 {
+            assert!(pfn_of(&s, i) >= start + 8 * PAGEBLOCK_NR_PAGES, "page {i}");
+        }
+        assert_eq!(s.phys.pcp.count(), 0);
+        assert_eq!(s.phys.zone.buddy_order_at(chunk), Some(5));
+        s.check_page_alloc().unwrap();
+    }
+
+    #[test]
     fn the_drain_hands_the_merged_block_to_capture() {
         let (mut s, start) = one_source_freed(true);
         let chunk = start + 3 * PAGEBLOCK_NR_PAGES;

@@ -363,8 +363,10 @@ fn the_rfc_copies_a_shared_large_folio_at_its_order_and_reuses_the_rest_whole() 
     check(&s);
 }
 
-#[test]
-fn a_shared_large_folio_is_split_in_both_tasks_before_swap_out() {
+/// A zram machine with 64K mTHP (v6.12) whose task stored to all 16 pages
+/// of a 16-page VMA (one order-4 folio) and forked, and whose shared folio
+/// reclaim then swapped out whole: (sim, parent, VMA, child, child VMA).
+fn shared_64k_swapped_whole() -> (Sim, u32, u32, u32, u32) {
     let thp = ThpConfig {
         hugepages_64kb: ThpSizeConfig {
             enabled: ThpSizeEnabled::Always,
@@ -374,27 +376,91 @@ fn a_shared_large_folio_is_split_in_both_tasks_before_swap_out() {
     let mut s = super::thp::thp_machine(8192, Some(1024), thp);
     let t = s.add_task("p");
     let vma = s.mmap_anon(t, 16).unwrap();
-    // Every page stored to: none is zero-filled, so the split (v6.12)
-    // maps none to the zero page (`crate::split_zeropage`).
     for i in 0..16 {
         access(&mut s, vma, i, true);
     }
     let c = s.fork_task(t).unwrap();
     let cvma = s.task_vmas(c).unwrap()[0];
     let big = pte_folio(&s, vma, 0);
+    assert_eq!((s.folios[big].order, s.folios[big].mapcount), (4, 32));
+    // v6.12 shrink_folio_list: not partially mapped, so add_to_swap takes
+    // 16 slots for the whole folio; try_to_unmap's rmap walk turns every
+    // PTE of both tasks into its page's entry (`swap_duplicate` per PTE).
     assert_eq!(swap_out(&mut s, big), 16);
-    assert_eq!(s.thp.stats[4].split, 1);
+    let st = s.thp.stats[4];
+    assert_eq!((st.swpout, st.swpout_fallback, st.split), (1, 0, 0));
+    (s, t, vma, c, cvma)
+}
+
+#[test]
+fn a_shared_large_folio_is_swapped_out_whole_from_both_tasks() {
+    let (mut s, t, vma, c, cvma) = shared_64k_swapped_whole();
+    assert_eq!((s.vm.pswpout, s.vm.thp_split_page), (16, 0));
     for i in 0..16 {
-        let p = pte(&s, vma, i);
-        assert!(p != 0 && p & PTE_PRESENT == 0, "page {i}");
-        assert_eq!(pte(&s, cvma, i), p);
-        assert_eq!(s.fork_swap_refs(p - 1), 2);
+        // Slots 0..16 in order, the same entry in both tasks, counted twice
+        // (neither entry exclusive: fork cleared PageAnonExclusive).
+        assert_eq!(pte(&s, vma, i), i + 1, "page {i}");
+        assert_eq!(pte(&s, cvma, i), i + 1, "page {i}");
+        assert_eq!(s.fork_swap_refs(i), 2);
     }
-    assert_eq!(s.memcgs[0].swap_usage, 16);
+    assert_eq!((anon(&s), s.memcgs[0].swap_usage), (0, 16));
+    assert_eq!((rss(&s, t), rss(&s, c)), ((0, 16), (0, 16)));
+    check(&s);
+    // The parent's load: `__swap_count(entry)` is 2, so no large swap-in;
+    // the swap cache's order-0 path reads page 5 and maps it read-only.
+    let (faults, major) = (s.vm.pgfault, s.vm.pgmajfault);
+    access(&mut s, vma, 5, false);
+    let p5 = pte_folio(&s, vma, 5);
+    assert_eq!(s.folios[p5].order, 0);
+    assert_eq!((s.vm.pswpin, s.thp.stats[4].swpin), (1, 0));
+    assert_eq!((s.vm.pgfault, s.vm.pgmajfault), (faults + 1, major + 1));
+    assert_eq!(pte(&s, vma, 5) & PTE_DIRTY, 0);
+    assert_eq!((s.fork_swap_refs(5), pte(&s, cvma, 5)), (1, 6));
+    assert!(s.folios[p5].test(flags::SWAPCACHE));
+    // The child's load of the same page is a swap-cache hit: its last
+    // reference maps the same folio, still read-only (the parent maps it).
+    access(&mut s, cvma, 5, false);
+    assert_eq!((s.vm.pgfault, s.vm.pgmajfault), (faults + 2, major + 1));
+    assert_eq!(pte_folio(&s, cvma, 5), p5);
+    assert_eq!(pte(&s, cvma, 5) & PTE_DIRTY, 0);
+    assert_eq!((s.fork_swap_refs(5), s.folios[p5].mapcount), (0, 2));
+    assert_eq!((rss(&s, t), rss(&s, c)), ((1, 15), (1, 15)));
+    check(&s);
+    // The child's exit drops one count of each slot it still held and
+    // unmaps page 5; the parent keeps all 16 slots (15 entries, and the
+    // swap cache's page 5 it maps).
+    s.exit_task(c).unwrap();
+    for i in (0..16).filter(|&i| i != 5) {
+        assert_eq!(s.fork_swap_refs(i), 1, "slot {i}");
+        assert_eq!(pte(&s, vma, i), i + 1);
+    }
+    assert_eq!(s.folios[p5].mapcount, 1);
+    assert_eq!((anon(&s), s.memcgs[0].swap_usage), (1, 16));
     check(&s);
     s.exit_task(t).unwrap();
-    s.exit_task(c).unwrap();
     assert_eq!((anon(&s), s.memcgs[0].swap_usage), (0, 0));
+    check(&s);
+}
+
+#[test]
+fn a_shared_folio_swapped_out_whole_is_read_back_whole_once_the_child_exited() {
+    let (mut s, t, vma, c, _) = shared_64k_swapped_whole();
+    s.exit_task(c).unwrap();
+    // One count left per slot, none exclusive, all alike (`can_swapin_thp`):
+    // the parent's store reads the 16 pages back as one folio.
+    for i in 0..16 {
+        assert_eq!(s.fork_swap_refs(i), 1);
+    }
+    assert_eq!(s.memcgs[0].swap_usage, 16);
+    access(&mut s, vma, 5, true);
+    let f = pte_folio(&s, vma, 5);
+    assert_eq!((s.folios[f].order, s.folios[f].index), (4, 0));
+    assert_eq!((s.vm.pswpin, s.thp.stats[4].swpin), (16, 1));
+    assert_eq!((anon(&s), s.memcgs[0].swap_usage), (16, 0));
+    assert_eq!(rss(&s, t), (16, 0));
+    assert!(!s.folio_anon_shared(f));
+    assert_eq!(pte(&s, vma, 5) & PTE_DIRTY, PTE_DIRTY);
+    assert_eq!(s.fork_stats().cow_copies, 0);
     check(&s);
 }
 

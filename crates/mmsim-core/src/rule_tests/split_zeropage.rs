@@ -303,25 +303,24 @@ fn the_shrinker_maps_a_forked_thps_zero_filled_pages_to_the_zero_page_in_both_ta
 }
 
 #[test]
-fn reclaim_splitting_a_forked_thp_frees_its_zero_filled_pages_from_both_tasks() {
-    // Pins a departure: mmsim splits a shared large folio before swap-out
-    // (`crate::fork`), where v6.12 `add_to_swap`s the whole THP; this
-    // outcome is mmsim's, not the kernel's. The split maps the 509 zero-filled pages to the zero page in the
-    // parent and the child, and only the three written pages are
-    // swapped, each slot referenced by both tasks' swap PTEs.
+fn reclaim_swaps_out_a_forked_thp_whole_zero_filled_pages_included() {
+    // v6.12 shrink_folio_list splits only a partially mapped large folio
+    // before add_to_swap; one shared by fork gets 512 slots whole, so no
+    // split maps its 509 zero-filled pages to the zero page: all 512 are
+    // written and every PTE of both tasks becomes its page's entry.
     let (mut s, vma, cvma, f) = thp_forked(511, Some(1024));
-    assert_eq!(super::filefolio::reclaim_one(&mut s, f).0, 3);
-    assert_eq!(s.vm.thp_split_page, 1);
-    assert_eq!(s.vm.pswpout, 3);
-    assert_eq!((zero_ptes(&s, vma), zero_ptes(&s, cvma)), (509, 509));
+    assert_eq!(super::filefolio::reclaim_one(&mut s, f).0, 512);
+    assert_eq!((s.vm.thp_split_page, s.vm.thp_swpout), (0, 1));
+    assert_eq!(s.vm.pswpout, 512);
+    assert_eq!((zero_ptes(&s, vma), zero_ptes(&s, cvma)), (0, 0));
     assert_eq!(used(&s), 0);
-    for i in THREE {
+    for i in 0..512 {
         let p = s.vmas[vma as usize].pte(i);
-        assert!(p != 0 && p & PTE_PRESENT == 0, "page {i} swapped");
+        assert_eq!(p, i + 1, "page {i}: the entry of slot {i}");
         assert_eq!(s.vmas[cvma as usize].pte(i), p);
-        assert_eq!(s.fork_swap_refs(p - 1), 2);
+        assert_eq!(s.fork_swap_refs(i), 2);
     }
-    assert_eq!(s.swap.as_ref().unwrap().used, 3);
+    assert_eq!(s.swap.as_ref().unwrap().used, 512);
     s.check_invariants().unwrap();
 }
 
