@@ -132,6 +132,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::memcg::HZ;
 use crate::page_writeback_domain::{FpropLocal, WbDomain};
+use crate::page_writeback_ratelimit::DIRTY_EXCEEDED_RATELIMIT;
 use crate::sim::Sim;
 
 mod wb_update_bandwidth;
@@ -783,7 +784,7 @@ impl Sim {
             let ts = *self.bdp_task_mut(t);
             let mut ratelimit = ts.nr_dirtied_pause;
             if exceeded {
-                ratelimit = ratelimit.min(32 >> (crate::PAGE_SIZE.trailing_zeros() - 10));
+                ratelimit = ratelimit.min(DIRTY_EXCEEDED_RATELIMIT);
             }
             ts.nr_dirtied >= ratelimit
         };
