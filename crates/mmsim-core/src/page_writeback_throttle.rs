@@ -451,6 +451,8 @@ pub(crate) struct DirtyThrottle {
     pauses: u64,
     /// Of those, the pauses whose `pos_ratio` was the memcg domain's.
     memcg_pauses: u64,
+    /// Calls into `balance_dirty_pages()` since the measurement began.
+    calls: u64,
     /// The wb of the writer throttled last (0, the root's, before any).
     last_wb: usize,
     /// The most `NR_FILE_DIRTY` and `NR_FILE_DIRTY + NR_WRITEBACK` a
@@ -472,6 +474,7 @@ impl Default for DirtyThrottle {
             pause_ns: 0,
             pauses: 0,
             memcg_pauses: 0,
+            calls: 0,
             last_wb: 0,
             nr_dirty_peak: 0,
             dirty_peak: 0,
@@ -493,6 +496,15 @@ pub struct DirtyThrottleReport {
     /// group's).
     #[serde(default)]
     pub balance_dirty_pages_memcg_pauses: u64,
+    /// Calls into `balance_dirty_pages()`: writers' calls that passed
+    /// `balance_dirty_pages_ratelimited_flags()`'s gate (with
+    /// `policy.bdp_ratelimit` the ratelimited checks; without it every
+    /// dirtying of a clean folio past the task's `nr_dirtied_pause`). The
+    /// kernel's count: its `writeback:global_dirty_state` events of the
+    /// writer's task (one a pass of the loop; the repeated pauses at the
+    /// limit add passes mmsim does not count).
+    #[serde(default)]
+    pub balance_dirty_pages_calls: u64,
     /// /proc/vmstat `nr_dirty_threshold` at the end (the global `thresh`).
     pub nr_dirty_threshold: u64,
     /// /proc/vmstat `nr_dirty_background_threshold` at the end.
@@ -793,6 +805,7 @@ impl Sim {
         d.nr_dirty_peak = d.nr_dirty_peak.max(self.nr_dirty);
         d.dirty_peak = d.dirty_peak.max(dirty);
         if balance {
+            d.calls += 1;
             self.balance_dirty_pages_throttle(w, t as usize);
         }
     }
@@ -1016,6 +1029,7 @@ impl Sim {
             balance_dirty_pages_pause_ns: d.pause_ns,
             balance_dirty_pages_pauses: d.pauses,
             balance_dirty_pages_memcg_pauses: d.memcg_pauses,
+            balance_dirty_pages_calls: d.calls,
             nr_dirty_threshold: thresh,
             nr_dirty_background_threshold: bg_thresh,
             dirty_ratelimit: d.wbs[d.last_wb].dirty_ratelimit,
@@ -1057,5 +1071,6 @@ impl Sim {
         let d = &mut self.bdp;
         (d.pause_ns, d.pauses, d.nr_dirty_peak, d.dirty_peak) = (0, 0, 0, 0);
         d.memcg_pauses = 0;
+        d.calls = 0;
     }
 }

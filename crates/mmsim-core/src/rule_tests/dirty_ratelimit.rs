@@ -190,6 +190,8 @@ fn with_the_throttle_the_pauses_come_at_the_ratelimited_checks() {
         (4, 11_000_000)
     );
     assert_eq!(s.bdp_ratelimit_state().3, 56);
+    // The report's calls are those checks.
+    assert_eq!(r.balance_dirty_pages_calls, 56);
 }
 
 /// Without the throttle, a v2 group's writer (`memory.max` 1000 pages)
