@@ -77,7 +77,7 @@ use crate::sim::Sim;
 
 /// `32 >> (PAGE_SHIFT - 10)`: the ratelimit's cap while the wb's
 /// `dirty_exceeded` is set.
-const DIRTY_EXCEEDED_RATELIMIT: u64 = 32 >> (crate::PAGE_SIZE.trailing_zeros() - 10);
+pub(crate) const DIRTY_EXCEEDED_RATELIMIT: u64 = 32 >> (crate::PAGE_SIZE.trailing_zeros() - 10);
 
 /// The ratelimit's counts besides each task's (`TaskDirty`): the per-CPU
 /// `bdp_ratelimits` (the one CPU's with `machine.cpus` = 1) and

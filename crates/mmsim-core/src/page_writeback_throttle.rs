@@ -132,7 +132,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::memcg::HZ;
 use crate::page_writeback_domain::{FpropLocal, WbDomain};
+use crate::page_writeback_ratelimit::DIRTY_EXCEEDED_RATELIMIT;
 use crate::sim::Sim;
+
+mod wb_update_bandwidth;
 
 /// Nanoseconds in a jiffy.
 const NS_PER_JIFFY: u64 = 1_000_000_000 / HZ;
@@ -448,6 +451,8 @@ pub(crate) struct DirtyThrottle {
     pauses: u64,
     /// Of those, the pauses whose `pos_ratio` was the memcg domain's.
     memcg_pauses: u64,
+    /// Calls into `balance_dirty_pages()` since the measurement began.
+    calls: u64,
     /// The wb of the writer throttled last (0, the root's, before any).
     last_wb: usize,
     /// The most `NR_FILE_DIRTY` and `NR_FILE_DIRTY + NR_WRITEBACK` a
@@ -469,6 +474,7 @@ impl Default for DirtyThrottle {
             pause_ns: 0,
             pauses: 0,
             memcg_pauses: 0,
+            calls: 0,
             last_wb: 0,
             nr_dirty_peak: 0,
             dirty_peak: 0,
@@ -490,6 +496,15 @@ pub struct DirtyThrottleReport {
     /// group's).
     #[serde(default)]
     pub balance_dirty_pages_memcg_pauses: u64,
+    /// Calls into `balance_dirty_pages()`: writers' calls that passed
+    /// `balance_dirty_pages_ratelimited_flags()`'s gate (with
+    /// `policy.bdp_ratelimit` the ratelimited checks; without it every
+    /// dirtying of a clean folio past the task's `nr_dirtied_pause`). The
+    /// kernel's count: its `writeback:global_dirty_state` events of the
+    /// writer's task (one a pass of the loop; the repeated pauses at the
+    /// limit add passes mmsim does not count).
+    #[serde(default)]
+    pub balance_dirty_pages_calls: u64,
     /// /proc/vmstat `nr_dirty_threshold` at the end (the global `thresh`).
     pub nr_dirty_threshold: u64,
     /// /proc/vmstat `nr_dirty_background_threshold` at the end.
@@ -781,7 +796,7 @@ impl Sim {
             let ts = *self.bdp_task_mut(t);
             let mut ratelimit = ts.nr_dirtied_pause;
             if exceeded {
-                ratelimit = ratelimit.min(32 >> (crate::PAGE_SIZE.trailing_zeros() - 10));
+                ratelimit = ratelimit.min(DIRTY_EXCEEDED_RATELIMIT);
             }
             ts.nr_dirtied >= ratelimit
         };
@@ -790,6 +805,7 @@ impl Sim {
         d.nr_dirty_peak = d.nr_dirty_peak.max(self.nr_dirty);
         d.dirty_peak = d.dirty_peak.max(dirty);
         if balance {
+            d.calls += 1;
             self.balance_dirty_pages_throttle(w, t as usize);
         }
     }
@@ -1013,6 +1029,7 @@ impl Sim {
             balance_dirty_pages_pause_ns: d.pause_ns,
             balance_dirty_pages_pauses: d.pauses,
             balance_dirty_pages_memcg_pauses: d.memcg_pauses,
+            balance_dirty_pages_calls: d.calls,
             nr_dirty_threshold: thresh,
             nr_dirty_background_threshold: bg_thresh,
             dirty_ratelimit: d.wbs[d.last_wb].dirty_ratelimit,
@@ -1054,145 +1071,6 @@ impl Sim {
         let d = &mut self.bdp;
         (d.pause_ns, d.pauses, d.nr_dirty_peak, d.dirty_peak) = (0, 0, 0, 0);
         d.memcg_pauses = 0;
-    }
-}
-
-impl DirtyThrottle {
-    /// `__wb_update_bandwidth(gdtc, mdtc, true)` (v6.12) of wb `w` at jiffy
-    /// `now`, from the throttle: for the global domain and then the memcg
-    /// domain (each `domain_update_dirty_limit()` and
-    /// `wb_update_dirty_ratelimit()`: the second starts from the first's
-    /// `dirty_ratelimit`), then `wb_update_write_bandwidth()` and the stamps.
-    /// Each domain comes with its `pos_ratio`.
-    fn update_bandwidth_throttled(
-        &mut self,
-        w: usize,
-        now: u64,
-        g: (Dtc, u64),
-        m: Option<(Dtc, u64)>,
-    ) {
-        let wb = &mut self.wbs[w];
-        let elapsed = now.saturating_sub(wb.bw_time_stamp).max(1);
-        update_dirty_limit(
-            &mut self.dirty_limit,
-            &mut self.dirty_limit_tstamp,
-            now,
-            g.0,
-        );
-        wb.update_dirty_ratelimit(g.0, self.dirty_limit, g.1, elapsed);
-        if let Some((md, pos_ratio)) = m {
-            let (mut dl, mut ts) = (wb.mdom_dirty_limit, wb.mdom_dirty_limit_tstamp);
-            update_dirty_limit(&mut dl, &mut ts, now, md);
-            (wb.mdom_dirty_limit, wb.mdom_dirty_limit_tstamp) = (dl, ts);
-            wb.update_dirty_ratelimit(md, dl, pos_ratio, elapsed);
-        }
-        wb.update_write_bandwidth(elapsed);
-        wb.stamp(now);
-    }
-}
-
-/// `domain_update_dirty_limit()` → `update_dirty_limit()` (v6.12) of a
-/// domain's `dirty_limit` at jiffy `now`: up to `thresh` at once, down by
-/// 1/32 of the gap to `max(thresh, dirty)` an interval.
-fn update_dirty_limit(dirty_limit: &mut u64, tstamp: &mut u64, now: u64, dtc: Dtc) {
-    if now < *tstamp + BANDWIDTH_INTERVAL {
-        return;
-    }
-    if *dirty_limit < dtc.thresh {
-        *dirty_limit = dtc.thresh;
-    } else {
-        let target = dtc.thresh.max(dtc.dirty);
-        if *dirty_limit > target {
-            *dirty_limit -= (*dirty_limit - target) >> 5;
-        }
-    }
-    *tstamp = now;
-}
-
-impl Wb {
-    /// `wb_update_bandwidth()` (v6.12, `update_ratelimit` false): from
-    /// `do_writepages()` or the `bw_dwork` after writeback ended: the write
-    /// bandwidth and the stamps only.
-    fn update_bandwidth(&mut self, now: u64) {
-        let elapsed = now.saturating_sub(self.bw_time_stamp).max(1);
-        self.update_write_bandwidth(elapsed);
-        self.stamp(now);
-    }
-
-    /// The stamps of `__wb_update_bandwidth()`.
-    fn stamp(&mut self, now: u64) {
-        (self.dirtied_stamp, self.written_stamp, self.bw_time_stamp) =
-            (self.dirtied, self.written, now);
-    }
-
-    /// `wb_update_dirty_ratelimit()` (v6.12) for one domain, whose
-    /// `dirty_limit` is `dom_limit` and `pos_ratio` `pos_ratio`.
-    fn update_dirty_ratelimit(&mut self, dtc: Dtc, dom_limit: u64, pos_ratio: u64, elapsed: u64) {
-        let (thresh, dirty) = (dtc.thresh, dtc.dirty);
-        let freerun = (thresh + dtc.bg_thresh) / 2;
-        let limit = thresh.max(dom_limit);
-        let setpoint = (freerun + limit) / 2;
-        let write_bw = self.avg_write_bandwidth;
-        let mut rl = self.dirty_ratelimit;
-        let dirty_rate = (self.dirtied - self.dirtied_stamp) * HZ / elapsed;
-        let task_ratelimit = ((rl * pos_ratio) >> RATELIMIT_CALC_SHIFT) + 1;
-        let balanced = (task_ratelimit * write_bw / (dirty_rate | 1)).min(write_bw);
-        let mut step = 0;
-        if dirty < setpoint {
-            let x = self
-                .balanced_dirty_ratelimit
-                .min(balanced)
-                .min(task_ratelimit);
-            if rl < x {
-                step = x - rl;
-            }
-        } else {
-            let x = self
-                .balanced_dirty_ratelimit
-                .max(balanced)
-                .max(task_ratelimit);
-            if rl > x {
-                step = rl - x;
-            }
-        }
-        let shift = rl / (2 * step + 1);
-        step = if shift < 64 {
-            (step >> shift).div_ceil(8)
-        } else {
-            0
-        };
-        if rl < balanced {
-            rl += step;
-        } else {
-            rl = rl.saturating_sub(step);
-        }
-        self.dirty_ratelimit = rl.max(1);
-        self.balanced_dirty_ratelimit = balanced;
-    }
-
-    /// `wb_update_write_bandwidth()` (v6.12): the pages written in
-    /// `elapsed` jiffies averaged into `write_bandwidth` over a
-    /// `roundup_pow_of_two(3 × HZ)` period, `avg_write_bandwidth` following
-    /// it by 1/8 of the gap when both moved the same way.
-    fn update_write_bandwidth(&mut self, elapsed: u64) {
-        let period = roundup_pow_of_two(3 * HZ);
-        let mut avg = self.avg_write_bandwidth;
-        let old = self.write_bandwidth;
-        let mut bw = (self.written - self.written.min(self.written_stamp)) * HZ;
-        if elapsed > period {
-            bw /= elapsed;
-            avg = bw;
-        } else {
-            bw += old * (period - elapsed);
-            bw >>= period.trailing_zeros();
-            if avg > old && old >= bw {
-                avg -= (avg - old) >> 3;
-            }
-            if avg < old && old <= bw {
-                avg += (old - avg) >> 3;
-            }
-        }
-        self.write_bandwidth = bw;
-        self.avg_write_bandwidth = avg.max(1);
+        d.calls = 0;
     }
 }

@@ -190,6 +190,8 @@ fn with_the_throttle_the_pauses_come_at_the_ratelimited_checks() {
         (4, 11_000_000)
     );
     assert_eq!(s.bdp_ratelimit_state().3, 56);
+    // The report's calls are those checks.
+    assert_eq!(r.balance_dirty_pages_calls, 56);
 }
 
 /// Without the throttle, a v2 group's writer (`memory.max` 1000 pages)
@@ -236,4 +238,49 @@ fn an_oom_victims_unbalanced_pages_are_left_for_the_next_writer() {
     assert!(s.out_of_memory(None));
     assert!(s.tasks[v as usize].dead);
     assert_eq!((s.bdp_task(v).0, s.bdp_ratelimit_state().2), (0, 10));
+}
+
+/// The `dirty_exceeded` clamp (v6.12 `balance_dirty_pages_ratelimited_flags()`,
+/// mm/page-writeback.c: `ratelimit = min(ratelimit, 32 >> (PAGE_SHIFT -
+/// 10))`, 8 pages with 4 KiB pages, while `wb->dirty_exceeded`). The
+/// writer of `with_the_throttle_the_pauses_come_at_the_ratelimited_checks`
+/// (10 ms writes), 1,960 pages: the throttle's loop sets the wb's
+/// `dirty_exceeded` first at its pause in the write of page 1944 (the wb
+/// over its `wb_thresh` and the domain over `thresh`), where `wb_min_pause()` gives
+/// `nr_dirtied_pause` 0, so page 1945 checks again: in freerun (the writes
+/// completed during the pause), which sets `nr_dirtied_pause` to the poll
+/// interval, 16, and leaves `dirty_exceeded` set (v6.12 sets it only
+/// after the freerun exit; nothing clears it there). So the next checks
+/// come every 8 pages, at 1953 and 1961 and on, not at 1961 and 1977 as
+/// the task's own `nr_dirtied_pause` of 16 would have them.
+#[test]
+fn while_the_wbs_dirty_exceeded_is_set_a_writer_checks_every_8_pages() {
+    assert_eq!(crate::page_writeback_ratelimit::DIRTY_EXCEEDED_RATELIMIT, 8);
+    let (mut s, file) = writer_with(true, 10.0, |c| c.policy.bdp_ratelimit = true);
+    let mut exceeded_at = None;
+    let mut checks = Vec::new();
+    for i in 0..1990 {
+        let c0 = s.bdp_ratelimit_state().3;
+        write(&mut s, file, i);
+        if exceeded_at.is_none() && s.wb_dirty_exceeded(0) {
+            exceeded_at = Some(i);
+        }
+        if i >= 1944 && s.bdp_ratelimit_state().3 > c0 {
+            checks.push((i, s.bdp_task(0).1));
+        }
+    }
+    assert_eq!(exceeded_at, Some(1944));
+    assert!(s.wb_dirty_exceeded(0));
+    assert_eq!(
+        checks,
+        [
+            (1944, 0),
+            (1945, 16),
+            (1953, 16),
+            (1961, 16),
+            (1969, 16),
+            (1977, 16),
+            (1985, 16)
+        ]
+    );
 }
