@@ -353,12 +353,11 @@ fn the_inline_read_batch_is_the_walked_batch() {
             machine(PolicyName::Cost, 1 << 16, None)
         };
         let file = s.add_file("f", 400).unwrap();
-        // A window and its marker, then the marker read: an async window in
-        // flight past it; a lone page further on, uncached pages between.
+        // A window and its marker, then the marker read: an asynchronous
+        // window in flight past it, the rest of the file uncached.
         read(&mut s, file, 0, 1);
         let mark = marked_first(&s, file, 400);
         read(&mut s, file, mark, 1);
-        read(&mut s, file, 300, 1);
         let ra = s.files[file as usize].ra;
         assert!(
             s.clock < ra.inflight_done,
