@@ -88,13 +88,13 @@ impl Sim {
         let mut last_pos = self.files[file as usize].ra.prev_index;
         let mut pos = index;
         while pos < end {
-            let mut n = self.read_batch(file, pos, end);
+            let mut n = self.read_batch_at(file, pos, end);
             let mut missed = 0;
             if n == 0 {
                 missed = 1;
                 self.acc.misses += 1;
                 let mut done = self.page_cache_sync_ra(RaOwner::Fd(file), file, pos, end - pos);
-                n = self.read_batch(file, pos, end);
+                n = self.read_batch_at(file, pos, end);
                 if n == 0 {
                     let slot = self.files[file as usize].slot(pos);
                     if self.page_cache_miss(file, pos, slot, false).is_none() {
@@ -163,11 +163,35 @@ impl Sim {
         self.files[file as usize].ra.prev_index = last_pos;
     }
 
+    /// [`Sim::read_batch`] (v6.12 `filemap_get_read_batch`, mm/filemap.c)
+    /// with its two outcomes that need no walk found inline (`pos < end`):
+    /// no folio at `pos` (an empty batch: both of its loops stop at that
+    /// slot, as the kernel's loop stops at an empty index or a shadow entry),
+    /// or a folio at `pos` for a one-page request (a batch of that page: the
+    /// order-0 loop's limit is 1, and the large-folio loop's folio end is
+    /// past `pos` and clamped to the limit). The same batch in every case
+    /// (rule test `the_inline_read_batch_is_the_walked_batch`); a speed
+    /// step, not a mechanism: every page-cache miss of a one-page read
+    /// takes both outcomes (before and after `page_cache_sync_ra`), so the
+    /// call, its frame and the in-flight window's setup are paid only by
+    /// longer reads.
+    #[inline(always)]
+    pub(crate) fn read_batch_at(&self, file: FileId, pos: u32, end: u32) -> u32 {
+        debug_assert!(pos < end);
+        if slot_folio(self.files[file as usize].slot(pos)).is_none() {
+            return 0;
+        }
+        if end - pos == 1 {
+            return 1;
+        }
+        self.read_batch(file, pos, end)
+    }
+
     /// `filemap_get_read_batch()`: how many consecutive pages from `pos`
     /// (before `end`) are cached, in at most [`FOLIO_BATCH`] folios,
     /// stopping after a folio marked `PG_readahead` or still being read
     /// (all of its pages before `end`).
-    fn read_batch(&self, file: FileId, pos: u32, end: u32) -> u32 {
+    pub(crate) fn read_batch(&self, file: FileId, pos: u32, end: u32) -> u32 {
         let fo = &self.files[file as usize];
         if !self.cfg.fs.large_folios {
             // Order-0 page cache: one folio per page. The in-flight window

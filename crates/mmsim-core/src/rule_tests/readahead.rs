@@ -338,3 +338,55 @@ fn a_forked_child_shares_its_parents_file_readahead_state() {
     );
     assert_eq!(window(&s, v2), (0, 0, 0));
 }
+
+/// `Sim::read_batch_at` (the one-page and empty batches found inline) gives
+/// `filemap_get_read_batch`'s batch (`Sim::read_batch`) for every start and
+/// end over a file with uncached pages, a readahead marker and an
+/// asynchronous window still in flight, order-0 and (`fs.large_folios`)
+/// large folios.
+#[test]
+fn the_inline_read_batch_is_the_walked_batch() {
+    for large in [false, true] {
+        let mut s = if large {
+            super::filefolio::lf_machine(1 << 16)
+        } else {
+            machine(PolicyName::Cost, 1 << 16, None)
+        };
+        let file = s.add_file("f", 400).unwrap();
+        // A window and its marker, then the marker read: an asynchronous
+        // window in flight past it, the rest of the file uncached.
+        read(&mut s, file, 0, 1);
+        let mark = marked_first(&s, file, 400);
+        read(&mut s, file, mark, 1);
+        let ra = s.files[file as usize].ra;
+        assert!(
+            s.clock < ra.inflight_done,
+            "large {large}: no window in flight"
+        );
+        let (mut cached, mut longer) = (0, 0);
+        for pos in 0..400u32 {
+            for end in pos + 1..=(pos + 40).min(400) {
+                let walked = s.read_batch(file, pos, end);
+                assert_eq!(
+                    s.read_batch_at(file, pos, end),
+                    walked,
+                    "large {large} {pos}..{end}"
+                );
+                cached += u32::from(walked > 0 && end == pos + 1);
+                longer += u32::from(walked > 1);
+            }
+        }
+        // Both inline outcomes and the walk were taken.
+        assert!(cached > 0 && longer > 0, "large {large}: {cached} {longer}");
+    }
+}
+
+/// The first page at or after 1 marked `PG_readahead`.
+fn marked_first(s: &Sim, file: u32, upto: u32) -> u32 {
+    (1..upto)
+        .find(|&i| {
+            slot_folio(s.files[file as usize].slot(i))
+                .is_some_and(|f| s.folios[f].test(flags::READAHEAD))
+        })
+        .expect("a marked page")
+}
