@@ -4,6 +4,16 @@ TRACE=tools/validate/trace-compaction.events and tells how each direct compactio
 the workload ended (VALIDATION.md, "compact_success in the 6.12 guest, traced").
 
     tools/validate/trace-compaction.py CONSOLE.log
+    tools/validate/trace-compaction.py --task anon MMSIM-TRACEPOINTS.txt
+
+It reads both the guest's tracefs lines (`COMM-PID [CPU] FLAGS TS: EVENT: FIELDS`,
+inside the console log's MMV-BEGIN/MMV-END run sections) and the `perf script` lines
+of `mmsim run --tracepoints 'compaction:*' --tracepoints-out FILE` (`COMM PID [CPU]
+TS: SYSTEM:EVENT: FIELDS`; a file without run sections is one run, without vmstat
+deltas). `--task` names the workload task whose direct compactions are counted
+(default `mmsim-probe`, the guest's; in mmsim the scenario's workload name). mmsim
+emits no `kmem:mm_page_alloc`, so a call with one `defer_reset` and no successful
+`compact_zone` run counts as the watermark check's success without a page.
 
 A direct compaction is one `try_to_compact_pages` call of the workload's task (v6.12
 mm/compaction.c), with the per-zone events that follow it in that task until another
@@ -26,6 +36,8 @@ import sys
 from collections import Counter, defaultdict
 
 LINE = re.compile(r'^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+\S+\s+(?P<ts>[\d.]+): (?P<ev>\w+): (?P<args>.*)$')
+# `perf script` (and mmsim's --tracepoints-out): no flags column, `system:event`.
+PERF_LINE = re.compile(r'^\s*(?P<comm>\S+)\s+(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<ts>[\d.]+): \w+:(?P<ev>\w+): (?P<args>.*)$')
 KV = re.compile(r'(\w+)=(\S+?),?(?=\s|$)')
 
 
@@ -48,7 +60,7 @@ def vmdelta(sec):
 def parse(trace):
     evs = []
     for l in trace.splitlines():
-        m = LINE.match(l)
+        m = LINE.match(l) or PERF_LINE.match(l)
         if not m:
             continue
         d = m.groupdict()
@@ -167,14 +179,21 @@ def kthread_windows(evs):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: trace-compaction.py CONSOLE.log")
-    path = sys.argv[1]
+    args = sys.argv[1:]
     task = 'mmsim-probe'
-    for n, sec in sorted(runs_of(path).items()):
+    if len(args) == 3 and args[0] == '--task':
+        task, args = args[1], args[2:]
+    if len(args) != 1:
+        sys.exit("usage: trace-compaction.py [--task COMM] CONSOLE.log|TRACEPOINTS.txt")
+    path = args[0]
+    runs = runs_of(path)
+    if not runs:
+        # mmsim's --tracepoints-out: the whole file is one run's trace.
+        runs = {0: {'trace': open(path, errors='replace').read()}}
+    for n, sec in sorted(runs.items()):
         if 'trace' not in sec:
             continue
-        vd = vmdelta(sec)
+        vd = vmdelta(sec) if 'vm0' in sec else {}
         evs = parse(sec['trace'])
         cs = calls(evs, task)
         wins = kthread_windows(evs)
@@ -224,13 +243,13 @@ def main():
         print("   captured blocks:", dict(where))
         mg = Counter(min(c['migrated'], 64) // 16 * 16 for c in cs if classify(c)[1])
         print("   successful calls by pages migrated (bins of 16):", dict(sorted(mg.items())))
-        # Runs of consecutive successful calls, and the DMA32 runs whose migrate
+        # Runs of consecutive successful calls, and the upper zone's runs whose migrate
         # scanner started away from the zone's start right after one that started
         # there (the skip hints were reset in between: __reset_isolation_suitable
         # moves the cached position to the first block it cleared).
         streaks, cur, restarts, prev = [], 0, 0, None
         for c in cs:
-            z = next((z for z in c['zones'] if 'begin' in z and z['zone'] == 'DMA32'), None)
+            z = next((z for z in c['zones'] if 'begin' in z and z['zone'] != 'DMA'), None)
             if z:
                 if prev is not None and prev == z['begin'][2] and z['begin'][0] != z['begin'][2]:
                     restarts += 1

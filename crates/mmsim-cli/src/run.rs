@@ -183,7 +183,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE.csv|FILE.json")]
     pub series_out: Option<PathBuf>,
     /// Emit the kernel's tracepoints the run would fire: comma-separated
-    /// `SYSTEM:EVENT` patterns (`vmscan:*,filemap:*`, `vmscan:mm_vmscan_lru_shrink_inactive`),
+    /// `SYSTEM:EVENT` patterns (`vmscan:*,filemap:*,compaction:*`, `vmscan:mm_vmscan_lru_shrink_inactive`),
     /// written to --tracepoints-out as `perf script` prints them, with simulated
     /// timestamps and the kernel's field names (results do not change).
     #[arg(long, value_name = "PATTERNS", requires = "tracepoints_out")]

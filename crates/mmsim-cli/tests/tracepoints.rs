@@ -351,3 +351,46 @@ fn page_cache_events_print_the_folio_order() {
         assert_eq!(orders, expect, "large_folios={large}");
     }
 }
+
+/// `--tracepoints compaction:...` writes the v6.12 `compaction:` events
+/// (`mmsim_core::tracepoint::compaction`) of the compact-mthp-always case's
+/// direct compactions, by its faulting task; an event mmsim does not emit is refused.
+#[test]
+fn the_compaction_events_come_from_the_faulting_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tp.txt");
+    let o = out.display().to_string();
+    let case = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../validation/cases/compact-mthp-always.toml"
+    );
+    let mut args = vec!["run", case, "-q", "--tracepoints-out", &o];
+    args.extend([
+        "--tracepoints",
+        "compaction:mm_compaction_try_to_compact_pages",
+        "--tracepoints-filter",
+        "max=3",
+    ]);
+    mmsim().args(&args).assert().success();
+    let got = lines(&out);
+    assert_eq!(got.len(), 3, "{got:#?}");
+    for l in &got {
+        assert!(l.starts_with("            anon    1002 [000] "), "{l}");
+        assert_eq!(
+            event(l),
+            (
+                "compaction:mm_compaction_try_to_compact_pages",
+                "order=4 gfp_mask=GFP_TRANSHUGE|__GFP_NORETRY priority=2"
+            )
+        );
+    }
+    let mut bad = args.clone();
+    bad[6] = "compaction:mm_compaction_isolate_migratepages";
+    bad_input(
+        &bad,
+        &[
+            "--tracepoints",
+            "`compaction:mm_compaction_isolate_migratepages` names no tracepoint",
+        ],
+    );
+}

@@ -160,6 +160,7 @@ use crate::page_alloc::{
 use crate::sim::Sim;
 use crate::stats::item::*;
 use crate::timer::TimerKind;
+use crate::tracepoint::{CompactionEvent, TpTask};
 
 pub(crate) use crate::compaction_skip::extfrag_for_order;
 #[cfg(test)]
@@ -171,6 +172,7 @@ mod drain;
 use drain::last_migrated_pfn;
 mod fast;
 mod migrate;
+mod trace;
 mod zones;
 
 /// `COMPACT_CLUSTER_MAX` (= `SWAP_CLUSTER_MAX`): folios isolated per batch.
@@ -538,6 +540,9 @@ impl Sim {
         let c = &mut self.compact;
         c.kcompactd_max_order = c.kcompactd_max_order.max(order);
         if self.kcompactd_node_suitable() {
+            if self.tp.is_some() {
+                self.trace_compaction(CompactionEvent::WakeupKcompactd { order, zone: 3 });
+            }
             self.timers.mod_timer(TimerKind::Kcompactd, self.clock);
         }
     }
@@ -556,6 +561,7 @@ impl Sim {
     /// kcompactd's timer: a requested `kcompactd_do_work`, or the periodic
     /// proactive check; then sleep until the next check.
     pub(crate) fn kcompactd_timer(&mut self, now: u64) {
+        let task = std::mem::replace(&mut self.tp_task, TpTask::Kcompactd);
         if self.compact.kcompactd_max_order > 0 {
             self.kcompactd_do_work();
             if self.compact.proactive_at != u64::MAX {
@@ -577,6 +583,10 @@ impl Sim {
         let at = self.compact.proactive_at;
         self.timers
             .set(TimerKind::Kcompactd, (at != u64::MAX).then_some(at));
+        if self.tp.is_some() {
+            self.trace_compaction(CompactionEvent::KcompactdSleep);
+        }
+        self.tp_task = task;
     }
 
     /// kcompactd's counters and CPU time for one run.
@@ -646,6 +656,9 @@ impl Sim {
             // defer).
             cc.whole_zone = cc.migrate_pfn <= c.init_migrate_pfn;
         }
+        if self.tp.is_some() {
+            self.trace_compact_zone(cc, None);
+        }
         let mut update_cached = sync == 0 && {
             let c = &self.compact.cached_migrate_pfn;
             c[0] == c[1]
@@ -655,6 +668,9 @@ impl Sim {
         let mut last_migrated = None;
         let ret = loop {
             let r = self.compact_finished(cc);
+            if self.tp.is_some() {
+                self.trace_compact_finished(cc, r);
+            }
             if r != CompactResult::Continue {
                 break r;
             }
@@ -673,7 +689,11 @@ impl Sim {
                 Isolate::Success => {
                     update_cached = false;
                     last_migrated = Some(last_migrated_pfn(cc, start));
+                    let (nr_all, before) = (cc.nr_migratepages, cc.migrated);
                     let enomem = self.migrate_pages(cc);
+                    if self.tp.is_some() {
+                        self.trace_migratepages(nr_all, cc.migrated - before);
+                    }
                     if self.phys.zone.captured.is_some() {
                         break CompactResult::Success;
                     }
@@ -709,6 +729,9 @@ impl Sim {
         cc.nr_freepages = 0;
         self.count_vm_events(COMPACTMIGRATE_SCANNED, cc.total_migrate_scanned);
         self.count_vm_events(COMPACTFREE_SCANNED, cc.total_free_scanned);
+        if self.tp.is_some() {
+            self.trace_compact_zone(cc, Some(ret));
+        }
         ret
     }
 

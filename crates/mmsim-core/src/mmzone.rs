@@ -469,17 +469,33 @@ impl Sim {
         reserve: u64,
         order: usize,
     ) -> bool {
+        self.zone_compaction_suitable_result(zone, free, wm, reserve, order)
+            == crate::tracepoint::compaction::status::CONTINUE
+    }
+
+    /// `compaction_suitable`'s result as its tracepoint prints it (v6.12):
+    /// `COMPACT_SKIPPED` below the watermark, `COMPACT_NOT_SUITABLE_ZONE` by
+    /// the fragmentation index, else `COMPACT_CONTINUE` (suitable).
+    pub(crate) fn zone_compaction_suitable_result(
+        &self,
+        zone: &Zone,
+        free: u64,
+        wm: ZoneWmarks,
+        reserve: u64,
+        order: usize,
+    ) -> u8 {
+        use crate::tracepoint::compaction::status;
         let costly = order > PAGE_ALLOC_COSTLY_ORDER as usize;
         let mark = if costly { wm.low } else { wm.min } + reserve + (2u64 << order);
         if free <= mark {
-            return false;
+            return status::SKIPPED;
         }
         if costly {
             let idx = fragmentation_index(&zone.buddyinfo(), order);
             if idx >= 0 && idx <= i64::from(self.compact.cfg.extfrag_threshold) {
-                return false;
+                return status::NOT_SUITABLE_ZONE;
             }
         }
-        true
+        status::CONTINUE
     }
 }

@@ -1,5 +1,5 @@
-//! The kernel's `vmscan` and `filemap` tracepoints (include/trace/events/vmscan.h and
-//! filemap.h, v6.12; `mm_filemap_get_pages`/`mm_filemap_fault` since 6.11): what the
+//! The kernel's `vmscan`, `filemap` and `compaction` tracepoints
+//! (include/trace/events/vmscan.h, filemap.h and compaction.h, v6.12; `mm_filemap_get_pages`/`mm_filemap_fault` since 6.11): what the
 //! simulated kernel would emit, with the kernel's event names, field names and
 //! `TP_printk` format strings, printed as `perf script` prints them with simulated
 //! timestamps.
@@ -27,6 +27,7 @@
 //! | `filemap:mm_filemap_delete_from_page_cache` | `__filemap_remove_folio` (reclaim's `__remove_mapping`) |
 //! | `filemap:mm_filemap_get_pages` | `filemap_get_pages`, once per buffered read |
 //! | `filemap:mm_filemap_fault` | `filemap_fault` (a fault on a file mapping) |
+//! | `compaction:mm_compaction_*` | the twelve events of [`compaction`] (its table: `try_to_compact_pages`, `compact_zone`, the deferral, kcompactd) |
 //!
 //! Where the simulator has no value for a field, it prints what the kernel prints
 //! for a machine without it: `nid=0`, `classzone=` the one zone (`ZONE_NORMAL`, 2),
@@ -55,6 +56,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::ConfigError;
 use crate::sim::Sim;
+
+pub mod compaction;
+pub use compaction::CompactionEvent;
 
 /// What `--tracepoints` asks for (`machine.tracepoints`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -91,7 +95,7 @@ fn default_max() -> u64 {
 }
 
 /// Every event, `(system, name)`, in bit order.
-pub const EVENTS: [(&str, &str); 16] = [
+pub const EVENTS: [(&str, &str); 28] = [
     ("vmscan", "mm_vmscan_kswapd_wake"),
     ("vmscan", "mm_vmscan_kswapd_sleep"),
     ("vmscan", "mm_vmscan_direct_reclaim_begin"),
@@ -108,6 +112,18 @@ pub const EVENTS: [(&str, &str); 16] = [
     ("filemap", "mm_filemap_fault"),
     ("vmscan", "mm_vmscan_memcg_softlimit_reclaim_begin"),
     ("vmscan", "mm_vmscan_memcg_softlimit_reclaim_end"),
+    ("compaction", compaction::NAMES[0]),
+    ("compaction", compaction::NAMES[1]),
+    ("compaction", compaction::NAMES[2]),
+    ("compaction", compaction::NAMES[3]),
+    ("compaction", compaction::NAMES[4]),
+    ("compaction", compaction::NAMES[5]),
+    ("compaction", compaction::NAMES[6]),
+    ("compaction", compaction::NAMES[7]),
+    ("compaction", compaction::NAMES[8]),
+    ("compaction", compaction::NAMES[9]),
+    ("compaction", compaction::NAMES[10]),
+    ("compaction", compaction::NAMES[11]),
 ];
 
 impl TracepointConfig {
@@ -133,7 +149,7 @@ impl TracepointConfig {
                 return Err(ConfigError::new(
                     field,
                     format!(
-                        "`{p}` names no tracepoint mmsim emits (vmscan:*, filemap:*, or one of \
+                        "`{p}` names no tracepoint mmsim emits (vmscan:*, filemap:*, compaction:*, or one of \
                          {})",
                         EVENTS
                             .iter()
@@ -293,6 +309,8 @@ pub enum TpEvent {
         /// `index`.
         index: u64,
     },
+    /// A `compaction:` event ([`compaction`]).
+    Compaction(CompactionEvent),
 }
 
 /// The `dev` of every simulated file: 8:1.
@@ -320,6 +338,7 @@ impl TpEvent {
             TpEvent::Fault { .. } => 13,
             TpEvent::MemcgSoftlimitReclaimBegin => 14,
             TpEvent::MemcgSoftlimitReclaimEnd { .. } => 15,
+            TpEvent::Compaction(ref e) => 16 + e.index(),
         }
     }
 
@@ -439,6 +458,7 @@ impl fmt::Display for TpEvent {
             TpEvent::Fault { ino, index } => {
                 write!(f, "dev={ma}:{mi} ino={ino:x} ofs={}", index << 12)
             }
+            TpEvent::Compaction(ref e) => e.fmt(f),
         }
     }
 }
@@ -451,6 +471,8 @@ pub enum TpTask {
     Task(u32),
     /// kswapd0.
     Kswapd,
+    /// kcompactd0.
+    Kcompactd,
 }
 
 /// One emitted event.
@@ -471,6 +493,7 @@ impl TraceRecord {
     pub fn perf_script_line(&self, names: &[String]) -> String {
         let (comm, pid, cpu) = match self.task {
             TpTask::Kswapd => ("kswapd0", 80, 1),
+            TpTask::Kcompactd => ("kcompactd0", 81, 1),
             TpTask::Task(t) => (
                 names.get(t as usize).map_or("mmsim", String::as_str),
                 1000 + t,
@@ -742,7 +765,7 @@ mod tests {
 
     /// The `TP_printk` format strings, copied from include/trace/events/vmscan.h
     /// and filemap.h (v6.12) for these tests.
-    const KERNEL_FORMATS: [(&str, &str); 16] = [
+    const KERNEL_FORMATS: [(&str, &str); 28] = [
         ("mm_vmscan_kswapd_wake", "nid=%d order=%d"),
         ("mm_vmscan_kswapd_sleep", "nid=%d"),
         ("mm_vmscan_direct_reclaim_begin", "order=%d gfp_flags=%s"),
@@ -781,6 +804,53 @@ mod tests {
             "order=%d gfp_flags=%s",
         ),
         ("mm_vmscan_memcg_softlimit_reclaim_end", "nr_reclaimed=%lu"),
+        // include/trace/events/compaction.h (v6.12).
+        (
+            "mm_compaction_try_to_compact_pages",
+            "order=%d gfp_mask=%s priority=%d",
+        ),
+        (
+            "mm_compaction_suitable",
+            "node=%d zone=%-8s order=%d ret=%s",
+        ),
+        (
+            "mm_compaction_begin",
+            "zone_start=0x%lx migrate_pfn=0x%lx free_pfn=0x%lx zone_end=0x%lx, mode=%s",
+        ),
+        (
+            "mm_compaction_end",
+            "zone_start=0x%lx migrate_pfn=0x%lx free_pfn=0x%lx zone_end=0x%lx, mode=%s \
+             status=%s",
+        ),
+        (
+            "mm_compaction_finished",
+            "node=%d zone=%-8s order=%d ret=%s",
+        ),
+        (
+            "mm_compaction_migratepages",
+            "nr_migrated=%lu nr_failed=%lu",
+        ),
+        (
+            "mm_compaction_defer_compaction",
+            "node=%d zone=%-8s order=%d order_failed=%d consider=%u limit=%lu",
+        ),
+        (
+            "mm_compaction_deferred",
+            "node=%d zone=%-8s order=%d order_failed=%d consider=%u limit=%lu",
+        ),
+        (
+            "mm_compaction_defer_reset",
+            "node=%d zone=%-8s order=%d order_failed=%d consider=%u limit=%lu",
+        ),
+        (
+            "mm_compaction_wakeup_kcompactd",
+            "nid=%d order=%d classzone_idx=%-8s",
+        ),
+        (
+            "mm_compaction_kcompactd_wake",
+            "nid=%d order=%d classzone_idx=%-8s",
+        ),
+        ("mm_compaction_kcompactd_sleep", "nid=%d"),
     ];
 
     /// Matches `text` against a printf format: literals equal, each conversion
@@ -800,6 +870,15 @@ mod tests {
                 continue;
             }
             i += 1;
+            // `-` and a width: a left-justified field padded with spaces.
+            let mut width = 0;
+            if f[i] == b'-' {
+                i += 1;
+            }
+            while f[i].is_ascii_digit() {
+                width = width * 10 + usize::from(f[i] - b'0');
+                i += 1;
+            }
             while matches!(f[i], b'l' | b'h' | b'z') {
                 i += 1;
             }
@@ -814,7 +893,7 @@ mod tests {
                 b'u' => c.is_ascii_digit(),
                 b'x' => c.is_ascii_hexdigit(),
                 b'p' => c.is_ascii_hexdigit() || c == b'x',
-                b's' => c.is_ascii_uppercase() || c == b'_' || c == b'|' || c.is_ascii_lowercase(),
+                b's' => c.is_ascii_alphanumeric() || c == b'_' || c == b'|',
                 _ => false,
             };
             while j < t.len() && ok(t[j]) {
@@ -827,6 +906,9 @@ mod tests {
                 ));
             }
             values.push(text[start..j].to_string());
+            while j - start < width && t.get(j) == Some(&b' ') {
+                j += 1;
+            }
         }
         if j != t.len() {
             return Err(format!("{text:?}: trailing {:?}", &text[j..]));
@@ -835,6 +917,15 @@ mod tests {
     }
 
     fn every_event() -> Vec<TpEvent> {
+        use compaction::{CompactionEvent as CE, DeferState};
+        use TpEvent::Compaction as C;
+        let d = DeferState {
+            zone: 0,
+            order: 4,
+            considered: 3,
+            defer_shift: 2,
+            order_failed: 5,
+        };
         vec![
             TpEvent::KswapdWake { order: 0 },
             TpEvent::KswapdSleep,
@@ -891,6 +982,42 @@ mod tests {
             },
             TpEvent::MemcgSoftlimitReclaimBegin,
             TpEvent::MemcgSoftlimitReclaimEnd { nr_reclaimed: 33 },
+            C(CE::TryToCompactPages { order: 4, prio: 2 }),
+            C(CE::Suitable {
+                zone: 1,
+                order: 4,
+                ret: 4,
+            }),
+            C(CE::Begin {
+                zone_start: 0x1000,
+                migrate_pfn: 0x1000,
+                free_pfn: 0x1fe00,
+                zone_end: 0x1ffd7,
+                sync: true,
+            }),
+            C(CE::End {
+                zone_start: 0x1000,
+                migrate_pfn: 0x4200,
+                free_pfn: 0x4200,
+                zone_end: 0x1ffd7,
+                sync: false,
+                status: 6,
+            }),
+            C(CE::Finished {
+                zone: 2,
+                order: -1,
+                ret: 8,
+            }),
+            C(CE::Migratepages {
+                nr_migrated: 32,
+                nr_failed: 1,
+            }),
+            C(CE::DeferCompaction(d)),
+            C(CE::Deferred(d)),
+            C(CE::DeferReset(d)),
+            C(CE::WakeupKcompactd { order: 9, zone: 3 }),
+            C(CE::KcompactdWake { order: 9, zone: 1 }),
+            C(CE::KcompactdSleep),
         ]
     }
 
@@ -936,6 +1063,23 @@ mod tests {
         assert_eq!(v(10).unwrap(), ["8", "1", "2a", "10000", "12288", "0"]);
         assert_eq!(v(12).unwrap(), ["8", "1", "2a", "16384", "32767"]);
         assert_eq!(v(13).unwrap(), ["8", "1", "2a", "36864"]);
+        // The compaction events as the 6.12 guest printed them (its console log).
+        assert_eq!(
+            every_event()[17].to_string(),
+            "node=0 zone=DMA32    order=4 ret=continue"
+        );
+        assert_eq!(
+            every_event()[19].to_string(),
+            "zone_start=0x1000 migrate_pfn=0x4200 free_pfn=0x4200 zone_end=0x1ffd7, \
+             mode=async status=partial_skipped"
+        );
+        assert_eq!(v(20).unwrap(), ["0", "Normal", "-1", "success"]);
+        assert_eq!(v(22).unwrap(), ["0", "DMA", "4", "5", "3", "4"]);
+        assert_eq!(
+            every_event()[25].to_string(),
+            "nid=0 order=9 classzone_idx=Movable "
+        );
+        assert_eq!(v(26).unwrap(), ["0", "9", "DMA32"]);
         assert!(printf_match("nid=%d", "nid=x").is_err());
         assert!(printf_match("nid=%d", "nid=1 extra").is_err());
     }
@@ -969,7 +1113,12 @@ mod tests {
         };
         assert_eq!(c(&["vmscan:*"]).mask(), Ok(0x3ff | 0x3 << 14));
         assert_eq!(c(&["filemap:*"]).mask(), Ok(0xf << 10));
-        assert_eq!(c(&["*"]).mask(), Ok(0xffff));
+        assert_eq!(c(&["*"]).mask(), Ok(0xfff_ffff));
+        assert_eq!(c(&["compaction:*"]).mask(), Ok(0xfff << 16));
+        assert_eq!(
+            c(&["compaction:mm_compaction_defer_reset"]).mask(),
+            Ok(1 << 24)
+        );
         assert_eq!(c(&["vmscan:mm_vmscan_write_folio"]).mask(), Ok(1 << 9));
         let e = c(&["vmscan:mm_vmscan_lru_gen_scan"]).mask().unwrap_err();
         assert_eq!(e.field, "machine.tracepoints.events");

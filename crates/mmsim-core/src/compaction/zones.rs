@@ -72,6 +72,8 @@ use crate::mmzone::{Wmark, ZoneWmarks};
 use crate::page_alloc::Zone;
 use crate::sim::Sim;
 use crate::stats::item::*;
+use crate::tracepoint::compaction::{zone_idx, DeferEvent};
+use crate::tracepoint::CompactionEvent;
 
 /// One zone's compaction state (the `compact_*` fields of `struct zone`
 /// and its pageblocks' `PB_migrate_skip`); see `Compaction`'s fields of the
@@ -230,8 +232,60 @@ impl Sim {
 
     /// `compact_zone`'s own `compaction_suit_allocation_order` for the zone
     /// being compacted (with the allocation's reserve).
-    pub(super) fn compact_zone_suit(&self, order: usize) -> Option<CompactResult> {
-        self.suit_allocation_order(self.compact.in_dma, order, true)
+    pub(super) fn compact_zone_suit(&mut self, order: usize) -> Option<CompactResult> {
+        self.suit_allocation_order_tp(self.compact.in_dma, order, true)
+    }
+
+    /// [`Sim::suit_allocation_order`] with v6.12 `compaction_suitable`'s
+    /// `mm_compaction_suitable` tracepoint, emitted when the watermark check
+    /// failed (`compaction_suitable` ran): `ret` is `COMPACT_SKIPPED` (too few
+    /// free pages), `COMPACT_NOT_SUITABLE_ZONE` (the fragmentation index) or
+    /// `COMPACT_CONTINUE`.
+    fn suit_allocation_order_tp(
+        &mut self,
+        dma: bool,
+        order: usize,
+        reserve: bool,
+    ) -> Option<CompactResult> {
+        let r = self.suit_allocation_order(dma, order, reserve);
+        if self.tp.is_some() && r != Some(CompactResult::Success) {
+            let v = self.zone_view(dma);
+            let reserve = if reserve { v.reserve } else { 0 };
+            let ret = self.zone_compaction_suitable_result(v.zone, v.free, v.wm, reserve, order);
+            let e = CompactionEvent::Suitable {
+                zone: zone_idx(v.zone.name),
+                order: order as i32,
+                ret,
+            };
+            self.trace_compaction(e);
+        }
+        r
+    }
+
+    /// `compaction_deferred` with its `mm_compaction_deferred` tracepoint
+    /// (v6.12: emitted when it defers).
+    fn compaction_deferred(&mut self, order: u32) -> bool {
+        let d = self.compact.compaction_deferred(order);
+        if d && self.tp.is_some() {
+            self.trace_defer(DeferEvent::Deferred, order);
+        }
+        d
+    }
+
+    /// `defer_compaction` with `mm_compaction_defer_compaction` (v6.12).
+    fn defer_compaction(&mut self, order: u32) {
+        self.compact.defer_compaction(order);
+        if self.tp.is_some() {
+            self.trace_defer(DeferEvent::DeferCompaction, order);
+        }
+    }
+
+    /// `compaction_defer_reset` with `mm_compaction_defer_reset` (v6.12).
+    fn compaction_defer_reset(&mut self, order: u32, alloc_success: bool) {
+        self.compact.compaction_defer_reset(order, alloc_success);
+        if self.tp.is_some() {
+            self.trace_defer(DeferEvent::DeferReset, order);
+        }
     }
 
     /// `fragmentation_score_zone` of the zone being compacted:
@@ -273,13 +327,18 @@ impl Sim {
     ) -> (Option<u64>, CompactResult) {
         self.debug_assert_upper_zone_in("try_to_compact_pages");
         let (o, ord) = (order as usize, u32::from(order));
+        if self.tp.is_some() {
+            // `enum compact_priority`: COMPACT_PRIO_ASYNC 2, SYNC_LIGHT 1.
+            let prio = if prio == MigrateMode::Async { 2 } else { 1 };
+            self.trace_compaction(CompactionEvent::TryToCompactPages { order: ord, prio });
+        }
         let mut rc = CompactResult::Skipped;
         let mut captured = None;
         for &dma in self.compact_zonelist() {
             // try_to_compact_pages: every priority above MIN_COMPACT_PRIORITY
             // (sync full, unused here) checks the deferral.
             let (status, ns) = self.on_zone(dma, |s| {
-                if s.compact.compaction_deferred(ord) {
+                if s.compaction_deferred(ord) {
                     return (CompactResult::Deferred, 0);
                 }
                 let mut cc = CompactControl::new(Some(o), prio, true, false);
@@ -292,11 +351,11 @@ impl Sim {
                     r = CompactResult::Success;
                 }
                 if r == CompactResult::Success {
-                    s.compact.compaction_defer_reset(ord, false);
+                    s.compaction_defer_reset(ord, false);
                 } else if prio != MigrateMode::Async
                     && matches!(r, CompactResult::Complete | CompactResult::PartialSkipped)
                 {
-                    s.compact.defer_compaction(ord);
+                    s.defer_compaction(ord);
                 }
                 let ns = (cc.total_migrate_scanned + cc.total_free_scanned) * COMPACT_SCAN_NS
                     + cc.migrated * MIGRATE_PAGE_NS;
@@ -326,7 +385,7 @@ impl Sim {
                 // Any page, captured or from the free lists: the flag has been
                 // cleared here since v3.7 (every modelled kernel).
                 s.compact.blockskip_flush = false;
-                s.compact.compaction_defer_reset(ord, true);
+                s.compaction_defer_reset(ord, true);
             });
             self.count_vm_events(COMPACTSUCCESS, 1);
             return (Some(p), rc);
@@ -353,12 +412,16 @@ impl Sim {
     pub(crate) fn kcompactd_do_work(&mut self) {
         self.debug_assert_upper_zone_in("kcompactd_do_work");
         let order = self.compact.kcompactd_max_order;
+        if self.tp.is_some() {
+            let zone = zone_idx(self.phys.zone.name);
+            self.trace_compaction(CompactionEvent::KcompactdWake { order, zone });
+        }
         self.count_vm_events(KCOMPACTD_WAKE, 1);
         let o = order as usize;
         for &dma in self.compact_zonelist().iter().rev() {
             self.on_zone(dma, |s| {
-                if s.compact.compaction_deferred(order)
-                    || s.suit_allocation_order(dma, o, false).is_some()
+                if s.compaction_deferred(order)
+                    || s.suit_allocation_order_tp(dma, o, false).is_some()
                 {
                     return;
                 }
@@ -366,13 +429,13 @@ impl Sim {
                 let r = s.compact_zone(&mut cc);
                 s.kcompactd_account(&cc);
                 if r == CompactResult::Success {
-                    s.compact.compaction_defer_reset(order, false);
+                    s.compaction_defer_reset(order, false);
                 } else if matches!(r, CompactResult::Complete | CompactResult::PartialSkipped) {
                     // drain_all_pages(zone) (DMA has no per-CPU lists), then defer.
                     if !dma {
                         s.phys.drain_pages();
                     }
-                    s.compact.defer_compaction(order);
+                    s.defer_compaction(order);
                 }
             });
         }

@@ -17,7 +17,7 @@ use crate::sim::Sim;
 /// An 8192-page machine whose lowest 1024 frames (two pageblocks) are
 /// ZONE_DMA; compaction on, kcompactd and proactive compaction off. DMA:
 /// min/low 22/27, `lowmem_reserve` 7168 / 256 = 28; DMA32: min/low 158/197.
-fn machine() -> Sim {
+pub(super) fn machine() -> Sim {
     thp_machine_with(8192, None, thp_64k(ThpDefrag::Always), |c| {
         c.dma_zone_pages = 1024;
         c.compaction.enabled = true;
@@ -34,7 +34,7 @@ fn machine() -> Sim {
 /// DMA has 840 free pages in blocks of order 1 to 3 and 120 movable folios,
 /// 64 in each pageblock (more than one batch of `COMPACT_CLUSTER_MAX`).
 /// Returns the VMA and the frames taken.
-fn fragment_both(s: &mut Sim) -> (u32, Vec<u64>) {
+pub(super) fn fragment_both(s: &mut Sim) -> (u32, Vec<u64>) {
     s.phys.drain_pages();
     let mut held = Vec::new();
     while let Some(p) = s.phys.zone.alloc_pages(0, MigrateType::Movable) {
@@ -72,7 +72,7 @@ fn fragment_both(s: &mut Sim) -> (u32, Vec<u64>) {
 }
 
 /// Gives the frames [`fragment_both`] took back (free + used = managed again).
-fn release(s: &mut Sim, held: &[u64]) {
+pub(super) fn release(s: &mut Sim, held: &[u64]) {
     for &p in held {
         s.phys.free_block(p, 0);
     }

@@ -51,6 +51,7 @@ mod boost_setup;
 mod cgwb;
 mod classic;
 mod compaction;
+mod compaction_tp;
 mod cow;
 mod direct_reclaim;
 pub(crate) mod dirty_balance;
