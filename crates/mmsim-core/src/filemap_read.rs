@@ -1,5 +1,10 @@
-//! Buffered reads (mm/filemap.c `filemap_read()`, v6.6; the read path of
-//! `read()` and `pread()` on a file descriptor).
+//! Buffered reads (mm/filemap.c `filemap_read()`, v6.12; the read path of
+//! `read()` and `pread()` on a file descriptor). First written against
+//! v6.6 and checked against v6.12's source: the batch, the synchronous
+//! readahead and the new folio, the asynchronous readahead at a marked
+//! folio and `pos_same_folio` are modelled as v6.12 has them; v6.12's
+//! `filemap_create_folio` allocates at the mapping's minimum folio order
+//! (order 0 in v6.6), always 0 here.
 //!
 //! A read looks its pages up in batches of consecutive cached folios
 //! (`filemap_get_read_batch`); a miss starts synchronous readahead
@@ -31,7 +36,7 @@ fn pos_same_folio(prev_index: u32, fo: &crate::mem::folio::Folio) -> bool {
 
 impl Sim {
     /// A buffered read of `pages` pages from page `index` (`filemap_read()`
-    /// of v6.6).
+    /// of v6.12).
     ///
     /// Batches of consecutive cached pages are looked up
     /// (`filemap_get_read_batch`: at most [`FOLIO_BATCH`] folios, ending

@@ -341,9 +341,10 @@ fn a_forked_child_shares_its_parents_file_readahead_state() {
 
 /// `Sim::read_batch_at` (the one-page and empty batches found inline) gives
 /// `filemap_get_read_batch`'s batch (`Sim::read_batch`) for every start and
-/// end over a file with uncached pages, a readahead marker and an
-/// asynchronous window still in flight, order-0 and (`fs.large_folios`)
-/// large folios.
+/// end over a file with uncached pages, evicted pages (shadow entries), a
+/// readahead marker and an asynchronous window still in flight, order-0
+/// and (`fs.large_folios`) large folios, whose tail pages lie under the
+/// marker and in the window.
 #[test]
 fn the_inline_read_batch_is_the_walked_batch() {
     for large in [false, true] {
@@ -353,17 +354,49 @@ fn the_inline_read_batch_is_the_walked_batch() {
             machine(PolicyName::Cost, 1 << 16, None)
         };
         let file = s.add_file("f", 400).unwrap();
-        // A window and its marker, then the marker read: an asynchronous
-        // window in flight past it, the rest of the file uncached.
+        // The initial window 0..4 marked at 1, then the marker read: an
+        // asynchronous window 4..20 (large: four order-2 folios) or 4..12
+        // in flight, marked at 4, the rest of the file uncached.
         read(&mut s, file, 0, 1);
-        let mark = marked_first(&s, file, 400);
-        read(&mut s, file, mark, 1);
+        assert_eq!(marked(&s, file, 400), vec![1], "large {large}");
+        read(&mut s, file, 1, 1);
+        // Pages 0 and 2 evicted: shadow entries in their slots.
+        for i in [0, 2] {
+            let f = file_folio(&s, file, i);
+            super::filefolio::reclaim_one(&mut s, f);
+        }
+        let shadows: Vec<u32> = (0..400)
+            .filter(|&i| {
+                let slot = s.files[file as usize].slot(i);
+                slot_folio(slot).is_none() && s.shadow_layout.unpack(slot).is_some()
+            })
+            .collect();
+        assert_eq!(shadows, vec![0, 2], "large {large}");
         let ra = s.files[file as usize].ra;
         assert!(
             s.clock < ra.inflight_done,
             "large {large}: no window in flight"
         );
-        let (mut cached, mut longer) = (0, 0);
+        let (folios, marks, window) = if large {
+            (
+                vec![(1, 0), (3, 0), (4, 2), (8, 2), (12, 2), (16, 2)],
+                vec![4, 5, 6, 7],
+                (4, 20),
+            )
+        } else {
+            (
+                [1, 3].into_iter().chain(4..12).map(|i| (i, 0)).collect(),
+                vec![4],
+                (4, 12),
+            )
+        };
+        assert_eq!(super::filefolio::folios(&s, file, 400), folios);
+        assert_eq!(marked(&s, file, 400), marks, "large {large}");
+        assert_eq!((ra.inflight_start, ra.inflight_end), window);
+        // Outcomes: empty (a hole or a shadow at pos), a one-page request
+        // on a cached page, a longer request whose walk stops after one
+        // page, a batch of more than one page.
+        let (mut empty, mut shadow, mut one, mut stop1, mut longer) = (0, 0, 0, 0, 0);
         for pos in 0..400u32 {
             for end in pos + 1..=(pos + 40).min(400) {
                 let walked = s.read_batch(file, pos, end);
@@ -372,21 +405,30 @@ fn the_inline_read_batch_is_the_walked_batch() {
                     walked,
                     "large {large} {pos}..{end}"
                 );
-                cached += u32::from(walked > 0 && end == pos + 1);
-                longer += u32::from(walked > 1);
+                match walked {
+                    0 if shadows.contains(&pos) => shadow += 1,
+                    0 => empty += 1,
+                    1 if end == pos + 1 => one += 1,
+                    1 => stop1 += 1,
+                    _ => longer += 1,
+                }
             }
         }
-        // Both inline outcomes and the walk were taken.
-        assert!(cached > 0 && longer > 0, "large {large}: {cached} {longer}");
+        // 15,220 (pos, end) pairs: 40 ends from each pos below 360, 40..1
+        // from 360..400. Cached pages c (order-0: 1, 3, 4..12, c = 10;
+        // large: 1, 3, 4..20, c = 18): 40c pairs, c one-page; the other
+        // 39c: more than one page from 3 (its batch goes on into the
+        // window) and, large, from each page but the last of an order-2
+        // folio (the batch ends with the in-flight folio, all of it); one
+        // page from 1 (2 is evicted) and from every other cached page (the
+        // order-0 window's pages, the last page of each order-2 folio).
+        // The two shadows: 80 pairs; every other pair is a hole at pos.
+        let c = if large { 18 } else { 10 };
+        let more = if large { 1 + 12 } else { 1 };
+        assert_eq!(
+            (empty, shadow, one, stop1, longer),
+            (15_220 - 40 * c - 80, 80, c, 39 * (c - more), 39 * more),
+            "large {large}"
+        );
     }
-}
-
-/// The first page at or after 1 marked `PG_readahead`.
-fn marked_first(s: &Sim, file: u32, upto: u32) -> u32 {
-    (1..upto)
-        .find(|&i| {
-            slot_folio(s.files[file as usize].slot(i))
-                .is_some_and(|f| s.folios[f].test(flags::READAHEAD))
-        })
-        .expect("a marked page")
 }
