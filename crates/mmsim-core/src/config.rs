@@ -317,10 +317,12 @@ pub struct PolicyConfig {
     /// writeback, runs only when the writing task has dirtied its
     /// ratelimit. Default false: every dirtying of a clean folio balances
     /// (mmsim's older model; with `dirty_throttle` the pause has the task's
-    /// ratelimit, background writeback does not). The 6.12 guest's
-    /// buffered writer (`validation/guest-dirty`, VALIDATION.md) starts
-    /// background writeback where the ratelimit puts it; the default is
-    /// not flipped yet. Written to results only when set.
+    /// ratelimit, background writeback does not). The evidence is v6.12's
+    /// code (background writeback starts only inside `balance_dirty_pages()`,
+    /// reached only through the gate); the 6.12 guest's buffered writer
+    /// (`validation/guest-dirty`, VALIDATION.md) never leaves freerun and is
+    /// consistent with both settings. The default is not flipped yet.
+    /// Written to results only when set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub bdp_ratelimit: bool,
     /// `vm.watermark_boost_factor` (`crate::page_alloc_boost`; range 0..=2147483647, as the

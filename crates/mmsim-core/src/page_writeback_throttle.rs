@@ -459,6 +459,9 @@ pub(crate) struct DirtyThrottle {
     /// dirtying writer saw.
     nr_dirty_peak: u64,
     dirty_peak: u64,
+    /// `NR_FILE_DIRTY - bg_thresh` at the writer's first
+    /// `wb_start_background_writeback` test past `bg_thresh` (0 before).
+    pub(crate) first_over_bg_thresh: u64,
 }
 
 impl Default for DirtyThrottle {
@@ -478,6 +481,7 @@ impl Default for DirtyThrottle {
             last_wb: 0,
             nr_dirty_peak: 0,
             dirty_peak: 0,
+            first_over_bg_thresh: 0,
         }
     }
 }
@@ -499,8 +503,10 @@ pub struct DirtyThrottleReport {
     /// Calls into `balance_dirty_pages()`: writers' calls that passed
     /// `balance_dirty_pages_ratelimited_flags()`'s gate (with
     /// `policy.bdp_ratelimit` the ratelimited checks; without it every
-    /// dirtying of a clean folio past the task's `nr_dirtied_pause`). The
-    /// kernel's count: its `writeback:global_dirty_state` events of the
+    /// dirtying of a clean folio past the task's `nr_dirtied_pause`, or
+    /// past 8 pages while the wb's `dirty_exceeded` is set: the clamp,
+    /// `crate::page_writeback_ratelimit::DIRTY_EXCEEDED_RATELIMIT`, is in
+    /// both). The kernel's count: its `writeback:global_dirty_state` events of the
     /// writer's task (one a pass of the loop; the repeated pauses at the
     /// limit add passes mmsim does not count).
     #[serde(default)]
@@ -519,6 +525,16 @@ pub struct DirtyThrottleReport {
     pub nr_dirty_peak: u64,
     /// mmsim's own: the most `nr_dirty + nr_writeback` a dirtying writer saw.
     pub nr_dirty_writeback_peak: u64,
+    /// `nr_dirty` − `bg_thresh` at the first test of a writer's
+    /// `balance_dirty_pages()` that found `nr_dirty` over `bg_thresh` (v6.12
+    /// starts background writeback there, mm/page-writeback.c
+    /// `balance_dirty_pages()`; mmsim: `Sim::wb_start_background_writeback`,
+    /// at every dirtying without `policy.bdp_ratelimit`, at the ratelimited
+    /// check with it); 0 if none did. The kernel's value: the writer's
+    /// first `writeback:global_dirty_state` event with `dirty` > `bg_thresh`
+    /// (`validation/guest-dirty/summarize.py`).
+    #[serde(default)]
+    pub nr_dirty_over_bg_thresh_at_start: u64,
 }
 
 impl Sim {
@@ -1036,6 +1052,7 @@ impl Sim {
             avg_write_bandwidth: d.wbs[d.last_wb].avg_write_bandwidth,
             nr_dirty_peak: d.nr_dirty_peak,
             nr_dirty_writeback_peak: d.dirty_peak,
+            nr_dirty_over_bg_thresh_at_start: d.first_over_bg_thresh,
         })
     }
 
@@ -1072,5 +1089,6 @@ impl Sim {
         (d.pause_ns, d.pauses, d.nr_dirty_peak, d.dirty_peak) = (0, 0, 0, 0);
         d.memcg_pauses = 0;
         d.calls = 0;
+        d.first_over_bg_thresh = 0;
     }
 }

@@ -112,6 +112,9 @@ impl Sim {
     /// [`Sim::wb_check_background_flush_wb`].
     pub(crate) fn wb_start_background_writeback(&mut self, w: usize) {
         let (thresh, bg_thresh) = crate::cgwb::domain_dirty_limits(self.global_dirtyable_memory());
+        if self.nr_dirty > bg_thresh && self.bdp.first_over_bg_thresh == 0 {
+            self.bdp.first_over_bg_thresh = self.nr_dirty - bg_thresh;
+        }
         let mut start = self.nr_dirty > bg_thresh
             || self.nr_dirty + self.nr_writeback > (thresh + bg_thresh) / 2;
         if !start && w != 0 {

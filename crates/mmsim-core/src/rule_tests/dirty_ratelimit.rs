@@ -119,8 +119,18 @@ fn with_two_cpus_the_first_check_is_at_the_tasks_ratelimit_pages() {
 fn with_the_throttle_the_wbs_background_writeback_starts_at_the_check() {
     let (mut s, file) = writer(true, true, 1);
     assert_eq!(write_until_writeback(&mut s, file), (393, 1, 392));
+    // The report's dirty pages over `bg_thresh` (389) at that start: the
+    // check in the write of page 392 saw 392.
+    let over = |s: &Sim| {
+        s.dirty_throttle_report()
+            .unwrap()
+            .nr_dirty_over_bg_thresh_at_start
+    };
+    assert_eq!(over(&s), 3);
     let (mut s, file) = writer(true, false, 1);
     assert_eq!(write_until_writeback(&mut s, file), (390, 0, 390));
+    // Without the ratelimit, the 390th dirtying: 1 over.
+    assert_eq!(over(&s), 1);
 }
 
 /// `dirty_throttle_leaks` (v6.12 kernel/exit.c `do_exit()`): task a dirties
@@ -283,4 +293,44 @@ fn while_the_wbs_dirty_exceeded_is_set_a_writer_checks_every_8_pages() {
             (1985, 16)
         ]
     );
+}
+
+/// The same clamp on the default path (`policy.bdp_ratelimit` false: the
+/// task's own `nr_dirtied_pause` gates `balance_dirty_pages()`, clamped to
+/// 8 pages while the wb's `dirty_exceeded` is set, as v6.12
+/// `balance_dirty_pages_ratelimited_flags()` clamps its ratelimit; the
+/// copy of the clamp in `Sim::balance_dirty_pages_pause`). The writer of
+/// `dirty_throttle` (10 ms writes), 2,040 pages: its call in the write of
+/// page 1890 pauses (3 ms; 25 ms slept in all) and sets `nr_dirtied_pause`
+/// 75, without `dirty_exceeded`; the next, 75 pages on in the write of
+/// page 1965, pauses 8 ms, sets the wb's `dirty_exceeded` for the first
+/// time and leaves `nr_dirtied_pause` 16. From there the calls come every
+/// 8 pages (1973, 1981, …, 2037, none pausing, `dirty_exceeded` kept), not
+/// every 16 as the task's `nr_dirtied_pause` would have them.
+#[test]
+fn without_the_ratelimit_dirty_exceeded_still_clamps_the_checks_to_8_pages() {
+    let (mut s, file) = writer_with(true, 10.0, |_| {});
+    let calls = |s: &Sim| s.dirty_throttle_report().unwrap().balance_dirty_pages_calls;
+    let mut exceeded_at = None;
+    let mut checks = Vec::new();
+    for i in 0..2040 {
+        let c0 = calls(&s);
+        write(&mut s, file, i);
+        if exceeded_at.is_none() && s.wb_dirty_exceeded(0) {
+            exceeded_at = Some(i);
+        }
+        if i >= 1890 && calls(&s) > c0 {
+            let (_, pause, _) = s.bdp_task(0);
+            checks.push((
+                i,
+                pause,
+                s.wb_dirty_exceeded(0),
+                s.bdp_pause_ns() / 1_000_000,
+            ));
+        }
+    }
+    assert_eq!(exceeded_at, Some(1965));
+    let mut expected = vec![(1890, 75, false, 25), (1965, 16, true, 33)];
+    expected.extend((1973..2040).step_by(8).map(|i| (i, 16, true, 33)));
+    assert_eq!(checks, expected);
 }
