@@ -571,6 +571,12 @@ impl Sim {
     /// `mem_cgroup_swap_full` reads state only, so it is asked last (the kernel
     /// asks it first): on a write fault or zram its group walk is skipped, with
     /// the same outcome. Inlined, with the order-0 `folio_free_swap`.
+    /// Departure: v6.12 (mm/memory.c 3927) frees the slot also when the VMA
+    /// is VM_LOCKED or the folio mlocked; this test does not read the VMA.
+    /// In mmsim a locked VMA's pages are never swapped out (`try_to_unmap`
+    /// stops at VM_LOCKED), so only a page swapped out before its VMA was
+    /// locked and read back after differs: the kernel drops its slot, mmsim
+    /// keeps it until a store, a full swap or reclaim.
     #[inline(always)]
     pub(crate) fn should_free_swap(&mut self, f: FolioId, write: bool) {
         let synchronous = self.cfg.swap.device == crate::config::DeviceKind::Zram;

@@ -119,12 +119,15 @@ impl Sim {
     /// to have VM_WRITE (mmsim has no `mprotect`, uffd-wp, soft-dirty or
     /// KSM); a folio under writeback on a SWP_STABLE_WRITES device (zram)
     /// is not made non-exclusive (mmsim's zram writes complete at once).
+    /// The bit is assigned, not only set: a folio that left its PTEs with
+    /// the bit (cleared by `try_to_unmap` anyway) and is mapped read-only
+    /// here (not exclusive, still in the swap cache or mapped elsewhere)
+    /// has clean PTEs that are write-protected, as the kernel's are.
     #[inline]
     pub(crate) fn swapin_pte_mkwrite(&mut self, f: FolioId, exclusive: bool) {
         let fo = &mut self.folios[f];
-        if exclusive || (!fo.test(flags::SWAPCACHE) && fo.mapcount == 1) {
-            fo.set_maywrite(true);
-        }
+        let writable = exclusive || (!fo.test(flags::SWAPCACHE) && fo.mapcount == 1);
+        fo.set_maywrite(writable);
     }
 
     /// A store through the clean present PTE `old` at page `index` of `vma`

@@ -1084,6 +1084,8 @@ impl Sim {
         fo_mut.mapcount = if aborted {
             fo_mut.mapcount.saturating_sub(unmapped.min(255) as u8)
         } else {
+            // No PTE left to be writable (`GEN_REFS_MAYWRITE`).
+            fo_mut.set_maywrite(false);
             0
         };
         if dirty {

@@ -669,10 +669,10 @@ impl Sim {
         Ok(f)
     }
 
-    /// `do_anonymous_page` / `map_anon_folio_pmd` for large folio `f`:
+    /// `do_anonymous_page` / `__do_huge_pmd_anonymous_page` for large folio `f`:
     /// zeroes it (cost), maps every PTE of its aligned block (all young:
     /// v6.12 `do_anonymous_page` builds one `mk_pte(page, vm_page_prot)`
-    /// and `set_ptes` it over `nr_pages`, and `map_anon_folio_pmd` one
+    /// and `set_ptes` it over `nr_pages`, and `__do_huge_pmd_anonymous_page` one
     /// `mk_huge_pmd`; `pte_sw_mkyoung` is a no-op on x86, whose
     /// `protection_map` entries (`PAGE_COPY`, `PAGE_SHARED`, … in
     /// arch/x86/include/asm/pgtable_types.h) carry `_PAGE_ACCESSED`, as
@@ -882,7 +882,7 @@ impl Sim {
     /// PMD says they stand for one huge zero PMD. The huge zero page is
     /// allocated once per run (`thp_zero_page_alloc`; the kernel's
     /// shrinker may free it when unused, which is not modelled). The PMD is
-    /// young (`folio_mk_pmd(zero_folio, vm_page_prot)`: the x86 and arm64
+    /// young (v6.12 `mk_pmd(&zero_folio->page, vm_page_prot)`, mm/huge_memory.c 1280: the x86 and arm64
     /// protections carry the accessed bit), so all 512 PTEs are. Returns
     /// false when the fault goes on to the order-0 zero page.
     pub(crate) fn do_huge_zero_page(&mut self, vma: VmaId, index: u32) -> bool {

@@ -785,10 +785,13 @@ impl Sim {
         let content = &self.thp.content;
         let v = &mut self.vmas[vma as usize];
         v.pte_mut(start + HPAGE_PMD_NR - 1);
+        // All 512 young: v6.12 `collapse_huge_page` builds the PMD with
+        // `mk_huge_pmd(hpage, vma->vm_page_prot)` (mm/khugepaged.c 1237),
+        // whose x86 and arm64 protections carry the accessed bit.
         for i in start..start + HPAGE_PMD_NR {
             // Clean over a zero-filled page under the 6.12 content bits.
             let dirty = !content.on || content.test(head + i - start);
-            v.ptes[i as usize] = pte_present(f, i == start, dirty);
+            v.ptes[i as usize] = pte_present(f, true, dirty);
         }
         self.folio_add_lru(f);
         self.deferred_split_folio_whole(f);

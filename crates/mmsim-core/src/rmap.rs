@@ -660,6 +660,7 @@ impl Sim {
         }
         let fo_mut = &mut self.folios[f];
         fo_mut.mapcount = 0;
+        fo_mut.set_maywrite(false);
         if dirty {
             fo_mut.set(flags::DIRTY);
         }
@@ -690,6 +691,7 @@ impl Sim {
         }
         let fo_mut = &mut self.folios[f];
         fo_mut.mapcount = 0;
+        fo_mut.set_maywrite(false);
         if dirty {
             fo_mut.set(flags::DIRTY);
         }
@@ -722,6 +724,7 @@ impl Sim {
             *pte = pte_swap(fo.swap - 1 + i);
         }
         self.folios[f].mapcount = 0;
+        self.folios[f].set_maywrite(false);
         if dirty {
             self.folios[f].set(flags::DIRTY);
         }

@@ -50,7 +50,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::ConfigError;
 use crate::event::Event;
-use crate::mem::folio::{flags, FolioId};
+use crate::mem::folio::{flags, FolioId, GEN_REFS_MAYWRITE};
 use crate::mem::pagetable::{VmaKind, PTE_FOLIO_MASK, PTE_PRESENT};
 use crate::reclaim::{Reclaimer, ScanControl};
 use crate::sim::Sim;
@@ -366,7 +366,10 @@ impl Sim {
                 PageState {
                     resident: true,
                     flags: fo.flags & TOLD,
-                    gen_refs: fo.gen_refs,
+                    // MGLRU's bits only: bit 7 (`GEN_REFS_MAYWRITE`, the
+                    // writable mark of a read swap-in) is not told, so a
+                    // fork clearing it is no change of the page's state.
+                    gen_refs: fo.gen_refs & !GEN_REFS_MAYWRITE,
                 }
             }
             None => PageState::default(),
@@ -788,7 +791,7 @@ impl Sim {
         }
         // A resident page's flags or generation changed.
         let changes = flag_changes(last.flags, now.flags);
-        let gen_text = if (now.gen_refs ^ last.gen_refs) & 0x1f != 0 {
+        let gen_text = if now.gen_refs != last.gen_refs {
             let g = |v: u8| match v & 7 {
                 0 => "none".to_string(),
                 g => (g - 1).to_string(),

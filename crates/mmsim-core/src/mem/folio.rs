@@ -258,11 +258,20 @@ impl Folio {
 /// the one case where v6.12 maps an anonymous page writable and clean is a
 /// read fault on an exclusive swap entry (`do_swap_page`'s `pte_mkwrite`,
 /// v6.11+, `crate::fault_swapcache`), so the bit is per folio: set by such
-/// a fault, cleared by fork's write-protection (`copy_present_ptes`), gone
-/// with the folio (a freed folio's fields are reset), kept by migration
-/// and a split (both copy `gen_refs`). A store through a clean PTE of a
-/// folio with the bit is the hardware setting the dirty bit, not a fault
-/// ([`crate::sim::Sim::store_to_writable_clean`]).
+/// a fault, cleared by fork's write-protection (`copy_present_ptes`) and
+/// by reclaim's `try_to_unmap` (no PTE left), assigned by each read
+/// swap-in, gone with the folio (a freed folio's fields are reset), kept
+/// by migration and a split (both copy `gen_refs`). A store through a
+/// clean PTE of a folio with the bit is the hardware setting the dirty
+/// bit, not a fault ([`crate::sim::Sim::store_to_writable_clean`]).
+///
+/// Departure: the kernel's write bit is per PTE, this bit per folio. A
+/// large folio whose PTEs were mapped by different faults (fork's
+/// `map_swapcache_ptes`, with `set_shared(f, !exclusive)` for the whole
+/// folio) takes the answer of the last fault for all its clean PTEs: a
+/// page mapped read-only by an earlier fault counts as writable after a
+/// later exclusive mapping of another page (and the other way round). The
+/// folio-wide shared mark fork keeps is per folio already, so the two agree.
 pub(crate) const GEN_REFS_MAYWRITE: u8 = 1 << 7;
 
 /// The links of a folio on its LRU list: [prev (towards the head), next (towards the tail)].

@@ -263,3 +263,66 @@ fn a_dirty_page_left_to_the_flusher_is_told() {
         "{lines:#?}"
     );
 }
+
+/// A fork write-protects a page a read swap-in mapped writable (v6.11+
+/// `do_swap_page`, `GEN_REFS_MAYWRITE` cleared by `copy_present_ptes`): not
+/// a change of the state `explain` tells (flags, MGLRU generation and
+/// refs), so no "changed outside this page's events" line with nothing
+/// after its colon.
+#[test]
+fn a_fork_after_a_read_swap_in_tells_no_empty_change() {
+    use crate::config::{DeviceConfig, DeviceKind};
+    let cfg = MachineConfig {
+        memory: Size::from_pages(1 << 16),
+        memcg_max: Some(Size::from_pages(64)),
+        swap: DeviceConfig {
+            size: Some(Size::from_pages(4096)),
+            ..DeviceConfig::of(DeviceKind::Zram)
+        },
+        ..Default::default()
+    };
+    let mut s = Sim::new(cfg).unwrap();
+    let t = s.add_task("app");
+    let vma = s.mmap_anon(t, 256).unwrap();
+    let start = s
+        .damon_va_maps(t)
+        .iter()
+        .find(|m| m.2 == Some(vma))
+        .unwrap()
+        .0;
+    let mut s = {
+        let mut cfg = s.cfg.clone();
+        cfg.explain = Some(ExplainConfig {
+            pages: vec![format!("app:{start:#x}")],
+            ..Default::default()
+        });
+        let mut s = Sim::new(cfg).unwrap();
+        let t = s.add_task("app");
+        assert_eq!(s.mmap_anon(t, 256).unwrap(), vma);
+        s
+    };
+    let access = |index, write| Event::Access { vma, index, write };
+    let mut ev: Vec<Event> = (0..256).map(|i| access(i, true)).collect();
+    ev.push(access(0, false));
+    ev.push(Event::Fork { vma, pages: 0 });
+    s.run(&ev);
+    assert!(
+        !s.folios[s.vmas[vma as usize].pte(0) & crate::mem::pagetable::PTE_FOLIO_MASK].maywrite()
+    );
+    let r = s.finish().explain.unwrap();
+    let lines: Vec<String> = r.pages[0]
+        .events
+        .iter()
+        .map(|e| format!("{} {}: {}", e.who, e.func, e.text))
+        .collect();
+    assert!(
+        lines.iter().any(|l| l.contains("do_swap_page")),
+        "the swap-in is told: {lines:#?}"
+    );
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("changed outside") || l.ends_with(": ")),
+        "{lines:#?}"
+    );
+}

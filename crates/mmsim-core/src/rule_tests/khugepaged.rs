@@ -7,7 +7,7 @@ use super::thp::thp_machine;
 use super::*;
 use crate::huge_memory::{ThpConfig, ThpEnabled, VmaThpAdvice, PMD_ORDER};
 use crate::khugepaged::{CollapseError, KhugepagedConfig};
-use crate::mem::pagetable::{PTE_FOLIO_MASK, PTE_PRESENT};
+use crate::mem::pagetable::{PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG};
 
 /// `enabled = madvise` (PMD size inherits it), khugepaged as given.
 fn thp_madvise(khugepaged: KhugepagedConfig) -> ThpConfig {
@@ -738,4 +738,20 @@ fn thp_advice_events_are_madvise_thp_and_khugepaged_wakes_at_the_next_event() {
     });
     assert_eq!(s.khugepaged_report().unwrap().madvise_collapse_errno, 0);
     s.check_invariants().unwrap();
+}
+
+/// v6.12 `collapse_huge_page` maps the new folio with one
+/// `mk_huge_pmd(hpage, vm_page_prot)` (mm/khugepaged.c 1237): the PMD is
+/// young, so all 512 pages are, not only the first.
+#[test]
+fn a_collapsed_pmd_is_young_over_all_512_pages() {
+    let mut s = thp_machine(1 << 14, None, ThpConfig::default());
+    let t = s.add_task("t");
+    let vma = s.mmap_anon(t, 512).unwrap();
+    write_pages(&mut s, vma, 0..512);
+    assert_eq!(s.madvise_collapse(vma, 0, 512), Ok(()));
+    assert!(huge_at(&s, vma, 0).is_some());
+    let v = &s.vmas[vma as usize];
+    let old: Vec<u32> = (0..512).filter(|&i| v.pte(i) & PTE_YOUNG == 0).collect();
+    assert_eq!(old, Vec::<u32>::new());
 }

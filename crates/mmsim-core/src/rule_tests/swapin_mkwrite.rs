@@ -192,6 +192,46 @@ fn an_entry_shared_by_fork_is_read_only_until_it_is_the_last_reference() {
     }
 }
 
+/// The SSD variant, where the last reference finds the folio still in the
+/// swap cache: a read swap-in marked it writable and a store dirtied it
+/// through that PTE; reclaim unmapped it (`try_to_unmap`: no PTE left to be
+/// writable) and started its write, so it stays in the swap cache; the
+/// task forked while it was swapped out (the entry is no longer exclusive,
+/// `copy_nonpresent_pte`) and the child exited. The parent's read fault
+/// maps it read-only (not exclusive, `folio_ref_count` > 1 with the swap
+/// cache's reference) under 6.12 too, so its store is a write-protect
+/// fault that reuses the folio (no copy).
+#[test]
+fn the_last_reference_of_a_forked_entry_found_in_the_swap_cache_maps_read_only() {
+    let (mut s, vma) = region(ThpKernel::V6_12, DeviceKind::Ssd);
+    access(&mut s, vma, 0, false);
+    access(&mut s, vma, 0, true);
+    let f = folio_at(&s, vma, 0);
+    assert!(s.folios[f].maywrite());
+    assert_eq!(
+        super::filefolio::reclaim_one(&mut s, f).0,
+        0,
+        "under writeback"
+    );
+    assert_eq!(pte(&s, vma, 0), s.folios[f].swap);
+    assert!(s.folios[f].test(flags::SWAPCACHE) && !s.folios[f].maywrite());
+    // Put back on its list, as `shrink_inactive_list` does.
+    s.folio_add_lru(f);
+    let t = s.vmas[vma as usize].task;
+    let c = s.fork_task(t).unwrap();
+    s.exit_task(c).unwrap();
+    let faults = s.vm.pgfault;
+    access(&mut s, vma, 0, false);
+    assert_eq!(folio_at(&s, vma, 0), f);
+    assert!(s.folios[f].test(flags::SWAPCACHE) && !s.folios[f].maywrite());
+    assert_eq!(bits(&s, vma, 0), (true, false));
+    access(&mut s, vma, 0, true);
+    assert_eq!(s.vm.pgfault - faults, 2, "the store faults");
+    assert_eq!((folio_at(&s, vma, 0), s.fork_stats().cow_copies), (f, 0));
+    assert_eq!(bits(&s, vma, 0), (true, true));
+    s.check_invariants().unwrap();
+}
+
 /// Fork write-protects a page a read swap-in had mapped writable: the
 /// parent's store after the fork faults (and reuses or copies), under 6.12 too.
 #[test]
@@ -260,7 +300,7 @@ fn a_large_swap_cache_folio_mapped_by_a_read_fault_is_writable_from_v6_11() {
         access(&mut s, vma, 2, false);
         access(&mut s, vma, 2, true);
         access(&mut s, vma, 7, true);
-        // 6.12: one read fault mapped all 16, the stores are hits; 6.8:
+        // 6.12: one read fault mapped all 512, the stores are hits; 6.8:
         // page 2's read fault and store fault, page 7's write fault.
         let expect = if kernel == ThpKernel::V6_8 { 3 } else { 1 };
         assert_eq!(s.vm.pgfault - faults, expect, "{kernel:?}");
