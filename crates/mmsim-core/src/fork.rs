@@ -65,6 +65,17 @@
 //! before the next VMA or `copy_process`'s after `dup_mmap`, with the same
 //! end state. The child's task id stays used by a dead task.
 //!
+//! **The half-built child is no OOM candidate.** v6.12 `copy_process`
+//! (kernel/fork.c) links the child into the task list
+//! (`list_add_tail_rcu(&p->tasks, ...)`, `attach_pid`) and into its cgroup's
+//! tasks (`cgroup_post_fork`) only after `copy_mm` returned, so
+//! `select_bad_process` (mm/oom_kill.c: `for_each_process`,
+//! `mem_cgroup_scan_tasks` → `oom_evaluate_task`) cannot pick it while
+//! `copy_page_range` charges its tables. mmsim marks the child `forking`
+//! until the copy ends and the OOM killer skips it (`crate::oom`); what it
+//! has charged (its page tables) still counts in the group, as in the
+//! kernel, and the shared pages stay charged to their group anyway.
+//!
 //! The anon_vma tree is kept as, per VMA, the list of the VMAs forked from
 //! it directly or not. An anonymous folio's `space` names the VMA whose
 //! anon_vma it is in: its rmap walk (`rmap_walk_anon`) visits that VMA and
@@ -302,6 +313,8 @@ impl Sim {
         let name = format!("{}+fork", self.tasks[t].name);
         let child = self.add_task(&name);
         self.tasks[child as usize].memcg = self.tasks[t].memcg;
+        // Not on the task list until the copy is done (the module overview).
+        self.tasks[child as usize].forking = true;
         self.fork.get_or_insert_with(Default::default);
         let mut copied = 0u64;
         for vi in 0..self.tasks[t].vmas.len() {
@@ -345,6 +358,7 @@ impl Sim {
         // entries lose their write permission, all at once.
         self.flush_tlb_mm(task);
         self.advance(self.cost.fd_access_ns + copied * self.cost.pte_walk_ns);
+        self.tasks[child as usize].forking = false;
         if self.tasks[t].dead {
             // `dup_mm` → `mmput` of the half-built mm: `exit_mmap` zaps the
             // copies (the shared folios' mapcounts and swap counts drop),

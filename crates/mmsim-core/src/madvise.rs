@@ -162,21 +162,29 @@ impl Sim {
 
     /// After the range `[lo, hi)` of `vma` was zapped: large anonymous folio
     /// `f`, mapped by PTEs of that VMA, is freed if none maps it any more,
-    /// else queued for a deferred split (its PMD split first at PMD size).
+    /// else queued for a deferred split (its PMD split first at PMD size)
+    /// if some page of it is now mapped by no PTE: v6.12
+    /// `__folio_remove_rmap` (mm/rmap.c) queues it only when
+    /// `partially_mapped = nr && atomic_read(mapped)`, `nr` the pages whose
+    /// mapcount fell to -1, so a folio that a task forked from or by this
+    /// one still maps whole is not queued (`crate::fork`).
     fn zap_large_anon(&mut self, vma: VmaId, f: FolioId, lo: u32, hi: u32) {
         let fo = self.folios[f];
         let n = 1u32 << fo.order;
         let v = &self.vmas[vma as usize];
-        let mapped = if self.fork.is_some() && self.anon_forked(fo.space) {
+        let (mapped, hole) = if self.fork.is_some() && self.anon_forked(fo.space) {
             // Mapped in other VMAs of its anon_vma tree too (`crate::fork`).
-            self.anon_family_mapped(f).0
+            self.anon_family_mapped(f)
         } else {
-            (fo.index..fo.index + n)
+            // This VMA alone maps it, one PTE a page: the zapped PTE left
+            // its page unmapped.
+            let m = (fo.index..fo.index + n)
                 .filter(|&i| {
                     let p = v.pte(i);
                     p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f
                 })
-                .count() as u32
+                .count() as u32;
+            (m, m < n)
         };
         if mapped == 0 {
             self.folios[f].mapcount = 0;
@@ -193,7 +201,9 @@ impl Sim {
             self.count_vm_events(THP_SPLIT_PMD, 1);
         }
         self.folios[f].mapcount = mapped.min(255) as u8;
-        self.deferred_split_folio(f);
+        if hole {
+            self.deferred_split_folio(f);
+        }
     }
 
     /// Clears the huge zero PMD bits of `vma` that `[lo, hi)` overlaps; a

@@ -8,7 +8,9 @@
 //! global OOM walks every task in creation order (`for_each_process`). A
 //! task that scores as much as the one chosen so far replaces it
 //! (`oom_evaluate_task` skips only `points < chosen_points`), so ties go
-//! to the task visited last. Killing it frees its anonymous memory and swap
+//! to the task visited last. A child that `fork` is still copying is not
+//! visited (v6.12 `copy_process` lists it only after `copy_mm`, `crate::fork`).
+//! Killing it frees its anonymous memory and swap
 //! slots and unmaps its file mappings (the page cache stays); its VMAs keep
 //! their `struct file`s (their `f_ra` slots, `crate::readahead::RaSlots`):
 //! the kernel's `fput` is the victim's own `exit_mmap`, which mmsim does not
@@ -94,7 +96,9 @@ impl Sim {
     /// The live tasks an OOM of `scope` chooses among, in the kernel's
     /// visiting order (see the module overview).
     fn oom_candidates(&self, scope: Option<crate::memcg::MemcgId>) -> Vec<usize> {
-        let live = |t: &usize| !self.tasks[*t].dead;
+        // A child still being forked is not on the task list yet (v6.12
+        // `copy_process` adds it after `copy_mm`, `crate::fork`).
+        let live = |t: &usize| !self.tasks[*t].dead && !self.tasks[*t].forking;
         let Some(root) = scope else {
             return (0..self.tasks.len()).filter(live).collect();
         };

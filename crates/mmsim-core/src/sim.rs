@@ -143,6 +143,9 @@ pub(crate) struct Task {
     pub dead: bool,
     /// Exited ([`Sim::exit_task`]) rather than killed.
     pub exited: bool,
+    /// A child [`Sim::fork_task`] is still copying: not on the task list
+    /// yet, so no OOM candidate (`crate::fork`).
+    pub forking: bool,
     /// The memory cgroup it runs in (charges go there).
     pub memcg: crate::memcg::MemcgId,
 }
@@ -414,6 +417,7 @@ impl Sim {
             vmas: Vec::new(),
             dead: false,
             exited: false,
+            forking: false,
             memcg: crate::memcg::ROOT,
         });
         (self.tasks.len() - 1) as TaskId

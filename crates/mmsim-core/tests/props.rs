@@ -95,6 +95,25 @@ fn policies() -> impl Strategy<Value = (PolicyName, MglruVersion)> {
     ]
 }
 
+/// The run-twice frame of every property here: `run` builds and runs a
+/// machine and returns what it must reproduce; it runs twice and the two
+/// outcomes must be equal (the same inputs give the same bits).
+fn run_twice<T: PartialEq + std::fmt::Debug>(
+    run: impl Fn() -> Result<T, TestCaseError>,
+) -> Result<(), TestCaseError> {
+    let a = run()?;
+    let b = run()?;
+    prop_assert_eq!(a, b);
+    Ok(())
+}
+
+/// A run's result checked (every access counted once, as a hit or a
+/// miss) and as JSON, for [`run_twice`] to compare.
+fn checked_json(r: &mmsim_core::RunResult) -> Result<String, TestCaseError> {
+    prop_assert_eq!(r.access.hits + r.access.misses, r.access.accesses);
+    Ok(serde_json::to_string(r).unwrap())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases(48), ..ProptestConfig::default() })]
 
@@ -106,7 +125,7 @@ proptest! {
         cpus in prop_oneof![Just(1u32), Just(4), Just(36)],
         codes in prop::collection::vec((any::<u8>(), 0u32..8000, any::<bool>()), 1..6000),
     ) {
-        let run = || {
+        run_twice(|| {
             let (mut sim, vmas, file) = build(policy, swap, limit, cpus);
             for chunk in codes.chunks(500) {
                 let ev: Vec<Event> = chunk.iter().map(|&c| event(c, vmas, file, swap)).collect();
@@ -114,13 +133,9 @@ proptest! {
                 sim.check_invariants().map_err(TestCaseError::fail)?;
             }
             let r = sim.finish();
-            prop_assert_eq!(r.access.hits + r.access.misses, r.access.accesses);
             prop_assert!(r.memcg_usage_pages <= limit.unwrap_or(u64::MAX));
-            Ok(serde_json::to_string(&r).unwrap())
-        };
-        let a = run()?;
-        let b = run()?;
-        prop_assert_eq!(a, b);
+            checked_json(&r)
+        })?;
     }
 }
 
@@ -148,7 +163,7 @@ proptest! {
         knobs in prop::collection::vec((any::<u8>(), any::<u8>(), 0u16..3400), 0..8),
         kmem in any::<bool>(),
     ) {
-        let run = || {
+        run_twice(|| {
             let mut cfg = MachineConfig {
                 memory: Size::from_pages(4096),
                 swap: DeviceConfig {
@@ -188,13 +203,8 @@ proptest! {
                     sim.check_invariants().map_err(TestCaseError::fail)?;
                 }
             }
-            let r = sim.finish();
-            prop_assert_eq!(r.access.hits + r.access.misses, r.access.accesses);
-            Ok(serde_json::to_string(&r).unwrap())
-        };
-        let a = run()?;
-        let b = run()?;
-        prop_assert_eq!(a, b);
+            checked_json(&sim.finish())
+        })?;
     }
 }
 
@@ -212,7 +222,7 @@ proptest! {
         cmds in prop::collection::vec((any::<bool>(), 0u64..12, prop_oneof![Just(None), (0u32..=201).prop_map(Some)]), 0..12),
         codes in prop::collection::vec((any::<u8>(), 0u32..8000, any::<bool>()), 1..4000),
     ) {
-        let run = || {
+        run_twice(|| {
             let (mut sim, vmas, file) = build((PolicyName::Mglru, version), swap, None, 1);
             let g = sim.add_memcg(0, "g").unwrap();
             if let Some(l) = limit {
@@ -253,13 +263,8 @@ proptest! {
                     sim.check_invariants().map_err(TestCaseError::fail)?;
                 }
             }
-            let r = sim.finish();
-            prop_assert_eq!(r.access.hits + r.access.misses, r.access.accesses);
-            Ok((serde_json::to_string(&r).unwrap(), log))
-        };
-        let a = run()?;
-        let b = run()?;
-        prop_assert_eq!(a, b);
+            Ok((checked_json(&sim.finish())?, log))
+        })?;
     }
 }
 
@@ -278,7 +283,7 @@ proptest! {
         codes in prop::collection::vec((any::<u8>(), 0u32..8000, any::<bool>()), 1..3000),
     ) {
         use mmsim_core::{ThpConfig, ThpEnabled, ThpKernel, ThpSizeConfig, ThpSizeEnabled};
-        let run = || {
+        run_twice(|| {
             let mut thp = ThpConfig {
                 kernel: if v6_12 { ThpKernel::V6_12 } else { ThpKernel::V6_8 },
                 enabled: ThpEnabled::Always,
@@ -316,12 +321,7 @@ proptest! {
                 sim.run(&ev);
                 sim.check_invariants().map_err(TestCaseError::fail)?;
             }
-            let r = sim.finish();
-            prop_assert_eq!(r.access.hits + r.access.misses, r.access.accesses);
-            Ok(serde_json::to_string(&r).unwrap())
-        };
-        let a = run()?;
-        let b = run()?;
-        prop_assert_eq!(a, b);
+            checked_json(&sim.finish())
+        })?;
     }
 }

@@ -464,6 +464,46 @@ fn a_shared_folio_swapped_out_whole_is_read_back_whole_once_the_child_exited() {
     check(&s);
 }
 
+/// The review's case: the child's exit leaves every page of the parent's
+/// 64K folio mapped once, so no page's mapcount fell to -1 and v6.12
+/// `__folio_remove_rmap` queues no deferred split; reclaim then swaps the
+/// folio out whole (not partially mapped), one count per entry.
+#[test]
+fn a_large_folio_whose_child_exited_is_not_queued_and_swaps_out_whole() {
+    let thp = ThpConfig {
+        hugepages_64kb: ThpSizeConfig {
+            enabled: ThpSizeEnabled::Always,
+        },
+        ..Default::default()
+    };
+    let mut s = super::thp::thp_machine(8192, Some(1024), thp);
+    let t = s.add_task("p");
+    let vma = s.mmap_anon(t, 16).unwrap();
+    for i in 0..16 {
+        access(&mut s, vma, i, true);
+    }
+    let c = s.fork_task(t).unwrap();
+    let big = pte_folio(&s, vma, 0);
+    assert_eq!((s.folios[big].order, s.folios[big].mapcount), (4, 32));
+    s.exit_task(c).unwrap();
+    assert_eq!(s.folios[big].mapcount, 16);
+    assert_eq!(s.thp.stats[4].split_deferred, 0);
+    assert_eq!(swap_out(&mut s, big), 16);
+    let st = s.thp.stats[4];
+    assert_eq!((st.swpout, st.split, st.split_deferred), (1, 0, 0));
+    assert_eq!((s.vm.pswpout, s.vm.thp_split_page), (16, 0));
+    for i in 0..16 {
+        // One swap PTE per slot: its count is the plain one (no fork
+        // tracking, `__swap_count` 1).
+        assert_eq!(pte(&s, vma, i), i + 1, "page {i}");
+        assert_eq!(s.fork_swap_refs(i), 0, "slot {i}");
+        assert!(!s.swap_count_above_one(i), "slot {i}");
+    }
+    assert_eq!((anon(&s), s.memcgs[0].swap_usage), (0, 16));
+    assert_eq!(rss(&s, t), (0, 16));
+    check(&s);
+}
+
 #[test]
 fn an_oom_kill_of_one_task_leaves_the_other_its_shared_pages() {
     let mut s = machine(PolicyName::Cost, 4096, Some(1024));

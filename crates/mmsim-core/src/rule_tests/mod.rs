@@ -70,6 +70,7 @@ mod filepmd_zap;
 mod filesync;
 mod filewrite;
 mod fork;
+mod fork_fail;
 mod khugepaged;
 mod kmem;
 mod kswapd_nap;

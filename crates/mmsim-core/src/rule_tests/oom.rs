@@ -236,3 +236,59 @@ fn a_parent_oom_killed_by_its_fork_fails_it_and_keeps_its_file_ra() {
     assert_eq!(s.ra_slots.refs(slot), 1);
     s.check_invariants().unwrap();
 }
+
+/// A child still being forked is invisible to the OOM killer: v6.12
+/// `copy_process` (kernel/fork.c) links it into the task list
+/// (`list_add_tail_rcu(&p->tasks, ...)`, `attach_pid`) and its cgroup
+/// (`cgroup_post_fork`) only after `copy_mm` returned, so neither
+/// `for_each_process` nor `mem_cgroup_scan_tasks` in `select_bad_process`
+/// (mm/oom_kill.c) visits it while `copy_page_range` charges its tables.
+/// The parent (group `g`, `memory.max` 67, no swap) writes a 64-page
+/// anonymous VMA: 64 pages and 3 table pages (PTE, PMD, PUD) fill `g`. Its
+/// fork copies the 64 PTEs (shared, write-protected) and charges the
+/// child's 3 tables: `g` is full, nothing is reclaimable, the memcg OOM
+/// runs. Scored, the half-built child would tie the parent (64 shared
+/// pages + 3 tables each) and, visited last, take the kill; it is not a
+/// candidate, so the parent is killed, the charge fails (`passed_oom &&
+/// task_is_dying()`: `-ENOMEM`) and `dup_mm` tears the child down. The
+/// child's copies counted in `g` until then (its tables are charged, as
+/// the kernel's are): after the teardown nothing is charged to `g`.
+#[test]
+fn a_child_being_forked_is_not_an_oom_candidate() {
+    let mut s = Sim::new(MachineConfig {
+        memory: Size::from_pages(4096),
+        policy: PolicyConfig {
+            name: PolicyName::Cost,
+            cost_variant: CostVariant::V6_2,
+            ..Default::default()
+        },
+        kmem_accounting: true,
+        ..Default::default()
+    })
+    .unwrap();
+    let p = s.add_task("parent");
+    let a = s.mmap_anon(p, 64).unwrap();
+    let g = s.add_memcg(0, "g").unwrap();
+    s.set_memcg_max(g, 67).unwrap();
+    s.attach_task(p, g).unwrap();
+    touch(&mut s, a, 64);
+    assert_eq!(s.memcgs[g as usize].usage, 67);
+    assert_eq!(s.oom_badness(p as usize), 64 + 3);
+    let child = s.tasks.len();
+    let err = s.fork_task(p).unwrap_err().to_string();
+    assert!(err.contains("-ENOMEM"), "{err}");
+    // One kill, of the parent; the child never ran and is torn down.
+    assert_eq!(s.vm.oom_kill, 1);
+    assert!(s.tasks[p as usize].dead && !s.tasks[p as usize].exited);
+    assert!(s.tasks[child].dead && s.tasks[child].exited);
+    assert_eq!(s.fork_stats().forks, 0);
+    let ca = s.tasks[child].vmas[0];
+    assert!(s.vmas[ca as usize].ptes.is_empty());
+    assert_eq!(
+        (s.kmem_vma_tables(a), s.kmem_vma_tables(ca)),
+        (Some(0), Some(0))
+    );
+    assert_eq!(s.memcgs[g as usize].usage, 0);
+    assert_eq!(s.memcg_report(g).anon, 0);
+    s.check_invariants().unwrap();
+}

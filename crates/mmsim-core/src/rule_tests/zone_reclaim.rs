@@ -6,6 +6,8 @@
 use super::thp::thp_machine_with;
 use super::touch;
 use crate::event::Event;
+use crate::mem::folio::flags;
+use crate::mem::pagetable::{PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG};
 use crate::page_alloc::MigrateType;
 use crate::readahead::Advice;
 use crate::reclaim::{Reclaimer, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
@@ -135,13 +137,23 @@ fn dma_compaction_ready_and_dma32_not_shrinks_the_node_once() {
     let stalls = s.vm.allocstall_normal;
     s.try_to_free_pages_order(4);
     let mut by_hand = dma_ready_upper_not(24576);
+    // The page scanned is the inactive anon list's tail, the task's page 0
+    // (its VMA is the machine's first), young from its fault.
+    let pte0 = |s: &Sim| s.vmas[0].pte(0);
+    let p0 = pte0(&by_hand) & PTE_FOLIO_MASK;
+    assert!(pte0(&by_hand) & PTE_YOUNG != 0);
+    assert!(!by_hand.folios[p0].test(flags::REFERENCED));
     let (passes, reclaimed) = passes_until(&mut by_hand, |_| true);
-    // The page scanned is swapped out (its writeback not yet done): none
-    // reclaimed in the pass.
+    // v6.12 folio_check_references: one young PTE and no PG_referenced is
+    // FOLIOREF_KEEP (the young bit cleared, PG_referenced set, neither
+    // activated nor swapped out): none reclaimed in the pass.
     assert_eq!(
         (by_hand.vm.pgscan_direct, by_hand.vm.pgsteal_direct),
         (1, 0)
     );
+    assert_eq!(pte0(&by_hand) & (PTE_YOUNG | PTE_PRESENT), PTE_PRESENT);
+    assert!(by_hand.folios[p0].test(flags::REFERENCED));
+    assert_eq!((by_hand.vm.pswpout, by_hand.vm.pgactivate), (0, 0));
     assert_eq!((passes, reclaimed), (1, 0));
     assert_eq!(s.vm.allocstall_normal, stalls + 1);
     assert_eq!((s.vm.pgscan_direct, s.vm.pgsteal_direct), (1, 0));
