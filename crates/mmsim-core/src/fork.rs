@@ -310,6 +310,11 @@ impl Sim {
                 "fork: task {task} has exited or was killed"
             )));
         }
+        // The fork runs as the parent: the child's page tables are charged
+        // to the parent's group (v6.12 `copy_process` runs in the parent's
+        // context, `__pte_alloc` charges `current`'s memcg), not to the
+        // group of whichever task faulted last.
+        self.cur_memcg = self.task_memcg(task);
         let name = format!("{}+fork", self.tasks[t].name);
         let child = self.add_task(&name);
         self.tasks[child as usize].memcg = self.tasks[t].memcg;
@@ -529,6 +534,15 @@ impl Sim {
             // The child's page tables (`__pte_alloc` per table reached),
             // until a charge OOM-kills the parent: v6.12 fails that charge
             // (`passed_oom && task_is_dying()`) and the copy stops.
+            // Departure in order: mmsim copies the VMA's PTEs first and
+            // then charges its tables, while v6.12 `copy_pte_range` (via
+            // `copy_pmd_range` ... `copy_p4d_range`) allocates each table
+            // before copying the PTEs under it. So when a table charge
+            // OOMs, mmsim's half-built child already maps the whole VMA
+            // (RSS counted by `oom_badness` were it a candidate) where the
+            // kernel's maps only the tables copied before; the OOM rule
+            // test's parent/child "tie" (rule_tests/oom.rs, 64 pages + 3
+            // tables each) depends on this order.
             let parent = self.vmas[p as usize].task as usize;
             let mut i = 0;
             while i < len && !self.tasks[parent].dead {

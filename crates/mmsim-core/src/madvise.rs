@@ -104,6 +104,7 @@ impl Sim {
         }
         let top = end.min(self.vmas[vma as usize].ptes.len() as u32);
         let mut large: Vec<FolioId> = Vec::new();
+        let mut zapped: Vec<u32> = Vec::new();
         let mut saturated: Vec<FolioId> = Vec::new();
         for i in index..top {
             let pte = self.vmas[vma as usize].ptes[i as usize];
@@ -147,9 +148,16 @@ impl Sim {
                 continue;
             }
             self.zap_anon_pte(f, &mut large);
+            if self.folios[f].order > 0 {
+                // PTEs of each large folio this zap cleared: whether its
+                // PMD was intact before it (`zap_large_anon`).
+                let k = large.iter().position(|&g| g == f).expect("noted");
+                zapped.resize(large.len(), 0);
+                zapped[k] += 1;
+            }
         }
-        for f in large {
-            self.zap_large_anon(vma, f, index, end);
+        for (k, f) in large.into_iter().enumerate() {
+            self.zap_large_anon(vma, f, index, end, zapped[k]);
         }
         // Bounded dedupe should a folio's PTEs ever not be contiguous
         // (a recount is idempotent; this only spares repeating it).
@@ -168,7 +176,16 @@ impl Sim {
     /// `partially_mapped = nr && atomic_read(mapped)`, `nr` the pages whose
     /// mapcount fell to -1, so a folio that a task forked from or by this
     /// one still maps whole is not queued (`crate::fork`).
-    fn zap_large_anon(&mut self, vma: VmaId, f: FolioId, lo: u32, hi: u32) {
+    ///
+    /// Departure: mmsim queues the folio whenever some page of it is left
+    /// mapped by no PTE (`hole`), while the kernel queues it only when this
+    /// removal itself dropped some page's mapcount to -1. They differ when
+    /// the hole is older than this zap and the zap's pages stay mapped by
+    /// another task of the fork family: e.g. a first zap while the folio
+    /// was in the swap cache, where `deferred_split_folio` returned early
+    /// without queueing; the kernel never queues it for that hole, mmsim
+    /// does at this later zap.
+    fn zap_large_anon(&mut self, vma: VmaId, f: FolioId, lo: u32, hi: u32, zapped: u32) {
         let fo = self.folios[f];
         let n = 1u32 << fo.order;
         let v = &self.vmas[vma as usize];
@@ -192,13 +209,25 @@ impl Sim {
             self.free_unmapped_anon_folio(f);
             return;
         }
-        // A PMD-mapped THP (never partially unmapped before) has its PMD
-        // split when the range covers part of it.
-        if fo.order == PMD_ORDER
-            && !fo.test(flags::PARTIALLY_MAPPED)
-            && (lo > fo.index || hi < fo.index + n)
-        {
-            self.count_vm_events(THP_SPLIT_PMD, 1);
+        // A PMD-mapped THP has its PMD split when the range covers part of
+        // it. Whether this VMA's PMD was intact before the zap is read from
+        // this VMA's own PTEs (mmsim keeps no PMD bit): every page of the
+        // folio was mapped here by a PTE of `f`, those the zap cleared and
+        // those outside `[lo, hi)` that still map it. Not the folio's
+        // PARTIALLY_MAPPED flag: a partial zap in one VMA of a fork family
+        // leaves it clear while another VMA maps the folio whole (see
+        // above), and would then count a split at every later partial zap.
+        if fo.order == PMD_ORDER && (lo > fo.index || hi < fo.index + n) {
+            let start = lo.clamp(fo.index, fo.index + n);
+            let end = hi.clamp(fo.index, fo.index + n);
+            let v = &self.vmas[vma as usize];
+            let outside_intact = (fo.index..start).chain(end..fo.index + n).all(|i| {
+                let p = v.pte(i);
+                p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f
+            });
+            if outside_intact && zapped == end - start {
+                self.count_vm_events(THP_SPLIT_PMD, 1);
+            }
         }
         self.folios[f].mapcount = mapped.min(255) as u8;
         if hole {

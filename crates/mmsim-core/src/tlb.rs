@@ -576,17 +576,24 @@ impl Sim {
                 && b + len <= v.len
         };
         // mmsim keeps no PMD bit: a whole order-9 folio mapped at an aligned
-        // place is taken as PMD-mapped (page-cache folios only with
-        // `fs.pmd_mappings`, without which they are always mapped by PTEs).
-        // Known overcount: an order-9 anonymous folio mapped back by 512
-        // PTEs from the swap cache, or with its middle zapped, still counts.
+        // place by every one of this VMA's 512 PTEs is taken as PMD-mapped
+        // (page-cache folios only with `fs.pmd_mappings`, without which
+        // they are always mapped by PTEs). Decided from this VMA's own
+        // PTEs, not the folio's PARTIALLY_MAPPED flag, which a partial zap
+        // in another VMA of a fork family may set or (v6.12
+        // `__folio_remove_rmap`) leave clear (`crate::madvise`). The ends
+        // are compared first; the full scan runs only for a folio that is
+        // mapped at both. Known overcount: an order-9 anonymous folio
+        // mapped back by 512 PTEs from the swap cache still counts.
         let pmd_possible = !fo.is_file() || self.cfg.fs.pmd_mappings;
-        if pmd_possible && u32::from(fo.order) == SHIFT_2M && !fo.test(flags::PARTIALLY_MAPPED) {
+        if pmd_possible && u32::from(fo.order) == SHIFT_2M {
             let b = index & !511;
+            let maps_f = |p: u32| p & (PTE_PRESENT | PTE_FOLIO_MASK) == PTE_PRESENT | f;
             if i64::from(b) == vstart
                 && covers(b, 512)
-                && v.pte(b) & (PTE_PRESENT | PTE_FOLIO_MASK) == PTE_PRESENT | f
-                && v.pte(b + 511) & (PTE_PRESENT | PTE_FOLIO_MASK) == PTE_PRESENT | f
+                && maps_f(v.pte(b))
+                && maps_f(v.pte(b + 511))
+                && (b + 1..b + 511).all(|i| maps_f(v.pte(i)))
             {
                 return SHIFT_2M;
             }

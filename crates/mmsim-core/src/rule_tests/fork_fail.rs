@@ -2,8 +2,10 @@
 //! v6.12 `dup_mmap` → `copy_page_range` failing with `-ENOMEM`, `dup_mm` →
 //! `mmput` → `exit_mmap` of the half-built mm): a parent holding a
 //! PMD-mapped THP, PTE-mapped 64K folios, swap entries and a folio on the
-//! deferred split queue is OOM-killed by its fork's page-table charge;
-//! after the teardown every mapcount, swap count, RSS counter, memcg and
+//! deferred split queue is OOM-killed by its fork's page-table charge of
+//! its second VMA, after the child copied both (the PMD THP's PTEs, the
+//! 64K folios' PTEs and the swap entries); after the teardown of the
+//! half-built child every mapcount, swap count, RSS counter, memcg and
 //! swap charge and the split queue are exactly those of the same machine
 //! whose parent was OOM-killed without forking.
 
@@ -41,10 +43,12 @@ fn queued(s: &Sim) -> u64 {
 /// folio is swapped out whole (16 swap entries). Moved to group `g`
 /// (`memory.swap.max` 0: `g`'s reclaim cannot swap), it forks `c1`, which
 /// shares all of it, and writes an 8-page VMA `x` of its own (charged to
-/// `g`, with its 3 tables). `memory.max` of `g` is then set to its usage, so
-/// the next page charged to `g` finds nothing reclaimable: the shared
-/// folios and swap entries are charged to the root, the split queue is the
-/// root's, and `x` cannot be swapped. The parent outscores `c1` by `x`.
+/// `g`, with its 3 tables). `memory.max` of `g` is then set to its usage
+/// plus 3, room for a next fork's copy of `a` (its PTE, PMD and PUD
+/// tables), so the page after those charged to `g` finds nothing
+/// reclaimable: the shared folios and swap entries are charged to the
+/// root, the split queue is the root's, and `x` cannot be swapped. The
+/// parent outscores `c1` by `x`.
 fn setup() -> (Sim, u32, u32, crate::memcg::MemcgId) {
     let thp = ThpConfig {
         enabled: ThpEnabled::Always,
@@ -78,9 +82,8 @@ fn setup() -> (Sim, u32, u32, crate::memcg::MemcgId) {
     let g = s.add_memcg(0, "g").unwrap();
     s.set_memcg_knob(g, MemcgKnob::SwapMax, 0).unwrap();
     s.attach_task(p, g).unwrap();
-    // The fork runs as the parent (its tables are charged to `g`), which
-    // has not faulted since it moved.
-    s.cur_memcg = g;
+    // The fork runs as the parent, which has not faulted since it moved:
+    // its tables are charged to `g` all the same (`Sim::fork_task`).
     let c1 = s.fork_task(p).unwrap();
     let x = s.mmap_anon(p, 8).unwrap();
     touch(&mut s, x, 8);
@@ -90,7 +93,7 @@ fn setup() -> (Sim, u32, u32, crate::memcg::MemcgId) {
     s.drain_stock();
     let usage = s.memcgs[g as usize].usage;
     assert_eq!(usage, 6 + 8 + 3);
-    s.set_memcg_max(g, usage).unwrap();
+    s.set_memcg_max(g, usage + 3).unwrap();
     (s, p, c1, g)
 }
 
@@ -124,11 +127,15 @@ fn state(s: &Sim) -> String {
     )
 }
 
-/// The failed fork: `c2`'s copy of `a` (512 shared PTEs) charges its
-/// tables to `g`; `g` is full, its reclaim finds nothing, and its OOM
-/// chooses between the parent (512 + 28 resident in `a` and `b`, 16 swap
-/// entries, 8 in `x`, tables) and `c1` (the same less `x`): the parent.
-/// The fork fails and `c2` is torn down; the state is then exactly that
+/// The failed fork: `c2` copies `a` (512 shared PTEs) and charges its 3
+/// tables to `g`, filling it; it copies `b` (the 64K folios' 28 PTEs and
+/// the 16 swap entries: `swap_map` counts 2 → 3) and charges `b`'s first
+/// table: `g` is full, its reclaim finds nothing, and its OOM chooses
+/// between the parent (512 + 28 resident in `a` and `b`, 16 swap entries,
+/// 8 in `x`, tables) and `c1` (the same less `x`): the parent, whose
+/// teardown puts its swap entries (3 → 2). The fork fails and `c2` is torn
+/// down with both copies (2 → 1, and the folios' mapcounts back to
+/// `c1`'s PTEs); the state is then exactly that
 /// of the same machine whose parent was killed by a memcg OOM of `g`
 /// with no fork: `c1` alone maps the PMD folio and the 64K folios (mapcount
 /// = its PTEs), holds the 16 swap entries (count 1 each), and the partly mapped folio is still queued.
@@ -136,10 +143,17 @@ fn state(s: &Sim) -> String {
 fn a_failed_fork_leaves_the_thp_and_swap_state_the_kill_alone_leaves() {
     let (mut s, p, c1, g) = setup();
     let c2 = s.tasks.len();
+    let pb = s.tasks[p as usize].vmas[1];
+    let slots: Vec<u32> = (32..48).map(|i| s.vmas[pb as usize].pte(i) - 1).collect();
+    assert!(slots.iter().all(|&slot| s.fork_swap_refs(slot) == 2));
     let err = s.fork_task(p).unwrap_err().to_string();
     assert!(err.contains("-ENOMEM"), "{err}");
     assert!(s.tasks[p as usize].dead && !s.tasks[c1 as usize].dead);
     assert!(s.tasks[c2].dead && s.tasks[c2].exited);
+    // `c2` got as far as `b`: both its VMAs were built (a failure at `a`
+    // would have stopped the copy before `b`).
+    assert_eq!(s.tasks[c2].vmas.len(), 2);
+    assert!(slots.iter().all(|&slot| s.fork_swap_refs(slot) == 1));
     assert_eq!((s.vm.oom_kill, s.fork_stats().forks), (1, 1));
     let (mut r, rp, rc1, rg) = setup();
     assert!(r.out_of_memory(Some(rg)));

@@ -314,3 +314,28 @@ fn shrinker_flushes_on_the_reclaimers_clock() {
         assert_eq!(s.memcg_stats.ratelimited_flushes, flushes, "now {now}");
     }
 }
+
+/// v6.12 `copy_process` runs in the parent: the child's page tables
+/// (`__pte_alloc` under `copy_page_range`) are charged to the parent's
+/// group, whichever task faulted last. The parent in `ga` maps 64 pages
+/// (PTE, PMD and PUD tables: 3); a task in `gb` faults last; the fork
+/// charges the child's 3 tables to `ga` and nothing to `gb` (before the
+/// fix `fork_task` left `cur_memcg` at `gb`, which took them).
+#[test]
+fn a_forked_childs_tables_are_charged_to_the_parents_group() {
+    let mut s = machine_kmem(PolicyName::Cost, 4096, true);
+    let ga = s.add_memcg(ROOT, "ga").unwrap();
+    let gb = s.add_memcg(ROOT, "gb").unwrap();
+    let p = s.add_task("parent");
+    s.attach_task(p, ga).unwrap();
+    let q = s.add_task("other");
+    s.attach_task(q, gb).unwrap();
+    let a = s.mmap_anon(p, 64).unwrap();
+    touch(&mut s, a, 64);
+    let b = s.mmap_anon(q, 8).unwrap();
+    touch(&mut s, b, 8);
+    assert_eq!((s.kmem_pages(ga), s.kmem_pages(gb)), (3, 3));
+    s.fork_task(p).unwrap();
+    assert_eq!((s.kmem_pages(ga), s.kmem_pages(gb)), (6, 3));
+    s.check_invariants().unwrap();
+}

@@ -71,6 +71,7 @@ mod filesync;
 mod filewrite;
 mod fork;
 mod fork_fail;
+mod fork_zap;
 mod khugepaged;
 mod kmem;
 mod kswapd_nap;

@@ -291,3 +291,47 @@ fn pte_coalescing_joins_four_contiguous_page_frames_of_any_folios() {
     }
     assert_eq!(stats(&s).dtlb_load_misses, 4);
 }
+
+/// A PMD THP shared by fork whose middle the parent zapped (pages
+/// 10..14): the parent's PMD is split (v6.12 `__split_huge_pmd`), so its
+/// walks find 4 KiB PTEs; the child's PMD is intact, one 2 MiB entry. The
+/// folio's PARTIALLY_MAPPED flag is clear (the child maps every page), so
+/// the walk size is read from each VMA's own PTEs: with the flag, the
+/// parent's walks were taken as 2 MiB.
+#[test]
+fn a_fork_familys_split_pmd_walks_4k_and_the_intact_one_2m() {
+    let thp = ThpConfig {
+        enabled: ThpEnabled::Always,
+        ..Default::default()
+    };
+    let mut s = tlb_machine(thp, tlb_on());
+    let p = s.add_task("parent");
+    let a = s.mmap_anon(p, 512).unwrap();
+    touch(&mut s, a, 1);
+    let c = s.fork_task(p).unwrap();
+    let ca = s.tasks[c as usize].vmas[0];
+    s.step(&Event::Discard {
+        vma: a,
+        index: 10,
+        pages: 4,
+    });
+    assert_eq!(s.vm.thp_split_pmd, 1);
+    let r0 = stats(&s);
+    for i in [0, 256, 511] {
+        read(&mut s, a, i);
+    }
+    let r1 = stats(&s);
+    assert_eq!(
+        (r1.walks_4k - r0.walks_4k, r1.walks_2m - r0.walks_2m),
+        (3, 0)
+    );
+    for i in [0, 256, 511] {
+        read(&mut s, ca, i);
+    }
+    let r2 = stats(&s);
+    assert_eq!(
+        (r2.walks_4k - r1.walks_4k, r2.walks_2m - r1.walks_2m),
+        (0, 1)
+    );
+    s.check_invariants().unwrap();
+}
