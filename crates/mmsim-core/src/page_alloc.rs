@@ -21,8 +21,8 @@
 //! still read `Node::free`, which `Sim::check_invariants` holds equal to
 //! the zone's free pages: which PFN a folio gets decides nothing.
 //!
-//! Free lists are intrusive doubly-linked lists over two `u32` arrays
-//! indexed by PFN (8 host bytes per page frame), added at the head or the
+//! Free lists are intrusive doubly-linked lists over the `u32` links of
+//! each page frame's `Frame` (8 of its 10 host bytes), added at the head or the
 //! tail exactly where the kernel does, so list contents are comparable to
 //! the kernel's.
 
@@ -112,11 +112,21 @@ impl<T: Copy> std::ops::IndexMut<usize> for PageArray<T> {
 /// keeps), packed so that one lookup reaches all of it: the free-list
 /// links and order of a free block's head (`page->buddy_list`,
 /// `buddy_order`) and the migrate type an allocated block was asked for.
-/// 12 bytes. The folio that holds an allocated page (`mem_map`'s
+/// 10 bytes: `repr(packed(2))` drops the 2 bytes of tail padding that the
+/// `u32` links' 4-byte alignment would add (12 → 10 B per page frame,
+/// issue #18 item 6); the fields keep their widths, so every value is
+/// stored exactly as before. The limits the fields must hold, checked at
+/// compile time below: a link is a zone-relative index below the zone's
+/// `spanned_pages` ≤ [`crate::config::MAX_MEMORY_PAGES`] (2^29), so it
+/// never reaches `NONE` (`u32::MAX`); `free_order` ≤ `MAX_PAGE_ORDER`
+/// (10) or `NOT_FREE` (255); `alloc_type` < `MIGRATE_TYPES` (3). Fields
+/// are read and written by value only (a reference to a packed field
+/// does not compile), and x86-64 loads a 2-byte-aligned `u32` with one
+/// instruction. The folio that holds an allocated page (`mem_map`'s
 /// `page_folio`) is apart, in [`Zone`]'s `mem_map` array, allocated only
 /// when something reads it ([`PhysMem::mem_map`]).
 #[derive(Debug, Clone, Copy)]
-#[repr(C)]
+#[repr(C, packed(2))]
 struct Frame {
     /// Next block on the free list (zone-relative index), or `NONE`.
     next: u32,
@@ -153,6 +163,12 @@ pub(crate) const PAGEBLOCK_NR_PAGES: u64 = 1 << PAGEBLOCK_ORDER;
 
 const NONE: u32 = u32::MAX;
 const NOT_FREE: u8 = u8::MAX;
+
+// The packed `Frame`'s limits (see its doc comment).
+const _: () = assert!(std::mem::size_of::<Frame>() == 10);
+const _: () = assert!(crate::config::MAX_MEMORY_PAGES < NONE as u64);
+const _: () = assert!(MAX_PAGE_ORDER < NOT_FREE as usize);
+const _: () = assert!(MIGRATE_TYPES <= u8::MAX as usize);
 
 /// Page mobility types (`enum migratetype`, v6.12), in the kernel's order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -251,8 +251,9 @@ proptest! {
 }
 
 #[test]
-fn a_frame_is_12_bytes_and_mem_map_is_allocated_only_when_kept() {
-    assert_eq!(std::mem::size_of::<Frame>(), 12);
+fn a_frame_is_10_bytes_and_mem_map_is_allocated_only_when_kept() {
+    assert_eq!(std::mem::size_of::<Frame>(), 10);
+    assert_eq!(std::mem::align_of::<Frame>(), 2);
     // Without mem_map, allocations and frees write no mem_map chunk.
     let mut p = PhysMem::new(1 << 16, 0, 1, false);
     let pfn = p.alloc_order0().unwrap();
