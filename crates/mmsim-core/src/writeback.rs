@@ -19,8 +19,8 @@
 //!
 //! On completion a folio with PG_reclaim is rotated to the tail of the
 //! inactive list (`folio_rotate_reclaimable` → `lru_move_tail`, which also
-//! clears PG_active and counts PGROTATED; verified in v6.x mm/swap.c), so
-//! reclaim frees it next.
+//! clears PG_active and counts PGROTATED in pages, `folio_nr_pages()`;
+//! verified in v6.x mm/swap.c through v6.18), so reclaim frees it next.
 
 use crate::mem::folio::{flags, FolioId, LruList, NIL};
 use crate::mem::pagetable::TaskId;
@@ -138,7 +138,9 @@ impl Sim {
         fo.clear(flags::ACTIVE);
         let to = LruList::of_flags(fo.flags);
         self.memcgs[m].lruvec.lists[to as usize].push_tail(&mut self.folios, f, to as u8);
-        self.count_vm_events(PGROTATED, 1);
+        // In pages: `__count_vm_events(PGROTATED, folio_nr_pages(folio))`.
+        let nr = self.folios[f].nr_pages();
+        self.count_vm_events(PGROTATED, nr);
         if self.xp.is_some() {
             self.xp_end_writeback(f);
         }

@@ -91,6 +91,7 @@ mod remap;
 mod rfc;
 mod rmap;
 mod rmqueue_claim;
+mod rotate;
 mod shadow;
 mod should_continue_reclaim;
 mod split_zeropage;

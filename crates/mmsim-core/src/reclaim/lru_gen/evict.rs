@@ -529,6 +529,8 @@ impl Sim {
         self.lru_gen_del_folio(f, false);
         self.folios[f].clear(flags::ACTIVE);
         self.lru_gen_add_folio(f, true);
-        self.count_vm_events(PGROTATED, 1);
+        // In pages, as `lru_move_tail` counts (`folio_nr_pages()`).
+        let nr = self.folios[f].nr_pages();
+        self.count_vm_events(PGROTATED, nr);
     }
 }

@@ -248,8 +248,9 @@ impl Sim {
         if fo.test(flags::DIRTY) {
             if file && !(sc.who == Reclaimer::Kswapd && fo.test(flags::RECLAIM) && self.node.dirty)
             {
-                // The flusher writes it; rotate it out of the way meanwhile.
-                self.count_vm_events(NR_VMSCAN_IMMEDIATE, 1);
+                // The flusher writes it; rotate it out of the way meanwhile
+                // (in pages: `node_stat_mod_folio(.., nr_pages)`, v6.12, v6.18).
+                self.count_vm_events(NR_VMSCAN_IMMEDIATE, fo.nr_pages());
                 self.folios[f].set(flags::RECLAIM);
                 if self.xp.is_some() {
                     self.xp_kept(
