@@ -220,7 +220,15 @@ fn jobs_change_nothing() {
         out.stdout
     };
     let serial = run("1");
-    assert!(!serial.is_empty());
+    // The reproduction of seed 001 alone.
+    let r: Value = serde_json::from_slice(&serial).unwrap();
+    let seeds: Vec<&str> = r["seeds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["seed"].as_str().unwrap())
+        .collect();
+    assert_eq!(seeds, ["001"]);
     assert_eq!(run("3"), serial);
 }
 
