@@ -899,7 +899,6 @@ fn what_changed_is_computed_from_the_table_and_grouped_by_mechanism() {
             assert_eq!(c["base"].as_f64().unwrap(), mean(0), "{name}");
             assert_eq!(c["value"].as_f64().unwrap(), mean(1), "{name}");
             if let Some(pct) = c["relative_pct"].as_f64() {
-                eprintln!("EXACT cmp902 {:?}", (name, pct));
                 assert!(pct.abs() >= 1.0, "{name}: {pct}");
             }
         }
