@@ -648,8 +648,14 @@ mod tests {
         assert_eq!(ms(&json!("1 s"), "x").unwrap(), 1000.0);
         assert_eq!(percent(&json!("20 %"), "x").unwrap(), 20.0);
         assert_eq!(permil(&json!("50 %"), "x").unwrap(), 500.0);
-        assert!(us(&json!("5 parsecs"), "x").is_err());
-        assert!(bytes(&json!("lots"), "x").is_err());
+        assert_eq!(
+            us(&json!("5 parsecs"), "x").unwrap_err().to_string(),
+            "x: unknown time unit `parsecs` in `5 parsecs`"
+        );
+        assert_eq!(
+            bytes(&json!("lots"), "x").unwrap_err().to_string(),
+            "x: `lots` is not a size (e.g. 4096, \"4 KiB\", \"1,073,741,824\")"
+        );
     }
 
     #[test]

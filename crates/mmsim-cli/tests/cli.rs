@@ -263,7 +263,7 @@ fn bench_streams_long_runs_in_chunks_with_the_same_result() {
     // The alias sampler draws another stream of the same distribution: another miss
     // ratio, the same one chunked or whole.
     let (_, alias) = miss_ratio(&["--zipf-sampler", "alias"]);
-    assert_ne!(alias, whole);
+    assert_eq!((alias.as_str(), whole.as_str()), ("0.454533", "0.460067"));
     let (_, alias_chunked) = miss_ratio(&["--zipf-sampler", "alias", "--chunk-events", "7000"]);
     assert_eq!(alias, alias_chunked);
     bad_input(
@@ -698,6 +698,7 @@ fn host_memory_is_estimated_and_guarded() {
 fn run_json_has_a_schema_version_and_the_heap_peak() {
     let v = json(&["run", "zipf-file", "-q", "--json"]);
     assert_eq!(v["schema_version"], 1);
+    // The host allocator's peak: it cannot be exact.
     assert!(v["host_heap_peak_bytes"].as_u64().unwrap() > 1 << 20);
     let c = json(&[
         "compare",
@@ -844,7 +845,10 @@ fn memcg_stats_reader_and_cpus_are_ratelimited_settings() {
     };
     let (one_read, one_skipped) = flushes(&[]);
     let (many_read, many_skipped) = flushes(&["--set", "policy.memcg_stats_cpus=64"]);
-    assert!(one_read > 0, "{one_read}");
+    assert_eq!(
+        (one_read, one_skipped, many_read, many_skipped),
+        (138, 3, 56, 85)
+    );
     // The same reads; a 64-CPU threshold (4096 updates) skips more of them.
     assert_eq!(one_read + one_skipped, many_read + many_skipped);
     assert!(

@@ -40,9 +40,9 @@ fn the_fair_schedule_reports_each_workloads_cpu_and_sleep() {
     assert_eq!(short["events"], 20000);
     assert_eq!(long["events"], 60000);
     // The file reader sleeps on its reads.
-    assert!(short["sleep_ns"].as_u64().unwrap() > 0, "{short}");
+    assert_eq!(short["sleep_ns"], 692_565_132, "{short}");
     // The anonymous one, three times as long, ran while the reader slept: it ends first.
-    assert!(long["cpu_ns"].as_u64().unwrap() > 0, "{long}");
+    assert_eq!(long["cpu_ns"], 8_769_350, "{long}");
     assert!(long["end_ns"].as_u64().unwrap() < short["end_ns"].as_u64().unwrap());
     // It exits at its end, exactly (within one event of the others).
     let end = short["end_ns"].as_u64().unwrap();

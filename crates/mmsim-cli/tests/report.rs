@@ -188,9 +188,12 @@ fn reproduce_has_every_seed_with_marks_and_charts() {
         &html,
         "soft_limit_reclaim=tree: /A memory.current"
     ));
-    for (id, series, points) in &figs {
-        assert!(*series > 0 && *points > 0, "{id}");
-    }
+    // Every chart draws: 608 series and 159,542 points in all, at least 2 series
+    // (memcg's) and 38 points in each.
+    let sum = |f: fn(&(String, usize, usize)) -> usize| figs.iter().map(f).sum::<usize>();
+    assert_eq!((sum(|f| f.1), sum(|f| f.2)), (608, 159_542));
+    let least = |f: fn(&(String, usize, usize)) -> usize| figs.iter().map(f).min();
+    assert_eq!((least(|f| f.1), least(|f| f.2)), (Some(2), Some(38)));
 }
 
 #[test]
@@ -270,7 +273,11 @@ fn compare_page_tells_what_changed_by_mechanism_as_the_text_does() {
     );
     assert!(section.contains(&heading), "{section}");
     let mechanisms = w[0]["mechanisms"].as_array().unwrap();
-    assert!(!mechanisms.is_empty(), "cost against mglru moves something");
+    assert_eq!(
+        mechanisms.len(),
+        6,
+        "cost against mglru moves six mechanisms"
+    );
     // One row per group, in the JSON's order, with its reading and largest changes.
     assert_eq!(section.matches("<tr><td>").count(), mechanisms.len());
     let mut at = 0;

@@ -75,7 +75,8 @@ fn a_whole_run_has_no_sample_and_a_sampled_run_is_marked_and_scaled() {
     assert_eq!(smp["events_offered"], 200_000);
     assert_eq!(s["accesses"], whole["accesses"]);
     let kept = smp["events_kept"].as_u64().unwrap();
-    assert!(kept > 0 && kept < 200_000, "{kept}");
+    // 23 % of the references fall in the sampled pages (the hash picks 25 % of pages).
+    assert_eq!(kept, 46_639);
     let adj = s["miss_ratio"].as_f64().unwrap();
     assert_eq!(adj, smp["miss_ratio_adj"].as_f64().unwrap());
     let misses = s["misses"].as_u64().unwrap();

@@ -125,8 +125,9 @@ fn the_json_file_has_one_row_per_interval_and_every_marker() {
     assert!(kill_row == 0 || data[kill_row - 1][kills] == 0);
     // The knob write and the move happen when the clock reaches them.
     assert_eq!(m[4]["row"], 2);
-    assert!(m[4]["t_s"].as_f64().unwrap() >= 0.005);
-    assert!(m[5]["t_s"].as_f64().unwrap() >= 0.010);
+    // At the first event at or after 5 ms and 10 ms.
+    assert_eq!(m[4]["t_s"], 0.005069694);
+    assert_eq!(m[5]["t_s"], 0.010080738);
     // Without --series: the same result, without the samples and markers.
     let mut without = json(&["run", &sc, "--json"]);
     let mut with = with;

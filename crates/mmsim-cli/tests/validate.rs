@@ -396,11 +396,23 @@ fn damon_cases_compare_both_sides() {
             }
         }
         let enforced: Vec<_> = rows.iter().filter(|r| r["enforced"] == true).collect();
-        assert!(!enforced.is_empty(), "{name}");
-        for r in enforced {
-            // Every DAMON case widens its enforced counters beyond the 2 % minimum.
-            assert!(r["allowed"].as_f64().unwrap() >= 0.05, "{name}: {r}");
-        }
+        // One enforced counter a case, each widened beyond the 2 % minimum.
+        let enforced: Vec<_> = enforced
+            .iter()
+            .map(|r| {
+                (
+                    r["counter"].as_str().unwrap(),
+                    r["allowed"].as_f64().unwrap(),
+                )
+            })
+            .collect();
+        let want = match name {
+            "damon-vaddr-stat" => ("damos_cold_mapped_bytes", 0.1),
+            "damon-vaddr-pageout" => ("pswpout", 0.35),
+            "damon-lru-sort" => ("workingset_refault_file", 0.05),
+            other => panic!("unexpected case {other}"),
+        };
+        assert_eq!(enforced, [want], "{name}");
     }
     let stat = &cases[0];
     let cold = stat["rows"]
@@ -540,8 +552,8 @@ fn guest_soft_v1_compares_each_group_and_the_split() {
     );
     assert_eq!(m("pswpout@after"), 0.0);
     let ratio = row("end_ratio");
-    assert!(ratio["kernel_mean"].as_f64().unwrap() > 0.5);
-    assert!(ratio["mmsim"].as_f64().unwrap() < 1.0);
+    assert_eq!(ratio["kernel_mean"], 0.6266869556108273);
+    assert_eq!(ratio["mmsim"], 0.6514605742601051);
 }
 
 #[test]
@@ -722,5 +734,5 @@ fn validate_prints_the_settings_a_plain_run_needs_to_reproduce_its_column() {
     let with = run(&flags);
     assert_eq!(with, (col("compact_stall"), col("compact_success")));
     // Without them the run is another one (the settings are not cosmetic).
-    assert_ne!(run(&[]), with);
+    assert_eq!(run(&[]), (3470.0, 28.0));
 }

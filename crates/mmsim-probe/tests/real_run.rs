@@ -109,6 +109,7 @@ fn a_real_run_executes_every_event_of_the_stream() {
     // Every anon page written at least once faults at least once: `idle` touches 256
     // pages, `heap` writes ~1500 times into 512 pages, the mapping is 512 pages.
     assert!(r["run"]["minflt"].as_i64().unwrap() >= 256 + 512, "{r}");
+    // The host's resident peak (binary, libraries, allocator): it cannot be exact.
     assert!(r["maxrss_kb"].as_i64().unwrap() > 0);
     assert_eq!(r["evicted"], true);
     // The files were created in --dir and removed.

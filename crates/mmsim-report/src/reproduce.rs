@@ -695,7 +695,10 @@ mod tests {
         );
         assert_eq!(select("4").unwrap(), ["004"]);
         assert_eq!(select("seed-001").unwrap(), ["001"]);
-        assert!(select("1000").is_err());
+        assert_eq!(
+            select("1000").unwrap_err().to_string(),
+            "unknown seed `1000`; seeds with experiments: 000, 001, 002, 003, 004, or `all`"
+        );
     }
 
     #[test]
@@ -703,7 +706,8 @@ mod tests {
         for (name, _) in mmsim_workloads::QUICK_SCENARIOS {
             let full = embedded_scenario(name).expect("embedded").unwrap();
             let quick = quick_scenario(name).unwrap().unwrap();
-            assert!(!full.published.is_empty(), "{name}");
+            // The one quick scenario and its five published changes.
+            assert_eq!((*name, full.published.len()), ("default", 5));
             assert!(quick.published.is_empty(), "{name}");
             assert_eq!(quick.name, *name);
             let names = |s: &Scenario| -> Vec<String> {
@@ -778,7 +782,7 @@ source = "seed 000 test: some change"
             rows[1].baseline_value.unwrap(),
             rows[1].compared_value.unwrap(),
         );
-        assert!(b > 0.0 && b != c, "{b} {c}");
+        assert_eq!((b, c), (8594.0, 9070.0));
         let pct = (c - b) / b * 100.0;
         assert_eq!(rows[1].simulated_pct, Some(pct));
         assert_eq!(rows[1].agrees, Some(agrees(10.0, pct)));

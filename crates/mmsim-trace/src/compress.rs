@@ -169,6 +169,11 @@ mod tests {
         let orig = untag(e).expect("tagged");
         assert_eq!(orig.to_string(), "disk");
         let e = io::Error::new(io::ErrorKind::InvalidData, "corrupt");
-        assert!(untag(e).is_err());
+        // Not tagged: handed back as it was.
+        let back = untag(e).unwrap_err();
+        assert_eq!(
+            (back.kind(), back.to_string()),
+            (io::ErrorKind::InvalidData, "corrupt".into())
+        );
     }
 }

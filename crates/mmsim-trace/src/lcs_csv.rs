@@ -131,7 +131,12 @@ mod tests {
             parse_line("c", 1, b"version,time,op,size,lbn", true).unwrap(),
             Line::Header
         ));
-        assert!(parse_line("c", 2, b"version,time,op,size,lbn", false).is_err());
+        // A header after the first line is a bad line.
+        let want =
+            "c: line 2: expected `version,time,op,size,lbn` with unsigned integers and op a \
+                    hexadecimal SCSI command, found \"version,time,op,size,lbn\"";
+        let e = parse_line("c", 2, b"version,time,op,size,lbn", false).unwrap_err();
+        assert_eq!(e.to_string(), want);
         assert!(matches!(
             parse_line("c", 2, b"1,5633898,2a,6656,40409911", false).unwrap(),
             Line::Request(0x2a, 6656, 40_409_911)
@@ -142,7 +147,17 @@ mod tests {
                 .starts_with("c.csv: line 9: expected `version,time,op,size,lbn`"),
             "{e}"
         );
-        assert!(parse_line("c", 9, b"1,5633898,2a,6656", false).is_err());
-        assert!(parse_line("c", 9, b"1,5633898,12345,6656,1", false).is_err());
+        let found = |l: &[u8]| {
+            let e = parse_line("c", 9, l, false).unwrap_err().to_string();
+            e.split_once(", found ").unwrap().1.to_string()
+        };
+        assert_eq!(
+            found(b"1,5633898,2a,6656"),
+            "4 comma-separated fields: \"1,5633898,2a,6656\""
+        );
+        assert_eq!(
+            found(b"1,5633898,12345,6656,1"),
+            "\"1,5633898,12345,6656,1\""
+        );
     }
 }

@@ -73,8 +73,13 @@ mod tests {
             e.to_string(),
             "m.trace: line 7: expected `<hex address> R|W`, found \"0041f7a0 X\""
         );
-        assert!(parse_line("m", 1, b"0041f7a0").is_err());
-        assert!(parse_line("m", 1, b"0x41f7a0 R").is_err());
-        assert!(parse_line("m", 1, b"0041f7a0 R 3").is_err());
+        let found = |l: &[u8]| parse_line("m", 1, l).unwrap_err().to_string();
+        let want = "m: line 1: expected `<hex address> R|W`, found ";
+        assert_eq!(found(b"0041f7a0"), format!("{want}1 fields: \"0041f7a0\""));
+        assert_eq!(found(b"0x41f7a0 R"), format!("{want}\"0x41f7a0 R\""));
+        assert_eq!(
+            found(b"0041f7a0 R 3"),
+            format!("{want}3 fields: \"0041f7a0 R 3\"")
+        );
     }
 }

@@ -154,7 +154,11 @@ mod tests {
             e.to_string().contains("found 6 comma-separated fields"),
             "{e}"
         );
-        assert!(parse_line("m", 1, b"1,,0,Read,0,512,1", false).is_err());
-        assert!(parse_line("m", 1, b"1,hm,0,Read,-5,512,1", false).is_err());
+        let want = "m: line 1: expected `Timestamp,Hostname,DiskNumber,Type,Offset,Size,\
+                    ResponseTime` with Type Read or Write and unsigned integer numbers, found ";
+        for line in ["1,,0,Read,0,512,1", "1,hm,0,Read,-5,512,1"] {
+            let e = parse_line("m", 1, line.as_bytes(), false).unwrap_err();
+            assert_eq!(e.to_string(), format!("{want}\"{line}\""));
+        }
     }
 }

@@ -521,6 +521,33 @@ mod tests {
         sniff_bytes("t", s, true)
     }
 
+    /// Why `sniff_bytes` detected no format: its error without the prefix and the
+    /// list of formats every such error ends with.
+    fn undetected(s: &[u8], complete: bool) -> String {
+        let e = sniff_bytes("t", s, complete).unwrap_err().to_string();
+        let tail = format!(
+            "; expected one of {}, or name the format explicitly",
+            Format::NAMES.join(", ")
+        );
+        let e = e
+            .strip_prefix("t: cannot detect the trace format: ")
+            .unwrap();
+        e.strip_suffix(&tail).unwrap().to_string()
+    }
+
+    /// The reason of a line that fits no text format.
+    const NO_TEXT: &str = "which fits no text format (expected one integer key (text, lirs), \
+        `start_block n_blocks ignored request_no` (arc), a csv line of libcachesim-csv or msr, \
+        `<hex> R|W` (memsim), `l|s 0x<hex> <n>` (ucsd), a lackey line or a mm_filemap_* event)";
+
+    /// The reason of binary data that is no binary format.
+    fn no_binary(n: usize, oracle: &str, keys: &str) -> String {
+        format!(
+            "binary data of {n} bytes that is no native trace (magic number), no vscsi trace \
+             (version byte), no oracleGeneral trace ({oracle}) and no key array ({keys})"
+        )
+    }
+
     #[test]
     fn a_bom_or_an_accented_comment_is_still_text() {
         assert_eq!(sniff(b"\xEF\xBB\xBF1\n2\n").unwrap(), Format::Text);
@@ -538,9 +565,13 @@ mod tests {
             Format::Text
         );
         // ...but a stream that ends in half a character, or has a stray byte, is not.
-        assert_ne!(sniff(b"# \xC3\xA9\n1\n# \xC3").ok(), Some(Format::Text));
-        assert_ne!(sniff(b"1\n\xFF\n2\n").ok(), Some(Format::Text));
-        assert_ne!(sniff(b"1\n\x01\n2\n").ok(), Some(Format::Text));
+        for s in [
+            &b"# \xC3\xA9\n1\n# \xC3"[..],
+            b"1\n\xFF\n2\n",
+            b"1\n\x01\n2\n",
+        ] {
+            assert!(!looks_like_text(s, true), "{s:?}");
+        }
     }
 
     #[test]
@@ -567,7 +598,13 @@ mod tests {
             sniff(b"version,time,op,size,lbn\n").unwrap(),
             Format::LibCacheSimCsv
         );
-        assert!(sniff(b"1,5633898,2a,512,42932745\nversion,time,op,size,lbn\n").is_err());
+        assert_eq!(
+            undetected(
+                b"1,5633898,2a,512,42932745\nversion,time,op,size,lbn\n",
+                true
+            ),
+            format!("line 2 is \"version,time,op,size,lbn\", {NO_TEXT}")
+        );
         assert_eq!(
             sniff(b"128166385295514663,hm,0,Write,9056014336,2048,2833\n").unwrap(),
             Format::Msr
@@ -590,16 +627,29 @@ mod tests {
                 .unwrap(),
             Format::Filemap
         );
-        assert!(sniff(b"0041f7a0 R\ns 0x1fffff50 1\n").is_err());
-        assert!(sniff(b"hello\n").is_err());
+        assert_eq!(
+            undetected(b"0041f7a0 R\ns 0x1fffff50 1\n", true),
+            "line 2 is `l|s 0x<hex address> <n>` (ucsd), but line 1 is `<hex address> R|W` \
+             (memsim): lines of different formats"
+        );
+        assert_eq!(
+            undetected(b"hello\n", true),
+            format!("line 1 is \"hello\", {NO_TEXT}")
+        );
     }
 
     #[test]
     fn cut_last_line_is_ignored() {
         // Not complete: the partial last line "1 2" is not examined.
         assert_eq!(sniff_bytes("t", b"5\n6\n1 2", false).unwrap(), Format::Text);
-        assert!(sniff_bytes("t", b"5\n6\n1 2", true).is_err());
-        assert!(sniff_bytes("t", b"123", false).is_err());
+        assert_eq!(
+            undetected(b"5\n6\n1 2", true),
+            format!("line 3 is \"1 2\", {NO_TEXT}")
+        );
+        assert_eq!(
+            undetected(b"123", false),
+            "text without a line end in the first 65536 bytes"
+        );
     }
 
     #[test]
@@ -631,7 +681,7 @@ mod tests {
         let mut bad = bytes.clone();
         bad[12..16].copy_from_slice(&0u32.to_le_bytes());
         // Not oracleGeneral any more; it falls through to a key array.
-        assert_ne!(sniff(&bad).unwrap(), Format::OracleGeneral);
+        assert_eq!(sniff(&bad).unwrap(), Format::I32Be);
         // An array of u32 keys is not oracleGeneral.
         let keys: Vec<u8> = (1000u32..1030).flat_map(|k| k.to_le_bytes()).collect();
         assert_eq!(sniff(&keys).unwrap(), Format::U32Le);
@@ -668,11 +718,42 @@ mod tests {
             .map(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15))
             .flat_map(u64::to_be_bytes)
             .collect();
-        assert!(sniff(&noise).is_err());
+        assert_eq!(
+            undetected(&noise, true),
+            no_binary(
+                3200,
+                "oracleGeneral record 1 would have obj_size 360467071 and next_access_vtime \
+                 3096388564388376124",
+                "random-looking values that repeat too little (400 distinct of 400; a key array \
+                 needs at least 25 % repeats): compressed or encrypted data rather than keys"
+            )
+        );
         // Degenerate and too short.
-        assert!(sniff(&[0u8; 48]).is_err());
-        assert!(sniff(&[1u8, 0, 0, 0, 2, 0]).is_err());
-        assert!(sniff(&be32[..399]).is_err());
+        assert_eq!(
+            undetected(&[0u8; 48], true),
+            no_binary(
+                48,
+                "oracleGeneral record 1 would have obj_size 0 and next_access_vtime 0",
+                "all 32-bit words are equal"
+            )
+        );
+        assert_eq!(
+            undetected(&[1u8, 0, 0, 0, 2, 0], true),
+            no_binary(
+                6,
+                "shorter than one 24-byte oracleGeneral record",
+                "only 6 bytes, too few for a key array (at least 8)"
+            )
+        );
+        assert_eq!(
+            undetected(&be32[..399], true),
+            no_binary(
+                399,
+                "oracleGeneral record 1 would have obj_size 50331648 and next_access_vtime \
+                 360287970256748544",
+                "399 bytes, not a whole number of 32-bit keys"
+            )
+        );
         // vscsi v1: version byte 1 at offset 15 of every 32-byte record.
         let mut v1 = vec![0u8; 64];
         for r in v1.chunks_exact_mut(32) {
@@ -684,7 +765,7 @@ mod tests {
         assert_eq!(s.format, Format::Vscsi);
         assert!(s.reason.contains("v1"), "{s}");
         v1[47] = 0;
-        assert_ne!(sniff(&v1).unwrap(), Format::Vscsi);
+        assert_eq!(sniff(&v1).unwrap(), Format::I64Be);
         // The native magic number.
         let mut native = crate::native::MAGIC.to_vec();
         native.extend_from_slice(&[1, 0, 1, 0]);

@@ -1003,7 +1003,10 @@ mod tests {
         assert_eq!(m.get("pgscan"), Some(&40));
         assert_eq!(m.get("nr_active_anon"), Some(&-3));
         assert_eq!(m.len(), 3);
-        assert!(parse_bpf(t, "nobody", vm).is_err());
+        assert_eq!(
+            parse_bpf(t, "nobody", vm).unwrap_err().to_string(),
+            "bpftrace saw no memcg event of `nobody`"
+        );
     }
 
     #[test]

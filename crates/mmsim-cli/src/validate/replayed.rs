@@ -107,9 +107,23 @@ mod tests {
         let mut c = a.clone();
         c.thp.enabled = mmsim_core::ThpEnabled::Always;
         let flags = set_flags(&a, &c);
-        assert!(!flags.is_empty());
-        assert!(flags
-            .iter()
-            .all(|f| f.starts_with("thp.") && !f.contains('{')));
+        // Every leaf of the table, each at the value a default machine has.
+        assert_eq!(
+            flags,
+            [
+                "thp.defrag=madvise",
+                "thp.enabled=always",
+                "thp.hugepages-1024kB.enabled=never",
+                "thp.hugepages-128kB.enabled=never",
+                "thp.hugepages-16kB.enabled=never",
+                "thp.hugepages-2048kB.enabled=inherit",
+                "thp.hugepages-256kB.enabled=never",
+                "thp.hugepages-32kB.enabled=never",
+                "thp.hugepages-512kB.enabled=never",
+                "thp.hugepages-64kB.enabled=never",
+                "thp.kernel=\"6.12\"",
+                "thp.vma_advice=none",
+            ]
+        );
     }
 }

@@ -561,7 +561,7 @@ mod tests {
     #[test]
     fn report_paths_are_checked() {
         let dir = std::env::temp_dir();
-        assert!(check_path(&dir.join("r.html")).is_ok());
+        assert_eq!(check_path(&dir.join("r.html")), Ok(()));
         let e = check_path(&dir.join("no-such-dir-mmsim/r.html")).unwrap_err();
         assert!(e.contains("does not exist"), "{e}");
         let e = check_path(&dir).unwrap_err();
