@@ -4,26 +4,20 @@
 //! folio conversion), so a large page-cache folio whose write completes with
 //! PG_reclaim set adds its size to `pgrotated`.
 
-use crate::config::{MachineConfig, PolicyConfig, PolicyName, Size};
+use crate::config::{PolicyName, Size};
 use crate::event::Event;
 use crate::readahead::Advice;
 use crate::sim::Sim;
 
-/// A 64-page memory cgroup limit (every reclaim the reader's own limit
-/// reclaim) over a 1,000-page file under FADV_RANDOM: one write of `pages`
-/// pages at page 8 (one folio of that size with `large_folios`), then pages
-/// 100..300 read once each. Returns (pgrotated, nr_vmscan_immediate_reclaim,
-/// the written folio's pages).
-fn rotated(policy: PolicyName, large_folios: bool, pages: u16) -> (u64, u64, u32) {
-    let mut cfg = MachineConfig {
-        memory: Size::from_pages(1 << 16),
-        memcg_max: Some(Size::from_pages(64)),
-        policy: PolicyConfig {
-            name: policy,
-            ..Default::default()
-        },
-        ..Default::default()
-    };
+/// A 1,000-page file under FADV_RANDOM on a 256 MiB machine (`memcg_max`: a
+/// limit of that many pages, so every reclaim is the reader's own limit
+/// reclaim) after one write of 4 pages at page 8 (one order-2 folio with
+/// `large_folios`). Returns the machine and the file.
+fn written(policy: PolicyName, memcg_max: Option<u64>, large_folios: bool) -> (Sim, u32) {
+    // The large-folio rule tests' machine (`filefolio::lf_config`), made to order.
+    let mut cfg = super::filefolio::lf_config(1 << 16);
+    cfg.memcg_max = memcg_max.map(Size::from_pages);
+    cfg.policy.name = policy;
     cfg.fs.large_folios = large_folios;
     let mut s = Sim::new(cfg).unwrap();
     let t = s.add_task("writer");
@@ -33,22 +27,25 @@ fn rotated(policy: PolicyName, large_folios: bool, pages: u16) -> (u64, u64, u32
     s.step(&Event::FileWrite {
         file: f,
         index: 8,
-        pages,
+        pages: 4,
     });
-    let layout = super::filefolio::folios(&s, f, 16);
-    let written = layout
-        .iter()
-        .find(|&&(i, _)| i == 8)
-        .map(|&(_, o)| 1u32 << o)
-        .expect("page 8 cached");
-    let mut ev = Vec::new();
-    ev.extend((100..300).map(|index| Event::FileRead {
-        file: f,
-        index,
-        pages: 1,
-    }));
+    (s, f)
+}
+
+/// [`written`] under a 64-page limit, then pages 100..300 read once each.
+/// Returns (pgrotated, nr_vmscan_immediate_reclaim, the written folio's pages).
+fn rotated(policy: PolicyName, large_folios: bool) -> (u64, u64, u64) {
+    let (mut s, f) = written(policy, Some(64), large_folios);
+    let nr = s.folios[super::file_folio(&s, f, 8)].nr_pages();
+    let ev: Vec<Event> = (100..300)
+        .map(|index| Event::FileRead {
+            file: f,
+            index,
+            pages: 1,
+        })
+        .collect();
     s.run(&ev);
-    (s.vm.pgrotated, s.vm.nr_vmscan_immediate_reclaim, written)
+    (s.vm.pgrotated, s.vm.nr_vmscan_immediate_reclaim, nr)
 }
 
 /// Classic LRU: limit reclaim meets the dirty folio, marks it (4 pages of
@@ -57,7 +54,7 @@ fn rotated(policy: PolicyName, large_folios: bool, pages: u16) -> (u64, u64, u32
 /// them (1 before).
 #[test]
 fn a_large_folio_rotated_at_its_write_end_counts_its_pages() {
-    let (rot, immediate, nr) = rotated(PolicyName::Cost, true, 4);
+    let (rot, immediate, nr) = rotated(PolicyName::Cost, true);
     assert_eq!(nr, 4, "one order-2 folio");
     assert_eq!((rot, immediate), (4, 4));
 }
@@ -67,7 +64,7 @@ fn a_large_folio_rotated_at_its_write_end_counts_its_pages() {
 /// writeback (PG_reclaim set, no immediate count); all four rotate.
 #[test]
 fn order_0_folios_rotate_one_page_each() {
-    let (rot, immediate, nr) = rotated(PolicyName::Cost, false, 4);
+    let (rot, immediate, nr) = rotated(PolicyName::Cost, false);
     assert_eq!(nr, 1);
     assert_eq!((rot, immediate), (4, 1));
 }
@@ -76,25 +73,8 @@ fn order_0_folios_rotate_one_page_each() {
 /// `lru_gen_add_folio(reclaiming)`) counts the folio's pages as well.
 #[test]
 fn mglru_rotation_counts_the_folio_pages() {
-    let mut cfg = MachineConfig {
-        memory: Size::from_pages(1 << 16),
-        policy: PolicyConfig {
-            name: PolicyName::Mglru,
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    cfg.fs.large_folios = true;
-    let mut s = Sim::new(cfg).unwrap();
-    let t = s.add_task("writer");
-    let f = s.add_file("data", 1000).unwrap();
-    s.open(f, t).unwrap();
-    s.step(&Event::FileWrite {
-        file: f,
-        index: 8,
-        pages: 4,
-    });
-    let folio = super::slot_folio(s.files[f as usize].slot(8)).expect("cached");
+    let (mut s, f) = written(PolicyName::Mglru, None, true);
+    let folio = super::file_folio(&s, f, 8);
     assert_eq!(s.folios[folio].nr_pages(), 4);
     s.lru_gen_rotate_reclaimable(folio);
     assert_eq!(s.vm.pgrotated, 4);
