@@ -33,13 +33,19 @@ fn two_streams(s: &mut Sim, read: impl Fn(&mut Sim, u32, u32)) {
     }
 }
 
-#[test]
-fn two_opens_of_one_file_keep_separate_windows() {
+/// A 1000-page file opened twice by one task: (sim, file, fd a, fd b).
+fn two_opens() -> (Sim, u32, u32, u32) {
     let mut s = machine(PolicyName::Cost, 1 << 16, None);
     let task = s.add_task("t");
     let file = s.add_file("f", 1000).unwrap();
     let a = s.open_file(file, task).unwrap();
     let b = s.open_file(file, task).unwrap();
+    (s, file, a, b)
+}
+
+#[test]
+fn two_opens_of_one_file_keep_separate_windows() {
+    let (mut s, file, a, b) = two_opens();
     assert_eq!((a, b), (0, 1));
     two_streams(&mut s, |s, fd, i| fd_read(s, fd, i));
     // fd a ramps as a lone stream: 0..4, 4..12, 12..28, 28..60.
@@ -80,11 +86,7 @@ fn two_streams_in_the_files_one_state_interleave() {
 
 #[test]
 fn fadv_random_on_one_open_leaves_the_other_alone() {
-    let mut s = machine(PolicyName::Cost, 1 << 16, None);
-    let task = s.add_task("t");
-    let file = s.add_file("f", 1000).unwrap();
-    let a = s.open_file(file, task).unwrap();
-    let b = s.open_file(file, task).unwrap();
+    let (mut s, file, a, b) = two_opens();
     s.fadvise_fd(a, Advice::Random).unwrap();
     for i in 500..503 {
         fd_read(&mut s, a, i);
