@@ -38,6 +38,19 @@ pub enum Event {
         /// Pages read (4 KiB each); at least 1.
         pages: u16,
     },
+    /// A buffered `pread()` through open file description `fd`
+    /// (`Sim::open_file`, `crate::open`): [`Event::FileRead`] in the
+    /// descriptor's own readahead state (`file->f_ra`), charged to the
+    /// group of the task that opened it. An unknown descriptor counts its
+    /// pages out of range.
+    FdRead {
+        /// The open file.
+        fd: crate::open::Fd,
+        /// First page index in the file.
+        index: u32,
+        /// Pages read (4 KiB each); at least 1.
+        pages: u16,
+    },
     /// A buffered `pwrite()` of `pages` whole pages from page `index`: the
     /// pages are dirtied in the page cache (no read, no readahead) and
     /// written back later by the flusher.

@@ -792,6 +792,13 @@ impl Sim {
     /// range.
     pub(crate) fn fd_range(&mut self, file: FileId, index: u32, pages: u16) -> Option<u32> {
         self.set_fd_memcg(file);
+        self.fd_end(file, index, pages)
+    }
+
+    /// [`Sim::fd_range`] without choosing the group (`crate::open`'s reads
+    /// choose the descriptor's).
+    #[inline(always)]
+    pub(crate) fn fd_end(&mut self, file: FileId, index: u32, pages: u16) -> Option<u32> {
         let want = pages.max(1) as u32;
         let Some(fo) = self.files.get(file as usize) else {
             self.acc.out_of_range += u64::from(want);

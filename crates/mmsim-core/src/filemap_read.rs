@@ -48,24 +48,35 @@ impl Sim {
     /// does not mark that page again (`pos_same_folio`).
     #[inline(always)]
     pub(crate) fn filemap_read(&mut self, file: FileId, index: u32, pages: u16) {
-        if pages <= 1 && self.filemap_read_hit(file, index) {
+        self.filemap_read_ra(RaOwner::Fd(file), file, index, pages);
+    }
+
+    /// [`Sim::filemap_read`] in the `read()` state of `owner`: the file's
+    /// (`RaOwner::Fd`, `Event::FileRead`) or an open file's
+    /// (`RaOwner::Open`, `Event::FdRead`, `crate::open`).
+    #[inline(always)]
+    pub(crate) fn filemap_read_ra(&mut self, owner: RaOwner, file: FileId, index: u32, pages: u16) {
+        if pages <= 1 && self.filemap_read_hit(owner, file, index) {
             return;
         }
-        self.filemap_read_slow(file, index, pages);
+        self.filemap_read_slow(owner, file, index, pages);
     }
 
     /// The common case of [`Sim::filemap_read`] on its own: one page, cached,
     /// uptodate and not a readahead marker. Returns false (having changed
     /// nothing) for anything else.
     #[inline(always)]
-    fn filemap_read_hit(&mut self, file: FileId, index: u32) -> bool {
+    fn filemap_read_hit(&mut self, owner: RaOwner, file: FileId, index: u32) -> bool {
         let Some(fo) = self.files.get_mut(file as usize) else {
             return false;
         };
         let Some(f) = fo.slots.get(index as usize).and_then(|&s| slot_folio(s)) else {
             return false;
         };
-        let ra = &mut fo.ra;
+        let ra = match owner {
+            RaOwner::Open(fd) => self.ra_slots.get_mut(self.fds[fd as usize].ra_slot),
+            _ => &mut fo.ra,
+        };
         let in_flight =
             index >= ra.inflight_start && index < ra.inflight_end && self.clock < ra.inflight_done;
         if in_flight || self.folios[f].test(flags::READAHEAD) {
@@ -86,20 +97,27 @@ impl Sim {
     }
 
     #[inline(never)]
-    fn filemap_read_slow(&mut self, file: FileId, index: u32, pages: u16) {
-        let Some(end) = self.fd_range(file, index, pages) else {
+    fn filemap_read_slow(&mut self, owner: RaOwner, file: FileId, index: u32, pages: u16) {
+        let end = match owner {
+            RaOwner::Open(fd) => {
+                self.set_open_memcg(fd);
+                self.fd_end(file, index, pages)
+            }
+            _ => self.fd_range(file, index, pages),
+        };
+        let Some(end) = end else {
             return;
         };
-        let mut last_pos = self.files[file as usize].ra.prev_index;
+        let mut last_pos = self.read_ra_mut(owner, file).prev_index;
         let mut pos = index;
         while pos < end {
-            let mut n = self.read_batch_at(file, pos, end);
+            let mut n = self.read_batch_at(owner, file, pos, end);
             let mut missed = 0;
             if n == 0 {
                 missed = 1;
                 self.acc.misses += 1;
-                let mut done = self.page_cache_sync_ra(RaOwner::Fd(file), file, pos, end - pos);
-                n = self.read_batch_at(file, pos, end);
+                let mut done = self.page_cache_sync_ra(owner, file, pos, end - pos);
+                n = self.read_batch_at(owner, file, pos, end);
                 if n == 0 {
                     let slot = self.files[file as usize].slot(pos);
                     if self.page_cache_miss(file, pos, slot, false).is_none() {
@@ -114,12 +132,12 @@ impl Sim {
                 self.wait_readahead(done);
             }
             let lastp = pos + n - 1;
-            let pending = self.inflight_until(RaOwner::Fd(file), lastp);
+            let pending = self.inflight_until(owner, lastp);
             let lastf = slot_folio(self.files[file as usize].slot(lastp)).unwrap_or(NIL);
             if lastf != NIL && self.folios[lastf].test(flags::READAHEAD) {
                 // filemap_readahead(): from the marked folio's first page.
                 let fi = self.folios[lastf].index;
-                self.page_cache_async_ra(RaOwner::Fd(file), file, lastf, fi, end - fi);
+                self.page_cache_async_ra(owner, file, lastf, fi, end - fi);
             }
             if self.clock < pending {
                 self.io_wait(pending, false);
@@ -165,7 +183,7 @@ impl Sim {
             pos += n;
             last_pos = pos;
         }
-        self.files[file as usize].ra.prev_index = last_pos;
+        self.read_ra_mut(owner, file).prev_index = last_pos;
     }
 
     /// [`Sim::read_batch`] (v6.12 `filemap_get_read_batch`, mm/filemap.c)
@@ -181,7 +199,7 @@ impl Sim {
     /// call, its frame and the in-flight window's setup are paid only by
     /// longer reads.
     #[inline(always)]
-    pub(crate) fn read_batch_at(&self, file: FileId, pos: u32, end: u32) -> u32 {
+    pub(crate) fn read_batch_at(&self, owner: RaOwner, file: FileId, pos: u32, end: u32) -> u32 {
         debug_assert!(pos < end);
         if slot_folio(self.files[file as usize].slot(pos)).is_none() {
             return 0;
@@ -189,20 +207,30 @@ impl Sim {
         if end - pos == 1 {
             return 1;
         }
-        self.read_batch(file, pos, end)
+        self.read_batch_ra(owner, file, pos, end)
     }
 
     /// `filemap_get_read_batch()`: how many consecutive pages from `pos`
     /// (before `end`) are cached, in at most [`FOLIO_BATCH`] folios,
     /// stopping after a folio marked `PG_readahead` or still being read
     /// (all of its pages before `end`).
+    #[cfg(test)]
     pub(crate) fn read_batch(&self, file: FileId, pos: u32, end: u32) -> u32 {
+        self.read_batch_ra(RaOwner::Fd(file), file, pos, end)
+    }
+
+    /// [`Sim::read_batch`] with the in-flight window of `owner`'s state.
+    pub(crate) fn read_batch_ra(&self, owner: RaOwner, file: FileId, pos: u32, end: u32) -> u32 {
         let fo = &self.files[file as usize];
+        let ra = match owner {
+            RaOwner::Open(fd) => self.ra_slots.get(self.fds[fd as usize].ra_slot),
+            _ => &fo.ra,
+        };
         if !self.cfg.fs.large_folios {
             // Order-0 page cache: one folio per page. The in-flight window
             // is read once: empty once its read has completed.
-            let inflight = if self.clock < fo.ra.inflight_done {
-                fo.ra.inflight_start..fo.ra.inflight_end
+            let inflight = if self.clock < ra.inflight_done {
+                ra.inflight_start..ra.inflight_end
             } else {
                 0..0
             };
@@ -220,7 +248,7 @@ impl Sim {
             }
             return n;
         }
-        let ra = fo.ra;
+        let ra = *ra;
         let limit = end - pos;
         let (mut n, mut nr_folios, mut prev) = (0, 0, NIL);
         while n < limit {

@@ -17,19 +17,20 @@
 //! and one per open file of the mappings for faults (`vma->vm_file->f_ra`,
 //! [`RaSlots`]).
 //!
-//! **Departure (per open file):** v6.12 keeps one `file_ra_state` per
+//! **Per open file (`crate::open`):** v6.12 keeps one `file_ra_state` per
 //! `struct file` (`file_ra_state_init` at each `open`), so two tasks that
 //! open a file each and read it sequentially at different offsets have
-//! independent windows. mmsim cannot tell them apart: `Event::FileRead`
-//! carries the file, not an open file or a task (a file has one reader,
-//! `Sim::open`'s last caller, whose group every miss of it is charged to),
-//! so their reads share [`RaOwner::Fd`]'s one state and interleave in it
-//! (`ondemand_readahead` sees a jump, not a stream). This is what fio's
-//! `shared_file` jobs do here, where fio opens the file once per job.
-//! Modelling it needs an open-file id on `Event::FileRead` and on every
-//! source of it (the trace readers and the native format, the generators
-//! and models, the Python bindings) and a table of opens in place of
-//! `File::ra` — too large for an opt-in setting alone, so it is left as is.
+//! independent windows. `Sim::open_file` models that: each open has its own
+//! state (a [`RaSlots`] slot, [`RaOwner::Open`]), read through by
+//! `Event::FdRead`, advised by `Sim::fadvise_fd`, and mapped by
+//! `Sim::mmap_fd` (the VMA shares the open's slot). `Event::FileRead`, which
+//! carries the file and not an open file, keeps one state per file
+//! ([`RaOwner::Fd`], `File::ra`: every file opened once, as by threads
+//! sharing a descriptor; a file has one reader, `Sim::open`'s last caller,
+//! whose group every miss of it is charged to), so two streams of it
+//! interleave in that state (`ondemand_readahead` sees a jump, not a
+//! stream), which is what fio's `shared_file` jobs do here, where fio opens
+//! the file once per job.
 //! The mapping side has the kernel's open-file descriptions
 //! ([`RaSlots`]): each `mmap` (`Sim::mmap_file`, `Sim::mmap_file_private`)
 //! is of a fresh `open`, as mmsim's workloads map files, and gets its own
@@ -39,8 +40,8 @@
 //! (exit, `Event::Remap`; an OOM kill keeps them, [`RaSlots`]), counted
 //! per slot. The `madvise`
 //! advice is the VMA's (`vm_flags`, `Vma::ra_advice`), not the slot's.
-//! Departures left: two mappings of one descriptor (mmsim has no
-//! descriptor to name: each `mmap` is its own open), and `munmap` + `mmap`
+//! Two mappings of one descriptor share its slot (`Sim::mmap_fd`); a
+//! `Sim::mmap_file` is of a fresh open. Departure left: `munmap` + `mmap`
 //! of the same descriptor, which keeps its `f_ra` in the kernel
 //! (`Event::Remap` does not say whether the descriptor is the same, and
 //! starts a fresh one, `crate::mmap`).
@@ -280,12 +281,13 @@ pub(crate) fn ractl_max_pages(ra_pages: u32, io_pages: u32, req: u32) -> u32 {
     }
 }
 
-/// The open-file descriptions of file mappings, as far as readahead sees
-/// them: one `file_ra_state` (`file->f_ra`) per slot, shared by every VMA
-/// whose `vm_file` is that `struct file` (v6.12: `mmap_region()` takes the
-/// caller's file, `dup_mmap()` gives the child's VMA the parent's with
-/// `get_file()`), with a count of those VMAs; a slot is freed when the last
-/// one goes (`fput()` at `remove_vma()`: exit, `Event::Remap`'s `munmap`)
+/// The open-file descriptions of file mappings and of `Sim::open_file`, as
+/// far as readahead sees them: one `file_ra_state` (`file->f_ra`) per slot,
+/// shared by every VMA whose `vm_file` is that `struct file` (v6.12:
+/// `mmap_region()` takes the caller's file, `dup_mmap()` gives the child's
+/// VMA the parent's with `get_file()`), with a count of those VMAs and of
+/// the descriptor that holds it (`crate::open`, never closed); a slot is
+/// freed when the last one goes (`fput()` at `remove_vma()`: exit, `Event::Remap`'s `munmap`)
 /// and reused by the next `mmap`. An OOM kill puts nothing (the kernel's
 /// `fput` is the victim's later `exit_mmap`, which mmsim does not model
 /// after a kill): a killed task's VMAs hold their slots to the end. A fault reads the state through
@@ -355,8 +357,8 @@ impl RaSlots {
         &mut self.states[slot as usize]
     }
 
-    /// Each slot's count is the number of VMAs in `slots` (the live VMAs'
-    /// slot indices) that hold it, and the free slots are those with none
+    /// Each slot's count is the number of holders in `slots` (the live
+    /// VMAs' and the descriptors' slot indices) that hold it, and the free slots are those with none
     /// (`Sim::check_invariants`).
     pub(crate) fn check(&self, slots: impl Iterator<Item = u32>) -> Result<(), String> {
         let mut held = vec![0u32; self.refs.len()];
@@ -380,11 +382,16 @@ impl RaSlots {
     }
 }
 
-/// Which state a readahead works on: the file's `read()` state or a mapping's.
+/// Which state a readahead works on: the file's `read()` state, an open
+/// file's (`crate::open`) or a mapping's.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum RaOwner {
-    /// `file->f_ra` of the file opened for `read()`.
+    /// `file->f_ra` of the file opened for `read()` (`Event::FileRead`:
+    /// one per file).
     Fd(FileId),
+    /// `file->f_ra` of open file description `Fd` (`Sim::open_file`,
+    /// `Event::FdRead`): a slot of [`RaSlots`].
+    Open(crate::open::Fd),
     /// `vma->vm_file->f_ra` of a file mapping.
     Vma(crate::VmaId),
 }
@@ -393,6 +400,7 @@ impl Sim {
     fn ra_state(&self, owner: RaOwner) -> FileRaState {
         match owner {
             RaOwner::Fd(file) => self.files[file as usize].ra,
+            RaOwner::Open(fd) => *self.ra_slots.get(self.fds[fd as usize].ra_slot),
             RaOwner::Vma(vma) => self.vma_ra(vma),
         }
     }
@@ -400,7 +408,37 @@ impl Sim {
     fn set_ra_state(&mut self, owner: RaOwner, ra: FileRaState) {
         match owner {
             RaOwner::Fd(file) => self.files[file as usize].ra = ra,
-            RaOwner::Vma(vma) => *self.vma_ra_mut(vma) = ra,
+            RaOwner::Open(fd) => *self.ra_slots.get_mut(self.fds[fd as usize].ra_slot) = ra,
+            RaOwner::Vma(vma) => {
+                // The slot's `advice` is its file's `FMODE_RANDOM` (set by
+                // `Sim::fadvise_fd`); `ra.advice` is the VMA's (`vma_ra`).
+                let slot = self.vma_ra_mut(vma);
+                let fmode = slot.advice;
+                *slot = ra;
+                slot.advice = fmode;
+            }
+        }
+    }
+
+    /// The `read()` state of `owner` (`Fd` or `Open`), to change in place.
+    #[inline(always)]
+    pub(crate) fn read_ra_mut(&mut self, owner: RaOwner, file: FileId) -> &mut FileRaState {
+        match owner {
+            RaOwner::Open(fd) => self.ra_slots.get_mut(self.fds[fd as usize].ra_slot),
+            _ => &mut self.files[file as usize].ra,
+        }
+    }
+
+    /// Whether `page_cache_sync_ra()` is forced for `owner`
+    /// (`ractl->file->f_mode & FMODE_RANDOM`): a descriptor's `FADV_RANDOM`,
+    /// or that of the open file a mapping was made from (never set for a
+    /// mapping of its own open, [`Sim::mmap_file`]).
+    fn fmode_random(&self, owner: RaOwner, ra: &FileRaState) -> bool {
+        match owner {
+            RaOwner::Fd(_) | RaOwner::Open(_) => ra.advice == Advice::Random,
+            RaOwner::Vma(vma) => {
+                self.ra_slots.get(self.vmas[vma as usize].ra_slot).advice == Advice::Random
+            }
         }
     }
 
@@ -442,7 +480,7 @@ impl Sim {
         req: u32,
     ) -> u64 {
         let ra = self.ra_state(owner);
-        let forced = matches!(owner, RaOwner::Fd(_)) && ra.advice == Advice::Random;
+        let forced = self.fmode_random(owner, &ra);
         if ra.ra_pages == 0 || forced {
             let req = if ra.ra_pages == 0 { 1 } else { req };
             return self.force_page_cache_ra(file, index, req, ra.ra_pages);

@@ -161,6 +161,8 @@ pub struct Sim {
     pub(crate) vmas: Vec<Vma>,
     /// The file mappings' `struct file` readahead states (`Vma::ra_slot`).
     pub(crate) ra_slots: crate::readahead::RaSlots,
+    /// The open file descriptions of `Sim::open_file` (`crate::open`).
+    pub(crate) fds: Vec<crate::open::OpenFile>,
     pub(crate) tasks: Vec<Task>,
     pub(crate) files: Vec<File>,
     pub(crate) swap: Option<SwapDevice>,
@@ -306,6 +308,7 @@ impl Sim {
             phys: crate::page_alloc::PhysMem::new(managed, low, cfg.cpus, cfg.damon.is_some()),
             vmas: Vec::new(),
             ra_slots: Default::default(),
+            fds: Vec::new(),
             tasks: Vec::new(),
             files: Vec::new(),
             swap,
@@ -555,6 +558,7 @@ impl Sim {
         match *ev {
             Event::Access { vma, index, write } => self.access(vma, index, write),
             Event::FileRead { file, index, pages } => self.filemap_read(file, index, pages),
+            Event::FdRead { fd, index, pages } => self.fd_read(fd, index, pages),
             Event::FileWrite { file, index, pages } => {
                 self.generic_perform_write(file, index, pages)
             }
@@ -609,7 +613,7 @@ impl Sim {
     /// loop pays one test per batch for this.
     #[cold]
     pub(crate) fn run_traced(&mut self, events: &[Event]) {
-        use crate::tracepoint::{TpEvent, TpScope, TpTask};
+        use crate::tracepoint::TpTask;
         for ev in events {
             match *ev {
                 Event::Access { vma, .. } => {
@@ -619,19 +623,12 @@ impl Sim {
                 }
                 Event::FileRead { file, index, pages } => {
                     self.tp_task = self.tp_file_task(file);
-                    let size = self.files.get(file as usize).map_or(0, |f| f.pages);
-                    let last = (index + u32::from(pages.max(1)) - 1).min(size.saturating_sub(1));
-                    if index < size {
-                        let scope = TpScope {
-                            memcg: Some(self.cur_memcg),
-                            file: Some((file, u64::from(index), u64::from(last))),
-                        };
-                        let event = TpEvent::GetPages {
-                            ino: Self::tp_ino(file),
-                            index: u64::from(index),
-                            last_index: u64::from(last),
-                        };
-                        self.trace_event(self.clock, self.tp_task, scope, event);
+                    self.tp_get_pages(file, index, pages);
+                }
+                Event::FdRead { fd, index, pages } => {
+                    if let (Some(file), Some(task)) = (self.fd_file(fd), self.fd_task(fd)) {
+                        self.tp_task = TpTask::Task(task);
+                        self.tp_get_pages(file, index, pages);
                     }
                 }
                 Event::FileWrite { file, .. } => self.tp_task = self.tp_file_task(file),
@@ -960,7 +957,9 @@ impl Sim {
         self.check_swap_slots_held()?;
         self.check_dirty_ranges()?;
         self.check_ptes()?;
-        self.ra_slots.check(self.vmas.iter().map(|v| v.ra_slot))?;
+        let fds = self.fd_ra_slots();
+        self.ra_slots
+            .check(self.vmas.iter().map(|v| v.ra_slot).chain(fds))?;
         let mut on_lists = 0u64;
         let mut own = vec![0u64; self.memcgs.len()];
         for (m, memcg) in self.memcgs.iter().enumerate() {

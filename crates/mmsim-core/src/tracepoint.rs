@@ -595,6 +595,25 @@ impl Sim {
         u64::from(file) + 1
     }
 
+    /// `mm_filemap_get_pages` (`filemap_get_pages`, before a buffered read)
+    /// for the read's whole range within the file.
+    pub(crate) fn tp_get_pages(&mut self, file: crate::event::FileId, index: u32, pages: u16) {
+        let size = self.files.get(file as usize).map_or(0, |f| f.pages);
+        let last = (index + u32::from(pages.max(1)) - 1).min(size.saturating_sub(1));
+        if index < size {
+            let scope = TpScope {
+                memcg: Some(self.cur_memcg),
+                file: Some((file, u64::from(index), u64::from(last))),
+            };
+            let event = TpEvent::GetPages {
+                ino: Self::tp_ino(file),
+                index: u64::from(index),
+                last_index: u64::from(last),
+            };
+            self.trace_event(self.clock, self.tp_task, scope, event);
+        }
+    }
+
     /// The task a file's reads run in (its opener), for the tracepoints.
     pub(crate) fn tp_file_task(&self, file: crate::event::FileId) -> TpTask {
         TpTask::Task(

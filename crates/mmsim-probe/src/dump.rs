@@ -222,6 +222,11 @@ fn records_of(
             1u16,
             write,
         ),
+        Event::FdRead { fd, .. } => {
+            return Err(bad(format!(
+                "a read through open file {fd}: the probe opens each file once"
+            )))
+        }
         Event::FileRead { file, index, pages } | Event::FileWrite { file, index, pages } => (
             plan.file_region(file)
                 .ok_or_else(|| bad(format!("no file region has file id {file}")))?,

@@ -614,6 +614,11 @@ impl Executor<'_> {
                     self.checksum = self.checksum.wrapping_add(b as u64);
                 }
             }
+            Event::FdRead { fd, .. } => {
+                return Err(self.bad(format!(
+                    "a read through open file {fd}: the probe opens each file once"
+                )));
+            }
             Event::FileRead { file, index, pages } | Event::FileWrite { file, index, pages } => {
                 let Some(Some(f)) = self.files.get(file as usize).copied() else {
                     return Err(self.bad(format!("no file region has file id {file}")));

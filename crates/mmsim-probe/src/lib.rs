@@ -171,7 +171,7 @@ impl EventCounts {
         match *e {
             Event::Access { write: false, .. } => self.access_read += 1,
             Event::Access { write: true, .. } => self.access_write += 1,
-            Event::FileRead { pages, .. } => {
+            Event::FileRead { pages, .. } | Event::FdRead { pages, .. } => {
                 self.file_read += 1;
                 self.file_read_pages += pages as u64;
             }

@@ -225,6 +225,9 @@ pub struct PageSampler {
     /// For an anonymous workload: each VMA's kept pages renumbered densely, by VMA id
     /// (see the module overview, "Dense anonymous pages"); None for file-backed ones.
     dense: Option<Vec<DenseVma>>,
+    /// The file of each open file description (`Sim::open_file`), by
+    /// descriptor: a read through one is cut by its file's blocks.
+    fd_files: Vec<u32>,
 }
 
 impl PageSampler {
@@ -237,7 +240,14 @@ impl PageSampler {
             offered: 0,
             scratch: Vec::new(),
             dense: (target == Target::Anon).then(Vec::new),
+            fd_files: Vec::new(),
         }
+    }
+
+    /// The file of each descriptor the workload reads through
+    /// ([`Event::FdRead`]), by descriptor.
+    pub fn set_fd_files(&mut self, files: Vec<u32>) {
+        self.fd_files = files;
     }
 
     /// Whether an anonymous workload's kept pages are renumbered densely.
@@ -342,6 +352,16 @@ impl PageSampler {
                     self.cut(events, file, index, pages, |file, index, pages| {
                         Event::FileRead { file, index, pages }
                     });
+                }
+                Event::FdRead { fd, index, pages } => {
+                    self.offered += u64::from(pages.max(1));
+                    match self.fd_files.get(fd as usize) {
+                        Some(&file) => self.cut(events, file, index, pages, |_, index, pages| {
+                            Event::FdRead { fd, index, pages }
+                        }),
+                        // An unknown descriptor: the run counts it out of range.
+                        None => events.push(e),
+                    }
                 }
                 Event::FileWrite { file, index, pages } => {
                     self.offered += u64::from(pages.max(1));

@@ -209,6 +209,12 @@ pub fn stream_digest(s: &Scenario) -> Result<StreamDigest> {
                     eat(&index.to_le_bytes());
                     eat(&pages.to_le_bytes());
                 }
+                Event::FdRead { fd, index, pages } => {
+                    eat(&[10]);
+                    eat(&fd.to_le_bytes());
+                    eat(&index.to_le_bytes());
+                    eat(&pages.to_le_bytes());
+                }
                 Event::FileWrite { file, index, pages } => {
                     eat(&[2]);
                     eat(&file.to_le_bytes());

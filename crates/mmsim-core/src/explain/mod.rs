@@ -417,6 +417,17 @@ impl Sim {
         }
     }
 
+    /// Whether read `ev` runs under `FADV_RANDOM` (its file's `read()`
+    /// state, or its descriptor's).
+    fn xp_read_random(&self, ev: &Event) -> bool {
+        let ra = match *ev {
+            Event::FileRead { file, .. } => self.files.get(file as usize).map(|f| &f.ra),
+            Event::FdRead { fd, .. } => self.fd_ra(fd),
+            _ => None,
+        };
+        ra.is_some_and(|ra| ra.advice == crate::readahead::Advice::Random)
+    }
+
     /// The task event `ev` runs in.
     fn xp_event_task(&self, ev: &Event) -> String {
         match *ev {
@@ -439,6 +450,7 @@ impl Sim {
                     .unwrap_or(0);
                 self.xp_task_name(t)
             }
+            Event::FdRead { fd, .. } => self.xp_task_name(self.fd_task(fd).unwrap_or(0)),
             Event::Think { .. } => "workload".to_string(),
         }
     }
@@ -620,6 +632,12 @@ impl Sim {
                     && key.index >= index
                     && key.index < index.saturating_add(u32::from(pages.max(1)))
             }
+            Event::FdRead { fd, index, pages } => self.fd_file(fd).is_some_and(|file| {
+                key.file
+                    && key.space == file
+                    && key.index >= index
+                    && key.index < index.saturating_add(u32::from(pages.max(1)))
+            }),
             Event::Discard { vma, index, pages } | Event::Collapse { vma, index, pages } => {
                 let Some(v) = self.vmas.get(vma as usize) else {
                     return false;
@@ -731,9 +749,9 @@ impl Sim {
                         }
                     ),
                 ),
-                (Event::FileRead { file, .. }, Some(_)) => (
+                (Event::FileRead { .. } | Event::FdRead { .. }, Some(_)) => (
                     "filemap_read",
-                    if self.files[file as usize].ra.advice == crate::readahead::Advice::Random {
+                    if self.xp_read_random(ev) {
                         "page-cache miss in read(): page_cache_sync_ra → force_page_cache_ra \
                          (FADV_RANDOM: the requested pages only)"
                             .to_string()
@@ -807,7 +825,10 @@ impl Sim {
             String::new()
         };
         let (func, why) = if before.is_some() {
-            let read = matches!(ev, Event::FileRead { .. } | Event::FileWrite { .. });
+            let read = matches!(
+                ev,
+                Event::FileRead { .. } | Event::FdRead { .. } | Event::FileWrite { .. }
+            );
             if now.flags & flags::ACTIVE != 0 && last.flags & flags::ACTIVE == 0 {
                 (
                     "folio_mark_accessed",

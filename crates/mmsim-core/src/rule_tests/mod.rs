@@ -83,6 +83,7 @@ mod migrate;
 mod mkclean;
 mod mkclean_pmd;
 mod oom;
+mod open;
 mod pcp;
 mod pgdat_dirty;
 mod readahead;

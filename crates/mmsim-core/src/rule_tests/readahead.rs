@@ -401,7 +401,7 @@ fn the_inline_read_batch_is_the_walked_batch() {
             for end in pos + 1..=(pos + 40).min(400) {
                 let walked = s.read_batch(file, pos, end);
                 assert_eq!(
-                    s.read_batch_at(file, pos, end),
+                    s.read_batch_at(crate::readahead::RaOwner::Fd(file), file, pos, end),
                     walked,
                     "large {large} {pos}..{end}"
                 );
