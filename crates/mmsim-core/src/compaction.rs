@@ -235,6 +235,16 @@ pub(crate) struct Compaction {
     pub kcompactd_max_order: u32,
     /// `kswapd_order`: the highest order kswapd was woken for since it last slept.
     pub kswapd_order: u32,
+    /// `pgdat->kswapd_highest_zoneidx`: the highest `highest_zoneidx` of
+    /// the wakeups since kswapd last read it (None: `MAX_NR_ZONES`).
+    pub(crate) kswapd_highest_zoneidx: Option<u8>,
+    /// `kswapd()`'s local `highest_zoneidx`: the run's classzone, passed to
+    /// `kswapd_try_to_sleep` and `balance_pgdat` (None: its initial
+    /// `ZONE_NORMAL`).
+    pub(crate) kswapd_classzone: Option<u8>,
+    /// `pgdat->kcompactd_highest_zoneidx`: the lowest `highest_zoneidx` of
+    /// the wakeups since kcompactd last ran (None: `nr_zones - 1`).
+    pub(crate) kcompactd_highest_zoneidx: Option<u8>,
     /// `balance_pgdat`'s `sc.order` (`kswapd_high_order` only, else 0): the
     /// order kswapd's current run balances for.
     pub kswapd_reclaim_order: u32,
@@ -476,7 +486,7 @@ impl Sim {
     pub(crate) fn alloc_slowpath_compact(&mut self, order: u8, gfp: ThpGfp) -> Option<u64> {
         let o = order as usize;
         if gfp.kswapd {
-            self.wakeup_kswapd_order(o);
+            self.wakeup_kswapd_order(o, crate::gfp::gfp_zone(gfp.mask));
         }
         if let Some(p) = self.take_block(order, Wmark::Min) {
             return Some(p);
@@ -486,7 +496,8 @@ impl Sim {
         }
         let costly = o > PAGE_ALLOC_COSTLY_ORDER as usize;
         if costly {
-            let (page, r) = self.alloc_pages_direct_compact(order, MigrateMode::Async);
+            let (page, r) =
+                self.alloc_pages_direct_compact_gfp(order, MigrateMode::Async, gfp.mask);
             if page.is_some() {
                 return page;
             }
@@ -504,7 +515,7 @@ impl Sim {
         } else {
             MigrateMode::SyncLight
         };
-        self.alloc_pages_direct_compact(order, prio).0
+        self.alloc_pages_direct_compact_gfp(order, prio, gfp.mask).0
     }
 
     /// `wakeup_kswapd` for a high order: records `kswapd_order`; when kswapd
@@ -513,10 +524,12 @@ impl Sim {
     /// there directly for a light allocation (`!__GFP_DIRECT_RECLAIM`); for
     /// one that may reclaim, kswapd first reclaims `compact_gap` pages for
     /// the order and wakes kcompactd when it sleeps (`kswapd_high_order`).
-    fn wakeup_kswapd_order(&mut self, order: usize) {
-        self.wakeup_kswapd_at(order as u32);
+    /// `highest_zoneidx` is the allocation's (`gfp_zone` of its mask:
+    /// `ac->highest_zoneidx`), which both wakeups receive.
+    fn wakeup_kswapd_order(&mut self, order: usize, highest_zoneidx: u8) {
+        self.wakeup_kswapd_zone(order as u32, highest_zoneidx);
         if !self.kswapd.running {
-            self.wakeup_kcompactd(order as u32);
+            self.wakeup_kcompactd_zone(order as u32, highest_zoneidx);
         }
     }
 
@@ -531,17 +544,33 @@ impl Sim {
         }
     }
 
-    /// `wakeup_kcompactd`: records the order and, if compaction could help
-    /// (`kcompactd_node_suitable`), wakes kcompactd now.
+    /// `wakeup_kcompactd(pgdat, order, highest_zoneidx)` with kswapd's
+    /// classzone (`kswapd_try_to_sleep`, `balance_pgdat`'s boosted end).
     pub(crate) fn wakeup_kcompactd(&mut self, order: u32) {
+        let idx = self.kswapd_classzone();
+        self.wakeup_kcompactd_zone(order, idx);
+    }
+
+    /// `wakeup_kcompactd` (v6.12 mm/compaction.c): records the order and
+    /// the lowest `highest_zoneidx` (`kcompactd_highest_zoneidx`, which
+    /// `mm_compaction_kcompactd_wake` prints), and, if compaction could
+    /// help (`kcompactd_node_suitable`), wakes kcompactd now;
+    /// `mm_compaction_wakeup_kcompactd` prints the waker's own
+    /// `highest_zoneidx`.
+    pub(crate) fn wakeup_kcompactd_zone(&mut self, order: u32, highest_zoneidx: u8) {
         if order == 0 || !self.compact.cfg.enabled || !self.compact.cfg.kcompactd {
             return;
         }
         let c = &mut self.compact;
         c.kcompactd_max_order = c.kcompactd_max_order.max(order);
+        c.kcompactd_highest_zoneidx = Some(
+            c.kcompactd_highest_zoneidx
+                .map_or(highest_zoneidx, |z| z.min(highest_zoneidx)),
+        );
         if self.kcompactd_node_suitable() {
             if self.tp.is_some() {
-                self.trace_compaction(CompactionEvent::WakeupKcompactd { order, zone: 3 });
+                let zone = highest_zoneidx;
+                self.trace_compaction(CompactionEvent::WakeupKcompactd { order, zone });
             }
             self.timers.mod_timer(TimerKind::Kcompactd, self.clock);
         }

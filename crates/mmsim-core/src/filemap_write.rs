@@ -169,10 +169,15 @@ impl Sim {
         write: bool,
     ) -> Option<FolioId> {
         let n = 1u32 << order;
+        // v6.18 __filemap_get_folio: the mapping's gfp (GFP_HIGHUSER_MOVABLE)
+        // with __GFP_NORETRY | __GFP_NOWARN above the minimum order, and
+        // filemap_alloc_folio's __GFP_COMP.
+        use crate::gfp::*;
         let gfp = crate::huge_memory::ThpGfp {
             direct: true,
             kswapd: true,
             noretry: true,
+            mask: GFP_HIGHUSER_MOVABLE | __GFP_NORETRY | __GFP_NOWARN | __GFP_COMP,
         };
         let pfn = self.rmqueue_large(order, gfp)?;
         let charged = if write {

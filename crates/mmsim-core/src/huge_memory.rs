@@ -371,10 +371,25 @@ impl ThpConfig {
             ThpDefrag::Never => (false, false),
         };
         let noretry = self.defrag == ThpDefrag::Always && !madv;
+        // v6.12 vma_thp_gfp_mask: GFP_TRANSHUGE (| __GFP_NORETRY outside
+        // MADV_HUGEPAGE) for defrag=always, else GFP_TRANSHUGE_LIGHT with
+        // the reclaim bits above.
+        use crate::gfp::*;
+        let mut mask = GFP_TRANSHUGE_LIGHT;
+        if direct {
+            mask |= __GFP_DIRECT_RECLAIM;
+        }
+        if kswapd {
+            mask |= __GFP_KSWAPD_RECLAIM;
+        }
+        if noretry {
+            mask |= __GFP_NORETRY;
+        }
         ThpGfp {
             direct,
             kswapd,
             noretry,
+            mask,
         }
     }
 }
@@ -388,6 +403,10 @@ pub(crate) struct ThpGfp {
     pub kswapd: bool,
     /// `__GFP_NORETRY` (`crate::compaction`'s slow path only).
     pub noretry: bool,
+    /// The allocation site's whole `gfp_t` (`crate::gfp`), which the three
+    /// flags above are bits of; the tracepoints print it and its
+    /// `gfp_zone` is the allocation's `highest_zoneidx`.
+    pub mask: crate::gfp::Gfp,
 }
 
 /// Per-size counters of `hugepages-<size>kB/stats/` (`enum mthp_stat_item`, v6.12).

@@ -203,11 +203,12 @@ pub(crate) fn rfc_order(cfg: &ThpConfig) -> u8 {
 
 /// `try_vma_alloc_movable_folio`'s gfp for orders above 0: `GFP_HIGHUSER_MOVABLE`
 /// (kswapd wakeup and direct reclaim) with `__GFP_NORETRY`; the charge is
-/// `GFP_KERNEL` (may reclaim).
+/// `GFP_KERNEL` (may reclaim); `vma_alloc_folio` adds `__GFP_COMP`.
 pub(crate) const RFC_GFP: ThpGfp = ThpGfp {
     direct: true,
     kswapd: true,
     noretry: true,
+    mask: crate::gfp::GFP_HIGHUSER_MOVABLE | crate::gfp::__GFP_NORETRY | crate::gfp::__GFP_COMP,
 };
 
 /// The RFC v2 fault paths (mm/memory.c with the RFC's patches 03, 06 and 15).

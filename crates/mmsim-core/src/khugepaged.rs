@@ -429,10 +429,17 @@ impl Sim {
             max_ptes_none: k.max_ptes_none,
             max_ptes_swap: k.max_ptes_swap,
             gfp: ThpGfp {
-                // GFP_TRANSHUGE, or GFP_TRANSHUGE_LIGHT for khugepaged without defrag.
+                // GFP_TRANSHUGE, or GFP_TRANSHUGE_LIGHT for khugepaged without
+                // defrag (v6.12 alloc_charge_folio,
+                // alloc_hugepage_khugepaged_gfpmask).
                 direct: !khugepaged || k.defrag,
                 kswapd: false,
                 noretry: false,
+                mask: if !khugepaged || k.defrag {
+                    crate::gfp::GFP_TRANSHUGE
+                } else {
+                    crate::gfp::GFP_TRANSHUGE_LIGHT
+                },
             },
         }
     }
@@ -854,11 +861,15 @@ impl Sim {
             self.cur_memcg,
         );
         self.thp.khuge.current = true;
+        // Its allocations, reclaim and compactions are khugepaged's in the
+        // trace output.
+        let task = std::mem::replace(&mut self.tp_task, crate::tracepoint::TpTask::Khugepaged);
         // khugepaged is `current`: what its collapses dirty counts for no
         // writer (`crate::page_writeback_throttle`).
         let writer = self.bdp_set_current(crate::page_writeback_throttle::KTHREAD);
         let next = self.khugepaged_do_scan(now);
         self.bdp_set_current(writer);
+        self.tp_task = task;
         let k = &mut self.thp.khuge;
         k.current = false;
         k.report.khugepaged_ns += self.clock - saved.0;

@@ -76,6 +76,7 @@ mod filemap_read;
 mod filemap_sync;
 mod filemap_write;
 mod fork;
+pub mod gfp;
 mod huge_memory;
 mod huge_memory_rfc;
 mod id_order;

@@ -164,7 +164,9 @@ impl Sim {
         self.phys.zone.boost.pending = false;
         self.apply_watermark_boost();
         if alloc_kswapd {
-            self.wakeup_kswapd_at(0);
+            // v6.12 rmqueue: wakeup_kswapd(zone, 0, 0, zone_idx(zone)).
+            let idx = crate::tracepoint::compaction::zone_idx(self.phys.zone.name);
+            self.wakeup_kswapd_zone(0, idx);
         }
     }
 

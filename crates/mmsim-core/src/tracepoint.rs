@@ -37,7 +37,8 @@
 //! (`nr_unqueued_dirty`), `nr_writeback` 0. A file is `dev=8:1` with inode
 //! `FileId + 1` (hex); the workload's tasks are `comm` = their name (the file's
 //! opener for reads) with pid `1000 + task`, kswapd is `kswapd0` with pid 80 on CPU 1,
-//! the workload on CPU 0. The kernel emits `mm_filemap_get_pages` once per folio batch
+//! kcompactd `kcompactd0` (pid 81) and khugepaged `khugepaged` (pid 82) on
+//! CPU 1 too, the workload on CPU 0. The kernel emits `mm_filemap_get_pages` once per folio batch
 //! of a read (`filemap_get_pages`, up to 31 folios); the simulator emits it once per
 //! read, for the read's whole range. Mainline has no `mm_vmscan_lru_gen_*` events:
 //! MGLRU reuses `lru_isolate` (end of `scan_folios`, with `nr_requested` =
@@ -473,6 +474,9 @@ pub enum TpTask {
     Kswapd,
     /// kcompactd0.
     Kcompactd,
+    /// khugepaged (pid 82, CPU 1): its collapses' allocations, direct
+    /// reclaim and compactions (`crate::khugepaged`).
+    Khugepaged,
 }
 
 /// One emitted event.
@@ -494,6 +498,7 @@ impl TraceRecord {
         let (comm, pid, cpu) = match self.task {
             TpTask::Kswapd => ("kswapd0", 80, 1),
             TpTask::Kcompactd => ("kcompactd0", 81, 1),
+            TpTask::Khugepaged => ("khugepaged", 82, 1),
             TpTask::Task(t) => (
                 names.get(t as usize).map_or("mmsim", String::as_str),
                 1000 + t,
@@ -1001,7 +1006,11 @@ mod tests {
             },
             TpEvent::MemcgSoftlimitReclaimBegin,
             TpEvent::MemcgSoftlimitReclaimEnd { nr_reclaimed: 33 },
-            C(CE::TryToCompactPages { order: 4, prio: 2 }),
+            C(CE::TryToCompactPages {
+                order: 4,
+                gfp_mask: crate::gfp::GFP_TRANSHUGE | crate::gfp::__GFP_NORETRY,
+                prio: 2,
+            }),
             C(CE::Suitable {
                 zone: 1,
                 order: 4,

@@ -309,6 +309,18 @@ impl Sim {
             .sum()
     }
 
+    /// [`Sim::alloc_pages_direct_compact_gfp`] for an mTHP fault under
+    /// `defrag=always` outside MADV_HUGEPAGE (`GFP_TRANSHUGE|__GFP_NORETRY`).
+    #[cfg(test)]
+    pub(crate) fn alloc_pages_direct_compact(
+        &mut self,
+        order: u8,
+        prio: MigrateMode,
+    ) -> (Option<u64>, CompactResult) {
+        use crate::gfp::{__GFP_NORETRY, GFP_TRANSHUGE};
+        self.alloc_pages_direct_compact_gfp(order, prio, GFP_TRANSHUGE | __GFP_NORETRY)
+    }
+
     /// `__alloc_pages_direct_compact` → `try_to_compact_pages` →
     /// `compact_zone_order` per zone (the module overview): the block and
     /// the result (the maximum over the zones); counts `compact_stall` /
@@ -320,17 +332,24 @@ impl Sim {
     /// with the flag itself (v3.7, Mel Gorman's skip-hint series), long
     /// before page capture (v5.1), so every modelled kernel has it. (Until
     /// 2026-12-01 mmsim cleared it only with `capture`.)
-    pub(crate) fn alloc_pages_direct_compact(
+    /// `gfp_mask` is the allocation's (`crate::gfp`), printed by
+    /// `mm_compaction_try_to_compact_pages`.
+    pub(crate) fn alloc_pages_direct_compact_gfp(
         &mut self,
         order: u8,
         prio: MigrateMode,
+        gfp_mask: crate::gfp::Gfp,
     ) -> (Option<u64>, CompactResult) {
         self.debug_assert_upper_zone_in("try_to_compact_pages");
         let (o, ord) = (order as usize, u32::from(order));
         if self.tp.is_some() {
             // `enum compact_priority`: COMPACT_PRIO_ASYNC 2, SYNC_LIGHT 1.
             let prio = if prio == MigrateMode::Async { 2 } else { 1 };
-            self.trace_compaction(CompactionEvent::TryToCompactPages { order: ord, prio });
+            self.trace_compaction(CompactionEvent::TryToCompactPages {
+                order: ord,
+                gfp_mask,
+                prio,
+            });
         }
         let mut rc = CompactResult::Skipped;
         let mut captured = None;
@@ -412,8 +431,17 @@ impl Sim {
     pub(crate) fn kcompactd_do_work(&mut self) {
         self.debug_assert_upper_zone_in("kcompactd_do_work");
         let order = self.compact.kcompactd_max_order;
+        // cc.highest_zoneidx = kcompactd_highest_zoneidx, reset at the end
+        // to nr_zones - 1 (`kcompactd_highest_zoneidx >= cc.highest_zoneidx`
+        // always holds here: nothing wakes kcompactd during its run).
+        let top = zone_idx(self.phys.zone.name);
+        let highest = self
+            .compact
+            .kcompactd_highest_zoneidx
+            .take()
+            .map_or(top, |z| z.min(top));
         if self.tp.is_some() {
-            let zone = zone_idx(self.phys.zone.name);
+            let zone = highest;
             self.trace_compaction(CompactionEvent::KcompactdWake { order, zone });
         }
         self.count_vm_events(KCOMPACTD_WAKE, 1);

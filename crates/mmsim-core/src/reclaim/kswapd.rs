@@ -51,6 +51,33 @@ impl Sim {
         self.wakeup_kswapd_at(0);
     }
 
+    /// [`Sim::wakeup_kswapd_zone`] for a user allocation
+    /// (`GFP_HIGHUSER_MOVABLE`: `highest_zoneidx` ZONE_MOVABLE). Departure:
+    /// the order-0 allocations of page tables (`GFP_PGTABLE_USER`, ZONE_NORMAL)
+    /// wake kswapd through here too.
+    pub(crate) fn wakeup_kswapd_at(&mut self, order: u32) {
+        self.wakeup_kswapd_zone(
+            order,
+            crate::gfp::gfp_zone(crate::gfp::GFP_HIGHUSER_MOVABLE),
+        );
+    }
+
+    /// kswapd's classzone (`kswapd()`'s `highest_zoneidx`, ZONE_NORMAL
+    /// until a wakeup sets it).
+    pub(crate) fn kswapd_classzone(&self) -> u8 {
+        self.compact.kswapd_classzone.unwrap_or(2)
+    }
+
+    /// `kswapd_highest_zoneidx(pgdat, highest_zoneidx)` and the reset to
+    /// `MAX_NR_ZONES` (v6.12 `kswapd()`): the wakeups' highest classzone,
+    /// or the previous run's when none came.
+    fn kswapd_read_classzone(&mut self) {
+        let c = &mut self.compact;
+        if let Some(z) = c.kswapd_highest_zoneidx.take() {
+            c.kswapd_classzone = Some(z);
+        }
+    }
+
     /// `wakeup_kswapd(…, order, …)` (mm/vmscan.c, v6.12): as
     /// [`Sim::wakeup_kswapd`], the node judged balanced at the waker's
     /// `order` when `compaction.kswapd_high_order` is on (at order 0
@@ -58,10 +85,16 @@ impl Sim {
     /// (`balance_pgdat`'s `sc.order`). Like v6.12, it raises `kswapd_order` to
     /// `order` first, whether kswapd then runs or not; a higher order an
     /// earlier wakeup left there is the run's order but not the test's (a
-    /// node balanced at this allocation's order stays asleep).
-    pub(crate) fn wakeup_kswapd_at(&mut self, order: u32) {
+    /// node balanced at this allocation's order stays asleep). It raises
+    /// `kswapd_highest_zoneidx` to `highest_zoneidx` the same way; the run
+    /// it starts reads it as its classzone ([`Sim::kswapd_classzone`]).
+    pub(crate) fn wakeup_kswapd_zone(&mut self, order: u32, highest_zoneidx: u8) {
         let c = &mut self.compact;
         c.kswapd_order = c.kswapd_order.max(order);
+        c.kswapd_highest_zoneidx = Some(
+            c.kswapd_highest_zoneidx
+                .map_or(highest_zoneidx, |z| z.max(highest_zoneidx)),
+        );
         if self.kswapd.running || self.kswapd.failures >= crate::fault::MAX_RECLAIM_RETRIES {
             return;
         }
@@ -91,6 +124,7 @@ impl Sim {
             self.compact.kswapd_reclaim_order = order;
             order
         };
+        self.kswapd_read_classzone();
         let k = &mut self.kswapd;
         if k.slept_at > 0 && self.clock.saturating_sub(k.slept_at) < KSWAPD_NAP_NS {
             self.vm.count(KSWAPD_LOW_WMARK_HIT_QUICKLY, 1);
@@ -312,6 +346,7 @@ impl Sim {
     /// from `kswapd_order` ([`Sim::kswapd_read_order`]), on kswapd's clock.
     fn kswapd_rerun(&mut self) {
         let order = self.kswapd_read_order();
+        self.kswapd_read_classzone();
         let k = &mut self.kswapd;
         k.run_start = k.clock;
         k.priority = DEF_PRIORITY;

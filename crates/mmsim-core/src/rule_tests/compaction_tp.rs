@@ -140,7 +140,7 @@ fn kcompactd_is_woken_runs_each_zone_and_sleeps() {
         )
     };
     let expect = [
-        "compaction:mm_compaction_wakeup_kcompactd: nid=0 order=4 classzone_idx=Movable ".into(),
+        "compaction:mm_compaction_wakeup_kcompactd: nid=0 order=4 classzone_idx=Normal  ".into(),
         "compaction:mm_compaction_kcompactd_wake: nid=0 order=4 classzone_idx=DMA32   ".into(),
         // DMA first: kcompactd_do_work's own suitability check, then compact_zone's.
         suitable("DMA"),

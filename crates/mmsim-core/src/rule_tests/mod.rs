@@ -72,6 +72,7 @@ mod filewrite;
 mod fork;
 mod fork_fail;
 mod fork_zap;
+mod gfp_tp;
 mod khugepaged;
 mod kmem;
 mod kswapd_nap;

@@ -17,18 +17,28 @@
 //! | `mm_compaction_kcompactd_wake` | `kcompactd_do_work` |
 //! | `mm_compaction_kcompactd_sleep` | `kcompactd`, each time it goes back to sleep |
 //!
+//! `try_to_compact_pages`' `gfp_mask` is the allocation's own mask
+//! (`crate::gfp`, printed as v6.12's `show_gfp_flags`): an (m)THP fault's
+//! `vma_thp_gfp_mask` for its `defrag` setting and advice, khugepaged's
+//! `GFP_TRANSHUGE` (`GFP_TRANSHUGE_LIGHT` without `khugepaged/defrag`), a
+//! large page-cache folio's mapping gfp with `__GFP_NORETRY|__GFP_NOWARN`.
+//! `wakeup_kcompactd`'s `classzone_idx` is the waker's `highest_zoneidx`
+//! (v6.12): an allocation's `gfp_zone` (`Movable` for every user
+//! allocation) or kswapd's classzone (the highest of its wakers' since it
+//! last read them: `Movable` after an allocation's wakeup, the boosted
+//! zone's index after `rmqueue`'s boost wakeup alone);
+//! `kcompactd_wake` prints `kcompactd_highest_zoneidx`, the lowest of the
+//! wakers' capped at the node's top zone.
+//!
 //! Departures: the one node is `nid=0`; the zone is the one being compacted,
-//! printed by its name (`DMA`, `DMA32` or `Normal`); `try_to_compact_pages`'
-//! `gfp_mask` is `GFP_TRANSHUGE|__GFP_NORETRY` (the mTHP fault's
-//! `vma_thp_gfp_mask` under `defrag=always` without `MADV_HUGEPAGE`, the
-//! only allocation mmsim compacts for); `wakeup_kcompactd`'s `classzone_idx`
-//! is `Movable` (every simulated allocation is movable) and it is printed
-//! whenever kcompactd is woken (the kernel skips a kcompactd that is not
-//! asleep, `wq_has_sleeper`); `compaction_suitable` is traced only from
+//! printed by its name (`DMA`, `DMA32` or `Normal`); `wakeup_kcompactd` is
+//! printed whenever kcompactd is woken (the kernel skips a kcompactd that is
+//! not asleep, `wq_has_sleeper`); `compaction_suitable` is traced only from
 //! compaction's own paths, not from reclaim's `compaction_ready` /
 //! `should_continue_reclaim` or `should_compact_retry`, which the kernel
-//! traces too. The tasks: a direct compaction is the faulting task's,
-//! kcompactd is `kcompactd0` (pid 81, CPU 1), kswapd `kswapd0`.
+//! traces too. The tasks: a direct compaction is the faulting task's (or
+//! khugepaged's, `khugepaged` pid 82), kcompactd is `kcompactd0` (pid 81,
+//! CPU 1), kswapd `kswapd0`.
 
 use std::fmt;
 
@@ -95,6 +105,8 @@ pub enum CompactionEvent {
     TryToCompactPages {
         /// `order`.
         order: u32,
+        /// `gfp_mask` (the allocation's, `crate::gfp`).
+        gfp_mask: crate::gfp::Gfp,
         /// `prio`: `enum compact_priority` (0 sync full, 1 sync light, 2 async).
         prio: u32,
     },
@@ -231,9 +243,14 @@ impl fmt::Display for CompactionEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use CompactionEvent::*;
         match *self {
-            TryToCompactPages { order, prio } => write!(
+            TryToCompactPages {
+                order,
+                gfp_mask,
+                prio,
+            } => write!(
                 f,
-                "order={order} gfp_mask=GFP_TRANSHUGE|__GFP_NORETRY priority={prio}"
+                "order={order} gfp_mask={} priority={prio}",
+                crate::gfp::ShowGfp(gfp_mask)
             ),
             Suitable { zone, order, ret } | Finished { zone, order, ret } => write!(
                 f,
