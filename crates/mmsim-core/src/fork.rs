@@ -666,6 +666,10 @@ impl Sim {
         let mut walk = self.rmap_walk_start(f);
         'walk: while let Some((vma, index)) = self.rmap_walk_next(&mut walk) {
             sc.charge_rmap(self.cost.rmap_ns);
+            if !self.vmas[vma as usize].locked {
+                // TTU_SPLIT_HUGE_PMD: a PMD mapping of it here is split.
+                self.split_anon_pmd_at_unmap(vma, f);
+            }
             let v = &mut self.vmas[vma as usize];
             for i in 0..n {
                 let p = v.pte(index + i);

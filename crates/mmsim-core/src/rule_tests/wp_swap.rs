@@ -3,7 +3,8 @@
 //! `wp_can_reuse_anon_folio` (a page fork shared) frees it, copying a folio
 //! under writeback; `should_try_to_free_swap` frees the slot of a VM_LOCKED
 //! VMA's page at swap-in; a zram entry fork shared is read through
-//! `swapin_readahead`, not the skip-swapcache path.
+//! `swapin_readahead`, not the skip-swapcache path; `try_to_unmap` of a
+//! PMD-mapped THP splits its PMD once per VMA (`thp_split_pmd`).
 
 use super::*;
 use crate::huge_memory::ThpKernel;
@@ -239,6 +240,38 @@ fn a_zram_entry_shared_by_fork_is_read_through_swapin_readahead() {
             assert_eq!(d(&s), (2, 2, 0, 0));
             // zram frees each slot at its swap-in.
             assert_eq!(used(&s), 1);
+        }
+        s.check_invariants().unwrap();
+    }
+}
+
+/// Rule 4: reclaim of a PMD-size THP (v6.12 `shrink_folio_list` →
+/// `try_to_unmap(TTU_SPLIT_HUGE_PMD)`) splits its PMD once in each VMA
+/// that maps it by a PMD: `thp_split_pmd` 1 for a task that never forked,
+/// 2 once it forked (the parent's and the child's PMD), not 512 (per PTE)
+/// nor per reclaim call; the folio is swapped out whole (`thp_swpout` 1,
+/// no `thp_split_page`). A THP whose PMD a partial MADV_DONTNEED split
+/// before (counted there) is PTE-mapped at reclaim: no second count.
+#[test]
+fn try_to_unmap_splits_a_thps_pmd_once_per_vma() {
+    for (fork, zap) in [(false, false), (true, false), (false, true)] {
+        let (mut s, vma, f) =
+            super::split_zeropage::thp_written(ThpKernel::V6_12, 511, Some(1024), &[0, 1]);
+        let t = s.vmas[vma as usize].task;
+        if fork {
+            s.fork_task(t).unwrap();
+        }
+        if zap {
+            s.madvise_dontneed(vma, 1, 1);
+            assert_eq!(s.vm.thp_split_pmd, 1, "the zap's split");
+        }
+        let before = s.vm.thp_split_pmd;
+        reclaim(&mut s, f);
+        let want = if zap { 0 } else { 1 + u64::from(fork) };
+        assert_eq!(s.vm.thp_split_pmd - before, want, "fork={fork} zap={zap}");
+        if !zap {
+            assert_eq!((s.vm.thp_swpout, s.vm.thp_split_page), (1, 0));
+            assert_eq!(s.vm.pswpout, 512);
         }
         s.check_invariants().unwrap();
     }
