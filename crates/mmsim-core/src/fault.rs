@@ -18,7 +18,7 @@
 //!   the swap cache, else a major fault that reads the slot (pswpin) and runs
 //!   `workingset_refault()` on the slot's shadow. `should_try_to_free_swap()`
 //!   then frees the slot on a write fault, when swap is more than half full,
-//!   or always on a SWP_SYNCHRONOUS_IO device such as zram (verified in the
+//!   in a VM_LOCKED VMA, or always on a SWP_SYNCHRONOUS_IO device such as zram (verified in the
 //!   2025 mm/memory.c: "swap cache pinning the slot ... is a more critical
 //!   issue"; older kernels skipped the swap cache for such devices, with the
 //!   same effect). A large folio found in the swap cache: `crate::fault_swapcache`.
@@ -277,7 +277,7 @@ impl Sim {
             self.wp_page_copy_file(vma, index, f);
             return;
         }
-        if self.fork.is_some() && self.do_wp_page_forked(vma, index, old, f) {
+        if self.fork.is_some() && self.do_wp_page_forked(vma, index, f) {
             return;
         }
         *self.vmas[vma as usize].pte_mut(index) = old | PTE_YOUNG | PTE_DIRTY;

@@ -131,7 +131,10 @@
 //! an unshared entry (but not exclusive: a read maps it writable under
 //! v6.11+ only once the folio left the swap cache, `folio_ref_count` 1,
 //! `crate::fault_swapcache`). Zapping a swap entry (`free_swap_and_cache`) drops one
-//! count; the slot and its swap charge go with the last.
+//! count; the slot and its swap charge go with the last. On zram an entry
+//! counted twice or more is read through `swapin_readahead` (v6.12 skips
+//! the swap cache only for `__swap_count(entry) == 1`), so it reads ahead
+//! its window as another device would (`crate::fault`'s `do_swap_page`).
 //!
 //! A slot is counted (`swap_map`) only while its swap PTEs are not
 //! exclusive: fork cleared `pte_swp_exclusive` on both copies

@@ -69,7 +69,7 @@ impl Sim {
             }
         }
         if write {
-            self.wp_page_copy_anon(vma, index, pte, f, true);
+            self.wp_page_copy_anon(vma, index, f, true);
         }
         None
     }
@@ -203,7 +203,7 @@ impl Sim {
         if write {
             // do_wp_page() at the end of the same fault.
             let old = self.vmas[vma as usize].pte(index);
-            if !self.do_wp_page_forked_as(vma, index, old, f, true) {
+            if !self.do_wp_page_forked_as(vma, index, f, true) {
                 // Reused (the RFC's whole-range reuse).
                 *self.vmas[vma as usize].pte_mut(index) = old | PTE_YOUNG | PTE_DIRTY;
                 if self.folios[f].test(flags::SWAPCACHE) {

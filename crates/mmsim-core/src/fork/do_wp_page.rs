@@ -9,18 +9,12 @@ use crate::sim::Sim;
 
 impl Sim {
     /// `do_wp_page` for a store to page `index` of `vma` whose clean PTE
-    /// `old` maps anonymous folio `f`, when fork shared it: true if handled
+    /// maps anonymous folio `f`, when fork shared it: true if handled
     /// here (copied), false to take the reuse path of an exclusive page.
     #[cold]
     #[inline(never)]
-    pub(crate) fn do_wp_page_forked(
-        &mut self,
-        vma: VmaId,
-        index: u32,
-        old: u32,
-        f: FolioId,
-    ) -> bool {
-        self.do_wp_page_forked_as(vma, index, old, f, false)
+    pub(crate) fn do_wp_page_forked(&mut self, vma: VmaId, index: u32, f: FolioId) -> bool {
+        self.do_wp_page_forked_as(vma, index, f, false)
     }
 
     /// [`Sim::do_wp_page_forked`]; `swapin`: at the end of the
@@ -29,7 +23,6 @@ impl Sim {
         &mut self,
         vma: VmaId,
         index: u32,
-        old: u32,
         f: FolioId,
         swapin: bool,
     ) -> bool {
@@ -67,7 +60,7 @@ impl Sim {
                 return false;
             }
         }
-        self.wp_page_copy_anon(vma, index, old, f, swapin);
+        self.wp_page_copy_anon(vma, index, f, swapin);
         true
     }
 
@@ -124,14 +117,7 @@ impl Sim {
     /// `wp_page_copy()` of anonymous folio `f` mapped read-only at `index`
     /// of `vma` by `old` (see the module overview); `swapin`: at the end of
     /// the `do_swap_page` that mapped it (the access counted as a miss).
-    pub(super) fn wp_page_copy_anon(
-        &mut self,
-        vma: VmaId,
-        index: u32,
-        old: u32,
-        f: FolioId,
-        swapin: bool,
-    ) {
+    pub(super) fn wp_page_copy_anon(&mut self, vma: VmaId, index: u32, f: FolioId, swapin: bool) {
         let rfc =
             self.thp.kernel == crate::huge_memory_rfc::ThpKernel::RfcV2 && self.thp.rfc_order != 0;
         let mut order = if rfc && self.folios[f].order > 0 {
@@ -185,7 +171,6 @@ impl Sim {
             self.retry_copy_fault(new, vma, index, swapin);
             return;
         }
-        let _ = old;
         // folio_remove_rmap_ptes of the old folio, ptep_clear_flush.
         let fo = &mut self.folios[f];
         if fo.mapcount != u8::MAX {

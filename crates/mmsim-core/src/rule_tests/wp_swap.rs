@@ -6,23 +6,10 @@
 //! `swapin_readahead`, not the skip-swapcache path; `try_to_unmap` of a
 //! PMD-mapped THP splits its PMD once per VMA (`thp_split_pmd`).
 
+use super::swapin_mkwrite::{access, folio_at, pte};
 use super::*;
 use crate::huge_memory::ThpKernel;
-use crate::mem::pagetable::{PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT};
-
-fn access(s: &mut Sim, vma: u32, index: u32, write: bool) {
-    s.step(&Event::Access { vma, index, write });
-}
-
-fn pte(s: &Sim, vma: u32, index: u32) -> u32 {
-    s.vmas[vma as usize].pte(index)
-}
-
-fn folio_at(s: &Sim, vma: u32, index: u32) -> FolioId {
-    let p = pte(s, vma, index);
-    assert!(p & PTE_PRESENT != 0, "page {index} not present");
-    p & PTE_FOLIO_MASK
-}
+use crate::mem::pagetable::{PTE_DIRTY, PTE_PRESENT};
 
 fn used(s: &Sim) -> u64 {
     s.swap.as_ref().unwrap().used
