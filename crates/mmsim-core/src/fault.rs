@@ -18,13 +18,14 @@
 //!   the swap cache, else a major fault that reads the slot (pswpin) and runs
 //!   `workingset_refault()` on the slot's shadow. `should_try_to_free_swap()`
 //!   then frees the slot on a write fault, when swap is more than half full,
-//!   or always on a SWP_SYNCHRONOUS_IO device such as zram (verified in the
+//!   in a VM_LOCKED VMA, or always on a SWP_SYNCHRONOUS_IO device such as zram (verified in the
 //!   2025 mm/memory.c: "swap cache pinning the slot ... is a more critical
 //!   issue"; older kernels skipped the swap cache for such devices, with the
 //!   same effect). A large folio found in the swap cache: `crate::fault_swapcache`.
 //! * The first write to a clean present PTE is a write-protect fault
-//!   (`do_wp_page()`): an anonymous folio in the swap cache loses its slot
-//!   (`wp_can_reuse_anon_folio` → `folio_free_swap`), a file folio is dirtied.
+//!   (`do_wp_page()`): an exclusive anonymous page is reused and keeps its
+//!   swap-cache slot (only `wp_can_reuse_anon_folio`, for a page fork
+//!   shared, frees it: `crate::fork`), a file folio is dirtied.
 //!   Except where a v6.11+ read swap-in mapped an exclusive folio writable
 //!   (`thp.kernel` 6.12/6.13, `crate::fault_swapcache`): that store is a
 //!   hit that dirties the PTE, and the folio keeps its swap slot.
@@ -243,6 +244,19 @@ impl Sim {
     /// folio was dirty already; its ratelimit counts only new dirtyings
     /// (`current->nr_dirtied`), so that call acts only on a ratelimit an
     /// earlier dirtying reached.
+    ///
+    /// An anonymous page that is PageAnonExclusive (every page of a task
+    /// that never forked, and a shared one once reused) is reused without
+    /// further checks (v6.12 `do_wp_page`: `PageAnonExclusive(vmf->page) ||
+    /// wp_can_reuse_anon_folio()` → `wp_page_reuse`, since v5.19): the PTE
+    /// becomes writable and dirty and the folio stays in the swap cache
+    /// with its slot, to be written to it again at reclaim (the PTE's dirty
+    /// bit moves to the folio at `try_to_unmap`), as after v6.11's
+    /// writable read swap-in ([`Sim::store_to_writable_clean`]). Only
+    /// `wp_can_reuse_anon_folio`, for a page fork shared, tries
+    /// `folio_free_swap` (`crate::fork`). Before this was checked mmsim
+    /// freed the slot here at every store (under `thp.kernel` 6.8 and the
+    /// RFC's v6.3, whose read swap-ins map read-only).
     fn do_wp_page(&mut self, vma: VmaId, index: u32, old: u32) {
         self.count_events(self.cur_memcg, PGFAULT, 1);
         self.advance(self.cost.access_ns);
@@ -263,14 +277,13 @@ impl Sim {
             self.wp_page_copy_file(vma, index, f);
             return;
         }
-        if self.fork.is_some() && self.do_wp_page_forked(vma, index, old, f) {
+        if self.fork.is_some() && self.do_wp_page_forked(vma, index, f) {
             return;
         }
         *self.vmas[vma as usize].pte_mut(index) = old | PTE_YOUNG | PTE_DIRTY;
         if self.folios[f].test(flags::SWAPBACKED) {
-            if self.folios[f].test(flags::SWAPCACHE) {
-                self.folio_free_swap(f);
-            }
+            // `PageAnonExclusive`: reused at once (`wp_page_reuse`), the
+            // folio keeps its swap-cache slot (see the doc above).
             self.anon_wp_fault_content(f);
         } else {
             let mkwrite = self.cost.minor_fault_ns.saturating_sub(self.cost.access_ns);
@@ -364,9 +377,15 @@ impl Sim {
     /// A swap-cache hit is a minor fault (`swap_cache_get_folio` →
     /// `swap_update_readahead`, which counts a readahead hit). A miss is a
     /// major fault: `swap_vma_readahead()` reads the window around the fault
-    /// (except on SWP_SYNCHRONOUS_IO devices such as zram, which bypass
-    /// readahead) in one batch with the faulting page, and the fault waits
-    /// for that batch.
+    /// in one batch with the faulting page, and the fault waits for that
+    /// batch. On a SWP_SYNCHRONOUS_IO device (zram) an entry whose
+    /// `__swap_count` is 1 skips the swap cache and readahead (v6.12: the
+    /// `data_race(si->flags & SWP_SYNCHRONOUS_IO) && __swap_count(entry) ==
+    /// 1` branch; the VMA's readahead state, `swap_readahead_info`, is left
+    /// as it was, `swap_ra_info` not being called), while one that fork
+    /// shared (count 2 or more) goes through `swapin_readahead` like any
+    /// device's: it reads ahead its window (`swap_ra`, a `pswpin` per page
+    /// read) and updates that state.
     pub(crate) fn do_swap_page(&mut self, vma: VmaId, index: u32, slot: u32, write: bool) {
         let swap = self.swap.as_mut().expect("swap PTE without a swap device");
         let sv = swap.slots[slot as usize];
@@ -389,7 +408,18 @@ impl Sim {
             return;
         };
         let ws = self.folios[f].test(flags::WORKINGSET);
-        let ra = self.swap_vma_readahead(vma, index);
+        // v6.12 `do_swap_page`: a SWP_SYNCHRONOUS_IO device (zram) skips the
+        // swap cache, and with it `swapin_readahead`, only for an entry
+        // with `__swap_count(entry) == 1`; one fork shared (a count above
+        // one) is read through `swapin_readahead` → `swap_vma_readahead`
+        // with its window, as on any other device.
+        let ra = if self.cfg.swap.device == crate::config::DeviceKind::Zram
+            && !self.swap_count_above_one(slot)
+        {
+            0
+        } else {
+            self.swap_vma_readahead(vma, index)
+        };
         if self.tasks[task].dead {
             return;
         }
@@ -424,10 +454,9 @@ impl Sim {
     /// PG_readahead. Returns how many pages it read.
     fn swap_vma_readahead(&mut self, vma: VmaId, index: u32) -> u64 {
         let max_win = 1u32 << self.cfg.page_cluster;
-        let synchronous = self.cfg.swap.device == crate::config::DeviceKind::Zram;
         let v = &mut self.vmas[vma as usize];
         let prev = v.swap_ra;
-        let win = if max_win == 1 || synchronous {
+        let win = if max_win == 1 {
             1
         } else {
             swapin_nr_pages(prev.prev, index, prev.hits, max_win, prev.win)
@@ -560,29 +589,44 @@ impl Sim {
         }
         self.folios[f].mapcount = self.folios[f].mapcount.saturating_add(1);
         *self.vmas[vma as usize].pte_mut(index) = pte_present(f, true, write);
-        self.should_free_swap(f, write);
+        self.should_free_swap(vma, f, write);
         if !write && self.thp.swapin_mkwrite {
             self.swapin_pte_mkwrite(f, exclusive);
         }
     }
 
-    /// `should_try_to_free_swap()`: after a swap fault mapped `f`, its slot
-    /// goes on a write fault, when swap is more than half full, or on zram.
+    /// `should_try_to_free_swap()` (mm/memory.c, v6.12): after a swap fault
+    /// mapped `f` in `vma`, its slot goes on a write fault (the caller
+    /// passes `write` only when the fault holds the folio's only reference
+    /// besides the swap cache's, `folio_ref_count == 1 + nr`), when swap is
+    /// more than half full (`mem_cgroup_swap_full`), when the VMA is
+    /// VM_LOCKED (`vma->vm_flags & VM_LOCKED || folio_test_mlocked`: mmsim
+    /// has no PG_mlocked, a folio is mlocked only through its VMA), or on
+    /// zram (the skip-swapcache path's outcome, `crate::fault`'s overview).
+    /// A locked VMA's pages are never swapped out here (`try_to_unmap`
+    /// stops at VM_LOCKED), so the lock matters for a page swapped out
+    /// before its VMA was locked: read back, it leaves the swap cache at once.
     /// `mem_cgroup_swap_full` reads state only, so it is asked last (the kernel
-    /// asks it first): on a write fault or zram its group walk is skipped, with
-    /// the same outcome. Inlined, with the order-0 `folio_free_swap`.
-    /// Departure: v6.12 (mm/memory.c 3927) frees the slot also when the VMA
-    /// is VM_LOCKED or the folio mlocked; this test does not read the VMA.
-    /// In mmsim a locked VMA's pages are never swapped out (`try_to_unmap`
-    /// stops at VM_LOCKED), so only a page swapped out before its VMA was
-    /// locked and read back after differs: the kernel drops its slot, mmsim
-    /// keeps it until a store, a full swap or reclaim.
+    /// asks it first): on a write fault, zram or a locked VMA its group walk
+    /// is skipped, with the same outcome. Inlined, with the order-0
+    /// `folio_free_swap`.
     #[inline(always)]
-    pub(crate) fn should_free_swap(&mut self, f: FolioId, write: bool) {
+    pub(crate) fn should_free_swap(&mut self, vma: VmaId, f: FolioId, write: bool) {
         let synchronous = self.cfg.swap.device == crate::config::DeviceKind::Zram;
-        if write || synchronous || self.mem_cgroup_swap_full(self.folios[f].memcg) {
+        if write
+            || synchronous
+            || self.vmas[vma as usize].locked
+            || self.mem_cgroup_swap_full(self.folios[f].memcg)
+        {
             self.folio_free_swap_inline(f, true);
         }
+    }
+
+    /// `should_try_to_free_swap()`'s tests that do not depend on the fault
+    /// (swap more than half full, a VM_LOCKED `vma`), for a folio some other
+    /// PTE maps too (`crate::fork`): then `folio_free_swap` is still tried.
+    pub(crate) fn swap_full_or_locked(&self, vma: VmaId, f: FolioId) -> bool {
+        self.vmas[vma as usize].locked || self.mem_cgroup_swap_full(self.folios[f].memcg)
     }
 
     /// `folio_free_swap()`: drops the swap slot; the folio becomes dirty (it must be written again).

@@ -93,7 +93,7 @@ impl Sim {
         // holds the only reference besides the swap cache's (v6.11+; never
         // for a large folio before).
         let only_ref = write && before == 0 && self.thp.swapcache_batch;
-        self.should_free_swap(f, only_ref);
+        self.should_free_swap(vma, f, only_ref);
         if !write && self.thp.swapin_mkwrite {
             self.swapin_pte_mkwrite(f, true);
         }
@@ -134,8 +134,8 @@ impl Sim {
     /// whose folio v6.11+ `do_swap_page` mapped writable
     /// ([`Sim::swapin_pte_mkwrite`]): no fault, the hardware sets the
     /// dirty (and accessed) bit, and the access is the hit it is. Unlike
-    /// the write-protect fault it replaces (`do_wp_page`, which mmsim
-    /// counted as a `pgfault` and which freed the swap slot), the folio
+    /// the write-protect fault it replaces (`do_wp_page`, a `pgfault`), it
+    /// takes no fault; as there, the folio
     /// stays in the swap cache with its slot; the dirty PTE dirties it at
     /// reclaim (`try_to_unmap`), which writes it to that slot again. False
     /// when the store is a fault (the caller's `handle_mm_fault`).

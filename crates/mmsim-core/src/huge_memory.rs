@@ -833,8 +833,8 @@ impl Sim {
     /// PTE (mm/rmap.c `try_to_unmap_one` → `swap_duplicate`;
     /// `Sim::try_to_unmap_forked`). The kernel's PMD mapping of a PMD-size
     /// folio (shared at fork by `copy_huge_pmd`) is split to PTEs first
-    /// (`TTU_SPLIT_HUGE_PMD`); mmsim maps anonymous THPs with PTEs only, so
-    /// that step and its `thp_split_pmd` are not modelled (as without fork).
+    /// (`TTU_SPLIT_HUGE_PMD`): one `thp_split_pmd` per VMA whose PTEs map it
+    /// whole, with or without fork (`Sim::split_anon_pmd_at_unmap`).
     pub(crate) fn add_to_swap_large(&mut self, f: FolioId, list: &mut Vec<FolioId>) -> bool {
         let order = self.folios[f].order;
         if self.folios[f].test(flags::PARTIALLY_MAPPED)

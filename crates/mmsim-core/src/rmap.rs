@@ -710,10 +710,11 @@ impl Sim {
         }
         let n = 1u32 << fo.order;
         sc.charge_rmap(self.cost.rmap_ns);
-        let v = &mut self.vmas[fo.space as usize];
-        if v.locked {
+        if self.vmas[fo.space as usize].locked {
             return false;
         }
+        self.split_anon_pmd_at_unmap(fo.space, f);
+        let v = &mut self.vmas[fo.space as usize];
         let mut dirty = false;
         for i in 0..n {
             let pte = v.pte_mut(fo.index + i);
@@ -729,6 +730,36 @@ impl Sim {
             self.folios[f].set(flags::DIRTY);
         }
         true
+    }
+
+    /// `try_to_unmap_one`'s `TTU_SPLIT_HUGE_PMD` step (mm/rmap.c, v6.12)
+    /// for anonymous folio `f` in `vma` (not VM_LOCKED: that test comes
+    /// first): a PMD-size folio mapped by a PMD there is split
+    /// (`split_huge_pmd_locked` → `__split_huge_pmd_locked`, one
+    /// `thp_split_pmd`), then its PTEs are unmapped as any others; the
+    /// flag is cleared after the split (`flags &= ~TTU_SPLIT_HUGE_PMD`), so
+    /// one count per VMA mapping the folio by a PMD, not per PTE or per
+    /// rmap step. `shrink_folio_list` (mm/vmscan.c) sets the flag for every
+    /// `folio_test_pmd_mappable` folio. mmsim keeps no PMD bit for an
+    /// anonymous THP: as `crate::tlb` and `crate::madvise` do, the folio
+    /// is taken as PMD-mapped in `vma` when its 512 pages there, at its
+    /// aligned place, are all mapped by PTEs of it (known overcount, as
+    /// theirs: a PMD-size folio mapped back by 512 PTEs from the swap
+    /// cache). The split's flush is not modelled here (`try_to_unmap`'s
+    /// batched flush covers the range).
+    pub(crate) fn split_anon_pmd_at_unmap(&mut self, vma: VmaId, f: FolioId) {
+        let fo = self.folios[f];
+        if fo.order != crate::huge_memory::PMD_ORDER || !fo.index.is_multiple_of(512) {
+            return;
+        }
+        let v = &self.vmas[vma as usize];
+        let maps = |i: u32| {
+            let p = v.pte(i);
+            p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == f
+        };
+        if fo.index + 512 <= v.len && (fo.index..fo.index + 512).all(maps) {
+            self.count_vm_events(crate::stats::item::THP_SPLIT_PMD, 1);
+        }
     }
 
     /// `folio_mkclean()` with `page_mkclean_one()` → `page_vma_mkclean_one()`

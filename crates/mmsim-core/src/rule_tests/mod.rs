@@ -105,6 +105,7 @@ mod swapzap;
 mod thp;
 mod tlb;
 mod wb_bg_thresh;
+mod wp_swap;
 mod zero_page;
 mod zero_pages;
 mod zone_reclaim;

@@ -10,16 +10,16 @@ use super::*;
 use crate::huge_memory::{ThpConfig, ThpKernel, ThpSizeConfig, ThpSizeEnabled};
 use crate::mem::pagetable::{PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG};
 
-fn access(s: &mut Sim, vma: u32, index: u32, write: bool) {
+pub(super) fn access(s: &mut Sim, vma: u32, index: u32, write: bool) {
     s.step(&Event::Access { vma, index, write });
 }
 
-fn pte(s: &Sim, vma: u32, index: u32) -> u32 {
+pub(super) fn pte(s: &Sim, vma: u32, index: u32) -> u32 {
     s.vmas[vma as usize].pte(index)
 }
 
 /// The folio present PTE `index` of `vma` maps.
-fn folio_at(s: &Sim, vma: u32, index: u32) -> FolioId {
+pub(super) fn folio_at(s: &Sim, vma: u32, index: u32) -> FolioId {
     let p = pte(s, vma, index);
     assert!(p & PTE_PRESENT != 0, "page {index} not present");
     p & PTE_FOLIO_MASK
