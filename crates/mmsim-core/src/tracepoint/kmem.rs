@@ -23,10 +23,10 @@
 //! print as numbers (`MIGRATE_UNMOVABLE` 0, `MIGRATE_MOVABLE` 1,
 //! `MIGRATE_RECLAIMABLE` 2).
 //!
-//! The zone ([`crate::page_alloc::Zone`]) has no clock: it keeps the events of the
+//! The zone (`crate::page_alloc::Zone`) has no clock: it keeps the events of the
 //! allocation in progress (only while this tracepoint is selected,
 //! `Zone::extfrag`), and the allocation's end (`Sim::rmqueue_boosted`, or
-//! [`Sim::trace_extfrag_flush`] after a large block) emits them at the
+//! `Sim::trace_extfrag_flush` after a large block) emits them at the
 //! allocation's time, by the allocating task (kswapd, kcompactd or a workload task).
 //! Departure: a movable order-0 page that the zonelist took from ZONE_DMA
 //! (`machine.dma_zone_pages`) and that fell back there is emitted at the next
