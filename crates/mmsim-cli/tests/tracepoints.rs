@@ -352,6 +352,12 @@ fn page_cache_events_print_the_folio_order() {
     }
 }
 
+/// The compact-mthp-always validation case.
+const ALWAYS_CASE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../validation/cases/compact-mthp-always.toml"
+);
+
 /// `--tracepoints compaction:...` writes the v6.12 `compaction:` events
 /// (`mmsim_core::tracepoint::compaction`) of the compact-mthp-always case's
 /// direct compactions, by its faulting task; an event mmsim does not emit is refused.
@@ -360,10 +366,7 @@ fn the_compaction_events_come_from_the_faulting_task() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tp.txt");
     let o = out.display().to_string();
-    let case = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../validation/cases/compact-mthp-always.toml"
-    );
+    let case = ALWAYS_CASE;
     let mut args = vec!["run", case, "-q", "--tracepoints-out", &o];
     args.extend([
         "--tracepoints",
@@ -403,24 +406,24 @@ fn the_compaction_events_come_from_the_faulting_task() {
 #[test]
 fn the_extfrag_event_shows_page_tables_and_mthp_claiming_blocks() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("tp.txt");
+    let out = dir.path().join("extfrag.txt");
     let o = out.display().to_string();
-    let case = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../validation/cases/compact-mthp-always.toml"
-    );
-    let mut args = vec!["run", case, "-q", "--tracepoints-out", &o];
-    args.extend([
-        "--tracepoints",
-        "kmem:mm_page_alloc_extfrag",
-        "--tracepoints-filter",
-        "max=2",
+    let mut args = [
+        "run",
+        ALWAYS_CASE,
+        "-q",
         "--set",
         "machine.kmem_accounting=true",
         "--set",
         "machine.pagetable_frames=true",
-    ]);
-    mmsim().args(&args).assert().success();
+        "--tracepoints",
+        "kmem:mm_page_alloc_extfrag",
+        "--tracepoints-filter",
+        "max=2",
+        "--tracepoints-out",
+        &o,
+    ];
+    mmsim().args(args).assert().success();
     assert_eq!(
         lines(&out),
         [
@@ -434,10 +437,9 @@ fn the_extfrag_event_shows_page_tables_and_mthp_claiming_blocks() {
              change_ownership=1",
         ]
     );
-    let mut bad = args.clone();
-    bad[6] = "kmem:mm_page_alloc";
+    args[8] = "kmem:mm_page_alloc";
     bad_input(
-        &bad,
+        &args,
         &["--tracepoints", "`kmem:mm_page_alloc` names no tracepoint"],
     );
 }

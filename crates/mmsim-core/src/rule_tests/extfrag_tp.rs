@@ -67,51 +67,56 @@ fn full_with_unmovable_hole(f: RmqueueFallback) -> Zone {
     z
 }
 
+/// Under both variants: `setup` makes the zone, an order-0 `mt` request gets
+/// `pfn` and logs exactly `line`.
+fn one_steal(setup: fn(RmqueueFallback) -> Zone, mt: MigrateType, pfn: u64, line: &str) {
+    for f in [RmqueueFallback::V6_12, RmqueueFallback::V6_15] {
+        let mut z = setup(f);
+        assert_eq!(z.alloc_pages(0, mt), Some(pfn), "{f:?}");
+        assert_eq!(take(&mut z), [line], "{f:?}");
+    }
+}
+
 #[test]
 fn a_movable_steal_of_a_small_unmovable_block_is_fragmenting_without_ownership() {
     // v6.12.0: `find_smallest` then `steal_suitable_fallback()` takes the
     // page, the block stays UNMOVABLE; v6.15: `__rmqueue_claim()` stops at
     // order 2 (`!can_steal`), `__rmqueue_steal()` takes it and emits.
-    for f in [RmqueueFallback::V6_12, RmqueueFallback::V6_15] {
-        let mut z = full_with_unmovable_hole(f);
-        assert_eq!(z.alloc_pages(0, MigrateType::Movable), Some(BASE + 4));
-        assert_eq!(
-            take(&mut z),
-            [
-                "page=0xffffea0004000100 pfn=0x100004 alloc_order=0 fallback_order=2 \
-              pageblock_order=9 alloc_migratetype=1 fallback_migratetype=0 fragmenting=1 \
-              change_ownership=0"
-            ],
-            "{f:?}"
-        );
-    }
+    one_steal(
+        full_with_unmovable_hole,
+        MigrateType::Movable,
+        BASE + 4,
+        "page=0xffffea0004000100 pfn=0x100004 alloc_order=0 fallback_order=2 \
+         pageblock_order=9 alloc_migratetype=1 fallback_migratetype=0 fragmenting=1 \
+         change_ownership=0",
+    );
+}
+
+/// Every frame allocated movable, then one order-2 block freed in the full
+/// MOVABLE pageblock 1, at `BASE + 512 + 8`.
+fn full_with_movable_hole(f: RmqueueFallback) -> Zone {
+    let mut z = zone(f);
+    while z.alloc_pages(0, MigrateType::Movable).is_some() {}
+    z.free_pages_block(BASE + PAGEBLOCK_NR_PAGES + 8, 2);
+    take(&mut z);
+    z
 }
 
 #[test]
 fn a_failed_claim_attempt_emits_nothing_under_6_15() {
-    // An unmovable order-0 request with only movable free pages left: one
-    // order-2 block in the full MOVABLE pageblock 1 (free 4 + alike 0 <
-    // 256: not claimed). v6.12.0 steals from it and emits once; v6.15's
+    // An unmovable order-0 request with only movable free pages left: the
+    // order-2 block (free 4 + alike 0 < 256: not claimed, the block stays
+    // MOVABLE). v6.12.0 steals from it and emits once; v6.15's
     // `try_to_steal_block()` fails (no event), then `__rmqueue_steal()`
     // takes the page and emits once: the same line.
-    for f in [RmqueueFallback::V6_12, RmqueueFallback::V6_15] {
-        let mut z = zone(f);
-        while z.alloc_pages(0, MigrateType::Movable).is_some() {}
-        let at = BASE + PAGEBLOCK_NR_PAGES + 8;
-        z.free_pages_block(at, 2);
-        take(&mut z);
-        assert_eq!(z.alloc_pages(0, MigrateType::Unmovable), Some(at), "{f:?}");
-        assert_eq!(z.pageblock_type(at), MigrateType::Movable);
-        assert_eq!(
-            take(&mut z),
-            [
-                "page=0xffffea0004008200 pfn=0x100208 alloc_order=0 fallback_order=2 \
-              pageblock_order=9 alloc_migratetype=0 fallback_migratetype=1 fragmenting=1 \
-              change_ownership=0"
-            ],
-            "{f:?}"
-        );
-    }
+    one_steal(
+        full_with_movable_hole,
+        MigrateType::Unmovable,
+        BASE + PAGEBLOCK_NR_PAGES + 8,
+        "page=0xffffea0004008200 pfn=0x100208 alloc_order=0 fallback_order=2 \
+         pageblock_order=9 alloc_migratetype=0 fallback_migratetype=1 fragmenting=1 \
+         change_ownership=0",
+    );
 }
 
 #[test]
