@@ -352,6 +352,12 @@ fn page_cache_events_print_the_folio_order() {
     }
 }
 
+/// The compact-mthp-always validation case.
+const ALWAYS_CASE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../validation/cases/compact-mthp-always.toml"
+);
+
 /// `--tracepoints compaction:...` writes the v6.12 `compaction:` events
 /// (`mmsim_core::tracepoint::compaction`) of the compact-mthp-always case's
 /// direct compactions, by its faulting task; an event mmsim does not emit is refused.
@@ -360,10 +366,7 @@ fn the_compaction_events_come_from_the_faulting_task() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tp.txt");
     let o = out.display().to_string();
-    let case = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../validation/cases/compact-mthp-always.toml"
-    );
+    let case = ALWAYS_CASE;
     let mut args = vec!["run", case, "-q", "--tracepoints-out", &o];
     args.extend([
         "--tracepoints",
@@ -392,5 +395,51 @@ fn the_compaction_events_come_from_the_faulting_task() {
             "--tracepoints",
             "`compaction:mm_compaction_isolate_migratepages` names no tracepoint",
         ],
+    );
+}
+
+/// `--tracepoints kmem:mm_page_alloc_extfrag` writes v6.12's extfrag event
+/// (`mmsim_core::tracepoint::kmem`) of every fallback to another migrate
+/// type: on compact-mthp-always with page tables in unmovable frames, the
+/// first page table of the anonymous task claims a movable pageblock, and a
+/// 64 KiB folio claims back a part of it (the back and forth of issue #13).
+#[test]
+fn the_extfrag_event_shows_page_tables_and_mthp_claiming_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("extfrag.txt");
+    let o = out.display().to_string();
+    let mut args = [
+        "run",
+        ALWAYS_CASE,
+        "-q",
+        "--set",
+        "machine.kmem_accounting=true",
+        "--set",
+        "machine.pagetable_frames=true",
+        "--tracepoints",
+        "kmem:mm_page_alloc_extfrag",
+        "--tracepoints-filter",
+        "max=2",
+        "--tracepoints-out",
+        &o,
+    ];
+    mmsim().args(args).assert().success();
+    assert_eq!(
+        lines(&out),
+        [
+            "            anon    1002 [000]    18.275179: kmem:mm_page_alloc_extfrag: \
+             page=0xffffea0004698000 pfn=0x11a600 alloc_order=0 fallback_order=9 \
+             pageblock_order=9 alloc_migratetype=0 fallback_migratetype=1 fragmenting=0 \
+             change_ownership=1",
+            "            anon    1002 [000]    18.303339: kmem:mm_page_alloc_extfrag: \
+             page=0xffffea0004698800 pfn=0x11a620 alloc_order=4 fallback_order=8 \
+             pageblock_order=9 alloc_migratetype=1 fallback_migratetype=0 fragmenting=1 \
+             change_ownership=1",
+        ]
+    );
+    args[8] = "kmem:mm_page_alloc";
+    bad_input(
+        &args,
+        &["--tracepoints", "`kmem:mm_page_alloc` names no tracepoint"],
     );
 }

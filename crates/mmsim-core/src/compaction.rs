@@ -453,7 +453,11 @@ impl Sim {
     /// ones stay above `mark` (`__zone_watermark_ok`).
     pub(crate) fn take_block(&mut self, order: u8, w: Wmark) -> Option<u64> {
         if self.phys.dma.is_some() {
-            return self.take_block_zoned(order, w);
+            let pfn = self.take_block_zoned(order, w);
+            if self.phys.zone.extfrag.is_some() {
+                self.trace_extfrag_flush();
+            }
+            return pfn;
         }
         let (n, mark) = (1u64 << order, self.node_wmark(w));
         if self.node.free < n || self.node.free - (n - 1) <= mark {
@@ -462,7 +466,11 @@ impl Sim {
         let pfn = self
             .phys
             .zone
-            .alloc_pages(order as usize, MigrateType::Movable)?;
+            .alloc_pages(order as usize, MigrateType::Movable);
+        if self.phys.zone.extfrag.is_some() {
+            self.trace_extfrag_flush();
+        }
+        let pfn = pfn?;
         self.node.free -= n;
         Some(pfn)
     }

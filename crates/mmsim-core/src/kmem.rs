@@ -740,6 +740,9 @@ impl Sim {
             debug_assert!(!self.phys.zone.boost.pending);
             d.take_dma = false;
             let pfn = d.zone.alloc_pages(0, mt);
+            if d.zone.extfrag.is_some() {
+                self.trace_extfrag_flush();
+            }
             return Some(pfn.expect("the zonelist picked DMA with a free page") as u32);
         }
         let pfn = self.phys.rmqueue_pcplist(mt);

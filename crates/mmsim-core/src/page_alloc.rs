@@ -268,6 +268,9 @@ pub(crate) struct Zone {
     pub(crate) boost: crate::page_alloc_boost::ZoneBoost,
     /// `machine.policy.rmqueue_fallback` (`rmqueue_claim.rs`).
     pub(crate) fallback: RmqueueFallback,
+    /// The `kmem:mm_page_alloc_extfrag` events of the allocation in progress
+    /// (`crate::tracepoint::kmem`); `None` unless that tracepoint is on.
+    pub(crate) extfrag: Option<Vec<crate::tracepoint::ExtfragEvent>>,
 }
 
 /// Free blocks per order per migrate type, and pageblocks per type:
@@ -314,6 +317,7 @@ impl Zone {
             captured: None,
             boost: Default::default(),
             fallback: RmqueueFallback::V6_12,
+            extfrag: None,
         };
         // The whole MAX_PAGE_ORDER blocks are freed in ascending order to the
         // tail: they stay pristine, counted but not written. The rest, in the
@@ -554,7 +558,38 @@ impl Zone {
         let (current, block_mt, can_steal) = found?;
         self.materialize_pristine(current, block_mt);
         let pfn = self.start_pfn + self.heads[current][block_mt as usize] as u64;
-        Some(self.steal_suitable_fallback(pfn, current, order, start, block_mt, can_steal))
+        let page = self.steal_suitable_fallback(pfn, current, order, start, block_mt, can_steal);
+        self.trace_extfrag(page, order, current, start, block_mt);
+        Some(page)
+    }
+
+    /// `trace_mm_page_alloc_extfrag(page, order, current_order, start, fallback)`
+    /// (v6.12 `__rmqueue_fallback`; v6.15 `__rmqueue_claim`/`__rmqueue_steal`):
+    /// logged for `Sim::trace_extfrag_flush` when the tracepoint is on, with
+    /// `change_ownership` read from the page's pageblock now.
+    #[inline]
+    pub(super) fn trace_extfrag(
+        &mut self,
+        page: u64,
+        order: usize,
+        current: usize,
+        start: MigrateType,
+        fallback: MigrateType,
+    ) {
+        if self.extfrag.is_none() {
+            return;
+        }
+        let e = crate::tracepoint::ExtfragEvent {
+            pfn: page,
+            alloc_order: order as u8,
+            fallback_order: current as u8,
+            alloc_migratetype: start as u8,
+            fallback_migratetype: fallback as u8,
+            change_ownership: self.pageblock_type(page) == start,
+        };
+        if let Some(v) = self.extfrag.as_mut() {
+            v.push(e);
+        }
     }
 
     /// `steal_suitable_fallback` (v6.12): claim the whole range when the

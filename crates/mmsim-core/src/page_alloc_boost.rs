@@ -153,6 +153,11 @@ impl Sim {
     /// waking kswapd at order 0.
     #[inline(always)]
     pub(crate) fn rmqueue_boosted(&mut self, alloc_kswapd: bool) {
+        if self.phys.zone.extfrag.is_some() {
+            // The allocation's `kmem:mm_page_alloc_extfrag` events, emitted in
+            // `__rmqueue` before this tail (`crate::tracepoint::kmem`).
+            self.trace_extfrag_flush();
+        }
         if self.phys.zone.boost.pending {
             self.watermark_boosted(alloc_kswapd);
         }

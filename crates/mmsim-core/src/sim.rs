@@ -382,6 +382,7 @@ impl Sim {
         };
         sim.setup_dma_zone();
         sim.setup_watermark_boost();
+        sim.setup_trace_extfrag();
         sim.page_writeback_init();
         sim.arm_stats_sampler();
         sim.arm_memcg_stats_flush();

@@ -1,5 +1,5 @@
-//! The kernel's `vmscan`, `filemap` and `compaction` tracepoints
-//! (include/trace/events/vmscan.h, filemap.h and compaction.h, v6.12; `mm_filemap_get_pages`/`mm_filemap_fault` since 6.11): what the
+//! The kernel's `vmscan`, `filemap`, `compaction` and `kmem` (extfrag) tracepoints
+//! (include/trace/events/vmscan.h, filemap.h, compaction.h and kmem.h, v6.12; `mm_filemap_get_pages`/`mm_filemap_fault` since 6.11): what the
 //! simulated kernel would emit, with the kernel's event names, field names and
 //! `TP_printk` format strings, printed as `perf script` prints them with simulated
 //! timestamps.
@@ -28,6 +28,7 @@
 //! | `filemap:mm_filemap_get_pages` | `filemap_get_pages`, once per buffered read |
 //! | `filemap:mm_filemap_fault` | `filemap_fault` (a fault on a file mapping) |
 //! | `compaction:mm_compaction_*` | the twelve events of [`compaction`] (its table: `try_to_compact_pages`, `compact_zone`, the deferral, kcompactd) |
+//! | `kmem:mm_page_alloc_extfrag` | a fallback to another migrate type's free lists ([`kmem`]: `__rmqueue_fallback`, v6.15's `__rmqueue_claim`/`__rmqueue_steal`) |
 //!
 //! Where the simulator has no value for a field, it prints what the kernel prints
 //! for a machine without it: `nid=0`, `classzone=` the one zone (`ZONE_NORMAL`, 2),
@@ -59,7 +60,9 @@ use crate::config::ConfigError;
 use crate::sim::Sim;
 
 pub mod compaction;
+pub mod kmem;
 pub use compaction::CompactionEvent;
+pub use kmem::ExtfragEvent;
 
 /// What `--tracepoints` asks for (`machine.tracepoints`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -96,7 +99,7 @@ fn default_max() -> u64 {
 }
 
 /// Every event, `(system, name)`, in bit order.
-pub const EVENTS: [(&str, &str); 28] = [
+pub const EVENTS: [(&str, &str); 29] = [
     ("vmscan", "mm_vmscan_kswapd_wake"),
     ("vmscan", "mm_vmscan_kswapd_sleep"),
     ("vmscan", "mm_vmscan_direct_reclaim_begin"),
@@ -125,6 +128,7 @@ pub const EVENTS: [(&str, &str); 28] = [
     ("compaction", compaction::NAMES[9]),
     ("compaction", compaction::NAMES[10]),
     ("compaction", compaction::NAMES[11]),
+    ("kmem", kmem::NAMES[0]),
 ];
 
 impl TracepointConfig {
@@ -150,7 +154,7 @@ impl TracepointConfig {
                 return Err(ConfigError::new(
                     field,
                     format!(
-                        "`{p}` names no tracepoint mmsim emits (vmscan:*, filemap:*, compaction:*, or one of \
+                        "`{p}` names no tracepoint mmsim emits (vmscan:*, filemap:*, compaction:*, kmem:*, or one of \
                          {})",
                         EVENTS
                             .iter()
@@ -312,6 +316,8 @@ pub enum TpEvent {
     },
     /// A `compaction:` event ([`compaction`]).
     Compaction(CompactionEvent),
+    /// `kmem:mm_page_alloc_extfrag` ([`kmem`]).
+    Extfrag(ExtfragEvent),
 }
 
 /// The `dev` of every simulated file: 8:1.
@@ -340,6 +346,7 @@ impl TpEvent {
             TpEvent::MemcgSoftlimitReclaimBegin => 14,
             TpEvent::MemcgSoftlimitReclaimEnd { .. } => 15,
             TpEvent::Compaction(ref e) => 16 + e.index(),
+            TpEvent::Extfrag(_) => 28,
         }
     }
 
@@ -460,6 +467,7 @@ impl fmt::Display for TpEvent {
                 write!(f, "dev={ma}:{mi} ino={ino:x} ofs={}", index << 12)
             }
             TpEvent::Compaction(ref e) => e.fmt(f),
+            TpEvent::Extfrag(ref e) => e.fmt(f),
         }
     }
 }
@@ -535,6 +543,11 @@ impl Tracer {
             records: Vec::new(),
             dropped: 0,
         }))
+    }
+
+    /// Whether `event`'s tracepoint is selected.
+    pub(crate) fn selects(&self, event: &TpEvent) -> bool {
+        self.mask & event.bit() != 0
     }
 }
 
@@ -789,7 +802,7 @@ mod tests {
 
     /// The `TP_printk` format strings, copied from include/trace/events/vmscan.h
     /// and filemap.h (v6.12) for these tests.
-    const KERNEL_FORMATS: [(&str, &str); 28] = [
+    const KERNEL_FORMATS: [(&str, &str); 29] = [
         ("mm_vmscan_kswapd_wake", "nid=%d order=%d"),
         ("mm_vmscan_kswapd_sleep", "nid=%d"),
         ("mm_vmscan_direct_reclaim_begin", "order=%d gfp_flags=%s"),
@@ -875,6 +888,12 @@ mod tests {
             "nid=%d order=%d classzone_idx=%-8s",
         ),
         ("mm_compaction_kcompactd_sleep", "nid=%d"),
+        // include/trace/events/kmem.h (v6.12).
+        (
+            "mm_page_alloc_extfrag",
+            "page=%p pfn=0x%lx alloc_order=%d fallback_order=%d pageblock_order=%d \
+             alloc_migratetype=%d fallback_migratetype=%d fragmenting=%d change_ownership=%d",
+        ),
     ];
 
     /// Matches `text` against a printf format: literals equal, each conversion
@@ -1046,6 +1065,14 @@ mod tests {
             C(CE::WakeupKcompactd { order: 9, zone: 3 }),
             C(CE::KcompactdWake { order: 9, zone: 1 }),
             C(CE::KcompactdSleep),
+            TpEvent::Extfrag(ExtfragEvent {
+                pfn: 0x10a3,
+                alloc_order: 0,
+                fallback_order: 3,
+                alloc_migratetype: 0,
+                fallback_migratetype: 1,
+                change_ownership: true,
+            }),
         ]
     }
 
@@ -1108,6 +1135,12 @@ mod tests {
             "nid=0 order=9 classzone_idx=Movable "
         );
         assert_eq!(v(26).unwrap(), ["0", "9", "DMA32"]);
+        assert_eq!(
+            every_event()[28].to_string(),
+            "page=0xffffea00000428c0 pfn=0x10a3 alloc_order=0 fallback_order=3 \
+             pageblock_order=9 alloc_migratetype=0 fallback_migratetype=1 fragmenting=1 \
+             change_ownership=1"
+        );
         assert!(printf_match("nid=%d", "nid=x").is_err());
         assert!(printf_match("nid=%d", "nid=1 extra").is_err());
     }
@@ -1141,8 +1174,9 @@ mod tests {
         };
         assert_eq!(c(&["vmscan:*"]).mask(), Ok(0x3ff | 0x3 << 14));
         assert_eq!(c(&["filemap:*"]).mask(), Ok(0xf << 10));
-        assert_eq!(c(&["*"]).mask(), Ok(0xfff_ffff));
+        assert_eq!(c(&["*"]).mask(), Ok(0x1fff_ffff));
         assert_eq!(c(&["compaction:*"]).mask(), Ok(0xfff << 16));
+        assert_eq!(c(&["kmem:*"]).mask(), Ok(1 << 28));
         assert_eq!(
             c(&["compaction:mm_compaction_defer_reset"]).mask(),
             Ok(1 << 24)

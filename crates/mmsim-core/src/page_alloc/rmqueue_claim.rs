@@ -172,6 +172,7 @@ impl Zone {
             self.materialize_pristine(current, block_mt);
             let pfn = self.start_pfn + u64::from(self.heads[current][block_mt as usize]);
             if let Some(p) = self.try_to_steal_block(pfn, current, order, start, block_mt) {
+                self.trace_extfrag(p, order, current, start, block_mt);
                 return Some(p);
             }
         }
@@ -213,6 +214,7 @@ impl Zone {
             let pfn = self.start_pfn + u64::from(self.heads[current][block_mt as usize]);
             self.del_from_free_list(pfn, current, block_mt);
             self.expand(pfn, order, current, block_mt);
+            self.trace_extfrag(pfn, order, current, start, block_mt);
             return Some(pfn);
         }
         None

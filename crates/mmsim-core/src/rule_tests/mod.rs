@@ -34,7 +34,8 @@
 //! `mkclean_pmd.rs` that of a PMD-mapped folio, the store that splits the
 //! PMD, and whose flushes count local; `lru_charge.rs` the `lru` policy's charge walk;
 //! `rmqueue_claim.rs` v6.12.0's `__rmqueue_fallback()` against v6.15's claim/steal split
-//! (where each boosts); `boost_setup.rs` the machine and file
+//! (where each boosts), `extfrag_tp.rs` where each emits `kmem:mm_page_alloc_extfrag`;
+//! `boost_setup.rs` the machine and file
 //! setup that `boost.rs` and `boost_rules.rs` (watermark boosting) share;
 //! `direct_reclaim.rs` direct reclaim in a large folio's slow path
 //! (`__alloc_pages_direct_reclaim`, MGLRU's `compact_gap(sc->order)` goal);
@@ -63,6 +64,7 @@ mod dma_compact;
 mod dma_zone;
 mod exit;
 mod explain;
+mod extfrag_tp;
 mod filefolio;
 mod filepmd;
 mod filepmd_flush;
