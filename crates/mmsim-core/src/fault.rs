@@ -622,13 +622,6 @@ impl Sim {
         }
     }
 
-    /// `should_try_to_free_swap()`'s tests that do not depend on the fault
-    /// (swap more than half full, a VM_LOCKED `vma`), for a folio some other
-    /// PTE maps too (`crate::fork`): then `folio_free_swap` is still tried.
-    pub(crate) fn swap_full_or_locked(&self, vma: VmaId, f: FolioId) -> bool {
-        self.vmas[vma as usize].locked || self.mem_cgroup_swap_full(self.folios[f].memcg)
-    }
-
     /// `folio_free_swap()`: drops the swap slot; the folio becomes dirty (it must be written again).
     pub(crate) fn folio_free_swap(&mut self, f: FolioId) {
         self.folio_free_swap_inline(f, false);

@@ -8,6 +8,13 @@ use crate::mem::pagetable::{pte_present, VmaId, PTE_DIRTY, PTE_YOUNG};
 use crate::sim::Sim;
 
 impl Sim {
+    /// `should_try_to_free_swap()`'s tests that do not depend on the fault
+    /// (swap more than half full, a VM_LOCKED `vma`), for a folio some other
+    /// PTE maps too (`crate::fork`): then `folio_free_swap` is still tried.
+    pub(super) fn swap_full_or_locked(&self, vma: VmaId, f: FolioId) -> bool {
+        self.vmas[vma as usize].locked || self.mem_cgroup_swap_full(self.folios[f].memcg)
+    }
+
     /// `do_swap_page`'s mapping of swap-cache folio `f` at page `index` of
     /// `vma`, when fork shared its slot or the folio: `None` if handled here
     /// (mapped read-only, copied on a store), else the path of an unshared

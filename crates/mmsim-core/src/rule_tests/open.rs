@@ -47,7 +47,7 @@ fn two_opens() -> (Sim, u32, u32, u32) {
 fn two_opens_of_one_file_keep_separate_windows() {
     let (mut s, file, a, b) = two_opens();
     assert_eq!((a, b), (0, 1));
-    two_streams(&mut s, |s, fd, i| fd_read(s, fd, i));
+    two_streams(&mut s, fd_read);
     // fd a ramps as a lone stream: 0..4, 4..12, 12..28, 28..60.
     assert_eq!(resident(&s, file, 0..500), (0..60).collect::<Vec<_>>());
     assert_eq!(window(&s, a), (28, 32, 32));
