@@ -2,7 +2,6 @@
 //! 1,200-line limit for source files).
 
 use super::mm_init::{sampled_watermarks, watermarks};
-use super::*;
 
 #[test]
 fn watermarks_follow_the_kernel_formula() {
