@@ -133,7 +133,7 @@ impl ClassicRules {
     }
 }
 
-/// The policy a run uses, resolved from [`PolicyName`].
+/// The policy a run uses, resolved from [`PolicyName`](crate::config::PolicyName).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
     /// Textbook LRU (see `crate::reclaim::lru`).
