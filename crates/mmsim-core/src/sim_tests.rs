@@ -1,7 +1,7 @@
 //! Unit tests of `sim.rs` (kept apart so that `sim.rs` stays under the project's
 //! 1,200-line limit for source files).
 
-use super::*;
+use super::mm_init::{sampled_watermarks, watermarks};
 
 #[test]
 fn watermarks_follow_the_kernel_formula() {
