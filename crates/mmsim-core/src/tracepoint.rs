@@ -207,7 +207,12 @@ pub enum TpEvent {
     /// `mm_vmscan_kswapd_sleep`.
     KswapdSleep,
     /// `mm_vmscan_direct_reclaim_begin`.
-    DirectReclaimBegin,
+    DirectReclaimBegin {
+        /// `order`: of the allocation that entered reclaim.
+        order: u32,
+        /// `gfp_flags`: its mask (`crate::gfp`), printed by `show_gfp_flags`.
+        gfp_flags: crate::gfp::Gfp,
+    },
     /// `mm_vmscan_direct_reclaim_end`.
     DirectReclaimEnd {
         /// `nr_reclaimed`.
@@ -331,7 +336,7 @@ impl TpEvent {
         1 << match self {
             TpEvent::KswapdWake { .. } => 0,
             TpEvent::KswapdSleep => 1,
-            TpEvent::DirectReclaimBegin => 2,
+            TpEvent::DirectReclaimBegin { .. } => 2,
             TpEvent::DirectReclaimEnd { .. } => 3,
             TpEvent::MemcgReclaimBegin => 4,
             TpEvent::MemcgReclaimEnd { .. } => 5,
@@ -381,9 +386,17 @@ impl fmt::Display for TpEvent {
         match *self {
             TpEvent::KswapdWake { order } => write!(f, "nid=0 order={order}"),
             TpEvent::KswapdSleep => write!(f, "nid=0"),
-            TpEvent::DirectReclaimBegin
-            | TpEvent::MemcgReclaimBegin
-            | TpEvent::MemcgSoftlimitReclaimBegin => {
+            TpEvent::DirectReclaimBegin { order, gfp_flags } => {
+                let g = crate::gfp::ShowGfp(gfp_flags);
+                write!(f, "order={order} gfp_flags={g}")
+            }
+            TpEvent::MemcgReclaimBegin | TpEvent::MemcgSoftlimitReclaimBegin => {
+                // v6.12 traces order 0 and `sc.gfp_mask = (gfp_mask &
+                // GFP_RECLAIM_MASK) | (GFP_HIGHUSER_MOVABLE &
+                // ~GFP_RECLAIM_MASK)`: GFP_HIGHUSER_MOVABLE for an order-0
+                // user charge and for a knob write's GFP_KERNEL. (A THP
+                // charge's mask would add __GFP_NOWARN|__GFP_NOMEMALLOC and
+                // may drop __GFP_KSWAPD_RECLAIM: not passed yet.)
                 write!(f, "order=0 gfp_flags=GFP_HIGHUSER_MOVABLE")
             }
             TpEvent::DirectReclaimEnd { nr_reclaimed }
@@ -972,7 +985,10 @@ mod tests {
         vec![
             TpEvent::KswapdWake { order: 0 },
             TpEvent::KswapdSleep,
-            TpEvent::DirectReclaimBegin,
+            TpEvent::DirectReclaimBegin {
+                order: 0,
+                gfp_flags: crate::gfp::GFP_HIGHUSER_MOVABLE,
+            },
             TpEvent::DirectReclaimEnd { nr_reclaimed: 32 },
             TpEvent::MemcgReclaimBegin,
             TpEvent::MemcgReclaimEnd { nr_reclaimed: 45 },
