@@ -117,11 +117,9 @@ fn wakeup_kcompactd_prints_the_wakers_highest_zoneidx() {
     release(&mut s, &held);
 }
 
-#[test]
-fn kswapds_classzone_is_its_wakers_highest_zoneidx() {
-    let mut s = thp_machine_with(4096, Some(8192), ThpConfig::default(), |_| {});
-    // kswapd() starts with highest_zoneidx = ZONE_NORMAL.
-    assert_eq!(s.kswapd_classzone(), 2);
+/// A task stores to a 4000-page anonymous VMA page by page until an
+/// anonymous fault (GFP_HIGHUSER_MOVABLE) wakes kswapd.
+fn fill_until_kswapd_runs(s: &mut Sim) {
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 4000).unwrap();
     let mut index = 0;
@@ -133,6 +131,14 @@ fn kswapds_classzone_is_its_wakers_highest_zoneidx() {
         });
         index += 1;
     }
+}
+
+#[test]
+fn kswapds_classzone_is_its_wakers_highest_zoneidx() {
+    let mut s = thp_machine_with(4096, Some(8192), ThpConfig::default(), |_| {});
+    // kswapd() starts with highest_zoneidx = ZONE_NORMAL.
+    assert_eq!(s.kswapd_classzone(), 2);
+    fill_until_kswapd_runs(&mut s);
     // An anonymous fault (GFP_HIGHUSER_MOVABLE) woke it: ZONE_MOVABLE,
     // read by the run it started (kswapd_highest_zoneidx back to MAX_NR_ZONES).
     assert_eq!(
@@ -215,17 +221,7 @@ fn direct_reclaim_begin_prints_the_allocations_order_and_mask() {
         ..Default::default()
     };
     let mut s = thp_machine_with(4096, Some(8192), thp, |_| {});
-    let t = s.add_task("t");
-    let vma = s.mmap_anon(t, 4000).unwrap();
-    let mut index = 0;
-    while !s.kswapd.running {
-        s.step(&Event::Access {
-            vma,
-            index,
-            write: true,
-        });
-        index += 1;
-    }
+    fill_until_kswapd_runs(&mut s);
     trace_on(&mut s, &["vmscan:mm_vmscan_direct_reclaim_begin"]);
     let gfp = s.thp.gfp[0];
     let _ = s.rmqueue_large(9, gfp);
