@@ -391,12 +391,6 @@ impl fmt::Display for TpEvent {
                 write!(f, "order={order} gfp_flags={g}")
             }
             TpEvent::MemcgReclaimBegin | TpEvent::MemcgSoftlimitReclaimBegin => {
-                // v6.12 traces order 0 and `sc.gfp_mask = (gfp_mask &
-                // GFP_RECLAIM_MASK) | (GFP_HIGHUSER_MOVABLE &
-                // ~GFP_RECLAIM_MASK)`: GFP_HIGHUSER_MOVABLE for an order-0
-                // user charge and for a knob write's GFP_KERNEL. (A THP
-                // charge's mask would add __GFP_NOWARN|__GFP_NOMEMALLOC and
-                // may drop __GFP_KSWAPD_RECLAIM: not passed yet.)
                 write!(f, "order=0 gfp_flags=GFP_HIGHUSER_MOVABLE")
             }
             TpEvent::DirectReclaimEnd { nr_reclaimed }
@@ -813,8 +807,7 @@ impl Sim {
 mod tests {
     use super::*;
 
-    /// The `TP_printk` format strings, copied from include/trace/events/vmscan.h
-    /// and filemap.h (v6.12) for these tests.
+    /// `TP_printk` formats from include/trace/events/vmscan.h, filemap.h (v6.12).
     const KERNEL_FORMATS: [(&str, &str); 29] = [
         ("mm_vmscan_kswapd_wake", "nid=%d order=%d"),
         ("mm_vmscan_kswapd_sleep", "nid=%d"),
@@ -973,8 +966,7 @@ mod tests {
     }
 
     fn every_event() -> Vec<TpEvent> {
-        use compaction::{CompactionEvent as CE, DeferState};
-        use TpEvent::Compaction as C;
+        use {compaction::CompactionEvent as CE, compaction::DeferState, TpEvent::Compaction as C};
         let d = DeferState {
             zone: 0,
             order: 4,
