@@ -425,7 +425,7 @@ impl Sim {
         if !gfp.direct {
             return None;
         }
-        self.alloc_pages_direct_reclaim(order)
+        self.alloc_pages_direct_reclaim(order, gfp)
     }
 
     /// `__alloc_pages_direct_reclaim()` (mm/page_alloc.c, v6.12) for a block
@@ -439,8 +439,8 @@ impl Sim {
     /// here: mmsim has no MIGRATE_HIGHATOMIC reserve.) Checked against
     /// v6.12; the slow path's retry loop around it (`should_reclaim_retry`
     /// for non-costly orders) is not modelled: one reclaim per allocation.
-    fn alloc_pages_direct_reclaim(&mut self, order: u8) -> Option<u64> {
-        if self.try_to_free_pages_order(order as usize) == 0 {
+    fn alloc_pages_direct_reclaim(&mut self, order: u8, gfp: ThpGfp) -> Option<u64> {
+        if self.try_to_free_pages_order(order as usize, gfp.mask) == 0 {
             return None;
         }
         if let Some(p) = self.take_block(order, Wmark::Min) {
@@ -516,7 +516,7 @@ impl Sim {
         }
         // `reclaim::direct`'s shrink_zones asks each zone for
         // compaction_ready on every pass (one zone or two).
-        if let Some(p) = self.alloc_pages_direct_reclaim(order) {
+        if let Some(p) = self.alloc_pages_direct_reclaim(order, gfp) {
             return Some(p);
         }
         let prio = if costly && gfp.noretry {

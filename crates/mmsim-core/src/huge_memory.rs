@@ -737,7 +737,9 @@ impl Sim {
     /// 6.12/6.13 a zero-filled page's PTE maps the zero page instead,
     /// [`Sim::split_map_unused_to_zeropage`]) and, in the
     /// swap cache, its own slot; the tails are appended to `list` (the
-    /// caller's `folio_list`). Counts `split` (and `thp_split_page` at PMD size).
+    /// caller's `folio_list`). Counts `split` (and `thp_split_page` at PMD
+    /// size), and `thp_split_pmd` once per VMA that maps an anonymous
+    /// PMD-size folio by a PMD ([`Sim::split_unmap_folio_pmds`]).
     pub(crate) fn split_folio_to_list(&mut self, f: FolioId, list: &mut Vec<FolioId>) {
         // Its tails would inherit PG_writeback with no completion event.
         debug_assert!(!self.folios[f].test(flags::WRITEBACK));
@@ -753,6 +755,9 @@ impl Sim {
             self.count_vm_events(THP_SPLIT_PAGE, 1);
         }
         let anon = !fo.is_file();
+        if anon && fo.order == PMD_ORDER {
+            self.split_unmap_folio_pmds(f);
+        }
         self.tlb_unmap_folio(&fo);
         let mut mapped_head = 0u8;
         for i in 0..n {

@@ -762,6 +762,26 @@ impl Sim {
         }
     }
 
+    /// `unmap_folio()`'s PMD splits (mm/huge_memory.c, v6.12) for anonymous
+    /// PMD-size folio `f` that `split_huge_page_to_list_to_order` is
+    /// splitting (the deferred split shrinker, reclaim's swap-out fallback
+    /// and its split of a partially mapped folio): `unmap_folio` passes
+    /// `TTU_SPLIT_HUGE_PMD` for a `folio_test_pmd_mappable` folio, and
+    /// `try_to_migrate_one` (mm/rmap.c) starts in every VMA of the rmap
+    /// walk with `split_huge_pmd_address(vma, address, true, folio)` →
+    /// `__split_huge_pmd`, which splits only a PMD that still maps the
+    /// folio, → `__split_huge_pmd_locked`, `count_vm_event(THP_SPLIT_PMD)`.
+    /// No VM_LOCKED test precedes it. So one `thp_split_pmd` per VMA whose
+    /// PMD maps the folio ([`Sim::split_anon_pmd_at_unmap`]'s test, with its
+    /// known overcount); none for a VMA where a partial zap split it already
+    /// (`crate::madvise` counted that split).
+    pub(crate) fn split_unmap_folio_pmds(&mut self, f: FolioId) {
+        let mut walk = self.rmap_walk_start(f);
+        while let Some((vma, _)) = self.rmap_walk_next(&mut walk) {
+            self.split_anon_pmd_at_unmap(vma, f);
+        }
+    }
+
     /// `folio_mkclean()` with `page_mkclean_one()` → `page_vma_mkclean_one()`
     /// (mm/rmap.c, v6.12) of page-cache folio `f`, run by task `by` (its
     /// own `fsync` or `sync_file_range`, `crate::filemap_sync`) or, with

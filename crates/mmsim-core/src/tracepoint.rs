@@ -207,7 +207,12 @@ pub enum TpEvent {
     /// `mm_vmscan_kswapd_sleep`.
     KswapdSleep,
     /// `mm_vmscan_direct_reclaim_begin`.
-    DirectReclaimBegin,
+    DirectReclaimBegin {
+        /// `order`: of the allocation that entered reclaim.
+        order: u32,
+        /// `gfp_flags`: its mask (`crate::gfp`), printed by `show_gfp_flags`.
+        gfp_flags: crate::gfp::Gfp,
+    },
     /// `mm_vmscan_direct_reclaim_end`.
     DirectReclaimEnd {
         /// `nr_reclaimed`.
@@ -331,7 +336,7 @@ impl TpEvent {
         1 << match self {
             TpEvent::KswapdWake { .. } => 0,
             TpEvent::KswapdSleep => 1,
-            TpEvent::DirectReclaimBegin => 2,
+            TpEvent::DirectReclaimBegin { .. } => 2,
             TpEvent::DirectReclaimEnd { .. } => 3,
             TpEvent::MemcgReclaimBegin => 4,
             TpEvent::MemcgReclaimEnd { .. } => 5,
@@ -381,9 +386,11 @@ impl fmt::Display for TpEvent {
         match *self {
             TpEvent::KswapdWake { order } => write!(f, "nid=0 order={order}"),
             TpEvent::KswapdSleep => write!(f, "nid=0"),
-            TpEvent::DirectReclaimBegin
-            | TpEvent::MemcgReclaimBegin
-            | TpEvent::MemcgSoftlimitReclaimBegin => {
+            TpEvent::DirectReclaimBegin { order, gfp_flags } => {
+                let g = crate::gfp::ShowGfp(gfp_flags);
+                write!(f, "order={order} gfp_flags={g}")
+            }
+            TpEvent::MemcgReclaimBegin | TpEvent::MemcgSoftlimitReclaimBegin => {
                 write!(f, "order=0 gfp_flags=GFP_HIGHUSER_MOVABLE")
             }
             TpEvent::DirectReclaimEnd { nr_reclaimed }
@@ -800,8 +807,7 @@ impl Sim {
 mod tests {
     use super::*;
 
-    /// The `TP_printk` format strings, copied from include/trace/events/vmscan.h
-    /// and filemap.h (v6.12) for these tests.
+    /// `TP_printk` formats from include/trace/events/vmscan.h, filemap.h (v6.12).
     const KERNEL_FORMATS: [(&str, &str); 29] = [
         ("mm_vmscan_kswapd_wake", "nid=%d order=%d"),
         ("mm_vmscan_kswapd_sleep", "nid=%d"),
@@ -960,8 +966,7 @@ mod tests {
     }
 
     fn every_event() -> Vec<TpEvent> {
-        use compaction::{CompactionEvent as CE, DeferState};
-        use TpEvent::Compaction as C;
+        use {compaction::CompactionEvent as CE, compaction::DeferState, TpEvent::Compaction as C};
         let d = DeferState {
             zone: 0,
             order: 4,
@@ -972,7 +977,10 @@ mod tests {
         vec![
             TpEvent::KswapdWake { order: 0 },
             TpEvent::KswapdSleep,
-            TpEvent::DirectReclaimBegin,
+            TpEvent::DirectReclaimBegin {
+                order: 0,
+                gfp_flags: crate::gfp::GFP_HIGHUSER_MOVABLE,
+            },
             TpEvent::DirectReclaimEnd { nr_reclaimed: 32 },
             TpEvent::MemcgReclaimBegin,
             TpEvent::MemcgReclaimEnd { nr_reclaimed: 45 },

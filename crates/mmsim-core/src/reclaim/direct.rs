@@ -23,9 +23,11 @@ use crate::tracepoint::TpEvent;
 
 impl Sim {
     /// `try_to_free_pages()`: direct reclaim of SWAP_CLUSTER_MAX pages by the
-    /// allocating task; a memstall. Returns pages reclaimed.
+    /// allocating task for an order-0 user page (`GFP_HIGHUSER_MOVABLE`,
+    /// the mask of an anonymous fault and of a regular file's page cache);
+    /// a memstall. Returns pages reclaimed.
     pub(crate) fn try_to_free_pages(&mut self) -> u64 {
-        self.try_to_free_pages_order(0)
+        self.try_to_free_pages_order(0, crate::gfp::GFP_HIGHUSER_MOVABLE)
     }
 
     /// `try_to_free_pages()` for an allocation of `order`: as
@@ -35,8 +37,11 @@ impl Sim {
     /// what v6.12 `do_try_to_free_pages` returns: the pages reclaimed, else
     /// 1 if the reclaim stopped for `compaction_ready` ("Aborted reclaim to
     /// try compaction? don't OOM, then"), else 0 — the progress
-    /// `__alloc_pages_direct_reclaim` tests.
-    pub(crate) fn try_to_free_pages_order(&mut self, order: usize) -> u64 {
+    /// `__alloc_pages_direct_reclaim` tests. `gfp` is the allocation's mask:
+    /// v6.12 traces `mm_vmscan_direct_reclaim_begin(order, sc.gfp_mask)`
+    /// with `sc.gfp_mask = current_gfp_context(gfp_mask)`, the mask itself
+    /// outside a `memalloc_noio`/`nofs` scope (mmsim has none).
+    pub(crate) fn try_to_free_pages_order(&mut self, order: usize, gfp: crate::gfp::Gfp) -> u64 {
         self.count_vm_events(ALLOCSTALL_NORMAL, 1);
         let mut sc =
             ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, self.clock).on_cpus(self.smp.par);
@@ -48,7 +53,11 @@ impl Sim {
             sc.compaction_ready_order = order;
         }
         if self.tp.is_some() {
-            self.trace_vmscan(self.clock, None, TpEvent::DirectReclaimBegin);
+            let e = TpEvent::DirectReclaimBegin {
+                order: order as u32,
+                gfp_flags: gfp,
+            };
+            self.trace_vmscan(self.clock, None, e);
         }
         self.do_try_to_free_pages(&mut sc);
         let progress = if sc.nr_reclaimed == 0 && sc.compaction_ready {

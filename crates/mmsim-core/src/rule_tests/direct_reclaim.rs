@@ -228,7 +228,7 @@ fn mglru_try_to_free_pages_for_a_thp_reclaims_compact_gap() {
             s.attach_task(t, m).unwrap();
             read_random(&mut s, t, 1024, 1024);
         }
-        let progress = s.try_to_free_pages_order(order);
+        let progress = s.try_to_free_pages_order(order, crate::gfp::GFP_HIGHUSER_MOVABLE);
         got.push((progress, s.vm.pgsteal_direct));
     }
     assert_eq!(got, [(64, 64), (1024, 1024)]);

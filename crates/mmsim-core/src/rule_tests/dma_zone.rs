@@ -211,7 +211,7 @@ fn costly_direct_reclaim_with_one_zone_compaction_ready_stops_after_one_pass() {
     // not retry.
     let mut s = mixed_compaction_ready();
     let stalls = s.vm.allocstall_normal;
-    s.try_to_free_pages_order(4);
+    s.try_to_free_pages_order(4, crate::gfp::GFP_HIGHUSER_MOVABLE);
     // The same machine, one shrink_node pass at DEF_PRIORITY by hand.
     let mut one = mixed_compaction_ready();
     let mut sc =
@@ -224,6 +224,6 @@ fn costly_direct_reclaim_with_one_zone_compaction_ready_stops_after_one_pass() {
     assert_eq!(s.vm.pgsteal_direct, one.vm.pgsteal_direct);
     // Order 3 is not costly: the whole priority loop (more scanned).
     let mut s = mixed_compaction_ready();
-    s.try_to_free_pages_order(3);
+    s.try_to_free_pages_order(3, crate::gfp::GFP_HIGHUSER_MOVABLE);
     assert!(s.vm.pgscan_direct > one.vm.pgscan_direct);
 }

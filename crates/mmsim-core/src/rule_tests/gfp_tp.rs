@@ -117,11 +117,9 @@ fn wakeup_kcompactd_prints_the_wakers_highest_zoneidx() {
     release(&mut s, &held);
 }
 
-#[test]
-fn kswapds_classzone_is_its_wakers_highest_zoneidx() {
-    let mut s = thp_machine_with(4096, Some(8192), ThpConfig::default(), |_| {});
-    // kswapd() starts with highest_zoneidx = ZONE_NORMAL.
-    assert_eq!(s.kswapd_classzone(), 2);
+/// A task stores to a 4000-page anonymous VMA page by page until an
+/// anonymous fault (GFP_HIGHUSER_MOVABLE) wakes kswapd.
+fn fill_until_kswapd_runs(s: &mut Sim) {
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 4000).unwrap();
     let mut index = 0;
@@ -133,6 +131,14 @@ fn kswapds_classzone_is_its_wakers_highest_zoneidx() {
         });
         index += 1;
     }
+}
+
+#[test]
+fn kswapds_classzone_is_its_wakers_highest_zoneidx() {
+    let mut s = thp_machine_with(4096, Some(8192), ThpConfig::default(), |_| {});
+    // kswapd() starts with highest_zoneidx = ZONE_NORMAL.
+    assert_eq!(s.kswapd_classzone(), 2);
+    fill_until_kswapd_runs(&mut s);
     // An anonymous fault (GFP_HIGHUSER_MOVABLE) woke it: ZONE_MOVABLE,
     // read by the run it started (kswapd_highest_zoneidx back to MAX_NR_ZONES).
     assert_eq!(
@@ -192,15 +198,41 @@ fn khugepaged_reclaims_and_compacts_as_khugepaged() {
     let l = tp.records[0].perf_script_line(&["t".into()]);
     assert!(l.starts_with("      khugepaged      82 [001] "), "{l}");
     let got = lines(&mut s, &["try_to_compact_pages", "direct_reclaim_begin"]);
-    // The async compaction prints khugepaged's GFP_TRANSHUGE (defrag = 1).
-    // Departure: mm_vmscan_direct_reclaim_begin still prints order=0 and
-    // GFP_HIGHUSER_MOVABLE for every direct reclaim (the kernel: order=9
-    // gfp_flags=GFP_TRANSHUGE here); its callers do not pass their mask yet.
+    // The async compaction prints khugepaged's GFP_TRANSHUGE (defrag = 1),
+    // and so does the direct reclaim it enters after (v6.12
+    // `try_to_free_pages` traces the allocation's order and mask).
     assert_eq!(
         got,
         [
             "compaction:mm_compaction_try_to_compact_pages: order=9 gfp_mask=GFP_TRANSHUGE \
              priority=2",
+            "vmscan:mm_vmscan_direct_reclaim_begin: order=9 gfp_flags=GFP_TRANSHUGE",
+        ]
+    );
+}
+
+#[test]
+fn direct_reclaim_begin_prints_the_allocations_order_and_mask() {
+    // defrag = always outside MADV_HUGEPAGE: GFP_TRANSHUGE|__GFP_NORETRY
+    // (vma_thp_gfp_mask); no compaction configured, so a PMD-size
+    // allocation below the low watermark goes straight to direct reclaim.
+    let thp = ThpConfig {
+        defrag: ThpDefrag::Always,
+        ..Default::default()
+    };
+    let mut s = thp_machine_with(4096, Some(8192), thp, |_| {});
+    fill_until_kswapd_runs(&mut s);
+    trace_on(&mut s, &["vmscan:mm_vmscan_direct_reclaim_begin"]);
+    let gfp = s.thp.gfp[0];
+    let _ = s.rmqueue_large(9, gfp);
+    // An order-0 user page: GFP_HIGHUSER_MOVABLE.
+    s.try_to_free_pages();
+    let got = lines(&mut s, &["direct_reclaim_begin"]);
+    assert_eq!(
+        got,
+        [
+            "vmscan:mm_vmscan_direct_reclaim_begin: order=9 \
+             gfp_flags=GFP_TRANSHUGE|__GFP_NORETRY",
             "vmscan:mm_vmscan_direct_reclaim_begin: order=0 gfp_flags=GFP_HIGHUSER_MOVABLE",
         ]
     );

@@ -43,7 +43,8 @@
 //! unmovable list, frees by pageblock type, the shared count);
 //! `should_continue_reclaim.rs` classic `shrink_node`'s reclaim/compaction
 //! passes (`should_continue_reclaim`); `split_zeropage.rs` v6.12's zero-filled
-//! subpages at a THP split and the underused THP shrinker. This file
+//! subpages at a THP split and the underused THP shrinker; `split_pmd.rs`
+//! `thp_split_pmd` at `split_huge_page` (`unmap_folio`). This file
 //! holds the helpers they share.
 
 mod boost;
@@ -98,6 +99,7 @@ mod rmqueue_claim;
 mod rotate;
 mod shadow;
 mod should_continue_reclaim;
+mod split_pmd;
 mod split_zeropage;
 mod swap;
 mod swapcache;

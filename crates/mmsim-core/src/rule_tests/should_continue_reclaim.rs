@@ -109,7 +109,7 @@ fn direct_reclaim_for_a_thp_shrinks_the_node_again_until_compaction_is_suitable(
     let mut got = Vec::new();
     for (compaction, order) in [(true, 9), (false, 9), (true, 0)] {
         let mut s = machine(PolicyName::Cost, compaction, 15_000, 600);
-        let progress = s.try_to_free_pages_order(order);
+        let progress = s.try_to_free_pages_order(order, crate::gfp::GFP_HIGHUSER_MOVABLE);
         got.push((progress, s.vm.pgscan_direct, s.node.free));
     }
     assert_eq!(got, [(879, 879, 1479), (53, 53, 653), (53, 53, 653)]);
@@ -217,7 +217,7 @@ fn mglru_v6_1_direct_reclaim_shrinks_the_node_again_but_v6_14_does_not() {
             c.policy.mglru_version = v;
             c.compaction.enabled = compaction;
         });
-        let progress = s.try_to_free_pages_order(9);
+        let progress = s.try_to_free_pages_order(9, crate::gfp::GFP_HIGHUSER_MOVABLE);
         got.push((progress, s.vm.pgscan_direct, s.node.free));
     }
     assert_eq!(got, [(896, 896, 1496), (64, 64, 664), (64, 64, 664)]);

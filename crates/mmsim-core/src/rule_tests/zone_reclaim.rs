@@ -87,7 +87,7 @@ fn one_zone_made_compaction_ready_by_a_pass_gets_no_lower_priority() {
     // and breaks the loop. (Before, one zone was checked only before the
     // reclaim, and the loop went down the priorities to 32 pages.)
     let mut s = one_zone_at_the_ready_mark();
-    s.try_to_free_pages_order(4);
+    s.try_to_free_pages_order(4, crate::gfp::GFP_HIGHUSER_MOVABLE);
     let mut by_hand = one_zone_at_the_ready_mark();
     let (passes, reclaimed) = passes_until(&mut by_hand, |s| s.compaction_ready(4));
     assert_eq!((passes, reclaimed), (1, 1));
@@ -97,7 +97,7 @@ fn one_zone_made_compaction_ready_by_a_pass_gets_no_lower_priority() {
     assert!(s.compaction_ready(4));
     // Order 3 is not costly: no check, the loop goes on to the goal.
     let mut s = one_zone_at_the_ready_mark();
-    s.try_to_free_pages_order(3);
+    s.try_to_free_pages_order(3, crate::gfp::GFP_HIGHUSER_MOVABLE);
     assert_eq!((s.vm.pgscan_direct, s.vm.pgsteal_direct), (58, 58));
 }
 
@@ -135,7 +135,7 @@ fn dma_compaction_ready_and_dma32_not_shrinks_the_node_once() {
     // could not be told from none).
     let mut s = dma_ready_upper_not(24576);
     let stalls = s.vm.allocstall_normal;
-    s.try_to_free_pages_order(4);
+    s.try_to_free_pages_order(4, crate::gfp::GFP_HIGHUSER_MOVABLE);
     let mut by_hand = dma_ready_upper_not(24576);
     // The page scanned is the inactive anon list's tail, the task's page 0
     // (its VMA is the machine's first), young from its fault.
@@ -159,7 +159,7 @@ fn dma_compaction_ready_and_dma32_not_shrinks_the_node_once() {
     assert_eq!((s.vm.pgscan_direct, s.vm.pgsteal_direct), (1, 0));
     // Order 3: no compaction_ready check, the priorities go on.
     let mut s = dma_ready_upper_not(8192);
-    s.try_to_free_pages_order(3);
+    s.try_to_free_pages_order(3, crate::gfp::GFP_HIGHUSER_MOVABLE);
     assert_eq!((s.vm.pgscan_direct, s.vm.pgsteal_direct), (8249, 57));
 }
 
