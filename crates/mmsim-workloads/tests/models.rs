@@ -510,7 +510,8 @@ fn pgbench_transaction_mix_without_eviction() {
             | Event::ThpAdvice { .. }
             | Event::Remap { .. }
             | Event::Fork { .. }
-            | Event::FileSync { .. } => panic!(),
+            | Event::FileSync { .. }
+            | Event::FdRead { .. } => panic!(),
         }
     }
     // Per transaction: 2 index descents of 2 levels, the account twice, a teller, a
