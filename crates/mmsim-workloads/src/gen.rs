@@ -17,7 +17,7 @@
 use std::path::{Path, PathBuf};
 
 use mmsim_core::memcg::{MemcgId, ROOT};
-use mmsim_core::{Advice, Event, FileId, Sim, SimError, VmaId};
+use mmsim_core::{Advice, Event, Fd, FileId, Sim, SimError, VmaId};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_distr::{Distribution, Zipf};
 use rand_pcg::Pcg64Mcg;
@@ -318,6 +318,63 @@ pub struct Generator {
     /// still to issue after the last touch, last first (`Event::Collapse`,
     /// `Event::ThpAdvice`, then one `Event::Think` per snapshot gap).
     tail: Vec<Event>,
+    /// `opens = N`: the descriptors the reads take turns on (None: every read is
+    /// an `Event::FileRead` of the file's one `read()` state).
+    opens: Option<Opens>,
+}
+
+/// The N open file descriptions of a workload's `opens = N` (see
+/// [`WorkloadSpec::opens`]), read round-robin: read k through `first + k mod n`.
+#[derive(Clone, Copy, Debug)]
+struct Opens {
+    first: Fd,
+    n: u32,
+    next: u32,
+}
+
+impl Opens {
+    /// `open()`s `file` `n` times by `task` (`do_dentry_open()` →
+    /// `file_ra_state_init()`, fs/open.c, v6.12: each a `struct file` with its own
+    /// `f_ra`, [`Sim::open_file`]) and gives `advice` to each
+    /// (`generic_fadvise()`, mm/fadvise.c, on that `struct file` only,
+    /// [`Sim::fadvise_fd`]).
+    fn open(
+        sim: &mut Sim,
+        file: FileId,
+        task: mmsim_core::TaskId,
+        n: u64,
+        advice: Advice,
+    ) -> Result<Opens, SimError> {
+        let first = sim.nr_fds() as Fd;
+        for _ in 0..n {
+            let fd = sim.open_file(file, task)?;
+            sim.fadvise_fd(fd, advice)?;
+        }
+        Ok(Opens {
+            first,
+            n: n.clamp(1, crate::scenario::MAX_OPENS) as u32,
+            next: 0,
+        })
+    }
+
+    /// Each `Event::FileRead` of `events` becomes an `Event::FdRead` through the
+    /// next descriptor in turn; writes and other events pass unchanged.
+    fn route(&mut self, events: &mut [Event]) {
+        for e in events {
+            if let Event::FileRead { index, pages, .. } = *e {
+                *e = Event::FdRead {
+                    fd: self.first + self.next,
+                    index,
+                    pages,
+                };
+                self.next = if self.next + 1 == self.n {
+                    0
+                } else {
+                    self.next + 1
+                };
+            }
+        }
+    }
 }
 
 impl Generator {
@@ -558,6 +615,7 @@ impl Generator {
             pattern,
             sampler: None,
             tail,
+            opens: None,
         })
     }
 
@@ -658,7 +716,21 @@ impl Generator {
                     pattern: Pattern::Trace(Box::new(g)),
                     sampler: None,
                     tail: Vec::new(),
+                    opens: None,
                 });
+            }
+            _ if spec.opens.is_some() && spec.target == Target::File => {
+                // As Sink::setup_in's `file`, plus the N opens.
+                let task = sim.add_task(name);
+                sim.attach_task(task, memcg).map_err(setup)?;
+                let file = sim.add_file(name, spec.kind.pages()).map_err(setup)?;
+                sim.open(file, task).map_err(setup)?;
+                sim.fadvise(file, advice).map_err(setup)?;
+                let n = spec.opens.unwrap_or(1);
+                let opens = Opens::open(sim, file, task, n, advice).map_err(setup)?;
+                let mut g = Generator::new(spec, seed, Sink::File(file), what, base_dir)?;
+                g.opens = Some(opens);
+                return Ok(g);
             }
             _ => {
                 let sink = Sink::setup_in(sim, name, spec.target, spec.kind.pages(), advice, memcg)
@@ -682,6 +754,7 @@ impl Generator {
             pattern,
             sampler: None,
             tail: Vec::new(),
+            opens: None,
         })
     }
 
@@ -731,6 +804,10 @@ impl Generator {
                 }
                 out.push(self.sink.event(page, self.writes.draw(&mut self.rng)));
                 pushed += 1;
+            }
+            if let Some(o) = &mut self.opens {
+                let from = out.len() - pushed;
+                o.route(&mut out[from..]);
             }
             return Ok(pushed);
         }
@@ -802,6 +879,7 @@ impl Generator {
             rng,
             left,
             pattern,
+            opens,
             ..
         } = self;
         let (sink, writes) = (*sink, *writes);
@@ -818,6 +896,7 @@ impl Generator {
         }
         let n = (*left).min(max as u64) as usize;
         out.reserve(n);
+        let from = out.len();
         match pattern {
             Pattern::Uniform { pages } => {
                 let pages = *pages;
@@ -939,6 +1018,9 @@ impl Generator {
             | Pattern::Eater(_)
             | Pattern::Kbuild(_)
             | Pattern::Tabs(_) => unreachable!("handled above"),
+        }
+        if let Some(o) = opens {
+            o.route(&mut out[from..]);
         }
         *left -= n as u64;
         Ok(n)

@@ -273,7 +273,15 @@ impl EventStream {
             )?);
             if let Some(spec) = &s.sample {
                 let g = gens.last_mut().expect("just pushed");
-                g.sample(crate::sample::PageSampler::new(spec, w.target, &s.machine));
+                let mut sampler = crate::sample::PageSampler::new(spec, w.target, &s.machine);
+                // The files of the descriptors so far (`opens`), so that their
+                // reads are sampled by file and page as `FileRead`s are.
+                sampler.set_fd_files(
+                    (0..sim.nr_fds() as u32)
+                        .filter_map(|fd| sim.fd_file(fd))
+                        .collect(),
+                );
+                g.sample(sampler);
             }
             tasks.push(first..sim.nr_tasks());
         }

@@ -391,6 +391,22 @@ impl Scenario {
                 }
                 _ => {}
             }
+            if let Some(n) = w.opens {
+                if !(1..=super::MAX_OPENS).contains(&n) {
+                    return Err(invalid(
+                        field("opens"),
+                        format!("{n} is out of range [1, {}]", super::MAX_OPENS),
+                    ));
+                }
+                if w.target != Target::File || matches!(w.kind, WorkloadKind::Trace { .. }) {
+                    return Err(invalid(
+                        field("opens"),
+                        "opens are descriptors read with read(): they need target = \"file\" \
+                         and an access-pattern kind (not a trace replay)"
+                            .into(),
+                    ));
+                }
+            }
             match &w.kind {
                 WorkloadKind::Uniform { pages, accesses } => {
                     check_pages(*pages)?;

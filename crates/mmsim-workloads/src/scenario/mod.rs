@@ -623,9 +623,25 @@ pub struct WorkloadSpec {
     /// tables; the page cache they brought in stays, charged to their group. The exit
     /// runs after the batch holding the workload's last event.
     pub exit: bool,
+    /// `opens = N`: for a `file` target of an access-pattern kind (not a trace
+    /// replay), the task opens the file N times, 1..=[`MAX_OPENS`], each `open()`
+    /// a `struct file` with its own readahead state (`file->f_ra`, set by
+    /// `file_ra_state_init()` in `do_dentry_open()`, fs/open.c, v6.12; see
+    /// [`mmsim_core::Sim::open_file`]), and `advice` is given to each
+    /// (`posix_fadvise` per descriptor). The reads then take turns round-robin
+    /// over the descriptors (`Event::FdRead`): read k goes through descriptor
+    /// `k mod N`, as N readers of one file sharing the stream, so each window
+    /// sees every N-th read. Writes stay buffered `pwrite`s of the file (no
+    /// readahead). Absent: the one-state-per-file read model
+    /// ([`mmsim_core::Sim::open`], `Event::FileRead`) of every existing result.
+    pub opens: Option<u64>,
     /// What the accesses are.
     pub kind: WorkloadKind,
 }
+
+/// The most `opens` a workload may declare: 1024, the default `RLIMIT_NOFILE`
+/// soft limit on one task's descriptors (`INR_OPEN_CUR`, include/uapi/linux/fs.h).
+pub const MAX_OPENS: u64 = 1024;
 
 /// The `Think` events of a touch's `snapshots` (seconds after its last touch,
 /// increasing): each gap cut into waits of at most [`SNAPSHOT_STEP_NS`], then a
@@ -977,6 +993,7 @@ impl WorkloadSpec {
             start: 0,
             cgroup: None,
             exit: false,
+            opens: None,
             kind,
         }
     }

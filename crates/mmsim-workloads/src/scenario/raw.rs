@@ -132,8 +132,8 @@ impl KindName {
             }
             k if k.is_model() => "name, phase, weight, advice, start, cgroup, exit",
             _ => {
-                "name, target, write_ratio, phase, weight, advice, thp_advice, start, cgroup, \
-                 exit"
+                "name, target, write_ratio, phase, weight, advice, thp_advice, opens, start, \
+                 cgroup, exit"
             }
         }
     }
@@ -168,6 +168,8 @@ pub(super) struct RawWorkload {
     cgroup: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     exit: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    opens: Option<u64>,
     #[serde(
         default,
         deserialize_with = "de_opt_pages",
@@ -474,7 +476,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 78] = [
+    let present: [(&'static str, bool); 79] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -554,19 +556,22 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("target", r.target.is_some()),
         ("write_ratio", r.write_ratio.is_some()),
         ("thp_advice", r.thp_advice.is_some()),
+        ("opens", r.opens.is_some()),
     ];
     let (required, optional) = kind.fields();
     let model = kind.is_model();
     for (field, is) in present {
         let common_ok = match field {
-            "target" | "thp_advice" => !model,
+            "target" | "thp_advice" | "opens" => !model,
             "write_ratio" => !model || matches!(kind, KindName::Eater | KindName::Tabs),
             _ => false,
         };
         if is && !common_ok && !required.contains(&field) && !optional.contains(&field) {
             let all: Vec<&str> = required.iter().chain(optional).copied().collect();
             let hint = match field {
-                "target" | "thp_advice" => " (a model knows which files and mappings it uses)",
+                "target" | "thp_advice" | "opens" => {
+                    " (a model knows which files and mappings it uses)"
+                }
                 "write_ratio" => match kind {
                     KindName::Fio => " (use rw)",
                     KindName::Kv => " (use ratio)",
@@ -745,6 +750,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         start: r.start.unwrap_or(0),
         cgroup: r.cgroup,
         exit: r.exit,
+        opens: r.opens,
         kind,
     })
 }
@@ -807,6 +813,7 @@ impl From<WorkloadSpec> for RawWorkload {
             start: (w.start != 0).then_some(w.start),
             cgroup: w.cgroup,
             exit: w.exit,
+            opens: w.opens,
             pages: None,
             accesses: None,
             theta: None,
