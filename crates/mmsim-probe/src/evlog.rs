@@ -524,9 +524,9 @@ mod tests {
         extra.push(0);
         assert!(msg(&extra).contains("after the footer"));
         let mut bad = bytes.clone();
-        bad[16] = 10;
+        bad[16] = 200;
         assert!(
-            msg(&bad).contains("record 0: unknown kind 10"),
+            msg(&bad).contains("record 0: unknown kind 200"),
             "{}",
             msg(&bad)
         );
