@@ -453,12 +453,20 @@ impl Sim {
     /// A free block of `order` if free pages minus the order's unusable
     /// ones stay above `mark` (`__zone_watermark_ok`).
     pub(crate) fn take_block(&mut self, order: u8, w: Wmark) -> Option<u64> {
+        let pfn = self.take_block_unlogged(order, w);
+        // The allocation's `kmem:mm_page_alloc_extfrag` events, emitted at
+        // its end (`crate::tracepoint::kmem`); nothing is logged when the
+        // watermark test failed before the buddy lists were touched.
+        if self.phys.zone.extfrag.is_some() {
+            self.trace_extfrag_flush();
+        }
+        pfn
+    }
+
+    /// [`Sim::take_block`] without emitting the extfrag events it logged.
+    fn take_block_unlogged(&mut self, order: u8, w: Wmark) -> Option<u64> {
         if self.phys.dma.is_some() {
-            let pfn = self.take_block_zoned(order, w);
-            if self.phys.zone.extfrag.is_some() {
-                self.trace_extfrag_flush();
-            }
-            return pfn;
+            return self.take_block_zoned(order, w);
         }
         let (n, mark) = (1u64 << order, self.node_wmark(w));
         if self.node.free < n || self.node.free - (n - 1) <= mark {
@@ -467,11 +475,7 @@ impl Sim {
         let pfn = self
             .phys
             .zone
-            .alloc_pages(order as usize, MigrateType::Movable);
-        if self.phys.zone.extfrag.is_some() {
-            self.trace_extfrag_flush();
-        }
-        let pfn = pfn?;
+            .alloc_pages(order as usize, MigrateType::Movable)?;
         self.node.free -= n;
         Some(pfn)
     }
