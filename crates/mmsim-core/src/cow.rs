@@ -112,7 +112,7 @@ impl Sim {
                 fl |= flags::ACTIVE;
             }
         }
-        let f = self.alloc_folio(vma, index, fl)?;
+        let f = self.alloc_folio(vma, index, fl, crate::gfp::GFP_USER_FOLIO)?;
         if self.task_dead(vma) {
             self.free_folio(f);
             return None;

@@ -44,6 +44,7 @@
 //! `memory.max`, up to MAX_RECLAIM_RETRIES times, then OOM-kills in the group.
 
 use crate::event::FileId;
+use crate::gfp::Gfp;
 use crate::mem::filemap::{slot_folio, SLOT_FOLIO};
 use crate::mem::folio::{flags, FolioId, LruList};
 use crate::mem::pagetable::{
@@ -336,7 +337,7 @@ impl Sim {
                 fl |= flags::ACTIVE;
             }
         }
-        let f = self.alloc_folio(vma, index, fl)?;
+        let f = self.alloc_folio(vma, index, fl, crate::gfp::GFP_ANON_FOLIO)?;
         if self.tasks[self.vmas[vma as usize].task as usize].dead {
             self.free_folio(f);
             return None;
@@ -557,7 +558,8 @@ impl Sim {
         // the task moved groups.
         let owner = self.swap.as_ref().unwrap().owner(slot);
         let faulting = std::mem::replace(&mut self.cur_memcg, owner);
-        let f = self.alloc_folio(vma, index, flags::SWAPBACKED | flags::SWAPCACHE | extra);
+        let fl = flags::SWAPBACKED | flags::SWAPCACHE | extra;
+        let f = self.alloc_folio(vma, index, fl, crate::gfp::GFP_USER_FOLIO);
         self.cur_memcg = faulting;
         let f = f?;
         self.nr_swapcache_folios += 1;
@@ -909,15 +911,16 @@ impl Sim {
     /// `file`/`index`, puts it in the page cache and on the LRU, and unless
     /// it is for a full-page write runs refault detection on the old slot's
     /// shadow (which may set PG_active and PG_workingset first). The caller
-    /// reads it.
+    /// reads it; `gfp` is the allocation's mask (`crate::gfp`).
     pub(crate) fn filemap_add_folio(
         &mut self,
         file: FileId,
         index: u32,
         old_slot: u32,
         write: bool,
+        gfp: Gfp,
     ) -> Option<FolioId> {
-        let f = self.alloc_folio(file, index, 0)?;
+        let f = self.alloc_folio(file, index, 0, gfp)?;
         let old_slot = if self.kmem.is_some() {
             // The slot as the store finds it: reclaim in the allocation may
             // have taken its shadow with its node (`shadow_lru_isolate`).
@@ -949,7 +952,8 @@ impl Sim {
         write: bool,
     ) -> Option<FolioId> {
         self.advance(self.cost.major_fault_ns);
-        let f = self.filemap_add_folio(file, index, old_slot, write)?;
+        let gfp = crate::gfp::GFP_USER_FOLIO;
+        let f = self.filemap_add_folio(file, index, old_slot, write, gfp)?;
         if !write {
             let done = self.fs.read(self.clock, 1);
             self.count_vm_events(PGPGIN, 4);
@@ -1088,13 +1092,19 @@ impl Sim {
         self.workingset_age_nonresident(m, nr);
     }
 
-    /// Allocates and charges one order-0 folio; None if even the OOM killer
-    /// could not make room (the access is then dropped and counted).
-    pub(crate) fn alloc_folio(&mut self, space: u32, index: u32, fl: u16) -> Option<FolioId> {
-        if !self.alloc_page() {
+    /// Allocates and charges one order-0 folio with the site's `gfp`; None if even
+    /// the OOM killer could not make room (the access is then dropped and counted).
+    pub(crate) fn alloc_folio(
+        &mut self,
+        space: u32,
+        index: u32,
+        fl: u16,
+        gfp: Gfp,
+    ) -> Option<FolioId> {
+        if !self.alloc_page(gfp) {
             return None;
         }
-        if !self.try_charge_memcg_one() {
+        if !self.try_charge_memcg_one(gfp) {
             self.node.free += 1;
             return None;
         }
@@ -1114,8 +1124,9 @@ impl Sim {
     /// The fast path is inline for every policy: above WMARK_LOW (the
     /// zone's fast mark) for the kernel's, any free page for the `lru`
     /// policy, which evicts only at `node.free == 0` (in the slow path).
+    /// `gfp` is the site's mask (`crate::gfp`: wakeup zone, reclaim trace).
     #[inline]
-    pub(crate) fn alloc_page(&mut self) -> bool {
+    pub(crate) fn alloc_page(&mut self, gfp: Gfp) -> bool {
         let mark = if self.policy == Policy::Lru {
             0
         } else {
@@ -1125,11 +1136,11 @@ impl Sim {
             self.node.free -= 1; // the fast path, inline
             return true;
         }
-        self.alloc_page_slow()
+        self.alloc_page_slow(gfp)
     }
     /// [`Sim::alloc_page`] past its fast path (out of line).
     #[inline(never)]
-    fn alloc_page_slow(&mut self) -> bool {
+    fn alloc_page_slow(&mut self, gfp: Gfp) -> bool {
         if self.policy == Policy::Lru {
             if self.node.free == 0 && !self.lru_evict_one() {
                 return self.oom_then_take();
@@ -1138,20 +1149,20 @@ impl Sim {
             return true;
         }
         if self.phys.dma.is_some() {
-            return self.alloc_page_zoned();
+            return self.alloc_page_zoned(gfp);
         }
         if self.node.free > self.node.wmark_low {
             self.node.free -= 1;
             return true;
         }
-        self.wakeup_kswapd();
+        self.wakeup_kswapd_zone(0, crate::gfp::gfp_zone(gfp));
         if self.node.free > self.node.wmark_min {
             self.node.free -= 1;
             return true;
         }
         let mut no_progress_loops = 0;
         while no_progress_loops <= MAX_RECLAIM_RETRIES {
-            let reclaimed = self.try_to_free_pages();
+            let reclaimed = self.try_to_free_pages_order(0, gfp);
             if self.node.free > self.node.wmark_min {
                 self.node.free -= 1;
                 return true;

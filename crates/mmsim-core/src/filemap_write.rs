@@ -171,19 +171,21 @@ impl Sim {
         let n = 1u32 << order;
         // v6.18 __filemap_get_folio: the mapping's gfp (GFP_HIGHUSER_MOVABLE)
         // with __GFP_NORETRY | __GFP_NOWARN above the minimum order, and
-        // filemap_alloc_folio's __GFP_COMP.
+        // filemap_alloc_folio's __GFP_COMP; readahead's (`GFP_READAHEAD`)
+        // has them too, without __GFP_FS (its memalloc_nofs_save scope).
         use crate::gfp::*;
+        let fs = if write { __GFP_FS } else { 0 };
         let gfp = crate::huge_memory::ThpGfp {
             direct: true,
             kswapd: true,
             noretry: true,
-            mask: GFP_HIGHUSER_MOVABLE | __GFP_NORETRY | __GFP_NOWARN | __GFP_COMP,
+            mask: GFP_READAHEAD | fs,
         };
         let pfn = self.rmqueue_large(order, gfp)?;
         let charged = if write {
             self.try_charge_memcg(u64::from(n))
         } else {
-            self.try_charge_memcg_noretry(u64::from(n))
+            self.try_charge_memcg_noretry(u64::from(n), gfp.mask)
         };
         if !charged {
             self.phys.free_block(pfn, order as usize);

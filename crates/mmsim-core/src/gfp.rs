@@ -110,6 +110,29 @@ pub const GFP_PGTABLE_KERNEL: Gfp = GFP_KERNEL | __GFP_ZERO;
 /// `GFP_PGTABLE_USER`: a user page table's pages, charged to the memcg.
 pub const GFP_PGTABLE_USER: Gfp = GFP_PGTABLE_KERNEL | __GFP_ACCOUNT;
 
+/// An order-0 anonymous folio of `do_anonymous_page` and of `wp_page_copy`
+/// of the zero page (v6.12 `folio_prealloc(…, need_zero = true)` →
+/// `vma_alloc_zeroed_movable_folio`: `GFP_HIGHUSER_MOVABLE | __GFP_ZERO`),
+/// with the `__GFP_COMP` that `vma_alloc_folio` → `folio_alloc_mpol` adds to
+/// every folio allocation: what the 6.12 guest's `mm_vmscan_wakeup_kswapd`
+/// prints for an anonymous fault.
+pub const GFP_ANON_FOLIO: Gfp = GFP_HIGHUSER_MOVABLE | __GFP_ZERO | __GFP_COMP;
+/// Any other order-0 user folio (v6.12): a copy (`folio_prealloc(…, false)`:
+/// `vma_alloc_folio(GFP_HIGHUSER_MOVABLE, 0, …)`), a swap-in
+/// (`swapin_readahead(entry, GFP_HIGHUSER_MOVABLE, …)`), a page-cache folio
+/// outside readahead (`filemap_alloc_folio(mapping_gfp_mask(mapping), 0)`;
+/// the mapping's mask is `inode_init_always`'s `GFP_HIGHUSER_MOVABLE`, as
+/// the guest's readahead line shows for ext4), each with `__GFP_COMP`.
+pub const GFP_USER_FOLIO: Gfp = GFP_HIGHUSER_MOVABLE | __GFP_COMP;
+/// A readahead folio (v6.12 mm/readahead.c): `readahead_gfp_mask(mapping)`
+/// = `mapping_gfp_mask | __GFP_NORETRY | __GFP_NOWARN`, allocated inside
+/// `page_cache_ra_unbounded`'s `memalloc_nofs_save()` scope, so that
+/// `__alloc_pages`' `current_gfp_context` clears `__GFP_FS` before the slow
+/// path sees the mask, plus `__GFP_COMP`. The 6.12 guest prints it as
+/// `GFP_NOFS|__GFP_HIGHMEM|__GFP_NOWARN|__GFP_NORETRY|__GFP_COMP|__GFP_HARDWALL|__GFP_MOVABLE`.
+pub const GFP_READAHEAD: Gfp =
+    ((GFP_HIGHUSER_MOVABLE | __GFP_NORETRY | __GFP_NOWARN) & !__GFP_FS) | __GFP_COMP;
+
 /// `GFP_RECLAIM_MASK` (mm/internal.h, v6.12; `__GFP_NOLOCKDEP` is 0).
 pub const GFP_RECLAIM_MASK: Gfp = __GFP_RECLAIM
     | __GFP_HIGH
@@ -121,6 +144,18 @@ pub const GFP_RECLAIM_MASK: Gfp = __GFP_RECLAIM
     | __GFP_NORETRY
     | __GFP_MEMALLOC
     | __GFP_NOMEMALLOC;
+
+/// The mask memcg reclaim traces for a charge with `gfp` (v6.12 mm/vmscan.c
+/// `try_to_free_mem_cgroup_pages` and `mem_cgroup_shrink_node`):
+/// `(gfp & GFP_RECLAIM_MASK) | (GFP_HIGHUSER_MOVABLE & ~GFP_RECLAIM_MASK)`
+/// (the former applies `current_gfp_context` first; mmsim's charges are
+/// made outside any `memalloc_nofs`/`noio` scope but readahead's, whose
+/// mask has `__GFP_FS` cleared already). `GFP_KERNEL` (an order-0
+/// anonymous charge, `memory.high`, a knob write, kswapd's soft-limit pass)
+/// gives `GFP_HIGHUSER_MOVABLE`.
+pub const fn memcg_reclaim_mask(gfp: Gfp) -> Gfp {
+    (gfp & GFP_RECLAIM_MASK) | (GFP_HIGHUSER_MOVABLE & !GFP_RECLAIM_MASK)
+}
 
 /// v6.12's `__def_gfpflag_names`, in its order (x86-64 without KASAN_HW_TAGS).
 const NAMES: [(Gfp, &str); 36] = [

@@ -667,7 +667,7 @@ impl Sim {
         let Some(pfn) = self.rmqueue_large(order, gfp) else {
             return Err(false);
         };
-        if !self.try_charge_memcg_gfp(n, gfp.direct) {
+        if !self.try_charge_memcg_gfp(n, gfp.mask) {
             self.phys.free_block(pfn, order as usize);
             self.node.free += n;
             return Err(true);

@@ -727,7 +727,7 @@ impl Sim {
     /// even the OOM killer made room (the table is still counted; the
     /// kernel's fault would fail with VM_FAULT_OOM).
     fn pagetable_alloc_frame(&mut self) -> Option<u32> {
-        if !self.alloc_page() {
+        if !self.alloc_page(crate::gfp::GFP_PGTABLE_USER | crate::gfp::__GFP_COMP) {
             return None;
         }
         self.count_vm_events(crate::stats::item::PGALLOC_NORMAL, 1);

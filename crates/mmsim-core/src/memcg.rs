@@ -22,6 +22,7 @@
 //! global pgscan/pgsteal_kswapd/direct untouched). Node-wide pressure
 //! triggers global reclaim (kswapd, direct) of the whole tree.
 
+use crate::gfp::Gfp;
 use crate::mem::folio::LruList;
 use crate::mem::list::List;
 use crate::mem::pagetable::TaskId;
@@ -717,27 +718,36 @@ impl Sim {
     /// then the OOM killer in that group. After a successful charge over
     /// some ancestor's `memory.high`, the task owes reclaim (and maybe a
     /// throttling sleep) on its return to user space.
+    /// `GFP_KERNEL` is the charge's mask (a kernel page's, a write's large
+    /// folio's: both trace as `GFP_HIGHUSER_MOVABLE`).
     #[inline]
     pub(crate) fn try_charge_memcg(&mut self, nr_pages: u64) -> bool {
-        self.try_charge_memcg_gfp(nr_pages, true)
+        self.try_charge_memcg_gfp(nr_pages, crate::gfp::GFP_KERNEL)
     }
 
     /// [`Sim::try_charge_memcg`] of one page, inlined with its counter fast
-    /// path into the order-0 allocation (`alloc_folio`, one per fault).
+    /// path into the order-0 allocation (`alloc_folio`, one per fault), with
+    /// the allocation's mask: the kernel charges an anonymous page with
+    /// `GFP_KERNEL`, a swap-in and a page-cache page with the allocation's
+    /// mask; [`crate::gfp::memcg_reclaim_mask`] of either is the same.
+    /// Departure: readahead's `__GFP_NORETRY` is traced but its order-0
+    /// charge still retries (its large folios' charge does not).
     #[inline(always)]
-    pub(crate) fn try_charge_memcg_one(&mut self) -> bool {
-        self.try_charge_memcg_gfp(1, true)
+    pub(crate) fn try_charge_memcg_one(&mut self, gfp: Gfp) -> bool {
+        self.try_charge_memcg_gfp(1, gfp)
     }
 
-    /// [`Sim::try_charge_memcg`] with the gfp's `__GFP_DIRECT_RECLAIM`:
-    /// without it (`gfpflags_allow_blocking` false, as a THP fault's
-    /// `GFP_TRANSHUGE_LIGHT`) a charge that does not fit fails at once,
-    /// after the stock and the counters were tried. Above
+    /// [`Sim::try_charge_memcg`] with the charge's mask `gfp`: without
+    /// `__GFP_DIRECT_RECLAIM` (`gfpflags_allow_blocking` false, as a THP
+    /// fault's `GFP_TRANSHUGE_LIGHT`) a charge that does not fit fails at
+    /// once, after the stock and the counters were tried; with it, the
+    /// group's reclaim traces `memcg_reclaim_mask(gfp)`. Above
     /// PAGE_ALLOC_COSTLY_ORDER the group's OOM killer is not invoked
     /// (`mem_cgroup_oom` returns OOM_SKIPPED) and the charge fails after
     /// its retries (mm/memcontrol.c, v6.12).
     #[inline(always)]
-    pub(crate) fn try_charge_memcg_gfp(&mut self, nr_pages: u64, blocking: bool) -> bool {
+    pub(crate) fn try_charge_memcg_gfp(&mut self, nr_pages: u64, gfp: Gfp) -> bool {
+        let blocking = gfp & crate::gfp::__GFP_DIRECT_RECLAIM != 0;
         let m = self.cur_memcg;
         if nr_pages <= MEMCG_CHARGE_BATCH && self.stock.0 == m && self.stock.1 >= nr_pages {
             self.stock.1 -= nr_pages;
@@ -751,15 +761,15 @@ impl Sim {
         if nr_pages == 1 && self.try_charge_one_quiet(m) {
             return true;
         }
-        self.try_charge_memcg_counters(m, nr_pages, blocking, false)
+        self.try_charge_memcg_counters(m, nr_pages, gfp, false)
     }
 
     /// [`Sim::try_charge_memcg`] for a gfp with `__GFP_NORETRY` (a large
     /// page-cache folio of readahead, `readahead_gfp_mask`): at the limit,
     /// reclaim and retry while the margin grows, drain the stock once,
     /// then fail (`goto nomem`) instead of the retries and the OOM killer
-    /// (mm/memcontrol.c `try_charge_memcg`, v6.12).
-    pub(crate) fn try_charge_memcg_noretry(&mut self, nr_pages: u64) -> bool {
+    /// (mm/memcontrol.c `try_charge_memcg`, v6.12). `gfp` is the charge's mask.
+    pub(crate) fn try_charge_memcg_noretry(&mut self, nr_pages: u64, gfp: Gfp) -> bool {
         let m = self.cur_memcg;
         if nr_pages <= MEMCG_CHARGE_BATCH && self.stock.0 == m && self.stock.1 >= nr_pages {
             self.stock.1 -= nr_pages;
@@ -768,7 +778,7 @@ impl Sim {
         if self.policy == crate::sim::Policy::Lru {
             return self.lru_charge_counters(m, nr_pages, true);
         }
-        self.try_charge_memcg_counters(m, nr_pages, true, true)
+        self.try_charge_memcg_counters(m, nr_pages, gfp, true)
     }
 
     /// A charge of `nr_pages` that took `charged` (the batch) from the
@@ -808,7 +818,7 @@ impl Sim {
         &mut self,
         m: MemcgId,
         nr_pages: u64,
-        blocking: bool,
+        gfp: Gfp,
         noretry: bool,
     ) -> bool {
         debug_assert!(
@@ -827,12 +837,12 @@ impl Sim {
                     self.charged_counters(m, nr_pages, charged);
                     return true;
                 }
-                Err(_) if !blocking => return false,
+                Err(_) if gfp & crate::gfp::__GFP_DIRECT_RECLAIM == 0 => return false,
                 Err(over) => {
                     batch = nr_pages;
                     // memcg_memory_event(MEMCG_MAX) on every pass.
                     self.memcgs[over as usize].max_events += 1;
-                    let reclaimed = self.try_to_free_mem_cgroup_pages(over, nr_pages);
+                    let reclaimed = self.try_to_free_mem_cgroup_pages(over, nr_pages, gfp);
                     // mem_cgroup_margin(mem_over_limit) >= nr_pages
                     let g = &self.memcgs[over as usize];
                     if g.max.saturating_sub(g.usage) >= nr_pages {
@@ -950,7 +960,9 @@ impl Sim {
             }
             if g.usage > g.high {
                 self.count_memcg_events(c, MEMCG_HIGH, 1);
-                reclaimed += self.try_to_free_mem_cgroup_pages(c, nr);
+                // v6.12 reclaim_high: try_to_free_mem_cgroup_pages(…, GFP_KERNEL, …).
+                let gfp = crate::gfp::GFP_KERNEL;
+                reclaimed += self.try_to_free_mem_cgroup_pages(c, nr, gfp);
             }
             cur = parent;
         }

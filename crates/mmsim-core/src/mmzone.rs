@@ -331,17 +331,17 @@ impl Sim {
     /// `Sim::alloc_page`): the zonelist at the low watermark, then wake
     /// kswapd, at the min watermark, direct reclaim with retries, and the
     /// OOM killer.
-    pub(crate) fn alloc_page_zoned(&mut self) -> bool {
+    pub(crate) fn alloc_page_zoned(&mut self, gfp: crate::gfp::Gfp) -> bool {
         if self.take_order0_zoned(Wmark::Low) {
             return true;
         }
-        self.wakeup_kswapd();
+        self.wakeup_kswapd_zone(0, crate::gfp::gfp_zone(gfp));
         if self.take_order0_zoned(Wmark::Min) {
             return true;
         }
         let mut no_progress_loops = 0;
         while no_progress_loops <= crate::fault::MAX_RECLAIM_RETRIES {
-            let reclaimed = self.try_to_free_pages();
+            let reclaimed = self.try_to_free_pages_order(0, gfp);
             if self.take_order0_zoned(Wmark::Min) {
                 return true;
             }

@@ -760,7 +760,7 @@ impl Sim {
         }
         let f = if order == 0 {
             let slot = fo.slot(index);
-            self.filemap_add_folio(file, index, slot, false)?
+            self.filemap_add_folio(file, index, slot, false, crate::gfp::GFP_READAHEAD)?
         } else {
             self.filemap_add_large_folio(file, index, order, false)?
         };
@@ -835,7 +835,8 @@ impl Sim {
                 done = done.max(self.submit_ra_run(&mut run, &mut workingset));
                 continue;
             }
-            let Some(f) = self.filemap_add_folio(file, page, slot, false) else {
+            let gfp = crate::gfp::GFP_READAHEAD;
+            let Some(f) = self.filemap_add_folio(file, page, slot, false, gfp) else {
                 break;
             };
             // Unsigned in the kernel: a window clamped at EOF below its lookahead wraps and marks nothing.

@@ -61,6 +61,7 @@ use crate::sim::Sim;
 
 pub mod compaction;
 pub mod kmem;
+mod vmscan;
 pub use compaction::CompactionEvent;
 pub use kmem::ExtfragEvent;
 
@@ -218,8 +219,11 @@ pub enum TpEvent {
         /// `nr_reclaimed`.
         nr_reclaimed: u64,
     },
-    /// `mm_vmscan_memcg_reclaim_begin`.
-    MemcgReclaimBegin,
+    /// `mm_vmscan_memcg_reclaim_begin` (order 0 always).
+    MemcgReclaimBegin {
+        /// `gfp_flags`: `crate::gfp::memcg_reclaim_mask` of the charge's mask.
+        gfp_flags: crate::gfp::Gfp,
+    },
     /// `mm_vmscan_memcg_reclaim_end`.
     MemcgReclaimEnd {
         /// `nr_reclaimed`.
@@ -338,7 +342,7 @@ impl TpEvent {
             TpEvent::KswapdSleep => 1,
             TpEvent::DirectReclaimBegin { .. } => 2,
             TpEvent::DirectReclaimEnd { .. } => 3,
-            TpEvent::MemcgReclaimBegin => 4,
+            TpEvent::MemcgReclaimBegin { .. } => 4,
             TpEvent::MemcgReclaimEnd { .. } => 5,
             TpEvent::LruIsolate { .. } => 6,
             TpEvent::LruShrinkInactive { .. } => 7,
@@ -386,13 +390,9 @@ impl fmt::Display for TpEvent {
         match *self {
             TpEvent::KswapdWake { order } => write!(f, "nid=0 order={order}"),
             TpEvent::KswapdSleep => write!(f, "nid=0"),
-            TpEvent::DirectReclaimBegin { order, gfp_flags } => {
-                let g = crate::gfp::ShowGfp(gfp_flags);
-                write!(f, "order={order} gfp_flags={g}")
-            }
-            TpEvent::MemcgReclaimBegin | TpEvent::MemcgSoftlimitReclaimBegin => {
-                write!(f, "order=0 gfp_flags=GFP_HIGHUSER_MOVABLE")
-            }
+            TpEvent::DirectReclaimBegin { order, gfp_flags } => vmscan::begin(f, order, gfp_flags),
+            TpEvent::MemcgReclaimBegin { gfp_flags } => vmscan::begin(f, 0, gfp_flags),
+            TpEvent::MemcgSoftlimitReclaimBegin => vmscan::begin(f, 0, vmscan::SOFTLIMIT_GFP),
             TpEvent::DirectReclaimEnd { nr_reclaimed }
             | TpEvent::MemcgReclaimEnd { nr_reclaimed }
             | TpEvent::MemcgSoftlimitReclaimEnd { nr_reclaimed } => {
@@ -974,15 +974,13 @@ mod tests {
             defer_shift: 2,
             order_failed: 5,
         };
+        let (order, gfp_flags) = (0, crate::gfp::GFP_HIGHUSER_MOVABLE);
         vec![
             TpEvent::KswapdWake { order: 0 },
             TpEvent::KswapdSleep,
-            TpEvent::DirectReclaimBegin {
-                order: 0,
-                gfp_flags: crate::gfp::GFP_HIGHUSER_MOVABLE,
-            },
+            TpEvent::DirectReclaimBegin { order, gfp_flags },
             TpEvent::DirectReclaimEnd { nr_reclaimed: 32 },
-            TpEvent::MemcgReclaimBegin,
+            TpEvent::MemcgReclaimBegin { gfp_flags },
             TpEvent::MemcgReclaimEnd { nr_reclaimed: 45 },
             TpEvent::LruIsolate {
                 nr_requested: 32,

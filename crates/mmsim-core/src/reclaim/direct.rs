@@ -23,15 +23,8 @@ use crate::tracepoint::TpEvent;
 
 impl Sim {
     /// `try_to_free_pages()`: direct reclaim of SWAP_CLUSTER_MAX pages by the
-    /// allocating task for an order-0 user page (`GFP_HIGHUSER_MOVABLE`,
-    /// the mask of an anonymous fault and of a regular file's page cache);
-    /// a memstall. Returns pages reclaimed.
-    pub(crate) fn try_to_free_pages(&mut self) -> u64 {
-        self.try_to_free_pages_order(0, crate::gfp::GFP_HIGHUSER_MOVABLE)
-    }
-
-    /// `try_to_free_pages()` for an allocation of `order`: as
-    /// [`Sim::try_to_free_pages`]; for a costly order with
+    /// allocating task for an allocation of `order` with mask `gfp`; a
+    /// memstall. For a costly order with
     /// `compaction.compaction_ready`, `shrink_zones` checks each zone's
     /// `compaction_ready` on every pass (the module overview). Returns
     /// what v6.12 `do_try_to_free_pages` returns: the pages reclaimed, else
@@ -40,7 +33,12 @@ impl Sim {
     /// `__alloc_pages_direct_reclaim` tests. `gfp` is the allocation's mask:
     /// v6.12 traces `mm_vmscan_direct_reclaim_begin(order, sc.gfp_mask)`
     /// with `sc.gfp_mask = current_gfp_context(gfp_mask)`, the mask itself
-    /// outside a `memalloc_noio`/`nofs` scope (mmsim has none).
+    /// outside a `memalloc_noio`/`nofs` scope (readahead's, the one scope
+    /// mmsim's allocations are in, is in its mask: `crate::gfp::GFP_READAHEAD`).
+    /// Order-0 sites: `Sim::alloc_page`'s callers (anonymous, copy, swap-in,
+    /// page-cache and readahead folios, page tables), each with its mask.
+    /// Departure: mmsim's reclaim reads no `__GFP_FS`/`__GFP_IO` bit (the
+    /// kernel's `may_enter_fs` and slab shrinkers do).
     pub(crate) fn try_to_free_pages_order(&mut self, order: usize, gfp: crate::gfp::Gfp) -> u64 {
         self.count_vm_events(ALLOCSTALL_NORMAL, 1);
         let mut sc =

@@ -52,9 +52,9 @@ impl Sim {
     }
 
     /// [`Sim::wakeup_kswapd_zone`] for a user allocation
-    /// (`GFP_HIGHUSER_MOVABLE`: `highest_zoneidx` ZONE_MOVABLE). Departure:
-    /// the order-0 allocations of page tables (`GFP_PGTABLE_USER`, ZONE_NORMAL)
-    /// wake kswapd through here too.
+    /// (`GFP_HIGHUSER_MOVABLE`: `highest_zoneidx` ZONE_MOVABLE). Order-0
+    /// allocations pass their own mask's `gfp_zone` (`Sim::alloc_page`):
+    /// a page table's `GFP_PGTABLE_USER` wakes kswapd with ZONE_NORMAL.
     pub(crate) fn wakeup_kswapd_at(&mut self, order: u32) {
         self.wakeup_kswapd_zone(
             order,

@@ -44,26 +44,43 @@ impl Sim {
 
     /// `try_to_free_mem_cgroup_pages()`: reclaim from the subtree of group
     /// `target` at its `memory.max`, target max(nr, SWAP_CLUSTER_MAX); a
-    /// memstall of the allocating task.
+    /// memstall of the allocating task. `gfp` is the charge's mask.
     pub(crate) fn try_to_free_mem_cgroup_pages(
         &mut self,
         target: crate::memcg::MemcgId,
         nr: u64,
+        gfp: crate::gfp::Gfp,
     ) -> u64 {
-        let sc = self.memcg_reclaim(target, nr);
+        let sc = self.memcg_reclaim_gfp(target, nr, gfp);
         self.direct_profile.add(&sc.prof);
         self.workload_stall(sc.elapsed(), true);
         sc.nr_reclaimed
     }
 
     /// The reclaim of `try_to_free_mem_cgroup_pages()` without charging
-    /// its time to the workload (for knob writes, run by another task).
+    /// its time to the workload (for knob writes, run by another task,
+    /// with `GFP_KERNEL`).
     pub(crate) fn memcg_reclaim(&mut self, target: crate::memcg::MemcgId, nr: u64) -> ScanControl {
+        self.memcg_reclaim_gfp(target, nr, crate::gfp::GFP_KERNEL)
+    }
+
+    /// [`Sim::memcg_reclaim`] for a charge with mask `gfp`: v6.12 traces
+    /// `mm_vmscan_memcg_reclaim_begin(0, sc.gfp_mask)`, order 0 whatever
+    /// the charge's size, with `sc.gfp_mask` =
+    /// [`crate::gfp::memcg_reclaim_mask`]`(gfp)` (checked in mm/vmscan.c).
+    fn memcg_reclaim_gfp(
+        &mut self,
+        target: crate::memcg::MemcgId,
+        nr: u64,
+        gfp: crate::gfp::Gfp,
+    ) -> ScanControl {
         let mut sc = ScanControl::new(Reclaimer::Memcg, nr.max(SWAP_CLUSTER_MAX), self.clock)
             .on_cpus(self.smp.par);
         sc.target = target;
         if self.tp.is_some() {
-            self.trace_vmscan(self.clock, Some(target), TpEvent::MemcgReclaimBegin);
+            let gfp_flags = crate::gfp::memcg_reclaim_mask(gfp);
+            let e = TpEvent::MemcgReclaimBegin { gfp_flags };
+            self.trace_vmscan(self.clock, Some(target), e);
         }
         self.do_try_to_free_pages(&mut sc);
         if self.tp.is_some() {

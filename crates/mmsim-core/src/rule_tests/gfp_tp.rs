@@ -225,15 +225,16 @@ fn direct_reclaim_begin_prints_the_allocations_order_and_mask() {
     trace_on(&mut s, &["vmscan:mm_vmscan_direct_reclaim_begin"]);
     let gfp = s.thp.gfp[0];
     let _ = s.rmqueue_large(9, gfp);
-    // An order-0 user page: GFP_HIGHUSER_MOVABLE.
-    s.try_to_free_pages();
+    // An order-0 anonymous page (`crate::gfp::GFP_ANON_FOLIO`).
+    s.try_to_free_pages_order(0, crate::gfp::GFP_ANON_FOLIO);
     let got = lines(&mut s, &["direct_reclaim_begin"]);
     assert_eq!(
         got,
         [
             "vmscan:mm_vmscan_direct_reclaim_begin: order=9 \
              gfp_flags=GFP_TRANSHUGE|__GFP_NORETRY",
-            "vmscan:mm_vmscan_direct_reclaim_begin: order=0 gfp_flags=GFP_HIGHUSER_MOVABLE",
+            "vmscan:mm_vmscan_direct_reclaim_begin: order=0 \
+             gfp_flags=GFP_HIGHUSER_MOVABLE|__GFP_COMP|__GFP_ZERO",
         ]
     );
 }

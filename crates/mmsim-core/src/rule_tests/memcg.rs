@@ -115,14 +115,14 @@ fn order0_charges_take_the_counters_fast_path_only_when_nothing_else_is_due() {
     let b = s.add_memcg(a, "b").unwrap();
     s.cur_memcg = b;
     let usage = |s: &Sim, m| s.memcgs[m as usize].usage;
-    assert!(s.try_charge_memcg_one());
+    assert!(s.try_charge_memcg_one(crate::gfp::GFP_USER_FOLIO));
     assert_eq!((usage(&s, b), usage(&s, a), s.stock), (64, 64, (b, 63)));
     // The parent's max leaves room for 9 pages, not a batch: one page.
     s.drain_stock();
     assert_eq!((usage(&s, b), usage(&s, a)), (1, 1));
     s.memcgs[a as usize].max = 10;
     for n in 2..=10 {
-        assert!(s.try_charge_memcg_one());
+        assert!(s.try_charge_memcg_one(crate::gfp::GFP_USER_FOLIO));
         assert_eq!((usage(&s, b), usage(&s, a), s.stock), (n, n, (b, 0)));
     }
     assert_eq!(s.memcgs[a as usize].max_events, 0, "no reclaim was needed");
@@ -131,7 +131,7 @@ fn order0_charges_take_the_counters_fast_path_only_when_nothing_else_is_due() {
     // more than a batch).
     s.memcgs[a as usize].max = u64::MAX;
     s.memcgs[a as usize].high = 40;
-    assert!(s.try_charge_memcg_one());
+    assert!(s.try_charge_memcg_one(crate::gfp::GFP_USER_FOLIO));
     assert_eq!(
         (usage(&s, b), s.stock, s.pages_over_high),
         (74, (b, 63), 64)

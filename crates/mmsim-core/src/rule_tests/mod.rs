@@ -75,6 +75,7 @@ mod filewrite;
 mod fork;
 mod fork_fail;
 mod fork_zap;
+mod gfp_order0_tp;
 mod gfp_tp;
 mod khugepaged;
 mod kmem;

@@ -199,7 +199,7 @@ fn direct_reclaim_retries_while_it_makes_progress_up_to_a_boosted_min() {
     settle_and_boost_to_the_cap(&mut s);
     let (free, stalls) = (s.node.free, s.vm.allocstall_normal);
     assert!(free + 16 * 32 < s.node.wmark_min, "free {free}");
-    assert!(s.alloc_page());
+    assert!(s.alloc_page(crate::gfp::GFP_USER_FOLIO));
     assert_eq!(s.vm.oom_kill, 0);
     assert!(s.node.free >= s.node.wmark_min);
     // 21 direct reclaims, each with progress: more than MAX_RECLAIM_RETRIES.
@@ -247,7 +247,7 @@ fn direct_reclaim_stops_when_free_plus_reclaimable_cannot_pass_min() {
     let (free, stalls) = (s.node.free, s.vm.allocstall_normal);
     assert!(free + cache < s.node.wmark_min, "free {free} cache {cache}");
     assert!(cache > 3 * 32, "cache {cache}");
-    assert!(s.alloc_page());
+    assert!(s.alloc_page(crate::gfp::GFP_USER_FOLIO));
     assert_eq!(s.vm.oom_kill, 1);
     assert_eq!(s.vm.allocstall_normal - stalls, 1);
 }
