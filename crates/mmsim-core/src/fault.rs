@@ -44,7 +44,7 @@
 //! `memory.max`, up to MAX_RECLAIM_RETRIES times, then OOM-kills in the group.
 
 use crate::event::FileId;
-use crate::gfp::Gfp;
+use crate::gfp::{Gfp, GFP_ANON_FOLIO, GFP_USER_FOLIO};
 use crate::mem::filemap::{slot_folio, SLOT_FOLIO};
 use crate::mem::folio::{flags, FolioId, LruList};
 use crate::mem::pagetable::{
@@ -337,7 +337,7 @@ impl Sim {
                 fl |= flags::ACTIVE;
             }
         }
-        let f = self.alloc_folio(vma, index, fl, crate::gfp::GFP_ANON_FOLIO)?;
+        let f = self.alloc_folio(vma, index, fl, GFP_ANON_FOLIO)?;
         if self.tasks[self.vmas[vma as usize].task as usize].dead {
             self.free_folio(f);
             return None;
@@ -559,7 +559,7 @@ impl Sim {
         let owner = self.swap.as_ref().unwrap().owner(slot);
         let faulting = std::mem::replace(&mut self.cur_memcg, owner);
         let fl = flags::SWAPBACKED | flags::SWAPCACHE | extra;
-        let f = self.alloc_folio(vma, index, fl, crate::gfp::GFP_USER_FOLIO);
+        let f = self.alloc_folio(vma, index, fl, GFP_USER_FOLIO);
         self.cur_memcg = faulting;
         let f = f?;
         self.nr_swapcache_folios += 1;
@@ -952,8 +952,7 @@ impl Sim {
         write: bool,
     ) -> Option<FolioId> {
         self.advance(self.cost.major_fault_ns);
-        let gfp = crate::gfp::GFP_USER_FOLIO;
-        let f = self.filemap_add_folio(file, index, old_slot, write, gfp)?;
+        let f = self.filemap_add_folio(file, index, old_slot, write, GFP_USER_FOLIO)?;
         if !write {
             let done = self.fs.read(self.clock, 1);
             self.count_vm_events(PGPGIN, 4);
@@ -1092,15 +1091,10 @@ impl Sim {
         self.workingset_age_nonresident(m, nr);
     }
 
-    /// Allocates and charges one order-0 folio with the site's `gfp`; None if even
-    /// the OOM killer could not make room (the access is then dropped and counted).
-    pub(crate) fn alloc_folio(
-        &mut self,
-        space: u32,
-        index: u32,
-        fl: u16,
-        gfp: Gfp,
-    ) -> Option<FolioId> {
+    /// Allocates and charges one order-0 folio of `sp`/`i` with the site's `gfp` (its slow
+    /// path's reclaim trace and wakeup zone); None if even the OOM killer could not make
+    /// room (the access is then dropped and counted).
+    pub(crate) fn alloc_folio(&mut self, sp: u32, i: u32, fl: u16, gfp: Gfp) -> Option<FolioId> {
         if !self.alloc_page(gfp) {
             return None;
         }
@@ -1113,7 +1107,7 @@ impl Sim {
         // `rmqueue`'s boosted-watermark test is in the refill of the
         // per-CPU list, the one step of an order-0 allocation that can
         // steal (`Sim::alloc_order0_refill`).
-        Some(self.alloc_order0_folio(space, index, fl))
+        Some(self.alloc_order0_folio(sp, i, fl))
     }
 
     /// Takes a free page from the node, reclaiming as the allocator does:
@@ -1124,7 +1118,6 @@ impl Sim {
     /// The fast path is inline for every policy: above WMARK_LOW (the
     /// zone's fast mark) for the kernel's, any free page for the `lru`
     /// policy, which evicts only at `node.free == 0` (in the slow path).
-    /// `gfp` is the site's mask (`crate::gfp`: wakeup zone, reclaim trace).
     #[inline]
     pub(crate) fn alloc_page(&mut self, gfp: Gfp) -> bool {
         let mark = if self.policy == Policy::Lru {
