@@ -115,3 +115,20 @@ fn kswapd_soft_limit_rounds_needs_the_tree_on_the_classic_lru() {
     c.policy.kswapd_soft_limit_rounds = false;
     assert!(c.validate().is_ok());
 }
+
+#[test]
+fn slab_frames_need_kmem_accounting_and_one_zone() {
+    let mut c = MachineConfig {
+        slab_frames: true,
+        ..Default::default()
+    };
+    let e = c.validate().unwrap_err();
+    assert_eq!(e.field, "machine.slab_frames");
+    assert!(e.to_string().contains("kmem_accounting = true"), "{e}");
+    c.kmem_accounting = true;
+    assert!(c.validate().is_ok());
+    c.dma_zone_pages = 4096;
+    let e = c.validate().unwrap_err();
+    assert_eq!(e.field, "machine.slab_frames");
+    assert!(e.to_string().contains("dma_zone_pages = 0"), "{e}");
+}
