@@ -62,7 +62,9 @@
 //! per-CPU unmovable list (v6.12 `rmqueue_pcplist`, refilled by
 //! `rmqueue_bulk`), counted in the node's free pages, returned at exit and
 //! OOM kill (`free_pgtables`) to the per-CPU list of their pageblock's type
-//! (`free_unref_page`).
+//! (`free_unref_page`). With `machine.slab_frames` the xarray nodes' slabs
+//! (`radix_tree_node`, reclaimable), each task's `task_struct` slab object
+//! and its kernel stack (unmovable) take frames too (`crate::slub`).
 
 use std::collections::VecDeque;
 
