@@ -138,32 +138,14 @@ impl XaTree {
     fn exists(&self, level: usize, key: usize) -> bool {
         self.ge[level] > 0 && self.chunk_count(level, key) > 0
     }
-    fn owner(&self, level: usize, key: usize) -> MemcgId {
+    /// The group a node was charged to and its slab (`machine.slab_frames`).
+    fn node_mut(&mut self, level: usize, key: usize) -> (&mut MemcgId, &mut u32) {
         if level == 0 {
-            self.leaves[key].owner
+            let l = &mut self.leaves[key];
+            (&mut l.owner, &mut l.slab)
         } else {
-            self.uppers[level][key].owner
-        }
-    }
-    fn set_owner(&mut self, level: usize, key: usize, m: MemcgId) {
-        if level == 0 {
-            self.leaves[key].owner = m;
-        } else {
-            self.uppers[level][key].owner = m;
-        }
-    }
-    fn slab(&self, level: usize, key: usize) -> u32 {
-        if level == 0 {
-            self.leaves[key].slab
-        } else {
-            self.uppers[level][key].slab
-        }
-    }
-    fn set_slab(&mut self, level: usize, key: usize, id: u32) {
-        if level == 0 {
-            self.leaves[key].slab = id;
-        } else {
-            self.uppers[level][key].slab = id;
+            let u = &mut self.uppers[level][key];
+            (&mut u.owner, &mut u.slab)
         }
     }
     fn leaf_mut(&mut self, key: usize) -> &mut Leaf {
@@ -507,16 +489,15 @@ impl Sim {
                 }
                 let after = t.exists(l, ks[j]);
                 if !b[j] && after {
-                    t.set_owner(l, ks[j], m);
+                    *t.node_mut(l, ks[j]).0 = m;
                     t.nodes += 1;
                     new_nodes[alloc as usize] = (l, ks[j]);
                     alloc += 1;
                 } else if b[j] && !after {
                     t.nodes -= 1;
-                    freed[nfreed] = (t.owner(l, ks[j]), 1);
-                    if slub {
-                        freed_slabs[nfreed] = t.slab(l, ks[j]);
-                    }
+                    let (owner, slab) = t.node_mut(l, ks[j]);
+                    freed[nfreed] = (*owner, 1);
+                    freed_slabs[nfreed] = *slab;
                     nfreed += 1;
                 }
             }
@@ -526,7 +507,9 @@ impl Sim {
             // `xa_node_free` of the nodes the store left empty.
             for &(l, key) in &new_nodes[..alloc as usize] {
                 let id = self.slab_alloc(crate::slub::CacheId::RadixTreeNode);
-                self.kmem.as_mut().unwrap().files[file as usize].set_slab(l, key, id);
+                *self.kmem.as_mut().unwrap().files[file as usize]
+                    .node_mut(l, key)
+                    .1 = id;
             }
             for &id in &freed_slabs[..nfreed] {
                 self.slab_free(crate::slub::CacheId::RadixTreeNode, id);

@@ -45,16 +45,21 @@ fn del_nodes(s: &mut Sim, first: u32, nodes: u32) {
 
 #[test]
 fn calculate_order_matches_slabinfo() {
-    // The host's /proc/slabinfo (2 CPUs): radix_tree_node 584 B, 14
-    // objects in 2 pages; task_struct 5888 B, 5 objects in 8 pages.
-    assert_eq!(calculate_order(584, 2), 1);
-    assert_eq!(calculate_order(5888, 2), 3);
-    // 8 CPUs: at least 4 * (fls(8) + 1) = 20 objects: order 2 (28 objects,
-    // 32 bytes left, within 1/16). 64 CPUs: 32 objects: order 3.
-    assert_eq!(calculate_order(584, 8), 2);
-    assert_eq!(calculate_order(584, 64), 3);
-    // One page holds 7: min_objects 8 (1 CPU) needs 2 pages.
-    assert_eq!(calculate_order(584, 1), 1);
+    // (object size, CPUs, order): the host's /proc/slabinfo (2 CPUs) has
+    // radix_tree_node 584 B, 14 objects in 2 pages, and task_struct 5888 B,
+    // 5 objects in 8 pages. 8 CPUs: at least 4 * (fls(8) + 1) = 20 objects:
+    // order 2 (28 objects, 32 bytes left, within 1/16); 64 CPUs: 32
+    // objects, order 3. One page holds 7: min_objects 8 (1 CPU) needs 2.
+    let table = [
+        (584, 2, 1),
+        (5888, 2, 3),
+        (584, 8, 2),
+        (584, 64, 3),
+        (584, 1, 1),
+    ];
+    for (size, cpus, order) in table {
+        assert_eq!(calculate_order(size, cpus), order, "{size} B, {cpus} CPUs");
+    }
 }
 
 #[test]
@@ -64,13 +69,12 @@ fn first_xarray_node_takes_a_reclaimable_slab_in_a_claimed_block() {
     let file = s.add_file("f", 1000).unwrap();
     s.open(file, t).unwrap();
     s.fadvise(file, Advice::Random).unwrap();
-    for index in 0..2 {
-        s.step(&Event::FileRead {
-            file,
-            index,
-            pages: 1,
-        });
-    }
+    // One read of pages 0 and 1 (no readahead under FADV_RANDOM).
+    s.step(&Event::FileRead {
+        file,
+        index: 0,
+        pages: 2,
+    });
     assert_eq!(s.kmem_file_nodes(file), 1);
     let c = cache(&s, 0);
     assert_eq!(c.oo(), (1, 14));
