@@ -735,6 +735,18 @@ pub struct MachineConfig {
     /// default (page tables are counted, not placed, as before).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pagetable_frames: bool,
+    /// Slab pages take page frames (`crate::slub`, mm/slub.c v6.12): the
+    /// `radix_tree_node` slab of the page-cache xarray nodes kernel memory
+    /// accounting counts (`SLAB_RECLAIM_ACCOUNT`: `MIGRATE_RECLAIMABLE`
+    /// pages) and each task's `task_struct` slab object and kernel stack
+    /// (`MIGRATE_UNMOVABLE`), allocated when a cache needs a new slab
+    /// (`allocate_slab`) and freed when a slab empties (`discard_slab`).
+    /// They fill reclaimable and unmovable pageblocks, where page tables
+    /// (`pagetable_frames`) then find their own kind first. Needs
+    /// `kmem_accounting`, and one zone (`dma_zone_pages = 0`). Off by
+    /// default (slab is counted, not placed, as before).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub slab_frames: bool,
     /// The read-around of a fault that misses in a MADV_HUGEPAGE file
     /// mapping: `v6.18` (the default; every miss reads the PMD window) or
     /// `v6.19` (only while `mmap_miss` is at most `MMAP_LOTSAMISS`). See
@@ -820,6 +832,7 @@ impl Default for MachineConfig {
             swap_zero_pages: SwapZeroPages::Write,
             exact_shadows: default_exact_shadows(),
             pagetable_frames: false,
+            slab_frames: false,
             hugepage_readaround: Default::default(),
             fault_retry: true,
             memory: Size(4 << 30),
@@ -899,6 +912,19 @@ impl MachineConfig {
                 "machine.pagetable_frames",
                 "page-table frames are the page-table pages kernel memory accounting counts \
                  (memory.stat `pagetables`): set machine.kmem_accounting = true too",
+            ));
+        }
+        if self.slab_frames && !self.kmem_accounting {
+            return Err(ConfigError::new(
+                "machine.slab_frames",
+                "slab frames hold the slab objects kernel memory accounting counts (xarray \
+                 nodes, task structures): set machine.kmem_accounting = true too",
+            ));
+        }
+        if self.slab_frames && self.dma_zone_pages > 0 {
+            return Err(ConfigError::new(
+                "machine.slab_frames",
+                "slab frames are modelled for one zone: set machine.dma_zone_pages = 0",
             ));
         }
         if let Some(t) = &self.tracepoints {

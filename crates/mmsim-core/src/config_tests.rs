@@ -115,3 +115,29 @@ fn kswapd_soft_limit_rounds_needs_the_tree_on_the_classic_lru() {
     c.policy.kswapd_soft_limit_rounds = false;
     assert!(c.validate().is_ok());
 }
+
+#[test]
+fn slab_frames_need_kmem_accounting_and_one_zone() {
+    // (kmem_accounting, dma_zone_pages, the error's hint or None).
+    let cases = [
+        (false, 0, Some("kmem_accounting = true")),
+        (true, 0, None),
+        (true, 4096, Some("dma_zone_pages = 0")),
+    ];
+    for (kmem, dma, hint) in cases {
+        let c = MachineConfig {
+            slab_frames: true,
+            kmem_accounting: kmem,
+            dma_zone_pages: dma,
+            ..Default::default()
+        };
+        match (c.validate(), hint) {
+            (Ok(()), None) => {}
+            (Err(e), Some(h)) => {
+                assert_eq!(e.field, "machine.slab_frames");
+                assert!(e.to_string().contains(h), "{e}");
+            }
+            (r, h) => panic!("kmem {kmem}, dma {dma}: {r:?}, expected {h:?}"),
+        }
+    }
+}

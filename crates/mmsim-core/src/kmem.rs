@@ -62,7 +62,9 @@
 //! per-CPU unmovable list (v6.12 `rmqueue_pcplist`, refilled by
 //! `rmqueue_bulk`), counted in the node's free pages, returned at exit and
 //! OOM kill (`free_pgtables`) to the per-CPU list of their pageblock's type
-//! (`free_unref_page`).
+//! (`free_unref_page`). With `machine.slab_frames` the xarray nodes' slabs
+//! (`radix_tree_node`, reclaimable), each task's `task_struct` slab object
+//! and its kernel stack (unmovable) take frames too (`crate::slub`).
 
 use std::collections::VecDeque;
 
@@ -98,6 +100,8 @@ struct Leaf {
     owner: MemcgId,
     /// Nonzero while on its owner's shadow-node list: the stamp of its entry there.
     stamp: u32,
+    /// Its `radix_tree_node` slab (`machine.slab_frames`).
+    slab: u32,
 }
 
 /// An upper node's state.
@@ -107,6 +111,8 @@ struct Upper {
     count: u8,
     /// The group the node was charged to.
     owner: MemcgId,
+    /// Its `radix_tree_node` slab (`machine.slab_frames`).
+    slab: u32,
 }
 
 /// One file's xarray shape.
@@ -132,18 +138,14 @@ impl XaTree {
     fn exists(&self, level: usize, key: usize) -> bool {
         self.ge[level] > 0 && self.chunk_count(level, key) > 0
     }
-    fn owner(&self, level: usize, key: usize) -> MemcgId {
+    /// The group a node was charged to and its slab (`machine.slab_frames`).
+    fn node_mut(&mut self, level: usize, key: usize) -> (&mut MemcgId, &mut u32) {
         if level == 0 {
-            self.leaves[key].owner
+            let l = &mut self.leaves[key];
+            (&mut l.owner, &mut l.slab)
         } else {
-            self.uppers[level][key].owner
-        }
-    }
-    fn set_owner(&mut self, level: usize, key: usize, m: MemcgId) {
-        if level == 0 {
-            self.leaves[key].owner = m;
-        } else {
-            self.uppers[level][key].owner = m;
+            let u = &mut self.uppers[level][key];
+            (&mut u.owner, &mut u.slab)
         }
     }
     fn leaf_mut(&mut self, key: usize) -> &mut Leaf {
@@ -220,6 +222,8 @@ pub(crate) struct Kmem {
     /// dead when first seen); tasks are only ever appended.
     tasks_seen: usize,
     next_stamp: u32,
+    /// The slab caches in page frames (`machine.slab_frames`).
+    pub(crate) slub: Option<Box<crate::slub::Slub>>,
 }
 
 /// A group's kernel memory as its `memory.stat` shows it (hierarchical).
@@ -307,6 +311,14 @@ fn class(slot: u32) -> u8 {
 }
 
 impl Kmem {
+    /// The state of a machine of `cpus` CPUs, with its slab caches in
+    /// page frames if `slab_frames` (`crate::slub`).
+    pub(crate) fn new(slab_frames: bool, cpus: u32) -> Self {
+        Kmem {
+            slub: slab_frames.then(|| Box::new(crate::slub::Slub::new(cpus))),
+            ..Default::default()
+        }
+    }
     fn group(&mut self, m: MemcgId) -> &mut KmemGroup {
         let i = m as usize;
         if i >= self.groups.len() {
@@ -402,6 +414,7 @@ impl Sim {
         let m = self.cur_memcg;
         let i = index as usize;
         let k = self.kmem.as_mut().unwrap();
+        let slub = k.slub.is_some();
         let t = k.tree(file);
         // The chunks whose node may appear or vanish: the index's own and,
         // when a level appears or vanishes, the first.
@@ -464,6 +477,10 @@ impl Sim {
         let mut alloc = 0u64;
         let mut freed: [(MemcgId, u64); 2 * XA_LEVELS] = [(0, 0); 2 * XA_LEVELS];
         let mut nfreed = 0;
+        // The nodes' slab objects (`machine.slab_frames`): (level, key) of
+        // each new node, the slab of each freed one.
+        let mut new_nodes = [(0usize, 0usize); 2 * XA_LEVELS];
+        let mut freed_slabs = [0u32; 2 * XA_LEVELS];
         for (l, b) in before.iter().enumerate() {
             let ks = keys(l);
             for j in 0..2 {
@@ -472,14 +489,30 @@ impl Sim {
                 }
                 let after = t.exists(l, ks[j]);
                 if !b[j] && after {
-                    t.set_owner(l, ks[j], m);
+                    *t.node_mut(l, ks[j]).0 = m;
                     t.nodes += 1;
+                    new_nodes[alloc as usize] = (l, ks[j]);
                     alloc += 1;
                 } else if b[j] && !after {
                     t.nodes -= 1;
-                    freed[nfreed] = (t.owner(l, ks[j]), 1);
+                    let (owner, slab) = t.node_mut(l, ks[j]);
+                    freed[nfreed] = (*owner, 1);
+                    freed_slabs[nfreed] = *slab;
                     nfreed += 1;
                 }
+            }
+        }
+        if slub {
+            // `xas_alloc` → `kmem_cache_alloc_lru` before the store, then
+            // `xa_node_free` of the nodes the store left empty.
+            for &(l, key) in &new_nodes[..alloc as usize] {
+                let id = self.slab_alloc(crate::slub::CacheId::RadixTreeNode);
+                *self.kmem.as_mut().unwrap().files[file as usize]
+                    .node_mut(l, key)
+                    .1 = id;
+            }
+            for &id in &freed_slabs[..nfreed] {
+                self.slab_free(crate::slub::CacheId::RadixTreeNode, id);
             }
         }
         // The leaves' place on the shadow-node lists.
@@ -783,6 +816,7 @@ impl Sim {
             g.pagetables += 1;
             self.kmem_charge_pages(m, KERNEL_STACK_PAGES + 1);
             self.obj_cgroup_charge(m, TASK_SLAB_BYTES, false);
+            self.slub_task_alloc(t);
         }
     }
 
@@ -803,6 +837,7 @@ impl Sim {
         g.pagetables -= 1;
         self.page_counter_uncharge(m, KERNEL_STACK_PAGES + 1);
         self.obj_cgroup_uncharge(m, TASK_SLAB_BYTES, false);
+        self.slub_task_free(t);
     }
 
     /// Page-table pages (PTE, PMD and PUD levels) VMA `vma` holds, as
@@ -922,6 +957,12 @@ impl Sim {
             .as_ref()
             .and_then(|k| k.files.get(file as usize))
             .map_or(0, |t| t.nodes)
+    }
+
+    /// The `radix_tree_node` slab of leaf `key` of `file` (rule tests).
+    #[cfg(test)]
+    pub(crate) fn kmem_leaf_slab(&self, file: u32, key: usize) -> u32 {
+        self.kmem.as_ref().unwrap().files[file as usize].leaves[key].slab
     }
 
     /// Shadow-only nodes on `m`'s list now (rule tests).

@@ -107,6 +107,7 @@ mod sched;
 #[doc(hidden)]
 pub mod setting_names;
 mod sim;
+mod slub;
 mod smp;
 mod split_zeropage;
 mod stats;

@@ -91,6 +91,11 @@ impl PerCpuPages {
         }
     }
 
+    /// The lists are typed ([`PerCpuPages::typed`]).
+    pub(crate) fn is_typed(&self) -> bool {
+        self.typed
+    }
+
     /// Pages on all the lists (`pcp->count`).
     #[inline(always)]
     pub(crate) fn count(&self) -> u64 {

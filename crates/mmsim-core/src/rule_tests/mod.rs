@@ -100,6 +100,7 @@ mod rmqueue_claim;
 mod rotate;
 mod shadow;
 mod should_continue_reclaim;
+mod slub;
 mod split_pmd;
 mod split_zeropage;
 mod swap;

@@ -134,7 +134,8 @@ impl Sim {
         if on_lists != live {
             return Err(format!("{live} live folios but {on_lists} on lists"));
         }
-        let used = self.folios.live_pages() - zero + self.kmem_pagetable_frames();
+        let used =
+            self.folios.live_pages() - zero + self.kmem_pagetable_frames() + self.slub_frames();
         if self.node.free + used != self.node.managed {
             return Err(format!(
                 "free {} + used {used} != managed {}",
@@ -146,6 +147,7 @@ impl Sim {
         own[self.stock.0 as usize] += self.stock.1;
         // Kernel memory (`crate::kmem`) is charged beside the folios.
         self.kmem_check()?;
+        self.slub_check()?;
         for (m, o) in own.iter_mut().enumerate() {
             *o += self.kmem_pages(m as crate::memcg::MemcgId);
         }

@@ -92,7 +92,9 @@ impl Sim {
                 .and_then(crate::tracepoint::Tracer::new),
             tp_task: crate::tracepoint::TpTask::Task(0),
             xp: crate::explain::Explainer::new(cfg.explain.as_ref()),
-            kmem: cfg.kmem_accounting.then(Default::default),
+            kmem: cfg
+                .kmem_accounting
+                .then(|| Box::new(crate::kmem::Kmem::new(cfg.slab_frames, cfg.cpus))),
             stats_interval_ns: 0,
             writeback: Default::default(),
             writeback_queued: [0; 2],
