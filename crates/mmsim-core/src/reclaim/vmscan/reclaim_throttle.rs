@@ -25,7 +25,7 @@
 //! (VALIDATION.md "pgbench TPC-B's pgrotated, captured") pgbench's backends in
 //! their 192M v1 group emit `mm_vmscan_throttled` with
 //! `usec_timeout=100000 reason=VMSCAN_THROTTLE_WRITEBACK` right after such a
-//! batch (16 in the fsync-off run, 2 in the fsync-on run), delayed 0 to 8 ms.
+//! batch (16 in the fsync-off run, 2 in the fsync-on run), delayed 0 to 20 ms.
 //!
 //! The model: one reclaimer sleeps at a time (mmsim's workload is one
 //! stream), so the wake comes when more than SWAP_CLUSTER_MAX pages of the
