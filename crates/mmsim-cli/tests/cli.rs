@@ -1103,3 +1103,27 @@ fn bdp_ratelimit_is_a_boolean_and_names_the_field() {
         ],
     );
 }
+
+/// `policy.v1_reclaim_throttle` (cgroup v1 limit reclaim's sleep after it wakes the
+/// flusher) is written when set and refuses a non-boolean, naming the field.
+#[test]
+fn v1_reclaim_throttle_is_a_boolean_and_names_the_field() {
+    mmsim()
+        .args([
+            "run",
+            "zipf-file",
+            "--set",
+            "policy.v1_reclaim_throttle=true",
+        ])
+        .args(["--print-scenario"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("v1_reclaim_throttle = true"));
+    bad_input(
+        &["run", "--set", "policy.v1_reclaim_throttle=maybe", "-q"],
+        &[
+            "machine.policy.v1_reclaim_throttle",
+            "invalid type: string \"maybe\", expected a boolean",
+        ],
+    );
+}
