@@ -199,3 +199,66 @@ def test_raw_perfile_names_a_trace_it_cannot_read(tmp_path):
                        text=True)
     assert r.returncode == 1
     assert f"raw-perfile: zstdcat {missing} failed" in r.stderr
+
+
+RECLAIM_CAPTURE = ROOT / "scripts" / "realapp" / "reclaim-capture"
+RECLAIM_SUMMARY = ROOT / "scripts" / "realapp" / "reclaim-summary"
+
+
+def test_reclaim_capture_refuses_a_short_command_line():
+    r = subprocess.run([str(RECLAIM_CAPTURE), "/nonexistent/mmsim-reclaim-capture-test"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr.startswith("usage: reclaim-capture OUT CAPTURE-APP-ARGS...")
+    assert not Path("/nonexistent/mmsim-reclaim-capture-test").exists()
+
+
+def test_reclaim_summary_counts_reclaim_flusher_writers_and_latency(tmp_path):
+    si = ("mm_vmscan_lru_shrink_inactive: nid=0 nr_scanned={} nr_reclaimed={} nr_dirty={} "
+          "nr_writeback={} nr_congested=0 nr_immediate=0 nr_activate_anon=0 "
+          "nr_activate_file={} nr_ref_keep=0 nr_unmap_fail=0 priority=12 "
+          "flags=RECLAIM_WB_FILE|RECLAIM_WB_ASYNC")
+    raw = "\n".join([
+        "# tracer: nop",
+        "        postgres-101     [000] ..... 10.000000: mm_vmscan_memcg_reclaim_begin: order=0 gfp_flags=GFP_NOFS",
+        "        postgres-101     [000] ..... 10.000100: " + si.format(32, 30, 2, 0, 2),
+        "           <...>-101     [001] ..... 10.000200: " + si.format(8, 0, 8, 0, 8),
+        "        postgres-102     [000] ..... 10.000300: mm_vmscan_memcg_reclaim_begin: order=0 gfp_flags=GFP_NOFS",
+        "        postgres-102     [000] ..... 10.500300: " + si.format(16, 15, 0, 1, 0),
+        "         kswapd0-45      [001] ..... 10.600000: " + si.format(32, 32, 0, 0, 0),
+        "    kworker/u8:2-17     [001] ...1. 10.010000: writeback_start: bdi 254:0: sb_dev 0:0 nr_pages=99 sync_mode=0 kupdate=0 range_cyclic=1 background=0 reason=vmscan cgroup_ino=1",
+        "    kworker/u8:2-17     [001] ..... 10.020000: ext4_writepages_result: dev 254,0 ino 5 ret 0 pages_written 12 pages_skipped 0 sync_mode 0 writeback_index 0",
+        "        postgres-103     [000] ..... 10.030000: ext4_writepages_result: dev 254,0 ino 6 ret 0 pages_written 3 pages_skipped 0 sync_mode 1 writeback_index 0",
+        "        postgres-103     [000] ..... 11.000000: block_rq_issue: 254,0 WS 8192 () 800 + 16 be,0,4 [postgres]",
+        "          <idle>-0       [000] ..s.. 11.000500: block_rq_complete: 254,0 WS () 800 + 16 be,0,4 [0]",
+        "        postgres-103     [000] ..... 11.100000: block_rq_issue: 254,0 RA 4096 () 64 + 8 be,0,4 [postgres]",
+        "          <idle>-0       [000] ..s.. 11.100100: block_rq_complete: 254,0 RA () 64 + 8 be,0,4 [0]",
+    ]) + "\n"
+    p = tmp_path / "raw.txt"
+    p.write_text(raw)
+    r = subprocess.run([sys.executable, str(RECLAIM_SUMMARY), str(p)], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    import json
+    s = json.loads(r.stdout)
+    own = s["limit_reclaim"]
+    # The `<...>` line is pid 101's (postgres): three calls of the program, kswapd apart.
+    assert (own["calls"], own["nr_scanned"], own["nr_reclaimed"], own["nr_dirty"],
+            own["nr_writeback"], own["nr_activate_file"]) == (3, 56, 45, 10, 1, 10)
+    assert (own["calls_with_dirty"], own["calls_with_writeback"], own["calls_all_dirty"]) == (2, 1, 1)
+    assert s["limit_reclaim_window_s"] == 0.5
+    assert s["other_reclaim"]["kswapd0"]["nr_scanned"] == 32
+    assert s["reclaimers"] == {"pids": [101, 102], "n": 2}
+    assert s["pids"] == [101, 102, 103]
+    assert s["flusher_works"] == {"vmscan": 1}
+    assert s["writepages_pages"] == {"flusher sync_mode 0": 12, "postgres sync_mode 1": 3}
+    assert s["block_latency_us"] == {
+        "R": {"n": 1, "p10": 100, "p50": 100, "p90": 100, "p99": 100, "mean": 100},
+        "W": {"n": 1, "p10": 500, "p50": 500, "p90": 500, "p99": 500, "mean": 500}}
+
+
+def test_reclaim_summary_names_a_trace_it_cannot_read(tmp_path):
+    r = subprocess.run([sys.executable, str(RECLAIM_SUMMARY), str(tmp_path / "none.txt")],
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert r.stderr.strip() == f"reclaim-summary: cannot read {tmp_path / 'none.txt'}: No such file or directory"

@@ -1089,17 +1089,34 @@ fn kmem_accounting_is_a_machine_setting() {
 /// (row 179).
 #[test]
 fn bdp_ratelimit_is_a_boolean_and_names_the_field() {
+    policy_bool_is_written_and_refuses_a_string("bdp_ratelimit");
+}
+
+/// `mmsim run --set policy.FIELD=true` writes `FIELD = true` into the scenario, and
+/// `FIELD=maybe` is refused, naming the field.
+fn policy_bool_is_written_and_refuses_a_string(field: &str) {
     mmsim()
-        .args(["run", "zipf-file", "--set", "policy.bdp_ratelimit=true"])
+        .args(["run", "zipf-file", "--set", &format!("policy.{field}=true")])
         .args(["--print-scenario"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("bdp_ratelimit = true"));
+        .stdout(predicate::str::contains(format!("{field} = true")));
+    let (set, name) = (
+        format!("policy.{field}=maybe"),
+        format!("machine.policy.{field}"),
+    );
     bad_input(
-        &["run", "--set", "policy.bdp_ratelimit=maybe", "-q"],
+        &["run", "--set", set.as_str(), "-q"],
         &[
-            "machine.policy.bdp_ratelimit",
+            name.as_str(),
             "invalid type: string \"maybe\", expected a boolean",
         ],
     );
+}
+
+/// `policy.v1_reclaim_throttle` (cgroup v1 limit reclaim's sleep after it wakes the
+/// flusher) is written when set and refuses a non-boolean, naming the field.
+#[test]
+fn v1_reclaim_throttle_is_a_boolean_and_names_the_field() {
+    policy_bool_is_written_and_refuses_a_string("v1_reclaim_throttle");
 }

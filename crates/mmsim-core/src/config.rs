@@ -325,6 +325,16 @@ pub struct PolicyConfig {
     /// Written to results only when set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub bdp_ratelimit: bool,
+    /// cgroup v1 limit reclaim's sleep after it wakes the flusher
+    /// (`reclaim_throttle(pgdat, VMSCAN_THROTTLE_WRITEBACK)` in
+    /// `shrink_inactive_list()`, v6.1 through v6.18; see
+    /// `crate::reclaim::vmscan::reclaim_throttle`): a batch whose every taken
+    /// page was dirty and not queued for IO wakes the flusher, and under v1
+    /// (`writeback_throttling_sane()` false) the reclaimer then waits for
+    /// more than SWAP_CLUSTER_MAX pages of writeback to end, at most HZ/10.
+    /// Default false (mmsim's older model: no wait). Written only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub v1_reclaim_throttle: bool,
     /// `vm.watermark_boost_factor` (`crate::page_alloc_boost`; range 0..=2147483647, as the
     /// sysctl's `SYSCTL_ZERO`..`INT_MAX`). The kernel's default is 15000; mmsim's is 0 (off)
     /// until the flip is validated. Written to results only when set.
@@ -370,6 +380,7 @@ impl Default for PolicyConfig {
             kswapd_soft_limit_rounds: false,
             dirty_throttle: false,
             bdp_ratelimit: false,
+            v1_reclaim_throttle: false,
             watermark_boost_factor: 0,
             rmqueue_fallback: RmqueueFallback::default(),
         }

@@ -13,9 +13,12 @@
 //! submodule per part named after its main function: [`get_scan_count`]
 //! (scan balance), [`shrink_lruvec`] (the LRU list walks,
 //! `shrink_active_list` / `shrink_inactive_list`) and [`shrink_folio_list`]
-//! (the per-folio reclaim decision, `pageout`, `__remove_mapping`).
+//! (the per-folio reclaim decision, `pageout`, `__remove_mapping`), and
+//! [`reclaim_throttle`] (cgroup v1 limit reclaim's wait after it wakes the
+//! flusher, `policy.v1_reclaim_throttle`).
 
 mod get_scan_count;
+pub(crate) mod reclaim_throttle;
 mod shrink_folio_list;
 mod shrink_lruvec;
 

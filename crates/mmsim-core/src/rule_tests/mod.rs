@@ -93,6 +93,7 @@ mod pcp;
 mod pgdat_dirty;
 mod readahead;
 mod reclaim_mark;
+mod reclaim_throttle;
 mod remap;
 mod rfc;
 mod rmap;

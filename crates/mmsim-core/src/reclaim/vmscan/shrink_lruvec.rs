@@ -282,6 +282,9 @@ impl Sim {
         sc.nr_unqueued_dirty += stat.nr_unqueued_dirty;
         if stat.nr_unqueued_dirty == taken {
             self.wakeup_flusher(sc.now());
+            if self.cfg.policy.v1_reclaim_throttle && !self.writeback_throttling_sane(sc) {
+                self.reclaim_throttle_writeback_v1(sc);
+            }
         }
         reclaimed
     }
