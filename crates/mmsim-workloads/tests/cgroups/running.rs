@@ -174,19 +174,20 @@ cgroup = "/work"
 #[test]
 fn every_kind_charges_its_group() {
     let kinds = [
-        ("kind = \"uniform\"\ntarget = \"file\"\npages = \"2M\"\naccesses = 2000", true, false),
-        ("kind = \"uniform\"\ntarget = \"mmap\"\npages = \"2M\"\naccesses = 2000", true, false),
-        ("kind = \"touch\"\ntarget = \"anon\"\npages = \"2M\"", false, true),
-        ("kind = \"fio\"\nrw = \"randread\"\nsize = \"1m\"\nnumjobs = 2", true, false),
-        ("kind = \"fio\"\nrw = \"randread\"\nsize = \"1m\"\nnumjobs = 2\nshared_file = true", true, false),
-        ("kind = \"kv\"\nkeys = 1000\ngets = 1000", false, true),
-        ("kind = \"pgbench\"\nscale = 1\ntransactions = 100\nshared_buffers = \"1m\"", true, true),
-        ("kind = \"dd\"\ncount = 1000", true, false),
-        ("kind = \"dd\"\ncount = 1000\nread = true", true, false),
-        ("kind = \"eater\"\nsize = \"1m\"", false, true),
-        ("kind = \"kbuild\"\nunits = 20\njobs = 2\nheaders = \"1m\"\ncc_mem = \"256k\"\nincludes = 20", true, true),
+        ("kind = \"uniform\"\ntarget = \"file\"\npages = \"2M\"\naccesses = 2000", (512, 512, 0)),
+        ("kind = \"uniform\"\ntarget = \"mmap\"\npages = \"2M\"\naccesses = 2000", (512, 512, 0)),
+        ("kind = \"touch\"\ntarget = \"anon\"\npages = \"2M\"", (512, 0, 512)),
+        ("kind = \"fio\"\nrw = \"randread\"\nsize = \"1m\"\nnumjobs = 2", (512, 512, 0)),
+        ("kind = \"fio\"\nrw = \"randread\"\nsize = \"1m\"\nnumjobs = 2\nshared_file = true", (256, 256, 0)),
+        ("kind = \"kv\"\nkeys = 1000\ngets = 1000", (64, 0, 8)),
+        ("kind = \"pgbench\"\nscale = 1\ntransactions = 100\nshared_buffers = \"1m\"", (896, 580, 256)),
+        ("kind = \"dd\"\ncount = 1000", (128, 125, 0)),
+        ("kind = \"dd\"\ncount = 1000\nread = true", (128, 125, 0)),
+        ("kind = \"eater\"\nsize = \"1m\"", (256, 0, 256)),
+        ("kind = \"kbuild\"\nunits = 20\njobs = 2\nheaders = \"1m\"\ncc_mem = \"256k\"\nincludes = 20", (768, 521, 187)),
     ];
-    for (body, file, anon) in kinds {
+    // (kind, (memory.current, file, anon) of /w in pages)
+    for (body, (current, file, anon)) in kinds {
         let text = format!(
             "[machine]\nmemory = \"256M\"\n[[cgroup]]\npath = \"/w\"\n\
              [[workload]]\n{body}\ncgroup = \"/w\"\n"
@@ -194,13 +195,15 @@ fn every_kind_charges_its_group() {
         let r = run(&parse(&text));
         let w = &r.result.memcg["/w"];
         let top = &r.result.memcg["/"];
-        assert!(w.current > 0, "{body}: {w:?}");
+        assert_eq!(
+            (w.current, w.file, w.anon),
+            (current, file, anon),
+            "{body}: {w:?}"
+        );
         assert_eq!(
             w.current, top.current,
             "{body}: everything is charged to /w"
         );
-        assert_eq!(w.file > 0, file, "{body}: {w:?}");
-        assert_eq!(w.anon > 0, anon, "{body}: {w:?}");
         assert_eq!(w.events.pgfault, top.events.pgfault, "{body}");
     }
 }
