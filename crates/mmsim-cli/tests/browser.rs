@@ -121,6 +121,45 @@ fn attr(dom: &str, tag: &str, name: &str) -> String {
         .replace("&amp;", "&")
 }
 
+/// What the report's HTML says each chart holds, as the probe names it: per
+/// `<figure class="chart">`, its `data-chart` and `data-series`, the series lines
+/// (2 px `polyline`s) in its SVG, and how many of them pass through more than 4
+/// samples. The probe must find exactly these drawn: it depends on the report, not
+/// on the browser.
+fn charts_in_html(html: &str) -> Vec<(String, usize, usize, usize)> {
+    let attr_of = |tag: &str, name: &str| -> String {
+        let key = format!("{name}=\"");
+        let start = tag.find(&key).map_or(tag.len(), |i| i + key.len());
+        let rest = &tag[start..];
+        rest[..rest.find('"').unwrap_or(0)].to_string()
+    };
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(i) = rest.find("<figure class=\"chart\"") {
+        let fig = &rest[i..];
+        let end = fig.find("</figure>").expect("a closed figure");
+        let (fig, tag) = (&fig[..end], &fig[..fig.find('>').unwrap()]);
+        let svg = fig.find("<svg").map_or("", |s| {
+            let svg = &fig[s..];
+            &svg[..svg.find("</svg>").unwrap_or(svg.len())]
+        });
+        let (mut lines, mut long) = (0, 0);
+        for poly in svg.split("<polyline").skip(1) {
+            let poly = &poly[..poly.find('>').unwrap()];
+            if attr_of(poly, "stroke-width") == "2" {
+                lines += 1;
+                if attr_of(poly, "points").split_whitespace().count() > 4 {
+                    long += 1;
+                }
+            }
+        }
+        let series = attr_of(tag, "data-series").parse().unwrap_or(0);
+        out.push((attr_of(tag, "data-chart"), series, lines, long));
+        rest = &rest[i + end..];
+    }
+    out
+}
+
 /// Renders `report` and checks it; writes a screenshot of `height` px to `png`.
 fn check_in_browser(browser: &Path, report: &Path, png: &Path, height: u32, charts: usize) {
     let html = std::fs::read_to_string(report).unwrap();
@@ -144,7 +183,9 @@ fn check_in_browser(browser: &Path, report: &Path, png: &Path, height: u32, char
     let check = attr(&dom, "<body", "data-check");
     let figures: Vec<&str> = check.split_whitespace().collect();
     assert_eq!(figures.len(), charts, "charts found: {check}");
-    for f in &figures {
+    let expected = charts_in_html(&html);
+    assert_eq!(expected.len(), charts, "charts in the HTML: {expected:?}");
+    for (f, want) in figures.iter().zip(&expected) {
         let parts: Vec<&str> = f.split(':').collect();
         assert_eq!(parts.len(), 5, "{f}: a chart without an SVG");
         let series: usize = parts[1].parse().unwrap();
@@ -161,6 +202,13 @@ fn check_in_browser(browser: &Path, report: &Path, png: &Path, height: u32, char
             "{f}: {drawn} drawn lines for {series} series"
         );
         assert!(long >= 1, "{f}: no line through more than 4 samples");
+        // Exactly the HTML's lines drawn (a dashed series drew every dash); only the
+        // rendered size is the browser's (its fonts and layout), so it is a bound.
+        assert_eq!(
+            (parts[0], series, drawn, long),
+            (want.0.as_str(), want.1, want.2, want.3),
+            "{f}: (chart, series, drawn lines, long lines) against the HTML's"
+        );
         assert!(w >= 600 && h >= 200, "{f}: rendered at {w}x{h}");
     }
 

@@ -41,16 +41,16 @@ fn the_fair_schedule_reports_each_workloads_cpu_and_sleep() {
     assert_eq!(long["events"], 60000);
     // The file reader sleeps on its reads.
     assert_eq!(short["sleep_ns"], 692_565_132, "{short}");
-    // The anonymous one, three times as long, ran while the reader slept: it ends first.
+    assert_eq!(short["cpu_ns"], 26_846_000, "{short}");
+    assert_eq!(short["end_ns"], 725_324_044, "{short}");
+    // The anonymous one, three times as long, ran while the reader slept: it ends first,
+    // never asleep.
     assert_eq!(long["cpu_ns"], 8_769_350, "{long}");
-    assert!(long["end_ns"].as_u64().unwrap() < short["end_ns"].as_u64().unwrap());
-    // It exits at its end, exactly (within one event of the others).
-    let end = short["end_ns"].as_u64().unwrap();
-    let exit = short["exit_ns"].as_u64().unwrap();
-    assert!(
-        exit >= end && exit - end < 1_000_000,
-        "end {end}, exit {exit}"
-    );
+    assert_eq!(long["end_ns"], 8_849_350, "{long}");
+    assert_eq!(long["sleep_ns"], 0, "{long}");
+    assert!(long.get("exit_ns").is_none(), "{long}");
+    // The reader exits at its end, exactly.
+    assert_eq!(short["exit_ns"], 725_324_044, "{short}");
     assert_eq!(fair["accesses"], rr["accesses"]);
     // --print-scenario keeps the field.
     let out = common::mmsim()
@@ -79,7 +79,7 @@ fn the_schedule_flag_sets_the_scenarios_schedule() {
     let by_file = json(&["run", fair, "--json"]);
     assert_eq!(by_flag["workloads"], by_file["workloads"]);
     assert_eq!(by_flag["vmstat"], by_file["vmstat"]);
-    assert!(by_flag["workloads"][0].get("cpu_ns").is_some());
+    assert_eq!(by_flag["workloads"][0]["cpu_ns"], 26_846_000);
     let back = json(&["run", fair, "--schedule", "round-robin", "--json"]);
     let plain = json(&["run", rr, "--json"]);
     assert_eq!(back["workloads"], plain["workloads"]);

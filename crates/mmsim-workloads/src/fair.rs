@@ -568,9 +568,21 @@ mod tests {
         let run =
             |chunk| run_scenario_chunked(&s, &mut RunOptions::default(), None, chunk).unwrap();
         let whole = run(BATCH);
-        assert!(whole.result.vmstat.pswpout > 0 && whole.result.io_wait_s > 0.0);
-        assert!(whole.workloads.iter().all(|w| w.cpu_ns.unwrap() > 0));
-        assert!(whole.workloads[0].exit_ns.is_some());
+        assert_eq!(whole.result.vmstat.pswpout, 3405);
+        assert_eq!(whole.result.io_wait_s, 1.016366864);
+        let times: Vec<_> = whole
+            .workloads
+            .iter()
+            .map(|w| (w.cpu_ns, w.end_ns, w.exit_ns))
+            .collect();
+        assert_eq!(
+            times,
+            [
+                (Some(38_426_503), Some(1_055_996_946), Some(1_055_996_946)),
+                (Some(10_653_200), Some(5_373_925), None),
+                (Some(2_945_600), Some(6_894_175), None),
+            ]
+        );
         for chunk in [1, 7, 500] {
             assert_eq!(run(chunk), whole, "chunk {chunk}");
         }

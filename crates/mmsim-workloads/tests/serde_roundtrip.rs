@@ -46,7 +46,7 @@ fn pressure_result(policy: PolicyName) -> ScenarioResult {
 
 fn assert_round_trips(policy: PolicyName) {
     let result = pressure_result(policy);
-    assert!(result.result.access.accesses > 0);
+    assert_eq!(result.result.access.accesses, 40_000);
     let first = serde_json::to_string_pretty(&result).unwrap();
     let back: ScenarioResult =
         serde_json::from_str(&first).unwrap_or_else(|e| panic!("{e}\n{first}"));
@@ -77,7 +77,11 @@ fn run_result_with_memcg_groups_round_trips() {
     );
     let limited = &result.memcg["/limited"];
     assert_eq!(limited.max, Some(2048));
-    assert!(limited.pgsteal > 0 && limited.events_max > 0, "{limited:?}");
+    assert_eq!(
+        (limited.pgsteal, limited.events_max),
+        (20_341, 402),
+        "{limited:?}"
+    );
     let json = serde_json::to_value(&result).unwrap();
     let group = json["memcg"]["/limited"].as_object().unwrap();
     for key in [
