@@ -102,6 +102,7 @@ mod should_continue_reclaim;
 mod split_pmd;
 mod split_zeropage;
 mod swap;
+mod swap_owner;
 mod swapcache;
 mod swapin_mkwrite;
 mod swapsplit;
