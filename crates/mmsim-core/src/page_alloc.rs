@@ -21,8 +21,8 @@
 //! still read `Node::free`, which `Sim::check_invariants` holds equal to
 //! the zone's free pages: which PFN a folio gets decides nothing.
 //!
-//! Free lists are intrusive doubly-linked lists over the `u32` links of
-//! each page frame's `Frame` (8 of its 10 host bytes), added at the head or the
+//! Free lists are intrusive doubly-linked lists over the 29-bit links of
+//! each page frame's `Frame` (58 of its 64 bits), added at the head or the
 //! tail exactly where the kernel does, so list contents are comparable to
 //! the kernel's.
 
@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::mem::folio::{FolioId, NIL, NO_PFN};
 use crate::sim::Sim;
+use frame::{Frame, NOT_FREE};
 
 /// Page frames per chunk of a [`PageArray`]: 128 MiB of memory, the x86-64
 /// `SECTION_SIZE_BITS` of SPARSEMEM.
@@ -108,47 +109,6 @@ impl<T: Copy> std::ops::IndexMut<usize> for PageArray<T> {
     }
 }
 
-/// One page frame's state (the parts of `struct page` the page allocator
-/// keeps), packed so that one lookup reaches all of it: the free-list
-/// links and order of a free block's head (`page->buddy_list`,
-/// `buddy_order`) and the migrate type an allocated block was asked for.
-/// 10 bytes: `repr(packed(2))` drops the 2 bytes of tail padding that the
-/// `u32` links' 4-byte alignment would add (12 → 10 B per page frame,
-/// issue #18 item 6); the fields keep their widths, so every value is
-/// stored exactly as before. The limits the fields must hold, checked at
-/// compile time below: a link is a zone-relative index below the zone's
-/// `spanned_pages` ≤ [`crate::config::MAX_MEMORY_PAGES`] (2^29), so it
-/// never reaches `NONE` (`u32::MAX`); `free_order` ≤ `MAX_PAGE_ORDER`
-/// (10) or `NOT_FREE` (255); `alloc_type` < `MIGRATE_TYPES` (3). Fields
-/// are read and written by value only (a reference to a packed field
-/// does not compile), and x86-64 loads a 2-byte-aligned `u32` with one
-/// instruction. The folio that holds an allocated page (`mem_map`'s
-/// `page_folio`) is apart, in [`Zone`]'s `mem_map` array, allocated only
-/// when something reads it ([`PhysMem::mem_map`]).
-#[derive(Debug, Clone, Copy)]
-#[repr(C, packed(2))]
-struct Frame {
-    /// Next block on the free list (zone-relative index), or `NONE`.
-    next: u32,
-    /// Previous block on the free list, or `NONE`.
-    prev: u32,
-    /// Order of the free block headed here, or `NOT_FREE` (`PageBuddy` + `buddy_order`).
-    free_order: u8,
-    /// Migrate type the allocated block holding this page was asked for;
-    /// used to count "alike" pages when a pageblock is claimed.
-    alloc_type: u8,
-}
-
-/// A frame never written: not free (free blocks set their state when
-/// added). Links are read only for free blocks, and the allocation type
-/// only for allocated pages, which set them.
-const BLANK_FRAME: Frame = Frame {
-    next: 0,
-    prev: 0,
-    free_order: NOT_FREE,
-    alloc_type: 0,
-};
-
 /// `MAX_PAGE_ORDER` (include/linux/mmzone.h, v6.12): the largest buddy order.
 pub(crate) const MAX_PAGE_ORDER: usize = 10;
 /// `NR_PAGE_ORDERS`: orders `0..=MAX_PAGE_ORDER`.
@@ -161,14 +121,11 @@ pub(crate) const PAGEBLOCK_ORDER: usize = 9;
 /// Pages per pageblock (`pageblock_nr_pages`).
 pub(crate) const PAGEBLOCK_NR_PAGES: u64 = 1 << PAGEBLOCK_ORDER;
 
+/// The end of a free list in `Zone::heads`/`tails` and in what
+/// [`Frame::next`]/[`Frame::prev`] return (a frame stores a self-link).
 const NONE: u32 = u32::MAX;
-const NOT_FREE: u8 = u8::MAX;
-
-// The packed `Frame`'s limits (see its doc comment).
-const _: () = assert!(std::mem::size_of::<Frame>() == 10);
-const _: () = assert!(crate::config::MAX_MEMORY_PAGES < NONE as u64);
-const _: () = assert!(MAX_PAGE_ORDER < NOT_FREE as usize);
-const _: () = assert!(MIGRATE_TYPES <= u8::MAX as usize);
+/// `Zone::capture_order` when no capture is armed.
+const NO_CAPTURE: u8 = u8::MAX;
 
 /// Page mobility types (`enum migratetype`, v6.12), in the kernel's order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -260,7 +217,7 @@ pub(crate) struct Zone {
     /// rounded down to whole `MAX_PAGE_ORDER` blocks.
     pristine_end: u64,
     /// `capture_control` of direct compaction (`crate::compaction`): a
-    /// block freed or merged to this order is captured, or `NOT_FREE`.
+    /// block freed or merged to this order is captured, or `NO_CAPTURE`.
     pub(crate) capture_order: u8,
     /// The captured block (`capc->page`).
     pub(crate) captured: Option<u64>,
@@ -296,6 +253,10 @@ impl Zone {
             0,
             "zone start must be MAX_PAGE_ORDER-aligned"
         );
+        assert!(
+            nr_pages <= crate::config::MAX_MEMORY_PAGES,
+            "a zone's frame links are 29-bit indices"
+        );
         let blocks = nr_pages.div_ceil(PAGEBLOCK_NR_PAGES) as usize;
         let max_block = 1u64 << MAX_PAGE_ORDER;
         let whole = nr_pages / max_block;
@@ -308,12 +269,12 @@ impl Zone {
             nr_free: [0; NR_PAGE_ORDERS],
             heads: [[NONE; MIGRATE_TYPES]; NR_PAGE_ORDERS],
             tails: [[NONE; MIGRATE_TYPES]; NR_PAGE_ORDERS],
-            frames: PageArray::new(nr_pages, BLANK_FRAME),
+            frames: PageArray::new(nr_pages, Frame::BLANK),
             mem_map: PageArray::new(nr_pages, NIL),
             block_type: vec![MigrateType::Movable; blocks],
             pristine_next: 0,
             pristine_end: whole * max_block,
-            capture_order: NOT_FREE,
+            capture_order: NO_CAPTURE,
             captured: None,
             boost: Default::default(),
             fallback: RmqueueFallback::V6_12,
@@ -398,24 +359,25 @@ impl Zone {
     /// `__add_to_free_list`: at the head, or the tail when a merge is likely.
     fn add_to_free_list(&mut self, pfn: u64, order: usize, mt: MigrateType, tail: bool) {
         let i = self.idx(pfn);
+        let me = i as u32;
         let head = self.heads[order][mt as usize];
-        self.frames[i].free_order = order as u8;
+        self.frames[i].set_free_order(order as u8);
         if head == NONE {
-            self.frames[i].next = NONE;
-            self.frames[i].prev = NONE;
-            self.heads[order][mt as usize] = i as u32;
-            self.tails[order][mt as usize] = i as u32;
+            self.frames[i].set_next(me, NONE);
+            self.frames[i].set_prev(me, NONE);
+            self.heads[order][mt as usize] = me;
+            self.tails[order][mt as usize] = me;
         } else if tail {
-            let last = self.tails[order][mt as usize] as usize;
-            self.frames[last].next = i as u32;
-            self.frames[i].prev = last as u32;
-            self.frames[i].next = NONE;
-            self.tails[order][mt as usize] = i as u32;
+            let last = self.tails[order][mt as usize];
+            self.frames[last as usize].set_next(last, me);
+            self.frames[i].set_prev(me, last);
+            self.frames[i].set_next(me, NONE);
+            self.tails[order][mt as usize] = me;
         } else {
-            self.frames[i].next = head;
-            self.frames[i].prev = NONE;
-            self.frames[head as usize].prev = i as u32;
-            self.heads[order][mt as usize] = i as u32;
+            self.frames[i].set_next(me, head);
+            self.frames[i].set_prev(me, NONE);
+            self.frames[head as usize].set_prev(head, me);
+            self.heads[order][mt as usize] = me;
         }
         self.nr_free[order] += 1;
         self.free_pages += 1 << order;
@@ -424,18 +386,19 @@ impl Zone {
     /// `__del_page_from_free_list`.
     fn del_from_free_list(&mut self, pfn: u64, order: usize, mt: MigrateType) {
         let i = self.idx(pfn);
-        let (p, n) = (self.frames[i].prev, self.frames[i].next);
+        let f = self.frames[i];
+        let (p, n) = (f.prev(i as u32), f.next(i as u32));
         if p == NONE {
             self.heads[order][mt as usize] = n;
         } else {
-            self.frames[p as usize].next = n;
+            self.frames[p as usize].set_next(p, n);
         }
         if n != NONE {
-            self.frames[n as usize].prev = p;
+            self.frames[n as usize].set_prev(n, p);
         } else {
             self.tails[order][mt as usize] = p;
         }
-        self.frames[i].free_order = NOT_FREE;
+        self.frames[i].set_free_order(NOT_FREE);
         self.nr_free[order] -= 1;
         self.free_pages -= 1 << order;
     }
@@ -449,7 +412,7 @@ impl Zone {
     /// `page_is_buddy` + `find_buddy_page_pfn`: the buddy PFN if it is a free block of `order`.
     fn free_buddy(&self, pfn: u64, order: usize) -> Option<u64> {
         let buddy = find_buddy_pfn(pfn, order);
-        (self.in_zone(buddy) && self.frames[self.idx(buddy)].free_order == order as u8)
+        (self.in_zone(buddy) && self.frames[self.idx(buddy)].free_order() == order as u8)
             .then_some(buddy)
     }
 
@@ -466,7 +429,7 @@ impl Zone {
                 self.captured = Some(pfn);
                 let i = self.idx(pfn);
                 for k in i..i + (1 << order) {
-                    self.frames[k].alloc_type = MigrateType::Movable as u8;
+                    self.frames[k].set_alloc_type(MigrateType::Movable as u8);
                 }
                 return;
             }
@@ -637,7 +600,7 @@ impl Zone {
         let end = (first + PAGEBLOCK_NR_PAGES).min(self.start_pfn + self.spanned_pages);
         let mut p = first;
         while p < end {
-            let o = self.frames[self.idx(p)].free_order;
+            let o = self.frames[self.idx(p)].free_order();
             if o == NOT_FREE {
                 p += 1;
             } else {
@@ -667,7 +630,7 @@ impl Zone {
         let pfn = self.rmqueue(order, mt, m)?;
         let i = self.idx(pfn);
         for k in i..i + (1 << order) {
-            self.frames[k].alloc_type = mt as u8;
+            self.frames[k].set_alloc_type(mt as u8);
         }
         Some(pfn)
     }
@@ -699,7 +662,7 @@ impl Zone {
     /// the kernel's do): the order of the free block headed at `pfn`
     /// (`PageBuddy` + `buddy_order`), or None.
     pub(crate) fn buddy_order_at(&self, pfn: u64) -> Option<usize> {
-        let o = self.frames[self.idx(pfn)].free_order;
+        let o = self.frames[self.idx(pfn)].free_order();
         (o != NOT_FREE).then_some(o as usize)
     }
 
@@ -717,7 +680,7 @@ impl Zone {
         self.del_from_free_list(pfn, order, mt);
         let i = self.idx(pfn);
         for k in i..i + (1 << order) {
-            self.frames[k].alloc_type = MigrateType::Movable as u8;
+            self.frames[k].set_alloc_type(MigrateType::Movable as u8);
         }
     }
 
@@ -731,8 +694,9 @@ impl Zone {
 
     /// The block after (or, `back`, before) the free block at `pfn` on its list.
     pub(crate) fn free_list_step(&self, pfn: u64, back: bool) -> Option<u64> {
-        let f = &self.frames[self.idx(pfn)];
-        let i = if back { f.prev } else { f.next };
+        let me = self.idx(pfn) as u32;
+        let f = self.frames[me as usize];
+        let i = if back { f.prev(me) } else { f.next(me) };
         (i != NONE).then(|| self.start_pfn + u64::from(i))
     }
 
@@ -745,11 +709,11 @@ impl Zone {
         if head == i || head == NONE {
             return;
         }
-        let prev = self.frames[i as usize].prev;
-        self.frames[tail as usize].next = head;
-        self.frames[head as usize].prev = tail;
-        self.frames[i as usize].prev = NONE;
-        self.frames[prev as usize].next = NONE;
+        let prev = self.frames[i as usize].prev(i);
+        self.frames[tail as usize].set_next(tail, head);
+        self.frames[head as usize].set_prev(head, tail);
+        self.frames[i as usize].set_prev(i, NONE);
+        self.frames[prev as usize].set_next(prev, NONE);
         self.heads[order][m] = i;
         self.tails[order][m] = prev;
     }
@@ -787,7 +751,7 @@ impl Zone {
         let mut i = self.heads[order][mt as usize];
         while i != NONE {
             n += 1;
-            i = self.frames[i as usize].next;
+            i = self.frames[i as usize].next(i);
         }
         if order == MAX_PAGE_ORDER && mt == MigrateType::Movable {
             n += self.pristine_blocks();
@@ -802,7 +766,7 @@ impl Zone {
         let mut i = self.heads[order][mt as usize];
         while i != NONE {
             out.push(self.start_pfn + i as u64);
-            i = self.frames[i as usize].next;
+            i = self.frames[i as usize].next(i);
         }
         if order == MAX_PAGE_ORDER && mt == MigrateType::Movable {
             out.extend(
@@ -1128,6 +1092,7 @@ impl Sim {
 }
 
 mod claim;
+mod frame;
 mod pcp;
 pub(crate) use pcp::PerCpuPages;
 mod rmqueue;

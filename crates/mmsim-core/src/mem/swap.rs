@@ -18,7 +18,10 @@ pub(crate) const SWAP_NO_SHADOW: u32 = 1;
 pub(crate) struct SwapDevice {
     /// Slots, grown as they are first used.
     pub slots: Vec<u32>,
-    /// The group each slot is charged to (`swap_cgroup`), parallel to `slots`.
+    /// The group each slot is charged to (`swap_cgroup`), parallel to
+    /// `slots` once a slot is first charged to a group other than the root;
+    /// empty until then, and shorter than `slots` where the slots past its
+    /// end are the root's: see [`SwapDevice::set_owner`].
     owner: Vec<MemcgId>,
     /// Freed slots, reused LIFO.
     free: Vec<u32>,
@@ -60,11 +63,10 @@ impl SwapDevice {
             Some(s) => s,
             None => {
                 self.slots.push(0);
-                self.owner.push(0);
                 (self.slots.len() - 1) as u32
             }
         };
-        self.owner[slot as usize] = memcg;
+        self.set_owner(slot, memcg);
         Some(slot)
     }
 
@@ -84,12 +86,11 @@ impl SwapDevice {
         }
         for _ in 0..pad {
             self.slots.push(0);
-            self.owner.push(0);
             self.free.push((self.slots.len() - 1) as u32);
         }
         for _ in 0..n {
             self.slots.push(0);
-            self.owner.push(memcg);
+            self.set_owner((self.slots.len() - 1) as u32, memcg);
         }
         self.used += u64::from(n);
         Some(start as u32)
@@ -135,7 +136,7 @@ impl SwapDevice {
         self.slots[slot as usize] = 0;
         self.used -= 1;
         self.free.push(slot);
-        self.owner[slot as usize]
+        self.owner(slot)
     }
 
     /// Releases a slot whose owner the caller knows. Inlined into the swap
@@ -151,13 +152,36 @@ impl SwapDevice {
         self.free.push(slot);
     }
 
+    /// Charges slot `slot` to `memcg` (`swap_cgroup_record`, mm/swap_cgroup.c,
+    /// v6.12). The kernel allocates its map, 2 bytes per slot, at swapon
+    /// (`swap_cgroup_swapon`, unless memcg is disabled); here it is not
+    /// allocated while every slot charged so far is the root's (id 0), the
+    /// one group of a machine without cgroups, so such runs keep no owner
+    /// bytes per swapped-out page (issue #18 item 6). The first other group
+    /// grows it to the slots in use, the root's entries 0; from then on
+    /// every charge is written. [`SwapDevice::owner`] reads a slot past its
+    /// end as the root's. Every slot reads back the group last charged, as
+    /// with the full map, so results keep their bits. Rule test:
+    /// `rule_tests::swap_owner::the_owner_map_is_allocated_at_the_first_non_root_charge`.
+    #[inline]
+    fn set_owner(&mut self, slot: u32, memcg: MemcgId) {
+        if memcg == 0 && self.owner.is_empty() {
+            return;
+        }
+        if self.owner.len() < self.slots.len() {
+            self.owner.resize(self.slots.len(), 0);
+        }
+        self.owner[slot as usize] = memcg;
+    }
+
     /// The group slot `slot` is charged to (`lookup_swap_cgroup_id`).
     #[inline]
     pub(crate) fn owner(&self, slot: u32) -> MemcgId {
-        self.owner[slot as usize]
+        self.owner.get(slot as usize).copied().unwrap_or(0)
     }
 
-    /// Where slot `slot`'s owner is kept, for a prefetch.
+    /// Where slot `slot`'s owner is kept, for a prefetch (None: the root's,
+    /// kept nowhere).
     #[inline]
     pub(crate) fn owner_ref(&self, slot: u32) -> Option<&MemcgId> {
         self.owner.get(slot as usize)
@@ -175,11 +199,12 @@ impl SwapDevice {
         self.capacity - self.used
     }
 
-    /// Bytes of simulator memory for the slot arrays.
+    /// Bytes of simulator memory for the slot arrays (the owner map at its
+    /// 2 bytes per entry: counted as 1 before issue #18 item 6's change).
     pub(crate) fn heap_bytes(&self) -> usize {
         self.slots.capacity() * 4
             + self.free.capacity() * 4
-            + self.owner.capacity()
+            + self.owner.capacity() * std::mem::size_of::<MemcgId>()
             + self.zeromap.capacity() * 8
     }
 }

@@ -41,12 +41,13 @@ impl Zone {
         let (mut free, mut movable, mut p) = (0, 0, first);
         while p < end {
             let i = self.idx(p);
-            if self.frames[i].free_order != NOT_FREE {
-                let size = 1u64 << self.frames[i].free_order;
+            let f = self.frames[i];
+            if f.free_order() != NOT_FREE {
+                let size = 1u64 << f.free_order();
                 free += size;
                 p += size;
             } else {
-                movable += u64::from(self.frames[i].alloc_type == MigrateType::Movable as u8);
+                movable += u64::from(f.alloc_type() == MigrateType::Movable as u8);
                 p += 1;
             }
         }

@@ -171,7 +171,7 @@ impl PhysMem {
         if self.pcp.typed {
             self.pcp.count -= 1;
             let i = self.zone.idx(pfn);
-            self.zone.frames[i].alloc_type = mt as u8;
+            self.zone.frames[i].set_alloc_type(mt as u8);
         }
         Some(pfn)
     }
@@ -182,7 +182,7 @@ impl PhysMem {
     #[inline(always)]
     fn pcp_mark(&mut self, pfn: u64) {
         let i = self.zone.idx(pfn);
-        self.zone.frames[i].alloc_type = MigrateType::Unmovable as u8;
+        self.zone.frames[i].set_alloc_type(MigrateType::Unmovable as u8);
     }
 
     /// `__rmqueue_pcplist` (v6.12) of one order-0 page of `mt` from
@@ -223,7 +223,7 @@ impl PhysMem {
                 Some(pfn) => {
                     if typed {
                         let i = self.zone.idx(pfn);
-                        self.zone.frames[i].alloc_type = MigrateType::Unmovable as u8;
+                        self.zone.frames[i].set_alloc_type(MigrateType::Unmovable as u8);
                     }
                     list.push(pfn);
                 }

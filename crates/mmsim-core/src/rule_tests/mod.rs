@@ -105,6 +105,7 @@ mod slub;
 mod split_pmd;
 mod split_zeropage;
 mod swap;
+mod swap_owner;
 mod swapcache;
 mod swapin_mkwrite;
 mod swapsplit;
