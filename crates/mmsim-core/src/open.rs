@@ -112,9 +112,10 @@ impl Sim {
     fn open_of(&self, fd: Fd) -> Result<OpenFile, SimError> {
         match self.fds.get(fd as usize) {
             None => Err(SimError::Setup(format!("no open file {fd}"))),
-            Some(_) => self.live_fd(fd).copied().ok_or_else(|| {
-                SimError::Setup(format!("open file {fd} is closed (EBADF)"))
-            }),
+            Some(_) => self
+                .live_fd(fd)
+                .copied()
+                .ok_or_else(|| SimError::Setup(format!("open file {fd} is closed (EBADF)"))),
         }
     }
 

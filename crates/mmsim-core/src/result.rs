@@ -33,7 +33,6 @@ pub struct AccessStats {
     pub bad_fd: u64,
 }
 
-
 /// Refault distances quantised by the shadow entries' width
 /// (`RunResult::shadow_quantised`): mmsim keeps 31 bits per shadow, shared
 /// between the memcg id and the eviction timestamp, so a machine with many

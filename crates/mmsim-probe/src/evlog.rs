@@ -134,7 +134,9 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
     }
     match kind {
         1 | 2 | 10 if pages == 0 => return Err("pages is 0".into()),
-        0 | 3 | 4 | 5 | 6 | 7 | 11 if pages != 0 => return Err(format!("pages {pages} on kind {kind}")),
+        0 | 3 | 4 | 5 | 6 | 7 | 11 if pages != 0 => {
+            return Err(format!("pages {pages} on kind {kind}"))
+        }
         6 if !(1..=2).contains(&value) => return Err(format!("advice {value} on kind 6")),
         4 if value >> 32 == 0 => return Err("discard of 0 pages".into()),
         5 if value >> 32 == 0 => return Err("collapse of 0 pages".into()),
