@@ -51,6 +51,15 @@ pub enum Event {
         /// Pages read (4 KiB each); at least 1.
         pages: u16,
     },
+    /// `close(fd)` of a descriptor (`close_fd()`, fs/file.c, v6.12;
+    /// `Sim::close_fd`): the `struct file` and its `f_ra` go with their
+    /// last reference. A closed descriptor's close (and its later
+    /// `FdRead`s) fail with `EBADF` (`AccessStats::bad_fd`); an unknown
+    /// one counts out of range.
+    FdClose {
+        /// The descriptor.
+        fd: crate::open::Fd,
+    },
     /// A buffered `pwrite()` of `pages` whole pages from page `index`: the
     /// pages are dirtied in the page cache (no read, no readahead) and
     /// written back later by the flusher.

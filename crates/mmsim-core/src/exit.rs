@@ -47,6 +47,8 @@ impl Sim {
             format!("task {task}"),
         );
         self.exit_mmap(t);
+        // `exit_files()`: the task's descriptors are closed (`crate::open`).
+        self.exit_files(task);
         self.kmem_free_task(t);
         // `dirty_throttle_leaks` (read under `policy.bdp_ratelimit`).
         self.bdp_task_exit(task);

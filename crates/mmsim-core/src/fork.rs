@@ -301,7 +301,9 @@ impl Sim {
     /// `fork()` of `task`: a child task in the same memory cgroup sharing
     /// its anonymous memory copy-on-write (see the module overview).
     /// Returns the child's id; its VMAs are new ids in the parent's order
-    /// ([`Sim::task_vmas`]). Errors: an unknown task, or one that exited or
+    /// ([`Sim::task_vmas`]), and so are its descriptors, copies of the
+    /// parent's open ones naming the same `struct file`s
+    /// ([`Sim::task_fds`], `crate::open`). Errors: an unknown task, or one that exited or
     /// was killed; or the fork failed because a page-table charge of the
     /// copy OOM-killed the task (the module overview): the child's id is
     /// then used by a dead task that never ran.
@@ -387,6 +389,10 @@ impl Sim {
                  charge (-ENOMEM); no child"
             )));
         }
+        // `copy_files()` (kernel/fork.c; `copy_process()` runs it before
+        // `copy_mm()`, but nothing here reads the order): the child's
+        // descriptor table names the parent's open files (`crate::open`).
+        self.fork_files(task, child);
         self.fork.as_mut().unwrap().stats.forks += 1;
         Ok(child)
     }

@@ -33,10 +33,23 @@
 //! and for the sync readahead of a `VM_SEQ_READ` mapping made from it (the
 //! kernel tests `ractl->file->f_mode`, the mapping's file).
 //!
-//! Departures: descriptors are never closed (a run's opens last to its
-//! end), `dup()`/`fork()` of a descriptor are not modelled (each
-//! [`Sim::open_file`] is a fresh `open()`), and the `FMODE_NOREUSE` of
-//! `POSIX_FADV_NOREUSE` is not modelled.
+//! Descriptors and their `struct file`s (fs/file.c, v6.12; [`file`]):
+//! [`Sim::dup_fd`] and [`Sim::dup2_fd`] install a second descriptor of
+//! the same `struct file` (one `f_ra`), [`Sim::close_fd`] and
+//! [`crate::Event::FdClose`] drop one (`fput()`: the state goes with the
+//! last reference, a descriptor's or a mapping's), `fork()` copies the
+//! task's descriptor table (`dup_fd()`, [`Sim::fork_task`]) and exit
+//! closes it (`exit_files()`, [`Sim::exit_task`]). A read or close through
+//! a closed descriptor fails with `EBADF`, counted in
+//! [`crate::AccessStats::bad_fd`].
+//!
+//! Departures: `Fd`s are dense ids over the whole run (a new descriptor
+//! never takes a closed one's number, where the kernel takes the lowest
+//! free one of the task's table); `FdRead` is `pread()`, so `f_pos`,
+//! which the descriptors of one `struct file` share, is not modelled; the
+//! `FMODE_NOREUSE` of `POSIX_FADV_NOREUSE` is not modelled.
+
+mod file;
 
 use crate::event::FileId;
 use crate::mem::pagetable::{TaskId, VmaId};
@@ -47,9 +60,10 @@ use crate::sim::{Sim, SimError};
 /// [`Sim::open_file`]: dense, in opening order.
 pub type Fd = u32;
 
-/// One `struct file`: the file, the task that opened it (its reads are
-/// charged to that task's group) and its `f_ra` slot in
-/// [`crate::readahead::RaSlots`].
+/// One descriptor of a `struct file`: the file, the task whose table holds
+/// it (its reads are charged to that task's group) and the `struct file`'s
+/// `f_ra` slot in [`crate::readahead::RaSlots`] (shared by its dups and
+/// mappings; [`crate::readahead::RaSlots::NONE`]: closed).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct OpenFile {
     pub file: FileId,
@@ -82,16 +96,27 @@ impl Sim {
         self.fds.len()
     }
 
-    /// The file that `fd` is an open of.
+    /// The file that `fd` is an open of (None: unknown or closed).
     pub fn fd_file(&self, fd: Fd) -> Option<FileId> {
-        self.fds.get(fd as usize).map(|o| o.file)
+        self.live_fd(fd).map(|o| o.file)
+    }
+
+    /// Descriptor `fd` if it is open.
+    #[inline]
+    fn live_fd(&self, fd: Fd) -> Option<&OpenFile> {
+        self.fds
+            .get(fd as usize)
+            .filter(|o| o.ra_slot != crate::readahead::RaSlots::NONE)
     }
 
     fn open_of(&self, fd: Fd) -> Result<OpenFile, SimError> {
-        self.fds
-            .get(fd as usize)
-            .copied()
-            .ok_or_else(|| SimError::Setup(format!("no open file {fd}")))
+        match self.fds.get(fd as usize) {
+            None => Err(SimError::Setup(format!("no open file {fd}"))),
+            Some(_) => self
+                .live_fd(fd)
+                .copied()
+                .ok_or_else(|| SimError::Setup(format!("open file {fd} is closed (EBADF)"))),
+        }
     }
 
     /// `posix_fadvise(fd, 0, 0, advice)`: `generic_fadvise()` of v6.12 on
@@ -139,27 +164,30 @@ impl Sim {
         Ok(vma)
     }
 
-    /// The readahead state of `fd` (`file->f_ra`), if it exists.
+    /// The readahead state of `fd` (`file->f_ra`), if it is open.
     pub(crate) fn fd_ra(&self, fd: Fd) -> Option<&FileRaState> {
-        self.fds
-            .get(fd as usize)
-            .map(|o| self.ra_slots.get(o.ra_slot))
+        self.live_fd(fd).map(|o| self.ra_slots.get(o.ra_slot))
     }
 
     /// `read()` through `fd` of `pages` pages from page `index`
     /// (`filemap_read()` on the descriptor's `f_ra`); an unknown descriptor
-    /// counts every page out of range.
+    /// counts every page out of range, a closed one fails (`fdget()` finds
+    /// no file: `EBADF`) and counts one [`crate::AccessStats::bad_fd`].
     pub(crate) fn fd_read(&mut self, fd: Fd, index: u32, pages: u16) {
         let Some(o) = self.fds.get(fd as usize) else {
             self.acc.out_of_range += u64::from(pages.max(1));
             return;
         };
+        if o.ra_slot == crate::readahead::RaSlots::NONE {
+            self.acc.bad_fd += 1;
+            return;
+        }
         let file = o.file;
         self.filemap_read_ra(crate::readahead::RaOwner::Open(fd), file, index, pages);
     }
 
-    /// The `f_ra` slots the descriptors hold, for
-    /// `RaSlots::check`.
+    /// The `f_ra` slots the descriptors hold (a closed one's is
+    /// `RaSlots::NONE`, which `RaSlots::check` skips).
     pub(crate) fn fd_ra_slots(&self) -> impl Iterator<Item = u32> + '_ {
         self.fds.iter().map(|o| o.ra_slot)
     }
@@ -167,7 +195,7 @@ impl Sim {
     /// The task that opened `fd`, whose group its reads are charged to.
     #[inline]
     pub(crate) fn fd_task(&self, fd: Fd) -> Option<TaskId> {
-        self.fds.get(fd as usize).map(|o| o.task)
+        self.live_fd(fd).map(|o| o.task)
     }
 
     /// Charges of a read through `fd` go to the group of the task that

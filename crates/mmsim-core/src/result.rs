@@ -26,6 +26,11 @@ pub struct AccessStats {
     pub out_of_range: u64,
     /// Events dropped because their task had been OOM-killed.
     pub dropped_killed: u64,
+    /// Reads and closes through a closed descriptor (`Event::FdRead`,
+    /// `Event::FdClose`): each fails with `EBADF` and is not simulated
+    /// (`crate::open`). Absent from the JSON when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bad_fd: u64,
 }
 
 /// Refault distances quantised by the shadow entries' width

@@ -243,7 +243,9 @@ fn records_of(
         // The child's stores are the child's.
         | Event::Fork { .. }
         // A sync writes back what the writes dirtied: no access of its own.
-        | Event::FileSync { .. } => (0, 0, 0, false),
+        | Event::FileSync { .. }
+        // A close touches no page.
+        | Event::FdClose { .. } => (0, 0, 0, false),
     };
     Ok((0..pages as u64).map(move |p| (first as u64 + p, write, region)))
 }

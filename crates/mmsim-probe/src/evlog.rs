@@ -18,7 +18,7 @@
 //!
 //! | offset | size | field |
 //! |---|---|---|
-//! | 0 | 1 | `kind`: 0 `Access`, 1 `FileRead`, 2 `FileWrite`, 3 `Think`, 4 `Discard`, 5 `Collapse` (MADV_COLLAPSE; `id` the VMA, `value` the first page and, in its high half, the page count, as `Discard`), 6 `ThpAdvice` (`id` the VMA, `value` 1 MADV_HUGEPAGE or 2 MADV_NOHUGEPAGE), 7 `Remap`, 8 `Fork`, 9 `FileSync`, 10 `FdRead` (`id` the open file description, otherwise as `FileRead`) |
+//! | 0 | 1 | `kind`: 0 `Access`, 1 `FileRead`, 2 `FileWrite`, 3 `Think`, 4 `Discard`, 5 `Collapse` (MADV_COLLAPSE; `id` the VMA, `value` the first page and, in its high half, the page count, as `Discard`), 6 `ThpAdvice` (`id` the VMA, `value` 1 MADV_HUGEPAGE or 2 MADV_NOHUGEPAGE), 7 `Remap`, 8 `Fork`, 9 `FileSync`, 10 `FdRead` (`id` the open file description, otherwise as `FileRead`), 11 `FdClose` (`id` the descriptor; `pages` and `value` 0) |
 //! | 1 | 1 | `flags`: bit 0 = write (`Access` only); bit 1 = idle (a `Think` issued while every workload of the phase waited for its start, see `mmsim_workloads::Batch::Idle`); other bits 0 |
 //! | 2 | 2 | `pages` (`FileRead`/`FileWrite`: ≥ 1; otherwise 0) |
 //! | 4 | 4 | `id`: the VMA id (`Access`), the file id (`FileRead`/`FileWrite`), 0 (`Think`) |
@@ -77,6 +77,7 @@ pub fn encode(event: &Event, idle: bool) -> [u8; RECORD_SIZE] {
         Event::FileRead { file, index, pages } => (1, 0, pages, file, index as u64),
         Event::FileWrite { file, index, pages } => (2, 0, pages, file, index as u64),
         Event::FdRead { fd, index, pages } => (10, 0, pages, fd, index as u64),
+        Event::FdClose { fd } => (11, 0, 0, fd, 0),
         Event::Think { ns } => (3, idle as u8 * FLAG_IDLE, 0, 0, ns),
         // The page count rides in the value's high half.
         Event::Discard { vma, index, pages } => (4, 0, 0, vma, index as u64 | (pages as u64) << 32),
@@ -119,7 +120,7 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
     let id = u32::from_le_bytes(r[4..8].try_into().expect("4 bytes"));
     let value = u64::from_le_bytes(r[8..16].try_into().expect("8 bytes"));
     let index = || u32::try_from(value).map_err(|_| format!("page index {value} is 2^32 or more"));
-    if kind > 10 {
+    if kind > 11 {
         return Err(format!("unknown kind {kind}"));
     }
     let allowed = match kind {
@@ -133,12 +134,15 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
     }
     match kind {
         1 | 2 | 10 if pages == 0 => return Err("pages is 0".into()),
-        0 | 3 | 4 | 5 | 6 | 7 if pages != 0 => return Err(format!("pages {pages} on kind {kind}")),
+        0 | 3 | 4 | 5 | 6 | 7 | 11 if pages != 0 => {
+            return Err(format!("pages {pages} on kind {kind}"))
+        }
         6 if !(1..=2).contains(&value) => return Err(format!("advice {value} on kind 6")),
         4 if value >> 32 == 0 => return Err("discard of 0 pages".into()),
         5 if value >> 32 == 0 => return Err("collapse of 0 pages".into()),
         3 if id != 0 => return Err(format!("id {id} on a think")),
         7 if value != 0 => return Err(format!("value {value} on a remap")),
+        11 if value != 0 => return Err(format!("value {value} on a close")),
         _ => {}
     }
     let event = match kind {
@@ -192,6 +196,7 @@ pub fn decode(r: &[u8; RECORD_SIZE]) -> Result<LogRecord, String> {
             index: index()?,
             pages,
         },
+        11 => Event::FdClose { fd: id },
         k => return Err(format!("unknown kind {k}")),
     };
     Ok(LogRecord {

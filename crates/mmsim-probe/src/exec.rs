@@ -614,9 +614,9 @@ impl Executor<'_> {
                     self.checksum = self.checksum.wrapping_add(b as u64);
                 }
             }
-            Event::FdRead { fd, .. } => {
+            Event::FdRead { fd, .. } | Event::FdClose { fd } => {
                 return Err(self.bad(format!(
-                    "a read through open file {fd}: the probe opens each file once"
+                    "a read or close of open file {fd}: the probe opens each file once"
                 )));
             }
             Event::FileRead { file, index, pages } | Event::FileWrite { file, index, pages } => {

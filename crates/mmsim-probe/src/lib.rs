@@ -158,6 +158,9 @@ pub struct EventCounts {
     /// a whole file; absent when none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub file_sync: u64,
+    /// `FdClose` events (`close` calls; absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fd_close: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -189,6 +192,7 @@ impl EventCounts {
             Event::Remap { .. } => self.remap += 1,
             Event::Fork { .. } => self.fork += 1,
             Event::FileSync { .. } => self.file_sync += 1,
+            Event::FdClose { .. } => self.fd_close += 1,
         }
     }
 
@@ -205,5 +209,6 @@ impl EventCounts {
             + self.remap
             + self.fork
             + self.file_sync
+            + self.fd_close
     }
 }

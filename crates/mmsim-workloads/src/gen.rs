@@ -324,12 +324,16 @@ pub struct Generator {
 }
 
 /// The N open file descriptions of a workload's `opens = N` (see
-/// [`WorkloadSpec::opens`]), read round-robin: read k through `first + k mod n`.
-#[derive(Clone, Copy, Debug)]
+/// [`WorkloadSpec::opens`]), read round-robin: read k through `first + k mod n`;
+/// with `open_offsets` ([`WorkloadSpec::open_offsets`]) at the reader's start
+/// page plus the pattern's page divided by N, wrapped at the file's `pages`.
+#[derive(Clone, Debug)]
 struct Opens {
     first: Fd,
     n: u32,
     next: u32,
+    starts: Option<Vec<u32>>,
+    pages: u32,
 }
 
 impl Opens {
@@ -354,6 +358,8 @@ impl Opens {
             first,
             n: n.clamp(1, crate::scenario::MAX_OPENS) as u32,
             next: 0,
+            starts: None,
+            pages: 0,
         })
     }
 
@@ -362,6 +368,14 @@ impl Opens {
     fn route(&mut self, events: &mut [Event]) {
         for e in events {
             if let Event::FileRead { index, pages, .. } = *e {
+                let index = match &self.starts {
+                    None => index,
+                    Some(starts) => {
+                        let at = u64::from(starts[self.next as usize]) + u64::from(index / self.n);
+                        let p = u64::from(self.pages);
+                        (if at >= p { at - p } else { at }) as u32
+                    }
+                };
                 *e = Event::FdRead {
                     fd: self.first + self.next,
                     index,
@@ -727,7 +741,13 @@ impl Generator {
                 sim.open(file, task).map_err(setup)?;
                 sim.fadvise(file, advice).map_err(setup)?;
                 let n = spec.opens.unwrap_or(1);
-                let opens = Opens::open(sim, file, task, n, advice).map_err(setup)?;
+                let mut opens = Opens::open(sim, file, task, n, advice).map_err(setup)?;
+                if let Some(o) = &spec.open_offsets {
+                    // Checked when the scenario was loaded.
+                    let pages = spec.kind.pages();
+                    opens.starts = o.starts(n, pages);
+                    opens.pages = pages as u32;
+                }
                 let mut g = Generator::new(spec, seed, Sink::File(file), what, base_dir)?;
                 g.opens = Some(opens);
                 return Ok(g);

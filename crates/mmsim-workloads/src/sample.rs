@@ -386,7 +386,9 @@ impl PageSampler {
                 // A fork's child stores to its own copy, not sampled. A sync's
                 // range passes whole: a file keeps its page indices, and the
                 // pages outside the sample are never cached, so not written.
+                // A close is of the whole descriptor.
                 Event::ThpAdvice { .. }
+                | Event::FdClose { .. }
                 | Event::Remap { .. }
                 | Event::Fork { .. }
                 | Event::FileSync { .. } => events.push(e),

@@ -21,6 +21,13 @@ pub fn result_warnings(s: &Scenario, r: &ScenarioResult) -> Vec<String> {
             r.events, r.result.vmstat.oom_kill
         ));
     }
+    let bad_fd = r.result.access.bad_fd;
+    if bad_fd > 0 {
+        warnings.push(format!(
+            "{bad_fd} reads or closes went through a closed descriptor and failed with EBADF, \
+             not simulated"
+        ));
+    }
     let outside = r.result.access.out_of_range;
     if outside > 0 {
         warnings.push(format!(

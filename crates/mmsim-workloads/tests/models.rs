@@ -511,7 +511,8 @@ fn pgbench_transaction_mix_without_eviction() {
             | Event::Remap { .. }
             | Event::Fork { .. }
             | Event::FileSync { .. }
-            | Event::FdRead { .. } => panic!(),
+            | Event::FdRead { .. }
+            | Event::FdClose { .. } => panic!(),
         }
     }
     // Per transaction: 2 index descents of 2 levels, the account twice, a teller, a

@@ -225,6 +225,10 @@ pub fn stream_digest(s: &Scenario) -> Result<StreamDigest> {
                     eat(&index.to_le_bytes());
                     eat(&pages.to_le_bytes());
                 }
+                Event::FdClose { fd } => {
+                    eat(&[11]);
+                    eat(&fd.to_le_bytes());
+                }
                 Event::FdRead { fd, index, pages } => {
                     eat(&[10]);
                     eat(&fd.to_le_bytes());

@@ -450,7 +450,9 @@ impl Sim {
                     .unwrap_or(0);
                 self.xp_task_name(t)
             }
-            Event::FdRead { fd, .. } => self.xp_task_name(self.fd_task(fd).unwrap_or(0)),
+            Event::FdRead { fd, .. } | Event::FdClose { fd } => {
+                self.xp_task_name(self.fd_task(fd).unwrap_or(0))
+            }
             Event::Think { .. } => "workload".to_string(),
         }
     }
@@ -651,8 +653,9 @@ impl Sim {
                     && key.index >= first
                     && key.index < first.saturating_add(pages)
             }
-            // The child's copies are not followed (`crate::fork`).
-            Event::Fork { .. } => false,
+            // The child's copies are not followed (`crate::fork`); a close
+            // touches no page.
+            Event::Fork { .. } | Event::FdClose { .. } => false,
             // The remap's zap (a discard of the whole VMA).
             Event::Remap { vma } => {
                 let Some(v) = self.vmas.get(vma as usize) else {

@@ -16,6 +16,7 @@ impl Sim {
             Event::Access { vma, index, write } => self.access(vma, index, write),
             Event::FileRead { file, index, pages } => self.filemap_read(file, index, pages),
             Event::FdRead { fd, index, pages } => self.fd_read(fd, index, pages),
+            Event::FdClose { fd } => self.fd_close_event(fd),
             Event::FileWrite { file, index, pages } => {
                 self.generic_perform_write(file, index, pages)
             }

@@ -458,6 +458,9 @@ pub fn run_report(
     if a.out_of_range > 0 {
         line("out of range", a.out_of_range.to_string());
     }
+    if a.bad_fd > 0 {
+        line("closed fd (EBADF)", a.bad_fd.to_string());
+    }
     if a.dropped_killed > 0 {
         line("dropped (killed)", a.dropped_killed.to_string());
     }

@@ -391,6 +391,31 @@ impl Scenario {
                 }
                 _ => {}
             }
+            if let Some(o) = &w.open_offsets {
+                let Some(n) = w.opens else {
+                    return Err(invalid(
+                        field("open_offsets"),
+                        "the readers' start pages need opens = N (the readers)".into(),
+                    ));
+                };
+                let pages = w.kind.pages();
+                if o.starts(n, pages).is_none() {
+                    let why = match o {
+                        super::OpenOffsets::Named(s) => format!(
+                            "unknown layout \"{s}\": use \"spread\" or a list of {n} \
+                             start pages, one per open"
+                        ),
+                        super::OpenOffsets::Pages(v) if v.len() as u64 != n => {
+                            format!("{} start pages for opens = {n}: give one per open", v.len())
+                        }
+                        super::OpenOffsets::Pages(_) => format!(
+                            "a start page is beyond the file's {pages} pages (the last is {})",
+                            pages.saturating_sub(1)
+                        ),
+                    };
+                    return Err(invalid(field("open_offsets"), why));
+                }
+            }
             if let Some(n) = w.opens {
                 if !(1..=super::MAX_OPENS).contains(&n) {
                     return Err(invalid(

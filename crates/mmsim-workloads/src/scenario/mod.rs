@@ -635,8 +635,45 @@ pub struct WorkloadSpec {
     /// readahead). Absent: the one-state-per-file read model
     /// ([`mmsim_core::Sim::open`], `Event::FileRead`) of every existing result.
     pub opens: Option<u64>,
+    /// `open_offsets`, with `opens = N`: where each reader starts, so the N
+    /// descriptors stream from different places of the file, as N processes
+    /// reading one log or database file each with its own `open()`. Absent: the
+    /// round-robin of one stream above. With it, read k still goes through
+    /// descriptor `j = k mod N`, at page `offset[j] + index / N` (wrapped at the
+    /// file's end), where `index` is the pattern's page: the pattern's pages are
+    /// shrunk N times and shifted to each reader's start, so a `sequential`
+    /// pattern gives N sequential streams of one page per read each.
+    /// `"spread"`: `offset[j] = j * pages / N` (the file cut in N equal parts,
+    /// one per reader); a list: N page offsets, each below `pages`.
+    pub open_offsets: Option<OpenOffsets>,
     /// What the accesses are.
     pub kind: WorkloadKind,
+}
+
+/// A workload's `open_offsets` as written: `"spread"` (checked when the
+/// scenario is loaded) or one page offset per open.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum OpenOffsets {
+    /// A named layout; only `"spread"` exists.
+    Named(String),
+    /// One start page per open, in opening order.
+    Pages(Vec<u64>),
+}
+
+impl OpenOffsets {
+    /// The start page of each of `n` readers of a `pages`-page file; `None`
+    /// for an unknown name or a list that is not `n` offsets below `pages`.
+    pub fn starts(&self, n: u64, pages: u64) -> Option<Vec<u32>> {
+        match self {
+            OpenOffsets::Named(s) if s == "spread" => {
+                Some((0..n).map(|j| (j * pages / n.max(1)) as u32).collect())
+            }
+            OpenOffsets::Named(_) => None,
+            OpenOffsets::Pages(v) => (v.len() as u64 == n && v.iter().all(|&o| o < pages))
+                .then(|| v.iter().map(|&o| o as u32).collect()),
+        }
+    }
 }
 
 /// The most `opens` a workload may declare: 1024, the default `RLIMIT_NOFILE`
@@ -994,6 +1031,7 @@ impl WorkloadSpec {
             cgroup: None,
             exit: false,
             opens: None,
+            open_offsets: None,
             kind,
         }
     }

@@ -132,7 +132,7 @@ impl KindName {
             }
             k if k.is_model() => "name, phase, weight, advice, start, cgroup, exit",
             _ => {
-                "name, target, write_ratio, phase, weight, advice, thp_advice, opens, start, \
+                "name, target, write_ratio, phase, weight, advice, thp_advice, opens, open_offsets, start, \
                  cgroup, exit"
             }
         }
@@ -170,6 +170,8 @@ pub(super) struct RawWorkload {
     exit: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     opens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    open_offsets: Option<super::OpenOffsets>,
     #[serde(
         default,
         deserialize_with = "de_opt_pages",
@@ -476,7 +478,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 79] = [
+    let present: [(&'static str, bool); 80] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -557,19 +559,20 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("write_ratio", r.write_ratio.is_some()),
         ("thp_advice", r.thp_advice.is_some()),
         ("opens", r.opens.is_some()),
+        ("open_offsets", r.open_offsets.is_some()),
     ];
     let (required, optional) = kind.fields();
     let model = kind.is_model();
     for (field, is) in present {
         let common_ok = match field {
-            "target" | "thp_advice" | "opens" => !model,
+            "target" | "thp_advice" | "opens" | "open_offsets" => !model,
             "write_ratio" => !model || matches!(kind, KindName::Eater | KindName::Tabs),
             _ => false,
         };
         if is && !common_ok && !required.contains(&field) && !optional.contains(&field) {
             let all: Vec<&str> = required.iter().chain(optional).copied().collect();
             let hint = match field {
-                "target" | "thp_advice" | "opens" => {
+                "target" | "thp_advice" | "opens" | "open_offsets" => {
                     " (a model knows which files and mappings it uses)"
                 }
                 "write_ratio" => match kind {
@@ -751,6 +754,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         cgroup: r.cgroup,
         exit: r.exit,
         opens: r.opens,
+        open_offsets: r.open_offsets,
         kind,
     })
 }
@@ -814,6 +818,7 @@ impl From<WorkloadSpec> for RawWorkload {
             cgroup: w.cgroup,
             exit: w.exit,
             opens: w.opens,
+            open_offsets: w.open_offsets,
             pages: None,
             accesses: None,
             theta: None,
