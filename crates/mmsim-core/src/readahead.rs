@@ -833,11 +833,18 @@ impl Sim {
         0
     }
 
-    /// `do_page_cache_ra()` + `page_cache_ra_unbounded()`: reads pages
-    /// `[index, index + nr)` that are not cached, clamped to the file, and
-    /// marks the one at `nr - lookahead` `PG_readahead`. One read per
-    /// contiguous run of new pages; returns the last completion time (0 if
-    /// nothing was read).
+    /// `do_page_cache_ra()` + `page_cache_ra_unbounded()` (mm/readahead.c,
+    /// v6.12): reads pages `[index, index + nr)` that are not cached,
+    /// clamped to the file, and marks the one at `nr - lookahead`
+    /// `PG_readahead`. One read per contiguous run of new pages; returns the
+    /// last completion time (0 if nothing was read).
+    ///
+    /// A window of one page (`force_page_cache_ra` of a one-page request:
+    /// every page-cache miss of a random reader, a trace replayed `--as
+    /// file`) takes the loop's one pass without the loop: that page, if not
+    /// cached, added and read alone, marked if `lookahead` is 1 (the pass's
+    /// `0 == nr - lookahead`). The same outcome (rule test
+    /// `a_one_page_window_reads_as_the_loop`).
     pub(crate) fn do_page_cache_ra(
         &mut self,
         file: FileId,
@@ -850,6 +857,32 @@ impl Sim {
             return 0;
         }
         let nr = nr.min(size - index);
+        if nr == 1 {
+            let slot = self.files[file as usize].slot(index);
+            if slot & SLOT_FOLIO != 0 {
+                return 0;
+            }
+            let Some(f) = self.filemap_add_folio(file, index, slot, false) else {
+                return 0;
+            };
+            if lookahead == 1 {
+                self.folios[f].set(flags::READAHEAD);
+            }
+            let mut workingset = self.folios[f].test(flags::WORKINGSET);
+            return self.submit_ra_run(&mut 1, &mut workingset);
+        }
+        self.do_page_cache_ra_loop(file, index, nr, lookahead)
+    }
+
+    /// [`Sim::do_page_cache_ra`]'s loop over a window of `nr` pages (already
+    /// clamped to the file).
+    pub(crate) fn do_page_cache_ra_loop(
+        &mut self,
+        file: FileId,
+        index: u32,
+        nr: u32,
+        lookahead: u32,
+    ) -> u64 {
         let mut done = 0;
         let mut run = 0u64;
         let mut workingset = false;
