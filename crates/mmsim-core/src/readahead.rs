@@ -497,19 +497,13 @@ impl Sim {
             let req = if ra_pages == 0 { 1 } else { req };
             return self.force_page_cache_ra(file, index, req, ra_pages);
         }
-        self.page_cache_sync_ra_ondemand(owner, file, index, req)
+        self.sync_ra_ondemand(owner, file, index, req)
     }
 
     /// [`Sim::page_cache_sync_ra`] past its forced test: the large-folio
     /// window or `ondemand_readahead`.
     #[inline(never)]
-    fn page_cache_sync_ra_ondemand(
-        &mut self,
-        owner: RaOwner,
-        file: FileId,
-        index: u32,
-        req: u32,
-    ) -> u64 {
+    fn sync_ra_ondemand(&mut self, owner: RaOwner, file: FileId, index: u32, req: u32) -> u64 {
         if self.cfg.fs.large_folios {
             return self.page_cache_sync_ra_large(owner, file, index, req);
         }
@@ -871,18 +865,12 @@ impl Sim {
             let mut workingset = self.folios[f].test(flags::WORKINGSET);
             return self.submit_ra_run(&mut 1, &mut workingset);
         }
-        self.do_page_cache_ra_loop(file, index, nr, lookahead)
+        self.ra_loop(file, index, nr, lookahead)
     }
 
     /// [`Sim::do_page_cache_ra`]'s loop over a window of `nr` pages (already
     /// clamped to the file).
-    pub(crate) fn do_page_cache_ra_loop(
-        &mut self,
-        file: FileId,
-        index: u32,
-        nr: u32,
-        lookahead: u32,
-    ) -> u64 {
+    pub(crate) fn ra_loop(&mut self, file: FileId, index: u32, nr: u32, lookahead: u32) -> u64 {
         let mut done = 0;
         let mut run = 0u64;
         let mut workingset = false;

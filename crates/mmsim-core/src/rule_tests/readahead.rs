@@ -456,7 +456,7 @@ fn a_one_page_window_reads_as_the_loop() {
     let mut read_pages = Vec::new();
     for (index, lookahead) in [(0, 0), (1, 1), (10, 0), (11, 1), (2, 0), (399, 1)] {
         let a = one.do_page_cache_ra(file, index, 1, lookahead);
-        let b = looped.do_page_cache_ra_loop(file, index, 1, lookahead);
+        let b = looped.ra_loop(file, index, 1, lookahead);
         assert_eq!(a, b, "{index} {lookahead}");
         assert_eq!(one.clock, looped.clock, "{index} {lookahead}");
         assert_eq!(
