@@ -429,16 +429,19 @@ impl Sim {
         }
     }
 
-    /// Whether `page_cache_sync_ra()` is forced for `owner`
-    /// (`ractl->file->f_mode & FMODE_RANDOM`): a descriptor's `FADV_RANDOM`,
-    /// or that of the open file a mapping was made from (never set for a
-    /// mapping of its own open, [`Sim::mmap_file`]).
-    fn fmode_random(&self, owner: RaOwner, ra: &FileRaState) -> bool {
+    /// The stored `f_ra` of `owner`, read in place: a file's or an open
+    /// file description's state, or a mapping's slot (the `struct file`'s
+    /// `f_ra`, shared by its VMAs). The same fields as [`Sim::ra_state`]
+    /// but `advice`, which is here the slot's (the file's `FMODE_RANDOM`)
+    /// where `ra_state` gives a VMA's own. For the readers of one or two
+    /// fields on every page-cache miss (`page_cache_sync_ra`'s forced
+    /// test, `inflight_until`), which need no copy of the whole state.
+    #[inline(always)]
+    pub(crate) fn ra_ref(&self, owner: RaOwner) -> &FileRaState {
         match owner {
-            RaOwner::Fd(_) | RaOwner::Open(_) => ra.advice == Advice::Random,
-            RaOwner::Vma(vma) => {
-                self.ra_slots.get(self.vmas[vma as usize].ra_slot).advice == Advice::Random
-            }
+            RaOwner::Fd(file) => &self.files[file as usize].ra,
+            RaOwner::Open(fd) => self.ra_slots.get(self.fds[fd as usize].ra_slot),
+            RaOwner::Vma(vma) => self.ra_slots.get(self.vmas[vma as usize].ra_slot),
         }
     }
 
@@ -468,10 +471,19 @@ impl Sim {
         self.ra_slots.put(slot);
     }
 
-    /// `page_cache_sync_ra()`: a miss at `index` for a request of `req`
-    /// pages. Returns when the pages it read are uptodate (0 if it read
-    /// nothing).
-    #[inline]
+    /// `page_cache_sync_ra()` (mm/readahead.c, v6.12): a miss at `index`
+    /// for a request of `req` pages. Returns when the pages it read are
+    /// uptodate (0 if it read nothing).
+    ///
+    /// Forced (`force_page_cache_ra` of the request, or of one page when
+    /// readahead is off: `!ra->ra_pages`) when the file is opened
+    /// `FMODE_RANDOM` (`ractl->file->f_mode`): a descriptor's `FADV_RANDOM`,
+    /// or that of the open file a mapping was made from (never set for a
+    /// mapping of its own open, [`Sim::mmap_file`]); both are the stored
+    /// state's `advice` ([`Sim::ra_ref`]), not a VMA's `MADV_RANDOM`.
+    /// That test inline (every page-cache miss of a random reader takes
+    /// it), the on-demand rest out of line.
+    #[inline(always)]
     pub(crate) fn page_cache_sync_ra(
         &mut self,
         owner: RaOwner,
@@ -479,12 +491,19 @@ impl Sim {
         index: u32,
         req: u32,
     ) -> u64 {
-        let ra = self.ra_state(owner);
-        let forced = self.fmode_random(owner, &ra);
-        if ra.ra_pages == 0 || forced {
-            let req = if ra.ra_pages == 0 { 1 } else { req };
-            return self.force_page_cache_ra(file, index, req, ra.ra_pages);
+        let ra = self.ra_ref(owner);
+        let (ra_pages, forced) = (ra.ra_pages, ra.advice == Advice::Random);
+        if ra_pages == 0 || forced {
+            let req = if ra_pages == 0 { 1 } else { req };
+            return self.force_page_cache_ra(file, index, req, ra_pages);
         }
+        self.sync_ra_ondemand(owner, file, index, req)
+    }
+
+    /// [`Sim::page_cache_sync_ra`] past its forced test: the large-folio
+    /// window or `ondemand_readahead`.
+    #[inline(never)]
+    fn sync_ra_ondemand(&mut self, owner: RaOwner, file: FileId, index: u32, req: u32) -> u64 {
         if self.cfg.fs.large_folios {
             return self.page_cache_sync_ra_large(owner, file, index, req);
         }
@@ -808,11 +827,18 @@ impl Sim {
         0
     }
 
-    /// `do_page_cache_ra()` + `page_cache_ra_unbounded()`: reads pages
-    /// `[index, index + nr)` that are not cached, clamped to the file, and
-    /// marks the one at `nr - lookahead` `PG_readahead`. One read per
-    /// contiguous run of new pages; returns the last completion time (0 if
-    /// nothing was read).
+    /// `do_page_cache_ra()` + `page_cache_ra_unbounded()` (mm/readahead.c,
+    /// v6.12): reads pages `[index, index + nr)` that are not cached,
+    /// clamped to the file, and marks the one at `nr - lookahead`
+    /// `PG_readahead`. One read per contiguous run of new pages; returns the
+    /// last completion time (0 if nothing was read).
+    ///
+    /// A window of one page (`force_page_cache_ra` of a one-page request:
+    /// every page-cache miss of a random reader, a trace replayed `--as
+    /// file`) takes the loop's one pass without the loop: that page, if not
+    /// cached, added and read alone, marked if `lookahead` is 1 (the pass's
+    /// `0 == nr - lookahead`). The same outcome (rule test
+    /// `a_one_page_window_reads_as_the_loop`).
     pub(crate) fn do_page_cache_ra(
         &mut self,
         file: FileId,
@@ -825,6 +851,26 @@ impl Sim {
             return 0;
         }
         let nr = nr.min(size - index);
+        if nr == 1 {
+            let slot = self.files[file as usize].slot(index);
+            if slot & SLOT_FOLIO != 0 {
+                return 0;
+            }
+            let Some(f) = self.filemap_add_folio(file, index, slot, false) else {
+                return 0;
+            };
+            if lookahead == 1 {
+                self.folios[f].set(flags::READAHEAD);
+            }
+            let mut workingset = self.folios[f].test(flags::WORKINGSET);
+            return self.submit_ra_run(&mut 1, &mut workingset);
+        }
+        self.ra_loop(file, index, nr, lookahead)
+    }
+
+    /// [`Sim::do_page_cache_ra`]'s loop over a window of `nr` pages (already
+    /// clamped to the file).
+    pub(crate) fn ra_loop(&mut self, file: FileId, index: u32, nr: u32, lookahead: u32) -> u64 {
         let mut done = 0;
         let mut run = 0u64;
         let mut workingset = false;
@@ -922,8 +968,9 @@ impl Sim {
     /// When the asynchronous readahead covering `page` completes, if it is
     /// still in flight (0 otherwise). A reader that reached such a page
     /// waits for it (`folio_wait_locked` on a folio not uptodate yet).
+    #[inline(always)]
     pub(crate) fn inflight_until(&self, owner: RaOwner, page: u32) -> u64 {
-        let ra = self.ra_state(owner);
+        let ra = self.ra_ref(owner);
         if (ra.inflight_start..ra.inflight_end).contains(&page) && self.clock < ra.inflight_done {
             ra.inflight_done
         } else {

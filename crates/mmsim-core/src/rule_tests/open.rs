@@ -192,3 +192,62 @@ fn a_read_through_an_unknown_open_is_out_of_range() {
     assert!(s.fadvise_fd(7, Advice::Random).is_err());
     assert!(s.mmap_fd(task, 7, 0, 1, false, false).is_err());
 }
+
+/// `Sim::ra_ref`, the stored `f_ra` read in place by `page_cache_sync_ra`'s
+/// forced test and `inflight_until` on every page-cache miss, is the state
+/// of each kind of owner: a file's, an open's (with `FADV_RANDOM`, the
+/// forced test's `FMODE_RANDOM`), and a mapping's slot, the `f_ra` of the
+/// open it was made from, whose advice is that open's (`Normal` here),
+/// not the VMA's `MADV_RANDOM` (`vma_ra`'s advice); the other fields are
+/// `vma_ra`'s, an asynchronous window in flight included.
+#[test]
+fn the_stored_readahead_state_read_in_place_is_each_owners() {
+    use crate::readahead::{FileRaState, RaOwner};
+    let mut s = machine(PolicyName::Cost, 1 << 16, None);
+    let task = s.add_task("t");
+    let file = s.add_file("f", 1000).unwrap();
+    let a = s.open_file(file, task).unwrap();
+    let b = s.open_file(file, task).unwrap();
+    s.fadvise_fd(a, Advice::Random).unwrap();
+    let vma = s.mmap_fd(task, b, 0, 1000, false, false).unwrap();
+    s.madvise(vma, Advice::Random).unwrap();
+    // a's forced read first (its synchronous wait would outlast b's window),
+    // then b's initial window 0..4 marked at 1, and the marker: 4..12 in flight.
+    fd_read(&mut s, a, 600);
+    fd_read(&mut s, b, 0);
+    fd_read(&mut s, b, 1);
+    assert_eq!(window(&s, b), (4, 8, 8));
+    let inflight = s.fd_ra(b).unwrap();
+    assert_eq!((inflight.inflight_start, inflight.inflight_end), (4, 12));
+    assert!(s.clock < inflight.inflight_done);
+    assert_eq!(s.ra_ref(RaOwner::Open(a)), s.fd_ra(a).unwrap());
+    assert_eq!(s.ra_ref(RaOwner::Open(a)).advice, Advice::Random);
+    assert_eq!(s.ra_ref(RaOwner::Open(b)), s.fd_ra(b).unwrap());
+    let (stored, own) = (*s.ra_ref(RaOwner::Vma(vma)), s.vma_ra(vma));
+    assert_eq!(
+        (stored.advice, own.advice),
+        (Advice::Normal, Advice::Random)
+    );
+    assert_eq!(
+        FileRaState {
+            advice: stored.advice,
+            ..own
+        },
+        stored
+    );
+    assert_eq!(stored, *s.fd_ra(b).unwrap());
+    assert_eq!(s.ra_ref(RaOwner::Fd(file)), &s.files[file as usize].ra);
+    for owner in [RaOwner::Open(a), RaOwner::Open(b), RaOwner::Vma(vma)] {
+        for page in [3, 4, 11, 12] {
+            let r = s.ra_ref(owner);
+            let expect = if (r.inflight_start..r.inflight_end).contains(&page)
+                && s.clock < r.inflight_done
+            {
+                r.inflight_done
+            } else {
+                0
+            };
+            assert_eq!(s.inflight_until(owner, page), expect, "{owner:?} {page}");
+        }
+    }
+}

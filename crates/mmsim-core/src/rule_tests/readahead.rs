@@ -432,3 +432,43 @@ fn the_inline_read_batch_is_the_walked_batch() {
         );
     }
 }
+
+/// `do_page_cache_ra`'s one-page window (without its loop) reads as the
+/// loop does: on two copies of one machine, each case through the
+/// one-page step and through the loop leaves the same folios, marks,
+/// counters and clock and returns the same completion time: a cached page
+/// (nothing read), an uncached one with lookahead 0 and 1 (marked), one
+/// whose slot holds a shadow (its refault), and the file's last page.
+#[test]
+fn a_one_page_window_reads_as_the_loop() {
+    let setup = || {
+        let mut s = machine(PolicyName::Cost, 1 << 16, None);
+        let file = s.add_file("f", 400).unwrap();
+        read(&mut s, file, 0, 1);
+        let f = file_folio(&s, file, 2);
+        super::filefolio::reclaim_one(&mut s, f);
+        (s, file)
+    };
+    let (mut one, file) = setup();
+    let (mut looped, _) = setup();
+    let slot = one.files[file as usize].slot(2);
+    assert!(slot_folio(slot).is_none() && one.shadow_layout.unpack(slot).is_some());
+    let mut read_pages = Vec::new();
+    for (index, lookahead) in [(0, 0), (1, 1), (10, 0), (11, 1), (2, 0), (399, 1)] {
+        let a = one.do_page_cache_ra(file, index, 1, lookahead);
+        let b = looped.ra_loop(file, index, 1, lookahead);
+        assert_eq!(a, b, "{index} {lookahead}");
+        assert_eq!(one.clock, looped.clock, "{index} {lookahead}");
+        assert_eq!(
+            (resident(&one, file, 400), marked(&one, file, 400)),
+            (resident(&looped, file, 400), marked(&looped, file, 400)),
+            "{index} {lookahead}"
+        );
+        assert_eq!(one.acc.file_pages_read, looped.acc.file_pages_read);
+        read_pages.push(one.acc.file_pages_read);
+    }
+    // Two cached pages read nothing; four pages read one each.
+    assert_eq!(read_pages, vec![4, 4, 5, 6, 7, 8]);
+    assert_eq!(marked(&one, file, 400), vec![1, 11, 399]);
+    assert_eq!(one.do_page_cache_ra(file, 400, 1, 0), 0);
+}
