@@ -856,7 +856,9 @@ impl Sim {
             if slot & SLOT_FOLIO != 0 {
                 return 0;
             }
-            let Some(f) = self.filemap_add_folio(file, index, slot, false) else {
+            let Some(f) =
+                self.filemap_add_folio(file, index, slot, false, crate::gfp::GFP_READAHEAD)
+            else {
                 return 0;
             };
             if lookahead == 1 {
