@@ -123,7 +123,8 @@ fn attr(dom: &str, tag: &str, name: &str) -> String {
 
 /// What the report's HTML says each chart holds, as the probe names it: per
 /// `<figure class="chart">`, its `data-chart` and `data-series`, the series lines
-/// (2 px `polyline`s) in its SVG, and how many of them pass through more than 4
+/// (2 px `polyline`s whose points are not all one point, as the probe skips an
+/// empty bounding box) in its SVG, and how many of them pass through more than 4
 /// samples. The probe must find exactly these drawn: it depends on the report, not
 /// on the browser.
 fn charts_in_html(html: &str) -> Vec<(String, usize, usize, usize)> {
@@ -146,9 +147,14 @@ fn charts_in_html(html: &str) -> Vec<(String, usize, usize, usize)> {
         let (mut lines, mut long) = (0, 0);
         for poly in svg.split("<polyline").skip(1) {
             let poly = &poly[..poly.find('>').unwrap()];
-            if attr_of(poly, "stroke-width") == "2" {
+            let points = attr_of(poly, "points");
+            let mut pts = points.split_whitespace();
+            let first = pts.next();
+            // The probe skips a line with an empty bounding box (every point the same).
+            let degenerate = pts.clone().all(|p| Some(p) == first);
+            if attr_of(poly, "stroke-width") == "2" && !degenerate {
                 lines += 1;
-                if attr_of(poly, "points").split_whitespace().count() > 4 {
+                if points.split_whitespace().count() > 4 {
                     long += 1;
                 }
             }
