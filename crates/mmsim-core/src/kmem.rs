@@ -66,6 +66,7 @@
 //! (`radix_tree_node`, reclaimable), each task's `task_struct` slab object
 //! and its kernel stack (unmovable) take frames too (`crate::slub`).
 
+use crate::PAGE_SIZE;
 use std::collections::VecDeque;
 
 use crate::memcg::{MemcgId, ROOT};
@@ -87,7 +88,6 @@ pub(crate) const TASK_SLAB_BYTES: u64 = 16 << 10;
 const SHRINK_BATCH: u64 = 128;
 /// Pages covered by one PTE page (2 MiB), one PMD page (1 GiB), one PUD page (512 GiB).
 const PT_SHIFTS: [u32; 3] = [9, 18, 27];
-const PAGE_SIZE: u64 = 4096;
 
 /// A leaf node's state (one per 64 pages of a file).
 #[derive(Clone, Copy, Debug, Default)]
@@ -691,10 +691,8 @@ impl Sim {
             }
             if self.tasks[self.vmas[vma as usize].task as usize].dead {
                 for &pfn in &frames[..taken] {
-                    self.phys.free_frames(pfn, 0);
+                    self.free_kernel_frames(pfn, 0);
                 }
-                self.node.free += taken as u64;
-                self.count_vm_events(crate::stats::item::PGFREE, taken as u64);
                 return;
             }
         }
@@ -877,10 +875,18 @@ impl Sim {
         // `pagetable_free` → `__free_page` → `free_unref_page` of each
         // table page: to the per-CPU list of its pageblock's type.
         for &pfn in &frames {
-            self.phys.free_frames(pfn, 0);
+            self.free_kernel_frames(pfn, 0);
         }
-        self.node.free += frames.len() as u64;
-        self.count_vm_events(crate::stats::item::PGFREE, frames.len() as u64);
+    }
+
+    /// `__free_pages` of a kernel allocation's block of `order` at `pfn`
+    /// (page tables, slabs, kernel stacks; mm/page_alloc.c, v6.12): order 0
+    /// to the per-CPU list of its pageblock's type (`free_unref_page`),
+    /// larger orders to the zone, counted in `pgfree` and the node's free pages.
+    pub(crate) fn free_kernel_frames(&mut self, pfn: u32, order: usize) {
+        self.phys.free_frames(pfn, order);
+        self.node.free += 1 << order;
+        self.count_vm_events(crate::stats::item::PGFREE, 1 << order);
     }
 
     /// The kernel memory of group `m`'s subtree (hierarchical, as memory.stat).

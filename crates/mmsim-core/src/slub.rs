@@ -53,10 +53,10 @@
 
 use crate::page_alloc::MigrateType;
 use crate::sim::Sim;
+use crate::PAGE_SIZE;
 
 /// `slub_max_order` (`PAGE_ALLOC_COSTLY_ORDER`).
-const SLUB_MAX_ORDER: u32 = 3;
-const PAGE_SIZE: u64 = 4096;
+const SLUB_MAX_ORDER: u32 = crate::page_alloc::PAGE_ALLOC_COSTLY_ORDER;
 /// `MIN_PARTIAL`, `MAX_PARTIAL`.
 const MIN_PARTIAL: usize = 5;
 const MAX_PARTIAL: usize = 10;
@@ -409,11 +409,8 @@ impl Sim {
             s.frameless -= 1;
             return;
         }
-        let n = 1u64 << sl.order;
-        s.frames -= n;
-        self.phys.free_frames(sl.pfn, sl.order as usize);
-        self.node.free += n;
-        self.count_vm_events(crate::stats::item::PGFREE, n);
+        s.frames -= 1u64 << sl.order;
+        self.free_kernel_frames(sl.pfn, sl.order as usize);
     }
 
     /// Page frames held by slabs and kernel stacks (`machine.slab_frames`).
@@ -462,13 +459,10 @@ impl Sim {
         let Some(tk) = s.tasks.get_mut(t).and_then(Option::take) else {
             return;
         };
-        let placed = tk.stack.iter().filter(|&&p| p != NO_PFN).count() as u64;
-        s.stack_frames -= placed;
+        s.stack_frames -= tk.stack.iter().filter(|&&p| p != NO_PFN).count() as u64;
         for &pfn in tk.stack.iter().filter(|&&p| p != NO_PFN) {
-            self.phys.free_frames(pfn, 0);
+            self.free_kernel_frames(pfn, 0);
         }
-        self.node.free += placed;
-        self.count_vm_events(crate::stats::item::PGFREE, placed);
         self.slab_free(CacheId::TaskStruct, tk.slab);
     }
 
