@@ -172,6 +172,7 @@ mod drain;
 use drain::last_migrated_pfn;
 mod fast;
 mod migrate;
+mod nofs;
 mod trace;
 mod wakeup;
 mod zones;
@@ -349,6 +350,8 @@ struct CompactControl {
     search_order: usize,
     fast_search_fail: u32,
     fast_start_pfn: FastStart,
+    /// `cc->gfp_mask`: the allocation's, `GFP_KERNEL` for kcompactd (`compaction/nofs.rs`).
+    gfp_mask: crate::gfp::Gfp,
 }
 
 /// `cc->fast_start_pfn` (v6.12 `update_fast_start_pfn`, `reinit_migrate_pfn`):
@@ -889,7 +892,7 @@ impl Sim {
                     nr_scanned += last - low_pfn;
                     low_pfn = last;
                     fail = true;
-                } else if !self.folio_isolatable(f) {
+                } else if !self.folio_isolatable(f) || !self.nofs_isolatable(cc.gfp_mask, f) {
                     fail = true;
                 } else {
                     isolated_here.push(f);
@@ -1145,6 +1148,7 @@ impl CompactControl {
             search_order: order.unwrap_or(0),
             fast_search_fail: 0,
             fast_start_pfn: FastStart::Unset,
+            gfp_mask: crate::gfp::GFP_KERNEL,
         }
     }
 }

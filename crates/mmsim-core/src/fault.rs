@@ -1098,7 +1098,7 @@ impl Sim {
         if !self.alloc_page(gfp) {
             return None;
         }
-        if !self.try_charge_memcg_one(gfp) {
+        if !self.try_charge_memcg(1, gfp) {
             self.node.free += 1;
             return None;
         }

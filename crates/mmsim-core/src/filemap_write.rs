@@ -182,12 +182,10 @@ impl Sim {
             mask: GFP_READAHEAD | fs,
         };
         let pfn = self.rmqueue_large(order, gfp)?;
-        let charged = if write {
-            self.try_charge_memcg(u64::from(n))
-        } else {
-            self.try_charge_memcg_noretry(u64::from(n), gfp.mask)
-        };
-        if !charged {
+        // A write's charge: the mapping's gfp (`GFP_KERNEL` as traced);
+        // readahead's: its allocation mask, `__GFP_NORETRY` included.
+        let charge_gfp = if write { GFP_KERNEL } else { gfp.mask };
+        if !self.try_charge_memcg(u64::from(n), charge_gfp) {
             self.phys.free_block(pfn, order as usize);
             self.node.free += u64::from(n);
             return None;

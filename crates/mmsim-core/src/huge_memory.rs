@@ -642,7 +642,7 @@ impl Sim {
     /// Err(true) when the charge failed, Err(false) when the buddy
     /// allocator did; counts the per-size fallbacks.
     fn alloc_anon_order(&mut self, order: u8, gfp: ThpGfp) -> Result<FolioId, bool> {
-        let got = self.alloc_charge_anon_folio(order, gfp);
+        let got = self.alloc_charge_anon_folio(order, gfp, gfp.mask);
         if let Err(charge) = got {
             let s = &mut self.thp.stats[order as usize];
             s.anon_fault_fallback += 1;
@@ -657,17 +657,19 @@ impl Sim {
     /// anonymous folio of `order`, counting nothing but `pgalloc_normal`:
     /// Err(false) when the buddy allocator failed, Err(true) when the charge
     /// did (the block freed again). Shared by the fault path and collapse
-    /// (`crate::khugepaged`).
+    /// (`crate::khugepaged`); `charge_gfp` is the charge's mask (the
+    /// allocation's, but `GFP_KERNEL` in seed 003's RFC).
     pub(crate) fn alloc_charge_anon_folio(
         &mut self,
         order: u8,
         gfp: ThpGfp,
+        charge_gfp: crate::gfp::Gfp,
     ) -> Result<FolioId, bool> {
         let n = 1u64 << order;
         let Some(pfn) = self.rmqueue_large(order, gfp) else {
             return Err(false);
         };
-        if !self.try_charge_memcg_gfp(n, gfp.mask) {
+        if !self.try_charge_memcg(n, charge_gfp) {
             self.phys.free_block(pfn, order as usize);
             self.node.free += n;
             return Err(true);

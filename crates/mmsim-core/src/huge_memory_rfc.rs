@@ -252,7 +252,7 @@ impl Sim {
     pub(crate) fn do_anonymous_rfc(&mut self, vma: VmaId, index: u32, zero_ok: bool) -> bool {
         let mut order = self.calc_anon_folio_order_alloc(vma, index, zero_ok);
         while order >= MIN_THP_ORDER {
-            match self.alloc_charge_anon_folio(order, RFC_GFP) {
+            match self.alloc_charge_anon_folio(order, RFC_GFP, crate::gfp::GFP_KERNEL) {
                 Ok(f) => {
                     if zero_ok {
                         // The store that replaced the zero page.

@@ -680,7 +680,7 @@ impl Sim {
         let task = self.vmas[vma as usize].task;
         self.cur_memcg = self.task_memcg(task);
         // alloc_charge_folio()
-        let f = match self.alloc_charge_anon_folio(PMD_ORDER, cc.gfp) {
+        let f = match self.alloc_charge_anon_folio(PMD_ORDER, cc.gfp, cc.gfp.mask) {
             Err(false) => {
                 self.count_vm_events(THP_COLLAPSE_ALLOC_FAILED, 1);
                 return ScanResult::AllocHugePageFail;

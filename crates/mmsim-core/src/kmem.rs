@@ -351,7 +351,7 @@ impl Sim {
     fn kmem_charge_pages(&mut self, m: MemcgId, nr: u64) {
         let saved = self.cur_memcg;
         self.cur_memcg = m;
-        if !self.try_charge_memcg(nr) {
+        if !self.try_charge_memcg(nr, crate::gfp::GFP_KERNEL) {
             let mut cur = Some(m);
             while let Some(c) = cur {
                 let g = &mut self.memcgs[c as usize];

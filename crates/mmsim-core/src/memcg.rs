@@ -705,49 +705,43 @@ impl Sim {
 
     /// `try_charge_memcg()` (mm/memcontrol.c, v6.12): charges `nr_pages`
     /// (a folio's `folio_nr_pages()`) to the current group (`cur_memcg`) and
-    /// its ancestors.
+    /// its ancestors, with the charge's mask `gfp`.
     ///
     /// The per-CPU stock is consumed first (`consume_stock`: only for at
     /// most MEMCG_CHARGE_BATCH pages, and only if it holds them all);
     /// otherwise a batch of `max(MEMCG_CHARGE_BATCH, nr_pages)` pages is
     /// charged and the surplus stocked, or, if that hits a limit, exactly
-    /// `nr_pages`. At a limit: reclaim `nr_pages` from the group that hit it
-    /// (`mem_over_limit`) and retry once its margin holds them, drain the
-    /// stock once, retry after any progress while `nr_pages` is at most
-    /// `1 << PAGE_ALLOC_COSTLY_ORDER`, else up to MAX_RECLAIM_RETRIES times,
-    /// then the OOM killer in that group. After a successful charge over
-    /// some ancestor's `memory.high`, the task owes reclaim (and maybe a
-    /// throttling sleep) on its return to user space.
-    /// `GFP_KERNEL` is the charge's mask (a kernel page's, a write's large
-    /// folio's: both trace as `GFP_HIGHUSER_MOVABLE`).
-    #[inline]
-    pub(crate) fn try_charge_memcg(&mut self, nr_pages: u64) -> bool {
-        self.try_charge_memcg_gfp(nr_pages, crate::gfp::GFP_KERNEL)
-    }
-
-    /// [`Sim::try_charge_memcg`] of one page, inlined with its counter fast
-    /// path into the order-0 allocation (`alloc_folio`, one per fault), with
-    /// the allocation's mask: the kernel charges an anonymous page with
-    /// `GFP_KERNEL`, a swap-in and a page-cache page with the allocation's
-    /// mask; [`crate::gfp::memcg_reclaim_mask`] of either is the same.
-    /// Departure: readahead's `__GFP_NORETRY` is traced but its order-0
-    /// charge still retries (its large folios' charge does not).
-    #[inline(always)]
-    pub(crate) fn try_charge_memcg_one(&mut self, gfp: Gfp) -> bool {
-        self.try_charge_memcg_gfp(1, gfp)
-    }
-
-    /// [`Sim::try_charge_memcg`] with the charge's mask `gfp`: without
+    /// `nr_pages`. At a limit the loop follows the mask as the kernel's
+    /// does ([`Sim::try_charge_memcg_counters`]): without
     /// `__GFP_DIRECT_RECLAIM` (`gfpflags_allow_blocking` false, as a THP
-    /// fault's `GFP_TRANSHUGE_LIGHT`) a charge that does not fit fails at
-    /// once, after the stock and the counters were tried; with it, the
-    /// group's reclaim traces `memcg_reclaim_mask(gfp)`. Above
-    /// PAGE_ALLOC_COSTLY_ORDER the group's OOM killer is not invoked
-    /// (`mem_cgroup_oom` returns OOM_SKIPPED) and the charge fails after
-    /// its retries (mm/memcontrol.c, v6.12).
+    /// fault's `GFP_TRANSHUGE_LIGHT`) the charge fails at once; otherwise
+    /// `memory.events` `max` is counted and `nr_pages` reclaimed from the
+    /// group that hit it (`mem_over_limit`), tracing
+    /// [`crate::gfp::memcg_reclaim_mask`]`(gfp)`; the charge retries once its
+    /// margin holds them, drains the stock once; then `__GFP_NORETRY`
+    /// (readahead's `readahead_gfp_mask`, a THP fault's mask under
+    /// `defrag=always` outside MADV_HUGEPAGE) fails it (`goto nomem`: no
+    /// retries, no `oom` event, no OOM killer); otherwise it retries after
+    /// any progress while `nr_pages` is at most `1 << PAGE_ALLOC_COSTLY_ORDER`,
+    /// else up to MAX_RECLAIM_RETRIES times, then `__GFP_RETRY_MAYFAIL`
+    /// fails it, and otherwise the OOM killer runs in that group (not above
+    /// PAGE_ALLOC_COSTLY_ORDER: `mem_cgroup_oom` returns OOM_SKIPPED and the
+    /// charge fails). After a successful charge over some ancestor's
+    /// `memory.high`, the task owes reclaim (and maybe a throttling sleep)
+    /// on its return to user space.
+    ///
+    /// The `__GFP_NORETRY` test has been in `try_charge()` since v3.x
+    /// (before the drain became a retry of its own), and readahead has
+    /// charged with `readahead_gfp_mask` (`__GFP_NORETRY|__GFP_NOWARN`)
+    /// since v4.8 ("mm, memcg: use consistent gfp flags during readahead",
+    /// Michal Hocko, 2016: `read_pages`, `mpage_readpages` and ext4's
+    /// `ext4_mpage_readpages` took the mask `__do_page_cache_readahead`
+    /// allocated with), so every modelled kernel (v4.9 to v6.18) gives a
+    /// readahead charge up after one reclaim. Not modelled: `__GFP_NOFAIL`
+    /// and `__GFP_HIGH` charges forced over the limit (no mmsim site has
+    /// them), `PF_MEMALLOC`, `task_in_memcg_oom`.
     #[inline(always)]
-    pub(crate) fn try_charge_memcg_gfp(&mut self, nr_pages: u64, gfp: Gfp) -> bool {
-        let blocking = gfp & crate::gfp::__GFP_DIRECT_RECLAIM != 0;
+    pub(crate) fn try_charge_memcg(&mut self, nr_pages: u64, gfp: Gfp) -> bool {
         let m = self.cur_memcg;
         if nr_pages <= MEMCG_CHARGE_BATCH && self.stock.0 == m && self.stock.1 >= nr_pages {
             self.stock.1 -= nr_pages;
@@ -756,29 +750,13 @@ impl Sim {
         // The textbook `lru` policy keeps its groups at their limit: no
         // quiet fast path, its own loop.
         if self.policy == crate::sim::Policy::Lru {
+            let blocking = gfp & crate::gfp::__GFP_DIRECT_RECLAIM != 0;
             return self.lru_charge_counters(m, nr_pages, blocking);
         }
         if nr_pages == 1 && self.try_charge_one_quiet(m) {
             return true;
         }
-        self.try_charge_memcg_counters(m, nr_pages, gfp, false)
-    }
-
-    /// [`Sim::try_charge_memcg`] for a gfp with `__GFP_NORETRY` (a large
-    /// page-cache folio of readahead, `readahead_gfp_mask`): at the limit,
-    /// reclaim and retry while the margin grows, drain the stock once,
-    /// then fail (`goto nomem`) instead of the retries and the OOM killer
-    /// (mm/memcontrol.c `try_charge_memcg`, v6.12). `gfp` is the charge's mask.
-    pub(crate) fn try_charge_memcg_noretry(&mut self, nr_pages: u64, gfp: Gfp) -> bool {
-        let m = self.cur_memcg;
-        if nr_pages <= MEMCG_CHARGE_BATCH && self.stock.0 == m && self.stock.1 >= nr_pages {
-            self.stock.1 -= nr_pages;
-            return true;
-        }
-        if self.policy == crate::sim::Policy::Lru {
-            return self.lru_charge_counters(m, nr_pages, true);
-        }
-        self.try_charge_memcg_counters(m, nr_pages, gfp, true)
+        self.try_charge_memcg_counters(m, nr_pages, gfp)
     }
 
     /// A charge of `nr_pages` that took `charged` (the batch) from the
@@ -809,18 +787,15 @@ impl Sim {
         self.out_of_memory(Some(over))
     }
 
-    /// The part of [`Sim::try_charge_memcg_gfp`] after `consume_stock`
+    /// The part of [`Sim::try_charge_memcg`] after `consume_stock`
     /// failed, under every policy but `lru` (its own
     /// [`Sim::lru_charge_counters`]): out of line, so that a charge the stock covers (most of
-    /// them) inlines into the fault path.
+    /// them) inlines into the fault path. The loop of v6.12
+    /// `try_charge_memcg()` from its `retry:` label, reading `gfp` as the
+    /// kernel does (see [`Sim::try_charge_memcg`]).
     #[inline(never)]
-    fn try_charge_memcg_counters(
-        &mut self,
-        m: MemcgId,
-        nr_pages: u64,
-        gfp: Gfp,
-        noretry: bool,
-    ) -> bool {
+    fn try_charge_memcg_counters(&mut self, m: MemcgId, nr_pages: u64, gfp: Gfp) -> bool {
+        use crate::gfp::{__GFP_DIRECT_RECLAIM, __GFP_NORETRY, __GFP_RETRY_MAYFAIL};
         debug_assert!(
             self.policy != crate::sim::Policy::Lru,
             "lru_charge_counters"
@@ -837,7 +812,7 @@ impl Sim {
                     self.charged_counters(m, nr_pages, charged);
                     return true;
                 }
-                Err(_) if gfp & crate::gfp::__GFP_DIRECT_RECLAIM == 0 => return false,
+                Err(_) if gfp & __GFP_DIRECT_RECLAIM == 0 => return false,
                 Err(over) => {
                     batch = nr_pages;
                     // memcg_memory_event(MEMCG_MAX) on every pass.
@@ -853,7 +828,8 @@ impl Sim {
                         self.drain_stock();
                         continue;
                     }
-                    if noretry {
+                    // `if (gfp_mask & __GFP_NORETRY) goto nomem;`
+                    if gfp & __GFP_NORETRY != 0 {
                         return false;
                     }
                     // Progress: retry without counting, for at most
@@ -877,6 +853,9 @@ impl Sim {
                             self.reclaim_throttle_writeback();
                         }
                         continue;
+                    }
+                    if gfp & __GFP_RETRY_MAYFAIL != 0 {
+                        return false;
                     }
                     if !self.charge_oom(over, nr_pages) {
                         return false;

@@ -69,8 +69,15 @@
 //! * `page_cache_ra_unbounded`: skip pages already cached, allocate and
 //!   insert the others (refault detection runs on their shadows, as
 //!   `filemap_add_folio` does), mark the page at `nr - lookahead` with
-//!   `PG_readahead`, and submit one read per contiguous run. Readahead
-//!   never reads past the end of the file. Without large folios this is
+//!   `PG_readahead`, and submit one read per contiguous run; a folio whose
+//!   allocation or charge fails ends the batch (what was added is read).
+//!   The mask is `readahead_gfp_mask` (`Sim::readahead_gfp`): its
+//!   `__GFP_NORETRY` charge gives up after one reclaim pass and the stock
+//!   drain (`Sim::try_charge_memcg`), so a group at its limit with nothing
+//!   reclaimable reads no readahead and OOM-kills nothing for it; the page
+//!   the reader waits for is then added by `filemap_create_folio` /
+//!   `__filemap_get_folio(FGP_CREAT)` with the mapping's gfp, which retries.
+//!   Readahead never reads past the end of the file. Without large folios this is
 //!   all of it (`page_cache_ra_order`'s fallback path).
 //! * Faults: `Sim::do_sync_mmap_readahead` (`VM_RAND_READ` reads nothing
 //!   extra; `VM_SEQ_READ` does sync readahead of `ra_pages`; otherwise, while
@@ -779,7 +786,7 @@ impl Sim {
         }
         let f = if order == 0 {
             let slot = fo.slot(index);
-            self.filemap_add_folio(file, index, slot, false, crate::gfp::GFP_READAHEAD)?
+            self.filemap_add_folio(file, index, slot, false, self.readahead_gfp())?
         } else {
             self.filemap_add_large_folio(file, index, order, false)?
         };
@@ -787,6 +794,21 @@ impl Sim {
             self.folios[f].set(flags::READAHEAD);
         }
         Some(f)
+    }
+
+    /// The mask of an order-0 readahead folio's allocation and charge:
+    /// [`crate::gfp::GFP_READAHEAD`] (`readahead_gfp_mask` in the nofs scope
+    /// of v5.8+), with `__GFP_FS` under v4.9's rules
+    /// ([`crate::sim::ClassicRules::readahead_nofs`]). Both have
+    /// `__GFP_NORETRY`.
+    #[inline]
+    pub(crate) fn readahead_gfp(&self) -> crate::gfp::Gfp {
+        match self.policy {
+            crate::sim::Policy::Classic(r) if !r.readahead_nofs => {
+                crate::gfp::GFP_READAHEAD | crate::gfp::__GFP_FS
+            }
+            _ => crate::gfp::GFP_READAHEAD,
+        }
     }
 
     /// `try_context_readahead()`: count the contiguous cached pages before
@@ -856,8 +878,7 @@ impl Sim {
             if slot & SLOT_FOLIO != 0 {
                 return 0;
             }
-            let Some(f) =
-                self.filemap_add_folio(file, index, slot, false, crate::gfp::GFP_READAHEAD)
+            let Some(f) = self.filemap_add_folio(file, index, slot, false, self.readahead_gfp())
             else {
                 return 0;
             };
@@ -876,6 +897,7 @@ impl Sim {
         let mut done = 0;
         let mut run = 0u64;
         let mut workingset = false;
+        let gfp = self.readahead_gfp();
         for i in 0..nr {
             let page = index + i;
             let slot = self.files[file as usize].slot(page);
@@ -883,7 +905,6 @@ impl Sim {
                 done = done.max(self.submit_ra_run(&mut run, &mut workingset));
                 continue;
             }
-            let gfp = crate::gfp::GFP_READAHEAD;
             let Some(f) = self.filemap_add_folio(file, page, slot, false, gfp) else {
                 break;
             };

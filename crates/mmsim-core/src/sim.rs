@@ -98,6 +98,12 @@ pub struct ClassicRules {
     /// left, else stop only if a zone is ready or `compaction_suitable`;
     /// otherwise v5.4+'s order (`crate::reclaim::should_continue_reclaim`).
     pub reclaim_compaction_gap_first: bool,
+    /// Readahead allocates and charges inside `memalloc_nofs_save()`, so
+    /// its mask lacks `__GFP_FS` (v5.8+, "mm: use memalloc_nofs_save in
+    /// readahead path", Matthew Wilcox's readahead rework); v4.9's
+    /// `__do_page_cache_readahead` ran without the scope, with
+    /// `readahead_gfp_mask`'s `__GFP_FS` ([`Sim::readahead_gfp`]).
+    pub readahead_nofs: bool,
 }
 
 impl ClassicRules {
@@ -114,6 +120,7 @@ impl ClassicRules {
             eviction_reads_before_inc: false,
             dirty_activates: false,
             reclaim_compaction_gap_first: true,
+            readahead_nofs: false,
         }
     }
     /// v6.x (current): cost-based balancing.
@@ -129,6 +136,7 @@ impl ClassicRules {
             eviction_reads_before_inc: true,
             dirty_activates: true,
             reclaim_compaction_gap_first: false,
+            readahead_nofs: true,
         }
     }
 }

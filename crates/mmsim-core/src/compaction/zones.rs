@@ -362,6 +362,7 @@ impl Sim {
                 }
                 let mut cc = CompactControl::new(Some(o), prio, true, false);
                 cc.capture = s.compact.cfg.capture;
+                cc.gfp_mask = gfp_mask;
                 let mut r = s.compact_zone(&mut cc);
                 // compact_zone_order: hide capture_control, read the page.
                 s.phys.zone.capture_order = u8::MAX;

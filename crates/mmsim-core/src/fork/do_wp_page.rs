@@ -127,7 +127,11 @@ impl Sim {
         };
         let mut new = None;
         while order >= MIN_THP_ORDER {
-            match self.alloc_charge_anon_folio(order, crate::huge_memory_rfc::RFC_GFP) {
+            match self.alloc_charge_anon_folio(
+                order,
+                crate::huge_memory_rfc::RFC_GFP,
+                crate::gfp::GFP_KERNEL,
+            ) {
                 Ok(nf) => {
                     new = Some(nf);
                     break;

@@ -37,13 +37,15 @@ impl Sim {
     /// mmsim's allocations are in, is in its mask: `crate::gfp::GFP_READAHEAD`).
     /// Order-0 sites: `Sim::alloc_page`'s callers (anonymous, copy, swap-in,
     /// page-cache and readahead folios, page tables), each with its mask.
-    /// Departure: mmsim's reclaim reads no `__GFP_FS`/`__GFP_IO` bit (the
-    /// kernel's `may_enter_fs` and slab shrinkers do).
+    /// The mask is `sc.gfp_mask`, which `shrink_folio_list`'s
+    /// `may_enter_fs` reads (`ScanControl::gfp_mask`). Departure: mmsim has
+    /// no filesystem slab shrinker to skip without `__GFP_FS`.
     pub(crate) fn try_to_free_pages_order(&mut self, order: usize, gfp: crate::gfp::Gfp) -> u64 {
         self.count_vm_events(ALLOCSTALL_NORMAL, 1);
         let mut sc =
             ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, self.clock).on_cpus(self.smp.par);
         sc.order = order as u32;
+        sc.gfp_mask = gfp;
         if order > PAGE_ALLOC_COSTLY_ORDER as usize
             && self.compact.cfg.enabled
             && self.compact.cfg.compaction_ready

@@ -215,6 +215,16 @@ pub(crate) struct ScanControl {
     /// `should_abort_scan()` (`crate::reclaim::lru_gen`). Cleared at the
     /// start of each lruvec's shrink.
     pub mglru_need_swapping: bool,
+    /// `sc->gfp_mask` (v6.12): the reclaiming allocation's mask
+    /// (`current_gfp_context(gfp)`), memcg reclaim's
+    /// [`crate::gfp::memcg_reclaim_mask`] of the charge's, `GFP_KERNEL` for
+    /// kswapd (`balance_pgdat`), knob writes and `memory.high`. Read by
+    /// `may_enter_fs()` in `shrink_folio_list` (`crate::reclaim::vmscan`'s
+    /// `shrink_folio_list.rs`): without `__GFP_FS` (readahead's
+    /// `memalloc_nofs_save` scope) a folio under writeback is not waited for
+    /// and a dirty one is not written, unless it is in the swap cache and
+    /// the mask has `__GFP_IO`.
+    pub gfp_mask: crate::gfp::Gfp,
 }
 
 impl ScanControl {
@@ -256,6 +266,7 @@ impl ScanControl {
             lock_owner: 0,
             unmapped_ptes: false,
             mglru_need_swapping: false,
+            gfp_mask: crate::gfp::GFP_KERNEL,
         }
     }
 

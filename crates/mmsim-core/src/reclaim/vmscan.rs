@@ -80,9 +80,11 @@ impl Sim {
         let mut sc = ScanControl::new(Reclaimer::Memcg, nr.max(SWAP_CLUSTER_MAX), self.clock)
             .on_cpus(self.smp.par);
         sc.target = target;
+        sc.gfp_mask = crate::gfp::memcg_reclaim_mask(gfp);
         if self.tp.is_some() {
-            let gfp_flags = crate::gfp::memcg_reclaim_mask(gfp);
-            let e = TpEvent::MemcgReclaimBegin { gfp_flags };
+            let e = TpEvent::MemcgReclaimBegin {
+                gfp_flags: sc.gfp_mask,
+            };
             self.trace_vmscan(self.clock, Some(target), e);
         }
         self.do_try_to_free_pages(&mut sc);

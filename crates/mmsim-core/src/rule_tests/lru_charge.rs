@@ -53,14 +53,14 @@ fn memory_high_is_owed_only_when_the_charged_pages_cross_it() {
     s.memcgs[a as usize].max = 11;
     s.memcgs[b as usize].high = 30;
     s.cur_memcg = b;
-    assert!(s.try_charge_memcg(1));
+    assert!(s.try_charge_memcg(1, crate::gfp::GFP_KERNEL));
     assert_eq!(usages(&s, a, b), [21, 11, 11]);
     assert_eq!(s.pages_over_high, 0);
     assert_eq!(s.stock.1, 0);
     // At b's `memory.high` the next page crosses it: one page owed.
     s.memcgs[a as usize].max = 12;
     s.memcgs[b as usize].high = 11;
-    assert!(s.try_charge_memcg(1));
+    assert!(s.try_charge_memcg(1, crate::gfp::GFP_KERNEL));
     assert_eq!(usages(&s, a, b), [22, 12, 12]);
     assert_eq!(s.pages_over_high, 1);
 }
@@ -83,7 +83,7 @@ fn a_batch_that_crosses_memory_high_owes_the_whole_batch() {
     let (mut s, a, b) = nested();
     s.memcgs[b as usize].high = 50;
     s.cur_memcg = b;
-    assert!(s.try_charge_memcg(1));
+    assert!(s.try_charge_memcg(1, crate::gfp::GFP_KERNEL));
     assert_eq!(usages(&s, a, b), [84, 74, 74]);
     assert_eq!(s.pages_over_high, 64);
 }

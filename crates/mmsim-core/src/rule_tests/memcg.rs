@@ -80,17 +80,17 @@ fn multi_page_charges_use_the_stock_only_when_it_holds_them_all() {
     let a = s.add_memcg(0, "a").unwrap();
     s.cur_memcg = a;
     let usage = |s: &Sim| s.memcgs[a as usize].usage;
-    assert!(s.try_charge_memcg(1));
+    assert!(s.try_charge_memcg(1, crate::gfp::GFP_KERNEL));
     assert_eq!((usage(&s), s.stock), (64, (a, 63)), "a batch, 63 stocked");
-    assert!(s.try_charge_memcg(16));
+    assert!(s.try_charge_memcg(16, crate::gfp::GFP_KERNEL));
     assert_eq!((usage(&s), s.stock), (64, (a, 47)), "taken from the stock");
-    assert!(s.try_charge_memcg(100));
+    assert!(s.try_charge_memcg(100, crate::gfp::GFP_KERNEL));
     assert_eq!(
         (usage(&s), s.stock),
         (164, (a, 47)),
         "over a batch: exactly 100, the stock untouched"
     );
-    assert!(s.try_charge_memcg(48));
+    assert!(s.try_charge_memcg(48, crate::gfp::GFP_KERNEL));
     assert_eq!(
         (usage(&s), s.stock),
         (228, (a, 63)),
@@ -100,7 +100,7 @@ fn multi_page_charges_use_the_stock_only_when_it_holds_them_all() {
     s.drain_stock();
     assert_eq!(usage(&s), 165);
     s.memcgs[a as usize].max = 185;
-    assert!(s.try_charge_memcg(16));
+    assert!(s.try_charge_memcg(16, crate::gfp::GFP_KERNEL));
     assert_eq!((usage(&s), s.stock), (181, (a, 0)));
     assert_eq!(s.memcgs[a as usize].max_events, 0, "no reclaim was needed");
 }
@@ -115,14 +115,14 @@ fn order0_charges_take_the_counters_fast_path_only_when_nothing_else_is_due() {
     let b = s.add_memcg(a, "b").unwrap();
     s.cur_memcg = b;
     let usage = |s: &Sim, m| s.memcgs[m as usize].usage;
-    assert!(s.try_charge_memcg_one(crate::gfp::GFP_USER_FOLIO));
+    assert!(s.try_charge_memcg(1, crate::gfp::GFP_USER_FOLIO));
     assert_eq!((usage(&s, b), usage(&s, a), s.stock), (64, 64, (b, 63)));
     // The parent's max leaves room for 9 pages, not a batch: one page.
     s.drain_stock();
     assert_eq!((usage(&s, b), usage(&s, a)), (1, 1));
     s.memcgs[a as usize].max = 10;
     for n in 2..=10 {
-        assert!(s.try_charge_memcg_one(crate::gfp::GFP_USER_FOLIO));
+        assert!(s.try_charge_memcg(1, crate::gfp::GFP_USER_FOLIO));
         assert_eq!((usage(&s, b), usage(&s, a), s.stock), (n, n, (b, 0)));
     }
     assert_eq!(s.memcgs[a as usize].max_events, 0, "no reclaim was needed");
@@ -131,7 +131,7 @@ fn order0_charges_take_the_counters_fast_path_only_when_nothing_else_is_due() {
     // more than a batch).
     s.memcgs[a as usize].max = u64::MAX;
     s.memcgs[a as usize].high = 40;
-    assert!(s.try_charge_memcg_one(crate::gfp::GFP_USER_FOLIO));
+    assert!(s.try_charge_memcg(1, crate::gfp::GFP_USER_FOLIO));
     assert_eq!(
         (usage(&s, b), s.stock, s.pages_over_high),
         (74, (b, 63), 64)

@@ -87,6 +87,7 @@ mod memcg_swap;
 mod migrate;
 mod mkclean;
 mod mkclean_pmd;
+mod noretry;
 mod oom;
 mod open;
 mod open_file;

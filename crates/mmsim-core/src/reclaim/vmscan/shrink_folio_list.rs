@@ -152,9 +152,11 @@ impl Sim {
             }
             // Case 3: cgroup v1 limit reclaim (writeback_throttling_sane() is
             // false) waits for a folio it already marked, then retries it.
+            // (`!may_enter_fs`: case 2, as readahead's GFP_NOFS charge finds.)
             if sc.who == Reclaimer::Memcg
                 && self.cfg.cgroup_version == crate::config::CgroupVersion::V1
                 && fo.test(flags::RECLAIM)
+                && may_enter_fs(&fo, sc.gfp_mask)
             {
                 if let Some(done) = self.writeback_done_time(f) {
                     let now = sc.now();
@@ -276,7 +278,10 @@ impl Sim {
             // One test for both reasons to keep a dirty folio unwritten
             // (FOLIOREF_RECLAIM_CLEAN, then `!sc->may_writepage`), their
             // explanations out of line.
-            if refs == FolioReferences::ReclaimClean || !sc.may_writepage {
+            if refs == FolioReferences::ReclaimClean
+                || !may_enter_fs(&fo, sc.gfp_mask)
+                || !sc.may_writepage
+            {
                 if self.xp.is_some() {
                     self.xp_kept_unwritten(f, sc, refs);
                 }
@@ -330,6 +335,8 @@ impl Sim {
     fn xp_kept_unwritten(&mut self, f: FolioId, sc: &ScanControl, refs: FolioReferences) {
         let why = if refs == FolioReferences::ReclaimClean {
             "dirty, and PG_referenced (FOLIOREF_RECLAIM_CLEAN): reclaimed only if clean"
+        } else if !may_enter_fs(&self.folios[f], sc.gfp_mask) {
+            "dirty, and the reclaiming allocation's mask has no __GFP_FS (may_enter_fs)"
         } else {
             "dirty, and kswapd's boosted reclaim may not write (may_writepage)"
         };
@@ -487,6 +494,19 @@ impl Sim {
         self.node.free += nr;
         self.count_vm_events(PGFREE, nr);
     }
+}
+
+/// `may_enter_fs()` (mm/vmscan.c, v6.12; the test has read the reclaimer's
+/// `sc->gfp_mask` this way since v2.6): a reclaimer whose mask has
+/// `__GFP_FS` may wait for a folio's writeback and write a dirty one; one
+/// without it (readahead's allocations and charges, inside
+/// `memalloc_nofs_save`) only for a swap-cache folio, with `__GFP_IO`, on
+/// a swap device without `SWP_FS_OPS` (mmsim's swap is a block device or
+/// zram, never a swap file on NFS).
+#[inline(always)]
+fn may_enter_fs(fo: &crate::mem::folio::Folio, gfp: crate::gfp::Gfp) -> bool {
+    use crate::gfp::{__GFP_FS, __GFP_IO};
+    gfp & __GFP_FS != 0 || (fo.test(flags::SWAPCACHE) && gfp & __GFP_IO != 0)
 }
 
 /// What `shrink_folio_list()` did with one folio.
