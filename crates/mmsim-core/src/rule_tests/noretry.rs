@@ -147,7 +147,10 @@ fn v1_limit_reclaim_waits_for_writeback_only_with_gfp_fs() {
     let reclaimed = s.try_to_free_mem_cgroup_pages(crate::memcg::ROOT, 32, GFP_READAHEAD);
     assert_eq!(reclaimed, 0);
     assert_eq!(under_writeback(&s), 40);
-    assert_eq!((s.clock - before.0, s.vm.pgactivate - before.1), (14_200, 81));
+    assert_eq!(
+        (s.clock - before.0, s.vm.pgactivate - before.1),
+        (14_200, 81)
+    );
 }
 
 /// An 8192-page machine with direct compaction only, fragmented as
@@ -226,4 +229,22 @@ fn nofs_direct_compaction_isolates_no_page_cache_folio() {
         (v.compact_fail, v.compact_isolated, v.pgmigrate_success),
         (1, 0, 0)
     );
+}
+
+#[test]
+fn v4_9_readahead_keeps_gfp_fs_and_every_era_has_gfp_noretry() {
+    use crate::gfp::{__GFP_FS, __GFP_NORETRY};
+    for (policy, fs) in [
+        (PolicyName::ScannedRotated, __GFP_FS),
+        (PolicyName::Cost, 0),
+        (PolicyName::Mglru, 0),
+    ] {
+        let s = machine(policy, 4096, None);
+        let gfp = s.readahead_gfp();
+        assert_eq!(
+            gfp & (__GFP_FS | __GFP_NORETRY),
+            fs | __GFP_NORETRY,
+            "{policy:?}"
+        );
+    }
 }

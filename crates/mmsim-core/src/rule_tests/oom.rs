@@ -101,14 +101,16 @@ fn a_memcg_oom_visits_its_groups_in_pre_order() {
 /// mark on 108); a task of group `g` (`memory.max` 64 pages, no swap) fills
 /// its 64 pages with anonymous memory, maps the same file and faults the
 /// marked page 108. The async readahead's first charge finds the group
-/// full and no reclaimable page: the memcg OOM kills the faulting task
-/// itself, inside its own readahead. The kill does not `fput` the victim's
-/// files (v6.12: the oom_reaper only zaps; `remove_vma` → `fput` is the
-/// victim's own `exit_mmap`, later), so the readahead that goes on after
-/// the kill still finds the VMA's `f_ra` (it read past a freed slot,
-/// index `u32::MAX`, when the kill put it).
+/// full and no reclaimable page. Until 2026-12-02 mmsim retried that
+/// charge into the memcg OOM killer, which killed the faulting task inside
+/// its own readahead; v6.12 `try_charge_memcg` fails it instead
+/// (`__GFP_NORETRY` of `readahead_gfp_mask`: one reclaim, the stock drain,
+/// `nomem`), `page_cache_ra_unbounded` ends the batch and the fault maps
+/// the cached page 108. Nobody is killed, `g` counts two `max` events and
+/// no `oom`, nothing past 116 is cached, and the VMA's `f_ra` slot is
+/// untouched.
 #[test]
-fn an_oom_kill_inside_the_victims_own_readahead_keeps_its_file_ra() {
+fn a_full_groups_async_readahead_fails_its_charge_without_an_oom_kill() {
     let mut s = machine(PolicyName::Cost, 4096, None);
     let root = s.add_task("root");
     let file = s.add_file("f", 1000).unwrap();
@@ -120,30 +122,29 @@ fn an_oom_kill_inside_the_victims_own_readahead_keeps_its_file_ra() {
     });
     let g = s.add_memcg(0, "g").unwrap();
     s.set_memcg_max(g, 64).unwrap();
-    let t = s.add_task("victim");
+    let t = s.add_task("reader");
     s.tasks[t as usize].memcg = g;
     let anon = s.mmap_anon(t, 64).unwrap();
     touch(&mut s, anon, 64);
     let fv = s.mmap_file(t, file, 0, 1000, false).unwrap();
     let slot = s.vmas[fv as usize].ra_slot;
+    let max_before = s.memcgs[g as usize].max_events;
     s.step(&Event::Access {
         vma: fv,
         index: 108,
         write: false,
     });
-    assert!(s.tasks[t as usize].dead, "the faulting task is the victim");
+    assert!(!s.tasks[t as usize].dead);
     assert!(!s.tasks[root as usize].dead);
-    // The victim's VMA still holds its `struct file` (no exit follows the
-    // kill in mmsim: the hold stays), and the root's is untouched.
+    assert_eq!(s.vm.oom_kill, 0);
+    assert_eq!(s.memcgs[g as usize].max_events - max_before, 2);
+    let oom = s.memcgs[g as usize].stat.get(crate::stats::item::MEMCG_OOM);
+    assert_eq!(oom, Some(0));
+    let cached = (116..1000)
+        .filter(|&i| slot_folio(s.files[file as usize].slot(i)).is_some())
+        .count();
+    assert_eq!(cached, 0);
     assert_eq!(s.vmas[fv as usize].ra_slot, slot);
-    assert_ne!(s.vmas[rv as usize].ra_slot, slot);
-    s.check_invariants().unwrap();
-    // Later events of the victim are dropped; the root reads on.
-    s.step(&Event::Access {
-        vma: rv,
-        index: 108,
-        write: false,
-    });
     s.check_invariants().unwrap();
 }
 
