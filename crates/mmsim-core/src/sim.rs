@@ -102,7 +102,7 @@ pub struct ClassicRules {
     /// its mask lacks `__GFP_FS` (v5.8+, "mm: use memalloc_nofs_save in
     /// readahead path", Matthew Wilcox's readahead rework); v4.9's
     /// `__do_page_cache_readahead` ran without the scope, with
-    /// `readahead_gfp_mask`'s `__GFP_FS` ([`Sim::readahead_gfp`]).
+    /// `readahead_gfp_mask`'s `__GFP_FS` (`Sim::readahead_gfp`).
     pub readahead_nofs: bool,
 }
 
