@@ -188,7 +188,7 @@ impl Sim {
             self.try_charge_memcg_noretry(u64::from(n), gfp.mask)
         };
         if !charged {
-            self.phys.free_block(pfn, order as usize);
+            self.phys.free_frames(pfn as u32, order as usize);
             self.node.free += u64::from(n);
             return None;
         }
