@@ -143,3 +143,40 @@ fn a_parked_block_does_not_pass_the_watermarks_free_area_test() {
     assert_eq!(p.rmqueue_order(2, M), Some(BASE + 4));
     assert_eq!(p.pcp.count(), 0);
 }
+
+#[test]
+fn a_16k_fault_takes_its_folio_from_the_order_2_list() {
+    // 65536 pages: batch 15, so a refill of the order-2 list takes
+    // `max(15 >> 2, 2)` = 3 blocks (BASE, BASE + 4, BASE + 8): the first
+    // 16K folio is BASE and 8 pages stay parked, 12 gone from the zone; the
+    // second fault's folio is the list's head, BASE + 4, with no zone
+    // change. Order-0 lists: each fault takes its 4 pages from the zone.
+    use super::thp::thp_machine_with;
+    use crate::huge_memory::{ThpConfig, ThpSizeConfig, ThpSizeEnabled};
+    for (lists, parked, zone_drop) in [(PcpLists::V6_12, 8, 12), (PcpLists::Order0, 0, 4)] {
+        let thp = ThpConfig {
+            hugepages_16kb: ThpSizeConfig {
+                enabled: ThpSizeEnabled::Always,
+            },
+            ..Default::default()
+        };
+        let mut s = thp_machine_with(65536, None, thp, |c| c.policy.pcp_lists = lists);
+        assert_eq!(s.phys.pcp.batch, 15);
+        let t = s.add_task("t");
+        let vma = s.mmap_anon(t, 1024).unwrap();
+        let zone0 = s.phys.zone.free_pages();
+        let f = super::fault_anon(&mut s, vma, 100);
+        assert_eq!(s.folios[f].order, 2);
+        assert_eq!(u64::from(s.folios.head_pfn(f)), BASE);
+        let drop = zone0 - s.phys.zone.free_pages();
+        assert_eq!((s.phys.pcp.count(), drop), (parked, zone_drop));
+        let g = super::fault_anon(&mut s, vma, 104);
+        assert_eq!(u64::from(s.folios.head_pfn(g)), BASE + 4);
+        let drop = zone0 - s.phys.zone.free_pages();
+        assert_eq!(
+            (s.phys.pcp.count(), drop),
+            (parked / 2, zone_drop + 4 - parked / 2)
+        );
+        s.check_invariants().unwrap();
+    }
+}
