@@ -475,10 +475,7 @@ impl Sim {
         if self.node.free < n || self.node.free - (n - 1) <= mark {
             return None;
         }
-        let pfn = self
-            .phys
-            .zone
-            .alloc_pages(order as usize, MigrateType::Movable)?;
+        let pfn = (self.phys).rmqueue_order(order as usize, MigrateType::Movable)?;
         self.node.free -= n;
         Some(pfn)
     }
@@ -703,7 +700,7 @@ impl Sim {
         let mut high = 0;
         for o in 0..NR_PAGE_ORDERS {
             while let Some(p) = cc.freepages[o].pop_front() {
-                self.phys.free_block(p, o);
+                self.compact_release_page(p, o);
                 high = high.max(p);
             }
         }

@@ -12,7 +12,7 @@ use std::fmt;
 use crate::config_defaults::*;
 use crate::cost::CostModel;
 pub use crate::memcg_stats::MemcgStatsFlush;
-pub use crate::page_alloc::RmqueueFallback;
+pub use crate::page_alloc::{PcpLists, RmqueueFallback};
 pub use crate::reclaim::lru_gen::version::MglruRefaultActivate;
 use crate::PAGE_SIZE;
 
@@ -346,6 +346,17 @@ pub struct PolicyConfig {
     /// attempt). Written to results only when not the default.
     #[serde(default, skip_serializing_if = "is_default_fallback")]
     pub rmqueue_fallback: RmqueueFallback,
+    /// The per-CPU page lists' orders (`crate::page_alloc`'s `pcp.rs`):
+    /// `"order-0"` (default: before v5.14, and mmsim's older model) or
+    /// `"6.12"` (orders 1–3 and the PMD order too, v5.14+ with v6.12's THP
+    /// lists and high-order free rules). Written to results only when not
+    /// the default.
+    #[serde(default, skip_serializing_if = "is_default_pcp_lists")]
+    pub pcp_lists: PcpLists,
+}
+
+fn is_default_pcp_lists(p: &PcpLists) -> bool {
+    *p == PcpLists::default()
 }
 
 fn is_default_fallback(f: &RmqueueFallback) -> bool {
@@ -383,6 +394,7 @@ impl Default for PolicyConfig {
             v1_reclaim_throttle: false,
             watermark_boost_factor: 0,
             rmqueue_fallback: RmqueueFallback::default(),
+            pcp_lists: PcpLists::default(),
         }
     }
 }

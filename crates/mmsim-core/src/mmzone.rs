@@ -374,11 +374,7 @@ impl Sim {
         let (upper_mark, dma_mark) = (d.upper_wmark.get(w), d.wmark.get(w) + d.lowmem_reserve);
         let upper = self.upper_free();
         if upper >= n && upper - (n - 1) > upper_mark {
-            if let Some(p) = self
-                .phys
-                .zone
-                .alloc_pages(order as usize, MigrateType::Movable)
-            {
+            if let Some(p) = (self.phys).rmqueue_order(order as usize, MigrateType::Movable) {
                 self.node.free -= n;
                 return Some(p);
             }

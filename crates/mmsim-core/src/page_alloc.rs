@@ -651,9 +651,12 @@ impl Zone {
         if free <= mark as i64 {
             return false;
         }
-        if order == 0 {
-            return true;
-        }
+        order == 0 || self.has_free_order(order)
+    }
+
+    /// `__zone_watermark_ok`'s free-area test for `order` > 0: some list of
+    /// at least `order` holds a free block (any type of `MIGRATE_PCPTYPES`).
+    pub(crate) fn has_free_order(&self, order: usize) -> bool {
         (order..NR_PAGE_ORDERS)
             .any(|o| self.nr_free[o] > 0 && MigrateType::ALL.iter().any(|&mt| self.has_free(o, mt)))
     }
@@ -822,7 +825,7 @@ pub(crate) const ZERO_PAGE_PFN: u32 = (NORMAL_START_PFN - 1) as u32;
 pub(crate) struct PhysMem {
     /// ZONE_NORMAL, holding every managed page.
     pub zone: Zone,
-    /// Order-0 pages held per CPU, a list per migrate type (`page_alloc/pcp.rs`).
+    /// Free blocks held per CPU, a list per migrate type and order (`page_alloc/pcp.rs`).
     pub pcp: PerCpuPages,
     /// Whether `mem_map`'s folio entries are kept ([`PhysMem::set_frames_folio`]).
     /// Its one reader on the simulated machine is DAMON's physical-address
@@ -921,7 +924,7 @@ impl PhysMem {
         } else if order == 0 {
             self.free_order0(u64::from(pfn));
         } else {
-            self.zone.free_pages_block(u64::from(pfn), order);
+            self.free_unref_page(u64::from(pfn), order);
         }
     }
 
@@ -1095,6 +1098,9 @@ mod claim;
 mod frame;
 mod pcp;
 pub(crate) use pcp::PerCpuPages;
+mod pcp_order;
+pub(crate) use pcp_order::pcp_allowed_order;
+pub use pcp_order::PcpLists;
 mod rmqueue;
 mod rmqueue_claim;
 pub use rmqueue_claim::RmqueueFallback;

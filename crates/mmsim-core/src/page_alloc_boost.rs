@@ -131,7 +131,8 @@ impl MachineConfig {
 impl Sim {
     /// Boot: the factor and the unboosted marks (`setup_per_zone_wmarks`
     /// leaves the boost at 0), and each zone's `__rmqueue` fallback variant
-    /// (`machine.policy.rmqueue_fallback`).
+    /// (`machine.policy.rmqueue_fallback`), and the per-CPU lists' orders
+    /// (`machine.policy.pcp_lists`).
     pub(crate) fn setup_watermark_boost(&mut self) {
         let n = &self.node;
         self.phys.zone.boost = ZoneBoost {
@@ -140,6 +141,7 @@ impl Sim {
             boost: 0,
             pending: false,
         };
+        self.phys.pcp.orders = self.cfg.policy.pcp_lists;
         let fallback = self.cfg.policy.rmqueue_fallback;
         self.phys.zone.fallback = fallback;
         if let Some(d) = self.phys.dma.as_mut() {

@@ -385,7 +385,7 @@ impl Sim {
         let pfn = if order == 0 {
             Some(self.phys.rmqueue_pcplist(mt))
         } else {
-            self.phys.zone.alloc_pages(order as usize, mt)
+            self.phys.rmqueue_order(order as usize, mt)
         };
         self.rmqueue_boosted(kswapd);
         let pfn = pfn?;

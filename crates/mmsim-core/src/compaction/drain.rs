@@ -14,10 +14,11 @@
 //!   `free_unref_page`: an order-0 source goes to the head of the per-CPU
 //!   list of its pageblock's type (`crate::page_alloc::pcp`), not to the
 //!   buddy lists; only when the lists' shared count reaches `high` does
-//!   `free_pcppages_bulk` return a batch. Larger sources go to the buddy
-//!   lists at once (mmsim has no per-CPU lists of orders 1–3, which v6.12's
-//!   `pcp_allowed_order` would use; THP-order sources are never isolated for
-//!   a smaller target). ZONE_DMA has no per-CPU lists here: its sources go
+//!   `free_pcppages_bulk` return a batch. Larger sources go to the per-CPU
+//!   lists of their order under `policy.pcp_lists = "6.12"` (v6.12's
+//!   `pcp_allowed_order`: orders 1–3; THP-order sources are never isolated
+//!   for a smaller target), to the buddy lists at once under the default
+//!   `"order-0"`. ZONE_DMA has no per-CPU lists here: its sources go
 //!   to its buddy lists.
 //! - **The drain** ([`Sim::compact_check_drain`]): v6.12 `compact_zone`'s
 //!   `check_drain` (mm/compaction.c). Each isolation sets `last_migrated_pfn`
@@ -54,9 +55,10 @@
 //! At a run's end v6.12's `release_free_list` hands the free scanner's
 //! unused blocks back with `__free_pages` → `free_unref_page`, so the
 //! orders `pcp_allowed_order` allows (0..=`PAGE_ALLOC_COSTLY_ORDER` and
-//! `HPAGE_PMD_ORDER`) land on the per-CPU lists; mmsim frees every order
-//! to the buddy lists (`free_block` in `compact_zone`), where they
-//! merge at once.
+//! `HPAGE_PMD_ORDER`) land on the per-CPU lists, as they do here under
+//! `policy.pcp_lists = "6.12"` ([`Sim::compact_release_page`]); under the
+//! default `"order-0"` mmsim frees every order to the buddy lists, where
+//! they merge at once.
 
 use super::{pageblock_start, CompactControl, Sim, COMPACTION_HPAGE_ORDER};
 use crate::page_alloc::PAGEBLOCK_NR_PAGES;
@@ -67,8 +69,21 @@ impl Sim {
     /// the buddy lists (the module overview).
     #[inline]
     pub(super) fn migrate_free_old_frames(&mut self, pfn: u64, order: usize) {
-        if order == 0 && !self.compact.in_dma {
-            self.phys.free_order0(pfn);
+        if !self.compact.in_dma {
+            self.phys.free_unref_page(pfn, order);
+        } else {
+            self.phys.free_block(pfn, order);
+        }
+    }
+
+    /// `release_free_list` (v6.12) of one of the free scanner's unused
+    /// blocks: `__free_pages`, to the per-CPU lists under `pcp_lists =
+    /// "6.12"` where `pcp_allowed_order` allows (order 0 included); to the
+    /// buddy lists otherwise (the module overview's departure).
+    pub(super) fn compact_release_page(&mut self, pfn: u64, order: usize) {
+        let pcp = self.phys.pcp.orders == crate::page_alloc::PcpLists::V6_12;
+        if pcp && !self.compact.in_dma && crate::page_alloc::pcp_allowed_order(order) {
+            self.phys.free_unref_page(pfn, order);
         } else {
             self.phys.free_block(pfn, order);
         }

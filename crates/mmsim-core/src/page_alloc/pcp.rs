@@ -1,77 +1,127 @@
 //! The per-CPU page lists (`struct per_cpu_pages`, include/linux/mmzone.h
-//! and mm/page_alloc.c, v6.12) of the one CPU that allocates: one order-0
-//! list per migrate type of the buddy lists (`MIGRATE_PCPTYPES`:
-//! unmovable, movable, reclaimable; `order_to_pindex(mt, 0)` is `mt`, so a
-//! list's index here is the kernel's `pindex`), one `count` over all of
-//! them, one `high` and one `batch`.
+//! and mm/page_alloc.c, v6.12) of the one CPU that allocates: one list per
+//! migrate type of the buddy lists (`MIGRATE_PCPTYPES`: unmovable, movable,
+//! reclaimable) and order, indexed as the kernel's `pindex`
+//! (`order_to_pindex`), one `count` of pages over all of them, one `high`
+//! and one `batch`.
 //!
-//! - Allocation (`rmqueue_pcplist` → `__rmqueue_pcplist`): the head of the
-//!   list of the request's type; an empty list is refilled with `batch`
-//!   pages of that type by one `rmqueue_bulk` (one `__rmqueue` per page,
-//!   `enum rmqueue_mode` kept across the batch under `rmqueue_fallback =
-//!   "6.15"`), each added at the tail. Order-0 folios take the movable list
+//! Which orders have lists is `machine.policy.pcp_lists` ([`PcpLists`]):
+//!
+//! - `"order-0"` (the default; every kernel before v5.14): the three order-0
+//!   lists only; every larger allocation and free goes to the buddy lists.
+//! - `"6.12"`: `pcp_allowed_order()` — orders 0..=`PAGE_ALLOC_COSTLY_ORDER`
+//!   (3), one list per type each (`MIGRATE_PCPTYPES * order + mt`), and the
+//!   PMD (THP) order 9 with `NR_PCP_THP` = 2 lists after them
+//!   (`NR_LOWORDER_PCP_LISTS` + 1 for movable, + 0 for the other types),
+//!   `NR_PCP_LISTS` = 14 (no CMA). History, read in the kernel's source and
+//!   its patches through the search tools: Mel Gorman's "mm/page_alloc:
+//!   allow high-order pages to be stored on the per-cpu lists" (44042b449872,
+//!   v5.14; posted June 2021) added orders 1–3 and the THP order with a list
+//!   per type each; "use only one PCP list for THP-sized allocations"
+//!   (5d0a661d808f, v6.0) kept one THP list; "Separate THP PCP into movable
+//!   and non-movable categories" (bf14ed81f571, June 2024, backported to
+//!   stable) made it two and "use the correct THP order for THP PCP"
+//!   (2024) tests `HPAGE_PMD_ORDER` instead of `pageblock_order` (both 9 on
+//!   x86-64): both are in v6.12.
+//!   v6.18 adds a third THP list for CMA (no CMA here). Every large
+//!   allocation here is movable but a slab's, so the THP lists of v5.14 and
+//!   v6.0 would hold the same pages: only v6.12's is modelled.
+//!
+//! - Allocation (`rmqueue_pcplist` → `__rmqueue_pcplist`): `free_count`
+//!   halved, then the head of the list of the request's order and type; an
+//!   empty list is refilled by one `rmqueue_bulk` (one `__rmqueue` per
+//!   block, `enum rmqueue_mode` kept across the batch under
+//!   `rmqueue_fallback = "6.15"`), each added at the tail: `batch` pages at
+//!   order 0, `max(batch >> order, 2)` blocks above (`nr_pcp_alloc`, with
+//!   `batch` > 1). Order-0 folios take the movable list
 //!   ([`PhysMem::alloc_order0_pcp`]), page-table pages
 //!   (`machine.pagetable_frames`, `crate::kmem`) the unmovable one
-//!   ([`PhysMem::rmqueue_pcplist`]).
+//!   ([`PhysMem::rmqueue_pcplist`]), large folios and slabs of orders 1–3
+//!   and 9 theirs ([`PhysMem::rmqueue_order`]) after the watermark's test
+//!   that the buddy lists hold a free block of at least that order
+//!   (`__zone_watermark_ok`, which v6.12's `get_page_from_freelist` applies
+//!   before `rmqueue`: a block parked on a per-CPU list does not pass it).
 //! - Free (`free_unref_page` / `free_unref_folios` →
-//!   `free_unref_page_commit`): to the head of the list of the freed page's
-//!   pageblock type (`get_pfnblock_migratetype`), whatever type the page
-//!   was allocated as; when `count` reaches `high`, `free_pcppages_bulk`
-//!   returns `batch` pages starting with the list just freed to and going
-//!   round the lists in index order, each list emptied from its tail before
-//!   the next.
+//!   `free_unref_page_commit`): to the head of the list of the freed
+//!   block's order and pageblock type (`get_pfnblock_migratetype`), whatever
+//!   type it was allocated as; `count` grows by its pages. A free of order
+//!   1..=3 that follows another such free (`PCPF_PREV_FREE_HIGH_ORDER`, which
+//!   any other free clears) with `free_count` at least `batch` and `count` at
+//!   least `batch` (`PCPF_FREE_HIGH_BATCH`, set when the CPU's share of the
+//!   last-level cache exceeds `3 × batch` pages: assumed, as on any machine
+//!   with ≥ 1 MiB of cache per CPU) is `free_high`: `nr_pcp_high` is 0 and
+//!   `free_pcppages_bulk` returns `min(count, batch << 5)` pages. Otherwise,
+//!   when `count` reaches `high`, `free_pcppages_bulk` returns `batch`
+//!   pages. `free_count` counts freed pages up to `batch << 5`.
+//! - `free_pcppages_bulk`: starting with the list just freed to and going
+//!   round the lists in `pindex` order, each emptied from its tail before
+//!   the next, a block at a time (`count` falls by the block's pages, so a
+//!   large block may overshoot it), each freed with `__free_one_page`.
 //! - `drain_pages_zone`: `free_pcppages_bulk` from index 0 until `count` is
 //!   0, `batch << CONFIG_PCP_BATCH_SCALE_MAX` (5) pages a call.
 //!
-//! Not modelled: the lists of orders 1–3 and of THP (`NR_PCP_LISTS`; larger
-//! orders go to the zone directly), MIGRATE_ISOLATE (v6.12 frees an
-//! isolated pageblock's page straight to the buddy lists) and
-//! MIGRATE_HIGHATOMIC / CMA (freed to the movable list): no pageblock here
-//! has those types. Without unmovable or reclaimable pageblocks (no
-//! `pagetable_frames`) every page is freed to the movable list and the
-//! round robin starts and ends there: the single list of before.
+//! Not modelled: MIGRATE_ISOLATE (v6.12 frees an isolated pageblock's page
+//! straight to the buddy lists) and MIGRATE_HIGHATOMIC / CMA (freed to the
+//! movable list): no pageblock here has those types. Without unmovable or
+//! reclaimable pageblocks (no `pagetable_frames`) every page is freed to
+//! the movable lists and the round robin starts and ends there: with
+//! `"order-0"`, the single list of before. ZONE_DMA (`crate::mmzone`) has no
+//! per-CPU lists here.
 
+use super::pcp_order::{pindex_to_order, PcpLists, NR_PCP_LISTS};
 use super::{MigrateType, PhysMem, RmqueueMode, MIGRATE_TYPES};
 
 /// `CONFIG_PCP_BATCH_SCALE_MAX` (mm/Kconfig, v6.12 default 5).
-const PCP_BATCH_SCALE_MAX: u32 = 5;
+pub(super) const PCP_BATCH_SCALE_MAX: u32 = 5;
 
-/// The per-CPU page lists of order 0 (`struct per_cpu_pages`, v6.12): see
-/// the module. `high` is `zone_highsize` without auto-tuning: the low
+/// The per-CPU page lists (`struct per_cpu_pages`, v6.12): see the
+/// module. `high` is `zone_highsize` without auto-tuning: the low
 /// watermark over the node's CPUs, at least `4 × batch`; v6.12's adaptive
-/// `high` (`nr_pcp_high`, `decay_pcp_high`), `nr_pcp_free`'s growing free
-/// count and `nr_pcp_alloc`'s growing refill (`alloc_factor`) are not
-/// modelled: a refill takes `batch` pages and a drain at `high` returns
-/// `batch`. Pages on the lists are free for `Node::free` but not in the
-/// zone's free count, as in the kernel (`NR_FREE_PAGES`).
+/// `high` (`high_min`..`high_max`, `nr_pcp_high`'s growth and
+/// `decay_pcp_high`, and its cut while `ZONE_RECLAIM_ACTIVE`),
+/// `nr_pcp_free`'s growing free count (`clamp(free_count, batch, high -
+/// batch)`) and `nr_pcp_alloc`'s growing order-0 refill (`alloc_factor`)
+/// are not modelled: an order-0 refill takes `batch` pages and a drain at
+/// `high` returns `batch`. `free_count` is kept for the high-order free's
+/// `free_high` test only. Pages on the lists are free for `Node::free` but
+/// not in the zone's free count, as in the kernel (`NR_FREE_PAGES`).
 #[derive(Debug, Clone)]
 pub(crate) struct PerCpuPages {
-    /// `pcp->lists[order_to_pindex(mt, 0)]`, indexed by `mt`; each head
-    /// at the back: a plain vector, since the per-page operations (free and
-    /// allocate) are at the head; the tail is touched only a batch at a
-    /// time, by the refill of an empty list and the drains.
-    lists: [Vec<u64>; MIGRATE_TYPES],
+    /// `pcp->lists[pindex]` (`order_to_pindex(mt, order)`: order 0's list
+    /// of `mt` is index `mt`); each head at the back: a plain vector, since
+    /// the per-page operations (free and allocate) are at the head; the
+    /// tail is touched only a batch at a time, by the refill of an empty
+    /// list and the drains. Lists above index 2 are used only with
+    /// [`PcpLists::V6_12`].
+    pub(super) lists: [Vec<u64>; NR_PCP_LISTS],
     /// `pcp->count` once the lists are typed: the pages on all the lists,
     /// kept on every push, pop, refill and drain so that a free compares it
     /// with `high` without summing the lists ([`PerCpuPages::check`] checks
-    /// the sum). Untyped, only the movable list has pages and its length is
-    /// the count ([`PerCpuPages::total`]): this field is 0 and not kept, so
-    /// an order-0 free or allocation is the single list's push or pop.
-    count: usize,
+    /// the sum). Untyped, only movable lists have pages and this field
+    /// counts those of orders above 0, the order-0 movable list's length
+    /// being the rest ([`PerCpuPages::total`]): an order-0 free or
+    /// allocation is the single list's push or pop.
+    pub(super) count: usize,
     /// `pcp->batch` (`zone_batchsize`).
     pub batch: usize,
     /// `pcp->high` (`zone_highsize`).
     pub high: usize,
+    /// `pcp->free_count` (v6.12): pages freed, up to `batch << 5`, halved
+    /// at each allocation through the lists.
+    pub(super) free_count: usize,
+    /// `PCPF_PREV_FREE_HIGH_ORDER`: the last free was of order 1..=3.
+    pub(super) prev_free_high: bool,
+    /// Which orders have lists (`machine.policy.pcp_lists`).
+    pub(crate) orders: PcpLists,
     /// The lists are typed: set by the first non-movable request
     /// ([`PhysMem::pcp_type_lists`]). Until then every pageblock is
     /// MOVABLE (only a non-movable allocation's fallback can claim a block
-    /// for another type; this holds because every request of order > 0,
-    /// `rmqueue_large`, is movable: a non-movable one would have to type
-    /// the lists first), so every free goes to the movable list and no
-    /// claim reads `alloc_type`: the pageblock lookup and the marks of
-    /// `Zone::count_block`'s view are skipped, with the same results, and
-    /// the order-0 path costs what the single list did.
-    typed: bool,
+    /// for another type; this holds because every non-movable request
+    /// types the lists first: page tables and slabs), so every free goes to
+    /// a movable list and no claim reads `alloc_type`: the pageblock lookup
+    /// and the marks of `Zone::count_block`'s view are skipped, with the
+    /// same results, and the order-0 path costs what the single list did.
+    pub(super) typed: bool,
 }
 
 impl PerCpuPages {
@@ -87,6 +137,9 @@ impl PerCpuPages {
             count: 0,
             batch,
             high,
+            free_count: 0,
+            prev_free_high: false,
+            orders: PcpLists::default(),
             typed: false,
         }
     }
@@ -102,38 +155,57 @@ impl PerCpuPages {
         self.total() as u64
     }
 
-    /// Pages on all the lists: `count` once typed, else the movable list's
-    /// length (the only list with pages then).
+    /// Pages on all the lists: `count` once typed, else `count` and the
+    /// order-0 movable list's length.
     #[inline(always)]
-    fn total(&self) -> usize {
+    pub(super) fn total(&self) -> usize {
         if self.typed {
             self.count
         } else {
-            self.lists[MigrateType::Movable as usize].len()
+            self.count + self.lists[MigrateType::Movable as usize].len()
         }
     }
 
-    /// `count` is the sum of the lists' lengths once typed; untyped, only
-    /// the movable list has pages and `count` is 0 (`Sim::check_invariants`).
+    /// Lists in use: order 0's three, or all `NR_PCP_LISTS`.
+    #[inline]
+    pub(super) fn nr_lists(&self) -> usize {
+        match self.orders {
+            PcpLists::Order0 => MIGRATE_TYPES,
+            PcpLists::V6_12 => NR_PCP_LISTS,
+        }
+    }
+
+    /// `count` is the pages on the lists once typed; untyped, only movable
+    /// lists have pages and `count` is those above order 0
+    /// (`Sim::check_invariants`).
     pub(crate) fn check(&self) -> Result<(), String> {
-        let sum: usize = self.lists.iter().map(Vec::len).sum();
+        let pages = |p: usize| self.lists[p].len() << pindex_to_order(p);
+        let sum: usize = (0..NR_PCP_LISTS).map(pages).sum();
         let movable = self.lists[MigrateType::Movable as usize].len();
         if self.typed && sum != self.count {
             return Err(format!(
-                "per-CPU count {} != {sum} on the lists",
+                "per-CPU count {} != {sum} pages on the lists",
                 self.count
             ));
         }
-        if !self.typed && (sum != movable || self.count != 0) {
+        let others: usize = (0..NR_PCP_LISTS)
+            .filter(|&p| !super::pcp_order::pindex_is_movable(p))
+            .map(pages)
+            .sum();
+        if !self.typed && (others != 0 || self.count + movable != sum) {
             return Err(format!(
-                "untyped per-CPU lists: {sum} pages, {movable} of them movable, count {}",
+                "untyped per-CPU lists: {sum} pages, {others} of them not movable, \
+                 {movable} order-0 movable, count {}",
                 self.count
             ));
+        }
+        if self.orders == PcpLists::Order0 && (MIGRATE_TYPES..NR_PCP_LISTS).any(|p| pages(p) > 0) {
+            return Err("order-0 per-CPU lists with a larger block on them".to_string());
         }
         Ok(())
     }
 
-    /// The list of `mt`, head first (rule tests).
+    /// The order-0 list of `mt`, head first (rule tests).
     #[cfg(test)]
     pub(crate) fn list(&self, mt: MigrateType) -> Vec<u64> {
         self.lists[mt as usize].iter().rev().copied().collect()
@@ -151,7 +223,7 @@ impl PhysMem {
     /// DMA's page when the zonelist picked DMA, else the movable list's
     /// head, or None when that list is empty (the caller refills it from
     /// the buddy lists: `Sim::alloc_order0_refill`, `page_alloc/rmqueue.rs`).
-    /// Larger orders are taken from the zone directly (`Sim::rmqueue_large`).
+    /// Larger orders: [`PhysMem::rmqueue_order`].
     #[inline(always)]
     pub(crate) fn alloc_order0_pcp(&mut self) -> Option<u64> {
         if let Some(d) = self.dma.as_mut().filter(|d| d.take_dma) {
@@ -159,11 +231,12 @@ impl PhysMem {
             let pfn = d.zone.alloc_pages(0, MigrateType::Movable);
             return Some(pfn.expect("Node::free promised a free page"));
         }
+        self.pcp.free_count >>= 1;
         self.pcp_take(MigrateType::Movable)
     }
 
-    /// The head of `mt`'s list, taken off it and counted as allocated `mt`
-    /// again for `Zone::count_block` (a page taken movable
+    /// The head of `mt`'s order-0 list, taken off it and counted as
+    /// allocated `mt` again for `Zone::count_block` (a page taken movable
     /// becomes an LRU page).
     #[inline(always)]
     pub(super) fn pcp_take(&mut self, mt: MigrateType) -> Option<u64> {
@@ -176,23 +249,32 @@ impl PhysMem {
         Some(pfn)
     }
 
-    /// A page put on a per-CPU list: neither free (`PageBuddy`) nor
-    /// movable (`PageLRU` / `__PageMovable`) for
+    /// A block of `order` put on a per-CPU list: neither free (`PageBuddy`)
+    /// nor movable (`PageLRU` / `__PageMovable`) for
     /// `prep_move_freepages_block()`'s count (`Zone::count_block`).
     #[inline(always)]
-    fn pcp_mark(&mut self, pfn: u64) {
+    pub(super) fn pcp_mark(&mut self, pfn: u64, order: usize) {
         let i = self.zone.idx(pfn);
-        self.zone.frames[i].set_alloc_type(MigrateType::Unmovable as u8);
+        for k in i..i + (1 << order) {
+            self.zone.frames[k].set_alloc_type(MigrateType::Unmovable as u8);
+        }
     }
 
-    /// `__rmqueue_pcplist` (v6.12) of one order-0 page of `mt` from
-    /// ZONE_NORMAL: the head of `mt`'s list, which [`PhysMem::rmqueue_bulk`]
-    /// refills when it is empty. When the refill finds nothing (every free
-    /// page is on the other lists: `Node::free` counts them), the lists are
-    /// drained and the refill tried again; the kernel, whose watermarks do
-    /// not count per-CPU pages, gets there through its slow path
-    /// (`__alloc_pages_direct_reclaim` → `drain_all_pages`).
+    /// `rmqueue_pcplist` (v6.12) of one order-0 page of `mt` from
+    /// ZONE_NORMAL: `free_count` halved, then [`PhysMem::rmqueue_pcplist_refill`].
     pub(crate) fn rmqueue_pcplist(&mut self, mt: MigrateType) -> u64 {
+        self.pcp.free_count >>= 1;
+        self.rmqueue_pcplist_refill(mt)
+    }
+
+    /// `__rmqueue_pcplist` (v6.12) of one order-0 page of `mt`: the head of
+    /// `mt`'s list, which [`PhysMem::rmqueue_bulk`] refills when it is
+    /// empty. When the refill finds nothing (every free page is on the
+    /// other lists: `Node::free` counts them), the lists are drained and
+    /// the refill tried again; the kernel, whose watermarks do not count
+    /// per-CPU pages, gets there through its slow path
+    /// (`__alloc_pages_direct_reclaim` → `drain_all_pages`).
+    pub(crate) fn rmqueue_pcplist_refill(&mut self, mt: MigrateType) -> u64 {
         if !self.pcp.typed && mt != MigrateType::Movable {
             self.pcp_type_lists();
         }
@@ -208,22 +290,33 @@ impl PhysMem {
         (self.pcp_take(mt)).expect("Node::free promised a free page")
     }
 
-    /// `rmqueue_bulk` (v6.12): up to `batch` order-0 pages of `mt` from the
-    /// buddy lists (`__rmqueue`, one mode across the batch), each at the
-    /// tail of `mt`'s list, so that the first taken is the first used.
+    /// `rmqueue_bulk` (v6.12) of order 0: up to `batch` pages of `mt` onto
+    /// its empty list ([`PhysMem::rmqueue_bulk_order`]).
     #[cold]
     #[inline(never)]
     pub(super) fn rmqueue_bulk(&mut self, mt: MigrateType) {
-        let (batch, typed) = (self.pcp.batch, self.pcp.typed);
-        let list = &mut self.pcp.lists[mt as usize];
+        self.rmqueue_bulk_order(0, self.pcp.batch, mt);
+    }
+
+    /// `rmqueue_bulk` (v6.12): up to `n` blocks of `order` of `mt` from the
+    /// buddy lists (`__rmqueue`, one mode across the batch), each at the
+    /// tail of the empty list `order_to_pindex(mt, order)`, so that the
+    /// first taken is the first used.
+    pub(super) fn rmqueue_bulk_order(&mut self, order: usize, n: usize, mt: MigrateType) {
+        let typed = self.pcp.typed;
+        let pindex = super::pcp_order::order_to_pindex(mt, order);
+        let list = &mut self.pcp.lists[pindex];
         debug_assert!(list.is_empty(), "refilled only when empty");
         let mut mode = RmqueueMode::Normal;
-        for _ in 0..batch {
-            match self.zone.alloc_pages_mode(0, mt, &mut mode) {
+        for _ in 0..n {
+            match self.zone.alloc_pages_mode(order, mt, &mut mode) {
                 Some(pfn) => {
                     if typed {
                         let i = self.zone.idx(pfn);
-                        self.zone.frames[i].set_alloc_type(MigrateType::Unmovable as u8);
+                        for k in i..i + (1 << order) {
+                            let un = MigrateType::Unmovable as u8;
+                            self.zone.frames[k].set_alloc_type(un);
+                        }
                     }
                     list.push(pfn);
                 }
@@ -232,8 +325,8 @@ impl PhysMem {
         }
         // Each went to the tail (the front): the first taken is at the head.
         list.reverse();
-        if typed {
-            self.pcp.count += list.len();
+        if typed || order > 0 {
+            self.pcp.count += list.len() << order;
         }
     }
 
@@ -241,15 +334,20 @@ impl PhysMem {
     /// ZONE_NORMAL (`free_unref_page_commit`, v6.12): to the head of the
     /// list of its pageblock's type (`get_pfnblock_migratetype`); when the
     /// shared count reaches `high`, `batch` pages go back to the buddy
-    /// lists, that list's first.
+    /// lists, that list's first. `free_count` grows and
+    /// `PCPF_PREV_FREE_HIGH_ORDER` is cleared (the high-order free's test).
     /// Untyped ([`PerCpuPages::typed`]), the push to the movable list and
-    /// its length against `high`, as the single list's free was.
+    /// the count against `high`, as the single list's free was.
     #[inline(always)]
     pub(crate) fn free_order0(&mut self, pfn: u64) {
+        self.pcp.prev_free_high = false;
+        if self.pcp.free_count < self.pcp.batch << PCP_BATCH_SCALE_MAX {
+            self.pcp.free_count += 1;
+        }
         if !self.pcp.typed {
             let list = &mut self.pcp.lists[MigrateType::Movable as usize];
             list.push(pfn);
-            if list.len() >= self.pcp.high {
+            if list.len() + self.pcp.count >= self.pcp.high {
                 self.free_pcppages_bulk(self.pcp.batch, MigrateType::Movable as usize);
             }
             return;
@@ -261,7 +359,7 @@ impl PhysMem {
     /// pageblock type, marked for `Zone::count_block`, counted.
     #[inline(always)]
     fn free_order0_typed(&mut self, pfn: u64) {
-        self.pcp_mark(pfn);
+        self.pcp_mark(pfn, 0);
         let pindex = self.zone.pageblock_type(pfn) as usize;
         self.pcp.lists[pindex].push(pfn);
         self.pcp.count += 1;
@@ -279,43 +377,48 @@ impl PhysMem {
     pub(crate) fn pcp_type_lists(&mut self) {
         self.pcp.count = self.pcp.total();
         self.pcp.typed = true;
-        for mt in 0..MIGRATE_TYPES {
-            for k in 0..self.pcp.lists[mt].len() {
-                let pfn = self.pcp.lists[mt][k];
-                self.pcp_mark(pfn);
+        for p in 0..NR_PCP_LISTS {
+            for k in 0..self.pcp.lists[p].len() {
+                let pfn = self.pcp.lists[p][k];
+                self.pcp_mark(pfn, pindex_to_order(p));
             }
         }
     }
 
     /// `free_pcppages_bulk` (v6.12): up to `count` pages back to the buddy
-    /// lists (`__free_one_page` with each page's pageblock type), from the
+    /// lists (`__free_one_page` with each block's pageblock type), from the
     /// tail of list `pindex` first, then round the lists in index order,
-    /// each emptied (or `count` reached) before the next.
+    /// each emptied (or `count` reached) before the next; `count` falls by
+    /// each block's pages.
     #[cold]
     #[inline(never)]
-    fn free_pcppages_bulk(&mut self, count: usize, pindex: usize) {
-        let mut count = count.min(self.pcp.total());
-        if self.pcp.typed {
-            self.pcp.count -= count;
-        }
-        let mut p = pindex + MIGRATE_TYPES - 1;
+    pub(super) fn free_pcppages_bulk(&mut self, count: usize, pindex: usize) {
+        let mut count = count.min(self.pcp.total()) as isize;
+        let n = self.pcp.nr_lists();
+        let mut p = pindex + n - 1;
         while count > 0 {
-            p = (p + 1) % MIGRATE_TYPES;
+            p = (p + 1) % n;
             while self.pcp.lists[p].is_empty() {
-                p = (p + 1) % MIGRATE_TYPES;
+                p = (p + 1) % n;
             }
-            let n = count.min(self.pcp.lists[p].len());
-            for pfn in self.pcp.lists[p].drain(..n) {
-                self.zone.free_pages_block(pfn, 0);
+            let order = pindex_to_order(p);
+            let len = self.pcp.lists[p].len();
+            let k = (count as usize).div_ceil(1 << order).min(len);
+            count -= (k << order) as isize;
+            if self.pcp.typed || order > 0 {
+                self.pcp.count -= k << order;
             }
-            count -= n;
+            for pfn in self.pcp.lists[p].drain(..k) {
+                self.zone.free_pages_block(pfn, order);
+            }
         }
     }
 
     /// `drain_pages_zone` (v6.12): every page of the lists back to the
     /// buddy lists, `free_pcppages_bulk` from list 0 a
     /// `batch << CONFIG_PCP_BATCH_SCALE_MAX` at a time: the unmovable list,
-    /// then the movable, then the reclaimable, each oldest first.
+    /// then the movable, then the reclaimable, each oldest first, then the
+    /// larger orders'.
     pub(crate) fn drain_pages(&mut self) {
         loop {
             let count = self.pcp.total();

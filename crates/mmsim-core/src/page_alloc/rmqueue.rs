@@ -39,7 +39,7 @@ impl Sim {
     #[cold]
     #[inline(never)]
     pub(super) fn alloc_order0_refill(&mut self) -> u64 {
-        let pfn = self.phys.rmqueue_pcplist(MigrateType::Movable);
+        let pfn = self.phys.rmqueue_pcplist_refill(MigrateType::Movable);
         self.rmqueue_boosted(true);
         pfn
     }

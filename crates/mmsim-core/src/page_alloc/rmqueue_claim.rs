@@ -80,35 +80,47 @@ impl<'de> Deserialize<'de> for RmqueueFallback {
     /// A string or a number; anything else is refused with the allowed
     /// values (`unknown rmqueue_fallback `true`; allowed: 6.12, 6.15`).
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl V {
-            fn named<E: serde::de::Error>(v: &str) -> Result<RmqueueFallback, E> {
-                v.parse().map_err(E::custom)
-            }
-        }
-        impl serde::de::Visitor<'_> for V {
-            type Value = RmqueueFallback;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("rmqueue_fallback \"6.12\" or \"6.15\"")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Self::named(v)
-            }
-            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
-                Self::named(&format!("{v}"))
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
-                Self::named(&format!("{v}"))
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
-                Self::named(&format!("{v}"))
-            }
-            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
-                Self::named(&format!("{v}"))
-            }
-        }
-        d.deserialize_any(V)
+        deserialize_named(d, "rmqueue_fallback \"6.12\" or \"6.15\"")
     }
+}
+
+/// A kernel-version setting read from a string or a number (a TOML number,
+/// as `--set KEY=6.15` writes it, is read as its text), parsed by `T`'s
+/// `FromStr`, whose error names the allowed values; `expecting` names them
+/// for serde's own errors.
+pub(crate) fn deserialize_named<'de, D, T>(d: D, expecting: &'static str) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: std::str::FromStr<Err = String>,
+{
+    struct V<T>(&'static str, std::marker::PhantomData<T>);
+    impl<T: std::str::FromStr<Err = String>> V<T> {
+        fn named<E: serde::de::Error>(v: &str) -> Result<T, E> {
+            v.parse().map_err(E::custom)
+        }
+    }
+    impl<T: std::str::FromStr<Err = String>> serde::de::Visitor<'_> for V<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
+            Self::named(v)
+        }
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<T, E> {
+            Self::named(&format!("{v}"))
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<T, E> {
+            Self::named(&format!("{v}"))
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<T, E> {
+            Self::named(&format!("{v}"))
+        }
+        fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<T, E> {
+            Self::named(&format!("{v}"))
+        }
+    }
+    d.deserialize_any(V(expecting, std::marker::PhantomData))
 }
 
 /// `enum rmqueue_mode` (v6.15 / 6.12.29+, no CMA): where the last

@@ -39,6 +39,7 @@
 //! setup that `boost.rs` and `boost_rules.rs` (watermark boosting) share;
 //! `direct_reclaim.rs` direct reclaim in a large folio's slow path
 //! (`__alloc_pages_direct_reclaim`, MGLRU's `compact_gap(sc->order)` goal);
+//! `pcp_order.rs` the per-CPU lists of orders 1–3 and the PMD order (`policy.pcp_lists`);
 //! `pcp.rs` the per-CPU lists per migrate type (page-table pages through the
 //! unmovable list, frees by pageblock type, the shared count);
 //! `should_continue_reclaim.rs` classic `shrink_node`'s reclaim/compaction
@@ -92,6 +93,7 @@ mod oom;
 mod open;
 mod open_file;
 mod pcp;
+mod pcp_order;
 mod pgdat_dirty;
 mod readahead;
 mod reclaim_mark;
