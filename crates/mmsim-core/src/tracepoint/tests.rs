@@ -395,9 +395,10 @@ fn patterns_select_systems_and_single_events() {
         events: e.iter().map(|s| s.to_string()).collect(),
         ..Default::default()
     };
-    assert_eq!(c(&["vmscan:*"]).mask(), Ok(0x3ff | 0x3 << 14));
+    assert_eq!(c(&["vmscan:*"]).mask(), Ok(0x3ff | 0x3 << 14 | 1 << 29));
     assert_eq!(c(&["filemap:*"]).mask(), Ok(0xf << 10));
-    assert_eq!(c(&["*"]).mask(), Ok(0x1fff_ffff));
+    assert_eq!(c(&["*"]).mask(), Ok(0x3fff_ffff));
+    assert_eq!(c(&["vmscan:mm_vmscan_wakeup_kswapd"]).mask(), Ok(1 << 29));
     assert_eq!(c(&["compaction:*"]).mask(), Ok(0xfff << 16));
     assert_eq!(c(&["kmem:*"]).mask(), Ok(1 << 28));
     assert_eq!(
