@@ -59,8 +59,12 @@
 #
 # TRACE=FILE (opt-in, for investigations; off in `mmsim validate`): the guest's own
 # tracepoints around each run. FILE has one event a line, `group/event` optionally
-# followed by a filter (`compaction/mm_compaction_finished ret > 4`); `#` lines are
-# comments. tracefs is mounted in the guest only. The ring buffer (TRACE_KB per CPU,
+# followed by a filter (`compaction/mm_compaction_finished ret > 4`) or by
+# `trigger:TRIGGER` (`kmem/mm_page_alloc_extfrag trigger:stacktrace if alloc_migratetype
+# != 1`: TRIGGER goes to the event's trigger file instead, removed (`!stacktrace`) and
+# written again before each run, so a boot's
+# second run does not fail with EEXIST; the stack follows its event in the buffer as
+# `<stack trace>` and ` => function+off/size` lines); `#` lines are comments. tracefs is mounted in the guest only. The ring buffer (TRACE_KB per CPU,
 # default 3072) comes out of the guest's memory: 8192 moved compact-mthp-always's runs
 # into another mode (VALIDATION.md). It is cleared before each run, tracing is switched
 # on right before the probe starts and off when it exits, and the buffer goes to the
@@ -395,7 +399,13 @@ if [ -n "${TRACE:-}" ]; then
     echo 'tw $TR/tracing_on 0; tw $TR/trace_clock global'
     echo "tw \$TR/buffer_size_kb ${TRACE_KB:-3072}; echo > \$TR/trace"
     grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$TRACE" | while read -r ev filt; do
-      [ -n "$filt" ] && printf "tw \$TR/events/%s/filter '%s'\n" "$ev" "$filt"
+      case "$filt" in
+        trigger:*)
+          t=${filt#trigger:}
+          printf "echo '!%s' > \$TR/events/%s/trigger 2>/dev/null\n" "${t%% *}" "$ev"
+          printf "tw \$TR/events/%s/trigger '%s'\n" "$ev" "${filt#trigger:}";;
+        ?*) printf "tw \$TR/events/%s/filter '%s'\n" "$ev" "$filt";;
+      esac
       echo "tw \$TR/events/$ev/enable 1"
     done
   } > "$W/damon/trace-setup.sh"

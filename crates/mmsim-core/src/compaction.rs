@@ -420,7 +420,7 @@ impl Sim {
             return self.alloc_slowpath_compact(order, gfp);
         }
         if gfp.kswapd {
-            self.wakeup_kswapd();
+            self.wakeup_kswapd(gfp.mask);
         }
         if let Some(p) = self.take_block(order, Wmark::Min) {
             return Some(p);
@@ -499,7 +499,7 @@ impl Sim {
     pub(crate) fn alloc_slowpath_compact(&mut self, order: u8, gfp: ThpGfp) -> Option<u64> {
         let o = order as usize;
         if gfp.kswapd {
-            self.wakeup_kswapd_order(o, crate::gfp::gfp_zone(gfp.mask));
+            self.wakeup_kswapd_order(o, crate::gfp::gfp_zone(gfp.mask), gfp.mask);
         }
         if let Some(p) = self.take_block(order, Wmark::Min) {
             return Some(p);

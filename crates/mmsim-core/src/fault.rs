@@ -1148,7 +1148,7 @@ impl Sim {
             self.node.free -= 1;
             return true;
         }
-        self.wakeup_kswapd_zone(0, crate::gfp::gfp_zone(gfp));
+        self.wakeup_kswapd_zone(0, crate::gfp::gfp_zone(gfp), gfp);
         if self.node.free > self.node.wmark_min {
             self.node.free -= 1;
             return true;

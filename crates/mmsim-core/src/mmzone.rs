@@ -335,7 +335,7 @@ impl Sim {
         if self.take_order0_zoned(Wmark::Low) {
             return true;
         }
-        self.wakeup_kswapd_zone(0, crate::gfp::gfp_zone(gfp));
+        self.wakeup_kswapd_zone(0, crate::gfp::gfp_zone(gfp), gfp);
         if self.take_order0_zoned(Wmark::Min) {
             return true;
         }

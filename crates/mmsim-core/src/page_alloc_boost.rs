@@ -173,7 +173,7 @@ impl Sim {
         if alloc_kswapd {
             // v6.12 rmqueue: wakeup_kswapd(zone, 0, 0, zone_idx(zone)).
             let idx = crate::tracepoint::compaction::zone_idx(self.phys.zone.name);
-            self.wakeup_kswapd_zone(0, idx);
+            self.wakeup_kswapd_zone(0, idx, 0);
         }
     }
 

@@ -392,7 +392,13 @@ impl Sim {
         self.node.free -= n;
         self.count_vm_events(crate::stats::item::PGALLOC_NORMAL, n);
         if kswapd && self.node.free <= self.node.wmark_low {
-            self.wakeup_kswapd();
+            // The slab page's mask is not modelled: GFP_KERNEL, with
+            // __GFP_RECLAIMABLE for a reclaimable cache (the trace's mask only).
+            let mut gfp = crate::gfp::GFP_KERNEL;
+            if mt == MigrateType::Reclaimable {
+                gfp |= crate::gfp::__GFP_RECLAIMABLE;
+            }
+            self.wakeup_kswapd(gfp);
         }
         Some(pfn)
     }

@@ -16,8 +16,14 @@ impl Sim {
     /// the order and wakes kcompactd when it sleeps (`kswapd_high_order`).
     /// `highest_zoneidx` is the allocation's (`gfp_zone` of its mask:
     /// `ac->highest_zoneidx`), which both wakeups receive.
-    pub(super) fn wakeup_kswapd_order(&mut self, order: usize, highest_zoneidx: u8) {
-        self.wakeup_kswapd_zone(order as u32, highest_zoneidx);
+    /// `gfp` is the allocation's mask (printed by `mm_vmscan_wakeup_kswapd`).
+    pub(super) fn wakeup_kswapd_order(
+        &mut self,
+        order: usize,
+        highest_zoneidx: u8,
+        gfp: crate::gfp::Gfp,
+    ) {
+        self.wakeup_kswapd_zone(order as u32, highest_zoneidx, gfp);
         if !self.kswapd.running {
             self.wakeup_kcompactd_zone(order as u32, highest_zoneidx);
         }

@@ -47,19 +47,24 @@ impl Sim {
     /// balanced, or kswapd has given up (16 fruitless runs). A wakeup within
     /// HZ/10 of going to sleep counts `kswapd_low_wmark_hit_quickly`, as
     /// kswapd's interrupted short nap does in `kswapd_try_to_sleep()`.
-    pub(crate) fn wakeup_kswapd(&mut self) {
-        self.wakeup_kswapd_at(0);
+    /// `gfp` is the waker's mask, for `mm_vmscan_wakeup_kswapd` only: the
+    /// classzone stays a user allocation's (`GFP_HIGHUSER_MOVABLE`'s ZONE_MOVABLE).
+    pub(crate) fn wakeup_kswapd(&mut self, gfp: crate::gfp::Gfp) {
+        self.wakeup_kswapd_zone(
+            0,
+            crate::gfp::gfp_zone(crate::gfp::GFP_HIGHUSER_MOVABLE),
+            gfp,
+        );
     }
 
     /// [`Sim::wakeup_kswapd_zone`] for a user allocation
     /// (`GFP_HIGHUSER_MOVABLE`: `highest_zoneidx` ZONE_MOVABLE). Order-0
     /// allocations pass their own mask's `gfp_zone` (`Sim::alloc_page`):
     /// a page table's `GFP_PGTABLE_USER` wakes kswapd with ZONE_NORMAL.
+    #[cfg(test)]
     pub(crate) fn wakeup_kswapd_at(&mut self, order: u32) {
-        self.wakeup_kswapd_zone(
-            order,
-            crate::gfp::gfp_zone(crate::gfp::GFP_HIGHUSER_MOVABLE),
-        );
+        let gfp = crate::gfp::GFP_HIGHUSER_MOVABLE;
+        self.wakeup_kswapd_zone(order, crate::gfp::gfp_zone(gfp), gfp);
     }
 
     /// kswapd's classzone (`kswapd()`'s `highest_zoneidx`, ZONE_NORMAL
@@ -88,7 +93,14 @@ impl Sim {
     /// node balanced at this allocation's order stays asleep). It raises
     /// `kswapd_highest_zoneidx` to `highest_zoneidx` the same way; the run
     /// it starts reads it as its classzone ([`Sim::kswapd_classzone`]).
-    pub(crate) fn wakeup_kswapd_zone(&mut self, order: u32, highest_zoneidx: u8) {
+    /// A wakeup that gets past the tests emits `mm_vmscan_wakeup_kswapd`
+    /// (the waker's task, `order` and `gfp`; `crate::tracepoint::vmscan`).
+    pub(crate) fn wakeup_kswapd_zone(
+        &mut self,
+        order: u32,
+        highest_zoneidx: u8,
+        gfp: crate::gfp::Gfp,
+    ) {
         let c = &mut self.compact;
         c.kswapd_order = c.kswapd_order.max(order);
         c.kswapd_highest_zoneidx = Some(
@@ -104,6 +116,15 @@ impl Sim {
             && !self.pgdat_watermark_boosted()
         {
             return;
+        }
+        if self.tp.is_some() {
+            let e = TpEvent::WakeupKswapd {
+                zid: highest_zoneidx,
+                order,
+                gfp_flags: gfp,
+            };
+            let (t, task) = (self.clock, self.tp_task);
+            self.trace_event(t, task, TpScope::default(), e);
         }
         let order = if high_order {
             order.max(self.compact.kswapd_order)

@@ -87,7 +87,7 @@ fn a_steal_of_a_pageblock_or_more_does_not_boost() {
 /// folio; unmovable ones claim each pageblock for their type), then gives
 /// back the first half of each pageblock as an order-8 block: half the
 /// machine free, none of it in a block of `pageblock_order`.
-fn fragment(s: &mut Sim, mt: MigrateType) {
+pub(super) fn fragment(s: &mut Sim, mt: MigrateType) {
     s.phys.drain_pages();
     let mut taken = 0;
     while s.phys.zone.alloc_pages(0, mt).is_some() {

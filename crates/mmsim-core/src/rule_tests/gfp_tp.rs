@@ -146,7 +146,7 @@ fn kswapds_classzone_is_its_wakers_highest_zoneidx() {
         (3, None)
     );
     // rmqueue's boost wakeup while it runs: recorded for the next run only.
-    s.wakeup_kswapd_zone(0, 2);
+    s.wakeup_kswapd_zone(0, 2, 0);
     assert_eq!(
         (s.kswapd_classzone(), s.compact.kswapd_highest_zoneidx),
         (3, Some(2))

@@ -116,6 +116,7 @@ mod swapsplit;
 mod swapzap;
 mod thp;
 mod tlb;
+mod wakeup_kswapd_tp;
 mod wb_bg_thresh;
 mod wp_swap;
 mod zero_page;
