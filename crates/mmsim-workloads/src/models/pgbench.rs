@@ -59,6 +59,7 @@
 //! | `backend_memory` | private memory of each of those backends | 0..=1 GiB | `4M` |
 //! | `binary_size` | the server's binary and libraries, mapped and read at start-up | 0..=1 GiB | 0 |
 //! | `full_page_writes` | WAL full-page images and the checkpointer (below) | bool | false |
+//! | `fsync` | PostgreSQL's `fsync` and `synchronous_commit`: the writeback it asks for (below) | bool | false |
 //!
 //! The fields after `max_wal_size` are off by default (results of existing scenarios
 //! keep their bits); each models one reason VALIDATION.md found the model putting less
@@ -94,6 +95,22 @@
 //!   checkpointer writes every buffer dirty at that moment (`BufferSync`,
 //!   src/backend/storage/buffer/bufmgr.c), [`MAX_TX_EVENTS`] buffers scanned between
 //!   transactions, and blocks log images again.
+//! * `fsync = true` (PostgreSQL's defaults `fsync = on`, `synchronous_commit = on`;
+//!   `scripts/realapp/pg.sh` sets both with `FSYNC`): the writeback PostgreSQL asks the
+//!   kernel for, as `Event::FileSync`. Each commit's WAL is flushed before the commit
+//!   returns (`RecordTransactionCommit` → `XLogFlush` → `issue_xlog_fsync`, src/backend/
+//!   access/transam/xlog.c: `wal_sync_method = fdatasync`, the default on Linux), an
+//!   `fdatasync` of the WAL file that waits. With `full_page_writes` (the checkpoints),
+//!   the checkpointer asks for the writeback of what it wrote every
+//!   `checkpoint_flush_after` = 256 kB (32 buffers, the Linux default:
+//!   `ScheduleBufferTagForWriteback` → `IssuePendingWritebacks`, bufmgr.c, which sorts
+//!   the blocks and merges neighbours into ranges → `pg_flush_data` →
+//!   `sync_file_range(SYNC_FILE_RANGE_WRITE)`, no wait), and at the checkpoint's end
+//!   `fsync`s every relation file written since the last one, by a backend's eviction
+//!   or by itself (`ProcessSyncRequests`, src/backend/storage/sync/sync.c). With
+//!   `fsync = off` PostgreSQL makes none of these calls (`pg_flush_data` returns at
+//!   once when `enableFsync` is off), as the model without the field. Backends ask
+//!   for none either way (`backend_flush_after` = 0).
 //!
 //! `advice` applies to the relation files (PostgreSQL gives none: default `normal`, so
 //! the kernel's readahead decides, and a random 8 KiB read reads just that).
@@ -128,8 +145,10 @@
 //!
 //! Not modelled: MVCC (an UPDATE rewrites the tuple in place: no new tuple versions, no
 //! table or index bloat, no HOT, no VACUUM), the teller and branch indexes (always in
-//! the buffers), the background writer (without `full_page_writes` no checkpointer
-//! either: dirty buffers are written only when evicted), the system catalogs,
+//! the buffers), the background writer and its `bgwriter_flush_after` writeback
+//! (without `full_page_writes` no checkpointer either: dirty buffers are written only
+//! when evicted), the shutdown checkpoint, the WAL in 16 MiB segments (one file here,
+//! which `fdatasync` walks only where it is dirty), the system catalogs,
 //! free-space and visibility maps, the buffer ring strategies of bulk operations,
 //! several clients' transactions in parallel (one stream; `clients` adds their
 //! memory only), and CPU time per transaction.
@@ -193,6 +212,9 @@ pub struct PgbenchSpec {
     /// `full_page_writes`: WAL full-page images after each checkpoint, and the
     /// checkpointer writing the dirty buffers (default false).
     pub full_page_writes: bool,
+    /// `fsync`: the WAL's `fdatasync` at each commit and the checkpointer's writeback
+    /// requests (default false: PostgreSQL with `fsync = off`).
+    pub fsync: bool,
 }
 
 /// pgbench's built-in scripts (`pgbench -b`, src/bin/pgbench/pgbench.c `builtin_script`).
@@ -274,6 +296,7 @@ impl PgbenchSpec {
             backend_memory: DEFAULT_BACKEND_MEMORY,
             binary_size: 0,
             full_page_writes: false,
+            fsync: false,
         }
     }
 
@@ -484,11 +507,24 @@ pub struct PgbenchGen {
     /// The checkpointer's scan of the buffers after a checkpoint (`== tag.len()`: none
     /// running).
     ckpt_pos: u32,
+    /// `fsync`: commits flush the WAL, the checkpointer asks for writeback.
+    fsync: bool,
+    /// The checkpointer's writes not yet handed to the kernel for writeback (relation,
+    /// block in it; at most [`CHECKPOINT_FLUSH_AFTER`]: PostgreSQL's `WritebackContext`).
+    flush_pending: Vec<(u8, u32)>,
+    /// Relations written since the last checkpoint (bit per relation), which the
+    /// checkpoint's end `fsync`s (`fsync` only).
+    to_sync: u8,
 }
 
 /// Most events one transaction can emit: 2 lookups of up to 8 index levels and 5 heap
-/// blocks, each at most a write-out, a read and 2 stores, plus the WAL write.
+/// blocks, each at most a write-out, a read and 2 stores, plus the WAL write (and with
+/// `fsync` its flush, one more).
 pub const MAX_TX_EVENTS: usize = (2 * 8 + 5) * 4 + 1;
+
+/// `checkpoint_flush_after` in buffers: 256 kB of 8 KiB blocks, PostgreSQL's default on
+/// Linux (`DEFAULT_CHECKPOINT_FLUSH_AFTER`, bufmgr.h).
+pub const CHECKPOINT_FLUSH_AFTER: usize = 32;
 
 /// WAL pages of one full-page image: the 8 KiB block.
 const FPI_PAGES: u32 = PAGES_PER_BLOCK;
@@ -603,6 +639,13 @@ impl PgbenchGen {
             fpw,
             fpi_pages: 0,
             ckpt_pos: buffers as u32,
+            fsync: spec.fsync,
+            flush_pending: Vec::with_capacity(if spec.fsync {
+                CHECKPOINT_FLUSH_AFTER
+            } else {
+                0
+            }),
+            to_sync: 0,
         })
     }
 
@@ -713,6 +756,7 @@ impl PgbenchGen {
         if old != NONE {
             if self.state[buf as usize] & DIRTY != 0 {
                 let (r, off) = self.relation(old);
+                self.to_sync |= 1 << r;
                 self.pending.push(Event::FileWrite {
                     file: self.files[r],
                     index: off * PAGES_PER_BLOCK,
@@ -801,6 +845,15 @@ impl PgbenchGen {
             index: self.wal_pos,
             pages,
         });
+        if self.fsync {
+            // XLogFlush: the commit waits for its WAL on the device (fdatasync).
+            self.pending.push(Event::FileSync {
+                file: self.wal,
+                index: 0,
+                pages: 0,
+                wait: true,
+            });
+        }
         self.wal_pos += u32::from(pages);
         self.tx_done += 1;
         self.tx_left -= 1;
@@ -836,10 +889,58 @@ impl PgbenchGen {
                     index: off * PAGES_PER_BLOCK,
                     pages: PAGES_PER_BLOCK as u16,
                 });
+                if self.fsync {
+                    self.to_sync |= 1 << r;
+                    self.flush_pending.push((r as u8, off));
+                    if self.flush_pending.len() == CHECKPOINT_FLUSH_AFTER {
+                        self.issue_pending_writebacks();
+                    }
+                }
             }
         }
         self.ckpt_pos = end;
+        if end == n && self.fsync {
+            // The checkpoint's end: the writebacks left, then `ProcessSyncRequests`.
+            self.issue_pending_writebacks();
+            for r in 0..5 {
+                if self.to_sync & (1 << r) != 0 {
+                    self.pending.push(Event::FileSync {
+                        file: self.files[r],
+                        index: 0,
+                        pages: 0,
+                        wait: true,
+                    });
+                }
+            }
+            self.to_sync = 0;
+        }
         !self.pending.is_empty()
+    }
+
+    /// `IssuePendingWritebacks` (src/backend/storage/buffer/bufmgr.c): the checkpointer's
+    /// pending writes sorted by relation and block, neighbouring blocks merged into one
+    /// range, each range handed to the kernel with `sync_file_range(SYNC_FILE_RANGE_WRITE)`
+    /// (`smgrwriteback` → `FileWriteback` → `pg_flush_data`), which does not wait.
+    fn issue_pending_writebacks(&mut self) {
+        self.flush_pending.sort_unstable();
+        let mut i = 0;
+        while i < self.flush_pending.len() {
+            let (r, first) = self.flush_pending[i];
+            let mut n = 1;
+            while i + n < self.flush_pending.len()
+                && self.flush_pending[i + n] == (r, first + n as u32)
+            {
+                n += 1;
+            }
+            self.pending.push(Event::FileSync {
+                file: self.files[r as usize],
+                index: first * PAGES_PER_BLOCK,
+                pages: (n as u32 * PAGES_PER_BLOCK) as u16,
+                wait: false,
+            });
+            i += n;
+        }
+        self.flush_pending.clear();
     }
 
     /// Queues the next start-up events (the binary's pages read through its mapping,
@@ -910,6 +1011,7 @@ impl super::Model for PgbenchSpec {
         "backend_memory",
         "binary_size",
         "full_page_writes",
+        "fsync",
     ];
     const TARGET: crate::Target = crate::Target::File;
 

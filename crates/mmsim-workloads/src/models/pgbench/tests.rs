@@ -214,3 +214,106 @@ fn full_page_writes_log_a_blocks_first_modification_after_a_checkpoint() {
     assert!((5..=6).contains(&writes), "{writes}");
     assert!(g.state.iter().all(|s| s & DIRTY == 0));
 }
+
+/// `fsync`: a TPC-B commit writes its WAL and then `fdatasync`s the WAL file, waiting
+/// (`XLogFlush`); the same transaction without `fsync` ends at the WAL write.
+#[test]
+fn fsync_flushes_each_commits_wal_and_waits() {
+    for fsync in [false, true] {
+        let mut sim = Sim::new(MachineConfig::default()).unwrap();
+        let spec = PgbenchSpec {
+            fsync,
+            ..PgbenchSpec::new(1, 10)
+        };
+        let mut g = PgbenchGen::setup(&mut sim, &spec, "pg", Advice::Normal, 0).unwrap();
+        let mut rng = Pcg64Mcg::new(1);
+        g.transaction(&mut rng);
+        g.transaction(&mut rng);
+        let wal = g.wal;
+        let n = g.pending.len();
+        let write = Event::FileWrite {
+            file: wal,
+            index: 2,
+            pages: 2,
+        };
+        let flush = Event::FileSync {
+            file: wal,
+            index: 0,
+            pages: 0,
+            wait: true,
+        };
+        let syncs = g
+            .pending
+            .iter()
+            .filter(|e| matches!(e, Event::FileSync { .. }))
+            .count();
+        if fsync {
+            assert_eq!(g.pending[n - 2..], [write, flush]);
+            assert_eq!(syncs, 1);
+        } else {
+            assert_eq!(g.pending[n - 1], write);
+            assert_eq!(syncs, 0);
+        }
+    }
+}
+
+/// `fsync` with checkpoints: the checkpointer asks for the writeback of every 32
+/// buffers it wrote (`checkpoint_flush_after` = 256 kB), sorted by relation and block
+/// and merged into ranges, without waiting; at the end it `fsync`s each relation
+/// written since the last checkpoint, waiting. 40 dirty buffers: accounts blocks 0..40
+/// loaded out of order; the first 32 written (buffers 0..32 hold blocks 39 down to 8)
+/// are one range, blocks 8..40; the last 8 (blocks 7 down to 0) another.
+#[test]
+fn the_checkpointer_asks_for_writeback_every_32_buffers_and_fsyncs_at_its_end() {
+    let mut sim = Sim::new(MachineConfig::default()).unwrap();
+    let spec = PgbenchSpec {
+        shared_buffers: 40 * BLCKSZ,
+        full_page_writes: true,
+        fsync: true,
+        ..PgbenchSpec::new(1, 10)
+    };
+    let mut g = PgbenchGen::setup(&mut sim, &spec, "pg", Advice::Normal, 0).unwrap();
+    for b in (0..40).rev() {
+        g.access(b, true);
+    }
+    g.checkpoint();
+    assert!(g.checkpointer());
+    let acc = g.files[ACCOUNTS];
+    let write = |block: u32| Event::FileWrite {
+        file: acc,
+        index: block * 2,
+        pages: 2,
+    };
+    let range = |first: u32, blocks: u16, wait| Event::FileSync {
+        file: acc,
+        index: first * 2,
+        pages: blocks * 2,
+        wait,
+    };
+    let mut want: Vec<Event> = (8..40).rev().map(write).collect();
+    want.push(range(8, 32, false));
+    want.extend((0..8).rev().map(write));
+    want.push(range(0, 8, false));
+    want.push(Event::FileSync {
+        file: acc,
+        index: 0,
+        pages: 0,
+        wait: true,
+    });
+    assert_eq!(g.pending, want);
+    assert_eq!((g.to_sync, g.flush_pending.len()), (0, 0));
+    // Without `fsync` the same checkpoint only writes.
+    let mut sim = Sim::new(MachineConfig::default()).unwrap();
+    let spec = PgbenchSpec {
+        fsync: false,
+        ..spec
+    };
+    let mut g = PgbenchGen::setup(&mut sim, &spec, "pg", Advice::Normal, 0).unwrap();
+    for b in (0..40).rev() {
+        g.access(b, true);
+    }
+    g.checkpoint();
+    assert!(g.checkpointer());
+    let want: Vec<Event> = (0..40).rev().map(write).collect();
+    assert_eq!(g.pending, want);
+}
