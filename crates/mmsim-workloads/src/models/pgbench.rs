@@ -489,7 +489,8 @@ pub struct PgbenchGen {
     history_extended: u32,
     tx_left: u64,
     tx_done: u64,
-    /// Events of the transaction being emitted (reused; at most [`MAX_TX_EVENTS`]).
+    /// Events of the transaction (at most [`MAX_TX_EVENTS`], one more with `fsync`) or
+    /// of the checkpointer's step being emitted (reused).
     pending: Vec<Event>,
     pos: usize,
     script: PgbenchScript,
@@ -517,9 +518,10 @@ pub struct PgbenchGen {
     to_sync: u8,
 }
 
-/// Most events one transaction can emit: 2 lookups of up to 8 index levels and 5 heap
-/// blocks, each at most a write-out, a read and 2 stores, plus the WAL write (and with
-/// `fsync` its flush, one more).
+/// Most events one transaction emits without `fsync`: 2 lookups of up to 8 index levels
+/// and 5 heap blocks, each at most a write-out, a read and 2 stores, plus the WAL write
+/// (`fsync` adds the WAL's flush, one more). Also the checkpointer's step, in buffers
+/// scanned per call (kept when `fsync` came, so that no checkpoint moves).
 pub const MAX_TX_EVENTS: usize = (2 * 8 + 5) * 4 + 1;
 
 /// `checkpoint_flush_after` in buffers: 256 kB of 8 KiB blocks, PostgreSQL's default on
