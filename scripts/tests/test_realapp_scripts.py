@@ -262,3 +262,51 @@ def test_reclaim_summary_names_a_trace_it_cannot_read(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 1
     assert r.stderr.strip() == f"reclaim-summary: cannot read {tmp_path / 'none.txt'}: No such file or directory"
+
+
+RECLAIM_TIMELINE = ROOT / "scripts" / "realapp" / "reclaim-timeline"
+
+
+def test_reclaim_timeline_bins_dirty_pages_met_by_flusher_state(tmp_path):
+    si = ("mm_vmscan_lru_shrink_inactive: nid=0 nr_scanned={} nr_reclaimed=0 nr_dirty={} "
+          "nr_writeback=0 nr_congested=0 nr_immediate=0 nr_activate_anon=0 "
+          "nr_activate_file=0 nr_ref_keep=0 nr_unmap_fail=0 priority=12 "
+          "flags=RECLAIM_WB_FILE|RECLAIM_WB_ASYNC")
+    wb = ("    kworker/u8:2-17     [001] ...1. {}: writeback_{}: bdi 254:0: sb_dev 0:0 "
+          "nr_pages={} sync_mode=0 kupdate=0 range_cyclic=1 background=0 reason=vmscan "
+          "cgroup_ino=1")
+    raw = "\n".join([
+        "        postgres-101     [000] ..... 10.010000: " + si.format(32, 2),
+        "           <...>-101     [001] ..... 10.050000: " + si.format(8, 8),
+        "         kswapd0-45      [001] ..... 10.060000: " + si.format(32, 32),
+        wb.format("10.100000", "start", 99),
+        wb.format("10.110000", "written", 40),
+        "        postgres-102     [000] ..... 10.150000: " + si.format(16, 1),
+        wb.format("10.200000", "start", 40),
+        wb.format("10.210000", "written", 40),
+        "        postgres-102     [000] ..... 10.250000: " + si.format(16, 3),
+        # mmsim's own tracepoints, as `perf script` prints them.
+        "    postgres    1000 [000]     10.260000: vmscan:mm_vmscan_lru_shrink_inactive: "
+        + si.split(": ", 1)[1].format(4, 4),
+    ]) + "\n"
+    p = tmp_path / "raw.txt"
+    p.write_text(raw)
+    r = subprocess.run([sys.executable, str(RECLAIM_TIMELINE), str(p)], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "work 10.100 10.210",
+        "10.000 40 10 idle",
+        "10.100 16 1 busy",
+        "10.200 20 7 idle",
+        "idle scanned 60 dirty 17",
+        "busy scanned 16 dirty 1",
+        "all-dirty calls 2",
+    ]
+
+
+def test_reclaim_timeline_names_a_trace_it_cannot_read(tmp_path):
+    r = subprocess.run([sys.executable, str(RECLAIM_TIMELINE), str(tmp_path / "none.txt")],
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert r.stderr.strip() == f"reclaim-timeline: cannot read {tmp_path / 'none.txt'}: No such file or directory"

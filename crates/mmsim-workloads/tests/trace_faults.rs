@@ -223,7 +223,7 @@ fn new_fields_round_trip_and_stay_out_when_unset() {
                 target = \"file\"\ntrace_keys = \"offset\"\ntrace_faults = \"mapped-exec\"\n\
                 trace_fault_mappings = 3\n\n[[workload]]\nkind = \"pgbench\"\nscale = 2\n\
                 transactions = 5\nscript = \"select-only\"\nclients = 4\n\
-                binary_size = \"28M\"\nfull_page_writes = true\n";
+                binary_size = \"28M\"\nfull_page_writes = true\nfsync = true\n";
     let s = Scenario::from_toml_str(toml, "t.toml").unwrap_or_else(|e| panic!("{e}"));
     let text = s.to_toml_string();
     for want in [
@@ -234,6 +234,7 @@ fn new_fields_round_trip_and_stay_out_when_unset() {
         "backend_memory = \"4m\"",
         "binary_size = \"28m\"",
         "full_page_writes = true",
+        "fsync = true",
     ] {
         assert!(text.contains(want), "{want} in:\n{text}");
     }
@@ -251,6 +252,7 @@ fn new_fields_round_trip_and_stay_out_when_unset() {
         "backend_memory",
         "binary_size",
         "full_page_writes",
+        "fsync",
     ] {
         assert!(!plain.contains(absent), "{absent} in:\n{plain}");
     }

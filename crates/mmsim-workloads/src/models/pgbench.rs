@@ -59,6 +59,7 @@
 //! | `backend_memory` | private memory of each of those backends | 0..=1 GiB | `4M` |
 //! | `binary_size` | the server's binary and libraries, mapped and read at start-up | 0..=1 GiB | 0 |
 //! | `full_page_writes` | WAL full-page images and the checkpointer (below) | bool | false |
+//! | `fsync` | PostgreSQL's `fsync` and `synchronous_commit`: the writeback it asks for (below) | bool | false |
 //!
 //! The fields after `max_wal_size` are off by default (results of existing scenarios
 //! keep their bits); each models one reason VALIDATION.md found the model putting less
@@ -94,6 +95,22 @@
 //!   checkpointer writes every buffer dirty at that moment (`BufferSync`,
 //!   src/backend/storage/buffer/bufmgr.c), [`MAX_TX_EVENTS`] buffers scanned between
 //!   transactions, and blocks log images again.
+//! * `fsync = true` (PostgreSQL's defaults `fsync = on`, `synchronous_commit = on`;
+//!   `scripts/realapp/pg.sh` sets both with `FSYNC`): the writeback PostgreSQL asks the
+//!   kernel for, as `Event::FileSync`. Each commit's WAL is flushed before the commit
+//!   returns (`RecordTransactionCommit` → `XLogFlush` → `issue_xlog_fsync`, src/backend/
+//!   access/transam/xlog.c: `wal_sync_method = fdatasync`, the default on Linux), an
+//!   `fdatasync` of the WAL file that waits. With `full_page_writes` (the checkpoints),
+//!   the checkpointer asks for the writeback of what it wrote every
+//!   `checkpoint_flush_after` = 256 kB (32 buffers, the Linux default:
+//!   `ScheduleBufferTagForWriteback` → `IssuePendingWritebacks`, bufmgr.c, which sorts
+//!   the blocks and merges neighbours into ranges → `pg_flush_data` →
+//!   `sync_file_range(SYNC_FILE_RANGE_WRITE)`, no wait), and at the checkpoint's end
+//!   `fsync`s every relation file written since the last one, by a backend's eviction
+//!   or by itself (`ProcessSyncRequests`, src/backend/storage/sync/sync.c). With
+//!   `fsync = off` PostgreSQL makes none of these calls (`pg_flush_data` returns at
+//!   once when `enableFsync` is off), as the model without the field. Backends ask
+//!   for none either way (`backend_flush_after` = 0).
 //!
 //! `advice` applies to the relation files (PostgreSQL gives none: default `normal`, so
 //! the kernel's readahead decides, and a random 8 KiB read reads just that).
@@ -128,8 +145,10 @@
 //!
 //! Not modelled: MVCC (an UPDATE rewrites the tuple in place: no new tuple versions, no
 //! table or index bloat, no HOT, no VACUUM), the teller and branch indexes (always in
-//! the buffers), the background writer (without `full_page_writes` no checkpointer
-//! either: dirty buffers are written only when evicted), the system catalogs,
+//! the buffers), the background writer and its `bgwriter_flush_after` writeback
+//! (without `full_page_writes` no checkpointer either: dirty buffers are written only
+//! when evicted), the shutdown checkpoint, the WAL in 16 MiB segments (one file here,
+//! which `fdatasync` walks only where it is dirty), the system catalogs,
 //! free-space and visibility maps, the buffer ring strategies of bulk operations,
 //! several clients' transactions in parallel (one stream; `clients` adds their
 //! memory only), and CPU time per transaction.
@@ -193,6 +212,9 @@ pub struct PgbenchSpec {
     /// `full_page_writes`: WAL full-page images after each checkpoint, and the
     /// checkpointer writing the dirty buffers (default false).
     pub full_page_writes: bool,
+    /// `fsync`: the WAL's `fdatasync` at each commit and the checkpointer's writeback
+    /// requests (default false: PostgreSQL with `fsync = off`).
+    pub fsync: bool,
 }
 
 /// pgbench's built-in scripts (`pgbench -b`, src/bin/pgbench/pgbench.c `builtin_script`).
@@ -274,6 +296,7 @@ impl PgbenchSpec {
             backend_memory: DEFAULT_BACKEND_MEMORY,
             binary_size: 0,
             full_page_writes: false,
+            fsync: false,
         }
     }
 
@@ -466,7 +489,8 @@ pub struct PgbenchGen {
     history_extended: u32,
     tx_left: u64,
     tx_done: u64,
-    /// Events of the transaction being emitted (reused; at most [`MAX_TX_EVENTS`]).
+    /// Events of the transaction (at most [`MAX_TX_EVENTS`], one more with `fsync`) or
+    /// of the checkpointer's step being emitted (reused).
     pending: Vec<Event>,
     pos: usize,
     script: PgbenchScript,
@@ -484,11 +508,25 @@ pub struct PgbenchGen {
     /// The checkpointer's scan of the buffers after a checkpoint (`== tag.len()`: none
     /// running).
     ckpt_pos: u32,
+    /// `fsync`: commits flush the WAL, the checkpointer asks for writeback.
+    fsync: bool,
+    /// The checkpointer's writes not yet handed to the kernel for writeback (relation,
+    /// block in it; at most [`CHECKPOINT_FLUSH_AFTER`]: PostgreSQL's `WritebackContext`).
+    flush_pending: Vec<(u8, u32)>,
+    /// Relations written since the last checkpoint (bit per relation), which the
+    /// checkpoint's end `fsync`s (`fsync` only).
+    to_sync: u8,
 }
 
-/// Most events one transaction can emit: 2 lookups of up to 8 index levels and 5 heap
-/// blocks, each at most a write-out, a read and 2 stores, plus the WAL write.
+/// Most events one transaction emits without `fsync`: 2 lookups of up to 8 index levels
+/// and 5 heap blocks, each at most a write-out, a read and 2 stores, plus the WAL write
+/// (`fsync` adds the WAL's flush, one more). Also the checkpointer's step, in buffers
+/// scanned per call (kept when `fsync` came, so that no checkpoint moves).
 pub const MAX_TX_EVENTS: usize = (2 * 8 + 5) * 4 + 1;
+
+/// `checkpoint_flush_after` in buffers: 256 kB of 8 KiB blocks, PostgreSQL's default on
+/// Linux (`DEFAULT_CHECKPOINT_FLUSH_AFTER`, bufmgr.h).
+pub const CHECKPOINT_FLUSH_AFTER: usize = 32;
 
 /// WAL pages of one full-page image: the 8 KiB block.
 const FPI_PAGES: u32 = PAGES_PER_BLOCK;
@@ -603,6 +641,13 @@ impl PgbenchGen {
             fpw,
             fpi_pages: 0,
             ckpt_pos: buffers as u32,
+            fsync: spec.fsync,
+            flush_pending: Vec::with_capacity(if spec.fsync {
+                CHECKPOINT_FLUSH_AFTER
+            } else {
+                0
+            }),
+            to_sync: 0,
         })
     }
 
@@ -713,6 +758,7 @@ impl PgbenchGen {
         if old != NONE {
             if self.state[buf as usize] & DIRTY != 0 {
                 let (r, off) = self.relation(old);
+                self.to_sync |= 1 << r;
                 self.pending.push(Event::FileWrite {
                     file: self.files[r],
                     index: off * PAGES_PER_BLOCK,
@@ -801,6 +847,15 @@ impl PgbenchGen {
             index: self.wal_pos,
             pages,
         });
+        if self.fsync {
+            // XLogFlush: the commit waits for its WAL on the device (fdatasync).
+            self.pending.push(Event::FileSync {
+                file: self.wal,
+                index: 0,
+                pages: 0,
+                wait: true,
+            });
+        }
         self.wal_pos += u32::from(pages);
         self.tx_done += 1;
         self.tx_left -= 1;
@@ -836,10 +891,58 @@ impl PgbenchGen {
                     index: off * PAGES_PER_BLOCK,
                     pages: PAGES_PER_BLOCK as u16,
                 });
+                if self.fsync {
+                    self.to_sync |= 1 << r;
+                    self.flush_pending.push((r as u8, off));
+                    if self.flush_pending.len() == CHECKPOINT_FLUSH_AFTER {
+                        self.issue_pending_writebacks();
+                    }
+                }
             }
         }
         self.ckpt_pos = end;
+        if end == n && self.fsync {
+            // The checkpoint's end: the writebacks left, then `ProcessSyncRequests`.
+            self.issue_pending_writebacks();
+            for r in 0..5 {
+                if self.to_sync & (1 << r) != 0 {
+                    self.pending.push(Event::FileSync {
+                        file: self.files[r],
+                        index: 0,
+                        pages: 0,
+                        wait: true,
+                    });
+                }
+            }
+            self.to_sync = 0;
+        }
         !self.pending.is_empty()
+    }
+
+    /// `IssuePendingWritebacks` (src/backend/storage/buffer/bufmgr.c): the checkpointer's
+    /// pending writes sorted by relation and block, neighbouring blocks merged into one
+    /// range, each range handed to the kernel with `sync_file_range(SYNC_FILE_RANGE_WRITE)`
+    /// (`smgrwriteback` → `FileWriteback` → `pg_flush_data`), which does not wait.
+    fn issue_pending_writebacks(&mut self) {
+        self.flush_pending.sort_unstable();
+        let mut i = 0;
+        while i < self.flush_pending.len() {
+            let (r, first) = self.flush_pending[i];
+            let mut n = 1;
+            while i + n < self.flush_pending.len()
+                && self.flush_pending[i + n] == (r, first + n as u32)
+            {
+                n += 1;
+            }
+            self.pending.push(Event::FileSync {
+                file: self.files[r as usize],
+                index: first * PAGES_PER_BLOCK,
+                pages: (n as u32 * PAGES_PER_BLOCK) as u16,
+                wait: false,
+            });
+            i += n;
+        }
+        self.flush_pending.clear();
     }
 
     /// Queues the next start-up events (the binary's pages read through its mapping,
@@ -910,6 +1013,7 @@ impl super::Model for PgbenchSpec {
         "backend_memory",
         "binary_size",
         "full_page_writes",
+        "fsync",
     ];
     const TARGET: crate::Target = crate::Target::File;
 
@@ -927,218 +1031,4 @@ impl super::Model for PgbenchSpec {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use mmsim_core::MachineConfig;
-
-    /// 16 buffers over scale 1, the accounts' first 16 blocks buffered in order.
-    fn warm() -> PgbenchGen {
-        let mut sim = Sim::new(MachineConfig::default()).unwrap();
-        let spec = PgbenchSpec {
-            shared_buffers: 16 * BLCKSZ,
-            ..PgbenchSpec::new(1, 10)
-        };
-        let mut g = PgbenchGen::setup(&mut sim, &spec, "pg", Advice::Normal, 0).unwrap();
-        for b in 0..16 {
-            g.access(b, false);
-        }
-        assert_eq!(g.next_free, 16, "the free list is used first");
-        g
-    }
-
-    /// The buffer a miss on `block` took, and whether it wrote a victim back first.
-    fn miss(g: &mut PgbenchGen, block: u32) -> (u32, Option<Event>) {
-        g.pending.clear();
-        g.access(block, false);
-        let buf = g.buffer_of(block).unwrap();
-        let wb = matches!(g.pending[0], Event::FileWrite { .. }).then(|| g.pending[0]);
-        (buf, wb)
-    }
-
-    #[test]
-    fn usage_counts_and_clock_sweep() {
-        let mut g = warm();
-        for b in 0..16 {
-            assert_eq!(g.state[b], 1, "a loaded buffer starts at usage 1");
-        }
-        for _ in 0..10 {
-            g.access(3, false);
-        }
-        assert_eq!(g.state[3], BM_MAX_USAGE_COUNT, "usage stops at 5");
-        g.access(5, true);
-        assert_eq!(g.state[5], 2 | DIRTY);
-        // Every buffer is in use: the hand sweeps from 0, decrementing; buffer 0 is the
-        // first found at 0 on the second lap.
-        assert_eq!(miss(&mut g, 100), (0, None));
-        assert_eq!(g.buffer_of(0), None, "block 0 was evicted");
-        assert_eq!(miss(&mut g, 101), (1, None));
-        assert_eq!(miss(&mut g, 102), (2, None));
-        assert_eq!(
-            miss(&mut g, 103),
-            (4, None),
-            "buffer 3 (usage 4 now) is passed"
-        );
-        assert_eq!(g.state[3], 3);
-        for (i, want) in (6..16).enumerate() {
-            assert_eq!(miss(&mut g, 104 + i as u32).0, want);
-        }
-        // Second lap: 0, 1, 2 (usage 1 from their loads) and 4 go to 0; 3 to 2; buffer 5
-        // (usage 0 since the first lap, dirty) is the victim: written back, then reused.
-        let (buf, wb) = miss(&mut g, 200);
-        assert_eq!(buf, 5);
-        assert_eq!(
-            wb,
-            Some(Event::FileWrite {
-                file: g.files[ACCOUNTS],
-                index: 10,
-                pages: 2
-            })
-        );
-        assert_eq!(g.state[3], 2);
-        assert_eq!(g.buffer_of(3), Some(3), "the hot block survives");
-    }
-
-    #[test]
-    fn relations_map_global_blocks() {
-        let g = warm();
-        let l = PgbenchSpec::new(1, 10).layout();
-        assert_eq!(g.relation(0), (ACCOUNTS, 0));
-        assert_eq!(g.relation(l.accounts as u32), (INDEX, 0));
-        let tellers = (l.accounts + l.index) as u32;
-        assert_eq!(g.relation(tellers), (TELLERS, 0));
-        assert_eq!(g.relation(tellers + 1), (BRANCHES, 0));
-        assert_eq!(g.relation(tellers + 2), (HISTORY, 0));
-        assert_eq!(
-            g.levels,
-            vec![(275, KEYS_PER_LEAF * DOWNLINKS), (1, KEYS_PER_LEAF)]
-        );
-    }
-
-    /// All the events of a workload with `spec` at scale 1, and its generator.
-    fn events_of(spec: PgbenchSpec) -> (PgbenchGen, Vec<Event>) {
-        let mut sim = Sim::new(MachineConfig::default()).unwrap();
-        let mut g = PgbenchGen::setup(&mut sim, &spec, "pg", Advice::Normal, 0).unwrap();
-        let mut rng = Pcg64Mcg::new(1);
-        let mut out = Vec::new();
-        while g.fill(&mut rng, &mut out, 1000) > 0 {}
-        (g, out)
-    }
-
-    /// select-only: per transaction the index descent (2 levels at scale 1) and the
-    /// account's heap block, read; no store to a buffer but the loads of misses, no
-    /// file write (no WAL: a read-only commit logs nothing).
-    #[test]
-    fn select_only_reads_one_index_path_and_one_heap_block() {
-        let spec = PgbenchSpec {
-            script: PgbenchScript::SelectOnly,
-            ..PgbenchSpec::new(1, 100)
-        };
-        let (g, ev) = events_of(spec);
-        assert_eq!(g.transactions_done(), 100);
-        assert!(!ev.iter().any(|e| matches!(e, Event::FileWrite { .. })));
-        let reads = ev
-            .iter()
-            .filter(|e| matches!(e, Event::FileRead { .. }))
-            .count();
-        let loads = ev
-            .iter()
-            .filter(|e| matches!(e, Event::Access { write: false, .. }))
-            .count();
-        // Each of the 3 blocks is a hit (2 loads) or a miss (a read, 2 stores).
-        assert_eq!(loads / 2 + reads, 300);
-    }
-
-    /// The backends' memory must fit one mapping: 10,000 clients of 1 GiB do not.
-    #[test]
-    fn backend_memory_beyond_one_mapping_is_refused() {
-        let spec = PgbenchSpec {
-            clients: MAX_CLIENTS,
-            backend_memory: MAX_PRIVATE,
-            ..PgbenchSpec::new(1, 1)
-        };
-        let e = spec.validate().unwrap_err();
-        assert!(format!("{e:?}").contains("backend_memory"), "{e:?}");
-        let fits = PgbenchSpec {
-            clients: 4,
-            backend_memory: MAX_PRIVATE,
-            ..PgbenchSpec::new(1, 1)
-        };
-        assert!(fits.validate().is_ok());
-    }
-
-    /// Start-up: the binary's pages are loaded through its mapping, then each backend's
-    /// private memory is stored to, once each, before the first transaction.
-    #[test]
-    fn startup_reads_the_binary_and_writes_the_backends_memory() {
-        let spec = PgbenchSpec {
-            clients: 2,
-            backend_memory: 3 * PAGE,
-            binary_size: 5 * PAGE,
-            ..PgbenchSpec::new(1, 1)
-        };
-        let (g, ev) = events_of(spec);
-        let (bin, _) = g.binary.unwrap();
-        let (private, pages) = g.private.unwrap();
-        assert_eq!(pages, 6);
-        let want: Vec<Event> = (0..5)
-            .map(|index| Event::Access {
-                vma: bin,
-                index,
-                write: false,
-            })
-            .chain((0..6).map(|index| Event::Access {
-                vma: private,
-                index,
-                write: true,
-            }))
-            .collect();
-        assert_eq!(ev[..11], want[..]);
-        assert_eq!(g.transactions_done(), 1);
-    }
-
-    /// full_page_writes: a transaction's first modification of each block since the
-    /// checkpoint adds its 8 KiB image to the commit's WAL; the next modification of
-    /// the same block does not. The WAL reused (here after 3 commits' worth) is a
-    /// checkpoint: images again, and the checkpointer writes the dirty buffers.
-    #[test]
-    fn full_page_writes_log_a_blocks_first_modification_after_a_checkpoint() {
-        let mut sim = Sim::new(MachineConfig::default()).unwrap();
-        let spec = PgbenchSpec {
-            full_page_writes: true,
-            ..PgbenchSpec::new(1, 10)
-        };
-        let mut g = PgbenchGen::setup(&mut sim, &spec, "pg", Advice::Normal, 0).unwrap();
-        let wal = g.wal;
-        let wal_write = |g: &PgbenchGen| {
-            g.pending
-                .iter()
-                .find_map(|e| match *e {
-                    Event::FileWrite { file, pages, .. } if file == wal => Some(pages),
-                    _ => None,
-                })
-                .unwrap()
-        };
-        let mut rng = Pcg64Mcg::new(1);
-        g.transaction(&mut rng);
-        // Account, teller and branch blocks: 3 images (history blocks are new).
-        assert_eq!(wal_write(&g), 2 + 3 * 2);
-        g.transaction(&mut rng);
-        // Scale 1: one teller and one branch block, already logged; a new account
-        // block (1,640 of them) almost surely.
-        assert_eq!(wal_write(&g), 2 + 2);
-        // Reuse the WAL: the next commit does not fit, a checkpoint.
-        g.wal_file_pages = g.wal_pos + 1;
-        g.transaction(&mut rng);
-        assert_eq!(g.ckpt_pos, 0, "a checkpoint started");
-        assert_eq!(g.fpw.iter().map(|w| w.count_ones()).sum::<u32>(), 0);
-        assert!(g.checkpointer(), "dirty buffers to write");
-        let writes = g
-            .pending
-            .iter()
-            .filter(|e| matches!(e, Event::FileWrite { .. }))
-            .count();
-        // The teller, branch and history blocks and the accounts' (2 or 3).
-        assert!((5..=6).contains(&writes), "{writes}");
-        assert!(g.state.iter().all(|s| s & DIRTY == 0));
-    }
-}
+mod tests;

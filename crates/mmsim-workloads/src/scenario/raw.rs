@@ -309,6 +309,8 @@ pub(super) struct RawWorkload {
     binary_size: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     full_page_writes: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fsync: Option<bool>,
     // dd
     #[serde(default, skip_serializing_if = "Option::is_none")]
     count: Option<u64>,
@@ -478,7 +480,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 80] = [
+    let present: [(&'static str, bool); 81] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -524,6 +526,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("backend_memory", r.backend_memory.is_some()),
         ("binary_size", r.binary_size.is_some()),
         ("full_page_writes", r.full_page_writes.is_some()),
+        ("fsync", r.fsync.is_some()),
         ("count", r.count.is_some()),
         ("read", r.read.is_some()),
         ("pattern", r.pattern.is_some()),
@@ -703,6 +706,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
                 backend_memory: r.backend_memory.unwrap_or(defaults.backend_memory),
                 binary_size: r.binary_size.unwrap_or(0),
                 full_page_writes: r.full_page_writes.unwrap_or(false),
+                fsync: r.fsync.unwrap_or(false),
             })
         }
         KindName::Dd => WorkloadKind::Dd(DdSpec {
@@ -864,6 +868,7 @@ impl From<WorkloadSpec> for RawWorkload {
             backend_memory: None,
             binary_size: None,
             full_page_writes: None,
+            fsync: None,
             count: None,
             read: None,
             pattern: None,
@@ -1015,6 +1020,7 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.backend_memory = (p.clients != 0).then_some(p.backend_memory);
                 r.binary_size = (p.binary_size != 0).then_some(p.binary_size);
                 r.full_page_writes = p.full_page_writes.then_some(true);
+                r.fsync = p.fsync.then_some(true);
             }
             WorkloadKind::Dd(d) => {
                 r.bs = Some(d.bs);
