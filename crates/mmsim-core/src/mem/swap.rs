@@ -3,8 +3,8 @@
 //! Each slot is 32 bits: held by a folio in the swap cache
 //! (`SLOT_FOLIO | id`), holding the shadow entry of an evicted anonymous
 //! page (any other value but 0), just allocated (0), or free, when it holds
-//! the link of the device's free-slot stack ([`SwapDevice::is_free`] tells;
-//! the value alone does not). Since 5.9 the kernel keeps anonymous shadows in the
+//! the link of the device's free-slot stack ([`SwapDevice::free_slots`]
+//! tells; the value alone does not). Since 5.9 the kernel keeps anonymous shadows in the
 //! swap cache's xarray exactly like page-cache shadows; a slot that was written
 //! but whose shadow was not recorded holds [`SWAP_NO_SHADOW`].
 
@@ -95,8 +95,7 @@ impl SwapDevice {
     #[inline(never)]
     fn push_slot(&mut self, v: u32) -> u32 {
         if self.slots.len() == self.slots.capacity() {
-            let more = (self.slots.len() / 16).max(1024);
-            self.slots.reserve_exact(more);
+            self.slots.reserve_exact((self.slots.len() / 16).max(1024));
         }
         self.slots.push(v);
         (self.slots.len() - 1) as u32
@@ -110,7 +109,8 @@ impl SwapDevice {
     }
 
     /// Whether slot `slot` is free (on the free-slot stack, or never used).
-    /// O(slots): for checks and tests.
+    /// O(slots): for tests.
+    #[cfg(test)]
     pub(crate) fn is_free(&self, slot: u32) -> bool {
         slot as usize >= self.slots.len() || self.free_slots()[slot as usize]
     }
