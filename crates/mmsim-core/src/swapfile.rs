@@ -290,11 +290,13 @@ impl Sim {
             return Ok(());
         };
         let mut held = vec![false; swap.slots.len()];
+        let free = swap.free_slots();
         for (vma, v) in self.vmas.iter().enumerate() {
             for (i, &p) in v.ptes.iter().enumerate() {
                 if p != 0 && p & PTE_PRESENT == 0 {
-                    match held.get_mut((p - 1) as usize) {
-                        Some(h) if swap.slots[(p - 1) as usize] != 0 => *h = true,
+                    let s = (p - 1) as usize;
+                    match held.get_mut(s) {
+                        Some(h) if !free[s] && swap.slots[s] != 0 => *h = true,
                         _ => {
                             return Err(format!(
                                 "VMA {vma} page {i}: its swap PTE references slot {}, \
@@ -306,7 +308,18 @@ impl Sim {
                 }
             }
         }
+        let listed = free.iter().filter(|&&f| f).count() as u64;
+        if listed + swap.used != swap.slots.len() as u64 {
+            return Err(format!(
+                "swap: {listed} slots on the free-slot stack + {} used != {} slots",
+                swap.used,
+                swap.slots.len()
+            ));
+        }
         for (s, &v) in swap.slots.iter().enumerate() {
+            if free[s] {
+                continue;
+            }
             match crate::mem::filemap::slot_folio(v) {
                 Some(f) => self.check_swap_cache_slot(s as u32, f)?,
                 None if v != 0 && !held[s] => {

@@ -38,3 +38,51 @@ fn the_owner_map_is_allocated_at_the_first_non_root_charge() {
     assert_eq!(d.alloc(0), Some(6));
     assert_eq!(d.owner(6), 0);
 }
+
+/// The free-slot stack lives in the free slots' own words (issue #18 item
+/// 3): freed slots come back last-freed first, exactly as from the `Vec`
+/// stack it replaced (so every slot number, and every result, is kept),
+/// alignment padding of `alloc_contig` joins the stack, and the device's
+/// bytes are its slot array alone whatever was freed.
+#[test]
+fn freed_slots_are_reused_last_freed_first_and_cost_no_bytes() {
+    let mut d = SwapDevice::new(&DeviceConfig::of(DeviceKind::Ssd), 4096);
+    for want in 0..6 {
+        assert_eq!(d.alloc(0), Some(want));
+    }
+    // 1024 slots reserved at the first push (a sixteenth of 0, at least 1024).
+    assert_eq!(d.slots.capacity(), 1024);
+    for s in [1, 5, 3] {
+        d.release(s);
+    }
+    assert_eq!(d.used, 3);
+    assert_eq!(d.heap_bytes(), 1024 * 4);
+    let free: Vec<u32> = (0..6).filter(|&s| d.is_free(s)).collect();
+    assert_eq!(free, [1, 3, 5]);
+    assert!(d.is_free(6), "never used");
+    assert_eq!(
+        (0..4).map(|_| d.alloc(0).unwrap()).collect::<Vec<_>>(),
+        [3, 5, 1, 6]
+    );
+    // An allocated slot reads 0 until its user writes it.
+    assert_eq!(&d.slots[..7], &[0; 7]);
+    // Slots 7..8 skipped to align 4 contiguous slots at 8: they are reused
+    // next, 7 (pushed last) first.
+    assert_eq!(d.alloc_contig(0, 4), Some(8));
+    assert_eq!(d.used, 11);
+    assert_eq!(d.alloc(0), Some(7));
+    assert_eq!(d.alloc(0), Some(12));
+    assert_eq!(d.free_slots(), [false; 13]);
+}
+
+/// The slot array grows by a sixteenth (at least 1024 slots), not by
+/// `Vec`'s doubling.
+#[test]
+fn the_slot_array_grows_by_a_sixteenth() {
+    let mut d = SwapDevice::new(&DeviceConfig::of(DeviceKind::Ssd), 1 << 20);
+    for _ in 0..20_000 {
+        d.alloc(0).unwrap();
+    }
+    // 1024, 2048, ... 16384 by 1024; then 16384 + 1024, 17408 + 1088, 18496 + 1156, 19652 + 1228.
+    assert_eq!(d.slots.capacity(), 20_880);
+}

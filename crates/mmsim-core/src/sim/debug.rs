@@ -175,8 +175,9 @@ impl Sim {
         // Swap charges: each used slot charges its owner and the owner's ancestors.
         let mut own_swap = vec![0u64; self.memcgs.len()];
         if let Some(swap) = &self.swap {
+            let free = swap.free_slots();
             for (i, &v) in swap.slots.iter().enumerate() {
-                if v != 0 {
+                if !free[i] && v != 0 {
                     own_swap[swap.owner(i as u32) as usize] += 1;
                 }
             }
