@@ -89,6 +89,7 @@ mod mkclean;
 mod mkclean_pmd;
 mod oom;
 mod open;
+mod open_fd_numbers;
 mod open_file;
 mod pcp;
 mod pgdat_dirty;
