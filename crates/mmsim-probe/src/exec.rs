@@ -585,18 +585,31 @@ impl Executor<'_> {
         Ok(())
     }
 
+    /// Pages `index..index + pages` lie inside region `region` of `limit`
+    /// pages (and are at least one page).
+    fn check_pages(
+        &self,
+        index: u32,
+        pages: u32,
+        limit: u64,
+        region: usize,
+    ) -> Result<(), ProbeError> {
+        if index as u64 + pages as u64 > limit || pages == 0 {
+            return Err(self.bad(format!(
+                "pages {index}..{} of {} are beyond its {} pages",
+                index as u64 + pages as u64,
+                self.names[region].display(),
+                limit
+            )));
+        }
+        Ok(())
+    }
+
     /// `pread` (or with `write`, `pwrite`) of `pages` pages from page `index` of
     /// `f`, exactly that many bytes.
     #[inline]
     fn rw(&mut self, f: FileSlot, index: u32, pages: u16, write: bool) -> Result<(), ProbeError> {
-        if index as u64 + pages as u64 > f.pages || pages == 0 {
-            return Err(self.bad(format!(
-                "pages {index}..{} of {} are beyond its {} pages",
-                index as u64 + pages as u64,
-                self.names[f.region].display(),
-                f.pages
-            )));
-        }
+        self.check_pages(index, u32::from(pages), f.pages, f.region)?;
         let len = pages as usize * PAGE_SIZE as usize;
         let off = index as i64 * PAGE_SIZE as i64;
         let (call, n) = if write {
@@ -732,14 +745,7 @@ impl Executor<'_> {
                 let Some(Some(v)) = self.vmas.get(vma as usize).copied() else {
                     return Err(self.bad(format!("no mapped region has VMA id {vma}")));
                 };
-                if index as u64 + pages as u64 > v.pages || pages == 0 {
-                    return Err(self.bad(format!(
-                        "pages {index}..{} of {} are beyond its {} pages",
-                        index as u64 + pages as u64,
-                        self.names[v.region].display(),
-                        v.pages
-                    )));
-                }
+                self.check_pages(index, pages, v.pages, v.region)?;
                 let len = pages as usize * PAGE_SIZE as usize;
                 // MADV_COLLAPSE (Linux 6.1+; include/uapi/asm-generic/mman-common.h).
                 const MADV_COLLAPSE: i32 = 25;

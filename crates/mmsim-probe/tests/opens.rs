@@ -72,24 +72,15 @@ fn a_real_run_reads_through_its_own_descriptors() {
     let files = tmp.path().join("files");
     std::fs::create_dir(&files).unwrap();
     let hold = tmp.path().join("hold");
-    let child = probe()
-        .args([
+    let child = spawn_held(
+        &[
             path.to_str().unwrap(),
             "--dir",
             files.to_str().unwrap(),
             "-q",
-            "--hold",
-            hold.to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = std::time::Instant::now();
-    while !hold.exists() {
-        assert!(t0.elapsed().as_secs() < 60, "the hold file never appeared");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+        ],
+        &hold,
+    );
     std::thread::sleep(std::time::Duration::from_millis(50));
     let pid = child.id();
     // The region's file is open four times: the workload's own descriptor (its
