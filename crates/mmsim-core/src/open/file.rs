@@ -80,7 +80,7 @@ impl Sim {
     }
 
     /// The number of descriptor `fd` in its task's table (what `open()`,
-    /// `dup()` and `dup2()` return in the kernel: [`Sim::alloc_fd`]'s
+    /// `dup()` and `dup2()` return in the kernel: `alloc_fd()`'s
     /// lowest free one), if it is open.
     pub fn fd_number(&self, fd: Fd) -> Option<u32> {
         self.live_fd(fd).map(|o| o.nr)
