@@ -43,9 +43,10 @@
 //! a closed descriptor fails with `EBADF`, counted in
 //! [`crate::AccessStats::bad_fd`].
 //!
-//! Departures: `Fd`s are dense ids over the whole run (a new descriptor
-//! never takes a closed one's number, where the kernel takes the lowest
-//! free one of the task's table); `FdRead` is `pread()`, so `f_pos`,
+//! Descriptor numbers: an [`Fd`] is a dense id over the whole run (what
+//! events name); the number the task sees (`Sim::fd_number`) is the
+//! kernel's, the lowest free one of the task's table (`alloc_fd()`,
+//! [`file`]). Departures: `FdRead` is `pread()`, so `f_pos`,
 //! which the descriptors of one `struct file` share, is not modelled; the
 //! `FMODE_NOREUSE` of `POSIX_FADV_NOREUSE` is not modelled.
 
@@ -61,13 +62,15 @@ use crate::sim::{Sim, SimError};
 pub type Fd = u32;
 
 /// One descriptor of a `struct file`: the file, the task whose table holds
-/// it (its reads are charged to that task's group) and the `struct file`'s
-/// `f_ra` slot in [`crate::readahead::RaSlots`] (shared by its dups and
-/// mappings; [`crate::readahead::RaSlots::NONE`]: closed).
+/// it (its reads are charged to that task's group), its number in that
+/// table (`alloc_fd()`'s) and the `struct file`'s `f_ra` slot in
+/// [`crate::readahead::RaSlots`] (shared by its dups and mappings;
+/// [`crate::readahead::RaSlots::NONE`]: closed).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct OpenFile {
     pub file: FileId,
     pub task: TaskId,
+    pub nr: u32,
     pub ra_slot: u32,
 }
 
@@ -83,9 +86,11 @@ impl Sim {
             return Err(SimError::Setup(format!("no file {file}")));
         }
         let ra_slot = self.ra_slots.open(self.cfg.ra_pages());
+        let nr = self.alloc_fd(task, 0);
         self.fds.push(OpenFile {
             file,
             task,
+            nr,
             ra_slot,
         });
         Ok((self.fds.len() - 1) as Fd)

@@ -222,11 +222,13 @@ fn records_of(
             1u16,
             write,
         ),
-        Event::FdRead { fd, .. } => {
-            return Err(bad(format!(
-                "a read through open file {fd}: the probe opens each file once"
-            )))
-        }
+        Event::FdRead { fd, index, pages } => (
+            plan.fd_region(fd)
+                .ok_or_else(|| bad(format!("no file region has open file {fd}")))?,
+            index,
+            pages,
+            false,
+        ),
         Event::FileRead { file, index, pages } | Event::FileWrite { file, index, pages } => (
             plan.file_region(file)
                 .ok_or_else(|| bad(format!("no file region has file id {file}")))?,

@@ -15,6 +15,8 @@ use crate::error::ProbeError;
 use crate::plan::Plan;
 use crate::EventCounts;
 
+mod fds;
+
 /// Default of `--max-memory`: 1 GiB of mapped regions.
 pub const DEFAULT_MAX_MEMORY: u64 = 1 << 30;
 /// Default of `--max-disk`: 4 GiB of region files.
@@ -272,6 +274,14 @@ pub struct RunReport {
     /// Seconds from the first `ThpAdvice` call to each of those readings.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub snapshot_s: Vec<f64>,
+    /// Reads and closes through a closed descriptor, which failed with `EBADF`
+    /// as the simulator's do (its `bad_fd`; absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub bad_fd: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// `AnonHugePages` of `/proc/self/smaps_rollup`, KiB (None if unreadable).
@@ -515,7 +525,8 @@ struct VmaSlot {
     region: usize,
 }
 
-/// Where FileRead/FileWrite events of one file id go.
+/// Where FileRead/FileWrite events of one file id (or FdRead events of one
+/// descriptor) go.
 #[derive(Clone, Copy)]
 struct FileSlot {
     fd: i32,
@@ -527,6 +538,13 @@ struct FileSlot {
 struct Executor<'a> {
     vmas: Vec<Option<VmaSlot>>,
     files: Vec<Option<FileSlot>>,
+    /// Where FdRead events of each open file description go (None: closed).
+    fds: Vec<Option<FileSlot>>,
+    /// The descriptors themselves (`opens = N`).
+    open: fds::OpenFds,
+    /// Reads and closes through a closed descriptor (`EBADF`, as the simulator's
+    /// `bad_fd`).
+    bad_fd: u64,
     /// Path or name of each region, for errors.
     names: &'a [PathBuf],
     rbuf: Vec<u8>,
@@ -563,6 +581,62 @@ impl Executor<'_> {
             self.step(e)?;
             self.counts.add(e);
             self.index += 1;
+        }
+        Ok(())
+    }
+
+    /// Pages `index..index + pages` lie inside region `region` of `limit`
+    /// pages (and are at least one page).
+    fn check_pages(
+        &self,
+        index: u32,
+        pages: u32,
+        limit: u64,
+        region: usize,
+    ) -> Result<(), ProbeError> {
+        if index as u64 + pages as u64 > limit || pages == 0 {
+            return Err(self.bad(format!(
+                "pages {index}..{} of {} are beyond its {} pages",
+                index as u64 + pages as u64,
+                self.names[region].display(),
+                limit
+            )));
+        }
+        Ok(())
+    }
+
+    /// `pread` (or with `write`, `pwrite`) of `pages` pages from page `index` of
+    /// `f`, exactly that many bytes.
+    #[inline]
+    fn rw(&mut self, f: FileSlot, index: u32, pages: u16, write: bool) -> Result<(), ProbeError> {
+        self.check_pages(index, u32::from(pages), f.pages, f.region)?;
+        let len = pages as usize * PAGE_SIZE as usize;
+        let off = index as i64 * PAGE_SIZE as i64;
+        let (call, n) = if write {
+            if self.wbuf.len() < len {
+                self.wbuf.resize(len, 0xa5);
+            }
+            // SAFETY: the buffer holds at least `len` bytes.
+            let n = unsafe { libc::pwrite(f.fd, self.wbuf.as_ptr().cast(), len, off) };
+            ("pwrite", n)
+        } else {
+            if self.rbuf.len() < len {
+                self.rbuf.resize(len, 0);
+            }
+            // SAFETY: the buffer holds at least `len` bytes.
+            let n = unsafe { libc::pread(f.fd, self.rbuf.as_mut_ptr().cast(), len, off) };
+            self.checksum = self.checksum.wrapping_add(self.rbuf[0] as u64);
+            ("pread", n)
+        };
+        if n < 0 {
+            return Err(ProbeError::last_os(call, &self.names[f.region]));
+        }
+        if n as usize != len {
+            return Err(ProbeError::Short {
+                call,
+                path: self.names[f.region].clone(),
+                message: format!("{len} bytes at offset {off} asked, {n} done"),
+            });
         }
         Ok(())
     }
@@ -614,52 +688,26 @@ impl Executor<'_> {
                     self.checksum = self.checksum.wrapping_add(b as u64);
                 }
             }
-            Event::FdRead { fd, .. } | Event::FdClose { fd } => {
-                return Err(self.bad(format!(
-                    "a read or close of open file {fd}: the probe opens each file once"
-                )));
-            }
+            Event::FdRead { fd, index, pages } => match self.fds.get(fd as usize).copied() {
+                None => return Err(self.bad(format!("no file region has open file {fd}"))),
+                // As the simulator: a read through a closed descriptor fails
+                // (EBADF) and is counted.
+                Some(None) => self.bad_fd += 1,
+                Some(Some(f)) => self.rw(f, index, pages, false)?,
+            },
+            Event::FdClose { fd } => match self.fds.get(fd as usize).copied() {
+                None => return Err(self.bad(format!("no file region has open file {fd}"))),
+                Some(None) => self.bad_fd += 1,
+                Some(Some(_)) => {
+                    self.fds[fd as usize] = None;
+                    self.open.close(fd);
+                }
+            },
             Event::FileRead { file, index, pages } | Event::FileWrite { file, index, pages } => {
                 let Some(Some(f)) = self.files.get(file as usize).copied() else {
                     return Err(self.bad(format!("no file region has file id {file}")));
                 };
-                if index as u64 + pages as u64 > f.pages || pages == 0 {
-                    return Err(self.bad(format!(
-                        "pages {index}..{} of {} are beyond its {} pages",
-                        index as u64 + pages as u64,
-                        self.names[f.region].display(),
-                        f.pages
-                    )));
-                }
-                let len = pages as usize * PAGE_SIZE as usize;
-                let off = index as i64 * PAGE_SIZE as i64;
-                let write = matches!(e, Event::FileWrite { .. });
-                let (call, n) = if write {
-                    if self.wbuf.len() < len {
-                        self.wbuf.resize(len, 0xa5);
-                    }
-                    // SAFETY: the buffer holds at least `len` bytes.
-                    let n = unsafe { libc::pwrite(f.fd, self.wbuf.as_ptr().cast(), len, off) };
-                    ("pwrite", n)
-                } else {
-                    if self.rbuf.len() < len {
-                        self.rbuf.resize(len, 0);
-                    }
-                    // SAFETY: the buffer holds at least `len` bytes.
-                    let n = unsafe { libc::pread(f.fd, self.rbuf.as_mut_ptr().cast(), len, off) };
-                    self.checksum = self.checksum.wrapping_add(self.rbuf[0] as u64);
-                    ("pread", n)
-                };
-                if n < 0 {
-                    return Err(ProbeError::last_os(call, &self.names[f.region]));
-                }
-                if n as usize != len {
-                    return Err(ProbeError::Short {
-                        call,
-                        path: self.names[f.region].clone(),
-                        message: format!("{len} bytes at offset {off} asked, {n} done"),
-                    });
-                }
+                self.rw(f, index, pages, matches!(e, Event::FileWrite { .. }))?;
             }
             Event::FileSync {
                 file,
@@ -697,14 +745,7 @@ impl Executor<'_> {
                 let Some(Some(v)) = self.vmas.get(vma as usize).copied() else {
                     return Err(self.bad(format!("no mapped region has VMA id {vma}")));
                 };
-                if index as u64 + pages as u64 > v.pages || pages == 0 {
-                    return Err(self.bad(format!(
-                        "pages {index}..{} of {} are beyond its {} pages",
-                        index as u64 + pages as u64,
-                        self.names[v.region].display(),
-                        v.pages
-                    )));
-                }
+                self.check_pages(index, pages, v.pages, v.region)?;
                 let len = pages as usize * PAGE_SIZE as usize;
                 // MADV_COLLAPSE (Linux 6.1+; include/uapi/asm-generic/mman-common.h).
                 const MADV_COLLAPSE: i32 = 25;
@@ -981,6 +1022,12 @@ pub fn run(
         files.push(file);
         mappings.push(mapping);
     }
+    // `opens = N`: the workloads' own descriptors, after their files exist.
+    let open = if cfg.prepare_only {
+        fds::OpenFds::none()
+    } else {
+        fds::OpenFds::open(plan, &names)?
+    };
     let t_ready = Snapshot::now();
     let setup = t_setup.until(&t_ready, 0);
 
@@ -1024,6 +1071,7 @@ pub fn run(
         collapse_errno: None,
         anon_huge_kb_at: Vec::new(),
         snapshot_s: Vec::new(),
+        bad_fd: 0,
     };
     if cfg.prepare_only {
         report.maxrss_kb = t_ready.ru.ru_maxrss;
@@ -1034,6 +1082,9 @@ pub fn run(
     let mut ex = Executor {
         vmas: vec![None; plan.vmas()],
         files: vec![None; plan.files()],
+        fds: open.slots(plan),
+        open,
+        bad_fd: 0,
         names: &names,
         rbuf: Vec::new(),
         wbuf: Vec::new(),
@@ -1119,6 +1170,7 @@ pub fn run(
     }
     report.events = ex.index;
     report.per_kind = ex.counts;
+    report.bad_fd = ex.bad_fd;
     report.checksum = ex.checksum;
     report.maxrss_kb = end.ru.ru_maxrss;
     report.workloads = workloads;

@@ -28,7 +28,10 @@
 //!   size, created (`O_CREAT | O_EXCL | O_NOFOLLOW`), written once with non-zero content
 //!   (no holes) and `fsync`ed, or with `--reuse` an existing one of that size; then
 //!   `posix_fadvise(POSIX_FADV_NORMAL | RANDOM | SEQUENTIAL)` per `advice` on the
-//!   descriptor the reads use.
+//!   descriptor the reads use. With `opens = N` the file is then opened N more times
+//!   (read only), in the order the simulator's setup opens them, each descriptor
+//!   advised the same: N `struct file`s, each with its own `f_ra`, as
+//!   `Sim::open_file` models (`exec/fds.rs`).
 //! * `mmap`: the same file, `mmap(MAP_SHARED, PROT_READ | PROT_WRITE)` of all of it,
 //!   `madvise(MADV_NORMAL | RANDOM | SEQUENTIAL)` per `advice`.
 //! * `mmap-private`: the same file, `mmap(MAP_PRIVATE, PROT_READ | PROT_WRITE)`: a
@@ -44,6 +47,8 @@
 //! | event | system call or access |
 //! |---|---|
 //! | `FileRead { file, index, pages }` | `pread(fd, buf, pages × 4096, index × 4096)`, exactly that many bytes |
+//! | `FdRead { fd, index, pages }` | `pread` as above through the workload's descriptor `fd` (`opens = N`) |
+//! | `FdClose { fd }` | `close(fd)`; a later read or close of it counts `bad_fd` (`EBADF`), as in the simulator |
 //! | `FileWrite { file, index, pages }` | `pwrite(fd, buf, pages × 4096, index × 4096)` of whole pages (no read) |
 //! | `Access { vma, index, write: false }` | a volatile load of the first byte of page `index` (with `--anon-read-alloc`, on an anon page not touched yet: a store of a zero byte) |
 //! | `Access { vma, index, write: true }` | a volatile store of a non-zero byte to it (one write fault on a new page; never an all-zero page) |

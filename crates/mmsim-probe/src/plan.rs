@@ -39,6 +39,9 @@ pub struct Region {
     pub sim_file: Option<FileId>,
     /// The name of its real file in `--dir` (`None` for `anon`).
     pub file_name: Option<String>,
+    /// `opens = N`: the N open file descriptions its reads take turns on
+    /// (`Event::FdRead`), each an `open()` of its own; 0 without `opens`.
+    pub opens: u32,
 }
 
 impl Region {
@@ -66,6 +69,10 @@ pub struct Plan {
     /// Region index per file id (FileRead/FileWrite events); `usize::MAX` for the files
     /// behind mappings, which no event names.
     file_region: Vec<usize>,
+    /// Region index per open file description (`Event::FdRead`/`FdClose`: the
+    /// workloads' `opens = N`, [`mmsim_core::Sim::open_file`]), in the order the
+    /// setup opened them.
+    fd_region: Vec<usize>,
 }
 
 /// The real file name of workload `index` named `name`: `mmsim-probe-<index>-<name>.dat`
@@ -293,8 +300,25 @@ impl Plan {
                 id,
                 sim_file,
                 file_name: w.target.is_file().then(|| file_name(i, &name)),
+                opens: 0,
                 name,
             });
+        }
+        // `opens = N`: the descriptors the setup opened, each on its workload's
+        // file; the probe opens the same ones.
+        let mut fd_region = Vec::with_capacity(sim.nr_fds());
+        for fd in 0..sim.nr_fds() as mmsim_core::Fd {
+            let r = sim
+                .fd_file(fd)
+                .and_then(|f| file_region.get(f as usize).copied())
+                .filter(|&r| r != usize::MAX)
+                .ok_or_else(|| {
+                    ProbeError::Usage(format!(
+                        "internal: open file description {fd} is not on a file region"
+                    ))
+                })?;
+            regions[r].opens += 1;
+            fd_region.push(r);
         }
         if sim.nr_files() != file_region.len() {
             // An offset replay made one file per trace file.
@@ -327,6 +351,7 @@ impl Plan {
             regions,
             vma_region,
             file_region,
+            fd_region,
         })
     }
 
@@ -348,6 +373,16 @@ impl Plan {
             .get(file as usize)
             .copied()
             .filter(|&r| r != usize::MAX)
+    }
+
+    /// The region an `FdRead`/`FdClose` event's descriptor reads.
+    pub fn fd_region(&self, fd: mmsim_core::Fd) -> Option<usize> {
+        self.fd_region.get(fd as usize).copied()
+    }
+
+    /// Number of open file descriptions (`opens = N` of every workload).
+    pub fn fds(&self) -> usize {
+        self.fd_region.len()
     }
 
     /// Number of VMA ids.

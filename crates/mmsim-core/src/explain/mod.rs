@@ -428,6 +428,19 @@ impl Sim {
         ra.is_some_and(|ra| ra.advice == crate::readahead::Advice::Random)
     }
 
+    /// How read `ev` is called: `read()`, or through a descriptor
+    /// `read(fd N)` with the number the task's table gave it
+    /// ([`Sim::fd_number`]).
+    fn xp_read_call(&self, ev: &Event) -> String {
+        match *ev {
+            Event::FdRead { fd, .. } => match self.fd_number(fd) {
+                Some(nr) => format!("read(fd {nr})"),
+                None => "read()".to_string(),
+            },
+            _ => "read()".to_string(),
+        }
+    }
+
     /// The task event `ev` runs in.
     fn xp_event_task(&self, ev: &Event) -> String {
         match *ev {
@@ -755,13 +768,17 @@ impl Sim {
                 (Event::FileRead { .. } | Event::FdRead { .. }, Some(_)) => (
                     "filemap_read",
                     if self.xp_read_random(ev) {
-                        "page-cache miss in read(): page_cache_sync_ra → force_page_cache_ra \
-                         (FADV_RANDOM: the requested pages only)"
-                            .to_string()
+                        format!(
+                            "page-cache miss in {}: page_cache_sync_ra → force_page_cache_ra \
+                             (FADV_RANDOM: the requested pages only)",
+                            self.xp_read_call(ev)
+                        )
                     } else {
-                        "page-cache miss in read(): page_cache_sync_ra read it with its \
-                         readahead window"
-                            .to_string()
+                        format!(
+                            "page-cache miss in {}: page_cache_sync_ra read it with its \
+                             readahead window",
+                            self.xp_read_call(ev)
+                        )
                     },
                 ),
                 (Event::FileWrite { .. }, Some(_)) => (

@@ -22,6 +22,19 @@
 //! Here a descriptor is an [`Fd`] (a [`super::OpenFile`]) and a `struct
 //! file` is its `f_ra` slot in [`crate::readahead::RaSlots`], whose count is
 //! the file's reference count: descriptors plus mappings.
+//!
+//! Descriptor numbers (checked in v6.12 fs/file.c): `get_unused_fd_flags()`
+//! → `alloc_fd(0, …)` and `ksys_dup()` take `find_next_fd(fdt, start)`, the
+//! lowest number at or above `start` (0; `files->next_fd` is only a search
+//! hint) whose `open_fds` bit is clear, so a closed descriptor's number is
+//! the next one handed out; `do_dup2()` puts `file` at exactly `newfd`,
+//! `filp_close()`ing the file it held; `dup_fd()` copies the table with its
+//! numbers; `close_fd()` → `__put_unused_fd()` clears the bit. A task here
+//! starts with 0, 1 and 2 held (stdin, stdout, stderr, which mmsim does not
+//! model: a process started from a shell), so its first `open()` returns 3;
+//! a `dup2()` onto one of them replaces it, and once that descriptor is
+//! closed the number is free ([`Sim::fd_number`]). Not modelled: a child
+//! forked after its parent closed such a replaced 0–2 sees it held again.
 
 use super::{Fd, OpenFile};
 use crate::mem::pagetable::TaskId;
@@ -35,7 +48,68 @@ impl Sim {
     pub fn dup_fd(&mut self, fd: Fd) -> Result<Fd, SimError> {
         let o = self.open_of(fd)?;
         let ra_slot = self.ra_slots.share(o.ra_slot);
-        self.fds.push(OpenFile { ra_slot, ..o });
+        let nr = self.alloc_fd(o.task, 0);
+        self.fds.push(OpenFile { ra_slot, nr, ..o });
+        Ok((self.fds.len() - 1) as Fd)
+    }
+
+    /// `alloc_fd(start)` → `find_next_fd()` (fs/file.c, v6.12): the lowest
+    /// descriptor number at or above `start` that is free in `task`'s
+    /// table. 0, 1 and 2 are held (stdio) until a descriptor of the task
+    /// has taken that number (a `dup2()` onto it) and been closed.
+    pub(crate) fn alloc_fd(&self, task: TaskId, start: u32) -> u32 {
+        let mut used: Vec<u32> = (0..3)
+            .filter(|&n| !self.fds.iter().any(|o| o.task == task && o.nr == n))
+            .collect();
+        used.extend(
+            self.fds
+                .iter()
+                .filter(|o| o.task == task && o.ra_slot != RaSlots::NONE)
+                .map(|o| o.nr),
+        );
+        used.sort_unstable();
+        let mut nr = start;
+        for u in used {
+            if u == nr {
+                nr += 1;
+            } else if u > nr {
+                break;
+            }
+        }
+        nr
+    }
+
+    /// The number of descriptor `fd` in its task's table (what `open()`,
+    /// `dup()` and `dup2()` return in the kernel: `alloc_fd()`'s
+    /// lowest free one), if it is open.
+    pub fn fd_number(&self, fd: Fd) -> Option<u32> {
+        self.live_fd(fd).map(|o| o.nr)
+    }
+
+    /// The open descriptor of `task` numbered `nr`, if any.
+    pub fn fd_of_number(&self, task: TaskId, nr: u32) -> Option<Fd> {
+        (0..self.fds.len() as Fd).find(|&fd| {
+            self.live_fd(fd)
+                .is_some_and(|o| o.task == task && o.nr == nr)
+        })
+    }
+
+    /// `dup2(old, newfd)` with `newfd` a number of `old`'s task's table
+    /// (`do_dup2()`, fs/file.c, v6.12): the descriptor numbered `newfd` is
+    /// closed first if open (`filp_close()`), then `newfd` names `old`'s
+    /// `struct file`; returns the descriptor. `newfd` = `old`'s own number
+    /// returns `old` unchanged. Errors: `old` unknown or closed.
+    pub fn dup2_number(&mut self, old: Fd, newfd: u32) -> Result<Fd, SimError> {
+        let o = self.open_of(old)?;
+        if let Some(fd) = self.fd_of_number(o.task, newfd) {
+            return self.dup2_fd(old, fd);
+        }
+        let ra_slot = self.ra_slots.share(o.ra_slot);
+        self.fds.push(OpenFile {
+            ra_slot,
+            nr: newfd,
+            ..o
+        });
         Ok((self.fds.len() - 1) as Fd)
     }
 
@@ -49,8 +123,23 @@ impl Sim {
             return Err(SimError::Setup(format!("no open file {new}")));
         };
         if new != old {
+            let n = self.fds[new as usize];
+            if prev == RaSlots::NONE {
+                // A closed `new` whose number another descriptor took since:
+                // that one is `newfd` now, closed first.
+                if let Some(other) = self.fd_of_number(n.task, n.nr) {
+                    self.close_fd(other)?;
+                }
+            }
             let ra_slot = self.ra_slots.share(o.ra_slot);
-            self.fds[new as usize] = OpenFile { ra_slot, ..o };
+            // `newfd` keeps its number (and its task's table), now naming
+            // `old`'s file.
+            self.fds[new as usize] = OpenFile {
+                ra_slot,
+                task: n.task,
+                nr: n.nr,
+                ..o
+            };
             self.ra_slots.put(prev);
         }
         Ok(new)
@@ -72,11 +161,14 @@ impl Sim {
         self.live_fd(fd).is_some()
     }
 
-    /// The open descriptors in `task`'s table, in id order.
+    /// The open descriptors in `task`'s table, by number (the order
+    /// `dup_fd()` copies and `close_files()` closes them).
     pub fn task_fds(&self, task: TaskId) -> Vec<Fd> {
-        (0..self.fds.len() as Fd)
+        let mut fds: Vec<Fd> = (0..self.fds.len() as Fd)
             .filter(|&fd| self.live_fd(fd).is_some_and(|o| o.task == task))
-            .collect()
+            .collect();
+        fds.sort_by_key(|&fd| self.fds[fd as usize].nr);
+        fds
     }
 
     /// [`crate::Event::FdClose`]: [`Sim::close_fd`]; an unknown descriptor
@@ -93,8 +185,9 @@ impl Sim {
     }
 
     /// `copy_files()` → `dup_fd()` (fs/file.c, v6.12) at `fork()`: each open
-    /// descriptor of `parent`, in id order, gets a copy in `child`'s table
-    /// naming the same `struct file` (`get_file()`): parent and child read
+    /// descriptor of `parent`, by number, gets a copy in `child`'s table
+    /// with the same number, naming the same `struct file` (`get_file()`):
+    /// parent and child read
     /// through one `f_ra`, and the child's reads are charged to its group.
     pub(crate) fn fork_files(&mut self, parent: TaskId, child: TaskId) {
         for fd in self.task_fds(parent) {

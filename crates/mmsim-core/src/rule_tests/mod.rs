@@ -91,6 +91,7 @@ mod mkclean_pmd;
 mod noretry;
 mod oom;
 mod open;
+mod open_fd_numbers;
 mod open_file;
 mod pcp;
 mod pcp_order;

@@ -62,3 +62,21 @@ pub fn simulator_stream(s: &Scenario) -> Vec<Event> {
 
 /// A machine header for small scenarios.
 pub const MACHINE: &str = "[machine]\nmemory = \"64M\"\n";
+
+/// Spawns the probe with `args` and `--hold hold` (stdout and stderr piped) and
+/// waits until it holds: its events are done and `hold` exists.
+pub fn spawn_held(args: &[&str], hold: &Path) -> std::process::Child {
+    let child = probe()
+        .args(args)
+        .args(["--hold", hold.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !hold.exists() {
+        assert!(t0.elapsed().as_secs() < 60, "the hold file never appeared");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child
+}
