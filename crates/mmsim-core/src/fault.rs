@@ -404,11 +404,9 @@ impl Sim {
         if self.thp.swapin_large && self.do_swap_page_large(vma, index, slot, write) {
             return;
         }
-        let task = self.vmas[vma as usize].task as usize;
         let Some(f) = self.swapin_folio(vma, index, slot, sv, 0) else {
             return;
         };
-        let ws = self.folios[f].test(flags::WORKINGSET);
         // v6.12 `do_swap_page`: a SWP_SYNCHRONOUS_IO device (zram) skips the
         // swap cache, and with it `swapin_readahead`, only for an entry
         // with `__swap_count(entry) == 1`; one fork shared (a count above
@@ -417,16 +415,28 @@ impl Sim {
         let ra = if self.cfg.swap.device == crate::config::DeviceKind::Zram
             && !self.swap_count_above_one(slot)
         {
+            // Nothing allocated since `swapin_folio` returned `f` alive in
+            // its slot (its refault test and LRU add reclaim nothing), so
+            // the two tests below, which the readahead's allocations need,
+            // would pass: a zram swap-in of an unshared entry skips them.
+            debug_assert!(!self.tasks[self.vmas[vma as usize].task as usize].dead);
+            debug_assert_eq!(
+                self.swap.as_ref().unwrap().slots[slot as usize],
+                SLOT_FOLIO | f
+            );
             0
         } else {
-            self.swap_vma_readahead(vma, index)
+            let task = self.vmas[vma as usize].task as usize;
+            let ws = self.folios[f].test(flags::WORKINGSET);
+            let ra = self.swap_vma_readahead(vma, index);
+            if self.tasks[task].dead {
+                return;
+            }
+            if self.swap.as_ref().unwrap().slots[slot as usize] != SLOT_FOLIO | f {
+                return self.swapin_folio_lost(vma, index, slot, write, ra, ws);
+            }
+            ra
         };
-        if self.tasks[task].dead {
-            return;
-        }
-        if self.swap.as_ref().unwrap().slots[slot as usize] != SLOT_FOLIO | f {
-            return self.swapin_folio_lost(vma, index, slot, write, ra, ws);
-        }
         self.swap_read_folio(f, ra);
         self.map_anon(vma, index, f, write);
     }

@@ -142,7 +142,9 @@ impl Vma {
     pub(crate) fn pte_mut(&mut self, index: u32) -> &mut u32 {
         let i = index as usize;
         if i >= self.ptes.len() {
-            self.grow(i);
+            // Returned from the growth, so that past this test the index
+            // is known to be in bounds (no second check on the hot path).
+            return self.grow(i);
         }
         &mut self.ptes[i]
     }
@@ -152,7 +154,7 @@ impl Vma {
     /// per touched page while the copies stay amortised O(1).
     #[cold]
     #[inline(never)]
-    fn grow(&mut self, i: usize) {
+    fn grow(&mut self, i: usize) -> &mut u32 {
         let cur = self.ptes.len();
         let want = (i + 1)
             .max(cur + cur / 4 + 1024)
@@ -160,6 +162,7 @@ impl Vma {
             .max(i + 1);
         self.ptes.reserve_exact(want - cur);
         self.ptes.resize(want, 0);
+        &mut self.ptes[i]
     }
 
     /// Whether PMD `pmd` (pages `pmd * 512 ..`) is a page-cache PMD mapping

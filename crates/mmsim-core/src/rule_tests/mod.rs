@@ -104,6 +104,7 @@ mod rfc;
 mod rmap;
 mod rmqueue_claim;
 mod rotate;
+mod run_loop;
 mod shadow;
 mod should_continue_reclaim;
 mod slub;
