@@ -308,7 +308,9 @@ pub(crate) fn run(
                 continue;
             }
             sim.set_runnable(nr);
-            let own_cpus = nr <= tun.cpus;
+            // One CPU: the slices alone (a wake keeps `curr` for the
+            // wakeup-preemption test), as before.
+            let own_cpus = tun.cpus > 1 && nr <= tun.cpus;
             if !own_cpus {
                 take_up_at(&mut ents, &live, now);
             }
