@@ -88,11 +88,35 @@ impl Sim {
     /// decided after every event, so the result does not depend on how the
     /// caller cuts `events`.
     pub fn run_task(&mut self, events: &[Event], budget_ns: u64, until: u64) -> usize {
+        self.run_task_while(events, until, |ran, _| ran >= budget_ns)
+    }
+
+    /// [`Sim::run_task`] of a task with a CPU of its own, whose timeline is
+    /// at `cpu_at` ns: no budget; it stops once its CPU, `cpu_at` plus its
+    /// time since the call, is past the clock. With R tasks on R CPUs each
+    /// nanosecond run moves the clock by 1/R ns, so a task run on beyond that
+    /// point would run on more than one CPU at once (`mmsim_workloads`' fair
+    /// schedule).
+    pub fn run_task_on_own_cpu(&mut self, events: &[Event], cpu_at: u64, until: u64) -> usize {
+        self.run_task_while(events, until, |ran, clock| {
+            cpu_at.saturating_add(ran) > clock
+        })
+    }
+
+    /// The loop of [`Sim::run_task`]: after each event, stops on a sleep,
+    /// at `until`, or when `stop(time run since the call, clock)`.
+    #[inline]
+    fn run_task_while(
+        &mut self,
+        events: &[Event],
+        until: u64,
+        stop: impl Fn(u64, u64) -> bool,
+    ) -> usize {
         let ran0 = self.smp.ran;
         for (i, ev) in events.iter().enumerate() {
             self.run(std::slice::from_ref(ev));
             if self.smp.wake_at > self.clock
-                || self.smp.ran - ran0 >= budget_ns
+                || stop(self.smp.ran - ran0, self.clock)
                 || self.clock >= until
             {
                 return i + 1;

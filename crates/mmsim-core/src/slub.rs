@@ -379,12 +379,15 @@ impl Sim {
         if self.node.free < n || self.node.free - n < floor {
             return None;
         }
-        if !self.phys.pcp.is_typed() {
-            self.phys.pcp_type_lists();
-        }
+        // The per-CPU lists are typed by the first non-movable request
+        // (`PerCpuPages::typed`): `rmqueue_pcplist` does it for order 0; a
+        // larger block bypasses the lists, so it types them here first.
         let pfn = if order == 0 {
             Some(self.phys.rmqueue_pcplist(mt))
         } else {
+            if !self.phys.pcp.is_typed() {
+                self.phys.pcp_type_lists();
+            }
             self.phys.rmqueue_order(order as usize, mt)
         };
         self.rmqueue_boosted(kswapd);

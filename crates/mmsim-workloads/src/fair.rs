@@ -23,11 +23,28 @@
 //! With P = `machine.cpus` CPUs and R runnable tasks, min(R, P) CPUs are busy:
 //! every nanosecond of a task's time moves the shared clock by 1/min(R, P) ns
 //! (`Sim::set_runnable`, the fluid clock of `machine.cpus` with the busy CPUs
-//! as divisor). The per-CPU timelines are not kept apart: the tasks' runs are
-//! serialised slice by slice on the one clock, so while R ≤ P tasks all run,
-//! one task's progress may lead another's by up to one slice. With P = 1 this
-//! is exact: one CPU, the clock moves by each nanosecond run, and it idles
-//! (moves to the earliest wake or `start`) only when every task sleeps.
+//! as divisor). The tasks' runs are serialised on the one clock, so a task
+//! that runs d ns moves the clock by only d / min(R, P): it runs ahead of the
+//! wall time, as if on several CPUs at once, unless the others' runs follow.
+//! A task never runs on more than one CPU at once, so:
+//!
+//! - with R ≤ P each task has a CPU of its own, whose timeline the scheduler
+//!   keeps (the wall time it became runnable plus the time it ran since). No
+//!   tick preempts it (`check_preempt_tick` only acts with a second task on
+//!   the queue); the task whose CPU is furthest behind runs, until its CPU
+//!   passes the clock (`Sim::run_task_on_own_cpu`), a wake is due, or it
+//!   sleeps, so the tasks take turns event by event
+//!   and none leads the clock by more than one event;
+//! - with R > P the tasks take turns slice by slice, and a CPU takes a task
+//!   up where the clock is; the task that ran may lead the clock by up to a
+//!   slice (the others' slices follow; fluid shares, not per-CPU timelines);
+//! - a task whose events end ends when its CPU reaches the end of its last
+//!   event (its timeline), not at the clock, so its time never exceeds the
+//!   wall time since it started.
+//!
+//! With P = 1 this is exact: one CPU, the clock moves by each nanosecond
+//! run, and it idles (moves to the earliest wake or `start`) only when every
+//! task sleeps.
 //!
 //! # The rules (kernel/sched/fair.c, v6.5)
 //!
@@ -110,8 +127,16 @@ struct Entity {
     /// Remainder of `vruntime`, in 1/`load` ns.
     vrem: u64,
     state: State,
-    /// Its events ended while it slept: it ends when it wakes.
+    /// Its events ended while it slept, or before its CPU reached its
+    /// last event's end: it ends when it wakes (`Sleeping`'s time).
     ending: bool,
+    /// The wall time its CPU has run it to, ns: with no more runnable tasks
+    /// than CPUs each runs on a CPU of its own, and this is how far that
+    /// CPU's timeline has got (the time it became runnable, plus the time it
+    /// ran since). The shared clock moves by 1/R of each run, so the task
+    /// that just ran leads it by up to one event (see the module
+    /// documentation).
+    at: u64,
 }
 
 /// What the fair schedule measured per workload.
@@ -191,6 +216,7 @@ pub(crate) fn run(
             vrem: 0,
             state: State::Out,
             ending: false,
+            at: 0,
         })
         .collect();
     let mut min_vr = 0u64;
@@ -216,6 +242,7 @@ pub(crate) fn run(
             } else {
                 e.state = State::Runnable;
                 e.vruntime = e.vruntime.max(min_vr);
+                e.at = e.at.max(t0);
             }
         }
         // The running task and what is left of its slice.
@@ -237,6 +264,7 @@ pub(crate) fn run(
                             .count() as u64;
                         let e = &mut ents[i];
                         e.state = State::Runnable;
+                        e.at = e.at.max(t);
                         // place_entity(initial = 0), GENTLE_FAIR_SLEEPERS.
                         e.vruntime = e.vruntime.max(min_vr.saturating_sub(tun.latency / 2));
                         // check_preempt_wakeup: only when no CPU is idle.
@@ -254,6 +282,7 @@ pub(crate) fn run(
                         // place_entity(initial = 1), START_DEBIT.
                         e.vruntime = e.vruntime.max(min_vr + calc_delta_fair(slice, e.load));
                         e.state = State::Runnable;
+                        e.at = e.at.max(t);
                     }
                     _ => {}
                 }
@@ -279,8 +308,27 @@ pub(crate) fn run(
                 continue;
             }
             sim.set_runnable(nr);
+            // One CPU: the slices alone (a wake keeps `curr` for the
+            // wakeup-preemption test), as before.
+            let own_cpus = tun.cpus > 1 && nr <= tun.cpus;
+            if !own_cpus {
+                take_up_at(&mut ents, &live, now);
+            }
             let (c, slice_left) = match curr {
                 Some(cs) if ents[cs.0].state == State::Runnable => cs,
+                _ if own_cpus => {
+                    // A CPU each: no tick preemption (`check_preempt_tick`
+                    // needs a second task on the queue); the task whose CPU
+                    // is furthest behind runs, until its CPU passes the
+                    // clock (`Sim::run_task_on_own_cpu`).
+                    let c = live
+                        .iter()
+                        .copied()
+                        .filter(|&i| ents[i].state == State::Runnable)
+                        .min_by_key(|&i| (ents[i].at, i))
+                        .expect("nr > 0");
+                    (c, u64::MAX)
+                }
                 _ => {
                     // pick_next_entity: the least vruntime, the first workload on a tie.
                     let c = live
@@ -307,7 +355,11 @@ pub(crate) fn run(
             let until = next_wake.unwrap_or(u64::MAX);
             let ran0 = sim.task_ran_ns();
             let evs = &lane.buf[lane.pos..lane.pos + take];
-            let k = sim.run_task(evs, slice_left, until);
+            let k = if own_cpus {
+                sim.run_task_on_own_cpu(evs, ents[c].at, until)
+            } else {
+                sim.run_task(evs, slice_left, until)
+            };
             // A no-op unless `MMSIM_PERMUTE_FOLIO_IDS` (`crate::run`).
             sim.shuffle_free_folio_ids();
             if let Some(f) = opts.on_batch.as_mut() {
@@ -321,6 +373,13 @@ pub(crate) fn run(
             }
             let delta = sim.task_ran_ns() - ran0;
             times[c].cpu_ns += delta;
+            ents[c].at += delta;
+            if !own_cpus {
+                // After every run too, so that the CPUs of a switch to
+                // `own_cpus` start where the clock is after the last event,
+                // whatever `chunk` cut the run into.
+                take_up_at(&mut ents, &live, sim.now());
+            }
             let e = &mut ents[c];
             let v = u128::from(e.vrem) + u128::from(delta) * u128::from(NICE_0_LOAD);
             e.vruntime += (v / u128::from(e.load)) as u64;
@@ -334,17 +393,32 @@ pub(crate) fn run(
                 .unwrap_or(min_vr);
             min_vr = min_vr.max(least);
             let slice_left = slice_left.saturating_sub(delta);
-            curr = (slice_left > 0).then_some((c, slice_left));
+            curr = if own_cpus {
+                // It runs on while its CPU is not past the clock and no wake
+                // is due (the stops of `run_task_on_own_cpu`: a run cut
+                // short by `chunk` goes on).
+                (ents[c].at <= sim.now() && sim.now() < until).then_some((c, u64::MAX))
+            } else {
+                (slice_left > 0).then_some((c, slice_left))
+            };
             if let Some(w) = sim.take_task_wake() {
                 times[c].sleep_ns += w - sim.now();
                 ents[c].state = State::Sleeping(w);
                 curr = None;
             }
-            // Its events ended: it ends now, or when it wakes.
+            // Its events ended: it ends now, or when it wakes, or when its CPU
+            // reaches the end of its last event (a task runs on one CPU at a
+            // time: its time from its start never exceeds the wall time).
             let lane = &mut stream.lanes[c];
             if lane.pos == lane.buf.len() && !refill(lane)? {
+                let at = ents[c].at;
                 match ents[c].state {
                     State::Sleeping(_) => ents[c].ending = true,
+                    _ if at > sim.now() => {
+                        ents[c].state = State::Sleeping(at);
+                        ents[c].ending = true;
+                        curr = None;
+                    }
                     _ => {
                         let t = sim.now();
                         end_lane(sim, s, stream, exited, &mut ents, c, t)?;
@@ -368,6 +442,16 @@ pub(crate) fn run(
         p(done);
     }
     Ok((done, false))
+}
+
+/// More runnable tasks than CPUs: they wait on the run queues, and a CPU
+/// takes a task up where the clock is (`now`), not where it last stopped.
+fn take_up_at(ents: &mut [Entity], live: &[usize], now: u64) {
+    for &i in live {
+        if ents[i].state == State::Runnable {
+            ents[i].at = ents[i].at.max(now);
+        }
+    }
 }
 
 /// Runnable tasks of `live` and their total load.
@@ -514,6 +598,39 @@ mod tests {
         assert_eq!(b.end_ns, Some(40_000_000));
     }
 
+    /// Two tasks on two CPUs, 100 and 50 events of 100 µs: each has a CPU of
+    /// its own, so each runs at most one CPU's worth: the short one ends at
+    /// 5 ms, not after its 5 ms ran at the clock's half speed (2.5 ms), and
+    /// the long one, alone after 5 ms, at 10 ms (+ 50 µs: the clock is half an
+    /// event behind its CPU when the other ends, the granularity of
+    /// serialised events).
+    #[test]
+    fn with_a_cpu_each_no_task_runs_faster_than_the_wall_clock() {
+        let machine = MACHINE.replace("[machine]\n", "[machine]\ncpus = 2\n");
+        let s = parse(&format!(
+            "schedule = \"fair\"\n{machine}{}{}",
+            anon("a", 100, 1),
+            anon("b", 50, 1)
+        ));
+        let (r, seq) = runs(&s);
+        // The CPU furthest behind runs until it passes the clock: a's first event
+        // (its CPU at 100 µs, the clock at 50), then two of b's (b's CPU from 0 to
+        // 200 µs, the clock to 150), then two of a's, … until b's last.
+        let mut want = vec![(0, 1)];
+        for _ in 0..24 {
+            want.push((1, 2));
+            want.push((0, 2));
+        }
+        want.push((1, 2));
+        want.push((0, 51));
+        assert_eq!(seq, want);
+        let (a, b) = (&r.workloads[0], &r.workloads[1]);
+        assert_eq!((a.cpu_ns, b.cpu_ns), (Some(10_000_000), Some(5_000_000)));
+        assert_eq!(b.end_ns, Some(5_000_000));
+        assert_eq!(a.end_ns, Some(10_050_000));
+        assert_eq!(r.result.runtime_s, 0.01005);
+    }
+
     /// A task reading a file with `FADV_RANDOM` (one page, no readahead) from an HDD.
     fn reader_and_cpu(schedule: &str) -> Scenario {
         parse(&format!(
@@ -578,11 +695,16 @@ mod tests {
         assert_eq!(
             times,
             [
-                (Some(38_426_503), Some(1_055_996_946), Some(1_055_996_946)),
-                (Some(10_653_200), Some(5_373_925), None),
-                (Some(2_945_600), Some(6_894_175), None),
+                (Some(38_426_503), Some(1_049_312_893), Some(1_049_312_893)),
+                (Some(10_653_200), Some(10_696_750), None),
+                (Some(2_945_600), Some(7_986_525), None),
             ]
         );
+        // No task ran faster than the wall clock since its start (5 ms for the
+        // third).
+        for (w, start) in whole.workloads.iter().zip([0, 0, 5_000_000]) {
+            assert!(w.cpu_ns.unwrap() <= w.end_ns.unwrap() - start, "{w:?}");
+        }
         for chunk in [1, 7, 500] {
             assert_eq!(run(chunk), whole, "chunk {chunk}");
         }

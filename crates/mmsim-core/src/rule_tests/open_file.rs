@@ -68,7 +68,7 @@ fn two_opens_do_not_share_what_a_dup_does() {
 
 #[test]
 fn closing_one_dup_leaves_the_file_open() {
-    let (mut s, _, _, a) = one_open();
+    let (mut s, task, _, a) = one_open();
     let b = s.dup_fd(a).unwrap();
     fd_read(&mut s, a, 0);
     s.close_fd(a).unwrap();
@@ -87,10 +87,17 @@ fn closing_one_dup_leaves_the_file_open() {
         (before.accesses, before.file_pages_read, 0)
     );
     assert!(s.fd_ra(a).is_none() && s.fd_file(a).is_none());
-    // close, fadvise and mmap of the closed descriptor fail; dup too.
-    assert!(s.close_fd(a).is_err());
-    assert!(s.fadvise_fd(a, Advice::Random).is_err());
-    assert!(s.dup_fd(a).is_err());
+    // close, fadvise and mmap of the closed descriptor fail (EBADF); dup
+    // too; and a descriptor id never handed out is unknown.
+    let ebadf = "open file 0 is closed (EBADF)";
+    assert_eq!(a, 0);
+    assert_eq!(s.close_fd(a).unwrap_err().to_string(), ebadf);
+    let err = s.fadvise_fd(a, Advice::Random).unwrap_err();
+    assert_eq!(err.to_string(), ebadf);
+    let err = s.mmap_fd(task, a, 0, 10, false, false).unwrap_err();
+    assert_eq!(err.to_string(), ebadf);
+    assert_eq!(s.dup_fd(a).unwrap_err().to_string(), ebadf);
+    assert_eq!(s.close_fd(7).unwrap_err().to_string(), "no open file 7");
     s.check_invariants().unwrap();
 }
 
@@ -137,7 +144,13 @@ fn dup2_points_the_new_descriptor_at_the_old_file() {
     s.close_fd(b).unwrap();
     s.dup2_fd(a, b).unwrap();
     assert!(s.fd_is_open(b));
-    assert!(s.dup2_fd(a, 9).is_err());
+    // dup2 onto a descriptor id never handed out: unknown (the kernel would
+    // install it; here `new` must exist).
+    assert_eq!(s.dup2_fd(a, 9).unwrap_err().to_string(), "no open file 9");
+    // dup2 from a closed descriptor: EBADF.
+    s.close_fd(b).unwrap();
+    let err = s.dup2_fd(b, a).unwrap_err();
+    assert_eq!(err.to_string(), format!("open file {b} is closed (EBADF)"));
     s.check_invariants().unwrap();
 }
 

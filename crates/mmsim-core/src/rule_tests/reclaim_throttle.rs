@@ -6,8 +6,6 @@
 //! (`__acct_reclaim_writeback`), or after HZ/10.
 
 use crate::config::{CgroupVersion, PolicyName, Size};
-use crate::event::Event;
-use crate::readahead::Advice;
 use crate::reclaim::vmscan::reclaim_throttle::WRITEBACK_THROTTLE_TIMEOUT_NS;
 use crate::reclaim::{Reclaimer, ScanControl};
 use crate::sim::Sim;
@@ -22,17 +20,7 @@ fn written(version: CgroupVersion, dirty: u16, memcg_max: u64, throttle: bool) -
     cfg.memcg_max = Some(Size::from_pages(memcg_max));
     cfg.policy.name = PolicyName::Cost;
     cfg.policy.v1_reclaim_throttle = throttle;
-    let mut s = Sim::new(cfg).unwrap();
-    let t = s.add_task("writer");
-    let f = s.add_file("data", 1000).unwrap();
-    s.open(f, t).unwrap();
-    s.fadvise(f, Advice::Random).unwrap();
-    s.step(&Event::FileWrite {
-        file: f,
-        index: 0,
-        pages: dirty,
-    });
-    (s, f)
+    super::rotate::random_file_written(cfg, 0, dirty)
 }
 
 /// The completion times of the writes in flight, earliest first.
@@ -68,9 +56,8 @@ fn the_sleeper_wakes_when_more_than_32_pages_have_ended() {
         e[32]
     );
     let mut sc = ScanControl::new(Reclaimer::Memcg, 32, now);
-    let wait = s.reclaim_throttle_writeback_v1(&mut sc);
-    assert_eq!(wait, e[32] - now);
-    assert_eq!(sc.io_wait_ns, wait);
+    s.reclaim_throttle_writeback_v1(&mut sc);
+    assert_eq!(sc.io_wait_ns, e[32] - now);
     assert_eq!(under_writeback(&s), 7);
 }
 
@@ -83,7 +70,8 @@ fn fewer_than_33_pages_in_flight_sleep_the_whole_timeout() {
     s.wakeup_flusher(now);
     assert_eq!(under_writeback(&s), 10);
     let mut sc = ScanControl::new(Reclaimer::Memcg, 32, now);
-    assert_eq!(s.reclaim_throttle_writeback_v1(&mut sc), 100_000_000);
+    s.reclaim_throttle_writeback_v1(&mut sc);
+    assert_eq!(sc.io_wait_ns, 100_000_000);
     assert_eq!(WRITEBACK_THROTTLE_TIMEOUT_NS, 100_000_000);
     assert_eq!(under_writeback(&s), 0);
 }
@@ -116,14 +104,7 @@ fn only_v1_cgroup_reclaim_is_not_sane() {
 fn v1_limit_reclaim_sleeps_after_an_all_dirty_batch() {
     let run = |version, throttle| {
         let (mut s, f) = written(version, 40, 64, throttle);
-        let ev: Vec<Event> = (100..300)
-            .map(|index| Event::FileRead {
-                file: f,
-                index,
-                pages: 1,
-            })
-            .collect();
-        s.run(&ev);
+        super::rotate::read_100_to_300(&mut s, f);
         (
             s.clock,
             s.vm.pgrotated,

@@ -4,7 +4,7 @@
 //! folio conversion), so a large page-cache folio whose write completes with
 //! PG_reclaim set adds its size to `pgrotated`.
 
-use crate::config::{PolicyName, Size};
+use crate::config::{MachineConfig, PolicyName, Size};
 use crate::event::Event;
 use crate::readahead::Advice;
 use crate::sim::Sim;
@@ -19,6 +19,13 @@ fn written(policy: PolicyName, memcg_max: Option<u64>, large_folios: bool) -> (S
     cfg.memcg_max = memcg_max.map(Size::from_pages);
     cfg.policy.name = policy;
     cfg.fs.large_folios = large_folios;
+    random_file_written(cfg, 8, 4)
+}
+
+/// A machine of `cfg` with one task whose 1,000-page file (FADV_RANDOM) has
+/// had `pages` pages from page `index` written once. Returns the machine and
+/// the file (`crate::rule_tests::reclaim_throttle` starts from it too).
+pub(super) fn random_file_written(cfg: MachineConfig, index: u32, pages: u16) -> (Sim, u32) {
     let mut s = Sim::new(cfg).unwrap();
     let t = s.add_task("writer");
     let f = s.add_file("data", 1000).unwrap();
@@ -26,17 +33,14 @@ fn written(policy: PolicyName, memcg_max: Option<u64>, large_folios: bool) -> (S
     s.fadvise(f, Advice::Random).unwrap();
     s.step(&Event::FileWrite {
         file: f,
-        index: 8,
-        pages: 4,
+        index,
+        pages,
     });
     (s, f)
 }
 
-/// [`written`] under a 64-page limit, then pages 100..300 read once each.
-/// Returns (pgrotated, nr_vmscan_immediate_reclaim, the written folio's pages).
-fn rotated(policy: PolicyName, large_folios: bool) -> (u64, u64, u64) {
-    let (mut s, f) = written(policy, Some(64), large_folios);
-    let nr = s.folios[super::file_folio(&s, f, 8)].nr_pages();
+/// Reads pages 100..300 of file `f` once each, one page per read.
+pub(super) fn read_100_to_300(s: &mut Sim, f: u32) {
     let ev: Vec<Event> = (100..300)
         .map(|index| Event::FileRead {
             file: f,
@@ -45,6 +49,14 @@ fn rotated(policy: PolicyName, large_folios: bool) -> (u64, u64, u64) {
         })
         .collect();
     s.run(&ev);
+}
+
+/// [`written`] under a 64-page limit, then pages 100..300 read once each.
+/// Returns (pgrotated, nr_vmscan_immediate_reclaim, the written folio's pages).
+fn rotated(policy: PolicyName, large_folios: bool) -> (u64, u64, u64) {
+    let (mut s, f) = written(policy, Some(64), large_folios);
+    let nr = s.folios[super::file_folio(&s, f, 8)].nr_pages();
+    read_100_to_300(&mut s, f);
     (s.vm.pgrotated, s.vm.nr_vmscan_immediate_reclaim, nr)
 }
 

@@ -54,24 +54,32 @@ impl Sim {
     /// `reclaim_throttle(pgdat, VMSCAN_THROTTLE_WRITEBACK)` after
     /// `shrink_inactive_list()` woke the flusher: waits until more than
     /// SWAP_CLUSTER_MAX pages of the writes in flight have ended, or 100 ms,
-    /// and completes the writes that ended by then. Returns the wait in ns.
-    pub(crate) fn reclaim_throttle_writeback_v1(&mut self, sc: &mut ScanControl) -> u64 {
+    /// adds the wait to `sc.io_wait_ns`, and completes the writes that ended
+    /// by then.
+    ///
+    /// Every write is at least one page, so the wake is among the
+    /// SWAP_CLUSTER_MAX + 1 earliest ends: those are kept, sorted, in an
+    /// array on the stack (no allocation; the queues need not be in end
+    /// order).
+    pub(crate) fn reclaim_throttle_writeback_v1(&mut self, sc: &mut ScanControl) {
+        const KEEP: usize = SWAP_CLUSTER_MAX as usize + 1;
         let now = sc.now();
         let timeout = now + WRITEBACK_THROTTLE_TIMEOUT_NS;
-        let mut ends: Vec<(u64, u64)> = self
-            .writeback
-            .iter()
-            .flat_map(|q| q.iter())
-            .filter(|&&(_, f)| f != NIL)
-            .map(|&(t, f)| (t, self.folios[f].nr_pages()))
-            .collect();
-        ends.sort_unstable();
+        let mut ends = [(0u64, 0u64); KEEP];
+        let mut kept = 0;
+        for &(t, f) in self.writeback.iter().flat_map(|q| q.iter()) {
+            if f == NIL || t >= timeout || (kept == KEEP && t >= ends[KEEP - 1].0) {
+                continue;
+            }
+            // Insertion into the sorted prefix, the latest end dropped when full.
+            let at = ends[..kept].partition_point(|&(e, _)| e <= t);
+            kept = (kept + 1).min(KEEP);
+            ends.copy_within(at..kept - 1, at + 1);
+            ends[at] = (t, self.folios[f].nr_pages());
+        }
         let mut written = 0;
         let mut wake = timeout;
-        for (t, n) in ends {
-            if t >= timeout {
-                break;
-            }
+        for &(t, n) in &ends[..kept] {
             written += n;
             // `nr_written > SWAP_CLUSTER_MAX * nr_throttled`, one sleeper.
             if written > SWAP_CLUSTER_MAX {
@@ -79,9 +87,7 @@ impl Sim {
                 break;
             }
         }
-        let wait = wake - now;
-        sc.io_wait_ns += wait;
+        sc.io_wait_ns += wake - now;
         self.complete_writeback(wake);
-        wait
     }
 }

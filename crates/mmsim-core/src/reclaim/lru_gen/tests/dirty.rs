@@ -213,7 +213,10 @@ fn v6_1_group_full_of_dirty_page_cache_goes_to_the_oom_killer() {
                 "{v:?}"
             );
         } else {
-            assert!(s.vm.pgsteal_file > 0, "{v:?}");
+            // The flusher's writes ended within the retries: the clean pages
+            // reclaimed then (deterministic: 13 under 6.12, 10 under 6.14).
+            let want = if v == V12 { 13 } else { 10 };
+            assert_eq!(s.vm.pgsteal_file, want, "{v:?}");
         }
         s.check_invariants().unwrap();
     }
