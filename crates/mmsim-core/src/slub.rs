@@ -381,7 +381,8 @@ impl Sim {
         }
         // The per-CPU lists are typed by the first non-movable request
         // (`PerCpuPages::typed`): `rmqueue_pcplist` does it for order 0; a
-        // larger block bypasses the lists, so it types them here first.
+        // larger block may bypass the lists (order-0-only lists, or an order
+        // `pcp_allowed_order` refuses), so it types them here first.
         let pfn = if order == 0 {
             Some(self.phys.rmqueue_pcplist(mt))
         } else {
