@@ -111,6 +111,7 @@ mod slub;
 mod smp;
 mod split_zeropage;
 mod stats;
+mod swap_state;
 mod swapfile;
 mod timer;
 mod tlb;

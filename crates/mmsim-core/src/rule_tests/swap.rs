@@ -43,7 +43,7 @@ fn swap_in_keeps_the_slot_on_ssd_but_frees_it_on_zram_and_on_write() {
 
 #[test]
 fn swapin_nr_pages_follows_the_kernel_heuristic() {
-    use crate::fault::swapin_nr_pages;
+    use crate::swap_state::swapin_nr_pages;
     // No hits: read ahead only if the fault is next to the previous one.
     assert_eq!(swapin_nr_pages(10, 50, 0, 8, 0), 1);
     assert_eq!(swapin_nr_pages(49, 50, 0, 8, 0), 2);
