@@ -147,14 +147,17 @@ fn an_empty_slab_is_discarded_once_min_partial_slabs_are_kept() {
     assert_eq!(c.frames, 12);
     assert_eq!(s.node.free, free + 2);
     assert_eq!(s.vm.pgfree, pgfree + 2);
-    // An order-1 block goes to the zone's reclaimable free list.
-    assert!(
-        s.phys
-            .zone
-            .free_list(1, MigrateType::Reclaimable)
-            .contains(&pfn)
-            || s.phys.zone.buddy_order_at(pfn).is_some_and(|o| o >= 1)
+    // An order-1 block goes to the zone's reclaimable free list, unmerged:
+    // slab k sits at pfn - 2 + 2k (slab 1 at pfn), so its buddy pfn - 2 is
+    // slab 0, still allocated. `__free_one_page` puts it at the head
+    // (`buddy_merge_likely` is false: the order-2 buddy at pfn + 2 is slab
+    // 2). Behind it, pfn + 12: the order-1 rest of the order-2 split that gave
+    // slab 6 its pages.
+    assert_eq!(
+        s.phys.zone.free_list(1, MigrateType::Reclaimable),
+        vec![pfn, pfn + 12]
     );
+    assert_eq!(s.phys.zone.buddy_order_at(pfn), Some(1));
     // New nodes fill the partial slabs' 18 free objects (slab 0's 14,
     // one each in slabs 2..5) before a new slab is allocated.
     add_nodes(&mut s, 200, 18);
