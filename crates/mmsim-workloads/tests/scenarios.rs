@@ -88,13 +88,19 @@ fn a_damon_scenario_round_trips_through_toml() {
 #[test]
 fn same_scenario_and_seed_give_identical_results() {
     let s = default_scenario();
-    let a = serde_json::to_string(&run(&s)).unwrap();
+    let r1 = run(&s);
+    let a = serde_json::to_string(&r1).unwrap();
     let b = serde_json::to_string(&run(&s)).unwrap();
     assert_eq!(a, b);
     let mut other = s.clone();
     other.seed = 2;
-    let c = serde_json::to_string(&run(&other)).unwrap();
+    let r2 = run(&other);
+    let c = serde_json::to_string(&r2).unwrap();
     assert_ne!(a, c, "another seed gives other accesses");
+    // The runs' values (a change that moves the default scenario's results moves
+    // these too): seed 2's accesses fault in other anonymous pages.
+    let majfault = |r: &mmsim_workloads::ScenarioResult| r.result.vmstat.pgmajfault;
+    assert_eq!((majfault(&r1), majfault(&r2)), (20928, 20694));
 }
 
 #[test]
@@ -341,12 +347,15 @@ fn the_alias_zipf_sampler_draws_the_same_skew() {
     let a = counts(&spec(ZipfSampler::Alias, true), pages, seed);
     let r = counts(&spec(ZipfSampler::RejectionInversion, true), pages, seed);
     assert_ne!(a, r, "the two samplers draw different streams");
+    assert_eq!((a[0], r[0]), (13, 12), "page 0's draws, seed 1");
     assert_eq!(a, counts(&spec(ZipfSampler::Alias, true), pages, seed));
     // zipf(0.9) over 10,000 ranks: the top tenth of ranks holds 67.1 % of the mass (the
     // most-drawn tenth of pages, sorted from samples, a little more).
-    for c in [&a, &r] {
+    for (c, exact) in [(&a, 0.67374), (&r, 0.67307)] {
         let t = top_tenth(c);
         assert!((0.668..0.68).contains(&t), "top tenth {t}");
+        // Seed 1's draws: 134,748 and 134,614 of the 200,000.
+        assert_eq!(t, exact);
     }
     let u = counts(&spec(ZipfSampler::Alias, false), pages, seed);
     assert_eq!((0..pages).max_by_key(|&i| u[i]).unwrap(), 0);
@@ -599,6 +608,8 @@ fn a_sampled_alias_zipf_draws_only_kept_pages_with_the_filtered_law() {
         ka > 20_000 && ka < 60_000,
         "kept {ka} of {accesses} at rate 0.1"
     );
+    // Seed 1's counts.
+    assert_eq!((ka, kf), (31891, 32081));
     // Page by page over the most-drawn kept pages: the same law.
     let mut top: Vec<usize> = (0..pages).collect();
     top.sort_unstable_by_key(|&p| std::cmp::Reverse(filtered[p]));
@@ -610,6 +621,7 @@ fn a_sampled_alias_zipf_draws_only_kept_pages_with_the_filtered_law() {
         );
     }
     assert_ne!(alias, filtered, "two algorithms, two streams");
+    assert_eq!((alias[0], filtered[0]), (5, 2), "page 0's draws, seed 1");
 }
 
 /// `exit = true`: a workload that ends frees its anonymous memory (`do_exit`), so
