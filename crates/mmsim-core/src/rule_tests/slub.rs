@@ -132,12 +132,20 @@ fn an_empty_slab_is_discarded_once_min_partial_slabs_are_kept() {
     del_nodes(&mut s, 0, 14);
     assert_eq!(cache(&s, 0).nr_slabs(), 7);
     assert_eq!(s.node.free, free);
-    // One node freed in each of slabs 1..5: six partial slabs.
-    for k in 1..6 {
+    // One node freed in each of slabs 1..3: four partial slabs.
+    for k in 1..4 {
         del_nodes(&mut s, 14 * k, 1);
     }
+    // Slab 2 emptied (files 29..41): four partial slabs, itself among them
+    // (`n->nr_partial >= s->min_partial` counts it), one below min_partial:
+    // kept.
+    del_nodes(&mut s, 29, 13);
     assert_eq!(cache(&s, 0).nr_slabs(), 7);
-    // Slab 1's last node: six partial slabs ≥ min_partial, `discard_slab`
+    assert_eq!(s.node.free, free);
+    // One node freed in slab 4: five partial slabs.
+    del_nodes(&mut s, 56, 1);
+    assert_eq!(cache(&s, 0).nr_slabs(), 7);
+    // Slab 1's last node: five partial slabs, = min_partial, `discard_slab`
     // frees its two pages.
     let slab1 = s.kmem_leaf_slab(20, 0);
     let pfn = u64::from(cache(&s, 0).slab_pfn(slab1));
@@ -158,11 +166,11 @@ fn an_empty_slab_is_discarded_once_min_partial_slabs_are_kept() {
         vec![pfn, pfn + 12]
     );
     assert_eq!(s.phys.zone.buddy_order_at(pfn), Some(1));
-    // New nodes fill the partial slabs' 18 free objects (slab 0's 14,
-    // one each in slabs 2..5) before a new slab is allocated.
-    add_nodes(&mut s, 200, 18);
+    // New nodes fill the partial slabs' 30 free objects (slab 0's and slab
+    // 2's 14, one each in slabs 3 and 4) before a new slab is allocated.
+    add_nodes(&mut s, 200, 30);
     assert_eq!(cache(&s, 0).nr_slabs(), 6);
-    add_nodes(&mut s, 218, 1);
+    add_nodes(&mut s, 230, 1);
     assert_eq!(cache(&s, 0).nr_slabs(), 7);
     s.check_invariants().unwrap();
 }
