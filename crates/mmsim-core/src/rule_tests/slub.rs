@@ -175,6 +175,31 @@ fn an_empty_slab_is_discarded_once_min_partial_slabs_are_kept() {
     s.check_invariants().unwrap();
 }
 
+/// `__slab_free` of the last object of the CPU slab (frozen, v6.12: the
+/// `was_frozen` path) keeps it whatever the partial list holds; a slab on
+/// the list, emptied next to as many partial slabs, is discarded.
+#[test]
+fn an_empty_cpu_slab_is_kept_past_min_partial() {
+    let mut s = slab_machine(false);
+    // Seven full slabs (98 nodes); slab 6 (files 84..97) is the CPU slab.
+    add_nodes(&mut s, 0, 98);
+    // One node freed in each of slabs 0..4: five partial slabs (min_partial).
+    for k in 0..5 {
+        del_nodes(&mut s, 14 * k, 1);
+    }
+    let free = s.node.free;
+    del_nodes(&mut s, 84, 14);
+    assert_eq!(cache(&s, 0).nr_slabs(), 7, "the empty CPU slab stays");
+    assert_eq!(s.node.free, free);
+    // Slab 5 (files 70..83), full, emptied: on the list at its first free,
+    // six partial slabs at its last, discarded.
+    del_nodes(&mut s, 70, 14);
+    assert_eq!(cache(&s, 0).nr_slabs(), 6);
+    assert_eq!(cache(&s, 0).frames, 12);
+    assert_eq!(s.node.free, free + 2);
+    s.check_invariants().unwrap();
+}
+
 #[test]
 fn a_task_baseline_takes_unmovable_frames_and_page_tables_follow_it() {
     // kmem_charge_tasks at the run's start: the task_struct's slab (order 3,
