@@ -299,21 +299,7 @@ fn hold_waits_for_its_file_to_go() {
     )
     .unwrap();
     let hold = tmp.path().join("hold");
-    let mut child = probe()
-        .args([
-            scen.to_str().unwrap(),
-            "-q",
-            "--hold",
-            hold.to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = std::time::Instant::now();
-    while !hold.exists() {
-        assert!(t0.elapsed().as_secs() < 60, "the hold file never appeared");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    let mut child = spawn_held(&[scen.to_str().unwrap(), "-q"], &hold);
     let pid: u32 = std::fs::read_to_string(&hold)
         .unwrap()
         .trim()
