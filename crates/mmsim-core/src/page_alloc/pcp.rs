@@ -340,9 +340,14 @@ impl PhysMem {
     /// the count against `high`, as the single list's free was.
     #[inline(always)]
     pub(crate) fn free_order0(&mut self, pfn: u64) {
-        self.pcp.prev_free_high = false;
-        if self.pcp.free_count < self.pcp.batch << PCP_BATCH_SCALE_MAX {
-            self.pcp.free_count += 1;
+        // Read only by a free of order 1..=3 (`free_high`): with order-0
+        // lists alone (the default) both are dead, so the per-page free
+        // skips them.
+        if self.pcp.orders == PcpLists::V6_12 {
+            self.pcp.prev_free_high = false;
+            if self.pcp.free_count < self.pcp.batch << PCP_BATCH_SCALE_MAX {
+                self.pcp.free_count += 1;
+            }
         }
         if !self.pcp.typed {
             let list = &mut self.pcp.lists[MigrateType::Movable as usize];
