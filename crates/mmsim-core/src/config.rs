@@ -12,7 +12,7 @@ use std::fmt;
 use crate::config_defaults::*;
 use crate::cost::CostModel;
 pub use crate::memcg_stats::MemcgStatsFlush;
-pub use crate::page_alloc::{PcpLists, RmqueueFallback};
+pub use crate::page_alloc::{BootPageblocks, PcpLists, RmqueueFallback};
 pub use crate::reclaim::lru_gen::version::MglruRefaultActivate;
 use crate::PAGE_SIZE;
 
@@ -690,6 +690,12 @@ pub struct MachineConfig {
     /// ZONE_DMA's pages, the node's lowest (`crate::mmzone`); 0 (default): one zone.
     #[serde(default, skip_serializing_if = "crate::mmzone::is_zero")]
     pub dma_zone_pages: u64,
+    /// The pageblocks the boot's early kernel allocations leave unmovable
+    /// and reclaimable, and their free pages (`[machine.boot_pageblocks]`,
+    /// [`BootPageblocks`]; v6.12 `memmap_init_range` and the boot's
+    /// fallback claims). All 0 (default): every pageblock movable and free.
+    #[serde(default, skip_serializing_if = "BootPageblocks::is_default")]
+    pub boot_pageblocks: BootPageblocks,
     /// The data TLB (`[machine.tlb]`, `crate::tlb`): off by default.
     #[serde(default, skip_serializing_if = "crate::tlb::TlbConfig::is_default")]
     pub tlb: crate::tlb::TlbConfig,
@@ -881,6 +887,7 @@ impl Default for MachineConfig {
             thp: Default::default(),
             compaction: Default::default(),
             dma_zone_pages: 0,
+            boot_pageblocks: Default::default(),
             tlb: Default::default(),
         }
     }
@@ -915,6 +922,8 @@ impl MachineConfig {
         self.compaction.validate()?;
         self.validate_dma_zone()?;
         self.validate_watermark_boost()?;
+        self.boot_pageblocks
+            .validate(self.memory.pages().saturating_sub(self.dma_zone_pages))?;
         self.tlb.validate(self.cpus)?;
         if self.zero_page && self.policy.name == PolicyName::Lru {
             return Err(ConfigError::new(

@@ -1094,6 +1094,8 @@ impl Sim {
     }
 }
 
+mod boot;
+pub use boot::BootPageblocks;
 mod claim;
 mod frame;
 mod pcp;

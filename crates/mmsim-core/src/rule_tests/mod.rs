@@ -51,6 +51,7 @@
 mod boost;
 mod boost_rules;
 mod boost_setup;
+mod boot_pageblocks;
 mod cgwb;
 mod classic;
 mod compaction;

@@ -134,8 +134,10 @@ impl Sim {
         if on_lists != live {
             return Err(format!("{live} live folios but {on_lists} on lists"));
         }
-        let used =
-            self.folios.live_pages() - zero + self.kmem_pagetable_frames() + self.slub_frames();
+        let used = self.folios.live_pages() - zero
+            + self.kmem_pagetable_frames()
+            + self.slub_frames()
+            + self.cfg.boot_pageblocks.allocated_pages();
         if self.node.free + used != self.node.managed {
             return Err(format!(
                 "free {} + used {used} != managed {}",

@@ -131,6 +131,7 @@ impl Sim {
             cfg,
         };
         sim.setup_dma_zone();
+        sim.setup_boot_pageblocks();
         sim.setup_watermark_boost();
         sim.setup_trace_extfrag();
         sim.page_writeback_init();
