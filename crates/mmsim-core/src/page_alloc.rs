@@ -1094,6 +1094,7 @@ impl Sim {
     }
 }
 
+pub(crate) mod alloc_pages_slowpath;
 mod claim;
 mod frame;
 mod pcp;
