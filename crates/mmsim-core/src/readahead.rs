@@ -922,7 +922,9 @@ impl Sim {
             workingset |= self.folios[f].test(flags::WORKINGSET);
             run += 1;
         }
-        done.max(self.submit_ra_run(&mut run, &mut workingset))
+        let done = done.max(self.submit_ra_run(&mut run, &mut workingset));
+        self.ra_locked.clear();
+        done
     }
 
     /// `read_pages()`: submits one read of `run` pages. A run containing a

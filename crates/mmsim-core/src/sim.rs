@@ -264,6 +264,10 @@ pub struct Sim {
     /// Whether a readahead read since the caller last looked brought back a
     /// workingset page (its wait is a memstall).
     pub(crate) ra_workingset: bool,
+    /// The folios the order-0 readahead batch in progress added: locked
+    /// until read in the kernel, so reclaim keeps them
+    /// (`crate::readahead::read_pages`); empty outside a batch.
+    pub(crate) ra_locked: Vec<FolioId>,
     /// Dirty file pages (`NR_FILE_DIRTY`).
     pub(crate) nr_dirty: u64,
     /// Folios with PG_swapcache (`NR_SWAPCACHE`, per folio): see `crate::swapfile`.

@@ -19,6 +19,14 @@
 //!   filemap_add_folio return -ENOMEM", Liu Shixin, 2024): retrying the
 //!   charge page after page only repeated memcg reclaim.
 //!
+//! The batch's folios are locked until their read completes
+//! (`filemap_add_folio` sets PG_locked, the read's end unlocks), so reclaim
+//! inside the batch (its later pages' charges and allocations; the
+//! reclaimer's `lru_add_drain()` puts them on the LRU) cannot take them:
+//! `shrink_folio_list`'s `folio_trylock()` fails and the folio is kept
+//! ([`Sim::ra_locked`], v6.12 and v4.9 alike). mmsim holds them only until the
+//! batch ends, not until the read's completion time (departure).
+//!
 //! [`crate::sim::ClassicRules::readahead_charge_skips`] picks the v4.9
 //! rule under the `scanned-rotated` policy. Departure kept: v4.9 allocated
 //! every page of the batch before charging any; mmsim allocates and
@@ -60,6 +68,18 @@ impl Sim {
                 _ => RaAdd::Stop,
             };
         };
-        RaAdd::Added(self.filemap_insert_folio(f, file, index, slot, false))
+        let f = self.filemap_insert_folio(f, file, index, slot, false);
+        self.ra_locked.push(f);
+        RaAdd::Added(f)
+    }
+
+    /// Whether `f` is a folio the readahead batch in progress added, which
+    /// the kernel holds locked until its read completes: v6.12
+    /// `shrink_folio_list` then fails `folio_trylock()` and takes `goto keep`
+    /// (back to its LRU list, before `sc->nr_scanned` counts it; its
+    /// isolation was counted in `pgscan_*`).
+    #[inline]
+    pub(crate) fn ra_locked(&self, f: FolioId) -> bool {
+        !self.ra_locked.is_empty() && self.ra_locked.contains(&f)
     }
 }

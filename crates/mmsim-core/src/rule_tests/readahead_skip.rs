@@ -2,7 +2,8 @@
 //! (`crate::readahead::read_pages`): v4.9 skips a page whose charge fails
 //! (`read_pages` → ext4's `goto next_page`) and tries the next, v6.12 ends
 //! the batch at it (`-ENOMEM` breaks `page_cache_ra_unbounded`); a failed
-//! allocation ends the batch in both.
+//! allocation ends the batch in both. The batch's own folios are locked
+//! until read, so its charges' reclaim keeps them.
 
 use super::*;
 use crate::memcg::MemcgId;
@@ -57,6 +58,38 @@ fn v4_9_skips_a_readahead_page_whose_charge_fails_v6_12_ends_the_batch() {
     assert_eq!(s.acc.file_pages_read, 1);
     assert_eq!(s.vm.oom_kill, 1);
     assert!(s.tasks[hog as usize].dead);
+}
+
+#[test]
+fn v4_9_skips_only_the_failed_page_and_reads_the_rest() {
+    // Room for two pages in the group: the hog's 100 pages under a
+    // `memory.max` of 102 (stock drained). Pages 0 and 1 of the window are
+    // charged; page 2's charge reclaims, but 0 and 1 are the batch's own,
+    // locked until read (`folio_trylock` fails: kept), and the hog's pages
+    // are anonymous without swap, so it fails (2 `max`). v4.9 skips it and
+    // tries page 3 (2 more); v6.12 stops. Both read 0..2 as one run, no OOM.
+    // (Without the lock, page 2's reclaim took page 0 or 1, unread.)
+    for (policy, max_events) in [(PolicyName::ScannedRotated, 4), (PolicyName::Cost, 2)] {
+        let mut s = machine(policy, 8192, None);
+        let g = s.add_memcg(crate::memcg::ROOT, "g").unwrap();
+        s.set_memcg_max(g, 102).unwrap();
+        let hog = s.add_task("hog");
+        s.attach_task(hog, g).unwrap();
+        let anon = s.mmap_anon(hog, 100).unwrap();
+        touch(&mut s, anon, 100);
+        s.drain_stock();
+        let file = s.add_file("f", 64).unwrap();
+        s.open(file, hog).unwrap();
+        s.step(&Event::FileRead {
+            file,
+            index: 0,
+            pages: 1,
+        });
+        assert_eq!(cached(&s, file), [0, 1], "{policy:?}");
+        assert_eq!(s.memcgs[g as usize].max_events, max_events, "{policy:?}");
+        assert_eq!(s.acc.file_pages_read, 2, "{policy:?}");
+        assert_eq!(s.vm.oom_kill, 0, "{policy:?}");
+    }
 }
 
 #[test]
