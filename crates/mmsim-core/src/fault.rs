@@ -39,7 +39,7 @@
 //! Page allocation follows `get_page_from_freelist()` / `__alloc_pages_slowpath()`
 //! for order 0: take a page while free > low; else wake kswapd and take one
 //! while free > min; else direct reclaim (`__alloc_pages_direct_reclaim`) up
-//! to MAX_RECLAIM_RETRIES times, then the OOM killer. The memcg charge
+//! to MAX_RECLAIM_RETRIES times (`__GFP_NORETRY`: once), then the OOM killer. The memcg charge
 //! (`try_charge_memcg()`) reclaims from the group while it is at
 //! `memory.max`, up to MAX_RECLAIM_RETRIES times, then OOM-kills in the group.
 
@@ -827,6 +827,19 @@ impl Sim {
         gfp: Gfp,
     ) -> Option<FolioId> {
         let f = self.alloc_folio(file, index, 0, gfp)?;
+        Some(self.filemap_insert_folio(f, file, index, old_slot, write))
+    }
+
+    /// [`Sim::filemap_add_folio`] once the folio `f` is allocated and
+    /// charged (`__filemap_add_folio` and `folio_add_lru`).
+    pub(crate) fn filemap_insert_folio(
+        &mut self,
+        f: FolioId,
+        file: FileId,
+        index: u32,
+        old_slot: u32,
+        write: bool,
+    ) -> FolioId {
         let old_slot = if self.kmem.is_some() {
             // The slot as the store finds it: reclaim in the allocation may
             // have taken its shadow with its node (`shadow_lru_isolate`).
@@ -844,7 +857,7 @@ impl Sim {
             self.workingset_refault(f, old_slot);
         }
         self.folio_add_lru(f);
-        Some(f)
+        f
     }
 
     /// A page-cache miss handled alone: [`Sim::filemap_add_folio`] and,
@@ -1004,6 +1017,20 @@ impl Sim {
         if !self.alloc_page(gfp) {
             return None;
         }
+        self.charge_new_folio(sp, i, fl, gfp)
+    }
+
+    /// [`Sim::alloc_folio`] once its page is taken: the charge (whose failure
+    /// frees the page) and the folio. Readahead calls it apart to tell a
+    /// failed charge from a failed allocation (`crate::readahead::read_pages`).
+    #[inline]
+    pub(crate) fn charge_new_folio(
+        &mut self,
+        sp: u32,
+        i: u32,
+        fl: u16,
+        gfp: Gfp,
+    ) -> Option<FolioId> {
         if !self.try_charge_memcg(1, gfp) {
             self.node.free += 1;
             return None;
@@ -1019,7 +1046,8 @@ impl Sim {
     /// Takes a free page from the node, reclaiming as the allocator does:
     /// `get_page_from_freelist()` against WMARK_LOW, then
     /// `__alloc_pages_slowpath()` (wake kswapd, WMARK_MIN, direct reclaim with
-    /// retries, `out_of_memory()`); the `lru` policy evicts one page instead.
+    /// retries, `out_of_memory()`; `__GFP_NORETRY` fails after one reclaim:
+    /// `crate::page_alloc::alloc_pages_slowpath`); the `lru` policy evicts one page instead.
     ///
     /// The fast path is inline for every policy: above WMARK_LOW (the
     /// zone's fast mark) for the kernel's, any free page for the `lru`
@@ -1065,6 +1093,9 @@ impl Sim {
             if self.node.free > self.node.wmark_min {
                 self.node.free -= 1;
                 return true;
+            }
+            if crate::page_alloc::alloc_pages_slowpath::noretry_gives_up(gfp) {
+                return false;
             }
             if !self.reclaim_could_pass_min() {
                 break;

@@ -330,7 +330,8 @@ impl Sim {
     /// `__alloc_pages` of one order-0 page on the two-zone node (see
     /// `Sim::alloc_page`): the zonelist at the low watermark, then wake
     /// kswapd, at the min watermark, direct reclaim with retries, and the
-    /// OOM killer.
+    /// OOM killer (`__GFP_NORETRY`: one reclaim, then failure,
+    /// `crate::page_alloc::alloc_pages_slowpath`).
     pub(crate) fn alloc_page_zoned(&mut self, gfp: crate::gfp::Gfp) -> bool {
         if self.take_order0_zoned(Wmark::Low) {
             return true;
@@ -344,6 +345,9 @@ impl Sim {
             let reclaimed = self.try_to_free_pages_order(0, gfp);
             if self.take_order0_zoned(Wmark::Min) {
                 return true;
+            }
+            if crate::page_alloc::alloc_pages_slowpath::noretry_gives_up(gfp) {
+                return false;
             }
             if !self.reclaim_could_pass_min() {
                 break;

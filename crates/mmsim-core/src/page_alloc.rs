@@ -1094,6 +1094,7 @@ impl Sim {
     }
 }
 
+pub(crate) mod alloc_pages_slowpath;
 mod boot;
 pub use boot::BootPageblocks;
 mod claim;

@@ -70,7 +70,9 @@
 //!   insert the others (refault detection runs on their shadows, as
 //!   `filemap_add_folio` does), mark the page at `nr - lookahead` with
 //!   `PG_readahead`, and submit one read per contiguous run; a folio whose
-//!   allocation or charge fails ends the batch (what was added is read).
+//!   allocation or charge fails ends the batch (what was added is read;
+//!   under v4.9's rules a failed charge skips the page instead:
+//!   [`read_pages`]).
 //!   The mask is `readahead_gfp_mask` (`Sim::readahead_gfp`): its
 //!   `__GFP_NORETRY` charge gives up after one reclaim pass and the stock
 //!   drain (`Sim::try_charge_memcg`), so a group at its limit with nothing
@@ -905,8 +907,13 @@ impl Sim {
                 done = done.max(self.submit_ra_run(&mut run, &mut workingset));
                 continue;
             }
-            let Some(f) = self.filemap_add_folio(file, page, slot, false, gfp) else {
-                break;
+            let f = match self.ra_add_order0(file, page, slot, gfp) {
+                read_pages::RaAdd::Added(f) => f,
+                read_pages::RaAdd::Skip => {
+                    done = done.max(self.submit_ra_run(&mut run, &mut workingset));
+                    continue;
+                }
+                read_pages::RaAdd::Stop => break,
             };
             // Unsigned in the kernel: a window clamped at EOF below its lookahead wraps and marks nothing.
             if lookahead > 0 && i == nr.wrapping_sub(lookahead) {
@@ -915,7 +922,9 @@ impl Sim {
             workingset |= self.folios[f].test(flags::WORKINGSET);
             run += 1;
         }
-        done.max(self.submit_ra_run(&mut run, &mut workingset))
+        let done = done.max(self.submit_ra_run(&mut run, &mut workingset));
+        self.ra_locked.clear();
+        done
     }
 
     /// `read_pages()`: submits one read of `run` pages. A run containing a
@@ -1061,3 +1070,5 @@ impl crate::config::MachineConfig {
         self.max_sectors_kb / 4
     }
 }
+
+pub(crate) mod read_pages;

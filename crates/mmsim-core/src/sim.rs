@@ -104,6 +104,13 @@ pub struct ClassicRules {
     /// `__do_page_cache_readahead` ran without the scope, with
     /// `readahead_gfp_mask`'s `__GFP_FS` (`Sim::readahead_gfp`).
     pub readahead_nofs: bool,
+    /// A readahead page whose charge fails is skipped and the batch goes
+    /// on (v4.9 `read_pages` → `->readpages`: `add_to_page_cache_lru`
+    /// failing takes ext4's `goto next_page`); v6.10+ `page_cache_ra_unbounded`
+    /// breaks at `-ENOMEM` ("mm/readahead: break read-ahead loop if
+    /// filemap_add_folio return -ENOMEM"). An allocation failure ends the
+    /// batch in both (`crate::readahead::read_pages`).
+    pub readahead_charge_skips: bool,
 }
 
 impl ClassicRules {
@@ -121,6 +128,7 @@ impl ClassicRules {
             dirty_activates: false,
             reclaim_compaction_gap_first: true,
             readahead_nofs: false,
+            readahead_charge_skips: true,
         }
     }
     /// v6.x (current): cost-based balancing.
@@ -137,6 +145,7 @@ impl ClassicRules {
             dirty_activates: true,
             reclaim_compaction_gap_first: false,
             readahead_nofs: true,
+            readahead_charge_skips: false,
         }
     }
 }
@@ -255,6 +264,10 @@ pub struct Sim {
     /// Whether a readahead read since the caller last looked brought back a
     /// workingset page (its wait is a memstall).
     pub(crate) ra_workingset: bool,
+    /// The folios the order-0 readahead batch in progress added: locked
+    /// until read in the kernel, so reclaim keeps them
+    /// (`crate::readahead::read_pages`); empty outside a batch.
+    pub(crate) ra_locked: Vec<FolioId>,
     /// Dirty file pages (`NR_FILE_DIRTY`).
     pub(crate) nr_dirty: u64,
     /// Folios with PG_swapcache (`NR_SWAPCACHE`, per folio): see `crate::swapfile`.

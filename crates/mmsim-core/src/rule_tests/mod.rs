@@ -45,7 +45,9 @@
 //! `should_continue_reclaim.rs` classic `shrink_node`'s reclaim/compaction
 //! passes (`should_continue_reclaim`); `split_zeropage.rs` v6.12's zero-filled
 //! subpages at a THP split and the underused THP shrinker; `split_pmd.rs`
-//! `thp_split_pmd` at `split_huge_page` (`unmap_folio`). This file
+//! `thp_split_pmd` at `split_huge_page` (`unmap_folio`); `slowpath_noretry.rs`
+//! `__GFP_NORETRY` in the order-0 allocator's slow path, `readahead_skip.rs` a
+//! readahead page whose charge fails (skipped in v4.9, the batch's end in v6.12). This file
 //! holds the helpers they share.
 
 mod boost;
@@ -98,6 +100,7 @@ mod pcp;
 mod pcp_order;
 mod pgdat_dirty;
 mod readahead;
+mod readahead_skip;
 mod reclaim_mark;
 mod reclaim_throttle;
 mod remap;
@@ -108,6 +111,7 @@ mod rotate;
 mod run_loop;
 mod shadow;
 mod should_continue_reclaim;
+mod slowpath_noretry;
 mod slub;
 mod split_pmd;
 mod split_zeropage;

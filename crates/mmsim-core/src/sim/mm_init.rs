@@ -109,6 +109,7 @@ impl Sim {
             io_wait_ns: 0,
             bdp: Default::default(),
             ra_workingset: false,
+            ra_locked: Vec::new(),
             nr_dirty: 0,
             nr_swapcache_folios: 0,
             measure_start: 0,

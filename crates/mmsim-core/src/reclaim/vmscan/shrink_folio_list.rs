@@ -94,6 +94,12 @@ impl Sim {
             if let Some(&g) = batch.get(i + 3) {
                 self.prefetch_reclaim(g);
             }
+            if self.ra_locked(f) {
+                // `folio_trylock()` fails: keep, not counted in nr_scanned.
+                batch[keep] = f;
+                keep += 1;
+                continue;
+            }
             // Account the number of base pages.
             let mut nr = self.folios[f].nr_pages();
             sc.nr_scanned += nr;
