@@ -199,12 +199,17 @@ impl Sim {
         // The slots as the store finds them (reclaim in the allocation may
         // have changed shadows).
         let mut shadow = 0;
+        // Order ≥ 6: one multi-index entry in a level-1 node (`crate::kmem`).
+        let multi = order >= crate::kmem::XA_CHUNK_SHIFT as u8;
+        if multi && self.kmem.is_some() {
+            self.kmem_store_multi(file, index, order, SLOT_FOLIO | f);
+        }
         for i in index..index + n {
             let cur = self.files[file as usize].slot(i);
             if cur != 0 {
                 shadow = cur;
             }
-            if self.kmem.is_some() {
+            if !multi && self.kmem.is_some() {
                 self.kmem_slot_changed(file, i, cur, SLOT_FOLIO | f);
             }
             *self.files[file as usize].slot_mut(i) = SLOT_FOLIO | f;

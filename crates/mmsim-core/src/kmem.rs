@@ -69,6 +69,8 @@
 use crate::PAGE_SIZE;
 use std::collections::VecDeque;
 
+mod multi_index;
+
 use crate::memcg::{MemcgId, ROOT};
 use crate::sim::Sim;
 
@@ -84,6 +86,8 @@ pub(crate) const KERNEL_STACK_PAGES: u64 = 4;
 /// Unreclaimable slab per task (estimate: `task_struct` ~10 KiB, `mm_struct`,
 /// a few dozen `vm_area_struct`s, signal/sighand, files, cred).
 pub(crate) const TASK_SLAB_BYTES: u64 = 16 << 10;
+/// Marks a level-1 node's key on a shadow-node list (`multi_index`).
+const UPPER_KEY: u32 = 1 << 31;
 /// `SHRINK_BATCH`.
 const SHRINK_BATCH: u64 = 128;
 /// Pages covered by one PTE page (2 MiB), one PMD page (1 GiB), one PUD page (512 GiB).
@@ -102,17 +106,28 @@ struct Leaf {
     stamp: u32,
     /// Its `radix_tree_node` slab (`machine.slab_frames`).
     slab: u32,
+    /// The class (1 page, 2 shadow; 0 none) of the multi-index entry of
+    /// order ≥ 6 that occupies this chunk's slot in the level-1 node
+    /// instead of a leaf (`multi_index`); `count` is then 0.
+    big: u8,
+    /// That entry's order.
+    big_order: u8,
 }
 
 /// An upper node's state.
 #[derive(Clone, Copy, Debug, Default)]
 struct Upper {
-    /// Children with entries.
+    /// Occupied slots (`node->count`): children with entries and, at
+    /// level 1, the slots of multi-index entries (`multi_index`).
     count: u8,
     /// The group the node was charged to.
     owner: MemcgId,
     /// Its `radix_tree_node` slab (`machine.slab_frames`).
     slab: u32,
+    /// Level 1: slots holding a multi-index shadow (`node->nr_values`).
+    values: u8,
+    /// Level 1: nonzero while on its owner's shadow-node list.
+    stamp: u32,
 }
 
 /// One file's xarray shape.
@@ -182,8 +197,9 @@ pub(crate) struct KmemGroup {
     nodereclaim: u64,
     /// Xarray nodes charged to it now.
     xa_nodes: u64,
-    /// `workingset_nodes` list_lru of this group: (file, leaf, stamp), oldest
-    /// first; an entry whose stamp no longer matches its leaf's is stale.
+    /// `workingset_nodes` list_lru of this group: (file, node, stamp), oldest
+    /// first, the node a leaf's key or a level-1 node's key | [`UPPER_KEY`];
+    /// an entry whose stamp no longer matches its node's is stale.
     shadow_lru: VecDeque<(u32, u32, u32)>,
     /// Live entries of `shadow_lru` (`list_lru_shrink_count`).
     shadow_nodes: u64,
@@ -411,6 +427,11 @@ impl Sim {
         if co == cn {
             return;
         }
+        if self.kmem_in_multi(file, index) {
+            // A smaller entry stored into a multi-index shadow's range:
+            // `__filemap_add_folio` splits it first (`xas_split`).
+            self.kmem_split_multi(file, index, 0);
+        }
         let m = self.cur_memcg;
         let i = index as usize;
         let k = self.kmem.as_mut().unwrap();
@@ -515,9 +536,13 @@ impl Sim {
                 self.slab_free(crate::slub::CacheId::RadixTreeNode, id);
             }
         }
-        // The leaves' place on the shadow-node lists.
+        // The leaves' place on the shadow-node lists, and their level-1
+        // nodes' (which only multi-index shadows put there).
         for key in [leaf_key, 0] {
             self.kmem_update_node(file, key);
+        }
+        for key in [leaf_key >> XA_CHUNK_SHIFT, 0] {
+            self.kmem_update_upper(file, key);
         }
         for &(owner, n) in &freed[..nfreed] {
             self.kmem.as_mut().unwrap().group(owner).xa_nodes -= n;
@@ -550,12 +575,7 @@ impl Sim {
             k.files[file as usize].leaves[key].stamp = 0;
             let g = k.group(l.owner);
             g.shadow_nodes -= 1;
-            if g.shadow_lru.len() as u64 > 2 * g.shadow_nodes + 1024 {
-                let files = &k.files;
-                let g = &mut k.groups[l.owner as usize];
-                g.shadow_lru
-                    .retain(|&(f, key, s)| files[f as usize].leaves[key as usize].stamp == s);
-            }
+            k.prune_shadow_lru(l.owner);
         }
     }
 
@@ -648,13 +668,20 @@ impl Sim {
             let Some((f, key, s)) = k.groups[m as usize].shadow_lru.pop_front() else {
                 return false;
             };
-            let leaf = &mut k.files[f as usize].leaves[key as usize];
-            if leaf.stamp == s {
-                leaf.stamp = 0;
+            let stamp = k.files[f as usize].stamp_mut(key);
+            if *stamp == s {
+                *stamp = 0;
                 k.groups[m as usize].shadow_nodes -= 1;
-                break (f, key as usize);
+                break (f, key);
             }
         };
+        if key & UPPER_KEY != 0 {
+            // A level-1 node holding only multi-index shadows.
+            self.kmem_delete_upper(file, (key & !UPPER_KEY) as usize);
+            self.kmem.as_mut().unwrap().group(m).nodereclaim += 1;
+            return true;
+        }
+        let key = key as usize;
         let start = (key << XA_CHUNK_SHIFT) as u32;
         let end = start.saturating_add(1 << XA_CHUNK_SHIFT);
         let saved = self.cur_memcg;

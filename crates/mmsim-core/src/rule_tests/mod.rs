@@ -83,6 +83,7 @@ mod gfp_order0_tp;
 mod gfp_tp;
 mod khugepaged;
 mod kmem;
+mod kmem_multi_index;
 mod kswapd_nap;
 mod lru_charge;
 mod memcg;

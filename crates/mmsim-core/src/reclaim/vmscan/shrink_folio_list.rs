@@ -440,7 +440,8 @@ impl Sim {
         let fo = self.folios[f];
         if fo.is_file() {
             // `page_cache_delete`: the shadow over the folio's whole range
-            // (one multi-index entry in the kernel; here in each slot).
+            // (one multi-index entry in the kernel, `crate::kmem`'s xarray
+            // counts it so; the slot array holds it in each page's slot).
             let new = shadow.unwrap_or(0);
             if fo.order == 0 {
                 if self.kmem.is_some() {
@@ -448,8 +449,14 @@ impl Sim {
                 }
                 *self.files[fo.space as usize].slot_mut(fo.index) = new;
             } else {
+                // Order ≥ 6: one entry in a level-1 node; below, 2^order
+                // slots of a leaf, as many order-0 entries.
+                let multi = fo.order >= crate::kmem::XA_CHUNK_SHIFT as u8;
+                if multi && self.kmem.is_some() {
+                    self.kmem_store_multi(fo.space, fo.index, fo.order, new);
+                }
                 for index in fo.index..fo.index + fo.nr_pages() as u32 {
-                    if self.kmem.is_some() {
+                    if !multi && self.kmem.is_some() {
                         self.kmem_slot_changed(fo.space, index, SLOT_FOLIO | f, new);
                     }
                     *self.files[fo.space as usize].slot_mut(index) = new;
