@@ -60,6 +60,10 @@
 //! | `binary_size` | the server's binary and libraries, mapped and read at start-up | 0..=1 GiB | 0 |
 //! | `full_page_writes` | WAL full-page images and the checkpointer (below) | bool | false |
 //! | `fsync` | PostgreSQL's `fsync` and `synchronous_commit`: the writeback it asks for (below) | bool | false |
+//! | `tps` | transactions per second of the modelled run: the clock of the background writer (below) | 0..=10^7 | 0: none |
+//! | `bgwriter_delay` | ms between background writer rounds | 10..=10000 | 200 |
+//! | `bgwriter_lru_maxpages` | most buffers one round writes | 0..=1073741823 | 100 |
+//! | `bgwriter_lru_multiplier` | rounds clean this many times the recent allocations | 0..=10 | 2.0 |
 //!
 //! The fields after `max_wal_size` are off by default (results of existing scenarios
 //! keep their bits); each models one reason VALIDATION.md found the model putting less
@@ -111,6 +115,15 @@
 //!   `fsync = off` PostgreSQL makes none of these calls (`pg_flush_data` returns at
 //!   once when `enableFsync` is off), as the model without the field. Backends ask
 //!   for none either way (`backend_flush_after` = 0).
+//! * `tps = N`: PostgreSQL's background writer (`BgBufferSync`, bufmgr.c; module
+//!   `bgwriter`), a round every `bgwriter_delay` ms of a clock on which the
+//!   transactions run at N per second (the model has no CPU time of its own). A round
+//!   scans ahead of the clock sweep and writes the dirty buffers the sweep would take
+//!   next (usage count 0), as many as it estimates the next round's allocations need
+//!   (`bgwriter_lru_multiplier` × their moving average), at most
+//!   `bgwriter_lru_maxpages`; with `fsync` it asks for their writeback every
+//!   `bgwriter_flush_after` = 512 kB. The backends then find those victims clean.
+//!   PostgreSQL's defaults for the three settings (PostgreSQL 15).
 //!
 //! `advice` applies to the relation files (PostgreSQL gives none: default `normal`, so
 //! the kernel's readahead decides, and a random 8 KiB read reads just that).
@@ -145,9 +158,9 @@
 //!
 //! Not modelled: MVCC (an UPDATE rewrites the tuple in place: no new tuple versions, no
 //! table or index bloat, no HOT, no VACUUM), the teller and branch indexes (always in
-//! the buffers), the background writer and its `bgwriter_flush_after` writeback
-//! (without `full_page_writes` no checkpointer either: dirty buffers are written only
-//! when evicted), the shutdown checkpoint, the WAL in 16 MiB segments (one file here,
+//! the buffers), the background writer without `tps` (and without `full_page_writes`
+//! no checkpointer either: dirty buffers are written only when evicted), the
+//! shutdown checkpoint, the WAL in 16 MiB segments (one file here,
 //! which `fdatasync` walks only where it is dirty), the system catalogs,
 //! free-space and visibility maps, the buffer ring strategies of bulk operations,
 //! several clients' transactions in parallel (one stream; `clients` adds their
@@ -215,6 +228,17 @@ pub struct PgbenchSpec {
     /// `fsync`: the WAL's `fdatasync` at each commit and the checkpointer's writeback
     /// requests (default false: PostgreSQL with `fsync = off`).
     pub fsync: bool,
+    /// Transactions per second of the run being modelled: the model's clock for the
+    /// background writer, which runs every `bgwriter_delay` (default 0: no background
+    /// writer).
+    pub tps: u32,
+    /// `bgwriter_delay`, milliseconds between background writer rounds, 10..=10000
+    /// (default 200).
+    pub bgwriter_delay: u32,
+    /// `bgwriter_lru_maxpages`, most buffers a round writes, 0..=1073741823 (default 100).
+    pub bgwriter_lru_maxpages: u32,
+    /// `bgwriter_lru_multiplier`, 0..=10 (default 2.0).
+    pub bgwriter_lru_multiplier: f64,
 }
 
 /// pgbench's built-in scripts (`pgbench -b`, src/bin/pgbench/pgbench.c `builtin_script`).
@@ -261,6 +285,17 @@ pub const MAX_CLIENTS: u32 = 10_000;
 /// Largest `backend_memory` and `binary_size`: 1 GiB.
 pub const MAX_PRIVATE: u64 = 1 << 30;
 
+/// Largest `tps`.
+pub const MAX_TPS: u32 = 10_000_000;
+/// PostgreSQL's default `bgwriter_delay`, ms (guc_tables.c / postgresql.conf.sample).
+pub const DEFAULT_BGWRITER_DELAY: u32 = 200;
+/// PostgreSQL's default `bgwriter_lru_maxpages`.
+pub const DEFAULT_BGWRITER_LRU_MAXPAGES: u32 = 100;
+/// PostgreSQL's largest `bgwriter_lru_maxpages` (`INT_MAX / 2`).
+pub const MAX_BGWRITER_LRU_MAXPAGES: u32 = (i32::MAX / 2) as u32;
+/// PostgreSQL's default `bgwriter_lru_multiplier`.
+pub const DEFAULT_BGWRITER_LRU_MULTIPLIER: f64 = 2.0;
+
 /// Block counts of the relations for a scale factor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
@@ -297,6 +332,10 @@ impl PgbenchSpec {
             binary_size: 0,
             full_page_writes: false,
             fsync: false,
+            tps: 0,
+            bgwriter_delay: DEFAULT_BGWRITER_DELAY,
+            bgwriter_lru_maxpages: DEFAULT_BGWRITER_LRU_MAXPAGES,
+            bgwriter_lru_multiplier: DEFAULT_BGWRITER_LRU_MULTIPLIER,
         }
     }
 
@@ -423,6 +462,39 @@ impl PgbenchSpec {
                 ));
             }
         }
+        if self.tps > MAX_TPS {
+            return Err(Bad::new(
+                "tps",
+                format!("{} is out of range [0, {MAX_TPS}]", self.tps),
+            ));
+        }
+        if !(10..=10_000).contains(&self.bgwriter_delay) {
+            return Err(Bad::new(
+                "bgwriter_delay",
+                format!(
+                    "{} ms is out of range [10, 10000] (PostgreSQL's bounds)",
+                    self.bgwriter_delay
+                ),
+            ));
+        }
+        if self.bgwriter_lru_maxpages > MAX_BGWRITER_LRU_MAXPAGES {
+            return Err(Bad::new(
+                "bgwriter_lru_maxpages",
+                format!(
+                    "{} is out of range [0, {MAX_BGWRITER_LRU_MAXPAGES}] (PostgreSQL's bounds)",
+                    self.bgwriter_lru_maxpages
+                ),
+            ));
+        }
+        if !(0.0..=10.0).contains(&self.bgwriter_lru_multiplier) {
+            return Err(Bad::new(
+                "bgwriter_lru_multiplier",
+                format!(
+                    "{} is out of range [0, 10] (PostgreSQL's bounds)",
+                    self.bgwriter_lru_multiplier
+                ),
+            ));
+        }
         // The backends' memory is one mapping of at most 2^31 pages, and the
         // model's pages at most MAX_PAGES, like every other region.
         if self.private_pages() > 1 << 31 || self.pages() > MAX_PAGES {
@@ -516,6 +588,13 @@ pub struct PgbenchGen {
     /// Relations written since the last checkpoint (bit per relation), which the
     /// checkpoint's end `fsync`s (`fsync` only).
     to_sync: u8,
+    /// Completed passes of the clock sweep (`completePasses`, freelist.c).
+    passes: u32,
+    /// Buffers allocated since the background writer last looked
+    /// (`numBufferAllocs`).
+    allocs: u32,
+    /// The background writer (`tps` > 0).
+    bgwriter: Option<bgwriter::BgWriter>,
 }
 
 /// Most events one transaction emits without `fsync`: 2 lookups of up to 8 index levels
@@ -632,7 +711,13 @@ impl PgbenchGen {
             history_extended: 0,
             tx_left: spec.transactions,
             tx_done: 0,
-            pending: Vec::with_capacity(MAX_TX_EVENTS),
+            // A background writer round emits at most a write and a writeback range
+            // per buffer written.
+            pending: Vec::with_capacity(if spec.tps > 0 {
+                MAX_TX_EVENTS.max(2 * u64::from(spec.bgwriter_lru_maxpages).min(buffers) as usize)
+            } else {
+                MAX_TX_EVENTS
+            }),
             pos: 0,
             script: spec.script,
             binary,
@@ -648,6 +733,16 @@ impl PgbenchGen {
                 0
             }),
             to_sync: 0,
+            passes: 0,
+            allocs: 0,
+            bgwriter: (spec.tps > 0).then(|| {
+                bgwriter::BgWriter::new(
+                    spec.tps.min(MAX_TPS),
+                    spec.bgwriter_delay.clamp(10, 10_000),
+                    spec.bgwriter_lru_maxpages.min(MAX_BGWRITER_LRU_MAXPAGES),
+                    spec.bgwriter_lru_multiplier.clamp(0.0, 10.0),
+                )
+            }),
         })
     }
 
@@ -707,13 +802,19 @@ impl PgbenchGen {
     #[inline]
     fn victim(&mut self) -> u32 {
         let n = self.tag.len() as u32;
+        self.allocs = self.allocs.wrapping_add(1);
         if self.next_free < n {
             self.next_free += 1;
             return self.next_free - 1;
         }
         loop {
             let b = self.hand;
-            self.hand = if b + 1 == n { 0 } else { b + 1 };
+            self.hand = if b + 1 == n {
+                self.passes = self.passes.wrapping_add(1);
+                0
+            } else {
+                b + 1
+            };
             let s = &mut self.state[b as usize];
             if *s & !DIRTY == 0 {
                 return b;
@@ -811,6 +912,9 @@ impl PgbenchGen {
             self.access(account, false);
             self.tx_done += 1;
             self.tx_left -= 1;
+            if let Some(bg) = self.bgwriter.as_mut() {
+                bg.tick(self.tx_done);
+            }
             return;
         }
         let tid = rng.random_range(0..self.tellers);
@@ -859,6 +963,9 @@ impl PgbenchGen {
         self.wal_pos += u32::from(pages);
         self.tx_done += 1;
         self.tx_left -= 1;
+        if let Some(bg) = self.bgwriter.as_mut() {
+            bg.tick(self.tx_done);
+        }
     }
 
     /// A checkpoint, when the WAL is about to be reused (`max_wal_size`: PostgreSQL
@@ -919,30 +1026,9 @@ impl PgbenchGen {
         !self.pending.is_empty()
     }
 
-    /// `IssuePendingWritebacks` (src/backend/storage/buffer/bufmgr.c): the checkpointer's
-    /// pending writes sorted by relation and block, neighbouring blocks merged into one
-    /// range, each range handed to the kernel with `sync_file_range(SYNC_FILE_RANGE_WRITE)`
-    /// (`smgrwriteback` → `FileWriteback` → `pg_flush_data`), which does not wait.
+    /// `IssuePendingWritebacks` of the checkpointer's pending writes ([`issue_writebacks`]).
     fn issue_pending_writebacks(&mut self) {
-        self.flush_pending.sort_unstable();
-        let mut i = 0;
-        while i < self.flush_pending.len() {
-            let (r, first) = self.flush_pending[i];
-            let mut n = 1;
-            while i + n < self.flush_pending.len()
-                && self.flush_pending[i + n] == (r, first + n as u32)
-            {
-                n += 1;
-            }
-            self.pending.push(Event::FileSync {
-                file: self.files[r as usize],
-                index: first * PAGES_PER_BLOCK,
-                pages: (n as u32 * PAGES_PER_BLOCK) as u16,
-                wait: false,
-            });
-            i += n;
-        }
-        self.flush_pending.clear();
+        issue_writebacks(&self.files, &mut self.flush_pending, &mut self.pending);
     }
 
     /// Queues the next start-up events (the binary's pages read through its mapping,
@@ -981,6 +1067,11 @@ impl PgbenchGen {
                 if self.startup() || (self.ckpt_pos < self.tag.len() as u32 && self.checkpointer())
                 {
                     // Start-up or checkpoint events queued.
+                } else if self.bgwriter.as_ref().is_some_and(|bg| bg.due > 0) && {
+                    self.bgwriter.as_mut().unwrap().due -= 1;
+                    self.bg_buffer_sync()
+                } {
+                    // A background writer round's writes queued.
                 } else if self.tx_left == 0 {
                     break;
                 } else {
@@ -999,6 +1090,13 @@ impl PgbenchGen {
     pub fn transactions_done(&self) -> u64 {
         self.tx_done
     }
+
+    /// Buffers the background writer wrote (`pg_stat_bgwriter.buffers_clean`) and its
+    /// rounds stopped by `bgwriter_lru_maxpages` (`maxwritten_clean`); `None` without
+    /// one.
+    pub fn bgwriter_stats(&self) -> Option<(u64, u64)> {
+        self.bgwriter.as_ref().map(|bg| (bg.written, bg.maxwritten))
+    }
 }
 
 impl super::Model for PgbenchSpec {
@@ -1014,6 +1112,10 @@ impl super::Model for PgbenchSpec {
         "binary_size",
         "full_page_writes",
         "fsync",
+        "tps",
+        "bgwriter_delay",
+        "bgwriter_lru_maxpages",
+        "bgwriter_lru_multiplier",
     ];
     const TARGET: crate::Target = crate::Target::File;
 
@@ -1029,6 +1131,34 @@ impl super::Model for PgbenchSpec {
         PgbenchSpec::validate(self)
     }
 }
+
+/// `IssuePendingWritebacks` (src/backend/storage/buffer/bufmgr.c): pending written
+/// tags sorted by relation and block, neighbouring blocks merged into one range, each
+/// range handed to the kernel with `sync_file_range(SYNC_FILE_RANGE_WRITE)`
+/// (`smgrwriteback` → `FileWriteback` → `pg_flush_data`), which does not wait; `tags`
+/// is emptied. Shared by the checkpointer's and the background writer's contexts.
+fn issue_writebacks(files: &[FileId; 5], tags: &mut Vec<(u8, u32)>, out: &mut Vec<Event>) {
+    tags.sort_unstable();
+    let mut i = 0;
+    while i < tags.len() {
+        let (r, first) = tags[i];
+        let mut n = 1;
+        while i + n < tags.len() && tags[i + n] == (r, first + n as u32) {
+            n += 1;
+        }
+        out.push(Event::FileSync {
+            file: files[r as usize],
+            index: first * PAGES_PER_BLOCK,
+            pages: (n as u32 * PAGES_PER_BLOCK) as u16,
+            wait: false,
+        });
+        i += n;
+    }
+    tags.clear();
+}
+
+mod bgwriter;
+pub use bgwriter::BGWRITER_FLUSH_AFTER;
 
 #[cfg(test)]
 mod tests;

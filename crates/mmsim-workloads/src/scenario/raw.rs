@@ -311,6 +311,14 @@ pub(super) struct RawWorkload {
     full_page_writes: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     fsync: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tps: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bgwriter_delay: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bgwriter_lru_maxpages: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bgwriter_lru_multiplier: Option<f64>,
     // dd
     #[serde(default, skip_serializing_if = "Option::is_none")]
     count: Option<u64>,
@@ -480,7 +488,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 81] = [
+    let present: [(&'static str, bool); 85] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -527,6 +535,13 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
         ("binary_size", r.binary_size.is_some()),
         ("full_page_writes", r.full_page_writes.is_some()),
         ("fsync", r.fsync.is_some()),
+        ("tps", r.tps.is_some()),
+        ("bgwriter_delay", r.bgwriter_delay.is_some()),
+        ("bgwriter_lru_maxpages", r.bgwriter_lru_maxpages.is_some()),
+        (
+            "bgwriter_lru_multiplier",
+            r.bgwriter_lru_multiplier.is_some(),
+        ),
         ("count", r.count.is_some()),
         ("read", r.read.is_some()),
         ("pattern", r.pattern.is_some()),
@@ -707,6 +722,14 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
                 binary_size: r.binary_size.unwrap_or(0),
                 full_page_writes: r.full_page_writes.unwrap_or(false),
                 fsync: r.fsync.unwrap_or(false),
+                tps: r.tps.unwrap_or(0),
+                bgwriter_delay: r.bgwriter_delay.unwrap_or(defaults.bgwriter_delay),
+                bgwriter_lru_maxpages: r
+                    .bgwriter_lru_maxpages
+                    .unwrap_or(defaults.bgwriter_lru_maxpages),
+                bgwriter_lru_multiplier: r
+                    .bgwriter_lru_multiplier
+                    .unwrap_or(defaults.bgwriter_lru_multiplier),
             })
         }
         KindName::Dd => WorkloadKind::Dd(DdSpec {
@@ -869,6 +892,10 @@ impl From<WorkloadSpec> for RawWorkload {
             binary_size: None,
             full_page_writes: None,
             fsync: None,
+            tps: None,
+            bgwriter_delay: None,
+            bgwriter_lru_maxpages: None,
+            bgwriter_lru_multiplier: None,
             count: None,
             read: None,
             pattern: None,
@@ -1021,6 +1048,19 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.binary_size = (p.binary_size != 0).then_some(p.binary_size);
                 r.full_page_writes = p.full_page_writes.then_some(true);
                 r.fsync = p.fsync.then_some(true);
+                // The background writer's settings only with it on (`tps`), and only
+                // where they differ from PostgreSQL's defaults.
+                let d = PgbenchSpec::new(1, 1);
+                let bg = p.tps != 0;
+                r.tps = bg.then_some(p.tps);
+                r.bgwriter_delay =
+                    (bg && p.bgwriter_delay != d.bgwriter_delay).then_some(p.bgwriter_delay);
+                r.bgwriter_lru_maxpages = (bg
+                    && p.bgwriter_lru_maxpages != d.bgwriter_lru_maxpages)
+                    .then_some(p.bgwriter_lru_maxpages);
+                r.bgwriter_lru_multiplier = (bg
+                    && p.bgwriter_lru_multiplier != d.bgwriter_lru_multiplier)
+                    .then_some(p.bgwriter_lru_multiplier);
             }
             WorkloadKind::Dd(d) => {
                 r.bs = Some(d.bs);

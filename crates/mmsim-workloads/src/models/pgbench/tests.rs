@@ -317,3 +317,126 @@ fn the_checkpointer_asks_for_writeback_every_32_buffers_and_fsyncs_at_its_end() 
     let want: Vec<Event> = (0..40).rev().map(write).collect();
     assert_eq!(g.pending, want);
 }
+
+/// A generator over scale 1 with `buffers` buffers, the background writer on
+/// (`tps` 784: a round every 157 transactions), `maxpages` and `fsync`; buffer `b`
+/// loaded with accounts block `buffers - 1 - b`, dirty, usage count 0 except the
+/// buffers in `used` (usage 1).
+fn bg_pool(buffers: u32, maxpages: u32, fsync: bool, used: &[u32]) -> PgbenchGen {
+    let mut sim = Sim::new(MachineConfig::default()).unwrap();
+    let spec = PgbenchSpec {
+        shared_buffers: u64::from(buffers) * BLCKSZ,
+        fsync,
+        tps: 784,
+        bgwriter_lru_maxpages: maxpages,
+        ..PgbenchSpec::new(1, 10)
+    };
+    let mut g = PgbenchGen::setup(&mut sim, &spec, "pg", Advice::Normal, 0).unwrap();
+    for b in (0..buffers).rev() {
+        g.access(b, true);
+    }
+    for b in 0..buffers as usize {
+        g.state[b] = DIRTY | u8::from(used.contains(&(b as u32)));
+    }
+    g
+}
+
+/// The accounts write of block `block`, and a writeback range of `blocks` from `first`.
+fn acc_write(g: &PgbenchGen, block: u32) -> Event {
+    Event::FileWrite {
+        file: g.files[ACCOUNTS],
+        index: block * 2,
+        pages: 2,
+    }
+}
+
+/// `BgBufferSync`'s first round over 16 buffers just loaded (16 allocations, the
+/// sweep not started): it expects 2 × 16 allocations, so it scans the whole pool
+/// from the sweep's position and writes every dirty buffer with usage count 0;
+/// buffers 3 and 7 (usage 1) are passed though dirty. Without `fsync` no writeback
+/// is asked for; the backends' sweep then takes buffer 0 without writing it.
+#[test]
+fn the_background_writer_cleans_the_dirty_buffers_the_sweep_takes_next() {
+    let mut g = bg_pool(16, 100, false, &[3, 7]);
+    assert_eq!((g.hand, g.passes, g.allocs), (0, 0, 16));
+    g.bgwriter.as_mut().unwrap().due = 1;
+    g.pending.clear();
+    let mut out = Vec::new();
+    let mut rng = Pcg64Mcg::new(1);
+    // The round runs before the next transaction; take just its events.
+    let n = g.fill(&mut rng, &mut out, 14);
+    assert_eq!(n, 14);
+    let want: Vec<Event> = (0..16)
+        .filter(|b| ![3, 7].contains(b))
+        .map(|b| acc_write(&g, 15 - b))
+        .collect();
+    assert_eq!(out, want);
+    assert_eq!(g.bgwriter_stats(), Some((14, 0)));
+    assert_eq!(g.allocs, 0, "StrategySyncStart resets the count");
+    assert_eq!(g.state[0], 0, "clean, usage 0");
+    assert_eq!(g.state[3], 1 | DIRTY, "recently used: left dirty");
+    // A miss now takes buffer 0 (usage 0) without a write-back.
+    assert_eq!(miss(&mut g, 100), (0, None));
+    // The next round: the sweep moved one buffer for one allocation; the last
+    // round's scan is a pass ahead of it, one buffer short of lapping it: buffer 0,
+    // just loaded (usage 1), passed without a write.
+    assert!(!g.bg_buffer_sync());
+    let bg = g.bgwriter.as_ref().unwrap();
+    assert_eq!((bg.next_to_clean, bg.next_passes), (1, 1));
+}
+
+/// `bgwriter_lru_maxpages` stops a round: 2 of the 14 dirty reusable buffers written,
+/// `maxwritten_clean` counted; the next round goes on from where it stopped.
+#[test]
+fn bgwriter_lru_maxpages_stops_a_round() {
+    let mut g = bg_pool(16, 2, false, &[]);
+    assert!(g.bg_buffer_sync());
+    assert_eq!(g.pending, [acc_write(&g, 15), acc_write(&g, 14)]);
+    assert_eq!(g.bgwriter_stats(), Some((2, 1)));
+    assert!(g.bg_buffer_sync());
+    assert_eq!(g.pending, [acc_write(&g, 13), acc_write(&g, 12)]);
+    assert_eq!(g.bgwriter_stats(), Some((4, 2)));
+}
+
+/// With `fsync` the round's writes are scheduled for writeback: the 64th asks for the
+/// sorted, merged range (buffers 0..64 hold blocks 79 down to 16: one range of 64
+/// blocks), the other 16 wait in the context for the next rounds.
+#[test]
+fn the_background_writer_asks_for_writeback_every_64_buffers() {
+    let mut g = bg_pool(80, 100, true, &[]);
+    assert!(g.bg_buffer_sync());
+    let mut want: Vec<Event> = (16..80).rev().map(|b| acc_write(&g, b)).collect();
+    want.push(Event::FileSync {
+        file: g.files[ACCOUNTS],
+        index: 16 * 2,
+        pages: 64 * 2,
+        wait: false,
+    });
+    want.extend((0..16).rev().map(|b| acc_write(&g, b)));
+    assert_eq!(g.pending, want);
+    assert_eq!(g.bgwriter.as_ref().unwrap().flush_pending.len(), 16);
+    assert_eq!(
+        g.to_sync, 1,
+        "the accounts relation to fsync at the checkpoint"
+    );
+}
+
+/// The model's clock: at 784 transactions per second a 200 ms round is due after
+/// transactions 157 (156.8), 314 (313.6) and 471 (470.4); at 1 per second, five
+/// rounds after each transaction.
+#[test]
+fn bgwriter_rounds_follow_tps_and_bgwriter_delay() {
+    let mut bg = bgwriter::BgWriter::new(784, 200, 100, 2.0);
+    let mut at = Vec::new();
+    for tx in 1..=500 {
+        bg.tick(tx);
+        if bg.due > 0 {
+            at.push((tx, bg.due));
+            bg.due = 0;
+        }
+    }
+    assert_eq!(at, [(157, 1), (314, 1), (471, 1)]);
+    let mut bg = bgwriter::BgWriter::new(1, 200, 100, 2.0);
+    bg.tick(1);
+    assert_eq!(bg.due, 5);
+}
