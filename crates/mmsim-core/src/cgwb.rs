@@ -352,8 +352,8 @@ impl Sim {
     /// groups' (`Sim::check_invariants`).
     pub(crate) fn check_memcg_dirty_counts(&self) -> Result<(), String> {
         let mut counts = vec![(0u64, 0u64); self.memcgs.len()];
-        self.folios.for_each_live(|fo| {
-            let c = &mut counts[fo.memcg as usize];
+        self.folios.for_each_live_id(|id, fo| {
+            let c = &mut counts[self.folios.memcg(id) as usize];
             if fo.is_file() && fo.test(flags::DIRTY) {
                 c.0 += fo.nr_pages();
             }

@@ -880,7 +880,7 @@ impl Sim {
             let mut fail = f == NIL;
             if !fail {
                 let head = u64::from(self.folios.head_pfn(f));
-                let fo = self.folios[f].order as usize;
+                let fo = self.folios[f].order() as usize;
                 let too_big = cc.order.is_some_and(|t| fo >= t) || fo >= PAGEBLOCK_ORDER;
                 if head != low_pfn || fo > 0 && too_big {
                     // A tail page, or a folio not to move for this order:
@@ -945,7 +945,7 @@ impl Sim {
         let mut moved = Vec::with_capacity(list.len());
         let mut enomem = false;
         for &f in list.iter().rev() {
-            let order = self.folios[f].order as usize;
+            let order = self.folios[f].order() as usize;
             let Some(target) = self.compaction_alloc(cc, order) else {
                 self.count_vm_events(PGMIGRATE_FAIL, 1 << order);
                 enomem = true;
@@ -1087,7 +1087,7 @@ impl Sim {
             let Some(order) = zone.buddy_order_at(pfn) else {
                 let f = zone.frame_folio(pfn);
                 if f != NIL && u64::from(self.folios.head_pfn(f)) == pfn {
-                    let n = 1u64 << self.folios[f].order;
+                    let n = 1u64 << self.folios[f].order();
                     if n > 1 && pfn + n <= end {
                         pfn += n - 1;
                         nr_scanned += n - 1;

@@ -170,7 +170,7 @@ impl Sim {
         let (start, end) = self.phys.pfn_range();
         let zone = &self.phys.zone;
         let f = zone.frame_folio(pfn);
-        if f != NIL && usize::from(self.folios[f].order) >= PAGEBLOCK_ORDER {
+        if f != NIL && usize::from(self.folios[f].order()) >= PAGEBLOCK_ORDER {
             return false;
         }
         if check_source && check_target && !self.compact.skip_bit(pfn) {

@@ -50,11 +50,11 @@ impl Sim {
     /// from its fault: it keeps its place).
     pub(crate) fn deferred_split_folio(&mut self, f: FolioId) {
         let fo = &mut self.folios[f];
-        if fo.order == 0 || fo.test(flags::SWAPCACHE) || fo.test(flags::PARTIALLY_MAPPED) {
+        if fo.order() == 0 || fo.test(flags::SWAPCACHE) || fo.test(flags::PARTIALLY_MAPPED) {
             return;
         }
         fo.set(flags::PARTIALLY_MAPPED);
-        let order = fo.order;
+        let order = fo.order();
         if order == PMD_ORDER {
             self.count_vm_events(THP_DEFERRED_SPLIT_PAGE, 1);
         }
@@ -70,19 +70,20 @@ impl Sim {
         if !self.thp.shrink_underused || self.folios[f].test(flags::SWAPCACHE) {
             return;
         }
-        debug_assert_eq!(self.folios[f].order, PMD_ORDER);
+        debug_assert_eq!(self.folios[f].order(), PMD_ORDER);
         self.deferred_split_queue(f);
     }
 
     /// `list_add_tail(&folio->_deferred_list, &ds_queue->split_queue)` when
     /// the list is empty.
     fn deferred_split_queue(&mut self, f: FolioId) {
+        let fo_memcg = self.folios.memcg(f);
         let fo = &mut self.folios[f];
         if fo.test(flags::DEFERRED_QUEUED) {
             return;
         }
         fo.set(flags::DEFERRED_QUEUED);
-        let m = fo.memcg as usize;
+        let m = fo_memcg as usize;
         if self.thp.split_queues.len() <= m {
             self.thp.split_queues.resize_with(m + 1, Default::default);
         }
@@ -97,9 +98,10 @@ impl Sim {
     /// folio that reuses the id and is queued later is met at its own
     /// place ([`crate::mem::queue`]).
     pub(crate) fn deferred_split_unqueue(&mut self, f: FolioId) {
+        let fo_memcg = self.folios.memcg(f);
         let fo = &mut self.folios[f];
         fo.clear(flags::PARTIALLY_MAPPED | flags::DEFERRED_QUEUED);
-        let q = &mut self.thp.split_queues[fo.memcg as usize];
+        let q = &mut self.thp.split_queues[fo_memcg as usize];
         q.len -= 1;
         q.queue.unqueue(f);
     }
@@ -165,9 +167,10 @@ impl Sim {
             let Some(((), f)) = self.thp.split_queues[m as usize].queue.pop_front() else {
                 break;
             };
+            let fo_memcg = self.folios.memcg(f);
             let fo = self.folios[f];
             debug_assert!(
-                fo.test(flags::DEFERRED_QUEUED) && fo.memcg == m && fo.order > 0,
+                fo.test(flags::DEFERRED_QUEUED) && fo_memcg == m && fo.order() > 0,
                 "deferred split queue {m}: folio {f} left it but its entry is live"
             );
             let partial = fo.test(flags::PARTIALLY_MAPPED);
@@ -217,7 +220,7 @@ impl Sim {
             return false;
         }
         let (mut zero, mut filled) = (0u32, 0u32);
-        for i in 0..1u32 << self.folios[f].order {
+        for i in 0..1u32 << self.folios[f].order() {
             if self.page_zero_filled(f, i) {
                 zero += 1;
                 if zero > max_none {

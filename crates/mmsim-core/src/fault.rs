@@ -362,7 +362,7 @@ impl Sim {
         if let Some(f) = slot_folio(sv) {
             self.advance(self.cost.minor_fault_ns);
             self.swap_update_readahead(vma, index, f);
-            if self.folios[f].order > 0 {
+            if self.folios[f].order() > 0 {
                 return self.do_swap_page_swapcache_large(vma, index, slot, f, write);
             }
             self.map_anon(vma, index, f, write);
@@ -524,7 +524,7 @@ impl Sim {
         if write
             || synchronous
             || self.vmas[vma as usize].locked
-            || self.mem_cgroup_swap_full(self.folios[f].memcg)
+            || self.mem_cgroup_swap_full(self.folios.memcg(f))
         {
             self.folio_free_swap_inline(f, true);
         }
@@ -544,7 +544,7 @@ impl Sim {
         if !fo.test(flags::SWAPCACHE) || fo.test(flags::WRITEBACK) {
             return;
         }
-        let (slot, order) = (fo.swap - 1, fo.order);
+        let (slot, order) = (fo.swap - 1, fo.order());
         // folio_swapped(): a swap PTE still references a slot. Without fork
         // an order-0 folio has one PTE, which a fault that just mapped it
         // holds: that answer is known, and the PTE is not read again (it
@@ -893,6 +893,7 @@ impl Sim {
     /// [`Sim::balance_dirty_pages_ratelimited`] (v6.12: only writers
     /// balance, not reclaim's unmap or a zap that reach `folio_mark_dirty`).
     pub(crate) fn folio_mark_dirty(&mut self, f: FolioId) -> bool {
+        let fo_memcg = self.folios.memcg(f);
         let fo = &mut self.folios[f];
         if fo.test(flags::DIRTY) {
             return false;
@@ -901,7 +902,7 @@ impl Sim {
         if !fo.is_file() {
             return false;
         }
-        let (space, index, nr, m) = (fo.space, fo.index, fo.nr_pages(), fo.memcg);
+        let (space, index, nr, m) = (fo.space, fo.index, fo.nr_pages(), fo_memcg);
         self.file_dirty_add(m, nr);
         if let Some(file) = self.files.get_mut(space as usize) {
             file.note_dirty(index, nr as u32);
@@ -929,7 +930,7 @@ impl Sim {
     #[inline(never)]
     fn folio_add_lru_gen(&mut self, f: FolioId) {
         self.lru_gen_folio_add_lru(f);
-        let m = self.folios[f].memcg;
+        let m = self.folios.memcg(f);
         self.lru_lock_batched(m, 1);
     }
 
@@ -947,7 +948,7 @@ impl Sim {
             }
         }
         let lru = LruList::of_flags(fl);
-        let m = self.folios[f].memcg as usize;
+        let m = self.folios.memcg(f) as usize;
         self.memcgs[m].lruvec.lists[lru as usize].push_head(&mut self.folios, f, lru as u8);
         self.lru_lock_batched(m as crate::memcg::MemcgId, 1);
     }
@@ -985,10 +986,11 @@ impl Sim {
     /// PG_referenced cleared, the workingset clock aged.
     #[inline(never)]
     fn folio_activate_referenced(&mut self, f: FolioId, rules: crate::sim::ClassicRules) {
+        let fo_memcg = self.folios.memcg(f);
         let fo = &self.folios[f];
         if fo.test(flags::LRU) {
             let from = LruList::of_flags(fo.flags);
-            let m = fo.memcg as usize;
+            let m = fo_memcg as usize;
             self.memcgs[m].lruvec.lists[from as usize].unlink(&mut self.folios, f);
             let fo = &mut self.folios[f];
             fo.set(flags::ACTIVE);
@@ -1006,7 +1008,7 @@ impl Sim {
         }
         self.folios[f].clear(flags::REFERENCED);
         // `workingset_activation()`: `folio_nr_pages(folio)`.
-        let (m, nr) = (self.folios[f].memcg, self.folios[f].nr_pages());
+        let (m, nr) = (self.folios.memcg(f), self.folios[f].nr_pages());
         self.workingset_age_nonresident(m, nr);
     }
 

@@ -78,7 +78,7 @@ impl Sim {
         let before = fo.mapcount;
         let whole = self.thp.swapcache_batch && self.swap_pte_batch_folio(vma, index, slot, f);
         let (start, nr) = if whole {
-            (index - idx, 1u32 << fo.order)
+            (index - idx, 1u32 << fo.order())
         } else {
             (index, 1)
         };
@@ -178,7 +178,7 @@ impl Sim {
         f: FolioId,
     ) -> bool {
         let fo = self.folios[f];
-        let (first, n) = (fo.swap - 1, 1u32 << fo.order);
+        let (first, n) = (fo.swap - 1, 1u32 << fo.order());
         let idx = slot - first;
         let v = &self.vmas[vma as usize];
         let pmd = index & !511;
@@ -203,7 +203,7 @@ impl Sim {
     /// holds one of its slots (each page's PTE its own slot's entry).
     pub(crate) fn swap_ptes_hold(&self, vma: VmaId, f: FolioId) -> bool {
         let fo = self.folios[f];
-        let (first, n) = (fo.swap - 1, 1u32 << fo.order);
+        let (first, n) = (fo.swap - 1, 1u32 << fo.order());
         let v = &self.vmas[vma as usize];
         (0..n).any(|i| v.pte(fo.index + i) == first + i + 1)
     }
@@ -215,7 +215,7 @@ impl Sim {
     /// slots no swap PTE holds. False when the folio may be freed.
     pub(crate) fn unmapped_large_stays_swapped(&self, f: FolioId) -> bool {
         let fo = self.folios[f];
-        fo.order > 0
+        fo.order() > 0
             && self.fork.is_none()
             && fo.test(flags::SWAPCACHE)
             && self.folio_swapped_ptes(f)

@@ -147,7 +147,7 @@ impl Sim {
     /// `thp_file_mapped`. Returns whether it mapped.
     pub(crate) fn do_set_pmd(&mut self, vma: VmaId, index: u32, f: FolioId, write: bool) -> bool {
         let fo = &self.folios[f];
-        if fo.order != MAX_PAGECACHE_ORDER {
+        if fo.order() != MAX_PAGECACHE_ORDER {
             return false;
         }
         let v = &self.vmas[vma as usize];
@@ -198,7 +198,7 @@ impl Sim {
     /// [`Vma::file_pmds`]: crate::mem::pagetable::Vma::file_pmds
     pub(crate) fn file_pmd_mapped(&self, vma: VmaId, f: FolioId) -> Option<u32> {
         let fo = &self.folios[f];
-        if !self.cfg.fs.pmd_mappings || fo.order != MAX_PAGECACHE_ORDER || !fo.is_file() {
+        if !self.cfg.fs.pmd_mappings || fo.order() != MAX_PAGECACHE_ORDER || !fo.is_file() {
             return None;
         }
         let v = &self.vmas[vma as usize];
@@ -411,7 +411,7 @@ impl Sim {
                 let fo = &self.folios[f];
                 let ok = base + HPAGE_PMD_NR <= v.len
                     && fo.is_file()
-                    && fo.order == MAX_PAGECACHE_ORDER
+                    && fo.order() == MAX_PAGECACHE_ORDER
                     && fo.space == file
                     && fo.index == pgoff + base
                     && (base..base + HPAGE_PMD_NR).all(|i| {
@@ -443,7 +443,7 @@ impl Sim {
         let Some(f) = slot_folio(self.files[file as usize].slot(findex)) else {
             return false;
         };
-        if self.folios[f].order != MAX_PAGECACHE_ORDER || self.folios[f].test(flags::READAHEAD) {
+        if self.folios[f].order() != MAX_PAGECACHE_ORDER || self.folios[f].test(flags::READAHEAD) {
             return false;
         }
         let ra = self.vma_ra(vma);

@@ -31,7 +31,7 @@ use crate::sim::{Policy, Sim};
 #[inline]
 fn pos_same_folio(prev_index: u32, fo: &crate::mem::folio::Folio) -> bool {
     prev_index != FileRaState::NO_PREV
-        && prev_index.wrapping_sub(1).wrapping_sub(fo.index) < (1u32 << fo.order)
+        && prev_index.wrapping_sub(1).wrapping_sub(fo.index) < (1u32 << fo.order())
 }
 
 impl Sim {
@@ -85,7 +85,7 @@ impl Sim {
         // `pos_same_folio`: for an order-0 folio, its own page.
         let same = ra.prev_index != FileRaState::NO_PREV
             && (index + 1 == ra.prev_index
-                || (self.folios[f].order > 0 && pos_same_folio(ra.prev_index, &self.folios[f])));
+                || (self.folios[f].order() > 0 && pos_same_folio(ra.prev_index, &self.folios[f])));
         ra.prev_index = index + 1;
         self.acc.accesses += 1;
         self.acc.hits += 1;
@@ -269,7 +269,7 @@ impl Sim {
                 && self.clock < ra.inflight_done;
             if in_flight || self.folios[f].test(flags::READAHEAD) {
                 // The batch ends with this folio, all of it.
-                let fo_end = self.folios[f].index + (1u32 << self.folios[f].order);
+                let fo_end = self.folios[f].index + (1u32 << self.folios[f].order());
                 n = (fo_end - pos).min(limit);
                 break;
             }

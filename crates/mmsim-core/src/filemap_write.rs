@@ -102,7 +102,7 @@ impl Sim {
                 },
             };
             let fo = &self.folios[f];
-            let folio_end = fo.index + (1u32 << fo.order);
+            let folio_end = fo.index + (1u32 << fo.order());
             let n = bytes.min(folio_end - pos);
             self.acc.accesses += u64::from(n);
             if created {
@@ -193,7 +193,7 @@ impl Sim {
         self.count_vm_events(PGALLOC_NORMAL, u64::from(n));
         self.memcg1_check_events(self.cur_memcg, u64::from(n));
         let f = self.folios.alloc(file, index, 0, self.cur_memcg);
-        self.folios[f].order = order;
+        self.folios[f].set_order(order);
         self.phys.set_frames_folio(pfn, order as usize, f);
         self.folios.set_head_pfn(f, pfn as u32);
         // The slots as the store finds them (reclaim in the allocation may
@@ -240,7 +240,7 @@ impl Sim {
                 i += 1;
                 continue;
             };
-            let order = self.folios[f].order;
+            let order = self.folios[f].order();
             let end = self.folios[f].index + (1u32 << order);
             hist[usize::from(order)] += 1;
             run = match run {

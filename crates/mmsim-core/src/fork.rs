@@ -514,14 +514,14 @@ impl Sim {
                 continue;
             }
             // copy_present_ptes → folio_try_dup_anon_rmap_ptes, wrprotect.
-            if self.thp.content.on && self.folios[f].order > 0 && old & PTE_DIRTY != 0 {
+            if self.thp.content.on && self.folios[f].order() > 0 && old & PTE_DIRTY != 0 {
                 // The 6.12 content bits (`crate::split_zeropage`): the
                 // page's data moves from the dirty PTE, cleared below, to
                 // its bit. A page never stored to stays zero-filled; the
                 // folio being shared makes a store to it a fault from now
                 // on (`Sim::store_to_zero_subpage`).
                 let off = (i as u32).wrapping_sub(self.folios[f].index);
-                if off < 1 << self.folios[f].order {
+                if off < 1 << self.folios[f].order() {
                     self.thp.content.set(self.folios.head_pfn(f) + off);
                 }
             }
@@ -644,7 +644,7 @@ impl Sim {
     #[inline(never)]
     pub(crate) fn anon_family_mapped(&self, f: FolioId) -> (u32, bool) {
         let fo = self.folios[f];
-        let n = 1u32 << fo.order;
+        let n = 1u32 << fo.order();
         let mut per_page = [false; 512];
         let mut total = 0;
         let desc = self.anon_vma_desc(fo.space);
@@ -669,7 +669,7 @@ impl Sim {
     #[inline(never)]
     pub(crate) fn try_to_unmap_forked(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
         let fo = self.folios[f];
-        let n = 1u32 << fo.order;
+        let n = 1u32 << fo.order();
         let mut per_page = [0u32; 512];
         let (mut dirty, mut unmapped, mut aborted) = (false, 0u32, false);
         let mut walk = self.rmap_walk_start(f);

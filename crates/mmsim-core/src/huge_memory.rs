@@ -683,7 +683,7 @@ impl Sim {
             }
         }
         let f = self.folios.alloc(0, 0, fl, self.cur_memcg);
-        self.folios[f].order = order;
+        self.folios[f].set_order(order);
         self.phys.set_frames_folio(pfn, order as usize, f);
         self.folios.set_head_pfn(f, pfn as u32);
         self.page_content_new(f);
@@ -702,7 +702,7 @@ impl Sim {
     /// `thp_fault_alloc` at PMD size, queued whole for the deferred split
     /// shrinker under 6.12/6.13) and adds it to the LRU.
     pub(crate) fn map_anon_large(&mut self, vma: VmaId, index: u32, f: FolioId) -> bool {
-        let order = self.folios[f].order;
+        let order = self.folios[f].order();
         let n = 1u32 << order;
         let start = index & !(n - 1);
         {
@@ -749,15 +749,16 @@ impl Sim {
             self.deferred_split_unqueue(f);
         }
         let fo = self.folios[f];
-        debug_assert!(fo.order > 0 && fo.lru == NO_LIST);
-        let n = 1u32 << fo.order;
+        let fo_memcg = self.folios.memcg(f);
+        debug_assert!(fo.order() > 0 && self.folios.lru(f) == NO_LIST);
+        let n = 1u32 << fo.order();
         let pfn = self.folios.head_pfn(f);
-        self.thp.stats[fo.order as usize].split += 1;
-        if fo.order == PMD_ORDER {
+        self.thp.stats[fo.order() as usize].split += 1;
+        if fo.order() == PMD_ORDER {
             self.count_vm_events(THP_SPLIT_PAGE, 1);
         }
         let anon = !fo.is_file();
-        if anon && fo.order == PMD_ORDER {
+        if anon && fo.order() == PMD_ORDER {
             self.split_unmap_folio_pmds(f);
         }
         self.tlb_unmap_folio(&fo);
@@ -768,7 +769,7 @@ impl Sim {
             } else {
                 let t = self
                     .folios
-                    .alloc(fo.space, fo.index + i, fo.flags, fo.memcg);
+                    .alloc(fo.space, fo.index + i, fo.flags, fo_memcg);
                 self.folios[t].gen_refs = fo.gen_refs;
                 self.folios.set_head_pfn(t, pfn + i);
                 self.phys.set_frames_folio(u64::from(pfn + i), 0, t);
@@ -805,7 +806,7 @@ impl Sim {
             }
         }
         let head = &mut self.folios[f];
-        head.order = 0;
+        head.set_order(0);
         head.mapcount = mapped_head;
     }
 
@@ -843,7 +844,7 @@ impl Sim {
     /// (`TTU_SPLIT_HUGE_PMD`): one `thp_split_pmd` per VMA whose PTEs map it
     /// whole, with or without fork (`Sim::split_anon_pmd_at_unmap`).
     pub(crate) fn add_to_swap_large(&mut self, f: FolioId, list: &mut Vec<FolioId>) -> bool {
-        let order = self.folios[f].order;
+        let order = self.folios[f].order();
         if self.folios[f].test(flags::PARTIALLY_MAPPED)
             || (matches!(self.thp.kernel, ThpKernel::V6_8 | ThpKernel::RfcV2) && order != PMD_ORDER)
         {
@@ -853,7 +854,7 @@ impl Sim {
             return false;
         }
         let n = 1u32 << order;
-        let m = self.folios[f].memcg;
+        let m = self.folios.memcg(f);
         if let Some(first) = self.folio_alloc_swap_nr(m, n) {
             let swap = self.swap.as_mut().unwrap();
             for i in 0..n {
@@ -1065,7 +1066,7 @@ impl Sim {
         f: FolioId,
         write: bool,
     ) -> bool {
-        let order = self.folios[f].order;
+        let order = self.folios[f].order();
         let n = 1u32 << order;
         let start = index & !(n - 1);
         let shadow = self.swap.as_ref().unwrap().slots[(first + (index - start)) as usize];
@@ -1120,10 +1121,10 @@ impl Sim {
         }
         let mut stats = self.thp.stats;
         self.folios.for_each_live(|fo| {
-            if fo.order > 0 && !fo.is_file() {
-                stats[fo.order as usize].nr_anon += 1;
+            if fo.order() > 0 && !fo.is_file() {
+                stats[fo.order() as usize].nr_anon += 1;
                 if fo.test(flags::PARTIALLY_MAPPED) {
-                    stats[fo.order as usize].nr_anon_partially_mapped += 1;
+                    stats[fo.order() as usize].nr_anon_partially_mapped += 1;
                 }
             }
         });
@@ -1142,7 +1143,7 @@ impl Sim {
         }
         let mut n = 0;
         self.folios.for_each_live(|fo| {
-            if fo.order > 0 && !fo.is_file() {
+            if fo.order() > 0 && !fo.is_file() {
                 n += fo.nr_pages();
             }
         });

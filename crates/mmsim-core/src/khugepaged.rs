@@ -570,7 +570,7 @@ impl Sim {
             let f = first & PTE_FOLIO_MASK;
             if f != self.zero_folio {
                 let fo = &self.folios[f];
-                if fo.order == PMD_ORDER
+                if fo.order() == PMD_ORDER
                     && fo.index == start
                     && !fo.test(flags::PARTIALLY_MAPPED)
                     && (start..start + HPAGE_PMD_NR).all(|i| {
@@ -764,7 +764,7 @@ impl Sim {
                 // Still mapped by forked VMAs too (`crate::fork`).
                 self.anon_family_mapped(src).0
             } else {
-                (fo.index..fo.index + (1u32 << fo.order))
+                (fo.index..fo.index + (1u32 << fo.order()))
                     .filter(|&i| {
                         let p = v.pte(i);
                         p & PTE_PRESENT != 0 && p & PTE_FOLIO_MASK == src
@@ -812,7 +812,7 @@ impl Sim {
     /// else always (its content is not tracked).
     fn collapse_copies_data(&self, src: FolioId, i: u32) -> bool {
         let fo = self.folios[src];
-        if fo.order > 0 {
+        if fo.order() > 0 {
             return !self.page_zero_filled(src, i - fo.index);
         }
         !self.tracks_zero_pages() || fo.test(flags::NONZERO)

@@ -148,7 +148,7 @@ impl Sim {
                 continue;
             }
             self.zap_anon_pte(f, &mut large);
-            if self.folios[f].order > 0 {
+            if self.folios[f].order() > 0 {
                 // PTEs of each large folio this zap cleared: whether its
                 // PMD was intact before it (`zap_large_anon`).
                 let k = large.iter().position(|&g| g == f).expect("noted");
@@ -187,7 +187,7 @@ impl Sim {
     /// does at this later zap.
     fn zap_large_anon(&mut self, vma: VmaId, f: FolioId, lo: u32, hi: u32, zapped: u32) {
         let fo = self.folios[f];
-        let n = 1u32 << fo.order;
+        let n = 1u32 << fo.order();
         let v = &self.vmas[vma as usize];
         let (mapped, hole) = if self.fork.is_some() && self.anon_forked(fo.space) {
             // Mapped in other VMAs of its anon_vma tree too (`crate::fork`).
@@ -217,7 +217,7 @@ impl Sim {
         // PARTIALLY_MAPPED flag: a partial zap in one VMA of a fork family
         // leaves it clear while another VMA maps the folio whole (see
         // above), and would then count a split at every later partial zap.
-        if fo.order == PMD_ORDER && (lo > fo.index || hi < fo.index + n) {
+        if fo.order() == PMD_ORDER && (lo > fo.index || hi < fo.index + n) {
             let start = lo.clamp(fo.index, fo.index + n);
             let end = hi.clamp(fo.index, fo.index + n);
             let v = &self.vmas[vma as usize];
@@ -263,7 +263,7 @@ impl Sim {
     /// (it may be left partly mapped). Shared by MADV_DONTNEED and khugepaged's
     /// collapse, which drops the old small folios the same way.
     pub(crate) fn zap_anon_pte(&mut self, f: FolioId, large: &mut Vec<FolioId>) {
-        if self.folios[f].order > 0 {
+        if self.folios[f].order() > 0 {
             if !large.contains(&f) {
                 large.push(f);
             }
@@ -283,6 +283,8 @@ impl Sim {
     /// unmapped folio, and its slots with it (`Sim::put_swap_folio`: no swap
     /// PTE holds them).
     pub(crate) fn free_unmapped_anon_folio(&mut self, f: FolioId) {
+        let fo_lru = self.folios.lru(f);
+        let fo_memcg = self.folios.memcg(f);
         let fo = self.folios[f];
         let shared =
             self.fork.is_some() && fo.test(flags::SWAPCACHE) && self.folio_swapped_forked(f);
@@ -308,11 +310,11 @@ impl Sim {
         if fo.test(flags::LRU) {
             if self.policy == Policy::Lru {
                 self.lru_policy_del(f);
-            } else if crate::reclaim::lru_gen::is_lru_gen_tag(fo.lru) {
+            } else if crate::reclaim::lru_gen::is_lru_gen_tag(fo_lru) {
                 self.lru_gen_del_folio(f, true);
             } else {
-                let m = fo.memcg as usize;
-                let lru = LruList::from_index(fo.lru);
+                let m = fo_memcg as usize;
+                let lru = LruList::from_index(fo_lru);
                 self.memcgs[m].lruvec.lists[lru as usize].unlink(&mut self.folios, f);
             }
         }

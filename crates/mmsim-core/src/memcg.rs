@@ -1144,7 +1144,7 @@ impl Sim {
     /// The lruvec of folio `f`'s group.
     #[inline]
     pub(crate) fn folio_lruvec(&mut self, f: crate::mem::folio::FolioId) -> &mut Lruvec {
-        let m = self.folios[f].memcg as usize;
+        let m = self.folios.memcg(f) as usize;
         &mut self.memcgs[m].lruvec
     }
 

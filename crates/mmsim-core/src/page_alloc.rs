@@ -981,7 +981,7 @@ impl Sim {
         for f in 0..self.folios.id_end() {
             let pfn = self.folios.head_pfn(f);
             if self.phys.in_zone(pfn) && self.folios.is_live(f) {
-                let order = self.folios[f].order as usize;
+                let order = self.folios[f].order() as usize;
                 self.phys.set_frames_folio(u64::from(pfn), order, f);
             }
         }

@@ -32,11 +32,15 @@ impl Sim {
     fn check_zero_page_ptes(&self) -> Result<(), String> {
         let z = self.zero_folio;
         if z != NIL {
+            let zf_lru = self.folios.lru(z);
             let zf = &self.folios[z];
-            if zf.mapcount != 0 || zf.lru != NO_LIST || zf.swap != 0 || zf.order != 0 {
+            if zf.mapcount != 0 || zf_lru != NO_LIST || zf.swap != 0 || zf.order() != 0 {
                 return Err(format!(
                     "zero page {z}: mapcount {}, list {}, swap {}, order {}",
-                    zf.mapcount, zf.lru, zf.swap, zf.order
+                    zf.mapcount,
+                    zf_lru,
+                    zf.swap,
+                    zf.order()
                 ));
             }
         }
@@ -78,7 +82,8 @@ impl Sim {
             if u32::from(fo.mapcount) != want {
                 return Err(format!(
                     "anonymous folio {f} (order {}): mapcount {} but {want} PTEs map it",
-                    fo.order, fo.mapcount
+                    fo.order(),
+                    fo.mapcount
                 ));
             }
         }

@@ -684,7 +684,7 @@ impl Sim {
     ) -> u64 {
         let mut ra = self.ra_state(owner);
         let max = ractl_max_pages(ra.ra_pages, self.cfg.io_pages(), req);
-        let nr = 1u32 << self.folios[f].order;
+        let nr = 1u32 << self.folios[f].order();
         let expected = ra.start.wrapping_add(ra.size).wrapping_sub(ra.async_size) & !(nr - 1);
         if index == expected {
             ra.start = ra.start.wrapping_add(ra.size);

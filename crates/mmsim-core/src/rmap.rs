@@ -247,14 +247,14 @@ impl Sim {
                 self.folio_referenced_forked(f, lru_gen, sc, &mut found, to_find);
                 return found;
             }
-            if fo.order > 0 {
+            if fo.order() > 0 {
                 self.folio_referenced_large(f, vma, index, lru_gen, sc, &mut found);
                 return found;
             }
             self.folio_referenced_one(f, vma, index, lru_gen, sc, &mut found, &mut to_find);
             return found;
         }
-        if fo.order > 0 {
+        if fo.order() > 0 {
             self.folio_referenced_file_large(f, lru_gen, sc, &mut found, to_find);
             return found;
         }
@@ -279,7 +279,7 @@ impl Sim {
         found: &mut Referenced,
         mut to_find: u32,
     ) {
-        let large = self.folios[f].order > 0;
+        let large = self.folios[f].order() > 0;
         let mut walk = self.rmap_walk_start(f);
         while let Some((vma, index)) = self.rmap_walk_next(&mut walk) {
             if large {
@@ -366,7 +366,7 @@ impl Sim {
         sc: &mut ScanControl,
         found: &mut Referenced,
     ) {
-        let n = 1u32 << self.folios[f].order;
+        let n = 1u32 << self.folios[f].order();
         let v = &self.vmas[vma as usize];
         if !lru_gen && !v.has_recency() {
             return;
@@ -573,7 +573,7 @@ impl Sim {
     /// [`Sim::try_to_unmap`] of a mapped folio.
     fn try_to_unmap_mapped(&mut self, f: FolioId, sc: &mut ScanControl) -> bool {
         let fo = self.folios[f];
-        if fo.order > 0 {
+        if fo.order() > 0 {
             if fo.is_file() {
                 return self.try_to_unmap_file_large(f, sc);
             }
@@ -708,7 +708,7 @@ impl Sim {
         if self.fork.is_some() && self.anon_forked(fo.space) {
             return self.try_to_unmap_forked(f, sc);
         }
-        let n = 1u32 << fo.order;
+        let n = 1u32 << fo.order();
         sc.charge_rmap(self.cost.rmap_ns);
         if self.vmas[fo.space as usize].locked {
             return false;
@@ -749,7 +749,7 @@ impl Sim {
     /// batched flush covers the range).
     pub(crate) fn split_anon_pmd_at_unmap(&mut self, vma: VmaId, f: FolioId) {
         let fo = self.folios[f];
-        if fo.order != crate::huge_memory::PMD_ORDER || !fo.index.is_multiple_of(512) {
+        if fo.order() != crate::huge_memory::PMD_ORDER || !fo.index.is_multiple_of(512) {
             return;
         }
         let v = &self.vmas[vma as usize];

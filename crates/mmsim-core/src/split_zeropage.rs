@@ -198,7 +198,7 @@ impl Sim {
         *self.vmas[vma as usize].pte_mut(index) = pte | PTE_DIRTY;
         let v = &self.vmas[vma as usize];
         let fo = self.folios[f];
-        for i in 0..1u32 << fo.order {
+        for i in 0..1u32 << fo.order() {
             let p = v.pte(fo.index + i);
             if fo.index + i == index
                 || (p & (PTE_PRESENT | PTE_DIRTY) == PTE_PRESENT | PTE_DIRTY
@@ -223,7 +223,7 @@ impl Sim {
             return false;
         }
         let fo = self.folios[f];
-        if fo.order == 0
+        if fo.order() == 0
             || fo.is_file()
             || fo.test(flags::SWAPCACHE)
             || self.vmas[vma as usize].kind != VmaKind::Anon
@@ -232,7 +232,7 @@ impl Sim {
             return false;
         }
         let i = index.wrapping_sub(fo.index);
-        if i >= 1 << fo.order || self.thp.content.test(self.folios.head_pfn(f) + i) {
+        if i >= 1 << fo.order() || self.thp.content.test(self.folios.head_pfn(f) + i) {
             return false;
         }
         self.page_content_mark(f, i);

@@ -47,7 +47,7 @@ impl Sim {
     /// passed over (v6.12 `swap_cache_get_folio()`: no PG_readahead for anon
     /// THP), so the bit, which is PG_reclaim, stays for its writeback's end.
     pub(crate) fn swap_update_readahead(&mut self, vma: VmaId, index: u32, f: FolioId) {
-        if self.folios[f].order > 0 {
+        if self.folios[f].order() > 0 {
             return;
         }
         let readahead = self.folios[f].test_and_clear(flags::READAHEAD);

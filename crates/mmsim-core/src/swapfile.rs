@@ -38,7 +38,7 @@ impl Sim {
     /// failures are out of line.
     #[inline(always)]
     pub(crate) fn folio_alloc_swap(&mut self, f: crate::mem::folio::FolioId) -> Option<u32> {
-        let m = self.folios[f].memcg;
+        let m = self.folios.memcg(f);
         let Some(slot) = self.swap.as_mut().and_then(|s| s.alloc(m)) else {
             self.folio_alloc_swap_full(m);
             return None;
@@ -73,7 +73,7 @@ impl Sim {
     /// Inlined: one call per order-0 swap-in that frees its slot.
     #[inline(always)]
     pub(crate) fn swap_free_of(&mut self, f: crate::mem::folio::FolioId, slot: u32) {
-        let m = self.folios[f].memcg;
+        let m = self.folios.memcg(f);
         debug_assert_eq!(self.swap.as_ref().unwrap().owner(slot), m);
         self.swap.as_mut().unwrap().release_owned(slot);
         self.mem_cgroup_uncharge_swap(m);
@@ -166,7 +166,7 @@ impl Sim {
     pub(crate) fn put_swap_folio(&mut self, f: FolioId, shadow: Option<u32>) {
         let fo = self.folios[f];
         let v = shadow.unwrap_or(crate::mem::swap::SWAP_NO_SHADOW);
-        if fo.order == 0 && self.fork.is_none() {
+        if fo.order() == 0 && self.fork.is_none() {
             let slot = fo.swap - 1;
             if self.vmas[fo.space as usize].pte(fo.index) == fo.swap {
                 self.swap.as_mut().unwrap().slots[slot as usize] = v;
@@ -260,9 +260,10 @@ impl Sim {
     /// leaving a shadow no PTE will fault; a page still mapped (a task fork
     /// shared it with) gets its slot back from `try_to_unmap`.
     pub(crate) fn try_to_reclaim_swap_zapped(&mut self, f: FolioId) {
+        let fo_memcg = self.folios.memcg(f);
         let fo = self.folios[f];
         let mapped = fo.mapcount > 0;
-        let need = !mapped || self.mem_cgroup_swap_full(fo.memcg);
+        let need = !mapped || self.mem_cgroup_swap_full(fo_memcg);
         let swapped = match self.fork {
             Some(_) => self.folio_swapped_forked(f),
             None => self.folio_swapped_ptes(f),
@@ -342,7 +343,7 @@ impl Sim {
             let fo = &self.folios[f];
             fo.test(flags::SWAPCACHE)
                 && fo.swap != 0
-                && (fo.swap - 1..fo.swap - 1 + (1u32 << fo.order)).contains(&slot)
+                && (fo.swap - 1..fo.swap - 1 + (1u32 << fo.order())).contains(&slot)
         };
         if ok {
             Ok(())
@@ -530,19 +531,19 @@ impl Sim {
         } else if new {
             let fo = self.folios[f];
             let v = &mut self.vmas[vma as usize];
-            for i in fo.index..fo.index + (1u32 << fo.order) {
+            for i in fo.index..fo.index + (1u32 << fo.order()) {
                 let p = v.pte_mut(i);
                 if *p & PTE_PRESENT != 0 && *p & PTE_FOLIO_MASK == f {
                     *p &= !PTE_DIRTY;
                 }
             }
-            if self.thp.content.on && fo.order > 0 {
+            if self.thp.content.on && fo.order() > 0 {
                 // Keep the first store to each page a write-protect fault:
                 // a clean PTE with a clear content bit is a hit there
                 // (`crate::split_zeropage`). The pages then count as data
                 // at a split (NONZERO is left alone).
                 let pfn = self.folios.head_pfn(f);
-                for i in 0..1u32 << fo.order {
+                for i in 0..1u32 << fo.order() {
                     self.thp.content.set(pfn + i);
                 }
             }
@@ -564,9 +565,10 @@ impl Sim {
     /// `None` to write it as usual (its zeromap bits cleared,
     /// `swap_zeromap_folio_clear`).
     pub(crate) fn swap_writepage_zero(&mut self, f: FolioId) -> Option<bool> {
+        let fo_memcg = self.folios.memcg(f);
         let fo = self.folios[f];
         debug_assert!(fo.test(flags::SWAPCACHE) && fo.swap != 0);
-        let (first, n) = (fo.swap - 1, 1u32 << fo.order);
+        let (first, n) = (fo.swap - 1, 1u32 << fo.order());
         let swap = self
             .swap
             .as_mut()
@@ -581,13 +583,13 @@ impl Sim {
         // pageout() counts the write whatever swap_writepage() did with it.
         self.count_vm_events(NR_VMSCAN_WRITE, nr);
         match self.cfg.swap_zero_pages {
-            SwapZeroPages::Zeromap => self.count_events(fo.memcg, SWPOUT_ZERO, nr),
+            SwapZeroPages::Zeromap => self.count_events(fo_memcg, SWPOUT_ZERO, nr),
             _ => {
                 // zram: the bio is submitted and completes synchronously.
                 self.count_vm_events(PGPGOUT, 4 * nr);
                 self.count_vm_events(PSWPOUT, nr);
-                if fo.order > 0 {
-                    self.count_swpout_large(fo.order);
+                if fo.order() > 0 {
+                    self.count_swpout_large(fo.order());
                 }
             }
         }
@@ -605,7 +607,7 @@ impl Sim {
         }
         match self.cfg.swap_zero_pages {
             SwapZeroPages::Zeromap => {
-                let m = self.folios[f].memcg;
+                let m = self.folios.memcg(f);
                 self.count_events(m, SWPIN_ZERO, 1);
             }
             _ => {
@@ -661,7 +663,7 @@ impl Sim {
         match self.cfg.swap_zero_pages {
             SwapZeroPages::ZramSame => Some(n - same),
             _ if same == n => {
-                let m = self.folios[f].memcg;
+                let m = self.folios.memcg(f);
                 self.count_events(m, SWPIN_ZERO, u64::from(n));
                 None
             }

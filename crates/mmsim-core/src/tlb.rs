@@ -569,7 +569,7 @@ impl Sim {
             VmaKind::File { pgoff, .. } if fo.is_file() => i64::from(fo.index) - i64::from(pgoff),
             _ => i64::from(fo.index),
         };
-        let n = 1i64 << fo.order;
+        let n = 1i64 << fo.order();
         let covers = |b: u32, len: u32| {
             i64::from(b) >= vstart
                 && i64::from(b) + i64::from(len) <= vstart + n
@@ -586,7 +586,7 @@ impl Sim {
         // mapped at both. Known overcount: an order-9 anonymous folio
         // mapped back by 512 PTEs from the swap cache still counts.
         let pmd_possible = !fo.is_file() || self.cfg.fs.pmd_mappings;
-        if pmd_possible && u32::from(fo.order) == SHIFT_2M {
+        if pmd_possible && u32::from(fo.order()) == SHIFT_2M {
             let b = index & !511;
             let maps_f = |p: u32| p & (PTE_PRESENT | PTE_FOLIO_MASK) == PTE_PRESENT | f;
             if i64::from(b) == vstart
@@ -598,7 +598,7 @@ impl Sim {
                 return SHIFT_2M;
             }
         }
-        if t.contpte && fo.order >= 4 {
+        if t.contpte && fo.order() >= 4 {
             let b = index & !15;
             // Physically aligned too: the folio is aligned to its order, so
             // the block's offset in it must be a multiple of 16.
@@ -661,11 +661,11 @@ impl Sim {
             return p & PTE_DIRTY != 0;
         }
         let go = &self.folios[g];
-        go.order > 0
+        go.order() > 0
             && !go.is_file()
             && !go.test(flags::SWAPCACHE)
             && !self.folio_anon_shared(g)
-            && off < 1 << go.order
+            && off < 1 << go.order()
             && !self.thp.content.test(self.folios.head_pfn(g) + off)
     }
 

@@ -781,6 +781,7 @@ impl Sim {
     /// `trace_mm_filemap_add_to_page_cache` / `delete_from_page_cache` of folio `f`.
     #[cold]
     pub(crate) fn trace_filemap_folio(&mut self, f: crate::mem::folio::FolioId, add: bool) {
+        let fo_memcg = self.folios.memcg(f);
         let fo = self.folios[f];
         if !fo.is_file() {
             return;
@@ -789,7 +790,7 @@ impl Sim {
         let ino = Self::tp_ino(file);
         let pfn = u64::from(self.folios.head_pfn(f));
         // `folio_order(folio)`, as the kernel prints it (large page-cache folios).
-        let order = u32::from(fo.order);
+        let order = u32::from(fo.order());
         let event = if add {
             TpEvent::FilemapAdd {
                 ino,
@@ -806,7 +807,7 @@ impl Sim {
             }
         };
         let scope = TpScope {
-            memcg: Some(fo.memcg),
+            memcg: Some(fo_memcg),
             file: Some((file, index, index)),
         };
         let task = if add {

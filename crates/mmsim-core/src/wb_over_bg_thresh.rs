@@ -191,8 +191,9 @@ impl Sim {
             if !self.folios.is_live(f) {
                 continue;
             }
+            let fo_memcg = self.folios.memcg(f);
             let fo = &self.folios[f];
-            if self.wb_index(fo.memcg) != w || !fo.is_file() || !fo.test(flags::DIRTY) {
+            if self.wb_index(fo_memcg) != w || !fo.is_file() || !fo.test(flags::DIRTY) {
                 continue;
             }
             let under_writeback = fo.test(flags::WRITEBACK);

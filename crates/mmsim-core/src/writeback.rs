@@ -109,10 +109,12 @@ impl Sim {
 
     /// `folio_end_writeback()` of the write that completed at `done` ns.
     fn folio_end_writeback(&mut self, f: FolioId, done: u64) {
+        let fo_lru = self.folios.lru(f);
+        let fo_memcg = self.folios.memcg(f);
         let fo = &mut self.folios[f];
         debug_assert!(fo.test(flags::WRITEBACK));
         fo.clear(flags::WRITEBACK);
-        let (nr, m, file) = (fo.nr_pages(), fo.memcg, fo.is_file());
+        let (nr, m, file) = (fo.nr_pages(), fo_memcg, fo.is_file());
         self.writeback_sub(m, nr);
         if file {
             self.bdp_account_written(m, nr, done);
@@ -124,15 +126,15 @@ impl Sim {
         if fo.test(flags::DIRTY) || fo.test(flags::UNEVICTABLE) || !fo.test(flags::LRU) {
             return;
         }
-        if crate::reclaim::lru_gen::is_lru_gen_tag(fo.lru) {
+        if crate::reclaim::lru_gen::is_lru_gen_tag(fo_lru) {
             self.lru_gen_rotate_reclaimable(f);
             if self.xp.is_some() {
                 self.xp_end_writeback(f);
             }
             return;
         }
-        let from = LruList::from_index(fo.lru);
-        let m = fo.memcg as usize;
+        let from = LruList::from_index(fo_lru);
+        let m = fo_memcg as usize;
         self.memcgs[m].lruvec.lists[from as usize].unlink(&mut self.folios, f);
         let fo = &mut self.folios[f];
         fo.clear(flags::ACTIVE);
@@ -190,10 +192,11 @@ impl Sim {
     #[cold]
     #[inline(never)]
     pub(crate) fn writeback_cut_short(&mut self, f: FolioId) {
+        let fo_memcg = self.folios.memcg(f);
         let fo = &mut self.folios[f];
         debug_assert!(fo.test(flags::WRITEBACK));
         fo.clear(flags::WRITEBACK);
-        let (nr, m) = (fo.nr_pages(), fo.memcg);
+        let (nr, m) = (fo.nr_pages(), fo_memcg);
         self.writeback_sub(m, nr);
         if self.folios[f].is_file() {
             self.bdp_writeback_cut_short(m, nr);
@@ -241,10 +244,11 @@ impl Sim {
             return;
         }
         self.folio_clear_dirty_for_io(f, by);
+        let fo_memcg = self.folios.memcg(f);
         let fo = &mut self.folios[f];
         fo.set(flags::WRITEBACK);
         // A large folio is written whole.
-        let (nr, m) = (fo.nr_pages(), fo.memcg);
+        let (nr, m) = (fo.nr_pages(), fo_memcg);
         self.file_dirty_sub(m, nr);
         self.writeback_add(m, nr);
         self.count_vm_events(PGPGOUT, 4 * nr);

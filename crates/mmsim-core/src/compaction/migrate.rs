@@ -85,16 +85,18 @@ impl Sim {
     /// frees the frames at once and the id after the TLB flush
     /// ([`Sim::migrate_free_src`]).
     pub(crate) fn migrate_folio_move(&mut self, src: FolioId, pfn: u64) -> FolioId {
+        let fo_lru = self.folios.lru(src);
+        let fo_memcg = self.folios.memcg(src);
         let fo = self.folios[src];
-        let order = fo.order as usize;
+        let order = fo.order() as usize;
         let dst = self
             .folios
-            .alloc_framed(fo.space, fo.index, fo.flags, fo.memcg, pfn as u32);
+            .alloc_framed(fo.space, fo.index, fo.flags, fo_memcg, pfn as u32);
         {
             let d = &mut self.folios[dst];
             d.swap = fo.swap;
             d.mapcount = fo.mapcount;
-            d.order = fo.order;
+            d.set_order(fo.order());
             d.gen_refs = fo.gen_refs;
         }
         if self.lru_gen_version() != MglruVersion::V6_14 {
@@ -103,7 +105,7 @@ impl Sim {
             set_folio_refs(&mut self.folios[dst], 0);
         }
         self.phys.set_frames_folio(pfn, order, dst);
-        if fo.lru != NO_LIST {
+        if fo_lru != NO_LIST {
             if self.compact.cfg.migrate_lru_add {
                 self.migrate_lru_add(src, dst);
             } else {
@@ -177,7 +179,7 @@ impl Sim {
     /// [`Sim::migrate_folio_move`] rewrote (`migrate_folio_done`'s put;
     /// its frames are freed already).
     pub(crate) fn migrate_free_src(&mut self, src: FolioId) {
-        debug_assert_eq!(self.folios[src].lru, NO_LIST);
+        debug_assert_eq!(self.folios.lru(src), NO_LIST);
         self.folios.free(src);
     }
 
@@ -185,8 +187,9 @@ impl Sim {
     /// list its tag names (the `lru` policy's one list, an MGLRU
     /// generation's, or a classic list of its group).
     fn migrate_lru_replace(&mut self, src: FolioId, dst: FolioId) {
-        let fo = &self.folios[src];
-        let (tag, m) = (fo.lru, fo.memcg as usize);
+        let fo_lru = self.folios.lru(src);
+        let fo_memcg = self.folios.memcg(src);
+        let (tag, m) = (fo_lru, fo_memcg as usize);
         let lruvec = match self.policy {
             Policy::Lru => &mut self.memcgs[0].lruvec,
             _ => &mut self.memcgs[m].lruvec,
@@ -221,7 +224,7 @@ impl Sim {
         if self.policy == Policy::Lru {
             self.lru_policy_del(src);
             self.folios[src].clear(flags::LRU);
-            self.folios[dst].lru = NO_LIST;
+            self.folios.set_lru(dst, NO_LIST);
             self.lru_policy_add(dst);
             return;
         }
@@ -234,7 +237,7 @@ impl Sim {
         if !copy_refs {
             set_folio_refs(d, 0);
         }
-        d.lru = NO_LIST;
+        self.folios.set_lru(dst, NO_LIST);
         self.damon_putback_lru(dst);
     }
 
@@ -269,7 +272,7 @@ impl Sim {
     /// maps `dst`, young and dirty bits kept. Returns the PTEs rewritten.
     fn remove_migration_ptes(&mut self, src: FolioId, dst: FolioId) -> u32 {
         let fo = self.folios[dst];
-        let n = 1u32 << fo.order;
+        let n = 1u32 << fo.order();
         let mut found = 0;
         let mut rewrite = |ptes: &mut [u32], lo: u32, hi: u32| {
             let hi = (hi as usize).min(ptes.len());

@@ -96,11 +96,12 @@ impl Sim {
         f: FolioId,
         steps: &mut u64,
     ) -> bool {
+        let fo_memcg = self.folios.memcg(f);
         let fo = self.folios[f];
         let matched = match filter.ty {
             FilterType::Anon => !fo.is_file(),
             FilterType::Active => self.folio_test_active(f),
-            FilterType::Memcg => filter.memcg == Some(fo.memcg),
+            FilterType::Memcg => filter.memcg == Some(fo_memcg),
             FilterType::Young => {
                 let (young, s) = self.damon_folio_young(f);
                 *steps += s;
@@ -124,8 +125,12 @@ impl Sim {
     pub(crate) fn folio_test_active(&self, f: FolioId) -> bool {
         let fo = &self.folios[f];
         match self.policy {
-            Policy::Mglru(_) => crate::reclaim::lru_gen::folio_lru_gen(fo)
-                .is_some_and(|gen| self.memcgs[fo.memcg as usize].lruvec.lrugen.is_active(gen)),
+            Policy::Mglru(_) => crate::reclaim::lru_gen::folio_lru_gen(fo).is_some_and(|gen| {
+                self.memcgs[self.folios.memcg(f) as usize]
+                    .lruvec
+                    .lrugen
+                    .is_active(gen)
+            }),
             _ => fo.test(flags::ACTIVE),
         }
     }
@@ -137,6 +142,7 @@ impl Sim {
     /// `lru_gen_add_folio` into the generation it picks for a folio that is
     /// not active (MGLRU). Counts PGDEACTIVATE. Returns whether it moved.
     pub(crate) fn folio_deactivate(&mut self, f: FolioId) -> bool {
+        let fo_memcg = self.folios.memcg(f);
         let fo = self.folios[f];
         let mglru = matches!(self.policy, Policy::Mglru(_));
         if fo.test(flags::UNEVICTABLE) || !(fo.test(flags::ACTIVE) || mglru) {
@@ -145,7 +151,7 @@ impl Sim {
         if !fo.test(flags::LRU) {
             return false;
         }
-        let m = fo.memcg;
+        let m = fo_memcg;
         if mglru {
             self.lru_gen_del_folio(f, false);
             self.folios[f].clear(flags::ACTIVE | flags::REFERENCED);
@@ -192,9 +198,8 @@ impl Sim {
         match self.policy {
             Policy::Mglru(_) => self.lru_gen_del_folio(f, false),
             _ => {
-                let fo = self.folios[f];
-                let m = fo.memcg as usize;
-                let tag = fo.lru as usize;
+                let m = self.folios.memcg(f) as usize;
+                let tag = self.folios.lru(f) as usize;
                 self.memcgs[m].lruvec.lists[tag].unlink(&mut self.folios, f);
             }
         }
@@ -209,10 +214,11 @@ impl Sim {
         match self.policy {
             Policy::Mglru(_) => self.lru_gen_add_folio(f, false),
             _ => {
+                let fo_memcg = self.folios.memcg(f);
                 let fo = &mut self.folios[f];
                 fo.set(flags::LRU);
                 let lru = LruList::of_flags(fo.flags);
-                let m = fo.memcg as usize;
+                let m = fo_memcg as usize;
                 self.memcgs[m].lruvec.lists[lru as usize].push_head(&mut self.folios, f, lru as u8);
             }
         }
@@ -235,7 +241,7 @@ impl Sim {
         sc.ignore_references = true;
         let mut batch = Vec::with_capacity(1);
         for &f in list {
-            sc.memcg = self.folios[f].memcg;
+            sc.memcg = self.folios.memcg(f);
             sc.target = sc.memcg;
             batch.clear();
             batch.push(f);

@@ -12,7 +12,7 @@ impl Sim {
     /// (swap more than half full, a VM_LOCKED `vma`), for a folio some other
     /// PTE maps too (`crate::fork`): then `folio_free_swap` is still tried.
     pub(super) fn swap_full_or_locked(&self, vma: VmaId, f: FolioId) -> bool {
-        self.vmas[vma as usize].locked || self.mem_cgroup_swap_full(self.folios[f].memcg)
+        self.vmas[vma as usize].locked || self.mem_cgroup_swap_full(self.folios.memcg(f))
     }
 
     /// `do_swap_page`'s mapping of swap-cache folio `f` at page `index` of
@@ -32,7 +32,7 @@ impl Sim {
         write: bool,
     ) -> Option<bool> {
         let fo = self.folios[f];
-        let slot = fo.swap - 1 + index.wrapping_sub(fo.index) * u32::from(fo.order > 0);
+        let slot = fo.swap - 1 + index.wrapping_sub(fo.index) * u32::from(fo.order() > 0);
         if fo.mapcount == 0 {
             // The first mapping of a swap-cache folio (`__folio_set_anon`):
             // it is in the faulting VMA's anon_vma, wherever its readahead
@@ -130,7 +130,7 @@ impl Sim {
         write: bool,
     ) -> bool {
         let fo = self.folios[f];
-        let n = 1u32 << fo.order;
+        let n = 1u32 << fo.order();
         let first = fo.swap - 1;
         let fk = self.fork.as_ref().unwrap();
         let forked = (first..first + n).any(|s| fk.refs(s) > 0);
@@ -231,7 +231,7 @@ impl Sim {
     #[inline(never)]
     pub(crate) fn folio_swapped_forked(&self, f: FolioId) -> bool {
         let fo = self.folios[f];
-        let n = 1u32 << fo.order;
+        let n = 1u32 << fo.order();
         let first = fo.swap - 1;
         if (first..first + n).any(|s| self.swap_slot_shared(s)) {
             return true;

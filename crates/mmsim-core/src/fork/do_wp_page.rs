@@ -30,13 +30,13 @@ impl Sim {
             return false;
         }
         let fo = self.folios[f];
-        if fo.order == 0 {
+        if fo.order() == 0 {
             if fo.mapcount <= 1 && self.wp_can_reuse_anon_folio(f) {
                 self.wp_reuse_forked(vma, f);
                 return false;
             }
         } else if self.thp.kernel == crate::huge_memory_rfc::ThpKernel::RfcV2 {
-            let n = 1u32 << fo.order;
+            let n = 1u32 << fo.order();
             let v = &self.vmas[vma as usize];
             let here = (fo.index..fo.index + n)
                 .filter(|&i| {
@@ -97,7 +97,7 @@ impl Sim {
     /// `vma` (0: order 0).
     fn rfc_cow_order(&self, vma: VmaId, index: u32, f: FolioId) -> u8 {
         let v = &self.vmas[vma as usize];
-        let mut order = self.folios[f].order.min(self.thp.rfc_order);
+        let mut order = self.folios[f].order().min(self.thp.rfc_order);
         while order >= MIN_THP_ORDER {
             let n = 1u32 << order;
             let start = index & !(n - 1);
@@ -120,7 +120,7 @@ impl Sim {
     pub(super) fn wp_page_copy_anon(&mut self, vma: VmaId, index: u32, f: FolioId, swapin: bool) {
         let rfc =
             self.thp.kernel == crate::huge_memory_rfc::ThpKernel::RfcV2 && self.thp.rfc_order != 0;
-        let mut order = if rfc && self.folios[f].order > 0 {
+        let mut order = if rfc && self.folios[f].order() > 0 {
             self.rfc_cow_order(vma, index, f)
         } else {
             0
@@ -196,7 +196,7 @@ impl Sim {
         let fk = self.fork.as_mut().unwrap();
         fk.stats.cow_copies += 1;
         fk.stats.cow_copied_pages += u64::from(n);
-        if self.folios[f].order > 0 {
+        if self.folios[f].order() > 0 {
             let (mapped, hole) = self.anon_family_mapped(f);
             if mapped == 0 {
                 self.folios[f].mapcount = 0;

@@ -1,16 +1,20 @@
 //! Folios: the arena of resident memory and its page flags.
 //!
 //! A folio is the kernel's unit of memory management (`struct folio`,
-//! include/linux/mm_types.h). Here every resident folio is a 24-byte slot (plus an 8-byte link pair) in
-//! one arena, addressed by a dense [`FolioId`]; list links are intrusive
+//! include/linux/mm_types.h). Here every resident folio is a 20-byte slot in
+//! one arena, addressed by a dense [`FolioId`], with an 8-byte link pair and
+//! a 1-byte list tag in dense arrays beside it; list links are intrusive
 //! (`prev`/`next` ids), so moving a folio between LRU lists never allocates.
 //! The data model carries an `order` (0 for a 4 KiB page); anonymous faults
-//! make larger ones when multi-size THP is on (`crate::huge_memory`). Each folio's head page frame
-//! (`folio_pfn`) is in its slot, read where the slot is read anyway (a
-//! free reads it beside the group and the order), so a resident folio
-//! costs 24 + 8 = 32 host bytes (a writeback completion names its folio
-//! by id alone: see `Sim::queue_writeback`); the PFN → folio map
-//! (`mem_map`) is in `crate::page_alloc`.
+//! make larger ones when multi-size THP is on (`crate::huge_memory`). Each
+//! folio's head page frame (`folio_pfn`) is in its slot, in one word with
+//! the order (the frame is aligned to the order), read where the slot is
+//! read anyway (a free reads it beside the group and the order); the memory
+//! cgroup (`folio_memcg`) is in a side array allocated only when a folio is
+//! first charged to a group other than the root. A resident folio costs
+//! 20 + 8 + 1 = 29 host bytes, 31 on machines with groups (a writeback
+//! completion names its folio by id alone: see `Sim::queue_writeback`); the
+//! PFN → folio map (`mem_map`) is in `crate::page_alloc`.
 
 /// Dense index of a folio in the arena.
 pub(crate) type FolioId = u32;
@@ -93,7 +97,7 @@ pub(crate) enum LruList {
     Unevictable = 4,
 }
 
-/// Marker in [`Folio::lru`] for "on no list" (isolated or free).
+/// Marker in [`FolioArena::lru`] for "on no list" (isolated or free).
 pub(crate) const NO_LIST: u8 = 0xff;
 
 impl LruList {
@@ -156,9 +160,13 @@ impl LruList {
     }
 }
 
-/// One resident folio: 24 bytes. Its LRU links live apart, in
-/// [`FolioArena`]'s dense link array, so that walking a list from its tail
-/// touches 8 bytes per folio and the folios themselves can be prefetched.
+/// One resident folio: 20 bytes. Its LRU links and list tag live apart,
+/// in [`FolioArena`]'s dense link and tag arrays, so that walking a list
+/// from its tail touches 8 bytes per folio and the folios themselves can be
+/// prefetched; its memory cgroup lives in the arena's side array, allocated
+/// only at the first charge to a group other than the root
+/// ([`FolioArena::memcg`]). Its order is folded into its head PFN's word
+/// ([`Folio::order`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub(crate) struct Folio {
@@ -168,39 +176,52 @@ pub(crate) struct Folio {
     pub index: u32,
     /// Swap slot + 1 while in the swap cache, else 0.
     pub swap: u32,
+    /// Head page frame (`folio_pfn`) and order in one word: see
+    /// [`Folio::order`] and [`FolioArena::head_pfn`].
+    pfn_order: u32,
     /// Page flags ([`flags`]).
     pub flags: u16,
     /// Number of PTEs mapping the folio (saturating at 255).
     pub mapcount: u8,
-    /// The list the folio is on ([`LruList`] as u8) or [`NO_LIST`].
-    pub lru: u8,
-    /// Owning memory cgroup (index; 0 is the root): 16 bits, as the
-    /// kernel's `MEM_CGROUP_ID_SHIFT`, so a machine holds up to 65,535 groups.
-    pub memcg: crate::memcg::MemcgId,
-    /// log2 of the number of base pages (0 = 4 KiB).
-    pub order: u8,
     /// Multi-gen LRU fields of `folio->flags` (`LRU_GEN_MASK`,
     /// `LRU_REFS_MASK`): bits 0–2 the generation + 1 (0: not on an MGLRU
     /// list), bits 3–4 the refs counter. See `crate::reclaim::lru_gen`.
     /// Bit 7 is not MGLRU's: [`GEN_REFS_MAYWRITE`] (a spare bit of the
-    /// 36-byte folio; the MGLRU code keeps bits 5–7 as they are).
+    /// folio; the MGLRU code keeps bits 5–7 as they are).
     pub gen_refs: u8,
-    /// Head page frame (`folio_pfn`), or [`NO_PFN`]: see [`FolioArena::head_pfn`].
-    pfn: u32,
 }
+
+/// The head PFN and the order in one 32-bit word, as the buddy allocator's
+/// alignment allows (a folio's head frame is aligned to its order,
+/// `folio_pfn(folio)` a multiple of `folio_nr_pages(folio)`, mm/page_alloc.c
+/// `__rmqueue_smallest` and `expand`, v6.12): `pfn << 1 | 1 << order`, so
+/// the order is the word's trailing zeros, `1 << order` its lowest set bit
+/// and the PFN the rest shifted down. Frames are below
+/// `NORMAL_START_PFN + MAX_MEMORY_PAGES` < 2^30, so valid words are below
+/// 2^31; "no frame" ([`NO_PFN`]) is `u32::MAX << order`, bit 31 set.
+#[inline(always)]
+const fn encode_pfn_order(pfn: u32, order: u8) -> u32 {
+    if pfn == NO_PFN {
+        u32::MAX << order
+    } else {
+        pfn << 1 | 1 << order
+    }
+}
+
+const _: () = assert!(
+    crate::page_alloc::NORMAL_START_PFN + crate::config::MAX_MEMORY_PAGES <= 1 << 30,
+    "head PFNs must fit the folio's 31-bit PFN/order word"
+);
 
 impl Folio {
     const FREE: Folio = Folio {
         space: u32::MAX,
         index: 0,
         swap: 0,
+        pfn_order: encode_pfn_order(NO_PFN, 0),
         flags: 0,
         mapcount: 0,
-        lru: NO_LIST,
-        memcg: 0,
-        order: 0,
         gen_refs: 0,
-        pfn: NO_PFN,
     };
 
     /// Tests a flag.
@@ -230,10 +251,38 @@ impl Folio {
     pub(crate) fn is_file(&self) -> bool {
         self.flags & flags::SWAPBACKED == 0
     }
-    /// Base pages in the folio.
+    /// Base pages in the folio (`folio_nr_pages`): the lowest set bit of
+    /// the PFN/order word.
     #[inline]
     pub(crate) fn nr_pages(&self) -> u64 {
-        1 << self.order
+        (self.pfn_order & self.pfn_order.wrapping_neg()) as u64
+    }
+    /// log2 of the number of base pages (`folio_order`; 0 = 4 KiB): the
+    /// PFN/order word's trailing zeros.
+    #[inline]
+    pub(crate) fn order(&self) -> u8 {
+        self.pfn_order.trailing_zeros() as u8
+    }
+    /// Sets the order, keeping the head PFN (which must be aligned to it:
+    /// a split lowers the order of a folio whose frame stays).
+    #[inline]
+    pub(crate) fn set_order(&mut self, order: u8) {
+        let pfn = self.pfn();
+        debug_assert!(
+            pfn == NO_PFN || pfn & ((1 << order) - 1) == 0,
+            "pfn {pfn} order {order}"
+        );
+        self.pfn_order = encode_pfn_order(pfn, order);
+    }
+    /// The head PFN, or [`NO_PFN`]: the word without its order bit, shifted down.
+    #[inline]
+    fn pfn(&self) -> u32 {
+        let v = self.pfn_order;
+        if (v as i32) < 0 {
+            NO_PFN
+        } else {
+            (v & (v - 1)) >> 1
+        }
     }
     /// Whether the clean PTEs mapping this anonymous folio are writable
     /// ([`GEN_REFS_MAYWRITE`]).
@@ -278,12 +327,25 @@ pub(crate) const GEN_REFS_MAYWRITE: u8 = 1 << 7;
 pub(crate) type Links = [FolioId; 2];
 
 /// The arena of folios with a free list; ids are reused LIFO. Each folio
-/// has a 24-byte slot (with its head PFN) and an 8-byte link pair: 32
-/// bytes per resident folio.
+/// has a 20-byte slot (with its head PFN and order), an 8-byte link pair
+/// and a 1-byte list tag: 29 bytes per resident folio, and 2 more for its
+/// memory cgroup once any folio has been charged to a group other than the
+/// root.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct FolioArena {
     slots: Vec<Folio>,
     links: Vec<Links>,
+    /// Each folio's list tag ([`LruList`] as u8, an MGLRU list's tag, or
+    /// [`NO_LIST`]): beside the links, which every list operation writes
+    /// anyway. The kernel has no such field (`folio_lru_list` derives the
+    /// list from the flags, `folio_lru_gen` the generation); mmsim's tag
+    /// also tells reclaim's callers which list of a group to unlink from.
+    lru: Vec<u8>,
+    /// Each folio's memory cgroup (`folio_memcg`, `folio->memcg_data`);
+    /// empty — every folio the root's — until the first folio is charged to
+    /// another group, then as long as `slots` (as the swap owner map,
+    /// `crate::swapfile`, is allocated only for groups).
+    memcg: Vec<crate::memcg::MemcgId>,
     free: Vec<FolioId>,
     /// The test mode's generator state ([`FolioArena::permute_ids`]);
     /// `None`: off (ids handed out in order, reused LIFO).
@@ -296,6 +358,8 @@ impl FolioArena {
         FolioArena {
             slots: Vec::with_capacity(capacity),
             links: Vec::with_capacity(capacity),
+            lru: Vec::with_capacity(capacity),
+            memcg: Vec::new(),
             free: Vec::new(),
             id_rng: None,
         }
@@ -314,9 +378,17 @@ impl FolioArena {
         if ids > start {
             self.slots.reserve_exact(ids - start);
             self.links.reserve_exact(ids - start);
+            self.lru.reserve_exact(ids - start);
+            if !self.memcg.is_empty() {
+                self.memcg.reserve_exact(ids - start);
+            }
             for id in start..ids {
                 self.slots.push(Folio::FREE);
                 self.links.push([NIL, NIL]);
+                self.lru.push(NO_LIST);
+                if !self.memcg.is_empty() {
+                    self.memcg.push(0);
+                }
                 self.free.push(id as FolioId);
             }
         }
@@ -355,7 +427,7 @@ impl FolioArena {
         flags: u16,
         memcg: crate::memcg::MemcgId,
     ) -> FolioId {
-        self.alloc_framed(space, index, flags, memcg, Folio::FREE.pfn)
+        self.alloc_framed(space, index, flags, memcg, NO_PFN)
     }
 
     /// [`FolioArena::alloc`] of a folio whose head page frame is already
@@ -369,21 +441,25 @@ impl FolioArena {
         memcg: crate::memcg::MemcgId,
         pfn: u32,
     ) -> FolioId {
+        debug_assert!(pfn < 1 << 30 || pfn == NO_PFN, "pfn {pfn}");
         let f = Folio {
             space,
             index,
             flags,
-            memcg,
-            pfn,
+            pfn_order: encode_pfn_order(pfn, 0),
             ..Folio::FREE
         };
-        match self.free.pop() {
+        let id = match self.free.pop() {
             Some(id) => {
                 self.slots[id as usize] = f;
                 id
             }
             None => self.grow(f),
+        };
+        if memcg != 0 || !self.memcg.is_empty() {
+            self.set_memcg(id, memcg);
         }
+        id
     }
 
     /// A new slot for `f` at the end of the arena (no freed id to reuse):
@@ -396,9 +472,17 @@ impl FolioArena {
             let more = (self.slots.len() / 16).max(1024);
             self.slots.reserve_exact(more);
             self.links.reserve_exact(more);
+            self.lru.reserve_exact(more);
+            if !self.memcg.is_empty() {
+                self.memcg.reserve_exact(more);
+            }
         }
         self.slots.push(f);
         self.links.push([NIL, NIL]);
+        self.lru.push(NO_LIST);
+        if !self.memcg.is_empty() {
+            self.memcg.push(0);
+        }
         (self.slots.len() - 1) as FolioId
     }
 
@@ -406,23 +490,89 @@ impl FolioArena {
     #[inline]
     pub(crate) fn free(&mut self, id: FolioId) {
         debug_assert_eq!(
-            self.slots[id as usize].lru, NO_LIST,
+            self.lru[id as usize], NO_LIST,
             "freeing a folio still on a list"
         );
         self.slots[id as usize] = Folio::FREE;
+        if let Some(m) = self.memcg.get_mut(id as usize) {
+            *m = 0;
+        }
         self.free.push(id);
     }
 
     /// `folio_pfn`: the folio's head page frame, or [`NO_PFN`].
     #[inline]
     pub(crate) fn head_pfn(&self, id: FolioId) -> u32 {
-        self.slots[id as usize].pfn
+        self.slots[id as usize].pfn()
     }
 
-    /// Records the page frame the allocator gave folio `id`.
+    /// Records the page frame the allocator gave folio `id` (aligned to
+    /// the folio's order, as the buddy allocator's blocks are).
     #[inline]
     pub(crate) fn set_head_pfn(&mut self, id: FolioId, pfn: u32) {
-        self.slots[id as usize].pfn = pfn;
+        let f = &mut self.slots[id as usize];
+        let order = f.order();
+        debug_assert!(
+            pfn == NO_PFN || (pfn < 1 << 30 && pfn & ((1 << order) - 1) == 0),
+            "pfn {pfn} order {order}"
+        );
+        f.pfn_order = encode_pfn_order(pfn, order);
+    }
+
+    /// The list tag of folio `id` ([`LruList`] as u8, an MGLRU list's
+    /// tag, or [`NO_LIST`]); written by `crate::mem::list`'s operations.
+    #[inline]
+    pub(crate) fn lru(&self, id: FolioId) -> u8 {
+        self.lru[id as usize]
+    }
+
+    /// Sets the list tag of folio `id` (the list operations, and a
+    /// migration's destination taking its source's place).
+    #[inline]
+    pub(crate) fn set_lru(&mut self, id: FolioId, tag: u8) {
+        self.lru[id as usize] = tag;
+    }
+
+    /// `folio_memcg`: the memory cgroup folio `id` is charged to (0, the
+    /// root, for every folio until a folio is charged to another group).
+    #[inline]
+    pub(crate) fn memcg(&self, id: FolioId) -> crate::memcg::MemcgId {
+        // Empty side array: every folio the root's (one compare, as a
+        // bounds check; allocated, it is as long as `slots`).
+        self.memcg.get(id as usize).copied().unwrap_or(0)
+    }
+
+    /// Charges folio `id` to group `m` (`commit_charge`'s
+    /// `folio->memcg_data`): the first group other than the root allocates
+    /// the side array, as long as the slots and with their capacity.
+    #[inline]
+    pub(crate) fn set_memcg(&mut self, id: FolioId, m: crate::memcg::MemcgId) {
+        if self.memcg.is_empty() {
+            if m == 0 {
+                return;
+            }
+            self.alloc_memcg();
+        }
+        self.memcg[id as usize] = m;
+    }
+
+    /// The side array of groups, all the root's, the first time a folio is
+    /// charged elsewhere: out of line, as it runs once per run.
+    #[cold]
+    #[inline(never)]
+    fn alloc_memcg(&mut self) {
+        let mut v = Vec::with_capacity(self.slots.capacity());
+        v.resize(self.slots.len(), 0);
+        self.memcg = v;
+    }
+
+    /// Calls `f` on every live folio with its id.
+    pub(crate) fn for_each_live_id(&self, mut f: impl FnMut(FolioId, &Folio)) {
+        for (id, fo) in self.slots.iter().enumerate() {
+            if fo.space != u32::MAX {
+                f(id as FolioId, fo);
+            }
+        }
     }
 
     /// Calls `f` on every live folio.
@@ -455,6 +605,8 @@ impl FolioArena {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.slots.capacity() * std::mem::size_of::<Folio>()
             + self.links.capacity() * 8
+            + self.lru.capacity()
+            + self.memcg.capacity() * std::mem::size_of::<crate::memcg::MemcgId>()
             + self.free.capacity() * 4
     }
 
@@ -515,8 +667,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn folio_is_24_bytes_plus_8_of_links() {
-        assert_eq!(std::mem::size_of::<Folio>(), 24);
+    fn folio_is_20_bytes_plus_8_of_links() {
+        assert_eq!(std::mem::size_of::<Folio>(), 20);
         assert_eq!(std::mem::size_of::<Links>(), 8);
     }
 

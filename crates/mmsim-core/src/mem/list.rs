@@ -34,14 +34,14 @@ impl Default for List {
 }
 
 impl List {
-    /// `list_add()`: inserts at the head. `tag` is stored in `Folio::lru`.
+    /// `list_add()`: inserts at the head. `tag` is stored as the folio's list tag (`FolioArena::lru`).
     #[inline]
     pub(crate) fn push_head(&mut self, a: &mut FolioArena, id: FolioId, tag: u8) {
         let old = self.head;
-        debug_assert_eq!(a[id].lru, NO_LIST);
+        debug_assert_eq!(a.lru(id), NO_LIST);
         // Read before the stores below, which the compiler cannot see past.
         let nr = a[id].nr_pages();
-        a[id].lru = tag;
+        a.set_lru(id, tag);
         *a.links_mut(id) = [NIL, old];
         if old != NIL {
             a.links_mut(old)[0] = id;
@@ -57,9 +57,9 @@ impl List {
     #[inline]
     pub(crate) fn push_tail(&mut self, a: &mut FolioArena, id: FolioId, tag: u8) {
         let old = self.tail;
-        debug_assert_eq!(a[id].lru, NO_LIST);
+        debug_assert_eq!(a.lru(id), NO_LIST);
         let nr = a[id].nr_pages();
-        a[id].lru = tag;
+        a.set_lru(id, tag);
         *a.links_mut(id) = [old, NIL];
         if old != NIL {
             a.links_mut(old)[1] = id;
@@ -77,7 +77,7 @@ impl List {
         let [p, n] = a.links(id);
         let nr = a[id].nr_pages();
         *a.links_mut(id) = [NIL, NIL];
-        a[id].lru = NO_LIST;
+        a.set_lru(id, NO_LIST);
         if p != NIL {
             a.links_mut(p)[1] = n;
         } else {
@@ -120,13 +120,13 @@ impl List {
     /// The length is unchanged; the page count too, as the two folios are
     /// of one order (a migration's destination: `crate::compaction::migrate`).
     pub(crate) fn replace(&mut self, a: &mut FolioArena, old: FolioId, new: FolioId) {
-        debug_assert_eq!(a[new].lru, NO_LIST);
-        debug_assert_eq!(a[old].order, a[new].order);
+        debug_assert_eq!(a.lru(new), NO_LIST);
+        debug_assert_eq!(a[old].order(), a[new].order());
         let [p, n] = a.links(old);
-        a[new].lru = a[old].lru;
+        a.set_lru(new, a.lru(old));
         *a.links_mut(new) = [p, n];
         *a.links_mut(old) = [NIL, NIL];
-        a[old].lru = NO_LIST;
+        a.set_lru(old, NO_LIST);
         if p != NIL {
             a.links_mut(p)[1] = new;
         } else {
@@ -187,8 +187,8 @@ mod tests {
         l.push_tail(&mut a, 3, 2);
         assert_eq!(order(&l, &a), vec![0, 2, 3]);
         assert_eq!(l.len, 3);
-        assert_eq!(a[2].lru, 2);
-        assert_eq!(a[1].lru, NO_LIST);
+        assert_eq!(a.lru(2), 2);
+        assert_eq!(a.lru(1), NO_LIST);
     }
 
     /// `replace` puts the new folio in the old one's place, at the head,
@@ -213,7 +213,7 @@ mod tests {
         assert_eq!(order(&l, &a), vec![y, x, z]);
         assert_eq!(order_from_tail(&l, &a), vec![z, x, y]);
         assert_eq!((l.len, l.pages), (3, 3));
-        assert_eq!((a[x].lru, a[1].lru), (2, NO_LIST));
+        assert_eq!((a.lru(x), a.lru(1)), (2, NO_LIST));
         assert_eq!(a.links(1), [NIL, NIL]);
     }
 
@@ -247,6 +247,6 @@ mod tests {
         assert_eq!(order(&l, &a), vec![0, 2, 3, 1]);
         assert_eq!(order_from_tail(&l, &a), vec![1, 3, 2, 0]);
         assert_eq!((l.len, l.pages), (len, pages));
-        assert!(ids.iter().all(|&i| a[i].lru == 5));
+        assert!(ids.iter().all(|&i| a.lru(i) == 5));
     }
 }

@@ -88,7 +88,7 @@ impl Sim {
             // An order-0 anonymous folio of a VMA never forked takes
             // `try_to_unmap`'s own step for it, without the unread
             // ScanControl; every other folio the general walk, with one.
-            let unmapped = if fo.order == 0
+            let unmapped = if fo.order() == 0
                 && !fo.is_file()
                 && !(self.fork.is_some() && self.anon_forked(fo.space))
             {
@@ -99,6 +99,7 @@ impl Sim {
             };
             debug_assert!(unmapped, "the lru policy maps no VM_LOCKED memory");
         }
+        let fo_memcg = self.folios.memcg(f);
         let fo = self.folios[f];
         if fo.test(flags::WRITEBACK) {
             // The reference policy does not wait: the write is cut short.
@@ -129,7 +130,7 @@ impl Sim {
         } else {
             if dirty {
                 self.folios[f].clear(flags::DIRTY);
-                self.file_dirty_sub(fo.memcg, 1);
+                self.file_dirty_sub(fo_memcg, 1);
                 self.dirty_fifo_unqueue(f);
                 self.fs.write(self.clock, 1);
                 self.count_vm_events(PGPGOUT, 4);

@@ -198,12 +198,13 @@ impl Sim {
         let Policy::Classic(rules) = self.policy else {
             return None;
         };
+        let fo_memcg = self.folios.memcg(f);
         let fo = &self.folios[f];
         if !fo.is_file() && !rules.anon_workingset {
             return None;
         }
         let ws = rules.pg_workingset && fo.test(flags::WORKINGSET);
-        let m = fo.memcg;
+        let m = fo_memcg;
         // `workingset_age_nonresident(lruvec, folio_nr_pages(folio))`: a large
         // folio, anonymous or file, ages the clock by its page count (v5.9's
         // `thp_nr_pages`, v6.x's `folio_nr_pages`).
@@ -307,7 +308,7 @@ impl Sim {
             self.xp_count_refault(f);
         }
         let file = self.folios[f].is_file();
-        let m = self.folios[f].memcg;
+        let m = self.folios.memcg(f);
         // Counted in pages: a large page-cache folio refaults whole.
         let nr = self.folios[f].nr_pages();
         let item = if file {

@@ -191,7 +191,7 @@ fn without_may_writepage_kswapd_keeps_a_dirty_file_folio_it_would_write() {
             });
             let f = file_folio(&s, file, index);
             s.folios[f].set(flags::RECLAIM);
-            let lru = LruList::from_index(s.folios[f].lru);
+            let lru = LruList::from_index(s.folios.lru(f));
             s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
             s.folios[f].clear(flags::LRU);
             batch.push(f);

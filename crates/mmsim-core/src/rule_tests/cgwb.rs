@@ -249,7 +249,7 @@ fn the_writing_tasks_group_balances_not_the_folios() {
         index: 0,
         pages: 200,
     });
-    assert!((0..200).all(|i| s.folios[file_folio(&s, file, i)].memcg == g));
+    assert!((0..200).all(|i| s.folios.memcg(file_folio(&s, file, i)) == g));
     let root_task = s.add_task("root-task");
     s.open(file, root_task).unwrap();
     write_pages(&mut s, file, 0, 200);

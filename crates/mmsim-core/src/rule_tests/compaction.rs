@@ -77,7 +77,7 @@ fn order_4_fault_compacted(s: &mut Sim) -> u32 {
     let t = s.add_task("thp");
     let vma = s.mmap_anon(t, 16).unwrap();
     let f = fault_anon(s, vma, 0);
-    assert_eq!(s.folios[f].order, 4);
+    assert_eq!(s.folios[f].order(), 4);
     let v = &s.vm;
     assert_eq!(
         (v.compact_stall, v.compact_success, v.compact_fail),
@@ -152,7 +152,7 @@ fn an_order_4_fault_fails_without_compaction_and_succeeds_with_it() {
         let st = s.thp.stats[4];
         let v = &s.vm;
         if !compaction {
-            assert_eq!(s.folios[f].order, 0);
+            assert_eq!(s.folios[f].order(), 0);
             assert_eq!((st.anon_fault_alloc, st.anon_fault_fallback), (0, 1));
             assert_eq!(
                 (
@@ -164,7 +164,7 @@ fn an_order_4_fault_fails_without_compaction_and_succeeds_with_it() {
             );
             continue;
         }
-        assert_eq!(s.folios[f].order, 4);
+        assert_eq!(s.folios[f].order(), 4);
         assert_eq!((st.anon_fault_alloc, st.anon_fault_fallback), (1, 0));
         // defrag=always outside MADV_HUGEPAGE: __GFP_NORETRY, one async run.
         assert_eq!(
@@ -230,7 +230,7 @@ fn unmovable_pages_in_every_pageblock_make_compaction_fail_and_defer() {
     let vma = s.mmap_anon(t, 32).unwrap();
     s.madvise_thp(vma, VmaThpAdvice::Hugepage).unwrap();
     let f = fault_anon(&mut s, vma, 0);
-    assert_eq!(s.folios[f].order, 0);
+    assert_eq!(s.folios[f].order(), 0);
     let v = &s.vm;
     // MADV_HUGEPAGE with defrag=madvise: no __GFP_NORETRY. The async run
     // skips the UNMOVABLE pageblocks and ends when the scanners meet
@@ -319,7 +319,7 @@ fn compaction_suitable_needs_the_watermark_gap_and_a_fragmentation_index() {
     let t = s.add_task("thp");
     let vma = s.mmap_anon(t, 16).unwrap();
     let f = fault_anon(&mut s, vma, 0);
-    assert_eq!(s.folios[f].order, 0);
+    assert_eq!(s.folios[f].order(), 0);
     assert_eq!((s.vm.compact_stall, s.vm.compact_migrate_scanned), (0, 0));
     assert_eq!(s.thp.stats[4].anon_fault_fallback, 1);
 }
@@ -349,7 +349,7 @@ fn kswapd_sleep_wakes_kcompactd(nap: bool) {
     let vma = s.mmap_anon(t, 32).unwrap();
     // defrag=defer: no direct reclaim or compaction; kswapd is woken for order 4.
     let f = fault_anon(&mut s, vma, 0);
-    assert_eq!(s.folios[f].order, 0);
+    assert_eq!(s.folios[f].order(), 0);
     assert!(s.kswapd.running);
     if nap {
         // kswapd() read kswapd_order for the run (v6.12) and cleared it.
@@ -393,7 +393,7 @@ fn kswapd_sleep_wakes_kcompactd(nap: bool) {
     // kcompactd made an order-4 block: the next fault gets its 64K folio.
     assert!(s.phys.zone.watermark_ok(4, s.node.wmark_min));
     let g = fault_anon(&mut s, vma, 16);
-    assert_eq!(s.folios[g].order, 4);
+    assert_eq!(s.folios[g].order(), 4);
     s.check_page_alloc().unwrap();
 }
 
@@ -458,7 +458,8 @@ fn high_order_wake(high_order: bool, nap: bool) -> (Sim, bool, u32) {
     let vma = s.mmap_anon(t, 32).unwrap();
     let f = fault_anon(&mut s, vma, 0);
     assert_eq!(
-        s.folios[f].order, 0,
+        s.folios[f].order(),
+        0,
         "no order-4 block, no direct compaction"
     );
     let woke = (s.kswapd.running, s.compact.kswapd_reclaim_order);
@@ -566,7 +567,7 @@ fn skip_hints_make_the_next_compaction_pass_over_scanned_pageblocks() {
     let t = s.add_task("thp");
     let vma = s.mmap_anon(t, 32).unwrap();
     let f = fault_anon(&mut s, vma, 0);
-    assert_eq!(s.folios[f].order, 0);
+    assert_eq!(s.folios[f].order(), 0);
     assert_eq!((s.vm.compact_stall, s.vm.compact_fail), (2, 2));
     assert_eq!(s.vm.compact_migrate_scanned, 2 * 7680);
     // With them the first run marks every pageblock it scanned to the end
@@ -577,7 +578,7 @@ fn skip_hints_make_the_next_compaction_pass_over_scanned_pageblocks() {
     let t = s.add_task("thp");
     let vma = s.mmap_anon(t, 32).unwrap();
     let f = fault_anon(&mut s, vma, 0);
-    assert_eq!(s.folios[f].order, 0);
+    assert_eq!(s.folios[f].order(), 0);
     assert_eq!((s.vm.compact_stall, s.vm.compact_fail), (2, 2));
     assert_eq!(s.vm.compact_migrate_scanned, 7680);
     assert!(s.compact.blockskip_flush);
@@ -755,7 +756,7 @@ fn compaction_ready_skips_the_direct_reclaim_of_a_costly_allocation() {
     let t = s.add_task("thp");
     let vma = s.mmap_anon(t, 32).unwrap();
     let f = fault_anon(&mut s, vma, 0);
-    assert_eq!(s.folios[f].order, 0);
+    assert_eq!(s.folios[f].order(), 0);
     assert_eq!((s.vm.compact_stall, s.vm.allocstall_normal), (2, 1));
     assert_eq!(s.vm.pgscan_direct, 0);
     // Down to the high watermark + compact_gap(4): not ready (the check

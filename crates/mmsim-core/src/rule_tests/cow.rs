@@ -55,7 +55,7 @@ fn a_store_to_a_page_not_present_copies_it_from_the_page_cache() {
     let copy = pte_folio(&s, vma, 3);
     assert_ne!(copy, cached);
     // The copy: order 0, anonymous, mapped young and dirty, on the anon list.
-    assert_eq!(s.folios[copy].order, 0);
+    assert_eq!(s.folios[copy].order(), 0);
     assert!(s.folios[copy].test(flags::SWAPBACKED));
     assert_eq!((s.folios[copy].space, s.folios[copy].index), (vma, 3));
     assert_eq!(s.folios[copy].mapcount, 1);
@@ -96,7 +96,7 @@ fn a_store_after_a_load_copies_the_mapped_page_cache_folio() {
     let copy = pte_folio(&s, vma, 3);
     assert_ne!(copy, cached);
     assert!(s.folios[copy].test(flags::SWAPBACKED));
-    assert_eq!(s.folios[copy].order, 0);
+    assert_eq!(s.folios[copy].order(), 0);
     assert_ne!(s.vmas[vma as usize].pte(3) & PTE_DIRTY, 0);
     // The old folio lost this mapping, and is not dirtied.
     assert_eq!(s.folios[cached].mapcount, 0);
@@ -161,15 +161,15 @@ fn the_copy_is_order_0_with_64k_anonymous_folios() {
     access(&mut s, vma, 16, true);
     access(&mut s, vma, 40, false);
     access(&mut s, vma, 40, true);
-    assert_eq!(s.folios[pte_folio(&s, vma, 16)].order, 0);
-    assert_eq!(s.folios[pte_folio(&s, vma, 40)].order, 0);
+    assert_eq!(s.folios[pte_folio(&s, vma, 16)].order(), 0);
+    assert_eq!(s.folios[pte_folio(&s, vma, 40)].order(), 0);
     assert_eq!(s.vmas[vma as usize].pte(17), 0);
     assert_eq!(rss(&s, t), (0, 2, 0));
     assert_eq!(s.thp.stats[4].anon_fault_alloc, 0);
     // The same store to anonymous memory allocates 64 KiB.
     let a = s.mmap_anon(t, 64).unwrap();
     access(&mut s, a, 16, true);
-    assert_eq!(s.folios[pte_folio(&s, a, 16)].order, 4);
+    assert_eq!(s.folios[pte_folio(&s, a, 16)].order(), 4);
 }
 
 #[test]
@@ -282,7 +282,7 @@ fn swapped_copies_come_back_one_page_at_a_time_under_6_13() {
     }
     assert_eq!(s.vm.pswpout, 16);
     access(&mut s, vma, 5, false);
-    assert_eq!(s.folios[pte_folio(&s, vma, 5)].order, 0);
+    assert_eq!(s.folios[pte_folio(&s, vma, 5)].order(), 0);
     assert_eq!(s.vm.pswpin, 1);
     assert_eq!(s.vmas[vma as usize].pte(6) & PTE_PRESENT, 0);
     s.check_invariants().unwrap();

@@ -71,7 +71,7 @@ fn thp_fault(s: &mut Sim) -> (u8, u64, u64, u64) {
     s.madvise_thp(vma, VmaThpAdvice::Hugepage).unwrap();
     let f = fault_anon(s, vma, 0);
     (
-        s.folios[f].order,
+        s.folios[f].order(),
         s.vm.allocstall_normal,
         s.vm.pgsteal_direct,
         s.phys.pcp.count(),

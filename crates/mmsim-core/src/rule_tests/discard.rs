@@ -73,7 +73,7 @@ fn a_partly_discarded_64k_folio_is_queued_for_a_deferred_split_once() {
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 64).unwrap();
     let f = fault_anon(&mut s, vma, 0);
-    assert_eq!(s.folios[f].order, 4);
+    assert_eq!(s.folios[f].order(), 4);
     discard(&mut s, vma, 4, 4);
     // Still whole and charged: only its PTEs went.
     assert_eq!(used(&s), 16);
@@ -121,7 +121,7 @@ fn the_shrinker_splits_at_a_low_priority_and_frees_the_unmapped_pages() {
         let p = s.vmas[vma as usize].pte(i);
         assert!(p & PTE_PRESENT != 0);
         let g = p & PTE_FOLIO_MASK;
-        assert_eq!((s.folios[g].order, s.folios[g].mapcount), (0, 1));
+        assert_eq!((s.folios[g].order(), s.folios[g].mapcount), (0, 1));
         assert!(s.folios[g].test(flags::LRU));
     }
     s.check_invariants().unwrap();
@@ -161,7 +161,7 @@ fn a_partly_discarded_pmd_thp_splits_its_pmd_and_counts_thp_deferred_split_page(
     let vma = s.mmap_anon(t, 1024).unwrap();
     let f = fault_anon(&mut s, vma, 0);
     let g = fault_anon(&mut s, vma, 512);
-    assert_eq!((s.folios[f].order, s.vm.thp_fault_alloc), (9, 2));
+    assert_eq!((s.folios[f].order(), s.vm.thp_fault_alloc), (9, 2));
     // Every page written: v6.12's split maps zero-filled ones to the zero page (split_zeropage.rs).
     touch(&mut s, vma, 512);
     discard(&mut s, vma, 0, 256);
@@ -175,7 +175,7 @@ fn a_partly_discarded_pmd_thp_splits_its_pmd_and_counts_thp_deferred_split_page(
     // The whole second PMD: zap_huge_pmd frees it.
     discard(&mut s, vma, 512, 512);
     assert_eq!(s.vm.thp_split_pmd, 1);
-    assert!(!s.folios.is_live(g) || s.folios[g].order != 9);
+    assert!(!s.folios.is_live(g) || s.folios[g].order() != 9);
     assert_eq!(used(&s), 512);
     // The shrinker at priority 0 splits the first and frees 257 pages.
     assert_eq!(s.shrink_slab_deferred_split(0, 0), 1);
@@ -281,19 +281,19 @@ fn a_folio_freed_while_queued_leaves_the_queue_and_its_ids_next_folio_waits_its_
     assert_eq!(queued(&s), 1);
     // B takes A's id and is queued behind C.
     let b = fault_anon(&mut s, vma, 0);
-    assert_eq!((b, s.folios[b].order), (a, 4));
+    assert_eq!((b, s.folios[b].order()), (a, 4));
     discard(&mut s, vma, 4, 4);
     assert_eq!(queued(&s), 2);
     // One folio scanned: C, the older.
     assert_eq!(s.deferred_split_scan(0, 1), (1, false));
-    assert_eq!(s.folios[c].order, 0);
-    assert_eq!(s.folios[b].order, 4);
+    assert_eq!(s.folios[c].order(), 0);
+    assert_eq!(s.folios[b].order(), 4);
     assert!(s.folios[b].test(flags::PARTIALLY_MAPPED));
     assert_eq!(queued(&s), 1);
     assert_eq!(s.thp.stats[4].split, 1);
     // Then B; then the queue is empty and the shrinker stops.
     assert_eq!(s.deferred_split_scan(0, 1), (1, false));
-    assert_eq!((s.folios[b].order, queued(&s)), (0, 0));
+    assert_eq!((s.folios[b].order(), queued(&s)), (0, 0));
     assert_eq!(s.deferred_split_scan(0, 1), (0, true));
     s.check_invariants().unwrap();
 }

@@ -48,8 +48,8 @@ pub(super) fn folios(s: &Sim, file: u32, upto: u32) -> Vec<(u32, u8)> {
             Some(f) => {
                 let fo = &s.folios[f];
                 assert_eq!(fo.index, i, "slot {i} points into the middle of a folio");
-                out.push((i, fo.order));
-                i += 1 << fo.order;
+                out.push((i, fo.order()));
+                i += 1 << fo.order();
             }
             None => i += 1,
         }
@@ -144,7 +144,7 @@ pub(super) fn cached_0_80() -> (Sim, u32, FolioId) {
         read(&mut s, file, i, 1);
     }
     let f = file_folio(&s, file, 40);
-    assert_eq!((s.folios[f].index, s.folios[f].order), (32, 4));
+    assert_eq!((s.folios[f].index, s.folios[f].order()), (32, 4));
     (s, file, f)
 }
 
@@ -250,7 +250,7 @@ fn a_dirty_large_folio_is_written_whole() {
     assert_eq!(s.nr_dirty, 16);
     s.node.dirty = true;
     s.folios[f].set(flags::RECLAIM);
-    let lru = LruList::from_index(s.folios[f].lru);
+    let lru = LruList::from_index(s.folios.lru(f));
     s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
     s.folios[f].clear(flags::LRU);
     let mut batch = vec![f];

@@ -43,7 +43,7 @@ fn pmd_read(private: bool) -> (Sim, u32, u32, u32, FolioId) {
         .unwrap();
     access(&mut s, vma, 5, false);
     let f = file_folio(&s, file, 0);
-    assert_eq!(s.folios[f].order, 9);
+    assert_eq!(s.folios[f].order(), 9);
     assert_eq!(present(&s, vma), (0..512).collect::<Vec<_>>());
     assert!(s.vmas[vma as usize].file_pmd(0));
     assert_eq!((s.vm.thp_file_mapped, s.vm.pgfault), (1, 1));
@@ -96,7 +96,7 @@ fn saturated_large_folio() -> (Sim, FolioId, u32, u32) {
         pages: 512,
     });
     let f = file_folio(&s, file, 0);
-    assert_eq!(s.folios[f].order, 9);
+    assert_eq!(s.folios[f].order(), 9);
     let b = s.mmap_file(t, file, 0, 1024, false).unwrap();
     let c = s.mmap_file(t, file, 0, 1024, false).unwrap();
     for i in (0..512).step_by(16) {
@@ -197,7 +197,7 @@ fn a_store_through_a_private_pmd_splits_it_and_copies_one_page() {
     let pte = s.vmas[vma as usize].pte(5);
     let copy = pte & PTE_FOLIO_MASK;
     assert!(pte & PTE_DIRTY != 0 && copy != f);
-    assert!(!s.folios[copy].is_file() && s.folios[copy].order == 0);
+    assert!(!s.folios[copy].is_file() && s.folios[copy].order() == 0);
     assert!(!s.vmas[vma as usize].file_pmd(0));
     assert_eq!(s.folios[f].mapcount, 0);
     assert!(

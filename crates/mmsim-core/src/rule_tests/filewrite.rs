@@ -163,7 +163,7 @@ fn a_write_over_a_large_folio_shadow_makes_a_large_folio_and_no_refault() {
     // no refault detection.
     write(&mut s, file, 32, 16);
     let g = slot_folio(s.files[file as usize].slot(40)).unwrap();
-    assert_eq!((s.folios[g].index, s.folios[g].order), (32, 4));
+    assert_eq!((s.folios[g].index, s.folios[g].order()), (32, 4));
     assert_eq!(s.vm.workingset_refault_file, refaults);
     assert!(!s.folios[g].test(flags::WORKINGSET));
     assert_eq!(s.nr_dirty, 16);
@@ -196,7 +196,7 @@ fn a_failed_large_allocation_falls_to_the_next_order() {
     );
     assert_eq!(s.phys.zone.buddyinfo()[8..], [1, 0, 0]);
     let f = s.write_begin_folio(file, 0, 512).unwrap();
-    assert_eq!((s.folios[f].index, s.folios[f].order), (0, 8));
+    assert_eq!((s.folios[f].index, s.folios[f].order()), (0, 8));
     assert_eq!(s.node.free, 460 - 256);
     assert_eq!(s.vm.oom_kill, 0);
     s.check_invariants().unwrap();
@@ -228,7 +228,7 @@ fn a_failed_large_charge_falls_to_the_next_order() {
     }
     s.cur_memcg = crate::memcg::ROOT;
     let f = s.write_begin_folio(file, 0, 512).unwrap();
-    assert_eq!((s.folios[f].index, s.folios[f].order), (0, 8));
+    assert_eq!((s.folios[f].index, s.folios[f].order()), (0, 8));
     assert_eq!(s.memcgs[0].usage, 456);
     assert_eq!(s.vm.oom_kill, 0);
     s.check_invariants().unwrap();

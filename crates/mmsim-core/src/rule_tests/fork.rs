@@ -111,7 +111,7 @@ fn a_child_store_copies_one_page_and_the_parent_then_reuses_its_own() {
     assert_eq!(s.vm.pgfault, 9);
     let copy = pte_folio(&s, cvma, 3);
     assert_ne!(copy, old);
-    assert_eq!(s.folios[copy].order, 0);
+    assert_eq!(s.folios[copy].order(), 0);
     assert_eq!(s.folios[copy].mapcount, 1);
     assert_eq!((s.folios[copy].space, s.folios[copy].index), (cvma, 3));
     assert_eq!(
@@ -296,7 +296,7 @@ fn forked_64k(kernel: ThpKernel) -> (Sim, u32, u32, u32) {
     let t = s.add_task("p");
     let vma = s.mmap_anon(t, 32).unwrap();
     access(&mut s, vma, 0, true);
-    assert_eq!(s.folios[pte_folio(&s, vma, 0)].order, 4);
+    assert_eq!(s.folios[pte_folio(&s, vma, 0)].order(), 4);
     let c = s.fork_task(t).unwrap();
     let cvma = s.task_vmas(c).unwrap()[0];
     (s, vma, c, cvma)
@@ -309,7 +309,7 @@ fn v6_12_copies_a_page_of_a_shared_large_folio_at_order_0_even_when_exclusive_ag
     assert_eq!(s.folios[big].mapcount, 32);
     access(&mut s, cvma, 5, true);
     let copy = pte_folio(&s, cvma, 5);
-    assert_eq!(s.folios[copy].order, 0);
+    assert_eq!(s.folios[copy].order(), 0);
     assert_eq!(s.folios[big].mapcount, 31);
     assert_eq!(anon(&s), 17);
     // The parent's store to the same page copies too (a large folio is never
@@ -323,7 +323,7 @@ fn v6_12_copies_a_page_of_a_shared_large_folio_at_order_0_even_when_exclusive_ag
     s.exit_task(c).unwrap();
     assert_eq!(s.folios[big].mapcount, 15);
     access(&mut s, vma, 6, true);
-    assert_eq!(s.folios[pte_folio(&s, vma, 6)].order, 0);
+    assert_eq!(s.folios[pte_folio(&s, vma, 6)].order(), 0);
     let st = s.fork_stats();
     assert_eq!(
         (st.cow_copies, st.cow_copied_pages, st.cow_reuses),
@@ -340,7 +340,7 @@ fn the_rfc_copies_a_shared_large_folio_at_its_order_and_reuses_the_rest_whole() 
     access(&mut s, cvma, 5, true);
     // The child's copy takes the source's order over the whole block.
     let copy = pte_folio(&s, cvma, 5);
-    assert_eq!(s.folios[copy].order, 4);
+    assert_eq!(s.folios[copy].order(), 4);
     assert_eq!((s.folios[copy].space, s.folios[copy].index), (cvma, 0));
     for i in 0..16 {
         assert_eq!(pte_folio(&s, cvma, i), copy);
@@ -382,7 +382,7 @@ fn shared_64k_swapped_whole() -> (Sim, u32, u32, u32, u32) {
     let c = s.fork_task(t).unwrap();
     let cvma = s.task_vmas(c).unwrap()[0];
     let big = pte_folio(&s, vma, 0);
-    assert_eq!((s.folios[big].order, s.folios[big].mapcount), (4, 32));
+    assert_eq!((s.folios[big].order(), s.folios[big].mapcount), (4, 32));
     // v6.12 shrink_folio_list: not partially mapped, so add_to_swap takes
     // 16 slots for the whole folio; try_to_unmap's rmap walk turns every
     // PTE of both tasks into its page's entry (`swap_duplicate` per PTE).
@@ -411,7 +411,7 @@ fn a_shared_large_folio_is_swapped_out_whole_from_both_tasks() {
     let (faults, major) = (s.vm.pgfault, s.vm.pgmajfault);
     access(&mut s, vma, 5, false);
     let p5 = pte_folio(&s, vma, 5);
-    assert_eq!(s.folios[p5].order, 0);
+    assert_eq!(s.folios[p5].order(), 0);
     assert_eq!((s.vm.pswpin, s.thp.stats[4].swpin), (1, 0));
     assert_eq!((s.vm.pgfault, s.vm.pgmajfault), (faults + 1, major + 1));
     assert_eq!(pte(&s, vma, 5) & PTE_DIRTY, 0);
@@ -454,7 +454,7 @@ fn a_shared_folio_swapped_out_whole_is_read_back_whole_once_the_child_exited() {
     assert_eq!(s.memcgs[0].swap_usage, 16);
     access(&mut s, vma, 5, true);
     let f = pte_folio(&s, vma, 5);
-    assert_eq!((s.folios[f].order, s.folios[f].index), (4, 0));
+    assert_eq!((s.folios[f].order(), s.folios[f].index), (4, 0));
     assert_eq!((s.vm.pswpin, s.thp.stats[4].swpin), (16, 1));
     assert_eq!((anon(&s), s.memcgs[0].swap_usage), (16, 0));
     assert_eq!(rss(&s, t), (16, 0));
@@ -484,7 +484,7 @@ fn a_large_folio_whose_child_exited_is_not_queued_and_swaps_out_whole() {
     }
     let c = s.fork_task(t).unwrap();
     let big = pte_folio(&s, vma, 0);
-    assert_eq!((s.folios[big].order, s.folios[big].mapcount), (4, 32));
+    assert_eq!((s.folios[big].order(), s.folios[big].mapcount), (4, 32));
     s.exit_task(c).unwrap();
     assert_eq!(s.folios[big].mapcount, 16);
     assert_eq!(s.thp.stats[4].split_deferred, 0);
@@ -656,7 +656,7 @@ fn swapped_64k(kernel: ThpKernel, in_cache: bool) -> (Sim, u32, u32, FolioId) {
     let vma = s.mmap_anon(t, 64).unwrap();
     access(&mut s, vma, 0, true);
     let f = pte_folio(&s, vma, 0);
-    assert_eq!(s.folios[f].order, 4);
+    assert_eq!(s.folios[f].order(), 4);
     if in_cache {
         super::swapcache::unmap_into_swap_cache(&mut s, f);
     } else {
@@ -701,7 +701,7 @@ fn a_large_swap_cache_folio_shared_by_fork_is_mapped_read_only_and_copied_on_a_s
     assert_eq!((s.vm.pgfault, s.vm.pgmajfault), (faults + 2, major));
     let copy = pte_folio(&s, cvma, 3);
     assert_ne!(copy, big);
-    assert_eq!(s.folios[copy].order, 0);
+    assert_eq!(s.folios[copy].order(), 0);
     assert_eq!(pte(&s, cvma, 3) & PTE_DIRTY, PTE_DIRTY);
     for i in (0..16).filter(|&i| i != 3) {
         assert_eq!(pte_folio(&s, cvma, i), big);
@@ -773,7 +773,7 @@ fn v6_13_reads_a_large_folio_back_only_for_an_entry_of_one_count() {
     let c = s.fork_task(t).unwrap();
     access(&mut s, vma, 5, false);
     let f = pte_folio(&s, vma, 5);
-    assert_eq!(s.folios[f].order, 0);
+    assert_eq!(s.folios[f].order(), 0);
     assert_eq!((s.vm.pswpin, s.thp.stats[4].swpin), (1, 0));
     assert_eq!(s.fork_swap_refs(5), 1);
     check(&s);
@@ -789,7 +789,7 @@ fn v6_13_reads_a_large_folio_back_only_for_an_entry_of_one_count() {
     }
     access(&mut s, vma, 5, true);
     let f = pte_folio(&s, vma, 5);
-    assert_eq!((s.folios[f].order, s.folios[f].index), (4, 0));
+    assert_eq!((s.folios[f].order(), s.folios[f].index), (4, 0));
     assert_eq!((s.vm.pswpin, s.thp.stats[4].swpin), (16, 1));
     assert_eq!(s.memcgs[0].swap_usage, 0);
     assert!(!s.folio_anon_shared(f));
@@ -816,7 +816,7 @@ fn v6_13_reads_no_large_folio_over_entries_with_different_exclusive_bits() {
     // whole after the fork (slots 16..32: exclusive entries).
     access(&mut s, vma, 16, true);
     let g = pte_folio(&s, vma, 16);
-    assert_eq!((s.folios[g].order, s.folios[g].index), (4, 16));
+    assert_eq!((s.folios[g].order(), s.folios[g].index), (4, 16));
     assert_eq!(swap_out(&mut s, g), 16);
     for i in 16..32 {
         assert_eq!(pte(&s, vma, i), i + 1);
@@ -827,14 +827,14 @@ fn v6_13_reads_no_large_folio_over_entries_with_different_exclusive_bits() {
     s.thp.orders_plain |= 1 << 5;
     access(&mut s, vma, 20, false);
     let f = pte_folio(&s, vma, 20);
-    assert_eq!((s.folios[f].order, s.folios[f].index), (4, 16));
+    assert_eq!((s.folios[f].order(), s.folios[f].index), (4, 16));
     assert_eq!((s.thp.stats[5].swpin, s.thp.stats[4].swpin), (0, 1));
     assert_eq!(pte(&s, vma, 0), 1, "pages 0..16 stay swapped out");
     assert_eq!(s.memcgs[0].swap_usage, 16);
     // The forked block alone is alike: read whole, its slots' last counts go.
     access(&mut s, vma, 5, false);
     let f = pte_folio(&s, vma, 5);
-    assert_eq!((s.folios[f].order, s.folios[f].index), (4, 0));
+    assert_eq!((s.folios[f].order(), s.folios[f].index), (4, 0));
     assert_eq!(s.thp.stats[4].swpin, 2);
     assert_eq!(s.memcgs[0].swap_usage, 0);
     check(&s);

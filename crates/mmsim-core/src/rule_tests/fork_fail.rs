@@ -62,10 +62,10 @@ fn setup() -> (Sim, u32, u32, crate::memcg::MemcgId) {
     let a = s.mmap_anon(p, 512).unwrap();
     let b = s.mmap_anon(p, 64).unwrap();
     write(&mut s, a, 0);
-    assert_eq!(s.folios[folio_at(&s, a, 0)].order, 9);
+    assert_eq!(s.folios[folio_at(&s, a, 0)].order(), 9);
     for i in [0, 16, 32] {
         write(&mut s, b, i);
-        assert_eq!(s.folios[folio_at(&s, b, i)].order, 4);
+        assert_eq!(s.folios[folio_at(&s, b, i)].order(), 4);
     }
     s.step(&Event::Discard {
         vma: b,
@@ -169,7 +169,7 @@ fn a_failed_fork_leaves_the_thp_and_swap_state_the_kill_alone_leaves() {
     let ca = s.tasks[c1 as usize].vmas[0];
     let cb = s.tasks[c1 as usize].vmas[1];
     let pmd = folio_at(&s, ca, 0);
-    assert_eq!(s.folios[pmd].order, 9);
+    assert_eq!(s.folios[pmd].order(), 9);
     assert!((0..512).all(|i| folio_at(&s, ca, i) == pmd));
     assert_eq!(s.folios[folio_at(&s, cb, 0)].mapcount, 16);
     assert_eq!(s.folios[folio_at(&s, cb, 16)].mapcount, 12);

@@ -32,7 +32,7 @@ fn forked_pmd() -> (Sim, u32, u32, FolioId) {
         write: true,
     });
     let f = s.vmas[a as usize].pte(0) & PTE_FOLIO_MASK;
-    assert_eq!(s.folios[f].order, 9);
+    assert_eq!(s.folios[f].order(), 9);
     let c = s.fork_task(p).unwrap();
     let ca = s.tasks[c as usize].vmas[0];
     assert!((0..512).all(|i| s.vmas[ca as usize].pte(i) & PTE_FOLIO_MASK == f));

@@ -44,7 +44,7 @@ fn huge_at(s: &Sim, vma: u32, start: u32) -> Option<FolioId> {
         return None;
     }
     let f = p & PTE_FOLIO_MASK;
-    let ok = s.folios[f].order == PMD_ORDER
+    let ok = s.folios[f].order() == PMD_ORDER
         && (start..start + 512)
             .all(|i| v.pte(i) & (PTE_PRESENT | PTE_FOLIO_MASK) == PTE_PRESENT | f);
     ok.then_some(f)
@@ -137,7 +137,7 @@ fn khugepaged_collapses_one_none_pte_with_max_ptes_none_511_but_not_0() {
     let (s, vma) = khugepaged_511(511);
     let f = huge_at(&s, vma, 0).expect("collapsed");
     assert_eq!(s.folios.live(), 1);
-    assert_eq!(s.folios[f].memcg, 0);
+    assert_eq!(s.folios.memcg(f), 0);
     let r = s.khugepaged_report().unwrap();
     assert_eq!((r.pages_collapsed, r.wakeups), (1, 1));
     assert_eq!(s.vm.thp_collapse_alloc, 1);
@@ -226,7 +226,7 @@ fn the_huge_folio_is_charged_to_the_tasks_group_before_the_old_pages_go() {
     let (s, g, vma, r) = run(1100);
     assert_eq!(r, Ok(()));
     let f = huge_at(&s, vma, 0).unwrap();
-    assert_eq!(s.folios[f].memcg, g);
+    assert_eq!(s.folios.memcg(f), g);
     assert_eq!(s.memcgs[g as usize].stat.thp_collapse_alloc, 1);
     assert_eq!(s.memcgs[0].stat.thp_collapse_alloc, 0);
     assert!(s.memcgs[g as usize].usage >= 512 && s.memcgs[g as usize].usage < 512 + 64);

@@ -9,7 +9,7 @@ use crate::config::PolicyName;
 use crate::event::Event;
 use crate::huge_memory::{ThpConfig, ThpDefrag, ThpSizeConfig, ThpSizeEnabled, VmaThpAdvice};
 use crate::mem::filemap::slot_folio;
-use crate::mem::folio::{Folio, FolioId, NIL};
+use crate::mem::folio::{FolioArena, FolioId, NIL};
 use crate::mem::list::List;
 use crate::mem::pagetable::{PTE_FOLIO_MASK, PTE_PRESENT};
 use crate::page_alloc::MigrateType;
@@ -85,10 +85,22 @@ fn refs(s: &Sim, vmas: &[u32], file: u32, pages: u32) -> BTreeMap<(u32, u32), Fo
     m
 }
 
-/// The fields migration keeps (all but the head PFN).
-fn kept(f: &Folio) -> (u32, u32, u32, u16, u8, u8, u16, u8, u8) {
+/// space, index, swap, flags, mapcount, list tag, group, order, gen_refs.
+type KeptFields = (u32, u32, u32, u16, u8, u8, u16, u8, u8);
+
+/// The fields migration keeps (all but the head PFN) of folio `id`.
+fn kept(a: &FolioArena, id: FolioId) -> KeptFields {
+    let f = &a[id];
     (
-        f.space, f.index, f.swap, f.flags, f.mapcount, f.lru, f.memcg, f.order, f.gen_refs,
+        f.space,
+        f.index,
+        f.swap,
+        f.flags,
+        f.mapcount,
+        a.lru(id),
+        a.memcg(id),
+        f.order(),
+        f.gen_refs,
     )
 }
 
@@ -191,9 +203,9 @@ fn a_migrated_folio_is_a_new_id_in_every_place_of_the_old() {
         let (mut s, vmas, file, held) = fragmented(policy, false);
         let before = refs(&s, &vmas, file, 4096);
         let lists_before = lists(&s);
-        let folios_before: BTreeMap<FolioId, (Folio, u32)> = before
+        let folios_before: BTreeMap<FolioId, (KeptFields, u32)> = before
             .values()
-            .map(|&f| (f, (s.folios[f], s.folios.head_pfn(f))))
+            .map(|&f| (f, (kept(&s.folios, f), s.folios.head_pfn(f))))
             .collect();
         let mut dirty_before = Vec::new();
         let mut q = s.dirty_fifo.clone();
@@ -205,7 +217,7 @@ fn a_migrated_folio_is_a_new_id_in_every_place_of_the_old() {
         let t3 = s.add_task("thp");
         let thp = s.mmap_anon(t3, 16).unwrap();
         let big = super::fault_anon(&mut s, thp, 0);
-        assert_eq!(s.folios[big].order, 4, "{policy:?}");
+        assert_eq!(s.folios[big].order(), 4, "{policy:?}");
         assert_eq!(s.vm.pgmigrate_success, 32, "{policy:?}");
 
         // old id -> new id, from the same PTE or slot before and after.
@@ -223,16 +235,23 @@ fn a_migrated_folio_is_a_new_id_in_every_place_of_the_old() {
         let (mut anon_moved, mut file_moved) = (0, 0);
         let news: Vec<FolioId> = moved.iter().map(|m| m.1).collect();
         for &(old, new) in &moved {
-            let ((a, old_pfn), b) = (&folios_before[&old], &s.folios[new]);
-            assert_eq!(kept(a), kept(b), "{policy:?}: flags, list, gen, mapcount");
+            let (a, old_pfn) = &folios_before[&old];
+            assert_eq!(
+                *a,
+                kept(&s.folios, new),
+                "{policy:?}: flags, list, gen, mapcount"
+            );
             let pfn = u64::from(s.folios.head_pfn(new));
             assert_ne!(pfn, u64::from(*old_pfn));
             assert_eq!(s.phys.zone.frame_folio(pfn), new);
             // The old id is free, or some moved folio's or the 64K folio's.
             assert!(!s.folios.is_live(old) || news.contains(&old) || old == big);
-            if a.is_file() {
+            if s.folios[new].is_file() {
                 file_moved += 1;
-                assert_eq!(b.mapcount, 2, "{policy:?}: both mappings rewritten");
+                assert_eq!(
+                    s.folios[new].mapcount, 2,
+                    "{policy:?}: both mappings rewritten"
+                );
             } else {
                 anon_moved += 1;
             }

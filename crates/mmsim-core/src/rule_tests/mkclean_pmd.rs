@@ -93,7 +93,7 @@ fn written_back_and_mapped() -> (Sim, u32, u32) {
     s.wakeup_flusher(s.clock);
     s.complete_writeback(u64::MAX);
     let f = file_folio(&s, file, 0);
-    assert_eq!(s.folios[f].order, 9);
+    assert_eq!(s.folios[f].order(), 9);
     assert_eq!((s.nr_dirty, s.nr_writeback), (0, 0));
     let vma = s.mmap_file(t, file, 0, 1024, false).unwrap();
     (s, file, vma)

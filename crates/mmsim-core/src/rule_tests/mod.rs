@@ -225,7 +225,7 @@ fn file_folio(sim: &Sim, file: u32, index: u32) -> FolioId {
 }
 
 fn list_of(sim: &Sim, f: FolioId) -> LruList {
-    LruList::from_index(sim.folios[f].lru)
+    LruList::from_index(sim.folios.lru(f))
 }
 
 /// Takes folio `f` off its LRU list, as `isolate_lru_folios` does;

@@ -166,7 +166,7 @@ fn a_16k_fault_takes_its_folio_from_the_order_2_list() {
         let vma = s.mmap_anon(t, 1024).unwrap();
         let zone0 = s.phys.zone.free_pages();
         let f = super::fault_anon(&mut s, vma, 100);
-        assert_eq!(s.folios[f].order, 2);
+        assert_eq!(s.folios[f].order(), 2);
         assert_eq!(u64::from(s.folios.head_pfn(f)), BASE);
         let drop = zone0 - s.phys.zone.free_pages();
         assert_eq!((s.phys.pcp.count(), drop), (parked, zone_drop));

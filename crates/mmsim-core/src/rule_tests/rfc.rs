@@ -41,7 +41,7 @@ fn fault_in(thp: ThpConfig, len: u64, index: u32) -> (u8, u32) {
     let vma = s.mmap_anon(t, len).unwrap();
     let f = fault_anon(&mut s, vma, index);
     s.check_invariants().unwrap();
-    (s.folios[f].order, s.folios[f].index)
+    (s.folios[f].order(), s.folios[f].index)
 }
 
 #[test]
@@ -91,17 +91,17 @@ fn a_present_pte_in_the_block_drops_to_the_next_order() {
     let vma = s.mmap_anon(t, 64).unwrap();
     // Page 17 faulted while the RFC was off: an order-0 folio.
     let small = fault_anon(&mut s, vma, 17);
-    assert_eq!(s.folios[small].order, 0);
+    assert_eq!(s.folios[small].order(), 0);
     s.thp = Thp::new(&rfc(4), false, false);
     // Page 20: 16..32 and 16..24 hold page 17; 20..24 is empty: 16K.
     let f = fault_anon(&mut s, vma, 20);
-    assert_eq!((s.folios[f].order, s.folios[f].index), (2, 20));
+    assert_eq!((s.folios[f].order(), s.folios[f].index), (2, 20));
     // Page 30: 16..32 holds 17 and 20..24; 24..32 is empty: 32K.
     let g = fault_anon(&mut s, vma, 30);
-    assert_eq!((s.folios[g].order, s.folios[g].index), (3, 24));
+    assert_eq!((s.folios[g].order(), s.folios[g].index), (3, 24));
     // Page 5: the whole 64K block 0..16 is empty.
     let h = fault_anon(&mut s, vma, 5);
-    assert_eq!((s.folios[h].order, s.folios[h].index), (4, 0));
+    assert_eq!((s.folios[h].order(), s.folios[h].index), (4, 0));
     for i in 0..16 {
         let p = s.vmas[vma as usize].pte(i);
         assert_eq!(p & PTE_FOLIO_MASK, h);
@@ -110,7 +110,7 @@ fn a_present_pte_in_the_block_drops_to_the_next_order() {
     }
     // Page 16: every order's block holds a mapped page: order 0.
     let k = fault_anon(&mut s, vma, 16);
-    assert_eq!(s.folios[k].order, 0);
+    assert_eq!(s.folios[k].order(), 0);
     let st = s.thp.stats;
     assert_eq!(
         (
@@ -157,7 +157,7 @@ fn a_buddy_failure_tries_each_lower_order_then_a_page() {
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 64).unwrap();
     let f = fault_anon(&mut s, vma, 5);
-    assert_eq!((s.folios[f].order, s.folios[f].index), (2, 4));
+    assert_eq!((s.folios[f].order(), s.folios[f].index), (2, 4));
     let st = s.thp.stats;
     assert_eq!(
         (
@@ -176,7 +176,7 @@ fn a_buddy_failure_tries_each_lower_order_then_a_page() {
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 64).unwrap();
     let f = fault_anon(&mut s, vma, 5);
-    assert_eq!(s.folios[f].order, 0);
+    assert_eq!(s.folios[f].order(), 0);
     let st = s.thp.stats;
     assert_eq!(
         (
@@ -209,7 +209,7 @@ fn a_charge_failure_goes_to_order_0_not_to_the_next_order() {
     // nothing to reclaim: the RFC's fault would return VM_FAULT_OOM and be
     // retried; mmsim maps an order-0 page (6.12 would charge 16K here).
     let f = fault_anon(&mut s, vma, 0);
-    assert_eq!(s.folios[f].order, 0);
+    assert_eq!(s.folios[f].order(), 0);
     let st = s.thp.stats;
     assert_eq!(
         (st[4].anon_fault_fallback, st[4].anon_fault_fallback_charge),
@@ -246,7 +246,7 @@ fn a_write_to_the_zero_page_maps_a_large_folio_over_its_range() {
     // The store to page 5: one 64K folio replaces the 16 zero-page PTEs.
     access(&mut s, vma, 5, true);
     let f = pte_folio(&s, vma, 5);
-    assert_eq!((s.folios[f].order, s.folios[f].index), (4, 0));
+    assert_eq!((s.folios[f].order(), s.folios[f].index), (4, 0));
     for i in 0..16 {
         let p = s.vmas[vma as usize].pte(i);
         assert_eq!(p & PTE_FOLIO_MASK, f);
@@ -276,7 +276,7 @@ fn the_zero_page_write_keeps_to_none_and_zero_ptes() {
     access(&mut s, vma, 5, true);
     // 0..16 and 0..8 hold page 3: the 16K block 4..8 (zero and none PTEs).
     let f = pte_folio(&s, vma, 5);
-    assert_eq!((s.folios[f].order, s.folios[f].index), (2, 4));
+    assert_eq!((s.folios[f].order(), s.folios[f].index), (2, 4));
     for i in 4..8 {
         assert_eq!(pte_folio(&s, vma, i), f);
     }
@@ -301,7 +301,7 @@ fn a_write_to_the_huge_zero_page_splits_it_then_maps_the_rfc_order() {
     access(&mut s, vma, 100, true);
     assert_eq!(s.vm.thp_split_pmd, 1);
     let f = pte_folio(&s, vma, 100);
-    assert_eq!((s.folios[f].order, s.folios[f].index), (4, 96));
+    assert_eq!((s.folios[f].order(), s.folios[f].index), (4, 96));
     // The rest of the split PMD still maps the zero page.
     assert_eq!(pte_folio(&s, vma, 95), s.zero_folio);
     assert_eq!(pte_folio(&s, vma, 112), s.zero_folio);
@@ -323,7 +323,7 @@ fn under_6_12_the_zero_page_write_stays_order_0() {
     let vma = s.mmap_anon(t, 64).unwrap();
     access(&mut s, vma, 5, false);
     access(&mut s, vma, 5, true);
-    assert_eq!(s.folios[pte_folio(&s, vma, 5)].order, 0);
+    assert_eq!(s.folios[pte_folio(&s, vma, 5)].order(), 0);
 }
 
 #[test]
@@ -332,7 +332,7 @@ fn reclaim_splits_an_rfc_folio_before_swap_out_as_v6_8_does() {
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 64).unwrap();
     let f = fault_anon(&mut s, vma, 0);
-    assert_eq!(s.folios[f].order, 4);
+    assert_eq!(s.folios[f].order(), 4);
     let (reclaimed, _) = super::filefolio::reclaim_one(&mut s, f);
     assert_eq!(reclaimed, 16);
     let st = s.thp.stats[4];

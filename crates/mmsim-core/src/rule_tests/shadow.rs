@@ -154,7 +154,7 @@ fn quantisation_when_forced_is_the_kernels_and_reported() {
         pages: 1,
     });
     let f = file_folio(&s, file, 0);
-    assert_eq!(s.folios[f].memcg, last);
+    assert_eq!(s.folios.memcg(f), last);
     // The clock at 1000 (bucket 15, 1000 = 15 × 64 + 40) when evicted.
     s.memcgs[last as usize].lruvec.nonresident_age = 999;
     let shadow = s.workingset_eviction(f).unwrap();

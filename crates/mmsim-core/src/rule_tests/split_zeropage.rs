@@ -56,7 +56,7 @@ pub(super) fn thp_written(
     let vma = s.mmap_anon(t, 512).unwrap();
     write(&mut s, vma, written[0]);
     let f = s.vmas[vma as usize].pte(written[0]) & PTE_FOLIO_MASK;
-    assert_eq!(s.folios[f].order, 9);
+    assert_eq!(s.folios[f].order(), 9);
     for &i in &written[1..] {
         write(&mut s, vma, i);
     }
@@ -124,9 +124,9 @@ fn the_shrinker_splits_an_underused_thp_into_509_zero_page_ptes_and_frees_509_pa
         let p = s.vmas[vma as usize].pte(i);
         let g = p & PTE_FOLIO_MASK;
         assert!(p & PTE_PRESENT != 0 && g != s.zero_folio);
-        assert_eq!((s.folios[g].order, s.folios[g].mapcount), (0, 1));
+        assert_eq!((s.folios[g].order(), s.folios[g].mapcount), (0, 1));
     }
-    assert_eq!(s.folios[f].order, 0);
+    assert_eq!(s.folios[f].order(), 0);
     let rss = s.mm_counters(0).unwrap();
     assert_eq!(rss.anon, 3);
     // A read of a zero-page PTE hits; a store copies it into a new page.
@@ -170,7 +170,7 @@ fn max_ptes_none_409_splits_a_thp_with_450_zero_pages_but_not_one_with_400() {
     // Not underused: it leaves the queue whole ("consider it used").
     assert_eq!(s.deferred_split_scan(0, 1), (0, true));
     assert_eq!(s.vm.thp_underused_split_page, 0);
-    assert_eq!((s.folios[f].order, queued(&s)), (9, 0));
+    assert_eq!((s.folios[f].order(), queued(&s)), (9, 0));
     assert!(!s.folios[f].test(flags::DEFERRED_QUEUED));
     assert_eq!((zero_ptes(&s, vma), used(&s)), (0, 512));
     s.check_invariants().unwrap();
@@ -183,7 +183,7 @@ fn max_ptes_none_511_never_finds_a_thp_underused() {
     assert!(!s.thp_underused(f));
     assert_eq!(s.deferred_split_scan(0, 1), (0, true));
     assert_eq!(
-        (s.folios[f].order, used(&s), s.vm.thp_underused_split_page),
+        (s.folios[f].order(), used(&s), s.vm.thp_underused_split_page),
         (9, 512, 0)
     );
     // 510: 509 zero-filled pages are more than 510? No; 511 would be.
@@ -198,7 +198,7 @@ fn max_ptes_none_511_never_finds_a_thp_underused() {
     let vma = s.mmap_anon(t, 512).unwrap();
     read(&mut s, vma, 0);
     let f = s.vmas[vma as usize].pte(0) & PTE_FOLIO_MASK;
-    assert_eq!(s.folios[f].order, 9);
+    assert_eq!(s.folios[f].order(), 9);
     assert!(!s.thp_underused(f));
 }
 
@@ -220,7 +220,7 @@ fn v6_8_queues_no_whole_thp_and_keeps_every_page_of_a_split() {
     let (mut s, vma, f) = thp_written(ThpKernel::V6_8, 409, Some(64), &first(62));
     assert_eq!(queued(&s), 0);
     assert_eq!(s.shrink_slab_deferred_split(0, 0), 0);
-    assert_eq!((s.folios[f].order, used(&s)), (9, 512));
+    assert_eq!((s.folios[f].order(), used(&s)), (9, 512));
     // A split by reclaim keeps all 512 pages mapped, each swapped out.
     isolate(&mut s, f);
     let mut tails = Vec::new();
@@ -261,7 +261,7 @@ fn after_a_fork_a_fresh_thps_later_stores_are_hits_and_a_shared_thps_are_faults(
         write(&mut s, vma, i);
     }
     let g = s.vmas[vma as usize].pte(0) & PTE_FOLIO_MASK;
-    assert_eq!(s.folios[g].order, 9);
+    assert_eq!(s.folios[g].order(), 9);
     assert_eq!((s.vm.pgfault - base, s.acc.hits - hits), (1, 2));
     s.check_invariants().unwrap();
 }
@@ -294,7 +294,7 @@ fn the_shrinker_maps_a_forked_thps_zero_filled_pages_to_the_zero_page_in_both_ta
         let g = p & PTE_FOLIO_MASK;
         assert!(p & PTE_PRESENT != 0 && g != s.zero_folio);
         assert_eq!(s.vmas[cvma as usize].pte(i) & PTE_FOLIO_MASK, g);
-        assert_eq!((s.folios[g].order, s.folios[g].mapcount), (0, 2));
+        assert_eq!((s.folios[g].order(), s.folios[g].mapcount), (0, 2));
     }
     let (pt, ct) = (s.vmas[vma as usize].task, s.vmas[cvma as usize].task);
     assert_eq!(s.mm_counters(pt).unwrap().anon, 3);
@@ -331,7 +331,7 @@ fn a_forked_thp_whose_parent_vma_is_mlocked_keeps_every_page_in_both_tasks() {
     let (mut s, vma, cvma, f) = thp_forked(409, None);
     s.vmas[vma as usize].locked = true;
     assert_eq!(s.deferred_split_scan(0, 1), (1, false));
-    assert_eq!(s.folios[f].order, 0);
+    assert_eq!(s.folios[f].order(), 0);
     assert_eq!((zero_ptes(&s, vma), zero_ptes(&s, cvma)), (0, 0));
     assert_eq!(used(&s), 512);
     for i in [1, 200, 511] {
@@ -352,7 +352,7 @@ fn under_swap_zero_pages_a_read_faulted_thps_first_store_is_a_write_protect_faul
     let vma = s.mmap_anon(t, 512).unwrap();
     read(&mut s, vma, 0);
     let f = s.vmas[vma as usize].pte(0) & PTE_FOLIO_MASK;
-    assert_eq!(s.folios[f].order, 9);
+    assert_eq!(s.folios[f].order(), 9);
     assert_eq!(s.vm.pgfault, 1);
     // mmsim allocated the THP at the read and write-protected its PTEs:
     // each first store is a fault (do_wp_page), the second store a hit.
@@ -428,32 +428,43 @@ fn the_invariants_catch_a_dirty_zero_page_pte_a_mapped_zero_page_and_a_wrong_map
     *s.vmas[v].pte_mut(1) = p;
     // Each field of the zero page broken in turn, then restored.
     let z = s.zero_folio;
-    type Break = fn(&mut crate::mem::folio::Folio, bool);
+    type Break = fn(&mut crate::mem::folio::FolioArena, FolioId, bool);
     let broken: [(Break, &str); 4] = [
         (
-            |f, b| f.mapcount = u8::from(b),
+            |a, f, b| a[f].mapcount = u8::from(b),
             "mapcount 1, list 255, swap 0, order 0",
         ),
         (
-            |f, b| f.lru = if b { 0 } else { crate::mem::folio::NO_LIST },
+            |a, f, b| a.set_lru(f, if b { 0 } else { crate::mem::folio::NO_LIST }),
             "mapcount 0, list 0, swap 0, order 0",
         ),
         (
-            |f, b| f.swap = if b { 7 } else { 0 },
+            |a, f, b| a[f].swap = if b { 7 } else { 0 },
             "mapcount 0, list 255, swap 7, order 0",
         ),
         (
-            |f, b| f.order = u8::from(b),
+            // The order is folded into the head PFN's word, which the
+            // zero page's odd frame cannot hold at order 1: the frame goes
+            // while the order is broken and comes back with order 0.
+            |a, f, b| {
+                if b {
+                    a.set_head_pfn(f, crate::mem::folio::NO_PFN);
+                    a[f].set_order(1);
+                } else {
+                    a[f].set_order(0);
+                    a.set_head_pfn(f, crate::page_alloc::ZERO_PAGE_PFN);
+                }
+            },
             "mapcount 0, list 255, swap 0, order 1",
         ),
     ];
     for (set, fields) in broken {
-        set(&mut s.folios[z], true);
+        set(&mut s.folios, z, true);
         assert_eq!(
             s.check_invariants().unwrap_err(),
             format!("zero page {z}: {fields}")
         );
-        set(&mut s.folios[z], false);
+        set(&mut s.folios, z, false);
     }
     let g = s.vmas[v].pte(100) & PTE_FOLIO_MASK;
     s.folios[g].mapcount = 2;

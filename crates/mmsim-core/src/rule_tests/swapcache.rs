@@ -15,7 +15,7 @@ use crate::mem::pagetable::{PTE_DIRTY, PTE_FOLIO_MASK, PTE_PRESENT, PTE_YOUNG};
 /// list: its PTEs hold swap entries and the folio waits in the swap cache.
 pub(super) fn swap_out_keeping_cache(s: &mut Sim, vma: u32, order: u8) -> FolioId {
     let f = fault_anon(s, vma, 0);
-    assert_eq!(s.folios[f].order, order);
+    assert_eq!(s.folios[f].order(), order);
     unmap_into_swap_cache(s, f);
     f
 }
@@ -23,7 +23,7 @@ pub(super) fn swap_out_keeping_cache(s: &mut Sim, vma: u32, order: u8) -> FolioI
 /// Large folio `f`, on its LRU list, added to the swap cache whole and
 /// unmapped (`try_to_unmap`), then put back at the head of its list.
 pub(super) fn unmap_into_swap_cache(s: &mut Sim, f: FolioId) {
-    let lru = LruList::from_index(s.folios[f].lru);
+    let lru = LruList::from_index(s.folios.lru(f));
     s.memcgs[0].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
     let mut tails = Vec::new();
     assert!(s.add_to_swap_large(f, &mut tails));

@@ -276,7 +276,7 @@ fn a_large_folio_read_back_whole_by_a_read_fault_is_mapped_writable() {
     let faults = s.vm.pgfault;
     access(&mut s, vma, 5, false);
     let g = folio_at(&s, vma, 5);
-    assert_eq!((s.folios[g].order, s.vm.pgfault - faults), (4, 1));
+    assert_eq!((s.folios[g].order(), s.vm.pgfault - faults), (4, 1));
     for i in 0..16 {
         assert_eq!(folio_at(&s, vma, i), g);
         assert_eq!(bits(&s, vma, i), (true, false), "page {i}");
@@ -321,7 +321,7 @@ fn a_large_anonymous_fault_maps_every_pte_young() {
     let vma = s.mmap_anon(t, 64).unwrap();
     access(&mut s, vma, 37, true);
     let f = folio_at(&s, vma, 37);
-    assert_eq!(s.folios[f].order, 4);
+    assert_eq!(s.folios[f].order(), 4);
     for i in 32..48 {
         assert_eq!(folio_at(&s, vma, i), f);
         assert_eq!(bits(&s, vma, i), (true, i == 37), "page {i}");

@@ -57,7 +57,7 @@ fn v6_12_splits_a_partially_mapped_64k_folio_before_swap_out() {
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 64).unwrap();
     let f = fault_anon(&mut s, vma, 0);
-    assert_eq!(s.folios[f].order, 4);
+    assert_eq!(s.folios[f].order(), 4);
     // Every page written: v6.12's split maps zero-filled ones to the zero page (split_zeropage.rs).
     touch(&mut s, vma, 16);
     // MADV_DONTNEED of 4 of its 16 pages: partially mapped, queued.
@@ -111,7 +111,7 @@ fn a_partially_mapped_pmd_thp_is_split_before_swap_out_under_v6_8_and_v6_12() {
             let t = s.add_task("t");
             let vma = s.mmap_anon(t, 512).unwrap();
             let f = fault_anon(&mut s, vma, 0);
-            assert_eq!(s.folios[f].order, 9);
+            assert_eq!(s.folios[f].order(), 9);
             // Every page written: v6.12's split maps zero-filled ones to
             // the zero page (split_zeropage.rs).
             touch(&mut s, vma, 512);

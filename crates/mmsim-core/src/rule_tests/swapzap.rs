@@ -42,7 +42,7 @@ fn held(s: &Sim, f: FolioId, page: u32) -> bool {
 /// which frees each slot no swap PTE holds). Returns the pages the second
 /// pass reclaimed.
 fn reclaim_after_its_write(s: &mut Sim, f: FolioId) -> u64 {
-    let lru = s.folios[f].lru;
+    let lru = s.folios.lru(f);
     assert_eq!(super::filefolio::reclaim_one(s, f).0, 0);
     assert!(s.folios[f].test(flags::WRITEBACK));
     s.memcgs[0].lruvec.lists[lru as usize].push_head(&mut s.folios, f, lru);

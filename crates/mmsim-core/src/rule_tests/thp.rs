@@ -61,7 +61,7 @@ fn order_at(thp: ThpConfig, len: u64, index: u32) -> u8 {
     let vma = s.mmap_anon(t, len).unwrap();
     let f = fault_anon(&mut s, vma, index);
     s.check_invariants().unwrap();
-    s.folios[f].order
+    s.folios[f].order()
 }
 
 #[test]
@@ -156,18 +156,18 @@ fn a_block_with_a_present_pte_drops_that_order() {
     let vma = s.mmap_anon(t, 64).unwrap();
     // Page 17 faulted while THP was off: an order-0 folio.
     let small = fault_anon(&mut s, vma, 17);
-    assert_eq!(s.folios[small].order, 0);
+    assert_eq!(s.folios[small].order(), 0);
     s.thp = crate::huge_memory::Thp::new(&thp_64k(true), false, false);
     // Page 20: the 64K block 16..32 holds page 17, the 16K block 20..24 is empty.
     let f = fault_anon(&mut s, vma, 20);
-    assert_eq!(s.folios[f].order, 2);
+    assert_eq!(s.folios[f].order(), 2);
     assert_eq!(s.folios[f].index, 20);
     for i in 20..24 {
         assert_eq!(s.vmas[vma as usize].pte(i) & 0x1fff_ffff, f);
     }
     // Pages 0..16: a 64K folio, all young (`vm_page_prot`), all dirty.
     let g = fault_anon(&mut s, vma, 5);
-    assert_eq!((s.folios[g].order, s.folios[g].index), (4, 0));
+    assert_eq!((s.folios[g].order(), s.folios[g].index), (4, 0));
     let young: Vec<u32> = (0..16)
         .filter(|&i| s.vmas[vma as usize].pte(i) & PTE_YOUNG != 0)
         .collect();
@@ -198,7 +198,7 @@ fn a_buddy_failure_falls_back_to_the_next_order_then_to_a_page() {
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 64).unwrap();
     let f = fault_anon(&mut s, vma, 0);
-    assert_eq!(s.folios[f].order, 0);
+    assert_eq!(s.folios[f].order(), 0);
     let st = s.thp.stats;
     assert_eq!(
         (st[4].anon_fault_fallback, st[2].anon_fault_fallback),
@@ -228,7 +228,7 @@ fn a_charge_failure_falls_back_to_the_next_order() {
     // without advice may not reclaim, so the charge fails at once and the
     // 16K folio (4 pages) is charged instead.
     let f = fault_anon(&mut s, vma, 0);
-    assert_eq!(s.folios[f].order, 2);
+    assert_eq!(s.folios[f].order(), 2);
     let st = s.thp.stats;
     assert_eq!(
         (st[4].anon_fault_fallback_charge, st[4].anon_fault_fallback),
@@ -260,7 +260,7 @@ fn the_pmd_path_counts_thp_fault_fallback_and_then_tries_mthp() {
     let t = s.add_task("t");
     let vma = s.mmap_anon(t, 1024).unwrap();
     let f = fault_anon(&mut s, vma, 0);
-    assert_eq!(s.folios[f].order, 4);
+    assert_eq!(s.folios[f].order(), 4);
     assert_eq!(
         (s.vm.thp_fault_fallback, s.vm.thp_fault_fallback_charge),
         (1, 1)
@@ -315,7 +315,7 @@ fn reclaim_64k(kernel: ThpKernel, swap_pages: u64, pre_used_slots: u32) -> (Sim,
 /// Reclaims 64K folio `f` through `shrink_folio_list` (references
 /// ignored); returns the pages reclaimed.
 fn reclaim_whole(s: &mut Sim, f: FolioId) -> u64 {
-    assert_eq!(s.folios[f].order, 4);
+    assert_eq!(s.folios[f].order(), 4);
     isolate(s, f);
     let (reclaimed, scanned, kept, _) = shrink_isolated(s, f);
     assert_eq!(scanned, 16);
@@ -379,7 +379,7 @@ fn a_64k_folio_swapped_out_whole_is_sixteen_pages_of_io_cost() {
     let vma = s.mmap_anon(t, 64).unwrap();
     let f = fault_anon(&mut s, vma, 0);
     assert_eq!(
-        (s.folios[f].order, list_of(&s, f)),
+        (s.folios[f].order(), list_of(&s, f)),
         (4, LruList::InactiveAnon)
     );
     // Unreferenced: the rmap walk finds no young PTE.
@@ -555,7 +555,7 @@ fn v6_12_swaps_a_whole_folio_back_in_on_zram_as_6_13_does() {
     // alloc_swap_folio is in mainline v6.12 (242d12c98174), not only 6.13.
     let s = swapin_after_whole_swapout(ThpKernel::V6_12, false);
     let f = s.vmas[0].pte(5) & crate::mem::pagetable::PTE_FOLIO_MASK;
-    assert_eq!((s.folios[f].order, s.folios[f].index), (4, 0));
+    assert_eq!((s.folios[f].order(), s.folios[f].index), (4, 0));
     assert_eq!((s.vm.pgmajfault, s.vm.pswpin), (1, 16));
     assert_ne!(s.vmas[0].pte(6) & PTE_PRESENT, 0);
     assert_eq!(s.thp.stats[4].swpin, 1);
@@ -566,7 +566,7 @@ fn v6_12_swaps_a_whole_folio_back_in_on_zram_as_6_13_does() {
 fn v6_13_swaps_a_whole_folio_back_in_on_zram() {
     let s = swapin_after_whole_swapout(ThpKernel::V6_13, false);
     let f = s.vmas[0].pte(5) & crate::mem::pagetable::PTE_FOLIO_MASK;
-    assert_eq!((s.folios[f].order, s.folios[f].index), (4, 0));
+    assert_eq!((s.folios[f].order(), s.folios[f].index), (4, 0));
     assert_eq!((s.vm.pgmajfault, s.vm.pswpin, s.vm.pgpgin), (1, 16, 64));
     for i in 0..16 {
         let pte = s.vmas[0].pte(i);
@@ -592,7 +592,7 @@ fn v6_13_swaps_in_a_smaller_block_when_a_pte_of_the_folio_is_gone() {
     // `can_swapin_thp` drops 64K; 16K is not enabled: order 0.
     let s = swapin_after_whole_swapout(ThpKernel::V6_13, true);
     let f = s.vmas[0].pte(5) & crate::mem::pagetable::PTE_FOLIO_MASK;
-    assert_eq!(s.folios[f].order, 0);
+    assert_eq!(s.folios[f].order(), 0);
     assert_eq!(s.vm.pswpin, 1);
     // No allocation was tried: no fallback counted.
     assert_eq!(s.thp.stats[4].swpin_fallback, 0);
@@ -639,7 +639,7 @@ fn v6_13_fills_a_zero_filled_large_swap_in_without_io() {
     let s = zeromap_large_swapin(false);
     assert_eq!((s.vm.swpout_zero, s.vm.pswpout), (16, 0));
     let f = s.vmas[0].pte(5) & crate::mem::pagetable::PTE_FOLIO_MASK;
-    assert_eq!(s.folios[f].order, 4);
+    assert_eq!(s.folios[f].order(), 4);
     assert_eq!((s.vm.swpin_zero, s.vm.pswpin, s.vm.pgpgin), (16, 0, 0));
     assert_eq!(s.vm.pgmajfault, 1);
     assert_eq!(s.thp.stats[4].swpin, 0);
@@ -665,7 +665,7 @@ fn v6_13_zram_fills_a_same_filled_large_swap_in_without_a_device_read() {
     let s = large_swapin_zero_tracked(false, SwapZeroPages::ZramSame);
     assert_eq!((s.vm.swpout_zero, s.vm.pswpout), (0, 16));
     let f = s.vmas[0].pte(5) & crate::mem::pagetable::PTE_FOLIO_MASK;
-    assert_eq!(s.folios[f].order, 4);
+    assert_eq!(s.folios[f].order(), 4);
     assert_eq!((s.vm.swpin_zero, s.vm.pswpin, s.vm.pgpgin), (0, 16, 64));
     assert_eq!(s.thp.stats[4].swpin, 1);
     assert_eq!(s.swap.as_ref().unwrap().dev.pages_read, 0);
@@ -725,7 +725,7 @@ fn v6_13_zram_reads_only_the_pages_of_a_large_swap_in_that_are_not_same_filled()
             write: false,
         });
         let f = s.vmas[vma as usize].pte(5) & PTE_FOLIO_MASK;
-        assert_eq!(s.folios[f].order, 4);
+        assert_eq!(s.folios[f].order(), 4);
         assert!(s.folios[f].test(flags::NONZERO));
         assert_eq!((s.vm.swpin_zero, s.vm.pswpin, s.vm.pgpgin), (0, 16, 64));
         assert_eq!(s.thp.stats[4].swpin, 1);
@@ -770,7 +770,7 @@ fn a_large_swap_in_maps_every_pte_young_and_leaves_the_folio_unreferenced_on_the
             write,
         });
         let f = s.vmas[vma as usize].pte(5) & crate::mem::pagetable::PTE_FOLIO_MASK;
-        assert_eq!((s.folios[f].order, s.folios[f].index), (4, 0));
+        assert_eq!((s.folios[f].order(), s.folios[f].index), (4, 0));
         assert_eq!(
             s.vm.pgfault - faults,
             1,
@@ -798,7 +798,7 @@ fn a_large_swap_in_maps_every_pte_young_and_leaves_the_folio_unreferenced_on_the
             (false, false, false, true, true),
             "write {write}"
         );
-        assert_eq!(LruList::from_index(fo.lru), LruList::InactiveAnon);
+        assert_eq!(LruList::from_index(s.folios.lru(f)), LruList::InactiveAnon);
         assert_eq!(
             s.memcgs[0].lruvec.lists[LruList::InactiveAnon as usize].head,
             f

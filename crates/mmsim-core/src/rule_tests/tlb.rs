@@ -55,7 +55,7 @@ fn touch_64k_folio(contpte: bool) -> TlbReport {
     let vma = s.mmap_anon(t, 16).unwrap();
     touch(&mut s, vma, 16);
     let f = s.vmas[vma as usize].pte(0) & crate::mem::pagetable::PTE_FOLIO_MASK;
-    assert_eq!(s.folios[f].order, 4);
+    assert_eq!(s.folios[f].order(), 4);
     s.check_invariants().unwrap();
     stats(&s)
 }

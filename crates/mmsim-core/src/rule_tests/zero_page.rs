@@ -55,7 +55,7 @@ fn a_read_fault_maps_the_zero_page_without_a_folio_or_a_charge() {
     assert_eq!(s.node.free, free);
     assert_eq!(used(&s), 0);
     assert_eq!(s.folios.live(), 1);
-    assert_eq!(s.folios[s.zero_folio].lru, crate::mem::folio::NO_LIST);
+    assert_eq!(s.folios.lru(s.zero_folio), crate::mem::folio::NO_LIST);
     // Its frame is below the zone: no free page, not in `mem_map`.
     let zero_pfn = s.folios.head_pfn(s.zero_folio);
     assert_eq!(zero_pfn, crate::page_alloc::ZERO_PAGE_PFN);
@@ -88,7 +88,7 @@ fn a_write_after_a_read_allocates_an_order_0_folio() {
     // The read fault, then the write-protect fault of the copy.
     assert_eq!(s.vm.pgfault, 3);
     assert_ne!(f, s.zero_folio);
-    assert_eq!(s.folios[f].order, 0);
+    assert_eq!(s.folios[f].order(), 0);
     assert_eq!(s.folios[f].mapcount, 1);
     assert!(s.folios[f].test(flags::LRU) && s.folios[f].test(flags::SWAPBACKED));
     assert_eq!(s.vmas[vma as usize].pte(3) & PTE_DIRTY, PTE_DIRTY);
@@ -121,11 +121,11 @@ fn under_mthp_a_read_maps_the_zero_page_and_its_copy_is_order_0() {
     assert_eq!(s.thp.stats[4].anon_fault_alloc, 0);
     // The copy is order 0 (wp_page_copy never allocates a large folio).
     let f = fault_anon(&mut s, vma, 96);
-    assert_eq!(s.folios[f].order, 0);
+    assert_eq!(s.folios[f].order(), 0);
     // A write to a none PTE of the same 64K block: the zero PTE at 96 drops
     // 64K (`pte_range_none`), the 16K block 100..103 is all none.
     let g = fault_anon(&mut s, vma, 101);
-    assert_eq!(s.folios[g].order, 2);
+    assert_eq!(s.folios[g].order(), 2);
     assert_eq!(s.folios[g].index, 100);
     assert_eq!(
         (
@@ -136,7 +136,7 @@ fn under_mthp_a_read_maps_the_zero_page_and_its_copy_is_order_0() {
     );
     // A write elsewhere still gets 64K.
     let h = fault_anon(&mut s, vma, 130);
-    assert_eq!(s.folios[h].order, 4);
+    assert_eq!(s.folios[h].order(), 4);
     assert_eq!(used(&s), 1 + 4 + 16);
     s.check_invariants().unwrap();
 }
@@ -164,7 +164,7 @@ fn a_pmd_read_fault_maps_the_huge_zero_page_and_a_write_splits_it() {
     assert_eq!(s.node.free, free);
     // A write splits the huge zero PMD and copies one page.
     let f = fault_anon(&mut s, vma, 7);
-    assert_eq!(s.folios[f].order, 0);
+    assert_eq!(s.folios[f].order(), 0);
     assert_eq!(s.vm.thp_split_pmd, 1);
     assert_eq!(s.vm.pgfault, 2);
     assert_eq!(pte_folio(&s, vma, 8), s.zero_folio);
@@ -197,7 +197,7 @@ fn use_zero_page_off_maps_the_small_zero_page_on_a_pmd_read_fault() {
     // A write fault on a none PTE of that PMD: the PMD path needs all 512
     // PTEs none, so no THP.
     let f = fault_anon(&mut s, vma, 200);
-    assert_eq!(s.folios[f].order, 0);
+    assert_eq!(s.folios[f].order(), 0);
     assert_eq!(s.vm.thp_fault_alloc, 0);
 }
 

@@ -64,8 +64,9 @@ impl Sim {
                 let mut prev = crate::mem::folio::NIL;
                 while c != crate::mem::folio::NIL {
                     let f = &self.folios[c];
-                    if f.lru as usize != i {
-                        return Err(format!("folio {c} on list {i} tagged {}", f.lru));
+                    let (f_lru, f_memcg) = (self.folios.lru(c), self.folios.memcg(c));
+                    if f_lru as usize != i {
+                        return Err(format!("folio {c} on list {i} tagged {f_lru}"));
                     }
                     if self.folios.links(c)[0] != prev {
                         return Err(format!("folio {c} has a broken prev link"));
@@ -75,11 +76,11 @@ impl Sim {
                         if f.is_file() as u8 != want % 2
                             || f.test(flags::ACTIVE)
                             || crate::reclaim::lru_gen::folio_lru_gen(f).is_none()
-                            || f.memcg as usize != m
+                            || f_memcg as usize != m
                         {
                             return Err(format!(
                                 "folio {c} on MGLRU list {i} with flags {:#x}, gen_refs {:#x}, group {}",
-                                f.flags, f.gen_refs, f.memcg
+                                f.flags, f.gen_refs, f_memcg
                             ));
                         }
                     } else if self.policy != Policy::Lru {
@@ -89,14 +90,13 @@ impl Sim {
                                 LruList::of_flags(f.flags)
                             ));
                         }
-                        if f.memcg as usize != m {
+                        if f_memcg as usize != m {
                             return Err(format!(
-                                "folio {c} of group {} on the lruvec of group {m}",
-                                f.memcg
+                                "folio {c} of group {f_memcg} on the lruvec of group {m}"
                             ));
                         }
                     }
-                    own[f.memcg as usize] += f.nr_pages();
+                    own[f_memcg as usize] += f.nr_pages();
                     pages += f.nr_pages();
                     n += 1;
                     prev = c;
@@ -114,9 +114,9 @@ impl Sim {
         // Each group's deferred split queue length counts its queued folios.
         if !self.thp.split_queues.is_empty() {
             let mut pm = vec![0u64; self.thp.split_queues.len().max(self.memcgs.len())];
-            self.folios.for_each_live(|fo| {
+            self.folios.for_each_live_id(|id, fo| {
                 if fo.test(flags::DEFERRED_QUEUED) {
-                    pm[fo.memcg as usize] += 1;
+                    pm[self.folios.memcg(id) as usize] += 1;
                 }
             });
             for (m, q) in self.thp.split_queues.iter().enumerate() {

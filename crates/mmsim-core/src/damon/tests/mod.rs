@@ -700,16 +700,16 @@ fn lru_prio_and_lru_deprio_move_folios_on_the_classic_lists() {
     let f = crate::mem::filemap::slot_folio(s.files[0].slot(0)).expect("resident");
     let r = pfn_region(&s, f);
     // Read once: inactive, referenced. lru_prio once more activates it.
-    assert_eq!(LruList::from_index(s.folios[f].lru), LruList::InactiveFile);
+    assert_eq!(LruList::from_index(s.folios.lru(f)), LruList::InactiveFile);
     assert!(s.folios[f].test(flags::REFERENCED));
     let activations = s.vm.pgactivate;
     assert_eq!(apply(&mut s, &scheme(DamosAction::LruPrio), r), (P, P));
-    assert_eq!(LruList::from_index(s.folios[f].lru), LruList::ActiveFile);
+    assert_eq!(LruList::from_index(s.folios.lru(f)), LruList::ActiveFile);
     assert_eq!(s.vm.pgactivate, activations + 1);
     // lru_deprio: back to the head of the inactive list, flags cleared.
     let deact = s.vm.pgdeactivate;
     assert_eq!(apply(&mut s, &scheme(DamosAction::LruDeprio), r), (P, P));
-    assert_eq!(LruList::from_index(s.folios[f].lru), LruList::InactiveFile);
+    assert_eq!(LruList::from_index(s.folios.lru(f)), LruList::InactiveFile);
     assert!(!s.folios[f].test(flags::ACTIVE) && !s.folios[f].test(flags::REFERENCED));
     assert_eq!(
         s.memcgs[0].lruvec.lists[LruList::InactiveFile as usize].head,

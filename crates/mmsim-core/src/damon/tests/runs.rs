@@ -188,7 +188,7 @@ fn vaddr_cold_deactivates_the_regions_pages_and_applies_its_size() {
         let f = folio_at(&s, vma, index);
         s.folio_mark_accessed(f);
         s.folio_mark_accessed(f);
-        assert_eq!(LruList::from_index(s.folios[f].lru), LruList::ActiveAnon);
+        assert_eq!(LruList::from_index(s.folios.lru(f)), LruList::ActiveAnon);
     }
     let d = started(&mut s);
     let sch = d.ctxs[0].schemes[0].clone();
@@ -199,7 +199,7 @@ fn vaddr_cold_deactivates_the_regions_pages_and_applies_its_size() {
     assert_eq!((applied, passed), (8 * P, 0));
     for index in 0..8 {
         let f = folio_at(&s, vma, index);
-        assert_eq!(LruList::from_index(s.folios[f].lru), LruList::InactiveAnon);
+        assert_eq!(LruList::from_index(s.folios.lru(f)), LruList::InactiveAnon);
         assert_eq!(
             s.vmas[vma as usize].pte(index) & crate::mem::pagetable::PTE_YOUNG,
             0
@@ -602,7 +602,7 @@ fn vaddr_hugepage_and_nohugepage_set_the_mappings_thp_advice() {
             write: true,
         });
         let f = s.vmas[vma as usize].pte(index) & crate::mem::pagetable::PTE_FOLIO_MASK;
-        s.folios[f].order
+        s.folios[f].order()
     };
     // [machine.thp] vma_advice = none: base pages.
     assert_eq!(fault(&mut s, 0), 0);

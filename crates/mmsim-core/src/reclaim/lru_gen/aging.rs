@@ -43,7 +43,7 @@ impl Sim {
     /// Moves folio `f` from whatever MGLRU list it is on to the head or tail
     /// of generation `gen`'s list of its type (`list_move`, `list_move_tail`).
     pub(super) fn lru_gen_move(&mut self, m: MemcgId, f: FolioId, gen: usize, tail: bool) {
-        let tag = self.folios[f].lru;
+        let tag = self.folios.lru(f);
         let (g0, ty) = (
             ((tag - LRU_GEN_TAG) / 2) as usize,
             ((tag - LRU_GEN_TAG) % 2) as usize,

@@ -11,7 +11,7 @@
 //! with a folio's generation field, not with its list: promotion is lazy),
 //! and the PID controller's per-tier counters. A folio's generation and
 //! `refs` live in `Folio::gen_refs`; the list it is on is its
-//! `Folio::lru` tag `LRU_GEN_TAG + gen·2 + type`.
+//! `FolioArena::lru` tag `LRU_GEN_TAG + gen·2 + type`.
 //!
 //! Mechanisms, each named after its kernel function below:
 //! insertion (`lru_gen_add_folio`, `lru_gen_folio_seq`), tiers
@@ -91,7 +91,7 @@ pub(crate) const MIN_LRU_BATCH: u64 = 64;
 pub(crate) const MAX_LRU_BATCH: u64 = 4096;
 /// `SWAPPINESS_ANON_ONLY` (v6.14 `memory.reclaim swappiness=max`).
 pub(crate) const SWAPPINESS_ANON_ONLY: u32 = 201;
-/// First [`Folio::lru`] tag of the MGLRU lists: `LRU_GEN_TAG + gen * 2 + type`.
+/// First [`FolioArena::lru`] tag of the MGLRU lists: `LRU_GEN_TAG + gen * 2 + type`.
 pub(crate) const LRU_GEN_TAG: u8 = 8;
 /// `/sys/kernel/mm/lru_gen/enabled` bit: the MGLRU core.
 pub(crate) const LRU_GEN_CORE: u32 = 1;
@@ -110,7 +110,7 @@ pub(crate) fn lru_gen_tag(gen: usize, ty: usize) -> u8 {
     LRU_GEN_TAG + (gen * 2 + ty) as u8
 }
 
-/// Whether a [`Folio::lru`] tag names an MGLRU list.
+/// Whether a [`FolioArena::lru`] tag names an MGLRU list.
 #[inline]
 pub(crate) fn is_lru_gen_tag(tag: u8) -> bool {
     (LRU_GEN_TAG..LRU_GEN_TAG + 8).contains(&tag)
@@ -587,8 +587,9 @@ impl Sim {
         let v = X::V;
         let fix_underprotected = self.lru_gen.fix_underprotected;
         let reset_tier_bits = self.lru_gen.reset_tier_bits;
+        let fo_memcg = self.folios.memcg(f);
         let fo = &mut self.folios[f];
-        let m = fo.memcg as usize;
+        let m = fo_memcg as usize;
         fo.set(flags::LRU);
         if fo.test(flags::UNEVICTABLE) {
             let l = LruList::Unevictable as usize;
@@ -626,8 +627,8 @@ impl Sim {
     /// youngest generations gets PG_active so that it is re-added young.
     /// (`isolate_folio` inlines the case of `scan_folios`.)
     pub(crate) fn lru_gen_del_folio(&mut self, f: FolioId, reclaiming: bool) {
-        let m = self.folios[f].memcg as usize;
-        let tag = self.folios[f].lru;
+        let m = self.folios.memcg(f) as usize;
+        let tag = self.folios.lru(f);
         if !is_lru_gen_tag(tag) {
             self.memcgs[m].lruvec.lists[tag as usize].unlink(&mut self.folios, f);
             return;
@@ -710,6 +711,7 @@ impl Sim {
     /// PG_referenced and PG_workingset.
     pub(crate) fn folio_update_gen(&mut self, f: FolioId, gen: usize) -> Option<usize> {
         let v = self.lru_gen_version();
+        let m = self.folios.memcg(f) as usize;
         let fo = &mut self.folios[f];
         let old = folio_lru_gen(fo)?;
         if v == MglruVersion::V6_14 && !fo.test(flags::REFERENCED | flags::WORKINGSET) {
@@ -728,7 +730,6 @@ impl Sim {
             return None;
         }
         let ty = fo.is_file() as usize;
-        let m = fo.memcg as usize;
         let nr = fo.nr_pages() as i64;
         let lg = &mut self.memcgs[m].lruvec.lrugen;
         lg.nr_pages[old][ty] -= nr;
@@ -769,7 +770,7 @@ impl Sim {
     /// Test helper: puts folio `f` (on no list) at the head of generation `seq`.
     #[cfg(test)]
     pub(crate) fn lru_gen_add_folio_at_for_test(&mut self, f: FolioId, seq: u64) {
-        let m = self.folios[f].memcg as usize;
+        let m = self.folios.memcg(f) as usize;
         let gen = lru_gen_from_seq(seq);
         let fo = &mut self.folios[f];
         let ty = fo.is_file() as usize;

@@ -195,7 +195,7 @@ fn young_neighbours_in(c: MachineConfig, n: u32) -> (Sim, u32) {
 /// The MGLRU list folio `f` is on, as a seq (its list, not its generation
 /// field, which `folio_update_gen()` rewrites without moving it).
 fn list_seq_of(s: &Sim, f: FolioId) -> u64 {
-    let tag = s.folios[f].lru;
+    let tag = s.folios.lru(f);
     assert!(is_lru_gen_tag(tag), "on an MGLRU list");
     let gen = ((tag - LRU_GEN_TAG) / 2) as usize;
     let lg = s.lru_gen_folio(0);

@@ -118,6 +118,7 @@ impl Sim {
     /// until it holds `PAGEVEC_SIZE` folios is drained at once (not
     /// modelled). Returns whether it moved.
     pub(super) fn lru_gen_folio_activate(&mut self, f: FolioId) -> bool {
+        let fo_memcg = self.folios.memcg(f);
         let fo = self.folios[f];
         if !fo.test(flags::LRU) || fo.test(flags::ACTIVE | flags::UNEVICTABLE) {
             return false;
@@ -125,7 +126,7 @@ impl Sim {
         self.lru_gen_del_folio(f, false);
         self.folios[f].set(flags::ACTIVE);
         self.lru_gen_add_folio(f, false);
-        self.count_events(fo.memcg, PGACTIVATE, fo.nr_pages());
+        self.count_events(fo_memcg, PGACTIVATE, fo.nr_pages());
         true
     }
 
@@ -191,8 +192,7 @@ impl Sim {
                 continue;
             }
             let g = p & PTE_FOLIO_MASK;
-            let go = &self.folios[g];
-            if go.memcg != m || !take(go) {
+            if self.folios.memcg(g) != m || !take(&self.folios[g]) {
                 continue;
             }
             self.ptep_test_and_clear_young(vma, i);
@@ -258,7 +258,7 @@ impl Sim {
             self.folios[f].set(flags::REFERENCED);
         }
         self.lru_gen.stats.look_around += 1;
-        let m = self.folios[f].memcg;
+        let m = self.folios.memcg(f);
         let len = self.vmas[vma as usize].len;
         let start = index & !(PTRS_PER_PTE - 1);
         let end = (start + PTRS_PER_PTE).min(len);

@@ -35,7 +35,7 @@ impl Sim {
         let refs = folio_lru_refs(v, &fo);
         let ws = fo.test(flags::WORKINGSET);
         let tier = lru_tier_from_refs(v, refs, ws);
-        let m = fo.memcg;
+        let m = self.folios.memcg(f);
         let lg = self.lrugen_mut(m);
         let token = (lg.min_seq[ty] << LRU_REFS_WIDTH) | refs.saturating_sub(1);
         lg.evicted[ty][tier] += 1;
@@ -78,7 +78,7 @@ impl Sim {
         // "mm/mglru: fix underprotected page cache" (6.1.69+ with the option; 6.12).
         let fixed = v == MglruVersion::V6_12
             || (v == MglruVersion::V6_1 && self.lru_gen.fix_underprotected);
-        let m = self.folios[f].memcg;
+        let m = self.folios.memcg(f);
         if self.memcgs[m as usize].id != s.memcg_id {
             if self.xp.is_some() {
                 self.xp_lru_gen_refault_elsewhere(f);

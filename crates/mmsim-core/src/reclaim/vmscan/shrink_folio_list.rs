@@ -113,8 +113,9 @@ impl Sim {
             match fate {
                 Fate::Freed => reclaimed += nr,
                 Fate::Activate => {
+                    let fo_memcg = self.folios.memcg(f);
                     let fo = self.folios[f];
-                    if fo.test(flags::SWAPCACHE) && self.mem_cgroup_swap_full(fo.memcg) {
+                    if fo.test(flags::SWAPCACHE) && self.mem_cgroup_swap_full(fo_memcg) {
                         self.folio_free_swap(f);
                     }
                     self.folios[f].set(flags::ACTIVE);
@@ -208,7 +209,7 @@ impl Sim {
         // A large folio gets its slots whole or is split first (`crate::huge_memory`).
         if !file
             && !self.folios[f].test(flags::SWAPCACHE)
-            && (self.folios[f].order == 0 || !self.add_to_swap_large(f, list))
+            && (self.folios[f].order() == 0 || !self.add_to_swap_large(f, list))
         {
             // add_to_swap()
             let Some(slot) = self.folio_alloc_swap(f) else {
@@ -235,14 +236,14 @@ impl Sim {
         // Nothing maps it (a split's zapped tail; a swap-cache folio zapped
         // whole): no swap PTE may hold its slots (`swap_writepage`, below).
         let unmapped_anon = !file && fo.mapcount == 0;
-        let unmapped = if !file && fo.order == 0 && fo.mapcount > 0 {
+        let unmapped = if !file && fo.order() == 0 && fo.mapcount > 0 {
             self.try_to_unmap_anon(f, sc)
         } else {
             self.try_to_unmap(f, sc)
         };
         // A large page-cache folio whose walk only split PMDs queued no
         // batched flush (each split flushed its PMD: `crate::filemap_pmd`).
-        if fo.mapcount > 0 && unmapped && !(fo.is_file() && fo.order > 0 && !sc.unmapped_ptes) {
+        if fo.mapcount > 0 && unmapped && !(fo.is_file() && fo.order() > 0 && !sc.unmapped_ptes) {
             self.tlb_batch_add(&fo);
         }
         if !unmapped {
@@ -379,10 +380,11 @@ impl Sim {
                 return freed;
             }
         }
+        let fo_memcg = self.folios.memcg(f);
         let fo = &mut self.folios[f];
         fo.clear(flags::DIRTY);
         let file = fo.is_file();
-        let (order, nr, m) = (fo.order, fo.nr_pages(), fo.memcg);
+        let (order, nr, m) = (fo.order(), fo.nr_pages(), fo_memcg);
         self.count_vm_events(NR_VMSCAN_WRITE, nr);
         self.count_vm_events(PGPGOUT, 4 * nr);
         let (io, sync, q) = if file {
@@ -443,7 +445,7 @@ impl Sim {
             // (one multi-index entry in the kernel, `crate::kmem`'s xarray
             // counts it so; the slot array holds it in each page's slot).
             let new = shadow.unwrap_or(0);
-            if fo.order == 0 {
+            if fo.order() == 0 {
                 if self.kmem.is_some() {
                     self.kmem_slot_changed(fo.space, fo.index, SLOT_FOLIO | f, new);
                 }
@@ -483,6 +485,7 @@ impl Sim {
     /// for every one they reclaim.
     #[inline(always)]
     pub(crate) fn free_folio_inline(&mut self, f: FolioId) {
+        let fo_memcg = self.folios.memcg(f);
         let fo = self.folios[f];
         // Not under writeback (its completion event would outlive it), not a
         // dirty file folio (`pageout`, the `lru` policy write it first).
@@ -495,7 +498,7 @@ impl Sim {
         }
         // NR_SWAPCACHE: a folio freed from the swap cache leaves it.
         self.nr_swapcache_folios -= fo.test(flags::SWAPCACHE) as u64;
-        let (m, order) = (fo.memcg, fo.order as usize);
+        let (m, order) = (fo_memcg, fo.order() as usize);
         let nr = fo.nr_pages();
         if self.fork.is_some() {
             self.fork_forget_folio(f);

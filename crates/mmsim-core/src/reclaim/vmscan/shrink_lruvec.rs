@@ -137,10 +137,11 @@ impl Sim {
     fn move_folios_to_lru(&mut self, folios: &[FolioId], rules: ClassicRules) -> u64 {
         let mut nr_active = 0;
         for &f in folios {
+            let fo_memcg = self.folios.memcg(f);
             let fo = &mut self.folios[f];
             fo.set(flags::LRU);
             let lru = LruList::of_flags(fo.flags);
-            let m = fo.memcg;
+            let m = fo_memcg;
             self.memcgs[m as usize].lruvec.lists[lru as usize].push_head(
                 &mut self.folios,
                 f,

@@ -161,7 +161,7 @@ fn generation_page_counts_follow_folio_nr_pages() {
     assert_eq!(s.lru_gen_folio(0).nr_pages[g0][FILE], 1);
     s.lru_gen_del_folio(f, true);
     assert_eq!(s.lru_gen_folio(0).nr_pages[g0][FILE], 0);
-    s.folios[f].order = 2;
+    s.folios[f].set_order(2);
     s.lru_gen_add_folio_at_for_test(f, 1);
     let g1 = lru_gen_from_seq(1);
     assert_eq!(s.lru_gen_folio(0).nr_pages[g1][FILE], 4);

@@ -148,11 +148,11 @@ fn toggling_the_core_bit_moves_folios_between_classic_lists_and_generations() {
         assert_eq!(s.lru_gen_set_enabled(6), 2);
         assert!(matches!(s.policy, Policy::Classic(_)));
         assert_eq!(
-            LruList::from_index(s.folios[a].lru),
+            LruList::from_index(s.folios.lru(a)),
             LruList::ActiveAnon,
             "{v:?}"
         );
-        assert_eq!(LruList::from_index(s.folios[f].lru), LruList::InactiveFile);
+        assert_eq!(LruList::from_index(s.folios.lru(f)), LruList::InactiveFile);
         s.check_invariants().unwrap();
         // On: fill_evictable. Active → young; inactive file → oldest.
         assert_eq!(s.lru_gen_set_enabled(7), 2);
