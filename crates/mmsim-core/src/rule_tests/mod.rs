@@ -108,6 +108,7 @@ mod run_loop;
 mod shadow;
 mod should_continue_reclaim;
 mod slub;
+mod slub_gfp_tp;
 mod split_pmd;
 mod split_zeropage;
 mod swap;
