@@ -84,8 +84,9 @@ pub const GFP_ATOMIC: Gfp = __GFP_HIGH | __GFP_KSWAPD_RECLAIM;
 pub const GFP_KERNEL: Gfp = __GFP_RECLAIM | __GFP_IO | __GFP_FS;
 /// `GFP_KERNEL_ACCOUNT`.
 pub const GFP_KERNEL_ACCOUNT: Gfp = GFP_KERNEL | __GFP_ACCOUNT;
-/// `GFP_NOWAIT`.
-pub const GFP_NOWAIT: Gfp = __GFP_KSWAPD_RECLAIM | __GFP_NOWARN;
+/// `GFP_NOWAIT` (v6.12: `__GFP_KSWAPD_RECLAIM` alone; a later kernel adds
+/// `__GFP_NOWARN` to it, which changes how a mask with both prints).
+pub const GFP_NOWAIT: Gfp = __GFP_KSWAPD_RECLAIM;
 /// `GFP_NOIO`.
 pub const GFP_NOIO: Gfp = __GFP_RECLAIM;
 /// `GFP_NOFS`.
@@ -132,6 +133,10 @@ pub const GFP_USER_FOLIO: Gfp = GFP_HIGHUSER_MOVABLE | __GFP_COMP;
 /// `GFP_NOFS|__GFP_HIGHMEM|__GFP_NOWARN|__GFP_NORETRY|__GFP_COMP|__GFP_HARDWALL|__GFP_MOVABLE`.
 pub const GFP_READAHEAD: Gfp =
     ((GFP_HIGHUSER_MOVABLE | __GFP_NORETRY | __GFP_NOWARN) & !__GFP_FS) | __GFP_COMP;
+
+/// `GFP_CONSTRAINT_MASK` (mm/internal.h, v6.12): the cpuset and node
+/// constraints an allocation keeps when its mask is narrowed.
+pub const GFP_CONSTRAINT_MASK: Gfp = __GFP_HARDWALL | __GFP_THISNODE;
 
 /// `GFP_RECLAIM_MASK` (mm/internal.h, v6.12; `__GFP_NOLOCKDEP` is 0).
 pub const GFP_RECLAIM_MASK: Gfp = __GFP_RECLAIM
@@ -304,9 +309,12 @@ mod tests {
             "GFP_TRANSHUGE|__GFP_NORETRY"
         );
         assert_eq!(show(GFP_TRANSHUGE), "GFP_TRANSHUGE");
+        // v6.12's GFP_NOWAIT is __GFP_KSWAPD_RECLAIM alone: the leftover
+        // kswapd bit prints as GFP_NOWAIT (a kernel whose GFP_NOWAIT has
+        // __GFP_NOWARN, which GFP_TRANSHUGE_LIGHT took, prints the bit).
         assert_eq!(
             show(GFP_TRANSHUGE_LIGHT | __GFP_KSWAPD_RECLAIM),
-            "GFP_TRANSHUGE_LIGHT|__GFP_KSWAPD_RECLAIM"
+            "GFP_TRANSHUGE_LIGHT|GFP_NOWAIT"
         );
         assert_eq!(show(GFP_TRANSHUGE_LIGHT), "GFP_TRANSHUGE_LIGHT");
         // The 6.12 guest's anonymous fault: __GFP_COMP before __GFP_ZERO.
@@ -324,7 +332,8 @@ mod tests {
             show(GFP_PGTABLE_USER | __GFP_COMP),
             "GFP_KERNEL_ACCOUNT|__GFP_COMP|__GFP_ZERO"
         );
-        assert_eq!(show(__GFP_KSWAPD_RECLAIM), "__GFP_KSWAPD_RECLAIM");
+        assert_eq!(show(__GFP_KSWAPD_RECLAIM), "GFP_NOWAIT");
+        assert_eq!(show(GFP_NOWAIT | __GFP_NOWARN), "GFP_NOWAIT|__GFP_NOWARN");
         assert_eq!(show(__GFP_RECLAIM), "GFP_NOIO");
         // The unused bit 9 is printed as the leftover.
         assert_eq!(show(GFP_KERNEL | 0x200), "GFP_KERNEL|0x200");

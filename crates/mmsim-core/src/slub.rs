@@ -29,7 +29,9 @@
 //! * `allocate_slab` → `alloc_slab_page` (v6.12): the cache's order tried
 //!   first with `__GFP_NORETRY` and without `__GFP_RECLAIM` (no reclaim,
 //!   no kswapd wakeup), then the minimum order (`s->min`: `get_order(size)`)
-//!   with the caller's flags. Order-0 pages come through the per-CPU list
+//!   with the caller's flags. Each try has its kernel mask
+//!   ([`allocate_slab_gfp`]: the caller's, `s->allocflags`), which a
+//!   kswapd wakeup prints. Order-0 pages come through the per-CPU list
 //!   of their type (`rmqueue_pcplist`), larger orders from the zone
 //!   (`rmqueue` → `__rmqueue`); both may fall back into other pageblock
 //!   types (`__rmqueue_fallback`, `fallbacks[]`) and boost.
@@ -49,8 +51,15 @@
 //! update, where mmsim cannot reclaim): below the low mark kswapd is woken
 //! as the kernel's allocation would, and with no free page at all the
 //! slab has no frame (counted in `frameless`); objects are not placed at
-//! offsets (only counts per slab matter to the page allocator).
+//! offsets (only counts per slab matter to the page allocator). The first
+//! try never wakes kswapd, though `radix_tree_node`'s (`xas_alloc`'s
+//! `GFP_NOWAIT`: no `__GFP_DIRECT_RECLAIM`, so the kernel keeps
+//! `__GFP_KSWAPD_RECLAIM`) may wake it at order 1 in the kernel; the
+//! fallback's wakeup is at order 0 and ZONE_MOVABLE (`Sim::wakeup_kswapd`),
+//! where the kernel's is at the minimum order (1 for `task_struct`) and
+//! ZONE_NORMAL. Only the printed mask is the kernel's.
 
+use crate::gfp::{self, Gfp};
 use crate::page_alloc::MigrateType;
 use crate::sim::Sim;
 use crate::PAGE_SIZE;
@@ -70,6 +79,45 @@ pub(crate) enum CacheId {
     RadixTreeNode = 0,
     /// `task_struct`.
     TaskStruct = 1,
+}
+
+impl CacheId {
+    /// The mask of the object allocation that needs a new slab, as v6.12
+    /// `new_slab` passes it to `allocate_slab` (`flags & (GFP_RECLAIM_MASK |
+    /// GFP_CONSTRAINT_MASK)`): `radix_tree_node`'s from lib/xarray.c
+    /// `xas_alloc`, the in-lock `GFP_NOWAIT | __GFP_NOWARN` (its
+    /// `__GFP_ACCOUNT` for the page cache's `XA_FLAGS_ACCOUNT` is masked
+    /// off); `task_struct`'s from kernel/fork.c `alloc_task_struct_node`,
+    /// `GFP_KERNEL`.
+    fn caller_gfp(self) -> Gfp {
+        let gfp = match self {
+            CacheId::RadixTreeNode => gfp::GFP_NOWAIT | gfp::__GFP_NOWARN,
+            CacheId::TaskStruct => gfp::GFP_KERNEL,
+        };
+        gfp & (gfp::GFP_RECLAIM_MASK | gfp::GFP_CONSTRAINT_MASK)
+    }
+}
+
+/// `allocate_slab`'s two masks (mm/slub.c, v6.12) for a cache whose
+/// `s->allocflags` is `allocflags`, objects asked for with `flags` (after
+/// `new_slab`'s mask), of order `order` (`s->oo`) and minimum order
+/// `min_order` (`s->min`): the first try at the cache's order adds
+/// `__GFP_NOWARN | __GFP_NORETRY` and drops `__GFP_NOFAIL`, and, when it
+/// may reclaim directly and a smaller order exists, drops `__GFP_RECLAIM`
+/// (no reclaim, no kswapd) for `__GFP_NOMEMALLOC`; the fallback at the
+/// minimum order has the caller's flags with the cache's.
+pub(crate) fn allocate_slab_gfp(
+    flags: Gfp,
+    allocflags: Gfp,
+    order: u32,
+    min_order: u32,
+) -> (Gfp, Gfp) {
+    let flags = flags | allocflags;
+    let mut first = (flags | gfp::__GFP_NOWARN | gfp::__GFP_NORETRY) & !gfp::__GFP_NOFAIL;
+    if first & gfp::__GFP_DIRECT_RECLAIM != 0 && order > min_order {
+        first = (first | gfp::__GFP_NOMEMALLOC) & !gfp::__GFP_RECLAIM;
+    }
+    (first, flags)
 }
 
 /// `radix_tree_node`'s slab object size (576-byte `xa_node`, aligned).
@@ -145,6 +193,9 @@ pub(crate) struct SlubCache {
     min_order: u32,
     min_partial: usize,
     mt: MigrateType,
+    /// `s->allocflags` (v6.12 `calculate_sizes`): `__GFP_COMP` always,
+    /// `__GFP_RECLAIMABLE` for a `SLAB_RECLAIM_ACCOUNT` cache.
+    allocflags: Gfp,
     /// `c->slab`.
     cpu_slab: u32,
     /// `n->partial`, most recently added last.
@@ -168,6 +219,11 @@ impl SlubCache {
             min_order: get_order(size),
             min_partial: (ilog2 / 2).clamp(MIN_PARTIAL, MAX_PARTIAL),
             mt,
+            allocflags: if mt == MigrateType::Reclaimable {
+                gfp::__GFP_COMP | gfp::__GFP_RECLAIMABLE
+            } else {
+                gfp::__GFP_COMP
+            },
             cpu_slab: NONE,
             partial: Vec::new(),
             slabs: Vec::new(),
@@ -249,6 +305,13 @@ struct TaskKernel {
     stack: [u32; KERNEL_STACK_PAGES],
 }
 
+/// The mask of a kernel stack's pages (v6.12): kernel/fork.c
+/// `alloc_thread_stack_node` vmallocs with `THREADINFO_GFP & ~__GFP_ACCOUNT`
+/// (`GFP_KERNEL | __GFP_ZERO`), to which mm/vmalloc.c `__vmalloc_area_node`
+/// adds `__GFP_HIGHMEM` (no DMA zone asked for) and `__GFP_NOWARN` before
+/// `vm_area_alloc_pages`.
+const STACK_GFP: Gfp = gfp::GFP_KERNEL | gfp::__GFP_ZERO | gfp::__GFP_HIGHMEM | gfp::__GFP_NOWARN;
+
 /// `THREAD_SIZE` pages (x86-64: 16 KiB).
 const KERNEL_STACK_PAGES: usize = crate::kmem::KERNEL_STACK_PAGES as usize;
 
@@ -327,13 +390,16 @@ impl Sim {
     fn allocate_slab(&mut self, c: CacheId) -> u32 {
         let s = self.slub_cache(c);
         let (order, min_order, mt, size) = (s.order, s.min_order, s.mt, s.size);
+        let (first, fallback) = allocate_slab_gfp(c.caller_gfp(), s.allocflags, order, min_order);
         let mut got = None;
         if order > min_order {
-            got = self.slab_take_pages(order, mt, false).map(|p| (p, order));
+            got = self
+                .slab_take_pages(order, mt, false, first)
+                .map(|p| (p, order));
         }
         if got.is_none() {
             got = self
-                .slab_take_pages(min_order, mt, true)
+                .slab_take_pages(min_order, mt, true, fallback)
                 .map(|p| (p, min_order));
         }
         let s = self.slub_cache(c);
@@ -370,10 +436,16 @@ impl Sim {
     /// without reclaim (see the module): order 0 through the per-CPU list
     /// of `mt`, larger orders from the zone; `kswapd` is whether the
     /// allocation may wake kswapd (`__GFP_KSWAPD_RECLAIM`: not at the
-    /// cache's own order). None when the node's free pages (above the min
-    /// mark for the first try, any for the last) or the zone's lists have
-    /// no room.
-    fn slab_take_pages(&mut self, order: u32, mt: MigrateType, kswapd: bool) -> Option<u64> {
+    /// cache's own order), `gfp` the mask its wakeup prints. None when the
+    /// node's free pages (above the min mark for the first try, any for the
+    /// last) or the zone's lists have no room.
+    fn slab_take_pages(
+        &mut self,
+        order: u32,
+        mt: MigrateType,
+        kswapd: bool,
+        gfp: Gfp,
+    ) -> Option<u64> {
         let n = 1u64 << order;
         let floor = if kswapd { 0 } else { self.node.wmark_min };
         if self.node.free < n || self.node.free - n < floor {
@@ -396,12 +468,6 @@ impl Sim {
         self.node.free -= n;
         self.count_vm_events(crate::stats::item::PGALLOC_NORMAL, n);
         if kswapd && self.node.free <= self.node.wmark_low {
-            // The slab page's mask is not modelled: GFP_KERNEL, with
-            // __GFP_RECLAIMABLE for a reclaimable cache (the trace's mask only).
-            let mut gfp = crate::gfp::GFP_KERNEL;
-            if mt == MigrateType::Reclaimable {
-                gfp |= crate::gfp::__GFP_RECLAIMABLE;
-            }
             self.wakeup_kswapd(gfp);
         }
         Some(pfn)
@@ -445,7 +511,7 @@ impl Sim {
         let mut stack = [NO_PFN; KERNEL_STACK_PAGES];
         let mut placed = 0;
         for p in &mut stack {
-            if let Some(pfn) = self.slab_take_pages(0, MigrateType::Unmovable, true) {
+            if let Some(pfn) = self.slab_take_pages(0, MigrateType::Unmovable, true, STACK_GFP) {
                 *p = pfn as u32;
                 placed += 1;
             }

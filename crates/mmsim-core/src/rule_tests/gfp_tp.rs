@@ -52,10 +52,10 @@ fn vma_thp_gfp_mask_prints_as_the_6_12_kernel_prints_it() {
     let want = [
         ["GFP_TRANSHUGE|__GFP_NORETRY", "GFP_TRANSHUGE"],
         [
-            "GFP_TRANSHUGE_LIGHT|__GFP_KSWAPD_RECLAIM",
-            "GFP_TRANSHUGE_LIGHT|__GFP_KSWAPD_RECLAIM",
+            "GFP_TRANSHUGE_LIGHT|GFP_NOWAIT",
+            "GFP_TRANSHUGE_LIGHT|GFP_NOWAIT",
         ],
-        ["GFP_TRANSHUGE_LIGHT|__GFP_KSWAPD_RECLAIM", "GFP_TRANSHUGE"],
+        ["GFP_TRANSHUGE_LIGHT|GFP_NOWAIT", "GFP_TRANSHUGE"],
         ["GFP_TRANSHUGE_LIGHT", "GFP_TRANSHUGE"],
         ["GFP_TRANSHUGE_LIGHT", "GFP_TRANSHUGE_LIGHT"],
     ];

@@ -5,6 +5,18 @@
 
 use super::*;
 
+/// Reads page `i` of `file` for each `i` in `pages`, one single-page
+/// `FileRead` event each (the tests fill a group's page cache this way).
+fn read_each(s: &mut Sim, file: u32, pages: std::ops::Range<u32>) {
+    for i in pages {
+        s.step(&Event::FileRead {
+            file,
+            index: i,
+            pages: 1,
+        });
+    }
+}
+
 #[test]
 fn mem_cgroup_iter_walks_the_subtree_in_pre_order() {
     let mut s = machine(PolicyName::Cost, 1 << 16, None);
@@ -342,20 +354,8 @@ fn memory_low_spares_a_group_until_nothing_else_is_reclaimable() {
         s.open(fu, tu).unwrap();
         s.fadvise(fp, Advice::Random).unwrap();
         s.fadvise(fu, Advice::Random).unwrap();
-        for i in 0..400 {
-            s.step(&Event::FileRead {
-                file: fp,
-                index: i,
-                pages: 1,
-            });
-        }
-        for i in 0..5000 {
-            s.step(&Event::FileRead {
-                file: fu,
-                index: i,
-                pages: 1,
-            });
-        }
+        read_each(&mut s, fp, 0..400);
+        read_each(&mut s, fu, 0..5000);
         s.check_invariants().unwrap();
         (s.memcg_report(p), s.memcg_report(u))
     };
@@ -459,11 +459,7 @@ fn soft_limit_run(design: crate::config::SoftLimitReclaim) -> (u64, u64) {
     let (mut s, a, b, fa, fb) = soft_limit_machine(design);
     for i in 0..6000 {
         for f in [fa, fb] {
-            s.step(&Event::FileRead {
-                file: f,
-                index: i,
-                pages: 1,
-            });
+            read_each(&mut s, f, i..i + 1);
         }
     }
     s.check_invariants().unwrap();
@@ -473,22 +469,12 @@ fn soft_limit_run(design: crate::config::SoftLimitReclaim) -> (u64, u64) {
 #[test]
 fn soft_limit_tree_is_keyed_every_1024_events() {
     let (mut s, a, _, fa, _) = soft_limit_machine(crate::config::SoftLimitReclaim::Tree);
-    for i in 0..1023 {
-        s.step(&Event::FileRead {
-            file: fa,
-            index: i,
-            pages: 1,
-        });
-    }
+    read_each(&mut s, fa, 0..1023);
     assert_eq!(
         s.memcgs[a as usize].soft_tree_key, None,
         "1,023 events: not yet"
     );
-    s.step(&Event::FileRead {
-        file: fa,
-        index: 1023,
-        pages: 1,
-    });
+    read_each(&mut s, fa, 1023..1024);
     // The excess when the 1,024th page was charged (usage includes the stock).
     assert_eq!(
         s.memcgs[a as usize].soft_tree_key,
@@ -605,13 +591,7 @@ fn memory_reclaim_reclaims_on_demand_and_honours_swappiness() {
 fn soft_limit_reclaim_is_skipped_for_a_higher_order_reclaim() {
     use crate::reclaim::{Reclaimer, ScanControl, SWAP_CLUSTER_MAX};
     let (mut s, a, _, fa, _) = soft_limit_machine(crate::config::SoftLimitReclaim::Tree);
-    for i in 0..2048 {
-        s.step(&Event::FileRead {
-            file: fa,
-            index: i,
-            pages: 1,
-        });
-    }
+    read_each(&mut s, fa, 0..2048);
     let key = s.memcgs[a as usize].soft_tree_key;
     assert!(key.is_some(), "a is in the soft-limit tree");
     let mut sc = ScanControl::new(Reclaimer::Direct, SWAP_CLUSTER_MAX, s.clock);
@@ -636,13 +616,7 @@ fn soft_limit_reclaim_emits_a_begin_end_pair_per_shrink_node() {
     use crate::reclaim::{Reclaimer, ScanControl, SWAP_CLUSTER_MAX};
     use crate::tracepoint::{TpEvent, TracepointConfig, Tracer};
     let (mut s, _, _, fa, _) = soft_limit_machine(crate::config::SoftLimitReclaim::Tree);
-    for i in 0..2048 {
-        s.step(&Event::FileRead {
-            file: fa,
-            index: i,
-            pages: 1,
-        });
-    }
+    read_each(&mut s, fa, 0..2048);
     s.tp = Tracer::new(&TracepointConfig {
         events: vec!["vmscan:*".into()],
         max_events: 10_000,
@@ -695,13 +669,7 @@ fn kswapd_soft_limit_pass_runs_one_shrink_node_per_step() {
         let tree = crate::config::SoftLimitReclaim::Tree;
         let (mut s, a, b, fa, _) = soft_limit_machine_swap(tree, Some(4096));
         s.cfg.policy.kswapd_soft_limit_rounds = on;
-        for i in 0..2048 {
-            s.step(&Event::FileRead {
-                file: fa,
-                index: i,
-                pages: 1,
-            });
-        }
+        read_each(&mut s, fa, 0..2048);
         // 1,024 anon pages of group b (no soft limit), made active.
         let t = s.add_task("anon");
         s.attach_task(t, b).unwrap();

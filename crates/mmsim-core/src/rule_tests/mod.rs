@@ -114,6 +114,7 @@ mod shadow;
 mod should_continue_reclaim;
 mod slowpath_noretry;
 mod slub;
+mod slub_gfp_tp;
 mod split_pmd;
 mod split_zeropage;
 mod swap;

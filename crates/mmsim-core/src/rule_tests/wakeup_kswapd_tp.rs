@@ -10,7 +10,8 @@ use super::*;
 use crate::page_alloc::MigrateType;
 use crate::tracepoint::{TracepointConfig, Tracer};
 
-fn trace_on(s: &mut Sim) {
+/// Traces kswapd's wakeups and its wake (shared with `slub_gfp_tp`).
+pub(super) fn trace_on(s: &mut Sim) {
     s.tp = Tracer::new(&TracepointConfig {
         events: vec![
             "vmscan:mm_vmscan_wakeup_kswapd".into(),
@@ -22,7 +23,7 @@ fn trace_on(s: &mut Sim) {
 }
 
 /// The kept events as `task name: fields`, the tracer left on.
-fn lines(s: &mut Sim) -> Vec<String> {
+pub(super) fn lines(s: &mut Sim) -> Vec<String> {
     let tp = s.tp.as_mut().unwrap();
     std::mem::take(&mut tp.records)
         .iter()
