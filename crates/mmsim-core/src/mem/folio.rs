@@ -451,7 +451,7 @@ impl FolioArena {
         };
         let id = match self.free.pop() {
             Some(id) => {
-                self.slots[id as usize] = f;
+                *self.slot_mut(id) = f;
                 id
             }
             None => self.grow(f),
@@ -493,7 +493,7 @@ impl FolioArena {
             self.lru[id as usize], NO_LIST,
             "freeing a folio still on a list"
         );
-        self.slots[id as usize] = Folio::FREE;
+        *self.slot_mut(id) = Folio::FREE;
         if let Some(m) = self.memcg.get_mut(id as usize) {
             *m = 0;
         }
@@ -503,14 +503,14 @@ impl FolioArena {
     /// `folio_pfn`: the folio's head page frame, or [`NO_PFN`].
     #[inline]
     pub(crate) fn head_pfn(&self, id: FolioId) -> u32 {
-        self.slots[id as usize].pfn()
+        self.slot(id).pfn()
     }
 
     /// Records the page frame the allocator gave folio `id` (aligned to
     /// the folio's order, as the buddy allocator's blocks are).
     #[inline]
     pub(crate) fn set_head_pfn(&mut self, id: FolioId, pfn: u32) {
-        let f = &mut self.slots[id as usize];
+        let f = self.slot_mut(id);
         let order = f.order();
         debug_assert!(
             pfn == NO_PFN || (pfn < 1 << 30 && pfn & ((1 << order) - 1) == 0),
@@ -610,16 +610,66 @@ impl FolioArena {
             + self.free.capacity() * 4
     }
 
-    /// The list links of folio `id`.
-    #[inline]
+    /// The list links of folio `id` (unchecked as [`FolioArena::slot`]:
+    /// `links` and `slots` grow together, so they have one length).
+    #[inline(always)]
     pub(crate) fn links(&self, id: FolioId) -> Links {
-        self.links[id as usize]
+        let i = self.checked_id(id);
+        // SAFETY: `checked_id`: `i < self.slots.len() == self.links.len()`.
+        unsafe { *self.links.get_unchecked(i) }
     }
 
-    /// Mutable list links of folio `id`.
-    #[inline]
+    /// Mutable list links of folio `id` (unchecked as [`FolioArena::links`]).
+    #[inline(always)]
     pub(crate) fn links_mut(&mut self, id: FolioId) -> &mut Links {
-        &mut self.links[id as usize]
+        let i = self.checked_id(id);
+        // SAFETY: `checked_id`: `i < self.slots.len() == self.links.len()`.
+        unsafe { self.links.get_unchecked_mut(i) }
+    }
+
+    /// `id` as an index of `slots` and `links`, which it is below by the
+    /// arena's invariant: ids come only from [`FolioArena::alloc`] (or a
+    /// test's id it handed out), which returns an index of a slot that
+    /// exists, and the arena never shrinks (no slot is ever removed: a
+    /// freed id goes on the free list and its slot stays), so every id
+    /// any part of the machine holds — in a PTE, a page-cache or swap
+    /// slot, a list link, a batch — stays below `slots.len()`, and
+    /// `links.len() == slots.len()` as both grow together
+    /// (`grow`, `permute_ids`). [`NIL`] is never an index: every link
+    /// walk tests it first.
+    ///
+    /// The bounds check this skips was the most frequent instruction pair of
+    /// a run (issue #18: every folio access of the hit, the fault and
+    /// reclaim reads the arena). Debug builds and the crate's own tests
+    /// (`cfg(test)`, release included) still check, so a broken invariant
+    /// panics there instead of reading past the arena.
+    #[inline(always)]
+    fn checked_id(&self, id: FolioId) -> usize {
+        let i = id as usize;
+        #[cfg(any(test, debug_assertions))]
+        assert!(
+            i < self.slots.len() && self.links.len() == self.slots.len(),
+            "folio id {id} outside the arena ({} slots)",
+            self.slots.len()
+        );
+        i
+    }
+
+    /// The slot of folio `id` ([`FolioArena`]'s `Index`), without a
+    /// bounds check outside tests: see [`FolioArena::checked_id`].
+    #[inline(always)]
+    pub(crate) fn slot(&self, id: FolioId) -> &Folio {
+        let i = self.checked_id(id);
+        // SAFETY: `checked_id`: every id the machine holds is below `slots.len()`.
+        unsafe { self.slots.get_unchecked(i) }
+    }
+
+    /// Mutable slot of folio `id` (unchecked as [`FolioArena::slot`]).
+    #[inline(always)]
+    pub(crate) fn slot_mut(&mut self, id: FolioId) -> &mut Folio {
+        let i = self.checked_id(id);
+        // SAFETY: as [`FolioArena::slot`].
+        unsafe { self.slots.get_unchecked_mut(i) }
     }
 
     /// Lookahead step of a walk from a list's tail: prefetches folio `id`
@@ -649,16 +699,20 @@ impl FolioArena {
 
 impl std::ops::Index<FolioId> for FolioArena {
     type Output = Folio;
-    #[inline]
+    /// The slot of folio `id`, without a bounds check outside tests
+    /// ([`FolioArena::slot`]).
+    #[inline(always)]
     fn index(&self, id: FolioId) -> &Folio {
-        &self.slots[id as usize]
+        self.slot(id)
     }
 }
 
 impl std::ops::IndexMut<FolioId> for FolioArena {
-    #[inline]
+    /// The slot of folio `id`, without a bounds check outside tests
+    /// ([`FolioArena::slot_mut`]).
+    #[inline(always)]
     fn index_mut(&mut self, id: FolioId) -> &mut Folio {
-        &mut self.slots[id as usize]
+        self.slot_mut(id)
     }
 }
 
@@ -695,6 +749,28 @@ mod tests {
         assert_eq!(a[x].index, 6);
         assert_eq!(a.live(), 2);
         assert!(a.is_live(y));
+    }
+
+    /// The unchecked `Index` keeps its check in the crate's tests: an id
+    /// the arena never handed out (here one past its end, inside the
+    /// `Vec`'s spare capacity, where an unchecked read would return
+    /// garbage instead of failing) panics, for the slot and the links.
+    #[test]
+    #[should_panic(expected = "folio id 1 outside the arena (1 slots)")]
+    fn an_id_past_the_arena_panics_in_tests() {
+        let mut a = FolioArena::with_capacity(16);
+        let x = a.alloc(1, 2, 0, 0);
+        assert_eq!((x, a[x].index, a.links(x)), (0, 2, [NIL, NIL]));
+        let _ = a[x + 1].index;
+    }
+
+    #[test]
+    #[should_panic(expected = "folio id 3 outside the arena (2 slots)")]
+    fn links_past_the_arena_panic_in_tests() {
+        let mut a = FolioArena::with_capacity(16);
+        a.alloc(1, 2, 0, 0);
+        a.alloc(1, 3, 0, 0);
+        a.links_mut(3)[0] = 0;
     }
 
     /// The test mode hands out every free id exactly once, not in order,
