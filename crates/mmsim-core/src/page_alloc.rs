@@ -1097,7 +1097,9 @@ impl Sim {
 mod claim;
 mod frame;
 mod pcp;
+mod pcp_high;
 pub(crate) use pcp::PerCpuPages;
+pub(crate) use pcp_high::VMSTAT_INTERVAL_NS;
 mod pcp_order;
 pub(crate) use pcp_order::pcp_allowed_order;
 pub use pcp_order::PcpLists;
