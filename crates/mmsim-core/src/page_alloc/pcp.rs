@@ -52,7 +52,9 @@
 //!   with ≥ 1 MiB of cache per CPU) is `free_high`: `nr_pcp_high` is 0 and
 //!   `free_pcppages_bulk` returns `min(count, batch << 5)` pages. Otherwise,
 //!   when `count` reaches `high`, `free_pcppages_bulk` returns `batch`
-//!   pages. `free_count` counts freed pages up to `batch << 5`.
+//!   pages with the order-0 lists; under `"6.12"` `high` and the pages
+//!   returned are auto-tuned (`page_alloc/pcp_high.rs`). `free_count`
+//!   counts freed pages up to `batch << 5`.
 //! - `free_pcppages_bulk`: starting with the list just freed to and going
 //!   round the lists in `pindex` order, each emptied from its tail before
 //!   the next, a block at a time (`count` falls by the block's pages, so a
@@ -112,7 +114,7 @@ pub(crate) struct PerCpuPages {
     pub high_max: usize,
     /// `pcp->alloc_factor` (v6.12): an order-0 refill takes `batch <<
     /// alloc_factor`; grown by refills, halved by frees (`"6.12"` only).
-    pub(super) alloc_factor: u32,
+    pub(crate) alloc_factor: u32,
     /// The zone's `ZONE_BELOW_HIGH` (v6.12): an allocation found it at or
     /// below its high watermark and no free has since found it above
     /// (`"6.12"` only). Here since the lists are its only reader.

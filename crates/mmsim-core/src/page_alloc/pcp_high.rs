@@ -165,6 +165,7 @@ impl PhysMem {
     /// (`zone_watermark_fast` at the high mark, tested until the flag is
     /// set) and, through the lists, `rmqueue_pcplist`'s halving of
     /// `free_count`. Out of line: the default lists never come here.
+    #[cold]
     #[inline(never)]
     pub(super) fn pcp_alloc_v6_12(&mut self, order: usize) {
         self.zone_below_high_test(order);
@@ -189,6 +190,9 @@ impl PhysMem {
     /// [`PerCpuPages::nr_pcp_free`] pages go back to the buddy lists, the
     /// freed list's first, and `ZONE_BELOW_HIGH` is cleared if the zone is
     /// now above its high mark.
+    /// `#[cold]`: not rare under "6.12", but the hint keeps the default
+    /// lists' per-page free (its caller's branch) free of the call's spills.
+    #[cold]
     #[inline(never)]
     pub(super) fn free_unref_page_commit(&mut self, pfn: u64, order: usize) {
         self.pcp.alloc_factor >>= 1;
