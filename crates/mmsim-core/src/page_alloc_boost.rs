@@ -142,6 +142,12 @@ impl Sim {
             pending: false,
         };
         self.phys.pcp.orders = self.cfg.policy.pcp_lists;
+        if self.phys.pcp.orders == crate::page_alloc::PcpLists::V6_12 {
+            // The vmstat worker's first `decay_pcp_high`, a second in.
+            let kind = crate::timer::TimerKind::VmstatUpdate;
+            self.timers
+                .add_timer(kind, crate::page_alloc::VMSTAT_INTERVAL_NS);
+        }
         let fallback = self.cfg.policy.rmqueue_fallback;
         self.phys.zone.fallback = fallback;
         if let Some(d) = self.phys.dma.as_mut() {
@@ -200,8 +206,11 @@ impl Sim {
     }
 
     /// `balance_pgdat`'s start: `nr_boost_reclaim` and `zone_boosts[]` are
-    /// the boost now (left in place while kswapd runs).
+    /// the boost now (left in place while kswapd runs); ZONE_RECLAIM_ACTIVE
+    /// set for the per-CPU lists' `nr_pcp_high`.
     pub(crate) fn kswapd_boost_run_start(&mut self) {
+        // `set_reclaim_active` at `restart:` (read by `nr_pcp_high`).
+        self.phys.pcp.reclaim_active = true;
         let b = self.phys.zone.boost.boost;
         self.kswapd.nr_boost_reclaim = b;
         self.kswapd.zone_boosts = b;
@@ -232,10 +241,12 @@ impl Sim {
         (raise, k.nr_boost_reclaim > 0 && nr == 0)
     }
 
-    /// `balance_pgdat`'s `out:` after a boosted run: the boost the run
-    /// started with is taken off (later steals' stays) and kcompactd is
-    /// woken at `pageblock_order`.
+    /// `balance_pgdat`'s `out:`: ZONE_RECLAIM_ACTIVE cleared; after a
+    /// boosted run the boost the run started with is taken off (later
+    /// steals' stays) and kcompactd is woken at `pageblock_order`.
     pub(crate) fn kswapd_boost_run_end(&mut self) {
+        // `clear_reclaim_active` at `out:`, before the boost's accounting.
+        self.phys.pcp.reclaim_active = false;
         let start = std::mem::take(&mut self.kswapd.zone_boosts);
         self.kswapd.nr_boost_reclaim = 0;
         if start == 0 {

@@ -81,11 +81,15 @@ pub(crate) enum TimerKind {
     /// kcompactd's next run (`crate::compaction`): a wakeup, or its
     /// proactive check every 500 ms; armed only with `[machine.compaction]`.
     Kcompactd,
+    /// The vmstat worker's `decay_pcp_high` (`vmstat_update` →
+    /// `refresh_cpu_vm_stats`, every second; armed only with
+    /// `policy.pcp_lists = "6.12"`, `page_alloc/pcp_high.rs`).
+    VmstatUpdate,
 }
 
 impl TimerKind {
     /// Every kind, in visit order.
-    pub(crate) const ALL: [TimerKind; 13] = [
+    pub(crate) const ALL: [TimerKind; 14] = [
         TimerKind::WritebackSwap,
         TimerKind::WritebackFs,
         TimerKind::WbBandwidth,
@@ -99,6 +103,7 @@ impl TimerKind {
         TimerKind::Kdamond,
         TimerKind::Khugepaged,
         TimerKind::Kcompactd,
+        TimerKind::VmstatUpdate,
     ];
     /// Number of kinds.
     pub(crate) const COUNT: usize = Self::ALL.len();
@@ -386,6 +391,7 @@ impl Sim {
             TimerKind::Kdamond => self.kdamond_timer(now),
             TimerKind::Khugepaged => self.khugepaged_timer(now),
             TimerKind::Kcompactd => self.kcompactd_timer(now),
+            TimerKind::VmstatUpdate => self.vmstat_update(now),
         }
     }
 

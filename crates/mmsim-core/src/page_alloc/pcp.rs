@@ -52,7 +52,9 @@
 //!   with ≥ 1 MiB of cache per CPU) is `free_high`: `nr_pcp_high` is 0 and
 //!   `free_pcppages_bulk` returns `min(count, batch << 5)` pages. Otherwise,
 //!   when `count` reaches `high`, `free_pcppages_bulk` returns `batch`
-//!   pages. `free_count` counts freed pages up to `batch << 5`.
+//!   pages with the order-0 lists; under `"6.12"` `high` and the pages
+//!   returned are auto-tuned (`page_alloc/pcp_high.rs`). `free_count`
+//!   counts freed pages up to `batch << 5`.
 //! - `free_pcppages_bulk`: starting with the list just freed to and going
 //!   round the lists in `pindex` order, each emptied from its tail before
 //!   the next, a block at a time (`count` falls by the block's pages, so a
@@ -75,16 +77,14 @@ use super::{MigrateType, PhysMem, RmqueueMode, MIGRATE_TYPES};
 pub(super) const PCP_BATCH_SCALE_MAX: u32 = 5;
 
 /// The per-CPU page lists (`struct per_cpu_pages`, v6.12): see the
-/// module. `high` is `zone_highsize` without auto-tuning: the low
-/// watermark over the node's CPUs, at least `4 × batch`; v6.12's adaptive
-/// `high` (`high_min`..`high_max`, `nr_pcp_high`'s growth and
-/// `decay_pcp_high`, and its cut while `ZONE_RECLAIM_ACTIVE`),
-/// `nr_pcp_free`'s growing free count (`clamp(free_count, batch, high -
-/// batch)`) and `nr_pcp_alloc`'s growing order-0 refill (`alloc_factor`)
-/// are not modelled: an order-0 refill takes `batch` pages and a drain at
-/// `high` returns `batch`. `free_count` is kept for the high-order free's
-/// `free_high` test only. Pages on the lists are free for `Node::free` but
-/// not in the zone's free count, as in the kernel (`NR_FREE_PAGES`).
+/// module. With the default `"order-0"` lists `high` is `high_min`
+/// (`zone_highsize`: the low watermark over the node's CPUs, at least
+/// `4 × batch`) and never moves: an order-0 refill takes `batch` pages and
+/// a drain at `high` returns `batch`. Under `"6.12"` `high` is auto-tuned
+/// between `high_min` and `high_max` (`page_alloc/pcp_high.rs`:
+/// `nr_pcp_high`, `nr_pcp_free`, `nr_pcp_alloc`, `decay_pcp_high`). Pages
+/// on the lists are free for `Node::free` but not in the zone's free count,
+/// as in the kernel (`NR_FREE_PAGES`).
 #[derive(Debug, Clone)]
 pub(crate) struct PerCpuPages {
     /// `pcp->lists[pindex]` (`order_to_pindex(mt, order)`: order 0's list
@@ -104,8 +104,25 @@ pub(crate) struct PerCpuPages {
     pub(super) count: usize,
     /// `pcp->batch` (`zone_batchsize`).
     pub batch: usize,
-    /// `pcp->high` (`zone_highsize`).
+    /// `pcp->high`: `high_min` at boot; moved only under `pcp_lists =
+    /// "6.12"` (`page_alloc/pcp_high.rs`).
     pub high: usize,
+    /// `pcp->high_min` (`zone_highsize` of the low watermark).
+    pub high_min: usize,
+    /// `pcp->high_max` (`zone_highsize` of the managed pages over
+    /// `MIN_PERCPU_PAGELIST_HIGH_FRACTION`).
+    pub high_max: usize,
+    /// `pcp->alloc_factor` (v6.12): an order-0 refill takes `batch <<
+    /// alloc_factor`; grown by refills, halved by frees (`"6.12"` only).
+    pub(crate) alloc_factor: u32,
+    /// The zone's `ZONE_BELOW_HIGH` (v6.12): an allocation found it at or
+    /// below its high watermark and no free has since found it above
+    /// (`"6.12"` only). Here since the lists are its only reader.
+    pub(crate) below_high: bool,
+    /// The zone's `ZONE_RECLAIM_ACTIVE` (v6.12): kswapd's `balance_pgdat`
+    /// runs (`set_reclaim_active` / `clear_reclaim_active`); read by
+    /// `nr_pcp_high` under `"6.12"` only.
+    pub(crate) reclaim_active: bool,
     /// `pcp->free_count` (v6.12): pages freed, up to `batch << 5`, halved
     /// at each allocation through the lists.
     pub(super) free_count: usize,
@@ -125,18 +142,28 @@ pub(crate) struct PerCpuPages {
 }
 
 impl PerCpuPages {
-    /// `zone_batchsize` and `zone_highsize` (v6.12, `percpu_pagelist_high_fraction` 0).
+    /// `zone_batchsize` and `zone_set_high_and_batch`'s two `zone_highsize`
+    /// (v6.12, `percpu_pagelist_high_fraction` 0): `high_min` from the low
+    /// watermark, `high_max` from the managed pages over
+    /// `MIN_PERCPU_PAGELIST_HIGH_FRACTION`; `high` starts at `high_min`.
     pub(crate) fn new(managed: u64, low_wmark: u64, cpus: u32) -> Self {
         let batch = ((managed >> 10).min((1 << 20) / 4096) / 4).max(1);
         // rounddown_pow_of_two(batch + batch / 2) - 1, at least 1 (pageset_update).
         let x = batch + batch / 2;
         let batch = (((1u64 << (63 - x.leading_zeros())) - 1) as usize).max(1);
-        let high = ((low_wmark / u64::from(cpus.max(1))) as usize).max(batch << 2);
+        let high = super::pcp_high::zone_highsize(low_wmark, batch, cpus);
+        let fraction = super::pcp_high::MIN_PERCPU_PAGELIST_HIGH_FRACTION;
+        let high_max = super::pcp_high::zone_highsize(managed / fraction, batch, cpus);
         PerCpuPages {
             lists: Default::default(),
             count: 0,
             batch,
             high,
+            high_min: high,
+            high_max,
+            alloc_factor: 0,
+            below_high: false,
+            reclaim_active: false,
             free_count: 0,
             prev_free_high: false,
             orders: PcpLists::default(),
@@ -231,7 +258,10 @@ impl PhysMem {
             let pfn = d.zone.alloc_pages(0, MigrateType::Movable);
             return Some(pfn.expect("Node::free promised a free page"));
         }
-        self.pcp.free_count >>= 1;
+        // `free_count` is read only under "6.12" (never grown otherwise).
+        if self.pcp.orders == PcpLists::V6_12 {
+            self.pcp_alloc_v6_12(0);
+        }
         self.pcp_take(MigrateType::Movable)
     }
 
@@ -254,16 +284,29 @@ impl PhysMem {
     /// `prep_move_freepages_block()`'s count (`Zone::count_block`).
     #[inline(always)]
     pub(super) fn pcp_mark(&mut self, pfn: u64, order: usize) {
+        self.set_block_alloc_type(pfn, order, MigrateType::Unmovable);
+    }
+
+    /// Every frame of the block of `order` at `pfn` counted as allocated
+    /// `mt` by `Zone::count_block`: the mark of a block put on a per-CPU
+    /// list ([`PhysMem::pcp_mark`], unmovable) and the unmark of one taken
+    /// off it (its request's type), shared by the refill, the free and the
+    /// allocation of every order.
+    #[inline(always)]
+    pub(super) fn set_block_alloc_type(&mut self, pfn: u64, order: usize, mt: MigrateType) {
         let i = self.zone.idx(pfn);
         for k in i..i + (1 << order) {
-            self.zone.frames[k].set_alloc_type(MigrateType::Unmovable as u8);
+            self.zone.frames[k].set_alloc_type(mt as u8);
         }
     }
 
     /// `rmqueue_pcplist` (v6.12) of one order-0 page of `mt` from
-    /// ZONE_NORMAL: `free_count` halved, then [`PhysMem::rmqueue_pcplist_refill`].
+    /// ZONE_NORMAL: `free_count` halved (under "6.12" after the
+    /// `ZONE_BELOW_HIGH` test), then [`PhysMem::rmqueue_pcplist_refill`].
     pub(crate) fn rmqueue_pcplist(&mut self, mt: MigrateType) -> u64 {
-        self.pcp.free_count >>= 1;
+        if self.pcp.orders == PcpLists::V6_12 {
+            self.pcp_alloc_v6_12(0);
+        }
         self.rmqueue_pcplist_refill(mt)
     }
 
@@ -291,11 +334,16 @@ impl PhysMem {
     }
 
     /// `rmqueue_bulk` (v6.12) of order 0: up to `batch` pages of `mt` onto
-    /// its empty list ([`PhysMem::rmqueue_bulk_order`]).
+    /// its empty list ([`PhysMem::rmqueue_bulk_order`]); under "6.12"
+    /// `nr_pcp_alloc`'s count (`page_alloc/pcp_high.rs`).
     #[cold]
     #[inline(never)]
     pub(super) fn rmqueue_bulk(&mut self, mt: MigrateType) {
-        self.rmqueue_bulk_order(0, self.pcp.batch, mt);
+        let n = match self.pcp.orders {
+            PcpLists::Order0 => self.pcp.batch,
+            PcpLists::V6_12 => self.pcp.nr_pcp_alloc(0),
+        };
+        self.rmqueue_bulk_order(0, n, mt);
     }
 
     /// `rmqueue_bulk` (v6.12): up to `n` blocks of `order` of `mt` from the
@@ -305,25 +353,22 @@ impl PhysMem {
     pub(super) fn rmqueue_bulk_order(&mut self, order: usize, n: usize, mt: MigrateType) {
         let typed = self.pcp.typed;
         let pindex = super::pcp_order::order_to_pindex(mt, order);
-        let list = &mut self.pcp.lists[pindex];
-        debug_assert!(list.is_empty(), "refilled only when empty");
+        debug_assert!(
+            self.pcp.lists[pindex].is_empty(),
+            "refilled only when empty"
+        );
         let mut mode = RmqueueMode::Normal;
         for _ in 0..n {
-            match self.zone.alloc_pages_mode(order, mt, &mut mode) {
-                Some(pfn) => {
-                    if typed {
-                        let i = self.zone.idx(pfn);
-                        for k in i..i + (1 << order) {
-                            let un = MigrateType::Unmovable as u8;
-                            self.zone.frames[k].set_alloc_type(un);
-                        }
-                    }
-                    list.push(pfn);
-                }
-                None => break,
+            let Some(pfn) = self.zone.alloc_pages_mode(order, mt, &mut mode) else {
+                break;
+            };
+            if typed {
+                self.pcp_mark(pfn, order);
             }
+            self.pcp.lists[pindex].push(pfn);
         }
         // Each went to the tail (the front): the first taken is at the head.
+        let list = &mut self.pcp.lists[pindex];
         list.reverse();
         if typed || order > 0 {
             self.pcp.count += list.len() << order;
@@ -334,20 +379,18 @@ impl PhysMem {
     /// ZONE_NORMAL (`free_unref_page_commit`, v6.12): to the head of the
     /// list of its pageblock's type (`get_pfnblock_migratetype`); when the
     /// shared count reaches `high`, `batch` pages go back to the buddy
-    /// lists, that list's first. `free_count` grows and
-    /// `PCPF_PREV_FREE_HIGH_ORDER` is cleared (the high-order free's test).
+    /// lists, that list's first. Under "6.12" the auto-tuned
+    /// `free_unref_page_commit` of `page_alloc/pcp_high.rs` instead.
     /// Untyped ([`PerCpuPages::typed`]), the push to the movable list and
     /// the count against `high`, as the single list's free was.
     #[inline(always)]
     pub(crate) fn free_order0(&mut self, pfn: u64) {
-        // Read only by a free of order 1..=3 (`free_high`): with order-0
-        // lists alone (the default) both are dead, so the per-page free
-        // skips them.
+        // "6.12": the auto-tuned free (`free_count`, `alloc_factor`,
+        // `nr_pcp_high`), out of line; the default lists keep `high` and
+        // `batch` fixed and need none of it.
         if self.pcp.orders == PcpLists::V6_12 {
-            self.pcp.prev_free_high = false;
-            if self.pcp.free_count < self.pcp.batch << PCP_BATCH_SCALE_MAX {
-                self.pcp.free_count += 1;
-            }
+            self.free_unref_page_commit(pfn, 0);
+            return;
         }
         if !self.pcp.typed {
             let list = &mut self.pcp.lists[MigrateType::Movable as usize];

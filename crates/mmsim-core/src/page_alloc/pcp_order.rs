@@ -1,10 +1,9 @@
 //! The per-CPU lists of orders above 0 (`machine.policy.pcp_lists =
 //! "6.12"`; mm/page_alloc.c v6.12 `pcp_allowed_order`, `order_to_pindex`,
-//! `rmqueue_pcplist`, `nr_pcp_alloc`, `free_unref_page_commit`,
-//! `nr_pcp_high`, `nr_pcp_free`): see `page_alloc/pcp.rs`'s overview for
-//! the rules and their history.
+//! `rmqueue_pcplist`): see `page_alloc/pcp.rs`'s overview for the rules
+//! and their history, `page_alloc/pcp_high.rs` for `nr_pcp_alloc`,
+//! `free_unref_page_commit`, `nr_pcp_high` and `nr_pcp_free`.
 
-use super::pcp::PCP_BATCH_SCALE_MAX;
 use super::{MigrateType, PhysMem, MIGRATE_TYPES, PAGE_ALLOC_COSTLY_ORDER};
 use serde::{Deserialize, Serialize};
 
@@ -93,91 +92,50 @@ impl PhysMem {
     /// nothing, `rmqueue_buddy`. Otherwise the buddy lists (`__rmqueue`).
     /// The caller has checked the free pages against its watermark.
     pub(crate) fn rmqueue_order(&mut self, order: usize, mt: MigrateType) -> Option<u64> {
-        if order == 0 || self.pcp.orders == PcpLists::Order0 || !pcp_allowed_order(order) {
+        if self.pcp.orders == PcpLists::Order0 {
             return self.zone.alloc_pages(order, mt);
         }
+        if order == 0 || !pcp_allowed_order(order) {
+            self.zone_below_high_test(order);
+            return self.zone.alloc_pages(order, mt);
+        }
+        // `get_page_from_freelist`'s ZONE_BELOW_HIGH test comes before the
+        // allocation's own watermark test (`page_alloc/pcp_high.rs`).
+        self.pcp_alloc_v6_12(order);
         if !self.zone.has_free_order(order) {
             return None;
         }
         if !self.pcp.typed && mt != MigrateType::Movable {
             self.pcp_type_lists();
         }
-        self.pcp.free_count >>= 1;
         let pindex = order_to_pindex(mt, order);
         if self.pcp.lists[pindex].is_empty() {
-            self.rmqueue_bulk_order(order, nr_pcp_alloc(self.pcp.batch, order), mt);
+            let n = self.pcp.nr_pcp_alloc(order);
+            self.rmqueue_bulk_order(order, n, mt);
         }
         let Some(pfn) = self.pcp.lists[pindex].pop() else {
             return self.zone.alloc_pages(order, mt);
         };
         self.pcp.count -= 1 << order;
         if self.pcp.typed {
-            let i = self.zone.idx(pfn);
-            for k in i..i + (1 << order) {
-                self.zone.frames[k].set_alloc_type(mt as u8);
-            }
+            self.set_block_alloc_type(pfn, order, mt);
         }
         Some(pfn)
     }
 
     /// `free_unref_page` (v6.12, `free_the_page`) of a block of ZONE_NORMAL:
     /// to the per-CPU lists when its order has one ([`pcp_allowed_order`]
-    /// under [`PcpLists::V6_12`]; order 0 always), else to the buddy lists.
+    /// under [`PcpLists::V6_12`], `free_unref_page_commit` in
+    /// `page_alloc/pcp_high.rs`; order 0 always), else to the buddy lists.
     #[inline]
     pub(crate) fn free_unref_page(&mut self, pfn: u64, order: usize) {
         if order == 0 {
             self.free_order0(pfn);
         } else if self.pcp.orders == PcpLists::V6_12 && pcp_allowed_order(order) {
-            self.free_pcp_order(pfn, order);
+            self.free_unref_page_commit(pfn, order);
         } else {
             self.zone.free_pages_block(pfn, order);
         }
-    }
-
-    /// `free_unref_page_commit` (v6.12) of a block of `order` > 0: to the
-    /// head of its order's list of its pageblock's type, `count` up by its
-    /// pages; `free_high` after consecutive frees of orders 1..=3
-    /// (`PCPF_PREV_FREE_HIGH_ORDER`, `free_count` ≥ `batch`, and
-    /// `PCPF_FREE_HIGH_BATCH`'s `count` ≥ `batch`) makes `nr_pcp_high` 0 and
-    /// frees `min(count, batch << 5)` pages (`nr_pcp_free`); else a free
-    /// that brings `count` to `high` frees `batch` pages.
-    fn free_pcp_order(&mut self, pfn: u64, order: usize) {
-        let mt = if self.pcp.typed {
-            self.pcp_mark(pfn, order);
-            self.zone.pageblock_type(pfn)
-        } else {
-            MigrateType::Movable
-        };
-        let pindex = order_to_pindex(mt, order);
-        self.pcp.lists[pindex].push(pfn);
-        self.pcp.count += 1 << order;
-        let (batch, pcp) = (self.pcp.batch, &mut self.pcp);
-        let mut free_high = false;
-        if order <= PAGE_ALLOC_COSTLY_ORDER as usize {
-            free_high = pcp.free_count >= batch && pcp.prev_free_high && pcp.total() >= batch;
-            pcp.prev_free_high = true;
-        } else {
-            pcp.prev_free_high = false;
-        }
-        if pcp.free_count < batch << PCP_BATCH_SCALE_MAX {
-            pcp.free_count += 1 << order;
-        }
-        if free_high {
-            let n = pcp.total().min(batch << PCP_BATCH_SCALE_MAX);
-            self.free_pcppages_bulk(n, pindex);
-        } else if pcp.total() >= pcp.high {
-            self.free_pcppages_bulk(batch, pindex);
-        }
-    }
-}
-
-/// `nr_pcp_alloc` (v6.12) for `order` > 0 without auto-tuning: `batch`
-/// blocks scaled down by the order, at least 2, when `batch` > 1.
-pub(crate) fn nr_pcp_alloc(batch: usize, order: usize) -> usize {
-    if batch > 1 {
-        (batch >> order).max(2)
-    } else {
-        batch
     }
 }
 

@@ -40,6 +40,7 @@
 //! `direct_reclaim.rs` direct reclaim in a large folio's slow path
 //! (`__alloc_pages_direct_reclaim`, MGLRU's `compact_gap(sc->order)` goal);
 //! `pcp_order.rs` the per-CPU lists of orders 1–3 and the PMD order (`policy.pcp_lists`);
+//! `pcp_high.rs` the per-CPU lists' auto-tuned `high` under `pcp_lists = "6.12"`;
 //! `pcp.rs` the per-CPU lists per migrate type (page-table pages through the
 //! unmovable list, frees by pageblock type, the shared count);
 //! `should_continue_reclaim.rs` classic `shrink_node`'s reclaim/compaction
@@ -98,6 +99,7 @@ mod open;
 mod open_fd_numbers;
 mod open_file;
 mod pcp;
+mod pcp_high;
 mod pcp_order;
 mod pgdat_dirty;
 mod readahead;

@@ -42,14 +42,18 @@ fn an_order_2_allocation_takes_the_head_of_a_list_refilled_with_two_blocks() {
 
 #[test]
 fn frees_park_up_to_high_then_free_pcppages_bulk_goes_round_the_orders() {
-    // Two order-2 blocks (a, b), one order-1 (c) and two pages (z1, z2)
-    // freed as a, z1, b, z2, c: each order-0 free clears
-    // PCPF_PREV_FREE_HIGH_ORDER, so no free is `free_high`; the count
-    // reaches 4, 5, 9, 10, 12 = high at c's free: `free_pcppages_bulk(3)`
-    // from c's list (order-1 movable, pindex 4): c (2 pages, count 1 left),
-    // then round to pindex 7 (order-2 movable): its tail, a (4 pages:
-    // overshoots). Left: z2, z1 and b (6 pages); 6 back to the zone.
+    // `high` fixed at 12 (`high_min == high_max`, as a set
+    // `percpu_pagelist_high_fraction` makes it: `nr_pcp_high` returns
+    // `high`). Two order-2 blocks (a, b), one order-1 (c) and two pages
+    // (z1, z2) freed as a, z1, b, z2, c: each order-0 free clears
+    // PCPF_PREV_FREE_HIGH_ORDER, so no free is `free_high`; the count and
+    // `free_count` reach 4, 5, 9, 10, 12 = high at c's free:
+    // `nr_pcp_free` = clamp(12, 3, 12 - 3) = 9, `free_pcppages_bulk(9)`
+    // from c's list (order-1 movable, pindex 4): c (2 pages, 7 to go),
+    // then round to pindex 7 (order-2 movable): its tail a, then b (8
+    // pages: overshoots). Left: z2, z1; 10 back to the zone.
     let mut p = zone(PcpLists::V6_12, 12);
+    p.pcp.high_max = p.pcp.high_min;
     let a = p.zone.alloc_pages(2, M).unwrap();
     let b = p.zone.alloc_pages(2, M).unwrap();
     let c = p.zone.alloc_pages(1, M).unwrap();
@@ -62,14 +66,14 @@ fn frees_park_up_to_high_then_free_pcppages_bulk_goes_round_the_orders() {
     }
     assert_eq!(p.zone.free_pages(), zone_free);
     p.free_frames(c as u32, 1);
-    assert_eq!(p.pcp.count(), 6);
-    assert_eq!(p.zone.free_pages(), zone_free + 6);
+    assert_eq!(p.pcp.count(), 2);
+    assert_eq!(p.zone.free_pages(), zone_free + 10);
     assert_eq!(p.pcp.list(M), [z2, z1]);
-    assert_eq!(p.pcp.list_of(M, 2), [b]);
+    assert!(p.pcp.list_of(M, 2).is_empty());
     assert!(p.pcp.list_of(M, 1).is_empty());
     p.pcp.check().unwrap();
     // `drain_pages_zone`: from pindex 0, the order-0 movable list oldest
-    // first, then b; everything merges back into the first order-10 block.
+    // first; everything merges back into the first order-10 block.
     p.drain_pages();
     assert_eq!((p.pcp.count(), p.zone.free_pages()), (0, zone_free + 12));
     assert_eq!(p.zone.free_pages(), 16384);
@@ -101,8 +105,10 @@ fn order_4_bypasses_the_lists_and_the_pmd_order_parks_on_its_movable_list() {
     // (pindex 13) refilled with 2 blocks (`max(3 >> 9, 2)`): BASE handed
     // out, BASE + 512 parked (count 512), 1024 pages gone from the zone.
     // BASE freed parks at the head (count 1024 < 2000), taken again with no
-    // zone change. With high 600 its next free makes the count 1024 >= 600:
-    // `free_pcppages_bulk(3)` frees one block, the tail, BASE + 512.
+    // zone change. With `high` fixed at 600 (`high_min == high_max`) its
+    // next free makes the count 1024 >= 600: `nr_pcp_free` = clamp(
+    // `free_count` 256, 3, 597), `free_pcppages_bulk(256)` frees one block,
+    // the tail, BASE + 512.
     let mut p = zone(PcpLists::V6_12, 2000);
     assert_eq!(p.pcp.high, 2000);
     assert_eq!(p.rmqueue_order(4, M), Some(BASE));
@@ -116,7 +122,7 @@ fn order_4_bypasses_the_lists_and_the_pmd_order_parks_on_its_movable_list() {
     assert_eq!(p.pcp.list_of(M, 9), [BASE, BASE + 512]);
     assert_eq!((p.pcp.count(), p.zone.free_pages()), (1024, 16384 - 1024));
     assert_eq!(p.rmqueue_order(9, M), Some(BASE));
-    p.pcp.high = 600;
+    (p.pcp.high_min, p.pcp.high_max) = (600, 600);
     p.free_frames(BASE as u32, 9);
     assert_eq!(p.pcp.list_of(M, 9), [BASE]);
     assert_eq!((p.pcp.count(), p.zone.free_pages()), (512, 16384 - 512));
