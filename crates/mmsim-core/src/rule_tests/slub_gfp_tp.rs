@@ -21,7 +21,7 @@ fn allocate_slab_masks_of_the_modelled_caches() {
     let nowait = gfp::GFP_NOWAIT | gfp::__GFP_NOWARN;
     let reclaimable = gfp::__GFP_COMP | gfp::__GFP_RECLAIMABLE;
     let show = |(a, b): (gfp::Gfp, gfp::Gfp)| (ShowGfp(a).to_string(), ShowGfp(b).to_string());
-    let cases: [((gfp::Gfp, gfp::Gfp, u32, u32), (&str, &str)); 3] = [
+    let cases = [
         (
             (nowait, reclaimable, 1, 0),
             (
