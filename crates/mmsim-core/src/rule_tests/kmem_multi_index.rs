@@ -35,7 +35,7 @@ fn add_folios(s: &mut Sim, file: u32, order: u8, end: u32) -> Vec<FolioId> {
 /// `shrink_folio_list` of folio `f` of group `m` alone (references
 /// ignored): evicted with its shadow.
 fn evict(s: &mut Sim, m: MemcgId, f: FolioId) {
-    let pages = 1u64 << s.folios[f].order;
+    let pages = 1u64 << s.folios[f].order();
     let lru = list_of(s, f);
     s.memcgs[m as usize].lruvec.lists[lru as usize].unlink(&mut s.folios, f);
     s.folios[f].clear(flags::LRU);

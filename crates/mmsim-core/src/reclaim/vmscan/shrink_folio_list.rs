@@ -453,9 +453,9 @@ impl Sim {
             } else {
                 // Order ≥ 6: one entry in a level-1 node; below, 2^order
                 // slots of a leaf, as many order-0 entries.
-                let multi = fo.order >= crate::kmem::XA_CHUNK_SHIFT as u8;
+                let multi = fo.order() >= crate::kmem::XA_CHUNK_SHIFT as u8;
                 if multi && self.kmem.is_some() {
-                    self.kmem_store_multi(fo.space, fo.index, fo.order, new);
+                    self.kmem_store_multi(fo.space, fo.index, fo.order(), new);
                 }
                 for index in fo.index..fo.index + fo.nr_pages() as u32 {
                     if !multi && self.kmem.is_some() {
