@@ -87,6 +87,11 @@ impl BootPageblocks {
     /// Checks the counts against a zone of `zone_pages` pages (the node's
     /// memory less ZONE_DMA's); the error names the field and its range.
     pub(crate) fn validate(&self, zone_pages: u64) -> Result<(), ConfigError> {
+        // A machine without boot blocks has nothing to check here, and its
+        // too-small `memory` must be reported as `memory`'s error, not ours.
+        if self.is_default() {
+            return Ok(());
+        }
         let field = "machine.boot_pageblocks";
         // The blocks are taken in pairs from the zone's whole order-10 blocks.
         let room = zone_pages >> MAX_PAGE_ORDER << (MAX_PAGE_ORDER - PAGEBLOCK_ORDER);
