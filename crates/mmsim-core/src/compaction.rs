@@ -406,7 +406,7 @@ impl Sim {
     pub(crate) fn rmqueue_large(&mut self, order: u8, gfp: ThpGfp) -> Option<u64> {
         let pfn = self.rmqueue_large_slowpath(order, gfp);
         self.rmqueue_boosted(gfp.kswapd);
-        pfn
+        self.traced_alloc(pfn, order, gfp.mask)
     }
 
     fn rmqueue_large_slowpath(&mut self, order: u8, gfp: ThpGfp) -> Option<u64> {

@@ -1017,7 +1017,7 @@ impl Sim {
     /// room (the access is then dropped and counted).
     pub(crate) fn alloc_folio(&mut self, sp: u32, i: u32, fl: u16, gfp: Gfp) -> Option<FolioId> {
         if !self.alloc_page(gfp) {
-            return None;
+            return self.alloc_failed(0, gfp);
         }
         self.charge_new_folio(sp, i, fl, gfp)
     }
@@ -1042,7 +1042,7 @@ impl Sim {
         // `rmqueue`'s boosted-watermark test is in the refill of the
         // per-CPU list, the one step of an order-0 allocation that can
         // steal (`Sim::alloc_order0_refill`).
-        Some(self.alloc_order0_folio(sp, i, fl))
+        Some(self.alloc_order0_folio_gfp(sp, i, fl, gfp))
     }
 
     /// Takes a free page from the node, reclaiming as the allocator does:

@@ -186,7 +186,7 @@ impl Sim {
         // readahead's: its allocation mask, `__GFP_NORETRY` included.
         let charge_gfp = if write { GFP_KERNEL } else { gfp.mask };
         if !self.try_charge_memcg(u64::from(n), charge_gfp) {
-            self.phys.free_frames(pfn as u32, order as usize);
+            self.free_frames(pfn as u32, order as usize);
             self.node.free += u64::from(n);
             return None;
         }

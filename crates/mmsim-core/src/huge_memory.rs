@@ -670,7 +670,7 @@ impl Sim {
             return Err(false);
         };
         if !self.try_charge_memcg(n, charge_gfp) {
-            self.phys.free_frames(pfn as u32, order as usize);
+            self.free_frames(pfn as u32, order as usize);
             self.node.free += n;
             return Err(true);
         }

@@ -785,8 +785,9 @@ impl Sim {
     /// even the OOM killer made room (the table is still counted; the
     /// kernel's fault would fail with VM_FAULT_OOM).
     fn pagetable_alloc_frame(&mut self) -> Option<u32> {
-        if !self.alloc_page(crate::gfp::GFP_PGTABLE_USER | crate::gfp::__GFP_COMP) {
-            return None;
+        let gfp = crate::gfp::GFP_PGTABLE_USER | crate::gfp::__GFP_COMP;
+        if !self.alloc_page(gfp) {
+            return self.alloc_failed(0, gfp);
         }
         self.count_vm_events(crate::stats::item::PGALLOC_NORMAL, 1);
         let mt = crate::page_alloc::MigrateType::Unmovable;
@@ -801,11 +802,12 @@ impl Sim {
             if d.zone.extfrag.is_some() {
                 self.trace_extfrag_flush();
             }
-            return Some(pfn.expect("the zonelist picked DMA with a free page") as u32);
+            let pfn = pfn.expect("the zonelist picked DMA with a free page");
+            return self.traced_alloc(Some(pfn), 0, gfp).map(|p| p as u32);
         }
         let pfn = self.phys.rmqueue_pcplist(mt);
         self.rmqueue_boosted(true);
-        Some(pfn as u32)
+        self.traced_alloc(Some(pfn), 0, gfp).map(|p| p as u32)
     }
 
     /// The page frames of VMA `vma`'s page tables, in allocation order.
@@ -911,7 +913,7 @@ impl Sim {
     /// to the per-CPU list of its pageblock's type (`free_unref_page`),
     /// larger orders to the zone, counted in `pgfree` and the node's free pages.
     pub(crate) fn free_kernel_frames(&mut self, pfn: u32, order: usize) {
-        self.phys.free_frames(pfn, order);
+        self.free_frames(pfn, order);
         self.node.free += 1 << order;
         self.count_vm_events(crate::stats::item::PGFREE, 1 << order);
     }

@@ -393,13 +393,14 @@ impl Sim {
         let (first, fallback) = allocate_slab_gfp(c.caller_gfp(), s.allocflags, order, min_order);
         let mut got = None;
         if order > min_order {
-            got = self
-                .slab_take_pages(order, mt, false, first)
-                .map(|p| (p, order));
+            // `alloc_slab_page`'s `mm_page_alloc`, a failed attempt's too.
+            let p = self.slab_take_pages(order, mt, false, first);
+            got = self.traced_alloc(p, order as u8, first).map(|p| (p, order));
         }
         if got.is_none() {
+            let p = self.slab_take_pages(min_order, mt, true, fallback);
             got = self
-                .slab_take_pages(min_order, mt, true, fallback)
+                .traced_alloc(p, min_order as u8, fallback)
                 .map(|p| (p, min_order));
         }
         let s = self.slub_cache(c);

@@ -30,6 +30,9 @@
 //! | `filemap:mm_filemap_fault` | `filemap_fault` (a fault on a file mapping) |
 //! | `compaction:mm_compaction_*` | the twelve events of [`compaction`] (its table: `try_to_compact_pages`, `compact_zone`, the deferral, kcompactd) |
 //! | `kmem:mm_page_alloc_extfrag` | a fallback to another migrate type's free lists ([`kmem`]: `__rmqueue_fallback`, v6.15's `__rmqueue_claim`/`__rmqueue_steal`) |
+//! | `kmem:mm_page_alloc` | the end of every page allocation, failed ones too ([`kmem_page`]: `__alloc_pages_noprof`) |
+//! | `kmem:mm_page_free` | every freed block ([`kmem_page`]: `free_pages_prepare`) |
+//! | `kmem:mm_page_pcpu_drain` | each block a per-CPU list returns to the buddy lists ([`kmem_page`]: `free_pcppages_bulk`) |
 //!
 //! Where the simulator has no value for a field, it prints what the kernel prints
 //! for a machine without it: `nid=0`, `classzone=` the one zone (`ZONE_NORMAL`, 2),
@@ -62,6 +65,7 @@ use crate::sim::Sim;
 
 pub mod compaction;
 pub mod kmem;
+pub mod kmem_page;
 pub mod vmscan;
 pub use compaction::CompactionEvent;
 pub use kmem::ExtfragEvent;
@@ -101,7 +105,7 @@ fn default_max() -> u64 {
 }
 
 /// Every event, `(system, name)`, in bit order.
-pub const EVENTS: [(&str, &str); 30] = [
+pub const EVENTS: [(&str, &str); 33] = [
     ("vmscan", "mm_vmscan_kswapd_wake"),
     ("vmscan", "mm_vmscan_kswapd_sleep"),
     ("vmscan", "mm_vmscan_direct_reclaim_begin"),
@@ -132,24 +136,27 @@ pub const EVENTS: [(&str, &str); 30] = [
     ("compaction", compaction::NAMES[11]),
     ("kmem", kmem::NAMES[0]),
     ("vmscan", vmscan::NAMES[0]),
+    ("kmem", kmem_page::NAMES[0]),
+    ("kmem", kmem_page::NAMES[1]),
+    ("kmem", kmem_page::NAMES[2]),
 ];
 
 impl TracepointConfig {
     /// The events the patterns select, one bit per [`EVENTS`] entry; an error names
     /// a pattern that selects nothing.
-    pub fn mask(&self) -> Result<u32, ConfigError> {
+    pub fn mask(&self) -> Result<u64, ConfigError> {
         let field = "machine.tracepoints.events";
         if self.events.is_empty() {
             return Err(ConfigError::new(field, "no event named (e.g. `vmscan:*`)"));
         }
-        let mut mask = 0u32;
+        let mut mask = 0u64;
         for p in &self.events {
             let (sys, name) = p.split_once(':').unwrap_or(("*", p.as_str()));
             let mut any = false;
             for (i, (s, n)) in EVENTS.iter().enumerate() {
                 let sys_ok = sys == "*" || sys == *s;
                 if sys_ok && (name == "*" || name == *n) {
-                    mask |= 1 << i;
+                    mask |= 1u64 << i;
                     any = true;
                 }
             }
@@ -339,6 +346,34 @@ pub enum TpEvent {
         /// boost wakeup), printed by `show_gfp_flags`.
         gfp_flags: crate::gfp::Gfp,
     },
+    /// `kmem:mm_page_alloc` ([`kmem_page`]).
+    PageAlloc {
+        /// `pfn`: the block's first page; None for a failed allocation
+        /// (the kernel's `-1UL`).
+        pfn: Option<u64>,
+        /// `order`.
+        order: u8,
+        /// `migratetype`: `gfp_migratetype` of the mask.
+        migratetype: u8,
+        /// `gfp_flags`, printed by `show_gfp_flags`.
+        gfp_flags: crate::gfp::Gfp,
+    },
+    /// `kmem:mm_page_free` ([`kmem_page`]).
+    PageFree {
+        /// `pfn`.
+        pfn: u64,
+        /// `order`.
+        order: u8,
+    },
+    /// `kmem:mm_page_pcpu_drain` ([`kmem_page`]).
+    PcpuDrain {
+        /// `pfn`.
+        pfn: u64,
+        /// `order`.
+        order: u8,
+        /// `migratetype`: the block's pageblock type.
+        migratetype: u8,
+    },
 }
 
 /// The `dev` of every simulated file: 8:1.
@@ -348,8 +383,8 @@ const CLASSZONE: u32 = 2;
 
 impl TpEvent {
     /// Its bit in the event mask (the index in [`EVENTS`]).
-    pub fn bit(&self) -> u32 {
-        1 << match self {
+    pub fn bit(&self) -> u64 {
+        1u64 << match self {
             TpEvent::KswapdWake { .. } => 0,
             TpEvent::KswapdSleep => 1,
             TpEvent::DirectReclaimBegin { .. } => 2,
@@ -369,6 +404,9 @@ impl TpEvent {
             TpEvent::Compaction(ref e) => 16 + e.index(),
             TpEvent::Extfrag(_) => 28,
             TpEvent::WakeupKswapd { .. } => 29,
+            TpEvent::PageAlloc { .. } => 30,
+            TpEvent::PageFree { .. } => 31,
+            TpEvent::PcpuDrain { .. } => 32,
         }
     }
 
@@ -491,6 +529,18 @@ impl fmt::Display for TpEvent {
             TpEvent::WakeupKswapd {
                 order, gfp_flags, ..
             } => vmscan::wakeup_kswapd(f, order, gfp_flags),
+            TpEvent::PageAlloc {
+                pfn,
+                order,
+                migratetype,
+                gfp_flags,
+            } => kmem_page::alloc(f, pfn, order, migratetype, gfp_flags),
+            TpEvent::PageFree { pfn, order } => kmem_page::free(f, pfn, order),
+            TpEvent::PcpuDrain {
+                pfn,
+                order,
+                migratetype,
+            } => kmem_page::drain(f, pfn, order, migratetype),
         }
     }
 }
@@ -549,7 +599,7 @@ impl TraceRecord {
 /// The tracepoints' runtime state (`Sim::tp`, set when `machine.tracepoints` is).
 #[derive(Debug)]
 pub(crate) struct Tracer {
-    mask: u32,
+    mask: u64,
     cfg: TracepointConfig,
     /// The events kept.
     pub(crate) records: Vec<TraceRecord>,
@@ -589,6 +639,28 @@ impl Sim {
     #[cold]
     #[inline(never)]
     pub(crate) fn trace_event(&mut self, t_ns: u64, task: TpTask, scope: TpScope, event: TpEvent) {
+        // `mm_page_pcpu_drain` events logged outside an allocation or a free
+        // (`kmem_page`): emitted before any later event.
+        if self
+            .phys
+            .pcp
+            .drain_log
+            .as_ref()
+            .is_some_and(|l| !l.is_empty())
+        {
+            self.trace_pcpu_drain_flush(t_ns);
+        }
+        self.trace_event_now(t_ns, task, scope, event);
+    }
+
+    /// [`Sim::trace_event`] without the drain log's flush.
+    pub(crate) fn trace_event_now(
+        &mut self,
+        t_ns: u64,
+        task: TpTask,
+        scope: TpScope,
+        event: TpEvent,
+    ) {
         let Some(tp) = self.tp.as_ref() else {
             return;
         };

@@ -69,6 +69,9 @@ impl Sim {
     /// the buddy lists (the module overview).
     #[inline]
     pub(super) fn migrate_free_old_frames(&mut self, pfn: u64, order: usize) {
+        if self.tp.is_some() {
+            self.trace_page_free(pfn, order);
+        }
         if !self.compact.in_dma {
             self.phys.free_unref_page(pfn, order);
         } else {
@@ -81,6 +84,9 @@ impl Sim {
     /// "6.12"` where `pcp_allowed_order` allows (order 0 included); to the
     /// buddy lists otherwise (the module overview's departure).
     pub(super) fn compact_release_page(&mut self, pfn: u64, order: usize) {
+        if self.tp.is_some() {
+            self.trace_page_free(pfn, order);
+        }
         let pcp = self.phys.pcp.orders == crate::page_alloc::PcpLists::V6_12;
         if pcp && !self.compact.in_dma && crate::page_alloc::pcp_allowed_order(order) {
             self.phys.free_unref_page(pfn, order);

@@ -139,6 +139,10 @@ pub(crate) struct PerCpuPages {
     /// and the marks of `Zone::count_block`'s view are skipped, with the
     /// same results, and the order-0 path costs what the single list did.
     pub(super) typed: bool,
+    /// The `kmem:mm_page_pcpu_drain` events not yet emitted, `(pfn, order,
+    /// migratetype)`, logged by [`PhysMem::free_pcppages_bulk`] only while
+    /// that tracepoint is selected (`crate::tracepoint::kmem_page`).
+    pub(crate) drain_log: Option<Vec<(u64, u8, u8)>>,
 }
 
 impl PerCpuPages {
@@ -168,6 +172,7 @@ impl PerCpuPages {
             prev_free_high: false,
             orders: PcpLists::default(),
             typed: false,
+            drain_log: None,
         }
     }
 
@@ -457,6 +462,11 @@ impl PhysMem {
                 self.pcp.count -= k << order;
             }
             for pfn in self.pcp.lists[p].drain(..k) {
+                // `trace_mm_page_pcpu_drain(page, order, mt)` after the free,
+                // `mt` the pageblock's type read before it.
+                if let Some(log) = self.pcp.drain_log.as_mut() {
+                    log.push((pfn, order as u8, self.zone.pageblock_type(pfn) as u8));
+                }
                 self.zone.free_pages_block(pfn, order);
             }
         }

@@ -135,6 +135,7 @@ impl Sim {
         sim.setup_boot_pageblocks();
         sim.setup_watermark_boost();
         sim.setup_trace_extfrag();
+        sim.setup_trace_pcpu_drain();
         sim.page_writeback_init();
         sim.arm_stats_sampler();
         sim.arm_memcg_stats_flush();

@@ -63,6 +63,8 @@ impl Sim {
             self.kswapd_step();
         }
         self.arm_kswapd_timer();
+        // Per-CPU drains no later event emitted (`tracepoint::kmem_page`).
+        self.trace_pcpu_drain_flush(self.clock);
         self.fill_gauges();
         let end = (self.clock - self.measure_start).max(1);
         let psi = self.psi.report(self.clock.max(self.kswapd.clock));

@@ -503,7 +503,7 @@ impl Sim {
         if self.fork.is_some() {
             self.fork_forget_folio(f);
         }
-        self.phys.free_frames(self.folios.head_pfn(f), order);
+        self.free_frames(self.folios.head_pfn(f), order);
         self.folios.free(f);
         self.page_counter_uncharge(m, nr);
         self.memcg1_check_events(m, nr);
