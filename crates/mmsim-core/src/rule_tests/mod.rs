@@ -98,6 +98,7 @@ mod oom;
 mod open;
 mod open_fd_numbers;
 mod open_file;
+mod page_alloc_tp;
 mod pcp;
 mod pcp_high;
 mod pcp_order;
