@@ -129,7 +129,7 @@ fn the_sim_emits_the_events_at_the_allocations_end_by_the_faulting_task() {
     s.kmem = Some(Default::default());
     s.cfg.pagetable_frames = true;
     s.tp = Tracer::new(&TracepointConfig {
-        events: vec!["kmem:*".into()],
+        events: vec!["kmem:mm_page_alloc_extfrag".into()],
         max_events: 100,
         ..Default::default()
     });
