@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summarises kswapd's wakeups and the allocator's fallbacks in a guest console log
 written with guest-run.sh's TRACE=tools/validate/trace-kswapd.events, or in mmsim's
-`perf script` lines (`mmsim run --tracepoints 'vmscan:*,kmem:*,compaction:*'
+`perf script` lines (`mmsim run --tracepoints 'vmscan:*,kmem:mm_page_alloc_extfrag,compaction:*'
 --tracepoints-out FILE`; a file without run sections is one run). VALIDATION.md,
 "kswapd's wakeups in the 6.12 guest and in mmsim (kswapd13)".
 
