@@ -437,9 +437,14 @@ fn the_extfrag_event_shows_page_tables_and_mthp_claiming_blocks() {
              change_ownership=1",
         ]
     );
-    args[8] = "kmem:mm_page_alloc";
+    // `mm_page_alloc_zone_locked` is not emitted (`mm_page_alloc` is:
+    // tracepoints_page_alloc.rs).
+    args[8] = "kmem:mm_page_alloc_zone_locked";
     bad_input(
         &args,
-        &["--tracepoints", "`kmem:mm_page_alloc` names no tracepoint"],
+        &[
+            "--tracepoints",
+            "`kmem:mm_page_alloc_zone_locked` names no tracepoint",
+        ],
     );
 }
