@@ -47,6 +47,18 @@ pub struct CompactionConfig {
     /// changes is mostly compaction's: how often the skip hints are reset.
     #[serde(skip_serializing_if = "is_true")]
     pub kswapd_nap: bool,
+    /// The length of kswapd's short nap in ms of simulated time (v6.12
+    /// `kswapd_try_to_sleep`'s `schedule_timeout(HZ/10)`: 100, the
+    /// default), and the window in which a wakeup counts
+    /// `kswapd_low_wmark_hit_quickly`. The kernel's nap is wall-clock time
+    /// of the machine it runs on: a slower machine (the TCG guest, whose
+    /// runs of the validate cases take about 4x mmsim's simulated time)
+    /// allocates fewer pages per nap, which a shorter simulated nap
+    /// reproduces (as `policy.memcg_stats_flush_ms` does for the stats
+    /// flusher).
+    /// Range 1..=60000; written to scenarios and results only when not 100.
+    #[serde(skip_serializing_if = "is_default_nap_ms")]
+    pub kswapd_nap_ms: u32,
     /// Pageblock skip hints (v6.12 `PB_migrate_skip`: `isolation_suitable`,
     /// `test_and_set_skip`, `update_pageblock_skip`,
     /// `__reset_isolation_suitable`). Default false: every run scans every
@@ -106,6 +118,7 @@ impl Default for CompactionConfig {
             kcompactd: true,
             kswapd_high_order: false,
             kswapd_nap: true,
+            kswapd_nap_ms: DEFAULT_KSWAPD_NAP_MS,
             skip_hints: false,
             compaction_ready: false,
             fast_search: false,
@@ -113,6 +126,14 @@ impl Default for CompactionConfig {
             migrate_lru_add: false,
         }
     }
+}
+
+/// HZ/10 in ms: the default of `kswapd_nap_ms`.
+pub(crate) const DEFAULT_KSWAPD_NAP_MS: u32 = 100;
+
+/// `skip_serializing_if` for `kswapd_nap_ms`.
+fn is_default_nap_ms(ms: &u32) -> bool {
+    *ms == DEFAULT_KSWAPD_NAP_MS
 }
 
 /// `skip_serializing_if` for the fields that default to true.
@@ -146,6 +167,21 @@ impl CompactionConfig {
                 ),
             ));
         }
+        if !(1..=60_000).contains(&self.kswapd_nap_ms) {
+            return Err(ConfigError::new(
+                "machine.compaction.kswapd_nap_ms",
+                format!(
+                    "{} is out of range (allowed: 1..=60000, ms of simulated time; \
+                     the kernel's HZ/10 is 100)",
+                    self.kswapd_nap_ms
+                ),
+            ));
+        }
         Ok(())
+    }
+
+    /// kswapd's nap in ns of simulated time (`kswapd_nap_ms`).
+    pub(crate) fn kswapd_nap_ns(&self) -> u64 {
+        u64::from(self.kswapd_nap_ms) * 1_000_000
     }
 }

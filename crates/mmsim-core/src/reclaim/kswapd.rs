@@ -16,10 +16,6 @@ use crate::sim::{Policy, Sim};
 use crate::stats::item::*;
 use crate::tracepoint::{TpEvent, TpScope, TpTask};
 
-/// kswapd's short nap in `kswapd_try_to_sleep` (v6.12: HZ/10), and the
-/// window in which a wakeup counts `kswapd_low_wmark_hit_quickly`.
-const KSWAPD_NAP_NS: u64 = 100_000_000;
-
 impl Sim {
     /// Whether kswapd's pass through `shrink_node()` (the classic LRU, and
     /// v6.1 MGLRU, whose root reclaim goes through `shrink_node_memcgs()`)
@@ -146,8 +142,11 @@ impl Sim {
             order
         };
         self.kswapd_read_classzone();
+        // kswapd's short nap in `kswapd_try_to_sleep` (v6.12: HZ/10,
+        // `compaction.kswapd_nap_ms`) is the window of a quick wakeup.
+        let nap = self.compact.cfg.kswapd_nap_ns();
         let k = &mut self.kswapd;
-        if k.slept_at > 0 && self.clock.saturating_sub(k.slept_at) < KSWAPD_NAP_NS {
+        if k.slept_at > 0 && self.clock.saturating_sub(k.slept_at) < nap {
             self.vm.count(KSWAPD_LOW_WMARK_HIT_QUICKLY, 1);
         }
         k.nap_until = 0;
@@ -327,10 +326,11 @@ impl Sim {
             )
         };
         if self.prepare_kswapd_sleep(reclaim) {
+            let nap = self.compact.cfg.kswapd_nap_ns();
             let k = &mut self.kswapd;
             k.running = false;
             k.slept_at = k.clock;
-            k.nap_until = k.clock + KSWAPD_NAP_NS;
+            k.nap_until = k.clock + nap;
             k.nap_order = reclaim;
             self.reset_isolation_suitable();
             self.wakeup_kcompactd(alloc);

@@ -13,7 +13,7 @@
 //! `discard.rs` MADV_DONTNEED and the deferred split queue; `cow.rs` private
 //! file mappings (copy-on-write from the page cache), `remap.rs` munmap and mmap
 //! of a whole VMA (`Event::Remap`); `compaction.rs`
-//! memory compaction and kcompactd, `kswapd_nap.rs` kswapd's HZ/10 nap; `khugepaged.rs`
+//! memory compaction and kcompactd, `kswapd_nap.rs` kswapd's HZ/10 nap, `kswapd_sleep.rs` its length (`kswapd_nap_ms`); `khugepaged.rs`
 //! MADV_COLLAPSE and khugepaged; and
 //! `zero_pages.rs` zero-filled anonymous pages at swap-out and swap-in;
 //! `shadow.rs` shadow entries on big machines and with many groups;
@@ -86,6 +86,7 @@ mod khugepaged;
 mod kmem;
 mod kmem_multi_index;
 mod kswapd_nap;
+mod kswapd_sleep;
 mod lru_charge;
 mod memcg;
 mod memcg_stats;
