@@ -577,183 +577,185 @@ fn long_configuration_names_get_a_legend() {
     );
 }
 
-#[test]
-fn bad_input_names_the_flag_and_the_field() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = small_scenario(dir.path(), "");
-    let c = |rest: &[&'static str]| cat(&["compare", p.as_str()], rest);
+/// `mmsim compare SCENARIO FLAGS...` refused (exit status 2), naming the flag and the
+/// field: the flags and the needles of its message.
+const REFUSED: &[(&[&str], &[&str])] = &[
     // Lists.
-    bad_input(
-        &c(&["--policy", "cost,fifo"]),
+    (
+        &["--policy", "cost,fifo"],
         &[
             "--policy cost,fifo",
             "unknown policy `fifo`",
             "scanned-rotated",
         ],
-    );
-    bad_input(&c(&["--policy", ""]), &["--policy", "empty list"]);
-    bad_input(&c(&["--policy", "cost,,lru"]), &["--policy", "empty value"]);
-    bad_input(
-        &c(&["--cost-variant", "v5.8,"]),
+    ),
+    (&["--policy", ""], &["--policy", "empty list"]),
+    (&["--policy", "cost,,lru"], &["--policy", "empty value"]),
+    (
+        &["--cost-variant", "v5.8,"],
         &["--cost-variant", "empty value"],
-    );
-    bad_input(
-        &c(&["--cost-variant", "v5.9"]),
+    ),
+    (
+        &["--cost-variant", "v5.9"],
         &[
             "unknown cost variant `v5.9`",
             "allowed: v5.8 (alias 5.8), v6.2 (alias 6.2)",
         ],
-    );
-    bad_input(
-        &c(&["--policy", "cost,classic"]),
-        &["`cost` is listed twice"],
-    );
-    bad_input(
-        &c(&["--set", "swappiness="]),
+    ),
+    (&["--policy", "cost,classic"], &["`cost` is listed twice"]),
+    (
+        &["--set", "swappiness="],
         &["--set swappiness=", "empty list"],
-    );
-    bad_input(
-        &c(&["--set", "swappiness"]),
-        &["--set swappiness", "KEY=V1,V2"],
-    );
-    bad_input(&c(&["--set", "=1,2"]), &["is not a [machine] key"]);
+    ),
+    (&["--set", "swappiness"], &["--set swappiness", "KEY=V1,V2"]),
+    (&["--set", "=1,2"], &["is not a [machine] key"]),
     // --set: unknown key, bad value, out of range: the field is named.
-    bad_input(
-        &c(&["--set", "swapiness=60,100"]),
+    (
+        &["--set", "swapiness=60,100"],
         &[
             "--set swapiness=60",
             "machine.swapiness",
             "unknown field",
             "`swappiness`",
         ],
-    );
-    bad_input(
-        &c(&["--set", "swap.devise=zram"]),
+    ),
+    (
+        &["--set", "swap.devise=zram"],
         &["machine.swap.devise", "unknown field", "`device`"],
-    );
-    bad_input(
-        &c(&["--set", "swappiness=60,abc"]),
+    ),
+    (
+        &["--set", "swappiness=60,abc"],
         &["--set swappiness=abc", "machine.swappiness", "invalid type"],
-    );
-    bad_input(
-        &c(&["--set", "memory=64M,6Q"]),
+    ),
+    (
+        &["--set", "memory=64M,6Q"],
         &["--set memory=6Q", "machine.memory", "unknown size suffix"],
-    );
-    bad_input(
-        &c(&["--set", "swap.device=zram,floppy"]),
+    ),
+    (
+        &["--set", "swap.device=zram,floppy"],
         &["machine.swap.device", "floppy", "`none`, `zram`"],
-    );
-    bad_input(
-        &c(&["--set", "cpus=36,0"]),
+    ),
+    (
+        &["--set", "cpus=36,0"],
         &["--set cpus=0", "small.toml", "machine.cpus", "[1, 4096]"],
-    );
-    bad_input(
-        &c(&["--set", "cost.lru_lock_ns=50,2000000000"]),
+    ),
+    (
+        &["--set", "cost.lru_lock_ns=50,2000000000"],
         &["machine.cost.lru_lock_ns", "[0, 1000000000]"],
-    );
-    bad_input(
-        &c(&["--set", "swappiness=60,300"]),
+    ),
+    (
+        &["--set", "swappiness=60,300"],
         &[
             "--set swappiness=300",
             "small.toml",
             "machine.swappiness",
             "[0, 200]",
         ],
-    );
-    bad_input(
-        &c(&["--set", "page_cluster=0,9"]),
+    ),
+    (
+        &["--set", "page_cluster=0,9"],
         &["--set page_cluster=9", "machine.page_cluster", "[0, 5]"],
-    );
-    bad_input(
-        &c(&["--set", "memory=1M"]),
+    ),
+    (
+        &["--set", "memory=1M"],
         &["--set memory=1M", "machine.memory", "[16M, 2T]"],
-    );
-    bad_input(
-        &c(&["--set", "swap.queue_depth=0"]),
+    ),
+    (
+        &["--set", "swap.queue_depth=0"],
         &["machine.swap.queue_depth", "[1, 65536]"],
-    );
-    bad_input(
-        &c(&["--set", "fs.device=fs"]),
+    ),
+    (
+        &["--set", "fs.device=fs"],
         &["machine.fs.device", "`fs` is only for swap"],
-    );
-    bad_input(
-        &c(&["--set", "fs.device=none"]),
+    ),
+    (
+        &["--set", "fs.device=none"],
         &["machine.fs.device", "the filesystem needs a device"],
-    );
-    bad_input(
-        &c(&[
+    ),
+    (
+        &[
             "--set",
             "swap.device=fs",
             "--set",
             "swap.bandwidth_mbps=100",
-        ]),
+        ],
         &["machine.swap.device", "filesystem device's timing"],
-    );
-    bad_input(
-        &c(&["--set", "swappiness.x=1"]),
+    ),
+    (
+        &["--set", "swappiness.x=1"],
         &["machine.swappiness.x", "`swappiness` is a value"],
-    );
+    ),
     // Duplicate axes, conflicting flags.
-    bad_input(
-        &c(&["--set", "swappiness=1,2", "--set", "machine.swappiness=3"]),
+    (
+        &["--set", "swappiness=1,2", "--set", "machine.swappiness=3"],
         &["duplicate axis", "machine.swappiness"],
-    );
-    bad_input(
-        &c(&["--policy", "cost", "--set", "policy.name=lru"]),
+    ),
+    (
+        &["--policy", "cost", "--set", "policy.name=lru"],
         &["--policy", "--set policy.name", "duplicate axis"],
-    );
-    bad_input(
-        &c(&["--set", "swap=x", "--set", "swap.size=1G"]),
+    ),
+    (
+        &["--set", "swap=x", "--set", "swap.size=1G"],
         &["duplicate axis", "machine.swap"],
-    );
-    bad_input(
-        &c(&["--swappiness", "60", "--set", "swappiness=1,2"]),
+    ),
+    (
+        &["--swappiness", "60", "--set", "swappiness=1,2"],
         &["--swappiness conflicts with --set swappiness"],
-    );
-    bad_input(
-        &c(&["--swap", "ssd", "--set", "swap.device=zram,ssd"]),
+    ),
+    (
+        &["--swap", "ssd", "--set", "swap.device=zram,ssd"],
         &["--swap conflicts with --set swap.device"],
-    );
-    bad_input(
-        &c(&["--memory", "128M", "--set", "memory=64M,80M"]),
+    ),
+    (
+        &["--memory", "128M", "--set", "memory=64M,80M"],
         &["--memory conflicts"],
-    );
-    bad_input(
-        &c(&["--policy", "cost", "--json", "--csv"]),
+    ),
+    (
+        &["--policy", "cost", "--json", "--csv"],
         &["'--json' cannot be used with '--csv'"],
-    );
+    ),
     // Repeat, seeds, nothing to compare.
-    bad_input(
-        &c(&["--policy", "cost", "--repeat", "0"]),
+    (
+        &["--policy", "cost", "--repeat", "0"],
         &["--repeat 0", "[1, 1000]"],
-    );
-    bad_input(
-        &c(&["--policy", "cost", "--repeat", "-1"]),
+    ),
+    (
+        &["--policy", "cost", "--repeat", "-1"],
         &["--repeat -1", "[1, 1000]"],
-    );
-    bad_input(
-        &c(&[
+    ),
+    (
+        &[
             "--policy",
             "cost",
             "--repeat",
             "2",
             "--seed",
             "18446744073709551615",
-        ]),
+        ],
         &["--seed", "--repeat 2", "overflow"],
-    );
-    bad_input(&c(&[]), &["nothing to compare", "--policy"]);
+    ),
+    // The scenario flags are run's, with run's errors.
+    (&[], &["nothing to compare", "--policy"]),
+    (
+        &["--policy", "cost", "--memory", "1M"],
+        &["--memory 1M", "machine.memory"],
+    ),
+];
+
+#[test]
+fn bad_input_names_the_flag_and_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = small_scenario(dir.path(), "");
+    let c = |rest: &[&'static str]| cat(&["compare", p.as_str()], rest);
+    for (rest, needles) in REFUSED {
+        bad_input(&c(rest), needles);
+    }
     for n in ["0", "-1", "257"] {
         bad_input(
             &c(&["--policy", "cost", "--jobs", n]),
             &[format!("--jobs {n}").as_str(), "[1, 256]"],
         );
     }
-    // The scenario flags are run's, with run's errors.
-    bad_input(
-        &c(&["--policy", "cost", "--memory", "1M"]),
-        &["--memory 1M", "machine.memory"],
-    );
     bad_input(
         &["compare", "no-such-scenario", "--policy", "cost"],
         &["no-such-scenario", "embedded"],

@@ -1,9 +1,8 @@
 //! Executing a scenario's event stream on the real machine: setup of files and mappings,
 //! the event loop, `getrusage` deltas, cleanup.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -16,13 +15,16 @@ use crate::plan::Plan;
 use crate::EventCounts;
 
 mod fds;
+mod setup;
+
+use setup::{
+    fadvise, fadvise_code, madvise_code, open_region_file, thp_madvise_code, Cleanup, Mapping,
+};
 
 /// Default of `--max-memory`: 1 GiB of mapped regions.
 pub const DEFAULT_MAX_MEMORY: u64 = 1 << 30;
 /// Default of `--max-disk`: 4 GiB of region files.
 pub const DEFAULT_MAX_DISK: u64 = 4 << 30;
-/// Bytes written per call when a file is created.
-const FILL_CHUNK: usize = 1 << 20;
 
 /// Creates `path` (or opens the FIFO there, which blocks until a reader opens it),
 /// writes the pid, and waits (polling every 10 ms) until someone removes it. `flag`
@@ -315,205 +317,6 @@ pub fn check_limits(plan: &Plan, cfg: &RunConfig) -> Result<(), ProbeError> {
         });
     }
     Ok(())
-}
-
-/// A region mapped into the address space; unmapped on drop.
-struct Mapping {
-    ptr: *mut u8,
-    len: usize,
-}
-
-impl Mapping {
-    /// `mmap` of `len` bytes; `fd` `None` for anonymous memory.
-    fn new(
-        len: usize,
-        prot: i32,
-        flags: i32,
-        fd: Option<&File>,
-        what: &Path,
-    ) -> Result<Mapping, ProbeError> {
-        let fd = fd.map_or(-1, |f| f.as_raw_fd());
-        // SAFETY: a new mapping at an address the kernel chooses; nothing else refers to it.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags, fd, 0) };
-        if p == libc::MAP_FAILED {
-            let e = std::io::Error::last_os_error();
-            let mut call = "mmap";
-            if prot & libc::PROT_EXEC != 0 && e.raw_os_error() == Some(libc::EPERM) {
-                call = "mmap (PROT_EXEC; is --dir on a noexec mount?)";
-            }
-            return Err(ProbeError::Syscall {
-                call,
-                path: what.to_path_buf(),
-                source: e,
-            });
-        }
-        Ok(Mapping { ptr: p.cast(), len })
-    }
-
-    fn madvise(&self, advice: i32, call: &'static str, what: &Path) -> Result<(), ProbeError> {
-        // SAFETY: the range is exactly this mapping.
-        if unsafe { libc::madvise(self.ptr.cast(), self.len, advice) } != 0 {
-            return Err(ProbeError::last_os(call, what));
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly what `new` mapped; no reference into it outlives `self`.
-        unsafe { libc::munmap(self.ptr.cast(), self.len) };
-    }
-}
-
-/// Removes the files a run created, unless they are to be kept; also after an error.
-struct Cleanup {
-    created: Vec<PathBuf>,
-    keep: bool,
-}
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        if !self.keep {
-            for p in &self.created {
-                let _ = std::fs::remove_file(p);
-            }
-        }
-    }
-}
-
-fn fadvise_code(a: Advice) -> (i32, &'static str) {
-    match a {
-        Advice::Normal => (libc::POSIX_FADV_NORMAL, "posix_fadvise(NORMAL)"),
-        Advice::Random => (libc::POSIX_FADV_RANDOM, "posix_fadvise(RANDOM)"),
-        Advice::Sequential => (libc::POSIX_FADV_SEQUENTIAL, "posix_fadvise(SEQUENTIAL)"),
-    }
-}
-
-/// The `madvise` call of a THP advice (None: no call).
-fn thp_madvise_code(advice: VmaThpAdvice) -> Option<(libc::c_int, &'static str)> {
-    match advice {
-        VmaThpAdvice::None => None,
-        VmaThpAdvice::Hugepage => Some((libc::MADV_HUGEPAGE, "madvise(MADV_HUGEPAGE)")),
-        VmaThpAdvice::Nohugepage => Some((libc::MADV_NOHUGEPAGE, "madvise(MADV_NOHUGEPAGE)")),
-    }
-}
-
-fn madvise_code(a: Advice) -> (i32, &'static str) {
-    match a {
-        Advice::Normal => (libc::MADV_NORMAL, "madvise(MADV_NORMAL)"),
-        Advice::Random => (libc::MADV_RANDOM, "madvise(MADV_RANDOM)"),
-        Advice::Sequential => (libc::MADV_SEQUENTIAL, "madvise(MADV_SEQUENTIAL)"),
-    }
-}
-
-fn fadvise(f: &File, advice: i32, call: &'static str, path: &Path) -> Result<(), ProbeError> {
-    // SAFETY: a plain syscall on an open descriptor.
-    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, advice) };
-    if rc != 0 {
-        return Err(ProbeError::errno(call, path, rc));
-    }
-    Ok(())
-}
-
-/// Writes the content of a new region file: every page non-zero (its first 8 bytes are
-/// the page number + 1, the rest 0x5a), so the file has no holes.
-fn fill(f: &File, pages: u64, path: &Path) -> Result<(), ProbeError> {
-    let mut buf = vec![0x5au8; FILL_CHUNK];
-    let per = FILL_CHUNK as u64 / PAGE_SIZE;
-    let mut page = 0u64;
-    while page < pages {
-        let n = per.min(pages - page);
-        for k in 0..n {
-            let o = (k * PAGE_SIZE) as usize;
-            buf[o..o + 8].copy_from_slice(&(page + k + 1).to_le_bytes());
-        }
-        let len = (n * PAGE_SIZE) as usize;
-        f.write_all_at(&buf[..len], page * PAGE_SIZE)
-            .map_err(|source| ProbeError::Syscall {
-                call: "pwrite",
-                path: path.to_path_buf(),
-                source,
-            })?;
-        page += n;
-    }
-    Ok(())
-}
-
-/// Opens (with `reuse`, if it exists) or creates region file `path` of `pages` pages;
-/// returns the file and whether it was created. Never follows a symbolic link.
-fn open_region_file(
-    path: &Path,
-    pages: u64,
-    reuse: bool,
-    cleanup: &mut Cleanup,
-) -> Result<(File, bool), ProbeError> {
-    let bytes = pages * PAGE_SIZE;
-    if reuse {
-        match std::fs::symlink_metadata(path) {
-            Ok(m) => {
-                if !m.file_type().is_file() {
-                    return Err(ProbeError::Usage(format!(
-                        "--reuse {}: not a regular file",
-                        path.display()
-                    )));
-                }
-                if m.len() != bytes {
-                    return Err(ProbeError::Usage(format!(
-                        "--reuse {}: its size is {} bytes, the workload needs exactly {bytes}: \
-                         remove it, or run without --reuse on a fresh --dir",
-                        path.display(),
-                        m.len()
-                    )));
-                }
-                let f = OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .custom_flags(libc::O_NOFOLLOW)
-                    .open(path)
-                    .map_err(|source| ProbeError::Syscall {
-                        call: "open",
-                        path: path.to_path_buf(),
-                        source,
-                    })?;
-                return Ok((f, false));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => {
-                return Err(ProbeError::Syscall {
-                    call: "stat",
-                    path: path.to_path_buf(),
-                    source,
-                })
-            }
-        }
-    }
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(|source| {
-            let call = if source.kind() == std::io::ErrorKind::AlreadyExists {
-                "create (it exists: pass --reuse to run on it, or remove it)"
-            } else {
-                "create"
-            };
-            ProbeError::Syscall {
-                call,
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
-    cleanup.created.push(path.to_path_buf());
-    fill(&f, pages, path)?;
-    f.sync_all().map_err(|source| ProbeError::Syscall {
-        call: "fsync",
-        path: path.to_path_buf(),
-        source,
-    })?;
-    Ok((f, true))
 }
 
 /// Where Access events of one VMA id go.

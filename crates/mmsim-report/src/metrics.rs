@@ -57,6 +57,18 @@ macro_rules! vmstat {
     };
 }
 
+/// A data TLB count of `mmsim_core::TlbReport`, named as its field.
+macro_rules! tlb {
+    ($name:ident, $about:literal) => {
+        Metric {
+            name: stringify!($name),
+            about: $about,
+            format: Format::Count,
+            value: |r| r.result.tlb.map(|t| t.$name as f64),
+        }
+    };
+}
+
 /// The metrics, in table order.
 pub const METRICS: &[Metric] = &[
     Metric {
@@ -266,49 +278,34 @@ pub const THP_METRICS: &[Metric] = &[
 /// The data TLB's (`[machine.tlb]`, `mmsim_core::TlbReport`), present in a
 /// run's metrics and a comparison only when the TLB model is on.
 pub const TLB_METRICS: &[Metric] = &[
-    Metric {
-        name: "dtlb_loads",
-        about: "loads looked up in the data TLB (perf dTLB-loads)",
-        format: Format::Count,
-        value: |r| r.result.tlb.map(|t| t.dtlb_loads as f64),
-    },
-    Metric {
-        name: "dtlb_load_misses",
-        about: "loads that walked the page table (perf dTLB-load-misses as Intel maps it: \
-                STLB misses)",
-        format: Format::Count,
-        value: |r| r.result.tlb.map(|t| t.dtlb_load_misses as f64),
-    },
-    Metric {
-        name: "stlb_hits",
-        about: "L1 dTLB misses that hit the STLB",
-        format: Format::Count,
-        value: |r| r.result.tlb.map(|t| t.stlb_hits as f64),
-    },
+    tlb!(
+        dtlb_loads,
+        "loads looked up in the data TLB (perf dTLB-loads)"
+    ),
+    tlb!(
+        dtlb_load_misses,
+        "loads that walked the page table (perf dTLB-load-misses as Intel maps it: \
+                STLB misses)"
+    ),
+    tlb!(stlb_hits, "L1 dTLB misses that hit the STLB"),
     Metric {
         name: "tlb_miss_s",
         about: "time of STLB hits and page walks, seconds (part of runtime_s)",
         format: Format::Decimals(4),
         value: |r| r.result.tlb.map(|t| t.tlb_miss_s),
     },
-    Metric {
-        name: "nr_tlb_local_flush_all",
-        about: "full TLB flushes on the flushing CPU (CONFIG_DEBUG_TLBFLUSH vmstat)",
-        format: Format::Count,
-        value: |r| r.result.tlb.map(|t| t.nr_tlb_local_flush_all as f64),
-    },
-    Metric {
-        name: "nr_tlb_local_flush_one",
-        about: "pages flushed one by one on the flushing CPU (CONFIG_DEBUG_TLBFLUSH vmstat)",
-        format: Format::Count,
-        value: |r| r.result.tlb.map(|t| t.nr_tlb_local_flush_one as f64),
-    },
-    Metric {
-        name: "nr_tlb_remote_flush",
-        about: "TLB flushes sent to other CPUs (CONFIG_DEBUG_TLBFLUSH vmstat)",
-        format: Format::Count,
-        value: |r| r.result.tlb.map(|t| t.nr_tlb_remote_flush as f64),
-    },
+    tlb!(
+        nr_tlb_local_flush_all,
+        "full TLB flushes on the flushing CPU (CONFIG_DEBUG_TLBFLUSH vmstat)"
+    ),
+    tlb!(
+        nr_tlb_local_flush_one,
+        "pages flushed one by one on the flushing CPU (CONFIG_DEBUG_TLBFLUSH vmstat)"
+    ),
+    tlb!(
+        nr_tlb_remote_flush,
+        "TLB flushes sent to other CPUs (CONFIG_DEBUG_TLBFLUSH vmstat)"
+    ),
 ];
 
 /// A metric of one memory cgroup: `memcg:<path>:<name>` in the comparison.
@@ -325,92 +322,71 @@ pub struct MemcgMetric {
     pub value: fn(&MemcgReport) -> f64,
 }
 
+/// A per-group count: `name`, its meaning and the field of the group's
+/// `MemcgReport` it reads (`events.pgfault`).
+macro_rules! memcg_count {
+    ($name:literal, $about:literal, $($field:ident).+) => {
+        MemcgMetric {
+            name: $name,
+            about: $about,
+            format: Format::Count,
+            value: |m| m.$($field).+ as f64,
+        }
+    };
+}
+
 /// The per-group metrics, in table order.
 pub const MEMCG_METRICS: &[MemcgMetric] = &[
-    MemcgMetric {
-        name: "current",
-        about: "memory.current at the end, pages",
-        format: Format::Count,
-        value: |m| m.current as f64,
-    },
-    MemcgMetric {
-        name: "swap_current",
-        about: "memory.swap.current at the end, pages",
-        format: Format::Count,
-        value: |m| m.swap_current as f64,
-    },
-    MemcgMetric {
-        name: "pgfault",
-        about: "memory.stat pgfault",
-        format: Format::Count,
-        value: |m| m.events.pgfault as f64,
-    },
-    MemcgMetric {
-        name: "pgmajfault",
-        about: "memory.stat pgmajfault",
-        format: Format::Count,
-        value: |m| m.events.pgmajfault as f64,
-    },
-    MemcgMetric {
-        name: "pgscan",
-        about: "memory.stat pgscan (kswapd + direct and limit reclaim)",
-        format: Format::Count,
-        value: |m| m.pgscan as f64,
-    },
-    MemcgMetric {
-        name: "pgsteal",
-        about: "memory.stat pgsteal (kswapd + direct and limit reclaim)",
-        format: Format::Count,
-        value: |m| m.pgsteal as f64,
-    },
-    MemcgMetric {
-        name: "workingset_refault_anon",
-        about: "memory.stat workingset_refault_anon",
-        format: Format::Count,
-        value: |m| m.events.workingset_refault_anon as f64,
-    },
-    MemcgMetric {
-        name: "workingset_refault_file",
-        about: "memory.stat workingset_refault_file",
-        format: Format::Count,
-        value: |m| m.events.workingset_refault_file as f64,
-    },
-    MemcgMetric {
-        name: "events_max",
-        about: "memory.events max: charges that hit memory.max",
-        format: Format::Count,
-        value: |m| m.events_max as f64,
-    },
-    MemcgMetric {
-        name: "events_high",
-        about: "memory.events high: reclaims for being over memory.high",
-        format: Format::Count,
-        value: |m| m.events.high as f64,
-    },
-    MemcgMetric {
-        name: "events_low",
-        about: "memory.events low: reclaims below memory.low",
-        format: Format::Count,
-        value: |m| m.events.low as f64,
-    },
-    MemcgMetric {
-        name: "events_oom",
-        about: "memory.events oom",
-        format: Format::Count,
-        value: |m| m.events.oom as f64,
-    },
-    MemcgMetric {
-        name: "events_oom_kill",
-        about: "memory.events oom_kill",
-        format: Format::Count,
-        value: |m| m.events.oom_kill as f64,
-    },
-    MemcgMetric {
-        name: "events_swap_max",
-        about: "memory.swap.events max: swap-outs refused at memory.swap.max",
-        format: Format::Count,
-        value: |m| m.events.swap_max as f64,
-    },
+    memcg_count!("current", "memory.current at the end, pages", current),
+    memcg_count!(
+        "swap_current",
+        "memory.swap.current at the end, pages",
+        swap_current
+    ),
+    memcg_count!("pgfault", "memory.stat pgfault", events.pgfault),
+    memcg_count!("pgmajfault", "memory.stat pgmajfault", events.pgmajfault),
+    memcg_count!(
+        "pgscan",
+        "memory.stat pgscan (kswapd + direct and limit reclaim)",
+        pgscan
+    ),
+    memcg_count!(
+        "pgsteal",
+        "memory.stat pgsteal (kswapd + direct and limit reclaim)",
+        pgsteal
+    ),
+    memcg_count!(
+        "workingset_refault_anon",
+        "memory.stat workingset_refault_anon",
+        events.workingset_refault_anon
+    ),
+    memcg_count!(
+        "workingset_refault_file",
+        "memory.stat workingset_refault_file",
+        events.workingset_refault_file
+    ),
+    memcg_count!(
+        "events_max",
+        "memory.events max: charges that hit memory.max",
+        events_max
+    ),
+    memcg_count!(
+        "events_high",
+        "memory.events high: reclaims for being over memory.high",
+        events.high
+    ),
+    memcg_count!(
+        "events_low",
+        "memory.events low: reclaims below memory.low",
+        events.low
+    ),
+    memcg_count!("events_oom", "memory.events oom", events.oom),
+    memcg_count!("events_oom_kill", "memory.events oom_kill", events.oom_kill),
+    memcg_count!(
+        "events_swap_max",
+        "memory.swap.events max: swap-outs refused at memory.swap.max",
+        events.swap_max
+    ),
     MemcgMetric {
         name: "high_throttle_s",
         about: "time the group's tasks were throttled over memory.high, seconds",

@@ -34,6 +34,22 @@ pub fn simulated(mut v: serde_json::Value) -> serde_json::Value {
     v
 }
 
+/// A validation case by its name: `validation/cases/NAME.toml`.
+pub fn validation_case(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../validation/cases")
+        .join(format!("{name}.toml"))
+        .display()
+        .to_string()
+}
+
+/// `mmsim run CASE -q --json EXTRA...`: expects success, parses stdout as JSON.
+pub fn run_json(case: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["run", case, "-q", "--json"];
+    args.extend_from_slice(extra);
+    json(&args)
+}
+
 /// Runs, expects exit status `code`, parses stdout as JSON.
 #[allow(dead_code)] // not every test binary uses it
 pub fn json_with_status(args: &[&str], code: i32) -> serde_json::Value {

@@ -364,9 +364,9 @@ fn the_rfc_copies_a_shared_large_folio_at_its_order_and_reuses_the_rest_whole() 
 }
 
 /// A zram machine with 64K mTHP (v6.12) whose task stored to all 16 pages
-/// of a 16-page VMA (one order-4 folio) and forked, and whose shared folio
-/// reclaim then swapped out whole: (sim, parent, VMA, child, child VMA).
-fn shared_64k_swapped_whole() -> (Sim, u32, u32, u32, u32) {
+/// of a 16-page VMA (one order-4 folio, `dup_mmap` then mapping it in both
+/// tasks: mapcount 32) and forked: (sim, parent, VMA, child, the folio).
+fn stored_and_forked_64k_zram() -> (Sim, u32, u32, u32, FolioId) {
     let thp = ThpConfig {
         hugepages_64kb: ThpSizeConfig {
             enabled: ThpSizeEnabled::Always,
@@ -380,9 +380,16 @@ fn shared_64k_swapped_whole() -> (Sim, u32, u32, u32, u32) {
         access(&mut s, vma, i, true);
     }
     let c = s.fork_task(t).unwrap();
-    let cvma = s.task_vmas(c).unwrap()[0];
     let big = pte_folio(&s, vma, 0);
     assert_eq!((s.folios[big].order(), s.folios[big].mapcount), (4, 32));
+    (s, t, vma, c, big)
+}
+
+/// [`stored_and_forked_64k_zram`] whose shared folio reclaim then swapped out whole: (sim,
+/// parent, VMA, child, child VMA).
+fn shared_64k_swapped_whole() -> (Sim, u32, u32, u32, u32) {
+    let (mut s, t, vma, c, big) = stored_and_forked_64k_zram();
+    let cvma = s.task_vmas(c).unwrap()[0];
     // v6.12 shrink_folio_list: not partially mapped, so add_to_swap takes
     // 16 slots for the whole folio; try_to_unmap's rmap walk turns every
     // PTE of both tasks into its page's entry (`swap_duplicate` per PTE).
@@ -470,21 +477,7 @@ fn a_shared_folio_swapped_out_whole_is_read_back_whole_once_the_child_exited() {
 /// folio out whole (not partially mapped), one count per entry.
 #[test]
 fn a_large_folio_whose_child_exited_is_not_queued_and_swaps_out_whole() {
-    let thp = ThpConfig {
-        hugepages_64kb: ThpSizeConfig {
-            enabled: ThpSizeEnabled::Always,
-        },
-        ..Default::default()
-    };
-    let mut s = super::thp::thp_machine(8192, Some(1024), thp);
-    let t = s.add_task("p");
-    let vma = s.mmap_anon(t, 16).unwrap();
-    for i in 0..16 {
-        access(&mut s, vma, i, true);
-    }
-    let c = s.fork_task(t).unwrap();
-    let big = pte_folio(&s, vma, 0);
-    assert_eq!((s.folios[big].order(), s.folios[big].mapcount), (4, 32));
+    let (mut s, t, vma, c, big) = stored_and_forked_64k_zram();
     s.exit_task(c).unwrap();
     assert_eq!(s.folios[big].mapcount, 16);
     assert_eq!(s.thp.stats[4].split_deferred, 0);

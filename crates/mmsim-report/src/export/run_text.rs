@@ -66,114 +66,92 @@ fn grid(t: &mut String, header: &[&str], rows: &[Vec<String>]) {
     }
 }
 
+/// A column of a per-group table: its header and the cell of a group's report.
+type GroupColumn = (&'static str, fn(&MemcgReport) -> String);
+
+/// A limit's cell: `max` for none.
+fn limit(v: Option<u64>) -> String {
+    v.map_or("max".to_string(), |v| v.to_string())
+}
+
+/// `memory.current` and the limits (pages).
+const USAGE_COLUMNS: &[GroupColumn] = &[
+    ("current", |m| m.current.to_string()),
+    ("anon", |m| m.anon.to_string()),
+    ("file", |m| m.file.to_string()),
+    ("swap", |m| m.swap_current.to_string()),
+    ("max", |m| limit(m.max)),
+    ("high", |m| limit(m.high)),
+    ("low", |m| m.low.to_string()),
+    ("min", |m| m.min.to_string()),
+    ("swap.max", |m| limit(m.swap_max_limit)),
+    ("soft_limit", |m| limit(m.soft_limit)),
+];
+
+/// `memory.events` (and `memory.swap.events`), with the time throttled over
+/// `memory.high`.
+const EVENTS_COLUMNS: &[GroupColumn] = &[
+    ("max", |m| m.events_max.to_string()),
+    ("high", |m| m.events.high.to_string()),
+    ("low", |m| m.events.low.to_string()),
+    ("oom", |m| m.events.oom.to_string()),
+    ("oom_kill", |m| m.events.oom_kill.to_string()),
+    ("swap_high", |m| m.events.swap_high.to_string()),
+    ("swap_max", |m| m.events.swap_max.to_string()),
+    ("swap_fail", |m| m.events.swap_fail.to_string()),
+    ("throttled_s", |m| {
+        format!("{:.3}", m.events.high_throttle_ns as f64 / 1e9)
+    }),
+];
+
+/// `memory.stat`'s reclaim, refault and fault counters.
+const STAT_COLUMNS: &[GroupColumn] = &[
+    ("pgscan", |m| m.pgscan.to_string()),
+    ("pgsteal", |m| m.pgsteal.to_string()),
+    ("refault_anon", |m| {
+        m.events.workingset_refault_anon.to_string()
+    }),
+    ("refault_file", |m| {
+        m.events.workingset_refault_file.to_string()
+    }),
+    ("pgfault", |m| m.events.pgfault.to_string()),
+    ("pgmajfault", |m| m.events.pgmajfault.to_string()),
+];
+
+/// One row per group under `title`: its path, then a cell per column.
+fn group_grid(
+    t: &mut String,
+    title: &str,
+    columns: &[GroupColumn],
+    groups: &BTreeMap<String, MemcgReport>,
+) {
+    let header: Vec<&str> = std::iter::once(title)
+        .chain(columns.iter().map(|c| c.0))
+        .collect();
+    let rows: Vec<Vec<String>> = groups
+        .iter()
+        .map(|(path, m)| {
+            std::iter::once(path.clone())
+                .chain(columns.iter().map(|c| (c.1)(m)))
+                .collect()
+        })
+        .collect();
+    grid(t, &header, &rows);
+}
+
 /// The per-group tables (`memory.current` and the limits, `memory.events`, `memory.stat`
 /// counters), one row per group, hierarchical as cgroup v2 reports them.
 pub fn cgroups_table(groups: &BTreeMap<String, MemcgReport>) -> String {
     let mut t = String::new();
-    let limit = |v: Option<u64>| v.map_or("max".to_string(), |v| v.to_string());
     let _ = writeln!(
         t,
         "memory cgroups (pages; a group counts its descendants too)"
     );
-    let rows: Vec<Vec<String>> = groups
-        .iter()
-        .map(|(path, m)| {
-            vec![
-                path.clone(),
-                m.current.to_string(),
-                m.anon.to_string(),
-                m.file.to_string(),
-                m.swap_current.to_string(),
-                limit(m.max),
-                limit(m.high),
-                m.low.to_string(),
-                m.min.to_string(),
-                limit(m.swap_max_limit),
-                limit(m.soft_limit),
-            ]
-        })
-        .collect();
-    grid(
-        &mut t,
-        &[
-            "cgroup",
-            "current",
-            "anon",
-            "file",
-            "swap",
-            "max",
-            "high",
-            "low",
-            "min",
-            "swap.max",
-            "soft_limit",
-        ],
-        &rows,
-    );
+    group_grid(&mut t, "cgroup", USAGE_COLUMNS, groups);
     t.push('\n');
-    let rows: Vec<Vec<String>> = groups
-        .iter()
-        .map(|(path, m)| {
-            let e = &m.events;
-            vec![
-                path.clone(),
-                m.events_max.to_string(),
-                e.high.to_string(),
-                e.low.to_string(),
-                e.oom.to_string(),
-                e.oom_kill.to_string(),
-                e.swap_high.to_string(),
-                e.swap_max.to_string(),
-                e.swap_fail.to_string(),
-                format!("{:.3}", e.high_throttle_ns as f64 / 1e9),
-            ]
-        })
-        .collect();
-    grid(
-        &mut t,
-        &[
-            "memory.events",
-            "max",
-            "high",
-            "low",
-            "oom",
-            "oom_kill",
-            "swap_high",
-            "swap_max",
-            "swap_fail",
-            "throttled_s",
-        ],
-        &rows,
-    );
+    group_grid(&mut t, "memory.events", EVENTS_COLUMNS, groups);
     t.push('\n');
-    let rows: Vec<Vec<String>> = groups
-        .iter()
-        .map(|(path, m)| {
-            let e = &m.events;
-            vec![
-                path.clone(),
-                m.pgscan.to_string(),
-                m.pgsteal.to_string(),
-                e.workingset_refault_anon.to_string(),
-                e.workingset_refault_file.to_string(),
-                e.pgfault.to_string(),
-                e.pgmajfault.to_string(),
-            ]
-        })
-        .collect();
-    grid(
-        &mut t,
-        &[
-            "memory.stat",
-            "pgscan",
-            "pgsteal",
-            "refault_anon",
-            "refault_file",
-            "pgfault",
-            "pgmajfault",
-        ],
-        &rows,
-    );
+    group_grid(&mut t, "memory.stat", STAT_COLUMNS, groups);
     if groups.values().any(|m| m.kmem.is_some()) {
         // machine.kmem_accounting: the kernel memory lines of memory.stat.
         t.push('\n');
