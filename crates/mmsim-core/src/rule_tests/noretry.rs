@@ -197,17 +197,7 @@ fn file_fragment() -> Sim {
             fault_anon(&mut s, vma, i);
         }
     }
-    s.phys.drain_pages();
-    let mut held = 0;
-    while s
-        .phys
-        .zone
-        .alloc_pages(0, crate::page_alloc::MigrateType::Movable)
-        .is_some()
-    {
-        held += 1;
-    }
-    s.node.free -= held;
+    take_all_free(&mut s);
     for i in (0..4096).step_by(16) {
         s.step(&Event::Discard {
             vma,
