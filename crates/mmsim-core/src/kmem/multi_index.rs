@@ -97,6 +97,14 @@ impl Sim {
             .is_some_and(|l| l.big != 0)
     }
 
+    /// `node->count` and `node->nr_values` of level-1 node `key` of `file`
+    /// (the slots a multi-index entry takes are counted in both; rule tests).
+    #[cfg(test)]
+    pub(crate) fn kmem_level1_counts(&self, file: u32, key: usize) -> (u8, u8) {
+        let u = &self.kmem.as_ref().unwrap().files[file as usize].uppers[1][key];
+        (u.count, u.values)
+    }
+
     /// `xas_store()` of an entry of `order` ≥ 6 (a large folio added by
     /// `__filemap_add_folio`, or its shadow or nothing stored by
     /// `page_cache_delete`) over pages `index..index + 2^order` of `file`,

@@ -112,6 +112,18 @@ fn boot_zone(boot: &BootPageblocks) -> Zone {
     z
 }
 
+/// [`boot_zone`] with one unmovable pageblock whose last `free` pages are
+/// free (the other 7 pageblocks movable and free).
+fn one_unmovable_block(free: u64) -> Zone {
+    let z = boot_zone(&BootPageblocks {
+        unmovable: 1,
+        unmovable_free: free,
+        ..Default::default()
+    });
+    assert_eq!(z.pagetypeinfo().pageblocks, vec![1, 7, 0]);
+    z
+}
+
 #[test]
 fn an_unmovable_allocation_claims_a_movable_block_once_the_boots_free_pages_are_gone() {
     // One unmovable block with its last 2 pages free (an order-1 block at
@@ -119,13 +131,7 @@ fn an_unmovable_allocation_claims_a_movable_block_once_the_boots_free_pages_are_
     // fallback); the third falls back to the head of the movable order-10
     // list, PFN 1024 (the first pair is the boot's), and claims both its
     // pageblocks.
-    let boot = BootPageblocks {
-        unmovable: 1,
-        unmovable_free: 2,
-        ..Default::default()
-    };
-    let mut z = boot_zone(&boot);
-    assert_eq!(z.pagetypeinfo().pageblocks, vec![1, 7, 0]);
+    let mut z = one_unmovable_block(2);
     let b = NORMAL_START_PFN;
     assert_eq!(z.alloc_pages(0, MigrateType::Unmovable), Some(b + 510));
     assert_eq!(z.alloc_pages(0, MigrateType::Unmovable), Some(b + 511));
@@ -142,12 +148,7 @@ fn a_movable_allocation_steals_the_unmovable_blocks_free_page_and_boosts() {
     // below pageblock order, so the steal boosts the watermarks by a
     // pageblock; 1 free + 0 movable pages < 256: the block stays unmovable.
     // Without the boot's block the zone is simply full.
-    let boot = BootPageblocks {
-        unmovable: 1,
-        unmovable_free: 1,
-        ..Default::default()
-    };
-    let mut z = boot_zone(&boot);
+    let mut z = one_unmovable_block(1);
     z.boost.factor = 15_000;
     z.boost.wmark = [64, 80, 96];
     for _ in 0..7 * PAGEBLOCK_NR_PAGES {

@@ -68,14 +68,17 @@ fn order_9_folios_and_their_shadows_take_level_1_slots_without_leaves() {
     assert_eq!(s.kmem_report(a).unwrap().xa_nodes, 1);
     // Three evicted: their shadows share the node with a folio: not
     // shadow-only (count 32, nr_values 24).
+    assert_eq!(s.kmem_level1_counts(file, 0), (32, 0));
     for &f in &fs[..3] {
         evict(&mut s, a, f);
     }
+    assert_eq!(s.kmem_level1_counts(file, 0), (32, 24));
     assert_eq!(s.kmem_file_nodes(file), 1);
     assert_eq!(s.kmem_shadow_nodes(a), 0);
     assert_eq!(shadows(&s, file, 2048), 1536);
     // The fourth: count == nr_values == 32, the node goes on the list.
     evict(&mut s, a, fs[3]);
+    assert_eq!(s.kmem_level1_counts(file, 0), (32, 32));
     assert_eq!(s.kmem_file_nodes(file), 1);
     assert_eq!(s.kmem_shadow_nodes(a), 1);
     assert_eq!(shadows(&s, file, 2048), 2048);
@@ -92,6 +95,8 @@ fn an_order_0_refault_splits_the_shadow_into_leaves_and_reads_its_distance() {
     let fs = add_folios(&mut s, file, 9, 1024);
     evict(&mut s, a, fs[0]);
     assert_eq!(s.kmem_file_nodes(file), 1);
+    // Eight slots of the shadow, eight of the folio at 512.
+    assert_eq!(s.kmem_level1_counts(file, 0), (16, 8));
     // The one shadow's distance from any index of 0..512: the clock moved
     // by the folio's 512 pages at its eviction.
     let sh = s
@@ -114,6 +119,9 @@ fn an_order_0_refault_splits_the_shadow_into_leaves_and_reads_its_distance() {
     assert_eq!(s.vm.workingset_refault_file, 1);
     assert_eq!(s.kmem_file_nodes(file), 9);
     assert_eq!(s.kmem_shadow_nodes(a), 7);
+    // The level-1 node's eight shadow slots now point at the leaves: no
+    // values left in it, the same 16 slots occupied.
+    assert_eq!(s.kmem_level1_counts(file, 0), (16, 0));
     assert_eq!(shadows(&s, file, 512), 511);
     s.check_invariants().unwrap();
 }

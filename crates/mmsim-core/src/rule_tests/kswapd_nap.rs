@@ -16,7 +16,7 @@ use crate::sim::Sim;
 /// `kswapd_nap` as given (`tweak` applied to the configuration last):
 /// anonymous order-0 pages faulted until kswapd woke. Returns the machine
 /// and its VMA.
-fn kswapd_woken(nap: bool, tweak: impl FnOnce(&mut MachineConfig)) -> (Sim, u32) {
+pub(super) fn kswapd_woken(nap: bool, tweak: impl FnOnce(&mut MachineConfig)) -> (Sim, u32) {
     let mut s = thp_machine_with(8192, Some(4096), thp_64k(ThpDefrag::Never), |c| {
         c.compaction.enabled = true;
         c.compaction.kcompactd = false;
@@ -113,7 +113,7 @@ const NAP_NS: u64 = 100_000_000;
 
 /// Two events, so that the timers due at the end of the first have fired
 /// (timers fire when an event starts).
-fn think(s: &mut Sim, ns: u64) {
+pub(super) fn think(s: &mut Sim, ns: u64) {
     s.step(&Event::Think { ns });
     s.step(&Event::Think { ns: 1 });
 }

@@ -14,12 +14,17 @@ use crate::gfp::{Gfp, __GFP_RETRY_MAYFAIL, GFP_KERNEL, GFP_READAHEAD, GFP_USER_F
 use crate::memcg::MemcgId;
 use crate::stats::item::MEMCG_OOM;
 
-/// An 8192-page machine without swap; group `g` (`memory.max` 100 pages)
-/// holds a hog task whose 100 anonymous pages fill it (nothing reclaimable)
-/// and a reader task; the per-CPU stock is drained, so usage is exactly 100.
-/// Returns the machine, the group, the hog and the reader.
+/// [`full_group_of`] under the cost policy (v6.12).
 fn full_group() -> (Sim, MemcgId, u32, u32) {
-    let mut s = machine(PolicyName::Cost, 8192, None);
+    full_group_of(PolicyName::Cost)
+}
+
+/// An 8192-page machine of `policy` without swap; group `g` (`memory.max`
+/// 100 pages) holds a hog task whose 100 anonymous pages fill it (nothing
+/// reclaimable) and a reader task; the per-CPU stock is drained, so usage
+/// is exactly 100. Returns the machine, the group, the hog and the reader.
+pub(super) fn full_group_of(policy: PolicyName) -> (Sim, MemcgId, u32, u32) {
+    let mut s = machine(policy, 8192, None);
     let g = s.add_memcg(crate::memcg::ROOT, "g").unwrap();
     s.set_memcg_max(g, 100).unwrap();
     let hog = s.add_task("hog");
@@ -31,6 +36,24 @@ fn full_group() -> (Sim, MemcgId, u32, u32) {
     s.drain_stock();
     assert_eq!(s.memcgs[g as usize].usage, 100);
     (s, g, hog, reader)
+}
+
+/// The pages of `file` below 64 in the page cache.
+pub(super) fn cached_pages(s: &Sim, file: u32) -> Vec<u32> {
+    (0..64)
+        .filter(|&i| slot_folio(s.files[file as usize].slot(i)).is_some())
+        .collect()
+}
+
+/// A one-page read of page 0 of `file` (by the task that opened it; a
+/// sync readahead with a window of 0..4), then [`cached_pages`].
+pub(super) fn read_page_0(s: &mut Sim, file: u32) -> Vec<u32> {
+    s.step(&Event::FileRead {
+        file,
+        index: 0,
+        pages: 1,
+    });
+    cached_pages(s, file)
 }
 
 fn oom_events(s: &Sim, g: MemcgId) -> u64 {
@@ -73,19 +96,11 @@ fn readahead_ends_at_its_failed_charge_and_the_reader_charges_its_page_with_retr
     let (mut s, g, hog, reader) = full_group();
     let file = s.add_file("f", 64).unwrap();
     s.open(file, reader).unwrap();
-    s.step(&Event::FileRead {
-        file,
-        index: 0,
-        pages: 1,
-    });
     // The sync readahead's window (0..4) stopped at page 0's charge (two
     // `max` passes, no OOM); filemap_create_folio's charge of page 0 then
     // took 18 passes and the OOM kill of the hog. Only page 0 is cached,
     // read alone.
-    let cached: Vec<u32> = (0..64)
-        .filter(|&i| slot_folio(s.files[file as usize].slot(i)).is_some())
-        .collect();
-    assert_eq!(cached, [0]);
+    assert_eq!(read_page_0(&mut s, file), [0]);
     assert_eq!(s.acc.file_pages_read, 1);
     assert_eq!(s.memcgs[g as usize].max_events, 20);
     assert_eq!(oom_events(&s, g), 1);
@@ -182,17 +197,7 @@ fn file_fragment() -> Sim {
             fault_anon(&mut s, vma, i);
         }
     }
-    s.phys.drain_pages();
-    let mut held = 0;
-    while s
-        .phys
-        .zone
-        .alloc_pages(0, crate::page_alloc::MigrateType::Movable)
-        .is_some()
-    {
-        held += 1;
-    }
-    s.node.free -= held;
+    take_all_free(&mut s);
     for i in (0..4096).step_by(16) {
         s.step(&Event::Discard {
             vma,

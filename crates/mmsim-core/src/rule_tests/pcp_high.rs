@@ -26,6 +26,19 @@ fn pages(p: &mut PhysMem, n: usize) -> Vec<u64> {
     (0..n).map(|_| p.zone.alloc_pages(0, M).unwrap()).collect()
 }
 
+/// The "6.12" zone with `n` order-0 pages taken from the buddy lists (to
+/// free later), after four allocations through the lists: refills of 3, 6
+/// and 12 pages raised `high` to 21 and left 5 pages on the lists.
+fn after_four_allocations(n: usize) -> (PhysMem, Vec<u64>) {
+    let mut p = zone(PcpLists::V6_12);
+    let v = pages(&mut p, n);
+    for _ in 0..4 {
+        p.alloc_order0().unwrap();
+    }
+    assert_eq!((p.pcp.high, p.pcp.count()), (21, 5));
+    (p, v)
+}
+
 #[test]
 fn frees_raise_high_to_free_count_plus_batch_and_free_a_clamped_free_count() {
     // Each free counts in `free_count` (up to batch << 5 = 96). A free that
@@ -119,12 +132,7 @@ fn below_the_high_mark_frees_lower_high_and_a_drain_above_it_clears_the_flag() {
     // then `high_min` — and drains only at max(count, high_min) = 12: the
     // eighth free (count 12) returns clamp(8, 3, 9) = 8 pages, which lift
     // the zone above its mark, so the flag clears.
-    let mut p = zone(PcpLists::V6_12);
-    let v = pages(&mut p, 8);
-    for _ in 0..4 {
-        p.alloc_order0().unwrap();
-    }
-    assert_eq!((p.pcp.high, p.pcp.count()), (21, 5));
+    let (mut p, v) = after_four_allocations(8);
     let mark = p.zone.free_pages();
     assert_eq!(mark, 16384 - 8 - 9);
     p.zone.boost.wmark[2] = mark;
@@ -153,11 +161,7 @@ fn while_kswapd_reclaims_frees_lower_high_and_drain_at_four_batches() {
     // clamp(7, 3, 9) = 7 pages go. Not reclaiming, 7 frees leave `high` at
     // 21 and all 12 pages parked.
     for (active, want_high, want_count) in [(true, 12, 5), (false, 21, 12)] {
-        let mut p = zone(PcpLists::V6_12);
-        let v = pages(&mut p, 7);
-        for _ in 0..4 {
-            p.alloc_order0().unwrap();
-        }
+        let (mut p, v) = after_four_allocations(7);
         p.pcp.reclaim_active = active;
         let mut highs = Vec::new();
         for pfn in v {
@@ -222,4 +226,27 @@ fn the_vmstat_worker_decays_high_every_second_only_under_6_12() {
         assert_eq!(s.phys.pcp.high, 1280 - 160);
         assert_eq!(s.timers.expires(TimerKind::VmstatUpdate), Some(2 * SEC));
     }
+}
+
+#[test]
+fn a_kswapd_run_sets_zone_reclaim_active_from_its_start_to_its_end() {
+    // `balance_pgdat` sets ZONE_RECLAIM_ACTIVE at `restart:` and clears it
+    // at `out:`: set from the wakeup (anonymous faults down to the low
+    // mark) while kswapd runs, clear once it reclaimed to the high mark and
+    // went to sleep. On this 8192-page machine the faults' refills had
+    // raised `high` to `high_max` (8192 / 8 = 1024) by the wakeup; the
+    // run's frees, each lowering it by max(free_count, batch), take it down
+    // to `high_min` (226, the low mark).
+    use super::kswapd_nap::{kswapd_woken, think};
+    let (mut s, _) = kswapd_woken(false, |c| c.policy.pcp_lists = PcpLists::V6_12);
+    assert!(s.kswapd.running);
+    assert!(s.phys.pcp.reclaim_active);
+    let at_wake = s.phys.pcp.high;
+    think(&mut s, 20_000_000);
+    assert!(!s.kswapd.running);
+    assert!(!s.phys.pcp.reclaim_active);
+    assert_eq!(
+        (at_wake, s.phys.pcp.high, s.phys.pcp.high_min),
+        (1024, 226, 226)
+    );
 }

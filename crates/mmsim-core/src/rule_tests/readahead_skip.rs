@@ -5,40 +5,20 @@
 //! allocation ends the batch in both. The batch's own folios are locked
 //! until read, so its charges' reclaim keeps them.
 
+use super::noretry::{cached_pages, full_group_of, read_page_0};
 use super::*;
 use crate::memcg::MemcgId;
 
-/// A 8192-page machine of `policy` without swap; group `g` (`memory.max`
-/// 100) is filled by a hog's 100 anonymous pages (nothing reclaimable),
-/// the per-CPU stock drained; a reader in `g` then reads page 0 of a
-/// 64-page file: its sync readahead window is 0..4. Returns the machine,
-/// the group, the file and the hog.
+/// [`full_group_of`] `policy` (group `g` filled by a hog's 100 anonymous
+/// pages under `memory.max` 100, nothing reclaimable, the stock drained),
+/// whose reader then reads page 0 of a 64-page file: its sync readahead
+/// window is 0..4. Returns the machine, the group, the file and the hog.
 fn read_in_full_group(policy: PolicyName) -> (Sim, MemcgId, u32, u32) {
-    let mut s = machine(policy, 8192, None);
-    let g = s.add_memcg(crate::memcg::ROOT, "g").unwrap();
-    s.set_memcg_max(g, 100).unwrap();
-    let hog = s.add_task("hog");
-    s.attach_task(hog, g).unwrap();
-    let anon = s.mmap_anon(hog, 100).unwrap();
-    touch(&mut s, anon, 100);
-    let reader = s.add_task("reader");
-    s.attach_task(reader, g).unwrap();
-    s.drain_stock();
-    assert_eq!(s.memcgs[g as usize].usage, 100);
+    let (mut s, g, hog, reader) = full_group_of(policy);
     let file = s.add_file("f", 64).unwrap();
     s.open(file, reader).unwrap();
-    s.step(&Event::FileRead {
-        file,
-        index: 0,
-        pages: 1,
-    });
+    read_page_0(&mut s, file);
     (s, g, file, hog)
-}
-
-fn cached(s: &Sim, file: u32) -> Vec<u32> {
-    (0..64)
-        .filter(|&i| slot_folio(s.files[file as usize].slot(i)).is_some())
-        .collect()
 }
 
 #[test]
@@ -48,13 +28,13 @@ fn v4_9_skips_a_readahead_page_whose_charge_fails_v6_12_ends_the_batch() {
     // OOM-kills the hog.
     let (s, g, file, hog) = read_in_full_group(PolicyName::Cost);
     assert_eq!(s.memcgs[g as usize].max_events, 20);
-    assert_eq!(cached(&s, file), [0]);
+    assert_eq!(cached_pages(&s, file), [0]);
     assert!(s.tasks[hog as usize].dead);
     // v4.9: each of the window's four pages is tried (2 `max` each), then
     // the miss's 18: 26. The same page 0 read alone and one OOM kill.
     let (s, g, file, hog) = read_in_full_group(PolicyName::ScannedRotated);
     assert_eq!(s.memcgs[g as usize].max_events, 26);
-    assert_eq!(cached(&s, file), [0]);
+    assert_eq!(cached_pages(&s, file), [0]);
     assert_eq!(s.acc.file_pages_read, 1);
     assert_eq!(s.vm.oom_kill, 1);
     assert!(s.tasks[hog as usize].dead);
@@ -70,22 +50,12 @@ fn v4_9_skips_only_the_failed_page_and_reads_the_rest() {
     // tries page 3 (2 more); v6.12 stops. Both read 0..2 as one run, no OOM.
     // (Without the lock, page 2's reclaim took page 0 or 1, unread.)
     for (policy, max_events) in [(PolicyName::ScannedRotated, 4), (PolicyName::Cost, 2)] {
-        let mut s = machine(policy, 8192, None);
-        let g = s.add_memcg(crate::memcg::ROOT, "g").unwrap();
+        let (mut s, g, _, reader) = full_group_of(policy);
         s.set_memcg_max(g, 102).unwrap();
-        let hog = s.add_task("hog");
-        s.attach_task(hog, g).unwrap();
-        let anon = s.mmap_anon(hog, 100).unwrap();
-        touch(&mut s, anon, 100);
-        s.drain_stock();
+        assert_eq!(s.memcgs[g as usize].max_events, 0, "{policy:?}");
         let file = s.add_file("f", 64).unwrap();
-        s.open(file, hog).unwrap();
-        s.step(&Event::FileRead {
-            file,
-            index: 0,
-            pages: 1,
-        });
-        assert_eq!(cached(&s, file), [0, 1], "{policy:?}");
+        s.open(file, reader).unwrap();
+        assert_eq!(read_page_0(&mut s, file), [0, 1], "{policy:?}");
         assert_eq!(s.memcgs[g as usize].max_events, max_events, "{policy:?}");
         assert_eq!(s.acc.file_pages_read, 2, "{policy:?}");
         assert_eq!(s.vm.oom_kill, 0, "{policy:?}");
@@ -100,24 +70,15 @@ fn a_failed_readahead_allocation_ends_the_batch_in_both_eras() {
     // (`__do_page_cache_readahead`'s `break`); the miss's allocation
     // reclaims once more and OOM-kills the hog: 2 allocstalls in each era.
     for policy in [PolicyName::ScannedRotated, PolicyName::Cost] {
-        let mut s = machine(policy, 8192, None);
-        let hog = s.add_task("hog");
-        let anon = s.mmap_anon(hog, 600).unwrap();
-        touch(&mut s, anon, 600);
-        let reader = s.add_task("reader");
-        take_all_free(&mut s);
+        let (mut s, hog, reader) = super::slowpath_noretry::no_free_memory_of(policy);
         let file = s.add_file("f", 64).unwrap();
         s.open(file, reader).unwrap();
-        s.step(&Event::FileRead {
-            file,
-            index: 0,
-            pages: 1,
-        });
-        assert_eq!(cached(&s, file), [0], "{policy:?}");
+        assert_eq!(read_page_0(&mut s, file), [0], "{policy:?}");
         assert_eq!(
             (s.vm.allocstall_normal, s.vm.oom_kill),
             (2, 1),
             "{policy:?}"
         );
+        assert!(s.tasks[hog as usize].dead, "{policy:?}");
     }
 }

@@ -9,13 +9,18 @@
 use super::*;
 use crate::gfp::{GFP_READAHEAD, GFP_USER_FOLIO};
 
-/// An 8192-page machine without swap and without groups: a hog task with 600
-/// anonymous pages written (nothing reclaimable), a reader task, and every
-/// free frame taken as kernel memory ([`take_all_free`]), so that any
-/// allocation goes to the slow path and its reclaim finds nothing. Returns
-/// the machine, the hog and the reader.
+/// [`no_free_memory_of`] under the cost policy (v6.12).
 fn no_free_memory() -> (Sim, u32, u32) {
-    let mut s = machine(PolicyName::Cost, 8192, None);
+    no_free_memory_of(PolicyName::Cost)
+}
+
+/// An 8192-page machine of `policy` without swap and without groups: a hog
+/// task with 600 anonymous pages written (nothing reclaimable), a reader
+/// task, and every free frame taken as kernel memory ([`take_all_free`]),
+/// so that any allocation goes to the slow path and its reclaim finds
+/// nothing. Returns the machine, the hog and the reader.
+pub(super) fn no_free_memory_of(policy: PolicyName) -> (Sim, u32, u32) {
+    let mut s = machine(policy, 8192, None);
     let hog = s.add_task("hog");
     let anon = s.mmap_anon(hog, 600).unwrap();
     touch(&mut s, anon, 600);
@@ -47,20 +52,12 @@ fn readahead_ends_at_its_failed_allocation_and_the_reader_allocates_its_page_wit
     let (mut s, hog, reader) = no_free_memory();
     let file = s.add_file("f", 64).unwrap();
     s.open(file, reader).unwrap();
-    s.step(&Event::FileRead {
-        file,
-        index: 0,
-        pages: 1,
-    });
     // The sync readahead's window (0..4) stopped at page 0's allocation
     // (one direct reclaim, no OOM); `filemap_create_folio`'s allocation of
     // page 0 then reclaimed once more and OOM-killed the hog. Only page 0
     // is cached, read alone (before the rule: the readahead's allocation
     // killed the hog and the window 0..4 was read).
-    let cached: Vec<u32> = (0..64)
-        .filter(|&i| slot_folio(s.files[file as usize].slot(i)).is_some())
-        .collect();
-    assert_eq!(cached, [0]);
+    assert_eq!(super::noretry::read_page_0(&mut s, file), [0]);
     assert_eq!(s.acc.file_pages_read, 1);
     assert_eq!((s.vm.allocstall_normal, s.vm.oom_kill), (2, 1));
     assert!(s.tasks[hog as usize].dead);

@@ -439,4 +439,22 @@ fn bgwriter_rounds_follow_tps_and_bgwriter_delay() {
     let mut bg = bgwriter::BgWriter::new(1, 200, 100, 2.0);
     bg.tick(1);
     assert_eq!(bg.due, 5);
+    // The generator's transactions drive that clock, in either script: at 1
+    // per second the first transaction makes five rounds due (none before it).
+    for script in [PgbenchScript::TpcbLike, PgbenchScript::SelectOnly] {
+        let mut sim = Sim::new(MachineConfig::default()).unwrap();
+        let spec = PgbenchSpec {
+            tps: 1,
+            script,
+            ..PgbenchSpec::new(1, 10)
+        };
+        let mut g = PgbenchGen::setup(&mut sim, &spec, "pg", Advice::Normal, 0).unwrap();
+        assert_eq!(g.bgwriter.as_ref().unwrap().due, 0, "{script:?}");
+        g.transaction(&mut Pcg64Mcg::new(1));
+        assert_eq!(
+            (g.tx_done, g.bgwriter.as_ref().unwrap().due),
+            (1, 5),
+            "{script:?}"
+        );
+    }
 }
