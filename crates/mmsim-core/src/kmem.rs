@@ -54,6 +54,10 @@
 //!   `TASK_SLAB_BYTES` of unreclaimable slab (`task_struct`, `mm_struct`,
 //!   VMAs, signal, files and credentials: an estimate of a small process).
 //!
+//! * **Buffer heads** of written page-cache folios (`machine.fs.buffer_heads`,
+//!   `buffer_head.rs`): one per page a write dirties, charged to the folio's
+//!   group, freed when reclaim frees the folio.
+//!
 //! Not modelled: the node's free pages do not see kernel memory (only the
 //! groups' counters do), percpu and socket memory, dentries and inodes.
 //! With `machine.pagetable_frames` the page-table pages of faults (PTE, PMD
