@@ -513,6 +513,9 @@ pub struct DeviceConfig {
     /// by PTEs, as before this option.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pmd_mappings: bool,
+    /// Filesystem device: ext4's buffer heads on written folios, charged (`crate::kmem::buffer_head`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub buffer_heads: bool,
 }
 
 /// Default block-layer request queue depth (`BLKDEV_DEFAULT_RQ`).
@@ -530,6 +533,7 @@ impl DeviceConfig {
             queue_depth: None,
             large_folios: false,
             pmd_mappings: false,
+            buffer_heads: false,
         }
     }
 
@@ -925,6 +929,7 @@ impl MachineConfig {
         self.boot_pageblocks
             .validate(self.memory.pages().saturating_sub(self.dma_zone_pages))?;
         self.tlb.validate(self.cpus)?;
+        crate::kmem::buffer_head::validate(self)?;
         if self.zero_page && self.policy.name == PolicyName::Lru {
             return Err(ConfigError::new(
                 "machine.zero_page",

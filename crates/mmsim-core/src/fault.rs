@@ -794,7 +794,9 @@ impl Sim {
                     }
                 }
             };
-            if self.folio_mark_dirty(f) && !top {
+            let dirtied = self.folio_mark_dirty(f);
+            self.create_empty_buffers(f);
+            if dirtied && !top {
                 self.balance_dirty_pages_ratelimited();
             }
         }

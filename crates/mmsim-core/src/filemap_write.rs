@@ -111,7 +111,10 @@ impl Sim {
                 self.acc.hits += u64::from(n);
             }
             self.advance(self.cost.fd_access_ns * u64::from(n));
-            if self.folio_mark_dirty(f) && !top {
+            let dirtied = self.folio_mark_dirty(f);
+            // `ext4_block_write_begin`'s buffers (`crate::kmem::buffer_head`).
+            self.create_empty_buffers(f);
+            if dirtied && !top {
                 self.balance_dirty_pages_ratelimited();
             }
             pos += n;

@@ -54,6 +54,10 @@
 //!   `TASK_SLAB_BYTES` of unreclaimable slab (`task_struct`, `mm_struct`,
 //!   VMAs, signal, files and credentials: an estimate of a small process).
 //!
+//! * **Buffer heads** of written page-cache folios (`machine.fs.buffer_heads`,
+//!   `buffer_head.rs`): one per page a write dirties, charged to the folio's
+//!   group, freed when reclaim frees the folio.
+//!
 //! Not modelled: the node's free pages do not see kernel memory (only the
 //! groups' counters do), percpu and socket memory, dentries and inodes.
 //! With `machine.pagetable_frames` the page-table pages of faults (PTE, PMD
@@ -69,6 +73,7 @@
 use crate::PAGE_SIZE;
 use std::collections::VecDeque;
 
+pub(crate) mod buffer_head;
 mod multi_index;
 
 use crate::memcg::{MemcgId, ROOT};
@@ -185,7 +190,7 @@ pub(crate) struct KmemGroup {
     obj_bytes: u64,
     /// Pages charged to cover `obj_bytes` (the object stock's whole pages).
     obj_pages: u64,
-    /// `slab_reclaimable`, bytes (xarray nodes).
+    /// `slab_reclaimable`, bytes (xarray nodes, buffer heads).
     slab_reclaimable: u64,
     /// `slab_unreclaimable`, bytes (task structures).
     slab_unreclaimable: u64,
@@ -209,6 +214,8 @@ pub(crate) struct KmemGroup {
     /// "ratelimited"`: the group's own LRU pages plus its slab pages as of
     /// its last rstat flush (`lruvec_page_state_local`), 0 before the first.
     flushed_pages: u64,
+    /// Buffer heads charged to it now (`machine.fs.buffer_heads`).
+    buffer_heads: u64,
 }
 
 impl KmemGroup {
@@ -240,6 +247,8 @@ pub(crate) struct Kmem {
     next_stamp: u32,
     /// The slab caches in page frames (`machine.slab_frames`).
     pub(crate) slub: Option<Box<crate::slub::Slub>>,
+    /// The page-cache pages with a buffer head (`machine.fs.buffer_heads`).
+    buffers: buffer_head::Buffers,
 }
 
 /// A group's kernel memory as its `memory.stat` shows it (hierarchical).
@@ -251,7 +260,7 @@ pub struct KmemReport {
     pub kernel_stack: u64,
     /// `pagetables`, bytes.
     pub pagetables: u64,
-    /// `slab_reclaimable`, bytes (xarray nodes).
+    /// `slab_reclaimable`, bytes (xarray nodes, buffer heads).
     pub slab_reclaimable: u64,
     /// `slab_unreclaimable`, bytes.
     pub slab_unreclaimable: u64,
@@ -261,6 +270,10 @@ pub struct KmemReport {
     pub xa_nodes: u64,
     /// Shadow-only nodes on the subtree's `workingset_nodes` lists now.
     pub shadow_nodes: u64,
+    /// Buffer heads of written page-cache pages charged to the subtree now
+    /// (`machine.fs.buffer_heads`; not written when 0).
+    #[serde(default, skip_serializing_if = "crate::memcg_stats::is_zero")]
+    pub buffer_heads: u64,
     /// v1 `memory.kmem.usage_in_bytes` (None under cgroup v2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kmem_usage_in_bytes: Option<u64>,
@@ -277,6 +290,7 @@ impl KmemReport {
         self.workingset_nodereclaim += o.workingset_nodereclaim;
         self.xa_nodes += o.xa_nodes;
         self.shadow_nodes += o.shadow_nodes;
+        self.buffer_heads += o.buffer_heads;
     }
 
     /// Multiplies every count by `factor`, rounded (a sampled run scaled back).
@@ -291,6 +305,7 @@ impl KmemReport {
             &mut self.workingset_nodereclaim,
             &mut self.xa_nodes,
             &mut self.shadow_nodes,
+            &mut self.buffer_heads,
         ] {
             up(x);
         }
@@ -342,6 +357,11 @@ impl Kmem {
         }
         &mut self.groups[i]
     }
+    /// Adds `delta` to group `m`'s buffer heads (`crate::kmem::buffer_head`).
+    fn group_buffer_heads(&mut self, m: MemcgId, delta: i64) {
+        let g = self.group(m);
+        g.buffer_heads = g.buffer_heads.checked_add_signed(delta).unwrap();
+    }
     fn tree(&mut self, file: u32) -> &mut XaTree {
         let i = file as usize;
         if i >= self.files.len() {
@@ -364,10 +384,10 @@ impl Sim {
     /// Charges `nr` kernel pages to `m` as `try_charge_memcg` does (with limit
     /// reclaim); a charge that still fails is forced, as the allocation
     /// would have been retried or failed (not modelled).
-    fn kmem_charge_pages(&mut self, m: MemcgId, nr: u64) {
+    fn kmem_charge_pages(&mut self, m: MemcgId, nr: u64, gfp: crate::gfp::Gfp) {
         let saved = self.cur_memcg;
         self.cur_memcg = m;
-        if !self.try_charge_memcg(nr, crate::gfp::GFP_KERNEL) {
+        if !self.try_charge_memcg(nr, gfp) {
             let mut cur = Some(m);
             while let Some(c) = cur {
                 let g = &mut self.memcgs[c as usize];
@@ -381,6 +401,17 @@ impl Sim {
     /// `obj_cgroup_charge()` of `bytes` to `m` through the object stock:
     /// whole pages are charged as the bytes outgrow the pages already charged.
     fn obj_cgroup_charge(&mut self, m: MemcgId, bytes: u64, reclaimable: bool) {
+        self.obj_cgroup_charge_gfp(m, bytes, reclaimable, crate::gfp::GFP_KERNEL);
+    }
+
+    /// [`Sim::obj_cgroup_charge`] of an allocation with mask `gfp`.
+    fn obj_cgroup_charge_gfp(
+        &mut self,
+        m: MemcgId,
+        bytes: u64,
+        reclaimable: bool,
+        gfp: crate::gfp::Gfp,
+    ) {
         let k = self.kmem.as_mut().unwrap();
         let g = k.group(m);
         g.obj_bytes += bytes;
@@ -393,7 +424,7 @@ impl Sim {
         let more = need.saturating_sub(g.obj_pages);
         if more > 0 {
             g.obj_pages += more;
-            self.kmem_charge_pages(m, more);
+            self.kmem_charge_pages(m, more, gfp);
         }
     }
 
@@ -746,7 +777,7 @@ impl Sim {
         if nr > 0 {
             vt.owner = m;
             k.group(m).pagetables += nr;
-            self.kmem_charge_pages(m, nr);
+            self.kmem_charge_pages(m, nr, crate::gfp::GFP_KERNEL);
         }
     }
 
@@ -841,7 +872,7 @@ impl Sim {
             let g = self.kmem.as_mut().unwrap().group(m);
             g.kernel_stack += KERNEL_STACK_PAGES;
             g.pagetables += 1;
-            self.kmem_charge_pages(m, KERNEL_STACK_PAGES + 1);
+            self.kmem_charge_pages(m, KERNEL_STACK_PAGES + 1, crate::gfp::GFP_KERNEL);
             self.obj_cgroup_charge(m, TASK_SLAB_BYTES, false);
             self.slub_task_alloc(t);
         }
@@ -934,6 +965,7 @@ impl Sim {
                     workingset_nodereclaim: g.nodereclaim,
                     xa_nodes: g.xa_nodes,
                     shadow_nodes: g.shadow_nodes,
+                    buffer_heads: g.buffer_heads,
                     kmem_usage_in_bytes: None,
                 });
             }
@@ -967,9 +999,10 @@ impl Sim {
                     g.obj_bytes, g.obj_pages
                 ));
             }
-            if g.slab_reclaimable != g.xa_nodes * XA_NODE_BYTES {
+            let bh = g.buffer_heads * buffer_head::BH_BYTES;
+            if g.slab_reclaimable != g.xa_nodes * XA_NODE_BYTES + bh {
                 return Err(format!(
-                    "kmem: group {m} slab_reclaimable is not its nodes'"
+                    "kmem: group {m} slab_reclaimable is not its nodes' and buffer heads'"
                 ));
             }
         }

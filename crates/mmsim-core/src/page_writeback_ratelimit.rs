@@ -189,6 +189,8 @@ impl Sim {
     #[inline]
     pub(crate) fn fault_dirty_shared_page(&mut self, f: crate::mem::folio::FolioId) -> bool {
         let dirtied = self.folio_mark_dirty_mapped(f);
+        // `ext4_page_mkwrite`'s buffers (`crate::kmem::buffer_head`).
+        self.create_empty_buffers(f);
         dirtied || self.cfg.policy.bdp_ratelimit
     }
 

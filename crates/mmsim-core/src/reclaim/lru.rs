@@ -135,6 +135,7 @@ impl Sim {
                 self.fs.write(self.clock, 1);
                 self.count_vm_events(PGPGOUT, 4);
             }
+            self.try_to_free_buffers(f);
             if self.kmem.is_some() {
                 let old = crate::mem::filemap::SLOT_FOLIO | f;
                 self.kmem_slot_changed(fo.space, fo.index, old, 0);

@@ -7,7 +7,8 @@
 //! cgroup hierarchy, `memcg_swap.rs` swap limits and charges of groups,
 //! `memcg_stats.rs` the memcg statistics flush that reclaim reads (6.12's
 //! ratelimited flush), `kmem.rs` kernel memory charged to groups (xarray
-//! nodes, the shadow-node shrinker, page tables), `rmap.rs` the reverse-map walk and the idle-page bits,
+//! nodes, the shadow-node shrinker, page tables), `buffer_heads.rs` ext4's
+//! buffer heads charged with written folios, `rmap.rs` the reverse-map walk and the idle-page bits,
 //! `thp.rs` multi-size THP (orders at a fault, fallbacks, swap-out), and
 //! `zero_page.rs` the zero page and huge zero page of read faults, and
 //! `discard.rs` MADV_DONTNEED and the deferred split queue; `cow.rs` private
@@ -55,6 +56,7 @@ mod boost;
 mod boost_rules;
 mod boost_setup;
 mod boot_pageblocks;
+mod buffer_heads;
 mod cgwb;
 mod classic;
 mod compaction;

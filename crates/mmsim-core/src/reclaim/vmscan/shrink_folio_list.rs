@@ -441,6 +441,8 @@ impl Sim {
         let shadow = self.workingset_eviction(f);
         let fo = self.folios[f];
         if fo.is_file() {
+            // `filemap_release_folio` first (`crate::kmem::buffer_head`).
+            self.try_to_free_buffers(f);
             // `page_cache_delete`: the shadow over the folio's whole range
             // (one multi-index entry in the kernel, `crate::kmem`'s xarray
             // counts it so; the slot array holds it in each page's slot).
