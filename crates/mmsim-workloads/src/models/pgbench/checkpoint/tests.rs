@@ -20,6 +20,14 @@ fn ended(buffers: u32, fsync: bool, shutdown: bool) -> PgbenchGen {
     g
 }
 
+/// A backend's access to `block` (the events it queued dropped: the tests look at
+/// what the shutdown adds).
+fn load(g: &mut PgbenchGen, block: u32, write: bool) {
+    g.access(block, write);
+    g.pending.clear();
+    g.pos = 0;
+}
+
 /// Every event `fill` still has to give.
 fn drain(g: &mut PgbenchGen) -> Vec<Event> {
     let mut rng = Pcg64Mcg::new(1);
@@ -76,7 +84,7 @@ fn the_shutdown_checkpoint_writes_the_dirty_buffers_in_relfilenumber_order_then_
         (7, false),
         (1641, true),
     ] {
-        g.access(block, dirty);
+        load(&mut g, block, dirty);
     }
     assert_eq!(g.to_sync, 0, "nothing evicted");
     let [acc, idx, tel, bra, his] = g.files;
@@ -126,7 +134,7 @@ fn the_shutdown_checkpoint_writes_the_dirty_buffers_in_relfilenumber_order_then_
 fn the_shutdown_checkpoint_asks_for_writeback_every_32_buffers_and_fsyncs_what_was_written() {
     let mut g = ended(40, true, true);
     for b in (0..40).rev() {
-        g.access(b, true);
+        load(&mut g, b, true);
     }
     g.to_sync |= 1 << HISTORY;
     let (acc, his) = (g.files[ACCOUNTS], g.files[HISTORY]);
@@ -141,7 +149,7 @@ fn the_shutdown_checkpoint_asks_for_writeback_every_32_buffers_and_fsyncs_what_w
 
     let mut g = ended(40, false, true);
     for b in (0..40).rev() {
-        g.access(b, true);
+        load(&mut g, b, true);
     }
     let want: Vec<Event> = (0..40).map(|b| write(acc, b)).collect();
     assert_eq!(drain(&mut g), want);
@@ -155,7 +163,7 @@ fn a_long_shutdown_checkpoint_takes_several_steps() {
     let n = 3 * MAX_TX_EVENTS as u32 + 5;
     let mut g = ended(n, false, true);
     for b in 0..n {
-        g.access(b, true);
+        load(&mut g, b, true);
     }
     let acc = g.files[ACCOUNTS];
     // The first step: MAX_TX_EVENTS writes queued (`fill` gives them first).
@@ -170,7 +178,7 @@ fn a_long_shutdown_checkpoint_takes_several_steps() {
 #[test]
 fn without_shutdown_checkpoint_the_run_ends_after_its_last_transaction() {
     let mut g = ended(16, true, false);
-    g.access(5, true);
+    load(&mut g, 5, true);
     assert!(drain(&mut g).is_empty());
     assert_eq!(g.state[0] & DIRTY, DIRTY);
     assert_eq!(g.shutdown_checkpoint_stats(), None);
