@@ -64,6 +64,7 @@
 //! | `bgwriter_delay` | ms between background writer rounds | 10..=10000 | 200 |
 //! | `bgwriter_lru_maxpages` | most buffers one round writes | 0..=1073741823 | 100 |
 //! | `bgwriter_lru_multiplier` | rounds clean this many times the recent allocations | 0..=10 | 2.0 |
+//! | `shutdown_checkpoint` | the server's shutdown checkpoint after the last transaction ([`checkpoint`]) | bool | false |
 //!
 //! The fields after `max_wal_size` are off by default (results of existing scenarios
 //! keep their bits); each models one reason VALIDATION.md found the model putting less
@@ -160,7 +161,7 @@
 //! table or index bloat, no HOT, no VACUUM), the teller and branch indexes (always in
 //! the buffers), the background writer without `tps` (and without `full_page_writes`
 //! no checkpointer either: dirty buffers are written only when evicted), the
-//! shutdown checkpoint, the WAL in 16 MiB segments (one file here,
+//! shutdown checkpoint without `shutdown_checkpoint`, the WAL in 16 MiB segments (one file here,
 //! which `fdatasync` walks only where it is dirty), the system catalogs,
 //! free-space and visibility maps, the buffer ring strategies of bulk operations,
 //! several clients' transactions in parallel (one stream; `clients` adds their
@@ -239,6 +240,8 @@ pub struct PgbenchSpec {
     pub bgwriter_lru_maxpages: u32,
     /// `bgwriter_lru_multiplier`, 0..=10 (default 2.0).
     pub bgwriter_lru_multiplier: f64,
+    /// The shutdown checkpoint after the last transaction ([`checkpoint`]; default false).
+    pub shutdown_checkpoint: bool,
 }
 
 /// pgbench's built-in scripts (`pgbench -b`, src/bin/pgbench/pgbench.c `builtin_script`).
@@ -336,6 +339,7 @@ impl PgbenchSpec {
             bgwriter_delay: DEFAULT_BGWRITER_DELAY,
             bgwriter_lru_maxpages: DEFAULT_BGWRITER_LRU_MAXPAGES,
             bgwriter_lru_multiplier: DEFAULT_BGWRITER_LRU_MULTIPLIER,
+            shutdown_checkpoint: false,
         }
     }
 
@@ -595,6 +599,8 @@ pub struct PgbenchGen {
     allocs: u32,
     /// The background writer (`tps` > 0).
     bgwriter: Option<bgwriter::BgWriter>,
+    /// The shutdown checkpoint (`shutdown_checkpoint`).
+    shutdown: checkpoint::Shutdown,
 }
 
 /// Most events one transaction emits without `fsync`: 2 lookups of up to 8 index levels
@@ -743,6 +749,7 @@ impl PgbenchGen {
                     spec.bgwriter_lru_multiplier.clamp(0.0, 10.0),
                 )
             }),
+            shutdown: checkpoint::Shutdown::new(spec.shutdown_checkpoint),
         })
     }
 
@@ -1073,7 +1080,9 @@ impl PgbenchGen {
                 } {
                     // A background writer round's writes queued.
                 } else if self.tx_left == 0 {
-                    break;
+                    if !self.shutdown_checkpoint() {
+                        break;
+                    }
                 } else {
                     self.transaction(rng);
                 }
@@ -1116,6 +1125,7 @@ impl super::Model for PgbenchSpec {
         "bgwriter_delay",
         "bgwriter_lru_maxpages",
         "bgwriter_lru_multiplier",
+        "shutdown_checkpoint",
     ];
     const TARGET: crate::Target = crate::Target::File;
 
@@ -1159,6 +1169,7 @@ fn issue_writebacks(files: &[FileId; 5], tags: &mut Vec<(u8, u32)>, out: &mut Ve
 
 mod bgwriter;
 pub use bgwriter::BGWRITER_FLUSH_AFTER;
+pub mod checkpoint;
 
 #[cfg(test)]
 mod tests;

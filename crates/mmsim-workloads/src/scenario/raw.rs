@@ -319,6 +319,8 @@ pub(super) struct RawWorkload {
     bgwriter_lru_maxpages: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     bgwriter_lru_multiplier: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    shutdown_checkpoint: Option<bool>,
     // dd
     #[serde(default, skip_serializing_if = "Option::is_none")]
     count: Option<u64>,
@@ -488,7 +490,7 @@ impl TryFrom<RawWorkload> for WorkloadSpec {
 
 pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
     let kind = r.kind;
-    let present: [(&'static str, bool); 85] = [
+    let present: [(&'static str, bool); 86] = [
         ("pages", r.pages.is_some()),
         ("accesses", r.accesses.is_some()),
         ("theta", r.theta.is_some()),
@@ -542,6 +544,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
             "bgwriter_lru_multiplier",
             r.bgwriter_lru_multiplier.is_some(),
         ),
+        ("shutdown_checkpoint", r.shutdown_checkpoint.is_some()),
         ("count", r.count.is_some()),
         ("read", r.read.is_some()),
         ("pattern", r.pattern.is_some()),
@@ -730,6 +733,7 @@ pub(super) fn convert(r: RawWorkload) -> Result<WorkloadSpec, KindError> {
                 bgwriter_lru_multiplier: r
                     .bgwriter_lru_multiplier
                     .unwrap_or(defaults.bgwriter_lru_multiplier),
+                shutdown_checkpoint: r.shutdown_checkpoint.unwrap_or(false),
             })
         }
         KindName::Dd => WorkloadKind::Dd(DdSpec {
@@ -896,6 +900,7 @@ impl From<WorkloadSpec> for RawWorkload {
             bgwriter_delay: None,
             bgwriter_lru_maxpages: None,
             bgwriter_lru_multiplier: None,
+            shutdown_checkpoint: None,
             count: None,
             read: None,
             pattern: None,
@@ -1061,6 +1066,7 @@ impl From<WorkloadSpec> for RawWorkload {
                 r.bgwriter_lru_multiplier = (bg
                     && p.bgwriter_lru_multiplier != d.bgwriter_lru_multiplier)
                     .then_some(p.bgwriter_lru_multiplier);
+                r.shutdown_checkpoint = p.shutdown_checkpoint.then_some(true);
             }
             WorkloadKind::Dd(d) => {
                 r.bs = Some(d.bs);
