@@ -513,6 +513,10 @@ pub struct DeviceConfig {
     /// by PTEs, as before this option.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pmd_mappings: bool,
+    /// Filesystem device: readahead folios stay locked until their read
+    /// completes (`crate::readahead::read_lock`). Off: until the batch ends.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ra_lock_until_read: bool,
 }
 
 /// Default block-layer request queue depth (`BLKDEV_DEFAULT_RQ`).
@@ -530,6 +534,7 @@ impl DeviceConfig {
             queue_depth: None,
             large_folios: false,
             pmd_mappings: false,
+            ra_lock_until_read: false,
         }
     }
 
