@@ -513,8 +513,9 @@ pub struct DeviceConfig {
     /// by PTEs, as before this option.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pmd_mappings: bool,
-    /// Filesystem device: readahead folios stay locked until their read
-    /// completes (`crate::readahead::read_lock`). Off: until the batch ends.
+    /// Filesystem device (ignored for swap): readahead folios stay locked
+    /// until their read completes (`crate::readahead::read_lock`). Off:
+    /// until the batch ends.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ra_lock_until_read: bool,
 }
