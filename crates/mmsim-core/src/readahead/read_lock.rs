@@ -96,7 +96,7 @@ impl Sim {
     /// cache. Under `ra_lock_until_read` every readahead folio; otherwise
     /// only the order-0 loop's (`batch`), which are listed for
     /// [`Sim::ra_batch_end`].
-    #[inline(always)]
+    #[inline]
     pub(crate) fn ra_lock_folio(&mut self, f: FolioId, batch: bool) {
         if self.cfg.fs.ra_lock_until_read {
             self.folios[f].gen_refs |= GEN_REFS_RA_LOCKED;
@@ -117,17 +117,10 @@ impl Sim {
     /// `read_pages()` submitted pages `[start, start + nr)` of `file`,
     /// read by `done`: under `ra_lock_until_read` their folios stay locked
     /// until then.
-    #[inline(always)]
     pub(crate) fn ra_read_submitted(&mut self, file: FileId, start: u32, nr: u32, done: u64) {
-        if self.cfg.fs.ra_lock_until_read {
-            self.ra_read_queue(file, start, nr, done);
+        if !self.cfg.fs.ra_lock_until_read || nr == 0 {
+            return;
         }
-    }
-
-    /// [`Sim::ra_read_submitted`] under the option, out of line (the
-    /// default's miss path keeps only the test).
-    #[inline(never)]
-    fn ra_read_queue(&mut self, file: FileId, start: u32, nr: u32, done: u64) {
         self.ra_unlock_completed();
         self.ra_reads.push(RaRead {
             done,
@@ -162,20 +155,8 @@ impl Sim {
     /// progress). v6.12 `shrink_folio_list` then takes `goto keep` (back to
     /// its LRU list, before `sc->nr_scanned` counts it; its isolation was
     /// counted in `pgscan_*`).
-    ///
-    /// Without the option, outside a batch (always, but for the reclaim
-    /// inside one), the answer is no without looking at the folio.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn ra_locked(&mut self, f: FolioId) -> bool {
-        if self.ra_locked_batch.is_empty() && !self.cfg.fs.ra_lock_until_read {
-            return false;
-        }
-        self.ra_locked_bit(f)
-    }
-
-    /// [`Sim::ra_locked`] past its quick test.
-    #[inline(never)]
-    fn ra_locked_bit(&mut self, f: FolioId) -> bool {
         if self.folios[f].gen_refs & GEN_REFS_RA_LOCKED == 0 {
             return false;
         }
