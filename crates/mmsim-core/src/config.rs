@@ -516,6 +516,11 @@ pub struct DeviceConfig {
     /// Filesystem device: ext4's buffer heads on written folios, charged (`crate::kmem::buffer_head`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub buffer_heads: bool,
+    /// Filesystem device (ignored for swap): readahead folios stay locked
+    /// until their read completes (`crate::readahead::read_lock`). Off:
+    /// until the batch ends.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ra_lock_until_read: bool,
 }
 
 /// Default block-layer request queue depth (`BLKDEV_DEFAULT_RQ`).
@@ -534,6 +539,7 @@ impl DeviceConfig {
             large_folios: false,
             pmd_mappings: false,
             buffer_heads: false,
+            ra_lock_until_read: false,
         }
     }
 

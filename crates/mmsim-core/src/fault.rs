@@ -657,7 +657,9 @@ impl Sim {
         let slot = self.files[file as usize].slot(findex);
         if let Some(f) = slot_folio(slot) {
             self.advance(self.cost.minor_fault_ns);
-            let pending = self.inflight_until(RaOwner::Vma(vma), findex);
+            let pending = self
+                .inflight_until(RaOwner::Vma(vma), findex)
+                .max(self.ra_read_pending(f));
             self.do_async_mmap_readahead(vma, file, f, findex);
             if self.clock < pending {
                 self.io_wait(pending, false);
@@ -719,7 +721,7 @@ impl Sim {
             };
             let in_flight = (ra.inflight_start..ra.inflight_end).contains(&page)
                 && self.clock < ra.inflight_done;
-            if self.folios[f].test(flags::READAHEAD) || in_flight {
+            if self.folios[f].test(flags::READAHEAD) || in_flight || self.ra_locked(f) {
                 continue;
             }
             if !self.folios[f].test(flags::WORKINGSET) {

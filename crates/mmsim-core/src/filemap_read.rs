@@ -20,7 +20,7 @@
 use crate::event::FileId;
 use crate::fault::FOLIO_BATCH;
 use crate::mem::filemap::slot_folio;
-use crate::mem::folio::{flags, NIL};
+use crate::mem::folio::{flags, GEN_REFS_RA_LOCKED, NIL};
 use crate::readahead::{FileRaState, RaOwner};
 use crate::sim::{Policy, Sim};
 
@@ -79,7 +79,10 @@ impl Sim {
         };
         let in_flight =
             index >= ra.inflight_start && index < ra.inflight_end && self.clock < ra.inflight_done;
-        if in_flight || self.folios[f].test(flags::READAHEAD) {
+        // A locked readahead folio (`crate::readahead::read_lock`) is
+        // waited for on the slow path.
+        let folio = &self.folios[f];
+        if in_flight || folio.test(flags::READAHEAD) || folio.gen_refs & GEN_REFS_RA_LOCKED != 0 {
             return false;
         }
         // `pos_same_folio`: for an order-0 folio, its own page.
@@ -132,7 +135,10 @@ impl Sim {
                 self.wait_readahead(done);
             }
             let lastp = pos + n - 1;
-            let pending = self.inflight_until(owner, lastp);
+            let mut pending = self.inflight_until(owner, lastp);
+            if self.cfg.fs.ra_lock_until_read {
+                pending = pending.max(self.ra_batch_pending(file, pos, n));
+            }
             let lastf = slot_folio(self.files[file as usize].slot(lastp)).unwrap_or(NIL);
             if lastf != NIL && self.folios[lastf].test(flags::READAHEAD) {
                 // filemap_readahead(): from the marked folio's first page.

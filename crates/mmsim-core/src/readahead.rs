@@ -756,7 +756,7 @@ impl Sim {
             run += 1u64 << order;
             index += 1u32 << order;
         }
-        let done = self.submit_ra_run(&mut run, &mut workingset);
+        let done = self.submit_ra_run(file, index, &mut run, &mut workingset);
         if !err {
             return done;
         }
@@ -792,6 +792,7 @@ impl Sim {
         } else {
             self.filemap_add_large_folio(file, index, order, false)?
         };
+        self.ra_lock_folio(f, false);
         if index == mark & !(n - 1) {
             self.folios[f].set(flags::READAHEAD);
         }
@@ -884,11 +885,12 @@ impl Sim {
             else {
                 return 0;
             };
+            self.ra_lock_folio(f, false);
             if lookahead == 1 {
                 self.folios[f].set(flags::READAHEAD);
             }
             let mut workingset = self.folios[f].test(flags::WORKINGSET);
-            return self.submit_ra_run(&mut 1, &mut workingset);
+            return self.submit_ra_run(file, index + 1, &mut 1, &mut workingset);
         }
         self.ra_loop(file, index, nr, lookahead)
     }
@@ -900,17 +902,19 @@ impl Sim {
         let mut run = 0u64;
         let mut workingset = false;
         let gfp = self.readahead_gfp();
+        // The page after the last one added: the end of the run in progress.
+        let mut next = index;
         for i in 0..nr {
             let page = index + i;
             let slot = self.files[file as usize].slot(page);
             if slot & SLOT_FOLIO != 0 {
-                done = done.max(self.submit_ra_run(&mut run, &mut workingset));
+                done = done.max(self.submit_ra_run(file, page, &mut run, &mut workingset));
                 continue;
             }
             let f = match self.ra_add_order0(file, page, slot, gfp) {
                 read_pages::RaAdd::Added(f) => f,
                 read_pages::RaAdd::Skip => {
-                    done = done.max(self.submit_ra_run(&mut run, &mut workingset));
+                    done = done.max(self.submit_ra_run(file, page, &mut run, &mut workingset));
                     continue;
                 }
                 read_pages::RaAdd::Stop => break,
@@ -921,17 +925,27 @@ impl Sim {
             }
             workingset |= self.folios[f].test(flags::WORKINGSET);
             run += 1;
+            next = page + 1;
         }
-        let done = done.max(self.submit_ra_run(&mut run, &mut workingset));
-        self.ra_locked.clear();
+        let done = done.max(self.submit_ra_run(file, next, &mut run, &mut workingset));
+        self.ra_batch_end();
         done
     }
 
-    /// `read_pages()`: submits one read of `run` pages. A run containing a
+    /// `read_pages()`: submits one read of `run` pages of `file`, the
+    /// pages before `end`. A run containing a
     /// workingset page is a memstall while it is submitted, and the reader's
     /// wait for it is one too (`folio_wait_bit_common`); the caller decides
-    /// whether it waits, so the flag is only reset here.
-    fn submit_ra_run(&mut self, run: &mut u64, workingset: &mut bool) -> u64 {
+    /// whether it waits, so the flag is only reset here. Its folios stay
+    /// locked until it completes ([`read_lock`], under
+    /// `machine.fs.ra_lock_until_read`).
+    fn submit_ra_run(
+        &mut self,
+        file: FileId,
+        end: u32,
+        run: &mut u64,
+        workingset: &mut bool,
+    ) -> u64 {
         if *run == 0 {
             return 0;
         }
@@ -939,6 +953,7 @@ impl Sim {
         self.count_vm_events(PGPGIN, 4 * *run);
         self.advance(self.cost.major_fault_ns);
         let done = self.fs.read(self.clock, *run);
+        self.ra_read_submitted(file, end - *run as u32, *run as u32, done);
         self.ra_workingset |= *workingset;
         *run = 0;
         *workingset = false;
@@ -1071,4 +1086,5 @@ impl crate::config::MachineConfig {
     }
 }
 
+pub(crate) mod read_lock;
 pub(crate) mod read_pages;

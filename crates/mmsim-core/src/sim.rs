@@ -266,8 +266,12 @@ pub struct Sim {
     pub(crate) ra_workingset: bool,
     /// The folios the order-0 readahead batch in progress added: locked
     /// until read in the kernel, so reclaim keeps them
-    /// (`crate::readahead::read_pages`); empty outside a batch.
-    pub(crate) ra_locked: Vec<FolioId>,
+    /// (`crate::readahead::read_pages`); empty outside a batch, and always
+    /// under `machine.fs.ra_lock_until_read` (`crate::readahead::read_lock`).
+    pub(crate) ra_locked_batch: Vec<FolioId>,
+    /// The readahead reads in flight under `machine.fs.ra_lock_until_read`,
+    /// by completion time (`crate::readahead::read_lock`).
+    pub(crate) ra_reads: crate::readahead::read_lock::RaReads,
     /// Dirty file pages (`NR_FILE_DIRTY`).
     pub(crate) nr_dirty: u64,
     /// Folios with PG_swapcache (`NR_SWAPCACHE`, per folio): see `crate::swapfile`.

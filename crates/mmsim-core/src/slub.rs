@@ -26,10 +26,14 @@
 //! `task_struct`, as the host's /proc/slabinfo shows (2 CPUs:
 //! `objperslab` 14 and 5, `pagesperslab` 2 and 8).
 //!
-//! * `allocate_slab` → `alloc_slab_page` (v6.12): the cache's order tried
-//!   first with `__GFP_NORETRY` and without `__GFP_RECLAIM` (no reclaim,
-//!   no kswapd wakeup), then the minimum order (`s->min`: `get_order(size)`)
-//!   with the caller's flags. Each try has its kernel mask
+//! * `allocate_slab` → `alloc_slab_page` (v6.12): the cache's order (`s->oo`)
+//!   tried first with `__GFP_NORETRY | __GFP_NOWARN`, and without
+//!   `__GFP_RECLAIM` (no reclaim, no kswapd wakeup) only when the caller
+//!   may reclaim directly and `s->oo` is above `s->min`; then the minimum
+//!   order (`s->min`: `get_order(size)`) with the caller's flags. A first
+//!   try that keeps `__GFP_KSWAPD_RECLAIM` (`radix_tree_node`'s
+//!   `GFP_NOWAIT`, or any cache whose `s->oo` is its `s->min`) wakes kswapd
+//!   at its own order. Each try has its kernel mask
 //!   ([`allocate_slab_gfp`]: the caller's, `s->allocflags`), which a
 //!   kswapd wakeup prints. Order-0 pages come through the per-CPU list
 //!   of their type (`rmqueue_pcplist`), larger orders from the zone
@@ -51,10 +55,7 @@
 //! update, where mmsim cannot reclaim): below the low mark kswapd is woken
 //! as the kernel's allocation would, and with no free page at all the
 //! slab has no frame (counted in `frameless`); objects are not placed at
-//! offsets (only counts per slab matter to the page allocator). The first
-//! try never wakes kswapd, though `radix_tree_node`'s (`xas_alloc`'s
-//! `GFP_NOWAIT`: no `__GFP_DIRECT_RECLAIM`, so the kernel keeps
-//! `__GFP_KSWAPD_RECLAIM`) may wake it at order 1 in the kernel; the
+//! offsets (only counts per slab matter to the page allocator). The
 //! fallback's wakeup is at order 0 and ZONE_MOVABLE (`Sim::wakeup_kswapd`),
 //! where the kernel's is at the minimum order (1 for `task_struct`) and
 //! ZONE_NORMAL. Only the printed mask is the kernel's.
@@ -391,12 +392,11 @@ impl Sim {
         let s = self.slub_cache(c);
         let (order, min_order, mt, size) = (s.order, s.min_order, s.mt, s.size);
         let (first, fallback) = allocate_slab_gfp(c.caller_gfp(), s.allocflags, order, min_order);
-        let mut got = None;
-        if order > min_order {
-            // `alloc_slab_page`'s `mm_page_alloc`, a failed attempt's too.
-            let p = self.slab_take_pages(order, mt, false, first);
-            got = self.traced_alloc(p, order as u8, first).map(|p| (p, order));
-        }
+        // The first try is made at `s->oo` whatever its order (at the
+        // minimum too: `oo == s->min` keeps the caller's reclaim bits);
+        // `alloc_slab_page`'s `mm_page_alloc`, a failed attempt's too.
+        let p = self.slab_take_pages(order, mt, false, first);
+        let mut got = self.traced_alloc(p, order as u8, first).map(|p| (p, order));
         if got.is_none() {
             let p = self.slab_take_pages(min_order, mt, true, fallback);
             got = self
@@ -435,20 +435,28 @@ impl Sim {
 
     /// `alloc_slab_page` → `alloc_pages_node` of `order` pages of `mt`
     /// without reclaim (see the module): order 0 through the per-CPU list
-    /// of `mt`, larger orders from the zone; `kswapd` is whether the
-    /// allocation may wake kswapd (`__GFP_KSWAPD_RECLAIM`: not at the
-    /// cache's own order), `gfp` the mask its wakeup prints. None when the
-    /// node's free pages (above the min mark for the first try, any for the
-    /// last) or the zone's lists have no room.
+    /// of `mt`, larger orders from the zone. `last` is the fallback try
+    /// (any free page will do; the first try needs the node above its min
+    /// mark). Whether the allocation may wake kswapd is its mask's
+    /// `__GFP_KSWAPD_RECLAIM` (v6.12 `alloc_flags_nofragment`'s
+    /// `ALLOC_KSWAPD`, which `rmqueue`'s boost wakeup tests too): the first
+    /// try of `radix_tree_node` (`GFP_NOWAIT`) keeps it and wakes kswapd at
+    /// the cache's order (`wakeup_kswapd(zone, gfp, order, …)` with the
+    /// mask's `gfp_zone`), `task_struct`'s (`GFP_KERNEL` above its minimum
+    /// order) lost it with `__GFP_RECLAIM`; the fallback's wakeup is at
+    /// order 0 and ZONE_MOVABLE (the module's departure). `gfp` is the mask
+    /// the wakeup prints. None when the node's free pages or the zone's
+    /// lists have no room.
     fn slab_take_pages(
         &mut self,
         order: u32,
         mt: MigrateType,
-        kswapd: bool,
+        last: bool,
         gfp: Gfp,
     ) -> Option<u64> {
         let n = 1u64 << order;
-        let floor = if kswapd { 0 } else { self.node.wmark_min };
+        let kswapd = gfp & gfp::__GFP_KSWAPD_RECLAIM != 0;
+        let floor = if last { 0 } else { self.node.wmark_min };
         if self.node.free < n || self.node.free - n < floor {
             return None;
         }
@@ -469,7 +477,11 @@ impl Sim {
         self.node.free -= n;
         self.count_vm_events(crate::stats::item::PGALLOC_NORMAL, n);
         if kswapd && self.node.free <= self.node.wmark_low {
-            self.wakeup_kswapd(gfp);
+            if last {
+                self.wakeup_kswapd(gfp);
+            } else {
+                self.wakeup_kswapd_zone(order, gfp::gfp_zone(gfp), gfp);
+            }
         }
         Some(pfn)
     }

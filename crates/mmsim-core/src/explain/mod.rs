@@ -369,7 +369,8 @@ impl Sim {
                     // MGLRU's bits only: bit 7 (`GEN_REFS_MAYWRITE`, the
                     // writable mark of a read swap-in) is not told, so a
                     // fork clearing it is no change of the page's state.
-                    gen_refs: fo.gen_refs & !GEN_REFS_MAYWRITE,
+                    gen_refs: fo.gen_refs
+                        & !(GEN_REFS_MAYWRITE | crate::mem::folio::GEN_REFS_RA_LOCKED),
                 }
             }
             None => PageState::default(),

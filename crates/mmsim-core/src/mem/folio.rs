@@ -323,6 +323,12 @@ impl Folio {
 /// folio-wide shared mark fork keeps is per folio already, so the two agree.
 pub(crate) const GEN_REFS_MAYWRITE: u8 = 1 << 7;
 
+/// [`Folio::gen_refs`] bit 6: PG_locked of a readahead folio whose read
+/// has not completed (`crate::readahead::read_lock`). Not MGLRU's (the
+/// MGLRU code keeps bits 5–7 as they are); cleared with the folio's other
+/// fields when it is freed, moved with `gen_refs` by a migration.
+pub(crate) const GEN_REFS_RA_LOCKED: u8 = 1 << 6;
+
 /// The links of a folio on its LRU list: [prev (towards the head), next (towards the tail)].
 pub(crate) type Links = [FolioId; 2];
 

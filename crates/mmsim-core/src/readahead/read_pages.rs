@@ -24,15 +24,25 @@
 //! inside the batch (its later pages' charges and allocations; the
 //! reclaimer's `lru_add_drain()` puts them on the LRU) cannot take them:
 //! `shrink_folio_list`'s `folio_trylock()` fails and the folio is kept
-//! ([`Sim::ra_locked`], v6.12 and v4.9 alike). mmsim holds them only until the
-//! batch ends, not until the read's completion time (departure).
+//! ([`Sim::ra_locked`], v6.12 and v4.9 alike). By default mmsim holds them
+//! only until the batch ends; `machine.fs.ra_lock_until_read` holds them,
+//! and every other readahead folio, until the read's completion time
+//! ([`super::read_lock`]).
 //!
 //! [`crate::sim::ClassicRules::readahead_charge_skips`] picks the v4.9
 //! rule under the `scanned-rotated` policy. Departure kept: v4.9 allocated
 //! every page of the batch before charging any; mmsim allocates and
 //! charges page by page (so a charge's reclaim may precede a later page's
-//! allocation). MGLRU v6.1 (which stands for 6.1–6.11, across the change)
-//! keeps the v6.10 rule.
+//! allocation).
+//!
+//! **Which rule MGLRU `v6.1` follows.** The MGLRU `v6.1` variant
+//! (`policy.mglru_version = "v6.1"`) stands for kernels 6.1 to 6.11, and
+//! the change to a failed charge came in v6.10 (Liu Shixin's "break
+//! read-ahead loop if filemap_add_folio return -ENOMEM"): 6.1–6.9 skipped
+//! the page and went on, 6.10 and 6.11 end the batch. mmsim's `v6.1`
+//! follows the v6.10+ rule (ends the batch; `readahead_charge_skips` is a
+//! `scanned-rotated` rule only), so for 6.1–6.9 a readahead batch in a
+//! full group reads fewer pages and reclaims less than those kernels did.
 
 use crate::gfp::Gfp;
 use crate::mem::folio::FolioId;
@@ -69,17 +79,7 @@ impl Sim {
             };
         };
         let f = self.filemap_insert_folio(f, file, index, slot, false);
-        self.ra_locked.push(f);
+        self.ra_lock_folio(f, true);
         RaAdd::Added(f)
-    }
-
-    /// Whether `f` is a folio the readahead batch in progress added, which
-    /// the kernel holds locked until its read completes: v6.12
-    /// `shrink_folio_list` then fails `folio_trylock()` and takes `goto keep`
-    /// (back to its LRU list, before `sc->nr_scanned` counts it; its
-    /// isolation was counted in `pgscan_*`).
-    #[inline]
-    pub(crate) fn ra_locked(&self, f: FolioId) -> bool {
-        !self.ra_locked.is_empty() && self.ra_locked.contains(&f)
     }
 }

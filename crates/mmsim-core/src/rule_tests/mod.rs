@@ -107,6 +107,7 @@ mod pcp_high;
 mod pcp_order;
 mod pgdat_dirty;
 mod readahead;
+mod readahead_lock;
 mod readahead_skip;
 mod reclaim_mark;
 mod reclaim_throttle;

@@ -62,13 +62,29 @@ fn allocate_slab_masks_of_the_modelled_caches() {
 /// nothing freed back): an order-1 slab's first try finds no room above the
 /// min mark, an order-0 page finds the low mark.
 fn low_machine() -> Sim {
+    let mut s = slab_machine();
+    let min = s.node.wmark_min;
+    hold_free_at(&mut s, min + 1);
+    trace_on(&mut s);
+    s
+}
+
+/// The 256 MiB machine of [`low_machine`] before its free pages are held
+/// down.
+fn slab_machine() -> Sim {
     let mut s = machine(PolicyName::Cost, 1 << 16, None);
     s.cfg.kmem_accounting = true;
     s.cfg.slab_frames = true;
     s.kmem = Some(Box::new(Kmem::new(true, s.cfg.cpus)));
     s.phys.drain_pages();
-    let min = s.node.wmark_min;
-    hold_free_at(&mut s, min + 1);
+    s
+}
+
+/// [`slab_machine`] with its free pages held at the low mark, traced.
+fn at_low_mark() -> Sim {
+    let mut s = slab_machine();
+    let low = s.node.wmark_low;
+    hold_free_at(&mut s, low);
     trace_on(&mut s);
     s
 }
@@ -116,6 +132,42 @@ fn a_kernel_stack_page_at_the_low_mark_wakes_kswapd_with_the_vmalloc_mask() {
     let mut s = low_machine();
     // One free page: the order-1 fallback of task_struct finds none.
     hold_free_at(&mut s, 1);
+    s.add_task("t");
+    s.kmem_charge_tasks();
+    assert_eq!(
+        lines(&mut s),
+        [
+            "Task(0) vmscan:mm_vmscan_wakeup_kswapd: nid=0 order=0 \
+             gfp_flags=GFP_KERNEL|__GFP_HIGHMEM|__GFP_NOWARN|__GFP_ZERO",
+            "Kswapd vmscan:mm_vmscan_kswapd_wake: nid=0 order=0",
+        ]
+    );
+}
+
+/// v6.12 `allocate_slab`: `radix_tree_node`'s first try (order 1 above its
+/// minimum 0) keeps `__GFP_KSWAPD_RECLAIM` (`xas_alloc`'s `GFP_NOWAIT` has
+/// no `__GFP_DIRECT_RECLAIM`, so `__GFP_RECLAIM` is not stripped): with the
+/// node's free pages at the low mark it succeeds above the min mark and
+/// wakes kswapd at order 1 with the first try's mask
+/// (`__GFP_NORETRY` added). `task_struct`'s first try (`GFP_KERNEL`, order
+/// 3 above its minimum 1) lost `__GFP_RECLAIM` and wakes nobody: its
+/// task's only wakeup is its kernel stack's order-0 page.
+#[test]
+fn an_xarray_node_slabs_first_try_wakes_kswapd_at_its_order() {
+    let mut s = at_low_mark();
+    let low = s.node.wmark_low;
+    s.kmem_slot_changed(0, 0, 0, 2);
+    s.kmem_slot_changed(0, 1, 0, 2);
+    assert_eq!(s.node.free, low - 2);
+    assert_eq!(
+        lines(&mut s),
+        [
+            "Task(0) vmscan:mm_vmscan_wakeup_kswapd: nid=0 order=1 \
+             gfp_flags=GFP_NOWAIT|__GFP_NOWARN|__GFP_NORETRY|__GFP_COMP|__GFP_RECLAIMABLE",
+            "Kswapd vmscan:mm_vmscan_kswapd_wake: nid=0 order=0",
+        ]
+    );
+    let mut s = at_low_mark();
     s.add_task("t");
     s.kmem_charge_tasks();
     assert_eq!(
