@@ -358,7 +358,7 @@ impl Sim {
     /// read) and updates that state.
     pub(crate) fn do_swap_page(&mut self, vma: VmaId, index: u32, slot: u32, write: bool) {
         let swap = self.swap.as_mut().expect("swap PTE without a swap device");
-        let sv = swap.slots[slot as usize];
+        let sv = swap.slot(slot);
         if let Some(f) = slot_folio(sv) {
             self.advance(self.cost.minor_fault_ns);
             self.swap_update_readahead(vma, index, f);
@@ -401,7 +401,7 @@ impl Sim {
             if self.tasks[task].dead {
                 return;
             }
-            if self.swap.as_ref().unwrap().slots[slot as usize] != SLOT_FOLIO | f {
+            if self.swap.as_ref().unwrap().slot(slot) != SLOT_FOLIO | f {
                 return self.swapin_folio_lost(vma, index, slot, write, ra, ws);
             }
             ra
@@ -431,7 +431,7 @@ impl Sim {
         let Some(swap) = self.swap.as_ref() else {
             return Some(SwapRead::Nothing);
         };
-        let sv = swap.slots[slot as usize];
+        let sv = swap.slot(slot);
         if slot_folio(sv).is_some() {
             return Some(SwapRead::Nothing);
         }
@@ -474,7 +474,7 @@ impl Sim {
             return None;
         }
         self.folios[f].swap = slot + 1;
-        self.swap.as_mut().unwrap().slots[slot as usize] = SLOT_FOLIO | f;
+        *self.swap.as_mut().unwrap().slot_mut(slot) = SLOT_FOLIO | f;
         self.swapin_content(f, slot);
         self.workingset_refault(f, shadow);
         self.folio_add_lru(f);

@@ -169,7 +169,7 @@ impl Sim {
         if fo.order() == 0 && self.fork.is_none() {
             let slot = fo.swap - 1;
             if self.vmas[fo.space as usize].pte(fo.index) == fo.swap {
-                self.swap.as_mut().unwrap().slots[slot as usize] = v;
+                *self.swap.as_mut().unwrap().slot_mut(slot) = v;
             } else {
                 self.swap_free_of(f, slot);
             }

@@ -527,16 +527,22 @@ impl FolioArena {
 
     /// The list tag of folio `id` ([`LruList`] as u8, an MGLRU list's
     /// tag, or [`NO_LIST`]); written by `crate::mem::list`'s operations.
-    #[inline]
+    /// Unchecked as [`FolioArena::slot`]: `lru` grows with `slots`.
+    #[inline(always)]
     pub(crate) fn lru(&self, id: FolioId) -> u8 {
-        self.lru[id as usize]
+        let i = self.checked_id(id);
+        // SAFETY: `checked_id`: `i < self.slots.len() == self.lru.len()`.
+        unsafe { *self.lru.get_unchecked(i) }
     }
 
     /// Sets the list tag of folio `id` (the list operations, and a
-    /// migration's destination taking its source's place).
-    #[inline]
+    /// migration's destination taking its source's place); unchecked as
+    /// [`FolioArena::lru`].
+    #[inline(always)]
     pub(crate) fn set_lru(&mut self, id: FolioId, tag: u8) {
-        self.lru[id as usize] = tag;
+        let i = self.checked_id(id);
+        // SAFETY: `checked_id`: `i < self.slots.len() == self.lru.len()`.
+        unsafe { *self.lru.get_unchecked_mut(i) = tag }
     }
 
     /// `folio_memcg`: the memory cgroup folio `id` is charged to (0, the
@@ -633,14 +639,14 @@ impl FolioArena {
         unsafe { self.links.get_unchecked_mut(i) }
     }
 
-    /// `id` as an index of `slots` and `links`, which it is below by the
+    /// `id` as an index of `slots`, `links` and `lru`, which it is below by the
     /// arena's invariant: ids come only from [`FolioArena::alloc`] (or a
     /// test's id it handed out), which returns an index of a slot that
     /// exists, and the arena never shrinks (no slot is ever removed: a
     /// freed id goes on the free list and its slot stays), so every id
     /// any part of the machine holds — in a PTE, a page-cache or swap
     /// slot, a list link, a batch — stays below `slots.len()`, and
-    /// `links.len() == slots.len()` as both grow together
+    /// `links.len() == lru.len() == slots.len()` as the three grow together
     /// (`grow`, `permute_ids`). [`NIL`] is never an index: every link
     /// walk tests it first.
     ///
@@ -654,7 +660,9 @@ impl FolioArena {
         let i = id as usize;
         #[cfg(any(test, debug_assertions))]
         assert!(
-            i < self.slots.len() && self.links.len() == self.slots.len(),
+            i < self.slots.len()
+                && self.links.len() == self.slots.len()
+                && self.lru.len() == self.slots.len(),
             "folio id {id} outside the arena ({} slots)",
             self.slots.len()
         );
@@ -689,12 +697,12 @@ impl FolioArena {
         self.links(id)[0]
     }
 
-    /// Prefetches folio `id` (a hint; no effect on state).
+    /// Prefetches folio `id` (a hint; no effect on state). The slot's
+    /// address is computed without a bounds check: a prefetch never faults,
+    /// so an id past the arena ([`NIL`]) prefetches a line nothing reads.
     #[inline]
     pub(crate) fn prefetch(&self, id: FolioId) {
-        if let Some(f) = self.slots.get(id as usize) {
-            crate::sim::prefetch(f as *const Folio as *const u8);
-        }
+        crate::sim::prefetch(self.slots.as_ptr().wrapping_add(id as usize) as *const u8);
     }
 
     /// Whether `id` is a live folio (for invariant checks).
@@ -777,6 +785,20 @@ mod tests {
         a.alloc(1, 2, 0, 0);
         a.alloc(1, 3, 0, 0);
         a.links_mut(3)[0] = 0;
+    }
+
+    /// The list tag reads and writes without a bounds check outside tests
+    /// (speed18c) and keeps it in them: a tag set on an id the arena
+    /// handed out reads back, one past the end panics.
+    #[test]
+    #[should_panic(expected = "folio id 2 outside the arena (2 slots)")]
+    fn a_list_tag_past_the_arena_panics_in_tests() {
+        let mut a = FolioArena::with_capacity(16);
+        a.alloc(1, 2, 0, 0);
+        let y = a.alloc(1, 3, 0, 0);
+        a.set_lru(y, 3);
+        assert_eq!((a.lru(0), a.lru(y)), (NO_LIST, 3));
+        a.set_lru(y + 1, 3);
     }
 
     /// The test mode hands out every free id exactly once, not in order,

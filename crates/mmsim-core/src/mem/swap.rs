@@ -101,6 +101,50 @@ impl SwapDevice {
         (self.slots.len() - 1) as u32
     }
 
+    /// The word of slot `slot` (a swap-cache folio, a shadow, 0), read
+    /// without the bounds check outside debug builds and the crate's tests:
+    /// see [`SwapDevice::checked_slot`].
+    #[inline(always)]
+    pub(crate) fn slot(&self, slot: u32) -> u32 {
+        let i = self.checked_slot(slot);
+        // SAFETY: `checked_slot`: every slot the caller holds is below `slots.len()`.
+        unsafe { *self.slots.get_unchecked(i) }
+    }
+
+    /// The word of slot `slot` to write (unchecked as [`SwapDevice::slot`]).
+    #[inline(always)]
+    pub(crate) fn slot_mut(&mut self, slot: u32) -> &mut u32 {
+        let i = self.checked_slot(slot);
+        // SAFETY: as [`SwapDevice::slot`].
+        unsafe { self.slots.get_unchecked_mut(i) }
+    }
+
+    /// `slot` as an index of `slots`, which it is below when the caller
+    /// took it from a PTE's swap entry (`slot + 1`) or a swap-cache folio's
+    /// `swap` (`slot + 1`): both hold only slot numbers that
+    /// [`SwapDevice::alloc`] or [`SwapDevice::alloc_contig`] returned, each
+    /// the index of a slot it pushed first (`push_slot`) or of one on the
+    /// free-slot stack (a slot pushed earlier); `slots` never shrinks and
+    /// a machine's swap device is never replaced, so such a number stays
+    /// below `slots.len()` (the kernel's `swp_offset` of an entry it
+    /// allocated is below `si->max` likewise). The free-slot stack's own
+    /// reads (`alloc`, `push_free`) keep their checks. Debug builds and the
+    /// crate's tests (`cfg(test)`, release included) check, so a broken
+    /// invariant panics there instead of reading past the array. Issue #18
+    /// item 1: the swap fault, the swap-out and the shadow store each index
+    /// a slot once per page.
+    #[inline(always)]
+    fn checked_slot(&self, slot: u32) -> usize {
+        let i = slot as usize;
+        #[cfg(any(test, debug_assertions))]
+        assert!(
+            i < self.slots.len(),
+            "swap slot {slot} outside the device's {} slots in use",
+            self.slots.len()
+        );
+        i
+    }
+
     /// Puts free slot `slot` on top of the free-slot stack.
     #[inline(always)]
     fn push_free(&mut self, slot: u32) {
@@ -266,5 +310,26 @@ impl SwapDevice {
         self.slots.capacity() * 4
             + self.owner.capacity() * std::mem::size_of::<MemcgId>()
             + self.zeromap.capacity() * 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::DeviceKind;
+
+    /// The slot word, read and written without a bounds check outside
+    /// tests, keeps the check in them: the slots `alloc` returned read back
+    /// what was written; one past the slots in use (inside the array's
+    /// spare capacity, where an unchecked read would not fail) panics.
+    #[test]
+    #[should_panic(expected = "swap slot 2 outside the device's 2 slots in use")]
+    fn a_slot_past_the_device_panics_in_tests() {
+        let mut d = SwapDevice::new(&DeviceConfig::of(DeviceKind::Ssd), 64);
+        let (a, b) = (d.alloc(0).unwrap(), d.alloc(0).unwrap());
+        *d.slot_mut(b) = 7;
+        assert_eq!((a, b, d.slot(a), d.slot(b)), (0, 1, 0, 7));
+        assert!(d.slots.capacity() > 2);
+        let _ = d.slot(b + 1);
     }
 }

@@ -122,10 +122,23 @@ impl Sim {
         None
     }
 
+    /// First stage: the address of the PTE or page-cache slot an event
+    /// will read. Only the VMA or file is looked up with a bounds check
+    /// (its table is read); the slot's address is computed without one, as
+    /// a prefetch never faults: an index past the table (a page not touched
+    /// yet) prefetches a line nothing reads, a hint with no effect on state.
     #[inline]
     fn prefetch_slot(&self, ev: &Event) {
-        if let Some((p, _)) = self.slot_ref(ev) {
-            prefetch(p as *const u32 as *const u8);
+        if let Event::Access { vma, index, .. } = *ev {
+            if let Some(v) = self.vmas.get(vma as usize) {
+                prefetch(v.ptes.as_ptr().wrapping_add(index as usize) as *const u8);
+            }
+        } else if let Event::FileRead { file, index, .. } | Event::FileWrite { file, index, .. } =
+            *ev
+        {
+            if let Some(fo) = self.files.get(file as usize) {
+                prefetch(fo.slots.as_ptr().wrapping_add(index as usize) as *const u8);
+            }
         }
     }
 
@@ -146,9 +159,8 @@ impl Sim {
             self.folios.prefetch(f);
         } else if v != 0 && pte {
             if let Some(swap) = self.swap.as_ref() {
-                if let Some(slot) = swap.slots.get((v - 1) as usize) {
-                    prefetch(slot as *const u32 as *const u8);
-                }
+                // An address only (see `prefetch_slot`): no bounds check.
+                prefetch(swap.slots.as_ptr().wrapping_add((v - 1) as usize) as *const u8);
                 if let Some(owner) = swap.owner_ref(v - 1) {
                     prefetch(owner as *const crate::memcg::MemcgId as *const u8);
                 }

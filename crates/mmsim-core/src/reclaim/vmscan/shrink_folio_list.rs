@@ -224,7 +224,7 @@ impl Sim {
                 }
                 return Fate::Activate;
             };
-            self.swap.as_mut().unwrap().slots[slot as usize] = SLOT_FOLIO | f;
+            *self.swap.as_mut().unwrap().slot_mut(slot) = SLOT_FOLIO | f;
             let fo = &mut self.folios[f];
             fo.swap = slot + 1;
             fo.set(flags::SWAPCACHE | flags::DIRTY);

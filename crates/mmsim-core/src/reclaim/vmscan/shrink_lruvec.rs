@@ -115,19 +115,21 @@ impl Sim {
     #[inline]
     pub(crate) fn prefetch_reclaim(&self, f: FolioId) {
         let fo = &self.folios[f];
+        // The slot's address without a bounds check on the slot array (a
+        // prefetch never faults; see `Sim::prefetch_slot`).
         let p = if fo.is_file() {
             self.files
                 .get(fo.space as usize)
-                .and_then(|file| file.slots.get(fo.index as usize))
+                .map(|file| file.slots.as_ptr().wrapping_add(fo.index as usize))
         } else if fo.mapcount > 0 {
             self.vmas
                 .get(fo.space as usize)
-                .and_then(|v| v.ptes.get(fo.index as usize))
+                .map(|v| v.ptes.as_ptr().wrapping_add(fo.index as usize))
         } else {
             None
         };
         if let Some(p) = p {
-            crate::sim::prefetch(p as *const u32 as *const u8);
+            crate::sim::prefetch(p as *const u8);
         }
     }
 
