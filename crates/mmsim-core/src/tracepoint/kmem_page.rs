@@ -169,7 +169,7 @@ impl Sim {
         gfp: Gfp,
     ) -> crate::mem::folio::FolioId {
         let f = self.alloc_order0_folio(sp, i, fl);
-        if self.tp.is_some() && gfp == 1 {
+        if self.tp.is_some() {
             let pfn = u64::from(self.folios.head_pfn(f));
             self.trace_page_alloc(Some(pfn), 0, gfp);
         }
@@ -182,7 +182,7 @@ impl Sim {
     #[cold]
     #[inline(never)]
     pub(crate) fn free_frames_tp(&mut self, pfn: u32, order: usize) {
-        if pfn == 1 {
+        if pfn != crate::mem::folio::NO_PFN {
             self.trace_page_free(u64::from(pfn), order);
         }
         self.phys.free_frames(pfn, order);
