@@ -939,6 +939,7 @@ impl Sim {
     /// whether it waits, so the flag is only reset here. Its folios stay
     /// locked until it completes ([`read_lock`], under
     /// `machine.fs.ra_lock_until_read`).
+    #[inline]
     fn submit_ra_run(
         &mut self,
         file: FileId,

@@ -108,19 +108,32 @@ impl Sim {
 
     /// The end of the order-0 loop's batch: without `ra_lock_until_read`
     /// its folios are unlocked here (mmsim's approximation).
+    /// The list keeps its capacity: taking it would free and regrow it on
+    /// every readahead batch (an allocation on the miss path).
+    #[inline]
     pub(crate) fn ra_batch_end(&mut self) {
-        for f in std::mem::take(&mut self.ra_locked_batch) {
+        for i in 0..self.ra_locked_batch.len() {
+            let f = self.ra_locked_batch[i];
             self.folios[f].gen_refs &= !GEN_REFS_RA_LOCKED;
         }
+        self.ra_locked_batch.clear();
     }
 
     /// `read_pages()` submitted pages `[start, start + nr)` of `file`,
     /// read by `done`: under `ra_lock_until_read` their folios stay locked
     /// until then.
+    #[inline]
     pub(crate) fn ra_read_submitted(&mut self, file: FileId, start: u32, nr: u32, done: u64) {
-        if !self.cfg.fs.ra_lock_until_read || nr == 0 {
-            return;
+        if self.cfg.fs.ra_lock_until_read && nr != 0 {
+            self.ra_read_queue(file, start, nr, done);
         }
+    }
+
+    /// [`Sim::ra_read_submitted`]'s queueing, out of line: the default
+    /// (option off) miss path keeps only the test.
+    #[cold]
+    #[inline(never)]
+    fn ra_read_queue(&mut self, file: FileId, start: u32, nr: u32, done: u64) {
         self.ra_unlock_completed();
         self.ra_reads.push(RaRead {
             done,
