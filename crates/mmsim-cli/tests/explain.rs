@@ -3,22 +3,7 @@
 
 mod common;
 
-use common::{bad_input, json, mmsim};
-
-/// A text trace of 20,000 page numbers (a fixed pseudo-random sequence over 3000 pages).
-fn trace(dir: &std::path::Path) -> String {
-    let mut x: u64 = 12345;
-    let mut t = String::new();
-    for _ in 0..20_000 {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        t.push_str(&format!("{}\n", (x >> 33) % 3000));
-    }
-    let p = dir.join("in.txt");
-    std::fs::write(&p, t).unwrap();
-    p.display().to_string()
-}
+use common::{bad_input, json, mmsim, random_trace};
 
 #[test]
 fn top_finds_the_most_refaulted_page_and_tells_its_refaults() {
@@ -70,7 +55,7 @@ fn top_finds_the_most_refaulted_page_and_tells_its_refaults() {
 #[test]
 fn anon_pages_are_named_by_task_and_address() {
     let dir = tempfile::tempdir().unwrap();
-    let t = trace(dir.path());
+    let t = random_trace(dir.path(), 20_000);
     let args = [
         "explain",
         "--trace",

@@ -5,22 +5,7 @@
 
 mod common;
 
-use common::{bad_input, json, mmsim};
-
-/// A text trace of `n` page numbers (a fixed pseudo-random sequence over 3000 pages).
-fn trace(dir: &std::path::Path, n: usize) -> String {
-    let mut x: u64 = 12345;
-    let mut t = String::new();
-    for _ in 0..n {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        t.push_str(&format!("{}\n", (x >> 33) % 3000));
-    }
-    let p = dir.join("in.txt");
-    std::fs::write(&p, t).unwrap();
-    p.display().to_string()
-}
+use common::{bad_input, json, mmsim, random_trace};
 
 /// The keys `mmsim trace head` reads from `path`.
 fn keys(path: &str) -> Vec<u64> {
@@ -67,7 +52,7 @@ const RUN: [&str; 7] = ["--as", "file", "--memory", "16M", "--memcg-max", "4M", 
 #[test]
 fn the_filemap_reader_reads_back_the_runs_access_sequence() {
     let dir = tempfile::tempdir().unwrap();
-    let input = trace(dir.path(), 5000);
+    let input = random_trace(dir.path(), 5000);
     let out = dir.path().join("tp.txt");
     let o = out.display().to_string();
     let mut args = vec!["run", "--trace", &input];
@@ -101,7 +86,7 @@ fn the_filemap_reader_reads_back_the_runs_access_sequence() {
 #[test]
 fn reclaim_events_agree_with_the_counters_and_change_no_result() {
     let dir = tempfile::tempdir().unwrap();
-    let input = trace(dir.path(), 5000);
+    let input = random_trace(dir.path(), 5000);
     let out = dir.path().join("tp.txt");
     let o = out.display().to_string();
     let mut base = vec!["run", "--trace", &input];
@@ -170,7 +155,7 @@ fn reclaim_events_agree_with_the_counters_and_change_no_result() {
 #[test]
 fn the_filter_bounds_the_events() {
     let dir = tempfile::tempdir().unwrap();
-    let input = trace(dir.path(), 5000);
+    let input = random_trace(dir.path(), 5000);
     let run = |filter: &str| -> (Vec<String>, String) {
         let out = dir.path().join("f.txt");
         let o = out.display().to_string();
@@ -219,7 +204,7 @@ fn the_filter_bounds_the_events() {
 #[test]
 fn errors() {
     let dir = tempfile::tempdir().unwrap();
-    let input = trace(dir.path(), 10);
+    let input = random_trace(dir.path(), 10);
     let o = dir.path().join("tp.txt").display().to_string();
     let base = ["run", "--trace", &input, "--as", "file"];
     let with =

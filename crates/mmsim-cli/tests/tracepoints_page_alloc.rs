@@ -6,22 +6,7 @@
 
 mod common;
 
-use common::{json, mmsim};
-
-/// A text trace of `n` page numbers (a fixed pseudo-random sequence over 3000 pages).
-fn trace(dir: &std::path::Path, n: usize) -> String {
-    let mut x: u64 = 12345;
-    let mut t = String::new();
-    for _ in 0..n {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        t.push_str(&format!("{}\n", (x >> 33) % 3000));
-    }
-    let p = dir.join("in.txt");
-    std::fs::write(&p, t).unwrap();
-    p.display().to_string()
-}
+use common::{json, mmsim, random_trace, validation_case};
 
 /// (event name, fields) of a `perf script` line.
 fn event(line: &str) -> (&str, &str) {
@@ -40,7 +25,7 @@ fn pfn(fields: &str) -> &str {
 #[test]
 fn page_events_match_the_allocation_and_free_counters_and_change_no_result() {
     let dir = tempfile::tempdir().unwrap();
-    let input = trace(dir.path(), 5000);
+    let input = random_trace(dir.path(), 5000);
     let out = dir.path().join("tp.txt");
     let o = out.display().to_string();
     let mut base = vec!["run", "--trace", &input];
@@ -127,14 +112,11 @@ fn compact_mthp_always_shows_drains_after_frees_and_a_failed_64k_folio() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tp.txt");
     let o = out.display().to_string();
-    let case = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../validation/cases/compact-mthp-always.toml"
-    );
+    let case = validation_case("compact-mthp-always");
     mmsim()
         .args([
             "run",
-            case,
+            &case,
             "-q",
             "--tracepoints",
             "kmem:mm_page_alloc,kmem:mm_page_free,kmem:mm_page_pcpu_drain",

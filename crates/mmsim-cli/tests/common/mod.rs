@@ -75,3 +75,19 @@ pub fn bad_input(args: &[&str], needles: &[&str]) {
         assert!(stderr.contains(n), "{args:?}: expected {n:?} in: {stderr}");
     }
 }
+
+/// A text trace of `n` page numbers in `dir` (`in.txt`): a fixed
+/// pseudo-random sequence (a 64-bit LCG's high bits) over 3000 pages.
+pub fn random_trace(dir: &std::path::Path, n: usize) -> String {
+    let mut x: u64 = 12345;
+    let mut t = String::new();
+    for _ in 0..n {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        t.push_str(&format!("{}\n", (x >> 33) % 3000));
+    }
+    let p = dir.join("in.txt");
+    std::fs::write(&p, t).unwrap();
+    p.display().to_string()
+}

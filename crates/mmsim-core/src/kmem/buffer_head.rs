@@ -36,6 +36,7 @@
 
 use crate::config::{ConfigError, MachineConfig};
 use crate::mem::folio::FolioId;
+use crate::memcg::MemcgId;
 use crate::sim::Sim;
 
 /// Bytes charged per buffer head: the `buffer_head` slab object (104 on
@@ -134,9 +135,7 @@ impl Sim {
     #[cold]
     #[inline(never)]
     fn folio_alloc_buffers(&mut self, f: FolioId) {
-        let m = self.folios.memcg(f);
-        let fo = &self.folios[f];
-        let (file, index, nr) = (fo.space, fo.index, fo.nr_pages() as u32);
+        let (m, file, index, nr) = self.folio_group_and_pages(f);
         let k = self
             .kmem
             .as_mut()
@@ -169,9 +168,7 @@ impl Sim {
     #[cold]
     #[inline(never)]
     fn free_folio_buffers(&mut self, f: FolioId) {
-        let m = self.folios.memcg(f);
-        let fo = &self.folios[f];
-        let (file, index, nr) = (fo.space, fo.index, fo.nr_pages() as u32);
+        let (m, file, index, nr) = self.folio_group_and_pages(f);
         let k = self
             .kmem
             .as_mut()
@@ -182,6 +179,18 @@ impl Sim {
         }
         k.group_buffer_heads(m, -(freed as i64));
         self.obj_cgroup_uncharge(m, freed * BH_BYTES, true);
+    }
+
+    /// File folio `f`'s group, file, first page index and page count: the
+    /// charge's owner and the range of its buffers.
+    fn folio_group_and_pages(&self, f: FolioId) -> (MemcgId, u32, u32, u32) {
+        let fo = &self.folios[f];
+        (
+            self.folios.memcg(f),
+            fo.space,
+            fo.index,
+            fo.nr_pages() as u32,
+        )
     }
 
     /// Whether page `index` of `file` has its buffer head (rule tests).

@@ -3,39 +3,23 @@
 //! and the window in which a wakeup counts `kswapd_low_wmark_hit_quickly`
 //! follow the setting; its range.
 
-use super::compaction::thp_64k;
 use super::fault_anon;
-use super::thp::thp_machine_with;
+use super::kswapd_nap::kswapd_woken;
 use crate::event::Event;
-use crate::huge_memory::{ThpDefrag, VmaThpAdvice};
 use crate::sim::Sim;
 use crate::tracepoint::{TracepointConfig, Tracer};
 
-/// An 8192-page machine with swap and compaction (kcompactd off), kswapd's
-/// nap `nap_ms` long and the vmscan tracepoints on: anonymous order-0 pages
-/// faulted until kswapd woke, then 20 ms for its first run. Returns the
-/// machine and its VMA.
+/// [`kswapd_woken`]'s machine with kswapd's nap `nap_ms` long and the
+/// `mm_vmscan_kswapd_sleep` tracepoint on (from kswapd's wakeup: no full
+/// sleep comes before), then 20 ms for its first run. Returns the machine
+/// and its VMA.
 fn after_first_run(nap_ms: u32) -> (Sim, u32) {
-    let mut s = thp_machine_with(8192, Some(4096), thp_64k(ThpDefrag::Never), |c| {
-        c.compaction.enabled = true;
-        c.compaction.kcompactd = false;
-        c.compaction.proactiveness = 0;
-        c.compaction.skip_hints = true;
-        c.compaction.kswapd_nap_ms = nap_ms;
-    });
+    let (mut s, vma) = kswapd_woken(true, |c| c.compaction.kswapd_nap_ms = nap_ms);
     s.tp = Tracer::new(&TracepointConfig {
         events: vec!["vmscan:mm_vmscan_kswapd_sleep".into()],
         max_events: 1000,
         ..Default::default()
     });
-    let t = s.add_task("anon");
-    let vma = s.mmap_anon(t, 8192).unwrap();
-    s.madvise_thp(vma, VmaThpAdvice::Nohugepage).unwrap();
-    let mut i = 0;
-    while s.vm.pageoutrun == 0 {
-        fault_anon(&mut s, vma, i);
-        i += 1;
-    }
     s.step(&Event::Think { ns: 20_000_000 });
     s.step(&Event::Think { ns: 1 });
     (s, vma)

@@ -12,6 +12,16 @@ use crate::tracepoint::{TpEvent, TracepointConfig, Tracer};
 
 const BASE: u64 = NORMAL_START_PFN;
 
+/// `page=… pfn=…` of the `k`th frame from [`BASE`]: its `struct page` in the
+/// vmemmap (64 bytes each from x86-64's `0xffffea0000000000`) and its pfn.
+fn page_pfn(k: u64) -> String {
+    format!(
+        "page={:#018x} pfn={:#x}",
+        0xffff_ea00_0000_0000u64 + (BASE + k) * 64,
+        BASE + k
+    )
+}
+
 fn trace_on(s: &mut Sim, event: &str) {
     s.tp = Tracer::new(&TracepointConfig {
         events: vec![event.to_string()],
@@ -100,24 +110,16 @@ fn faults_allocate_then_a_zap_frees_and_the_free_that_reaches_high_drains() {
     s.madvise_dontneed(vma, 0, 4);
     let alloc = |k: u64| {
         format!(
-            "kmem:mm_page_alloc: page={:#018x} pfn={:#x} order=0 migratetype=1 \
+            "kmem:mm_page_alloc: {} order=0 migratetype=1 \
              gfp_flags=GFP_HIGHUSER_MOVABLE|__GFP_COMP|__GFP_ZERO",
-            0xffff_ea00_0000_0000u64 + (BASE + k) * 64,
-            BASE + k
+            page_pfn(k)
         )
     };
-    let free = |k: u64| {
-        format!(
-            "kmem:mm_page_free: page={:#018x} pfn={:#x} order=0",
-            0xffff_ea00_0000_0000u64 + (BASE + k) * 64,
-            BASE + k
-        )
-    };
+    let free = |k: u64| format!("kmem:mm_page_free: {} order=0", page_pfn(k));
     let drain = |k: u64| {
         format!(
-            "kmem:mm_page_pcpu_drain: page={:#018x} pfn={:#x} order=0 migratetype=1",
-            0xffff_ea00_0000_0000u64 + (BASE + k) * 64,
-            BASE + k
+            "kmem:mm_page_pcpu_drain: {} order=0 migratetype=1",
+            page_pfn(k)
         )
     };
     assert_eq!(
@@ -189,10 +191,9 @@ fn page_tables_are_unmovable_allocations_with_their_own_mask() {
     touch(&mut s, vma, 1);
     let table = |k: u64| {
         format!(
-            "kmem:mm_page_alloc: page={:#018x} pfn={:#x} order=0 migratetype=0 \
+            "kmem:mm_page_alloc: {} order=0 migratetype=0 \
              gfp_flags=GFP_KERNEL_ACCOUNT|__GFP_COMP|__GFP_ZERO",
-            0xffff_ea00_0000_0000u64 + (BASE + k) * 64,
-            BASE + k
+            page_pfn(k)
         )
     };
     assert_eq!(

@@ -22,6 +22,16 @@ fn async_window_in_flight(lock: bool) -> (Sim, u32, u64) {
     let task = s.add_task("reader");
     let file = s.add_file("f", 64).unwrap();
     s.open(file, task).unwrap();
+    read_pages_0_and_1(&mut s, file);
+    let ra = s.files[file as usize].ra;
+    assert_eq!((ra.inflight_start, ra.inflight_end), (4, 12));
+    assert!(s.clock < ra.inflight_done);
+    (s, file, ra.inflight_done)
+}
+
+/// One-page reads of pages 0 and 1 of `file`: page 0's synchronous window,
+/// then the marker at page 1 starts the asynchronous one.
+fn read_pages_0_and_1(s: &mut Sim, file: u32) {
     for index in [0, 1] {
         s.step(&Event::FileRead {
             file,
@@ -29,10 +39,6 @@ fn async_window_in_flight(lock: bool) -> (Sim, u32, u64) {
             pages: 1,
         });
     }
-    let ra = s.files[file as usize].ra;
-    assert_eq!((ra.inflight_start, ra.inflight_end), (4, 12));
-    assert!(s.clock < ra.inflight_done);
-    (s, file, ra.inflight_done)
 }
 
 #[test]
@@ -125,13 +131,7 @@ fn a_large_readahead_folio_is_locked_until_read() {
     let task = s.add_task("t");
     let file = s.add_file("f", 1024).unwrap();
     s.open(file, task).unwrap();
-    for index in [0, 1] {
-        s.step(&Event::FileRead {
-            file,
-            index,
-            pages: 1,
-        });
-    }
+    read_pages_0_and_1(&mut s, file);
     let ra = s.files[file as usize].ra;
     let done = ra.inflight_done;
     assert!(s.clock < done);

@@ -123,6 +123,14 @@ fn an_xarray_node_slab_at_the_low_mark_wakes_kswapd_with_its_mask() {
     assert!(s.kswapd.running);
 }
 
+/// A task's kernel stack page woke kswapd (vmalloc's mask, order 0), and
+/// kswapd ran.
+const KERNEL_STACK_WAKES: [&str; 2] = [
+    "Task(0) vmscan:mm_vmscan_wakeup_kswapd: nid=0 order=0 \
+     gfp_flags=GFP_KERNEL|__GFP_HIGHMEM|__GFP_NOWARN|__GFP_ZERO",
+    "Kswapd vmscan:mm_vmscan_kswapd_wake: nid=0 order=0",
+];
+
 /// A task's baseline: `task_struct`'s slab (order 3, then order 1) finds no
 /// room above the min mark and none at all for order 1 from the one free
 /// page left; the kernel stack's first vmalloc'd page wakes kswapd with
@@ -134,14 +142,7 @@ fn a_kernel_stack_page_at_the_low_mark_wakes_kswapd_with_the_vmalloc_mask() {
     hold_free_at(&mut s, 1);
     s.add_task("t");
     s.kmem_charge_tasks();
-    assert_eq!(
-        lines(&mut s),
-        [
-            "Task(0) vmscan:mm_vmscan_wakeup_kswapd: nid=0 order=0 \
-             gfp_flags=GFP_KERNEL|__GFP_HIGHMEM|__GFP_NOWARN|__GFP_ZERO",
-            "Kswapd vmscan:mm_vmscan_kswapd_wake: nid=0 order=0",
-        ]
-    );
+    assert_eq!(lines(&mut s), KERNEL_STACK_WAKES);
 }
 
 /// v6.12 `allocate_slab`: `radix_tree_node`'s first try (order 1 above its
@@ -170,12 +171,5 @@ fn an_xarray_node_slabs_first_try_wakes_kswapd_at_its_order() {
     let mut s = at_low_mark();
     s.add_task("t");
     s.kmem_charge_tasks();
-    assert_eq!(
-        lines(&mut s),
-        [
-            "Task(0) vmscan:mm_vmscan_wakeup_kswapd: nid=0 order=0 \
-             gfp_flags=GFP_KERNEL|__GFP_HIGHMEM|__GFP_NOWARN|__GFP_ZERO",
-            "Kswapd vmscan:mm_vmscan_kswapd_wake: nid=0 order=0",
-        ]
-    );
+    assert_eq!(lines(&mut s), KERNEL_STACK_WAKES);
 }
